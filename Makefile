@@ -1,0 +1,88 @@
+# KernelFoundry build. `make` builds the five binaries into build/bin/;
+# `make deps` installs the Debian packages they need; `make test` runs the
+# whole suite (AddressSanitizer build, private PostgreSQL, real daemons).
+
+PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
+             libpq-dev postgresql pkg-config iproute2
+PC_LIBS   := libczmq libzmq jansson libcurl libpq
+
+BUILD     ?= build
+SAN       ?=
+CC        ?= cc
+OPT       ?= -O2
+CFLAGS    := -std=c11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE \
+             -Icommon -Iproto $(if $(SAN),-fsanitize=address,undefined -fno-omit-frame-pointer)
+PC_CFLAGS  = $(shell pkg-config --cflags $(PC_LIBS) 2>/dev/null)
+PC_LDLIBS  = $(shell pkg-config --libs $(PC_LIBS) 2>/dev/null)
+LDFLAGS   := $(if $(SAN),-fsanitize=address,undefined)
+LDLIBS     = $(PC_LDLIBS) -lpthread -ldl -lm
+
+OBJ        = $(BUILD)/obj
+BIN        = $(BUILD)/bin
+
+# Each folder's sources except its main.c form a library, so unit tests can
+# link the modules without the daemons' entry points.
+LIB_DIRS  := common proto coordinator compile-worker exec-worker llm-gateway
+lib_srcs   = $(filter-out $(1)/main.c $(1)/kfctl_main.c,$(wildcard $(1)/*.c))
+objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
+LIBKF     := $(BUILD)/libkf.a
+LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d))))
+
+BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
+             $(BIN)/kf-exec-worker $(BIN)/kfctl
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
+
+.PHONY: all deps test unit bench-dispatch clean check-deps
+all: check-deps $(BINARIES) $(TESTS) $(BENCHES)
+
+check-deps:
+	@pkg-config --exists $(PC_LIBS) || { echo "missing libraries: run 'make deps' (as root) first" >&2; exit 1; }
+
+deps:
+	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "all build dependencies present"; fi
+
+$(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PC_CFLAGS) -I$(dir $<) -c $< -o $@
+
+$(LIBKF): $(LIBKF_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/kf-coordinator: $(OBJ)/coordinator/main.o $(LIBKF)
+$(BIN)/kfctl: $(OBJ)/coordinator/kfctl_main.o $(LIBKF)
+$(BIN)/kf-llm-gateway: $(OBJ)/llm-gateway/main.o $(LIBKF)
+$(BIN)/kf-compile-worker: $(OBJ)/compile-worker/main.o $(LIBKF)
+$(BIN)/kf-exec-worker: $(OBJ)/exec-worker/main.o $(LIBKF)
+$(BINARIES):
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBKF)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(OBJ)/tests/bench/%.o $(LIBKF)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The suite: AddressSanitizer build in build-asan/, then tests/run.sh.
+test:
+	$(MAKE) deps
+	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 all
+	$(MAKE) all
+	KF_BUILD=build-asan tests/run.sh
+
+unit: all
+	KF_BUILD=$(BUILD) KF_ONLY=unit tests/run.sh
+
+bench-dispatch: all
+	tests/bench/dispatch.sh
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,62 @@
+/*  kf_worker.h - the worker lifecycle shared by the three worker daemons.
+ *
+ *  kf_worker_run connects a DEALER to the coordinator, says HELLO with the
+ *  role, credits and capabilities, heartbeats, and hands each JOB to the
+ *  handler in a thread of its own (at most `credits` at once), so a long
+ *  compile or evaluation never delays a heartbeat. When the coordinator
+ *  goes quiet it reconnects with capped, jittered backoff and says HELLO
+ *  again. On stop it takes no new jobs, waits for the running ones
+ *  (up to drain_ms), sends their results, says BYE and returns.
+ */
+#ifndef KF_WORKER_H
+#define KF_WORKER_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t job_id;
+    int64_t lease;
+    const char *kind;        /* borrowed */
+    json_t *payload;         /* borrowed */
+    zmsg_t *frames;          /* borrowed binary frames of the JOB */
+} kf_job_t;
+
+typedef struct {
+    bool ok;                 /* false: the job could not be done */
+    char *error;             /* owned; why not, when !ok */
+    json_t *result;          /* owned; NULL means {} */
+    zmsg_t *frames;          /* owned; binary frames to send back, or NULL */
+} kf_job_result_t;
+
+/* Runs in a job thread; must be thread-safe. Fills RES. */
+typedef void (kf_job_fn) (void *arg, const kf_job_t *job, kf_job_result_t *res);
+
+typedef struct {
+    const char *endpoint;        /* coordinator's worker endpoint */
+    const char *role;            /* generate | compile | execute */
+    const char *worker_id;       /* NULL: made from host, role and pid */
+    const char *name;            /* NULL: same as worker_id */
+    int credits;                 /* jobs at once */
+    json_t *capabilities;        /* borrowed */
+    kf_job_fn *handler;
+    void *handler_arg;
+    int heartbeat_ms;            /* 0: 1000 */
+    int liveness;                /* 0: 3 */
+    int backoff_min_ms;          /* 0: 100 */
+    int backoff_max_ms;          /* 0: 5000 */
+    int drain_ms;                /* 0: 30000 */
+    size_t max_message;          /* 0: protocol default */
+} kf_worker_config_t;
+
+/* Runs until *STOP becomes non-zero (set it from a signal handler).
+ * Returns 0 after a clean goodbye, -1 on a setup failure. */
+int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
+
+/* Installs SIGINT/SIGTERM handlers that set *STOP. */
+void kf_worker_catch_signals (volatile sig_atomic_t *stop);
+
+#endif

@@ -1,0 +1,88 @@
+/*  kf_proto.h - the one codec of the wire protocol (proto/PROTOCOL.md).
+ *
+ *  A kf_msg_t is a type, a JSON body and optional binary frames. Sending
+ *  consumes the message; receiving validates every frame before anything
+ *  else sees it and reports malformed input as a code, never an assert.
+ */
+#ifndef KF_PROTO_H
+#define KF_PROTO_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+#define KF_PROTO_VERSION 1
+#define KF_PROTO_MAX_FRAMES 16
+#define KF_PROTO_MAX_TYPE 32
+#define KF_PROTO_DEFAULT_MAX_MESSAGE (64u * 1024u * 1024u)
+
+/* Receive outcomes. 0 is a valid message; the rest name the ERROR code. */
+typedef enum {
+    KF_PROTO_OK = 0,
+    KF_PROTO_MALFORMED,
+    KF_PROTO_VERSION_ERR,
+    KF_PROTO_OVERSIZED,
+    KF_PROTO_UNKNOWN_TYPE,
+    KF_PROTO_NOMSG,          /* nothing read (interrupted) */
+    KF_PROTO_N_ERRORS
+} kf_proto_rc_t;
+
+/* Which endpoint a message arrived on; decides the accepted types. */
+typedef enum {
+    KF_EP_WORKER_IN,     /* coordinator's worker ROUTER */
+    KF_EP_WORKER_OUT,    /* a worker's DEALER */
+    KF_EP_CLIENT_IN,     /* coordinator's client ROUTER */
+    KF_EP_CLIENT_OUT,    /* kfctl's DEALER */
+    KF_EP_STATUS_IN,     /* coordinator's status ROUTER */
+    KF_EP_EVENT_OUT,     /* a SUB */
+    KF_EP_ANY            /* tests: every known type */
+} kf_endpoint_t;
+
+typedef struct {
+    char type[KF_PROTO_MAX_TYPE + 1];
+    json_t *body;          /* owned; always an object */
+    zmsg_t *frames;        /* owned; binary frames, possibly empty */
+} kf_msg_t;
+
+/* New message of TYPE; BODY is stolen (NULL means {}). */
+kf_msg_t *kf_msg_new (const char *type, json_t *body);
+void kf_msg_destroy (kf_msg_t **self_p);
+
+/* Appends a copy of DATA as a binary frame. */
+int kf_msg_add_frame (kf_msg_t *self, const void *data, size_t size);
+/* Borrowed binary frame INDEX (0-based), or NULL. */
+zframe_t *kf_msg_frame (kf_msg_t *self, size_t index);
+size_t kf_msg_frame_count (kf_msg_t *self);
+
+/* Sends and destroys *SELF_P. ROUTING_ID (borrowed, may be NULL) goes first
+ * for ROUTER sockets; TOPIC (may be NULL) for PUB. Returns 0 or -1. */
+int kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
+                 const char *topic);
+
+/* Decodes ZMSG (consumed). When EXPECT_ROUTING, the first frame is the
+ * routing id and is handed back in *ROUTING_ID (caller's); when
+ * EXPECT_TOPIC, the first frame is a topic and is dropped. On KF_PROTO_OK
+ * *MSG_P is the caller's. REASON, when not NULL, gets a short static text. */
+kf_proto_rc_t kf_msg_decode (zmsg_t **zmsg_p, kf_endpoint_t ep,
+                             size_t max_message, bool expect_routing,
+                             bool expect_topic, zframe_t **routing_id,
+                             kf_msg_t **msg_p, const char **reason);
+
+/* Receives one message from SOCK and decodes it as above. */
+kf_proto_rc_t kf_msg_recv (void *sock, kf_endpoint_t ep, size_t max_message,
+                           bool expect_routing, zframe_t **routing_id,
+                           kf_msg_t **msg_p, const char **reason);
+
+/* The ERROR code text for RC ("malformed", ...). */
+const char *kf_proto_rc_name (kf_proto_rc_t rc);
+
+/* Sends an ERROR {code, reason} reply. */
+int kf_proto_send_error (void *sock, zframe_t *routing_id, const char *code,
+                         const char *reason);
+
+/* Returns the body's integer field KEY, or DEFAULT. */
+json_int_t kf_msg_int (const kf_msg_t *self, const char *key, json_int_t dflt);
+const char *kf_msg_str (const kf_msg_t *self, const char *key);
+
+
+#endif
