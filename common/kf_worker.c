@@ -1,0 +1,373 @@
+/*  kf_worker.c - the worker lifecycle: HELLO, credits, heartbeats, jobs in
+ *  threads, reconnect with capped jittered backoff, goodbye on stop.
+ *
+ *  One thread owns the DEALER (ZeroMQ sockets are not thread-safe). Each
+ *  job runs in a detached thread that owns its copy of the job, calls the
+ *  handler, encodes the RESULT and pushes it over inproc to the main
+ *  thread, which forwards it. So the handler may block for minutes while
+ *  heartbeats keep flowing.
+ */
+#include "kf_worker.h"
+#include "kf_log.h"
+#include "kf_proto.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const kf_worker_config_t *cfg;
+    char results_ep[64];
+    kf_job_t job;            /* kind and payload owned here */
+    char *kind;
+    zmsg_t *frames;
+} s_job_thread_t;
+
+typedef struct {
+    const kf_worker_config_t *cfg;
+    char worker_id[256];
+    zsock_t *dealer;
+    zsock_t *results;        /* PULL: encoded RESULTs from job threads */
+    char results_ep[64];
+    int64_t *jobs;           /* job ids in progress, 0 = free slot */
+    int running;
+    int64_t last_heard;      /* ms, monotonic */
+    int64_t next_heartbeat;
+    int64_t reconnect_at;    /* 0: connected */
+    int backoff_ms;
+    bool welcomed;
+} s_worker_t;
+
+static volatile sig_atomic_t *s_stop_flag;
+
+static void
+s_on_signal (int sig)
+{
+    (void) sig;
+    if (s_stop_flag)
+        *s_stop_flag = 1;
+}
+
+void
+kf_worker_catch_signals (volatile sig_atomic_t *stop)
+{
+    s_stop_flag = stop;
+    zsys_handler_set (NULL);     /* czmq's handler would hide ours */
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;  /* no SA_RESTART: polls return EINTR */
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+}
+
+static void *
+s_job_main (void *arg)
+{
+    s_job_thread_t *jt = arg;
+    kf_job_result_t res = { 0 };
+    jt->cfg->handler (jt->cfg->handler_arg, &jt->job, &res);
+    json_t *body = json_pack ("{s:I, s:I, s:b, s:o}", "job_id",
+                              (json_int_t) jt->job.job_id, "lease",
+                              (json_int_t) jt->job.lease, "ok", res.ok,
+                              "result", res.result ? res.result : json_object ());
+    if (!res.ok)
+        json_object_set_new (body, "error",
+                             json_string (res.error ? res.error : "job failed"));
+    free (res.error);
+    kf_msg_t *msg = kf_msg_new ("RESULT", body);
+    if (res.frames) {
+        zmsg_destroy (&msg->frames);
+        msg->frames = res.frames;
+    }
+    zsock_t *push = zsock_new_push (jt->results_ep);
+    /* The first frame tells the main thread which slot is free again; the
+     * rest is the encoded message it forwards unchanged. */
+    zsock_send (push, "8", (uint64_t) jt->job.job_id);
+    kf_msg_send (&msg, push, NULL, NULL);
+    zsock_destroy (&push);
+    free (jt->kind);
+    json_decref (jt->job.payload);
+    zmsg_destroy (&jt->frames);
+    free (jt);
+    return NULL;
+}
+
+static void
+s_send (s_worker_t *self, const char *type, json_t *body)
+{
+    kf_msg_t *msg = kf_msg_new (type, body);
+    if (self->dealer && msg)
+        kf_msg_send (&msg, self->dealer, NULL, NULL);
+    else
+        kf_msg_destroy (&msg);
+}
+
+static json_t *
+s_jobs_array (s_worker_t *self)
+{
+    json_t *a = json_array ();
+    for (int i = 0; i < self->cfg->credits; i++)
+        if (self->jobs[i])
+            json_array_append_new (a, json_integer (self->jobs[i]));
+    return a;
+}
+
+static void
+s_hello (s_worker_t *self)
+{
+    const kf_worker_config_t *cfg = self->cfg;
+    char host[256] = "";
+    gethostname (host, sizeof host - 1);
+    json_t *body = json_pack (
+        "{s:s, s:s, s:i, s:O, s:s, s:s, s:i, s:o}", "worker_id",
+        self->worker_id, "role", cfg->role, "credits", cfg->credits,
+        "capabilities", cfg->capabilities, "name",
+        cfg->name ? cfg->name : self->worker_id, "host", host, "pid",
+        (int) getpid (), "jobs", s_jobs_array (self));
+    s_send (self, "HELLO", body);
+}
+
+static void
+s_connect (s_worker_t *self)
+{
+    zsock_destroy (&self->dealer);
+    self->dealer = zsock_new (ZMQ_DEALER);
+    zsock_set_linger (self->dealer, 1000);
+    zsock_set_maxmsgsize (self->dealer,
+                          (int64_t) (self->cfg->max_message
+                                         ? self->cfg->max_message
+                                         : KF_PROTO_DEFAULT_MAX_MESSAGE) * 2);
+    if (zsock_connect (self->dealer, "%s", self->cfg->endpoint)) {
+        kf_error ("cannot connect to %s", self->cfg->endpoint);
+        zsock_destroy (&self->dealer);
+        return;
+    }
+    self->welcomed = false;
+    self->last_heard = zclock_mono ();
+    self->reconnect_at = 0;
+    s_hello (self);
+}
+
+static void
+s_start_job (s_worker_t *self, kf_msg_t **msg_p)
+{
+    kf_msg_t *msg = *msg_p;
+    int64_t job_id = kf_msg_int (msg, "job_id", 0);
+    int slot = -1;
+    for (int i = 0; i < self->cfg->credits && slot < 0; i++)
+        if (!self->jobs[i])
+            slot = i;
+    if (slot < 0 || job_id <= 0) {
+        /* The coordinator sent more than our credits: hand it back. */
+        s_send (self, "RESULT",
+                json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
+                           (json_int_t) job_id, "lease",
+                           (json_int_t) kf_msg_int (msg, "lease", 0), "ok", 0,
+                           "result", "error", "worker has no free credit"));
+        kf_msg_destroy (msg_p);
+        return;
+    }
+    s_job_thread_t *jt = calloc (1, sizeof *jt);
+    jt->cfg = self->cfg;
+    memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
+    jt->kind = strdup (kf_msg_str (msg, "kind"));
+    jt->job.job_id = job_id;
+    jt->job.lease = kf_msg_int (msg, "lease", 0);
+    jt->job.kind = jt->kind;
+    jt->job.payload = json_incref (json_object_get (msg->body, "payload"));
+    jt->frames = msg->frames;
+    jt->job.frames = jt->frames;
+    msg->frames = NULL;
+    kf_msg_destroy (msg_p);
+
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create (&tid, &attr, s_job_main, jt)) {
+        kf_error ("cannot start a job thread");
+        free (jt->kind);
+        json_decref (jt->job.payload);
+        zmsg_destroy (&jt->frames);
+        free (jt);
+    }
+    else {
+        self->jobs[slot] = job_id;
+        self->running++;
+    }
+    pthread_attr_destroy (&attr);
+}
+
+static void
+s_on_coordinator (s_worker_t *self)
+{
+    kf_msg_t *msg = NULL;
+    const char *reason;
+    kf_proto_rc_t rc = kf_msg_recv (self->dealer, KF_EP_WORKER_OUT,
+                                    self->cfg->max_message
+                                        ? self->cfg->max_message
+                                        : KF_PROTO_DEFAULT_MAX_MESSAGE,
+                                    false, NULL, &msg, &reason);
+    if (rc == KF_PROTO_NOMSG)
+        return;
+    self->last_heard = zclock_mono ();
+    if (rc != KF_PROTO_OK) {
+        kf_warn ("bad message from coordinator: %s", reason);
+        return;
+    }
+    if (!strcmp (msg->type, "WELCOME")) {
+        self->welcomed = true;
+        self->backoff_ms = 0;
+        kf_info ("registered with %s as %s", self->cfg->endpoint,
+                 self->worker_id);
+    }
+    else if (!strcmp (msg->type, "JOB")) {
+        s_start_job (self, &msg);
+    }
+    else if (!strcmp (msg->type, "ERROR")) {
+        const char *code = kf_msg_str (msg, "code");
+        if (code && !strcmp (code, "unknown-worker"))
+            s_hello (self);   /* the coordinator restarted: register again */
+        else
+            kf_warn ("coordinator says %s: %s", code,
+                     kf_msg_str (msg, "reason"));
+    }
+    kf_msg_destroy (&msg);
+}
+
+static void
+s_on_result (s_worker_t *self)
+{
+    zmsg_t *zmsg = zmsg_recv (self->results);
+    if (!zmsg)
+        return;
+    zframe_t *idf = zmsg_pop (zmsg);
+    uint64_t job_id = 0;
+    if (idf && zframe_size (idf) == 8)
+        memcpy (&job_id, zframe_data (idf), 8);
+    zframe_destroy (&idf);
+    for (int i = 0; i < self->cfg->credits; i++)
+        if (self->jobs[i] == (int64_t) job_id) {
+            self->jobs[i] = 0;
+            self->running--;
+            break;
+        }
+    if (self->dealer)
+        zmsg_send (&zmsg, self->dealer);
+    zmsg_destroy (&zmsg);
+}
+
+int
+kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
+{
+    if (!cfg->endpoint || !cfg->role || cfg->credits < 1 || !cfg->handler) {
+        kf_error ("worker configuration incomplete");
+        return -1;
+    }
+    kf_worker_config_t c = *cfg;
+    c.heartbeat_ms = c.heartbeat_ms > 0 ? c.heartbeat_ms : 1000;
+    c.liveness = c.liveness > 0 ? c.liveness : 3;
+    c.backoff_min_ms = c.backoff_min_ms > 0 ? c.backoff_min_ms : 100;
+    c.backoff_max_ms = c.backoff_max_ms > 0 ? c.backoff_max_ms : 5000;
+    c.drain_ms = c.drain_ms > 0 ? c.drain_ms : 30000;
+    s_worker_t self = { .cfg = &c };
+    if (c.worker_id)
+        snprintf (self.worker_id, sizeof self.worker_id, "%s", c.worker_id);
+    else {
+        char host[200] = "";
+        gethostname (host, sizeof host - 1);
+        snprintf (self.worker_id, sizeof self.worker_id, "%s-%s-%d", host,
+                  c.role, (int) getpid ());
+    }
+    self.jobs = calloc ((size_t) c.credits, sizeof (int64_t));
+    snprintf (self.results_ep, sizeof self.results_ep,
+              "inproc://kf-worker-results-%p", (void *) &self);
+    self.results = zsock_new_pull (self.results_ep);
+    if (!self.results) {
+        free (self.jobs);
+        return -1;
+    }
+    srandom ((unsigned) (zclock_mono () ^ getpid ()));
+    s_connect (&self);
+    self.next_heartbeat = zclock_mono () + c.heartbeat_ms;
+    int64_t drain_deadline = 0;
+
+    while (true) {
+        int64_t now = zclock_mono ();
+        if (*stop && !drain_deadline) {
+            kf_info ("stopping: %d job(s) to finish", self.running);
+            drain_deadline = now + c.drain_ms;
+        }
+        if (drain_deadline && (self.running == 0 || now >= drain_deadline))
+            break;
+        if (!self.reconnect_at && self.dealer
+            && now - self.last_heard > (int64_t) c.heartbeat_ms * c.liveness) {
+            /* Capped exponential backoff with full jitter, so a fleet that
+             * lost its coordinator does not come back in lockstep. */
+            self.backoff_ms = self.backoff_ms ? self.backoff_ms * 2
+                                              : c.backoff_min_ms;
+            if (self.backoff_ms > c.backoff_max_ms)
+                self.backoff_ms = c.backoff_max_ms;
+            int wait = c.backoff_min_ms / 2
+                       + (int) (random () % (self.backoff_ms + 1));
+            kf_warn ("coordinator silent for %lld ms; reconnecting in %d ms",
+                     (long long) (now - self.last_heard), wait);
+            zsock_destroy (&self.dealer);
+            self.reconnect_at = now + wait;
+        }
+        if (self.reconnect_at && now >= self.reconnect_at)
+            s_connect (&self);
+        if (now >= self.next_heartbeat) {
+            if (self.dealer)
+                s_send (&self, "HEARTBEAT",
+                        json_pack ("{s:i, s:o}", "credits",
+                                   drain_deadline ? 0 : c.credits, "jobs",
+                                   s_jobs_array (&self)));
+            self.next_heartbeat = now + c.heartbeat_ms;
+        }
+        zmq_pollitem_t items[2] = {
+            { zsock_resolve (self.results), 0, ZMQ_POLLIN, 0 },
+            { self.dealer ? zsock_resolve (self.dealer) : NULL, 0, ZMQ_POLLIN, 0 },
+        };
+        int64_t wait = self.next_heartbeat - now;
+        if (self.reconnect_at && self.reconnect_at - now < wait)
+            wait = self.reconnect_at - now;
+        if (wait < 0)
+            wait = 0;
+        int n = zmq_poll (items, self.dealer ? 2 : 1, (long) wait);
+        if (n < 0)
+            continue;   /* EINTR: the loop top looks at *stop */
+        if (items[0].revents & ZMQ_POLLIN)
+            s_on_result (&self);
+        if (self.dealer && (items[1].revents & ZMQ_POLLIN)) {
+            if (drain_deadline) {
+                /* Draining: read and drop new work; its lease will lapse
+                 * and the coordinator gives it to another worker. */
+                kf_msg_t *msg = NULL;
+                if (kf_msg_recv (self.dealer, KF_EP_WORKER_OUT,
+                                 KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL,
+                                 &msg, NULL) == KF_PROTO_OK
+                    && !strcmp (msg->type, "JOB"))
+                    s_send (&self, "RESULT",
+                            json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
+                                       (json_int_t) kf_msg_int (msg, "job_id", 0),
+                                       "lease",
+                                       (json_int_t) kf_msg_int (msg, "lease", 0),
+                                       "ok", 0, "result", "error",
+                                       "worker is stopping"));
+                kf_msg_destroy (&msg);
+            }
+            else
+                s_on_coordinator (&self);
+        }
+    }
+    if (self.dealer)
+        s_send (&self, "BYE", NULL);
+    if (self.running)
+        kf_warn ("%d job(s) still running at exit", self.running);
+    zsock_destroy (&self.dealer);
+    zsock_destroy (&self.results);
+    free (self.jobs);
+    kf_info ("stopped");
+    return 0;
+}
