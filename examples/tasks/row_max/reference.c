@@ -1,0 +1,27 @@
+/*  Reference row maximum over the last dimension. */
+#include "kf_kernel.h"
+#include <math.h>
+
+int
+kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,
+            const kf_ctx_t *ctx)
+{
+    (void) ctx;
+    if (n_in < 1 || n_out < 1 || in[0].dtype != KF_F32 || out[0].dtype != KF_F32
+        || in[0].rank < 1)
+        return 1;
+    int64_t n = in[0].shape[in[0].rank - 1];
+    int64_t rows = kf_numel (&in[0]) / n;
+    if (kf_numel (&out[0]) != rows)
+        return 1;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t r = 0; r < rows; r++) {
+        float m = -INFINITY;
+        for (int64_t i = 0; i < n; i++)
+            if (x[r * n + i] > m)
+                m = x[r * n + i];
+        y[r] = m;
+    }
+    return 0;
+}
