@@ -1,0 +1,41 @@
+/*  kf_compile.h - the compile worker's job handler.
+ *
+ *  A "compile" job carries {language, target {backend, arch}, source_hash}
+ *  and the source as binary frame 0; the result is {compiled,
+ *  artifact_hash, toolchain, log, wall_s} with the shared object as the
+ *  one result frame when it compiled. A candidate that does not compile is
+ *  a verdict (ok, compiled=false), not a failed job.
+ */
+#ifndef KF_COMPILE_H
+#define KF_COMPILE_H
+
+#include "kf_worker.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define KF_COMPILE_LOG_MAX 4096
+
+typedef struct {
+    double time_limit_s;     /* per compile; 0: 60 */
+    size_t output_cap;       /* compiler output kept; 0: 64 KiB */
+} kf_compile_config_t;
+
+/* kf_job_fn; ARG is a kf_compile_config_t * or NULL for the defaults. */
+void kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res);
+
+/* {backends, arch, toolchains} for HELLO. Caller owns the result. */
+json_t *kf_compile_capabilities (void);
+
+/* Compiler output trimmed for a prompt: error lines first, the job's
+ * directory DIR replaced so paths read as bare file names, at most MAX
+ * bytes. Caller frees. */
+char *kf_compile_trim_log (const char *log, const char *dir, size_t max);
+
+/* Non-zero when SOURCE uses CUDA managed memory; *WHAT names the use. */
+int kf_compile_uses_managed (const char *source, size_t size, const char **what);
+
+/* kf_kernel.h as built into the worker. */
+const char *kf_compile_kernel_header (size_t *size);
+
+#endif

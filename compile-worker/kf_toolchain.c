@@ -1,0 +1,99 @@
+/*  kf_toolchain.c - what all toolchains share: the registry, finding a
+ *  program on PATH, and asking it for its version. */
+#include "kf_toolchain.h"
+#include "kf_subproc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const kf_toolchain_t *const s_all[] = {
+    &kf_toolchain_cc, &kf_toolchain_nvcc, NULL
+};
+
+const kf_toolchain_t *const *
+kf_toolchain_all (void)
+{
+    return s_all;
+}
+
+const kf_toolchain_t *
+kf_toolchain_for_language (const char *language)
+{
+    if (!language)
+        return NULL;
+    for (int i = 0; s_all[i]; i++)
+        if (strcmp (s_all[i]->language, language) == 0)
+            return s_all[i];
+    return NULL;
+}
+
+static char *
+s_join (const char *dir, size_t dir_len, const char *name)
+{
+    size_t len = dir_len + strlen (name) + 2;
+    char *path = malloc (len);
+    if (path)
+        snprintf (path, len, "%.*s/%s", (int) dir_len, dir, name);
+    return path;
+}
+
+char *
+kf_toolchain_which (const char *name, const char *const *extra_dirs)
+{
+    const char *path = getenv ("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr (path, ':');
+        size_t len = colon ? (size_t) (colon - path) : strlen (path);
+        if (len > 0) {
+            char *candidate = s_join (path, len, name);
+            if (candidate && access (candidate, X_OK) == 0)
+                return candidate;
+            free (candidate);
+        }
+        path += len + (colon ? 1 : 0);
+    }
+    for (int i = 0; extra_dirs && extra_dirs[i]; i++) {
+        char *candidate = s_join (extra_dirs[i], strlen (extra_dirs[i]), name);
+        if (candidate && access (candidate, X_OK) == 0)
+            return candidate;
+        free (candidate);
+    }
+    return NULL;
+}
+
+char *
+kf_toolchain_version (const kf_toolchain_t *tc)
+{
+    char *program = tc->find ();
+    if (!program)
+        return NULL;
+    kf_subproc_limits_t limits;
+    kf_subproc_limits_default (&limits);
+    limits.time_limit_s = 10;
+    limits.output_cap = 8192;
+    char *argv[] = { program, "--version", NULL };
+    kf_subproc_result_t res;
+    char *version = NULL;
+    if (kf_subproc_run (argv, &limits, &res) == 0) {
+        if (res.exit_code == 0) {
+            const char *line = res.output;
+            if (tc->version_line) {
+                const char *hit = strstr (res.output, tc->version_line);
+                if (hit) {
+                    while (hit > res.output && hit[-1] != '\n')
+                        hit--;
+                    line = hit;
+                }
+            }
+            size_t len = strcspn (line, "\r\n");
+            version = strndup (line, len);
+        }
+        kf_subproc_result_free (&res);
+    }
+    free (program);
+    return version;
+}

@@ -1,0 +1,63 @@
+/*  kf_toolchain_nvcc.c - CUDA kernels built with nvcc.
+ *
+ *  nvcc is often not on PATH in service environments, so the standard
+ *  install location is searched too. The artifact is a host shared object
+ *  carrying device code for exactly the job's architecture (sm_90 unless
+ *  the job names another): the exec worker that runs it advertises the
+ *  same arch, and building one arch keeps compiles fast.
+ */
+#include "kf_toolchain.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static char *
+s_find (void)
+{
+    static const char *const extra[] = { "/usr/local/cuda/bin", NULL };
+    return kf_toolchain_which ("nvcc", extra);
+}
+
+static int
+s_command (const char *program, const kf_toolchain_args_t *args,
+           char **argv, size_t max, char *buf, size_t buf_size)
+{
+    if (max < 14)
+        return -1;
+    //  Only a plain sm_NN(a) name reaches the command line.
+    const char *arch = "sm_90";
+    if (args->arch && strncmp (args->arch, "sm_", 3) == 0
+        && strlen (args->arch) < 16
+        && strspn (args->arch + 3, "0123456789abf") == strlen (args->arch + 3))
+        arch = args->arch;
+    int used = snprintf (buf, buf_size, "-I%s", args->include_dir);
+    if (used < 0 || (size_t) used + 1 >= buf_size)
+        return -1;
+    char *arch_flag = buf + used + 1;
+    size_t left = buf_size - (size_t) used - 1;
+    if (snprintf (arch_flag, left, "-arch=%s", arch) >= (int) left)
+        return -1;
+    size_t n = 0;
+    argv[n++] = (char *) program;
+    argv[n++] = "-O3";
+    argv[n++] = "-shared";
+    argv[n++] = "-Xcompiler";
+    argv[n++] = "-fPIC";
+    argv[n++] = arch_flag;
+    argv[n++] = buf;
+    argv[n++] = "-o";
+    argv[n++] = (char *) args->output;
+    argv[n++] = (char *) args->source;
+    argv[n] = NULL;
+    return 0;
+}
+
+const kf_toolchain_t kf_toolchain_nvcc = {
+    .name = "nvcc",
+    .language = "cuda",
+    .backend = "cuda",
+    .source_name = "kernel.cu",
+    .find = s_find,
+    .version_line = "release",
+    .command = s_command,
+};

@@ -1,0 +1,190 @@
+/*  test_compile.c - the compile handler with the real toolchains: a good
+ *  source compiles to a loadable shared object whose hash is reported; a
+ *  syntax error is a verdict (ok, compiled=false) whose trimmed log names
+ *  the file and line without the temporary directory; managed memory is
+ *  refused before nvcc runs; malformed jobs are job failures. */
+#include "../../compile-worker/kf_compile.h"
+#include "../../compile-worker/kf_toolchain.h"
+#include "kf_hash.h"
+#include "../kf_test.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *s_good =
+    "#include \"kf_kernel.h\"\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    (void) n_in; (void) n_out; (void) ctx;\n"
+    "    const float *x = in[0].data; float *y = out[0].data;\n"
+    "    for (int64_t i = 0; i < kf_numel (&in[0]); i++) y[i] = 2 * x[i];\n"
+    "    return 0;\n"
+    "}\n";
+
+static const char *s_bad =
+    "#include \"kf_kernel.h\"\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int x = ;\n"
+    "    return 0;\n"
+    "}\n";
+
+static void
+s_job (kf_job_t *job, const char *language, const char *source, bool with_hash)
+{
+    memset (job, 0, sizeof *job);
+    job->job_id = 1;
+    job->kind = "compile";
+    job->payload = json_pack ("{s:s, s:{s:s}}", "language", language,
+                              "target", "backend",
+                              strcmp (language, "cuda") == 0 ? "cuda" : "host");
+    if (with_hash) {
+        char hash[65];
+        kf_sha256_hex (source, strlen (source), hash);
+        json_object_set_new (job->payload, "source_hash", json_string (hash));
+    }
+    job->frames = zmsg_new ();
+    zmsg_addmem (job->frames, source, strlen (source));
+}
+
+static void
+s_job_free (kf_job_t *job, kf_job_result_t *res)
+{
+    json_decref (job->payload);
+    zmsg_destroy (&job->frames);
+    free (res->error);
+    json_decref (res->result);
+    zmsg_destroy (&res->frames);
+}
+
+int
+main (void)
+{
+    kf_compile_config_t cfg = { .time_limit_s = 60, .output_cap = 64 * 1024 };
+    kf_job_t job;
+    kf_job_result_t res;
+
+    //  The embedded header is the repository's header.
+    size_t hsize;
+    const char *header = kf_compile_kernel_header (&hsize);
+    FILE *f = fopen ("common/kf_kernel.h", "rb");
+    if (f) {
+        char *disk = malloc (hsize + 16);
+        size_t n = fread (disk, 1, hsize + 16, f);
+        fclose (f);
+        CHECK (n == hsize && memcmp (disk, header, hsize) == 0);
+        free (disk);
+    }
+    CHECK (strstr (header, "kf_forward") != NULL);
+
+    //  Good source.
+    s_job (&job, "c", s_good, true);
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (res.ok);
+    CHECK (json_is_true (json_object_get (res.result, "compiled")));
+    CHECK (strstr (json_string_value (json_object_get (res.result, "toolchain")), "cc") != NULL);
+    CHECK (json_real_value (json_object_get (res.result, "wall_s")) > 0);
+    CHECK (res.frames && zmsg_size (res.frames) == 1);
+    if (res.frames && zmsg_size (res.frames) == 1) {
+        zframe_t *so = zmsg_first (res.frames);
+        char hash[65];
+        kf_sha256_hex (zframe_data (so), zframe_size (so), hash);
+        CHECK (strcmp (hash, json_string_value (json_object_get (res.result, "artifact_hash"))) == 0);
+        //  It loads and exports the entry point.
+        char path[] = "/tmp/kf-test-compile-XXXXXX";
+        int fd = mkstemp (path);
+        CHECK (fd >= 0);
+        if (fd >= 0) {
+            CHECK (write (fd, zframe_data (so), zframe_size (so)) == (ssize_t) zframe_size (so));
+            close (fd);
+            void *lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+            CHECK (lib && dlsym (lib, "kf_forward"));
+            if (lib)
+                dlclose (lib);
+            unlink (path);
+        }
+    }
+    s_job_free (&job, &res);
+
+    //  Syntax error: a verdict, with a log naming kernel.c line 5 first.
+    s_job (&job, "c", s_bad, false);
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (res.ok);
+    CHECK (json_is_false (json_object_get (res.result, "compiled")));
+    CHECK (json_is_null (json_object_get (res.result, "artifact_hash")));
+    CHECK (res.frames == NULL);
+    const char *log = json_string_value (json_object_get (res.result, "log"));
+    CHECK (log && strncmp (log, "kernel.c:5:", 11) == 0);
+    CHECK (log && strstr (log, "error") != NULL);
+    CHECK (log && strstr (log, "/tmp/") == NULL);
+    CHECK (log && strlen (log) <= KF_COMPILE_LOG_MAX);
+    s_job_free (&job, &res);
+
+    //  Managed memory is refused before compiling (whether or not nvcc
+    //  is installed the refusal comes first).
+    const char *managed =
+        "#include \"kf_kernel.h\"\n__managed__ float g[16];\n"
+        "extern \"C\" int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out,\n"
+        "  int n_out, const kf_ctx_t *ctx) { return 0; }\n";
+    s_job (&job, "cuda", managed, false);
+    kf_compile_handle (&cfg, &job, &res);
+    char *nvcc = kf_toolchain_nvcc.find ();
+    if (nvcc) {
+        CHECK (res.ok);
+        CHECK (json_is_false (json_object_get (res.result, "compiled")));
+        log = json_string_value (json_object_get (res.result, "log"));
+        CHECK (log && strstr (log, "managed memory") && strstr (log, "__managed__"));
+        CHECK (json_real_value (json_object_get (res.result, "wall_s")) == 0);
+    }
+    else
+        CHECK (!res.ok);
+    free (nvcc);
+    s_job_free (&job, &res);
+    CHECK (kf_compile_uses_managed ("cudaMallocManaged(&p, n);", 25, NULL));
+    CHECK (!kf_compile_uses_managed ("cudaMalloc(&p, n);", 18, NULL));
+
+    //  Job failures: unknown language, hash mismatch, no source frame.
+    s_job (&job, "fortran", s_good, false);
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (!res.ok && res.error && strstr (res.error, "fortran"));
+    s_job_free (&job, &res);
+    s_job (&job, "c", s_good, false);
+    json_object_set_new (job.payload, "source_hash", json_string ("00"));
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (!res.ok && res.error && strstr (res.error, "source_hash"));
+    s_job_free (&job, &res);
+    s_job (&job, "c", s_good, false);
+    zmsg_destroy (&job.frames);
+    job.frames = zmsg_new ();
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (!res.ok);
+    s_job_free (&job, &res);
+
+    //  Log trimming: error lines first, paths stripped, size bounded.
+    char *big = malloc (20000);
+    size_t used = 0;
+    used += sprintf (big + used, "/tmp/kf-abc/kernel.c: In function 'f':\n");
+    for (int i = 0; i < 300; i++)
+        used += sprintf (big + used, "/tmp/kf-abc/kernel.c:%d:1: warning: unused\n", i);
+    sprintf (big + used, "/tmp/kf-abc/kernel.c:999:2: error: boom\n");
+    char *trimmed = kf_compile_trim_log (big, "/tmp/kf-abc", KF_COMPILE_LOG_MAX);
+    CHECK (trimmed && strncmp (trimmed, "kernel.c:999:2: error: boom\n", 28) == 0);
+    CHECK (trimmed && strlen (trimmed) <= KF_COMPILE_LOG_MAX);
+    CHECK (trimmed && strstr (trimmed, "more lines omitted") != NULL);
+    CHECK (trimmed && strstr (trimmed, "/tmp/kf-abc") == NULL);
+    free (trimmed);
+    free (big);
+
+    //  Capabilities name cc and the host backend.
+    json_t *caps = kf_compile_capabilities ();
+    CHECK (json_string_value (json_object_get (json_object_get (caps, "toolchains"), "cc")) != NULL);
+    CHECK (json_string_value (json_array_get (json_object_get (caps, "backends"), 0)) != NULL);
+    CHECK (json_string_value (json_object_get (caps, "arch")) != NULL);
+    json_decref (caps);
+    return kf_test_done ("test_compile");
+}
