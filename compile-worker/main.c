@@ -31,14 +31,15 @@ main (int argc, char **argv)
     char *err = NULL;
     kf_config_t *config = kf_config_load ("kf-compile-worker",
         "kf-compile-worker [options]", s_table, &argc, argv, &help, &err);
+    if (help) {
+        kf_config_destroy (&config);
+        free (err);
+        return 0;
+    }
     if (!config) {
         fprintf (stderr, "kf-compile-worker: %s\n", err ? err : "bad configuration");
         free (err);
-        return help ? 0 : 2;
-    }
-    if (help) {
-        kf_config_destroy (&config);
-        return 0;
+        return 2;
     }
     kf_log_init ("kf-compile-worker", kf_config_bool (config, "verbose"));
 
