@@ -1,0 +1,840 @@
+/*  kf_gen_offline.c - the built-in offline generator (not an LLM).
+ *
+ *  Each starter is one C template: a shared prelude, a body with #if
+ *  branches, and a table of parameters whose values pick real
+ *  implementation choices (accumulator lanes, single- or multi-pass
+ *  algorithms, C library or polynomial exponentials, reciprocal or
+ *  division). A candidate is the template with its parameters written as
+ *  #defines under #ifndef guards, so the compile worker's tuning phase can
+ *  still override them with -DNAME=VALUE from the kf-tune line. Every point
+ *  of every space computes the same function within the evaluation
+ *  tolerance; only the speed differs, which is what gives the search
+ *  something to find. tests/unit/test_offline.c compiles and checks them.
+ */
+#include "kf_gen_offline.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KF_OFFLINE_MAX_PARAMS 4
+#define KF_OFFLINE_MAX_VALUES 6
+//  With no parent, one seed in this many proposes the plain baseline, so a
+//  run always has the simplest variant to compare the others against.
+#define KF_OFFLINE_BASELINE_EVERY 8
+
+typedef struct {
+    const char *name;
+    const char *values[KF_OFFLINE_MAX_VALUES + 1];   //  NULL-ended; [0] is the baseline
+} s_param_t;
+
+typedef struct {
+    const char *key;            //  starter name, also in the source's title
+    const char *title;
+    int n_inputs;               //  inputs the kernel reads, all f32
+    const char *inputs_help;    //  for the error when a task has fewer
+    const char *fixed;          //  #defines set by the task, not tuned, or NULL
+    const char *const *body;
+    s_param_t params[KF_OFFLINE_MAX_PARAMS];
+} s_starter_t;
+
+static const char *s_prelude_text =
+    "#include \"kf_kernel.h\"\n"
+    "#include <math.h>\n"
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "\n"
+    "/* Named parameter values (ALGO=online) become numbers through these, so\n"
+    " * -DALGO=online on the compiler's command line works as well. */\n"
+    "#define KF_CAT_(a, b) a##b\n"
+    "#define KF_CAT(a, b) KF_CAT_ (a, b)\n"
+    "\n"
+    "/* Rows of a contiguous f32 tensor: the last dimension is the row, every\n"
+    " * dimension before it counts rows. Returns -1 for anything else. */\n"
+    "static inline int\n"
+    "kf_rows (const kf_tensor_t *t, int64_t *rows, int64_t *n)\n"
+    "{\n"
+    "    if (t->dtype != KF_F32 || t->rank < 1 || t->rank > KF_MAX_RANK)\n"
+    "        return -1;\n"
+    "    int64_t expect = 1;\n"
+    "    for (int d = t->rank - 1; d >= 0; d--) {\n"
+    "        if (t->shape[d] > 1 && t->strides[d] != expect)\n"
+    "            return -1;\n"
+    "        expect *= t->shape[d];\n"
+    "    }\n"
+    "    *n = t->shape[t->rank - 1];\n"
+    "    *rows = *n > 0 ? expect / *n : 0;\n"
+    "    return *n > 0 ? 0 : -1;\n"
+    "}\n"
+    "\n"
+    "/* e^x for float without the C library: x = k ln2 + r with |r| <= ln2/2,\n"
+    " * e^r by a degree-6 polynomial (relative error about 2e-7), 2^k built in\n"
+    " * the exponent bits. Branch-free, so loops calling it vectorise. */\n"
+    "static inline float\n"
+    "kf_exp_poly (float x)\n"
+    "{\n"
+    "    x = x < -87.0f ? -87.0f : x;\n"
+    "    x = x > 88.0f ? 88.0f : x;\n"
+    "    /* Adding and removing 1.5 * 2^23 rounds to the nearest integer. */\n"
+    "    float k = (x * 1.44269504f + 12582912.0f) - 12582912.0f;\n"
+    "    float r = x - k * 0.693145752f;\n"
+    "    r = r - k * 1.42860682e-6f;\n"
+    "    float p = 1.0f / 720.0f;\n"
+    "    p = p * r + 1.0f / 120.0f;\n"
+    "    p = p * r + 1.0f / 24.0f;\n"
+    "    p = p * r + 1.0f / 6.0f;\n"
+    "    p = p * r + 0.5f;\n"
+    "    p = p * r + 1.0f;\n"
+    "    p = p * r + 1.0f;\n"
+    "    int32_t bits = ((int32_t) k + 127) << 23;\n"
+    "    float scale;\n"
+    "    memcpy (&scale, &bits, sizeof scale);\n"
+    "    return p * scale;\n"
+    "}\n"
+    "\n"
+    "#if RECIP\n"
+    "#define KF_SCALE(v, s, inv) ((v) * (inv))\n"
+    "#else\n"
+    "#define KF_SCALE(v, s, inv) ((v) / (s))\n"
+    "#endif\n"
+    ;
+
+static const char *s_softmax_text =
+    "#define KF_twopass 0\n"
+    "#define KF_online 1\n"
+    "#define KF_threepass 2\n"
+    "#define KF_libm 0\n"
+    "#define KF_poly 1\n"
+    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
+    "#define KF_EXP KF_CAT (KF_, EXP)\n"
+    "\n"
+    "static inline float\n"
+    "kf_exp (float x)\n"
+    "{\n"
+    "#if KF_EXP == KF_poly\n"
+    "    return kf_exp_poly (x);\n"
+    "#else\n"
+    "    return expf (x);\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "/* One row. LANES independent accumulators break the dependency chain of\n"
+    " * the reductions, which is what lets the compiler use vector registers\n"
+    " * without being allowed to reassociate float additions. */\n"
+    "static void\n"
+    "kf_softmax_row (const float *restrict x, float *restrict y, int64_t n)\n"
+    "{\n"
+    "    float mx = -INFINITY, sum = 0.0f;\n"
+    "    int64_t i;\n"
+    "#if KF_ALGO == KF_online\n"
+    "    /* Online: one read of the row finds maximum and sum together; a lane\n"
+    "     * rescales its partial sum whenever its maximum grows. */\n"
+    "    float m[LANES], s[LANES];\n"
+    "    for (int l = 0; l < LANES; l++) {\n"
+    "        m[l] = -INFINITY;\n"
+    "        s[l] = 0.0f;\n"
+    "    }\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++) {\n"
+    "            float v = x[i + l];\n"
+    "            if (v > m[l]) {\n"
+    "                s[l] = s[l] * kf_exp (m[l] - v) + 1.0f;\n"
+    "                m[l] = v;\n"
+    "            }\n"
+    "            else\n"
+    "                s[l] += kf_exp (v - m[l]);\n"
+    "        }\n"
+    "    for (; i < n; i++) {\n"
+    "        float v = x[i];\n"
+    "        if (v > m[0]) {\n"
+    "            s[0] = s[0] * kf_exp (m[0] - v) + 1.0f;\n"
+    "            m[0] = v;\n"
+    "        }\n"
+    "        else\n"
+    "            s[0] += kf_exp (v - m[0]);\n"
+    "    }\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        mx = m[l] > mx ? m[l] : mx;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        if (s[l] > 0.0f)\n"
+    "            sum += s[l] * kf_exp (m[l] - mx);\n"
+    "#else\n"
+    "    float mv[LANES];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        mv[l] = -INFINITY;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++)\n"
+    "            mv[l] = x[i + l] > mv[l] ? x[i + l] : mv[l];\n"
+    "    for (; i < n; i++)\n"
+    "        mv[0] = x[i] > mv[0] ? x[i] : mv[0];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        mx = mv[l] > mx ? mv[l] : mx;\n"
+    "    float sv[LANES];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        sv[l] = 0.0f;\n"
+    "#if KF_ALGO == KF_twopass\n"
+    "    /* Two passes: the exponentials are stored in Y on the way and only\n"
+    "     * scaled afterwards, so each is computed once. */\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++) {\n"
+    "            float e = kf_exp (x[i + l] - mx);\n"
+    "            y[i + l] = e;\n"
+    "            sv[l] += e;\n"
+    "        }\n"
+    "    for (; i < n; i++) {\n"
+    "        float e = kf_exp (x[i] - mx);\n"
+    "        y[i] = e;\n"
+    "        sv[0] += e;\n"
+    "    }\n"
+    "#else\n"
+    "    /* Three passes: the sum pass writes nothing and the last pass\n"
+    "     * recomputes the exponentials, trading arithmetic for stores. */\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++)\n"
+    "            sv[l] += kf_exp (x[i + l] - mx);\n"
+    "    for (; i < n; i++)\n"
+    "        sv[0] += kf_exp (x[i] - mx);\n"
+    "#endif\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        sum += sv[l];\n"
+    "#endif\n"
+    "    float inv = 1.0f / sum;\n"
+    "    (void) inv;\n"
+    "#if KF_ALGO == KF_twopass\n"
+    "    for (i = 0; i < n; i++)\n"
+    "        y[i] = KF_SCALE (y[i], sum, inv);\n"
+    "#else\n"
+    "    for (i = 0; i < n; i++)\n"
+    "        y[i] = KF_SCALE (kf_exp (x[i] - mx), sum, inv);\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "int\n"
+    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "            const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int64_t rows, n, out_rows, out_n;\n"
+    "    (void) ctx;\n"
+    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
+    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
+    "        return 1;\n"
+    "    const float *x = (const float *) in[0].data;\n"
+    "    float *y = (float *) out[0].data;\n"
+    "    for (int64_t r = 0; r < rows; r++)\n"
+    "        kf_softmax_row (x + r * n, y + r * n, n);\n"
+    "    return 0;\n"
+    "}\n"
+    ;
+
+static const char *s_rmsnorm_text =
+    "/* ACC is the accumulator type itself: float keeps twice as many values\n"
+    " * per vector register, double keeps more bits for long rows. */\n"
+    "static void\n"
+    "kf_rmsnorm_row (const float *restrict x, const float *restrict w,\n"
+    "                float *restrict y, int64_t n, float eps)\n"
+    "{\n"
+    "    ACC acc[LANES];\n"
+    "    int64_t i;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        acc[l] = 0;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++)\n"
+    "            acc[l] += (ACC) x[i + l] * x[i + l];\n"
+    "    for (; i < n; i++)\n"
+    "        acc[0] += (ACC) x[i] * x[i];\n"
+    "    ACC ss = 0;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        ss += acc[l];\n"
+    "    float rms = sqrtf ((float) (ss / (ACC) n) + eps);\n"
+    "    float inv = 1.0f / rms;\n"
+    "    (void) inv;\n"
+    "    for (i = 0; i < n; i++)\n"
+    "        y[i] = KF_SCALE (x[i], rms, inv) * w[i];\n"
+    "}\n"
+    "\n"
+    "int\n"
+    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "            const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int64_t rows, n, out_rows, out_n, w_rows, w_n;\n"
+    "    if (n_in < 2 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
+    "        || kf_rows (&in[1], &w_rows, &w_n) || w_rows * w_n != n\n"
+    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
+    "        return 1;\n"
+    "    float eps = (float) kf_scalar (ctx, \"eps\", 1e-5);\n"
+    "    const float *x = (const float *) in[0].data;\n"
+    "    const float *w = (const float *) in[1].data;\n"
+    "    float *y = (float *) out[0].data;\n"
+    "    for (int64_t r = 0; r < rows; r++)\n"
+    "        kf_rmsnorm_row (x + r * n, w, y + r * n, n, eps);\n"
+    "    return 0;\n"
+    "}\n"
+    ;
+
+static const char *s_layernorm_text =
+    "#define KF_twopass 0\n"
+    "#define KF_welford 1\n"
+    "#define KF_sumsq 2\n"
+    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
+    "\n"
+    "static void\n"
+    "kf_layernorm_row (const float *restrict x, const float *restrict g,\n"
+    "                  const float *restrict b, float *restrict y, int64_t n,\n"
+    "                  float eps)\n"
+    "{\n"
+    "    float mean, var;\n"
+    "    int64_t i;\n"
+    "#if KF_ALGO == KF_twopass\n"
+    "    /* Mean first, then the variance of the deviations: two reads of the\n"
+    "     * row, no cancellation when the mean is large. */\n"
+    "    float s[LANES], q[LANES];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        s[l] = q[l] = 0.0f;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++)\n"
+    "            s[l] += x[i + l];\n"
+    "    for (; i < n; i++)\n"
+    "        s[0] += x[i];\n"
+    "    float tot = 0.0f;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        tot += s[l];\n"
+    "    mean = tot / (float) n;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++) {\n"
+    "            float d = x[i + l] - mean;\n"
+    "            q[l] += d * d;\n"
+    "        }\n"
+    "    for (; i < n; i++) {\n"
+    "        float d = x[i] - mean;\n"
+    "        q[0] += d * d;\n"
+    "    }\n"
+    "    float qq = 0.0f;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        qq += q[l];\n"
+    "    var = qq / (float) n;\n"
+    "#elif KF_ALGO == KF_welford\n"
+    "    /* Welford: one read, stable, but a division per element; lanes are\n"
+    "     * merged with Chan's pairwise formula. */\n"
+    "    float c[LANES], mu[LANES], m2[LANES];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        c[l] = mu[l] = m2[l] = 0.0f;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++) {\n"
+    "            float v = x[i + l];\n"
+    "            c[l] += 1.0f;\n"
+    "            float d = v - mu[l];\n"
+    "            mu[l] += d / c[l];\n"
+    "            m2[l] += d * (v - mu[l]);\n"
+    "        }\n"
+    "    for (; i < n; i++) {\n"
+    "        float v = x[i];\n"
+    "        c[0] += 1.0f;\n"
+    "        float d = v - mu[0];\n"
+    "        mu[0] += d / c[0];\n"
+    "        m2[0] += d * (v - mu[0]);\n"
+    "    }\n"
+    "    float cc = c[0], mm = mu[0], qq = m2[0];\n"
+    "    for (int l = 1; l < LANES; l++) {\n"
+    "        if (c[l] == 0.0f)\n"
+    "            continue;\n"
+    "        float nc = cc + c[l];\n"
+    "        float d = mu[l] - mm;\n"
+    "        mm += d * c[l] / nc;\n"
+    "        qq += m2[l] + d * d * cc * c[l] / nc;\n"
+    "        cc = nc;\n"
+    "    }\n"
+    "    mean = mm;\n"
+    "    var = qq / (float) n;\n"
+    "#else\n"
+    "    /* Sum and sum of squares in one read; double accumulators keep the\n"
+    "     * E[x^2] - E[x]^2 cancellation harmless for inputs of moderate mean. */\n"
+    "    double s[LANES], q[LANES];\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        s[l] = q[l] = 0.0;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++) {\n"
+    "            double v = x[i + l];\n"
+    "            s[l] += v;\n"
+    "            q[l] += v * v;\n"
+    "        }\n"
+    "    for (; i < n; i++) {\n"
+    "        double v = x[i];\n"
+    "        s[0] += v;\n"
+    "        q[0] += v * v;\n"
+    "    }\n"
+    "    double ts = 0.0, tq = 0.0;\n"
+    "    for (int l = 0; l < LANES; l++) {\n"
+    "        ts += s[l];\n"
+    "        tq += q[l];\n"
+    "    }\n"
+    "    double dm = ts / (double) n;\n"
+    "    double dv = tq / (double) n - dm * dm;\n"
+    "    mean = (float) dm;\n"
+    "    var = dv > 0.0 ? (float) dv : 0.0f;\n"
+    "#endif\n"
+    "    float sd = sqrtf (var + eps);\n"
+    "    float inv = 1.0f / sd;\n"
+    "    (void) inv;\n"
+    "    for (i = 0; i < n; i++)\n"
+    "        y[i] = KF_SCALE (x[i] - mean, sd, inv) * g[i] + b[i];\n"
+    "}\n"
+    "\n"
+    "int\n"
+    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "            const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int64_t rows, n, out_rows, out_n, g_rows, g_n, b_rows, b_n;\n"
+    "    if (n_in < 3 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
+    "        || kf_rows (&in[1], &g_rows, &g_n) || g_rows * g_n != n\n"
+    "        || kf_rows (&in[2], &b_rows, &b_n) || b_rows * b_n != n\n"
+    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
+    "        return 1;\n"
+    "    float eps = (float) kf_scalar (ctx, \"eps\", 1e-5);\n"
+    "    const float *x = (const float *) in[0].data;\n"
+    "    const float *g = (const float *) in[1].data;\n"
+    "    const float *b = (const float *) in[2].data;\n"
+    "    float *y = (float *) out[0].data;\n"
+    "    for (int64_t r = 0; r < rows; r++)\n"
+    "        kf_layernorm_row (x + r * n, g, b, y + r * n, n, eps);\n"
+    "    return 0;\n"
+    "}\n"
+    ;
+
+static const char *s_gelu_text =
+    "#define KF_libm_tanh 0\n"
+    "#define KF_libm_exp 1\n"
+    "#define KF_poly_exp 2\n"
+    "#define KF_IMPL KF_CAT (KF_, IMPL)\n"
+    "\n"
+    "/* GELU, tanh form. 0.5 x (1 + tanh(u)) equals x / (1 + e^(-2u)), which\n"
+    " * needs one exponential instead of tanh and has no cancellation for\n"
+    " * large negative x. */\n"
+    "static inline float\n"
+    "kf_gelu (float v)\n"
+    "{\n"
+    "    float u = 0.7978845608f * (v + 0.044715f * v * v * v);\n"
+    "#if KF_IMPL == KF_libm_tanh\n"
+    "    return 0.5f * v * (1.0f + tanhf (u));\n"
+    "#elif KF_IMPL == KF_libm_exp\n"
+    "    return v / (1.0f + expf (-2.0f * u));\n"
+    "#else\n"
+    "    return v / (1.0f + kf_exp_poly (-2.0f * u));\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "int\n"
+    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "            const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int64_t rows, n, out_rows, out_n;\n"
+    "    (void) ctx;\n"
+    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
+    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
+    "        return 1;\n"
+    "    const float *restrict x = (const float *) in[0].data;\n"
+    "    float *restrict y = (float *) out[0].data;\n"
+    "    int64_t total = rows * n, i;\n"
+    "    for (i = 0; i + UNROLL <= total; i += UNROLL)\n"
+    "        for (int u = 0; u < UNROLL; u++)\n"
+    "            y[i + u] = kf_gelu (x[i + u]);\n"
+    "    for (; i < total; i++)\n"
+    "        y[i] = kf_gelu (x[i]);\n"
+    "    return 0;\n"
+    "}\n"
+    ;
+
+static const char *s_rowred_text =
+    "/* KF_REDUCE_MAX is fixed by the task (sum or max), not a tuning choice. */\n"
+    "#if KF_REDUCE_MAX\n"
+    "#define KF_ACC float\n"
+    "#define KF_INIT (-INFINITY)\n"
+    "#define KF_STEP(a, v) ((v) > (a) ? (v) : (a))\n"
+    "#else\n"
+    "#define KF_ACC ACC\n"
+    "#define KF_INIT 0\n"
+    "#define KF_STEP(a, v) ((a) + (KF_ACC) (v))\n"
+    "#endif\n"
+    "\n"
+    "/* LANES partial results per row: the only way to get vector code for a\n"
+    " * float reduction from a compiler that must not reorder additions. */\n"
+    "static float\n"
+    "kf_reduce_row (const float *restrict x, int64_t n)\n"
+    "{\n"
+    "    KF_ACC acc[LANES];\n"
+    "    int64_t i;\n"
+    "    for (int l = 0; l < LANES; l++)\n"
+    "        acc[l] = KF_INIT;\n"
+    "    for (i = 0; i + LANES <= n; i += LANES)\n"
+    "        for (int l = 0; l < LANES; l++)\n"
+    "            acc[l] = KF_STEP (acc[l], x[i + l]);\n"
+    "    for (; i < n; i++)\n"
+    "        acc[0] = KF_STEP (acc[0], x[i]);\n"
+    "    KF_ACC r = acc[0];\n"
+    "    for (int l = 1; l < LANES; l++)\n"
+    "        r = KF_STEP (r, acc[l]);\n"
+    "    return (float) r;\n"
+    "}\n"
+    "\n"
+    "int\n"
+    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "            const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    int64_t rows, n, out_rows, out_n;\n"
+    "    (void) ctx;\n"
+    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
+    "        || kf_rows (&out[0], &out_rows, &out_n) || out_rows * out_n != rows)\n"
+    "        return 1;\n"
+    "    const float *x = (const float *) in[0].data;\n"
+    "    float *y = (float *) out[0].data;\n"
+    "    for (int64_t r = 0; r < rows; r++)\n"
+    "        y[r] = kf_reduce_row (x + r * n, n);\n"
+    "    return 0;\n"
+    "}\n"
+    ;
+
+static const s_starter_t s_starters[] = {
+    { "softmax", "row softmax over the last dimension", 1, "x", NULL, &s_softmax_text,
+      { { "LANES", { "1", "2", "4", "8", "16", NULL } },
+        { "ALGO", { "threepass", "twopass", "online", NULL } },
+        { "EXP", { "libm", "poly", NULL } },
+        { "RECIP", { "0", "1", NULL } } } },
+    { "rmsnorm", "RMS norm over the last dimension, times weight", 2, "x, weight", NULL,
+      &s_rmsnorm_text,
+      { { "LANES", { "1", "2", "4", "8", "16", NULL } },
+        { "ACC", { "double", "float", NULL } },
+        { "RECIP", { "0", "1", NULL } } } },
+    { "layernorm", "layer norm over the last dimension, times gamma plus beta", 3,
+      "x, gamma, beta", NULL, &s_layernorm_text,
+      { { "LANES", { "1", "2", "4", "8", "16", NULL } },
+        { "ALGO", { "twopass", "welford", "sumsq", NULL } },
+        { "RECIP", { "0", "1", NULL } } } },
+    { "gelu", "GELU (tanh form), elementwise", 1, "x", NULL, &s_gelu_text,
+      { { "IMPL", { "libm_tanh", "libm_exp", "poly_exp", NULL } },
+        { "UNROLL", { "1", "2", "4", "8", NULL } } } },
+    { "row_sum", "sum of each row over the last dimension", 1, "x",
+      "#define KF_REDUCE_MAX 0\n", &s_rowred_text,
+      { { "LANES", { "1", "2", "4", "8", "16", NULL } },
+        { "ACC", { "double", "float", NULL } } } },
+    { "row_max", "maximum of each row over the last dimension", 1, "x",
+      "#define KF_REDUCE_MAX 1\n", &s_rowred_text,
+      { { "LANES", { "1", "2", "4", "8", "16", NULL } } } },
+};
+
+static int
+s_fail (char **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+static int
+s_fail (char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    char *msg = NULL;
+    if (vasprintf (&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end (ap);
+    if (err)
+        *err = msg;
+    else
+        free (msg);
+    return -1;
+}
+
+static int
+s_n_params (const s_starter_t *st)
+{
+    int n = 0;
+    while (n < KF_OFFLINE_MAX_PARAMS && st->params[n].name)
+        n++;
+    return n;
+}
+
+static int
+s_n_values (const s_param_t *p)
+{
+    int n = 0;
+    while (n < KF_OFFLINE_MAX_VALUES && p->values[n])
+        n++;
+    return n;
+}
+
+static const s_starter_t *
+s_find_starter (const char *key)
+{
+    for (size_t i = 0; i < sizeof s_starters / sizeof s_starters[0]; i++)
+        if (strcmp (s_starters[i].key, key) == 0)
+            return &s_starters[i];
+    return NULL;
+}
+
+//  The starter for a task: by op, refined by the op's attributes (which
+//  activation, which reduction).
+static const s_starter_t *
+s_starter_for (json_t *task, char **err)
+{
+    const char *op = json_string_value (json_object_get (task, "op"));
+    if (!op) {
+        s_fail (err, "offline generator: the task has no op");
+        return NULL;
+    }
+    json_t *attrs = json_object_get (task, "attributes");
+    const char *key = op;
+    if (strcmp (op, "activation") == 0) {
+        key = json_string_value (json_object_get (attrs, "fn"));
+        if (!key) {
+            s_fail (err, "offline generator: an activation task needs attributes.fn "
+                         "(the offline generator knows gelu)");
+            return NULL;
+        }
+        if (strcmp (key, "gelu") != 0) {
+            s_fail (err, "offline generator has no starter kernel for activation '%s'", key);
+            return NULL;
+        }
+    }
+    else if (strcmp (op, "row_reduction") == 0) {
+        const char *reduce = json_string_value (json_object_get (attrs, "reduce"));
+        if (!reduce || strcmp (reduce, "sum") == 0)
+            key = "row_sum";
+        else if (strcmp (reduce, "max") == 0)
+            key = "row_max";
+        else {
+            s_fail (err, "offline generator has no starter kernel for row_reduction '%s'",
+                    reduce);
+            return NULL;
+        }
+    }
+    const s_starter_t *st = s_find_starter (key);
+    if (!st)
+        s_fail (err, "offline generator has no starter kernel for op '%s'", op);
+    return st;
+}
+
+//  The starters read f32 tensors in a fixed order; refuse a task they
+//  would misread, rather than propose kernels that can only fail.
+static int
+s_check_task (const s_starter_t *st, json_t *task, char **err)
+{
+    json_t *inputs = json_object_get (task, "inputs");
+    json_t *outputs = json_object_get (task, "outputs");
+    if ((int) json_array_size (inputs) < st->n_inputs || json_array_size (outputs) < 1)
+        return s_fail (err, "offline generator: the %s starter needs inputs (%s) and one output",
+                       st->key, st->inputs_help);
+    const char *lists[] = { "inputs", "outputs" };
+    for (int k = 0; k < 2; k++) {
+        json_t *list = json_object_get (task, lists[k]);
+        for (size_t i = 0; i < json_array_size (list); i++) {
+            const char *dt = json_string_value (json_object_get (json_array_get (list, i), "dtype"));
+            if (!dt || strcmp (dt, "f32") != 0)
+                return s_fail (err, "offline generator: %s[%zu] is %s; its starters are f32 only",
+                               lists[k], i, dt ? dt : "untyped");
+        }
+    }
+    return 0;
+}
+
+//  splitmix64: small, fast, and the same on every platform, which the
+//  determinism promise needs (rand() is not).
+static uint64_t
+s_next (uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t
+s_fnv (const char *s, uint64_t h)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char) *s) * 0x100000001b3ULL;
+    return h;
+}
+
+//  Finds the kf-params line of SOURCE; returns its text after the colon
+//  and sets *LEN to its length up to the closing comment, or NULL.
+static const char *
+s_params_span (const char *source, size_t *len)
+{
+    const char *p = source ? strstr (source, "kf-params:") : NULL;
+    if (!p)
+        return NULL;
+    p += strlen ("kf-params:");
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *end = p;
+    while (*end && *end != '\n' && strncmp (end, "*/", 2) != 0)
+        end++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *len = (size_t) (end - p);
+    return p;
+}
+
+char *
+kf_offline_params (const char *source)
+{
+    size_t len;
+    const char *p = s_params_span (source, &len);
+    return p ? strndup (p, len) : NULL;
+}
+
+//  Reads the parent's parameter values into CHOICE. Returns the number of
+//  parameters recognised; unknown names and values are skipped, leaving
+//  the baseline there.
+static int
+s_parse_params (const s_starter_t *st, const char *source, int choice[])
+{
+    char *text = kf_offline_params (source);
+    if (!text)
+        return 0;
+    int found = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r (text, " \t", &save); tok; tok = strtok_r (NULL, " \t", &save)) {
+        char *eq = strchr (tok, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        for (int i = 0; i < s_n_params (st); i++) {
+            if (strcmp (st->params[i].name, tok) != 0)
+                continue;
+            for (int v = 0; v < s_n_values (&st->params[i]); v++)
+                if (strcmp (st->params[i].values[v], eq + 1) == 0) {
+                    choice[i] = v;
+                    found++;
+                }
+        }
+    }
+    free (text);
+    return found;
+}
+
+//  Changes one or two parameters of CHOICE, each to a different value.
+static void
+s_mutate (const s_starter_t *st, int choice[], uint64_t *rng)
+{
+    int movable[KF_OFFLINE_MAX_PARAMS], n = 0;
+    for (int i = 0; i < s_n_params (st); i++)
+        if (s_n_values (&st->params[i]) > 1)
+            movable[n++] = i;
+    if (n == 0)
+        return;
+    int k = 1 + (int) (s_next (rng) % 2);
+    if (k > n)
+        k = n;
+    for (int j = 0; j < k; j++) {
+        //  Partial Fisher-Yates: the j-th mutated parameter is distinct.
+        int pick = j + (int) (s_next (rng) % (uint64_t) (n - j));
+        int tmp = movable[j];
+        movable[j] = movable[pick];
+        movable[pick] = tmp;
+        int i = movable[j];
+        int nv = s_n_values (&st->params[i]);
+        choice[i] = (choice[i] + 1 + (int) (s_next (rng) % (uint64_t) (nv - 1))) % nv;
+    }
+}
+
+static char *
+s_emit (const s_starter_t *st, const int choice[])
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&buf, &size);
+    if (!f)
+        return NULL;
+    int np = s_n_params (st);
+    fprintf (f, "/*  %s - a %s kernel for the host backend, written by the\n"
+                " *  KernelFoundry offline generator: a built-in template library, not a\n"
+                " *  language model. The parameters below choose between real\n"
+                " *  implementations; each may be overridden with -DNAME=VALUE. */\n",
+             st->key, st->title);
+    fprintf (f, "/* kf-params:");
+    for (int i = 0; i < np; i++)
+        fprintf (f, " %s=%s", st->params[i].name, st->params[i].values[choice[i]]);
+    fprintf (f, " */\n/* kf-tune:");
+    for (int i = 0; i < np; i++) {
+        fprintf (f, " %s=", st->params[i].name);
+        for (int v = 0; v < s_n_values (&st->params[i]); v++)
+            fprintf (f, "%s%s", v ? "," : "", st->params[i].values[v]);
+    }
+    fprintf (f, " */\n");
+    for (int i = 0; i < np; i++)
+        fprintf (f, "#ifndef %s\n#define %s %s\n#endif\n", st->params[i].name,
+                 st->params[i].name, st->params[i].values[choice[i]]);
+    if (st->fixed)
+        fputs (st->fixed, f);
+    fputs ("\n", f);
+    fputs (s_prelude_text, f);
+    fputs ("\n", f);
+    fputs (*st->body, f);
+    if (fclose (f) != 0) {
+        free (buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int
+kf_offline_space_size (json_t *task)
+{
+    const s_starter_t *st = s_starter_for (task, NULL);
+    if (!st)
+        return -1;
+    int size = 1;
+    for (int i = 0; i < s_n_params (st); i++)
+        size *= s_n_values (&st->params[i]);
+    return size;
+}
+
+char *
+kf_offline_generate (json_t *payload, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!json_is_object (payload)) {
+        s_fail (err, "offline generator: the payload is not an object");
+        return NULL;
+    }
+    json_t *task = json_object_get (payload, "task");
+    if (!json_is_object (task)) {
+        s_fail (err, "offline generator: the payload has no task object");
+        return NULL;
+    }
+    const char *language = json_string_value (json_object_get (payload, "language"));
+    if (language && strcmp (language, "c") != 0) {
+        s_fail (err, "offline generator writes C for the host backend only, not '%s'", language);
+        return NULL;
+    }
+    json_t *seed_json = json_object_get (payload, "seed");
+    if (seed_json && !json_is_integer (seed_json)) {
+        s_fail (err, "offline generator: seed must be an integer");
+        return NULL;
+    }
+    uint64_t seed = (uint64_t) json_integer_value (seed_json);
+    const s_starter_t *st = s_starter_for (task, err);
+    if (!st || s_check_task (st, task, err))
+        return NULL;
+
+    int choice[KF_OFFLINE_MAX_PARAMS] = { 0 };
+    const char *parent = json_string_value (
+        json_object_get (json_object_get (payload, "parent"), "source"));
+    char *parent_params = kf_offline_params (parent);
+    uint64_t rng = seed ^ s_fnv (st->key, 0xcbf29ce484222325ULL);
+    rng ^= s_fnv (parent_params, 0x84222325cbf29ce4ULL);
+    free (parent_params);
+
+    //  A parent written by someone else (an LLM, the task's initial
+    //  kernel) has no kf-params we know: start afresh from the seed then.
+    if (parent && s_parse_params (st, parent, choice) > 0)
+        s_mutate (st, choice, &rng);
+    else if (seed % KF_OFFLINE_BASELINE_EVERY != 0) {
+        for (int i = 0; i < s_n_params (st); i++)
+            choice[i] = (int) (s_next (&rng) % (uint64_t) s_n_values (&st->params[i]));
+    }
+    char *source = s_emit (st, choice);
+    if (!source)
+        s_fail (err, "offline generator: out of memory");
+    return source;
+}
