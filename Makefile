@@ -10,11 +10,12 @@ BUILD     ?= build
 SAN       ?=
 CC        ?= cc
 OPT       ?= -O2
+SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer
 CFLAGS    := -std=c11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE \
-             -Icommon -Iproto $(if $(SAN),-fsanitize=address,undefined -fno-omit-frame-pointer)
+             -Icommon -Iproto $(if $(SAN),$(SANFLAGS))
 PC_CFLAGS  = $(shell pkg-config --cflags $(PC_LIBS) 2>/dev/null)
 PC_LDLIBS  = $(shell pkg-config --libs $(PC_LIBS) 2>/dev/null)
-LDFLAGS   := $(if $(SAN),-fsanitize=address,undefined)
+LDFLAGS   := $(if $(SAN),$(SANFLAGS))
 LDLIBS     = $(PC_LDLIBS) -lpthread -ldl -lm
 
 OBJ        = $(BUILD)/obj
@@ -26,7 +27,8 @@ LIB_DIRS  := common proto coordinator compile-worker exec-worker llm-gateway
 lib_srcs   = $(filter-out $(1)/main.c $(1)/kfctl_main.c,$(wildcard $(1)/*.c))
 objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
 LIBKF     := $(BUILD)/libkf.a
-LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d))))
+LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
+             $(OBJ)/gen/kf_contract_text.o
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -49,6 +51,16 @@ deps:
 $(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PC_CFLAGS) -I$(dir $<) -c $< -o $@
+
+# The kernel contract header, embedded so the coordinator can put it in
+# prompts verbatim.
+$(BUILD)/gen/kf_contract_text.c: common/kf_kernel.h common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_contract_text $< > $@
+
+$(OBJ)/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBKF): $(LIBKF_OBJS)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,958 @@
+/*  kf_coord.c - the coordinator's event loop.
+ *
+ *  One thread, one zmq_poll over the worker, client and status ROUTERs,
+ *  and a cron step for heartbeats, liveness, lease expiry and dispatch.
+ *  Worker messages are read in batches and handled in one transaction
+ *  (each RESULT inside a savepoint, so one bad message cannot undo the
+ *  others), which turns a commit per message into a commit per batch.
+ *  Events are published only after the commit that made them true.
+ *
+ *  In memory is only what can be rebuilt: the connected workers and the
+ *  jobs each holds. Job state, runs and candidates live in PostgreSQL.
+ */
+#include "kf_coord.h"
+#include "kf_db.h"
+#include "kf_log.h"
+#include "kf_proto.h"
+#include "kf_search.h"
+#include "kf_task.h"
+#include <czmq.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+typedef struct {
+    char *id;
+    char *route_key;         /* hex of the routing id */
+    zframe_t *route;
+    char role[32];
+    char *name, *host;
+    json_t *caps;
+    char backends[256];      /* text[] literal, e.g. {host,cuda} */
+    char arch[64];
+    int credits;
+    json_t *jobs;            /* array of job ids leased to it */
+    int64_t last_heard;
+    bool draining;
+} s_worker_t;
+
+enum {
+    C_RECEIVED, C_SENT, C_LATE, C_REQUEUED, C_DONE, C_FAILED, C_DISPATCHED,
+    C_BATCHES, C_DB_ERRORS, C_N
+};
+static const char *s_counter_names[C_N] = {
+    "received", "sent", "late_results", "requeued", "jobs_done", "jobs_failed",
+    "dispatched", "batches", "db_errors"
+};
+
+struct kf_coord_t {
+    kf_coord_config_t cfg;
+    kf_db_t *db;
+    kf_search_t search;
+    zsock_t *workers, *clients, *status, *events;
+    zhashx_t *by_id;         /* worker id -> s_worker_t (owned) */
+    zhashx_t *by_route;      /* route key -> s_worker_t (borrowed) */
+    long counters[C_N];
+    long errors[KF_PROTO_N_ERRORS];
+    int64_t started;
+    int64_t next_heartbeat, next_lease_check;
+    bool dispatch_needed;
+};
+
+static void
+s_worker_free (void **item)
+{
+    s_worker_t *w = *item;
+    if (!w)
+        return;
+    free (w->id);
+    free (w->route_key);
+    free (w->name);
+    free (w->host);
+    zframe_destroy (&w->route);
+    json_decref (w->caps);
+    json_decref (w->jobs);
+    free (w);
+    *item = NULL;
+}
+
+static int
+s_bind (zsock_t **sock, int type, const char *endpoint, size_t max_message)
+{
+    *sock = zsock_new (type);
+    if (!*sock)
+        return -1;
+    zsock_set_linger (*sock, 0);
+    zsock_set_rcvtimeo (*sock, 0);
+    if (type != ZMQ_PUB)
+        /* Past twice the cap the connection is dropped without reading;
+         * between the cap and that, the codec answers "oversized". */
+        zsock_set_maxmsgsize (*sock, (int64_t) max_message * 2);
+    if (zsock_bind (*sock, "%s", endpoint) < 0) {
+        kf_error ("cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    return 0;
+}
+
+kf_coord_t *
+kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
+{
+    kf_coord_t *self = calloc (1, sizeof *self);
+    self->cfg = *cfg;
+    self->by_id = zhashx_new ();
+    zhashx_set_destructor (self->by_id, s_worker_free);
+    self->by_route = zhashx_new ();
+    self->started = zclock_mono ();
+    if (s_bind (&self->workers, ZMQ_ROUTER, cfg->worker_endpoint, cfg->max_message)
+        || s_bind (&self->clients, ZMQ_ROUTER, cfg->client_endpoint, cfg->max_message)
+        || s_bind (&self->status, ZMQ_ROUTER, cfg->status_endpoint, cfg->max_message)
+        || s_bind (&self->events, ZMQ_PUB, cfg->event_endpoint, cfg->max_message)) {
+        kf_coord_destroy (&self);
+        return NULL;
+    }
+    self->db = kf_db_new (cfg->database_url);
+    /* A database that is down at start is waited for, loudly, not fatal. */
+    while (kf_db_connect (self->db, 2000)) {
+        if (*stop) {
+            kf_coord_destroy (&self);
+            return NULL;
+        }
+        kf_error ("waiting for the database (retrying with backoff)");
+    }
+    if (kf_db_migrate (self->db)) {
+        kf_coord_destroy (&self);
+        return NULL;
+    }
+    /* Leases held by workers of a previous incarnation cannot be trusted:
+     * requeue them without counting the attempt (the crash was ours). A
+     * result that still arrives for one is discarded by its lease number. */
+    long n = kf_db_exec (self->db,
+                         "UPDATE jobs SET state = 'queued', worker = NULL,"
+                         " lease_deadline = NULL, attempts = greatest(attempts - 1, 0),"
+                         " reason = 'coordinator restarted', updated_at = now()"
+                         " WHERE state = 'leased'",
+                         0, NULL);
+    if (n > 0)
+        kf_info ("requeued %ld job(s) leased before the restart", n);
+    self->search.db = self->db;
+    self->search.events = json_array ();
+    self->search.timing = cfg->timing;
+    self->search.max_attempts = cfg->max_attempts;
+    memcpy (self->search.lease_ms, cfg->lease_ms, sizeof cfg->lease_ms);
+    self->dispatch_needed = true;
+    kf_info ("serving workers on %s, clients on %s, status on %s, events on %s",
+             cfg->worker_endpoint, cfg->client_endpoint, cfg->status_endpoint,
+             cfg->event_endpoint);
+    return self;
+}
+
+void
+kf_coord_destroy (kf_coord_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    kf_coord_t *self = *self_p;
+    zhashx_destroy (&self->by_route);
+    zhashx_destroy (&self->by_id);
+    zsock_destroy (&self->workers);
+    zsock_destroy (&self->clients);
+    zsock_destroy (&self->status);
+    zsock_destroy (&self->events);
+    kf_db_destroy (&self->db);
+    json_decref (self->search.events);
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_send (kf_coord_t *self, zsock_t *sock, zframe_t *route, const char *type,
+        json_t *body)
+{
+    kf_msg_t *msg = kf_msg_new (type, body);
+    if (msg && kf_msg_send (&msg, sock, route, NULL) == 0)
+        self->counters[C_SENT]++;
+}
+
+static void
+s_reply_error (kf_coord_t *self, zsock_t *sock, zframe_t *route, const char *code,
+               const char *reason)
+{
+    s_send (self, sock, route, "ERROR",
+            json_pack ("{s:s, s:s}", "code", code, "reason", reason));
+}
+
+static void
+s_publish_events (kf_coord_t *self)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach (self->search.events, i, ev) {
+        kf_msg_t *msg = kf_msg_new ("EVENT", json_incref (json_object_get (ev, "body")));
+        kf_msg_send (&msg, self->events, NULL,
+                     json_string_value (json_object_get (ev, "topic")));
+    }
+    json_array_clear (self->search.events);
+}
+
+static void
+s_truncate_events (kf_coord_t *self, size_t keep)
+{
+    while (json_array_size (self->search.events) > keep)
+        json_array_remove (self->search.events, json_array_size (self->search.events) - 1);
+}
+
+/* ---- worker bookkeeping ---------------------------------------------- */
+
+static void
+s_forget_job (s_worker_t *w, int64_t job_id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (w->jobs, i, v)
+        if (json_integer_value (v) == job_id) {
+            json_array_remove (w->jobs, i);
+            return;
+        }
+}
+
+static s_worker_t *
+s_worker_by_job (kf_coord_t *self, int64_t job_id, const char *worker_id)
+{
+    s_worker_t *w = worker_id ? zhashx_lookup (self->by_id, worker_id) : NULL;
+    (void) job_id;
+    return w;
+}
+
+/* Requeues (or fails for good) the jobs matched by WHERE_SQL with its one
+ * parameter PARAM; REASON is kept. Runs inside the caller's transaction. */
+static int
+s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
+           const char *reason)
+{
+    char sql[1024];
+    snprintf (sql, sizeof sql,
+              "UPDATE jobs j SET state = CASE WHEN j.attempts >= j.max_attempts"
+              " THEN 'failed' ELSE 'queued' END, reason = $2, worker = NULL,"
+              " lease_deadline = NULL, updated_at = now()"
+              " FROM (SELECT id, worker AS old_worker FROM jobs WHERE %s FOR UPDATE) o"
+              " WHERE j.id = o.id"
+              " RETURNING j.id, j.run_id, j.candidate_id, j.kind, j.state,"
+              " j.attempts, o.old_worker",
+              where_sql);
+    const char *params[2] = { param, reason };
+    json_t *rows = kf_db_query (self->db, sql, 2, params);
+    if (!rows)
+        return -1;
+    int rc = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        s_worker_t *w = s_worker_by_job (
+            self, 0, json_string_value (json_object_get (row, "old_worker")));
+        if (w)
+            s_forget_job (w, json_integer_value (json_object_get (row, "id")));
+        const char *state = json_string_value (json_object_get (row, "state"));
+        if (!strcmp (state, "failed")) {
+            char text[300];
+            snprintf (text, sizeof text, "%s (after %lld attempts)", reason,
+                      (long long) json_integer_value (json_object_get (row, "attempts")));
+            self->counters[C_FAILED]++;
+            if (kf_search_job_failed (&self->search, row, text))
+                rc = -1;
+        }
+        else
+            self->counters[C_REQUEUED]++;
+    }
+    if (json_array_size (rows))
+        self->dispatch_needed = true;
+    json_decref (rows);
+    return rc;
+}
+
+/* Forgets W and requeues its leases. IN_TXN: the caller's transaction is
+ * open and commits (and publishes) for us. */
+static void
+s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why, bool in_txn)
+{
+    kf_warn ("worker %s %s; requeueing its %zu job(s)", w->id, why,
+             json_array_size (w->jobs));
+    char reason[200];
+    snprintf (reason, sizeof reason, "worker %.100s %s", w->id, why);
+    if (in_txn) {
+        if (s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason))
+            self->counters[C_DB_ERRORS]++;
+    }
+    else if (kf_db_begin (self->db) == 0
+        && s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason) == 0
+        && kf_db_commit (self->db) == 0)
+        s_publish_events (self);
+    else {
+        kf_db_rollback (self->db);
+        s_truncate_events (self, 0);
+        self->counters[C_DB_ERRORS]++;
+        /* The lease deadline is the backstop: the jobs come back then. */
+    }
+    zhashx_delete (self->by_route, w->route_key);
+    zhashx_delete (self->by_id, w->id);
+}
+
+/* ---- worker messages --------------------------------------------------- */
+
+static void
+s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *msg)
+{
+    const char *id = kf_msg_str (msg, "worker_id");
+    const char *role = kf_msg_str (msg, "role");
+    int64_t credits = kf_msg_int (msg, "credits", 0);
+    if (!*id || strlen (id) > 200 || strlen (role) >= 32 || credits < 1
+        || credits > 4096) {
+        s_reply_error (self, self->workers, route, "bad-request",
+                       "worker_id, role or credits out of range");
+        return;
+    }
+    s_worker_t *w = zhashx_lookup (self->by_id, id);
+    if (w) {
+        /* The same worker again (it reconnected): new route. */
+        zhashx_delete (self->by_route, w->route_key);
+        free (w->route_key);
+        zframe_destroy (&w->route);
+        json_decref (w->caps);
+        free (w->name);
+        free (w->host);
+    }
+    else {
+        w = calloc (1, sizeof *w);
+        w->id = strdup (id);
+        w->jobs = json_array ();
+        zhashx_insert (self->by_id, id, w);
+        kf_info ("worker %s joined (%s, %lld credits)", id, role, (long long) credits);
+    }
+    w->route_key = strdup (route_key);
+    w->route = zframe_dup (route);
+    snprintf (w->role, sizeof w->role, "%s", role);
+    w->credits = (int) credits;
+    w->caps = json_incref (json_object_get (msg->body, "capabilities"));
+    w->name = strdup (kf_msg_str (msg, "name") ? kf_msg_str (msg, "name") : id);
+    w->host = strdup (kf_msg_str (msg, "host") ? kf_msg_str (msg, "host") : "");
+    w->last_heard = zclock_mono ();
+    w->draining = false;
+    /* Backends as a text[] literal for the dispatch query; names are
+     * checked so the literal cannot be malformed. */
+    char *p = w->backends;
+    p += sprintf (p, "{");
+    size_t i;
+    json_t *b;
+    json_array_foreach (json_object_get (w->caps, "backends"), i, b) {
+        const char *name = json_string_value (b);
+        if (!name || strlen (name) > 20 || strspn (name, "abcdefghijklmnopqrstuvwxyz-_0123456789") != strlen (name)
+            || (size_t) (p - w->backends) > sizeof w->backends - 24)
+            continue;
+        p += sprintf (p, "%s%s", i ? "," : "", name);
+    }
+    sprintf (p, "}");
+    const char *arch = json_string_value (json_object_get (w->caps, "arch"));
+    snprintf (w->arch, sizeof w->arch, "%s", arch ? arch : "");
+    /* Jobs it still runs keep their credits busy. */
+    json_t *jobs = json_object_get (msg->body, "jobs");
+    json_array_clear (w->jobs);
+    json_array_foreach (jobs, i, b)
+        if (json_is_integer (b))
+            json_array_append (w->jobs, b);
+    zhashx_insert (self->by_route, route_key, w);
+
+    char *caps = json_dumps (w->caps, JSON_COMPACT);
+    const char *params[5] = { id, role, w->name, w->host, caps };
+    kf_db_exec (self->db,
+                "INSERT INTO workers (id, role, name, host, capabilities)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET"
+                " role = $2, name = $3, host = $4, capabilities = $5, last_seen = now()",
+                5, params);
+    free (caps);
+    s_send (self, self->workers, route, "WELCOME",
+            json_pack ("{s:s, s:i, s:i}", "worker_id", id, "heartbeat_ms",
+                       self->cfg.heartbeat_ms, "liveness", self->cfg.liveness));
+    self->dispatch_needed = true;
+}
+
+static void
+s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t *msg)
+{
+    int64_t job_id = kf_msg_int (msg, "job_id", 0);
+    if (w)
+        s_forget_job (w, job_id);
+    self->dispatch_needed = true;
+    char id[24], lease[24];
+    S_I64 (id, job_id);
+    S_I64 (lease, kf_msg_int (msg, "lease", 0));
+    json_t *result = json_object_get (msg->body, "result");
+    bool ok = json_is_true (json_object_get (msg->body, "ok"));
+    size_t events_before = json_array_size (self->search.events);
+    if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0) {
+        self->counters[C_DB_ERRORS]++;
+        return;
+    }
+    int rc = 0;
+    if (ok) {
+        char *text = json_dumps (result, JSON_COMPACT);
+        const char *params[3] = { id, lease, text };
+        bool failed;
+        json_t *job = kf_db_row (self->db,
+                                 "UPDATE jobs SET state = 'done', result = $3,"
+                                 " lease_deadline = NULL, updated_at = now()"
+                                 " WHERE id = $1 AND lease = $2 AND state = 'leased'"
+                                 " RETURNING id, run_id, candidate_id, kind, worker",
+                                 3, params, &failed);
+        free (text);
+        if (failed)
+            rc = -1;
+        else if (!job)
+            self->counters[C_LATE]++;
+        else {
+            self->counters[C_DONE]++;
+            rc = kf_search_job_done (&self->search, job, result, msg->frames);
+        }
+        json_decref (job);
+    }
+    else {
+        const char *error = kf_msg_str (msg, "error");
+        char where[128];
+        snprintf (where, sizeof where,
+                  "id = %s AND lease = $1 AND state = 'leased'", id);
+        /* The job id is an integer we printed ourselves; the lease travels
+         * as the parameter. */
+        rc = s_requeue (self, where, lease, error ? error : "worker reported failure");
+    }
+    if (rc == 0)
+        kf_db_exec (self->db, "RELEASE SAVEPOINT result", 0, NULL);
+    else {
+        kf_error ("result of job %s not applied: %s", id, kf_db_error (self->db));
+        self->counters[C_DB_ERRORS]++;
+        kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);
+        s_truncate_events (self, events_before);
+    }
+}
+
+static void
+s_route_key (zframe_t *route, char *out, size_t size)
+{
+    char *hex = zframe_strhex (route);
+    snprintf (out, size, "%s", hex);
+    free (hex);
+}
+
+static void
+s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t *msg)
+{
+    char key[128];
+    s_route_key (route, key, sizeof key);
+    s_worker_t *w = zhashx_lookup (self->by_route, key);
+    if (w)
+        w->last_heard = zclock_mono ();
+    if (!strcmp (msg->type, "HELLO"))
+        s_on_hello (self, route, key, msg);
+    else if (!strcmp (msg->type, "RESULT")) {
+        /* A result is judged by its lease, whoever brings it. */
+        s_on_result (self, w, msg);
+        if (!w)
+            s_reply_error (self, self->workers, route, "unknown-worker", "say HELLO");
+    }
+    else if (!w)
+        s_reply_error (self, self->workers, route, "unknown-worker", "say HELLO");
+    else if (!strcmp (msg->type, "HEARTBEAT")) {
+        int64_t credits = kf_msg_int (msg, "credits", w->credits);
+        w->draining = credits == 0;
+    }
+    else if (!strcmp (msg->type, "BYE")) {
+        kf_info ("worker %s said goodbye", w->id);
+        s_worker_lost (self, w, "left", true);
+    }
+}
+
+static void s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route,
+                                 kf_msg_t *msg);
+
+/* Reads every waiting message from SOCK, up to the batch size. */
+static void
+s_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep, bool batch)
+{
+    bool in_txn = batch && kf_db_begin (self->db) == 0;
+    for (int i = 0; i < self->cfg.batch; i++) {
+        zmsg_t *zmsg = zmsg_recv (sock);
+        if (!zmsg)
+            break;
+        self->counters[C_RECEIVED]++;
+        zframe_t *route = NULL;
+        kf_msg_t *msg = NULL;
+        const char *reason;
+        kf_proto_rc_t rc = kf_msg_decode (&zmsg, ep, self->cfg.max_message, true,
+                                          false, &route, &msg, &reason);
+        if (rc != KF_PROTO_OK) {
+            self->errors[rc]++;
+            if (route)
+                s_reply_error (self, sock, route, kf_proto_rc_name (rc), reason);
+        }
+        else if (ep == KF_EP_WORKER_IN)
+            s_on_worker_message (self, route, msg);
+        else
+            s_on_client_message (self, sock, route, msg);
+        kf_msg_destroy (&msg);
+        zframe_destroy (&route);
+    }
+    if (in_txn) {
+        if (kf_db_commit (self->db) == 0) {
+            self->counters[C_BATCHES]++;
+            s_publish_events (self);
+        }
+        else {
+            self->counters[C_DB_ERRORS]++;
+            s_truncate_events (self, 0);
+        }
+    }
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+/* Fetches the frames a job needs (sources, artifacts) into MSG. */
+static int
+s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
+{
+    /* blobs arrives as a text[] literal "{a,b}": hex hashes, no quoting. */
+    const char *text = json_string_value (blobs);
+    if (!text || *text != '{')
+        return -1;
+    char buf[1024];
+    snprintf (buf, sizeof buf, "%s", text + 1);
+    char *save = NULL;
+    for (char *h = strtok_r (buf, ",}", &save); h; h = strtok_r (NULL, ",}", &save)) {
+        void *data;
+        size_t size;
+        if (kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1", h,
+                              &data, &size))
+            return -1;
+        kf_msg_add_frame (msg, data, size);
+        free (data);
+    }
+    return 0;
+}
+
+static void
+s_dispatch (kf_coord_t *self)
+{
+    self->dispatch_needed = false;
+    zhashx_t *empty = zhashx_new ();   /* role|backends|arch with no work */
+    for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
+        int free_credits = w->credits - (int) json_array_size (w->jobs);
+        if (w->draining || free_credits <= 0)
+            continue;
+        char key[400];
+        snprintf (key, sizeof key, "%s|%s|%s", w->role, w->backends, w->arch);
+        if (zhashx_lookup (empty, key))
+            continue;
+        char limit[24];
+        const char *params[5] = { w->id, w->role, w->backends, w->arch,
+                                  S_I64 (limit, free_credits) };
+        json_t *rows = kf_db_query (
+            self->db,
+            "UPDATE jobs SET state = 'leased', lease = lease + 1,"
+            " attempts = attempts + 1, worker = $1, updated_at = now(),"
+            " lease_deadline = now() + lease_ms * interval '1 millisecond'"
+            " WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND role = $2"
+            "  AND (backend IS NULL OR backend = ANY($3::text[]))"
+            "  AND (arch IS NULL OR arch = $4)"
+            "  ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)"
+            " RETURNING id, lease, kind, payload, blobs::text AS blobs",
+            5, params);
+        if (!rows) {
+            self->counters[C_DB_ERRORS]++;
+            break;
+        }
+        if (json_array_size (rows) == 0)
+            zhashx_insert (empty, key, (void *) 1);
+        size_t i;
+        json_t *row;
+        json_array_foreach (rows, i, row) {
+            int64_t job_id = json_integer_value (json_object_get (row, "id"));
+            kf_msg_t *msg = kf_msg_new (
+                "JOB", json_pack ("{s:I, s:O, s:O, s:O}", "job_id", (json_int_t) job_id,
+                                  "lease", json_object_get (row, "lease"), "kind",
+                                  json_object_get (row, "kind"), "payload",
+                                  json_object_get (row, "payload")));
+            if (s_attach_blobs (self, msg, json_object_get (row, "blobs"))) {
+                /* Its lease will lapse and the job comes back. */
+                kf_error ("job %lld: cannot read its blobs: %s", (long long) job_id,
+                          kf_db_error (self->db));
+                kf_msg_destroy (&msg);
+                continue;
+            }
+            json_array_append_new (w->jobs, json_integer (job_id));
+            self->counters[C_DISPATCHED]++;
+            if (kf_msg_send (&msg, self->workers, w->route, NULL) == 0)
+                self->counters[C_SENT]++;
+        }
+        json_decref (rows);
+    }
+    zhashx_destroy (&empty);
+}
+
+/* ---- cron ---------------------------------------------------------------- */
+
+static void
+s_cron (kf_coord_t *self)
+{
+    int64_t now = zclock_mono ();
+    if (now >= self->next_heartbeat) {
+        self->next_heartbeat = now + self->cfg.heartbeat_ms;
+        zlistx_t *dead = zlistx_new ();
+        for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
+            if (now - w->last_heard > (int64_t) self->cfg.heartbeat_ms * self->cfg.liveness)
+                zlistx_add_end (dead, w);
+            else
+                s_send (self, self->workers, w->route, "HEARTBEAT", NULL);
+        }
+        for (s_worker_t *w = zlistx_first (dead); w; w = zlistx_next (dead))
+            s_worker_lost (self, w, "missed its heartbeats", false);
+        zlistx_destroy (&dead);
+    }
+    if (now >= self->next_lease_check) {
+        self->next_lease_check = now + 1000;
+        if (!kf_db_connected (self->db) && kf_db_connect (self->db, 0))
+            return;
+        if (kf_db_begin (self->db) == 0
+            && s_requeue (self, "state = 'leased' AND lease_deadline < now() AND $1 = $1",
+                          "x", "lease expired") == 0
+            && kf_db_commit (self->db) == 0)
+            s_publish_events (self);
+        else {
+            kf_db_rollback (self->db);
+            s_truncate_events (self, 0);
+        }
+        /* Jobs may have been added by another writer (benchmarks). */
+        self->dispatch_needed = true;
+    }
+}
+
+/* ---- clients --------------------------------------------------------------- */
+
+static const char *S_RUN_COLUMNS =
+    "SELECT r.id, t.name AS task_name, r.status, r.target, r.generation,"
+    " r.generations, r.population, r.seed,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.finished_at IS NOT NULL) AS done,"
+    " r.generations * r.population AS total, r.best_speedup, r.first_speedup,"
+    " r.best_candidate_id, r.reason, r.created_at::text AS created_at,"
+    " r.finished_at::text AS finished_at"
+    " FROM runs r JOIN tasks t ON t.id = r.task_id";
+
+static json_t *
+s_run_object (kf_coord_t *self, int64_t run_id)
+{
+    char sql[1024], id[24];
+    snprintf (sql, sizeof sql, "%s WHERE r.id = $1", S_RUN_COLUMNS);
+    const char *params[1] = { S_I64 (id, run_id) };
+    return kf_db_row (self->db, sql, 1, params, NULL);
+}
+
+/* Checks a target name: host | cuda | level-zero, optionally ":arch". */
+static bool
+s_target_ok (const char *target)
+{
+    static const char *backends[] = { "host", "cuda", "level-zero" };
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen (backends[i]);
+        if (!strncmp (target, backends[i], n)
+            && (target[n] == 0
+                || (target[n] == ':' && target[n + 1]
+                    && strlen (target + n + 1) < 32
+                    && strspn (target + n + 1, "abcdefghijklmnopqrstuvwxyz0123456789_.-")
+                           == strlen (target + n + 1))))
+            return true;
+    }
+    return false;
+}
+
+static void
+s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
+{
+    json_t *task = json_object_get (msg->body, "task");
+    json_t *config = json_object_get (msg->body, "config");
+    char *err = NULL;
+    if (kf_task_validate (task, &err)) {
+        s_reply_error (self, sock, route, "bad-request", err ? err : "invalid task");
+        free (err);
+        return;
+    }
+    const char *target = json_string_value (json_object_get (config, "target"));
+    if (!target)
+        target = "host";
+    json_int_t generations = json_integer_value (json_object_get (config, "generations"));
+    json_int_t population = json_integer_value (json_object_get (config, "population"));
+    json_t *seed_v = json_object_get (config, "seed");
+    json_int_t seed = json_is_integer (seed_v) ? json_integer_value (seed_v)
+                                               : (json_int_t) (zclock_time () & 0xffffff);
+    if (!generations)
+        generations = 40;
+    if (!population)
+        population = 8;
+    if (!s_target_ok (target) || generations < 1 || generations > 100000
+        || population < 1 || population > 10000 || seed < 0) {
+        s_reply_error (self, sock, route, "bad-request",
+                       "config: target must be host, cuda or level-zero (optionally"
+                       " :arch); generations 1..100000; population 1..10000; seed >= 0");
+        return;
+    }
+    json_t *timing = json_object_get (config, "timing");
+    if (timing && !json_is_object (timing)) {
+        s_reply_error (self, sock, route, "bad-request", "config.timing must be an object");
+        return;
+    }
+    const char *backend_end = strchr (target, ':');
+    size_t blen = backend_end ? (size_t) (backend_end - target) : strlen (target);
+    const char *language = !strncmp (target, "cuda", blen) ? "cuda"
+                           : !strncmp (target, "level-zero", blen) ? "opencl" : "c";
+    char hash[65];
+    kf_task_hash (task, hash);
+    char *spec = json_dumps (task, JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *stored_config = json_pack ("{s:s, s:I, s:I, s:I}", "target", target,
+                                       "generations", generations, "population",
+                                       population, "seed", seed);
+    if (timing)
+        json_object_set (stored_config, "timing", timing);
+    char *config_text = json_dumps (stored_config, JSON_COMPACT);
+    json_decref (stored_config);
+    const char *name = json_string_value (json_object_get (task, "name"));
+    char g[24], p[24], s[24];
+    const char *tparams[3] = { name ? name : "task", hash, spec };
+    int64_t run_id = 0;
+    if (kf_db_begin (self->db) == 0) {
+        json_t *trow = kf_db_row (self->db,
+                                  "INSERT INTO tasks (name, hash, spec) VALUES ($1, $2, $3)"
+                                  " ON CONFLICT (hash) DO UPDATE SET name = EXCLUDED.name"
+                                  " RETURNING id",
+                                  3, tparams, NULL);
+        if (trow) {
+            char tid[24];
+            const char *rparams[7] = {
+                S_I64 (tid, json_integer_value (json_object_get (trow, "id"))),
+                target, language, S_I64 (g, generations), S_I64 (p, population),
+                S_I64 (s, seed), config_text };
+            json_t *rrow = kf_db_row (self->db,
+                                      "INSERT INTO runs (task_id, target, language,"
+                                      " generations, population, seed, config)"
+                                      " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                                      7, rparams, NULL);
+            run_id = json_integer_value (json_object_get (rrow, "id"));
+            json_decref (rrow);
+        }
+        json_decref (trow);
+        if (run_id && kf_search_start_run (&self->search, run_id) == 0
+            && kf_db_commit (self->db) == 0)
+            s_publish_events (self);
+        else {
+            run_id = 0;
+            kf_db_rollback (self->db);
+            s_truncate_events (self, 0);
+        }
+    }
+    free (spec);
+    free (config_text);
+    if (!run_id) {
+        s_reply_error (self, sock, route, "unavailable", "the database did not accept the run");
+        return;
+    }
+    kf_info ("run %lld submitted: task %s, target %s, %lld x %lld", (long long) run_id,
+             name, target, (long long) generations, (long long) population);
+    self->dispatch_needed = true;
+    s_send (self, sock, route, "SUBMITTED", json_pack ("{s:I}", "run_id", (json_int_t) run_id));
+}
+
+static void
+s_on_cancel (kf_coord_t *self, zsock_t *sock, zframe_t *route, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    long n = -1;
+    if (kf_db_begin (self->db) == 0) {
+        n = kf_db_exec (self->db,
+                        "UPDATE runs SET status = 'cancelled', reason = 'cancelled by user',"
+                        " finished_at = now() WHERE id = $1 AND status = 'running'",
+                        1, params);
+        if (n > 0)
+            kf_db_exec (self->db,
+                        "UPDATE jobs SET state = 'failed', reason = 'run cancelled',"
+                        " updated_at = now() WHERE run_id = $1"
+                        " AND state IN ('queued', 'leased')",
+                        1, params);
+        if (kf_db_commit (self->db))
+            n = -1;
+    }
+    if (n < 0)
+        s_reply_error (self, sock, route, "unavailable", "database unavailable");
+    else if (n == 0)
+        s_reply_error (self, sock, route, "not-found", "no running run with that id");
+    else {
+        json_t *ev = json_pack ("{s:I, s:s, s:s, s:s}", "run_id", (json_int_t) run_id,
+                                "event", "finished", "status", "cancelled", "reason",
+                                "cancelled by user");
+        char topic[48];
+        snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
+        kf_msg_t *m = kf_msg_new ("EVENT", ev);
+        kf_msg_send (&m, self->events, NULL, topic);
+        s_send (self, sock, route, "CANCELLED", json_pack ("{s:I}", "run_id", (json_int_t) run_id));
+    }
+}
+
+static json_t *
+s_workers_array (kf_coord_t *self)
+{
+    json_t *out = json_array ();
+    int64_t now = zclock_mono ();
+    for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id))
+        json_array_append_new (
+            out, json_pack ("{s:s, s:s, s:s, s:s, s:O, s:i, s:O, s:b, s:I}", "id", w->id,
+                            "role", w->role, "name", w->name, "host", w->host,
+                            "capabilities", w->caps, "credits", w->credits, "jobs",
+                            w->jobs, "draining", w->draining, "last_heartbeat_ms_ago",
+                            (json_int_t) (now - w->last_heard)));
+    return out;
+}
+
+static json_t *
+s_status (kf_coord_t *self)
+{
+    json_t *counters = json_object ();
+    for (int i = 0; i < C_N; i++)
+        json_object_set_new (counters, s_counter_names[i], json_integer (self->counters[i]));
+    for (int i = KF_PROTO_MALFORMED; i <= KF_PROTO_UNKNOWN_TYPE; i++)
+        json_object_set_new (counters, kf_proto_rc_name (i), json_integer (self->errors[i]));
+    json_object_set_new (counters, "db_statements",
+                         json_integer (kf_db_statements (self->db)));
+    json_t *status = json_pack ("{s:o, s:o, s:I, s:i}", "workers", s_workers_array (self),
+                                "counters", counters, "uptime_s",
+                                (json_int_t) ((zclock_mono () - self->started) / 1000),
+                                "version", KF_PROTO_VERSION);
+    json_t *queues = kf_db_query (self->db,
+                                  "SELECT role, count(*) FILTER (WHERE state = 'queued') AS queued,"
+                                  " count(*) FILTER (WHERE state = 'leased') AS leased"
+                                  " FROM jobs WHERE state IN ('queued', 'leased') GROUP BY role",
+                                  0, NULL);
+    char sql[1200];
+    snprintf (sql, sizeof sql,
+              "%s WHERE r.status = 'running' OR r.id IN"
+              " (SELECT id FROM runs ORDER BY id DESC LIMIT 10) ORDER BY r.id", S_RUN_COLUMNS);
+    json_t *runs = queues ? kf_db_query (self->db, sql, 0, NULL) : NULL;
+    json_t *qobj = json_object ();
+    size_t i;
+    json_t *row;
+    json_array_foreach (queues, i, row)
+        json_object_set (qobj, json_string_value (json_object_get (row, "role")), row);
+    json_object_set_new (status, "queues", qobj);
+    json_object_set_new (status, "runs", runs ? runs : json_array ());
+    json_object_set_new (status, "database",
+                         json_string (queues && runs ? "ok" : "unavailable"));
+    json_decref (queues);
+    return status;
+}
+
+static void
+s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
+{
+    const char *type = msg->type;
+    int64_t run_id = kf_msg_int (msg, "run_id", 0);
+    if (!strcmp (type, "STATUS"))
+        s_send (self, sock, route, "STATUS", s_status (self));
+    else if (!strcmp (type, "WORKERS"))
+        s_send (self, sock, route, "WORKERS",
+                json_pack ("{s:o}", "workers", s_workers_array (self)));
+    else if (!strcmp (type, "SUBMIT"))
+        s_on_submit (self, sock, route, msg);
+    else if (!strcmp (type, "CANCEL"))
+        s_on_cancel (self, sock, route, run_id);
+    else if (!strcmp (type, "RUNS")) {
+        char sql[1024];
+        snprintf (sql, sizeof sql, "%s ORDER BY r.id", S_RUN_COLUMNS);
+        json_t *runs = kf_db_query (self->db, sql, 0, NULL);
+        if (runs)
+            s_send (self, sock, route, "RUNS", json_pack ("{s:o}", "runs", runs));
+        else
+            s_reply_error (self, sock, route, "unavailable", "database unavailable");
+    }
+    else if (!strcmp (type, "SHOW") || !strcmp (type, "BEST")) {
+        json_t *run = s_run_object (self, run_id);
+        if (!run) {
+            s_reply_error (self, sock, route, "not-found", "no run with that id");
+            return;
+        }
+        char id[24];
+        const char *params[1] = { S_I64 (id, run_id) };
+        if (!strcmp (type, "SHOW")) {
+            json_t *cands = kf_db_query (
+                self->db,
+                "SELECT id, generation, slot, parent_id, status, language, speedup,"
+                " fitness, generator, verdict_detail FROM candidates WHERE run_id = $1"
+                " ORDER BY generation, slot",
+                1, params);
+            s_send (self, sock, route, "RUN",
+                    json_pack ("{s:o, s:o}", "run", run, "candidates",
+                               cands ? cands : json_array ()));
+            return;
+        }
+        json_t *cand = kf_db_row (self->db,
+                                  "SELECT c.id, c.generation, c.slot, c.parent_id, c.status,"
+                                  " c.language, c.speedup, c.verdict_detail, c.source_hash"
+                                  " FROM runs r JOIN candidates c ON c.id = r.best_candidate_id"
+                                  " WHERE r.id = $1",
+                                  1, params, NULL);
+        json_decref (run);
+        if (!cand) {
+            s_reply_error (self, sock, route, "not-found", "the run has no correct candidate yet");
+            return;
+        }
+        void *data = NULL;
+        size_t size = 0;
+        kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1",
+                          json_string_value (json_object_get (cand, "source_hash")),
+                          &data, &size);
+        kf_msg_t *reply = kf_msg_new ("BEST", json_pack ("{s:I, s:o}", "run_id",
+                                                         (json_int_t) run_id, "candidate", cand));
+        kf_msg_add_frame (reply, data ? data : "", size);
+        free (data);
+        if (kf_msg_send (&reply, sock, route, NULL) == 0)
+            self->counters[C_SENT]++;
+    }
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+int
+kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
+{
+    while (!*stop) {
+        zmq_pollitem_t items[3] = {
+            { zsock_resolve (self->workers), 0, ZMQ_POLLIN, 0 },
+            { zsock_resolve (self->clients), 0, ZMQ_POLLIN, 0 },
+            { zsock_resolve (self->status), 0, ZMQ_POLLIN, 0 },
+        };
+        int64_t now = zclock_mono ();
+        int64_t wait = self->next_heartbeat - now;
+        if (self->next_lease_check - now < wait)
+            wait = self->next_lease_check - now;
+        if (self->dispatch_needed)
+            wait = 0;
+        if (wait < 0)
+            wait = 0;
+        if (zmq_poll (items, 3, (long) wait) < 0)
+            continue;   /* EINTR: the loop condition looks at *stop */
+        if (items[0].revents & ZMQ_POLLIN)
+            s_drain (self, self->workers, KF_EP_WORKER_IN, true);
+        if (items[1].revents & ZMQ_POLLIN)
+            s_drain (self, self->clients, KF_EP_CLIENT_IN, false);
+        if (items[2].revents & ZMQ_POLLIN)
+            s_drain (self, self->status, KF_EP_STATUS_IN, false);
+        s_cron (self);
+        if (self->dispatch_needed)
+            s_dispatch (self);
+    }
+    kf_info ("stopping");
+    return 0;
+}

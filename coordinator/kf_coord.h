@@ -1,0 +1,36 @@
+/*  kf_coord.h - the coordinator daemon: worker, client, status and event
+ *  endpoints around one event loop, with every state change in PostgreSQL.
+ */
+#ifndef KF_COORD_H
+#define KF_COORD_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+
+typedef struct {
+    const char *database_url;
+    const char *worker_endpoint;
+    const char *client_endpoint;
+    const char *status_endpoint;
+    const char *event_endpoint;
+    int heartbeat_ms;        /* to and from workers */
+    int liveness;            /* heartbeats missed before a worker is dead */
+    int max_attempts;        /* leases of one job before it fails for good */
+    size_t max_message;
+    int batch;               /* worker messages per transaction */
+    int lease_ms[3];         /* generate, compile, execute backstops */
+    json_t *timing;          /* default evaluate timing (borrowed) */
+} kf_coord_config_t;
+
+typedef struct kf_coord_t kf_coord_t;
+
+/* Binds the endpoints and connects to the database (retrying with backoff
+ * until it answers or *STOP is set). Returns NULL on failure. */
+kf_coord_t *kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop);
+void kf_coord_destroy (kf_coord_t **self_p);
+
+/* Serves until *STOP is set. Returns 0. */
+int kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop);
+
+#endif

@@ -1,0 +1,311 @@
+/*  kf_db.c - parameterised statements, typed rows, reconnect with backoff.
+ *
+ *  Calls are synchronous: the coordinator's database is local or one hop
+ *  away and each statement is short, and the coordinator batches every
+ *  message that is waiting into one transaction, so a round trip is paid
+ *  per batch rather than per message. See docs/architecture.md for the
+ *  trade-off against libpq's asynchronous API.
+ */
+#include "kf_db.h"
+#include "kf_log.h"
+#include <czmq.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Type OIDs from pg_type.h, which the client headers do not install. */
+#define S_BOOLOID 16
+#define S_INT8OID 20
+#define S_INT2OID 21
+#define S_INT4OID 23
+#define S_OIDOID 26
+#define S_FLOAT4OID 700
+#define S_FLOAT8OID 701
+#define S_NUMERICOID 1700
+#define S_JSONOID 114
+#define S_JSONBOID 3802
+
+struct kf_db_t {
+    char *conninfo;
+    PGconn *conn;
+    char error[512];
+    int backoff_ms;
+    int64_t next_attempt;    /* ms monotonic; no attempt before */
+    long statements;
+};
+
+kf_db_t *
+kf_db_new (const char *conninfo)
+{
+    kf_db_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->conninfo = strdup (conninfo ? conninfo : "");
+    return self;
+}
+
+void
+kf_db_destroy (kf_db_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    kf_db_t *self = *self_p;
+    if (self->conn)
+        PQfinish (self->conn);
+    free (self->conninfo);
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_set_error (kf_db_t *self, const char *text)
+{
+    snprintf (self->error, sizeof self->error, "%s", text ? text : "");
+    size_t n = strlen (self->error);
+    while (n && (self->error[n - 1] == '\n' || self->error[n - 1] == ' '))
+        self->error[--n] = 0;
+}
+
+bool
+kf_db_connected (kf_db_t *self)
+{
+    return self->conn && PQstatus (self->conn) == CONNECTION_OK;
+}
+
+static int
+s_try_connect (kf_db_t *self)
+{
+    if (self->conn)
+        PQfinish (self->conn);
+    self->conn = PQconnectdb (self->conninfo);
+    if (PQstatus (self->conn) == CONNECTION_OK) {
+        self->backoff_ms = 0;
+        PGresult *r = PQexec (self->conn, "SET application_name = 'kf-coordinator'");
+        PQclear (r);
+        return 0;
+    }
+    s_set_error (self, PQerrorMessage (self->conn));
+    PQfinish (self->conn);
+    self->conn = NULL;
+    /* Capped exponential backoff with jitter: one attempt at a time. */
+    self->backoff_ms = self->backoff_ms ? self->backoff_ms * 2 : 200;
+    if (self->backoff_ms > 5000)
+        self->backoff_ms = 5000;
+    self->next_attempt = zclock_mono () + self->backoff_ms / 2
+                         + random () % (self->backoff_ms / 2 + 1);
+    return -1;
+}
+
+int
+kf_db_connect (kf_db_t *self, int wait_ms)
+{
+    if (kf_db_connected (self))
+        return 0;
+    int64_t deadline = zclock_mono () + wait_ms;
+    while (true) {
+        int64_t now = zclock_mono ();
+        if (now >= self->next_attempt) {
+            if (s_try_connect (self) == 0) {
+                return 0;
+            }
+            kf_warn ("database not reachable: %s", self->error);
+        }
+        if (zclock_mono () >= deadline || zsys_interrupted)
+            return -1;
+        int64_t nap = self->next_attempt - zclock_mono ();
+        if (nap > deadline - zclock_mono ())
+            nap = deadline - zclock_mono ();
+        if (nap > 0)
+            zclock_sleep ((int) nap);
+    }
+}
+
+/* Checks R; on a connection-class failure drops the connection so the next
+ * call reconnects. Returns true when R is a success. */
+static bool
+s_ok (kf_db_t *self, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus (r);
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return true;
+    const char *state = PQresultErrorField (r, PG_DIAG_SQLSTATE);
+    s_set_error (self, r ? PQresultErrorMessage (r) : PQerrorMessage (self->conn));
+    if (!state || !strncmp (state, "08", 2) || PQstatus (self->conn) != CONNECTION_OK) {
+        kf_warn ("database connection lost: %s", self->error);
+        PQfinish (self->conn);
+        self->conn = NULL;
+    }
+    return false;
+}
+
+static PGresult *
+s_run (kf_db_t *self, const char *sql, int n, const char *const *params,
+       const int *lengths, const int *formats)
+{
+    if (!kf_db_connected (self) && kf_db_connect (self, 0)) {
+        return NULL;
+    }
+    self->statements++;
+    PGresult *r = PQexecParams (self->conn, sql, n, NULL, params, lengths,
+                                formats, 0);
+    if (!s_ok (self, r)) {
+        PQclear (r);
+        return NULL;
+    }
+    return r;
+}
+
+static json_t *
+s_value (PGresult *r, int row, int col)
+{
+    if (PQgetisnull (r, row, col))
+        return json_null ();
+    const char *v = PQgetvalue (r, row, col);
+    switch (PQftype (r, col)) {
+    case S_INT2OID: case S_INT4OID: case S_INT8OID: case S_OIDOID:
+        return json_integer (strtoll (v, NULL, 10));
+    case S_FLOAT4OID: case S_FLOAT8OID: case S_NUMERICOID:
+        return json_real (strtod (v, NULL));
+    case S_BOOLOID:
+        return json_boolean (v[0] == 't');
+    case S_JSONOID: case S_JSONBOID: {
+        json_t *j = json_loads (v, JSON_DECODE_ANY, NULL);
+        return j ? j : json_null ();
+    }
+    default:
+        return json_string (v);
+    }
+}
+
+json_t *
+kf_db_query (kf_db_t *self, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = s_run (self, sql, n, params, NULL, NULL);
+    if (!r)
+        return NULL;
+    json_t *rows = json_array ();
+    int nrows = PQntuples (r), ncols = PQnfields (r);
+    for (int i = 0; i < nrows; i++) {
+        json_t *row = json_object ();
+        for (int c = 0; c < ncols; c++)
+            json_object_set_new (row, PQfname (r, c), s_value (r, i, c));
+        json_array_append_new (rows, row);
+    }
+    PQclear (r);
+    return rows;
+}
+
+json_t *
+kf_db_row (kf_db_t *self, const char *sql, int n, const char *const *params,
+           bool *failed)
+{
+    json_t *rows = kf_db_query (self, sql, n, params);
+    if (failed)
+        *failed = rows == NULL;
+    json_t *row = json_incref (json_array_get (rows, 0));
+    json_decref (rows);
+    return row;
+}
+
+long
+kf_db_exec (kf_db_t *self, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = s_run (self, sql, n, params, NULL, NULL);
+    if (!r)
+        return -1;
+    const char *t = PQcmdTuples (r);
+    long rows = t && *t ? strtol (t, NULL, 10) : 0;
+    PQclear (r);
+    return rows;
+}
+
+long
+kf_db_exec_blob (kf_db_t *self, const char *sql, int n,
+                 const char *const *params, const void *blob, size_t blob_size)
+{
+    if (n < 1 || n > 16)
+        return -1;
+    const char *p[16];
+    int lengths[16] = { 0 }, formats[16] = { 0 };
+    for (int i = 0; i < n - 1; i++)
+        p[i] = params[i];
+    p[n - 1] = blob;
+    lengths[n - 1] = (int) blob_size;
+    formats[n - 1] = 1;
+    PGresult *r = s_run (self, sql, n, p, lengths, formats);
+    if (!r)
+        return -1;
+    const char *t = PQcmdTuples (r);
+    long rows = t && *t ? strtol (t, NULL, 10) : 0;
+    PQclear (r);
+    return rows;
+}
+
+int
+kf_db_fetch_blob (kf_db_t *self, const char *sql, const char *param,
+                  void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    if (!kf_db_connected (self) && kf_db_connect (self, 0))
+        return -1;
+    self->statements++;
+    const char *params[1] = { param };
+    PGresult *r = PQexecParams (self->conn, sql, 1, NULL, params, NULL, NULL, 1);
+    if (!s_ok (self, r)) {
+        PQclear (r);
+        return -1;
+    }
+    if (PQntuples (r) < 1 || PQgetisnull (r, 0, 0)) {
+        PQclear (r);
+        s_set_error (self, "no such blob");
+        return -1;
+    }
+    *size = (size_t) PQgetlength (r, 0, 0);
+    *data = malloc (*size ? *size : 1);
+    memcpy (*data, PQgetvalue (r, 0, 0), *size);
+    PQclear (r);
+    return 0;
+}
+
+int
+kf_db_exec_script (kf_db_t *self, const char *sql)
+{
+    if (!kf_db_connected (self) && kf_db_connect (self, 0))
+        return -1;
+    self->statements++;
+    PGresult *r = PQexec (self->conn, sql);
+    bool ok = s_ok (self, r);
+    PQclear (r);
+    return ok ? 0 : -1;
+}
+
+int
+kf_db_begin (kf_db_t *self)
+{
+    return kf_db_exec (self, "BEGIN", 0, NULL) < 0 ? -1 : 0;
+}
+
+int
+kf_db_commit (kf_db_t *self)
+{
+    return kf_db_exec (self, "COMMIT", 0, NULL) < 0 ? -1 : 0;
+}
+
+void
+kf_db_rollback (kf_db_t *self)
+{
+    if (kf_db_connected (self))
+        kf_db_exec (self, "ROLLBACK", 0, NULL);
+}
+
+const char *
+kf_db_error (kf_db_t *self)
+{
+    return self->error;
+}
+
+long
+kf_db_statements (kf_db_t *self)
+{
+    return self->statements;
+}

@@ -1,0 +1,155 @@
+/*  kf_migrations.c - the schema, as numbered migrations.
+ *
+ *  Each entry is applied once, in order, in its own transaction, and
+ *  recorded in kf_schema. A coordinator takes a session advisory lock
+ *  first, so two coordinators starting together cannot both apply one.
+ *  Never edit an applied migration: add the next number.
+ */
+#include "kf_db.h"
+#include "kf_log.h"
+#include <stdio.h>
+
+static const char *s_migrations[] = {
+    /* 1: the backbone: tasks, runs, jobs, blobs, candidates, evaluations */
+    "CREATE TABLE tasks ("
+    "  id bigserial PRIMARY KEY,"
+    "  name text NOT NULL,"
+    "  hash text NOT NULL UNIQUE,"
+    "  spec jsonb NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+
+    "CREATE TABLE runs ("
+    "  id bigserial PRIMARY KEY,"
+    "  task_id bigint NOT NULL REFERENCES tasks(id),"
+    "  status text NOT NULL DEFAULT 'running'"
+    "    CHECK (status IN ('running','done','cancelled','failed')),"
+    "  target text NOT NULL,"
+    "  language text NOT NULL,"
+    "  generations int NOT NULL CHECK (generations > 0),"
+    "  population int NOT NULL CHECK (population > 0),"
+    "  seed bigint NOT NULL,"
+    "  config jsonb NOT NULL,"
+    "  generation int NOT NULL DEFAULT 0,"
+    "  ref_artifact text,"
+    "  best_candidate_id bigint,"
+    "  best_speedup double precision,"
+    "  first_speedup double precision,"
+    "  reason text,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  finished_at timestamptz);"
+
+    "CREATE TABLE blobs ("
+    "  hash text PRIMARY KEY,"
+    "  data bytea NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+
+    "CREATE TABLE candidates ("
+    "  id bigserial PRIMARY KEY,"
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  generation int NOT NULL,"
+    "  slot int NOT NULL,"
+    "  parent_id bigint REFERENCES candidates(id),"
+    "  status text NOT NULL DEFAULT 'generating',"
+    "  language text NOT NULL,"
+    "  prompt text,"
+    "  generator text,"
+    "  source_hash text,"
+    "  artifact_hash text,"
+    "  speedup double precision,"
+    "  fitness double precision,"
+    "  verdict_detail text,"
+    "  log text,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  finished_at timestamptz,"
+    "  UNIQUE (run_id, generation, slot));"
+
+    "CREATE TABLE jobs ("
+    "  id bigserial PRIMARY KEY,"
+    "  run_id bigint REFERENCES runs(id),"
+    "  candidate_id bigint REFERENCES candidates(id),"
+    "  role text NOT NULL,"
+    "  kind text NOT NULL,"
+    "  backend text,"
+    "  arch text,"
+    "  payload jsonb NOT NULL DEFAULT '{}',"
+    "  blobs text[] NOT NULL DEFAULT '{}',"
+    "  state text NOT NULL DEFAULT 'queued'"
+    "    CHECK (state IN ('queued','leased','done','failed')),"
+    "  attempts int NOT NULL DEFAULT 0,"
+    "  max_attempts int NOT NULL DEFAULT 3,"
+    "  lease bigint NOT NULL DEFAULT 0,"
+    "  lease_ms int NOT NULL DEFAULT 300000,"
+    "  worker text,"
+    "  lease_deadline timestamptz,"
+    "  reason text,"
+    "  result jsonb,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  updated_at timestamptz NOT NULL DEFAULT now());"
+    "CREATE INDEX jobs_queued ON jobs (role, id) WHERE state = 'queued';"
+    "CREATE INDEX jobs_leased ON jobs (worker) WHERE state = 'leased';"
+    "CREATE INDEX jobs_run ON jobs (run_id);"
+
+    "CREATE TABLE evaluations ("
+    "  id bigserial PRIMARY KEY,"
+    "  candidate_id bigint NOT NULL REFERENCES candidates(id),"
+    "  job_id bigint NOT NULL REFERENCES jobs(id) UNIQUE,"
+    "  worker text NOT NULL,"
+    "  verdict text NOT NULL,"
+    "  correct boolean NOT NULL,"
+    "  speedup double precision,"
+    "  candidate_ns double precision,"
+    "  reference_ns double precision,"
+    "  figures jsonb NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+
+    "CREATE TABLE workers ("
+    "  id text PRIMARY KEY,"
+    "  role text NOT NULL,"
+    "  name text,"
+    "  host text,"
+    "  capabilities jsonb NOT NULL,"
+    "  first_seen timestamptz NOT NULL DEFAULT now(),"
+    "  last_seen timestamptz NOT NULL DEFAULT now());",
+};
+
+#define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */
+
+int
+kf_db_migrate (kf_db_t *self)
+{
+    if (kf_db_exec (self, "SELECT pg_advisory_lock(" S_LOCK_KEY ")", 0, NULL) < 0)
+        return -1;
+    int rc = -1;
+    if (kf_db_exec (self,
+                    "CREATE TABLE IF NOT EXISTS kf_schema ("
+                    " version int PRIMARY KEY,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())",
+                    0, NULL) < 0)
+        goto done;
+    bool failed;
+    json_t *row = kf_db_row (self, "SELECT coalesce(max(version), 0) AS v FROM kf_schema",
+                             0, NULL, &failed);
+    if (failed)
+        goto done;
+    int have = (int) json_integer_value (json_object_get (row, "v"));
+    json_decref (row);
+    int total = (int) (sizeof s_migrations / sizeof s_migrations[0]);
+    for (int v = have + 1; v <= total; v++) {
+        char num[16];
+        snprintf (num, sizeof num, "%d", v);
+        const char *params[1] = { num };
+        if (kf_db_begin (self) || kf_db_exec_script (self, s_migrations[v - 1])
+            || kf_db_exec (self, "INSERT INTO kf_schema (version) VALUES ($1)",
+                           1, params) < 0
+            || kf_db_commit (self)) {
+            kf_error ("migration %d failed: %s", v, kf_db_error (self));
+            kf_db_rollback (self);
+            goto done;
+        }
+        kf_info ("applied schema migration %d", v);
+    }
+    rc = 0;
+done:
+    kf_db_exec (self, "SELECT pg_advisory_unlock(" S_LOCK_KEY ")", 0, NULL);
+    return rc;
+}

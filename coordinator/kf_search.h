@@ -1,0 +1,42 @@
+/*  kf_search.h - what a run does next when one of its jobs ends.
+ *
+ *  The backbone's search: a run is `generations` rounds of `population`
+ *  candidates; every candidate goes generate -> compile -> evaluate, and
+ *  the next round starts (from the best kernel so far) when every candidate
+ *  of the current one has reached a final state. Every function runs inside
+ *  the caller's open transaction, so a job's completion and all its
+ *  consequences commit together or not at all: that is what lets a
+ *  coordinator killed at any moment continue every run where it was.
+ *  (MAP-Elites replaces kf_search_plan_generation in a later issue; the
+ *  rest of the pipeline stays.)
+ */
+#ifndef KF_SEARCH_H
+#define KF_SEARCH_H
+
+#include "kf_db.h"
+#include <czmq.h>
+#include <jansson.h>
+
+typedef struct {
+    kf_db_t *db;
+    json_t *events;          /* array of {topic, body} to publish after commit */
+    json_t *timing;          /* default evaluate timing (borrowed) */
+    int max_attempts;
+    int lease_ms[3];         /* generate, compile, execute */
+} kf_search_t;
+
+/* Creates the run's reference compile job. */
+int kf_search_start_run (kf_search_t *self, int64_t run_id);
+
+/* JOB is the row of a job that just completed (id, run_id, candidate_id,
+ * kind); RESULT its result object; FRAMES its binary frames (borrowed). */
+int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
+                        zmsg_t *frames);
+
+/* JOB failed for good (attempts exhausted): REASON is kept. */
+int kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason);
+
+/* Fitness of an evaluated candidate (docs/search.md). */
+double kf_search_fitness (const char *verdict, double speedup);
+
+#endif

@@ -1,0 +1,91 @@
+/*  kf-coordinator: the only stateful daemon. Parses its configuration,
+ *  starts the coordinator and serves until SIGINT or SIGTERM. */
+#include "kf_config.h"
+#include "kf_coord.h"
+#include "kf_log.h"
+#include "kf_proto.h"
+#include "kf_worker.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static const kf_cfg_entry_t s_table[] = {
+    { "database_url", KF_CFG_STR, "postgresql:///kernelfoundry", 0, -1,
+      "libpq connection URL or key=value string (never logged)" },
+    { "worker_endpoint", KF_CFG_STR, "ipc:///tmp/kf-workers.sock", 0, -1,
+      "ROUTER endpoint for workers" },
+    { "client_endpoint", KF_CFG_STR, "ipc:///tmp/kf-clients.sock", 0, -1,
+      "ROUTER endpoint for kfctl" },
+    { "status_endpoint", KF_CFG_STR, "ipc:///tmp/kf-status.sock", 0, -1,
+      "read-only status endpoint (answers STATUS only)" },
+    { "event_endpoint", KF_CFG_STR, "ipc:///tmp/kf-events.sock", 0, -1,
+      "PUB endpoint for run events" },
+    { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval to and from workers" },
+    { "liveness", KF_CFG_INT, "3", 1, 100, "missed heartbeats before a worker is dead" },
+    { "max_attempts", KF_CFG_INT, "3", 1, 100, "leases of one job before it fails for good" },
+    { "max_message_bytes", KF_CFG_INT, "67108864", 4096, 1073741824,
+      "largest message accepted; larger ones get an 'oversized' ERROR" },
+    { "batch", KF_CFG_INT, "256", 1, 100000, "worker messages handled per transaction" },
+    { "lease_generate_ms", KF_CFG_INT, "600000", 1000, 86400000, "lease backstop of generate jobs" },
+    { "lease_compile_ms", KF_CFG_INT, "300000", 1000, 86400000, "lease backstop of compile jobs" },
+    { "lease_execute_ms", KF_CFG_INT, "600000", 1000, 86400000, "lease backstop of evaluate jobs" },
+    { "eval_min_time_s", KF_CFG_DOUBLE, "1.0", 0.001, 600, "timed seconds per kernel, at least" },
+    { "eval_min_samples", KF_CFG_INT, "10", 1, 100000, "timing samples per kernel, at least" },
+    { "eval_warmup_s", KF_CFG_DOUBLE, "1.0", 0, 600, "warm-up seconds per kernel" },
+    { "eval_warmup_calls", KF_CFG_INT, "10", 0, 100000, "warm-up calls per kernel, at least" },
+    { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug records" },
+    KF_CFG_END
+};
+
+int
+main (int argc, char **argv)
+{
+    bool help;
+    char *err = NULL;
+    kf_config_t *cfg = kf_config_load ("kf-coordinator", "kf-coordinator [options]",
+                                       s_table, &argc, argv, &help, &err);
+    if (!cfg) {
+        if (help)
+            return 0;
+        fprintf (stderr, "kf-coordinator: %s\n", err);
+        free (err);
+        return 2;
+    }
+    if (argc > 1) {
+        fprintf (stderr, "kf-coordinator: unexpected argument '%s' (see --help)\n", argv[1]);
+        kf_config_destroy (&cfg);
+        return 2;
+    }
+    kf_log_init ("kf-coordinator", kf_config_bool (cfg, "verbose"));
+    static volatile sig_atomic_t stop;
+    kf_worker_catch_signals (&stop);
+    json_t *timing = json_pack ("{s:f, s:I, s:f, s:I}",
+                                "min_time_s", kf_config_double (cfg, "eval_min_time_s"),
+                                "min_samples", (json_int_t) kf_config_int (cfg, "eval_min_samples"),
+                                "warmup_s", kf_config_double (cfg, "eval_warmup_s"),
+                                "warmup_calls", (json_int_t) kf_config_int (cfg, "eval_warmup_calls"));
+    kf_coord_config_t c = {
+        .database_url = kf_config_str (cfg, "database_url"),
+        .worker_endpoint = kf_config_str (cfg, "worker_endpoint"),
+        .client_endpoint = kf_config_str (cfg, "client_endpoint"),
+        .status_endpoint = kf_config_str (cfg, "status_endpoint"),
+        .event_endpoint = kf_config_str (cfg, "event_endpoint"),
+        .heartbeat_ms = (int) kf_config_int (cfg, "heartbeat_ms"),
+        .liveness = (int) kf_config_int (cfg, "liveness"),
+        .max_attempts = (int) kf_config_int (cfg, "max_attempts"),
+        .max_message = (size_t) kf_config_int (cfg, "max_message_bytes"),
+        .batch = (int) kf_config_int (cfg, "batch"),
+        .lease_ms = { (int) kf_config_int (cfg, "lease_generate_ms"),
+                      (int) kf_config_int (cfg, "lease_compile_ms"),
+                      (int) kf_config_int (cfg, "lease_execute_ms") },
+        .timing = timing,
+    };
+    kf_coord_t *coord = kf_coord_new (&c, &stop);
+    int rc = 1;
+    if (coord) {
+        rc = kf_coord_run (coord, &stop);
+        kf_coord_destroy (&coord);
+    }
+    json_decref (timing);
+    kf_config_destroy (&cfg);
+    return rc;
+}
