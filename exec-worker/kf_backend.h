@@ -1,0 +1,30 @@
+/*  kf_backend.h - where a candidate runs, behind one small interface.
+ *
+ *  The exec worker's parent side (sandbox, verdict mapping) is the same
+ *  for every device; what differs is how tensors are allocated, how a
+ *  call is timed and how the device is described. Each backend is one
+ *  file (kf_exec_backend_host.c now; CUDA and Level Zero later) exporting one
+ *  of these.
+ */
+#ifndef KF_BACKEND_H
+#define KF_BACKEND_H
+
+#include <jansson.h>
+
+typedef struct {
+    const char *name;        /* "host", "cuda", "level-zero" */
+    /* Runs in the sandboxed evaluation child. DIR holds candidate.so,
+     * reference.so and job.json (the evaluate payload); writes
+     * DIR/result.json. Returns the child's exit code (0 when a result
+     * was written). */
+    int (*child_main) (const char *dir, json_t *job);
+    /* Devices for capabilities: array of {name, memory_bytes, ...}. */
+    json_t *(*devices) (void);
+} kf_exec_backend_t;
+
+extern const kf_exec_backend_t kf_exec_backend_host;
+
+/* The backend called NAME, or NULL. */
+const kf_exec_backend_t *kf_exec_backend_find (const char *name);
+
+#endif

@@ -1,0 +1,34 @@
+/*  kf_exec.h - the exec worker's "evaluate" job handler.
+ *
+ *  The handler never loads a candidate itself: it writes the artifacts
+ *  and the payload into a private directory and runs the worker binary
+ *  again as "--eval-child DIR" in the sandbox, so a crash, hang or fork
+ *  bomb ends that child only. The child's result.json, its signal or its
+ *  timeout become the verdict.
+ */
+#ifndef KF_EXEC_H
+#define KF_EXEC_H
+
+#include "kf_worker.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+typedef struct {
+    const char *worker_path; /* binary that handles --eval-child; NULL: /proc/self/exe */
+    const char *backend;     /* NULL: "host" */
+    double time_limit_s;     /* whole evaluation; 0: 120 */
+    size_t memory_bytes;     /* child RLIMIT_AS; 0: 16 GiB (none under ASan) */
+} kf_exec_config_t;
+
+/* kf_job_fn; ARG is a kf_exec_config_t * or NULL for the defaults. */
+void kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res);
+
+/* The evaluation child: what `worker --eval-child DIR` runs. Returns the
+ * process exit code. */
+int kf_exec_child_main (const char *dir);
+
+/* {backends, arch, devices} for HELLO. Caller owns the result. */
+json_t *kf_exec_capabilities (const char *backend);
+
+#endif
