@@ -289,10 +289,17 @@ void
 kf_ctl_print_status (FILE *out, json_t *snap)
 {
     long long up = s_int (snap, "uptime_s", -1);
-    fprintf (out, "coordinator %s", s_str (snap, "version"));
+    json_t *version = json_object_get (snap, "version");
+    if (json_is_integer (version))
+        fprintf (out, "coordinator (protocol %lld)",
+                 (long long) json_integer_value (version));
+    else
+        fprintf (out, "coordinator %s", s_str (snap, "version"));
     if (up >= 0)
         fprintf (out, ", up %lldh%02lldm%02llds", up / 3600, up / 60 % 60,
                  up % 60);
+    if (json_is_string (json_object_get (snap, "database")))
+        fprintf (out, ", database %s", s_str (snap, "database"));
     fprintf (out, "\n");
 
     static const char *roles[] = { "generate", "compile", "execute" };
@@ -317,8 +324,14 @@ kf_ctl_print_status (FILE *out, json_t *snap)
     json_t *v;
     bool any = false;
     json_object_foreach (queues, key, v) {
-        fprintf (out, "%s %s %lld", any ? "," : "", key,
-                 json_is_integer (v) ? (long long) json_integer_value (v) : 0);
+        /* A bare count, or an object with queued and leased counts. */
+        if (json_is_object (v))
+            fprintf (out, "%s %s %lld (%lld leased)", any ? "," : "", key,
+                     s_int (v, "queued", 0), s_int (v, "leased", 0));
+        else
+            fprintf (out, "%s %s %lld", any ? "," : "", key,
+                     json_is_integer (v) ? (long long) json_integer_value (v)
+                                         : 0);
         any = true;
     }
     fprintf (out, "%s\n", any ? "" : " none");
