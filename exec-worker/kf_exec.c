@@ -226,8 +226,12 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "crashed",
                                  "detail", detail, "speedup");
     }
-    if (res->ok && res->result)
+    if (res->ok && res->result) {
+        //  The child's fault handler writes only verdict and detail.
+        if (!json_object_get (res->result, "speedup"))
+            json_object_set_new (res->result, "speedup", json_null ());
         json_object_set_new (res->result, "wall_s", json_real (run.wall_s));
+    }
     json_decref (result);
     kf_subproc_result_free (&run);
     kf_subproc_rmtree (dir);
