@@ -207,6 +207,12 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
                 json_string_value (json_object_get (result, "detail")));
     }
     else if (verdict) {
+        //  A verdict followed by a non-zero exit is the harness's own
+        //  trouble (a sanitizer report, a failed cleanup): worth a log
+        //  line, not a different verdict. The fault handler exits 3.
+        if (run.exit_code != 0 && run.exit_code != 3)
+            kf_warn ("evaluation child exited with %d after its verdict: %s",
+                     run.exit_code, last);
         res->ok = true;
         res->result = json_incref (result);
     }
