@@ -745,10 +745,10 @@ s_emit (const s_starter_t *st, const int choice[])
     if (!f)
         return NULL;
     int np = s_n_params (st);
-    fprintf (f, "/*  %s - a %s kernel for the host backend, written by the\n"
-                " *  KernelFoundry offline generator: a built-in template library, not a\n"
-                " *  language model. The parameters below choose between real\n"
-                " *  implementations; each may be overridden with -DNAME=VALUE. */\n",
+    fprintf (f, "/*  %s: %s, for the host backend.\n"
+                " *  Written by the KernelFoundry offline generator, a built-in template\n"
+                " *  library, not a language model. The parameters below choose between\n"
+                " *  real implementations; each may be overridden with -DNAME=VALUE. */\n",
              st->key, st->title);
     fprintf (f, "/* kf-params:");
     for (int i = 0; i < np; i++)
