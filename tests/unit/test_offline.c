@@ -261,7 +261,7 @@ s_compile_all (void)
     char *cmd = NULL;
     if (asprintf (&cmd,
               "cd '%s' && ls *.c | sed 's/\\.c$//' | xargs -P 2 -I{} "
-              "%s -O2 -shared -fPIC -Wall -Wextra -Werror -I '%s' {}.c -o {}.so -lm",
+              "%s -std=c11 -O2 -shared -fPIC -Wall -Wextra -Werror -I '%s' {}.c -o {}.so -lm",
               s_tmp, cc, s_include) < 0)
         return -1;
     int rc = system (cmd);
