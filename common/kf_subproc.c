@@ -197,9 +197,9 @@ s_pidfd_open (pid_t pid)
 #endif
 }
 
-int
-kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
-                kf_subproc_result_t *result)
+static int
+s_run_once (char *const argv[], const kf_subproc_limits_t *limits,
+            kf_subproc_result_t *result)
 {
     memset (result, 0, sizeof *result);
     result->exit_code = -1;
@@ -342,6 +342,23 @@ kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
         result->signal = WTERMSIG (status);
     }
     return 0;
+}
+
+int
+kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
+                kf_subproc_result_t *result)
+{
+    //  All sandboxed children share one unprivileged user and so one
+    //  RLIMIT_NPROC budget: while another job's fork bomb holds it, our
+    //  setuid or exec fails with EAGAIN. That bomb dies at its own time
+    //  limit, so waiting a little is better than failing the job.
+    for (int attempt = 0; ; attempt++) {
+        int rc = s_run_once (argv, limits, result);
+        if (rc == 0 || errno != EAGAIN || attempt >= 100)
+            return rc;
+        struct timespec pause = { 0, 100 * 1000 * 1000 };
+        nanosleep (&pause, NULL);
+    }
 }
 
 void

@@ -23,26 +23,17 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-//  The kernel contract header, embedded at build time. The assembler runs
-//  from the repository root (where make runs), so the path is relative
-//  to it; one copy of the header means the generator, the compiler and
-//  the evaluator can never disagree about the ABI.
-__asm__ (
-    ".pushsection .rodata\n"
-    "s_kernel_header_start:\n"
-    ".incbin \"common/kf_kernel.h\"\n"
-    "s_kernel_header_end:\n"
-    ".byte 0\n"
-    ".popsection\n");
-extern const char s_kernel_header_start[];
-extern const char s_kernel_header_end[];
+//  The kernel contract header, embedded by the build (common/embed.sh),
+//  so a deployed worker needs no repository and the generator, the
+//  compiler and the evaluator can never disagree about the ABI.
+extern const char kf_contract_text[];
 
 const char *
 kf_compile_kernel_header (size_t *size)
 {
     if (size)
-        *size = (size_t) (s_kernel_header_end - s_kernel_header_start);
-    return s_kernel_header_start;
+        *size = strlen (kf_contract_text);
+    return kf_contract_text;
 }
 
 int
