@@ -34,10 +34,10 @@ BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worke
              $(BIN)/kf-exec-worker $(BIN)/kfctl
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
+TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 .PHONY: all deps test unit bench-dispatch clean check-deps
-all: check-deps $(BINARIES) $(TESTS) $(BENCHES)
+all: check-deps $(BINARIES) $(TESTS) $(TOOLS)
 
 check-deps:
 	@pkg-config --exists $(PC_LIBS) || { echo "missing libraries: run 'make deps' (as root) first" >&2; exit 1; }
@@ -50,7 +50,8 @@ deps:
 
 $(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PC_CFLAGS) -I$(dir $<) -c $< -o $@
+	@echo "  CC  $<"
+	@$(CC) $(CFLAGS) $(PC_CFLAGS) -I$(dir $<) -c $< -o $@
 
 # The kernel contract header, embedded so the coordinator can put it in
 # prompts verbatim.
@@ -79,7 +80,7 @@ $(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBKF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench/%: $(OBJ)/tests/bench/%.o $(LIBKF)
+$(BUILD)/tools/%: $(OBJ)/tests/tools/%.o $(LIBKF)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -80,10 +80,13 @@ s_job_main (void *arg)
         msg->frames = res.frames;
     }
     zsock_t *push = zsock_new_push (jt->results_ep);
-    /* The first frame tells the main thread which slot is free again; the
-     * rest is the encoded message it forwards unchanged. */
-    zsock_send (push, "8", (uint64_t) jt->job.job_id);
-    kf_msg_send (&msg, push, NULL, NULL);
+    /* The job id travels first, in the routing position of the same
+     * message, so the main thread knows which slot is free again; the
+     * rest is the encoded RESULT it forwards unchanged. */
+    uint64_t id = (uint64_t) jt->job.job_id;
+    zframe_t *idf = zframe_new (&id, sizeof id);
+    kf_msg_send (&msg, push, idf, NULL);
+    zframe_destroy (&idf);
     zsock_destroy (&push);
     free (jt->kind);
     json_decref (jt->job.payload);
@@ -246,7 +249,7 @@ s_on_result (s_worker_t *self)
     if (idf && zframe_size (idf) == 8)
         memcpy (&job_id, zframe_data (idf), 8);
     zframe_destroy (&idf);
-    for (int i = 0; i < self->cfg->credits; i++)
+    for (int i = 0; job_id && i < self->cfg->credits; i++)
         if (self->jobs[i] == (int64_t) job_id) {
             self->jobs[i] = 0;
             self->running--;

@@ -45,8 +45,15 @@ static const char *s_counter_names[C_N] = {
     "dispatched", "batches", "db_errors"
 };
 
+typedef struct {
+    char *worker_id;
+    int64_t job_id;
+    kf_msg_t *msg;
+} s_outbox_t;
+
 struct kf_coord_t {
     kf_coord_config_t cfg;
+    zlistx_t *outbox;        /* s_outbox_t: JOBs waiting for their commit */
     kf_db_t *db;
     kf_search_t search;
     zsock_t *workers, *clients, *status, *events;
@@ -58,6 +65,8 @@ struct kf_coord_t {
     int64_t next_heartbeat, next_lease_check;
     bool dispatch_needed;
 };
+
+static void s_flush_outbox (kf_coord_t *self, bool committed);
 
 static void
 s_worker_free (void **item)
@@ -103,6 +112,7 @@ kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
     self->by_id = zhashx_new ();
     zhashx_set_destructor (self->by_id, s_worker_free);
     self->by_route = zhashx_new ();
+    self->outbox = zlistx_new ();
     self->started = zclock_mono ();
     if (s_bind (&self->workers, ZMQ_ROUTER, cfg->worker_endpoint, cfg->max_message)
         || s_bind (&self->clients, ZMQ_ROUTER, cfg->client_endpoint, cfg->max_message)
@@ -153,6 +163,9 @@ kf_coord_destroy (kf_coord_t **self_p)
     if (!self_p || !*self_p)
         return;
     kf_coord_t *self = *self_p;
+    if (self->outbox)
+        s_flush_outbox (self, false);
+    zlistx_destroy (&self->outbox);
     zhashx_destroy (&self->by_route);
     zhashx_destroy (&self->by_id);
     zsock_destroy (&self->workers);
@@ -270,29 +283,16 @@ s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
     return rc;
 }
 
-/* Forgets W and requeues its leases. IN_TXN: the caller's transaction is
- * open and commits (and publishes) for us. */
+/* Forgets W and requeues its leases, inside the loop's transaction. */
 static void
-s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why, bool in_txn)
+s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why)
 {
     kf_warn ("worker %s %s; requeueing its %zu job(s)", w->id, why,
              json_array_size (w->jobs));
     char reason[200];
     snprintf (reason, sizeof reason, "worker %.100s %s", w->id, why);
-    if (in_txn) {
-        if (s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason))
-            self->counters[C_DB_ERRORS]++;
-    }
-    else if (kf_db_begin (self->db) == 0
-        && s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason) == 0
-        && kf_db_commit (self->db) == 0)
-        s_publish_events (self);
-    else {
-        kf_db_rollback (self->db);
-        s_truncate_events (self, 0);
-        self->counters[C_DB_ERRORS]++;
-        /* The lease deadline is the backstop: the jobs come back then. */
-    }
+    if (s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason))
+        self->counters[C_DB_ERRORS]++;   /* the lease deadline is the backstop */
     zhashx_delete (self->by_route, w->route_key);
     zhashx_delete (self->by_id, w->id);
 }
@@ -305,10 +305,12 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     const char *id = kf_msg_str (msg, "worker_id");
     const char *role = kf_msg_str (msg, "role");
     int64_t credits = kf_msg_int (msg, "credits", 0);
-    if (!*id || strlen (id) > 200 || strlen (role) >= 32 || credits < 1
-        || credits > 4096) {
+    static const char *id_chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789._:@-";
+    if (!*id || strlen (id) > 200 || strspn (id, id_chars) != strlen (id)
+        || !*role || strlen (role) >= 32 || credits < 1 || credits > 4096) {
         s_reply_error (self, self->workers, route, "bad-request",
-                       "worker_id, role or credits out of range");
+                       "worker_id (letters, digits, ._:@-), role or credits out of range");
         return;
     }
     s_worker_t *w = zhashx_lookup (self->by_id, id);
@@ -386,51 +388,48 @@ s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t *msg)
     S_I64 (id, job_id);
     S_I64 (lease, kf_msg_int (msg, "lease", 0));
     json_t *result = json_object_get (msg->body, "result");
-    bool ok = json_is_true (json_object_get (msg->body, "ok"));
-    size_t events_before = json_array_size (self->search.events);
-    if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0) {
-        self->counters[C_DB_ERRORS]++;
-        return;
-    }
-    int rc = 0;
-    if (ok) {
-        char *text = json_dumps (result, JSON_COMPACT);
-        const char *params[3] = { id, lease, text };
-        bool failed;
-        json_t *job = kf_db_row (self->db,
-                                 "UPDATE jobs SET state = 'done', result = $3,"
-                                 " lease_deadline = NULL, updated_at = now()"
-                                 " WHERE id = $1 AND lease = $2 AND state = 'leased'"
-                                 " RETURNING id, run_id, candidate_id, kind, worker",
-                                 3, params, &failed);
-        free (text);
-        if (failed)
-            rc = -1;
-        else if (!job)
-            self->counters[C_LATE]++;
-        else {
-            self->counters[C_DONE]++;
-            rc = kf_search_job_done (&self->search, job, result, msg->frames);
-        }
-        json_decref (job);
-    }
-    else {
+    if (!json_is_true (json_object_get (msg->body, "ok"))) {
         const char *error = kf_msg_str (msg, "error");
         char where[128];
-        snprintf (where, sizeof where,
-                  "id = %s AND lease = $1 AND state = 'leased'", id);
         /* The job id is an integer we printed ourselves; the lease travels
          * as the parameter. */
-        rc = s_requeue (self, where, lease, error ? error : "worker reported failure");
+        snprintf (where, sizeof where, "id = %s AND lease = $1 AND state = 'leased'", id);
+        if (s_requeue (self, where, lease, error ? error : "worker reported failure"))
+            self->counters[C_DB_ERRORS]++;
+        return;
     }
-    if (rc == 0)
-        kf_db_exec (self->db, "RELEASE SAVEPOINT result", 0, NULL);
-    else {
-        kf_error ("result of job %s not applied: %s", id, kf_db_error (self->db));
+    char *text = json_dumps (result, JSON_COMPACT);
+    const char *params[3] = { id, lease, text };
+    bool failed;
+    json_t *job = kf_db_row (self->db,
+                             "UPDATE jobs SET state = 'done', result = $3,"
+                             " lease_deadline = NULL, updated_at = now()"
+                             " WHERE id = $1 AND lease = $2 AND state = 'leased'"
+                             " RETURNING id, run_id, candidate_id, kind, worker",
+                             3, params, &failed);
+    free (text);
+    if (failed)
         self->counters[C_DB_ERRORS]++;
-        kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);
-        s_truncate_events (self, events_before);
+    else if (!job)
+        self->counters[C_LATE]++;   /* its lease was lost: discard */
+    else {
+        self->counters[C_DONE]++;
+        if (json_integer_value (json_object_get (job, "run_id"))) {
+            /* The search step in a savepoint: if it fails, the job stays
+             * done but its consequences are not half-applied. */
+            size_t events_before = json_array_size (self->search.events);
+            if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
+                || kf_search_job_done (&self->search, job, result, msg->frames)) {
+                kf_error ("job %s: search step failed: %s", id, kf_db_error (self->db));
+                self->counters[C_DB_ERRORS]++;
+                kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);
+                s_truncate_events (self, events_before);
+            }
+            else
+                kf_db_exec (self->db, "RELEASE SAVEPOINT result", 0, NULL);
+        }
     }
+    json_decref (job);
 }
 
 static void
@@ -465,7 +464,7 @@ s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t *msg)
     }
     else if (!strcmp (msg->type, "BYE")) {
         kf_info ("worker %s said goodbye", w->id);
-        s_worker_lost (self, w, "left", true);
+        s_worker_lost (self, w, "left");
     }
 }
 
@@ -474,9 +473,8 @@ static void s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *rout
 
 /* Reads every waiting message from SOCK, up to the batch size. */
 static void
-s_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep, bool batch)
+s_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep)
 {
-    bool in_txn = batch && kf_db_begin (self->db) == 0;
     for (int i = 0; i < self->cfg.batch; i++) {
         zmsg_t *zmsg = zmsg_recv (sock);
         if (!zmsg)
@@ -498,16 +496,6 @@ s_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep, bool batch)
             s_on_client_message (self, sock, route, msg);
         kf_msg_destroy (&msg);
         zframe_destroy (&route);
-    }
-    if (in_txn) {
-        if (kf_db_commit (self->db) == 0) {
-            self->counters[C_BATCHES]++;
-            s_publish_events (self);
-        }
-        else {
-            self->counters[C_DB_ERRORS]++;
-            s_truncate_events (self, 0);
-        }
     }
 }
 
@@ -536,63 +524,122 @@ s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
     return 0;
 }
 
+/* Leases queued jobs to every worker with free credits. Workers with the
+ * same role and capabilities form one group and share one statement: the
+ * array of worker ids, one entry per free credit in round-robin order, is
+ * matched to the leased jobs by row number. The JOB messages wait in the
+ * outbox until the transaction that leased them commits. */
 static void
 s_dispatch (kf_coord_t *self)
 {
     self->dispatch_needed = false;
-    zhashx_t *empty = zhashx_new ();   /* role|backends|arch with no work */
+    zhashx_t *groups = zhashx_new ();   /* key -> zlistx of s_worker_t */
+    zhashx_set_destructor (groups, (zhashx_destructor_fn *) zlistx_destroy);
     for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
-        int free_credits = w->credits - (int) json_array_size (w->jobs);
-        if (w->draining || free_credits <= 0)
+        if (w->draining || w->credits <= (int) json_array_size (w->jobs))
             continue;
         char key[400];
         snprintf (key, sizeof key, "%s|%s|%s", w->role, w->backends, w->arch);
-        if (zhashx_lookup (empty, key))
-            continue;
+        zlistx_t *list = zhashx_lookup (groups, key);
+        if (!list) {
+            list = zlistx_new ();
+            zhashx_insert (groups, key, list);
+        }
+        zlistx_add_end (list, w);
+    }
+    for (zlistx_t *list = zhashx_first (groups); list; list = zhashx_next (groups)) {
+        s_worker_t *first = zlistx_first (list);
+        /* Round-robin over free credits so jobs spread over the group. */
+        char *ids = NULL;
+        size_t ids_size = 0;
+        FILE *f = open_memstream (&ids, &ids_size);
+        fputc ('{', f);
+        int total = 0;
+        for (int round = 0; round < 4096; round++) {
+            int added = 0;
+            for (s_worker_t *w = zlistx_first (list); w; w = zlistx_next (list))
+                if (w->credits - (int) json_array_size (w->jobs) > round) {
+                    fprintf (f, "%s\"%s\"", total ? "," : "", w->id);
+                    total++;
+                    added++;
+                }
+            if (!added)
+                break;
+        }
+        fputc ('}', f);
+        fclose (f);
         char limit[24];
-        const char *params[5] = { w->id, w->role, w->backends, w->arch,
-                                  S_I64 (limit, free_credits) };
+        const char *params[5] = { first->role, first->backends, first->arch,
+                                  S_I64 (limit, total), ids };
         json_t *rows = kf_db_query (
             self->db,
-            "UPDATE jobs SET state = 'leased', lease = lease + 1,"
-            " attempts = attempts + 1, worker = $1, updated_at = now(),"
-            " lease_deadline = now() + lease_ms * interval '1 millisecond'"
-            " WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' AND role = $2"
-            "  AND (backend IS NULL OR backend = ANY($3::text[]))"
-            "  AND (arch IS NULL OR arch = $4)"
-            "  ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)"
-            " RETURNING id, lease, kind, payload, blobs::text AS blobs",
+            "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued' AND role = $1"
+            "  AND (backend IS NULL OR backend = ANY($2::text[]))"
+            "  AND (arch IS NULL OR arch = $3)"
+            "  ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED),"
+            " picked AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM locked)"
+            " UPDATE jobs j SET state = 'leased', lease = j.lease + 1,"
+            " attempts = j.attempts + 1, worker = ($5::text[])[p.rn], updated_at = now(),"
+            " lease_deadline = now() + j.lease_ms * interval '1 millisecond'"
+            " FROM picked p WHERE j.id = p.id"
+            " RETURNING j.id, j.lease, j.kind, j.payload, j.blobs::text AS blobs, j.worker",
             5, params);
+        free (ids);
         if (!rows) {
             self->counters[C_DB_ERRORS]++;
             break;
         }
-        if (json_array_size (rows) == 0)
-            zhashx_insert (empty, key, (void *) 1);
         size_t i;
         json_t *row;
         json_array_foreach (rows, i, row) {
             int64_t job_id = json_integer_value (json_object_get (row, "id"));
+            s_worker_t *w = zhashx_lookup (
+                self->by_id, json_string_value (json_object_get (row, "worker")));
             kf_msg_t *msg = kf_msg_new (
                 "JOB", json_pack ("{s:I, s:O, s:O, s:O}", "job_id", (json_int_t) job_id,
                                   "lease", json_object_get (row, "lease"), "kind",
                                   json_object_get (row, "kind"), "payload",
                                   json_object_get (row, "payload")));
-            if (s_attach_blobs (self, msg, json_object_get (row, "blobs"))) {
+            const char *blobs = json_string_value (json_object_get (row, "blobs"));
+            if (!w || (blobs && strcmp (blobs, "{}")
+                       && s_attach_blobs (self, msg, json_object_get (row, "blobs")))) {
                 /* Its lease will lapse and the job comes back. */
-                kf_error ("job %lld: cannot read its blobs: %s", (long long) job_id,
+                kf_error ("job %lld: cannot send: %s", (long long) job_id,
                           kf_db_error (self->db));
                 kf_msg_destroy (&msg);
                 continue;
             }
             json_array_append_new (w->jobs, json_integer (job_id));
-            self->counters[C_DISPATCHED]++;
-            if (kf_msg_send (&msg, self->workers, w->route, NULL) == 0)
-                self->counters[C_SENT]++;
+            s_outbox_t *o = calloc (1, sizeof *o);
+            o->worker_id = strdup (w->id);
+            o->job_id = job_id;
+            o->msg = msg;
+            zlistx_add_end (self->outbox, o);
         }
         json_decref (rows);
     }
-    zhashx_destroy (&empty);
+    zhashx_destroy (&groups);
+}
+
+/* After the loop's transaction: send the leased jobs, or, when it did not
+ * commit, forget them (they are still queued in the database). */
+static void
+s_flush_outbox (kf_coord_t *self, bool committed)
+{
+    s_outbox_t *o;
+    while ((o = zlistx_detach (self->outbox, NULL))) {
+        s_worker_t *w = zhashx_lookup (self->by_id, o->worker_id);
+        if (committed && w) {
+            self->counters[C_DISPATCHED]++;
+            if (kf_msg_send (&o->msg, self->workers, w->route, NULL) == 0)
+                self->counters[C_SENT]++;
+        }
+        else if (w)
+            s_forget_job (w, o->job_id);
+        kf_msg_destroy (&o->msg);
+        free (o->worker_id);
+        free (o);
+    }
 }
 
 /* ---- cron ---------------------------------------------------------------- */
@@ -611,22 +658,14 @@ s_cron (kf_coord_t *self)
                 s_send (self, self->workers, w->route, "HEARTBEAT", NULL);
         }
         for (s_worker_t *w = zlistx_first (dead); w; w = zlistx_next (dead))
-            s_worker_lost (self, w, "missed its heartbeats", false);
+            s_worker_lost (self, w, "missed its heartbeats");
         zlistx_destroy (&dead);
     }
     if (now >= self->next_lease_check) {
         self->next_lease_check = now + 1000;
-        if (!kf_db_connected (self->db) && kf_db_connect (self->db, 0))
-            return;
-        if (kf_db_begin (self->db) == 0
-            && s_requeue (self, "state = 'leased' AND lease_deadline < now() AND $1 = $1",
-                          "x", "lease expired") == 0
-            && kf_db_commit (self->db) == 0)
-            s_publish_events (self);
-        else {
-            kf_db_rollback (self->db);
-            s_truncate_events (self, 0);
-        }
+        if (s_requeue (self, "state = 'leased' AND lease_deadline < now() AND $1 = $1",
+                       "x", "lease expired"))
+            self->counters[C_DB_ERRORS]++;
         /* Jobs may have been added by another writer (benchmarks). */
         self->dispatch_needed = true;
     }
@@ -943,15 +982,31 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             wait = 0;
         if (zmq_poll (items, 3, (long) wait) < 0)
             continue;   /* EINTR: the loop condition looks at *stop */
-        if (items[0].revents & ZMQ_POLLIN)
-            s_drain (self, self->workers, KF_EP_WORKER_IN, true);
+        /* Clients and status first, each request on its own. */
         if (items[1].revents & ZMQ_POLLIN)
-            s_drain (self, self->clients, KF_EP_CLIENT_IN, false);
+            s_drain (self, self->clients, KF_EP_CLIENT_IN);
         if (items[2].revents & ZMQ_POLLIN)
-            s_drain (self, self->status, KF_EP_STATUS_IN, false);
+            s_drain (self, self->status, KF_EP_STATUS_IN);
+        /* Then one transaction for everything the workers said, the
+         * periodic checks and the dispatch they make possible: one commit
+         * per pass however many messages it covers. */
+        kf_db_begin (self->db);
+        if (items[0].revents & ZMQ_POLLIN)
+            s_drain (self, self->workers, KF_EP_WORKER_IN);
         s_cron (self);
         if (self->dispatch_needed)
             s_dispatch (self);
+        bool committed = kf_db_commit (self->db) == 0;
+        if (!committed) {
+            kf_db_rollback (self->db);
+            self->counters[C_DB_ERRORS]++;
+            s_truncate_events (self, 0);
+        }
+        else {
+            self->counters[C_BATCHES]++;
+            s_publish_events (self);
+        }
+        s_flush_outbox (self, committed);
     }
     kf_info ("stopping");
     return 0;

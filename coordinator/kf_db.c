@@ -32,6 +32,8 @@ struct kf_db_t {
     int backoff_ms;
     int64_t next_attempt;    /* ms monotonic; no attempt before */
     long statements;
+    bool txn_pending;        /* BEGIN asked for, not yet sent */
+    bool in_txn;             /* BEGIN sent, no COMMIT or ROLLBACK yet */
 };
 
 kf_db_t *
@@ -137,13 +139,37 @@ s_ok (kf_db_t *self, PGresult *r)
     return false;
 }
 
+/* Connects if needed and sends a BEGIN that was asked for lazily, so an
+ * idle loop pass costs no round trip at all. */
+static int
+s_ready (kf_db_t *self)
+{
+    /* A transaction whose connection died stays dead until it is ended:
+     * reconnecting here would run the rest of it in autocommit. */
+    if (self->in_txn && !kf_db_connected (self))
+        return -1;
+    if (!kf_db_connected (self) && kf_db_connect (self, 0)) {
+        self->txn_pending = false;
+        return -1;
+    }
+    if (self->txn_pending) {
+        self->txn_pending = false;
+        PGresult *r = PQexec (self->conn, "BEGIN");
+        bool ok = s_ok (self, r);
+        PQclear (r);
+        if (!ok)
+            return -1;
+        self->in_txn = true;
+    }
+    return 0;
+}
+
 static PGresult *
 s_run (kf_db_t *self, const char *sql, int n, const char *const *params,
        const int *lengths, const int *formats)
 {
-    if (!kf_db_connected (self) && kf_db_connect (self, 0)) {
+    if (s_ready (self))
         return NULL;
-    }
     self->statements++;
     PGresult *r = PQexecParams (self->conn, sql, n, NULL, params, lengths,
                                 formats, 0);
@@ -246,7 +272,7 @@ kf_db_fetch_blob (kf_db_t *self, const char *sql, const char *param,
 {
     *data = NULL;
     *size = 0;
-    if (!kf_db_connected (self) && kf_db_connect (self, 0))
+    if (s_ready (self))
         return -1;
     self->statements++;
     const char *params[1] = { param };
@@ -270,7 +296,7 @@ kf_db_fetch_blob (kf_db_t *self, const char *sql, const char *param,
 int
 kf_db_exec_script (kf_db_t *self, const char *sql)
 {
-    if (!kf_db_connected (self) && kf_db_connect (self, 0))
+    if (s_ready (self))
         return -1;
     self->statements++;
     PGresult *r = PQexec (self->conn, sql);
@@ -282,20 +308,46 @@ kf_db_exec_script (kf_db_t *self, const char *sql)
 int
 kf_db_begin (kf_db_t *self)
 {
-    return kf_db_exec (self, "BEGIN", 0, NULL) < 0 ? -1 : 0;
+    self->txn_pending = true;
+    return 0;
 }
 
 int
 kf_db_commit (kf_db_t *self)
 {
-    return kf_db_exec (self, "COMMIT", 0, NULL) < 0 ? -1 : 0;
+    if (self->txn_pending) {
+        self->txn_pending = false;   /* nothing was run: nothing to commit */
+        return 0;
+    }
+    bool was = self->in_txn;
+    self->in_txn = false;
+    if (!kf_db_connected (self))
+        return -1;
+    if (!was)
+        return 0;
+    self->statements++;
+    PGresult *r = PQexec (self->conn, "COMMIT");
+    /* COMMIT of a transaction that had failed succeeds as ROLLBACK. */
+    bool ok = s_ok (self, r) && !strcmp (PQcmdStatus (r), "COMMIT");
+    if (!ok && kf_db_connected (self))
+        s_set_error (self, "transaction rolled back after an error");
+    PQclear (r);
+    return ok ? 0 : -1;
 }
 
 void
 kf_db_rollback (kf_db_t *self)
 {
-    if (kf_db_connected (self))
-        kf_db_exec (self, "ROLLBACK", 0, NULL);
+    if (self->txn_pending) {
+        self->txn_pending = false;
+        return;
+    }
+    bool was = self->in_txn;
+    self->in_txn = false;
+    if (was && kf_db_connected (self)) {
+        PGresult *r = PQexec (self->conn, "ROLLBACK");
+        PQclear (r);
+    }
 }
 
 const char *

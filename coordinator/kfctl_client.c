@@ -185,15 +185,6 @@ s_strdupf (const char *fmt, ...)
     return text;
 }
 
-/* True when ZMSG's type frame (after the signature) reads TYPE. */
-static bool
-s_type_is (zmsg_t *zmsg, const char *type)
-{
-    zframe_t *f = zmsg_first (zmsg);
-    f = f ? zmsg_next (zmsg) : NULL;
-    return f && zframe_streq (f, type);
-}
-
 kf_ctl_rc_t
 kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
                 int timeout_ms, kf_msg_t **reply_p, char **err)
@@ -256,19 +247,11 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
             *err = s_strdupf ("receive failed on %s", endpoint);
         goto done;
     }
-    /* The codec's client-side table may lag a reply type the spec lists
-     * (RUNS); keep a copy so such a reply can still be decoded, checked
-     * against the full table, when it is the very type we asked for. */
-    zmsg_t *spare = s_type_is (zmsg, expect) ? zmsg_dup (zmsg) : NULL;
     const char *reason = NULL;
     kf_msg_t *reply = NULL;
     kf_proto_rc_t prc = kf_msg_decode (&zmsg, KF_EP_CLIENT_OUT,
                                        KF_PROTO_DEFAULT_MAX_MESSAGE, false,
                                        false, NULL, &reply, &reason);
-    if (prc == KF_PROTO_UNKNOWN_TYPE && spare)
-        prc = kf_msg_decode (&spare, KF_EP_ANY, KF_PROTO_DEFAULT_MAX_MESSAGE,
-                             false, false, NULL, &reply, &reason);
-    zmsg_destroy (&spare);
     if (prc != KF_PROTO_OK) {
         rc = KF_CTL_BAD_REPLY;
         *err = s_strdupf ("bad reply from %s: %s: %s", endpoint,

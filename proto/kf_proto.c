@@ -44,7 +44,7 @@ static const s_schema_t s_schema[] = {
     { "ERROR", W_OUT | C_OUT, { { "code", JSON_STRING },
                                { "reason", JSON_STRING } } },
     { "SUBMIT", C_IN, { { "task", JSON_OBJECT }, { "config", JSON_OBJECT } } },
-    { "RUNS", C_IN, { { NULL, 0 } } },
+    { "RUNS", C_IN | C_OUT, { { NULL, 0 } } },
     { "SHOW", C_IN, { { "run_id", JSON_INTEGER } } },
     { "BEST", C_IN, { { "run_id", JSON_INTEGER } } },
     { "CANCEL", C_IN, { { "run_id", JSON_INTEGER } } },
@@ -130,7 +130,9 @@ kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
     while ((f = zmsg_pop (self->frames)))
         zmsg_append (out, &f);
     kf_msg_destroy (self_p);
-    return zmsg_send (&out, sock);
+    int rc = zmsg_send (&out, sock);
+    zmsg_destroy (&out);   /* left with us when the send failed */
+    return rc;
 }
 
 static bool
