@@ -3,7 +3,7 @@
 # whole suite (AddressSanitizer build, private PostgreSQL, real daemons).
 
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
-             libpq-dev postgresql pkg-config iproute2
+             libpq-dev postgresql pkg-config iproute2 jq
 PC_LIBS   := libczmq libzmq jansson libcurl libpq
 
 BUILD     ?= build

@@ -1,0 +1,125 @@
+# tests/integration/lib.sh - what every integration test needs: a fresh
+# database on the suite's PostgreSQL, the real daemons on ipc:// endpoints
+# in a private folder, kfctl pointed at them, checks that count, and a
+# cleanup that stops everything the test started (by pid, never by name).
+# Sourced by tests/integration/test_*.sh; run them through tests/run.sh.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${KF_BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+BIN=$BUILD/bin
+TOOLS=$BUILD/tools
+NAME=$(basename "$0" .sh)
+T=$(mktemp -d /tmp/kfi.XXXXXX)    # short: ipc paths are capped at 107 bytes
+chmod 755 "$T"
+PIDS=()
+checks=0
+failures=0
+
+export KF_CLIENT_ENDPOINT=ipc://$T/c.sock
+export KF_STATUS_ENDPOINT=ipc://$T/s.sock
+export KF_EVENT_ENDPOINT=ipc://$T/e.sock
+export KF_WORKER_ENDPOINT=ipc://$T/w.sock
+export KF_STATE=$T/state     # no kf-local endpoints file can leak in
+
+say() { echo "$NAME: $*" >&2; }
+
+check() {   # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
+    local what=$1
+    shift
+    checks=$((checks + 1))
+    if "$@"; then
+        say "ok: $what"
+    else
+        failures=$((failures + 1))
+        say "FAILED: $what"
+    fi
+}
+
+finish() {
+    echo "$NAME: $checks checks, $failures failed"
+    [ "$failures" -eq 0 ]
+    exit $?
+}
+
+kf_cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
+    if [ "$failures" -gt 0 ] || [ -n "${KF_KEEP:-}" ]; then
+        for f in "$T"/*.log; do
+            [ -f "$f" ] || continue
+            echo "--- $(basename "$f") (last 25 lines)" >&2
+            tail -n 25 "$f" >&2
+        done
+    fi
+    [ -n "${KF_KEEP:-}" ] || rm -rf "$T"
+}
+trap kf_cleanup EXIT
+
+# db_new: a new empty database for this test on the suite's server, in
+# DB (its name) and DB_URL.
+db_new() {
+    : "${KF_TEST_PGHOST:?run integration tests through tests/run.sh}"
+    DB=kf_${NAME}_$$_$RANDOM
+    psql -qAt -h "$KF_TEST_PGHOST" -p "$KF_TEST_PGPORT" -d postgres \
+        -c "CREATE DATABASE $DB" >/dev/null || exit 1
+    DB_URL="postgresql:///$DB?host=$KF_TEST_PGHOST&port=$KF_TEST_PGPORT"
+}
+
+# jtrue FILTER COMMAND...: COMMAND's JSON output satisfies jq FILTER.
+jtrue() {
+    local filter=$1
+    shift
+    "$@" | jq -e "$filter" >/dev/null
+}
+
+sql() { psql -qAt -h "$KF_TEST_PGHOST" -p "$KF_TEST_PGPORT" -d "$DB" -c "$1"; }
+
+# start NAME BINARY ARGS...: runs a daemon in the background, log in
+# $T/NAME.log; its pid lands in PIDS and in the variable PID.
+start() {
+    local name=$1
+    shift
+    "$@" >>"$T/$name.log" 2>&1 &
+    PID=$!
+    PIDS+=("$PID")
+}
+
+# Fast evaluation settings so a search finishes in seconds on 2 cores.
+COORD_FAST=(--eval-min-time-s 0.05 --eval-warmup-s 0.02 --eval-min-samples 5
+            --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5)
+
+start_coordinator() {   # start_coordinator ARGS...: uses $DB_URL
+    start coordinator "$BIN/kf-coordinator" --database-url "$DB_URL" \
+        --worker-endpoint "$KF_WORKER_ENDPOINT" --client-endpoint "$KF_CLIENT_ENDPOINT" \
+        --status-endpoint "$KF_STATUS_ENDPOINT" --event-endpoint "$KF_EVENT_ENDPOINT" "$@"
+    COORD_PID=$PID
+}
+
+start_workers() {   # one worker of each role
+    start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    GATEWAY_PID=$PID
+    start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    COMPILE_PID=$PID
+    start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    EXEC_PID=$PID
+}
+
+kfctl() { "$BIN/kfctl" "$@"; }
+
+# wait_until SECONDS COMMAND...: polls COMMAND every 0.2 s.
+wait_until() {
+    local limit=$1
+    shift
+    local end=$((SECONDS + limit))
+    while [ $SECONDS -lt $end ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
