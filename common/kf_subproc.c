@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -179,6 +180,11 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
         if (setuid (0) == 0)
             s_child_fail (errfd, 3);
     }
+    //  A worker killed with -9 must not leave its candidate running: die
+    //  with the parent. Set last, because a credential change clears it.
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid () == 1)
+        _exit (126);   //  the parent died before the line above
     execvpe (argv[0], argv, env);
     s_child_fail (errfd, 4);
 }

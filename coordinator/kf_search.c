@@ -195,6 +195,8 @@ s_prompt (json_t *run, const char *parent_source, double parent_speedup)
     return text;
 }
 
+static int s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result);
+
 static int
 s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
 {
@@ -242,6 +244,17 @@ s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
             continue;   /* planned before a restart: its job exists */
         int64_t cand = s_int (row, "id");
         json_decref (row);
+        json_t *initial = json_object_get (spec, "initial");
+        if (generation == 0 && slot == 0 && initial) {
+            /* The user's own starting point is the first candidate: it is
+             * compiled and evaluated like any other, with no generator. */
+            json_t *given = json_pack ("{s:O, s:s}", "source",
+                                       json_object_get (initial, "source"),
+                                       "generator", "initial");
+            rc = s_generated (self, run, cand, given);
+            json_decref (given);
+            continue;
+        }
         /* Seeds are a function of (run seed, generation, slot) only, so a
          * run replays identically with the same seed. */
         int64_t job_seed = (seed * 1000003 + (int64_t) generation * population + slot)

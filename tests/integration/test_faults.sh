@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# test_faults.sh - kill -9 of the coordinator mid-run and a restart finish
+# the run with every candidate accounted for exactly once; kill -9 of the
+# exec worker mid-job requeues its job, which another worker finishes.
+. "$(dirname "$0")/lib.sh"
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start_workers
+wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+
+run_done() { jtrue '.run.status == "done"' kfctl show "$1" --json; }
+done_count() { sql "SELECT count(*) FROM candidates WHERE run_id = $1 AND finished_at IS NOT NULL"; }
+
+# Every candidate exactly once: one row per slot, each final, one finished
+# generate job, at most one finished compile and evaluate job, at most one
+# evaluation.
+accounted() {
+    local run=$1 total=$2
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run")" -eq "$total" ] &&
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL")" -eq "$total" ] &&
+    [ "$(sql "SELECT count(*) FROM candidates c WHERE run_id = $run AND (
+            (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'generate' AND j.state = 'done') <> 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done') > 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done') > 1
+         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) > 1)")" -eq 0 ]
+}
+
+# --- kill -9 of the coordinator --------------------------------------------
+run=$(kfctl submit "$ROOT/examples/tasks/rmsnorm/task.json" --generations 4 --population 4 \
+      --seed 3 --json | jq -r .run_id)
+check "run submitted" [ -n "$run" ]
+wait_until 60 sh -c "[ \"\$(psql -qAt -h '$KF_TEST_PGHOST' -p $KF_TEST_PGPORT -d $DB -c \"SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL\")\" -ge 5 ]"
+before=$(done_count "$run")
+kill -KILL "$COORD_PID"
+say "killed the coordinator with $before of 16 candidates final"
+check "killed mid-run" [ "$before" -lt 16 ]
+sleep 0.5
+start_coordinator "${COORD_FAST[@]}"
+check "the restarted coordinator finishes the run" wait_until 120 run_done "$run"
+check "every candidate accounted for exactly once" accounted "$run" 16
+check "the restart requeued what was leased" grep -q "requeued\|serving" "$T/coordinator.log"
+
+# --- kill -9 of the exec worker mid-evaluation --------------------------------
+run2=$(kfctl submit "$ROOT/examples/tasks/layernorm/task.json" --generations 2 --population 3 \
+       --seed 4 --json | jq -r .run_id)
+leased_eval() {
+    [ -n "$(sql "SELECT id FROM jobs WHERE run_id = $run2 AND kind = 'evaluate' AND state = 'leased' LIMIT 1")" ]
+}
+check "an evaluation is leased" wait_until 60 leased_eval
+job=$(sql "SELECT id FROM jobs WHERE run_id = $run2 AND kind = 'evaluate' AND state = 'leased' LIMIT 1")
+kill -KILL "$EXEC_PID"
+say "killed the exec worker while it held job $job"
+check "the job goes back to the queue" \
+    wait_until 20 sh -c "[ \"\$(psql -qAt -h '$KF_TEST_PGHOST' -p $KF_TEST_PGPORT -d $DB -c \"SELECT state FROM jobs WHERE id = $job\")\" != leased ]"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+check "the run finishes on the new exec worker" wait_until 120 run_done "$run2"
+check "the killed job was done on a second attempt" \
+    [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 2" ]
+check "every candidate of the second run accounted for" accounted "$run2" 6
+check "the coordinator counted the requeue" jtrue '.counters.requeued >= 1' kfctl status --json
+finish
