@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# test_dispatch.sh - the coordinator's dispatch rules, driven by no-op
+# fleets (tests/tools/kf_noop_fleet.c) that speak the real protocol:
+#   a. a job goes only to a worker whose backends and arch match it, and a
+#      job no worker matches stays queued;
+#   b. a worker never holds more jobs than its credits, and does get more
+#      than one at a time when it has the credits;
+#   c. a worker that stops heartbeating is declared dead and its job is
+#      requeued (attempt counted) and finished by a healthy worker;
+#   d. a job whose workers keep going silent fails for good after
+#      --max-attempts, with the reason kept.
+# (e, a late RESULT after a requeue, needs a worker that answers after it
+# was declared dead; the fleet cannot do that, so it is not covered here.)
+# Jobs are inserted straight into the jobs table, as the benchmarks do; each
+# section uses its own role so the sections cannot steal each other's jobs.
+. "$(dirname "$0")/lib.sh"
+
+FLEET=$TOOLS/kf_noop_fleet
+if [ ! -x "$FLEET" ]; then
+    say "no $FLEET (build first)"
+    checks=1 failures=1
+    finish
+fi
+
+db_new
+# liveness 3 x 200 ms: a silent worker is dead after 0.6 s. Fleets beat
+# every 100 ms so a healthy one is never mistaken for a dead one on a busy
+# 2-core machine.
+start_coordinator --heartbeat-ms 200 --liveness 3 --max-attempts 2
+check "the coordinator answers status" wait_until 20 kfctl status --json
+
+# fleet NAME ARGS...: a no-op fleet on the worker endpoint; its output
+# (the closing JSON line) lands in $T/NAME.log.
+fleet() {
+    local name=$1
+    shift
+    start "$name" "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --heartbeat-ms 100 \
+        --id-prefix "$name" "$@"
+}
+
+# registered PREFIX N: the status snapshot lists N workers whose id
+# starts with PREFIX.
+registered() {
+    jtrue "[.workers[] | select(.id | startswith(\"$1-\"))] | length == $2" \
+        kfctl status --json
+}
+
+sqlis() {   # sqlis EXPECTED QUERY: the query's one value is EXPECTED
+    local got
+    got=$(sql "$2")
+    [ "$got" = "$1" ] || { say "  '$2' gave '$got', wanted '$1'"; return 1; }
+}
+
+# --- a. dispatch by requirement ------------------------------------------
+fleet hostfleet --workers 2 --credits 2 --role bench --backends host --arch x86_64
+HOST_FLEET=$PID
+fleet cudafleet --workers 2 --credits 2 --role bench --backends cuda --arch sm_90
+CUDA_FLEET=$PID
+check "a: both fleets registered" \
+    wait_until 10 eval 'registered hostfleet 2 && registered cudafleet 2'
+
+# Both fleets are idle with free credits when the jobs arrive, so a wrong
+# match would be taken, not merely left for the right fleet.
+sql "INSERT INTO jobs (role, kind, backend, arch, payload)
+     SELECT 'bench', 'noop', 'host', NULL, '{}' FROM generate_series(1, 10);
+     INSERT INTO jobs (role, kind, backend, arch, payload)
+     SELECT 'bench', 'noop', 'host', 'x86_64', '{}' FROM generate_series(1, 5);
+     INSERT INTO jobs (role, kind, backend, arch, payload)
+     SELECT 'bench', 'noop', 'cuda', 'sm_90', '{}' FROM generate_series(1, 10);
+     INSERT INTO jobs (role, kind, backend, arch, payload)
+     VALUES ('bench', 'noop', 'cuda', 'sm_80', '{\"nobody\": true}');
+     INSERT INTO jobs (role, kind, backend, arch, payload)
+     SELECT 'bench', 'noop', NULL, NULL, '{}' FROM generate_series(1, 6);" >/dev/null
+check "a: the 31 matchable jobs finish" \
+    wait_until 20 sqlis 31 "SELECT count(*) FROM jobs WHERE role = 'bench' AND state = 'done'"
+check "a: every cuda/sm_90 job ran on the cuda fleet" \
+    sqlis 10 "SELECT count(*) FROM jobs WHERE role = 'bench' AND backend = 'cuda'
+              AND arch = 'sm_90' AND state = 'done' AND worker LIKE 'cudafleet-%'"
+check "a: every host job ran on the host fleet" \
+    sqlis 15 "SELECT count(*) FROM jobs WHERE role = 'bench' AND backend = 'host'
+              AND state = 'done' AND worker LIKE 'hostfleet-%'"
+check "a: jobs without a backend ran on one of the fleets" \
+    sqlis 6 "SELECT count(*) FROM jobs WHERE role = 'bench' AND backend IS NULL
+             AND state = 'done' AND (worker LIKE 'hostfleet-%' OR worker LIKE 'cudafleet-%')"
+# Give the dispatcher a few more passes (one a second at least) to make a
+# mistake with the job nobody matches.
+sleep 2
+check "a: the cuda/sm_80 job stays queued, never leased" \
+    sqlis "queued|0|" "SELECT state, attempts, coalesce(worker, '') FROM jobs
+                       WHERE role = 'bench' AND arch = 'sm_80'"
+check "a: status counts it as the one queued bench job" \
+    jtrue '.queues.bench.queued == 1' kfctl status --json
+kill -TERM "$HOST_FLEET" "$CUDA_FLEET" 2>/dev/null
+
+# --- b. credits respected -------------------------------------------------
+# 60 jobs of 300 ms on one worker with 3 credits: about 6 s if the credits
+# are used, 18 s if they are not.
+sql "INSERT INTO jobs (role, kind, payload)
+     SELECT 'credits', 'noop', '{}' FROM generate_series(1, 60)" >/dev/null
+fleet credfleet --workers 1 --credits 3 --delay-ms 300 --role credits --until-jobs 60
+CRED_FLEET=$PID
+# Sample the coordinator's view while the fleet works: the most jobs it
+# lists for the worker, and by how much that ever exceeded the credits.
+max_listed=0
+over=0
+while kill -0 "$CRED_FLEET" 2>/dev/null; do
+    line=$(kfctl status --json 2>/dev/null | jq -r \
+        '[.workers[] | select(.id | startswith("credfleet-"))] | [(map(.jobs | length) | max // 0), (map((.jobs | length) - .credits) | max // -1)] | @tsv')
+    if [ -n "$line" ]; then
+        read -r n o <<<"$line"
+        [ "$n" -gt "$max_listed" ] && max_listed=$n
+        [ "$o" -gt "$over" ] && over=$o
+    fi
+    [ $SECONDS -gt 50 ] && break
+    sleep 0.1
+done
+wait "$CRED_FLEET" 2>/dev/null
+report=$(grep '^{' "$T/credfleet.log" | tail -1)
+say "b: fleet reported: $report; status listed at most $max_listed job(s) on it"
+held=$(jq -r '.max_held // -1' <<<"$report" 2>/dev/null)
+check "b: the fleet did all 60 jobs" [ "$(jq -r '.jobs // -1' <<<"$report" 2>/dev/null)" = 60 ]
+check "b: the worker never held more than its 3 credits" [ "${held:--1}" -le 3 ]
+check "b: the worker held at least 2 at once" [ "${held:--1}" -ge 2 ]
+check "b: status never listed more jobs than credits" [ "$over" -le 0 ]
+check "b: status saw it holding several jobs" [ "$max_listed" -ge 2 ]
+check "b: all 60 credit jobs done" \
+    sqlis 60 "SELECT count(*) FROM jobs WHERE role = 'credits' AND state = 'done'"
+
+# --- c. heartbeat loss requeues -------------------------------------------
+requeued_before=$(kfctl status --json | jq '.counters.requeued')
+# --silent-after 0: the worker goes silent on its first job, keeping its
+# socket open (a hung worker, not a closed connection).
+fleet silent --workers 1 --credits 1 --role hb --silent-after 0 --duration-s 20
+SILENT_FLEET=$PID
+check "c: the silent worker registered" wait_until 10 registered silent 1
+sql "INSERT INTO jobs (role, kind, payload)
+     SELECT 'hb', 'noop', '{}' FROM generate_series(1, 5)" >/dev/null
+check "c: the silent worker leased one job" \
+    wait_until 10 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'hb' AND worker LIKE 'silent-%'"
+hung=$(sql "SELECT id FROM jobs WHERE role = 'hb' AND worker LIKE 'silent-%' LIMIT 1")
+say "c: job ${hung:-?} is held by the silent worker"
+fleet healthy --workers 1 --credits 2 --role hb
+HEALTHY_FLEET=$PID
+check "c: the silent worker is declared dead" \
+    wait_until 10 grep -q "worker silent-.* missed its heartbeats" "$T/coordinator.log"
+check "c: it is gone from the status snapshot" wait_until 5 registered silent 0
+check "c: all 5 hb jobs done" \
+    wait_until 15 sqlis 5 "SELECT count(*) FROM jobs WHERE role = 'hb' AND state = 'done'"
+check "c: the hung job was finished by the healthy worker on its 2nd attempt" \
+    sqlis "done|2|t" "SELECT state, attempts, worker LIKE 'healthy-%' FROM jobs WHERE id = ${hung:-0}"
+check "c: its row keeps why it was requeued" \
+    sqlis 1 "SELECT count(*) FROM jobs WHERE id = ${hung:-0} AND reason LIKE '%missed its heartbeats%'"
+check "c: the other hb jobs took one attempt each" \
+    sqlis 4 "SELECT count(*) FROM jobs WHERE role = 'hb' AND attempts = 1"
+requeued_after=$(kfctl status --json | jq '.counters.requeued')
+check "c: counters.requeued went up ($requeued_before -> $requeued_after)" \
+    [ "${requeued_after:-0}" -ge $((${requeued_before:-0} + 1)) ]
+kill -TERM "$SILENT_FLEET" "$HEALTHY_FLEET" 2>/dev/null
+
+# --- d. max attempts -------------------------------------------------------
+# A real run through kfctl: its first job (compiling the reference) is
+# created by the coordinator with --max-attempts 2. Two compile workers
+# that both go silent on their first job take the two attempts.
+fleet hang --workers 2 --credits 1 --role compile --backends host --silent-after 0 --duration-s 30
+check "d: two hanging compile workers registered" wait_until 10 registered hang 2
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 1 \
+      --seed 1 --json 2>"$T/submit.err")
+run=$(jq -r '.run_id // empty' <<<"$out" 2>/dev/null)
+check "d: submit gave a run id" [ -n "$run" ]
+run=${run:-0}
+check "d: the job fails for good" \
+    wait_until 20 sqlis failed "SELECT state FROM jobs WHERE run_id = $run AND role = 'compile'"
+check "d: after exactly 2 attempts" \
+    sqlis "2|2" "SELECT attempts, max_attempts FROM jobs WHERE run_id = $run AND role = 'compile'"
+check "d: the job's reason names the missed heartbeats" \
+    sqlis 1 "SELECT count(*) FROM jobs WHERE run_id = $run AND reason LIKE '%missed its heartbeats%'"
+check "d: the run failed, its reason kept" \
+    wait_until 5 sqlis 1 "SELECT count(*) FROM runs WHERE id = $run AND status = 'failed'
+                          AND reason LIKE '%missed its heartbeats%'"
+check "d: counters.jobs_failed counts it" jtrue '.counters.jobs_failed >= 1' kfctl status --json
+say "d: run reason: $(sql "SELECT reason FROM runs WHERE id = $run")"
+
+check "the coordinator is still running" kill -0 "$COORD_PID"
+check "the coordinator counted no malformed message" \
+    jtrue '.counters.malformed == 0' kfctl status --json
+finish
