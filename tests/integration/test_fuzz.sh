@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test_fuzz.sh - the coordinator survives hostile input on every endpoint.
+# tests/tools/kf_fuzz_send.c throws 10,000 random, truncated, mistyped,
+# oversized, over-framed and wrong-version messages at each of the worker,
+# client and status endpoints (and junk subscriptions at the event PUB),
+# then requires a STATUS reply within 5 s. Afterwards the coordinator must
+# still be alive and answering, must have counted each kind of rejection,
+# and a real worker must still be able to register and finish jobs. In the
+# ASan build the coordinator's log must show no sanitizer report.
+. "$(dirname "$0")/lib.sh"
+
+FUZZ=$TOOLS/kf_fuzz_send
+FLEET=$TOOLS/kf_noop_fleet
+if [ ! -x "$FUZZ" ] || [ ! -x "$FLEET" ]; then
+    say "no $FUZZ or $FLEET (build first)"
+    checks=1 failures=1
+    finish
+fi
+
+jf() { jq -e "$1" "$2" >/dev/null; }   # jf FILTER FILE: FILE satisfies FILTER
+
+db_new
+# A small cap so oversized messages are cheap to make; fast heartbeats so
+# the fake workers the fuzzer registers with valid HELLOs die quickly.
+start_coordinator --heartbeat-ms 200 --liveness 5 --max-message-bytes 65536
+check "the coordinator answers status" wait_until 20 kfctl status --json
+
+seed=${KF_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}
+say "fuzz seed $seed (rerun with KF_FUZZ_SEED=$seed)"
+start_s=$SECONDS
+timeout -s KILL 90 "$FUZZ" --worker "$KF_WORKER_ENDPOINT" --client "$KF_CLIENT_ENDPOINT" \
+    --status "$KF_STATUS_ENDPOINT" --event "$KF_EVENT_ENDPOINT" --count 10000 \
+    --max-message 65536 --seed "$seed" --reply-timeout-ms 5000 \
+    >"$T/fuzz.json" 2>"$T/fuzz.log"
+rc=$?
+say "fuzzer exit $rc after $((SECONDS - start_s)) s: $(head -c 1500 "$T/fuzz.json")"
+check "the fuzzer got a STATUS reply within 5 s after the barrage" [ "$rc" -eq 0 ]
+check "the fuzzer sent 10,000 messages to each endpoint" \
+    jf '[.worker, .client, .status] | all(.sent_total == 10000 and .send_failed == 0)' "$T/fuzz.json"
+check "the coordinator answered the fuzzer with ERRORs" \
+    jf '[.worker, .client, .status] | all(.error_codes.malformed > 0)' "$T/fuzz.json"
+
+check "the coordinator process is alive" kill -0 "$COORD_PID"
+kfctl status --json >"$T/status.json" 2>"$T/status.err"
+check "kfctl status --json answers" jf '.version == 1' "$T/status.json"
+say "counters: $(jq -c .counters "$T/status.json")"
+check "counters.malformed > 0" jf '.counters.malformed > 0' "$T/status.json"
+check "counters.oversized > 0" jf '.counters.oversized > 0' "$T/status.json"
+check "counters.version > 0" jf '.counters.version > 0' "$T/status.json"
+check 'counters["unknown-type"] > 0' jf '.counters["unknown-type"] > 0' "$T/status.json"
+check "the database is still reachable from the coordinator" \
+    jf '.database == "ok"' "$T/status.json"
+
+# A real worker after the storm: it registers and finishes inserted jobs.
+# Its role is one the fuzzer never uses, so no fake worker can take them.
+start fleet "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --heartbeat-ms 100 --role after \
+    --credits 2 --id-prefix after --until-jobs 20
+FLEET_PID=$PID
+check "a real worker registers afterwards" \
+    wait_until 10 jtrue '[.workers[] | select(.id | startswith("after-"))] | length == 1' \
+    kfctl status --json
+sql "INSERT INTO jobs (role, kind, payload)
+     SELECT 'after', 'noop', '{}' FROM generate_series(1, 20)" >/dev/null
+check "it finishes the 20 inserted jobs" \
+    wait_until 20 eval '[ "$(sql "SELECT count(*) FROM jobs WHERE role = '"'after'"' AND state = '"'done'"'")" = 20 ]'
+check "no job was taken by a fake worker" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE worker IS NOT NULL AND worker NOT LIKE 'after-%'")" = 0 ]
+
+# Stop the coordinator ourselves so its exit (and, in the ASan build, its
+# leak check) is in the log before we read it.
+kill -TERM "$COORD_PID"
+for _ in $(seq 1 100); do kill -0 "$COORD_PID" 2>/dev/null || break; sleep 0.1; done
+wait "$COORD_PID" 2>/dev/null
+crc=$?
+check "the coordinator exits 0 on SIGTERM (got $crc)" [ "$crc" -eq 0 ]
+check "no sanitizer report in the coordinator's log" \
+    eval '! grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$T/coordinator.log"'
+finish
