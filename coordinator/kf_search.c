@@ -173,13 +173,13 @@ s_prompt (json_t *run, const char *parent_source, double parent_speedup)
     fprintf (f, "## Task: %s\n%s\n", s_str (spec, "name"), s_str (spec, "description"));
     if (*s_str (spec, "instructions"))
         fprintf (f, "\nInstructions from the user: %s\n", s_str (spec, "instructions"));
-    char *io = json_dumps (json_pack ("{s:O, s:O, s:O}", "inputs",
-                                      json_object_get (spec, "inputs"), "outputs",
-                                      json_object_get (spec, "outputs"), "scalars",
-                                      json_object_get (spec, "scalars")
-                                          ? json_object_get (spec, "scalars")
-                                          : json_object ()),
-                           JSON_INDENT (1) | JSON_SORT_KEYS);
+    json_t *scalars = json_object_get (spec, "scalars");
+    json_t *tensors = json_pack ("{s:O, s:O, s:o}", "inputs",
+                                 json_object_get (spec, "inputs"), "outputs",
+                                 json_object_get (spec, "outputs"), "scalars",
+                                 scalars ? json_incref (scalars) : json_object ());
+    char *io = json_dumps (tensors, JSON_INDENT (1) | JSON_SORT_KEYS);
+    json_decref (tensors);
     fprintf (f, "\nTensors and scalars:\n%s\n", io ? io : "");
     free (io);
     fprintf (f, "\n## The contract (kf_kernel.h)\n```c\n%s```\n", kf_contract_text);

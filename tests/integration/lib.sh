@@ -36,19 +36,38 @@ check() {   # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
     fi
 }
 
-finish() {
-    echo "$NAME: $checks checks, $failures failed"
-    [ "$failures" -eq 0 ]
-    exit $?
-}
-
-kf_cleanup() {
+# Stops every daemon the test started: SIGTERM, then SIGKILL after 5 s.
+stop_all() {
     local p
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do
         for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$p" 2>/dev/null
     done
+    PIDS=()
+}
+
+# Stops the daemons, fails the test if a sanitizer (ASan, LSan, UBSan)
+# reported anything in their logs, prints the count line and exits.
+finish() {
+    stop_all
+    local f
+    for f in "$T"/*.log; do
+        [ -f "$f" ] || continue
+        if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f"; then
+            checks=$((checks + 1))
+            failures=$((failures + 1))
+            say "FAILED: sanitizer report in $(basename "$f"):"
+            grep -A 30 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f" | head -n 40 >&2
+        fi
+    done
+    echo "$NAME: $checks checks, $failures failed"
+    [ "$failures" -eq 0 ]
+    exit $?
+}
+
+kf_cleanup() {
+    stop_all
     if [ "$failures" -gt 0 ] || [ -n "${KF_KEEP:-}" ]; then
         for f in "$T"/*.log; do
             [ -f "$f" ] || continue
