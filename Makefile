@@ -87,8 +87,7 @@ $(BUILD)/tools/%: $(OBJ)/tests/tools/%.o $(LIBKF)
 # The suite: AddressSanitizer build in build-asan/, then tests/run.sh.
 test:
 	$(MAKE) deps
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 all
-	$(MAKE) all
+	$(MAKE) -j2 BUILD=build-asan SAN=1 OPT=-O1 all
 	KF_BUILD=build-asan tests/run.sh
 
 unit: all
