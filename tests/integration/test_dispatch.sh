@@ -22,6 +22,15 @@ if [ ! -x "$FLEET" ]; then
     finish
 fi
 
+# jok FILTER COMMAND...: COMMAND exits 0, prints something, and that
+# satisfies jq FILTER. (lib.sh's jtrue passes on empty output: jq 1.6 -e
+# exits 0 when it reads nothing, so a kfctl that got no reply would pass.)
+jok() {
+    local filter=$1 out
+    shift
+    out=$("$@") || return 1
+    [ -n "$out" ] && jq -e "$filter" <<<"$out" >/dev/null
+}
 db_new
 # liveness 3 x 200 ms: a silent worker is dead after 0.6 s. Fleets beat
 # every 100 ms so a healthy one is never mistaken for a dead one on a busy
@@ -41,7 +50,7 @@ fleet() {
 # registered PREFIX N: the status snapshot lists N workers whose id
 # starts with PREFIX.
 registered() {
-    jtrue "[.workers[] | select(.id | startswith(\"$1-\"))] | length == $2" \
+    jok "[.workers[] | select(.id | startswith(\"$1-\"))] | length == $2" \
         kfctl status --json
 }
 
@@ -89,7 +98,7 @@ check "a: the cuda/sm_80 job stays queued, never leased" \
     sqlis "queued|0|" "SELECT state, attempts, coalesce(worker, '') FROM jobs
                        WHERE role = 'bench' AND arch = 'sm_80'"
 check "a: status counts it as the one queued bench job" \
-    jtrue '.queues.bench.queued == 1' kfctl status --json
+    jok '.queues.bench.queued == 1' kfctl status --json
 kill -TERM "$HOST_FLEET" "$CUDA_FLEET" 2>/dev/null
 
 # --- b. credits respected -------------------------------------------------
@@ -177,10 +186,10 @@ check "d: the job's reason names the missed heartbeats" \
 check "d: the run failed, its reason kept" \
     wait_until 5 sqlis 1 "SELECT count(*) FROM runs WHERE id = $run AND status = 'failed'
                           AND reason LIKE '%missed its heartbeats%'"
-check "d: counters.jobs_failed counts it" jtrue '.counters.jobs_failed >= 1' kfctl status --json
+check "d: counters.jobs_failed counts it" jok '.counters.jobs_failed >= 1' kfctl status --json
 say "d: run reason: $(sql "SELECT reason FROM runs WHERE id = $run")"
 
 check "the coordinator is still running" kill -0 "$COORD_PID"
 check "the coordinator counted no malformed message" \
-    jtrue '.counters.malformed == 0' kfctl status --json
+    jok '.counters.malformed == 0' kfctl status --json
 finish
