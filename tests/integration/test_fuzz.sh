@@ -6,7 +6,7 @@
 # then requires a STATUS reply within 5 s. Afterwards the coordinator must
 # still be alive and answering, must have counted each kind of rejection,
 # and a real worker must still be able to register and finish jobs. In the
-# ASan build the coordinator's log must show no sanitizer report.
+# ASan build the coordinator's log must show no sanitizer report (finish).
 . "$(dirname "$0")/lib.sh"
 
 FUZZ=$TOOLS/kf_fuzz_send
@@ -76,13 +76,11 @@ check "it finishes the 20 inserted jobs" \
 check "no job was taken by a fake worker" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE worker IS NOT NULL AND worker NOT LIKE 'after-%'")" = 0 ]
 
-# Stop the coordinator ourselves so its exit (and, in the ASan build, its
-# leak check) is in the log before we read it.
+# Stop the coordinator ourselves to see it exit cleanly after the storm;
+# finish (lib.sh) then fails the test on any sanitizer report in its log.
 kill -TERM "$COORD_PID"
 for _ in $(seq 1 100); do kill -0 "$COORD_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$COORD_PID" 2>/dev/null
 crc=$?
 check "the coordinator exits 0 on SIGTERM (got $crc)" [ "$crc" -eq 0 ]
-check "no sanitizer report in the coordinator's log" \
-    eval '! grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$T/coordinator.log"'
 finish
