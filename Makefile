@@ -36,7 +36,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test unit bench-dispatch clean check-deps
+.PHONY: all deps test unit bench-dispatch clean check-deps docs
 all: check-deps $(BINARIES) $(TESTS) $(TOOLS)
 
 check-deps:
@@ -95,6 +95,10 @@ unit: all
 
 bench-dispatch: all
 	tests/bench/dispatch.sh
+
+# Documents generated from the code.
+docs: $(BINARIES)
+	sh docs/gen-configuration.sh $(BIN) > docs/configuration.md
 
 clean:
 	rm -rf build build-asan
