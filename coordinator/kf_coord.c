@@ -54,6 +54,7 @@ typedef struct {
 struct kf_coord_t {
     kf_coord_config_t cfg;
     zlistx_t *outbox;        /* s_outbox_t: JOBs waiting for their commit */
+    zlistx_t *results;       /* kf_msg_t: successful RESULTs of this pass */
     kf_db_t *db;
     kf_search_t search;
     zsock_t *workers, *clients, *status, *events;
@@ -113,6 +114,7 @@ kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
     zhashx_set_destructor (self->by_id, s_worker_free);
     self->by_route = zhashx_new ();
     self->outbox = zlistx_new ();
+    self->results = zlistx_new ();
     self->started = zclock_mono ();
     if (s_bind (&self->workers, ZMQ_ROUTER, cfg->worker_endpoint, cfg->max_message)
         || s_bind (&self->clients, ZMQ_ROUTER, cfg->client_endpoint, cfg->max_message)
@@ -166,6 +168,12 @@ kf_coord_destroy (kf_coord_t **self_p)
     if (self->outbox)
         s_flush_outbox (self, false);
     zlistx_destroy (&self->outbox);
+    if (self->results) {
+        kf_msg_t *m;
+        while ((m = zlistx_detach (self->results, NULL)))
+            kf_msg_destroy (&m);
+    }
+    zlistx_destroy (&self->results);
     zhashx_destroy (&self->by_route);
     zhashx_destroy (&self->by_id);
     zsock_destroy (&self->workers);
@@ -287,8 +295,9 @@ s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
 static void
 s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why)
 {
-    kf_warn ("worker %s %s; requeueing its %zu job(s)", w->id, why,
-             json_array_size (w->jobs));
+    if (json_array_size (w->jobs))
+        kf_warn ("worker %s %s; requeueing its %zu job(s)", w->id, why,
+                 json_array_size (w->jobs));
     char reason[200];
     snprintf (reason, sizeof reason, "worker %.100s %s", w->id, why);
     if (s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason))
@@ -377,50 +386,82 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     self->dispatch_needed = true;
 }
 
+/* A RESULT: failures are requeued at once; successes wait in the pass's
+ * batch, completed together by s_complete_results. Takes *MSG_P. */
 static void
-s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t *msg)
+s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t **msg_p)
 {
+    kf_msg_t *msg = *msg_p;
     int64_t job_id = kf_msg_int (msg, "job_id", 0);
     if (w)
         s_forget_job (w, job_id);
     self->dispatch_needed = true;
-    char id[24], lease[24];
-    S_I64 (id, job_id);
-    S_I64 (lease, kf_msg_int (msg, "lease", 0));
-    json_t *result = json_object_get (msg->body, "result");
-    if (!json_is_true (json_object_get (msg->body, "ok"))) {
-        const char *error = kf_msg_str (msg, "error");
-        char where[128];
-        /* The job id is an integer we printed ourselves; the lease travels
-         * as the parameter. */
-        snprintf (where, sizeof where, "id = %s AND lease = $1 AND state = 'leased'", id);
-        if (s_requeue (self, where, lease, error ? error : "worker reported failure"))
-            self->counters[C_DB_ERRORS]++;
+    if (json_is_true (json_object_get (msg->body, "ok"))) {
+        zlistx_add_end (self->results, msg);
+        *msg_p = NULL;
         return;
     }
-    char *text = json_dumps (result, JSON_COMPACT);
-    const char *params[3] = { id, lease, text };
-    bool failed;
-    json_t *job = kf_db_row (self->db,
-                             "UPDATE jobs SET state = 'done', result = $3,"
-                             " lease_deadline = NULL, updated_at = now()"
-                             " WHERE id = $1 AND lease = $2 AND state = 'leased'"
-                             " RETURNING id, run_id, candidate_id, kind, worker",
-                             3, params, &failed);
-    free (text);
-    if (failed)
+    char id[24], lease[24], where[128];
+    S_I64 (id, job_id);
+    S_I64 (lease, kf_msg_int (msg, "lease", 0));
+    /* The job id is an integer we printed ourselves; the lease travels as
+     * the parameter. */
+    snprintf (where, sizeof where, "id = %s AND lease = $1 AND state = 'leased'", id);
+    const char *error = kf_msg_str (msg, "error");
+    if (s_requeue (self, where, lease, error ? error : "worker reported failure"))
         self->counters[C_DB_ERRORS]++;
-    else if (!job)
-        self->counters[C_LATE]++;   /* its lease was lost: discard */
+}
+
+/* Completes every successful RESULT of this pass in one statement: the
+ * batch goes in as one JSON array, and only rows whose lease still matches
+ * come back. Each returned job of a run then takes its search step, in a
+ * savepoint so a failing step does not undo the others. */
+static void
+s_complete_results (kf_coord_t *self)
+{
+    if (zlistx_size (self->results) == 0)
+        return;
+    json_t *batch = json_array ();
+    zhashx_t *by_job = zhashx_new ();
+    for (kf_msg_t *m = zlistx_first (self->results); m; m = zlistx_next (self->results)) {
+        char key[24];
+        S_I64 (key, kf_msg_int (m, "job_id", 0));
+        zhashx_update (by_job, key, m);   /* a duplicate: the last one counts */
+        json_array_append_new (batch, json_pack ("{s:I, s:I, s:O}", "id",
+                                                 (json_int_t) kf_msg_int (m, "job_id", 0),
+                                                 "lease", (json_int_t) kf_msg_int (m, "lease", 0),
+                                                 "result", json_object_get (m->body, "result")));
+    }
+    char *text = json_dumps (batch, JSON_COMPACT);
+    json_decref (batch);
+    const char *params[1] = { text };
+    json_t *rows = kf_db_query (self->db,
+                                "UPDATE jobs j SET state = 'done', result = v.result,"
+                                " lease_deadline = NULL, updated_at = now()"
+                                " FROM jsonb_to_recordset($1::jsonb)"
+                                "  AS v(id bigint, lease bigint, result jsonb)"
+                                " WHERE j.id = v.id AND j.lease = v.lease AND j.state = 'leased'"
+                                " RETURNING j.id, j.run_id, j.candidate_id, j.kind, j.worker",
+                                1, params);
+    free (text);
+    if (!rows)
+        self->counters[C_DB_ERRORS]++;
     else {
-        self->counters[C_DONE]++;
-        if (json_integer_value (json_object_get (job, "run_id"))) {
-            /* The search step in a savepoint: if it fails, the job stays
-             * done but its consequences are not half-applied. */
+        self->counters[C_DONE] += (long) json_array_size (rows);
+        self->counters[C_LATE] += (long) (zhashx_size (by_job) - json_array_size (rows));
+        size_t i;
+        json_t *job;
+        json_array_foreach (rows, i, job) {
+            if (!json_integer_value (json_object_get (job, "run_id")))
+                continue;
+            char key[24];
+            S_I64 (key, json_integer_value (json_object_get (job, "id")));
+            kf_msg_t *m = zhashx_lookup (by_job, key);
             size_t events_before = json_array_size (self->search.events);
             if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
-                || kf_search_job_done (&self->search, job, result, msg->frames)) {
-                kf_error ("job %s: search step failed: %s", id, kf_db_error (self->db));
+                || kf_search_job_done (&self->search, job,
+                                       json_object_get (m->body, "result"), m->frames)) {
+                kf_error ("job %s: search step failed: %s", key, kf_db_error (self->db));
                 self->counters[C_DB_ERRORS]++;
                 kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);
                 s_truncate_events (self, events_before);
@@ -428,8 +469,12 @@ s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t *msg)
             else
                 kf_db_exec (self->db, "RELEASE SAVEPOINT result", 0, NULL);
         }
+        json_decref (rows);
     }
-    json_decref (job);
+    zhashx_destroy (&by_job);
+    kf_msg_t *m;
+    while ((m = zlistx_detach (self->results, NULL)))
+        kf_msg_destroy (&m);
 }
 
 static void
@@ -441,8 +486,9 @@ s_route_key (zframe_t *route, char *out, size_t size)
 }
 
 static void
-s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t *msg)
+s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t **msg_p)
 {
+    kf_msg_t *msg = *msg_p;
     char key[128];
     s_route_key (route, key, sizeof key);
     s_worker_t *w = zhashx_lookup (self->by_route, key);
@@ -452,7 +498,7 @@ s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t *msg)
         s_on_hello (self, route, key, msg);
     else if (!strcmp (msg->type, "RESULT")) {
         /* A result is judged by its lease, whoever brings it. */
-        s_on_result (self, w, msg);
+        s_on_result (self, w, msg_p);
         if (!w)
             s_reply_error (self, self->workers, route, "unknown-worker", "say HELLO");
     }
@@ -464,6 +510,7 @@ s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t *msg)
     }
     else if (!strcmp (msg->type, "BYE")) {
         kf_info ("worker %s said goodbye", w->id);
+        s_complete_results (self);   /* its last results came just before */
         s_worker_lost (self, w, "left");
     }
 }
@@ -491,7 +538,7 @@ s_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep)
                 s_reply_error (self, sock, route, kf_proto_rc_name (rc), reason);
         }
         else if (ep == KF_EP_WORKER_IN)
-            s_on_worker_message (self, route, msg);
+            s_on_worker_message (self, route, &msg);
         else
             s_on_client_message (self, sock, route, msg);
         kf_msg_destroy (&msg);
@@ -993,6 +1040,7 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         kf_db_begin (self->db);
         if (items[0].revents & ZMQ_POLLIN)
             s_drain (self, self->workers, KF_EP_WORKER_IN);
+        s_complete_results (self);
         s_cron (self);
         if (self->dispatch_needed)
             s_dispatch (self);
