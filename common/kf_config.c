@@ -1,7 +1,9 @@
 /*  kf_config.c - load a binary's configuration table from defaults, a file,
  *  the environment and flags, rejecting unknown keys and bad values with
  *  the place they came from. */
+#include "kf_str.h"
 #include "kf_config.h"
+#include "kf_log.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -18,17 +20,6 @@ struct kf_config_t {
     char **values;           /* owned, one per entry, NULL = unset */
 };
 
-static char *
-s_fmt (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    char *out = NULL;
-    if (vasprintf (&out, fmt, ap) < 0)
-        out = NULL;
-    va_end (ap);
-    return out;
-}
 
 static ssize_t
 s_find (const kf_config_t *self, const char *key, size_t keylen)
@@ -53,17 +44,17 @@ s_check (const kf_config_t *self, size_t i, const char *value)
         for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
             if (!strcasecmp (value, ok[k]))
                 return NULL;
-        return s_fmt ("%s: '%s' is not a boolean", e->key, value);
+        return kf_strdupf ("%s: '%s' is not a boolean", e->key, value);
     }
     char *end;
     errno = 0;
     double v = e->type == KF_CFG_INT ? (double) strtoll (value, &end, 10)
                                      : strtod (value, &end);
     if (errno || end == value || *end || !isfinite (v))
-        return s_fmt ("%s: '%s' is not %s", e->key, value,
+        return kf_strdupf ("%s: '%s' is not %s", e->key, value,
                       e->type == KF_CFG_INT ? "an integer" : "a number");
     if (e->min <= e->max && (v < e->min || v > e->max))
-        return s_fmt ("%s: %s is outside [%g, %g]", e->key, value, e->min,
+        return kf_strdupf ("%s: %s is outside [%g, %g]", e->key, value, e->min,
                       e->max);
     return NULL;
 }
@@ -74,7 +65,7 @@ s_set (kf_config_t *self, size_t i, const char *value, const char *where,
 {
     char *problem = s_check (self, i, value);
     if (problem) {
-        *err = s_fmt ("%s: %s", where, problem);
+        *err = kf_strdupf ("%s: %s", where, problem);
         free (problem);
         return -1;
     }
@@ -99,7 +90,7 @@ s_load_file (kf_config_t *self, const char *path, char **err)
 {
     FILE *f = fopen (path, "r");
     if (!f) {
-        *err = s_fmt ("%s: cannot open: %s", path, strerror (errno));
+        *err = kf_strdupf ("%s: cannot open: %s", path, strerror (errno));
         return -1;
     }
     char line[4096];
@@ -116,7 +107,7 @@ s_load_file (kf_config_t *self, const char *path, char **err)
         char where[1100];
         snprintf (where, sizeof where, "%s:%d", path, lineno);
         if (!eq) {
-            *err = s_fmt ("%s: expected 'key = value'", where);
+            *err = kf_strdupf ("%s: expected 'key = value'", where);
             rc = -1;
             break;
         }
@@ -129,7 +120,7 @@ s_load_file (kf_config_t *self, const char *path, char **err)
         }
         ssize_t i = s_find (self, key, strlen (key));
         if (i < 0) {
-            *err = s_fmt ("%s: unknown key '%s'", where, key);
+            *err = kf_strdupf ("%s: unknown key '%s'", where, key);
             rc = -1;
         }
         else
@@ -217,7 +208,7 @@ kf_config_load (const char *program, const char *usage,
         const char *eq = strchr (a + 2, '=');
         size_t len = eq ? (size_t) (eq - a - 2) : strlen (a + 2);
         if (len >= sizeof key) {
-            *err = s_fmt ("%s: unknown option", a);
+            *err = kf_strdupf ("%s: unknown option", a);
             goto fail;
         }
         memcpy (key, a + 2, len);
@@ -227,7 +218,7 @@ kf_config_load (const char *program, const char *usage,
                 *p = '_';
         ssize_t k = s_find (self, key, len);
         if (k < 0) {
-            *err = s_fmt ("%s: unknown option (see --help)", a);
+            *err = kf_strdupf ("%s: unknown option (see --help)", a);
             goto fail;
         }
         const char *value;
@@ -238,7 +229,7 @@ kf_config_load (const char *program, const char *usage,
         else if (i + 1 < *argc)
             value = argv[++i];
         else {
-            *err = s_fmt ("%s: needs a value", a);
+            *err = kf_strdupf ("%s: needs a value", a);
             goto fail;
         }
         if (s_set (self, (size_t) k, value, a, err))
@@ -299,4 +290,31 @@ kf_config_bool (const kf_config_t *self, const char *key)
     const char *v = s_value (self, key);
     return v && (!strcasecmp (v, "true") || !strcasecmp (v, "yes")
                  || !strcasecmp (v, "on") || !strcmp (v, "1"));
+}
+
+kf_config_t *
+kf_config_daemon (const char *program, const kf_cfg_entry_t *table, int argc,
+                  char **argv, int *exit_code)
+{
+    char usage[128];
+    snprintf (usage, sizeof usage, "%s [options]", program);
+    bool help;
+    char *err = NULL;
+    kf_config_t *self = kf_config_load (program, usage, table, &argc, argv, &help, &err);
+    if (!self) {
+        *exit_code = help ? 0 : 2;
+        if (!help)
+            fprintf (stderr, "%s: %s\n", program, err ? err : "bad configuration");
+        free (err);
+        return NULL;
+    }
+    if (argc > 1) {
+        fprintf (stderr, "%s: unexpected argument '%s' (see --help)\n", program, argv[1]);
+        kf_config_destroy (&self);
+        *exit_code = 2;
+        return NULL;
+    }
+    ssize_t verbose = s_find (self, "verbose", 7);
+    kf_log_init (program, verbose >= 0 && kf_config_bool (self, "verbose"));
+    return self;
 }

@@ -37,6 +37,13 @@ kf_config_t *kf_config_load (const char *program, const char *usage,
                              char **argv, bool *help, char **err);
 void kf_config_destroy (kf_config_t **self_p);
 
+/* For a daemon's main: kf_config_load with usage "PROGRAM [options]",
+ * stray arguments refused, errors printed as "PROGRAM: message", and
+ * logging started (debug records when the table's "verbose" key is set).
+ * Returns NULL with *EXIT_CODE set: 0 after --help, 2 on a bad value. */
+kf_config_t *kf_config_daemon (const char *program, const kf_cfg_entry_t *table,
+                               int argc, char **argv, int *exit_code);
+
 const char *kf_config_str (const kf_config_t *self, const char *key);
 int64_t kf_config_int (const kf_config_t *self, const char *key);
 double kf_config_double (const kf_config_t *self, const char *key);

@@ -10,6 +10,7 @@
  *
  *  The format is documented in docs/task-format.md.
  */
+#include "kf_str.h"
 #include "kf_task.h"
 #include "kf_hash.h"
 #include "kf_kernel.h"
@@ -58,26 +59,6 @@ kf_dtype_size (int dtype)
     return s_dtype_sizes[dtype];
 }
 
-//  Sets *ERR to a formatted message (caller frees) and returns -1.
-static int
-s_fail (char **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-
-static int
-s_fail (char **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    char *msg = NULL;
-    if (vasprintf (&msg, fmt, ap) < 0)
-        msg = NULL;
-    va_end (ap);
-    if (err)
-        *err = msg;
-    else
-        free (msg);
-    return -1;
-}
-
 //  Rejects keys not in ALLOWED (NULL-terminated). A misspelt optional key
 //  would otherwise be ignored silently and its default used instead.
 static int
@@ -90,7 +71,7 @@ s_known_keys (json_t *obj, const char *where, const char *const *allowed, char *
         for (int i = 0; allowed[i] && !known; i++)
             known = strcmp (key, allowed[i]) == 0;
         if (!known)
-            return s_fail (err, "%s%s%s: unknown field", where, *where ? "." : "", key);
+            return kf_fail (err, "%s%s%s: unknown field", where, *where ? "." : "", key);
     }
     return 0;
 }
@@ -118,14 +99,14 @@ s_string_field (json_t *obj, const char *key, const char *where, bool required,
     const char *dot = *where ? "." : "";
     if (!v) {
         if (required)
-            return s_fail (err, "%s%s%s: missing field", where, dot, key);
+            return kf_fail (err, "%s%s%s: missing field", where, dot, key);
         json_object_set_new (obj, key, json_string (dflt));
         return 0;
     }
     if (!json_is_string (v))
-        return s_fail (err, "%s%s%s: must be a string", where, dot, key);
+        return kf_fail (err, "%s%s%s: must be a string", where, dot, key);
     if (required && json_string_length (v) == 0)
-        return s_fail (err, "%s%s%s: must not be empty", where, dot, key);
+        return kf_fail (err, "%s%s%s: must not be empty", where, dot, key);
     return 0;
 }
 
@@ -139,14 +120,14 @@ s_number_field (json_t *obj, const char *key, const char *where, double dflt,
     double x = dflt;
     if (v) {
         if (!json_is_number (v))
-            return s_fail (err, "%s.%s: must be a number", where, key);
+            return kf_fail (err, "%s.%s: must be a number", where, key);
         x = json_number_value (v);
     }
     if (!isfinite (x) || (lo_open ? x <= lo : x < lo) || x > hi) {
         if (isinf (hi))
-            return s_fail (err, "%s.%s: must be %s %g (got %g)", where, key,
+            return kf_fail (err, "%s.%s: must be %s %g (got %g)", where, key,
                            lo_open ? ">" : ">=", lo, x);
-        return s_fail (err, "%s.%s: must be in %s%g, %g] (got %g)", where, key,
+        return kf_fail (err, "%s.%s: must be in %s%g, %g] (got %g)", where, key,
                        lo_open ? "(" : "[", lo, hi, x);
     }
     json_object_set_new (obj, key, json_real (x));
@@ -164,12 +145,12 @@ s_check_dist (json_t *tensor, const char *where, char **err)
         json_object_set_new (tensor, "dist", dist);
     }
     if (!json_is_object (dist))
-        return s_fail (err, "%s: must be an object", at);
+        return kf_fail (err, "%s: must be an object", at);
     json_t *kind = json_object_get (dist, "kind");
     if (!kind)
-        return s_fail (err, "%s.kind: missing field", at);
+        return kf_fail (err, "%s.kind: missing field", at);
     if (!json_is_string (kind))
-        return s_fail (err, "%s.kind: must be a string", at);
+        return kf_fail (err, "%s.kind: must be a string", at);
     const char *k = json_string_value (kind);
     if (strcmp (k, "normal") == 0) {
         static const char *keys[] = { "kind", "mean", "std", NULL };
@@ -187,7 +168,7 @@ s_check_dist (json_t *tensor, const char *where, char **err)
         double low = json_real_value (json_object_get (dist, "low"));
         double high = json_real_value (json_object_get (dist, "high"));
         if (!(high > low))
-            return s_fail (err, "%s.high: must be greater than low (%g <= %g)", at, high, low);
+            return kf_fail (err, "%s.high: must be greater than low (%g <= %g)", at, high, low);
     }
     else if (strcmp (k, "constant") == 0) {
         static const char *keys[] = { "kind", "value", NULL };
@@ -203,7 +184,7 @@ s_check_dist (json_t *tensor, const char *where, char **err)
             return -1;
     }
     else
-        return s_fail (err, "%s.kind: unknown dist kind '%s' (normal, uniform, constant, heavy_tail)",
+        return kf_fail (err, "%s.kind: unknown dist kind '%s' (normal, uniform, constant, heavy_tail)",
                        at, k);
     return 0;
 }
@@ -214,47 +195,47 @@ s_check_tensor (json_t *t, const char *where, bool is_input, char **err)
     static const char *in_keys[] = { "name", "shape", "dtype", "dist", NULL };
     static const char *out_keys[] = { "name", "shape", "dtype", NULL };
     if (!json_is_object (t))
-        return s_fail (err, "%s: must be an object", where);
+        return kf_fail (err, "%s: must be an object", where);
     if (s_known_keys (t, where, is_input ? in_keys : out_keys, err))
         return -1;
     if (s_string_field (t, "name", where, true, NULL, err))
         return -1;
     if (!s_is_identifier (json_string_value (json_object_get (t, "name"))))
-        return s_fail (err, "%s.name: must be an identifier (letters, digits, _)", where);
+        return kf_fail (err, "%s.name: must be an identifier (letters, digits, _)", where);
 
     json_t *shape = json_object_get (t, "shape");
     if (!shape)
-        return s_fail (err, "%s.shape: missing field", where);
+        return kf_fail (err, "%s.shape: missing field", where);
     if (!json_is_array (shape))
-        return s_fail (err, "%s.shape: must be an array of positive integers", where);
+        return kf_fail (err, "%s.shape: must be an array of positive integers", where);
     if (json_array_size (shape) > KF_MAX_RANK)
-        return s_fail (err, "%s.shape: rank %zu exceeds the maximum of %d", where,
+        return kf_fail (err, "%s.shape: rank %zu exceeds the maximum of %d", where,
                        json_array_size (shape), KF_MAX_RANK);
     int64_t numel = 1;
     size_t i;
     json_t *dim;
     json_array_foreach (shape, i, dim) {
         if (json_is_real (dim))
-            return s_fail (err, "%s.shape[%zu]: must be a positive integer (got %g)", where, i,
+            return kf_fail (err, "%s.shape[%zu]: must be a positive integer (got %g)", where, i,
                            json_real_value (dim));
         if (!json_is_integer (dim))
-            return s_fail (err, "%s.shape[%zu]: must be a positive integer", where, i);
+            return kf_fail (err, "%s.shape[%zu]: must be a positive integer", where, i);
         json_int_t d = json_integer_value (dim);
         if (d <= 0)
-            return s_fail (err, "%s.shape[%zu]: must be a positive integer (got %" JSON_INTEGER_FORMAT ")",
+            return kf_fail (err, "%s.shape[%zu]: must be a positive integer (got %" JSON_INTEGER_FORMAT ")",
                            where, i, d);
         if (d > KF_TASK_MAX_NUMEL || numel > KF_TASK_MAX_NUMEL / d)
-            return s_fail (err, "%s.shape: more than 2^40 elements", where);
+            return kf_fail (err, "%s.shape: more than 2^40 elements", where);
         numel *= d;
     }
 
     json_t *dtype = json_object_get (t, "dtype");
     if (!dtype)
-        return s_fail (err, "%s.dtype: missing field", where);
+        return kf_fail (err, "%s.dtype: missing field", where);
     if (!json_is_string (dtype))
-        return s_fail (err, "%s.dtype: must be a string", where);
+        return kf_fail (err, "%s.dtype: must be a string", where);
     if (kf_dtype_from_name (json_string_value (dtype)) < 0)
-        return s_fail (err, "%s.dtype: unknown dtype '%s'", where, json_string_value (dtype));
+        return kf_fail (err, "%s.dtype: unknown dtype '%s'", where, json_string_value (dtype));
     if (is_input && s_check_dist (t, where, err))
         return -1;
     return 0;
@@ -270,13 +251,13 @@ s_read_source (const char *dir, const char *file, const char *where, char **err)
     else if (asprintf (&path, "%s/%s", dir, file) < 0)
         path = NULL;
     if (!path) {
-        s_fail (err, "%s.file: out of memory", where);
+        kf_fail (err, "%s.file: out of memory", where);
         return NULL;
     }
     FILE *f = fopen (path, "rb");
     free (path);
     if (!f) {
-        s_fail (err, "%s.file: cannot read '%s': %s", where, file, strerror (errno));
+        kf_fail (err, "%s.file: cannot read '%s': %s", where, file, strerror (errno));
         return NULL;
     }
     char *buf = malloc (KF_TASK_MAX_SOURCE + 1);
@@ -285,18 +266,18 @@ s_read_source (const char *dir, const char *file, const char *where, char **err)
     fclose (f);
     if (failed) {
         free (buf);
-        s_fail (err, "%s.file: cannot read '%s'", where, file);
+        kf_fail (err, "%s.file: cannot read '%s'", where, file);
         return NULL;
     }
     if (n > KF_TASK_MAX_SOURCE) {
         free (buf);
-        s_fail (err, "%s.file: '%s' is larger than %d bytes", where, file, KF_TASK_MAX_SOURCE);
+        kf_fail (err, "%s.file: '%s' is larger than %d bytes", where, file, KF_TASK_MAX_SOURCE);
         return NULL;
     }
     buf[n] = 0;
     if (strlen (buf) != n) {
         free (buf);
-        s_fail (err, "%s.file: '%s' contains a NUL byte", where, file);
+        kf_fail (err, "%s.file: '%s' contains a NUL byte", where, file);
         return NULL;
     }
     return buf;
@@ -311,37 +292,37 @@ s_check_source (json_t *task, const char *key, bool required, const char *dir, c
     json_t *src = json_object_get (task, key);
     if (!src) {
         if (required)
-            return s_fail (err, "%s: missing field", key);
+            return kf_fail (err, "%s: missing field", key);
         return 0;
     }
     if (!json_is_object (src))
-        return s_fail (err, "%s: must be an object {language, file | source}", key);
+        return kf_fail (err, "%s: must be an object {language, file | source}", key);
     if (s_known_keys (src, key, keys, err))
         return -1;
     json_t *lang = json_object_get (src, "language");
     if (!lang)
-        return s_fail (err, "%s.language: missing field", key);
+        return kf_fail (err, "%s.language: missing field", key);
     if (!json_is_string (lang))
-        return s_fail (err, "%s.language: must be a string", key);
+        return kf_fail (err, "%s.language: must be a string", key);
     bool supported = false;
     for (int i = 0; s_languages[i] && !supported; i++)
         supported = strcmp (json_string_value (lang), s_languages[i]) == 0;
     if (!supported)
-        return s_fail (err, "%s.language: unsupported language '%s' (c, cuda, opencl, sycl)",
+        return kf_fail (err, "%s.language: unsupported language '%s' (c, cuda, opencl, sycl)",
                        key, json_string_value (lang));
 
     json_t *file = json_object_get (src, "file");
     json_t *text = json_object_get (src, "source");
     if (file && text)
-        return s_fail (err, "%s: give either file or source, not both", key);
+        return kf_fail (err, "%s: give either file or source, not both", key);
     if (!file && !text)
-        return s_fail (err, "%s.source: missing field (give file or source)", key);
+        return kf_fail (err, "%s.source: missing field (give file or source)", key);
     if (file) {
         if (!dir)
-            return s_fail (err, "%s.file: not allowed in a canonical task (inline it as source)",
+            return kf_fail (err, "%s.file: not allowed in a canonical task (inline it as source)",
                            key);
         if (!json_is_string (file) || json_string_length (file) == 0)
-            return s_fail (err, "%s.file: must be a non-empty string", key);
+            return kf_fail (err, "%s.file: must be a non-empty string", key);
         char *body = s_read_source (dir, json_string_value (file), key, err);
         if (!body)
             return -1;
@@ -351,9 +332,9 @@ s_check_source (json_t *task, const char *key, bool required, const char *dir, c
         text = json_object_get (src, "source");
     }
     if (!json_is_string (text))
-        return s_fail (err, "%s.source: must be a string", key);
+        return kf_fail (err, "%s.source: must be a string", key);
     if (json_string_length (text) == 0)
-        return s_fail (err, "%s.source: must not be empty", key);
+        return kf_fail (err, "%s.source: must not be empty", key);
     return 0;
 }
 
@@ -362,9 +343,9 @@ s_check_tensors (json_t *task, const char *key, bool is_input, char **err)
 {
     json_t *list = json_object_get (task, key);
     if (!list)
-        return s_fail (err, "%s: missing field", key);
+        return kf_fail (err, "%s: missing field", key);
     if (!json_is_array (list) || json_array_size (list) == 0)
-        return s_fail (err, "%s: must be a non-empty array", key);
+        return kf_fail (err, "%s: must be a non-empty array", key);
     size_t i;
     json_t *t;
     json_array_foreach (list, i, t) {
@@ -393,7 +374,7 @@ s_check_unique_names (json_t *task, char **err)
                     const char *nb
                         = json_string_value (json_object_get (json_array_get (lb, j), "name"));
                     if (strcmp (na, nb) == 0)
-                        return s_fail (err, "%s[%zu].name: duplicate tensor name '%s'",
+                        return kf_fail (err, "%s[%zu].name: duplicate tensor name '%s'",
                                        lists[a], i, na);
                 }
             }
@@ -411,14 +392,14 @@ s_check_scalars (json_t *task, char **err)
         return 0;
     }
     if (!json_is_object (scalars))
-        return s_fail (err, "scalars: must be an object of name: number");
+        return kf_fail (err, "scalars: must be an object of name: number");
     const char *key;
     json_t *value;
     json_object_foreach (scalars, key, value) {
         if (!s_is_identifier (key))
-            return s_fail (err, "scalars.%s: name must be an identifier", key);
+            return kf_fail (err, "scalars.%s: name must be an identifier", key);
         if (!json_is_number (value) || !isfinite (json_number_value (value)))
-            return s_fail (err, "scalars.%s: must be a finite number", key);
+            return kf_fail (err, "scalars.%s: must be a finite number", key);
         //  Replacing an existing key keeps its position, so order survives.
         json_object_set_new (scalars, key, json_real (json_number_value (value)));
     }
@@ -434,12 +415,12 @@ s_check_attributes (json_t *task, char **err)
         return 0;
     }
     if (!json_is_object (attrs))
-        return s_fail (err, "attributes: must be an object");
+        return kf_fail (err, "attributes: must be an object");
     const char *key;
     json_t *value;
     json_object_foreach (attrs, key, value) {
         if (!json_is_string (value) && !json_is_number (value) && !json_is_boolean (value))
-            return s_fail (err, "attributes.%s: must be a string, number or boolean", key);
+            return kf_fail (err, "attributes.%s: must be a string, number or boolean", key);
     }
     return 0;
 }
@@ -454,7 +435,7 @@ s_check_tolerance (json_t *task, char **err)
         json_object_set_new (task, "tolerance", tol);
     }
     if (!json_is_object (tol))
-        return s_fail (err, "tolerance: must be an object");
+        return kf_fail (err, "tolerance: must be an object");
     if (s_known_keys (tol, "tolerance", keys, err)
         || s_number_field (tol, "rtol", "tolerance", 1e-2, 0, true, 1, err)
         || s_number_field (tol, "atol", "tolerance", 1e-5, 0, false, INFINITY, err)
@@ -471,14 +452,14 @@ s_check_task (json_t *task, const char *dir, char **err)
                                   "outputs", "scalars", "reference", "initial",
                                   "tolerance", "instructions", NULL };
     if (!json_is_object (task))
-        return s_fail (err, "task: must be a JSON object");
+        return kf_fail (err, "task: must be a JSON object");
     if (s_known_keys (task, "", keys, err))
         return -1;
     if (s_string_field (task, "name", "", true, NULL, err)
         || s_string_field (task, "op", "", true, NULL, err))
         return -1;
     if (!s_is_identifier (json_string_value (json_object_get (task, "op"))))
-        return s_fail (err, "op: must be an identifier such as softmax or row_reduction");
+        return kf_fail (err, "op: must be an identifier such as softmax or row_reduction");
     if (s_string_field (task, "description", "", false, "", err)
         || s_string_field (task, "instructions", "", false, "", err)
         || s_check_attributes (task, err)
@@ -508,22 +489,22 @@ kf_task_load (const char *path, char **err)
     if (err)
         *err = NULL;
     if (!path) {
-        s_fail (err, "(null): no task file given");
+        kf_fail (err, "(null): no task file given");
         return NULL;
     }
     json_error_t jerr;
     json_t *task = json_load_file (path, JSON_REJECT_DUPLICATES, &jerr);
     if (!task) {
         if (jerr.line > 0)
-            s_fail (err, "%s: line %d column %d: %s", path, jerr.line, jerr.column, jerr.text);
+            kf_fail (err, "%s: line %d column %d: %s", path, jerr.line, jerr.column, jerr.text);
         else
-            s_fail (err, "%s: %s", path, jerr.text);
+            kf_fail (err, "%s: %s", path, jerr.text);
         return NULL;
     }
     char *dir = strdup (path);
     if (!dir) {
         json_decref (task);
-        s_fail (err, "%s: out of memory", path);
+        kf_fail (err, "%s: out of memory", path);
         return NULL;
     }
     char *slash = strrchr (dir, '/');
@@ -536,7 +517,7 @@ kf_task_load (const char *path, char **err)
     int rc = s_check_task (task, dir, &inner);
     free (dir);
     if (rc) {
-        s_fail (err, "%s: %s", path, inner ? inner : "invalid task");
+        kf_fail (err, "%s: %s", path, inner ? inner : "invalid task");
         free (inner);
         json_decref (task);
         return NULL;

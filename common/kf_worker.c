@@ -8,6 +8,7 @@
  *  heartbeats keep flowing.
  */
 #include "kf_worker.h"
+#include "kf_config.h"
 #include "kf_log.h"
 #include "kf_proto.h"
 #include <pthread.h>
@@ -373,4 +374,23 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     free (self.jobs);
     kf_info ("stopped");
     return 0;
+}
+
+int
+kf_worker_main (const kf_config_t *config, const char *role, json_t *caps,
+                kf_job_fn *handler, void *handler_arg)
+{
+    kf_worker_config_t cfg = {
+        .endpoint = kf_config_str (config, "coordinator"),
+        .role = role,
+        .name = kf_config_str (config, "name"),
+        .credits = (int) kf_config_int (config, "credits"),
+        .capabilities = caps,
+        .handler = handler,
+        .handler_arg = handler_arg,
+        .heartbeat_ms = (int) kf_config_int (config, "heartbeat_ms"),
+    };
+    static volatile sig_atomic_t stop = 0;
+    kf_worker_catch_signals (&stop);
+    return kf_worker_run (&cfg, &stop) == 0 ? 0 : 1;
 }

@@ -56,6 +56,22 @@ typedef struct {
  * Returns 0 after a clean goodbye, -1 on a setup failure. */
 int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
 
+/* The keys every worker daemon has, first in its configuration table. */
+#define KF_WORKER_CFG_KEYS(default_credits, credits_help)                      \
+    { "coordinator", KF_CFG_STR, "ipc:///tmp/kf-workers.sock", 0, -1,         \
+      "coordinator's worker endpoint" },                                       \
+    { "credits", KF_CFG_INT, default_credits, 1, 256, credits_help },          \
+    { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval" },   \
+    { "name", KF_CFG_STR, NULL, 0, -1, "display name (default: the worker id)" }, \
+    { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug lines" }
+
+/* A worker daemon's main after its configuration is loaded: takes the
+ * common keys from CONFIG, catches signals, runs the loop with ROLE, CAPS
+ * (borrowed) and HANDLER until SIGINT or SIGTERM. Returns the exit code. */
+struct kf_config_t;
+int kf_worker_main (const struct kf_config_t *config, const char *role, json_t *caps,
+                    kf_job_fn *handler, void *handler_arg);
+
 /* Installs SIGINT/SIGTERM handlers that set *STOP. */
 void kf_worker_catch_signals (volatile sig_atomic_t *stop);
 

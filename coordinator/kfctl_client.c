@@ -5,6 +5,7 @@
  *  never be mistaken for the answer to a later request, which is what lets
  *  kfctl ignore the optional "req" echo entirely.
  */
+#include "kf_str.h"
 #include "kfctl_client.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -173,17 +174,6 @@ kf_ctl_wait_readable (zsock_t *sock, int timeout_ms)
     return s_wait (sock, ZMQ_POLLIN, timeout_ms);
 }
 
-static char *
-s_strdupf (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    char *text = NULL;
-    if (vasprintf (&text, fmt, ap) < 0)
-        text = NULL;
-    va_end (ap);
-    return text;
-}
 
 kf_ctl_rc_t
 kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
@@ -194,7 +184,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
     zsock_t *sock = zsock_new (ZMQ_DEALER);
     if (!sock) {
         kf_msg_destroy (req_p);
-        *err = s_strdupf ("cannot create a socket: %s", zmq_strerror (errno));
+        *err = kf_strdupf ("cannot create a socket: %s", zmq_strerror (errno));
         return KF_CTL_NO_REPLY;
     }
     zsock_set_linger (sock, 0);
@@ -204,7 +194,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
     kf_ctl_rc_t rc = KF_CTL_NO_REPLY;
     if (zsock_connect (sock, "%s", endpoint) != 0) {
         kf_msg_destroy (req_p);
-        *err = s_strdupf ("cannot connect to %s: %s", endpoint,
+        *err = kf_strdupf ("cannot connect to %s: %s", endpoint,
                           zmq_strerror (errno));
         goto done;
     }
@@ -219,13 +209,13 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
         goto done;
     }
     if (ready == 0) {
-        *err = s_strdupf ("no coordinator answering on %s within %.1f s",
+        *err = kf_strdupf ("no coordinator answering on %s within %.1f s",
                           endpoint, timeout_ms / 1000.0);
         goto done;
     }
     zsock_set_sndtimeo (sock, 1000);
     if (kf_msg_send (req_p, zsock_resolve (sock), NULL, NULL) != 0) {
-        *err = s_strdupf ("send to %s failed: %s", endpoint,
+        *err = kf_strdupf ("send to %s failed: %s", endpoint,
                           zmq_strerror (errno));
         goto done;
     }
@@ -236,7 +226,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
         goto done;
     }
     if (ready == 0) {
-        *err = s_strdupf ("no reply from %s within %.1f s", endpoint,
+        *err = kf_strdupf ("no reply from %s within %.1f s", endpoint,
                           timeout_ms / 1000.0);
         goto done;
     }
@@ -244,7 +234,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
     if (!zmsg) {
         rc = kf_ctl_interrupted ? KF_CTL_INTERRUPTED : KF_CTL_NO_REPLY;
         if (rc == KF_CTL_NO_REPLY)
-            *err = s_strdupf ("receive failed on %s", endpoint);
+            *err = kf_strdupf ("receive failed on %s", endpoint);
         goto done;
     }
     const char *reason = NULL;
@@ -254,7 +244,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
                                        false, NULL, &reply, &reason);
     if (prc != KF_PROTO_OK) {
         rc = KF_CTL_BAD_REPLY;
-        *err = s_strdupf ("bad reply from %s: %s: %s", endpoint,
+        *err = kf_strdupf ("bad reply from %s: %s: %s", endpoint,
                           kf_proto_rc_name (prc), reason ? reason : "");
         goto done;
     }
@@ -265,7 +255,7 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
     }
     if (strcmp (reply->type, expect)) {
         rc = KF_CTL_BAD_REPLY;
-        *err = s_strdupf ("unexpected reply %s from %s (wanted %s)",
+        *err = kf_strdupf ("unexpected reply %s from %s (wanted %s)",
                           reply->type, endpoint, expect);
         kf_msg_destroy (&reply);
         goto done;

@@ -39,23 +39,10 @@ static const kf_cfg_entry_t s_table[] = {
 int
 main (int argc, char **argv)
 {
-    bool help;
-    char *err = NULL;
-    kf_config_t *cfg = kf_config_load ("kf-coordinator", "kf-coordinator [options]",
-                                       s_table, &argc, argv, &help, &err);
-    if (!cfg) {
-        if (help)
-            return 0;
-        fprintf (stderr, "kf-coordinator: %s\n", err);
-        free (err);
-        return 2;
-    }
-    if (argc > 1) {
-        fprintf (stderr, "kf-coordinator: unexpected argument '%s' (see --help)\n", argv[1]);
-        kf_config_destroy (&cfg);
-        return 2;
-    }
-    kf_log_init ("kf-coordinator", kf_config_bool (cfg, "verbose"));
+    int code;
+    kf_config_t *cfg = kf_config_daemon ("kf-coordinator", s_table, argc, argv, &code);
+    if (!cfg)
+        return code;
     static volatile sig_atomic_t stop;
     kf_worker_catch_signals (&stop);
     json_t *timing = json_pack ("{s:f, s:I, s:f, s:I}",

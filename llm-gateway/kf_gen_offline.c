@@ -11,6 +11,7 @@
  *  tolerance; only the speed differs, which is what gives the search
  *  something to find. tests/unit/test_offline.c compiles and checks them.
  */
+#include "kf_str.h"
 #include "kf_gen_offline.h"
 
 #include <stdarg.h>
@@ -524,25 +525,6 @@ static const s_starter_t s_starters[] = {
 };
 
 static int
-s_fail (char **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-
-static int
-s_fail (char **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    char *msg = NULL;
-    if (vasprintf (&msg, fmt, ap) < 0)
-        msg = NULL;
-    va_end (ap);
-    if (err)
-        *err = msg;
-    else
-        free (msg);
-    return -1;
-}
-
-static int
 s_n_params (const s_starter_t *st)
 {
     int n = 0;
@@ -576,7 +558,7 @@ s_starter_for (json_t *task, char **err)
 {
     const char *op = json_string_value (json_object_get (task, "op"));
     if (!op) {
-        s_fail (err, "offline generator: the task has no op");
+        kf_fail (err, "offline generator: the task has no op");
         return NULL;
     }
     json_t *attrs = json_object_get (task, "attributes");
@@ -584,12 +566,12 @@ s_starter_for (json_t *task, char **err)
     if (strcmp (op, "activation") == 0) {
         key = json_string_value (json_object_get (attrs, "fn"));
         if (!key) {
-            s_fail (err, "offline generator: an activation task needs attributes.fn "
+            kf_fail (err, "offline generator: an activation task needs attributes.fn "
                          "(the offline generator knows gelu)");
             return NULL;
         }
         if (strcmp (key, "gelu") != 0) {
-            s_fail (err, "offline generator has no starter kernel for activation '%s'", key);
+            kf_fail (err, "offline generator has no starter kernel for activation '%s'", key);
             return NULL;
         }
     }
@@ -600,14 +582,14 @@ s_starter_for (json_t *task, char **err)
         else if (strcmp (reduce, "max") == 0)
             key = "row_max";
         else {
-            s_fail (err, "offline generator has no starter kernel for row_reduction '%s'",
+            kf_fail (err, "offline generator has no starter kernel for row_reduction '%s'",
                     reduce);
             return NULL;
         }
     }
     const s_starter_t *st = s_find_starter (key);
     if (!st)
-        s_fail (err, "offline generator has no starter kernel for op '%s'", op);
+        kf_fail (err, "offline generator has no starter kernel for op '%s'", op);
     return st;
 }
 
@@ -619,7 +601,7 @@ s_check_task (const s_starter_t *st, json_t *task, char **err)
     json_t *inputs = json_object_get (task, "inputs");
     json_t *outputs = json_object_get (task, "outputs");
     if ((int) json_array_size (inputs) < st->n_inputs || json_array_size (outputs) < 1)
-        return s_fail (err, "offline generator: the %s starter needs inputs (%s) and one output",
+        return kf_fail (err, "offline generator: the %s starter needs inputs (%s) and one output",
                        st->key, st->inputs_help);
     const char *lists[] = { "inputs", "outputs" };
     for (int k = 0; k < 2; k++) {
@@ -627,7 +609,7 @@ s_check_task (const s_starter_t *st, json_t *task, char **err)
         for (size_t i = 0; i < json_array_size (list); i++) {
             const char *dt = json_string_value (json_object_get (json_array_get (list, i), "dtype"));
             if (!dt || strcmp (dt, "f32") != 0)
-                return s_fail (err, "offline generator: %s[%zu] is %s; its starters are f32 only",
+                return kf_fail (err, "offline generator: %s[%zu] is %s; its starters are f32 only",
                                lists[k], i, dt ? dt : "untyped");
         }
     }
@@ -794,22 +776,22 @@ kf_offline_generate (json_t *payload, char **err)
     if (err)
         *err = NULL;
     if (!json_is_object (payload)) {
-        s_fail (err, "offline generator: the payload is not an object");
+        kf_fail (err, "offline generator: the payload is not an object");
         return NULL;
     }
     json_t *task = json_object_get (payload, "task");
     if (!json_is_object (task)) {
-        s_fail (err, "offline generator: the payload has no task object");
+        kf_fail (err, "offline generator: the payload has no task object");
         return NULL;
     }
     const char *language = json_string_value (json_object_get (payload, "language"));
     if (language && strcmp (language, "c") != 0) {
-        s_fail (err, "offline generator writes C for the host backend only, not '%s'", language);
+        kf_fail (err, "offline generator writes C for the host backend only, not '%s'", language);
         return NULL;
     }
     json_t *seed_json = json_object_get (payload, "seed");
     if (seed_json && !json_is_integer (seed_json)) {
-        s_fail (err, "offline generator: seed must be an integer");
+        kf_fail (err, "offline generator: seed must be an integer");
         return NULL;
     }
     uint64_t seed = (uint64_t) json_integer_value (seed_json);
@@ -835,6 +817,6 @@ kf_offline_generate (json_t *payload, char **err)
     }
     char *source = s_emit (st, choice);
     if (!source)
-        s_fail (err, "offline generator: out of memory");
+        kf_fail (err, "offline generator: out of memory");
     return source;
 }

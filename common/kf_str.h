@@ -1,0 +1,12 @@
+/*  kf_str.h - formatted strings for error messages. */
+#ifndef KF_STR_H
+#define KF_STR_H
+
+/* Returns a newly allocated formatted string (caller frees), or NULL. */
+char *kf_strdupf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Sets *ERR (when ERR is not NULL; caller frees) to a formatted message and
+ * returns -1, so error paths read `return kf_fail (err, "...", ...)`. */
+int kf_fail (char **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+#endif
