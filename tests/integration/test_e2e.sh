@@ -42,4 +42,20 @@ check "runs lists the run as done" \
     jtrue ".runs[] | select(.id == $run) | .status == \"done\"" kfctl runs --json
 check "the coordinator counted no malformed message" \
     jtrue '.counters.malformed == 0' kfctl status --json
+
+# Ctrl-C on watch leaves cleanly (exit 130) and leaves the run running;
+# cancel then ends it.
+run2=$(kfctl submit "$ROOT/examples/tasks/gelu/task.json" --generations 50 --population 4 --json | jq -r .run_id)
+"$BIN/kfctl" watch "$run2" >"$T/watch.out" 2>"$T/watch.log" &
+watch_pid=$!
+sleep 2
+kill -INT "$watch_pid"
+wait "$watch_pid"
+check "Ctrl-C on kfctl watch exits 130" [ $? -eq 130 ]
+check "kfctl watch left no sanitizer report" bash -c "! grep -q Sanitizer '$T/watch.log'"
+check "the run goes on after watch leaves" jtrue '.run.status == "running"' kfctl show "$run2" --json
+check "kfctl cancel answers" kfctl cancel "$run2"
+check "the run is cancelled" jtrue '.run.status == "cancelled"' kfctl show "$run2" --json
+check "no job of it is left queued" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run2 AND state IN ('queued', 'leased')")" -eq 0 ]
 finish
