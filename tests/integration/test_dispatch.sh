@@ -8,9 +8,10 @@
 #   c. a worker that stops heartbeating is declared dead and its job is
 #      requeued (attempt counted) and finished by a healthy worker;
 #   d. a job whose workers keep going silent fails for good after
-#      --max-attempts, with the reason kept.
-# (e, a late RESULT after a requeue, needs a worker that answers after it
-# was declared dead; the fleet cannot do that, so it is not covered here.)
+#      --max-attempts, with the reason kept;
+#   e. a RESULT that comes after its worker was declared dead (its lease
+#      is stale) is discarded and counted as late, and does not overwrite
+#      the result of the worker that did the job next.
 # Jobs are inserted straight into the jobs table, as the benchmarks do; each
 # section uses its own role so the sections cannot steal each other's jobs.
 . "$(dirname "$0")/lib.sh"
@@ -188,6 +189,28 @@ check "d: the run failed, its reason kept" \
                           AND reason LIKE '%missed its heartbeats%'"
 check "d: counters.jobs_failed counts it" jok '.counters.jobs_failed >= 1' kfctl status --json
 say "d: run reason: $(sql "SELECT reason FROM runs WHERE id = $run")"
+
+# --- e. late result discarded ----------------------------------------------
+# kf_fuzz_send --late-worker takes one job, hangs past the liveness (0.6 s)
+# and then sends its RESULT with the old lease anyway, after 2 s.
+late_before=$(kfctl status --json | jq '.counters.late_results')
+start late "$TOOLS/kf_fuzz_send" --late-worker "$KF_WORKER_ENDPOINT" --role late --late-ms 2000
+LATE_PID=$PID
+check "e: the late worker registered" wait_until 10 registered late 1
+sql "INSERT INTO jobs (role, kind, payload) VALUES ('late', 'noop', '{}')" >/dev/null
+check "e: it leased the job" \
+    wait_until 10 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'late' AND worker LIKE 'late-%'"
+fleet ontime --workers 1 --credits 1 --role late
+check "e: the job is done by the next worker, on its 2nd lease" \
+    wait_until 10 sqlis "done|2|t" "SELECT state, lease, worker LIKE 'ontime-%' FROM jobs WHERE role = 'late'"
+for _ in $(seq 1 50); do kill -0 "$LATE_PID" 2>/dev/null || break; sleep 0.1; done
+say "e: late worker: $(grep '^{' "$T/late.log" | tail -1)"
+check "e: the late worker did send its RESULT for lease 1" \
+    jok '.lease == 1 and .job_id > 0' eval "grep '^{' '$T/late.log' | tail -1"
+check "e: the late RESULT was counted as late" \
+    wait_until 5 jok ".counters.late_results >= ${late_before:-0} + 1" kfctl status --json
+check "e: and did not overwrite the job's result" \
+    sqlis 0 "SELECT count(*) FROM jobs WHERE role = 'late' AND result ? 'late'"
 
 check "the coordinator is still running" kill -0 "$COORD_PID"
 check "the coordinator counted no malformed message" \

@@ -14,12 +14,20 @@
  *  STATUS (built with the codec) and requires the STATUS reply within
  *  --reply-timeout-ms. Prints one JSON line; exits 0 when that reply
  *  came, 1 when not, 2 on usage errors.
+ *
+ *  With --late-worker EP it is instead one well-behaved worker that turns
+ *  hung: it says HELLO (role --role), takes one JOB, stops heartbeating,
+ *  and after --late-ms sends that job's RESULT anyway, with the lease it
+ *  was given: by then the coordinator has declared it dead and requeued
+ *  the job, so the RESULT must be discarded as late. Prints one JSON line
+ *  (job_id, lease, the reply's type); exits 0 when it got a job.
  */
 #include "kf_proto.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef enum {
     F_RANDOM, F_RANDOM_TYPE, F_BAD_JSON, F_WRONG_TYPES, F_VALID_ODD,
@@ -472,12 +480,79 @@ s_status_probe (const char *endpoint, int timeout_ms, double *took_ms)
     return rc;
 }
 
+/* The --late-worker mode (see file header). */
+static int
+s_late_worker (const char *endpoint, const char *role, int late_ms)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    zsock_set_linger (sock, 500);
+    if (zsock_connect (sock, "%s", endpoint)) {
+        fprintf (stderr, "kf_fuzz_send: cannot connect %s\n", endpoint);
+        return 2;
+    }
+    char id[64];
+    snprintf (id, sizeof id, "late-%d", (int) getpid ());
+    kf_msg_t *m = kf_msg_new ("HELLO", json_pack ("{s:s, s:s, s:i, s:{s:[s], s:s}}",
+                                                  "worker_id", id, "role", role, "credits",
+                                                  1, "capabilities", "backends", "host",
+                                                  "arch", "x86_64"));
+    kf_msg_send (&m, zsock_resolve (sock), NULL, NULL);
+    /* Behave until the job comes: heartbeat every 100 ms, up to 20 s. */
+    zpoller_t *poller = zpoller_new (sock, NULL);
+    int64_t job_id = 0, lease = 0, give_up = zclock_mono () + 20000;
+    while (!job_id && zclock_mono () < give_up) {
+        if (zpoller_wait (poller, 100)) {
+            kf_msg_t *in = NULL;
+            if (kf_msg_recv (zsock_resolve (sock), KF_EP_WORKER_OUT,
+                             KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL, &in, NULL)
+                    == KF_PROTO_OK
+                && !strcmp (in->type, "JOB")) {
+                job_id = kf_msg_int (in, "job_id", 0);
+                lease = kf_msg_int (in, "lease", 0);
+            }
+            kf_msg_destroy (&in);
+        }
+        kf_msg_t *hb = kf_msg_new ("HEARTBEAT", json_pack ("{s:i, s:[]}", "credits", 1, "jobs"));
+        kf_msg_send (&hb, zsock_resolve (sock), NULL, NULL);
+    }
+    char reply[KF_PROTO_MAX_TYPE + 64] = "";
+    if (job_id) {
+        /* Hung: no heartbeats, nothing read, then the stale RESULT. */
+        zclock_sleep (late_ms);
+        m = kf_msg_new ("RESULT", json_pack ("{s:I, s:I, s:b, s:{s:b}}", "job_id",
+                                             (json_int_t) job_id, "lease", (json_int_t) lease,
+                                             "ok", 1, "result", "late", 1));
+        kf_msg_send (&m, zsock_resolve (sock), NULL, NULL);
+        /* Whatever it answers (ERROR unknown-worker: it forgot us), read
+         * the last thing within a second, skipping queued HEARTBEATs. */
+        int64_t until = zclock_mono () + 1000;
+        while (zclock_mono () < until && zpoller_wait (poller, 100)) {
+            kf_msg_t *in = NULL;
+            if (kf_msg_recv (zsock_resolve (sock), KF_EP_WORKER_OUT,
+                             KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL, &in, NULL)
+                    == KF_PROTO_OK
+                && strcmp (in->type, "HEARTBEAT")) {
+                const char *code = kf_msg_str (in, "code");
+                snprintf (reply, sizeof reply, "%s%s%s", in->type, code ? " " : "",
+                          code ? code : "");
+            }
+            kf_msg_destroy (&in);
+        }
+    }
+    printf ("{\"worker_id\": \"%s\", \"job_id\": %lld, \"lease\": %lld, \"reply\": \"%s\"}\n",
+            id, (long long) job_id, (long long) lease, reply);
+    zpoller_destroy (&poller);
+    zsock_destroy (&sock);
+    return job_id ? 0 : 1;
+}
+
 static void
 s_usage (FILE *out)
 {
     fprintf (out,
              "usage: kf_fuzz_send --worker EP --client EP --status EP [--event EP]\n"
              "         [--count N] [--max-message BYTES] [--seed S] [--reply-timeout-ms MS]\n"
+             "       kf_fuzz_send --late-worker EP [--role R] [--late-ms MS]\n"
              "Sends N bad or odd messages to each endpoint, then requires a STATUS\n"
              "reply from the status endpoint (see file header).\n");
 }
@@ -486,6 +561,8 @@ int
 main (int argc, char **argv)
 {
     const char *worker_ep = NULL, *client_ep = NULL, *status_ep = NULL, *event_ep = NULL;
+    const char *late_ep = NULL, *role = "late";
+    int late_ms = 2000;
     long count = 10000;
     unsigned seed = 1;
     int reply_timeout_ms = 5000;
@@ -493,6 +570,7 @@ main (int argc, char **argv)
         { "worker", 1, 0, 'w' }, { "client", 1, 0, 'c' }, { "status", 1, 0, 's' },
         { "event", 1, 0, 'e' }, { "count", 1, 0, 'n' }, { "max-message", 1, 0, 'm' },
         { "seed", 1, 0, 'S' }, { "reply-timeout-ms", 1, 0, 'r' }, { "help", 0, 0, 'h' },
+        { "late-worker", 1, 0, 'L' }, { "role", 1, 0, 'R' }, { "late-ms", 1, 0, 'T' },
         { 0, 0, 0, 0 }
     };
     int o;
@@ -506,10 +584,16 @@ main (int argc, char **argv)
         case 'm': s_max_message = (size_t) atol (optarg); break;
         case 'S': seed = (unsigned) strtoul (optarg, NULL, 10); break;
         case 'r': reply_timeout_ms = atoi (optarg); break;
+        case 'L': late_ep = optarg; break;
+        case 'R': role = optarg; break;
+        case 'T': late_ms = atoi (optarg); break;
         case 'h': s_usage (stdout); return 0;
         default: s_usage (stderr); return 2;
         }
     }
+    zsys_handler_set (NULL);
+    if (late_ep)
+        return late_ms >= 0 ? s_late_worker (late_ep, role, late_ms) : 2;
     if (!worker_ep || !client_ep || !status_ep || count < 1 || s_max_message < 64
         || reply_timeout_ms < 1) {
         s_usage (stderr);
