@@ -25,7 +25,8 @@
 const kf_exec_backend_t *
 kf_exec_backend_find (const char *name)
 {
-    static const kf_exec_backend_t *const all[] = { &kf_exec_backend_host, NULL };
+    static const kf_exec_backend_t *const all[] = { &kf_exec_backend_host,
+                                                     &kf_exec_backend_cuda, NULL };
     for (int i = 0; all[i]; i++)
         if (name && strcmp (all[i]->name, name) == 0)
             return all[i];
@@ -145,6 +146,8 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     limits.time_limit_s = time_limit;
     limits.output_cap = 64 * 1024;
     limits.memory_bytes = cfg && cfg->memory_bytes ? cfg->memory_bytes : (size_t) 16 << 30;
+    if (kf_exec_backend_find (backend)->unlimited_address_space)
+        limits.memory_bytes = 0;
 #if defined(__SANITIZE_ADDRESS__)
     //  AddressSanitizer reserves terabytes of shadow address space, which
     //  any RLIMIT_AS would refuse; sanitizer builds are for tests only.
@@ -160,6 +163,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     zframe_t *ref = zmsg_next (job->frames);
     json_t *payload = json_deep_copy (job->payload);
     json_object_set_new (payload, "backend", json_string (backend));
+    json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
     if (!text
@@ -206,6 +210,13 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "reference failed: %s",
                 json_string_value (json_object_get (result, "detail")));
     }
+    else if (verdict && strcmp (verdict, "harness_failed") == 0) {
+        //  The device or its runtime failed outside any kernel (no
+        //  device in the child, allocation of the tensors): not the
+        //  candidate's fault, so not a verdict.
+        s_fail (res, "evaluation harness: %s",
+                json_string_value (json_object_get (result, "detail")));
+    }
     else if (verdict) {
         //  A verdict followed by a non-zero exit is the harness's own
         //  trouble (a sanitizer report, a failed cleanup): worth a log
@@ -245,9 +256,43 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 }
 
 json_t *
+kf_exec_probe (const char *backend, int device, char **error)
+{
+    const kf_exec_backend_t *b = kf_exec_backend_find (backend ? backend : "host");
+    char why[512];
+    *error = NULL;
+    if (!b) {
+        snprintf (why, sizeof why, "backend: unknown backend '%s' (host, cuda)", backend);
+        *error = strdup (why);
+        return NULL;
+    }
+    if (!b->probe)
+        return kf_exec_capabilities (b->name);
+    why[0] = 0;
+    json_t *found = b->probe (device, why, sizeof why);
+    if (!found) {
+        *error = strdup (why[0] ? why : "no device");
+        return NULL;
+    }
+    json_t *caps = json_object ();
+    json_object_set_new (caps, "backends", json_pack ("[s]", b->name));
+    json_object_set (caps, "arch", json_object_get (found, "arch"));
+    json_object_set (caps, "devices", json_object_get (found, "devices"));
+    json_decref (found);
+    return caps;
+}
+
+json_t *
 kf_exec_capabilities (const char *backend)
 {
     const kf_exec_backend_t *b = kf_exec_backend_find (backend ? backend : "host");
+    if (b && b->probe) {
+        char *error = NULL;
+        json_t *caps = kf_exec_probe (b->name, 0, &error);
+        free (error);
+        if (caps)
+            return caps;
+    }
     struct utsname un;
     json_t *caps = json_object ();
     json_t *backends = json_array ();
@@ -255,6 +300,6 @@ kf_exec_capabilities (const char *backend)
         json_array_append_new (backends, json_string (b->name));
     json_object_set_new (caps, "backends", backends);
     json_object_set_new (caps, "arch", json_string (uname (&un) == 0 ? un.machine : "unknown"));
-    json_object_set_new (caps, "devices", b ? b->devices () : json_array ());
+    json_object_set_new (caps, "devices", b && b->devices ? b->devices () : json_array ());
     return caps;
 }

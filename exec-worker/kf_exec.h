@@ -17,6 +17,7 @@
 typedef struct {
     const char *worker_path; /* binary that handles --eval-child; NULL: /proc/self/exe */
     const char *backend;     /* NULL: "host" */
+    int device;              /* device index for "cuda" (--device N) */
     double time_limit_s;     /* whole evaluation; 0: 120 */
     size_t memory_bytes;     /* child RLIMIT_AS; 0: 16 GiB (none under ASan) */
 } kf_exec_config_t;
@@ -30,5 +31,9 @@ int kf_exec_child_main (const char *dir);
 
 /* {backends, arch, devices} for HELLO. Caller owns the result. */
 json_t *kf_exec_capabilities (const char *backend);
+
+/* The same for device DEVICE, or NULL with *ERROR (one line, caller
+ * frees) when the backend is unknown or has no usable device. */
+json_t *kf_exec_probe (const char *backend, int device, char **error);
 
 #endif

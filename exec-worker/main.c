@@ -15,7 +15,8 @@
 
 static const kf_cfg_entry_t s_table[] = {
     KF_WORKER_CFG_KEYS ("1", "evaluations at once (1: timings do not disturb each other)"),
-    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host" },
+    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host or cuda" },
+    { "device", KF_CFG_INT, "0", 0, 63, "GPU this worker serves (cuda; one worker process per GPU)" },
     { "eval_time_limit_s", KF_CFG_DOUBLE, "120", 1, 3600,
       "wall-clock limit of one evaluation" },
     KF_CFG_END
@@ -33,16 +34,19 @@ main (int argc, char **argv)
         return code;
 
     const char *backend = kf_config_str (config, "backend");
-    json_t *caps = kf_exec_capabilities (backend);
-    if (json_array_size (json_object_get (caps, "backends")) == 0) {
-        fprintf (stderr, "kf-exec-worker: backend: unknown backend '%s' (host)\n", backend);
-        json_decref (caps);
+    int device = (int) kf_config_int (config, "device");
+    char *error = NULL;
+    json_t *caps = kf_exec_probe (backend, device, &error);
+    if (!caps) {
+        fprintf (stderr, "kf-exec-worker: %s\n", error);
+        free (error);
         kf_config_destroy (&config);
         return 2;
     }
     kf_exec_config_t exec = {
         .worker_path = NULL,
         .backend = backend,
+        .device = device,
         .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
     };
     int rc = kf_worker_main (config, "execute", caps, kf_exec_handle, &exec);

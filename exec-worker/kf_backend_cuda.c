@@ -1,0 +1,834 @@
+/*  kf_backend_cuda.c - the CUDA evaluation harness and device probe.
+ *
+ *  Runs inside the sandboxed evaluation child, like the host harness, and
+ *  judges by the same code (kf_eval_check): inputs are drawn on the host,
+ *  copied to the device, and copied back after every candidate call to
+ *  prove they did not change; outputs are poisoned before every call and
+ *  copied back to be compared with the reference by the shared checks.
+ *  GPU memory has no guard pages, so every device buffer sits between two
+ *  canary regions that are read back after each call; a write far outside
+ *  faults on the device ("illegal memory access"), which the runtime
+ *  reports at the next synchronisation and we turn into "crashed".
+ *
+ *  Timing: each sample is CALLS back-to-back calls between two CUDA
+ *  events; the end event is recorded only after cudaDeviceSynchronize, so
+ *  a kernel the candidate put on a stream of its own is inside the
+ *  interval. The fixed cost of that synchronisation and of the event
+ *  records is measured with empty samples and subtracted. L2 is flushed
+ *  before every sample by a memset of twice its size, and reference and
+ *  candidate samples alternate, so the speedup is a paired ratio.
+ *
+ *  CUDA is reached only through kf_cuda_api (dlopen), so this file builds
+ *  and links without a toolkit.
+ */
+#include "kf_backend.h"
+#include "kf_cuda_api.h"
+#include "kf_eval_check.h"
+#include "kf_kernel.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define S_MAX_TENSORS 32
+#define S_MAX_SCRATCH 64
+#define S_PAD 256                       // canary bytes around device buffers
+#define S_COPY_BYTES ((size_t) 256 << 20)
+#define S_MAX_SAMPLES 10000
+
+typedef int (s_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
+                            const kf_ctx_t *);
+
+static kf_cuda_api_t *s_api;
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *
+s_err (int rc)
+{
+    static char buf[256];
+    return kf_cuda_api_error (s_api, rc, buf, sizeof buf);
+}
+
+//  Waits for all work on the device and collects any error, sticky
+//  (illegal address, launch failure) or not (a bad launch configuration).
+static int
+s_settle (void)
+{
+    int rc = s_api->DeviceSynchronize ();
+    int last = s_api->GetLastError ();
+    return rc ? rc : last;
+}
+
+// --------------------------------------------------------------------------
+//  Device memory bandwidth: a device-to-device copy of 256 MiB, ten times,
+//  between events. Counted as bytes read plus bytes written, which is how
+//  the achieved bandwidth of a candidate is counted too.
+
+static int
+s_copy_bandwidth (double *gbs, char *why, size_t why_size)
+{
+    void *a = NULL, *b = NULL, *e0 = NULL, *e1 = NULL;
+    const int reps = 10;
+    float ms = 0;
+    int rc = s_api->Malloc (&a, S_COPY_BYTES);
+    if (!rc) rc = s_api->Malloc (&b, S_COPY_BYTES);
+    if (!rc) rc = s_api->Memset (a, 1, S_COPY_BYTES);
+    if (!rc) rc = s_api->EventCreate (&e0);
+    if (!rc) rc = s_api->EventCreate (&e1);
+    if (!rc) rc = s_api->Memcpy (b, a, S_COPY_BYTES, KF_CUDA_D2D);
+    if (!rc) rc = s_api->DeviceSynchronize ();
+    if (!rc) rc = s_api->EventRecord (e0, NULL);
+    for (int k = 0; k < reps && !rc; k++)
+        rc = s_api->Memcpy (b, a, S_COPY_BYTES, KF_CUDA_D2D);
+    if (!rc) rc = s_api->EventRecord (e1, NULL);
+    if (!rc) rc = s_api->EventSynchronize (e1);
+    if (!rc) rc = s_api->EventElapsedTime (&ms, e0, e1);
+    if (rc)
+        snprintf (why, why_size, "copy bandwidth: %s", s_err (rc));
+    else
+        *gbs = ms > 0 ? 2.0 * (double) S_COPY_BYTES * reps / (ms * 1e-3) / 1e9 : 0;
+    if (e0) s_api->EventDestroy (e0);
+    if (e1) s_api->EventDestroy (e1);
+    if (a) s_api->Free (a);
+    if (b) s_api->Free (b);
+    return rc ? -1 : 0;
+}
+
+//  Name, compute capability, multiprocessors, memory and L2 of DEVICE.
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor, sms, l2_bytes;
+    size_t memory_bytes;
+} s_devinfo_t;
+
+static int
+s_devinfo (int device, s_devinfo_t *d, char *why, size_t why_size)
+{
+    memset (d, 0, sizeof *d);
+    //  cudaDeviceProp changes size between releases, but its first field
+    //  has always been char name[256]; a generous zeroed buffer takes any
+    //  version's struct, and everything else comes from attributes.
+    char *prop = calloc (1, 64 * 1024);
+    if (!prop) {
+        snprintf (why, why_size, "out of memory");
+        return -1;
+    }
+    int rc = s_api->GetDeviceProperties (prop, device);
+    if (!rc) {
+        memcpy (d->name, prop, sizeof d->name - 1);
+        d->name[sizeof d->name - 1] = 0;
+    }
+    free (prop);
+    if (!rc) rc = s_api->DeviceGetAttribute (&d->cc_major, KF_CUDA_ATTR_CC_MAJOR, device);
+    if (!rc) rc = s_api->DeviceGetAttribute (&d->cc_minor, KF_CUDA_ATTR_CC_MINOR, device);
+    if (!rc) rc = s_api->DeviceGetAttribute (&d->sms, KF_CUDA_ATTR_MULTIPROCESSORS, device);
+    if (!rc) rc = s_api->DeviceGetAttribute (&d->l2_bytes, KF_CUDA_ATTR_L2_BYTES, device);
+    size_t free_bytes = 0;
+    if (!rc) rc = s_api->MemGetInfo (&free_bytes, &d->memory_bytes);
+    if (rc) {
+        snprintf (why, why_size, "device properties: %s", s_err (rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_load_api (int device, char *why, size_t why_size)
+{
+    char reason[400];
+    if (!s_api)
+        s_api = kf_cuda_api_new (reason, sizeof reason);
+    if (!s_api) {
+        snprintf (why, why_size, "no CUDA device: %s", reason);
+        return -1;
+    }
+    if (kf_cuda_api_open_device (s_api, device, reason, sizeof reason)) {
+        snprintf (why, why_size, "no CUDA device: %s", reason);
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *
+s_cuda_probe (int device, char *why, size_t why_size)
+{
+    if (s_load_api (device, why, why_size))
+        return NULL;
+    s_devinfo_t d;
+    double gbs = 0;
+    char reason[400];
+    if (s_devinfo (device, &d, reason, sizeof reason)
+        || s_copy_bandwidth (&gbs, reason, sizeof reason)) {
+        snprintf (why, why_size, "no CUDA device: %s", reason);
+        s_api->DeviceReset ();
+        return NULL;
+    }
+    int runtime = 0, driver = 0;
+    s_api->RuntimeGetVersion (&runtime);
+    s_api->DriverGetVersion (&driver);
+    //  Give the context back: the worker parent only describes the GPU;
+    //  every evaluation child makes its own.
+    s_api->DeviceReset ();
+    char arch[32], cc[16];
+    snprintf (arch, sizeof arch, "sm_%d%d", d.cc_major, d.cc_minor);
+    snprintf (cc, sizeof cc, "%d.%d", d.cc_major, d.cc_minor);
+    json_t *dev = json_pack ("{s:i, s:s, s:s, s:i, s:I, s:i, s:f, s:i, s:i, s:s}",
+                             "index", device, "name", d.name,
+                             "compute_capability", cc, "multiprocessors", d.sms,
+                             "memory_bytes", (json_int_t) d.memory_bytes,
+                             "l2_bytes", d.l2_bytes,
+                             "copy_bandwidth_gbs", round (gbs * 10) / 10,
+                             "runtime_version", runtime, "driver_version", driver,
+                             "runtime", s_api->path);
+    return json_pack ("{s:s, s:[o]}", "arch", arch, "devices", dev);
+}
+
+// --------------------------------------------------------------------------
+//  Device buffers between canaries
+
+typedef struct {
+    char *base;              // the allocation
+    size_t alloc;
+    char *data;              // base + S_PAD, 256-byte aligned
+    size_t bytes;
+} s_dbuf_t;
+
+static int
+s_dbuf_new (s_dbuf_t *b, size_t bytes)
+{
+    memset (b, 0, sizeof *b);
+    size_t body = (bytes + S_PAD - 1) / S_PAD * S_PAD;
+    b->alloc = S_PAD + body + S_PAD;
+    int rc = s_api->Malloc ((void **) &b->base, b->alloc);
+    if (rc) {
+        b->base = NULL;
+        return rc;
+    }
+    b->data = b->base + S_PAD;
+    b->bytes = bytes;
+    return s_api->Memset (b->base, 0xA5, b->alloc);
+}
+
+//  0 when both canaries hold, 1 when the one before was written, 2 the
+//  one after; or -1 when they could not be read (*RC set).
+static int
+s_dbuf_canaries (const s_dbuf_t *b, int *rc)
+{
+    unsigned char front[S_PAD], back[2 * S_PAD];
+    size_t tail = b->alloc - S_PAD - b->bytes;
+    *rc = s_api->Memcpy (front, b->base, S_PAD, KF_CUDA_D2H);
+    if (!*rc)
+        *rc = s_api->Memcpy (back, b->data + b->bytes, tail, KF_CUDA_D2H);
+    if (*rc)
+        return -1;
+    for (size_t i = 0; i < S_PAD; i++)
+        if (front[i] != 0xA5)
+            return 1;
+    for (size_t i = 0; i < tail; i++)
+        if (back[i] != 0xA5)
+            return 2;
+    return 0;
+}
+
+// --------------------------------------------------------------------------
+//  Scratch: device memory handed out in call order and kept between
+//  calls, so a kernel that asks for the same sizes every call does not
+//  pay a cudaMalloc inside the timed loop.
+
+typedef struct {
+    void *ptr[S_MAX_SCRATCH];
+    size_t size[S_MAX_SCRATCH];
+    int n, used;
+} s_scratch_t;
+
+static void *
+s_scratch_alloc (void *state, size_t bytes)
+{
+    s_scratch_t *s = state;
+    if (s->used >= S_MAX_SCRATCH)
+        return NULL;
+    int k = s->used;
+    if (k < s->n && s->size[k] >= bytes) {
+        s->used++;
+        return s->ptr[k];
+    }
+    if (k < s->n && s->ptr[k]) {
+        s_api->Free (s->ptr[k]);
+        s->ptr[k] = NULL;
+        s->size[k] = 0;
+    }
+    void *p = NULL;
+    if (s_api->Malloc (&p, bytes ? bytes : 1)) {
+        s_api->GetLastError ();
+        return NULL;
+    }
+    s->ptr[k] = p;
+    s->size[k] = bytes;
+    if (k >= s->n)
+        s->n = k + 1;
+    s->used++;
+    return p;
+}
+
+// --------------------------------------------------------------------------
+//  The evaluation
+
+typedef struct {
+    s_forward_fn *ref_fn, *cand_fn;
+    int n_in, n_out;
+    kf_eval_spec_t in[S_MAX_TENSORS], out[S_MAX_TENSORS];
+    s_dbuf_t in_d[S_MAX_TENSORS], ref_d[S_MAX_TENSORS], cand_d[S_MAX_TENSORS];
+    void *in_h[S_MAX_TENSORS];       // this set's inputs: what the device must still hold
+    void *back_h[S_MAX_TENSORS];     // inputs read back
+    void *ref_h[S_MAX_TENSORS];      // the reference's outputs for this set
+    void *cand_h[S_MAX_TENSORS];     // the candidate's outputs, read back
+    void *poison_h[S_MAX_TENSORS];   // poison image of each output
+    kf_tensor_t in_t[S_MAX_TENSORS], ref_t[S_MAX_TENSORS], cand_t[S_MAX_TENSORS];
+    kf_ctx_t ctx;
+    const char **scalar_names;
+    double *scalars;
+    s_scratch_t scratch;
+    void *stream, *ev0, *ev1, *flush;
+    size_t flush_bytes;
+    kf_eval_tol_t tol;
+    kf_eval_worst_t worst;
+    char detail[512];
+} s_eval_t;
+
+//  What a step found; the first non-S_OK ends the evaluation.
+enum { S_OK = 0, S_INCORRECT, S_CRASHED, S_REF_FAILED, S_HARNESS };
+
+//  A harness CUDA call that failed: the device, not a kernel, is at fault.
+static int
+s_harness (s_eval_t *e, int rc, const char *what)
+{
+    if (rc == 0)
+        return S_OK;
+    snprintf (e->detail, sizeof e->detail, "harness: %s: %s", what, s_err (rc));
+    return S_HARNESS;
+}
+
+//  Calls FN once and waits for the device, all under PHASE, so a hang in
+//  the kernel is blamed on the side that launched it.
+static int
+s_call (s_eval_t *e, s_forward_fn *fn, kf_tensor_t *out_t, char phase, int *cuda_rc)
+{
+    kf_eval_set_phase (phase);
+    e->scratch.used = 0;
+    int rc = fn (e->in_t, e->n_in, out_t, e->n_out, &e->ctx);
+    *cuda_rc = s_settle ();
+    kf_eval_set_phase ('H');
+    return rc;
+}
+
+static int
+s_poison_outputs (s_eval_t *e, s_dbuf_t *bufs)
+{
+    for (int o = 0; o < e->n_out; o++) {
+        int rc = s_api->Memcpy (bufs[o].data, e->poison_h[o], e->out[o].bytes, KF_CUDA_H2D);
+        if (rc)
+            return s_harness (e, rc, "poisoning outputs");
+    }
+    return S_OK;
+}
+
+static int
+s_upload_inputs (s_eval_t *e)
+{
+    for (int i = 0; i < e->n_in; i++) {
+        int rc = s_api->Memcpy (e->in_d[i].data, e->in_h[i], e->in[i].bytes, KF_CUDA_H2D);
+        if (rc)
+            return s_harness (e, rc, "copying inputs to the device");
+    }
+    return S_OK;
+}
+
+//  After a candidate call: inputs as they were, canaries intact.
+static int
+s_check_memory (s_eval_t *e, const char *when)
+{
+    int rc;
+    for (int i = 0; i < e->n_in; i++) {
+        rc = s_api->Memcpy (e->back_h[i], e->in_d[i].data, e->in[i].bytes, KF_CUDA_D2H);
+        if (rc)
+            return s_harness (e, rc, "reading inputs back");
+        if (memcmp (e->back_h[i], e->in_h[i], e->in[i].bytes) != 0) {
+            snprintf (e->detail, sizeof e->detail,
+                      "%s: inputs changed: the candidate wrote to input '%s'",
+                      when, e->in[i].name);
+            return S_INCORRECT;
+        }
+    }
+    for (int t = 0; t < e->n_in + e->n_out; t++) {
+        const s_dbuf_t *b = t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+        const char *name = t < e->n_in ? e->in[t].name : e->out[t - e->n_in].name;
+        int where = s_dbuf_canaries (b, &rc);
+        if (where < 0)
+            return s_harness (e, rc, "reading canaries");
+        if (where > 0) {
+            snprintf (e->detail, sizeof e->detail, "%s: out-of-bounds write %s %s '%s'",
+                      when, where == 1 ? "before" : "past the end of",
+                      t < e->n_in ? "input" : "output", name);
+            return S_CRASHED;
+        }
+    }
+    return S_OK;
+}
+
+//  Reads the candidate's outputs back and compares them with REF_H.
+static int
+s_compare (s_eval_t *e, const char *when)
+{
+    int bad = 0;
+    char ignored[512];
+    for (int o = 0; o < e->n_out; o++) {
+        int rc = s_api->Memcpy (e->cand_h[o], e->cand_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
+        if (rc)
+            return s_harness (e, rc, "reading outputs back");
+    }
+    for (int o = 0; o < e->n_out; o++)
+        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_h[o], e->ref_h[o],
+                                    when, bad ? ignored : e->detail,
+                                    bad ? sizeof ignored : sizeof e->detail))
+            bad = 1;
+    return bad ? S_INCORRECT : S_OK;
+}
+
+//  One correctness set: fresh inputs, the reference, then the candidate
+//  on the same inputs, then every check.
+static int
+s_run_set (s_eval_t *e, uint64_t seed, int set)
+{
+    int cuda_rc, r, st;
+    for (int i = 0; i < e->n_in; i++)
+        kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
+                      e->in_h[i], e->in[i].numel, kf_eval_input_seed (seed, set, i));
+    if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->ref_d)))
+        return st;
+    r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
+    if (cuda_rc || r) {
+        if (cuda_rc)
+            snprintf (e->detail, sizeof e->detail, "reference: CUDA error on set %d: %s",
+                      set, s_err (cuda_rc));
+        else
+            snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on set %d", r, set);
+        return S_REF_FAILED;
+    }
+    for (int o = 0; o < e->n_out; o++) {
+        int rc = s_api->Memcpy (e->ref_h[o], e->ref_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
+        if (rc)
+            return s_harness (e, rc, "reading reference outputs");
+    }
+    //  The candidate gets the inputs as drawn, whatever the reference did.
+    if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->cand_d)))
+        return st;
+    r = s_call (e, e->cand_fn, e->cand_t, 'C', &cuda_rc);
+    e->worst.sets = set + 1;
+    char when[32];
+    snprintf (when, sizeof when, "set %d", set);
+    if (cuda_rc) {
+        snprintf (e->detail, sizeof e->detail, "%s: CUDA error in the candidate: %s",
+                  when, s_err (cuda_rc));
+        return S_CRASHED;
+    }
+    if ((st = s_check_memory (e, when)))
+        return st;
+    if (r) {
+        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
+        return S_INCORRECT;
+    }
+    return s_compare (e, when);
+}
+
+typedef struct {
+    double *ref_ns, *cand_ns;        // per call, one entry per sample
+    int samples, ref_calls, cand_calls;
+    double overhead_ns;              // fixed cost of one sample, subtracted
+} s_timing_t;
+
+//  One sample: flush L2, wait for the device, CALLS calls between two
+//  events, the second recorded after a device-wide synchronisation.
+//  FN NULL times an empty sample. Returns S_OK with *NS for the whole
+//  interval; S_INCORRECT when kf_forward failed; S_CRASHED on a CUDA
+//  error after the calls (*CUDA_RC); S_HARNESS otherwise.
+static int
+s_sample (s_eval_t *e, s_forward_fn *fn, kf_tensor_t *out_t, int calls, char phase,
+          unsigned salt, double *ns, int *cuda_rc)
+{
+    *cuda_rc = 0;
+    int rc = s_api->MemsetAsync (e->flush, (int) (salt & 0x7f), e->flush_bytes, e->stream);
+    if (!rc) rc = s_api->DeviceSynchronize ();
+    if (!rc) rc = s_api->EventRecord (e->ev0, e->stream);
+    if (rc)
+        return s_harness (e, rc, "starting a sample");
+    kf_eval_set_phase (phase);
+    for (int k = 0; fn && k < calls; k++) {
+        e->scratch.used = 0;
+        if (fn (e->in_t, e->n_in, out_t, e->n_out, &e->ctx)) {
+            *cuda_rc = s_settle ();
+            kf_eval_set_phase ('H');
+            return *cuda_rc ? S_CRASHED : S_INCORRECT;
+        }
+    }
+    *cuda_rc = s_settle ();
+    if (*cuda_rc) {
+        kf_eval_set_phase ('H');
+        return S_CRASHED;
+    }
+    rc = s_api->EventRecord (e->ev1, e->stream);
+    if (!rc) rc = s_api->EventSynchronize (e->ev1);
+    kf_eval_set_phase ('H');
+    float ms = 0;
+    if (!rc) rc = s_api->EventElapsedTime (&ms, e->ev0, e->ev1);
+    if (rc)
+        return s_harness (e, rc, "reading sample events");
+    *ns = ms * 1e6;
+    return S_OK;
+}
+
+//  A failed sample as a verdict step, blaming the side that ran.
+static int
+s_sample_failed (s_eval_t *e, int st, int is_ref, int cuda_rc)
+{
+    if (st == S_HARNESS)
+        return st;
+    if (is_ref) {
+        snprintf (e->detail, sizeof e->detail, "reference failed during timing%s%s",
+                  cuda_rc ? ": " : "", cuda_rc ? s_err (cuda_rc) : "");
+        return S_REF_FAILED;
+    }
+    if (st == S_CRASHED)
+        snprintf (e->detail, sizeof e->detail, "timing: CUDA error in the candidate: %s",
+                  s_err (cuda_rc));
+    else
+        snprintf (e->detail, sizeof e->detail, "timing: candidate kf_forward returned non-zero");
+    return st;
+}
+
+static int
+s_calls_for (double per_call_ns)
+{
+    //  Samples of about a millisecond: far above the event resolution
+    //  (about half a microsecond) and the subtracted overhead.
+    double calls = per_call_ns > 0 ? ceil (1e6 / per_call_ns) : 1000;
+    return calls < 1 ? 1 : calls > 100000 ? 100000 : (int) calls;
+}
+
+static int
+s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
+{
+    double min_time = kf_eval_num (timing, "min_time_s", 1);
+    int min_samples = (int) kf_eval_num (timing, "min_samples", 10);
+    double warmup_s = kf_eval_num (timing, "warmup_s", 1);
+    int warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
+    if (min_samples < 3)
+        min_samples = 3;
+    int cuda_rc, st;
+    double ns;
+
+    //  The fixed cost of a sample: synchronise, record, read back.
+    double null_ns[16];
+    for (int k = 0; k < 20; k++) {
+        if ((st = s_sample (e, NULL, NULL, 0, 'H', (unsigned) k, &ns, &cuda_rc)))
+            return st == S_HARNESS ? st : s_harness (e, cuda_rc, "empty sample");
+        if (k >= 4)
+            null_ns[k - 4] = ns;
+    }
+    t->overhead_ns = kf_eval_median (null_ns, 16);
+
+    //  Warm-up, interleaved, one call per sample, measuring each side's
+    //  cost per call.
+    double ref_total = 0, cand_total = 0;
+    int calls = 0;
+    double start = s_now ();
+    while (calls < warmup_calls || s_now () - start < warmup_s) {
+        if ((st = s_sample (e, e->ref_fn, e->ref_t, 1, 'R', (unsigned) calls, &ns, &cuda_rc)))
+            return s_sample_failed (e, st, 1, cuda_rc);
+        ref_total += fmax (ns - t->overhead_ns, 0);
+        if ((st = s_sample (e, e->cand_fn, e->cand_t, 1, 'C', (unsigned) calls, &ns, &cuda_rc)))
+            return s_sample_failed (e, st, 0, cuda_rc);
+        cand_total += fmax (ns - t->overhead_ns, 0);
+        calls++;
+    }
+    t->ref_calls = s_calls_for (ref_total / calls);
+    t->cand_calls = s_calls_for (cand_total / calls);
+    //  A single cold call overstates the cost of calls in a loop; one
+    //  trial sample each corrects the count.
+    for (int side = 0; side < 2; side++) {
+        int *n = side ? &t->cand_calls : &t->ref_calls;
+        if ((st = s_sample (e, side ? e->cand_fn : e->ref_fn, side ? e->cand_t : e->ref_t,
+                            *n, side ? 'C' : 'R', 0, &ns, &cuda_rc)))
+            return s_sample_failed (e, st, !side, cuda_rc);
+        double net = ns - t->overhead_ns;
+        if (net < 0.9e6)
+            *n = s_calls_for (fmax (net, 1) / *n);
+    }
+
+    t->ref_ns = malloc (S_MAX_SAMPLES * sizeof (double));
+    t->cand_ns = malloc (S_MAX_SAMPLES * sizeof (double));
+    if (!t->ref_ns || !t->cand_ns) {
+        snprintf (e->detail, sizeof e->detail, "harness: out of memory for samples");
+        return S_HARNESS;
+    }
+    double measured = 0;
+    t->samples = 0;
+    while ((t->samples < min_samples || measured < min_time) && t->samples < S_MAX_SAMPLES) {
+        unsigned salt = (unsigned) t->samples;
+        double ref_ns, cand_ns;
+        if ((st = s_sample (e, e->ref_fn, e->ref_t, t->ref_calls, 'R', salt, &ref_ns, &cuda_rc)))
+            return s_sample_failed (e, st, 1, cuda_rc);
+        if ((st = s_sample (e, e->cand_fn, e->cand_t, t->cand_calls, 'C', salt + 1, &cand_ns, &cuda_rc)))
+            return s_sample_failed (e, st, 0, cuda_rc);
+        //  Never let the subtraction eat a sample: a floor of 0.1% of it.
+        t->ref_ns[t->samples] = fmax (ref_ns - t->overhead_ns, ref_ns * 1e-3) / t->ref_calls;
+        t->cand_ns[t->samples] = fmax (cand_ns - t->overhead_ns, cand_ns * 1e-3) / t->cand_calls;
+        t->samples++;
+        measured += (ref_ns + cand_ns) * 1e-9;
+    }
+    return S_OK;
+}
+
+//  Bandwidth against the measured copy ceiling, and the audit flag.
+static void
+s_roofline (s_eval_t *e, json_t *result, const s_timing_t *tm, double speedup,
+            double copy_gbs, size_t l2_bytes)
+{
+    double bytes = 0;
+    for (int i = 0; i < e->n_in; i++)
+        bytes += (double) e->in[i].bytes;
+    for (int o = 0; o < e->n_out; o++)
+        bytes += (double) e->out[o].bytes;
+    double cand_med = kf_eval_median (tm->cand_ns, tm->samples);
+    double ref_med = kf_eval_median (tm->ref_ns, tm->samples);
+    double cand_gbs = cand_med > 0 ? bytes / cand_med : 0;    // bytes per ns = GB/s
+    double ref_gbs = ref_med > 0 ? bytes / ref_med : 0;
+    //  Calls inside a sample find the data left in L2 by the call before,
+    //  so the DRAM ceiling binds only when the data cannot stay there.
+    bool applies = bytes > (double) l2_bytes;
+    json_object_set_new (result, "bandwidth", json_pack (
+        "{s:f, s:f, s:f, s:f, s:b, s:f}", "bytes", bytes,
+        "candidate_gbs", cand_gbs, "reference_gbs", ref_gbs,
+        "copy_gbs", copy_gbs, "roofline_applies", applies,
+        "candidate_fraction_of_copy", copy_gbs > 0 ? cand_gbs / copy_gbs : 0));
+    json_object_set_new (result, "sync_overhead_ns", json_real (tm->overhead_ns));
+    char reason[256] = "";
+    if (applies && copy_gbs > 0 && cand_gbs > copy_gbs)
+        snprintf (reason, sizeof reason,
+                  "moves its inputs and outputs at %.0f GB/s, above the measured copy bandwidth of %.0f GB/s",
+                  cand_gbs, copy_gbs);
+    else if (speedup > 10)
+        snprintf (reason, sizeof reason, "%.1fx faster than the reference (over 10x)", speedup);
+    json_object_set_new (result, "audit", json_boolean (reason[0] != 0));
+    if (reason[0])
+        json_object_set_new (result, "audit_reason", json_string (reason));
+}
+
+static void
+s_eval_free (s_eval_t *e)
+{
+    //  Device memory goes with the process, which ends right after this;
+    //  freeing it would cost time and fail anyway after a sticky error.
+    for (int i = 0; i < S_MAX_TENSORS; i++) {
+        free (e->in_h[i]);
+        free (e->back_h[i]);
+        free (e->ref_h[i]);
+        free (e->cand_h[i]);
+        free (e->poison_h[i]);
+    }
+    free (e->scalar_names);
+    free (e->scalars);
+    free (e);
+}
+
+//  Loads the libraries, parses the task, allocates every buffer.
+static int
+s_setup (s_eval_t *e, const char *dir, json_t *task)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/reference.so", dir);
+    void *ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+    e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
+    if (!e->ref_fn) {
+        snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
+        return S_REF_FAILED;
+    }
+    snprintf (path, sizeof path, "%s/candidate.so", dir);
+    kf_eval_set_phase ('C');    // constructors of the candidate run in dlopen
+    void *cand_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+    e->cand_fn = cand_lib ? (s_forward_fn *) dlsym (cand_lib, "kf_forward") : NULL;
+    kf_eval_set_phase ('H');
+    if (!e->cand_fn) {
+        const char *err = dlerror ();
+        snprintf (e->detail, sizeof e->detail, "candidate does not load: %s",
+                  err ? err : "no kf_forward");
+        return -1;              // load_failed
+    }
+    //  Libraries stay loaded: the process ends right after the verdict.
+
+    json_t *ins = json_object_get (task, "inputs");
+    json_t *outs = json_object_get (task, "outputs");
+    e->n_in = (int) json_array_size (ins);
+    e->n_out = (int) json_array_size (outs);
+    if (e->n_out < 1 || e->n_in > S_MAX_TENSORS || e->n_out > S_MAX_TENSORS) {
+        snprintf (e->detail, sizeof e->detail, "task: need 1 to 32 outputs and at most 32 inputs");
+        return S_REF_FAILED;
+    }
+    int rc;
+    for (int i = 0; i < e->n_in; i++) {
+        if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
+            return S_REF_FAILED;
+        size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
+        if (!(e->in_h[i] = malloc (n)) || !(e->back_h[i] = malloc (n))) {
+            snprintf (e->detail, sizeof e->detail, "harness: out of memory for inputs");
+            return S_HARNESS;
+        }
+        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes)))
+            return s_harness (e, rc, "allocating inputs");
+        kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_d[i].data);
+    }
+    for (int o = 0; o < e->n_out; o++) {
+        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
+            return S_REF_FAILED;
+        size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
+        if (!(e->ref_h[o] = malloc (n)) || !(e->cand_h[o] = malloc (n))
+            || !(e->poison_h[o] = malloc (n))) {
+            snprintf (e->detail, sizeof e->detail, "harness: out of memory for outputs");
+            return S_HARNESS;
+        }
+        kf_eval_poison (e->out[o].dtype, e->poison_h[o], e->out[o].numel);
+        //  Separate allocations: outputs never alias inputs or each other.
+        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes))
+            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes)))
+            return s_harness (e, rc, "allocating outputs");
+        kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_d[o].data);
+        kf_eval_tensor (&e->cand_t[o], &e->out[o], e->cand_d[o].data);
+    }
+    json_t *scalars = json_object_get (task, "scalars");
+    size_t n_scalars = json_object_size (scalars);
+    e->scalar_names = calloc (n_scalars + 1, sizeof *e->scalar_names);
+    e->scalars = calloc (n_scalars + 1, sizeof *e->scalars);
+    if (!e->scalar_names || !e->scalars) {
+        snprintf (e->detail, sizeof e->detail, "harness: out of memory for scalars");
+        return S_HARNESS;
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach (scalars, key, value) {
+        e->scalar_names[e->ctx.n_scalars] = key;
+        e->scalars[e->ctx.n_scalars++] = json_number_value (value);
+    }
+    if ((rc = s_api->StreamCreateWithFlags (&e->stream, 0))
+        || (rc = s_api->EventCreate (&e->ev0))
+        || (rc = s_api->EventCreate (&e->ev1)))
+        return s_harness (e, rc, "creating the stream and events");
+    e->ctx.backend = KF_BACKEND_CUDA;
+    e->ctx.stream = e->stream;
+    e->ctx.scalar_names = e->scalar_names;
+    e->ctx.scalars = e->scalars;
+    e->ctx.scratch_alloc = s_scratch_alloc;
+    e->ctx.scratch_state = &e->scratch;
+    return S_OK;
+}
+
+static int
+s_cuda_child_main (const char *dir, json_t *job)
+{
+    if (kf_eval_child_begin (dir) != 0)
+        return 2;
+    char why[400];
+    int device = (int) json_integer_value (json_object_get (job, "device"));
+    if (s_load_api (device, why, sizeof why)) {
+        kf_eval_write_verdict (dir, "harness_failed", why);
+        return 0;
+    }
+    s_eval_t *e = calloc (1, sizeof *e);
+    if (!e)
+        return 2;
+    json_t *task = json_object_get (job, "task");
+    json_t *timing = json_object_get (job, "timing");
+    uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
+    kf_eval_tol_from_task (task, &e->tol, &e->worst);
+    s_timing_t tm = { 0 };
+    json_t *result = NULL;
+    s_devinfo_t info;
+    memset (&info, 0, sizeof info);
+    double copy_gbs = 0;
+
+    int st = s_setup (e, dir, task);
+    if (st < 0) {
+        kf_eval_write_verdict (dir, "load_failed", e->detail);
+        goto done;
+    }
+    if (!st && (s_devinfo (device, &info, why, sizeof why)
+                || s_copy_bandwidth (&copy_gbs, why, sizeof why))) {
+        snprintf (e->detail, sizeof e->detail, "harness: %s", why);
+        st = S_HARNESS;
+    }
+    //  The flush buffer: twice the L2, so nothing of the last sample
+    //  survives in it.
+    size_t flush_bytes = 2 * (size_t) (info.l2_bytes > 0 ? info.l2_bytes : 64 << 20);
+    if (!st && (st = s_harness (e, s_api->Malloc (&e->flush, flush_bytes),
+                                "allocating the L2 flush buffer")) == S_OK)
+        e->flush_bytes = flush_bytes;
+
+    //  Correctness: 5 fresh input sets seeded from the job's seed.
+    for (int set = 0; set < 5 && st == S_OK; set++)
+        st = s_run_set (e, seed, set);
+
+    //  Timing on the last set's inputs, then the outputs of the timing
+    //  loop checked against that set's reference outputs.
+    if (st == S_OK && (st = s_poison_outputs (e, e->cand_d)) == S_OK
+        && (st = s_time (e, timing, &tm)) == S_OK
+        && (st = s_check_memory (e, "timing")) == S_OK)
+        st = s_compare (e, "timing");
+
+    if (st == S_REF_FAILED || st == S_HARNESS) {
+        kf_eval_write_verdict (dir, st == S_REF_FAILED ? "reference_failed" : "harness_failed",
+                               e->detail);
+        goto done;
+    }
+    const char *verdict = st == S_OK ? "correct" : st == S_CRASHED ? "crashed" : "incorrect";
+    result = json_object ();
+    json_object_set_new (result, "verdict", json_string (verdict));
+    json_object_set_new (result, "detail", json_string (st == S_OK ? "all checks passed" : e->detail));
+    json_object_set_new (result, "correctness", kf_eval_correctness_json (&e->worst));
+    json_object_set_new (result, "device", json_pack ("{s:s, s:i}", "name", info.name,
+                                                      "index", device));
+    double speedup = -1;
+    if (st == S_OK && tm.samples > 0)
+        speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
+    if (speedup >= 0) {
+        json_object_set_new (result, "speedup", json_real (speedup));
+        json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
+        json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
+        s_roofline (e, result, &tm, speedup, copy_gbs, (size_t) info.l2_bytes);
+    }
+    else
+        json_object_set_new (result, "speedup", json_null ());
+    kf_eval_write_result (dir, result);
+
+done:
+    json_decref (result);
+    free (tm.ref_ns);
+    free (tm.cand_ns);
+    s_eval_free (e);
+    return 0;
+}
+
+const kf_exec_backend_t kf_exec_backend_cuda = {
+    .name = "cuda",
+    .child_main = s_cuda_child_main,
+    .devices = NULL,
+    .probe = s_cuda_probe,
+    .unlimited_address_space = 1,
+};

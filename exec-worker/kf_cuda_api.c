@@ -1,0 +1,149 @@
+/*  kf_cuda_api.c - dlopen libcudart and fill the function table.
+ *
+ *  Versioned names first: a deployed host usually has only
+ *  libcudart.so.N from the driver-matched runtime package, while the
+ *  unversioned link name exists only where the toolkit is installed.
+ */
+#include "kf_cuda_api.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *
+s_open (char *path, size_t path_size, char *why, size_t why_size)
+{
+    static const char *const names[] = {
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so",
+        "/usr/local/cuda/lib64/libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.12",
+        "/usr/local/cuda/lib64/libcudart.so", NULL
+    };
+    const char *forced = getenv ("KF_CUDART");
+    if (forced && *forced) {
+        void *lib = dlopen (forced, RTLD_NOW | RTLD_GLOBAL);
+        if (!lib)
+            snprintf (why, why_size, "cannot load KF_CUDART=%s: %s", forced, dlerror ());
+        else
+            snprintf (path, path_size, "%s", forced);
+        return lib;
+    }
+    for (int i = 0; names[i]; i++) {
+        void *lib = dlopen (names[i], RTLD_NOW | RTLD_GLOBAL);
+        if (lib) {
+            snprintf (path, path_size, "%s", names[i]);
+            return lib;
+        }
+    }
+    snprintf (why, why_size, "libcudart not found (tried libcudart.so.13, .so.12, .so and /usr/local/cuda/lib64; set KF_CUDART)");
+    return NULL;
+}
+
+kf_cuda_api_t *
+kf_cuda_api_new (char *why, size_t why_size)
+{
+    kf_cuda_api_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (why, why_size, "out of memory");
+        return NULL;
+    }
+    void *lib = s_open (self->path, sizeof self->path, why, why_size);
+    if (!lib) {
+        free (self);
+        return NULL;
+    }
+    //  Each entry: the table slot and the exported names to try, newest
+    //  first (CUDA 12 exported cudaGetDeviceProperties_v2 beside the old
+    //  name; CUDA 13 keeps only the plain one).
+    struct { void **slot; const char *names[2]; } syms[] = {
+        { (void **) &self->GetDeviceCount, { "cudaGetDeviceCount", NULL } },
+        { (void **) &self->SetDevice, { "cudaSetDevice", NULL } },
+        { (void **) &self->SetDeviceFlags, { "cudaSetDeviceFlags", NULL } },
+        { (void **) &self->GetDeviceProperties, { "cudaGetDeviceProperties_v2", "cudaGetDeviceProperties" } },
+        { (void **) &self->DeviceGetAttribute, { "cudaDeviceGetAttribute", NULL } },
+        { (void **) &self->MemGetInfo, { "cudaMemGetInfo", NULL } },
+        { (void **) &self->Malloc, { "cudaMalloc", NULL } },
+        { (void **) &self->Free, { "cudaFree", NULL } },
+        { (void **) &self->Memcpy, { "cudaMemcpy", NULL } },
+        { (void **) &self->Memset, { "cudaMemset", NULL } },
+        { (void **) &self->MemsetAsync, { "cudaMemsetAsync", NULL } },
+        { (void **) &self->StreamCreateWithFlags, { "cudaStreamCreateWithFlags", NULL } },
+        { (void **) &self->StreamDestroy, { "cudaStreamDestroy", NULL } },
+        { (void **) &self->DeviceSynchronize, { "cudaDeviceSynchronize", NULL } },
+        { (void **) &self->EventCreate, { "cudaEventCreate", NULL } },
+        { (void **) &self->EventRecord, { "cudaEventRecord", NULL } },
+        { (void **) &self->EventSynchronize, { "cudaEventSynchronize", NULL } },
+        { (void **) &self->EventElapsedTime, { "cudaEventElapsedTime", NULL } },
+        { (void **) &self->EventDestroy, { "cudaEventDestroy", NULL } },
+        { (void **) &self->GetLastError, { "cudaGetLastError", NULL } },
+        { (void **) &self->GetErrorName, { "cudaGetErrorName", NULL } },
+        { (void **) &self->GetErrorString, { "cudaGetErrorString", NULL } },
+        { (void **) &self->RuntimeGetVersion, { "cudaRuntimeGetVersion", NULL } },
+        { (void **) &self->DriverGetVersion, { "cudaDriverGetVersion", NULL } },
+        { (void **) &self->DeviceReset, { "cudaDeviceReset", NULL } },
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *fn = NULL;
+        for (int k = 0; k < 2 && !fn && syms[i].names[k]; k++)
+            fn = dlsym (lib, syms[i].names[k]);
+        if (!fn) {
+            snprintf (why, why_size, "%s lacks %s", self->path, syms[i].names[0]);
+            free (self);
+            return NULL;
+        }
+        *syms[i].slot = fn;
+    }
+    return self;
+}
+
+void
+kf_cuda_api_destroy (kf_cuda_api_t **self_p)
+{
+    if (self_p && *self_p) {
+        free (*self_p);
+        *self_p = NULL;
+    }
+}
+
+const char *
+kf_cuda_api_error (const kf_cuda_api_t *self, int error, char *buf, size_t size)
+{
+    const char *name = self->GetErrorName (error);
+    const char *text = self->GetErrorString (error);
+    snprintf (buf, size, "%s (%s)", text ? text : "unknown error", name ? name : "?");
+    return buf;
+}
+
+int
+kf_cuda_api_open_device (kf_cuda_api_t *self, int device, char *why, size_t why_size)
+{
+    char err[256];
+    int count = 0;
+    int rc = self->GetDeviceCount (&count);
+    if (rc != KF_CUDA_SUCCESS) {
+        snprintf (why, why_size, "cudaGetDeviceCount: %s",
+                  kf_cuda_api_error (self, rc, err, sizeof err));
+        return -1;
+    }
+    if (count <= 0) {
+        snprintf (why, why_size, "the driver reports no devices");
+        return -1;
+    }
+    if (device < 0 || device >= count) {
+        snprintf (why, why_size, "device %d requested, %d present", device, count);
+        return -1;
+    }
+    rc = self->SetDevice (device);
+    if (rc != KF_CUDA_SUCCESS) {
+        snprintf (why, why_size, "cudaSetDevice(%d): %s", device,
+                  kf_cuda_api_error (self, rc, err, sizeof err));
+        return -1;
+    }
+    //  Spin while waiting for the device: the timing loop synchronises
+    //  after every sample, and a sleeping wait adds wake-up jitter to
+    //  each. Flags apply to the current device, hence after SetDevice;
+    //  a runtime that refuses them on a live context still works.
+    self->SetDeviceFlags (KF_CUDA_SCHEDULE_SPIN);
+    self->GetLastError ();
+    return 0;
+}
