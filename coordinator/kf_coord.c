@@ -132,7 +132,7 @@ kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
         }
         kf_error ("waiting for the database (retrying with backoff)");
     }
-    if (kf_db_migrate (self->db)) {
+    if (kf_db_migrate (self->db) || kf_db_listen (self->db, "kf_jobs")) {
         kf_coord_destroy (&self);
         return NULL;
     }
@@ -322,6 +322,10 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
                        "worker_id (letters, digits, ._:@-), role or credits out of range");
         return;
     }
+    s_worker_t *prev = zhashx_lookup (self->by_route, route_key);
+    if (prev && strcmp (prev->id, id))
+        /* A new identity on a known connection: the old one is gone. */
+        s_worker_lost (self, prev, "was replaced on its connection");
     s_worker_t *w = zhashx_lookup (self->by_id, id);
     if (w) {
         /* The same worker again (it reconnected): new route. */
@@ -1014,10 +1018,14 @@ int
 kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
 {
     while (!*stop) {
-        zmq_pollitem_t items[3] = {
+        /* The database socket joins the poll for notifications: jobs
+         * queued by another writer wake the dispatch at once. */
+        int dbfd = kf_db_socket (self->db);
+        zmq_pollitem_t items[4] = {
             { zsock_resolve (self->workers), 0, ZMQ_POLLIN, 0 },
             { zsock_resolve (self->clients), 0, ZMQ_POLLIN, 0 },
             { zsock_resolve (self->status), 0, ZMQ_POLLIN, 0 },
+            { NULL, dbfd, ZMQ_POLLIN, 0 },
         };
         int64_t now = zclock_mono ();
         int64_t wait = self->next_heartbeat - now;
@@ -1027,8 +1035,10 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             wait = 0;
         if (wait < 0)
             wait = 0;
-        if (zmq_poll (items, 3, (long) wait) < 0)
+        if (zmq_poll (items, dbfd >= 0 ? 4 : 3, (long) wait) < 0)
             continue;   /* EINTR: the loop condition looks at *stop */
+        if (dbfd >= 0 && (items[3].revents & ZMQ_POLLIN) && kf_db_notified (self->db))
+            self->dispatch_needed = true;
         /* Clients and status first, each request on its own. */
         if (items[1].revents & ZMQ_POLLIN)
             s_drain (self, self->clients, KF_EP_CLIENT_IN);

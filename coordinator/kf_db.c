@@ -34,14 +34,21 @@ struct kf_db_t {
     long statements;
     bool txn_pending;        /* BEGIN asked for, not yet sent */
     bool in_txn;             /* BEGIN sent, no COMMIT or ROLLBACK yet */
+    zhashx_t *prepared;      /* SQL text -> statement name, this connection */
+    int next_statement;
+    char *channel;           /* LISTENed to, again after each reconnect */
 };
 
 kf_db_t *
 kf_db_new (const char *conninfo)
 {
     kf_db_t *self = calloc (1, sizeof *self);
-    if (self)
-        self->conninfo = strdup (conninfo ? conninfo : "");
+    if (!self)
+        return NULL;
+    self->conninfo = strdup (conninfo ? conninfo : "");
+    self->prepared = zhashx_new ();
+    zhashx_set_destructor (self->prepared, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_duplicator (self->prepared, (zhashx_duplicator_fn *) strdup);
     return self;
 }
 
@@ -54,6 +61,8 @@ kf_db_destroy (kf_db_t **self_p)
     if (self->conn)
         PQfinish (self->conn);
     free (self->conninfo);
+    free (self->channel);
+    zhashx_destroy (&self->prepared);
     free (self);
     *self_p = NULL;
 }
@@ -79,10 +88,21 @@ s_try_connect (kf_db_t *self)
     if (self->conn)
         PQfinish (self->conn);
     self->conn = PQconnectdb (self->conninfo);
+    /* Prepared statements and LISTEN belong to a connection: a new one
+     * starts with neither. */
+    zhashx_purge (self->prepared);
     if (PQstatus (self->conn) == CONNECTION_OK) {
         self->backoff_ms = 0;
         PGresult *r = PQexec (self->conn, "SET application_name = 'kf-coordinator'");
         PQclear (r);
+        if (self->channel) {
+            char *ident = PQescapeIdentifier (self->conn, self->channel, strlen (self->channel));
+            char sql[160];
+            snprintf (sql, sizeof sql, "LISTEN %s", ident ? ident : "kf");
+            PQfreemem (ident);
+            r = PQexec (self->conn, sql);
+            PQclear (r);
+        }
         return 0;
     }
     s_set_error (self, PQerrorMessage (self->conn));
@@ -171,8 +191,26 @@ s_run (kf_db_t *self, const char *sql, int n, const char *const *params,
     if (s_ready (self))
         return NULL;
     self->statements++;
-    PGresult *r = PQexecParams (self->conn, sql, n, NULL, params, lengths,
-                                formats, 0);
+    /* Every statement is prepared once per connection and executed by name
+     * after that: the coordinator runs a few dozen distinct texts at high
+     * rates, and parsing and planning them each time was a quarter of the
+     * server's work. The cache is bounded; past it, statements run
+     * unprepared. */
+    const char *name = zhashx_lookup (self->prepared, sql);
+    if (!name && zhashx_size (self->prepared) < 512) {
+        char fresh[32];
+        snprintf (fresh, sizeof fresh, "kf%d", self->next_statement++);
+        PGresult *p = PQprepare (self->conn, fresh, sql, n, NULL);
+        bool ok = s_ok (self, p);
+        PQclear (p);
+        if (!ok)
+            return NULL;
+        zhashx_insert (self->prepared, sql, fresh);
+        name = zhashx_lookup (self->prepared, sql);
+    }
+    PGresult *r = name ? PQexecPrepared (self->conn, name, n, params, lengths, formats, 0)
+                       : PQexecParams (self->conn, sql, n, NULL, params, lengths,
+                                       formats, 0);
     if (!s_ok (self, r)) {
         PQclear (r);
         return NULL;
@@ -360,4 +398,38 @@ long
 kf_db_statements (kf_db_t *self)
 {
     return self->statements;
+}
+
+int
+kf_db_listen (kf_db_t *self, const char *channel)
+{
+    free (self->channel);
+    self->channel = strdup (channel);
+    if (!kf_db_connected (self))
+        return kf_db_connect (self, 0);   /* LISTENs on connecting */
+    char *ident = PQescapeIdentifier (self->conn, channel, strlen (channel));
+    char sql[160];
+    snprintf (sql, sizeof sql, "LISTEN %s", ident ? ident : "kf");
+    PQfreemem (ident);
+    return kf_db_exec_script (self, sql);
+}
+
+int
+kf_db_socket (kf_db_t *self)
+{
+    return kf_db_connected (self) ? PQsocket (self->conn) : -1;
+}
+
+bool
+kf_db_notified (kf_db_t *self)
+{
+    if (!kf_db_connected (self) || !PQconsumeInput (self->conn))
+        return false;
+    bool any = false;
+    PGnotify *note;
+    while ((note = PQnotifies (self->conn))) {
+        any = true;
+        PQfreemem (note);
+    }
+    return any;
 }

@@ -59,6 +59,13 @@ int kf_db_begin (kf_db_t *self);
 int kf_db_commit (kf_db_t *self);
 void kf_db_rollback (kf_db_t *self);
 
+/* LISTENs on CHANNEL now and after every reconnect. */
+int kf_db_listen (kf_db_t *self, const char *channel);
+/* The connection's socket for a poll loop, or -1 while disconnected. */
+int kf_db_socket (kf_db_t *self);
+/* Reads what the server sent; true when a notification arrived. */
+bool kf_db_notified (kf_db_t *self);
+
 /* The last error text (no connection secrets), and statements run. */
 const char *kf_db_error (kf_db_t *self);
 long kf_db_statements (kf_db_t *self);

@@ -110,6 +110,14 @@ static const char *s_migrations[] = {
     "  capabilities jsonb NOT NULL,"
     "  first_seen timestamptz NOT NULL DEFAULT now(),"
     "  last_seen timestamptz NOT NULL DEFAULT now());",
+
+    /* 2: wake the coordinator when any writer queues jobs, so dispatch
+     * does not wait for its once-a-second check. One notification per
+     * inserting statement; PostgreSQL folds repeats within a transaction. */
+    "CREATE FUNCTION kf_jobs_notify () RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN PERFORM pg_notify('kf_jobs', ''); RETURN NULL; END $$;"
+    "CREATE TRIGGER jobs_notify AFTER INSERT ON jobs"
+    " FOR EACH STATEMENT EXECUTE FUNCTION kf_jobs_notify ();",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

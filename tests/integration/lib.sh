@@ -91,9 +91,10 @@ db_new() {
 
 # jtrue FILTER COMMAND...: COMMAND's JSON output satisfies jq FILTER.
 jtrue() {
-    local filter=$1
+    local filter=$1 out
     shift
-    "$@" | jq -e "$filter" >/dev/null
+    out=$("$@") || return 1
+    [ -n "$out" ] && jq -e "$filter" <<<"$out" >/dev/null
 }
 
 sql() { psql -qAt -h "$KF_TEST_PGHOST" -p "$KF_TEST_PGPORT" -d "$DB" -c "$1"; }
