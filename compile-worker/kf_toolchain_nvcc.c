@@ -5,6 +5,12 @@
  *  carrying device code for exactly the job's architecture (sm_90 unless
  *  the job names another): the exec worker that runs it advertises the
  *  same arch, and building one arch keeps compiles fast.
+ *
+ *  `-cudart shared` links the kernel against libcudart.so rather than the
+ *  static runtime nvcc uses by default: the exec worker dlopens that same
+ *  library, so harness and kernel share one runtime - the stream in
+ *  kf_ctx_t, the error state the harness reads after a call, and the
+ *  device pointers all belong to the runtime the kernel calls.
  */
 #include "kf_toolchain.h"
 
@@ -22,7 +28,7 @@ static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
-    if (max < 14)
+    if (max < 16)
         return -1;
     //  Only a plain sm_NN(a) name reaches the command line.
     const char *arch = "sm_90";
@@ -41,6 +47,8 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     argv[n++] = (char *) program;
     argv[n++] = "-O3";
     argv[n++] = "-shared";
+    argv[n++] = "-cudart";
+    argv[n++] = "shared";
     argv[n++] = "-Xcompiler";
     argv[n++] = "-fPIC";
     argv[n++] = arch_flag;
