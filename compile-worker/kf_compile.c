@@ -137,29 +137,6 @@ kf_compile_trim_log (const char *log, const char *dir, size_t max)
     return out;
 }
 
-static int
-s_write_file (const char *dir, const char *name, const void *data, size_t size)
-{
-    char path[4096];
-    snprintf (path, sizeof path, "%s/%s", dir, name);
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    const char *p = data;
-    while (size > 0) {
-        ssize_t n = write (fd, p, size);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            close (fd);
-            return -1;
-        }
-        p += n;
-        size -= (size_t) n;
-    }
-    return close (fd);
-}
-
 static void *
 s_read_file (const char *path, size_t *size)
 {
@@ -310,8 +287,8 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     }
     size_t header_size;
     const char *header = kf_compile_kernel_header (&header_size);
-    if (s_write_file (dir, tc->source_name, source, source_size) != 0
-        || s_write_file (dir, "kf_kernel.h", header, header_size) != 0) {
+    if (kf_subproc_write_file (dir, tc->source_name, source, source_size) != 0
+        || kf_subproc_write_file (dir, "kf_kernel.h", header, header_size) != 0) {
         s_fail (res, "cannot write the source: %s", strerror (errno));
         goto done;
     }

@@ -472,58 +472,45 @@ s_cmd_watch (s_args_t *args, kf_ctl_endpoints_t *ep)
     return code;
 }
 
+/* A request with an empty body whose reply is printed whole (--json) or
+ * by PRINT, given the reply's field KEY (NULL: the whole body). */
+static int
+s_query (s_args_t *args, const char *endpoint, const char *what, const char *type,
+         const char *key, void (*print) (FILE *, json_t *))
+{
+    if (!endpoint)
+        return s_no_endpoint (what);
+    kf_msg_t *reply = NULL;
+    int code = s_call (endpoint, args, type, NULL, type, &reply);
+    if (code)
+        return code;
+    if (args->json)
+        s_print_json (reply->body);
+    else
+        print (stdout, key ? json_object_get (reply->body, key) : reply->body);
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
 static int
 s_cmd_status (s_args_t *args, kf_ctl_endpoints_t *ep)
 {
     /* The status endpoint is read-only and may be the only one reachable
      * (e.g. a monitoring host); the client endpoint answers STATUS too. */
-    const char *endpoint = ep->status ? ep->status : ep->client;
-    if (!endpoint)
-        return s_no_endpoint ("status");
-    kf_msg_t *reply = NULL;
-    int code = s_call (endpoint, args, "STATUS", NULL, "STATUS", &reply);
-    if (code)
-        return code;
-    if (args->json)
-        s_print_json (reply->body);
-    else
-        kf_ctl_print_status (stdout, reply->body);
-    kf_msg_destroy (&reply);
-    return KF_CTL_EXIT_OK;
+    return s_query (args, ep->status ? ep->status : ep->client, "status", "STATUS",
+                    NULL, kf_ctl_print_status);
 }
 
 static int
 s_cmd_workers (s_args_t *args, kf_ctl_endpoints_t *ep)
 {
-    if (!ep->client)
-        return s_no_endpoint ("client");
-    kf_msg_t *reply = NULL;
-    int code = s_call (ep->client, args, "WORKERS", NULL, "WORKERS", &reply);
-    if (code)
-        return code;
-    if (args->json)
-        s_print_json (reply->body);
-    else
-        kf_ctl_print_workers (stdout, json_object_get (reply->body, "workers"));
-    kf_msg_destroy (&reply);
-    return KF_CTL_EXIT_OK;
+    return s_query (args, ep->client, "client", "WORKERS", "workers", kf_ctl_print_workers);
 }
 
 static int
 s_cmd_runs (s_args_t *args, kf_ctl_endpoints_t *ep)
 {
-    if (!ep->client)
-        return s_no_endpoint ("client");
-    kf_msg_t *reply = NULL;
-    int code = s_call (ep->client, args, "RUNS", NULL, "RUNS", &reply);
-    if (code)
-        return code;
-    if (args->json)
-        s_print_json (reply->body);
-    else
-        kf_ctl_print_runs (stdout, json_object_get (reply->body, "runs"));
-    kf_msg_destroy (&reply);
-    return KF_CTL_EXIT_OK;
+    return s_query (args, ep->client, "client", "RUNS", "runs", kf_ctl_print_runs);
 }
 
 /* Requests TYPE {run_id} for the command's RUN argument. */
