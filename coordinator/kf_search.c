@@ -262,6 +262,10 @@ s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
         json_t *payload = json_pack ("{s:O, s:s, s:I, s:s}", "task", spec,
                                      "language", s_str (run, "language"), "seed",
                                      (json_int_t) job_seed, "prompt", prompt);
+        /* A run without an initial kernel starts from the generator's
+         * plainest version, so the search has a baseline to beat. */
+        if (generation == 0 && slot == 0)
+            json_object_set_new (payload, "baseline", json_true ());
         if (parent_source)
             json_object_set_new (payload, "parent",
                                  json_pack ("{s:s, s:f}", "source", parent_source,

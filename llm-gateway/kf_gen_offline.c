@@ -809,7 +809,12 @@ kf_offline_generate (json_t *payload, char **err)
 
     //  A parent written by someone else (an LLM, the task's initial
     //  kernel) has no kf-params we know: start afresh from the seed then.
-    if (parent && s_parse_params (st, parent, choice) > 0)
+    //  Asked for the baseline (a run's first candidate): every parameter
+    //  at its plainest, the point the search has to improve on.
+    bool baseline = json_is_true (json_object_get (payload, "baseline"));
+    if (baseline)
+        ;
+    else if (parent && s_parse_params (st, parent, choice) > 0)
         s_mutate (st, choice, &rng);
     else if (seed % KF_OFFLINE_BASELINE_EVERY != 0) {
         for (int i = 0; i < s_n_params (st); i++)

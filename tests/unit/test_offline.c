@@ -158,6 +158,32 @@ s_test_determinism (void)
     }
 }
 
+//  "baseline": true gives the plainest point whatever the seed or parent.
+static void
+s_test_baseline (void)
+{
+    json_t *task = s_task ("softmax");
+    if (!task) {
+        CHECK (false);
+        return;
+    }
+    char *plain = s_generate (task, 0, NULL, NULL);    //  seed 0: the baseline
+    char *other = s_generate (task, 3, NULL, NULL);
+    json_t *payload = json_pack ("{s:O, s:s, s:i, s:b, s:{s:s, s:f}}", "task", task,
+                                 "language", "c", "seed", 3, "baseline", 1, "parent",
+                                 "source", other ? other : "", "speedup", 2.0);
+    char *err = NULL;
+    char *asked = kf_offline_generate (payload, &err);
+    CHECK (plain && asked && strcmp (plain, asked) == 0);
+    CHECK (other && asked && strcmp (other, asked) != 0);
+    free (plain);
+    free (other);
+    free (asked);
+    free (err);
+    json_decref (payload);
+    json_decref (task);
+}
+
 static void
 s_test_errors (void)
 {
@@ -563,6 +589,7 @@ main (void)
         return 1;
     }
     s_test_determinism ();
+    s_test_baseline ();
     s_test_errors ();
     s_test_gateway ();
     s_test_candidates ();
