@@ -6,6 +6,11 @@
  *  handler, encodes the RESULT and pushes it over inproc to the main
  *  thread, which forwards it. So the handler may block for minutes while
  *  heartbeats keep flowing.
+ *
+ *  In asynchronous mode there are no job threads: the start function runs
+ *  on this thread and kf_worker_complete sends the RESULT from here too,
+ *  and the caller's hooks put its descriptors and timer into the same
+ *  zmq_poll. The slot bookkeeping is shared by both modes.
  */
 #include "kf_worker.h"
 #include "kf_config.h"
@@ -24,20 +29,26 @@ typedef struct {
     zmsg_t *frames;
 } s_job_thread_t;
 
-typedef struct {
+typedef struct kf_worker_t s_worker_t;
+
+struct kf_worker_t {
     const kf_worker_config_t *cfg;
     char worker_id[256];
     zsock_t *dealer;
     zsock_t *results;        /* PULL: encoded RESULTs from job threads */
     char results_ep[64];
     int64_t *jobs;           /* job ids in progress, 0 = free slot */
+    int64_t *leases;         /* the lease of each slot's job */
     int running;
+    int64_t last_heartbeat;  /* ms, monotonic: when we last sent one */
+    zmq_pollitem_t *items;   /* asynchronous mode: ours, then the hooks' */
+    int items_max;
     int64_t last_heard;      /* ms, monotonic */
     int64_t next_heartbeat;
     int64_t reconnect_at;    /* 0: connected */
     int backoff_ms;
     bool welcomed;
-} s_worker_t;
+};
 
 static volatile sig_atomic_t *s_stop_flag;
 
@@ -61,25 +72,37 @@ kf_worker_catch_signals (volatile sig_atomic_t *stop)
     sigaction (SIGTERM, &sa, NULL);
 }
 
+//  The RESULT for RES, whose contents it takes. Pure, so job threads and
+//  the loop thread both use it.
+static kf_msg_t *
+s_result_msg (int64_t job_id, int64_t lease, kf_job_result_t *res)
+{
+    json_t *body = json_pack ("{s:I, s:I, s:b, s:o}", "job_id", (json_int_t) job_id,
+                              "lease", (json_int_t) lease, "ok", res->ok, "result",
+                              res->result ? res->result : json_object ());
+    res->result = NULL;
+    if (body && !res->ok)
+        json_object_set_new (body, "error",
+                             json_string (res->error ? res->error : "job failed"));
+    free (res->error);
+    res->error = NULL;
+    kf_msg_t *msg = kf_msg_new ("RESULT", body);
+    if (msg && res->frames) {
+        zmsg_destroy (&msg->frames);
+        msg->frames = res->frames;
+        res->frames = NULL;
+    }
+    zmsg_destroy (&res->frames);
+    return msg;
+}
+
 static void *
 s_job_main (void *arg)
 {
     s_job_thread_t *jt = arg;
     kf_job_result_t res = { 0 };
     jt->cfg->handler (jt->cfg->handler_arg, &jt->job, &res);
-    json_t *body = json_pack ("{s:I, s:I, s:b, s:o}", "job_id",
-                              (json_int_t) jt->job.job_id, "lease",
-                              (json_int_t) jt->job.lease, "ok", res.ok,
-                              "result", res.result ? res.result : json_object ());
-    if (!res.ok)
-        json_object_set_new (body, "error",
-                             json_string (res.error ? res.error : "job failed"));
-    free (res.error);
-    kf_msg_t *msg = kf_msg_new ("RESULT", body);
-    if (res.frames) {
-        zmsg_destroy (&msg->frames);
-        msg->frames = res.frames;
-    }
+    kf_msg_t *msg = s_result_msg (jt->job.job_id, jt->job.lease, &res);
     zsock_t *push = zsock_new_push (jt->results_ep);
     /* The job id travels first, in the routing position of the same
      * message, so the main thread knows which slot is free again; the
@@ -171,6 +194,20 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
         kf_msg_destroy (msg_p);
         return;
     }
+    if (self->cfg->start) {
+        //  The slot is taken before the start function runs, because it
+        //  may complete the job (and free the slot) before it returns.
+        kf_job_t job = { .job_id = job_id, .lease = kf_msg_int (msg, "lease", 0),
+                         .kind = kf_msg_str (msg, "kind"),
+                         .payload = json_object_get (msg->body, "payload"),
+                         .frames = msg->frames };
+        self->jobs[slot] = job_id;
+        self->leases[slot] = job.lease;
+        self->running++;
+        self->cfg->start (self->cfg->handler_arg, self, &job);
+        kf_msg_destroy (msg_p);
+        return;
+    }
     s_job_thread_t *jt = calloc (1, sizeof *jt);
     jt->cfg = self->cfg;
     memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
@@ -239,6 +276,59 @@ s_on_coordinator (s_worker_t *self)
     kf_msg_destroy (&msg);
 }
 
+int
+kf_worker_complete (kf_worker_t *self, int64_t job_id, kf_job_result_t *res)
+{
+    int slot = -1;
+    for (int i = 0; job_id > 0 && i < self->cfg->credits && slot < 0; i++)
+        if (self->jobs[i] == job_id)
+            slot = i;
+    if (slot < 0) {
+        free (res->error);
+        json_decref (res->result);
+        zmsg_destroy (&res->frames);
+        memset (res, 0, sizeof *res);
+        return -1;
+    }
+    kf_msg_t *msg = s_result_msg (job_id, self->leases[slot], res);
+    self->jobs[slot] = 0;
+    self->leases[slot] = 0;
+    self->running--;
+    //  Without a connection the result is lost, as in threaded mode: the
+    //  lease lapses and the coordinator gives the job to someone else.
+    if (self->dealer && msg)
+        kf_msg_send (&msg, self->dealer, NULL, NULL);
+    kf_msg_destroy (&msg);
+    return 0;
+}
+
+int64_t
+kf_worker_heartbeat_age (const kf_worker_t *self)
+{
+    return zclock_mono () - self->last_heartbeat;
+}
+
+//  Asynchronous mode: asks the hooks for their items, behind our two, and
+//  lowers *WAIT to their timer. Returns the number of hook items.
+static int
+s_hook_items (s_worker_t *self, long *wait)
+{
+    const kf_worker_hooks_t *hooks = self->cfg->hooks;
+    if (!hooks || !hooks->prepare)
+        return 0;
+    while (true) {
+        int n = hooks->prepare (self->cfg->handler_arg, self->items + 2,
+                                self->items_max - 2, wait);
+        if (n <= self->items_max - 2)
+            return n < 0 ? 0 : n;
+        zmq_pollitem_t *grown = realloc (self->items, sizeof *grown * (size_t) (n + 2));
+        if (!grown)
+            return 0;
+        self->items = grown;
+        self->items_max = n + 2;
+    }
+}
+
 static void
 s_on_result (s_worker_t *self)
 {
@@ -264,7 +354,8 @@ s_on_result (s_worker_t *self)
 int
 kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
 {
-    if (!cfg->endpoint || !cfg->role || cfg->credits < 1 || !cfg->handler) {
+    if (!cfg->endpoint || !cfg->role || cfg->credits < 1
+        || !cfg->handler == !cfg->start) {
         kf_error ("worker configuration incomplete");
         return -1;
     }
@@ -284,11 +375,18 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                   c.role, (int) getpid ());
     }
     self.jobs = calloc ((size_t) c.credits, sizeof (int64_t));
+    self.leases = calloc ((size_t) c.credits, sizeof (int64_t));
+    self.items_max = 2 + 64;
+    self.items = calloc ((size_t) self.items_max, sizeof *self.items);
+    self.last_heartbeat = zclock_mono ();
     snprintf (self.results_ep, sizeof self.results_ep,
               "inproc://kf-worker-results-%p", (void *) &self);
     self.results = zsock_new_pull (self.results_ep);
-    if (!self.results) {
+    if (!self.results || !self.jobs || !self.leases || !self.items) {
+        zsock_destroy (&self.results);
         free (self.jobs);
+        free (self.leases);
+        free (self.items);
         return -1;
     }
     srandom ((unsigned) (zclock_mono () ^ getpid ()));
@@ -328,19 +426,28 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                                    drain_deadline ? 0 : c.credits, "jobs",
                                    s_jobs_array (&self)));
             self.next_heartbeat = now + c.heartbeat_ms;
+            self.last_heartbeat = now;
         }
-        zmq_pollitem_t items[2] = {
-            { zsock_resolve (self.results), 0, ZMQ_POLLIN, 0 },
-            { self.dealer ? zsock_resolve (self.dealer) : NULL, 0, ZMQ_POLLIN, 0 },
-        };
         int64_t wait = self.next_heartbeat - now;
         if (self.reconnect_at && self.reconnect_at - now < wait)
             wait = self.reconnect_at - now;
         if (wait < 0)
             wait = 0;
-        int n = zmq_poll (items, self.dealer ? 2 : 1, (long) wait);
+        //  The hooks' items follow ours; without a dealer its slot polls
+        //  nothing (a NULL socket and fd -1 are ignored by zmq_poll).
+        long hook_wait = (long) wait;
+        int n_hook = c.start ? s_hook_items (&self, &hook_wait) : 0;
+        zmq_pollitem_t *items = self.items;
+        items[0] = (zmq_pollitem_t) { zsock_resolve (self.results), 0, ZMQ_POLLIN, 0 };
+        items[1] = (zmq_pollitem_t) { self.dealer ? zsock_resolve (self.dealer) : NULL,
+                                      -1, self.dealer ? ZMQ_POLLIN : 0, 0 };
+        if (hook_wait < wait)
+            wait = hook_wait < 0 ? 0 : hook_wait;
+        int n = zmq_poll (items, 2 + n_hook, (long) wait);
         if (n < 0)
             continue;   /* EINTR: the loop top looks at *stop */
+        if (c.start && c.hooks && c.hooks->dispatch)
+            c.hooks->dispatch (c.handler_arg, &self, items + 2, n_hook);
         if (items[0].revents & ZMQ_POLLIN)
             s_on_result (&self);
         if (self.dealer && (items[1].revents & ZMQ_POLLIN)) {
@@ -372,13 +479,15 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     zsock_destroy (&self.dealer);
     zsock_destroy (&self.results);
     free (self.jobs);
+    free (self.leases);
+    free (self.items);
     kf_info ("stopped");
     return 0;
 }
 
-int
-kf_worker_main (const kf_config_t *config, const char *role, json_t *caps,
-                kf_job_fn *handler, void *handler_arg)
+static int
+s_main (const kf_config_t *config, const char *role, json_t *caps, kf_job_fn *handler,
+        kf_job_start_fn *start, const kf_worker_hooks_t *hooks, void *handler_arg)
 {
     kf_worker_config_t cfg = {
         .endpoint = kf_config_str (config, "coordinator"),
@@ -387,10 +496,26 @@ kf_worker_main (const kf_config_t *config, const char *role, json_t *caps,
         .credits = (int) kf_config_int (config, "credits"),
         .capabilities = caps,
         .handler = handler,
+        .start = start,
+        .hooks = hooks,
         .handler_arg = handler_arg,
         .heartbeat_ms = (int) kf_config_int (config, "heartbeat_ms"),
     };
     static volatile sig_atomic_t stop = 0;
     kf_worker_catch_signals (&stop);
     return kf_worker_run (&cfg, &stop) == 0 ? 0 : 1;
+}
+
+int
+kf_worker_main (const kf_config_t *config, const char *role, json_t *caps,
+                kf_job_fn *handler, void *handler_arg)
+{
+    return s_main (config, role, caps, handler, NULL, NULL, handler_arg);
+}
+
+int
+kf_worker_main_async (const kf_config_t *config, const char *role, json_t *caps,
+                      kf_job_start_fn *start, const kf_worker_hooks_t *hooks, void *arg)
+{
+    return s_main (config, role, caps, NULL, start, hooks, arg);
 }

@@ -7,6 +7,13 @@
  *  goes quiet it reconnects with capped, jittered backoff and says HELLO
  *  again. On stop it takes no new jobs, waits for the running ones
  *  (up to drain_ms), sends their results, says BYE and returns.
+ *
+ *  A second, asynchronous mode serves daemons whose jobs wait on the
+ *  network rather than on the CPU (the gateway: hundreds of HTTP requests
+ *  in flight). There the start function runs on the loop thread, must not
+ *  block, and finishes each job later with kf_worker_complete; hooks add
+ *  the daemon's own file descriptors and timer to the loop's zmq_poll, so
+ *  one thread serves heartbeats and every request without locks.
  */
 #ifndef KF_WORKER_H
 #define KF_WORKER_H
@@ -35,6 +42,35 @@ typedef struct {
 /* Runs in a job thread; must be thread-safe. Fills RES. */
 typedef void (kf_job_fn) (void *arg, const kf_job_t *job, kf_job_result_t *res);
 
+/* The running loop, as the asynchronous mode's callbacks see it. */
+typedef struct kf_worker_t kf_worker_t;
+
+/* Asynchronous mode: called on the loop thread for each JOB; must not
+ * block. JOB and everything in it is borrowed for the call only (incref
+ * the payload to keep it). The job ends when kf_worker_complete is called
+ * for its id, which may happen before this returns. */
+typedef void (kf_job_start_fn) (void *arg, kf_worker_t *worker, const kf_job_t *job);
+
+/* Extra work for the loop's poll, asynchronous mode only. */
+typedef struct {
+    /* Writes up to MAX items to watch (a socket, or .fd for a plain file
+     * descriptor) and returns how many it wants; when that is more than
+     * MAX the loop grows its array and asks again. Lowers *TIMEOUT_MS
+     * (never raises it) when a timer of the caller's falls due sooner. */
+    int (*prepare) (void *arg, zmq_pollitem_t *items, int max, long *timeout_ms);
+    /* Called after every poll, with the items prepare wrote and their
+     * revents, also when the poll timed out (timers are due then). */
+    void (*dispatch) (void *arg, kf_worker_t *worker, zmq_pollitem_t *items, int n);
+} kf_worker_hooks_t;
+
+/* Finishes job JOB_ID in asynchronous mode: sends its RESULT and frees its
+ * credit. Loop thread only. Takes RES's contents (error, result, frames)
+ * and clears them. Returns 0, or -1 when the job is not running here. */
+int kf_worker_complete (kf_worker_t *worker, int64_t job_id, kf_job_result_t *res);
+
+/* Milliseconds since the loop last sent a HEARTBEAT (tests, status). */
+int64_t kf_worker_heartbeat_age (const kf_worker_t *worker);
+
 typedef struct {
     const char *endpoint;        /* coordinator's worker endpoint */
     const char *role;            /* generate | compile | execute */
@@ -42,8 +78,10 @@ typedef struct {
     const char *name;            /* NULL: same as worker_id */
     int credits;                 /* jobs at once */
     json_t *capabilities;        /* borrowed */
-    kf_job_fn *handler;
-    void *handler_arg;
+    kf_job_fn *handler;          /* threaded mode; or */
+    kf_job_start_fn *start;      /* asynchronous mode (exactly one of the two) */
+    const kf_worker_hooks_t *hooks;   /* asynchronous mode, optional */
+    void *handler_arg;           /* for handler, start and hooks */
     int heartbeat_ms;            /* 0: 1000 */
     int liveness;                /* 0: 3 */
     int backoff_min_ms;          /* 0: 100 */
@@ -71,6 +109,11 @@ int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
 struct kf_config_t;
 int kf_worker_main (const struct kf_config_t *config, const char *role, json_t *caps,
                     kf_job_fn *handler, void *handler_arg);
+
+/* The same for the asynchronous mode: START and HOOKS (may be NULL). */
+int kf_worker_main_async (const struct kf_config_t *config, const char *role,
+                          json_t *caps, kf_job_start_fn *start,
+                          const kf_worker_hooks_t *hooks, void *arg);
 
 /* Installs SIGINT/SIGTERM handlers that set *STOP. */
 void kf_worker_catch_signals (volatile sig_atomic_t *stop);
