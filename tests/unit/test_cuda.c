@@ -271,6 +271,21 @@ s_gpu_suite (void)
     }
     json_decref (r);
     free (error);
+
+    //  Over 10x the reference is flagged for audit: the good kernel
+    //  against the side-stream one (correct, but 200 us a call) as the
+    //  reference.
+    r = side ? s_eval (good, side, 1024, 1024, timing, 120, &error) : NULL;
+    CHECK (r != NULL);
+    if (r) {
+        s_print_timed ("good vs slow reference", r);
+        CHECK (strcmp (s_str (r, "verdict"), "correct") == 0);
+        CHECK (json_is_true (json_object_get (r, "audit")));
+        CHECK (strstr (s_str (r, "audit_reason"), "over 10x") != NULL);
+    }
+    json_decref (r);
+    free (error);
+    json_decref (timing);
     zframe_destroy (&side);
 
     s_expect ("wrong_softmax", ref, 60, "incorrect", "within tolerance");
