@@ -9,6 +9,7 @@
  *  error lines first, temporary paths stripped, 4 KiB at most.
  */
 #include "kf_compile.h"
+#include "kf_compile_cache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
 #include "kf_subproc.h"
@@ -211,6 +212,25 @@ s_not_compiled (kf_job_result_t *res, const char *toolchain, const char *log,
     res->result = r;
 }
 
+static void
+s_compiled (kf_job_result_t *res, const char *toolchain, const void *so, size_t so_size,
+            const char *log, double wall_s, bool cached)
+{
+    char hash[65];
+    kf_sha256_hex (so, so_size, hash);
+    json_t *r = json_object ();
+    json_object_set_new (r, "compiled", json_true ());
+    json_object_set_new (r, "artifact_hash", json_string (hash));
+    json_object_set_new (r, "toolchain", json_string (toolchain));
+    json_object_set_new (r, "log", s_json_text (log));
+    json_object_set_new (r, "wall_s", json_real (wall_s));
+    json_object_set_new (r, "cached", json_boolean (cached));
+    res->ok = true;
+    res->result = r;
+    res->frames = zmsg_new ();
+    zmsg_addmem (res->frames, so, so_size);
+}
+
 void
 kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
@@ -303,6 +323,22 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "cannot build the %s command line", tc->name);
         goto done;
     }
+    const char *cache_dir = cfg ? cfg->cache_dir : NULL;
+    char key[65];
+    kf_compile_cache_key (toolchain, argv, header, header_size, source, source_size, key);
+    void *cached_so;
+    size_t cached_size;
+    char *cached_log;
+    if (kf_compile_cache_get (cache_dir, key, &cached_so, &cached_size, &cached_log)) {
+        if (cached_so)
+            s_compiled (res, toolchain, cached_so, cached_size, cached_log, 0, true);
+        else
+            s_not_compiled (res, toolchain, cached_log, 0);
+        json_object_set_new (res->result, "cached", json_true ());
+        free (cached_so);
+        free (cached_log);
+        goto done;
+    }
     kf_subproc_result_t run;
     if (kf_subproc_run (argv, &limits, &run) != 0) {
         s_fail (res, "cannot run the compiler: %s", strerror (errno));
@@ -329,21 +365,17 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         if (full)
             snprintf (full, len, "%s%s", head, log ? log : "");
         s_not_compiled (res, toolchain, full ? full : head, run.wall_s);
+        /* A timeout or a killed compiler says nothing lasting about the
+         * source: only a real compile error is remembered. */
+        if (!run.timed_out && !run.signal)
+            kf_compile_cache_put (cache_dir, key, NULL, 0, full ? full : head,
+                                  cfg ? cfg->cache_max_bytes : 0);
         free (full);
     }
     else {
-        char hash[65];
-        kf_sha256_hex (so, so_size, hash);
-        json_t *r = json_object ();
-        json_object_set_new (r, "compiled", json_true ());
-        json_object_set_new (r, "artifact_hash", json_string (hash));
-        json_object_set_new (r, "toolchain", json_string (toolchain));
-        json_object_set_new (r, "log", s_json_text (log ? log : ""));
-        json_object_set_new (r, "wall_s", json_real (run.wall_s));
-        res->ok = true;
-        res->result = r;
-        res->frames = zmsg_new ();
-        zmsg_addmem (res->frames, so, so_size);
+        s_compiled (res, toolchain, so, so_size, log ? log : "", run.wall_s, false);
+        kf_compile_cache_put (cache_dir, key, so, so_size, log ? log : "",
+                              cfg ? cfg->cache_max_bytes : 0);
         free (so);
     }
     free (log);

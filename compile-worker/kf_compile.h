@@ -19,6 +19,8 @@
 typedef struct {
     double time_limit_s;     /* per compile; 0: 60 */
     size_t output_cap;       /* compiler output kept; 0: 64 KiB */
+    const char *cache_dir;   /* compile cache folder; NULL: no cache */
+    size_t cache_max_bytes;  /* cache size cap; 0: no cap */
 } kf_compile_config_t;
 
 /* kf_job_fn; ARG is a kf_compile_config_t * or NULL for the defaults. */

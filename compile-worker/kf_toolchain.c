@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,12 +66,57 @@ kf_toolchain_which (const char *name, const char *const *extra_dirs)
     return NULL;
 }
 
+/* Versions already asked for, by toolchain and program path: a compiler
+ * is not run once per job just to say what it is (a compile-cache hit
+ * must cost no compiler run at all). */
+#define S_VERSIONS 8
+static struct {
+    const kf_toolchain_t *tc;
+    char *program;
+    char *version;
+} s_versions[S_VERSIONS];
+static pthread_mutex_t s_versions_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *s_ask_version (const kf_toolchain_t *tc, char *program);
+
 char *
 kf_toolchain_version (const kf_toolchain_t *tc)
 {
     char *program = tc->find ();
     if (!program)
         return NULL;
+    char *version = NULL;
+    pthread_mutex_lock (&s_versions_lock);
+    int slot = -1;
+    for (int i = 0; i < S_VERSIONS && slot < 0; i++)
+        if (s_versions[i].tc == tc && !strcmp (s_versions[i].program, program))
+            slot = i;
+    if (slot >= 0)
+        version = s_versions[slot].version ? strdup (s_versions[slot].version) : NULL;
+    pthread_mutex_unlock (&s_versions_lock);
+    if (slot >= 0) {
+        free (program);
+        return version;
+    }
+    version = s_ask_version (tc, strdup (program));
+    pthread_mutex_lock (&s_versions_lock);
+    for (int i = 0; i < S_VERSIONS; i++)
+        if (!s_versions[i].tc) {
+            s_versions[i].tc = tc;
+            s_versions[i].program = program;
+            s_versions[i].version = version ? strdup (version) : NULL;
+            program = NULL;
+            break;
+        }
+    pthread_mutex_unlock (&s_versions_lock);
+    free (program);
+    return version;
+}
+
+/* Runs PROGRAM --version (PROGRAM is taken) and picks TC's version line. */
+static char *
+s_ask_version (const kf_toolchain_t *tc, char *program)
+{
     kf_subproc_limits_t limits;
     kf_subproc_limits_default (&limits);
     limits.time_limit_s = 10;

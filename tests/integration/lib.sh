@@ -21,6 +21,7 @@ export KF_STATUS_ENDPOINT=ipc://$T/s.sock
 export KF_EVENT_ENDPOINT=ipc://$T/e.sock
 export KF_WORKER_ENDPOINT=ipc://$T/w.sock
 export KF_STATE=$T/state     # no kf-local endpoints file can leak in
+export KF_CACHE_DIR=$T/compile-cache   # each test compiles from a cold cache
 
 say() { echo "$NAME: $*" >&2; }
 

@@ -1,0 +1,199 @@
+/*  kf_compile_cache.c - the on-disk compile cache (kf_compile_cache.h).
+ *
+ *  Layout: DIR/KEY.so holds an artifact, DIR/KEY.fail marks a source that
+ *  did not compile, DIR/KEY.log the compiler log of either. The .so or
+ *  .fail file is written last, so its presence means the entry is whole.
+ */
+#include "kf_compile_cache.h"
+#include "kf_hash.h"
+#include "kf_subproc.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void
+kf_compile_cache_key (const char *version, char *const argv[], const void *header,
+                      size_t header_size, const void *source, size_t source_size,
+                      char key[65])
+{
+    /* Each part is hashed on its own and the hashes joined, so no choice
+     * of bytes in one part can be mistaken for another part. */
+    char *joined = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&joined, &size);
+    char h[65];
+    fprintf (f, "kf-compile-cache-v1\n%s\n", version ? version : "");
+    for (int i = 0; argv[i]; i++) {
+        kf_sha256_hex (argv[i], strlen (argv[i]), h);
+        fprintf (f, "arg %s\n", h);
+    }
+    kf_sha256_hex (header, header_size, h);
+    fprintf (f, "header %s\n", h);
+    kf_sha256_hex (source, source_size, h);
+    fprintf (f, "source %s\n", h);
+    fclose (f);
+    kf_sha256_hex (joined, size, key);
+    free (joined);
+}
+
+static void *
+s_read (const char *path, size_t *size)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
+        close (fd);
+        return NULL;
+    }
+    char *data = malloc ((size_t) st.st_size + 1);
+    size_t got = 0;
+    while (data && got < (size_t) st.st_size) {
+        ssize_t n = read (fd, data + got, (size_t) st.st_size - got);
+        if (n <= 0) {
+            free (data);
+            data = NULL;
+            break;
+        }
+        got += (size_t) n;
+    }
+    close (fd);
+    if (data) {
+        data[got] = 0;
+        *size = got;
+    }
+    return data;
+}
+
+bool
+kf_compile_cache_get (const char *dir, const char *key, void **artifact,
+                      size_t *artifact_size, char **log)
+{
+    *artifact = NULL;
+    *artifact_size = 0;
+    *log = NULL;
+    if (!dir || !*dir)
+        return false;
+    char path[4200];
+    snprintf (path, sizeof path, "%s/%s.so", dir, key);
+    void *so = s_read (path, artifact_size);
+    if (!so) {
+        snprintf (path, sizeof path, "%s/%s.fail", dir, key);
+        if (access (path, F_OK) != 0)
+            return false;
+    }
+    *artifact = so;
+    snprintf (path, sizeof path, "%s/%s.log", dir, key);
+    size_t log_size;
+    *log = s_read (path, &log_size);
+    if (!*log)
+        *log = strdup ("");
+    /* Touch it: trimming removes the least recently used first. */
+    snprintf (path, sizeof path, "%s/%s.%s", dir, key, so ? "so" : "fail");
+    utimensat (AT_FDCWD, path, NULL, 0);
+    return true;
+}
+
+/* Writes DATA to DIR/NAME through a temporary file and a rename. */
+static int
+s_put_file (const char *dir, const char *name, const void *data, size_t size)
+{
+    char tmp[128], from[4200], to[4200];
+    snprintf (tmp, sizeof tmp, ".%s.%d.%lx", name, (int) getpid (), (unsigned long) random ());
+    if (kf_subproc_write_file (dir, tmp, data, size))
+        return -1;
+    snprintf (from, sizeof from, "%s/%s", dir, tmp);
+    snprintf (to, sizeof to, "%s/%s", dir, name);
+    if (rename (from, to)) {
+        unlink (from);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    char name[300];
+    time_t mtime;
+    off_t size;
+} s_entry_t;
+
+static int
+s_older_first (const void *a, const void *b)
+{
+    const s_entry_t *x = a, *y = b;
+    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+/* Removes the least recently used entries until DIR holds MAX_BYTES. */
+static void
+s_trim (const char *dir, size_t max_bytes)
+{
+    DIR *d = opendir (dir);
+    if (!d)
+        return;
+    size_t n = 0, cap = 64, total = 0;
+    s_entry_t *e = malloc (cap * sizeof *e);
+    struct dirent *ent;
+    while (e && (ent = readdir (d))) {
+        const char *dot = strrchr (ent->d_name, '.');
+        if (ent->d_name[0] == '.' || !dot || (strcmp (dot, ".so") && strcmp (dot, ".fail")))
+            continue;
+        struct stat st;
+        char path[4400];
+        snprintf (path, sizeof path, "%s/%s", dir, ent->d_name);
+        if (stat (path, &st))
+            continue;
+        if (n == cap) {
+            s_entry_t *grown = realloc (e, 2 * cap * sizeof *e);
+            if (!grown)
+                break;
+            e = grown;
+            cap *= 2;
+        }
+        snprintf (e[n].name, sizeof e[n].name, "%.*s", (int) (dot - ent->d_name), ent->d_name);
+        e[n].mtime = st.st_mtime;
+        e[n].size = st.st_size;
+        total += (size_t) st.st_size;
+        n++;
+    }
+    closedir (d);
+    if (e && total > max_bytes) {
+        qsort (e, n, sizeof *e, s_older_first);
+        for (size_t i = 0; i < n && total > max_bytes; i++) {
+            static const char *ext[] = { "so", "fail", "log" };
+            for (int k = 0; k < 3; k++) {
+                char path[4400];
+                snprintf (path, sizeof path, "%s/%s.%s", dir, e[i].name, ext[k]);
+                unlink (path);
+            }
+            total -= (size_t) e[i].size;
+        }
+    }
+    free (e);
+}
+
+int
+kf_compile_cache_put (const char *dir, const char *key, const void *artifact,
+                      size_t artifact_size, const char *log, size_t max_bytes)
+{
+    if (!dir || !*dir)
+        return -1;
+    if (mkdir (dir, 0700) && errno != EEXIST)
+        return -1;
+    char name[80];
+    snprintf (name, sizeof name, "%s.log", key);
+    if (s_put_file (dir, name, log ? log : "", log ? strlen (log) : 0))
+        return -1;
+    snprintf (name, sizeof name, "%s.%s", key, artifact ? "so" : "fail");
+    if (s_put_file (dir, name, artifact ? artifact : "", artifact ? artifact_size : 0))
+        return -1;
+    if (max_bytes)
+        s_trim (dir, max_bytes);
+    return 0;
+}
