@@ -237,14 +237,6 @@ s_forget_job (s_worker_t *w, int64_t job_id)
         }
 }
 
-static s_worker_t *
-s_worker_by_job (kf_coord_t *self, int64_t job_id, const char *worker_id)
-{
-    s_worker_t *w = worker_id ? zhashx_lookup (self->by_id, worker_id) : NULL;
-    (void) job_id;
-    return w;
-}
-
 /* Requeues (or fails for good) the jobs matched by WHERE_SQL with its one
  * parameter PARAM; REASON is kept. Runs inside the caller's transaction. */
 static int
@@ -269,8 +261,8 @@ s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
     size_t i;
     json_t *row;
     json_array_foreach (rows, i, row) {
-        s_worker_t *w = s_worker_by_job (
-            self, 0, json_string_value (json_object_get (row, "old_worker")));
+        const char *old = json_string_value (json_object_get (row, "old_worker"));
+        s_worker_t *w = old ? zhashx_lookup (self->by_id, old) : NULL;
         if (w)
             s_forget_job (w, json_integer_value (json_object_get (row, "id")));
         const char *state = json_string_value (json_object_get (row, "state"));
