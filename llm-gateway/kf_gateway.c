@@ -1,19 +1,813 @@
-/*  kf_gateway.c - dispatches generate jobs to the generator that serves
- *  them and shapes the RESULT: {source, generator, params}.
+/*  kf_gateway.c - generate jobs become calls to a backend (kf_gateway.h).
  *
- *  The handler runs in a job thread of kf_worker; it keeps no state of its
- *  own, so any number may run at once.
+ *  Everything runs on the worker loop's thread. A call is queued when its
+ *  job arrives and started by s_pump as soon as its model's rate limit and
+ *  its backend's concurrency allow; the pump runs after every poll and
+ *  after every change, and the earliest moment a waiting call could go is
+ *  the loop's timeout, so no timer object needs freeing. An attempt's
+ *  reply comes back through s_on_reply, which either finishes the job or
+ *  puts the call back in the queue with a not-before time (backoff or
+ *  Retry-After). Backends may reply before their start returns (the
+ *  offline one always does), so a call is off the queue before it starts.
  */
 #include "kf_gateway.h"
+#include "kf_backend.h"
+#include "kf_extract.h"
 #include "kf_gen_offline.h"
+#include "kf_log.h"
+#include "kf_pricing.h"
+#include "kf_ratelimit.h"
+#include "kf_str.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+//  The paper's settings (Table 6), used when a payload does not say.
+#define KF_GW_TEMPERATURE 0.3
+#define KF_GW_TOP_P 1.0
+#define KF_GW_MAX_TOKENS 8000
+
+enum { KF_BK_OFFLINE, KF_BK_OPENAI, KF_BK_ANTHROPIC, KF_BK_COMMAND, KF_BK_N };
+static const char *const s_backend_names[KF_BK_N] = { "offline", "openai", "anthropic",
+                                                      "command" };
+
+typedef struct s_call_t s_call_t;
+
+struct s_call_t {
+    kf_gateway_t *gw;
+    kf_worker_t *worker;
+    int64_t job_id;
+    int backend;                 /* KF_BK_* */
+    char *model;                 /* "openai:gpt-4.1" as the job gave it */
+    const char *model_name;      /* into model, after the colon */
+    char *system;
+    kf_gen_request_t req;
+    json_t *payload;             /* held for the offline backend */
+    int attempts;
+    int64_t started_ms;
+    int64_t not_before_ms;
+    int64_t estimate;            /* tokens booked with the rate limiter */
+    s_call_t *next;              /* in the queue, or in flight */
+    s_call_t *prev;
+};
+
+typedef struct {
+    char *name;
+    char *value;
+} s_pair_t;
+
+struct kf_gateway_t {
+    kf_gateway_config_t cfg;
+    kf_http_t *http;
+    kf_backend_t *backends[KF_BK_N];
+    int concurrency[KF_BK_N];
+    int in_flight[KF_BK_N];
+    kf_ratelimit_t *limits;
+    kf_pricing_t *prices;
+    char *secrets[2];            /* API keys, for redaction */
+    s_call_t *queue_head, *queue_tail;
+    s_call_t *flying;            /* attempts in flight */
+    int n_calls;
+    int n_http_items;            /* how prepare split the items */
+    int n_cmd_items;
+    char **command_names;
+    int n_commands;
+    bool closing;                /* destroy under way: complete nothing */
+};
+
+static const char *s_default_system =
+    "You are an expert performance engineer who writes GPU and CPU kernels. Reply with the "
+    "complete source file of one kernel in a single fenced code block tagged with its "
+    "language, exporting kf_forward exactly as the kernel contract in the prompt declares it.";
+
+//  ---------------------------------------------------------------------
+//  Secrets
+
+char *
+kf_gateway_redact (const kf_gateway_t *self, const char *text)
+{
+    char *out = strdup (text ? text : "");
+    for (int k = 0; out && self && k < 2; k++) {
+        const char *key = self->secrets[k];
+        size_t klen = key ? strlen (key) : 0;
+        if (klen < 8)
+            continue;
+        //  The whole key, and the ends vendors echo when they mask a key
+        //  in an error ("sk-proj-****abcd"): its first 12 and last 8.
+        char head[13], tail[9];
+        snprintf (head, sizeof head, "%s", key);
+        snprintf (tail, sizeof tail, "%s", key + klen - 8);
+        const char *needles[] = { key, head, tail };
+        for (int n = 0; n < 3 && out; n++) {
+            size_t nlen = strlen (needles[n]);
+            char *hit;
+            while (out && (hit = strstr (out, needles[n]))) {
+                char *fixed = kf_strdupf ("%.*s[REDACTED]%s", (int) (hit - out), out, hit + nlen);
+                free (out);
+                out = fixed;
+            }
+        }
+    }
+    return out;
+}
+
+static char *
+s_read_key (const char *file, const char *env, char **err)
+{
+    if (file) {
+        FILE *f = fopen (file, "r");
+        if (!f) {
+            kf_fail (err, "%s: cannot read the key file", file);
+            return NULL;
+        }
+        char buf[1024] = "";
+        size_t n = fread (buf, 1, sizeof buf - 1, f);
+        fclose (f);
+        buf[n] = 0;
+        char *p = buf;
+        while (isspace ((unsigned char) *p))
+            p++;
+        size_t len = strcspn (p, " \t\r\n");
+        char *key = len ? strndup (p, len) : NULL;
+        memset (buf, 0, sizeof buf);
+        if (!key)
+            kf_fail (err, "%s: the key file is empty", file);
+        return key;
+    }
+    const char *v = getenv (env);
+    return v && *v ? strdup (v) : NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  The models file: command_NAME = command line, limits_MODEL = rpm=N tpm=N
+
+static int
+s_load_models (kf_gateway_t *self, const char *path, s_pair_t **commands, int *n_commands,
+               char **err)
+{
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return kf_fail (err, "%s: cannot open the models file", path);
+    char line[1024];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets (line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr (line, '#');
+        if (hash)
+            *hash = 0;
+        char *p = line;
+        while (isspace ((unsigned char) *p))
+            p++;
+        if (!*p)
+            continue;
+        char *eq = strchr (p, '=');
+        if (!eq) {
+            rc = kf_fail (err, "%s:%d: expected KEY = VALUE", path, lineno);
+            break;
+        }
+        char *kend = eq;
+        while (kend > p && isspace ((unsigned char) kend[-1]))
+            kend--;
+        *kend = 0;
+        char *value = eq + 1;
+        while (isspace ((unsigned char) *value))
+            value++;
+        size_t vlen = strlen (value);
+        while (vlen && isspace ((unsigned char) value[vlen - 1]))
+            value[--vlen] = 0;
+        if (!strncmp (p, "command_", 8) && p[8]) {
+            if (!*value) {
+                rc = kf_fail (err, "%s:%d: %s has no command line", path, lineno, p);
+                break;
+            }
+            s_pair_t *grown = realloc (*commands, sizeof *grown * (size_t) (*n_commands + 1));
+            if (!grown) {
+                rc = kf_fail (err, "out of memory");
+                break;
+            }
+            *commands = grown;
+            grown[*n_commands] = (s_pair_t) { strdup (p + 8), strdup (value) };
+            (*n_commands)++;
+        }
+        else if (!strncmp (p, "limits_", 7) && p[7]) {
+            double rpm = 0, tpm = 0;
+            char *save = NULL;
+            for (char *tok = strtok_r (value, " \t,", &save); tok && rc == 0;
+                 tok = strtok_r (NULL, " \t,", &save)) {
+                char *end;
+                if (!strncmp (tok, "rpm=", 4))
+                    rpm = strtod (tok + 4, &end);
+                else if (!strncmp (tok, "tpm=", 4))
+                    tpm = strtod (tok + 4, &end);
+                else {
+                    rc = kf_fail (err, "%s:%d: %s: expected rpm=N tpm=N, not '%s'", path,
+                                  lineno, p, tok);
+                    break;
+                }
+                if (*end || !isfinite (rpm) || !isfinite (tpm) || rpm < 0 || tpm < 0)
+                    rc = kf_fail (err, "%s:%d: %s: '%s' is not a number >= 0", path, lineno,
+                                  p, tok);
+            }
+            if (rc == 0 && kf_ratelimit_set (self->limits, p + 7, rpm, tpm))
+                rc = kf_fail (err, "out of memory");
+        }
+        else
+            rc = kf_fail (err, "%s:%d: unknown key '%s' (command_NAME, limits_MODEL)", path,
+                          lineno, p);
+    }
+    fclose (f);
+    return rc;
+}
+
+//  ---------------------------------------------------------------------
+//  Set-up
+
+kf_gateway_t *
+kf_gateway_new (const kf_gateway_config_t *config, char **err)
+{
+    kf_gateway_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        kf_fail (err, "out of memory");
+        return NULL;
+    }
+    self->cfg = *config;
+    kf_gateway_config_t *c = &self->cfg;
+    c->max_attempts = c->max_attempts > 0 ? c->max_attempts : 5;
+    c->backoff_base_ms = c->backoff_base_ms > 0 ? c->backoff_base_ms : 1000;
+    c->backoff_max_ms = c->backoff_max_ms > 0 ? c->backoff_max_ms : 60000;
+    c->retry_after_max_ms = c->retry_after_max_ms > 0 ? c->retry_after_max_ms : 300000;
+    self->concurrency[KF_BK_OFFLINE] = 1 << 30;
+    self->concurrency[KF_BK_OPENAI] = c->concurrency_openai > 0 ? c->concurrency_openai : 64;
+    self->concurrency[KF_BK_ANTHROPIC] = c->concurrency_anthropic > 0 ? c->concurrency_anthropic
+                                                                      : 16;
+    self->concurrency[KF_BK_COMMAND] = c->concurrency_command > 0 ? c->concurrency_command : 2;
+    s_pair_t *commands = NULL;
+    int n_commands = 0;
+    self->limits = kf_ratelimit_new ();
+    if (!self->limits)
+        goto fail_oom;
+    if (c->models_file && s_load_models (self, c->models_file, &commands, &n_commands, err))
+        goto fail;
+    if (c->prices_file && !(self->prices = kf_pricing_load (c->prices_file, err)))
+        goto fail;
+    self->secrets[0] = s_read_key (c->openai_key_file, "OPENAI_API_KEY", err);
+    if (c->openai_key_file && !self->secrets[0])
+        goto fail;
+    self->secrets[1] = s_read_key (c->anthropic_key_file, "ANTHROPIC_API_KEY", err);
+    if (c->anthropic_key_file && !self->secrets[1])
+        goto fail;
+    kf_http_options_t hopt = c->http;
+    if (!hopt.max_connections)
+        hopt.max_connections = self->concurrency[KF_BK_OPENAI]
+                               + self->concurrency[KF_BK_ANTHROPIC] + 8;
+    self->http = kf_http_new (&hopt);
+    if (!self->http) {
+        kf_fail (err, "cannot set up libcurl");
+        goto fail;
+    }
+    const char *obase = c->openai_base_url ? c->openai_base_url : getenv ("OPENAI_BASE_URL");
+    const char *abase = c->anthropic_base_url ? c->anthropic_base_url
+                                              : getenv ("ANTHROPIC_BASE_URL");
+    kf_http_backend_config_t oc = { self->http, obase && *obase ? obase : NULL,
+                                    self->secrets[0], NULL };
+    kf_http_backend_config_t ac = { self->http, abase && *abase ? abase : NULL,
+                                    self->secrets[1], c->anthropic_version };
+    const char **names = calloc ((size_t) n_commands + 1, sizeof *names);
+    const char **lines = calloc ((size_t) n_commands + 1, sizeof *lines);
+    for (int i = 0; names && lines && i < n_commands; i++) {
+        names[i] = commands[i].name;
+        lines[i] = commands[i].value;
+    }
+    kf_command_backend_config_t cc = { names && lines ? n_commands : 0, names, lines,
+                                       c->command_timeout_s, 0 };
+    self->backends[KF_BK_OFFLINE] = kf_backend_offline_new ();
+    self->backends[KF_BK_OPENAI] = kf_backend_openai_new (&oc);
+    self->backends[KF_BK_ANTHROPIC] = kf_backend_anthropic_new (&ac);
+    self->backends[KF_BK_COMMAND] = kf_backend_command_new (&cc);
+    free (names);
+    free (lines);
+    self->command_names = calloc ((size_t) n_commands + 1, sizeof (char *));
+    for (int i = 0; i < n_commands; i++) {
+        if (self->command_names)
+            self->command_names[self->n_commands++] = commands[i].name;
+        else
+            free (commands[i].name);
+        free (commands[i].value);
+    }
+    free (commands);
+    commands = NULL;
+    n_commands = 0;
+    for (int b = 0; b < KF_BK_N; b++)
+        if (!self->backends[b])
+            goto fail_oom;
+    return self;
+fail_oom:
+    kf_fail (err, "out of memory");
+fail:
+    for (int i = 0; i < n_commands; i++) {
+        free (commands[i].name);
+        free (commands[i].value);
+    }
+    free (commands);
+    kf_gateway_destroy (&self);
+    return NULL;
+}
+
+static void
+s_call_free (s_call_t *call)
+{
+    if (!call)
+        return;
+    free (call->model);
+    free (call->system);
+    json_decref (call->payload);
+    free (call);
+}
+
+void
+kf_gateway_destroy (kf_gateway_t **self_p)
+{
+    kf_gateway_t *self = *self_p;
+    if (!self)
+        return;
+    //  Replies that arrive while the engines shut down free their calls
+    //  without completing them: the loop that would send them is gone.
+    self->closing = true;
+    kf_http_destroy (&self->http);
+    for (int b = 0; b < KF_BK_N; b++)
+        if (self->backends[b])
+            self->backends[b]->destroy (self->backends[b]);
+    while (self->queue_head) {
+        s_call_t *call = self->queue_head;
+        self->queue_head = call->next;
+        s_call_free (call);
+    }
+    while (self->flying) {
+        s_call_t *call = self->flying;
+        self->flying = call->next;
+        s_call_free (call);
+    }
+    kf_ratelimit_destroy (&self->limits);
+    kf_pricing_destroy (&self->prices);
+    for (int k = 0; k < 2; k++)
+        if (self->secrets[k]) {
+            memset (self->secrets[k], 0, strlen (self->secrets[k]));
+            free (self->secrets[k]);
+        }
+    for (int i = 0; i < self->n_commands; i++)
+        free (self->command_names[i]);
+    free (self->command_names);
+    free (self);
+    *self_p = NULL;
+}
+
+json_t *
+kf_gateway_caps (kf_gateway_t *self)
+{
+    json_t *commands = json_array ();
+    for (int i = 0; i < self->n_commands; i++)
+        json_array_append_new (commands, json_sprintf ("command:%s", self->command_names[i]));
+    return json_pack ("{s:[s,s,s,s], s:[s,s,s], s:o}", "generators", "offline", "openai",
+                      "anthropic", "command", "languages", "c", "cuda", "opencl", "commands",
+                      commands);
+}
+
+int
+kf_gateway_pending (const kf_gateway_t *self)
+{
+    return self->n_calls;
+}
+
+//  ---------------------------------------------------------------------
+//  Queue and completion
+
+static void
+s_enqueue (kf_gateway_t *self, s_call_t *call)
+{
+    call->next = NULL;
+    call->prev = self->queue_tail;
+    if (self->queue_tail)
+        self->queue_tail->next = call;
+    else
+        self->queue_head = call;
+    self->queue_tail = call;
+}
+
+static void
+s_dequeue (kf_gateway_t *self, s_call_t *call)
+{
+    if (call->prev)
+        call->prev->next = call->next;
+    else
+        self->queue_head = call->next;
+    if (call->next)
+        call->next->prev = call->prev;
+    else
+        self->queue_tail = call->prev;
+    call->next = call->prev = NULL;
+}
+
+static void
+s_fly (kf_gateway_t *self, s_call_t *call)
+{
+    call->prev = NULL;
+    call->next = self->flying;
+    if (self->flying)
+        self->flying->prev = call;
+    self->flying = call;
+}
+
+static void
+s_land (kf_gateway_t *self, s_call_t *call)
+{
+    if (call->prev)
+        call->prev->next = call->next;
+    else
+        self->flying = call->next;
+    if (call->next)
+        call->next->prev = call->prev;
+    call->next = call->prev = NULL;
+}
+
+static int
+s_complete (kf_gateway_t *self, s_call_t *call, kf_job_result_t *res)
+{
+    if (self->cfg.complete)
+        return self->cfg.complete (self->cfg.complete_arg, call->worker, call->job_id, res);
+    return kf_worker_complete (call->worker, call->job_id, res);
+}
+
+//  Ends the call: RESULT is stolen; ERROR (when not NULL) makes it a
+//  failed job and is redacted here, the one place every failure passes.
+static void
+s_finish (kf_gateway_t *self, s_call_t *call, json_t *result, const char *error)
+{
+    kf_job_result_t res = { .ok = error == NULL, .result = result };
+    if (error) {
+        res.error = kf_gateway_redact (self, error);
+        kf_info ("job %lld (%s): %s", (long long) call->job_id, call->model, res.error);
+    }
+    if (!self->closing)
+        s_complete (self, call, &res);
+    else {
+        free (res.error);
+        json_decref (res.result);
+    }
+    self->n_calls--;
+    s_call_free (call);
+}
+
+//  The fields every result carries, success or not.
+static json_t *
+s_result_base (kf_gateway_t *self, s_call_t *call, const kf_gen_reply_t *reply)
+{
+    int64_t in = reply ? reply->input_tokens : 0, out = reply ? reply->output_tokens : 0,
+            cached = reply ? reply->cached_tokens : 0;
+    double cost = kf_pricing_cost (self->prices, call->model, in, out, cached);
+    return json_pack ("{s:s, s:s, s:{s:I, s:I, s:I}, s:o, s:i, s:I}", "generator",
+                      s_backend_names[call->backend], "model", call->model, "usage",
+                      "input_tokens", (json_int_t) in, "output_tokens", (json_int_t) out,
+                      "cached_tokens", (json_int_t) cached, "cost_usd",
+                      cost >= 0 ? json_real (cost) : json_null (), "attempts", call->attempts,
+                      "latency_ms", (json_int_t) (zclock_mono () - call->started_ms));
+}
+
+//  A reply that came back but holds no kernel: still ok (the job was
+//  done), with error_kind and detail and no source, which the coordinator
+//  records as a failed candidate rather than retrying the job.
+static void
+s_finish_no_source (kf_gateway_t *self, s_call_t *call, const kf_gen_reply_t *reply,
+                    const char *kind, const char *detail)
+{
+    json_t *result = s_result_base (self, call, reply);
+    char *clean = kf_gateway_redact (self, detail);
+    json_object_set_new (result, "error_kind", json_string (kind));
+    json_object_set_new (result, "detail", json_string (clean ? clean : kind));
+    if (reply->finish_reason)
+        json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+    kf_info ("job %lld (%s): no source: %s: %s", (long long) call->job_id, call->model, kind,
+             clean ? clean : "");
+    free (clean);
+    s_finish (self, call, result, NULL);
+}
+
+static void s_pump (kf_gateway_t *self);
+
+static int64_t
+s_backoff_ms (kf_gateway_t *self, int attempts, long retry_after_ms)
+{
+    if (retry_after_ms >= 0) {
+        //  The server said when; a little jitter on top keeps a fleet of
+        //  gateways from coming back in the same millisecond.
+        int64_t ra = retry_after_ms < self->cfg.retry_after_max_ms ? retry_after_ms
+                                                                   : self->cfg.retry_after_max_ms;
+        return ra + (int64_t) (random () % (ra / 10 + 50));
+    }
+    //  Capped exponential, with the upper half jittered ("equal jitter"):
+    //  never sooner than half the step, never all at once.
+    int64_t step = self->cfg.backoff_base_ms;
+    for (int i = 1; i < attempts && step < self->cfg.backoff_max_ms; i++)
+        step *= 2;
+    if (step > self->cfg.backoff_max_ms)
+        step = self->cfg.backoff_max_ms;
+    return step / 2 + (int64_t) (random () % (step / 2 + 1));
+}
+
+static void
+s_on_reply (void *arg, kf_gen_reply_t *reply)
+{
+    s_call_t *call = arg;
+    kf_gateway_t *self = call->gw;
+    s_land (self, call);
+    self->in_flight[call->backend]--;
+    if (call->backend != KF_BK_OFFLINE)
+        kf_ratelimit_settle (self->limits, call->model, call->estimate,
+                             reply->outcome == KF_GEN_OK
+                                 ? reply->input_tokens + reply->output_tokens
+                                 : 0);
+    if (self->closing) {
+        self->n_calls--;
+        s_call_free (call);
+        return;
+    }
+    if (reply->outcome == KF_GEN_RETRY && call->attempts < self->cfg.max_attempts) {
+        int64_t wait = s_backoff_ms (self, call->attempts, reply->retry_after_ms);
+        char *why = kf_gateway_redact (self, reply->error);
+        kf_warn ("job %lld (%s): attempt %d: %s; retrying in %lld ms", (long long) call->job_id,
+                 call->model, call->attempts, why ? why : "failed", (long long) wait);
+        free (why);
+        call->not_before_ms = zclock_mono () + wait;
+        s_enqueue (self, call);
+        return;
+    }
+    if (reply->outcome != KF_GEN_OK) {
+        char *error = kf_strdupf ("%s: %s%s (after %d attempt%s)", call->model,
+                                  reply->error ? reply->error : "failed",
+                                  reply->outcome == KF_GEN_RETRY ? ", retries exhausted" : "",
+                                  call->attempts, call->attempts == 1 ? "" : "s");
+        json_t *result = s_result_base (self, call, reply);
+        json_object_set_new (result, "error_kind",
+                             json_string (reply->timed_out ? "timeout"
+                                          : reply->status ? "http" : "transport"));
+        if (reply->status)
+            json_object_set_new (result, "status", json_integer (reply->status));
+        s_finish (self, call, result, error ? error : "failed");
+        free (error);
+        return;
+    }
+    if (reply->result) {
+        //  A backend that answers with a finished source (offline).
+        json_t *result = s_result_base (self, call, reply);
+        json_object_update (result, reply->result);
+        s_finish (self, call, result, NULL);
+        return;
+    }
+    if (reply->truncated) {
+        char *detail = kf_strdupf ("the reply was cut off at max_tokens (%d) (finish reason "
+                                   "'%s') after %lld output tokens",
+                                   call->req.max_tokens,
+                                   reply->finish_reason ? reply->finish_reason : "?",
+                                   (long long) reply->output_tokens);
+        s_finish_no_source (self, call, reply, "truncated", detail);
+        free (detail);
+        return;
+    }
+    char *code = NULL, *detail = NULL;
+    kf_extract_rc_t rc = kf_extract_code (reply->text, call->req.language, &code, &detail);
+    if (rc != KF_EXTRACT_OK) {
+        s_finish_no_source (self, call, reply, kf_extract_rc_name (rc), detail);
+        free (detail);
+        return;
+    }
+    json_t *result = s_result_base (self, call, reply);
+    json_object_set_new (result, "source", json_string (code));
+    if (reply->finish_reason)
+        json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+    free (code);
+    s_finish (self, call, result, NULL);
+}
+
+//  Starts every queued call whose time has come, whose backend has room
+//  and whose model's rate limit allows it, oldest first. Returns nothing;
+//  s_next_due tells the loop when to look again.
+static void
+s_pump (kf_gateway_t *self)
+{
+    int64_t now = zclock_mono ();
+    s_call_t *call = self->queue_head;
+    while (call) {
+        s_call_t *next = call->next;
+        if (call->not_before_ms > now || self->in_flight[call->backend]
+                                             >= self->concurrency[call->backend]) {
+            call = next;
+            continue;
+        }
+        if (call->backend != KF_BK_OFFLINE) {
+            int64_t wait = kf_ratelimit_acquire (self->limits, call->model, call->estimate, now);
+            if (wait > 0) {
+                call->not_before_ms = now + wait;
+                call = next;
+                continue;
+            }
+        }
+        s_dequeue (self, call);
+        s_fly (self, call);
+        self->in_flight[call->backend]++;
+        call->attempts++;
+        char *err = NULL;
+        kf_backend_t *b = self->backends[call->backend];
+        if (b->start (b, &call->req, s_on_reply, call, &err)) {
+            s_land (self, call);
+            self->in_flight[call->backend]--;
+            s_finish (self, call, s_result_base (self, call, NULL), err ? err : "cannot start");
+            free (err);
+        }
+        //  NEXT may have been finished by a reply inside start only if it
+        //  were this call; other calls are untouched, so NEXT is valid.
+        call = next;
+    }
+}
+
+static int64_t
+s_next_due (kf_gateway_t *self)
+{
+    int64_t due = -1;
+    for (s_call_t *c = self->queue_head; c; c = c->next)
+        if (self->in_flight[c->backend] < self->concurrency[c->backend]
+            && (due < 0 || c->not_before_ms < due))
+            due = c->not_before_ms;
+    return due;
+}
+
+//  ---------------------------------------------------------------------
+//  The job
+
+static int
+s_parse_model (kf_gateway_t *self, s_call_t *call, const char *model, char **err)
+{
+    const char *colon = strchr (model, ':');
+    size_t blen = colon ? (size_t) (colon - model) : strlen (model);
+    call->backend = -1;
+    for (int b = 0; b < KF_BK_N; b++)
+        if (strlen (s_backend_names[b]) == blen && !strncmp (model, s_backend_names[b], blen))
+            call->backend = b;
+    if (call->backend < 0)
+        return kf_fail (err, "unknown model '%s': expected openai:MODEL, anthropic:MODEL, "
+                             "command:NAME or offline", model);
+    call->model = strdup (model);
+    if (!call->model)
+        return kf_fail (err, "out of memory");
+    call->model_name = colon ? call->model + blen + 1 : "";
+    if (call->backend != KF_BK_OFFLINE && !*call->model_name)
+        return kf_fail (err, "model '%s' names no model after the colon", model);
+    kf_backend_t *b = self->backends[call->backend];
+    if (b->knows && !b->knows (b, call->model_name))
+        return kf_fail (err, "model '%s': this gateway has no command_%s in its models file",
+                        model, call->model_name);
+    bool default_base = call->backend == KF_BK_OPENAI
+                            ? !(self->cfg.openai_base_url || getenv ("OPENAI_BASE_URL"))
+                            : !(self->cfg.anthropic_base_url || getenv ("ANTHROPIC_BASE_URL"));
+    //  A local server (a base URL of the operator's) may need no key; the
+    //  vendors' own endpoints always do, so say it now, not after a 401.
+    if (call->backend == KF_BK_OPENAI && !self->secrets[0] && default_base)
+        return kf_fail (err, "model '%s': no OpenAI key (OPENAI_API_KEY or openai_key_file)",
+                        model);
+    if (call->backend == KF_BK_ANTHROPIC && !self->secrets[1] && default_base)
+        return kf_fail (err, "model '%s': no Anthropic key (ANTHROPIC_API_KEY or "
+                             "anthropic_key_file)", model);
+    return 0;
+}
+
+static int
+s_number (json_t *payload, const char *key, double dflt, double min, double max, double *out,
+          char **err)
+{
+    json_t *v = json_object_get (payload, key);
+    if (!v || json_is_null (v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_number (v) || json_number_value (v) < min || json_number_value (v) > max)
+        return kf_fail (err, "%s must be a number in [%g, %g]", key, min, max);
+    *out = json_number_value (v);
+    return 0;
+}
+
+static int
+s_setup_call (kf_gateway_t *self, s_call_t *call, json_t *payload, char **err)
+{
+    if (!json_is_object (payload))
+        return kf_fail (err, "the payload is not an object");
+    json_t *model = json_object_get (payload, "model");
+    if (model && !json_is_null (model) && !json_is_string (model))
+        return kf_fail (err, "model must be a string");
+    if (s_parse_model (self, call, json_is_string (model) ? json_string_value (model) : "offline",
+                       err))
+        return -1;
+    double max_tokens;
+    if (s_number (payload, "temperature", KF_GW_TEMPERATURE, 0, 2, &call->req.temperature, err)
+        || s_number (payload, "top_p", KF_GW_TOP_P, 0, 1, &call->req.top_p, err)
+        || s_number (payload, "max_tokens", KF_GW_MAX_TOKENS, 1, 1000000, &max_tokens, err))
+        return -1;
+    call->req.max_tokens = (int) max_tokens;
+    const char *language = json_string_value (json_object_get (payload, "language"));
+    call->req.language = language ? language : "c";
+    call->req.prompt = json_string_value (json_object_get (payload, "prompt"));
+    if (call->backend != KF_BK_OFFLINE && !call->req.prompt)
+        return kf_fail (err, "the payload has no prompt");
+    const char *system = json_string_value (json_object_get (payload, "system"));
+    call->system = system ? strdup (system)
+                          : kf_strdupf ("%s The language is %s.", s_default_system,
+                                        call->req.language);
+    call->req.system = call->system;
+    call->req.model = call->model_name;
+    call->req.payload = call->payload;
+    call->estimate = (int64_t) (strlen (call->req.prompt ? call->req.prompt : "")
+                                + strlen (call->system ? call->system : "")) / 4
+                     + call->req.max_tokens;
+    return 0;
+}
+
+void
+kf_gateway_start (void *arg, kf_worker_t *worker, const kf_job_t *job)
+{
+    kf_gateway_t *self = arg;
+    s_call_t *call = calloc (1, sizeof *call);
+    if (!call) {
+        kf_job_result_t res = { .ok = false, .error = strdup ("gateway out of memory") };
+        kf_worker_complete (worker, job->job_id, &res);
+        return;
+    }
+    call->gw = self;
+    call->worker = worker;
+    call->job_id = job->job_id;
+    call->started_ms = zclock_mono ();
+    call->payload = json_incref (job->payload);
+    self->n_calls++;
+    char *err = NULL;
+    if (!job->kind || strcmp (job->kind, "generate") != 0)
+        kf_fail (&err, "the gateway only takes generate jobs");
+    else
+        s_setup_call (self, call, call->payload, &err);
+    if (err) {
+        json_t *result = call->model ? s_result_base (self, call, NULL) : json_object ();
+        s_finish (self, call, result, err);
+        free (err);
+        return;
+    }
+    s_enqueue (self, call);
+    s_pump (self);
+}
+
+//  ---------------------------------------------------------------------
+//  Loop hooks
+
+static int
+s_prepare (void *arg, zmq_pollitem_t *items, int max, long *timeout_ms)
+{
+    kf_gateway_t *self = arg;
+    int n_http = kf_http_prepare (self->http, items, max, timeout_ms);
+    kf_backend_t *cmd = self->backends[KF_BK_COMMAND];
+    int room = max - n_http;
+    int n_cmd = cmd->prepare (cmd, room > 0 ? items + n_http : NULL, room > 0 ? room : 0);
+    self->n_http_items = n_http;
+    self->n_cmd_items = n_cmd;
+    int64_t due = s_next_due (self);
+    if (due >= 0) {
+        int64_t wait = due - zclock_mono ();
+        wait = wait < 0 ? 0 : wait;
+        if (wait < *timeout_ms)
+            *timeout_ms = (long) wait;
+    }
+    return n_http + n_cmd;
+}
+
+static void
+s_dispatch (void *arg, kf_worker_t *worker, zmq_pollitem_t *items, int n)
+{
+    (void) worker;
+    kf_gateway_t *self = arg;
+    int n_http = self->n_http_items < n ? self->n_http_items : n;
+    kf_http_dispatch (self->http, items, n_http);
+    kf_backend_t *cmd = self->backends[KF_BK_COMMAND];
+    if (n - n_http > 0)
+        cmd->dispatch (cmd, items + n_http, n - n_http);
+    s_pump (self);
+}
+
+const kf_worker_hooks_t kf_gateway_hooks = { s_prepare, s_dispatch };
+
+//  ---------------------------------------------------------------------
+//  The blocking offline handler, as before the asynchronous mode
 
 json_t *
 kf_gateway_capabilities (void)
 {
-    return json_pack ("{s:[s], s:[s]}", "generators", "offline", "languages", "c");
+    return json_pack ("{s:[s], s:[s,s,s]}", "generators", "offline", "languages", "c", "cuda",
+                      "opencl");
 }
 
 void

@@ -1,0 +1,56 @@
+/*  kf_backend_offline.c - the built-in offline generator as a backend.
+ *
+ *  kf_offline_generate takes microseconds and touches nothing outside
+ *  memory, so it runs on the loop thread and answers before start
+ *  returns. Its answer is already a source (no extraction needed), handed
+ *  back as a finished result with the parameters it chose.
+ */
+#include "kf_backend.h"
+#include "kf_gen_offline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int
+s_start (kf_backend_t *self, const kf_gen_request_t *req, kf_gen_done_fn *done, void *arg,
+         char **err)
+{
+    (void) self;
+    (void) err;
+    kf_gen_reply_t reply = { .retry_after_ms = -1 };
+    char *source = kf_offline_generate (req->payload, &reply.error);
+    if (!source)
+        reply.outcome = KF_GEN_FAIL;
+    else {
+        char *params = kf_offline_params (source);
+        reply.outcome = KF_GEN_OK;
+        reply.result = json_pack ("{s:s, s:s}", "source", source, "params", params ? params : "");
+        free (params);
+        free (source);
+        if (!reply.result) {
+            reply.outcome = KF_GEN_FAIL;
+            reply.error = strdup ("offline generator: out of memory");
+        }
+    }
+    done (arg, &reply);
+    kf_gen_reply_clear (&reply);
+    return 0;
+}
+
+static void
+s_destroy (kf_backend_t *self)
+{
+    free (self);
+}
+
+kf_backend_t *
+kf_backend_offline_new (void)
+{
+    kf_backend_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->name = "offline";
+    self->start = s_start;
+    self->destroy = s_destroy;
+    return self;
+}
