@@ -1,0 +1,824 @@
+/*  kf_descriptor.c - behavioural coordinates (mem, algo, sync) of a kernel
+ *  by static pattern matching, for the MAP-Elites archive.
+ *
+ *  The source is copied, comments and string literals are blanked (so a
+ *  comment cannot move a kernel), `#if 0` regions are blanked too, and
+ *  then every rule of the language's table and of the shared algorithm
+ *  table is matched. A dimension's level is the highest level with
+ *  evidence. Inline PTX lives in string literals, so the strings of `asm`
+ *  statements are collected separately (from a copy with only comments
+ *  removed) and matched by the rules marked as assembly rules.
+ *
+ *  Patterns are POSIX extended regular expressions as glibc implements
+ *  them (with \b, \w, \s and back-references). In the tables a single
+ *  space means "optional white space", which keeps them readable; the
+ *  translation happens once, when the patterns are compiled. This is
+ *  pattern matching, not semantics: docs/descriptors.md lists the limits.
+ */
+#include "kf_descriptor.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DIM_MEM = 0, DIM_ALGO = 1, DIM_SYNC = 2, DIM_COUNT = 3 };
+
+typedef struct {
+    int dim;
+    int level;
+    const char *pattern;    /* ERE; ' ' = optional white space */
+    const char *label;      /* what the evidence is, for `why` */
+    int min_count;          /* matches needed (0 = 1) */
+    int needs;              /* also requires plain evidence at this level
+                               of the same dimension (0 = nothing) */
+    bool in_asm;            /* matched on inline-assembly strings */
+} s_rule_t;
+
+//  Fragments shared by several patterns.
+#define EXP  "\\b(\\w+::)?(__|native_|half_)?exp2?f?"
+#define LOG  "\\b(\\w+::)?(__|native_|half_)?log2?f?"
+//  A variable, possibly a member (st.mean): an operand of the arithmetic
+//  shapes below.
+#define VAR  "\\b[[:alpha:]_][[:alnum:]_.]*"
+//  The start of a statement, for declarations.
+#define STMT "(^|[;{}\n])"
+//  A private two-dimensional array declared at a statement start: a
+//  register tile (a __shared__ or __local array starts with its qualifier,
+//  so it does not match).
+#define REG_TILE(types) STMT " (" types ")\\s+\\w+ \\[[^];]+\\] \\[[^];]+\\]"
+
+//  Algorithm rules: arithmetic shapes that read the same in every language.
+static const s_rule_t s_algo_rules[] = {
+    { DIM_ALGO, 1, "\\b\\w+ \\+= ([[:alnum:]_.]+) ; \\w+ \\+= \\1 \\* \\1 ;",
+      "sum and sum of squares in one loop (fused reductions)", 0, 0, false },
+    { DIM_ALGO, 1, "\\b\\w+ \\+= ([[:alnum:]_.]+) \\* \\1 ; \\w+ \\+= \\1 ;",
+      "sum and sum of squares in one loop (fused reductions)", 0, 0, false },
+    { DIM_ALGO, 1, "\\b(\\w+) = \\w+ \\[[^];]*\\] \\+ \\w+ \\[[^];]*\\] ;([^;]*;)? \\w+ \\+= \\1 \\* \\1 ;",
+      "residual add fused with the reduction", 0, 0, false },
+    { DIM_ALGO, 1, "\\b(\\w+::)?(fmaxf?|max|tanhf?|erff?|relu\\w*|gelu\\w*|silu\\w*|sigmoid\\w*) \\( \\w+ \\+ \\w+ \\[",
+      "activation applied to accumulator + bias (fused epilogue)", 0, 0, false },
+    { DIM_ALGO, 2, "([][:alnum:]_)] \\*|\\*=) " EXP " \\( " VAR " - " VAR " \\)",
+      "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
+    { DIM_ALGO, 2, "\\b\\w+ \\+ " LOG " \\(|" LOG " \\( \\w+ \\) \\+ \\w+",
+      "max + log(sum) (log-sum-exp)", 0, 0, false },
+    { DIM_ALGO, 2, VAR " \\+= " VAR " \\* \\( " VAR " - " VAR " \\)",
+      "running second-moment update (Welford)", 0, 0, false },
+    { DIM_ALGO, 2, VAR " \\* " VAR " \\* " VAR " \\* " VAR " / " VAR,
+      "merge of partial moments (Welford/Chan)", 0, 0, false },
+    { DIM_ALGO, 2, "[/*] " VAR " - (" VAR ") \\* \\1\\b",
+      "variance as E[x^2] - mean^2 (single pass)", 0, 0, false },
+    { DIM_ALGO, 3, "\\b\\w*([Ww]inograd|WINOGRAD|[Ff]ft|FFT)\\w*",
+      "Winograd/FFT transform (by name: weak evidence)", 0, 0, false },
+};
+
+static const s_rule_t s_cuda_rules[] = {
+    { DIM_MEM, 1, "\\b(float|double|int|uint|short|ushort|char|uchar|longlong|ulonglong)[24]\\b|\\b(__)?half2\\b|\\b__nv_bfloat162\\b",
+      "vector type", 0, 0, false },
+    { DIM_MEM, 1, "\\b__(ldg|ldcg|ldca|ldcs|ldlu|ldcv|stcg|stcs|stwt)\\b",
+      "cache-hinted / read-only load", 0, 0, false },
+    { DIM_MEM, 1, "\\bld\\.global(\\.\\w+)*\\.v[248]\\b|\\bld\\.global\\.nc\\b",
+      "wide PTX load", 0, 0, true },
+    { DIM_MEM, 2, "\\b__shared__\\b",
+      "shared-memory array", 0, 0, false },
+    { DIM_MEM, 3, "\\b__shared__\\b[^;]*\\[ 2 \\] \\[",
+      "double-buffered shared tile", 0, 0, false },
+    { DIM_MEM, 3, "\\b(memcpy_async|__pipeline_\\w+|pipeline_producer_commit)\\b|\\bcuda::pipeline\\b",
+      "asynchronous copy into shared memory", 0, 0, false },
+    { DIM_MEM, 3, "\\b(CUtensorMap|cuTensorMapEncode\\w*)\\b",
+      "tensor memory accelerator (TMA)", 0, 0, false },
+    { DIM_MEM, 3, "\\b(load_matrix_sync|fragment)\\b",
+      "register fragments fed from shared tiles", 0, 2, false },
+    { DIM_MEM, 3, REG_TILE ("float|double|half|__half|int|float2|float4"),
+      "register tile with shared tiles", 0, 2, false },
+    { DIM_MEM, 3, "\\bcp\\.async\\b",
+      "cp.async copy into shared memory", 0, 0, true },
+    { DIM_MEM, 3, "\\bldmatrix\\b|\\btcgen05\\.(ld|st|cp|alloc)\\b",
+      "shared-to-register fragment loads (ldmatrix / tensor memory)", 0, 0, true },
+    { DIM_ALGO, 3, "\\bwmma::|\\bmma_sync\\b",
+      "tensor-core MMA (wmma)", 0, 0, false },
+    { DIM_ALGO, 3, "\\b(mma\\.sync|wgmma|tcgen05\\.mma)\\b",
+      "tensor-core MMA (PTX)", 0, 0, true },
+    { DIM_SYNC, 1, "\\b__syncthreads(_count|_and|_or)?\\b",
+      "block barrier (__syncthreads)", 0, 0, false },
+    { DIM_SYNC, 1, "\\.sync \\( \\)|\\bcg::sync \\(|\\bcuda::barrier\\b",
+      "cooperative-groups / cuda::barrier sync", 0, 0, false },
+    { DIM_SYNC, 1, "\\bbar(rier)?\\.sync\\b",
+      "PTX block barrier", 0, 0, true },
+    { DIM_SYNC, 2, "\\b__shfl\\w*",
+      "warp shuffle", 0, 0, false },
+    { DIM_SYNC, 2, "\\b__(reduce_\\w+|ballot|any|all|uni|match_any|match_all)_sync\\b|\\b__syncwarp\\b",
+      "warp vote / reduce / barrier", 0, 0, false },
+    { DIM_SYNC, 2, "\\b(tiled_partition|thread_block_tile)\\b|\\bcg::reduce\\b",
+      "cooperative-groups warp tile", 0, 0, false },
+    { DIM_SYNC, 2, "\\b(shfl|redux|vote)\\.sync\\b",
+      "PTX warp shuffle / vote", 0, 0, true },
+    { DIM_SYNC, 3, "\\batomic[A-Z]\\w*|\\bcuda::atomic(_ref)?\\b",
+      "atomic operation", 0, 0, false },
+    { DIM_SYNC, 3, "\\b__threadfence(_system)?\\b",
+      "memory fence across blocks", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(this_grid|grid_group|cudaLaunchCooperativeKernel\\w*)\\b",
+      "grid-wide sync (cooperative launch)", 0, 0, false },
+    { DIM_SYNC, 3, "<<<|\\bcudaLaunchKernel(Ex)?\\b",
+      "several kernel launches", 2, 0, false },
+    { DIM_SYNC, 3, "\\b(atom|red)\\.|\\bmembar\\.gl\\b|\\bfence\\.",
+      "PTX atomic / fence", 0, 0, true },
+};
+
+static const s_rule_t s_opencl_rules[] = {
+    { DIM_MEM, 1, "\\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|half)(2|4|8|16)\\b",
+      "vector type", 0, 0, false },
+    { DIM_MEM, 1, "\\b(vload|vstore)(a?_half)?[0-9]+\\w*|\\bintel_sub_group_block_(read|write)\\w*",
+      "vector / block load", 0, 0, false },
+    { DIM_MEM, 2, "\\b(__)?local\\b",
+      "local-memory array", 0, 0, false },
+    { DIM_MEM, 3, "\\basync_work_group(_strided)?_copy\\b",
+      "asynchronous copy into local memory", 0, 0, false },
+    { DIM_MEM, 3, "\\b(__)?local\\b[^;]*\\[ 2 \\] \\[",
+      "double-buffered local tile", 0, 0, false },
+    { DIM_MEM, 3, "\\bprefetch \\(",
+      "prefetch with local tiles", 0, 2, false },
+    { DIM_MEM, 3, REG_TILE ("float|double|half|int|float4"),
+      "private register tile with local tiles", 0, 2, false },
+    { DIM_ALGO, 3, "\\b\\w*(matrix_mad|dpas)\\w*",
+      "matrix engine (DPAS)", 0, 0, false },
+    { DIM_SYNC, 1, "\\b(work_group_)?barrier \\(",
+      "work-group barrier", 0, 0, false },
+    { DIM_SYNC, 1, "\\bwork_group_(reduce|scan|broadcast|any|all)\\w*",
+      "work-group collective", 0, 0, false },
+    { DIM_SYNC, 2, "\\b(intel_)?sub_group_(reduce|scan|shuffle|broadcast|any|all|barrier|non_uniform|clustered|ballot|elect)\\w*",
+      "sub-group primitive", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(atomic|atom)_\\w+",
+      "atomic operation", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(__)?kernel\\s+void\\b",
+      "several kernels (multi-pass)", 2, 0, false },
+};
+
+static const s_rule_t s_sycl_rules[] = {
+    { DIM_MEM, 1, "\\bvec \\< \\w+ , (2|4|8|16) \\>|\\b(float|double|int|uint|half)(2|4|8|16)\\b",
+      "vector type (sycl::vec)", 0, 0, false },
+    { DIM_MEM, 1, "\\b(group_load|group_store)\\b",
+      "group block load", 0, 0, false },
+    { DIM_MEM, 2, "\\blocal_accessor\\b|\\btarget::local\\b|\\bgroup_local_memory\\w*",
+      "work-group local memory", 0, 0, false },
+    { DIM_MEM, 3, "\\basync_work_group_copy\\b",
+      "asynchronous copy into local memory", 0, 0, false },
+    { DIM_MEM, 3, "\\bprefetch \\(",
+      "prefetch with local tiles", 0, 2, false },
+    { DIM_MEM, 3, REG_TILE ("float|double|half|int"),
+      "private register tile with local tiles", 0, 2, false },
+    { DIM_MEM, 3, "\\bjoint_matrix_load\\b",
+      "matrix fragments fed from local tiles", 0, 2, false },
+    { DIM_ALGO, 3, "\\bjoint_matrix\\w*",
+      "joint_matrix (matrix engine)", 0, 0, false },
+    { DIM_SYNC, 1, "\\bgroup_barrier \\(|\\.barrier \\(|\\bfence_space::local_space\\b",
+      "work-group barrier", 0, 0, false },
+    { DIM_SYNC, 2, "\\b(reduce_over_group|shift_group_left|shift_group_right|permute_group_by_xor|select_from_group|group_broadcast|inclusive_scan_over_group|exclusive_scan_over_group|any_of_group|all_of_group|none_of_group)\\b|\\bget_sub_group \\(",
+      "sub-group / group collective", 0, 0, false },
+    { DIM_SYNC, 3, "\\batomic_ref\\b|\\bsycl::atomic\\b|\\batomic_fence\\b",
+      "atomic operation", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(parallel_for|single_task)\\b",
+      "several kernel submissions", 2, 0, false },
+};
+
+static const s_rule_t s_c_rules[] = {
+    { DIM_MEM, 1, "# pragma omp\\b[^\n]*\\bsimd\\b|# pragma GCC ivdep\\b|# pragma clang loop vectorize",
+      "vectorisation pragma", 0, 0, false },
+    { DIM_MEM, 1, "\\b__m(128|256|512)[dhi]?\\b|\\b_mm(256|512)?_\\w+|\\b(float|int|uint)(8|16|32|64)x[0-9]+(x[0-9])?_t\\b|\\bvld1q?_\\w+",
+      "SIMD intrinsics / vector types", 0, 0, false },
+    { DIM_MEM, 1, "\\b(vector_size|ext_vector_type)\\b",
+      "compiler vector extension", 0, 0, false },
+    { DIM_MEM, 1, STMT " (float|double|int)\\s+\\w+ \\[[^];]+\\] = \\{ 0",
+      "per-lane accumulator array", 0, 0, false },
+    { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= \\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w* \\)",
+      "loop stepping by a tile size (cache blocking)", 0, 0, false },
+    { DIM_MEM, 3, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (MC|NC|KC|\\w*L[123]\\w*) \\)",
+      "nested cache-level blocking (L1/L2, MC/KC/NC)", 0, 0, false },
+    { DIM_MEM, 3, REG_TILE ("float|double"),
+      "register tile inside cache blocks", 0, 2, false },
+    { DIM_MEM, 3, "\\b(__builtin_prefetch|_mm_prefetch)\\b",
+      "software prefetch inside cache blocks", 0, 2, false },
+    { DIM_ALGO, 3, "\\b_tile_\\w+",
+      "AMX tile instructions", 0, 0, false },
+    { DIM_SYNC, 1, "# pragma omp\\b[^\n]*\\b(parallel|barrier|taskwait|task)\\b|\\bpthread_(create|join|barrier_wait)\\b",
+      "threads (OpenMP parallel / pthreads)", 0, 0, false },
+    { DIM_SYNC, 2, "\\b_mm(256|512)?_(hadd|hsub|shuffle|permute|permutevar|permutexvar|reduce|movehl|unpackhi|unpacklo|extract|alignr)\\w*|\\b__builtin_shufflevector\\b|\\bv(padd|pmax|pmin|addv|maxv|minv)q?_\\w+",
+      "cross-lane SIMD operation (shuffle / horizontal)", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(_Atomic|atomic_\\w+|__atomic_\\w+|__sync_\\w+)\\b|# pragma omp\\b[^\n]*\\b(atomic|critical)\\b",
+      "atomics / critical section", 0, 0, false },
+};
+
+#define N_OF(a) (sizeof (a) / sizeof ((a)[0]))
+
+typedef struct {
+    const char *name;
+    const s_rule_t *rules;
+    size_t n_rules;
+    regex_t *compiled;
+} s_table_t;
+
+static regex_t s_algo_re[N_OF (s_algo_rules)];
+static regex_t s_cuda_re[N_OF (s_cuda_rules)];
+static regex_t s_opencl_re[N_OF (s_opencl_rules)];
+static regex_t s_sycl_re[N_OF (s_sycl_rules)];
+static regex_t s_c_re[N_OF (s_c_rules)];
+
+static s_table_t s_algo_table = { "algo", s_algo_rules, N_OF (s_algo_rules), s_algo_re };
+static s_table_t s_lang_tables[] = {
+    { "cuda", s_cuda_rules, N_OF (s_cuda_rules), s_cuda_re },
+    { "opencl", s_opencl_rules, N_OF (s_opencl_rules), s_opencl_re },
+    { "sycl", s_sycl_rules, N_OF (s_sycl_rules), s_sycl_re },
+    { "c", s_c_rules, N_OF (s_c_rules), s_c_re },
+};
+
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+static bool s_compiled_ok;
+
+static const char *s_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
+    { "scalar global access", "coalesced/vectorised", "shared/local tiling", "multi-level hierarchy" },
+    { "direct translation", "fused", "reformulated", "novel" },
+    { "none", "block barriers", "warp/sub-group primitives", "global coordination" },
+};
+static const char *s_dim_names[DIM_COUNT] = { "memory", "algorithm", "synchronisation" };
+
+
+//  Table patterns to regcomp syntax: a space becomes optional white space.
+static char *
+s_translate (const char *pattern)
+{
+    static const char ws[] = "[[:space:]]*";
+    size_t spaces = 0, n = strlen (pattern);
+    for (size_t i = 0; i < n; i++)
+        spaces += pattern[i] == ' ';
+    char *out = malloc (n + spaces * (sizeof ws - 1) + 1);
+    if (!out)
+        return NULL;
+    char *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (pattern[i] == ' ') {
+            memcpy (o, ws, sizeof ws - 1);
+            o += sizeof ws - 1;
+        }
+        else
+            *o++ = pattern[i];
+    }
+    *o = 0;
+    return out;
+}
+
+static bool
+s_compile_table (s_table_t *table)
+{
+    bool ok = true;
+    for (size_t i = 0; i < table->n_rules; i++) {
+        char *re = s_translate (table->rules[i].pattern);
+        if (!re || regcomp (&table->compiled[i], re, REG_EXTENDED) != 0) {
+            //  A bad pattern is a bug in this file; the unit test sees it.
+            fprintf (stderr, "kf_descriptor: %s rule %zu does not compile: %s\n",
+                     table->name, i, table->rules[i].pattern);
+            ok = false;
+        }
+        free (re);
+    }
+    return ok;
+}
+
+//  Compiled once per process and kept: regexec on a compiled pattern is
+//  safe from several threads, and recompiling ~80 patterns per candidate
+//  would cost more than the matching.
+static void
+s_compile_all (void)
+{
+    bool ok = s_compile_table (&s_algo_table);
+    for (size_t t = 0; t < N_OF (s_lang_tables); t++)
+        ok = s_compile_table (&s_lang_tables[t]) && ok;
+    s_compiled_ok = ok;
+}
+
+
+//  ---------------------------------------------------------------------
+//  Stripping
+
+static bool
+s_is_ident (int c)
+{
+    return isalnum ((unsigned char) c) || c == '_';
+}
+
+//  True when the quote at T[I] opens a C++ raw string: R", u8R", uR",
+//  UR" or LR", with no identifier character before the prefix.
+static bool
+s_raw_prefix (const char *t, size_t i)
+{
+    if (i == 0 || t[i - 1] != 'R')
+        return false;
+    size_t start = i - 1;
+    while (start > 0 && s_is_ident (t[start - 1]))
+        start--;
+    size_t len = i - 1 - start;       //  characters before the R
+    const char *p = t + start;
+    return len == 0 || (len == 1 && (*p == 'u' || *p == 'U' || *p == 'L'))
+           || (len == 2 && p[0] == 'u' && p[1] == '8');
+}
+
+//  Blanks comments, and string and character literals' contents unless
+//  KEEP_STRINGS. Newlines are always kept.
+static void
+s_strip (char *t, bool keep_strings)
+{
+    enum { CODE, LINE, BLOCK, STR, CHR } state = CODE;
+    bool in_token = false, token_is_number = false;
+    size_t i = 0;
+    while (t[i]) {
+        char c = t[i], next = t[i + 1];
+        switch (state) {
+        case CODE:
+            if (c == '/' && next == '/') {
+                t[i] = t[i + 1] = ' ';
+                state = LINE;
+                i += 2;
+                in_token = false;
+                continue;
+            }
+            if (c == '/' && next == '*') {
+                t[i] = t[i + 1] = ' ';
+                state = BLOCK;
+                i += 2;
+                in_token = false;
+                continue;
+            }
+            if (c == '"' && s_raw_prefix (t, i)) {
+                //  R"delim( ... )delim": no escapes inside.
+                size_t d = i + 1;
+                while (t[d] && t[d] != '(' && t[d] != '"' && t[d] != '\n' && d - i <= 17)
+                    d++;
+                if (t[d] == '(') {
+                    size_t dlen = d - i - 1;
+                    char close[20];
+                    close[0] = ')';
+                    memcpy (close + 1, t + i + 1, dlen);
+                    close[dlen + 1] = '"';
+                    close[dlen + 2] = 0;
+                    char *end = strstr (t + d, close);
+                    size_t stop = end ? (size_t) (end - t) + dlen + 1 : strlen (t);
+                    if (!keep_strings)
+                        for (size_t k = i + 1; k < stop; k++)
+                            if (t[k] != '\n')
+                                t[k] = ' ';
+                    i = end ? stop + 1 : stop;
+                    in_token = false;
+                    continue;
+                }
+            }
+            if (c == '"') {
+                state = STR;
+                in_token = false;
+                i++;
+                continue;
+            }
+            if (c == '\'') {
+                //  A digit separator (1'000'000) is not a literal.
+                if (in_token && token_is_number && s_is_ident (next)) {
+                    i++;
+                    continue;
+                }
+                state = CHR;
+                in_token = false;
+                i++;
+                continue;
+            }
+            if (s_is_ident (c) || (c == '.' && in_token && token_is_number)) {
+                if (!in_token)
+                    token_is_number = isdigit ((unsigned char) c);
+                in_token = true;
+            }
+            else
+                in_token = false;
+            i++;
+            continue;
+        case LINE:
+            if (c == '\n')
+                state = CODE;
+            else if (c == '\\' && next == '\n') {
+                t[i] = ' ';         //  a spliced line continues the comment
+                i += 2;
+                continue;
+            }
+            else
+                t[i] = ' ';
+            i++;
+            continue;
+        case BLOCK:
+            if (c == '*' && next == '/') {
+                t[i] = t[i + 1] = ' ';
+                state = CODE;
+                i += 2;
+                continue;
+            }
+            if (c != '\n')
+                t[i] = ' ';
+            i++;
+            continue;
+        case STR:
+        case CHR:
+            if (c == '\\' && next) {
+                if (!keep_strings) {
+                    t[i] = ' ';
+                    if (next != '\n')
+                        t[i + 1] = ' ';
+                }
+                i += 2;
+                continue;
+            }
+            if ((state == STR && c == '"') || (state == CHR && c == '\'')) {
+                state = CODE;
+                i++;
+                continue;
+            }
+            if (c == '\n') {
+                //  An unterminated literal ends with its line, as the
+                //  compiler would have it; a stray quote in an #error
+                //  line must not swallow the rest of the file.
+                state = CODE;
+                i++;
+                continue;
+            }
+            if (!keep_strings)
+                t[i] = ' ';
+            i++;
+            continue;
+        }
+    }
+}
+
+void
+kf_descriptor_strip (char *text)
+{
+    if (text)
+        s_strip (text, false);
+}
+
+//  The directive on the line at P ("if", "ifdef", "else", ...), copied
+//  into WORD; empty when the line is not a directive.
+static const char *
+s_directive (const char *p, char *word, size_t size, const char **rest)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    word[0] = 0;
+    if (*p != '#')
+        return word;
+    p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = 0;
+    while (isalpha ((unsigned char) *p) && n + 1 < size)
+        word[n++] = *p++;
+    word[n] = 0;
+    *rest = p;
+    return word;
+}
+
+//  Blanks the lines of `#if 0` regions (up to the matching #else, #elif
+//  or #endif): code the compiler never sees is no evidence.
+static void
+s_blank_if0 (char *t)
+{
+    int depth = 0;                  //  > 0 inside a dead region
+    char *line = t;
+    while (*line) {
+        char *eol = strchr (line, '\n');
+        char *end = eol ? eol : line + strlen (line);
+        char word[16];
+        const char *rest = line;
+        s_directive (line, word, sizeof word, &rest);
+        bool blank = depth > 0;
+        if (depth == 0 && strcmp (word, "if") == 0) {
+            while (*rest == ' ' || *rest == '\t')
+                rest++;
+            if (rest[0] == '0' && !s_is_ident (rest[1]))
+                depth = 1;
+        }
+        else if (depth > 0) {
+            if (strncmp (word, "if", 2) == 0)
+                depth++;
+            else if (strcmp (word, "endif") == 0)
+                depth--;
+            else if (depth == 1 && (strcmp (word, "else") == 0 || strcmp (word, "elif") == 0))
+                depth = 0;
+            if (depth == 0)
+                blank = false;      //  keep the closing directive itself
+        }
+        if (blank)
+            for (char *p = line; p < end; p++)
+                *p = ' ';
+        line = eol ? eol + 1 : end;
+    }
+}
+
+//  Collects the string contents of every asm statement in T (comments
+//  already removed, strings kept) into a newly allocated text.
+static char *
+s_asm_text (const char *t)
+{
+    size_t cap = 256, len = 0;
+    char *out = malloc (cap);
+    if (!out)
+        return NULL;
+    out[0] = 0;
+    for (const char *p = t; *p; p++) {
+        if (!(p == t || !s_is_ident (p[-1])))
+            continue;
+        size_t kw = strncmp (p, "__asm__", 7) == 0 ? 7
+                    : strncmp (p, "__asm", 5) == 0 ? 5
+                    : strncmp (p, "asm", 3) == 0 ? 3 : 0;
+        if (!kw || s_is_ident (p[kw]))
+            continue;
+        const char *q = p + kw;
+        //  Qualifiers between the keyword and the parenthesis.
+        for (;;) {
+            while (isspace ((unsigned char) *q))
+                q++;
+            if (!s_is_ident (*q))
+                break;
+            while (s_is_ident (*q))
+                q++;
+        }
+        if (*q != '(')
+            continue;
+        int depth = 0;
+        bool in_str = false;
+        for (; *q; q++) {
+            char c = *q;
+            if (in_str) {
+                if (c == '\\' && q[1]) {
+                    q++;
+                    continue;
+                }
+                if (c == '"') {
+                    in_str = false;
+                    c = '\n';       //  one line per literal
+                }
+                if (len + 2 > cap) {
+                    char *grown = realloc (out, cap * 2);
+                    if (!grown) {
+                        free (out);
+                        return NULL;
+                    }
+                    out = grown;
+                    cap *= 2;
+                }
+                out[len++] = c;
+                out[len] = 0;
+                continue;
+            }
+            if (c == '"')
+                in_str = true;
+            else if (c == '(')
+                depth++;
+            else if (c == ')' && --depth == 0)
+                break;
+        }
+        if (!*q)
+            break;
+        p = q;
+    }
+    return out;
+}
+
+
+//  ---------------------------------------------------------------------
+//  Matching
+
+typedef struct {
+    const s_rule_t *rule;
+    int count;
+    char snippet[48];
+} s_hit_t;
+
+//  Counts matches of RE in TEXT, stopping at LIMIT; copies the first
+//  match, white space squeezed, into SNIPPET.
+static int
+s_count (const regex_t *re, const char *text, int limit, char *snippet, size_t size)
+{
+    int count = 0;
+    const char *p = text;
+    regmatch_t m[1];
+    while (count < limit && *p && regexec (re, p, 1, m, p == text ? 0 : REG_NOTBOL) == 0) {
+        if (count == 0) {
+            size_t n = 0;
+            bool space = false;
+            for (regoff_t k = m[0].rm_so; k < m[0].rm_eo && n + 4 < size; k++) {
+                char c = p[k];
+                if (isspace ((unsigned char) c)) {
+                    space = n > 0;
+                    continue;
+                }
+                if (space)
+                    snippet[n++] = ' ';
+                space = false;
+                snippet[n++] = c;
+            }
+            if (n + 4 >= size && m[0].rm_so + (regoff_t) n < m[0].rm_eo) {
+                memcpy (snippet + n, "...", 3);
+                n += 3;
+            }
+            snippet[n] = 0;
+        }
+        count++;
+        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+    }
+    return count;
+}
+
+static void
+s_match_table (const s_table_t *table, const char *code, const char *asm_text,
+               s_hit_t *hits, size_t *n_hits)
+{
+    for (size_t i = 0; i < table->n_rules; i++) {
+        const s_rule_t *rule = &table->rules[i];
+        const char *text = rule->in_asm ? asm_text : code;
+        if (!text || !*text)
+            continue;
+        int need = rule->min_count > 1 ? rule->min_count : 1;
+        s_hit_t *hit = &hits[*n_hits];
+        hit->rule = rule;
+        hit->snippet[0] = 0;
+        //  Count past the minimum so `why` can say how many there were.
+        hit->count = s_count (&table->compiled[i], text, need + 8, hit->snippet, sizeof hit->snippet);
+        if (hit->count >= need)
+            (*n_hits)++;
+    }
+}
+
+//  A hit whose rule needs plain evidence at another level counts only
+//  when such evidence exists in the same dimension.
+static bool
+s_hit_counts (const s_hit_t *hits, size_t n_hits, const s_hit_t *hit)
+{
+    if (!hit->rule->needs)
+        return true;
+    for (size_t j = 0; j < n_hits; j++)
+        if (!hits[j].rule->needs && hits[j].rule->dim == hit->rule->dim
+            && hits[j].rule->level == hit->rule->needs)
+            return true;
+    return false;
+}
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} s_buf_t;
+
+static void
+s_printf (s_buf_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if (b->len + (size_t) n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (b->len + (size_t) n + 1 > cap)
+            cap *= 2;
+        char *grown = realloc (b->data, cap);
+        if (!grown) {
+            b->failed = true;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    va_start (ap, fmt);
+    vsnprintf (b->data + b->len, (size_t) n + 1, fmt, ap);
+    va_end (ap);
+    b->len += (size_t) n;
+}
+
+//  One line per dimension: "memory 2 (shared/local tiling): label
+//  `snippet`; ...", evidence listed from the highest level down.
+static char *
+s_explain (const int level[DIM_COUNT], const s_hit_t *hits, size_t n_hits)
+{
+    s_buf_t b = { 0 };
+    for (int d = 0; d < DIM_COUNT; d++) {
+        s_printf (&b, "%s%s %d (%s):", d ? "\n" : "", s_dim_names[d], level[d],
+                  s_level_names[d][level[d]]);
+        int listed = 0;
+        for (int l = KF_DESCRIPTOR_LEVELS - 1; l >= 1; l--)
+            for (size_t i = 0; i < n_hits; i++) {
+                const s_hit_t *h = &hits[i];
+                if (h->rule->dim != d || h->rule->level != l || !s_hit_counts (hits, n_hits, h))
+                    continue;
+                bool dup = false;       //  one line per label
+                for (size_t j = 0; j < i; j++)
+                    dup |= strcmp (hits[j].rule->label, h->rule->label) == 0
+                           && hits[j].rule->dim == d && s_hit_counts (hits, n_hits, &hits[j]);
+                if (dup)
+                    continue;
+                s_printf (&b, "%s [%d] %s `%s`", listed ? ";" : "", l, h->rule->label, h->snippet);
+                if (h->rule->min_count > 1)
+                    s_printf (&b, " x%d", h->count);
+                listed++;
+            }
+        if (!listed)
+            s_printf (&b, " no evidence");
+    }
+    if (b.failed) {
+        free (b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
+int
+kf_descriptor_classify (const char *source, size_t size, const char *language,
+                        kf_coords_t *out, char **why)
+{
+    if (!source || !language || !out)
+        return -1;
+    const s_table_t *table = NULL;
+    for (size_t t = 0; t < N_OF (s_lang_tables); t++)
+        if (strcmp (language, s_lang_tables[t].name) == 0)
+            table = &s_lang_tables[t];
+    if (!table)
+        return -1;
+    pthread_once (&s_once, s_compile_all);
+    assert (s_compiled_ok);
+
+    //  Two working copies: code (comments and strings blanked) and asm
+    //  (only comments blanked, so the strings of asm statements survive).
+    //  A NUL inside the source would end the text early: make it a space.
+    char *code = malloc (size + 1);
+    char *with_strings = malloc (size + 1);
+    if (!code || !with_strings) {
+        free (code);
+        free (with_strings);
+        return -1;
+    }
+    for (size_t i = 0; i < size; i++)
+        code[i] = source[i] ? source[i] : ' ';
+    code[size] = 0;
+    memcpy (with_strings, code, size + 1);
+    s_strip (code, false);
+    s_blank_if0 (code);
+    s_strip (with_strings, true);
+    s_blank_if0 (with_strings);
+    char *asm_text = s_asm_text (with_strings);
+    free (with_strings);
+
+    size_t max_hits = table->n_rules + s_algo_table.n_rules;
+    s_hit_t *hits = calloc (max_hits, sizeof *hits);
+    if (!hits) {
+        free (code);
+        free (asm_text);
+        return -1;
+    }
+    size_t n_hits = 0;
+    s_match_table (table, code, asm_text, hits, &n_hits);
+    s_match_table (&s_algo_table, code, asm_text, hits, &n_hits);
+
+    int level[DIM_COUNT] = { 0, 0, 0 };
+    for (size_t i = 0; i < n_hits; i++)
+        if (s_hit_counts (hits, n_hits, &hits[i]) && hits[i].rule->level > level[hits[i].rule->dim])
+            level[hits[i].rule->dim] = hits[i].rule->level;
+    out->mem = level[DIM_MEM];
+    out->algo = level[DIM_ALGO];
+    out->sync = level[DIM_SYNC];
+    if (why)
+        *why = s_explain (level, hits, n_hits);
+    free (hits);
+    free (code);
+    free (asm_text);
+    return 0;
+}
+
+int
+kf_descriptor_bin (int level, int bins)
+{
+    if (level < 0 || level >= KF_DESCRIPTOR_LEVELS || bins < 1 || bins > KF_DESCRIPTOR_LEVELS)
+        return -1;
+    //  Spread 0..3 over 0..bins-1 with rounding, keeping both ends: for
+    //  2 bins 0,0,1,1; for 3 bins 0,1,1,2; for 4 the identity.
+    return (level * (bins - 1) + 1) / (KF_DESCRIPTOR_LEVELS - 1);
+}
+
+const char *
+kf_descriptor_level_name (int dim, int level)
+{
+    if (dim < 0 || dim >= DIM_COUNT || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
+        return "?";
+    return s_level_names[dim][level];
+}

@@ -1,0 +1,61 @@
+/*  kf_descriptor.h - behavioural coordinates of a kernel for the MAP-Elites
+ *  archive, found by static pattern matching on its source.
+ *
+ *  Three dimensions, four levels each (docs/descriptors.md has the tables):
+ *    mem   0 scalar global access, 1 vectorised / wide loads, 2 shared or
+ *          local memory tiles, 3 a multi-level hierarchy (shared + register
+ *          tiles, double buffering, asynchronous copies);
+ *    algo  0 direct translation, 1 fused work in one pass, 2 reformulated
+ *          (online softmax, Welford, single-pass variance, log-sum-exp),
+ *          3 novel (tensor-core MMA, Winograd, FFT);
+ *    sync  0 none, 1 block / work-group barriers, 2 warp / sub-group
+ *          primitives, 3 global coordination (atomics, grid sync, several
+ *          dependent launches).
+ *  Comments and string literals are removed before matching, so text in
+ *  them never moves a kernel; names of identifiers are not evidence either.
+ *  Pure functions: no I/O, no global state beyond compiled patterns, safe to
+ *  call from several threads.
+ */
+#ifndef KF_DESCRIPTOR_H
+#define KF_DESCRIPTOR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KF_DESCRIPTOR_LEVELS 4
+
+typedef struct {
+    int mem, algo, sync;        /* each 0..3 */
+} kf_coords_t;
+
+/* Classifies SOURCE (SIZE bytes, need not be NUL-terminated) written in
+ * LANGUAGE: "cuda", "opencl", "sycl" or "c" (the host backend). Fills OUT.
+ * When WHY is not NULL it receives a short explanation, one line per
+ * dimension with the evidence found; the caller frees it. Returns 0, or -1
+ * for an unknown language or a NULL argument (OUT and WHY untouched). */
+int kf_descriptor_classify (const char *source, size_t size,
+                            const char *language, kf_coords_t *out,
+                            char **why);
+
+/* Blanks comments (slash-slash and slash-star) and the contents of string
+ * and character literals in TEXT, in place. Newlines are kept, so line
+ * numbers still match; the quotes of a literal stay so the code around
+ * it still reads as code. */
+void kf_descriptor_strip (char *text);
+
+/* Maps LEVEL (0..3) onto BINS (1..4) archive bins: 0 always goes to bin 0
+ * and 3 to bin BINS-1, monotonically in between. Returns -1 when either
+ * argument is out of range. */
+int kf_descriptor_bin (int level, int bins);
+
+/* The name of level LEVEL of dimension DIM (0 mem, 1 algo, 2 sync), e.g.
+ * "shared/local tiling"; "?" when out of range. Borrowed. */
+const char *kf_descriptor_level_name (int dim, int level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

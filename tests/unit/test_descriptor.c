@@ -1,0 +1,300 @@
+/*  test_descriptor.c - the descriptor classifier against its corpus.
+ *
+ *  Every file in tests/fixtures/descriptors/ opens with a line
+ *  "// expect: mem=M algo=A sync=S" (the coordinates a kernel engineer
+ *  gives it); its language follows from the extension (.cu CUDA, .cl
+ *  OpenCL C, .cpp SYCL, .c host C). Each must classify exactly; the
+ *  mismatches are printed as a table, and KF_TEST_VERBOSE=1 prints every
+ *  row with the classifier's explanation. The expect line is itself a
+ *  comment, so a correct result also shows that stripping works. Unit
+ *  tests of strip and bin follow. Run from the repository root (or set
+ *  KF_ROOT to it).
+ */
+#include "../../coordinator/kf_descriptor.h"
+#include "../kf_test.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FIX "tests/fixtures/descriptors"
+
+static bool s_verbose;
+
+static char *
+s_slurp (const char *path, size_t *size)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *data = malloc (cap);
+    size_t n;
+    while (data && (n = fread (data + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap) {
+            char *grown = realloc (data, cap * 2);
+            if (!grown) {
+                free (data);
+                data = NULL;
+                break;
+            }
+            data = grown;
+            cap *= 2;
+        }
+    }
+    fclose (f);
+    *size = len;
+    return data;
+}
+
+static const char *
+s_language (const char *name)
+{
+    const char *dot = strrchr (name, '.');
+    if (!dot)
+        return NULL;
+    if (strcmp (dot, ".cu") == 0)
+        return "cuda";
+    if (strcmp (dot, ".cl") == 0)
+        return "opencl";
+    if (strcmp (dot, ".cpp") == 0)
+        return "sycl";
+    if (strcmp (dot, ".c") == 0)
+        return "c";
+    return NULL;
+}
+
+static int
+s_by_name (const void *a, const void *b)
+{
+    return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static void
+s_test_corpus (void)
+{
+    DIR *dir = opendir (FIX);
+    CHECK (dir != NULL);
+    if (!dir) {
+        fprintf (stderr, "  cannot open %s: run from the repository root\n", FIX);
+        return;
+    }
+    char *names[256];
+    size_t n_names = 0;
+    struct dirent *e;
+    while ((e = readdir (dir)) && n_names < 256)
+        if (s_language (e->d_name))
+            names[n_names++] = strdup (e->d_name);
+    closedir (dir);
+    qsort (names, n_names, sizeof names[0], s_by_name);
+
+    int counts[3][4] = { { 0 } };
+    int per_lang[4] = { 0 }, mismatches = 0;
+    const char *langs[4] = { "cuda", "opencl", "sycl", "c" };
+    char table[16384];
+    size_t tlen = 0;
+    table[0] = 0;
+    for (size_t i = 0; i < n_names; i++) {
+        char path[512];
+        snprintf (path, sizeof path, "%s/%s", FIX, names[i]);
+        size_t size = 0;
+        char *src = s_slurp (path, &size);
+        CHECK (src != NULL);
+        if (!src)
+            continue;
+        kf_coords_t want;
+        int got_expect = size > 0
+            && sscanf (src, "// expect: mem=%d algo=%d sync=%d", &want.mem, &want.algo, &want.sync) == 3;
+        if (!got_expect)
+            fprintf (stderr, "  %s: no '// expect: mem=M algo=A sync=S' first line\n", names[i]);
+        CHECK (got_expect);
+        const char *lang = s_language (names[i]);
+        kf_coords_t got = { -1, -1, -1 };
+        char *why = NULL;
+        CHECK (kf_descriptor_classify (src, size, lang, &got, &why) == 0);
+        CHECK (why != NULL);
+        bool ok = got_expect && got.mem == want.mem && got.algo == want.algo && got.sync == want.sync;
+        CHECK (ok);
+        if (got_expect) {
+            counts[0][want.mem & 3]++;
+            counts[1][want.algo & 3]++;
+            counts[2][want.sync & 3]++;
+        }
+        for (int l = 0; l < 4; l++)
+            per_lang[l] += strcmp (lang, langs[l]) == 0;
+        if (!ok || s_verbose) {
+            if (!ok)
+                mismatches++;
+            int n = snprintf (table + tlen, sizeof table - tlen,
+                              "  %-4s %-40s want %d/%d/%d got %d/%d/%d\n", ok ? "ok" : "MISS",
+                              names[i], want.mem, want.algo, want.sync, got.mem, got.algo, got.sync);
+            if (n > 0 && (size_t) n < sizeof table - tlen)
+                tlen += (size_t) n;
+            if (!ok || s_verbose) {
+                //  The explanation, indented, under its row.
+                for (char *line = why; line && *line;) {
+                    char *eol = strchr (line, '\n');
+                    int len = eol ? (int) (eol - line) : (int) strlen (line);
+                    n = snprintf (table + tlen, sizeof table - tlen, "         %.*s\n", len, line);
+                    if (n > 0 && (size_t) n < sizeof table - tlen)
+                        tlen += (size_t) n;
+                    line = eol ? eol + 1 : line + len;
+                }
+            }
+        }
+        free (why);
+        free (src);
+    }
+    if (tlen)
+        fprintf (mismatches ? stderr : stdout, "%s%s", mismatches ? "corpus mismatches (mem/algo/sync):\n" : "", table);
+    printf ("  corpus: %zu kernels (cuda %d, opencl %d, sycl %d, c %d), %d mismatched\n",
+            n_names, per_lang[0], per_lang[1], per_lang[2], per_lang[3], mismatches);
+    const char *dims[3] = { "mem", "algo", "sync" };
+    for (int d = 0; d < 3; d++) {
+        printf ("  %-4s levels 0..3: %d %d %d %d\n", dims[d], counts[d][0], counts[d][1],
+                counts[d][2], counts[d][3]);
+        for (int l = 0; l < 4; l++)
+            CHECK (counts[d][l] > 0);       //  every level of every dimension covered
+    }
+    CHECK (n_names >= 40);
+    for (size_t i = 0; i < n_names; i++)
+        free (names[i]);
+}
+
+//  Strips a copy of IN and compares with WANT.
+static void
+s_expect_strip (const char *in, const char *want)
+{
+    char *t = strdup (in);
+    kf_descriptor_strip (t);
+    bool ok = strcmp (t, want) == 0;
+    if (!ok)
+        fprintf (stderr, "  strip:\n    in:   [%s]\n    got:  [%s]\n    want: [%s]\n", in, t, want);
+    CHECK (ok);
+    CHECK (strlen (t) == strlen (in));
+    free (t);
+}
+
+static void
+s_test_strip (void)
+{
+    s_expect_strip ("a = 1; // note\nb = 2;", "a = 1;        \nb = 2;");
+    s_expect_strip ("x /* one\n two */ y", "x       \n        y");
+    //  Comment markers inside strings are text, not comments.
+    s_expect_strip ("s = \"// not a comment\"; t = 1;", "s = \"                \"; t = 1;");
+    s_expect_strip ("s = \"/* no */\"; u;", "s = \"        \"; u;");
+    //  Escaped quotes and backslashes inside strings.
+    s_expect_strip ("p(\"a\\\"b // c\"); q;", "p(\"         \"); q;");
+    s_expect_strip ("p(\"a\\\\\"); /* c */ r;", "p(\"   \");         r;");
+    //  Quotes inside comments do not open strings.
+    s_expect_strip ("// don't \"\nk = 1;", "          \nk = 1;");
+    s_expect_strip ("/* it's \" */ k;", "             k;");
+    //  Character literals, including quote and escaped quote.
+    s_expect_strip ("c = '\"'; d = '\\''; e;", "c = ' '; d = '  '; e;");
+    s_expect_strip ("c = '/'; d = '*'; e;", "c = ' '; d = ' '; e;");
+    //  Digit separators are not character literals.
+    s_expect_strip ("n = 1'000'000; // x", "n = 1'000'000;     ");
+    //  A spliced line continues a // comment.
+    s_expect_strip ("// a \\\n__syncthreads();\nz;", "      \n                \nz;");
+    //  A string spliced over two lines keeps its newline.
+    s_expect_strip ("s = \"ab\\\ncd\"; w;", "s = \"   \n  \"; w;");
+    //  An unterminated literal ends with its line.
+    s_expect_strip ("#error don't\n__syncthreads();", "#error don' \n__syncthreads();");
+    //  Raw strings (SYCL is C++).
+    s_expect_strip ("r = R\"x(a \" // b)x\"; m;", "r = R\"            \"; m;");
+    //  Division and stars are untouched.
+    s_expect_strip ("a = b / c * d; e = *p;", "a = b / c * d; e = *p;");
+    //  Unterminated block comment runs to the end.
+    s_expect_strip ("a; /* open\nb;", "a;        \n  ");
+    //  Empty text and NULL do nothing harmful.
+    s_expect_strip ("", "");
+    kf_descriptor_strip (NULL);
+}
+
+static void
+s_test_bin (void)
+{
+    for (int bins = 1; bins <= 4; bins++) {
+        int prev = 0;
+        for (int l = 0; l < 4; l++) {
+            int b = kf_descriptor_bin (l, bins);
+            CHECK (b >= prev && b < bins);
+            prev = b;
+        }
+        CHECK (kf_descriptor_bin (0, bins) == 0);
+        CHECK (kf_descriptor_bin (3, bins) == bins - 1);
+    }
+    for (int l = 0; l < 4; l++)
+        CHECK (kf_descriptor_bin (l, 4) == l);
+    CHECK (kf_descriptor_bin (1, 2) == 0 && kf_descriptor_bin (2, 2) == 1);
+    CHECK (kf_descriptor_bin (1, 3) == 1 && kf_descriptor_bin (2, 3) == 1);
+    CHECK (kf_descriptor_bin (-1, 4) == -1);
+    CHECK (kf_descriptor_bin (4, 4) == -1);
+    CHECK (kf_descriptor_bin (0, 0) == -1);
+    CHECK (kf_descriptor_bin (0, 5) == -1);
+}
+
+static void
+s_test_api (void)
+{
+    kf_coords_t c = { 7, 7, 7 };
+    char *why = NULL;
+    const char *src = "__global__ void k(float *x) { x[threadIdx.x] = 0; }";
+    CHECK (kf_descriptor_classify (src, strlen (src), "fortran", &c, &why) == -1);
+    CHECK (c.mem == 7 && why == NULL);
+    CHECK (kf_descriptor_classify (NULL, 0, "cuda", &c, NULL) == -1);
+    CHECK (kf_descriptor_classify (src, strlen (src), NULL, &c, NULL) == -1);
+    CHECK (kf_descriptor_classify (src, strlen (src), "cuda", NULL, NULL) == -1);
+    CHECK (kf_descriptor_classify (src, strlen (src), "cuda", &c, NULL) == 0);
+    CHECK (c.mem == 0 && c.algo == 0 && c.sync == 0);
+    CHECK (kf_descriptor_classify ("", 0, "c", &c, &why) == 0);
+    CHECK (c.mem == 0 && c.algo == 0 && c.sync == 0);
+    CHECK (why && strstr (why, "no evidence"));
+    free (why);
+
+    //  SIZE bounds the text: what lies past it is not read; a NUL inside
+    //  does not end it.
+    const char two[] = "__syncthreads();\0__shfl_xor_sync(0,0,1);";
+    CHECK (kf_descriptor_classify (two, 16, "cuda", &c, NULL) == 0);
+    CHECK (c.sync == 1);
+    CHECK (kf_descriptor_classify (two, sizeof two - 1, "cuda", &c, NULL) == 0);
+    CHECK (c.sync == 2);
+
+    //  The explanation names the evidence per dimension.
+    const char *k = "__shared__ float t[32]; __syncthreads(); atomicAdd(p, v);";
+    CHECK (kf_descriptor_classify (k, strlen (k), "cuda", &c, &why) == 0);
+    CHECK (c.mem == 2 && c.algo == 0 && c.sync == 3);
+    CHECK (why && strstr (why, "memory 2") && strstr (why, "__shared__"));
+    CHECK (why && strstr (why, "synchronisation 3") && strstr (why, "atomicAdd"));
+    CHECK (why && strstr (why, "__syncthreads"));
+    if (s_verbose && why)
+        printf ("%s\n", why);
+    free (why);
+
+    //  Dead code under #if 0 is no evidence; the #else branch is.
+    const char *dead = "#if 0\n__shared__ float t[4];\n#if 1\natomicAdd(p,1);\n#endif\n#else\n__syncthreads();\n#endif\n";
+    CHECK (kf_descriptor_classify (dead, strlen (dead), "cuda", &c, NULL) == 0);
+    CHECK (c.mem == 0 && c.sync == 1);
+
+    CHECK (strcmp (kf_descriptor_level_name (0, 2), "shared/local tiling") == 0);
+    CHECK (strcmp (kf_descriptor_level_name (3, 0), "?") == 0);
+}
+
+int
+main (void)
+{
+    const char *root = getenv ("KF_ROOT");
+    if (root && chdir (root) != 0) {
+        fprintf (stderr, "test_descriptor: cannot enter KF_ROOT %s\n", root);
+        return 1;
+    }
+    s_verbose = getenv ("KF_TEST_VERBOSE") != NULL;
+    s_test_strip ();
+    s_test_bin ();
+    s_test_api ();
+    s_test_corpus ();
+    return kf_test_done ("test_descriptor");
+}
