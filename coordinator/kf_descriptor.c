@@ -160,7 +160,7 @@ static const s_rule_t s_opencl_rules[] = {
 };
 
 static const s_rule_t s_sycl_rules[] = {
-    { DIM_MEM, 1, "\\bvec \\< \\w+ , (2|4|8|16) \\>|\\b(float|double|int|uint|half)(2|4|8|16)\\b",
+    { DIM_MEM, 1, "\\bvec < \\w+ , (2|4|8|16) >|\\b(float|double|int|uint|half)(2|4|8|16)\\b",
       "vector type (sycl::vec)", 0, 0, false },
     { DIM_MEM, 1, "\\b(group_load|group_store)\\b",
       "group block load", 0, 0, false },
@@ -178,7 +178,7 @@ static const s_rule_t s_sycl_rules[] = {
       "joint_matrix (matrix engine)", 0, 0, false },
     { DIM_SYNC, 1, "\\bgroup_barrier \\(|\\.barrier \\(|\\bfence_space::local_space\\b",
       "work-group barrier", 0, 0, false },
-    { DIM_SYNC, 2, "\\b(reduce_over_group|shift_group_left|shift_group_right|permute_group_by_xor|select_from_group|group_broadcast|inclusive_scan_over_group|exclusive_scan_over_group|any_of_group|all_of_group|none_of_group)\\b|\\bget_sub_group \\(",
+    { DIM_SYNC, 2, "\\b(reduce_over_group|shift_group_left|shift_group_right|permute_group_by_xor|select_from_group|group_broadcast|inclusive_scan_over_group|exclusive_scan_over_group|any_of_group|all_of_group|none_of_group)\\b",
       "sub-group / group collective", 0, 0, false },
     { DIM_SYNC, 3, "\\batomic_ref\\b|\\bsycl::atomic\\b|\\batomic_fence\\b",
       "atomic operation", 0, 0, false },
