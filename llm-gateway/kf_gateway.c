@@ -448,7 +448,8 @@ s_finish (kf_gateway_t *self, s_call_t *call, json_t *result, const char *error)
     kf_job_result_t res = { .ok = error == NULL, .result = result };
     if (error) {
         res.error = kf_gateway_redact (self, error);
-        kf_info ("job %lld (%s): %s", (long long) call->job_id, call->model, res.error);
+        kf_info ("job %lld (%s): %s", (long long) call->job_id,
+                 call->model ? call->model : "no model", res.error);
     }
     if (!self->closing)
         s_complete (self, call, &res);
