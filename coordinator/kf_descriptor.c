@@ -63,7 +63,7 @@ static const s_rule_t s_algo_rules[] = {
       "residual add fused with the reduction", 0, 0, false },
     { DIM_ALGO, 1, "\\b(\\w+::)?(fmaxf?|max|tanhf?|erff?|relu\\w*|gelu\\w*|silu\\w*|sigmoid\\w*) \\( \\w+ \\+ \\w+ \\[",
       "activation applied to accumulator + bias (fused epilogue)", 0, 0, false },
-    { DIM_ALGO, 2, "([][:alnum:]_)] \\*|\\*=) " EXP " \\( " VAR " - " VAR " \\)",
+    { DIM_ALGO, 2, "[][:alnum:]_)] \\* " EXP " \\( " VAR " - " VAR " \\)|\\*= " EXP " \\(",
       "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
     { DIM_ALGO, 2, "\\b\\w+ \\+ " LOG " \\(|" LOG " \\( \\w+ \\) \\+ \\w+",
       "max + log(sum) (log-sum-exp)", 0, 0, false },
