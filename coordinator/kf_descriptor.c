@@ -155,7 +155,7 @@ static const s_rule_t s_opencl_rules[] = {
       "sub-group primitive", 0, 0, false },
     { DIM_SYNC, 3, "\\b(atomic|atom)_\\w+",
       "atomic operation", 0, 0, false },
-    { DIM_SYNC, 3, "\\b(__)?kernel\\s+void\\b",
+    { DIM_SYNC, 3, "\\b(__)?kernel\\b[^;{]*\\bvoid\\b",
       "several kernels (multi-pass)", 2, 0, false },
 };
 
@@ -615,8 +615,8 @@ s_count (const regex_t *re, const char *text, int limit, char *snippet, size_t s
             bool space = false;
             for (regoff_t k = m[0].rm_so; k < m[0].rm_eo && n + 4 < size; k++) {
                 char c = p[k];
-                if (isspace ((unsigned char) c)) {
-                    space = n > 0;
+                if (isspace ((unsigned char) c) || (n == 0 && (c == ';' || c == '{' || c == '}'))) {
+                    space = n > 0;      //  and no statement-start anchor
                     continue;
                 }
                 if (space)
