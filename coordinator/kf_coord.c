@@ -13,7 +13,9 @@
 #include "kf_coord.h"
 #include "kf_db.h"
 #include "kf_log.h"
+#include "kf_models.h"
 #include "kf_proto.h"
+#include "kf_str.h"
 #include "kf_search.h"
 #include "kf_task.h"
 #include <czmq.h>
@@ -722,7 +724,8 @@ static const char *S_RUN_COLUMNS =
     " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
     "  AND c.finished_at IS NOT NULL) AS done,"
     " r.generations * r.population AS total, r.best_speedup, r.first_speedup,"
-    " r.best_candidate_id, r.reason, r.created_at::text AS created_at,"
+    " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
+    " r.created_at::text AS created_at,"
     " r.finished_at::text AS finished_at"
     " FROM runs r JOIN tasks t ON t.id = r.task_id";
 
@@ -751,6 +754,51 @@ s_target_ok (const char *target)
             return true;
     }
     return false;
+}
+
+/* Checks a number field of CONFIG: absent is fine, else within [LO, HI]. */
+static int
+s_number_in (json_t *config, const char *key, double lo, double hi, char **why)
+{
+    json_t *v = json_object_get (config, key);
+    if (!v)
+        return 0;
+    if (!json_is_number (v) || json_number_value (v) < lo || json_number_value (v) > hi)
+        return kf_fail (why, "config.%s must be a number in [%g, %g]", key, lo, hi);
+    return 0;
+}
+
+/* The generator settings of a run from its SUBMIT config: the model spec
+ * as an ensemble, the first generation's model, sampling settings (the
+ * paper's Table 6 by default) and the budget. NULL with *WHY when bad. */
+static json_t *
+s_generator_config (json_t *config, char **why)
+{
+    const char *spec = json_string_value (json_object_get (config, "model"));
+    json_t *models = kf_models_parse (spec ? spec : "offline", why);
+    if (!models)
+        return NULL;
+    json_t *out = json_pack ("{s:o, s:f, s:f, s:i}", "models", models, "temperature", 0.3,
+                             "top_p", 1.0, "max_tokens", 8000);
+    const char *first = json_string_value (json_object_get (config, "first_model"));
+    json_t *budget = json_object_get (config, "budget");
+    if ((first && kf_models_check (first, why))
+        || s_number_in (config, "temperature", 0, 2, why)
+        || s_number_in (config, "top_p", 0, 1, why)
+        || s_number_in (config, "max_tokens", 1, 1000000, why)
+        || (budget && (!json_is_object (budget)
+                       || s_number_in (budget, "tokens", 1, 1e15, why)
+                       || s_number_in (budget, "usd", 0.000001, 1e9, why)))) {
+        if (budget && !json_is_object (budget) && !*why)
+            kf_fail (why, "config.budget must be an object {tokens, usd}");
+        json_decref (out);
+        return NULL;
+    }
+    static const char *copied[] = { "first_model", "temperature", "top_p", "max_tokens", "budget" };
+    for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
+        if (json_object_get (config, copied[i]))
+            json_object_set (out, copied[i], json_object_get (config, copied[i]));
+    return out;
 }
 
 static void
@@ -788,6 +836,13 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
         s_reply_error (self, sock, route, "bad-request", "config.timing must be an object");
         return;
     }
+    char *why = NULL;
+    json_t *generator = s_generator_config (config, &why);
+    if (!generator) {
+        s_reply_error (self, sock, route, "bad-request", why ? why : "bad generator settings");
+        free (why);
+        return;
+    }
     const char *backend_end = strchr (target, ':');
     size_t blen = backend_end ? (size_t) (backend_end - target) : strlen (target);
     const char *language = !strncmp (target, "cuda", blen) ? "cuda"
@@ -800,6 +855,8 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
                                        population, "seed", seed);
     if (timing)
         json_object_set (stored_config, "timing", timing);
+    json_object_update (stored_config, generator);
+    json_decref (generator);
     char *config_text = json_dumps (stored_config, JSON_COMPACT);
     json_decref (stored_config);
     const char *name = json_string_value (json_object_get (task, "name"));
@@ -971,7 +1028,8 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
             json_t *cands = kf_db_query (
                 self->db,
                 "SELECT id, generation, slot, parent_id, status, language, speedup,"
-                " fitness, generator, verdict_detail FROM candidates WHERE run_id = $1"
+                " fitness, generator, model, cost_usd, verdict_detail FROM candidates"
+                " WHERE run_id = $1"
                 " ORDER BY generation, slot",
                 1, params);
             s_send (self, sock, route, "RUN",

@@ -118,6 +118,14 @@ static const char *s_migrations[] = {
     " BEGIN PERFORM pg_notify('kf_jobs', ''); RETURN NULL; END $$;"
     "CREATE TRIGGER jobs_notify AFTER INSERT ON jobs"
     " FOR EACH STATEMENT EXECUTE FUNCTION kf_jobs_notify ();",
+
+    /* 3: which model wrote each candidate and what it cost; the run's sums
+     * are what its budget is checked against. */
+    "ALTER TABLE candidates ADD COLUMN model text,"
+    "  ADD COLUMN usage jsonb, ADD COLUMN cost_usd double precision;"
+    "ALTER TABLE runs ADD COLUMN input_tokens bigint NOT NULL DEFAULT 0,"
+    "  ADD COLUMN output_tokens bigint NOT NULL DEFAULT 0,"
+    "  ADD COLUMN cost_usd double precision NOT NULL DEFAULT 0;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

@@ -10,6 +10,7 @@
 #include "kf_search.h"
 #include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_models.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,7 +88,8 @@ s_run_row (kf_search_t *self, int64_t run_id)
     return kf_db_row (self->db,
                       "SELECT r.id, r.status, r.target, r.language, r.generations,"
                       " r.population, r.seed, r.config, r.generation, r.ref_artifact,"
-                      " r.best_candidate_id, r.best_speedup, t.spec, t.name,"
+                      " r.best_candidate_id, r.best_speedup, r.input_tokens,"
+                      " r.output_tokens, r.cost_usd, t.spec, t.name,"
                       " b.source_hash AS best_source_hash"
                       " FROM runs r JOIN tasks t ON t.id = r.task_id"
                       " LEFT JOIN candidates b ON b.id = r.best_candidate_id"
@@ -197,6 +199,39 @@ s_prompt (json_t *run, const char *parent_source, double parent_speedup)
 
 static int s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result);
 
+/* The model that writes a candidate: the first generation's own model when
+ * the run names one, else a pick from the run's ensemble by the seed. */
+static const char *
+s_model_for (json_t *config, int generation, int64_t seed)
+{
+    const char *first = json_string_value (json_object_get (config, "first_model"));
+    if (generation == 0 && first)
+        return first;
+    json_t *models = json_object_get (config, "models");
+    return json_array_size (models) ? kf_models_pick (models, seed) : "offline";
+}
+
+/* Why the run's budget is spent, or NULL while it is not. */
+static const char *
+s_budget_spent (json_t *run, char *why, size_t size)
+{
+    json_t *budget = json_object_get (json_object_get (run, "config"), "budget");
+    json_t *tokens = json_object_get (budget, "tokens");
+    json_t *usd = json_object_get (budget, "usd");
+    double used = json_number_value (json_object_get (run, "input_tokens"))
+                  + json_number_value (json_object_get (run, "output_tokens"));
+    double cost = json_number_value (json_object_get (run, "cost_usd"));
+    if (tokens && used >= json_number_value (tokens))
+        snprintf (why, size, "token budget spent: %.0f of %.0f tokens", used,
+                  json_number_value (tokens));
+    else if (usd && cost >= json_number_value (usd))
+        snprintf (why, size, "money budget spent: $%.4f of $%.4f", cost,
+                  json_number_value (usd));
+    else
+        return NULL;
+    return why;
+}
+
 static int
 s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
 {
@@ -219,6 +254,7 @@ s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
     int population = (int) s_int (run, "population");
     int64_t seed = s_int (run, "seed");
     json_t *spec = json_object_get (run, "spec");
+    json_t *config = json_object_get (run, "config");
     char *prompt = s_prompt (run, parent_source, parent_speedup);
     char runid[24], gen[24], slotbuf[24], parent[24];
     for (int slot = 0; slot < population && rc == 0; slot++) {
@@ -266,6 +302,19 @@ s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
          * plainest version, so the search has a baseline to beat. */
         if (generation == 0 && slot == 0)
             json_object_set_new (payload, "baseline", json_true ());
+        const char *model = s_model_for (config, generation, job_seed);
+        json_object_set_new (payload, "model", json_string (model));
+        static const char *sampling[] = { "temperature", "top_p", "max_tokens" };
+        for (size_t k = 0; k < 3; k++)
+            if (json_object_get (config, sampling[k]))
+                json_object_set (payload, sampling[k], json_object_get (config, sampling[k]));
+        char candbuf[24];
+        const char *mp[2] = { S_I64 (candbuf, cand), model };
+        if (kf_db_exec (self->db, "UPDATE candidates SET model = $2 WHERE id = $1", 2, mp) < 0) {
+            json_decref (payload);
+            rc = -1;
+            break;
+        }
         if (parent_source)
             json_object_set_new (payload, "parent",
                                  json_pack ("{s:s, s:f}", "source", parent_source,
@@ -304,7 +353,13 @@ s_check_generation (kf_search_t *self, int64_t run_id, int generation)
     int rc = 0;
     if (!strcmp (s_str (row, "status"), "running") && s_int (row, "open") == 0
         && s_int (row, "generation") == generation) {
-        if (generation + 1 < s_int (row, "generations"))
+        json_t *run = s_run_row (self, run_id);
+        char why[200];
+        const char *spent = run ? s_budget_spent (run, why, sizeof why) : NULL;
+        json_decref (run);
+        if (spent)
+            rc = s_finish_run (self, run_id, "done", spent);
+        else if (generation + 1 < s_int (row, "generations"))
             rc = s_plan_generation (self, run_id, generation + 1);
         else {
             char reason[96];
@@ -371,14 +426,46 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
     return s_check_generation (self, run_id, generation);
 }
 
+/* Records what generating a candidate used and cost, on it and its run. */
+static int
+s_account (kf_search_t *self, int64_t run_id, int64_t cand_id, json_t *result)
+{
+    json_t *usage = json_object_get (result, "usage");
+    json_t *cost = json_object_get (result, "cost_usd");
+    if (!usage && !cost)
+        return 0;
+    char cand[24], run[24], in[24], out[24], usd[40];
+    char *usage_text = usage ? json_dumps (usage, JSON_COMPACT) : NULL;
+    S_I64 (in, json_integer_value (json_object_get (usage, "input_tokens")));
+    S_I64 (out, json_integer_value (json_object_get (usage, "output_tokens")));
+    snprintf (usd, sizeof usd, "%.17g", json_number_value (cost));
+    const char *cp[3] = { S_I64 (cand, cand_id), usage_text, usd };
+    const char *rp[4] = { S_I64 (run, run_id), in, out, usd };
+    int rc = kf_db_exec (self->db, "UPDATE candidates SET usage = $2, cost_usd = $3 WHERE id = $1",
+                         3, cp) < 0
+             || kf_db_exec (self->db, "UPDATE runs SET input_tokens = input_tokens + $2,"
+                            " output_tokens = output_tokens + $3, cost_usd = cost_usd + $4"
+                            " WHERE id = $1", 4, rp) < 0 ? -1 : 0;
+    free (usage_text);
+    return rc;
+}
+
 static int
 s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
 {
     int64_t run_id = s_int (run, "id");
+    if (s_account (self, run_id, cand_id, result))
+        return -1;
     const char *source = s_str (result, "source");
-    if (!*source)
-        return s_finish_candidate (self, run_id, cand_id, "failed", 0,
-                                   "the generator returned no source", NULL);
+    if (!*source) {
+        /* The gateway says why (a response cut off by the token limit, an
+         * empty one, one with no code); that is the candidate's verdict. */
+        char detail[400];
+        snprintf (detail, sizeof detail, "the generator returned no source%s%s%s%s",
+                  *s_str (result, "error_kind") ? ": " : "", s_str (result, "error_kind"),
+                  *s_str (result, "detail") ? ": " : "", s_str (result, "detail"));
+        return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
+    }
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
     if (s_store_blob (self, source, strlen (source), hash))
         return -1;

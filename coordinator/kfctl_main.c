@@ -36,6 +36,8 @@ typedef struct {
     const char *target, *output;
     long long generations, population, seed;
     bool has_generations, has_population, has_seed;
+    const char *model, *first_model;      /* checked by the coordinator */
+    double budget_tokens, budget_usd;     /* 0: none */
 } s_args_t;
 
 typedef struct s_command_t s_command_t;
@@ -404,6 +406,18 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
                              json_integer (args->population));
     if (args->has_seed)
         json_object_set_new (config, "seed", json_integer (args->seed));
+    if (args->model)
+        json_object_set_new (config, "model", json_string (args->model));
+    if (args->first_model)
+        json_object_set_new (config, "first_model", json_string (args->first_model));
+    if (args->budget_tokens > 0 || args->budget_usd > 0) {
+        json_t *budget = json_object ();
+        if (args->budget_tokens > 0)
+            json_object_set_new (budget, "tokens", json_real (args->budget_tokens));
+        if (args->budget_usd > 0)
+            json_object_set_new (budget, "usd", json_real (args->budget_usd));
+        json_object_set_new (config, "budget", budget);
+    }
     json_t *body = json_object ();
     json_object_set_new (body, "task", task);
     json_object_set_new (body, "config", config);
@@ -635,12 +649,19 @@ s_cmd_cancel (s_args_t *args, kf_ctl_endpoints_t *ep)
 static const s_command_t s_commands[] = {
     { "submit",
       "kfctl submit TASK [--target T] [--generations N] [--population P] "
-      "[--seed S] [--wait] [--json]",
+      "[--seed S] [--model M] [--first-model M] [--budget-tokens N] [--budget-usd X] "
+      "[--wait] [--json]",
       "submit a task file; prints the run id\n"
       "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
       "  --population P      candidates per generation (1..10000)\n"
       "  --seed S            random seed (0..2^63-1)\n"
+      "  --model M           generator: offline (default), openai:MODEL,\n"
+      "                      anthropic:MODEL, command:NAME, or an ensemble\n"
+      "                      with weights: openai:gpt-5-mini=1,openai:gpt-4.1=1\n"
+      "  --first-model M     another model for the first generation\n"
+      "  --budget-tokens N   stop asking for candidates after N tokens\n"
+      "  --budget-usd X      stop asking for candidates after X dollars\n"
       "  --wait              wait until the run ends; print the best speedup;\n"
       "                      exit 0 when done, 1 when failed or cancelled\n"
       "  --json              with --wait: {run_id, status, best_speedup,\n"
@@ -723,6 +744,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
     args->timeout_ms = S_DEFAULT_TIMEOUT_MS;
     *cmd_p = NULL;
     const char *timeout = NULL, *gens = NULL, *pop = NULL, *seed = NULL;
+    const char *budget_tokens = NULL, *budget_usd = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -766,6 +788,10 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             { "--generations", &gens },
             { "--population", &pop },
             { "--seed", &seed },
+            { "--model", &args->model },
+            { "--first-model", &args->first_model },
+            { "--budget-tokens", &budget_tokens },
+            { "--budget-usd", &budget_usd },
             { "--output", &args->output },
             { "-o", &args->output },
         };
@@ -797,9 +823,11 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
     if (args->help)
         return 0;
     if (!(cmd->options & S_OPT_SUBMIT)
-        && (args->target || gens || pop || seed || args->wait)) {
+        && (args->target || gens || pop || seed || args->wait || args->model
+            || args->first_model || budget_tokens || budget_usd)) {
         fprintf (stderr, "kfctl: %s: --target, --generations, --population, "
-                 "--seed and --wait belong to submit\n", cmd->name);
+                 "--seed, --model, --first-model, --budget-* and --wait belong to submit\n",
+                 cmd->name);
         return KF_CTL_EXIT_USAGE;
     }
     if (!(cmd->options & S_OPT_OUTPUT) && args->output) {
@@ -838,6 +866,24 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             return KF_CTL_EXIT_USAGE;
         }
         args->has_population = true;
+    }
+    struct {
+        const char *name, *text;
+        double *slot;
+    } budgets[] = { { "--budget-tokens", budget_tokens, &args->budget_tokens },
+                    { "--budget-usd", budget_usd, &args->budget_usd } };
+    for (size_t k = 0; k < 2; k++) {
+        if (!budgets[k].text)
+            continue;
+        char *end = NULL;
+        errno = 0;
+        double v = strtod (budgets[k].text, &end);
+        if (errno || end == budgets[k].text || *end || !(v > 0)) {
+            fprintf (stderr, "kfctl: %s: '%s' is not a positive number\n", budgets[k].name,
+                     budgets[k].text);
+            return KF_CTL_EXIT_USAGE;
+        }
+        *budgets[k].slot = v;
     }
     if (seed) {
         if (s_parse_int (seed, 0, LLONG_MAX, &args->seed)) {
