@@ -36,7 +36,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test unit bench-dispatch clean check-deps docs
+.PHONY: all deps test unit bench-dispatch bench-gateway clean check-deps docs
 all: check-deps $(BINARIES) $(TESTS) $(TOOLS)
 
 check-deps:
@@ -95,6 +95,9 @@ unit: all
 
 bench-dispatch: all
 	tests/bench/dispatch.sh
+
+bench-gateway: all
+	tests/bench/gateway.sh
 
 # Documents generated from the code.
 docs: $(BINARIES)
