@@ -1,7 +1,8 @@
 /*  kf_gen_offline.h - the built-in offline generator.
  *
  *  Not a language model: a small library of starter kernels in C for the
- *  host backend (softmax, rmsnorm, layernorm, gelu, row sum, row max), each
+ *  host backend and in CUDA (language "cuda") for NVIDIA GPUs (softmax,
+ *  rmsnorm, layernorm, gelu, row sum, row max), each
  *  a template with tuning parameters that are real implementation choices.
  *  Without a parent it proposes a seeded point of the parameter space; with
  *  a parent it mutates one or two of the parent's parameters. The same
