@@ -794,7 +794,15 @@ s_generator_config (json_t *config, char **why)
         json_decref (out);
         return NULL;
     }
-    static const char *copied[] = { "first_model", "temperature", "top_p", "max_tokens", "budget" };
+    json_t *bins = json_object_get (config, "archive_bins");
+    if (bins && (!json_is_integer (bins) || json_integer_value (bins) < 1
+                 || json_integer_value (bins) > 4)) {
+        kf_fail (why, "config.archive_bins must be an integer in 1..4");
+        json_decref (out);
+        return NULL;
+    }
+    static const char *copied[] = { "first_model", "temperature", "top_p", "max_tokens", "budget",
+                                    "archive_bins" };
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
         if (json_object_get (config, copied[i]))
             json_object_set (out, copied[i], json_object_get (config, copied[i]));
@@ -1028,13 +1036,20 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
             json_t *cands = kf_db_query (
                 self->db,
                 "SELECT id, generation, slot, parent_id, status, language, speedup,"
-                " fitness, generator, model, cost_usd, verdict_detail FROM candidates"
+                " fitness, generator, model, cost_usd, coords::text AS coords,"
+                " verdict_detail FROM candidates"
                 " WHERE run_id = $1"
                 " ORDER BY generation, slot",
                 1, params);
+            json_t *cells = kf_db_query (
+                self->db,
+                "SELECT a.cell::text AS cell, a.candidate_id, a.speedup, a.fitness"
+                " FROM archive_cells a WHERE a.run_id = $1 ORDER BY a.cell",
+                1, params);
             s_send (self, sock, route, "RUN",
-                    json_pack ("{s:o, s:o}", "run", run, "candidates",
-                               cands ? cands : json_array ()));
+                    json_pack ("{s:o, s:o, s:o}", "run", run, "candidates",
+                               cands ? cands : json_array (), "archive",
+                               cells ? cells : json_array ()));
             return;
         }
         json_t *cand = kf_db_row (self->db,

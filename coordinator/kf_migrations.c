@@ -126,6 +126,19 @@ static const char *s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN input_tokens bigint NOT NULL DEFAULT 0,"
     "  ADD COLUMN output_tokens bigint NOT NULL DEFAULT 0,"
     "  ADD COLUMN cost_usd double precision NOT NULL DEFAULT 0;",
+
+    /* 4: behavioural coordinates (memory, algorithm, synchronisation) of
+     * each candidate, and the run's MAP-Elites archive: the elite of each
+     * occupied cell, only ever a correct candidate. */
+    "ALTER TABLE candidates ADD COLUMN coords int[], ADD COLUMN coords_why text;"
+    "CREATE TABLE archive_cells ("
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  cell int[] NOT NULL,"
+    "  candidate_id bigint NOT NULL REFERENCES candidates(id),"
+    "  fitness double precision NOT NULL,"
+    "  speedup double precision NOT NULL,"
+    "  updated_at timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (run_id, cell));",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

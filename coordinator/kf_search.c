@@ -9,6 +9,7 @@
  */
 #include "kf_search.h"
 #include "kf_hash.h"
+#include "kf_descriptor.h"
 #include "kf_log.h"
 #include "kf_models.h"
 #include <math.h>
@@ -383,6 +384,45 @@ kf_search_fitness (const char *verdict, double speedup)
     return 0.5 + 0.5 * (speedup / (1.0 + speedup));
 }
 
+/* MAP-Elites insertion: the candidate takes its cell when the cell is
+ * empty or its elite is less fit (on equal fitness, slower). The cell is
+ * the candidate's coordinates binned by the run's archive_bins. */
+static int
+s_archive_insert (kf_search_t *self, int64_t run_id, int64_t cand_id, const char *speedup,
+                  const char *fitness)
+{
+    char run[24], cand[24], cell[48];
+    const char *p1[2] = { S_I64 (cand, cand_id), S_I64 (run, run_id) };
+    json_t *row = kf_db_row (self->db,
+                             "SELECT c.coords, coalesce((r.config->>'archive_bins')::int, 4) AS bins"
+                             " FROM candidates c JOIN runs r ON r.id = c.run_id"
+                             " WHERE c.id = $1 AND r.id = $2",
+                             2, p1, NULL);
+    if (!row)
+        return -1;
+    json_t *coords = json_object_get (row, "coords");   /* "{m,a,s}" as text */
+    int m = 0, a = 0, y = 0;
+    int bins = (int) s_int (row, "bins");
+    if (!json_is_string (coords)
+        || sscanf (json_string_value (coords), "{%d,%d,%d}", &m, &a, &y) != 3) {
+        json_decref (row);
+        return 0;   /* no coordinates (an initial kernel of an unknown language) */
+    }
+    json_decref (row);
+    snprintf (cell, sizeof cell, "{%d,%d,%d}", kf_descriptor_bin (m, bins),
+              kf_descriptor_bin (a, bins), kf_descriptor_bin (y, bins));
+    const char *p2[5] = { run, cell, cand, fitness, speedup };
+    return kf_db_exec (self->db,
+                       "INSERT INTO archive_cells (run_id, cell, candidate_id, fitness, speedup)"
+                       " VALUES ($1, $2::int[], $3, $4, $5)"
+                       " ON CONFLICT (run_id, cell) DO UPDATE SET candidate_id = EXCLUDED.candidate_id,"
+                       " fitness = EXCLUDED.fitness, speedup = EXCLUDED.speedup, updated_at = now()"
+                       " WHERE archive_cells.fitness < EXCLUDED.fitness"
+                       " OR (archive_cells.fitness = EXCLUDED.fitness"
+                       "     AND archive_cells.speedup < EXCLUDED.speedup)",
+                       5, p2) < 0 ? -1 : 0;
+}
+
 static int
 s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                     const char *status, double speedup, const char *detail,
@@ -405,6 +445,8 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
         return 0;   /* already final: nothing to do twice */
     int generation = (int) s_int (row, "generation");
     json_decref (row);
+    if (correct && s_archive_insert (self, run_id, cand_id, sp, fit))
+        return -1;
     if (correct) {
         char run[24];
         const char *p[3] = { S_I64 (run, run_id), id, sp };
@@ -469,11 +511,21 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
     if (s_store_blob (self, source, strlen (source), hash))
         return -1;
-    const char *params[3] = { S_I64 (cand, cand_id), hash, s_str (result, "generator") };
-    if (kf_db_exec (self->db,
-                    "UPDATE candidates SET source_hash = $2, generator = $3,"
-                    " status = 'compiling' WHERE id = $1",
-                    3, params) < 0)
+    /* Coordinates come from the source alone (comments and strings removed
+     * first), so they are known before the kernel is even compiled. */
+    kf_coords_t c = { 0, 0, 0 };
+    char *why = NULL, coords[48];
+    kf_descriptor_classify (source, strlen (source), s_str (run, "language"), &c, &why);
+    snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
+    const char *params[5] = { S_I64 (cand, cand_id), hash, s_str (result, "generator"),
+                              coords, why };
+    long n = kf_db_exec (self->db,
+                         "UPDATE candidates SET source_hash = $2, generator = $3,"
+                         " status = 'compiling', coords = $4::int[], coords_why = $5"
+                         " WHERE id = $1",
+                         5, params);
+    free (why);
+    if (n < 0)
         return -1;
     s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
     snprintf (blobs, sizeof blobs, "{%s}", hash);

@@ -36,6 +36,13 @@ check "every prompt is stored" \
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
 
+check "the archive holds at least one cell, each elite a correct candidate" \
+    jtrue '(.archive | length) >= 1 and ([.archive[].candidate_id] - [.candidates[] | select(.status == "correct") | .id] | length) == 0' \
+    kfctl show "$run" --json
+check "every candidate that compiled has coordinates" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND source_hash IS NOT NULL AND coords IS NULL")" -eq 0 ]
+check "a bad model spec is refused, naming it" \
+    sh -c "'$BIN/kfctl' submit '$ROOT/examples/tasks/softmax/task.json' --model nosuch:x 2>&1 | grep -q nosuch"
 kfctl best "$run" -o "$T/best.c" >/dev/null
 check "kfctl best writes a source with kf_forward" grep -q kf_forward "$T/best.c"
 check "runs lists the run as done" \
