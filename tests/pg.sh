@@ -6,6 +6,8 @@
 kf_pg_bindir() {
     if [ -x /usr/lib/postgresql/15/bin/initdb ]; then
         echo /usr/lib/postgresql/15/bin
+    elif command -v initdb >/dev/null 2>&1; then
+        dirname "$(command -v initdb)"
     else
         pg_config --bindir
     fi
