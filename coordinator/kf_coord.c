@@ -67,6 +67,8 @@ struct kf_coord_t {
     int64_t started;
     int64_t next_heartbeat, next_lease_check;
     bool dispatch_needed;
+    bool ready;              /* database connected, migrated, listening */
+    bool waiting_logged;
 };
 
 static void s_flush_outbox (kf_coord_t *self, bool committed);
@@ -108,7 +110,7 @@ s_bind (zsock_t **sock, int type, const char *endpoint, size_t max_message)
 }
 
 kf_coord_t *
-kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
+kf_coord_new (const kf_coord_config_t *cfg)
 {
     kf_coord_t *self = calloc (1, sizeof *self);
     self->cfg = *cfg;
@@ -126,29 +128,6 @@ kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
         return NULL;
     }
     self->db = kf_db_new (cfg->database_url);
-    /* A database that is down at start is waited for, loudly, not fatal. */
-    while (kf_db_connect (self->db, 2000)) {
-        if (*stop) {
-            kf_coord_destroy (&self);
-            return NULL;
-        }
-        kf_error ("waiting for the database (retrying with backoff)");
-    }
-    if (kf_db_migrate (self->db) || kf_db_listen (self->db, "kf_jobs")) {
-        kf_coord_destroy (&self);
-        return NULL;
-    }
-    /* Leases held by workers of a previous incarnation cannot be trusted:
-     * requeue them without counting the attempt (the crash was ours). A
-     * result that still arrives for one is discarded by its lease number. */
-    long n = kf_db_exec (self->db,
-                         "UPDATE jobs SET state = 'queued', worker = NULL,"
-                         " lease_deadline = NULL, attempts = greatest(attempts - 1, 0),"
-                         " reason = 'coordinator restarted', updated_at = now()"
-                         " WHERE state = 'leased'",
-                         0, NULL);
-    if (n > 0)
-        kf_info ("requeued %ld job(s) leased before the restart", n);
     self->search.db = self->db;
     self->search.events = json_array ();
     self->search.timing = cfg->timing;
@@ -159,6 +138,46 @@ kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop)
              cfg->worker_endpoint, cfg->client_endpoint, cfg->status_endpoint,
              cfg->event_endpoint);
     return self;
+}
+
+/* Connects, migrates, listens and requeues the leases of a previous
+ * incarnation, once. Until then the loop serves status (database
+ * "unavailable") and keeps workers registered, and the database is
+ * retried with kf_db's backoff: a database that is down at start is waited
+ * for, not fatal. Returns 0 when ready, -1 to try again, -2 when the
+ * schema cannot be applied (fatal). */
+static int
+s_open_database (kf_coord_t *self)
+{
+    if (self->ready)
+        return 0;
+    if (kf_db_connect (self->db, 0)) {
+        if (!self->waiting_logged)
+            kf_error ("waiting for the database (retrying with backoff; status answers meanwhile)");
+        self->waiting_logged = true;
+        return -1;
+    }
+    if (kf_db_migrate (self->db))
+        return kf_db_connected (self->db) ? -2 : -1;
+    if (kf_db_listen (self->db, "kf_jobs"))
+        return -1;
+    /* Leases held by workers of a previous incarnation cannot be trusted:
+     * requeue them without counting the attempt (the crash was ours). A
+     * result that still arrives for one is discarded by its lease number. */
+    long n = kf_db_exec (self->db,
+                         "UPDATE jobs SET state = 'queued', worker = NULL,"
+                         " lease_deadline = NULL, attempts = greatest(attempts - 1, 0),"
+                         " reason = 'coordinator restarted', updated_at = now()"
+                         " WHERE state = 'leased'",
+                         0, NULL);
+    if (n < 0)
+        return -1;
+    if (n > 0)
+        kf_info ("requeued %ld job(s) leased before the restart", n);
+    kf_info ("database ready");
+    self->ready = true;
+    self->dispatch_needed = true;
+    return 0;
 }
 
 void
@@ -706,7 +725,7 @@ s_cron (kf_coord_t *self)
             s_worker_lost (self, w, "missed its heartbeats");
         zlistx_destroy (&dead);
     }
-    if (now >= self->next_lease_check) {
+    if (self->ready && now >= self->next_lease_check) {
         self->next_lease_check = now + 1000;
         if (s_requeue (self, "state = 'leased' AND lease_deadline < now() AND $1 = $1",
                        "x", "lease expired"))
@@ -1082,7 +1101,13 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
 int
 kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
 {
+    int rc = 0;
     while (!*stop) {
+        if (!self->ready && s_open_database (self) == -2) {
+            kf_error ("cannot apply the schema: %s", kf_db_error (self->db));
+            rc = 1;
+            break;
+        }
         /* The database socket joins the poll for notifications: jobs
          * queued by another writer wake the dispatch at once. */
         int dbfd = kf_db_socket (self->db);
@@ -1096,8 +1121,10 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         int64_t wait = self->next_heartbeat - now;
         if (self->next_lease_check - now < wait)
             wait = self->next_lease_check - now;
-        if (self->dispatch_needed)
+        if (self->dispatch_needed && self->ready)
             wait = 0;
+        if (!self->ready && wait > 200)
+            wait = 200;
         if (wait < 0)
             wait = 0;
         if (zmq_poll (items, dbfd >= 0 ? 4 : 3, (long) wait) < 0)
@@ -1112,6 +1139,18 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         /* Then one transaction for everything the workers said, the
          * periodic checks and the dispatch they make possible: one commit
          * per pass however many messages it covers. */
+        if (!self->ready) {
+            /* Workers stay registered and heartbeated; a result cannot be
+             * recorded now, and its job is requeued once the database is
+             * back (its lease is from before). */
+            if (items[0].revents & ZMQ_POLLIN)
+                s_drain (self, self->workers, KF_EP_WORKER_IN);
+            kf_msg_t *m;
+            while ((m = zlistx_detach (self->results, NULL)))
+                kf_msg_destroy (&m);
+            s_cron (self);
+            continue;
+        }
         kf_db_begin (self->db);
         if (items[0].revents & ZMQ_POLLIN)
             s_drain (self, self->workers, KF_EP_WORKER_IN);
@@ -1132,5 +1171,5 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         s_flush_outbox (self, committed);
     }
     kf_info ("stopping");
-    return 0;
+    return rc;
 }

@@ -25,12 +25,13 @@ typedef struct {
 
 typedef struct kf_coord_t kf_coord_t;
 
-/* Binds the endpoints and connects to the database (retrying with backoff
- * until it answers or *STOP is set). Returns NULL on failure. */
-kf_coord_t *kf_coord_new (const kf_coord_config_t *cfg, volatile sig_atomic_t *stop);
+/* Binds the endpoints. The database is opened by kf_coord_run, which
+ * serves status while it waits for it. Returns NULL on failure. */
+kf_coord_t *kf_coord_new (const kf_coord_config_t *cfg);
 void kf_coord_destroy (kf_coord_t **self_p);
 
-/* Serves until *STOP is set. Returns 0. */
+/* Serves until *STOP is set. Returns 0, or 1 when the schema cannot be
+ * applied. */
 int kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop);
 
 #endif

