@@ -14,9 +14,11 @@
 #include "kf_log.h"
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
+#include "kf_tune.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,13 +233,287 @@ s_compiled (kf_job_result_t *res, const char *toolchain, const void *so, size_t 
     zmsg_addmem (res->frames, so, so_size);
 }
 
+//  What every build of one job shares; read-only while builds run, so the
+//  tuning threads need no lock for it.
+typedef struct {
+    const kf_compile_config_t *cfg;
+    const kf_toolchain_t *tc;
+    const char *program;
+    const char *toolchain;   //  version line, or the toolchain's name
+    const char *arch;
+    const char *source;
+    size_t source_size;
+    double time_limit;
+    size_t output_cap;
+} s_ctx_t;
+
+//  One build: the -D flags in, the outcome out. ERROR set means the build
+//  could not be attempted (no temporary directory, no fork): the worker's
+//  trouble, not the source's.
+typedef struct {
+    char defines[KF_TUNE_MAX_PARAMS][2 * KF_TUNE_TOKEN_MAX + 4];
+    int n_defines;
+    char *error;
+    bool compiled;
+    bool cached;
+    void *so;
+    size_t so_size;
+    char *log;
+    double wall_s;
+} s_build_t;
+
+static void
+s_build_error (s_build_t *b, const char *what, int err)
+{
+    char msg[300];
+    snprintf (msg, sizeof msg, "%s: %s", what, strerror (err));
+    b->error = strdup (msg);
+}
+
+//  Builds the context's source with B's -D flags, through the cache.
+static void
+s_build (const s_ctx_t *ctx, s_build_t *b)
+{
+    const kf_toolchain_t *tc = ctx->tc;
+    const kf_compile_config_t *cfg = ctx->cfg;
+    kf_subproc_limits_t limits;
+    kf_subproc_limits_default (&limits);
+    limits.time_limit_s = ctx->time_limit;
+    limits.output_cap = ctx->output_cap;
+    char *dir = kf_subproc_mkdtemp (&limits);
+    if (!dir) {
+        s_build_error (b, "cannot make a temporary directory", errno);
+        return;
+    }
+    size_t header_size;
+    const char *header = kf_compile_kernel_header (&header_size);
+    if (kf_subproc_write_file (dir, tc->source_name, ctx->source, ctx->source_size) != 0
+        || kf_subproc_write_file (dir, "kf_kernel.h", header, header_size) != 0) {
+        s_build_error (b, "cannot write the source", errno);
+        goto done;
+    }
+    limits.workdir = dir;
+
+    //  The -D flags go last: both cc and nvcc take options anywhere, and
+    //  being part of argv they are part of the cache key.
+    char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
+    kf_toolchain_args_t args = {
+        .source = tc->source_name, .output = "kernel.so",
+        .include_dir = ".", .arch = ctx->arch
+    };
+    if (tc->command (ctx->program, &args, argv, 32, buf, sizeof buf) != 0) {
+        s_build_error (b, "cannot build the compiler command line", EINVAL);
+        goto done;
+    }
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    for (int i = 0; i < b->n_defines; i++)
+        argv[argc++] = b->defines[i];
+    argv[argc] = NULL;
+
+    const char *cache_dir = cfg ? cfg->cache_dir : NULL;
+    char key[65];
+    kf_compile_cache_key (ctx->toolchain, argv, header, header_size, ctx->source,
+                          ctx->source_size, key);
+    if (kf_compile_cache_get (cache_dir, key, &b->so, &b->so_size, &b->log)) {
+        b->compiled = b->so != NULL;
+        b->cached = true;
+        if (!b->log)
+            b->log = strdup ("");
+        goto done;
+    }
+    kf_subproc_result_t run;
+    if (kf_subproc_run (argv, &limits, &run) != 0) {
+        s_build_error (b, "cannot run the compiler", errno);
+        goto done;
+    }
+    char *log = kf_compile_trim_log (run.output, dir, KF_COMPILE_LOG_MAX);
+    char so_path[4200];
+    snprintf (so_path, sizeof so_path, "%s/kernel.so", dir);
+    b->wall_s = run.wall_s;
+    if (run.exit_code == 0 && !run.timed_out)
+        b->so = s_read_file (so_path, &b->so_size);
+    if (!b->so) {
+        char head[160] = "";
+        if (run.timed_out)
+            snprintf (head, sizeof head, "compile timed out after %.0f s\n", ctx->time_limit);
+        else if (run.signal)
+            snprintf (head, sizeof head, "compiler killed by signal %d\n", run.signal);
+        else if (run.exit_code == 0)
+            snprintf (head, sizeof head, "compiler reported success but wrote no shared object\n");
+        size_t len = strlen (head) + strlen (log ? log : "") + 1;
+        b->log = malloc (len);
+        if (b->log)
+            snprintf (b->log, len, "%s%s", head, log ? log : "");
+        else
+            b->log = strdup (head);
+        /* A timeout or a killed compiler says nothing lasting about the
+         * source: only a real compile error is remembered. */
+        if (!run.timed_out && !run.signal)
+            kf_compile_cache_put (cache_dir, key, NULL, 0, b->log ? b->log : head,
+                                  cfg ? cfg->cache_max_bytes : 0);
+        free (log);
+    }
+    else {
+        b->compiled = true;
+        b->log = log ? log : strdup ("");
+        kf_compile_cache_put (cache_dir, key, b->so, b->so_size, b->log ? b->log : "",
+                              cfg ? cfg->cache_max_bytes : 0);
+    }
+    kf_subproc_result_free (&run);
+done:
+    kf_subproc_rmtree (dir);
+    free (dir);
+}
+
+static void
+s_build_free (s_build_t *b)
+{
+    free (b->error);
+    free (b->so);
+    free (b->log);
+}
+
+//  The tuning sweep's shared queue: each thread takes the next build.
+typedef struct {
+    const s_ctx_t *ctx;
+    s_build_t *builds;
+    int n, next;
+    pthread_mutex_t lock;
+} s_sweep_t;
+
+static void *
+s_sweep_thread (void *arg)
+{
+    s_sweep_t *sweep = arg;
+    while (true) {
+        pthread_mutex_lock (&sweep->lock);
+        int i = sweep->next < sweep->n ? sweep->next++ : -1;
+        pthread_mutex_unlock (&sweep->lock);
+        if (i < 0)
+            break;
+        s_build (sweep->ctx, &sweep->builds[i]);
+    }
+    return NULL;
+}
+
+//  Builds every selected point of TUNE, PARALLEL at a time (this thread
+//  is one of them), and turns the builds into the result: the default
+//  point's figures at the top level as for an untuned source, plus the
+//  `configs` table and one frame per distinct artifact.
+static void
+s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
+{
+    int n = kf_tune_configs (tune);
+    s_build_t *builds = calloc ((size_t) n, sizeof *builds);
+    if (!builds) {
+        s_fail (res, "out of memory for %s builds", "the tuning");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        builds[i].n_defines = kf_tune_params (tune);
+        for (int p = 0; p < builds[i].n_defines; p++)
+            if (kf_tune_config_define (tune, i, p, builds[i].defines[p],
+                                       sizeof builds[i].defines[p]))
+                builds[i].n_defines = p;
+    }
+    s_sweep_t sweep = { .ctx = ctx, .builds = builds, .n = n, .next = 0 };
+    pthread_mutex_init (&sweep.lock, NULL);
+    int parallel = ctx->cfg && ctx->cfg->tune_parallel > 0 ? ctx->cfg->tune_parallel : 2;
+    if (parallel > n)
+        parallel = n;
+    pthread_t threads[KF_COMPILE_TUNE_MAX];
+    int started = 0;
+    for (int t = 1; t < parallel && t < KF_COMPILE_TUNE_MAX; t++)
+        if (pthread_create (&threads[started], NULL, s_sweep_thread, &sweep) == 0)
+            started++;
+    s_sweep_thread (&sweep);
+    for (int t = 0; t < started; t++)
+        pthread_join (threads[t], NULL);
+    pthread_mutex_destroy (&sweep.lock);
+
+    double wall_s = 0;
+    bool all_cached = true;
+    int built = 0;
+    for (int i = 0; i < n; i++) {
+        wall_s += builds[i].wall_s;
+        all_cached &= builds[i].cached;
+        built += builds[i].compiled;
+    }
+    s_build_t *dflt = &builds[0];
+    if (dflt->error) {
+        s_fail (res, "%s", dflt->error);
+        goto done;
+    }
+    if (dflt->compiled)
+        s_compiled (res, ctx->toolchain, dflt->so, dflt->so_size, dflt->log, wall_s, all_cached);
+    else {
+        s_not_compiled (res, ctx->toolchain, dflt->log ? dflt->log : "", wall_s);
+        json_object_set_new (res->result, "cached", json_boolean (all_cached));
+    }
+    //  Identical artifacts (a parameter the code ignores) share a frame,
+    //  so the evaluation times each distinct kernel once per config.
+    char hashes[KF_COMPILE_TUNE_MAX][65];
+    int frames = res->frames ? 1 : 0;
+    if (frames)
+        kf_sha256_hex (dflt->so, dflt->so_size, hashes[0]);
+    json_t *configs = json_array ();
+    for (int i = 0; i < n; i++) {
+        s_build_t *b = &builds[i];
+        json_t *row = json_object ();
+        json_object_set_new (row, "params", kf_tune_config_json (tune, i));
+        json_object_set_new (row, "compiled", json_boolean (b->compiled));
+        if (b->compiled && dflt->compiled) {
+            char hash[65];
+            kf_sha256_hex (b->so, b->so_size, hash);
+            int frame = -1;
+            for (int f = 0; f < frames && frame < 0; f++)
+                if (!strcmp (hashes[f], hash))
+                    frame = f;
+            if (frame < 0 && frames < KF_COMPILE_TUNE_MAX) {
+                zmsg_addmem (res->frames, b->so, b->so_size);
+                memcpy (hashes[frames], hash, sizeof hash);
+                frame = frames++;
+            }
+            json_object_set_new (row, "artifact_hash", json_string (hash));
+            if (frame >= 0)
+                json_object_set_new (row, "frame", json_integer (frame));
+        }
+        else if (b->compiled)
+            json_object_set_new (row, "artifact_hash", json_null ());
+        else {
+            //  Failures only, and shorter than the top-level log: the
+            //  table can hold sixteen of them.
+            char *log = kf_compile_trim_log (b->error ? b->error : b->log, NULL, 1024);
+            json_object_set_new (row, "artifact_hash", json_null ());
+            json_object_set_new (row, "log", s_json_text (log ? log : ""));
+            free (log);
+        }
+        json_array_append_new (configs, row);
+    }
+    json_object_set_new (res->result, "configs", configs);
+    json_object_set_new (res->result, "tune",
+                         json_pack ("{s:I, s:i, s:i, s:I}", "space",
+                                    (json_int_t) kf_tune_space (tune), "configs", n,
+                                    "compiled", built, "skipped",
+                                    (json_int_t) kf_tune_skipped (tune)));
+done:
+    for (int i = 0; i < n; i++)
+        s_build_free (&builds[i]);
+    free (builds);
+}
+
 void
 kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
     const kf_compile_config_t *cfg = arg;
-    double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 60;
-    size_t output_cap = cfg && cfg->output_cap ? cfg->output_cap : 64 * 1024;
     memset (res, 0, sizeof *res);
+    s_ctx_t ctx = {
+        .cfg = cfg,
+        .time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 60,
+        .output_cap = cfg && cfg->output_cap ? cfg->output_cap : 64 * 1024,
+    };
 
     const char *language = json_string_value (json_object_get (job->payload, "language"));
     if (!language) {
@@ -249,9 +525,10 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "no toolchain for language '%s'", language);
         return;
     }
+    ctx.tc = tc;
     json_t *target = json_object_get (job->payload, "target");
     const char *backend = json_string_value (json_object_get (target, "backend"));
-    const char *arch = json_string_value (json_object_get (target, "arch"));
+    ctx.arch = json_string_value (json_object_get (target, "arch"));
     if (backend && strcmp (backend, tc->backend) != 0) {
         s_fail (res, "target backend '%s' does not match the language", backend);
         return;
@@ -261,12 +538,12 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "no source frame%s", "");
         return;
     }
-    const char *source = (const char *) zframe_data (frame);
-    size_t source_size = zframe_size (frame);
+    ctx.source = (const char *) zframe_data (frame);
+    ctx.source_size = zframe_size (frame);
     const char *want_hash = json_string_value (json_object_get (job->payload, "source_hash"));
     if (want_hash) {
         char have[65];
-        kf_sha256_hex (source, source_size, have);
+        kf_sha256_hex (ctx.source, ctx.source_size, have);
         if (strcmp (have, want_hash) != 0) {
             s_fail (res, "source_hash does not match the source frame%s", "");
             return;
@@ -277,112 +554,55 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "toolchain '%s' is not installed", tc->name);
         return;
     }
+    ctx.program = program;
     char *version = kf_toolchain_version (tc);
-    const char *toolchain = version ? version : tc->name;
+    ctx.toolchain = version ? version : tc->name;
 
     const char *managed = NULL;
     if (strcmp (tc->language, "cuda") == 0
-        && kf_compile_uses_managed (source, source_size, &managed)) {
+        && kf_compile_uses_managed (ctx.source, ctx.source_size, &managed)) {
         char log[256];
         snprintf (log, sizeof log,
                   "refused before compiling: the source uses managed memory (%s); "
                   "allocate with cudaMalloc or use ctx->scratch_alloc instead\n",
                   managed);
-        s_not_compiled (res, toolchain, log, 0);
+        s_not_compiled (res, ctx.toolchain, log, 0);
         free (program);
         free (version);
         return;
     }
 
-    kf_subproc_limits_t limits;
-    kf_subproc_limits_default (&limits);
-    limits.time_limit_s = time_limit;
-    limits.output_cap = output_cap;
-    char *dir = kf_subproc_mkdtemp (&limits);
-    if (!dir) {
-        s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
-        free (program);
-        free (version);
-        return;
-    }
-    size_t header_size;
-    const char *header = kf_compile_kernel_header (&header_size);
-    if (kf_subproc_write_file (dir, tc->source_name, source, source_size) != 0
-        || kf_subproc_write_file (dir, "kf_kernel.h", header, header_size) != 0) {
-        s_fail (res, "cannot write the source: %s", strerror (errno));
-        goto done;
-    }
-    limits.workdir = dir;
-
-    char *argv[32], buf[256];
-    kf_toolchain_args_t args = {
-        .source = tc->source_name, .output = "kernel.so",
-        .include_dir = ".", .arch = arch
-    };
-    if (tc->command (program, &args, argv, 32, buf, sizeof buf) != 0) {
-        s_fail (res, "cannot build the %s command line", tc->name);
-        goto done;
-    }
-    const char *cache_dir = cfg ? cfg->cache_dir : NULL;
-    char key[65];
-    kf_compile_cache_key (toolchain, argv, header, header_size, source, source_size, key);
-    void *cached_so;
-    size_t cached_size;
-    char *cached_log;
-    if (kf_compile_cache_get (cache_dir, key, &cached_so, &cached_size, &cached_log)) {
-        if (cached_so)
-            s_compiled (res, toolchain, cached_so, cached_size, cached_log, 0, true);
-        else
-            s_not_compiled (res, toolchain, cached_log, 0);
-        json_object_set_new (res->result, "cached", json_true ());
-        free (cached_so);
-        free (cached_log);
-        goto done;
-    }
-    kf_subproc_result_t run;
-    if (kf_subproc_run (argv, &limits, &run) != 0) {
-        s_fail (res, "cannot run the compiler: %s", strerror (errno));
-        goto done;
-    }
-    char *log = kf_compile_trim_log (run.output, dir, KF_COMPILE_LOG_MAX);
-    char so_path[4200];
-    snprintf (so_path, sizeof so_path, "%s/kernel.so", dir);
-    size_t so_size = 0;
-    void *so = NULL;
-    if (run.exit_code == 0 && !run.timed_out)
-        so = s_read_file (so_path, &so_size);
-
-    if (!so) {
-        char head[160] = "";
-        if (run.timed_out)
-            snprintf (head, sizeof head, "compile timed out after %.0f s\n", time_limit);
-        else if (run.signal)
-            snprintf (head, sizeof head, "compiler killed by signal %d\n", run.signal);
-        else if (run.exit_code == 0)
-            snprintf (head, sizeof head, "compiler reported success but wrote no shared object\n");
-        size_t len = strlen (head) + strlen (log ? log : "") + 1;
-        char *full = malloc (len);
-        if (full)
-            snprintf (full, len, "%s%s", head, log ? log : "");
-        s_not_compiled (res, toolchain, full ? full : head, run.wall_s);
-        /* A timeout or a killed compiler says nothing lasting about the
-         * source: only a real compile error is remembered. */
-        if (!run.timed_out && !run.signal)
-            kf_compile_cache_put (cache_dir, key, NULL, 0, full ? full : head,
-                                  cfg ? cfg->cache_max_bytes : 0);
-        free (full);
+    //  A source that declares tuning parameters is built at each selected
+    //  point; a reference never is (it is the yardstick, not a search).
+    int cap = cfg && cfg->tune_max_configs > 0 ? cfg->tune_max_configs : 16;
+    if (cap > KF_COMPILE_TUNE_MAX)
+        cap = KF_COMPILE_TUNE_MAX;
+    bool reference = json_is_true (json_object_get (job->payload, "reference"));
+    kf_tune_t *tune = reference || cap < 2 ? NULL
+                      : kf_tune_new (ctx.source, ctx.source_size, cap);
+    if (tune) {
+        s_sweep (&ctx, tune, res);
+        kf_tune_destroy (&tune);
     }
     else {
-        s_compiled (res, toolchain, so, so_size, log ? log : "", run.wall_s, false);
-        kf_compile_cache_put (cache_dir, key, so, so_size, log ? log : "",
-                              cfg ? cfg->cache_max_bytes : 0);
-        free (so);
+        s_build_t *b = calloc (1, sizeof *b);
+        if (!b)
+            s_fail (res, "out of memory%s", "");
+        else {
+            s_build (&ctx, b);
+            if (b->error)
+                s_fail (res, "%s", b->error);
+            else if (b->compiled)
+                s_compiled (res, ctx.toolchain, b->so, b->so_size, b->log, b->wall_s, b->cached);
+            else {
+                s_not_compiled (res, ctx.toolchain, b->log ? b->log : "", b->wall_s);
+                if (b->cached)
+                    json_object_set_new (res->result, "cached", json_true ());
+            }
+            s_build_free (b);
+            free (b);
+        }
     }
-    free (log);
-    kf_subproc_result_free (&run);
-done:
-    kf_subproc_rmtree (dir);
-    free (dir);
     free (program);
     free (version);
 }

@@ -5,6 +5,12 @@
  *  artifact_hash, toolchain, log, wall_s} with the shared object as the
  *  one result frame when it compiled. A candidate that does not compile is
  *  a verdict (ok, compiled=false), not a failed job.
+ *
+ *  A source with a kf-tune line is built at each selected point of its
+ *  space (common/kf_tune.h) with -DNAME=value: the top-level fields are
+ *  the default point's, `configs` lists every point ({params, compiled,
+ *  artifact_hash, frame, log on failure}) and the frames are the distinct
+ *  artifacts, the default point's first.
  */
 #ifndef KF_COMPILE_H
 #define KF_COMPILE_H
@@ -15,12 +21,17 @@
 #include <stddef.h>
 
 #define KF_COMPILE_LOG_MAX 4096
+/* Most points of a kf-tune space built per job: one result frame each,
+ * and a message carries at most 16 binary frames. */
+#define KF_COMPILE_TUNE_MAX 16
 
 typedef struct {
     double time_limit_s;     /* per compile; 0: 60 */
     size_t output_cap;       /* compiler output kept; 0: 64 KiB */
     const char *cache_dir;   /* compile cache folder; NULL: no cache */
     size_t cache_max_bytes;  /* cache size cap; 0: no cap */
+    int tune_max_configs;    /* kf-tune points built per source; 0: 16; 1: none */
+    int tune_parallel;       /* builds at once within one job; 0: 2 */
 } kf_compile_config_t;
 
 /* kf_job_fn; ARG is a kf_compile_config_t * or NULL for the defaults. */

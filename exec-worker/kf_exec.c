@@ -108,39 +108,14 @@ s_last_line (const char *out, char *buf, size_t size)
     snprintf (buf, size, "%.*s", (int) (len - start), out + start);
 }
 
-void
-kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
+//  One evaluation child: candidate CAND against reference REF with the
+//  evaluate payload PAYLOAD, its verdict (or the job's failure) into RES.
+static void
+s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload_in,
+                zframe_t *cand, zframe_t *ref, double time_limit, kf_job_result_t *res)
 {
-    const kf_exec_config_t *cfg = arg;
     memset (res, 0, sizeof *res);
-    double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
-    if (!kf_exec_backend_find (backend)) {
-        s_fail (res, "unknown backend '%s'", backend);
-        return;
-    }
-    if (!json_is_object (json_object_get (job->payload, "task"))) {
-        s_fail (res, "payload: task missing%s", "");
-        return;
-    }
-    if (!job->frames || zmsg_size (job->frames) < 2) {
-        s_fail (res, "need two frames: candidate and reference artifacts%s", "");
-        return;
-    }
-    //  /proc/self/exe must be resolved here: after the drop to the
-    //  sandbox user the child may not read its own /proc entry.
-    const char *worker = cfg && cfg->worker_path ? cfg->worker_path : "/proc/self/exe";
-    char resolved[PATH_MAX];
-    if (strncmp (worker, "/proc/self/", 11) == 0) {
-        ssize_t n = readlink (worker, resolved, sizeof resolved - 1);
-        if (n <= 0) {
-            s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
-            return;
-        }
-        resolved[n] = 0;
-        worker = resolved;
-    }
-
     kf_subproc_limits_t limits;
     kf_subproc_limits_default (&limits);
     limits.time_limit_s = time_limit;
@@ -159,9 +134,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         return;
     }
     limits.workdir = dir;
-    zframe_t *cand = zmsg_first (job->frames);
-    zframe_t *ref = zmsg_next (job->frames);
-    json_t *payload = json_deep_copy (job->payload);
+    json_t *payload = json_deep_copy (payload_in);
     json_object_set_new (payload, "backend", json_string (backend));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
     char *text = json_dumps (payload, JSON_COMPACT);
@@ -253,6 +226,202 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     kf_subproc_result_free (&run);
     kf_subproc_rmtree (dir);
     free (dir);
+}
+
+
+//  The sweep's share of the timing: MIN_TIME_S and WARMUP_S divided by the
+//  number of configs, never below 0.05 s (nor above what was asked), so a
+//  sweep of sixteen costs about what one full evaluation does; the samples
+//  count is kept, so every config still gets a median of as many samples.
+static json_t *
+s_sweep_timing (json_t *timing, int n)
+{
+    json_t *t = json_is_object (timing) ? json_deep_copy (timing) : json_object ();
+    static const char *const keys[] = { "min_time_s", "warmup_s" };
+    for (int k = 0; k < 2; k++) {
+        double asked = json_is_number (json_object_get (t, keys[k]))
+                       ? json_number_value (json_object_get (t, keys[k])) : 1;
+        double share = asked / n;
+        if (share < 0.05)
+            share = asked < 0.05 ? asked : 0.05;
+        json_object_set_new (t, keys[k], json_real (share));
+    }
+    return t;
+}
+
+//  An evaluation of several configs of one candidate (payload `configs`,
+//  frames: the candidates' artifacts, then the reference). Each config runs
+//  in a child of its own, so one that crashes or hangs costs only its own
+//  row; each is timed interleaved with the reference in its child. The
+//  fastest correct config is then timed again with the full protocol, and
+//  that run gives the top-level fields, so a tuned candidate's speedup
+//  means what an untuned one's does.
+static void
+s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
+         json_t *configs, double time_limit, kf_job_result_t *res)
+{
+    int n = (int) json_array_size (configs);
+    int n_frames = (int) zmsg_size (job->frames);
+    zframe_t *frames[KF_EXEC_MAX_FRAMES];
+    int f = 0;
+    for (zframe_t *fr = zmsg_first (job->frames); fr && f < KF_EXEC_MAX_FRAMES;
+         fr = zmsg_next (job->frames))
+        frames[f++] = fr;
+    if (n_frames > KF_EXEC_MAX_FRAMES || n > KF_EXEC_MAX_FRAMES) {
+        s_fail (res, "payload: more than %s configs or frames", "16");
+        return;
+    }
+    zframe_t *ref = frames[n_frames - 1];
+    for (int i = 0; i < n; i++) {
+        json_t *c = json_array_get (configs, (size_t) i);
+        json_t *fr = json_object_get (c, "frame");
+        if (!json_is_object (json_object_get (c, "params")) || !json_is_integer (fr)
+            || json_integer_value (fr) < 0 || json_integer_value (fr) >= n_frames - 1) {
+            char which[16];
+            snprintf (which, sizeof which, "%d", i);
+            s_fail (res, "payload: configs[%s] needs params and a candidate frame", which);
+            return;
+        }
+    }
+    json_t *base = json_deep_copy (job->payload);
+    json_object_del (base, "configs");
+    json_t *sweep_payload = json_deep_copy (base);
+    json_object_set_new (sweep_payload, "timing",
+                         s_sweep_timing (json_object_get (base, "timing"), n));
+    //  A hung config must not take the job's whole lease: the children of
+    //  the sweep share the time limit, with a floor that fits a slow
+    //  correctness pass.
+    double sweep_limit = time_limit / n;
+    double floor_s = time_limit < 15 ? time_limit : 15;
+    if (sweep_limit < floor_s)
+        sweep_limit = floor_s;
+
+    json_t *rows = json_array ();
+    json_t *default_result = NULL;
+    int best = -1;
+    double best_speedup = 0;
+    for (int i = 0; i < n && n > 1; i++) {
+        json_t *c = json_array_get (configs, (size_t) i);
+        int frame = (int) json_integer_value (json_object_get (c, "frame"));
+        kf_job_result_t one;
+        s_evaluate_one (cfg, worker, sweep_payload, frames[frame], ref, sweep_limit, &one);
+        if (!one.ok) {
+            //  The reference or the harness failed: the same for every
+            //  config, so the job itself failed.
+            *res = one;
+            goto done;
+        }
+        json_t *r = one.result;
+        const char *verdict = json_string_value (json_object_get (r, "verdict"));
+        json_t *speedup = json_object_get (r, "speedup");
+        json_t *row = json_pack ("{s:O, s:i, s:s, s:O, s:O}", "params",
+                                 json_object_get (c, "params"), "frame", frame,
+                                 "verdict", verdict ? verdict : "crashed", "speedup",
+                                 json_is_number (speedup) ? speedup : json_null (),
+                                 "detail", json_object_get (r, "detail")
+                                           ? json_object_get (r, "detail") : json_null ());
+        json_t *cand_t = json_object_get (r, "candidate");
+        if (cand_t) {
+            json_object_set (row, "median_ns", json_object_get (cand_t, "median_ns"));
+            json_object_set (row, "reference_ns",
+                             json_object_get (json_object_get (r, "reference"), "median_ns"));
+        }
+        json_array_append_new (rows, row);
+        if (verdict && !strcmp (verdict, "correct") && json_is_number (speedup)
+            && (best < 0 || json_number_value (speedup) > best_speedup)) {
+            best = i;
+            best_speedup = json_number_value (speedup);
+        }
+        if (i == 0)
+            default_result = json_incref (r);
+        json_decref (r);
+    }
+    if (n == 1)
+        best = 0;
+
+    json_t *top = NULL;
+    if (best >= 0) {
+        json_t *c = json_array_get (configs, (size_t) best);
+        int frame = (int) json_integer_value (json_object_get (c, "frame"));
+        kf_job_result_t one;
+        s_evaluate_one (cfg, worker, base, frames[frame], ref, time_limit, &one);
+        if (!one.ok) {
+            *res = one;
+            goto done;
+        }
+        top = one.result;
+        if (n == 1) {
+            json_t *r = top;
+            json_t *speedup = json_object_get (r, "speedup");
+            const char *verdict = json_string_value (json_object_get (r, "verdict"));
+            json_array_append_new (rows, json_pack ("{s:O, s:i, s:s, s:O}", "params",
+                                   json_object_get (c, "params"), "frame", frame,
+                                   "verdict", verdict ? verdict : "crashed", "speedup",
+                                   json_is_number (speedup) ? speedup : json_null ()));
+        }
+        json_object_set (top, "best_config", json_object_get (c, "params"));
+    }
+    else {
+        //  No config was right: the verdict is the source as written.
+        top = default_result;
+        default_result = NULL;
+        json_object_set_new (top, "best_config", json_null ());
+    }
+    json_object_set (top, "configs", rows);
+    json_object_set_new (top, "tuning",
+                         json_pack ("{s:i, s:o, s:f}", "configs", n, "sweep_timing",
+                                    json_deep_copy (json_object_get (sweep_payload, "timing")),
+                                    "sweep_time_limit_s", sweep_limit));
+    res->ok = true;
+    res->result = top;
+done:
+    json_decref (default_result);
+    json_decref (rows);
+    json_decref (base);
+    json_decref (sweep_payload);
+}
+
+void
+kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
+{
+    const kf_exec_config_t *cfg = arg;
+    memset (res, 0, sizeof *res);
+    double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
+    const char *backend = cfg && cfg->backend ? cfg->backend : "host";
+    if (!kf_exec_backend_find (backend)) {
+        s_fail (res, "unknown backend '%s'", backend);
+        return;
+    }
+    if (!json_is_object (json_object_get (job->payload, "task"))) {
+        s_fail (res, "payload: task missing%s", "");
+        return;
+    }
+    if (!job->frames || zmsg_size (job->frames) < 2) {
+        s_fail (res, "need two frames: candidate and reference artifacts%s", "");
+        return;
+    }
+    //  /proc/self/exe must be resolved here: after the drop to the
+    //  sandbox user the child may not read its own /proc entry.
+    const char *worker = cfg && cfg->worker_path ? cfg->worker_path : "/proc/self/exe";
+    char resolved[PATH_MAX];
+    if (strncmp (worker, "/proc/self/", 11) == 0) {
+        ssize_t n = readlink (worker, resolved, sizeof resolved - 1);
+        if (n <= 0) {
+            s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
+            return;
+        }
+        resolved[n] = 0;
+        worker = resolved;
+    }
+    json_t *configs = json_object_get (job->payload, "configs");
+    if (json_array_size (configs) > 0)
+        s_sweep (cfg, worker, job, configs, time_limit, res);
+    else {
+        //  One candidate: frame 0, the reference last (frame 1).
+        zframe_t *cand = zmsg_first (job->frames);
+        zframe_t *ref = zmsg_last (job->frames);
+        s_evaluate_one (cfg, worker, job->payload, cand, ref, time_limit, res);
+    }
 }
 
 json_t *

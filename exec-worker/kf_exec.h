@@ -5,6 +5,16 @@
  *  again as "--eval-child DIR" in the sandbox, so a crash, hang or fork
  *  bomb ends that child only. The child's result.json, its signal or its
  *  timeout become the verdict.
+ *
+ *  An evaluate payload with `configs` ([{params, frame}], frames: the
+ *  candidate artifacts, then the reference last) is a tuning sweep: every
+ *  config is checked and timed in a child of its own with a share of the
+ *  timing budget, the fastest correct one is timed again with the full
+ *  protocol and gives the top-level fields, and the result adds `configs`
+ *  (one row per config: params, frame, verdict, speedup, median_ns,
+ *  reference_ns, detail), `best_config` (params, null when none was
+ *  correct: the verdict is then the first config's, the source as
+ *  written) and `tuning`.
  */
 #ifndef KF_EXEC_H
 #define KF_EXEC_H
@@ -13,6 +23,9 @@
 
 #include <jansson.h>
 #include <stddef.h>
+
+/* Most frames (configs plus the reference) of one evaluate job. */
+#define KF_EXEC_MAX_FRAMES 16
 
 typedef struct {
     const char *worker_path; /* binary that handles --eval-child; NULL: /proc/self/exe */
