@@ -3,7 +3,7 @@
 # whole suite (AddressSanitizer build, private PostgreSQL, real daemons).
 
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
-             libpq-dev postgresql pkg-config iproute2 jq
+             libpq-dev postgresql pkg-config iproute2 jq python3-torch
 PC_LIBS   := libczmq libzmq jansson libcurl libpq
 
 BUILD     ?= build
@@ -28,7 +28,7 @@ lib_srcs   = $(filter-out $(1)/main.c $(1)/kfctl_main.c,$(wildcard $(1)/*.c))
 objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
 LIBKF     := $(BUILD)/libkf.a
 LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
-             $(OBJ)/gen/kf_contract_text.o
+             $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -58,6 +58,12 @@ $(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h */*.h)
 $(BUILD)/gen/kf_contract_text.c: common/kf_kernel.h common/embed.sh
 	@mkdir -p $(dir $@)
 	sh common/embed.sh kf_contract_text $< > $@
+
+# The PyTorch reference runner, embedded so a deployed exec worker can
+# write it into each reference job's directory without a checkout.
+$(BUILD)/gen/kf_torch_ref_py.c: exec-worker/kf_torch_ref.py common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_torch_ref_py $< > $@
 
 $(OBJ)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)

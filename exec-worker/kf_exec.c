@@ -1,5 +1,5 @@
 /*  kf_exec.c - the exec worker's "evaluate" handler and the entry of the
- *  evaluation child.
+ *  evaluation child; "reference" jobs go on to kf_torch_ref.c.
  *
  *  The parent side is backend-neutral: write the artifacts and the payload
  *  into a private directory, run `worker --eval-child DIR` in the sandbox,
@@ -12,6 +12,7 @@
 #include "kf_backend.h"
 #include "kf_log.h"
 #include "kf_subproc.h"
+#include "kf_torch_ref.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -359,7 +360,13 @@ s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
                                    "verdict", verdict ? verdict : "crashed", "speedup",
                                    json_is_number (speedup) ? speedup : json_null ()));
         }
-        json_object_set (top, "best_config", json_object_get (c, "params"));
+        //  The full run decides: a config that passed the sweep but not
+        //  this run is not the best of anything.
+        bool right = !strcmp (json_string_value (json_object_get (top, "verdict"))
+                              ? json_string_value (json_object_get (top, "verdict")) : "",
+                              "correct");
+        json_object_set_new (top, "best_config", right ? json_incref (json_object_get (c, "params"))
+                                                       : json_null ());
     }
     else {
         //  No config was right: the verdict is the source as written.
@@ -386,6 +393,12 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
     const kf_exec_config_t *cfg = arg;
     memset (res, 0, sizeof *res);
+    //  PyTorch references (kf_torch_ref.c): the runner the worker's main
+    //  set up, or a failed job saying there is none.
+    if (job->kind && strcmp (job->kind, "reference") == 0) {
+        kf_torch_ref_handle (kf_torch_ref_shared (), job, res);
+        return;
+    }
     double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
     if (!kf_exec_backend_find (backend)) {

@@ -1,0 +1,503 @@
+"""kf_torch_ref.py - runs one PyTorch reference problem for the exec worker.
+
+The worker carries this file inside its binary (exec-worker/kf_torch_ref.c),
+writes it into the job's private directory next to the problem and runs
+
+    PYTHON -B -s kf_torch_ref.py DIR
+
+as the sandboxed, unprivileged child. DIR holds:
+
+    job.json     the job: seed, sets, device, timing, compile, atol, max_bytes
+    problem.py   the problem in the KernelBench format: class Model(nn.Module),
+                 get_inputs(), get_init_inputs()
+
+and receives, on success, one raw little-endian file per tensor (t0000.bin,
+t0001.bin, ...) and manifest.json, written last; on failure error.json
+{stage, error, traceback} and exit code 1. The format and the order of the
+tensors are described in docs/pytorch-references.md; keep the two in step.
+"""
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+# What the runner is doing, so an exception can say where it happened.
+STAGE = "start"
+
+# torch dtype name -> the kf dtype names of kf_kernel.h; filled once torch
+# is imported.
+KF_DTYPES = {}
+
+
+def set_stage(name):
+    global STAGE
+    STAGE = name
+
+
+def write_json(work, name, obj):
+    """Writes OBJ as DIR/NAME whole or not at all (write, then rename)."""
+    tmp = os.path.join(work, "." + name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(obj, f, allow_nan=False)
+    os.rename(tmp, os.path.join(work, name))
+
+
+def json_value(v):
+    """A JSON-safe form of a non-tensor argument or result."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        # JSON has no NaN or infinity; jansson on the other side rejects them.
+        return v if math.isfinite(v) else repr(v)
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    return repr(v)
+
+
+def sandbox_environment(work):
+    """Keeps every cache torch, inductor or triton may write inside DIR.
+
+    The child runs as an unprivileged user whose HOME (inherited from the
+    worker) it may not write; and nothing a job leaves behind should reach
+    the next job. Must run before torch is imported.
+    """
+    cache = os.path.join(work, ".cache")
+    os.environ["HOME"] = work
+    os.environ["XDG_CACHE_HOME"] = cache
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    # Inductor compiles in a pool of worker processes by default; they
+    # count against the sandbox's process limit and gain nothing here.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+
+
+def seed_everything(torch, seed):
+    """Seeds every generator a problem is likely to draw from."""
+    import random
+    random.seed(seed)
+    torch.manual_seed(seed)          # also seeds every CUDA device
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed % (2 ** 32))
+
+
+def load_problem(work):
+    """Imports DIR/problem.py as the module kf_problem."""
+    import importlib.util
+    path = os.path.join(work, "problem.py")
+    spec = importlib.util.spec_from_file_location("kf_problem", path)
+    module = importlib.util.module_from_spec(spec)
+    # Registered, so torch.compile and pickling can find the module by name.
+    sys.modules["kf_problem"] = module
+    spec.loader.exec_module(module)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, name):
+            raise AttributeError("problem.py defines no '%s' (the KernelBench "
+                                 "format needs Model, get_inputs and "
+                                 "get_init_inputs)" % name)
+    return module
+
+
+def build_model(torch, problem, seed, device):
+    set_stage("get_init_inputs")
+    seed_everything(torch, seed)
+    init = problem.get_init_inputs()
+    set_stage("Model(*get_init_inputs())")
+    if isinstance(init, dict):
+        model = problem.Model(**init)
+        init_values = list(init.values())
+    else:
+        init_values = list(init) if init is not None else []
+        model = problem.Model(*init_values)
+    # The module is used as constructed, in its default (training) mode,
+    # as the KernelBench harness does; docs/pytorch-references.md says so.
+    return model.to(device), init_values
+
+
+def flatten(value, out):
+    """Appends the leaves of a (nested) tuple, list or dict result to OUT."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            flatten(v, out)
+    else:
+        out.append(value)
+    return out
+
+
+def tensor_bytes(torch, t):
+    """The raw bytes of T: CPU, contiguous, native (little-endian) order."""
+    import ctypes
+    t = t.detach().to("cpu").contiguous()
+    n = t.numel() * t.element_size()
+    if n == 0:
+        return b""
+    return ctypes.string_at(t.data_ptr(), n)
+
+
+class Exporter:
+    """Collects the manifest entries and writes one file per tensor.
+
+    With export off nothing is written and no entry is made, but the bytes
+    are still kept for the degenerate-output check.
+    """
+
+    def __init__(self, torch, work, max_bytes, export):
+        self.torch = torch
+        self.work = work
+        self.max_bytes = max_bytes
+        self.export = export
+        self.total = 0
+        self.tensors = []
+        self.scalars = []
+        self.data = {}   # (role, set, index) -> (kf dtype, name, bytes)
+
+    def tensor(self, role, set_index, index, name, t):
+        kf = KF_DTYPES.get(t.dtype)
+        if kf is None:
+            raise TypeError("%s '%s': dtype %s has no kf dtype (f32 f64 f16 bf16 "
+                            "i32 i64)" % (role, name, str(t.dtype)))
+        data = tensor_bytes(self.torch, t)
+        self.data[(role, set_index, index)] = (kf, name, data)
+        if not self.export:
+            return
+        self.total += len(data)
+        if self.max_bytes and self.total > self.max_bytes:
+            raise MemoryError("the exported tensors exceed %d bytes, the worker's "
+                              "limit for one reference (use fewer sets or smaller "
+                              "shapes, or export: false)" % self.max_bytes)
+        file = "t%04d.bin" % len(self.tensors)
+        with open(os.path.join(self.work, file), "wb") as f:
+            f.write(data)
+        self.tensors.append({
+            "role": role, "set": set_index, "index": index, "name": name,
+            "dtype": kf, "shape": list(t.shape), "file": file,
+            "bytes": len(data)})
+
+    def scalar(self, role, set_index, index, name, value):
+        self.scalars.append({"role": role, "set": set_index, "index": index,
+                             "name": name, "value": json_value(value)})
+
+
+def percentile(sorted_values, q):
+    """Linear interpolation between ranks, as kf_eval_check.c computes it."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0.0
+    pos = q * (n - 1)
+    lo = int(pos)
+    hi = lo + 1 if lo + 1 < n else lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def last_level_cache_bytes():
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
+            text = f.read().strip()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        return int(text.rstrip("KMG")) * scale
+    except (OSError, ValueError):
+        return 32 << 20
+
+
+class Timer:
+    """The evaluator's timing protocol (docs/evaluation.md, "Timing").
+
+    Warm-up until warmup_s and warmup_calls; an inner loop of about a
+    millisecond per sample; the cache flushed before each sample; samples
+    until min_samples and min_time_s; median, p10 and p90 per call. On
+    CUDA a sample is two events around a device-wide synchronisation, so
+    work on any stream is inside it, less the fixed cost of that
+    synchronisation measured on empty samples.
+    """
+
+    def __init__(self, torch, device, timing):
+        self.torch = torch
+        self.cuda = device.type == "cuda"
+        self.min_time_s = float(timing.get("min_time_s", 1.0))
+        self.warmup_s = float(timing.get("warmup_s", 1.0))
+        self.min_samples = max(3, int(timing.get("min_samples", 10)))
+        self.warmup_calls = max(1, int(timing.get("warmup_calls", 10)))
+        if self.cuda:
+            props = torch.cuda.get_device_properties(device)
+            l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
+            self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device=device)
+        else:
+            self.flush_buf = torch.empty(2 * last_level_cache_bytes(), dtype=torch.uint8)
+        self.salt = 0
+        self.overhead_ns = 0.0
+        if self.cuda:
+            empty = [self.cuda_sample(lambda: None, 1) for _ in range(16)]
+            self.overhead_ns = sorted(empty)[len(empty) // 2]
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def flush(self):
+        # Writing a buffer twice the size of the last-level cache (L2 on
+        # the GPU) leaves neither the model nor its inputs warm in it.
+        self.salt = (self.salt + 1) & 0xff
+        self.flush_buf.fill_(self.salt)
+        self.sync()
+
+    def cuda_sample(self, call, calls):
+        torch = self.torch
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(calls):
+            call()
+        torch.cuda.synchronize()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e6
+
+    def sample(self, call, calls):
+        if self.cuda:
+            return max(0.0, self.cuda_sample(call, calls) - self.overhead_ns)
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            call()
+        return float(time.perf_counter_ns() - t0)
+
+    def run(self, call):
+        calls = 0
+        spent = 0.0
+        start = time.perf_counter()
+        while calls < self.warmup_calls or time.perf_counter() - start < self.warmup_s:
+            self.sync()
+            t0 = time.perf_counter()
+            call()
+            self.sync()
+            spent += time.perf_counter() - t0
+            calls += 1
+        per_call = spent / calls
+        inner = int(math.ceil(1e-3 / per_call)) if per_call > 0 else 1000
+        inner = min(max(inner, 1), 100000)
+        samples = []
+        measured = 0.0
+        while (len(samples) < self.min_samples or measured < self.min_time_s) \
+                and len(samples) < 100000:
+            self.flush()
+            ns = self.sample(call, inner)
+            samples.append(ns / inner)
+            measured += ns * 1e-9
+        ordered = sorted(samples)
+        stats = {"median_ns": percentile(ordered, 0.5),
+                 "p10_ns": percentile(ordered, 0.1),
+                 "p90_ns": percentile(ordered, 0.9),
+                 "samples": len(samples), "calls_per_sample": inner}
+        if self.cuda:
+            stats["sync_overhead_ns"] = self.overhead_ns
+        return stats
+
+
+def degenerate_reasons(torch, exporter, n_outputs, n_sets, n_inputs, atol):
+    """Why the reference's outputs cannot tell a right kernel from a wrong one.
+
+    An output that is constant, the same for every input set, or smaller
+    than the absolute tolerance everywhere is matched by a kernel that
+    ignores its inputs; such a task proves nothing about a candidate.
+    """
+    dtypes = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+              "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64}
+    reasons = []
+    for j in range(n_outputs):
+        kept = [exporter.data.get(("output", s, j)) for s in range(n_sets)]
+        if any(k is None for k in kept):
+            continue          # not a tensor in every set
+        kf, name, _ = kept[0]
+        label = "output %d ('%s')" % (j, name)
+        raw = [k[2] for k in kept]
+        values = [torch.frombuffer(bytearray(r), dtype=dtypes[kf]).double() if r else
+                  torch.zeros(0, dtype=torch.float64) for r in raw]
+        if all(v.numel() > 0 and not torch.isfinite(v).any() for v in values):
+            reasons.append("%s: no finite element in any set" % label)
+            continue
+        if all(v.numel() > 1 and bool((v == v[0]).all()) for v in values):
+            reasons.append("%s: constant (every element is %g)" % (label, float(values[0][0])))
+        if n_sets > 1 and all(r == raw[0] for r in raw[1:]):
+            reasons.append("%s: the same in every input set" % label)
+        below = True
+        for v in values:
+            finite = v[torch.isfinite(v)]
+            if finite.numel() and float(finite.abs().max()) > atol:
+                below = False
+                break
+        if below:
+            reasons.append("%s: every element is within the absolute bound %g of 0"
+                           % (label, atol))
+    if n_sets > 1 and n_inputs > 0:
+        same = True
+        for i in range(n_inputs):
+            kept = [exporter.data.get(("input", s, i)) for s in range(n_sets)]
+            if any(k is None for k in kept) or any(k[2] != kept[0][2] for k in kept[1:]):
+                same = False
+                break
+        if same:
+            reasons.append("inputs: identical in every set (get_inputs ignores the seed)")
+    return reasons
+
+
+def time_compiled(torch, model, args, timer, reference_outputs, atol):
+    """torch.compile's time on ARGS, or {error} when it cannot compile."""
+    if not hasattr(torch, "compile"):
+        return {"error": "torch.compile is not available in torch %s" % torch.__version__}
+    try:
+        compiled = torch.compile(model)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            first = flatten(compiled(*args), [])
+            timer.sync()
+        compile_s = time.perf_counter() - t0
+        # The compiled module should compute what eager computed; say so
+        # rather than time a different function silently.
+        matches = len(first) == len(reference_outputs)
+        for a, b in zip(first, reference_outputs):
+            if torch.is_tensor(a) and torch.is_tensor(b):
+                matches = matches and a.shape == b.shape and bool(torch.allclose(
+                    a.detach().double().cpu(), b.detach().double().cpu(),
+                    rtol=1e-2, atol=max(atol, 1e-5), equal_nan=True))
+        with torch.no_grad():
+            stats = timer.run(lambda: compiled(*args))
+        stats["compile_s"] = compile_s
+        stats["matches_eager"] = bool(matches)
+        return stats
+    except Exception as e:   # a compiler failure is a result, not a failed job
+        text = "%s: %s" % (type(e).__name__, e)
+        return {"error": text[:2000]}
+
+
+def run(work, job):
+    set_stage("import torch")
+    import torch
+    if sys.byteorder != "little":
+        raise RuntimeError("this runner writes native byte order and needs a "
+                           "little-endian host")
+    KF_DTYPES.update({torch.float32: "f32", torch.float64: "f64",
+                      torch.float16: "f16", torch.bfloat16: "bf16",
+                      torch.int32: "i32", torch.int64: "i64"})
+
+    seed = int(job.get("seed", 0))
+    sets = int(job.get("sets", 5))
+    device = torch.device(job.get("device", "cpu"))
+    atol = float(job.get("atol", 1e-5))
+    export = bool(job.get("export", True))
+    exporter = Exporter(torch, work, int(job.get("max_bytes", 0)), export)
+
+    set_stage("device")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+
+    set_stage("import problem.py")
+    problem = load_problem(work)
+    model, init_values = build_model(torch, problem, seed, device)
+    for i, v in enumerate(init_values):
+        exporter.scalar("init", None, i, "init%d" % i, v if not torch.is_tensor(v) else repr(v))
+
+    # Parameters and buffers as constructed, before any forward call (a
+    # module in training mode may update its buffers when called).
+    set_stage("export parameters")
+    for i, (name, p) in enumerate(model.named_parameters()):
+        exporter.tensor("param", None, i, name, p)
+    for i, (name, b) in enumerate(model.named_buffers()):
+        exporter.tensor("buffer", None, i, name, b)
+
+    n_inputs = 0
+    n_outputs = 0
+    last_args = None
+    last_outputs = None
+    for s in range(sets):
+        set_stage("get_inputs (set %d)" % s)
+        seed_everything(torch, seed + s)
+        inputs = problem.get_inputs()
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        n_inputs = len(inputs)
+        set_stage("export inputs (set %d)" % s)
+        args = []
+        for i, v in enumerate(inputs):
+            if torch.is_tensor(v):
+                # Exported before forward, so an in-place model cannot
+                # change what the candidate will be given.
+                exporter.tensor("input", s, i, "in%d" % i, v)
+                args.append(v.to(device))
+            else:
+                exporter.scalar("input", s, i, "in%d" % i, v)
+                args.append(v)
+        set_stage("forward (set %d)" % s)
+        with torch.no_grad():
+            result = model(*args)
+        outputs = flatten(result, [])
+        n_outputs = len(outputs)
+        set_stage("export outputs (set %d)" % s)
+        for j, v in enumerate(outputs):
+            if torch.is_tensor(v):
+                exporter.tensor("output", s, j, "out%d" % j, v)
+            else:
+                exporter.scalar("output", s, j, "out%d" % j, v)
+        last_args = args
+        last_outputs = outputs
+
+    set_stage("degenerate-output check")
+    degenerate = degenerate_reasons(torch, exporter, n_outputs, sets, n_inputs, atol)
+
+    # Timed on the last set's inputs, as the evaluator times a candidate.
+    set_stage("timing (eager)")
+    timer = Timer(torch, device, job.get("timing") or {})
+    with torch.no_grad():
+        eager = timer.run(lambda: model(*last_args))
+    timing = {"eager": eager}
+    if job.get("compile", True):
+        set_stage("timing (torch.compile)")
+        timing["compiled"] = time_compiled(torch, model, last_args, timer,
+                                           last_outputs, atol)
+
+    set_stage("manifest")
+    manifest = {
+        "tensors": exporter.tensors,
+        "scalars": exporter.scalars,
+        "timing": timing,
+        "degenerate": degenerate,
+        "torch_version": torch.__version__,
+        "python": sys.executable,
+        "device": str(device),
+        "seed": seed,
+        "sets": sets,
+    }
+    if device.type == "cuda":
+        manifest["device_name"] = torch.cuda.get_device_name(device)
+    write_json(work, "manifest.json", manifest)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: kf_torch_ref.py DIR\n")
+        return 2
+    work = os.path.abspath(sys.argv[1])
+    sandbox_environment(work)
+    try:
+        with open(os.path.join(work, "job.json")) as f:
+            job = json.load(f)
+        run(work, job)
+        return 0
+    except BaseException as e:
+        # The worker turns this into ok: false with the traceback; paths
+        # are made relative to DIR so the message names problem.py.
+        text = traceback.format_exc().replace(work + os.sep, "")
+        error = "%s: %s" % (type(e).__name__, e)
+        try:
+            write_json(work, "error.json", {"stage": STAGE, "error": error[:2000],
+                                            "traceback": text[-8000:]})
+        except Exception:
+            sys.stderr.write(text)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
