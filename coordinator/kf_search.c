@@ -12,6 +12,8 @@
 #include "kf_descriptor.h"
 #include "kf_log.h"
 #include "kf_models.h"
+#include "kf_str.h"
+#include "kf_tune.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -536,6 +538,82 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
                          blobs);
 }
 
+/* Most candidate artifacts in one evaluate job: the reference takes one
+ * more frame, and the dispatcher's blob list (kf_coord.c, s_attach_blobs)
+ * holds fifteen hashes. */
+#define S_EVAL_MAX_CONFIGS 14
+
+/* The evaluate job's configs for a tuned compile RESULT: each compiled
+ * config with the index of its artifact among the job's candidate frames.
+ * Stores those artifacts and writes their hashes, comma-separated, into
+ * BLOBS; the default config (frame 0) always comes first. Appends a line
+ * naming the configs that did not compile to *LOG_EXTRA (caller frees).
+ * Returns the array (caller owns), or NULL when the result has no table. */
+static json_t *
+s_eval_configs (kf_search_t *self, json_t *result, zmsg_t *frames, char *blobs,
+                size_t blobs_size, char **log_extra, int *rc)
+{
+    json_t *table = json_object_get (result, "configs");
+    *rc = 0;
+    *log_extra = NULL;
+    if (!json_is_array (table) || json_array_size (table) == 0)
+        return NULL;
+    zframe_t *by_index[16];
+    int n_frames = 0;
+    for (zframe_t *f = zmsg_first (frames); f && n_frames < 16; f = zmsg_next (frames))
+        by_index[n_frames++] = f;
+    int job_frame[16];       /* result frame -> evaluate job frame, -1: not sent */
+    for (int i = 0; i < 16; i++)
+        job_frame[i] = -1;
+    int sent = 0, failed = 0;
+    size_t used = 0;
+    blobs[0] = 0;
+    char *failures = NULL;
+    size_t failures_size = 0;
+    FILE *f = open_memstream (&failures, &failures_size);
+    json_t *configs = json_array ();
+    size_t i;
+    json_t *row;
+    json_array_foreach (table, i, row) {
+        json_t *frame = json_object_get (row, "frame");
+        int k = json_is_integer (frame) ? (int) json_integer_value (frame) : -1;
+        if (!json_is_true (json_object_get (row, "compiled")) || k < 0 || k >= n_frames) {
+            char label[256];
+            kf_tune_params_label (json_object_get (row, "params"), label, sizeof label);
+            if (f && !json_is_true (json_object_get (row, "compiled")))
+                fprintf (f, "%s%s", failed++ ? "; " : "", label);
+            continue;
+        }
+        if (job_frame[k] < 0) {
+            if (sent == S_EVAL_MAX_CONFIGS)
+                continue;
+            char hash[65];
+            if (s_store_blob (self, zframe_data (by_index[k]), zframe_size (by_index[k]), hash)) {
+                *rc = -1;
+                break;
+            }
+            int n = snprintf (blobs + used, blobs_size - used, "%s%s", used ? "," : "", hash);
+            if (n < 0 || (size_t) n >= blobs_size - used)
+                break;
+            used += (size_t) n;
+            job_frame[k] = sent++;
+        }
+        json_array_append_new (configs, json_pack ("{s:O, s:i}", "params",
+                               json_object_get (row, "params"), "frame", job_frame[k]));
+    }
+    if (f)
+        fclose (f);
+    if (failed && failures)
+        *log_extra = kf_strdupf ("tuning: %d of %zu configs did not compile: %.800s\n",
+                                 failed, json_array_size (table), failures);
+    free (failures);
+    if (*rc || json_array_size (configs) == 0) {
+        json_decref (configs);
+        return NULL;
+    }
+    return configs;
+}
+
 static int
 s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
             zmsg_t *frames)
@@ -563,29 +641,47 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
     if (!compiled)
         return s_finish_candidate (self, run_id, cand_id, "compile_failed", 0,
                                    "does not compile", log);
-    char hash[65], cand[24], blobs[160], backend[32], arch[64];
+    char hash[65], cand[24], blobs[1200], backend[32], arch[64];
     if (s_store_blob (self, zframe_data (artifact), zframe_size (artifact), hash))
         return -1;
-    const char *params[3] = { S_I64 (cand, cand_id), hash, log };
+    /* A tuned source: every compiled config goes to one evaluate job, so
+     * each is timed against the reference in the same way (frames: the
+     * candidates' artifacts, the reference last). */
+    char cand_blobs[1100], *log_extra = NULL;
+    int rc = 0;
+    json_t *configs = s_eval_configs (self, result, frames, cand_blobs, sizeof cand_blobs,
+                                      &log_extra, &rc);
+    if (rc) {
+        free (log_extra);
+        return -1;
+    }
+    char *full_log = log_extra ? kf_strdupf ("%s%s", log, log_extra) : NULL;
+    free (log_extra);
+    const char *params[3] = { S_I64 (cand, cand_id), hash, full_log ? full_log : log };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET artifact_hash = $2, log = $3,"
                              " status = 'evaluating' WHERE id = $1"
                              " RETURNING generation, slot",
                              3, params, NULL);
-    if (!row)
+    free (full_log);
+    if (!row) {
+        json_decref (configs);
         return -1;
+    }
     int64_t seed = s_int (run, "seed") * 7919 + s_int (row, "generation") * 1009
                    + s_int (row, "slot");
     json_decref (row);
     json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
-    snprintf (blobs, sizeof blobs, "{%s,%s}", hash, s_str (run, "ref_artifact"));
+    snprintf (blobs, sizeof blobs, "{%s,%s}", configs ? cand_blobs : hash,
+              s_str (run, "ref_artifact"));
     s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    json_t *payload = json_pack ("{s:O, s:I, s:O}", "task", json_object_get (run, "spec"),
+                                 "seed", (json_int_t) (seed & 0xffffffffffffLL), "timing",
+                                 timing ? timing : self->timing);
+    if (configs)
+        json_object_set_new (payload, "configs", configs);
     return s_insert_job (self, run_id, cand_id, "execute", "evaluate", backend, arch,
-                         json_pack ("{s:O, s:I, s:O}", "task",
-                                    json_object_get (run, "spec"), "seed",
-                                    (json_int_t) (seed & 0xffffffffffffLL), "timing",
-                                    timing ? timing : self->timing),
-                         blobs);
+                         payload, blobs);
 }
 
 static int
@@ -606,6 +702,7 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     snprintf (sp, sizeof sp, "%.17g", speedup);
     snprintf (cns, sizeof cns, "%.17g", json_number_value (json_object_get (cand_t, "median_ns")));
     snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
+    /* The figures keep the whole result, the tuning table included. */
     char *figures = json_dumps (result, JSON_COMPACT);
     const char *params[8] = { S_I64 (cand, cand_id), S_I64 (jobid, s_int (job, "id")),
                               s_str (job, "worker"), *verdict ? verdict : "unknown",
@@ -627,8 +724,25 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                         2, p) < 0)
             return -1;
     }
+    /* A tuned candidate's detail names the config that counted, so the
+     * run's listing shows what the sweep chose without the table. */
+    const char *detail = s_str (result, "detail");
+    size_t n_configs = json_array_size (json_object_get (result, "configs"));
+    json_t *best = json_object_get (result, "best_config");
+    char tuned[900];
+    if (n_configs > 0) {
+        char label[300];
+        if (json_is_object (best))
+            snprintf (tuned, sizeof tuned, "%.500s; best of %zu config%s: %s", detail,
+                      n_configs, n_configs == 1 ? "" : "s",
+                      kf_tune_params_label (best, label, sizeof label));
+        else
+            snprintf (tuned, sizeof tuned, "%.500s; none of %zu config%s was correct",
+                      detail, n_configs, n_configs == 1 ? "" : "s");
+        detail = tuned;
+    }
     return s_finish_candidate (self, s_int (run, "id"), cand_id, status, speedup,
-                               s_str (result, "detail"), NULL);
+                               detail, NULL);
 }
 
 int
