@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test_tuning.sh - the tuning sweep end to end: the offline generator's
+# softmax sources declare kf-tune spaces, the compile worker builds up to
+# its cap of points, the exec worker times each built config against the
+# reference, and the coordinator stores the whole table with the
+# evaluation and names the best config in the candidate's detail.
+. "$(dirname "$0")/lib.sh"
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start_workers
+check "status answers with three workers" \
+    wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
+      --seed 11 --wait --json --timeout 10 2>"$T/submit.err")
+rc=$?
+echo "$out" >"$T/submit.json"
+check "submit --wait exits 0" [ "$rc" -eq 0 ]
+check "the run is done" [ "$(jq -r .status <<<"$out")" = done ]
+run=$(jq -r .run_id <<<"$out")
+
+check "every evaluation carries a configs table of more than one entry" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND jsonb_array_length(e.figures::jsonb->'configs') > 1")" -ge 1 ]
+check "no evaluation of the run lacks the table" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND e.figures::jsonb->'configs' IS NULL")" -eq 0 ]
+check "each row of a table has params and a verdict" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id,
+              jsonb_array_elements(e.figures::jsonb->'configs') r
+              WHERE c.run_id = $run AND (r->'params' IS NULL OR r->>'verdict' IS NULL)")" -eq 0 ]
+check "a correct evaluation names its best config, one of its table" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND e.verdict = 'correct'
+              AND e.figures::jsonb->'configs' @> jsonb_build_array(jsonb_build_object('params', e.figures::jsonb->'best_config'))")" -ge 1 ]
+detail=$(sql "SELECT verdict_detail FROM candidates WHERE run_id = $run AND status = 'correct' ORDER BY id LIMIT 1")
+say "detail: $detail"
+check "the correct candidate's detail names its best config" \
+    grep -Eq 'best of [0-9]+ configs: .*LANES=[0-9]+' <<<"$detail"
+check "the sweep's timing share is recorded" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND (e.figures->'tuning'->>'configs')::int > 1")" -ge 1 ]
+check "no job left queued or leased" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
+check "the coordinator counted no malformed message" \
+    jtrue '.counters.malformed == 0' kfctl status --json
+finish
