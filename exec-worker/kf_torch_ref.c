@@ -698,6 +698,9 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     else if (run.timed_out)
         *error = kf_strdupf ("reference run exceeded the %.0f s limit%s%s", self->time_limit_s,
                              tail && *tail ? "; last output:\n" : "", tail ? tail : "");
+    else if (failure && json_is_true (json_object_get (failure, "limit")))
+        *error = kf_strdupf ("reference data: %s",
+                             json_string_value (json_object_get (failure, "error")));
     else if (failure) {
         //  The traceback's end holds the problem's own frames and the
         //  exception; its start is the runner's.

@@ -32,6 +32,10 @@ STAGE = "start"
 KF_DTYPES = {}
 
 
+class LimitError(Exception):
+    """A limit of the worker's was reached: not the problem's fault."""
+
+
 def set_stage(name):
     global STAGE
     STAGE = name
@@ -167,7 +171,7 @@ class Exporter:
             return
         self.total += len(data)
         if self.max_bytes and self.total > self.max_bytes:
-            raise MemoryError("the exported tensors exceed %d bytes, the worker's "
+            raise LimitError("the exported tensors exceed %d bytes, the worker's "
                               "limit for one reference (use fewer sets or smaller "
                               "shapes, or export: false)" % self.max_bytes)
         file = "t%04d.bin" % len(self.tensors)
@@ -475,6 +479,21 @@ def run(work, job):
     write_json(work, "manifest.json", manifest)
 
 
+def problem_traceback(e):
+    """The traceback of E without the runner's own frames at its top.
+
+    What the author of problem.py needs starts at the first frame outside
+    this file: their own code, or torch's and importlib's on its behalf.
+    """
+    tb = e.__traceback__
+    here = os.path.abspath(__file__)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) == here:
+        tb = tb.tb_next
+    if tb is None:
+        return traceback.format_exc()
+    return "".join(traceback.format_exception(type(e), e, tb))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write("usage: kf_torch_ref.py DIR\n")
@@ -489,11 +508,12 @@ def main():
     except BaseException as e:
         # The worker turns this into ok: false with the traceback; paths
         # are made relative to DIR so the message names problem.py.
-        text = traceback.format_exc().replace(work + os.sep, "")
+        text = problem_traceback(e).replace(work + os.sep, "")
         error = "%s: %s" % (type(e).__name__, e)
         try:
             write_json(work, "error.json", {"stage": STAGE, "error": error[:2000],
-                                            "traceback": text[-8000:]})
+                                            "traceback": text[-8000:],
+                                            "limit": isinstance(e, LimitError)})
         except Exception:
             sys.stderr.write(text)
         return 1

@@ -1,0 +1,512 @@
+/*  test_torch_ref.c - PyTorch reference jobs end to end: the example
+ *  problems in examples/pytorch run through the real handler with the
+ *  interpreter the worker would find, in the sandbox. The manifest must
+ *  describe the frame exactly (roles, order, dtypes, shapes, offsets), the
+ *  bytes must mean what they say (softmax rows sum to one, the linear
+ *  layer's output recomputed here from its exported input and parameters),
+ *  the same seed must give the same bytes and another seed others, a
+ *  problem that raises must fail the job with its traceback, and outputs
+ *  that prove nothing must be flagged degenerate. */
+#include "../../exec-worker/kf_exec.h"
+#include "../../exec-worker/kf_torch_ref.h"
+#include "../kf_test.h"
+#include "kf_subproc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *
+s_slurp (const char *path)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return NULL;
+    char *text = calloc (1, 1 << 16);
+    size_t n = text ? fread (text, 1, (1 << 16) - 1, f) : 0;
+    (void) n;
+    fclose (f);
+    return text;
+}
+
+typedef struct {
+    bool ok;
+    char *error;
+    json_t *result;
+    zframe_t *data;
+} s_out_t;
+
+static void
+s_out_free (s_out_t *o)
+{
+    free (o->error);
+    json_decref (o->result);
+    zframe_destroy (&o->data);
+    memset (o, 0, sizeof *o);
+}
+
+//  Runs one reference job on REF (through kf_exec_handle when VIA_EXEC, as
+//  the worker does) and keeps what came back.
+static s_out_t
+s_job (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool compile,
+       bool via_exec)
+{
+    kf_job_t job = { .job_id = 1, .lease = 1, .kind = "reference" };
+    job.payload = json_pack ("{s:s, s:i, s:i, s:s, s:b, s:{s:f, s:f, s:i}}",
+                             "source", source, "seed", seed, "sets", sets,
+                             "device", "cpu", "compile", compile,
+                             "timing", "min_time_s", 0.05, "warmup_s", 0.01,
+                             "min_samples", 5);
+    kf_job_result_t res;
+    if (via_exec) {
+        kf_torch_ref_set_shared (ref);
+        kf_exec_handle (NULL, &job, &res);
+        kf_torch_ref_set_shared (NULL);
+    }
+    else
+        kf_torch_ref_handle (ref, &job, &res);
+    json_decref (job.payload);
+    s_out_t o = { .ok = res.ok, .error = res.error, .result = res.result };
+    if (res.frames) {
+        CHECK (zmsg_size (res.frames) == 1);
+        o.data = zmsg_pop (res.frames);
+        zmsg_destroy (&res.frames);
+    }
+    if (!o.ok)
+        printf ("    job failed: %.600s\n", o.error ? o.error : "?");
+    return o;
+}
+
+static const char *
+s_str (json_t *o, const char *key)
+{
+    const char *s = json_string_value (json_object_get (o, key));
+    return s ? s : "";
+}
+
+//  The I-th tensor entry of a result, and its bytes in the frame.
+static json_t *
+s_tensor (s_out_t *o, size_t i)
+{
+    return json_array_get (json_object_get (o->result, "tensors"), i);
+}
+
+static const void *
+s_bytes (s_out_t *o, json_t *t)
+{
+    size_t off = (size_t) json_integer_value (json_object_get (t, "offset"));
+    return (const char *) zframe_data (o->data) + off;
+}
+
+static bool
+s_shape_is (json_t *t, int rank, long d0, long d1)
+{
+    json_t *shape = json_object_get (t, "shape");
+    if ((int) json_array_size (shape) != rank)
+        return false;
+    if (rank > 0 && json_integer_value (json_array_get (shape, 0)) != d0)
+        return false;
+    if (rank > 1 && json_integer_value (json_array_get (shape, 1)) != d1)
+        return false;
+    return true;
+}
+
+//  Every entry's offset follows the previous one, its bytes match its
+//  shape and dtype, and together they fill the frame.
+static void
+s_check_layout (s_out_t *o)
+{
+    json_t *tensors = json_object_get (o->result, "tensors");
+    size_t i, expect = 0;
+    json_t *t;
+    CHECK (o->data != NULL);
+    json_array_foreach (tensors, i, t) {
+        size_t numel = 1;
+        size_t k;
+        json_t *d;
+        json_array_foreach (json_object_get (t, "shape"), k, d)
+            numel *= (size_t) json_integer_value (d);
+        const char *dt = s_str (t, "dtype");
+        size_t esize = !strcmp (dt, "f64") || !strcmp (dt, "i64") ? 8
+                     : !strcmp (dt, "f16") || !strcmp (dt, "bf16") ? 2 : 4;
+        CHECK ((size_t) json_integer_value (json_object_get (t, "bytes")) == numel * esize);
+        CHECK ((size_t) json_integer_value (json_object_get (t, "offset")) == expect);
+        expect += numel * esize;
+    }
+    CHECK (o->data && zframe_size (o->data) == expect);
+    CHECK ((size_t) json_integer_value (json_object_get (o->result, "data_bytes")) == expect);
+}
+
+static void
+s_check_eager (s_out_t *o)
+{
+    json_t *eager = json_object_get (json_object_get (o->result, "timing"), "eager");
+    double median = json_number_value (json_object_get (eager, "median_ns"));
+    CHECK (median > 0);
+    CHECK (json_number_value (json_object_get (eager, "p10_ns")) <= median);
+    CHECK (json_number_value (json_object_get (eager, "p90_ns")) >= median);
+    CHECK (json_integer_value (json_object_get (eager, "samples")) >= 5);
+    json_t *compiled = json_object_get (json_object_get (o->result, "timing"), "compiled");
+    printf ("    eager median %.1f us (p10 %.1f, p90 %.1f, %lld samples of %lld calls)",
+            median / 1e3, json_number_value (json_object_get (eager, "p10_ns")) / 1e3,
+            json_number_value (json_object_get (eager, "p90_ns")) / 1e3,
+            (long long) json_integer_value (json_object_get (eager, "samples")),
+            (long long) json_integer_value (json_object_get (eager, "calls_per_sample")));
+    if (json_object_get (compiled, "error"))
+        printf ("; compiled: %s\n", s_str (compiled, "error"));
+    else if (compiled)
+        printf ("; compiled median %.1f us\n",
+                json_number_value (json_object_get (compiled, "median_ns")) / 1e3);
+    else
+        printf ("\n");
+}
+
+static size_t
+s_degenerate (s_out_t *o, const char *part)
+{
+    json_t *reasons = json_object_get (o->result, "degenerate");
+    size_t i, hits = 0;
+    json_t *r;
+    json_array_foreach (reasons, i, r)
+        if (!part || strstr (json_string_value (r), part))
+            hits++;
+    return hits;
+}
+
+static void
+s_softmax (kf_torch_ref_t *ref, kf_torch_ref_t *uncached)
+{
+    char *source = s_slurp ("examples/pytorch/softmax.py");
+    CHECK (source != NULL);
+    if (!source)
+        return;
+    printf ("  softmax\n");
+    s_out_t a = s_job (ref, source, 7, 5, true, true);
+    CHECK (a.ok);
+    if (a.ok) {
+        json_t *tensors = json_object_get (a.result, "tensors");
+        CHECK (json_array_size (tensors) == 10);   //  5 x (input, output)
+        for (size_t i = 0; i < json_array_size (tensors); i++) {
+            json_t *t = s_tensor (&a, i);
+            CHECK (!strcmp (s_str (t, "role"), i % 2 ? "output" : "input"));
+            CHECK (json_integer_value (json_object_get (t, "set")) == (json_int_t) (i / 2));
+            CHECK (!strcmp (s_str (t, "dtype"), "f32"));
+            CHECK (s_shape_is (t, 2, 64, 1000));
+            CHECK (!strcmp (s_str (t, "name"), i % 2 ? "out0" : "in0"));
+        }
+        s_check_layout (&a);
+        //  The bytes are softmax rows: each sums to one.
+        const float *y = s_bytes (&a, s_tensor (&a, 3));
+        double worst = 0;
+        for (int r = 0; r < 64; r++) {
+            double sum = 0;
+            for (int c = 0; c < 1000; c++)
+                sum += y[r * 1000 + c];
+            worst = fmax (worst, fabs (sum - 1));
+        }
+        CHECK (worst < 1e-4);
+        CHECK (s_degenerate (&a, NULL) == 0);
+        CHECK (json_is_false (json_object_get (a.result, "cached")));
+        CHECK (strlen (s_str (a.result, "task_hash")) == 64);
+        CHECK (!strcmp (s_str (a.result, "device"), "cpu"));
+        CHECK (json_integer_value (json_object_get (json_array_get (
+                   json_object_get (a.result, "scalars"), 0), "value")) == -1);
+        s_check_eager (&a);
+    }
+
+    //  The same job again: a cache hit, with the same bytes.
+    s_out_t hit = s_job (ref, source, 7, 5, true, false);
+    CHECK (hit.ok && json_is_true (json_object_get (hit.result, "cached")));
+    CHECK (a.data && hit.data && zframe_eq (a.data, hit.data));
+
+    //  Without the cache, a second run of the child: determinism.
+    s_out_t b = s_job (uncached, source, 7, 5, true, false);
+    CHECK (b.ok && json_is_false (json_object_get (b.result, "cached")));
+    CHECK (a.data && b.data && zframe_eq (a.data, b.data));
+    printf ("    same seed, separate runs: %s bytes\n",
+            a.data && b.data && zframe_eq (a.data, b.data) ? "identical" : "DIFFERENT");
+
+    //  Another seed: other inputs and other outputs, set by set.
+    s_out_t c = s_job (uncached, source, 8, 5, true, false);
+    CHECK (c.ok);
+    if (a.ok && c.ok) {
+        for (size_t i = 0; i < 2; i++) {
+            json_t *ta = s_tensor (&a, i), *tc = s_tensor (&c, i);
+            CHECK (memcmp (s_bytes (&a, ta), s_bytes (&c, tc),
+                           (size_t) json_integer_value (json_object_get (ta, "bytes"))) != 0);
+        }
+        //  Set 1 of seed 7 is drawn with seed 8, like set 0 of seed 8.
+        CHECK (memcmp (s_bytes (&a, s_tensor (&a, 2)), s_bytes (&c, s_tensor (&c, 0)),
+                       64 * 1000 * 4) == 0);
+    }
+    s_out_free (&a);
+    s_out_free (&hit);
+    s_out_free (&b);
+    s_out_free (&c);
+    free (source);
+}
+
+static void
+s_matmul (kf_torch_ref_t *ref)
+{
+    char *source = s_slurp ("examples/pytorch/matmul_bias_relu.py");
+    CHECK (source != NULL);
+    if (!source)
+        return;
+    printf ("  matmul_bias_relu\n");
+    s_out_t o = s_job (ref, source, 1, 3, false, false);
+    CHECK (o.ok);
+    if (o.ok) {
+        //  Parameters first, in named_parameters() order, then the sets.
+        json_t *w = s_tensor (&o, 0), *b = s_tensor (&o, 1);
+        CHECK (!strcmp (s_str (w, "role"), "param") && !strcmp (s_str (w, "name"), "weight"));
+        CHECK (!strcmp (s_str (b, "role"), "param") && !strcmp (s_str (b, "name"), "bias"));
+        CHECK (json_is_null (json_object_get (w, "set")));
+        CHECK (s_shape_is (w, 2, 192, 256) && s_shape_is (b, 1, 192, 0));
+        CHECK (json_array_size (json_object_get (o.result, "tensors")) == 2 + 3 * 2);
+        json_t *x = s_tensor (&o, 4), *y = s_tensor (&o, 5);   //  set 1
+        CHECK (!strcmp (s_str (x, "role"), "input") && !strcmp (s_str (y, "role"), "output"));
+        CHECK (json_integer_value (json_object_get (x, "set")) == 1);
+        CHECK (s_shape_is (x, 2, 128, 256) && s_shape_is (y, 2, 128, 192));
+        s_check_layout (&o);
+        //  Recompute relu(x W^T + b) from the exported bytes.
+        const float *xv = s_bytes (&o, x), *wv = s_bytes (&o, w), *bv = s_bytes (&o, b),
+                    *yv = s_bytes (&o, y);
+        double worst = 0;
+        int zeros = 0;
+        for (int r = 0; r < 128; r += 7)
+            for (int c = 0; c < 192; c += 5) {
+                double acc = bv[c];
+                for (int k = 0; k < 256; k++)
+                    acc += (double) xv[r * 256 + k] * wv[c * 256 + k];
+                acc = acc > 0 ? acc : 0;
+                zeros += acc == 0;
+                worst = fmax (worst, fabs (acc - yv[r * 192 + c]));
+            }
+        printf ("    recomputed from the exported bytes: max |err| %.2g, %d zeros\n",
+                worst, zeros);
+        CHECK (worst < 1e-4);
+        CHECK (zeros > 0);
+        CHECK (s_degenerate (&o, NULL) == 0);
+        CHECK (json_object_get (json_object_get (o.result, "timing"), "compiled") == NULL);
+        s_check_eager (&o);
+    }
+    s_out_free (&o);
+    free (source);
+}
+
+static void
+s_layernorm (kf_torch_ref_t *ref)
+{
+    char *source = s_slurp ("examples/pytorch/layernorm.py");
+    CHECK (source != NULL);
+    if (!source)
+        return;
+    printf ("  layernorm\n");
+    s_out_t o = s_job (ref, source, 3, 5, false, false);
+    CHECK (o.ok);
+    if (o.ok) {
+        json_t *w = s_tensor (&o, 0), *b = s_tensor (&o, 1), *eps = s_tensor (&o, 2);
+        CHECK (!strcmp (s_str (w, "name"), "norm.weight") && s_shape_is (w, 1, 768, 0));
+        CHECK (!strcmp (s_str (b, "name"), "norm.bias"));
+        CHECK (!strcmp (s_str (eps, "role"), "buffer") && !strcmp (s_str (eps, "name"), "eps"));
+        CHECK (fabsf (*(const float *) s_bytes (&o, eps) - 1e-5f) < 1e-9f);
+        CHECK (json_array_size (json_object_get (o.result, "tensors")) == 3 + 5 * 2);
+        s_check_layout (&o);
+        CHECK (s_degenerate (&o, NULL) == 0);
+        //  The weight was redrawn, not left at ones.
+        const float *wv = s_bytes (&o, w);
+        CHECK (wv[0] != 1.0f || wv[1] != 1.0f);
+        s_check_eager (&o);
+    }
+    s_out_free (&o);
+    free (source);
+}
+
+static const char *s_raising =
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "class Model(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return self.helper(x)\n"
+    "    def helper(self, x):\n"
+    "        raise ValueError('shapes do not agree: %d' % x.shape[0])\n"
+    "def get_inputs():\n"
+    "    return [torch.randn(4, 4)]\n"
+    "def get_init_inputs():\n"
+    "    return []\n";
+
+static const char *s_constant =
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "class Model(nn.Module):\n"
+    "    def forward(self, x, scale):\n"
+    "        return torch.full_like(x, 3.0), x * 1e-9 * scale\n"
+    "def get_inputs():\n"
+    "    return [torch.randn(8, 16), 2]\n"
+    "def get_init_inputs():\n"
+    "    return []\n";
+
+static void
+s_failures (kf_torch_ref_t *ref)
+{
+    printf ("  failures and degenerate outputs\n");
+    s_out_t o = s_job (ref, s_raising, 1, 2, false, false);
+    CHECK (!o.ok && o.error);
+    if (o.error) {
+        CHECK (strstr (o.error, "forward (set 0)") != NULL);
+        CHECK (strstr (o.error, "ValueError: shapes do not agree: 4") != NULL);
+        CHECK (strstr (o.error, "File \"problem.py\", line 7, in helper") != NULL);
+        CHECK (strstr (o.error, "/tmp/") == NULL);
+    }
+    s_out_free (&o);
+
+    o = s_job (ref, "import torch\nclass Model(:\n", 1, 2, false, false);
+    CHECK (!o.ok && o.error && strstr (o.error, "SyntaxError") != NULL);
+    CHECK (o.error && strstr (o.error, "import problem.py") != NULL);
+    s_out_free (&o);
+
+    o = s_job (ref, "x = 1\n", 1, 2, false, false);
+    CHECK (!o.ok && o.error && strstr (o.error, "defines no 'Model'") != NULL);
+    s_out_free (&o);
+
+    o = s_job (ref, s_constant, 1, 3, false, false);
+    CHECK (o.ok);
+    if (o.ok) {
+        json_t *r;
+        size_t i;
+        json_array_foreach (json_object_get (o.result, "degenerate"), i, r)
+            printf ("    degenerate: %s\n", json_string_value (r));
+        CHECK (s_degenerate (&o, "output 0 ('out0'): constant (every element is 3)") == 1);
+        CHECK (s_degenerate (&o, "output 0 ('out0'): the same in every input set") == 1);
+        CHECK (s_degenerate (&o, "output 1 ('out1'): every element is within the absolute bound") == 1);
+        CHECK (s_degenerate (&o, "output 1 ('out1'): constant") == 0);
+        CHECK (s_degenerate (&o, "inputs: identical") == 0);
+        //  The non-tensor argument is a scalar of its set.
+        json_t *scalars = json_object_get (o.result, "scalars");
+        CHECK (json_array_size (scalars) == 3);
+        json_t *s1 = json_array_get (scalars, 1);
+        CHECK (!strcmp (s_str (s1, "role"), "input"));
+        CHECK (json_integer_value (json_object_get (s1, "set")) == 1);
+        CHECK (json_integer_value (json_object_get (s1, "index")) == 1);
+        CHECK (json_integer_value (json_object_get (s1, "value")) == 2);
+        //  Tensors: per set, input 0 then outputs 0 and 1.
+        CHECK (json_array_size (json_object_get (o.result, "tensors")) == 9);
+        CHECK (!strcmp (s_str (s_tensor (&o, 2), "name"), "out1"));
+    }
+    s_out_free (&o);
+}
+
+static void
+s_payloads (kf_torch_ref_t *ref, const char *python)
+{
+    printf ("  payloads and limits\n");
+    kf_job_t job = { .job_id = 1, .kind = "reference" };
+    kf_job_result_t res;
+    const char *bad[] = {
+        "{}", "source: missing",
+        "{\"source\": \"x\", \"device\": \"tpu:0\"}", "not cpu, cuda or cuda:N",
+        "{\"source\": \"x\", \"sets\": 0}", "sets: must be in 1..100",
+        "{\"source\": \"x\", \"seed\": \"one\"}", "seed: must be an integer",
+        "{\"source\": \"x\", \"timing\": {\"min_time_s\": -1}}", "timing.min_time_s",
+        NULL };
+    for (int i = 0; bad[i]; i += 2) {
+        json_error_t jerr;
+        job.payload = json_loads (bad[i], 0, &jerr);
+        kf_torch_ref_handle (ref, &job, &res);
+        CHECK (!res.ok && res.error && strstr (res.error, bad[i + 1]));
+        if (!res.ok && res.error && !strstr (res.error, bad[i + 1]))
+            printf ("    %s -> %s\n", bad[i], res.error);
+        free (res.error);
+        json_decref (res.result);
+        json_decref (job.payload);
+    }
+
+    //  A worker without torch names what it tried.
+    kf_torch_ref_config_t none = { .python = "/nonexistent/python3" };
+    kf_torch_ref_t *missing = kf_torch_ref_new (&none);
+    CHECK (kf_torch_ref_python (missing) == NULL);
+    CHECK (kf_torch_ref_capability (missing) == NULL);
+    job.payload = json_pack ("{s:s}", "source", s_constant);
+    kf_torch_ref_handle (missing, &job, &res);
+    CHECK (!res.ok && res.error
+           && !strcmp (res.error, "no Python with torch found (tried: /nonexistent/python3 (not found))"));
+    printf ("    %s\n", res.error ? res.error : "?");
+    free (res.error);
+    kf_torch_ref_destroy (&missing);
+    kf_torch_ref_destroy (&missing);
+    CHECK (missing == NULL);
+
+    //  An interpreter without torch: its own last line says why.
+    none.python = "/bin/sh";
+    missing = kf_torch_ref_new (&none);
+    CHECK (kf_torch_ref_python (missing) == NULL);
+    printf ("    tried: %s\n", kf_torch_ref_tried (missing));
+    kf_torch_ref_destroy (&missing);
+
+    //  Over the size cap: a failed job, not a truncated frame.
+    kf_torch_ref_config_t small = { .python = python, .max_result_bytes = 1024 };
+    kf_torch_ref_t *tiny = kf_torch_ref_new (&small);
+    kf_torch_ref_handle (tiny, &job, &res);
+    CHECK (!res.ok && res.error && strstr (res.error, "exceed 1024 bytes"));
+    printf ("    %.160s\n", res.error ? res.error : "?");
+    free (res.error);
+    //  ... unless nothing is exported: timing and checks only, no frame.
+    json_object_set_new (job.payload, "export", json_false ());
+    json_object_set_new (job.payload, "compile", json_false ());
+    json_object_set_new (job.payload, "timing", json_pack ("{s:f, s:f}", "min_time_s", 0.01,
+                                                           "warmup_s", 0.0));
+    kf_torch_ref_handle (tiny, &job, &res);
+    CHECK (res.ok && res.frames == NULL);
+    CHECK (res.ok && json_array_size (json_object_get (res.result, "tensors")) == 0);
+    CHECK (res.ok && json_array_size (json_object_get (res.result, "degenerate")) >= 2);
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    kf_torch_ref_destroy (&tiny);
+
+    //  Without a runner set up, the exec worker refuses the kind.
+    kf_exec_handle (NULL, &(kf_job_t) { .job_id = 1, .kind = "reference",
+                                        .payload = job.payload }, &res);
+    CHECK (!res.ok && res.error && strstr (res.error, "no PyTorch reference runner"));
+    free (res.error);
+    json_decref (job.payload);
+}
+
+int
+main (void)
+{
+    char cache[] = "/tmp/kf-torch-ref-test-XXXXXX";
+    CHECK (mkdtemp (cache) != NULL);
+    kf_torch_ref_config_t cfg = { .cache_dir = cache };
+    kf_torch_ref_t *ref = kf_torch_ref_new (&cfg);
+    json_t *cap = kf_torch_ref_capability (ref);
+    if (!cap) {
+        printf ("test_torch_ref: skipped: no python with torch (tried: %s)\n",
+                kf_torch_ref_tried (ref));
+        kf_torch_ref_destroy (&ref);
+        kf_subproc_rmtree (cache);
+        return kf_test_done ("test_torch_ref");
+    }
+    char *text = json_dumps (cap, JSON_COMPACT);
+    printf ("  torch capability: %s\n", text);
+    free (text);
+    CHECK (json_is_boolean (json_object_get (cap, "cuda")));
+    kf_torch_ref_config_t plain = { .python = kf_torch_ref_python (ref) };
+    kf_torch_ref_t *uncached = kf_torch_ref_new (&plain);
+    CHECK (kf_torch_ref_python (uncached) != NULL);
+
+    s_softmax (ref, uncached);
+    s_matmul (ref);
+    s_layernorm (ref);
+    s_failures (ref);
+    s_payloads (ref, kf_torch_ref_python (ref));
+
+    json_decref (cap);
+    kf_torch_ref_destroy (&uncached);
+    kf_torch_ref_destroy (&ref);
+    kf_subproc_rmtree (cache);
+    return kf_test_done ("test_torch_ref");
+}
