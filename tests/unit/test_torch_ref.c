@@ -50,13 +50,13 @@ s_out_free (s_out_t *o)
 //  Runs one reference job on REF (through kf_exec_handle when VIA_EXEC, as
 //  the worker does) and keeps what came back.
 static s_out_t
-s_job (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool compile,
-       bool via_exec)
+s_job_on (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool compile,
+          bool via_exec, const char *device)
 {
     kf_job_t job = { .job_id = 1, .lease = 1, .kind = "reference" };
     job.payload = json_pack ("{s:s, s:i, s:i, s:s, s:b, s:{s:f, s:f, s:i}}",
                              "source", source, "seed", seed, "sets", sets,
-                             "device", "cpu", "compile", compile,
+                             "device", device, "compile", compile,
                              "timing", "min_time_s", 0.05, "warmup_s", 0.01,
                              "min_samples", 5);
     kf_job_result_t res;
@@ -77,6 +77,13 @@ s_job (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool compile
     if (!o.ok)
         printf ("    job failed: %.600s\n", o.error ? o.error : "?");
     return o;
+}
+
+static s_out_t
+s_job (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool compile,
+       bool via_exec)
+{
+    return s_job_on (ref, source, seed, sets, compile, via_exec, "cpu");
 }
 
 static const char *
@@ -475,6 +482,49 @@ s_payloads (kf_torch_ref_t *ref, const char *python)
     json_decref (job.payload);
 }
 
+//  KF_TEST_TORCH_DEVICE=cuda:0 (tests/gpu): the examples on that device
+//  with torch.compile, twice each without the cache: layout, no degenerate
+//  flag, the same bytes from both runs, and the times printed.
+static void
+s_on_device (kf_torch_ref_t *uncached, const char *device)
+{
+    const char *names[] = { "softmax", "matmul_bias_relu", "layernorm", NULL };
+    for (int i = 0; names[i]; i++) {
+        char path[256];
+        snprintf (path, sizeof path, "examples/pytorch/%s.py", names[i]);
+        char *source = s_slurp (path);
+        CHECK (source != NULL);
+        if (!source)
+            continue;
+        printf ("  %s on %s\n", names[i], device);
+        s_out_t a = s_job_on (uncached, source, 11, 5, true, false, device);
+        s_out_t b = s_job_on (uncached, source, 11, 5, false, false, device);
+        CHECK (a.ok && b.ok);
+        if (a.ok && b.ok) {
+            CHECK (!strcmp (s_str (a.result, "device"), device));
+            s_check_layout (&a);
+            CHECK (s_degenerate (&a, NULL) == 0);
+            CHECK (a.data && b.data && zframe_eq (a.data, b.data));
+            printf ("    %s, %s; same seed, separate runs: %s bytes; child %.1f s\n",
+                    s_str (a.result, "device_name"), s_str (a.result, "torch_version"),
+                    a.data && b.data && zframe_eq (a.data, b.data) ? "identical" : "DIFFERENT",
+                    json_number_value (json_object_get (a.result, "wall_s")));
+            s_check_eager (&a);
+            json_t *compiled = json_object_get (json_object_get (a.result, "timing"), "compiled");
+            CHECK (compiled != NULL);
+            if (compiled && !json_object_get (compiled, "error")) {
+                CHECK (json_is_true (json_object_get (compiled, "matches_eager")));
+                printf ("    torch.compile: first call %.1f s, matches eager: %s\n",
+                        json_number_value (json_object_get (compiled, "compile_s")),
+                        json_is_true (json_object_get (compiled, "matches_eager")) ? "yes" : "no");
+            }
+        }
+        s_out_free (&a);
+        s_out_free (&b);
+        free (source);
+    }
+}
+
 int
 main (void)
 {
@@ -498,6 +548,11 @@ main (void)
     kf_torch_ref_t *uncached = kf_torch_ref_new (&plain);
     CHECK (kf_torch_ref_python (uncached) != NULL);
 
+    const char *device = getenv ("KF_TEST_TORCH_DEVICE");
+    if (device && *device) {
+        CHECK (strcmp (device, "cpu") == 0 || json_is_true (json_object_get (cap, "cuda")));
+        s_on_device (uncached, device);
+    }
     s_softmax (ref, uncached);
     s_matmul (ref);
     s_layernorm (ref);
