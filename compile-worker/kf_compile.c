@@ -575,6 +575,12 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     //  A source that declares tuning parameters is built at each selected
     //  point; a reference never is (it is the yardstick, not a search).
     int cap = cfg && cfg->tune_max_configs > 0 ? cfg->tune_max_configs : 16;
+    /* The run decides how wide a candidate's sweep is (its `tune`); the
+     * worker's own cap bounds it. Absent means no sweep. */
+    json_t *asked = json_object_get (job->payload, "tune_max_configs");
+    int want = json_is_integer (asked) ? (int) json_integer_value (asked) : 1;
+    if (want < cap)
+        cap = want;
     if (cap > KF_COMPILE_TUNE_MAX)
         cap = KF_COMPILE_TUNE_MAX;
     bool reference = json_is_true (json_object_get (job->payload, "reference"));

@@ -22,6 +22,9 @@ static const kf_cfg_entry_t s_table[] = {
     { "cache_dir", KF_CFG_STR, NULL, 0, -1,
       "compile cache folder; 'off' disables it (default: $XDG_CACHE_HOME or ~/.cache, then kernelfoundry/compile)" },
     { "cache_max_mb", KF_CFG_INT, "2048", 1, 1048576, "compile cache size cap" },
+    { "tune_max_configs", KF_CFG_INT, "16", 1, 16,
+      "most kf-tune points built for one source (a run asks for fewer with its tune setting)" },
+    { "tune_parallel", KF_CFG_INT, "2", 1, 64, "kf-tune points built at once within one job" },
     KF_CFG_END
 };
 
@@ -71,6 +74,8 @@ main (int argc, char **argv)
         .output_cap = 64 * 1024,
         .cache_dir = cache_dir,
         .cache_max_bytes = (size_t) kf_config_int (config, "cache_max_mb") << 20,
+        .tune_max_configs = (int) kf_config_int (config, "tune_max_configs"),
+        .tune_parallel = (int) kf_config_int (config, "tune_parallel"),
     };
     kf_info ("compile cache: %s", cache_dir ? cache_dir : "off");
     json_t *caps = kf_compile_capabilities ();

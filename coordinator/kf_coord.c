@@ -820,8 +820,15 @@ s_generator_config (json_t *config, char **why)
         json_decref (out);
         return NULL;
     }
+    json_t *tune = json_object_get (config, "tune");
+    if (tune && (!json_is_integer (tune) || json_integer_value (tune) < 1
+                 || json_integer_value (tune) > 16)) {
+        kf_fail (why, "config.tune must be an integer in 1..16 (kf-tune points per candidate)");
+        json_decref (out);
+        return NULL;
+    }
     static const char *copied[] = { "first_model", "temperature", "top_p", "max_tokens", "budget",
-                                    "archive_bins" };
+                                    "archive_bins", "tune" };
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
         if (json_object_get (config, copied[i]))
             json_object_set (out, copied[i], json_object_get (config, copied[i]));

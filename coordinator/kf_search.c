@@ -531,10 +531,13 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
         return -1;
     s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
+    json_t *tune = json_object_get (json_object_get (run, "config"), "tune");
     return s_insert_job (self, run_id, cand_id, "compile", "compile", backend, NULL,
-                         json_pack ("{s:s, s:{s:s, s:s}, s:s}", "language",
+                         json_pack ("{s:s, s:{s:s, s:s}, s:s, s:I}", "language",
                                     s_str (run, "language"), "target", "backend",
-                                    backend, "arch", arch, "source_hash", hash),
+                                    backend, "arch", arch, "source_hash", hash,
+                                    "tune_max_configs",
+                                    (json_int_t) (tune ? json_integer_value (tune) : 1)),
                          blobs);
 }
 

@@ -38,6 +38,7 @@ typedef struct {
     bool has_generations, has_population, has_seed;
     const char *model, *first_model;      /* checked by the coordinator */
     double budget_tokens, budget_usd;     /* 0: none */
+    long long tune;                       /* 0: the coordinator's default */
 } s_args_t;
 
 typedef struct s_command_t s_command_t;
@@ -408,6 +409,8 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
         json_object_set_new (config, "seed", json_integer (args->seed));
     if (args->model)
         json_object_set_new (config, "model", json_string (args->model));
+    if (args->tune)
+        json_object_set_new (config, "tune", json_integer (args->tune));
     if (args->first_model)
         json_object_set_new (config, "first_model", json_string (args->first_model));
     if (args->budget_tokens > 0 || args->budget_usd > 0) {
@@ -650,7 +653,7 @@ static const s_command_t s_commands[] = {
     { "submit",
       "kfctl submit TASK [--target T] [--generations N] [--population P] "
       "[--seed S] [--model M] [--first-model M] [--budget-tokens N] [--budget-usd X] "
-      "[--wait] [--json]",
+      "[--tune N] [--wait] [--json]",
       "submit a task file; prints the run id\n"
       "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
@@ -662,6 +665,8 @@ static const s_command_t s_commands[] = {
       "  --first-model M     another model for the first generation\n"
       "  --budget-tokens N   stop asking for candidates after N tokens\n"
       "  --budget-usd X      stop asking for candidates after X dollars\n"
+      "  --tune N            build and time up to N kf-tune points of each\n"
+      "                      candidate (1..16; default 1: no sweep)\n"
       "  --wait              wait until the run ends; print the best speedup;\n"
       "                      exit 0 when done, 1 when failed or cancelled\n"
       "  --json              with --wait: {run_id, status, best_speedup,\n"
@@ -744,7 +749,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
     args->timeout_ms = S_DEFAULT_TIMEOUT_MS;
     *cmd_p = NULL;
     const char *timeout = NULL, *gens = NULL, *pop = NULL, *seed = NULL;
-    const char *budget_tokens = NULL, *budget_usd = NULL;
+    const char *budget_tokens = NULL, *budget_usd = NULL, *tune = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -792,6 +797,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             { "--first-model", &args->first_model },
             { "--budget-tokens", &budget_tokens },
             { "--budget-usd", &budget_usd },
+            { "--tune", &tune },
             { "--output", &args->output },
             { "-o", &args->output },
         };
@@ -824,7 +830,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
         return 0;
     if (!(cmd->options & S_OPT_SUBMIT)
         && (args->target || gens || pop || seed || args->wait || args->model
-            || args->first_model || budget_tokens || budget_usd)) {
+            || args->first_model || budget_tokens || budget_usd || tune)) {
         fprintf (stderr, "kfctl: %s: --target, --generations, --population, "
                  "--seed, --model, --first-model, --budget-* and --wait belong to submit\n",
                  cmd->name);
@@ -884,6 +890,10 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             return KF_CTL_EXIT_USAGE;
         }
         *budgets[k].slot = v;
+    }
+    if (tune && s_parse_int (tune, 1, 16, &args->tune)) {
+        fprintf (stderr, "kfctl: --tune: '%s' is not an integer in 1..16\n", tune);
+        return KF_CTL_EXIT_USAGE;
     }
     if (seed) {
         if (s_parse_int (seed, 0, LLONG_MAX, &args->seed)) {

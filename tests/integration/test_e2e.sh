@@ -31,6 +31,8 @@ check "one row per (generation, slot)" \
     [ "$(sql "SELECT count(DISTINCT (generation, slot)) FROM candidates WHERE run_id = $run")" -eq 16 ]
 check "at most one evaluation per candidate" \
     [ "$(sql "SELECT count(*) FROM (SELECT candidate_id FROM evaluations GROUP BY 1 HAVING count(*) > 1) d")" -eq 0 ]
+check "without --tune every candidate is built and timed once" \
+    [ "$(sql "SELECT count(*) FROM evaluations WHERE jsonb_array_length(coalesce(figures->'configs', '[]')) > 1")" -eq 0 ]
 check "every prompt is stored" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND prompt LIKE '%kf_forward%'")" -eq 16 ]
 check "no job left queued or leased" \

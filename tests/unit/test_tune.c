@@ -181,7 +181,8 @@ s_compile (const char *source, int max_configs)
 {
     kf_compile_config_t cfg = { .tune_max_configs = max_configs, .tune_parallel = 2 };
     kf_job_t job = { .job_id = 1, .kind = "compile" };
-    job.payload = json_pack ("{s:s, s:{s:s}}", "language", "c", "target", "backend", "host");
+    job.payload = json_pack ("{s:s, s:{s:s}, s:i}", "language", "c", "target", "backend", "host",
+                             "tune_max_configs", 16);
     job.frames = zmsg_new ();
     zmsg_addmem (job.frames, source, strlen (source));
     kf_job_result_t res;
