@@ -195,6 +195,19 @@ check "the double answered the coordinator's prompts (4 openai requests with kf_
 kfctl best "$run" -o "$T/best.c" >/dev/null 2>&1 || kfctl show "$run" --json >"$T/show.json"
 check "no key in the database" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE concat(prompt, verdict_detail, usage::text) LIKE '%kftest%'")" -eq 0 ]
+check "the run adds up what its candidates used" \
+    [ "$(sql "SELECT (r.input_tokens = (SELECT sum((usage->>'input_tokens')::bigint) FROM candidates WHERE run_id = r.id))::int FROM runs r WHERE r.id = $run")" -eq 1 ]
+
+# A token budget smaller than one generation's use: the run plans no second
+# generation and says why.
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 5 --population 2 \
+      --seed 4 --model openai:gpt-4.1 --budget-tokens 10 --wait --json --timeout 10 2>>"$T/submit.err")
+brun=$(jq -r .run_id <<<"$out")
+check "a run over its token budget ends done" [ "$(jq -r .status <<<"$out")" = done ]
+check "after its first generation only" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $brun")" -eq 2 ]
+check "saying the budget is spent" \
+    jtrue '.run.reason | test("token budget spent")' kfctl show "$brun" --json
 
 # --- keys ---------------------------------------------------------------------
 stop_all
