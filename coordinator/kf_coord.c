@@ -1072,10 +1072,20 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 "SELECT a.cell::text AS cell, a.candidate_id, a.speedup, a.fitness"
                 " FROM archive_cells a WHERE a.run_id = $1 ORDER BY a.cell",
                 1, params);
+            json_t *models = kf_db_query (
+                self->db,
+                "SELECT model, count(*) AS candidates,"
+                " coalesce(sum((usage->>'input_tokens')::bigint), 0) AS input_tokens,"
+                " coalesce(sum((usage->>'output_tokens')::bigint), 0) AS output_tokens,"
+                " coalesce(sum(cost_usd), 0) AS cost_usd"
+                " FROM candidates WHERE run_id = $1 AND model IS NOT NULL"
+                " GROUP BY model ORDER BY model",
+                1, params);
             s_send (self, sock, route, "RUN",
-                    json_pack ("{s:o, s:o, s:o}", "run", run, "candidates",
+                    json_pack ("{s:o, s:o, s:o, s:o}", "run", run, "candidates",
                                cands ? cands : json_array (), "archive",
-                               cells ? cells : json_array ()));
+                               cells ? cells : json_array (), "models",
+                               models ? models : json_array ()));
             return;
         }
         json_t *cand = kf_db_row (self->db,

@@ -195,6 +195,9 @@ check "the double answered the coordinator's prompts (4 openai requests with kf_
 kfctl best "$run" -o "$T/best.c" >/dev/null 2>&1 || kfctl show "$run" --json >"$T/show.json"
 check "no key in the database" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE concat(prompt, verdict_detail, usage::text) LIKE '%kftest%'")" -eq 0 ]
+check "show lists the usage per model" \
+    jtrue '.models | length == 1 and .[0].model == "openai:gpt-4.1" and .[0].candidates == 4 and .[0].input_tokens > 0' \
+    kfctl show "$run" --json
 check "the run adds up what its candidates used" \
     [ "$(sql "SELECT (r.input_tokens = (SELECT sum((usage->>'input_tokens')::bigint) FROM candidates WHERE run_id = r.id))::int FROM runs r WHERE r.id = $run")" -eq 1 ]
 
