@@ -573,19 +573,21 @@ s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
     const char *text = json_string_value (blobs);
     if (!text || *text != '{')
         return -1;
-    char buf[1024];
-    snprintf (buf, sizeof buf, "%s", text + 1);
-    char *save = NULL;
-    for (char *h = strtok_r (buf, ",}", &save); h; h = strtok_r (NULL, ",}", &save)) {
+    char *buf = strdup (text + 1), *save = NULL;
+    int rc = buf ? 0 : -1;
+    for (char *h = buf ? strtok_r (buf, ",}", &save) : NULL; h && rc == 0;
+         h = strtok_r (NULL, ",}", &save)) {
         void *data;
         size_t size;
-        if (kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1", h,
-                              &data, &size))
-            return -1;
-        kf_msg_add_frame (msg, data, size);
-        free (data);
+        rc = kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1", h,
+                               &data, &size);
+        if (rc == 0) {
+            kf_msg_add_frame (msg, data, size);
+            free (data);
+        }
     }
-    return 0;
+    free (buf);
+    return rc;
 }
 
 /* Leases queued jobs to every worker with free credits. Workers with the
