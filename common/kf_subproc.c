@@ -423,25 +423,3 @@ kf_subproc_rmtree (const char *dir)
     nftw (dir, s_unlink_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int
-kf_subproc_write_file (const char *dir, const char *name, const void *data, size_t size)
-{
-    char path[4096];
-    snprintf (path, sizeof path, "%s/%s", dir, name);
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    const char *p = data;
-    while (size > 0) {
-        ssize_t n = write (fd, p, size);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            close (fd);
-            return -1;
-        }
-        p += n;
-        size -= (size_t) n;
-    }
-    return close (fd);
-}

@@ -54,9 +54,6 @@ void kf_subproc_result_free (kf_subproc_result_t *result);
 /* Creates a private directory under TMPDIR, owned by the sandbox user
  * when LIMITS drop privileges. Returns a path the caller frees, or NULL. */
 char *kf_subproc_mkdtemp (const kf_subproc_limits_t *limits);
-/* Writes DATA as DIR/NAME (mode 0644), whole or not at all. Returns 0 or -1. */
-int kf_subproc_write_file (const char *dir, const char *name, const void *data,
-                           size_t size);
 /* Removes DIR and everything in it. */
 void kf_subproc_rmtree (const char *dir);
 

@@ -12,6 +12,7 @@
 #include "kf_compile_cache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
 #include "kf_tune.h"
@@ -140,37 +141,6 @@ kf_compile_trim_log (const char *log, const char *dir, size_t max)
     return out;
 }
 
-static void *
-s_read_file (const char *path, size_t *size)
-{
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-        close (fd);
-        return NULL;
-    }
-    char *buf = malloc ((size_t) st.st_size + 1);
-    size_t got = 0;
-    while (buf && got < (size_t) st.st_size) {
-        ssize_t n = read (fd, buf + got, (size_t) st.st_size - got);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            break;
-        }
-        got += (size_t) n;
-    }
-    close (fd);
-    if (!buf || got != (size_t) st.st_size) {
-        free (buf);
-        return NULL;
-    }
-    *size = got;
-    return buf;
-}
-
 //  A JSON string of TEXT even when the compiler printed bytes that are not
 //  UTF-8 (jansson refuses those): such bytes become '?'.
 static json_t *
@@ -287,8 +257,8 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     }
     size_t header_size;
     const char *header = kf_compile_kernel_header (&header_size);
-    if (kf_subproc_write_file (dir, tc->source_name, ctx->source, ctx->source_size) != 0
-        || kf_subproc_write_file (dir, "kf_kernel.h", header, header_size) != 0) {
+    if (kf_file_write (dir, tc->source_name, ctx->source, ctx->source_size) != 0
+        || kf_file_write (dir, "kf_kernel.h", header, header_size) != 0) {
         s_build_error (b, "cannot write the source", errno);
         goto done;
     }
@@ -333,7 +303,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     snprintf (so_path, sizeof so_path, "%s/kernel.so", dir);
     b->wall_s = run.wall_s;
     if (run.exit_code == 0 && !run.timed_out)
-        b->so = s_read_file (so_path, &b->so_size);
+        b->so = kf_file_read (so_path, (size_t) 1 << 30, &b->so_size);
     if (!b->so) {
         char head[160] = "";
         if (run.timed_out)

@@ -6,6 +6,7 @@
  */
 #include "kf_compile_cache.h"
 #include "kf_hash.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 #include <dirent.h>
 #include <errno.h>
@@ -41,36 +42,6 @@ kf_compile_cache_key (const char *version, char *const argv[], const void *heade
     free (joined);
 }
 
-static void *
-s_read (const char *path, size_t *size)
-{
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-        close (fd);
-        return NULL;
-    }
-    char *data = malloc ((size_t) st.st_size + 1);
-    size_t got = 0;
-    while (data && got < (size_t) st.st_size) {
-        ssize_t n = read (fd, data + got, (size_t) st.st_size - got);
-        if (n <= 0) {
-            free (data);
-            data = NULL;
-            break;
-        }
-        got += (size_t) n;
-    }
-    close (fd);
-    if (data) {
-        data[got] = 0;
-        *size = got;
-    }
-    return data;
-}
-
 bool
 kf_compile_cache_get (const char *dir, const char *key, void **artifact,
                       size_t *artifact_size, char **log)
@@ -82,7 +53,7 @@ kf_compile_cache_get (const char *dir, const char *key, void **artifact,
         return false;
     char path[4200];
     snprintf (path, sizeof path, "%s/%s.so", dir, key);
-    void *so = s_read (path, artifact_size);
+    void *so = kf_file_read (path, (size_t) 1 << 30, artifact_size);
     if (!so) {
         snprintf (path, sizeof path, "%s/%s.fail", dir, key);
         if (access (path, F_OK) != 0)
@@ -91,30 +62,13 @@ kf_compile_cache_get (const char *dir, const char *key, void **artifact,
     *artifact = so;
     snprintf (path, sizeof path, "%s/%s.log", dir, key);
     size_t log_size;
-    *log = s_read (path, &log_size);
+    *log = kf_file_read (path, (size_t) 1 << 30, &log_size);
     if (!*log)
         *log = strdup ("");
     /* Touch it: trimming removes the least recently used first. */
     snprintf (path, sizeof path, "%s/%s.%s", dir, key, so ? "so" : "fail");
     utimensat (AT_FDCWD, path, NULL, 0);
     return true;
-}
-
-/* Writes DATA to DIR/NAME through a temporary file and a rename. */
-static int
-s_put_file (const char *dir, const char *name, const void *data, size_t size)
-{
-    char tmp[128], from[4200], to[4200];
-    snprintf (tmp, sizeof tmp, ".%s.%d.%lx", name, (int) getpid (), (unsigned long) random ());
-    if (kf_subproc_write_file (dir, tmp, data, size))
-        return -1;
-    snprintf (from, sizeof from, "%s/%s", dir, tmp);
-    snprintf (to, sizeof to, "%s/%s", dir, name);
-    if (rename (from, to)) {
-        unlink (from);
-        return -1;
-    }
-    return 0;
 }
 
 typedef struct {
@@ -188,10 +142,10 @@ kf_compile_cache_put (const char *dir, const char *key, const void *artifact,
         return -1;
     char name[80];
     snprintf (name, sizeof name, "%s.log", key);
-    if (s_put_file (dir, name, log ? log : "", log ? strlen (log) : 0))
+    if (kf_file_replace (dir, name, log ? log : "", log ? strlen (log) : 0))
         return -1;
     snprintf (name, sizeof name, "%s.%s", key, artifact ? "so" : "fail");
-    if (s_put_file (dir, name, artifact ? artifact : "", artifact ? artifact_size : 0))
+    if (kf_file_replace (dir, name, artifact ? artifact : "", artifact ? artifact_size : 0))
         return -1;
     if (max_bytes)
         s_trim (dir, max_bytes);

@@ -11,6 +11,7 @@
 #include "kf_exec.h"
 #include "kf_backend.h"
 #include "kf_log.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_torch_ref.h"
 
@@ -48,29 +49,6 @@ kf_exec_child_main (const char *dir)
     int rc = backend ? backend->child_main (dir, job) : 2;
     json_decref (job);
     return rc;
-}
-
-static int
-s_write_file (const char *dir, const char *name, const void *data, size_t size)
-{
-    char path[4200];
-    snprintf (path, sizeof path, "%s/%s", dir, name);
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    const char *p = data;
-    while (size > 0) {
-        ssize_t n = write (fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            close (fd);
-            return -1;
-        }
-        p += n;
-        size -= (size_t) n;
-    }
-    return close (fd);
 }
 
 static char
@@ -141,9 +119,9 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
     if (!text
-        || s_write_file (dir, "candidate.so", zframe_data (cand), zframe_size (cand))
-        || s_write_file (dir, "reference.so", zframe_data (ref), zframe_size (ref))
-        || s_write_file (dir, "job.json", text, strlen (text))) {
+        || kf_file_write (dir, "candidate.so", zframe_data (cand), zframe_size (cand))
+        || kf_file_write (dir, "reference.so", zframe_data (ref), zframe_size (ref))
+        || kf_file_write (dir, "job.json", text, strlen (text))) {
         s_fail (res, "cannot write the evaluation files: %s", strerror (errno));
         free (text);
         kf_subproc_rmtree (dir);

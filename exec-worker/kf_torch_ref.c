@@ -16,6 +16,7 @@
 #include "kf_hash.h"
 #include "kf_log.h"
 #include "kf_str.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 
 #include <dirent.h>
@@ -52,40 +53,6 @@ static kf_torch_ref_t *s_shared;
 // --------------------------------------------------------------------------
 //  Small file helpers
 
-//  Reads PATH whole (a regular file, not a link, at most MAX bytes).
-//  Returns the data (NUL-terminated, caller frees) or NULL.
-static char *
-s_read_file (const char *path, size_t max, size_t *size)
-{
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (size_t) st.st_size > max) {
-        close (fd);
-        return NULL;
-    }
-    char *data = malloc ((size_t) st.st_size + 1);
-    size_t got = 0;
-    while (data && got < (size_t) st.st_size) {
-        ssize_t n = read (fd, data + got, (size_t) st.st_size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            free (data);
-            data = NULL;
-        }
-        else
-            got += (size_t) n;
-    }
-    close (fd);
-    if (data) {
-        data[got] = 0;
-        *size = got;
-    }
-    return data;
-}
-
 //  Loads DIR/NAME as a JSON object (at most 64 MiB), or NULL.
 static json_t *
 s_load_json (const char *dir, const char *name)
@@ -93,7 +60,7 @@ s_load_json (const char *dir, const char *name)
     char path[4200];
     snprintf (path, sizeof path, "%s/%s", dir, name);
     size_t size;
-    char *text = s_read_file (path, (size_t) 64 << 20, &size);
+    char *text = kf_file_read (path, (size_t) 64 << 20, &size);
     if (!text)
         return NULL;
     json_error_t jerr;
@@ -303,25 +270,6 @@ kf_torch_ref_shared (void)
 //  The .json is written last, each through a rename, so its presence means
 //  the entry is whole, and concurrent writers of one key cannot tear it.
 
-//  Writes DATA as DIR/NAME through a temporary file and a rename.
-static int
-s_put_file (const char *dir, const char *name, const void *data, size_t size)
-{
-    static unsigned long counter;
-    char tmp[160], from[4200], to[4200];
-    snprintf (tmp, sizeof tmp, ".%s.%d.%lu", name, (int) getpid (),
-              __atomic_add_fetch (&counter, 1, __ATOMIC_RELAXED));
-    if (kf_subproc_write_file (dir, tmp, data, size))
-        return -1;
-    snprintf (from, sizeof from, "%s/%s", dir, tmp);
-    snprintf (to, sizeof to, "%s/%s", dir, name);
-    if (rename (from, to)) {
-        unlink (from);
-        return -1;
-    }
-    return 0;
-}
-
 typedef struct {
     char key[65];
     time_t mtime;
@@ -402,7 +350,7 @@ s_cache_get (const char *dir, const char *key, json_t **result, char **blob,
         return false;
     snprintf (path, sizeof path, "%s/%s.bin", dir, key);
     size_t size = 0;
-    char *data = s_read_file (path, SIZE_MAX / 2, &size);
+    char *data = kf_file_read (path, SIZE_MAX / 2, &size);
     json_int_t want = json_integer_value (json_object_get (r, "data_bytes"));
     if (!data || (json_int_t) size != want) {
         //  A .bin from another writer's half-finished entry, or none:
@@ -431,10 +379,10 @@ s_cache_put (const char *dir, const char *key, json_t *result, const char *blob,
     char name[80];
     char *text = json_dumps (result, JSON_COMPACT);
     snprintf (name, sizeof name, "%s.bin", key);
-    int rc = text ? s_put_file (dir, name, blob ? blob : "", blob_size) : -1;
+    int rc = text ? kf_file_replace (dir, name, blob ? blob : "", blob_size) : -1;
     snprintf (name, sizeof name, "%s.json", key);
     if (rc == 0)
-        rc = s_put_file (dir, name, text, strlen (text));
+        rc = kf_file_replace (dir, name, text, strlen (text));
     if (rc)
         kf_warn ("reference cache: cannot store %s in %s: %s", key, dir, strerror (errno));
     free (text);
@@ -604,7 +552,7 @@ s_collect (kf_torch_ref_t *self, const char *dir, json_t *manifest, char **blob,
         char path[4200];
         snprintf (path, sizeof path, "%s/%s", dir, file);
         size_t got = 0;
-        char *part = s_read_file (path, want, &got);
+        char *part = kf_file_read (path, want, &got);
         if (!part || got != want) {
             free (part);
             free (data);
@@ -661,9 +609,9 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     char *text = job ? json_dumps (job, JSON_COMPACT) : NULL;
     json_decref (job);
     if (!text
-        || kf_subproc_write_file (dir, "kf_torch_ref.py", kf_torch_ref_py, strlen (kf_torch_ref_py))
-        || kf_subproc_write_file (dir, "problem.py", req->source, strlen (req->source))
-        || kf_subproc_write_file (dir, "job.json", text, strlen (text))) {
+        || kf_file_write (dir, "kf_torch_ref.py", kf_torch_ref_py, strlen (kf_torch_ref_py))
+        || kf_file_write (dir, "problem.py", req->source, strlen (req->source))
+        || kf_file_write (dir, "job.json", text, strlen (text))) {
         *error = kf_strdupf ("cannot write the reference files: %s", strerror (errno));
         free (text);
         kf_subproc_rmtree (dir);

@@ -15,6 +15,7 @@
 #include "kf_backend.h"
 #include "kf_log.h"
 #include "kf_str.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 
 #include <fcntl.h>
@@ -110,7 +111,7 @@ s_run_main (void *arg)
     limits.no_network = false;
     limits.drop_privileges = false;
     char *dir = kf_subproc_mkdtemp (&limits);
-    if (!dir || kf_subproc_write_file (dir, "prompt.txt", run->input, strlen (run->input))) {
+    if (!dir || kf_file_write (dir, "prompt.txt", run->input, strlen (run->input))) {
         reply->outcome = KF_GEN_FAIL;
         reply->error = strdup ("command: cannot write the prompt file");
     }

@@ -1,0 +1,81 @@
+/*  kf_file.c - whole-file reads and writes (kf_file.h). */
+#include "kf_file.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *
+kf_file_read (const char *path, size_t max, size_t *size)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (size_t) st.st_size > max) {
+        close (fd);
+        return NULL;
+    }
+    char *data = malloc ((size_t) st.st_size + 1);
+    size_t got = 0;
+    while (data && got < (size_t) st.st_size) {
+        ssize_t n = read (fd, data + got, (size_t) st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            free (data);
+            data = NULL;
+        }
+        else
+            got += (size_t) n;
+    }
+    close (fd);
+    if (data) {
+        data[got] = 0;
+        *size = got;
+    }
+    return data;
+}
+
+int
+kf_file_write (const char *dir, const char *name, const void *data, size_t size)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    const char *p = data;
+    while (size > 0) {
+        ssize_t n = write (fd, p, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            close (fd);
+            return -1;
+        }
+        p += n;
+        size -= (size_t) n;
+    }
+    return close (fd);
+}
+
+int
+kf_file_replace (const char *dir, const char *name, const void *data, size_t size)
+{
+    static unsigned long counter;
+    char tmp[300], from[4400], to[4400];
+    snprintf (tmp, sizeof tmp, ".%.200s.%d.%lu", name, (int) getpid (),
+              __atomic_add_fetch (&counter, 1, __ATOMIC_RELAXED));
+    if (kf_file_write (dir, tmp, data, size))
+        return -1;
+    snprintf (from, sizeof from, "%s/%s", dir, tmp);
+    snprintf (to, sizeof to, "%s/%s", dir, name);
+    if (rename (from, to)) {
+        unlink (from);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,23 @@
+/*  kf_file.h - whole-file reads and writes for sandbox folders and caches.
+ *
+ *  Reads refuse links and anything but regular files: a sandbox folder is
+ *  written by the unprivileged child, which could otherwise plant a link
+ *  to a file the worker may read and the child may not.
+ */
+#ifndef KF_FILE_H
+#define KF_FILE_H
+
+#include <stddef.h>
+
+/* Reads PATH whole (a regular file, not a link, at most MAX bytes).
+ * Returns the data NUL-terminated (caller frees) with *SIZE, or NULL. */
+char *kf_file_read (const char *path, size_t max, size_t *size);
+
+/* Writes DATA as DIR/NAME (mode 0644). Returns 0 or -1. */
+int kf_file_write (const char *dir, const char *name, const void *data, size_t size);
+
+/* As kf_file_write, through a temporary file and a rename, so a reader or
+ * a concurrent writer never sees a half-written DIR/NAME. */
+int kf_file_replace (const char *dir, const char *name, const void *data, size_t size);
+
+#endif
