@@ -127,10 +127,7 @@ s_destroy (kf_backend_t *self)
 {
     s_anthropic_t *st = self->state;
     free (st->url);
-    if (st->key_header) {
-        memset (st->key_header, 0, strlen (st->key_header));
-        free (st->key_header);
-    }
+    kf_http_secret_free (st->key_header);
     free (st->version_header);
     free (st);
     free (self);
@@ -147,11 +144,7 @@ kf_backend_anthropic_new (const kf_http_backend_config_t *config)
         return NULL;
     }
     st->http = config->http;
-    const char *base = config->base_url ? config->base_url : "https://api.anthropic.com/v1";
-    size_t blen = strlen (base);
-    while (blen > 0 && base[blen - 1] == '/')
-        blen--;
-    st->url = kf_strdupf ("%.*s/messages", (int) blen, base);
+    st->url = kf_http_url (config->base_url, "https://api.anthropic.com/v1", "/messages");
     st->key_header = config->api_key && *config->api_key
                          ? kf_strdupf ("x-api-key: %s", config->api_key)
                          : NULL;

@@ -113,11 +113,7 @@ s_destroy (kf_backend_t *self)
 {
     s_openai_t *st = self->state;
     free (st->url);
-    if (st->auth) {
-        //  Do not leave the key in freed memory for a core dump to show.
-        memset (st->auth, 0, strlen (st->auth));
-        free (st->auth);
-    }
+    kf_http_secret_free (st->auth);
     free (st);
     free (self);
 }
@@ -133,11 +129,7 @@ kf_backend_openai_new (const kf_http_backend_config_t *config)
         return NULL;
     }
     st->http = config->http;
-    const char *base = config->base_url ? config->base_url : "https://api.openai.com/v1";
-    size_t blen = strlen (base);
-    while (blen > 0 && base[blen - 1] == '/')
-        blen--;
-    st->url = kf_strdupf ("%.*s/chat/completions", (int) blen, base);
+    st->url = kf_http_url (config->base_url, "https://api.openai.com/v1", "/chat/completions");
     st->auth = config->api_key && *config->api_key
                    ? kf_strdupf ("Authorization: Bearer %s", config->api_key)
                    : NULL;

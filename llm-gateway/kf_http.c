@@ -9,6 +9,7 @@
  *  keep-alive work across requests.
  */
 #include "kf_http.h"
+#include "kf_str.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -412,4 +413,26 @@ int
 kf_http_running (const kf_http_t *self)
 {
     return self->running;
+}
+
+char *
+kf_http_url (const char *base, const char *default_base, const char *path)
+{
+    if (!base)
+        base = default_base;
+    size_t len = strlen (base);
+    while (len > 0 && base[len - 1] == '/')
+        len--;
+    return kf_strdupf ("%.*s%s", (int) len, base, path);
+}
+
+void
+kf_http_secret_free (char *secret)
+{
+    if (!secret)
+        return;
+    volatile char *p = secret;
+    while (*p)
+        *p++ = 0;
+    free (secret);
 }

@@ -67,4 +67,12 @@ void kf_http_dispatch (kf_http_t *self, zmq_pollitem_t *items, int n);
 /* Requests in flight. */
 int kf_http_running (const kf_http_t *self);
 
+/* BASE (or DEFAULT_BASE when NULL) without trailing slashes, then PATH:
+ * the vendors' SDKs take base URLs with and without one. Caller frees. */
+char *kf_http_url (const char *base, const char *default_base, const char *path);
+
+/* Overwrites and frees a string that holds a secret (an API key header),
+ * so the key is not left in freed memory for a core dump to show. */
+void kf_http_secret_free (char *secret);
+
 #endif
