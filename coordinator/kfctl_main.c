@@ -2,7 +2,7 @@
  *
  *  Parses its own argv (subcommands with their options, global options
  *  anywhere), finds the endpoints, and runs one command: submit, status,
- *  workers, runs, show, best, cancel, watch. Exit codes and JSON shapes
+ *  workers, runs, show, report, best, cancel, watch. Exit codes and JSON shapes
  *  are documented in docs/kfctl.md; keep both in step.
  */
 #include "kf_log.h"
@@ -561,9 +561,53 @@ s_cmd_show (s_args_t *args, kf_ctl_endpoints_t *ep)
     else {
         kf_ctl_print_run (stdout, json_object_get (reply->body, "run"));
         printf ("\n");
+        kf_ctl_print_archive (stdout, reply->body);
+        printf ("\n");
         kf_ctl_print_candidates (stdout,
                                  json_object_get (reply->body, "candidates"));
     }
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
+/* The run's curves as files: everything is computed here from one SHOW
+ * reply, so a report needs no support from the coordinator. */
+static int
+s_cmd_report (s_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    kf_msg_t *reply = NULL;
+    int code = s_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
+    if (code)
+        return code;
+    char prefix[64];
+    snprintf (prefix, sizeof prefix, "run-%lld", run_id);
+    if (args->output && !*args->output) {
+        fprintf (stderr, "kfctl: report: -o needs a non-empty PREFIX\n");
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_USAGE;
+    }
+    char *paths[3] = { NULL, NULL, NULL };
+    char *err = NULL;
+    if (kf_ctl_report_write (reply->body, args->output ? args->output : prefix,
+                             paths, &err)) {
+        fprintf (stderr, "kfctl: report: %s\n", err ? err : "failed");
+        free (err);
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_ERROR;
+    }
+    if (args->json) {
+        json_t *out = json_pack ("{s:I, s:s, s:s, s:s}", "run_id",
+                                 (json_int_t) run_id, "budget_csv", paths[0],
+                                 "generations_csv", paths[1], "svg", paths[2]);
+        s_print_json (out);
+        json_decref (out);
+    }
+    else
+        for (int i = 0; i < 3; i++)
+            printf ("%s\n", paths[i]);
+    for (int i = 0; i < 3; i++)
+        free (paths[i]);
     kf_msg_destroy (&reply);
     return KF_CTL_EXIT_OK;
 }
@@ -681,7 +725,14 @@ static const s_command_t s_commands[] = {
     { "runs", "kfctl runs [--json]", "every run with status and best speedup",
       0, 0, s_cmd_runs },
     { "show", "kfctl show RUN [--json]",
-      "one run's summary and its candidate table", 1, 0, s_cmd_show },
+      "one run's summary, archive grids, best kernel, lineage, candidates",
+      1, 0, s_cmd_show },
+    { "report", "kfctl report RUN [-o PREFIX] [--json]",
+      "write the run's limited-budget curve and progress as CSV and SVG\n"
+      "  -o, --output PREFIX write PREFIX.csv, PREFIX-generations.csv and\n"
+      "                      PREFIX.svg (default run-RUN); prints the paths\n"
+      "  --json              {run_id, budget_csv, generations_csv, svg}",
+      1, S_OPT_OUTPUT, s_cmd_report },
     { "best", "kfctl best RUN [-o FILE] [--json]",
       "the best candidate's source, on stdout or into FILE\n"
       "  -o, --output FILE   write the source to FILE", 1, S_OPT_OUTPUT,
@@ -837,7 +888,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
         return KF_CTL_EXIT_USAGE;
     }
     if (!(cmd->options & S_OPT_OUTPUT) && args->output) {
-        fprintf (stderr, "kfctl: %s: -o/--output belongs to best\n",
+        fprintf (stderr, "kfctl: %s: -o/--output belongs to best and report\n",
                  cmd->name);
         return KF_CTL_EXIT_USAGE;
     }

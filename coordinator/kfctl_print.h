@@ -36,4 +36,17 @@ void kf_ctl_print_runs (FILE *out, json_t *runs);
 void kf_ctl_print_workers (FILE *out, json_t *workers);
 void kf_ctl_print_status (FILE *out, json_t *snapshot);
 
+/* The archive of a SHOW reply BODY (borrowed): a 4x4 grid per pair of
+ * dimensions (memory x algorithm, memory x synchronisation, algorithm x
+ * synchronisation), each cell the best elite speedup over the third
+ * dimension; then the best kernel and its lineage. */
+void kf_ctl_print_archive (FILE *out, json_t *body);
+
+/* Writes PREFIX.csv (limited-budget curve), PREFIX-generations.csv
+ * (per-generation progress) and PREFIX.svg (the curve as a plot) from a
+ * SHOW reply BODY (borrowed). PATHS gets the three file names (caller
+ * frees each). Returns 0, or -1 with *ERR set (caller frees). */
+int kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
+                         char **err);
+
 #endif
