@@ -37,6 +37,9 @@ TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 .PHONY: all deps test unit bench-dispatch bench-gateway clean check-deps docs
+# Objects of tests and tools are intermediate files of a chain of pattern
+# rules; keep them, or every make deletes and rebuilds them.
+.SECONDARY:
 all: check-deps $(BINARIES) $(TESTS) $(TOOLS)
 
 check-deps:
