@@ -707,26 +707,19 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
     /* The figures keep the whole result, the tuning table included. */
     char *figures = json_dumps (result, JSON_COMPACT);
-    const char *params[8] = { S_I64 (cand, cand_id), S_I64 (jobid, s_int (job, "id")),
+    const char *params[9] = { S_I64 (cand, cand_id), S_I64 (jobid, s_int (job, "id")),
                               s_str (job, "worker"), *verdict ? verdict : "unknown",
                               correct ? "true" : "false", correct ? sp : NULL,
-                              cand_t ? cns : NULL, figures };
-    (void) rns;
+                              cand_t ? cns : NULL, ref_t ? rns : NULL, figures };
     long rc = kf_db_exec (self->db,
                           "INSERT INTO evaluations (candidate_id, job_id, worker, verdict,"
-                          " correct, speedup, candidate_ns, figures) VALUES"
-                          " ($1, $2, $3, $4, $5, $6, $7, $8)"
+                          " correct, speedup, candidate_ns, reference_ns, figures) VALUES"
+                          " ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
                           " ON CONFLICT (job_id) DO NOTHING",
-                          8, params);
+                          9, params);
     free (figures);
     if (rc < 0)
         return -1;
-    if (ref_t) {
-        const char *p[2] = { jobid, rns };
-        if (kf_db_exec (self->db, "UPDATE evaluations SET reference_ns = $2 WHERE job_id = $1",
-                        2, p) < 0)
-            return -1;
-    }
     /* A tuned candidate's detail names the config that counted, so the
      * run's listing shows what the sweep chose without the table. */
     const char *detail = s_str (result, "detail");
