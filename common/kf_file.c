@@ -1,9 +1,12 @@
 /*  kf_file.c - whole-file reads and writes (kf_file.h). */
 #include "kf_file.h"
+#include <stdbool.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,4 +81,81 @@ kf_file_replace (const char *dir, const char *name, const void *data, size_t siz
         return -1;
     }
     return 0;
+}
+
+typedef struct {
+    char name[256];
+    time_t mtime;
+    size_t size;
+} s_entry_t;
+
+static int
+s_older_first (const void *a, const void *b)
+{
+    const s_entry_t *x = a, *y = b;
+    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+static bool
+s_listed (const char *ext, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp (ext, list[i]))
+            return true;
+    return false;
+}
+
+void
+kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
+              const char *const *exts)
+{
+    DIR *d = opendir (dir);
+    if (!d)
+        return;
+    size_t n = 0, cap = 64, total = 0;
+    s_entry_t *e = malloc (cap * sizeof *e);
+    struct dirent *ent;
+    while (e && (ent = readdir (d))) {
+        const char *dot = strrchr (ent->d_name, '.');
+        size_t stem = dot ? (size_t) (dot - ent->d_name) : 0;
+        if (ent->d_name[0] == '.' || !dot || stem >= sizeof e->name
+            || !s_listed (dot + 1, markers))
+            continue;
+        char path[4400];
+        struct stat st;
+        snprintf (path, sizeof path, "%s/%s", dir, ent->d_name);
+        if (stat (path, &st))
+            continue;
+        if (n == cap) {
+            s_entry_t *grown = realloc (e, 2 * cap * sizeof *e);
+            if (!grown)
+                break;
+            e = grown;
+            cap *= 2;
+        }
+        snprintf (e[n].name, sizeof e[n].name, "%.*s", (int) stem, ent->d_name);
+        e[n].mtime = st.st_mtime;
+        e[n].size = 0;
+        for (int k = 0; exts[k]; k++) {
+            struct stat part;
+            snprintf (path, sizeof path, "%s/%s.%s", dir, e[n].name, exts[k]);
+            if (stat (path, &part) == 0)
+                e[n].size += (size_t) part.st_size;
+        }
+        total += e[n].size;
+        n++;
+    }
+    closedir (d);
+    if (e && total > max_bytes) {
+        qsort (e, n, sizeof *e, s_older_first);
+        for (size_t i = 0; i < n && total > max_bytes; i++) {
+            for (int k = 0; exts[k]; k++) {
+                char path[4400];
+                snprintf (path, sizeof path, "%s/%s.%s", dir, e[i].name, exts[k]);
+                unlink (path);
+            }
+            total -= e[i].size;
+        }
+    }
+    free (e);
 }

@@ -20,4 +20,12 @@ int kf_file_write (const char *dir, const char *name, const void *data, size_t s
  * a concurrent writer never sees a half-written DIR/NAME. */
 int kf_file_replace (const char *dir, const char *name, const void *data, size_t size);
 
+/* Keeps the cache folder DIR under MAX_BYTES, least recently used first.
+ * An entry is a name with several files NAME.EXT, EXTS (NULL-ended) listing
+ * every extension it may have; its first extension present in MARKERS
+ * (NULL-ended) dates it and marks it whole. Files starting with '.' (writes
+ * in progress) are left alone. */
+void kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
+                   const char *const *exts);
+
 #endif

@@ -8,7 +8,6 @@
 #include "kf_hash.h"
 #include "kf_file.h"
 #include "kf_subproc.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,67 +70,6 @@ kf_compile_cache_get (const char *dir, const char *key, void **artifact,
     return true;
 }
 
-typedef struct {
-    char name[300];
-    time_t mtime;
-    off_t size;
-} s_entry_t;
-
-static int
-s_older_first (const void *a, const void *b)
-{
-    const s_entry_t *x = a, *y = b;
-    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
-}
-
-/* Removes the least recently used entries until DIR holds MAX_BYTES. */
-static void
-s_trim (const char *dir, size_t max_bytes)
-{
-    DIR *d = opendir (dir);
-    if (!d)
-        return;
-    size_t n = 0, cap = 64, total = 0;
-    s_entry_t *e = malloc (cap * sizeof *e);
-    struct dirent *ent;
-    while (e && (ent = readdir (d))) {
-        const char *dot = strrchr (ent->d_name, '.');
-        if (ent->d_name[0] == '.' || !dot || (strcmp (dot, ".so") && strcmp (dot, ".fail")))
-            continue;
-        struct stat st;
-        char path[4400];
-        snprintf (path, sizeof path, "%s/%s", dir, ent->d_name);
-        if (stat (path, &st))
-            continue;
-        if (n == cap) {
-            s_entry_t *grown = realloc (e, 2 * cap * sizeof *e);
-            if (!grown)
-                break;
-            e = grown;
-            cap *= 2;
-        }
-        snprintf (e[n].name, sizeof e[n].name, "%.*s", (int) (dot - ent->d_name), ent->d_name);
-        e[n].mtime = st.st_mtime;
-        e[n].size = st.st_size;
-        total += (size_t) st.st_size;
-        n++;
-    }
-    closedir (d);
-    if (e && total > max_bytes) {
-        qsort (e, n, sizeof *e, s_older_first);
-        for (size_t i = 0; i < n && total > max_bytes; i++) {
-            static const char *ext[] = { "so", "fail", "log" };
-            for (int k = 0; k < 3; k++) {
-                char path[4400];
-                snprintf (path, sizeof path, "%s/%s.%s", dir, e[i].name, ext[k]);
-                unlink (path);
-            }
-            total -= (size_t) e[i].size;
-        }
-    }
-    free (e);
-}
-
 int
 kf_compile_cache_put (const char *dir, const char *key, const void *artifact,
                       size_t artifact_size, const char *log, size_t max_bytes)
@@ -148,6 +86,7 @@ kf_compile_cache_put (const char *dir, const char *key, const void *artifact,
     if (kf_file_replace (dir, name, artifact ? artifact : "", artifact ? artifact_size : 0))
         return -1;
     if (max_bytes)
-        s_trim (dir, max_bytes);
+        kf_file_trim (dir, max_bytes, (const char *const[]) { "so", "fail", NULL },
+                      (const char *const[]) { "so", "fail", "log", NULL });
     return 0;
 }

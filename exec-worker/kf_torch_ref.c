@@ -19,7 +19,6 @@
 #include "kf_file.h"
 #include "kf_subproc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -270,69 +269,6 @@ kf_torch_ref_shared (void)
 //  The .json is written last, each through a rename, so its presence means
 //  the entry is whole, and concurrent writers of one key cannot tear it.
 
-typedef struct {
-    char key[65];
-    time_t mtime;
-    size_t size;
-} s_entry_t;
-
-static int
-s_older_first (const void *a, const void *b)
-{
-    const s_entry_t *x = a, *y = b;
-    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
-}
-
-//  Removes the least recently used entries until DIR holds MAX_BYTES.
-static void
-s_cache_trim (const char *dir, size_t max_bytes)
-{
-    DIR *d = opendir (dir);
-    if (!d)
-        return;
-    size_t n = 0, cap = 64, total = 0;
-    s_entry_t *e = malloc (cap * sizeof *e);
-    struct dirent *ent;
-    while (e && (ent = readdir (d))) {
-        size_t len = strlen (ent->d_name);
-        if (len != 64 + 5 || strcmp (ent->d_name + 64, ".json") != 0)
-            continue;
-        char path[4400];
-        struct stat js, bs;
-        snprintf (path, sizeof path, "%s/%s", dir, ent->d_name);
-        if (stat (path, &js))
-            continue;
-        snprintf (path, sizeof path, "%s/%.64s.bin", dir, ent->d_name);
-        if (stat (path, &bs))
-            bs.st_size = 0;
-        if (n == cap) {
-            s_entry_t *grown = realloc (e, 2 * cap * sizeof *e);
-            if (!grown)
-                break;
-            e = grown;
-            cap *= 2;
-        }
-        snprintf (e[n].key, sizeof e[n].key, "%.64s", ent->d_name);
-        e[n].mtime = js.st_mtime;
-        e[n].size = (size_t) js.st_size + (size_t) bs.st_size;
-        total += e[n].size;
-        n++;
-    }
-    closedir (d);
-    if (e && total > max_bytes) {
-        qsort (e, n, sizeof *e, s_older_first);
-        for (size_t i = 0; i < n && total > max_bytes; i++) {
-            char path[4400];
-            snprintf (path, sizeof path, "%s/%s.json", dir, e[i].key);
-            unlink (path);
-            snprintf (path, sizeof path, "%s/%s.bin", dir, e[i].key);
-            unlink (path);
-            total -= e[i].size;
-        }
-    }
-    free (e);
-}
-
 //  A hit: *RESULT (caller's) and *BLOB (caller frees) of KEY.
 static bool
 s_cache_get (const char *dir, const char *key, json_t **result, char **blob,
@@ -386,7 +322,8 @@ s_cache_put (const char *dir, const char *key, json_t *result, const char *blob,
     if (rc)
         kf_warn ("reference cache: cannot store %s in %s: %s", key, dir, strerror (errno));
     free (text);
-    s_cache_trim (dir, max_bytes);
+    kf_file_trim (dir, max_bytes, (const char *const[]) { "json", NULL },
+                  (const char *const[]) { "json", "bin", NULL });
 }
 
 // --------------------------------------------------------------------------
