@@ -375,6 +375,12 @@ s_check_generation (kf_search_t *self, int64_t run_id, int generation)
     return rc;
 }
 
+int
+kf_search_begin (kf_search_t *self, int64_t run_id)
+{
+    return s_plan_generation (self, run_id, 0);
+}
+
 double
 kf_search_fitness (const char *verdict, double speedup)
 {
@@ -639,7 +645,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
         if (kf_db_exec (self->db, "UPDATE runs SET ref_artifact = $2 WHERE id = $1",
                         2, params) < 0)
             return -1;
-        return s_plan_generation (self, run_id, 0);
+        return kf_search_begin (self, run_id);
     }
     if (!compiled)
         return s_finish_candidate (self, run_id, cand_id, "compile_failed", 0,

@@ -28,6 +28,11 @@ typedef struct {
 /* Creates the run's reference compile job. */
 int kf_search_start_run (kf_search_t *self, int64_t run_id);
 
+/* The run's reference is ready (runs.ref_artifact set): plans the first
+ * candidates. Whatever prepares a reference calls this once, in the same
+ * transaction that stores it. */
+int kf_search_begin (kf_search_t *self, int64_t run_id);
+
 /* JOB is the row of a job that just completed (id, run_id, candidate_id,
  * kind); RESULT its result object; FRAMES its binary frames (borrowed). */
 int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
