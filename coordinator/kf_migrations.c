@@ -139,6 +139,17 @@ static const char *s_migrations[] = {
     "  speedup double precision NOT NULL,"
     "  updated_at timestamptz NOT NULL DEFAULT now(),"
     "  PRIMARY KEY (run_id, cell));",
+
+    /* 5: a run with a PyTorch reference (coordinator/kf_reference.c): the
+     * candidate-facing task derived from the reference job's manifest
+     * (what prompts and evaluate payloads see instead of tasks.spec), the
+     * manifest, scalars and PyTorch's own times (the reference_data of its
+     * evaluate jobs), and what was accepted with a warning (a degenerate
+     * reference the user allowed). */
+    "ALTER TABLE runs ADD COLUMN spec jsonb, ADD COLUMN ref_data jsonb,"
+    "  ADD COLUMN ref_eager_ns double precision,"
+    "  ADD COLUMN ref_compiled_ns double precision,"
+    "  ADD COLUMN warnings jsonb NOT NULL DEFAULT '[]';",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */
