@@ -1,0 +1,88 @@
+/*  kf_prompt.h - the generation prompt, assembled from its sections.
+ *
+ *  One builder for every prompt a run sends to a model, so what a model is
+ *  told is in one place and every part of it can be tested: the task and
+ *  its reference, the kernel contract (kf_kernel.h), the hardware of the
+ *  exec worker the kernel will run on (as that worker advertised it), an
+ *  example, the best kernel so far and the last kernel tried with their
+ *  runtimes and logs, inspirations from other archive cells, mutation
+ *  hints from the gradient estimator, and the four evolvable sections
+ *  that meta-prompt evolution rewrites (kf_meta.h). docs/prompts.md shows
+ *  the layout. The builder does no I/O; kf_prompt_hardware and
+ *  kf_prompt_kernel read the database for it.
+ */
+#ifndef KF_PROMPT_H
+#define KF_PROMPT_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KF_PROMPT_SECTIONS 4
+#define KF_PROMPT_MAX_INSPIRATIONS 4
+
+/* The evolvable sections, in prompt order: "philosophy" (what to
+ * prioritise), "strategies" (techniques by category), "pitfalls"
+ * (mistakes to avoid), "analysis" (what to work out before writing
+ * code). Each appears in the prompt between markers
+ * "<<<kf:NAME>>>" and "<<<kf:end NAME>>>" so a meta-prompter's edits can
+ * be confined to them. */
+extern const char *const kf_prompt_section_names[KF_PROMPT_SECTIONS];
+
+/* The starting text of the four sections: {philosophy, strategies,
+ * pitfalls, analysis} as strings (caller's). LANGUAGE ("c", "cuda",
+ * "opencl", ...) picks the wording of the strategies. */
+json_t *kf_prompt_default_sections (const char *language);
+
+/* A kernel shown in the prompt is a JSON object (all keys optional):
+ *   source       the code
+ *   status       candidate status: correct, incorrect, compile_failed, ...
+ *   speedup      number, when correct
+ *   candidate_ns median runtime in ns, when timed
+ *   reference_ns the reference's, when timed
+ *   detail       the verdict's one line (which check failed, with figures)
+ *   log          compiler output
+ *   correctness  {sets, match_fraction, max_abs_err, max_rel_err, cosine,
+ *                 nonfinite_mismatch} from the evaluation
+ *   bandwidth    {candidate_gbs, copy_gbs, candidate_fraction_of_copy, ...}
+ *   coords       "{m,a,s}" (inspirations: which cell it comes from)
+ * kf_prompt_kernel fills one from the database. */
+
+typedef struct {
+    json_t *spec;            /* the task object (borrowed): name, description,
+                                inputs, outputs, scalars, reference, instructions */
+    const char *language;    /* language the kernel is written in */
+    const char *target;      /* "cuda:sm_90", "host" */
+    json_t *hardware;        /* kf_prompt_hardware's object, or NULL: unknown */
+    const char *example;     /* a correct kernel for another task; NULL: the
+                                built-in one for LANGUAGE */
+    json_t *best;            /* best kernel so far, or NULL */
+    json_t *last;            /* the last kernel tried (parent's child), or NULL */
+    json_t *inspirations;    /* array of kernels from other cells, or NULL */
+    const char *hints;       /* mutation hints (natural language), or NULL */
+    json_t *sections;        /* the evolvable sections; NULL: the defaults */
+    bool templated;          /* ask for a kf-tune templated kernel (tuning
+                                rounds: E.2 of the paper) */
+} kf_prompt_in_t;
+
+/* The prompt text (caller frees), or NULL when out of memory. */
+char *kf_prompt_build (const kf_prompt_in_t *in);
+
+/* The hardware a kernel for BACKEND (and ARCH, when not NULL or empty)
+ * will run on: the capabilities of the most recently seen exec worker
+ * that advertised them, as {worker, backend, arch, devices: [{name,
+ * compute_capability, multiprocessors, memory_bytes, l2_bytes,
+ * copy_bandwidth_gbs, cores}]} (caller's), or NULL when no such worker
+ * has ever said HELLO. */
+json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch);
+
+/* Candidate CANDIDATE_ID as a prompt kernel object (see above), its
+ * source and latest evaluation included (caller's), or NULL. */
+json_t *kf_prompt_kernel (kf_db_t *db, int64_t candidate_id);
+
+/* The text of section NAME in PROMPT (between its markers), or NULL
+ * (caller frees). */
+char *kf_prompt_section_text (const char *prompt, const char *name);
+
+#endif
