@@ -1,0 +1,89 @@
+/*  kf_meta.h - meta-prompt evolution: the evolvable sections of a run's
+ *  generation prompt rewritten by a second model from real outcomes.
+ *
+ *  Each run keeps prompt versions in PostgreSQL (prompt_versions): the four
+ *  evolvable sections (kf_prompt.h), the version they were edited from,
+ *  the generation that made them and the edits that did. A version's
+ *  fitness is the best fitness of the kernels written with it; the run's
+ *  prompt archive holds the `prompt_archive` fittest (default 16) and each
+ *  new candidate is written with a version picked from it. Every
+ *  `meta_every` generations' worth of finished candidates (default 10) a
+ *  "meta" job (role generate, model `meta_model`) is queued with the
+ *  sections and the recent outcomes with their figures from the
+ *  evaluations table; its reply holds SEARCH/REPLACE edits, at most
+ *  `meta_max_edits` (default 3) of which are applied, only inside the
+ *  sections. Every proposed edit, accepted or not, is logged in
+ *  prompt_edits with the reason. `meta_prompting: false` in the run's
+ *  config turns all of it off: every candidate then gets the default
+ *  sections. docs/prompts.md describes the loop.
+ *
+ *  Like kf_search.h, every function runs inside the caller's open
+ *  transaction, and replaying one after a crash does nothing twice.
+ */
+#ifndef KF_META_H
+#define KF_META_H
+
+#include "kf_search.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The defaults, as in the paper's Table 6. */
+#define KF_META_EVERY 10          /* generations between meta jobs */
+#define KF_META_MAX_EDITS 3       /* edits applied per meta job */
+#define KF_META_ARCHIVE 16        /* prompt versions kept */
+
+/* The evolvable sections a new candidate of RUN_ID is to be written with
+ * (caller's): a version picked from the run's prompt archive, the run's
+ * first version (the defaults) created when it has none. *VERSION_ID
+ * (may be NULL) gets the version's id, 0 when meta-prompting is off (the
+ * defaults are returned then). NULL on a database error. */
+json_t *kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id);
+
+/* Records that CANDIDATE_ID was written with VERSION_ID (0: nothing). */
+int kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id);
+
+/* CANDIDATE_ID of RUN_ID reached its final state: its prompt version's
+ * fitness follows, and when enough candidates have finished since the
+ * last meta job, the next one is queued. */
+int kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id);
+
+/* A "meta" JOB completed with RESULT ({text, ...} from the gateway): its
+ * edits are checked and logged, and the accepted ones make a new version.
+ * Returns 0 for a job of another kind too (nothing done). */
+int kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result);
+
+/* A "meta" JOB failed for good: logged; the run goes on with the versions
+ * it has (a meta job never fails its run). */
+int kf_meta_job_failed (kf_search_t *self, json_t *job, const char *reason);
+
+/* The run config's settings with their defaults filled in:
+ * {meta_prompting, meta_every, meta_max_edits, prompt_archive, meta_model}
+ * (caller's). */
+json_t *kf_meta_settings (json_t *run_config);
+
+/*  The pure parts, for tests. */
+
+/* Parses the edits in TEXT: blocks of
+ *     SECTION: name          (optional)
+ *     <<<<<<< SEARCH
+ *     text to find
+ *     =======
+ *     replacement
+ *     >>>>>>> REPLACE
+ * Returns an array of {section?, search, replace} (caller's; empty when
+ * there are none). */
+json_t *kf_meta_parse_edits (const char *text);
+
+/* Applies EDITS to a copy of SECTIONS, in order. An edit applies when its
+ * search text occurs exactly once in one section (the named one, when it
+ * names one; an empty search with a named section appends), its
+ * replacement does not forge a section marker, and fewer than MAX_EDITS
+ * edits have been accepted. OUTSIDE (may be NULL) is the rest of the
+ * prompt: a search text found only there is "outside the evolvable
+ * sections". Returns the new sections (caller's) and sets *LOG (caller's)
+ * to one {section, search, replace, accepted, reason} per edit. */
+json_t *kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits,
+                             const char *outside, json_t **log);
+
+#endif
