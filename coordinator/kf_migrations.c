@@ -150,6 +150,42 @@ static const char *s_migrations[] = {
     "  ADD COLUMN ref_eager_ns double precision,"
     "  ADD COLUMN ref_compiled_ns double precision,"
     "  ADD COLUMN warnings jsonb NOT NULL DEFAULT '[]';",
+
+    /* 6: the search of docs/search.md. Each candidate records its phase
+     * (the main search or a parameter-tuning round), its island, how its
+     * parent was selected (strategy, draws, fallback) with the
+     * inspirations shown beside it, and the mutation hints its prompt
+     * carried. Transitions are the parent->child moves the gradient
+     * estimator reads (one per child with coordinates; novel: the child's
+     * coordinates were new to the run). Island migrants are elites copied
+     * into another island at a migration. The partial index lets dispatch
+     * take queued jobs round-robin across runs without sorting them all. */
+    "ALTER TABLE candidates"
+    "  ADD COLUMN phase text NOT NULL DEFAULT 'search'"
+    "    CHECK (phase IN ('search', 'tuning')),"
+    "  ADD COLUMN island int NOT NULL DEFAULT 0,"
+    "  ADD COLUMN selection jsonb,"
+    "  ADD COLUMN inspirations bigint[] NOT NULL DEFAULT '{}',"
+    "  ADD COLUMN hints text;"
+    "CREATE TABLE transitions ("
+    "  child_id bigint PRIMARY KEY REFERENCES candidates(id),"
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  parent_id bigint NOT NULL REFERENCES candidates(id),"
+    "  parent_coords int[] NOT NULL,"
+    "  child_coords int[] NOT NULL,"
+    "  parent_fitness double precision NOT NULL,"
+    "  child_fitness double precision NOT NULL,"
+    "  novel boolean NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+    "CREATE INDEX transitions_run ON transitions (run_id, child_id);"
+    "CREATE TABLE island_migrants ("
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  island int NOT NULL,"
+    "  candidate_id bigint NOT NULL REFERENCES candidates(id),"
+    "  generation int NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (run_id, island, candidate_id));"
+    "CREATE INDEX jobs_queued_run ON jobs (role, run_id, id) WHERE state = 'queued';",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */
