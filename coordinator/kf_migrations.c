@@ -186,6 +186,45 @@ static const char *s_migrations[] = {
     "  created_at timestamptz NOT NULL DEFAULT now(),"
     "  PRIMARY KEY (run_id, island, candidate_id));"
     "CREATE INDEX jobs_queued_run ON jobs (role, run_id, id) WHERE state = 'queued';",
+
+    /* 7: meta-prompt evolution (coordinator/kf_meta.c). A run's prompt
+     * versions: the four evolvable sections, numbered per run, each made
+     * from its parent by the accepted edits of one meta job; fitness is the
+     * best of the kernels written with it, in_archive whether the run's
+     * prompt archive still holds it. prompt_edits logs every edit a meta
+     * job proposed, accepted or rejected with the reason. meta_rounds
+     * counts the meta jobs a run has queued. */
+    "CREATE TABLE prompt_versions ("
+    "  id bigserial PRIMARY KEY,"
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  number int NOT NULL,"
+    "  parent_id bigint REFERENCES prompt_versions(id),"
+    "  generation int NOT NULL DEFAULT 0,"
+    "  sections jsonb NOT NULL,"
+    "  edits jsonb NOT NULL DEFAULT '[]',"
+    "  meta_job_id bigint UNIQUE REFERENCES jobs(id),"
+    "  fitness double precision,"
+    "  best_speedup double precision,"
+    "  candidates int NOT NULL DEFAULT 0,"
+    "  in_archive boolean NOT NULL DEFAULT true,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  UNIQUE (run_id, number));"
+    "CREATE TABLE prompt_edits ("
+    "  id bigserial PRIMARY KEY,"
+    "  run_id bigint NOT NULL REFERENCES runs(id),"
+    "  job_id bigint NOT NULL REFERENCES jobs(id),"
+    "  parent_id bigint REFERENCES prompt_versions(id),"
+    "  version_id bigint REFERENCES prompt_versions(id),"
+    "  section text,"
+    "  search text NOT NULL,"
+    "  replace text NOT NULL,"
+    "  accepted boolean NOT NULL,"
+    "  reason text,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+    "CREATE INDEX prompt_edits_job ON prompt_edits (job_id);"
+    "ALTER TABLE candidates ADD COLUMN prompt_version_id bigint REFERENCES prompt_versions(id);"
+    "CREATE INDEX candidates_prompt_version ON candidates (prompt_version_id);"
+    "ALTER TABLE runs ADD COLUMN meta_rounds int NOT NULL DEFAULT 0;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

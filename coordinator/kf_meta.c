@@ -1,0 +1,788 @@
+/*  kf_meta.c - meta-prompt evolution (kf_meta.h).
+ *
+ *  A run's prompt versions live in prompt_versions, numbered 1, 2, ... per
+ *  run; version 1 is the default sections. A meta job is queued when the
+ *  run's finished candidates pass the next multiple of meta_every x
+ *  population (runs.meta_rounds counts the rounds queued, moved on with a
+ *  compare-and-set so a replay queues nothing twice). The job carries the
+ *  sections of the fittest version in the archive, the recent outcomes
+ *  with their figures straight from the evaluations table, and a prompt
+ *  for a model that explains the edit format. Its reply is text: the
+ *  edits are parsed and checked here, not in the gateway, because only
+ *  the coordinator knows the sections and the limits. Every proposed edit
+ *  is logged in prompt_edits, accepted or rejected with the reason, so a
+ *  meta-prompter that misbehaves is visible after the fact.
+ */
+#include "kf_meta.h"
+#include "kf_log.h"
+#include "kf_prompt.h"
+#include "kf_str.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+//  Outcomes shown to the meta-prompter, and the longest a section may
+//  grow: context the generation prompt pays for on every call.
+#define S_OUTCOMES_MAX 24
+#define S_SECTION_MAX 6000
+#define S_SOURCE_MAX 6000
+
+static const char *
+s_str (json_t *obj, const char *key)
+{
+    const char *s = json_string_value (json_object_get (obj, key));
+    return s ? s : "";
+}
+
+static int64_t
+s_int (json_t *obj, const char *key)
+{
+    return json_integer_value (json_object_get (obj, key));
+}
+
+//  ---------------------------------------------------------------------
+//  Settings
+
+json_t *
+kf_meta_settings (json_t *config)
+{
+    json_t *on = json_object_get (config, "meta_prompting");
+    json_t *every = json_object_get (config, "meta_every");
+    json_t *edits = json_object_get (config, "meta_max_edits");
+    json_t *size = json_object_get (config, "prompt_archive");
+    const char *model = json_string_value (json_object_get (config, "meta_model"));
+    //  Without a model of its own the meta-prompter is the run's first
+    //  model: a run that names only "offline" gets the rule-based one.
+    if (!model)
+        model = json_string_value (json_object_get (config, "first_model"));
+    if (!model)
+        model = json_string_value (
+            json_object_get (json_array_get (json_object_get (config, "models"), 0), "model"));
+    return json_pack ("{s:b, s:I, s:I, s:I, s:s}", "meta_prompting",
+                      on ? json_is_true (on) : 1, "meta_every",
+                      (json_int_t) (json_integer_value (every) > 0 ? json_integer_value (every)
+                                                                   : KF_META_EVERY),
+                      "meta_max_edits",
+                      (json_int_t) (json_integer_value (edits) > 0 ? json_integer_value (edits)
+                                                                   : KF_META_MAX_EDITS),
+                      "prompt_archive",
+                      (json_int_t) (json_integer_value (size) > 0 ? json_integer_value (size)
+                                                                  : KF_META_ARCHIVE),
+                      "meta_model", model ? model : "offline");
+}
+
+//  ---------------------------------------------------------------------
+//  Edits: parsing and applying (pure)
+
+//  The line at *P (without its newline) and *P moved past it; NULL at the end.
+static const char *
+s_line (const char **p, size_t *len)
+{
+    if (!**p)
+        return NULL;
+    const char *line = *p;
+    *len = strcspn (line, "\n");
+    *p = line + *len + (line[*len] ? 1 : 0);
+    //  A CR before the newline is not part of the line.
+    if (*len && line[*len - 1] == '\r')
+        (*len)--;
+    return line;
+}
+
+static bool
+s_is (const char *line, size_t len, const char *marker)
+{
+    //  Markers may carry trailing blanks; anything else on the line is text.
+    size_t m = strlen (marker);
+    if (len < m || strncmp (line, marker, m) != 0)
+        return false;
+    for (size_t i = m; i < len; i++)
+        if (line[i] != ' ' && line[i] != '\t')
+            return false;
+    return true;
+}
+
+json_t *
+kf_meta_parse_edits (const char *text)
+{
+    json_t *edits = json_array ();
+    const char *p = text ? text : "";
+    const char *line;
+    size_t len;
+    char section[64] = "";
+    while ((line = s_line (&p, &len))) {
+        //  "SECTION: pitfalls" (also "Section: pitfalls", with markdown
+        //  emphasis or a list dash, as models like to write it).
+        const char *s = line;
+        size_t n = len;
+        while (n && strchr ("-*#` \t", *s)) {
+            s++;
+            n--;
+        }
+        if (n > 8 && !strncasecmp (s, "section:", 8)) {
+            s += 8;
+            n -= 8;
+            while (n && strchr (" \t*`", *s)) {
+                s++;
+                n--;
+            }
+            size_t w = strspn (s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+            snprintf (section, sizeof section, "%.*s", (int) (w < n ? w : n), s);
+            for (char *c = section; *c; c++)
+                *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            continue;
+        }
+        if (!s_is (line, len, "<<<<<<< SEARCH"))
+            continue;
+        //  SEARCH text up to =======, REPLACE text up to >>>>>>> REPLACE.
+        const char *search = p, *mid = NULL, *replace = NULL, *end = NULL;
+        while ((line = s_line (&p, &len))) {
+            if (!mid && s_is (line, len, "=======")) {
+                mid = line;
+                replace = p;
+            }
+            else if (mid && s_is (line, len, ">>>>>>> REPLACE")) {
+                end = line;
+                break;
+            }
+        }
+        if (!end)
+            break;   //  an unterminated block is no edit
+        json_t *edit = json_pack ("{s:s%, s:s%}", "search", search, (size_t) (mid - search),
+                                  "replace", replace, (size_t) (end - replace));
+        if (edit && *section)
+            json_object_set_new (edit, "section", json_string (section));
+        if (edit)
+            json_array_append_new (edits, edit);
+        section[0] = 0;
+    }
+    return edits;
+}
+
+//  Occurrences of NEEDLE in HAY (stops counting at 2).
+static int
+s_count (const char *hay, const char *needle)
+{
+    int n = 0;
+    size_t len = strlen (needle);
+    for (const char *h = strstr (hay, needle); h && n < 2; h = strstr (h + len, needle))
+        n++;
+    return n;
+}
+
+static bool
+s_known_section (const char *name)
+{
+    for (int i = 0; i < KF_PROMPT_SECTIONS; i++)
+        if (!strcmp (name, kf_prompt_section_names[i]))
+            return true;
+    return false;
+}
+
+//  Replaces the one occurrence of SEARCH in TEXT (empty SEARCH: appends).
+static char *
+s_replace (const char *text, const char *search, const char *replace)
+{
+    if (!*search) {
+        size_t n = strlen (text);
+        return kf_strdupf ("%s%s%s", text, n && text[n - 1] != '\n' ? "\n" : "", replace);
+    }
+    const char *hit = strstr (text, search);
+    return kf_strdupf ("%.*s%s%s", (int) (hit - text), text, replace, hit + strlen (search));
+}
+
+json_t *
+kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char *outside,
+                     json_t **log)
+{
+    json_t *out = json_deep_copy (sections);
+    json_t *entries = json_array ();
+    int accepted = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach (edits, i, e) {
+        const char *search = s_str (e, "search");
+        const char *replace = s_str (e, "replace");
+        const char *named = s_str (e, "section");
+        const char *where = NULL;
+        char reason[200] = "";
+        if (accepted >= max_edits)
+            snprintf (reason, sizeof reason, "too many edits: at most %d per update", max_edits);
+        else if (*named && !s_known_section (named))
+            snprintf (reason, sizeof reason, "no evolvable section '%.60s'", named);
+        else if (strstr (replace, "<<<kf:") || strstr (search, "<<<kf:"))
+            snprintf (reason, sizeof reason, "edits a section marker");
+        else if (!*search && !*named)
+            snprintf (reason, sizeof reason, "empty search text without a section to append to");
+        else if (!*search && !*replace)
+            snprintf (reason, sizeof reason, "empty edit");
+        else if (!strcmp (search, replace))
+            snprintf (reason, sizeof reason, "the replacement equals the search text");
+        else {
+            //  Where the search text is: in exactly one place of one
+            //  section (of the named one, when named).
+            int hits = 0;
+            for (int s = 0; s < KF_PROMPT_SECTIONS; s++) {
+                const char *name = kf_prompt_section_names[s];
+                if (*named && strcmp (named, name))
+                    continue;
+                int n = *search ? s_count (s_str (out, name), search) : 1;
+                if (n)
+                    where = name;
+                hits += n;
+            }
+            if (hits == 0)
+                snprintf (reason, sizeof reason, "%s",
+                          outside && *search && strstr (outside, search)
+                              ? "search text is outside the evolvable sections"
+                              : *named ? "search text not found in the named section"
+                                       : "search text not found in any section");
+            else if (hits > 1)
+                snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
+        }
+        if (!reason[0]) {
+            char *text = s_replace (s_str (out, where), search, replace);
+            if (!text)
+                snprintf (reason, sizeof reason, "out of memory");
+            else if (strlen (text) > S_SECTION_MAX)
+                snprintf (reason, sizeof reason, "the section would grow past %d bytes",
+                          S_SECTION_MAX);
+            else {
+                json_object_set_new (out, where, json_string (text));
+                accepted++;
+            }
+            free (text);
+        }
+        json_t *entry = json_pack ("{s:s?, s:s, s:s, s:b}", "section",
+                                   where ? where : *named ? named : NULL, "search", search,
+                                   "replace", replace, "accepted", !reason[0]);
+        if (reason[0])
+            json_object_set_new (entry, "reason", json_string (reason));
+        json_array_append_new (entries, entry);
+    }
+    *log = entries;
+    return out;
+}
+
+//  ---------------------------------------------------------------------
+//  Versions in the database
+
+static json_t *
+s_run (kf_search_t *self, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    return kf_db_row (self->db,
+                      "SELECT r.id, r.status, r.language, r.target, r.seed, r.population,"
+                      " r.generations, r.generation, r.config, r.meta_rounds, r.best_speedup,"
+                      " coalesce(r.spec, t.spec) AS spec"
+                      " FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = $1",
+                      1, params, NULL);
+}
+
+//  The run's version 1 (the defaults), created when missing.
+static int
+s_ensure_root (kf_search_t *self, json_t *run)
+{
+    json_t *dflt = kf_prompt_default_sections (s_str (run, "language"));
+    char *text = json_dumps (dflt, JSON_COMPACT);
+    json_decref (dflt);
+    char id[24];
+    const char *params[2] = { S_I64 (id, s_int (run, "id")), text };
+    long n = kf_db_exec (self->db,
+                         "INSERT INTO prompt_versions (run_id, number, sections)"
+                         " VALUES ($1, 1, $2) ON CONFLICT (run_id, number) DO NOTHING",
+                         2, params);
+    free (text);
+    return n < 0 ? -1 : 0;
+}
+
+json_t *
+kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
+{
+    if (version_id)
+        *version_id = 0;
+    json_t *run = s_run (self, run_id);
+    if (!run)
+        return NULL;
+    json_t *settings = kf_meta_settings (json_object_get (run, "config"));
+    bool on = json_is_true (json_object_get (settings, "meta_prompting"));
+    json_decref (settings);
+    if (!on) {
+        json_t *dflt = kf_prompt_default_sections (s_str (run, "language"));
+        json_decref (run);
+        return dflt;
+    }
+    if (s_ensure_root (self, run)) {
+        json_decref (run);
+        return NULL;
+    }
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    //  A new version first gets a fair trial (a generation's worth of
+    //  candidates), newest first; after that versions are drawn in
+    //  proportion to their fitness.
+    json_t *versions = kf_db_query (
+        self->db,
+        "SELECT v.id, v.number, v.sections, coalesce(v.fitness, 0) AS fitness,"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used,"
+        " (SELECT count(*) FROM candidates c WHERE c.run_id = $1) AS run_candidates"
+        " FROM prompt_versions v WHERE v.run_id = $1 AND v.in_archive"
+        " ORDER BY v.number DESC",
+        1, params);
+    json_t *pick = NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach (versions, i, v)
+        if (!pick && s_int (v, "used") < s_int (run, "population"))
+            pick = v;
+    if (!pick && json_array_size (versions)) {
+        double total = 0;
+        json_array_foreach (versions, i, v)
+            total += json_number_value (json_object_get (v, "fitness")) + 0.05;
+        //  A deterministic draw: the run's seed and how many candidates
+        //  it has, mixed (splitmix64), so a replay picks the same.
+        uint64_t x = (uint64_t) s_int (run, "seed") * 0x9e3779b97f4a7c15ULL
+                     + (uint64_t) s_int (json_array_get (versions, 0), "run_candidates");
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+        x ^= x >> 31;
+        double r = (double) (x >> 11) / 9007199254740992.0 * total;
+        json_array_foreach (versions, i, v) {
+            r -= json_number_value (json_object_get (v, "fitness")) + 0.05;
+            if (!pick && r < 0)
+                pick = v;
+        }
+        if (!pick)
+            pick = json_array_get (versions, json_array_size (versions) - 1);
+    }
+    json_t *sections = NULL;
+    if (pick) {
+        sections = json_incref (json_object_get (pick, "sections"));
+        if (version_id)
+            *version_id = s_int (pick, "id");
+    }
+    json_decref (versions);
+    json_decref (run);
+    return sections;
+}
+
+int
+kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id)
+{
+    if (!version_id)
+        return 0;
+    char c[24], v[24];
+    const char *params[2] = { S_I64 (c, candidate_id), S_I64 (v, version_id) };
+    return kf_db_exec (self->db, "UPDATE candidates SET prompt_version_id = $2 WHERE id = $1",
+                       2, params) < 0 ? -1 : 0;
+}
+
+//  ---------------------------------------------------------------------
+//  The meta job
+
+//  The recent outcomes of RUN with the evaluation's own figures: verdict,
+//  speedup, runtimes and correctness numbers come from the evaluations
+//  row, never from a summary of it, so what the meta-prompter reads is
+//  what was measured.
+static json_t *
+s_outcomes (kf_search_t *self, int64_t run_id, int limit)
+{
+    char id[24], lim[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (lim, limit) };
+    json_t *rows = kf_db_query (
+        self->db,
+        "SELECT * FROM (SELECT c.id AS candidate_id, c.generation, c.status,"
+        "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
+        "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
+        "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
+        "  e.reference_ns, e.figures->'correctness' AS correctness, c.finished_at"
+        "  FROM candidates c"
+        "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
+        "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
+        "   ORDER BY id DESC LIMIT 1) e ON true"
+        "  WHERE c.run_id = $1 AND c.finished_at IS NOT NULL"
+        "  ORDER BY c.finished_at DESC, c.id DESC LIMIT $2) r"
+        " ORDER BY r.finished_at, r.candidate_id",
+        2, params);
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        json_object_del (row, "finished_at");
+        const char *key;
+        json_t *value;
+        void *tmp;
+        json_object_foreach_safe (row, tmp, key, value)
+            if (json_is_null (value))
+                json_object_del (row, key);
+    }
+    return rows;
+}
+
+static void
+s_outcome_line (FILE *f, json_t *o)
+{
+    fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
+             (long long) s_int (o, "candidate_id"), (long long) s_int (o, "generation"),
+             (long long) s_int (o, "prompt_version"), s_str (o, "status"));
+    if (json_is_number (json_object_get (o, "speedup")))
+        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (o, "speedup")));
+    if (json_is_number (json_object_get (o, "candidate_ns")))
+        fprintf (f, ", %.0f ns (reference %.0f ns)",
+                 json_number_value (json_object_get (o, "candidate_ns")),
+                 json_number_value (json_object_get (o, "reference_ns")));
+    json_t *c = json_object_get (o, "correctness");
+    if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
+        fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
+                 json_number_value (json_object_get (c, "match_fraction")),
+                 json_number_value (json_object_get (c, "max_abs_err")),
+                 json_number_value (json_object_get (c, "max_rel_err")),
+                 json_number_value (json_object_get (c, "cosine")));
+    if (*s_str (o, "coords"))
+        fprintf (f, "; coordinates %s", s_str (o, "coords"));
+    if (*s_str (o, "detail"))
+        fprintf (f, "\n  verdict: %s", s_str (o, "detail"));
+    if (*s_str (o, "log"))
+        fprintf (f, "\n  compiler: %.*s", (int) strcspn (s_str (o, "log"), "\n"),
+                 s_str (o, "log"));
+    fputs ("\n", f);
+}
+
+//  The meta-prompter's instructions (for a language model; the offline
+//  one reads the payload's structured fields instead).
+static char *
+s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
+               json_t *best_kernel)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    fprintf (f,
+             "You tune the instructions that another model follows when it writes %s kernels "
+             "for the task '%s' on the target '%s'. Four sections of its prompt can change; "
+             "the rest (task, contract, hardware, kernels) cannot. Below are the sections as "
+             "they are now and the outcomes of the latest kernels written with them, with the "
+             "figures the evaluation measured.\n",
+             s_str (run, "language"), s_str (json_object_get (run, "spec"), "name"),
+             s_str (run, "target"));
+    for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
+        const char *name = kf_prompt_section_names[i];
+        fprintf (f, "\n## Section %s\n%s", name, s_str (sections, name));
+    }
+    fputs ("\n## Recent outcomes (oldest first)\n", f);
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        s_outcome_line (f, o);
+    if (best_kernel && *s_str (best_kernel, "source"))
+        fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
+                 json_number_value (json_object_get (best_kernel, "speedup")), S_SOURCE_MAX,
+                 s_str (best_kernel, "source"));
+    fprintf (f,
+             "\n## What to do\n"
+             "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "
+             "vague given these outcomes. Then give at most %d edits, each as:\n"
+             "SECTION: <philosophy|strategies|pitfalls|analysis>\n"
+             "<<<<<<< SEARCH\n"
+             "exact text copied from that section (empty to append to it)\n"
+             "=======\n"
+             "the new text\n"
+             ">>>>>>> REPLACE\n"
+             "An edit whose search text is not found exactly once in its section, that "
+             "touches anything outside the four sections, or beyond the first %d, is "
+             "rejected. Keep each section short and concrete.\n",
+             max_edits, max_edits);
+    if (fclose (f) != 0) {
+        free (text);
+        return NULL;
+    }
+    return text;
+}
+
+//  Queues the run's next meta job (RUN is its row, SETTINGS its settings).
+static int
+s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
+{
+    int64_t run_id = s_int (run, "id");
+    char id[24], rnd[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (rnd, round) };
+    //  Moves the round on only from ROUND: a replayed completion finds it
+    //  moved and queues nothing.
+    long moved = kf_db_exec (self->db,
+                             "UPDATE runs SET meta_rounds = $2::int + 1 WHERE id = $1"
+                             " AND meta_rounds = $2::int",
+                             2, params);
+    if (moved <= 0)
+        return moved < 0 ? -1 : 0;
+    //  The parent: the fittest version in the archive (the newest of equals).
+    json_t *parent = kf_db_row (self->db,
+                                "SELECT id, number, sections FROM prompt_versions"
+                                " WHERE run_id = $1 AND in_archive"
+                                " ORDER BY coalesce(fitness, 0) DESC, number DESC LIMIT 1",
+                                1, params, NULL);
+    if (!parent)
+        return 0;   //  no version yet: the search never asked for sections
+    json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
+    json_t *best = NULL;
+    json_t *best_row = kf_db_row (self->db,
+                                  "SELECT best_candidate_id FROM runs WHERE id = $1", 1, params,
+                                  NULL);
+    if (s_int (best_row, "best_candidate_id"))
+        best = kf_prompt_kernel (self->db, s_int (best_row, "best_candidate_id"));
+    json_decref (best_row);
+    int max_edits = (int) s_int (settings, "meta_max_edits");
+    json_t *sections = json_object_get (parent, "sections");
+    char *prompt = s_meta_prompt (run, sections, outcomes ? outcomes : json_array (), max_edits,
+                                  best);
+    json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:o, s:i, s:s, s:f, s:i, s:i}",
+                                 "model", s_str (settings, "meta_model"), "language",
+                                 s_str (run, "language"), "task_name",
+                                 s_str (json_object_get (run, "spec"), "name"), "sections",
+                                 sections, "parent_version_id",
+                                 (json_int_t) s_int (parent, "id"), "parent_version",
+                                 (json_int_t) s_int (parent, "number"), "outcomes",
+                                 outcomes ? outcomes : json_array (), "max_edits", max_edits,
+                                 "prompt", prompt ? prompt : "", "temperature", 0.3,
+                                 "round", round + 1, "generation",
+                                 (int) s_int (run, "generation"));
+    if (best && *s_str (best, "source"))
+        json_object_set_new (payload, "best",
+                             json_pack ("{s:O, s:O}", "speedup",
+                                        json_object_get (best, "speedup"), "candidate_id",
+                                        json_object_get (best, "id")));
+    free (prompt);
+    json_decref (best);
+    json_decref (parent);
+    char *text = payload ? json_dumps (payload, JSON_COMPACT) : NULL;
+    json_decref (payload);
+    if (!text)
+        return -1;
+    char attempts[24], lease[24];
+    const char *jp[4] = { id, text, S_I64 (attempts, self->max_attempts),
+                          S_I64 (lease, self->lease_ms[0]) };
+    long rc = kf_db_exec (self->db,
+                          "INSERT INTO jobs (run_id, role, kind, payload, max_attempts, lease_ms)"
+                          " VALUES ($1, 'generate', 'meta', $2, $3, $4)",
+                          4, jp);
+    free (text);
+    if (rc < 0)
+        return -1;
+    kf_info ("run %lld: meta-prompt round %d queued", (long long) run_id, round + 1);
+    return 0;
+}
+
+int
+kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id)
+{
+    char cand[24], id[24];
+    const char *cp[1] = { S_I64 (cand, candidate_id) };
+    //  The version's fitness is the best of the kernels written with it;
+    //  recomputed, not incremented, so calling this twice changes nothing.
+    if (kf_db_exec (self->db,
+                    "UPDATE prompt_versions v SET"
+                    " fitness = (SELECT max(fitness) FROM candidates"
+                    "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL),"
+                    " best_speedup = (SELECT max(speedup) FROM candidates"
+                    "  WHERE prompt_version_id = v.id AND status = 'correct'),"
+                    " candidates = (SELECT count(*) FROM candidates"
+                    "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL)"
+                    " WHERE v.id = (SELECT prompt_version_id FROM candidates WHERE id = $1)",
+                    1, cp) < 0)
+        return -1;
+    json_t *run = s_run (self, run_id);
+    if (!run)
+        return -1;
+    json_t *settings = kf_meta_settings (json_object_get (run, "config"));
+    int rc = 0;
+    if (json_is_true (json_object_get (settings, "meta_prompting"))
+        && !strcmp (s_str (run, "status"), "running")) {
+        const char *rp[1] = { S_I64 (id, run_id) };
+        json_t *counts = kf_db_row (self->db,
+                                    "SELECT (SELECT count(*) FROM candidates WHERE run_id = $1"
+                                    "  AND finished_at IS NOT NULL) AS finished,"
+                                    " (SELECT count(*) FROM jobs WHERE run_id = $1"
+                                    "  AND kind = 'meta' AND state IN ('queued', 'leased'))"
+                                    "  AS open",
+                                    1, rp, NULL);
+        int64_t per_round = s_int (settings, "meta_every") * s_int (run, "population");
+        int64_t finished = s_int (counts, "finished");
+        int64_t total = s_int (run, "generations") * s_int (run, "population");
+        int round = (int) s_int (run, "meta_rounds");
+        //  One meta job at a time; none once the last candidates are out
+        //  (nothing would be written with what it proposes).
+        if (counts && s_int (counts, "open") == 0 && per_round > 0
+            && finished >= (int64_t) (round + 1) * per_round && finished < total)
+            rc = s_queue_meta (self, run, settings, round);
+        json_decref (counts);
+    }
+    json_decref (settings);
+    json_decref (run);
+    return rc;
+}
+
+static int
+s_log_edit (kf_search_t *self, int64_t run_id, int64_t job_id, int64_t parent_id,
+            int64_t version_id, json_t *entry)
+{
+    char run[24], job[24], parent[24], version[24];
+    const char *params[9] = { S_I64 (run, run_id), S_I64 (job, job_id),
+                              parent_id ? S_I64 (parent, parent_id) : NULL,
+                              version_id ? S_I64 (version, version_id) : NULL,
+                              json_string_value (json_object_get (entry, "section")),
+                              s_str (entry, "search"), s_str (entry, "replace"),
+                              json_is_true (json_object_get (entry, "accepted")) ? "true"
+                                                                                : "false",
+                              json_string_value (json_object_get (entry, "reason")) };
+    if (!json_is_true (json_object_get (entry, "accepted")))
+        kf_warn ("run %lld: meta job %lld: edit rejected: %s", (long long) run_id,
+                 (long long) job_id, s_str (entry, "reason"));
+    return kf_db_exec (self->db,
+                       "INSERT INTO prompt_edits (run_id, job_id, parent_id, version_id,"
+                       " section, search, replace, accepted, reason)"
+                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                       9, params) < 0 ? -1 : 0;
+}
+
+int
+kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
+{
+    if (strcmp (s_str (job, "kind"), "meta") != 0)
+        return 0;
+    int64_t run_id = s_int (job, "run_id");
+    int64_t job_id = s_int (job, "id");
+    char jid[24], rid[24];
+    const char *jp[1] = { S_I64 (jid, job_id) };
+    bool failed;
+    json_t *seen = kf_db_row (self->db, "SELECT 1 AS seen FROM prompt_edits WHERE job_id = $1"
+                                        " LIMIT 1", 1, jp, &failed);
+    if (failed)
+        return -1;
+    if (seen) {
+        json_decref (seen);
+        return 0;   //  a replay: its edits were judged already
+    }
+    json_t *row = kf_db_row (self->db, "SELECT payload FROM jobs WHERE id = $1", 1, jp, NULL);
+    json_t *payload = json_object_get (row, "payload");
+    int64_t parent_id = s_int (payload, "parent_version_id");
+    char pid[24];
+    const char *pp[1] = { S_I64 (pid, parent_id) };
+    json_t *parent = kf_db_row (self->db,
+                                "SELECT v.id, v.number, v.sections, r.generation, r.config,"
+                                " r.language, r.target, coalesce(r.spec, t.spec) AS spec"
+                                " FROM prompt_versions v JOIN runs r ON r.id = v.run_id"
+                                " JOIN tasks t ON t.id = r.task_id WHERE v.id = $1",
+                                1, pp, NULL);
+    json_decref (row);
+    if (!parent)
+        return 0;   //  nothing to edit (a job from before a restore)
+    json_t *settings = kf_meta_settings (json_object_get (parent, "config"));
+    int max_edits = (int) s_int (settings, "meta_max_edits");
+    json_decref (settings);
+    const char *text = s_str (result, "text");
+    json_t *edits = kf_meta_parse_edits (text);
+    //  The rest of the prompt, so an edit aimed at it can be named as such.
+    kf_prompt_in_t in = { .spec = json_object_get (parent, "spec"),
+                          .language = s_str (parent, "language"),
+                          .target = s_str (parent, "target"),
+                          .sections = json_object_get (parent, "sections") };
+    char *outside = kf_prompt_build (&in);
+    json_t *log = NULL;
+    json_t *sections = kf_meta_apply_edits (json_object_get (parent, "sections"), edits,
+                                            max_edits, outside, &log);
+    free (outside);
+    int rc = 0;
+    int64_t version_id = 0;
+    json_t *accepted = json_array ();
+    size_t i;
+    json_t *entry;
+    json_array_foreach (log, i, entry)
+        if (json_is_true (json_object_get (entry, "accepted")))
+            json_array_append_new (accepted,
+                                   json_pack ("{s:O, s:O, s:O}", "section",
+                                              json_object_get (entry, "section"), "search",
+                                              json_object_get (entry, "search"), "replace",
+                                              json_object_get (entry, "replace")));
+    if (json_array_size (accepted)) {
+        char *stext = json_dumps (sections, JSON_COMPACT);
+        char *etext = json_dumps (accepted, JSON_COMPACT);
+        char gen[24];
+        const char *vp[6] = { S_I64 (rid, run_id), pid,
+                              S_I64 (gen, s_int (parent, "generation")), stext, etext, jid };
+        json_t *created = kf_db_row (
+            self->db,
+            "INSERT INTO prompt_versions (run_id, number, parent_id, generation, sections,"
+            " edits, meta_job_id) SELECT $1, coalesce(max(number), 0) + 1, $2, $3, $4, $5, $6"
+            " FROM prompt_versions WHERE run_id = $1 RETURNING id, number",
+            6, vp, NULL);
+        free (stext);
+        free (etext);
+        if (!created)
+            rc = -1;
+        else {
+            version_id = s_int (created, "id");
+            kf_info ("run %lld: prompt v%lld from v%lld by %zu edit%s", (long long) run_id,
+                     (long long) s_int (created, "number"), (long long) s_int (parent, "number"),
+                     json_array_size (accepted), json_array_size (accepted) == 1 ? "" : "s");
+            char topic[64];
+            snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
+            json_array_append_new (
+                self->events,
+                json_pack ("{s:s, s:{s:I, s:s, s:I, s:I, s:I}}", "topic", topic, "body",
+                           "run_id", (json_int_t) run_id, "event", "prompt", "version",
+                           (json_int_t) s_int (created, "number"), "parent",
+                           (json_int_t) s_int (parent, "number"), "edits",
+                           (json_int_t) json_array_size (accepted)));
+            json_decref (created);
+        }
+    }
+    if (rc == 0 && json_array_size (log) == 0) {
+        json_t *none = json_pack ("{s:s, s:s, s:b, s:s}", "search", "", "replace", "",
+                                  "accepted", 0, "reason",
+                                  "the reply holds no SEARCH/REPLACE edit");
+        rc = s_log_edit (self, run_id, job_id, parent_id, 0, none);
+        json_decref (none);
+    }
+    json_array_foreach (log, i, entry)
+        if (rc == 0)
+            rc = s_log_edit (self, run_id, job_id, parent_id,
+                             json_is_true (json_object_get (entry, "accepted")) ? version_id : 0,
+                             entry);
+    if (rc == 0 && version_id) {
+        //  The archive keeps the fittest versions; one not tried yet
+        //  (no fitness) is kept until it has been.
+        json_t *rrow = kf_db_row (self->db, "SELECT config FROM runs WHERE id = $1", 1,
+                                  (const char *[]) { rid }, NULL);
+        json_t *st = kf_meta_settings (json_object_get (rrow, "config"));
+        char size[24];
+        const char *ap[2] = { rid, S_I64 (size, s_int (st, "prompt_archive")) };
+        json_decref (st);
+        json_decref (rrow);
+        if (kf_db_exec (self->db,
+                        "UPDATE prompt_versions SET in_archive = false WHERE id IN ("
+                        " SELECT id FROM prompt_versions WHERE run_id = $1 AND in_archive"
+                        " ORDER BY fitness IS NULL DESC, fitness DESC, number DESC"
+                        " OFFSET $2::int)",
+                        2, ap) < 0)
+            rc = -1;
+    }
+    json_decref (accepted);
+    json_decref (log);
+    json_decref (sections);
+    json_decref (edits);
+    json_decref (parent);
+    return rc;
+}
+
+int
+kf_meta_job_failed (kf_search_t *self, json_t *job, const char *reason)
+{
+    (void) self;
+    kf_warn ("run %lld: meta job %lld failed for good: %s; the run keeps its prompt versions",
+             (long long) s_int (job, "run_id"), (long long) s_int (job, "id"),
+             reason ? reason : "?");
+    return 0;
+}
