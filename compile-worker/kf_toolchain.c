@@ -9,8 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+//  Declared here rather than in kf_toolchain.h: only the registry needs
+//  it (kf_toolchain_for_language ("opencl") finds it for everyone else).
+extern const kf_toolchain_t kf_toolchain_spirv;
+
 static const kf_toolchain_t *const s_all[] = {
-    &kf_toolchain_cc, &kf_toolchain_nvcc, NULL
+    &kf_toolchain_cc, &kf_toolchain_nvcc, &kf_toolchain_spirv, NULL
 };
 
 const kf_toolchain_t *const *

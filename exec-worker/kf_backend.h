@@ -3,7 +3,7 @@
  *  The exec worker's parent side (sandbox, verdict mapping) is the same
  *  for every device; what differs is how tensors are allocated, how a
  *  call is timed and how the device is described. Each backend is one
- *  file (kf_backend_host.c, kf_backend_cuda.c; Level Zero later) exporting
+ *  file (kf_backend_host.c, kf_backend_cuda.c, kf_backend_ze.c) exporting
  *  one of these.
  */
 #ifndef KF_BACKEND_H
@@ -33,6 +33,7 @@ typedef struct {
 
 extern const kf_exec_backend_t kf_exec_backend_host;
 extern const kf_exec_backend_t kf_exec_backend_cuda;
+extern const kf_exec_backend_t kf_exec_backend_ze;       /* "level-zero" */
 
 /* The backend called NAME, or NULL. */
 const kf_exec_backend_t *kf_exec_backend_find (const char *name);

@@ -28,7 +28,7 @@ const kf_exec_backend_t *
 kf_exec_backend_find (const char *name)
 {
     static const kf_exec_backend_t *const all[] = { &kf_exec_backend_host,
-                                                     &kf_exec_backend_cuda, NULL };
+                                                     &kf_exec_backend_cuda, &kf_exec_backend_ze, NULL };
     for (int i = 0; all[i]; i++)
         if (name && strcmp (all[i]->name, name) == 0)
             return all[i];
@@ -422,7 +422,7 @@ kf_exec_probe (const char *backend, int device, char **error)
     char why[512];
     *error = NULL;
     if (!b) {
-        snprintf (why, sizeof why, "backend: unknown backend '%s' (host, cuda)", backend);
+        snprintf (why, sizeof why, "backend: unknown backend '%s' (host, cuda, level-zero)", backend);
         *error = strdup (why);
         return NULL;
     }

@@ -20,7 +20,7 @@
 
 static const kf_cfg_entry_t s_table[] = {
     KF_WORKER_CFG_KEYS ("1", "evaluations at once (1: timings do not disturb each other)"),
-    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host or cuda" },
+    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host, cuda or level-zero" },
     { "device", KF_CFG_INT, "0", 0, 63, "GPU this worker serves (cuda; one worker process per GPU)" },
     { "eval_time_limit_s", KF_CFG_DOUBLE, "120", 1, 3600,
       "wall-clock limit of one evaluation" },
