@@ -12,6 +12,7 @@
 #include "kf_descriptor.h"
 #include "kf_log.h"
 #include "kf_models.h"
+#include "kf_reference.h"
 #include "kf_str.h"
 #include "kf_tune.h"
 #include <math.h>
@@ -92,7 +93,7 @@ s_run_row (kf_search_t *self, int64_t run_id)
                       "SELECT r.id, r.status, r.target, r.language, r.generations,"
                       " r.population, r.seed, r.config, r.generation, r.ref_artifact,"
                       " r.best_candidate_id, r.best_speedup, r.input_tokens,"
-                      " r.output_tokens, r.cost_usd, t.spec, t.name,"
+                      " r.output_tokens, r.cost_usd, coalesce(r.spec, t.spec) AS spec, t.name,"
                       " b.source_hash AS best_source_hash"
                       " FROM runs r JOIN tasks t ON t.id = r.task_id"
                       " LEFT JOIN candidates b ON b.id = r.best_candidate_id"
@@ -119,6 +120,11 @@ kf_search_start_run (kf_search_t *self, int64_t run_id)
     json_t *run = s_run_row (self, run_id);
     if (!run)
         return -1;
+    if (kf_reference_is_pytorch (json_object_get (run, "spec"))) {
+        int pytorch_rc = kf_reference_start (self, run);   /* no compile: a reference job */
+        json_decref (run);
+        return pytorch_rc;
+    }
     json_t *ref = json_object_get (json_object_get (run, "spec"), "reference");
     const char *source = s_str (ref, "source");
     const char *language = s_str (ref, "language");
@@ -689,6 +695,10 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
                                  timing ? timing : self->timing);
     if (configs)
         json_object_set_new (payload, "configs", configs);
+    if (kf_reference_eval_payload (self, run, payload)) {
+        json_decref (payload);
+        return -1;
+    }
     return s_insert_job (self, run_id, cand_id, "execute", "evaluate", backend, arch,
                          payload, blobs);
 }
@@ -760,7 +770,9 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
     if (!strcmp (s_str (run, "status"), "running")) {
         int64_t cand = s_int (job, "candidate_id");
         const char *kind = s_str (job, "kind");
-        if (!strcmp (kind, "generate"))
+        if (kf_reference_owns (job))
+            rc = kf_reference_job_done (self, run, job, result, frames);
+        else if (!strcmp (kind, "generate"))
             rc = s_generated (self, run, cand, result);
         else if (!strcmp (kind, "compile"))
             rc = s_compiled (self, run, cand, result, frames);
@@ -784,4 +796,20 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
     if (!cand)
         return s_finish_run (self, run_id, "failed", text);
     return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL);
+}
+
+/* For kf_reference.c, which runs a run's reference before its search. */
+int
+kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,
+                      const char *role, const char *kind, const char *backend,
+                      const char *arch, json_t *payload, const char *blobs)
+{
+    return s_insert_job (self, run_id, candidate_id, role, kind, backend, arch, payload, blobs);
+}
+
+int
+kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
+                      const char *reason)
+{
+    return s_finish_run (self, run_id, status, reason);
 }

@@ -41,6 +41,16 @@ int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
 /* JOB failed for good (attempts exhausted): REASON is kept. */
 int kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason);
 
+/* Queues a job of RUN_ID (CANDIDATE_ID 0: of the run itself); takes
+ * PAYLOAD; BLOBS is a text[] literal of blob hashes, or NULL. */
+int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,
+                          const char *role, const char *kind, const char *backend,
+                          const char *arch, json_t *payload, const char *blobs);
+
+/* Ends a running run with STATUS and REASON, publishing "finished". */
+int kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
+                          const char *reason);
+
 /* Fitness of an evaluated candidate (docs/search.md). */
 double kf_search_fitness (const char *verdict, double speedup);
 

@@ -5,8 +5,10 @@
  *  workers, runs, show, report, best, cancel, watch. Exit codes and JSON shapes
  *  are documented in docs/kfctl.md; keep both in step.
  */
+#include "kf_auth.h"
 #include "kf_log.h"
 #include "kf_proto.h"
+#include "kf_str.h"
 #include "kf_task.h"
 #include "kfctl_client.h"
 #include "kfctl_print.h"
@@ -39,6 +41,8 @@ typedef struct {
     const char *model, *first_model;      /* checked by the coordinator */
     double budget_tokens, budget_usd;     /* 0: none */
     long long tune;                       /* 0: the coordinator's default */
+    const char *task_name, *op;           /* a PyTorch problem's name and op */
+    bool allow_degenerate;
 } s_args_t;
 
 typedef struct s_command_t s_command_t;
@@ -244,8 +248,11 @@ s_follow (const s_args_t *args, kf_ctl_endpoints_t *ep, long long run_id,
             zsock_set_subscribe (sub, topic);
             /* A failed connect only costs us the events: SHOW still
              * tells us when the run ends. */
-            if (zsock_connect (sub, "%s", ep->event) != 0)
+            char *serr = NULL;
+            if (kf_ctl_secure (sub, ep->event, &serr)
+                || zsock_connect (sub, "%s", ep->event) != 0)
                 zsock_destroy (&sub);
+            free (serr);
         }
     }
 
@@ -373,6 +380,157 @@ s_print_outcome (json_t *run, long long run_id)
 }
 
 /* ------------------------------------------------------------------ */
+/* PyTorch problems (KernelBench format)                                */
+
+/* A problem file is a few kilobytes; anything this big is a wrong path. */
+#define S_PROBLEM_MAX_BYTES (1024 * 1024)
+
+/* The op classes the generators know (docs/task-format.md): a problem
+ * file named after one of them gets it as its op. */
+static const char *s_known_ops[] = { "softmax", "rmsnorm", "layernorm", "activation",
+                                     "row_reduction", NULL };
+
+/* True when PATH is a PyTorch problem rather than a task file: its name
+ * ends in .py, or it is not JSON and defines class Model. */
+static bool
+s_is_problem (const char *path, const char *text)
+{
+    size_t n = strlen (path);
+    if (n > 3 && !strcmp (path + n - 3, ".py"))
+        return true;
+    const char *p = text;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return *p != '{' && (!strncmp (text, "class Model", 11) || strstr (text, "\nclass Model"));
+}
+
+/* True when some line of TEXT starts with PREFIX followed by one of ENDS. */
+static bool
+s_has_line (const char *text, const char *prefix, const char *ends)
+{
+    size_t n = strlen (prefix);
+    for (const char *p = text; p; p = strchr (p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (!strncmp (p, prefix, n) && p[n] && strchr (ends, p[n]))
+            return true;
+    }
+    return false;
+}
+
+/* The module's docstring (a string literal before any code), or "". */
+static char *
+s_docstring (const char *text)
+{
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (*p != '#')
+            break;
+        p = strchr (p, '\n');
+        if (!p)
+            return strdup ("");
+    }
+    const char *quote = !strncmp (p, "\"\"\"", 3) ? "\"\"\"" : !strncmp (p, "'''", 3) ? "'''" : NULL;
+    const char *end = quote ? strstr (p + 3, quote) : NULL;
+    if (!end)
+        return strdup ("");
+    p += 3;
+    while (p < end && (*p == ' ' || *p == '\n'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\n'))
+        end--;
+    return strndup (p, (size_t) (end - p) > 4000 ? 4000 : (size_t) (end - p));
+}
+
+/* The task for a PyTorch problem file: {name, op, description, reference:
+ * {language: pytorch, source}}, checked and with defaults filled by
+ * kf_task_validate. Its inputs and outputs are derived by the coordinator
+ * from the reference job (docs/pytorch-references.md). NULL with *ERR. */
+static json_t *
+s_problem_task (const s_args_t *args, const char *path, char *text, size_t size, char **err)
+{
+    if (size > S_PROBLEM_MAX_BYTES) {
+        *err = kf_strdupf ("%s: larger than %d bytes: not a PyTorch problem file", path,
+                           S_PROBLEM_MAX_BYTES);
+        return NULL;
+    }
+    json_t *source = json_stringn (text, size);   /* NULL unless UTF-8 without NUL */
+    if (!source || strlen (text) != size) {
+        json_decref (source);
+        *err = kf_strdupf ("%s: not UTF-8 text", path);
+        return NULL;
+    }
+    const char *missing = !s_has_line (text, "class Model", "(:")  ? "class Model"
+                          : !s_has_line (text, "def get_inputs", "(")  ? "def get_inputs()"
+                          : !s_has_line (text, "def get_init_inputs", "(")
+                              ? "def get_init_inputs()" : NULL;
+    if (missing) {
+        json_decref (source);
+        *err = kf_strdupf ("%s: no '%s' at the start of a line (a KernelBench problem defines"
+                           " class Model, get_inputs and get_init_inputs)", path, missing);
+        return NULL;
+    }
+    const char *base = strrchr (path, '/');
+    base = base ? base + 1 : path;
+    size_t stem_len = strlen (base);
+    if (stem_len > 3 && !strcmp (base + stem_len - 3, ".py"))
+        stem_len -= 3;
+    char *stem = strndup (base, stem_len);
+    const char *op = args->op;
+    for (int i = 0; !op && s_known_ops[i]; i++)
+        if (!strcmp (stem, s_known_ops[i]))
+            op = s_known_ops[i];
+    char *doc = s_docstring (text);
+    json_t *task = json_pack ("{s:s, s:s, s:s, s:{s:s, s:o}}", "name",
+                              args->task_name ? args->task_name : stem, "op",
+                              op ? op : "pytorch", "description", doc ? doc : "",
+                              "reference", "language", "pytorch", "source", source);
+    free (doc);
+    free (stem);
+    char *why = NULL;
+    if (!task || kf_task_validate (task, &why)) {
+        *err = kf_strdupf ("%s: %s", path, why ? why : "out of memory");
+        free (why);
+        json_decref (task);
+        return NULL;
+    }
+    return task;
+}
+
+/* The task of submit's argument: a task file, or a PyTorch problem. */
+static json_t *
+s_submit_task (const s_args_t *args, char **err)
+{
+    const char *path = args->args[0];
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        *err = kf_strdupf ("%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    char *text = malloc (S_PROBLEM_MAX_BYTES + 2);
+    size_t size = text ? fread (text, 1, S_PROBLEM_MAX_BYTES + 1, f) : 0;
+    fclose (f);
+    if (!text) {
+        *err = strdup ("out of memory");
+        return NULL;
+    }
+    text[size] = 0;
+    json_t *task;
+    if (s_is_problem (path, text))
+        task = s_problem_task (args, path, text, size, err);
+    else if (args->task_name || args->op) {
+        *err = kf_strdupf ("%s: --name and --op are for PyTorch problem files", path);
+        task = NULL;
+    }
+    else
+        task = kf_task_load (path, err);
+    free (text);
+    return task;
+}
+
+/* ------------------------------------------------------------------ */
 /* Commands                                                             */
 
 static int
@@ -385,7 +543,7 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
         return KF_CTL_EXIT_USAGE;
     }
     char *err = NULL;
-    json_t *task = kf_task_load (args->args[0], &err);
+    json_t *task = s_submit_task (args, &err);
     if (!task) {
         fprintf (stderr, "kfctl: %s\n", err ? err : args->args[0]);
         free (err);
@@ -421,6 +579,8 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
             json_object_set_new (budget, "usd", json_real (args->budget_usd));
         json_object_set_new (config, "budget", budget);
     }
+    if (args->allow_degenerate)
+        json_object_set_new (config, "allow_degenerate", json_true ());
     json_t *body = json_object ();
     json_object_set_new (body, "task", task);
     json_object_set_new (body, "config", config);
@@ -448,9 +608,9 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
     if (args->json) {
         json_t *result = json_object ();
         json_object_set_new (result, "run_id", json_integer (run_id));
-        static const char *keys[] = { "status", "best_speedup",
-                                      "first_speedup", "best_candidate_id" };
-        for (size_t i = 0; i < 4; i++) {
+        static const char *keys[] = { "status", "best_speedup", "first_speedup",
+                                      "best_candidate_id", "reason" };
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             json_t *v = json_object_get (run, keys[i]);
             json_object_set (result, keys[i], v ? v : json_null ());
         }
@@ -693,12 +853,74 @@ s_cmd_cancel (s_args_t *args, kf_ctl_endpoints_t *ep)
     return KF_CTL_EXIT_OK;
 }
 
+/* keygen DIR NAME: a certificate pair for a coordinator, worker or user;
+ * needs no coordinator. */
+static int
+s_cmd_keygen (s_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    (void) ep;
+    char key[41];
+    char *err = NULL;
+    if (kf_auth_keygen (args->args[0], args->args[1], key, &err)) {
+        fprintf (stderr, "kfctl: keygen: %s\n", err ? err : "failed");
+        free (err);
+        return KF_CTL_EXIT_ERROR;
+    }
+    if (args->json) {
+        json_t *out = json_pack ("{s:s, s:s, s:s}", "public_key", key, "public",
+                                 args->args[1], "dir", args->args[0]);
+        s_print_json (out);
+        json_decref (out);
+    }
+    else
+        printf ("%s/%s          public certificate (copy to the coordinator's"
+                " allow-list folder)\n%s/%s_secret   secret certificate (stays on this"
+                " host, mode 0600)\npublic key %s\n",
+                args->args[0], args->args[1], args->args[0], args->args[1], key);
+    return KF_CTL_EXIT_OK;
+}
+
+/* drain / undrain WORKER: the DRAIN request with resume false or true. */
+static int
+s_drain_call (s_args_t *args, kf_ctl_endpoints_t *ep, bool resume)
+{
+    if (!ep->client)
+        return s_no_endpoint ("client");
+    kf_msg_t *reply = NULL;
+    int code = s_call (ep->client, args, "DRAIN",
+                       json_pack ("{s:s, s:b}", "worker_id", args->args[0], "resume", resume),
+                       "DRAINING", &reply);
+    if (code)
+        return code;
+    if (args->json)
+        s_print_json (reply->body);
+    else if (resume)
+        printf ("worker %s takes jobs again\n", args->args[0]);
+    else
+        printf ("worker %s draining: takes no new jobs; %zu job(s) still running\n",
+                args->args[0], json_array_size (json_object_get (reply->body, "jobs")));
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
+static int
+s_cmd_drain (s_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    return s_drain_call (args, ep, false);
+}
+
+static int
+s_cmd_undrain (s_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    return s_drain_call (args, ep, true);
+}
+
 static const s_command_t s_commands[] = {
     { "submit",
-      "kfctl submit TASK [--target T] [--generations N] [--population P] "
+      "kfctl submit TASK|PROBLEM.py [--target T] [--generations N] [--population P] "
       "[--seed S] [--model M] [--first-model M] [--budget-tokens N] [--budget-usd X] "
-      "[--tune N] [--wait] [--json]",
-      "submit a task file; prints the run id\n"
+      "[--tune N] [--name N] [--op OP] [--allow-degenerate] [--wait] [--json]",
+      "submit a task file or a PyTorch problem (KernelBench format); prints the run id\n"
       "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
       "  --population P      candidates per generation (1..10000)\n"
@@ -711,10 +933,17 @@ static const s_command_t s_commands[] = {
       "  --budget-usd X      stop asking for candidates after X dollars\n"
       "  --tune N            build and time up to N kf-tune points of each\n"
       "                      candidate (1..16; default 1: no sweep)\n"
+      "  --name N            a PyTorch problem's task name (default: the file's stem)\n"
+      "  --op OP             its op class (default: the stem when it is softmax,\n"
+      "                      rmsnorm, layernorm, activation or row_reduction,\n"
+      "                      else pytorch)\n"
+      "  --allow-degenerate  run even when the reference's outputs are degenerate\n"
+      "                      (constant, input-independent, all near zero); the\n"
+      "                      reasons become a run warning instead of failing it\n"
       "  --wait              wait until the run ends; print the best speedup;\n"
       "                      exit 0 when done, 1 when failed or cancelled\n"
       "  --json              with --wait: {run_id, status, best_speedup,\n"
-      "                      first_speedup, best_candidate_id}; else {run_id}",
+      "                      first_speedup, best_candidate_id, reason}; else {run_id}",
       1, S_OPT_SUBMIT, s_cmd_submit },
     { "status", "kfctl status [--json]",
       "coordinator summary: workers per role, queue depths, runs, counters",
@@ -722,6 +951,18 @@ static const s_command_t s_commands[] = {
     { "workers", "kfctl workers [--json]",
       "connected workers with their role, credits, jobs and capabilities", 0,
       0, s_cmd_workers },
+    { "drain", "kfctl drain WORKER [--json]",
+      "stop giving WORKER (an id from 'kfctl workers') new jobs; the ones it\n"
+      "  holds run to the end. It stays connected: stop it once its JOBS is 0.\n"
+      "  --json              {worker_id, draining, jobs}",
+      1, 0, s_cmd_drain },
+    { "undrain", "kfctl undrain WORKER [--json]",
+      "give a drained worker jobs again", 1, 0, s_cmd_undrain },
+    { "keygen", "kfctl keygen DIR NAME [--json]",
+      "make a CURVE certificate pair: DIR/NAME (public) and DIR/NAME_secret\n"
+      "  (mode 0600); DIR is created (0700) when missing. Give the public file\n"
+      "  to the coordinator's allow-list folder (docs/operations.md)",
+      2, 0, s_cmd_keygen },
     { "runs", "kfctl runs [--json]", "every run with status and best speedup",
       0, 0, s_cmd_runs },
     { "show", "kfctl show RUN [--json]",
@@ -831,6 +1072,10 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             args->wait = true;
             continue;
         }
+        if (!strcmp (arg, "--allow-degenerate")) {
+            args->allow_degenerate = true;
+            continue;
+        }
         const char *value = NULL;
         struct {
             const char *name;
@@ -849,6 +1094,8 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             { "--budget-tokens", &budget_tokens },
             { "--budget-usd", &budget_usd },
             { "--tune", &tune },
+            { "--name", &args->task_name },
+            { "--op", &args->op },
             { "--output", &args->output },
             { "-o", &args->output },
         };
@@ -881,9 +1128,11 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
         return 0;
     if (!(cmd->options & S_OPT_SUBMIT)
         && (args->target || gens || pop || seed || args->wait || args->model
-            || args->first_model || budget_tokens || budget_usd || tune)) {
+            || args->first_model || budget_tokens || budget_usd || tune
+            || args->task_name || args->op || args->allow_degenerate)) {
         fprintf (stderr, "kfctl: %s: --target, --generations, --population, "
-                 "--seed, --model, --first-model, --budget-* and --wait belong to submit\n",
+                 "--seed, --model, --first-model, --budget-*, --name, --op,"
+                 " --allow-degenerate and --wait belong to submit\n",
                  cmd->name);
         return KF_CTL_EXIT_USAGE;
     }

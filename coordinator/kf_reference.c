@@ -1,0 +1,576 @@
+/*  kf_reference.c - the reference stage of a run (kf_reference.h).
+ *
+ *  A search is only as good as the reference it is judged against, so
+ *  nothing is generated until the reference has been run once:
+ *
+ *  - A PyTorch problem has no kernel-shaped task until it has run: its
+ *    shapes, dtypes, parameters and outputs are whatever Model and
+ *    get_inputs produce. An exec worker's `reference` job runs it with the
+ *    run's seed; the task the candidates see is derived here from that
+ *    job's manifest, stored on the run (runs.spec, which kf_search prefers
+ *    to tasks.spec) and used by every prompt, generate and evaluate payload
+ *    from then on. The exported tensors are one blob (runs.ref_artifact);
+ *    evaluate jobs carry it where a native run carries its compiled
+ *    reference, with the manifest as "reference_data".
+ *  - A native task's compiled reference is run once by the probe (an
+ *    evaluate job of no candidate, "probe": true), which says whether its
+ *    outputs are degenerate.
+ *
+ *  A degenerate reference (outputs constant, the same for every input set,
+ *  or all within the absolute bound of zero) passes a kernel that ignores
+ *  its inputs, and a search would then "find" that kernel. So it fails the
+ *  run, with the reasons, before any model is asked for anything, unless
+ *  the run says allow_degenerate (then the reasons are a run warning).
+ */
+#include "kf_reference.h"
+#include "kf_hash.h"
+#include "kf_log.h"
+#include "kf_str.h"
+#include "kf_task.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+/* The reference job takes a seed in 0..2^53 (an exact JSON number). */
+#define S_SEED_MASK 0x1fffffffffffffLL
+/* A reference job's limit is the exec worker's reference_time_limit_s
+ * (600 s by default), torch.compile included; its lease must outlast it. */
+#define S_REFERENCE_LEASE_MS "900000"
+/* The kernel harnesses take at most this many inputs and outputs. */
+#define S_MAX_TENSORS 32
+
+static const char *
+s_str (json_t *obj, const char *key)
+{
+    const char *s = json_string_value (json_object_get (obj, key));
+    return s ? s : "";
+}
+
+static int64_t
+s_int (json_t *obj, const char *key)
+{
+    return json_integer_value (json_object_get (obj, key));
+}
+
+static void
+s_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields)
+{
+    char topic[64];
+    snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
+    json_object_set_new (fields, "run_id", json_integer (run_id));
+    json_object_set_new (fields, "event", json_string (event));
+    json_array_append_new (self->events,
+                           json_pack ("{s:s, s:o}", "topic", topic, "body", fields));
+}
+
+/* The run's target as the job's backend and arch ("cuda:sm_90"). */
+static void
+s_split_target (json_t *run, char *backend, size_t bsize, char *arch, size_t asize)
+{
+    const char *target = s_str (run, "target");
+    const char *colon = strchr (target, ':');
+    size_t n = colon ? (size_t) (colon - target) : strlen (target);
+    snprintf (backend, bsize, "%.*s", (int) n, target);
+    snprintf (arch, asize, "%s", colon ? colon + 1 : "");
+}
+
+bool
+kf_reference_is_pytorch (json_t *spec)
+{
+    json_t *ref = json_object_get (spec, "reference");
+    return !strcmp (s_str (ref, "language"), "pytorch");
+}
+
+bool
+kf_reference_owns (json_t *job)
+{
+    const char *kind = s_str (job, "kind");
+    return !strcmp (kind, "reference")
+           || (!strcmp (kind, "evaluate") && !s_int (job, "candidate_id"));
+}
+
+/* The degenerate check's bound: tolerance.atol, or its f32 entry when it
+ * is given per dtype (PyTorch problems are f32 far more often than not). */
+static double
+s_atol (json_t *spec)
+{
+    json_t *atol = json_object_get (json_object_get (spec, "tolerance"), "atol");
+    if (json_is_object (atol))
+        atol = json_object_get (atol, "f32");
+    return json_is_number (atol) ? json_number_value (atol) : 1e-5;
+}
+
+int
+kf_reference_start (kf_search_t *self, json_t *run)
+{
+    json_t *spec = json_object_get (run, "spec");
+    json_t *source = json_object_get (json_object_get (spec, "reference"), "source");
+    if (!json_is_string (source))
+        return -1;   /* kf_task_validate let it through: a programming error */
+    /* sets: each set is one of the evaluator's correctness sets; atol: the
+     * bound below which the degenerate check calls an output "all zero". */
+    json_t *payload = json_pack ("{s:O, s:I, s:i, s:f, s:b}", "source", source, "seed",
+                                 (json_int_t) (s_int (run, "seed") & S_SEED_MASK),
+                                 "sets", KF_REFERENCE_SETS, "atol", s_atol (spec),
+                                 "compile", 1);
+    /* PyTorch is timed with the protocol the run times its candidates
+     * with, so the two medians are comparable. */
+    json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
+    if (!timing)
+        timing = self->timing;
+    if (timing)
+        json_object_set (payload, "timing", timing);
+    char backend[32], arch[64], id[24];
+    s_split_target (run, backend, sizeof backend, arch, sizeof arch);
+    int64_t run_id = s_int (run, "id");
+    if (kf_search_insert_job (self, run_id, 0, "execute", "reference", backend, arch,
+                              payload, NULL))
+        return -1;
+    const char *params[2] = { S_I64 (id, run_id), S_REFERENCE_LEASE_MS };
+    return kf_db_exec (self->db,
+                       "UPDATE jobs SET lease_ms = greatest(lease_ms, $2::int)"
+                       " WHERE run_id = $1 AND kind = 'reference' AND state = 'queued'",
+                       2, params) < 0 ? -1 : 0;
+}
+
+int
+kf_reference_probe (kf_search_t *self, json_t *run, const char *artifact_hash)
+{
+    char blobs[80], backend[32], arch[64];
+    snprintf (blobs, sizeof blobs, "{%s}", artifact_hash);
+    s_split_target (run, backend, sizeof backend, arch, sizeof arch);
+    json_t *payload = json_pack ("{s:O, s:I, s:b}", "task", json_object_get (run, "spec"),
+                                 "seed", (json_int_t) (s_int (run, "seed") & S_SEED_MASK),
+                                 "probe", 1);
+    if (!payload)
+        return -1;
+    return kf_search_insert_job (self, s_int (run, "id"), 0, "execute", "evaluate", backend,
+                                 arch, payload, blobs);
+}
+
+/* Applies the run's policy to REASONS (the reference's degenerate
+ * findings): 1 when the run was failed for them, 0 to go on (with a
+ * warning when there were any), -1 on a database error. */
+static int
+s_judge (kf_search_t *self, json_t *run, json_t *reasons)
+{
+    if (json_array_size (reasons) == 0)
+        return 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return -1;
+    size_t i;
+    json_t *r;
+    json_array_foreach (reasons, i, r)
+        fprintf (f, "%s%s", i ? "; " : "", json_is_string (r) ? json_string_value (r) : "?");
+    fclose (f);
+    int64_t run_id = s_int (run, "id");
+    bool allowed = json_is_true (json_object_get (json_object_get (run, "config"),
+                                                  "allow_degenerate"));
+    int rc;
+    if (!allowed) {
+        char *why = kf_strdupf ("reference is degenerate: %.1500s", text);
+        rc = why && kf_search_finish_run (self, run_id, "failed", why) == 0 ? 1 : -1;
+        free (why);
+    }
+    else {
+        char *warning = kf_strdupf ("reference is degenerate (allowed by allow_degenerate):"
+                                    " %.1500s", text);
+        json_t *list = json_pack ("[s]", warning ? warning : "");
+        char *list_text = json_dumps (list, JSON_COMPACT);
+        char id[24];
+        const char *params[2] = { S_I64 (id, run_id), list_text };
+        rc = list_text && kf_db_exec (self->db,
+                                      "UPDATE runs SET warnings = warnings || $2::jsonb"
+                                      " WHERE id = $1", 2, params) >= 0 ? 0 : -1;
+        if (rc == 0) {
+            kf_warn ("run %lld: %s", (long long) run_id, warning ? warning : text);
+            s_event (self, run_id, "warning", json_pack ("{s:s}", "warning",
+                                                         warning ? warning : text));
+        }
+        free (list_text);
+        json_decref (list);
+        free (warning);
+    }
+    free (text);
+    return rc;
+}
+
+/* ---- deriving the candidate-facing task ------------------------------- */
+
+/* Manifest entries of ROLE (and of set 0 for per-set roles), in index
+ * order. The runner writes them in that order; sorting costs nothing and
+ * makes the order this module documents the one it relies on. */
+static json_t *
+s_entries (json_t *list, const char *role, bool per_set)
+{
+    json_t *out = json_array ();
+    size_t i;
+    json_t *e;
+    json_array_foreach (list, i, e) {
+        if (strcmp (s_str (e, "role"), role))
+            continue;
+        json_t *set = json_object_get (e, "set");
+        if (per_set ? !(json_is_integer (set) && json_integer_value (set) == 0)
+                    : !json_is_null (set) && set)
+            continue;
+        /* insertion sort by index: a handful of entries */
+        size_t at = json_array_size (out);
+        while (at > 0 && s_int (json_array_get (out, at - 1), "index") > s_int (e, "index"))
+            at--;
+        json_array_insert (out, at, e);
+    }
+    return out;
+}
+
+/* True when NAME is already taken in SPEC's inputs or outputs so far. */
+static bool
+s_taken (json_t *taken, const char *name)
+{
+    return json_object_get (taken, name) != NULL;
+}
+
+/* A tensor name from a module's dotted name: '.' and anything else that is
+ * not a letter, digit or '_' become '_'; a leading digit (nn.Sequential's
+ * "0.weight") gets PREFIX; a name already used gets _2, _3, ... */
+static char *
+s_tensor_name (const char *dotted, const char *prefix, json_t *taken)
+{
+    char base[200];
+    size_t n = 0;
+    if (*dotted >= '0' && *dotted <= '9')
+        n = (size_t) snprintf (base, sizeof base, "%s", prefix);
+    for (const char *p = dotted; *p && n + 1 < sizeof base; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
+                  || (*p >= '0' && *p <= '9') || *p == '_';
+        base[n++] = ok ? *p : '_';
+    }
+    base[n] = 0;
+    if (n == 0)
+        snprintf (base, sizeof base, "%s", prefix);
+    char *name = strdup (base);
+    for (int k = 2; name && s_taken (taken, name); k++) {
+        free (name);
+        name = kf_strdupf ("%s_%d", base, k);
+    }
+    return name;
+}
+
+/* Appends {name, shape, dtype} for manifest entry E to LIST. */
+static void
+s_add_tensor (json_t *list, json_t *taken, const char *name, json_t *e)
+{
+    json_array_append_new (list, json_pack ("{s:s, s:O, s:O}", "name", name, "shape",
+                                            json_object_get (e, "shape"), "dtype",
+                                            json_object_get (e, "dtype")));
+    json_object_set_new (taken, name, json_true ());
+}
+
+/* Numeric values among the scalars of ROLE (set 0 for "input"), as NAME
+ * PREFIX<index>: numbers as they are, booleans as 0 and 1. */
+static void
+s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *prefix,
+               FILE *note, int *noted)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach (list, i, s) {
+        if (strcmp (s_str (s, "role"), role))
+            continue;
+        json_t *set = json_object_get (s, "set");
+        if (!strcmp (role, "input") && !(json_is_integer (set) && json_integer_value (set) == 0))
+            continue;
+        json_t *v = json_object_get (s, "value");
+        double x;
+        if (json_is_number (v))
+            x = json_number_value (v);
+        else if (json_is_boolean (v))
+            x = json_is_true (v) ? 1 : 0;
+        else
+            continue;   /* strings, lists, None: in the source, not in ctx */
+        if (!isfinite (x))
+            continue;
+        char name[48];
+        snprintf (name, sizeof name, "%s%lld", prefix, (long long) s_int (s, "index"));
+        json_object_set_new (scalars, name, json_real (x));
+        if (note)
+            fprintf (note, "%s%s = %s[%lld]", (*noted)++ ? ", " : "", name,
+                     !strcmp (role, "init") ? "get_init_inputs()" : "forward's arguments",
+                     (long long) s_int (s, "index"));
+    }
+}
+
+json_t *
+kf_reference_derive (json_t *task, json_t *result, char **why)
+{
+    if (why)
+        *why = NULL;
+    json_t *manifest = json_object_get (result, "tensors");
+    json_t *scalar_list = json_object_get (result, "scalars");
+    if (!json_is_array (manifest)) {
+        kf_fail (why, "the reference result has no tensor manifest");
+        return NULL;
+    }
+    json_t *ins = s_entries (manifest, "input", true);
+    json_t *params = s_entries (manifest, "param", false);
+    json_t *buffers = s_entries (manifest, "buffer", false);
+    json_t *outs = s_entries (manifest, "output", true);
+    json_t *spec = NULL;
+    size_t n_in = json_array_size (ins) + json_array_size (params) + json_array_size (buffers);
+    if (json_array_size (outs) == 0)
+        kf_fail (why, "forward returns no tensor (a kernel needs at least one output)");
+    else if (n_in > S_MAX_TENSORS || json_array_size (outs) > S_MAX_TENSORS)
+        kf_fail (why, "%zu input and %zu output tensors (parameters and buffers count"
+                 " as inputs); a kernel takes at most %d of each", n_in,
+                 json_array_size (outs), S_MAX_TENSORS);
+    else {
+        json_t *inputs = json_array (), *outputs = json_array (), *taken = json_object ();
+        char *note = NULL;
+        size_t note_size = 0;
+        FILE *f = open_memstream (&note, &note_size);
+        size_t i;
+        json_t *e;
+        /* Argument names first, so a parameter called "in0" yields. */
+        json_array_foreach (ins, i, e) {
+            char name[32];
+            snprintf (name, sizeof name, "in%lld", (long long) s_int (e, "index"));
+            s_add_tensor (inputs, taken, name, e);
+        }
+        json_array_foreach (outs, i, e) {
+            char name[32];
+            snprintf (name, sizeof name, "out%lld", (long long) s_int (e, "index"));
+            s_add_tensor (outputs, taken, name, e);
+        }
+        fprintf (f, "\n\nThis task is a PyTorch module (the reference below). kf_forward"
+                    " receives in[] = forward's tensor arguments (");
+        json_array_foreach (inputs, i, e)
+            fprintf (f, "%s%s", i ? ", " : "", s_str (e, "name"));
+        const char *what[2] = { "parameters", "buffers" };
+        json_t *lists[2] = { params, buffers };
+        for (int k = 0; k < 2; k++) {
+            if (json_array_size (lists[k]) == 0)
+                continue;
+            fprintf (f, "), then the model's %s (", what[k]);
+            json_array_foreach (lists[k], i, e) {
+                char *name = s_tensor_name (s_str (e, "name"), k ? "b" : "p", taken);
+                if (!name)
+                    continue;
+                s_add_tensor (inputs, taken, name, e);
+                fprintf (f, "%s%s = %s", i ? ", " : "", name, s_str (e, "name"));
+                free (name);
+            }
+        }
+        fprintf (f, "); out[] = forward's result (");
+        json_array_foreach (outputs, i, e)
+            fprintf (f, "%s%s", i ? ", " : "", s_str (e, "name"));
+        fprintf (f, ").");
+        json_t *scalars = json_deep_copy (json_object_get (task, "scalars"));
+        if (!json_is_object (scalars)) {
+            json_decref (scalars);
+            scalars = json_object ();
+        }
+        int noted = 0;
+        fprintf (f, " Scalars in ctx: ");
+        long at = ftell (f);
+        s_add_scalars (scalars, scalar_list, "init", "init", f, &noted);
+        s_add_scalars (scalars, scalar_list, "input", "in", f, &noted);
+        if (ftell (f) == at)
+            fprintf (f, "none");
+        fprintf (f, ". Shapes and values are fixed: every input set has these shapes.");
+        fclose (f);
+        json_decref (taken);
+        spec = json_deep_copy (task);
+        const char *description = s_str (task, "description");
+        char *text = kf_strdupf ("%s%s", description, note ? (*description ? note : note + 2) : "");
+        free (note);
+        json_object_set_new (spec, "description", json_string (text ? text : description));
+        free (text);
+        json_object_set_new (spec, "inputs", inputs);
+        json_object_set_new (spec, "outputs", outputs);
+        json_object_set_new (spec, "scalars", scalars);
+        char *err = NULL;
+        if (kf_task_validate (spec, &err)) {
+            kf_fail (why, "the derived task is invalid: %s", err ? err : "?");
+            free (err);
+            json_decref (spec);
+            spec = NULL;
+        }
+    }
+    json_decref (ins);
+    json_decref (params);
+    json_decref (buffers);
+    json_decref (outs);
+    return spec;
+}
+
+/* ---- job results ---------------------------------------------------- */
+
+/* Checks that every manifest entry lies inside DATA (the one frame). */
+static int
+s_check_frame (json_t *result, zframe_t *data, char **why)
+{
+    size_t have = data ? zframe_size (data) : 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get (result, "tensors"), i, e) {
+        json_int_t offset = json_integer_value (json_object_get (e, "offset"));
+        json_int_t bytes = json_integer_value (json_object_get (e, "bytes"));
+        int dtype = kf_dtype_from_name (s_str (e, "dtype"));
+        json_int_t numel = 1;
+        size_t k;
+        json_t *d;
+        json_array_foreach (json_object_get (e, "shape"), k, d)
+            numel *= json_integer_value (d);
+        if (dtype < 0 || offset < 0 || bytes < 0 || (size_t) offset > have
+            || (size_t) bytes > have - (size_t) offset
+            || (json_int_t) kf_dtype_size (dtype) * numel != bytes)
+            return kf_fail (why, "tensor %zu ('%s' of set %lld) does not match the data"
+                            " frame (%zu bytes)", i, s_str (e, "name"),
+                            (long long) s_int (e, "set"), have);
+    }
+    return 0;
+}
+
+/* The median of a timing object, or NULL when it has none (an error, a
+ * torch without torch.compile, a compiled model whose outputs differ from
+ * eager's and so cannot stand for the same computation). */
+static json_t *
+s_median (json_t *timing)
+{
+    json_t *median = json_object_get (timing, "median_ns");
+    if (!json_is_number (median) || json_object_get (timing, "error")
+        || json_is_false (json_object_get (timing, "matches_eager")))
+        return json_null ();
+    return json_real (json_number_value (median));
+}
+
+static int
+s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames)
+{
+    int64_t run_id = s_int (run, "id");
+    int judged = s_judge (self, run, json_object_get (result, "degenerate"));
+    if (judged)
+        return judged < 0 ? -1 : 0;
+    zframe_t *data = frames ? zmsg_first (frames) : NULL;
+    char *why = NULL;
+    json_t *spec = kf_reference_derive (json_object_get (run, "spec"), result, &why);
+    if (spec && s_check_frame (result, data, &why)) {
+        json_decref (spec);
+        spec = NULL;
+    }
+    if (!spec) {
+        char *reason = kf_strdupf ("the PyTorch reference cannot be a kernel task: %.800s",
+                                   why ? why : "?");
+        free (why);
+        int rc = kf_search_finish_run (self, run_id, "failed", reason ? reason : "bad reference");
+        free (reason);
+        return rc;
+    }
+    char hash[65], id[24];
+    const void *bytes = data ? (const void *) zframe_data (data) : (const void *) "";
+    size_t size = data ? zframe_size (data) : 0;
+    kf_sha256_hex (bytes, size, hash);
+    const char *bp[1] = { hash };
+    json_t *timing = json_object_get (result, "timing");
+    json_t *eager = s_median (json_object_get (timing, "eager"));
+    json_t *compiled = s_median (json_object_get (timing, "compiled"));
+    /* What evaluate jobs carry (docs/pytorch-references.md), and under
+     * "info" what the run keeps for people: times in full, torch, device. */
+    json_t *ref_data = json_pack ("{s:O, s:O, s:O, s:O, s:O, s:{}}", "tensors",
+                                  json_object_get (result, "tensors"), "scalars",
+                                  json_object_get (result, "scalars"), "sets",
+                                  json_object_get (result, "sets"), "eager_ns", eager,
+                                  "compiled_ns", compiled, "info");
+    json_t *info = json_object_get (ref_data, "info");
+    static const char *kept[] = { "timing", "torch_version", "python", "device", "device_name",
+                                  "seed", "task_hash", "data_bytes", "cached", "cache_key",
+                                  "wall_s", "degenerate" };
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++)
+        if (json_object_get (result, kept[k]))
+            json_object_set (info, kept[k], json_object_get (result, kept[k]));
+    char *spec_text = json_dumps (spec, JSON_COMPACT | JSON_SORT_KEYS);
+    char *data_text = json_dumps (ref_data, JSON_COMPACT);
+    char eager_text[40], compiled_text[40];
+    snprintf (eager_text, sizeof eager_text, "%.17g", json_number_value (eager));
+    snprintf (compiled_text, sizeof compiled_text, "%.17g", json_number_value (compiled));
+    const char *params[6] = { S_I64 (id, run_id), spec_text, hash, data_text,
+                              json_is_null (eager) ? NULL : eager_text,
+                              json_is_null (compiled) ? NULL : compiled_text };
+    int rc = spec_text && data_text
+             && kf_db_exec_blob (self->db,
+                                 "INSERT INTO blobs (hash, data) VALUES ($1, $2)"
+                                 " ON CONFLICT (hash) DO NOTHING",
+                                 2, bp, bytes, size) >= 0
+             && kf_db_exec (self->db,
+                            "UPDATE runs SET spec = $2, ref_artifact = $3, ref_data = $4,"
+                            " ref_eager_ns = $5, ref_compiled_ns = $6 WHERE id = $1",
+                            6, params) >= 0 ? 0 : -1;
+    if (rc == 0) {
+        kf_info ("run %lld: PyTorch reference ready: %zu inputs, %zu outputs, eager %s ns,"
+                 " compiled %s ns%s", (long long) run_id,
+                 json_array_size (json_object_get (spec, "inputs")),
+                 json_array_size (json_object_get (spec, "outputs")),
+                 params[4] ? eager_text : "-", params[5] ? compiled_text : "-",
+                 json_is_true (json_object_get (result, "cached")) ? " (cached)" : "");
+        s_event (self, run_id, "reference",
+                 json_pack ("{s:O, s:O, s:b, s:s}", "eager_ns", eager, "compiled_ns", compiled,
+                            "cached", json_is_true (json_object_get (result, "cached")),
+                            "torch_version", s_str (result, "torch_version")));
+        rc = kf_search_begin (self, run_id);
+    }
+    free (spec_text);
+    free (data_text);
+    json_decref (ref_data);
+    json_decref (eager);
+    json_decref (compiled);
+    json_decref (spec);
+    return rc;
+}
+
+static int
+s_probed (kf_search_t *self, json_t *run, json_t *result)
+{
+    json_t *reasons = json_object_get (result, "degenerate");
+    if (!json_is_array (reasons))
+        return kf_search_finish_run (self, s_int (run, "id"), "failed",
+                                     "the reference probe returned no 'degenerate' list"
+                                     " (an exec worker without the probe?)");
+    int judged = s_judge (self, run, reasons);
+    if (judged)
+        return judged < 0 ? -1 : 0;
+    return kf_search_begin (self, s_int (run, "id"));
+}
+
+int
+kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result,
+                       zmsg_t *frames)
+{
+    if (!strcmp (s_str (job, "kind"), "reference"))
+        return s_reference_done (self, run, result, frames);
+    return s_probed (self, run, result);
+}
+
+int
+kf_reference_eval_payload (kf_search_t *self, json_t *run, json_t *payload)
+{
+    if (!kf_reference_is_pytorch (json_object_get (run, "spec")))
+        return 0;
+    char id[24];
+    const char *params[1] = { S_I64 (id, s_int (run, "id")) };
+    bool failed;
+    json_t *row = kf_db_row (self->db, "SELECT ref_data - 'info' AS d FROM runs WHERE id = $1",
+                             1, params, &failed);
+    json_t *data = json_object_get (row, "d");
+    if (failed || !json_is_object (data)) {
+        json_decref (row);
+        return -1;   /* a PyTorch run evaluates only after its reference is stored */
+    }
+    json_object_set (payload, "reference_data", data);
+    json_decref (row);
+    return 0;
+}
