@@ -10,7 +10,9 @@
  */
 #include "kf_exec.h"
 #include "kf_backend.h"
+#include "kf_eval_check.h"
 #include "kf_log.h"
+#include "kf_profile.h"
 #include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_torch_ref.h"
@@ -51,20 +53,6 @@ kf_exec_child_main (const char *dir)
     return rc;
 }
 
-static char
-s_read_phase (const char *dir)
-{
-    char path[4200], c = 'H';
-    snprintf (path, sizeof path, "%s/phase", dir);
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0) {
-        if (read (fd, &c, 1) != 1)
-            c = 'H';
-        close (fd);
-    }
-    return c;
-}
-
 static void
 s_fail (kf_job_result_t *res, const char *fmt, const char *arg)
 {
@@ -89,10 +77,14 @@ s_last_line (const char *out, char *buf, size_t size)
 
 //  One evaluation child: candidate CAND against reference REF with the
 //  evaluate payload PAYLOAD, its verdict (or the job's failure) into RES.
+//  REF is the reference's shared object, or the exported PyTorch data
+//  when the payload has reference_data; CAND is NULL for a probe.
 static void
 s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload_in,
                 zframe_t *cand, zframe_t *ref, double time_limit, kf_job_result_t *res)
 {
+    bool data = json_is_object (json_object_get (payload_in, "reference_data"));
+    bool probe = json_is_true (json_object_get (payload_in, "probe"));
     memset (res, 0, sizeof *res);
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
     kf_subproc_limits_t limits;
@@ -116,11 +108,21 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     json_t *payload = json_deep_copy (payload_in);
     json_object_set_new (payload, "backend", json_string (backend));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
+    if (strcmp (backend, "host") == 0 && !json_object_get (payload, "ceilings")) {
+        //  Measured once per worker (at start-up, for the capabilities),
+        //  so every evaluation is judged against the same ceilings.
+        kf_eval_ceilings_t ceil;
+        kf_eval_host_ceilings (&ceil);
+        json_object_set_new (payload, "ceilings", json_pack ("{s:f, s:f, s:s}",
+                             "copy_gbs", ceil.copy_gbs, "peak_gflops", ceil.peak_gflops,
+                             "peak_source", ceil.peak_source ? ceil.peak_source : "none"));
+    }
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
     if (!text
-        || kf_file_write (dir, "candidate.so", zframe_data (cand), zframe_size (cand))
-        || kf_file_write (dir, "reference.so", zframe_data (ref), zframe_size (ref))
+        || (cand && kf_file_write (dir, "candidate.so", zframe_data (cand), zframe_size (cand)))
+        || kf_file_write (dir, data ? "reference.bin" : "reference.so", zframe_data (ref),
+                          zframe_size (ref))
         || kf_file_write (dir, "job.json", text, strlen (text))) {
         s_fail (res, "cannot write the evaluation files: %s", strerror (errno));
         free (text);
@@ -132,13 +134,17 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
 
     char *argv[] = { (char *) worker, "--eval-child", dir, NULL };
     kf_subproc_result_t run;
-    if (kf_subproc_run (argv, &limits, &run) != 0) {
+    double spawn = kf_eval_now ();
+    int started = kf_subproc_run (argv, &limits, &run);
+    double ended = kf_eval_now ();
+    if (started != 0) {
         s_fail (res, "cannot start the evaluation child: %s", strerror (errno));
         kf_subproc_rmtree (dir);
         free (dir);
         return;
     }
-    char phase = s_read_phase (dir);
+    double stamps[KF_EVAL_T_N];
+    char phase = kf_eval_read_phase (dir, stamps);
     char path[4200];
     snprintf (path, sizeof path, "%s/result.json", dir);
     json_error_t jerr;
@@ -195,11 +201,26 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "crashed",
                                  "detail", detail, "speedup");
     }
-    if (res->ok && res->result) {
+    if (res->ok && res->result && probe && verdict && !strcmp (verdict, "probed")) {
+        //  A probe's result is its findings, not a verdict.
+        json_object_del (res->result, "verdict");
+    }
+    else if (res->ok && res->result && probe) {
+        //  Nothing but the reference ran, so whatever ended the child
+        //  was the reference's (or the harness's) doing.
+        const char *d = json_string_value (json_object_get (res->result, "detail"));
+        s_fail (res, "reference probe: %s", d ? d : "no result");
+        json_decref (res->result);
+        res->result = NULL;
+    }
+    else if (res->ok && res->result) {
         //  The child's fault handler writes only verdict and detail.
         if (!json_object_get (res->result, "speedup"))
             json_object_set_new (res->result, "speedup", json_null ());
+    }
+    if (res->ok && res->result) {
         json_object_set_new (res->result, "wall_s", json_real (run.wall_s));
+        json_object_set_new (res->result, "phases_s", kf_eval_phases_json (spawn, stamps, ended));
     }
     json_decref (result);
     kf_subproc_result_free (&run);
@@ -377,6 +398,10 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         kf_torch_ref_handle (kf_torch_ref_shared (), job, res);
         return;
     }
+    if (job->kind && strcmp (job->kind, "profile") == 0) {
+        kf_profile_handle (cfg, job, res);     /* kf_profile.c: ncu */
+        return;
+    }
     double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
     if (!kf_exec_backend_find (backend)) {
@@ -387,9 +412,30 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "payload: task missing%s", "");
         return;
     }
-    if (!job->frames || zmsg_size (job->frames) < 2) {
-        s_fail (res, "need two frames: candidate and reference artifacts%s", "");
+    bool probe = json_is_true (json_object_get (job->payload, "probe"));
+    json_t *refdata = json_object_get (job->payload, "reference_data");
+    if (probe && (!job->frames || zmsg_size (job->frames) != 1 || refdata)) {
+        s_fail (res, "a reference probe takes one frame, the native reference artifact%s", "");
         return;
+    }
+    if (!probe && (!job->frames || zmsg_size (job->frames) < 2)) {
+        s_fail (res, "need two frames: candidate and reference artifacts (or reference data)%s", "");
+        return;
+    }
+    if (refdata) {
+        //  Exported PyTorch data as the reference: its manifest must
+        //  describe the task's tensors exactly, checked here so a mismatch
+        //  is the job's clear failure rather than a child's.
+        kf_eval_refdata_t rd;
+        char why[512];
+        zframe_t *data = zmsg_last (job->frames);
+        if (!json_is_object (refdata)
+            || kf_eval_refdata_parse (&rd, json_object_get (job->payload, "task"), refdata,
+                                      zframe_size (data), why, sizeof why)) {
+            s_fail (res, "%s", json_is_object (refdata) ? why : "reference_data: must be an object");
+            return;
+        }
+        kf_eval_refdata_free (&rd);
     }
     //  /proc/self/exe must be resolved here: after the drop to the
     //  sandbox user the child may not read its own /proc entry.
@@ -405,7 +451,9 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         worker = resolved;
     }
     json_t *configs = json_object_get (job->payload, "configs");
-    if (json_array_size (configs) > 0)
+    if (probe)
+        s_evaluate_one (cfg, worker, job->payload, NULL, zmsg_first (job->frames), time_limit, res);
+    else if (json_array_size (configs) > 0)
         s_sweep (cfg, worker, job, configs, time_limit, res);
     else {
         //  One candidate: frame 0, the reference last (frame 1).

@@ -4,15 +4,27 @@
  *  before anything else (no configuration, no sockets), because the
  *  handler re-executes this program in the sandbox for every evaluation.
  *  Where a Python with torch is found it also runs PyTorch reference jobs
- *  (kf_torch_ref.h) and says so under "torch" in its capabilities.
+ *  (kf_torch_ref.h) and says so under "torch" in its capabilities; where
+ *  ncu works it profiles candidates (kf_profile.h, "profile").
+ *
+ *  "--eval JOB.json" runs one job without a cluster: the job file names
+ *  the kind, the payload and the input frames as files; the job goes
+ *  through kf_exec_handle exactly as a JOB from the coordinator would, and
+ *  the result is printed as JSON with its binary frames written to files
+ *  (docs/evaluation.md, "Standalone use").
  */
 #include "kf_config.h"
 #include "kf_exec.h"
+#include "kf_file.h"
 #include "kf_log.h"
+#include "kf_profile.h"
 #include "kf_str.h"
+#include "kf_task.h"
 #include "kf_torch_ref.h"
 #include "kf_worker.h"
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +45,12 @@ static const kf_cfg_entry_t s_table[] = {
     { "reference_cache_max_mb", KF_CFG_INT, "4096", 1, 1048576, "reference cache size cap" },
     { "reference_time_limit_s", KF_CFG_DOUBLE, "600", 1, 7200,
       "wall-clock limit of one reference job (torch.compile included)" },
+    { "ncu", KF_CFG_STR, NULL, 0, -1,
+      "Nsight Compute for profile jobs (cuda); 'off' disables them (default: ncu on PATH, "
+      "/usr/local/cuda/bin/ncu, /opt/nvidia/nsight-compute/*/ncu)" },
+    { "profile_launches", KF_CFG_INT, "4", 1, 64, "kernel launches one profile job profiles" },
+    { "profile_time_limit_s", KF_CFG_DOUBLE, "300", 1, 3600,
+      "wall-clock limit of one profile job (ncu replays each launch many times)" },
     KF_CFG_END
 };
 
@@ -62,16 +80,414 @@ s_cache_dir (const char *value)
     return leaf;
 }
 
+#define S_USAGE                                                                     \
+    "kf-exec-worker [options]\n"                                                    \
+    "       kf-exec-worker [options] --eval JOB.json [--out PREFIX]\n"              \
+    "\n"                                                                            \
+    "--eval runs one job (evaluate, profile or reference) from JOB.json through\n"  \
+    "the worker's handler, without a coordinator, and prints the result as JSON;\n" \
+    "binary result frames go to PREFIX.N.bin (default: JOB without .json, then\n"   \
+    ".out). Exit 0 when the job ran, 1 when it failed, 2 on a bad JOB.json.\n"      \
+    "JOB.json: {\"kind\", \"payload\", \"frames\": [files]} or \"candidate\" and\n"     \
+    "\"reference\" (a .so, or the JSON that kf-compile-worker --build printed);\n"  \
+    "see docs/evaluation.md, \"Standalone use\""
+
+//  Removes "NAME VALUE" from ARGV (ARGC adjusted) and returns VALUE, or
+//  NULL when absent; *MISSING is set when NAME is the last argument.
+static char *
+s_take (int *argc, char **argv, const char *name, bool *missing)
+{
+    for (int i = 1; i < *argc; i++)
+        if (!strcmp (argv[i], name)) {
+            if (i + 1 >= *argc) {
+                *missing = true;
+                return NULL;
+            }
+            char *value = argv[i + 1];
+            memmove (argv + i, argv + i + 2, sizeof *argv * (size_t) (*argc - i - 2 + 1));
+            *argc -= 2;
+            return value;
+        }
+    return NULL;
+}
+
+static int
+s_usage_error (const char *fmt, const char *arg)
+{
+    fprintf (stderr, "kf-exec-worker: ");
+    fprintf (stderr, fmt, arg);
+    fprintf (stderr, "\n");
+    return 2;
+}
+
+//  PATH as written when absolute, else relative to the folder of the job
+//  file BASE. Caller frees.
+static char *
+s_job_path (const char *base, const char *path)
+{
+    return path[0] == '/' ? strdup (path) : kf_strdupf ("%s/%s", base, path);
+}
+
+//  The standalone job: a JOB.json turned into the kf_job_t the handler
+//  gets from the coordinator. Everything a user can get wrong in the file
+//  is said in one line naming the file and the key.
+typedef struct {
+    char *kind;
+    json_t *payload;
+    zmsg_t *frames;
+    char *error;             /* set when the file is wrong */
+} s_standalone_t;
+
+static void
+s_standalone_free (s_standalone_t *sa)
+{
+    free (sa->kind);
+    json_decref (sa->payload);
+    zmsg_destroy (&sa->frames);
+    free (sa->error);
+}
+
+//  Appends the file PATH (relative to BASE) as a frame. WHAT names the key.
+static int
+s_add_frame (s_standalone_t *sa, const char *job, const char *base, const char *path,
+             const char *what)
+{
+    char *full = s_job_path (base, path);
+    size_t size = 0;
+    void *data = full ? kf_file_read (full, (size_t) 1 << 31, &size) : NULL;
+    if (!data) {
+        sa->error = kf_strdupf ("%s: %s: cannot read %s", job, what, full ? full : path);
+        free (full);
+        return -1;
+    }
+    zmsg_addmem (sa->frames, data, size);
+    free (data);
+    free (full);
+    return 0;
+}
+
+//  A "candidate" or "reference" value: an artifact, or the JSON that
+//  kf-compile-worker --build printed (its frames, and for a tuned build
+//  its configs, which become the evaluate payload's).
+static int
+s_add_artifact (s_standalone_t *sa, const char *job, const char *base, json_t *value,
+                const char *what, bool candidate)
+{
+    const char *path = json_string_value (value);
+    if (!path) {
+        sa->error = kf_strdupf ("%s: %s: must be a file name", job, what);
+        return -1;
+    }
+    size_t len = strlen (path);
+    if (len < 5 || strcmp (path + len - 5, ".json") != 0)
+        return s_add_frame (sa, job, base, path, what);
+    char *full = s_job_path (base, path);
+    json_error_t jerr;
+    json_t *build = full ? json_load_file (full, 0, &jerr) : NULL;
+    json_t *frames = json_object_get (build, "frames");
+    int rc = 0;
+    if (!build)
+        sa->error = kf_strdupf ("%s: %s: %s: %s", job, what, full ? full : path,
+                                full ? jerr.text : "out of memory");
+    else if (!json_is_true (json_object_get (json_object_get (build, "result"), "compiled"))
+             || json_array_size (frames) == 0)
+        sa->error = kf_strdupf ("%s: %s: %s holds no built artifact (did it compile?)", job,
+                                what, full);
+    if (sa->error)
+        rc = -1;
+    //  The reference is one artifact; a tuned candidate brings every
+    //  config's, and the configs table that names them.
+    size_t n = candidate ? json_array_size (frames) : 1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *frame = json_string_value (json_array_get (frames, i));
+        rc = s_add_frame (sa, job, base, frame ? frame : "", what);
+    }
+    json_t *configs = json_object_get (json_object_get (build, "result"), "configs");
+    if (rc == 0 && candidate && json_array_size (configs) > 1
+        && !json_object_get (sa->payload, "configs")) {
+        json_t *rows = json_array ();
+        size_t i;
+        json_t *row;
+        json_array_foreach (configs, i, row)
+            if (json_is_integer (json_object_get (row, "frame")))
+                json_array_append_new (rows, json_pack ("{s:O, s:O}", "params",
+                                                        json_object_get (row, "params"), "frame",
+                                                        json_object_get (row, "frame")));
+        json_object_set_new (sa->payload, "configs", rows);
+    }
+    json_decref (build);
+    free (full);
+    return rc;
+}
+
+//  Reads JOB into SA. Returns 0, or -1 with SA->error.
+static int
+s_standalone_load (const char *job, s_standalone_t *sa)
+{
+    memset (sa, 0, sizeof *sa);
+    json_error_t jerr;
+    json_t *root = json_load_file (job, 0, &jerr);
+    if (!root) {
+        if (jerr.line > 0)
+            sa->error = kf_strdupf ("%s: line %d column %d: %s", job, jerr.line, jerr.column,
+                                    jerr.text);
+        else
+            sa->error = kf_strdupf ("%s: %s", job, jerr.text);
+        return -1;
+    }
+    char *copy = strdup (job);
+    char *base = copy ? strdup (dirname (copy)) : NULL;
+    free (copy);
+    sa->frames = zmsg_new ();
+    json_t *kind = json_object_get (root, "kind");
+    json_t *payload = json_object_get (root, "payload");
+    json_t *frames = json_object_get (root, "frames");
+    static const char *const known[] = { "kind", "payload", "frames", "candidate", "reference", NULL };
+    const char *key;
+    json_t *value;
+    if (!json_is_object (root))
+        sa->error = kf_strdupf ("%s: must be a JSON object {kind, payload, frames}", job);
+    else if (kind && (!json_is_string (kind)
+                      || (strcmp (json_string_value (kind), "evaluate")
+                          && strcmp (json_string_value (kind), "profile")
+                          && strcmp (json_string_value (kind), "reference"))))
+        sa->error = kf_strdupf ("%s: kind: must be \"evaluate\", \"profile\" or \"reference\"", job);
+    else if (!json_is_object (payload))
+        sa->error = kf_strdupf ("%s: payload: missing, or not an object", job);
+    else if (frames && !json_is_array (frames))
+        sa->error = kf_strdupf ("%s: frames: must be a list of file names", job);
+    else if (frames && (json_object_get (root, "candidate") || json_object_get (root, "reference")))
+        sa->error = kf_strdupf ("%s: give either frames or candidate and reference", job);
+    if (!sa->error)
+        json_object_foreach (root, key, value) {
+            bool ok = false;
+            for (int i = 0; known[i]; i++)
+                ok |= !strcmp (key, known[i]);
+            if (!ok) {
+                sa->error = kf_strdupf ("%s: %s: unknown key (kind, payload, frames, candidate, "
+                                        "reference)", job, key);
+                break;
+            }
+        }
+    if (sa->error)
+        goto done;
+    sa->kind = strdup (kind ? json_string_value (kind) : "evaluate");
+    sa->payload = json_deep_copy (payload);
+
+    //  Conveniences: a task or a PyTorch problem by file name.
+    json_t *task = json_object_get (sa->payload, "task");
+    if (json_is_string (task)) {
+        char *path = s_job_path (base, json_string_value (task));
+        char *err = NULL;
+        json_t *loaded = path ? kf_task_load (path, &err) : NULL;
+        if (!loaded)
+            sa->error = kf_strdupf ("%s: payload.task: %s", job, err ? err : "out of memory");
+        else
+            json_object_set_new (sa->payload, "task", loaded);
+        free (err);
+        free (path);
+    }
+    json_t *source_file = json_object_get (sa->payload, "source_file");
+    if (!sa->error && source_file) {
+        char *path = json_is_string (source_file)
+                         ? s_job_path (base, json_string_value (source_file)) : NULL;
+        size_t size;
+        char *text = path ? kf_file_read (path, (size_t) 4 << 20, &size) : NULL;
+        if (!text)
+            sa->error = kf_strdupf ("%s: payload.source_file: cannot read %s", job,
+                                    path ? path : "(not a file name)");
+        else {
+            json_object_set_new (sa->payload, "source", json_stringn (text, size));
+            json_object_del (sa->payload, "source_file");
+        }
+        free (text);
+        free (path);
+    }
+    if (sa->error)
+        goto done;
+
+    size_t i;
+    json_array_foreach (frames, i, value) {
+        char what[32];
+        snprintf (what, sizeof what, "frames[%zu]", i);
+        if (!json_is_string (value)) {
+            sa->error = kf_strdupf ("%s: %s: must be a file name", job, what);
+            goto done;
+        }
+        if (s_add_frame (sa, job, base, json_string_value (value), what))
+            goto done;
+    }
+    json_t *cand = json_object_get (root, "candidate");
+    json_t *ref = json_object_get (root, "reference");
+    if (cand && s_add_artifact (sa, job, base, cand, "candidate", true))
+        goto done;
+    if (ref && s_add_artifact (sa, job, base, ref, "reference", false))
+        goto done;
+done:
+    free (base);
+    json_decref (root);
+    return sa->error ? -1 : 0;
+}
+
+//  Writes RES as {kind, ok, result | error, frames} to stdout, each binary
+//  frame to PREFIX.N.bin. Returns the exit code.
+static int
+s_standalone_print (const char *kind, kf_job_result_t *res, const char *prefix)
+{
+    json_t *out = json_pack ("{s:s, s:b}", "kind", kind, "ok", res->ok);
+    if (res->ok)
+        json_object_set_new (out, "result", res->result ? res->result : json_object ());
+    else
+        json_object_set_new (out, "error", json_string (res->error ? res->error : "job failed"));
+    res->result = NULL;
+    json_t *files = json_array ();
+    int n = 0, rc = res->ok ? 0 : 1;
+    for (zframe_t *f = res->frames ? zmsg_first (res->frames) : NULL; f;
+         f = zmsg_next (res->frames), n++) {
+        char *path = kf_strdupf ("%s.%d.bin", prefix, n);
+        FILE *fp = path ? fopen (path, "wb") : NULL;
+        if (!fp || fwrite (zframe_data (f), 1, zframe_size (f), fp) != zframe_size (f)) {
+            fprintf (stderr, "kf-exec-worker: cannot write %s\n", path ? path : prefix);
+            rc = 2;
+        }
+        if (fp)
+            fclose (fp);
+        json_array_append_new (files, json_string (path ? path : ""));
+        free (path);
+    }
+    json_object_set_new (out, "frames", files);
+    char *text = json_dumps (out, JSON_INDENT (2));
+    if (text)
+        printf ("%s\n", text);
+    fflush (stdout);
+    free (text);
+    json_decref (out);
+    return rc;
+}
+
+//  The reference runner, set up as the daemon does. Returns its instance.
+static kf_torch_ref_t *
+s_torch_setup (const kf_config_t *config, const char *backend, int device, char **cache_dir,
+               char **default_device)
+{
+    *cache_dir = s_cache_dir (kf_config_str (config, "reference_cache_dir"));
+    *default_device = strcmp (backend, "cuda") == 0 ? kf_strdupf ("cuda:%d", device)
+                                                    : strdup ("cpu");
+    kf_torch_ref_config_t ref_config = {
+        .python = kf_config_str (config, "python"),
+        .cache_dir = *cache_dir,
+        .cache_max_bytes = (size_t) kf_config_int (config, "reference_cache_max_mb") << 20,
+        .default_device = *default_device,
+        .time_limit_s = kf_config_double (config, "reference_time_limit_s"),
+    };
+    kf_torch_ref_t *torch_ref = kf_torch_ref_new (&ref_config);
+    kf_torch_ref_set_shared (torch_ref);
+    return torch_ref;
+}
+
+static kf_profile_t *
+s_profile_setup (const kf_config_t *config, const char *backend)
+{
+    kf_profile_config_t pc = {
+        .ncu = kf_config_str (config, "ncu"),
+        .backend = backend,
+        .launches = (int) kf_config_int (config, "profile_launches"),
+        .time_limit_s = kf_config_double (config, "profile_time_limit_s"),
+    };
+    kf_profile_t *profile = kf_profile_new (&pc);
+    kf_profile_set_shared (profile);
+    return profile;
+}
+
+//  --eval: one job through kf_exec_handle, no sockets. Only what the job's
+//  kind needs is set up (finding torch takes seconds an evaluation need
+//  not wait for).
+static int
+s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix_arg)
+{
+    s_standalone_t sa;
+    if (s_standalone_load (job_path, &sa)) {
+        fprintf (stderr, "kf-exec-worker: %s\n", sa.error);
+        s_standalone_free (&sa);
+        return 2;
+    }
+    const char *backend = kf_config_str (config, "backend");
+    int device = (int) kf_config_int (config, "device");
+    char *cache_dir = NULL, *default_device = NULL;
+    kf_torch_ref_t *torch_ref = NULL;
+    kf_profile_t *profile = NULL;
+    if (!strcmp (sa.kind, "reference"))
+        torch_ref = s_torch_setup (config, backend, device, &cache_dir, &default_device);
+    if (!strcmp (sa.kind, "profile"))
+        profile = s_profile_setup (config, backend);
+    char *prefix = NULL;
+    if (prefix_arg)
+        prefix = strdup (prefix_arg);
+    else {
+        size_t len = strlen (job_path);
+        if (len > 5 && !strcmp (job_path + len - 5, ".json"))
+            len -= 5;
+        prefix = kf_strdupf ("%.*s.out", (int) len, job_path);
+    }
+
+    kf_exec_config_t exec = {
+        .worker_path = NULL,
+        .backend = backend,
+        .device = device,
+        .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
+    };
+    kf_job_t job = { .job_id = 1, .lease = 1, .kind = sa.kind, .payload = sa.payload,
+                     .frames = sa.frames };
+    kf_job_result_t res = { 0 };
+    kf_exec_handle (&exec, &job, &res);
+    int rc = s_standalone_print (sa.kind, &res, prefix);
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    free (prefix);
+    kf_torch_ref_set_shared (NULL);
+    kf_torch_ref_destroy (&torch_ref);
+    kf_profile_set_shared (NULL);
+    kf_profile_destroy (&profile);
+    free (default_device);
+    free (cache_dir);
+    s_standalone_free (&sa);
+    return rc;
+}
+
 int
 main (int argc, char **argv)
 {
     if (argc >= 3 && strcmp (argv[1], "--eval-child") == 0)
         return kf_exec_child_main (argv[2]);
 
-    int code;
-    kf_config_t *config = kf_config_daemon ("kf-exec-worker", s_table, argc, argv, &code);
-    if (!config)
-        return code;
+    bool missing = false;
+    const char *eval = s_take (&argc, argv, "--eval", &missing);
+    const char *prefix = s_take (&argc, argv, "--out", &missing);
+    if (missing)
+        return s_usage_error ("%s needs a value (see --help)", "--eval/--out");
+    if (prefix && !eval)
+        return s_usage_error ("%s is for --eval only", "--out");
+    bool help = false;
+    char *err = NULL;
+    kf_config_t *config = kf_config_load ("kf-exec-worker", S_USAGE, s_table, &argc, argv,
+                                          &help, &err);
+    if (!config) {
+        if (!help)
+            fprintf (stderr, "kf-exec-worker: %s\n", err ? err : "bad configuration");
+        free (err);
+        return help ? 0 : 2;
+    }
+    if (argc > 1) {
+        kf_config_destroy (&config);
+        return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
+    }
+    kf_log_init ("kf-exec-worker", kf_config_bool (config, "verbose"));
+    if (eval) {
+        int rc = s_eval_main (config, eval, prefix);
+        kf_config_destroy (&config);
+        return rc;
+    }
 
     const char *backend = kf_config_str (config, "backend");
     int device = (int) kf_config_int (config, "device");
@@ -86,21 +502,24 @@ main (int argc, char **argv)
     //  PyTorch references: optional, so a host without torch still
     //  evaluates kernels; the coordinator routes reference jobs by the
     //  "torch" capability.
-    char *cache_dir = s_cache_dir (kf_config_str (config, "reference_cache_dir"));
-    char *default_device = strcmp (backend, "cuda") == 0 ? kf_strdupf ("cuda:%d", device)
-                                                         : strdup ("cpu");
-    kf_torch_ref_config_t ref_config = {
-        .python = kf_config_str (config, "python"),
-        .cache_dir = cache_dir,
-        .cache_max_bytes = (size_t) kf_config_int (config, "reference_cache_max_mb") << 20,
-        .default_device = default_device,
-        .time_limit_s = kf_config_double (config, "reference_time_limit_s"),
-    };
-    kf_torch_ref_t *torch_ref = kf_torch_ref_new (&ref_config);
+    char *cache_dir = NULL, *default_device = NULL;
+    kf_torch_ref_t *torch_ref = s_torch_setup (config, backend, device, &cache_dir,
+                                               &default_device);
     json_t *torch_caps = kf_torch_ref_capability (torch_ref);
     if (torch_caps)
         json_object_set_new (caps, "torch", torch_caps);
-    kf_torch_ref_set_shared (torch_ref);
+    //  Profiling: probed once here; "profile": false tells the coordinator
+    //  not to send profile jobs to this worker.
+    kf_profile_t *profile = s_profile_setup (config, backend);
+    json_t *profiler = kf_profile_capability (profile);
+    json_object_set_new (caps, "profile", json_boolean (profiler != NULL));
+    if (profiler) {
+        json_object_set_new (caps, "profiler", profiler);
+        kf_info ("profiling: %s (%s)", json_string_value (json_object_get (profiler, "ncu")),
+                 json_string_value (json_object_get (profiler, "version")));
+    }
+    else
+        kf_info ("profiling unavailable: %s", kf_profile_unavailable (profile));
 
     kf_exec_config_t exec = {
         .worker_path = NULL,
@@ -109,6 +528,8 @@ main (int argc, char **argv)
         .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
     };
     int rc = kf_worker_main (config, "execute", caps, kf_exec_handle, &exec);
+    kf_profile_set_shared (NULL);
+    kf_profile_destroy (&profile);
     kf_torch_ref_set_shared (NULL);
     kf_torch_ref_destroy (&torch_ref);
     free (default_device);
