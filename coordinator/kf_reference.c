@@ -324,6 +324,9 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
     size_t n_in = json_array_size (ins) + json_array_size (params) + json_array_size (buffers);
     if (json_array_size (outs) == 0)
         kf_fail (why, "forward returns no tensor (a kernel needs at least one output)");
+    else if (n_in == 0)
+        kf_fail (why, "no input tensor: forward takes no tensor and the model has no"
+                 " parameter or buffer");
     else if (n_in > S_MAX_TENSORS || json_array_size (outs) > S_MAX_TENSORS)
         kf_fail (why, "%zu input and %zu output tensors (parameters and buffers count"
                  " as inputs); a kernel takes at most %d of each", n_in,
