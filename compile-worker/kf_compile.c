@@ -7,6 +7,13 @@
  *  without end by a hostile source. The compiler's log goes back into
  *  the next prompt, so it is trimmed to what helps a model fix the code:
  *  error lines first, temporary paths stripped, 4 KiB at most.
+ *
+ *  The archive coordinates of a kernel are computed here too, from the
+ *  code the compiler really built: the source preprocessed with the
+ *  build's own -D flags, reduced to the lines of the candidate's file. A
+ *  template whose variants sit behind #if branches (the offline
+ *  generator's, a kf-tune source) is otherwise classified by every branch
+ *  at once, and every variant lands in one cell.
  */
 #include "kf_compile.h"
 #include "kf_compile_cache.h"
@@ -16,6 +23,7 @@
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
 #include "kf_tune.h"
+#include "../coordinator/kf_descriptor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -215,6 +223,7 @@ typedef struct {
     size_t source_size;
     double time_limit;
     size_t output_cap;
+    bool reference;          //  the run's reference: no coordinates
 } s_ctx_t;
 
 //  One build: the -D flags in, the outcome out. ERROR set means the build
@@ -223,6 +232,8 @@ typedef struct {
 typedef struct {
     char defines[KF_TUNE_MAX_PARAMS][2 * KF_TUNE_TOKEN_MAX + 4];
     int n_defines;
+    bool want_coords;        //  classify what this build compiled
+    json_t *coords;          //  {coords, coords_why} or {coords_error}
     char *error;
     bool compiled;
     bool cached;
@@ -238,6 +249,176 @@ s_build_error (s_build_t *b, const char *what, int err)
     char msg[300];
     snprintf (msg, sizeof msg, "%s: %s", what, strerror (err));
     b->error = strdup (msg);
+}
+
+char *
+kf_compile_own_lines (const char *text, size_t size, const char *source_name)
+{
+    char *out = malloc (size + 1);
+    if (!out)
+        return NULL;
+    size_t used = 0;
+    bool own = false;
+    size_t name_len = strlen (source_name);
+    const char *p = text, *end = text + size;
+    while (p < end) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
+        //  A line marker: '#', blanks, optional "line", a number, then the
+        //  file's name in quotes. Everything up to the next marker comes
+        //  from that file.
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t'))
+            q++;
+        bool marker = false;
+        if (q < p + len && *q == '#') {
+            q++;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (p + len - q > 4 && !strncmp (q, "line", 4))
+                q += 4;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            const char *digits = q;
+            while (q < p + len && *q >= '0' && *q <= '9')
+                q++;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q > digits && q < p + len && *q == '"') {
+                const char *name = q + 1;
+                const char *close = memchr (name, '"', (size_t) (p + len - name));
+                if (close) {
+                    size_t n = (size_t) (close - name);
+                    //  "kernel.c" or a path ending in "/kernel.c".
+                    own = n >= name_len && !strncmp (close - name_len, source_name, name_len)
+                          && (n == name_len || close[-(long) name_len - 1] == '/');
+                    marker = true;
+                }
+            }
+        }
+        if (!marker && own) {
+            memcpy (out + used, p, len);
+            used += len;
+            out[used++] = '\n';
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    out[used] = 0;
+    return out;
+}
+
+//  The CUDA headers turn the execution-space keywords into attributes
+//  before the text reaches us; the pattern tables look for the keywords,
+//  so they are put back: __attribute__((shared)) reads __shared__ again.
+static char *
+s_cuda_keywords (char *text)
+{
+    static const char *const pairs[][2] = {
+        { "__attribute__((shared))", "__shared__" },
+        { "__attribute__((global))", "__global__" },
+        { "__attribute__((device))", "__device__" },
+        { "__attribute__((host))", "__host__" },
+        { "__attribute__((constant))", "__constant__" },
+        { "__attribute__((managed))", "__managed__" },
+    };
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        size_t from = strlen (pairs[k][0]), to = strlen (pairs[k][1]);
+        //  Every replacement is shorter, so it is done in place.
+        char *w = text, *r = text, *hit;
+        while ((hit = strstr (r, pairs[k][0]))) {
+            size_t keep = (size_t) (hit - r);
+            memmove (w, r, keep);
+            w += keep;
+            memcpy (w, pairs[k][1], to);
+            w += to;
+            r = hit + from;
+        }
+        memmove (w, r, strlen (r) + 1);
+    }
+    return text;
+}
+
+//  Classifies the source B built, preprocessed in DIR (which holds the
+//  source and the header) with B's -D flags. The answer is cached under
+//  the preprocessing command's own key, so a build that was a cache hit
+//  costs no compiler run for its coordinates either. Sets B->coords.
+static void
+s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
+                  const kf_subproc_limits_t *limits_in)
+{
+    const kf_toolchain_t *tc = ctx->tc;
+    if (!tc->preprocess)
+        return;   //  a toolchain that cannot say: the coordinator keeps its own
+    char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
+    kf_toolchain_args_t args = {
+        .source = tc->source_name, .output = "kernel.i",
+        .include_dir = ".", .arch = ctx->arch
+    };
+    if (tc->preprocess (ctx->program, &args, argv, 32, buf, sizeof buf) != 0) {
+        b->coords = json_pack ("{s:s}", "coords_error", "cannot build the preprocessor command");
+        return;
+    }
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    for (int i = 0; i < b->n_defines; i++)
+        argv[argc++] = b->defines[i];
+    argv[argc] = NULL;
+    size_t header_size;
+    const char *header = kf_compile_kernel_header (&header_size);
+    const char *cache_dir = ctx->cfg ? ctx->cfg->cache_dir : NULL;
+    char key[65];
+    kf_compile_cache_key (ctx->toolchain, argv, header, header_size, ctx->source,
+                          ctx->source_size, key);
+    void *unused = NULL;
+    size_t unused_size = 0;
+    char *stored = NULL;
+    if (kf_compile_cache_get (cache_dir, key, &unused, &unused_size, &stored)) {
+        free (unused);
+        b->coords = stored ? json_loads (stored, 0, NULL) : NULL;
+        free (stored);
+        if (json_is_array (json_object_get (b->coords, "coords")))
+            return;
+        json_decref (b->coords);
+        b->coords = NULL;
+    }
+    kf_subproc_limits_t limits = *limits_in;
+    limits.workdir = dir;
+    kf_subproc_result_t run;
+    if (kf_subproc_run (argv, &limits, &run) != 0) {
+        b->coords = json_pack ("{s:s}", "coords_error", "cannot run the preprocessor");
+        return;
+    }
+    char path[4200];
+    snprintf (path, sizeof path, "%s/kernel.i", dir);
+    size_t size = 0;
+    char *text = run.exit_code == 0 && !run.timed_out
+                     ? kf_file_read (path, (size_t) 256 << 20, &size) : NULL;
+    kf_subproc_result_free (&run);
+    if (!text) {
+        b->coords = json_pack ("{s:s}", "coords_error", "the preprocessor failed");
+        return;
+    }
+    char *own = kf_compile_own_lines (text, size, tc->source_name);
+    free (text);
+    if (own && !strcmp (tc->language, "cuda"))
+        s_cuda_keywords (own);
+    kf_coords_t c;
+    char *why = NULL;
+    if (!own || kf_descriptor_classify (own, strlen (own), tc->language, &c, &why) != 0)
+        b->coords = json_pack ("{s:s}", "coords_error", "cannot classify the preprocessed source");
+    else
+        b->coords = json_pack ("{s:[i,i,i], s:s}", "coords", c.mem, c.algo, c.sync,
+                               "coords_why", why ? why : "");
+    free (own);
+    free (why);
+    if (json_is_array (json_object_get (b->coords, "coords"))) {
+        char *entry = json_dumps (b->coords, JSON_COMPACT);
+        if (entry)
+            kf_compile_cache_put (cache_dir, key, NULL, 0, entry,
+                                  ctx->cfg ? ctx->cfg->cache_max_bytes : 0);
+        free (entry);
+    }
 }
 
 //  Builds the context's source with B's -D flags, through the cache.
@@ -291,6 +472,8 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         b->cached = true;
         if (!b->log)
             b->log = strdup ("");
+        if (b->compiled && b->want_coords)
+            s_classify_built (ctx, b, dir, &limits);
         goto done;
     }
     kf_subproc_result_t run;
@@ -332,6 +515,8 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
                               cfg ? cfg->cache_max_bytes : 0);
     }
     kf_subproc_result_free (&run);
+    if (b->compiled && b->want_coords)
+        s_classify_built (ctx, b, dir, &limits);
 done:
     kf_subproc_rmtree (dir);
     free (dir);
@@ -343,6 +528,7 @@ s_build_free (s_build_t *b)
     free (b->error);
     free (b->so);
     free (b->log);
+    json_decref (b->coords);
 }
 
 //  The tuning sweep's shared queue: each thread takes the next build.
@@ -388,6 +574,7 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
                                        sizeof builds[i].defines[p]))
                 builds[i].n_defines = p;
     }
+    builds[0].want_coords = !ctx->reference;
     s_sweep_t sweep = { .ctx = ctx, .builds = builds, .n = n, .next = 0 };
     pthread_mutex_init (&sweep.lock, NULL);
     int parallel = ctx->cfg && ctx->cfg->tune_parallel > 0 ? ctx->cfg->tune_parallel : 2;
@@ -416,8 +603,10 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
         s_fail (res, "%s", dflt->error);
         goto done;
     }
-    if (dflt->compiled)
+    if (dflt->compiled) {
         s_compiled (res, ctx->toolchain, dflt->so, dflt->so_size, dflt->log, wall_s, all_cached);
+        json_object_update (res->result, dflt->coords);
+    }
     else {
         s_not_compiled (res, ctx->toolchain, dflt->log ? dflt->log : "", wall_s);
         json_object_set_new (res->result, "cached", json_boolean (all_cached));
@@ -554,6 +743,7 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     if (cap > KF_COMPILE_TUNE_MAX)
         cap = KF_COMPILE_TUNE_MAX;
     bool reference = json_is_true (json_object_get (job->payload, "reference"));
+    ctx.reference = reference;
     kf_tune_t *tune = reference || cap < 2 ? NULL
                       : kf_tune_new (ctx.source, ctx.source_size, cap);
     if (tune) {
@@ -565,11 +755,14 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         if (!b)
             s_fail (res, "out of memory%s", "");
         else {
+            b->want_coords = !reference;
             s_build (&ctx, b);
             if (b->error)
                 s_fail (res, "%s", b->error);
-            else if (b->compiled)
+            else if (b->compiled) {
                 s_compiled (res, ctx.toolchain, b->so, b->so_size, b->log, b->wall_s, b->cached);
+                json_object_update (res->result, b->coords);
+            }
             else {
                 s_not_compiled (res, ctx.toolchain, b->log ? b->log : "", b->wall_s);
                 if (b->cached)

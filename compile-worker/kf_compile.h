@@ -11,6 +11,11 @@
  *  the default point's, `configs` lists every point ({params, compiled,
  *  artifact_hash, frame, log on failure}) and the frames are the distinct
  *  artifacts, the default point's first.
+ *
+ *  A compiled candidate's result also carries `coords` [mem, algo, sync]
+ *  and `coords_why`: the descriptors (coordinator/kf_descriptor.h) of the
+ *  source as the toolchain preprocessed it with the build's -D flags (the
+ *  default point's, for a sweep), or `coords_error` when that failed.
  */
 #ifndef KF_COMPILE_H
 #define KF_COMPILE_H
@@ -47,6 +52,12 @@ char *kf_compile_trim_log (const char *log, const char *dir, size_t max);
 
 /* Non-zero when SOURCE uses CUDA managed memory; *WHAT names the use. */
 int kf_compile_uses_managed (const char *source, size_t size, const char **what);
+
+/* The lines of preprocessed TEXT (SIZE bytes) that come from the file
+ * named SOURCE_NAME, by the line markers the preprocessor writes: the
+ * candidate's own code with its #if branches chosen, without the headers
+ * it includes. Caller frees. */
+char *kf_compile_own_lines (const char *text, size_t size, const char *source_name);
 
 /* kf_kernel.h as built into the worker. */
 const char *kf_compile_kernel_header (size_t *size);

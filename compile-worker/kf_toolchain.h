@@ -33,6 +33,13 @@ typedef struct {
      * PROGRAM; strings it formats live in BUF. Returns 0 or -1. */
     int (*command) (const char *program, const kf_toolchain_args_t *args,
                     char **argv, size_t max, char *buf, size_t buf_size);
+    /* Optional (NULL: the toolchain cannot say): as command, but the
+     * line that only preprocesses ARGS->source into ARGS->output, keeping
+     * the line markers, with the same include path and target as a build.
+     * The compile worker classifies what it prints (the code the build
+     * really compiled, #if branches chosen) for the archive coordinates. */
+    int (*preprocess) (const char *program, const kf_toolchain_args_t *args,
+                       char **argv, size_t max, char *buf, size_t buf_size);
 } kf_toolchain_t;
 
 extern const kf_toolchain_t kf_toolchain_cc;

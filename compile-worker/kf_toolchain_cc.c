@@ -39,6 +39,30 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     return 0;
 }
 
+//  The build's language mode and target flags, so predefined macros
+//  (__AVX2__ from -march=native, __STDC_VERSION__) pick the same branches.
+static int
+s_preprocess (const char *program, const kf_toolchain_args_t *args,
+              char **argv, size_t max, char *buf, size_t buf_size)
+{
+    if (max < 10)
+        return -1;
+    if (snprintf (buf, buf_size, "-I%s", args->include_dir) >= (int) buf_size)
+        return -1;
+    size_t n = 0;
+    argv[n++] = (char *) program;
+    argv[n++] = "-E";
+    argv[n++] = "-O3";
+    argv[n++] = "-march=native";
+    argv[n++] = "-std=c11";
+    argv[n++] = buf;
+    argv[n++] = "-o";
+    argv[n++] = (char *) args->output;
+    argv[n++] = (char *) args->source;
+    argv[n] = NULL;
+    return 0;
+}
+
 const kf_toolchain_t kf_toolchain_cc = {
     .name = "cc",
     .language = "c",
@@ -47,4 +71,5 @@ const kf_toolchain_t kf_toolchain_cc = {
     .find = s_find,
     .version_line = NULL,
     .command = s_command,
+    .preprocess = s_preprocess,
 };

@@ -24,13 +24,11 @@ s_find (void)
     return kf_toolchain_which ("nvcc", extra);
 }
 
+//  Writes "-I<dir>" and "-arch=<sm>" into BUF; *ARCH_FLAG points at the
+//  second. Only a plain sm_NN(a) name reaches the command line.
 static int
-s_command (const char *program, const kf_toolchain_args_t *args,
-           char **argv, size_t max, char *buf, size_t buf_size)
+s_flags (const kf_toolchain_args_t *args, char *buf, size_t buf_size, char **arch_flag)
 {
-    if (max < 16)
-        return -1;
-    //  Only a plain sm_NN(a) name reaches the command line.
     const char *arch = "sm_90";
     if (args->arch && strncmp (args->arch, "sm_", 3) == 0
         && strlen (args->arch) < 16
@@ -39,9 +37,19 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     int used = snprintf (buf, buf_size, "-I%s", args->include_dir);
     if (used < 0 || (size_t) used + 1 >= buf_size)
         return -1;
-    char *arch_flag = buf + used + 1;
+    *arch_flag = buf + used + 1;
     size_t left = buf_size - (size_t) used - 1;
-    if (snprintf (arch_flag, left, "-arch=%s", arch) >= (int) left)
+    if (snprintf (*arch_flag, left, "-arch=%s", arch) >= (int) left)
+        return -1;
+    return 0;
+}
+
+static int
+s_command (const char *program, const kf_toolchain_args_t *args,
+           char **argv, size_t max, char *buf, size_t buf_size)
+{
+    char *arch_flag;
+    if (max < 16 || s_flags (args, buf, buf_size, &arch_flag))
         return -1;
     size_t n = 0;
     argv[n++] = (char *) program;
@@ -60,6 +68,30 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     return 0;
 }
 
+//  With -E and the build's -arch, nvcc prints the device pass of the
+//  source (__CUDA_ARCH__ defined, as the kernels are compiled), with the
+//  execution-space keywords expanded to attributes by the CUDA headers;
+//  the compile worker turns those back before classifying.
+static int
+s_preprocess (const char *program, const kf_toolchain_args_t *args,
+              char **argv, size_t max, char *buf, size_t buf_size)
+{
+    char *arch_flag;
+    if (max < 12 || s_flags (args, buf, buf_size, &arch_flag))
+        return -1;
+    size_t n = 0;
+    argv[n++] = (char *) program;
+    argv[n++] = "-E";
+    argv[n++] = "-O3";
+    argv[n++] = arch_flag;
+    argv[n++] = buf;
+    argv[n++] = "-o";
+    argv[n++] = (char *) args->output;
+    argv[n++] = (char *) args->source;
+    argv[n] = NULL;
+    return 0;
+}
+
 const kf_toolchain_t kf_toolchain_nvcc = {
     .name = "nvcc",
     .language = "cuda",
@@ -68,4 +100,5 @@ const kf_toolchain_t kf_toolchain_nvcc = {
     .find = s_find,
     .version_line = "release",
     .command = s_command,
+    .preprocess = s_preprocess,
 };

@@ -15,6 +15,7 @@
 #include "kf_extract.h"
 #include "kf_gen_offline.h"
 #include "kf_log.h"
+#include "kf_meta_offline.h"
 #include "kf_pricing.h"
 #include "kf_ratelimit.h"
 #include "kf_str.h"
@@ -41,6 +42,8 @@ struct s_call_t {
     kf_worker_t *worker;
     int64_t job_id;
     int backend;                 /* KF_BK_* */
+    bool meta;                   /* a meta job: the completion is returned
+                                    as text, nothing extracted */
     char *model;                 /* "openai:gpt-4.1" as the job gave it */
     const char *model_name;      /* into model, after the colon */
     char *system;
@@ -63,6 +66,7 @@ struct kf_gateway_t {
     kf_gateway_config_t cfg;
     kf_http_t *http;
     kf_backend_t *backends[KF_BK_N];
+    kf_backend_t *meta_offline;  /* the rule-based meta-prompter */
     int concurrency[KF_BK_N];
     int in_flight[KF_BK_N];
     kf_ratelimit_t *limits;
@@ -77,6 +81,11 @@ struct kf_gateway_t {
     int n_commands;
     bool closing;                /* destroy under way: complete nothing */
 };
+
+static const char *s_meta_system =
+    "You review the instructions another model follows when it writes kernels, and improve "
+    "them from the measured outcomes. Reply with a short diagnosis, then SEARCH/REPLACE edits "
+    "in exactly the format the prompt gives.";
 
 static const char *s_default_system =
     "You are an expert performance engineer who writes GPU and CPU kernels. Reply with the "
@@ -287,6 +296,7 @@ kf_gateway_new (const kf_gateway_config_t *config, char **err)
     self->backends[KF_BK_OPENAI] = kf_backend_openai_new (&oc);
     self->backends[KF_BK_ANTHROPIC] = kf_backend_anthropic_new (&ac);
     self->backends[KF_BK_COMMAND] = kf_backend_command_new (&cc);
+    self->meta_offline = kf_backend_meta_offline_new ();
     free (names);
     free (lines);
     self->command_names = calloc ((size_t) n_commands + 1, sizeof (char *));
@@ -303,6 +313,8 @@ kf_gateway_new (const kf_gateway_config_t *config, char **err)
     for (int b = 0; b < KF_BK_N; b++)
         if (!self->backends[b])
             goto fail_oom;
+    if (!self->meta_offline)
+        goto fail_oom;
     return self;
 fail_oom:
     kf_fail (err, "out of memory");
@@ -340,6 +352,8 @@ kf_gateway_destroy (kf_gateway_t **self_p)
     for (int b = 0; b < KF_BK_N; b++)
         if (self->backends[b])
             self->backends[b]->destroy (self->backends[b]);
+    if (self->meta_offline)
+        self->meta_offline->destroy (self->meta_offline);
     while (self->queue_head) {
         s_call_t *call = self->queue_head;
         self->queue_head = call->next;
@@ -370,9 +384,9 @@ kf_gateway_caps (kf_gateway_t *self)
     json_t *commands = json_array ();
     for (int i = 0; i < self->n_commands; i++)
         json_array_append_new (commands, json_sprintf ("command:%s", self->command_names[i]));
-    return json_pack ("{s:[s,s,s,s], s:[s,s,s], s:o}", "generators", "offline", "openai",
-                      "anthropic", "command", "languages", "c", "cuda", "opencl", "commands",
-                      commands);
+    return json_pack ("{s:[s,s,s,s], s:[s,s,s], s:o, s:[s,s]}", "generators", "offline",
+                      "openai", "anthropic", "command", "languages", "c", "cuda", "opencl",
+                      "commands", commands, "kinds", "generate", "meta");
 }
 
 int
@@ -566,6 +580,29 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
         s_finish (self, call, result, NULL);
         return;
     }
+    if (call->meta) {
+        //  A meta-prompter's reply is judged by the coordinator, which
+        //  knows the sections; only a cut-off or empty one is said here.
+        const char *t = reply->text ? reply->text : "";
+        if (reply->truncated || !*t) {
+            char *detail = reply->truncated
+                               ? kf_strdupf ("the reply was cut off at max_tokens (%d)",
+                                             call->req.max_tokens)
+                               : strdup ("the reply was empty");
+            s_finish_no_source (self, call, reply, reply->truncated ? "truncated" : "empty",
+                                detail);
+            free (detail);
+            return;
+        }
+        json_t *result = s_result_base (self, call, reply);
+        json_object_set_new (result, "text", json_string (t));
+        if (!json_object_get (result, "text"))
+            json_object_set_new (result, "text", json_string ("(the reply was not UTF-8)"));
+        if (reply->finish_reason)
+            json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+        s_finish (self, call, result, NULL);
+        return;
+    }
     if (reply->truncated) {
         char *detail = kf_strdupf ("the reply was cut off at max_tokens (%d) (finish reason "
                                    "'%s') after %lld output tokens",
@@ -619,7 +656,8 @@ s_pump (kf_gateway_t *self)
         self->in_flight[call->backend]++;
         call->attempts++;
         char *err = NULL;
-        kf_backend_t *b = self->backends[call->backend];
+        kf_backend_t *b = call->meta && call->backend == KF_BK_OFFLINE
+                              ? self->meta_offline : self->backends[call->backend];
         if (b->start (b, &call->req, s_on_reply, call, &err)) {
             s_land (self, call);
             self->in_flight[call->backend]--;
@@ -721,8 +759,9 @@ s_setup_call (kf_gateway_t *self, s_call_t *call, json_t *payload, char **err)
         return kf_fail (err, "the payload has no prompt");
     const char *system = json_string_value (json_object_get (payload, "system"));
     call->system = system ? strdup (system)
-                          : kf_strdupf ("%s The language is %s.", s_default_system,
-                                        call->req.language);
+                   : call->meta ? strdup (s_meta_system)
+                                : kf_strdupf ("%s The language is %s.", s_default_system,
+                                              call->req.language);
     call->req.system = call->system;
     call->req.model = call->model_name;
     call->req.payload = call->payload;
@@ -749,8 +788,9 @@ kf_gateway_start (void *arg, kf_worker_t *worker, const kf_job_t *job)
     call->payload = json_incref (job->payload);
     self->n_calls++;
     char *err = NULL;
-    if (!job->kind || strcmp (job->kind, "generate") != 0)
-        kf_fail (&err, "the gateway only takes generate jobs");
+    call->meta = job->kind && !strcmp (job->kind, "meta");
+    if (!job->kind || (strcmp (job->kind, "generate") != 0 && !call->meta))
+        kf_fail (&err, "the gateway only takes generate and meta jobs");
     else
         s_setup_call (self, call, call->payload, &err);
     if (err) {
@@ -816,9 +856,20 @@ kf_gateway_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
     (void) arg;
     memset (res, 0, sizeof *res);
+    if (job->kind && !strcmp (job->kind, "meta")) {
+        char *err = NULL;
+        char *text = kf_meta_offline_reply (job->payload, &err);
+        res->ok = text != NULL;
+        if (text)
+            res->result = json_pack ("{s:s, s:s}", "text", text, "generator", "offline");
+        else
+            res->error = err ? err : strdup ("offline meta-prompter failed");
+        free (text);
+        return;
+    }
     if (!job->kind || strcmp (job->kind, "generate") != 0) {
         res->ok = false;
-        res->error = strdup ("the gateway only takes generate jobs");
+        res->error = strdup ("the gateway only takes generate and meta jobs");
         return;
     }
     char *err = NULL;
