@@ -166,6 +166,36 @@ s_add_frame (s_standalone_t *sa, const char *job, const char *base, const char *
     return 0;
 }
 
+//  The result of a PyTorch reference job, as --eval printed it (saved as
+//  FULL), as the reference: the payload's reference_data is made from its
+//  manifest as the coordinator makes it (docs/pytorch-references.md), and
+//  its data frame goes last.
+static int
+s_add_torch_data (s_standalone_t *sa, const char *job, const char *base, json_t *out,
+                  const char *full)
+{
+    json_t *result = json_object_get (out, "result");
+    json_t *frame = json_array_get (json_object_get (out, "frames"), 0);
+    if (!json_is_true (json_object_get (out, "ok")) || !json_is_string (frame)) {
+        sa->error = kf_strdupf ("%s: reference: %s is not a successful reference job's output "
+                                "with its data frame", job, full);
+        return -1;
+    }
+    json_t *timing = json_object_get (result, "timing");
+    json_t *eager = json_object_get (json_object_get (timing, "eager"), "median_ns");
+    json_t *compiled = json_object_get (json_object_get (timing, "compiled"), "median_ns");
+    json_object_set_new (sa->payload, "reference_data",
+                         json_pack ("{s:O, s:o, s:O, s:O, s:O}", "tensors",
+                                    json_object_get (result, "tensors"), "scalars",
+                                    json_object_get (result, "scalars")
+                                        ? json_incref (json_object_get (result, "scalars"))
+                                        : json_array (),
+                                    "sets", json_object_get (result, "sets"), "eager_ns",
+                                    eager ? eager : json_null (), "compiled_ns",
+                                    compiled ? compiled : json_null ()));
+    return s_add_frame (sa, job, base, json_string_value (frame), "reference");
+}
+
 //  A "candidate" or "reference" value: an artifact, or the JSON that
 //  kf-compile-worker --build printed (its frames, and for a tuned build
 //  its configs, which become the evaluate payload's).
@@ -186,6 +216,14 @@ s_add_artifact (s_standalone_t *sa, const char *job, const char *base, json_t *v
     json_t *build = full ? json_load_file (full, 0, &jerr) : NULL;
     json_t *frames = json_object_get (build, "frames");
     int rc = 0;
+    json_t *kind = json_object_get (build, "kind");
+    if (build && !candidate && json_is_string (kind)
+        && !strcmp (json_string_value (kind), "reference")) {
+        rc = s_add_torch_data (sa, job, base, build, full);
+        json_decref (build);
+        free (full);
+        return rc;
+    }
     if (!build)
         sa->error = kf_strdupf ("%s: %s: %s: %s", job, what, full ? full : path,
                                 full ? jerr.text : "out of memory");
@@ -352,7 +390,10 @@ s_standalone_print (const char *kind, kf_job_result_t *res, const char *prefix)
         }
         if (fp)
             fclose (fp);
-        json_array_append_new (files, json_string (path ? path : ""));
+        //  Absolute, so a job file elsewhere can name this output.
+        char full[PATH_MAX];
+        json_array_append_new (files, json_string (path && realpath (path, full) ? full
+                                                   : path ? path : ""));
         free (path);
     }
     json_object_set_new (out, "frames", files);
