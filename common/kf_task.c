@@ -30,7 +30,13 @@
 
 static const char *s_dtype_names[] = { "f32", "f64", "f16", "bf16", "i32", "i64" };
 static const size_t s_dtype_sizes[] = { 4, 8, 2, 2, 4, 8 };
-static const char *s_languages[] = { "c", "cuda", "opencl", "sycl", NULL };
+static const char *s_languages[] = { "c", "cuda", "opencl", "sycl", "pytorch", NULL };
+/* At most this many extra shape cases: each costs two correctness sets. */
+#define KF_TASK_MAX_SHAPES 16
+
+/* The absolute bound of the element test when a task names none, per
+ * dtype, in kf_dtype_t order (docs/task-format.md says why each). */
+static const double s_atol_default[] = { 1e-5, 1e-8, 1e-3, 1e-2, 0, 0 };
 
 int
 kf_dtype_from_name (const char *name)
@@ -304,12 +310,16 @@ s_check_source (json_t *task, const char *key, bool required, const char *dir, c
         return kf_fail (err, "%s.language: missing field", key);
     if (!json_is_string (lang))
         return kf_fail (err, "%s.language: must be a string", key);
+    //  A PyTorch reference (KernelBench format) is run by the exec
+    //  worker's reference job, never compiled; it cannot be a kernel.
+    bool reference = strcmp (key, "reference") == 0;
     bool supported = false;
     for (int i = 0; s_languages[i] && !supported; i++)
-        supported = strcmp (json_string_value (lang), s_languages[i]) == 0;
+        supported = strcmp (json_string_value (lang), s_languages[i]) == 0
+                    && (reference || strcmp (s_languages[i], "pytorch") != 0);
     if (!supported)
-        return kf_fail (err, "%s.language: unsupported language '%s' (c, cuda, opencl, sycl)",
-                       key, json_string_value (lang));
+        return kf_fail (err, "%s.language: unsupported language '%s' (c, cuda, opencl, sycl%s)",
+                       key, json_string_value (lang), reference ? ", pytorch" : "");
 
     json_t *file = json_object_get (src, "file");
     json_t *text = json_object_get (src, "source");
@@ -425,6 +435,49 @@ s_check_attributes (json_t *task, char **err)
     return 0;
 }
 
+//  "atol": one number for every dtype, or an object of dtype: number with
+//  the defaults filled in for the dtypes it leaves out. Absent, it is the
+//  whole default object: one fixed bound would be far too loose for f64
+//  and far too tight for bf16.
+static int
+s_check_atol (json_t *tol, char **err)
+{
+    json_t *atol = json_object_get (tol, "atol");
+    if (atol && json_is_number (atol))
+        return s_number_field (tol, "atol", "tolerance", 0, 0, false, INFINITY, err);
+    if (atol && !json_is_object (atol))
+        return kf_fail (err, "tolerance.atol: must be a number or an object of dtype: number");
+    if (!atol) {
+        atol = json_object ();
+        json_object_set_new (tol, "atol", atol);
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach (atol, key, value) {
+        if (kf_dtype_from_name (key) < 0)
+            return kf_fail (err, "tolerance.atol.%s: unknown dtype", key);
+    }
+    for (int d = 0; d < (int) (sizeof s_dtype_names / sizeof s_dtype_names[0]); d++)
+        if (s_number_field (atol, s_dtype_names[d], "tolerance.atol", s_atol_default[d], 0,
+                            false, INFINITY, err))
+            return -1;
+    return 0;
+}
+
+double
+kf_task_atol (json_t *task, int dtype)
+{
+    json_t *atol = json_object_get (json_object_get (task, "tolerance"), "atol");
+    if (json_is_number (atol))
+        return json_number_value (atol);
+    const char *name = kf_dtype_name (dtype);
+    json_t *v = name ? json_object_get (atol, name) : NULL;
+    if (json_is_number (v))
+        return json_number_value (v);
+    return dtype >= 0 && dtype < (int) (sizeof s_atol_default / sizeof s_atol_default[0])
+           ? s_atol_default[dtype] : 0;
+}
+
 static int
 s_check_tolerance (json_t *task, char **err)
 {
@@ -438,10 +491,100 @@ s_check_tolerance (json_t *task, char **err)
         return kf_fail (err, "tolerance: must be an object");
     if (s_known_keys (tol, "tolerance", keys, err)
         || s_number_field (tol, "rtol", "tolerance", 1e-2, 0, true, 1, err)
-        || s_number_field (tol, "atol", "tolerance", 1e-5, 0, false, INFINITY, err)
+        || s_check_atol (tol, err)
         || s_number_field (tol, "min_match", "tolerance", 0.99, 0, true, 1, err)
         || s_number_field (tol, "min_cosine", "tolerance", 0.99985, 0, true, 1, err))
         return -1;
+    return 0;
+}
+
+//  "shapes": extra shape cases, each an object naming the tensors whose
+//  shape differs from the main declaration. Correctness runs on each, so
+//  a kernel that hard-codes the main shape is caught; a case may not
+//  change a tensor's rank, because kernels are written for one rank.
+static int
+s_check_shapes (json_t *task, char **err)
+{
+    json_t *cases = json_object_get (task, "shapes");
+    if (!cases)
+        return 0;
+    if (!json_is_array (cases))
+        return kf_fail (err, "shapes: must be an array of {tensor: shape} objects");
+    if (json_array_size (cases) > KF_TASK_MAX_SHAPES)
+        return kf_fail (err, "shapes: at most %d cases (got %zu)", KF_TASK_MAX_SHAPES,
+                        json_array_size (cases));
+    size_t c;
+    json_t *one;
+    json_array_foreach (cases, c, one) {
+        if (!json_is_object (one) || json_object_size (one) == 0)
+            return kf_fail (err, "shapes[%zu]: must be an object naming at least one tensor", c);
+        const char *name;
+        json_t *shape;
+        json_object_foreach (one, name, shape) {
+            json_t *decl = NULL;
+            const char *lists[] = { "inputs", "outputs" };
+            for (int l = 0; l < 2 && !decl; l++) {
+                json_t *list = json_object_get (task, lists[l]);
+                for (size_t i = 0; i < json_array_size (list) && !decl; i++) {
+                    json_t *t = json_array_get (list, i);
+                    if (strcmp (json_string_value (json_object_get (t, "name")), name) == 0)
+                        decl = t;
+                }
+            }
+            if (!decl)
+                return kf_fail (err, "shapes[%zu].%s: no input or output of that name", c, name);
+            if (!json_is_array (shape))
+                return kf_fail (err, "shapes[%zu].%s: must be an array of positive integers", c,
+                                name);
+            size_t rank = json_array_size (json_object_get (decl, "shape"));
+            if (json_array_size (shape) != rank)
+                return kf_fail (err, "shapes[%zu].%s: rank %zu differs from the declared rank %zu",
+                                c, name, json_array_size (shape), rank);
+            int64_t numel = 1;
+            size_t i;
+            json_t *dim;
+            json_array_foreach (shape, i, dim) {
+                json_int_t d = json_is_integer (dim) ? json_integer_value (dim) : 0;
+                if (d <= 0)
+                    return kf_fail (err, "shapes[%zu].%s[%zu]: must be a positive integer", c,
+                                    name, i);
+                if (d > KF_TASK_MAX_NUMEL || numel > KF_TASK_MAX_NUMEL / d)
+                    return kf_fail (err, "shapes[%zu].%s: more than 2^40 elements", c, name);
+                numel *= d;
+            }
+        }
+    }
+    return 0;
+}
+
+//  "flops": the floating-point operations of one call on the main shape
+//  (a number), or one per shape case with the main shape first (an
+//  array), so evaluations can report a FLOP rate against the device's.
+static int
+s_check_flops (json_t *task, char **err)
+{
+    json_t *flops = json_object_get (task, "flops");
+    if (!flops)
+        return 0;
+    size_t cases = 1 + json_array_size (json_object_get (task, "shapes"));
+    if (json_is_array (flops)) {
+        if (json_array_size (flops) != cases)
+            return kf_fail (err, "flops: %zu values for %zu shape cases (the main shape first)",
+                            json_array_size (flops), cases);
+        size_t i;
+        json_t *v;
+        json_array_foreach (flops, i, v) {
+            if (!json_is_number (v) || !(json_number_value (v) >= 0)
+                || !isfinite (json_number_value (v)))
+                return kf_fail (err, "flops[%zu]: must be a number >= 0", i);
+            json_array_set_new (flops, i, json_real (json_number_value (v)));
+        }
+        return 0;
+    }
+    if (!json_is_number (flops) || !(json_number_value (flops) >= 0)
+        || !isfinite (json_number_value (flops)))
+        return kf_fail (err, "flops: must be a number >= 0 or an array of them");
+    json_object_set_new (task, "flops", json_real (json_number_value (flops)));
     return 0;
 }
 
@@ -450,7 +593,7 @@ s_check_task (json_t *task, const char *dir, char **err)
 {
     static const char *keys[] = { "name", "op", "description", "attributes", "inputs",
                                   "outputs", "scalars", "reference", "initial",
-                                  "tolerance", "instructions", NULL };
+                                  "tolerance", "instructions", "shapes", "flops", NULL };
     if (!json_is_object (task))
         return kf_fail (err, "task: must be a JSON object");
     if (s_known_keys (task, "", keys, err))
@@ -469,7 +612,9 @@ s_check_task (json_t *task, const char *dir, char **err)
         || s_check_scalars (task, err)
         || s_check_source (task, "reference", true, dir, err)
         || s_check_source (task, "initial", false, dir, err)
-        || s_check_tolerance (task, err))
+        || s_check_tolerance (task, err)
+        || s_check_shapes (task, err)
+        || s_check_flops (task, err))
         return -1;
     return 0;
 }

@@ -25,6 +25,12 @@ int kf_dtype_from_name (const char *name);
 const char *kf_dtype_name (int dtype);
 size_t kf_dtype_size (int dtype);
 
+/* The absolute bound of the element test for DTYPE under TASK's
+ * tolerance: tolerance.atol when it is a number, its entry for DTYPE when
+ * it is an object, else the dtype's default (f32 1e-5, f64 1e-8, f16
+ * 1e-3, bf16 1e-2, integers 0). */
+double kf_task_atol (json_t *task, int dtype);
+
 /* SHA-256 of the task's canonical JSON (sorted keys), 64 hex chars + NUL. */
 void kf_task_hash (json_t *task, char out[65]);
 

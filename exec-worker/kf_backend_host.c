@@ -148,6 +148,13 @@ typedef struct {
     kf_eval_tol_t tol;
     kf_eval_worst_t worst;   // correctness figures, worst over the sets
     char detail[512];
+    //  Where the right answers come from: the reference's kf_forward
+    //  (REF_FN), or exported PyTorch data (RD over DATA, no REF_FN).
+    const kf_eval_refdata_t *rd;
+    const char *data;
+    kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
+    double ref_s;            // reference wall time over the correctness calls
+    int ref_calls;
 } s_eval_t;
 
 //  Runs FN with the outputs OUT_T; tracks the phase for the parent.
@@ -243,7 +250,7 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
     double start = s_now ();
     while (calls < warmup_calls || s_now () - start < warmup_s) {
         double t0 = s_now ();
-        if (s_call (e, e->ref_fn, e->ref_t, 'R')) {
+        if (e->ref_fn && s_call (e, e->ref_fn, e->ref_t, 'R')) {
             *ref_failed = 1;
             goto fail;
         }
@@ -277,7 +284,9 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
         s_flush (flush, flush_size, (unsigned) t->samples);
         kf_eval_set_phase ('R');
         double t0 = s_now ();
-        for (int k = 0; k < t->ref_calls; k++)
+        //  Without a reference kernel (PyTorch data) the candidate is
+        //  timed alone, by the same protocol.
+        for (int k = 0; e->ref_fn && k < t->ref_calls; k++)
             if (e->ref_fn (e->in_t, e->n_in, e->ref_t, e->n_out, &e->ctx)) {
                 *ref_failed = 1;
                 goto fail;
@@ -323,62 +332,26 @@ fail:
     return -1;
 }
 
+//  A case's tensors: guarded buffers for TASK's (possibly reshaped)
+//  inputs and outputs, and the scalars.
 static int
-s_host_child_main (const char *dir, json_t *job)
+s_setup (s_eval_t *e, json_t *task)
 {
-    s_page = (size_t) sysconf (_SC_PAGESIZE);
-    char path[4200];
-    if (kf_eval_child_begin (dir) != 0)
-        return 2;
-
-    s_eval_t *e = calloc (1, sizeof *e);
-    if (!e)
-        return 2;
-    json_t *task = json_object_get (job, "task");
-    json_t *timing = json_object_get (job, "timing");
-    uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
-    kf_eval_tol_from_task (task, &e->tol, &e->worst);
-    int rc = 0;
-    void *ref_lib = NULL, *cand_lib = NULL;
-    json_t *result = NULL;
-    s_timing_t tm = { 0 };
-
-    //  The reference first: if it does not load, the job itself is bad.
-    snprintf (path, sizeof path, "%s/reference.so", dir);
-    ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-    e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
-    if (!e->ref_fn) {
-        snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
-        kf_eval_write_verdict (dir, "reference_failed", e->detail);
-        goto done;
-    }
-    snprintf (path, sizeof path, "%s/candidate.so", dir);
-    kf_eval_set_phase ('C');     // constructors of the candidate run in dlopen
-    cand_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-    e->cand_fn = cand_lib ? (s_forward_fn *) dlsym (cand_lib, "kf_forward") : NULL;
-    kf_eval_set_phase ('H');
-    if (!e->cand_fn) {
-        const char *err = dlerror ();
-        snprintf (e->detail, sizeof e->detail, "candidate does not load: %s",
-                  err ? err : "no kf_forward");
-        kf_eval_write_verdict (dir, "load_failed", e->detail);
-        goto done;
-    }
-
     json_t *ins = json_object_get (task, "inputs");
     json_t *outs = json_object_get (task, "outputs");
     e->n_in = (int) json_array_size (ins);
     e->n_out = (int) json_array_size (outs);
     if (e->n_out < 1 || e->n_in > S_MAX_TENSORS || e->n_out > S_MAX_TENSORS) {
-        kf_eval_write_verdict (dir, "reference_failed", "task: need 1 to 32 outputs and at most 32 inputs");
-        goto done;
+        snprintf (e->detail, sizeof e->detail, "task: need 1 to 32 outputs and at most 32 inputs");
+        return -1;
     }
     for (int i = 0; i < e->n_in; i++) {
         if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail)
             || s_buf_new (&e->in_buf[i], e->in[i].bytes)
             || !(e->in_clone[i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1))) {
-            kf_eval_write_verdict (dir, "reference_failed", e->detail[0] ? e->detail : "out of memory for inputs");
-            goto done;
+            if (!e->detail[0])
+                snprintf (e->detail, sizeof e->detail, "out of memory for inputs");
+            return -1;
         }
         kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_buf[i].data);
     }
@@ -387,8 +360,9 @@ s_host_child_main (const char *dir, json_t *job)
             || s_buf_new (&e->ref_buf[o], e->out[o].bytes)
             || s_buf_new (&e->cand_buf[o], e->out[o].bytes)
             || !(e->ref_saved[o] = malloc (e->out[o].bytes ? e->out[o].bytes : 1))) {
-            kf_eval_write_verdict (dir, "reference_failed", e->detail[0] ? e->detail : "out of memory for outputs");
-            goto done;
+            if (!e->detail[0])
+                snprintf (e->detail, sizeof e->detail, "out of memory for outputs");
+            return -1;
         }
         kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_buf[o].data);
         kf_eval_tensor (&e->cand_t[o], &e->out[o], e->cand_buf[o].data);
@@ -398,8 +372,8 @@ s_host_child_main (const char *dir, json_t *job)
     e->scalar_names = calloc (n_scalars + 1, sizeof *e->scalar_names);
     e->scalars = calloc (n_scalars + 1, sizeof *e->scalars);
     if (!e->scalar_names || !e->scalars) {
-        kf_eval_write_verdict (dir, "reference_failed", "out of memory for scalars");
-        goto done;
+        snprintf (e->detail, sizeof e->detail, "out of memory for scalars");
+        return -1;
     }
     const char *key;
     json_t *value;
@@ -412,48 +386,257 @@ s_host_child_main (const char *dir, json_t *job)
     e->ctx.scalars = e->scalars;
     e->ctx.scratch_alloc = s_scratch_alloc;
     e->ctx.scratch_state = &e->scratch;
+    return 0;
+}
 
-    //  Correctness: fresh inputs per set, seeded from the job's seed.
-    const int n_sets = 5;
-    const char *verdict = "correct";
-    for (int set = 0; set < n_sets && !strcmp (verdict, "correct"); set++) {
-        for (int i = 0; i < e->n_in; i++) {
+static void
+s_teardown (s_eval_t *e)
+{
+    for (int i = 0; i < S_MAX_TENSORS; i++) {
+        s_buf_free (&e->in_buf[i]);
+        s_buf_free (&e->ref_buf[i]);
+        s_buf_free (&e->cand_buf[i]);
+        free (e->in_clone[i]);
+        free (e->ref_saved[i]);
+        e->in_clone[i] = e->ref_saved[i] = NULL;
+    }
+    free (e->scalar_names);
+    free (e->scalars);
+    e->scalar_names = NULL;
+    e->scalars = NULL;
+}
+
+//  What a set found; the first that is not S_OK ends the evaluation.
+enum { S_OK = 0, S_INCORRECT, S_CRASHED, S_REF_FAILED };
+
+//  One set: inputs (drawn, or the exported ones), the right outputs (the
+//  reference's, or the exported ones), then the candidate on the same
+//  inputs and every check. WHEN names the set in a detail.
+static int
+s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
+{
+    const kf_eval_refdata_t *rd = e->rd;
+    for (int i = 0; i < e->n_in; i++) {
+        if (rd)
+            memcpy (e->in_buf[i].data, e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
+        else
             kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
                           e->in_buf[i].data, e->in[i].numel, kf_eval_input_seed (seed, set, i));
-            memcpy (e->in_clone[i], e->in_buf[i].data, e->in[i].bytes);
-        }
+        memcpy (e->in_clone[i], e->in_buf[i].data, e->in[i].bytes);
+    }
+    if (rd) {
+        e->ctx.n_scalars = rd->n_scalars;
+        e->ctx.scalar_names = rd->name_ptrs;
+        e->ctx.scalars = rd->values + (size_t) set * (size_t) rd->n_scalars;
+        for (int o = 0; o < e->n_out; o++)
+            memcpy (e->ref_saved[o], e->data + rd->out_off[set * rd->n_out + o], e->out[o].bytes);
+    }
+    else {
         for (int o = 0; o < e->n_out; o++)
             kf_eval_poison (e->out[o].dtype, e->ref_buf[o].data, e->out[o].numel);
+        double t0 = s_now ();
         int r = s_call (e, e->ref_fn, e->ref_t, 'R');
+        e->ref_s += s_now () - t0;
+        e->ref_calls++;
         if (r) {
-            snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on set %d", r, set);
-            kf_eval_write_verdict (dir, "reference_failed", e->detail);
-            goto done;
+            snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
+            return S_REF_FAILED;
         }
         for (int o = 0; o < e->n_out; o++)
             memcpy (e->ref_saved[o], e->ref_buf[o].data, e->out[o].bytes);
         for (int i = 0; i < e->n_in; i++)
             memcpy (e->in_buf[i].data, e->in_clone[i], e->in[i].bytes);
+    }
+    if (e->degen) {
+        uint64_t h = 0;
+        for (int i = 0; i < e->n_in; i++)
+            h = kf_eval_hash (e->in_clone[i], e->in[i].bytes, h);
+        kf_eval_degen_inputs (e->degen, h);
         for (int o = 0; o < e->n_out; o++)
-            kf_eval_poison (e->out[o].dtype, e->cand_buf[o].data, e->out[o].numel);
-        r = s_call (e, e->cand_fn, e->cand_t, 'C');
-        e->worst.sets = set + 1;
-        char when[32];
-        snprintf (when, sizeof when, "set %d", set);
-        int mem = s_check_memory (e, when);
-        if (mem == -2)
-            verdict = "crashed";
-        else if (mem == -1)
-            verdict = "incorrect";
-        else if (r) {
-            snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
-            verdict = "incorrect";
+            kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_saved[o],
+                                  e->tol.atol_dtype[e->out[o].dtype]);
+        kf_eval_degen_end_set (e->degen);
+    }
+    if (!e->cand_fn)
+        return S_OK;            // a probe: the reference alone
+    for (int o = 0; o < e->n_out; o++)
+        kf_eval_poison (e->out[o].dtype, e->cand_buf[o].data, e->out[o].numel);
+    int r = s_call (e, e->cand_fn, e->cand_t, 'C');
+    e->worst.sets++;
+    int mem = s_check_memory (e, when);
+    if (mem == -2)
+        return S_CRASHED;
+    if (mem == -1)
+        return S_INCORRECT;
+    if (r) {
+        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
+        return S_INCORRECT;
+    }
+    return s_compare (e, e->ref_saved, when) ? S_INCORRECT : S_OK;
+}
+
+//  Folds the figures of a shape case into the evaluation's.
+static void
+s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
+{
+    into->sets += w->sets;
+    if (w->match_fraction < into->match_fraction)
+        into->match_fraction = w->match_fraction;
+    if (w->cosine < into->cosine)
+        into->cosine = w->cosine;
+    if (w->max_abs > into->max_abs)
+        into->max_abs = w->max_abs;
+    if (w->max_rel > into->max_rel)
+        into->max_rel = w->max_rel;
+    into->nonfinite_mismatch += w->nonfinite_mismatch;
+}
+
+//  Maps DIR/reference.bin (exported PyTorch data) read-only.
+static const char *
+s_map_data (const char *dir, size_t *size)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/reference.bin", dir);
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    off_t end = lseek (fd, 0, SEEK_END);
+    *size = end > 0 ? (size_t) end : 0;
+    void *map = end > 0 ? mmap (NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close (fd);
+    if (end == 0)
+        return "";
+    return map == MAP_FAILED ? NULL : map;
+}
+
+static int
+s_host_child_main (const char *dir, json_t *job)
+{
+    s_page = (size_t) sysconf (_SC_PAGESIZE);
+    char path[4200];
+    if (kf_eval_child_begin (dir) != 0)
+        return 2;
+
+    json_t *task = json_object_get (job, "task");
+    json_t *timing = json_object_get (job, "timing");
+    json_t *refdata = json_object_get (job, "reference_data");
+    bool probe = json_is_true (json_object_get (job, "probe"));
+    uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
+    s_eval_t *e = calloc (1, sizeof *e);
+    if (!e)
+        return 2;
+    kf_eval_tol_from_task (task, &e->tol, &e->worst);
+    kf_eval_worst_t total = e->worst;
+    kf_eval_refdata_t rd;
+    memset (&rd, 0, sizeof rd);
+    kf_eval_degen_t degen;
+    kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
+    json_t *result = NULL;
+    s_timing_t tm = { 0 };
+    void *ref_lib = NULL, *cand_lib = NULL;
+    size_t data_size = 0;
+
+    //  The right answers first: if they cannot be had, the job is bad.
+    if (json_is_object (refdata)) {
+        e->data = s_map_data (dir, &data_size);
+        if (!e->data || kf_eval_refdata_parse (&rd, task, refdata, data_size, e->detail,
+                                               sizeof e->detail)) {
+            if (!e->data)
+                snprintf (e->detail, sizeof e->detail, "reference data does not load");
+            kf_eval_write_verdict (dir, "reference_failed", e->detail);
+            goto done;
         }
-        else if (s_compare (e, e->ref_saved, when))
-            verdict = "incorrect";
+        e->rd = &rd;
+    }
+    else {
+        snprintf (path, sizeof path, "%s/reference.so", dir);
+        ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+        e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
+        if (!e->ref_fn) {
+            snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
+            kf_eval_write_verdict (dir, "reference_failed", e->detail);
+            goto done;
+        }
+    }
+    if (!probe) {
+        snprintf (path, sizeof path, "%s/candidate.so", dir);
+        kf_eval_set_phase ('C');     // constructors of the candidate run in dlopen
+        cand_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+        e->cand_fn = cand_lib ? (s_forward_fn *) dlsym (cand_lib, "kf_forward") : NULL;
+        kf_eval_set_phase ('H');
+        if (!e->cand_fn) {
+            const char *err = dlerror ();
+            snprintf (e->detail, sizeof e->detail, "candidate does not load: %s",
+                      err ? err : "no kf_forward");
+            kf_eval_write_verdict (dir, "load_failed", e->detail);
+            goto done;
+        }
+    }
+    kf_eval_stamp (KF_EVAL_T_LOADED);
+
+    //  Correctness: the main shape (5 fresh input sets, or every exported
+    //  set), then 2 sets of each extra shape case, each case in buffers of
+    //  its own; the main case's stay for the timing.
+    const char *verdict = "correct";
+    int n_cases = e->rd ? 1 : kf_eval_n_cases (task);
+    for (int c = 0; c < n_cases && !strcmp (verdict, "correct"); c++) {
+        s_eval_t *ce = e;
+        if (c > 0) {
+            ce = calloc (1, sizeof *ce);
+            if (!ce) {
+                kf_eval_write_verdict (dir, "reference_failed", "out of memory for a shape case");
+                goto done;
+            }
+            ce->ref_fn = e->ref_fn;
+            ce->cand_fn = e->cand_fn;
+            ce->tol = e->tol;
+            ce->worst.match_fraction = ce->worst.cosine = 1;
+        }
+        ce->degen = probe && c == 0 ? &degen : NULL;
+        json_t *case_task = kf_eval_case_task (task, c);
+        char label[256] = "";
+        if (c > 0)
+            kf_eval_case_label (task, c, label, sizeof label);
+        int st = s_setup (ce, case_task) ? S_REF_FAILED : S_OK;
+        int n_sets = c > 0 ? 2 : e->rd ? e->rd->n_sets : 5;
+        for (int set = 0; set < n_sets && st == S_OK; set++) {
+            char when[320];
+            snprintf (when, sizeof when, "%s%sset %d", label, c > 0 ? ", " : "", set);
+            st = s_run_set (ce, seed, c * 100 + set, when);
+        }
+        json_decref (case_task);
+        if (st == S_REF_FAILED) {
+            kf_eval_write_verdict (dir, "reference_failed", ce->detail);
+            if (ce != e) {
+                s_teardown (ce);
+                free (ce);
+            }
+            goto done;
+        }
+        if (st != S_OK) {
+            verdict = st == S_CRASHED ? "crashed" : "incorrect";
+            if (ce != e)
+                snprintf (e->detail, sizeof e->detail, "%s", ce->detail);
+        }
+        s_merge_worst (&total, &ce->worst);
+        if (ce != e) {
+            s_teardown (ce);
+            free (ce);
+        }
+    }
+    kf_eval_stamp (KF_EVAL_T_CHECKED);
+
+    if (probe) {
+        result = json_pack ("{s:s, s:b, s:o, s:f, s:i, s:i}", "verdict", "probed", "ok", 1,
+                            "degenerate", kf_eval_degen_json (&degen), "reference_ms",
+                            e->ref_calls ? e->ref_s * 1e3 / e->ref_calls : 0.0,
+                            "sets", degen.sets, "cases", n_cases);
+        kf_eval_write_result (dir, result);
+        goto done;
     }
 
-    //  Timing on the last set, then the timing loop's outputs checked.
+    //  Timing on the main shape's last set, then the timing loop's outputs
+    //  checked.
     int ref_failed = 0;
     if (!strcmp (verdict, "correct")) {
         for (int o = 0; o < e->n_out; o++)
@@ -472,19 +655,60 @@ s_host_child_main (const char *dir, json_t *job)
             else if (mem == -1 || s_compare (e, e->ref_saved, "timing"))
                 verdict = "incorrect";
         }
+        s_merge_worst (&total, &e->worst);
+        total.sets -= e->worst.sets;     // the timing check is not a set
     }
+    kf_eval_stamp (KF_EVAL_T_TIMED);
 
     result = json_object ();
     json_object_set_new (result, "verdict", json_string (verdict));
     json_object_set_new (result, "detail", json_string (!strcmp (verdict, "correct")
                                  ? "all checks passed" : e->detail));
-    json_object_set_new (result, "correctness", kf_eval_correctness_json (&e->worst));
+    json_object_set_new (result, "correctness", kf_eval_correctness_json (&total));
+    json_object_set_new (json_object_get (result, "correctness"), "cases", json_integer (n_cases));
     if (tm.samples > 0 && !strcmp (verdict, "correct")) {
-        double speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
-        if (speedup >= 0)
-            json_object_set_new (result, "speedup", json_real (speedup));
+        double cand_med = kf_eval_median (tm.cand_ns, tm.samples), ref_med = 0, speedup;
         json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
-        json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
+        if (e->rd) {
+            //  Not a paired ratio: eager PyTorch was timed in its own job.
+            speedup = cand_med > 0 ? e->rd->eager_ns / cand_med : 0;
+            json_object_set_new (result, "reference", json_pack ("{s:f, s:s}", "median_ns",
+                                 e->rd->eager_ns, "kind", "pytorch-eager"));
+            json_object_set_new (result, "speedup_compiled",
+                                 e->rd->compiled_ns > 0 && cand_med > 0
+                                 ? json_real (e->rd->compiled_ns / cand_med) : json_null ());
+            ref_med = e->rd->eager_ns;
+        }
+        else {
+            speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
+            json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
+            ref_med = kf_eval_median (tm.ref_ns, tm.samples);
+        }
+        json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
+        //  The roofline: bytes are the inputs read plus the outputs written
+        //  once, a lower bound on any kernel's traffic.
+        double bytes = 0;
+        for (int i = 0; i < e->n_in; i++)
+            bytes += (double) e->in[i].bytes;
+        for (int o = 0; o < e->n_out; o++)
+            bytes += (double) e->out[o].bytes;
+        json_t *fl = json_object_get (task, "flops");
+        double flops = json_is_array (fl) ? json_number_value (json_array_get (fl, 0))
+                                          : json_number_value (fl);
+        kf_eval_ceilings_t ceil = { 0 };
+        json_t *given = json_object_get (job, "ceilings");
+        if (json_is_object (given)) {
+            ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
+            ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
+            ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
+        }
+        else
+            kf_eval_host_ceilings (&ceil);
+        //  Calls within a sample find the data the last one left in the
+        //  cache, so the memory ceiling binds only past the cache.
+        long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
+        bool applies = bytes > (double) (llc > 0 ? llc : 32 << 20);
+        kf_eval_roofline (result, bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
     }
     else
         json_object_set_new (result, "speedup", json_null ());
@@ -494,21 +718,14 @@ done:
     json_decref (result);
     free (tm.ref_ns);
     free (tm.cand_ns);
-    for (int i = 0; i < S_MAX_TENSORS; i++) {
-        s_buf_free (&e->in_buf[i]);
-        s_buf_free (&e->ref_buf[i]);
-        s_buf_free (&e->cand_buf[i]);
-        free (e->in_clone[i]);
-        free (e->ref_saved[i]);
-    }
-    free (e->scalar_names);
-    free (e->scalars);
+    s_teardown (e);
     free (e);
-    //  Libraries stay loaded: a candidate's destructors could still run
-    //  code, and the process ends right after this anyway.
+    kf_eval_refdata_free (&rd);
+    //  Libraries and the data stay mapped: a candidate's destructors could
+    //  still run code, and the process ends right after this anyway.
     (void) ref_lib;
     (void) cand_lib;
-    return rc;
+    return 0;
 }
 
 static json_t *
@@ -533,10 +750,17 @@ s_host_devices (void)
     }
     struct sysinfo si;
     json_int_t memory = sysinfo (&si) == 0 ? (json_int_t) si.totalram * si.mem_unit : 0;
+    //  The ceilings evaluations are judged against, measured once at
+    //  start-up (kf_eval_host_ceilings).
+    kf_eval_ceilings_t ceil;
+    kf_eval_host_ceilings (&ceil);
     json_t *devices = json_array ();
-    json_array_append_new (devices, json_pack ("{s:s, s:i, s:I}", "name", model,
+    json_array_append_new (devices, json_pack ("{s:s, s:i, s:I, s:f, s:f, s:s}", "name", model,
                            "cores", (int) sysconf (_SC_NPROCESSORS_ONLN),
-                           "memory_bytes", memory));
+                           "memory_bytes", memory,
+                           "copy_bandwidth_gbs", round (ceil.copy_gbs * 10) / 10,
+                           "peak_gflops", round (ceil.peak_gflops * 10) / 10,
+                           "peak_source", ceil.peak_source ? ceil.peak_source : "none"));
     return devices;
 }
 

@@ -25,9 +25,12 @@ typedef struct {
     json_t *spec;
 } kf_eval_spec_t;
 
-/* The task's tolerance ("tolerance" object), defaults filled in. */
+/* The task's tolerance ("tolerance" object), defaults filled in. ATOL is
+ * the f32 bound (kept for reports); the test uses ATOL_DTYPE, the bound of
+ * the output's own dtype (kf_task_atol). */
 typedef struct {
     double rtol, atol, min_match, min_cosine;
+    double atol_dtype[6];
 } kf_eval_tol_t;
 
 /* Correctness figures, the worst over every comparison made. */
@@ -96,5 +99,101 @@ void kf_eval_set_phase (char phase);
 /* A guard page range: a SIGSEGV inside it reads as an out-of-bounds
  * access rather than an invalid one. */
 void kf_eval_add_guard (void *lo, size_t len);
+
+/* --- Timestamps of the child's phases, kept beside the phase byte so the
+ * parent reads them even after a crash or a kill. */
+enum { KF_EVAL_T_BEGIN, KF_EVAL_T_LOADED, KF_EVAL_T_CHECKED, KF_EVAL_T_TIMED, KF_EVAL_T_N };
+
+/* CLOCK_MONOTONIC in seconds: comparable between parent and child. */
+double kf_eval_now (void);
+
+/* Records the end of a phase (KF_EVAL_T_*) now. */
+void kf_eval_stamp (int which);
+
+/* Parent side: the phase byte of DIR ('H' when unreadable) and the
+ * stamps (0 where a phase never started). */
+char kf_eval_read_phase (const char *dir, double stamps[KF_EVAL_T_N]);
+
+/* {child_start, load, correctness, timing} in seconds from the parent's
+ * SPAWN time, the child's stamps and the parent's END time; a phase the
+ * child never reached is 0, one it died in runs to END. */
+json_t *kf_eval_phases_json (double spawn, const double stamps[KF_EVAL_T_N], double end);
+
+/* --- Shape cases: case 0 is the task as declared, case k >= 1 the task
+ * with shapes[k-1]'s tensors reshaped. */
+int kf_eval_n_cases (json_t *task);
+/* A task object for case K (caller's), or NULL when K is out of range. */
+json_t *kf_eval_case_task (json_t *task, int k);
+/* "shape case K (x [64, 1000], y [64, 1000])" into BUF. */
+void kf_eval_case_label (json_t *task, int k, char *buf, size_t size);
+
+/* --- Degenerate reference outputs: the rules the PyTorch runner applies
+ * (docs/pytorch-references.md), for a native reference probe. */
+#define KF_EVAL_MAX_OUT 32
+typedef struct {
+    int n_out, sets;
+    uint64_t in_hash;
+    bool in_differs;
+    struct {
+        const char *name;
+        uint64_t hash;
+        bool differs, all_constant, any_finite;
+        double max_mag, atol, value;
+    } out[KF_EVAL_MAX_OUT];
+} kf_eval_degen_t;
+
+uint64_t kf_eval_hash (const void *p, size_t n, uint64_t h);
+void kf_eval_degen_init (kf_eval_degen_t *d, int n_out);
+/* Folds one set: INPUTS_HASH of its inputs, then each output O. */
+void kf_eval_degen_inputs (kf_eval_degen_t *d, uint64_t inputs_hash);
+void kf_eval_degen_output (kf_eval_degen_t *d, int o, const kf_eval_spec_t *s,
+                           const void *data, double atol);
+/* Closes a set (after its inputs and outputs were folded). */
+void kf_eval_degen_end_set (kf_eval_degen_t *d);
+/* The reasons, one string each (empty array when none). Caller owns it. */
+json_t *kf_eval_degen_json (const kf_eval_degen_t *d);
+
+/* --- Ceilings and the roofline. */
+typedef struct {
+    double copy_gbs;         /* measured copy bandwidth, read + write */
+    double peak_gflops;      /* measured f32 FMA rate of the whole device */
+    const char *peak_source; /* how PEAK_GFLOPS was found */
+} kf_eval_ceilings_t;
+
+/* The host's ceilings, measured once per process (threads on every core:
+ * memcpy of 64 MiB slices, and an FMA loop of independent vector chains
+ * in the widest instruction set the CPU has). */
+void kf_eval_host_ceilings (kf_eval_ceilings_t *c);
+
+/* Adds "bandwidth", "compute", "audit" and "audit_reason" to RESULT:
+ * BYTES (inputs read + outputs written) and FLOPS (0: not declared) per
+ * call, the medians CAND_NS and REF_NS (0: no paired reference),
+ * BW_APPLIES when the data is too large to stay in cache between calls,
+ * SPEEDUP and what it is against. An achieved rate above a ceiling, or a
+ * speedup over 10x, sets audit with the reason. */
+void kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
+                       double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
+                       double speedup);
+
+/* --- Exported PyTorch data (a reference job's manifest and frame) as the
+ * reference: per set, where each of the task's inputs and outputs lies in
+ * the frame, and the set's numeric scalars. */
+typedef struct {
+    int n_sets, n_in, n_out, n_scalars;
+    size_t *in_off, *out_off;        /* [set * n_in + i], [set * n_out + o] */
+    char (*names)[24];               /* scalar names: in<index>, init<index> */
+    const char **name_ptrs;
+    double *values;                  /* [set * n_scalars + k] */
+    double eager_ns, compiled_ns;    /* compiled_ns < 0: none */
+} kf_eval_refdata_t;
+
+/* Reads REFDATA (the payload's "reference_data") against TASK's inputs
+ * and outputs and a frame of DATA_SIZE bytes: in[] is a set's `input`
+ * tensors in index order, then every `param`, then every `buffer`; out[]
+ * its `output` tensors. Returns 0, or -1 with WHY (one line) when the
+ * manifest and the task disagree or a tensor lies outside the frame. */
+int kf_eval_refdata_parse (kf_eval_refdata_t *r, json_t *task, json_t *refdata,
+                           size_t data_size, char *why, size_t why_size);
+void kf_eval_refdata_free (kf_eval_refdata_t *r);
 
 #endif

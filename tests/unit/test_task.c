@@ -103,7 +103,15 @@ s_test_defaults_and_canonical (void)
     CHECK (json_real_value (json_object_get (dist, "std")) == 1.0);
     json_t *tol = json_object_get (task, "tolerance");
     CHECK (json_real_value (json_object_get (tol, "rtol")) == 1e-2);
-    CHECK (json_real_value (json_object_get (tol, "atol")) == 1e-5);
+    //  No atol: the per-dtype defaults, written in.
+    json_t *atol = json_object_get (tol, "atol");
+    CHECK (json_is_object (atol));
+    CHECK (json_real_value (json_object_get (atol, "f32")) == 1e-5);
+    CHECK (json_real_value (json_object_get (atol, "f64")) == 1e-8);
+    CHECK (json_real_value (json_object_get (atol, "f16")) == 1e-3);
+    CHECK (json_real_value (json_object_get (atol, "bf16")) == 1e-2);
+    CHECK (json_real_value (json_object_get (atol, "i32")) == 0);
+    CHECK (kf_task_atol (task, KF_F64) == 1e-8);
     CHECK (json_real_value (json_object_get (tol, "min_match")) == 0.99);
     CHECK (json_real_value (json_object_get (tol, "min_cosine")) == 0.99985);
     CHECK (strcmp (json_string_value (json_object_get (task, "description")), "") == 0);
@@ -180,7 +188,7 @@ s_test_errors (void)
     s_expect_error (FIX "tol_key.json", FIX "tol_key.json: tolerance.rtool: unknown field", false);
     s_expect_error (FIX "language.json",
                     FIX "language.json: reference.language: unsupported language 'python' "
-                        "(c, cuda, opencl, sycl)", false);
+                        "(c, cuda, opencl, sycl, pytorch)", false);
     s_expect_error (FIX "missing_file.json",
                     FIX "missing_file.json: reference.file: cannot read 'nope.c': "
                         "No such file or directory", false);
@@ -193,6 +201,94 @@ s_test_errors (void)
     s_expect_error (FIX "not_object.json", FIX "not_object.json: task: must be a JSON object", false);
     s_expect_error (FIX "unknown_field.json", FIX "unknown_field.json: colour: unknown field", false);
     s_expect_error (FIX "does_not_exist.json", FIX "does_not_exist.json: unable to open", true);
+}
+
+//  Validates TASK (taken) expecting EXPECT (NULL: success).
+static void
+s_expect_validate (json_t *task, const char *expect)
+{
+    char *err = NULL;
+    int rc = kf_task_validate (task, &err);
+    if (expect) {
+        CHECK (rc == -1 && err && strcmp (err, expect) == 0);
+        if (!err || strcmp (err, expect) != 0)
+            fprintf (stderr, "  got:    %s\n  wanted: %s\n", err ? err : "(none)", expect);
+    }
+    else {
+        CHECK (rc == 0 && err == NULL);
+        if (err)
+            fprintf (stderr, "  unexpected: %s\n", err);
+    }
+    free (err);
+    json_decref (task);
+}
+
+static json_t *
+s_small_task (void)
+{
+    return json_pack ("{s:s, s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}",
+                      "name", "t", "op", "softmax", "inputs", "name", "x", "shape", 4, 8,
+                      "dtype", "f32", "outputs", "name", "y", "shape", 4, 8, "dtype", "f32",
+                      "reference", "language", "c", "source", "int x;");
+}
+
+//  Shape cases, per-dtype atol, flops and PyTorch references.
+static void
+s_test_extensions (void)
+{
+    json_t *t = s_small_task ();
+    json_object_set_new (t, "shapes", json_pack ("[{s:[i,i], s:[i,i]}, {s:[i,i]}]", "x", 2, 3,
+                                                 "y", 2, 3, "x", 1, 1));
+    json_object_set_new (t, "flops", json_pack ("[i, f, i]", 100, 12.0, 1));
+    s_expect_validate (t, NULL);
+    t = s_small_task ();
+    json_object_set_new (t, "shapes", json_pack ("[{s:[i,i]}]", "z", 2, 3));
+    s_expect_validate (t, "shapes[0].z: no input or output of that name");
+    t = s_small_task ();
+    json_object_set_new (t, "shapes", json_pack ("[{s:[i]}]", "x", 6));
+    s_expect_validate (t, "shapes[0].x: rank 1 differs from the declared rank 2");
+    t = s_small_task ();
+    json_object_set_new (t, "shapes", json_pack ("[{s:[i,i]}]", "y", 2, 0));
+    s_expect_validate (t, "shapes[0].y[1]: must be a positive integer");
+    t = s_small_task ();
+    json_object_set_new (t, "shapes", json_pack ("[{}]"));
+    s_expect_validate (t, "shapes[0]: must be an object naming at least one tensor");
+    t = s_small_task ();
+    json_object_set_new (t, "flops", json_pack ("[i, i]", 1, 2));
+    s_expect_validate (t, "flops: 2 values for 1 shape cases (the main shape first)");
+    t = s_small_task ();
+    json_object_set_new (t, "flops", json_string ("many"));
+    s_expect_validate (t, "flops: must be a number >= 0 or an array of them");
+
+    //  atol: a number for all dtypes, or an object completed by defaults.
+    t = s_small_task ();
+    json_object_set_new (t, "tolerance", json_pack ("{s:{s:f}}", "atol", "f64", 1e-5));
+    CHECK (kf_task_validate (t, NULL) == 0);
+    CHECK (kf_task_atol (t, KF_F64) == 1e-5 && kf_task_atol (t, KF_F32) == 1e-5
+           && kf_task_atol (t, KF_BF16) == 1e-2 && kf_task_atol (t, KF_I64) == 0);
+    json_decref (t);
+    t = s_small_task ();
+    json_object_set_new (t, "tolerance", json_pack ("{s:i}", "atol", 0));
+    CHECK (kf_task_validate (t, NULL) == 0);
+    CHECK (kf_task_atol (t, KF_F16) == 0 && json_is_real (json_object_get (json_object_get (t, "tolerance"), "atol")));
+    json_decref (t);
+    t = s_small_task ();
+    json_object_set_new (t, "tolerance", json_pack ("{s:{s:f}}", "atol", "f8", 1.0));
+    s_expect_validate (t, "tolerance.atol.f8: unknown dtype");
+    t = s_small_task ();
+    json_object_set_new (t, "tolerance", json_pack ("{s:{s:f}}", "atol", "f32", -1.0));
+    s_expect_validate (t, "tolerance.atol.f32: must be >= 0 (got -1)");
+
+    //  A PyTorch reference is accepted inline; an initial kernel may not
+    //  be PyTorch.
+    t = s_small_task ();
+    json_object_set_new (t, "reference", json_pack ("{s:s, s:s}", "language", "pytorch",
+                                                    "source", "class Model: pass"));
+    s_expect_validate (t, NULL);
+    t = s_small_task ();
+    json_object_set_new (t, "initial", json_pack ("{s:s, s:s}", "language", "pytorch",
+                                                  "source", "class Model: pass"));
+    s_expect_validate (t, "initial.language: unsupported language 'pytorch' (c, cuda, opencl, sycl)");
 }
 
 static void
@@ -225,5 +321,6 @@ main (void)
     s_test_examples ();
     s_test_defaults_and_canonical ();
     s_test_errors ();
+    s_test_extensions ();
     return kf_test_done ("test_task");
 }
