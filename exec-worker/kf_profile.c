@@ -599,15 +599,18 @@ kf_profile_condense (const char *csv, size_t size, json_t **metrics, char **summ
                      s_avg (k, C_TIME) / 1000, bound, p_dram, p_sm, p_occ);
             continue;
         }
-        fprintf (f, "kernel %s: grid %s, block %s, %.0f registers/thread, %.1f us a launch "
-                 "(%d launch%s profiled)\n",
-                 name, k->grid, k->block, s_avg (k, C_REGS), s_avg (k, C_TIME) / 1000,
+        fprintf (f, "kernel %s: grid %s, block %s, ", name, k->grid, k->block);
+        if (!isnan (s_avg (k, C_REGS)))
+            fprintf (f, "%.0f registers/thread, ", s_avg (k, C_REGS));
+        fprintf (f, "%.1f us a launch (%d launch%s profiled)\n", s_avg (k, C_TIME) / 1000,
                  k->launches, k->launches == 1 ? "" : "es");
         fprintf (f, "%s-bound: DRAM throughput %s of peak, busiest memory unit (%s) %s, "
                  "compute (SM) %s\n", bound, p_dram, unit, p_mem, p_sm);
         const char *limiter = json_string_value (json_object_get (kj, "occupancy_limiter"));
-        fprintf (f, "occupancy: achieved %s of %.0f warps/SM, theoretical %s", p_occ,
-                 s_avg (k, C_WARPS_MAX), p_tocc);
+        fprintf (f, "occupancy: achieved %s", p_occ);
+        if (!isnan (s_avg (k, C_WARPS_MAX)))
+            fprintf (f, " of %.0f warps/SM", s_avg (k, C_WARPS_MAX));
+        fprintf (f, ", theoretical %s", p_tocc);
         if (limiter && !isnan (s_avg (k, C_OCC_MAX)) && s_avg (k, C_OCC_MAX) < 100)
             fprintf (f, " (limited by %s)", limiter);
         fprintf (f, "\n");
