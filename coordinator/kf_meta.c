@@ -181,6 +181,16 @@ s_known_section (const char *name)
     return false;
 }
 
+//  Whether TEXT occurs in any of SECTIONS.
+static bool
+s_in_sections (json_t *sections, const char *text)
+{
+    for (int i = 0; i < KF_PROMPT_SECTIONS; i++)
+        if (strstr (s_str (sections, kf_prompt_section_names[i]), text))
+            return true;
+    return false;
+}
+
 //  Replaces the one occurrence of SEARCH in TEXT (empty SEARCH: appends).
 static char *
 s_replace (const char *text, const char *search, const char *replace)
@@ -203,8 +213,23 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
     size_t i;
     json_t *e;
     json_array_foreach (edits, i, e) {
-        const char *search = s_str (e, "search");
-        const char *replace = s_str (e, "replace");
+        //  A block's text is whole lines; a model that meant part of a
+        //  line still gets it, with the last newline off both sides.
+        char *search_buf = strdup (s_str (e, "search"));
+        char *replace_buf = strdup (s_str (e, "replace"));
+        if (!search_buf || !replace_buf) {
+            free (search_buf);
+            free (replace_buf);
+            continue;
+        }
+        size_t sl = strlen (search_buf), rl = strlen (replace_buf);
+        if (sl && search_buf[sl - 1] == '\n' && !s_in_sections (out, search_buf)) {
+            search_buf[sl - 1] = 0;
+            if (rl && replace_buf[rl - 1] == '\n')
+                replace_buf[rl - 1] = 0;
+        }
+        const char *search = search_buf;
+        const char *replace = replace_buf;
         const char *named = s_str (e, "section");
         const char *where = NULL;
         char reason[200] = "";
@@ -261,6 +286,8 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
         if (reason[0])
             json_object_set_new (entry, "reason", json_string (reason));
         json_array_append_new (entries, entry);
+        free (search_buf);
+        free (replace_buf);
     }
     *log = entries;
     return out;

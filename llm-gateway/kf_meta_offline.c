@@ -214,12 +214,20 @@ kf_meta_offline_reply (json_t *payload, char **err)
     }
     if (t.count[K_CORRECT])
         order[n_order++] = K_CORRECT;
-    for (int i = 0; i < n_order && i < max_edits; i++) {
+    int proposed = 0;
+    for (int i = 0; i < n_order && proposed < max_edits; i++) {
         int k = order[i];
         char tag[40];
         snprintf (tag, sizeof tag, "- Observed (%s):", s_tags[k]);
         char *line = s_line_for (k, &t);
         char *old = s_existing (s_str (sections, s_homes[k]), tag);
+        if (old && line && !strcmp (old, line)) {
+            //  Already said, with the same figures: nothing to change.
+            free (old);
+            free (line);
+            continue;
+        }
+        proposed++;
         fprintf (f, "\nSECTION: %s\n<<<<<<< SEARCH\n%s=======\n%s>>>>>>> REPLACE\n", s_homes[k],
                  old ? old : "", line ? line : "");
         free (old);
