@@ -813,3 +813,37 @@ kf_meta_job_failed (kf_search_t *self, json_t *job, const char *reason)
              reason ? reason : "?");
     return 0;
 }
+
+json_t *
+kf_meta_show (kf_db_t *db, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    json_t *versions = kf_db_query (
+        db,
+        "SELECT v.id, v.number, p.number AS parent, v.generation, v.fitness,"
+        " v.best_speedup, v.candidates, v.in_archive, v.edits, v.meta_job_id"
+        " FROM prompt_versions v LEFT JOIN prompt_versions p ON p.id = v.parent_id"
+        " WHERE v.run_id = $1 ORDER BY v.number",
+        1, params);
+    json_t *rejected = kf_db_query (
+        db,
+        "SELECT * FROM (SELECT id, job_id, section, left(search, 200) AS search, reason"
+        " FROM prompt_edits WHERE run_id = $1 AND NOT accepted ORDER BY id DESC LIMIT 20) r"
+        " ORDER BY id",
+        1, params);
+    json_t *jobs = kf_db_row (db,
+                              "SELECT count(*) AS n FROM jobs WHERE run_id = $1 AND kind = 'meta'",
+                              1, params, NULL);
+    if (!versions || !rejected || !jobs) {
+        json_decref (versions);
+        json_decref (rejected);
+        json_decref (jobs);
+        return NULL;
+    }
+    json_t *out = json_pack ("{s:o, s:o, s:O}", "prompt_versions", versions,
+                             "prompt_rejected", rejected, "meta_jobs",
+                             json_object_get (jobs, "n"));
+    json_decref (jobs);
+    return out;
+}

@@ -57,6 +57,13 @@ int kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result);
  * it has (a meta job never fails its run). */
 int kf_meta_job_failed (kf_search_t *self, json_t *job, const char *reason);
 
+/* What `kfctl show` reports of RUN_ID's prompts (caller's), merged into
+ * the SHOW reply: {prompt_versions: [{id, number, parent, generation,
+ * fitness, best_speedup, candidates, in_archive, edits, meta_job_id}],
+ * prompt_rejected: [{id, job_id, section, search, reason}] (the latest
+ * 20), meta_jobs}, or NULL on a database error. */
+json_t *kf_meta_show (kf_db_t *db, int64_t run_id);
+
 /* The run config's settings with their defaults filled in:
  * {meta_prompting, meta_every, meta_max_edits, prompt_archive, meta_model}
  * (caller's). */
