@@ -14,6 +14,7 @@
  */
 #include "kf_worker.h"
 #include "kf_config.h"
+#include "kf_curve.h"
 #include "kf_log.h"
 #include "kf_proto.h"
 #include <pthread.h>
@@ -160,10 +161,27 @@ s_connect (s_worker_t *self)
     zsock_destroy (&self->dealer);
     self->dealer = zsock_new (ZMQ_DEALER);
     zsock_set_linger (self->dealer, 1000);
+    /* A connection the coordinator refused (a CURVE key not admitted) is
+     * closed by libzmq for good, leaving the DEALER without a peer, where a
+     * send would block forever. A bounded send keeps the loop turning, so
+     * the silence is noticed and the reconnect below tries again. */
+    zsock_set_sndtimeo (self->dealer, 200);
     zsock_set_maxmsgsize (self->dealer,
                           (int64_t) (self->cfg->max_message
                                          ? self->cfg->max_message
                                          : KF_PROTO_DEFAULT_MAX_MESSAGE) * 2);
+    char *err = NULL;
+    if (kf_curve_client_apply (self->dealer, self->cfg->endpoint, self->cfg->curve_cert,
+                               self->cfg->curve_server_key, self->cfg->allow_plain_tcp,
+                               &err)) {
+        /* Checked at start, so only a key file that changed since gets
+         * here; retry later like an unreachable coordinator. */
+        kf_error ("%s", err ? err : "cannot set up CURVE");
+        free (err);
+        zsock_destroy (&self->dealer);
+        self->reconnect_at = zclock_mono () + 1000;
+        return;
+    }
     if (zsock_connect (self->dealer, "%s", self->cfg->endpoint)) {
         kf_error ("cannot connect to %s", self->cfg->endpoint);
         zsock_destroy (&self->dealer);
@@ -359,6 +377,20 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
         kf_error ("worker configuration incomplete");
         return -1;
     }
+    char *err = NULL;
+    zsock_t *probe = zsock_new (ZMQ_DEALER);
+    int curve_rc = kf_curve_client_apply (probe, cfg->endpoint, cfg->curve_cert,
+                                          cfg->curve_server_key, cfg->allow_plain_tcp, &err);
+    zsock_destroy (&probe);
+    if (curve_rc) {
+        kf_error ("%s", err ? err : "cannot set up CURVE");
+        free (err);
+        return -1;
+    }
+    if (kf_curve_scope (cfg->endpoint) == KF_SCOPE_REMOTE
+        && !(cfg->curve_cert && *cfg->curve_cert))
+        kf_warn ("connecting to %s as PLAIN TCP (allow_plain_tcp): jobs, sources and"
+                 " results cross the network unencrypted", cfg->endpoint);
     kf_worker_config_t c = *cfg;
     c.heartbeat_ms = c.heartbeat_ms > 0 ? c.heartbeat_ms : 1000;
     c.liveness = c.liveness > 0 ? c.liveness : 3;
@@ -399,6 +431,11 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
         if (*stop && !drain_deadline) {
             kf_info ("stopping: %d job(s) to finish", self.running);
             drain_deadline = now + c.drain_ms;
+            /* Say so now rather than at the next heartbeat, so the
+             * coordinator stops sending jobs at once. */
+            if (self.dealer && self.running)
+                s_send (&self, "HEARTBEAT",
+                        json_pack ("{s:i, s:o}", "credits", 0, "jobs", s_jobs_array (&self)));
         }
         if (drain_deadline && (self.running == 0 || now >= drain_deadline))
             break;
@@ -452,20 +489,20 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
             s_on_result (&self);
         if (self.dealer && (items[1].revents & ZMQ_POLLIN)) {
             if (drain_deadline) {
-                /* Draining: read and drop new work; its lease will lapse
-                 * and the coordinator gives it to another worker. */
+                /* Stopping: hand new work straight back; "returned" tells
+                 * the coordinator not to count the attempt. */
                 kf_msg_t *msg = NULL;
                 if (kf_msg_recv (self.dealer, KF_EP_WORKER_OUT,
                                  KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL,
                                  &msg, NULL) == KF_PROTO_OK
                     && !strcmp (msg->type, "JOB"))
                     s_send (&self, "RESULT",
-                            json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
+                            json_pack ("{s:I, s:I, s:b, s:{}, s:s, s:b}", "job_id",
                                        (json_int_t) kf_msg_int (msg, "job_id", 0),
                                        "lease",
                                        (json_int_t) kf_msg_int (msg, "lease", 0),
                                        "ok", 0, "result", "error",
-                                       "worker is stopping"));
+                                       "worker is stopping", "returned", 1));
                 kf_msg_destroy (&msg);
             }
             else
@@ -500,6 +537,9 @@ s_main (const kf_config_t *config, const char *role, json_t *caps, kf_job_fn *ha
         .hooks = hooks,
         .handler_arg = handler_arg,
         .heartbeat_ms = (int) kf_config_int (config, "heartbeat_ms"),
+        .curve_cert = kf_config_str (config, "curve_cert"),
+        .curve_server_key = kf_config_str (config, "curve_server_key"),
+        .allow_plain_tcp = kf_config_bool (config, "allow_plain_tcp"),
     };
     static volatile sig_atomic_t stop = 0;
     kf_worker_catch_signals (&stop);

@@ -5,8 +5,12 @@
  *  handler in a thread of its own (at most `credits` at once), so a long
  *  compile or evaluation never delays a heartbeat. When the coordinator
  *  goes quiet it reconnects with capped, jittered backoff and says HELLO
- *  again. On stop it takes no new jobs, waits for the running ones
- *  (up to drain_ms), sends their results, says BYE and returns.
+ *  again. On stop it tells the coordinator at once (a HEARTBEAT with no
+ *  credits), hands back any JOB that still arrives, waits for the running
+ *  ones (up to drain_ms), sends their results, says BYE and returns; the
+ *  coordinator requeues what it still held without counting an attempt.
+ *  Over tcp:// it speaks CURVE with curve_cert and curve_server_key
+ *  (common/kf_curve.h).
  *
  *  A second, asynchronous mode serves daemons whose jobs wait on the
  *  network rather than on the CPU (the gateway: hundreds of HTTP requests
@@ -88,6 +92,9 @@ typedef struct {
     int backoff_max_ms;          /* 0: 5000 */
     int drain_ms;                /* 0: 30000 */
     size_t max_message;          /* 0: protocol default */
+    const char *curve_cert;      /* our secret certificate, or NULL */
+    const char *curve_server_key;   /* coordinator's public cert file or Z85 key */
+    bool allow_plain_tcp;        /* connect beyond loopback without CURVE */
 } kf_worker_config_t;
 
 /* Runs until *STOP becomes non-zero (set it from a signal handler).
@@ -101,6 +108,12 @@ int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
     { "credits", KF_CFG_INT, default_credits, 1, 256, credits_help },          \
     { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval" },   \
     { "name", KF_CFG_STR, NULL, 0, -1, "display name (default: the worker id)" }, \
+    { "curve_cert", KF_CFG_STR, NULL, 0, -1,                                  \
+      "our secret certificate (kfctl keygen), for a tcp:// coordinator" },     \
+    { "curve_server_key", KF_CFG_STR, NULL, 0, -1,                            \
+      "the coordinator's public certificate file or Z85 public key" },         \
+    { "allow_plain_tcp", KF_CFG_BOOL, "false", 0, -1,                         \
+      "connect to a tcp:// coordinator beyond loopback without CURVE" },       \
     { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug lines" }
 
 /* A worker daemon's main after its configuration is loaded: takes the

@@ -10,9 +10,12 @@
  *  In memory is only what can be rebuilt: the connected workers and the
  *  jobs each holds. Job state, runs and candidates live in PostgreSQL.
  */
+#include "kf_auth.h"
 #include "kf_coord.h"
+#include "kf_curve.h"
 #include "kf_db.h"
 #include "kf_log.h"
+#include "kf_metrics.h"
 #include "kf_models.h"
 #include "kf_proto.h"
 #include "kf_str.h"
@@ -40,11 +43,11 @@ typedef struct {
 
 enum {
     C_RECEIVED, C_SENT, C_LATE, C_REQUEUED, C_DONE, C_FAILED, C_DISPATCHED,
-    C_BATCHES, C_DB_ERRORS, C_N
+    C_BATCHES, C_DB_ERRORS, C_HANDED_BACK, C_N
 };
 static const char *s_counter_names[C_N] = {
     "received", "sent", "late_results", "requeued", "jobs_done", "jobs_failed",
-    "dispatched", "batches", "db_errors"
+    "dispatched", "batches", "db_errors", "handed_back"
 };
 
 typedef struct {
@@ -69,7 +72,15 @@ struct kf_coord_t {
     bool dispatch_needed;
     bool ready;              /* database connected, migrated, listening */
     bool waiting_logged;
+    kf_auth_t *auth;         /* NULL: no CURVE */
+    kf_metrics_t *metrics;   /* NULL: no /metrics */
+    zhashx_t *drained;       /* worker ids an operator drained (kfctl drain) */
+    double tx_seconds;       /* the loop's write transactions: total time */
+    long tx_count;
+    double tx_max_seconds;   /* the slowest since the last scrape */
 };
+
+static char *s_metrics_text (void *arg);
 
 static void s_flush_outbox (kf_coord_t *self, bool committed);
 
@@ -90,11 +101,36 @@ s_worker_free (void **item)
     *item = NULL;
 }
 
+/* CURVE on every tcp:// endpoint when we have a certificate; without one,
+ * tcp:// beyond loopback only when the operator allowed it. */
 static int
-s_bind (zsock_t **sock, int type, const char *endpoint, size_t max_message)
+s_secure (kf_coord_t *self, zsock_t *sock, const char *endpoint)
+{
+    kf_scope_t scope = kf_curve_scope (endpoint);
+    if (scope == KF_SCOPE_LOCAL)
+        return 0;
+    if (self->auth) {
+        kf_auth_secure (self->auth, sock);
+        return 0;
+    }
+    if (scope == KF_SCOPE_REMOTE && !self->cfg.allow_plain_tcp) {
+        kf_error ("refusing to serve %s without CURVE: give curve_cert and"
+                  " curve_allow_dir, or allow_plain_tcp to send in the clear", endpoint);
+        return -1;
+    }
+    if (scope == KF_SCOPE_REMOTE)
+        kf_warn ("serving %s as PLAIN TCP: anyone who can reach it can read and"
+                 " send everything (allow_plain_tcp)", endpoint);
+    return 0;
+}
+
+static int
+s_bind (kf_coord_t *self, zsock_t **sock, int type, const char *endpoint, size_t max_message)
 {
     *sock = zsock_new (type);
     if (!*sock)
+        return -1;
+    if (s_secure (self, *sock, endpoint))
         return -1;
     zsock_set_linger (*sock, 0);
     zsock_set_rcvtimeo (*sock, 0);
@@ -120,12 +156,37 @@ kf_coord_new (const kf_coord_config_t *cfg)
     self->outbox = zlistx_new ();
     self->results = zlistx_new ();
     self->started = zclock_mono ();
-    if (s_bind (&self->workers, ZMQ_ROUTER, cfg->worker_endpoint, cfg->max_message)
-        || s_bind (&self->clients, ZMQ_ROUTER, cfg->client_endpoint, cfg->max_message)
-        || s_bind (&self->status, ZMQ_ROUTER, cfg->status_endpoint, cfg->max_message)
-        || s_bind (&self->events, ZMQ_PUB, cfg->event_endpoint, cfg->max_message)) {
+    self->drained = zhashx_new ();
+    char *err = NULL;
+    if (cfg->curve_cert && *cfg->curve_cert) {
+        self->auth = kf_auth_new (cfg->curve_cert, cfg->curve_allow_dir, &err);
+        if (!self->auth) {
+            kf_error ("%s", err ? err : "cannot set up CURVE");
+            free (err);
+            kf_coord_destroy (&self);
+            return NULL;
+        }
+        json_t *a = kf_auth_status (self->auth);
+        kf_info ("CURVE on tcp:// endpoints; our public key %s",
+                 json_string_value (json_object_get (a, "public_key")));
+        json_decref (a);
+    }
+    if (s_bind (self, &self->workers, ZMQ_ROUTER, cfg->worker_endpoint, cfg->max_message)
+        || s_bind (self, &self->clients, ZMQ_ROUTER, cfg->client_endpoint, cfg->max_message)
+        || s_bind (self, &self->status, ZMQ_ROUTER, cfg->status_endpoint, cfg->max_message)
+        || s_bind (self, &self->events, ZMQ_PUB, cfg->event_endpoint, cfg->max_message)) {
         kf_coord_destroy (&self);
         return NULL;
+    }
+    if (cfg->metrics_address && *cfg->metrics_address) {
+        self->metrics = kf_metrics_new (cfg->metrics_address, s_metrics_text, self, &err);
+        if (!self->metrics) {
+            kf_error ("%s", err ? err : "cannot serve metrics");
+            free (err);
+            kf_coord_destroy (&self);
+            return NULL;
+        }
+        kf_info ("serving Prometheus metrics on http://%s/metrics", cfg->metrics_address);
     }
     self->db = kf_db_new (cfg->database_url);
     self->search.db = self->db;
@@ -201,6 +262,9 @@ kf_coord_destroy (kf_coord_t **self_p)
     zsock_destroy (&self->clients);
     zsock_destroy (&self->status);
     zsock_destroy (&self->events);
+    kf_metrics_destroy (&self->metrics);
+    kf_auth_destroy (&self->auth);
+    zhashx_destroy (&self->drained);
     kf_db_destroy (&self->db);
     json_decref (self->search.events);
     free (self);
@@ -261,19 +325,22 @@ s_forget_job (s_worker_t *w, int64_t job_id)
 /* Requeues (or fails for good) the jobs matched by WHERE_SQL with its one
  * parameter PARAM; REASON is kept. Runs inside the caller's transaction. */
 static int
-s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
-           const char *reason)
+s_requeue_ex (kf_coord_t *self, const char *where_sql, const char *param,
+              const char *reason, bool uncount)
 {
-    char sql[1024];
+    /* UNCOUNT: the job is handed back, not failed (its worker is being
+     * stopped by an operator), so the attempt it used is given back. */
+    char sql[1200];
     snprintf (sql, sizeof sql,
-              "UPDATE jobs j SET state = CASE WHEN j.attempts >= j.max_attempts"
+              "UPDATE jobs j SET state = CASE WHEN NOT %s AND j.attempts >= j.max_attempts"
               " THEN 'failed' ELSE 'queued' END, reason = $2, worker = NULL,"
+              " attempts = CASE WHEN %s THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,"
               " lease_deadline = NULL, updated_at = now()"
               " FROM (SELECT id, worker AS old_worker FROM jobs WHERE %s FOR UPDATE) o"
               " WHERE j.id = o.id"
               " RETURNING j.id, j.run_id, j.candidate_id, j.kind, j.state,"
               " j.attempts, o.old_worker",
-              where_sql);
+              uncount ? "true" : "false", uncount ? "true" : "false", where_sql);
     const char *params[2] = { param, reason };
     json_t *rows = kf_db_query (self->db, sql, 2, params);
     if (!rows)
@@ -296,7 +363,7 @@ s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
                 rc = -1;
         }
         else
-            self->counters[C_REQUEUED]++;
+            self->counters[uncount ? C_HANDED_BACK : C_REQUEUED]++;
     }
     if (json_array_size (rows))
         self->dispatch_needed = true;
@@ -304,19 +371,33 @@ s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
     return rc;
 }
 
-/* Forgets W and requeues its leases, inside the loop's transaction. */
+static int
+s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
+           const char *reason)
+{
+    return s_requeue_ex (self, where_sql, param, reason, false);
+}
+
+/* Forgets W and requeues its leases, inside the loop's transaction; a
+ * worker that LEFT (said BYE) hands them back without using an attempt. */
 static void
-s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why)
+s_worker_gone (kf_coord_t *self, s_worker_t *w, const char *why, bool left)
 {
     if (json_array_size (w->jobs))
         kf_warn ("worker %s %s; requeueing its %zu job(s)", w->id, why,
                  json_array_size (w->jobs));
     char reason[200];
     snprintf (reason, sizeof reason, "worker %.100s %s", w->id, why);
-    if (s_requeue (self, "state = 'leased' AND worker = $1", w->id, reason))
+    if (s_requeue_ex (self, "state = 'leased' AND worker = $1", w->id, reason, left))
         self->counters[C_DB_ERRORS]++;   /* the lease deadline is the backstop */
     zhashx_delete (self->by_route, w->route_key);
     zhashx_delete (self->by_id, w->id);
+}
+
+static void
+s_worker_lost (kf_coord_t *self, s_worker_t *w, const char *why)
+{
+    s_worker_gone (self, w, why, false);
 }
 
 /* ---- worker messages --------------------------------------------------- */
@@ -364,7 +445,8 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     w->name = strdup (kf_msg_str (msg, "name") ? kf_msg_str (msg, "name") : id);
     w->host = strdup (kf_msg_str (msg, "host") ? kf_msg_str (msg, "host") : "");
     w->last_heard = zclock_mono ();
-    w->draining = false;
+    /* An operator's drain outlives reconnects. */
+    w->draining = zhashx_lookup (self->drained, id) != NULL;
     /* Backends as a text[] literal for the dispatch query; names are
      * checked so the literal cannot be malformed. */
     char *p = w->backends;
@@ -425,7 +507,9 @@ s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t **msg_p)
      * the parameter. */
     snprintf (where, sizeof where, "id = %s AND lease = $1 AND state = 'leased'", id);
     const char *error = kf_msg_str (msg, "error");
-    if (s_requeue (self, where, lease, error ? error : "worker reported failure"))
+    bool returned = json_is_true (json_object_get (msg->body, "returned"));
+    if (s_requeue_ex (self, where, lease, error ? error : "worker reported failure",
+                      returned))
         self->counters[C_DB_ERRORS]++;
 }
 
@@ -522,13 +606,14 @@ s_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t **msg_p)
     else if (!w)
         s_reply_error (self, self->workers, route, "unknown-worker", "say HELLO");
     else if (!strcmp (msg->type, "HEARTBEAT")) {
+        /* Credits 0: the worker is stopping (SIGTERM). */
         int64_t credits = kf_msg_int (msg, "credits", w->credits);
-        w->draining = credits == 0;
+        w->draining = credits == 0 || zhashx_lookup (self->drained, w->id);
     }
     else if (!strcmp (msg->type, "BYE")) {
         kf_info ("worker %s said goodbye", w->id);
         s_complete_results (self);   /* its last results came just before */
-        s_worker_lost (self, w, "left");
+        s_worker_gone (self, w, "left", true);
     }
 }
 
@@ -977,6 +1062,37 @@ s_on_cancel (kf_coord_t *self, zsock_t *sock, zframe_t *route, int64_t run_id)
     }
 }
 
+/* DRAIN {worker_id, resume}: an operator stops (or resumes) giving a
+ * worker new jobs; the ones it holds run to the end. Remembered by id in
+ * memory, so it holds across the worker's reconnects but not across a
+ * coordinator restart. */
+static void
+s_on_drain (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
+{
+    const char *id = kf_msg_str (msg, "worker_id");
+    bool resume = json_is_true (json_object_get (msg->body, "resume"));
+    s_worker_t *w = zhashx_lookup (self->by_id, id);
+    if (!w) {
+        s_reply_error (self, sock, route, "not-found", "no connected worker with that id");
+        return;
+    }
+    if (resume) {
+        zhashx_delete (self->drained, id);
+        w->draining = false;
+        self->dispatch_needed = true;
+        kf_info ("worker %s resumed by an operator", id);
+    }
+    else {
+        zhashx_update (self->drained, id, self);   /* a set: the value is unused */
+        w->draining = true;
+        kf_info ("worker %s drained by an operator; %zu job(s) to finish", id,
+                 json_array_size (w->jobs));
+    }
+    s_send (self, sock, route, "DRAINING",
+            json_pack ("{s:s, s:b, s:O}", "worker_id", id, "draining", w->draining,
+                       "jobs", w->jobs));
+}
+
 static json_t *
 s_workers_array (kf_coord_t *self)
 {
@@ -984,11 +1100,12 @@ s_workers_array (kf_coord_t *self)
     int64_t now = zclock_mono ();
     for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id))
         json_array_append_new (
-            out, json_pack ("{s:s, s:s, s:s, s:s, s:O, s:i, s:O, s:b, s:I}", "id", w->id,
-                            "role", w->role, "name", w->name, "host", w->host,
+            out, json_pack ("{s:s, s:s, s:s, s:s, s:O, s:i, s:O, s:b, s:b, s:I}", "id",
+                            w->id, "role", w->role, "name", w->name, "host", w->host,
                             "capabilities", w->caps, "credits", w->credits, "jobs",
-                            w->jobs, "draining", w->draining, "last_heartbeat_ms_ago",
-                            (json_int_t) (now - w->last_heard)));
+                            w->jobs, "draining", w->draining, "drained",
+                            zhashx_lookup (self->drained, w->id) != NULL,
+                            "last_heartbeat_ms_ago", (json_int_t) (now - w->last_heard)));
     return out;
 }
 
@@ -1002,6 +1119,8 @@ s_status (kf_coord_t *self)
         json_object_set_new (counters, kf_proto_rc_name (i), json_integer (self->errors[i]));
     json_object_set_new (counters, "db_statements",
                          json_integer (kf_db_statements (self->db)));
+    json_object_set_new (counters, "auth_denied",
+                         json_integer (self->auth ? kf_auth_denied (self->auth) : 0));
     json_t *status = json_pack ("{s:o, s:o, s:I, s:i}", "workers", s_workers_array (self),
                                 "counters", counters, "uptime_s",
                                 (json_int_t) ((zclock_mono () - self->started) / 1000),
@@ -1025,6 +1144,8 @@ s_status (kf_coord_t *self)
     json_object_set_new (status, "runs", runs ? runs : json_array ());
     json_object_set_new (status, "database",
                          json_string (queues && runs ? "ok" : "unavailable"));
+    if (self->auth)
+        json_object_set_new (status, "auth", kf_auth_status (self->auth));
     json_decref (queues);
     return status;
 }
@@ -1041,6 +1162,8 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 json_pack ("{s:o}", "workers", s_workers_array (self)));
     else if (!strcmp (type, "SUBMIT"))
         s_on_submit (self, sock, route, msg);
+    else if (!strcmp (type, "DRAIN"))
+        s_on_drain (self, sock, route, msg);
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
     else if (!strcmp (type, "RUNS")) {
@@ -1115,6 +1238,208 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
     }
 }
 
+/* ---- metrics ------------------------------------------------------------- */
+
+/* LABEL="VALUE" with VALUE escaped as the exposition format wants. */
+static void
+s_label (char *out, size_t size, const char *label, const char *value)
+{
+    size_t n = (size_t) snprintf (out, size, "%s=\"", label);
+    for (const char *p = value ? value : ""; *p && n + 4 < size; p++) {
+        if (*p == '\\' || *p == '"')
+            out[n++] = '\\', out[n++] = *p;
+        else if (*p == '\n')
+            out[n++] = '\\', out[n++] = 'n';
+        else
+            out[n++] = *p;
+    }
+    snprintf (out + n, size - n, "\"");
+}
+
+static double
+s_num (json_t *row, const char *key)
+{
+    json_t *v = json_object_get (row, key);
+    return json_is_number (v) ? json_number_value (v) : 0;
+}
+
+/* The exposition text of one scrape; names and meanings are listed in
+ * docs/operations.md ("Metrics"). Counters named *_total are this
+ * process's since it started, except the kf_llm_* and kf_evaluations_total
+ * sums, which are read from the database and so survive restarts. */
+static char *
+s_metrics_text (void *arg)
+{
+    kf_coord_t *self = arg;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    char l1[160], l2[160], labels[400];
+    kf_metrics_head (f, "kf_uptime_seconds", "gauge", "seconds since the coordinator started");
+    kf_metrics_sample (f, "kf_uptime_seconds", NULL,
+                       (double) (zclock_mono () - self->started) / 1000.0);
+
+    /* Workers from memory: per role, idle / busy / draining. */
+    static const char *states[] = { "idle", "busy", "draining" };
+    zhashx_t *roles = zhashx_new ();
+    zhashx_set_destructor (roles, (zhashx_destructor_fn *) zstr_free);
+    for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
+        long *agg = zhashx_lookup (roles, w->role);
+        if (!agg) {
+            agg = calloc (5, sizeof *agg);
+            zhashx_insert (roles, w->role, agg);
+        }
+        agg[w->draining ? 2 : json_array_size (w->jobs) ? 1 : 0]++;
+        agg[3] += w->credits;
+        agg[4] += (long) json_array_size (w->jobs);
+    }
+    kf_metrics_head (f, "kf_workers", "gauge", "connected workers by role and state");
+    for (long *agg = zhashx_first (roles); agg; agg = zhashx_next (roles))
+        for (int k = 0; k < 3; k++) {
+            s_label (l1, sizeof l1, "role", zhashx_cursor (roles));
+            s_label (l2, sizeof l2, "state", states[k]);
+            snprintf (labels, sizeof labels, "%s,%s", l1, l2);
+            kf_metrics_sample (f, "kf_workers", labels, (double) agg[k]);
+        }
+    kf_metrics_head (f, "kf_worker_credits", "gauge", "jobs the connected workers take at once");
+    for (long *agg = zhashx_first (roles); agg; agg = zhashx_next (roles)) {
+        s_label (l1, sizeof l1, "role", zhashx_cursor (roles));
+        kf_metrics_sample (f, "kf_worker_credits", l1, (double) agg[3]);
+    }
+    kf_metrics_head (f, "kf_worker_jobs", "gauge", "jobs leased to connected workers");
+    for (long *agg = zhashx_first (roles); agg; agg = zhashx_next (roles)) {
+        s_label (l1, sizeof l1, "role", zhashx_cursor (roles));
+        kf_metrics_sample (f, "kf_worker_jobs", l1, (double) agg[4]);
+    }
+    zhashx_destroy (&roles);
+
+    /* The database: a round trip timed now, then what it holds. */
+    int64_t t0 = zclock_usecs ();
+    json_t *ping = kf_db_query (self->db, "SELECT 1 AS one", 0, NULL);
+    double ping_s = (double) (zclock_usecs () - t0) / 1e6;
+    kf_metrics_head (f, "kf_database_up", "gauge", "1 when the database answered this scrape");
+    kf_metrics_sample (f, "kf_database_up", NULL, ping ? 1 : 0);
+    kf_metrics_head (f, "kf_db_ping_seconds", "gauge", "round trip of SELECT 1 at this scrape");
+    kf_metrics_sample (f, "kf_db_ping_seconds", NULL, ping ? ping_s : NAN);
+    kf_metrics_head (f, "kf_db_pass_seconds", "summary",
+                     "time of the loop's write transactions (worker messages, cron, dispatch)");
+    kf_metrics_sample (f, "kf_db_pass_seconds_sum", NULL, self->tx_seconds);
+    kf_metrics_sample (f, "kf_db_pass_seconds_count", NULL, (double) self->tx_count);
+    kf_metrics_head (f, "kf_db_pass_max_seconds", "gauge",
+                     "slowest write transaction since the previous scrape");
+    kf_metrics_sample (f, "kf_db_pass_max_seconds", NULL, self->tx_max_seconds);
+    self->tx_max_seconds = 0;
+    kf_metrics_head (f, "kf_db_statements_total", "counter", "statements sent to the database");
+    kf_metrics_sample (f, "kf_db_statements_total", NULL, (double) kf_db_statements (self->db));
+    kf_metrics_head (f, "kf_db_errors_total", "counter",
+                     "transactions or statements the database refused or lost");
+    kf_metrics_sample (f, "kf_db_errors_total", NULL, (double) self->counters[C_DB_ERRORS]);
+    json_decref (ping);
+
+    json_t *jobs = kf_db_query (self->db,
+                                "SELECT role, state, count(*) AS n FROM jobs"
+                                " GROUP BY role, state ORDER BY role, state", 0, NULL);
+    size_t i;
+    json_t *row;
+    kf_metrics_head (f, "kf_queue_depth", "gauge", "queued jobs waiting for a worker, by role");
+    json_array_foreach (jobs, i, row)
+        if (!strcmp (json_string_value (json_object_get (row, "state")), "queued")) {
+            s_label (l1, sizeof l1, "role", json_string_value (json_object_get (row, "role")));
+            kf_metrics_sample (f, "kf_queue_depth", l1, s_num (row, "n"));
+        }
+    kf_metrics_head (f, "kf_jobs", "gauge", "jobs in the database by role and state");
+    json_array_foreach (jobs, i, row) {
+        s_label (l1, sizeof l1, "role", json_string_value (json_object_get (row, "role")));
+        s_label (l2, sizeof l2, "state", json_string_value (json_object_get (row, "state")));
+        snprintf (labels, sizeof labels, "%s,%s", l1, l2);
+        kf_metrics_sample (f, "kf_jobs", labels, s_num (row, "n"));
+    }
+    json_decref (jobs);
+
+    json_t *runs = kf_db_query (self->db,
+                                "SELECT status, count(*) AS n,"
+                                " sum(input_tokens)::float8 AS input_tokens,"
+                                " sum(output_tokens)::float8 AS output_tokens,"
+                                " sum(cost_usd)::float8 AS cost_usd FROM runs GROUP BY status"
+                                " ORDER BY status", 0, NULL);
+    double in_tokens = 0, out_tokens = 0, cost = 0;
+    kf_metrics_head (f, "kf_runs", "gauge", "runs by status");
+    json_array_foreach (runs, i, row) {
+        s_label (l1, sizeof l1, "status", json_string_value (json_object_get (row, "status")));
+        kf_metrics_sample (f, "kf_runs", l1, s_num (row, "n"));
+        in_tokens += s_num (row, "input_tokens");
+        out_tokens += s_num (row, "output_tokens");
+        cost += s_num (row, "cost_usd");
+    }
+    if (runs) {
+        kf_metrics_head (f, "kf_llm_tokens_total", "counter",
+                         "LLM tokens used by every run, by direction");
+        kf_metrics_sample (f, "kf_llm_tokens_total", "direction=\"input\"", in_tokens);
+        kf_metrics_sample (f, "kf_llm_tokens_total", "direction=\"output\"", out_tokens);
+        kf_metrics_head (f, "kf_llm_cost_usd_total", "counter",
+                         "LLM cost of every run in US dollars, as the gateway priced it");
+        kf_metrics_sample (f, "kf_llm_cost_usd_total", NULL, cost);
+    }
+    json_decref (runs);
+
+    json_t *evals = kf_db_row (self->db,
+                               "SELECT count(*) AS total, count(*) FILTER"
+                               " (WHERE created_at > now() - interval '1 minute') AS last_minute"
+                               " FROM evaluations", 0, NULL, NULL);
+    if (evals) {
+        kf_metrics_head (f, "kf_evaluations_total", "counter", "evaluations recorded");
+        kf_metrics_sample (f, "kf_evaluations_total", NULL, s_num (evals, "total"));
+        kf_metrics_head (f, "kf_evaluations_per_minute", "gauge",
+                         "evaluations recorded in the last 60 seconds");
+        kf_metrics_sample (f, "kf_evaluations_per_minute", NULL, s_num (evals, "last_minute"));
+    }
+    json_decref (evals);
+
+    /* This process's counters. */
+    static const struct {
+        int counter;
+        const char *name, *help;
+    } counters[] = {
+        { C_RECEIVED, "kf_messages_received_total", "messages received on the ROUTERs" },
+        { C_SENT, "kf_messages_sent_total", "messages sent by the coordinator" },
+        { C_DISPATCHED, "kf_jobs_dispatched_total", "JOBs sent to workers" },
+        { C_DONE, "kf_jobs_done_total", "jobs completed with a current lease" },
+        { C_FAILED, "kf_jobs_failed_total", "jobs failed for good (attempts used up)" },
+        { C_REQUEUED, "kf_jobs_requeued_total", "jobs put back in the queue, attempt counted" },
+        { C_HANDED_BACK, "kf_jobs_handed_back_total",
+          "jobs given back by a stopping worker, attempt not counted" },
+        { C_LATE, "kf_late_results_total", "results for a lease no longer held (discarded)" },
+    };
+    for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {
+        kf_metrics_head (f, counters[k].name, "counter", counters[k].help);
+        kf_metrics_sample (f, counters[k].name, NULL, (double) self->counters[counters[k].counter]);
+    }
+    kf_metrics_head (f, "kf_protocol_errors_total", "counter",
+                     "messages refused by the codec, by ERROR code");
+    for (int k = KF_PROTO_MALFORMED; k <= KF_PROTO_UNKNOWN_TYPE; k++) {
+        s_label (l1, sizeof l1, "code", kf_proto_rc_name (k));
+        kf_metrics_sample (f, "kf_protocol_errors_total", l1, (double) self->errors[k]);
+    }
+    if (self->auth) {
+        json_t *a = kf_auth_status (self->auth);
+        kf_metrics_head (f, "kf_auth_denied_total", "counter",
+                         "CURVE handshakes refused (key not in the allow-list)");
+        kf_metrics_sample (f, "kf_auth_denied_total", NULL, s_num (a, "denied"));
+        kf_metrics_head (f, "kf_auth_accepted_total", "counter", "CURVE handshakes admitted");
+        kf_metrics_sample (f, "kf_auth_accepted_total", NULL, s_num (a, "accepted"));
+        kf_metrics_head (f, "kf_auth_allowed_keys", "gauge", "public keys in the allow-list folder");
+        kf_metrics_sample (f, "kf_auth_allowed_keys", NULL, s_num (a, "allowed_keys"));
+        json_decref (a);
+    }
+    kf_metrics_head (f, "kf_metrics_scrapes_total", "counter", "scrapes answered before this one");
+    kf_metrics_sample (f, "kf_metrics_scrapes_total", NULL,
+                       (double) kf_metrics_scrapes (self->metrics));
+    fclose (f);
+    return text;
+}
+
 /* ---- the loop ---------------------------------------------------------------- */
 
 int
@@ -1130,12 +1455,22 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         /* The database socket joins the poll for notifications: jobs
          * queued by another writer wake the dispatch at once. */
         int dbfd = kf_db_socket (self->db);
-        zmq_pollitem_t items[4] = {
+        /* The three ROUTERs, then what is switched on: the ZAP handler,
+         * the database socket, the metrics listener and its connections. */
+        zmq_pollitem_t items[3 + 2 + 24] = {
             { zsock_resolve (self->workers), 0, ZMQ_POLLIN, 0 },
             { zsock_resolve (self->clients), 0, ZMQ_POLLIN, 0 },
             { zsock_resolve (self->status), 0, ZMQ_POLLIN, 0 },
-            { NULL, dbfd, ZMQ_POLLIN, 0 },
         };
+        int n_items = 3, i_zap = -1, i_db = -1, i_metrics = -1, n_metrics = 0;
+        if (self->auth) {
+            i_zap = n_items;
+            items[n_items++] = (zmq_pollitem_t) { kf_auth_socket (self->auth), 0, ZMQ_POLLIN, 0 };
+        }
+        if (dbfd >= 0) {
+            i_db = n_items;
+            items[n_items++] = (zmq_pollitem_t) { NULL, dbfd, ZMQ_POLLIN, 0 };
+        }
         int64_t now = zclock_mono ();
         int64_t wait = self->next_heartbeat - now;
         if (self->next_lease_check - now < wait)
@@ -1146,10 +1481,21 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             wait = 200;
         if (wait < 0)
             wait = 0;
-        if (zmq_poll (items, dbfd >= 0 ? 4 : 3, (long) wait) < 0)
+        long poll_wait = (long) wait;
+        if (self->metrics) {
+            i_metrics = n_items;
+            n_metrics = kf_metrics_prepare (self->metrics, items + n_items, 24, &poll_wait);
+            n_items += n_metrics;
+        }
+        if (zmq_poll (items, n_items, poll_wait) < 0)
             continue;   /* EINTR: the loop condition looks at *stop */
-        if (dbfd >= 0 && (items[3].revents & ZMQ_POLLIN) && kf_db_notified (self->db))
+        /* Handshakes first: a peer waits on the answer to connect at all. */
+        if (i_zap >= 0 && (items[i_zap].revents & ZMQ_POLLIN))
+            kf_auth_handle (self->auth);
+        if (i_db >= 0 && (items[i_db].revents & ZMQ_POLLIN) && kf_db_notified (self->db))
             self->dispatch_needed = true;
+        if (i_metrics >= 0)
+            kf_metrics_dispatch (self->metrics, items + i_metrics, n_metrics);
         /* Clients and status first, each request on its own. */
         if (items[1].revents & ZMQ_POLLIN)
             s_drain (self, self->clients, KF_EP_CLIENT_IN);
@@ -1170,6 +1516,7 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             s_cron (self);
             continue;
         }
+        int64_t tx_start = zclock_usecs ();
         kf_db_begin (self->db);
         if (items[0].revents & ZMQ_POLLIN)
             s_drain (self, self->workers, KF_EP_WORKER_IN);
@@ -1178,6 +1525,11 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         if (self->dispatch_needed)
             s_dispatch (self);
         bool committed = kf_db_commit (self->db) == 0;
+        double tx = (double) (zclock_usecs () - tx_start) / 1e6;
+        self->tx_seconds += tx;
+        self->tx_count++;
+        if (tx > self->tx_max_seconds)
+            self->tx_max_seconds = tx;
         if (!committed) {
             kf_db_rollback (self->db);
             self->counters[C_DB_ERRORS]++;

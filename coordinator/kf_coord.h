@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -21,6 +22,10 @@ typedef struct {
     int batch;               /* worker messages per transaction */
     int lease_ms[3];         /* generate, compile, execute backstops */
     json_t *timing;          /* default evaluate timing (borrowed) */
+    const char *curve_cert;  /* our secret certificate: CURVE on tcp:// */
+    const char *curve_allow_dir;   /* public certificates admitted */
+    bool allow_plain_tcp;    /* plain tcp:// beyond loopback, knowingly */
+    const char *metrics_address;   /* HOST:PORT of /metrics; NULL: none */
 } kf_coord_config_t;
 
 typedef struct kf_coord_t kf_coord_t;

@@ -5,6 +5,7 @@
  *  never be mistaken for the answer to a later request, which is what lets
  *  kfctl ignore the optional "req" echo entirely.
  */
+#include "kf_curve.h"
 #include "kf_str.h"
 #include "kfctl_client.h"
 #include <errno.h>
@@ -175,6 +176,16 @@ kf_ctl_wait_readable (zsock_t *sock, int timeout_ms)
 }
 
 
+int
+kf_ctl_secure (zsock_t *sock, const char *endpoint, char **err)
+{
+    const char *plain = getenv ("KF_ALLOW_PLAIN_TCP");
+    bool allow_plain = plain && (!strcmp (plain, "1") || !strcasecmp (plain, "true")
+                                 || !strcasecmp (plain, "yes"));
+    return kf_curve_client_apply (sock, endpoint, getenv ("KF_CURVE_CERT"),
+                                  getenv ("KF_CURVE_SERVER_KEY"), allow_plain, err);
+}
+
 kf_ctl_rc_t
 kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
                 int timeout_ms, kf_msg_t **reply_p, char **err)
@@ -192,6 +203,11 @@ kf_ctl_request (const char *endpoint, kf_msg_t **req_p, const char *expect,
      * queue; with it we fail the same way as a silent peer: by timeout. */
     zsock_set_immediate (sock, 1);
     kf_ctl_rc_t rc = KF_CTL_NO_REPLY;
+    if (kf_ctl_secure (sock, endpoint, err)) {
+        kf_msg_destroy (req_p);
+        rc = KF_CTL_BAD_REPLY;   /* a configuration error, not an absent peer */
+        goto done;
+    }
     if (zsock_connect (sock, "%s", endpoint) != 0) {
         kf_msg_destroy (req_p);
         *err = kf_strdupf ("cannot connect to %s: %s", endpoint,

@@ -68,6 +68,12 @@ kf_ctl_rc_t kf_ctl_request (const char *endpoint, kf_msg_t **req_p,
  * 0 timeout, -1 interrupted. */
 int kf_ctl_wait_readable (zsock_t *sock, int timeout_ms);
 
+/* Prepares SOCK for ENDPOINT: CURVE over tcp:// with $KF_CURVE_CERT (our
+ * secret certificate) and $KF_CURVE_SERVER_KEY (the coordinator's public
+ * certificate or key); plain tcp:// beyond loopback only with
+ * $KF_ALLOW_PLAIN_TCP=1. Returns 0, or -1 with *ERR (caller frees). */
+int kf_ctl_secure (zsock_t *sock, const char *endpoint, char **err);
+
 /* Milliseconds on a monotonic clock. */
 int64_t kf_ctl_now_ms (void);
 

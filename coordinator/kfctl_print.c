@@ -272,18 +272,28 @@ kf_ctl_print_workers (FILE *out, json_t *workers)
         fprintf (out, "no workers connected\n");
         return;
     }
-    fprintf (out, "%-28s %-9s %-16s %7s %5s  %s\n", "ID", "ROLE", "HOST",
-             "CREDITS", "JOBS", "CAPABILITIES");
+    fprintf (out, "%-28s %-9s %-16s %-8s %7s %5s %6s %7s  %s\n", "ID", "ROLE", "HOST",
+             "STATE", "CREDITS", "JOBS", "HEARD", "DEVICES", "CAPABILITIES");
     size_t i;
     json_t *w;
     json_array_foreach (workers, i, w) {
-        char credits[32], caps[160];
+        char credits[32], caps[160], heard[32] = "-";
         s_capabilities_text (json_object_get (w, "capabilities"), caps,
                              sizeof caps);
-        fprintf (out, "%-28s %-9s %-16s %7s %5lld  %s\n", s_str (w, "id"),
-                 s_str (w, "role"), s_str (w, "host"),
+        /* STATE: draining (no new jobs: kfctl drain, or stopping), busy, idle;
+         * HEARD: seconds since the coordinator last heard from it. */
+        const char *state = json_is_true (json_object_get (w, "draining")) ? "draining"
+                            : s_jobs (w) ? "busy" : "idle";
+        long long ago = s_int (w, "last_heartbeat_ms_ago", -1);
+        if (ago >= 0)
+            snprintf (heard, sizeof heard, "%.1fs", ago / 1000.0);
+        fprintf (out, "%-28s %-9s %-16s %-8s %7s %5lld %6s %7zu  %s\n", s_str (w, "id"),
+                 s_str (w, "role"), s_str (w, "host"), state,
                  s_int_text (w, "credits", credits, sizeof credits),
-                 s_jobs (w), caps);
+                 s_jobs (w), heard,
+                 json_array_size (json_object_get (json_object_get (w, "capabilities"),
+                                                   "devices")),
+                 caps);
     }
 }
 

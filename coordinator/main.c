@@ -32,6 +32,14 @@ static const kf_cfg_entry_t s_table[] = {
     { "eval_min_samples", KF_CFG_INT, "10", 1, 100000, "timing samples per kernel, at least" },
     { "eval_warmup_s", KF_CFG_DOUBLE, "1.0", 0, 600, "warm-up seconds per kernel" },
     { "eval_warmup_calls", KF_CFG_INT, "10", 0, 100000, "warm-up calls per kernel, at least" },
+    { "curve_cert", KF_CFG_STR, NULL, 0, -1,
+      "our secret certificate (kfctl keygen): CURVE on every tcp:// endpoint" },
+    { "curve_allow_dir", KF_CFG_STR, NULL, 0, -1,
+      "folder of the public certificates admitted; re-read when it changes" },
+    { "allow_plain_tcp", KF_CFG_BOOL, "false", 0, -1,
+      "serve tcp:// beyond loopback without CURVE (warned at start-up)" },
+    { "metrics_address", KF_CFG_STR, NULL, 0, -1,
+      "HOST:PORT for Prometheus metrics over HTTP, e.g. 127.0.0.1:9464 (unset: off)" },
     { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug records" },
     KF_CFG_END
 };
@@ -65,6 +73,10 @@ main (int argc, char **argv)
                       (int) kf_config_int (cfg, "lease_compile_ms"),
                       (int) kf_config_int (cfg, "lease_execute_ms") },
         .timing = timing,
+        .curve_cert = kf_config_str (cfg, "curve_cert"),
+        .curve_allow_dir = kf_config_str (cfg, "curve_allow_dir"),
+        .allow_plain_tcp = kf_config_bool (cfg, "allow_plain_tcp"),
+        .metrics_address = kf_config_str (cfg, "metrics_address"),
     };
     kf_coord_t *coord = kf_coord_new (&c);
     int rc = 1;

@@ -50,6 +50,8 @@ static const s_schema_t s_schema[] = {
     { "CANCEL", C_IN, { { "run_id", JSON_INTEGER } } },
     { "STATUS", C_IN | S_IN | C_OUT, { { NULL, 0 } } },
     { "WORKERS", C_IN | C_OUT, { { NULL, 0 } } },
+    { "DRAIN", C_IN, { { "worker_id", JSON_STRING } } },
+    { "DRAINING", C_OUT, { { "worker_id", JSON_STRING } } },
     { "SUBMITTED", C_OUT, { { "run_id", JSON_INTEGER } } },
     { "RUN", C_OUT, { { "run", JSON_OBJECT } } },
     { "BEST", C_OUT, { { "run_id", JSON_INTEGER } } },

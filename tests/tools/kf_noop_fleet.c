@@ -7,6 +7,7 @@
  *  missing. It reports what it saw (jobs, most jobs held at once by one
  *  worker, dispatch latency when payloads carry "t_us") as one JSON line.
  */
+#include "kf_curve.h"
 #include "kf_proto.h"
 #include <getopt.h>
 #include <math.h>
@@ -50,6 +51,7 @@ s_usage (void)
     printf ("usage: kf_noop_fleet --endpoint EP [--workers N] [--role R] [--credits C]\n"
             "         [--backends a,b] [--arch A] [--delay-ms D] [--heartbeat-ms H]\n"
             "         [--silent-after N] [--duration-s S] [--until-jobs N] [--log FILE]\n"
+            "         [--curve-cert FILE --curve-server-key FILE|KEY]\n"
             "A fleet of no-op workers for tests and benchmarks (see file header).\n");
 }
 
@@ -58,6 +60,7 @@ main (int argc, char **argv)
 {
     const char *endpoint = NULL, *role = "bench", *backends = "host", *arch = "x86_64";
     const char *log_path = NULL, *id_prefix = "noop";
+    const char *curve_cert = NULL, *curve_server_key = NULL;
     int workers = 1, credits = 1, delay_ms = 0, heartbeat_ms = 1000, silent_after = -1;
     double duration_s = 0;
     long until_jobs = 0;
@@ -67,6 +70,7 @@ main (int argc, char **argv)
         { "delay-ms", 1, 0, 'd' }, { "heartbeat-ms", 1, 0, 'h' },
         { "silent-after", 1, 0, 's' }, { "duration-s", 1, 0, 't' },
         { "until-jobs", 1, 0, 'u' }, { "log", 1, 0, 'l' }, { "id-prefix", 1, 0, 'i' },
+        { "curve-cert", 1, 0, 'C' }, { "curve-server-key", 1, 0, 'S' },
         { "help", 0, 0, 'H' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -85,6 +89,8 @@ main (int argc, char **argv)
         case 'u': until_jobs = atol (optarg); break;
         case 'l': log_path = optarg; break;
         case 'i': id_prefix = optarg; break;
+        case 'C': curve_cert = optarg; break;
+        case 'S': curve_server_key = optarg; break;
         case 'H': s_usage (); return 0;
         default: s_usage (); return 2;
         }
@@ -107,6 +113,12 @@ main (int argc, char **argv)
     for (int i = 0; i < workers; i++) {
         w[i].sock = zsock_new (ZMQ_DEALER);
         zsock_set_sndhwm (w[i].sock, 100000);
+        char *err = NULL;
+        if (kf_curve_client_apply (w[i].sock, endpoint, curve_cert, curve_server_key, true,
+                                   &err)) {
+            fprintf (stderr, "kf_noop_fleet: %s\n", err);
+            return 2;
+        }
         zsock_connect (w[i].sock, "%s", endpoint);
         char id[128];
         snprintf (id, sizeof id, "%s-%d-%d", id_prefix, (int) getpid (), i);
