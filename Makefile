@@ -28,7 +28,8 @@ lib_srcs   = $(filter-out $(1)/main.c $(1)/kfctl_main.c,$(wildcard $(1)/*.c))
 objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
 LIBKF     := $(BUILD)/libkf.a
 LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
-             $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o
+             $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o \
+             $(OBJ)/gen/kf_search_defaults_text.o
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -67,6 +68,12 @@ $(BUILD)/gen/kf_contract_text.c: common/kf_kernel.h common/embed.sh
 $(BUILD)/gen/kf_torch_ref_py.c: exec-worker/kf_torch_ref.py common/embed.sh
 	@mkdir -p $(dir $@)
 	sh common/embed.sh kf_torch_ref_py $< > $@
+
+# The search defaults (docs/search.md), embedded so the coordinator runs
+# with them when no --search-defaults file is named.
+$(BUILD)/gen/kf_search_defaults_text.c: coordinator/search-defaults.json common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_search_defaults_text $< > $@
 
 $(OBJ)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)

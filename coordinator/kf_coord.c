@@ -194,6 +194,7 @@ kf_coord_new (const kf_coord_config_t *cfg)
     self->search.timing = cfg->timing;
     self->search.max_attempts = cfg->max_attempts;
     memcpy (self->search.lease_ms, cfg->lease_ms, sizeof cfg->lease_ms);
+    self->search.defaults = cfg->search_defaults;
     self->dispatch_needed = true;
     kf_info ("serving workers on %s, clients on %s, status on %s, events on %s",
              cfg->worker_endpoint, cfg->client_endpoint, cfg->status_endpoint,
@@ -724,11 +725,35 @@ s_dispatch (kf_coord_t *self)
                                   S_I64 (limit, total), ids };
         json_t *rows = kf_db_query (
             self->db,
-            "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued' AND role = $1"
-            "  AND (backend IS NULL OR backend = ANY($2::text[]))"
-            "  AND (arch IS NULL OR arch = $3)"
-            "  ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED),"
-            " picked AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM locked)"
+            /* Round-robin across runs, so runs share the fleet fairly:
+             * each run's queued jobs are numbered in its own order (turn),
+             * and the lease takes turn 1 of every run before any turn 2.
+             * The runs with queued jobs are found by skipping along the
+             * (role, run_id, id) index, and each run contributes at most
+             * $4 jobs, so no pass sorts the whole queue. Runless jobs
+             * (benchmarks) are one more queue. */
+            "WITH RECURSIVE runs_q (run_id) AS ("
+            "  (SELECT run_id FROM jobs WHERE state = 'queued' AND role = $1"
+            "   AND run_id IS NOT NULL ORDER BY run_id LIMIT 1)"
+            "  UNION ALL"
+            "  SELECT (SELECT j.run_id FROM jobs j WHERE j.state = 'queued' AND j.role = $1"
+            "   AND j.run_id > q.run_id ORDER BY j.run_id LIMIT 1)"
+            "  FROM runs_q q WHERE q.run_id IS NOT NULL),"
+            " queue AS ("
+            "  SELECT c.id, c.turn FROM runs_q q CROSS JOIN LATERAL"
+            "   (SELECT id, row_number() OVER (ORDER BY id) AS turn FROM jobs"
+            "    WHERE state = 'queued' AND role = $1 AND run_id = q.run_id"
+            "    AND (backend IS NULL OR backend = ANY($2::text[]))"
+            "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) c"
+            "  UNION ALL"
+            "  SELECT id, row_number() OVER (ORDER BY id) FROM"
+            "   (SELECT id FROM jobs WHERE state = 'queued' AND role = $1 AND run_id IS NULL"
+            "    AND (backend IS NULL OR backend = ANY($2::text[]))"
+            "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) n),"
+            " locked AS (SELECT j.id, q.turn FROM jobs j JOIN queue q ON q.id = j.id"
+            "  WHERE j.state = 'queued' ORDER BY q.turn, j.id LIMIT $4"
+            "  FOR UPDATE OF j SKIP LOCKED),"
+            " picked AS (SELECT id, row_number() OVER (ORDER BY turn, id) AS rn FROM locked)"
             " UPDATE jobs j SET state = 'leased', lease = j.lease + 1,"
             " attempts = j.attempts + 1, worker = ($5::text[])[p.rn], updated_at = now(),"
             " lease_deadline = now() + j.lease_ms * interval '1 millisecond'"
@@ -884,8 +909,9 @@ s_generator_config (json_t *config, char **why)
     json_t *models = kf_models_parse (spec ? spec : "offline", why);
     if (!models)
         return NULL;
-    json_t *out = json_pack ("{s:o, s:f, s:f, s:i}", "models", models, "temperature", 0.3,
-                             "top_p", 1.0, "max_tokens", 8000);
+    /* Sampling settings left out take the search defaults at run start
+     * (kf_search.c, coordinator/search-defaults.json). */
+    json_t *out = json_pack ("{s:o}", "models", models);
     const char *first = json_string_value (json_object_get (config, "first_model"));
     json_t *budget = json_object_get (config, "budget");
     if ((first && kf_models_check (first, why))
@@ -919,6 +945,10 @@ s_generator_config (json_t *config, char **why)
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
         if (json_object_get (config, copied[i]))
             json_object_set (out, copied[i], json_object_get (config, copied[i]));
+    if (kf_search_config_check (config, out, why)) {
+        json_decref (out);
+        return NULL;
+    }
     return out;
 }
 
@@ -942,9 +972,9 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     json_int_t seed = json_is_integer (seed_v) ? json_integer_value (seed_v)
                                                : (json_int_t) (zclock_time () & 0xffffff);
     if (!generations)
-        generations = 40;
+        generations = json_integer_value (kf_search_default (&self->search, "generations"));
     if (!population)
-        population = 8;
+        population = json_integer_value (kf_search_default (&self->search, "population"));
     if (!s_target_ok (target) || generations < 1 || generations > 100000
         || population < 1 || population > 10000 || seed < 0) {
         s_reply_error (self, sock, route, "bad-request",

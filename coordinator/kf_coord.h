@@ -22,6 +22,7 @@ typedef struct {
     int batch;               /* worker messages per transaction */
     int lease_ms[3];         /* generate, compile, execute backstops */
     json_t *timing;          /* default evaluate timing (borrowed) */
+    json_t *search_defaults; /* kf_search_defaults_load's (borrowed); NULL: built in */
     const char *curve_cert;  /* our secret certificate: CURVE on tcp:// */
     const char *curve_allow_dir;   /* public certificates admitted */
     bool allow_plain_tcp;    /* plain tcp:// beyond loopback, knowingly */

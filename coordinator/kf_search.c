@@ -1,25 +1,41 @@
-/*  kf_search.c - the backbone search: generations of candidates, each
- *  generate -> compile -> evaluate, the best so far feeding the next round.
+/*  kf_search.c - the search of a run: MAP-Elites over behavioural
+ *  coordinates, steady-state.
+ *
+ *  Every candidate goes generate -> compile -> evaluate. Its parent is
+ *  chosen from the run's archive (kf_select.c: uniform, fitness,
+ *  curiosity, island), its prompt carries inspirations from other cells
+ *  and mutation hints from the gradients over past parent->child moves
+ *  (kf_gradient.c), and the evolvable sections of the run's prompt
+ *  archive (kf_meta.c). A run keeps up to max_in_flight candidates open:
+ *  each one that ends lets the next be planned at once, so no worker
+ *  waits for a generation to close; "generation" is only the number of
+ *  a candidate divided by the population. After the main phase, tuning
+ *  rounds ask for templated versions of the best elites and sweep their
+ *  parameters. docs/search.md has the whole of it.
  *
  *  State is only what the database holds: a candidate is final when its
- *  finished_at is set, a generation is complete when none of its
- *  candidates is open, and the next generation's rows are inserted with
- *  ON CONFLICT DO NOTHING on (run, generation, slot). So replaying any step
- *  after a crash can neither lose a candidate nor create one twice.
+ *  finished_at is set; what to plan next is counted from the candidates
+ *  table; rows are inserted with ON CONFLICT DO NOTHING on (run,
+ *  generation, slot); every draw is a function of (run seed, candidate
+ *  number). Each step runs in the caller's transaction with the job
+ *  completion that caused it, so replaying any step after a crash can
+ *  neither lose a candidate nor create one twice.
  */
 #include "kf_search.h"
 #include "kf_hash.h"
 #include "kf_descriptor.h"
 #include "kf_log.h"
+#include "kf_gradient.h"
+#include "kf_meta.h"
 #include "kf_models.h"
+#include "kf_prompt.h"
 #include "kf_reference.h"
+#include "kf_select.h"
 #include "kf_str.h"
 #include "kf_tune.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-extern const char kf_contract_text[];
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
@@ -114,9 +130,13 @@ s_int (json_t *obj, const char *key)
     return json_integer_value (json_object_get (obj, key));
 }
 
+static int s_resolve_config (kf_search_t *self, int64_t run_id);
+
 int
 kf_search_start_run (kf_search_t *self, int64_t run_id)
 {
+    if (s_resolve_config (self, run_id))
+        return -1;
     json_t *run = s_run_row (self, run_id);
     if (!run)
         return -1;
@@ -165,46 +185,287 @@ s_finish_run (kf_search_t *self, int64_t run_id, const char *status,
     return 0;
 }
 
-/* The generation prompt. The offline generator ignores most of it; an LLM
- * needs all of it, and it is stored with the candidate either way. */
-static char *
-s_prompt (json_t *run, const char *parent_source, double parent_speedup)
+/* ---- settings ----------------------------------------------------------- */
+
+/* coordinator/search-defaults.json, embedded by the Makefile. */
+extern const char kf_search_defaults_text[];
+
+typedef enum { S_INT, S_NUM, S_BOOL, S_RATIOS } s_type_t;
+
+/* Every key of a run's search settings with its type and bounds: the
+ * defaults file must give each one, a run's config may override any
+ * (docs/search.md says what each does and where its default comes from). */
+static const struct {
+    const char *key;
+    s_type_t type;
+    double lo, hi;
+} s_keys[] = {
+    { "generations", S_INT, 1, 100000 },
+    { "population", S_INT, 1, 10000 },
+    { "max_in_flight", S_INT, 0, 10000 },
+    { "archive_bins", S_INT, 1, 4 },
+    { "selection", S_RATIOS, 0, 1e6 },
+    { "inspirations", S_INT, 0, KF_SELECT_MAX_INSPIRATIONS },
+    { "islands", S_BOOL, 0, 0 },
+    { "island_count", S_INT, 1, KF_SELECT_MAX_ISLANDS },
+    { "migration_every", S_INT, 0, 100000 },
+    { "gradients", S_BOOL, 0, 0 },
+    { "gradient_window", S_INT, 1, 10000 },
+    { "gradient_decay", S_NUM, 0.01, 1 },
+    { "max_hints", S_INT, 0, 10 },
+    { "hint_min_moves", S_INT, 1, 1000 },
+    { "meta_prompting", S_BOOL, 0, 0 },
+    { "meta_every", S_INT, 1, 100000 },
+    { "meta_max_edits", S_INT, 1, 100 },
+    { "prompt_archive", S_INT, 1, 1000 },
+    { "tuning", S_BOOL, 0, 0 },
+    { "tuning_rounds", S_INT, 0, 100 },
+    { "tuning_configs", S_INT, 1, 16 },
+    { "temperature", S_NUM, 0, 2 },
+    { "top_p", S_NUM, 0, 1 },
+    { "max_tokens", S_INT, 1, 1000000 },
+};
+#define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
+
+static const char *s_ratio_keys[KF_SELECT_N] = { "uniform", "fitness", "curiosity", "island" };
+
+static int
+s_check_value (size_t k, json_t *v, const char *where, char **why)
 {
-    json_t *spec = json_object_get (run, "spec");
-    const char *language = s_str (run, "language");
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    fprintf (f,
-             "You write fast, correct %s kernels for the target '%s'.\n"
-             "Write one complete source file that exports kf_forward with C "
-             "linkage, following the contract below, and computes exactly what "
-             "the reference computes for every input the task describes.\n\n",
-             language, s_str (run, "target"));
-    fprintf (f, "## Task: %s\n%s\n", s_str (spec, "name"), s_str (spec, "description"));
-    if (*s_str (spec, "instructions"))
-        fprintf (f, "\nInstructions from the user: %s\n", s_str (spec, "instructions"));
-    json_t *scalars = json_object_get (spec, "scalars");
-    json_t *tensors = json_pack ("{s:O, s:O, s:o}", "inputs",
-                                 json_object_get (spec, "inputs"), "outputs",
-                                 json_object_get (spec, "outputs"), "scalars",
-                                 scalars ? json_incref (scalars) : json_object ());
-    char *io = json_dumps (tensors, JSON_INDENT (1) | JSON_SORT_KEYS);
-    json_decref (tensors);
-    fprintf (f, "\nTensors and scalars:\n%s\n", io ? io : "");
-    free (io);
-    fprintf (f, "\n## The contract (kf_kernel.h)\n```c\n%s```\n", kf_contract_text);
-    json_t *ref = json_object_get (spec, "reference");
-    fprintf (f, "\n## Reference implementation (%s)\n```%s\n%s\n```\n",
-             s_str (ref, "language"), s_str (ref, "language"), s_str (ref, "source"));
-    if (parent_source)
-        fprintf (f, "\n## Best kernel so far (%.3fx the reference)\n```%s\n%s\n```\n"
-                    "Improve on it: keep what makes it fast and correct.\n",
-                 parent_speedup, language, parent_source);
-    fprintf (f, "\nAnswer with the complete source in one ```%s code block.\n", language);
-    fclose (f);
-    return text;
+    const char *key = s_keys[k].key;
+    switch (s_keys[k].type) {
+    case S_BOOL:
+        if (!json_is_boolean (v))
+            return kf_fail (why, "%s%s must be true or false", where, key);
+        return 0;
+    case S_INT:
+        if (!json_is_integer (v) || json_integer_value (v) < s_keys[k].lo
+            || json_integer_value (v) > s_keys[k].hi)
+            return kf_fail (why, "%s%s must be an integer in %g..%g", where, key,
+                            s_keys[k].lo, s_keys[k].hi);
+        return 0;
+    case S_NUM:
+        if (!json_is_number (v) || json_number_value (v) < s_keys[k].lo
+            || json_number_value (v) > s_keys[k].hi)
+            return kf_fail (why, "%s%s must be a number in [%g, %g]", where, key,
+                            s_keys[k].lo, s_keys[k].hi);
+        return 0;
+    case S_RATIOS: {
+        if (!json_is_object (v))
+            return kf_fail (why, "%s%s must be an object of strategy weights"
+                            " {uniform, fitness, curiosity, island}", where, key);
+        double total = 0;
+        const char *name;
+        json_t *w;
+        json_object_foreach (v, name, w) {
+            bool known = false;
+            for (int i = 0; i < KF_SELECT_N; i++)
+                known |= !strcmp (name, s_ratio_keys[i]);
+            if (!known)
+                return kf_fail (why, "%s%s.%s: unknown strategy (uniform, fitness,"
+                                " curiosity, island)", where, key, name);
+            if (!json_is_number (w) || json_number_value (w) < 0
+                || json_number_value (w) > s_keys[k].hi)
+                return kf_fail (why, "%s%s.%s must be a number >= 0", where, key, name);
+            total += json_number_value (w);
+        }
+        if (!(total > 0))
+            return kf_fail (why, "%s%s: at least one strategy needs a weight above 0",
+                            where, key);
+        return 0;
+    }
+    }
+    return 0;
 }
+
+int
+kf_search_config_check (json_t *config, json_t *out, char **why)
+{
+    for (size_t k = 0; k < S_N_KEYS; k++) {
+        json_t *v = json_object_get (config, s_keys[k].key);
+        if (!v)
+            continue;
+        if (s_check_value (k, v, "config.", why))
+            return -1;
+        if (out)
+            json_object_set (out, s_keys[k].key, v);
+    }
+    return 0;
+}
+
+/* Reads the defaults text (TEXT, or the file PATH when TEXT is NULL)
+ * named NAME and checks each key it names. NULL with *WHY when it cannot. */
+static json_t *
+s_defaults_read (const char *text, const char *path, const char *name, char **why)
+{
+    json_error_t error;
+    json_t *d = text ? json_loads (text, JSON_REJECT_DUPLICATES, &error)
+                     : json_load_file (path, JSON_REJECT_DUPLICATES, &error);
+    if (!d || !json_is_object (d)) {
+        if (d)
+            kf_fail (why, "%s: not a JSON object", name);
+        else
+            kf_fail (why, "%s:%d: %s", name, error.line, error.text);
+        json_decref (d);
+        return NULL;
+    }
+    char where[300];
+    snprintf (where, sizeof where, "%s: ", name);
+    const char *key;
+    json_t *v;
+    json_object_foreach (d, key, v) {
+        size_t k = 0;
+        while (k < S_N_KEYS && strcmp (s_keys[k].key, key))
+            k++;
+        if (k == S_N_KEYS || s_check_value (k, v, where, why)) {
+            if (k == S_N_KEYS)
+                kf_fail (why, "%sunknown key '%s' (docs/search.md lists them)", where, key);
+            json_decref (d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+json_t *
+kf_search_defaults_load (const char *path, char **why)
+{
+    static const char *builtin_name = "coordinator/search-defaults.json (built in)";
+    json_t *d = s_defaults_read (kf_search_defaults_text, NULL, builtin_name, why);
+    if (!d)
+        return NULL;
+    for (size_t k = 0; k < S_N_KEYS; k++)
+        if (!json_object_get (d, s_keys[k].key)) {
+            kf_fail (why, "%s: missing key '%s': the built-in defaults name every key",
+                     builtin_name, s_keys[k].key);
+            json_decref (d);
+            return NULL;
+        }
+    if (path && *path) {
+        /* A file of the operator's: the keys it names replace the
+         * built-in ones; the rest stay. */
+        json_t *over = s_defaults_read (NULL, path, path, why);
+        if (!over) {
+            json_decref (d);
+            return NULL;
+        }
+        json_object_update (d, over);
+        json_decref (over);
+    }
+    return d;
+}
+
+/* The defaults in force: the coordinator's file, else the built-in one
+ * (parsed once; it was checked when this binary was tested). */
+static json_t *
+s_defaults (kf_search_t *self)
+{
+    static json_t *builtin;
+    if (self->defaults)
+        return self->defaults;
+    if (!builtin) {
+        char *why = NULL;
+        builtin = kf_search_defaults_load (NULL, &why);
+        if (!builtin)
+            kf_error ("built-in search defaults: %s", why ? why : "?");
+        free (why);
+    }
+    return builtin;
+}
+
+json_t *
+kf_search_default (kf_search_t *self, const char *key)
+{
+    return json_object_get (s_defaults (self), key);
+}
+
+/* A run's value of KEY: its config's, else the default. Borrowed. */
+static json_t *
+s_setting (kf_search_t *self, json_t *run, const char *key)
+{
+    json_t *v = json_object_get (json_object_get (run, "config"), key);
+    return v ? v : kf_search_default (self, key);
+}
+
+typedef struct {
+    int generations, population, in_flight, bins;
+    kf_select_config_t select;
+    bool islands, gradients, tuning;
+    int island_count, migration_every;
+    int window, max_hints, min_moves;
+    double decay;
+    int tuning_rounds, tuning_configs;
+} s_settings_t;
+
+static void
+s_settings (kf_search_t *self, json_t *run, s_settings_t *st)
+{
+    memset (st, 0, sizeof *st);
+#define S_GET_INT(key) ((int) json_integer_value (s_setting (self, run, key)))
+    st->generations = (int) s_int (run, "generations");
+    st->population = (int) s_int (run, "population");
+    st->in_flight = S_GET_INT ("max_in_flight");
+    if (st->in_flight <= 0)
+        st->in_flight = st->population;
+    st->bins = S_GET_INT ("archive_bins");
+    st->islands = json_is_true (s_setting (self, run, "islands"));
+    st->island_count = st->islands ? S_GET_INT ("island_count") : 1;
+    if (st->island_count < 1)
+        st->island_count = 1;
+    st->migration_every = S_GET_INT ("migration_every");
+    st->gradients = json_is_true (s_setting (self, run, "gradients"));
+    st->window = S_GET_INT ("gradient_window");
+    st->decay = json_number_value (s_setting (self, run, "gradient_decay"));
+    st->max_hints = S_GET_INT ("max_hints");
+    st->min_moves = S_GET_INT ("hint_min_moves");
+    st->tuning = json_is_true (s_setting (self, run, "tuning"));
+    st->tuning_rounds = S_GET_INT ("tuning_rounds");
+    st->tuning_configs = S_GET_INT ("tuning_configs");
+    json_t *ratios = s_setting (self, run, "selection");
+    for (int i = 0; i < KF_SELECT_N; i++)
+        st->select.ratio[i] = json_number_value (json_object_get (ratios, s_ratio_keys[i]));
+    /* A switched-off mechanism takes its strategy with it. */
+    if (!st->gradients)
+        st->select.ratio[KF_SELECT_CURIOSITY] = 0;
+    st->select.islands = st->island_count;
+    st->select.inspirations = S_GET_INT ("inspirations");
+#undef S_GET_INT
+}
+
+/* Writes the run's effective settings into runs.config once, at start:
+ * every key the submitter left out takes the default in force now, so a
+ * coordinator restarted with other defaults continues the run as it
+ * began, and `kfctl show` can say what the run used. A run's "selection"
+ * replaces the default mix whole (strategies it omits weigh 0). */
+static int
+s_resolve_config (kf_search_t *self, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    json_t *row = kf_db_row (self->db, "SELECT config FROM runs WHERE id = $1", 1, params,
+                             NULL);
+    if (!row)
+        return -1;
+    json_t *config = json_object_get (row, "config");
+    bool changed = false;
+    for (size_t k = 0; k < S_N_KEYS; k++)
+        if (!json_object_get (config, s_keys[k].key) && kf_search_default (self, s_keys[k].key)) {
+            json_object_set (config, s_keys[k].key, kf_search_default (self, s_keys[k].key));
+            changed = true;
+        }
+    int rc = 0;
+    if (changed) {
+        char *text = json_dumps (config, JSON_COMPACT);
+        const char *p2[2] = { id, text };
+        rc = kf_db_exec (self->db, "UPDATE runs SET config = $2 WHERE id = $1", 2, p2) < 0
+                 ? -1 : 0;
+        free (text);
+    }
+    json_decref (row);
+    return rc;
+}
+
+/* ---- planning ----------------------------------------------------------- */
 
 static int s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result);
 
@@ -241,150 +502,435 @@ s_budget_spent (json_t *run, char *why, size_t size)
     return why;
 }
 
+/* "{1,2,3}" into three ints; false when it is not that. */
+static bool
+s_coords (json_t *text, int out[3])
+{
+    return json_is_string (text)
+           && sscanf (json_string_value (text), "{%d,%d,%d}", &out[0], &out[1], &out[2]) == 3;
+}
+
+/* What planning needs of the run's archive, read once per planning pass:
+ * the elites in cell order, the recent transitions (oldest first) and the
+ * gradients over them. */
+typedef struct {
+    kf_elite_t *elites;
+    size_t n_elites;
+    kf_transition_t *trans;
+    size_t n_trans;
+    kf_gradient_t grad;
+    bool loaded;
+} s_snapshot_t;
+
+static void
+s_snapshot_free (s_snapshot_t *snap)
+{
+    free (snap->elites);
+    free (snap->trans);
+    memset (snap, 0, sizeof *snap);
+}
+
 static int
-s_plan_generation (kf_search_t *self, int64_t run_id, int generation)
+s_snapshot_load (kf_search_t *self, int64_t run_id, const s_settings_t *st,
+                 s_snapshot_t *snap)
+{
+    if (snap->loaded)
+        return 0;
+    char id[24], window[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (window, st->window) };
+    json_t *rows = kf_db_query (
+        self->db,
+        "SELECT a.candidate_id, c.coords::text AS coords, a.fitness, a.speedup, c.island,"
+        " coalesce((SELECT array_agg(m.island ORDER BY m.island) FROM island_migrants m"
+        "  WHERE m.run_id = a.run_id AND m.candidate_id = a.candidate_id), '{}')::text"
+        "  AS migrants"
+        " FROM archive_cells a JOIN candidates c ON c.id = a.candidate_id"
+        " WHERE a.run_id = $1 ORDER BY a.cell",
+        1, params);
+    if (!rows)
+        return -1;
+    snap->elites = calloc (json_array_size (rows) + 1, sizeof *snap->elites);
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        kf_elite_t *e = &snap->elites[snap->n_elites];
+        if (!s_coords (json_object_get (row, "coords"), e->coords))
+            continue;
+        e->candidate_id = s_int (row, "candidate_id");
+        e->fitness = json_number_value (json_object_get (row, "fitness"));
+        e->speedup = json_number_value (json_object_get (row, "speedup"));
+        int own = (int) s_int (row, "island");
+        e->islands = own >= 0 && own < KF_SELECT_MAX_ISLANDS ? 1u << own : 0;
+        const char *m = s_str (row, "migrants");
+        for (const char *p = m; *p; p++) {
+            char *end;
+            long k = strtol (p, &end, 10);
+            if (end != p) {
+                if (k >= 0 && k < KF_SELECT_MAX_ISLANDS)
+                    e->islands |= 1u << k;
+                p = end - 1;
+            }
+        }
+        snap->n_elites++;
+    }
+    json_decref (rows);
+    if (st->gradients) {
+        rows = kf_db_query (self->db,
+                            "SELECT parent_coords::text AS p, child_coords::text AS c,"
+                            " parent_fitness, child_fitness, novel FROM transitions"
+                            " WHERE run_id = $1 ORDER BY child_id DESC LIMIT $2",
+                            2, params);
+        if (!rows)
+            return -1;
+        size_t n = json_array_size (rows);
+        snap->trans = calloc (n + 1, sizeof *snap->trans);
+        for (size_t k = 0; k < n; k++) {
+            /* Newest first from the query; oldest first for the estimator. */
+            json_t *r = json_array_get (rows, n - 1 - k);
+            kf_transition_t *t = &snap->trans[snap->n_trans];
+            if (!s_coords (json_object_get (r, "p"), t->parent)
+                || !s_coords (json_object_get (r, "c"), t->child))
+                continue;
+            t->parent_fitness = json_number_value (json_object_get (r, "parent_fitness"));
+            t->child_fitness = json_number_value (json_object_get (r, "child_fitness"));
+            t->novel = json_is_true (json_object_get (r, "novel"));
+            snap->n_trans++;
+        }
+        json_decref (rows);
+        kf_gradient_estimate (snap->trans, snap->n_trans, st->decay, &snap->grad);
+        for (size_t k = 0; k < snap->n_elites; k++)
+            snap->elites[k].curiosity = kf_gradient_weight (&snap->grad, snap->trans,
+                                                            snap->n_trans, st->decay,
+                                                            snap->elites[k].coords);
+    }
+    snap->loaded = true;
+    return 0;
+}
+
+/* Island migration at the start of GENERATION: the fittest elite of each
+ * island joins the next island (a ring), so good ideas cross over every
+ * migration_every generations while the islands otherwise evolve apart.
+ * Idempotent (the membership is a set). */
+static int
+s_migrate (kf_search_t *self, int64_t run_id, const s_settings_t *st, s_snapshot_t *snap,
+           int generation)
+{
+    int K = st->island_count;
+    int best[KF_SELECT_MAX_ISLANDS];
+    for (int k = 0; k < K; k++) {
+        best[k] = -1;
+        for (size_t i = 0; i < snap->n_elites; i++)
+            if ((snap->elites[i].islands >> k & 1u)
+                && (best[k] < 0 || snap->elites[i].fitness > snap->elites[best[k]].fitness))
+                best[k] = (int) i;
+    }
+    int moved = 0;
+    for (int k = 0; k < K; k++) {
+        if (best[k] < 0)
+            continue;
+        int to = (k + 1) % K;
+        char run[24], isl[24], cand[24], gen[24];
+        const char *params[4] = { S_I64 (run, run_id), S_I64 (isl, to),
+                                  S_I64 (cand, snap->elites[best[k]].candidate_id),
+                                  S_I64 (gen, generation) };
+        long n = kf_db_exec (self->db,
+                             "INSERT INTO island_migrants (run_id, island, candidate_id,"
+                             " generation) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                             4, params);
+        if (n < 0)
+            return -1;
+        moved += n > 0;
+    }
+    /* Membership changes only after every island's emigrant was chosen, so
+     * the order of the islands does not matter. */
+    for (int k = 0; k < K; k++)
+        if (best[k] >= 0)
+            snap->elites[best[k]].islands |= 1u << ((k + 1) % K);
+    if (moved)
+        kf_debug ("run %lld: %d island migrant(s) at generation %d", (long long) run_id,
+                  moved, generation);
+    return 0;
+}
+
+/* The kernel tried last from PARENT_ID (its most recent finished child),
+ * else the run's most recently finished candidate, as a prompt kernel
+ * object (caller's), or NULL. */
+static json_t *
+s_last_kernel (kf_search_t *self, int64_t run_id, int64_t parent_id)
+{
+    char run[24], parent[24];
+    const char *params[2] = { S_I64 (run, run_id), S_I64 (parent, parent_id) };
+    json_t *row = kf_db_row (self->db,
+                             "SELECT id FROM candidates WHERE run_id = $1"
+                             " AND finished_at IS NOT NULL"
+                             " ORDER BY (parent_id IS NOT DISTINCT FROM $2::bigint) DESC,"
+                             " finished_at DESC, id DESC LIMIT 1",
+                             2, params, NULL);
+    int64_t id = s_int (row, "id");
+    json_decref (row);
+    return id ? kf_prompt_kernel (self->db, id) : NULL;
+}
+
+/* Plans one candidate: (GENERATION, SLOT) of PHASE, its sequence number
+ * SEQ keying every draw. A search candidate's parent is selected from the
+ * archive; a tuning candidate's is TUNE_PARENT (an elite index). Inserts
+ * the row with its prompt and queues its generate job (or, for the task's
+ * initial kernel, goes straight to compiling it). */
+static int
+s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *snap,
+        int generation, int slot, int64_t seq, bool tuning, int tune_parent)
+{
+    int64_t run_id = s_int (run, "id");
+    int64_t seed = s_int (run, "seed");
+    json_t *spec = json_object_get (run, "spec");
+    json_t *config = json_object_get (run, "config");
+    const char *language = s_str (run, "language");
+    if (s_snapshot_load (self, run_id, st, snap))
+        return -1;
+    if (!tuning && slot == 0 && generation > 0 && st->islands && st->island_count > 1
+        && st->migration_every > 0 && generation % st->migration_every == 0
+        && s_migrate (self, run_id, st, snap, generation))
+        return -1;
+
+    /* Choose the parent and inspirations. */
+    kf_selection_t sel;
+    int island = st->islands ? (int) (seq % st->island_count) : 0;
+    if (tuning) {
+        memset (&sel, 0, sizeof sel);
+        sel.parent = tune_parent;
+        /* A tuning candidate stays on its elite's island. */
+        uint32_t bits = snap->elites[tune_parent].islands;
+        for (int k = 0; st->islands && k < st->island_count; k++)
+            if (bits >> k & 1u) {
+                island = k;
+                break;
+            }
+    }
+    else if (kf_select (&st->select, snap->elites, snap->n_elites, seed, seq, island, &sel))
+        return -1;
+    const kf_elite_t *parent = sel.parent >= 0 ? &snap->elites[sel.parent] : NULL;
+    char *hints = NULL;
+    if (st->gradients && parent && snap->n_trans)
+        hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
+                                   st->max_hints, st->min_moves);
+    json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:I, s:I, s:b}", "strategy",
+                                   tuning ? "tuning" : kf_select_strategy_name (sel.strategy),
+                                   "fallback", sel.fallback, "draw", sel.draw, "island",
+                                   island, "elites", (json_int_t) snap->n_elites,
+                                   "transitions", (json_int_t) snap->n_trans, "hints",
+                                   hints != NULL);
+    if (parent)
+        json_object_set_new (selection, "parent_coords",
+                             json_pack ("[i,i,i]", parent->coords[0], parent->coords[1],
+                                        parent->coords[2]));
+    json_t *inspirations = json_array ();
+    char insp_ids[200] = "{";
+    for (int i = 0; i < sel.n_inspirations; i++) {
+        int64_t iid = snap->elites[sel.inspirations[i]].candidate_id;
+        json_t *k = kf_prompt_kernel (self->db, iid);
+        if (k)
+            json_array_append_new (inspirations, k);
+        size_t used = strlen (insp_ids);
+        snprintf (insp_ids + used, sizeof insp_ids - used, "%s%lld", i ? "," : "",
+                  (long long) iid);
+    }
+    strcat (insp_ids, "}");
+
+    /* The prompt: the parent as the kernel to improve (the run's best when
+     * nothing is selected yet), the last kernel tried from it, the
+     * inspirations, the hints and the evolvable sections of this run. */
+    char backend[32], arch[64];
+    s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    int64_t version_id = 0;
+    json_t *sections = kf_meta_sections (self, run_id, &version_id);
+    json_t *best = parent ? kf_prompt_kernel (self->db, parent->candidate_id)
+                  : s_int (run, "best_candidate_id")
+                      ? kf_prompt_kernel (self->db, s_int (run, "best_candidate_id"))
+                      : NULL;
+    json_t *last = s_last_kernel (self, run_id, parent ? parent->candidate_id : 0);
+    json_t *hardware = kf_prompt_hardware (self->db, backend, arch);
+    kf_prompt_in_t in = { .spec = spec, .language = language,
+                          .target = s_str (run, "target"), .hardware = hardware,
+                          .best = best, .last = last, .inspirations = inspirations,
+                          .hints = hints, .sections = sections, .templated = tuning };
+    char *prompt = sections ? kf_prompt_build (&in) : NULL;
+    json_decref (hardware);
+    json_decref (last);
+    json_decref (inspirations);
+    json_decref (sections);
+    int rc = prompt ? 0 : -1;
+
+    char runid[24], gen[24], slotbuf[24], parentbuf[24], isl[24];
+    char *sel_text = json_dumps (selection, JSON_COMPACT);
+    json_decref (selection);
+    const char *params[11] = { S_I64 (runid, run_id), S_I64 (gen, generation),
+                               S_I64 (slotbuf, slot),
+                               parent ? S_I64 (parentbuf, parent->candidate_id) : NULL,
+                               language, prompt, tuning ? "tuning" : "search",
+                               S_I64 (isl, island), sel_text, insp_ids, hints };
+    json_t *row = NULL;
+    bool failed = true;
+    if (rc == 0)
+        row = kf_db_row (self->db,
+                         "INSERT INTO candidates (run_id, generation, slot, parent_id,"
+                         " language, prompt, phase, island, selection, inspirations, hints)"
+                         " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+                         " ON CONFLICT (run_id, generation, slot) DO NOTHING"
+                         " RETURNING id",
+                         11, params, &failed);
+    free (sel_text);
+    free (hints);
+    int64_t cand = s_int (row, "id");
+    json_decref (row);
+    if (rc || failed || !cand) {
+        /* !cand: planned before (a replay); its job exists. */
+        free (prompt);
+        json_decref (best);
+        return rc || failed ? -1 : 0;
+    }
+    if (kf_meta_attach (self, cand, version_id)) {
+        free (prompt);
+        json_decref (best);
+        return -1;
+    }
+    if (slot == 0) {
+        const char *p2[2] = { runid, gen };
+        if (kf_db_exec (self->db,
+                        "UPDATE runs SET generation = greatest(generation, $2) WHERE id = $1",
+                        2, p2) < 0)
+            rc = -1;
+        s_event (self, run_id, "generation",
+                 json_pack ("{s:i, s:s, s:O}", "generation", generation, "phase",
+                            tuning ? "tuning" : "search", "best_speedup",
+                            json_object_get (run, "best_speedup")));
+    }
+    json_t *initial = json_object_get (spec, "initial");
+    if (rc == 0 && !tuning && generation == 0 && slot == 0 && initial) {
+        /* The user's own starting point is the first candidate: it is
+         * compiled and evaluated like any other, with no generator. */
+        json_t *given = json_pack ("{s:O, s:s}", "source", json_object_get (initial, "source"),
+                                   "generator", "initial");
+        rc = s_generated (self, run, cand, given);
+        json_decref (given);
+        free (prompt);
+        json_decref (best);
+        return rc;
+    }
+    /* Seeds are a function of (run seed, generation, slot) only, so a
+     * run replays identically with the same seed. */
+    int64_t job_seed = (seed * 1000003 + (int64_t) generation * st->population + slot)
+                       & 0x1fffffffffffffLL;
+    json_t *payload = json_pack ("{s:O, s:s, s:I, s:s}", "task", spec, "language", language,
+                                 "seed", (json_int_t) job_seed, "prompt", prompt);
+    free (prompt);
+    /* A run without an initial kernel starts from the generator's
+     * plainest version, so the search has a baseline to beat. */
+    if (!tuning && generation == 0 && slot == 0)
+        json_object_set_new (payload, "baseline", json_true ());
+    if (tuning)
+        json_object_set_new (payload, "templated", json_true ());
+    const char *model = s_model_for (config, generation, job_seed);
+    json_object_set_new (payload, "model", json_string (model));
+    static const char *sampling[] = { "temperature", "top_p", "max_tokens" };
+    for (size_t k = 0; k < 3; k++)
+        if (s_setting (self, run, sampling[k]))
+            json_object_set (payload, sampling[k], s_setting (self, run, sampling[k]));
+    if (parent && best && *s_str (best, "source"))
+        json_object_set_new (payload, "parent",
+                             json_pack ("{s:s, s:f}", "source", s_str (best, "source"),
+                                        "speedup", parent->speedup));
+    json_decref (best);
+    char candbuf[24];
+    const char *mp[2] = { S_I64 (candbuf, cand), model };
+    if (rc || kf_db_exec (self->db, "UPDATE candidates SET model = $2 WHERE id = $1", 2, mp) < 0) {
+        json_decref (payload);
+        return -1;
+    }
+    return s_insert_job (self, run_id, cand, "generate", "generate", NULL, NULL, payload, NULL);
+}
+
+/* The steady-state step, after any candidate of RUN_ID ends (and at the
+ * start): while fewer than max_in_flight candidates are open, the budget
+ * lasts and the main phase has candidates left, the next one is planned,
+ * so no worker waits for a generation to close. Candidate n of the main
+ * phase is (generation n / population, slot n % population). When nothing
+ * is open and the main phase is planned out, the tuning rounds follow,
+ * one at a time; then the run ends. Everything it reads is in the
+ * database, so calling it again (a replay, a restart) plans nothing twice. */
+static int
+s_fill (kf_search_t *self, int64_t run_id)
 {
     json_t *run = s_run_row (self, run_id);
     if (!run)
         return -1;
-    int rc = 0;
-    char *parent_source = NULL;
-    size_t parent_size = 0;
-    const char *best_hash = s_str (run, "best_source_hash");
-    if (*best_hash) {
-        void *data;
-        if (kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1",
-                              best_hash, &data, &parent_size) == 0) {
-            parent_source = realloc (data, parent_size + 1);
-            parent_source[parent_size] = 0;
-        }
-    }
-    double parent_speedup = json_real_value (json_object_get (run, "best_speedup"));
-    int population = (int) s_int (run, "population");
-    int64_t seed = s_int (run, "seed");
-    json_t *spec = json_object_get (run, "spec");
-    json_t *config = json_object_get (run, "config");
-    char *prompt = s_prompt (run, parent_source, parent_speedup);
-    char runid[24], gen[24], slotbuf[24], parent[24];
-    for (int slot = 0; slot < population && rc == 0; slot++) {
-        const char *params[6] = { S_I64 (runid, run_id), S_I64 (gen, generation),
-                                  S_I64 (slotbuf, slot),
-                                  s_int (run, "best_candidate_id")
-                                      ? S_I64 (parent, s_int (run, "best_candidate_id"))
-                                      : NULL,
-                                  s_str (run, "language"), prompt };
-        bool failed;
-        json_t *row = kf_db_row (self->db,
-                                 "INSERT INTO candidates (run_id, generation, slot,"
-                                 " parent_id, language, prompt)"
-                                 " VALUES ($1, $2, $3, $4, $5, $6)"
-                                 " ON CONFLICT (run_id, generation, slot) DO NOTHING"
-                                 " RETURNING id",
-                                 6, params, &failed);
-        if (failed) {
-            rc = -1;
-            break;
-        }
-        if (!row)
-            continue;   /* planned before a restart: its job exists */
-        int64_t cand = s_int (row, "id");
-        json_decref (row);
-        json_t *initial = json_object_get (spec, "initial");
-        if (generation == 0 && slot == 0 && initial) {
-            /* The user's own starting point is the first candidate: it is
-             * compiled and evaluated like any other, with no generator. */
-            json_t *given = json_pack ("{s:O, s:s}", "source",
-                                       json_object_get (initial, "source"),
-                                       "generator", "initial");
-            rc = s_generated (self, run, cand, given);
-            json_decref (given);
-            continue;
-        }
-        /* Seeds are a function of (run seed, generation, slot) only, so a
-         * run replays identically with the same seed. */
-        int64_t job_seed = (seed * 1000003 + (int64_t) generation * population + slot)
-                           & 0x1fffffffffffffLL;
-        json_t *payload = json_pack ("{s:O, s:s, s:I, s:s}", "task", spec,
-                                     "language", s_str (run, "language"), "seed",
-                                     (json_int_t) job_seed, "prompt", prompt);
-        /* A run without an initial kernel starts from the generator's
-         * plainest version, so the search has a baseline to beat. */
-        if (generation == 0 && slot == 0)
-            json_object_set_new (payload, "baseline", json_true ());
-        const char *model = s_model_for (config, generation, job_seed);
-        json_object_set_new (payload, "model", json_string (model));
-        static const char *sampling[] = { "temperature", "top_p", "max_tokens" };
-        for (size_t k = 0; k < 3; k++)
-            if (json_object_get (config, sampling[k]))
-                json_object_set (payload, sampling[k], json_object_get (config, sampling[k]));
-        char candbuf[24];
-        const char *mp[2] = { S_I64 (candbuf, cand), model };
-        if (kf_db_exec (self->db, "UPDATE candidates SET model = $2 WHERE id = $1", 2, mp) < 0) {
-            json_decref (payload);
-            rc = -1;
-            break;
-        }
-        if (parent_source)
-            json_object_set_new (payload, "parent",
-                                 json_pack ("{s:s, s:f}", "source", parent_source,
-                                            "speedup", parent_speedup));
-        rc = s_insert_job (self, run_id, cand, "generate", "generate", NULL, NULL,
-                           payload, NULL);
-    }
-    if (rc == 0) {
-        const char *params[2] = { S_I64 (runid, run_id), S_I64 (gen, generation) };
-        rc = kf_db_exec (self->db, "UPDATE runs SET generation = $2 WHERE id = $1",
-                         2, params) < 0 ? -1 : 0;
-        s_event (self, run_id, "generation",
-                 json_pack ("{s:i, s:O}", "generation", generation, "best_speedup",
-                            json_object_get (run, "best_speedup")));
-    }
-    free (prompt);
-    free (parent_source);
-    json_decref (run);
-    return rc;
-}
-
-/* Starts the next generation, or ends the run, once GENERATION is closed. */
-static int
-s_check_generation (kf_search_t *self, int64_t run_id, int generation)
-{
-    char id[24], gen[24];
-    const char *params[2] = { S_I64 (id, run_id), S_I64 (gen, generation) };
-    json_t *row = kf_db_row (self->db,
-                             "SELECT r.status, r.generation, r.generations,"
-                             " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-                             "  AND c.generation = $2 AND c.finished_at IS NULL) AS open"
-                             " FROM runs r WHERE r.id = $1",
-                             2, params, NULL);
-    if (!row)
-        return -1;
-    int rc = 0;
-    if (!strcmp (s_str (row, "status"), "running") && s_int (row, "open") == 0
-        && s_int (row, "generation") == generation) {
-        json_t *run = s_run_row (self, run_id);
-        char why[200];
-        const char *spent = run ? s_budget_spent (run, why, sizeof why) : NULL;
+    if (strcmp (s_str (run, "status"), "running")) {
         json_decref (run);
-        if (spent)
-            rc = s_finish_run (self, run_id, "done", spent);
-        else if (generation + 1 < s_int (row, "generations"))
-            rc = s_plan_generation (self, run_id, generation + 1);
-        else {
-            char reason[96];
-            snprintf (reason, sizeof reason, "completed %d generations",
-                      generation + 1);
-            rc = s_finish_run (self, run_id, "done", reason);
-        }
+        return 0;
     }
-    json_decref (row);
+    s_settings_t st;
+    s_settings (self, run, &st);
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    json_t *counts = kf_db_row (self->db,
+                                "SELECT count(*) FILTER (WHERE phase = 'search') AS planned,"
+                                " count(*) FILTER (WHERE finished_at IS NULL) AS open,"
+                                " count(DISTINCT generation) FILTER (WHERE phase = 'tuning')"
+                                "  AS rounds"
+                                " FROM candidates WHERE run_id = $1",
+                                1, params, NULL);
+    if (!counts) {
+        json_decref (run);
+        return -1;
+    }
+    int64_t planned = s_int (counts, "planned"), open = s_int (counts, "open");
+    int rounds = (int) s_int (counts, "rounds");
+    json_decref (counts);
+    int64_t total = (int64_t) st.generations * st.population;
+    char why[200];
+    const char *spent = s_budget_spent (run, why, sizeof why);
+    s_snapshot_t snap = { 0 };
+    int rc = 0;
+    while (rc == 0 && !spent && planned < total && open < st.in_flight) {
+        rc = s_plan (self, run, &st, &snap, (int) (planned / st.population),
+                     (int) (planned % st.population), planned, false, -1);
+        planned++;
+        open++;
+    }
+    if (rc == 0 && open == 0 && !spent && planned >= total && st.tuning
+        && rounds < st.tuning_rounds) {
+        /* A tuning round: templated versions of the best elites, each
+         * swept over up to tuning_configs points (docs/search.md). */
+        rc = s_snapshot_load (self, run_id, &st, &snap);
+        int want = st.population < st.in_flight ? st.population : st.in_flight;
+        int *best = calloc ((size_t) want + 1, sizeof *best);
+        int n = rc == 0 ? kf_select_best (snap.elites, snap.n_elites, best, want) : 0;
+        int generation = st.generations + rounds;
+        for (int i = 0; i < n && rc == 0; i++)
+            rc = s_plan (self, run, &st, &snap, generation, i,
+                         total + (int64_t) rounds * st.population + i, true, best[i]);
+        free (best);
+        open += n;
+    }
+    if (rc == 0 && open == 0) {
+        char reason[240];
+        if (spent)
+            snprintf (reason, sizeof reason, "%s", spent);
+        else if (rounds)
+            snprintf (reason, sizeof reason, "completed %d generations and %d tuning round%s",
+                      st.generations, rounds, rounds == 1 ? "" : "s");
+        else
+            snprintf (reason, sizeof reason, "completed %d generations", st.generations);
+        rc = s_finish_run (self, run_id, "done", reason);
+    }
+    s_snapshot_free (&snap);
+    json_decref (run);
     return rc;
 }
 
 int
 kf_search_begin (kf_search_t *self, int64_t run_id)
 {
-    return s_plan_generation (self, run_id, 0);
+    return s_fill (self, run_id);
 }
 
 double
@@ -459,6 +1005,22 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
         return 0;   /* already final: nothing to do twice */
     int generation = (int) s_int (row, "generation");
     json_decref (row);
+    /* The parent->child move for the gradient estimator: coordinates and
+     * fitness before and after, and whether the child's coordinates were
+     * new to the run (no candidate planned before it had them). A child
+     * without coordinates (no source came back) moved nowhere. */
+    if (kf_db_exec (self->db,
+                    "INSERT INTO transitions (child_id, run_id, parent_id, parent_coords,"
+                    " child_coords, parent_fitness, child_fitness, novel)"
+                    " SELECT c.id, c.run_id, p.id, p.coords, c.coords, p.fitness, c.fitness,"
+                    "  NOT EXISTS (SELECT 1 FROM candidates o WHERE o.run_id = c.run_id"
+                    "   AND o.coords = c.coords AND o.id < c.id)"
+                    " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
+                    " WHERE c.id = $1 AND c.coords IS NOT NULL AND p.coords IS NOT NULL"
+                    "  AND p.fitness IS NOT NULL"
+                    " ON CONFLICT (child_id) DO NOTHING",
+                    1, params) < 0)
+        return -1;
     if (correct && s_archive_insert (self, run_id, cand_id, sp, fit))
         return -1;
     if (correct) {
@@ -479,7 +1041,9 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
              json_pack ("{s:I, s:i, s:s, s:o}", "candidate_id", (json_int_t) cand_id,
                         "generation", generation, "status", status, "speedup",
                         correct ? json_real (speedup) : json_null ()));
-    return s_check_generation (self, run_id, generation);
+    if (kf_meta_after_candidate (self, run_id, cand_id))
+        return -1;
+    return s_fill (self, run_id);
 }
 
 /* Records what generating a candidate used and cost, on it and its run. */
@@ -533,17 +1097,22 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
     snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
     const char *params[5] = { S_I64 (cand, cand_id), hash, s_str (result, "generator"),
                               coords, why };
-    long n = kf_db_exec (self->db,
-                         "UPDATE candidates SET source_hash = $2, generator = $3,"
-                         " status = 'compiling', coords = $4::int[], coords_why = $5"
-                         " WHERE id = $1",
-                         5, params);
+    json_t *row = kf_db_row (self->db,
+                             "UPDATE candidates SET source_hash = $2, generator = $3,"
+                             " status = 'compiling', coords = $4::int[], coords_why = $5"
+                             " WHERE id = $1 RETURNING phase",
+                             5, params, NULL);
     free (why);
-    if (n < 0)
+    if (!row)
         return -1;
+    bool tuning = !strcmp (s_str (row, "phase"), "tuning");
+    json_decref (row);
     s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
-    json_t *tune = json_object_get (json_object_get (run, "config"), "tune");
+    /* A tuning round's candidate is swept over tuning_configs points
+     * (best@8 by default); any other over the run's `tune` (1: none). */
+    json_t *tune = tuning ? s_setting (self, run, "tuning_configs")
+                          : json_object_get (json_object_get (run, "config"), "tune");
     return s_insert_job (self, run_id, cand_id, "compile", "compile", backend, NULL,
                          json_pack ("{s:s, s:{s:s, s:s}, s:s, s:I}", "language",
                                     s_str (run, "language"), "target", "backend",
@@ -772,6 +1341,8 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
         const char *kind = s_str (job, "kind");
         if (kf_reference_owns (job))
             rc = kf_reference_job_done (self, run, job, result, frames);
+        else if (!strcmp (kind, "meta"))
+            rc = kf_meta_job_done (self, job, result);
         else if (!strcmp (kind, "generate"))
             rc = s_generated (self, run, cand, result);
         else if (!strcmp (kind, "compile"))
@@ -789,6 +1360,8 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
     int64_t run_id = s_int (job, "run_id");
     if (!run_id)
         return 0;
+    if (!strcmp (s_str (job, "kind"), "meta"))
+        return kf_meta_job_failed (self, job, reason);   /* never fails the run */
     int64_t cand = s_int (job, "candidate_id");
     char text[600];
     snprintf (text, sizeof text, "%s job failed for good: %.500s",

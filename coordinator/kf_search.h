@@ -1,14 +1,12 @@
 /*  kf_search.h - what a run does next when one of its jobs ends.
  *
- *  The backbone's search: a run is `generations` rounds of `population`
- *  candidates; every candidate goes generate -> compile -> evaluate, and
- *  the next round starts (from the best kernel so far) when every candidate
- *  of the current one has reached a final state. Every function runs inside
- *  the caller's open transaction, so a job's completion and all its
+ *  The search of docs/search.md: a run is generations x population
+ *  candidates of MAP-Elites, planned steady-state (up to max_in_flight
+ *  open at once), then a few parameter-tuning rounds; every candidate goes
+ *  generate -> compile -> evaluate. Every function runs inside the
+ *  caller's open transaction, so a job's completion and all its
  *  consequences commit together or not at all: that is what lets a
  *  coordinator killed at any moment continue every run where it was.
- *  (MAP-Elites replaces kf_search_plan_generation in a later issue; the
- *  rest of the pipeline stays.)
  */
 #ifndef KF_SEARCH_H
 #define KF_SEARCH_H
@@ -23,7 +21,24 @@ typedef struct {
     json_t *timing;          /* default evaluate timing (borrowed) */
     int max_attempts;
     int lease_ms[3];         /* generate, compile, execute */
+    json_t *defaults;        /* search defaults (kf_search_defaults_load;
+                                borrowed); NULL: the built-in ones */
 } kf_search_t;
+
+/* The search defaults: the built-in coordinator/search-defaults.json
+ * (which names every key), with the keys of the JSON file PATH on top when
+ * PATH is not NULL or empty. Each key must be known and within bounds.
+ * NULL with *WHY (caller frees) naming the file, the line or the key, when
+ * not. */
+json_t *kf_search_defaults_load (const char *path, char **why);
+
+/* The default of KEY in force (borrowed), or NULL. */
+json_t *kf_search_default (kf_search_t *self, const char *key);
+
+/* Checks the search keys a SUBMIT's CONFIG names (types and bounds; other
+ * keys are not looked at) and copies them into OUT when OUT is not NULL.
+ * Returns 0, or -1 with *WHY (caller frees). */
+int kf_search_config_check (json_t *config, json_t *out, char **why);
 
 /* Creates the run's reference compile job. */
 int kf_search_start_run (kf_search_t *self, int64_t run_id);

@@ -43,6 +43,9 @@ typedef struct {
     long long tune;                       /* 0: the coordinator's default */
     const char *task_name, *op;           /* a PyTorch problem's name and op */
     bool allow_degenerate;
+    const char *config_file;              /* submit --config FILE */
+    const char *sets[16];                 /* submit --set KEY=VALUE, in order */
+    int n_sets;
 } s_args_t;
 
 typedef struct s_command_t s_command_t;
@@ -533,6 +536,60 @@ s_submit_task (const s_args_t *args, char **err)
 /* ------------------------------------------------------------------ */
 /* Commands                                                             */
 
+/* The run config the user wrote (docs/search.md): the JSON object of
+ * --config FILE, then each --set KEY=VALUE on top (VALUE read as JSON,
+ * else taken as a string; KEY.MEMBER sets one member of an object, as in
+ * selection.curiosity=1). The coordinator checks the keys; submit's own
+ * flags go on top of both. NULL with *ERR when the file or a --set is
+ * unreadable. */
+static json_t *
+s_run_config (s_args_t *args, char **err)
+{
+    json_t *config = json_object ();
+    if (args->config_file) {
+        json_error_t e;
+        json_t *file = json_load_file (args->config_file, JSON_REJECT_DUPLICATES, &e);
+        if (!file || !json_is_object (file)) {
+            if (file)
+                kf_fail (err, "--config %s: not a JSON object", args->config_file);
+            else
+                kf_fail (err, "--config %s:%d: %s", args->config_file, e.line, e.text);
+            json_decref (file);
+            json_decref (config);
+            return NULL;
+        }
+        json_object_update (config, file);
+        json_decref (file);
+    }
+    for (int i = 0; i < args->n_sets; i++) {
+        const char *set = args->sets[i], *eq = strchr (set, '=');
+        const char *dot = eq ? memchr (set, '.', (size_t) (eq - set)) : NULL;
+        if (!eq || eq == set || dot == set || (dot && dot + 1 == eq)) {
+            kf_fail (err, "--set %s: expected KEY=VALUE or KEY.MEMBER=VALUE", set);
+            json_decref (config);
+            return NULL;
+        }
+        json_t *value = json_loads (eq + 1, JSON_DECODE_ANY, NULL);
+        if (!value)
+            value = json_string (eq + 1);
+        char key[128];
+        snprintf (key, sizeof key, "%.*s", (int) ((dot ? dot : eq) - set), set);
+        if (!dot) {
+            json_object_set_new (config, key, value);
+            continue;
+        }
+        json_t *obj = json_object_get (config, key);
+        if (!json_is_object (obj)) {
+            obj = json_object ();
+            json_object_set_new (config, key, obj);
+        }
+        char member[128];
+        snprintf (member, sizeof member, "%.*s", (int) (eq - dot - 1), dot + 1);
+        json_object_set_new (obj, member, value);
+    }
+    return config;
+}
+
 static int
 s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
 {
@@ -549,12 +606,19 @@ s_cmd_submit (s_args_t *args, kf_ctl_endpoints_t *ep)
         free (err);
         return KF_CTL_EXIT_USAGE;
     }
+    /* Only what the user chose: the coordinator owns the defaults. */
+    json_t *config = s_run_config (args, &err);
+    if (!config) {
+        fprintf (stderr, "kfctl: %s\n", err ? err : "bad run config");
+        free (err);
+        json_decref (task);
+        return KF_CTL_EXIT_USAGE;
+    }
     if (!ep->client) {
         json_decref (task);
+        json_decref (config);
         return s_no_endpoint ("client");
     }
-    /* Only what the user chose: the coordinator owns the defaults. */
-    json_t *config = json_object ();
     if (args->target)
         json_object_set_new (config, "target", json_string (args->target));
     if (args->has_generations)
@@ -919,7 +983,8 @@ static const s_command_t s_commands[] = {
     { "submit",
       "kfctl submit TASK|PROBLEM.py [--target T] [--generations N] [--population P] "
       "[--seed S] [--model M] [--first-model M] [--budget-tokens N] [--budget-usd X] "
-      "[--tune N] [--name N] [--op OP] [--allow-degenerate] [--wait] [--json]",
+      "[--tune N] [--name N] [--op OP] [--allow-degenerate] [--config FILE]\n"
+      "       [--set KEY=VALUE]... [--wait] [--json]",
       "submit a task file or a PyTorch problem (KernelBench format); prints the run id\n"
       "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
@@ -940,6 +1005,11 @@ static const s_command_t s_commands[] = {
       "  --allow-degenerate  run even when the reference's outputs are degenerate\n"
       "                      (constant, input-independent, all near zero); the\n"
       "                      reasons become a run warning instead of failing it\n"
+      "  --config FILE       a run config: a JSON object of search settings\n"
+      "                      (docs/search.md: islands, gradients, tuning,\n"
+      "                      selection, ...); the flags above override it\n"
+      "  --set KEY=VALUE     one run-config setting (VALUE as JSON), e.g.\n"
+      "                      islands=false, selection.curiosity=1; repeatable\n"
       "  --wait              wait until the run ends; print the best speedup;\n"
       "                      exit 0 when done, 1 when failed or cancelled\n"
       "  --json              with --wait: {run_id, status, best_speedup,\n"
@@ -1077,6 +1147,17 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             continue;
         }
         const char *value = NULL;
+        int set = s_value (argc, argv, &i, arg, "--set", &value);
+        if (set < 0)
+            return KF_CTL_EXIT_USAGE;
+        if (set == 1) {
+            if (args->n_sets == (int) (sizeof args->sets / sizeof args->sets[0])) {
+                fprintf (stderr, "kfctl: --set: at most 16 of them (use --config FILE)\n");
+                return KF_CTL_EXIT_USAGE;
+            }
+            args->sets[args->n_sets++] = value;
+            continue;
+        }
         struct {
             const char *name;
             const char **slot;
@@ -1094,6 +1175,7 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
             { "--budget-tokens", &budget_tokens },
             { "--budget-usd", &budget_usd },
             { "--tune", &tune },
+            { "--config", &args->config_file },
             { "--name", &args->task_name },
             { "--op", &args->op },
             { "--output", &args->output },
@@ -1129,10 +1211,11 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
     if (!(cmd->options & S_OPT_SUBMIT)
         && (args->target || gens || pop || seed || args->wait || args->model
             || args->first_model || budget_tokens || budget_usd || tune
-            || args->task_name || args->op || args->allow_degenerate)) {
+            || args->task_name || args->op || args->allow_degenerate
+            || args->config_file || args->n_sets)) {
         fprintf (stderr, "kfctl: %s: --target, --generations, --population, "
                  "--seed, --model, --first-model, --budget-*, --name, --op,"
-                 " --allow-degenerate and --wait belong to submit\n",
+                 " --allow-degenerate, --config, --set and --wait belong to submit\n",
                  cmd->name);
         return KF_CTL_EXIT_USAGE;
     }

@@ -4,6 +4,7 @@
 #include "kf_coord.h"
 #include "kf_log.h"
 #include "kf_proto.h"
+#include "kf_search.h"
 #include "kf_worker.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ static const kf_cfg_entry_t s_table[] = {
       "serve tcp:// beyond loopback without CURVE (warned at start-up)" },
     { "metrics_address", KF_CFG_STR, NULL, 0, -1,
       "HOST:PORT for Prometheus metrics over HTTP, e.g. 127.0.0.1:9464 (unset: off)" },
+    { "search_defaults", KF_CFG_STR, NULL, 0, -1,
+      "JSON file of search defaults replacing the built-in ones (docs/search.md)" },
     { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug records" },
     KF_CFG_END
 };
@@ -51,6 +54,15 @@ main (int argc, char **argv)
     kf_config_t *cfg = kf_config_daemon ("kf-coordinator", s_table, argc, argv, &code);
     if (!cfg)
         return code;
+    char *why = NULL;
+    json_t *search_defaults = kf_search_defaults_load (kf_config_str (cfg, "search_defaults"),
+                                                       &why);
+    if (!search_defaults) {
+        kf_error ("search defaults: %s", why ? why : "cannot be read");
+        free (why);
+        kf_config_destroy (&cfg);
+        return 2;
+    }
     static volatile sig_atomic_t stop;
     kf_worker_catch_signals (&stop);
     json_t *timing = json_pack ("{s:f, s:I, s:f, s:I}",
@@ -73,6 +85,7 @@ main (int argc, char **argv)
                       (int) kf_config_int (cfg, "lease_compile_ms"),
                       (int) kf_config_int (cfg, "lease_execute_ms") },
         .timing = timing,
+        .search_defaults = search_defaults,
         .curve_cert = kf_config_str (cfg, "curve_cert"),
         .curve_allow_dir = kf_config_str (cfg, "curve_allow_dir"),
         .allow_plain_tcp = kf_config_bool (cfg, "allow_plain_tcp"),
@@ -85,6 +98,7 @@ main (int argc, char **argv)
         kf_coord_destroy (&coord);
     }
     json_decref (timing);
+    json_decref (search_defaults);
     kf_config_destroy (&cfg);
     return rc;
 }

@@ -1,0 +1,229 @@
+/*  kf_gradient.c - descriptor-space gradients from parent->child
+ *  transitions, turned into curiosity weights and mutation hints.
+ *
+ *  The estimates are deliberately simple and bounded: a handful of
+ *  transitions must not swing selection to one cell for good, so every
+ *  rate carries a Laplace prior and every component is scaled to [-1, 1]
+ *  before they are averaged. Hints quote plain counts ("3 of 4 moves")
+ *  because a model can weigh a count; it cannot weigh an unexplained
+ *  score.
+ */
+#include "kf_gradient.h"
+#include "kf_descriptor.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_LEVELS KF_DESCRIPTOR_LEVELS
+
+static const char *s_dim_names[KF_GRADIENT_DIMS] = { "memory access", "algorithm",
+                                                     "synchronisation" };
+
+/* What reaching each level of each dimension means in practice, for the
+ * hint that points along a gradient (level 0 is never a target up). */
+static const char *s_advice[KF_GRADIENT_DIMS][S_LEVELS] = {
+    { "plain element-wise loads and stores",
+      "coalesced or vectorised loads and stores (wide types, aligned, contiguous accesses)",
+      "tiling through shared/local memory (or cache blocking on the host) so each value "
+      "is read from global memory once",
+      "a multi-level hierarchy: register tiles over shared tiles, double buffering or "
+      "asynchronous copies" },
+    { "a direct translation of the reference",
+      "fusing the operations into a single pass over the data",
+      "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
+      "an asymptotically better or hardware-specific algorithm (tensor cores, matrix engines)" },
+    { "no synchronisation at all (each thread independent)",
+      "block/work-group barriers so threads cooperate through shared memory",
+      "warp/sub-group primitives (shuffles, sub-group reductions) in place of barriers",
+      "global coordination (atomics or several launches) to spread one row over many blocks" },
+};
+
+static double
+s_sign (int x)
+{
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+}
+
+static double
+s_weight (size_t i, size_t n, double decay)
+{
+    return pow (decay, (double) (n - 1 - i));
+}
+
+void
+kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
+                      kf_gradient_t *out)
+{
+    memset (out, 0, sizeof *out);
+    if (!t || !n)
+        return;
+    if (!(decay > 0 && decay <= 1))
+        decay = 1;
+    out->n = n;
+    double wsum = 0, wabs = 0;
+    double f[KF_GRADIENT_DIMS] = { 0 };
+    /* up/down: weight moved, weight improved, weight novel */
+    double up[KF_GRADIENT_DIMS][3] = { { 0 } }, down[KF_GRADIENT_DIMS][3] = { { 0 } };
+    for (size_t i = 0; i < n; i++) {
+        double w = s_weight (i, n, decay);
+        double df = t[i].child_fitness - t[i].parent_fitness;
+        wsum += w;
+        wabs += w * fabs (df);
+        for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
+            int move = t[i].child[d] - t[i].parent[d];
+            f[d] += w * df * s_sign (move);
+            if (!move)
+                continue;
+            out->moves[d]++;
+            double *acc = move > 0 ? up[d] : down[d];
+            acc[0] += w;
+            acc[1] += df > 0 ? w : 0;
+            acc[2] += t[i].novel ? w : 0;
+        }
+    }
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
+        out->fitness[d] = f[d] / wsum;
+        out->fitness_n[d] = wabs > 0 ? f[d] / wabs : 0;
+        out->rate[d] = (up[d][1] + 1) / (up[d][0] + 2) - (down[d][1] + 1) / (down[d][0] + 2);
+        out->explore[d] = (up[d][2] + 1) / (up[d][0] + 2) - (down[d][2] + 1) / (down[d][0] + 2);
+        out->combined[d] = (out->fitness_n[d] + out->rate[d] + out->explore[d]) / 3;
+    }
+}
+
+static bool
+s_same (const int a[KF_GRADIENT_DIMS], const int b[KF_GRADIENT_DIMS])
+{
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
+double
+kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
+                    double decay, const int coords[KF_GRADIENT_DIMS])
+{
+    if (!(decay > 0 && decay <= 1))
+        decay = 1;
+    double children = 0, improved = 0;
+    for (size_t i = 0; t && i < n; i++)
+        if (s_same (t[i].parent, coords)) {
+            double w = s_weight (i, n, decay);
+            children += w;
+            improved += t[i].child_fitness > t[i].parent_fitness ? w : 0;
+        }
+    /* The cell's own record, and a smaller bonus for cells rarely tried
+     * (it must not outweigh a record of improving children). */
+    double weight = (improved + 1) / (children + 2) + 0.5 / sqrt (1 + children);
+    /* Room to move the way children have done better. */
+    for (int d = 0; g && d < KF_GRADIENT_DIMS; d++) {
+        double gd = g->combined[d];
+        if (gd > 0 && coords[d] < S_LEVELS - 1)
+            weight += gd;
+        else if (gd < 0 && coords[d] > 0)
+            weight += -gd;
+    }
+    return weight;
+}
+
+typedef struct {
+    int dim, from, to;
+    int n, improved;
+    double sum_df;
+    double score;
+} s_group_t;
+
+static int
+s_group_cmp (const void *a, const void *b)
+{
+    const s_group_t *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    if (x->dim != y->dim)
+        return x->dim - y->dim;
+    if (x->from != y->from)
+        return x->from - y->from;
+    return x->to - y->to;
+}
+
+char *
+kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
+                   const int parent[KF_GRADIENT_DIMS], int max_hints, int min_moves)
+{
+    if (!g || !t || !n || max_hints <= 0)
+        return NULL;
+    if (min_moves < 1)
+        min_moves = 1;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    int hints = 0;
+
+    /* 1. Along the strongest gradient the parent can still follow. */
+    int best = -1;
+    double best_abs = 0.1;   /* below this the signal is noise */
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
+        double gd = g->combined[d];
+        bool room = gd > 0 ? parent[d] < S_LEVELS - 1 : parent[d] > 0;
+        if (g->moves[d] >= min_moves && room && fabs (gd) > best_abs) {
+            best = d;
+            best_abs = fabs (gd);
+        }
+    }
+    if (best >= 0) {
+        double gd = g->combined[best];
+        int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
+        fprintf (f, "- Children that %s their %s level have done better so far "
+                    "(gradient %+.2f over %d moves): consider %s.\n",
+                 gd > 0 ? "raised" : "lowered", s_dim_names[best], gd, g->moves[best],
+                 s_advice[best][target]);
+        hints++;
+    }
+
+    /* 2. Concrete level moves with their record, the parent's own level
+     *    first: what happened when others made the move it could make. */
+    s_group_t groups[KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS];
+    memset (groups, 0, sizeof groups);
+    size_t ng = 0;
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++)
+        for (int a = 0; a < S_LEVELS; a++)
+            for (int b = 0; b < S_LEVELS; b++) {
+                if (a == b)
+                    continue;
+                s_group_t *gr = &groups[ng];
+                gr->dim = d;
+                gr->from = a;
+                gr->to = b;
+                for (size_t i = 0; i < n; i++)
+                    if (t[i].parent[d] == a && t[i].child[d] == b) {
+                        double df = t[i].child_fitness - t[i].parent_fitness;
+                        gr->n++;
+                        gr->improved += df > 0;
+                        gr->sum_df += df;
+                    }
+                if (gr->n < min_moves || 2 * gr->improved == gr->n)
+                    continue;
+                double rate = (double) gr->improved / gr->n;
+                gr->score = fabs (rate - 0.5) * sqrt ((double) gr->n)
+                            * (a == parent[d] ? 2.0 : 1.0);
+                ng++;
+            }
+    qsort (groups, ng, sizeof groups[0], s_group_cmp);
+    for (size_t i = 0; i < ng && hints < max_hints; i++) {
+        const s_group_t *gr = &groups[i];
+        bool good = 2 * gr->improved > gr->n;
+        fprintf (f, "- Moving %s from %s to %s raised fitness in %s%d of %d moves "
+                    "(mean change %+.3f)%s\n",
+                 s_dim_names[gr->dim], kf_descriptor_level_name (gr->dim, gr->from),
+                 kf_descriptor_level_name (gr->dim, gr->to), good ? "" : "only ",
+                 gr->improved, gr->n, gr->sum_df / gr->n,
+                 good ? "." : "; it has mostly not paid off here.");
+        hints++;
+    }
+    fclose (f);
+    if (!hints) {
+        free (text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,68 @@
+/*  kf_gradient.h - gradients over the descriptor space, estimated from the
+ *  run's parent->child transitions, and what the search does with them.
+ *
+ *  Per dimension d (memory, algorithm, synchronisation), over the most
+ *  recent transitions, each weighted by recency (decay^age):
+ *
+ *    fitness gradient   F_d = sum w*df*sign(child_d - parent_d) / sum w
+ *                       (the paper's estimator, section 3.3), reported
+ *                       raw and normalised by the mean |df| to [-1, 1];
+ *    improvement rate   R_d = P(improved | moved up in d)
+ *                           - P(improved | moved down in d),
+ *                       each with a +1/+2 (Laplace) prior;
+ *    exploration        E_d = P(new cell | moved up in d)
+ *                           - P(new cell | moved down in d), same prior.
+ *
+ *  Their mean G_d = (F_d/|df| + R_d + E_d) / 3 in [-1, 1] says which way
+ *  along d children have done better. It becomes a sampling weight per
+ *  archive cell (curiosity selection: room to move along positive G,
+ *  the cell's own record of improving children, fewer children tried)
+ *  and natural-language mutation hints for the next prompt. Pure
+ *  functions; docs/search.md has the formulas with their reasons.
+ */
+#ifndef KF_GRADIENT_H
+#define KF_GRADIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KF_GRADIENT_DIMS 3
+
+/* One parent->child move, oldest first in the arrays below. */
+typedef struct {
+    int parent[KF_GRADIENT_DIMS];   /* levels 0..3 */
+    int child[KF_GRADIENT_DIMS];
+    double parent_fitness;
+    double child_fitness;
+    bool novel;                     /* the child's coordinates were new to the run */
+} kf_transition_t;
+
+typedef struct {
+    double fitness[KF_GRADIENT_DIMS];     /* F_d, raw */
+    double fitness_n[KF_GRADIENT_DIMS];   /* F_d / mean |df| */
+    double rate[KF_GRADIENT_DIMS];        /* R_d */
+    double explore[KF_GRADIENT_DIMS];     /* E_d */
+    double combined[KF_GRADIENT_DIMS];    /* G_d */
+    int moves[KF_GRADIENT_DIMS];          /* transitions that changed level d */
+    size_t n;                             /* transitions used */
+} kf_gradient_t;
+
+/* Estimates from the N transitions T (oldest first); DECAY in (0, 1]
+ * weighs a transition AGE places from the newest by DECAY^AGE. */
+void kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
+                           kf_gradient_t *out);
+
+/* The curiosity weight (> 0) of an elite at COORDS: how promising the
+ * gradients and the cell's own children say it is to mutate it. */
+double kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
+                           double decay, const int coords[KF_GRADIENT_DIMS]);
+
+/* Mutation hints for a child of a parent at PARENT (levels), one sentence
+ * a line, at most MAX_HINTS; a level move counts only once MIN_MOVES
+ * transitions made it. NULL when the transitions support no hint (fewer
+ * than MIN_MOVES moves of any kind). Caller frees. */
+char *kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
+                         const int parent[KF_GRADIENT_DIMS], int max_hints,
+                         int min_moves);
+
+#endif

@@ -1,0 +1,198 @@
+/*  kf_select.c - parent and inspiration selection over a run's archive.
+ *
+ *  A strategy is drawn first (by the run's ratios), then a parent by that
+ *  strategy's weights; each draw is the next number of a splitmix64
+ *  stream keyed by (run seed, candidate sequence, stream), so nothing
+ *  depends on the order in which candidates happen to finish, only on
+ *  which elites the archive holds when the candidate is planned.
+ */
+#include "kf_select.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *s_names[KF_SELECT_N] = { "uniform", "fitness", "curiosity", "island" };
+
+const char *
+kf_select_strategy_name (kf_select_strategy_t strategy)
+{
+    return strategy >= 0 && strategy < KF_SELECT_N ? s_names[strategy] : "?";
+}
+
+/* splitmix64's finaliser: a bijection that scatters nearby inputs. */
+static uint64_t
+s_mix (uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t
+kf_select_stream (int64_t run_seed, int64_t seq, uint32_t stream)
+{
+    uint64_t s = s_mix ((uint64_t) run_seed + 0x9e3779b97f4a7c15ULL);
+    s = s_mix (s ^ ((uint64_t) seq * 0xd1b54a32d192ed03ULL + 1));
+    return s_mix (s ^ ((uint64_t) stream * 0x8cb92ba72f3d8dd7ULL + 2));
+}
+
+double
+kf_select_next (uint64_t *state)
+{
+    *state += 0x9e3779b97f4a7c15ULL;
+    return (double) (s_mix (*state) >> 11) * 0x1.0p-53;
+}
+
+/* The index that U (in [0,1)) falls on when the N WEIGHTS are laid end
+ * to end; -1 when no weight is positive. Non-positive and non-finite
+ * weights count as zero. */
+static int
+s_pick (const double *weights, size_t n, double u)
+{
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (weights[i] > 0 && isfinite (weights[i]))
+            total += weights[i];
+    if (!(total > 0))
+        return -1;
+    double target = u * total, sum = 0;
+    int last = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!(weights[i] > 0 && isfinite (weights[i])))
+            continue;
+        sum += weights[i];
+        last = (int) i;
+        if (target < sum)
+            return (int) i;
+    }
+    return last;   /* rounding at the very end */
+}
+
+/* Better elite first: fitness, then speedup, then the lower index. */
+static int
+s_better (const kf_elite_t *elites, int a, int b)
+{
+    if (elites[a].fitness != elites[b].fitness)
+        return elites[a].fitness > elites[b].fitness;
+    if (elites[a].speedup != elites[b].speedup)
+        return elites[a].speedup > elites[b].speedup;
+    return a < b;
+}
+
+int
+kf_select_best (const kf_elite_t *elites, size_t n, int *out, int max)
+{
+    if (!elites || !out || max <= 0)
+        return 0;
+    int count = 0;
+    /* Insertion into a short sorted list: MAX is small (a population). */
+    for (size_t i = 0; i < n; i++) {
+        int pos = count < max ? count : max;
+        while (pos > 0 && s_better (elites, (int) i, out[pos - 1]))
+            pos--;
+        if (pos >= max)
+            continue;
+        int end = count < max ? count : max - 1;
+        memmove (out + pos + 1, out + pos, (size_t) (end - pos) * sizeof *out);
+        out[pos] = (int) i;
+        if (count < max)
+            count++;
+    }
+    return count;
+}
+
+/* Inspirations: the best elite of another cell first (what works best
+ * elsewhere), then others drawn uniformly without replacement. */
+static void
+s_inspirations (const kf_select_config_t *cfg, size_t n, const kf_elite_t *elites,
+                uint64_t *state, kf_selection_t *out)
+{
+    int want = cfg->inspirations;
+    if (want > KF_SELECT_MAX_INSPIRATIONS)
+        want = KF_SELECT_MAX_INSPIRATIONS;
+    if (want <= 0 || out->parent < 0 || n < 2)
+        return;
+    int *pool = malloc (n * sizeof *pool);
+    if (!pool)
+        return;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((int) i != out->parent)
+            pool[m++] = (int) i;
+    size_t best = 0;
+    for (size_t k = 1; k < m; k++)
+        if (s_better (elites, pool[k], pool[best]))
+            best = k;
+    out->inspirations[out->n_inspirations++] = pool[best];
+    pool[best] = pool[--m];
+    while (out->n_inspirations < want && m > 0) {
+        size_t k = (size_t) (kf_select_next (state) * (double) m);
+        if (k >= m)
+            k = m - 1;
+        out->inspirations[out->n_inspirations++] = pool[k];
+        pool[k] = pool[--m];
+    }
+    free (pool);
+}
+
+int
+kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
+           int64_t run_seed, int64_t seq, int island, kf_selection_t *out)
+{
+    if (!cfg || !out || (n && !elites))
+        return -1;
+    memset (out, 0, sizeof *out);
+    out->parent = -1;
+    out->strategy = KF_SELECT_UNIFORM;
+    uint64_t state = kf_select_stream (run_seed, seq, 0);
+    /* The strategy draw is made even for an empty archive, so the draws
+     * of a candidate do not depend on what the archive held. */
+    double ratio[KF_SELECT_N];
+    for (int i = 0; i < KF_SELECT_N; i++)
+        ratio[i] = cfg->ratio[i] > 0 ? cfg->ratio[i] : 0;
+    if (cfg->islands <= 1)
+        ratio[KF_SELECT_ISLAND] = 0;
+    double u = kf_select_next (&state);
+    int strategy = s_pick (ratio, KF_SELECT_N, u);
+    out->strategy = strategy < 0 ? KF_SELECT_UNIFORM : (kf_select_strategy_t) strategy;
+    out->draw = u;
+    double v = kf_select_next (&state);
+    if (n == 0)
+        return 0;
+    double *w = malloc (n * sizeof *w);
+    if (!w)
+        return -1;
+    int parent = -1;
+    for (size_t i = 0; i < n; i++) {
+        switch (out->strategy) {
+        case KF_SELECT_FITNESS:
+            w[i] = elites[i].fitness;
+            break;
+        case KF_SELECT_CURIOSITY:
+            w[i] = elites[i].curiosity;
+            break;
+        case KF_SELECT_ISLAND:
+            w[i] = island >= 0 && island < KF_SELECT_MAX_ISLANDS
+                           && (elites[i].islands >> island & 1u)
+                       ? elites[i].fitness
+                       : 0;
+            break;
+        default:
+            w[i] = 1;
+        }
+    }
+    parent = s_pick (w, n, v);
+    free (w);
+    if (parent < 0) {
+        /* Nothing to weigh (an island with no elite yet, no curiosity
+         * weights): the same draw picks uniformly. */
+        out->fallback = true;
+        parent = (int) (v * (double) n);
+        if (parent >= (int) n)
+            parent = (int) n - 1;
+    }
+    out->parent = parent;
+    uint64_t istate = kf_select_stream (run_seed, seq, 1);
+    s_inspirations (cfg, n, elites, &istate, out);
+    return 0;
+}

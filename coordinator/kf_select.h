@@ -1,0 +1,85 @@
+/*  kf_select.h - choosing a candidate's parent and inspirations from the
+ *  run's MAP-Elites archive.
+ *
+ *  Four strategies, mixed by the run's ratios (docs/search.md): uniform
+ *  over the occupied cells (diversity), fitness-proportionate
+ *  (exploitation), curiosity (cells the gradient estimator rates as
+ *  promising, kf_gradient.h) and island (only elites that belong to the
+ *  candidate's island, so K sub-populations evolve apart between
+ *  migrations). Inspirations are a few elites of other cells shown beside
+ *  the parent.
+ *
+ *  Every draw comes from (run seed, candidate sequence number, stream)
+ *  through splitmix64, never from time or addresses, so the same seed and
+ *  the same archive give the same choice on every machine and after any
+ *  restart. Pure functions: the caller loads the archive.
+ */
+#ifndef KF_SELECT_H
+#define KF_SELECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KF_SELECT_MAX_INSPIRATIONS 4
+#define KF_SELECT_MAX_ISLANDS 32
+
+typedef enum {
+    KF_SELECT_UNIFORM,
+    KF_SELECT_FITNESS,
+    KF_SELECT_CURIOSITY,
+    KF_SELECT_ISLAND,
+    KF_SELECT_N
+} kf_select_strategy_t;
+
+/* One occupied cell of the archive. The caller passes elites in a fixed
+ * order (by cell), so an index means the same elite on every replay. */
+typedef struct {
+    int64_t candidate_id;
+    int coords[3];           /* the elite's levels (mem, algo, sync) */
+    double fitness;
+    double speedup;
+    uint32_t islands;        /* bit i: a member of island i */
+    double curiosity;        /* sampling weight from the gradient estimator
+                                (> 0), or 0 when there is none */
+} kf_elite_t;
+
+typedef struct {
+    double ratio[KF_SELECT_N];   /* weights of the strategies, >= 0; need
+                                    not sum to 1 (a zero turns one off) */
+    int islands;                 /* number of islands; 1: islands off */
+    int inspirations;            /* how many to pick, 0..KF_SELECT_MAX_INSPIRATIONS */
+} kf_select_config_t;
+
+typedef struct {
+    int parent;                  /* index into the elites; -1: archive empty */
+    kf_select_strategy_t strategy;   /* the strategy drawn */
+    bool fallback;               /* it could not choose (an empty island, no
+                                    curiosity weights): uniform chose instead */
+    double draw;                 /* the draw in [0,1) that picked the strategy */
+    int inspirations[KF_SELECT_MAX_INSPIRATIONS];   /* indexes, other cells */
+    int n_inspirations;
+} kf_selection_t;
+
+/* Stream STREAM of the random numbers of candidate SEQ of a run with
+ * RUN_SEED: a splitmix64 state. Different (seed, seq, stream) triples give
+ * independent-looking sequences. */
+uint64_t kf_select_stream (int64_t run_seed, int64_t seq, uint32_t stream);
+
+/* The next number in [0, 1) of STATE (advanced). */
+double kf_select_next (uint64_t *state);
+
+/* Chooses the parent of candidate SEQ, which belongs to ISLAND, among the
+ * N ELITES, and its inspirations. Fills OUT; returns 0, or -1 on a bad
+ * argument. */
+int kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
+               int64_t run_seed, int64_t seq, int island, kf_selection_t *out);
+
+/* Up to MAX indexes of the COUNT best elites by fitness (ties: speedup,
+ * then order), best first, into OUT. Returns how many. */
+int kf_select_best (const kf_elite_t *elites, size_t n, int *out, int max);
+
+/* "uniform", "fitness", "curiosity", "island". */
+const char *kf_select_strategy_name (kf_select_strategy_t strategy);
+
+#endif

@@ -1,0 +1,173 @@
+/*  test_gradient.c - the gradient estimator (coordinator/kf_gradient.c):
+ *  signs and magnitudes of the fitness, improvement-rate and exploration
+ *  gradients from hand-made transitions, recency weighting, the curiosity
+ *  weight of a cell, and mutation hints that quote the real counts. */
+#include "../kf_test.h"
+#include "../../coordinator/kf_gradient.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static kf_transition_t
+s_move (int pm, int pa, int ps, int cm, int ca, int cs, double pf, double cf, bool novel)
+{
+    kf_transition_t t = { { pm, pa, ps }, { cm, ca, cs }, pf, cf, novel };
+    return t;
+}
+
+static void
+test_empty (void)
+{
+    kf_gradient_t g;
+    kf_gradient_estimate (NULL, 0, 0.9, &g);
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++)
+        CHECK (g.fitness[d] == 0 && g.rate[d] == 0 && g.explore[d] == 0 && g.combined[d] == 0);
+    int parent[3] = { 1, 0, 0 };
+    CHECK (kf_gradient_hints (&g, NULL, 0, parent, 3, 2) == NULL);
+    /* Every cell weighs the same with nothing known, and more than 0. */
+    int a[3] = { 0, 0, 0 }, b[3] = { 3, 3, 3 };
+    double wa = kf_gradient_weight (&g, NULL, 0, 0.9, a);
+    CHECK (wa > 0 && wa == kf_gradient_weight (&g, NULL, 0, 0.9, b));
+}
+
+static void
+test_memory_up (void)
+{
+    /* Memory 1 -> 2 raised fitness in 3 of 4 moves; algorithm and sync
+     * never moved. */
+    kf_transition_t t[4] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.80, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.75, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.72, 0.70, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.78, false),
+    };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 4, 1.0, &g);
+    CHECK (g.n == 4);
+    CHECK (g.moves[0] == 4 && g.moves[1] == 0 && g.moves[2] == 0);
+    /* F = mean of df * sign = (0.10 + 0.05 - 0.02 + 0.08) / 4 */
+    CHECK (fabs (g.fitness[0] - 0.0525) < 1e-9);
+    CHECK (g.fitness_n[0] > 0 && g.fitness_n[0] <= 1);
+    /* R = (3+1)/(4+2) - (0+1)/(0+2) */
+    CHECK (fabs (g.rate[0] - (4.0 / 6 - 0.5)) < 1e-9);
+    /* E = (1+1)/(4+2) - 1/2: one novel move in four is below the prior. */
+    CHECK (fabs (g.explore[0] - (2.0 / 6 - 0.5)) < 1e-9);
+    CHECK (g.combined[0] > 0);
+    CHECK (g.fitness[1] == 0 && g.rate[1] == 0 && g.combined[1] == 0);
+
+    int parent[3] = { 1, 0, 0 };
+    char *hints = kf_gradient_hints (&g, t, 4, parent, 3, 2);
+    CHECK (hints != NULL);
+    if (hints) {
+        CHECK (strstr (hints, "Moving memory access from coalesced/vectorised to shared/local"
+                              " tiling raised fitness in 3 of 4 moves") != NULL);
+        CHECK (strstr (hints, "consider tiling through shared/local memory") != NULL);
+        printf ("%s", hints);
+    }
+    free (hints);
+    /* A parent already at the top of memory gets no advice to go up. */
+    int top[3] = { 3, 0, 0 };
+    hints = kf_gradient_hints (&g, t, 4, top, 3, 2);
+    CHECK (hints && !strstr (hints, "consider"));
+    free (hints);
+    /* Fewer moves than the minimum: no hint. */
+    CHECK (kf_gradient_hints (&g, t, 4, parent, 3, 5) == NULL);
+    /* At most max_hints lines. */
+    hints = kf_gradient_hints (&g, t, 4, parent, 1, 2);
+    CHECK (hints && strchr (hints, '\n') == hints + strlen (hints) - 1);
+    free (hints);
+
+    /* Curiosity: a memory-1 cell (room to go up, and its children did
+     * well) outweighs a memory-3 cell with the same record. */
+    int low[3] = { 1, 0, 0 }, high[3] = { 3, 0, 0 };
+    CHECK (kf_gradient_weight (&g, t, 4, 1.0, low) > kf_gradient_weight (&g, t, 4, 1.0, high));
+    /* A cell nobody has tried yet keeps an exploration bonus. */
+    int fresh[3] = { 0, 2, 0 };
+    double wf = kf_gradient_weight (&g, t, 4, 1.0, fresh);
+    CHECK (wf > 1.0);
+}
+
+static void
+test_sync_down (void)
+{
+    /* Adding barriers (sync 0 -> 1) mostly hurt: 1 of 3 improved. */
+    kf_transition_t t[3] = {
+        s_move (0, 1, 0, 0, 1, 1, 0.80, 0.70, true),
+        s_move (0, 1, 0, 0, 1, 1, 0.80, 0.85, false),
+        s_move (0, 1, 0, 0, 1, 1, 0.80, 0.60, false),
+    };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 3, 1.0, &g);
+    CHECK (g.fitness[2] < 0);
+    CHECK (g.rate[2] < 0);
+    int parent[3] = { 0, 1, 0 };
+    char *hints = kf_gradient_hints (&g, t, 3, parent, 3, 2);
+    CHECK (hints && strstr (hints, "Moving synchronisation from none to block barriers raised"
+                                   " fitness in only 1 of 3 moves"));
+    /* No advice to lower sync below 0. */
+    CHECK (hints && !strstr (hints, "lowered"));
+    free (hints);
+    /* A parent already at sync 1 is told that children who lowered it did
+     * better. */
+    int at1[3] = { 0, 1, 1 };
+    hints = kf_gradient_hints (&g, t, 3, at1, 3, 2);
+    CHECK (hints && strstr (hints, "lowered their synchronisation level"));
+    free (hints);
+}
+
+static void
+test_recency (void)
+{
+    /* Old moves up in algorithm helped; the newest ones hurt. With no
+     * decay the sum is positive; with a strong decay the recent harm
+     * dominates. */
+    kf_transition_t t[6] = {
+        s_move (0, 0, 0, 0, 1, 0, 0.6, 0.9, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.6, 0.9, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.6, 0.9, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.8, 0.7, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.8, 0.7, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.8, 0.7, false),
+    };
+    kf_gradient_t flat, recent;
+    kf_gradient_estimate (t, 6, 1.0, &flat);
+    kf_gradient_estimate (t, 6, 0.3, &recent);
+    CHECK (flat.fitness[1] > 0);
+    CHECK (recent.fitness[1] < 0);
+    /* A bad decay is treated as none. */
+    kf_gradient_t bad;
+    kf_gradient_estimate (t, 6, -2, &bad);
+    CHECK (bad.fitness[1] == flat.fitness[1]);
+}
+
+static void
+test_explore (void)
+{
+    /* Moving up in memory always found new cells, moving down never. */
+    kf_transition_t t[4] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.7, 0.7, true),
+        s_move (2, 0, 0, 3, 0, 0, 0.7, 0.7, true),
+        s_move (2, 0, 0, 1, 0, 0, 0.7, 0.7, false),
+        s_move (3, 0, 0, 2, 0, 0, 0.7, 0.7, false),
+    };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 4, 1.0, &g);
+    CHECK (g.fitness[0] == 0);
+    CHECK (g.explore[0] > 0);
+    /* Nothing improved: the move hints say so rather than praise. */
+    int parent[3] = { 2, 0, 0 };
+    char *hints = kf_gradient_hints (&g, t, 4, parent, 3, 1);
+    CHECK (hints == NULL || !strstr (hints, "raised fitness in 1"));
+    free (hints);
+}
+
+int
+main (void)
+{
+    test_empty ();
+    test_memory_up ();
+    test_sync_down ();
+    test_recency ();
+    test_explore ();
+    return kf_test_done ("test_gradient");
+}
