@@ -551,6 +551,133 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     fprintf (out, "\n");
 }
 
+/* An edit in one line: "pitfalls: +\"- Observed...\"" for an append,
+ * "strategies: \"old\" -> \"new\"" for a replacement, each side cut. */
+static void
+s_edit_short (FILE *out, json_t *edit)
+{
+    char a[48], b[48];
+    const char *search = s_str (edit, "search"), *replace = s_str (edit, "replace");
+    snprintf (a, sizeof a, "%.*s", (int) strcspn (search, "\n"), search);
+    snprintf (b, sizeof b, "%.*s", (int) strcspn (replace, "\n"), replace);
+    if (!*search)
+        fprintf (out, "%s: +\"%s%s\"", s_str (edit, "section"), b,
+                 strlen (b) < strlen (replace) - (replace[strlen (replace) - 1] == '\n')
+                     ? "..." : "");
+    else
+        fprintf (out, "%s: \"%s%s\" -> \"%s%s\"", s_str (edit, "section"), a,
+                 strlen (a) + 1 < strlen (search) ? "..." : "", b,
+                 strlen (b) + 1 < strlen (replace) ? "..." : "");
+}
+
+void
+kf_ctl_print_prompts (FILE *out, json_t *body)
+{
+    json_t *versions = json_object_get (body, "prompt_versions");
+    json_t *rejected = json_object_get (body, "prompt_rejected");
+    if (!json_array_size (versions))
+        return;
+    fprintf (out, "prompt versions: %zu, from %lld meta job%s\n", json_array_size (versions),
+             s_int (body, "meta_jobs", 0), s_int (body, "meta_jobs", 0) == 1 ? "" : "s");
+    fprintf (out, "%-5s %-6s %4s %8s %8s %7s %-7s  %s\n", "VER", "PARENT", "GEN", "FITNESS",
+             "BEST", "KERNELS", "ARCHIVE", "EDITS");
+    size_t i;
+    json_t *v;
+    json_array_foreach (versions, i, v) {
+        char ver[24], parent[24] = "-", fit[24] = "-", best[32];
+        snprintf (ver, sizeof ver, "v%lld", s_int (v, "number", 0));
+        if (s_int (v, "parent", -1) >= 0)
+            snprintf (parent, sizeof parent, "v%lld", s_int (v, "parent", 0));
+        double f;
+        if (s_real (v, "fitness", &f))
+            snprintf (fit, sizeof fit, "%.3f", f);
+        kf_ctl_speedup_text (json_object_get (v, "best_speedup"), best, sizeof best);
+        fprintf (out, "%-5s %-6s %4lld %8s %8s %7lld %-7s  ", ver, parent,
+                 s_int (v, "generation", 0), fit, best, s_int (v, "candidates", 0),
+                 json_is_false (json_object_get (v, "in_archive")) ? "no" : "yes");
+        json_t *edits = json_object_get (v, "edits");
+        if (!json_array_size (edits))
+            fprintf (out, "(the defaults)");
+        size_t k;
+        json_t *e;
+        json_array_foreach (edits, k, e) {
+            if (k)
+                fprintf (out, "\n%-5s %-6s %4s %8s %8s %7s %-7s  ", "", "", "", "", "", "", "");
+            s_edit_short (out, e);
+        }
+        fprintf (out, "\n");
+    }
+    size_t n = json_array_size (rejected);
+    if (n) {
+        json_t *last = json_array_get (rejected, n - 1);
+        fprintf (out, "rejected edits: %zu%s (latest, job %lld: %s)\n", n,
+                 n >= 20 ? " or more" : "", s_int (last, "job_id", 0), s_str (last, "reason"));
+    }
+    fprintf (out, "\n");
+}
+
+/* The candidate of CANDIDATES with id ID as {candidate_id, generation,
+ * slot, speedup, coords [m,a,s]}, or null. */
+static json_t *
+s_show_candidate (json_t *candidates, long long id)
+{
+    json_t *c = id >= 0 ? s_candidate (candidates, id) : NULL;
+    if (!c)
+        return json_null ();
+    json_t *out = json_pack ("{s:I, s:I, s:I}", "candidate_id", (json_int_t) id, "generation",
+                             (json_int_t) s_int (c, "generation", 0), "slot",
+                             (json_int_t) s_int (c, "slot", 0));
+    double sp;
+    json_object_set_new (out, "speedup", s_real (c, "speedup", &sp) ? json_real (sp)
+                                                                    : json_null ());
+    int xyz[3];
+    json_object_set_new (out, "coords", s_coords (c, "coords", xyz)
+                                            ? json_pack ("[i,i,i]", xyz[0], xyz[1], xyz[2])
+                                            : json_null ());
+    return out;
+}
+
+void
+kf_ctl_show_extend (json_t *body)
+{
+    json_t *run = json_object_get (body, "run");
+    json_t *candidates = json_object_get (body, "candidates");
+    json_t *cells = json_array ();
+    size_t i;
+    json_t *a;
+    json_array_foreach (json_object_get (body, "archive"), i, a) {
+        int xyz[3];
+        double sp, fit;
+        if (!s_coords (a, "cell", xyz))
+            continue;
+        json_t *cell = json_pack ("{s:[i,i,i], s:I}", "coords", xyz[0], xyz[1], xyz[2],
+                                  "candidate_id",
+                                  (json_int_t) s_int (a, "candidate_id", 0));
+        json_object_set_new (cell, "speedup", s_real (a, "speedup", &sp) ? json_real (sp)
+                                                                         : json_null ());
+        json_object_set_new (cell, "fitness", s_real (a, "fitness", &fit) ? json_real (fit)
+                                                                          : json_null ());
+        json_array_append_new (cells, cell);
+    }
+    json_object_set_new (body, "cells", cells);
+    json_object_set_new (body, "best",
+                         s_show_candidate (candidates, s_int (run, "best_candidate_id", -1)));
+    //  The first correct candidate in (generation, slot) order: the one
+    //  the search started from, what "improved on" is measured against.
+    long long first = -1, fg = 0, fs = 0;
+    json_t *c;
+    json_array_foreach (candidates, i, c)
+        if (!strcmp (s_str (c, "status"), "correct")) {
+            long long g = s_int (c, "generation", 0), sl = s_int (c, "slot", 0);
+            if (first < 0 || g < fg || (g == fg && sl < fs)) {
+                first = s_int (c, "id", -1);
+                fg = g;
+                fs = sl;
+            }
+        }
+    json_object_set_new (body, "first_correct", s_show_candidate (candidates, first));
+}
+
 /* Candidates of a SHOW reply in (generation, slot) order: the reply is
  * ordered so already, but the report's budget axis depends on it. */
 static int

@@ -42,6 +42,18 @@ void kf_ctl_print_status (FILE *out, json_t *snapshot);
  * dimension; then the best kernel and its lineage. */
 void kf_ctl_print_archive (FILE *out, json_t *body);
 
+/* The prompt versions of a SHOW reply BODY (borrowed): number, parent,
+ * generation created, fitness, best speedup, kernels written, whether the
+ * prompt archive holds it, and its edits in short; then the rejected
+ * meta-prompt edits. Nothing when the run has no versions. */
+void kf_ctl_print_prompts (FILE *out, json_t *body);
+
+/* Adds to a SHOW reply BODY what `kfctl show --json` carries beyond the
+ * reply: `cells` [{coords [m,a,s], candidate_id (the elite), speedup,
+ * fitness}], `best` and `first_correct` ({candidate_id, generation, slot,
+ * speedup, coords} or null). */
+void kf_ctl_show_extend (json_t *body);
+
 /* Writes PREFIX.csv (limited-budget curve), PREFIX-generations.csv
  * (per-generation progress) and PREFIX.svg (the curve as a plot) from a
  * SHOW reply BODY (borrowed). PATHS gets the three file names (caller
