@@ -780,13 +780,16 @@ s_cmd_show (s_args_t *args, kf_ctl_endpoints_t *ep)
     int code = s_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
     if (code)
         return code;
-    if (args->json)
+    if (args->json) {
+        kf_ctl_show_extend (reply->body);
         s_print_json (reply->body);
+    }
     else {
         kf_ctl_print_run (stdout, json_object_get (reply->body, "run"));
         printf ("\n");
         kf_ctl_print_archive (stdout, reply->body);
         printf ("\n");
+        kf_ctl_print_prompts (stdout, reply->body);
         kf_ctl_print_candidates (stdout,
                                  json_object_get (reply->body, "candidates"));
     }
