@@ -15,6 +15,7 @@
 #include "kf_curve.h"
 #include "kf_db.h"
 #include "kf_log.h"
+#include "kf_meta.h"
 #include "kf_metrics.h"
 #include "kf_models.h"
 #include "kf_proto.h"
@@ -1236,11 +1237,15 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 " FROM candidates WHERE run_id = $1 AND model IS NOT NULL"
                 " GROUP BY model ORDER BY model",
                 1, params);
-            s_send (self, sock, route, "RUN",
-                    json_pack ("{s:o, s:o, s:o, s:o}", "run", run, "candidates",
-                               cands ? cands : json_array (), "archive",
-                               cells ? cells : json_array (), "models",
-                               models ? models : json_array ()));
+            json_t *body = json_pack ("{s:o, s:o, s:o, s:o}", "run", run, "candidates",
+                                      cands ? cands : json_array (), "archive",
+                                      cells ? cells : json_array (), "models",
+                                      models ? models : json_array ());
+            /* prompt_versions, prompt_rejected, meta_jobs (kf_meta.h) */
+            json_t *prompts = kf_meta_show (self->db, run_id);
+            json_object_update (body, prompts);
+            json_decref (prompts);
+            s_send (self, sock, route, "RUN", body);
             return;
         }
         json_t *cand = kf_db_row (self->db,
