@@ -21,6 +21,10 @@
  *  -D flags are its arguments, which keeps them in the compile cache key
  *  (as is clang's version line). A source without a kf-launch line is
  *  refused before compiling, with an error line the model can act on.
+ *  The script forks as little as it can (grep, clang, llvm-spirv, wc,
+ *  cat, one at a time): every sandboxed child shares one process budget.
+ *  A build that fails leaves no artifact the handler would read, since
+ *  the handler reads the output only after an exit status of 0.
  */
 #include "kf_toolchain.h"
 
@@ -71,13 +75,14 @@ static const char s_script[] =
     "\"$cc\" -cl-std=CL2.0 -target spir64 -O2 -emit-llvm -c -I\"$inc\" \"$@\""
     " -o kernel.bc \"$src\"\n"
     "\"$spv\" kernel.bc -o kernel.spv\n"
+    "wc -c \"$src\" kernel.spv > sizes\n"
+    "{ read src_bytes x; read spv_bytes x; } < sizes\n"
     "{\n"
     "  printf 'KF-SPIRV 1\\n'\n"
     "  for d in \"$@\"; do printf 'define %s\\n' \"${d#-D}\"; done\n"
-    "  printf 'source %s\\nspirv %s\\n\\n' \"$(wc -c < \"$src\")\" \"$(wc -c < kernel.spv)\"\n"
+    "  printf 'source %s\\nspirv %s\\n\\n' \"$src_bytes\" \"$spv_bytes\"\n"
     "  cat \"$src\" kernel.spv\n"
-    "} > \"$out.tmp\"\n"
-    "mv \"$out.tmp\" \"$out\"\n";
+    "} > \"$out\"\n";
 
 static int
 s_command (const char *program, const kf_toolchain_args_t *args,

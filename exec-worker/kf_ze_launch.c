@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define S_MAGIC "KF-SPIRV 1\n"
 #define S_MAX_TENSORS 64
@@ -368,7 +369,8 @@ s_term (s_ctx_t *c, int64_t *v)
     while (true) {
         s_skip (c);
         char op = *c->p;
-        if (op != '*' && op != '/' && op != '%')
+        //  "*/" closes the comment the line is in; it is no product.
+        if ((op != '*' && op != '/' && op != '%') || (op == '*' && c->p[1] == '/'))
             return 0;
         c->p++;
         int64_t r;
@@ -459,7 +461,8 @@ s_value (s_ctx_t *c, kf_ze_arg_t *a, const char *type, double d, int64_t i, bool
         memcpy (a->value, &f, sizeof f);
     }
     else if (is_float)
-        return s_fail (c, "a scalar of the task passes as float or double, not %s", type);
+        return s_fail (c, "a scalar of the task or a float literal passes as float or "
+                          "double, not %s", type);
     else if (!strcmp (type, "int") || !strcmp (type, "uint")) {
         if (!strcmp (type, "int") ? (i < INT32_MIN || i > INT32_MAX) : (i < 0 || i > UINT32_MAX))
             return s_fail (c, "%lld does not fit a %s argument (use :long)", (long long) i, type);
@@ -512,7 +515,18 @@ s_arg (s_ctx_t *c, kf_ze_arg_t *a)
         if (s_scalar (c, name, &d) == 0)
             return s_type (c, "float", type) ? -1 : s_value (c, a, type, d, 0, true);
     }
+    //  A number with a point or an exponent is a float literal (1e-5),
+    //  passed as float or double; anything else is an integer expression.
     c->p = start;
+    char *end;
+    double d = strtod (start, &end);
+    bool fraction = false;
+    for (const char *q = start; q < end; q++)
+        fraction |= *q == '.' || *q == 'e' || *q == 'E';
+    if (end > start && fraction && strncasecmp (start, "0x", 2) != 0) {
+        c->p = end;
+        return s_type (c, "float", type) ? -1 : s_value (c, a, type, d, 0, true);
+    }
     int64_t v;
     if (s_expr (c, &v) || s_type (c, "int", type))
         return -1;

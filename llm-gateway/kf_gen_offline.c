@@ -8,11 +8,15 @@
  *  #defines under #ifndef guards, so the compile worker's tuning phase can
  *  still override them with -DNAME=VALUE from the kf-tune line. The CUDA
  *  variants (language "cuda") tune block size, vector width and the
- *  reduction (warp shuffles or a shared-memory tree). Every point
+ *  reduction (warp shuffles or a shared-memory tree); the OpenCL C ones
+ *  (language "opencl", for Level Zero) work-group size, vector width and
+ *  the reduction (local tree, work-group collective or sub-groups), and
+ *  carry the kf-launch line the exec worker runs them by. Every point
  *  of every space computes the same function within the evaluation
  *  tolerance; only the speed differs, which is what gives the search
  *  something to find. tests/unit/test_offline.c compiles and checks the C
- *  ones; tests/unit/test_gateway_cuda.c compiles every CUDA branch.
+ *  ones; tests/unit/test_gateway_cuda.c compiles every CUDA branch and
+ *  tests/unit/test_spirv.c every OpenCL C branch, to SPIR-V.
  */
 #include "kf_str.h"
 #include "kf_gen_offline.h"
@@ -908,6 +912,305 @@ static const char *s_cuda_rowred_text =
     "}\n"
     ;
 
+//  OpenCL C variants, for Level Zero (language "opencl"): kernels only,
+//  launched by the exec worker as their kf-launch line says (docs/intel.md).
+//  One work-group per row (a flat range for GELU), with the work-group
+//  size, the vector width of loads and stores, and how a work-group
+//  reduces (local-memory tree, the OpenCL 2.0 collective, or sub-group
+//  reductions) as parameters. The @X@-style names in the launch lines are
+//  the task's own tensor names, filled in when the source is written.
+
+static const char *s_opencl_prelude_text =
+    "/* Named parameter values (RED=subgroup) become numbers through these, so\n"
+    " * -DRED=tree on the compiler's command line works as well. */\n"
+    "#define KF_CAT_(a, b) a##b\n"
+    "#define KF_CAT(a, b) KF_CAT_ (a, b)\n"
+    "#define KF_tree 0\n"
+    "#define KF_builtin 1\n"
+    "#define KF_subgroup 2\n"
+    "#define KF_RED KF_CAT (KF_, RED)\n"
+    "\n"
+    "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n"
+    "\n"
+    "static float\n"
+    "kf_op (float a, float b, int is_max)\n"
+    "{\n"
+    "    return is_max ? fmax (a, b) : a + b;\n"
+    "}\n"
+    "\n"
+    "/* A sum (IS_MAX 0) or maximum over the work-group's WG work-items,\n"
+    " * returned to all of them; PART is WG floats of local memory. RED=tree is\n"
+    " * the classic local-memory tree, a barrier per halving; RED=builtin the\n"
+    " * OpenCL 2.0 work-group collective, which the driver implements as it\n"
+    " * sees fit; RED=subgroup reduces each sub-group in registers and only\n"
+    " * the sub-group results through local memory. */\n"
+    "static float\n"
+    "kf_group_reduce (float v, int is_max, __local float *part)\n"
+    "{\n"
+    "#if KF_RED == KF_builtin\n"
+    "    return is_max ? work_group_reduce_max (v) : work_group_reduce_add (v);\n"
+    "#elif KF_RED == KF_subgroup\n"
+    "    v = is_max ? sub_group_reduce_max (v) : sub_group_reduce_add (v);\n"
+    "    if (get_sub_group_local_id () == 0)\n"
+    "        part[get_sub_group_id ()] = v;\n"
+    "    barrier (CLK_LOCAL_MEM_FENCE);\n"
+    "    float r = part[0];\n"
+    "    for (uint i = 1; i < get_num_sub_groups (); i++)\n"
+    "        r = kf_op (r, part[i], is_max);\n"
+    "    barrier (CLK_LOCAL_MEM_FENCE);    /* PART is reused by the next reduction */\n"
+    "    return r;\n"
+    "#else\n"
+    "    uint lid = get_local_id (0);\n"
+    "    part[lid] = v;\n"
+    "    barrier (CLK_LOCAL_MEM_FENCE);\n"
+    "    for (uint s = WG / 2; s > 0; s >>= 1) {\n"
+    "        if (lid < s)\n"
+    "            part[lid] = kf_op (part[lid], part[lid + s], is_max);\n"
+    "        barrier (CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    float r = part[0];\n"
+    "    barrier (CLK_LOCAL_MEM_FENCE);    /* PART is reused by the next reduction */\n"
+    "    return r;\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "/* VEC consecutive floats at P + I, and back. vloadn needs only float\n"
+    " * alignment, so any row start works. */\n"
+    "static void\n"
+    "kf_load (const __global float *p, long i, float *v)\n"
+    "{\n"
+    "#if VEC == 4\n"
+    "    float4 t = vload4 (0, p + i);\n"
+    "    v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n"
+    "#elif VEC == 2\n"
+    "    float2 t = vload2 (0, p + i);\n"
+    "    v[0] = t.x; v[1] = t.y;\n"
+    "#else\n"
+    "    v[0] = p[i];\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "static void\n"
+    "kf_store (__global float *p, long i, const float *v)\n"
+    "{\n"
+    "#if VEC == 4\n"
+    "    vstore4 ((float4) (v[0], v[1], v[2], v[3]), 0, p + i);\n"
+    "#elif VEC == 2\n"
+    "    vstore2 ((float2) (v[0], v[1]), 0, p + i);\n"
+    "#else\n"
+    "    p[i] = v[0];\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "/* Loops a work-group over the N floats of row SRC: VEC at a time while\n"
+    " * they fit, then the rest one by one. The body sees v[0..w-1] for the\n"
+    " * elements from index i; w is VEC or 1. Variadic because a body has\n"
+    " * commas of its own. */\n"
+    "#define KF_ROW_LOOP(src, n, ...)                                           \\\n"
+    "    for (long i = (long) get_local_id (0) * VEC; i + VEC <= (n);           \\\n"
+    "         i += (long) WG * VEC) {                                           \\\n"
+    "        const int w = VEC;                                                 \\\n"
+    "        float v[VEC];                                                      \\\n"
+    "        kf_load ((src), i, v);                                             \\\n"
+    "        __VA_ARGS__                                                        \\\n"
+    "    }                                                                      \\\n"
+    "    for (long i = (n) / VEC * VEC + get_local_id (0); i < (n); i += WG) {  \\\n"
+    "        const int w = 1;                                                   \\\n"
+    "        float v[VEC];                                                      \\\n"
+    "        v[0] = (src)[i];                                                   \\\n"
+    "        __VA_ARGS__                                                        \\\n"
+    "    }\n"
+    "\n"
+    "/* Writes v[0..w-1] back to DST at index i, inside KF_ROW_LOOP. */\n"
+    "#define KF_ROW_STORE(dst)                                                  \\\n"
+    "    if (w == VEC)                                                          \\\n"
+    "        kf_store ((dst), i, v);                                            \\\n"
+    "    else                                                                   \\\n"
+    "        (dst)[i] = v[0];\n"
+    ;
+
+static const char *s_opencl_softmax_text =
+    "#define KF_threepass 0\n"
+    "#define KF_online 1\n"
+    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
+    "\n"
+    "/* One work-group per row. threepass: maximum, sum of exponentials,\n"
+    " * write, three reads of the row; online: each work-item keeps a running\n"
+    " * maximum and a sum rescaled when the maximum grows, so one read finds\n"
+    " * both. */\n"
+    "__kernel __attribute__ ((reqd_work_group_size (WG, 1, 1))) void\n"
+    "kf_softmax_rows (const __global float *restrict x, __global float *restrict y, int n)\n"
+    "{\n"
+    "    __local float part[WG];\n"
+    "    const __global float *row = x + (long) get_group_id (0) * n;\n"
+    "    __global float *out = y + (long) get_group_id (0) * n;\n"
+    "    float m = -INFINITY, s = 0.0f;\n"
+    "#if KF_ALGO == KF_online\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++) {\n"
+    "            if (v[k] > m) {\n"
+    "                s = s * exp (m - v[k]) + 1.0f;\n"
+    "                m = v[k];\n"
+    "            }\n"
+    "            else\n"
+    "                s += exp (v[k] - m);\n"
+    "        })\n"
+    "    float mx = kf_group_reduce (m, 1, part);\n"
+    "    float sum = kf_group_reduce (m == -INFINITY ? 0.0f : s * exp (m - mx), 0, part);\n"
+    "#else\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            m = fmax (m, v[k]);)\n"
+    "    float mx = kf_group_reduce (m, 1, part);\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            s += exp (v[k] - mx);)\n"
+    "    float sum = kf_group_reduce (s, 0, part);\n"
+    "#endif\n"
+    "    float inv = 1.0f / sum;\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            v[k] = exp (v[k] - mx) * inv;\n"
+    "        KF_ROW_STORE (out))\n"
+    "}\n"
+    ;
+
+static const char *s_opencl_rmsnorm_text =
+    "/* One work-group per row: the sum of squares, then y = x * rsqrt(mean + eps) * weight. */\n"
+    "__kernel __attribute__ ((reqd_work_group_size (WG, 1, 1))) void\n"
+    "kf_rmsnorm_rows (const __global float *restrict x, const __global float *restrict weight,\n"
+    "                 __global float *restrict y, int n, float eps)\n"
+    "{\n"
+    "    __local float part[WG];\n"
+    "    const __global float *row = x + (long) get_group_id (0) * n;\n"
+    "    __global float *out = y + (long) get_group_id (0) * n;\n"
+    "    float acc = 0.0f;\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            acc += v[k] * v[k];)\n"
+    "    float inv = rsqrt (kf_group_reduce (acc, 0, part) / (float) n + eps);\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        float g[VEC];\n"
+    "        if (w == VEC)\n"
+    "            kf_load (weight, i, g);\n"
+    "        else\n"
+    "            g[0] = weight[i];\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            v[k] = v[k] * inv * g[k];\n"
+    "        KF_ROW_STORE (out))\n"
+    "}\n"
+    ;
+
+static const char *s_opencl_layernorm_text =
+    "#define KF_twopass 0\n"
+    "#define KF_sumsq 1\n"
+    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
+    "\n"
+    "/* One work-group per row. twopass: the mean, then the variance of the\n"
+    " * deviations (two reads, no cancellation); sumsq: sum and sum of squares\n"
+    " * in one read (cancels when the mean is large against the spread). */\n"
+    "__kernel __attribute__ ((reqd_work_group_size (WG, 1, 1))) void\n"
+    "kf_layernorm_rows (const __global float *restrict x, const __global float *restrict gamma,\n"
+    "                   const __global float *restrict beta, __global float *restrict y, int n,\n"
+    "                   float eps)\n"
+    "{\n"
+    "    __local float part[WG];\n"
+    "    const __global float *row = x + (long) get_group_id (0) * n;\n"
+    "    __global float *out = y + (long) get_group_id (0) * n;\n"
+    "    float s = 0.0f, q = 0.0f;\n"
+    "#if KF_ALGO == KF_sumsq\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++) {\n"
+    "            s += v[k];\n"
+    "            q += v[k] * v[k];\n"
+    "        })\n"
+    "    float mean = kf_group_reduce (s, 0, part) / (float) n;\n"
+    "    float var = fmax (kf_group_reduce (q, 0, part) / (float) n - mean * mean, 0.0f);\n"
+    "#else\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            s += v[k];)\n"
+    "    float mean = kf_group_reduce (s, 0, part) / (float) n;\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            q += (v[k] - mean) * (v[k] - mean);)\n"
+    "    float var = kf_group_reduce (q, 0, part) / (float) n;\n"
+    "#endif\n"
+    "    float inv = rsqrt (var + eps);\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        float g[VEC], b[VEC];\n"
+    "        if (w == VEC) {\n"
+    "            kf_load (gamma, i, g);\n"
+    "            kf_load (beta, i, b);\n"
+    "        }\n"
+    "        else {\n"
+    "            g[0] = gamma[i];\n"
+    "            b[0] = beta[i];\n"
+    "        }\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            v[k] = (v[k] - mean) * inv * g[k] + b[k];\n"
+    "        KF_ROW_STORE (out))\n"
+    "}\n"
+    ;
+
+static const char *s_opencl_gelu_text =
+    "#define KF_tanh 0\n"
+    "#define KF_exp 1\n"
+    "#define KF_native 2\n"
+    "#define KF_IMPL KF_CAT (KF_, IMPL)\n"
+    "\n"
+    "/* GELU, tanh form. 0.5 v (1 + tanh(u)) equals v / (1 + e^(-2u)): one\n"
+    " * exponential instead of tanh; IMPL=native uses the device's fast\n"
+    " * native_exp, accurate to a few ulp on Intel GPUs. */\n"
+    "static float\n"
+    "kf_gelu (float v)\n"
+    "{\n"
+    "    float u = 0.7978845608f * (v + 0.044715f * v * v * v);\n"
+    "#if KF_IMPL == KF_tanh\n"
+    "    return 0.5f * v * (1.0f + tanh (u));\n"
+    "#elif KF_IMPL == KF_exp\n"
+    "    return v / (1.0f + exp (-2.0f * u));\n"
+    "#else\n"
+    "    return v / (1.0f + native_exp (-2.0f * u));\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "/* VEC elements per work-item; the last work-items take the tail one by one. */\n"
+    "__kernel __attribute__ ((reqd_work_group_size (WG, 1, 1))) void\n"
+    "kf_gelu_all (const __global float *restrict x, __global float *restrict y, long total)\n"
+    "{\n"
+    "    long i = (long) get_global_id (0) * VEC;\n"
+    "    if (i + VEC <= total) {\n"
+    "        float v[VEC];\n"
+    "        kf_load (x, i, v);\n"
+    "        for (int k = 0; k < VEC; k++)\n"
+    "            v[k] = kf_gelu (v[k]);\n"
+    "        kf_store (y, i, v);\n"
+    "    }\n"
+    "    else\n"
+    "        for (; i < total; i++)\n"
+    "            y[i] = kf_gelu (x[i]);\n"
+    "}\n"
+    ;
+
+static const char *s_opencl_rowred_text =
+    "/* KF_REDUCE_MAX is fixed by the task (sum or max), not a tuning choice.\n"
+    " * One work-group per row; work-item 0 writes the row's result. */\n"
+    "__kernel __attribute__ ((reqd_work_group_size (WG, 1, 1))) void\n"
+    "kf_reduce_rows (const __global float *restrict x, __global float *restrict y, int n)\n"
+    "{\n"
+    "    __local float part[WG];\n"
+    "    const __global float *row = x + (long) get_group_id (0) * n;\n"
+    "    float acc = KF_REDUCE_MAX ? -INFINITY : 0.0f;\n"
+    "    KF_ROW_LOOP (row, n,\n"
+    "        for (int k = 0; k < w; k++)\n"
+    "            acc = kf_op (acc, v[k], KF_REDUCE_MAX);)\n"
+    "    float r = kf_group_reduce (acc, KF_REDUCE_MAX, part);\n"
+    "    if (get_local_id (0) == 0)\n"
+    "        y[get_group_id (0)] = r;\n"
+    "}\n"
+    ;
+
 static const s_starter_t s_starters[] = {
     { "softmax", "row softmax over the last dimension", 1, "x", NULL, &s_softmax_text,
       { { "LANES", { "1", "2", "4", "8", "16", NULL } },
@@ -962,6 +1265,42 @@ static const s_starter_t s_cuda_starters[] = {
       { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED } },
 };
 
+//  The same ops in OpenCL C. WG is a power of two from 64 up (the tree
+//  halves it); the plain baseline is 256 work-items, scalar loads and the
+//  local-memory tree. Launch lines: X, W, B are the task's first three
+//  inputs, Y its first output, EPS its scalar eps (or 1e-5 without one).
+#define KF_CL_WG { "WG", { "256", "64", "128", "512", NULL } }
+#define KF_CL_VEC { "VEC", { "1", "2", "4", NULL } }
+#define KF_CL_RED { "RED", { "tree", "builtin", "subgroup", NULL } }
+#define KF_CL_ROWS "global=rows(@X@) * WG local=WG"
+
+static const s_starter_t s_opencl_starters[] = {
+    { "softmax", "row softmax over the last dimension", 1, "x", NULL, &s_opencl_softmax_text,
+      { KF_CL_WG, KF_CL_VEC, KF_CL_RED, { "ALGO", { "threepass", "online", NULL } } } },
+    { "rmsnorm", "RMS norm over the last dimension, times weight", 2, "x, weight", NULL,
+      &s_opencl_rmsnorm_text, { KF_CL_WG, KF_CL_VEC, KF_CL_RED } },
+    { "layernorm", "layer norm over the last dimension, times gamma plus beta", 3,
+      "x, gamma, beta", NULL, &s_opencl_layernorm_text,
+      { KF_CL_WG, KF_CL_VEC, KF_CL_RED, { "ALGO", { "twopass", "sumsq", NULL } } } },
+    { "gelu", "GELU (tanh form), elementwise", 1, "x", NULL, &s_opencl_gelu_text,
+      { KF_CL_WG, KF_CL_VEC, { "IMPL", { "tanh", "exp", "native", NULL } } } },
+    { "row_sum", "sum of each row over the last dimension", 1, "x",
+      "#define KF_REDUCE_MAX 0\n", &s_opencl_rowred_text, { KF_CL_WG, KF_CL_VEC, KF_CL_RED } },
+    { "row_max", "maximum of each row over the last dimension", 1, "x",
+      "#define KF_REDUCE_MAX 1\n", &s_opencl_rowred_text, { KF_CL_WG, KF_CL_VEC, KF_CL_RED } },
+};
+
+//  The kf-launch line of each OpenCL starter, in the order of the table.
+static const char *const s_opencl_launch[] = {
+    "kf_softmax_rows(@X@, @Y@, cols(@X@)) " KF_CL_ROWS,
+    "kf_rmsnorm_rows(@X@, @W@, @Y@, cols(@X@), @EPS@) " KF_CL_ROWS,
+    "kf_layernorm_rows(@X@, @W@, @B@, @Y@, cols(@X@), @EPS@) " KF_CL_ROWS,
+    "kf_gelu_all(@X@, @Y@, numel(@X@):long) global=round_up(cdiv(numel(@X@), VEC), WG)"
+    " local=WG",
+    "kf_reduce_rows(@X@, @Y@, cols(@X@)) " KF_CL_ROWS,
+    "kf_reduce_rows(@X@, @Y@, cols(@X@)) " KF_CL_ROWS,
+};
+
 static int
 s_n_params (const s_starter_t *st)
 {
@@ -986,12 +1325,20 @@ s_is_cuda (const char *language)
     return language && strcmp (language, "cuda") == 0;
 }
 
+static bool
+s_is_opencl (const char *language)
+{
+    return language && strcmp (language, "opencl") == 0;
+}
+
 static const s_starter_t *
 s_find_starter (const char *key, const char *language)
 {
-    const s_starter_t *table = s_is_cuda (language) ? s_cuda_starters : s_starters;
+    const s_starter_t *table = s_is_cuda (language) ? s_cuda_starters
+                               : s_is_opencl (language) ? s_opencl_starters : s_starters;
     size_t n = s_is_cuda (language) ? sizeof s_cuda_starters / sizeof s_cuda_starters[0]
-                                    : sizeof s_starters / sizeof s_starters[0];
+               : s_is_opencl (language) ? sizeof s_opencl_starters / sizeof s_opencl_starters[0]
+                                        : sizeof s_starters / sizeof s_starters[0];
     for (size_t i = 0; i < n; i++)
         if (strcmp (table[i].key, key) == 0)
             return &table[i];
@@ -1165,8 +1512,45 @@ s_mutate (const s_starter_t *st, int choice[], uint64_t *rng)
     }
 }
 
+//  Writes ST's kf-launch line with the task's own names: @X@ @W@ @B@ the
+//  first three inputs, @Y@ the first output, @EPS@ the scalar eps, or the
+//  C starters' default 1e-5 when the task has none.
+static void
+s_emit_launch (FILE *f, const s_starter_t *st, json_t *task)
+{
+    json_t *inputs = json_object_get (task, "inputs");
+    const char *x = json_string_value (json_object_get (json_array_get (inputs, 0), "name"));
+    const char *w = json_string_value (json_object_get (json_array_get (inputs, 1), "name"));
+    const char *b = json_string_value (json_object_get (json_array_get (inputs, 2), "name"));
+    const char *y = json_string_value (json_object_get (
+        json_array_get (json_object_get (task, "outputs"), 0), "name"));
+    bool eps = json_is_number (json_object_get (json_object_get (task, "scalars"), "eps"));
+    fputs ("/* kf-launch: ", f);
+    for (const char *p = s_opencl_launch[st - s_opencl_starters]; *p; p++) {
+        const char *name = NULL;
+        size_t skip = 0;
+        if (!strncmp (p, "@X@", 3))
+            name = x, skip = 3;
+        else if (!strncmp (p, "@W@", 3))
+            name = w, skip = 3;
+        else if (!strncmp (p, "@B@", 3))
+            name = b, skip = 3;
+        else if (!strncmp (p, "@Y@", 3))
+            name = y, skip = 3;
+        else if (!strncmp (p, "@EPS@", 5))
+            name = eps ? "eps" : "1e-5:float", skip = 5;
+        if (skip) {
+            fputs (name ? name : "?", f);
+            p += skip - 1;
+        }
+        else
+            fputc (*p, f);
+    }
+    fputs (" */\n", f);
+}
+
 static char *
-s_emit (const s_starter_t *st, const int choice[], const char *language)
+s_emit (const s_starter_t *st, const int choice[], const char *language, json_t *task)
 {
     char *buf = NULL;
     size_t size = 0;
@@ -1178,7 +1562,8 @@ s_emit (const s_starter_t *st, const int choice[], const char *language)
                 " *  Written by the KernelFoundry offline generator, a built-in template\n"
                 " *  library, not a language model. The parameters below choose between\n"
                 " *  real implementations; each may be overridden with -DNAME=VALUE. */\n",
-             st->key, st->title, s_is_cuda (language) ? "CUDA" : "host");
+             st->key, st->title, s_is_cuda (language) ? "CUDA"
+                                 : s_is_opencl (language) ? "Level Zero (OpenCL C)" : "host");
     fprintf (f, "/* kf-params:");
     for (int i = 0; i < np; i++)
         fprintf (f, " %s=%s", st->params[i].name, st->params[i].values[choice[i]]);
@@ -1189,13 +1574,16 @@ s_emit (const s_starter_t *st, const int choice[], const char *language)
             fprintf (f, "%s%s", v ? "," : "", st->params[i].values[v]);
     }
     fprintf (f, " */\n");
+    if (s_is_opencl (language))
+        s_emit_launch (f, st, task);
     for (int i = 0; i < np; i++)
         fprintf (f, "#ifndef %s\n#define %s %s\n#endif\n", st->params[i].name,
                  st->params[i].name, st->params[i].values[choice[i]]);
     if (st->fixed)
         fputs (st->fixed, f);
     fputs ("\n", f);
-    fputs (s_is_cuda (language) ? s_cuda_prelude_text : s_prelude_text, f);
+    fputs (s_is_cuda (language) ? s_cuda_prelude_text
+           : s_is_opencl (language) ? s_opencl_prelude_text : s_prelude_text, f);
     fputs ("\n", f);
     fputs (*st->body, f);
     if (fclose (f) != 0) {
@@ -1232,8 +1620,10 @@ kf_offline_generate (json_t *payload, char **err)
         return NULL;
     }
     const char *language = json_string_value (json_object_get (payload, "language"));
-    if (language && strcmp (language, "c") != 0 && strcmp (language, "cuda") != 0) {
-        kf_fail (err, "offline generator writes C (host) and CUDA only, not '%s'", language);
+    if (language && strcmp (language, "c") != 0 && !s_is_cuda (language)
+        && !s_is_opencl (language)) {
+        kf_fail (err, "offline generator writes C (host), CUDA and OpenCL C only, not '%s'",
+                 language);
         return NULL;
     }
     json_t *seed_json = json_object_get (payload, "seed");
@@ -1267,7 +1657,7 @@ kf_offline_generate (json_t *payload, char **err)
         for (int i = 0; i < s_n_params (st); i++)
             choice[i] = (int) (s_next (&rng) % (uint64_t) s_n_values (&st->params[i]));
     }
-    char *source = s_emit (st, choice, language);
+    char *source = s_emit (st, choice, language, task);
     if (!source)
         kf_fail (err, "offline generator: out of memory");
     return source;

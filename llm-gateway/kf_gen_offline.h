@@ -1,7 +1,8 @@
 /*  kf_gen_offline.h - the built-in offline generator.
  *
  *  Not a language model: a small library of starter kernels in C for the
- *  host backend and in CUDA (language "cuda") for NVIDIA GPUs (softmax,
+ *  host backend, in CUDA (language "cuda") for NVIDIA GPUs and in OpenCL C
+ *  (language "opencl") for Intel GPUs through Level Zero (softmax,
  *  rmsnorm, layernorm, gelu, row sum, row max), each
  *  a template with tuning parameters that are real implementation choices.
  *  Without a parent it proposes a seeded point of the parameter space; with
