@@ -3,7 +3,8 @@
 # whole suite (AddressSanitizer build, private PostgreSQL, real daemons).
 
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
-             libpq-dev postgresql pkg-config iproute2 jq python3-torch
+             libpq-dev postgresql pkg-config iproute2 jq python3-torch \
+             clang llvm-spirv-14 spirv-tools libze1 libze-dev
 PC_LIBS   := libczmq libzmq jansson libcurl libpq
 
 BUILD     ?= build
