@@ -348,10 +348,23 @@ s_check_source (json_t *task, const char *key, bool required, const char *dir, c
     return 0;
 }
 
+//  A PyTorch task (reference.language "pytorch") is submitted without
+//  tensors: the coordinator derives them from its reference job's
+//  manifest (coordinator/kf_reference.c), and that derived task has them.
+static bool
+s_pytorch_pending (json_t *task, const char *key)
+{
+    json_t *lang = json_object_get (json_object_get (task, "reference"), "language");
+    return !json_object_get (task, key) && json_is_string (lang)
+           && strcmp (json_string_value (lang), "pytorch") == 0;
+}
+
 static int
 s_check_tensors (json_t *task, const char *key, bool is_input, char **err)
 {
     json_t *list = json_object_get (task, key);
+    if (s_pytorch_pending (task, key))
+        return 0;
     if (!list)
         return kf_fail (err, "%s: missing field", key);
     if (!json_is_array (list) || json_array_size (list) == 0)
