@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define S_MAX_TENSORS 32
 #define S_MAX_SCRATCH 64
@@ -104,6 +105,82 @@ s_copy_bandwidth (double *gbs, char *why, size_t why_size)
     return rc ? -1 : 0;
 }
 
+// --------------------------------------------------------------------------
+//  Compute ceiling: an f32 FMA kernel loaded from PTX text through the
+//  driver API (no compiler needed at run time), eight independent chains
+//  per thread so throughput, not latency, binds; four blocks of 256
+//  threads per multiprocessor; the best of three launches. The result is
+//  stored only if it equals a value it never takes, so nothing is
+//  optimised away and no memory traffic is timed.
+
+static const char s_fma_ptx[] =
+    ".version 7.0\n.target sm_52\n.address_size 64\n"
+    ".visible .entry kf_fma_peak (.param .u64 out, .param .u32 iters)\n{\n"
+    "  .reg .f32 a<8>, m, c;\n  .reg .u32 i, n, t;\n  .reg .u64 ptr;\n  .reg .pred p;\n"
+    "  ld.param.u64 ptr, [out];\n  ld.param.u32 n, [iters];\n"
+    "  mov.u32 t, %tid.x;\n  cvt.rn.f32.u32 a0, t;\n"
+    "  add.f32 a1, a0, 0f3F800000;\n  add.f32 a2, a0, 0f40000000;\n"
+    "  add.f32 a3, a0, 0f40400000;\n  add.f32 a4, a0, 0f40800000;\n"
+    "  add.f32 a5, a0, 0f40A00000;\n  add.f32 a6, a0, 0f40C00000;\n"
+    "  add.f32 a7, a0, 0f40E00000;\n"
+    "  mov.f32 m, 0f3F7FFFEF;\n  mov.f32 c, 0f33D6BF95;\n  mov.u32 i, 0;\n"
+    "LOOP:\n"
+    "  fma.rn.f32 a0, a0, m, c;\n  fma.rn.f32 a1, a1, m, c;\n"
+    "  fma.rn.f32 a2, a2, m, c;\n  fma.rn.f32 a3, a3, m, c;\n"
+    "  fma.rn.f32 a4, a4, m, c;\n  fma.rn.f32 a5, a5, m, c;\n"
+    "  fma.rn.f32 a6, a6, m, c;\n  fma.rn.f32 a7, a7, m, c;\n"
+    "  add.u32 i, i, 1;\n  setp.lt.u32 p, i, n;\n  @p bra LOOP;\n"
+    "  add.f32 a0, a0, a1;\n  add.f32 a2, a2, a3;\n  add.f32 a4, a4, a5;\n"
+    "  add.f32 a6, a6, a7;\n  add.f32 a0, a0, a2;\n  add.f32 a4, a4, a6;\n"
+    "  add.f32 a0, a0, a4;\n  setp.eq.f32 p, a0, 0fC2F6E979;\n"
+    "  @p st.global.f32 [ptr], a0;\n  ret;\n}\n";
+
+//  *GFLOPS and *SOURCE ("fma-ptx"), or -1 with WHY when the driver API is
+//  missing or the kernel does not load or run.
+static int
+s_fma_peak (int sms, double *gflops, const char **source, char *why, size_t why_size)
+{
+    *gflops = 0;
+    *source = "none";
+    if (!s_api->ModuleLoadData) {
+        snprintf (why, why_size, "no driver API (libcuda.so.1) for the FMA kernel");
+        return -1;
+    }
+    void *module = NULL, *fn = NULL, *out = NULL, *e0 = NULL, *e1 = NULL;
+    int rc = s_api->ModuleLoadData (&module, s_fma_ptx);
+    if (!rc) rc = s_api->ModuleGetFunction (&fn, module, "kf_fma_peak");
+    if (!rc) rc = s_api->Malloc (&out, 256);
+    if (!rc) rc = s_api->EventCreate (&e0);
+    if (!rc) rc = s_api->EventCreate (&e1);
+    unsigned iters = 8192, blocks = (unsigned) (sms > 0 ? sms : 1) * 4, threads = 256;
+    double best_ms = 0;
+    for (int r = 0; r < 4 && !rc; r++) {
+        void *params[] = { &out, &iters };
+        float ms = 0;
+        rc = s_api->EventRecord (e0, NULL);
+        if (!rc) rc = s_api->LaunchKernel (fn, blocks, 1, 1, threads, 1, 1, 0, NULL, params, NULL);
+        if (!rc) rc = s_api->EventRecord (e1, NULL);
+        if (!rc) rc = s_api->EventSynchronize (e1);
+        if (!rc) rc = s_api->EventElapsedTime (&ms, e0, e1);
+        //  The first launch pays for loading the module: not counted.
+        if (!rc && r > 0 && ms > 0 && (best_ms == 0 || ms < best_ms))
+            best_ms = ms;
+    }
+    if (rc)
+        snprintf (why, why_size, "FMA kernel: error %d", rc);
+    else if (best_ms > 0) {
+        double flops = 2.0 * 8 * (double) iters * (double) blocks * threads;
+        *gflops = flops / (best_ms * 1e-3) / 1e9;
+        *source = "fma-ptx";
+    }
+    if (e0) s_api->EventDestroy (e0);
+    if (e1) s_api->EventDestroy (e1);
+    if (out) s_api->Free (out);
+    if (module) s_api->ModuleUnload (module);
+    s_api->GetLastError ();
+    return rc ? -1 : 0;
+}
+
 //  Name, compute capability, multiprocessors, memory and L2 of DEVICE.
 typedef struct {
     char name[256];
@@ -173,6 +250,10 @@ s_cuda_probe (int device, char *why, size_t why_size)
         s_api->DeviceReset ();
         return NULL;
     }
+    double peak = 0;
+    const char *peak_source = "none";
+    char peak_why[200];
+    s_fma_peak (d.sms, &peak, &peak_source, peak_why, sizeof peak_why);
     int runtime = 0, driver = 0;
     s_api->RuntimeGetVersion (&runtime);
     s_api->DriverGetVersion (&driver);
@@ -190,6 +271,8 @@ s_cuda_probe (int device, char *why, size_t why_size)
                              "copy_bandwidth_gbs", round (gbs * 10) / 10,
                              "runtime_version", runtime, "driver_version", driver,
                              "runtime", s_api->path);
+    json_object_set_new (dev, "peak_gflops", json_real (round (peak)));
+    json_object_set_new (dev, "peak_source", json_string (peak_source));
     return json_pack ("{s:s, s:[o]}", "arch", arch, "devices", dev);
 }
 
@@ -303,6 +386,13 @@ typedef struct {
     kf_eval_tol_t tol;
     kf_eval_worst_t worst;
     char detail[512];
+    //  Where the right answers come from: the reference's kf_forward
+    //  (REF_FN), or exported PyTorch data (RD over DATA, no REF_FN).
+    const kf_eval_refdata_t *rd;
+    const char *data;
+    kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
+    double ref_s;            // reference time over the correctness calls
+    int ref_calls;
 } s_eval_t;
 
 //  What a step found; the first non-S_OK ends the evaluation.
@@ -404,38 +494,66 @@ s_compare (s_eval_t *e, const char *when)
     return bad ? S_INCORRECT : S_OK;
 }
 
-//  One correctness set: fresh inputs, the reference, then the candidate
-//  on the same inputs, then every check.
+//  One correctness set: inputs (drawn, or the exported ones), the right
+//  outputs (the reference's, or the exported ones), then the candidate on
+//  the same inputs and every check. WHEN names the set in a detail.
 static int
-s_run_set (s_eval_t *e, uint64_t seed, int set)
+s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
 {
     int cuda_rc, r, st;
-    for (int i = 0; i < e->n_in; i++)
-        kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
-                      e->in_h[i], e->in[i].numel, kf_eval_input_seed (seed, set, i));
-    if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->ref_d)))
-        return st;
-    r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
-    if (cuda_rc || r) {
-        if (cuda_rc)
-            snprintf (e->detail, sizeof e->detail, "reference: CUDA error on set %d: %s",
-                      set, s_err (cuda_rc));
+    const kf_eval_refdata_t *rd = e->rd;
+    for (int i = 0; i < e->n_in; i++) {
+        if (rd)
+            memcpy (e->in_h[i], e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
         else
-            snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on set %d", r, set);
-        return S_REF_FAILED;
+            kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
+                          e->in_h[i], e->in[i].numel, kf_eval_input_seed (seed, set, i));
     }
-    for (int o = 0; o < e->n_out; o++) {
-        int rc = s_api->Memcpy (e->ref_h[o], e->ref_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
-        if (rc)
-            return s_harness (e, rc, "reading reference outputs");
+    if (rd) {
+        e->ctx.n_scalars = rd->n_scalars;
+        e->ctx.scalar_names = rd->name_ptrs;
+        e->ctx.scalars = rd->values + (size_t) set * (size_t) rd->n_scalars;
+        for (int o = 0; o < e->n_out; o++)
+            memcpy (e->ref_h[o], e->data + rd->out_off[set * rd->n_out + o], e->out[o].bytes);
     }
+    else {
+        if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->ref_d)))
+            return st;
+        double t0 = s_now ();
+        r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
+        e->ref_s += s_now () - t0;
+        e->ref_calls++;
+        if (cuda_rc || r) {
+            if (cuda_rc)
+                snprintf (e->detail, sizeof e->detail, "reference: CUDA error on %s: %s",
+                          when, s_err (cuda_rc));
+            else
+                snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
+            return S_REF_FAILED;
+        }
+        for (int o = 0; o < e->n_out; o++) {
+            int rc = s_api->Memcpy (e->ref_h[o], e->ref_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
+            if (rc)
+                return s_harness (e, rc, "reading reference outputs");
+        }
+    }
+    if (e->degen) {
+        uint64_t h = 0;
+        for (int i = 0; i < e->n_in; i++)
+            h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
+        kf_eval_degen_inputs (e->degen, h);
+        for (int o = 0; o < e->n_out; o++)
+            kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_h[o],
+                                  e->tol.atol_dtype[e->out[o].dtype]);
+        kf_eval_degen_end_set (e->degen);
+    }
+    if (!e->cand_fn)
+        return S_OK;            // a probe: the reference alone
     //  The candidate gets the inputs as drawn, whatever the reference did.
     if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->cand_d)))
         return st;
     r = s_call (e, e->cand_fn, e->cand_t, 'C', &cuda_rc);
-    e->worst.sets = set + 1;
-    char when[32];
-    snprintf (when, sizeof when, "set %d", set);
+    e->worst.sets++;
     if (cuda_rc) {
         snprintf (e->detail, sizeof e->detail, "%s: CUDA error in the candidate: %s",
                   when, s_err (cuda_rc));
@@ -551,10 +669,14 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
     double ref_total = 0, cand_total = 0;
     int calls = 0;
     double start = s_now ();
+    //  Without a reference kernel (PyTorch data) the candidate is timed
+    //  alone, by the same protocol.
     while (calls < warmup_calls || s_now () - start < warmup_s) {
-        if ((st = s_sample (e, e->ref_fn, e->ref_t, 1, 'R', (unsigned) calls, &ns, &cuda_rc)))
-            return s_sample_failed (e, st, 1, cuda_rc);
-        ref_total += fmax (ns - t->overhead_ns, 0);
+        if (e->ref_fn) {
+            if ((st = s_sample (e, e->ref_fn, e->ref_t, 1, 'R', (unsigned) calls, &ns, &cuda_rc)))
+                return s_sample_failed (e, st, 1, cuda_rc);
+            ref_total += fmax (ns - t->overhead_ns, 0);
+        }
         if ((st = s_sample (e, e->cand_fn, e->cand_t, 1, 'C', (unsigned) calls, &ns, &cuda_rc)))
             return s_sample_failed (e, st, 0, cuda_rc);
         cand_total += fmax (ns - t->overhead_ns, 0);
@@ -564,7 +686,7 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
     t->cand_calls = s_calls_for (cand_total / calls);
     //  A single cold call overstates the cost of calls in a loop; one
     //  trial sample each corrects the count.
-    for (int side = 0; side < 2; side++) {
+    for (int side = e->ref_fn ? 0 : 1; side < 2; side++) {
         int *n = side ? &t->cand_calls : &t->ref_calls;
         if ((st = s_sample (e, side ? e->cand_fn : e->ref_fn, side ? e->cand_t : e->ref_t,
                             *n, side ? 'C' : 'R', 0, &ns, &cuda_rc)))
@@ -584,13 +706,14 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
     t->samples = 0;
     while ((t->samples < min_samples || measured < min_time) && t->samples < S_MAX_SAMPLES) {
         unsigned salt = (unsigned) t->samples;
-        double ref_ns, cand_ns;
-        if ((st = s_sample (e, e->ref_fn, e->ref_t, t->ref_calls, 'R', salt, &ref_ns, &cuda_rc)))
+        double ref_ns = 0, cand_ns;
+        if (e->ref_fn
+            && (st = s_sample (e, e->ref_fn, e->ref_t, t->ref_calls, 'R', salt, &ref_ns, &cuda_rc)))
             return s_sample_failed (e, st, 1, cuda_rc);
         if ((st = s_sample (e, e->cand_fn, e->cand_t, t->cand_calls, 'C', salt + 1, &cand_ns, &cuda_rc)))
             return s_sample_failed (e, st, 0, cuda_rc);
         //  Never let the subtraction eat a sample: a floor of 0.1% of it.
-        t->ref_ns[t->samples] = fmax (ref_ns - t->overhead_ns, ref_ns * 1e-3) / t->ref_calls;
+        t->ref_ns[t->samples] = e->ref_fn ? fmax (ref_ns - t->overhead_ns, ref_ns * 1e-3) / t->ref_calls : 0;
         t->cand_ns[t->samples] = fmax (cand_ns - t->overhead_ns, cand_ns * 1e-3) / t->cand_calls;
         t->samples++;
         measured += (ref_ns + cand_ns) * 1e-9;
@@ -598,70 +721,75 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
     return S_OK;
 }
 
-//  Bandwidth against the measured copy ceiling, and the audit flag.
+//  Bandwidth and FLOP rate against the measured ceilings, and the audit
+//  flag (kf_eval_roofline). CAND_NS and REF_NS are medians (REF_NS 0:
+//  no paired reference).
 static void
-s_roofline (s_eval_t *e, json_t *result, const s_timing_t *tm, double speedup,
-            double copy_gbs, size_t l2_bytes)
+s_roofline (s_eval_t *e, json_t *result, json_t *task, double cand_ns, double ref_ns,
+            double speedup, const kf_eval_ceilings_t *ceil, size_t l2_bytes, double overhead_ns)
 {
     double bytes = 0;
     for (int i = 0; i < e->n_in; i++)
         bytes += (double) e->in[i].bytes;
     for (int o = 0; o < e->n_out; o++)
         bytes += (double) e->out[o].bytes;
-    double cand_med = kf_eval_median (tm->cand_ns, tm->samples);
-    double ref_med = kf_eval_median (tm->ref_ns, tm->samples);
-    double cand_gbs = cand_med > 0 ? bytes / cand_med : 0;    // bytes per ns = GB/s
-    double ref_gbs = ref_med > 0 ? bytes / ref_med : 0;
+    json_t *fl = json_object_get (task, "flops");
+    double flops = json_is_array (fl) ? json_number_value (json_array_get (fl, 0))
+                                      : json_number_value (fl);
     //  Calls inside a sample find the data left in L2 by the call before,
     //  so the DRAM ceiling binds only when the data cannot stay there.
     bool applies = bytes > (double) l2_bytes;
-    json_object_set_new (result, "bandwidth", json_pack (
-        "{s:f, s:f, s:f, s:f, s:b, s:f}", "bytes", bytes,
-        "candidate_gbs", cand_gbs, "reference_gbs", ref_gbs,
-        "copy_gbs", copy_gbs, "roofline_applies", applies,
-        "candidate_fraction_of_copy", copy_gbs > 0 ? cand_gbs / copy_gbs : 0));
-    json_object_set_new (result, "sync_overhead_ns", json_real (tm->overhead_ns));
-    char reason[256] = "";
-    if (applies && copy_gbs > 0 && cand_gbs > copy_gbs)
-        snprintf (reason, sizeof reason,
-                  "moves its inputs and outputs at %.0f GB/s, above the measured copy bandwidth of %.0f GB/s",
-                  cand_gbs, copy_gbs);
-    else if (speedup > 10)
-        snprintf (reason, sizeof reason, "%.1fx faster than the reference (over 10x)", speedup);
-    json_object_set_new (result, "audit", json_boolean (reason[0] != 0));
-    if (reason[0])
-        json_object_set_new (result, "audit_reason", json_string (reason));
+    kf_eval_roofline (result, bytes, flops, cand_ns, ref_ns, ceil, applies, speedup);
+    json_object_set_new (result, "sync_overhead_ns", json_real (overhead_ns));
 }
 
+//  Frees a case's tensors; DEVICE too for a shape case whose buffers
+//  must make room for the next (the main case's go with the process,
+//  which ends right after the verdict, and a sticky error would fail the
+//  frees anyway).
 static void
-s_eval_free (s_eval_t *e)
+s_free_tensors (s_eval_t *e, bool device)
 {
-    //  Device memory goes with the process, which ends right after this;
-    //  freeing it would cost time and fail anyway after a sticky error.
     for (int i = 0; i < S_MAX_TENSORS; i++) {
         free (e->in_h[i]);
         free (e->back_h[i]);
         free (e->ref_h[i]);
         free (e->cand_h[i]);
         free (e->poison_h[i]);
+        e->in_h[i] = e->back_h[i] = e->ref_h[i] = e->cand_h[i] = e->poison_h[i] = NULL;
+        if (device) {
+            s_dbuf_t *bufs[3] = { &e->in_d[i], &e->ref_d[i], &e->cand_d[i] };
+            for (int k = 0; k < 3; k++)
+                if (bufs[k]->base) {
+                    s_api->Free (bufs[k]->base);
+                    bufs[k]->base = NULL;
+                }
+        }
     }
     free (e->scalar_names);
     free (e->scalars);
-    free (e);
+    e->scalar_names = NULL;
+    e->scalars = NULL;
 }
 
-//  Loads the libraries, parses the task, allocates every buffer.
+//  Loads the reference (unless the right answers are exported data) and
+//  the candidate (unless this is a probe). Returns S_OK, S_REF_FAILED, or
+//  -1 when the candidate does not load.
 static int
-s_setup (s_eval_t *e, const char *dir, json_t *task)
+s_load (s_eval_t *e, const char *dir, bool data, bool probe)
 {
     char path[4200];
-    snprintf (path, sizeof path, "%s/reference.so", dir);
-    void *ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-    e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
-    if (!e->ref_fn) {
-        snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
-        return S_REF_FAILED;
+    if (!data) {
+        snprintf (path, sizeof path, "%s/reference.so", dir);
+        void *ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+        e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
+        if (!e->ref_fn) {
+            snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
+            return S_REF_FAILED;
+        }
     }
+    if (probe)
+        return S_OK;
     snprintf (path, sizeof path, "%s/candidate.so", dir);
     kf_eval_set_phase ('C');    // constructors of the candidate run in dlopen
     void *cand_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
@@ -674,7 +802,14 @@ s_setup (s_eval_t *e, const char *dir, json_t *task)
         return -1;              // load_failed
     }
     //  Libraries stay loaded: the process ends right after the verdict.
+    return S_OK;
+}
 
+//  A case's tensors: device buffers between canaries and host images for
+//  TASK's (possibly reshaped) inputs and outputs, and the scalars.
+static int
+s_setup (s_eval_t *e, json_t *task)
+{
     json_t *ins = json_object_get (task, "inputs");
     json_t *outs = json_object_get (task, "outputs");
     e->n_in = (int) json_array_size (ins);
@@ -723,14 +858,11 @@ s_setup (s_eval_t *e, const char *dir, json_t *task)
     }
     const char *key;
     json_t *value;
+    e->ctx.n_scalars = 0;
     json_object_foreach (scalars, key, value) {
         e->scalar_names[e->ctx.n_scalars] = key;
         e->scalars[e->ctx.n_scalars++] = json_number_value (value);
     }
-    if ((rc = s_api->StreamCreateWithFlags (&e->stream, 0))
-        || (rc = s_api->EventCreate (&e->ev0))
-        || (rc = s_api->EventCreate (&e->ev1)))
-        return s_harness (e, rc, "creating the stream and events");
     e->ctx.backend = KF_BACKEND_CUDA;
     e->ctx.stream = e->stream;
     e->ctx.scalar_names = e->scalar_names;
@@ -738,6 +870,44 @@ s_setup (s_eval_t *e, const char *dir, json_t *task)
     e->ctx.scratch_alloc = s_scratch_alloc;
     e->ctx.scratch_state = &e->scratch;
     return S_OK;
+}
+
+//  Folds the figures of a shape case into the evaluation's.
+static void
+s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
+{
+    into->sets += w->sets;
+    if (w->match_fraction < into->match_fraction)
+        into->match_fraction = w->match_fraction;
+    if (w->cosine < into->cosine)
+        into->cosine = w->cosine;
+    if (w->max_abs > into->max_abs)
+        into->max_abs = w->max_abs;
+    if (w->max_rel > into->max_rel)
+        into->max_rel = w->max_rel;
+    into->nonfinite_mismatch += w->nonfinite_mismatch;
+}
+
+//  DIR/reference.bin (exported PyTorch data) in memory, or NULL.
+static char *
+s_read_data (const char *dir, size_t *size)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/reference.bin", dir);
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return NULL;
+    fseek (f, 0, SEEK_END);
+    long n = ftell (f);
+    fseek (f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc ((size_t) n + 1) : NULL;
+    if (buf && fread (buf, 1, (size_t) n, f) != (size_t) n) {
+        free (buf);
+        buf = NULL;
+    }
+    fclose (f);
+    *size = buf ? (size_t) n : 0;
+    return buf;
 }
 
 static int
@@ -756,15 +926,39 @@ s_cuda_child_main (const char *dir, json_t *job)
         return 2;
     json_t *task = json_object_get (job, "task");
     json_t *timing = json_object_get (job, "timing");
+    json_t *refdata = json_object_get (job, "reference_data");
+    bool probe = json_is_true (json_object_get (job, "probe"));
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
+    kf_eval_worst_t total = e->worst;
+    kf_eval_refdata_t rd;
+    memset (&rd, 0, sizeof rd);
+    kf_eval_degen_t degen;
+    kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
+    char *data = NULL;
+    size_t data_size = 0;
     s_timing_t tm = { 0 };
     json_t *result = NULL;
     s_devinfo_t info;
     memset (&info, 0, sizeof info);
     double copy_gbs = 0;
+    const char *verdict = "correct";
+    int n_cases = 1;
 
-    int st = s_setup (e, dir, task);
+    int st = S_OK;
+    if (json_is_object (refdata)) {
+        data = s_read_data (dir, &data_size);
+        if (!data || kf_eval_refdata_parse (&rd, task, refdata, data_size, e->detail,
+                                            sizeof e->detail)) {
+            if (!data)
+                snprintf (e->detail, sizeof e->detail, "reference data does not load");
+            st = S_REF_FAILED;
+        }
+        e->rd = &rd;
+        e->data = data;
+    }
+    if (st == S_OK)
+        st = s_load (e, dir, e->rd != NULL, probe);
     if (st < 0) {
         kf_eval_write_verdict (dir, "load_failed", e->detail);
         goto done;
@@ -774,44 +968,116 @@ s_cuda_child_main (const char *dir, json_t *job)
         snprintf (e->detail, sizeof e->detail, "harness: %s", why);
         st = S_HARNESS;
     }
+    int rc;
+    if (!st && ((rc = s_api->StreamCreateWithFlags (&e->stream, 0))
+                || (rc = s_api->EventCreate (&e->ev0))
+                || (rc = s_api->EventCreate (&e->ev1))))
+        st = s_harness (e, rc, "creating the stream and events");
     //  The flush buffer: twice the L2, so nothing of the last sample
     //  survives in it.
     size_t flush_bytes = 2 * (size_t) (info.l2_bytes > 0 ? info.l2_bytes : 64 << 20);
     if (!st && (st = s_harness (e, s_api->Malloc (&e->flush, flush_bytes),
                                 "allocating the L2 flush buffer")) == S_OK)
         e->flush_bytes = flush_bytes;
+    kf_eval_stamp (KF_EVAL_T_LOADED);
 
-    //  Correctness: 5 fresh input sets seeded from the job's seed.
-    for (int set = 0; set < 5 && st == S_OK; set++)
-        st = s_run_set (e, seed, set);
+    //  Correctness: the main shape (5 fresh input sets, or every exported
+    //  set), then 2 sets of each extra shape case in buffers of its own;
+    //  the main case's stay for the timing.
+    n_cases = e->rd ? 1 : kf_eval_n_cases (task);
+    for (int c = 0; c < n_cases && st == S_OK; c++) {
+        s_eval_t *ce = e;
+        if (c > 0) {
+            ce = calloc (1, sizeof *ce);
+            if (!ce) {
+                snprintf (e->detail, sizeof e->detail, "harness: out of memory for a shape case");
+                st = S_HARNESS;
+                break;
+            }
+            ce->ref_fn = e->ref_fn;
+            ce->cand_fn = e->cand_fn;
+            ce->tol = e->tol;
+            ce->worst.match_fraction = ce->worst.cosine = 1;
+            ce->stream = e->stream;
+        }
+        ce->degen = probe && c == 0 ? &degen : NULL;
+        json_t *case_task = kf_eval_case_task (task, c);
+        char label[256] = "";
+        if (c > 0)
+            kf_eval_case_label (task, c, label, sizeof label);
+        st = s_setup (ce, case_task);
+        int n_sets = c > 0 ? 2 : e->rd ? e->rd->n_sets : 5;
+        for (int set = 0; set < n_sets && st == S_OK; set++) {
+            char when[320];
+            snprintf (when, sizeof when, "%s%sset %d", label, c > 0 ? ", " : "", set);
+            st = s_run_set (ce, seed, c * 100 + set, when);
+        }
+        json_decref (case_task);
+        s_merge_worst (&total, &ce->worst);
+        if (ce != e) {
+            snprintf (e->detail, sizeof e->detail, "%s", ce->detail);
+            s_free_tensors (ce, true);
+            free (ce);
+        }
+    }
+    kf_eval_stamp (KF_EVAL_T_CHECKED);
 
-    //  Timing on the last set's inputs, then the outputs of the timing
-    //  loop checked against that set's reference outputs.
+    if (probe && st == S_OK) {
+        result = json_pack ("{s:s, s:b, s:o, s:f, s:i, s:i}", "verdict", "probed", "ok", 1,
+                            "degenerate", kf_eval_degen_json (&degen), "reference_ms",
+                            e->ref_calls ? e->ref_s * 1e3 / e->ref_calls : 0.0,
+                            "sets", degen.sets, "cases", n_cases);
+        kf_eval_write_result (dir, result);
+        goto done;
+    }
+
+    //  Timing on the main shape's last set, then the outputs of the timing
+    //  loop checked against that set's right outputs.
     if (st == S_OK && (st = s_poison_outputs (e, e->cand_d)) == S_OK
         && (st = s_time (e, timing, &tm)) == S_OK
         && (st = s_check_memory (e, "timing")) == S_OK)
         st = s_compare (e, "timing");
+    kf_eval_stamp (KF_EVAL_T_TIMED);
 
     if (st == S_REF_FAILED || st == S_HARNESS) {
         kf_eval_write_verdict (dir, st == S_REF_FAILED ? "reference_failed" : "harness_failed",
                                e->detail);
         goto done;
     }
-    const char *verdict = st == S_OK ? "correct" : st == S_CRASHED ? "crashed" : "incorrect";
+    verdict = st == S_OK ? "correct" : st == S_CRASHED ? "crashed" : "incorrect";
     result = json_object ();
     json_object_set_new (result, "verdict", json_string (verdict));
     json_object_set_new (result, "detail", json_string (st == S_OK ? "all checks passed" : e->detail));
-    json_object_set_new (result, "correctness", kf_eval_correctness_json (&e->worst));
+    json_object_set_new (result, "correctness", kf_eval_correctness_json (&total));
+    json_object_set_new (json_object_get (result, "correctness"), "cases", json_integer (n_cases));
     json_object_set_new (result, "device", json_pack ("{s:s, s:i}", "name", info.name,
                                                       "index", device));
-    double speedup = -1;
-    if (st == S_OK && tm.samples > 0)
-        speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
-    if (speedup >= 0) {
-        json_object_set_new (result, "speedup", json_real (speedup));
+    if (st == S_OK && tm.samples > 0) {
+        double cand_med = kf_eval_median (tm.cand_ns, tm.samples), ref_med, speedup;
         json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
-        json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
-        s_roofline (e, result, &tm, speedup, copy_gbs, (size_t) info.l2_bytes);
+        if (e->rd) {
+            //  Not a paired ratio: eager PyTorch was timed in its own job.
+            speedup = cand_med > 0 ? e->rd->eager_ns / cand_med : 0;
+            ref_med = e->rd->eager_ns;
+            json_object_set_new (result, "reference", json_pack ("{s:f, s:s}", "median_ns",
+                                 e->rd->eager_ns, "kind", "pytorch-eager"));
+            json_object_set_new (result, "speedup_compiled",
+                                 e->rd->compiled_ns > 0 && cand_med > 0
+                                 ? json_real (e->rd->compiled_ns / cand_med) : json_null ());
+        }
+        else {
+            speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
+            ref_med = kf_eval_median (tm.ref_ns, tm.samples);
+            json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
+        }
+        json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
+        //  The compute ceiling, measured here like the copy bandwidth, only
+        //  for a result that will be reported against it.
+        kf_eval_ceilings_t ceil = { .copy_gbs = copy_gbs };
+        char peak_why[200];
+        s_fma_peak (info.sms, &ceil.peak_gflops, &ceil.peak_source, peak_why, sizeof peak_why);
+        s_roofline (e, result, task, cand_med, ref_med, speedup, &ceil, (size_t) info.l2_bytes,
+                    tm.overhead_ns);
     }
     else
         json_object_set_new (result, "speedup", json_null ());
@@ -821,7 +1087,10 @@ done:
     json_decref (result);
     free (tm.ref_ns);
     free (tm.cand_ns);
-    s_eval_free (e);
+    s_free_tensors (e, false);
+    free (e);
+    free (data);
+    kf_eval_refdata_free (&rd);
     return 0;
 }
 

@@ -93,6 +93,20 @@ kf_cuda_api_new (char *why, size_t why_size)
         }
         *syms[i].slot = fn;
     }
+    //  The driver's own library, for PTX modules: optional, and only the
+    //  peak-FLOP measurement needs it.
+    void *drv = dlopen ("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (drv) {
+        self->ModuleLoadData = (int (*) (void **, const void *)) dlsym (drv, "cuModuleLoadData");
+        self->ModuleGetFunction = (int (*) (void **, void *, const char *)) dlsym (drv, "cuModuleGetFunction");
+        self->LaunchKernel = (int (*) (void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                       unsigned, unsigned, void *, void **, void **))
+                             dlsym (drv, "cuLaunchKernel");
+        self->ModuleUnload = (int (*) (void *)) dlsym (drv, "cuModuleUnload");
+        if (!self->ModuleLoadData || !self->ModuleGetFunction || !self->LaunchKernel
+            || !self->ModuleUnload)
+            self->ModuleLoadData = NULL;
+    }
     return self;
 }
 

@@ -25,6 +25,7 @@
 #define KF_CUDA_ATTR_L2_BYTES 38          /* cudaDevAttrL2CacheSize */
 #define KF_CUDA_ATTR_CC_MAJOR 75          /* cudaDevAttrComputeCapabilityMajor */
 #define KF_CUDA_ATTR_CC_MINOR 76          /* cudaDevAttrComputeCapabilityMinor */
+#define KF_CUDA_ATTR_CLOCK_KHZ 13         /* cudaDevAttrClockRate */
 
 typedef struct {
     char path[256];                       /* the library that was loaded */
@@ -53,6 +54,15 @@ typedef struct {
     int (*RuntimeGetVersion) (int *version);
     int (*DriverGetVersion) (int *version);
     int (*DeviceReset) (void);
+    /* The driver API (libcuda.so.1), for loading a kernel from PTX text
+     * without a compiler; NULL when the driver library lacks them. They
+     * work in the runtime's current (primary) context. */
+    int (*ModuleLoadData) (void **module, const void *image);
+    int (*ModuleGetFunction) (void **function, void *module, const char *name);
+    int (*LaunchKernel) (void *function, unsigned gx, unsigned gy, unsigned gz,
+                         unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
+                         void *stream, void **params, void **extra);
+    int (*ModuleUnload) (void *module);
 } kf_cuda_api_t;
 
 /* Loads libcudart (KF_CUDART names a file to use instead; otherwise

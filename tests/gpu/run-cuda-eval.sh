@@ -15,7 +15,14 @@
 #    timed, reference against itself near 1, side-stream work counted,
 #    wrong/unwritten/modified-input incorrect, far and near out-of-bounds
 #    writes and a bad launch crashed, a spinning kernel a timeout, and the
-#    good kernel timed three more times for repeatability.
+#    good kernel timed three more times for repeatability; then a kernel
+#    right only for the main shape caught on a second shape case, the FLOP
+#    rate against the FMA peak measured from PTX (and its audit flag), the
+#    hostile kernels (fork bomb, network socket, all device memory, a
+#    cached result, f16 precision against a tighter rtol), the reference
+#    probe, and, where a Python with CUDA torch is found, the softmax
+#    example exported on this GPU with the good and the wrong kernel
+#    evaluated against its data.
 # As root the evaluation child drops to `nobody`, so the binaries are run
 # from a copy that user can read.
 set -uo pipefail

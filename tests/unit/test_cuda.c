@@ -20,9 +20,16 @@
 #include "../kf_test.h"
 #include "kf_subproc.h"
 
+#include "../../exec-worker/kf_torch_ref.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,9 +38,11 @@ static const char *s_fixtures = "tests/fixtures/kernels/cuda";
 
 static const char *const s_names[] = {
     "ref_softmax", "good_softmax", "wrong_softmax", "oob_write", "past_end",
-    "unwritten", "modifies_input", "spin", "bad_launch", "side_stream", NULL
+    "unwritten", "modifies_input", "spin", "bad_launch", "side_stream",
+    "fixed_row", "fork_bomb", "net_socket", "alloc_all", "cached_result", "low_precision",
+    "ignores_input", NULL
 };
-static zframe_t *s_built[16];
+static zframe_t *s_built[32];
 
 static zframe_t *
 s_read_file (const char *path)
@@ -209,6 +218,284 @@ s_expect (const char *name, zframe_t *ref, double limit_s, const char *verdict,
     zframe_destroy (&cand);
 }
 
+//  The softmax task of the fixtures: ROWS x COLS f32.
+static json_t *
+s_task (int rows, int cols)
+{
+    return json_pack (
+        "{s:[{s:s, s:[i,i], s:s, s:{s:s, s:f, s:f}}], s:[{s:s, s:[i,i], s:s}],"
+        " s:{}, s:{s:f, s:f, s:f, s:f}}",
+        "inputs", "name", "x", "shape", rows, cols, "dtype", "f32",
+                  "dist", "kind", "normal", "mean", 0.0, "std", 3.0,
+        "outputs", "name", "y", "shape", rows, cols, "dtype", "f32",
+        "scalars",
+        "tolerance", "rtol", 1e-2, "atol", 1e-5, "min_match", 0.99, "min_cosine", 0.99985);
+}
+
+//  Evaluates FRAMES (the last the reference or its data) under PAYLOAD
+//  (taken; seed and a short timing added unless given). Returns the
+//  result or NULL (*ERROR).
+static json_t *
+s_run (json_t *payload, zframe_t **frames, int n, double limit_s, char **error)
+{
+    kf_exec_config_t cfg = { .backend = "cuda", .device = 0, .time_limit_s = limit_s };
+    kf_job_t job = { .job_id = 2, .kind = "evaluate" };
+    job.payload = payload;
+    if (!json_object_get (payload, "seed"))
+        json_object_set_new (payload, "seed", json_integer (42));
+    if (!json_object_get (payload, "timing"))
+        json_object_set_new (payload, "timing", json_pack ("{s:f, s:i, s:f, s:i}",
+                             "min_time_s", 0.2, "min_samples", 5, "warmup_s", 0.05,
+                             "warmup_calls", 2));
+    job.frames = zmsg_new ();
+    for (int i = 0; i < n; i++)
+        if (frames[i])
+            zmsg_addmem (job.frames, zframe_data (frames[i]), zframe_size (frames[i]));
+    kf_job_result_t res;
+    kf_exec_handle (&cfg, &job, &res);
+    json_decref (job.payload);
+    zmsg_destroy (&job.frames);
+    zmsg_destroy (&res.frames);
+    *error = res.error;
+    if (!res.ok) {
+        json_decref (res.result);
+        return NULL;
+    }
+    return res.result;
+}
+
+//  NAME on TASK (taken) must get VERDICT with DETAIL_PART in its detail.
+static void
+s_expect_task (const char *name, zframe_t *ref, json_t *task, double limit_s,
+               const char *verdict, const char *detail_part)
+{
+    zframe_t *cand = s_artifact (name);
+    CHECK (cand != NULL);
+    zframe_t *frames[2] = { cand, ref };
+    char *error = NULL;
+    json_t *r = cand ? s_run (json_pack ("{s:o}", "task", task), frames, 2, limit_s, &error) : NULL;
+    if (!cand)
+        json_decref (task);
+    CHECK (r != NULL);
+    if (r) {
+        printf ("  %-22s %-9s %s (%.2f s)\n", name, s_str (r, "verdict"), s_str (r, "detail"),
+                s_num (r, "wall_s", NULL));
+        CHECK (strcmp (s_str (r, "verdict"), verdict) == 0);
+        CHECK (strstr (s_str (r, "detail"), detail_part) != NULL);
+        CHECK (json_is_object (json_object_get (r, "phases_s")));
+    }
+    else
+        fprintf (stderr, "  %s: job failed: %s\n", name, error);
+    json_decref (r);
+    free (error);
+    zframe_destroy (&cand);
+}
+
+static int
+s_count_named (const char *name)
+{
+    int n = 0;
+    DIR *d = opendir ("/proc");
+    struct dirent *ent;
+    while (d && (ent = readdir (d))) {
+        if (ent->d_name[0] < '0' || ent->d_name[0] > '9')
+            continue;
+        char path[300], comm[64] = "";
+        snprintf (path, sizeof path, "/proc/%s/comm", ent->d_name);
+        FILE *f = fopen (path, "r");
+        if (f) {
+            if (fgets (comm, sizeof comm, f))
+                comm[strcspn (comm, "\n")] = 0;
+            fclose (f);
+        }
+        n += strcmp (comm, name) == 0;
+    }
+    if (d)
+        closedir (d);
+    return n;
+}
+
+//  The rules added to the first suite: shape cases, FLOP rate against
+//  the measured FMA peak, the hostile kernels, the reference probe and
+//  evaluation against PyTorch data exported on this GPU.
+static void
+s_gpu_rules (zframe_t *ref, zframe_t *good)
+{
+    char *error = NULL;
+    printf (" shape cases\n");
+    json_t *task = s_task (256, 1024);
+    json_object_set_new (task, "shapes", json_pack ("[{s:[i,i], s:[i,i]}]", "x", 64, 100, "y", 64, 100));
+    s_expect_task ("fixed_row", ref, json_incref (task), 60, "incorrect", "shape case 1 (x [64,100], y [64,100])");
+    zframe_t *frames[2] = { good, ref };
+    json_t *r = s_run (json_pack ("{s:o}", "task", task), frames, 2, 60, &error);
+    CHECK (r && !strcmp (s_str (r, "verdict"), "correct") && s_num (r, "correctness", "sets") == 7);
+    json_decref (r);
+    free (error);
+
+    printf (" roofline\n");
+    for (int k = 0; k < 2; k++) {
+        task = s_task (4096, 4096);
+        //  About 6 flops an element; the second an absurd count.
+        json_object_set_new (task, "flops", json_real (k ? 1e18 : 6.0 * 4096 * 4096));
+        r = s_run (json_pack ("{s:o, s:n}", "task", task, "timing"), frames, 2, 120, &error);
+        CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
+        if (r) {
+            json_t *bw = json_object_get (r, "bandwidth"), *cp = json_object_get (r, "compute");
+            json_t *ph = json_object_get (r, "phases_s");
+            printf ("  good_softmax 4096^2 flops %g: %.0f GB/s (%.0f%% of copy %.0f GB/s), %.0f GFLOP/s (%.2f%% of FMA peak %.0f GFLOP/s, %s), audit %s %s\n",
+                    s_num (cp, "flops", NULL), s_num (bw, "candidate_gbs", NULL),
+                    100 * s_num (bw, "candidate_fraction_of_copy", NULL), s_num (bw, "copy_gbs", NULL),
+                    s_num (cp, "candidate_gflops", NULL), 100 * s_num (cp, "candidate_fraction_of_peak", NULL),
+                    s_num (cp, "peak_gflops", NULL), s_str (cp, "peak_source"),
+                    json_is_true (json_object_get (r, "audit")) ? "yes:" : "no", s_str (r, "audit_reason"));
+            printf ("  phases: child_start %.3f s, load %.3f s, correctness %.3f s, timing %.3f s (wall %.3f s)\n",
+                    s_num (ph, "child_start", NULL), s_num (ph, "load", NULL),
+                    s_num (ph, "correctness", NULL), s_num (ph, "timing", NULL), s_num (r, "wall_s", NULL));
+            CHECK (s_num (cp, "peak_gflops", NULL) > 0);
+            CHECK (s_num (cp, "candidate_gflops", NULL) > 0);
+            CHECK (s_num (ph, "child_start", NULL) > 0 && s_num (ph, "timing", NULL) > 0);
+            if (k)
+                CHECK (json_is_true (json_object_get (r, "audit"))
+                       && strstr (s_str (r, "audit_reason"), "above the measured FMA peak"));
+        }
+        json_decref (r);
+        free (error);
+    }
+
+    printf (" hostile kernels\n");
+    s_expect_task ("fork_bomb", ref, s_task (1024, 1024), 8, "timeout", "candidate");
+    int left = s_count_named ("kf_forkbomb");
+    for (int k = 0; k < 50 && left > 0; k++) {
+        usleep (100 * 1000);
+        left = s_count_named ("kf_forkbomb");
+    }
+    printf ("  fork bomb processes left: %d\n", left);
+    CHECK (left == 0);
+    int lfd = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a;
+    memset (&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    CHECK (lfd >= 0 && bind (lfd, (struct sockaddr *) &a, sizeof a) == 0 && listen (lfd, 4) == 0
+           && getsockname (lfd, (struct sockaddr *) &a, &alen) == 0);
+    task = s_task (1024, 1024);
+    json_object_set_new (json_object_get (task, "scalars"), "port", json_real (ntohs (a.sin_port)));
+    s_expect_task ("net_socket", ref, task, 60, "correct", "all checks passed");
+    int conn = accept (lfd, NULL, NULL);
+    printf ("  listener on 127.0.0.1:%d: %s\n", ntohs (a.sin_port),
+            conn >= 0 ? "CONNECTED (network not contained)" : "no connection");
+    CHECK (conn < 0);
+    if (conn >= 0)
+        close (conn);
+    close (lfd);
+    s_expect_task ("alloc_all", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
+    s_expect_task ("good_softmax", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
+    s_expect_task ("cached_result", ref, s_task (1024, 1024), 60, "incorrect", "set 1: output 'y'");
+    s_expect_task ("low_precision", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
+    task = s_task (1024, 1024);
+    json_object_set_new (json_object_get (task, "tolerance"), "rtol", json_real (1e-4));
+    json_object_set_new (json_object_get (task, "tolerance"), "atol", json_real (1e-9));
+    s_expect_task ("low_precision", ref, json_incref (task), 60, "incorrect", "rtol 0.0001");
+    s_expect_task ("good_softmax", ref, task, 60, "correct", "all checks passed");
+
+    printf (" reference probe\n");
+    const char *probes[] = { "ref_softmax", "ignores_input" };
+    for (int k = 0; k < 2; k++) {
+        zframe_t *p = s_artifact (probes[k]);
+        task = s_task (1024, 1024);
+        json_object_set_new (task, "shapes", json_pack ("[{s:[i,i], s:[i,i]}]", "x", 8, 32, "y", 8, 32));
+        r = p ? s_run (json_pack ("{s:o, s:b}", "task", task, "probe", 1), &p, 1, 60, &error) : NULL;
+        if (!p)
+            json_decref (task);
+        CHECK (r != NULL);
+        if (r) {
+            char *text = json_dumps (json_object_get (r, "degenerate"), JSON_COMPACT);
+            printf ("  %-22s degenerate %s, reference %.3f ms a call, %d sets, %d cases\n", probes[k],
+                    text, s_num (r, "reference_ms", NULL), (int) s_num (r, "sets", NULL),
+                    (int) s_num (r, "cases", NULL));
+            free (text);
+            CHECK (json_array_size (json_object_get (r, "degenerate")) == (k ? 2u : 0u));
+        }
+        else
+            fprintf (stderr, "  probe %s failed: %s\n", probes[k], error);
+        json_decref (r);
+        free (error);
+        zframe_destroy (&p);
+    }
+
+    printf (" against PyTorch data exported on this GPU\n");
+    kf_torch_ref_config_t tcfg = { .cache_dir = NULL };
+    kf_torch_ref_t *runner = kf_torch_ref_new (&tcfg);
+    json_t *cap = kf_torch_ref_capability (runner);
+    if (!cap || !json_is_true (json_object_get (cap, "cuda"))) {
+        printf ("  skipped: no python with CUDA torch (tried: %s)\n", kf_torch_ref_tried (runner));
+        json_decref (cap);
+        kf_torch_ref_destroy (&runner);
+        return;
+    }
+    json_decref (cap);
+    FILE *f = fopen ("examples/pytorch/softmax.py", "rb");
+    char source[8192] = "";
+    if (f) {
+        size_t n = fread (source, 1, sizeof source - 1, f);
+        source[n] = 0;
+        fclose (f);
+    }
+    kf_job_t job = { .job_id = 1, .lease = 1, .kind = "reference" };
+    job.payload = json_pack ("{s:s, s:i, s:i, s:s, s:b}", "source", source, "seed", 7, "sets", 5,
+                             "device", "cuda:0", "compile", 1);
+    kf_job_result_t res;
+    kf_torch_ref_handle (runner, &job, &res);
+    json_decref (job.payload);
+    CHECK (res.ok && res.frames);
+    if (res.ok && res.frames) {
+        zframe_t *data = zmsg_pop (res.frames);
+        json_t *tm = json_object_get (res.result, "timing");
+        double eager = s_num (tm, "eager", "median_ns");
+        json_t *compiled = json_object_get (json_object_get (tm, "compiled"), "median_ns");
+        printf ("  reference job: torch %s, eager %.1f us, compiled %s%.1f us\n",
+                s_str (res.result, "torch_version"), eager / 1e3, compiled ? "" : "(none) ",
+                json_number_value (compiled) / 1e3);
+        json_t *ptask = json_pack ("{s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{},"
+                                   " s:{s:s, s:s}}",
+                                   "inputs", "name", "in0", "shape", 64, 1000, "dtype", "f32",
+                                   "outputs", "name", "out0", "shape", 64, 1000, "dtype", "f32",
+                                   "scalars", "reference", "language", "pytorch", "source", source);
+        json_t *refdata = json_pack ("{s:O, s:O, s:i, s:f, s:O}",
+                                     "tensors", json_object_get (res.result, "tensors"),
+                                     "scalars", json_object_get (res.result, "scalars"),
+                                     "sets", 5, "eager_ns", eager, "compiled_ns",
+                                     compiled ? compiled : json_null ());
+        const char *names[] = { "good_softmax", "wrong_softmax" };
+        for (int k = 0; k < 2; k++) {
+            zframe_t *cand = s_artifact (names[k]);
+            zframe_t *fr[2] = { cand, data };
+            r = s_run (json_pack ("{s:O, s:O}", "task", ptask, "reference_data", refdata), fr, 2, 60, &error);
+            CHECK (r && !strcmp (s_str (r, "verdict"), k ? "incorrect" : "correct"));
+            if (r)
+                printf ("  %-22s %-9s %s; candidate %.1f us, speedup over eager %.2f, over compiled %.2f\n",
+                        names[k], s_str (r, "verdict"), s_str (r, "detail"),
+                        s_num (r, "candidate", "median_ns") / 1e3, s_num (r, "speedup", NULL),
+                        s_num (r, "speedup_compiled", NULL));
+            else
+                fprintf (stderr, "  %s: job failed: %s\n", names[k], error);
+            json_decref (r);
+            free (error);
+            zframe_destroy (&cand);
+        }
+        json_decref (ptask);
+        json_decref (refdata);
+        zframe_destroy (&data);
+    }
+    else
+        fprintf (stderr, "  reference job failed: %s\n", res.error ? res.error : "?");
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    kf_torch_ref_destroy (&runner);
+}
+
 //  The full evaluation on a GPU.
 static void
 s_gpu_suite (void)
@@ -320,6 +607,7 @@ s_gpu_suite (void)
         free (error);
     }
     json_decref (timing);
+    s_gpu_rules (ref, good);
     if (n == 3) {
         double lo = medians[0], hi = medians[0];
         for (int k = 1; k < 3; k++) {
@@ -341,6 +629,9 @@ main (int argc, char **argv)
         return kf_exec_child_main (argv[2]);
     if (getenv ("KF_FIXTURES_CUDA"))
         s_fixtures = getenv ("KF_FIXTURES_CUDA");
+    const char *root = getenv ("KF_ROOT");
+    if (root && chdir (root) != 0)
+        return 1;
 
     //  The loader: a missing library is a clean failure with the reason.
     char why[512];
