@@ -337,7 +337,9 @@ s_gpu_rules (zframe_t *ref, zframe_t *good)
         task = s_task (4096, 4096);
         //  About 6 flops an element; the second an absurd count.
         json_object_set_new (task, "flops", json_real (k ? 1e18 : 6.0 * 4096 * 4096));
-        r = s_run (json_pack ("{s:o, s:n}", "task", task, "timing"), frames, 2, 120, &error);
+        r = s_run (json_pack ("{s:o, s:{s:f, s:i, s:f, s:i}}", "task", task, "timing",
+                              "min_time_s", 0.3, "min_samples", 10, "warmup_s", 0.1,
+                              "warmup_calls", 5), frames, 2, 120, &error);
         CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
         if (r) {
             json_t *bw = json_object_get (r, "bandwidth"), *cp = json_object_get (r, "compute");
