@@ -98,6 +98,6 @@ awk -F'\t' -v start="$start_s" '
         }
         rate = 60 / (wall / n); rate_w = 60 / (wall / n - start)
         printf "evaluations per GPU-minute: %.1f (%.1f in a running worker) (target >= 30): %s\n", rate, rate_w, (rate_w >= 30 ? "met" : "NOT met")
-        printf "the timing phase alone allows at most %.1f a minute at this protocol\n", 60 / (ti / n)
+        if (ti > 0) printf "the timing phase alone allows at most %.1f a minute at this protocol\n", 60 / (ti / n)
         if (bad) printf "WARNING: %d evaluation(s) not correct\n", bad
     }' "$w/rows"
