@@ -1228,6 +1228,24 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
     char hash[65], cand[24], blobs[1200], backend[32], arch[64];
     if (s_store_blob (self, zframe_data (artifact), zframe_size (artifact), hash))
         return -1;
+    /* The compile worker classified the code it built (the source
+     * preprocessed with the build's -D flags, #if branches chosen): those
+     * coordinates replace the ones taken from the raw source at generate
+     * time, before the archive insert at evaluation. */
+    json_t *built = json_object_get (result, "coords");
+    int lv[3] = { -1, -1, -1 };
+    for (size_t k = 0; k < 3 && json_array_size (built) == 3; k++)
+        if (json_is_integer (json_array_get (built, k)))
+            lv[k] = (int) json_integer_value (json_array_get (built, k));
+    if (lv[0] >= 0 && lv[0] <= 3 && lv[1] >= 0 && lv[1] <= 3 && lv[2] >= 0 && lv[2] <= 3) {
+        char built_coords[48];
+        snprintf (built_coords, sizeof built_coords, "{%d,%d,%d}", lv[0], lv[1], lv[2]);
+        const char *cp[3] = { S_I64 (cand, cand_id), built_coords,
+                              s_str (result, "coords_why") };
+        if (kf_db_exec (self->db, "UPDATE candidates SET coords = $2::int[], coords_why = $3"
+                                  " WHERE id = $1", 3, cp) < 0)
+            return -1;
+    }
     /* A tuned source: every compiled config goes to one evaluate job, so
      * each is timed against the reference in the same way (frames: the
      * candidates' artifacts, the reference last). */
