@@ -492,10 +492,15 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                 /* Stopping: hand new work straight back; "returned" tells
                  * the coordinator not to count the attempt. */
                 kf_msg_t *msg = NULL;
-                if (kf_msg_recv (self.dealer, KF_EP_WORKER_OUT,
-                                 KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL,
-                                 &msg, NULL) == KF_PROTO_OK
-                    && !strcmp (msg->type, "JOB"))
+                kf_proto_rc_t rc = kf_msg_recv (self.dealer, KF_EP_WORKER_OUT,
+                                                KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL,
+                                                &msg, NULL);
+                /* Still heard: without this a worker finishing a long job
+                 * would take the coordinator for silent, reconnect, stop
+                 * heartbeating and lose the job it is finishing. */
+                if (rc != KF_PROTO_NOMSG)
+                    self.last_heard = zclock_mono ();
+                if (rc == KF_PROTO_OK && !strcmp (msg->type, "JOB"))
                     s_send (&self, "RESULT",
                             json_pack ("{s:I, s:I, s:b, s:{}, s:s, s:b}", "job_id",
                                        (json_int_t) kf_msg_int (msg, "job_id", 0),

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# test_drain.sh - taking workers out of service.
+# kfctl drain: a drained worker finishes the job it holds and gets no new
+# one, also across a reconnect; undrain gives it work again; kfctl workers
+# shows host, devices, state, jobs and last heartbeat. SIGTERM: a real exec
+# worker in the middle of an evaluation finishes it, sends the result and
+# says goodbye; the job is done once, its attempt counted once, and the run
+# completes with a replacement worker.
+. "$(dirname "$0")/lib.sh"
+
+FLEET=$TOOLS/kf_noop_fleet
+jobs_of() { sql "SELECT count(*) FROM jobs WHERE role = 'drain' AND state = 'done' AND worker LIKE '$1-%'"; }
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+check "the coordinator answers" wait_until 20 kfctl status --json
+
+# Worker a holds a slow job when it is drained.
+start fleet-a "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --role drain --credits 1 \
+    --id-prefix a --heartbeat-ms 100 --delay-ms 3000
+check "worker a registers" \
+    wait_until 10 jtrue '[.workers[] | select(.id | startswith("a-"))] | length == 1' kfctl workers --json
+A=$(kfctl workers --json | jq -r '.workers[] | select(.id | startswith("a-")) | .id')
+sql "INSERT INTO jobs (role, kind, payload) VALUES ('drain', 'noop', '{}')" >/dev/null
+check "a takes the first job" \
+    wait_until 10 jtrue "[.workers[] | select(.id == \"$A\") | .jobs[]] | length == 1" kfctl workers --json
+kfctl drain "$A" --json >"$T/drain.json"
+check "kfctl drain answers draining with the job it still runs" \
+    jtrue '.draining == true and (.jobs | length) == 1' cat "$T/drain.json"
+check "kfctl workers shows it draining" \
+    jtrue ".workers[] | select(.id == \"$A\") | .draining and .drained" kfctl workers --json
+check "the table shows STATE and HEARD" \
+    sh -c "'$BIN/kfctl' workers | grep '$A' | grep -q draining && '$BIN/kfctl' workers | head -1 | grep -q HEARD"
+
+start fleet-b "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --role drain --credits 1 \
+    --id-prefix b --heartbeat-ms 100 --delay-ms 50
+check "worker b registers" \
+    wait_until 10 jtrue '[.workers[] | select(.id | startswith("b-"))] | length == 1' kfctl workers --json
+sql "INSERT INTO jobs (role, kind, payload) SELECT 'drain', 'noop', '{}' FROM generate_series(1, 8)" >/dev/null
+check "the drained worker finishes the job it held" wait_until 10 eval '[ "$(jobs_of a)" = 1 ]'
+check "the other 8 jobs all go to b" wait_until 20 eval '[ "$(jobs_of b)" = 8 ]'
+check "a got nothing after the drain" [ "$(jobs_of a)" = 1 ]
+
+check "undrain an unknown worker: not-found, exit 1" \
+    sh -c "'$BIN/kfctl' undrain nosuch-worker 2>&1 | grep -q not-found; [ \$? -eq 0 ]"
+check "kfctl drain of an unknown worker exits 1" eval '! kfctl drain nosuch-worker 2>/dev/null'
+kfctl undrain "$A" >/dev/null
+check "after undrain it shows as not draining" \
+    jtrue ".workers[] | select(.id == \"$A\") | (.draining | not)" kfctl workers --json
+sql "INSERT INTO jobs (role, kind, payload) SELECT 'drain', 'noop', '{}' FROM generate_series(1, 6)" >/dev/null
+check "after undrain a takes jobs again" wait_until 20 eval '[ "$(jobs_of a)" -ge 2 ]'
+check "and all 15 jobs end done" wait_until 30 eval \
+    '[ "$(sql "SELECT count(*) FROM jobs WHERE role = '"'drain'"' AND state = '"'done'"'")" = 15 ]'
+
+# SIGTERM during an evaluation: slow timing so the job is long enough to catch.
+stop_all
+db_new
+start_coordinator --eval-min-time-s 1.5 --eval-warmup-s 0.3 --eval-min-samples 5 \
+    --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5
+start_workers
+check "three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "kfctl workers --json carries host, capabilities.devices and last_heartbeat_ms_ago" \
+    jtrue '[.workers[] | select(.role == "execute")][0] | (.host | length) > 0 and (.capabilities.devices | type) == "array" and .last_heartbeat_ms_ago >= 0' \
+    kfctl workers --json
+run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
+      --seed 3 --json | jq -r .run_id)
+check "the exec worker gets an evaluation" \
+    wait_until 60 jtrue '[.workers[] | select(.role == "execute") | .jobs[]] | length == 1' kfctl workers --json
+job=$(kfctl workers --json | jq '[.workers[] | select(.role == "execute") | .jobs[]][0]')
+kill -TERM "$EXEC_PID"
+wait "$EXEC_PID" 2>/dev/null
+rc=$?
+check "the exec worker exits 0 after SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+check "it said it had a job to finish" grep -q "stopping: 1 job(s) to finish" "$T/exec.log"
+check "the job it held ended done, leased once" \
+    [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 1" ]
+check "the coordinator heard its goodbye" wait_until 5 grep -q "said goodbye" "$T/coordinator.log"
+check "it is gone from kfctl workers" \
+    wait_until 5 jtrue '[.workers[] | select(.role == "execute")] | length == 0' kfctl workers --json
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+check "with a new exec worker the run finishes" \
+    wait_until 120 jtrue '.run.status == "done"' kfctl show "$run" --json
+check "no evaluate job used more than one attempt" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE kind = 'evaluate' AND attempts > 1")" = 0 ]
+check "every candidate in a final state" \
+    jtrue '(.candidates | length) >= 2 and ([.candidates[] | select(.status | IN("correct","incorrect","compile_failed","crashed","timeout","failed") | not)] | length) == 0' \
+    kfctl show "$run" --json
+finish
