@@ -914,8 +914,10 @@ s_generator_config (json_t *config, char **why)
      * (kf_search.c, coordinator/search-defaults.json). */
     json_t *out = json_pack ("{s:o}", "models", models);
     const char *first = json_string_value (json_object_get (config, "first_model"));
+    const char *meta = json_string_value (json_object_get (config, "meta_model"));
     json_t *budget = json_object_get (config, "budget");
     if ((first && kf_models_check (first, why))
+        || (meta && kf_models_check (meta, why))
         || s_number_in (config, "temperature", 0, 2, why)
         || s_number_in (config, "top_p", 0, 1, why)
         || s_number_in (config, "max_tokens", 1, 1000000, why)
@@ -942,7 +944,7 @@ s_generator_config (json_t *config, char **why)
         return NULL;
     }
     static const char *copied[] = { "first_model", "temperature", "top_p", "max_tokens", "budget",
-                                    "archive_bins", "tune" };
+                                    "archive_bins", "tune", "meta_model" };
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
         if (json_object_get (config, copied[i]))
             json_object_set (out, copied[i], json_object_get (config, copied[i]));

@@ -631,6 +631,8 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
         json_t *counts = kf_db_row (self->db,
                                     "SELECT (SELECT count(*) FROM candidates WHERE run_id = $1"
                                     "  AND finished_at IS NOT NULL) AS finished,"
+                                    " (SELECT count(*) FROM candidates WHERE run_id = $1"
+                                    "  AND phase = 'search') AS planned,"
                                     " (SELECT count(*) FROM jobs WHERE run_id = $1"
                                     "  AND kind = 'meta' AND state IN ('queued', 'leased'))"
                                     "  AS open",
@@ -639,10 +641,12 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
         int64_t finished = s_int (counts, "finished");
         int64_t total = s_int (run, "generations") * s_int (run, "population");
         int round = (int) s_int (run, "meta_rounds");
-        //  One meta job at a time; none once the last candidates are out
-        //  (nothing would be written with what it proposes).
+        //  One meta job at a time; none once every candidate of the main
+        //  search is planned (nothing would be written with what it
+        //  proposes).
         if (counts && s_int (counts, "open") == 0 && per_round > 0
-            && finished >= (int64_t) (round + 1) * per_round && finished < total)
+            && finished >= (int64_t) (round + 1) * per_round
+            && s_int (counts, "planned") < total)
             rc = s_queue_meta (self, run, settings, round);
         json_decref (counts);
     }

@@ -556,18 +556,23 @@ kf_ctl_print_archive (FILE *out, json_t *body)
 static void
 s_edit_short (FILE *out, json_t *edit)
 {
-    char a[48], b[48];
-    const char *search = s_str (edit, "search"), *replace = s_str (edit, "replace");
-    snprintf (a, sizeof a, "%.*s", (int) strcspn (search, "\n"), search);
-    snprintf (b, sizeof b, "%.*s", (int) strcspn (replace, "\n"), replace);
-    if (!*search)
-        fprintf (out, "%s: +\"%s%s\"", s_str (edit, "section"), b,
-                 strlen (b) < strlen (replace) - (replace[strlen (replace) - 1] == '\n')
-                     ? "..." : "");
+    const char *sides[2] = { json_string_value (json_object_get (edit, "search")),
+                             json_string_value (json_object_get (edit, "replace")) };
+    char cut[2][48];
+    const char *more[2];
+    for (int i = 0; i < 2; i++) {
+        const char *t = sides[i] ? sides[i] : "";
+        size_t line = strcspn (t, "\n"), len = strlen (t);
+        if (len && t[len - 1] == '\n')
+            len--;   //  the block's last newline is no text of its own
+        snprintf (cut[i], sizeof cut[i], "%.*s", (int) line, t);
+        more[i] = strlen (cut[i]) < len ? "..." : "";
+    }
+    if (!sides[0] || !*sides[0])
+        fprintf (out, "%s: +\"%s%s\"", s_str (edit, "section"), cut[1], more[1]);
     else
-        fprintf (out, "%s: \"%s%s\" -> \"%s%s\"", s_str (edit, "section"), a,
-                 strlen (a) + 1 < strlen (search) ? "..." : "", b,
-                 strlen (b) + 1 < strlen (replace) ? "..." : "");
+        fprintf (out, "%s: \"%s%s\" -> \"%s%s\"", s_str (edit, "section"), cut[0], more[0],
+                 cut[1], more[1]);
 }
 
 void
