@@ -283,8 +283,10 @@ s_figures (FILE *f, json_t *k)
                                  ? " (the data fits in L2, so the DRAM ceiling does not bind)"
                                  : "");
     }
-    if (*s_str (k, "profile"))
-        fprintf (f, "Profile: %s\n", s_str (k, "profile"));
+    const char *profile = s_str (k, "profile");
+    if (*profile)
+        fprintf (f, "Profile (Nsight Compute):\n%s%s", profile,
+                 profile[strlen (profile) - 1] == '\n' ? "" : "\n");
 }
 
 static void
@@ -507,7 +509,12 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              " c.log, c.coords::text AS coords, c.source_hash,"
                              " e.candidate_ns, e.reference_ns,"
                              " e.figures->'correctness' AS correctness,"
-                             " e.figures->'bandwidth' AS bandwidth"
+                             " e.figures->'bandwidth' AS bandwidth,"
+                             /* An Nsight Compute profile of the candidate
+                              * (exec worker "profile" job), when one ran. */
+                             " (SELECT j.result->>'summary' FROM jobs j"
+                             "  WHERE j.candidate_id = c.id AND j.kind = 'profile'"
+                             "  AND j.state = 'done' ORDER BY j.id DESC LIMIT 1) AS profile"
                              " FROM candidates c LEFT JOIN LATERAL (SELECT * FROM evaluations"
                              "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
                              " WHERE c.id = $1",

@@ -46,6 +46,7 @@ json_t *kf_prompt_default_sections (const char *language);
  *   correctness  {sets, match_fraction, max_abs_err, max_rel_err, cosine,
  *                 nonfinite_mismatch} from the evaluation
  *   bandwidth    {candidate_gbs, copy_gbs, candidate_fraction_of_copy, ...}
+ *   profile      an Nsight Compute summary (a "profile" job's), text
  *   coords       "{m,a,s}" (inspirations: which cell it comes from)
  * kf_prompt_kernel fills one from the database. */
 

@@ -54,6 +54,8 @@ s_build (void)
                               "set 2: 97.10% of elements within tolerance (need 99%)",
                               "correctness", "sets", 5, "match_fraction", 0.971, "max_abs_err",
                               0.0312, "max_rel_err", 0.874, "cosine", 0.99871);
+    json_object_set_new (best, "profile",
+                         json_string ("DRAM 41% of peak; 38% occupancy\nstalls: long scoreboard 52%"));
     json_t *insp = json_pack ("[{s:s, s:s, s:f}]", "source", "INSPIRATION_CODE", "coords",
                               "{2,2,2}", "speedup", 1.21);
     kf_prompt_in_t in = { .spec = spec, .language = "cuda", .target = "cuda:sm_90",
@@ -87,6 +89,8 @@ s_build (void)
     CHECK (s_at (p, "copy bandwidth 3923 GB/s") > 0);
     CHECK (s_at (p, "Runtime: 41.2 us (reference 64.7 us; 1.570x") > 0);
     CHECK (s_at (p, "41% of the measured copy bandwidth") > 0);
+    CHECK (s_at (p, "Profile (Nsight Compute):\nDRAM 41% of peak") > s_at (p, "## Best kernel so far"));
+    CHECK (s_at (p, "long scoreboard 52%") < s_at (p, "BEST_KERNEL_CODE"));
     CHECK (s_at (p, "97.1000% of elements within tolerance") > 0);
     CHECK (s_at (p, "max rel error 0.874") > 0);
     CHECK (s_at (p, "cosine similarity 0.998710") > 0);
