@@ -15,6 +15,14 @@
  *  reference_ns, detail), `best_config` (params, null when none was
  *  correct: the verdict is then the first config's, the source as
  *  written) and `tuning`.
+ *
+ *  With `reference_data` (a PyTorch reference job's manifest, sets and
+ *  eager/compiled times) the last frame is that job's data frame instead
+ *  of a reference artifact: the candidate is checked against the exported
+ *  outputs and timed alone, speedup = eager_ns / its median. With
+ *  `probe: true` and one frame (a native reference) only the reference
+ *  runs, on every set and shape case, and the result is {ok, degenerate,
+ *  reference_ms}. Every result carries phases_s. docs/evaluation.md.
  */
 #ifndef KF_EXEC_H
 #define KF_EXEC_H
