@@ -38,7 +38,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test unit bench-dispatch bench-gateway clean check-deps docs
+.PHONY: all deps test unit bench-dispatch bench-gateway bench-eval test-gpu clean check-deps docs
 # Objects of tests and tools are intermediate files of a chain of pattern
 # rules; keep them, or every make deletes and rebuilds them.
 .SECONDARY:
@@ -115,6 +115,15 @@ bench-dispatch: all
 
 bench-gateway: all
 	tests/bench/gateway.sh
+
+# What one evaluation costs, split into its phases (a GPU when there is
+# one, else the host backend). Figures, not a test.
+bench-eval: all
+	KF_BUILD=$(BUILD) tests/bench/eval.sh
+
+# The CUDA path end to end on a host with an NVIDIA GPU (docs/results-gpu.md).
+test-gpu: all
+	KF_BUILD=$(BUILD) tests/gpu/test-gpu.sh
 
 # Documents generated from the code.
 docs: $(BINARIES)
