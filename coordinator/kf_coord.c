@@ -1380,7 +1380,20 @@ s_metrics_text (void *arg)
                                 " GROUP BY role, state ORDER BY role, state", 0, NULL);
     size_t i;
     json_t *row;
+    /* The three roles always appear, so an empty queue reads 0 rather
+     * than as a missing series. */
     kf_metrics_head (f, "kf_queue_depth", "gauge", "queued jobs waiting for a worker, by role");
+    static const char *std_roles[] = { "generate", "compile", "execute" };
+    for (size_t r = 0; jobs && r < 3; r++) {
+        bool seen = false;
+        json_array_foreach (jobs, i, row)
+            seen |= !strcmp (json_string_value (json_object_get (row, "role")), std_roles[r])
+                    && !strcmp (json_string_value (json_object_get (row, "state")), "queued");
+        if (!seen) {
+            s_label (l1, sizeof l1, "role", std_roles[r]);
+            kf_metrics_sample (f, "kf_queue_depth", l1, 0);
+        }
+    }
     json_array_foreach (jobs, i, row)
         if (!strcmp (json_string_value (json_object_get (row, "state")), "queued")) {
             s_label (l1, sizeof l1, "role", json_string_value (json_object_get (row, "role")));

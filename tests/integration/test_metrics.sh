@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test_metrics.sh - the coordinator's Prometheus endpoint, read with curl.
+# After a small search: every documented metric is there, the text parses
+# as the exposition format, the figures agree with the database and with
+# kfctl status, a client that connects and says nothing does not block the
+# coordinator, and other paths get 404.
+. "$(dirname "$0")/lib.sh"
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT/metrics
+db_new
+start_coordinator "${COORD_FAST[@]}" --metrics-address "127.0.0.1:$PORT"
+start_workers
+check "three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "GET /metrics answers 200" wait_until 10 curl -sf -o "$T/m0.txt" "$URL"
+check "a new coordinator shows 1 idle execute worker" \
+    grep -qx 'kf_workers{role="execute",state="idle"} 1' "$T/m0.txt"
+
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 \
+      --seed 5 --wait --json --timeout 10)
+check "the run finishes" [ "$(jq -r .status <<<"$out")" = done ]
+curl -sf -D "$T/headers.txt" -o "$T/m.txt" "$URL"
+check "content type is the exposition format 0.0.4" \
+    grep -qi '^content-type: text/plain; version=0.0.4' "$T/headers.txt"
+
+# The format: HELP and TYPE per family, then NAME{LABELS} VALUE lines.
+check "every line parses" python3 - "$T/m.txt" <<'PY'
+import re, sys
+ok = True
+types = {}
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("# HELP "):
+        continue
+    m = re.match(r"# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|summary|histogram|untyped)$", line)
+    if m:
+        types[m.group(1)] = m.group(2)
+        continue
+    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$', line)
+    if not m:
+        print("bad line:", line); ok = False; continue
+    base = re.sub(r"_(sum|count)$", "", m.group(1))
+    if m.group(1) not in types and base not in types:
+        print("no TYPE for", m.group(1)); ok = False
+sys.exit(0 if ok else 1)
+PY
+for name in kf_uptime_seconds kf_workers kf_worker_credits kf_worker_jobs kf_database_up \
+            kf_db_ping_seconds kf_db_pass_seconds_sum kf_db_pass_seconds_count \
+            kf_db_pass_max_seconds kf_db_statements_total kf_db_errors_total kf_queue_depth \
+            kf_jobs kf_runs kf_llm_tokens_total kf_llm_cost_usd_total kf_evaluations_total \
+            kf_evaluations_per_minute kf_messages_received_total kf_messages_sent_total \
+            kf_jobs_dispatched_total kf_jobs_done_total kf_jobs_failed_total \
+            kf_jobs_requeued_total kf_jobs_handed_back_total kf_late_results_total \
+            kf_protocol_errors_total kf_metrics_scrapes_total; do
+    grep -q "^# TYPE $name " "$T/m.txt" || grep -q "^# TYPE ${name%_sum} \|^# TYPE ${name%_count} " "$T/m.txt" \
+        || { say "missing: $name"; missing=1; }
+done
+check "every documented metric is present" [ -z "${missing:-}" ]
+check "every metric in the text is documented in docs/operations.md" \
+    sh -c "for n in \$(grep '^# TYPE' '$T/m.txt' | awk '{print \$3}'); do grep -q \"\\\`\$n\" '$ROOT/docs/operations.md' || { echo \"undocumented \$n\" >&2; exit 1; }; done"
+
+val() { awk -v k="$1" '$1 == k { print $2 }' "$T/m.txt"; }
+evals=$(sql "SELECT count(*) FROM evaluations")
+check "kf_evaluations_total equals the evaluations table ($evals)" [ "$(val kf_evaluations_total)" = "$evals" ]
+check "evaluations in the last minute > 0" awk -v v="$(val kf_evaluations_per_minute)" 'BEGIN { exit !(v > 0) }'
+check 'kf_runs{status="done"} is 1' [ "$(val 'kf_runs{status="done"}')" = 1 ]
+done_c=$(sql "SELECT count(*) FROM jobs WHERE role = 'compile' AND state = 'done'")
+check "compile jobs done agree with the database ($done_c)" \
+    [ "$(val 'kf_jobs{role="compile",state="done"}')" = "$done_c" ]
+check "the database is up and its ping under a second" \
+    awk -v u="$(val kf_database_up)" -v p="$(val kf_db_ping_seconds)" 'BEGIN { exit !(u == 1 && p > 0 && p < 1) }'
+check "transactions were timed" awk -v c="$(val kf_db_pass_seconds_count)" 'BEGIN { exit !(c > 0) }'
+tokens=$(sql "SELECT coalesce(sum(input_tokens), 0) FROM runs")
+check "input tokens agree with the runs table ($tokens)" \
+    [ "$(val 'kf_llm_tokens_total{direction="input"}')" = "$tokens" ]
+dispatched=$(kfctl status --json | jq .counters.dispatched)
+check "jobs dispatched match kfctl status" \
+    awk -v m="$(val kf_jobs_dispatched_total)" -v s="$dispatched" 'BEGIN { exit !(m <= s && m > 0) }'
+check "no protocol errors" [ "$(grep -c '^kf_protocol_errors_total.* [1-9]' "$T/m.txt")" = 0 ]
+
+# A client that connects and says nothing holds one slot for 2 s at most,
+# and meanwhile the coordinator answers everything else.
+python3 -c "import socket,time; s=socket.create_connection(('127.0.0.1',$PORT)); time.sleep(4)" &
+idle=$!
+sleep 0.5
+check "a silent HTTP client does not block kfctl" kfctl status --json --timeout 2
+check "... nor another scrape" curl -sf -m 2 -o /dev/null "$URL"
+wait $idle
+check "another path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nothing")" = 404 ]
+check "POST is refused with 405" [ "$(curl -s -o /dev/null -w '%{http_code}' -d x "$URL")" = 405 ]
+check "scrapes are counted" awk -v v="$(curl -sf "$URL" | awk '$1 == "kf_metrics_scrapes_total" { print $2 }')" 'BEGIN { exit !(v >= 3) }'
+finish
