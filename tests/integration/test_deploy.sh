@@ -37,7 +37,8 @@ if command -v shellcheck >/dev/null 2>&1; then
     check "shellcheck finds no warning in it" shellcheck -S warning "$S"
 fi
 # Its per-node part with two GPUs, against a real coordinator: two exec
-# workers (host backend here) register and leave on SIGTERM.
+# workers (host backend here) register and leave on SIGTERM. An exec worker
+# probes for PyTorch before it registers: seconds, more on a busy machine.
 db_new
 start_coordinator "${COORD_FAST[@]}"
 check "the coordinator answers" wait_until 20 kfctl status --json
@@ -45,7 +46,7 @@ KF_COORDINATOR=$KF_WORKER_ENDPOINT KF_BACKEND=host KF_BIN=$BIN CUDA_VISIBLE_DEVI
     SLURM_JOB_ID=77 TMPDIR=$T KF_HEARTBEAT_MS=200 bash "$S" --node >"$T/slurm-node.log" 2>&1 &
 node=$!
 check "the node part starts one worker per GPU" \
-    wait_until 20 jtrue '[.workers[] | select(.name | test("-slurm77-gpu[01]$"))] | length == 2' \
+    wait_until 90 jtrue '[.workers[] | select(.name | test("-slurm77-gpu[01]$"))] | length == 2' \
     kfctl workers --json
 kill -TERM "$node"
 wait "$node"
