@@ -1002,8 +1002,15 @@ kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
     else if (speedup > 10)
         snprintf (reason, sizeof reason, "%.1fx faster than the reference (over 10x)", speedup);
     json_object_set_new (result, "audit", json_boolean (reason[0] != 0));
-    if (reason[0])
+    if (reason[0]) {
         json_object_set_new (result, "audit_reason", json_string (reason));
+        //  Into the detail too, which the coordinator stores as the
+        //  candidate's verdict line: a flagged speedup is never silent.
+        const char *was = json_string_value (json_object_get (result, "detail"));
+        char detail[512];
+        snprintf (detail, sizeof detail, "%s; flagged for audit: %s", was ? was : "", reason);
+        json_object_set_new (result, "detail", json_string (detail));
+    }
 }
 
 // --------------------------------------------------------------------------

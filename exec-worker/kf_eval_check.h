@@ -170,7 +170,8 @@ void kf_eval_host_ceilings (kf_eval_ceilings_t *c);
  * call, the medians CAND_NS and REF_NS (0: no paired reference),
  * BW_APPLIES when the data is too large to stay in cache between calls,
  * SPEEDUP and what it is against. An achieved rate above a ceiling, or a
- * speedup over 10x, sets audit with the reason. */
+ * speedup over 10x, sets audit with the reason, which is appended to
+ * RESULT's detail ("...; flagged for audit: REASON"). */
 void kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
                        double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                        double speedup);
