@@ -89,8 +89,9 @@ s_cache_dir (const char *value)
     "binary result frames go to PREFIX.N.bin (default: JOB without .json, then\n"   \
     ".out). Exit 0 when the job ran, 1 when it failed, 2 on a bad JOB.json.\n"      \
     "JOB.json: {\"kind\", \"payload\", \"frames\": [files]} or \"candidate\" and\n"     \
-    "\"reference\" (a .so, or the JSON that kf-compile-worker --build printed);\n"  \
-    "see docs/evaluation.md, \"Standalone use\""
+    "\"reference\" (a .so, or the JSON that kf-compile-worker --build printed;\n"  \
+    "the reference also what --eval printed for a reference job); see\n"          \
+    "docs/evaluation.md, \"Standalone use\""
 
 //  Removes "NAME VALUE" from ARGV (ARGC adjusted) and returns VALUE, or
 //  NULL when absent; *MISSING is set when NAME is the last argument.
