@@ -38,7 +38,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test unit bench-dispatch bench-gateway bench-eval test-gpu clean check-deps docs
+.PHONY: all deps test unit bench-dispatch bench-gateway bench-eval test-gpu clean check-deps docs fuzz
 # Objects of tests and tools are intermediate files of a chain of pattern
 # rules; keep them, or every make deletes and rebuilds them.
 .SECONDARY:
@@ -124,6 +124,18 @@ bench-eval: all
 # The CUDA path end to end on a host with an NVIDIA GPU (docs/results-gpu.md).
 test-gpu: all
 	KF_BUILD=$(BUILD) tests/gpu/test-gpu.sh
+
+# The protocol codec under libFuzzer with AddressSanitizer and UBSan, one
+# core, at least FUZZ_RUNS executions, growing tests/fuzz/corpus/ (not in
+# `make test`: minutes). Results: docs/operations.md, "Fuzzing".
+FUZZ_RUNS ?= 10000000
+fuzz:
+	@mkdir -p $(BUILD)/fuzz
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -Icommon -Iproto $(PC_CFLAGS) tests/fuzz/fuzz_proto.c proto/kf_proto.c \
+	    -o $(BUILD)/fuzz/fuzz_proto $(shell pkg-config --libs libczmq jansson)
+	$(BUILD)/fuzz/fuzz_proto -runs=$(FUZZ_RUNS) -max_len=4096 -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/ tests/fuzz/corpus
 
 # Documents generated from the code.
 docs: $(BINARIES)

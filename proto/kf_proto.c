@@ -108,15 +108,14 @@ kf_msg_frame (kf_msg_t *self, size_t index)
     return f;
 }
 
-int
-kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
-             const char *topic)
+zmsg_t *
+kf_msg_encode (kf_msg_t **self_p, zframe_t *routing_id, const char *topic)
 {
     kf_msg_t *self = *self_p;
     char *text = json_dumps (self->body, JSON_COMPACT);
     if (!text) {
         kf_msg_destroy (self_p);
-        return -1;
+        return NULL;
     }
     zmsg_t *out = zmsg_new ();
     if (routing_id)
@@ -132,6 +131,16 @@ kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
     while ((f = zmsg_pop (self->frames)))
         zmsg_append (out, &f);
     kf_msg_destroy (self_p);
+    return out;
+}
+
+int
+kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
+             const char *topic)
+{
+    zmsg_t *out = kf_msg_encode (self_p, routing_id, topic);
+    if (!out)
+        return -1;
     int rc = zmsg_send (&out, sock);
     zmsg_destroy (&out);   /* left with us when the send failed */
     return rc;

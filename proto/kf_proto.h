@@ -59,6 +59,10 @@ size_t kf_msg_frame_count (kf_msg_t *self);
 int kf_msg_send (kf_msg_t **self_p, void *sock, zframe_t *routing_id,
                  const char *topic);
 
+/* The frames kf_msg_send would send, without sending: consumes *SELF_P.
+ * NULL when the body cannot be serialised. */
+zmsg_t *kf_msg_encode (kf_msg_t **self_p, zframe_t *routing_id, const char *topic);
+
 /* Decodes ZMSG (consumed). When EXPECT_ROUTING, the first frame is the
  * routing id and is handed back in *ROUTING_ID (caller's); when
  * EXPECT_TOPIC, the first frame is a topic and is dropped. On KF_PROTO_OK

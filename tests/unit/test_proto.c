@@ -2,7 +2,43 @@
  *  frames that must come back as errors, never as crashes. */
 #include "../kf_test.h"
 #include "kf_proto.h"
+#include <dirent.h>
 #include <string.h>
+
+/* The fuzzer's harness, so every input of its corpus (and every crash it
+ * ever found, kept there) is replayed here under the sanitizers of the
+ * suite's build. It aborts on any property it checks. */
+#include "../fuzz/fuzz_proto.c"
+
+/* Replays every file of tests/fuzz/corpus/; returns how many. */
+static int
+s_replay_corpus (void)
+{
+    const char *root = getenv ("KF_ROOT");
+    char dir[4096];
+    snprintf (dir, sizeof dir, "%s/tests/fuzz/corpus", root ? root : ".");
+    DIR *d = opendir (dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir (d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4400];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen (path, "rb");
+        if (!f)
+            continue;
+        static uint8_t buf[1 << 16];
+        size_t size = fread (buf, 1, sizeof buf, f);
+        fclose (f);
+        LLVMFuzzerTestOneInput (buf, size);
+        n++;
+    }
+    closedir (d);
+    return n;
+}
 
 static zmsg_t *
 s_raw (const char *sig, size_t siglen, const char *type, const char *body)
@@ -118,5 +154,43 @@ main (void)
     }
     CHECK (bad > 9000);
     CHECK (ok + bad == 10000);
+
+    /* kf_msg_encode gives the frames kf_msg_send sends: they decode to the
+     * same message, routing id and topic handled as on the sockets. */
+    msg = kf_msg_new ("DRAIN", json_pack ("{s:s, s:b}", "worker_id", "w-1", "resume", 0));
+    kf_msg_add_frame (msg, "x", 1);
+    zframe_t *peer = zframe_new ("peer", 4);
+    zmsg_t *enc = kf_msg_encode (&msg, peer, NULL);
+    CHECK (msg == NULL && enc && zmsg_size (enc) == 5);
+    kf_msg_t *back = NULL;
+    route = NULL;
+    CHECK (kf_msg_decode (&enc, KF_EP_CLIENT_IN, 1 << 20, true, false, &route, &back, NULL)
+           == KF_PROTO_OK);
+    CHECK (back && !strcmp (back->type, "DRAIN") && !strcmp (kf_msg_str (back, "worker_id"), "w-1"));
+    CHECK (back && kf_msg_frame_count (back) == 1);
+    CHECK (route && zframe_eq (route, peer));
+    kf_msg_destroy (&back);
+    zframe_destroy (&route);
+    zframe_destroy (&peer);
+    msg = kf_msg_new ("EVENT", json_pack ("{s:i, s:s}", "run_id", 1, "event", "finished"));
+    enc = kf_msg_encode (&msg, NULL, "run/1/");
+    CHECK (kf_msg_decode (&enc, KF_EP_EVENT_OUT, 1 << 20, false, true, NULL, &back, NULL)
+           == KF_PROTO_OK);
+    kf_msg_destroy (&back);
+
+    /* DRAIN: a client request only, with a worker_id; DRAINING its reply. */
+    CHECK (s_decode (s_raw (sig, 3, "DRAIN", "{\"worker_id\":\"w\"}"), KF_EP_CLIENT_IN, 1 << 20)
+           == KF_PROTO_OK);
+    CHECK (s_decode (s_raw (sig, 3, "DRAIN", "{}"), KF_EP_CLIENT_IN, 1 << 20)
+           == KF_PROTO_MALFORMED);
+    CHECK (s_decode (s_raw (sig, 3, "DRAIN", "{\"worker_id\":\"w\"}"), KF_EP_STATUS_IN, 1 << 20)
+           == KF_PROTO_UNKNOWN_TYPE);
+    CHECK (s_decode (s_raw (sig, 3, "DRAIN", "{\"worker_id\":\"w\"}"), KF_EP_WORKER_IN, 1 << 20)
+           == KF_PROTO_UNKNOWN_TYPE);
+
+    /* The fuzzer's corpus, replayed (make fuzz grows it). */
+    int replayed = s_replay_corpus ();
+    printf ("test_proto: replayed %d fuzz corpus inputs\n", replayed);
+    CHECK (replayed >= 16);
     return kf_test_done ("test_proto");
 }
