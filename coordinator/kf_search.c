@@ -519,6 +519,7 @@ typedef struct {
     kf_transition_t *trans;
     size_t n_trans;
     kf_gradient_t grad;
+    char fingerprint[17];    /* of the elites' (cell, source) pairs */
     bool loaded;
 } s_snapshot_t;
 
@@ -541,6 +542,7 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const s_settings_t *st,
     json_t *rows = kf_db_query (
         self->db,
         "SELECT a.candidate_id, c.coords::text AS coords, a.fitness, a.speedup, c.island,"
+        " a.cell::text AS cell, c.source_hash,"
         " coalesce((SELECT array_agg(m.island ORDER BY m.island) FROM island_migrants m"
         "  WHERE m.run_id = a.run_id AND m.candidate_id = a.candidate_id), '{}')::text"
         "  AS migrants"
@@ -550,9 +552,17 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const s_settings_t *st,
     if (!rows)
         return -1;
     snap->elites = calloc (json_array_size (rows) + 1, sizeof *snap->elites);
+    /* What the archive held, by content rather than by ids: two runs with
+     * the same seed that reach the same archive must choose alike, which
+     * a test checks through this fingerprint. */
+    char *listing = NULL;
+    size_t listing_size = 0;
+    FILE *lf = open_memstream (&listing, &listing_size);
     size_t i;
     json_t *row;
     json_array_foreach (rows, i, row) {
+        if (lf)
+            fprintf (lf, "%s:%s;", s_str (row, "cell"), s_str (row, "source_hash"));
         kf_elite_t *e = &snap->elites[snap->n_elites];
         if (!s_coords (json_object_get (row, "coords"), e->coords))
             continue;
@@ -574,6 +584,12 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const s_settings_t *st,
         snap->n_elites++;
     }
     json_decref (rows);
+    if (lf)
+        fclose (lf);
+    char digest[65];
+    kf_sha256_hex (listing ? listing : "", listing ? listing_size : 0, digest);
+    snprintf (snap->fingerprint, sizeof snap->fingerprint, "%.16s", digest);
+    free (listing);
     if (st->gradients) {
         rows = kf_db_query (self->db,
                             "SELECT parent_coords::text AS p, child_coords::text AS c,"
@@ -713,12 +729,12 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     if (st->gradients && parent && snap->n_trans)
         hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
                                    st->max_hints, st->min_moves);
-    json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:I, s:I, s:b}", "strategy",
+    json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:I, s:s, s:I, s:b}", "strategy",
                                    tuning ? "tuning" : kf_select_strategy_name (sel.strategy),
                                    "fallback", sel.fallback, "draw", sel.draw, "island",
-                                   island, "elites", (json_int_t) snap->n_elites,
-                                   "transitions", (json_int_t) snap->n_trans, "hints",
-                                   hints != NULL);
+                                   island, "elites", (json_int_t) snap->n_elites, "archive",
+                                   snap->fingerprint, "transitions",
+                                   (json_int_t) snap->n_trans, "hints", hints != NULL);
     if (parent)
         json_object_set_new (selection, "parent_coords",
                              json_pack ("[i,i,i]", parent->coords[0], parent->coords[1],
