@@ -771,9 +771,14 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
         }
     }
     if (rc == 0 && json_array_size (log) == 0) {
+        //  Why there was nothing, when the gateway said (a reply cut off
+        //  by max_tokens, an empty one).
+        char why[300];
+        snprintf (why, sizeof why, "the reply holds no SEARCH/REPLACE edit%s%.40s%s%.200s",
+                  *s_str (result, "error_kind") ? ": " : "", s_str (result, "error_kind"),
+                  *s_str (result, "detail") ? ": " : "", s_str (result, "detail"));
         json_t *none = json_pack ("{s:s, s:s, s:b, s:s}", "search", "", "replace", "",
-                                  "accepted", 0, "reason",
-                                  "the reply holds no SEARCH/REPLACE edit");
+                                  "accepted", 0, "reason", why);
         rc = s_log_edit (self, run_id, job_id, parent_id, 0, none);
         json_decref (none);
     }
