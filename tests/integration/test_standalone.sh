@@ -29,10 +29,10 @@ check "  the artifact is the shared object the result names" \
 build "$K/good_softmax.c" >good.json 2>build-good.err
 check "--build names OUT after the source by default (good_softmax.so)" \
     jqe '.artifact | test("/good_softmax.so$")' good.json
-build "$K/wrong_softmax.c" -o wrong.so >wrong.json 2>/dev/null
+build "$K/wrong_softmax.c" -o wrong.so >wrong.json 2>>"$W/stderr.err"
 check "a candidate that is wrong still builds" jqe .result.compiled wrong.json
 printf '#include "kf_kernel.h"\nint kf_forward (void) { return oops; }\n' >broken.c
-build broken.c >broken.json 2>/dev/null
+build broken.c >broken.json 2>>"$W/stderr.err"
 rc=$?
 check "a source that does not compile exits 1" [ "$rc" -eq 1 ]
 check "  with compiled false and the compiler's error in the log" \
@@ -68,7 +68,7 @@ cat >frames.json <<EOF
 {"payload": {"task": "$EX/task.json", "seed": 5, "timing": $TIMING},
  "frames": ["wrong.so", "ref.so"]}
 EOF
-evaluate frames.json >wrong-eval.json 2>/dev/null
+evaluate frames.json >wrong-eval.json 2>>"$W/stderr.err"
 check "a wrong candidate (frames as files) is a verdict, exit 0: incorrect, no speedup" \
     jqe '.ok and .result.verdict == "incorrect" and .result.speedup == null' wrong-eval.json
 
@@ -98,7 +98,7 @@ int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out, co
     return 0;
 }
 EOF
-build tuned.c --tune 3 -o tuned.so >tuned.json 2>/dev/null
+build tuned.c --tune 3 -o tuned.so >tuned.json 2>>"$W/stderr.err"
 check "--tune 3 builds three configs into three artifacts (tuned.so, tuned.1.so, tuned.2.so)" \
     jqe '(.result.configs | length) == 3 and (.frames | length) == 3
            and (.frames[2] | test("/tuned.2.so$"))' tuned.json
@@ -106,7 +106,7 @@ cat >tjob.json <<EOF
 {"payload": {"task": "$EX/task.json", "seed": 2, "timing": $TIMING},
  "candidate": "tuned.json", "reference": "ref.json"}
 EOF
-evaluate tjob.json >tuned-eval.json 2>/dev/null
+evaluate tjob.json >tuned-eval.json 2>>"$W/stderr.err"
 check "--eval of the tuned build sweeps every config and names the best" \
     jqe '.result.verdict == "correct" and (.result.configs | length) == 3
            and (.result.best_config | has("CHUNK"))' tuned-eval.json
@@ -138,14 +138,14 @@ EOF
 {"payload": {"task": "pt-task.json", "seed": 4, "timing": $TIMING},
  "candidate": "good.json", "reference": "torch.json"}
 EOF
-    evaluate pt-job.json >pt-eval.json 2>/dev/null
+    evaluate pt-job.json >pt-eval.json 2>>"$W/stderr.err"
     check "a candidate judged against the exported PyTorch data (reference: the job's output)" \
         jqe '.ok and .result.verdict == "correct" and .result.speedup > 0' pt-eval.json
     cat >pt-wrong.json <<EOF
 {"payload": {"task": "pt-task.json", "seed": 4, "timing": $TIMING},
  "candidate": "wrong.json", "reference": "torch.json"}
 EOF
-    evaluate pt-wrong.json >pt-wrong-eval.json 2>/dev/null
+    evaluate pt-wrong.json >pt-wrong-eval.json 2>>"$W/stderr.err"
     check "  and a wrong one is incorrect against the same data" \
         jqe '.result.verdict == "incorrect"' pt-wrong-eval.json
 else
@@ -156,7 +156,7 @@ fi
 cat >prof.json <<EOF
 {"kind": "profile", "payload": {"task": "$EX/task.json"}, "frames": ["good_softmax.so"]}
 EOF
-evaluate prof.json >prof-out.json 2>/dev/null
+evaluate prof.json >prof-out.json 2>>"$W/stderr.err"
 rc=$?
 check "a profile job on the host backend fails (exit 1): profiling unavailable" \
     bash -c "[ $rc -eq 1 ] && jq -e '(.ok | not) and (.error | startswith(\"profiling unavailable: \"))' prof-out.json >/dev/null"
@@ -185,9 +185,13 @@ check "a stray argument exits 2" bash -c "[ $? -eq 2 ] && grep -q \"unexpected a
 cat >notask.json <<EOF
 {"payload": {"seed": 1}, "frames": ["good_softmax.so", "ref.so"]}
 EOF
-evaluate notask.json >notask.out 2>/dev/null
+evaluate notask.json >notask.out 2>>"$W/stderr.err"
 check "a payload the handler refuses is a failed job (exit 1) with its reason" \
     bash -c "[ $? -eq 1 ] && jq -e '(.ok | not) and .error == \"payload: task missing\"' notask.out >/dev/null"
 
+# Under AddressSanitizer a leak or a bad access in either worker shows in
+# its stderr, which every command above kept.
+check "no sanitizer report from the workers" \
+    bash -c "! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$W'/*.err"
 cd "$ROOT" || exit 1
 finish
