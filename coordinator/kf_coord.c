@@ -1013,6 +1013,8 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
                                        population, "seed", seed);
     if (timing)
         json_object_set (stored_config, "timing", timing);
+    if (json_is_true (json_object_get (config, "allow_degenerate")))   /* kf_reference.c */
+        json_object_set_new (stored_config, "allow_degenerate", json_true ());
     json_object_update (stored_config, generator);
     json_decref (generator);
     char *config_text = json_dumps (stored_config, JSON_COMPACT);

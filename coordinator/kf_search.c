@@ -1236,7 +1236,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
         if (kf_db_exec (self->db, "UPDATE runs SET ref_artifact = $2 WHERE id = $1",
                         2, params) < 0)
             return -1;
-        return kf_search_begin (self, run_id);
+        return kf_reference_probe (self, run, hash);   /* begins once it is judged */
     }
     if (!compiled)
         return s_finish_candidate (self, run_id, cand_id, "compile_failed", 0,

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test_pytorch.sh - PyTorch (KernelBench-format) runs end to end, and
+# degenerate references refused at submission. `kfctl submit softmax.py`
+# must run the problem on the exec worker (Debian's torch here), derive the
+# task the candidates see from its manifest, and search against the
+# exported data: correct candidates, speedups against PyTorch eager. A
+# problem whose output ignores its input, and a native task whose
+# reference writes zeros, must fail with the reasons; --allow-degenerate
+# lets the native one run. Bad problem files are refused before anything
+# is sent.
+. "$(dirname "$0")/lib.sh"
+
+export KF_REFERENCE_CACHE_DIR=$T/reference-cache   # a cold cache, and none left behind
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start_workers
+check "status answers with three workers" \
+    wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "the exec worker runs PyTorch references" \
+    wait_until 30 jtrue '[.workers[] | select(.capabilities.torch.python)] | length == 1' \
+    kfctl workers --json
+FIX=$ROOT/tests/fixtures/degenerate
+
+# --- problem files that are not problems: refused by kfctl, nothing sent
+printf 'import torch\n\xff\xfe bad bytes\nclass Model: pass\n' >"$T/latin1.py"
+printf 'import torch\n\ndef get_inputs():\n    return []\n\ndef get_init_inputs():\n    return []\n' >"$T/nomodel.py"
+printf 'class Model:\n    pass\n\ndef get_init_inputs():\n    return []\n' >"$T/noinputs.py"
+{ printf 'class Model:\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n'
+  head -c 1100000 /dev/zero | tr '\0' '#'; } >"$T/huge.py"
+bad() {   # bad PATTERN ARGS...: `kfctl submit ARGS` exits 2 and says PATTERN
+    local pattern=$1 out rc
+    shift
+    out=$("$BIN/kfctl" submit "$@" --target host 2>&1)
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q -- "$pattern" <<<"$out" || { echo "rc $rc: $out" >&2; return 1; }
+}
+check "a problem file that is not UTF-8 is refused" bad "not UTF-8" "$T/latin1.py"
+check "a problem file without class Model is refused" bad "no 'class Model'" "$T/nomodel.py"
+check "a problem file without get_inputs is refused" bad "no 'def get_inputs()'" "$T/noinputs.py"
+check "a problem file over 1 MiB is refused" bad "larger than" "$T/huge.py"
+check "--op must be an identifier" bad "op: must be an identifier" \
+    "$ROOT/examples/pytorch/softmax.py" --op no-op
+check "--name and --op are refused for a task file" bad "are for PyTorch problem files" \
+    "$ROOT/examples/tasks/softmax/task.json" --op softmax
+check "none of them reached the coordinator" [ "$(sql "SELECT count(*) FROM runs")" -eq 0 ]
+
+# --- softmax.py on the host: reference job, derived task, search
+out=$(kfctl submit "$ROOT/examples/pytorch/softmax.py" --target host --generations 2 \
+      --population 2 --seed 11 --wait --json --timeout 10 2>"$T/submit.err")
+rc=$?
+echo "$out" >"$T/softmax.json"
+run=$(jq -r .run_id <<<"$out")
+check "softmax.py: submit --wait exits 0" [ "$rc" -eq 0 ]
+check "softmax.py: the run is done" [ "$(jq -r .status <<<"$out")" = done ]
+say "run $run: $(jq -c . <<<"$out")"
+check "the task is stored as submitted: a pytorch reference, no tensors" \
+    [ "$(sql "SELECT t.spec->'reference'->>'language' || ',' || (t.spec ? 'inputs')::text || ',' || (t.spec->>'op') FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = $run")" = "pytorch,false,softmax" ]
+check "one reference job, on the execute role, done" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'reference' AND role = 'execute' AND state = 'done'")" -eq 1 ]
+check "the reference job ran with the run's seed, 5 sets and the task's atol" \
+    [ "$(sql "SELECT payload->>'seed' || ',' || (payload->>'sets') || ',' || (payload->>'atol')::float8 FROM jobs WHERE run_id = $run AND kind = 'reference'")" = "11,5,1e-05" ]
+check "no compile job for the reference" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'compile' AND candidate_id IS NULL")" -eq 0 ]
+check "the derived task: in0 [64,1000] f32 -> out0 [64,1000] f32, scalar init0 = -1" \
+    [ "$(sql "SELECT spec->'inputs'->0->>'name' || (spec->'inputs'->0->'shape')::text || (spec->'inputs'->0->>'dtype') || ' ' || (spec->'outputs'->0->>'name') || (spec->'outputs'->0->'shape')::text || ' ' || (spec->'scalars'->>'init0')::float8 || ' ' || jsonb_array_length(spec->'inputs') FROM runs WHERE id = $run")" = "in0[64, 1000]f32 out0[64, 1000] -1 1" ]
+check "the data blob is the run's reference artifact: 5 sets x 2 tensors x 256000 bytes" \
+    [ "$(sql "SELECT length(b.data) FROM runs r JOIN blobs b ON b.hash = r.ref_artifact WHERE r.id = $run")" -eq 2560000 ]
+check "PyTorch eager time is stored (and compiled is null: Debian's torch has no torch.compile)" \
+    [ "$(sql "SELECT (ref_eager_ns > 0)::text || ',' || (ref_compiled_ns IS NULL)::text FROM runs WHERE id = $run")" = "true,true" ]
+# (the search may add tuning rounds after the 2 x 2: count what is there)
+check "every generate job (4 or more) was given the derived task" \
+    [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE payload->'task'->'inputs'->0->>'name' = 'in0'))::text FROM jobs WHERE run_id = $run AND kind = 'generate'")" = true ]
+check "every prompt shows the PyTorch source and what in[] holds" \
+    [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE prompt LIKE '%torch.softmax%' AND prompt LIKE '%forward''s tensor arguments (in0)%'))::text FROM candidates WHERE run_id = $run")" = true ]
+check "every evaluate job carries reference_data and the data blob as its last frame" \
+    [ "$(sql "SELECT count(*) FROM jobs j, runs r WHERE r.id = $run AND j.run_id = r.id AND j.kind = 'evaluate' AND jsonb_array_length(j.payload->'reference_data'->'tensors') = 10 AND (j.payload->'reference_data'->>'sets')::int = 5 AND (j.payload->'reference_data'->>'eager_ns')::float8 > 0 AND j.blobs[array_length(j.blobs, 1)] = r.ref_artifact")" -ge 1 ]
+check "every candidate final; at least one correct" \
+    [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL) AND count(*) FILTER (WHERE status = 'correct') > 0)::text FROM candidates WHERE run_id = $run")" = true ]
+check "speedups against PyTorch eager are recorded for the correct candidates" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id WHERE c.run_id = $run AND e.correct AND e.speedup > 0 AND e.figures ? 'speedup_compiled'")" -ge 1 ]
+check "the best speedup is a positive number" jtrue '.best_speedup > 0' echo "$out"
+check "kfctl best hands back a C source with kf_forward" \
+    sh -c "'$BIN/kfctl' best $run | grep -q kf_forward"
+
+# --- a degenerate PyTorch problem: the run fails with the reasons
+out=$("$BIN/kfctl" submit "$FIX/constant.py" --target host --generations 1 --population 1 \
+      --wait --timeout 10 2>&1)
+rc=$?
+echo "$out" >"$T/constant.out"
+check "constant.py: submit --wait exits 1" [ "$rc" -eq 1 ]
+check "constant.py: the reason says the reference is degenerate, and why" \
+    grep -q "reason: reference is degenerate: output 0 ('out0'): constant" "$T/constant.out"
+crun=$(sql "SELECT max(id) FROM runs")
+check "constant.py: no candidate was generated" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $crun")" -eq 0 ]
+
+# --- a native task whose reference writes zeros: the probe flags it
+out=$(kfctl submit "$FIX/zeros_native/task.json" --target host --generations 1 \
+      --population 2 --wait --json --timeout 10 2>/dev/null)
+echo "$out" >"$T/zeros.json"
+zrun=$(jq -r .run_id <<<"$out")
+check "zeros_native: the run failed at the probe" [ "$(jq -r .status <<<"$out")" = failed ]
+check "zeros_native: the reason names the degenerate output" \
+    jtrue '.reason | startswith("reference is degenerate: ") and contains("output 0")' echo "$out"
+check "zeros_native: the probe was an evaluate job of no candidate, with one frame" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $zrun AND kind = 'evaluate' AND candidate_id IS NULL AND payload->>'probe' = 'true' AND array_length(blobs, 1) = 1")" -eq 1 ]
+check "zeros_native: no candidate was generated" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $zrun")" -eq 0 ]
+
+out=$(kfctl submit "$FIX/zeros_native/task.json" --target host --generations 1 \
+      --population 2 --allow-degenerate --wait --json --timeout 10 2>/dev/null)
+echo "$out" >"$T/zeros-allowed.json"
+arun=$(jq -r .run_id <<<"$out")
+check "zeros_native --allow-degenerate: the run goes on to the end" \
+    [ "$(jq -r .status <<<"$out")" = done ]
+check "zeros_native --allow-degenerate: the reasons are a run warning" \
+    [ "$(sql "SELECT count(*) FROM runs WHERE id = $arun AND config->>'allow_degenerate' = 'true' AND warnings->>0 LIKE 'reference is degenerate (allowed%output 0%'")" -eq 1 ]
+check "zeros_native --allow-degenerate: its candidates were generated and judged" \
+    [ "$(sql "SELECT (count(*) >= 2 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL))::text FROM candidates WHERE run_id = $arun")" = true ]
+
+check "no job left queued or leased" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
+check "the coordinator counted no malformed message" \
+    jtrue '.counters.malformed == 0' kfctl status --json
+finish
