@@ -396,7 +396,10 @@ static bool
 s_matches (const float *got, const float *want, int64_t m, json_t *tol, const char *what)
 {
     double rtol = json_real_value (json_object_get (tol, "rtol"));
-    double atol = json_real_value (json_object_get (tol, "atol"));
+    //  atol is one number, or (as kf_task fills it in) one per dtype.
+    json_t *atol_v = json_object_get (tol, "atol");
+    double atol = json_is_object (atol_v) ? json_number_value (json_object_get (atol_v, "f32"))
+                                          : json_number_value (atol_v);
     double min_match = json_real_value (json_object_get (tol, "min_match"));
     double min_cos = json_real_value (json_object_get (tol, "min_cosine"));
     int64_t good = 0;
