@@ -774,7 +774,14 @@ kf_eval_degen_json (const kf_eval_degen_t *d)
 // --------------------------------------------------------------------------
 //  Ceilings and the roofline
 
-#define S_CEIL_COPY ((size_t) 64 << 20)
+//  Each thread copies up to 64 MiB, all of them together at most about
+//  1 GiB of buffers (source and destination), so a many-core host does not
+//  pay gigabytes for its start-up measurement; never under 8 MiB, so the
+//  copy still runs from memory, not from a core's cache.
+#define S_CEIL_COPY_MAX ((size_t) 64 << 20)
+#define S_CEIL_COPY_MIN ((size_t) 8 << 20)
+static size_t s_ceil_copy = S_CEIL_COPY_MAX;
+#define S_CEIL_COPY s_ceil_copy
 #define S_FMA_CHAINS 12
 
 //  Independent FMA chains in the widest vector unit, so the loop is bound
@@ -900,6 +907,11 @@ s_measure_host (void)
     s_ceil_worker_t *w = calloc ((size_t) cores, sizeof *w);
     if (!w)
         return;
+    s_ceil_copy = ((size_t) 512 << 20) / (size_t) cores;
+    if (s_ceil_copy > S_CEIL_COPY_MAX)
+        s_ceil_copy = S_CEIL_COPY_MAX;
+    if (s_ceil_copy < S_CEIL_COPY_MIN)
+        s_ceil_copy = S_CEIL_COPY_MIN;
     pthread_barrier_init (&s_ceil_barrier, NULL, (unsigned) cores);
     long started = 0;
     for (long i = 0; i < cores; i++) {
