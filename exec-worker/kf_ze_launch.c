@@ -260,6 +260,7 @@ s_macro (s_ctx_t *c, const char *name, int64_t *v)
 }
 
 static int s_expr (s_ctx_t *c, int64_t *v);
+static int s_checked (s_ctx_t *c, int64_t v, int64_t *out);
 
 static int
 s_tensor_arg (s_ctx_t *c, const s_tensor_t **t)
@@ -325,9 +326,9 @@ s_primary (s_ctx_t *c, int64_t *v)
     }
     if (isdigit ((unsigned char) *c->p)) {
         char *end;
-        *v = strtoll (c->p, &end, 0);
+        long long x = strtoll (c->p, &end, 0);
         c->p = end;
-        return 0;
+        return s_checked (c, x, v);
     }
     char name[KF_ZE_NAME_MAX];
     s_ident (c, name);
