@@ -111,8 +111,12 @@ start() {
 }
 
 # Fast evaluation settings so a search finishes in seconds on 2 cores.
+# The search defaults file turns the tuning rounds off (each sweeps 8
+# configs per elite, tens of seconds under ASan); the test_search_* tests
+# turn them on where they are the subject.
 COORD_FAST=(--eval-min-time-s 0.05 --eval-warmup-s 0.02 --eval-min-samples 5
-            --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5)
+            --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5
+            --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json")
 
 start_coordinator() {   # start_coordinator ARGS...: uses $DB_URL
     start coordinator "$BIN/kf-coordinator" --database-url "$DB_URL" \

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# test_search_switches.sh - the search's switches each change behaviour
+# (docs/search.md), and selection is deterministic under the run seed:
+#   run A   every mechanism on: islands with a migration every generation,
+#           gradients with hints from the first move, one tuning round;
+#   run A2  A again, same seed: the same draws, and the same parents
+#           wherever the archive held the same kernels;
+#   run B   the same seed with islands, gradients and tuning off.
+# The task starts from a kernel at memory level 1 (a vectorisation
+# pragma), so the generator's children of it move in the descriptor space
+# from the first generation on.
+. "$(dirname "$0")/lib.sh"
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start_workers
+check "status answers with three workers" \
+    wait_until 60 jtrue '.workers | length == 3' kfctl status --json
+
+cp "$ROOT/examples/tasks/softmax/reference.c" "$T/reference.c"
+cp "$ROOT/tests/fixtures/search/simd_softmax.c" "$T/simd.c"
+jq '.initial = {"language": "c", "file": "simd.c"}' "$ROOT/examples/tasks/softmax/task.json" \
+    >"$T/task.json"
+cat >"$T/on.json" <<'JSON'
+{ "max_in_flight": 1, "islands": true, "island_count": 3, "migration_every": 1,
+  "gradients": true, "hint_min_moves": 1,
+  "tuning": true, "tuning_rounds": 1, "tuning_configs": 3 }
+JSON
+
+submit() {   # submit NAME ARGS...: a run through --wait; its id in $NAME
+    local name=$1 out
+    shift
+    out=$(kfctl submit "$T/task.json" --generations 3 --population 3 --seed 21 --wait --json \
+          --timeout 10 "$@" 2>>"$T/submit.err")
+    check "run $name finishes" [ "$(jq -r .status <<<"$out")" = done ]
+    printf -v "$name" '%s' "$(jq -r .run_id <<<"$out")"
+}
+submit A --config "$T/on.json"
+submit A2 --config "$T/on.json"
+submit B --config "$T/on.json" --set islands=false --set gradients=false --set tuning=false
+say "runs: A $A, A2 $A2, B $B"
+count() { sql "SELECT count(*) FROM candidates WHERE run_id = $1 AND ($2)"; }
+
+# --- the initial kernel moved: transitions exist -----------------------------
+check "the initial kernel sits at memory level 1" \
+    [ "$(sql "SELECT coords::text FROM candidates WHERE run_id = $A AND generation = 0 AND slot = 0")" = "{1,0,0}" ]
+check "run A recorded a transition per child with coordinates" \
+    [ "$(sql "SELECT count(*) FROM transitions WHERE run_id = $A")" -eq \
+       "$(count "$A" "parent_id IS NOT NULL AND coords IS NOT NULL")" ]
+check "a transition keeps fitness before and after, as the candidates have it" \
+    [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates c ON c.id = t.child_id
+              JOIN candidates p ON p.id = t.parent_id WHERE t.run_id = $A
+              AND (t.child_fitness <> c.fitness OR t.parent_fitness <> p.fitness
+                   OR t.child_coords <> c.coords OR t.parent_coords <> p.coords)")" -eq 0 ]
+
+# --- gradients: hints reach the prompt once transitions exist, not before -------
+say "run A hints: $(sql "SELECT hints FROM candidates WHERE run_id = $A AND hints IS NOT NULL ORDER BY id LIMIT 1")"
+check "run A: no hints while no transition existed" \
+    [ "$(count "$A" "(selection->>'transitions')::int = 0 AND hints IS NOT NULL")" -eq 0 ]
+check "run A: candidates planned with no transition have no hint section in their prompt" \
+    [ "$(count "$A" "(selection->>'transitions')::int = 0 AND prompt LIKE '%raised fitness in%'")" -eq 0 ]
+check "run A: hints once transitions exist" \
+    [ "$(count "$A" "(selection->>'transitions')::int > 0 AND hints IS NOT NULL")" -ge 1 ]
+check "run A: every hint is in its candidate's stored prompt" \
+    [ "$(count "$A" "hints IS NOT NULL AND strpos(prompt, hints) = 0")" -eq 0 ]
+check "run A: the hints quote counts of moves" \
+    [ "$(count "$A" "hints ~ 'raised fitness in (only )?[0-9]+ of [0-9]+ moves'")" -ge 1 ]
+check "run B (gradients off): no hints at all" [ "$(count "$B" "hints IS NOT NULL")" -eq 0 ]
+check "run B: no prompt carries a hint" [ "$(count "$B" "prompt LIKE '%raised fitness in%'")" -eq 0 ]
+check "run B: no curiosity selection" [ "$(count "$B" "selection->>'strategy' = 'curiosity'")" -eq 0 ]
+check "run A: curiosity selection is used" [ "$(count "$A" "selection->>'strategy' = 'curiosity'")" -ge 1 ]
+
+# --- islands --------------------------------------------------------------------
+check "run A: candidates on more than one island" \
+    [ "$(sql "SELECT count(DISTINCT island) FROM candidates WHERE run_id = $A AND phase = 'search'")" -ge 2 ]
+check "run A: islands are assigned round the ring (island = number mod 3)" \
+    [ "$(count "$A" "phase = 'search' AND island <> (generation * 3 + slot) % 3")" -eq 0 ]
+check "run A: elites migrated between islands" \
+    [ "$(sql "SELECT count(*) FROM island_migrants WHERE run_id = $A")" -ge 1 ]
+check "run B (islands off): the island column is constant" \
+    [ "$(sql "SELECT count(DISTINCT island) FROM candidates WHERE run_id = $B")" -eq 1 ]
+check "run B: no migration, no island selection" \
+    [ "$(sql "SELECT count(*) FROM island_migrants WHERE run_id = $B")" -eq 0 ] &&
+    [ "$(count "$B" "selection->>'strategy' = 'island'")" -eq 0 ]
+
+# --- tuning rounds ----------------------------------------------------------------
+check "run A: one tuning round after the 3 generations (generation 3)" \
+    [ "$(count "$A" "phase = 'tuning'")" -ge 1 ] &&
+    [ "$(count "$A" "phase = 'tuning' AND generation <> 3")" -eq 0 ]
+check "run A: its parents are elites of the archive" \
+    [ "$(sql "SELECT count(*) FROM candidates c WHERE c.run_id = $A AND c.phase = 'tuning'
+              AND NOT EXISTS (SELECT 1 FROM candidates p WHERE p.id = c.parent_id AND p.status = 'correct')")" -eq 0 ]
+check "run A: tuning candidates ask for a templated kernel and a 3-point sweep" \
+    [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
+              WHERE c.run_id = $A AND c.phase = 'tuning' AND j.kind = 'compile'
+              AND (j.payload->>'tune_max_configs')::int = 3")" -ge 1 ] &&
+    [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
+              WHERE c.run_id = $A AND c.phase = 'tuning' AND j.kind = 'generate'
+              AND j.payload->>'templated' = 'true'")" -ge 1 ]
+check "run A: a tuning candidate was timed over more than one config" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $A AND c.phase = 'tuning'
+              AND jsonb_array_length(coalesce(e.figures->'configs', '[]')) > 1")" -ge 1 ]
+check "run A: search candidates are not swept (tune 1)" \
+    [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
+              WHERE c.run_id = $A AND c.phase = 'search' AND j.kind = 'compile'
+              AND (j.payload->>'tune_max_configs')::int <> 1")" -eq 0 ]
+check "run A's reason names the tuning round" \
+    jtrue '.run.reason == "completed 3 generations and 1 tuning round"' kfctl show "$A" --json
+check "run B (tuning off): no tuning candidates, 9 in all" \
+    [ "$(count "$B" "phase = 'tuning'")" -eq 0 ] && [ "$(count "$B" "true")" -eq 9 ]
+
+# --- determinism: A and A2 -------------------------------------------------------
+draws() {
+    sql "SELECT generation, slot, selection->>'strategy', selection->>'draw', island
+         FROM candidates WHERE run_id = $1 AND phase = 'search' ORDER BY generation, slot"
+}
+check "same seed: the same strategy draws, in the same order" [ "$(draws "$A")" = "$(draws "$A2")" ]
+check "same seed: the same generate-job seeds" \
+    [ "$(sql "SELECT string_agg(j.payload->>'seed', ',' ORDER BY c.generation, c.slot) FROM jobs j
+              JOIN candidates c ON c.id = j.candidate_id WHERE c.run_id = $A AND j.kind = 'generate'")" = \
+      "$(sql "SELECT string_agg(j.payload->>'seed', ',' ORDER BY c.generation, c.slot) FROM jobs j
+              JOIN candidates c ON c.id = j.candidate_id WHERE c.run_id = $A2 AND j.kind = 'generate'")" ]
+same_archive="FROM candidates a JOIN candidates b ON b.run_id = $A2 AND b.generation = a.generation
+              AND b.slot = a.slot AND b.selection->>'archive' = a.selection->>'archive'
+              LEFT JOIN candidates pa ON pa.id = a.parent_id LEFT JOIN candidates pb ON pb.id = b.parent_id
+              WHERE a.run_id = $A AND a.phase = 'search' AND (a.selection->>'elites')::int > 0"
+matched=$(sql "SELECT count(*) $same_archive")
+say "candidates of A and A2 planned on identical archives: $matched"
+check "at least 3 candidates were planned on identical archives" [ "$matched" -ge 3 ]
+check "... and each chose a parent with the same source, and the same inspirations" \
+    [ "$(sql "SELECT count(*) $same_archive AND (pa.source_hash IS DISTINCT FROM pb.source_hash
+              OR (SELECT array_agg(source_hash ORDER BY source_hash) FROM candidates WHERE id = ANY (a.inspirations))
+                 IS DISTINCT FROM
+                 (SELECT array_agg(source_hash ORDER BY source_hash) FROM candidates WHERE id = ANY (b.inspirations)))")" -eq 0 ]
+# B has the same seed with other switches: its draws are A's (they depend
+# on the seed and the candidate's number only), its strategies are not.
+check "same seed, other switches: the same draws" \
+    [ "$(draws "$A" | cut -d'|' -f1,2,4)" = "$(draws "$B" | cut -d'|' -f1,2,4)" ]
+check "... but other strategies (no curiosity, no island)" \
+    [ "$(draws "$A" | cut -d'|' -f3)" != "$(draws "$B" | cut -d'|' -f3)" ]
+
+# --- the effective config is stored with the run --------------------------------
+check "run B's stored config has the switches off and the defaults filled in" \
+    [ "$(sql "SELECT (config->>'islands') || (config->>'gradients') || (config->>'tuning')
+              || (config ? 'gradient_decay')::text FROM runs WHERE id = $B")" = "falsefalsefalsetrue" ]
+check "an unknown strategy is refused by the coordinator, naming it" \
+    sh -c "'$BIN/kfctl' submit '$T/task.json' --set selection.greedy=1 2>&1 | grep -q greedy"
+check "an unreadable --config is refused by kfctl (exit 2)" \
+    [ "$("$BIN/kfctl" submit "$T/task.json" --config "$T/nonexistent.json" 2>/dev/null; echo $?)" -eq 2 ]
+finish
