@@ -93,7 +93,10 @@ s_find_device (int device, char *why, size_t why_size)
     kf_ze_handle_t drivers[64], devices[64];
     int gpus = kf_ze_api_gpus (s_ze.api, drivers, devices, 64, reason, sizeof reason);
     if (gpus <= 0) {
+        //  Nothing is kept from a probe that found nothing: the next one
+        //  looks again (another KF_ZE_LOADER, a driver installed since).
         snprintf (why, why_size, "no Level Zero device: %s", reason);
+        kf_ze_api_destroy (&s_ze.api);
         return -1;
     }
     if (device < 0 || device >= gpus || device >= 64) {
@@ -324,6 +327,10 @@ s_ze_probe (int device, char *why, size_t why_size)
         "core_clock_mhz", (json_int_t) p->coreClockRate, "loader", s_ze.api->path);
     //  The parent only describes the device; every evaluation child opens
     //  its own context.
+    if (s_stage.host)
+        s_ze.api->MemFree (s_ze.context, s_stage.host);
+    if (s_stage.stamps)
+        s_ze.api->MemFree (s_ze.context, s_stage.stamps);
     s_ze.api->CommandListDestroy (s_ze.list);
     s_ze.api->CommandQueueDestroy (s_ze.queue);
     s_ze.api->ContextDestroy (s_ze.context);
