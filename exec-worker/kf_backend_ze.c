@@ -3,9 +3,10 @@
  *  NOT YET RUN ON HARDWARE. No Intel GPU exists where this was written:
  *  the probe and the "no Level Zero device" paths run in every test; the
  *  device path below (module, kernels, buffers, command lists, timing) is
- *  written to the Level Zero 1.x specification and builds, but has never
- *  executed against a driver. docs/intel.md says what to run first on an
- *  Intel GPU host.
+ *  written to the Level Zero 1.x specification and runs in test_ze
+ *  against kf_ze_double, a test double of the loader that executes no
+ *  SPIR-V, but has never executed against a real driver. docs/intel.md
+ *  says what to run first on an Intel GPU host.
  *
  *  A candidate is OpenCL C compiled to SPIR-V, with no host code: the
  *  artifact is a KF-SPIRV bundle and its kf-launch lines are the whole
