@@ -861,6 +861,7 @@ static const char *S_RUN_COLUMNS =
     "  AND c.finished_at IS NOT NULL) AS done,"
     " r.generations * r.population AS total, r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
+    " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
     " r.created_at::text AS created_at,"
     " r.finished_at::text AS finished_at"
     " FROM runs r JOIN tasks t ON t.id = r.task_id";

@@ -163,6 +163,30 @@ kf_ctl_print_run (FILE *out, json_t *run)
              s_str (run, "finished_at"));
     if (json_is_string (json_object_get (run, "reason")))
         fprintf (out, "reason: %s\n", s_str (run, "reason"));
+    /* A PyTorch run's baselines (docs/pytorch-references.md): speedups are
+     * against eager; against torch.compile the same candidate time is
+     * divided into the compiled median instead. */
+    json_t *eager = json_object_get (run, "ref_eager_ns");
+    json_t *compiled = json_object_get (run, "ref_compiled_ns");
+    json_t *best = json_object_get (run, "best_speedup");
+    if (json_is_number (eager) && json_number_value (eager) > 0) {
+        fprintf (out, "PyTorch eager %.1f us, torch.compile ", json_number_value (eager) / 1e3);
+        if (json_is_number (compiled))
+            fprintf (out, "%.1f us", json_number_value (compiled) / 1e3);
+        else
+            fprintf (out, "-");
+        if (json_is_number (compiled) && json_is_number (best)) {
+            json_t *vs = json_real (json_number_value (best) * json_number_value (compiled)
+                                    / json_number_value (eager));
+            fprintf (out, "  best vs torch.compile %s", kf_ctl_speedup_text (vs, a, sizeof a));
+            json_decref (vs);
+        }
+        fputc ('\n', out);
+    }
+    size_t i;
+    json_t *warning;
+    json_array_foreach (json_object_get (run, "warnings"), i, warning)
+        fprintf (out, "warning: %s\n", json_string_value (warning) ? json_string_value (warning) : "?");
 }
 
 void

@@ -79,6 +79,11 @@ check "every candidate final; at least one correct" \
 check "speedups against PyTorch eager are recorded for the correct candidates" \
     [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id WHERE c.run_id = $run AND e.correct AND e.speedup > 0 AND e.figures ? 'speedup_compiled'")" -ge 1 ]
 check "the best speedup is a positive number" jtrue '.best_speedup > 0' echo "$out"
+check "kfctl show gives PyTorch's eager time and no torch.compile baseline" \
+    sh -c "'$BIN/kfctl' show $run | grep -q '^PyTorch eager [0-9.]* us, torch.compile -'"
+check "kfctl show --json has the baselines in the run object" \
+    jtrue '.run.ref_eager_ns > 0 and .run.ref_compiled_ns == null and .run.warnings == []' \
+    kfctl show "$run" --json
 check "kfctl best hands back a C source with kf_forward" \
     sh -c "'$BIN/kfctl' best $run | grep -q kf_forward"
 
@@ -115,6 +120,8 @@ check "zeros_native --allow-degenerate: the run goes on to the end" \
     [ "$(jq -r .status <<<"$out")" = done ]
 check "zeros_native --allow-degenerate: the reasons are a run warning" \
     [ "$(sql "SELECT count(*) FROM runs WHERE id = $arun AND config->>'allow_degenerate' = 'true' AND warnings->>0 LIKE 'reference is degenerate (allowed%output 0%'")" -eq 1 ]
+check "zeros_native --allow-degenerate: kfctl show prints the warning" \
+    sh -c "'$BIN/kfctl' show $arun | grep -q '^warning: reference is degenerate (allowed'"
 check "zeros_native --allow-degenerate: its candidates were generated and judged" \
     [ "$(sql "SELECT (count(*) >= 2 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL))::text FROM candidates WHERE run_id = $arun")" = true ]
 
