@@ -37,15 +37,29 @@ say "killed the coordinator with $before of 16 candidates final"
 check "killed mid-run" [ "$before" -lt 16 ]
 sleep 0.5
 start_coordinator "${COORD_FAST[@]}"
-check "the restarted coordinator finishes the run" wait_until 120 run_done "$run"
+check "the restarted coordinator finishes the run" wait_until 240 run_done "$run"
 check "every candidate accounted for exactly once" accounted "$run" 16
 check "the restart requeued what was leased" grep -q "requeued\|serving" "$T/coordinator.log"
+# The search's own records survived the kill as well: one transition per
+# child that moved, a selection for every candidate, and never more open
+# than max_in_flight (= population, 4) at any planning, before or after.
+check "one transition per child with a parent and coordinates" \
+    [ "$(sql "SELECT count(*) FROM transitions WHERE run_id = $run")" -eq \
+      "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND parent_id IS NOT NULL AND coords IS NOT NULL")" ]
+check "every candidate recorded how its parent was chosen" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND selection IS NULL")" -eq 0 ]
+check "never more than 4 candidates open across the restart" \
+    [ "$(sql "SELECT max((SELECT count(*) FROM candidates o WHERE o.run_id = c.run_id
+              AND o.created_at <= c.created_at
+              AND (o.finished_at IS NULL OR o.finished_at > c.created_at)))
+              FROM candidates c WHERE c.run_id = $run")" -le 4 ]
 
 # --- kill -9 of the exec worker mid-evaluation --------------------------------
 # Evaluations of a second or more, so the test sees one leased for sure.
 kill -TERM "$COORD_PID"
 wait "$COORD_PID" 2>/dev/null
-start_coordinator --heartbeat-ms 200 --liveness 5 --eval-min-time-s 0.5 --eval-warmup-s 0.2
+start_coordinator --heartbeat-ms 200 --liveness 5 --eval-min-time-s 0.5 --eval-warmup-s 0.2 \
+    --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json"
 run2=$(kfctl submit "$ROOT/examples/tasks/layernorm/task.json" --generations 2 --population 2 \
        --seed 4 --json | jq -r .run_id)
 leased_eval() {
@@ -58,7 +72,7 @@ say "killed the exec worker while it held job $job"
 check "the job goes back to the queue" \
     wait_until 20 sh -c "[ \"\$(psql -qAt -h '$KF_TEST_PGHOST' -p $KF_TEST_PGPORT -d $DB -c \"SELECT state FROM jobs WHERE id = $job\")\" != leased ]"
 start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-check "the run finishes on the new exec worker" wait_until 120 run_done "$run2"
+check "the run finishes on the new exec worker" wait_until 240 run_done "$run2"
 check "the killed job was done on a second attempt" \
     [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 2" ]
 check "every candidate of the second run accounted for" accounted "$run2" 4
