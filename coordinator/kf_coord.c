@@ -728,10 +728,14 @@ s_dispatch (kf_coord_t *self)
             self->db,
             /* Round-robin across runs, so runs share the fleet fairly:
              * each run's queued jobs are numbered in its own order (turn),
-             * and the lease takes turn 1 of every run before any turn 2.
+             * every run's turn 1 goes before any turn 2, and among equal
+             * turns the run served least recently (its latest lease or
+             * completion in this role) goes first. That last key is what
+             * makes it round-robin across passes too: a worker that takes
+             * one job per pass would otherwise always get the oldest run's.
              * The runs with queued jobs are found by skipping along the
-             * (role, run_id, id) index, and each run contributes at most
-             * $4 jobs, so no pass sorts the whole queue. Runless jobs
+             * (role, run_id, id) index, and each contributes at most $4
+             * jobs, so no pass sorts the whole queue. Runless jobs
              * (benchmarks) are one more queue. */
             "WITH RECURSIVE runs_q (run_id) AS ("
             "  (SELECT run_id FROM jobs WHERE state = 'queued' AND role = $1"
