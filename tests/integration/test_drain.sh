@@ -58,7 +58,7 @@ db_new
 start_coordinator --eval-min-time-s 1.5 --eval-warmup-s 0.3 --eval-min-samples 5 \
     --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5
 start_workers
-check "three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 check "kfctl workers --json carries host, capabilities.devices and last_heartbeat_ms_ago" \
     jtrue '[.workers[] | select(.role == "execute")][0] | (.host | length) > 0 and (.capabilities.devices | type) == "array" and .last_heartbeat_ms_ago >= 0' \
     kfctl workers --json

@@ -11,10 +11,12 @@ URL=http://127.0.0.1:$PORT/metrics
 db_new
 start_coordinator "${COORD_FAST[@]}" --metrics-address "127.0.0.1:$PORT"
 start_workers
-check "three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+# An exec worker probes for PyTorch before it registers: seconds, more
+# under the sanitizers on a busy machine.
+check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 check "GET /metrics answers 200" wait_until 10 curl -sf -o "$T/m0.txt" "$URL"
 check "a new coordinator shows 1 idle execute worker" \
-    grep -qx 'kf_workers{role="execute",state="idle"} 1' "$T/m0.txt"
+    wait_until 10 sh -c "curl -sf '$URL' | grep -qx 'kf_workers{role=\"execute\",state=\"idle\"} 1'"
 
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 \
       --seed 5 --wait --json --timeout 10)

@@ -62,7 +62,7 @@ start gateway ip netns exec "kfb$S" "$BIN/kf-llm-gateway" --coordinator "$WEP" -
 start compile ip netns exec "kfb$S" "$BIN/kf-compile-worker" --coordinator "$WEP" --heartbeat-ms 200 $(keys hostb)
 # shellcheck disable=SC2046
 start exec ip netns exec "kfc$S" "$BIN/kf-exec-worker" --coordinator "$WEP" --heartbeat-ms 200 $(keys hostc)
-check "three workers from two hosts" wait_until 90 jtrue '.workers | length == 3' kfctl status --json
+check "three workers from two hosts" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 EXEC_ID=$(kfctl workers --json | jq -r '.workers[] | select(.role == "execute") | .id')
 
 run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 2 \
