@@ -278,9 +278,30 @@ s_check_value (size_t k, json_t *v, const char *where, char **why)
     return 0;
 }
 
+/* The keys of a run's config that are not search settings: what
+ * kfctl submit sends (docs/kfctl.md) and what other modules read. A key
+ * in neither list is refused, so a misspelt switch (`tunning: false`)
+ * fails the submission instead of leaving the mechanism silently on. */
+static const char *s_other_keys[] = {
+    "target", "generations", "population", "seed", "model", "first_model", "budget",
+    "timing", "tune", "allow_degenerate", "meta_model", NULL
+};
+
 int
 kf_search_config_check (json_t *config, json_t *out, char **why)
 {
+    const char *key;
+    json_t *value;
+    json_object_foreach (config, key, value) {
+        bool known = false;
+        for (size_t k = 0; k < S_N_KEYS && !known; k++)
+            known = !strcmp (key, s_keys[k].key);
+        for (size_t k = 0; s_other_keys[k] && !known; k++)
+            known = !strcmp (key, s_other_keys[k]);
+        if (!known)
+            return kf_fail (why, "config.%s: unknown key (docs/search.md lists a run"
+                            " config's keys)", key);
+    }
     for (size_t k = 0; k < S_N_KEYS; k++) {
         json_t *v = json_object_get (config, s_keys[k].key);
         if (!v)

@@ -35,8 +35,9 @@ json_t *kf_search_defaults_load (const char *path, char **why);
 /* The default of KEY in force (borrowed), or NULL. */
 json_t *kf_search_default (kf_search_t *self, const char *key);
 
-/* Checks the search keys a SUBMIT's CONFIG names (types and bounds; other
- * keys are not looked at) and copies them into OUT when OUT is not NULL.
+/* Checks a SUBMIT's CONFIG: no unknown key, and the search keys it names
+ * within their types and bounds (the other keys' values are checked by
+ * their owners); copies the search keys into OUT when OUT is not NULL.
  * Returns 0, or -1 with *WHY (caller frees). */
 int kf_search_config_check (json_t *config, json_t *out, char **why);
 

@@ -146,6 +146,8 @@ check "run B's stored config has the switches off and the defaults filled in" \
               || (config ? 'gradient_decay')::text FROM runs WHERE id = $B")" = "falsefalsefalsetrue" ]
 check "an unknown strategy is refused by the coordinator, naming it" \
     sh -c "'$BIN/kfctl' submit '$T/task.json' --set selection.greedy=1 2>&1 | grep -q greedy"
+check "a misspelt switch is refused, naming it" \
+    sh -c "'$BIN/kfctl' submit '$T/task.json' --set tunning=false 2>&1 | grep -q 'config.tunning: unknown key'"
 check "an unreadable --config is refused by kfctl (exit 2)" \
     [ "$("$BIN/kfctl" submit "$T/task.json" --config "$T/nonexistent.json" 2>/dev/null; echo $?)" -eq 2 ]
 finish

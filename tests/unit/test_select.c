@@ -316,6 +316,12 @@ test_defaults (void)
     CHECK (json_integer_value (json_object_get (out, "tuning_rounds")) == 1);
     CHECK (json_object_get (out, "selection") != NULL);
     CHECK (json_object_get (out, "target") == NULL);
+    json_object_set_new (config, "tunning", json_false ());
+    CHECK (kf_search_config_check (config, NULL, &why) == -1);
+    CHECK (why && strstr (why, "config.tunning: unknown key"));
+    free (why);
+    why = NULL;
+    json_object_del (config, "tunning");
     json_object_set_new (config, "max_in_flight", json_integer (-1));
     CHECK (kf_search_config_check (config, NULL, &why) == -1);
     CHECK (why && strstr (why, "config.max_in_flight"));
