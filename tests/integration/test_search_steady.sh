@@ -84,7 +84,7 @@ a=$(kfctl submit "$ROOT/examples/tasks/row_sum/task.json" --generations 1 --popu
 b=$(kfctl submit "$ROOT/examples/tasks/row_max/task.json" --generations 1 --population 2 \
     --seed 9 --json | jq -r .run_id)
 both_done() { [ "$(sql "SELECT count(*) FROM runs WHERE id IN ($a, $b) AND status = 'done'")" -eq 2 ]; }
-check "runs A and B finish" wait_until 120 both_done
+check "runs A and B finish" wait_until 300 both_done
 order=$(sql "SELECT c.run_id FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
              WHERE c.run_id IN ($a, $b) ORDER BY e.id" | tr '\n' ' ')
 say "evaluation order by run: $order"
