@@ -79,10 +79,11 @@ check "it is gone from kfctl workers" \
     wait_until 5 jtrue '[.workers[] | select(.role == "execute")] | length == 0' kfctl workers --json
 start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
 check "with a new exec worker the run finishes" \
-    wait_until 120 jtrue '.run.status == "done"' kfctl show "$run" --json
+    wait_until 300 jtrue '.run.status == "done"' kfctl show "$run" --json --timeout 30
+say "candidates by status: $(sql "SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM candidates GROUP BY 1) s")"
 check "no evaluate job used more than one attempt" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE kind = 'evaluate' AND attempts > 1")" = 0 ]
 check "every candidate in a final state" \
     jtrue '(.candidates | length) >= 2 and ([.candidates[] | select(.status | IN("correct","incorrect","compile_failed","crashed","timeout","failed") | not)] | length) == 0' \
-    kfctl show "$run" --json
+    kfctl show "$run" --json --timeout 30
 finish
