@@ -190,6 +190,14 @@ main (void)
             ra = x ? s_compile (&cfg, "cuda", "cuda", x, 1) : NULL;
             rb = y ? s_compile (&cfg, "cuda", "cuda", y, 1) : NULL;
             CHECK (s_coords (ra, a) && s_coords (rb, b));
+            if (!s_coords (ra, a) || !s_coords (rb, b)) {
+                char *ta = ra ? json_dumps (ra, JSON_COMPACT) : NULL;
+                char *tb = rb ? json_dumps (rb, JSON_COMPACT) : NULL;
+                fprintf (stderr, "no coordinates: %.600s\n%.600s\n", ta ? ta : "(no result)",
+                         tb ? tb : "(no result)");
+                free (ta);
+                free (tb);
+            }
             printf ("softmax_cuda %s=%s -> {%d,%d,%d}, %s=%s -> {%d,%d,%d} (raw: {%d,%d,%d})\n",
                     pairs[p][0], pairs[p][1], a[0], a[1], a[2], pairs[p][0], pairs[p][2], b[0],
                     b[1], b[2], rx.mem, rx.algo, rx.sync);
