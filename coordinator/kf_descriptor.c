@@ -41,11 +41,16 @@ typedef struct {
 } s_rule_t;
 
 //  Fragments shared by several patterns.
-#define EXP  "\\b(\\w+::)?(__|native_|half_)?exp2?f?"
+//  An exponential by any of its usual names: exp, expf, exp2f, __expf,
+//  native_exp, std::exp, and helpers named after it (kf_exp, fast_exp,
+//  exp_poly), but not words that merely start with "exp" (expect).
+#define EXP  "\\b(\\w+::)?(\\w*_)?exp2?f?(_\\w+)?\\b"
 #define LOG  "\\b(\\w+::)?(__|native_|half_)?log2?f?"
-//  A variable, possibly a member (st.mean): an operand of the arithmetic
-//  shapes below.
-#define VAR  "\\b[[:alpha:]_][[:alnum:]_.]*"
+//  A variable, possibly a member (st.mean) or one lane of an accumulator
+//  array (m[l]): an operand of the arithmetic shapes below.
+#define VAR  "\\b[[:alpha:]_][[:alnum:]_.]*( \\[[^];]*\\])?"
+//  An accumulator: a name, or one lane of an array of them (s[l]).
+#define ACC  "\\b\\w+( \\[[^];]*\\])?"
 //  The start of a statement, for declarations.
 #define STMT "(^|[;{}\n])"
 //  A private two-dimensional array declared at a statement start: a
@@ -55,9 +60,9 @@ typedef struct {
 
 //  Algorithm rules: arithmetic shapes that read the same in every language.
 static const s_rule_t s_algo_rules[] = {
-    { DIM_ALGO, 1, "\\b\\w+ \\+= ([[:alnum:]_.]+) ; \\w+ \\+= \\1 \\* \\1 ;",
+    { DIM_ALGO, 1, ACC " \\+= ([[:alnum:]_.]+) ; " ACC " \\+= \\2 \\* \\2 ;",
       "sum and sum of squares in one loop (fused reductions)", 0, 0, false },
-    { DIM_ALGO, 1, "\\b\\w+ \\+= ([[:alnum:]_.]+) \\* \\1 ; \\w+ \\+= \\1 ;",
+    { DIM_ALGO, 1, ACC " \\+= ([[:alnum:]_.]+) \\* \\2 ; " ACC " \\+= \\2 ;",
       "sum and sum of squares in one loop (fused reductions)", 0, 0, false },
     { DIM_ALGO, 1, "\\b(\\w+) = \\w+ \\[[^];]*\\] \\+ \\w+ \\[[^];]*\\] ;([^;]*;)? \\w+ \\+= \\1 \\* \\1 ;",
       "residual add fused with the reduction", 0, 0, false },
@@ -71,8 +76,10 @@ static const s_rule_t s_algo_rules[] = {
       "running second-moment update (Welford)", 0, 0, false },
     { DIM_ALGO, 2, VAR " \\* " VAR " \\* " VAR " \\* " VAR " / " VAR,
       "merge of partial moments (Welford/Chan)", 0, 0, false },
-    { DIM_ALGO, 2, "[/*] " VAR " - (" VAR ") \\* \\1\\b",
+    { DIM_ALGO, 2, "[/*] (\\( \\w+ \\) )?" VAR " - (" VAR ") \\* \\3\\b",
       "variance as E[x^2] - mean^2 (single pass)", 0, 0, false },
+    { DIM_ALGO, 2, "/ \\( 1(\\.0*)?f? \\+ " EXP " \\( -",
+      "tanh rewritten as a logistic of one exponential", 0, 0, false },
     { DIM_ALGO, 3, "\\b\\w*([Ww]inograd|WINOGRAD|[Ff]ft|FFT)\\w*",
       "Winograd/FFT transform (by name: weak evidence)", 0, 0, false },
 };
@@ -195,6 +202,8 @@ static const s_rule_t s_c_rules[] = {
       "compiler vector extension", 0, 0, false },
     { DIM_MEM, 1, STMT " (float|double|int)\\s+\\w+ \\[[^];]+\\] = \\{ 0",
       "per-lane accumulator array", 0, 0, false },
+    { DIM_MEM, 1, "\\bfor \\( \\w+ = 0 ; \\w+ \\+ ([2-9]|[1-9][0-9]+) <= \\w+ ; \\w+ \\+= \\1 \\)",
+      "loop strip-mined by a constant width (vector lanes)", 0, 0, false },
     { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= \\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w* \\)",
       "loop stepping by a tile size (cache blocking)", 0, 0, false },
     { DIM_MEM, 3, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (MC|NC|KC|\\w*L[123]\\w*) \\)",
