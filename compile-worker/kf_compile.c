@@ -338,6 +338,20 @@ s_cuda_keywords (char *text)
     return text;
 }
 
+//  True when LOG holds a diagnostic located in the candidate's own file
+//  ("kernel.c:7:5: error: ..."), the mark of a failure the same source
+//  will always meet.
+static bool
+s_points_into_source (const char *log, const char *source_name)
+{
+    size_t n = strlen (source_name);
+    for (const char *p = log ? strstr (log, source_name) : NULL; p;
+         p = strstr (p + n, source_name))
+        if (p[n] == ':' || p[n] == '(')
+            return true;
+    return false;
+}
+
 //  Classifies the source B built, preprocessed in DIR (which holds the
 //  source and the header) with B's -D flags. The answer is cached under
 //  the preprocessing command's own key, so a build that was a cache hit
@@ -377,8 +391,12 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
         free (unused);
         b->coords = stored ? json_loads (stored, 0, NULL) : NULL;
         free (stored);
-        if (json_is_array (json_object_get (b->coords, "coords")))
+        json_t *rules = json_object_get (b->coords, "rules");
+        if (json_is_array (json_object_get (b->coords, "coords"))
+            && json_integer_value (rules) == KF_DESCRIPTOR_RULES) {
+            json_object_del (b->coords, "rules");
             return;
+        }
         json_decref (b->coords);
         b->coords = NULL;
     }
@@ -413,7 +431,9 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
     free (own);
     free (why);
     if (json_is_array (json_object_get (b->coords, "coords"))) {
+        json_object_set_new (b->coords, "rules", json_integer (KF_DESCRIPTOR_RULES));
         char *entry = json_dumps (b->coords, JSON_COMPACT);
+        json_object_del (b->coords, "rules");
         if (entry)
             kf_compile_cache_put (cache_dir, key, NULL, 0, entry,
                                   ctx->cfg ? ctx->cfg->cache_max_bytes : 0);
@@ -501,9 +521,12 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
             snprintf (b->log, len, "%s%s", head, log ? log : "");
         else
             b->log = strdup (head);
-        /* A timeout or a killed compiler says nothing lasting about the
-         * source: only a real compile error is remembered. */
-        if (!run.timed_out && !run.signal)
+        /* A timeout, a killed compiler or one that could not fork its
+         * passes (another job's fork bomb holding the sandbox user's
+         * process budget) says nothing lasting about the source: only a
+         * real compile error, one that points into the source, is
+         * remembered. */
+        if (!run.timed_out && !run.signal && s_points_into_source (log, tc->source_name))
             kf_compile_cache_put (cache_dir, key, NULL, 0, b->log ? b->log : head,
                                   cfg ? cfg->cache_max_bytes : 0);
         free (log);

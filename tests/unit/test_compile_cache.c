@@ -2,8 +2,9 @@
  *  wrapper that counts its runs; the same source twice is one build (a
  *  compiler run, and a preprocessor run for the coordinates of what it
  *  built) and the same artifact; another arch or source is a miss; a
- *  source that does not compile is remembered too (and not preprocessed);
- *  a cap trims the folder. */
+ *  source that does not compile is remembered too (and not preprocessed),
+ *  but a compiler that failed without pointing into the source (it could
+ *  not fork) is not; a cap trims the folder. */
 #include "../../compile-worker/kf_compile.h"
 #include "../../compile-worker/kf_compile_cache.h"
 #include "../kf_test.h"
@@ -68,7 +69,11 @@ main (void)
     char path[256], cache[128];
     snprintf (path, sizeof path, "%s/cc", s_dir);
     FILE *f = fopen (path, "w");
-    fprintf (f, "#!/bin/sh\necho run >> %s/runs\nexec /usr/bin/cc \"$@\"\n", s_dir);
+    fprintf (f, "#!/bin/sh\necho run >> %s/runs\n"
+                "if grep -qs KF_TEST_NOFORK kernel.c; then\n"
+                "    echo 'cc: fatal error: cannot fork: Resource temporarily unavailable' >&2\n"
+                "    exit 1\nfi\n"
+                "exec /usr/bin/cc \"$@\"\n", s_dir);
     fclose (f);
     chmod (path, 0755);
     chmod (s_dir, 0777);   /* the sandboxed compiler writes its run log here */
@@ -116,6 +121,17 @@ main (void)
     CHECK (strstr (json_string_value (json_object_get (r, "log")), "error") != NULL);
     CHECK (s_runs () == runs);
     json_decref (r);
+    /* A failure that names no place in the source says nothing lasting
+     * about it: the next build of the same source runs the compiler again. */
+    char *nofork = kf_strdupf ("%s/* KF_TEST_NOFORK */\n", good);
+    r = s_compile (&cfg, nofork, "x86_64", h3);
+    CHECK (r && !json_is_true (json_object_get (r, "compiled")) && !s_cached (r));
+    json_decref (r);
+    r = s_compile (&cfg, nofork, "x86_64", h3);
+    CHECK (r && !s_cached (r) && s_runs () == runs + 2);
+    json_decref (r);
+    free (nofork);
+    runs = s_runs ();
     /* No cache folder: always a compiler run. */
     kf_compile_config_t none = { .time_limit_s = 60 };
     r = s_compile (&none, good, "x86_64", h3);
