@@ -151,7 +151,11 @@ kf_search_start_run (kf_search_t *self, int64_t run_id)
     char hash[65], blobs[80];
     int rc = s_store_blob (self, source, strlen (source), hash);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
-    const char *backend = !strcmp (language, "cuda") ? "cuda" : "host";
+    /* The toolchain that builds the reference's language: nvcc for CUDA,
+     * clang + llvm-spirv for OpenCL C, cc for C. */
+    const char *backend = !strcmp (language, "cuda")     ? "cuda"
+                          : !strcmp (language, "opencl") ? "level-zero"
+                                                         : "host";
     if (rc == 0)
         rc = s_insert_job (self, run_id, 0, "compile", "compile", backend, NULL,
                            json_pack ("{s:s, s:{s:s}, s:s, s:b}", "language",
