@@ -289,6 +289,27 @@ s_figures (FILE *f, json_t *k)
                  profile[strlen (profile) - 1] == '\n' ? "" : "\n");
 }
 
+/* The OpenCL C contract (docs/intel.md has it in full): the exec worker
+ * launches the kernels itself, so the prompt explains the launch lines
+ * instead of kf_forward. */
+static const char s_opencl_contract[] =
+    "\n## The kernel contract (OpenCL C, run through Level Zero)\n"
+    "No host code and no kf_forward: the file holds __kernel functions and, in comments, "
+    "one line per launch in the order they run (a barrier separates launches):\n"
+    "    /* kf-launch: KERNEL(ARG, ...) global=E[,E[,E]] local=E[,E[,E]] */\n"
+    "    /* kf-scratch: NAME BYTES */   (optional device scratch, kept between calls)\n"
+    "Arguments, in the kernel's parameter order: a tensor name of the task (its __global "
+    "buffer; inputs may be const), a kf-scratch name, local(BYTES) for a __local buffer, a "
+    "task scalar (as float; NAME:double for double), a float literal, or an integer "
+    "expression (int; add :uint, :long or :ulong for the others).\n"
+    "Expressions: integers with + - * / % and parentheses, numel(t), rows(t) (numel over "
+    "the last dimension), cols(t) (the last dimension), dim(t, k), cdiv(a, b), "
+    "round_up(a, b), min, max, and any name #defined to an integer in the source or given "
+    "as -DNAME=VALUE by a tuning point.\n"
+    "global counts work-items and must be a multiple of local in every dimension (round up "
+    "and test the index in the kernel); a kernel with reqd_work_group_size is launched "
+    "with exactly that local size. Tensors are dense and row-major.\n";
+
 static void
 s_code_block (FILE *f, const char *language, const char *source)
 {
@@ -356,13 +377,16 @@ kf_prompt_build (const kf_prompt_in_t *in)
     FILE *f = open_memstream (&text, &size);
     if (!f)
         return NULL;
+    bool opencl = !strcmp (language, "opencl");
     fprintf (f,
              "You are an expert in %s kernels for GPUs and CPUs. Your job: a kernel for the "
              "target '%s' that computes exactly what the reference below computes, and runs "
-             "faster. Write one complete source file that exports kf_forward with C linkage "
-             "as the contract below declares; it is compiled on its own, loaded, checked "
-             "against the reference on fresh random inputs and timed against it.\n",
-             language, in->target ? in->target : "");
+             "faster. Write one complete source file %s; it is compiled on its own, loaded, "
+             "checked against the reference on fresh random inputs and timed against it.\n",
+             language, in->target ? in->target : "",
+             opencl ? "of __kernel functions with the kf-launch lines that say how to run "
+                      "them, as the contract below describes"
+                    : "that exports kf_forward with C linkage as the contract below declares");
 
     //  The task and its reference.
     fprintf (f, "\n## Task: %s\n%s\n", s_str (spec, "name"), s_str (spec, "description"));
@@ -381,8 +405,12 @@ kf_prompt_build (const kf_prompt_in_t *in)
     s_code_block (f, s_str (ref, "language"), s_str (ref, "source"));
 
     //  The contract.
-    fputs ("\n## The kernel contract (kf_kernel.h, included as \"kf_kernel.h\")\n", f);
-    s_code_block (f, "c", kf_contract_text);
+    if (opencl)
+        fputs (s_opencl_contract, f);
+    else {
+        fputs ("\n## The kernel contract (kf_kernel.h, included as \"kf_kernel.h\")\n", f);
+        s_code_block (f, "c", kf_contract_text);
+    }
 
     s_hardware (f, in);
 
@@ -458,10 +486,12 @@ kf_prompt_build (const kf_prompt_in_t *in)
              "the task's tolerance.\n"
              "- The file must compile on its own with the contract header and run on the "
              "target; do not cache or reuse results from earlier calls.\n"
-             "- Keep kf_forward's signature exactly as the contract declares it.\n"
+             "- %s\n"
              "\n## Answer\n"
              "First, under \"Analysis:\", say briefly what limited the last kernel and what "
              "you change and why. Then give the complete source in one ```%s code block.\n",
+             opencl ? "Give every kernel a kf-launch line whose arguments follow its parameters."
+                    : "Keep kf_forward's signature exactly as the contract declares it.",
              language);
     if (fclose (f) != 0) {
         free (text);

@@ -124,6 +124,13 @@ s_build (void)
     CHECK (s_at (p, "no exec worker has described its device") > 0);
     CHECK (s_at (p, "```c\n") > 0);
     free (p);
+    //  OpenCL C: the launch-line contract instead of kf_forward's.
+    kf_prompt_in_t in3 = { .spec = spec, .language = "opencl", .target = "level-zero" };
+    p = kf_prompt_build (&in3);
+    CHECK (s_at (p, "kf-launch: KERNEL(") > 0);
+    CHECK (s_at (p, "exports kf_forward") < 0 && s_at (p, "KF_KERNEL_ABI_VERSION") < 0);
+    CHECK (s_at (p, "```opencl\n") > 0);
+    free (p);
     json_decref (dflt);
     json_decref (spec);
     json_decref (hardware);
