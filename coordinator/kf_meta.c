@@ -14,6 +14,7 @@
  *  meta-prompter that misbehaves is visible after the fact.
  */
 #include "kf_meta.h"
+#include "kf_json.h"
 #include "kf_log.h"
 #include "kf_prompt.h"
 #include "kf_str.h"
@@ -28,19 +29,6 @@
 #define S_OUTCOMES_MAX 24
 #define S_SECTION_MAX 6000
 #define S_SOURCE_MAX 6000
-
-static const char *
-s_str (json_t *obj, const char *key)
-{
-    const char *s = json_string_value (json_object_get (obj, key));
-    return s ? s : "";
-}
-
-static int64_t
-s_int (json_t *obj, const char *key)
-{
-    return json_integer_value (json_object_get (obj, key));
-}
 
 //  ---------------------------------------------------------------------
 //  Settings
@@ -186,7 +174,7 @@ static bool
 s_in_sections (json_t *sections, const char *text)
 {
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++)
-        if (strstr (s_str (sections, kf_prompt_section_names[i]), text))
+        if (strstr (kf_jstr (sections, kf_prompt_section_names[i]), text))
             return true;
     return false;
 }
@@ -215,8 +203,8 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
     json_array_foreach (edits, i, e) {
         //  A block's text is whole lines; a model that meant part of a
         //  line still gets it, with the last newline off both sides.
-        char *search_buf = strdup (s_str (e, "search"));
-        char *replace_buf = strdup (s_str (e, "replace"));
+        char *search_buf = strdup (kf_jstr (e, "search"));
+        char *replace_buf = strdup (kf_jstr (e, "replace"));
         if (!search_buf || !replace_buf) {
             free (search_buf);
             free (replace_buf);
@@ -230,7 +218,7 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
         }
         const char *search = search_buf;
         const char *replace = replace_buf;
-        const char *named = s_str (e, "section");
+        const char *named = kf_jstr (e, "section");
         const char *where = NULL;
         char reason[200] = "";
         if (accepted >= max_edits)
@@ -253,7 +241,7 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
                 const char *name = kf_prompt_section_names[s];
                 if (*named && strcmp (named, name))
                     continue;
-                int n = *search ? s_count (s_str (out, name), search) : 1;
+                int n = *search ? s_count (kf_jstr (out, name), search) : 1;
                 if (n)
                     where = name;
                 hits += n;
@@ -268,7 +256,7 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
                 snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
         }
         if (!reason[0]) {
-            char *text = s_replace (s_str (out, where), search, replace);
+            char *text = s_replace (kf_jstr (out, where), search, replace);
             if (!text)
                 snprintf (reason, sizeof reason, "out of memory");
             else if (strlen (text) > S_SECTION_MAX)
@@ -313,11 +301,11 @@ s_run (kf_search_t *self, int64_t run_id)
 static int
 s_ensure_root (kf_search_t *self, json_t *run)
 {
-    json_t *dflt = kf_prompt_default_sections (s_str (run, "language"));
+    json_t *dflt = kf_prompt_default_sections (kf_jstr (run, "language"));
     char *text = json_dumps (dflt, JSON_COMPACT);
     json_decref (dflt);
     char id[24];
-    const char *params[2] = { S_I64 (id, s_int (run, "id")), text };
+    const char *params[2] = { S_I64 (id, kf_jint (run, "id")), text };
     long n = kf_db_exec (self->db,
                          "INSERT INTO prompt_versions (run_id, number, sections)"
                          " VALUES ($1, 1, $2) ON CONFLICT (run_id, number) DO NOTHING",
@@ -338,7 +326,7 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     bool on = json_is_true (json_object_get (settings, "meta_prompting"));
     json_decref (settings);
     if (!on) {
-        json_t *dflt = kf_prompt_default_sections (s_str (run, "language"));
+        json_t *dflt = kf_prompt_default_sections (kf_jstr (run, "language"));
         json_decref (run);
         return dflt;
     }
@@ -363,7 +351,7 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     size_t i;
     json_t *v;
     json_array_foreach (versions, i, v)
-        if (!pick && s_int (v, "used") < s_int (run, "population"))
+        if (!pick && kf_jint (v, "used") < kf_jint (run, "population"))
             pick = v;
     if (!pick && json_array_size (versions)) {
         double total = 0;
@@ -371,8 +359,8 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
             total += json_number_value (json_object_get (v, "fitness")) + 0.05;
         //  A deterministic draw: the run's seed and how many candidates
         //  it has, mixed (splitmix64), so a replay picks the same.
-        uint64_t x = (uint64_t) s_int (run, "seed") * 0x9e3779b97f4a7c15ULL
-                     + (uint64_t) s_int (json_array_get (versions, 0), "run_candidates");
+        uint64_t x = (uint64_t) kf_jint (run, "seed") * 0x9e3779b97f4a7c15ULL
+                     + (uint64_t) kf_jint (json_array_get (versions, 0), "run_candidates");
         x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
         x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
         x ^= x >> 31;
@@ -389,7 +377,7 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     if (pick) {
         sections = json_incref (json_object_get (pick, "sections"));
         if (version_id)
-            *version_id = s_int (pick, "id");
+            *version_id = kf_jint (pick, "id");
     }
     json_decref (versions);
     json_decref (run);
@@ -452,8 +440,8 @@ static void
 s_outcome_line (FILE *f, json_t *o)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
-             (long long) s_int (o, "candidate_id"), (long long) s_int (o, "generation"),
-             (long long) s_int (o, "prompt_version"), s_str (o, "status"));
+             (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
+             (long long) kf_jint (o, "prompt_version"), kf_jstr (o, "status"));
     if (json_is_number (json_object_get (o, "speedup")))
         fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (o, "speedup")));
     if (json_is_number (json_object_get (o, "candidate_ns")))
@@ -467,13 +455,13 @@ s_outcome_line (FILE *f, json_t *o)
                  json_number_value (json_object_get (c, "max_abs_err")),
                  json_number_value (json_object_get (c, "max_rel_err")),
                  json_number_value (json_object_get (c, "cosine")));
-    if (*s_str (o, "coords"))
-        fprintf (f, "; coordinates %s", s_str (o, "coords"));
-    if (*s_str (o, "detail"))
-        fprintf (f, "\n  verdict: %s", s_str (o, "detail"));
-    if (*s_str (o, "log"))
-        fprintf (f, "\n  compiler: %.*s", (int) strcspn (s_str (o, "log"), "\n"),
-                 s_str (o, "log"));
+    if (*kf_jstr (o, "coords"))
+        fprintf (f, "; coordinates %s", kf_jstr (o, "coords"));
+    if (*kf_jstr (o, "detail"))
+        fprintf (f, "\n  verdict: %s", kf_jstr (o, "detail"));
+    if (*kf_jstr (o, "log"))
+        fprintf (f, "\n  compiler: %.*s", (int) strcspn (kf_jstr (o, "log"), "\n"),
+                 kf_jstr (o, "log"));
     fputs ("\n", f);
 }
 
@@ -494,21 +482,21 @@ s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
              "the rest (task, contract, hardware, kernels) cannot. Below are the sections as "
              "they are now and the outcomes of the latest kernels written with them, with the "
              "figures the evaluation measured.\n",
-             s_str (run, "language"), s_str (json_object_get (run, "spec"), "name"),
-             s_str (run, "target"));
+             kf_jstr (run, "language"), kf_jstr (json_object_get (run, "spec"), "name"),
+             kf_jstr (run, "target"));
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
         const char *name = kf_prompt_section_names[i];
-        fprintf (f, "\n## Section %s\n%s", name, s_str (sections, name));
+        fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
     }
     fputs ("\n## Recent outcomes (oldest first)\n", f);
     size_t i;
     json_t *o;
     json_array_foreach (outcomes, i, o)
         s_outcome_line (f, o);
-    if (best_kernel && *s_str (best_kernel, "source"))
+    if (best_kernel && *kf_jstr (best_kernel, "source"))
         fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
                  json_number_value (json_object_get (best_kernel, "speedup")), S_SOURCE_MAX,
-                 s_str (best_kernel, "source"));
+                 kf_jstr (best_kernel, "source"));
     fprintf (f,
              "\n## What to do\n"
              "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "
@@ -534,7 +522,7 @@ s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
 static int
 s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
 {
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     char id[24], rnd[24];
     const char *params[2] = { S_I64 (id, run_id), S_I64 (rnd, round) };
     //  Moves the round on only from ROUND: a replayed completion finds it
@@ -558,25 +546,25 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     json_t *best_row = kf_db_row (self->db,
                                   "SELECT best_candidate_id FROM runs WHERE id = $1", 1, params,
                                   NULL);
-    if (s_int (best_row, "best_candidate_id"))
-        best = kf_prompt_kernel (self->db, s_int (best_row, "best_candidate_id"));
+    if (kf_jint (best_row, "best_candidate_id"))
+        best = kf_prompt_kernel (self->db, kf_jint (best_row, "best_candidate_id"));
     json_decref (best_row);
-    int max_edits = (int) s_int (settings, "meta_max_edits");
+    int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_t *sections = json_object_get (parent, "sections");
     char *prompt = s_meta_prompt (run, sections, outcomes ? outcomes : json_array (), max_edits,
                                   best);
     json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:o, s:i, s:s, s:f, s:i, s:i}",
-                                 "model", s_str (settings, "meta_model"), "language",
-                                 s_str (run, "language"), "task_name",
-                                 s_str (json_object_get (run, "spec"), "name"), "sections",
+                                 "model", kf_jstr (settings, "meta_model"), "language",
+                                 kf_jstr (run, "language"), "task_name",
+                                 kf_jstr (json_object_get (run, "spec"), "name"), "sections",
                                  sections, "parent_version_id",
-                                 (json_int_t) s_int (parent, "id"), "parent_version",
-                                 (json_int_t) s_int (parent, "number"), "outcomes",
+                                 (json_int_t) kf_jint (parent, "id"), "parent_version",
+                                 (json_int_t) kf_jint (parent, "number"), "outcomes",
                                  outcomes ? outcomes : json_array (), "max_edits", max_edits,
                                  "prompt", prompt ? prompt : "", "temperature", 0.3,
                                  "round", round + 1, "generation",
-                                 (int) s_int (run, "generation"));
-    if (best && *s_str (best, "source"))
+                                 (int) kf_jint (run, "generation"));
+    if (best && *kf_jstr (best, "source"))
         json_object_set_new (payload, "best",
                              json_pack ("{s:O, s:O}", "speedup",
                                         json_object_get (best, "speedup"), "candidate_id",
@@ -626,7 +614,7 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
     json_t *settings = kf_meta_settings (json_object_get (run, "config"));
     int rc = 0;
     if (json_is_true (json_object_get (settings, "meta_prompting"))
-        && !strcmp (s_str (run, "status"), "running")) {
+        && !strcmp (kf_jstr (run, "status"), "running")) {
         const char *rp[1] = { S_I64 (id, run_id) };
         json_t *counts = kf_db_row (self->db,
                                     "SELECT (SELECT count(*) FROM candidates WHERE run_id = $1"
@@ -637,16 +625,16 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
                                     "  AND kind = 'meta' AND state IN ('queued', 'leased'))"
                                     "  AS open",
                                     1, rp, NULL);
-        int64_t per_round = s_int (settings, "meta_every") * s_int (run, "population");
-        int64_t finished = s_int (counts, "finished");
-        int64_t total = s_int (run, "generations") * s_int (run, "population");
-        int round = (int) s_int (run, "meta_rounds");
+        int64_t per_round = kf_jint (settings, "meta_every") * kf_jint (run, "population");
+        int64_t finished = kf_jint (counts, "finished");
+        int64_t total = kf_jint (run, "generations") * kf_jint (run, "population");
+        int round = (int) kf_jint (run, "meta_rounds");
         //  One meta job at a time; none once every candidate of the main
         //  search is planned (nothing would be written with what it
         //  proposes).
-        if (counts && s_int (counts, "open") == 0 && per_round > 0
+        if (counts && kf_jint (counts, "open") == 0 && per_round > 0
             && finished >= (int64_t) (round + 1) * per_round
-            && s_int (counts, "planned") < total)
+            && kf_jint (counts, "planned") < total)
             rc = s_queue_meta (self, run, settings, round);
         json_decref (counts);
     }
@@ -664,13 +652,13 @@ s_log_edit (kf_search_t *self, int64_t run_id, int64_t job_id, int64_t parent_id
                               parent_id ? S_I64 (parent, parent_id) : NULL,
                               version_id ? S_I64 (version, version_id) : NULL,
                               json_string_value (json_object_get (entry, "section")),
-                              s_str (entry, "search"), s_str (entry, "replace"),
+                              kf_jstr (entry, "search"), kf_jstr (entry, "replace"),
                               json_is_true (json_object_get (entry, "accepted")) ? "true"
                                                                                 : "false",
                               json_string_value (json_object_get (entry, "reason")) };
     if (!json_is_true (json_object_get (entry, "accepted")))
         kf_warn ("run %lld: meta job %lld: edit rejected: %s", (long long) run_id,
-                 (long long) job_id, s_str (entry, "reason"));
+                 (long long) job_id, kf_jstr (entry, "reason"));
     return kf_db_exec (self->db,
                        "INSERT INTO prompt_edits (run_id, job_id, parent_id, version_id,"
                        " section, search, replace, accepted, reason)"
@@ -681,10 +669,10 @@ s_log_edit (kf_search_t *self, int64_t run_id, int64_t job_id, int64_t parent_id
 int
 kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
 {
-    if (strcmp (s_str (job, "kind"), "meta") != 0)
+    if (strcmp (kf_jstr (job, "kind"), "meta") != 0)
         return 0;
-    int64_t run_id = s_int (job, "run_id");
-    int64_t job_id = s_int (job, "id");
+    int64_t run_id = kf_jint (job, "run_id");
+    int64_t job_id = kf_jint (job, "id");
     char jid[24], rid[24];
     const char *jp[1] = { S_I64 (jid, job_id) };
     bool failed;
@@ -698,7 +686,7 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
     }
     json_t *row = kf_db_row (self->db, "SELECT payload FROM jobs WHERE id = $1", 1, jp, NULL);
     json_t *payload = json_object_get (row, "payload");
-    int64_t parent_id = s_int (payload, "parent_version_id");
+    int64_t parent_id = kf_jint (payload, "parent_version_id");
     char pid[24];
     const char *pp[1] = { S_I64 (pid, parent_id) };
     json_t *parent = kf_db_row (self->db,
@@ -711,14 +699,14 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
     if (!parent)
         return 0;   //  nothing to edit (a job from before a restore)
     json_t *settings = kf_meta_settings (json_object_get (parent, "config"));
-    int max_edits = (int) s_int (settings, "meta_max_edits");
+    int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_decref (settings);
-    const char *text = s_str (result, "text");
+    const char *text = kf_jstr (result, "text");
     json_t *edits = kf_meta_parse_edits (text);
     //  The rest of the prompt, so an edit aimed at it can be named as such.
     kf_prompt_in_t in = { .spec = json_object_get (parent, "spec"),
-                          .language = s_str (parent, "language"),
-                          .target = s_str (parent, "target"),
+                          .language = kf_jstr (parent, "language"),
+                          .target = kf_jstr (parent, "target"),
                           .sections = json_object_get (parent, "sections") };
     char *outside = kf_prompt_build (&in);
     json_t *log = NULL;
@@ -742,7 +730,7 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
         char *etext = json_dumps (accepted, JSON_COMPACT);
         char gen[24];
         const char *vp[6] = { S_I64 (rid, run_id), pid,
-                              S_I64 (gen, s_int (parent, "generation")), stext, etext, jid };
+                              S_I64 (gen, kf_jint (parent, "generation")), stext, etext, jid };
         json_t *created = kf_db_row (
             self->db,
             "INSERT INTO prompt_versions (run_id, number, parent_id, generation, sections,"
@@ -754,9 +742,9 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
         if (!created)
             rc = -1;
         else {
-            version_id = s_int (created, "id");
+            version_id = kf_jint (created, "id");
             kf_info ("run %lld: prompt v%lld from v%lld by %zu edit%s", (long long) run_id,
-                     (long long) s_int (created, "number"), (long long) s_int (parent, "number"),
+                     (long long) kf_jint (created, "number"), (long long) kf_jint (parent, "number"),
                      json_array_size (accepted), json_array_size (accepted) == 1 ? "" : "s");
             char topic[64];
             snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
@@ -764,8 +752,8 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
                 self->events,
                 json_pack ("{s:s, s:{s:I, s:s, s:I, s:I, s:I}}", "topic", topic, "body",
                            "run_id", (json_int_t) run_id, "event", "prompt", "version",
-                           (json_int_t) s_int (created, "number"), "parent",
-                           (json_int_t) s_int (parent, "number"), "edits",
+                           (json_int_t) kf_jint (created, "number"), "parent",
+                           (json_int_t) kf_jint (parent, "number"), "edits",
                            (json_int_t) json_array_size (accepted)));
             json_decref (created);
         }
@@ -775,8 +763,8 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
         //  by max_tokens, an empty one).
         char why[300];
         snprintf (why, sizeof why, "the reply holds no SEARCH/REPLACE edit%s%.40s%s%.200s",
-                  *s_str (result, "error_kind") ? ": " : "", s_str (result, "error_kind"),
-                  *s_str (result, "detail") ? ": " : "", s_str (result, "detail"));
+                  *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
+                  *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
         json_t *none = json_pack ("{s:s, s:s, s:b, s:s}", "search", "", "replace", "",
                                   "accepted", 0, "reason", why);
         rc = s_log_edit (self, run_id, job_id, parent_id, 0, none);
@@ -794,7 +782,7 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
                                   (const char *[]) { rid }, NULL);
         json_t *st = kf_meta_settings (json_object_get (rrow, "config"));
         char size[24];
-        const char *ap[2] = { rid, S_I64 (size, s_int (st, "prompt_archive")) };
+        const char *ap[2] = { rid, S_I64 (size, kf_jint (st, "prompt_archive")) };
         json_decref (st);
         json_decref (rrow);
         if (kf_db_exec (self->db,
@@ -818,7 +806,7 @@ kf_meta_job_failed (kf_search_t *self, json_t *job, const char *reason)
 {
     (void) self;
     kf_warn ("run %lld: meta job %lld failed for good: %s; the run keeps its prompt versions",
-             (long long) s_int (job, "run_id"), (long long) s_int (job, "id"),
+             (long long) kf_jint (job, "run_id"), (long long) kf_jint (job, "id"),
              reason ? reason : "?");
     return 0;
 }

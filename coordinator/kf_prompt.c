@@ -13,6 +13,7 @@
  *  claims a figure the evaluation did not measure.
  */
 #include "kf_prompt.h"
+#include "kf_json.h"
 #include "kf_log.h"
 #include "kf_str.h"
 #include <math.h>
@@ -169,13 +170,6 @@ static const char *s_example_cuda =
 //  ---------------------------------------------------------------------
 //  Formatting helpers
 
-static const char *
-s_str (json_t *obj, const char *key)
-{
-    const char *s = json_string_value (json_object_get (obj, key));
-    return s ? s : "";
-}
-
 static bool
 s_has_number (json_t *obj, const char *key)
 {
@@ -223,7 +217,7 @@ static void
 s_runtime_line (FILE *f, json_t *k)
 {
     char a[32], b[32];
-    const char *status = s_str (k, "status");
+    const char *status = kf_jstr (k, "status");
     if (s_has_number (k, "candidate_ns")) {
         fprintf (f, "Runtime: %s", s_time_text (s_num (k, "candidate_ns"), a, sizeof a));
         if (s_has_number (k, "reference_ns"))
@@ -248,12 +242,12 @@ static void
 s_figures (FILE *f, json_t *k)
 {
     json_t *c = json_object_get (k, "correctness");
-    if (*s_str (k, "detail"))
-        fprintf (f, "Verdict: %s: %s\n", *s_str (k, "status") ? s_str (k, "status") : "?",
-                 s_str (k, "detail"));
-    else if (*s_str (k, "status"))
-        fprintf (f, "Verdict: %s\n", s_str (k, "status"));
-    if (json_is_object (c) && strcmp (s_str (k, "status"), "correct") != 0) {
+    if (*kf_jstr (k, "detail"))
+        fprintf (f, "Verdict: %s: %s\n", *kf_jstr (k, "status") ? kf_jstr (k, "status") : "?",
+                 kf_jstr (k, "detail"));
+    else if (*kf_jstr (k, "status"))
+        fprintf (f, "Verdict: %s\n", kf_jstr (k, "status"));
+    if (json_is_object (c) && strcmp (kf_jstr (k, "status"), "correct") != 0) {
         fputs ("Correctness figures (worst over the input sets):", f);
         if (s_has_number (c, "match_fraction"))
             fprintf (f, " %.4f%% of elements within tolerance;",
@@ -283,7 +277,7 @@ s_figures (FILE *f, json_t *k)
                                  ? " (the data fits in L2, so the DRAM ceiling does not bind)"
                                  : "");
     }
-    const char *profile = s_str (k, "profile");
+    const char *profile = kf_jstr (k, "profile");
     if (*profile)
         fprintf (f, "Profile (Nsight Compute):\n%s%s", profile,
                  profile[strlen (profile) - 1] == '\n' ? "" : "\n");
@@ -326,15 +320,15 @@ s_hardware (FILE *f, const kf_prompt_in_t *in)
         fputs (" (no exec worker has described its device yet).\n", f);
         return;
     }
-    const char *arch = s_str (in->hardware, "arch");
+    const char *arch = kf_jstr (in->hardware, "arch");
     fprintf (f, "%s%s%s:\n", *arch ? " (" : "", arch, *arch ? ")" : "");
     size_t i;
     json_t *d;
     json_array_foreach (devices, i, d) {
         char b[32];
-        fprintf (f, "- %s", *s_str (d, "name") ? s_str (d, "name") : "unnamed device");
-        if (*s_str (d, "compute_capability"))
-            fprintf (f, ", compute capability %s", s_str (d, "compute_capability"));
+        fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
+        if (*kf_jstr (d, "compute_capability"))
+            fprintf (f, ", compute capability %s", kf_jstr (d, "compute_capability"));
         if (s_has_number (d, "multiprocessors"))
             fprintf (f, ", %.0f multiprocessors", s_num (d, "multiprocessors"));
         if (s_has_number (d, "cores"))
@@ -357,7 +351,7 @@ s_sections (FILE *f, json_t *sections)
 {
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
         const char *name = kf_prompt_section_names[i];
-        const char *text = s_str (sections, name);
+        const char *text = kf_jstr (sections, name);
         size_t n = strlen (text);
         fprintf (f, "\n## %s\n<<<kf:%s>>>\n%s%s<<<kf:end %s>>>\n", s_section_titles[i], name,
                  text, n && text[n - 1] != '\n' ? "\n" : "", name);
@@ -389,9 +383,9 @@ kf_prompt_build (const kf_prompt_in_t *in)
                     : "that exports kf_forward with C linkage as the contract below declares");
 
     //  The task and its reference.
-    fprintf (f, "\n## Task: %s\n%s\n", s_str (spec, "name"), s_str (spec, "description"));
-    if (*s_str (spec, "instructions"))
-        fprintf (f, "\nInstructions from the user: %s\n", s_str (spec, "instructions"));
+    fprintf (f, "\n## Task: %s\n%s\n", kf_jstr (spec, "name"), kf_jstr (spec, "description"));
+    if (*kf_jstr (spec, "instructions"))
+        fprintf (f, "\nInstructions from the user: %s\n", kf_jstr (spec, "instructions"));
     json_t *scalars = json_object_get (spec, "scalars");
     json_t *tensors = json_pack ("{s:O, s:O, s:o}", "inputs", json_object_get (spec, "inputs"),
                                  "outputs", json_object_get (spec, "outputs"), "scalars",
@@ -401,8 +395,8 @@ kf_prompt_build (const kf_prompt_in_t *in)
     fprintf (f, "\nTensors and scalars:\n%s\n", io ? io : "");
     free (io);
     json_t *ref = json_object_get (spec, "reference");
-    fprintf (f, "\n## Reference implementation (%s)\n", s_str (ref, "language"));
-    s_code_block (f, s_str (ref, "language"), s_str (ref, "source"));
+    fprintf (f, "\n## Reference implementation (%s)\n", kf_jstr (ref, "language"));
+    s_code_block (f, kf_jstr (ref, "language"), kf_jstr (ref, "source"));
 
     //  The contract.
     if (opencl)
@@ -422,11 +416,11 @@ kf_prompt_build (const kf_prompt_in_t *in)
                   in->example ? in->example : cuda ? s_example_cuda : s_example_c);
 
     //  Where the search stands.
-    if (in->best && *s_str (in->best, "source")) {
+    if (in->best && *kf_jstr (in->best, "source")) {
         fputs ("\n## Best kernel so far\n", f);
         s_runtime_line (f, in->best);
         s_figures (f, in->best);
-        s_code_block (f, language, s_str (in->best, "source"));
+        s_code_block (f, language, kf_jstr (in->best, "source"));
     }
     if (in->last) {
         json_t *best_id = json_object_get (in->best, "id");
@@ -435,15 +429,15 @@ kf_prompt_build (const kf_prompt_in_t *in)
         fputs ("\n## Last kernel tried\n", f);
         s_runtime_line (f, in->last);
         s_figures (f, in->last);
-        const char *log = s_str (in->last, "log");
+        const char *log = kf_jstr (in->last, "log");
         if (*log) {
             fputs ("Log:\n", f);
             s_code_block (f, "text", log);
         }
         if (same)
             fputs ("(It is the best kernel above.)\n", f);
-        else if (*s_str (in->last, "source"))
-            s_code_block (f, language, s_str (in->last, "source"));
+        else if (*kf_jstr (in->last, "source"))
+            s_code_block (f, language, kf_jstr (in->last, "source"));
     }
     size_t n_insp = json_array_size (in->inspirations);
     if (n_insp) {
@@ -452,10 +446,10 @@ kf_prompt_build (const kf_prompt_in_t *in)
         for (size_t i = 0; i < n_insp && i < KF_PROMPT_MAX_INSPIRATIONS; i++) {
             json_t *k = json_array_get (in->inspirations, i);
             fprintf (f, "\n### Inspiration %zu%s%s\n", i + 1,
-                     *s_str (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
-                     s_str (k, "coords"));
+                     *kf_jstr (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
+                     kf_jstr (k, "coords"));
             s_runtime_line (f, k);
-            s_code_block (f, language, s_str (k, "source"));
+            s_code_block (f, language, kf_jstr (k, "source"));
         }
     }
     if (in->hints && *in->hints)
@@ -551,7 +545,7 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              1, params, NULL);
     if (!row)
         return NULL;
-    const char *hash = s_str (row, "source_hash");
+    const char *hash = kf_jstr (row, "source_hash");
     void *data = NULL;
     size_t n = 0;
     if (*hash && kf_db_fetch_blob (db, "SELECT data FROM blobs WHERE hash = $1", hash, &data,

@@ -23,6 +23,7 @@
  *  the run says allow_degenerate (then the reasons are a run warning).
  */
 #include "kf_reference.h"
+#include "kf_json.h"
 #include "kf_hash.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -42,35 +43,11 @@
 /* The kernel harnesses take at most this many inputs and outputs. */
 #define S_MAX_TENSORS 32
 
-static const char *
-s_str (json_t *obj, const char *key)
-{
-    const char *s = json_string_value (json_object_get (obj, key));
-    return s ? s : "";
-}
-
-static int64_t
-s_int (json_t *obj, const char *key)
-{
-    return json_integer_value (json_object_get (obj, key));
-}
-
-static void
-s_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields)
-{
-    char topic[64];
-    snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
-    json_object_set_new (fields, "run_id", json_integer (run_id));
-    json_object_set_new (fields, "event", json_string (event));
-    json_array_append_new (self->events,
-                           json_pack ("{s:s, s:o}", "topic", topic, "body", fields));
-}
-
 /* The run's target as the job's backend and arch ("cuda:sm_90"). */
 static void
 s_split_target (json_t *run, char *backend, size_t bsize, char *arch, size_t asize)
 {
-    const char *target = s_str (run, "target");
+    const char *target = kf_jstr (run, "target");
     const char *colon = strchr (target, ':');
     size_t n = colon ? (size_t) (colon - target) : strlen (target);
     snprintf (backend, bsize, "%.*s", (int) n, target);
@@ -81,15 +58,15 @@ bool
 kf_reference_is_pytorch (json_t *spec)
 {
     json_t *ref = json_object_get (spec, "reference");
-    return !strcmp (s_str (ref, "language"), "pytorch");
+    return !strcmp (kf_jstr (ref, "language"), "pytorch");
 }
 
 bool
 kf_reference_owns (json_t *job)
 {
-    const char *kind = s_str (job, "kind");
+    const char *kind = kf_jstr (job, "kind");
     return !strcmp (kind, "reference")
-           || (!strcmp (kind, "evaluate") && !s_int (job, "candidate_id"));
+           || (!strcmp (kind, "evaluate") && !kf_jint (job, "candidate_id"));
 }
 
 /* The degenerate check's bound: tolerance.atol, or its f32 entry when it
@@ -113,7 +90,7 @@ kf_reference_start (kf_search_t *self, json_t *run)
     /* sets: each set is one of the evaluator's correctness sets; atol: the
      * bound below which the degenerate check calls an output "all zero". */
     json_t *payload = json_pack ("{s:O, s:I, s:i, s:f, s:b}", "source", source, "seed",
-                                 (json_int_t) (s_int (run, "seed") & S_SEED_MASK),
+                                 (json_int_t) (kf_jint (run, "seed") & S_SEED_MASK),
                                  "sets", KF_REFERENCE_SETS, "atol", s_atol (spec),
                                  "compile", 1);
     /* PyTorch is timed with the protocol the run times its candidates
@@ -125,7 +102,7 @@ kf_reference_start (kf_search_t *self, json_t *run)
         json_object_set (payload, "timing", timing);
     char backend[32], arch[64], id[24];
     s_split_target (run, backend, sizeof backend, arch, sizeof arch);
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     if (kf_search_insert_job (self, run_id, 0, "execute", "reference", backend, arch,
                               payload, NULL))
         return -1;
@@ -143,11 +120,11 @@ kf_reference_probe (kf_search_t *self, json_t *run, const char *artifact_hash)
     snprintf (blobs, sizeof blobs, "{%s}", artifact_hash);
     s_split_target (run, backend, sizeof backend, arch, sizeof arch);
     json_t *payload = json_pack ("{s:O, s:I, s:b}", "task", json_object_get (run, "spec"),
-                                 "seed", (json_int_t) (s_int (run, "seed") & S_SEED_MASK),
+                                 "seed", (json_int_t) (kf_jint (run, "seed") & S_SEED_MASK),
                                  "probe", 1);
     if (!payload)
         return -1;
-    return kf_search_insert_job (self, s_int (run, "id"), 0, "execute", "evaluate", backend,
+    return kf_search_insert_job (self, kf_jint (run, "id"), 0, "execute", "evaluate", backend,
                                  arch, payload, blobs);
 }
 
@@ -169,7 +146,7 @@ s_judge (kf_search_t *self, json_t *run, json_t *reasons)
     json_array_foreach (reasons, i, r)
         fprintf (f, "%s%s", i ? "; " : "", json_is_string (r) ? json_string_value (r) : "?");
     fclose (f);
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     bool allowed = json_is_true (json_object_get (json_object_get (run, "config"),
                                                   "allow_degenerate"));
     int rc;
@@ -190,7 +167,7 @@ s_judge (kf_search_t *self, json_t *run, json_t *reasons)
                                       " WHERE id = $1", 2, params) >= 0 ? 0 : -1;
         if (rc == 0) {
             kf_warn ("run %lld: %s", (long long) run_id, warning ? warning : text);
-            s_event (self, run_id, "warning", json_pack ("{s:s}", "warning",
+            kf_search_event (self, run_id, "warning", json_pack ("{s:s}", "warning",
                                                          warning ? warning : text));
         }
         free (list_text);
@@ -213,7 +190,7 @@ s_entries (json_t *list, const char *role, bool per_set)
     size_t i;
     json_t *e;
     json_array_foreach (list, i, e) {
-        if (strcmp (s_str (e, "role"), role))
+        if (strcmp (kf_jstr (e, "role"), role))
             continue;
         json_t *set = json_object_get (e, "set");
         if (per_set ? !(json_is_integer (set) && json_integer_value (set) == 0)
@@ -221,7 +198,7 @@ s_entries (json_t *list, const char *role, bool per_set)
             continue;
         /* insertion sort by index: a handful of entries */
         size_t at = json_array_size (out);
-        while (at > 0 && s_int (json_array_get (out, at - 1), "index") > s_int (e, "index"))
+        while (at > 0 && kf_jint (json_array_get (out, at - 1), "index") > kf_jint (e, "index"))
             at--;
         json_array_insert (out, at, e);
     }
@@ -280,7 +257,7 @@ s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *pref
     size_t i;
     json_t *s;
     json_array_foreach (list, i, s) {
-        if (strcmp (s_str (s, "role"), role))
+        if (strcmp (kf_jstr (s, "role"), role))
             continue;
         json_t *set = json_object_get (s, "set");
         if (!strcmp (role, "input") && !(json_is_integer (set) && json_integer_value (set) == 0))
@@ -296,12 +273,12 @@ s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *pref
         if (!isfinite (x))
             continue;
         char name[48];
-        snprintf (name, sizeof name, "%s%lld", prefix, (long long) s_int (s, "index"));
+        snprintf (name, sizeof name, "%s%lld", prefix, (long long) kf_jint (s, "index"));
         json_object_set_new (scalars, name, json_real (x));
         if (note)
             fprintf (note, "%s%s = %s[%lld]", (*noted)++ ? ", " : "", name,
                      !strcmp (role, "init") ? "get_init_inputs()" : "forward's arguments",
-                     (long long) s_int (s, "index"));
+                     (long long) kf_jint (s, "index"));
     }
 }
 
@@ -341,18 +318,18 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
         /* Argument names first, so a parameter called "in0" yields. */
         json_array_foreach (ins, i, e) {
             char name[32];
-            snprintf (name, sizeof name, "in%lld", (long long) s_int (e, "index"));
+            snprintf (name, sizeof name, "in%lld", (long long) kf_jint (e, "index"));
             s_add_tensor (inputs, taken, name, e);
         }
         json_array_foreach (outs, i, e) {
             char name[32];
-            snprintf (name, sizeof name, "out%lld", (long long) s_int (e, "index"));
+            snprintf (name, sizeof name, "out%lld", (long long) kf_jint (e, "index"));
             s_add_tensor (outputs, taken, name, e);
         }
         fprintf (f, "\n\nThis task is a PyTorch module (the reference below). kf_forward"
                     " receives in[] = forward's tensor arguments (");
         json_array_foreach (inputs, i, e)
-            fprintf (f, "%s%s", i ? ", " : "", s_str (e, "name"));
+            fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
         const char *what[2] = { "parameters", "buffers" };
         json_t *lists[2] = { params, buffers };
         for (int k = 0; k < 2; k++) {
@@ -360,17 +337,17 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
                 continue;
             fprintf (f, "), then the model's %s (", what[k]);
             json_array_foreach (lists[k], i, e) {
-                char *name = s_tensor_name (s_str (e, "name"), k ? "b" : "p", taken);
+                char *name = s_tensor_name (kf_jstr (e, "name"), k ? "b" : "p", taken);
                 if (!name)
                     continue;
                 s_add_tensor (inputs, taken, name, e);
-                fprintf (f, "%s%s = %s", i ? ", " : "", name, s_str (e, "name"));
+                fprintf (f, "%s%s = %s", i ? ", " : "", name, kf_jstr (e, "name"));
                 free (name);
             }
         }
         fprintf (f, "); out[] = forward's result (");
         json_array_foreach (outputs, i, e)
-            fprintf (f, "%s%s", i ? ", " : "", s_str (e, "name"));
+            fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
         fprintf (f, ").");
         json_t *scalars = json_deep_copy (json_object_get (task, "scalars"));
         if (!json_is_object (scalars)) {
@@ -388,7 +365,7 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
         fclose (f);
         json_decref (taken);
         spec = json_deep_copy (task);
-        const char *description = s_str (task, "description");
+        const char *description = kf_jstr (task, "description");
         char *text = kf_strdupf ("%s%s", description, note ? (*description ? note : note + 2) : "");
         free (note);
         json_object_set_new (spec, "description", json_string (text ? text : description));
@@ -423,7 +400,7 @@ s_check_frame (json_t *result, zframe_t *data, char **why)
     json_array_foreach (json_object_get (result, "tensors"), i, e) {
         json_int_t offset = json_integer_value (json_object_get (e, "offset"));
         json_int_t bytes = json_integer_value (json_object_get (e, "bytes"));
-        int dtype = kf_dtype_from_name (s_str (e, "dtype"));
+        int dtype = kf_dtype_from_name (kf_jstr (e, "dtype"));
         json_int_t numel = 1;
         size_t k;
         json_t *d;
@@ -433,8 +410,8 @@ s_check_frame (json_t *result, zframe_t *data, char **why)
             || (size_t) bytes > have - (size_t) offset
             || (json_int_t) kf_dtype_size (dtype) * numel != bytes)
             return kf_fail (why, "tensor %zu ('%s' of set %lld) does not match the data"
-                            " frame (%zu bytes)", i, s_str (e, "name"),
-                            (long long) s_int (e, "set"), have);
+                            " frame (%zu bytes)", i, kf_jstr (e, "name"),
+                            (long long) kf_jint (e, "set"), have);
     }
     return 0;
 }
@@ -455,7 +432,7 @@ s_median (json_t *timing)
 static int
 s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames)
 {
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     int judged = s_judge (self, run, json_object_get (result, "degenerate"));
     if (judged)
         return judged < 0 ? -1 : 0;
@@ -520,10 +497,10 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames
                  json_array_size (json_object_get (spec, "outputs")),
                  params[4] ? eager_text : "-", params[5] ? compiled_text : "-",
                  json_is_true (json_object_get (result, "cached")) ? " (cached)" : "");
-        s_event (self, run_id, "reference",
+        kf_search_event (self, run_id, "reference",
                  json_pack ("{s:O, s:O, s:b, s:s}", "eager_ns", eager, "compiled_ns", compiled,
                             "cached", json_is_true (json_object_get (result, "cached")),
-                            "torch_version", s_str (result, "torch_version")));
+                            "torch_version", kf_jstr (result, "torch_version")));
         rc = kf_search_begin (self, run_id);
     }
     free (spec_text);
@@ -540,20 +517,20 @@ s_probed (kf_search_t *self, json_t *run, json_t *result)
 {
     json_t *reasons = json_object_get (result, "degenerate");
     if (!json_is_array (reasons))
-        return kf_search_finish_run (self, s_int (run, "id"), "failed",
+        return kf_search_finish_run (self, kf_jint (run, "id"), "failed",
                                      "the reference probe returned no 'degenerate' list"
                                      " (an exec worker without the probe?)");
     int judged = s_judge (self, run, reasons);
     if (judged)
         return judged < 0 ? -1 : 0;
-    return kf_search_begin (self, s_int (run, "id"));
+    return kf_search_begin (self, kf_jint (run, "id"));
 }
 
 int
 kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result,
                        zmsg_t *frames)
 {
-    if (!strcmp (s_str (job, "kind"), "reference"))
+    if (!strcmp (kf_jstr (job, "kind"), "reference"))
         return s_reference_done (self, run, result, frames);
     return s_probed (self, run, result);
 }
@@ -564,7 +541,7 @@ kf_reference_eval_payload (kf_search_t *self, json_t *run, json_t *payload)
     if (!kf_reference_is_pytorch (json_object_get (run, "spec")))
         return 0;
     char id[24];
-    const char *params[1] = { S_I64 (id, s_int (run, "id")) };
+    const char *params[1] = { S_I64 (id, kf_jint (run, "id")) };
     bool failed;
     json_t *row = kf_db_row (self->db, "SELECT ref_data - 'info' AS d FROM runs WHERE id = $1",
                              1, params, &failed);

@@ -22,6 +22,7 @@
  *  neither lose a candidate nor create one twice.
  */
 #include "kf_search.h"
+#include "kf_json.h"
 #include "kf_hash.h"
 #include "kf_descriptor.h"
 #include "kf_log.h"
@@ -41,8 +42,8 @@
 
 static const char *S_FINAL_CORRECT = "correct";
 
-static void
-s_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields)
+void
+kf_search_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields)
 {
     char topic[64];
     snprintf (topic, sizeof topic, "run/%lld/", (long long) run_id);
@@ -117,19 +118,6 @@ s_run_row (kf_search_t *self, int64_t run_id)
                       1, params, NULL);
 }
 
-static const char *
-s_str (json_t *obj, const char *key)
-{
-    const char *s = json_string_value (json_object_get (obj, key));
-    return s ? s : "";
-}
-
-static int64_t
-s_int (json_t *obj, const char *key)
-{
-    return json_integer_value (json_object_get (obj, key));
-}
-
 static int s_resolve_config (kf_search_t *self, int64_t run_id);
 
 int
@@ -146,8 +134,8 @@ kf_search_start_run (kf_search_t *self, int64_t run_id)
         return pytorch_rc;
     }
     json_t *ref = json_object_get (json_object_get (run, "spec"), "reference");
-    const char *source = s_str (ref, "source");
-    const char *language = s_str (ref, "language");
+    const char *source = kf_jstr (ref, "source");
+    const char *language = kf_jstr (ref, "language");
     char hash[65], blobs[80];
     int rc = s_store_blob (self, source, strlen (source), hash);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
@@ -179,7 +167,7 @@ s_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                              3, params, NULL);
     if (row) {
         kf_info ("run %lld %s: %s", (long long) run_id, status, reason);
-        s_event (self, run_id, "finished",
+        kf_search_event (self, run_id, "finished",
                  json_pack ("{s:s, s:s, s:O, s:O}", "status", status, "reason",
                             reason, "best_speedup",
                             json_object_get (row, "best_speedup"),
@@ -427,8 +415,8 @@ s_settings (kf_search_t *self, json_t *run, s_settings_t *st)
 {
     memset (st, 0, sizeof *st);
 #define S_GET_INT(key) ((int) json_integer_value (s_setting (self, run, key)))
-    st->generations = (int) s_int (run, "generations");
-    st->population = (int) s_int (run, "population");
+    st->generations = (int) kf_jint (run, "generations");
+    st->population = (int) kf_jint (run, "population");
     st->in_flight = S_GET_INT ("max_in_flight");
     if (st->in_flight <= 0)
         st->in_flight = st->population;
@@ -587,16 +575,16 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const s_settings_t *st,
     json_t *row;
     json_array_foreach (rows, i, row) {
         if (lf)
-            fprintf (lf, "%s:%s;", s_str (row, "cell"), s_str (row, "source_hash"));
+            fprintf (lf, "%s:%s;", kf_jstr (row, "cell"), kf_jstr (row, "source_hash"));
         kf_elite_t *e = &snap->elites[snap->n_elites];
         if (!s_coords (json_object_get (row, "coords"), e->coords))
             continue;
-        e->candidate_id = s_int (row, "candidate_id");
+        e->candidate_id = kf_jint (row, "candidate_id");
         e->fitness = json_number_value (json_object_get (row, "fitness"));
         e->speedup = json_number_value (json_object_get (row, "speedup"));
-        int own = (int) s_int (row, "island");
+        int own = (int) kf_jint (row, "island");
         e->islands = own >= 0 && own < KF_SELECT_MAX_ISLANDS ? 1u << own : 0;
-        const char *m = s_str (row, "migrants");
+        const char *m = kf_jstr (row, "migrants");
         for (const char *p = m; *p; p++) {
             char *end;
             long k = strtol (p, &end, 10);
@@ -707,7 +695,7 @@ s_last_kernel (kf_search_t *self, int64_t run_id, int64_t parent_id)
                              " ORDER BY (parent_id IS NOT DISTINCT FROM $2::bigint) DESC,"
                              " finished_at DESC, id DESC LIMIT 1",
                              2, params, NULL);
-    int64_t id = s_int (row, "id");
+    int64_t id = kf_jint (row, "id");
     json_decref (row);
     return id ? kf_prompt_kernel (self->db, id) : NULL;
 }
@@ -721,11 +709,11 @@ static int
 s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *snap,
         int generation, int slot, int64_t seq, bool tuning, int tune_parent)
 {
-    int64_t run_id = s_int (run, "id");
-    int64_t seed = s_int (run, "seed");
+    int64_t run_id = kf_jint (run, "id");
+    int64_t seed = kf_jint (run, "seed");
     json_t *spec = json_object_get (run, "spec");
     json_t *config = json_object_get (run, "config");
-    const char *language = s_str (run, "language");
+    const char *language = kf_jstr (run, "language");
     if (s_snapshot_load (self, run_id, st, snap))
         return -1;
     if (!tuning && slot == 0 && generation > 0 && st->islands && st->island_count > 1
@@ -781,17 +769,17 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
      * nothing is selected yet), the last kernel tried from it, the
      * inspirations, the hints and the evolvable sections of this run. */
     char backend[32], arch[64];
-    s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t version_id = 0;
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
     json_t *best = parent ? kf_prompt_kernel (self->db, parent->candidate_id)
-                  : s_int (run, "best_candidate_id")
-                      ? kf_prompt_kernel (self->db, s_int (run, "best_candidate_id"))
+                  : kf_jint (run, "best_candidate_id")
+                      ? kf_prompt_kernel (self->db, kf_jint (run, "best_candidate_id"))
                       : NULL;
     json_t *last = s_last_kernel (self, run_id, parent ? parent->candidate_id : 0);
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch);
     kf_prompt_in_t in = { .spec = spec, .language = language,
-                          .target = s_str (run, "target"), .hardware = hardware,
+                          .target = kf_jstr (run, "target"), .hardware = hardware,
                           .best = best, .last = last, .inspirations = inspirations,
                           .hints = hints, .sections = sections, .templated = tuning };
     char *prompt = sections ? kf_prompt_build (&in) : NULL;
@@ -821,7 +809,7 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
                          11, params, &failed);
     free (sel_text);
     free (hints);
-    int64_t cand = s_int (row, "id");
+    int64_t cand = kf_jint (row, "id");
     json_decref (row);
     if (rc || failed || !cand) {
         /* !cand: planned before (a replay); its job exists. */
@@ -840,7 +828,7 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
                         "UPDATE runs SET generation = greatest(generation, $2) WHERE id = $1",
                         2, p2) < 0)
             rc = -1;
-        s_event (self, run_id, "generation",
+        kf_search_event (self, run_id, "generation",
                  json_pack ("{s:i, s:s, s:O}", "generation", generation, "phase",
                             tuning ? "tuning" : "search", "best_speedup",
                             json_object_get (run, "best_speedup")));
@@ -876,9 +864,9 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     for (size_t k = 0; k < 3; k++)
         if (s_setting (self, run, sampling[k]))
             json_object_set (payload, sampling[k], s_setting (self, run, sampling[k]));
-    if (parent && best && *s_str (best, "source"))
+    if (parent && best && *kf_jstr (best, "source"))
         json_object_set_new (payload, "parent",
-                             json_pack ("{s:s, s:f}", "source", s_str (best, "source"),
+                             json_pack ("{s:s, s:f}", "source", kf_jstr (best, "source"),
                                         "speedup", parent->speedup));
     json_decref (best);
     char candbuf[24];
@@ -904,7 +892,7 @@ s_fill (kf_search_t *self, int64_t run_id)
     json_t *run = s_run_row (self, run_id);
     if (!run)
         return -1;
-    if (strcmp (s_str (run, "status"), "running")) {
+    if (strcmp (kf_jstr (run, "status"), "running")) {
         json_decref (run);
         return 0;
     }
@@ -923,8 +911,8 @@ s_fill (kf_search_t *self, int64_t run_id)
         json_decref (run);
         return -1;
     }
-    int64_t planned = s_int (counts, "planned"), open = s_int (counts, "open");
-    int rounds = (int) s_int (counts, "rounds");
+    int64_t planned = kf_jint (counts, "planned"), open = kf_jint (counts, "open");
+    int rounds = (int) kf_jint (counts, "rounds");
     json_decref (counts);
     int64_t total = (int64_t) st.generations * st.population;
     char why[200];
@@ -1003,7 +991,7 @@ s_archive_insert (kf_search_t *self, int64_t run_id, int64_t cand_id, const char
         return -1;
     json_t *coords = json_object_get (row, "coords");   /* "{m,a,s}" as text */
     int m = 0, a = 0, y = 0;
-    int bins = (int) s_int (row, "bins");
+    int bins = (int) kf_jint (row, "bins");
     if (!json_is_string (coords)
         || sscanf (json_string_value (coords), "{%d,%d,%d}", &m, &a, &y) != 3) {
         json_decref (row);
@@ -1044,7 +1032,7 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                              6, params, NULL);
     if (!row)
         return 0;   /* already final: nothing to do twice */
-    int generation = (int) s_int (row, "generation");
+    int generation = (int) kf_jint (row, "generation");
     json_decref (row);
     /* The parent->child move for the gradient estimator: coordinates and
      * fitness before and after, and whether the child's coordinates were
@@ -1078,7 +1066,7 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                            1, p) < 0)
             return -1;
     }
-    s_event (self, run_id, "candidate",
+    kf_search_event (self, run_id, "candidate",
              json_pack ("{s:I, s:i, s:s, s:o}", "candidate_id", (json_int_t) cand_id,
                         "generation", generation, "status", status, "speedup",
                         correct ? json_real (speedup) : json_null ()));
@@ -1114,17 +1102,17 @@ s_account (kf_search_t *self, int64_t run_id, int64_t cand_id, json_t *result)
 static int
 s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
 {
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     if (s_account (self, run_id, cand_id, result))
         return -1;
-    const char *source = s_str (result, "source");
+    const char *source = kf_jstr (result, "source");
     if (!*source) {
         /* The gateway says why (a response cut off by the token limit, an
          * empty one, one with no code); that is the candidate's verdict. */
         char detail[400];
         snprintf (detail, sizeof detail, "the generator returned no source%s%s%s%s",
-                  *s_str (result, "error_kind") ? ": " : "", s_str (result, "error_kind"),
-                  *s_str (result, "detail") ? ": " : "", s_str (result, "detail"));
+                  *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
+                  *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
         return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
     }
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
@@ -1134,9 +1122,9 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
      * first), so they are known before the kernel is even compiled. */
     kf_coords_t c = { 0, 0, 0 };
     char *why = NULL, coords[48];
-    kf_descriptor_classify (source, strlen (source), s_str (run, "language"), &c, &why);
+    kf_descriptor_classify (source, strlen (source), kf_jstr (run, "language"), &c, &why);
     snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
-    const char *params[5] = { S_I64 (cand, cand_id), hash, s_str (result, "generator"),
+    const char *params[5] = { S_I64 (cand, cand_id), hash, kf_jstr (result, "generator"),
                               coords, why };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET source_hash = $2, generator = $3,"
@@ -1146,9 +1134,9 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
     free (why);
     if (!row)
         return -1;
-    bool tuning = !strcmp (s_str (row, "phase"), "tuning");
+    bool tuning = !strcmp (kf_jstr (row, "phase"), "tuning");
     json_decref (row);
-    s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
     /* A tuning round's candidate is swept over tuning_configs points
      * (best@8 by default); any other over the run's `tune` (1: none). */
@@ -1156,7 +1144,7 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
                           : json_object_get (json_object_get (run, "config"), "tune");
     return s_insert_job (self, run_id, cand_id, "compile", "compile", backend, NULL,
                          json_pack ("{s:s, s:{s:s, s:s}, s:s, s:I}", "language",
-                                    s_str (run, "language"), "target", "backend",
+                                    kf_jstr (run, "language"), "target", "backend",
                                     backend, "arch", arch, "source_hash", hash,
                                     "tune_max_configs",
                                     (json_int_t) (tune ? json_integer_value (tune) : 1)),
@@ -1243,10 +1231,10 @@ static int
 s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
             zmsg_t *frames)
 {
-    int64_t run_id = s_int (run, "id");
+    int64_t run_id = kf_jint (run, "id");
     zframe_t *artifact = frames ? zmsg_first (frames) : NULL;
     bool compiled = json_is_true (json_object_get (result, "compiled")) && artifact;
-    const char *log = s_str (result, "log");
+    const char *log = kf_jstr (result, "log");
     if (!cand_id) {
         /* The run's reference: without it nothing can be evaluated. */
         if (!compiled) {
@@ -1282,7 +1270,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
         char built_coords[48];
         snprintf (built_coords, sizeof built_coords, "{%d,%d,%d}", lv[0], lv[1], lv[2]);
         const char *cp[3] = { S_I64 (cand, cand_id), built_coords,
-                              s_str (result, "coords_why") };
+                              kf_jstr (result, "coords_why") };
         if (kf_db_exec (self->db, "UPDATE candidates SET coords = $2::int[], coords_why = $3"
                                   " WHERE id = $1", 3, cp) < 0)
             return -1;
@@ -1311,13 +1299,13 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
         json_decref (configs);
         return -1;
     }
-    int64_t seed = s_int (run, "seed") * 7919 + s_int (row, "generation") * 1009
-                   + s_int (row, "slot");
+    int64_t seed = kf_jint (run, "seed") * 7919 + kf_jint (row, "generation") * 1009
+                   + kf_jint (row, "slot");
     json_decref (row);
     json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
     snprintf (blobs, sizeof blobs, "{%s,%s}", configs ? cand_blobs : hash,
-              s_str (run, "ref_artifact"));
-    s_split_target (s_str (run, "target"), backend, sizeof backend, arch, sizeof arch);
+              kf_jstr (run, "ref_artifact"));
+    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     json_t *payload = json_pack ("{s:O, s:I, s:O}", "task", json_object_get (run, "spec"),
                                  "seed", (json_int_t) (seed & 0xffffffffffffLL), "timing",
                                  timing ? timing : self->timing);
@@ -1335,7 +1323,7 @@ static int
 s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
              json_t *result)
 {
-    const char *verdict = s_str (result, "verdict");
+    const char *verdict = kf_jstr (result, "verdict");
     static const char *known[] = { "correct", "incorrect", "crashed", "timeout" };
     const char *status = "crashed";
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
@@ -1351,8 +1339,8 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
     /* The figures keep the whole result, the tuning table included. */
     char *figures = json_dumps (result, JSON_COMPACT);
-    const char *params[9] = { S_I64 (cand, cand_id), S_I64 (jobid, s_int (job, "id")),
-                              s_str (job, "worker"), *verdict ? verdict : "unknown",
+    const char *params[9] = { S_I64 (cand, cand_id), S_I64 (jobid, kf_jint (job, "id")),
+                              kf_jstr (job, "worker"), *verdict ? verdict : "unknown",
                               correct ? "true" : "false", correct ? sp : NULL,
                               cand_t ? cns : NULL, ref_t ? rns : NULL, figures };
     long rc = kf_db_exec (self->db,
@@ -1366,7 +1354,7 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
         return -1;
     /* A tuned candidate's detail names the config that counted, so the
      * run's listing shows what the sweep chose without the table. */
-    const char *detail = s_str (result, "detail");
+    const char *detail = kf_jstr (result, "detail");
     size_t n_configs = json_array_size (json_object_get (result, "configs"));
     json_t *best = json_object_get (result, "best_config");
     char tuned[900];
@@ -1381,23 +1369,23 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       detail, n_configs, n_configs == 1 ? "" : "s");
         detail = tuned;
     }
-    return s_finish_candidate (self, s_int (run, "id"), cand_id, status, speedup,
+    return s_finish_candidate (self, kf_jint (run, "id"), cand_id, status, speedup,
                                detail, NULL);
 }
 
 int
 kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *frames)
 {
-    int64_t run_id = s_int (job, "run_id");
+    int64_t run_id = kf_jint (job, "run_id");
     if (!run_id)
         return 0;   /* a job of no run (benchmarks) */
     json_t *run = s_run_row (self, run_id);
     if (!run)
         return -1;
     int rc = 0;
-    if (!strcmp (s_str (run, "status"), "running")) {
-        int64_t cand = s_int (job, "candidate_id");
-        const char *kind = s_str (job, "kind");
+    if (!strcmp (kf_jstr (run, "status"), "running")) {
+        int64_t cand = kf_jint (job, "candidate_id");
+        const char *kind = kf_jstr (job, "kind");
         if (kf_reference_owns (job))
             rc = kf_reference_job_done (self, run, job, result, frames);
         else if (!strcmp (kind, "meta"))
@@ -1416,15 +1404,15 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
 int
 kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
 {
-    int64_t run_id = s_int (job, "run_id");
+    int64_t run_id = kf_jint (job, "run_id");
     if (!run_id)
         return 0;
-    if (!strcmp (s_str (job, "kind"), "meta"))
+    if (!strcmp (kf_jstr (job, "kind"), "meta"))
         return kf_meta_job_failed (self, job, reason);   /* never fails the run */
-    int64_t cand = s_int (job, "candidate_id");
+    int64_t cand = kf_jint (job, "candidate_id");
     char text[600];
     snprintf (text, sizeof text, "%s job failed for good: %.500s",
-              s_str (job, "kind"), reason);
+              kf_jstr (job, "kind"), reason);
     if (!cand)
         return s_finish_run (self, run_id, "failed", text);
     return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL);

@@ -67,6 +67,10 @@ int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_i
 int kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                           const char *reason);
 
+/* Queues run event EVENT (topic "run/ID/") with FIELDS (taken) for
+ * publishing after the transaction commits. */
+void kf_search_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields);
+
 /* Fitness of an evaluated candidate (docs/search.md). */
 double kf_search_fitness (const char *verdict, double speedup);
 

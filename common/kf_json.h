@@ -1,0 +1,26 @@
+/*  kf_json.h - reading the fields of database rows and payloads, which
+ *  arrive as jansson objects: a missing or mistyped field reads as "" or 0,
+ *  which is what every caller wants when it has already validated the
+ *  object or is reading a row it wrote itself. */
+#ifndef KF_JSON_H
+#define KF_JSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* OBJ[KEY] as a string, or "" when it is absent or not a string. */
+static inline const char *
+kf_jstr (json_t *obj, const char *key)
+{
+    const char *s = json_string_value (json_object_get (obj, key));
+    return s ? s : "";
+}
+
+/* OBJ[KEY] as an integer, or 0 when it is absent or not an integer. */
+static inline int64_t
+kf_jint (json_t *obj, const char *key)
+{
+    return json_integer_value (json_object_get (obj, key));
+}
+
+#endif
