@@ -56,7 +56,8 @@ check "and all 15 jobs end done" wait_until 30 eval \
 stop_all
 db_new
 start_coordinator --eval-min-time-s 1.5 --eval-warmup-s 0.3 --eval-min-samples 5 \
-    --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5
+    --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5 \
+    --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json"
 start_workers
 check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 check "kfctl workers --json carries host, capabilities.devices and last_heartbeat_ms_ago" \

@@ -51,7 +51,8 @@ WEP=tcp://$NET.1:$PORT
 db_new
 start_coordinator --eval-min-time-s 1 --eval-warmup-s 0.2 --eval-min-samples 5 \
     --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5 \
-    --worker-endpoint "$WEP" --curve-cert "$K/coordinator" --curve-allow-dir "$T/allow"
+    --worker-endpoint "$WEP" --curve-cert "$K/coordinator" --curve-allow-dir "$T/allow" \
+    --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json"
 check "the coordinator answers" wait_until 20 kfctl status --json
 check "host C reaches host A's worker port over the bridge" \
     wait_until 15 ip netns exec "kfc$S" bash -c "exec 3<>/dev/tcp/$NET.1/$PORT"
