@@ -43,17 +43,6 @@
 /* The kernel harnesses take at most this many inputs and outputs. */
 #define S_MAX_TENSORS 32
 
-/* The run's target as the job's backend and arch ("cuda:sm_90"). */
-static void
-s_split_target (json_t *run, char *backend, size_t bsize, char *arch, size_t asize)
-{
-    const char *target = kf_jstr (run, "target");
-    const char *colon = strchr (target, ':');
-    size_t n = colon ? (size_t) (colon - target) : strlen (target);
-    snprintf (backend, bsize, "%.*s", (int) n, target);
-    snprintf (arch, asize, "%s", colon ? colon + 1 : "");
-}
-
 bool
 kf_reference_is_pytorch (json_t *spec)
 {
@@ -101,7 +90,7 @@ kf_reference_start (kf_search_t *self, json_t *run)
     if (timing)
         json_object_set (payload, "timing", timing);
     char backend[32], arch[64], id[24];
-    s_split_target (run, backend, sizeof backend, arch, sizeof arch);
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t run_id = kf_jint (run, "id");
     if (kf_search_insert_job (self, run_id, 0, "execute", "reference", backend, arch,
                               payload, NULL))
@@ -118,7 +107,7 @@ kf_reference_probe (kf_search_t *self, json_t *run, const char *artifact_hash)
 {
     char blobs[80], backend[32], arch[64];
     snprintf (blobs, sizeof blobs, "{%s}", artifact_hash);
-    s_split_target (run, backend, sizeof backend, arch, sizeof arch);
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     json_t *payload = json_pack ("{s:O, s:I, s:b}", "task", json_object_get (run, "spec"),
                                  "seed", (json_int_t) (kf_jint (run, "seed") & S_SEED_MASK),
                                  "probe", 1);

@@ -54,9 +54,9 @@ kf_search_event (kf_search_t *self, int64_t run_id, const char *event, json_t *f
 }
 
 /* Splits "cuda:sm_90" into backend and arch (arch may come back empty). */
-static void
-s_split_target (const char *target, char *backend, size_t bsize, char *arch,
-                size_t asize)
+void
+kf_search_split_target (const char *target, char *backend, size_t bsize, char *arch,
+                        size_t asize)
 {
     const char *colon = strchr (target, ':');
     size_t n = colon ? (size_t) (colon - target) : strlen (target);
@@ -769,7 +769,7 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
      * nothing is selected yet), the last kernel tried from it, the
      * inspirations, the hints and the evolvable sections of this run. */
     char backend[32], arch[64];
-    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t version_id = 0;
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
     json_t *best = parent ? kf_prompt_kernel (self->db, parent->candidate_id)
@@ -1136,7 +1136,7 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
         return -1;
     bool tuning = !strcmp (kf_jstr (row, "phase"), "tuning");
     json_decref (row);
-    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     snprintf (blobs, sizeof blobs, "{%s}", hash);
     /* A tuning round's candidate is swept over tuning_configs points
      * (best@8 by default); any other over the run's `tune` (1: none). */
@@ -1305,7 +1305,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
     json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
     snprintf (blobs, sizeof blobs, "{%s,%s}", configs ? cand_blobs : hash,
               kf_jstr (run, "ref_artifact"));
-    s_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     json_t *payload = json_pack ("{s:O, s:I, s:O}", "task", json_object_get (run, "spec"),
                                  "seed", (json_int_t) (seed & 0xffffffffffffLL), "timing",
                                  timing ? timing : self->timing);

@@ -67,6 +67,10 @@ int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_i
 int kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                           const char *reason);
 
+/* Splits a target ("cuda:sm_90") into backend and arch (arch may be ""). */
+void kf_search_split_target (const char *target, char *backend, size_t bsize, char *arch,
+                             size_t asize);
+
 /* Queues run event EVENT (topic "run/ID/") with FIELDS (taken) for
  * publishing after the transaction commits. */
 void kf_search_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields);
