@@ -37,6 +37,19 @@ kf_exec_backend_find (const char *name)
     return NULL;
 }
 
+const char *
+kf_exec_worker_binary (const kf_exec_config_t *cfg, char *buf, size_t size)
+{
+    const char *worker = cfg && cfg->worker_path ? cfg->worker_path : "/proc/self/exe";
+    if (strncmp (worker, "/proc/self/", 11) != 0)
+        return worker;
+    ssize_t n = readlink (worker, buf, size - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    return buf;
+}
+
 int
 kf_exec_child_main (const char *dir)
 {
@@ -439,16 +452,11 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     }
     //  /proc/self/exe must be resolved here: after the drop to the
     //  sandbox user the child may not read its own /proc entry.
-    const char *worker = cfg && cfg->worker_path ? cfg->worker_path : "/proc/self/exe";
     char resolved[PATH_MAX];
-    if (strncmp (worker, "/proc/self/", 11) == 0) {
-        ssize_t n = readlink (worker, resolved, sizeof resolved - 1);
-        if (n <= 0) {
-            s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
-            return;
-        }
-        resolved[n] = 0;
-        worker = resolved;
+    const char *worker = kf_exec_worker_binary (cfg, resolved, sizeof resolved);
+    if (!worker) {
+        s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
+        return;
     }
     json_t *configs = json_object_get (job->payload, "configs");
     if (probe)

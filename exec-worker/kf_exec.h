@@ -44,6 +44,12 @@ typedef struct {
 } kf_exec_config_t;
 
 /* kf_job_fn; ARG is a kf_exec_config_t * or NULL for the defaults. */
+/* The binary a sandboxed child runs (--eval-child): CFG's worker_path, or
+ * this process's own, resolved into BUF now because after the drop to the
+ * sandbox user the child may not read /proc/self. NULL with errno set when
+ * it cannot be resolved. */
+const char *kf_exec_worker_binary (const kf_exec_config_t *cfg, char *buf, size_t size);
+
 void kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res);
 
 /* The evaluation child: what `worker --eval-child DIR` runs. Returns the

@@ -692,16 +692,11 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
         s_fail (res, "need the candidate's artifact as frame 0%s", "");
         return;
     }
-    const char *worker = cfg && cfg->worker_path ? cfg->worker_path : "/proc/self/exe";
     char resolved[PATH_MAX];
-    if (strncmp (worker, "/proc/self/", 11) == 0) {
-        ssize_t n = readlink (worker, resolved, sizeof resolved - 1);
-        if (n <= 0) {
-            s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
-            return;
-        }
-        resolved[n] = 0;
-        worker = resolved;
+    const char *worker = kf_exec_worker_binary (cfg, resolved, sizeof resolved);
+    if (!worker) {
+        s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
+        return;
     }
 
     kf_subproc_limits_t limits;
