@@ -863,7 +863,12 @@ static const char *S_RUN_COLUMNS =
     " r.generations, r.population, r.seed,"
     " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
     "  AND c.finished_at IS NOT NULL) AS done,"
-    " r.generations * r.population AS total, r.best_speedup, r.first_speedup,"
+    /* The main phase's plan, or every candidate once tuning rounds add more. */
+    " greatest(r.generations * r.population,"
+    "  (SELECT count(*) FROM candidates c WHERE c.run_id = r.id)) AS total,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.audit_reason IS NOT NULL AND c.audit_verdict IS NULL) AS held_for_audit,"
+    " r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
     " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
     " r.created_at::text AS created_at,"
@@ -1137,6 +1142,38 @@ s_on_drain (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
                        "jobs", w->jobs));
 }
 
+/* AUDIT {candidate_id, verdict: "accept"|"reject"}: a person's word on a
+ * result the evaluator flagged (kf_search_audit). */
+static void
+s_on_audit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
+{
+    int64_t cand = kf_msg_int (msg, "candidate_id", 0);
+    const char *verdict = kf_msg_str (msg, "verdict");
+    bool accept = !strcmp (verdict, "accept");
+    if (!accept && strcmp (verdict, "reject")) {
+        s_reply_error (self, sock, route, "bad-request", "verdict must be accept or reject");
+        return;
+    }
+    json_t *out = NULL;
+    int rc = kf_db_begin (self->db) == 0 ? kf_search_audit (&self->search, cand, accept, &out)
+                                         : -1;
+    if (rc == 0 && kf_db_commit (self->db) == 0) {
+        s_publish_events (self);
+        kf_info ("candidate %lld %s after audit by an operator", (long long) cand,
+                 accept ? "accepted" : "rejected");
+        s_send (self, sock, route, "AUDITED", out);
+        return;
+    }
+    json_decref (out);
+    kf_db_rollback (self->db);
+    s_truncate_events (self, 0);
+    if (rc == 1)
+        s_reply_error (self, sock, route, "not-found",
+                       "no candidate with that id, or it was not flagged for audit");
+    else
+        s_reply_error (self, sock, route, "unavailable", "database unavailable");
+}
+
 static json_t *
 s_workers_array (kf_coord_t *self)
 {
@@ -1208,6 +1245,8 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
         s_on_submit (self, sock, route, msg);
     else if (!strcmp (type, "DRAIN"))
         s_on_drain (self, sock, route, msg);
+    else if (!strcmp (type, "AUDIT"))
+        s_on_audit (self, sock, route, msg);
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
     else if (!strcmp (type, "RUNS")) {
@@ -1232,7 +1271,7 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 self->db,
                 "SELECT id, generation, slot, parent_id, status, language, speedup,"
                 " fitness, generator, model, cost_usd, coords::text AS coords,"
-                " verdict_detail FROM candidates"
+                " verdict_detail, audit_reason, audit_verdict FROM candidates"
                 " WHERE run_id = $1"
                 " ORDER BY generation, slot",
                 1, params);

@@ -225,6 +225,14 @@ static const char *s_migrations[] = {
     "ALTER TABLE candidates ADD COLUMN prompt_version_id bigint REFERENCES prompt_versions(id);"
     "CREATE INDEX candidates_prompt_version ON candidates (prompt_version_id);"
     "ALTER TABLE runs ADD COLUMN meta_rounds int NOT NULL DEFAULT 0;",
+
+    /* 8: results too good to count silently (docs/evaluation.md, "The
+     * audit"). A correct candidate the evaluator flagged (faster than the
+     * measured roofline, or over 10x its reference) keeps the reason and
+     * stays out of the run's best and first-correct figures until a person
+     * accepts it (kfctl audit); a rejected one leaves the archive too. */
+    "ALTER TABLE candidates ADD COLUMN audit_reason text,"
+    " ADD COLUMN audit_verdict text CHECK (audit_verdict IN ('accepted', 'rejected'));",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

@@ -1012,24 +1012,53 @@ s_archive_insert (kf_search_t *self, int64_t run_id, int64_t cand_id, const char
                        5, p2) < 0 ? -1 : 0;
 }
 
+/* A correct candidate counts towards the run's figures unless the
+ * evaluator flagged it for audit and no person has accepted it yet. */
+#define S_COUNTS "(audit_reason IS NULL OR audit_verdict = 'accepted')"
+
+/* The run's best and first-correct figures, from the candidates that
+ * count: recomputed whole, so an audit verdict can move them either way.
+ * Returns them (best_candidate_id, best_speedup, first_speedup; the
+ * caller's), or NULL on a database error. */
+static json_t *
+s_run_figures (kf_search_t *self, int64_t run_id)
+{
+    char run[24];
+    const char *p[1] = { S_I64 (run, run_id) };
+    return kf_db_row (self->db,
+                      "UPDATE runs SET (best_candidate_id, best_speedup) ="
+                      " (SELECT id, speedup FROM candidates WHERE run_id = $1"
+                      "  AND status = 'correct' AND speedup > 0 AND " S_COUNTS
+                      "  ORDER BY speedup DESC, id LIMIT 1),"
+                      " first_speedup = (SELECT speedup FROM candidates WHERE run_id = $1"
+                      "  AND status = 'correct' AND " S_COUNTS
+                      "  ORDER BY generation, slot LIMIT 1)"
+                      " WHERE id = $1"
+                      " RETURNING best_candidate_id, best_speedup, first_speedup",
+                      1, p, NULL);
+}
+
+/* Makes a candidate final. AUDIT is the evaluator's reason for flagging a
+ * correct result (NULL when it did not). */
 static int
 s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                     const char *status, double speedup, const char *detail,
-                    const char *log)
+                    const char *log, const char *audit)
 {
     bool correct = !strcmp (status, S_FINAL_CORRECT) && speedup > 0;
     char id[24], sp[40], fit[40];
     snprintf (sp, sizeof sp, "%.17g", speedup);
     snprintf (fit, sizeof fit, "%.17g", kf_search_fitness (status, speedup));
-    const char *params[6] = { S_I64 (id, cand_id), status, correct ? sp : NULL,
-                              fit, detail, log };
+    const char *params[7] = { S_I64 (id, cand_id), status, correct ? sp : NULL,
+                              fit, detail, log, correct ? audit : NULL };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET status = $2, speedup = $3,"
                              " fitness = $4, verdict_detail = $5,"
-                             " log = coalesce($6, log), finished_at = now()"
+                             " log = coalesce($6, log), audit_reason = $7,"
+                             " finished_at = now()"
                              " WHERE id = $1 AND finished_at IS NULL"
                              " RETURNING generation, slot",
-                             6, params, NULL);
+                             7, params, NULL);
     if (!row)
         return 0;   /* already final: nothing to do twice */
     int generation = (int) kf_jint (row, "generation");
@@ -1052,24 +1081,21 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
         return -1;
     if (correct && s_archive_insert (self, run_id, cand_id, sp, fit))
         return -1;
+    /* A flagged result still enters the archive, so the search keeps
+     * exploring from it; only the figures reported as the run's result
+     * wait for a person (kf_search_audit). */
     if (correct) {
-        char run[24];
-        const char *p[3] = { S_I64 (run, run_id), id, sp };
-        if (kf_db_exec (self->db,
-                        "UPDATE runs SET best_candidate_id = $2, best_speedup = $3"
-                        " WHERE id = $1 AND (best_speedup IS NULL OR best_speedup < $3)",
-                        3, p) < 0
-            || kf_db_exec (self->db,
-                           "UPDATE runs SET first_speedup = (SELECT speedup FROM"
-                           " candidates WHERE run_id = $1 AND status = 'correct'"
-                           " ORDER BY generation, slot LIMIT 1) WHERE id = $1",
-                           1, p) < 0)
+        json_t *figures = s_run_figures (self, run_id);
+        if (!figures)
             return -1;
+        json_decref (figures);
     }
-    kf_search_event (self, run_id, "candidate",
-             json_pack ("{s:I, s:i, s:s, s:o}", "candidate_id", (json_int_t) cand_id,
-                        "generation", generation, "status", status, "speedup",
-                        correct ? json_real (speedup) : json_null ()));
+    json_t *event = json_pack ("{s:I, s:i, s:s, s:o}", "candidate_id", (json_int_t) cand_id,
+                               "generation", generation, "status", status, "speedup",
+                               correct ? json_real (speedup) : json_null ());
+    if (correct && audit)
+        json_object_set_new (event, "audit_reason", json_string (audit));
+    kf_search_event (self, run_id, "candidate", event);
     if (kf_meta_after_candidate (self, run_id, cand_id))
         return -1;
     return s_fill (self, run_id);
@@ -1113,7 +1139,7 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
         snprintf (detail, sizeof detail, "the generator returned no source%s%s%s%s",
                   *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
                   *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
-        return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
+        return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL, NULL);
     }
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
     if (s_store_blob (self, source, strlen (source), hash))
@@ -1253,7 +1279,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
     }
     if (!compiled)
         return s_finish_candidate (self, run_id, cand_id, "compile_failed", 0,
-                                   "does not compile", log);
+                                   "does not compile", log, NULL);
     char hash[65], cand[24], blobs[1200], backend[32], arch[64];
     if (s_store_blob (self, zframe_data (artifact), zframe_size (artifact), hash))
         return -1;
@@ -1369,8 +1395,10 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       detail, n_configs, n_configs == 1 ? "" : "s");
         detail = tuned;
     }
+    const char *audit = json_is_true (json_object_get (result, "audit"))
+                        ? kf_jstr (result, "audit_reason") : NULL;
     return s_finish_candidate (self, kf_jint (run, "id"), cand_id, status, speedup,
-                               detail, NULL);
+                               detail, NULL, audit && *audit ? audit : NULL);
 }
 
 int
@@ -1402,6 +1430,63 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
 }
 
 int
+kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **out)
+{
+    *out = NULL;
+    char id[24];
+    const char *p[2] = { S_I64 (id, cand_id), accept ? "accepted" : "rejected" };
+    bool failed;
+    json_t *row = kf_db_row (self->db,
+                             "UPDATE candidates SET audit_verdict = $2"
+                             " WHERE id = $1 AND audit_reason IS NOT NULL"
+                             " RETURNING run_id, audit_reason",
+                             2, p, &failed);
+    if (!row)
+        return failed ? -1 : 1;
+    int64_t run_id = kf_jint (row, "run_id");
+    int rc = 0;
+    if (!accept) {
+        /* The archive again from every correct candidate but the rejected
+         * ones, so the cell falls to the next best of its kind. */
+        char run[24];
+        const char *rp[1] = { S_I64 (run, run_id) };
+        json_t *keep = NULL;
+        if (kf_db_exec (self->db, "DELETE FROM archive_cells WHERE run_id = $1", 1, rp) < 0
+            || !(keep = kf_db_query (self->db,
+                                     "SELECT id, speedup, fitness FROM candidates"
+                                     " WHERE run_id = $1 AND status = 'correct' AND speedup > 0"
+                                     " AND audit_verdict IS DISTINCT FROM 'rejected' ORDER BY id",
+                                     1, rp)))
+            rc = -1;
+        size_t i;
+        json_t *c;
+        json_array_foreach (keep, i, c) {
+            char sp[40], fit[40];
+            snprintf (sp, sizeof sp, "%.17g", json_number_value (json_object_get (c, "speedup")));
+            snprintf (fit, sizeof fit, "%.17g", json_number_value (json_object_get (c, "fitness")));
+            if (rc == 0 && s_archive_insert (self, run_id, kf_jint (c, "id"), sp, fit))
+                rc = -1;
+        }
+        json_decref (keep);
+    }
+    json_t *figures = rc == 0 ? s_run_figures (self, run_id) : NULL;
+    if (figures) {
+        *out = json_pack ("{s:I, s:I, s:s, s:O, s:O?, s:O?, s:O?}", "candidate_id",
+                          (json_int_t) cand_id, "run_id", (json_int_t) run_id, "verdict",
+                          p[1], "audit_reason", json_object_get (row, "audit_reason"),
+                          "best_candidate_id", json_object_get (figures, "best_candidate_id"),
+                          "best_speedup", json_object_get (figures, "best_speedup"),
+                          "first_speedup", json_object_get (figures, "first_speedup"));
+        json_decref (figures);
+    }
+    json_decref (row);
+    if (!*out)
+        return -1;
+    kf_search_event (self, run_id, "audit", json_deep_copy (*out));
+    return 0;
+}
+
+int
 kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
 {
     int64_t run_id = kf_jint (job, "run_id");
@@ -1415,7 +1500,7 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
               kf_jstr (job, "kind"), reason);
     if (!cand)
         return s_finish_run (self, run_id, "failed", text);
-    return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL);
+    return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL, NULL);
 }
 
 /* For kf_reference.c, which runs a run's reference before its search. */

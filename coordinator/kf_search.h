@@ -57,6 +57,13 @@ int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
 /* JOB failed for good (attempts exhausted): REASON is kept. */
 int kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason);
 
+/* A person's verdict on a candidate the evaluator flagged for audit:
+ * ACCEPT lets it count towards the run's best and first-correct figures;
+ * a rejection also takes it out of the archive. Returns 0 with *OUT (the
+ * candidate, its run's figures after the verdict; caller's), 1 when the
+ * candidate does not exist or was not flagged, -1 on a database error. */
+int kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **out);
+
 /* Queues a job of RUN_ID (CANDIDATE_ID 0: of the run itself); takes
  * PAYLOAD; BLOBS is a text[] literal of blob hashes, or NULL. */
 int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,

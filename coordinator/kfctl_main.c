@@ -6,6 +6,7 @@
  *  are documented in docs/kfctl.md; keep both in step.
  */
 #include "kf_auth.h"
+#include "kf_json.h"
 #include "kf_log.h"
 #include "kf_proto.h"
 #include "kf_str.h"
@@ -982,6 +983,50 @@ s_cmd_undrain (s_args_t *args, kf_ctl_endpoints_t *ep)
     return s_drain_call (args, ep, true);
 }
 
+/* audit CANDIDATE accept|reject: a person's word on a result the
+ * evaluator flagged (faster than the roofline, or over 10x its reference). */
+static int
+s_cmd_audit (s_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long cand;
+    const char *verdict = args->args[1];
+    if (s_parse_int (args->args[0], 1, LLONG_MAX, &cand)) {
+        fprintf (stderr, "kfctl: audit: CANDIDATE must be a candidate id, not '%s'\n",
+                 args->args[0]);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (strcmp (verdict, "accept") && strcmp (verdict, "reject")) {
+        fprintf (stderr, "kfctl: audit: the verdict must be accept or reject, not '%s'\n",
+                 verdict);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (!ep->client)
+        return s_no_endpoint ("client");
+    kf_msg_t *reply = NULL;
+    int code = s_call (ep->client, args, "AUDIT",
+                       json_pack ("{s:I, s:s}", "candidate_id", (json_int_t) cand,
+                                  "verdict", verdict),
+                       "AUDITED", &reply);
+    if (code)
+        return code;
+    if (args->json)
+        s_print_json (reply->body);
+    else {
+        char best[32], first[32];
+        printf ("candidate %lld %s (%s); run %lld now: best %s (candidate %lld),"
+                " first correct %s\n",
+                cand, kf_jstr (reply->body, "verdict"), kf_jstr (reply->body, "audit_reason"),
+                (long long) kf_jint (reply->body, "run_id"),
+                kf_ctl_speedup_text (json_object_get (reply->body, "best_speedup"), best,
+                                     sizeof best),
+                (long long) kf_jint (reply->body, "best_candidate_id"),
+                kf_ctl_speedup_text (json_object_get (reply->body, "first_speedup"), first,
+                                     sizeof first));
+    }
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
 static const s_command_t s_commands[] = {
     { "submit",
       "kfctl submit TASK|PROBLEM.py [--target T] [--generations N] [--population P] "
@@ -1031,6 +1076,15 @@ static const s_command_t s_commands[] = {
       1, 0, s_cmd_drain },
     { "undrain", "kfctl undrain WORKER [--json]",
       "give a drained worker jobs again", 1, 0, s_cmd_undrain },
+    { "audit", "kfctl audit CANDIDATE accept|reject [--json]",
+      "a person's verdict on a correct result the evaluator flagged for audit\n"
+      "  (faster than the measured roofline, or over 10x its reference): until\n"
+      "  accepted it does not count towards its run's best and first-correct\n"
+      "  figures ('kfctl show' lists it as \"correct, held\"); a rejected one\n"
+      "  also leaves the archive. Prints the run's figures after the verdict\n"
+      "  --json              {candidate_id, run_id, verdict, audit_reason,\n"
+      "                      best_candidate_id, best_speedup, first_speedup}",
+      2, 0, s_cmd_audit },
     { "keygen", "kfctl keygen DIR NAME [--json]",
       "make a CURVE certificate pair: DIR/NAME (public) and DIR/NAME_secret\n"
       "  (mode 0600); DIR is created (0700) when missing. Give the public file\n"

@@ -148,8 +148,14 @@ kf_ctl_print_run (FILE *out, json_t *run)
              s_int_text (run, "id", a, sizeof a), s_str (run, "task_name"),
              s_str (run, "target"), s_str (run, "status"));
     long long generation = s_int (run, "generation", -1);
-    fprintf (out, "generation %lld/%s  candidates %s/%s done  population %s\n",
-             generation + 1, s_int_text (run, "generations", a, sizeof a),
+    long long generations = s_int (run, "generations", 0);
+    //  Generations past the main phase are tuning rounds (docs/search.md).
+    char phase[64];
+    if (generation >= generations)
+        snprintf (phase, sizeof phase, "tuning round %lld", generation - generations + 1);
+    else
+        snprintf (phase, sizeof phase, "generation %lld/%lld", generation + 1, generations);
+    fprintf (out, "%s  candidates %s/%s done  population %s\n", phase,
              s_int_text (run, "done", b, sizeof b),
              s_int_text (run, "total", c, sizeof c),
              s_int_text (run, "population", d, sizeof d));
@@ -159,6 +165,11 @@ kf_ctl_print_run (FILE *out, json_t *run)
              s_int_text (run, "best_candidate_id", b, sizeof b),
              kf_ctl_speedup_text (json_object_get (run, "first_speedup"), e,
                                   sizeof e));
+    long long held = s_int (run, "held_for_audit", 0);
+    if (held > 0)
+        fprintf (out, "held for audit: %lld correct candidate%s not counted until a person"
+                 " accepts %s (kfctl audit CANDIDATE accept|reject)\n", held,
+                 held == 1 ? "" : "s", held == 1 ? "it" : "them");
     fprintf (out, "created %s  finished %s\n", s_str (run, "created_at"),
              s_str (run, "finished_at"));
     if (json_is_string (json_object_get (run, "reason")))
@@ -189,6 +200,26 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "warning: %s\n", json_string_value (warning) ? json_string_value (warning) : "?");
 }
 
+/* A correct candidate flagged for audit counts only once accepted. */
+static bool
+s_counts (json_t *c)
+{
+    return !strcmp (s_str (c, "status"), "correct")
+           && (!json_is_string (json_object_get (c, "audit_reason"))
+               || !strcmp (s_str (c, "audit_verdict"), "accepted"));
+}
+
+/* The status column: a flagged result says whether it counts yet. */
+static const char *
+s_audit_status (json_t *c)
+{
+    if (!strcmp (s_str (c, "status"), "correct")
+        && json_is_string (json_object_get (c, "audit_reason")))
+        return s_counts (c) ? "correct" : !strcmp (s_str (c, "audit_verdict"), "rejected")
+                                              ? "rejected" : "correct, held";
+    return s_str (c, "status");
+}
+
 void
 kf_ctl_print_candidates (FILE *out, json_t *candidates)
 {
@@ -213,7 +244,7 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
                  s_int_text (c, "id", a, sizeof a),
                  s_int_text (c, "generation", b, sizeof b),
                  s_int_text (c, "slot", s, sizeof s),
-                 s_int_text (c, "parent_id", p, sizeof p), s_str (c, "status"),
+                 s_int_text (c, "parent_id", p, sizeof p), s_audit_status (c),
                  s_str (c, "language"),
                  kf_ctl_speedup_text (json_object_get (c, "speedup"), sp,
                                       sizeof sp),
@@ -696,7 +727,7 @@ kf_ctl_show_extend (json_t *body)
     long long first = -1, fg = 0, fs = 0;
     json_t *c;
     json_array_foreach (candidates, i, c)
-        if (!strcmp (s_str (c, "status"), "correct")) {
+        if (s_counts (c)) {
             long long g = s_int (c, "generation", 0), sl = s_int (c, "slot", 0);
             if (first < 0 || g < fg || (g == fg && sl < fs)) {
                 first = s_int (c, "id", -1);

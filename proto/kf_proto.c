@@ -52,6 +52,8 @@ static const s_schema_t s_schema[] = {
     { "WORKERS", C_IN | C_OUT, { { NULL, 0 } } },
     { "DRAIN", C_IN, { { "worker_id", JSON_STRING } } },
     { "DRAINING", C_OUT, { { "worker_id", JSON_STRING } } },
+    { "AUDIT", C_IN, { { "candidate_id", JSON_INTEGER }, { "verdict", JSON_STRING } } },
+    { "AUDITED", C_OUT, { { "candidate_id", JSON_INTEGER }, { "run_id", JSON_INTEGER } } },
     { "SUBMITTED", C_OUT, { { "run_id", JSON_INTEGER } } },
     { "RUN", C_OUT, { { "run", JSON_OBJECT } } },
     { "BEST", C_OUT, { { "run_id", JSON_INTEGER } } },
