@@ -40,7 +40,7 @@ static const char *s_philosophy =
     "(within the tolerance) before chasing speed.\n"
     "- Operations like these are usually limited by memory traffic, not arithmetic: read every "
     "input once, write every output once, and keep intermediate values on chip.\n"
-    "- Change one idea at a time relative to the best kernel, so a gain or a loss has a "
+    "- Change one idea at a time relative to the kernel you improve, so a gain or a loss has a "
     "known cause.\n"
     "- Judge a kernel against the hardware: the bytes it must move divided by the measured "
     "copy bandwidth is the time to aim for.\n";
@@ -96,7 +96,7 @@ static const char *s_analysis =
     "1. How many bytes must the kernel read and write at least, and what runtime does that "
     "give at the device's copy bandwidth?\n"
     "2. What held the last kernel back: a compile error, a wrong result (which figures), or "
-    "its speed compared with the best?\n"
+    "its speed compared with the kernel it came from?\n"
     "3. Which single change is most likely to help next, and what could it break?\n";
 
 json_t *
@@ -416,16 +416,20 @@ kf_prompt_build (const kf_prompt_in_t *in)
                   in->example ? in->example : cuda ? s_example_cuda : s_example_c);
 
     //  Where the search stands.
-    if (in->best && *kf_jstr (in->best, "source")) {
-        fputs ("\n## Best kernel so far\n", f);
-        s_runtime_line (f, in->best);
-        s_figures (f, in->best);
-        s_code_block (f, language, kf_jstr (in->best, "source"));
+    if (in->base && *kf_jstr (in->base, "source")) {
+        if (in->base_is_best)
+            fputs ("\n## Best kernel so far\n", f);
+        else
+            fputs ("\n## Kernel to improve\nChosen from the archive of distinct approaches "
+                   "for this attempt; it is not the fastest kernel found so far.\n", f);
+        s_runtime_line (f, in->base);
+        s_figures (f, in->base);
+        s_code_block (f, language, kf_jstr (in->base, "source"));
     }
     if (in->last) {
-        json_t *best_id = json_object_get (in->best, "id");
+        json_t *base_id = json_object_get (in->base, "id");
         json_t *last_id = json_object_get (in->last, "id");
-        bool same = best_id && last_id && json_equal (best_id, last_id);
+        bool same = base_id && last_id && json_equal (base_id, last_id);
         fputs ("\n## Last kernel tried\n", f);
         s_runtime_line (f, in->last);
         s_figures (f, in->last);
@@ -435,7 +439,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
             s_code_block (f, "text", log);
         }
         if (same)
-            fputs ("(It is the best kernel above.)\n", f);
+            fputs ("(It is the kernel above.)\n", f);
         else if (*kf_jstr (in->last, "source"))
             s_code_block (f, language, kf_jstr (in->last, "source"));
     }
@@ -463,7 +467,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
 
     if (in->templated)
         fputs ("\n## Tuning parameters\n"
-               "Rewrite the best kernel as a template whose hardware-dependent choices "
+               "Rewrite the kernel above as a template whose hardware-dependent choices "
                "(threads per block, vector width, rows per block, unrolling) are parameters. "
                "Give each one a default with\n"
                "    #ifndef NAME\n    #define NAME default\n    #endif\n"

@@ -4,7 +4,7 @@
  *  told is in one place and every part of it can be tested: the task and
  *  its reference, the kernel contract (kf_kernel.h), the hardware of the
  *  exec worker the kernel will run on (as that worker advertised it), an
- *  example, the best kernel so far and the last kernel tried with their
+ *  example, the kernel to improve and the last kernel tried with their
  *  runtimes and logs, inspirations from other archive cells, mutation
  *  hints from the gradient estimator, and the four evolvable sections
  *  that meta-prompt evolution rewrites (kf_meta.h). docs/prompts.md shows
@@ -58,7 +58,11 @@ typedef struct {
     json_t *hardware;        /* kf_prompt_hardware's object, or NULL: unknown */
     const char *example;     /* a correct kernel for another task; NULL: the
                                 built-in one for LANGUAGE */
-    json_t *best;            /* best kernel so far, or NULL */
+    json_t *base;            /* the kernel to improve: the selected parent, or
+                                the run's best when none is selected; NULL */
+    bool base_is_best;       /* BASE is the run's best so far (the heading
+                                says so; otherwise it says the parent was
+                                chosen from the archive) */
     json_t *last;            /* the last kernel tried (parent's child), or NULL */
     json_t *inspirations;    /* array of kernels from other cells, or NULL */
     const char *hints;       /* mutation hints (natural language), or NULL */

@@ -772,15 +772,15 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t version_id = 0;
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
-    json_t *best = parent ? kf_prompt_kernel (self->db, parent->candidate_id)
-                  : kf_jint (run, "best_candidate_id")
-                      ? kf_prompt_kernel (self->db, kf_jint (run, "best_candidate_id"))
-                      : NULL;
+    int64_t best_id = kf_jint (run, "best_candidate_id");
+    int64_t base_id = parent ? parent->candidate_id : best_id;
+    json_t *best = base_id ? kf_prompt_kernel (self->db, base_id) : NULL;
     json_t *last = s_last_kernel (self, run_id, parent ? parent->candidate_id : 0);
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch);
     kf_prompt_in_t in = { .spec = spec, .language = language,
                           .target = kf_jstr (run, "target"), .hardware = hardware,
-                          .best = best, .last = last, .inspirations = inspirations,
+                          .base = best, .base_is_best = base_id == best_id,
+                          .last = last, .inspirations = inspirations,
                           .hints = hints, .sections = sections, .templated = tuning };
     char *prompt = sections ? kf_prompt_build (&in) : NULL;
     json_decref (hardware);

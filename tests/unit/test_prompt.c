@@ -59,7 +59,7 @@ s_build (void)
     json_t *insp = json_pack ("[{s:s, s:s, s:f}]", "source", "INSPIRATION_CODE", "coords",
                               "{2,2,2}", "speedup", 1.21);
     kf_prompt_in_t in = { .spec = spec, .language = "cuda", .target = "cuda:sm_90",
-                          .hardware = hardware, .best = best, .last = last,
+                          .hardware = hardware, .base = best, .base_is_best = true, .last = last,
                           .inspirations = insp,
                           .hints = "Consider warp shuffles for the row reduction." };
     char *p = kf_prompt_build (&in);
@@ -113,11 +113,14 @@ s_build (void)
     json_object_set_new (last, "id", json_integer (7));
     json_object_set_new (last, "log", json_string ("kernel.cu:3:5: error: expected ';'"));
     json_object_set_new (dflt, "pitfalls", json_string ("- EVOLVED PITFALL LINE\n"));
-    kf_prompt_in_t in2 = { .spec = spec, .language = "c", .target = "host", .best = best,
+    kf_prompt_in_t in2 = { .spec = spec, .language = "c", .target = "host", .base = best,
                            .last = last, .sections = dflt, .templated = true };
     p = kf_prompt_build (&in2);
     CHECK (s_at (p, "LAST_KERNEL_CODE") < 0);
-    CHECK (s_at (p, "It is the best kernel above") > 0);
+    CHECK (s_at (p, "It is the kernel above") > 0);
+    //  A parent that is not the run's best is not called the best.
+    CHECK (s_at (p, "## Kernel to improve") > 0);
+    CHECK (s_at (p, "## Best kernel so far") < 0);
     CHECK (s_at (p, "error: expected ';'") > 0);
     CHECK (s_at (p, "EVOLVED PITFALL LINE") > s_at (p, "<<<kf:pitfalls>>>"));
     CHECK (s_at (p, "kf-tune: ") > 0);
