@@ -502,16 +502,24 @@ kf_prompt_build (const kf_prompt_in_t *in)
 //  What the database knows
 
 json_t *
-kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch)
+kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t run_id)
 {
-    const char *params[2] = { backend ? backend : "host", arch ? arch : "" };
+    char run[24];
+    snprintf (run, sizeof run, "%lld", (long long) run_id);
+    const char *params[3] = { backend ? backend : "host", arch ? arch : "", run };
+    //  In a mixed fleet the device that judged the run's latest candidate
+    //  is the one its next kernel will most likely meet.
     json_t *row = kf_db_row (db,
-                             "SELECT id, capabilities FROM workers"
-                             " WHERE role = 'execute'"
-                             " AND capabilities->'backends' @> jsonb_build_array($1::text)"
-                             " AND ($2 = '' OR capabilities->>'arch' = $2)"
-                             " ORDER BY last_seen DESC, id LIMIT 1",
-                             2, params, NULL);
+                             "SELECT w.id, w.capabilities FROM workers w"
+                             " WHERE w.role = 'execute'"
+                             " AND w.capabilities->'backends' @> jsonb_build_array($1::text)"
+                             " AND ($2 = '' OR w.capabilities->>'arch' = $2)"
+                             " ORDER BY w.id IS NOT DISTINCT FROM"
+                             "  (SELECT e.worker FROM evaluations e"
+                             "   JOIN candidates c ON c.id = e.candidate_id"
+                             "   WHERE c.run_id = $3::bigint ORDER BY e.id DESC LIMIT 1) DESC,"
+                             " w.last_seen DESC, w.id LIMIT 1",
+                             3, params, NULL);
     if (!row)
         return NULL;
     json_t *caps = json_object_get (row, "capabilities");

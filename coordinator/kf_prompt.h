@@ -74,13 +74,15 @@ typedef struct {
 /* The prompt text (caller frees), or NULL when out of memory. */
 char *kf_prompt_build (const kf_prompt_in_t *in);
 
-/* The hardware a kernel for BACKEND (and ARCH, when not NULL or empty)
- * will run on: the capabilities of the most recently seen exec worker
- * that advertised them, as {worker, backend, arch, devices: [{name,
+/* The hardware a kernel of RUN_ID for BACKEND (and ARCH, when not NULL or
+ * empty) will run on: the capabilities of the exec worker that evaluated
+ * the run's latest candidate, else of the most recently seen one that
+ * advertised them, as {worker, backend, arch, devices: [{name,
  * compute_capability, multiprocessors, memory_bytes, l2_bytes,
  * copy_bandwidth_gbs, cores}]} (caller's), or NULL when no such worker
  * has ever said HELLO. */
-json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch);
+json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch,
+                            int64_t run_id);
 
 /* Candidate CANDIDATE_ID as a prompt kernel object (see above), its
  * source and latest evaluation included (caller's), or NULL. */

@@ -776,7 +776,7 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     int64_t base_id = parent ? parent->candidate_id : best_id;
     json_t *best = base_id ? kf_prompt_kernel (self->db, base_id) : NULL;
     json_t *last = s_last_kernel (self, run_id, parent ? parent->candidate_id : 0);
-    json_t *hardware = kf_prompt_hardware (self->db, backend, arch);
+    json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
     kf_prompt_in_t in = { .spec = spec, .language = language,
                           .target = kf_jstr (run, "target"), .hardware = hardware,
                           .base = best, .base_is_best = base_id == best_id,
