@@ -601,12 +601,50 @@ s_check_flops (json_t *task, char **err)
     return 0;
 }
 
+//  The vendor libraries a CUDA task may allow (docs/task-format.md): the
+//  names the linker knows them by.
+static const char *const s_libraries[] = { "cublas", "cublasLt", "cudnn", NULL };
+
+bool
+kf_task_library_known (const char *name)
+{
+    for (int i = 0; name && s_libraries[i]; i++)
+        if (!strcmp (name, s_libraries[i]))
+            return true;
+    return false;
+}
+
+//  "libraries": what a CUDA candidate (and reference) may call besides the
+//  CUDA runtime, each linked into its shared object; without it nothing
+//  else links.
+static int
+s_check_libraries (json_t *task, char **err)
+{
+    json_t *libs = json_object_get (task, "libraries");
+    if (!libs)
+        return 0;
+    if (!json_is_array (libs))
+        return kf_fail (err, "libraries: must be an array such as [\"cublas\"]");
+    size_t i, j;
+    json_t *v;
+    json_array_foreach (libs, i, v) {
+        if (!kf_task_library_known (json_string_value (v)))
+            return kf_fail (err, "libraries[%zu]: must be one of cublas, cublasLt, cudnn", i);
+        for (j = 0; j < i; j++)
+            if (json_equal (v, json_array_get (libs, j)))
+                return kf_fail (err, "libraries[%zu]: %s is listed twice", i,
+                                json_string_value (v));
+    }
+    return 0;
+}
+
 static int
 s_check_task (json_t *task, const char *dir, char **err)
 {
     static const char *keys[] = { "name", "op", "description", "attributes", "inputs",
                                   "outputs", "scalars", "reference", "initial",
-                                  "tolerance", "instructions", "shapes", "flops", NULL };
+                                  "tolerance", "instructions", "shapes", "flops", "libraries",
+                                  NULL };
     if (!json_is_object (task))
         return kf_fail (err, "task: must be a JSON object");
     if (s_known_keys (task, "", keys, err))
@@ -627,7 +665,8 @@ s_check_task (json_t *task, const char *dir, char **err)
         || s_check_source (task, "initial", false, dir, err)
         || s_check_tolerance (task, err)
         || s_check_shapes (task, err)
-        || s_check_flops (task, err))
+        || s_check_flops (task, err)
+        || s_check_libraries (task, err))
         return -1;
     return 0;
 }

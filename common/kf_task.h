@@ -10,6 +10,7 @@
 #define KF_TASK_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Loads PATH. Returns the canonical task (caller's) or NULL with *ERR set
@@ -21,6 +22,10 @@ json_t *kf_task_load (const char *path, char **err);
 int kf_task_validate (json_t *task, char **err);
 
 /* Dtype name ("f32") to kf_dtype_t, or -1. Size in bytes, or 0. */
+/* Whether NAME is a library a task may allow its CUDA kernels to call
+ * ("libraries": cublas, cublasLt, cudnn); the compile worker links them. */
+bool kf_task_library_known (const char *name);
+
 int kf_dtype_from_name (const char *name);
 const char *kf_dtype_name (int dtype);
 size_t kf_dtype_size (int dtype);

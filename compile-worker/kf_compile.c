@@ -16,6 +16,7 @@
  *  at once, and every variant lands in one cell.
  */
 #include "kf_compile.h"
+#include "kf_task.h"
 #include "kf_compile_cache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
@@ -224,6 +225,7 @@ typedef struct {
     double time_limit;
     size_t output_cap;
     bool reference;          //  the run's reference: no coordinates
+    const char *libraries[4];  //  the task's vendor libraries, NULL-terminated
 } s_ctx_t;
 
 //  One build: the -D flags in, the outcome out. ERROR set means the build
@@ -470,7 +472,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
     kf_toolchain_args_t args = {
         .source = tc->source_name, .output = "kernel.so",
-        .include_dir = ".", .arch = ctx->arch
+        .include_dir = ".", .arch = ctx->arch, .libraries = ctx->libraries
     };
     if (tc->command (ctx->program, &args, argv, 32, buf, sizeof buf) != 0) {
         s_build_error (b, "cannot build the compiler command line", EINVAL);
@@ -714,6 +716,22 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     if (backend && strcmp (backend, tc->backend) != 0) {
         s_fail (res, "target backend '%s' does not match the language", backend);
         return;
+    }
+    //  The vendor libraries the task allows (kf_task.c checked them at
+    //  submission; a payload is checked again, it names linker inputs).
+    json_t *libs = json_object_get (job->payload, "libraries");
+    size_t n_libs = json_array_size (libs);
+    if (n_libs >= sizeof ctx.libraries / sizeof ctx.libraries[0]) {
+        s_fail (res, "payload: libraries: more than three%s", "");
+        return;
+    }
+    for (size_t i = 0; i < n_libs; i++) {
+        const char *name = json_string_value (json_array_get (libs, i));
+        if (!kf_task_library_known (name)) {
+            s_fail (res, "payload: libraries: unknown library '%s'", name ? name : "(not a string)");
+            return;
+        }
+        ctx.libraries[i] = name;
     }
     zframe_t *frame = job->frames ? zmsg_first (job->frames) : NULL;
     if (!frame) {

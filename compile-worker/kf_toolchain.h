@@ -17,6 +17,9 @@ typedef struct {
     const char *output;      /* shared object to write, same directory */
     const char *include_dir; /* where kf_kernel.h is */
     const char *arch;        /* target.arch from the job, or NULL */
+    const char *const *libraries; /* vendor libraries the task allows
+                                     (kf_task_library_known names), NULL-
+                                     terminated, or NULL: none */
 } kf_toolchain_args_t;
 
 typedef struct {

@@ -11,6 +11,12 @@
  *  library, so harness and kernel share one runtime - the stream in
  *  kf_ctx_t, the error state the harness reads after a call, and the
  *  device pointers all belong to the runtime the kernel calls.
+ *
+ *  The link refuses undefined symbols, so a kernel calls nothing beyond
+ *  the CUDA runtime unless its task allows a library ("libraries":
+ *  cuBLAS, cuBLASLt, cuDNN): those are linked, with the toolkit's library
+ *  folder as the run path, and a call into anything else fails to build
+ *  with the linker naming the symbol.
  */
 #include "kf_toolchain.h"
 
@@ -44,13 +50,28 @@ s_flags (const kf_toolchain_args_t *args, char *buf, size_t buf_size, char **arc
     return 0;
 }
 
+//  Appends the formatted string at *USED in BUF; returns it, or NULL
+//  when it does not fit.
+static char *
+s_put (char *buf, size_t buf_size, size_t *used, const char *a, const char *b)
+{
+    size_t left = buf_size - *used;
+    int n = snprintf (buf + *used, left, "%s%s", a, b);
+    if (n < 0 || (size_t) n >= left)
+        return NULL;
+    char *at = buf + *used;
+    *used += (size_t) n + 1;
+    return at;
+}
+
 static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
     char *arch_flag;
-    if (max < 16 || s_flags (args, buf, buf_size, &arch_flag))
+    if (max < 24 || s_flags (args, buf, buf_size, &arch_flag))
         return -1;
+    size_t used = (size_t) (arch_flag - buf) + strlen (arch_flag) + 1;
     size_t n = 0;
     argv[n++] = (char *) program;
     argv[n++] = "-O3";
@@ -59,11 +80,31 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     argv[n++] = "shared";
     argv[n++] = "-Xcompiler";
     argv[n++] = "-fPIC";
+    argv[n++] = "-Xlinker";
+    argv[n++] = "--no-undefined";
     argv[n++] = arch_flag;
     argv[n++] = buf;
     argv[n++] = "-o";
     argv[n++] = (char *) args->output;
     argv[n++] = (char *) args->source;
+    for (int i = 0; args->libraries && args->libraries[i]; i++) {
+        //  Once: PROGRAM is TOOLKIT/bin/nvcc; the libraries are in TOOLKIT/lib64.
+        size_t len = strlen (program), tail = strlen ("/bin/nvcc");
+        if (i == 0 && len > tail && !strcmp (program + len - tail, "/bin/nvcc")) {
+            char toolkit[200];
+            snprintf (toolkit, sizeof toolkit, "%.*s", (int) (len - tail), program);
+            char *rpath = s_put (buf, buf_size, &used, toolkit, "/lib64");
+            if (!rpath)
+                return -1;
+            argv[n++] = "-Xlinker";
+            argv[n++] = "-rpath";
+            argv[n++] = "-Xlinker";
+            argv[n++] = rpath;
+        }
+        if (n + 2 >= max
+            || !(argv[n++] = s_put (buf, buf_size, &used, "-l", args->libraries[i])))
+            return -1;
+    }
     argv[n] = NULL;
     return 0;
 }

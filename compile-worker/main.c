@@ -71,7 +71,8 @@ s_cache_dir (const char *value)
 #define S_USAGE                                                                       \
     "kf-compile-worker [options]\n"                                                   \
     "       kf-compile-worker [options] --build SOURCE [--language L]\n"              \
-    "                 [--target BACKEND[:ARCH]] [--tune N] [--reference] [-o OUT.so]\n" \
+    "                 [--target BACKEND[:ARCH]] [--tune N] [--libraries L,...]\n"     \
+    "                 [--reference] [-o OUT.so]\n"                                   \
     "\n"                                                                              \
     "--build compiles SOURCE through the worker's handler, without a coordinator,\n"  \
     "and prints the result as JSON. The language follows the extension (.c c,\n"      \
@@ -79,7 +80,8 @@ s_cache_dir (const char *value)
     "in the current folder; with --tune N every built config after the first is\n"    \
     "OUT.K.so. Exit 0 when it compiled, 1 when it did not or the job failed, 2 on\n"  \
     "bad arguments. kf-exec-worker --eval takes the printed JSON (saved to a file)\n"  \
-    "as its candidate or reference"
+    "as its candidate or reference. --libraries allows the vendor libraries a\n"     \
+    "task's \"libraries\" would (cublas, cublasLt, cudnn), linked into a CUDA build"
 
 //  Removes "NAME VALUE" (or the flag NAME alone when FLAG) from ARGV and
 //  returns VALUE (or NAME for a flag), NULL when absent.
@@ -143,6 +145,7 @@ typedef struct {
     const char *target;
     const char *tune;
     const char *out;
+    const char *libraries;   //  "cublas,cudnn"
     bool reference;
 } s_build_args_t;
 
@@ -181,6 +184,15 @@ s_build_main (const kf_compile_config_t *compile, const s_build_args_t *a)
     }
     if (a->reference)
         json_object_set_new (payload, "reference", json_true ());
+    if (a->libraries) {
+        json_t *libs = json_array ();
+        char list[200];
+        snprintf (list, sizeof list, "%s", a->libraries);
+        for (char *save = NULL, *name = strtok_r (list, ",", &save); name;
+             name = strtok_r (NULL, ",", &save))
+            json_array_append_new (libs, json_string (name));
+        json_object_set_new (payload, "libraries", libs);
+    }
     char hash[65];
     kf_sha256_hex (source, size, hash);
     json_object_set_new (payload, "source_hash", json_string (hash));
@@ -254,13 +266,14 @@ main (int argc, char **argv)
     b.target = s_take (&argc, argv, "--target", false, &missing);
     b.tune = s_take (&argc, argv, "--tune", false, &missing);
     b.out = s_take (&argc, argv, "-o", false, &missing);
+    b.libraries = s_take (&argc, argv, "--libraries", false, &missing);
     b.reference = s_take (&argc, argv, "--reference", true, &missing) != NULL;
     if (missing)
         return s_usage_error ("%s needs a value (see --help)",
-                              "--build/--language/--target/--tune/-o");
-    if (!b.source && (b.language || b.target || b.tune || b.out || b.reference))
+                              "--build/--language/--target/--tune/--libraries/-o");
+    if (!b.source && (b.language || b.target || b.tune || b.out || b.libraries || b.reference))
         return s_usage_error ("%s: for --build only",
-                              "--language/--target/--tune/--reference/-o");
+                              "--language/--target/--tune/--libraries/--reference/-o");
     bool help = false;
     char *err = NULL;
     kf_config_t *config = kf_config_load ("kf-compile-worker", S_USAGE, s_table, &argc, argv,

@@ -99,6 +99,17 @@ static const char *s_analysis =
     "its speed compared with the kernel it came from?\n"
     "3. Which single change is most likely to help next, and what could it break?\n";
 
+//  How a prompt names a library of a task's "libraries".
+static const char *
+s_library_header (const char *name)
+{
+    return !name                       ? "?"
+           : !strcmp (name, "cublas")   ? "cuBLAS (cublas_v2.h)"
+           : !strcmp (name, "cublasLt") ? "cuBLASLt (cublasLt.h)"
+           : !strcmp (name, "cudnn")    ? "cuDNN (cudnn.h)"
+                                        : name;
+}
+
 json_t *
 kf_prompt_default_sections (const char *language)
 {
@@ -477,20 +488,42 @@ kf_prompt_build (const kf_prompt_in_t *in)
                "-DNAME=value and timed; the fastest correct one counts.\n",
                f);
 
-    //  Requirements and the answer format, last.
+    //  Requirements and the answer format, last. A CUDA task may allow
+    //  vendor libraries; nothing else links (kf_toolchain_nvcc.c).
+    char libraries[400] = "";
+    json_t *libs = json_object_get (in->spec, "libraries");
+    if (cuda && json_array_size (libs)) {
+        size_t n = (size_t) snprintf (libraries, sizeof libraries,
+                                      "- Besides the CUDA runtime you may call");
+        size_t i;
+        json_t *lib;
+        json_array_foreach (libs, i, lib)
+            if (n < sizeof libraries)
+                n += (size_t) snprintf (libraries + n, sizeof libraries - n, "%s%s",
+                                        i == 0 ? " " : i + 1 == json_array_size (libs)
+                                                           ? " and " : ", ",
+                                        s_library_header (json_string_value (lib)));
+        if (n < sizeof libraries)
+            snprintf (libraries + n, sizeof libraries - n,
+                      "; the build links them. Create handles once and reuse them across "
+                      "calls, and run their work on ctx->stream.\n");
+    }
+    else if (cuda)
+        snprintf (libraries, sizeof libraries,
+                  "- Call nothing beyond the CUDA runtime: no other library is linked.\n");
     fprintf (f,
              "\n## Requirements\n"
              "- Match the reference's results for every input the task describes, within "
              "the task's tolerance.\n"
              "- The file must compile on its own with the contract header and run on the "
              "target; do not cache or reuse results from earlier calls.\n"
-             "- %s\n"
+             "- %s\n%s"
              "\n## Answer\n"
              "First, under \"Analysis:\", say briefly what limited the last kernel and what "
              "you change and why. Then give the complete source in one ```%s code block.\n",
              opencl ? "Give every kernel a kf-launch line whose arguments follow its parameters."
                     : "Keep kf_forward's signature exactly as the contract declares it.",
-             language);
+             libraries, language);
     if (fclose (f) != 0) {
         free (text);
         return NULL;

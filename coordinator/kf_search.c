@@ -146,9 +146,11 @@ kf_search_start_run (kf_search_t *self, int64_t run_id)
                                                          : "host";
     if (rc == 0)
         rc = s_insert_job (self, run_id, 0, "compile", "compile", backend, NULL,
-                           json_pack ("{s:s, s:{s:s}, s:s, s:b}", "language",
+                           json_pack ("{s:s, s:{s:s}, s:s, s:b, s:O*}", "language",
                                       language, "target", "backend", backend,
-                                      "source_hash", hash, "reference", 1),
+                                      "source_hash", hash, "reference", 1, "libraries",
+                                      json_object_get (json_object_get (run, "spec"),
+                                                       "libraries")),
                            blobs);
     json_decref (run);
     return rc;
@@ -1169,11 +1171,13 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
     json_t *tune = tuning ? s_setting (self, run, "tuning_configs")
                           : json_object_get (json_object_get (run, "config"), "tune");
     return s_insert_job (self, run_id, cand_id, "compile", "compile", backend, NULL,
-                         json_pack ("{s:s, s:{s:s, s:s}, s:s, s:I}", "language",
+                         json_pack ("{s:s, s:{s:s, s:s}, s:s, s:I, s:O*}", "language",
                                     kf_jstr (run, "language"), "target", "backend",
                                     backend, "arch", arch, "source_hash", hash,
                                     "tune_max_configs",
-                                    (json_int_t) (tune ? json_integer_value (tune) : 1)),
+                                    (json_int_t) (tune ? json_integer_value (tune) : 1),
+                                    "libraries",
+                                    json_object_get (json_object_get (run, "spec"), "libraries")),
                          blobs);
 }
 

@@ -143,7 +143,34 @@ main (void)
     }
     else
         CHECK (!res.ok);
+    s_job_free (&job, &res);
+
+    //  Vendor libraries: a cuBLAS call links only when the task allows
+    //  cuBLAS; otherwise the linker names the missing symbol.
+    const char *cublas =
+        "#include <cublas_v2.h>\n#include \"kf_kernel.h\"\n"
+        "extern \"C\" int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out,\n"
+        "  int n_out, const kf_ctx_t *ctx) {\n"
+        "  static cublasHandle_t h; if (!h && cublasCreate (&h)) return 1;\n"
+        "  cublasSetStream (h, (cudaStream_t) ctx->stream); return 0; }\n";
+    if (nvcc) {
+        s_job (&job, "cuda", cublas, false);
+        kf_compile_handle (&cfg, &job, &res);
+        log = json_string_value (json_object_get (res.result, "log"));
+        CHECK (res.ok && json_is_false (json_object_get (res.result, "compiled")));
+        CHECK (log && strstr (log, "cublasCreate"));
+        s_job_free (&job, &res);
+        s_job (&job, "cuda", cublas, false);
+        json_object_set_new (job.payload, "libraries", json_pack ("[s]", "cublas"));
+        kf_compile_handle (&cfg, &job, &res);
+        CHECK (res.ok && json_is_true (json_object_get (res.result, "compiled")));
+        s_job_free (&job, &res);
+    }
     free (nvcc);
+    s_job (&job, "cuda", cublas, false);
+    json_object_set_new (job.payload, "libraries", json_pack ("[s]", "m -lpthread"));
+    kf_compile_handle (&cfg, &job, &res);
+    CHECK (!res.ok && res.error && strstr (res.error, "unknown library 'm -lpthread'"));
     s_job_free (&job, &res);
     CHECK (kf_compile_uses_managed ("cudaMallocManaged(&p, n);", 25, NULL));
     CHECK (!kf_compile_uses_managed ("cudaMalloc(&p, n);", 18, NULL));

@@ -97,6 +97,7 @@ s_build (void)
     CHECK (s_at (p, "coordinates (memory, algorithm, sync) {2,2,2}") > 0);
     CHECK (s_at (p, "```cuda") > 0);
     CHECK (s_at (p, "kf-tune") < 0);   //  no tuning request unless asked
+    CHECK (s_at (p, "Call nothing beyond the CUDA runtime") > s_at (p, "## Requirements"));
     //  The sections read back as the defaults.
     json_t *dflt = kf_prompt_default_sections ("cuda");
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
@@ -106,6 +107,14 @@ s_build (void)
         free (text);
     }
     free (p);
+    //  A task that allows cuBLAS and cuDNN says so instead.
+    json_object_set_new (spec, "libraries", json_pack ("[s, s]", "cublas", "cudnn"));
+    p = kf_prompt_build (&in);
+    CHECK (s_at (p, "you may call cuBLAS (cublas_v2.h) and cuDNN (cudnn.h); the build links them")
+           > s_at (p, "## Requirements"));
+    CHECK (s_at (p, "Call nothing beyond") < 0);
+    free (p);
+    json_object_del (spec, "libraries");
 
     //  The last kernel that is also the best: its code is not repeated;
     //  a compile log is shown; evolved sections replace the defaults; a

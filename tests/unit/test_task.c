@@ -259,6 +259,21 @@ s_test_extensions (void)
     t = s_small_task ();
     json_object_set_new (t, "flops", json_string ("many"));
     s_expect_validate (t, "flops: must be a number >= 0 or an array of them");
+    //  libraries: known names, once each.
+    t = s_small_task ();
+    json_object_set_new (t, "libraries", json_pack ("[s, s]", "cublas", "cudnn"));
+    s_expect_validate (t, NULL);
+    t = s_small_task ();
+    json_object_set_new (t, "libraries", json_pack ("[s]", "mkl"));
+    s_expect_validate (t, "libraries[0]: must be one of cublas, cublasLt, cudnn");
+    t = s_small_task ();
+    json_object_set_new (t, "libraries", json_pack ("[s, s]", "cublas", "cublas"));
+    s_expect_validate (t, "libraries[1]: cublas is listed twice");
+    t = s_small_task ();
+    json_object_set_new (t, "libraries", json_string ("cublas"));
+    s_expect_validate (t, "libraries: must be an array such as [\"cublas\"]");
+    CHECK (kf_task_library_known ("cublasLt") && !kf_task_library_known ("-lfoo")
+           && !kf_task_library_known (NULL));
 
     //  atol: a number for all dtypes, or an object completed by defaults.
     t = s_small_task ();
