@@ -213,11 +213,10 @@ s_counts (json_t *c)
 static const char *
 s_audit_status (json_t *c)
 {
-    if (!strcmp (s_str (c, "status"), "correct")
-        && json_is_string (json_object_get (c, "audit_reason")))
-        return s_counts (c) ? "correct" : !strcmp (s_str (c, "audit_verdict"), "rejected")
-                                              ? "rejected" : "correct, held";
-    return s_str (c, "status");
+    const char *status = s_str (c, "status");
+    if (strcmp (status, "correct") || s_counts (c))
+        return status;
+    return !strcmp (s_str (c, "audit_verdict"), "rejected") ? "rejected" : "correct, held";
 }
 
 void
