@@ -6,7 +6,8 @@
 # exec worker per GPU listed in CUDA_VISIBLE_DEVICES and stops them on
 # SIGTERM; the Kubernetes manifests: YAML whose objects reference only
 # volumes, ConfigMaps and Secrets that exist, an exec DaemonSet that asks
-# for nvidia.com/gpu, and configuration keys the daemons accept.
+# for nvidia.com/gpu, and configuration keys the daemons accept; and, where
+# node and npm are, every object against the Kubernetes API's schemas.
 . "$(dirname "$0")/lib.sh"
 
 # ---- systemd
@@ -127,6 +128,32 @@ for name, cm in configmaps.items():
 print("objects:", {k: len(v) for k, v in kinds.items()})
 sys.exit(0 if ok else 1)
 PY
+# ---- Kubernetes: every object against the API's schemas (kubernetes-models,
+# installed once from npm's registry with the locked versions). A copy with
+# a wrong type must fail, so the check is known to bite.
+k8s_tools=${KF_K8S_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/kf-k8s-validate}
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    say "skipped: the schema check of the Kubernetes manifests needs node and npm"
+else
+    mkdir -p "$k8s_tools"
+    cp "$ROOT/tests/tools/k8s/package.json" "$ROOT/tests/tools/k8s/package-lock.json" \
+        "$ROOT/tests/tools/k8s/validate.mjs" "$k8s_tools/"
+    [ -d "$k8s_tools/node_modules/kubernetes-models" ] \
+        || (cd "$k8s_tools" && timeout 180 npm ci --silent --no-audit --no-fund) >"$T/npm.log" 2>&1
+    if [ -d "$k8s_tools/node_modules/kubernetes-models" ]; then
+        (cd "$k8s_tools" && node validate.mjs "$ROOT"/deploy/k8s/*.yaml) >"$T/k8s.txt" 2>&1
+        check "every Kubernetes object validates against the API schemas ($(tail -1 "$T/k8s.txt"))" \
+            [ $? -eq 0 ]
+        sed 's/containerPort: \([0-9]*\)/containerPort: "p\1"/' "$ROOT/deploy/k8s/coordinator.yaml" \
+            >"$T/broken.yaml"
+        (cd "$k8s_tools" && node validate.mjs "$T/broken.yaml") >"$T/k8s-broken.txt" 2>&1
+        check "and a port given as a string is refused" \
+            sh -c "[ $? -ne 0 ] && grep -q 'containerPort must be integer' '$T/k8s-broken.txt'"
+    else
+        say "skipped: npm could not install the schema check (is its registry reachable?): $(tail -1 "$T/npm.log")"
+    fi
+fi
+
 # ---- the database roles of docs/operations.md, run as written there
 # (names made unique: roles are shared by the whole test server).
 sfx=$$_$RANDOM
