@@ -98,10 +98,18 @@ for p in $problems; do
         "$([ "$best" = n/a ] && echo 0 || echo "$best")" \
         "$(fmt "$vs_tc")" "$eager" "$(fmt "$bw")" $((SECONDS - start))
     echo "    $(echo "$out" | jget 'd["status"] + ": " + str(d["reason"])')"
+    # Results flagged for audit (over 10x eager, or past the roofline) are
+    # held out of best and first correct until a person accepts them
+    # (kfctl audit); the fastest held one is printed for the record.
+    held=$(sql "SELECT count(*) || ' held for audit, fastest ' || coalesce(round(max(speedup)::numeric, 3)::text, '-')
+                || 'x: ' || coalesce((array_agg(audit_reason ORDER BY speedup DESC))[1], '-')
+                FROM candidates WHERE run_id = $run AND status = 'correct'
+                AND audit_reason IS NOT NULL AND audit_verdict IS NULL")
+    echo "    $held"
     # On the GPU the proof is the figures; a run fails only when it found
     # no correct kernel. Whether the search beat its first correct kernel
     # and how many cells it filled are printed above for the record.
-    if [ "$best" = n/a ]; then
+    if [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct'")" = 0 ]; then
         echo "    FAIL: $p: no correct candidate"
         fails=$((fails + 1))
     fi
