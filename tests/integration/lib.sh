@@ -148,3 +148,31 @@ wait_until() {
     return 1
 }
 
+# kill_hard PID: kill -9 a daemon this test started, reap it, and drop it
+# from PIDS, so stop_all never signals a pid the system may have reused.
+kill_hard() {
+    local p=$1 q keep=()
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+    for q in "${PIDS[@]}"; do [ "$q" = "$p" ] || keep+=("$q"); done
+    PIDS=(${keep[@]+"${keep[@]}"})
+}
+
+# run_accounted RUN TOTAL: every candidate of RUN exactly once: TOTAL rows
+# (one per generation and slot, the table's key), each in a final status,
+# each with one finished generate job, at most one finished compile and
+# evaluate job and at most one evaluation, and no job of RUN left queued
+# or leased.
+run_accounted() {
+    local run=$1 total=$2
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL
+              AND status IN ('correct', 'incorrect', 'compile_failed', 'crashed', 'timeout', 'failed')")" \
+      -eq "$total" ] &&
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run")" -eq "$total" ] &&
+    [ "$(sql "SELECT count(*) FROM candidates c WHERE run_id = $run AND (
+            (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'generate' AND j.state = 'done') <> 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done') > 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done') > 1
+         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) > 1)")" -eq 0 ] &&
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND state IN ('queued', 'leased')")" -eq 0 ]
+}
