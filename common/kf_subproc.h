@@ -5,8 +5,17 @@
  *  process-count limits, stdout and stderr captured together up to a cap,
  *  a working directory of the caller's, no network where the host allows
  *  an unshared network namespace, and, when the caller is root, an
- *  unprivileged user (root ignores RLIMIT_NPROC, so a fork bomb would
- *  otherwise take the host).
+ *  unprivileged uid of the run's own (root ignores RLIMIT_NPROC, so a fork
+ *  bomb would otherwise take the host).
+ *
+ *  As root each run takes a uid of its own from a pool (KF_SANDBOX_UID_BASE,
+ *  default 2000000000, KF_SANDBOX_UID_COUNT of them, default 64; gid the
+ *  same number; no /etc/passwd entry needed) and gives it back when it
+ *  ends, after every process still running as that uid has been killed.
+ *  So one run's fork bomb cannot take another run's process budget, and
+ *  nothing a run started, in its process group or out of it, outlives it.
+ *  KF_SANDBOX_USER names one account for every run instead (the former
+ *  behaviour: one shared process budget, only the process group killed).
  */
 #ifndef KF_SUBPROC_H
 #define KF_SUBPROC_H
@@ -21,11 +30,11 @@ typedef struct {
     size_t memory_bytes;     /* RLIMIT_AS; 0 = none */
     size_t file_bytes;       /* RLIMIT_FSIZE; 0 = none */
     int max_procs;           /* RLIMIT_NPROC; 0 = none */
-    const char *workdir;     /* chdir here; NULL = stay */
+    const char *workdir;     /* chdir here; NULL = stay (see kf_subproc_run) */
     bool no_network;         /* try unshare(CLONE_NEWNET); ignored if denied */
-    uid_t uid;               /* when running as root: drop to these */
-    gid_t gid;               /*   (kf_subproc_sandbox_ids fills them) */
-    bool drop_privileges;
+    uid_t uid;               /* when running as root: drop to these; uid 0 */
+    gid_t gid;               /*   = a uid of the pool, taken for the run */
+    bool drop_privileges;    /*   (kf_subproc_limits_default fills them) */
 } kf_subproc_limits_t;
 
 typedef struct {
@@ -37,22 +46,37 @@ typedef struct {
     size_t output_len;
     bool output_truncated;
     double wall_s;
+    uid_t uid;               /* the uid the child ran as */
 } kf_subproc_result_t;
 
 /* Fills LIMITS with defaults (10 s, 64 KiB output, 4 GiB memory, 256 MiB
- * files, 64 processes, no network) and, when euid is 0, the ids of the
- * unprivileged sandbox user ("nobody" unless KF_SANDBOX_USER names one). */
+ * files, 64 processes, no network) and, when euid is 0, the drop of
+ * privileges: to a uid of the pool (uid 0 here), or to the account
+ * KF_SANDBOX_USER names (65534 when it names none that exists). */
 void kf_subproc_limits_default (kf_subproc_limits_t *limits);
 
 /* Runs ARGV[0] (searched in PATH) with ARGV. Returns 0 when the child ran
- * to any end (see RESULT), -1 when it could not be started. */
+ * to any end (see RESULT), -1 when it could not be started (errno; EINVAL
+ * too for a bad KF_SANDBOX_UID_BASE or KF_SANDBOX_UID_COUNT). Waits while
+ * every uid of the pool is in use. When the run drops privileges, WORKDIR
+ * must be private to the caller (mode 0700, as kf_subproc_mkdtemp makes
+ * it): it and what is in it belong to the run's uid while the run lasts
+ * and come back to the caller when it ends, so later runs, under other
+ * uids, can read and overwrite what earlier ones left there. */
 int kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
                     kf_subproc_result_t *result);
 
 void kf_subproc_result_free (kf_subproc_result_t *result);
 
-/* Creates a private directory under TMPDIR, owned by the sandbox user
- * when LIMITS drop privileges. Returns a path the caller frees, or NULL. */
+/* When runs take their uids from the pool (euid 0, no KF_SANDBOX_USER),
+ * sets *BASE and *SIZE to its range and returns 0; otherwise -1 (errno
+ * EINVAL when the pool's configuration is bad). */
+int kf_subproc_uid_pool (uid_t *base, int *size);
+
+/* Creates a private directory (0700, the caller's) under TMPDIR, for use
+ * as the WORKDIR of any number of runs. LIMITS is not used any more: each
+ * run hands the directory to its own uid. Returns a path the caller
+ * frees, or NULL. */
 char *kf_subproc_mkdtemp (const kf_subproc_limits_t *limits);
 /* Removes DIR and everything in it. */
 void kf_subproc_rmtree (const char *dir);
