@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,15 +111,14 @@ s_set (int dtype, void *p, size_t i, double v)
 void
 kf_eval_poison (int dtype, void *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        switch (dtype) {
-            case KF_F32: ((uint32_t *) p)[i] = 0x7fc0dead; break;
-            case KF_F64: ((uint64_t *) p)[i] = 0x7ff8deaddeaddeadULL; break;
-            case KF_F16: ((uint16_t *) p)[i] = 0x7ead; break;
-            case KF_BF16: ((uint16_t *) p)[i] = 0x7fad; break;
-            case KF_I32: ((uint32_t *) p)[i] = 0xdeadbeef; break;
-            case KF_I64: ((uint64_t *) p)[i] = 0xdeadbeefdeadbeefULL; break;
-        }
+    switch (dtype) {
+        case KF_F32: for (size_t i = 0; i < n; i++) ((uint32_t *) p)[i] = 0x7fc0dead; break;
+        case KF_F64: for (size_t i = 0; i < n; i++) ((uint64_t *) p)[i] = 0x7ff8deaddeaddeadULL; break;
+        case KF_F16: for (size_t i = 0; i < n; i++) ((uint16_t *) p)[i] = 0x7ead; break;
+        case KF_BF16: for (size_t i = 0; i < n; i++) ((uint16_t *) p)[i] = 0x7fad; break;
+        case KF_I32: for (size_t i = 0; i < n; i++) ((uint32_t *) p)[i] = 0xdeadbeef; break;
+        case KF_I64: for (size_t i = 0; i < n; i++) ((uint64_t *) p)[i] = 0xdeadbeefdeadbeefULL; break;
+    }
 }
 
 bool
@@ -133,6 +133,78 @@ kf_eval_is_poison (int dtype, const void *p, size_t i)
         case KF_I64: return ((const uint64_t *) p)[i] == 0xdeadbeefdeadbeefULL;
     }
     return false;
+}
+
+// --------------------------------------------------------------------------
+//  Work over large tensors, in fixed blocks shared by a few threads
+//
+//  Drawing and comparing millions of elements on one core took most of a
+//  small kernel's correctness pass (0.6 s for five sets of 1 M elements
+//  on the H200's host). The blocks are fixed (S_BLOCK elements), so what
+//  is computed per block, and the order partial sums are added in, does
+//  not depend on how many threads there are; a thread that cannot be
+//  started leaves its blocks to the calling one.
+
+#define S_BLOCK ((size_t) 1 << 16)
+#define S_MAX_THREADS 8
+
+typedef void (s_block_fn) (void *arg, size_t block);
+
+typedef struct {
+    pthread_t thread;
+    s_block_fn *fn;
+    void *arg;
+    size_t first, stride, n_blocks;
+} s_team_t;
+
+static void *
+s_team_run (void *arg)
+{
+    s_team_t *t = arg;
+    for (size_t b = t->first; b < t->n_blocks; b += t->stride)
+        t->fn (t->arg, b);
+    return NULL;
+}
+
+//  The CPUs this process may run on, at most S_MAX_THREADS: the child
+//  shares the host with the worker and, on a GPU host, with the workers
+//  of the other GPUs.
+static int
+s_cpus (void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity (0, sizeof set, &set) == 0 ? CPU_COUNT (&set)
+                                                          : (int) sysconf (_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > S_MAX_THREADS ? S_MAX_THREADS : n;
+}
+
+static void
+s_parallel (size_t n_blocks, s_block_fn *fn, void *arg)
+{
+    size_t n = (size_t) s_cpus ();
+    if (n > n_blocks)
+        n = n_blocks;
+    s_team_t team[S_MAX_THREADS];
+    size_t started = 1;
+    for (size_t k = 0; k < n; k++)
+        team[k] = (s_team_t) { .fn = fn, .arg = arg, .first = k, .stride = n, .n_blocks = n_blocks };
+    for (size_t k = 1; k < n; k++) {
+        if (pthread_create (&team[k].thread, NULL, s_team_run, &team[k]) != 0)
+            break;
+        started++;
+    }
+    //  This thread's share, then the share of any thread that did not start.
+    s_team_run (&team[0]);
+    for (size_t k = started; k < n; k++)
+        s_team_run (&team[k]);
+    for (size_t k = 1; k < started; k++)
+        pthread_join (team[k].thread, NULL);
+}
+
+static size_t
+s_blocks (size_t n)
+{
+    return (n + S_BLOCK - 1) / S_BLOCK;
 }
 
 // --------------------------------------------------------------------------
@@ -168,40 +240,84 @@ kf_eval_num (json_t *obj, const char *key, double dflt)
     return json_is_number (v) ? json_number_value (v) : dflt;
 }
 
-void
-kf_eval_fill (json_t *dist, int dtype, void *p, size_t n, uint64_t seed)
+//  A distribution, read from its JSON once rather than per element.
+typedef struct {
+    enum { S_NORMAL, S_UNIFORM, S_CONSTANT, S_HEAVY } kind;
+    double a, b;             // mean, std | low, high | value | scale
+    int dof;
+    uint64_t draws;          // generator draws per element
+    int dtype;
+    void *p;
+    size_t n;
+    uint64_t seed;
+} s_fill_t;
+
+//  Element LO..HI-1. Element i starts at draw i * draws of the sequence
+//  (splitmix64's state after k draws is seed + k * its increment), so a
+//  block gives the values one pass from element 0 would.
+static void
+s_fill_block (void *arg, size_t block)
 {
-    uint64_t st = seed;
-    const char *kind = json_string_value (json_object_get (dist, "kind"));
-    if (!kind)
-        kind = "normal";
-    for (size_t i = 0; i < n; i++) {
+    const s_fill_t *f = arg;
+    size_t lo = block * S_BLOCK, hi = lo + S_BLOCK < f->n ? lo + S_BLOCK : f->n;
+    uint64_t st = f->seed + (uint64_t) lo * f->draws * 0x9e3779b97f4a7c15ULL;
+    for (size_t i = lo; i < hi; i++) {
         double v;
-        if (strcmp (kind, "uniform") == 0) {
-            double lo = kf_eval_num (dist, "low", -1), hi = kf_eval_num (dist, "high", 1);
-            v = lo + (hi - lo) * s_uniform01 (&st);
-        }
-        else if (strcmp (kind, "constant") == 0)
-            v = kf_eval_num (dist, "value", 0);
-        else if (strcmp (kind, "heavy_tail") == 0) {
+        if (f->kind == S_UNIFORM)
+            v = f->a + (f->b - f->a) * s_uniform01 (&st);
+        else if (f->kind == S_CONSTANT)
+            v = f->a;
+        else if (f->kind == S_HEAVY) {
             //  Student's t with `dof` degrees of freedom: rare huge values
             //  that expose overflow and cancellation.
-            int dof = (int) kf_eval_num (dist, "dof", 3);
-            if (dof < 1)
-                dof = 1;
-            if (dof > 64)
-                dof = 64;
             double chi = 0;
-            for (int k = 0; k < dof; k++) {
+            for (int k = 0; k < f->dof; k++) {
                 double z = s_normal (&st);
                 chi += z * z;
             }
-            v = kf_eval_num (dist, "scale", 1) * s_normal (&st) / sqrt (chi / dof);
+            v = f->a * s_normal (&st) / sqrt (chi / f->dof);
         }
         else
-            v = kf_eval_num (dist, "mean", 0) + kf_eval_num (dist, "std", 1) * s_normal (&st);
-        s_set (dtype, p, i, v);
+            v = f->a + f->b * s_normal (&st);
+        s_set (f->dtype, f->p, i, v);
     }
+}
+
+void
+kf_eval_fill (json_t *dist, int dtype, void *p, size_t n, uint64_t seed)
+{
+    s_fill_t f = { .dtype = dtype, .p = p, .n = n, .seed = seed };
+    const char *kind = json_string_value (json_object_get (dist, "kind"));
+    if (!kind)
+        kind = "normal";
+    if (strcmp (kind, "uniform") == 0) {
+        f.kind = S_UNIFORM;
+        f.a = kf_eval_num (dist, "low", -1);
+        f.b = kf_eval_num (dist, "high", 1);
+        f.draws = 1;
+    }
+    else if (strcmp (kind, "constant") == 0) {
+        f.kind = S_CONSTANT;
+        f.a = kf_eval_num (dist, "value", 0);
+        f.draws = 0;
+    }
+    else if (strcmp (kind, "heavy_tail") == 0) {
+        f.kind = S_HEAVY;
+        f.dof = (int) kf_eval_num (dist, "dof", 3);
+        if (f.dof < 1)
+            f.dof = 1;
+        if (f.dof > 64)
+            f.dof = 64;
+        f.a = kf_eval_num (dist, "scale", 1);
+        f.draws = 2 * ((uint64_t) f.dof + 1);        // dof + 1 normals, two draws each
+    }
+    else {
+        f.kind = S_NORMAL;
+        f.a = kf_eval_num (dist, "mean", 0);
+        f.b = kf_eval_num (dist, "std", 1);
+        f.draws = 2;
+    }
+    s_parallel (s_blocks (n), s_fill_block, &f);
 }
 
 uint64_t
@@ -280,41 +396,120 @@ kf_eval_tol_from_task (json_t *task, kf_eval_tol_t *tol, kf_eval_worst_t *w)
     w->cosine = 1;
 }
 
+//  One block's share of a comparison.
+typedef struct {
+    size_t matched, unwritten;
+    long nonfinite;
+    double dot, nr, nc, max_abs, max_rel;
+} s_cmp_part_t;
+
+typedef struct {
+    int dtype;
+    const void *c, *ref;
+    size_t n;
+    double rtol, atol;
+    s_cmp_part_t *parts;
+} s_cmp_t;
+
+//  One element of a written output: candidate CV against reference RV.
+static inline void
+s_cmp_elem (s_cmp_part_t *p, double cv, double rv, double rtol, double atol)
+{
+    if (!isfinite (rv) || !isfinite (cv)) {
+        bool same = (isnan (rv) && isnan (cv)) || (isinf (rv) && cv == rv);
+        if (same)
+            p->matched++;
+        else
+            p->nonfinite++;
+        return;
+    }
+    double abs_err = fabs (cv - rv);
+    double rel_err = rv != 0 ? abs_err / fabs (rv) : (abs_err ? INFINITY : 0);
+    if (abs_err > p->max_abs)
+        p->max_abs = abs_err;
+    if (rel_err > p->max_rel)
+        p->max_rel = rel_err;
+    if (rel_err < rtol || abs_err <= atol)
+        p->matched++;
+    p->dot += cv * rv;
+    p->nr += rv * rv;
+    p->nc += cv * cv;
+}
+
+static void
+s_cmp_range (const s_cmp_t *k, size_t block, s_cmp_part_t *p)
+{
+    memset (p, 0, sizeof *p);
+    size_t lo = block * S_BLOCK, hi = lo + S_BLOCK < k->n ? lo + S_BLOCK : k->n;
+    if (k->dtype == KF_F32) {
+        //  The common case without a dtype switch per element; the same
+        //  tests as below.
+        const uint32_t *cb = k->c, *rb = k->ref;
+        const float *cf = k->c, *rf = k->ref;
+        for (size_t i = lo; i < hi; i++) {
+            if (cb[i] == 0x7fc0dead && rb[i] != 0x7fc0dead)
+                p->unwritten++;
+            else
+                s_cmp_elem (p, cf[i], rf[i], k->rtol, k->atol);
+        }
+        return;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        if (kf_eval_is_poison (k->dtype, k->c, i) && !kf_eval_is_poison (k->dtype, k->ref, i))
+            p->unwritten++;
+        else
+            s_cmp_elem (p, s_get (k->dtype, k->c, i), s_get (k->dtype, k->ref, i), k->rtol, k->atol);
+    }
+}
+
+static void
+s_cmp_block (void *arg, size_t block)
+{
+    const s_cmp_t *k = arg;
+    s_cmp_range (k, block, &k->parts[block]);
+}
+
+static void
+s_cmp_merge (s_cmp_part_t *sum, const s_cmp_part_t *p)
+{
+    sum->matched += p->matched;
+    sum->unwritten += p->unwritten;
+    sum->nonfinite += p->nonfinite;
+    sum->dot += p->dot;
+    sum->nr += p->nr;
+    sum->nc += p->nc;
+    if (p->max_abs > sum->max_abs)
+        sum->max_abs = p->max_abs;
+    if (p->max_rel > sum->max_rel)
+        sum->max_rel = p->max_rel;
+}
+
 int
 kf_eval_compare_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w,
                         const kf_eval_spec_t *s, const void *c, const void *ref,
                         const char *when, char *detail, size_t detail_size)
 {
-    size_t matched = 0, unwritten = 0;
-    long nonfinite = 0;
     double atol = s->dtype >= 0 && s->dtype < 6 ? tol->atol_dtype[s->dtype] : tol->atol;
-    double dot = 0, nr = 0, nc = 0, max_abs = 0, max_rel = 0;
-    for (size_t i = 0; i < s->numel; i++) {
-        if (kf_eval_is_poison (s->dtype, c, i) && !kf_eval_is_poison (s->dtype, ref, i)) {
-            unwritten++;
-            continue;
-        }
-        double cv = s_get (s->dtype, c, i), rv = s_get (s->dtype, ref, i);
-        if (!isfinite (rv) || !isfinite (cv)) {
-            bool same = (isnan (rv) && isnan (cv)) || (isinf (rv) && cv == rv);
-            if (same)
-                matched++;
-            else
-                nonfinite++;
-            continue;
-        }
-        double abs_err = fabs (cv - rv);
-        double rel_err = rv != 0 ? abs_err / fabs (rv) : (abs_err ? INFINITY : 0);
-        if (abs_err > max_abs)
-            max_abs = abs_err;
-        if (rel_err > max_rel)
-            max_rel = rel_err;
-        if (rel_err < tol->rtol || abs_err <= atol)
-            matched++;
-        dot += cv * rv;
-        nr += rv * rv;
-        nc += cv * cv;
+    size_t n_blocks = s_blocks (s->numel);
+    s_cmp_part_t sum, one;
+    memset (&sum, 0, sizeof sum);
+    s_cmp_t k = { s->dtype, c, ref, s->numel, tol->rtol, atol, NULL };
+    k.parts = n_blocks > 1 ? malloc (n_blocks * sizeof *k.parts) : NULL;
+    if (k.parts) {
+        s_parallel (n_blocks, s_cmp_block, &k);
+        for (size_t b = 0; b < n_blocks; b++)
+            s_cmp_merge (&sum, &k.parts[b]);
+        free (k.parts);
     }
+    else
+        //  One block (or no memory for the partial sums): here, in order.
+        for (size_t b = 0; b < n_blocks; b++) {
+            s_cmp_range (&k, b, &one);
+            s_cmp_merge (&sum, &one);
+        }
+    size_t matched = sum.matched, unwritten = sum.unwritten;
+    long nonfinite = sum.nonfinite;
+    double dot = sum.dot, nr = sum.nr, nc = sum.nc, max_abs = sum.max_abs, max_rel = sum.max_rel;
     double frac = s->numel ? (double) matched / (double) s->numel : 1;
     double cosine = nr == 0 && nc == 0 ? 1
                   : (nr == 0 || nc == 0) ? 0 : dot / sqrt (nr * nc);
@@ -434,6 +629,7 @@ kf_eval_write_result (const char *dir, json_t *result)
     char path[4200];
     snprintf (path, sizeof path, "%s/result.json", dir);
     json_dump_file (result, path, JSON_INDENT (1));
+    kf_eval_stamp (KF_EVAL_T_REPORTED);
 }
 
 void
@@ -596,7 +792,8 @@ kf_eval_read_phase (const char *dir, double stamps[KF_EVAL_T_N])
 json_t *
 kf_eval_phases_json (double spawn, const double stamps[KF_EVAL_T_N], double end)
 {
-    static const char *const names[] = { "child_start", "load", "correctness", "timing" };
+    static const char *const names[] = { "child_start", "load", "correctness", "timing",
+                                         "report" };
     //  Phase k runs from the end of phase k-1 (the spawn for the first) to
     //  its own stamp; one the child died in runs to END.
     json_t *o = json_object ();
@@ -613,7 +810,65 @@ kf_eval_phases_json (double spawn, const double stamps[KF_EVAL_T_N], double end)
         json_object_set_new (o, names[k], json_real (took > 0 ? round (took * 1e6) / 1e6 : 0));
         from = to > 0 ? to : 0;
     }
+    double reported = stamps[KF_EVAL_T_REPORTED];
+    double exit_s = reported > 0 && end > reported ? end - reported : 0;
+    json_object_set_new (o, "exit", json_real (round (exit_s * 1e6) / 1e6));
     return o;
+}
+
+// --------------------------------------------------------------------------
+//  The harness's own time, per step
+
+static double s_split[KF_EVAL_S_N];
+
+void
+kf_eval_split_add (int which, double seconds)
+{
+    if (which >= 0 && which < KF_EVAL_S_N && seconds > 0)
+        s_split[which] += seconds;
+}
+
+json_t *
+kf_eval_split_json (void)
+{
+    static const char *const names[KF_EVAL_S_N] = { "context", "modules", "device", "ceilings",
+                                                    "inputs", "copies", "calls", "compare" };
+    json_t *o = json_object ();
+    for (int k = 0; k < KF_EVAL_S_N; k++)
+        json_object_set_new (o, names[k], json_real (round (s_split[k] * 1e6) / 1e6));
+    return o;
+}
+
+// --------------------------------------------------------------------------
+//  The warm-up floor, counting the correctness pass's calls
+
+void
+kf_eval_warm_count (kf_eval_warm_t *w, bool ref, double started)
+{
+    if (w->since <= 0)
+        w->since = started;
+    if (ref)
+        w->ref_calls++;
+    else
+        w->cand_calls++;
+}
+
+int
+kf_eval_warm_counted (const kf_eval_warm_t *w, bool paired)
+{
+    if (!paired)
+        return w->cand_calls;
+    return w->ref_calls < w->cand_calls ? w->ref_calls : w->cand_calls;
+}
+
+bool
+kf_eval_warm_more (const kf_eval_warm_t *w, bool paired, int topup, double now,
+                   double warmup_s, int warmup_calls)
+{
+    if (topup < 1)
+        return true;
+    int calls = kf_eval_warm_counted (w, paired) + topup;
+    return calls < warmup_calls || now - w->since < warmup_s;
 }
 
 // --------------------------------------------------------------------------

@@ -50,7 +50,10 @@ int kf_eval_spec (kf_eval_spec_t *s, json_t *spec, char *why, size_t why_size);
 void kf_eval_tensor (kf_tensor_t *t, const kf_eval_spec_t *s, void *data);
 
 /* Fills N elements at P from the distribution DIST (normal, uniform,
- * constant, heavy_tail; signed defaults) seeded with SEED. */
+ * constant, heavy_tail; signed defaults) seeded with SEED. Element I's
+ * value depends only on SEED and I (each draws from its own point of
+ * the generator's sequence), so large tensors are drawn by several
+ * threads with the same result as one. */
 void kf_eval_fill (json_t *dist, int dtype, void *p, size_t n, uint64_t seed);
 
 /* The seed of input INPUT in set SET of a job seeded with SEED. */
@@ -66,7 +69,10 @@ void kf_eval_tol_from_task (json_t *task, kf_eval_tol_t *tol, kf_eval_worst_t *w
 
 /* Compares one output CAND with REF (both host memory, S's dtype and
  * size), folding the figures into W. Returns 0 when it passes every
- * check, -1 with DETAIL ("WHEN: output 'y': ...") when not. */
+ * check, -1 with DETAIL ("WHEN: output 'y': ...") when not. One pass
+ * over the elements, in fixed blocks that several threads may share;
+ * the sums are added block by block in order, so the figures do not
+ * depend on the number of threads. */
 int kf_eval_compare_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w,
                             const kf_eval_spec_t *s, const void *cand,
                             const void *ref, const char *when,
@@ -102,22 +108,68 @@ void kf_eval_add_guard (void *lo, size_t len);
 
 /* --- Timestamps of the child's phases, kept beside the phase byte so the
  * parent reads them even after a crash or a kill. */
-enum { KF_EVAL_T_BEGIN, KF_EVAL_T_LOADED, KF_EVAL_T_CHECKED, KF_EVAL_T_TIMED, KF_EVAL_T_N };
+enum { KF_EVAL_T_BEGIN, KF_EVAL_T_LOADED, KF_EVAL_T_CHECKED, KF_EVAL_T_TIMED,
+       KF_EVAL_T_REPORTED, KF_EVAL_T_N };
 
 /* CLOCK_MONOTONIC in seconds: comparable between parent and child. */
 double kf_eval_now (void);
 
-/* Records the end of a phase (KF_EVAL_T_*) now. */
+/* Records the end of a phase (KF_EVAL_T_*) now. kf_eval_write_result
+ * stamps KF_EVAL_T_REPORTED itself. */
 void kf_eval_stamp (int which);
 
 /* Parent side: the phase byte of DIR ('H' when unreadable) and the
  * stamps (0 where a phase never started). */
 char kf_eval_read_phase (const char *dir, double stamps[KF_EVAL_T_N]);
 
-/* {child_start, load, correctness, timing} in seconds from the parent's
- * SPAWN time, the child's stamps and the parent's END time; a phase the
- * child never reached is 0, one it died in runs to END. */
+/* {child_start, load, correctness, timing, report, exit} in seconds from
+ * the parent's SPAWN time, the child's stamps and the parent's END time;
+ * a phase the child never reached is 0, one it died in runs to END.
+ * report: from the end of the timing to the result written (the
+ * ceilings measured for the roofline); exit: from then until the parent
+ * saw the child end (the runtime's teardown). */
 json_t *kf_eval_phases_json (double spawn, const double stamps[KF_EVAL_T_N], double end);
+
+/* --- Where the harness's own time goes inside load and correctness, for
+ * the evaluator's benchmark (result "split_s"): seconds added up per
+ * step over the child's life. */
+enum { KF_EVAL_S_CONTEXT,    /* the device runtime and its context */
+       KF_EVAL_S_MODULES,    /* the reference's and candidate's libraries */
+       KF_EVAL_S_DEVICE,     /* device properties, stream, events, buffers */
+       KF_EVAL_S_CEILINGS,   /* copy bandwidth and FMA peak measured */
+       KF_EVAL_S_INPUTS,     /* inputs drawn (or copied from the data) */
+       KF_EVAL_S_COPIES,     /* staging, poisoning, reading back, input checks */
+       KF_EVAL_S_CALLS,      /* the correctness pass's kernel calls */
+       KF_EVAL_S_COMPARE,    /* outputs read back and compared with the right ones */
+       KF_EVAL_S_N };
+void kf_eval_split_add (int which, double seconds);
+/* {context, modules, device, ceilings, inputs, copies, calls, compare}.
+ * Caller owns it. */
+json_t *kf_eval_split_json (void);
+
+/* --- The warm-up floor (warmup_s, warmup_calls) counts the correctness
+ * pass's calls of the main shape: they are real calls of the same
+ * kernels on the same device, each waited for, so the warm-up after them
+ * only tops up what is missing. The time counts from the start of the
+ * first of them. */
+typedef struct {
+    double since;            /* start of the first counted call; 0: none */
+    int ref_calls, cand_calls;
+} kf_eval_warm_t;
+
+/* Counts one call of the reference (REF) or the candidate that started
+ * at STARTED. */
+void kf_eval_warm_count (kf_eval_warm_t *w, bool ref, double started);
+/* Whether the warm-up must go on at NOW after TOPUP rounds (a call of
+ * each side; of the candidate alone unless PAIRED): always for the first
+ * round, which measures the cost of a call; then until each side has
+ * WARMUP_CALLS calls counted with the top-up's and WARMUP_S seconds have
+ * passed since W->since. */
+bool kf_eval_warm_more (const kf_eval_warm_t *w, bool paired, int topup, double now,
+                        double warmup_s, int warmup_calls);
+/* The calls counted per side before the top-up (the smaller side's when
+ * PAIRED). */
+int kf_eval_warm_counted (const kf_eval_warm_t *w, bool paired);
 
 /* --- Shape cases: case 0 is the task as declared, case k >= 1 the task
  * with shapes[k-1]'s tensors reshaped. */
