@@ -2,9 +2,13 @@
  *
  *  Runs inside the sandboxed evaluation child, like the host harness, and
  *  judges by the same code (kf_eval_check): inputs are drawn on the host,
- *  copied to the device, and copied back after every candidate call to
- *  prove they did not change; outputs are poisoned before every call and
- *  copied back to be compared with the reference by the shared checks.
+ *  copied to the device once per set (into a staging buffer that each
+ *  side's inputs are copied from on the device), and copied back after
+ *  every candidate call to prove they did not change; outputs are
+ *  poisoned before every call (from a poison image kept on the device)
+ *  and copied back to be compared with the reference by the shared
+ *  checks. The device is synchronised after the staging copies, so a
+ *  kernel on a stream of the candidate's own cannot start before them.
  *  GPU memory has no guard pages, so every device buffer sits between two
  *  canary regions that are read back after each call; a write far outside
  *  faults on the device ("illegal memory access"), which the runtime
@@ -16,7 +20,9 @@
  *  interval. The fixed cost of that synchronisation and of the event
  *  records is measured with empty samples and subtracted. L2 is flushed
  *  before every sample by a memset of twice its size, and reference and
- *  candidate samples alternate, so the speedup is a paired ratio.
+ *  candidate samples alternate, so the speedup is a paired ratio. The
+ *  correctness pass's calls of the main shape count towards the warm-up
+ *  floor (kf_eval_warm_t): the warm-up then only tops up what is missing.
  *
  *  CUDA is reached only through kf_cuda_api (dlopen), so this file builds
  *  and links without a toolkit.
@@ -371,6 +377,8 @@ typedef struct {
     int n_in, n_out;
     kf_eval_spec_t in[S_MAX_TENSORS], out[S_MAX_TENSORS];
     s_dbuf_t in_d[S_MAX_TENSORS], ref_d[S_MAX_TENSORS], cand_d[S_MAX_TENSORS];
+    void *src_d[S_MAX_TENSORS];      // this set's inputs, uploaded once
+    void *poison_d[S_MAX_TENSORS];   // poison image of each output
     void *in_h[S_MAX_TENSORS];       // this set's inputs: what the device must still hold
     void *back_h[S_MAX_TENSORS];     // inputs read back
     void *ref_h[S_MAX_TENSORS];      // the reference's outputs for this set
@@ -393,6 +401,8 @@ typedef struct {
     kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
     double ref_s;            // reference time over the correctness calls
     int ref_calls;
+    bool count_warm;         // the main case of a timed evaluation
+    kf_eval_warm_t warm;     // its correctness calls, for the warm-up floor
 } s_eval_t;
 
 //  What a step found; the first non-S_OK ends the evaluation.
@@ -421,22 +431,34 @@ s_call (s_eval_t *e, s_forward_fn *fn, kf_tensor_t *out_t, char phase, int *cuda
     return rc;
 }
 
+//  Poisons BUFS from the device's poison images and, with INPUTS, copies
+//  the staged inputs into the kernels' input buffers; then waits for the
+//  device, so no kernel (on any stream) can run before these copies land.
+static int
+s_stage (s_eval_t *e, s_dbuf_t *bufs, bool inputs)
+{
+    int rc = 0;
+    for (int i = 0; inputs && i < e->n_in && !rc; i++)
+        rc = s_api->Memcpy (e->in_d[i].data, e->src_d[i], e->in[i].bytes, KF_CUDA_D2D);
+    for (int o = 0; o < e->n_out && !rc; o++)
+        rc = s_api->Memcpy (bufs[o].data, e->poison_d[o], e->out[o].bytes, KF_CUDA_D2D);
+    if (!rc)
+        rc = s_api->DeviceSynchronize ();
+    return s_harness (e, rc, "staging inputs and poisoning outputs");
+}
+
 static int
 s_poison_outputs (s_eval_t *e, s_dbuf_t *bufs)
 {
-    for (int o = 0; o < e->n_out; o++) {
-        int rc = s_api->Memcpy (bufs[o].data, e->poison_h[o], e->out[o].bytes, KF_CUDA_H2D);
-        if (rc)
-            return s_harness (e, rc, "poisoning outputs");
-    }
-    return S_OK;
+    return s_stage (e, bufs, false);
 }
 
+//  This set's inputs (IN_H) to the device's staging buffers.
 static int
 s_upload_inputs (s_eval_t *e)
 {
     for (int i = 0; i < e->n_in; i++) {
-        int rc = s_api->Memcpy (e->in_d[i].data, e->in_h[i], e->in[i].bytes, KF_CUDA_H2D);
+        int rc = s_api->Memcpy (e->src_d[i], e->in_h[i], e->in[i].bytes, KF_CUDA_H2D);
         if (rc)
             return s_harness (e, rc, "copying inputs to the device");
     }
@@ -502,6 +524,7 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
 {
     int cuda_rc, r, st;
     const kf_eval_refdata_t *rd = e->rd;
+    double t = s_now (), t0;
     for (int i = 0; i < e->n_in; i++) {
         if (rd)
             memcpy (e->in_h[i], e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
@@ -516,13 +539,23 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
         for (int o = 0; o < e->n_out; o++)
             memcpy (e->ref_h[o], e->data + rd->out_off[set * rd->n_out + o], e->out[o].bytes);
     }
-    else {
-        if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->ref_d)))
+    t0 = s_now ();
+    kf_eval_split_add (KF_EVAL_S_INPUTS, t0 - t);
+    t = t0;
+    if ((st = s_upload_inputs (e)))
+        return st;
+    if (!rd) {
+        if ((st = s_stage (e, e->ref_d, true)))
             return st;
-        double t0 = s_now ();
+        t0 = s_now ();
+        kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
         r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
-        e->ref_s += s_now () - t0;
+        t = s_now ();
+        kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
+        e->ref_s += t - t0;
         e->ref_calls++;
+        if (e->count_warm)
+            kf_eval_warm_count (&e->warm, true, t0);
         if (cuda_rc || r) {
             if (cuda_rc)
                 snprintf (e->detail, sizeof e->detail, "reference: CUDA error on %s: %s",
@@ -550,28 +583,41 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
     if (!e->cand_fn)
         return S_OK;            // a probe: the reference alone
     //  The candidate gets the inputs as drawn, whatever the reference did.
-    if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->cand_d)))
+    if ((st = s_stage (e, e->cand_d, true)))
         return st;
+    t0 = s_now ();
+    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
     r = s_call (e, e->cand_fn, e->cand_t, 'C', &cuda_rc);
+    t = s_now ();
+    kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
+    if (e->count_warm)
+        kf_eval_warm_count (&e->warm, false, t0);
     e->worst.sets++;
     if (cuda_rc) {
         snprintf (e->detail, sizeof e->detail, "%s: CUDA error in the candidate: %s",
                   when, s_err (cuda_rc));
         return S_CRASHED;
     }
-    if ((st = s_check_memory (e, when)))
+    st = s_check_memory (e, when);
+    t0 = s_now ();
+    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
+    if (st)
         return st;
     if (r) {
         snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
         return S_INCORRECT;
     }
-    return s_compare (e, when);
+    st = s_compare (e, when);
+    kf_eval_split_add (KF_EVAL_S_COMPARE, s_now () - t0);
+    return st;
 }
 
 typedef struct {
     double *ref_ns, *cand_ns;        // per call, one entry per sample
     int samples, ref_calls, cand_calls;
     double overhead_ns;              // fixed cost of one sample, subtracted
+    double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
+    int counted, topup;              // warm-up calls per side
 } s_timing_t;
 
 //  One sample: flush L2, wait for the device, CALLS calls between two
@@ -665,13 +711,16 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
     t->overhead_ns = kf_eval_median (null_ns, 16);
 
     //  Warm-up, interleaved, one call per sample, measuring each side's
-    //  cost per call.
+    //  cost per call: what the correctness pass's calls left of the floor
+    //  (kf_eval_warm_more). Without a reference kernel (PyTorch data) the
+    //  candidate is timed alone, by the same protocol.
     double ref_total = 0, cand_total = 0;
     int calls = 0;
-    double start = s_now ();
-    //  Without a reference kernel (PyTorch data) the candidate is timed
-    //  alone, by the same protocol.
-    while (calls < warmup_calls || s_now () - start < warmup_s) {
+    double topup_from = s_now ();
+    if (e->warm.since <= 0)
+        e->warm.since = topup_from;
+    while (kf_eval_warm_more (&e->warm, e->ref_fn != NULL, calls, s_now (), warmup_s,
+                              warmup_calls)) {
         if (e->ref_fn) {
             if ((st = s_sample (e, e->ref_fn, e->ref_t, 1, 'R', (unsigned) calls, &ns, &cuda_rc)))
                 return s_sample_failed (e, st, 1, cuda_rc);
@@ -682,6 +731,11 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
         cand_total += fmax (ns - t->overhead_ns, 0);
         calls++;
     }
+    double sampling_from = s_now ();
+    t->warmup_s = sampling_from - e->warm.since;
+    t->topup_s = sampling_from - topup_from;
+    t->counted = kf_eval_warm_counted (&e->warm, e->ref_fn != NULL);
+    t->topup = calls;
     t->ref_calls = s_calls_for (ref_total / calls);
     t->cand_calls = s_calls_for (cand_total / calls);
     //  A single cold call overstates the cost of calls in a loop; one
@@ -718,6 +772,8 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t)
         t->samples++;
         measured += (ref_ns + cand_ns) * 1e-9;
     }
+    t->measured_s = measured;
+    t->sampling_s = s_now () - sampling_from;
     return S_OK;
 }
 
@@ -763,6 +819,12 @@ s_free_tensors (s_eval_t *e, bool device)
                 if (bufs[k]->base) {
                     s_api->Free (bufs[k]->base);
                     bufs[k]->base = NULL;
+                }
+            void **plain[2] = { &e->src_d[i], &e->poison_d[i] };
+            for (int k = 0; k < 2; k++)
+                if (*plain[k]) {
+                    s_api->Free (*plain[k]);
+                    *plain[k] = NULL;
                 }
         }
     }
@@ -827,7 +889,8 @@ s_setup (s_eval_t *e, json_t *task)
             snprintf (e->detail, sizeof e->detail, "harness: out of memory for inputs");
             return S_HARNESS;
         }
-        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes)))
+        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes))
+            || (rc = s_api->Malloc (&e->src_d[i], n)))
             return s_harness (e, rc, "allocating inputs");
         kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_d[i].data);
     }
@@ -843,7 +906,9 @@ s_setup (s_eval_t *e, json_t *task)
         kf_eval_poison (e->out[o].dtype, e->poison_h[o], e->out[o].numel);
         //  Separate allocations: outputs never alias inputs or each other.
         if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes))
-            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes)))
+            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes))
+            || (rc = s_api->Malloc (&e->poison_d[o], n))
+            || (rc = s_api->Memcpy (e->poison_d[o], e->poison_h[o], e->out[o].bytes, KF_CUDA_H2D)))
             return s_harness (e, rc, "allocating outputs");
         kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_d[o].data);
         kf_eval_tensor (&e->cand_t[o], &e->out[o], e->cand_d[o].data);
@@ -917,10 +982,12 @@ s_cuda_child_main (const char *dir, json_t *job)
         return 2;
     char why[400];
     int device = (int) json_integer_value (json_object_get (job, "device"));
+    double t = s_now ();
     if (s_load_api (device, why, sizeof why)) {
         kf_eval_write_verdict (dir, "harness_failed", why);
         return 0;
     }
+    kf_eval_split_add (KF_EVAL_S_CONTEXT, s_now () - t);
     s_eval_t *e = calloc (1, sizeof *e);
     if (!e)
         return 2;
@@ -941,7 +1008,18 @@ s_cuda_child_main (const char *dir, json_t *job)
     json_t *result = NULL;
     s_devinfo_t info;
     memset (&info, 0, sizeof info);
-    double copy_gbs = 0;
+    //  The worker's own ceilings when it passes them (measured once, at
+    //  its start, for its capabilities), so every evaluation is judged
+    //  against the same figures; otherwise (a standalone --eval) measured
+    //  here.
+    json_t *given = json_object_get (job, "ceilings");
+    kf_eval_ceilings_t ceil = { 0 };
+    if (json_is_object (given) && kf_eval_num (given, "copy_gbs", 0) > 0) {
+        ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
+        ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
+        ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
+    }
+    bool measure_ceilings = ceil.copy_gbs <= 0;
     const char *verdict = "correct";
     int n_cases = 1;
 
@@ -957,17 +1035,28 @@ s_cuda_child_main (const char *dir, json_t *job)
         e->rd = &rd;
         e->data = data;
     }
+    t = s_now ();
     if (st == S_OK)
         st = s_load (e, dir, e->rd != NULL, probe);
     if (st < 0) {
         kf_eval_write_verdict (dir, "load_failed", e->detail);
         goto done;
     }
-    if (!st && (s_devinfo (device, &info, why, sizeof why)
-                || s_copy_bandwidth (&copy_gbs, why, sizeof why))) {
+    kf_eval_split_add (KF_EVAL_S_MODULES, s_now () - t);
+    t = s_now ();
+    if (!st && s_devinfo (device, &info, why, sizeof why)) {
         snprintf (e->detail, sizeof e->detail, "harness: %s", why);
         st = S_HARNESS;
     }
+    kf_eval_split_add (KF_EVAL_S_DEVICE, s_now () - t);
+    t = s_now ();
+    if (!st && measure_ceilings && !probe
+        && s_copy_bandwidth (&ceil.copy_gbs, why, sizeof why)) {
+        snprintf (e->detail, sizeof e->detail, "harness: %s", why);
+        st = S_HARNESS;
+    }
+    kf_eval_split_add (KF_EVAL_S_CEILINGS, s_now () - t);
+    t = s_now ();
     int rc;
     if (!st && ((rc = s_api->StreamCreateWithFlags (&e->stream, 0))
                 || (rc = s_api->EventCreate (&e->ev0))
@@ -979,6 +1068,7 @@ s_cuda_child_main (const char *dir, json_t *job)
     if (!st && (st = s_harness (e, s_api->Malloc (&e->flush, flush_bytes),
                                 "allocating the L2 flush buffer")) == S_OK)
         e->flush_bytes = flush_bytes;
+    kf_eval_split_add (KF_EVAL_S_DEVICE, s_now () - t);
     kf_eval_stamp (KF_EVAL_T_LOADED);
 
     //  Correctness: the main shape (5 fresh input sets, or every exported
@@ -1001,6 +1091,7 @@ s_cuda_child_main (const char *dir, json_t *job)
             ce->stream = e->stream;
         }
         ce->degen = probe && c == 0 ? &degen : NULL;
+        ce->count_warm = !probe && c == 0;
         json_t *case_task = kf_eval_case_task (task, c);
         char label[256] = "";
         if (c > 0)
@@ -1071,16 +1162,26 @@ s_cuda_child_main (const char *dir, json_t *job)
             json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
         }
         json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
-        //  The compute ceiling, measured here like the copy bandwidth, only
-        //  for a result that will be reported against it.
-        kf_eval_ceilings_t ceil = { .copy_gbs = copy_gbs };
-        char peak_why[200];
-        s_fma_peak (info.sms, &ceil.peak_gflops, &ceil.peak_source, peak_why, sizeof peak_why);
+        json_object_set_new (result, "protocol", json_pack (
+            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f}", "warmup_s", tm.warmup_s,
+            "warmup_calls", tm.counted + tm.topup, "correctness_calls", tm.counted,
+            "topup_calls", tm.topup, "topup_s", tm.topup_s, "sampling_s", tm.sampling_s,
+            "measured_s", tm.measured_s));
+        //  The compute ceiling, measured here like the copy bandwidth (when
+        //  the worker did not pass both), only for a result that will be
+        //  reported against it.
+        if (measure_ceilings) {
+            char peak_why[200];
+            t = s_now ();
+            s_fma_peak (info.sms, &ceil.peak_gflops, &ceil.peak_source, peak_why, sizeof peak_why);
+            kf_eval_split_add (KF_EVAL_S_CEILINGS, s_now () - t);
+        }
         s_roofline (e, result, task, cand_med, ref_med, speedup, &ceil, (size_t) info.l2_bytes,
                     tm.overhead_ns);
     }
     else
         json_object_set_new (result, "speedup", json_null ());
+    json_object_set_new (result, "split_s", kf_eval_split_json ());
     kf_eval_write_result (dir, result);
 
 done:

@@ -11,7 +11,9 @@
  *
  *  Timing interleaves reference and candidate samples in this one process
  *  with the same protocol and a cache flush between samples, so the
- *  speedup is a paired ratio that host noise affects equally.
+ *  speedup is a paired ratio that host noise affects equally. The
+ *  correctness pass's calls of the main shape count towards the warm-up
+ *  floor (kf_eval_warm_t), which then only tops up what is missing.
  *
  *  A fault in a kernel is reported from the signal handler with write(2)
  *  only; a shared "phase" byte tells the parent which side was running if
@@ -155,6 +157,8 @@ typedef struct {
     kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
     double ref_s;            // reference wall time over the correctness calls
     int ref_calls;
+    bool count_warm;         // the main case of a timed evaluation
+    kf_eval_warm_t warm;     // its correctness calls, for the warm-up floor
 } s_eval_t;
 
 //  Runs FN with the outputs OUT_T; tracks the phase for the parent.
@@ -222,6 +226,8 @@ s_flush (unsigned char *buf, size_t size, unsigned salt)
 typedef struct {
     double *ref_ns, *cand_ns;
     int samples, ref_calls, cand_calls;
+    double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
+    int counted, topup;                        // warm-up calls per side
 } s_timing_t;
 
 //  Returns 0, or -1 with e->detail when a kernel failed during timing.
@@ -244,11 +250,15 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
         return -1;
     }
 
-    //  Warm-up, interleaved, measuring each side's cost per call.
+    //  Warm-up, interleaved, measuring each side's cost per call: what the
+    //  correctness pass's calls left of the floor (kf_eval_warm_more).
     double ref_total = 0, cand_total = 0;
     int calls = 0;
-    double start = s_now ();
-    while (calls < warmup_calls || s_now () - start < warmup_s) {
+    double topup_from = s_now ();
+    if (e->warm.since <= 0)
+        e->warm.since = topup_from;
+    while (kf_eval_warm_more (&e->warm, e->ref_fn != NULL, calls, s_now (), warmup_s,
+                              warmup_calls)) {
         double t0 = s_now ();
         if (e->ref_fn && s_call (e, e->ref_fn, e->ref_t, 'R')) {
             *ref_failed = 1;
@@ -261,6 +271,11 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
         cand_total += s_now () - t1;
         calls++;
     }
+    double sampling_from = s_now ();
+    t->warmup_s = sampling_from - e->warm.since;
+    t->topup_s = sampling_from - topup_from;
+    t->counted = kf_eval_warm_counted (&e->warm, e->ref_fn != NULL);
+    t->topup = calls;
     //  Inner loops of about a millisecond: far above clock resolution,
     //  short enough to collect many samples.
     double ref_call = ref_total / calls, cand_call = cand_total / calls;
@@ -308,6 +323,8 @@ s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
         t->cand_ns[t->samples] = cand_s * 1e9 / t->cand_calls;
         t->samples++;
         measured += ref_s + cand_s;
+        t->measured_s = measured;
+        t->sampling_s = s_now () - sampling_from;
         if (t->samples == cap) {
             cap *= 2;
             double *r = realloc (t->ref_ns, (size_t) cap * sizeof (double));
@@ -416,6 +433,7 @@ static int
 s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
 {
     const kf_eval_refdata_t *rd = e->rd;
+    double t = s_now ();
     for (int i = 0; i < e->n_in; i++) {
         if (rd)
             memcpy (e->in_buf[i].data, e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
@@ -424,6 +442,8 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
                           e->in_buf[i].data, e->in[i].numel, kf_eval_input_seed (seed, set, i));
         memcpy (e->in_clone[i], e->in_buf[i].data, e->in[i].bytes);
     }
+    kf_eval_split_add (KF_EVAL_S_INPUTS, s_now () - t);
+    t = s_now ();
     if (rd) {
         e->ctx.n_scalars = rd->n_scalars;
         e->ctx.scalar_names = rd->name_ptrs;
@@ -435,9 +455,14 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
         for (int o = 0; o < e->n_out; o++)
             kf_eval_poison (e->out[o].dtype, e->ref_buf[o].data, e->out[o].numel);
         double t0 = s_now ();
+        kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
         int r = s_call (e, e->ref_fn, e->ref_t, 'R');
-        e->ref_s += s_now () - t0;
+        t = s_now ();
+        e->ref_s += t - t0;
         e->ref_calls++;
+        kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
+        if (e->count_warm)
+            kf_eval_warm_count (&e->warm, true, t0);
         if (r) {
             snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
             return S_REF_FAILED;
@@ -461,9 +486,17 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
         return S_OK;            // a probe: the reference alone
     for (int o = 0; o < e->n_out; o++)
         kf_eval_poison (e->out[o].dtype, e->cand_buf[o].data, e->out[o].numel);
+    double t0 = s_now ();
+    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
     int r = s_call (e, e->cand_fn, e->cand_t, 'C');
+    t = s_now ();
+    kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
+    if (e->count_warm)
+        kf_eval_warm_count (&e->warm, false, t0);
     e->worst.sets++;
     int mem = s_check_memory (e, when);
+    t0 = s_now ();
+    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
     if (mem == -2)
         return S_CRASHED;
     if (mem == -1)
@@ -472,7 +505,9 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
         snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
         return S_INCORRECT;
     }
-    return s_compare (e, e->ref_saved, when) ? S_INCORRECT : S_OK;
+    int bad = s_compare (e, e->ref_saved, when);
+    kf_eval_split_add (KF_EVAL_S_COMPARE, s_now () - t0);
+    return bad ? S_INCORRECT : S_OK;
 }
 
 //  Folds the figures of a shape case into the evaluation's.
@@ -537,6 +572,7 @@ s_host_child_main (const char *dir, json_t *job)
     size_t data_size = 0;
 
     //  The right answers first: if they cannot be had, the job is bad.
+    double t_load = s_now ();
     if (json_is_object (refdata)) {
         e->data = s_map_data (dir, &data_size);
         if (!e->data || kf_eval_refdata_parse (&rd, task, refdata, data_size, e->detail,
@@ -572,6 +608,7 @@ s_host_child_main (const char *dir, json_t *job)
             goto done;
         }
     }
+    kf_eval_split_add (KF_EVAL_S_MODULES, s_now () - t_load);
     kf_eval_stamp (KF_EVAL_T_LOADED);
 
     //  Correctness: the main shape (5 fresh input sets, or every exported
@@ -593,6 +630,7 @@ s_host_child_main (const char *dir, json_t *job)
             ce->worst.match_fraction = ce->worst.cosine = 1;
         }
         ce->degen = probe && c == 0 ? &degen : NULL;
+        ce->count_warm = !probe && c == 0;
         json_t *case_task = kf_eval_case_task (task, c);
         char label[256] = "";
         if (c > 0)
@@ -685,6 +723,11 @@ s_host_child_main (const char *dir, json_t *job)
             ref_med = kf_eval_median (tm.ref_ns, tm.samples);
         }
         json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
+        json_object_set_new (result, "protocol", json_pack (
+            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f}", "warmup_s", tm.warmup_s,
+            "warmup_calls", tm.counted + tm.topup, "correctness_calls", tm.counted,
+            "topup_calls", tm.topup, "topup_s", tm.topup_s, "sampling_s", tm.sampling_s,
+            "measured_s", tm.measured_s));
         //  The roofline: bytes are the inputs read plus the outputs written
         //  once, a lower bound on any kernel's traffic.
         double bytes = 0;
@@ -712,6 +755,7 @@ s_host_child_main (const char *dir, json_t *job)
     }
     else
         json_object_set_new (result, "speedup", json_null ());
+    json_object_set_new (result, "split_s", kf_eval_split_json ());
     kf_eval_write_result (dir, result);
 
 done:

@@ -517,6 +517,8 @@ s_test_pytorch (void)
                 double expect = eager / s_num (r, "candidate", "median_ns");
                 CHECK (fabs (s_num (r, "speedup", NULL) - expect) < 1e-6 * expect);
                 CHECK (json_is_null (json_object_get (r, "speedup_compiled")));
+                //  No reference kernel: the candidate's 5 calls count.
+                CHECK (s_num (r, "protocol", "correctness_calls") == 5);
                 CHECK (json_is_object (json_object_get (r, "bandwidth")));
             }
         }
@@ -596,6 +598,41 @@ main (int argc, char **argv)
         fprintf (stderr, "good: job failed: %s\n", error);
     json_decref (r);
     free (error);
+
+    //  The warm-up floor counts the correctness pass's calls: 5 sets, so a
+    //  floor of 12 calls is 7 more rounds, and a floor of 0.2 s counts
+    //  from the first set's reference call.
+    char *errw = NULL;
+    kf_exec_config_t wcfg = { .time_limit_s = 60 };
+    zframe_t *wframes[2] = { good, ref };
+    for (int k = 0; k < 2; k++) {
+        json_t *payload = json_pack ("{s:o, s:{s:f, s:i, s:f, s:i}}", "task", s_task (64, 256),
+                                     "timing", "min_time_s", 0.02, "min_samples", 3,
+                                     "warmup_s", k ? 0.2 : 0.0, "warmup_calls", k ? 1 : 12);
+        r = s_run (payload, wframes, 2, &wcfg, &errw);
+        json_t *p = json_object_get (r, "protocol");
+        printf ("  warm-up floor %s: %d calls a side (%d from the correctness pass, %d topped up), %.4f s (%.4f s topped up)\n",
+                k ? "0.2 s" : "12 calls", (int) s_num (p, "warmup_calls", NULL),
+                (int) s_num (p, "correctness_calls", NULL), (int) s_num (p, "topup_calls", NULL),
+                s_num (p, "warmup_s", NULL), s_num (p, "topup_s", NULL));
+        CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
+        CHECK (s_num (p, "correctness_calls", NULL) == 5);
+        CHECK (s_num (p, "warmup_calls", NULL)
+               == s_num (p, "correctness_calls", NULL) + s_num (p, "topup_calls", NULL));
+        if (k == 0)
+            CHECK (s_num (p, "topup_calls", NULL) == 7);
+        else {
+            CHECK (s_num (p, "topup_calls", NULL) >= 1 && s_num (p, "warmup_s", NULL) >= 0.2);
+            //  The span began at the first set's reference call, not with
+            //  the top-up: the five sets' calls and checks are inside it.
+            CHECK (s_num (p, "warmup_s", NULL) - s_num (p, "topup_s", NULL) > 1e-4);
+        }
+        CHECK (s_num (p, "measured_s", NULL) >= 0.02 && s_num (p, "sampling_s", NULL) > 0);
+        CHECK (json_is_object (json_object_get (r, "split_s")));
+        json_decref (r);
+        free (errw);
+        errw = NULL;
+    }
 
     //  The reference against itself is correct too (exact match).
     r = s_eval (ref, ref, 60, &error);
