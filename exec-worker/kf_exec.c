@@ -20,11 +20,51 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+//  The ceilings a device backend's probe measured (copy bandwidth and
+//  FMA peak of one device), kept so that each evaluation child on that
+//  device is handed them as the host's are, instead of measuring them
+//  again; the worker probes once, at start-up, for its capabilities.
+static pthread_mutex_t s_probed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char backend[32], peak_source[32];
+    int device;
+    double copy_gbs, peak_gflops;
+} s_probed;
+
+static void
+s_probed_keep (const char *backend, int device, json_t *dev)
+{
+    double copy = json_number_value (json_object_get (dev, "copy_bandwidth_gbs"));
+    const char *source = json_string_value (json_object_get (dev, "peak_source"));
+    pthread_mutex_lock (&s_probed_lock);
+    snprintf (s_probed.backend, sizeof s_probed.backend, "%s", copy > 0 ? backend : "");
+    snprintf (s_probed.peak_source, sizeof s_probed.peak_source, "%s", source ? source : "none");
+    s_probed.device = device;
+    s_probed.copy_gbs = copy;
+    s_probed.peak_gflops = json_number_value (json_object_get (dev, "peak_gflops"));
+    pthread_mutex_unlock (&s_probed_lock);
+}
+
+//  {copy_gbs, peak_gflops, peak_source} for BACKEND's DEVICE, or NULL
+//  when it was not probed in this process.
+static json_t *
+s_probed_ceilings (const char *backend, int device)
+{
+    json_t *c = NULL;
+    pthread_mutex_lock (&s_probed_lock);
+    if (s_probed.backend[0] && !strcmp (s_probed.backend, backend) && s_probed.device == device)
+        c = json_pack ("{s:f, s:f, s:s}", "copy_gbs", s_probed.copy_gbs,
+                       "peak_gflops", s_probed.peak_gflops, "peak_source", s_probed.peak_source);
+    pthread_mutex_unlock (&s_probed_lock);
+    return c;
+}
 
 const kf_exec_backend_t *
 kf_exec_backend_find (const char *name)
@@ -129,6 +169,14 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         json_object_set_new (payload, "ceilings", json_pack ("{s:f, s:f, s:s}",
                              "copy_gbs", ceil.copy_gbs, "peak_gflops", ceil.peak_gflops,
                              "peak_source", ceil.peak_source ? ceil.peak_source : "none"));
+    }
+    else if (strcmp (backend, "cuda") == 0 && !json_object_get (payload, "ceilings")) {
+        //  Those the start-up probe measured on this device, if it ran
+        //  (not for a standalone --eval): the child then skips its own
+        //  copy-bandwidth and FMA-peak measurements.
+        json_t *probed = s_probed_ceilings (backend, cfg ? cfg->device : 0);
+        if (probed)
+            json_object_set_new (payload, "ceilings", probed);
     }
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
@@ -490,6 +538,7 @@ kf_exec_probe (const char *backend, int device, char **error)
         *error = strdup (why[0] ? why : "no device");
         return NULL;
     }
+    s_probed_keep (b->name, device, json_array_get (json_object_get (found, "devices"), 0));
     json_t *caps = json_object ();
     json_object_set_new (caps, "backends", json_pack ("[s]", b->name));
     json_object_set (caps, "arch", json_object_get (found, "arch"));

@@ -356,6 +356,14 @@ s_gpu_rules (zframe_t *ref, zframe_t *good)
             CHECK (s_num (cp, "peak_gflops", NULL) > 0);
             CHECK (s_num (cp, "candidate_gflops", NULL) > 0);
             CHECK (s_num (ph, "child_start", NULL) > 0 && s_num (ph, "timing", NULL) > 0);
+            //  main probed the device first, as a worker does at start-up:
+            //  the child was handed those ceilings and measured none.
+            CHECK (s_num (r, "split_s", "ceilings") == 0 && s_num (bw, "copy_gbs", NULL) > 0
+                   && !strcmp (s_str (cp, "peak_source"), "fma-ptx"));
+            //  The 5 sets' calls counted towards the warm-up floor.
+            CHECK (s_num (r, "protocol", "correctness_calls") == 5
+                   && s_num (r, "protocol", "warmup_calls") >= 5 + s_num (r, "protocol", "topup_calls")
+                   && s_num (r, "protocol", "warmup_s") >= 0.1);
             if (k)
                 CHECK (json_is_true (json_object_get (r, "audit"))
                        && strstr (s_str (r, "audit_reason"), "above the measured FMA peak"));
