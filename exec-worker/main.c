@@ -11,9 +11,13 @@
  *  the kind, the payload and the input frames as files; the job goes
  *  through kf_exec_handle exactly as a JOB from the coordinator would, and
  *  the result is printed as JSON with its binary frames written to files
- *  (docs/evaluation.md, "Standalone use").
+ *  (docs/evaluation.md, "Standalone use"). "--repeat N" runs an evaluate
+ *  job N times in this one process after the start-up probe a running
+ *  worker makes, which is how the evaluator's benchmark measures what a
+ *  candidate costs a worker that is already up.
  */
 #include "kf_config.h"
+#include "kf_eval_check.h"
 #include "kf_exec.h"
 #include "kf_file.h"
 #include "kf_log.h"
@@ -82,7 +86,7 @@ s_cache_dir (const char *value)
 
 #define S_USAGE                                                                     \
     "kf-exec-worker [options]\n"                                                    \
-    "       kf-exec-worker [options] --eval JOB.json [--out PREFIX]\n"              \
+    "       kf-exec-worker [options] --eval JOB.json [--out PREFIX] [--repeat N]\n" \
     "\n"                                                                            \
     "--eval runs one job (evaluate, profile or reference) from JOB.json through\n"  \
     "the worker's handler, without a coordinator, and prints the result as JSON;\n" \
@@ -91,7 +95,9 @@ s_cache_dir (const char *value)
     "JOB.json: {\"kind\", \"payload\", \"frames\": [files]} or \"candidate\" and\n"     \
     "\"reference\" (a .so, or the JSON that kf-compile-worker --build printed;\n"  \
     "the reference also what --eval printed for a reference job); see\n"          \
-    "docs/evaluation.md, \"Standalone use\""
+    "docs/evaluation.md, \"Standalone use\". --repeat N (evaluate jobs) probes\n"   \
+    "the device first, as a running worker does at start-up, then runs the job\n" \
+    "N times, printing each result with handler_s, the handler's wall time."
 
 //  Removes "NAME VALUE" from ARGV (ARGC adjusted) and returns VALUE, or
 //  NULL when absent; *MISSING is set when NAME is the last argument.
@@ -369,11 +375,15 @@ done:
 }
 
 //  Writes RES as {kind, ok, result | error, frames} to stdout, each binary
-//  frame to PREFIX.N.bin. Returns the exit code.
+//  frame to PREFIX.N.bin; with HANDLER_S >= 0 also handler_s, the
+//  handler's wall time (--repeat). Returns the exit code.
 static int
-s_standalone_print (const char *kind, kf_job_result_t *res, const char *prefix)
+s_standalone_print (const char *kind, kf_job_result_t *res, const char *prefix,
+                    double handler_s)
 {
     json_t *out = json_pack ("{s:s, s:b}", "kind", kind, "ok", res->ok);
+    if (handler_s >= 0)
+        json_object_set_new (out, "handler_s", json_real (handler_s));
     if (res->ok)
         json_object_set_new (out, "result", res->result ? res->result : json_object ());
     else
@@ -445,7 +455,8 @@ s_profile_setup (const kf_config_t *config, const char *backend)
 //  kind needs is set up (finding torch takes seconds an evaluation need
 //  not wait for).
 static int
-s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix_arg)
+s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix_arg,
+             int repeat)
 {
     s_standalone_t sa;
     if (s_standalone_load (job_path, &sa)) {
@@ -453,8 +464,27 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
         s_standalone_free (&sa);
         return 2;
     }
+    if (repeat > 0 && strcmp (sa.kind, "evaluate") != 0) {
+        fprintf (stderr, "kf-exec-worker: --repeat is for evaluate jobs, not %s\n", sa.kind);
+        s_standalone_free (&sa);
+        return 2;
+    }
     const char *backend = kf_config_str (config, "backend");
     int device = (int) kf_config_int (config, "device");
+    if (repeat > 0) {
+        //  As a worker starts: the probe opens the device (which stays
+        //  open, so each child finds the driver initialised) and measures
+        //  the ceilings the children are then handed.
+        char *error = NULL;
+        json_t *caps = kf_exec_probe (backend, device, &error);
+        if (!caps) {
+            fprintf (stderr, "kf-exec-worker: %s\n", error);
+            free (error);
+            s_standalone_free (&sa);
+            return 2;
+        }
+        json_decref (caps);
+    }
     char *cache_dir = NULL, *default_device = NULL;
     kf_torch_ref_t *torch_ref = NULL;
     kf_profile_t *profile = NULL;
@@ -480,12 +510,18 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
     };
     kf_job_t job = { .job_id = 1, .lease = 1, .kind = sa.kind, .payload = sa.payload,
                      .frames = sa.frames };
-    kf_job_result_t res = { 0 };
-    kf_exec_handle (&exec, &job, &res);
-    int rc = s_standalone_print (sa.kind, &res, prefix);
-    free (res.error);
-    json_decref (res.result);
-    zmsg_destroy (&res.frames);
+    int rc = 0;
+    for (int k = 0; k < (repeat > 0 ? repeat : 1); k++) {
+        kf_job_result_t res = { 0 };
+        double t0 = kf_eval_now ();
+        kf_exec_handle (&exec, &job, &res);
+        double took = kf_eval_now () - t0;
+        int one = s_standalone_print (sa.kind, &res, prefix, repeat > 0 ? took : -1);
+        rc = one > rc ? one : rc;
+        free (res.error);
+        json_decref (res.result);
+        zmsg_destroy (&res.frames);
+    }
     free (prefix);
     kf_torch_ref_set_shared (NULL);
     kf_torch_ref_destroy (&torch_ref);
@@ -506,10 +542,21 @@ main (int argc, char **argv)
     bool missing = false;
     const char *eval = s_take (&argc, argv, "--eval", &missing);
     const char *prefix = s_take (&argc, argv, "--out", &missing);
+    const char *repeat_arg = s_take (&argc, argv, "--repeat", &missing);
     if (missing)
-        return s_usage_error ("%s needs a value (see --help)", "--eval/--out");
+        return s_usage_error ("%s needs a value (see --help)", "--eval/--out/--repeat");
     if (prefix && !eval)
         return s_usage_error ("%s is for --eval only", "--out");
+    if (repeat_arg && !eval)
+        return s_usage_error ("%s is for --eval only", "--repeat");
+    int repeat = 0;
+    if (repeat_arg) {
+        char *end = NULL;
+        long n = strtol (repeat_arg, &end, 10);
+        if (!end || *end || n < 1 || n > 1000)
+            return s_usage_error ("%s: a number of runs from 1 to 1000", "--repeat");
+        repeat = (int) n;
+    }
     bool help = false;
     char *err = NULL;
     kf_config_t *config = kf_config_load ("kf-exec-worker", S_USAGE, s_table, &argc, argv,
@@ -526,7 +573,7 @@ main (int argc, char **argv)
     }
     kf_log_init ("kf-exec-worker", kf_config_bool (config, "verbose"));
     if (eval) {
-        int rc = s_eval_main (config, eval, prefix);
+        int rc = s_eval_main (config, eval, prefix, repeat);
         kf_config_destroy (&config);
         return rc;
     }
