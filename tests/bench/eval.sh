@@ -2,17 +2,34 @@
 # tests/bench/eval.sh (`make bench-eval`) - what one evaluation costs: the
 # wall time of a small kernel's evaluation split into the phases the
 # evaluation child reports (phases_s: child_start, load, correctness,
-# timing), the overhead beyond the measurement itself (everything but
-# the timing phase), and how many candidates one device judges a minute
-# at the default protocol (warm-up >= 1 s and >= 10 calls, >= 10 samples
-# and >= 1 s). Figures only, not a test: the targets are printed beside
-# them (overhead < 0.5 s a candidate, >= 30 evaluations a GPU-minute).
+# timing, report, exit), the overhead beyond the measurement itself, and
+# how many candidates one device judges a minute at the default protocol
+# (warm-up >= 1 s and >= 10 calls, >= 10 samples and >= 1 s, candidate and
+# reference interleaved). Figures only, not a test: the targets are
+# printed beside them (overhead < 0.5 s a candidate, >= 30 evaluations a
+# GPU-minute).
 #
-# Each evaluation is one `kf-exec-worker --eval` (the exec handler and its
-# sandboxed child, as in a cluster, plus the start of the worker process,
-# which a running worker does not pay; it is measured and shown apart).
+# The correctness pass's calls count towards the warm-up floor, so the
+# measurement is the warm-up span (from the first correctness call to the
+# end of the warm-up) plus the sampling; the overhead is the wall time
+# beyond those two. The child's split_s says where load and correctness
+# went (context, modules, device, ceilings; inputs, copies, calls,
+# comparison).
+#
+# Two ways, each KF_BENCH_N evaluations one after another:
+#   standalone  each one `kf-exec-worker --eval` (the exec handler and its
+#               sandboxed child, as in a cluster, plus the worker's own
+#               process start, measured and shown apart); nothing else
+#               holds the GPU open between them, and each child measures
+#               the device's ceilings itself.
+#   worker      one `kf-exec-worker --eval --repeat N`: the start-up probe
+#               of a running worker (which keeps the GPU open and hands its
+#               ceilings to each child), then N evaluations, each timed by
+#               the handler (handler_s). What a cluster's worker pays.
 #
 #   KF_BUILD (build)  KF_BENCH_N (10 evaluations)
+#   KF_BENCH_MODES ("standalone worker")
+#   KF_BENCH_SAVE (a folder to copy each evaluation's result JSON into)
 #   KF_BENCH_BACKEND (cuda when nvidia-smi sees a GPU, else host)
 #   KF_CUDA_ARCH (sm_90)
 set -uo pipefail
@@ -20,6 +37,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 build=${KF_BUILD:-build}
 n=${KF_BENCH_N:-10}
+modes=${KF_BENCH_MODES:-standalone worker}
 arch=${KF_CUDA_ARCH:-sm_90}
 backend=${KF_BENCH_BACKEND:-}
 if [ -z "$backend" ]; then
@@ -67,37 +85,90 @@ t0=$(now)
 for _ in 1 2 3 4 5; do "$w/kf-exec-worker" --help >/dev/null; done
 start_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.4f", (b - a) / 5 }')
 
-printf '%4s %8s %8s %12s %8s %12s %8s %10s %9s %8s\n' run wall_s child_s child_start load correctness timing overhead_s speedup cand_us
-: >"$w/rows"
-for i in $(seq 1 "$n"); do
-    t0=$(now)
-    "$w/kf-exec-worker" --backend "$backend" --eval "$w/job.json" >"$w/r$i.json" 2>"$w/r$i.err"
-    t1=$(now)
-    jq -r --arg wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" \
-        '.result as $r | ($r.phases_s // {}) as $p
+# One row per evaluation from its printed result (FILE) and its wall time
+# (WALL): wall child start load correctness timing report exit warmup_s
+# sampling_s speedup cand_us verdict warmup_calls correctness_calls
+# topup_calls measured_s, then the split_s steps.
+row() {
+    jq -r --arg wall "$2" \
+        '.result as $r | ($r.phases_s // {}) as $p | ($r.protocol // {}) as $q | ($r.split_s // {}) as $s
          | [$wall, ($r.wall_s // "nan"), ($p.child_start // "nan"), ($p.load // "nan"),
-            ($p.correctness // "nan"), ($p.timing // "nan"), ($r.speedup // "nan"),
-            (($r.candidate.median_ns // 0) / 1000), ($r.verdict // .error)] | @tsv' \
-        "$w/r$i.json" >>"$w/rows"
-    tail -1 "$w/rows" | awk -F'\t' -v i="$i" 'function f(x) { return x == "nan" ? "nan" : sprintf ("%.3f", x) }
-        { o = ($6 == "nan") ? "nan" : $1 - $6
-          printf "%4d %8.3f %8.3f %12s %8s %12s %8s %10s %9.3f %8.2f %s\n", i, $1, $2, f($3), f($4), f($5), f($6), f(o), $7, $8, ($9 == "correct" ? "" : $9) }'
-done
-awk -F'\t' -v start="$start_s" '
-    { n++; wall += $1; child += $2; cs += $3; ld += $4; co += $5; ti += $6
-      if ($3 == "nan") nophase = 1; if ($9 != "correct") bad++ }
+            ($p.correctness // "nan"), ($p.timing // "nan"), ($p.report // "nan"), ($p.exit // "nan"),
+            ($q.warmup_s // "nan"), ($q.sampling_s // "nan"), ($r.speedup // "nan"),
+            (($r.candidate.median_ns // 0) / 1000), ($r.verdict // .error),
+            ($q.warmup_calls // "nan"), ($q.correctness_calls // "nan"), ($q.topup_calls // "nan"),
+            ($q.measured_s // "nan"),
+            ($s.context // 0), ($s.modules // 0), ($s.device // 0), ($s.ceilings // 0),
+            ($s.inputs // 0), ($s.copies // 0), ($s.calls // 0), ($s.compare // 0)] | @tsv' "$1"
+}
+show_row() {
+    awk -F'\t' -v i="$1" 'function f(x) { return x == "nan" ? "nan" : sprintf ("%.3f", x) }
+        { o = ($9 == "nan") ? "nan" : $1 - $9 - $10
+          printf "%4d %7.3f %7.3f %7s %7s %8s %7s %7s %7s %9s %8s %8s %8.3f %s\n", i, $1, $2, f($3), f($4), f($5), f($6), f($7), f($8), f(o), f($9), f($10), $11, ($13 == "correct" ? "" : $13) }'
+}
+header() {
+    printf '%4s %7s %7s %7s %7s %8s %7s %7s %7s %9s %8s %8s %8s\n' run wall_s child_s start load correct timing report exit overhead warmup_s sampling speedup
+}
+# summary ROWS START_S: the means and what they mean; START_S is what the
+# worker's own process start adds to each wall (0 for a running worker).
+summary() {
+    awk -F'\t' -v start="$2" '
+    { n++; for (k = 1; k <= 25; k++) if ($k != "nan") sum[k] += $k; else miss[k] = 1
+      if ($13 != "correct") bad++ }
     END {
         if (!n) { print "bench-eval: no evaluation ran"; exit 1 }
-        printf "mean %8.3f %8.3f %12.3f %8.3f %12.3f %8.3f\n", wall / n, child / n, cs / n, ld / n, co / n, ti / n
-        printf "worker process start (not paid by a running worker): %.3f s\n", start
-        if (nophase) print "phases_s: not reported by this worker (the overhead below cannot be split)"
+        for (k = 1; k <= 25; k++) m[k] = sum[k] / n
+        printf "mean %7.3f %7.3f %7.3f %7.3f %8.3f %7.3f %7.3f %7.3f %9.3f %8.3f %8.3f %8.3f\n", m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[1] - m[9] - m[10], m[9], m[10], m[11]
+        printf "candidate median %.2f us\n", m[12]
+        if (miss[3] || miss[9]) { print "phases_s or protocol: not reported by this worker (the overhead below cannot be split)" }
         else {
-            over = (wall - ti) / n
-            printf "overhead beyond the measurement (wall - timing phase): %.3f s a candidate, %.3f s without the process start (target < 0.5 s): %s\n", over, over - start, (over - start < 0.5 ? "met" : "NOT met")
-            printf "  of which: child start %.3f, artifact load %.3f, correctness %.3f, handler and files %.3f s\n", cs / n, ld / n, co / n, (wall - child) / n - start
+            printf "protocol: warm-up %.3f s from the first correctness call, %.1f calls a side (%.1f in the correctness pass, %.1f topped up); sampling %.3f s wall for %.3f s measured\n", m[9], m[14], m[15], m[16], m[10], m[17]
+            printf "load %.3f s: context %.3f, modules %.3f, device and buffers %.3f, copy bandwidth %s\n", m[4], m[18], m[19], m[20], (m[21] > 0 ? sprintf ("and FMA peak (in report) %.3f", m[21]) : "and FMA peak: handed over by the worker")
+            printf "correctness pass %.3f s: inputs drawn %.3f, copies and input checks %.3f, kernel calls %.3f, outputs read back and compared %.3f\n", m[5], m[22], m[23], m[24], m[25]
+            over = m[1] - m[9] - m[10]
+            printf "overhead beyond the measurement (wall - warm-up span - sampling): %.3f s a candidate, %.3f s without the process start (target < 0.5 s): %s\n", over, over - start, (over - start < 0.5 ? "met" : "NOT met")
+            printf "  of which: process start %.3f, child start %.3f, load %.3f, report %.3f, exit %.3f, handler and files %.3f, the rest of the child %.3f s\n", start, m[3], m[4], m[7], m[8], m[1] - m[2] - start, m[2] - m[3] - m[4] - m[7] - m[8] - m[9] - m[10]
+            printf "wall beyond the protocol floors (warm-up 1 s + samples 1 s): %.3f s (without the process start)\n", m[1] - start - 2
         }
-        rate = 60 / (wall / n); rate_w = 60 / (wall / n - start)
-        printf "evaluations per GPU-minute: %.1f (%.1f in a running worker) (target >= 30): %s\n", rate, rate_w, (rate_w >= 30 ? "met" : "NOT met")
-        if (ti > 0) printf "the timing phase alone allows at most %.1f a minute at this protocol\n", 60 / (ti / n)
+        rate = 60 / m[1]; rate_w = 60 / (m[1] - start)
+        printf "evaluations per GPU-minute: %.1f (%.1f without the process start) (target >= 30): %s\n", rate, rate_w, (rate_w >= 30 ? "met" : "NOT met")
         if (bad) printf "WARNING: %d evaluation(s) not correct\n", bad
-    }' "$w/rows"
+    }' "$1"
+}
+
+for mode in $modes; do
+    echo
+    : >"$w/rows.$mode"
+    if [ "$mode" = standalone ]; then
+        echo "== standalone: $n x kf-exec-worker --eval (a process each; worker process start $start_s s, shown apart)"
+        header
+        for i in $(seq 1 "$n"); do
+            t0=$(now)
+            "$w/kf-exec-worker" --backend "$backend" --eval "$w/job.json" >"$w/s$i.json" 2>"$w/s$i.err"
+            t1=$(now)
+            row "$w/s$i.json" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" >>"$w/rows.$mode"
+            tail -1 "$w/rows.$mode" | show_row "$i"
+            [ -n "${KF_BENCH_SAVE:-}" ] && mkdir -p "$KF_BENCH_SAVE" && cp "$w/s$i.json" "$KF_BENCH_SAVE/standalone.$i.json"
+        done
+        summary "$w/rows.$mode" "$start_s"
+    elif [ "$mode" = worker ]; then
+        echo "== worker: kf-exec-worker --eval --repeat $n (probed once, as a running worker; wall = handler_s)"
+        t0=$(now)
+        "$w/kf-exec-worker" --backend "$backend" --eval "$w/job.json" --repeat "$n" >"$w/worker.json" 2>"$w/worker.err"
+        t1=$(now)
+        jq -c . "$w/worker.json" >"$w/worker.lines" 2>/dev/null
+        i=0
+        header
+        while IFS= read -r line; do
+            i=$((i + 1))
+            printf '%s\n' "$line" >"$w/k$i.json"
+            row "$w/k$i.json" "$(jq -r '.handler_s // "nan"' "$w/k$i.json")" >>"$w/rows.$mode"
+            tail -1 "$w/rows.$mode" | show_row "$i"
+            [ -n "${KF_BENCH_SAVE:-}" ] && mkdir -p "$KF_BENCH_SAVE" && cp "$w/k$i.json" "$KF_BENCH_SAVE/worker.$i.json"
+        done <"$w/worker.lines"
+        summary "$w/rows.$mode" 0
+        awk -F'\t' -v a="$t0" -v b="$t1" '{ s += $1 } END { printf "worker process start and probe (paid once, not per candidate): %.3f s\n", (b - a) - s }' "$w/rows.$mode"
+    fi
+done
+echo
+echo "the protocol floors alone (2 s of warm-up and samples a candidate, one candidate at a time) allow at most 30.0 evaluations a minute"

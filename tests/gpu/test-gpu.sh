@@ -23,7 +23,9 @@
 #
 # KF_BUILD (build), KF_CUDA_ARCH (sm_90), KF_PYTHON (a Python with torch;
 # default /opt/torch/.venv/bin/python3 where it exists), KF_GPU_SKIP
-# (words among "compile hostile profile repeat" to leave out).
+# (words among "compile hostile profile repeat pytorch" to leave out:
+# "compile" is torch.compile in 1, "pytorch" steps 1 to 4, which need
+# the exported data).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
@@ -211,6 +213,7 @@ for k in softmax_good softmax_wrong ref_softmax rmsnorm_good rmsnorm_wrong layer
 done
 check "the tuned RMSNorm builds 3 configs" jqe '(.frames | length) == 3' "$w/rmsnorm_tuned.build.json"
 
+case $skip in *" pytorch "*) ;; *)
 echo "== 1. PyTorch references on cuda:0 (5 sets, eager and torch.compile timed)"
 compile=true
 case $skip in *" compile "*) compile=false ;; esac
@@ -268,6 +271,7 @@ check "profile: a summary with DRAM and compute throughput, occupancy, a verdict
          and (.result.metrics.achieved_occupancy_pct > 0) and (.result.metrics.top_stalls | length) > 0' \
     "$w/profile.json"
 ;; esac
+;; esac    # pytorch
 
 case $skip in *" hostile "*) ;; *)
 echo "== 5. hostile kernels: tests/gpu/run-cuda-eval.sh"
@@ -288,7 +292,7 @@ EOF
 for i in 1 2 3 4 5; do
     ew --eval "$w/repeat.job.json" >"$w/repeat.$i.json" 2>/dev/null
     jq -r '.result.candidate.median_ns // empty' "$w/repeat.$i.json" >>"$w/medians"
-    jq -r --arg i "$i" '"  run \($i): \(.result.verdict), candidate median \(.result.candidate.median_ns / 1000 * 1000 | round / 1000) us (p10 \(.result.candidate.p10_ns / 1000 * 1000 | round / 1000), p90 \(.result.candidate.p90_ns / 1000 * 1000 | round / 1000)), \(.result.candidate.samples) samples x \(.result.candidate.calls_per_sample), speedup \(.result.speedup * 10000 | round / 10000), wall \(.result.wall_s * 10 | round / 10) s"' "$w/repeat.$i.json"
+    jq -r --arg i "$i" '"  run \($i): \(.result.verdict), candidate median \(.result.candidate.median_ns / 1000 * 1000 | round / 1000) us (p10 \(.result.candidate.p10_ns / 1000 * 1000 | round / 1000), p90 \(.result.candidate.p90_ns / 1000 * 1000 | round / 1000)), \(.result.candidate.samples) samples x \(.result.candidate.calls_per_sample), speedup \(.result.speedup * 10000 | round / 10000), wall \(.result.wall_s * 100 | round / 100) s; warm-up \(.result.protocol.warmup_s // 0 | . * 1000 | round / 1000) s, \(.result.protocol.warmup_calls // "-") calls (\(.result.protocol.correctness_calls // "-") in the correctness pass); phases \(.result.phases_s // {} | tostring)"' "$w/repeat.$i.json"
 done
 spread=$(awk '{ v[NR] = $1; s += $1 } END { if (NR < 5) { print "nan"; exit }
               mn = v[1]; mx = v[1]; for (i = 2; i <= NR; i++) { if (v[i] < mn) mn = v[i]; if (v[i] > mx) mx = v[i] }
