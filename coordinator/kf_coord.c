@@ -60,7 +60,11 @@ typedef struct {
 struct kf_coord_t {
     kf_coord_config_t cfg;
     zlistx_t *outbox;        /* s_outbox_t: JOBs waiting for their commit */
-    zlistx_t *results;       /* kf_msg_t: successful RESULTs of this pass */
+    zlistx_t *results;       /* kf_msg_t: RESULTs waiting to be recorded */
+    zlistx_t *recorded;      /* kf_msg_t: RESULTs recorded in this pass's
+                                transaction; back to RESULTS if it fails */
+    int unrecorded_passes;   /* passes in a row that failed to record them
+                                with the database connected */
     kf_db_t *db;
     kf_search_t search;
     zsock_t *workers, *clients, *status, *events;
@@ -156,6 +160,7 @@ kf_coord_new (const kf_coord_config_t *cfg)
     self->by_route = zhashx_new ();
     self->outbox = zlistx_new ();
     self->results = zlistx_new ();
+    self->recorded = zlistx_new ();
     self->started = zclock_mono ();
     self->drained = zhashx_new ();
     char *err = NULL;
@@ -243,6 +248,14 @@ s_open_database (kf_coord_t *self)
     return 0;
 }
 
+static void
+s_drop_results (zlistx_t *list)
+{
+    kf_msg_t *m;
+    while (list && (m = zlistx_detach (list, NULL)))
+        kf_msg_destroy (&m);
+}
+
 void
 kf_coord_destroy (kf_coord_t **self_p)
 {
@@ -252,12 +265,10 @@ kf_coord_destroy (kf_coord_t **self_p)
     if (self->outbox)
         s_flush_outbox (self, false);
     zlistx_destroy (&self->outbox);
-    if (self->results) {
-        kf_msg_t *m;
-        while ((m = zlistx_detach (self->results, NULL)))
-            kf_msg_destroy (&m);
-    }
+    s_drop_results (self->results);
+    s_drop_results (self->recorded);
     zlistx_destroy (&self->results);
+    zlistx_destroy (&self->recorded);
     zhashx_destroy (&self->by_route);
     zhashx_destroy (&self->by_id);
     zsock_destroy (&self->workers);
@@ -487,21 +498,23 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     self->dispatch_needed = true;
 }
 
-/* A RESULT: failures are requeued at once; successes wait in the pass's
- * batch, completed together by s_complete_results. Takes *MSG_P. */
+/* A RESULT waits in the pass's batch, recorded by s_complete_results.
+ * Takes *MSG_P. */
 static void
 s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t **msg_p)
 {
-    kf_msg_t *msg = *msg_p;
-    int64_t job_id = kf_msg_int (msg, "job_id", 0);
     if (w)
-        s_forget_job (w, job_id);
+        s_forget_job (w, kf_msg_int (*msg_p, "job_id", 0));
     self->dispatch_needed = true;
-    if (json_is_true (json_object_get (msg->body, "ok"))) {
-        zlistx_add_end (self->results, msg);
-        *msg_p = NULL;
-        return;
-    }
+    zlistx_add_end (self->results, *msg_p);
+    *msg_p = NULL;
+}
+
+/* A failed RESULT: its job is requeued (or fails for good). */
+static void
+s_on_failure (kf_coord_t *self, kf_msg_t *msg)
+{
+    int64_t job_id = kf_msg_int (msg, "job_id", 0);
     char id[24], lease[24], where[128];
     S_I64 (id, job_id);
     S_I64 (lease, kf_msg_int (msg, "lease", 0));
@@ -515,10 +528,13 @@ s_on_result (kf_coord_t *self, s_worker_t *w, kf_msg_t **msg_p)
         self->counters[C_DB_ERRORS]++;
 }
 
-/* Completes every successful RESULT of this pass in one statement: the
- * batch goes in as one JSON array, and only rows whose lease still matches
- * come back. Each returned job of a run then takes its search step, in a
- * savepoint so a failing step does not undo the others. */
+/* Records every RESULT waiting: failures requeue their jobs; the
+ * successes are completed in one statement: the batch goes in as one JSON
+ * array, and only rows whose lease still matches come back. Each returned
+ * job of a run then takes its search step, in a savepoint so a failing
+ * step does not undo the others. The messages move to RECORDED until the
+ * pass's transaction ends (kf_coord_run keeps them for another try when it
+ * does not commit). */
 static void
 s_complete_results (kf_coord_t *self)
 {
@@ -527,6 +543,10 @@ s_complete_results (kf_coord_t *self)
     json_t *batch = json_array ();
     zhashx_t *by_job = zhashx_new ();
     for (kf_msg_t *m = zlistx_first (self->results); m; m = zlistx_next (self->results)) {
+        if (!json_is_true (json_object_get (m->body, "ok"))) {
+            s_on_failure (self, m);
+            continue;
+        }
         char key[24];
         S_I64 (key, kf_msg_int (m, "job_id", 0));
         zhashx_update (by_job, key, m);   /* a duplicate: the last one counts */
@@ -577,6 +597,45 @@ s_complete_results (kf_coord_t *self)
     zhashx_destroy (&by_job);
     kf_msg_t *m;
     while ((m = zlistx_detach (self->results, NULL)))
+        zlistx_add_end (self->recorded, m);
+}
+
+/* The pass's transaction ended. Committed: its RESULTs are recorded for
+ * good. Not committed (the database went away mid-pass, or refused): they
+ * go back to wait for the next pass, so a result that arrives during an
+ * outage is recorded when the database is back instead of its job waiting
+ * for its lease to expire. Their lease numbers make a second recording
+ * harmless. Held for as long as the database is unreachable (up to
+ * S_MAX_HELD_RESULTS); with the database connected, three failed passes in
+ * a row mean the batch itself is refused, and it is dropped (the leases
+ * are the backstop). */
+#define S_MAX_HELD_RESULTS 4096
+static void
+s_results_after_commit (kf_coord_t *self, bool committed)
+{
+    if (committed || zlistx_size (self->recorded) == 0) {
+        s_drop_results (self->recorded);
+        self->unrecorded_passes = 0;
+        return;
+    }
+    if (kf_db_connected (self->db) && ++self->unrecorded_passes >= 3) {
+        kf_error ("dropping %zu result(s) the database refused three times: %s",
+                  zlistx_size (self->recorded), kf_db_error (self->db));
+        s_drop_results (self->recorded);
+        self->unrecorded_passes = 0;
+        return;
+    }
+    //  Back in front of what came since, in arrival order.
+    kf_msg_t *m;
+    while ((m = zlistx_last (self->recorded))) {
+        zlistx_detach_cur (self->recorded);
+        zlistx_add_start (self->results, m);
+    }
+    if (zlistx_size (self->results) > S_MAX_HELD_RESULTS)
+        kf_warn ("dropping the oldest %zu result(s) held for the database",
+                 zlistx_size (self->results) - S_MAX_HELD_RESULTS);
+    while (zlistx_size (self->results) > S_MAX_HELD_RESULTS
+           && (m = zlistx_detach (self->results, NULL)))
         kf_msg_destroy (&m);
 }
 
@@ -851,6 +910,25 @@ s_cron (kf_coord_t *self)
         if (s_requeue (self, "state = 'leased' AND lease_deadline < now() AND $1 = $1",
                        "x", "lease expired"))
             self->counters[C_DB_ERRORS]++;
+        /* Leases of workers this coordinator no longer knows: one declared
+         * gone while the database was away, whose requeue did not commit. */
+        char *ids = NULL;
+        size_t ids_size = 0;
+        FILE *f = open_memstream (&ids, &ids_size);
+        if (f) {
+            fputc ('{', f);
+            const char *sep = "";
+            for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
+                fprintf (f, "%s\"%s\"", sep, w->id);
+                sep = ",";
+            }
+            fputc ('}', f);
+            fclose (f);
+            if (s_requeue (self, "state = 'leased' AND NOT (worker = ANY($1::text[]))", ids,
+                           "its worker is gone"))
+                self->counters[C_DB_ERRORS]++;
+            free (ids);
+        }
         /* Jobs may have been added by another writer (benchmarks). */
         self->dispatch_needed = true;
     }
@@ -1610,9 +1688,7 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
              * back (its lease is from before). */
             if (items[0].revents & ZMQ_POLLIN)
                 s_drain (self, self->workers, KF_EP_WORKER_IN);
-            kf_msg_t *m;
-            while ((m = zlistx_detach (self->results, NULL)))
-                kf_msg_destroy (&m);
+            s_drop_results (self->results);
             s_cron (self);
             continue;
         }
@@ -1639,6 +1715,7 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             self->counters[C_BATCHES]++;
             s_publish_events (self);
         }
+        s_results_after_commit (self, committed);
         s_flush_outbox (self, committed);
     }
     kf_info ("stopping");
