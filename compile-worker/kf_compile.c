@@ -524,10 +524,10 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         else
             b->log = strdup (head);
         /* A timeout, a killed compiler or one that could not fork its
-         * passes (another job's fork bomb holding the sandbox user's
-         * process budget) says nothing lasting about the source: only a
-         * real compile error, one that points into the source, is
-         * remembered. */
+         * passes (a host out of processes; with KF_SANDBOX_USER, another
+         * job's fork bomb holding that user's process budget) says nothing
+         * lasting about the source: only a real compile error, one that
+         * points into the source, is remembered. */
         if (!run.timed_out && !run.signal && s_points_into_source (log, tc->source_name))
             kf_compile_cache_put (cache_dir, key, NULL, 0, b->log ? b->log : head,
                                   cfg ? cfg->cache_max_bytes : 0);

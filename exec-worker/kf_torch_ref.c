@@ -526,8 +526,8 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
 #if defined(__SANITIZE_ADDRESS__)
     limits.memory_bytes = 0;
 #endif
-    //  The directory belongs to the sandbox user when the worker is root
-    //  (kf_subproc_mkdtemp), so the child can write its tensor files; the
+    //  When the worker is root, kf_subproc_run hands the directory to the
+    //  run's sandbox uid, so the child can write its tensor files; the
     //  files written here are 0644, so it can read them.
     char *dir = kf_subproc_mkdtemp (&limits);
     if (!dir) {

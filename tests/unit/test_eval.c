@@ -299,7 +299,8 @@ s_test_hostile (zframe_t *ref, zframe_t *good)
 {
     printf (" hostile kernels\n");
     char *error = NULL;
-    //  Fork bomb: bounded by RLIMIT_NPROC (as nobody when we are root),
+    //  Fork bomb: bounded by RLIMIT_NPROC (as a sandbox uid of its own
+    //  when we are root),
     //  ended with its process group at the time limit.
     s_expect ("fork_bomb.c", ref, 3.0, "timeout", "candidate");
     //  Killed processes are gone once init has reaped them: a moment.
