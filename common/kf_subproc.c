@@ -588,32 +588,59 @@ s_move_tree (const char *dir, uid_t from, uid_t to, gid_t gid, bool to_sandbox)
     s_move_entries (fd, from, to, gid, to_sandbox, 1);
 }
 
-//  Builds the child's environment in the parent (setenv is not
+//  The child's environment, built in the parent (setenv is not
 //  async-signal-safe): the caller's, with TMPDIR pointing at the workdir
-//  so compiler temporaries stay inside the job's private directory.
+//  so compiler temporaries stay inside the job's private directory, and,
+//  when the child drops to a sandbox uid, USER and LOGNAME naming it. A
+//  pool uid has no passwd entry, and programs that ask who they are
+//  (Python's getpass.getuser, which torch.compile's cache path uses) read
+//  those first rather than fail. The strings it formats go in OWNED.
+typedef struct {
+    char tmpdir[4096 + 8];
+    char user[64 + 8];
+    char logname[64 + 8];
+} s_env_owned_t;
+
 static char **
-s_child_env (const kf_subproc_limits_t *limits, char **tmpdir_var)
+s_child_env (const kf_subproc_limits_t *limits, s_env_owned_t *owned)
 {
     size_t n = 0;
     while (environ && environ[n])
         n++;
-    char **env = calloc (n + 2, sizeof *env);
+    char **env = calloc (n + 4, sizeof *env);
     if (!env)
         return NULL;
+    bool named = limits->drop_privileges && geteuid () == 0;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!limits->workdir || strncmp (environ[i], "TMPDIR=", 7) != 0)
-            env[k++] = environ[i];
-    *tmpdir_var = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (limits->workdir && strncmp (environ[i], "TMPDIR=", 7) == 0)
+            continue;
+        if (named && (strncmp (environ[i], "USER=", 5) == 0
+                      || strncmp (environ[i], "LOGNAME=", 8) == 0))
+            continue;
+        env[k++] = environ[i];
+    }
     if (limits->workdir) {
-        size_t len = strlen (limits->workdir) + 8;
-        *tmpdir_var = malloc (len);
-        if (!*tmpdir_var) {
+        if ((size_t) snprintf (owned->tmpdir, sizeof owned->tmpdir, "TMPDIR=%s",
+                               limits->workdir) >= sizeof owned->tmpdir) {
             free (env);
+            errno = ENAMETOOLONG;
             return NULL;
         }
-        snprintf (*tmpdir_var, len, "TMPDIR=%s", limits->workdir);
-        env[k++] = *tmpdir_var;
+        env[k++] = owned->tmpdir;
+    }
+    if (named) {
+        char name[64];
+        struct passwd pw, *found = NULL;
+        char buf[4096];
+        if (getpwuid_r (limits->uid, &pw, buf, sizeof buf, &found) == 0 && found)
+            snprintf (name, sizeof name, "%s", found->pw_name);
+        else
+            snprintf (name, sizeof name, "kf-sandbox-%lu", (unsigned long) limits->uid);
+        snprintf (owned->user, sizeof owned->user, "USER=%s", name);
+        snprintf (owned->logname, sizeof owned->logname, "LOGNAME=%s", name);
+        env[k++] = owned->user;
+        env[k++] = owned->logname;
     }
     env[k] = NULL;
     return env;
@@ -735,12 +762,11 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         return -1;
     result->output[0] = 0;
 
-    char *tmpdir_var = NULL;
-    char **env = s_child_env (limits, &tmpdir_var);
+    s_env_owned_t owned;
+    char **env = s_child_env (limits, &owned);
     int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
     if (!env || pipe2 (outp, O_CLOEXEC) != 0 || pipe2 (errp, O_CLOEXEC) != 0) {
         free (env);
-        free (tmpdir_var);
         if (outp[0] >= 0) {
             close (outp[0]);
             close (outp[1]);
@@ -756,7 +782,6 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     close (outp[1]);
     close (errp[1]);
     free (env);
-    free (tmpdir_var);
     if (pid < 0) {
         close (outp[0]);
         close (errp[0]);

@@ -163,6 +163,17 @@ s_test_basics (void)
     else
         CHECK (res.uid == geteuid ());
     kf_subproc_result_free (&res);
+    //  A pool uid has no passwd entry: USER and LOGNAME name it, so
+    //  "who am I" lookups (Python's getpass, torch.compile's cache path)
+    //  do not fail.
+    if (geteuid () == 0) {
+        CHECK (s_run_sh ("echo \"$USER $LOGNAME\"", &lim, &res) == 0);
+        char want[64];
+        snprintf (want, sizeof want, "kf-sandbox-%lu kf-sandbox-%lu\n",
+                  (unsigned long) res.uid, (unsigned long) res.uid);
+        CHECK (!strcmp (res.output, want));
+        kf_subproc_result_free (&res);
+    }
 
     //  Wall-clock limit.
     lim.time_limit_s = 0.3;
