@@ -26,7 +26,7 @@ task() {
   "initial": {"language": "c", "file": "good_softmax.c"} }
 JSON
 }
-task plain.json 1e6
+task plain.json 1e4   # under 1 FLOP an element: no host comes near it
 task impossible.json 1e18
 
 out=$(kfctl submit "$T/plain.json" --generations 1 --population 3 --seed 5 --wait --json --timeout 10)

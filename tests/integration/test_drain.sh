@@ -65,9 +65,14 @@ check "kfctl workers --json carries host, capabilities.devices and last_heartbea
     kfctl workers --json
 run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
       --seed 3 --json | jq -r .run_id)
-check "the exec worker gets an evaluation" \
-    wait_until 60 jtrue '[.workers[] | select(.role == "execute") | .jobs[]] | length == 1' kfctl workers --json
-job=$(kfctl workers --json | jq '[.workers[] | select(.role == "execute") | .jobs[]][0]')
+# A candidate's evaluation, not the reference probe before it (a short
+# evaluation that can end between the look and the signal).
+cand_eval() {
+    sql "SELECT id FROM jobs WHERE run_id = $run AND kind = 'evaluate'
+         AND candidate_id IS NOT NULL AND state = 'leased' LIMIT 1"
+}
+check "the exec worker gets a candidate's evaluation" wait_until 60 eval '[ -n "$(cand_eval)" ]'
+job=$(cand_eval)
 kill -TERM "$EXEC_PID"
 wait "$EXEC_PID" 2>/dev/null
 rc=$?
