@@ -814,11 +814,19 @@ s_dispatch (kf_coord_t *self)
             "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) c"
             "  UNION ALL"
             "  SELECT id, row_number() OVER (ORDER BY id), NULL::timestamptz FROM"
+            /* Ordered as the (role, run_id, id) queued index is, so that
+             * index serves it: ordered by id alone, the primary key did
+             * once its statistics were stale, stepping over every done
+             * job (28 ms a pass behind 15,000 of them). */
             "   (SELECT id FROM jobs WHERE state = 'queued' AND role = $1 AND run_id IS NULL"
             "    AND (backend IS NULL OR backend = ANY($2::text[]))"
-            "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) n),"
+            "    AND (arch IS NULL OR arch = $3) ORDER BY role, run_id, id LIMIT $4) n),"
+            /* The ids as an array for jobs' primary key: joined to the
+             * queue alone, the planner may hash the whole jobs table
+             * (it did: 7.8 ms a pass at 20,000 rows, 0.5 ms this way). */
             " locked AS (SELECT j.id, q.turn, q.served FROM jobs j JOIN queue q ON q.id = j.id"
-            "  WHERE j.state = 'queued' ORDER BY q.turn, q.served NULLS FIRST, j.id LIMIT $4"
+            "  WHERE j.id = ANY (ARRAY (SELECT id FROM queue)) AND j.state = 'queued'"
+            "  ORDER BY q.turn, q.served NULLS FIRST, j.id LIMIT $4"
             "  FOR UPDATE OF j SKIP LOCKED),"
             " picked AS (SELECT id, row_number() OVER (ORDER BY turn, served NULLS FIRST, id)"
             "  AS rn FROM locked)"
