@@ -78,8 +78,10 @@ wait "$EXEC_PID" 2>/dev/null
 rc=$?
 check "the exec worker exits 0 after SIGTERM (got $rc)" [ "$rc" -eq 0 ]
 check "it said it had a job to finish" grep -q "stopping: 1 job(s) to finish" "$T/exec.log"
+# The worker has exited; the coordinator records its last result in its
+# next pass.
 check "the job it held ended done, leased once" \
-    [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 1" ]
+    wait_until 5 eval '[ "$(sql "SELECT state || '"' '"' || attempts FROM jobs WHERE id = $job")" = "done 1" ]'
 check "the coordinator heard its goodbye" wait_until 5 grep -q "said goodbye" "$T/coordinator.log"
 check "it is gone from kfctl workers" \
     wait_until 5 jtrue '[.workers[] | select(.role == "execute")] | length == 0' kfctl workers --json
