@@ -63,6 +63,8 @@ struct kf_coord_t {
     zlistx_t *results;       /* kf_msg_t: RESULTs waiting to be recorded */
     zlistx_t *recorded;      /* kf_msg_t: RESULTs recorded in this pass's
                                 transaction; back to RESULTS if it fails */
+    bool sweep_orphans;      /* a pass did not commit: leases of workers
+                                declared gone in it may still stand */
     int unrecorded_passes;   /* passes in a row that failed to record them
                                 with the database connected */
     kf_db_t *db;
@@ -959,11 +961,14 @@ s_cron (kf_coord_t *self)
                        "x", "lease expired"))
             self->counters[C_DB_ERRORS]++;
         /* Leases of workers this coordinator no longer knows: one declared
-         * gone while the database was away, whose requeue did not commit. */
+         * gone in a pass that did not commit (the database was away) still
+         * holds its jobs. Swept once after such a pass; a sweep that does
+         * not commit either is one more such pass. */
         char *ids = NULL;
         size_t ids_size = 0;
-        FILE *f = open_memstream (&ids, &ids_size);
+        FILE *f = self->sweep_orphans ? open_memstream (&ids, &ids_size) : NULL;
         if (f) {
+            self->sweep_orphans = false;
             fputc ('{', f);
             const char *sep = "";
             for (s_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
@@ -1764,6 +1769,8 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
             s_publish_events (self);
         }
         s_results_after_commit (self, committed);
+        if (!committed)
+            self->sweep_orphans = true;
         s_flush_outbox (self, committed);
     }
     kf_info ("stopping");
