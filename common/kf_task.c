@@ -603,15 +603,26 @@ s_check_flops (json_t *task, char **err)
 
 //  The vendor libraries a CUDA task may allow (docs/task-format.md): the
 //  names the linker knows them by.
-static const char *const s_libraries[] = { "cublas", "cublasLt", "cudnn", NULL };
+//  libraries: the name the linker knows, and how a prompt names it.
+static const char *const s_libraries[][2] = {
+    { "cublas", "cuBLAS (cublas_v2.h)" },
+    { "cublasLt", "cuBLASLt (cublasLt.h)" },
+    { "cudnn", "cuDNN (cudnn.h)" },
+};
+
+const char *
+kf_task_library_label (const char *name)
+{
+    for (size_t i = 0; name && i < sizeof s_libraries / sizeof s_libraries[0]; i++)
+        if (!strcmp (name, s_libraries[i][0]))
+            return s_libraries[i][1];
+    return NULL;
+}
 
 bool
 kf_task_library_known (const char *name)
 {
-    for (int i = 0; name && s_libraries[i]; i++)
-        if (!strcmp (name, s_libraries[i]))
-            return true;
-    return false;
+    return kf_task_library_label (name) != NULL;
 }
 
 //  "libraries": what a CUDA candidate (and reference) may call besides the

@@ -25,6 +25,9 @@ int kf_task_validate (json_t *task, char **err);
 /* Whether NAME is a library a task may allow its CUDA kernels to call
  * ("libraries": cublas, cublasLt, cudnn); the compile worker links them. */
 bool kf_task_library_known (const char *name);
+/* How a prompt names library NAME ("cuBLAS (cublas_v2.h)"), or NULL when
+ * it is not one. */
+const char *kf_task_library_label (const char *name);
 
 int kf_dtype_from_name (const char *name);
 const char *kf_dtype_name (int dtype);

@@ -87,20 +87,22 @@ s_command (const char *program, const kf_toolchain_args_t *args,
     argv[n++] = "-o";
     argv[n++] = (char *) args->output;
     argv[n++] = (char *) args->source;
+    //  With libraries: PROGRAM is TOOLKIT/bin/nvcc, and they are in
+    //  TOOLKIT/lib64, where the exec worker's loader must find them too.
+    size_t len = strlen (program), tail = strlen ("/bin/nvcc");
+    if (args->libraries && args->libraries[0] && len > tail
+        && !strcmp (program + len - tail, "/bin/nvcc")) {
+        char toolkit[200];
+        snprintf (toolkit, sizeof toolkit, "%.*s", (int) (len - tail), program);
+        char *rpath = s_put (buf, buf_size, &used, toolkit, "/lib64");
+        if (!rpath)
+            return -1;
+        argv[n++] = "-Xlinker";
+        argv[n++] = "-rpath";
+        argv[n++] = "-Xlinker";
+        argv[n++] = rpath;
+    }
     for (int i = 0; args->libraries && args->libraries[i]; i++) {
-        //  Once: PROGRAM is TOOLKIT/bin/nvcc; the libraries are in TOOLKIT/lib64.
-        size_t len = strlen (program), tail = strlen ("/bin/nvcc");
-        if (i == 0 && len > tail && !strcmp (program + len - tail, "/bin/nvcc")) {
-            char toolkit[200];
-            snprintf (toolkit, sizeof toolkit, "%.*s", (int) (len - tail), program);
-            char *rpath = s_put (buf, buf_size, &used, toolkit, "/lib64");
-            if (!rpath)
-                return -1;
-            argv[n++] = "-Xlinker";
-            argv[n++] = "-rpath";
-            argv[n++] = "-Xlinker";
-            argv[n++] = rpath;
-        }
         if (n + 2 >= max
             || !(argv[n++] = s_put (buf, buf_size, &used, "-l", args->libraries[i])))
             return -1;

@@ -13,6 +13,7 @@
  *  claims a figure the evaluation did not measure.
  */
 #include "kf_prompt.h"
+#include "kf_task.h"
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -98,17 +99,6 @@ static const char *s_analysis =
     "2. What held the last kernel back: a compile error, a wrong result (which figures), or "
     "its speed compared with the kernel it came from?\n"
     "3. Which single change is most likely to help next, and what could it break?\n";
-
-//  How a prompt names a library of a task's "libraries".
-static const char *
-s_library_header (const char *name)
-{
-    return !name                       ? "?"
-           : !strcmp (name, "cublas")   ? "cuBLAS (cublas_v2.h)"
-           : !strcmp (name, "cublasLt") ? "cuBLASLt (cublasLt.h)"
-           : !strcmp (name, "cudnn")    ? "cuDNN (cudnn.h)"
-                                        : name;
-}
 
 json_t *
 kf_prompt_default_sections (const char *language)
@@ -497,12 +487,13 @@ kf_prompt_build (const kf_prompt_in_t *in)
                                       "- Besides the CUDA runtime you may call");
         size_t i;
         json_t *lib;
-        json_array_foreach (libs, i, lib)
+        json_array_foreach (libs, i, lib) {
+            const char *sep = i == 0 ? " " : i + 1 == json_array_size (libs) ? " and " : ", ";
+            const char *label = kf_task_library_label (json_string_value (lib));
             if (n < sizeof libraries)
-                n += (size_t) snprintf (libraries + n, sizeof libraries - n, "%s%s",
-                                        i == 0 ? " " : i + 1 == json_array_size (libs)
-                                                           ? " and " : ", ",
-                                        s_library_header (json_string_value (lib)));
+                n += (size_t) snprintf (libraries + n, sizeof libraries - n, "%s%s", sep,
+                                        label ? label : "?");
+        }
         if (n < sizeof libraries)
             snprintf (libraries + n, sizeof libraries - n,
                       "; the build links them. Create handles once and reuse them across "
