@@ -751,12 +751,14 @@ s_by_generation_slot (const void *a, const void *b)
 }
 
 /* The speedup of a candidate that counts for the curve: correct ones
- * only, since a fast wrong kernel is no kernel. */
+ * only, since a fast wrong kernel is no kernel, and of those not the ones
+ * held for audit, as for the run's best (S_COUNTS in kf_search.c): a
+ * curve that ends above the run's best would report what the run does
+ * not. */
 static bool
 s_valid_speedup (json_t *c, double *speedup)
 {
-    return !strcmp (s_str (c, "status"), "correct")
-           && s_real (c, "speedup", speedup);
+    return s_counts (c) && s_real (c, "speedup", speedup) && *speedup > 0;
 }
 
 static char *
