@@ -107,6 +107,8 @@ int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
       "coordinator's worker endpoint" },                                       \
     { "credits", KF_CFG_INT, default_credits, 1, 256, credits_help },          \
     { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval" },   \
+    { "liveness", KF_CFG_INT, "3", 1, 100,                                    \
+      "missed heartbeats before the coordinator counts as gone (reconnect)" }, \
     { "name", KF_CFG_STR, NULL, 0, -1, "display name (default: the worker id)" }, \
     { "curve_cert", KF_CFG_STR, NULL, 0, -1,                                  \
       "our secret certificate (kfctl keygen), for a tcp:// coordinator" },     \

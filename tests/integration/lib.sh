@@ -110,12 +110,21 @@ start() {
     PIDS+=("$PID")
 }
 
+# Heartbeats: 200 ms, and 15 missed (3 s of silence) before either side
+# counts the other as gone. A shorter margin makes a daemon that the
+# machine's load (or AddressSanitizer) stalls for a second look dead: the
+# coordinator requeues its jobs and the worker reconnects, and a test
+# that waits for a state sees a flapping fleet instead. Tests whose
+# subject is that detection set their own, shorter liveness.
+COORD_HB=(--heartbeat-ms 200 --liveness 15)
+WORKER_HB=(--heartbeat-ms 200 --liveness 15)
+
 # Fast evaluation settings so a search finishes in seconds on 2 cores.
 # The search defaults file turns the tuning rounds off (each sweeps 8
 # configs per elite, tens of seconds under ASan); the test_search_* tests
 # turn them on where they are the subject.
 COORD_FAST=(--eval-min-time-s 0.05 --eval-warmup-s 0.02 --eval-min-samples 5
-            --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5
+            --eval-warmup-calls 2 "${COORD_HB[@]}"
             --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json")
 
 start_coordinator() {   # start_coordinator ARGS...: uses $DB_URL
@@ -126,11 +135,11 @@ start_coordinator() {   # start_coordinator ARGS...: uses $DB_URL
 }
 
 start_workers() {   # one worker of each role
-    start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
     GATEWAY_PID=$PID
-    start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
     COMPILE_PID=$PID
-    start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+    start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
     EXEC_PID=$PID
 }
 

@@ -31,7 +31,7 @@ read -r PW PC PS PE <<<"$ports"
 export KF_WORKER_ENDPOINT=tcp://127.0.0.1:$PW KF_CLIENT_ENDPOINT=tcp://127.0.0.1:$PC
 export KF_STATUS_ENDPOINT=tcp://127.0.0.1:$PS KF_EVENT_ENDPOINT=tcp://127.0.0.1:$PE
 start_coordinator --curve-cert "$K/coordinator" --curve-allow-dir "$ALLOW" \
-    --heartbeat-ms 200 --liveness 5
+    "${COORD_HB[@]}"
 
 # kfctl: without keys it gets nothing; with a listed key it works.
 check "kfctl without keys gets no answer" eval '! kfctl status --timeout 1 >/dev/null 2>&1'
@@ -50,7 +50,7 @@ check "it finishes 5 jobs" wait_until 20 eval \
     '[ "$(sql "SELECT count(*) FROM jobs WHERE role = '"'auth'"' AND state = '"'done'"'")" = 5 ]'
 
 # A real worker daemon (common/kf_worker.c) with a listed key, too.
-start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200 \
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
     --name real-good --curve-cert "$K/good" --curve-server-key "$K/coordinator"
 check "a real compile worker with a listed key registers" \
     wait_until 20 jtrue '[.workers[] | select(.name == "real-good")] | length == 1' \
@@ -60,7 +60,7 @@ denied0=$(kfctl status --json | jq '.counters.auth_denied')
 # A refused handshake ends that connection for good in libzmq; the worker
 # daemon's own reconnect (heartbeat_ms x liveness of silence, then backoff
 # up to 5 s) is what tries again, so the refused worker is a real daemon.
-start late "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200 \
+start late "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
     --name real-late --curve-cert "$K/late" --curve-server-key "$K/coordinator"
 sleep 3
 check "the worker with an unlisted key does not register" \

@@ -8,9 +8,9 @@
 
 db_new
 start_coordinator "${COORD_FAST[@]}"
-start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200 \
+start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
     --eval-time-limit-s 4
 wait_until 20 jtrue '.workers | length == 3' kfctl status --json
 

@@ -35,7 +35,7 @@ db_state() {   # db_state STATE: status answers, with .database == STATE
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # --- 1. down at start ------------------------------------------------------
-start_coordinator --heartbeat-ms 200 --liveness 5
+start_coordinator "${COORD_HB[@]}"
 check "the coordinator logs that it waits for the database" \
     wait_until 10 grep -q "waiting for the database" "$T/coordinator.log"
 sleep 1

@@ -56,7 +56,7 @@ check "and all 15 jobs end done" wait_until 30 eval \
 stop_all
 db_new
 start_coordinator --eval-min-time-s 1.5 --eval-warmup-s 0.3 --eval-min-samples 5 \
-    --eval-warmup-calls 2 --heartbeat-ms 200 --liveness 5 \
+    --eval-warmup-calls 2 "${COORD_HB[@]}" \
     --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json"
 start_workers
 check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
@@ -85,7 +85,7 @@ check "the job it held ended done, leased once" \
 check "the coordinator heard its goodbye" wait_until 5 grep -q "said goodbye" "$T/coordinator.log"
 check "it is gone from kfctl workers" \
     wait_until 5 jtrue '[.workers[] | select(.role == "execute")] | length == 0' kfctl workers --json
-start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 check "with a new exec worker the run finishes" \
     wait_until 300 jtrue '.run.status == "done"' kfctl show "$run" --json --timeout 30
 say "candidates by status: $(sql "SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM candidates GROUP BY 1) s")"

@@ -58,7 +58,7 @@ check "never more than 4 candidates open across the restart" \
 # Evaluations of a second or more, so the test sees one leased for sure.
 kill -TERM "$COORD_PID"
 wait "$COORD_PID" 2>/dev/null
-start_coordinator --heartbeat-ms 200 --liveness 5 --eval-min-time-s 0.5 --eval-warmup-s 0.2 \
+start_coordinator "${COORD_HB[@]}" --eval-min-time-s 0.5 --eval-warmup-s 0.2 \
     --search-defaults "$ROOT/tests/fixtures/search/fast-defaults.json"
 run2=$(kfctl submit "$ROOT/examples/tasks/layernorm/task.json" --generations 2 --population 2 \
        --seed 4 --json | jq -r .run_id)
@@ -71,7 +71,7 @@ kill -KILL "$EXEC_PID"
 say "killed the exec worker while it held job $job"
 check "the job goes back to the queue" \
     wait_until 20 sh -c "[ \"\$(psql -qAt -h '$KF_TEST_PGHOST' -p $KF_TEST_PGPORT -d $DB -c \"SELECT state FROM jobs WHERE id = $job\")\" != leased ]"
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 check "the run finishes on the new exec worker" wait_until 240 run_done "$run2"
 check "the killed job was done on a second attempt" \
     [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 2" ]

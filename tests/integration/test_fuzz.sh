@@ -23,7 +23,7 @@ jf() { [ -s "$2" ] && jq -e "$1" "$2" >/dev/null; }
 db_new
 # A small cap so oversized messages are cheap to make; fast heartbeats so
 # the fake workers the fuzzer registers with valid HELLOs die quickly.
-start_coordinator --heartbeat-ms 200 --liveness 5 --max-message-bytes 65536
+start_coordinator "${COORD_HB[@]}" --max-message-bytes 65536
 check "the coordinator answers status" wait_until 20 kfctl status --json
 
 seed=${KF_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}

@@ -180,8 +180,8 @@ check "all 50 requests were at the double within 300 ms of each other ($span ms)
 db_new
 start_coordinator "${COORD_FAST[@]}"
 start_gateway gateway_e2e "$KF_WORKER_ENDPOINT"
-start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 check "status answers with three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 2 \
       --seed 3 --model openai:gpt-4.1 --wait --json --timeout 10 2>"$T/submit.err")

@@ -84,10 +84,10 @@ EOF
 
 db_new
 start_coordinator "${COORD_FAST[@]}"
-start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200 \
+start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
     --models-file "$T/models.conf"
-start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 check "status answers with three workers" \
     wait_until 20 jtrue '.workers | length == 3' kfctl status --json
 

@@ -8,7 +8,7 @@
 db_new
 start_coordinator "${COORD_FAST[@]}"
 start_workers
-start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 check "status answers with four workers" \
     wait_until 60 jtrue '.workers | length == 4' kfctl status --json
 

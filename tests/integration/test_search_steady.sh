@@ -9,10 +9,10 @@
 
 db_new
 start_coordinator "${COORD_FAST[@]}"
-start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
-start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" --heartbeat-ms 200
+start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 EXEC2_PID=$PID
 check "status answers with four workers" \
     wait_until 60 jtrue '.workers | length == 4' kfctl status --json
