@@ -4,7 +4,7 @@
 
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
              libpq-dev postgresql pkg-config iproute2 jq python3-torch \
-             clang llvm-spirv-14 spirv-tools libze1 libze-dev
+             clang llvm-spirv-14 spirv-tools libze1 libze-dev stress-ng
 PC_LIBS   := libczmq libzmq jansson libcurl libpq
 
 BUILD     ?= build
@@ -38,7 +38,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test unit bench-dispatch bench-gateway bench-eval test-gpu clean check-deps docs fuzz
+.PHONY: all deps test test-stress unit bench-dispatch bench-gateway bench-eval test-gpu clean check-deps docs fuzz
 # Objects of tests and tools are intermediate files of a chain of pattern
 # rules; keep them, or every make deletes and rebuilds them.
 .SECONDARY:
@@ -106,6 +106,14 @@ test:
 	$(MAKE) deps
 	$(MAKE) -j2 BUILD=build-asan SAN=1 OPT=-O1 all
 	KF_BUILD=build-asan tests/run.sh
+
+# The same suite with one core of the machine kept busy beside it
+# (tests/stress.sh; KF_STRESS_CPUS=N for more): what CI sees on a machine
+# shared with other work.
+test-stress:
+	$(MAKE) deps
+	$(MAKE) -j2 BUILD=build-asan SAN=1 OPT=-O1 all
+	KF_BUILD=build-asan tests/stress.sh
 
 unit: all
 	KF_BUILD=$(BUILD) KF_ONLY=unit tests/run.sh
