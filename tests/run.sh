@@ -15,6 +15,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 . "$ROOT/tests/pg.sh"
 
+# The whole log of each test that fails is kept here (the summary shows
+# its last lines only).
+case "$KF_BUILD" in /*) LOGS=$KF_BUILD/test-logs ;; *) LOGS=$ROOT/$KF_BUILD/test-logs ;; esac
+rm -rf "$LOGS"
 SUITE_TMP=$(mktemp -d /tmp/kfsuite.XXXXXX)
 chmod 755 "$SUITE_TMP"
 cleanup() {
@@ -50,6 +54,8 @@ run_one() {
         failed_names+=("$name")
         printf 'FAIL  %-28s %4ds  (exit %d)\n' "$name" "$took" "$rc"
         sed 's/^/      | /' "$log" | tail -n 60
+        mkdir -p "$LOGS" && cp "$log" "$LOGS/$name.log" \
+            && echo "      (whole log: $LOGS/$name.log)"
     fi
 }
 
