@@ -21,7 +21,14 @@ case "$KF_BUILD" in /*) LOGS=$KF_BUILD/test-logs ;; *) LOGS=$ROOT/$KF_BUILD/test
 rm -rf "$LOGS"
 SUITE_TMP=$(mktemp -d /tmp/kfsuite.XXXXXX)
 chmod 755 "$SUITE_TMP"
+CURRENT=
 cleanup() {
+    # Interrupted: the running test first (SIGTERM lets it clean up).
+    if [ -n "$CURRENT" ]; then
+        kill -TERM -- "-$CURRENT" 2>/dev/null
+        wait "$CURRENT" 2>/dev/null
+        kill -KILL -- "-$CURRENT" 2>/dev/null
+    fi
     kf_pg_stop "$SUITE_TMP/pg"
     rm -rf "$SUITE_TMP"
 }
@@ -43,9 +50,19 @@ run_one() {
     local name=$1 limit=$2
     shift 2
     local log=$SUITE_TMP/$name.log start=$SECONDS
-    timeout -s KILL "$limit" "$@" >"$log" 2>&1
+    # timeout puts the test in a process group of its own: at the limit
+    # the test gets SIGTERM (its EXIT trap stops what it started), and
+    # SIGKILL 30 s later; whatever the test left running either way (a
+    # daemon it lost track of) is killed with the group once it ended, so
+    # nothing outlives it into the next test.
+    timeout -s TERM -k 30 "$limit" "$@" >"$log" 2>&1 &
+    CURRENT=$!
+    wait "$CURRENT"
     local rc=$?
+    kill -KILL -- "-$CURRENT" 2>/dev/null
+    CURRENT=
     local took=$((SECONDS - start))
+    [ $rc -eq 124 ] && echo "run.sh: $name did not end within its limit of $limit s" >>"$log"
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
         printf 'ok    %-28s %4ds  %s\n' "$name" "$took" "$(grep -E 'checks, [0-9]+ failed' "$log" | tail -1)"
