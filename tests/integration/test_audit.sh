@@ -13,7 +13,7 @@ start_coordinator "${COORD_FAST[@]}"
 start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-check "three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 
 cp "$ROOT/tests/fixtures/kernels/ref_softmax.c" "$ROOT/tests/fixtures/kernels/good_softmax.c" "$T/"
 # task FILE FLOPS: the small softmax, good_softmax as the initial kernel.

@@ -2,8 +2,8 @@
 # test_db_down.sh - the coordinator and a database that is not there.
 #   1. Started against a PostgreSQL that does not exist yet, the
 #      coordinator stays alive and says it is waiting for the database;
-#      once the cluster is up and the database created, it comes up and
-#      answers status within 15 s.
+#      once the cluster is up and the database created, it comes up by
+#      itself and answers status.
 #   2. When the database goes away under a serving coordinator, it stays
 #      alive, keeps answering status (database "unavailable") without
 #      spinning, and once the database is back it reconnects by itself
@@ -37,19 +37,20 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # --- 1. down at start ------------------------------------------------------
 start_coordinator "${COORD_HB[@]}"
 check "the coordinator logs that it waits for the database" \
-    wait_until 10 grep -q "waiting for the database" "$T/coordinator.log"
-sleep 1
-check "it stays alive while the database is missing" kill -0 "$COORD_PID"
+    wait_until 120 grep -q "waiting for the database" "$T/coordinator.log"
+# A status answer after the failed connection (a state, not a sleep):
+# alive and serving while the database is missing.
 check "status answers meanwhile, saying the database is unavailable" \
-    jtrue '.database == "unavailable"' kfctl status --json
+    wait_until 120 jtrue '.database == "unavailable"' kfctl status --json
+check "it stays alive while the database is missing" kill -0 "$COORD_PID"
 
 check "the second cluster starts" kf_pg_start "$PG2" "$PORT2"
 # Created right after the start: the coordinator may well try in between
 # and find the server without its database; it must keep trying.
 check "the database is created" sql2 postgres "CREATE DATABASE $DB"
 up_from=$SECONDS
-check "the coordinator comes up and answers status within 15 s" \
-    wait_until 15 db_state ok
+check "the coordinator comes up and answers status" \
+    wait_until 120 db_state ok
 say "status answered $((SECONDS - up_from)) s after the database was created"
 check "it logged that it serves" grep -q "serving workers on" "$T/coordinator.log"
 check "it applied its schema to the new database" \
@@ -60,17 +61,20 @@ start fleet "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --heartbeat-ms 100 --role 
     --credits 2 --id-prefix down
 FLEET_PID=$PID
 check "a worker registers" \
-    wait_until 10 jtrue '[.workers[] | select(.id | startswith("down-"))] | length == 1' \
+    wait_until 60 jtrue '[.workers[] | select(.id | startswith("down-"))] | length == 1' \
     kfctl status --json
 sql2 "$DB" "INSERT INTO jobs (role, kind, payload)
             SELECT 'down', 'noop', '{}' FROM generate_series(1, 5)" >/dev/null
 check "it finishes 5 jobs" \
-    wait_until 10 eval '[ "$(sql2 "$DB" "SELECT count(*) FROM jobs WHERE state = '"'done'"'")" = 5 ]'
+    wait_until 60 eval '[ "$(sql2 "$DB" "SELECT count(*) FROM jobs WHERE state = '"'done'"'")" = 5 ]'
 
 # --- 2. lost while serving -------------------------------------------------
 kf_pg_stop "$PG2"
 check "with the database gone, status says it is unavailable" \
-    wait_until 10 db_state unavailable
+    wait_until 60 db_state unavailable
+# Spinning cannot be waited for: its absence is measured over a window of
+# 3 s. Load only takes CPU away from the coordinator, so a busy machine
+# cannot make an idle coordinator look busy.
 t0=$(cpu_ticks "$COORD_PID")
 sleep 3
 t1=$(cpu_ticks "$COORD_PID")
@@ -83,11 +87,11 @@ check "the worker is still registered (heartbeats need no database)" \
     jtrue '[.workers[] | select(.id | startswith("down-"))] | length == 1' kfctl status --json
 
 check "the cluster restarts" pg2_restart
-check "the coordinator reconnects by itself within 15 s" wait_until 15 db_state ok
+check "the coordinator reconnects by itself" wait_until 120 db_state ok
 sql2 "$DB" "INSERT INTO jobs (role, kind, payload)
             SELECT 'down', 'noop', '{}' FROM generate_series(1, 10)" >/dev/null
 check "and dispatches again: all 15 jobs done" \
-    wait_until 15 eval '[ "$(sql2 "$DB" "SELECT count(*) FROM jobs WHERE state = '"'done'"'")" = 15 ]'
+    wait_until 120 eval '[ "$(sql2 "$DB" "SELECT count(*) FROM jobs WHERE state = '"'done'"'")" = 15 ]'
 check "counters.db_errors recorded the outage" jtrue '.counters.db_errors > 0' kfctl status --json
 check "the coordinator is still running" kill -0 "$COORD_PID"
 finish

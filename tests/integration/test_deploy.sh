@@ -42,18 +42,20 @@ fi
 # probes for PyTorch before it registers: seconds, more on a busy machine.
 db_new
 start_coordinator "${COORD_FAST[@]}"
-check "the coordinator answers" wait_until 20 kfctl status --json
+check "the coordinator answers" wait_until 120 kfctl status --json
 KF_COORDINATOR=$KF_WORKER_ENDPOINT KF_BACKEND=host KF_BIN=$BIN CUDA_VISIBLE_DEVICES=0,1 \
     SLURM_JOB_ID=77 TMPDIR=$T KF_HEARTBEAT_MS=200 bash "$S" --node >"$T/slurm-node.log" 2>&1 &
 node=$!
+PIDS+=("$node")   # stopped (SIGTERM: its workers too) by the cleanup if the test dies first
 check "the node part starts one worker per GPU" \
-    wait_until 90 jtrue '[.workers[] | select(.name | test("-slurm77-gpu[01]$"))] | length == 2' \
+    wait_until 240 jtrue '[.workers[] | select(.name | test("-slurm77-gpu[01]$"))] | length == 2' \
     kfctl workers --json
 kill -TERM "$node"
 wait "$node"
+keep=(); for p in "${PIDS[@]}"; do [ "$p" = "$node" ] || keep+=("$p"); done; PIDS=("${keep[@]}")
 check "on SIGTERM both stop" grep -q "2 worker(s) stopped" "$T/slurm-node.log"
 check "and say goodbye" \
-    wait_until 5 jtrue '[.workers[] | select(.name | test("-slurm77-"))] | length == 0' kfctl workers --json
+    wait_until 60 jtrue '[.workers[] | select(.name | test("-slurm77-"))] | length == 0' kfctl workers --json
 
 # ---- Kubernetes
 check "the manifests are consistent" python3 - "$ROOT/deploy/k8s" "$BIN" <<'PY'

@@ -24,10 +24,12 @@ if [ ! -x "$FLEET" ]; then
 fi
 
 db_new
-# liveness 3 x 200 ms: a silent worker is dead after 0.6 s. Fleets beat
-# every 100 ms so a healthy one is never mistaken for a dead one on a busy
-# 2-core machine.
-start_coordinator --heartbeat-ms 200 --liveness 3 --max-attempts 2
+# Death detection is the subject here, so the liveness is shorter than
+# lib.sh's 3 s, but not so short that a healthy fleet (beating every
+# 100 ms) stalled by a loaded machine or ASan is taken for dead: 10 x 200
+# ms, a silent worker is dead after 2 s. The waits below allow for the
+# load (their limits are ceilings, not measurements).
+start_coordinator --heartbeat-ms 200 --liveness 10 --max-attempts 2
 check "the coordinator answers status" wait_until 20 kfctl status --json
 
 # fleet NAME ARGS...: a no-op fleet on the worker endpoint; its output
@@ -58,7 +60,7 @@ HOST_FLEET=$PID
 fleet cudafleet --workers 2 --credits 2 --role bench --backends cuda --arch sm_90
 CUDA_FLEET=$PID
 check "a: both fleets registered" \
-    wait_until 10 eval 'registered hostfleet 2 && registered cudafleet 2'
+    wait_until 60 eval 'registered hostfleet 2 && registered cudafleet 2'
 
 # Both fleets are idle with free credits when the jobs arrive, so a wrong
 # match would be taken, not merely left for the right fleet.
@@ -73,7 +75,7 @@ sql "INSERT INTO jobs (role, kind, backend, arch, payload)
      INSERT INTO jobs (role, kind, backend, arch, payload)
      SELECT 'bench', 'noop', NULL, NULL, '{}' FROM generate_series(1, 6);" >/dev/null
 check "a: the 31 matchable jobs finish" \
-    wait_until 20 sqlis 31 "SELECT count(*) FROM jobs WHERE role = 'bench' AND state = 'done'"
+    wait_until 120 sqlis 31 "SELECT count(*) FROM jobs WHERE role = 'bench' AND state = 'done'"
 check "a: every cuda/sm_90 job ran on the cuda fleet" \
     sqlis 10 "SELECT count(*) FROM jobs WHERE role = 'bench' AND backend = 'cuda'
               AND arch = 'sm_90' AND state = 'done' AND worker LIKE 'cudafleet-%'"
@@ -83,9 +85,13 @@ check "a: every host job ran on the host fleet" \
 check "a: jobs without a backend ran on one of the fleets" \
     sqlis 6 "SELECT count(*) FROM jobs WHERE role = 'bench' AND backend IS NULL
              AND state = 'done' AND (worker LIKE 'hostfleet-%' OR worker LIKE 'cudafleet-%')"
-# Give the dispatcher a few more passes (one a second at least) to make a
-# mistake with the job nobody matches.
-sleep 2
+# Give the dispatcher more passes to make a mistake with the job nobody
+# matches: a marker job inserted now is dispatched by a later pass, and the
+# sm_80 job was queued all along (a state to wait for, not a sleep).
+sql "INSERT INTO jobs (role, kind, backend, arch, payload)
+     VALUES ('bench', 'noop', NULL, NULL, '{\"marker\": true}')" >/dev/null
+check "a: a job inserted later is dispatched (the dispatcher made more passes)" \
+    wait_until 60 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'bench' AND payload ? 'marker' AND state = 'done'"
 check "a: the cuda/sm_80 job stays queued, never leased" \
     sqlis "queued|0|" "SELECT state, attempts, coalesce(worker, '') FROM jobs
                        WHERE role = 'bench' AND arch = 'sm_80'"
@@ -95,7 +101,9 @@ kill -TERM "$HOST_FLEET" "$CUDA_FLEET" 2>/dev/null
 
 # --- b. credits respected -------------------------------------------------
 # 60 jobs of 300 ms on one worker with 3 credits: about 6 s if the credits
-# are used, 18 s if they are not.
+# are used, 18 s if they are not. The fleet itself records the most jobs it
+# held at once; status is sampled on the side, until the fleet exits (or 300
+# s from here, a ceiling the fleet's own --until-jobs makes unreachable).
 sql "INSERT INTO jobs (role, kind, payload)
      SELECT 'credits', 'noop', '{}' FROM generate_series(1, 60)" >/dev/null
 fleet credfleet --workers 1 --credits 3 --delay-ms 300 --role credits --until-jobs 60
@@ -104,6 +112,7 @@ CRED_FLEET=$PID
 # lists for the worker, and by how much that ever exceeded the credits.
 max_listed=0
 over=0
+b_end=$((SECONDS + 300))
 while kill -0 "$CRED_FLEET" 2>/dev/null; do
     line=$(kfctl status --json 2>/dev/null | jq -r \
         '[.workers[] | select(.id | startswith("credfleet-"))] | [(map(.jobs | length) | max // 0), (map((.jobs | length) - .credits) | max // -1)] | @tsv')
@@ -112,7 +121,7 @@ while kill -0 "$CRED_FLEET" 2>/dev/null; do
         [ "$n" -gt "$max_listed" ] && max_listed=$n
         [ "$o" -gt "$over" ] && over=$o
     fi
-    [ $SECONDS -gt 50 ] && break
+    [ $SECONDS -gt $b_end ] && break
     sleep 0.1
 done
 wait "$CRED_FLEET" 2>/dev/null
@@ -131,22 +140,22 @@ check "b: all 60 credit jobs done" \
 requeued_before=$(kfctl status --json | jq '.counters.requeued')
 # --silent-after 0: the worker goes silent on its first job, keeping its
 # socket open (a hung worker, not a closed connection).
-fleet silent --workers 1 --credits 1 --role hb --silent-after 0 --duration-s 20
+fleet silent --workers 1 --credits 1 --role hb --silent-after 0 --duration-s 300
 SILENT_FLEET=$PID
-check "c: the silent worker registered" wait_until 10 registered silent 1
+check "c: the silent worker registered" wait_until 60 registered silent 1
 sql "INSERT INTO jobs (role, kind, payload)
      SELECT 'hb', 'noop', '{}' FROM generate_series(1, 5)" >/dev/null
 check "c: the silent worker leased one job" \
-    wait_until 10 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'hb' AND worker LIKE 'silent-%'"
+    wait_until 60 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'hb' AND worker LIKE 'silent-%'"
 hung=$(sql "SELECT id FROM jobs WHERE role = 'hb' AND worker LIKE 'silent-%' LIMIT 1")
 say "c: job ${hung:-?} is held by the silent worker"
 fleet healthy --workers 1 --credits 2 --role hb
 HEALTHY_FLEET=$PID
 check "c: the silent worker is declared dead" \
-    wait_until 10 grep -q "worker silent-.* missed its heartbeats" "$T/coordinator.log"
-check "c: it is gone from the status snapshot" wait_until 5 registered silent 0
+    wait_until 60 grep -q "worker silent-.* missed its heartbeats" "$T/coordinator.log"
+check "c: it is gone from the status snapshot" wait_until 60 registered silent 0
 check "c: all 5 hb jobs done" \
-    wait_until 15 sqlis 5 "SELECT count(*) FROM jobs WHERE role = 'hb' AND state = 'done'"
+    wait_until 120 sqlis 5 "SELECT count(*) FROM jobs WHERE role = 'hb' AND state = 'done'"
 check "c: the hung job was finished by the healthy worker on its 2nd attempt" \
     sqlis "done|2|t" "SELECT state, attempts, worker LIKE 'healthy-%' FROM jobs WHERE id = ${hung:-0}"
 check "c: its row keeps why it was requeued" \
@@ -162,44 +171,47 @@ kill -TERM "$SILENT_FLEET" "$HEALTHY_FLEET" 2>/dev/null
 # A real run through kfctl: its first job (compiling the reference) is
 # created by the coordinator with --max-attempts 2. Two compile workers
 # that both go silent on their first job take the two attempts.
-fleet hang --workers 2 --credits 1 --role compile --backends host --silent-after 0 --duration-s 30
-check "d: two hanging compile workers registered" wait_until 10 registered hang 2
+fleet hang --workers 2 --credits 1 --role compile --backends host --silent-after 0 --duration-s 300
+check "d: two hanging compile workers registered" wait_until 60 registered hang 2
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 1 \
       --seed 1 --json 2>"$T/submit.err")
 run=$(jq -r '.run_id // empty' <<<"$out" 2>/dev/null)
 check "d: submit gave a run id" [ -n "$run" ]
 run=${run:-0}
 check "d: the job fails for good" \
-    wait_until 20 sqlis failed "SELECT state FROM jobs WHERE run_id = $run AND role = 'compile'"
+    wait_until 120 sqlis failed "SELECT state FROM jobs WHERE run_id = $run AND role = 'compile'"
 check "d: after exactly 2 attempts" \
     sqlis "2|2" "SELECT attempts, max_attempts FROM jobs WHERE run_id = $run AND role = 'compile'"
 check "d: the job's reason names the missed heartbeats" \
     sqlis 1 "SELECT count(*) FROM jobs WHERE run_id = $run AND reason LIKE '%missed its heartbeats%'"
 check "d: the run failed, its reason kept" \
-    wait_until 5 sqlis 1 "SELECT count(*) FROM runs WHERE id = $run AND status = 'failed'
+    wait_until 60 sqlis 1 "SELECT count(*) FROM runs WHERE id = $run AND status = 'failed'
                           AND reason LIKE '%missed its heartbeats%'"
 check "d: counters.jobs_failed counts it" jtrue '.counters.jobs_failed >= 1' kfctl status --json
 say "d: run reason: $(sql "SELECT reason FROM runs WHERE id = $run")"
 
 # --- e. late result discarded ----------------------------------------------
-# kf_fuzz_send --late-worker takes one job, hangs past the liveness (0.6 s)
-# and then sends its RESULT with the old lease anyway, after 2 s.
+# kf_fuzz_send --late-worker takes one job, hangs past the liveness (2 s)
+# and then sends its RESULT with the old lease anyway, after 10 s: five
+# times the liveness, so the coordinator has declared it dead before the
+# late RESULT comes, also on a loaded machine (a RESULT that came first
+# would be taken as the job's result, and the checks below would fail).
 late_before=$(kfctl status --json | jq '.counters.late_results')
-start late "$TOOLS/kf_fuzz_send" --late-worker "$KF_WORKER_ENDPOINT" --role late --late-ms 2000
+start late "$TOOLS/kf_fuzz_send" --late-worker "$KF_WORKER_ENDPOINT" --role late --late-ms 10000
 LATE_PID=$PID
-check "e: the late worker registered" wait_until 10 registered late 1
+check "e: the late worker registered" wait_until 60 registered late 1
 sql "INSERT INTO jobs (role, kind, payload) VALUES ('late', 'noop', '{}')" >/dev/null
 check "e: it leased the job" \
-    wait_until 10 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'late' AND worker LIKE 'late-%'"
+    wait_until 60 sqlis 1 "SELECT count(*) FROM jobs WHERE role = 'late' AND worker LIKE 'late-%'"
 fleet ontime --workers 1 --credits 1 --role late
 check "e: the job is done by the next worker, on its 2nd lease" \
-    wait_until 10 sqlis "done|2|t" "SELECT state, lease, worker LIKE 'ontime-%' FROM jobs WHERE role = 'late'"
-for _ in $(seq 1 50); do kill -0 "$LATE_PID" 2>/dev/null || break; sleep 0.1; done
+    wait_until 60 sqlis "done|2|t" "SELECT state, lease, worker LIKE 'ontime-%' FROM jobs WHERE role = 'late'"
+check "e: the late worker sent its RESULT and exited" wait_until 120 eval '! kill -0 "$LATE_PID" 2>/dev/null'
 say "e: late worker: $(grep '^{' "$T/late.log" | tail -1)"
 check "e: the late worker did send its RESULT for lease 1" \
     jtrue '.lease == 1 and .job_id > 0' eval "grep '^{' '$T/late.log' | tail -1"
 check "e: the late RESULT was counted as late" \
-    wait_until 5 jtrue ".counters.late_results >= ${late_before:-0} + 1" kfctl status --json
+    wait_until 60 jtrue ".counters.late_results >= ${late_before:-0} + 1" kfctl status --json
 check "e: and did not overwrite the job's result" \
     sqlis 0 "SELECT count(*) FROM jobs WHERE role = 'late' AND result ? 'late'"
 

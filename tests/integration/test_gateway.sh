@@ -17,7 +17,7 @@ OKEY=sk-kftest-OPENAI-7f3a9c2e5b1d4e6f
 AKEY=sk-ant-kftest-ANTHROPIC-0a1b2c3d4e5f
 start double "$TOOLS/kf_llm_double" --log "$T/double-requests.txt" --openai-key "$OKEY" \
     --anthropic-key "$AKEY"
-wait_until 10 grep -q '^port ' "$T/double.log"
+check "the double says its port" wait_until 60 grep -q '^port ' "$T/double.log"
 PORT=$(awk '/^port /{print $2; exit}' "$T/double.log")
 say "double on port $PORT"
 
@@ -43,22 +43,29 @@ start_gateway() {   # start_gateway NAME ENDPOINT ARGS...
     shift 2
     OPENAI_API_KEY=$OKEY ANTHROPIC_API_KEY=$AKEY \
     OPENAI_BASE_URL=http://127.0.0.1:$PORT/v1 ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT/v1 \
-        start "$name" "$BIN/kf-llm-gateway" --coordinator "$ep" --heartbeat-ms 100 \
+        start "$name" "$BIN/kf-llm-gateway" --coordinator "$ep" --heartbeat-ms 100 --liveness 30 \
         --models-file "$T/models.conf" --prices-file "$T/prices.txt" "$@"
 }
 
 # drive ENDPOINT JOBS N ARGS...: the driver in the background (it binds
-# first, so the gateway's HELLO finds it), then the gateway; waits for the
-# driver, whose summary lands in driverN.txt and results in resultsN.jsonl.
+# first, so the gateway's HELLO finds it: its ipc socket file is waited
+# for), then the gateway; waits for the driver, whose summary lands in
+# driverN.txt and results in resultsN.jsonl. The gateway's liveness (30 x
+# 100 ms) keeps a gateway stalled by load from reconnecting and losing jobs.
 drive() {
     local ep=$1 jobs=$2 n=$3
     shift 3
     "$TOOLS/kf_gateway_driver" --endpoint "$ep" --jobs "$jobs" --heartbeat-ms 100 \
         --out "$T/results$n.jsonl" --timeout-s 60 >"$T/driver$n.txt" 2>"$T/driver$n.log" &
     local dpid=$!
-    sleep 0.2
+    PIDS+=("$dpid")   # stopped by the cleanup if the test dies first
+    wait_until 60 test -S "${ep#ipc://}"
     start_gateway "gateway$n" "$ep" "$@"
     wait "$dpid"
+    local rc=$? p keep=()
+    for p in "${PIDS[@]}"; do [ "$p" = "$dpid" ] || keep+=("$p"); done
+    PIDS=("${keep[@]}")
+    return $rc
 }
 
 job() {   # job MODEL LANGUAGE PROMPT
@@ -117,7 +124,15 @@ check "429 twice with Retry-After: retried, succeeds on attempt 3" \
 gap1=$(( $(at ra 2) - $(at ra 1) )); gap2=$(( $(at ra 3) - $(at ra 2) ))
 say "Retry-After: 1 -> measured gaps ${gap1} ms, ${gap2} ms (backoff alone would be 100-400 ms)"
 check "Retry-After honoured: each retry came >= 1000 ms later" [ "$gap1" -ge 1000 -a "$gap2" -ge 1000 ]
-check "Retry-After not overshot (< 1400 ms)" [ "$gap1" -lt 1400 -a "$gap2" -lt 1400 ]
+# Not overshot: what the gateway chose to wait, from its log (Retry-After
+# plus a jitter under 150 ms), not the gaps measured on a loaded machine.
+ra_line=$(grep -n -- "id=ra[] ]" "$T/jobs.jsonl" | head -1 | cut -d: -f1)
+ra_waits=$(sed -n "s/.*job $ra_line (openai:gpt-4.1): attempt [0-9]*: .*; retrying in \([0-9]*\) ms.*/\1/p" \
+           "$T/gateway1.log" | tr '\n' ' ')
+say "Retry-After: the gateway chose to wait: $ra_waits ms"
+check "Retry-After not overshot: the gateway waited 1000-1149 ms before each retry" \
+    awk -v s="$ra_waits" 'BEGIN { n = split(s, w, " "); if (n != 2) exit 1;
+                                  for (i = 1; i <= n; i++) if (w[i] < 1000 || w[i] >= 1150) exit 1 }'
 check "500 once: retried, succeeds on attempt 2" jtrue '.ok and .result.attempts == 2' res s500
 check "500 always: fails after max_attempts (3) with status and trimmed body" \
     jtrue '(.ok | not) and .result.attempts == 3 and .result.status == 500
@@ -162,19 +177,33 @@ check "command:nosuch is refused with the models file named" \
     jtrue '(.ok | not) and (.error | test("command_nosuch"))' res_n $((n - 2))
 check "an unknown backend is refused" jtrue '(.ok | not) and (.error | test("unknown model"))' res_n $((n - 1))
 check "a temperature out of range is refused" jtrue '(.ok | not) and (.error | test("temperature"))' res_n "$n"
-check "the gateway's heartbeats kept flowing during the rules run" \
-    jtrue '.max_heartbeat_gap_ms < 250' cat "$T/driver1.txt"
+# A gateway that blocked its heartbeats on a request would go silent for a
+# whole request_timeout_ms (1000 ms: the stall job, three times) or
+# command_timeout_s (1 s); 100 ms heartbeats keep well under that, also
+# on a loaded machine.
+check "the gateway's heartbeats kept flowing during the rules run (silences < 1000 ms)" \
+    jtrue '.max_heartbeat_gap_ms < 1000 and .heartbeats > 0' cat "$T/driver1.txt"
 
-# --- 50 concurrent jobs, each held 400 ms by the double ----------------------
-for i in $(seq 1 50); do job openai:gpt-4.1 c "[[double id=c$i stall=400]]"; done >"$T/jobs50.jsonl"
+# --- 50 concurrent jobs, each held 1500 ms by the double ---------------------
+# What shows concurrency does not depend on the machine's speed: how many
+# requests were at the double at once (each is held 1500 ms from its
+# arrival, so requests that arrived within 1500 ms of each other were open
+# together; one at a time, a gateway would have 1), and a heartbeat silence
+# shorter than one request's hold (a gateway that waited on a request
+# instead of beating would go silent for 1500 ms).
+for i in $(seq 1 50); do job openai:gpt-4.1 c "[[double id=c$i stall=1500]]"; done >"$T/jobs50.jsonl"
 drive "ipc://$T/g2.sock" "$T/jobs50.jsonl" 2
 say "50 concurrent: $(cat "$T/driver2.txt")"
 check "50 concurrent jobs all succeed" jtrue '.results == 50 and .ok == 50' cat "$T/driver2.txt"
-check "they ran concurrently (under 3 s, not 50 x 0.4 s)" jtrue '.elapsed_s < 3' cat "$T/driver2.txt"
-check "no heartbeat missed: longest silence < 2 x heartbeat_ms (100)" \
-    jtrue '.max_heartbeat_gap_ms < 200 and .heartbeats > 0' cat "$T/driver2.txt"
-span=$(awk '$3 ~ /^c[0-9]+$/ {print $1}' "$T/double-requests.txt" | sort -n | awk 'NR==1{a=$1} {b=$1} END{print b-a}')
-check "all 50 requests were at the double within 300 ms of each other ($span ms)" [ "$span" -lt 300 ]
+check "no heartbeat missed while jobs waited: longest silence < one hold (1500 ms)" \
+    jtrue '.max_heartbeat_gap_ms < 1500 and .heartbeats > 0' cat "$T/driver2.txt"
+# The most arrivals within any 1500 ms: all open at the double together.
+open_max=$(awk '$3 ~ /^c[0-9]+$/ {print $1}' "$T/double-requests.txt" | sort -n |
+           awk '{ t[NR] = $1 } END { best = 0; j = 1
+                 for (i = 1; i <= NR; i++) { while (t[i] - t[j] >= 1500) j++; if (i - j + 1 > best) best = i - j + 1 }
+                 print best }')
+check "they ran concurrently: $open_max of the 50 requests were open at the double at once (>= 25)" \
+    [ "${open_max:-0}" -ge 25 ]
 
 # --- through a real coordinator: kfctl submit --model openai:... ---------------
 db_new
@@ -182,7 +211,7 @@ start_coordinator "${COORD_FAST[@]}"
 start_gateway gateway_e2e "$KF_WORKER_ENDPOINT"
 start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-check "status answers with three workers" wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+check "status answers with three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 2 \
       --seed 3 --model openai:gpt-4.1 --wait --json --timeout 10 2>"$T/submit.err")
 echo "$out" >"$T/submit.json"
