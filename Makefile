@@ -16,7 +16,10 @@ CFLAGS    := -std=c11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE \
              -Icommon -Iproto $(if $(SAN),$(SANFLAGS))
 PC_CFLAGS  = $(shell pkg-config --cflags $(PC_LIBS) 2>/dev/null)
 PC_LDLIBS  = $(shell pkg-config --libs $(PC_LIBS) 2>/dev/null)
-LDFLAGS   := $(if $(SAN),$(SANFLAGS))
+# Full RELRO: the GOT is resolved at start and then read-only, so code
+# loaded into a process (a candidate kernel) cannot redirect its calls
+# (clock_gettime, say) by writing a GOT entry.
+LDFLAGS   := -Wl,-z,relro,-z,now $(if $(SAN),$(SANFLAGS))
 LDLIBS     = $(PC_LDLIBS) -lpthread -ldl -lm
 
 OBJ        = $(BUILD)/obj

@@ -135,4 +135,13 @@ check "--key=value works as a flag" err_has "bogus://from-flag-eq"
 run 10 kf-coordinator unexpected
 check "kf-coordinator with a stray argument: exit 2" rc_is 2
 check "kf-coordinator: the message names it" err_has "unexpected"
+
+# Full RELRO: symbols bound at start (BIND_NOW) and the GOT read-only
+# after (GNU_RELRO), so a candidate kernel loaded into a process cannot
+# redirect its calls by writing a GOT entry.
+for b in "${DAEMONS[@]}" kfctl; do
+    check "$b is linked with full RELRO" \
+        bash -c "readelf -d '$BIN/$b' | grep -qE 'FLAGS.*BIND_NOW|FLAGS_1.*NOW' \
+                 && readelf -lW '$BIN/$b' | grep -q GNU_RELRO"
+done
 finish
