@@ -35,10 +35,20 @@ before=$(done_count "$run")
 kill_hard "$COORD_PID"   # kill -9, reaped: its sockets are gone
 say "killed the coordinator with $before of 16 candidates final"
 check "killed mid-run" [ "$before" -lt 16 ]
+# What the dead coordinator left leased: the restart must requeue exactly
+# that many (how many there are depends on the moment of the kill).
+leased=$(sql "SELECT count(*) FROM jobs WHERE state = 'leased'")
+say "$leased job(s) leased at the kill"
 start_coordinator "${COORD_FAST[@]}"
 check "the restarted coordinator finishes the run" wait_until 240 run_done "$run"
 check "every candidate accounted for exactly once" accounted "$run" 16
-check "the restart requeued what was leased" grep -q "requeued\|serving" "$T/coordinator.log"
+if [ "$leased" -gt 0 ]; then
+    check "the restart requeued the $leased job(s) left leased" \
+        grep -q "requeued $leased job(s) leased before the restart" "$T/coordinator.log"
+else
+    check "the restart requeued nothing (nothing was leased)" \
+        bash -c "! grep -q 'leased before the restart' '$T/coordinator.log'"
+fi
 # The search's own records survived the kill as well: one transition per
 # child that moved, a selection for every candidate, and never more open
 # than max_in_flight (= population, 4) at any planning, before or after.

@@ -8,11 +8,13 @@
 db_new
 start_coordinator "${COORD_FAST[@]}"
 start_workers
+# An exec worker probes for PyTorch before it registers: seconds, many
+# more under the sanitizers on a busy machine.
 check "status answers with three workers" \
-    wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+    wait_until 180 jtrue '.workers | length == 3' kfctl status --json
 
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 3 --population 3 \
-      --seed 11 --wait --json --timeout 10 2>"$T/submit.err")
+      --seed 11 --wait --json --timeout 30 2>"$T/submit.err")
 check "submit --wait exits 0" [ $? -eq 0 ]
 run=$(jq -r .run_id <<<"$out")
 

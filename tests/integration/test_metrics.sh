@@ -14,12 +14,12 @@ start_workers
 # An exec worker probes for PyTorch before it registers: seconds, more
 # under the sanitizers on a busy machine.
 check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
-check "GET /metrics answers 200" wait_until 10 curl -sf -o "$T/m0.txt" "$URL"
+check "GET /metrics answers 200" wait_until 60 curl -sf -o "$T/m0.txt" "$URL"
 check "a new coordinator shows 1 idle execute worker" \
-    wait_until 10 sh -c "curl -sf '$URL' | grep -qx 'kf_workers{role=\"execute\",state=\"idle\"} 1'"
+    wait_until 60 sh -c "curl -sf '$URL' | grep -qx 'kf_workers{role=\"execute\",state=\"idle\"} 1'"
 
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 \
-      --seed 5 --wait --json --timeout 10)
+      --seed 5 --wait --json --timeout 30)
 check "the run finishes" [ "$(jq -r .status <<<"$out")" = done ]
 curl -sf -D "$T/headers.txt" -o "$T/m.txt" "$URL"
 check "content type is the exposition format 0.0.4" \
@@ -69,8 +69,11 @@ check 'kf_runs{status="done"} is 1' [ "$(val 'kf_runs{status="done"}')" = 1 ]
 done_c=$(sql "SELECT count(*) FROM jobs WHERE role = 'compile' AND state = 'done'")
 check "compile jobs done agree with the database ($done_c)" \
     [ "$(val 'kf_jobs{role="compile",state="done"}')" = "$done_c" ]
-check "the database is up and its ping under a second" \
-    awk -v u="$(val kf_database_up)" -v p="$(val kf_db_ping_seconds)" 'BEGIN { exit !(u == 1 && p > 0 && p < 1) }'
+# The ping's length depends on the machine's load; that it is a duration
+# in seconds measured since the start does not: above 0, below the uptime.
+check "the database is up and its ping timed, in seconds" \
+    awk -v u="$(val kf_database_up)" -v p="$(val kf_db_ping_seconds)" -v up="$(val kf_uptime_seconds)" \
+        'BEGIN { exit !(u == 1 && p > 0 && p < up) }'
 check "transactions were timed" awk -v c="$(val kf_db_pass_seconds_count)" 'BEGIN { exit !(c > 0) }'
 tokens=$(sql "SELECT coalesce(sum(input_tokens), 0) FROM runs")
 check "input tokens agree with the runs table ($tokens)" \
@@ -80,14 +83,38 @@ check "jobs dispatched match kfctl status" \
     awk -v m="$(val kf_jobs_dispatched_total)" -v s="$dispatched" 'BEGIN { exit !(m <= s && m > 0) }'
 check "no protocol errors" [ "$(grep -c '^kf_protocol_errors_total.* [1-9]' "$T/m.txt")" = 0 ]
 
-# A client that connects and says nothing holds one slot for 2 s at most,
-# and meanwhile the coordinator answers everything else.
-python3 -c "import socket,time; s=socket.create_connection(('127.0.0.1',$PORT)); time.sleep(4)" &
-idle=$!
-sleep 0.5
-check "a silent HTTP client does not block kfctl" kfctl status --json --timeout 2
-check "... nor another scrape" curl -sf -m 2 -o /dev/null "$URL"
-wait $idle
+# A client that connects and says nothing does not stop the coordinator
+# from answering others, and loses its connection (after 2 s). Not by a
+# clock: a coordinator that waited on the silent client could serve
+# nobody while that connection is open, so the test asks whether a
+# scrape and kfctl were answered while it was still open (the client
+# sees no end of its connection). Only a stall of the coordinator as long
+# as the 2 s deadline could order it otherwise, so each is tried up to 3
+# times: a coordinator that blocks fails every try.
+silent_client() {   # silent_client COMMAND...: 0 when COMMAND succeeds while the silent connection is open
+    python3 - "$PORT" "$@" <<'PY'
+import socket, subprocess, sys
+port, cmd = int(sys.argv[1]), sys.argv[2:]
+s = socket.create_connection(("127.0.0.1", port))
+ok = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode == 0
+try:
+    open_after = s.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) != b""
+except BlockingIOError:
+    open_after = True
+print("answered" if ok else "not answered", "; silent connection",
+      "still open" if open_after else "closed by then", file=sys.stderr)
+s.settimeout(60)   # the deadline closes it: wait for the end of the connection
+closed = s.recv(1) == b""
+print("the silent connection was then closed" if closed else "the silent client got bytes",
+      file=sys.stderr)
+sys.exit(0 if ok and open_after and closed else 1)
+PY
+}
+tries() { local i; for i in 1 2 3; do "$@" && return 0; done; return 1; }
+check "a silent HTTP client does not block kfctl, and is disconnected" \
+    tries silent_client "$BIN/kfctl" status --json --timeout 30
+check "... nor another scrape" \
+    tries silent_client curl -sf -m 30 -o /dev/null "$URL"
 check "another path is 404" [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nothing")" = 404 ]
 check "POST is refused with 405" [ "$(curl -s -o /dev/null -w '%{http_code}' -d x "$URL")" = 405 ]
 check "scrapes are counted" awk -v v="$(curl -sf "$URL" | awk '$1 == "kf_metrics_scrapes_total" { print $2 }')" 'BEGIN { exit !(v >= 3) }'

@@ -14,10 +14,12 @@ export KF_REFERENCE_CACHE_DIR=$T/reference-cache   # a cold cache, and none left
 db_new
 start_coordinator "${COORD_FAST[@]}"
 start_workers
+# The exec worker imports torch before it registers: seconds, many more
+# under the sanitizers on a busy machine.
 check "status answers with three workers" \
-    wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+    wait_until 180 jtrue '.workers | length == 3' kfctl status --json
 check "the exec worker runs PyTorch references" \
-    wait_until 30 jtrue '[.workers[] | select(.capabilities.torch.python)] | length == 1' \
+    wait_until 60 jtrue '[.workers[] | select(.capabilities.torch.python)] | length == 1' \
     kfctl workers --json
 FIX=$ROOT/tests/fixtures/degenerate
 
@@ -46,7 +48,7 @@ check "none of them reached the coordinator" [ "$(sql "SELECT count(*) FROM runs
 
 # --- softmax.py on the host: reference job, derived task, search
 out=$(kfctl submit "$ROOT/examples/pytorch/softmax.py" --target host --generations 2 \
-      --population 2 --seed 11 --wait --json --timeout 10 2>"$T/submit.err")
+      --population 2 --seed 11 --wait --json --timeout 30 2>"$T/submit.err")
 rc=$?
 echo "$out" >"$T/softmax.json"
 run=$(jq -r .run_id <<<"$out")
@@ -89,7 +91,7 @@ check "kfctl best hands back a C source with kf_forward" \
 
 # --- a degenerate PyTorch problem: the run fails with the reasons
 out=$("$BIN/kfctl" submit "$FIX/constant.py" --target host --generations 1 --population 1 \
-      --wait --timeout 10 2>&1)
+      --wait --timeout 30 2>&1)
 rc=$?
 echo "$out" >"$T/constant.out"
 check "constant.py: submit --wait exits 1" [ "$rc" -eq 1 ]
@@ -101,7 +103,7 @@ check "constant.py: no candidate was generated" \
 
 # --- a native task whose reference writes zeros: the probe flags it
 out=$(kfctl submit "$FIX/zeros_native/task.json" --target host --generations 1 \
-      --population 2 --wait --json --timeout 10 2>/dev/null)
+      --population 2 --wait --json --timeout 30 2>/dev/null)
 echo "$out" >"$T/zeros.json"
 zrun=$(jq -r .run_id <<<"$out")
 check "zeros_native: the run failed at the probe" [ "$(jq -r .status <<<"$out")" = failed ]
@@ -113,7 +115,7 @@ check "zeros_native: no candidate was generated" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $zrun")" -eq 0 ]
 
 out=$(kfctl submit "$FIX/zeros_native/task.json" --target host --generations 1 \
-      --population 2 --allow-degenerate --wait --json --timeout 10 2>/dev/null)
+      --population 2 --allow-degenerate --wait --json --timeout 30 2>/dev/null)
 echo "$out" >"$T/zeros-allowed.json"
 arun=$(jq -r .run_id <<<"$out")
 check "zeros_native --allow-degenerate: the run goes on to the end" \

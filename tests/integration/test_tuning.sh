@@ -9,11 +9,13 @@
 db_new
 start_coordinator "${COORD_FAST[@]}"
 start_workers
+# An exec worker probes for PyTorch before it registers: seconds, many
+# more under the sanitizers on a busy machine.
 check "status answers with three workers" \
-    wait_until 20 jtrue '.workers | length == 3' kfctl status --json
+    wait_until 180 jtrue '.workers | length == 3' kfctl status --json
 
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
-      --seed 11 --tune 16 --wait --json --timeout 10 2>"$T/submit.err")
+      --seed 11 --tune 16 --wait --json --timeout 30 2>"$T/submit.err")
 rc=$?
 echo "$out" >"$T/submit.json"
 check "submit --wait exits 0" [ "$rc" -eq 0 ]
