@@ -82,9 +82,12 @@ s_result_msg (int64_t job_id, int64_t lease, kf_job_result_t *res)
                               "lease", (json_int_t) lease, "ok", res->ok, "result",
                               res->result ? res->result : json_object ());
     res->result = NULL;
-    if (body && !res->ok)
+    if (body && !res->ok) {
         json_object_set_new (body, "error",
                              json_string (res->error ? res->error : "job failed"));
+        if (res->final)
+            json_object_set_new (body, "final", json_true ());
+    }
     free (res->error);
     res->error = NULL;
     kf_msg_t *msg = kf_msg_new ("RESULT", body);

@@ -38,6 +38,10 @@ typedef struct {
 
 typedef struct {
     bool ok;                 /* false: the job could not be done */
+    bool final;              /* with !ok: the job's own failure, the same on
+                                any worker and any try (a problem that
+                                raises, data past a size limit): failed at
+                                once, not retried */
     char *error;             /* owned; why not, when !ok */
     json_t *result;          /* owned; NULL means {} */
     zmsg_t *frames;          /* owned; binary frames to send back, or NULL */

@@ -337,17 +337,25 @@ s_forget_job (s_worker_t *w, int64_t job_id)
         }
 }
 
+/* How a job leaves its lease other than by a result. */
+typedef enum {
+    S_RETRY,       /* requeued, or failed for good once its attempts are used up */
+    S_HANDED_BACK, /* handed back unstarted (its worker is being stopped by an
+                    * operator): requeued, the attempt it used given back */
+    S_FINAL        /* the worker says it fails the same way on any worker and
+                    * any try: failed at once */
+} s_requeue_mode_t;
+
 /* Requeues (or fails for good) the jobs matched by WHERE_SQL with its one
  * parameter PARAM; REASON is kept. Runs inside the caller's transaction. */
 static int
 s_requeue_ex (kf_coord_t *self, const char *where_sql, const char *param,
-              const char *reason, bool uncount)
+              const char *reason, s_requeue_mode_t mode)
 {
-    /* UNCOUNT: the job is handed back, not failed (its worker is being
-     * stopped by an operator), so the attempt it used is given back. */
+    bool uncount = mode == S_HANDED_BACK;
     char sql[1200];
     snprintf (sql, sizeof sql,
-              "UPDATE jobs j SET state = CASE WHEN NOT %s AND j.attempts >= j.max_attempts"
+              "UPDATE jobs j SET state = CASE WHEN %s OR (NOT %s AND j.attempts >= j.max_attempts)"
               " THEN 'failed' ELSE 'queued' END, reason = $2, worker = NULL,"
               " attempts = CASE WHEN %s THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,"
               " lease_deadline = NULL, updated_at = now()"
@@ -355,7 +363,8 @@ s_requeue_ex (kf_coord_t *self, const char *where_sql, const char *param,
               " WHERE j.id = o.id"
               " RETURNING j.id, j.run_id, j.candidate_id, j.kind, j.state,"
               " j.attempts, o.old_worker",
-              uncount ? "true" : "false", uncount ? "true" : "false", where_sql);
+              mode == S_FINAL ? "true" : "false", uncount ? "true" : "false",
+              uncount ? "true" : "false", where_sql);
     const char *params[2] = { param, reason };
     json_t *rows = kf_db_query (self->db, sql, 2, params);
     if (!rows)
@@ -370,9 +379,13 @@ s_requeue_ex (kf_coord_t *self, const char *where_sql, const char *param,
             s_forget_job (w, json_integer_value (json_object_get (row, "id")));
         const char *state = json_string_value (json_object_get (row, "state"));
         if (!strcmp (state, "failed")) {
-            char text[300];
-            snprintf (text, sizeof text, "%s (after %lld attempts)", reason,
-                      (long long) json_integer_value (json_object_get (row, "attempts")));
+            char text[600];
+            if (mode == S_FINAL)
+                snprintf (text, sizeof text, "%.400s (not retried: it fails the same way"
+                          " on any worker)", reason);
+            else
+                snprintf (text, sizeof text, "%.400s (after %lld attempts)", reason,
+                          (long long) json_integer_value (json_object_get (row, "attempts")));
             self->counters[C_FAILED]++;
             if (kf_search_job_failed (&self->search, row, text))
                 rc = -1;
@@ -390,7 +403,7 @@ static int
 s_requeue (kf_coord_t *self, const char *where_sql, const char *param,
            const char *reason)
 {
-    return s_requeue_ex (self, where_sql, param, reason, false);
+    return s_requeue_ex (self, where_sql, param, reason, S_RETRY);
 }
 
 /* Forgets W and requeues its leases, inside the loop's transaction; a
@@ -403,7 +416,8 @@ s_worker_gone (kf_coord_t *self, s_worker_t *w, const char *why, bool left)
                  json_array_size (w->jobs));
     char reason[200];
     snprintf (reason, sizeof reason, "worker %.100s %s", w->id, why);
-    if (s_requeue_ex (self, "state = 'leased' AND worker = $1", w->id, reason, left))
+    if (s_requeue_ex (self, "state = 'leased' AND worker = $1", w->id, reason,
+                      left ? S_HANDED_BACK : S_RETRY))
         self->counters[C_DB_ERRORS]++;   /* the lease deadline is the backstop */
     zhashx_delete (self->by_route, w->route_key);
     zhashx_delete (self->by_id, w->id);
@@ -525,8 +539,9 @@ s_on_failure (kf_coord_t *self, kf_msg_t *msg)
     snprintf (where, sizeof where, "id = %s AND lease = $1 AND state = 'leased'", id);
     const char *error = kf_msg_str (msg, "error");
     bool returned = json_is_true (json_object_get (msg->body, "returned"));
+    bool final = !returned && json_is_true (json_object_get (msg->body, "final"));
     if (s_requeue_ex (self, where, lease, error ? error : "worker reported failure",
-                      returned))
+                      returned ? S_HANDED_BACK : final ? S_FINAL : S_RETRY))
         self->counters[C_DB_ERRORS]++;
 }
 

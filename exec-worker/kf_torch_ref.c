@@ -347,6 +347,15 @@ s_fail (kf_job_result_t *res, char *msg)
     res->error = msg ? msg : strdup ("out of memory");
 }
 
+//  A failure of the problem itself, the same on any worker and any try:
+//  not retried (kf_job_result_t.final).
+static void
+s_fail_final (kf_job_result_t *res, char *msg)
+{
+    s_fail (res, msg);
+    res->final = true;
+}
+
 //  "cpu", "cuda" or "cuda:N".
 static bool
 s_device_valid (const char *device)
@@ -506,11 +515,14 @@ s_collect (kf_torch_ref_t *self, const char *dir, json_t *manifest, char **blob,
 }
 
 //  Runs the runner on REQ. Returns the result (caller's) with *BLOB, or
-//  NULL with *ERROR (caller frees).
+//  NULL with *ERROR (caller frees) and *FINAL set when the failure is the
+//  problem's own (it raised, or its data passed a size limit): the same on
+//  any worker, so not worth another try.
 static json_t *
 s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_size,
-       double *wall_s, char **error)
+       double *wall_s, char **error, bool *final)
 {
+    *final = false;
     kf_subproc_limits_t limits;
     kf_subproc_limits_default (&limits);
     limits.time_limit_s = self->time_limit_s;
@@ -583,10 +595,13 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     else if (run.timed_out)
         *error = kf_strdupf ("reference run exceeded the %.0f s limit%s%s", self->time_limit_s,
                              tail && *tail ? "; last output:\n" : "", tail ? tail : "");
-    else if (failure && json_is_true (json_object_get (failure, "limit")))
+    else if (failure && json_is_true (json_object_get (failure, "limit"))) {
         *error = kf_strdupf ("reference data: %s",
                              json_string_value (json_object_get (failure, "error")));
+        *final = true;
+    }
     else if (failure) {
+        *final = true;
         //  The traceback's end holds the problem's own frames and the
         //  exception; its start is the runner's.
         const char *tb = json_string_value (json_object_get (failure, "traceback"));
@@ -645,9 +660,10 @@ kf_torch_ref_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     bool cached = s_cache_get (self->cache_dir, key, &result, &blob, &blob_size);
     if (!cached) {
         char *error = NULL;
-        result = s_run (self, &req, &blob, &blob_size, &wall_s, &error);
+        bool final = false;
+        result = s_run (self, &req, &blob, &blob_size, &wall_s, &error, &final);
         if (!result) {
-            s_fail (res, error);
+            (final ? s_fail_final : s_fail) (res, error);
             return;
         }
         json_object_set_new (result, "task_hash", json_string (task_hash));

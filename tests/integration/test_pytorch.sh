@@ -101,6 +101,19 @@ crun=$(sql "SELECT max(id) FROM runs")
 check "constant.py: no candidate was generated" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $crun")" -eq 0 ]
 
+# --- a problem that raises: the reference job fails once, not on every
+# attempt (the coordinator runs with 3), with the problem's error
+out=$("$BIN/kfctl" submit "$FIX/raises.py" --target host --generations 1 --population 1 \
+      --wait --timeout 30 2>&1)
+rc=$?
+echo "$out" >"$T/raises.out"
+check "raises.py: submit --wait exits 1" [ "$rc" -eq 1 ]
+rrun=$(sql "SELECT max(id) FROM runs")
+check "raises.py: the run failed with the problem's error, not retried" \
+    bash -c "grep -q 'problem raised in' '$T/raises.out' && grep -q 'not retried' '$T/raises.out'"
+check "raises.py: its reference job failed on its first attempt" \
+    [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE run_id = $rrun AND kind = 'reference'")" = "failed 1" ]
+
 # --- a native task whose reference writes zeros: the probe flags it
 out=$(kfctl submit "$FIX/zeros_native/task.json" --target host --generations 1 \
       --population 2 --wait --json --timeout 30 2>/dev/null)

@@ -440,6 +440,8 @@ s_payloads (kf_torch_ref_t *ref, const char *python)
     kf_torch_ref_handle (missing, &job, &res);
     CHECK (!res.ok && res.error
            && !strcmp (res.error, "no Python with torch found (tried: /nonexistent/python3 (not found))"));
+    //  ... which is this worker's lack, not the problem's: another may run it.
+    CHECK (!res.final);
     printf ("    %s\n", res.error ? res.error : "?");
     free (res.error);
     kf_torch_ref_destroy (&missing);
@@ -458,6 +460,8 @@ s_payloads (kf_torch_ref_t *ref, const char *python)
     kf_torch_ref_t *tiny = kf_torch_ref_new (&small);
     kf_torch_ref_handle (tiny, &job, &res);
     CHECK (!res.ok && res.error && strstr (res.error, "exceed 1024 bytes"));
+    //  The problem's own size: the same on every try, so not retried.
+    CHECK (res.final);
     printf ("    %.160s\n", res.error ? res.error : "?");
     free (res.error);
     //  ... unless nothing is exported: timing and checks only, no frame.
