@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# tests/run.sh - the whole suite: unit test programs, then integration
+# tests/run.sh - the whole suite: unit test programs and integration
 # scripts that start real daemons against a private PostgreSQL started
-# here. Prints one line per test and closes with "N passed, N failed".
+# here, KF_JOBS of them at a time. Prints one line per test as it ends
+# and closes with "N passed, N failed".
 #
 #   KF_BUILD=build-asan   which build to test (default build)
 #   KF_ONLY=unit|integration   run one half
 #   KF_TESTS="test_proto test_e2e"   run only these
+#   KF_JOBS=2   tests at once (default 2; 1 runs them one after another)
+#
+# Tests run side by side: each waits for the states it needs, never for
+# a time (docs/testing.md), so a neighbour's load slows it and nothing
+# else. The slowest start first, so the last to end is a short one.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -13,6 +19,8 @@ export KF_ROOT=$ROOT
 export KF_BUILD=${KF_BUILD:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+JOBS=${KF_JOBS:-2}
+case "$JOBS" in '' | *[!0-9]* | 0) echo "run.sh: KF_JOBS must be a positive number" >&2; exit 2 ;; esac
 . "$ROOT/tests/pg.sh"
 
 # The whole log of each test that fails is kept here (the summary shows
@@ -21,18 +29,22 @@ case "$KF_BUILD" in /*) LOGS=$KF_BUILD/test-logs ;; *) LOGS=$ROOT/$KF_BUILD/test
 rm -rf "$LOGS"
 SUITE_TMP=$(mktemp -d /tmp/kfsuite.XXXXXX)
 chmod 755 "$SUITE_TMP"
-CURRENT=
+declare -A RUNNING=()   # pid of a test's runner -> test name
 cleanup() {
-    # Interrupted: the running test first (SIGTERM lets it clean up).
-    if [ -n "$CURRENT" ]; then
-        kill -TERM -- "-$CURRENT" 2>/dev/null
-        wait "$CURRENT" 2>/dev/null
-        kill -KILL -- "-$CURRENT" 2>/dev/null
-    fi
+    # Interrupted: the running tests first (SIGTERM lets each clean up).
+    local f
+    for f in "$SUITE_TMP"/*.pgid; do
+        [ -f "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null
+    done
+    wait
+    for f in "$SUITE_TMP"/*.pgid; do
+        [ -f "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
+    done
     kf_pg_stop "$SUITE_TMP/pg"
     rm -rf "$SUITE_TMP"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 passed=0
 failed=0
@@ -44,26 +56,36 @@ selected() {
     return 1
 }
 
-# run_one NAME LIMIT_S COMMAND...: one test, its output kept in a log that
-# is shown only when it fails.
-run_one() {
+# start_one NAME LIMIT_S COMMAND...: one test in the background, its
+# output kept in a log. timeout puts the test in a process group of its
+# own: at the limit the test gets SIGTERM (its EXIT trap stops what it
+# started), and SIGKILL 30 s later; whatever the test left running either
+# way (a daemon it lost track of) is killed with the group once it ended,
+# so nothing outlives it into the tests after it.
+start_one() {
     local name=$1 limit=$2
     shift 2
-    local log=$SUITE_TMP/$name.log start=$SECONDS
-    # timeout puts the test in a process group of its own: at the limit
-    # the test gets SIGTERM (its EXIT trap stops what it started), and
-    # SIGKILL 30 s later; whatever the test left running either way (a
-    # daemon it lost track of) is killed with the group once it ended, so
-    # nothing outlives it into the next test.
-    timeout -s TERM -k 30 "$limit" "$@" >"$log" 2>&1 &
-    CURRENT=$!
-    wait "$CURRENT"
-    local rc=$?
-    kill -KILL -- "-$CURRENT" 2>/dev/null
-    CURRENT=
-    local took=$((SECONDS - start))
-    [ $rc -eq 124 ] && echo "run.sh: $name did not end within its limit of $limit s" >>"$log"
-    if [ $rc -eq 0 ]; then
+    (
+        log=$SUITE_TMP/$name.log
+        start=$SECONDS
+        timeout -s TERM -k 30 "$limit" "$@" >"$log" 2>&1 </dev/null &
+        pid=$!
+        echo "$pid" >"$SUITE_TMP/$name.pgid"
+        wait "$pid"
+        rc=$?
+        kill -KILL -- "-$pid" 2>/dev/null
+        rm -f "$SUITE_TMP/$name.pgid"
+        [ $rc -eq 124 ] && echo "run.sh: $name did not end within its limit of $limit s" >>"$log"
+        echo "$rc $((SECONDS - start))" >"$SUITE_TMP/$name.rc"
+    ) &
+    RUNNING[$!]=$name
+}
+
+# report NAME: the line of a test that ended; a failure's log is shown.
+report() {
+    local name=$1 rc took log=$SUITE_TMP/$1.log
+    read -r rc took <"$SUITE_TMP/$name.rc" 2>/dev/null || { rc=255; took=0; }
+    if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
         printf 'ok    %-28s %4ds  %s\n' "$name" "$took" "$(grep -E 'checks, [0-9]+ failed' "$log" | tail -1)"
     else
@@ -76,30 +98,68 @@ run_one() {
     fi
 }
 
+# reap: waits for a running test to end and reports every one that has.
+reap() {
+    local pid
+    wait -n 2>/dev/null
+    for pid in "${!RUNNING[@]}"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            wait "$pid" 2>/dev/null
+            report "${RUNNING[$pid]}"
+            unset "RUNNING[$pid]"
+        fi
+    done
+}
+
 want() { [ -z "${KF_ONLY:-}" ] || [ "$KF_ONLY" = "$1" ]; }
 
+# The queue: "NAME LIMIT PATH" lines, the slowest known first (minutes on
+# a 2-core machine under the sanitizers), then the rest in name order.
+SLOW="test_faults test_pytorch test_eval test_meta test_search_steady test_search_switches"
+SLOW="$SLOW test_search_proof test_netns test_tuning test_bad_candidates test_tune"
+queue=()
 if want unit; then
     for t in "$KF_BUILD"/tests/test_*; do
         [ -x "$t" ] || continue
         name=$(basename "$t")
-        selected "$name" && run_one "$name" 300 "$t"
+        selected "$name" && queue+=("$name 300 $t")
     done
 fi
-
 if want integration; then
-    if kf_pg_start "$SUITE_TMP/pg" 5433 >"$SUITE_TMP/pg-start.log" 2>&1; then
-        export KF_TEST_PGHOST=$SUITE_TMP/pg KF_TEST_PGPORT=5433
-        for t in tests/integration/test_*.sh; do
-            name=$(basename "$t" .sh)
-            selected "$name" && run_one "$name" 600 bash "$t"
-        done
-    else
-        failed=$((failed + 1))
-        failed_names+=("postgresql")
-        echo "FAIL  could not start PostgreSQL for the integration tests:"
-        sed 's/^/      | /' "$SUITE_TMP/pg-start.log" | tail -n 30
+    integration=()
+    for t in tests/integration/test_*.sh; do
+        name=$(basename "$t" .sh)
+        selected "$name" && integration+=("$name 600 $t")
+    done
+    if [ ${#integration[@]} -gt 0 ]; then
+        if kf_pg_start "$SUITE_TMP/pg" 5433 >"$SUITE_TMP/pg-start.log" 2>&1; then
+            export KF_TEST_PGHOST=$SUITE_TMP/pg KF_TEST_PGPORT=5433
+            queue+=("${integration[@]}")
+        else
+            failed=$((failed + 1))
+            failed_names+=("postgresql")
+            echo "FAIL  could not start PostgreSQL for the integration tests:"
+            sed 's/^/      | /' "$SUITE_TMP/pg-start.log" | tail -n 30
+        fi
     fi
 fi
+ordered=()
+for s in $SLOW; do
+    for q in "${queue[@]}"; do [ "${q%% *}" = "$s" ] && ordered+=("$q"); done
+done
+for q in "${queue[@]}"; do
+    case " $SLOW " in *" ${q%% *} "*) ;; *) ordered+=("$q") ;; esac
+done
+
+for q in "${ordered[@]}"; do
+    read -r name limit path <<<"$q"
+    while [ ${#RUNNING[@]} -ge "$JOBS" ]; do reap; done
+    case $path in
+    *.sh) start_one "$name" "$limit" bash "$path" ;;
+    *) start_one "$name" "$limit" "$path" ;;
+    esac
+done
+while [ ${#RUNNING[@]} -gt 0 ]; do reap; done
 
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "$passed passed, $failed failed"
