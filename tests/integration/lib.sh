@@ -157,14 +157,19 @@ wait_until() {
     return 1
 }
 
-# kill_hard PID: kill -9 a daemon this test started, reap it, and drop it
-# from PIDS, so stop_all never signals a pid the system may have reused.
-kill_hard() {
-    local p=$1 q keep=()
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-    for q in "${PIDS[@]}"; do [ "$q" = "$p" ] || keep+=("$q"); done
+# untrack PID: drop a process that has ended (and been waited for) from
+# PIDS, so stop_all never signals a pid the system may have reused.
+untrack() {
+    local q keep=()
+    for q in "${PIDS[@]}"; do [ "$q" = "$1" ] || keep+=("$q"); done
     PIDS=(${keep[@]+"${keep[@]}"})
+}
+
+# kill_hard PID: kill -9 a daemon this test started, reap it, untrack it.
+kill_hard() {
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+    untrack "$1"
 }
 
 # run_accounted RUN TOTAL: every candidate of RUN exactly once: TOTAL rows

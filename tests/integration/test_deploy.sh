@@ -52,7 +52,7 @@ check "the node part starts one worker per GPU" \
     kfctl workers --json
 kill -TERM "$node"
 wait "$node"
-keep=(); for p in "${PIDS[@]}"; do [ "$p" = "$node" ] || keep+=("$p"); done; PIDS=("${keep[@]}")
+untrack "$node"
 check "on SIGTERM both stop" grep -q "2 worker(s) stopped" "$T/slurm-node.log"
 check "and say goodbye" \
     wait_until 60 jtrue '[.workers[] | select(.name | test("-slurm77-"))] | length == 0' kfctl workers --json

@@ -79,7 +79,7 @@ check "kfctl watch follows the run" wait_until 60 test -s "$T/watch.out"
 kill -INT "$watch_pid"
 wait "$watch_pid"
 watch_rc=$?
-keep=(); for p in "${PIDS[@]}"; do [ "$p" = "$watch_pid" ] || keep+=("$p"); done; PIDS=("${keep[@]}")
+untrack "$watch_pid"
 check "Ctrl-C on kfctl watch exits 130" [ $watch_rc -eq 130 ]
 check "kfctl watch left no sanitizer report" bash -c "! grep -q Sanitizer '$T/watch.log'"
 check "the run goes on after watch leaves" jtrue '.run.status == "running"' kfctl show "$run2" --json

@@ -62,9 +62,8 @@ drive() {
     wait_until 60 test -S "${ep#ipc://}"
     start_gateway "gateway$n" "$ep" "$@"
     wait "$dpid"
-    local rc=$? p keep=()
-    for p in "${PIDS[@]}"; do [ "$p" = "$dpid" ] || keep+=("$p"); done
-    PIDS=("${keep[@]}")
+    local rc=$?
+    untrack "$dpid"
     return $rc
 }
 
