@@ -684,6 +684,14 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
     }
     if (dup2 (outfd, 1) < 0 || dup2 (outfd, 2) < 0)
         s_child_fail (errfd, 1);
+    if (limits->pass_fd > 2) {
+        //  The error pipe may sit on fd 3 itself: move it out of the way.
+        if (errfd == 3 && (errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 4)) < 0)
+            _exit (127);
+        int rc = limits->pass_fd == 3 ? fcntl (3, F_SETFD, 0) : dup2 (limits->pass_fd, 3);
+        if (rc < 0)
+            s_child_fail (errfd, 1);
+    }
 
     //  Needs CAP_SYS_ADMIN, so before the drop; EPERM (no privilege,
     //  or a container that forbids it) just leaves the network as is.

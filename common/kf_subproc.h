@@ -35,6 +35,9 @@ typedef struct {
     uid_t uid;               /* when running as root: drop to these; uid 0 */
     gid_t gid;               /*   = a uid of the pool, taken for the run */
     bool drop_privileges;    /*   (kf_subproc_limits_default fills them) */
+    int pass_fd;             /* > 2: given to the child as its fd 3 (a
+                              * channel only it and the caller hold);
+                              * 0: none */
 } kf_subproc_limits_t;
 
 typedef struct {

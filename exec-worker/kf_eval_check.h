@@ -10,6 +10,7 @@
 #ifndef KF_EVAL_CHECK_H
 #define KF_EVAL_CHECK_H
 
+#include "kf_eval_channel.h"
 #include "kf_kernel.h"
 
 #include <jansson.h>
@@ -90,37 +91,6 @@ double kf_eval_paired_speedup (const double *ref, const double *cand, int n);
 
 /* The median of N values (not changed). */
 double kf_eval_median (const double *v, int n);
-
-/* Writes RESULT to DIR/result.json. */
-void kf_eval_write_result (const char *dir, json_t *result);
-void kf_eval_write_verdict (const char *dir, const char *verdict, const char *detail);
-
-/* The child's start: maps DIR/phase (a byte the parent reads after a
- * crash or a kill: 'R' reference, 'C' candidate, 'H' harness) and
- * installs the fault handler, which writes DIR/result.json with
- * write(2) only and exits 3. Returns 0 or -1. */
-int kf_eval_child_begin (const char *dir);
-void kf_eval_set_phase (char phase);
-
-/* A guard page range: a SIGSEGV inside it reads as an out-of-bounds
- * access rather than an invalid one. */
-void kf_eval_add_guard (void *lo, size_t len);
-
-/* --- Timestamps of the child's phases, kept beside the phase byte so the
- * parent reads them even after a crash or a kill. */
-enum { KF_EVAL_T_BEGIN, KF_EVAL_T_LOADED, KF_EVAL_T_CHECKED, KF_EVAL_T_TIMED,
-       KF_EVAL_T_REPORTED, KF_EVAL_T_N };
-
-/* CLOCK_MONOTONIC in seconds: comparable between parent and child. */
-double kf_eval_now (void);
-
-/* Records the end of a phase (KF_EVAL_T_*) now. kf_eval_write_result
- * stamps KF_EVAL_T_REPORTED itself. */
-void kf_eval_stamp (int which);
-
-/* Parent side: the phase byte of DIR ('H' when unreadable) and the
- * stamps (0 where a phase never started). */
-char kf_eval_read_phase (const char *dir, double stamps[KF_EVAL_T_N]);
 
 /* {child_start, load, correctness, timing, report, exit} in seconds from
  * the parent's SPAWN time, the child's stamps and the parent's END time;

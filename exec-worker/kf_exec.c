@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -193,6 +194,18 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     }
     free (text);
 
+    //  The verdict comes back through a channel only the child holds
+    //  (kf_eval_channel.h); no process of the sandbox's uid may open it
+    //  through our /proc entry either.
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+    int channel = kf_eval_channel_new ();
+    if (channel < 0) {
+        s_fail (res, "cannot make the verdict channel: %s", strerror (errno));
+        kf_subproc_rmtree (dir);
+        free (dir);
+        return;
+    }
+    limits.pass_fd = channel;
     char *argv[] = { (char *) worker, "--eval-child", dir, NULL };
     kf_subproc_result_t run;
     double spawn = kf_eval_now ();
@@ -200,16 +213,15 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     double ended = kf_eval_now ();
     if (started != 0) {
         s_fail (res, "cannot start the evaluation child: %s", strerror (errno));
+        close (channel);
         kf_subproc_rmtree (dir);
         free (dir);
         return;
     }
     double stamps[KF_EVAL_T_N];
-    char phase = kf_eval_read_phase (dir, stamps);
-    char path[4200];
-    snprintf (path, sizeof path, "%s/result.json", dir);
-    json_error_t jerr;
-    json_t *result = run.timed_out ? NULL : json_load_file (path, 0, &jerr);
+    char phase = kf_eval_channel_phase (channel, stamps);
+    json_t *result = run.timed_out ? NULL : kf_eval_channel_result (channel);
+    close (channel);
     const char *verdict = json_string_value (json_object_get (result, "verdict"));
     char detail[512], last[256];
     s_last_line (run.output, last, sizeof last);
