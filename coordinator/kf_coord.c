@@ -22,6 +22,7 @@
 #include "kf_str.h"
 #include "kf_search.h"
 #include "kf_task.h"
+#include "kf_verify.h"
 #include <czmq.h>
 #include <string.h>
 
@@ -203,6 +204,7 @@ kf_coord_new (const kf_coord_config_t *cfg)
     self->search.max_attempts = cfg->max_attempts;
     memcpy (self->search.lease_ms, cfg->lease_ms, sizeof cfg->lease_ms);
     self->search.defaults = cfg->search_defaults;
+    self->search.plausible = cfg->plausible;
     self->dispatch_needed = true;
     kf_info ("serving workers on %s, clients on %s, status on %s, events on %s",
              cfg->worker_endpoint, cfg->client_endpoint, cfg->status_endpoint,
@@ -787,6 +789,71 @@ s_one_source (kf_coord_t *self, const char *role)
     return one;
 }
 
+/* Queues the JOB messages of ROWS (leased jobs: id, lease, kind, payload,
+ * blobs, worker) in the outbox, to be sent once the lease commits. */
+static void
+s_send_leased (kf_coord_t *self, json_t *rows)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        int64_t job_id = json_integer_value (json_object_get (row, "id"));
+        s_worker_t *w = zhashx_lookup (
+            self->by_id, json_string_value (json_object_get (row, "worker")));
+        kf_msg_t *msg = kf_msg_new (
+            "JOB", json_pack ("{s:I, s:O, s:O, s:O}", "job_id", (json_int_t) job_id,
+                              "lease", json_object_get (row, "lease"), "kind",
+                              json_object_get (row, "kind"), "payload",
+                              json_object_get (row, "payload")));
+        const char *blobs = json_string_value (json_object_get (row, "blobs"));
+        if (!w || (blobs && strcmp (blobs, "{}")
+                   && s_attach_blobs (self, msg, json_object_get (row, "blobs")))) {
+            /* Its lease will lapse and the job comes back. */
+            kf_error ("job %lld: cannot send: %s", (long long) job_id,
+                      kf_db_error (self->db));
+            kf_msg_destroy (&msg);
+            continue;
+        }
+        json_array_append_new (w->jobs, json_integer (job_id));
+        s_outbox_t *o = calloc (1, sizeof *o);
+        o->worker_id = strdup (w->id);
+        o->job_id = job_id;
+        o->msg = msg;
+        zlistx_add_end (self->outbox, o);
+    }
+}
+
+/* Re-verification jobs (kf_verify.c) go to a worker other than the one
+ * whose figure is in doubt: each free worker of the group LIST leases
+ * those it may take, its own only when no other connected worker of its
+ * kind (role, backends, arch; not draining) could. Before the group's
+ * ordinary lease, which leaves them alone. */
+static void
+s_dispatch_verify (kf_coord_t *self, zlistx_t *list)
+{
+    s_worker_t *first = zlistx_first (list);
+    if (strcmp (first->role, "execute") || !kf_verify_queued (self->db, first->role))
+        return;
+    for (s_worker_t *w = zlistx_first (list); w; w = zlistx_next (list)) {
+        int free_credits = w->credits - (int) json_array_size (w->jobs);
+        if (free_credits <= 0)
+            continue;
+        bool alone = true;
+        for (s_worker_t *o = zhashx_first (self->by_id); o && alone;
+             o = zhashx_next (self->by_id))
+            alone = o == w || o->draining || strcmp (o->role, w->role)
+                    || strcmp (o->backends, w->backends) || strcmp (o->arch, w->arch);
+        json_t *rows = kf_verify_lease (self->db, w->role, w->backends, w->arch, w->id,
+                                        free_credits, alone);
+        if (!rows) {
+            self->counters[C_DB_ERRORS]++;
+            return;
+        }
+        s_send_leased (self, rows);
+        json_decref (rows);
+    }
+}
+
 /* Leases queued jobs to every worker with free credits. Workers with the
  * same role and capabilities form one group and share one statement: the
  * array of worker ids, one entry per free credit in round-robin order, is
@@ -811,6 +878,7 @@ s_dispatch (kf_coord_t *self)
         zlistx_add_end (list, w);
     }
     for (zlistx_t *list = zhashx_first (groups); list; list = zhashx_next (groups)) {
+        s_dispatch_verify (self, list);
         s_worker_t *first = zlistx_first (list);
         /* Round-robin over free credits so jobs spread over the group. */
         char *ids = NULL;
@@ -838,6 +906,7 @@ s_dispatch (kf_coord_t *self)
             ? kf_db_query (self->db,
                            "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued'"
                            "  AND role = $1 AND (backend IS NULL OR backend = ANY($2::text[]))"
+                           "  AND avoid_worker IS NULL"
                            "  AND (arch IS NULL OR arch = $3)"
                            "  ORDER BY role, id LIMIT $4 FOR UPDATE SKIP LOCKED),"
                            " picked AS (SELECT id, row_number() OVER (ORDER BY id) AS rn"
@@ -871,7 +940,7 @@ s_dispatch (kf_coord_t *self)
             "   CROSS JOIN LATERAL"
             "   (SELECT id, row_number() OVER (ORDER BY id) AS turn FROM jobs"
             "    WHERE state = 'queued' AND role = $1 AND run_id = q.run_id"
-            "    AND (backend IS NULL OR backend = ANY($2::text[]))"
+            "    AND (backend IS NULL OR backend = ANY($2::text[])) AND avoid_worker IS NULL"
             "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) c"
             "  UNION ALL"
             "  SELECT id, row_number() OVER (ORDER BY id), NULL::timestamptz FROM"
@@ -898,33 +967,7 @@ s_dispatch (kf_coord_t *self)
             self->counters[C_DB_ERRORS]++;
             break;
         }
-        size_t i;
-        json_t *row;
-        json_array_foreach (rows, i, row) {
-            int64_t job_id = json_integer_value (json_object_get (row, "id"));
-            s_worker_t *w = zhashx_lookup (
-                self->by_id, json_string_value (json_object_get (row, "worker")));
-            kf_msg_t *msg = kf_msg_new (
-                "JOB", json_pack ("{s:I, s:O, s:O, s:O}", "job_id", (json_int_t) job_id,
-                                  "lease", json_object_get (row, "lease"), "kind",
-                                  json_object_get (row, "kind"), "payload",
-                                  json_object_get (row, "payload")));
-            const char *blobs = json_string_value (json_object_get (row, "blobs"));
-            if (!w || (blobs && strcmp (blobs, "{}")
-                       && s_attach_blobs (self, msg, json_object_get (row, "blobs")))) {
-                /* Its lease will lapse and the job comes back. */
-                kf_error ("job %lld: cannot send: %s", (long long) job_id,
-                          kf_db_error (self->db));
-                kf_msg_destroy (&msg);
-                continue;
-            }
-            json_array_append_new (w->jobs, json_integer (job_id));
-            s_outbox_t *o = calloc (1, sizeof *o);
-            o->worker_id = strdup (w->id);
-            o->job_id = job_id;
-            o->msg = msg;
-            zlistx_add_end (self->outbox, o);
-        }
+        s_send_leased (self, rows);
         json_decref (rows);
     }
     zhashx_destroy (&groups);
@@ -1014,6 +1057,8 @@ static const char *S_RUN_COLUMNS =
     "  (SELECT count(*) FROM candidates c WHERE c.run_id = r.id)) AS total,"
     " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
     "  AND c.audit_reason IS NOT NULL AND c.audit_verdict IS NULL) AS held_for_audit,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.verify_state = 'pending') AS verifying,"
     " r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
     " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
@@ -1417,7 +1462,8 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 self->db,
                 "SELECT id, generation, slot, parent_id, status, language, speedup,"
                 " fitness, generator, model, cost_usd, coords::text AS coords,"
-                " verdict_detail, audit_reason, audit_verdict FROM candidates"
+                " verdict_detail, audit_reason, audit_verdict, verify_state,"
+                " verify_reason, verify_speedup FROM candidates"
                 " WHERE run_id = $1"
                 " ORDER BY generation, slot",
                 1, params);

@@ -4,6 +4,7 @@
 #ifndef KF_COORD_H
 #define KF_COORD_H
 
+#include "kf_plausible.h"
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@ typedef struct {
     const char *curve_allow_dir;   /* public certificates admitted */
     bool allow_plain_tcp;    /* plain tcp:// beyond loopback, knowingly */
     const char *metrics_address;   /* HOST:PORT of /metrics; NULL: none */
+    kf_plausible_rules_t plausible;   /* when a result is re-verified (kf_verify.c) */
 } kf_coord_config_t;
 
 typedef struct kf_coord_t kf_coord_t;

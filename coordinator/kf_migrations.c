@@ -233,6 +233,26 @@ static const char *s_migrations[] = {
      * accepts it (kfctl audit); a rejected one leaves the archive too. */
     "ALTER TABLE candidates ADD COLUMN audit_reason text,"
     " ADD COLUMN audit_verdict text CHECK (audit_verdict IN ('accepted', 'rejected'));",
+
+    /* 9: plausibility by physics, then re-verification (coordinator/
+     * kf_verify.c, docs/evaluation.md). A correct result the coordinator
+     * finds suspicious (past a measured ceiling, or far beyond the run's
+     * distribution) is evaluated again before it counts: verify_state
+     * 'pending' while that evaluate job runs, then 'verified' (it counts)
+     * or 'failed' (held for kfctl audit, audit_reason saying why);
+     * verify_reason is why it was suspected, the other columns the
+     * re-verification's figures. The job carries the worker that produced
+     * the suspicious figure (avoid_worker): dispatch gives it to another
+     * exec worker of the same kind when one is connected. */
+    "ALTER TABLE candidates"
+    "  ADD COLUMN verify_state text CHECK (verify_state IN ('pending', 'verified', 'failed')),"
+    "  ADD COLUMN verify_reason text,"
+    "  ADD COLUMN verify_speedup double precision,"
+    "  ADD COLUMN verify_worker text,"
+    "  ADD COLUMN verify_figures jsonb;"
+    "ALTER TABLE jobs ADD COLUMN avoid_worker text;"
+    "CREATE INDEX jobs_queued_verify ON jobs (role, id)"
+    "  WHERE state = 'queued' AND avoid_worker IS NOT NULL;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

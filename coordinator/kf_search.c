@@ -34,6 +34,7 @@
 #include "kf_select.h"
 #include "kf_str.h"
 #include "kf_tune.h"
+#include "kf_verify.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -904,7 +905,10 @@ s_fill (kf_search_t *self, int64_t run_id)
     const char *params[1] = { S_I64 (id, run_id) };
     json_t *counts = kf_db_row (self->db,
                                 "SELECT count(*) FILTER (WHERE phase = 'search') AS planned,"
-                                " count(*) FILTER (WHERE finished_at IS NULL) AS open,"
+                                /* A re-verification keeps its candidate open:
+                                 * the run does not end while one waits. */
+                                " count(*) FILTER (WHERE finished_at IS NULL"
+                                "  OR verify_state = 'pending') AS open,"
                                 " count(DISTINCT generation) FILTER (WHERE phase = 'tuning')"
                                 "  AS rounds"
                                 " FROM candidates WHERE run_id = $1",
@@ -1014,9 +1018,10 @@ s_archive_insert (kf_search_t *self, int64_t run_id, int64_t cand_id, const char
                        5, p2) < 0 ? -1 : 0;
 }
 
-/* A correct candidate counts towards the run's figures unless the
- * evaluator flagged it for audit and no person has accepted it yet. */
-#define S_COUNTS "(audit_reason IS NULL OR audit_verdict = 'accepted')"
+/* A correct candidate counts towards the run's figures unless it waits
+ * for its re-verification, or failed that and no person has accepted it
+ * yet (kf_verify.h). */
+#define S_COUNTS KF_VERIFY_COUNTS
 
 /* The run's best and first-correct figures, from the candidates that
  * count: recomputed whole, so an audit verdict can move them either way.
@@ -1040,30 +1045,36 @@ s_run_figures (kf_search_t *self, int64_t run_id)
                       1, p, NULL);
 }
 
-/* Makes a candidate final. AUDIT is the evaluator's reason for flagging a
- * correct result (NULL when it did not). */
+json_t *
+kf_search_run_figures (kf_search_t *self, int64_t run_id)
+{
+    return s_run_figures (self, run_id);
+}
+
+/* Makes a candidate final. A correct one found suspicious was marked
+ * pending just before (kf_verify_check), so it does not count yet. */
 static int
 s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                     const char *status, double speedup, const char *detail,
-                    const char *log, const char *audit)
+                    const char *log)
 {
     bool correct = !strcmp (status, S_FINAL_CORRECT) && speedup > 0;
     char id[24], sp[40], fit[40];
     snprintf (sp, sizeof sp, "%.17g", speedup);
     snprintf (fit, sizeof fit, "%.17g", kf_search_fitness (status, speedup));
-    const char *params[7] = { S_I64 (id, cand_id), status, correct ? sp : NULL,
-                              fit, detail, log, correct ? audit : NULL };
+    const char *params[6] = { S_I64 (id, cand_id), status, correct ? sp : NULL,
+                              fit, detail, log };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET status = $2, speedup = $3,"
                              " fitness = $4, verdict_detail = $5,"
-                             " log = coalesce($6, log), audit_reason = $7,"
-                             " finished_at = now()"
+                             " log = coalesce($6, log), finished_at = now()"
                              " WHERE id = $1 AND finished_at IS NULL"
-                             " RETURNING generation, slot",
-                             7, params, NULL);
+                             " RETURNING generation, slot, verify_state",
+                             6, params, NULL);
     if (!row)
         return 0;   /* already final: nothing to do twice */
     int generation = (int) kf_jint (row, "generation");
+    bool verifying = !strcmp (kf_jstr (row, "verify_state"), "pending");
     json_decref (row);
     /* The parent->child move for the gradient estimator: coordinates and
      * fitness before and after, and whether the child's coordinates were
@@ -1083,9 +1094,10 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
         return -1;
     if (correct && s_archive_insert (self, run_id, cand_id, sp, fit))
         return -1;
-    /* A flagged result still enters the archive, so the search keeps
-     * exploring from it; only the figures reported as the run's result
-     * wait for a person (kf_search_audit). */
+    /* A result held for audit or waiting for its re-verification still
+     * enters the archive, so the search keeps exploring from it; only the
+     * figures reported as the run's result wait (kf_verify.c,
+     * kf_search_audit). */
     if (correct) {
         json_t *figures = s_run_figures (self, run_id);
         if (!figures)
@@ -1095,8 +1107,8 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
     json_t *event = json_pack ("{s:I, s:i, s:s, s:o}", "candidate_id", (json_int_t) cand_id,
                                "generation", generation, "status", status, "speedup",
                                correct ? json_real (speedup) : json_null ());
-    if (correct && audit)
-        json_object_set_new (event, "audit_reason", json_string (audit));
+    if (correct && verifying)
+        json_object_set_new (event, "verify_state", json_string ("pending"));
     kf_search_event (self, run_id, "candidate", event);
     if (kf_meta_after_candidate (self, run_id, cand_id))
         return -1;
@@ -1141,7 +1153,7 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
         snprintf (detail, sizeof detail, "the generator returned no source%s%s%s%s",
                   *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
                   *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
-        return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL, NULL);
+        return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
     }
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
     if (s_store_blob (self, source, strlen (source), hash))
@@ -1283,7 +1295,7 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
     }
     if (!compiled)
         return s_finish_candidate (self, run_id, cand_id, "compile_failed", 0,
-                                   "does not compile", log, NULL);
+                                   "does not compile", log);
     char hash[65], cand[24], blobs[1200], backend[32], arch[64];
     if (s_store_blob (self, zframe_data (artifact), zframe_size (artifact), hash))
         return -1;
@@ -1333,8 +1345,11 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
                    + kf_jint (row, "slot");
     json_decref (row);
     json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
-    snprintf (blobs, sizeof blobs, "{%s,%s}", configs ? cand_blobs : hash,
-              kf_jstr (run, "ref_artifact"));
+    /* A PyTorch run has no reference artifact (its data stays on the exec
+     * hosts, kf_reference.c): the candidate's blobs alone. */
+    const char *ref_blob = kf_jstr (run, "ref_artifact");
+    snprintf (blobs, sizeof blobs, "{%s%s%s}", configs ? cand_blobs : hash,
+              *ref_blob ? "," : "", ref_blob);
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     json_t *payload = json_pack ("{s:O, s:I, s:O}", "task", json_object_get (run, "spec"),
                                  "seed", (json_int_t) (seed & 0xffffffffffffLL), "timing",
@@ -1399,10 +1414,12 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       detail, n_configs, n_configs == 1 ? "" : "s");
         detail = tuned;
     }
-    const char *audit = json_is_true (json_object_get (result, "audit"))
-                        ? kf_jstr (result, "audit_reason") : NULL;
+    /* The coordinator judges the figures itself: a suspicious result is
+     * re-verified before it counts (kf_verify.c). */
+    if (correct && speedup > 0 && kf_verify_check (self, run, job, cand_id, result, speedup))
+        return -1;
     return s_finish_candidate (self, kf_jint (run, "id"), cand_id, status, speedup,
-                               detail, NULL, audit && *audit ? audit : NULL);
+                               detail, NULL);
 }
 
 int
@@ -1426,8 +1443,9 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
             rc = s_generated (self, run, cand, result);
         else if (!strcmp (kind, "compile"))
             rc = s_compiled (self, run, cand, result, frames);
-        else if (!strcmp (kind, "evaluate"))
-            rc = s_evaluated (self, run, job, cand, result);
+        else if (!strcmp (kind, "evaluate")
+                 && (rc = kf_verify_job_done (self, run, job, result)) == 1)
+            rc = s_evaluated (self, run, job, cand, result);   /* a first evaluation */
     }
     json_decref (run);
     return rc;
@@ -1499,12 +1517,15 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
     if (!strcmp (kf_jstr (job, "kind"), "meta"))
         return kf_meta_job_failed (self, job, reason);   /* never fails the run */
     int64_t cand = kf_jint (job, "candidate_id");
+    int verify_rc = kf_verify_job_failed (self, job, reason);
+    if (verify_rc != 1)
+        return verify_rc;   /* a re-verification: its candidate is held for audit */
     char text[600];
     snprintf (text, sizeof text, "%s job failed for good: %.500s",
               kf_jstr (job, "kind"), reason);
     if (!cand)
         return s_finish_run (self, run_id, "failed", text);
-    return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL, NULL);
+    return s_finish_candidate (self, run_id, cand, "failed", 0, text, NULL);
 }
 
 /* For kf_reference.c, which runs a run's reference before its search. */

@@ -12,6 +12,7 @@
 #define KF_SEARCH_H
 
 #include "kf_db.h"
+#include "kf_plausible.h"
 #include <czmq.h>
 #include <jansson.h>
 
@@ -23,6 +24,8 @@ typedef struct {
     int lease_ms[3];         /* generate, compile, execute */
     json_t *defaults;        /* search defaults (kf_search_defaults_load;
                                 borrowed); NULL: the built-in ones */
+    kf_plausible_rules_t plausible;   /* when a correct result is re-verified
+                                         before it counts (kf_verify.c) */
 } kf_search_t;
 
 /* The search defaults: the built-in coordinator/search-defaults.json
@@ -63,6 +66,12 @@ int kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason);
  * candidate, its run's figures after the verdict; caller's), 1 when the
  * candidate does not exist or was not flagged, -1 on a database error. */
 int kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **out);
+
+/* Recomputes the run's best and first-correct figures from the
+ * candidates that count (correct, not held for audit, not waiting for a
+ * re-verification). Returns {best_candidate_id, best_speedup,
+ * first_speedup} (caller's), or NULL on a database error. */
+json_t *kf_search_run_figures (kf_search_t *self, int64_t run_id);
 
 /* Queues a job of RUN_ID (CANDIDATE_ID 0: of the run itself); takes
  * PAYLOAD; BLOBS is a text[] literal of blob hashes, or NULL. */

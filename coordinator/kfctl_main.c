@@ -983,8 +983,8 @@ s_cmd_undrain (s_args_t *args, kf_ctl_endpoints_t *ep)
     return s_drain_call (args, ep, true);
 }
 
-/* audit CANDIDATE accept|reject: a person's word on a result the
- * evaluator flagged (faster than the roofline, or over 10x its reference). */
+/* audit CANDIDATE accept|reject: a person's word on a result held for
+ * audit (suspicious, and its automatic re-verification failed). */
 static int
 s_cmd_audit (s_args_t *args, kf_ctl_endpoints_t *ep)
 {
@@ -1077,9 +1077,10 @@ static const s_command_t s_commands[] = {
     { "undrain", "kfctl undrain WORKER [--json]",
       "give a drained worker jobs again", 1, 0, s_cmd_undrain },
     { "audit", "kfctl audit CANDIDATE accept|reject [--json]",
-      "a person's verdict on a correct result the evaluator flagged for audit\n"
-      "  (faster than the measured roofline, or over 10x its reference): until\n"
-      "  accepted it does not count towards its run's best and first-correct\n"
+      "a person's verdict on a correct result held for audit\n"
+      "  (suspicious: past a measured ceiling or far beyond its run, and its\n"
+      "  automatic re-verification failed): until accepted it does not\n"
+      "  count towards its run's best and first-correct\n"
       "  figures ('kfctl show' lists it as \"correct, held\"); a rejected one\n"
       "  also leaves the archive. Prints the run's figures after the verdict\n"
       "  --json              {candidate_id, run_id, verdict, audit_reason,\n"

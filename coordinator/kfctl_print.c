@@ -79,7 +79,11 @@ kf_ctl_progress_from_event (kf_ctl_progress_t *progress, json_t *event)
          * moving between polls. */
         if (progress->total <= 0 || progress->done < progress->total)
             progress->done++;
-        if (!strcmp (s_str (event, "status"), "correct"))
+        /* One held for audit or waiting for its re-verification does
+         * not count (kf_verify.c). */
+        if (!strcmp (s_str (event, "status"), "correct")
+            && !json_object_get (event, "audit_reason")
+            && !json_object_get (event, "verify_state"))
             best = json_object_get (event, "speedup");
         long long generation = s_int (event, "generation", -1);
         if (generation > progress->generation)
@@ -170,6 +174,11 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "held for audit: %lld correct candidate%s not counted until a person"
                  " accepts %s (kfctl audit CANDIDATE accept|reject)\n", held,
                  held == 1 ? "" : "s", held == 1 ? "it" : "them");
+    long long verifying = s_int (run, "verifying", 0);
+    if (verifying > 0)
+        fprintf (out, "re-verifying: %lld correct candidate%s evaluated again (a suspicious"
+                 " figure) before %s\n", verifying, verifying == 1 ? "" : "s",
+                 verifying == 1 ? "it counts" : "they count");
     fprintf (out, "created %s  finished %s\n", s_str (run, "created_at"),
              s_str (run, "finished_at"));
     if (json_is_string (json_object_get (run, "reason")))
@@ -200,22 +209,28 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "warning: %s\n", json_string_value (warning) ? json_string_value (warning) : "?");
 }
 
-/* A correct candidate flagged for audit counts only once accepted. */
+/* A correct candidate counts unless it waits for its re-verification, or
+ * is held for audit and not accepted (KF_VERIFY_COUNTS in kf_verify.h). */
 static bool
 s_counts (json_t *c)
 {
     return !strcmp (s_str (c, "status"), "correct")
-           && (!json_is_string (json_object_get (c, "audit_reason"))
+           && ((!json_is_string (json_object_get (c, "audit_reason"))
+                && strcmp (s_str (c, "verify_state"), "pending"))
                || !strcmp (s_str (c, "audit_verdict"), "accepted"));
 }
 
-/* The status column: a flagged result says whether it counts yet. */
+/* The status column: a suspicious result says where it stands. */
 static const char *
 s_audit_status (json_t *c)
 {
     const char *status = s_str (c, "status");
-    if (strcmp (status, "correct") || s_counts (c))
+    if (strcmp (status, "correct"))
         return status;
+    if (s_counts (c))
+        return !strcmp (s_str (c, "verify_state"), "verified") ? "verified" : status;
+    if (!strcmp (s_str (c, "verify_state"), "pending"))
+        return "verifying";
     return !strcmp (s_str (c, "audit_verdict"), "rejected") ? "rejected" : "correct, held";
 }
 

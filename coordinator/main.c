@@ -33,6 +33,18 @@ static const kf_cfg_entry_t s_table[] = {
     { "eval_min_samples", KF_CFG_INT, "10", 1, 100000, "timing samples per kernel, at least" },
     { "eval_warmup_s", KF_CFG_DOUBLE, "1.0", 0, 600, "warm-up seconds per kernel" },
     { "eval_warmup_calls", KF_CFG_INT, "10", 0, 100000, "warm-up calls per kernel, at least" },
+    /* When a correct result is re-verified before it counts (kf_verify.c;
+     * the defaults are common/kf_plausible.h's KF_PLAUSIBLE_*). */
+    { "plausible_margin", KF_CFG_DOUBLE, "1.1", 1, 100,
+      "re-verify a correct result that moves its bytes or computes faster than this"
+      " many times the worker's measured copy bandwidth or FMA peak" },
+    { "plausible_outlier_factor", KF_CFG_DOUBLE, "8", 0, 1e6,
+      "re-verify a correct result whose speedup is over this many times the run's"
+      " best counted speedup (taken as at least 1x; 0: every correct result)" },
+    { "plausible_min_counted", KF_CFG_INT, "3", 0, 100000,
+      "counted correct candidates a run needs before plausible_outlier_factor applies" },
+    { "verify_tolerance", KF_CFG_DOUBLE, "0.5", 0, 1,
+      "a re-verification holds when its speedup is at least (1 - this) times the first" },
     { "curve_cert", KF_CFG_STR, NULL, 0, -1,
       "our secret certificate (kfctl keygen): CURVE on every tcp:// endpoint" },
     { "curve_allow_dir", KF_CFG_STR, NULL, 0, -1,
@@ -90,6 +102,10 @@ main (int argc, char **argv)
         .curve_allow_dir = kf_config_str (cfg, "curve_allow_dir"),
         .allow_plain_tcp = kf_config_bool (cfg, "allow_plain_tcp"),
         .metrics_address = kf_config_str (cfg, "metrics_address"),
+        .plausible = { .margin = kf_config_double (cfg, "plausible_margin"),
+                       .outlier_factor = kf_config_double (cfg, "plausible_outlier_factor"),
+                       .min_counted = (int) kf_config_int (cfg, "plausible_min_counted"),
+                       .tolerance = kf_config_double (cfg, "verify_tolerance") },
     };
     kf_coord_t *coord = kf_coord_new (&c);
     int rc = 1;

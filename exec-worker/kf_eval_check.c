@@ -1063,20 +1063,31 @@ kf_eval_host_ceilings (kf_eval_ceilings_t *c)
     *c = s_host_ceil;
 }
 
+//  The plausibility rules are common/kf_plausible.c's, which the
+//  coordinator decides by; this is the worker's report of them.
+#include "kf_plausible.h"
+
 void
 kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
                   double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                   double speedup)
 {
-    double cand_gbs = cand_ns > 0 ? bytes / cand_ns : 0;    // bytes per ns = GB/s
-    double ref_gbs = ref_ns > 0 ? bytes / ref_ns : 0;
+    //  Speed against the reference is no sign of anything by itself: a
+    //  slow reference (PyTorch eager on a CPU) is honestly beaten 50x. The
+    //  run's distribution, the other rule, is the coordinator's to judge.
+    (void) speedup;
+    kf_plausible_figures_t f = { .bytes = bytes, .flops = flops, .cand_ns = cand_ns,
+                                 .copy_gbs = c->copy_gbs, .peak_gflops = c->peak_gflops,
+                                 .bw_applies = bw_applies };
+    double cand_gbs = kf_plausible_gbs (&f);
+    double ref_gbs = ref_ns > 0 ? bytes / ref_ns : 0;   // bytes per ns = GB/s
     json_object_set_new (result, "bandwidth", json_pack (
         "{s:f, s:f, s:f, s:f, s:b, s:f}", "bytes", bytes,
         "candidate_gbs", cand_gbs, "reference_gbs", ref_gbs,
         "copy_gbs", c->copy_gbs, "roofline_applies", bw_applies,
         "candidate_fraction_of_copy", c->copy_gbs > 0 ? cand_gbs / c->copy_gbs : 0));
-    double cand_gf = flops > 0 && cand_ns > 0 ? flops / cand_ns : 0;   // flops per ns = GFLOP/s
-    double ref_gf = flops > 0 && ref_ns > 0 ? flops / ref_ns : 0;
+    double cand_gf = kf_plausible_gflops (&f);
+    double ref_gf = flops > 0 && ref_ns > 0 ? flops / ref_ns : 0;   // flops per ns = GFLOP/s
     json_t *compute = json_object ();
     json_object_set_new (compute, "flops", flops > 0 ? json_real (flops) : json_null ());
     json_object_set_new (compute, "candidate_gflops", flops > 0 ? json_real (cand_gf) : json_null ());
@@ -1089,18 +1100,9 @@ kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
                                                          : json_null ());
     json_object_set_new (result, "compute", compute);
     char reason[256] = "";
-    if (bw_applies && c->copy_gbs > 0 && cand_gbs > c->copy_gbs)
-        snprintf (reason, sizeof reason,
-                  "moves its inputs and outputs at %.0f GB/s, above the measured copy bandwidth of %.0f GB/s",
-                  cand_gbs, c->copy_gbs);
-    else if (flops > 0 && c->peak_gflops > 0 && cand_gf > c->peak_gflops)
-        snprintf (reason, sizeof reason,
-                  "computes at %.0f GFLOP/s, above the measured FMA peak of %.0f GFLOP/s",
-                  cand_gf, c->peak_gflops);
-    else if (speedup > 10)
-        snprintf (reason, sizeof reason, "%.1fx faster than the reference (over 10x)", speedup);
-    json_object_set_new (result, "audit", json_boolean (reason[0] != 0));
-    if (reason[0]) {
+    bool suspect = kf_plausible_ceiling (&f, KF_PLAUSIBLE_MARGIN, reason, sizeof reason);
+    json_object_set_new (result, "audit", json_boolean (suspect));
+    if (suspect) {
         json_object_set_new (result, "audit_reason", json_string (reason));
         //  Into the detail too, which the coordinator stores as the
         //  candidate's verdict line: a flagged speedup is never silent.

@@ -191,9 +191,11 @@ void kf_eval_host_ceilings (kf_eval_ceilings_t *c);
  * BYTES (inputs read + outputs written) and FLOPS (0: not declared) per
  * call, the medians CAND_NS and REF_NS (0: no paired reference),
  * BW_APPLIES when the data is too large to stay in cache between calls,
- * SPEEDUP and what it is against. An achieved rate above a ceiling, or a
- * speedup over 10x, sets audit with the reason, which is appended to
- * RESULT's detail ("...; flagged for audit: REASON"). */
+ * SPEEDUP (not judged: beating a slow reference is no sign of anything).
+ * An achieved rate above a ceiling by more than KF_PLAUSIBLE_MARGIN
+ * (kf_plausible_ceiling, the rule the coordinator decides by) sets audit
+ * with the reason, which is appended to RESULT's detail ("...; flagged
+ * for audit: REASON"). */
 void kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
                        double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                        double speedup);

@@ -175,8 +175,9 @@ kill_hard() {
 # run_accounted RUN TOTAL: every candidate of RUN exactly once: TOTAL rows
 # (one per generation and slot, the table's key), each in a final status,
 # each with one finished generate job, at most one finished compile and
-# evaluate job and at most one evaluation, and no job of RUN left queued
-# or leased.
+# evaluate job (and at most one re-verification: an evaluate job that
+# avoids the first worker) and at most one evaluation, and no job of RUN
+# left queued or leased.
 run_accounted() {
     local run=$1 total=$2
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL
@@ -186,7 +187,10 @@ run_accounted() {
     [ "$(sql "SELECT count(*) FROM candidates c WHERE run_id = $run AND (
             (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'generate' AND j.state = 'done') <> 1
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done') > 1
-         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done') > 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
+             AND j.avoid_worker IS NULL) > 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
+             AND j.avoid_worker IS NOT NULL) > 1
          OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) > 1)")" -eq 0 ] &&
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND state IN ('queued', 'leased')")" -eq 0 ]
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# test_audit.sh - a result too good to believe does not count silently.
+# test_audit.sh - a result past physics does not count silently.
 # The task declares an impossible work count (1e18 FLOP a call), so every
-# correct candidate computes "faster than the measured FMA peak" and the
-# evaluator flags it for audit. Such candidates are stored as correct but
-# held: the run's best and first-correct figures stay empty until a person
-# accepts one with `kfctl audit`; a rejected one leaves the archive too.
-# The same task without the impossible count is the control: nothing held.
+# correct candidate computes "faster than the measured FMA peak": the
+# coordinator finds it suspicious from the figures and evaluates it again
+# (a fresh seed, the full protocol; docs/evaluation.md, "Plausibility and
+# re-verification"). The re-verification is past the peak too, so it
+# fails, and the candidate is held for a person: stored as correct, the
+# run's best and first-correct figures stay empty until a person accepts
+# one with `kfctl audit`; a rejected one leaves the archive too. The same
+# task without the impossible count is the control: nothing re-verified,
+# nothing held. (test_verify.sh: re-verifications that hold, and count.)
 . "$(dirname "$0")/lib.sh"
 
 db_new
@@ -34,6 +38,8 @@ plain=$(jq -r .run_id <<<"$out")
 check "control: the run has a best" jtrue '.best_speedup > 0 and .first_speedup > 0' echo "$out"
 check "control: nothing is held for audit" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $plain AND audit_reason IS NOT NULL")" = 0 ]
+check "control: nothing is re-verified (a plausible speedup is no reason)" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $plain AND verify_state IS NOT NULL")" = 0 ]
 
 out=$(kfctl submit "$T/impossible.json" --generations 1 --population 3 --seed 5 --wait --json --timeout 10)
 run=$(jq -r .run_id <<<"$out")
@@ -41,8 +47,18 @@ say "flagged run: $(jq -c '{status, best_speedup, first_speedup}' <<<"$out")"
 correct=$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct'")
 check "the flagged run still ends done with correct candidates ($correct)" \
     sh -c "[ \"$(jq -r .status <<<"$out")\" = done ] && [ $correct -ge 2 ]"
-check "every correct candidate is held with the evaluator's reason" \
-    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct' AND audit_reason LIKE '%above the measured FMA peak%' AND audit_verdict IS NULL")" = "$correct" ]
+check "every correct candidate was re-verified, and failed it" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct' AND verify_state = 'failed'")" = "$correct" ]
+check "the suspicion is the coordinator's own, from the task's work count and the HELLO's peak" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct' AND verify_reason LIKE 'computes at % GFLOP/s, above the measured FMA peak of %'")" = "$correct" ]
+check "each by a second evaluate job with a seed of its own" \
+    [ "$(sql "SELECT count(*) FROM candidates c WHERE run_id = $run AND status = 'correct'
+              AND (SELECT count(DISTINCT payload->>'seed') FROM jobs j WHERE j.candidate_id = c.id
+                   AND j.kind = 'evaluate' AND j.state = 'done') = 2")" = "$correct" ]
+check "every correct candidate is held with the coordinator's reason, the re-verification's too" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct' AND audit_reason LIKE '%above the measured FMA peak%; re-verification%above the measured FMA peak%' AND audit_verdict IS NULL")" = "$correct" ]
+check "the verdict line says why it is held" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND status = 'correct' AND verdict_detail LIKE '%; held for audit: the re-verification computes at%'")" = "$correct" ]
 check "no best and no first-correct figure while they are held" \
     jtrue '.best_speedup == null and .first_speedup == null' echo "$out"
 check "held candidates still enter the archive (the search uses them)" \

@@ -1,0 +1,130 @@
+/*  kf_plausible.c - the plausibility rules of a correct result's speed
+ *  (kf_plausible.h): against the device's measured ceilings, against the
+ *  run's distribution, and whether a re-verification holds the figure.
+ */
+#include "kf_plausible.h"
+#include "kf_task.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void
+kf_plausible_rules_default (kf_plausible_rules_t *rules)
+{
+    rules->margin = KF_PLAUSIBLE_MARGIN;
+    rules->outlier_factor = KF_PLAUSIBLE_OUTLIER;
+    rules->min_counted = KF_PLAUSIBLE_MIN_COUNTED;
+    rules->tolerance = KF_PLAUSIBLE_TOLERANCE;
+}
+
+double
+kf_plausible_gbs (const kf_plausible_figures_t *f)
+{
+    return f->cand_ns > 0 && f->bytes > 0 ? f->bytes / f->cand_ns : 0;   /* bytes/ns = GB/s */
+}
+
+double
+kf_plausible_gflops (const kf_plausible_figures_t *f)
+{
+    return f->cand_ns > 0 && f->flops > 0 ? f->flops / f->cand_ns : 0;  /* flops/ns = GFLOP/s */
+}
+
+bool
+kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reason,
+                      size_t size)
+{
+    if (!(margin >= 1))
+        margin = 1;
+    double gbs = kf_plausible_gbs (f), gflops = kf_plausible_gflops (f);
+    /* The margin is for what a measured ceiling is not: the exact best a
+     * kernel can do. A copy loop is one way to move bytes, and an honest
+     * streaming kernel may beat it by a few percent; a rate well above it
+     * means the work was not done in the time measured. */
+    if (f->bw_applies && f->copy_gbs > 0 && gbs > margin * f->copy_gbs) {
+        snprintf (reason, size,
+                  "moves its inputs and outputs at %.0f GB/s, above the measured copy"
+                  " bandwidth of %.0f GB/s (over %.2gx it)", gbs, f->copy_gbs, margin);
+        return true;
+    }
+    if (f->peak_gflops > 0 && gflops > margin * f->peak_gflops) {
+        snprintf (reason, size,
+                  "computes at %.0f GFLOP/s, above the measured FMA peak of %.0f GFLOP/s"
+                  " (over %.2gx it)", gflops, f->peak_gflops, margin);
+        return true;
+    }
+    return false;
+}
+
+bool
+kf_plausible_outlier (double speedup, double run_best, long counted,
+                      const kf_plausible_rules_t *rules, char *reason, size_t size)
+{
+    /* Too few counted results make no distribution; and parity with the
+     * reference is never implausible, so a run whose best is below 1x
+     * measures a leap from 1x. A factor of 0 re-verifies every result. */
+    if (counted < rules->min_counted)
+        return false;
+    double base = run_best > 1 ? run_best : 1;
+    if (!(speedup > rules->outlier_factor * base))
+        return false;
+    if (rules->outlier_factor > 0)
+        snprintf (reason, size,
+                  "%.2fx is over %gx the run's best counted speedup of %.2fx (%ld counted)",
+                  speedup, rules->outlier_factor, run_best, counted);
+    else
+        snprintf (reason, size, "%.2fx: every correct result is re-verified"
+                  " (plausible_outlier_factor 0)", speedup);
+    return true;
+}
+
+bool
+kf_plausible_holds (double first, double again, double tolerance, char *reason, size_t size)
+{
+    if (tolerance < 0)
+        tolerance = 0;
+    if (tolerance > 1)
+        tolerance = 1;
+    double floor = (1 - tolerance) * first;
+    if (again >= floor && again > 0)
+        return true;
+    snprintf (reason, size, "its speedup did not hold: %.2fx against %.2fx first (at least"
+              " %.2fx needed)", again, first, floor);
+    return false;
+}
+
+static double
+s_tensor_bytes (json_t *tensors)
+{
+    double total = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (tensors, i, t) {
+        int dtype = kf_dtype_from_name (json_string_value (json_object_get (t, "dtype")));
+        json_t *shape = json_object_get (t, "shape");
+        if (dtype < 0 || !json_is_array (shape))
+            continue;
+        double n = 1;
+        size_t k;
+        json_t *d;
+        json_array_foreach (shape, k, d)
+            n *= (double) json_integer_value (d);
+        total += n * (double) kf_dtype_size (dtype);
+    }
+    return total;
+}
+
+double
+kf_plausible_task_bytes (json_t *task)
+{
+    return s_tensor_bytes (json_object_get (task, "inputs"))
+           + s_tensor_bytes (json_object_get (task, "outputs"));
+}
+
+double
+kf_plausible_task_flops (json_t *task)
+{
+    json_t *fl = json_object_get (task, "flops");
+    double v = json_is_array (fl) ? json_number_value (json_array_get (fl, 0))
+                                  : json_number_value (fl);
+    return v > 0 && isfinite (v) ? v : 0;
+}

@@ -1,0 +1,89 @@
+/*  kf_plausible.h - whether a correct result's speed is believable: the
+ *  rules the exec worker reports against and the coordinator decides by.
+ *
+ *  Two rules make a result suspicious (docs/evaluation.md, "Plausibility
+ *  and re-verification"):
+ *  - physics: the candidate moves its bytes faster than the device's
+ *    measured copy bandwidth (only where that ceiling binds: the data is
+ *    larger than the cache), or computes faster than its measured FMA
+ *    peak, by more than a margin;
+ *  - the run's distribution: its speedup is more than a factor above the
+ *    run's best counted speedup (never below 1x), once the run has enough
+ *    counted correct candidates.
+ *  Speed against the reference alone is never suspicious: a slow baseline
+ *  (PyTorch eager on a CPU) is easily beaten 50x by an honest kernel.
+ *  A suspicious result is evaluated again; it counts when that evaluation
+ *  is correct, within the ceilings, and its speedup holds
+ *  (kf_plausible_holds). One place for the arithmetic, so the worker's
+ *  report and the coordinator's decision cannot drift apart.
+ */
+#ifndef KF_PLAUSIBLE_H
+#define KF_PLAUSIBLE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Defaults of the rules (the coordinator's plausible_* and verify_* keys). */
+#define KF_PLAUSIBLE_MARGIN 1.1        /* above 1.1x a ceiling */
+#define KF_PLAUSIBLE_OUTLIER 8.0       /* above 8x the run's best counted speedup */
+#define KF_PLAUSIBLE_MIN_COUNTED 3     /* ... once 3 correct candidates count */
+#define KF_PLAUSIBLE_TOLERANCE 0.5     /* re-verified at least (1 - 0.5) x the first */
+
+typedef struct {
+    double margin;           /* a rate above margin x its ceiling is suspicious (>= 1) */
+    double outlier_factor;   /* speedup above factor x max(run's best, 1) is
+                              * suspicious (0: every correct result) */
+    int min_counted;         /* counted correct candidates before the outlier rule */
+    double tolerance;        /* the re-verified speedup must be >= (1 - tolerance) x the first */
+} kf_plausible_rules_t;
+
+/* The figures of one timed, correct call, and the ceilings of the device
+ * that timed it. */
+typedef struct {
+    double bytes;            /* least traffic of one call: inputs read + outputs written */
+    double flops;            /* declared work of one call (0: not declared) */
+    double cand_ns;          /* the candidate's median time per call */
+    double copy_gbs;         /* measured copy bandwidth, read + write (0: unknown) */
+    double peak_gflops;      /* measured FMA peak (0: unknown) */
+    bool bw_applies;         /* the data is larger than the cache, so the
+                              * copy bandwidth binds */
+} kf_plausible_figures_t;
+
+/* The defaults above. */
+void kf_plausible_rules_default (kf_plausible_rules_t *rules);
+
+/* Achieved rates of F: GB/s and GFLOP/s (0 when not known). */
+double kf_plausible_gbs (const kf_plausible_figures_t *f);
+double kf_plausible_gflops (const kf_plausible_figures_t *f);
+
+/* The physics rule. True when F's bandwidth (where it applies) or FLOP
+ * rate is above MARGIN times its ceiling; then REASON (SIZE bytes) says
+ * which, with the figures. A ceiling of 0 (not measured) or work of 0
+ * (not declared) judges nothing. */
+bool kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reason,
+                           size_t size);
+
+/* The distribution rule: SPEEDUP against the run's best counted speedup
+ * RUN_BEST among COUNTED counted correct candidates (this one not among
+ * them). True, with REASON, when COUNTED >= min_counted and SPEEDUP >
+ * outlier_factor x max(RUN_BEST, 1); so a factor of 0 (with min_counted
+ * 0) re-verifies every correct result. */
+bool kf_plausible_outlier (double speedup, double run_best, long counted,
+                           const kf_plausible_rules_t *rules, char *reason, size_t size);
+
+/* Whether a re-verified speedup AGAIN holds the first figure FIRST:
+ * AGAIN >= (1 - TOLERANCE) x FIRST. False, with REASON, when not. */
+bool kf_plausible_holds (double first, double again, double tolerance, char *reason,
+                         size_t size);
+
+/* Least bytes one call of TASK moves: every input read once and every
+ * output written once, from the canonical task's shapes and dtypes (0
+ * when it names no tensors). */
+double kf_plausible_task_bytes (json_t *task);
+
+/* TASK's declared work of one call on the main shape (flops: a number,
+ * or the first of a per-case list), or 0. */
+double kf_plausible_task_flops (json_t *task);
+
+#endif

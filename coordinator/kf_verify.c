@@ -1,0 +1,348 @@
+/*  kf_verify.c - plausibility by physics, then re-verification
+ *  (kf_verify.h; docs/evaluation.md, "Plausibility and re-verification").
+ *
+ *  The worker's result is the worker's word; what the coordinator stores
+ *  as a flag it computes here from figures it can check: the bytes and
+ *  work of one call from the task itself, the candidate's median from the
+ *  result, the ceilings from the worker's HELLO (what it measured once at
+ *  start-up, before any candidate ran), the result's only where the HELLO
+ *  has none. A suspicious result is not held for a person but evaluated
+ *  again; only what fails that waits for `kfctl audit`.
+ */
+#include "kf_verify.h"
+#include "kf_json.h"
+#include "kf_log.h"
+#include "kf_plausible.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+static double
+s_num (json_t *obj, const char *key)
+{
+    return json_number_value (json_object_get (obj, key));
+}
+
+/* The figures of RESULT, timed by WORKER for RUN, as the coordinator
+ * reads them. Returns 0, or -1 on a database error. */
+static int
+s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
+           kf_plausible_figures_t *f)
+{
+    json_t *spec = json_object_get (run, "spec");
+    json_t *bw = json_object_get (result, "bandwidth");
+    json_t *cp = json_object_get (result, "compute");
+    memset (f, 0, sizeof *f);
+    /* The task's own bytes and work: a result cannot shrink them. */
+    f->bytes = kf_plausible_task_bytes (spec);
+    if (!(f->bytes > 0))
+        f->bytes = s_num (bw, "bytes");
+    f->flops = kf_plausible_task_flops (spec);
+    if (!(f->flops > 0))
+        f->flops = s_num (cp, "flops");
+    f->cand_ns = s_num (json_object_get (result, "candidate"), "median_ns");
+    json_t *row = NULL;
+    if (*worker) {
+        const char *p[1] = { worker };
+        bool failed = false;
+        row = kf_db_row (self->db,
+                         "SELECT capabilities->'devices'->0 AS dev FROM workers WHERE id = $1",
+                         1, p, &failed);
+        if (failed)
+            return -1;
+    }
+    json_t *dev = json_object_get (row, "dev");
+    f->copy_gbs = s_num (dev, "copy_bandwidth_gbs");
+    if (!(f->copy_gbs > 0))
+        f->copy_gbs = s_num (bw, "copy_gbs");
+    f->peak_gflops = s_num (dev, "peak_gflops");
+    if (!(f->peak_gflops > 0))
+        f->peak_gflops = s_num (cp, "peak_gflops");
+    /* The copy bandwidth binds only on data the cache cannot hold between
+     * calls: a GPU's L2 (CUDA) or its largest cache (Level Zero) from the
+     * HELLO; the host names no cache size there, so the worker's own
+     * judgement (its last-level cache) stands. */
+    double cache = s_num (dev, "l2_bytes");
+    if (!(cache > 0))
+        cache = s_num (dev, "cache_bytes");
+    f->bw_applies = cache > 0 ? f->bytes > cache
+                              : json_is_true (json_object_get (bw, "roofline_applies"));
+    json_decref (row);
+    return 0;
+}
+
+/* A seed of its own for the re-verification, from the first one (a
+ * splitmix64 step, kept to the 48 bits seeds travel in): other input
+ * sets, the same for every replay. */
+static int64_t
+s_fresh_seed (int64_t seed)
+{
+    uint64_t z = (uint64_t) seed + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    int64_t fresh = (int64_t) (z & 0xffffffffffffULL);
+    return fresh == seed ? (fresh + 1) & 0xffffffffffffLL : fresh;
+}
+
+int
+kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                 json_t *result, double speedup)
+{
+    const kf_plausible_rules_t *rules = &self->plausible;
+    kf_plausible_figures_t f;
+    if (s_figures (self, run, kf_jstr (job, "worker"), result, &f))
+        return -1;
+    char reason[400] = "", why[300];
+    char run_id[24], cand[24], jobid[24];
+    S_I64 (run_id, kf_jint (run, "id"));
+    S_I64 (cand, cand_id);
+    S_I64 (jobid, kf_jint (job, "id"));
+    if (kf_plausible_ceiling (&f, rules->margin, why, sizeof why))
+        snprintf (reason, sizeof reason, "%s", why);
+    else if (json_is_true (json_object_get (result, "audit")))
+        /* The worker's flag adds suspicion; it never takes one away. */
+        snprintf (reason, sizeof reason, "the worker flagged it: %.300s",
+                  kf_jstr (result, "audit_reason"));
+    else {
+        const char *p[2] = { run_id, cand };
+        json_t *row = kf_db_row (self->db,
+                                 "SELECT count(*) AS n, max(speedup) AS best FROM candidates"
+                                 " WHERE run_id = $1 AND id <> $2 AND status = 'correct'"
+                                 " AND speedup > 0 AND " KF_VERIFY_COUNTS,
+                                 2, p, NULL);
+        if (!row)
+            return -1;
+        if (kf_plausible_outlier (speedup, s_num (row, "best"), (long) kf_jint (row, "n"),
+                                  rules, why, sizeof why))
+            snprintf (reason, sizeof reason, "%s", why);
+        json_decref (row);
+    }
+    if (!*reason)
+        return 0;
+    /* Pending before the candidate is made final, so the run's figures
+     * never count it and the run cannot end while it waits. A replay finds
+     * the candidate final already and queues nothing twice. */
+    const char *p[2] = { cand, reason };
+    bool failed = false;
+    json_t *row = kf_db_row (self->db,
+                             "UPDATE candidates SET verify_state = 'pending', verify_reason = $2"
+                             " WHERE id = $1 AND finished_at IS NULL AND verify_state IS NULL"
+                             " RETURNING id",
+                             2, p, &failed);
+    if (!row)
+        return failed ? -1 : 0;
+    json_decref (row);
+    const char *jp[1] = { jobid };
+    row = kf_db_row (self->db, "SELECT (payload->>'seed')::bigint AS seed FROM jobs WHERE id = $1",
+                     1, jp, NULL);
+    if (!row)
+        return -1;
+    char seed[24];
+    S_I64 (seed, s_fresh_seed (kf_jint (row, "seed")));
+    json_decref (row);
+    /* The same job as the first (task, timing, tuning configs, reference
+     * data, artifacts), a fresh seed, and the worker that timed the first
+     * to stay clear of (dispatch, kf_verify_lease). */
+    const char *ip[2] = { jobid, seed };
+    if (kf_db_exec (self->db,
+                    "INSERT INTO jobs (run_id, candidate_id, role, kind, backend, arch, payload,"
+                    " blobs, max_attempts, lease_ms, avoid_worker)"
+                    " SELECT run_id, candidate_id, role, kind, backend, arch,"
+                    "  jsonb_set(payload, '{seed}', to_jsonb($2::bigint)), blobs, max_attempts,"
+                    "  lease_ms, coalesce(worker, '') FROM jobs WHERE id = $1",
+                    2, ip) != 1)
+        return -1;
+    kf_info ("run %s candidate %s: %.2fx is suspicious (%s); re-verifying with seed %s",
+             run_id, cand, speedup, reason, seed);
+    kf_search_event (self, kf_jint (run, "id"), "verify",
+                     json_pack ("{s:I, s:s, s:s, s:f}", "candidate_id", (json_int_t) cand_id,
+                                "state", "pending", "reason", reason, "speedup", speedup));
+    return 0;
+}
+
+/* The candidate of a re-verification JOB: {run_id, verify_state,
+ * verify_reason, speedup}, or NULL with *RC 1 (not a re-verification) or
+ * -1 (a database error). */
+static json_t *
+s_candidate (kf_search_t *self, json_t *job, int *rc)
+{
+    *rc = 1;
+    int64_t cand_id = kf_jint (job, "candidate_id");
+    if (!cand_id || strcmp (kf_jstr (job, "kind"), "evaluate"))
+        return NULL;
+    char cand[24];
+    const char *p[1] = { S_I64 (cand, cand_id) };
+    bool failed = false;
+    /* A candidate's first evaluation makes it final; an evaluate job of a
+     * final candidate that was found suspicious is its re-verification. */
+    json_t *row = kf_db_row (self->db,
+                             "SELECT run_id, verify_state, verify_reason, speedup FROM candidates"
+                             " WHERE id = $1 AND finished_at IS NOT NULL"
+                             " AND verify_state IS NOT NULL",
+                             1, p, &failed);
+    if (failed)
+        *rc = -1;
+    return row;
+}
+
+/* Decides the pending candidate CAND (s_candidate's row) of CAND_ID: it
+ * HOLDS or not, WHAT says why not; AGAIN (NAN: none) the re-verified
+ * speedup on WORKER, RESULT its figures (may be NULL). */
+static int
+s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double again,
+          const char *worker, json_t *result, const char *what)
+{
+    if (strcmp (kf_jstr (cand, "verify_state"), "pending"))
+        return 0;   /* decided before: a late duplicate */
+    int64_t run_id = kf_jint (cand, "run_id");
+    double first = s_num (cand, "speedup");
+    /* What counts is the lower of the two figures: each was measured, and
+     * the run reports only what held twice. */
+    double counted = holds && again < first ? again : first;
+    char id[24], sp[40], fit[40], vsp[40], detail[700], audit[1000];
+    snprintf (sp, sizeof sp, "%.17g", counted);
+    snprintf (fit, sizeof fit, "%.17g", kf_search_fitness ("correct", counted));
+    snprintf (vsp, sizeof vsp, "%.17g", again);
+    if (holds)
+        snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx", worker, again);
+    else {
+        snprintf (detail, sizeof detail, "; held for audit: the re-verification %.500s", what);
+        snprintf (audit, sizeof audit, "%.400s; re-verification%s%.100s: %.450s",
+                  kf_jstr (cand, "verify_reason"), *worker ? " on " : "", worker, what);
+    }
+    char *figures = result ? json_dumps (result, JSON_COMPACT) : NULL;
+    const char *p[9] = { S_I64 (id, cand_id), holds ? "verified" : "failed",
+                         isfinite (again) ? vsp : NULL, *worker ? worker : NULL, figures,
+                         holds ? NULL : audit, sp, fit, detail };
+    bool failed = false;
+    json_t *row = kf_db_row (self->db,
+                             "UPDATE candidates SET verify_state = $2, verify_speedup = $3,"
+                             " verify_worker = $4, verify_figures = $5::jsonb, audit_reason = $6,"
+                             " speedup = $7, fitness = $8,"
+                             " verdict_detail = coalesce(verdict_detail, '') || $9"
+                             " WHERE id = $1 AND verify_state = 'pending' RETURNING run_id",
+                             9, p, &failed);
+    free (figures);
+    if (!row)
+        return failed ? -1 : 0;
+    json_decref (row);
+    /* Its cell keeps it, at the figure that counts. */
+    const char *ap[3] = { id, sp, fit };
+    if (counted < first
+        && kf_db_exec (self->db, "UPDATE archive_cells SET speedup = $2, fitness = $3"
+                                 " WHERE candidate_id = $1", 3, ap) < 0)
+        return -1;
+    json_t *figs = kf_search_run_figures (self, run_id);
+    if (!figs)
+        return -1;
+    json_decref (figs);
+    if (holds)
+        kf_info ("run %lld candidate %lld re-verified: %.2fx (first %.2fx)", (long long) run_id,
+                 (long long) cand_id, again, first);
+    else
+        kf_warn ("run %lld candidate %lld held for audit: the re-verification %s",
+                 (long long) run_id, (long long) cand_id, what);
+    json_t *event = json_pack ("{s:I, s:s, s:f}", "candidate_id", (json_int_t) cand_id,
+                               "state", holds ? "verified" : "failed", "speedup", counted);
+    json_object_set_new (event, "verify_speedup", isfinite (again) ? json_real (again)
+                                                                   : json_null ());
+    if (!holds)
+        json_object_set_new (event, "audit_reason", json_string (audit));
+    kf_search_event (self, run_id, "verify", event);
+    /* No longer open: the run may plan its next candidate, or end. */
+    return kf_search_begin (self, run_id);
+}
+
+int
+kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result)
+{
+    int rc;
+    json_t *cand = s_candidate (self, job, &rc);
+    if (!cand)
+        return rc;
+    const char *worker = kf_jstr (job, "worker");
+    const char *verdict = kf_jstr (result, "verdict");
+    double again = s_num (result, "speedup");
+    double first = s_num (cand, "speedup");
+    char what[600] = "";
+    bool holds = false;
+    if (strcmp (verdict, "correct") || !(again > 0))
+        snprintf (what, sizeof what, "was not correct on fresh inputs: %.40s: %.450s",
+                  *verdict ? verdict : "no verdict", kf_jstr (result, "detail"));
+    else {
+        /* The ceilings bind the second figure as they did the first: a
+         * rate past physics twice is a cheat that repeats itself, or a
+         * ceiling or work count that is wrong; either way a person's
+         * call. */
+        kf_plausible_figures_t f;
+        char why[300];
+        if (s_figures (self, run, worker, result, &f)) {
+            json_decref (cand);
+            return -1;
+        }
+        if (kf_plausible_ceiling (&f, self->plausible.margin, why, sizeof why))
+            snprintf (what, sizeof what, "%s", why);
+        else
+            holds = kf_plausible_holds (first, again, self->plausible.tolerance, what,
+                                        sizeof what);
+    }
+    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), holds,
+                   again > 0 ? again : NAN, worker, result, what);
+    json_decref (cand);
+    return rc;
+}
+
+int
+kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason)
+{
+    int rc;
+    json_t *cand = s_candidate (self, job, &rc);
+    if (!cand)
+        return rc;
+    char what[600];
+    snprintf (what, sizeof what, "job failed: %.500s", reason);
+    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), false, NAN, "", NULL, what);
+    json_decref (cand);
+    return rc;
+}
+
+bool
+kf_verify_queued (kf_db_t *db, const char *role)
+{
+    const char *p[1] = { role };
+    json_t *row = kf_db_row (db,
+                             "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'queued'"
+                             " AND role = $1 AND avoid_worker IS NOT NULL) AS q",
+                             1, p, NULL);
+    bool queued = json_is_true (json_object_get (row, "q"));
+    json_decref (row);
+    return queued;
+}
+
+json_t *
+kf_verify_lease (kf_db_t *db, const char *role, const char *backends, const char *arch,
+                 const char *worker_id, int limit, bool alone)
+{
+    char lim[24];
+    const char *p[6] = { role, backends, arch, worker_id, S_I64 (lim, limit),
+                         alone ? "true" : "false" };
+    return kf_db_query (db,
+                        "WITH picked AS (SELECT id FROM jobs WHERE state = 'queued'"
+                        "  AND role = $1 AND avoid_worker IS NOT NULL"
+                        "  AND (backend IS NULL OR backend = ANY($2::text[]))"
+                        "  AND (arch IS NULL OR arch = $3)"
+                        "  AND (avoid_worker <> $4 OR $6::boolean)"
+                        "  ORDER BY role, id LIMIT $5 FOR UPDATE SKIP LOCKED)"
+                        " UPDATE jobs j SET state = 'leased', lease = j.lease + 1,"
+                        " attempts = j.attempts + 1, worker = $4, updated_at = now(),"
+                        " lease_deadline = now() + j.lease_ms * interval '1 millisecond'"
+                        " FROM picked p WHERE j.id = p.id"
+                        " RETURNING j.id, j.lease, j.kind, j.payload, j.blobs::text AS blobs,"
+                        " j.worker",
+                        6, p);
+}

@@ -1,0 +1,60 @@
+/*  kf_verify.h - a correct result too good to believe is evaluated again
+ *  before it counts.
+ *
+ *  The coordinator judges every correct result itself, from the task and
+ *  the figures (common/kf_plausible.c): it is suspicious when it beats the
+ *  measured memory or compute ceiling of the worker that timed it, or its
+ *  speedup is far beyond the run's distribution. The worker's own audit
+ *  flag can only add suspicion, never remove it. A suspicious candidate is
+ *  made final as 'correct' with verify_state 'pending' (it enters the
+ *  archive, so the search explores from it, but does not count towards
+ *  the run's figures), and a second evaluate job runs it with a fresh
+ *  seed, the full protocol, on another exec worker where one is
+ *  connected. That job decides: 'verified' (it counts) or 'failed' (held
+ *  for `kfctl audit`, audit_reason saying what failed). Every state is in
+ *  the database, so a restarted coordinator carries on. Every function
+ *  runs inside the caller's transaction, like kf_search.c's.
+ */
+#ifndef KF_VERIFY_H
+#define KF_VERIFY_H
+
+#include "kf_search.h"
+
+/* The SQL condition of a correct candidate that counts towards a run's
+ * best and first-correct figures: not held for audit (or accepted by a
+ * person), and not waiting for its re-verification. */
+#define KF_VERIFY_COUNTS \
+    "((audit_reason IS NULL AND verify_state IS DISTINCT FROM 'pending')" \
+    " OR audit_verdict = 'accepted')"
+
+/* A correct first evaluation of CAND_ID of RUN (JOB: its evaluate job row,
+ * with the worker; RESULT: the worker's result; SPEEDUP: its figure),
+ * before the candidate is made final. When the result is suspicious, marks
+ * the candidate pending and queues its re-verification. Returns 0 (whether
+ * or not it was suspicious), -1 on a database error. */
+int kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                     json_t *result, double speedup);
+
+/* An evaluate JOB of RUN completed with RESULT. Returns 1 when it is not a
+ * re-verification (the caller judges it as a first evaluation); else
+ * decides the candidate, recomputes the run's figures and lets the run go
+ * on (kf_search_begin): 0, or -1 on a database error. */
+int kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result);
+
+/* An evaluate JOB failed for good (REASON). Returns 1 when it is not a
+ * re-verification; else the candidate is held for audit: 0, or -1. */
+int kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason);
+
+/* Whether any re-verification job of ROLE is queued. */
+bool kf_verify_queued (kf_db_t *db, const char *role);
+
+/* Leases up to LIMIT queued re-verification jobs of ROLE that a worker of
+ * BACKENDS (a text[] literal) and ARCH can run to WORKER_ID: those whose
+ * suspicious figure came from another worker, and, when ALONE (no other
+ * connected worker of its kind could take them), its own as well. Returns
+ * the leased rows as dispatch sends them ({id, lease, kind, payload,
+ * blobs, worker}; caller's), or NULL on a database error. */
+json_t *kf_verify_lease (kf_db_t *db, const char *role, const char *backends,
+                         const char *arch, const char *worker_id, int limit, bool alone);
+
+#endif
