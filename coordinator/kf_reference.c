@@ -9,9 +9,12 @@
  *    run's seed; the task the candidates see is derived here from that
  *    job's manifest, stored on the run (runs.spec, which kf_search prefers
  *    to tasks.spec) and used by every prompt, generate and evaluate payload
- *    from then on. The exported tensors are one blob (runs.ref_artifact);
- *    evaluate jobs carry it where a native run carries its compiled
- *    reference, with the manifest as "reference_data".
+ *    from then on. The exported tensors never come here: they stay in
+ *    the exec host's reference cache, and the job answers with their
+ *    manifest, cache key, size and XXH3-128 hash, which runs.ref_data
+ *    keeps and every evaluate payload carries as "reference_data" (no
+ *    frame); an exec worker that lacks the data makes it again from the
+ *    task's source and the seed, and checks the hash.
  *  - A native task's compiled reference is run once by the probe (an
  *    evaluate job of no candidate, "probe": true), which says whether its
  *    outputs are degenerate.
@@ -29,6 +32,7 @@
 #include "kf_str.h"
 #include "kf_task.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,11 +383,20 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
 
 /* ---- job results ---------------------------------------------------- */
 
-/* Checks that every manifest entry lies inside DATA (the one frame). */
+/* Checks the data's description: its key and hashes, and every manifest
+ * entry inside its data_bytes. */
 static int
-s_check_frame (json_t *result, zframe_t *data, char **why)
+s_check_data (json_t *result, char **why)
 {
-    size_t have = data ? zframe_size (data) : 0;
+    json_t *bytes = json_object_get (result, "data_bytes");
+    const char *key = kf_jstr (result, "data_key"), *hash = kf_jstr (result, "data_hash");
+    const char *inputs = kf_jstr (result, "inputs_hash");
+    if (!json_is_integer (bytes) || json_integer_value (bytes) < 0 || strlen (key) != 64
+        || strlen (hash) != 32 || strlen (inputs) != 32 || !json_is_integer (json_object_get (result, "seed")))
+        return kf_fail (why, "the reference result does not describe its data (data_key,"
+                        " data_bytes, data_hash, inputs_hash, seed): an exec worker that"
+                        " predates the reference cache?");
+    uint64_t have = (uint64_t) json_integer_value (bytes);
     size_t i;
     json_t *e;
     json_array_foreach (json_object_get (result, "tensors"), i, e) {
@@ -395,12 +408,12 @@ s_check_frame (json_t *result, zframe_t *data, char **why)
         json_t *d;
         json_array_foreach (json_object_get (e, "shape"), k, d)
             numel *= json_integer_value (d);
-        if (dtype < 0 || offset < 0 || bytes < 0 || (size_t) offset > have
-            || (size_t) bytes > have - (size_t) offset
+        if (dtype < 0 || offset < 0 || bytes < 0 || (uint64_t) offset > have
+            || (uint64_t) bytes > have - (uint64_t) offset
             || (json_int_t) kf_dtype_size (dtype) * numel != bytes)
-            return kf_fail (why, "tensor %zu ('%s' of set %lld) does not match the data"
-                            " frame (%zu bytes)", i, kf_jstr (e, "name"),
-                            (long long) kf_jint (e, "set"), have);
+            return kf_fail (why, "tensor %zu ('%s' of set %lld) does not lie in the data"
+                            " (%llu bytes)", i, kf_jstr (e, "name"),
+                            (long long) kf_jint (e, "set"), (unsigned long long) have);
     }
     return 0;
 }
@@ -419,16 +432,15 @@ s_median (json_t *timing)
 }
 
 static int
-s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames)
+s_reference_done (kf_search_t *self, json_t *run, json_t *result)
 {
     int64_t run_id = kf_jint (run, "id");
     int judged = s_judge (self, run, json_object_get (result, "degenerate"));
     if (judged)
         return judged < 0 ? -1 : 0;
-    zframe_t *data = frames ? zmsg_first (frames) : NULL;
     char *why = NULL;
     json_t *spec = kf_reference_derive (json_object_get (run, "spec"), result, &why);
-    if (spec && s_check_frame (result, data, &why)) {
+    if (spec && s_check_data (result, &why)) {
         json_decref (spec);
         spec = NULL;
     }
@@ -440,21 +452,23 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames
         free (reason);
         return rc;
     }
-    char hash[65], id[24];
-    const void *bytes = data ? (const void *) zframe_data (data) : (const void *) "";
-    size_t size = data ? zframe_size (data) : 0;
-    kf_sha256_hex (bytes, size, hash);
-    const char *bp[1] = { hash };
+    char id[24];
     json_t *timing = json_object_get (result, "timing");
     json_t *eager = s_median (json_object_get (timing, "eager"));
     json_t *compiled = s_median (json_object_get (timing, "compiled"));
     /* What evaluate jobs carry (docs/pytorch-references.md), and under
      * "info" what the run keeps for people: times in full, torch, device. */
-    json_t *ref_data = json_pack ("{s:O, s:O, s:O, s:O, s:O, s:{}}", "tensors",
+    json_t *ref_data = json_pack ("{s:O, s:O, s:O, s:O, s:O, s:{s:O, s:O, s:O, s:O, s:O},"
+                                  " s:{}}", "tensors",
                                   json_object_get (result, "tensors"), "scalars",
                                   json_object_get (result, "scalars"), "sets",
                                   json_object_get (result, "sets"), "eager_ns", eager,
-                                  "compiled_ns", compiled, "info");
+                                  "compiled_ns", compiled, "data",
+                                  "key", json_object_get (result, "data_key"),
+                                  "bytes", json_object_get (result, "data_bytes"),
+                                  "hash", json_object_get (result, "data_hash"),
+                                  "inputs_hash", json_object_get (result, "inputs_hash"),
+                                  "seed", json_object_get (result, "seed"), "info");
     json_t *info = json_object_get (ref_data, "info");
     static const char *kept[] = { "timing", "torch_version", "python", "device", "device_name",
                                   "seed", "task_hash", "data_bytes", "cached", "cache_key",
@@ -467,24 +481,23 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result, zmsg_t *frames
     char eager_text[40], compiled_text[40];
     snprintf (eager_text, sizeof eager_text, "%.17g", json_number_value (eager));
     snprintf (compiled_text, sizeof compiled_text, "%.17g", json_number_value (compiled));
-    const char *params[6] = { S_I64 (id, run_id), spec_text, hash, data_text,
+    /* ref_artifact stays NULL: there is no artifact, and no data blob. */
+    const char *params[5] = { S_I64 (id, run_id), spec_text, data_text,
                               json_is_null (eager) ? NULL : eager_text,
                               json_is_null (compiled) ? NULL : compiled_text };
     int rc = spec_text && data_text
-             && kf_db_exec_blob (self->db,
-                                 "INSERT INTO blobs (hash, data) VALUES ($1, $2)"
-                                 " ON CONFLICT (hash) DO NOTHING",
-                                 2, bp, bytes, size) >= 0
              && kf_db_exec (self->db,
-                            "UPDATE runs SET spec = $2, ref_artifact = $3, ref_data = $4,"
-                            " ref_eager_ns = $5, ref_compiled_ns = $6 WHERE id = $1",
-                            6, params) >= 0 ? 0 : -1;
+                            "UPDATE runs SET spec = $2, ref_artifact = NULL, ref_data = $3,"
+                            " ref_eager_ns = $4, ref_compiled_ns = $5 WHERE id = $1",
+                            5, params) >= 0 ? 0 : -1;
     if (rc == 0) {
-        kf_info ("run %lld: PyTorch reference ready: %zu inputs, %zu outputs, eager %s ns,"
-                 " compiled %s ns%s", (long long) run_id,
-                 json_array_size (json_object_get (spec, "inputs")),
+        kf_info ("run %lld: PyTorch reference ready: %zu inputs, %zu outputs, %lld bytes of"
+                 " data on the exec host (key %.12s, xxh3 %s), eager %s ns, compiled %s ns%s",
+                 (long long) run_id, json_array_size (json_object_get (spec, "inputs")),
                  json_array_size (json_object_get (spec, "outputs")),
-                 params[4] ? eager_text : "-", params[5] ? compiled_text : "-",
+                 (long long) kf_jint (result, "data_bytes"), kf_jstr (result, "data_key"),
+                 kf_jstr (result, "data_hash"),
+                 params[3] ? eager_text : "-", params[4] ? compiled_text : "-",
                  json_is_true (json_object_get (result, "cached")) ? " (cached)" : "");
         kf_search_event (self, run_id, "reference",
                  json_pack ("{s:O, s:O, s:b, s:s}", "eager_ns", eager, "compiled_ns", compiled,
@@ -519,8 +532,9 @@ int
 kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result,
                        zmsg_t *frames)
 {
+    (void) frames;   /* a reference job has none: its data stays on the exec host */
     if (!strcmp (kf_jstr (job, "kind"), "reference"))
-        return s_reference_done (self, run, result, frames);
+        return s_reference_done (self, run, result);
     return s_probed (self, run, result);
 }
 

@@ -42,8 +42,11 @@ int kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job,
                            json_t *result, zmsg_t *frames);
 
 /* Adds "reference_data" to PAYLOAD, an evaluate payload of RUN, when the
- * run's reference is PyTorch (the data blob is already its last frame, as
- * runs.ref_artifact). Returns 0, or -1 on a database error. */
+ * run's reference is PyTorch: the manifest, the baselines and "data" {key,
+ * bytes, hash, inputs_hash, seed}, by which the exec worker finds the data
+ * in its own cache or makes it again (no frame: runs.ref_artifact is NULL
+ * and the job's blobs are the candidate's alone). Returns 0, or -1 on a
+ * database error. */
 int kf_reference_eval_payload (kf_search_t *self, json_t *run, json_t *payload);
 
 /* The candidate-facing task of a PyTorch TASK, from its reference job's

@@ -31,6 +31,7 @@
 #include "kf_cuda_api.h"
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
+#include "kf_refdata.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -953,28 +954,6 @@ s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
     into->nonfinite_mismatch += w->nonfinite_mismatch;
 }
 
-//  DIR/reference.bin (exported PyTorch data) in memory, or NULL.
-static char *
-s_read_data (const char *dir, size_t *size)
-{
-    char path[4200];
-    snprintf (path, sizeof path, "%s/reference.bin", dir);
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return NULL;
-    fseek (f, 0, SEEK_END);
-    long n = ftell (f);
-    fseek (f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc ((size_t) n + 1) : NULL;
-    if (buf && fread (buf, 1, (size_t) n, f) != (size_t) n) {
-        free (buf);
-        buf = NULL;
-    }
-    fclose (f);
-    *size = buf ? (size_t) n : 0;
-    return buf;
-}
-
 static int
 s_cuda_child_main (const char *dir, json_t *job)
 {
@@ -1002,7 +981,7 @@ s_cuda_child_main (const char *dir, json_t *job)
     memset (&rd, 0, sizeof rd);
     kf_eval_degen_t degen;
     kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
-    char *data = NULL;
+    const char *data = NULL;
     size_t data_size = 0;
     s_timing_t tm = { 0 };
     json_t *result = NULL;
@@ -1025,7 +1004,7 @@ s_cuda_child_main (const char *dir, json_t *job)
 
     int st = S_OK;
     if (json_is_object (refdata)) {
-        data = s_read_data (dir, &data_size);
+        data = kf_refdata_map (dir, job, &data_size);
         if (!data || kf_eval_refdata_parse (&rd, task, refdata, data_size, e->detail,
                                             sizeof e->detail)) {
             if (!data)
@@ -1190,7 +1169,7 @@ done:
     free (tm.cand_ns);
     s_free_tensors (e, false);
     free (e);
-    free (data);
+    kf_refdata_unmap (data, data_size);
     kf_eval_refdata_free (&rd);
     return 0;
 }

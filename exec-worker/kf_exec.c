@@ -14,6 +14,7 @@
 #include "kf_log.h"
 #include "kf_profile.h"
 #include "kf_file.h"
+#include "kf_str.h"
 #include "kf_subproc.h"
 #include "kf_torch_ref.h"
 
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -131,13 +133,17 @@ s_last_line (const char *out, char *buf, size_t size)
 
 //  One evaluation child: candidate CAND against reference REF with the
 //  evaluate payload PAYLOAD, its verdict (or the job's failure) into RES.
-//  REF is the reference's shared object, or the exported PyTorch data
-//  when the payload has reference_data; CAND is NULL for a probe.
+//  REF is the reference's shared object; when the payload has
+//  reference_data it is NULL and HELD names the exported PyTorch data,
+//  which the child gets as DIR/reference.bin, a hard link (HELD is in a
+//  folder of the job's own under TMPDIR, as DIR is: one file system).
+//  CAND is NULL for a probe.
 static void
 s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload_in,
-                zframe_t *cand, zframe_t *ref, double time_limit, kf_job_result_t *res)
+                zframe_t *cand, zframe_t *ref, const char *held, double time_limit,
+                kf_job_result_t *res)
 {
-    bool data = json_is_object (json_object_get (payload_in, "reference_data"));
+    char ref_path[4300];
     bool probe = json_is_true (json_object_get (payload_in, "probe"));
     memset (res, 0, sizeof *res);
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
@@ -181,10 +187,11 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     }
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
+    snprintf (ref_path, sizeof ref_path, "%s/reference.bin", dir);
     if (!text
         || (cand && kf_file_write (dir, "candidate.so", zframe_data (cand), zframe_size (cand)))
-        || kf_file_write (dir, data ? "reference.bin" : "reference.so", zframe_data (ref),
-                          zframe_size (ref))
+        || (held ? link (held, ref_path)
+                 : kf_file_write (dir, "reference.so", zframe_data (ref), zframe_size (ref)))
         || kf_file_write (dir, "job.json", text, strlen (text))) {
         s_fail (res, "cannot write the evaluation files: %s", strerror (errno));
         free (text);
@@ -331,7 +338,7 @@ s_sweep_timing (json_t *timing, int n)
 //  means what an untuned one's does.
 static void
 s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
-         json_t *configs, double time_limit, kf_job_result_t *res)
+         json_t *configs, const char *held, double time_limit, kf_job_result_t *res)
 {
     int n = (int) json_array_size (configs);
     int n_frames = (int) zmsg_size (job->frames);
@@ -344,12 +351,14 @@ s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
         s_fail (res, "payload: more than %s configs or frames", "16");
         return;
     }
-    zframe_t *ref = frames[n_frames - 1];
+    //  Exported PyTorch data (HELD) is no frame: every frame is a config's.
+    int n_cands = held ? n_frames : n_frames - 1;
+    zframe_t *ref = held ? NULL : frames[n_frames - 1];
     for (int i = 0; i < n; i++) {
         json_t *c = json_array_get (configs, (size_t) i);
         json_t *fr = json_object_get (c, "frame");
         if (!json_is_object (json_object_get (c, "params")) || !json_is_integer (fr)
-            || json_integer_value (fr) < 0 || json_integer_value (fr) >= n_frames - 1) {
+            || json_integer_value (fr) < 0 || json_integer_value (fr) >= n_cands) {
             char which[16];
             snprintf (which, sizeof which, "%d", i);
             s_fail (res, "payload: configs[%s] needs params and a candidate frame", which);
@@ -377,7 +386,7 @@ s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
         json_t *c = json_array_get (configs, (size_t) i);
         int frame = (int) json_integer_value (json_object_get (c, "frame"));
         kf_job_result_t one;
-        s_evaluate_one (cfg, worker, sweep_payload, frames[frame], ref, sweep_limit, &one);
+        s_evaluate_one (cfg, worker, sweep_payload, frames[frame], ref, held, sweep_limit, &one);
         if (!one.ok) {
             //  The reference or the harness failed: the same for every
             //  config, so the job itself failed.
@@ -417,7 +426,7 @@ s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
         json_t *c = json_array_get (configs, (size_t) best);
         int frame = (int) json_integer_value (json_object_get (c, "frame"));
         kf_job_result_t one;
-        s_evaluate_one (cfg, worker, base, frames[frame], ref, time_limit, &one);
+        s_evaluate_one (cfg, worker, base, frames[frame], ref, held, time_limit, &one);
         if (!one.ok) {
             *res = one;
             goto done;
@@ -460,6 +469,57 @@ done:
     json_decref (sweep_payload);
 }
 
+//  Exported PyTorch data as the reference (PAYLOAD's REFDATA): the data
+//  never travels; this worker's store gives it (or makes it again) as
+//  HELD, a file in *HOLD_DIR, a private folder under TMPDIR that the
+//  caller removes. Its manifest must describe the task's tensors exactly
+//  and lie inside it, checked here so that a mismatch is the job's clear
+//  failure rather than a child's. Returns 0 with *NOTE (caller's), or -1
+//  with the failure in RES.
+static int
+s_hold_data (json_t *payload, json_t *refdata, char **hold_dir, char *held, size_t held_size,
+             json_t **note, kf_job_result_t *res)
+{
+    json_t *task = json_object_get (payload, "task");
+    if (!json_is_object (refdata)) {
+        s_fail (res, "%s", "reference_data: must be an object");
+        return -1;
+    }
+    *hold_dir = kf_subproc_mkdtemp (NULL);
+    if (!*hold_dir) {
+        s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
+        return -1;
+    }
+    snprintf (held, held_size, "%s/reference.bin", *hold_dir);
+    const char *source = json_string_value (json_object_get (json_object_get (task, "reference"),
+                                                             "source"));
+    char *error = NULL, why[512];
+    struct stat st;
+    kf_eval_refdata_t rd;
+    int rc = kf_torch_ref_data_link (kf_torch_ref_shared (), refdata, source, held, note, &error);
+    if (rc == 0 && stat (held, &st) != 0) {
+        error = kf_strdupf ("reference data: %s: %s", held, strerror (errno));
+        rc = -1;
+    }
+    if (rc == 0 && kf_eval_refdata_parse (&rd, task, refdata, (size_t) st.st_size, why,
+                                          sizeof why) != 0) {
+        error = strdup (why);
+        rc = -1;
+    }
+    else if (rc == 0)
+        kf_eval_refdata_free (&rd);
+    if (rc) {
+        res->ok = false;
+        res->error = error ? error : strdup ("out of memory");
+        json_decref (*note);
+        *note = NULL;
+        kf_subproc_rmtree (*hold_dir);
+        free (*hold_dir);
+        *hold_dir = NULL;
+    }
+    return rc;
+}
+
 void
 kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
@@ -491,24 +551,10 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "a reference probe takes one frame, the native reference artifact%s", "");
         return;
     }
-    if (!probe && (!job->frames || zmsg_size (job->frames) < 2)) {
-        s_fail (res, "need two frames: candidate and reference artifacts (or reference data)%s", "");
+    if (!probe && (!job->frames || zmsg_size (job->frames) < (refdata ? 1 : 2))) {
+        s_fail (res, "%s", refdata ? "need a frame: the candidate's artifact"
+                                   : "need two frames: candidate and reference artifacts");
         return;
-    }
-    if (refdata) {
-        //  Exported PyTorch data as the reference: its manifest must
-        //  describe the task's tensors exactly, checked here so a mismatch
-        //  is the job's clear failure rather than a child's.
-        kf_eval_refdata_t rd;
-        char why[512];
-        zframe_t *data = zmsg_last (job->frames);
-        if (!json_is_object (refdata)
-            || kf_eval_refdata_parse (&rd, json_object_get (job->payload, "task"), refdata,
-                                      zframe_size (data), why, sizeof why)) {
-            s_fail (res, "%s", json_is_object (refdata) ? why : "reference_data: must be an object");
-            return;
-        }
-        kf_eval_refdata_free (&rd);
     }
     //  /proc/self/exe must be resolved here: after the drop to the
     //  sandbox user the child may not read its own /proc entry.
@@ -518,16 +564,31 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
         return;
     }
+    char *hold_dir = NULL, held[4300] = "";
+    json_t *note = NULL;
+    if (refdata && s_hold_data (job->payload, refdata, &hold_dir, held, sizeof held, &note, res))
+        return;
     json_t *configs = json_object_get (job->payload, "configs");
     if (probe)
-        s_evaluate_one (cfg, worker, job->payload, NULL, zmsg_first (job->frames), time_limit, res);
+        s_evaluate_one (cfg, worker, job->payload, NULL, zmsg_first (job->frames), NULL,
+                        time_limit, res);
     else if (json_array_size (configs) > 0)
-        s_sweep (cfg, worker, job, configs, time_limit, res);
+        s_sweep (cfg, worker, job, configs, hold_dir ? held : NULL, time_limit, res);
     else {
-        //  One candidate: frame 0, the reference last (frame 1).
+        //  One candidate: frame 0, the reference last (frame 1) or HELD.
         zframe_t *cand = zmsg_first (job->frames);
-        zframe_t *ref = zmsg_last (job->frames);
-        s_evaluate_one (cfg, worker, job->payload, cand, ref, time_limit, res);
+        zframe_t *ref = hold_dir ? NULL : zmsg_last (job->frames);
+        s_evaluate_one (cfg, worker, job->payload, cand, ref, hold_dir ? held : NULL,
+                        time_limit, res);
+    }
+    //  Where the data came from (this worker's store, or made again here)
+    //  and whether its bytes are the run's.
+    if (note && res->ok && res->result)
+        json_object_set (res->result, "reference_data", note);
+    json_decref (note);
+    if (hold_dir) {
+        kf_subproc_rmtree (hold_dir);
+        free (hold_dir);
     }
 }
 

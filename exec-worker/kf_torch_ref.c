@@ -7,12 +7,16 @@
  *  came back (manifest.json and its tensor files, error.json, a signal, a
  *  timeout) into a result. Everything PyTorch-specific happens in Python.
  *
- *  The tensor files travel as one binary frame, their concatenation in
- *  manifest order, each manifest entry carrying its offset: the protocol
- *  allows at most 16 binary frames, and five input sets with their
- *  outputs and a model's parameters pass that.
+ *  The tensors stay on this host: the runner writes them into one file,
+ *  in manifest order, each manifest entry carrying its offset, and that
+ *  file moves into the worker's reference store (kf_refcache.h) under a
+ *  key made of what decides its bytes. The result carries the manifest,
+ *  the key, the size and an XXH3-128 hash; an evaluate job that names
+ *  the key finds the data there, or has it made again here
+ *  (kf_torch_ref_data_link), the same seed giving the same inputs.
  */
 #include "kf_torch_ref.h"
+#include "kf_refcache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -32,19 +36,20 @@
 //  The runner's text, generated from kf_torch_ref.py by common/embed.sh.
 extern const char kf_torch_ref_py[];
 
-#define KF_TORCH_REF_CACHE_VERSION "kf-torch-ref-v1"
+#define KF_TORCH_REF_CACHE_VERSION "kf-torch-ref-v2"
+#define KF_TORCH_REF_DATA_VERSION "kf-torch-ref-data-v1"
 
 struct _kf_torch_ref_t {
     char *python;                //  NULL when no interpreter has torch
     char *version;               //  torch.__version__
     bool cuda;                   //  torch.cuda.is_available() in the sandbox
     char *tried;                 //  "A (why), B (why)"
-    char *cache_dir;
-    size_t cache_max_bytes;
+    kf_refcache_t *cache;        //  the data, and results when results_cached
+    bool results_cached;         //  a cache folder was configured
+    char runner_hash[65];        //  SHA-256 of the runner's text: its version
     char *default_device;
     double time_limit_s;
     size_t memory_bytes;
-    size_t max_result_bytes;
 };
 
 static kf_torch_ref_t *s_shared;
@@ -197,14 +202,18 @@ kf_torch_ref_new (const kf_torch_ref_config_t *config)
     kf_torch_ref_config_t none = { 0 };
     if (!config)
         config = &none;
-    self->cache_dir = config->cache_dir ? strdup (config->cache_dir) : NULL;
-    self->cache_max_bytes = config->cache_max_bytes ? config->cache_max_bytes
-                                                    : (size_t) 4 << 30;
+    //  Without a folder the data still needs a home while the worker
+    //  lives: a private one, removed at the end.
+    self->cache = kf_refcache_new (config->cache_dir, config->cache_max_bytes);
+    self->results_cached = config->cache_dir != NULL;
+    if (!self->cache) {
+        free (self);
+        return NULL;
+    }
+    kf_sha256_hex (kf_torch_ref_py, strlen (kf_torch_ref_py), self->runner_hash);
     self->default_device = strdup (config->default_device ? config->default_device : "cpu");
     self->time_limit_s = config->time_limit_s > 0 ? config->time_limit_s : 600;
     self->memory_bytes = config->memory_bytes;
-    self->max_result_bytes = config->max_result_bytes ? config->max_result_bytes
-                                                      : (size_t) 48 << 20;
     s_discover (self, config->python);
     if (self->python)
         kf_info ("PyTorch references: %s (torch %s%s)", self->python, self->version,
@@ -225,7 +234,7 @@ kf_torch_ref_destroy (kf_torch_ref_t **self_p)
     free (self->python);
     free (self->version);
     free (self->tried);
-    free (self->cache_dir);
+    kf_refcache_destroy (&self->cache);
     free (self->default_device);
     free (self);
     *self_p = NULL;
@@ -262,68 +271,6 @@ kf_torch_ref_t *
 kf_torch_ref_shared (void)
 {
     return s_shared;
-}
-
-// --------------------------------------------------------------------------
-//  The cache: DIR/KEY.json (the result) and DIR/KEY.bin (the tensor data).
-//  The .json is written last, each through a rename, so its presence means
-//  the entry is whole, and concurrent writers of one key cannot tear it.
-
-//  A hit: *RESULT (caller's) and *BLOB (caller frees) of KEY.
-static bool
-s_cache_get (const char *dir, const char *key, json_t **result, char **blob,
-             size_t *blob_size)
-{
-    *result = NULL;
-    *blob = NULL;
-    *blob_size = 0;
-    if (!dir)
-        return false;
-    char name[80], path[4200];
-    snprintf (name, sizeof name, "%s.json", key);
-    json_t *r = s_load_json (dir, name);
-    if (!r)
-        return false;
-    snprintf (path, sizeof path, "%s/%s.bin", dir, key);
-    size_t size = 0;
-    char *data = kf_file_read (path, SIZE_MAX / 2, &size);
-    json_int_t want = json_integer_value (json_object_get (r, "data_bytes"));
-    if (!data || (json_int_t) size != want) {
-        //  A .bin from another writer's half-finished entry, or none:
-        //  a miss, and the next put repairs it.
-        free (data);
-        json_decref (r);
-        return false;
-    }
-    //  Touch it: trimming removes the least recently used first.
-    snprintf (path, sizeof path, "%s/%s.json", dir, key);
-    utimensat (AT_FDCWD, path, NULL, 0);
-    *result = r;
-    *blob = data;
-    *blob_size = size;
-    return true;
-}
-
-static void
-s_cache_put (const char *dir, const char *key, json_t *result, const char *blob,
-             size_t blob_size, size_t max_bytes)
-{
-    if (!dir)
-        return;
-    if (mkdir (dir, 0700) && errno != EEXIST)
-        return;
-    char name[80];
-    char *text = json_dumps (result, JSON_COMPACT);
-    snprintf (name, sizeof name, "%s.bin", key);
-    int rc = text ? kf_file_replace (dir, name, blob ? blob : "", blob_size) : -1;
-    snprintf (name, sizeof name, "%s.json", key);
-    if (rc == 0)
-        rc = kf_file_replace (dir, name, text, strlen (text));
-    if (rc)
-        kf_warn ("reference cache: cannot store %s in %s: %s", key, dir, strerror (errno));
-    free (text);
-    kf_file_trim (dir, max_bytes, (const char *const[]) { "json", NULL },
-                  (const char *const[]) { "json", "bin", NULL });
 }
 
 // --------------------------------------------------------------------------
@@ -432,97 +379,50 @@ s_parse (kf_torch_ref_t *self, json_t *payload, s_request_t *req)
     return NULL;
 }
 
-//  The cache key: everything that decides the result's data. Timing
-//  parameters are not in it: a hit returns the times first measured.
+//  The key of the result cache: everything that decides the result.
+//  Timing parameters are not in it: a hit returns the times first
+//  measured.
 static void
-s_cache_key (kf_torch_ref_t *self, const s_request_t *req, const char *task_hash,
-             char key[65])
+s_result_key (kf_torch_ref_t *self, const s_request_t *req, const char *task_hash,
+              char key[65])
 {
-    char *text = kf_strdupf ("%s\nsource %s\nseed %lld\ndevice %s\nsets %lld\ncompile %d\n"
-                             "atol %.17g\nexport %d\ntorch %s\n",
-                             KF_TORCH_REF_CACHE_VERSION, task_hash, (long long) req->seed,
-                             req->device, (long long) req->sets, req->compile, req->atol,
-                             req->export_data, self->version ? self->version : "");
+    char *text = kf_strdupf ("%s\nrunner %s\nsource %s\nseed %lld\ndevice %s\nsets %lld\n"
+                             "compile %d\natol %.17g\nexport %d\ntorch %s\n",
+                             KF_TORCH_REF_CACHE_VERSION, self->runner_hash, task_hash,
+                             (long long) req->seed, req->device, (long long) req->sets,
+                             req->compile, req->atol, req->export_data,
+                             self->version ? self->version : "");
     kf_sha256_hex (text ? text : "", text ? strlen (text) : 0, key);
     free (text);
 }
 
-//  A tensor file name the runner may give: "t" then four or more digits,
-//  then ".bin". Anything else is refused rather than opened.
-static bool
-s_file_name_valid (const char *name)
+//  The key of the data: what decides its bytes and nothing else (no
+//  device, no torch version), so every exec host computes the same key
+//  for a run's data; the hash then says whether its bytes agree.
+static void
+s_data_key (kf_torch_ref_t *self, const char *task_hash, json_int_t seed, json_int_t sets,
+            char key[65])
 {
-    size_t len = strlen (name);
-    if (len < 9 || len > 16 || name[0] != 't' || strcmp (name + len - 4, ".bin"))
-        return false;
-    for (size_t i = 1; i < len - 4; i++)
-        if (name[i] < '0' || name[i] > '9')
-            return false;
-    return true;
+    char *text = kf_strdupf ("%s\nrunner %s\nsource %s\nseed %lld\nsets %lld\n",
+                             KF_TORCH_REF_DATA_VERSION, self->runner_hash, task_hash,
+                             (long long) seed, (long long) sets);
+    kf_sha256_hex (text ? text : "", text ? strlen (text) : 0, key);
+    free (text);
 }
 
-//  Joins the tensor files of MANIFEST (in DIR) into *BLOB in manifest
-//  order, setting each entry's offset. Returns NULL or the reason.
-static char *
-s_collect (kf_torch_ref_t *self, const char *dir, json_t *manifest, char **blob,
-           size_t *blob_size)
-{
-    *blob = NULL;
-    *blob_size = 0;
-    json_t *tensors = json_object_get (manifest, "tensors");
-    if (!json_is_array (tensors))
-        return strdup ("runner: manifest without a tensors array");
-    size_t total = 0, i;
-    json_t *t;
-    json_array_foreach (tensors, i, t) {
-        json_int_t bytes = json_integer_value (json_object_get (t, "bytes"));
-        if (!json_is_integer (json_object_get (t, "bytes")) || bytes < 0)
-            return kf_strdupf ("runner: manifest tensor %zu: bad bytes", i);
-        total += (size_t) bytes;
-    }
-    if (total > self->max_result_bytes)
-        return kf_strdupf ("reference data is %zu bytes, over the worker's limit of %zu "
-                           "(fewer sets, smaller shapes, or export: false)",
-                           total, self->max_result_bytes);
-    char *data = malloc (total ? total : 1);
-    if (!data)
-        return strdup ("out of memory for the reference data");
-    size_t offset = 0;
-    json_array_foreach (tensors, i, t) {
-        const char *file = json_string_value (json_object_get (t, "file"));
-        size_t want = (size_t) json_integer_value (json_object_get (t, "bytes"));
-        if (!file || !s_file_name_valid (file)) {
-            free (data);
-            return kf_strdupf ("runner: manifest tensor %zu: bad file name", i);
-        }
-        char path[4200];
-        snprintf (path, sizeof path, "%s/%s", dir, file);
-        size_t got = 0;
-        char *part = kf_file_read (path, want, &got);
-        if (!part || got != want) {
-            free (part);
-            free (data);
-            return kf_strdupf ("runner: %s: missing or not %zu bytes", file, want);
-        }
-        memcpy (data + offset, part, got);
-        free (part);
-        json_object_set_new (t, "offset", json_integer ((json_int_t) offset));
-        offset += got;
-    }
-    *blob = data;
-    *blob_size = total;
-    return NULL;
-}
-
-//  Runs the runner on REQ. Returns the result (caller's) with *BLOB, or
-//  NULL with *ERROR (caller frees) and *FINAL set when the failure is the
-//  problem's own (it raised, or its data passed a size limit): the same on
-//  any worker, so not worth another try.
+//  Runs the runner on REQ (DATA_ONLY: the data again, nothing timed or
+//  checked). Returns the manifest (caller's) with *DIR, the runner's
+//  folder holding data.bin (caller removes and frees it), or NULL with
+//  *ERROR (caller frees) and *FINAL set when the failure is the
+//  problem's own (it raised, or its data passed the cap or the disk):
+//  the same on any worker, so not worth another try.
 static json_t *
-s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_size,
+s_run (kf_torch_ref_t *self, const s_request_t *req, bool data_only, char **dir_out,
        double *wall_s, char **error, bool *final)
 {
     *final = false;
+    *dir_out = NULL;
+    uint64_t cap = kf_refcache_max_bytes (self->cache);
     kf_subproc_limits_t limits;
     kf_subproc_limits_default (&limits);
     limits.time_limit_s = self->time_limit_s;
@@ -531,15 +431,15 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     //  Threads count against RLIMIT_NPROC: torch starts one per core for
     //  its thread pools, more with CUDA; 64 would fail a big host.
     limits.max_procs = 512;
-    //  The runner checks the total against max_bytes before writing; the
+    //  The runner checks the total against the cap before writing; the
     //  file limit only has to let that much through.
-    if (limits.file_bytes < self->max_result_bytes + ((size_t) 1 << 20))
-        limits.file_bytes = self->max_result_bytes + ((size_t) 1 << 20);
+    if (limits.file_bytes < cap + ((size_t) 1 << 20))
+        limits.file_bytes = cap + ((size_t) 1 << 20);
 #if defined(__SANITIZE_ADDRESS__)
     limits.memory_bytes = 0;
 #endif
     //  When the worker is root, kf_subproc_run hands the directory to the
-    //  run's sandbox uid, so the child can write its tensor files; the
+    //  run's sandbox uid, so the child can write its data file; the
     //  files written here are 0644, so it can read them.
     char *dir = kf_subproc_mkdtemp (&limits);
     if (!dir) {
@@ -548,11 +448,12 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     }
     limits.workdir = dir;
 
-    json_t *job = json_pack ("{s:I, s:I, s:s, s:b, s:f, s:b, s:I}",
+    json_t *job = json_pack ("{s:I, s:I, s:s, s:b, s:f, s:b, s:I, s:s, s:b}",
                              "seed", req->seed, "sets", req->sets, "device", req->device,
-                             "compile", req->compile, "atol", req->atol,
-                             "export", req->export_data,
-                             "max_bytes", (json_int_t) self->max_result_bytes);
+                             "compile", req->compile && !data_only, "atol", req->atol,
+                             "export", req->export_data || data_only,
+                             "max_bytes", (json_int_t) cap, "data_file", "data.bin",
+                             "data_only", data_only);
     if (job && req->timing)
         json_object_set (job, "timing", req->timing);
     char *text = job ? json_dumps (job, JSON_COMPACT) : NULL;
@@ -584,14 +485,13 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
                      : s_load_json (dir, "manifest.json");
     json_t *failure = manifest || run.timed_out ? NULL : s_load_json (dir, "error.json");
     char *tail = s_tail (run.output, 1500);
-    if (manifest) {
-        char *why = s_collect (self, dir, manifest, blob, blob_size);
-        if (why) {
-            *error = why;
-            json_decref (manifest);
-            manifest = NULL;
-        }
+    if (manifest && !json_is_array (json_object_get (manifest, "tensors"))) {
+        *error = strdup ("runner: manifest without a tensors array");
+        json_decref (manifest);
+        manifest = NULL;
     }
+    else if (manifest)
+        ;
     else if (run.timed_out)
         *error = kf_strdupf ("reference run exceeded the %.0f s limit%s%s", self->time_limit_s,
                              tail && *tail ? "; last output:\n" : "", tail ? tail : "");
@@ -617,6 +517,10 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
         //  torch keeps one busy per core.
         *error = kf_strdupf ("reference runner reached its CPU-time limit (%.0f s over "
                              "all threads)", self->time_limit_s + 1);
+    else if (run.signal == 25)
+        //  SIGXFSZ: Python ignores it, so only a child it started gets it.
+        *error = kf_strdupf ("reference runner passed the file-size limit (%llu bytes, the "
+                             "reference cache cap)", (unsigned long long) cap);
     else
         *error = kf_strdupf ("reference runner ended (%s %d) without a result%s%s",
                              run.signal ? "signal" : "exit code",
@@ -625,9 +529,78 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, char **blob, size_t *blob_s
     free (tail);
     json_decref (failure);
     kf_subproc_result_free (&run);
-    kf_subproc_rmtree (dir);
-    free (dir);
+    if (manifest)
+        *dir_out = dir;
+    else {
+        kf_subproc_rmtree (dir);
+        free (dir);
+    }
     return manifest;
+}
+
+//  Hashes DIR/data.bin against MANIFEST's tensors and moves it into the
+//  store as KEY; MANIFEST gains data_key, data_bytes, data_hash and
+//  inputs_hash. Returns 0, KF_REFCACHE_TOO_BIG or -1, with *ERROR.
+static int
+s_store (kf_torch_ref_t *self, const char *dir, const char *key, json_t *manifest,
+         const char *made, char **error)
+{
+    char path[4200], why[600], hash[33], inputs_hash[33];
+    snprintf (path, sizeof path, "%s/data.bin", dir);
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat (fd, &st) || !S_ISREG (st.st_mode)) {
+        *error = kf_strdupf ("runner: data.bin: missing or not a plain file");
+        if (fd >= 0)
+            close (fd);
+        return -1;
+    }
+    int rc = kf_refcache_hash (fd, (uint64_t) st.st_size, json_object_get (manifest, "tensors"),
+                               hash, inputs_hash, why, sizeof why);
+    close (fd);
+    if (rc) {
+        *error = kf_strdupf ("runner: %s", why);
+        return -1;
+    }
+    json_t *meta = json_pack ("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:s}", "key", key,
+                              "hash", hash, "inputs_hash", inputs_hash, "tensors",
+                              json_object_get (manifest, "tensors"), "seed",
+                              json_object_get (manifest, "seed"), "sets",
+                              json_object_get (manifest, "sets"), "device",
+                              json_object_get (manifest, "device"), "torch_version",
+                              json_object_get (manifest, "torch_version"), "made", made);
+    kf_refcache_lock (self->cache);
+    rc = meta ? kf_refcache_put_data (self->cache, key, path, meta, why, sizeof why) : -1;
+    kf_refcache_unlock (self->cache);
+    json_decref (meta);
+    if (rc) {
+        *error = strdup (meta ? why : "out of memory");
+        return rc;
+    }
+    json_object_set_new (manifest, "data_key", json_string (key));
+    json_object_set_new (manifest, "data_bytes", json_integer ((json_int_t) st.st_size));
+    json_object_set_new (manifest, "data_hash", json_string (hash));
+    json_object_set_new (manifest, "inputs_hash", json_string (inputs_hash));
+    return 0;
+}
+
+//  RESULT (a cached result) still has its data in the store, whole and
+//  with the hash it was answered with.
+static bool
+s_data_present (kf_torch_ref_t *self, json_t *result)
+{
+    const char *key = json_string_value (json_object_get (result, "data_key"));
+    if (!key)
+        return false;
+    kf_refcache_lock (self->cache);
+    json_t *meta = kf_refcache_get_data (self->cache, key);
+    kf_refcache_unlock (self->cache);
+    bool same = meta && !strcmp (json_string_value (json_object_get (meta, "hash"))
+                                 ? json_string_value (json_object_get (meta, "hash")) : "",
+                                 json_string_value (json_object_get (result, "data_hash"))
+                                 ? json_string_value (json_object_get (result, "data_hash")) : "-");
+    json_decref (meta);
+    return same;
 }
 
 void
@@ -649,43 +622,170 @@ kf_torch_ref_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         s_fail (res, why);
         return;
     }
-    char task_hash[65], key[65];
+    char task_hash[65], key[65], data_key[65];
     kf_sha256_hex (req.source, strlen (req.source), task_hash);
-    s_cache_key (self, &req, task_hash, key);
+    s_result_key (self, &req, task_hash, key);
+    s_data_key (self, task_hash, req.seed, req.sets, data_key);
 
-    char *blob = NULL;
-    size_t blob_size = 0;
     double wall_s = 0;
-    json_t *result = NULL;
-    bool cached = s_cache_get (self->cache_dir, key, &result, &blob, &blob_size);
+    json_t *result = self->results_cached ? kf_refcache_get_result (self->cache, key) : NULL;
+    if (result && req.export_data && !s_data_present (self, result)) {
+        json_decref (result);     //  the data was evicted: run again
+        result = NULL;
+    }
+    bool cached = result != NULL;
     if (!cached) {
-        char *error = NULL;
+        char *error = NULL, *dir = NULL;
         bool final = false;
-        result = s_run (self, &req, &blob, &blob_size, &wall_s, &error, &final);
+        result = s_run (self, &req, false, &dir, &wall_s, &error, &final);
+        if (result && req.export_data) {
+            int rc = s_store (self, dir, data_key, result, "reference", &error);
+            if (rc) {
+                //  Past the cap or the disk: the problem's own size.
+                final = rc == KF_REFCACHE_TOO_BIG;
+                json_decref (result);
+                result = NULL;
+            }
+        }
+        if (dir) {
+            kf_subproc_rmtree (dir);
+            free (dir);
+        }
         if (!result) {
             (final ? s_fail_final : s_fail) (res, error);
             return;
         }
         json_object_set_new (result, "task_hash", json_string (task_hash));
-        json_object_set_new (result, "data_bytes", json_integer ((json_int_t) blob_size));
-        s_cache_put (self->cache_dir, key, result, blob, blob_size, self->cache_max_bytes);
-    }
-    if (blob_size > self->max_result_bytes) {
-        //  Only a cache filled under a larger limit gets here.
-        s_fail (res, kf_strdupf ("reference data is %zu bytes, over the worker's limit of %zu",
-                                 blob_size, self->max_result_bytes));
-        json_decref (result);
-        free (blob);
-        return;
+        if (!req.export_data)
+            json_object_set_new (result, "data_bytes", json_integer (0));
+        if (self->results_cached)
+            kf_refcache_put_result (self->cache, key, result);
     }
     json_object_set_new (result, "cached", json_boolean (cached));
     json_object_set_new (result, "cache_key", json_string (key));
     json_object_set_new (result, "wall_s", json_real (wall_s));
     res->ok = true;
     res->result = result;
-    if (req.export_data) {
-        res->frames = zmsg_new ();
-        zmsg_addmem (res->frames, blob, blob_size);
+}
+
+// --------------------------------------------------------------------------
+//  Evaluations: the data by its key, made again when this worker lacks it
+
+//  "the run's X" or "none" for a message.
+static const char *
+s_or (json_t *o, const char *key)
+{
+    const char *s = json_string_value (json_object_get (o, key));
+    return s ? s : "none";
+}
+
+int
+kf_torch_ref_data_link (kf_torch_ref_t *self, json_t *refdata, const char *source,
+                        const char *dest, json_t **note, char **error)
+{
+    *note = NULL;
+    *error = NULL;
+    if (!self) {
+        *error = strdup ("this worker has no PyTorch reference runner, which keeps the "
+                         "reference data");
+        return -1;
     }
-    free (blob);
+    json_t *want = json_object_get (refdata, "data");
+    json_t *seed = json_object_get (want, "seed");
+    json_t *sets = json_object_get (refdata, "sets");
+    if (!source || !*source || !json_is_object (want) || !json_is_integer (seed)
+        || !json_is_integer (sets) || !json_is_string (json_object_get (want, "hash"))
+        || !json_is_string (json_object_get (want, "inputs_hash"))) {
+        *error = strdup ("reference_data: needs data {key, hash, inputs_hash, bytes, seed} and "
+                         "sets, and the task's reference.source");
+        return -1;
+    }
+    char task_hash[65], key[65], why[600];
+    kf_sha256_hex (source, strlen (source), task_hash);
+    s_data_key (self, task_hash, json_integer_value (seed), json_integer_value (sets), key);
+    //  Looked up and linked under the lock, so no trim comes in between.
+    kf_refcache_lock (self->cache);
+    json_t *meta = kf_refcache_get_data (self->cache, key);
+    int rc = meta ? kf_refcache_link_data (self->cache, key, dest, why, sizeof why) : -1;
+    kf_refcache_unlock (self->cache);
+    const char *from = "cache";
+    double wall_s = 0;
+    if (rc) {
+        json_decref (meta);
+        meta = NULL;
+        if (!self->python) {
+            *error = kf_strdupf ("this worker lacks the reference data %s and has no Python "
+                                 "with torch to make it (tried: %s)", key, self->tried);
+            return -1;
+        }
+        kf_info ("reference data %s: not on this worker; making it (seed %lld, %lld sets)",
+                 key, (long long) json_integer_value (seed), (long long) json_integer_value (sets));
+        s_request_t req = { .source = source, .seed = json_integer_value (seed),
+                            .sets = json_integer_value (sets), .device = self->default_device,
+                            .atol = 1e-5, .export_data = true };
+        char *dir = NULL;
+        bool final = false;
+        json_t *manifest = s_run (self, &req, true, &dir, &wall_s, error, &final);
+        if (manifest && s_store (self, dir, key, manifest, "regenerated", error) != 0) {
+            json_decref (manifest);
+            manifest = NULL;
+        }
+        if (dir) {
+            kf_subproc_rmtree (dir);
+            free (dir);
+        }
+        if (!manifest) {
+            char *e = kf_strdupf ("reference data %s: making it on this worker failed: %s", key,
+                                  *error ? *error : "?");
+            free (*error);
+            *error = e;
+            return -1;
+        }
+        json_decref (manifest);
+        kf_refcache_lock (self->cache);
+        meta = kf_refcache_get_data (self->cache, key);
+        rc = meta ? kf_refcache_link_data (self->cache, key, dest, why, sizeof why) : -1;
+        kf_refcache_unlock (self->cache);
+        if (rc) {
+            json_decref (meta);
+            *error = kf_strdupf ("reference data %s: made, then gone: %s", key,
+                                 meta ? why : "evicted at once (is the cache cap too small?)");
+            return -1;
+        }
+        from = "regenerated";
+    }
+    //  The hash decides whether these are the run's bytes. Inputs must be
+    //  the same bytes on every host (same seed, same draws); outputs may
+    //  differ in their last bits on another device or BLAS, and are then
+    //  this host's own reference computation of the same inputs, which
+    //  the candidate is judged against, said in the result and the log.
+    bool same = !strcmp (s_or (meta, "hash"), s_or (want, "hash"));
+    bool same_inputs = !strcmp (s_or (meta, "inputs_hash"), s_or (want, "inputs_hash"));
+    *note = json_pack ("{s:s, s:s, s:O, s:s, s:b, s:b, s:f}", "key", key, "from", from,
+                       "bytes", json_object_get (meta, "bytes"), "hash", s_or (meta, "hash"),
+                       "matches", same, "inputs_match", same_inputs, "wall_s", wall_s);
+    if (strcmp (key, s_or (want, "key")))
+        json_object_set_new (*note, "run_key", json_string (s_or (want, "key")));
+    if (!same_inputs) {
+        *error = kf_strdupf ("reference data %s (%s on this worker) differs in its inputs from "
+                             "the run's: inputs hash %s, the run's %s (a problem whose "
+                             "get_inputs draws differ between hosts or torch versions)",
+                             key, from, s_or (meta, "inputs_hash"), s_or (want, "inputs_hash"));
+        json_decref (*note);
+        *note = NULL;
+        unlink (dest);
+        rc = -1;
+    }
+    else if (!same) {
+        char *warning = kf_strdupf ("reference data %s (%s on this worker): same inputs, "
+                                    "outputs differ bit-wise from the run's (hash %s, the "
+                                    "run's %s; device %s); judged against this worker's "
+                                    "outputs", key, from, s_or (meta, "hash"),
+                                    s_or (want, "hash"), s_or (meta, "device"));
+        kf_warn ("%s", warning ? warning : "reference data differs");
+        json_object_set_new (*note, "warning", json_string (warning ? warning : ""));
+        free (warning);
+    }
+    json_decref (meta);
+    return rc ? -1 : 0;
 }

@@ -19,13 +19,18 @@
 
 typedef struct {
     const char *python;          /* interpreter; NULL or "": discover one */
-    const char *cache_dir;       /* result cache folder; NULL: no cache */
-    size_t cache_max_bytes;      /* trimmed past this, oldest first; 0: 4 GiB */
+    const char *cache_dir;       /* the reference store (kf_refcache.h): the
+                                  * data, and results asked again; NULL: a
+                                  * private folder for the data, removed at
+                                  * destroy, and no result is reused */
+    size_t cache_max_bytes;      /* trimmed past this, least recently used
+                                  * first; also the cap on one reference's
+                                  * data (over it the job fails, final);
+                                  * 0: 4 GiB */
     const char *default_device;  /* for a payload without device; NULL: "cpu" */
     double time_limit_s;         /* one job's child, wall clock; 0: 600 */
     size_t memory_bytes;         /* child RLIMIT_AS; 0: none (torch threads
                                   * and CUDA reserve far more than they use) */
-    size_t max_result_bytes;     /* tensor data of one result; 0: 48 MiB */
 } kf_torch_ref_config_t;
 
 typedef struct _kf_torch_ref_t kf_torch_ref_t;
@@ -51,8 +56,22 @@ const char *kf_torch_ref_tried (kf_torch_ref_t *self);
 json_t *kf_torch_ref_capability (kf_torch_ref_t *self);
 
 /* kf_job_fn for kind "reference"; SELF is a kf_torch_ref_t * (NULL: the
- * job fails, saying the worker has no reference runner). Thread-safe. */
+ * job fails, saying the worker has no reference runner). Thread-safe.
+ * The data goes into the store; the result has the manifest and
+ * data_key, data_bytes, data_hash (XXH3-128) and inputs_hash, no frame. */
 void kf_torch_ref_handle (void *self, const kf_job_t *job, kf_job_result_t *res);
+
+/* Gives the reference data that REFDATA (an evaluate payload's
+ * "reference_data": sets, and data {key, hash, inputs_hash, bytes, seed})
+ * describes the name DEST, from the store, or made again here from
+ * SOURCE (the task's reference.source) with the same seed when this
+ * worker lacks it. Returns 0 with *NOTE (caller's: {key, from: "cache" or
+ * "regenerated", bytes, hash, matches, inputs_match, wall_s [, warning]}:
+ * outputs that differ bit-wise from the run's are used, and said so), or
+ * -1 with *ERROR (caller frees), also when the inputs differ from the
+ * run's. Thread-safe. */
+int kf_torch_ref_data_link (kf_torch_ref_t *self, json_t *refdata, const char *source,
+                            const char *dest, json_t **note, char **error);
 
 /* The instance kf_exec_handle hands "reference" jobs to. Set once by the
  * worker's main (or a test) before any job runs; not owned here. */

@@ -7,13 +7,15 @@ writes it into the job's private directory next to the problem and runs
 
 as the sandboxed, unprivileged child. DIR holds:
 
-    job.json     the job: seed, sets, device, timing, compile, atol, max_bytes
+    job.json     the job: seed, sets, device, timing, compile, atol, export,
+                 max_bytes (the cap on the data), data_file, data_only
     problem.py   the problem in the KernelBench format: class Model(nn.Module),
                  get_inputs(), get_init_inputs()
 
-and receives, on success, one raw little-endian file per tensor (t0000.bin,
-t0001.bin, ...) and manifest.json, written last; on failure error.json
-{stage, error, traceback} and exit code 1. The format and the order of the
+and receives, on success, data.bin (every tensor, raw little-endian, in
+manifest order; each manifest entry has its offset and bytes) and
+manifest.json, written last; on failure error.json {stage, error,
+traceback, limit} and exit code 1. The format and the order of the
 tensors are described in docs/pytorch-references.md; keep the two in step.
 """
 
@@ -133,54 +135,135 @@ def flatten(value, out):
     return out
 
 
-def tensor_bytes(torch, t):
-    """The raw bytes of T: CPU, contiguous, native (little-endian) order."""
+# Elements per piece when a tensor is written, hashed or summarised: a
+# tensor of any size (KernelBench's are 6.4 GB) passes through in pieces
+# of at most this many elements, never as one bytes object (Python's
+# bytes and ctypes.string_at stop at 2 GiB) nor as one float64 copy.
+CHUNK_ELEMENTS = 1 << 22
+
+
+def chunks(torch, t):
+    """T (any device) as CPU, contiguous, flat pieces in element order."""
+    flat = t.detach().contiguous().view(-1)
+    n = flat.numel()
+    for start in range(0, n, CHUNK_ELEMENTS):
+        yield flat[start:start + CHUNK_ELEMENTS].to("cpu").contiguous()
+
+
+def raw(c):
+    """The bytes of the CPU tensor C as a buffer (no copy); keep C alive."""
     import ctypes
-    t = t.detach().to("cpu").contiguous()
-    n = t.numel() * t.element_size()
-    if n == 0:
-        return b""
-    return ctypes.string_at(t.data_ptr(), n)
+    n = c.numel() * c.element_size()
+    return memoryview((ctypes.c_char * n).from_address(c.data_ptr())) if n else b""
+
+
+class Summary:
+    """What the degenerate-output check needs of one tensor of one set,
+    gathered piece by piece: no copy of the data is kept."""
+
+    def __init__(self):
+        self.numel = 0
+        self.finite = False       # some element is finite
+        self.first = None         # the first element, as a float
+        self.constant = True      # every element equals the first
+        self.max_abs = 0.0        # the largest finite magnitude
+        # A digest of the raw bytes, to tell whether two sets are bitwise
+        # equal. SHA-1 because OpenSSL runs it fastest of hashlib's; it
+        # only compares a problem's outputs with each other.
+        import hashlib
+        self.digest = hashlib.sha1()
+
+    def add(self, torch, c, data):
+        self.digest.update(data)
+        if c.numel() == 0:
+            return
+        v = c.double()
+        if self.first is None:
+            self.first = float(v[0])
+        self.numel += v.numel()
+        if self.constant and not bool((v == self.first).all()):
+            self.constant = False
+        finite = torch.isfinite(v)
+        if bool(finite.any()):
+            self.finite = True
+            self.max_abs = max(self.max_abs, float(torch.where(finite, v.abs(),
+                                                               torch.zeros_like(v)).max()))
 
 
 class Exporter:
-    """Collects the manifest entries and writes one file per tensor.
+    """Collects the manifest entries and writes every tensor, in manifest
+    order, into one file (DIR/data.bin), each entry with its offset.
 
-    With export off nothing is written and no entry is made, but the bytes
-    are still kept for the degenerate-output check.
+    With export off nothing is written and no entry is made, but each
+    tensor is still summarised for the degenerate-output check. Sizes and
+    offsets are Python integers: 64-bit and more.
     """
 
-    def __init__(self, torch, work, max_bytes, export):
+    def __init__(self, torch, work, job, export, summarise):
         self.torch = torch
         self.work = work
-        self.max_bytes = max_bytes
+        self.max_bytes = int(job.get("max_bytes", 0))
         self.export = export
+        self.summarise = summarise
         self.total = 0
         self.tensors = []
         self.scalars = []
-        self.data = {}   # (role, set, index) -> (kf dtype, name, bytes)
+        self.summaries = {}   # (role, set, index) -> (kf dtype, Summary)
+        self.file = None
+        if export:
+            self.path = os.path.join(work, job.get("data_file", "data.bin"))
+            self.file = open(self.path, "wb")
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def limit(self, role, set_index, name, n):
+        where = "%s '%s'%s" % (role, name, "" if set_index is None else
+                               " of set %d" % set_index)
+        raise LimitError("the reference data needs more than %d bytes (%d written, "
+                         "then %s of %d bytes), over the exec worker's reference "
+                         "cache cap of %d bytes (reference_cache_max_mb; use fewer "
+                         "sets or smaller shapes)"
+                         % (self.total + n, self.total, where, n, self.max_bytes))
 
     def tensor(self, role, set_index, index, name, t):
         kf = KF_DTYPES.get(t.dtype)
         if kf is None:
             raise TypeError("%s '%s': dtype %s has no kf dtype (f32 f64 f16 bf16 "
                             "i32 i64)" % (role, name, str(t.dtype)))
-        data = tensor_bytes(self.torch, t)
-        self.data[(role, set_index, index)] = (kf, name, data)
+        n = t.numel() * t.element_size()
+        if self.export and self.max_bytes and self.total + n > self.max_bytes:
+            self.limit(role, set_index, name, n)
+        summary = Summary() if self.summarise else None
+        if summary is not None:
+            self.summaries[(role, set_index, index)] = (kf, summary)
+        if not self.export and summary is None:
+            return
+        offset = self.total
+        for c in chunks(self.torch, t):
+            data = raw(c)
+            if self.export:
+                try:
+                    self.file.write(data)
+                except OSError as e:
+                    # A full disk or the file-size limit: the same on
+                    # another try of this worker, so said as a limit.
+                    st = os.statvfs(self.work)
+                    raise LimitError("cannot write the reference data: %s after %d "
+                                     "bytes, writing %d more (%s '%s'); %d bytes free "
+                                     "where it is written" % (
+                                         e.strerror or e, self.total, n, role, name,
+                                         st.f_bavail * st.f_frsize))
+            if summary is not None:
+                summary.add(self.torch, c, data)
         if not self.export:
             return
-        self.total += len(data)
-        if self.max_bytes and self.total > self.max_bytes:
-            raise LimitError("the exported tensors exceed %d bytes, the worker's "
-                              "limit for one reference (use fewer sets or smaller "
-                              "shapes, or export: false)" % self.max_bytes)
-        file = "t%04d.bin" % len(self.tensors)
-        with open(os.path.join(self.work, file), "wb") as f:
-            f.write(data)
+        self.total += n
         self.tensors.append({
             "role": role, "set": set_index, "index": index, "name": name,
-            "dtype": kf, "shape": list(t.shape), "file": file,
-            "bytes": len(data)})
+            "dtype": kf, "shape": list(t.shape), "bytes": n, "offset": offset})
 
     def scalar(self, role, set_index, index, name, value):
         self.scalars.append({"role": role, "set": set_index, "index": index,
@@ -309,39 +392,30 @@ def degenerate_reasons(torch, exporter, n_outputs, n_sets, n_inputs, atol):
     than the absolute tolerance everywhere is matched by a kernel that
     ignores its inputs; such a task proves nothing about a candidate.
     """
-    dtypes = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
-              "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64}
     reasons = []
     for j in range(n_outputs):
-        kept = [exporter.data.get(("output", s, j)) for s in range(n_sets)]
+        kept = [exporter.summaries.get(("output", s, j)) for s in range(n_sets)]
         if any(k is None for k in kept):
             continue          # not a tensor in every set
-        kf, name, _ = kept[0]
-        label = "output %d ('%s')" % (j, name)
-        raw = [k[2] for k in kept]
-        values = [torch.frombuffer(bytearray(r), dtype=dtypes[kf]).double() if r else
-                  torch.zeros(0, dtype=torch.float64) for r in raw]
-        if all(v.numel() > 0 and not torch.isfinite(v).any() for v in values):
+        label = "output %d ('%s')" % (j, "out%d" % j)
+        sums = [k[1] for k in kept]
+        if all(v.numel > 0 and not v.finite for v in sums):
             reasons.append("%s: no finite element in any set" % label)
             continue
-        if all(v.numel() > 1 and bool((v == v[0]).all()) for v in values):
-            reasons.append("%s: constant (every element is %g)" % (label, float(values[0][0])))
-        if n_sets > 1 and all(r == raw[0] for r in raw[1:]):
+        if all(v.numel > 1 and v.constant for v in sums):
+            reasons.append("%s: constant (every element is %g)" % (label, sums[0].first))
+        digests = [v.digest.digest() for v in sums]
+        if n_sets > 1 and all(d == digests[0] for d in digests[1:]):
             reasons.append("%s: the same in every input set" % label)
-        below = True
-        for v in values:
-            finite = v[torch.isfinite(v)]
-            if finite.numel() and float(finite.abs().max()) > atol:
-                below = False
-                break
-        if below:
+        if all(v.max_abs <= atol for v in sums):
             reasons.append("%s: every element is within the absolute bound %g of 0"
                            % (label, atol))
     if n_sets > 1 and n_inputs > 0:
         same = True
         for i in range(n_inputs):
-            kept = [exporter.data.get(("input", s, i)) for s in range(n_sets)]
-            if any(k is None for k in kept) or any(k[2] != kept[0][2] for k in kept[1:]):
+            kept = [exporter.summaries.get(("input", s, i)) for s in range(n_sets)]
+            if any(k is None for k in kept) or any(
+                    k[1].digest.digest() != kept[0][1].digest.digest() for k in kept[1:]):
                 same = False
                 break
         if same:
@@ -393,7 +467,10 @@ def run(work, job):
     device = torch.device(job.get("device", "cpu"))
     atol = float(job.get("atol", 1e-5))
     export = bool(job.get("export", True))
-    exporter = Exporter(torch, work, int(job.get("max_bytes", 0)), export)
+    # data_only: the data again on another host (an exec worker that lacks
+    # a run's cache entry), nothing measured and nothing checked.
+    data_only = bool(job.get("data_only", False))
+    exporter = Exporter(torch, work, job, export, not data_only)
 
     set_stage("device")
     if device.type == "cuda":
@@ -448,6 +525,16 @@ def run(work, job):
         last_args = args
         last_outputs = outputs
 
+    set_stage("export (closing the data file)")
+    exporter.close()
+    if data_only:
+        write_json(work, "manifest.json", {
+            "tensors": exporter.tensors, "scalars": exporter.scalars,
+            "data_bytes": exporter.total, "torch_version": torch.__version__,
+            "python": sys.executable, "device": str(device), "seed": seed,
+            "sets": sets})
+        return
+
     set_stage("degenerate-output check")
     degenerate = degenerate_reasons(torch, exporter, n_outputs, sets, n_inputs, atol)
 
@@ -466,6 +553,7 @@ def run(work, job):
     manifest = {
         "tensors": exporter.tensors,
         "scalars": exporter.scalars,
+        "data_bytes": exporter.total,
         "timing": timing,
         "degenerate": degenerate,
         "torch_version": torch.__version__,

@@ -7,7 +7,10 @@
 # problem whose output ignores its input, and a native task whose
 # reference writes zeros, must fail with the reasons; --allow-degenerate
 # lets the native one run. Bad problem files are refused before anything
-# is sent.
+# is sent. The reference data stays on the exec host (its reference
+# cache): nothing of tensor size reaches the database or a message, a
+# problem past the old 48 MiB cap runs, and an exec worker with an empty
+# cache makes the data again and checks its hash.
 . "$(dirname "$0")/lib.sh"
 
 export KF_REFERENCE_CACHE_DIR=$T/reference-cache   # a cold cache, and none left behind
@@ -65,8 +68,11 @@ check "no compile job for the reference" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'compile' AND candidate_id IS NULL")" -eq 0 ]
 check "the derived task: in0 [64,1000] f32 -> out0 [64,1000] f32, scalar init0 = -1" \
     [ "$(sql "SELECT spec->'inputs'->0->>'name' || (spec->'inputs'->0->'shape')::text || (spec->'inputs'->0->>'dtype') || ' ' || (spec->'outputs'->0->>'name') || (spec->'outputs'->0->'shape')::text || ' ' || (spec->'scalars'->>'init0')::float8 || ' ' || jsonb_array_length(spec->'inputs') FROM runs WHERE id = $run")" = "in0[64, 1000]f32 out0[64, 1000] -1 1" ]
-check "the data blob is the run's reference artifact: 5 sets x 2 tensors x 256000 bytes" \
-    [ "$(sql "SELECT length(b.data) FROM runs r JOIN blobs b ON b.hash = r.ref_artifact WHERE r.id = $run")" -eq 2560000 ]
+check "the data stays on the exec host: no artifact, ref_data names its 5 x 2 x 256000 bytes by key and XXH3-128 hash" \
+    [ "$(sql "SELECT (ref_artifact IS NULL)::text || ',' || (ref_data->'data'->>'bytes') || ',' || length(ref_data->'data'->>'key') || ',' || length(ref_data->'data'->>'hash') || ',' || (ref_data->'data'->>'seed') FROM runs WHERE id = $run")" = "true,2560000,64,32,11" ]
+key=$(sql "SELECT ref_data->'data'->>'key' FROM runs WHERE id = $run")
+check "the exec worker's reference cache holds the data under that key" \
+    [ "$(stat -c %s "$KF_REFERENCE_CACHE_DIR/d-$key.bin" 2>/dev/null)" = 2560000 ]
 check "PyTorch eager time is stored (and compiled is null: Debian's torch has no torch.compile)" \
     [ "$(sql "SELECT (ref_eager_ns > 0)::text || ',' || (ref_compiled_ns IS NULL)::text FROM runs WHERE id = $run")" = "true,true" ]
 # (the search may add tuning rounds after the 2 x 2: count what is there)
@@ -74,8 +80,10 @@ check "every generate job (4 or more) was given the derived task" \
     [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE payload->'task'->'inputs'->0->>'name' = 'in0'))::text FROM jobs WHERE run_id = $run AND kind = 'generate'")" = true ]
 check "every prompt shows the PyTorch source and what in[] holds" \
     [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE prompt LIKE '%torch.softmax%' AND prompt LIKE '%forward''s tensor arguments (in0)%'))::text FROM candidates WHERE run_id = $run")" = true ]
-check "every evaluate job carries reference_data and the data blob as its last frame" \
-    [ "$(sql "SELECT count(*) FROM jobs j, runs r WHERE r.id = $run AND j.run_id = r.id AND j.kind = 'evaluate' AND jsonb_array_length(j.payload->'reference_data'->'tensors') = 10 AND (j.payload->'reference_data'->>'sets')::int = 5 AND (j.payload->'reference_data'->>'eager_ns')::float8 > 0 AND j.blobs[array_length(j.blobs, 1)] = r.ref_artifact")" -ge 1 ]
+check "every evaluate job carries reference_data with the data's key and hash, and no data frame" \
+    [ "$(sql "SELECT (count(*) >= 1 AND count(*) = count(*) FILTER (WHERE jsonb_array_length(j.payload->'reference_data'->'tensors') = 10 AND (j.payload->'reference_data'->>'sets')::int = 5 AND (j.payload->'reference_data'->>'eager_ns')::float8 > 0 AND j.payload->'reference_data'->'data' = r.ref_data->'data' AND cardinality(j.blobs) = 1))::text FROM jobs j, runs r WHERE r.id = $run AND j.run_id = r.id AND j.kind = 'evaluate'")" = true ]
+check "nothing of tensor size in the database: every blob under 1 MiB" \
+    [ "$(sql "SELECT coalesce(max(length(data)), 0) < 1048576 FROM blobs")" = t ]
 check "every candidate final; at least one correct" \
     [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL) AND count(*) FILTER (WHERE status = 'correct') > 0)::text FROM candidates WHERE run_id = $run")" = true ]
 check "speedups against PyTorch eager are recorded for the correct candidates" \
@@ -139,6 +147,43 @@ check "zeros_native --allow-degenerate: kfctl show prints the warning" \
     sh -c "'$BIN/kfctl' show $arun | grep -q '^warning: reference is degenerate (allowed'"
 check "zeros_native --allow-degenerate: its candidates were generated and judged" \
     [ "$(sql "SELECT (count(*) >= 2 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL))::text FROM candidates WHERE run_id = $arun")" = true ]
+
+# --- past the old 48 MiB cap, evaluated by an exec worker whose cache is
+# empty: the reference (68 MB of data) runs on the first exec worker,
+# which is then stopped; a second one, with a cache of its own, gets the
+# evaluations, makes the data again from the task's source and the seed,
+# and finds the run's hash.
+kfctl submit "$ROOT/tests/fixtures/pytorch/big_softmax.py" --op softmax --target host --generations 1 \
+    --population 2 --seed 5 >"$T/big.submit" 2>&1
+brun=$(sql "SELECT max(id) FROM runs")
+ref_state() { sql "SELECT state FROM jobs WHERE run_id = $1 AND kind = 'reference'"; }
+ref_ended() { [ "$(ref_state "$1")" = done ] || [ "$(ref_state "$1")" = failed ]; }
+run_done() { [ "$(sql "SELECT status FROM runs WHERE id = $1")" = done ]; }
+wait_until 300 ref_ended "$brun"
+check "big_softmax.py: its reference job ends done" [ "$(ref_state "$brun")" = done ]
+kill -TERM "$EXEC_PID"
+wait "$EXEC_PID" 2>/dev/null
+untrack "$EXEC_PID"
+say "run $brun: $(sql "SELECT ref_data->'data' FROM runs WHERE id = $brun")"
+check "big_softmax.py: 68157440 bytes of data (over the old 48 MiB cap), none of it in the database" \
+    [ "$(sql "SELECT (ref_data->'data'->>'bytes') || ',' || (ref_artifact IS NULL)::text || ',' || (SELECT coalesce(max(length(data)), 0) < 1048576 FROM blobs)::text FROM runs WHERE id = $brun")" = "68157440,true,true" ]
+bkey=$(sql "SELECT ref_data->'data'->>'key' FROM runs WHERE id = $brun")
+check "big_softmax.py: the first exec worker's cache holds it" \
+    [ "$(stat -c %s "$KF_REFERENCE_CACHE_DIR/d-$bkey.bin" 2>/dev/null)" = 68157440 ]
+KF_REFERENCE_CACHE_DIR=$T/reference-cache-2 \
+    start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+check "big_softmax.py: the run ends done on the second exec worker" \
+    wait_until 400 run_done "$brun"
+say "evaluations: $(sql "SELECT string_agg(c.status || ' ' || coalesce(e.figures->'reference_data'->>'from', '-') || ' ' || coalesce(e.figures->'reference_data'->>'matches', '-'), '; ') FROM candidates c LEFT JOIN evaluations e ON e.candidate_id = c.id WHERE c.run_id = $brun")"
+check "big_softmax.py: every candidate has a verdict, and one is correct" \
+    [ "$(sql "SELECT (count(*) >= 2 AND count(*) = count(*) FILTER (WHERE finished_at IS NOT NULL) AND count(*) FILTER (WHERE status = 'correct') > 0)::text FROM candidates WHERE run_id = $brun")" = true ]
+check "the second exec worker made the data again (its cache was empty) and its hash is the run's" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id WHERE c.run_id = $brun AND e.figures->'reference_data'->>'from' = 'regenerated' AND e.figures->'reference_data'->>'matches' = 'true' AND e.figures->'reference_data'->>'hash' = (SELECT ref_data->'data'->>'hash' FROM runs WHERE id = $brun)")" -ge 1 ]
+check "  and keeps it in its own cache, under the run's key" \
+    [ "$(stat -c %s "$T/reference-cache-2/d-$bkey.bin" 2>/dev/null)" = 68157440 ]
+check "  and says so in its log" grep -q "reference data $bkey: not on this worker; making it" "$T/exec2.log"
+check "the evaluate jobs of the big run carried no data: one blob each, payloads under 64 KiB" \
+    [ "$(sql "SELECT (count(*) >= 2 AND count(*) = count(*) FILTER (WHERE cardinality(blobs) = 1 AND length(payload::text) < 65536))::text FROM jobs WHERE run_id = $brun AND kind = 'evaluate'")" = true ]
 
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]

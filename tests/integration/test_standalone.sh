@@ -126,13 +126,14 @@ if [ -n "$have_torch" ]; then
 {"kind": "reference", "payload": {"source_file": "$ROOT/examples/pytorch/softmax.py",
   "seed": 4, "compile": false, "timing": $TIMING}}
 EOF
-    "$BIN/kf-exec-worker" --reference-cache-dir off --eval ref-job.json --out torch \
-        >torch.json 2>torch.err
-    check "--eval of a reference job (softmax.py) exits 0 with a manifest and its data frame" \
+    # The data stays in the reference cache; the output names it by key.
+    export KF_REFERENCE_CACHE_DIR=$W/refcache
+    "$BIN/kf-exec-worker" --eval ref-job.json --out torch >torch.json 2>torch.err
+    check "--eval of a reference job (softmax.py) exits 0 with a manifest and its data key, no frame" \
         jqe '.ok and .kind == "reference" and (.result.tensors | length) == 10
-             and (.frames[0] | test("/torch.0.bin$"))' torch.json
-    check "  the frame file holds every exported byte" \
-        [ "$(stat -c %s torch.0.bin)" = "$(jq .result.data_bytes torch.json)" ]
+             and (.frames | length) == 0 and (.result.data_key | length) == 64' torch.json
+    check "  the cache holds every exported byte under that key" \
+        [ "$(stat -c %s "refcache/d-$(jq -r .result.data_key torch.json).bin")" = "$(jq .result.data_bytes torch.json)" ]
     cat >pt-task.json <<EOF
 {"name": "softmax_pt", "op": "softmax",
  "inputs": [{"name": "in0", "shape": [64, 1000], "dtype": "f32"}],
@@ -153,6 +154,12 @@ EOF
     evaluate pt-wrong.json >pt-wrong-eval.json 2>>"$W/stderr.err"
     check "  and a wrong one is incorrect against the same data" \
         jqe '.result.verdict == "incorrect"' pt-wrong-eval.json
+    # Another host's worker, its cache empty, makes the data again.
+    KF_REFERENCE_CACHE_DIR=$W/refcache-empty evaluate pt-job.json >pt-regen.json 2>>"$W/stderr.err"
+    check "  an empty cache makes the data again, with the reference job's hash" \
+        jqe '.result.verdict == "correct" and .result.reference_data.from == "regenerated"
+             and .result.reference_data.matches' pt-regen.json
+    unset KF_REFERENCE_CACHE_DIR
 else
     say "skipped the PyTorch reference checks: no Python with torch here"
 fi

@@ -203,6 +203,15 @@ s_layernorm (void)
     kf_torch_ref_handle (ref, &job, &res);
     json_decref (job.payload);
     CHECK (res.ok);
+    /* No frame: the data stays in the exec worker's store, described by
+     * its key, size and XXH3-128 hashes. */
+    CHECK (res.frames == NULL);
+    CHECK (strlen (json_string_value (json_object_get (res.result, "data_key"))
+                   ? json_string_value (json_object_get (res.result, "data_key")) : "") == 64);
+    CHECK (strlen (json_string_value (json_object_get (res.result, "data_hash"))
+                   ? json_string_value (json_object_get (res.result, "data_hash")) : "") == 32);
+    CHECK (json_integer_value (json_object_get (res.result, "data_bytes"))
+           == 4 * (768 + 768 + 1 + 2 * 2 * 96 * 768));
     if (res.ok) {
         json_t *task = s_task ("layernorm");
         char *why = NULL;

@@ -1,15 +1,18 @@
 /*  test_torch_ref.c - PyTorch reference jobs end to end: the example
  *  problems in examples/pytorch run through the real handler with the
  *  interpreter the worker would find, in the sandbox. The manifest must
- *  describe the frame exactly (roles, order, dtypes, shapes, offsets), the
+ *  describe the data exactly (roles, order, dtypes, shapes, offsets), the
  *  bytes must mean what they say (softmax rows sum to one, the linear
  *  layer's output recomputed here from its exported input and parameters),
  *  the same seed must give the same bytes and another seed others, a
  *  problem that raises must fail the job with its traceback, and outputs
- *  that prove nothing must be flagged degenerate. */
+ *  that prove nothing must be flagged degenerate. The data stays in the
+ *  worker's reference store (kf_refcache.h): no frame comes back, and a
+ *  worker with an empty store makes the same bytes again. */
 #include "../../exec-worker/kf_exec.h"
 #include "../../exec-worker/kf_torch_ref.h"
 #include "../kf_test.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 
 #include <math.h>
@@ -35,8 +38,46 @@ typedef struct {
     bool ok;
     char *error;
     json_t *result;
-    zframe_t *data;
+    zframe_t *data;          //  the data, read back from the store
+    json_t *note;            //  kf_torch_ref_data_link's
 } s_out_t;
+
+//  An evaluate payload's reference_data for a reference job's RESULT, as
+//  the coordinator builds it.
+static json_t *
+s_refdata (json_t *result)
+{
+    return json_pack ("{s:O, s:{s:O, s:O, s:O, s:O, s:O}}", "sets",
+                      json_object_get (result, "sets"), "data",
+                      "key", json_object_get (result, "data_key"),
+                      "bytes", json_object_get (result, "data_bytes"),
+                      "hash", json_object_get (result, "data_hash"),
+                      "inputs_hash", json_object_get (result, "inputs_hash"),
+                      "seed", json_object_get (result, "seed"));
+}
+
+//  The data REFDATA names, through REF's store (made again there when it
+//  lacks it) as an evaluation gets it; *NOTE and *ERROR as the call left
+//  them. A frame, or NULL.
+static zframe_t *
+s_fetch (kf_torch_ref_t *ref, json_t *refdata, const char *source, json_t **note,
+         char **error)
+{
+    char dir[] = "/tmp/kf-torch-ref-fetch-XXXXXX";
+    if (!mkdtemp (dir))
+        return NULL;
+    char path[64];
+    snprintf (path, sizeof path, "%s/reference.bin", dir);
+    zframe_t *frame = NULL;
+    if (kf_torch_ref_data_link (ref, refdata, source, path, note, error) == 0) {
+        size_t size = 0;
+        char *bytes = kf_file_read (path, (size_t) 1 << 30, &size);
+        frame = bytes ? zframe_new (bytes, size) : NULL;
+        free (bytes);
+    }
+    kf_subproc_rmtree (dir);
+    return frame;
+}
 
 static void
 s_out_free (s_out_t *o)
@@ -44,6 +85,7 @@ s_out_free (s_out_t *o)
     free (o->error);
     json_decref (o->result);
     zframe_destroy (&o->data);
+    json_decref (o->note);
     memset (o, 0, sizeof *o);
 }
 
@@ -69,10 +111,21 @@ s_job_on (kf_torch_ref_t *ref, const char *source, int seed, int sets, bool comp
         kf_torch_ref_handle (ref, &job, &res);
     json_decref (job.payload);
     s_out_t o = { .ok = res.ok, .error = res.error, .result = res.result };
-    if (res.frames) {
-        CHECK (zmsg_size (res.frames) == 1);
-        o.data = zmsg_pop (res.frames);
-        zmsg_destroy (&res.frames);
+    //  Nothing of tensor size comes back: the data is in the store.
+    CHECK (res.frames == NULL);
+    zmsg_destroy (&res.frames);
+    if (o.ok && json_is_string (json_object_get (o.result, "data_key"))) {
+        json_t *refdata = s_refdata (o.result);
+        char *error = NULL;
+        o.data = s_fetch (ref, refdata, source, &o.note, &error);
+        CHECK (o.data != NULL);
+        //  Its own worker has it: from the store, the hash the job gave.
+        CHECK (!strcmp (json_string_value (json_object_get (o.note, "from")), "cache"));
+        CHECK (json_is_true (json_object_get (o.note, "matches")));
+        if (error)
+            printf ("    data link failed: %s\n", error);
+        free (error);
+        json_decref (refdata);
     }
     if (!o.ok)
         printf ("    job failed: %.600s\n", o.error ? o.error : "?");
@@ -182,6 +235,67 @@ s_degenerate (s_out_t *o, const char *part)
     return hits;
 }
 
+//  An exec worker whose store is empty (another host, say) is given the
+//  data of A (softmax, made by another worker): it makes it again with the
+//  same seed, gets the same bytes and hash, and keeps it. A run hash that
+//  differs in the outputs only is used and said; one that differs in the
+//  inputs fails.
+static void
+s_regenerate (const char *python, s_out_t *a, const char *source)
+{
+    printf ("  an empty store makes the data again\n");
+    char dir[] = "/tmp/kf-torch-ref-empty-XXXXXX";
+    CHECK (mkdtemp (dir) != NULL);
+    kf_torch_ref_config_t cfg = { .python = python, .cache_dir = dir };
+    kf_torch_ref_t *fresh = kf_torch_ref_new (&cfg);
+    json_t *refdata = s_refdata (a->result);
+    json_t *note = NULL;
+    char *error = NULL;
+    zframe_t *data = s_fetch (fresh, refdata, source, &note, &error);
+    CHECK (data != NULL && a->data && zframe_eq (data, a->data));
+    CHECK (!strcmp (s_str (note, "from"), "regenerated"));
+    CHECK (json_is_true (json_object_get (note, "matches")));
+    CHECK (json_is_true (json_object_get (note, "inputs_match")));
+    CHECK (!strcmp (s_str (note, "hash"), s_str (a->result, "data_hash")));
+    printf ("    regenerated %lld bytes in %.1f s: %s, hash %s\n",
+            (long long) json_integer_value (json_object_get (note, "bytes")),
+            json_number_value (json_object_get (note, "wall_s")),
+            data && a->data && zframe_eq (data, a->data) ? "identical bytes" : "DIFFERENT",
+            json_is_true (json_object_get (note, "matches")) ? "matches" : "DIFFERS");
+    if (error)
+        printf ("    %s\n", error);
+    zframe_destroy (&data);
+    json_decref (note);
+    free (error);
+    error = NULL;
+
+    //  Kept: the next evaluation finds it.
+    data = s_fetch (fresh, refdata, source, &note, &error);
+    CHECK (data != NULL && !strcmp (s_str (note, "from"), "cache"));
+    zframe_destroy (&data);
+    json_decref (note);
+
+    //  The run's outputs differ bit-wise (another device): used, and said.
+    json_t *d = json_object_get (refdata, "data");
+    json_object_set_new (d, "hash", json_string ("00000000000000000000000000000000"));
+    data = s_fetch (fresh, refdata, source, &note, &error);
+    CHECK (data != NULL && json_is_false (json_object_get (note, "matches")));
+    CHECK (strstr (s_str (note, "warning"), "outputs differ bit-wise") != NULL);
+    printf ("    %s\n", s_str (note, "warning"));
+    zframe_destroy (&data);
+    json_decref (note);
+
+    //  ... its inputs differ: not the run's problem any more, a failure.
+    json_object_set_new (d, "inputs_hash", json_string ("00000000000000000000000000000000"));
+    data = s_fetch (fresh, refdata, source, &note, &error);
+    CHECK (data == NULL && note == NULL && error && strstr (error, "differs in its inputs"));
+    printf ("    %s\n", error ? error : "?");
+    free (error);
+    json_decref (refdata);
+    kf_torch_ref_destroy (&fresh);
+    kf_subproc_rmtree (dir);
+}
+
 static void
 s_softmax (kf_torch_ref_t *ref, kf_torch_ref_t *uncached)
 {
@@ -222,6 +336,8 @@ s_softmax (kf_torch_ref_t *ref, kf_torch_ref_t *uncached)
                    json_object_get (a.result, "scalars"), 0), "value")) == -1);
         s_check_eager (&a);
     }
+
+    s_regenerate (kf_torch_ref_python (ref), &a, source);
 
     //  The same job again: a cache hit, with the same bytes.
     s_out_t hit = s_job (ref, source, 7, 5, true, false);
@@ -455,11 +571,12 @@ s_payloads (kf_torch_ref_t *ref, const char *python)
     printf ("    tried: %s\n", kf_torch_ref_tried (missing));
     kf_torch_ref_destroy (&missing);
 
-    //  Over the size cap: a failed job, not a truncated frame.
-    kf_torch_ref_config_t small = { .python = python, .max_result_bytes = 1024 };
+    //  Over the cache cap: a failed job naming the sizes.
+    kf_torch_ref_config_t small = { .python = python, .cache_max_bytes = 1024 };
     kf_torch_ref_t *tiny = kf_torch_ref_new (&small);
     kf_torch_ref_handle (tiny, &job, &res);
-    CHECK (!res.ok && res.error && strstr (res.error, "exceed 1024 bytes"));
+    CHECK (!res.ok && res.error && strstr (res.error, "reference cache cap of 1024 bytes"));
+    CHECK (res.error && strstr (res.error, "needs more than 1536 bytes"));
     //  The problem's own size: the same on every try, so not retried.
     CHECK (res.final);
     printf ("    %.160s\n", res.error ? res.error : "?");
