@@ -1,27 +1,28 @@
-/*  kf_exec_backend_host.c - the host (CPU) evaluation harness.
+/*  kf_backend_host.c - the host (CPU) evaluation harness: the judge.
  *
- *  Runs inside the sandboxed evaluation child. The checks exist because
- *  generated kernels cheat or err in known ways: they read stale outputs
- *  (outputs are poisoned with a NaN pattern before every call and must be
- *  fully overwritten), scribble on inputs (inputs are compared with a
- *  pristine clone after every call), write past their buffers (every
- *  buffer ends against a PROT_NONE page and starts after a canary), and
- *  only look right on friendly data (several fresh signed input sets, and
- *  the outputs of the timing loop are checked too).
+ *  Runs inside the sandboxed evaluation child, which holds the reference,
+ *  the right answers, the clock and the verdict channel. The candidate
+ *  runs in a process of its own (kf_runner.h), confined, stopped between
+ *  calls, sharing with the judge only its inputs and outputs; so it can
+ *  neither read the reference's answers, nor call or slow the reference,
+ *  nor bend the clock, nor write its own verdict.
  *
- *  Timing interleaves reference and candidate samples in this one process
- *  with the same protocol and a cache flush between samples, so the
- *  speedup is a paired ratio that host noise affects equally. The
- *  correctness pass's calls of the main shape count towards the warm-up
- *  floor (kf_eval_warm_t), which then only tops up what is missing.
+ *  The checks exist because generated kernels cheat or err in known ways:
+ *  they read stale outputs (outputs are poisoned with a NaN pattern before
+ *  every call and must be fully overwritten), scribble on inputs (inputs
+ *  are compared with the judge's copy after every call), write past their
+ *  buffers (every buffer ends against a PROT_NONE page in the candidate's
+ *  process and starts after a canary), and only look right on friendly
+ *  data (several fresh signed input sets, and every timed sample is
+ *  checked on inputs of its own: kf_host_timing.c).
  *
- *  A fault in a kernel is reported from the signal handler with write(2)
- *  only; a shared "phase" byte tells the parent which side was running if
- *  the child dies or hangs without a word.
+ *  A fault in the reference is reported from the judge's signal handler;
+ *  the phase byte tells the parent which side was running if the judge
+ *  dies or hangs without a word (kf_eval_channel.h).
  */
 #include "kf_backend.h"
-#include "kf_eval_check.h"
-#include "kf_kernel.h"
+#include "kf_host_eval.h"
+#include "kf_refdata.h"
 #include "kf_task.h"
 
 #include <dlfcn.h>
@@ -35,45 +36,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
-#include <time.h>
 #include <unistd.h>
-
-#define S_CANARY 64
-#define S_MAX_TENSORS 32
-#define S_MAX_SCRATCH 64
-
-typedef int (s_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
-                            const kf_ctx_t *);
-
-//  A tensor buffer that ends exactly at a PROT_NONE page and starts after
-//  a canary, so overruns fault and underruns are seen afterwards.
-typedef struct {
-    char *map;
-    size_t map_len;
-    char *data;
-    size_t bytes;
-    char *guard;             // first byte of the PROT_NONE page
-} s_buf_t;
 
 static size_t s_page;
 
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+//  What the copies of a timed batch may take of the judge's and the
+//  candidate's memory, all variants together.
+#define S_VARIANT_BYTES (64.0 * 1024 * 1024)
 
 // --------------------------------------------------------------------------
-//  Guarded buffers
+//  Buffers: the reference's outputs in the judge's memory, guarded; the
+//  candidate's inputs and outputs in the shared file of the case.
 
 static int
-s_buf_new (s_buf_t *b, size_t bytes)
+s_buf_new (kf_host_buf_t *b, size_t bytes)
 {
     memset (b, 0, sizeof *b);
-    size_t body = (bytes + S_CANARY + s_page - 1) / s_page * s_page;
+    size_t body = (bytes + KF_RUN_CANARY + s_page - 1) / s_page * s_page;
     b->map_len = body + s_page;
     b->map = mmap (NULL, b->map_len, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -81,46 +62,110 @@ s_buf_new (s_buf_t *b, size_t bytes)
         b->map = NULL;
         return -1;
     }
-    b->guard = b->map + body;
-    if (mprotect (b->guard, s_page, PROT_NONE) != 0)
+    char *guard = b->map + body;
+    if (mprotect (guard, s_page, PROT_NONE) != 0)
         return -1;
     b->bytes = bytes;
-    b->data = b->guard - bytes;
-    memset (b->data - S_CANARY, 0xA5, S_CANARY);
-    kf_eval_add_guard (b->guard, s_page);
+    b->data = guard - bytes;
+    memset (b->data - KF_RUN_CANARY, 0xA5, KF_RUN_CANARY);
+    kf_eval_add_guard (guard, s_page);
     return 0;
 }
 
 static bool
-s_canary_ok (const s_buf_t *b)
+s_canary_ok (const kf_host_buf_t *b)
 {
-    for (int i = 0; i < S_CANARY; i++)
-        if ((unsigned char) b->data[i - S_CANARY] != 0xA5)
+    for (int i = 0; i < KF_RUN_CANARY; i++)
+        if ((unsigned char) b->data[i - KF_RUN_CANARY] != 0xA5)
             return false;
     return true;
 }
 
 static void
-s_buf_free (s_buf_t *b)
+s_buf_free (kf_host_buf_t *b)
 {
     if (b->map)
         munmap (b->map, b->map_len);
-    b->map = NULL;
+    memset (b, 0, sizeof *b);
+}
+
+//  Lays out VARIANTS copies of E's inputs, then the candidate's outputs,
+//  in a new shared file; NAMES (N of them) are the scalars the candidate
+//  will be given.
+static int
+s_arena_new (kf_host_eval_t *e, const char *const *names, int n_names, int variants)
+{
+    kf_host_arena_t *a = &e->arena;
+    memset (&a->layout, 0, sizeof a->layout);
+    a->fd = -1;
+    if (n_names > KF_RUN_MAX_SCALARS) {
+        snprintf (e->detail, sizeof e->detail, "task: more than %d scalars", KF_RUN_MAX_SCALARS);
+        return -1;
+    }
+    uint64_t at = 0;
+    for (int k = 0; k < e->n_in + e->n_out; k++) {
+        const kf_eval_spec_t *s = k < e->n_in ? &e->in[k] : &e->out[k - e->n_in];
+        kf_run_tensor_t *t = &a->layout.t[k];
+        kf_tensor_t shape;
+        kf_eval_tensor (&shape, s, NULL);
+        t->dtype = shape.dtype;
+        t->rank = shape.rank;
+        memcpy (t->shape, shape.shape, sizeof t->shape);
+        t->bytes = s->bytes;
+        t->region = kf_run_region (s->bytes);
+        t->offset = at;
+        at += t->region;
+    }
+    a->layout.n_in = (uint32_t) e->n_in;
+    a->layout.n_out = (uint32_t) e->n_out;
+    a->layout.n_names = (uint32_t) n_names;
+    for (int k = 0; k < n_names; k++)
+        snprintf (a->layout.names[k], KF_RUN_NAME, "%s", names[k]);
+    a->layout.variants = (uint32_t) variants;
+    a->layout.variant_bytes = at;
+    a->layout.file_bytes = at * (uint64_t) variants;
+    a->bytes = (size_t) a->layout.file_bytes;
+    e->variants = variants;
+    a->fd = memfd_create ("kf-tensors", MFD_CLOEXEC);
+    if (a->fd < 0 || ftruncate (a->fd, (off_t) a->bytes) != 0
+        || (a->base = mmap (NULL, a->bytes ? a->bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED,
+                            a->fd, 0)) == MAP_FAILED) {
+        a->base = NULL;
+        snprintf (e->detail, sizeof e->detail, "out of memory for the shared tensors: %s",
+                  strerror (errno));
+        return -1;
+    }
+    for (int v = 0; v < variants; v++)
+        for (int k = 0; k < e->n_in + e->n_out; k++) {
+            const kf_run_tensor_t *t = &a->layout.t[k];
+            kf_host_buf_t *b = k < e->n_in ? &e->in_buf[v][k] : &e->cand_buf[v][k - e->n_in];
+            memset (b, 0, sizeof *b);
+            b->bytes = (size_t) t->bytes;
+            b->data = a->base + v * at + t->offset + t->region - t->bytes;
+            memset (b->data - KF_RUN_CANARY, 0xA5, KF_RUN_CANARY);
+        }
+    return 0;
+}
+
+static void
+s_arena_free (kf_host_arena_t *a)
+{
+    if (a->base)
+        munmap (a->base, a->bytes ? a->bytes : 1);
+    if (a->fd >= 0)
+        close (a->fd);
+    a->base = NULL;
+    a->fd = -1;
 }
 
 // --------------------------------------------------------------------------
-//  The evaluation
-
-typedef struct {
-    void *ptrs[S_MAX_SCRATCH];
-    int n;
-} s_scratch_t;
+//  Calls and checks
 
 static void *
 s_scratch_alloc (void *state, size_t bytes)
 {
-    s_scratch_t *s = state;
-    if (s->n >= S_MAX_SCRATCH)
+    kf_host_scratch_t *s = state;
+    if (s->n >= KF_HOST_MAX_SCRATCH)
         return NULL;
     void *p = malloc (bytes ? bytes : 1);
     if (p)
@@ -129,261 +174,108 @@ s_scratch_alloc (void *state, size_t bytes)
 }
 
 static void
-s_scratch_reset (s_scratch_t *s)
+s_scratch_reset (kf_host_scratch_t *s)
 {
     for (int i = 0; i < s->n; i++)
         free (s->ptrs[i]);
     s->n = 0;
 }
 
-typedef struct {
-    s_forward_fn *ref_fn, *cand_fn;
-    int n_in, n_out;
-    kf_eval_spec_t in[S_MAX_TENSORS], out[S_MAX_TENSORS];
-    s_buf_t in_buf[S_MAX_TENSORS], ref_buf[S_MAX_TENSORS], cand_buf[S_MAX_TENSORS];
-    void *in_clone[S_MAX_TENSORS], *ref_saved[S_MAX_TENSORS];
-    kf_tensor_t in_t[S_MAX_TENSORS], ref_t[S_MAX_TENSORS], cand_t[S_MAX_TENSORS];
-    kf_ctx_t ctx;
-    const char **scalar_names;
-    double *scalars;
-    s_scratch_t scratch;
-    kf_eval_tol_t tol;
-    kf_eval_worst_t worst;   // correctness figures, worst over the sets
-    char detail[512];
-    //  Where the right answers come from: the reference's kf_forward
-    //  (REF_FN), or exported PyTorch data (RD over DATA, no REF_FN).
-    const kf_eval_refdata_t *rd;
-    const char *data;
-    kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
-    double ref_s;            // reference wall time over the correctness calls
-    int ref_calls;
-    bool count_warm;         // the main case of a timed evaluation
-    kf_eval_warm_t warm;     // its correctness calls, for the warm-up floor
-} s_eval_t;
-
-//  Runs FN with the outputs OUT_T; tracks the phase for the parent.
-static int
-s_call (s_eval_t *e, s_forward_fn *fn, kf_tensor_t *out_t, char phase)
+int
+kf_host_ref_call (kf_host_eval_t *e, int v)
 {
-    kf_eval_set_phase (phase);
-    int rc = fn (e->in_t, e->n_in, out_t, e->n_out, &e->ctx);
+    kf_eval_set_phase ('R');
+    int rc = e->ref_fn (e->in_t[v], e->n_in, e->ref_t[v], e->n_out, &e->ctx);
     kf_eval_set_phase ('H');
     s_scratch_reset (&e->scratch);
     return rc;
 }
 
-//  Compares candidate outputs with the reference's. Returns 0 when they
-//  agree within the tolerance; otherwise fills e->detail.
-static int
-s_compare (s_eval_t *e, void *const *ref, const char *when)
+int
+kf_host_cand_call (kf_host_eval_t *e, int calls, double *wall_s, const char *when)
+{
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');
+    int rc = kf_runner_call (e->runner, (uint32_t) calls, e->ctx.scalars, e->ctx.n_scalars,
+                             wall_s, &reply);
+    kf_eval_set_phase ('H');
+    //  The round trip (measured before the candidate was loaded) is the
+    //  harness's time, not the candidate's; a batch never reads shorter
+    //  than a tenth of what the clock saw.
+    double trip = kf_runner_round_trip_s (e->runner);
+    *wall_s = *wall_s - trip > *wall_s / 10 ? *wall_s - trip : *wall_s / 10;
+    if (rc == 0)
+        return KF_HOST_OK;
+    if (reply.status == KF_RUN_RETURNED) {
+        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when,
+                  reply.rc);
+        return KF_HOST_INCORRECT;
+    }
+    snprintf (e->detail, sizeof e->detail, "%s", reply.detail);
+    return KF_HOST_CRASHED;
+}
+
+int
+kf_host_compare (kf_host_eval_t *e, int v, void *const *ref, const char *when)
 {
     int bad = 0;
     char ignored[512];
     for (int o = 0; o < e->n_out; o++)
-        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_buf[o].data,
+        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_buf[v][o].data,
                                     ref[o], when, bad ? ignored : e->detail,
                                     bad ? sizeof ignored : sizeof e->detail))
             bad = 1;
     return bad ? -1 : 0;
 }
 
-//  Inputs unchanged and canaries intact after a candidate call.
-static int
-s_check_memory (s_eval_t *e, const char *when)
+int
+kf_host_check_memory (kf_host_eval_t *e, int v, void *const *expect, const char *when)
 {
     for (int i = 0; i < e->n_in; i++)
-        if (memcmp (e->in_buf[i].data, e->in_clone[i], e->in[i].bytes) != 0) {
+        if (memcmp (e->in_buf[v][i].data, expect[i], e->in[i].bytes) != 0) {
             snprintf (e->detail, sizeof e->detail,
                       "%s: inputs changed: the candidate wrote to input '%s'",
                       when, e->in[i].name);
-            return -1;
+            return KF_HOST_INCORRECT;
         }
     for (int i = 0; i < e->n_in; i++)
-        if (!s_canary_ok (&e->in_buf[i])) {
+        if (!s_canary_ok (&e->in_buf[v][i])) {
             snprintf (e->detail, sizeof e->detail,
                       "%s: out-of-bounds write before input '%s'", when, e->in[i].name);
-            return -2;
+            return KF_HOST_CRASHED;
         }
     for (int o = 0; o < e->n_out; o++)
-        if (!s_canary_ok (&e->cand_buf[o])) {
+        if (!s_canary_ok (&e->cand_buf[v][o])) {
             snprintf (e->detail, sizeof e->detail,
                       "%s: out-of-bounds write before output '%s'", when, e->out[o].name);
-            return -2;
+            return KF_HOST_CRASHED;
         }
-    return 0;
+    return KF_HOST_OK;
 }
 
-//  Evicts the last-level cache so each sample starts cold, like the
-//  first call of a real model step, for both sides alike.
-static void
-s_flush (unsigned char *buf, size_t size, unsigned salt)
-{
-    memset (buf, (int) (salt & 0xff), size);
-    volatile unsigned char sink = buf[size / 2];
-    (void) sink;
-}
+// --------------------------------------------------------------------------
+//  A shape case's tensors
 
-typedef struct {
-    double *ref_ns, *cand_ns;
-    int samples, ref_calls, cand_calls;
-    double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
-    int counted, topup;                        // warm-up calls per side
-} s_timing_t;
-
-//  Returns 0, or -1 with e->detail when a kernel failed during timing.
+//  Guarded buffers for TASK's (possibly reshaped) tensors, the scalars,
+//  and the shared file, given to the candidate's process.
 static int
-s_time (s_eval_t *e, json_t *timing, s_timing_t *t, int *ref_failed)
-{
-    double min_time = kf_eval_num (timing, "min_time_s", 1);
-    int min_samples = (int) kf_eval_num (timing, "min_samples", 10);
-    double warmup_s = kf_eval_num (timing, "warmup_s", 1);
-    int warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
-    if (min_samples < 3)
-        min_samples = 3;
-    const int max_samples = 100000;
-
-    long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
-    size_t flush_size = 2 * (size_t) (llc > 0 ? llc : 32 << 20);
-    unsigned char *flush = malloc (flush_size);
-    if (!flush) {
-        snprintf (e->detail, sizeof e->detail, "harness: out of memory for the cache flush");
-        return -1;
-    }
-
-    //  Warm-up, interleaved, measuring each side's cost per call: what the
-    //  correctness pass's calls left of the floor (kf_eval_warm_more).
-    double ref_total = 0, cand_total = 0;
-    int calls = 0;
-    double topup_from = s_now ();
-    if (e->warm.since <= 0)
-        e->warm.since = topup_from;
-    while (kf_eval_warm_more (&e->warm, e->ref_fn != NULL, calls, s_now (), warmup_s,
-                              warmup_calls)) {
-        double t0 = s_now ();
-        if (e->ref_fn && s_call (e, e->ref_fn, e->ref_t, 'R')) {
-            *ref_failed = 1;
-            goto fail;
-        }
-        double t1 = s_now ();
-        if (s_call (e, e->cand_fn, e->cand_t, 'C'))
-            goto cand_fail;
-        ref_total += t1 - t0;
-        cand_total += s_now () - t1;
-        calls++;
-    }
-    double sampling_from = s_now ();
-    t->warmup_s = sampling_from - e->warm.since;
-    t->topup_s = sampling_from - topup_from;
-    t->counted = kf_eval_warm_counted (&e->warm, e->ref_fn != NULL);
-    t->topup = calls;
-    //  Inner loops of about a millisecond: far above clock resolution,
-    //  short enough to collect many samples.
-    double ref_call = ref_total / calls, cand_call = cand_total / calls;
-    t->ref_calls = ref_call > 0 ? (int) ceil (1e-3 / ref_call) : 1000;
-    t->cand_calls = cand_call > 0 ? (int) ceil (1e-3 / cand_call) : 1000;
-    if (t->ref_calls > 100000) t->ref_calls = 100000;
-    if (t->cand_calls > 100000) t->cand_calls = 100000;
-    if (t->ref_calls < 1) t->ref_calls = 1;
-    if (t->cand_calls < 1) t->cand_calls = 1;
-
-    int cap = 64;
-    t->ref_ns = malloc ((size_t) cap * sizeof (double));
-    t->cand_ns = malloc ((size_t) cap * sizeof (double));
-    double measured = 0;
-    t->samples = 0;
-    while ((t->samples < min_samples || measured < min_time) && t->samples < max_samples) {
-        if (!t->ref_ns || !t->cand_ns) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for samples");
-            goto fail;
-        }
-        s_flush (flush, flush_size, (unsigned) t->samples);
-        kf_eval_set_phase ('R');
-        double t0 = s_now ();
-        //  Without a reference kernel (PyTorch data) the candidate is
-        //  timed alone, by the same protocol.
-        for (int k = 0; e->ref_fn && k < t->ref_calls; k++)
-            if (e->ref_fn (e->in_t, e->n_in, e->ref_t, e->n_out, &e->ctx)) {
-                *ref_failed = 1;
-                goto fail;
-            }
-            else
-                s_scratch_reset (&e->scratch);
-        double ref_s = s_now () - t0;
-        s_flush (flush, flush_size, (unsigned) t->samples + 1);
-        kf_eval_set_phase ('C');
-        t0 = s_now ();
-        for (int k = 0; k < t->cand_calls; k++)
-            if (e->cand_fn (e->in_t, e->n_in, e->cand_t, e->n_out, &e->ctx))
-                goto cand_fail;
-            else
-                s_scratch_reset (&e->scratch);
-        double cand_s = s_now () - t0;
-        kf_eval_set_phase ('H');
-        t->ref_ns[t->samples] = ref_s * 1e9 / t->ref_calls;
-        t->cand_ns[t->samples] = cand_s * 1e9 / t->cand_calls;
-        t->samples++;
-        measured += ref_s + cand_s;
-        t->measured_s = measured;
-        t->sampling_s = s_now () - sampling_from;
-        if (t->samples == cap) {
-            cap *= 2;
-            double *r = realloc (t->ref_ns, (size_t) cap * sizeof (double));
-            if (r)
-                t->ref_ns = r;
-            double *c = realloc (t->cand_ns, (size_t) cap * sizeof (double));
-            if (c)
-                t->cand_ns = c;
-            if (!r || !c)
-                break;
-        }
-    }
-    kf_eval_set_phase ('H');
-    free (flush);
-    return 0;
-cand_fail:
-    snprintf (e->detail, sizeof e->detail, "timing: candidate kf_forward returned non-zero");
-fail:
-    kf_eval_set_phase ('H');
-    s_scratch_reset (&e->scratch);
-    free (flush);
-    return -1;
-}
-
-//  A case's tensors: guarded buffers for TASK's (possibly reshaped)
-//  inputs and outputs, and the scalars.
-static int
-s_setup (s_eval_t *e, json_t *task)
+s_setup (kf_host_eval_t *e, json_t *task, int variants)
 {
     json_t *ins = json_object_get (task, "inputs");
     json_t *outs = json_object_get (task, "outputs");
     e->n_in = (int) json_array_size (ins);
     e->n_out = (int) json_array_size (outs);
-    if (e->n_out < 1 || e->n_in > S_MAX_TENSORS || e->n_out > S_MAX_TENSORS) {
+    e->arena.fd = -1;
+    if (e->n_out < 1 || e->n_in > KF_HOST_MAX_TENSORS || e->n_out > KF_HOST_MAX_TENSORS) {
         snprintf (e->detail, sizeof e->detail, "task: need 1 to 32 outputs and at most 32 inputs");
         return -1;
     }
-    for (int i = 0; i < e->n_in; i++) {
-        if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail)
-            || s_buf_new (&e->in_buf[i], e->in[i].bytes)
-            || !(e->in_clone[i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1))) {
-            if (!e->detail[0])
-                snprintf (e->detail, sizeof e->detail, "out of memory for inputs");
+    for (int i = 0; i < e->n_in; i++)
+        if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
             return -1;
-        }
-        kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_buf[i].data);
-    }
-    for (int o = 0; o < e->n_out; o++) {
-        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail)
-            || s_buf_new (&e->ref_buf[o], e->out[o].bytes)
-            || s_buf_new (&e->cand_buf[o], e->out[o].bytes)
-            || !(e->ref_saved[o] = malloc (e->out[o].bytes ? e->out[o].bytes : 1))) {
-            if (!e->detail[0])
-                snprintf (e->detail, sizeof e->detail, "out of memory for outputs");
+    for (int o = 0; o < e->n_out; o++)
+        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
             return -1;
-        }
-        kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_buf[o].data);
-        kf_eval_tensor (&e->cand_t[o], &e->out[o], e->cand_buf[o].data);
-    }
     json_t *scalars = json_object_get (task, "scalars");
     size_t n_scalars = json_object_size (scalars);
     e->scalar_names = calloc (n_scalars + 1, sizeof *e->scalar_names);
@@ -403,47 +295,106 @@ s_setup (s_eval_t *e, json_t *task)
     e->ctx.scalars = e->scalars;
     e->ctx.scratch_alloc = s_scratch_alloc;
     e->ctx.scratch_state = &e->scratch;
+    //  Exported data brings its own scalars, per set, under names of its own.
+    //  Copies of every tensor for timed batches: as many as fit
+    //  S_VARIANT_BYTES, so that no call of a batch finds what another left.
+    double one = 0;
+    for (int k = 0; k < e->n_in + e->n_out; k++)
+        one += (double) kf_run_region (k < e->n_in ? e->in[k].bytes : e->out[k - e->n_in].bytes);
+    if (variants > 1 && one * variants > S_VARIANT_BYTES)
+        variants = (int) (S_VARIANT_BYTES / one);
+    if (variants < 1)
+        variants = 1;
+    if (e->rd ? s_arena_new (e, e->rd->name_ptrs, e->rd->n_scalars, variants)
+              : s_arena_new (e, e->scalar_names, e->ctx.n_scalars, variants))
+        return -1;
+    for (int i = 0; i < e->n_in; i++)
+        if (!(e->in_clone[i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1))) {
+            snprintf (e->detail, sizeof e->detail, "out of memory for inputs");
+            return -1;
+        }
+    for (int o = 0; o < e->n_out; o++)
+        if (s_buf_new (&e->ref_buf[o], e->out[o].bytes)
+            || !(e->ref_saved[o] = malloc (e->out[o].bytes ? e->out[o].bytes : 1))) {
+            snprintf (e->detail, sizeof e->detail, "out of memory for outputs");
+            return -1;
+        }
+    for (int v = 0; v < variants; v++) {
+        for (int i = 0; i < e->n_in; i++)
+            kf_eval_tensor (&e->in_t[v][i], &e->in[i], e->in_buf[v][i].data);
+        for (int o = 0; o < e->n_out; o++) {
+            e->ref_var[v][o] = v ? malloc (e->out[o].bytes ? e->out[o].bytes : 1)
+                                 : e->ref_buf[o].data;
+            if (!e->ref_var[v][o]) {
+                snprintf (e->detail, sizeof e->detail, "out of memory for outputs");
+                return -1;
+            }
+            kf_eval_tensor (&e->ref_t[v][o], &e->out[o], e->ref_var[v][o]);
+        }
+    }
     return 0;
 }
 
-static void
-s_teardown (s_eval_t *e)
+//  The candidate's process gets E's case: its tensors from now on.
+static int
+s_share (kf_host_eval_t *e)
 {
-    for (int i = 0; i < S_MAX_TENSORS; i++) {
-        s_buf_free (&e->in_buf[i]);
+    if (!e->runner)
+        return KF_HOST_OK;
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');
+    int rc = kf_runner_setup (e->runner, e->arena.fd, &e->arena.layout, &reply);
+    kf_eval_set_phase ('H');
+    if (rc == 0)
+        return KF_HOST_OK;
+    snprintf (e->detail, sizeof e->detail, "%s", reply.detail);
+    return KF_HOST_CRASHED;
+}
+
+static void
+s_teardown (kf_host_eval_t *e)
+{
+    for (int v = 1; v < KF_RUN_MAX_VARIANTS; v++)
+        for (int o = 0; o < KF_HOST_MAX_TENSORS; o++) {
+            free (e->ref_var[v][o]);
+            e->ref_var[v][o] = NULL;
+        }
+    for (int i = 0; i < KF_HOST_MAX_TENSORS; i++) {
         s_buf_free (&e->ref_buf[i]);
-        s_buf_free (&e->cand_buf[i]);
         free (e->in_clone[i]);
         free (e->ref_saved[i]);
         e->in_clone[i] = e->ref_saved[i] = NULL;
     }
+    s_arena_free (&e->arena);
     free (e->scalar_names);
     free (e->scalars);
     e->scalar_names = NULL;
     e->scalars = NULL;
 }
 
-//  What a set found; the first that is not S_OK ends the evaluation.
-enum { S_OK = 0, S_INCORRECT, S_CRASHED, S_REF_FAILED };
+// --------------------------------------------------------------------------
+//  Correctness
 
 //  One set: inputs (drawn, or the exported ones), the right outputs (the
 //  reference's, or the exported ones), then the candidate on the same
 //  inputs and every check. WHEN names the set in a detail.
 static int
-s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
+s_run_set (kf_host_eval_t *e, int set, const char *when)
 {
     const kf_eval_refdata_t *rd = e->rd;
-    double t = s_now ();
+    double t = kf_eval_now ();
     for (int i = 0; i < e->n_in; i++) {
         if (rd)
-            memcpy (e->in_buf[i].data, e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
+            memcpy (e->in_buf[0][i].data, e->data + rd->in_off[set * rd->n_in + i],
+                    e->in[i].bytes);
         else
             kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
-                          e->in_buf[i].data, e->in[i].numel, kf_eval_input_seed (seed, set, i));
-        memcpy (e->in_clone[i], e->in_buf[i].data, e->in[i].bytes);
+                          e->in_buf[0][i].data, e->in[i].numel,
+                          kf_eval_input_seed (e->seed, set, i));
+        memcpy (e->in_clone[i], e->in_buf[0][i].data, e->in[i].bytes);
     }
-    kf_eval_split_add (KF_EVAL_S_INPUTS, s_now () - t);
-    t = s_now ();
+    kf_eval_split_add (KF_EVAL_S_INPUTS, kf_eval_now () - t);
+    t = kf_eval_now ();
     if (rd) {
         e->ctx.n_scalars = rd->n_scalars;
         e->ctx.scalar_names = rd->name_ptrs;
@@ -454,10 +405,10 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
     else {
         for (int o = 0; o < e->n_out; o++)
             kf_eval_poison (e->out[o].dtype, e->ref_buf[o].data, e->out[o].numel);
-        double t0 = s_now ();
+        double t0 = kf_eval_now ();
         kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-        int r = s_call (e, e->ref_fn, e->ref_t, 'R');
-        t = s_now ();
+        int r = kf_host_ref_call (e, 0);
+        t = kf_eval_now ();
         e->ref_s += t - t0;
         e->ref_calls++;
         kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
@@ -465,12 +416,12 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
             kf_eval_warm_count (&e->warm, true, t0);
         if (r) {
             snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
-            return S_REF_FAILED;
+            return KF_HOST_REF_FAILED;
         }
         for (int o = 0; o < e->n_out; o++)
             memcpy (e->ref_saved[o], e->ref_buf[o].data, e->out[o].bytes);
         for (int i = 0; i < e->n_in; i++)
-            memcpy (e->in_buf[i].data, e->in_clone[i], e->in[i].bytes);
+            memcpy (e->in_buf[0][i].data, e->in_clone[i], e->in[i].bytes);
     }
     if (e->degen) {
         uint64_t h = 0;
@@ -482,32 +433,43 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
                                   e->tol.atol_dtype[e->out[o].dtype]);
         kf_eval_degen_end_set (e->degen);
     }
-    if (!e->cand_fn)
-        return S_OK;            // a probe: the reference alone
+    if (!e->runner)
+        return KF_HOST_OK;      // a probe: the reference alone
     for (int o = 0; o < e->n_out; o++)
-        kf_eval_poison (e->out[o].dtype, e->cand_buf[o].data, e->out[o].numel);
-    double t0 = s_now ();
+        kf_eval_poison (e->out[o].dtype, e->cand_buf[0][o].data, e->out[o].numel);
+    double t0 = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    int r = s_call (e, e->cand_fn, e->cand_t, 'C');
-    t = s_now ();
+    double wall;
+    int r = kf_host_cand_call (e, 1, &wall, when);
+    t = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
     if (e->count_warm)
         kf_eval_warm_count (&e->warm, false, t0);
+    if (r == KF_HOST_CRASHED)
+        return r;
     e->worst.sets++;
-    int mem = s_check_memory (e, when);
-    t0 = s_now ();
+    int mem = kf_host_check_memory (e, 0, e->in_clone, when);
+    t0 = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    if (mem == -2)
-        return S_CRASHED;
-    if (mem == -1)
-        return S_INCORRECT;
-    if (r) {
-        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
-        return S_INCORRECT;
-    }
-    int bad = s_compare (e, e->ref_saved, when);
-    kf_eval_split_add (KF_EVAL_S_COMPARE, s_now () - t0);
-    return bad ? S_INCORRECT : S_OK;
+    if (mem != KF_HOST_OK)
+        return mem;
+    if (r != KF_HOST_OK)
+        return r;
+    int bad = kf_host_compare (e, 0, e->ref_saved, when);
+    kf_eval_split_add (KF_EVAL_S_COMPARE, kf_eval_now () - t0);
+    return bad ? KF_HOST_INCORRECT : KF_HOST_OK;
+}
+
+//  Copies for a timed batch with exported data: one per set, when the
+//  sets share their scalars (a batch is given one set of them); else one.
+static int
+s_data_variants (const kf_eval_refdata_t *rd)
+{
+    for (int set = 1; set < rd->n_sets; set++)
+        if (memcmp (rd->values, rd->values + (size_t) set * (size_t) rd->n_scalars,
+                    (size_t) rd->n_scalars * sizeof (double)) != 0)
+            return 1;
+    return rd->n_sets < KF_RUN_MAX_VARIANTS ? rd->n_sets : KF_RUN_MAX_VARIANTS;
 }
 
 //  Folds the figures of a shape case into the evaluation's.
@@ -526,22 +488,127 @@ s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
     into->nonfinite_mismatch += w->nonfinite_mismatch;
 }
 
-//  Maps DIR/reference.bin (exported PyTorch data) read-only.
-static const char *
-s_map_data (const char *dir, size_t *size)
+//  What the candidate's process must not find: the reference and the
+//  job, once the judge holds them. (Its confinement keeps it out of the
+//  directory anyway where the kernel has Landlock.)
+static void
+s_hide_reference (const char *dir, json_t *job)
 {
+    const char *names[] = { "reference.so", "reference.bin", "job.json",
+                            json_string_value (json_object_get (job, "reference_data_path")) };
     char path[4200];
-    snprintf (path, sizeof path, "%s/reference.bin", dir);
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i] && !strchr (names[i], '/')) {
+            snprintf (path, sizeof path, "%s/%s", dir, names[i]);
+            unlink (path);
+        }
+}
+
+//  The candidate's process, started in DIR/run. NULL with the verdict
+//  written when it could not be had.
+static kf_runner_t *
+s_start_runner (const char *dir)
+{
+    char cand[4200], run[4200];
+    snprintf (cand, sizeof cand, "%s/candidate.so", dir);
+    snprintf (run, sizeof run, "%s/run", dir);
+    if (mkdir (run, 0700) != 0 && errno != EEXIST) {
+        char why[4300];
+        snprintf (why, sizeof why, "harness: cannot make %s: %s", run, strerror (errno));
+        kf_eval_write_verdict (dir, "harness_failed", why);
         return NULL;
-    off_t end = lseek (fd, 0, SEEK_END);
-    *size = end > 0 ? (size_t) end : 0;
-    void *map = end > 0 ? mmap (NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close (fd);
-    if (end == 0)
-        return "";
-    return map == MAP_FAILED ? NULL : map;
+    }
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
+    kf_runner_t *runner = kf_runner_start (cand, run, &reply);
+    kf_eval_set_phase ('H');
+    if (runner)
+        return runner;
+    if (reply.status == KF_RUN_CRASHED)
+        kf_eval_write_verdict (dir, "crashed", reply.detail);
+    else if (strncmp (reply.detail, "harness: ", 9) == 0
+             || strncmp (reply.detail, "seccomp", 7) == 0)
+        kf_eval_write_verdict (dir, "harness_failed", reply.detail);
+    else
+        kf_eval_write_verdict (dir, "load_failed", reply.detail);
+    return NULL;
+}
+
+// --------------------------------------------------------------------------
+//  The evaluation
+
+//  The result's timing, speedup and roofline figures.
+static void
+s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_timing_t *tm,
+                 json_t *result)
+{
+    double cand_med = kf_eval_median (tm->cand_ns, tm->samples), ref_med = 0, speedup;
+    json_object_set_new (result, "candidate", kf_eval_timing_json (tm->cand_ns, tm->samples,
+                                                                   tm->cand_calls));
+    if (e->rd) {
+        //  Not a paired ratio: eager PyTorch was timed in its own job.
+        speedup = cand_med > 0 ? e->rd->eager_ns / cand_med : 0;
+        json_object_set_new (result, "reference", json_pack ("{s:f, s:s}", "median_ns",
+                             e->rd->eager_ns, "kind", "pytorch-eager"));
+        json_object_set_new (result, "speedup_compiled",
+                             e->rd->compiled_ns > 0 && cand_med > 0
+                             ? json_real (e->rd->compiled_ns / cand_med) : json_null ());
+        ref_med = e->rd->eager_ns;
+    }
+    else {
+        speedup = kf_eval_paired_speedup (tm->ref_ns, tm->cand_ns, tm->samples);
+        json_object_set_new (result, "reference", kf_eval_timing_json (tm->ref_ns, tm->samples,
+                                                                       tm->ref_calls));
+        ref_med = kf_eval_median (tm->ref_ns, tm->samples);
+    }
+    json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
+    json_object_set_new (result, "protocol", json_pack (
+        "{s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:i}", "warmup_s", tm->warmup_s,
+        "warmup_calls", tm->counted + tm->topup, "correctness_calls", tm->counted,
+        "topup_calls", tm->topup, "topup_s", tm->topup_s, "sampling_s", tm->sampling_s,
+        "measured_s", tm->measured_s, "fresh_input_samples", tm->fresh_inputs));
+    //  The roofline: bytes are the inputs read plus the outputs written
+    //  once, a lower bound on any kernel's traffic.
+    double bytes = 0;
+    for (int i = 0; i < e->n_in; i++)
+        bytes += (double) e->in[i].bytes;
+    for (int o = 0; o < e->n_out; o++)
+        bytes += (double) e->out[o].bytes;
+    json_t *fl = json_object_get (task, "flops");
+    double flops = json_is_array (fl) ? json_number_value (json_array_get (fl, 0))
+                                      : json_number_value (fl);
+    kf_eval_ceilings_t ceil = { 0 };
+    json_t *given = json_object_get (job, "ceilings");
+    if (json_is_object (given)) {
+        ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
+        ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
+        ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
+    }
+    else
+        kf_eval_host_ceilings (&ceil);
+    //  Calls within a sample find the data the last one left in the
+    //  cache, so the memory ceiling binds only past the cache.
+    long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
+    bool applies = bytes > (double) (llc > 0 ? llc : 32 << 20);
+    kf_eval_roofline (result, bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
+}
+
+//  Work the candidate's process did between answering and being stopped
+//  is work it hid from the clock (a thread finishing after kf_forward
+//  returned). Idle threads of a runtime spin a little there too, so a
+//  small share is allowed.
+static int
+s_check_hidden_work (kf_host_eval_t *e, const kf_host_timing_t *tm)
+{
+    double outside = kf_runner_cpu_outside_s (e->runner);
+    double allowed = 0.01 + 0.05 * tm->cand_wall_s;
+    if (outside <= allowed)
+        return KF_HOST_OK;
+    snprintf (e->detail, sizeof e->detail,
+              "timing: the candidate's process used %.1f ms of CPU after its calls had"
+              " returned (against %.1f ms of timed calls; %.1f ms allowed): work hidden"
+              " from the clock", outside * 1e3, tm->cand_wall_s * 1e3, allowed * 1e3);
+    return KF_HOST_INCORRECT;
 }
 
 static int
@@ -556,10 +623,11 @@ s_host_child_main (const char *dir, json_t *job)
     json_t *timing = json_object_get (job, "timing");
     json_t *refdata = json_object_get (job, "reference_data");
     bool probe = json_is_true (json_object_get (job, "probe"));
-    uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
-    s_eval_t *e = calloc (1, sizeof *e);
+    kf_host_eval_t *e = calloc (1, sizeof *e);
     if (!e)
         return 2;
+    e->arena.fd = -1;
+    e->seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
     kf_eval_worst_t total = e->worst;
     kf_eval_refdata_t rd;
@@ -567,14 +635,14 @@ s_host_child_main (const char *dir, json_t *job)
     kf_eval_degen_t degen;
     kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
     json_t *result = NULL;
-    s_timing_t tm = { 0 };
-    void *ref_lib = NULL, *cand_lib = NULL;
+    kf_host_timing_t tm = { 0 };
+    void *ref_lib = NULL;
     size_t data_size = 0;
 
     //  The right answers first: if they cannot be had, the job is bad.
-    double t_load = s_now ();
+    double t_load = kf_eval_now ();
     if (json_is_object (refdata)) {
-        e->data = s_map_data (dir, &data_size);
+        e->data = kf_refdata_map (dir, job, &data_size);
         if (!e->data || kf_eval_refdata_parse (&rd, task, refdata, data_size, e->detail,
                                                sizeof e->detail)) {
             if (!e->data)
@@ -587,28 +655,17 @@ s_host_child_main (const char *dir, json_t *job)
     else {
         snprintf (path, sizeof path, "%s/reference.so", dir);
         ref_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-        e->ref_fn = ref_lib ? (s_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
+        e->ref_fn = ref_lib ? (kf_host_forward_fn *) dlsym (ref_lib, "kf_forward") : NULL;
         if (!e->ref_fn) {
             snprintf (e->detail, sizeof e->detail, "reference does not load: %s", dlerror ());
             kf_eval_write_verdict (dir, "reference_failed", e->detail);
             goto done;
         }
     }
-    if (!probe) {
-        snprintf (path, sizeof path, "%s/candidate.so", dir);
-        kf_eval_set_phase ('C');     // constructors of the candidate run in dlopen
-        cand_lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-        e->cand_fn = cand_lib ? (s_forward_fn *) dlsym (cand_lib, "kf_forward") : NULL;
-        kf_eval_set_phase ('H');
-        if (!e->cand_fn) {
-            const char *err = dlerror ();
-            snprintf (e->detail, sizeof e->detail, "candidate does not load: %s",
-                      err ? err : "no kf_forward");
-            kf_eval_write_verdict (dir, "load_failed", e->detail);
-            goto done;
-        }
-    }
-    kf_eval_split_add (KF_EVAL_S_MODULES, s_now () - t_load);
+    s_hide_reference (dir, job);
+    if (!probe && !(e->runner = s_start_runner (dir)))
+        goto done;
+    kf_eval_split_add (KF_EVAL_S_MODULES, kf_eval_now () - t_load);
     kf_eval_stamp (KF_EVAL_T_LOADED);
 
     //  Correctness: the main shape (5 fresh input sets, or every exported
@@ -617,15 +674,16 @@ s_host_child_main (const char *dir, json_t *job)
     const char *verdict = "correct";
     int n_cases = e->rd ? 1 : kf_eval_n_cases (task);
     for (int c = 0; c < n_cases && !strcmp (verdict, "correct"); c++) {
-        s_eval_t *ce = e;
+        kf_host_eval_t *ce = e;
         if (c > 0) {
             ce = calloc (1, sizeof *ce);
             if (!ce) {
-                kf_eval_write_verdict (dir, "reference_failed", "out of memory for a shape case");
+                kf_eval_write_verdict (dir, "harness_failed", "out of memory for a shape case");
                 goto done;
             }
             ce->ref_fn = e->ref_fn;
-            ce->cand_fn = e->cand_fn;
+            ce->runner = e->runner;
+            ce->seed = e->seed;
             ce->tol = e->tol;
             ce->worst.match_fraction = ce->worst.cosine = 1;
         }
@@ -635,15 +693,19 @@ s_host_child_main (const char *dir, json_t *job)
         char label[256] = "";
         if (c > 0)
             kf_eval_case_label (task, c, label, sizeof label);
-        int st = s_setup (ce, case_task) ? S_REF_FAILED : S_OK;
+        //  The main case of a timed evaluation gets copies for the
+        //  timed batches (with exported data, one per set, when every set
+        //  has the same scalars: a batch is given one set of scalars).
+        int variants = probe || c > 0 ? 1 : e->rd ? s_data_variants (e->rd) : KF_RUN_MAX_VARIANTS;
+        int st = s_setup (ce, case_task, variants) ? KF_HOST_REF_FAILED : s_share (ce);
         int n_sets = c > 0 ? 2 : e->rd ? e->rd->n_sets : 5;
-        for (int set = 0; set < n_sets && st == S_OK; set++) {
+        for (int set = 0; set < n_sets && st == KF_HOST_OK; set++) {
             char when[320];
             snprintf (when, sizeof when, "%s%sset %d", label, c > 0 ? ", " : "", set);
-            st = s_run_set (ce, seed, c * 100 + set, when);
+            st = s_run_set (ce, c * 100 + set, when);
         }
         json_decref (case_task);
-        if (st == S_REF_FAILED) {
+        if (st == KF_HOST_REF_FAILED) {
             kf_eval_write_verdict (dir, "reference_failed", ce->detail);
             if (ce != e) {
                 s_teardown (ce);
@@ -651,8 +713,8 @@ s_host_child_main (const char *dir, json_t *job)
             }
             goto done;
         }
-        if (st != S_OK) {
-            verdict = st == S_CRASHED ? "crashed" : "incorrect";
+        if (st != KF_HOST_OK) {
+            verdict = st == KF_HOST_CRASHED ? "crashed" : "incorrect";
             if (ce != e)
                 snprintf (e->detail, sizeof e->detail, "%s", ce->detail);
         }
@@ -673,28 +735,22 @@ s_host_child_main (const char *dir, json_t *job)
         goto done;
     }
 
-    //  Timing on the main shape's last set, then the timing loop's outputs
-    //  checked.
-    int ref_failed = 0;
+    //  Timing on the main shape (its tensors given back to the candidate
+    //  if a shape case took them), every sample checked.
     if (!strcmp (verdict, "correct")) {
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_poison (e->out[o].dtype, e->cand_buf[o].data, e->out[o].numel);
-        if (s_time (e, timing, &tm, &ref_failed)) {
-            if (ref_failed) {
-                kf_eval_write_verdict (dir, "reference_failed", "reference kf_forward failed during timing");
-                goto done;
-            }
-            verdict = "incorrect";
+        int st = n_cases > 1 ? s_share (e) : KF_HOST_OK;
+        if (st == KF_HOST_OK)
+            st = kf_host_time (e, timing, &tm);
+        if (st == KF_HOST_OK)
+            st = s_check_hidden_work (e, &tm);
+        if (st == KF_HOST_REF_FAILED) {
+            kf_eval_write_verdict (dir, "reference_failed", e->detail);
+            goto done;
         }
-        else {
-            int mem = s_check_memory (e, "timing");
-            if (mem == -2)
-                verdict = "crashed";
-            else if (mem == -1 || s_compare (e, e->ref_saved, "timing"))
-                verdict = "incorrect";
-        }
+        if (st != KF_HOST_OK)
+            verdict = st == KF_HOST_CRASHED ? "crashed" : "incorrect";
         s_merge_worst (&total, &e->worst);
-        total.sets -= e->worst.sets;     // the timing check is not a set
+        total.sets -= e->worst.sets;     // merged twice; timing samples are no sets
     }
     kf_eval_stamp (KF_EVAL_T_TIMED);
 
@@ -704,71 +760,29 @@ s_host_child_main (const char *dir, json_t *job)
                                  ? "all checks passed" : e->detail));
     json_object_set_new (result, "correctness", kf_eval_correctness_json (&total));
     json_object_set_new (json_object_get (result, "correctness"), "cases", json_integer (n_cases));
-    if (tm.samples > 0 && !strcmp (verdict, "correct")) {
-        double cand_med = kf_eval_median (tm.cand_ns, tm.samples), ref_med = 0, speedup;
-        json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
-        if (e->rd) {
-            //  Not a paired ratio: eager PyTorch was timed in its own job.
-            speedup = cand_med > 0 ? e->rd->eager_ns / cand_med : 0;
-            json_object_set_new (result, "reference", json_pack ("{s:f, s:s}", "median_ns",
-                                 e->rd->eager_ns, "kind", "pytorch-eager"));
-            json_object_set_new (result, "speedup_compiled",
-                                 e->rd->compiled_ns > 0 && cand_med > 0
-                                 ? json_real (e->rd->compiled_ns / cand_med) : json_null ());
-            ref_med = e->rd->eager_ns;
-        }
-        else {
-            speedup = kf_eval_paired_speedup (tm.ref_ns, tm.cand_ns, tm.samples);
-            json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
-            ref_med = kf_eval_median (tm.ref_ns, tm.samples);
-        }
-        json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
-        json_object_set_new (result, "protocol", json_pack (
-            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f}", "warmup_s", tm.warmup_s,
-            "warmup_calls", tm.counted + tm.topup, "correctness_calls", tm.counted,
-            "topup_calls", tm.topup, "topup_s", tm.topup_s, "sampling_s", tm.sampling_s,
-            "measured_s", tm.measured_s));
-        //  The roofline: bytes are the inputs read plus the outputs written
-        //  once, a lower bound on any kernel's traffic.
-        double bytes = 0;
-        for (int i = 0; i < e->n_in; i++)
-            bytes += (double) e->in[i].bytes;
-        for (int o = 0; o < e->n_out; o++)
-            bytes += (double) e->out[o].bytes;
-        json_t *fl = json_object_get (task, "flops");
-        double flops = json_is_array (fl) ? json_number_value (json_array_get (fl, 0))
-                                          : json_number_value (fl);
-        kf_eval_ceilings_t ceil = { 0 };
-        json_t *given = json_object_get (job, "ceilings");
-        if (json_is_object (given)) {
-            ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
-            ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
-            ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
-        }
-        else
-            kf_eval_host_ceilings (&ceil);
-        //  Calls within a sample find the data the last one left in the
-        //  cache, so the memory ceiling binds only past the cache.
-        long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
-        bool applies = bytes > (double) (llc > 0 ? llc : 32 << 20);
-        kf_eval_roofline (result, bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
-    }
+    json_object_set_new (result, "isolation", json_pack ("{s:s, s:s, s:f}", "candidate",
+                         "own process", "confinement", kf_runner_confinement (e->runner),
+                         "cpu_after_calls_s", kf_runner_cpu_outside_s (e->runner)));
+    if (tm.samples > 0 && !strcmp (verdict, "correct"))
+        s_report_timing (e, task, job, &tm, result);
     else
         json_object_set_new (result, "speedup", json_null ());
     json_object_set_new (result, "split_s", kf_eval_split_json ());
     kf_eval_write_result (dir, result);
 
 done:
+    kf_runner_destroy (&e->runner);
     json_decref (result);
     free (tm.ref_ns);
     free (tm.cand_ns);
+    const char *e_data = e->data;
     s_teardown (e);
     free (e);
     kf_eval_refdata_free (&rd);
-    //  Libraries and the data stay mapped: a candidate's destructors could
-    //  still run code, and the process ends right after this anyway.
+    kf_refdata_unmap (e_data, data_size);
+    //  The reference's library stays loaded: the process ends right after
+    //  this anyway.
     (void) ref_lib;
-    (void) cand_lib;
     return 0;
 }
 

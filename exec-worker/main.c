@@ -19,6 +19,7 @@
 #include "kf_config.h"
 #include "kf_eval_check.h"
 #include "kf_exec.h"
+#include "kf_runner.h"
 #include "kf_file.h"
 #include "kf_log.h"
 #include "kf_profile.h"
@@ -44,9 +45,12 @@ static const kf_cfg_entry_t s_table[] = {
       "Python with torch for reference jobs (default: the first of $KF_PYTHON, "
       "/opt/torch/.venv/bin/python3, /usr/bin/python3, python3 on PATH that imports torch)" },
     { "reference_cache_dir", KF_CFG_STR, NULL, 0, -1,
-      "reference result cache; 'off' disables it (default: $XDG_CACHE_HOME or ~/.cache, "
+      "where PyTorch reference data and results stay on this host; 'off': a private "
+      "folder removed at exit, no result reused (default: $XDG_CACHE_HOME or ~/.cache, "
       "then kernelfoundry/reference)" },
-    { "reference_cache_max_mb", KF_CFG_INT, "4096", 1, 1048576, "reference cache size cap" },
+    { "reference_cache_max_mb", KF_CFG_INT, "4096", 1, 16777216,
+      "reference cache size cap, least recently used out first; also the cap on one "
+      "reference's data" },
     { "reference_time_limit_s", KF_CFG_DOUBLE, "600", 1, 7200,
       "wall-clock limit of one reference job (torch.compile included)" },
     { "ncu", KF_CFG_STR, NULL, 0, -1,
@@ -175,17 +179,17 @@ s_add_frame (s_standalone_t *sa, const char *job, const char *base, const char *
 
 //  The result of a PyTorch reference job, as --eval printed it (saved as
 //  FULL), as the reference: the payload's reference_data is made from its
-//  manifest as the coordinator makes it (docs/pytorch-references.md), and
-//  its data frame goes last.
+//  manifest as the coordinator makes it (docs/pytorch-references.md). The
+//  data is in the reference cache of whoever ran that job, or is made
+//  again here.
 static int
-s_add_torch_data (s_standalone_t *sa, const char *job, const char *base, json_t *out,
-                  const char *full)
+s_add_torch_data (s_standalone_t *sa, const char *job, json_t *out, const char *full)
 {
     json_t *result = json_object_get (out, "result");
-    json_t *frame = json_array_get (json_object_get (out, "frames"), 0);
-    if (!json_is_true (json_object_get (out, "ok")) || !json_is_string (frame)) {
+    if (!json_is_true (json_object_get (out, "ok"))
+        || !json_is_string (json_object_get (result, "data_key"))) {
         sa->error = kf_strdupf ("%s: reference: %s is not a successful reference job's output "
-                                "with its data frame", job, full);
+                                "with its data key", job, full);
         return -1;
     }
     json_t *timing = json_object_get (result, "timing");
@@ -200,7 +204,14 @@ s_add_torch_data (s_standalone_t *sa, const char *job, const char *base, json_t 
                                     "sets", json_object_get (result, "sets"), "eager_ns",
                                     eager ? eager : json_null (), "compiled_ns",
                                     compiled ? compiled : json_null ()));
-    return s_add_frame (sa, job, base, json_string_value (frame), "reference");
+    json_object_set_new (json_object_get (sa->payload, "reference_data"), "data",
+                         json_pack ("{s:O, s:O, s:O, s:O, s:O}", "key",
+                                    json_object_get (result, "data_key"), "bytes",
+                                    json_object_get (result, "data_bytes"), "hash",
+                                    json_object_get (result, "data_hash"), "inputs_hash",
+                                    json_object_get (result, "inputs_hash"), "seed",
+                                    json_object_get (result, "seed")));
+    return 0;
 }
 
 //  A "candidate" or "reference" value: an artifact, or the JSON that
@@ -226,7 +237,7 @@ s_add_artifact (s_standalone_t *sa, const char *job, const char *base, json_t *v
     json_t *kind = json_object_get (build, "kind");
     if (build && !candidate && json_is_string (kind)
         && !strcmp (json_string_value (kind), "reference")) {
-        rc = s_add_torch_data (sa, job, base, build, full);
+        rc = s_add_torch_data (sa, job, build, full);
         json_decref (build);
         free (full);
         return rc;
@@ -488,7 +499,9 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
     char *cache_dir = NULL, *default_device = NULL;
     kf_torch_ref_t *torch_ref = NULL;
     kf_profile_t *profile = NULL;
-    if (!strcmp (sa.kind, "reference"))
+    //  The reference store lives in the runner: an evaluation against
+    //  PyTorch data needs it too (and torch, when it lacks the data).
+    if (!strcmp (sa.kind, "reference") || json_object_get (sa.payload, "reference_data"))
         torch_ref = s_torch_setup (config, backend, device, &cache_dir, &default_device);
     if (!strcmp (sa.kind, "profile"))
         profile = s_profile_setup (config, backend);
@@ -536,6 +549,8 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
 int
 main (int argc, char **argv)
 {
+    if (argc >= 3 && strcmp (argv[1], "--eval-runner") == 0)
+        return kf_runner_main (argc, argv);
     if (argc >= 3 && strcmp (argv[1], "--eval-child") == 0)
         return kf_exec_child_main (argv[2]);
 

@@ -10,6 +10,7 @@
  *  exported by a real PyTorch reference job. */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
+#include "../../exec-worker/kf_runner.h"
 #include "../../exec-worker/kf_torch_ref.h"
 #include "../kf_test.h"
 
@@ -275,7 +276,10 @@ s_test_roofline (zframe_t *ref, zframe_t *good)
         char *error = NULL;
         json_t *r = s_run (payload, frames, 2, &cfg, &error);
         CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
+        if (r && strcmp (s_str (r, "verdict"), "correct"))
+            printf ("  roofline %d: %s: %s\n", k, s_str (r, "verdict"), s_str (r, "detail"));
         if (!r) {
+            printf ("  roofline %d: %s\n", k, error ? error : "no result");
             free (error);
             continue;
         }
@@ -478,7 +482,8 @@ s_slurp (const char *path)
 
 //  Evaluation against exported PyTorch data: the real reference job on
 //  examples/pytorch/softmax.py, then a right and a wrong C softmax
-//  against its data frame.
+//  against its data, which stays in the runner's store: the evaluate job
+//  names it by key and hash and has no reference frame.
 static void
 s_test_pytorch (void)
 {
@@ -500,8 +505,8 @@ s_test_pytorch (void)
     kf_job_result_t ref;
     kf_torch_ref_handle (runner, &job, &ref);
     json_decref (job.payload);
-    CHECK (ref.ok && ref.frames && zmsg_size (ref.frames) == 1);
-    if (!ref.ok || !ref.frames) {
+    CHECK (ref.ok && ref.frames == NULL);
+    if (!ref.ok) {
         fprintf (stderr, "  reference job failed: %s\n", ref.error ? ref.error : "?");
         free (ref.error);
         json_decref (ref.result);
@@ -510,10 +515,11 @@ s_test_pytorch (void)
         kf_torch_ref_destroy (&runner);
         return;
     }
-    zframe_t *data = zmsg_pop (ref.frames);
+    kf_torch_ref_set_shared (runner);
     double eager = s_num (json_object_get (ref.result, "timing"), "eager", "median_ns");
-    printf ("  reference job: %zu tensors, %zu bytes, eager median %.1f us\n",
-            json_array_size (json_object_get (ref.result, "tensors")), zframe_size (data), eager / 1e3);
+    printf ("  reference job: %zu tensors, %lld bytes, eager median %.1f us\n",
+            json_array_size (json_object_get (ref.result, "tensors")),
+            (long long) json_integer_value (json_object_get (ref.result, "data_bytes")), eager / 1e3);
     //  The task as the coordinator derives it: in0 in, out0 out, the
     //  reference in PyTorch.
     json_t *task = json_pack ("{s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{},"
@@ -523,18 +529,23 @@ s_test_pytorch (void)
                               "scalars", "reference", "language", "pytorch", "source", source,
                               "tolerance", "rtol", 1e-2, "atol", 1e-5, "min_match", 0.99,
                               "min_cosine", 0.99985);
-    json_t *refdata = json_pack ("{s:O, s:O, s:i, s:f, s:n}",
+    json_t *refdata = json_pack ("{s:O, s:O, s:i, s:f, s:n, s:{s:O, s:O, s:O, s:O, s:O}}",
                                  "tensors", json_object_get (ref.result, "tensors"),
                                  "scalars", json_object_get (ref.result, "scalars"),
-                                 "sets", 5, "eager_ns", eager, "compiled_ns");
+                                 "sets", 5, "eager_ns", eager, "compiled_ns", "data",
+                                 "key", json_object_get (ref.result, "data_key"),
+                                 "bytes", json_object_get (ref.result, "data_bytes"),
+                                 "hash", json_object_get (ref.result, "data_hash"),
+                                 "inputs_hash", json_object_get (ref.result, "inputs_hash"),
+                                 "seed", json_object_get (ref.result, "seed"));
     const char *names[] = { "good_softmax.c", "wrong_softmax.c" };
     for (int k = 0; k < 2; k++) {
         zframe_t *cand = s_build (names[k]);
-        zframe_t *frames[2] = { cand, data };
+        zframe_t *frames[1] = { cand };
         kf_exec_config_t cfg = { .time_limit_s = 60 };
         char *error = NULL;
         json_t *r = s_run (json_pack ("{s:O, s:O}", "task", task, "reference_data", refdata),
-                           frames, 2, &cfg, &error);
+                           frames, 1, &cfg, &error);
         CHECK (r != NULL);
         if (r) {
             printf ("  %-20s %-10s %s; speedup over eager %.2f (candidate %.1f us)\n", names[k],
@@ -551,6 +562,10 @@ s_test_pytorch (void)
                 //  No reference kernel: the candidate's 5 calls count.
                 CHECK (s_num (r, "protocol", "correctness_calls") == 5);
                 CHECK (json_is_object (json_object_get (r, "bandwidth")));
+                //  The data came from this worker's store, its hash the run's.
+                json_t *note = json_object_get (r, "reference_data");
+                CHECK (!strcmp (s_str (note, "from"), "cache"));
+                CHECK (json_is_true (json_object_get (note, "matches")));
             }
         }
         else
@@ -564,11 +579,11 @@ s_test_pytorch (void)
     json_array_set_new (json_object_get (json_array_get (json_object_get (wrong, "inputs"), 0), "shape"),
                         1, json_integer (999));
     zframe_t *good = s_build ("good_softmax.c");
-    zframe_t *frames[2] = { good, data };
+    zframe_t *frames[1] = { good };
     kf_exec_config_t cfg = { .time_limit_s = 60 };
     char *error = NULL;
     json_t *r = s_run (json_pack ("{s:o, s:O}", "task", wrong, "reference_data", refdata),
-                       frames, 2, &cfg, &error);
+                       frames, 1, &cfg, &error);
     printf ("  mismatched task: %s\n", error ? error : "(no error)");
     CHECK (r == NULL && error && strstr (error, "task input 0 ('in0') is f32 [64,999] but the data has f32 [64,1000]"));
     json_decref (r);
@@ -576,7 +591,7 @@ s_test_pytorch (void)
     zframe_destroy (&good);
     json_decref (task);
     json_decref (refdata);
-    zframe_destroy (&data);
+    kf_torch_ref_set_shared (NULL);
     free (ref.error);
     json_decref (ref.result);
     zmsg_destroy (&ref.frames);
@@ -588,6 +603,8 @@ int
 main (int argc, char **argv)
 {
     //  The evaluation child re-executes this program.
+    if (argc >= 3 && strcmp (argv[1], "--eval-runner") == 0)
+        return kf_runner_main (argc, argv);
     if (argc >= 3 && strcmp (argv[1], "--eval-child") == 0)
         return kf_exec_child_main (argv[2]);
     if (getenv ("KF_FIXTURES"))

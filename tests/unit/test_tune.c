@@ -7,6 +7,7 @@
  *  this program (--eval-child DIR), as in test_eval. */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
+#include "../../exec-worker/kf_runner.h"
 #include "kf_tune.h"
 #include "../kf_test.h"
 
@@ -379,6 +380,8 @@ s_test_sweep (void)
 int
 main (int argc, char **argv)
 {
+    if (argc >= 3 && strcmp (argv[1], "--eval-runner") == 0)
+        return kf_runner_main (argc, argv);
     if (argc >= 3 && strcmp (argv[1], "--eval-child") == 0)
         return kf_exec_child_main (argv[2]);
     s_test_parse ();

@@ -24,6 +24,7 @@
  */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
+#include "../../exec-worker/kf_runner.h"
 #include "../../exec-worker/kf_ze_api.h"
 #include "../../exec-worker/kf_ze_launch.h"
 #include "kf_file.h"
@@ -411,6 +412,8 @@ s_build_host_ref (void)
 int
 main (int argc, char **argv)
 {
+    if (argc >= 3 && strcmp (argv[1], "--eval-runner") == 0)
+        return kf_runner_main (argc, argv);
     if (argc >= 3 && strcmp (argv[1], "--eval-child") == 0)
         return kf_exec_child_main (argv[2]);
     const char *root = getenv ("KF_ROOT");

@@ -1,0 +1,129 @@
+/*  kf_host_eval.h - the host judge's state, shared by its two files:
+ *  kf_backend_host.c (tensors, correctness, the result) and
+ *  kf_host_timing.c (the timing protocol).
+ *
+ *  The judge holds the reference (its kf_forward, or exported PyTorch
+ *  data), the right answers and the clock; the candidate runs in its own
+ *  process (kf_runner.h) and sees only the inputs and its outputs, in a
+ *  shared memory file laid out per shape case (kf_host_arena_t).
+ */
+#ifndef KF_HOST_EVAL_H
+#define KF_HOST_EVAL_H
+
+#include "kf_eval_check.h"
+#include "kf_kernel.h"
+#include "kf_runner.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define KF_HOST_MAX_TENSORS 32
+#define KF_HOST_MAX_SCRATCH 64
+
+typedef int (kf_host_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
+                                  const kf_ctx_t *);
+
+/* A tensor buffer: in the judge's own memory (the reference's outputs,
+ * ending at a PROT_NONE page, MAP set), or a view of the shared file
+ * (inputs and the candidate's outputs, MAP NULL). Either way a canary of
+ * KF_RUN_CANARY bytes sits before DATA. */
+typedef struct {
+    char *map;
+    size_t map_len;
+    char *data;
+    size_t bytes;
+} kf_host_buf_t;
+
+/* The shared file of one shape case. */
+typedef struct {
+    int fd;
+    char *base;
+    size_t bytes;
+    kf_run_layout_t layout;
+} kf_host_arena_t;
+
+typedef struct {
+    void *ptrs[KF_HOST_MAX_SCRATCH];
+    int n;
+} kf_host_scratch_t;
+
+typedef struct {
+    kf_host_forward_fn *ref_fn;
+    kf_runner_t *runner;     /* the candidate's process; NULL for a probe */
+    int n_in, n_out;
+    kf_eval_spec_t in[KF_HOST_MAX_TENSORS], out[KF_HOST_MAX_TENSORS];
+    /* Variant V of the inputs and of the candidate's outputs (the shared
+     * file's; kf_run_layout_t), and of the reference's outputs (variant 0
+     * guarded, the others plain). Correctness uses variant 0. */
+    int variants;
+    kf_host_buf_t in_buf[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    kf_host_buf_t cand_buf[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    kf_host_buf_t ref_buf[KF_HOST_MAX_TENSORS];
+    void *ref_var[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    kf_tensor_t in_t[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    kf_tensor_t ref_t[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    void *in_clone[KF_HOST_MAX_TENSORS], *ref_saved[KF_HOST_MAX_TENSORS];
+    kf_host_arena_t arena;
+    kf_ctx_t ctx;
+    const char **scalar_names;
+    double *scalars;
+    kf_host_scratch_t scratch;
+    kf_eval_tol_t tol;
+    kf_eval_worst_t worst;   /* correctness figures, worst over the sets */
+    char detail[512];
+    /* Where the right answers come from: the reference's kf_forward
+     * (REF_FN), or exported PyTorch data (RD over DATA, no REF_FN). */
+    const kf_eval_refdata_t *rd;
+    const char *data;
+    uint64_t seed;
+    kf_eval_degen_t *degen;  /* a reference probe: fold the main case's sets */
+    double ref_s;            /* reference wall time over the correctness calls */
+    int ref_calls;
+    bool count_warm;         /* the main case of a timed evaluation */
+    kf_eval_warm_t warm;     /* its correctness calls, for the warm-up floor */
+} kf_host_eval_t;
+
+/* What a check found; the first that is not KF_HOST_OK ends the
+ * evaluation. */
+enum { KF_HOST_OK = 0, KF_HOST_INCORRECT, KF_HOST_CRASHED, KF_HOST_REF_FAILED };
+
+/* The reference's kf_forward on variant V of E's inputs into its own
+ * outputs of variant V, PHASE 'R' kept for the parent. Returns its return
+ * code. */
+int kf_host_ref_call (kf_host_eval_t *e, int v);
+
+/* CALLS calls of the candidate in its process, call K on variant
+ * K % E->variants; *WALL_S on the judge's clock, the round trip to the
+ * process taken off. KF_HOST_OK, or KF_HOST_INCORRECT (it returned non-zero) or
+ * KF_HOST_CRASHED with E->detail ("WHEN: ..."). */
+int kf_host_cand_call (kf_host_eval_t *e, int calls, double *wall_s, const char *when);
+
+/* Variant V's inputs equal to EXPECT (the judge's copies) and every
+ * canary of V intact after a candidate call: KF_HOST_OK,
+ * KF_HOST_INCORRECT or KF_HOST_CRASHED with E->detail. */
+int kf_host_check_memory (kf_host_eval_t *e, int v, void *const *expect, const char *when);
+
+/* The candidate's outputs of variant V against REF (host copies): 0, or
+ * -1 with E->detail. */
+int kf_host_compare (kf_host_eval_t *e, int v, void *const *ref, const char *when);
+
+/* --- kf_host_timing.c */
+
+typedef struct {
+    double *ref_ns, *cand_ns;
+    int samples, ref_calls, cand_calls;
+    double warmup_s, topup_s, sampling_s, measured_s;   /* the protocol as run */
+    int counted, topup;                                 /* warm-up calls per side */
+    int fresh_inputs;        /* samples on inputs no call had seen before */
+    double cand_wall_s;      /* the candidate's timed windows, added up */
+} kf_host_timing_t;
+
+/* Times reference and candidate on the main case (E's variant 0 holds
+ * its last correctness set). Every call of every sample runs on inputs
+ * of its own (the last set's, each tensor rotated by a fresh offset; with
+ * exported data, the sets in turn) into outputs poisoned before the
+ * sample and checked after it against the reference's on those inputs.
+ * Returns KF_HOST_OK, or another KF_HOST_* with E->detail. */
+int kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t);
+
+#endif

@@ -1,0 +1,288 @@
+/*  kf_runner.c - the candidate's process (kf_runner.h): loads the
+ *  candidate after confining itself, maps the tensors the judge shares,
+ *  and calls kf_forward when told to.
+ *
+ *  Everything here runs beside code that may be hostile, so nothing here
+ *  is trusted by the judge either: the replies say only "done" or what
+ *  went wrong, and the judge checks the outputs itself.
+ */
+#include "kf_runner.h"
+#include "kf_confine.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define S_SOCK 3
+#define S_MAX_SCRATCH 64
+
+typedef int (s_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int, const kf_ctx_t *);
+
+uint64_t
+kf_run_region (uint64_t bytes)
+{
+    uint64_t page = (uint64_t) sysconf (_SC_PAGESIZE);
+    return (bytes + KF_RUN_CANARY + page - 1) / page * page;
+}
+
+static int s_sock = S_SOCK;
+static struct { char *lo, *hi; } s_guards[KF_RUN_MAX_TENSORS * KF_RUN_MAX_VARIANTS];
+static volatile sig_atomic_t s_n_guards;
+
+static void
+s_reply (int status, int rc, uint32_t calls, const char *detail)
+{
+    kf_run_reply_t r;
+    memset (&r, 0, sizeof r);
+    r.status = status;
+    r.rc = rc;
+    r.calls = calls;
+    for (size_t i = 0; detail && detail[i] && i + 1 < sizeof r.detail; i++)
+        r.detail[i] = detail[i];
+    ssize_t n = send (s_sock, &r, sizeof r, MSG_NOSIGNAL);
+    (void) n;
+}
+
+//  A fault in the candidate: say which, with send(2) only, and end.
+static void
+s_on_fault (int sig, siginfo_t *info, void *uctx)
+{
+    (void) uctx;
+    const char *what = "crashed";
+    if (sig == SIGSEGV) {
+        what = "invalid memory access (SIGSEGV)";
+        char *addr = info ? (char *) info->si_addr : NULL;
+        for (int i = 0; i < s_n_guards; i++)
+            if (addr >= s_guards[i].lo && addr < s_guards[i].hi)
+                what = "out-of-bounds access (SIGSEGV)";
+    }
+    else if (sig == SIGBUS)
+        what = "bus error (SIGBUS)";
+    else if (sig == SIGFPE)
+        what = "arithmetic exception (SIGFPE)";
+    else if (sig == SIGILL)
+        what = "illegal instruction (SIGILL)";
+    else if (sig == SIGABRT)
+        what = "aborted (SIGABRT)";
+    s_reply (KF_RUN_CRASHED, sig, 0, what);
+    _exit (3);
+}
+
+static void
+s_handle_faults (void)
+{
+    static char altstack[64 * 1024];
+    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0 };
+    sigaltstack (&ss, NULL);
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_sigaction = s_on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset (&sa.sa_mask);
+    int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction (sigs[i], &sa, NULL);
+}
+
+// --------------------------------------------------------------------------
+//  Tensors
+
+typedef struct {
+    kf_run_layout_t layout;
+    void *maps[KF_RUN_MAX_VARIANTS * KF_RUN_MAX_TENSORS];
+    size_t map_len[KF_RUN_MAX_VARIANTS * KF_RUN_MAX_TENSORS];
+    kf_tensor_t in[KF_RUN_MAX_VARIANTS][KF_RUN_MAX_TENSORS];
+    kf_tensor_t out[KF_RUN_MAX_VARIANTS][KF_RUN_MAX_TENSORS];
+    const char *names[KF_RUN_MAX_SCALARS];
+    double values[KF_RUN_MAX_SCALARS];
+    kf_ctx_t ctx;
+    void *scratch[S_MAX_SCRATCH];
+    int n_scratch;
+} s_state_t;
+
+static void *
+s_scratch_alloc (void *state, size_t bytes)
+{
+    s_state_t *s = state;
+    if (s->n_scratch >= S_MAX_SCRATCH)
+        return NULL;
+    void *p = malloc (bytes ? bytes : 1);
+    if (p)
+        s->scratch[s->n_scratch++] = p;
+    return p;
+}
+
+static void
+s_unmap (s_state_t *s)
+{
+    for (int i = 0; i < KF_RUN_MAX_VARIANTS * KF_RUN_MAX_TENSORS; i++)
+        if (s->maps[i]) {
+            munmap (s->maps[i], s->map_len[i]);
+            s->maps[i] = NULL;
+        }
+    s_n_guards = 0;
+}
+
+//  Maps each tensor of each variant from FD with an inaccessible page
+//  after it.
+static int
+s_map (s_state_t *s, int fd, const kf_run_layout_t *l, char *why, size_t why_size)
+{
+    size_t page = (size_t) sysconf (_SC_PAGESIZE);
+    uint32_t n = l->n_in + l->n_out;
+    if (n > KF_RUN_MAX_TENSORS || l->n_names > KF_RUN_MAX_SCALARS || l->variants < 1
+        || l->variants > KF_RUN_MAX_VARIANTS || l->variant_bytes % page
+        || l->variant_bytes * l->variants > l->file_bytes) {
+        snprintf (why, why_size, "setup: a layout the runner does not take");
+        return -1;
+    }
+    s_unmap (s);
+    s->layout = *l;
+    int m_at = 0;
+    for (uint32_t v = 0; v < l->variants; v++)
+        for (uint32_t i = 0; i < n; i++) {
+            const kf_run_tensor_t *t = &l->t[i];
+            if (t->rank < 0 || t->rank > KF_MAX_RANK || t->region % page
+                || t->offset % page || t->bytes + KF_RUN_CANARY > t->region
+                || t->offset + t->region > l->variant_bytes) {
+                snprintf (why, why_size, "setup: tensor %u lies outside its variant", i);
+                return -1;
+            }
+            size_t len = (size_t) t->region + page;
+            char *m = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED
+                || mmap (m, (size_t) t->region, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                         fd, (off_t) (v * l->variant_bytes + t->offset)) == MAP_FAILED) {
+                snprintf (why, why_size, "setup: cannot map tensor %u: %s", i, strerror (errno));
+                return -1;
+            }
+            s->maps[m_at] = m;
+            s->map_len[m_at] = len;
+            s_guards[m_at].lo = m + t->region;
+            s_guards[m_at].hi = m + len;
+            s_n_guards = (sig_atomic_t) ++m_at;
+            kf_tensor_t *kt = i < l->n_in ? &s->in[v][i] : &s->out[v][i - l->n_in];
+            memset (kt, 0, sizeof *kt);
+            kt->data = m + t->region - t->bytes;
+            kt->dtype = t->dtype;
+            kt->rank = t->rank;
+            int64_t stride = 1;
+            for (int d = t->rank - 1; d >= 0; d--) {
+                kt->shape[d] = t->shape[d];
+                kt->strides[d] = stride;
+                stride *= t->shape[d];
+            }
+        }
+    for (uint32_t k = 0; k < l->n_names; k++) {
+        s->layout.names[k][KF_RUN_NAME - 1] = 0;
+        s->names[k] = s->layout.names[k];
+    }
+    s->ctx.backend = KF_BACKEND_HOST;
+    s->ctx.n_scalars = (int32_t) l->n_names;
+    s->ctx.scalar_names = s->names;
+    s->ctx.scalars = s->values;
+    s->ctx.scratch_alloc = s_scratch_alloc;
+    s->ctx.scratch_state = s;
+    return 0;
+}
+
+static ssize_t
+s_recv (void *buf, size_t size, int *fd)
+{
+    struct iovec iov = { .iov_base = buf, .iov_len = size };
+    char cbuf[CMSG_SPACE (sizeof (int))];
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                          .msg_controllen = sizeof cbuf };
+    ssize_t n;
+    do
+        n = recvmsg (s_sock, &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    *fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy (fd, CMSG_DATA (c), sizeof (int));
+    return n;
+}
+
+int
+kf_runner_main (int argc, char **argv)
+{
+    //  Dies with the judge; a judge that is already gone leaves us alone.
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid () == 1 || argc < 3)
+        return 2;
+    const char *candidate = argv[2];
+    char cwd[PATH_MAX];
+    if (!getcwd (cwd, sizeof cwd))
+        return 2;
+    const char *files[] = { candidate, NULL };
+    char report[240];
+    if (kf_confine_self (files, cwd, report, sizeof report) != 0) {
+        s_reply (KF_RUN_FAILED, 0, 0, report);
+        return 2;
+    }
+    s_handle_faults ();
+    s_reply (KF_RUN_OK, 0, 0, report);
+
+    static s_state_t st;
+    static union { uint32_t op; kf_run_setup_msg_t setup; kf_run_call_msg_t call; } msg;
+    s_forward_fn *fn = NULL;
+    for (;;) {
+        int fd;
+        ssize_t n = s_recv (&msg, sizeof msg, &fd);
+        if (n <= 0)
+            return 0;                   // the judge is done with us
+        if (msg.op == KF_RUN_OP_PING && !fn) {
+            s_reply (KF_RUN_OK, 0, 0, "");
+            continue;
+        }
+        if (msg.op == KF_RUN_OP_LOAD && !fn) {
+            void *lib = dlopen (candidate, RTLD_NOW | RTLD_LOCAL);
+            fn = lib ? (s_forward_fn *) dlsym (lib, "kf_forward") : NULL;
+            if (!fn) {
+                const char *err = dlerror ();
+                char why[240];
+                snprintf (why, sizeof why, "candidate does not load: %s",
+                          err ? err : "no kf_forward");
+                s_reply (KF_RUN_FAILED, 0, 0, why);
+                return 2;
+            }
+            s_reply (KF_RUN_OK, 0, 0, "");
+            continue;
+        }
+        if (msg.op == KF_RUN_OP_SETUP && (size_t) n == sizeof msg.setup && fd >= 0) {
+            char why[240] = "";
+            int rc = s_map (&st, fd, &msg.setup.layout, why, sizeof why);
+            close (fd);
+            s_reply (rc == 0 ? KF_RUN_OK : KF_RUN_FAILED, 0, 0, why);
+            continue;
+        }
+        if (fd >= 0)
+            close (fd);
+        if (!fn || msg.op != KF_RUN_OP_CALL || (size_t) n != sizeof msg.call
+            || msg.call.n != st.layout.n_names || st.layout.variants < 1) {
+            s_reply (KF_RUN_FAILED, 0, 0, "a message the runner does not know");
+            continue;
+        }
+        memcpy (st.values, msg.call.values, msg.call.n * sizeof (double));
+        int rc = 0;
+        uint32_t k;
+        for (k = 0; k < msg.call.calls && rc == 0; k++) {
+            uint32_t v = k % st.layout.variants;
+            rc = fn (st.in[v], (int) st.layout.n_in, st.out[v], (int) st.layout.n_out, &st.ctx);
+            for (int i = 0; i < st.n_scratch; i++)
+                free (st.scratch[i]);
+            st.n_scratch = 0;
+        }
+        s_reply (rc ? KF_RUN_RETURNED : KF_RUN_OK, rc, k, "");
+    }
+}

@@ -1,0 +1,136 @@
+/*  kf_runner.h - the candidate's own process, and the judge's hold on it.
+ *
+ *  A host evaluation is two processes. The judge (the evaluation child,
+ *  kf_backend_host.c) loads the reference, draws the inputs, keeps the
+ *  right answers, owns the clock and the verdict channel. The runner
+ *  (`worker --eval-runner CANDIDATE.so`, started by the judge with a fresh
+ *  exec, so it inherits none of the judge's memory) loads the candidate
+ *  and calls its kf_forward when told to, on tensors in a shared memory
+ *  file that holds the candidate's inputs and outputs and nothing else.
+ *
+ *  Before it loads the candidate the runner confines itself
+ *  (kf_confine.h): no new processes, no exec, signals to itself only, and
+ *  where the kernel has Landlock no files but the system's libraries, the
+ *  candidate and its own working directory. Between calls the judge stops
+ *  it (SIGSTOP, waited for), so work a kernel leaves to a thread after
+ *  returning is not done when its outputs are checked, and is counted as
+ *  the runner's CPU time outside the timed calls.
+ *
+ *  The judge talks to it over a SOCK_SEQPACKET socket pair (the runner's
+ *  fd 3): pings while it is still only our code (the cost of a round
+ *  trip, taken off every timed batch), the load, one setup per shape case (the tensors' layout in a memfd passed
+ *  with SCM_RIGHTS), then calls; each answered by a kf_run_reply_t.
+ *  Nothing the runner says is believed beyond "I am done" or "this went
+ *  wrong": the judge checks every output itself.
+ */
+#ifndef KF_RUNNER_H
+#define KF_RUNNER_H
+
+#include "kf_kernel.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KF_RUN_MAX_TENSORS 64
+#define KF_RUN_MAX_VARIANTS 64
+#define KF_RUN_MAX_SCALARS 64
+#define KF_RUN_NAME 64
+#define KF_RUN_CANARY 64
+
+/* One tensor in the shared file: its region starts at OFFSET (a page
+ * multiple) and is REGION bytes; the data is its last BYTES bytes, with
+ * KF_RUN_CANARY bytes of canary before it. The runner maps each region
+ * with an inaccessible page after it. */
+typedef struct {
+    int32_t dtype, rank;
+    int64_t shape[KF_MAX_RANK];
+    uint64_t offset, region, bytes;
+} kf_run_tensor_t;
+
+typedef struct {
+    uint32_t n_in, n_out, n_names;
+    /* VARIANTS copies of every tensor, variant V's at V * VARIANT_BYTES
+     * past the offsets below; call K of a batch uses variant K % VARIANTS,
+     * so no call of a batch finds the inputs or the outputs of another. */
+    uint32_t variants;
+    uint64_t variant_bytes;
+    uint64_t file_bytes;
+    kf_run_tensor_t t[KF_RUN_MAX_TENSORS];        /* inputs, then outputs */
+    char names[KF_RUN_MAX_SCALARS][KF_RUN_NAME];  /* scalar names */
+} kf_run_layout_t;
+
+enum { KF_RUN_OK = 0,           /* every call returned 0 */
+       KF_RUN_RETURNED = 1,     /* a call returned RC */
+       KF_RUN_CRASHED = 2,      /* a fault: DETAIL names it */
+       KF_RUN_FAILED = 3 };     /* load or setup failed: DETAIL */
+
+/* The judge's messages. */
+enum { KF_RUN_OP_SETUP = 1, KF_RUN_OP_CALL = 2,
+       KF_RUN_OP_PING = 3,      /* answered at once: the round trip's cost */
+       KF_RUN_OP_LOAD = 4 };    /* load the candidate now */
+typedef struct {
+    uint32_t op, pad;        /* KF_RUN_OP_SETUP; the file comes with it */
+    kf_run_layout_t layout;
+} kf_run_setup_msg_t;
+typedef struct {
+    uint32_t op, calls, n, pad;   /* KF_RUN_OP_CALL */
+    double values[KF_RUN_MAX_SCALARS];
+} kf_run_call_msg_t;
+
+typedef struct {
+    int32_t status, rc;
+    uint32_t calls;
+    char detail[240];
+} kf_run_reply_t;
+
+/* --- The runner: what `worker --eval-runner CANDIDATE.so` runs. */
+int kf_runner_main (int argc, char **argv);
+
+/* --- The judge's side. */
+typedef struct kf_runner kf_runner_t;
+
+/* Starts the runner of CANDIDATE (a path) in RUN_DIR (its working and
+ * only writable directory) and waits until it has loaded it. NULL with
+ * REPLY filled when it could not: status KF_RUN_FAILED (the candidate
+ * does not load: DETAIL says why) or KF_RUN_CRASHED (its constructors
+ * crashed); errno-style trouble of our own reads "harness: ...". */
+kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir,
+                              kf_run_reply_t *reply);
+
+/* Gives the runner the shared file FD laid out as LAYOUT. 0, or -1 with
+ * REPLY. The runner is stopped when this returns 0. */
+int kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout,
+                     kf_run_reply_t *reply);
+
+/* CALLS calls of kf_forward with the N scalars VALUES; *WALL_S is the
+ * judge's clock from resuming the runner to its answer. The runner is
+ * stopped again (and that waited for) before this returns, also when a
+ * call failed. 0 when every call returned 0; -1 with REPLY otherwise
+ * (a runner that ended is KF_RUN_CRASHED, with its signal). */
+int kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
+                    double *wall_s, kf_run_reply_t *reply);
+
+/* The judge's round trip to the runner (resume, message, answer),
+ * measured before the candidate was loaded, so the candidate cannot
+ * bend it: the median of 32. It is taken off each timed batch. */
+double kf_runner_round_trip_s (kf_runner_t *self);
+
+/* CPU seconds the runner has used, all its threads; and of those, the
+ * seconds used while no call was being timed (from the answer of one
+ * call to the stop that follows it, and before the first call). */
+double kf_runner_cpu_s (kf_runner_t *self);
+double kf_runner_cpu_outside_s (kf_runner_t *self);
+
+/* The runner's confinement, as it reported it ("seccomp, landlock abi 7"). */
+const char *kf_runner_confinement (kf_runner_t *self);
+
+/* Kills and reaps the runner; nulls *SELF_P. */
+void kf_runner_destroy (kf_runner_t **self_p);
+
+/* A layout's region size for BYTES of data (page multiple, canary
+ * included). */
+uint64_t kf_run_region (uint64_t bytes);
+
+#endif

@@ -1,0 +1,348 @@
+/*  kf_runner_link.c - the judge's hold on the candidate's process
+ *  (kf_runner.h): start it, share tensors with it, resume it for each
+ *  timed call and stop it again, count its CPU time.
+ */
+#include "kf_runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct kf_runner {
+    pid_t pid;
+    int sock;
+    clockid_t cpu;
+    bool dead;
+    double cpu_outside;
+    double round_trip;
+    char confinement[240];
+};
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double
+kf_runner_cpu_s (kf_runner_t *self)
+{
+    struct timespec ts;
+    if (!self || self->dead || clock_gettime (self->cpu, &ts) != 0)
+        return 0;
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double
+kf_runner_cpu_outside_s (kf_runner_t *self)
+{
+    return self ? self->cpu_outside : 0;
+}
+
+double
+kf_runner_round_trip_s (kf_runner_t *self)
+{
+    return self ? self->round_trip : 0;
+}
+
+const char *
+kf_runner_confinement (kf_runner_t *self)
+{
+    return self ? self->confinement : "";
+}
+
+static void
+s_set (kf_run_reply_t *reply, int status, const char *fmt, const char *arg)
+{
+    memset (reply, 0, sizeof *reply);
+    reply->status = status;
+    snprintf (reply->detail, sizeof reply->detail, fmt, arg);
+}
+
+//  The runner ended: what ended it, as a crash of the candidate's.
+static void
+s_ended (kf_runner_t *self, int status, kf_run_reply_t *reply)
+{
+    self->dead = true;
+    char what[160];
+    if (WIFSIGNALED (status))
+        snprintf (what, sizeof what, "the candidate's process was killed by signal %d (%s)",
+                  WTERMSIG (status), strsignal (WTERMSIG (status)));
+    else
+        snprintf (what, sizeof what, "the candidate's process exited with code %d",
+                  WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+    s_set (reply, KF_RUN_CRASHED, "%s", what);
+}
+
+//  Stops the runner and waits until it is. -1 with REPLY when it ended.
+static int
+s_stop (kf_runner_t *self, kf_run_reply_t *reply)
+{
+    if (self->dead)
+        return -1;
+    kill (self->pid, SIGSTOP);
+    int status;
+    pid_t got;
+    do
+        got = waitpid (self->pid, &status, WUNTRACED);
+    while (got < 0 && errno == EINTR);
+    if (got == self->pid && WIFSTOPPED (status))
+        return 0;
+    if (got == self->pid)
+        s_ended (self, status, reply);
+    else {
+        self->dead = true;
+        s_set (reply, KF_RUN_CRASHED, "harness: the candidate's process is gone (%s)",
+               strerror (errno));
+    }
+    return -1;
+}
+
+//  The runner's answer. Its end instead (a fault it reported, or none)
+//  is a crash; an answer it should not give is one too.
+static int
+s_answer (kf_runner_t *self, kf_run_reply_t *reply)
+{
+    memset (reply, 0, sizeof *reply);
+    ssize_t n;
+    do
+        n = recv (self->sock, reply, sizeof *reply, 0);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t) sizeof *reply) {
+        reply->detail[sizeof reply->detail - 1] = 0;
+        //  Its words are shown to people and models: printable only.
+        for (char *c = reply->detail; *c; c++)
+            if ((unsigned char) *c < 32 || (unsigned char) *c > 126 || *c == '"' || *c == '\\')
+                *c = '?';
+        if (reply->status == KF_RUN_CRASHED) {
+            int status;
+            waitpid (self->pid, &status, 0);
+            self->dead = true;
+        }
+        return reply->status == KF_RUN_OK ? 0 : -1;
+    }
+    int status;
+    pid_t got;
+    do
+        got = waitpid (self->pid, &status, 0);
+    while (got < 0 && errno == EINTR);
+    if (got == self->pid)
+        s_ended (self, status, reply);
+    else
+        s_set (reply, KF_RUN_CRASHED, "harness: no answer from the candidate's process (%s)",
+               strerror (errno));
+    self->dead = true;
+    return -1;
+}
+
+static int
+s_send (kf_runner_t *self, const void *msg, size_t size, int fd)
+{
+    struct iovec iov = { .iov_base = (void *) msg, .iov_len = size };
+    char cbuf[CMSG_SPACE (sizeof (int))];
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    if (fd >= 0) {
+        memset (cbuf, 0, sizeof cbuf);
+        m.msg_control = cbuf;
+        m.msg_controllen = sizeof cbuf;
+        struct cmsghdr *c = CMSG_FIRSTHDR (&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN (sizeof (int));
+        memcpy (CMSG_DATA (c), &fd, sizeof (int));
+    }
+    ssize_t n;
+    do
+        n = sendmsg (self->sock, &m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t) size ? 0 : -1;
+}
+
+#define S_PINGS 32
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+//  One message and its answer: resume the runner, send, wait, stop it
+//  again. *WALL_S runs on the judge's clock from the resume to the
+//  answer, so all the runner does while it runs is inside it, apart from
+//  what it does between its answer and the stop, which is counted as CPU
+//  outside the calls. 0 when the answer is "done"; -1 with REPLY.
+static int
+s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wall_s,
+            kf_run_reply_t *reply)
+{
+    *wall_s = 0;
+    if (self->dead) {
+        s_set (reply, KF_RUN_CRASHED, "harness: the candidate's process has ended%s", "");
+        return -1;
+    }
+    double t0 = s_now ();
+    kill (self->pid, SIGCONT);
+    if (s_send (self, msg, size, fd) != 0) {
+        s_set (reply, KF_RUN_FAILED, "harness: cannot reach the candidate's process: %s",
+               strerror (errno));
+        return -1;
+    }
+    int rc = s_answer (self, reply);
+    *wall_s = s_now () - t0;
+    if (self->dead)
+        return -1;
+    double cpu_answered = kf_runner_cpu_s (self);
+    if (s_stop (self, reply) != 0)
+        return -1;
+    self->cpu_outside += kf_runner_cpu_s (self) - cpu_answered;
+    return rc;
+}
+
+//  The runner's environment: what a kernel's runtime may need, nothing
+//  of the worker's (keys, database URLs, tokens).
+static char **
+s_env (const char *run_dir)
+{
+    size_t n = 0;
+    for (char **e = environ; *e; e++)
+        n++;
+    char **env = calloc (n + 8, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    static const char *const keep[] = { "OMP_", "GOMP_", "KMP_", "ASAN_OPTIONS=",
+                                        "LSAN_OPTIONS=", "UBSAN_OPTIONS=", "LANG=", "LC_ALL=",
+                                        NULL };
+    for (char **e = environ; *e; e++)
+        for (int i = 0; keep[i]; i++)
+            if (strncmp (*e, keep[i], strlen (keep[i])) == 0) {
+                env[k++] = *e;
+                break;
+            }
+    static char path[] = "PATH=/usr/bin:/bin";
+    static char home[4200], tmp[4200];
+    snprintf (home, sizeof home, "HOME=%s", run_dir);
+    snprintf (tmp, sizeof tmp, "TMPDIR=%s", run_dir);
+    env[k++] = path;
+    env[k++] = home;
+    env[k++] = tmp;
+    env[k] = NULL;
+    return env;
+}
+
+kf_runner_t *
+kf_runner_start (const char *candidate, const char *run_dir, kf_run_reply_t *reply)
+{
+    kf_runner_t *self = calloc (1, sizeof *self);
+    int sv[2];
+    char **env = s_env (run_dir);
+    if (!self || !env || socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        s_set (reply, KF_RUN_FAILED, "harness: cannot start the candidate's process: %s",
+               strerror (errno));
+        free (env);
+        free (self);
+        return NULL;
+    }
+    char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate, NULL };
+    pid_t pid = fork ();
+    if (pid == 0) {
+        //  Only the socket, as fd 3, and stdio: never the verdict channel.
+        if (dup2 (sv[1], 3) < 0 || chdir (run_dir) != 0)
+            _exit (127);
+        syscall (SYS_close_range, 4u, ~0u, 0u);
+        execve ("/proc/self/exe", argv, env);
+        _exit (127);
+    }
+    close (sv[1]);
+    free (env);
+    if (pid < 0) {
+        s_set (reply, KF_RUN_FAILED, "harness: cannot fork: %s", strerror (errno));
+        close (sv[0]);
+        free (self);
+        return NULL;
+    }
+    self->pid = pid;
+    self->sock = sv[0];
+    if (clock_getcpuclockid (pid, &self->cpu) != 0)
+        self->cpu = CLOCK_MONOTONIC;   // never: pid is our child
+    //  Ready (confined, the candidate not loaded yet): time the round
+    //  trip while only our code answers, then have it load the candidate.
+    if (s_answer (self, reply) != 0 || s_stop (self, reply) != 0) {
+        if (reply->status == KF_RUN_CRASHED && strstr (reply->detail, "exited with code 127"))
+            s_set (reply, KF_RUN_FAILED, "harness: the candidate's process did not start%s", "");
+        kf_runner_destroy (&self);
+        return NULL;
+    }
+    snprintf (self->confinement, sizeof self->confinement, "%s", reply->detail);
+    double trips[S_PINGS];
+    uint32_t op = KF_RUN_OP_PING;
+    for (int k = 0; k < S_PINGS; k++)
+        if (s_exchange (self, &op, sizeof op, -1, &trips[k], reply) != 0) {
+            kf_runner_destroy (&self);
+            return NULL;
+        }
+    qsort (trips, S_PINGS, sizeof trips[0], s_cmp);
+    self->round_trip = trips[S_PINGS / 2];
+    double ignored;
+    op = KF_RUN_OP_LOAD;
+    if (s_exchange (self, &op, sizeof op, -1, &ignored, reply) != 0) {
+        kf_runner_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+int
+kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout, kf_run_reply_t *reply)
+{
+    static kf_run_setup_msg_t msg;
+    memset (&msg, 0, sizeof msg);
+    msg.op = KF_RUN_OP_SETUP;
+    msg.layout = *layout;
+    double ignored;
+    return s_exchange (self, &msg, sizeof msg, fd, &ignored, reply);
+}
+
+int
+kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
+                double *wall_s, kf_run_reply_t *reply)
+{
+    kf_run_call_msg_t msg;
+    memset (&msg, 0, sizeof msg);
+    msg.op = KF_RUN_OP_CALL;
+    msg.calls = calls;
+    msg.n = (uint32_t) (n < 0 ? 0 : n > KF_RUN_MAX_SCALARS ? KF_RUN_MAX_SCALARS : n);
+    if (msg.n)
+        memcpy (msg.values, values, msg.n * sizeof (double));
+    return s_exchange (self, &msg, sizeof msg, -1, wall_s, reply);
+}
+
+void
+kf_runner_destroy (kf_runner_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    kf_runner_t *self = *self_p;
+    if (!self->dead) {
+        kill (self->pid, SIGKILL);
+        int status;
+        while (waitpid (self->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close (self->sock);
+    free (self);
+    *self_p = NULL;
+}
