@@ -17,6 +17,7 @@
  *  the warp stalls that cost most.
  */
 #include "kf_profile.h"
+#include "kf_eval_channel.h"
 #include "kf_file.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -746,8 +747,15 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
                      "--section", "LaunchStats", "--section", "WarpStateStats",
                      "--csv", "--page", "raw", "--log-file", csv_path,
                      (char *) worker, "--eval-child", dir, NULL };
+    //  The child reports through a channel (kf_eval_channel.h) even
+    //  here, where only its kernel launches matter: ncu hands it down.
+    int channel = kf_eval_channel_new ();
+    limits.pass_fd = channel;
     kf_subproc_result_t run;
-    if (kf_subproc_run (argv, &limits, &run) != 0) {
+    int started = channel >= 0 ? kf_subproc_run (argv, &limits, &run) : -1;
+    if (channel >= 0)
+        close (channel);
+    if (started != 0) {
         s_fail (res, "cannot start ncu: %s", strerror (errno));
         goto cleanup;
     }
