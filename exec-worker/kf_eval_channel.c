@@ -163,26 +163,50 @@ s_append (char *buf, size_t at, size_t size, const char *s)
     return at;
 }
 
+const char *
+kf_eval_fault_what (int sig, int in_guard)
+{
+    switch (sig) {
+    case SIGSEGV:
+        return in_guard ? "out-of-bounds access (SIGSEGV)" : "invalid memory access (SIGSEGV)";
+    case SIGBUS:
+        return "bus error (SIGBUS)";
+    case SIGFPE:
+        return "arithmetic exception (SIGFPE)";
+    case SIGILL:
+        return "illegal instruction (SIGILL)";
+    case SIGABRT:
+        return "aborted (SIGABRT)";
+    default:
+        return "crashed";
+    }
+}
+
+void
+kf_eval_on_faults (void (*handler) (int, siginfo_t *, void *))
+{
+    static char altstack[64 * 1024];
+    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0 };
+    sigaltstack (&ss, NULL);
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset (&sa.sa_mask);
+    int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction (sigs[i], &sa, NULL);
+}
+
 static void
 s_on_fault (int sig, siginfo_t *info, void *uctx)
 {
     (void) uctx;
-    const char *what = "crashed";
-    if (sig == SIGSEGV) {
-        what = "invalid memory access (SIGSEGV)";
-        char *addr = info ? (char *) info->si_addr : NULL;
-        for (int i = 0; i < s_n_guards; i++)
-            if (addr >= s_guards[i].lo && addr < s_guards[i].hi)
-                what = "out-of-bounds access (SIGSEGV)";
-    }
-    else if (sig == SIGBUS)
-        what = "bus error (SIGBUS)";
-    else if (sig == SIGFPE)
-        what = "arithmetic exception (SIGFPE)";
-    else if (sig == SIGILL)
-        what = "illegal instruction (SIGILL)";
-    else if (sig == SIGABRT)
-        what = "aborted (SIGABRT)";
+    char *addr = info ? (char *) info->si_addr : NULL;
+    int in_guard = 0;
+    for (int i = 0; i < s_n_guards; i++)
+        in_guard |= addr >= s_guards[i].lo && addr < s_guards[i].hi;
+    const char *what = kf_eval_fault_what (sig, in_guard);
     char phase = s_map ? *s_map : 'H';
     char buf[256];
     size_t n = 0;
@@ -216,18 +240,6 @@ kf_eval_child_begin (const char *dir)
     *s_map = 'H';
     kf_eval_stamp (KF_EVAL_T_BEGIN);
 
-    //  An alternate stack, so a kernel that overflows its stack still
-    //  gets a verdict.
-    static char altstack[64 * 1024];
-    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0 };
-    sigaltstack (&ss, NULL);
-    struct sigaction sa;
-    memset (&sa, 0, sizeof sa);
-    sa.sa_sigaction = s_on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
-    sigemptyset (&sa.sa_mask);
-    int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction (sigs[i], &sa, NULL);
+    kf_eval_on_faults (s_on_fault);
     return 0;
 }

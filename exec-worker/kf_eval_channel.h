@@ -19,6 +19,7 @@
 #define KF_EVAL_CHANNEL_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 
 #define KF_EVAL_CHANNEL_FD 3
@@ -55,6 +56,16 @@ void kf_eval_set_phase (char phase);
  * channel, never to a file. */
 void kf_eval_write_result (const char *dir, json_t *result);
 void kf_eval_write_verdict (const char *dir, const char *verdict, const char *detail);
+
+/* What a fault signal SIG says, for a crash report ("out-of-bounds
+ * access (SIGSEGV)" when IN_GUARD, a SIGSEGV in a guard page). Async
+ * signal safe. */
+const char *kf_eval_fault_what (int sig, int in_guard);
+
+/* Installs HANDLER (SA_SIGINFO, once) for SIGSEGV, SIGBUS, SIGFPE, SIGILL
+ * and SIGABRT, on an alternate stack so a kernel that overflows its
+ * stack is still reported. */
+void kf_eval_on_faults (void (*handler) (int, siginfo_t *, void *));
 
 /* A guard page range: a SIGSEGV inside it reads as an out-of-bounds
  * access rather than an invalid one. */

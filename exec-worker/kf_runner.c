@@ -8,6 +8,7 @@
  */
 #include "kf_runner.h"
 #include "kf_confine.h"
+#include "kf_eval_channel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -57,40 +58,12 @@ static void
 s_on_fault (int sig, siginfo_t *info, void *uctx)
 {
     (void) uctx;
-    const char *what = "crashed";
-    if (sig == SIGSEGV) {
-        what = "invalid memory access (SIGSEGV)";
-        char *addr = info ? (char *) info->si_addr : NULL;
-        for (int i = 0; i < s_n_guards; i++)
-            if (addr >= s_guards[i].lo && addr < s_guards[i].hi)
-                what = "out-of-bounds access (SIGSEGV)";
-    }
-    else if (sig == SIGBUS)
-        what = "bus error (SIGBUS)";
-    else if (sig == SIGFPE)
-        what = "arithmetic exception (SIGFPE)";
-    else if (sig == SIGILL)
-        what = "illegal instruction (SIGILL)";
-    else if (sig == SIGABRT)
-        what = "aborted (SIGABRT)";
-    s_reply (KF_RUN_CRASHED, sig, 0, what);
+    char *addr = info ? (char *) info->si_addr : NULL;
+    int in_guard = 0;
+    for (int i = 0; i < s_n_guards; i++)
+        in_guard |= addr >= s_guards[i].lo && addr < s_guards[i].hi;
+    s_reply (KF_RUN_CRASHED, sig, 0, kf_eval_fault_what (sig, in_guard));
     _exit (3);
-}
-
-static void
-s_handle_faults (void)
-{
-    static char altstack[64 * 1024];
-    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0 };
-    sigaltstack (&ss, NULL);
-    struct sigaction sa;
-    memset (&sa, 0, sizeof sa);
-    sa.sa_sigaction = s_on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
-    sigemptyset (&sa.sa_mask);
-    int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction (sigs[i], &sa, NULL);
 }
 
 // --------------------------------------------------------------------------
@@ -230,7 +203,7 @@ kf_runner_main (int argc, char **argv)
         s_reply (KF_RUN_FAILED, 0, 0, report);
         return 2;
     }
-    s_handle_faults ();
+    kf_eval_on_faults (s_on_fault);
     s_reply (KF_RUN_OK, 0, 0, report);
 
     static s_state_t st;
