@@ -87,6 +87,18 @@ typedef struct {
  * evaluation. */
 enum { KF_HOST_OK = 0, KF_HOST_INCORRECT, KF_HOST_CRASHED, KF_HOST_REF_FAILED };
 
+/* --- kf_host_tensors.c */
+
+/* E's tensors for TASK (a shape case): the specs, the scalars, the
+ * reference's outputs, and the shared file with up to VARIANTS copies of
+ * the candidate's inputs and outputs (as many as fit 64 MiB). 0, or -1
+ * with E->detail. */
+int kf_host_setup (kf_host_eval_t *e, json_t *task, int variants);
+void kf_host_teardown (kf_host_eval_t *e);
+
+/* Frees what the reference's calls took with ctx->scratch_alloc. */
+void kf_host_scratch_reset (kf_host_scratch_t *s);
+
 /* The reference's kf_forward on variant V of E's inputs into its own
  * outputs of variant V, PHASE 'R' kept for the parent. Returns its return
  * code. */
