@@ -707,10 +707,16 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
         s_limit (RLIMIT_FSIZE, limits->file_bytes);
     if (limits->max_procs > 0)
         s_limit (RLIMIT_NPROC, (rlim_t) limits->max_procs);
-    if (limits->time_limit_s > 0)
+    if (limits->time_limit_s > 0) {
         //  A second line of defence behind the wall clock: a CPU hog that
-        //  somehow escapes the group kill still dies.
-        s_limit (RLIMIT_CPU, (rlim_t) ceil (limits->time_limit_s) + 1);
+        //  somehow escapes the group kill still dies. The limit counts
+        //  every thread's time, so it is the wall limit on every core: a
+        //  harness with a thread per core (or a GPU runtime's busy wait
+        //  beside it) would otherwise be killed long before its wall
+        //  limit, as every sweep config at 16384 x 4096 on the H200 was.
+        long cores = sysconf (_SC_NPROCESSORS_ONLN);
+        s_limit (RLIMIT_CPU, (rlim_t) (ceil (limits->time_limit_s) * (cores > 0 ? cores : 1)) + 1);
+    }
     s_limit (RLIMIT_CORE, 0);
 
     if (limits->drop_privileges && geteuid () == 0) {

@@ -12,20 +12,25 @@
 #include "kf_backend.h"
 #include "kf_eval_check.h"
 #include "kf_log.h"
+#include "kf_plausible.h"
 #include "kf_profile.h"
 #include "kf_file.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
+#include "kf_sweep.h"
 #include "kf_torch_ref.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -118,6 +123,17 @@ s_fail (kf_job_result_t *res, const char *fmt, const char *arg)
     res->error = strdup (msg);
 }
 
+//  CPU seconds (user and system) of this process's waited-for children.
+static double
+s_children_cpu (void)
+{
+    struct rusage ru;
+    if (getrusage (RUSAGE_CHILDREN, &ru) != 0)
+        return 0;
+    return (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
+           + (double) ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
 //  The last line of the child's output, for a crash report.
 static void
 s_last_line (const char *out, char *buf, size_t size)
@@ -137,11 +153,13 @@ s_last_line (const char *out, char *buf, size_t size)
 //  reference_data it is NULL and HELD names the exported PyTorch data,
 //  which the child gets as DIR/reference.bin, a hard link (HELD is in a
 //  folder of the job's own under TMPDIR, as DIR is: one file system).
-//  CAND is NULL for a probe.
+//  CAND is NULL for a probe. The CPU seconds the child's processes used
+//  go into *CPU_S when it is not NULL (all of this process's children in
+//  that span: an over-count when jobs run side by side).
 static void
 s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload_in,
                 zframe_t *cand, zframe_t *ref, const char *held, double time_limit,
-                kf_job_result_t *res)
+                kf_job_result_t *res, double *cpu_s)
 {
     char ref_path[4300];
     bool probe = json_is_true (json_object_get (payload_in, "probe"));
@@ -159,6 +177,13 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     //  any RLIMIT_AS would refuse; sanitizer builds are for tests only.
     limits.memory_bytes = 0;
 #endif
+    //  The host judge keeps the candidate's tensors in a shared memory
+    //  file (with copies for timed batches, at most 64 MiB of them), which
+    //  the file-size limit counts; the candidate's own process is held to
+    //  the default again (kf_runner.c).
+    double tensors = kf_plausible_task_bytes (json_object_get (payload_in, "task"));
+    if (tensors > 0)
+        limits.file_bytes += (size_t) (2 * tensors) + ((size_t) 64 << 20);
     char *dir = kf_subproc_mkdtemp (&limits);
     if (!dir) {
         s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
@@ -215,9 +240,11 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     limits.pass_fd = channel;
     char *argv[] = { (char *) worker, "--eval-child", dir, NULL };
     kf_subproc_result_t run;
-    double spawn = kf_eval_now ();
+    double spawn = kf_eval_now (), cpu_before = s_children_cpu ();
     int started = kf_subproc_run (argv, &limits, &run);
-    double ended = kf_eval_now ();
+    double ended = kf_eval_now (), cpu = s_children_cpu () - cpu_before;
+    if (cpu_s)
+        *cpu_s = cpu;
     if (started != 0) {
         s_fail (res, "cannot start the evaluation child: %s", strerror (errno));
         close (channel);
@@ -270,6 +297,19 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
                   run.signal, run.exit_code, last);
         s_fail (res, "%s", detail);
     }
+    else if (run.signal == SIGKILL && cpu >= ceil (time_limit) + 1 - 0.05) {
+        //  kf_subproc gives the child a CPU-time limit of its wall limit
+        //  plus 1 s (all its threads together); the kernel's SIGKILL at
+        //  that limit is a timeout, though the clock had not run out.
+        snprintf (detail, sizeof detail, "evaluation child killed after %.2f s: its processes "
+                  "used %.2f s of CPU time, past the CPU-time limit of %.0f s that goes with "
+                  "the %.3g s limit, while the %s was running", run.wall_s, cpu,
+                  ceil (time_limit) + 1, time_limit,
+                  phase == 'C' ? "candidate" : "harness");
+        res->ok = true;
+        res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "timeout",
+                                 "detail", detail, "speedup");
+    }
     else {
         if (run.signal)
             snprintf (detail, sizeof detail, "evaluation child killed by signal %d (%s)%s%s",
@@ -309,164 +349,64 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
 }
 
 
-//  The sweep's share of the timing: MIN_TIME_S and WARMUP_S divided by the
-//  number of configs, never below 0.05 s (nor above what was asked), so a
-//  sweep of sixteen costs about what one full evaluation does; the samples
-//  count is kept, so every config still gets a median of as many samples.
-static json_t *
-s_sweep_timing (json_t *timing, int n)
+//  What kf_sweep needs of this file: one evaluation child of a config.
+typedef struct {
+    const kf_exec_config_t *cfg;
+    const char *worker, *held;
+    zframe_t *frames[KF_EXEC_MAX_FRAMES];
+    zframe_t *ref;
+} s_sweep_ctx_t;
+
+static void
+s_sweep_evaluate (void *arg, json_t *payload, int frame, double limit_s, kf_job_result_t *res,
+                  double *cpu_s)
 {
-    json_t *t = json_is_object (timing) ? json_deep_copy (timing) : json_object ();
-    static const char *const keys[] = { "min_time_s", "warmup_s" };
-    for (int k = 0; k < 2; k++) {
-        double asked = json_is_number (json_object_get (t, keys[k]))
-                       ? json_number_value (json_object_get (t, keys[k])) : 1;
-        double share = asked / n;
-        if (share < 0.05)
-            share = asked < 0.05 ? asked : 0.05;
-        json_object_set_new (t, keys[k], json_real (share));
-    }
-    return t;
+    s_sweep_ctx_t *ctx = arg;
+    s_evaluate_one (ctx->cfg, ctx->worker, payload, ctx->frames[frame], ctx->ref, ctx->held,
+                    limit_s, res, cpu_s);
+}
+
+static double
+s_sweep_now (void *arg)
+{
+    (void) arg;
+    return kf_eval_now ();
 }
 
 //  An evaluation of several configs of one candidate (payload `configs`,
-//  frames: the candidates' artifacts, then the reference). Each config runs
-//  in a child of its own, so one that crashes or hangs costs only its own
-//  row; each is timed interleaved with the reference in its child. The
-//  fastest correct config is then timed again with the full protocol, and
-//  that run gives the top-level fields, so a tuned candidate's speedup
-//  means what an untuned one's does.
+//  frames: the candidates' artifacts, then the reference): kf_sweep.c
+//  plans it, each config in a child of its own.
 static void
 s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
          json_t *configs, const char *held, double time_limit, kf_job_result_t *res)
 {
-    int n = (int) json_array_size (configs);
     int n_frames = (int) zmsg_size (job->frames);
-    zframe_t *frames[KF_EXEC_MAX_FRAMES];
-    int f = 0;
-    for (zframe_t *fr = zmsg_first (job->frames); fr && f < KF_EXEC_MAX_FRAMES;
-         fr = zmsg_next (job->frames))
-        frames[f++] = fr;
-    if (n_frames > KF_EXEC_MAX_FRAMES || n > KF_EXEC_MAX_FRAMES) {
+    if (n_frames > KF_EXEC_MAX_FRAMES || json_array_size (configs) > KF_EXEC_MAX_FRAMES) {
         s_fail (res, "payload: more than %s configs or frames", "16");
         return;
     }
+    s_sweep_ctx_t ctx = { .cfg = cfg, .worker = worker, .held = held };
+    int f = 0;
+    for (zframe_t *fr = zmsg_first (job->frames); fr; fr = zmsg_next (job->frames))
+        ctx.frames[f++] = fr;
     //  Exported PyTorch data (HELD) is no frame: every frame is a config's.
-    int n_cands = held ? n_frames : n_frames - 1;
-    zframe_t *ref = held ? NULL : frames[n_frames - 1];
-    for (int i = 0; i < n; i++) {
-        json_t *c = json_array_get (configs, (size_t) i);
-        json_t *fr = json_object_get (c, "frame");
-        if (!json_is_object (json_object_get (c, "params")) || !json_is_integer (fr)
-            || json_integer_value (fr) < 0 || json_integer_value (fr) >= n_cands) {
-            char which[16];
-            snprintf (which, sizeof which, "%d", i);
-            s_fail (res, "payload: configs[%s] needs params and a candidate frame", which);
-            return;
-        }
-    }
+    ctx.ref = held ? NULL : ctx.frames[n_frames - 1];
+    kf_sweep_limits_t limits;
+    kf_sweep_limits_default (&limits);
+    limits.eval_limit_s = time_limit;
+    if (cfg && cfg->sweep_time_limit_s > 0)
+        limits.job_limit_s = cfg->sweep_time_limit_s;
+    if (cfg && cfg->sweep_limit_factor >= 1)
+        limits.limit_factor = cfg->sweep_limit_factor;
+    if (cfg && cfg->sweep_limit_floor_s > 0)
+        limits.limit_floor_s = cfg->sweep_limit_floor_s;
+    if (cfg && cfg->sweep_full_configs > 0)
+        limits.full_configs = cfg->sweep_full_configs;
+    kf_sweep_ops_t ops = { .evaluate = s_sweep_evaluate, .now = s_sweep_now, .arg = &ctx };
     json_t *base = json_deep_copy (job->payload);
     json_object_del (base, "configs");
-    json_t *sweep_payload = json_deep_copy (base);
-    json_object_set_new (sweep_payload, "timing",
-                         s_sweep_timing (json_object_get (base, "timing"), n));
-    //  A hung config must not take the job's whole lease: the children of
-    //  the sweep share the time limit, with a floor that fits a slow
-    //  correctness pass.
-    double sweep_limit = time_limit / n;
-    double floor_s = time_limit < 15 ? time_limit : 15;
-    if (sweep_limit < floor_s)
-        sweep_limit = floor_s;
-
-    json_t *rows = json_array ();
-    json_t *default_result = NULL;
-    int best = -1;
-    double best_speedup = 0;
-    for (int i = 0; i < n && n > 1; i++) {
-        json_t *c = json_array_get (configs, (size_t) i);
-        int frame = (int) json_integer_value (json_object_get (c, "frame"));
-        kf_job_result_t one;
-        s_evaluate_one (cfg, worker, sweep_payload, frames[frame], ref, held, sweep_limit, &one);
-        if (!one.ok) {
-            //  The reference or the harness failed: the same for every
-            //  config, so the job itself failed.
-            *res = one;
-            goto done;
-        }
-        json_t *r = one.result;
-        const char *verdict = json_string_value (json_object_get (r, "verdict"));
-        json_t *speedup = json_object_get (r, "speedup");
-        json_t *row = json_pack ("{s:O, s:i, s:s, s:O, s:O}", "params",
-                                 json_object_get (c, "params"), "frame", frame,
-                                 "verdict", verdict ? verdict : "crashed", "speedup",
-                                 json_is_number (speedup) ? speedup : json_null (),
-                                 "detail", json_object_get (r, "detail")
-                                           ? json_object_get (r, "detail") : json_null ());
-        json_t *cand_t = json_object_get (r, "candidate");
-        if (cand_t) {
-            json_object_set (row, "median_ns", json_object_get (cand_t, "median_ns"));
-            json_object_set (row, "reference_ns",
-                             json_object_get (json_object_get (r, "reference"), "median_ns"));
-        }
-        json_array_append_new (rows, row);
-        if (verdict && !strcmp (verdict, "correct") && json_is_number (speedup)
-            && (best < 0 || json_number_value (speedup) > best_speedup)) {
-            best = i;
-            best_speedup = json_number_value (speedup);
-        }
-        if (i == 0)
-            default_result = json_incref (r);
-        json_decref (r);
-    }
-    if (n == 1)
-        best = 0;
-
-    json_t *top = NULL;
-    if (best >= 0) {
-        json_t *c = json_array_get (configs, (size_t) best);
-        int frame = (int) json_integer_value (json_object_get (c, "frame"));
-        kf_job_result_t one;
-        s_evaluate_one (cfg, worker, base, frames[frame], ref, held, time_limit, &one);
-        if (!one.ok) {
-            *res = one;
-            goto done;
-        }
-        top = one.result;
-        if (n == 1) {
-            json_t *r = top;
-            json_t *speedup = json_object_get (r, "speedup");
-            const char *verdict = json_string_value (json_object_get (r, "verdict"));
-            json_array_append_new (rows, json_pack ("{s:O, s:i, s:s, s:O}", "params",
-                                   json_object_get (c, "params"), "frame", frame,
-                                   "verdict", verdict ? verdict : "crashed", "speedup",
-                                   json_is_number (speedup) ? speedup : json_null ()));
-        }
-        //  The full run decides: a config that passed the sweep but not
-        //  this run is not the best of anything.
-        bool right = !strcmp (json_string_value (json_object_get (top, "verdict"))
-                              ? json_string_value (json_object_get (top, "verdict")) : "",
-                              "correct");
-        json_object_set_new (top, "best_config", right ? json_incref (json_object_get (c, "params"))
-                                                       : json_null ());
-    }
-    else {
-        //  No config was right: the verdict is the source as written.
-        top = default_result;
-        default_result = NULL;
-        json_object_set_new (top, "best_config", json_null ());
-    }
-    json_object_set (top, "configs", rows);
-    json_object_set_new (top, "tuning",
-                         json_pack ("{s:i, s:o, s:f}", "configs", n, "sweep_timing",
-                                    json_deep_copy (json_object_get (sweep_payload, "timing")),
-                                    "sweep_time_limit_s", sweep_limit));
-    res->ok = true;
-    res->result = top;
-done:
-    json_decref (default_result);
-    json_decref (rows);
+    kf_sweep_run (&limits, &ops, base, configs, held ? n_frames : n_frames - 1, res);
     json_decref (base);
-    json_decref (sweep_payload);
 }
 
 //  Exported PyTorch data as the reference (PAYLOAD's REFDATA): the data
@@ -571,7 +511,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     json_t *configs = json_object_get (job->payload, "configs");
     if (probe)
         s_evaluate_one (cfg, worker, job->payload, NULL, zmsg_first (job->frames), NULL,
-                        time_limit, res);
+                        time_limit, res, NULL);
     else if (json_array_size (configs) > 0)
         s_sweep (cfg, worker, job, configs, hold_dir ? held : NULL, time_limit, res);
     else {
@@ -579,7 +519,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         zframe_t *cand = zmsg_first (job->frames);
         zframe_t *ref = hold_dir ? NULL : zmsg_last (job->frames);
         s_evaluate_one (cfg, worker, job->payload, cand, ref, hold_dir ? held : NULL,
-                        time_limit, res);
+                        time_limit, res, NULL);
     }
     //  Where the data came from (this worker's store, or made again here)
     //  and whether its bytes are the run's.

@@ -7,14 +7,15 @@
  *  timeout become the verdict.
  *
  *  An evaluate payload with `configs` ([{params, frame}], frames: the
- *  candidate artifacts, then the reference last) is a tuning sweep: every
- *  config is checked and timed in a child of its own with a share of the
- *  timing budget, the fastest correct one is timed again with the full
- *  protocol and gives the top-level fields, and the result adds `configs`
- *  (one row per config: params, frame, verdict, speedup, median_ns,
- *  reference_ns, detail), `best_config` (params, null when none was
- *  correct: the verdict is then the first config's, the source as
- *  written) and `tuning`.
+ *  candidate artifacts, then the reference last) is a tuning sweep
+ *  (kf_sweep.h): every config is screened in a child of its own under a
+ *  limit that follows from the first correct config's time, the best few
+ *  are timed again with the full protocol and the best of those gives
+ *  the top-level fields, and the result adds `configs` (one row per
+ *  config: params, frame, ran, fidelity, verdict, speedup, median_ns,
+ *  reference_ns, detail, skipped_reason), `best_config` (params, null
+ *  when none was correct: the verdict is then the first config's, the
+ *  source as written) and `tuning`.
  *
  *  With `reference_data` (a PyTorch reference job's manifest, sets and
  *  eager/compiled times) the last frame is that job's data frame instead
@@ -41,6 +42,10 @@ typedef struct {
     int device;              /* device index for "cuda" (--device N) */
     double time_limit_s;     /* whole evaluation; 0: 120 */
     size_t memory_bytes;     /* child RLIMIT_AS; 0: 16 GiB (none under ASan) */
+    double sweep_time_limit_s;   /* a whole tuning sweep; 0: 300 */
+    double sweep_limit_factor;   /* k of a config's limit; 0: 3 */
+    double sweep_limit_floor_s;  /* floor of a config's limit; 0: 10 */
+    int sweep_full_configs;      /* configs fully timed; 0: 2 */
 } kf_exec_config_t;
 
 /* kf_job_fn; ARG is a kf_exec_config_t * or NULL for the defaults. */

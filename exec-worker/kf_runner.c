@@ -20,10 +20,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define S_SOCK 3
+/* RLIMIT_FSIZE of the candidate's process: kf_subproc's default. */
+#define KF_RUN_FILE_BYTES ((rlim_t) 256 << 20)
 #define S_MAX_SCRATCH 64
 
 typedef int (s_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int, const kf_ctx_t *);
@@ -197,6 +200,10 @@ kf_runner_main (int argc, char **argv)
     char cwd[PATH_MAX];
     if (!getcwd (cwd, sizeof cwd))
         return 2;
+    //  The judge's file-size limit makes room for the shared tensors;
+    //  what the candidate writes is held to the sandbox's default.
+    struct rlimit fsize = { .rlim_cur = KF_RUN_FILE_BYTES, .rlim_max = KF_RUN_FILE_BYTES };
+    setrlimit (RLIMIT_FSIZE, &fsize);
     const char *files[] = { candidate, NULL };
     char report[240];
     if (kf_confine_self (files, cwd, report, sizeof report) != 0) {

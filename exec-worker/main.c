@@ -41,6 +41,16 @@ static const kf_cfg_entry_t s_table[] = {
     { "device", KF_CFG_INT, "0", 0, 63, "GPU this worker serves (cuda; one worker process per GPU)" },
     { "eval_time_limit_s", KF_CFG_DOUBLE, "120", 1, 3600,
       "wall-clock limit of one evaluation" },
+    { "sweep_time_limit_s", KF_CFG_DOUBLE, "300", 1, 7200,
+      "wall-clock limit of a whole tuning sweep, its full timings included (keep it "
+      "under the coordinator's lease_execute_ms)" },
+    { "sweep_limit_factor", KF_CFG_DOUBLE, "3", 1, 100,
+      "a swept config's limit: this many times the time the first correct config took, "
+      "plus sweep_limit_floor_s" },
+    { "sweep_limit_floor_s", KF_CFG_DOUBLE, "10", 0.1, 3600,
+      "added to every swept config's derived limit" },
+    { "sweep_full_configs", KF_CFG_INT, "2", 1, 16,
+      "configs of a sweep timed again with the full protocol, the best screened first" },
     { "python", KF_CFG_STR, NULL, 0, -1,
       "Python with torch for reference jobs (default: the first of $KF_PYTHON, "
       "/opt/torch/.venv/bin/python3, /usr/bin/python3, python3 on PATH that imports torch)" },
@@ -520,6 +530,10 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
         .backend = backend,
         .device = device,
         .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
+        .sweep_time_limit_s = kf_config_double (config, "sweep_time_limit_s"),
+        .sweep_limit_factor = kf_config_double (config, "sweep_limit_factor"),
+        .sweep_limit_floor_s = kf_config_double (config, "sweep_limit_floor_s"),
+        .sweep_full_configs = (int) kf_config_int (config, "sweep_full_configs"),
     };
     kf_job_t job = { .job_id = 1, .lease = 1, .kind = sa.kind, .payload = sa.payload,
                      .frames = sa.frames };
@@ -630,6 +644,10 @@ main (int argc, char **argv)
         .backend = backend,
         .device = device,
         .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
+        .sweep_time_limit_s = kf_config_double (config, "sweep_time_limit_s"),
+        .sweep_limit_factor = kf_config_double (config, "sweep_limit_factor"),
+        .sweep_limit_floor_s = kf_config_double (config, "sweep_limit_floor_s"),
+        .sweep_full_configs = (int) kf_config_int (config, "sweep_full_configs"),
     };
     int rc = kf_worker_main (config, "execute", caps, kf_exec_handle, &exec);
     kf_profile_set_shared (NULL);

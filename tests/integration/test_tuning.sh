@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_tuning.sh - the tuning sweep end to end: the offline generator's
 # softmax sources declare kf-tune spaces, the compile worker builds up to
-# its cap of points, the exec worker times each built config against the
-# reference, and the coordinator stores the whole table with the
-# evaluation and names the best config in the candidate's detail.
+# its cap of points, the exec worker screens each built config against
+# the reference and times the best two again in full, and the coordinator
+# stores the whole table (fidelity, limits, what did not run and why) with
+# the evaluation and names the best config in the candidate's detail.
 . "$(dirname "$0")/lib.sh"
 
 db_new
@@ -43,6 +44,28 @@ check "the correct candidate's detail names its best config" \
 check "the sweep's timing share is recorded" \
     [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
               WHERE c.run_id = $run AND (e.figures->'tuning'->>'configs')::int > 1")" -ge 1 ]
+check "each sweep records its limits and why" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND e.figures::jsonb->'configs' IS NOT NULL
+              AND ((e.figures::jsonb->'tuning'->>'first_limit_s') IS NULL
+                   OR (e.figures::jsonb->'tuning'->>'job_limit_s') IS NULL
+                   OR (e.figures::jsonb->'tuning'->>'limit_why') IS NULL)")" -eq 0 ]
+check "every row that ran names its fidelity, every row that did not says why" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id,
+              jsonb_array_elements(e.figures::jsonb->'configs') r
+              WHERE c.run_id = $run
+              AND CASE WHEN (r->>'ran')::boolean THEN coalesce(r->>'fidelity', '') NOT IN ('screen', 'full')
+                       ELSE r->>'skipped_reason' IS NULL OR r->>'verdict' <> 'not_run' END")" -eq 0 ]
+check "a correct tuned evaluation's best config was timed with the full protocol" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND e.verdict = 'correct'
+              AND e.figures::jsonb->>'fidelity' = 'full'
+              AND e.figures::jsonb->'configs' @> jsonb_build_array(jsonb_build_object(
+                  'params', e.figures::jsonb->'best_config', 'fidelity', 'full'))")" -ge 1 ]
+check "at most sweep_full_configs (2) rows of a table are timed in full" \
+    [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+              WHERE c.run_id = $run AND (SELECT count(*) FROM jsonb_array_elements(e.figures::jsonb->'configs') r
+                                         WHERE r->>'fidelity' = 'full') > 2")" -eq 0 ]
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
 check "the coordinator counted no malformed message" \

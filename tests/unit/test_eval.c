@@ -10,6 +10,7 @@
  *  exported by a real PyTorch reference job. */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
+#include "../../exec-worker/kf_eval_channel.h"
 #include "../../exec-worker/kf_runner.h"
 #include "../../exec-worker/kf_torch_ref.h"
 #include "../kf_test.h"
@@ -248,6 +249,24 @@ s_test_atol (void)
                        k == 0 ? "all checks passed" : "atol 1e-08");
     }
     zframe_destroy (&ref);
+}
+
+//  A task past the sandbox's file-size limit (256 MiB): 16384 x 4096 f32,
+//  256 MiB an input, 512 MiB with the output. The candidate's tensors live
+//  in a shared memory file the limit counts, so the worker raises it for
+//  the judge by the task's size (and the candidate's process drops it back).
+static void
+s_test_large (zframe_t *ref)
+{
+    printf (" large tensors\n");
+    char *error = NULL;
+    double t0 = kf_eval_now ();
+    json_t *r = s_eval_task (ref, ref, s_task (16384, 4096), 300, &error);
+    printf ("  16384 x 4096 f32      %s %s (%.1f s)\n", r ? s_str (r, "verdict") : "failed",
+            r ? s_str (r, "detail") : error, kf_eval_now () - t0);
+    CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
+    json_decref (r);
+    free (error);
 }
 
 //  FLOP rate and bandwidth in every correct evaluation; above the
@@ -700,6 +719,7 @@ main (int argc, char **argv)
     s_test_shapes (ref, good);
     s_test_atol ();
     s_test_roofline (ref, good);
+    s_test_large (ref);
     s_test_probe (ref);
     s_test_pytorch ();
 
