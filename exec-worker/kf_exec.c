@@ -43,7 +43,7 @@ static pthread_mutex_t s_probed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     char backend[32], peak_source[32];
     int device;
-    double copy_gbs, peak_gflops;
+    double copy_gbs, peak_gflops, memory_bytes;
 } s_probed;
 
 static void
@@ -57,6 +57,7 @@ s_probed_keep (const char *backend, int device, json_t *dev)
     s_probed.device = device;
     s_probed.copy_gbs = copy;
     s_probed.peak_gflops = json_number_value (json_object_get (dev, "peak_gflops"));
+    s_probed.memory_bytes = json_number_value (json_object_get (dev, "memory_bytes"));
     pthread_mutex_unlock (&s_probed_lock);
 }
 
@@ -72,6 +73,39 @@ s_probed_ceilings (const char *backend, int device)
                        "peak_gflops", s_probed.peak_gflops, "peak_source", s_probed.peak_source);
     pthread_mutex_unlock (&s_probed_lock);
     return c;
+}
+
+//  The memory of BACKEND's DEVICE as probed in this process, 0 unknown.
+static double
+s_probed_memory (const char *backend, int device)
+{
+    pthread_mutex_lock (&s_probed_lock);
+    double m = s_probed.backend[0] && !strcmp (s_probed.backend, backend)
+               && s_probed.device == device ? s_probed.memory_bytes : 0;
+    pthread_mutex_unlock (&s_probed_lock);
+    return m;
+}
+
+//  A task too big for where it would run fails the same way on every
+//  try: the harness holds every input and output at least twice (the
+//  tensors the kernels see and the copies it checks them against). 0, or
+//  -1 with the reason in WHY.
+static int
+s_too_big (json_t *task, const char *backend, double budget, int device, char *why,
+           size_t why_size)
+{
+    double bytes = kf_plausible_task_bytes (task);
+    if (!(budget > 0) || !(2 * bytes > budget))
+        return 0;
+    char where[80];
+    if (strcmp (backend, "host"))
+        snprintf (where, sizeof where, "memory of %s device %d", backend, device);
+    else
+        snprintf (where, sizeof where, "memory limit of a host evaluation (memory_bytes)");
+    snprintf (why, why_size, "the task's tensors take %.2f GiB (inputs read and outputs written"
+              " once), which the harness holds at least twice: %.2f GiB, more than the %.2f GiB"
+              " %s", bytes / (1 << 30), 2 * bytes / (1 << 30), budget / (1 << 30), where);
+    return -1;
 }
 
 const kf_exec_backend_t *
@@ -177,6 +211,16 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     //  any RLIMIT_AS would refuse; sanitizer builds are for tests only.
     limits.memory_bytes = 0;
 #endif
+    char too_big[400];
+    double budget = strcmp (backend, "host")
+                    ? s_probed_memory (backend, cfg ? cfg->device : 0)
+                    : (double) (cfg && cfg->memory_bytes ? cfg->memory_bytes : (size_t) 16 << 30);
+    if (s_too_big (json_object_get (payload_in, "task"), backend, budget, cfg ? cfg->device : 0,
+                   too_big, sizeof too_big)) {
+        s_fail (res, "%s", too_big);
+        res->final = true;
+        return;
+    }
     //  The host judge keeps the candidate's tensors in a shared memory
     //  file (with copies for timed batches, at most 64 MiB of them), which
     //  the file-size limit counts; the candidate's own process is held to

@@ -251,8 +251,8 @@ s_test_atol (void)
     zframe_destroy (&ref);
 }
 
-//  A task past the sandbox's file-size limit (256 MiB): 16384 x 4096 f32,
-//  256 MiB an input, 512 MiB with the output. The candidate's tensors live
+//  A task past the sandbox's file-size limit (256 MiB): 8192 x 4096 f32,
+//  128 MiB an input, 256 MiB with the output, and their pages. The candidate's tensors live
 //  in a shared memory file the limit counts, so the worker raises it for
 //  the judge by the task's size (and the candidate's process drops it back).
 static void
@@ -261,12 +261,31 @@ s_test_large (zframe_t *ref)
     printf (" large tensors\n");
     char *error = NULL;
     double t0 = kf_eval_now ();
-    json_t *r = s_eval_task (ref, ref, s_task (16384, 4096), 300, &error);
-    printf ("  16384 x 4096 f32      %s %s (%.1f s)\n", r ? s_str (r, "verdict") : "failed",
+    json_t *r = s_eval_task (ref, ref, s_task (8192, 4096), 300, &error);
+    printf ("  8192 x 4096 f32       %s %s (%.1f s)\n", r ? s_str (r, "verdict") : "failed",
             r ? s_str (r, "detail") : error, kf_eval_now () - t0);
     CHECK (r && !strcmp (s_str (r, "verdict"), "correct"));
     json_decref (r);
     free (error);
+
+    //  Too big for where it would run: fails at once, marked final (it
+    //  would fail the same way on every try), naming the sizes. 2048 x
+    //  4096 f32 in and out is 64 MiB held twice; the limit here 96 MiB.
+    kf_exec_config_t cfg = { .time_limit_s = 60, .memory_bytes = (size_t) 96 << 20 };
+    kf_job_t job = { .job_id = 3, .kind = "evaluate" };
+    job.payload = json_pack ("{s:o, s:i}", "task", s_task (2048, 4096), "seed", 1);
+    job.frames = zmsg_new ();
+    zmsg_addmem (job.frames, zframe_data (ref), zframe_size (ref));
+    zmsg_addmem (job.frames, zframe_data (ref), zframe_size (ref));
+    kf_job_result_t res;
+    kf_exec_handle (&cfg, &job, &res);
+    printf ("  2048 x 4096 f32 in 96 MiB: %s%s\n", res.final ? "final: " : "", res.error ? res.error : "ok");
+    CHECK (!res.ok && res.final && res.error && strstr (res.error, "0.12 GiB"));
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    json_decref (job.payload);
+    zmsg_destroy (&job.frames);
 }
 
 //  FLOP rate and bandwidth in every correct evaluation; above the
