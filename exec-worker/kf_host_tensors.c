@@ -1,8 +1,10 @@
-/*  kf_host_tensors.c - the host judge's tensors (kf_host_eval.h): the
- *  reference's outputs in the judge's own guarded memory, the candidate's
- *  inputs and outputs in a shared memory file of each shape case (as many
- *  copies as a timed batch may use), the canaries, and the checks that
- *  the candidate left its inputs and the memory around its buffers alone.
+/*  kf_host_tensors.c - the host judge's tensors and the calls on them
+ *  (kf_host_eval.h): the reference's outputs in the judge's own guarded
+ *  memory, the candidate's inputs and outputs in a shared memory file of
+ *  each shape case (as many copies as a timed batch may use), the
+ *  canaries; a call of either kernel; the checks that the candidate left
+ *  its inputs and the memory around its buffers alone, and the
+ *  comparison of its outputs.
  */
 #include "kf_host_eval.h"
 
@@ -279,4 +281,54 @@ kf_host_teardown (kf_host_eval_t *e)
     free (e->scalars);
     e->scalar_names = NULL;
     e->scalars = NULL;
+}
+
+// --------------------------------------------------------------------------
+//  Calls and checks
+
+int
+kf_host_ref_call (kf_host_eval_t *e, int v)
+{
+    kf_eval_set_phase ('R');
+    int rc = e->ref_fn (e->in_t[v], e->n_in, e->ref_t[v], e->n_out, &e->ctx);
+    kf_eval_set_phase ('H');
+    kf_host_scratch_reset (&e->scratch);
+    return rc;
+}
+
+int
+kf_host_cand_call (kf_host_eval_t *e, int calls, double *wall_s, const char *when)
+{
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');
+    int rc = kf_runner_call (e->runner, (uint32_t) calls, e->ctx.scalars, e->ctx.n_scalars,
+                             wall_s, &reply);
+    kf_eval_set_phase ('H');
+    //  The round trip (measured before the candidate was loaded) is the
+    //  harness's time, not the candidate's; a batch never reads shorter
+    //  than a tenth of what the clock saw.
+    double trip = kf_runner_round_trip_s (e->runner);
+    *wall_s = *wall_s - trip > *wall_s / 10 ? *wall_s - trip : *wall_s / 10;
+    if (rc == 0)
+        return KF_HOST_OK;
+    if (reply.status == KF_RUN_RETURNED) {
+        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when,
+                  reply.rc);
+        return KF_HOST_INCORRECT;
+    }
+    snprintf (e->detail, sizeof e->detail, "%s", reply.detail);
+    return KF_HOST_CRASHED;
+}
+
+int
+kf_host_compare (kf_host_eval_t *e, int v, void *const *ref, const char *when)
+{
+    int bad = 0;
+    char ignored[512];
+    for (int o = 0; o < e->n_out; o++)
+        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_buf[v][o].data,
+                                    ref[o], when, bad ? ignored : e->detail,
+                                    bad ? sizeof ignored : sizeof e->detail))
+            bad = 1;
+    return bad ? -1 : 0;
 }
