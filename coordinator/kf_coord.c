@@ -1059,6 +1059,12 @@ static const char *S_RUN_COLUMNS =
     "  AND c.audit_reason IS NOT NULL AND c.audit_verdict IS NULL) AS held_for_audit,"
     " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
     "  AND c.verify_state = 'pending') AS verifying,"
+    /* Multi-fidelity timing (kf_fidelity.c): screen figures only, and
+     * screens waiting for their full-protocol evaluation. */
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.fidelity = 'screen') AS screened_out,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.fidelity = 'pending') AS full_pending,"
     " r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
     " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
@@ -1069,7 +1075,7 @@ static const char *S_RUN_COLUMNS =
 static json_t *
 s_run_object (kf_coord_t *self, int64_t run_id)
 {
-    char sql[1024], id[24];
+    char sql[2048], id[24];
     snprintf (sql, sizeof sql, "%s WHERE r.id = $1", S_RUN_COLUMNS);
     const char *params[1] = { S_I64 (id, run_id) };
     return kf_db_row (self->db, sql, 1, params, NULL);
@@ -1402,7 +1408,7 @@ s_status (kf_coord_t *self)
                                   " count(*) FILTER (WHERE state = 'leased') AS leased"
                                   " FROM jobs WHERE state IN ('queued', 'leased') GROUP BY role",
                                   0, NULL);
-    char sql[1200];
+    char sql[2048];
     snprintf (sql, sizeof sql,
               "%s WHERE r.status = 'running' OR r.id IN"
               " (SELECT id FROM runs ORDER BY id DESC LIMIT 10) ORDER BY r.id", S_RUN_COLUMNS);
@@ -1441,7 +1447,7 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
     else if (!strcmp (type, "RUNS")) {
-        char sql[1024];
+        char sql[2048];
         snprintf (sql, sizeof sql, "%s ORDER BY r.id", S_RUN_COLUMNS);
         json_t *runs = kf_db_query (self->db, sql, 0, NULL);
         if (runs)
@@ -1463,7 +1469,7 @@ s_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t 
                 "SELECT id, generation, slot, parent_id, status, language, speedup,"
                 " fitness, generator, model, cost_usd, coords::text AS coords,"
                 " verdict_detail, audit_reason, audit_verdict, verify_state,"
-                " verify_reason, verify_speedup FROM candidates"
+                " verify_reason, verify_speedup, fidelity, screen_speedup FROM candidates"
                 " WHERE run_id = $1"
                 " ORDER BY generation, slot",
                 1, params);

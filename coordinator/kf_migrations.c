@@ -253,6 +253,24 @@ static const char *s_migrations[] = {
     "ALTER TABLE jobs ADD COLUMN avoid_worker text;"
     "CREATE INDEX jobs_queued_verify ON jobs (role, id)"
     "  WHERE state = 'queued' AND avoid_worker IS NOT NULL;",
+
+    /* 10: multi-fidelity timing (coordinator/kf_fidelity.c, docs/search.md).
+     * A candidate's first evaluate job runs a short screen; one near the
+     * best is evaluated again with the full protocol before it counts.
+     * candidates.fidelity: what its figures are ('screen': a screen, final,
+     * never the run's best; 'pending': a screen waiting for its full
+     * evaluation; 'full'; NULL: not correct, or evaluated before this);
+     * screen_speedup: the screen's figure of one timed in full.
+     * evaluations.fidelity names each row's protocol; jobs.fidelity
+     * mirrors the payload's, so a job row says which kind of evaluation it
+     * is (a first screen, a full one, or, with avoid_worker, a
+     * re-verification). */
+    "ALTER TABLE candidates"
+    "  ADD COLUMN fidelity text CHECK (fidelity IN ('screen', 'pending', 'full')),"
+    "  ADD COLUMN screen_speedup double precision;"
+    "ALTER TABLE evaluations ADD COLUMN fidelity text CHECK (fidelity IN ('screen', 'full'));"
+    "ALTER TABLE jobs ADD COLUMN fidelity text"
+    "  GENERATED ALWAYS AS (payload->>'fidelity') STORED;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

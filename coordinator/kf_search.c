@@ -25,6 +25,7 @@
 #include "kf_json.h"
 #include "kf_hash.h"
 #include "kf_descriptor.h"
+#include "kf_fidelity.h"
 #include "kf_log.h"
 #include "kf_gradient.h"
 #include "kf_meta.h"
@@ -185,7 +186,7 @@ s_finish_run (kf_search_t *self, int64_t run_id, const char *status,
 /* coordinator/search-defaults.json, embedded by the Makefile. */
 extern const char kf_search_defaults_text[];
 
-typedef enum { S_INT, S_NUM, S_BOOL, S_RATIOS } s_type_t;
+typedef enum { S_INT, S_NUM, S_BOOL, S_RATIOS, S_TIMING } s_type_t;
 
 /* Every key of a run's search settings with its type and bounds: the
  * defaults file must give each one, a run's config may override any
@@ -219,6 +220,9 @@ static const struct {
     { "temperature", S_NUM, 0, 2 },
     { "top_p", S_NUM, 0, 1 },
     { "max_tokens", S_INT, 1, 1000000 },
+    { "screening", S_BOOL, 0, 0 },             /* kf_fidelity.c */
+    { "screen_timing", S_TIMING, 0, 0 },
+    { "full_margin", S_NUM, 0, 1 },
 };
 #define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
 
@@ -269,6 +273,8 @@ s_check_value (size_t k, json_t *v, const char *where, char **why)
                             where, key);
         return 0;
     }
+    case S_TIMING:
+        return kf_fidelity_timing_check (v, where, key, why);
     }
     return 0;
 }
@@ -908,7 +914,7 @@ s_fill (kf_search_t *self, int64_t run_id)
                                 /* A re-verification keeps its candidate open:
                                  * the run does not end while one waits. */
                                 " count(*) FILTER (WHERE finished_at IS NULL"
-                                "  OR verify_state = 'pending') AS open,"
+                                "  OR verify_state = 'pending' OR fidelity = 'pending') AS open,"
                                 " count(DISTINCT generation) FILTER (WHERE phase = 'tuning')"
                                 "  AS rounds"
                                 " FROM candidates WHERE run_id = $1",
@@ -982,9 +988,9 @@ kf_search_fitness (const char *verdict, double speedup)
 /* MAP-Elites insertion: the candidate takes its cell when the cell is
  * empty or its elite is less fit (on equal fitness, slower). The cell is
  * the candidate's coordinates binned by the run's archive_bins. */
-static int
-s_archive_insert (kf_search_t *self, int64_t run_id, int64_t cand_id, const char *speedup,
-                  const char *fitness)
+int
+kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
+                         const char *speedup, const char *fitness)
 {
     char run[24], cand[24], cell[48];
     const char *p1[2] = { S_I64 (cand, cand_id), S_I64 (run, run_id) };
@@ -1069,12 +1075,14 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                              " fitness = $4, verdict_detail = $5,"
                              " log = coalesce($6, log), finished_at = now()"
                              " WHERE id = $1 AND finished_at IS NULL"
-                             " RETURNING generation, slot, verify_state",
+                             " RETURNING generation, slot, verify_state, fidelity",
                              6, params, NULL);
     if (!row)
         return 0;   /* already final: nothing to do twice */
     int generation = (int) kf_jint (row, "generation");
     bool verifying = !strcmp (kf_jstr (row, "verify_state"), "pending");
+    char fidelity[16];
+    snprintf (fidelity, sizeof fidelity, "%s", kf_jstr (row, "fidelity"));
     json_decref (row);
     /* The parent->child move for the gradient estimator: coordinates and
      * fitness before and after, and whether the child's coordinates were
@@ -1092,7 +1100,7 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                     " ON CONFLICT (child_id) DO NOTHING",
                     1, params) < 0)
         return -1;
-    if (correct && s_archive_insert (self, run_id, cand_id, sp, fit))
+    if (correct && kf_search_archive_offer (self, run_id, cand_id, sp, fit))
         return -1;
     /* A result held for audit or waiting for its re-verification still
      * enters the archive, so the search keeps exploring from it; only the
@@ -1109,6 +1117,8 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                                correct ? json_real (speedup) : json_null ());
     if (correct && verifying)
         json_object_set_new (event, "verify_state", json_string ("pending"));
+    if (correct && *fidelity)   /* a screen figure counts for nothing */
+        json_object_set_new (event, "fidelity", json_string (fidelity));
     kf_search_event (self, run_id, "candidate", event);
     if (kf_meta_after_candidate (self, run_id, cand_id))
         return -1;
@@ -1356,12 +1366,47 @@ s_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
                                  timing ? timing : self->timing);
     if (configs)
         json_object_set_new (payload, "configs", configs);
-    if (kf_reference_eval_payload (self, run, payload)) {
+    if (kf_reference_eval_payload (self, run, payload)
+        || kf_fidelity_first_payload (self, run, payload)) {
         json_decref (payload);
         return -1;
     }
     return s_insert_job (self, run_id, cand_id, "execute", "evaluate", backend, arch,
                          payload, blobs);
+}
+
+int
+kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id, json_t *result)
+{
+    const char *verdict = kf_jstr (result, "verdict");
+    bool correct = !strcmp (verdict, S_FINAL_CORRECT);
+    double speedup = json_number_value (json_object_get (result, "speedup"));
+    json_t *cand_t = json_object_get (result, "candidate");
+    json_t *ref_t = json_object_get (result, "reference");
+    char cand[24], jobid[24], sp[40], cns[40], rns[40];
+    snprintf (sp, sizeof sp, "%.17g", speedup);
+    snprintf (cns, sizeof cns, "%.17g", json_number_value (json_object_get (cand_t, "median_ns")));
+    snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
+    /* The figures keep the whole result, the tuning table included. */
+    char *figures = json_dumps (result, JSON_COMPACT);
+    /* The protocol of the figures: the job's (jobs.fidelity,
+     * kf_fidelity.c), unless a sweep says it could time none in full. */
+    const char *fidelity = kf_jstr (result, "fidelity");
+    const char *params[10] = { S_I64 (cand, cand_id), S_I64 (jobid, kf_jint (job, "id")),
+                               kf_jstr (job, "worker"), *verdict ? verdict : "unknown",
+                               correct ? "true" : "false", correct ? sp : NULL,
+                               cand_t ? cns : NULL, ref_t ? rns : NULL, figures,
+                               strcmp (fidelity, "screen") ? NULL : fidelity };
+    long rc = kf_db_exec (self->db,
+                          "INSERT INTO evaluations (candidate_id, job_id, worker, verdict,"
+                          " correct, speedup, candidate_ns, reference_ns, figures, fidelity)"
+                          " SELECT $1::bigint, j.id, $3, $4, $5::boolean, $6::float8, $7::float8,"
+                          "  $8::float8, $9::jsonb, coalesce($10, j.fidelity)"
+                          " FROM jobs j WHERE j.id = $2"
+                          " ON CONFLICT (job_id) DO NOTHING",
+                          10, params);
+    free (figures);
+    return rc < 0 ? -1 : 0;
 }
 
 static int
@@ -1376,26 +1421,7 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
             status = known[i];
     bool correct = !strcmp (status, S_FINAL_CORRECT);
     double speedup = json_number_value (json_object_get (result, "speedup"));
-    json_t *cand_t = json_object_get (result, "candidate");
-    json_t *ref_t = json_object_get (result, "reference");
-    char cand[24], jobid[24], sp[40], cns[40], rns[40];
-    snprintf (sp, sizeof sp, "%.17g", speedup);
-    snprintf (cns, sizeof cns, "%.17g", json_number_value (json_object_get (cand_t, "median_ns")));
-    snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
-    /* The figures keep the whole result, the tuning table included. */
-    char *figures = json_dumps (result, JSON_COMPACT);
-    const char *params[9] = { S_I64 (cand, cand_id), S_I64 (jobid, kf_jint (job, "id")),
-                              kf_jstr (job, "worker"), *verdict ? verdict : "unknown",
-                              correct ? "true" : "false", correct ? sp : NULL,
-                              cand_t ? cns : NULL, ref_t ? rns : NULL, figures };
-    long rc = kf_db_exec (self->db,
-                          "INSERT INTO evaluations (candidate_id, job_id, worker, verdict,"
-                          " correct, speedup, candidate_ns, reference_ns, figures) VALUES"
-                          " ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-                          " ON CONFLICT (job_id) DO NOTHING",
-                          9, params);
-    free (figures);
-    if (rc < 0)
+    if (kf_search_record_evaluation (self, job, cand_id, result))
         return -1;
     /* A tuned candidate's detail names the config that counted, so the
      * run's listing shows what the sweep chose without the table. */
@@ -1414,9 +1440,10 @@ s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       detail, n_configs, n_configs == 1 ? "" : "s");
         detail = tuned;
     }
-    /* The coordinator judges the figures itself: a suspicious result is
-     * re-verified before it counts (kf_verify.c). */
-    if (correct && speedup > 0 && kf_verify_check (self, run, job, cand_id, result, speedup))
+    /* A screen near the best is timed with the full protocol before it
+     * counts (kf_fidelity.c); a suspicious full result is re-verified
+     * (kf_verify.c). */
+    if (correct && speedup > 0 && kf_fidelity_check (self, run, job, cand_id, result, speedup))
         return -1;
     return s_finish_candidate (self, kf_jint (run, "id"), cand_id, status, speedup,
                                detail, NULL);
@@ -1444,7 +1471,8 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
         else if (!strcmp (kind, "compile"))
             rc = s_compiled (self, run, cand, result, frames);
         else if (!strcmp (kind, "evaluate")
-                 && (rc = kf_verify_job_done (self, run, job, result)) == 1)
+                 && (rc = kf_verify_job_done (self, run, job, result)) == 1
+                 && (rc = kf_fidelity_job_done (self, run, job, result)) == 1)
             rc = s_evaluated (self, run, job, cand, result);   /* a first evaluation */
     }
     json_decref (run);
@@ -1486,7 +1514,7 @@ kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **out)
             char sp[40], fit[40];
             snprintf (sp, sizeof sp, "%.17g", json_number_value (json_object_get (c, "speedup")));
             snprintf (fit, sizeof fit, "%.17g", json_number_value (json_object_get (c, "fitness")));
-            if (rc == 0 && s_archive_insert (self, run_id, kf_jint (c, "id"), sp, fit))
+            if (rc == 0 && kf_search_archive_offer (self, run_id, kf_jint (c, "id"), sp, fit))
                 rc = -1;
         }
         json_decref (keep);
@@ -1520,6 +1548,8 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
     int verify_rc = kf_verify_job_failed (self, job, reason);
     if (verify_rc != 1)
         return verify_rc;   /* a re-verification: its candidate is held for audit */
+    if ((verify_rc = kf_fidelity_job_failed (self, job, reason)) != 1)
+        return verify_rc;   /* a full-protocol evaluation: held, as above */
     char text[600];
     snprintf (text, sizeof text, "%s job failed for good: %.500s",
               kf_jstr (job, "kind"), reason);

@@ -73,6 +73,17 @@ int kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **o
  * first_speedup} (caller's), or NULL on a database error. */
 json_t *kf_search_run_figures (kf_search_t *self, int64_t run_id);
 
+/* Records the evaluation RESULT of evaluate JOB (its row: id, worker) of
+ * CAND_ID in the evaluations table, with the job's fidelity. A replay
+ * records nothing twice. Returns 0, or -1. */
+int kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id,
+                                 json_t *result);
+
+/* Offers CAND_ID of RUN_ID to its archive cell at SPEEDUP and FITNESS
+ * (decimal text): MAP-Elites insertion, docs/search.md. Returns 0, or -1. */
+int kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
+                             const char *speedup, const char *fitness);
+
 /* Queues a job of RUN_ID (CANDIDATE_ID 0: of the run itself); takes
  * PAYLOAD; BLOBS is a text[] literal of blob hashes, or NULL. */
 int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,

@@ -90,23 +90,22 @@ s_fresh_seed (int64_t seed)
 }
 
 int
-kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                 json_t *result, double speedup)
+kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                      json_t *result, double speedup, char *reason, size_t size)
 {
     const kf_plausible_rules_t *rules = &self->plausible;
     kf_plausible_figures_t f;
     if (s_figures (self, run, kf_jstr (job, "worker"), result, &f))
         return -1;
-    char reason[400] = "", why[300];
-    char run_id[24], cand[24], jobid[24];
+    char why[300], run_id[24], cand[24];
     S_I64 (run_id, kf_jint (run, "id"));
     S_I64 (cand, cand_id);
-    S_I64 (jobid, kf_jint (job, "id"));
+    reason[0] = 0;
     if (kf_plausible_ceiling (&f, rules->margin, why, sizeof why))
-        snprintf (reason, sizeof reason, "%s", why);
+        snprintf (reason, size, "%s", why);
     else if (json_is_true (json_object_get (result, "audit")))
         /* The worker's flag adds suspicion; it never takes one away. */
-        snprintf (reason, sizeof reason, "the worker flagged it: %.300s",
+        snprintf (reason, size, "the worker flagged it: %.300s",
                   kf_jstr (result, "audit_reason"));
     else {
         const char *p[2] = { run_id, cand };
@@ -119,20 +118,40 @@ kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
             return -1;
         if (kf_plausible_outlier (speedup, s_num (row, "best"), (long) kf_jint (row, "n"),
                                   rules, why, sizeof why))
-            snprintf (reason, sizeof reason, "%s", why);
+            snprintf (reason, size, "%s", why);
         json_decref (row);
     }
-    if (!*reason)
-        return 0;
+    return *reason ? 1 : 0;
+}
+
+int
+kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                 json_t *result, double speedup, bool final)
+{
+    char reason[400];
+    int suspicious = kf_verify_suspicious (self, run, job, cand_id, result, speedup, reason,
+                                           sizeof reason);
+    if (suspicious <= 0)
+        return suspicious;
+    char run_id[24], cand[24], jobid[24];
+    S_I64 (run_id, kf_jint (run, "id"));
+    S_I64 (cand, cand_id);
+    S_I64 (jobid, kf_jint (job, "id"));
     /* Pending before the candidate is made final, so the run's figures
      * never count it and the run cannot end while it waits. A replay finds
-     * the candidate final already and queues nothing twice. */
+     * the candidate final already (or, for a full-protocol result that
+     * follows a screen, no longer waiting for it: kf_fidelity.c) and
+     * queues nothing twice. */
     const char *p[2] = { cand, reason };
     bool failed = false;
     json_t *row = kf_db_row (self->db,
-                             "UPDATE candidates SET verify_state = 'pending', verify_reason = $2"
-                             " WHERE id = $1 AND finished_at IS NULL AND verify_state IS NULL"
-                             " RETURNING id",
+                             final ? "UPDATE candidates SET verify_state = 'pending',"
+                                     " verify_reason = $2"
+                                     " WHERE id = $1 AND verify_state IS NULL RETURNING id"
+                                   : "UPDATE candidates SET verify_state = 'pending',"
+                                     " verify_reason = $2 WHERE id = $1"
+                                     " AND finished_at IS NULL AND verify_state IS NULL"
+                                     " RETURNING id",
                              2, p, &failed);
     if (!row)
         return failed ? -1 : 0;
@@ -145,9 +164,9 @@ kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     char seed[24];
     S_I64 (seed, s_fresh_seed (kf_jint (row, "seed")));
     json_decref (row);
-    /* The same job as the first (task, timing, tuning configs, reference
-     * data, artifacts), a fresh seed, and the worker that timed the first
-     * to stay clear of (dispatch, kf_verify_lease). */
+    /* The same job as the full-protocol one (task, timing, tuning
+     * configs, reference data, artifacts), a fresh seed, and the worker
+     * that timed it to stay clear of (dispatch, kf_verify_lease). */
     const char *ip[2] = { jobid, seed };
     if (kf_db_exec (self->db,
                     "INSERT INTO jobs (run_id, candidate_id, role, kind, backend, arch, payload,"

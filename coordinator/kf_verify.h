@@ -21,19 +21,31 @@
 #include "kf_search.h"
 
 /* The SQL condition of a correct candidate that counts towards a run's
- * best and first-correct figures: not held for audit (or accepted by a
- * person), and not waiting for its re-verification. */
+ * best and first-correct figures: timed with the full protocol (a screen
+ * figure never counts, kf_fidelity.h), not held for audit (or accepted by
+ * a person), and not waiting for its re-verification. */
 #define KF_VERIFY_COUNTS \
-    "((audit_reason IS NULL AND verify_state IS DISTINCT FROM 'pending')" \
-    " OR audit_verdict = 'accepted')"
+    "((fidelity IS NULL OR fidelity = 'full')" \
+    " AND ((audit_reason IS NULL AND verify_state IS DISTINCT FROM 'pending')" \
+    "  OR audit_verdict = 'accepted'))"
 
-/* A correct first evaluation of CAND_ID of RUN (JOB: its evaluate job row,
- * with the worker; RESULT: the worker's result; SPEEDUP: its figure),
- * before the candidate is made final. When the result is suspicious, marks
- * the candidate pending and queues its re-verification. Returns 0 (whether
- * or not it was suspicious), -1 on a database error. */
+/* Whether a correct RESULT of JOB (SPEEDUP) of CAND_ID of RUN is
+ * suspicious: past a ceiling of the worker that timed it, flagged by that
+ * worker, or far beyond the run's counted speedups. Returns 1 with the
+ * reason in REASON (SIZE bytes), 0 when it is not, -1 on a database
+ * error. Changes nothing. */
+int kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                          json_t *result, double speedup, char *reason, size_t size);
+
+/* A correct full-protocol evaluation of CAND_ID of RUN (JOB: its evaluate
+ * job row, with the worker; RESULT: the worker's result; SPEEDUP: its
+ * figure): when the result is suspicious, marks the candidate pending and
+ * queues its re-verification (a copy of JOB with a fresh seed). FINAL: the
+ * candidate is final already (its full evaluation followed a screen,
+ * kf_fidelity.c); else it is not yet. Returns 0 (whether or not it was
+ * suspicious), -1 on a database error. */
 int kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                     json_t *result, double speedup);
+                     json_t *result, double speedup, bool final);
 
 /* An evaluate JOB of RUN completed with RESULT. Returns 1 when it is not a
  * re-verification (the caller judges it as a first evaluation); else

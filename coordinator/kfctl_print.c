@@ -80,10 +80,12 @@ kf_ctl_progress_from_event (kf_ctl_progress_t *progress, json_t *event)
         if (progress->total <= 0 || progress->done < progress->total)
             progress->done++;
         /* One held for audit or waiting for its re-verification does
-         * not count (kf_verify.c). */
+         * not count (kf_verify.c), nor a screen figure (kf_fidelity.c). */
         if (!strcmp (s_str (event, "status"), "correct")
             && !json_object_get (event, "audit_reason")
-            && !json_object_get (event, "verify_state"))
+            && !json_object_get (event, "verify_state")
+            && (!json_object_get (event, "fidelity")
+                || !strcmp (s_str (event, "fidelity"), "full")))
             best = json_object_get (event, "speedup");
         long long generation = s_int (event, "generation", -1);
         if (generation > progress->generation)
@@ -179,6 +181,11 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "re-verifying: %lld correct candidate%s evaluated again (a suspicious"
                  " figure) before %s\n", verifying, verifying == 1 ? "" : "s",
                  verifying == 1 ? "it counts" : "they count");
+    long long screened = s_int (run, "screened_out", 0), full = s_int (run, "full_pending", 0);
+    if (screened > 0 || full > 0)
+        fprintf (out, "fidelity: %lld correct candidate%s screened out (a screen figure, never"
+                 " the best), %lld being timed with the full protocol\n", screened,
+                 screened == 1 ? "" : "s", full);
     fprintf (out, "created %s  finished %s\n", s_str (run, "created_at"),
              s_str (run, "finished_at"));
     if (json_is_string (json_object_get (run, "reason")))
@@ -209,12 +216,21 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "warning: %s\n", json_string_value (warning) ? json_string_value (warning) : "?");
 }
 
-/* A correct candidate counts unless it waits for its re-verification, or
- * is held for audit and not accepted (KF_VERIFY_COUNTS in kf_verify.h). */
+/* Whether a candidate's figures are a screen's (kf_fidelity.c): final at
+ * that fidelity, or waiting for its full-protocol evaluation. */
+static bool
+s_screen_only (json_t *c)
+{
+    return !strcmp (s_str (c, "fidelity"), "screen") || !strcmp (s_str (c, "fidelity"), "pending");
+}
+
+/* A correct candidate counts unless its figures are a screen's, it waits
+ * for its re-verification, or is held for audit and not accepted
+ * (KF_VERIFY_COUNTS in kf_verify.h). */
 static bool
 s_counts (json_t *c)
 {
-    return !strcmp (s_str (c, "status"), "correct")
+    return !strcmp (s_str (c, "status"), "correct") && !s_screen_only (c)
            && ((!json_is_string (json_object_get (c, "audit_reason"))
                 && strcmp (s_str (c, "verify_state"), "pending"))
                || !strcmp (s_str (c, "audit_verdict"), "accepted"));
@@ -227,11 +243,12 @@ s_audit_status (json_t *c)
     const char *status = s_str (c, "status");
     if (strcmp (status, "correct"))
         return status;
-    if (s_counts (c))
-        return !strcmp (s_str (c, "verify_state"), "verified") ? "verified" : status;
     if (!strcmp (s_str (c, "verify_state"), "pending"))
         return "verifying";
-    return !strcmp (s_str (c, "audit_verdict"), "rejected") ? "rejected" : "correct, held";
+    if (json_is_string (json_object_get (c, "audit_reason"))
+        && strcmp (s_str (c, "audit_verdict"), "accepted"))
+        return !strcmp (s_str (c, "audit_verdict"), "rejected") ? "rejected" : "correct, held";
+    return !strcmp (s_str (c, "verify_state"), "verified") ? "verified" : status;
 }
 
 void
@@ -241,8 +258,8 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
         fprintf (out, "no candidates yet\n");
         return;
     }
-    fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s  %s\n", "ID", "GEN",
-             "SLOT", "PARENT", "STATUS", "LANG", "SPEEDUP", "DETAIL");
+    fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %-8s %s\n", "ID", "GEN",
+             "SLOT", "PARENT", "STATUS", "LANG", "SPEEDUP", "FIDELITY", "DETAIL");
     size_t i;
     json_t *c;
     json_array_foreach (candidates, i, c) {
@@ -254,7 +271,9 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
         for (char *q = detail; *q; q++)
             if (*q == '\n' || *q == '\r' || *q == '\t')
                 *q = ' ';
-        fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s  %s\n",
+        /* Which protocol the speedup is from (kf_fidelity.c). */
+        const char *fidelity = s_str (c, "fidelity");
+        fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %-8s %s\n",
                  s_int_text (c, "id", a, sizeof a),
                  s_int_text (c, "generation", b, sizeof b),
                  s_int_text (c, "slot", s, sizeof s),
@@ -262,7 +281,7 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
                  s_str (c, "language"),
                  kf_ctl_speedup_text (json_object_get (c, "speedup"), sp,
                                       sizeof sp),
-                 detail);
+                 *fidelity ? fidelity : "-", detail);
     }
 }
 
@@ -767,7 +786,8 @@ s_by_generation_slot (const void *a, const void *b)
 
 /* The speedup of a candidate that counts for the curve: correct ones
  * only, since a fast wrong kernel is no kernel, and of those not the ones
- * held for audit, as for the run's best (S_COUNTS in kf_search.c): a
+ * held for audit nor the ones timed only by a screen, as for the run's
+ * best (S_COUNTS in kf_search.c): a
  * curve that ends above the run's best would report what the run does
  * not. */
 static bool

@@ -174,10 +174,13 @@ kill_hard() {
 
 # run_accounted RUN TOTAL: every candidate of RUN exactly once: TOTAL rows
 # (one per generation and slot, the table's key), each in a final status,
-# each with one finished generate job, at most one finished compile and
-# evaluate job (and at most one re-verification: an evaluate job that
-# avoids the first worker) and at most one evaluation, and no job of RUN
-# left queued or leased.
+# each with one finished generate job, at most one finished compile job,
+# and of its evaluate jobs (jobs.fidelity tells them apart) at most one
+# screen, at most two that are not re-verifications (a first evaluation
+# and the full-protocol one a screen asked for; docs/search.md,
+# "Fidelity") and at most one re-verification (an evaluate job that
+# avoids the first worker), at most one evaluation of each fidelity, and
+# no job of RUN left queued or leased.
 run_accounted() {
     local run=$1 total=$2
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL
@@ -188,9 +191,13 @@ run_accounted() {
             (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'generate' AND j.state = 'done') <> 1
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done') > 1
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
-             AND j.avoid_worker IS NULL) > 1
+             AND j.avoid_worker IS NULL AND j.fidelity = 'screen') > 1
+         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
+             AND j.avoid_worker IS NULL) > 2
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
              AND j.avoid_worker IS NOT NULL) > 1
-         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) > 1)")" -eq 0 ] &&
+         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id AND e.fidelity = 'screen') > 1
+         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id
+             AND e.fidelity IS DISTINCT FROM 'screen') > 1)")" -eq 0 ] &&
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND state IN ('queued', 'leased')")" -eq 0 ]
 }

@@ -24,7 +24,8 @@ best=$(jq -r .best_speedup <<<"$out")
 first=$(jq -r .first_speedup <<<"$out")
 say "run $run: first correct ${first}x, best ${best}x"
 # Speed-independent: which candidate holds the figures, not how fast it is.
-counts="status = 'correct' AND (audit_reason IS NULL OR audit_verdict = 'accepted')"
+counts="status = 'correct' AND coalesce(fidelity, 'full') = 'full'
+        AND (audit_reason IS NULL OR audit_verdict = 'accepted')"
 check "the run's best is its fastest counted correct candidate" \
     [ "$(sql "SELECT (r.best_speedup = (SELECT max(speedup) FROM candidates WHERE run_id = r.id AND $counts)
                      AND r.best_candidate_id IN (SELECT id FROM candidates WHERE run_id = r.id AND $counts
@@ -45,6 +46,13 @@ check "16 candidates, each in a final state" \
     [ "$(jq '[.candidates[] | select(.status | IN("correct","incorrect","compile_failed","crashed","timeout","failed"))] | length' <<<"$show")" -eq 16 ]
 check "one row per (generation, slot)" \
     [ "$(sql "SELECT count(DISTINCT (generation, slot)) FROM candidates WHERE run_id = $run")" -eq 16 ]
+# COORD_FAST's protocol is no longer than the default screen in any floor,
+# so there is nothing to screen with: every evaluation is the full one
+# (test_fidelity.sh screens).
+check "every evaluate job and evaluation ran the full protocol" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE kind = 'evaluate' AND candidate_id IS NOT NULL
+              AND fidelity IS DISTINCT FROM 'full'") + $(sql "SELECT count(*) FROM evaluations
+              WHERE fidelity IS DISTINCT FROM 'full'")" = "0 + 0" ]
 check "at most one evaluation per candidate" \
     [ "$(sql "SELECT count(*) FROM (SELECT candidate_id FROM evaluations GROUP BY 1 HAVING count(*) > 1) d")" -eq 0 ]
 check "without --tune every candidate is built and timed once" \

@@ -12,19 +12,6 @@ check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status
 run_done() { jtrue '.run.status == "done"' kfctl show "$1" --json; }
 done_count() { sql "SELECT count(*) FROM candidates WHERE run_id = $1 AND finished_at IS NOT NULL"; }
 
-# Every candidate exactly once: one row per slot, each final, one finished
-# generate job, at most one finished compile and evaluate job, at most one
-# evaluation.
-accounted() {
-    local run=$1 total=$2
-    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run")" -eq "$total" ] &&
-    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL")" -eq "$total" ] &&
-    [ "$(sql "SELECT count(*) FROM candidates c WHERE run_id = $run AND (
-            (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'generate' AND j.state = 'done') <> 1
-         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done') > 1
-         OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done') > 1
-         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) > 1)")" -eq 0 ]
-}
 
 # --- kill -9 of the coordinator --------------------------------------------
 run=$(kfctl submit "$ROOT/examples/tasks/rmsnorm/task.json" --generations 4 --population 4 \
@@ -41,7 +28,7 @@ leased=$(sql "SELECT count(*) FROM jobs WHERE state = 'leased'")
 say "$leased job(s) leased at the kill"
 start_coordinator "${COORD_FAST[@]}"
 check "the restarted coordinator finishes the run" wait_until 240 run_done "$run"
-check "every candidate accounted for exactly once" accounted "$run" 16
+check "every candidate accounted for exactly once" run_accounted "$run" 16
 if [ "$leased" -gt 0 ]; then
     check "the restart requeued the $leased job(s) left leased" \
         grep -q "requeued $leased job(s) leased before the restart" "$T/coordinator.log"
@@ -102,6 +89,6 @@ job=${job:-0}
 check "the run finishes on the new exec worker" wait_until 240 run_done "$run2"
 check "the killed job was done on a second attempt" \
     [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $job")" = "done 2" ]
-check "every candidate of the second run accounted for" accounted "$run2" 4
+check "every candidate of the second run accounted for" run_accounted "$run2" 4
 check "the coordinator counted the requeue" jtrue '.counters.requeued >= 1' kfctl status --json
 finish

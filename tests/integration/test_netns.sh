@@ -395,7 +395,7 @@ check "the cut and killed evaluations were done on a later lease" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE id IN ($cut_job, $killed_job) AND state = 'done' AND attempts >= 2")" = 2 ]
 check "the evaluation whose result came while the database was away was recorded from that result, once" \
     [ "$(sql "SELECT j.state || ' ' || j.attempts || ' ' || count(e.id) FROM jobs j LEFT JOIN evaluations e
-              ON e.candidate_id = j.candidate_id WHERE j.id = ${pg_job:-0} GROUP BY j.state, j.attempts")" = "done 1 1" ]
+              ON e.job_id = j.id WHERE j.id = ${pg_job:-0} GROUP BY j.state, j.attempts")" = "done 1 1" ]
 check "every candidate of the undisturbed run accounted for exactly once" run_accounted "$run1" $P
 check "every candidate of the faulted run accounted for exactly once" run_accounted "$run2" $P
 check "no job left queued or leased" \
