@@ -164,7 +164,7 @@ s_rule (int ruleset, const char *path, uint64_t rights, uint64_t handled)
 }
 
 static int
-s_landlock (int abi, const char *const *read_files, const char *write_dir, char *why,
+s_landlock (int abi, const char *const *read_files, const char *const *write_dirs, char *why,
             size_t why_size)
 {
     uint64_t fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;      // ABI 1
@@ -217,8 +217,8 @@ s_landlock (int abi, const char *const *read_files, const char *write_dir, char 
         rc = s_rule (rs, "/dev/null", S_READ | LANDLOCK_ACCESS_FS_WRITE_FILE, fs);
     for (int i = 0; read_files && read_files[i] && rc == 0; i++)
         rc = s_rule (rs, read_files[i], S_READ, fs);
-    if (rc == 0 && write_dir)
-        rc = s_rule (rs, write_dir, fs, fs);
+    for (int i = 0; write_dirs && write_dirs[i] && rc == 0; i++)
+        rc = s_rule (rs, write_dirs[i], fs, fs);
     if (rc != 0) {
         snprintf (why, why_size, "landlock_add_rule: %s", strerror (errno));
         close (rs);
@@ -236,20 +236,20 @@ s_landlock (int abi, const char *const *read_files, const char *write_dir, char 
 #endif
 
 int
-kf_confine_self (const char *const *read_files, const char *write_dir, char *report,
+kf_confine_self (const char *const *read_files, const char *const *write_dirs, char *report,
                  size_t report_size)
 {
     char landlock[160] = "no landlock: the kernel offers none";
     int abi = kf_confine_landlock_abi ();
 #if defined(SYS_landlock_create_ruleset)
     char why[120];
-    if (abi > 0 && s_landlock (abi, read_files, write_dir, why, sizeof why) == 0)
+    if (abi > 0 && s_landlock (abi, read_files, write_dirs, why, sizeof why) == 0)
         snprintf (landlock, sizeof landlock, "landlock abi %d", abi);
     else if (abi > 0)
         snprintf (landlock, sizeof landlock, "no landlock: %s", why);
 #else
     (void) read_files;
-    (void) write_dir;
+    (void) write_dirs;
     snprintf (landlock, sizeof landlock, "no landlock: built without its headers");
 #endif
     if (s_seccomp () != 0) {

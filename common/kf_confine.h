@@ -26,11 +26,12 @@
 #include <stddef.h>
 
 /* Narrows this process: READ_FILES (NULL-terminated, may be NULL) are
- * readable and executable, WRITE_DIR (with everything below it) readable
- * and writable. Returns 0 and a one-line account in REPORT ("seccomp,
- * landlock abi 7" or "seccomp; no landlock: ..."), or -1 with the reason
- * in REPORT when the seccomp filter could not be applied. */
-int kf_confine_self (const char *const *read_files, const char *write_dir,
+ * readable and executable, WRITE_DIRS (NULL-terminated, may be NULL; with
+ * everything below them) readable and writable. Returns 0 and a one-line
+ * account in REPORT ("seccomp, landlock abi 7" or "seccomp; no landlock:
+ * ..."), or -1 with the reason in REPORT when the seccomp filter could
+ * not be applied. */
+int kf_confine_self (const char *const *read_files, const char *const *write_dirs,
                      char *report, size_t report_size);
 
 /* The Landlock ABI version the kernel offers, 0 when none. */

@@ -191,7 +191,7 @@ s_hide_reference (const char *dir, json_t *job)
 //  The candidate's process, started in DIR/run. NULL with the verdict
 //  written when it could not be had.
 static kf_runner_t *
-s_start_runner (const char *dir)
+s_start_runner (const char *dir, json_t *job)
 {
     char cand[4200], run[4200];
     snprintf (cand, sizeof cand, "%s/candidate.so", dir);
@@ -204,7 +204,8 @@ s_start_runner (const char *dir)
     }
     kf_run_reply_t reply;
     kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
-    kf_runner_t *runner = kf_runner_start (cand, run, &reply);
+    const char *shared = json_string_value (json_object_get (job, "shared_dir"));
+    kf_runner_t *runner = kf_runner_start (cand, run, shared, &reply);
     kf_eval_set_phase ('H');
     if (runner)
         return runner;
@@ -346,7 +347,7 @@ s_host_child_main (const char *dir, json_t *job)
         }
     }
     s_hide_reference (dir, job);
-    if (!probe && !(e->runner = s_start_runner (dir)))
+    if (!probe && !(e->runner = s_start_runner (dir, job)))
         goto done;
     kf_eval_split_add (KF_EVAL_S_MODULES, kf_eval_now () - t_load);
     kf_eval_stamp (KF_EVAL_T_LOADED);

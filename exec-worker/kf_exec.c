@@ -237,6 +237,8 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     json_t *payload = json_deep_copy (payload_in);
     json_object_set_new (payload, "backend", json_string (backend));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
+    if (cfg && cfg->shared_dir && *cfg->shared_dir)
+        json_object_set_new (payload, "shared_dir", json_string (cfg->shared_dir));
     if (strcmp (backend, "host") == 0 && !json_object_get (payload, "ceilings")) {
         //  Measured once per worker (at start-up, for the capabilities),
         //  so every evaluation is judged against the same ceilings.

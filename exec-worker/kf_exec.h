@@ -46,6 +46,8 @@ typedef struct {
     double sweep_limit_factor;   /* k of a config's limit; 0: 3 */
     double sweep_limit_floor_s;  /* floor of a config's limit; 0: 10 */
     int sweep_full_configs;      /* configs fully timed; 0: 2 */
+    const char *shared_dir;      /* eval_shared_dir: a folder every candidate
+                                  * may read and write (tests); NULL: none */
 } kf_exec_config_t;
 
 /* kf_job_fn; ARG is a kf_exec_config_t * or NULL for the defaults. */

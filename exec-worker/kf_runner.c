@@ -204,9 +204,12 @@ kf_runner_main (int argc, char **argv)
     //  what the candidate writes is held to the sandbox's default.
     struct rlimit fsize = { .rlim_cur = KF_RUN_FILE_BYTES, .rlim_max = KF_RUN_FILE_BYTES };
     setrlimit (RLIMIT_FSIZE, &fsize);
+    //  A folder the worker shares with every candidate (eval_shared_dir,
+    //  for tests) is the one other place it may reach.
     const char *files[] = { candidate, NULL };
+    const char *dirs[] = { cwd, argc > 3 && argv[3][0] ? argv[3] : NULL, NULL };
     char report[240];
-    if (kf_confine_self (files, cwd, report, sizeof report) != 0) {
+    if (kf_confine_self (files, dirs, report, sizeof report) != 0) {
         s_reply (KF_RUN_FAILED, 0, 0, report);
         return 2;
     }

@@ -92,11 +92,13 @@ int kf_runner_main (int argc, char **argv);
 typedef struct kf_runner kf_runner_t;
 
 /* Starts the runner of CANDIDATE (a path) in RUN_DIR (its working and
- * only writable directory) and waits until it has loaded it. NULL with
+ * only writable directory; SHARED, when not NULL, another, which the
+ * worker's eval_shared_dir names for tests) and waits until it has loaded
+ * it. NULL with
  * REPLY filled when it could not: status KF_RUN_FAILED (the candidate
  * does not load: DETAIL says why) or KF_RUN_CRASHED (its constructors
  * crashed); errno-style trouble of our own reads "harness: ...". */
-kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir,
+kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
                               kf_run_reply_t *reply);
 
 /* Gives the runner the shared file FD laid out as LAYOUT. 0, or -1 with

@@ -244,7 +244,8 @@ s_env (const char *run_dir)
 }
 
 kf_runner_t *
-kf_runner_start (const char *candidate, const char *run_dir, kf_run_reply_t *reply)
+kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
+                 kf_run_reply_t *reply)
 {
     kf_runner_t *self = calloc (1, sizeof *self);
     int sv[2];
@@ -256,7 +257,7 @@ kf_runner_start (const char *candidate, const char *run_dir, kf_run_reply_t *rep
         free (self);
         return NULL;
     }
-    char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate, NULL };
+    char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate, (char *) shared, NULL };
     pid_t pid = fork ();
     if (pid == 0) {
         //  Only the socket, as fd 3, and stdio: never the verdict channel.

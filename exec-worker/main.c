@@ -51,6 +51,9 @@ static const kf_cfg_entry_t s_table[] = {
       "added to every swept config's derived limit" },
     { "sweep_full_configs", KF_CFG_INT, "2", 1, 16,
       "configs of a sweep timed again with the full protocol, the best screened first" },
+    { "eval_shared_dir", KF_CFG_STR, NULL, 0, -1,
+      "for tests only: a folder every candidate may read and write, besides its own (it "
+      "reaches no other file of this host); never on a fleet" },
     { "python", KF_CFG_STR, NULL, 0, -1,
       "Python with torch for reference jobs (default: the first of $KF_PYTHON, "
       "/opt/torch/.venv/bin/python3, /usr/bin/python3, python3 on PATH that imports torch)" },
@@ -71,6 +74,28 @@ static const kf_cfg_entry_t s_table[] = {
       "wall-clock limit of one profile job (ncu replays each launch many times)" },
     KF_CFG_END
 };
+
+//  The evaluation settings of CONFIG for BACKEND's DEVICE.
+static kf_exec_config_t
+s_exec_config (const kf_config_t *config, const char *backend, int device)
+{
+    const char *shared = kf_config_str (config, "eval_shared_dir");
+    if (shared && *shared)
+        kf_warn ("eval_shared_dir %s: every candidate may read and write it (for tests only)",
+                 shared);
+    return (kf_exec_config_t) {
+        .worker_path = NULL,
+        .backend = backend,
+        .device = device,
+        .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
+        .sweep_time_limit_s = kf_config_double (config, "sweep_time_limit_s"),
+        .sweep_limit_factor = kf_config_double (config, "sweep_limit_factor"),
+        .sweep_limit_floor_s = kf_config_double (config, "sweep_limit_floor_s"),
+        .sweep_full_configs = (int) kf_config_int (config, "sweep_full_configs"),
+        .shared_dir = shared && *shared ? shared : NULL,
+    };
+}
+
 
 /* The reference cache folder: "off" is none, unset is the user's cache
  * folder. Creates the parents; the cache makes its own leaf. Caller frees. */
@@ -525,16 +550,7 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
         prefix = kf_strdupf ("%.*s.out", (int) len, job_path);
     }
 
-    kf_exec_config_t exec = {
-        .worker_path = NULL,
-        .backend = backend,
-        .device = device,
-        .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
-        .sweep_time_limit_s = kf_config_double (config, "sweep_time_limit_s"),
-        .sweep_limit_factor = kf_config_double (config, "sweep_limit_factor"),
-        .sweep_limit_floor_s = kf_config_double (config, "sweep_limit_floor_s"),
-        .sweep_full_configs = (int) kf_config_int (config, "sweep_full_configs"),
-    };
+    kf_exec_config_t exec = s_exec_config (config, backend, device);
     kf_job_t job = { .job_id = 1, .lease = 1, .kind = sa.kind, .payload = sa.payload,
                      .frames = sa.frames };
     int rc = 0;
@@ -639,16 +655,7 @@ main (int argc, char **argv)
     else
         kf_info ("profiling unavailable: %s", kf_profile_unavailable (profile));
 
-    kf_exec_config_t exec = {
-        .worker_path = NULL,
-        .backend = backend,
-        .device = device,
-        .time_limit_s = kf_config_double (config, "eval_time_limit_s"),
-        .sweep_time_limit_s = kf_config_double (config, "sweep_time_limit_s"),
-        .sweep_limit_factor = kf_config_double (config, "sweep_limit_factor"),
-        .sweep_limit_floor_s = kf_config_double (config, "sweep_limit_floor_s"),
-        .sweep_full_configs = (int) kf_config_int (config, "sweep_full_configs"),
-    };
+    kf_exec_config_t exec = s_exec_config (config, backend, device);
     int rc = kf_worker_main (config, "execute", caps, kf_exec_handle, &exec);
     kf_profile_set_shared (NULL);
     kf_profile_destroy (&profile);

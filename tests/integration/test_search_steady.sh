@@ -12,9 +12,14 @@ start_coordinator "${COORD_FAST[@]}"
 start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 GATEWAY_PID=$PID
 start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+# The gate lives in the folder the workers share with candidates for
+# tests (eval_shared_dir): a candidate reaches no other file outside its own.
+mkdir -m 1777 "$T/share"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --eval-shared-dir "$T/share"
 EXEC_PID=$PID
-start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --eval-shared-dir "$T/share"
 EXEC2_PID=$PID
 check "status answers with four workers" \
     wait_until 60 jtrue '.workers | length == 4' kfctl status --json
@@ -24,7 +29,7 @@ check "status answers with four workers" \
 # creates once two candidates of later generations have finished. So the
 # slow candidate is the slowest whatever the machine's speed or load.
 cp "$ROOT/examples/tasks/softmax/reference.c" "$T/reference.c"
-sed "s|@GATE@|$T/gate|" "$ROOT/tests/fixtures/search/slow_softmax.c" >"$T/slow.c"
+sed "s|@GATE@|$T/share/gate|" "$ROOT/tests/fixtures/search/slow_softmax.c" >"$T/slow.c"
 jq '.initial = {"language": "c", "file": "slow.c"}' "$ROOT/examples/tasks/softmax/task.json" \
     >"$T/task.json"
 
@@ -38,7 +43,8 @@ check "two later-generation candidates finish while the slow one waits" wait_unt
 check "... and the slow one is still open then" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND generation = 0 AND slot = 0
               AND finished_at IS NULL")" -eq 1 ]
-touch "$T/gate"
+touch "$T/share/gate"
+check "the slow candidate sees the gate" wait_until 300 test -e "$T/share/gate.seen"
 run_done() { [ "$(sql "SELECT status FROM runs WHERE id = $run")" != running ]; }
 check "the run with a slow candidate ends" wait_until 300 run_done
 check "... done" [ "$(sql "SELECT status FROM runs WHERE id = $run")" = done ]

@@ -17,17 +17,22 @@ VERIFY_ALL=(--plausible-outlier-factor 0 --plausible-min-counted 0 --verify-tole
 start_coordinator "${COORD_FAST[@]}" "${VERIFY_ALL[@]}"
 start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
 start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+# The candidate reaches no file outside its own folder but the one the
+# workers share with candidates for tests (eval_shared_dir).
+mkdir -m 1777 "$T/k"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --eval-shared-dir "$T/k"
+start exec2 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --eval-shared-dir "$T/k"
 check "four workers" wait_until 120 jtrue '.workers | length == 4' kfctl status --json
 
 # The initial kernel, candidate (0, 0): a correct softmax whose second
 # evaluation waits for the gate file. The first process that runs it
-# leaves a mark (in a folder the sandbox's uid may write) and goes on;
+# leaves a mark (in the shared folder, which the sandbox's uid may
+# write) and goes on;
 # any later one, its re-verification, waits until the test creates the
 # gate (at most 100 s). So the re-verification is still running when
 # the test looks, however fast or busy the machine.
-mkdir -m 1777 "$T/k"
 cat >"$T/gated.c" <<C
 #define _POSIX_C_SOURCE 200809L
 #include "kf_kernel.h"
@@ -50,7 +55,7 @@ kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,
         if (fd >= 0)
             close (fd);
         else
-            for (int k = 0; k < 1000 && access ("$T/gate", F_OK) != 0; k++) {
+            for (int k = 0; k < 1000 && access ("$T/k/gate", F_OK) != 0; k++) {
                 struct timespec pause = { 0, 100 * 1000 * 1000 };
                 nanosleep (&pause, NULL);
             }
@@ -88,6 +93,7 @@ gated_job() {
 check "the initial kernel is re-verified: pending, its second evaluation leased" \
     wait_until 300 eval '[ -n "$(gated_job)" ]'
 job=$(gated_job)
+check "the first evaluation left its mark in the shared folder" test -e "$T/k/mark"
 gated=$(sql "SELECT id FROM candidates WHERE run_id = $run AND generation = 0 AND slot = 0")
 first_worker=$(sql "SELECT worker FROM evaluations WHERE candidate_id = $gated")
 say "candidate $gated: first evaluation on $first_worker, re-verification job $job on $(sql "SELECT worker FROM jobs WHERE id = $job")"
@@ -111,7 +117,7 @@ check "the coordinator is back and shows the run running" \
     wait_until 120 jtrue '.run.status == "running"' kfctl show "$run" --json
 check "after the restart the candidate is still pending" \
     [ "$(sql "SELECT verify_state FROM candidates WHERE id = $gated")" = pending ]
-touch "$T/gate"
+touch "$T/k/gate"
 run_done() { [ "$(sql "SELECT status FROM runs WHERE id = $run")" != running ]; }
 check "the run ends once the re-verification is in" wait_until 300 run_done
 check "... done" [ "$(sql "SELECT status FROM runs WHERE id = $run")" = done ]

@@ -38,7 +38,8 @@ static int
 s_try (int what)
 {
     char report[240];
-    if (kf_confine_self (NULL, s_dir, report, sizeof report) != 0)
+    const char *dirs[] = { s_dir, NULL };
+    if (kf_confine_self (NULL, dirs, report, sizeof report) != 0)
         return 2;
     switch (what) {
     case S_FORK: {
