@@ -28,6 +28,12 @@
 #               the handler (handler_s). What a cluster's worker pays.
 #
 #   KF_BUILD (build)  KF_BENCH_N (10 evaluations)
+#   KF_BENCH_SHAPE (the CUDA task's shape, default [1024, 1024])
+#   KF_BENCH_TIMING (a timing object for the payload, e.g. a search's
+#               screen protocol '{"min_time_s": 0.1, "min_samples": 5,
+#               "warmup_s": 0.05, "warmup_calls": 3}'; default: the
+#               worker's full protocol; the floors printed below are the
+#               full protocol's)
 #   KF_BENCH_MODES ("standalone worker")
 #   KF_BENCH_SAVE (a folder to copy each evaluation's result JSON into)
 #   KF_BENCH_BACKEND (cuda when nvidia-smi sees a GPU, else host)
@@ -55,7 +61,7 @@ if [ "$backend" = cuda ]; then
     device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
     cand=tests/fixtures/kernels/cuda/good_softmax.cu
     ref=tests/fixtures/kernels/cuda/ref_softmax.cu
-    shape='[1024, 1024]'
+    shape=${KF_BENCH_SHAPE:-[1024, 1024]}
     target=(--target "cuda:$arch")
     cat >"$w/task.json" <<EOF
 {"name": "softmax_1m", "op": "softmax",
@@ -74,9 +80,13 @@ fi
 "$w/kf-compile-worker" --cache-dir off --build "$cand" "${target[@]}" -o "$w/cand.so" >"$w/cand.json" 2>/dev/null
 "$w/kf-compile-worker" --cache-dir off --build "$ref" "${target[@]}" --reference -o "$w/ref.so" >"$w/ref.json" 2>/dev/null
 jq -e .result.compiled "$w/cand.json" "$w/ref.json" >/dev/null || { echo "bench-eval: the kernels do not build"; exit 1; }
+timing_field=
+[ -n "${KF_BENCH_TIMING:-}" ] && timing_field=", \"timing\": $KF_BENCH_TIMING"
 cat >"$w/job.json" <<EOF
-{"payload": {"task": "task.json", "seed": 1}, "candidate": "cand.json", "reference": "ref.json"}
+{"payload": {"task": "task.json", "seed": 1$timing_field},
+ "candidate": "cand.json", "reference": "ref.json"}
 EOF
+echo "task shape $shape, timing ${KF_BENCH_TIMING:-default (the full protocol)}"
 
 echo "bench-eval: $(date -u +%Y-%m-%dT%H:%M:%SZ), backend $backend ($device)"
 echo "kernel: $(basename "$cand") vs $(basename "$ref"), softmax f32 $shape, default protocol, $n evaluations"
