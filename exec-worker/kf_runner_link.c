@@ -193,6 +193,19 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
         s_set (reply, KF_RUN_CRASHED, "harness: the candidate's process has ended%s", "");
         return -1;
     }
+    //  An answer waiting before the question is one the runner sent on
+    //  its own, to have a later batch look finished before it is: a
+    //  runner that does that has left the protocol.
+    kf_run_reply_t stale;
+    if (recv (self->sock, &stale, sizeof stale, MSG_DONTWAIT) > 0) {
+        s_set (reply, KF_RUN_CRASHED, "the candidate's process answered a call it was not given%s",
+               "");
+        kill (self->pid, SIGKILL);
+        int status;
+        waitpid (self->pid, &status, 0);
+        self->dead = true;
+        return -1;
+    }
     double t0 = s_now ();
     kill (self->pid, SIGCONT);
     if (s_send (self, msg, size, fd) != 0) {
@@ -205,7 +218,10 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
     if (self->dead)
         return -1;
     double cpu_answered = kf_runner_cpu_s (self);
-    if (s_stop (self, reply) != 0)
+    //  A runner that said what went wrong (it does not load, a call
+    //  returned non-zero) and then ended is reported by what it said.
+    kf_run_reply_t ended;
+    if (s_stop (self, rc == 0 ? reply : &ended) != 0)
         return -1;
     self->cpu_outside += kf_runner_cpu_s (self) - cpu_answered;
     return rc;

@@ -64,6 +64,7 @@ CASES=(
     "oob_after verdict 10-out-of-bounds"
     "ref_corrupt verdict 10-out-of-bounds"
     "kill_parent verdict 11-escaping"
+    "early_answer verdict 6-answering-early"
     "leak_env hardening 11-secrets(issue-13)"
 )
 
