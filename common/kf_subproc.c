@@ -601,6 +601,23 @@ typedef struct {
     char logname[64 + 8];
 } s_env_owned_t;
 
+bool
+kf_subproc_env_kept (const char *entry)
+{
+    static const char *const kept[] = {
+        "PATH=", "HOME=", "LANG=", "LANGUAGE=", "LC_", "TZ=", "TERM=", "USER=", "LOGNAME=",
+        "LD_LIBRARY_PATH=", "CUDA_", "NVIDIA_", "ZE_", "SYCL_", "OMP_", "GOMP_", "KMP_",
+        "MKL_", "OPENBLAS_", "PYTHON", "TORCH", "TRITON_", "XDG_CACHE_HOME=", "ASAN_OPTIONS=",
+        "LSAN_OPTIONS=", "UBSAN_OPTIONS=", "KF_CUDART=", "KF_ZE_LOADER=", NULL
+    };
+    for (int i = 0; kept[i]; i++)
+        if (strncmp (entry, kept[i], strlen (kept[i])) == 0)
+            return true;
+    return false;
+}
+
+//  The child's environment: the allow-list (or all of ours for a trusted
+//  program), TMPDIR its working directory, USER and LOGNAME its uid's.
 static char **
 s_child_env (const kf_subproc_limits_t *limits, s_env_owned_t *owned)
 {
@@ -617,6 +634,8 @@ s_child_env (const kf_subproc_limits_t *limits, s_env_owned_t *owned)
             continue;
         if (named && (strncmp (environ[i], "USER=", 5) == 0
                       || strncmp (environ[i], "LOGNAME=", 8) == 0))
+            continue;
+        if (!limits->keep_env && !kf_subproc_env_kept (environ[i]))
             continue;
         env[k++] = environ[i];
     }

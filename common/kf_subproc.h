@@ -35,6 +35,11 @@ typedef struct {
     uid_t uid;               /* when running as root: drop to these; uid 0 */
     gid_t gid;               /*   = a uid of the pool, taken for the run */
     bool drop_privileges;    /*   (kf_subproc_limits_default fills them) */
+    bool keep_env;           /* the whole environment (a trusted program
+                              * of the operator's); false: only what
+                              * compilers, runtimes and Python need
+                              * (kf_subproc_env_kept), no key, token or
+                              * database URL */
     int pass_fd;             /* > 2: given to the child as its fd 3 (a
                               * channel only it and the caller hold);
                               * 0: none */
@@ -57,6 +62,12 @@ typedef struct {
  * privileges: to a uid of the pool (uid 0 here), or to the account
  * KF_SANDBOX_USER names (65534 when it names none that exists). */
 void kf_subproc_limits_default (kf_subproc_limits_t *limits);
+
+/* Whether the environment entry ENTRY ("NAME=value") reaches a child
+ * that does not keep the whole environment: PATH, HOME, the locale, the
+ * library path, the CUDA, Level Zero, OpenMP, BLAS, Python and torch
+ * settings, the sanitizers' options, KF_CUDART and KF_ZE_LOADER. */
+bool kf_subproc_env_kept (const char *entry);
 
 /* Runs ARGV[0] (searched in PATH) with ARGV. Returns 0 when the child ran
  * to any end (see RESULT), -1 when it could not be started (errno; EINVAL

@@ -110,6 +110,8 @@ s_run_main (void *arg)
     limits.max_procs = 0;
     limits.no_network = false;
     limits.drop_privileges = false;
+    //  The operator's own program: it may need their keys.
+    limits.keep_env = true;
     char *dir = kf_subproc_mkdtemp (&limits);
     if (!dir || kf_file_write (dir, "prompt.txt", run->input, strlen (run->input))) {
         reply->outcome = KF_GEN_FAIL;

@@ -637,6 +637,35 @@ s_child_not_root (void)
     free (dir);
 }
 
+//  A sandboxed child gets an allow-list of the environment: no key, token
+//  or database URL of the worker's; the tools' own settings pass. A
+//  trusted program of the operator's (keep_env) gets all of it.
+static void
+s_test_env (void)
+{
+    printf ("  the environment\n");
+    setenv ("OPENAI_API_KEY", "sk-canary-7391", 1);
+    setenv ("KF_DATABASE_URL", "postgresql://kf:canary-7391@db/kf", 1);
+    setenv ("OMP_NUM_THREADS", "3", 1);
+    kf_subproc_limits_t lim;
+    kf_subproc_limits_default (&lim);
+    kf_subproc_result_t res;
+    CHECK (s_run_sh ("env", &lim, &res) == 0);
+    CHECK (res.output && !strstr (res.output, "canary-7391"));
+    CHECK (res.output && strstr (res.output, "OMP_NUM_THREADS=3"));
+    CHECK (res.output && strstr (res.output, "PATH="));
+    kf_subproc_result_free (&res);
+    lim.keep_env = true;
+    CHECK (s_run_sh ("env", &lim, &res) == 0);
+    CHECK (res.output && strstr (res.output, "OPENAI_API_KEY=sk-canary-7391"));
+    kf_subproc_result_free (&res);
+    CHECK (kf_subproc_env_kept ("LD_LIBRARY_PATH=/x") && kf_subproc_env_kept ("CUDA_VISIBLE_DEVICES=0")
+           && !kf_subproc_env_kept ("ANTHROPIC_API_KEY=x") && !kf_subproc_env_kept ("KF_CURVE_CERT=/k"));
+    unsetenv ("OPENAI_API_KEY");
+    unsetenv ("KF_DATABASE_URL");
+    unsetenv ("OMP_NUM_THREADS");
+}
+
 int
 main (void)
 {
@@ -652,6 +681,7 @@ main (void)
         unsetenv ("KF_SANDBOX_USER");
     }
     s_test_basics ();
+    s_test_env ();
     if (geteuid () == 0) {
         s_test_pool ();
         s_test_bomb_next_door ();
