@@ -13,6 +13,7 @@
  *  zmq_poll. The slot bookkeeping is shared by both modes.
  */
 #include "kf_worker.h"
+#include "kf_secrets.h"
 #include "kf_config.h"
 #include "kf_curve.h"
 #include "kf_log.h"
@@ -90,6 +91,9 @@ s_result_msg (int64_t job_id, int64_t lease, kf_job_result_t *res)
     }
     free (res->error);
     res->error = NULL;
+    //  Verdict details, compiler logs and errors go to the database and
+    //  the next prompt: none carries a secret of this worker's.
+    kf_secrets_scrub (body);
     kf_msg_t *msg = kf_msg_new ("RESULT", body);
     if (msg && res->frames) {
         zmsg_destroy (&msg->frames);
