@@ -3,6 +3,8 @@
  *  timed call and stop it again, count its CPU time.
  */
 #include "kf_runner.h"
+#include "kf_eval_channel.h"
+#include "kf_subproc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +29,6 @@ struct kf_runner {
     double round_trip;
     char confinement[240];
 };
-
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 double
 kf_runner_cpu_s (kf_runner_t *self)
@@ -206,7 +200,7 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
         self->dead = true;
         return -1;
     }
-    double t0 = s_now ();
+    double t0 = kf_eval_now ();
     kill (self->pid, SIGCONT);
     if (s_send (self, msg, size, fd) != 0) {
         s_set (reply, KF_RUN_FAILED, "harness: cannot reach the candidate's process: %s",
@@ -214,7 +208,7 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
         return -1;
     }
     int rc = s_answer (self, reply);
-    *wall_s = s_now () - t0;
+    *wall_s = kf_eval_now () - t0;
     if (self->dead)
         return -1;
     double cpu_answered = kf_runner_cpu_s (self);
@@ -238,16 +232,13 @@ s_env (const char *run_dir)
     char **env = calloc (n + 8, sizeof *env);
     if (!env)
         return NULL;
+    //  The sandbox's allow-list (kf_subproc_env_kept), with a PATH, HOME
+    //  and TMPDIR of the runner's own.
     size_t k = 0;
-    static const char *const keep[] = { "OMP_", "GOMP_", "KMP_", "ASAN_OPTIONS=",
-                                        "LSAN_OPTIONS=", "UBSAN_OPTIONS=", "LANG=", "LC_ALL=",
-                                        NULL };
     for (char **e = environ; *e; e++)
-        for (int i = 0; keep[i]; i++)
-            if (strncmp (*e, keep[i], strlen (keep[i])) == 0) {
-                env[k++] = *e;
-                break;
-            }
+        if (kf_subproc_env_kept (*e) && strncmp (*e, "PATH=", 5) && strncmp (*e, "HOME=", 5)
+            && strncmp (*e, "TMPDIR=", 7))
+            env[k++] = *e;
     static char path[] = "PATH=/usr/bin:/bin";
     static char home[4200], tmp[4200];
     snprintf (home, sizeof home, "HOME=%s", run_dir);
