@@ -23,4 +23,13 @@ kf_jint (json_t *obj, const char *key)
     return json_integer_value (json_object_get (obj, key));
 }
 
+/* OBJ[KEY] as a number (integer or real), or DFLT when it is absent or
+ * not a number. */
+static inline double
+kf_jnum (json_t *obj, const char *key, double dflt)
+{
+    json_t *v = json_object_get (obj, key);
+    return json_is_number (v) ? json_number_value (v) : dflt;
+}
+
 #endif

@@ -38,13 +38,6 @@ static const struct {
 };
 #define S_N_FLOORS (sizeof s_floors / sizeof s_floors[0])
 
-static double
-s_num (json_t *obj, const char *key, double dflt)
-{
-    json_t *v = json_object_get (obj, key);
-    return json_is_number (v) ? json_number_value (v) : dflt;
-}
-
 bool
 kf_fidelity_wants_full (double screened, double elite, double best, double margin)
 {
@@ -62,8 +55,8 @@ kf_fidelity_screen_timing (json_t *screen, json_t *full)
     json_t *out = json_is_object (full) ? json_deep_copy (full) : json_object ();
     bool shorter = false;
     for (size_t k = 0; k < S_N_FLOORS; k++) {
-        double f = s_num (full, s_floors[k].key, s_floors[k].worker);
-        double s = s_num (screen, s_floors[k].key, s_floors[k].screen);
+        double f = kf_jnum (full, s_floors[k].key, s_floors[k].worker);
+        double s = kf_jnum (screen, s_floors[k].key, s_floors[k].screen);
         double v = s < f ? s : f;
         shorter |= s < f;
         json_object_set_new (out, s_floors[k].key, s_floors[k].integer

@@ -21,12 +21,6 @@
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-static double
-s_num (json_t *obj, const char *key)
-{
-    return json_number_value (json_object_get (obj, key));
-}
-
 /* The figures of RESULT, timed by WORKER for RUN, as the coordinator
  * reads them. Returns 0, or -1 on a database error. */
 static int
@@ -40,11 +34,11 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
     /* The task's own bytes and work: a result cannot shrink them. */
     f->bytes = kf_plausible_task_bytes (spec);
     if (!(f->bytes > 0))
-        f->bytes = s_num (bw, "bytes");
+        f->bytes = kf_jnum (bw, "bytes", 0);
     f->flops = kf_plausible_task_flops (spec);
     if (!(f->flops > 0))
-        f->flops = s_num (cp, "flops");
-    f->cand_ns = s_num (json_object_get (result, "candidate"), "median_ns");
+        f->flops = kf_jnum (cp, "flops", 0);
+    f->cand_ns = kf_jnum (json_object_get (result, "candidate"), "median_ns", 0);
     json_t *row = NULL;
     if (*worker) {
         const char *p[1] = { worker };
@@ -56,19 +50,19 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
             return -1;
     }
     json_t *dev = json_object_get (row, "dev");
-    f->copy_gbs = s_num (dev, "copy_bandwidth_gbs");
+    f->copy_gbs = kf_jnum (dev, "copy_bandwidth_gbs", 0);
     if (!(f->copy_gbs > 0))
-        f->copy_gbs = s_num (bw, "copy_gbs");
-    f->peak_gflops = s_num (dev, "peak_gflops");
+        f->copy_gbs = kf_jnum (bw, "copy_gbs", 0);
+    f->peak_gflops = kf_jnum (dev, "peak_gflops", 0);
     if (!(f->peak_gflops > 0))
-        f->peak_gflops = s_num (cp, "peak_gflops");
+        f->peak_gflops = kf_jnum (cp, "peak_gflops", 0);
     /* The copy bandwidth binds only on data the cache cannot hold between
      * calls: a GPU's L2 (CUDA) or its largest cache (Level Zero) from the
      * HELLO; the host names no cache size there, so the worker's own
      * judgement (its last-level cache) stands. */
-    double cache = s_num (dev, "l2_bytes");
+    double cache = kf_jnum (dev, "l2_bytes", 0);
     if (!(cache > 0))
-        cache = s_num (dev, "cache_bytes");
+        cache = kf_jnum (dev, "cache_bytes", 0);
     f->bw_applies = cache > 0 ? f->bytes > cache
                               : json_is_true (json_object_get (bw, "roofline_applies"));
     json_decref (row);
@@ -116,7 +110,7 @@ kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_
                                  2, p, NULL);
         if (!row)
             return -1;
-        if (kf_plausible_outlier (speedup, s_num (row, "best"), (long) kf_jint (row, "n"),
+        if (kf_plausible_outlier (speedup, kf_jnum (row, "best", 0), (long) kf_jint (row, "n"),
                                   rules, why, sizeof why))
             snprintf (reason, size, "%s", why);
         json_decref (row);
@@ -219,7 +213,7 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     if (strcmp (kf_jstr (cand, "verify_state"), "pending"))
         return 0;   /* decided before: a late duplicate */
     int64_t run_id = kf_jint (cand, "run_id");
-    double first = s_num (cand, "speedup");
+    double first = kf_jnum (cand, "speedup", 0);
     /* What counts is the lower of the two figures: each was measured, and
      * the run reports only what held twice. */
     double counted = holds && again < first ? again : first;
@@ -286,8 +280,8 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result)
         return rc;
     const char *worker = kf_jstr (job, "worker");
     const char *verdict = kf_jstr (result, "verdict");
-    double again = s_num (result, "speedup");
-    double first = s_num (cand, "speedup");
+    double again = kf_jnum (result, "speedup", 0);
+    double first = kf_jnum (cand, "speedup", 0);
     char what[600] = "";
     bool holds = false;
     if (strcmp (verdict, "correct") || !(again > 0))

@@ -16,6 +16,7 @@
  *  timeout, which is what a tuning sweep should say about it anyway.
  */
 #include "kf_sweep.h"
+#include "kf_json.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -95,13 +96,6 @@ kf_sweep_screen_timing (json_t *timing, int n)
     return t;
 }
 
-static double
-s_num (json_t *obj, const char *key, double dflt)
-{
-    json_t *v = json_object_get (obj, key);
-    return json_is_number (v) ? json_number_value (v) : dflt;
-}
-
 static const char *
 s_verdict (json_t *r)
 {
@@ -119,7 +113,7 @@ s_correct (json_t *r)
 static double
 s_speedup (json_t *r)
 {
-    return s_num (r, "speedup", 0);
+    return kf_jnum (r, "speedup", 0);
 }
 
 //  Seconds the job may still spend on a child, what each evaluation
@@ -181,11 +175,11 @@ static double
 s_full_limit (s_sweep_t *self, int i, double *expect)
 {
     s_config_t *c = &self->c[i];
-    double timing = s_num (json_object_get (c->screen, "phases_s"), "timing", 0);
-    double full = s_num (self->full_timing, "min_time_s", 1)
-                  + s_num (self->full_timing, "warmup_s", 1);
-    double screen = s_num (self->screen_timing, "min_time_s", 1)
-                    + s_num (self->screen_timing, "warmup_s", 1);
+    double timing = kf_jnum (json_object_get (c->screen, "phases_s"), "timing", 0);
+    double full = kf_jnum (self->full_timing, "min_time_s", 1)
+                  + kf_jnum (self->full_timing, "warmup_s", 1);
+    double screen = kf_jnum (self->screen_timing, "min_time_s", 1)
+                    + kf_jnum (self->screen_timing, "warmup_s", 1);
     double ratio = screen > 0 ? full / screen : 1;
     double extra = timing * (ratio > 1 ? ratio - 1 : 0);
     bool by_cpu;
@@ -217,7 +211,7 @@ s_evaluate (s_sweep_t *self, int i, json_t *payload, double limit, const char *w
     }
     zmsg_destroy (&one.frames);
     json_t *r = one.result ? one.result : json_object ();
-    double child = s_num (r, "wall_s", took);
+    double child = kf_jnum (r, "wall_s", took);
     if (took - child > self->overhead)
         self->overhead = took - child;
     if (!strcmp (s_verdict (r), "timeout")) {
@@ -392,7 +386,7 @@ s_row (s_sweep_t *self, int i)
                              json_object_get (json_object_get (r, "reference"), "median_ns"));
         }
         json_object_set_new (row, "limit_s", json_real (c->full ? c->full_limit_s : c->limit_s));
-        json_object_set_new (row, "wall_s", json_real (s_num (r, "wall_s", 0)));
+        json_object_set_new (row, "wall_s", json_real (kf_jnum (r, "wall_s", 0)));
         if (c->full && c->screen)
             json_object_set (row, "screen_speedup",
                              json_is_number (json_object_get (c->screen, "speedup"))
