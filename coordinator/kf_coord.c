@@ -826,7 +826,8 @@ s_send_leased (kf_coord_t *self, json_t *rows)
 /* Re-verification jobs (kf_verify.c) go to a worker other than the one
  * whose figure is in doubt: each free worker of the group LIST leases
  * those it may take, its own only when no other connected worker of its
- * kind (role, backends, arch; not draining) could. Before the group's
+ * kind (role, backends, arch; not draining) could, and not before every
+ * worker has had its liveness window to reconnect after a start. Before the group's
  * ordinary lease, which leaves them alone. */
 static void
 s_dispatch_verify (kf_coord_t *self, zlistx_t *list)
@@ -838,7 +839,10 @@ s_dispatch_verify (kf_coord_t *self, zlistx_t *list)
         int free_credits = w->credits - (int) json_array_size (w->jobs);
         if (free_credits <= 0)
             continue;
-        bool alone = true;
+        //  Right after a start the others may not have said HELLO yet:
+        //  nobody is alone until each had its liveness window to do so.
+        bool alone = zclock_mono () - self->started
+                     > (int64_t) self->cfg.heartbeat_ms * self->cfg.liveness;
         for (s_worker_t *o = zhashx_first (self->by_id); o && alone;
              o = zhashx_next (self->by_id))
             alone = o == w || o->draining || strcmp (o->role, w->role)
