@@ -34,7 +34,7 @@ objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
 LIBKF     := $(BUILD)/libkf.a
 LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
              $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o \
-             $(OBJ)/gen/kf_search_defaults_text.o
+             $(OBJ)/gen/kf_search_defaults_text.o $(OBJ)/gen/kf_cuda_judge_image.o
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -79,6 +79,23 @@ $(BUILD)/gen/kf_torch_ref_py.c: exec-worker/kf_torch_ref.py common/embed.sh
 $(BUILD)/gen/kf_search_defaults_text.c: coordinator/search-defaults.json common/embed.sh
 	@mkdir -p $(dir $@)
 	sh common/embed.sh kf_search_defaults_text $< > $@
+
+# The CUDA judge's kernels (exec-worker/kf_cuda_judge.cu) as a fat binary:
+# machine code for the common architectures and PTX for newer ones,
+# embedded in the exec worker. Without nvcc the image is empty and the
+# CUDA backend says so instead of evaluating (kf_cuda_judge.c).
+NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_100,code=sm_100 -gencode arch=compute_120,code=sm_120 \
+             -gencode arch=compute_75,code=compute_75
+$(BUILD)/gen/kf_cuda_judge_image.c: exec-worker/kf_cuda_judge.cu exec-worker/kf_eval_elem.h common/kf_kernel.h common/embed_binary.sh
+	@mkdir -p $(dir $@)
+	@if [ -n "$(NVCC)" ]; then \
+	  echo "  NVCC $<"; \
+	  $(NVCC) -fatbin -O3 -Iexec-worker -Icommon $(NVCC_ARCH) -o $(BUILD)/gen/kf_cuda_judge.fatbin $< \
+	  && sh common/embed_binary.sh kf_cuda_judge_image $(BUILD)/gen/kf_cuda_judge.fatbin > $@; \
+	else echo "  (no nvcc: the CUDA backend will have no device checks)"; \
+	  sh common/embed_binary.sh kf_cuda_judge_image /dev/null > $@; fi
 
 $(OBJ)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)

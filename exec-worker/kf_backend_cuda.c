@@ -1,13 +1,14 @@
 /*  kf_backend_cuda.c - the CUDA evaluation harness and device probe.
  *
  *  Runs inside the sandboxed evaluation child, like the host harness, and
- *  judges by the same code (kf_eval_check): inputs are drawn on the host,
- *  copied to the device once per set (into a staging buffer that each
- *  side's inputs are copied from on the device), and copied back after
- *  every candidate call to prove they did not change; outputs are
+ *  judges by the same rules (kf_eval_elem.h, kf_eval_judge_output), but
+ *  on the device (kf_cuda_judge): inputs are drawn there (or exported
+ *  PyTorch data copied up once a set) into a staging buffer that each
+ *  side's inputs are copied from on the device, and compared with it
+ *  after every candidate call to prove they did not change; outputs are
  *  poisoned before every call (from a poison image kept on the device)
- *  and copied back to be compared with the reference by the shared
- *  checks. The device is synchronised after the staging copies, so a
+ *  and compared with the reference's on the device. Only figures cross
+ *  the bus. The device is synchronised after the staging copies, so a
  *  kernel on a stream of the candidate's own cannot start before them.
  *  GPU memory has no guard pages, so every device buffer sits between two
  *  canary regions that are read back after each call; a write far outside
@@ -29,6 +30,7 @@
  */
 #include "kf_backend.h"
 #include "kf_cuda_api.h"
+#include "kf_cuda_judge.h"
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
 #include "kf_refdata.h"
@@ -380,11 +382,9 @@ typedef struct {
     s_dbuf_t in_d[S_MAX_TENSORS], ref_d[S_MAX_TENSORS], cand_d[S_MAX_TENSORS];
     void *src_d[S_MAX_TENSORS];      // this set's inputs, uploaded once
     void *poison_d[S_MAX_TENSORS];   // poison image of each output
-    void *in_h[S_MAX_TENSORS];       // this set's inputs: what the device must still hold
-    void *back_h[S_MAX_TENSORS];     // inputs read back
-    void *ref_h[S_MAX_TENSORS];      // the reference's outputs for this set
-    void *cand_h[S_MAX_TENSORS];     // the candidate's outputs, read back
-    void *poison_h[S_MAX_TENSORS];   // poison image of each output
+    void *in_h[S_MAX_TENSORS];       // a probe's inputs and reference outputs,
+    void *ref_h[S_MAX_TENSORS];      //   read back for its fingerprints
+    kf_cuda_judge_t *judge;          // draws, compares and checks on the device
     kf_tensor_t in_t[S_MAX_TENSORS], ref_t[S_MAX_TENSORS], cand_t[S_MAX_TENSORS];
     kf_ctx_t ctx;
     const char **scalar_names;
@@ -454,15 +454,71 @@ s_poison_outputs (s_eval_t *e, s_dbuf_t *bufs)
     return s_stage (e, bufs, false);
 }
 
-//  This set's inputs (IN_H) to the device's staging buffers.
+//  A judge call that failed: the device, not a kernel, is at fault.
 static int
-s_upload_inputs (s_eval_t *e)
+s_judge_failed (s_eval_t *e, int rc, const char *what)
 {
+    snprintf (e->detail, sizeof e->detail, "harness: %s on the device: CUDA error %d", what, rc);
+    return S_HARNESS;
+}
+
+//  SET's inputs into the staging buffers: the exported ones copied up, or
+//  drawn on the device (the values the host's kf_eval_fill would draw).
+static int
+s_draw_inputs (s_eval_t *e, uint64_t seed, int set)
+{
+    const kf_eval_refdata_t *rd = e->rd;
     for (int i = 0; i < e->n_in; i++) {
-        int rc = s_api->Memcpy (e->src_d[i], e->in_h[i], e->in[i].bytes, KF_CUDA_H2D);
+        int rc;
+        if (rd) {
+            rc = s_api->Memcpy (e->src_d[i], e->data + rd->in_off[set * rd->n_in + i],
+                                e->in[i].bytes, KF_CUDA_H2D);
+            if (rc)
+                return s_harness (e, rc, "copying inputs to the device");
+            continue;
+        }
+        kf_elem_dist_t d;
+        kf_eval_dist (json_object_get (e->in[i].spec, "dist"), &d);
+        rc = kf_cuda_judge_fill (e->judge, &d, e->in[i].dtype, e->src_d[i], e->in[i].numel,
+                                 kf_eval_input_seed (seed, set, i));
         if (rc)
-            return s_harness (e, rc, "copying inputs to the device");
+            return s_judge_failed (e, rc, "drawing inputs");
     }
+    return S_OK;
+}
+
+//  A probe's fingerprints of this set: its inputs and the reference's
+//  outputs, read back (a probe runs once per task, so the copies do not
+//  matter).
+static int
+s_fingerprint (s_eval_t *e)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < e->n_in; i++) {
+        size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
+        if (!e->in_h[i] && !(e->in_h[i] = malloc (n))) {
+            snprintf (e->detail, sizeof e->detail, "harness: out of memory for a probe's inputs");
+            return S_HARNESS;
+        }
+        int rc = s_api->Memcpy (e->in_h[i], e->src_d[i], e->in[i].bytes, KF_CUDA_D2H);
+        if (rc)
+            return s_harness (e, rc, "reading inputs back");
+        h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
+    }
+    kf_eval_degen_inputs (e->degen, h);
+    for (int o = 0; o < e->n_out; o++) {
+        size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
+        if (!e->ref_h[o] && !(e->ref_h[o] = malloc (n))) {
+            snprintf (e->detail, sizeof e->detail, "harness: out of memory for a probe's outputs");
+            return S_HARNESS;
+        }
+        int rc = s_api->Memcpy (e->ref_h[o], e->ref_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
+        if (rc)
+            return s_harness (e, rc, "reading reference outputs");
+        kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_h[o],
+                              e->tol.atol_dtype[e->out[o].dtype]);
+    }
+    kf_eval_degen_end_set (e->degen);
     return S_OK;
 }
 
@@ -472,13 +528,16 @@ s_check_memory (s_eval_t *e, const char *when)
 {
     int rc;
     for (int i = 0; i < e->n_in; i++) {
-        rc = s_api->Memcpy (e->back_h[i], e->in_d[i].data, e->in[i].bytes, KF_CUDA_D2H);
+        uint64_t differing = 0;
+        rc = kf_cuda_judge_differ (e->judge, e->in_d[i].data, e->src_d[i], e->in[i].bytes,
+                                   &differing);
         if (rc)
-            return s_harness (e, rc, "reading inputs back");
-        if (memcmp (e->back_h[i], e->in_h[i], e->in[i].bytes) != 0) {
+            return s_judge_failed (e, rc, "checking inputs");
+        if (differing) {
             snprintf (e->detail, sizeof e->detail,
-                      "%s: inputs changed: the candidate wrote to input '%s'",
-                      when, e->in[i].name);
+                      "%s: inputs changed: the candidate wrote to input '%s' (%llu of %zu words differ)",
+                      when, e->in[i].name, (unsigned long long) differing,
+                      (e->in[i].bytes + 7) / 8);
             return S_INCORRECT;
         }
     }
@@ -498,22 +557,24 @@ s_check_memory (s_eval_t *e, const char *when)
     return S_OK;
 }
 
-//  Reads the candidate's outputs back and compares them with REF_H.
+//  The candidate's outputs against the right ones, on the device.
 static int
 s_compare (s_eval_t *e, const char *when)
 {
     int bad = 0;
     char ignored[512];
     for (int o = 0; o < e->n_out; o++) {
-        int rc = s_api->Memcpy (e->cand_h[o], e->cand_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
+        kf_elem_part_t sum;
+        int rc = kf_cuda_judge_compare (e->judge, e->out[o].dtype, e->cand_d[o].data,
+                                        e->ref_d[o].data, e->out[o].numel, e->tol.rtol,
+                                        kf_eval_atol (&e->tol, e->out[o].dtype), &sum);
         if (rc)
-            return s_harness (e, rc, "reading outputs back");
-    }
-    for (int o = 0; o < e->n_out; o++)
-        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_h[o], e->ref_h[o],
-                                    when, bad ? ignored : e->detail,
-                                    bad ? sizeof ignored : sizeof e->detail))
+            return s_judge_failed (e, rc, "comparing outputs");
+        if (kf_eval_judge_output (&e->tol, &e->worst, &e->out[o], &sum, when,
+                                  bad ? ignored : e->detail,
+                                  bad ? sizeof ignored : sizeof e->detail))
             bad = 1;
+    }
     return bad ? S_INCORRECT : S_OK;
 }
 
@@ -526,25 +587,22 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
     int cuda_rc, r, st;
     const kf_eval_refdata_t *rd = e->rd;
     double t = s_now (), t0;
-    for (int i = 0; i < e->n_in; i++) {
-        if (rd)
-            memcpy (e->in_h[i], e->data + rd->in_off[set * rd->n_in + i], e->in[i].bytes);
-        else
-            kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype,
-                          e->in_h[i], e->in[i].numel, kf_eval_input_seed (seed, set, i));
-    }
+    if ((st = s_draw_inputs (e, seed, set)))
+        return st;
     if (rd) {
         e->ctx.n_scalars = rd->n_scalars;
         e->ctx.scalar_names = rd->name_ptrs;
         e->ctx.scalars = rd->values + (size_t) set * (size_t) rd->n_scalars;
-        for (int o = 0; o < e->n_out; o++)
-            memcpy (e->ref_h[o], e->data + rd->out_off[set * rd->n_out + o], e->out[o].bytes);
+        for (int o = 0; o < e->n_out; o++) {
+            int rc = s_api->Memcpy (e->ref_d[o].data, e->data + rd->out_off[set * rd->n_out + o],
+                                    e->out[o].bytes, KF_CUDA_H2D);
+            if (rc)
+                return s_harness (e, rc, "copying the right outputs to the device");
+        }
     }
     t0 = s_now ();
     kf_eval_split_add (KF_EVAL_S_INPUTS, t0 - t);
     t = t0;
-    if ((st = s_upload_inputs (e)))
-        return st;
     if (!rd) {
         if ((st = s_stage (e, e->ref_d, true)))
             return st;
@@ -565,22 +623,9 @@ s_run_set (s_eval_t *e, uint64_t seed, int set, const char *when)
                 snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
             return S_REF_FAILED;
         }
-        for (int o = 0; o < e->n_out; o++) {
-            int rc = s_api->Memcpy (e->ref_h[o], e->ref_d[o].data, e->out[o].bytes, KF_CUDA_D2H);
-            if (rc)
-                return s_harness (e, rc, "reading reference outputs");
-        }
     }
-    if (e->degen) {
-        uint64_t h = 0;
-        for (int i = 0; i < e->n_in; i++)
-            h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
-        kf_eval_degen_inputs (e->degen, h);
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_h[o],
-                                  e->tol.atol_dtype[e->out[o].dtype]);
-        kf_eval_degen_end_set (e->degen);
-    }
+    if (e->degen && (st = s_fingerprint (e)))
+        return st;
     if (!e->cand_fn)
         return S_OK;            // a probe: the reference alone
     //  The candidate gets the inputs as drawn, whatever the reference did.
@@ -809,11 +854,8 @@ s_free_tensors (s_eval_t *e, bool device)
 {
     for (int i = 0; i < S_MAX_TENSORS; i++) {
         free (e->in_h[i]);
-        free (e->back_h[i]);
         free (e->ref_h[i]);
-        free (e->cand_h[i]);
-        free (e->poison_h[i]);
-        e->in_h[i] = e->back_h[i] = e->ref_h[i] = e->cand_h[i] = e->poison_h[i] = NULL;
+        e->in_h[i] = e->ref_h[i] = NULL;
         if (device) {
             s_dbuf_t *bufs[3] = { &e->in_d[i], &e->ref_d[i], &e->cand_d[i] };
             for (int k = 0; k < 3; k++)
@@ -868,6 +910,30 @@ s_load (s_eval_t *e, const char *dir, bool data, bool probe)
     return S_OK;
 }
 
+//  BYTES at device address P (N elements of DTYPE) set to the poison
+//  pattern: up to a mebibyte poisoned on the host and copied up, then
+//  doubled on the device until it covers the tensor.
+static int
+s_poison_image (void *p, int dtype, size_t n, size_t bytes)
+{
+    if (n == 0)
+        return 0;
+    size_t esz = bytes / n, chunk_n = n < ((size_t) 1 << 20) / esz ? n : ((size_t) 1 << 20) / esz;
+    size_t done = chunk_n * esz;
+    void *chunk = malloc (done);
+    if (!chunk)
+        return -1;
+    kf_eval_poison (dtype, chunk, chunk_n);
+    int rc = s_api->Memcpy (p, chunk, done, KF_CUDA_H2D);
+    free (chunk);
+    while (!rc && done < bytes) {
+        size_t k = done < bytes - done ? done : bytes - done;
+        rc = s_api->Memcpy ((char *) p + done, p, k, KF_CUDA_D2D);
+        done += k;
+    }
+    return rc;
+}
+
 //  A case's tensors: device buffers between canaries and host images for
 //  TASK's (possibly reshaped) inputs and outputs, and the scalars.
 static int
@@ -886,10 +952,6 @@ s_setup (s_eval_t *e, json_t *task)
         if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
             return S_REF_FAILED;
         size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
-        if (!(e->in_h[i] = malloc (n)) || !(e->back_h[i] = malloc (n))) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for inputs");
-            return S_HARNESS;
-        }
         if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes))
             || (rc = s_api->Malloc (&e->src_d[i], n)))
             return s_harness (e, rc, "allocating inputs");
@@ -899,17 +961,12 @@ s_setup (s_eval_t *e, json_t *task)
         if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
             return S_REF_FAILED;
         size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
-        if (!(e->ref_h[o] = malloc (n)) || !(e->cand_h[o] = malloc (n))
-            || !(e->poison_h[o] = malloc (n))) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for outputs");
-            return S_HARNESS;
-        }
-        kf_eval_poison (e->out[o].dtype, e->poison_h[o], e->out[o].numel);
         //  Separate allocations: outputs never alias inputs or each other.
         if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes))
             || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes))
             || (rc = s_api->Malloc (&e->poison_d[o], n))
-            || (rc = s_api->Memcpy (e->poison_d[o], e->poison_h[o], e->out[o].bytes, KF_CUDA_H2D)))
+            || (rc = s_poison_image (e->poison_d[o], e->out[o].dtype, e->out[o].numel,
+                                     e->out[o].bytes)))
             return s_harness (e, rc, "allocating outputs");
         kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_d[o].data);
         kf_eval_tensor (&e->cand_t[o], &e->out[o], e->cand_d[o].data);
@@ -1041,6 +1098,10 @@ s_cuda_child_main (const char *dir, json_t *job)
                 || (rc = s_api->EventCreate (&e->ev0))
                 || (rc = s_api->EventCreate (&e->ev1))))
         st = s_harness (e, rc, "creating the stream and events");
+    if (!st && !(e->judge = kf_cuda_judge_new (s_api, why, sizeof why))) {
+        snprintf (e->detail, sizeof e->detail, "harness: %s", why);
+        st = S_HARNESS;
+    }
     //  The flush buffer: twice the L2, so nothing of the last sample
     //  survives in it.
     size_t flush_bytes = 2 * (size_t) (info.l2_bytes > 0 ? info.l2_bytes : 64 << 20);
@@ -1068,6 +1129,7 @@ s_cuda_child_main (const char *dir, json_t *job)
             ce->tol = e->tol;
             ce->worst.match_fraction = ce->worst.cosine = 1;
             ce->stream = e->stream;
+            ce->judge = e->judge;
         }
         ce->degen = probe && c == 0 ? &degen : NULL;
         ce->count_warm = !probe && c == 0;
@@ -1168,6 +1230,7 @@ done:
     free (tm.ref_ns);
     free (tm.cand_ns);
     s_free_tensors (e, false);
+    kf_cuda_judge_destroy (&e->judge);
     free (e);
     kf_refdata_unmap (data, data_size);
     kf_eval_refdata_free (&rd);

@@ -24,88 +24,6 @@
 #include <immintrin.h>
 #endif
 
-// --------------------------------------------------------------------------
-//  Elements of every dtype, as doubles
-
-static float
-s_half_to_float (uint16_t h)
-{
-    int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
-    float v;
-    if (exp == 0)
-        v = ldexpf ((float) man, -24);
-    else if (exp == 31)
-        v = man ? NAN : INFINITY;
-    else
-        v = ldexpf ((float) (man | 1024), exp - 25);
-    return sign ? -v : v;
-}
-
-static uint16_t
-s_float_to_half (float f)
-{
-    uint32_t x;
-    memcpy (&x, &f, 4);
-    uint16_t sign = (x >> 16) & 0x8000;
-    if (isnan (f))
-        return sign | 0x7e00;
-    float a = fabsf (f);
-    if (a >= 65520.0f)
-        return sign | 0x7c00;
-    if (a < 6.103515625e-05f)       // subnormal: units of 2^-24
-        return sign | (uint16_t) lrintf (a * 16777216.0f);
-    int e;
-    float m = frexpf (a, &e);       // a = m * 2^e, m in [0.5, 1)
-    uint32_t man = (uint32_t) lrintf ((m * 2 - 1) * 1024);
-    int exp = e - 1 + 15;
-    if (man == 1024) {
-        man = 0;
-        exp++;
-    }
-    if (exp >= 31)
-        return sign | 0x7c00;
-    return sign | (uint16_t) (exp << 10) | (uint16_t) man;
-}
-
-static double
-s_get (int dtype, const void *p, size_t i)
-{
-    switch (dtype) {
-        case KF_F32: return ((const float *) p)[i];
-        case KF_F64: return ((const double *) p)[i];
-        case KF_F16: return s_half_to_float (((const uint16_t *) p)[i]);
-        case KF_BF16: {
-            uint32_t x = (uint32_t) ((const uint16_t *) p)[i] << 16;
-            float f;
-            memcpy (&f, &x, 4);
-            return f;
-        }
-        case KF_I32: return ((const int32_t *) p)[i];
-        case KF_I64: return (double) ((const int64_t *) p)[i];
-    }
-    return 0;
-}
-
-static void
-s_set (int dtype, void *p, size_t i, double v)
-{
-    switch (dtype) {
-        case KF_F32: ((float *) p)[i] = (float) v; break;
-        case KF_F64: ((double *) p)[i] = v; break;
-        case KF_F16: ((uint16_t *) p)[i] = s_float_to_half ((float) v); break;
-        case KF_BF16: {
-            float f = (float) v;
-            uint32_t x;
-            memcpy (&x, &f, 4);
-            x += 0x7fff + ((x >> 16) & 1);     // round to nearest even
-            ((uint16_t *) p)[i] = (uint16_t) (x >> 16);
-            break;
-        }
-        case KF_I32: ((int32_t *) p)[i] = (int32_t) llround (v); break;
-        case KF_I64: ((int64_t *) p)[i] = (int64_t) llround (v); break;
-    }
-}
-
 //  Poison: a quiet NaN with a distinctive payload for floats (no kernel
 //  computes it by accident), a fixed odd pattern for integers.
 void
@@ -124,15 +42,7 @@ kf_eval_poison (int dtype, void *p, size_t n)
 bool
 kf_eval_is_poison (int dtype, const void *p, size_t i)
 {
-    switch (dtype) {
-        case KF_F32: return ((const uint32_t *) p)[i] == 0x7fc0dead;
-        case KF_F64: return ((const uint64_t *) p)[i] == 0x7ff8deaddeaddeadULL;
-        case KF_F16: return ((const uint16_t *) p)[i] == 0x7ead;
-        case KF_BF16: return ((const uint16_t *) p)[i] == 0x7fad;
-        case KF_I32: return ((const uint32_t *) p)[i] == 0xdeadbeef;
-        case KF_I64: return ((const uint64_t *) p)[i] == 0xdeadbeefdeadbeefULL;
-    }
-    return false;
+    return kf_elem_is_poison (dtype, p, i);
 }
 
 // --------------------------------------------------------------------------
@@ -210,29 +120,6 @@ s_blocks (size_t n)
 // --------------------------------------------------------------------------
 //  Inputs
 
-static uint64_t
-s_next (uint64_t *state)
-{
-    //  splitmix64: tiny, seedable from any integer, good enough for test data.
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static double
-s_uniform01 (uint64_t *state)
-{
-    return ((s_next (state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-static double
-s_normal (uint64_t *state)
-{
-    double u = s_uniform01 (state), v = s_uniform01 (state);
-    return sqrt (-2 * log (u)) * cos (2 * M_PI * v);
-}
-
 double
 kf_eval_num (json_t *obj, const char *key, double dflt)
 {
@@ -240,46 +127,56 @@ kf_eval_num (json_t *obj, const char *key, double dflt)
     return json_is_number (v) ? json_number_value (v) : dflt;
 }
 
-//  A distribution, read from its JSON once rather than per element.
 typedef struct {
-    enum { S_NORMAL, S_UNIFORM, S_CONSTANT, S_HEAVY } kind;
-    double a, b;             // mean, std | low, high | value | scale
-    int dof;
-    uint64_t draws;          // generator draws per element
+    kf_elem_dist_t dist;
     int dtype;
     void *p;
     size_t n;
     uint64_t seed;
 } s_fill_t;
 
-//  Element LO..HI-1. Element i starts at draw i * draws of the sequence
-//  (splitmix64's state after k draws is seed + k * its increment), so a
-//  block gives the values one pass from element 0 would.
 static void
 s_fill_block (void *arg, size_t block)
 {
     const s_fill_t *f = arg;
     size_t lo = block * S_BLOCK, hi = lo + S_BLOCK < f->n ? lo + S_BLOCK : f->n;
-    uint64_t st = f->seed + (uint64_t) lo * f->draws * 0x9e3779b97f4a7c15ULL;
-    for (size_t i = lo; i < hi; i++) {
-        double v;
-        if (f->kind == S_UNIFORM)
-            v = f->a + (f->b - f->a) * s_uniform01 (&st);
-        else if (f->kind == S_CONSTANT)
-            v = f->a;
-        else if (f->kind == S_HEAVY) {
-            //  Student's t with `dof` degrees of freedom: rare huge values
-            //  that expose overflow and cancellation.
-            double chi = 0;
-            for (int k = 0; k < f->dof; k++) {
-                double z = s_normal (&st);
-                chi += z * z;
-            }
-            v = f->a * s_normal (&st) / sqrt (chi / f->dof);
-        }
-        else
-            v = f->a + f->b * s_normal (&st);
-        s_set (f->dtype, f->p, i, v);
+    for (size_t i = lo; i < hi; i++)
+        kf_elem_set (f->dtype, f->p, i, kf_elem_draw (&f->dist, f->seed, i));
+}
+
+void
+kf_eval_dist (json_t *dist, kf_elem_dist_t *d)
+{
+    memset (d, 0, sizeof *d);
+    const char *kind = json_string_value (json_object_get (dist, "kind"));
+    if (!kind)
+        kind = "normal";
+    if (strcmp (kind, "uniform") == 0) {
+        d->kind = KF_DIST_UNIFORM;
+        d->a = kf_eval_num (dist, "low", -1);
+        d->b = kf_eval_num (dist, "high", 1);
+        d->draws = 1;
+    }
+    else if (strcmp (kind, "constant") == 0) {
+        d->kind = KF_DIST_CONSTANT;
+        d->a = kf_eval_num (dist, "value", 0);
+        d->draws = 0;
+    }
+    else if (strcmp (kind, "heavy_tail") == 0) {
+        d->kind = KF_DIST_HEAVY;
+        d->dof = (int) kf_eval_num (dist, "dof", 3);
+        if (d->dof < 1)
+            d->dof = 1;
+        if (d->dof > 64)
+            d->dof = 64;
+        d->a = kf_eval_num (dist, "scale", 1);
+        d->draws = 2 * ((uint64_t) d->dof + 1);        // dof + 1 normals, two draws each
+    }
+    else {
+        d->kind = KF_DIST_NORMAL;
+        d->a = kf_eval_num (dist, "mean", 0);
+        d->b = kf_eval_num (dist, "std", 1);
+        d->draws = 2;
     }
 }
 
@@ -287,36 +184,7 @@ void
 kf_eval_fill (json_t *dist, int dtype, void *p, size_t n, uint64_t seed)
 {
     s_fill_t f = { .dtype = dtype, .p = p, .n = n, .seed = seed };
-    const char *kind = json_string_value (json_object_get (dist, "kind"));
-    if (!kind)
-        kind = "normal";
-    if (strcmp (kind, "uniform") == 0) {
-        f.kind = S_UNIFORM;
-        f.a = kf_eval_num (dist, "low", -1);
-        f.b = kf_eval_num (dist, "high", 1);
-        f.draws = 1;
-    }
-    else if (strcmp (kind, "constant") == 0) {
-        f.kind = S_CONSTANT;
-        f.a = kf_eval_num (dist, "value", 0);
-        f.draws = 0;
-    }
-    else if (strcmp (kind, "heavy_tail") == 0) {
-        f.kind = S_HEAVY;
-        f.dof = (int) kf_eval_num (dist, "dof", 3);
-        if (f.dof < 1)
-            f.dof = 1;
-        if (f.dof > 64)
-            f.dof = 64;
-        f.a = kf_eval_num (dist, "scale", 1);
-        f.draws = 2 * ((uint64_t) f.dof + 1);        // dof + 1 normals, two draws each
-    }
-    else {
-        f.kind = S_NORMAL;
-        f.a = kf_eval_num (dist, "mean", 0);
-        f.b = kf_eval_num (dist, "std", 1);
-        f.draws = 2;
-    }
+    kf_eval_dist (dist, &f.dist);
     s_parallel (s_blocks (n), s_fill_block, &f);
 }
 
@@ -396,70 +264,34 @@ kf_eval_tol_from_task (json_t *task, kf_eval_tol_t *tol, kf_eval_worst_t *w)
     w->cosine = 1;
 }
 
-//  One block's share of a comparison.
-typedef struct {
-    size_t matched, unwritten;
-    long nonfinite;
-    double dot, nr, nc, max_abs, max_rel;
-} s_cmp_part_t;
-
 typedef struct {
     int dtype;
     const void *c, *ref;
     size_t n;
     double rtol, atol;
-    s_cmp_part_t *parts;
+    kf_elem_part_t *parts;   // one block's share each
 } s_cmp_t;
 
-//  One element of a written output: candidate CV against reference RV.
-static inline void
-s_cmp_elem (s_cmp_part_t *p, double cv, double rv, double rtol, double atol)
-{
-    if (!isfinite (rv) || !isfinite (cv)) {
-        bool same = (isnan (rv) && isnan (cv)) || (isinf (rv) && cv == rv);
-        if (same)
-            p->matched++;
-        else
-            p->nonfinite++;
-        return;
-    }
-    double abs_err = fabs (cv - rv);
-    double rel_err = rv != 0 ? abs_err / fabs (rv) : (abs_err ? INFINITY : 0);
-    if (abs_err > p->max_abs)
-        p->max_abs = abs_err;
-    if (rel_err > p->max_rel)
-        p->max_rel = rel_err;
-    if (rel_err < rtol || abs_err <= atol)
-        p->matched++;
-    p->dot += cv * rv;
-    p->nr += rv * rv;
-    p->nc += cv * cv;
-}
-
 static void
-s_cmp_range (const s_cmp_t *k, size_t block, s_cmp_part_t *p)
+s_cmp_range (const s_cmp_t *k, size_t block, kf_elem_part_t *p)
 {
     memset (p, 0, sizeof *p);
     size_t lo = block * S_BLOCK, hi = lo + S_BLOCK < k->n ? lo + S_BLOCK : k->n;
     if (k->dtype == KF_F32) {
         //  The common case without a dtype switch per element; the same
-        //  tests as below.
+        //  tests as kf_elem_check.
         const uint32_t *cb = k->c, *rb = k->ref;
         const float *cf = k->c, *rf = k->ref;
         for (size_t i = lo; i < hi; i++) {
             if (cb[i] == 0x7fc0dead && rb[i] != 0x7fc0dead)
                 p->unwritten++;
             else
-                s_cmp_elem (p, cf[i], rf[i], k->rtol, k->atol);
+                kf_elem_compare (p, cf[i], rf[i], k->rtol, k->atol);
         }
         return;
     }
-    for (size_t i = lo; i < hi; i++) {
-        if (kf_eval_is_poison (k->dtype, k->c, i) && !kf_eval_is_poison (k->dtype, k->ref, i))
-            p->unwritten++;
-        else
-            s_cmp_elem (p, s_get (k->dtype, k->c, i), s_get (k->dtype, k->ref, i), k->rtol, k->atol);
-    }
+    for (size_t i = lo; i < hi; i++)
+        kf_elem_check (p, k->dtype, k->c, k->ref, i, k->rtol, k->atol);
 }
 
 static void
@@ -469,19 +301,10 @@ s_cmp_block (void *arg, size_t block)
     s_cmp_range (k, block, &k->parts[block]);
 }
 
-static void
-s_cmp_merge (s_cmp_part_t *sum, const s_cmp_part_t *p)
+double
+kf_eval_atol (const kf_eval_tol_t *tol, int dtype)
 {
-    sum->matched += p->matched;
-    sum->unwritten += p->unwritten;
-    sum->nonfinite += p->nonfinite;
-    sum->dot += p->dot;
-    sum->nr += p->nr;
-    sum->nc += p->nc;
-    if (p->max_abs > sum->max_abs)
-        sum->max_abs = p->max_abs;
-    if (p->max_rel > sum->max_rel)
-        sum->max_rel = p->max_rel;
+    return dtype >= 0 && dtype < 6 ? tol->atol_dtype[dtype] : tol->atol;
 }
 
 int
@@ -489,52 +312,57 @@ kf_eval_compare_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w,
                         const kf_eval_spec_t *s, const void *c, const void *ref,
                         const char *when, char *detail, size_t detail_size)
 {
-    double atol = s->dtype >= 0 && s->dtype < 6 ? tol->atol_dtype[s->dtype] : tol->atol;
     size_t n_blocks = s_blocks (s->numel);
-    s_cmp_part_t sum, one;
+    kf_elem_part_t sum, one;
     memset (&sum, 0, sizeof sum);
-    s_cmp_t k = { s->dtype, c, ref, s->numel, tol->rtol, atol, NULL };
+    s_cmp_t k = { s->dtype, c, ref, s->numel, tol->rtol, kf_eval_atol (tol, s->dtype), NULL };
     k.parts = n_blocks > 1 ? malloc (n_blocks * sizeof *k.parts) : NULL;
     if (k.parts) {
         s_parallel (n_blocks, s_cmp_block, &k);
         for (size_t b = 0; b < n_blocks; b++)
-            s_cmp_merge (&sum, &k.parts[b]);
+            kf_elem_merge (&sum, &k.parts[b]);
         free (k.parts);
     }
     else
         //  One block (or no memory for the partial sums): here, in order.
         for (size_t b = 0; b < n_blocks; b++) {
             s_cmp_range (&k, b, &one);
-            s_cmp_merge (&sum, &one);
+            kf_elem_merge (&sum, &one);
         }
-    size_t matched = sum.matched, unwritten = sum.unwritten;
-    long nonfinite = sum.nonfinite;
-    double dot = sum.dot, nr = sum.nr, nc = sum.nc, max_abs = sum.max_abs, max_rel = sum.max_rel;
-    double frac = s->numel ? (double) matched / (double) s->numel : 1;
-    double cosine = nr == 0 && nc == 0 ? 1
-                  : (nr == 0 || nc == 0) ? 0 : dot / sqrt (nr * nc);
+    return kf_eval_judge_output (tol, w, s, &sum, when, detail, detail_size);
+}
+
+int
+kf_eval_judge_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w, const kf_eval_spec_t *s,
+                      const kf_elem_part_t *sum, const char *when, char *detail,
+                      size_t detail_size)
+{
+    double atol = kf_eval_atol (tol, s->dtype);
+    double frac = s->numel ? (double) sum->matched / (double) s->numel : 1;
+    double cosine = sum->nr == 0 && sum->nc == 0 ? 1
+                  : (sum->nr == 0 || sum->nc == 0) ? 0 : sum->dot / sqrt (sum->nr * sum->nc);
     if (frac < w->match_fraction)
         w->match_fraction = frac;
     if (cosine < w->cosine)
         w->cosine = cosine;
-    if (max_abs > w->max_abs)
-        w->max_abs = max_abs;
-    if (max_rel > w->max_rel)
-        w->max_rel = max_rel;
-    w->nonfinite_mismatch += nonfinite;
-    if (unwritten)
+    if (sum->max_abs > w->max_abs)
+        w->max_abs = sum->max_abs;
+    if (sum->max_rel > w->max_rel)
+        w->max_rel = sum->max_rel;
+    w->nonfinite_mismatch += (long) sum->nonfinite;
+    if (sum->unwritten)
         snprintf (detail, detail_size,
-                  "%s: output '%s': %zu of %zu elements not written",
-                  when, s->name, unwritten, s->numel);
-    else if (nonfinite)
+                  "%s: output '%s': %llu of %zu elements not written",
+                  when, s->name, (unsigned long long) sum->unwritten, s->numel);
+    else if (sum->nonfinite)
         snprintf (detail, detail_size,
-                  "%s: output '%s': %ld NaN/Inf values where the reference has finite ones (or the reverse)",
-                  when, s->name, nonfinite);
+                  "%s: output '%s': %llu NaN/Inf values where the reference has finite ones (or the reverse)",
+                  when, s->name, (unsigned long long) sum->nonfinite);
     else if (frac < tol->min_match)
         snprintf (detail, detail_size,
                   "%s: output '%s': %.2f%% of elements within tolerance (need %.2f%%; rtol %g, atol %g), max abs err %.3g, max rel err %.3g",
                   when, s->name, 100 * frac, 100 * tol->min_match, tol->rtol,
-                  atol, max_abs, max_rel);
+                  atol, sum->max_abs, sum->max_rel);
     else if (cosine < tol->min_cosine)
         snprintf (detail, detail_size,
                   "%s: output '%s': cosine similarity %.6f below %.6f",
@@ -807,9 +635,9 @@ kf_eval_degen_output (kf_eval_degen_t *d, int o, const kf_eval_spec_t *s,
         if (memcmp ((const char *) data + i * esize, data, esize) != 0)
             d->out[o].all_constant = false;
     if (s->numel)
-        d->out[o].value = s_get (s->dtype, data, 0);
+        d->out[o].value = kf_elem_get (s->dtype, data, 0);
     for (size_t i = 0; i < s->numel; i++) {
-        double v = s_get (s->dtype, data, i);
+        double v = kf_elem_get (s->dtype, data, i);
         if (isfinite (v)) {
             d->out[o].any_finite = true;
             if (fabs (v) > d->out[o].max_mag)

@@ -11,6 +11,7 @@
 #define KF_EVAL_CHECK_H
 
 #include "kf_eval_channel.h"
+#include "kf_eval_elem.h"
 #include "kf_kernel.h"
 
 #include <jansson.h>
@@ -57,6 +58,10 @@ void kf_eval_tensor (kf_tensor_t *t, const kf_eval_spec_t *s, void *data);
  * threads with the same result as one. */
 void kf_eval_fill (json_t *dist, int dtype, void *p, size_t n, uint64_t seed);
 
+/* DIST's JSON (as kf_eval_fill reads it) as plain numbers, for a fill
+ * elsewhere (a device). */
+void kf_eval_dist (json_t *dist, kf_elem_dist_t *d);
+
 /* The seed of input INPUT in set SET of a job seeded with SEED. */
 uint64_t kf_eval_input_seed (uint64_t seed, int set, int input);
 
@@ -78,6 +83,16 @@ int kf_eval_compare_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w,
                             const kf_eval_spec_t *s, const void *cand,
                             const void *ref, const char *when,
                             char *detail, size_t detail_size);
+
+/* The verdict on one output from the merged figures of its elements
+ * (kf_elem_check over all of them, wherever they were computed: the host
+ * or a device), folded into W; 0, or -1 with DETAIL as above. */
+int kf_eval_judge_output (const kf_eval_tol_t *tol, kf_eval_worst_t *w,
+                          const kf_eval_spec_t *s, const kf_elem_part_t *sum,
+                          const char *when, char *detail, size_t detail_size);
+
+/* The absolute tolerance for outputs of DTYPE. */
+double kf_eval_atol (const kf_eval_tol_t *tol, int dtype);
 
 /* {sets, match_fraction, max_abs_err, max_rel_err, cosine,
  * nonfinite_mismatch}. Caller owns it. */
