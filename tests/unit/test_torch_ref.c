@@ -581,6 +581,28 @@ s_payloads (kf_torch_ref_t *ref, const char *python)
     CHECK (res.final);
     printf ("    %.160s\n", res.error ? res.error : "?");
     free (res.error);
+    //  Room for two sets (1536 bytes each) but not five: two, and the
+    //  result says how many were asked for; not a failure.
+    kf_torch_ref_config_t two = { .python = python, .cache_max_bytes = 2 * 1536 + 100 };
+    kf_torch_ref_t *pair = kf_torch_ref_new (&two);
+    json_object_set_new (job.payload, "compile", json_false ());
+    json_object_set_new (job.payload, "allow_degenerate", json_true ());
+    kf_torch_ref_handle (pair, &job, &res);
+    CHECK (res.ok);
+    CHECK (res.ok && json_integer_value (json_object_get (res.result, "sets")) == 2);
+    CHECK (res.ok && json_integer_value (json_object_get (res.result, "sets_requested")) == 5);
+    CHECK (res.ok && json_integer_value (json_object_get (res.result, "data_bytes")) == 2 * 1536);
+    printf ("    cap %zu bytes: %lld of %lld sets\n", two.cache_max_bytes,
+            (long long) json_integer_value (json_object_get (res.result, "sets")),
+            (long long) json_integer_value (json_object_get (res.result, "sets_requested")));
+    if (!res.ok)
+        printf ("    %s\n", res.error ? res.error : "?");
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    kf_torch_ref_destroy (&pair);
+    json_object_del (job.payload, "allow_degenerate");
+
     //  ... unless nothing is exported: timing and checks only, no frame.
     json_object_set_new (job.payload, "export", json_false ());
     json_object_set_new (job.payload, "compile", json_false ());
