@@ -472,7 +472,7 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result)
     json_t *info = json_object_get (ref_data, "info");
     static const char *kept[] = { "timing", "torch_version", "python", "device", "device_name",
                                   "seed", "task_hash", "data_bytes", "cached", "cache_key",
-                                  "wall_s", "degenerate" };
+                                  "wall_s", "degenerate", "sets_requested" };
     for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++)
         if (json_object_get (result, kept[k]))
             json_object_set (info, kept[k], json_object_get (result, kept[k]));

@@ -26,49 +26,14 @@ arch=${KF_CUDA_ARCH:-sm_90}
 target=${KF_TARGET:-cuda:$arch}
 problems=${KF_PROBLEMS:-softmax rmsnorm layernorm}
 export KF_BIN=${KF_BIN:-$PWD/build/bin}
-export KF_STATE=${KF_STATE:-$(mktemp -d /tmp/kf-search-gpu.XXXXXX)}
-chmod 755 "$KF_STATE"
-log=${OUT:-/tmp}/search-gpu.log
-
-python=${KF_PYTHON:-}
-if [ -z "$python" ]; then
-    for p in /opt/torch/.venv/bin/python3 /usr/bin/python3; do
-        if [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null; then python=$p; break; fi
-    done
-fi
-[ -n "$python" ] || { echo "search-gpu: no Python with torch (set KF_PYTHON)" >&2; exit 2; }
+. tests/gpu/cluster.sh
 export KF_EXEC_ARGS="--backend ${target%%:*} --python $python ${KF_EXEC_ARGS:-}"
-
-kfctl() { "$KF_BIN/kfctl" "$@"; }
-fmt() { case $1 in n/a) echo n/a ;; *) printf '%.3f' "$1" ;; esac; }
-# jget EXPR: a value from the JSON on standard input (EXPR is Python over
-# `d`), "n/a" when it is missing; Python because the GPU host has no jq.
-jget() {
-    "$python" -c 'import json, sys
-try:
-    d = json.loads(sys.stdin.read() or "null"); v = eval(sys.argv[1])
-except Exception:
-    v = None
-print("n/a" if v is None else v)' "$1"
-}
-sql() {
-    psql -qAt -h "$KF_STATE/pg" -p "${KF_PG_PORT:-5432}" -d kernelfoundry -c "$1" 2>/dev/null \
-        || "$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | head -1)" -qAt \
-               -h "$KF_STATE/pg" -p "${KF_PG_PORT:-5432}" -d kernelfoundry -c "$1"
-}
 
 {
 echo "== date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "== command: tests/gpu/search-gpu.sh $generations $population (target $target, python $python)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-deploy/kf-local up || { echo "search-gpu: kf-local up failed"; exit 1; }
-# The exec worker measures its copy bandwidth at start-up; wait until it
-# has registered so the first run is not queued behind the probe.
-for _ in $(seq 1 120); do
-    kfctl workers 2>/dev/null | grep -q execute && break
-    sleep 1
-done
-kfctl workers
+cluster_up || exit 1
 fails=0
 printf '\n%-10s %5s %6s %6s %9s %9s %9s %9s %8s\n' problem run cands cells first_x best_x best_vs_tc eager_us best_bw
 for p in $problems; do
@@ -115,7 +80,7 @@ for p in $problems; do
     fi
 done
 echo
-deploy/kf-local down >/dev/null 2>&1
+cluster_down
 echo "search-gpu: $fails failed"
 exit $((fails > 0))
 } 2>&1 | tee "$log"
