@@ -21,7 +21,8 @@
 # KF_GENERATIONS and KF_POPULATION (the search, default 2 x 2),
 # KF_REF_CACHE_MB (the exec worker's reference cache cap, default 30000:
 # one set of 23_Softmax is 12.9 GB), KF_RUN_LIMIT_S (per problem, default
-# 900). The generator is the offline one unless KF_MODEL names another
+# 900), KF_SUBMIT_ARGS (more flags for kfctl submit, e.g.
+# "--set tuning=false"). The generator is the offline one unless KF_MODEL names another
 # (kfctl submit --model); the offline generator has starters for softmax,
 # RMSNorm and LayerNorm only, so the other problems end without a
 # candidate and say so. Output also goes to $OUT/kernelbench-l1.log.
@@ -72,7 +73,7 @@ for n in $problems; do
     echo "== $name${op:+ (--op $op)}"
     out=$(timeout "$limit" "$KF_BIN/kfctl" submit "$file" --target "$target" \
               --generations "$generations" --population "$population" --seed 1 \
-              ${op:+--op "$op"} ${KF_MODEL:+--model "$KF_MODEL"} --wait --json \
+              ${op:+--op "$op"} ${KF_MODEL:+--model "$KF_MODEL"} ${KF_SUBMIT_ARGS:-} --wait --json \
               2>"$KF_STATE/submit.err")
     run=$(echo "$out" | jget 'd["run_id"]')
     if [ "$run" = n/a ]; then
