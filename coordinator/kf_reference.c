@@ -73,6 +73,13 @@ s_atol (json_t *spec)
     return json_is_number (atol) ? json_number_value (atol) : 1e-5;
 }
 
+static double
+s_rtol (json_t *spec)
+{
+    json_t *rtol = json_object_get (json_object_get (spec, "tolerance"), "rtol");
+    return json_is_number (rtol) && json_number_value (rtol) > 0 ? json_number_value (rtol) : 1e-2;
+}
+
 int
 kf_reference_start (kf_search_t *self, json_t *run)
 {
@@ -82,10 +89,10 @@ kf_reference_start (kf_search_t *self, json_t *run)
         return -1;   /* kf_task_validate let it through: a programming error */
     /* sets: each set is one of the evaluator's correctness sets; atol: the
      * bound below which the degenerate check calls an output "all zero". */
-    json_t *payload = json_pack ("{s:O, s:I, s:i, s:f, s:b}", "source", source, "seed",
+    json_t *payload = json_pack ("{s:O, s:I, s:i, s:f, s:f, s:b}", "source", source, "seed",
                                  (json_int_t) (kf_jint (run, "seed") & S_SEED_MASK),
                                  "sets", KF_REFERENCE_SETS, "atol", s_atol (spec),
-                                 "compile", 1);
+                                 "rtol", s_rtol (spec), "compile", 1);
     /* PyTorch is timed with the protocol the run times its candidates
      * with, so the two medians are comparable. */
     json_t *timing = json_object_get (json_object_get (run, "config"), "timing");
@@ -275,6 +282,35 @@ s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *pref
     }
 }
 
+/* An output smaller than the absolute tolerance everywhere (the reference
+ * job's atol_scaled: rtol times its largest magnitude, when some output
+ * is) is judged with that smaller bound, or zeros, or twice the right
+ * values, would pass. Lowers SPEC's tolerance.atol (each per-dtype entry)
+ * to it. */
+static void
+s_scale_atol (json_t *spec, json_t *result)
+{
+    json_t *scaled = json_object_get (result, "atol_scaled");
+    if (!json_is_number (scaled) || json_number_value (scaled) <= 0)
+        return;
+    double bound = json_number_value (scaled);
+    json_t *tol = json_object_get (spec, "tolerance");
+    if (!json_is_object (tol)) {
+        tol = json_object ();
+        json_object_set_new (spec, "tolerance", tol);
+    }
+    json_t *atol = json_object_get (tol, "atol");
+    if (json_is_object (atol)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach (atol, key, v)
+            if (json_is_number (v) && json_number_value (v) > bound)
+                json_object_set_new (atol, key, json_real (bound));
+    }
+    else if (!json_is_number (atol) || json_number_value (atol) > bound)
+        json_object_set_new (tol, "atol", json_real (bound));
+}
+
 json_t *
 kf_reference_derive (json_t *task, json_t *result, char **why)
 {
@@ -355,6 +391,11 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
         if (ftell (f) == at)
             fprintf (f, "none");
         fprintf (f, ". Shapes and values are fixed: every input set has these shapes.");
+        json_t *scaled = json_object_get (result, "atol_scaled");
+        if (json_is_number (scaled))
+            fprintf (f, " The outputs are smaller in magnitude than the default absolute"
+                        " tolerance, so the absolute tolerance is %.3g (the relative tolerance"
+                        " times the largest output value).", json_number_value (scaled));
         fclose (f);
         json_decref (taken);
         spec = json_deep_copy (task);
@@ -366,6 +407,7 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
         json_object_set_new (spec, "inputs", inputs);
         json_object_set_new (spec, "outputs", outputs);
         json_object_set_new (spec, "scalars", scalars);
+        s_scale_atol (spec, result);
         char *err = NULL;
         if (kf_task_validate (spec, &err)) {
             kf_fail (why, "the derived task is invalid: %s", err ? err : "?");

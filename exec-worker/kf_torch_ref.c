@@ -283,8 +283,8 @@ typedef struct {
     const char *device;
     json_t *timing;              //  borrowed; may be NULL
     bool compile;
-    double atol;
-    bool export_data;
+    double atol, rtol;           //  the task's tolerance: the degenerate check's
+    bool export_data;            //  bound, and how far a tiny output scales it
 } s_request_t;
 
 static void
@@ -372,6 +372,10 @@ s_parse (kf_torch_ref_t *self, json_t *payload, s_request_t *req)
     if (v && (!json_is_number (v) || json_number_value (v) < 0))
         return strdup ("payload: atol: must be a number >= 0");
     req->atol = v ? json_number_value (v) : 1e-5;
+    v = json_object_get (payload, "rtol");
+    if (v && (!json_is_number (v) || json_number_value (v) <= 0 || json_number_value (v) > 1))
+        return strdup ("payload: rtol: must be a number in (0, 1]");
+    req->rtol = v ? json_number_value (v) : 1e-2;
     v = json_object_get (payload, "export");
     if (v && !json_is_boolean (v))
         return strdup ("payload: export: must be true or false");
@@ -387,10 +391,10 @@ s_result_key (kf_torch_ref_t *self, const s_request_t *req, const char *task_has
               char key[65])
 {
     char *text = kf_strdupf ("%s\nrunner %s\nsource %s\nseed %lld\ndevice %s\nsets %lld\n"
-                             "compile %d\natol %.17g\nexport %d\ntorch %s\n",
+                             "compile %d\natol %.17g\nrtol %.17g\nexport %d\ntorch %s\n",
                              KF_TORCH_REF_CACHE_VERSION, self->runner_hash, task_hash,
                              (long long) req->seed, req->device, (long long) req->sets,
-                             req->compile, req->atol, req->export_data,
+                             req->compile, req->atol, req->rtol, req->export_data,
                              self->version ? self->version : "");
     kf_sha256_hex (text ? text : "", text ? strlen (text) : 0, key);
     free (text);
@@ -448,9 +452,10 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, bool data_only, char **dir_
     }
     limits.workdir = dir;
 
-    json_t *job = json_pack ("{s:I, s:I, s:s, s:b, s:f, s:b, s:I, s:s, s:b}",
+    json_t *job = json_pack ("{s:I, s:I, s:s, s:b, s:f, s:f, s:b, s:I, s:s, s:b}",
                              "seed", req->seed, "sets", req->sets, "device", req->device,
                              "compile", req->compile && !data_only, "atol", req->atol,
+                             "rtol", req->rtol,
                              "export", req->export_data || data_only,
                              "max_bytes", (json_int_t) cap, "data_file", "data.bin",
                              "data_only", data_only);
@@ -722,7 +727,7 @@ kf_torch_ref_data_link (kf_torch_ref_t *self, json_t *refdata, const char *sourc
                  key, (long long) json_integer_value (seed), (long long) json_integer_value (sets));
         s_request_t req = { .source = source, .seed = json_integer_value (seed),
                             .sets = json_integer_value (sets), .device = self->default_device,
-                            .atol = 1e-5, .export_data = true };
+                            .atol = 1e-5, .rtol = 1e-2, .export_data = true };
         char *dir = NULL;
         bool final = false;
         json_t *manifest = s_run (self, &req, true, &dir, &wall_s, error, &final);

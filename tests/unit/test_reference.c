@@ -129,6 +129,28 @@ s_rules (void)
     free (again);
     json_decref (spec);
 
+    /* outputs below the absolute tolerance everywhere: the bound the
+     * reference job scaled to them replaces the task's (every per-dtype
+     * entry above it), and the description says so */
+    json_object_set_new (result, "atol_scaled", json_real (2.5e-8));
+    spec = kf_reference_derive (task, result, &why);
+    CHECK (spec != NULL);
+    json_t *atol = json_object_get (json_object_get (spec, "tolerance"), "atol");
+    const char *key;
+    json_t *v;
+    int lowered = 0;
+    json_object_foreach (atol, key, v) {
+        CHECK (json_number_value (v) <= 2.5e-8);
+        lowered++;
+    }
+    if (!json_is_object (atol))
+        CHECK (json_number_value (atol) == 2.5e-8);
+    printf ("    scaled atol: %d per-dtype entries at most 2.5e-8\n", lowered);
+    desc = json_string_value (json_object_get (spec, "description"));
+    CHECK (desc && strstr (desc, "the absolute tolerance is 2.5e-08") != NULL);
+    json_decref (spec);
+    json_object_del (result, "atol_scaled");
+
     /* forward returning no tensor: nothing to write, refused */
     json_t *none = json_pack ("{s:[], s:[]}", "tensors", "scalars");
     CHECK (kf_reference_derive (task, none, &why) == NULL);
