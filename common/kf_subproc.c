@@ -26,6 +26,7 @@
  */
 #include "kf_subproc.h"
 #include "kf_log.h"
+#include "kf_sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -129,7 +130,7 @@ static struct {
     int size;
     int next;                //  round robin, so a uid rests between runs
     unsigned long marks;     //  numbers the marks this process writes
-    int dir_fd;              //  S_LOCK_DIR, or -1: locks within this process only
+    int dir_fd;              //  S_LOCK_DIR (or KF_SANDBOX_LOCK_DIR), where uids are locked
     s_slot_t slots[S_POOL_MAX];
 } s_pool = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -210,23 +211,33 @@ s_pool_init (void)
     s_pool.base = (uid_t) base;
     s_pool.size = (int) size;
 
-    //  Root-only, so no sandboxed child can take or hold a lock.
-    if (mkdir (S_LOCK_DIR, 0700) != 0 && errno != EEXIST)
-        kf_warn ("cannot make %s (%s): sandbox uids are not shared safely with "
-                 "other workers on this host", S_LOCK_DIR, strerror (errno));
-    else {
-        int fd = open (S_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st;
-        if (fd >= 0 && fstat (fd, &st) == 0 && st.st_uid == geteuid ()
-            && (st.st_mode & 022) == 0)
-            s_pool.dir_fd = fd;
-        else {
-            if (fd >= 0)
-                close (fd);
-            kf_warn ("%s is not a directory only root can write: sandbox uids are not "
-                     "shared safely with other workers on this host", S_LOCK_DIR);
-        }
+    //  Root-only, so no sandboxed child can take or hold a lock. Without
+    //  it workers on one host would hand out the same uids (and each
+    //  run's end would kill the other's processes): no run rather than
+    //  that. KF_SANDBOX_LOCK_DIR names another folder, one the host's
+    //  workers share (a container's own /run is not).
+    const char *dir = getenv ("KF_SANDBOX_LOCK_DIR");
+    if (!dir || !*dir)
+        dir = S_LOCK_DIR;
+    int fd = -1;
+    struct stat st;
+    if (mkdir (dir, 0700) != 0 && errno != EEXIST)
+        kf_error ("cannot make %s (%s): sandbox uids could not be shared safely with other "
+                  "workers on this host; no sandboxed run can start", dir, strerror (errno));
+    else if ((fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0
+             || fstat (fd, &st) != 0 || st.st_uid != geteuid () || (st.st_mode & 022) != 0) {
+        kf_error ("%s is not a directory only root can write: sandbox uids could not be "
+                  "shared safely with other workers on this host; no sandboxed run can start",
+                  dir);
+        if (fd >= 0)
+            close (fd);
+        fd = -1;
     }
+    if (fd < 0) {
+        s_pool.error = EACCES;
+        return;
+    }
+    s_pool.dir_fd = fd;
 }
 
 int
@@ -262,7 +273,7 @@ s_slot_lock (int i)
 {
     s_slot_t *s = &s_pool.slots[i];
     if (s_pool.dir_fd < 0)
-        return 0;
+        return -1;   //  never: the pool is unusable without its folder
     char name[16];
     snprintf (name, sizeof name, "%u", (unsigned) (s_pool.base + (uid_t) i));
     int fd = openat (s_pool.dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -597,6 +608,7 @@ s_move_tree (const char *dir, uid_t from, uid_t to, gid_t gid, bool to_sandbox)
 //  those first rather than fail. The strings it formats go in OWNED.
 typedef struct {
     char tmpdir[4096 + 8];
+    char home[4096 + 8];
     char user[64 + 8];
     char logname[64 + 8];
 } s_env_owned_t;
@@ -617,20 +629,24 @@ kf_subproc_env_kept (const char *entry)
 }
 
 //  The child's environment: the allow-list (or all of ours for a trusted
-//  program), TMPDIR its working directory, USER and LOGNAME its uid's.
+//  program), TMPDIR its working directory, USER and LOGNAME its uid's;
+//  in a private view (ISOLATED) HOME is the working directory too, since
+//  the worker's home is not in it.
 static char **
-s_child_env (const kf_subproc_limits_t *limits, s_env_owned_t *owned)
+s_child_env (const kf_subproc_limits_t *limits, bool isolated, s_env_owned_t *owned)
 {
     size_t n = 0;
     while (environ && environ[n])
         n++;
-    char **env = calloc (n + 4, sizeof *env);
+    char **env = calloc (n + 5, sizeof *env);
     if (!env)
         return NULL;
     bool named = limits->drop_privileges && geteuid () == 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (limits->workdir && strncmp (environ[i], "TMPDIR=", 7) == 0)
+            continue;
+        if (isolated && limits->workdir && strncmp (environ[i], "HOME=", 5) == 0)
             continue;
         if (named && (strncmp (environ[i], "USER=", 5) == 0
                       || strncmp (environ[i], "LOGNAME=", 8) == 0))
@@ -647,6 +663,10 @@ s_child_env (const kf_subproc_limits_t *limits, s_env_owned_t *owned)
             return NULL;
         }
         env[k++] = owned->tmpdir;
+        if (isolated) {
+            snprintf (owned->home, sizeof owned->home, "HOME=%s", limits->workdir);
+            env[k++] = owned->home;
+        }
     }
     if (named) {
         char name[64];
@@ -685,7 +705,8 @@ s_child_fail (int errfd, int stage)
 
 static void
 s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
-         bool no_new_privs, int outfd, int errfd)
+         bool no_new_privs, const kf_sandbox_plan_t *plan, pid_t parent, int outfd,
+         int errfd)
 {
     setpgid (0, 0);
     //  The parent may have blocked or ignored signals; a candidate should
@@ -712,9 +733,21 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
             s_child_fail (errfd, 1);
     }
 
+    if (plan) {
+        //  The sandbox's first two processes never exec: they must not
+        //  keep a copy of any other descriptor of the worker's (another
+        //  job's pipe would not reach its end until this run's did).
+        if (errfd != 4 && (dup3 (errfd, 4, O_CLOEXEC) < 0 || (errfd = 4) < 0))
+            _exit (127);
+        if (limits->pass_fd <= 2)
+            close (3);
+        syscall (SYS_close_range, 5u, ~0u, 0u);
+        if (kf_sandbox_enter (plan, parent, errfd) != 0)
+            s_child_fail (errfd, KF_SANDBOX_STAGE_NS);
+    }
     //  Needs CAP_SYS_ADMIN, so before the drop; EPERM (no privilege,
     //  or a container that forbids it) just leaves the network as is.
-    if (limits->no_network)
+    else if (limits->no_network)
         unshare (CLONE_NEWNET);
 
     if (limits->workdir && chdir (limits->workdir) != 0)
@@ -754,10 +787,15 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
         if (no_new_privs && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
             s_child_fail (errfd, 3);
     }
+    //  In the sandbox no set-id program raises anyone either.
+    if (plan && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        s_child_fail (errfd, 3);
     //  A worker killed with -9 must not leave its candidate running: die
     //  with the parent. Set last, because a credential change clears it.
+    //  (In the sandbox the parent is the namespace's init, pid 1, whose
+    //  end kills every process of the namespace.)
     prctl (PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid () == 1)
+    if (!plan && getppid () == 1)
         _exit (126);   //  the parent died before the line above
     execvpe (argv[0], argv, env);
     s_child_fail (errfd, 4);
@@ -795,10 +833,19 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         return -1;
     result->output[0] = 0;
 
+    //  The operator's own program (keep_env) sees the host as the worker
+    //  does; everything else gets namespaces and a private view.
+    kf_sandbox_plan_t *plan = NULL;
+    bool isolated = kf_sandbox_isolation () && !limits->keep_env;
+    if (isolated && !(plan = kf_sandbox_plan_new (argv[0], limits->workdir))) {
+        kf_subproc_result_free (result);
+        return -1;
+    }
     s_env_owned_t owned;
-    char **env = s_child_env (limits, &owned);
+    char **env = s_child_env (limits, isolated, &owned);
     int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
     if (!env || pipe2 (outp, O_CLOEXEC) != 0 || pipe2 (errp, O_CLOEXEC) != 0) {
+        kf_sandbox_plan_destroy (&plan);
         free (env);
         if (outp[0] >= 0) {
             close (outp[0]);
@@ -809,12 +856,14 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     }
 
     double start = s_now ();
+    pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid == 0)
-        s_child (argv, env, limits, no_new_privs, outp[1], errp[1]);
+        s_child (argv, env, limits, no_new_privs, plan, parent, outp[1], errp[1]);
     close (outp[1]);
     close (errp[1]);
     free (env);
+    kf_sandbox_plan_destroy (&plan);
     if (pid < 0) {
         close (outp[0]);
         close (errp[0]);
@@ -836,6 +885,8 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         waitpid (pid, &status, 0);
         close (outp[0]);
         kf_subproc_result_free (result);
+        if (msg[0] >= KF_SANDBOX_STAGE_NS && msg[0] <= KF_SANDBOX_STAGE_INIT)
+            kf_sandbox_failed (msg[0], msg[1]);
         errno = msg[1];
         return -1;
     }

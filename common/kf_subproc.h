@@ -16,6 +16,17 @@
  *  nothing a run started, in its process group or out of it, outlives it.
  *  KF_SANDBOX_USER names one account for every run instead (the former
  *  behaviour: one shared process budget, only the process group killed).
+ *  The pool's locks live in /run/kf-sandbox (KF_SANDBOX_LOCK_DIR): where
+ *  that folder cannot be made or anyone but root may write it, no run
+ *  starts, rather than share uids with the host's other workers.
+ *
+ *  Every child but the operator's own program (keep_env) also gets
+ *  namespaces of its own and a private view of the host (kf_sandbox.h):
+ *  no network, no other process, no file of the host's but the system,
+ *  read-only, and its working directory; HOME and TMPDIR are that
+ *  directory. Where the host refuses the namespaces the run does not
+ *  start (errno from the refusal); kf_sandbox_set_isolation (false)
+ *  (--no-isolation) turns this off for trusted code.
  */
 #ifndef KF_SUBPROC_H
 #define KF_SUBPROC_H
@@ -31,12 +42,15 @@ typedef struct {
     size_t file_bytes;       /* RLIMIT_FSIZE; 0 = none */
     int max_procs;           /* RLIMIT_NPROC; 0 = none */
     const char *workdir;     /* chdir here; NULL = stay (see kf_subproc_run) */
-    bool no_network;         /* try unshare(CLONE_NEWNET); ignored if denied */
+    bool no_network;         /* unisolated runs only (isolated ones never
+                              * have a network): try unshare(CLONE_NEWNET);
+                              * ignored if denied */
     uid_t uid;               /* when running as root: drop to these; uid 0 */
     gid_t gid;               /*   = a uid of the pool, taken for the run */
     bool drop_privileges;    /*   (kf_subproc_limits_default fills them) */
-    bool keep_env;           /* the whole environment (a trusted program
-                              * of the operator's); false: only what
+    bool keep_env;           /* the whole environment and the host's own
+                              * view, no namespaces (a trusted program of
+                              * the operator's); false: only what
                               * compilers, runtimes and Python need
                               * (kf_subproc_env_kept), no key, token or
                               * database URL */

@@ -14,8 +14,11 @@
 #include "kf_file.h"
 #include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_sandbox.h"
 #include "kf_str.h"
 #include "kf_worker.h"
+
+#include "kf_sandbox.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +36,11 @@ static const kf_cfg_entry_t s_table[] = {
     { "tune_max_configs", KF_CFG_INT, "16", 1, 16,
       "most kf-tune points built for one source (a run asks for fewer with its tune setting)" },
     { "tune_parallel", KF_CFG_INT, "2", 1, 64, "kf-tune points built at once within one job" },
+    { "no_isolation", KF_CFG_BOOL, "false", 0, -1,
+      "run compilers without namespaces or a private view (trusted sources only: a source "
+      "can #include any file the worker can read); logged loudly and shown by 'kfctl "
+      "workers'. Without it a host that refuses user namespaces (not root) or mounts "
+      "builds nothing: the worker says how to allow them and does not start" },
     KF_CFG_END
 };
 
@@ -289,6 +297,12 @@ main (int argc, char **argv)
         return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
     }
     kf_log_init ("kf-compile-worker", kf_config_bool (config, "verbose"));
+    //  A standalone --build is not probed: a refused run says why itself.
+    kf_sandbox_hide (kf_config_str (config, "curve_cert"));
+    if (kf_sandbox_setup (kf_config_bool (config, "no_isolation"), !b.source) != 0) {
+        kf_config_destroy (&config);
+        return 2;
+    }
 
     char *cache_dir = s_cache_dir (kf_config_str (config, "cache_dir"));
     kf_compile_config_t compile = {
@@ -307,6 +321,7 @@ main (int argc, char **argv)
     }
     kf_info ("compile cache: %s", cache_dir ? cache_dir : "off");
     json_t *caps = kf_compile_capabilities ();
+    json_object_set_new (caps, "isolation", json_string (kf_sandbox_mode ()));
     kf_info ("capabilities: backends %zu, cc %s, nvcc %s",
              json_array_size (json_object_get (caps, "backends")),
              json_string_value (json_object_get (json_object_get (caps, "toolchains"), "cc"))

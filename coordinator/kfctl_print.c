@@ -353,6 +353,24 @@ s_capabilities_text (json_t *caps, char *buf, size_t size)
         snprintf (buf, size, "-");
 }
 
+/* A worker's isolation (its capabilities' "isolation", kf_sandbox.h) in
+ * a word: ns (namespaces), ns+uid (and a uid per run: root), OFF (the
+ * operator's --no-isolation: candidates see the host), - (not said). */
+static const char *
+s_isolation_text (json_t *caps)
+{
+    const char *iso = json_string_value (json_object_get (caps, "isolation"));
+    if (!iso)
+        return "-";
+    if (!strcmp (iso, "off"))
+        return "OFF";
+    if (!strcmp (iso, "namespaces, uid per run"))
+        return "ns+uid";
+    if (!strcmp (iso, "namespaces"))
+        return "ns";
+    return iso;
+}
+
 void
 kf_ctl_print_workers (FILE *out, json_t *workers)
 {
@@ -360,8 +378,8 @@ kf_ctl_print_workers (FILE *out, json_t *workers)
         fprintf (out, "no workers connected\n");
         return;
     }
-    fprintf (out, "%-28s %-9s %-16s %-8s %7s %5s %6s %7s  %s\n", "ID", "ROLE", "HOST",
-             "STATE", "CREDITS", "JOBS", "HEARD", "DEVICES", "CAPABILITIES");
+    fprintf (out, "%-28s %-9s %-16s %-8s %7s %5s %6s %7s %-9s  %s\n", "ID", "ROLE", "HOST",
+             "STATE", "CREDITS", "JOBS", "HEARD", "DEVICES", "ISOLATION", "CAPABILITIES");
     size_t i;
     json_t *w;
     json_array_foreach (workers, i, w) {
@@ -375,13 +393,13 @@ kf_ctl_print_workers (FILE *out, json_t *workers)
         long long ago = s_int (w, "last_heartbeat_ms_ago", -1);
         if (ago >= 0)
             snprintf (heard, sizeof heard, "%.1fs", ago / 1000.0);
-        fprintf (out, "%-28s %-9s %-16s %-8s %7s %5lld %6s %7zu  %s\n", s_str (w, "id"),
+        fprintf (out, "%-28s %-9s %-16s %-8s %7s %5lld %6s %7zu %-9s  %s\n", s_str (w, "id"),
                  s_str (w, "role"), s_str (w, "host"), state,
                  s_int_text (w, "credits", credits, sizeof credits),
                  s_jobs (w), heard,
                  json_array_size (json_object_get (json_object_get (w, "capabilities"),
                                                    "devices")),
-                 caps);
+                 s_isolation_text (json_object_get (w, "capabilities")), caps);
     }
 }
 

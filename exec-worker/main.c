@@ -20,6 +20,7 @@
 #include "kf_eval_check.h"
 #include "kf_exec.h"
 #include "kf_runner.h"
+#include "kf_sandbox.h"
 #include "kf_file.h"
 #include "kf_log.h"
 #include "kf_profile.h"
@@ -51,6 +52,11 @@ static const kf_cfg_entry_t s_table[] = {
       "added to every swept config's derived limit" },
     { "sweep_full_configs", KF_CFG_INT, "2", 1, 16,
       "configs of a sweep timed again with the full protocol, the best screened first" },
+    { "no_isolation", KF_CFG_BOOL, "false", 0, -1,
+      "run candidates, compilers and references without namespaces or a private view "
+      "(trusted code only: they see the host as the worker does); logged loudly and shown "
+      "by 'kfctl workers'. Without it a host that refuses user namespaces (not root) or "
+      "mounts gets no evaluation: the worker says how to allow them and does not start" },
     { "eval_shared_dir", KF_CFG_STR, NULL, 0, -1,
       "for tests only: a folder every candidate may read and write, besides its own (it "
       "reaches no other file of this host); never on a fleet" },
@@ -80,9 +86,11 @@ static kf_exec_config_t
 s_exec_config (const kf_config_t *config, const char *backend, int device)
 {
     const char *shared = kf_config_str (config, "eval_shared_dir");
-    if (shared && *shared)
+    if (shared && *shared) {
         kf_warn ("eval_shared_dir %s: every candidate may read and write it (for tests only)",
                  shared);
+        kf_sandbox_share (shared);   //  in the sandbox's view, writable
+    }
     return (kf_exec_config_t) {
         .worker_path = NULL,
         .backend = backend,
@@ -617,6 +625,28 @@ main (int argc, char **argv)
         return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
     }
     kf_log_init ("kf-exec-worker", kf_config_bool (config, "verbose"));
+    kf_sandbox_hide (kf_config_str (config, "curve_cert"));
+    json_t *caps = NULL;
+    if (!eval) {
+        //  The device first: a worker without its GPU says so on one
+        //  line, whatever the host allows of namespaces (the probe runs no
+        //  code but ours).
+        char *error = NULL;
+        caps = kf_exec_probe (kf_config_str (config, "backend"),
+                              (int) kf_config_int (config, "device"), &error);
+        if (!caps) {
+            fprintf (stderr, "kf-exec-worker: %s\n", error);
+            free (error);
+            kf_config_destroy (&config);
+            return 2;
+        }
+    }
+    //  A standalone --eval is not probed: a refused run says why itself.
+    if (kf_sandbox_setup (kf_config_bool (config, "no_isolation"), !eval) != 0) {
+        json_decref (caps);
+        kf_config_destroy (&config);
+        return 2;
+    }
     if (eval) {
         int rc = s_eval_main (config, eval, prefix, repeat);
         kf_config_destroy (&config);
@@ -625,20 +655,13 @@ main (int argc, char **argv)
 
     const char *backend = kf_config_str (config, "backend");
     int device = (int) kf_config_int (config, "device");
-    char *error = NULL;
-    json_t *caps = kf_exec_probe (backend, device, &error);
-    if (!caps) {
-        fprintf (stderr, "kf-exec-worker: %s\n", error);
-        free (error);
-        kf_config_destroy (&config);
-        return 2;
-    }
     //  PyTorch references: optional, so a host without torch still
     //  evaluates kernels; the coordinator routes reference jobs by the
     //  "torch" capability.
     char *cache_dir = NULL, *default_device = NULL;
     kf_torch_ref_t *torch_ref = s_torch_setup (config, backend, device, &cache_dir,
                                                &default_device);
+    json_object_set_new (caps, "isolation", json_string (kf_sandbox_mode ()));
     json_t *torch_caps = kf_torch_ref_capability (torch_ref);
     if (torch_caps)
         json_object_set_new (caps, "torch", torch_caps);

@@ -16,6 +16,20 @@
 # evaluator is built. leak_env is hardening (issue 13): reported, not
 # counted. A per-case table closes the output.
 #
+# The sandbox cases (sandbox_*.c, issue 13 items 1 and 3) attack the host
+# rather than the verdict: they run where an unconfined candidate's code
+# runs (in the evaluation child, as CUDA and Level Zero candidates do), so
+# they are loaded as the job's reference, and each is judged by what the
+# test sees from outside, never by what the case says:
+#
+#   sandbox  the CURVE key file (KF_CURVE_CERT), another job's folder and a
+#            database URL on another process's command line appear in no
+#            output; the test's TCP and path-bound Unix listeners hear no
+#            hello; no kfh-survivor process runs once the job has ended and
+#            a later honest job beside it is still correct; nothing the run
+#            wrote to /tmp or /dev/shm is left on the host, and the run's
+#            /tmp and /dev/shm stopped it short of 64 MiB.
+#
 # The speed rule compares two kernels' speedups, which docs/testing.md
 # otherwise keeps out of the suite. Here it is the only way to see an attack
 # that inflates a right answer's speed, and the margins are wide: each speed
@@ -66,7 +80,29 @@ CASES=(
     "kill_parent verdict 11-escaping"
     "early_answer verdict 6-answering-early"
     "leak_env hardening 11-secrets(issue-13)"
+    "sandbox_curve_key sandbox 13.1-curve-key"
+    "sandbox_other_job sandbox 13.1-other-job"
+    "sandbox_tcp sandbox 13.1-network"
+    "sandbox_unix sandbox 13.3-unix-socket"
+    "sandbox_cmdline sandbox 13.3-proc-cmdline"
+    "sandbox_survivor sandbox 13.1-survivor"
+    "sandbox_fill sandbox 13.3-fill-tmp"
+    "sandbox_leftover sandbox 13.3-tmp-leftover"
 )
+# KF_HOSTILE_CASES=REGEX runs only the cases whose name matches (and the
+# honest baseline): a quicker look at one class.
+if [ -n "${KF_HOSTILE_CASES:-}" ]; then
+    kept=()
+    for c in "${CASES[@]}"; do
+        read -r name _ <<<"$c"
+        [[ $name == honest || $name =~ $KF_HOSTILE_CASES ]] && kept+=("$c")
+    done
+    CASES=("${kept[@]}")
+fi
+# The sandbox cases' canaries: a key, another job's source, a database URL.
+KEY_CANARY=kf-key-canary-$$-$RANDOM
+JOB_CANARY=kf-job-canary-$$-$RANDOM
+DB_CANARY=kf-db-canary-$$-$RANDOM
 
 # --- building -------------------------------------------------------------
 build() {   # build SOURCE NAME [--reference]
@@ -77,6 +113,10 @@ build() {   # build SOURCE NAME [--reference]
 check "the softmax example's reference builds" build "$EX/reference.c" ref --reference
 for c in "${CASES[@]}"; do
     read -r name kind class <<<"$c"
+    if [ "$kind" = sandbox ]; then
+        check "$name builds" build "$H/$name.c" "$name" --reference
+        continue     # its job names the mode: written with the mode's runs
+    fi
     check "$name builds" build "$H/$name.c" "$name"
     cat >"$W/$name.job.json" <<EOF
 {"payload": {"task": "$EX/task.json", "seed": 11, "timing": $TIMING},
@@ -84,6 +124,60 @@ for c in "${CASES[@]}"; do
 EOF
 done
 chmod -R a+rX "$W"
+
+# --- what the sandbox cases reach for ---------------------------------------
+# The worker's CURVE key (its owner: the user each mode's worker runs as);
+# a listener on TCP and on a Unix socket bound to a path, anyone may
+# connect to it (as PostgreSQL's), whose command line carries a database
+# URL (as a coordinator's may). It writes down every hello it hears.
+mkdir -p "$T/keys" "$T/sock"
+chmod 755 "$T/keys" "$T/sock"
+echo "public-key = \"kf-public\"" >"$T/keys/worker.key"
+printf 'curve\n    secret-key = "%s"\n' "$KEY_CANARY" >"$T/keys/worker.key_secret"
+chmod 644 "$T/keys/worker.key"
+chmod 600 "$T/keys/worker.key_secret"
+python3 - "$T/port" "$T/sock/kf.sock" "$T/heard.log" \
+    "postgresql://kf:$DB_CANARY@db.invalid/kf" >"$T/listener.log" 2>&1 <<'PY' &
+import os, socket, sys, threading
+port_file, unix_path, log = sys.argv[1:4]
+def serve(s):
+    while True:
+        c, _ = s.accept()
+        data = c.recv(256).decode(errors="replace").strip()
+        with open(log, "a") as f:
+            f.write(data + "\n")
+        c.close()
+t = socket.socket()
+t.bind(("127.0.0.1", 0))
+t.listen(16)
+u = socket.socket(socket.AF_UNIX)
+u.bind(unix_path)
+os.chmod(unix_path, 0o777)
+u.listen(16)
+threading.Thread(target=serve, args=(u,), daemon=True).start()
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(t.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+serve(t)
+PY
+PIDS+=($!)
+touch "$T/heard.log"
+chmod 666 "$T/heard.log"
+for _ in $(seq 600); do [ -s "$T/port" ] && break; sleep 0.05; done
+check "the listeners are up" test -s "$T/port"
+PORT=$(cat "$T/port" 2>/dev/null || echo 0)
+
+# sandbox_job MODE NAME: the job of a sandbox case (the honest candidate,
+# the case as the reference, what it reaches for in the payload).
+sandbox_job() {
+    cat >"$W/$1-$2.job.json" <<EOF
+{"payload": {"task": "$EX/task.json", "seed": 11, "timing": $TIMING,
+             "kfh_key": "$T/keys/worker.key_secret", "kfh_tcp": "127.0.0.1:$PORT",
+             "kfh_unix": "$T/sock/kf.sock", "kfh_mode": "$1"},
+ "frames": ["$W/honest.so", "$W/$2.so"]}
+EOF
+    chmod a+r "$W/$1-$2.job.json"
+}
 
 # --- modes ----------------------------------------------------------------
 # As root the worker drops each evaluation to a sandbox uid of its own; as
@@ -100,22 +194,34 @@ else
     say "not root: the evaluations run as $(id -un) only (CI runs this as root, for both modes)"
 fi
 
-# run_eval MODE NAME: one evaluation, its output in $W/MODE-NAME.{json,err,rc}.
-# Each gets a TMPDIR of its own (owned by the user it runs as), so no
-# evaluation's files are next to another's.
+# run_eval MODE NAME [JOB [TMP]]: one evaluation, its output in
+# $W/MODE-NAME.{json,err,rc}. Each gets a TMPDIR of its own (owned by the
+# user it runs as), so no evaluation's files are next to another's; a
+# sandbox case's has another job's folder in it (kf-victim, as the worker
+# makes them: 0700, the worker's). JOB: another case's job file; TMP:
+# another run's TMPDIR (a later job beside a survivor).
 run_eval() {
-    local mode=$1 name=$2 tmp=$T/tmp/$1-$2 as=()
+    local mode=$1 name=$2 tmp=$T/tmp/$1-${4:-$2} as=() job=$W/${3:-$2}.job.json
     mkdir -p "$tmp"
+    case $name in
+        sandbox_*)
+            job=$W/$mode-$name.job.json
+            mkdir -p "$tmp/kf-victim"
+            echo "int victim; /* $JOB_CANARY */" >"$tmp/kf-victim/candidate.c"
+            chmod 700 "$tmp/kf-victim"
+            ;;
+    esac
     if [ "$mode" = nonroot ]; then
-        chown 65534:65534 "$tmp"
+        chown -R 65534:65534 "$tmp"
         as=("${AS_NONROOT[@]}")
     fi
     (
         cd "$tmp" || exit 1
         env TMPDIR="$tmp" HOME="$tmp" OPENAI_API_KEY="$CANARY" ANTHROPIC_API_KEY="$CANARY" \
             KF_DATABASE_URL="postgresql://kf:$CANARY@db.invalid/kf" \
+            KF_CURVE_CERT="$T/keys/worker.key" KF_SANDBOX_TMP_MB=16 KF_SANDBOX_SHM_MB=16 \
             timeout --foreground -k 5 "$CEILING" ${as[@]+"${as[@]}"} "$BIN/kf-exec-worker" \
-            --eval-time-limit-s 30 --eval "$W/$name.job.json" \
+            --eval-time-limit-s 30 --eval "$job" \
             >"$W/$mode-$name.json" 2>"$W/$mode-$name.err"
         echo $? >"$W/$mode-$name.rc"
     ) 2>/dev/null
@@ -127,9 +233,41 @@ run_eval() {
 # baseline first and last in each mode. Each evaluation's limit inside the
 # worker (30 s) stops a candidate that spins; CEILING stops a worker that
 # never ends.
+# survivors_of MODE: the kfh-survivor processes of this test's MODE runs
+# (by their folder, so another test's are never counted or signalled).
+survivors_of() {
+    local p
+    for p in $(pgrep -x kfh-survivor 2>/dev/null); do
+        case $(readlink "/proc/$p/cwd" 2>/dev/null) in
+            "$T/tmp/$1-"*) echo "$p" ;;
+        esac
+    done
+}
+
+# what_left MODE NAME: what the case left in the host's /tmp and /dev/shm
+# (removed once noted).
+what_left() {
+    local f left=""
+    for f in /tmp/kfh-"${2#sandbox_}"-* /dev/shm/kfh-"${2#sandbox_}"-*; do
+        [ -e "$f" ] || continue
+        left="$left $f ($(du -k "$f" | cut -f1) KiB)"
+        rm -f "$f"
+    done
+    echo "${left# }" >"$W/$1-$2.left"
+}
+
 BG=()
 first=1
 for mode in "${MODES[@]}"; do
+    if [ "$mode" = nonroot ]; then
+        chown 65534:65534 "$T/keys/worker.key" "$T/keys/worker.key_secret"
+    else
+        chown "$(id -u):$(id -g)" "$T/keys/worker.key" "$T/keys/worker.key_secret"
+    fi
+    for c in "${CASES[@]}"; do
+        read -r name kind class <<<"$c"
+        [ "$kind" = sandbox ] && sandbox_job "$mode" "$name"
+    done
     run_eval "$mode" honest
     mv "$W/$mode-honest.json" "$W/$mode-honest1.json"
     if [ $first = 1 ]; then
@@ -148,6 +286,16 @@ for mode in "${MODES[@]}"; do
         read -r name kind class <<<"$c"
         case $kind in baseline | hang) continue ;; esac
         run_eval "$mode" "$name"
+        case $name in
+            sandbox_survivor)
+                # Right after the job ended: what of it still runs; then a
+                # later, honest job in the same TMPDIR.
+                survivors_of "$mode" | tr '\n' ' ' >"$W/$mode-$name.survivors"
+                run_eval "$mode" survivor_later honest "$name"
+                for p in $(survivors_of "$mode"); do kill -KILL "$p" 2>/dev/null; done
+                ;;
+            sandbox_fill | sandbox_leftover) what_left "$mode" "$name" ;;
+        esac
     done
     run_eval "$mode" honest
 done
@@ -183,6 +331,10 @@ judge() {
     error=$(field .error "$f.json")
     VERDICT=${verdict:--}
     SPEEDUP=${speedup:--}
+    if [ "$kind" = sandbox ]; then
+        judge_sandbox "$mode" "$name"
+        return
+    fi
     if [ "$kind" = hardening ]; then
         if grep -qF "$CANARY" "$f.json" "$f.err" 2>/dev/null; then
             CAUGHT=leaked WHY="the worker's secrets reached the result"
@@ -218,6 +370,51 @@ judge() {
         return
     fi
     WHY="judged correct, speedup $speedup"
+}
+
+# judge_sandbox MODE NAME: CAUGHT and WHY for a sandbox case, from what
+# the test sees: outputs, the listeners' log, processes, files left.
+judge_sandbox() {
+    local mode=$1 name=$2 f=$W/$1-$2 said canary left later
+    said=$(grep -ho 'KFH [^"]*' "$f.json" "$f.err" 2>/dev/null | head -1 | cut -c1-90)
+    CAUGHT=yes WHY="reached nothing: ${said:-no report}"
+    case $name in
+        sandbox_curve_key) canary=$KEY_CANARY ;;
+        sandbox_other_job) canary=$JOB_CANARY ;;
+        sandbox_cmdline) canary=$DB_CANARY ;;
+        *) canary= ;;
+    esac
+    if [ -n "$canary" ] && grep -qF "$canary" "$f.json" "$f.err" 2>/dev/null; then
+        CAUGHT=no WHY="leaked: $said"
+        return
+    fi
+    case $name in
+        sandbox_tcp | sandbox_unix)
+            if grep -qx "kfh $name $mode" "$T/heard.log"; then
+                CAUGHT=no WHY="the listener heard it: $said"
+            fi
+            ;;
+        sandbox_survivor)
+            left=$(cat "$f.survivors" 2>/dev/null)
+            later=$(field .result.verdict "$W/$mode-survivor_later.json")
+            if [ -n "${left// /}" ]; then
+                CAUGHT=no WHY="kfh-survivor (pid ${left% }) outlived the job; the later job: ${later:-failed}"
+            elif [ "$later" != correct ]; then
+                CAUGHT=no WHY="the later honest job came back ${later:-failed}"
+            else
+                WHY="none outlived the job; the later job: $later"
+            fi
+            ;;
+        sandbox_fill | sandbox_leftover)
+            left=$(cat "$f.left" 2>/dev/null)
+            if [ -n "$left" ]; then
+                CAUGHT=no WHY="left on the host: $left"
+            elif [ "$name" = sandbox_fill ] && ! { echo "$said" | grep -q '/tmp=[0-9]* MiB (No space' \
+                 && echo "$said" | grep -q '/dev/shm=[0-9]* MiB (No space'; }; then
+                CAUGHT=no WHY="not capped: $said"
+            fi
+            ;;
+    esac
 }
 
 TABLE=$(

@@ -83,6 +83,9 @@ main (void)
     if (f)
         fclose (f);
     chmod (path, 0666);
+    /* Sandboxed children see only an allow-list of the host: the log's
+     * folder is shared with them, as eval_shared_dir is (kf_sandbox.h). */
+    setenv ("KF_SANDBOX_SHARE", s_dir, 1);
     char *old_path = getenv ("PATH") ? strdup (getenv ("PATH")) : strdup ("/usr/bin");
     char *new_path = kf_strdupf ("%s:%s", s_dir, old_path);
     setenv ("PATH", new_path, 1);
