@@ -7,8 +7,10 @@
  *  division). A candidate is the template with its parameters written as
  *  #defines under #ifndef guards, so the compile worker's tuning phase can
  *  still override them with -DNAME=VALUE from the kf-tune line. The CUDA
- *  variants (language "cuda") tune block size, vector width and the
- *  reduction (warp shuffles or a shared-memory tree); the OpenCL C ones
+ *  variants (language "cuda", in kf_gen_offline_cuda.c) tune block size,
+ *  vector width and the reduction (warp shuffles or a shared-memory tree),
+ *  and for the row kernels also the row held in registers, rows per block
+ *  and streaming loads and stores; the OpenCL C ones
  *  (language "opencl", for Level Zero) work-group size, vector width and
  *  the reduction (local tree, work-group collective or sub-groups), and
  *  carry the kf-launch line the exec worker runs them by. Every point
@@ -20,6 +22,7 @@
  */
 #include "kf_str.h"
 #include "kf_gen_offline.h"
+#include "kf_gen_offline_starter.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,26 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KF_OFFLINE_MAX_PARAMS 4
-#define KF_OFFLINE_MAX_VALUES 6
 //  With no parent, one seed in this many proposes the plain baseline, so a
 //  run always has the simplest variant to compare the others against.
 #define KF_OFFLINE_BASELINE_EVERY 8
 
-typedef struct {
-    const char *name;
-    const char *values[KF_OFFLINE_MAX_VALUES + 1];   //  NULL-ended; [0] is the baseline
-} s_param_t;
-
-typedef struct {
-    const char *key;            //  starter name, also in the source's title
-    const char *title;
-    int n_inputs;               //  inputs the kernel reads, all f32
-    const char *inputs_help;    //  for the error when a task has fewer
-    const char *fixed;          //  #defines set by the task, not tuned, or NULL
-    const char *const *body;
-    s_param_t params[KF_OFFLINE_MAX_PARAMS];
-} s_starter_t;
+typedef kf_offline_param_t s_param_t;
+typedef kf_offline_starter_t s_starter_t;
 
 static const char *s_prelude_text =
     "#include \"kf_kernel.h\"\n"
@@ -503,415 +492,6 @@ static const char *s_rowred_text =
     "}\n"
     ;
 
-//  CUDA variants: one block per row (a grid-stride loop for GELU), with
-//  the block size, the vector width of loads and stores, and how a block
-//  reduces (warp shuffles or a shared-memory tree) as parameters.
-
-static const char *s_cuda_prelude_text =
-    "#include \"kf_kernel.h\"\n"
-    "#include <cuda_runtime.h>\n"
-    "#include <math.h>\n"
-    "#include <stdint.h>\n"
-    "\n"
-    "/* Named parameter values (RED=shfl) become numbers through these, so\n"
-    " * -DRED=smem on the compiler's command line works as well. */\n"
-    "#define KF_CAT_(a, b) a##b\n"
-    "#define KF_CAT(a, b) KF_CAT_ (a, b)\n"
-    "#define KF_shfl 0\n"
-    "#define KF_smem 1\n"
-    "#define KF_RED KF_CAT (KF_, RED)\n"
-    "\n"
-    "/* Rows of a contiguous f32 tensor: the last dimension is the row, every\n"
-    " * dimension before it counts rows. Returns -1 for anything else. */\n"
-    "static int\n"
-    "kf_rows (const kf_tensor_t *t, int64_t *rows, int64_t *n)\n"
-    "{\n"
-    "    if (t->dtype != KF_F32 || t->rank < 1 || t->rank > KF_MAX_RANK)\n"
-    "        return -1;\n"
-    "    int64_t expect = 1;\n"
-    "    for (int d = t->rank - 1; d >= 0; d--) {\n"
-    "        if (t->shape[d] > 1 && t->strides[d] != expect)\n"
-    "            return -1;\n"
-    "        expect *= t->shape[d];\n"
-    "    }\n"
-    "    *n = t->shape[t->rank - 1];\n"
-    "    *rows = *n > 0 ? expect / *n : 0;\n"
-    "    return *n > 0 ? 0 : -1;\n"
-    "}\n"
-    "\n"
-    "template <bool IS_MAX>\n"
-    "__device__ __forceinline__ float\n"
-    "kf_op (float a, float b)\n"
-    "{\n"
-    "    return IS_MAX ? fmaxf (a, b) : a + b;\n"
-    "}\n"
-    "\n"
-    "/* A sum or maximum over the block's BLOCK threads, returned to all of\n"
-    " * them. RED=shfl reduces each warp in registers with shuffles and only\n"
-    " * the 32 warp results through shared memory; RED=smem is the classic\n"
-    " * shared-memory tree, a barrier per halving. */\n"
-    "template <bool IS_MAX>\n"
-    "__device__ float\n"
-    "kf_block_reduce (float v)\n"
-    "{\n"
-    "    __shared__ float part[BLOCK];\n"
-    "#if KF_RED == KF_shfl\n"
-    "    for (int off = 16; off > 0; off >>= 1)\n"
-    "        v = kf_op<IS_MAX> (v, __shfl_xor_sync (0xffffffffu, v, off));\n"
-    "    if ((threadIdx.x & 31) == 0)\n"
-    "        part[threadIdx.x >> 5] = v;\n"
-    "    __syncthreads ();\n"
-    "    if (threadIdx.x < 32) {\n"
-    "        float w = threadIdx.x < BLOCK / 32 ? part[threadIdx.x] : (IS_MAX ? -INFINITY : 0.0f);\n"
-    "        for (int off = 16; off > 0; off >>= 1)\n"
-    "            w = kf_op<IS_MAX> (w, __shfl_xor_sync (0xffffffffu, w, off));\n"
-    "        if (threadIdx.x == 0)\n"
-    "            part[0] = w;\n"
-    "    }\n"
-    "#else\n"
-    "    part[threadIdx.x] = v;\n"
-    "    __syncthreads ();\n"
-    "    for (int s = BLOCK / 2; s > 0; s >>= 1) {\n"
-    "        if (threadIdx.x < s)\n"
-    "            part[threadIdx.x] = kf_op<IS_MAX> (part[threadIdx.x], part[threadIdx.x + s]);\n"
-    "        __syncthreads ();\n"
-    "    }\n"
-    "#endif\n"
-    "    __syncthreads ();\n"
-    "    float r = part[0];\n"
-    "    __syncthreads ();    /* part is reused by the next reduction */\n"
-    "    return r;\n"
-    "}\n"
-    "\n"
-    "/* VEC consecutive floats at P (P aligned to VEC floats). */\n"
-    "__device__ __forceinline__ void\n"
-    "kf_load (const float *p, float *v)\n"
-    "{\n"
-    "#if VEC == 4\n"
-    "    float4 t = *(const float4 *) p;\n"
-    "    v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n"
-    "#elif VEC == 2\n"
-    "    float2 t = *(const float2 *) p;\n"
-    "    v[0] = t.x; v[1] = t.y;\n"
-    "#else\n"
-    "    v[0] = p[0];\n"
-    "#endif\n"
-    "}\n"
-    "\n"
-    "__device__ __forceinline__ void\n"
-    "kf_store (float *p, const float *v)\n"
-    "{\n"
-    "#if VEC == 4\n"
-    "    *(float4 *) p = make_float4 (v[0], v[1], v[2], v[3]);\n"
-    "#elif VEC == 2\n"
-    "    *(float2 *) p = make_float2 (v[0], v[1]);\n"
-    "#else\n"
-    "    p[0] = v[0];\n"
-    "#endif\n"
-    "}\n"
-    "\n"
-    "/* Loops over a row: vector loads when the row length allows (every row\n"
-    " * then starts aligned), one element at a time otherwise. The body sees\n"
-    " * v[0..w-1] at index i; W is VEC or 1. Variadic because a body has\n"
-    " * commas of its own. */\n"
-    "#define KF_ROW_LOOP(n, ...)                                                \\\n"
-    "    if ((n) % VEC == 0) {                                                  \\\n"
-    "        for (int64_t i = (int64_t) threadIdx.x * VEC; i < (n); i += (int64_t) BLOCK * VEC) { \\\n"
-    "            const int w = VEC;                                             \\\n"
-    "            __VA_ARGS__                                                    \\\n"
-    "        }                                                                  \\\n"
-    "    }                                                                      \\\n"
-    "    else {                                                                 \\\n"
-    "        for (int64_t i = threadIdx.x; i < (n); i += BLOCK) {               \\\n"
-    "            const int w = 1;                                               \\\n"
-    "            __VA_ARGS__                                                    \\\n"
-    "        }                                                                  \\\n"
-    "    }\n"
-    "\n"
-    "#define KF_LAUNCH_CHECK()                                                  \\\n"
-    "    return cudaGetLastError () == cudaSuccess ? 0 : 1\n"
-    ;
-
-static const char *s_cuda_softmax_text =
-    "#define KF_threepass 0\n"
-    "#define KF_online 1\n"
-    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
-    "\n"
-    "/* One block per row. threepass: maximum, sum of exponentials, write,\n"
-    " * three reads of the row; online: each thread keeps a running maximum\n"
-    " * and a sum rescaled when the maximum grows, so one read finds both. */\n"
-    "__global__ void __launch_bounds__ (BLOCK)\n"
-    "kf_softmax_rows (const float *__restrict__ x, float *__restrict__ y, int64_t n)\n"
-    "{\n"
-    "    const float *row = x + (int64_t) blockIdx.x * n;\n"
-    "    float *out = y + (int64_t) blockIdx.x * n;\n"
-    "    float m = -INFINITY, s = 0.0f;\n"
-    "#if KF_ALGO == KF_online\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++) {\n"
-    "            if (v[k] > m) {\n"
-    "                s = s * __expf (m - v[k]) + 1.0f;\n"
-    "                m = v[k];\n"
-    "            }\n"
-    "            else\n"
-    "                s += __expf (v[k] - m);\n"
-    "        }\n"
-    "    })\n"
-    "    float mx = kf_block_reduce<true> (m);\n"
-    "    float sum = kf_block_reduce<false> (m == -INFINITY ? 0.0f : s * __expf (m - mx));\n"
-    "#else\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            m = fmaxf (m, v[k]);\n"
-    "    })\n"
-    "    float mx = kf_block_reduce<true> (m);\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            s += __expf (v[k] - mx);\n"
-    "    })\n"
-    "    float sum = kf_block_reduce<false> (s);\n"
-    "#endif\n"
-    "    float inv = 1.0f / sum;\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            v[k] = __expf (v[k] - mx) * inv;\n"
-    "        if (w == VEC) kf_store (out + i, v); else out[i] = v[0];\n"
-    "    })\n"
-    "}\n"
-    "\n"
-    "int\n"
-    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
-    "            const kf_ctx_t *ctx)\n"
-    "{\n"
-    "    int64_t rows, n, out_rows, out_n;\n"
-    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
-    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
-    "        return 1;\n"
-    "    if (rows == 0)\n"
-    "        return 0;\n"
-    "    kf_softmax_rows<<<(unsigned) rows, BLOCK, 0, (cudaStream_t) ctx->stream>>> (\n"
-    "        (const float *) in[0].data, (float *) out[0].data, n);\n"
-    "    KF_LAUNCH_CHECK ();\n"
-    "}\n"
-    ;
-
-static const char *s_cuda_rmsnorm_text =
-    "/* One block per row: the sum of squares reduced over the block, then\n"
-    " * every element scaled by the reciprocal root and the weight. */\n"
-    "__global__ void __launch_bounds__ (BLOCK)\n"
-    "kf_rmsnorm_rows (const float *__restrict__ x, const float *__restrict__ wt,\n"
-    "                 float *__restrict__ y, int64_t n, float eps)\n"
-    "{\n"
-    "    const float *row = x + (int64_t) blockIdx.x * n;\n"
-    "    float *out = y + (int64_t) blockIdx.x * n;\n"
-    "    float ss = 0.0f;\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            ss += v[k] * v[k];\n"
-    "    })\n"
-    "    float inv = rsqrtf (kf_block_reduce<false> (ss) / (float) n + eps);\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC], g[VEC];\n"
-    "        if (w == VEC) { kf_load (row + i, v); kf_load (wt + i, g); }\n"
-    "        else { v[0] = row[i]; g[0] = wt[i]; }\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            v[k] = v[k] * inv * g[k];\n"
-    "        if (w == VEC) kf_store (out + i, v); else out[i] = v[0];\n"
-    "    })\n"
-    "}\n"
-    "\n"
-    "int\n"
-    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
-    "            const kf_ctx_t *ctx)\n"
-    "{\n"
-    "    int64_t rows, n, out_rows, out_n, w_rows, w_n;\n"
-    "    if (n_in < 2 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
-    "        || kf_rows (&in[1], &w_rows, &w_n) || w_rows * w_n != n\n"
-    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
-    "        return 1;\n"
-    "    if (rows == 0)\n"
-    "        return 0;\n"
-    "    float eps = (float) kf_scalar (ctx, \"eps\", 1e-5);\n"
-    "    kf_rmsnorm_rows<<<(unsigned) rows, BLOCK, 0, (cudaStream_t) ctx->stream>>> (\n"
-    "        (const float *) in[0].data, (const float *) in[1].data, (float *) out[0].data, n, eps);\n"
-    "    KF_LAUNCH_CHECK ();\n"
-    "}\n"
-    ;
-
-static const char *s_cuda_layernorm_text =
-    "#define KF_twopass 0\n"
-    "#define KF_sumsq 1\n"
-    "#define KF_ALGO KF_CAT (KF_, ALGO)\n"
-    "\n"
-    "/* One block per row. twopass: the mean, then the variance of the\n"
-    " * deviations (two reads, no cancellation); sumsq: sum and sum of squares\n"
-    " * in one read, two reductions at once, cheaper but less exact for rows\n"
-    " * with a large mean. */\n"
-    "__global__ void __launch_bounds__ (BLOCK)\n"
-    "kf_layernorm_rows (const float *__restrict__ x, const float *__restrict__ g,\n"
-    "                   const float *__restrict__ b, float *__restrict__ y, int64_t n, float eps)\n"
-    "{\n"
-    "    const float *row = x + (int64_t) blockIdx.x * n;\n"
-    "    float *out = y + (int64_t) blockIdx.x * n;\n"
-    "    float s = 0.0f, q = 0.0f;\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++) {\n"
-    "            s += v[k];\n"
-    "#if KF_ALGO == KF_sumsq\n"
-    "            q += v[k] * v[k];\n"
-    "#endif\n"
-    "        }\n"
-    "    })\n"
-    "    float mean = kf_block_reduce<false> (s) / (float) n;\n"
-    "#if KF_ALGO == KF_sumsq\n"
-    "    float var = fmaxf (kf_block_reduce<false> (q) / (float) n - mean * mean, 0.0f);\n"
-    "#else\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            q += (v[k] - mean) * (v[k] - mean);\n"
-    "    })\n"
-    "    float var = kf_block_reduce<false> (q) / (float) n;\n"
-    "#endif\n"
-    "    float inv = rsqrtf (var + eps);\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC], gg[VEC], bb[VEC];\n"
-    "        if (w == VEC) { kf_load (row + i, v); kf_load (g + i, gg); kf_load (b + i, bb); }\n"
-    "        else { v[0] = row[i]; gg[0] = g[i]; bb[0] = b[i]; }\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            v[k] = (v[k] - mean) * inv * gg[k] + bb[k];\n"
-    "        if (w == VEC) kf_store (out + i, v); else out[i] = v[0];\n"
-    "    })\n"
-    "}\n"
-    "\n"
-    "int\n"
-    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
-    "            const kf_ctx_t *ctx)\n"
-    "{\n"
-    "    int64_t rows, n, out_rows, out_n, g_rows, g_n, b_rows, b_n;\n"
-    "    if (n_in < 3 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
-    "        || kf_rows (&in[1], &g_rows, &g_n) || g_rows * g_n != n\n"
-    "        || kf_rows (&in[2], &b_rows, &b_n) || b_rows * b_n != n\n"
-    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
-    "        return 1;\n"
-    "    if (rows == 0)\n"
-    "        return 0;\n"
-    "    float eps = (float) kf_scalar (ctx, \"eps\", 1e-5);\n"
-    "    kf_layernorm_rows<<<(unsigned) rows, BLOCK, 0, (cudaStream_t) ctx->stream>>> (\n"
-    "        (const float *) in[0].data, (const float *) in[1].data, (const float *) in[2].data,\n"
-    "        (float *) out[0].data, n, eps);\n"
-    "    KF_LAUNCH_CHECK ();\n"
-    "}\n"
-    ;
-
-static const char *s_cuda_gelu_text =
-    "#define KF_tanh 0\n"
-    "#define KF_fastexp 1\n"
-    "#define KF_IMPL KF_CAT (KF_, IMPL)\n"
-    "\n"
-    "/* GELU, tanh form. fastexp rewrites 0.5 v (1 + tanh u) as\n"
-    " * v / (1 + e^(-2u)) with the hardware exponential (__expf), one special-\n"
-    " * function op instead of tanhf's longer sequence. */\n"
-    "__device__ __forceinline__ float\n"
-    "kf_gelu (float v)\n"
-    "{\n"
-    "    float u = 0.7978845608f * (v + 0.044715f * v * v * v);\n"
-    "#if KF_IMPL == KF_fastexp\n"
-    "    return v / (1.0f + __expf (-2.0f * u));\n"
-    "#else\n"
-    "    return 0.5f * v * (1.0f + tanhf (u));\n"
-    "#endif\n"
-    "}\n"
-    "\n"
-    "/* Grid-stride over the whole tensor, VEC elements per thread step. */\n"
-    "__global__ void __launch_bounds__ (BLOCK)\n"
-    "kf_gelu_all (const float *__restrict__ x, float *__restrict__ y, int64_t total)\n"
-    "{\n"
-    "    int64_t stride = (int64_t) gridDim.x * BLOCK * VEC;\n"
-    "    int64_t vec_end = total - total % VEC;\n"
-    "    for (int64_t i = ((int64_t) blockIdx.x * BLOCK + threadIdx.x) * VEC; i < vec_end; i += stride) {\n"
-    "        float v[VEC];\n"
-    "        kf_load (x + i, v);\n"
-    "        for (int k = 0; k < VEC; k++)\n"
-    "            v[k] = kf_gelu (v[k]);\n"
-    "        kf_store (y + i, v);\n"
-    "    }\n"
-    "    for (int64_t i = vec_end + (int64_t) blockIdx.x * BLOCK + threadIdx.x; i < total;\n"
-    "         i += (int64_t) gridDim.x * BLOCK)\n"
-    "        y[i] = kf_gelu (x[i]);\n"
-    "}\n"
-    "\n"
-    "int\n"
-    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
-    "            const kf_ctx_t *ctx)\n"
-    "{\n"
-    "    int64_t rows, n, out_rows, out_n;\n"
-    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
-    "        || kf_rows (&out[0], &out_rows, &out_n) || rows * n != out_rows * out_n)\n"
-    "        return 1;\n"
-    "    int64_t total = rows * n;\n"
-    "    if (total == 0)\n"
-    "        return 0;\n"
-    "    int64_t blocks = (total / VEC + BLOCK - 1) / BLOCK;\n"
-    "    if (blocks > 65536)\n"
-    "        blocks = 65536;\n"
-    "    if (blocks < 1)\n"
-    "        blocks = 1;\n"
-    "    kf_gelu_all<<<(unsigned) blocks, BLOCK, 0, (cudaStream_t) ctx->stream>>> (\n"
-    "        (const float *) in[0].data, (float *) out[0].data, total);\n"
-    "    KF_LAUNCH_CHECK ();\n"
-    "}\n"
-    ;
-
-static const char *s_cuda_rowred_text =
-    "/* KF_REDUCE_MAX is fixed by the task (sum or max), not a tuning choice.\n"
-    " * One block per row; each thread reduces its strided share, then the\n"
-    " * block reduces the partial results. */\n"
-    "__global__ void __launch_bounds__ (BLOCK)\n"
-    "kf_reduce_rows (const float *__restrict__ x, float *__restrict__ y, int64_t n)\n"
-    "{\n"
-    "    const float *row = x + (int64_t) blockIdx.x * n;\n"
-    "    float acc = KF_REDUCE_MAX ? -INFINITY : 0.0f;\n"
-    "    KF_ROW_LOOP (n, {\n"
-    "        float v[VEC];\n"
-    "        if (w == VEC) kf_load (row + i, v); else v[0] = row[i];\n"
-    "        for (int k = 0; k < w; k++)\n"
-    "            acc = kf_op<KF_REDUCE_MAX> (acc, v[k]);\n"
-    "    })\n"
-    "    float r = kf_block_reduce<KF_REDUCE_MAX> (acc);\n"
-    "    if (threadIdx.x == 0)\n"
-    "        y[blockIdx.x] = r;\n"
-    "}\n"
-    "\n"
-    "int\n"
-    "kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
-    "            const kf_ctx_t *ctx)\n"
-    "{\n"
-    "    int64_t rows, n, out_rows, out_n;\n"
-    "    if (n_in < 1 || n_out < 1 || kf_rows (&in[0], &rows, &n)\n"
-    "        || kf_rows (&out[0], &out_rows, &out_n) || out_rows * out_n != rows)\n"
-    "        return 1;\n"
-    "    if (rows == 0)\n"
-    "        return 0;\n"
-    "    kf_reduce_rows<<<(unsigned) rows, BLOCK, 0, (cudaStream_t) ctx->stream>>> (\n"
-    "        (const float *) in[0].data, (float *) out[0].data, n);\n"
-    "    KF_LAUNCH_CHECK ();\n"
-    "}\n"
-    ;
-
 //  OpenCL C variants, for Level Zero (language "opencl"): kernels only,
 //  launched by the exec worker as their kf-launch line says (docs/intel.md).
 //  One work-group per row (a flat range for GELU), with the work-group
@@ -1239,32 +819,6 @@ static const s_starter_t s_starters[] = {
       { { "LANES", { "1", "2", "4", "8", "16", NULL } } } },
 };
 
-//  The same ops for CUDA. BLOCK must stay a power of two from 64 up (the
-//  reductions halve it and count warps); the plain baseline is 256 threads,
-//  scalar loads and the shared-memory tree.
-#define KF_CUDA_BLOCK { "BLOCK", { "256", "128", "512", "1024", NULL } }
-#define KF_CUDA_VEC { "VEC", { "1", "2", "4", NULL } }
-#define KF_CUDA_RED { "RED", { "smem", "shfl", NULL } }
-
-static const s_starter_t s_cuda_starters[] = {
-    { "softmax", "row softmax over the last dimension", 1, "x", NULL, &s_cuda_softmax_text,
-      { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED,
-        { "ALGO", { "threepass", "online", NULL } } } },
-    { "rmsnorm", "RMS norm over the last dimension, times weight", 2, "x, weight", NULL,
-      &s_cuda_rmsnorm_text, { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED } },
-    { "layernorm", "layer norm over the last dimension, times gamma plus beta", 3,
-      "x, gamma, beta", NULL, &s_cuda_layernorm_text,
-      { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED, { "ALGO", { "twopass", "sumsq", NULL } } } },
-    { "gelu", "GELU (tanh form), elementwise", 1, "x", NULL, &s_cuda_gelu_text,
-      { KF_CUDA_BLOCK, KF_CUDA_VEC, { "IMPL", { "tanh", "fastexp", NULL } } } },
-    { "row_sum", "sum of each row over the last dimension", 1, "x",
-      "#define KF_REDUCE_MAX 0\n", &s_cuda_rowred_text,
-      { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED } },
-    { "row_max", "maximum of each row over the last dimension", 1, "x",
-      "#define KF_REDUCE_MAX 1\n", &s_cuda_rowred_text,
-      { KF_CUDA_BLOCK, KF_CUDA_VEC, KF_CUDA_RED } },
-};
-
 //  The same ops in OpenCL C. WG is a power of two from 64 up (the tree
 //  halves it); the plain baseline is 256 work-items, scalar loads and the
 //  local-memory tree. Launch lines: X, W, B are the task's first three
@@ -1334,9 +888,9 @@ s_is_opencl (const char *language)
 static const s_starter_t *
 s_find_starter (const char *key, const char *language)
 {
-    const s_starter_t *table = s_is_cuda (language) ? s_cuda_starters
+    const s_starter_t *table = s_is_cuda (language) ? kf_offline_cuda_starters
                                : s_is_opencl (language) ? s_opencl_starters : s_starters;
-    size_t n = s_is_cuda (language) ? sizeof s_cuda_starters / sizeof s_cuda_starters[0]
+    size_t n = s_is_cuda (language) ? kf_offline_cuda_n_starters
                : s_is_opencl (language) ? sizeof s_opencl_starters / sizeof s_opencl_starters[0]
                                         : sizeof s_starters / sizeof s_starters[0];
     for (size_t i = 0; i < n; i++)
@@ -1582,7 +1136,7 @@ s_emit (const s_starter_t *st, const int choice[], const char *language, json_t 
     if (st->fixed)
         fputs (st->fixed, f);
     fputs ("\n", f);
-    fputs (s_is_cuda (language) ? s_cuda_prelude_text
+    fputs (s_is_cuda (language) ? kf_offline_cuda_prelude_text ()
            : s_is_opencl (language) ? s_opencl_prelude_text : s_prelude_text, f);
     fputs ("\n", f);
     fputs (*st->body, f);

@@ -5,7 +5,13 @@
  *  -shared -Xcompiler -fPIC -cudart shared), once per value of every
  *  tuning parameter (the value set with -DNAME=VALUE, as the tuning sweep
  *  does, the others at their baseline), so every branch of every template
- *  is compiled. Compile-only: no GPU is needed. Skipped (passing) when
+ *  is compiled. The row kernels (softmax, rmsnorm, layernorm) keep their
+ *  register-held path behind HOLD (0 at the baseline), so they are also
+ *  compiled in five combinations with HOLD above 0 that between them take
+ *  every value of VEC, STREAM, ROW, RED and ALGO, and build every kernel
+ *  instance up to HOLD=128. The native CUDA tasks' references
+ *  (softmax_cuda, rmsnorm_cuda, layernorm_cuda) are compiled too, and their tasks load and get
+ *  CUDA starters. Compile-only: no GPU is needed. Skipped (passing) when
  *  nvcc is not installed. Also checks the generated source declares its
  *  space on a kf-tune line and names the CUDA backend.
  */
@@ -21,6 +27,31 @@
 
 static const char *s_ops[] = { "softmax", "rmsnorm", "layernorm", "gelu", "row_sum",
                                "row_max" };
+static const char *s_cuda_tasks[] = { "softmax_cuda", "rmsnorm_cuda", "layernorm_cuda" };
+
+//  Writes one compile job per value of every parameter on the kf-tune line
+//  TUNE (its text after "kf-tune:"), the others at the source's own values.
+//  Returns the number of jobs written.
+static int
+s_jobs (FILE *jobs, const char *tune, const char *file, const char *tmp, const char *op)
+{
+    char line[512] = "";
+    sscanf (tune, " %511[^*]", line);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r (line, " ", &save); tok; tok = strtok_r (NULL, " ", &save)) {
+        char *eq = strchr (tok, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        char *vsave = NULL;
+        for (char *v = strtok_r (eq + 1, ",", &vsave); v; v = strtok_r (NULL, ",", &vsave)) {
+            fprintf (jobs, "%s -D%s=%s -o %s/%s-%s-%s.so\n", file, tok, v, tmp, op, tok, v);
+            n++;
+        }
+    }
+    return n;
+}
 
 static char *
 s_nvcc (void)
@@ -68,7 +99,13 @@ main (void)
         }
         CHECK (src && strstr (src, "for the CUDA backend"));
         CHECK (src && strstr (src, "__global__"));
-        CHECK (src && strstr (src, "kf-tune: BLOCK=256,128,512,1024 VEC=1,2,4"));
+        bool rows = o < 3;
+        CHECK (src && strstr (src, rows ? "kf-tune: BLOCK=256,512,128,1024 VEC=1,4,2 HOLD=0,32,128 "
+                                          "ROW=block,warp STREAM=0,1 RED=smem,shfl"
+                                        : "kf-tune: BLOCK=256,128,512,1024 VEC=1,2,4"));
+        CHECK (src && strstr (src, rows ? "kf-params: BLOCK=256 VEC=1 HOLD=0 ROW=block STREAM=0 "
+                                          "RED=smem"
+                                        : "kf-params: BLOCK=256 VEC=1"));
         //  Another seed proposes another point of the same space.
         json_object_set_new (payload, "baseline", json_false ());
         json_object_set_new (payload, "seed", json_integer (3));
@@ -84,23 +121,71 @@ main (void)
         }
         //  One compile per value of each parameter, read from kf-tune.
         char *tune = src ? strstr (src, "kf-tune:") : NULL;
-        char line[256] = "";
-        if (tune)
-            sscanf (tune + 8, " %255[^*]", line);
-        char *save = NULL;
-        for (char *tok = strtok_r (line, " ", &save); tok; tok = strtok_r (NULL, " ", &save)) {
-            char *eq = strchr (tok, '=');
-            if (!eq)
-                continue;
-            *eq = 0;
-            char *vsave = NULL;
-            for (char *v = strtok_r (eq + 1, ",", &vsave); v; v = strtok_r (NULL, ",", &vsave)) {
-                fprintf (jobs, "%s -D%s=%s -o %s/%s-%s-%s.so\n", file, tok, v, tmp, s_ops[o],
-                         tok, v);
-                n_jobs++;
+        if (tune) {
+            n_jobs += s_jobs (jobs, tune + 8, file, tmp, s_ops[o]);
+            //  The register-held path (HOLD above 0; every kernel instance
+            //  up to HOLD=128), in combinations that between them take
+            //  each value of VEC, STREAM, ROW, RED and ALGO.
+            if (rows) {
+                char algo[2][32] = { "", "" };
+                const char *at = strstr (tune, "ALGO=");
+                if (at && sscanf (at + 5, "%31[^,],%31[^ *]", algo[0], algo[1]) != 2)
+                    algo[0][0] = algo[1][0] = 0;
+                static const char *const held[] = {
+                    "-DHOLD=128 -DVEC=1 -DSTREAM=1 -DROW=block -DRED=smem",
+                    "-DHOLD=128 -DVEC=2 -DSTREAM=0 -DROW=block -DRED=shfl",
+                    "-DHOLD=32 -DVEC=4 -DSTREAM=1 -DROW=warp -DRED=smem",
+                    "-DHOLD=32 -DVEC=4 -DSTREAM=0 -DROW=block -DRED=shfl",
+                    "-DHOLD=128 -DVEC=4 -DSTREAM=1 -DROW=warp -DRED=shfl",
+                };
+                static const int which[] = { 1, 0, 1, 1, 0 };
+                for (int h = 0; h < 5; h++) {
+                    const char *a = algo[which[h]];
+                    fprintf (jobs, "%s %s%s%s -o %s/%s-held%d.so\n", file, held[h],
+                             *a ? " -DALGO=" : "", a, tmp, s_ops[o], h);
+                    n_jobs++;
+                }
             }
         }
         free (src);
+        json_decref (payload);
+        json_decref (task);
+    }
+    //  The native CUDA tasks load, get a CUDA starter, and their references
+    //  compile (references are never swept: one build each).
+    for (size_t k = 0; k < sizeof s_cuda_tasks / sizeof s_cuda_tasks[0]; k++) {
+        char path[128];
+        snprintf (path, sizeof path, "examples/tasks/%s/task.json", s_cuda_tasks[k]);
+        char *err = NULL;
+        json_t *task = kf_task_load (path, &err);
+        CHECK (task != NULL);
+        if (!task) {
+            fprintf (stderr, "%s: %s\n", path, err);
+            free (err);
+            continue;
+        }
+        const char *ref = json_string_value (
+            json_object_get (json_object_get (task, "reference"), "source"));
+        CHECK (ref && strcmp (json_string_value (json_object_get (
+                                  json_object_get (task, "reference"), "language")), "cuda") == 0);
+        json_t *payload = json_pack ("{s:O, s:s, s:i}", "task", task, "language", "cuda",
+                                     "seed", 5);
+        char *src = kf_offline_generate (payload, &err);
+        CHECK (src && strstr (src, "for the CUDA backend"));
+        if (!src) {
+            fprintf (stderr, "%s: %s\n", s_cuda_tasks[k], err);
+            free (err);
+        }
+        free (src);
+        char file[160];
+        snprintf (file, sizeof file, "%s/%s-reference.cu", tmp, s_cuda_tasks[k]);
+        FILE *f = ref ? fopen (file, "w") : NULL;
+        if (f) {
+            fputs (ref, f);
+            fclose (f);
+            fprintf (jobs, "%s -o %s/%s-reference.so\n", file, tmp, s_cuda_tasks[k]);
+            n_jobs++;
+        }
         json_decref (payload);
         json_decref (task);
     }
