@@ -301,7 +301,9 @@ s_run (kf_search_t *self, int64_t run_id)
 static int
 s_ensure_root (kf_search_t *self, json_t *run)
 {
-    json_t *dflt = kf_prompt_default_sections (kf_jstr (run, "language"));
+    json_t *dflt = kf_prompt_default_sections_for (kf_jstr (run, "language"),
+                                                   kf_jstr (run, "target"),
+                                                   json_object_get (run, "spec"));
     char *text = json_dumps (dflt, JSON_COMPACT);
     json_decref (dflt);
     char id[24];
@@ -326,7 +328,9 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     bool on = json_is_true (json_object_get (settings, "meta_prompting"));
     json_decref (settings);
     if (!on) {
-        json_t *dflt = kf_prompt_default_sections (kf_jstr (run, "language"));
+        json_t *dflt = kf_prompt_default_sections_for (kf_jstr (run, "language"),
+                                                       kf_jstr (run, "target"),
+                                                       json_object_get (run, "spec"));
         json_decref (run);
         return dflt;
     }

@@ -271,6 +271,18 @@ static const char *s_migrations[] = {
     "ALTER TABLE evaluations ADD COLUMN fidelity text CHECK (fidelity IN ('screen', 'full'));"
     "ALTER TABLE jobs ADD COLUMN fidelity text"
     "  GENERATED ALWAYS AS (payload->>'fidelity') STORED;",
+
+    /* 11: lineage memory (coordinator/kf_lineage.c, docs/search.md). The
+     * hash of a candidate's source without comments and with white space
+     * collapsed, so a source the run has already judged is not compiled
+     * and timed again; duplicate_of names the candidate whose verdict a
+     * repeat takes (it waits, status 'waiting', while that one is open).
+     * Written with IF NOT EXISTS so that it is safe at whatever position
+     * it lands. */
+    "ALTER TABLE candidates ADD COLUMN IF NOT EXISTS norm_hash text,"
+    "  ADD COLUMN IF NOT EXISTS duplicate_of bigint REFERENCES candidates (id);"
+    "CREATE INDEX IF NOT EXISTS candidates_norm_hash ON candidates (run_id, norm_hash)"
+    "  WHERE norm_hash IS NOT NULL;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

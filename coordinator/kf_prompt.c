@@ -13,6 +13,9 @@
  *  claims a figure the evaluation did not measure.
  */
 #include "kf_prompt.h"
+#include "kf_prompt_facts.h"
+#include "kf_prompt_target.h"
+#include "kf_prompt_tune.h"
 #include "kf_task.h"
 #include "kf_json.h"
 #include "kf_log.h"
@@ -34,83 +37,13 @@ static const char *const s_section_titles[KF_PROMPT_SECTIONS] = {
 };
 
 //  ---------------------------------------------------------------------
-//  The evolvable sections as a run starts
-
-static const char *s_philosophy =
-    "- A wrong kernel is worth less than a slow one: keep exactly the reference's results "
-    "(within the tolerance) before chasing speed.\n"
-    "- Operations like these are usually limited by memory traffic, not arithmetic: read every "
-    "input once, write every output once, and keep intermediate values on chip.\n"
-    "- Change one idea at a time relative to the kernel you improve, so a gain or a loss has a "
-    "known cause.\n"
-    "- Judge a kernel against the hardware: the bytes it must move divided by the measured "
-    "copy bandwidth is the time to aim for.\n";
-
-static const char *s_strategies_cuda =
-    "Memory:\n"
-    "- Let consecutive threads touch consecutive addresses; load float4 when a row is long "
-    "and 16-byte aligned, with a scalar loop for the tail.\n"
-    "- Stage data that several threads reuse in shared memory; pad tiles by one element to "
-    "avoid bank conflicts.\n"
-    "Computation:\n"
-    "- Fuse passes over a row: online softmax keeps a running maximum and a rescaled sum in "
-    "one sweep; Welford keeps mean and variance together.\n"
-    "- Multiply by a reciprocal computed once instead of dividing per element; fast "
-    "intrinsics (__expf, rsqrtf) are fine within the tolerance.\n"
-    "Parallelism:\n"
-    "- Reduce inside a warp with __shfl_xor_sync, then across warps through shared memory; "
-    "one block per long row, one warp per short row.\n"
-    "- Size blocks so enough of them are resident to keep every multiprocessor busy.\n";
-
-static const char *s_strategies_c =
-    "Memory:\n"
-    "- Walk each row contiguously and finish with it while it is still in cache; avoid a "
-    "second pass over data that no longer fits.\n"
-    "- Mark pointers restrict and keep loops simple so the compiler (-O3 -march=native) "
-    "vectorises them.\n"
-    "Computation:\n"
-    "- Fuse passes over a row: online softmax keeps a running maximum and a rescaled sum in "
-    "one sweep; Welford keeps mean and variance together.\n"
-    "- Use several independent accumulators so additions overlap and vectorise; multiply by "
-    "a reciprocal computed once instead of dividing per element.\n"
-    "- A branch-free polynomial exponential vectorises where the C library's expf does not.\n"
-    "Parallelism:\n"
-    "- kf_forward runs on one thread: the parallelism to find is SIMD lanes and "
-    "instruction-level overlap.\n";
-
-static const char *s_pitfalls =
-    "- Outputs are filled with garbage before every call: write every element, on every "
-    "call.\n"
-    "- Do not keep results between calls; each call is checked on fresh inputs.\n"
-    "- Inputs are read-only, even as scratch space; use ctx->scratch_alloc for temporary "
-    "memory.\n"
-    "- Row lengths need not be a multiple of the vector width or the block size: handle the "
-    "tail.\n"
-    "- Subtract the row maximum before exponentiating, or large inputs overflow.\n";
-
-static const char *s_pitfalls_cuda =
-    "- Launch on ctx->stream and do not synchronise the device or allocate memory inside "
-    "kf_forward; managed memory is refused at compile time.\n";
-
-static const char *s_analysis =
-    "Answer these briefly before the code:\n"
-    "1. How many bytes must the kernel read and write at least, and what runtime does that "
-    "give at the device's copy bandwidth?\n"
-    "2. What held the last kernel back: a compile error, a wrong result (which figures), or "
-    "its speed compared with the kernel it came from?\n"
-    "3. Which single change is most likely to help next, and what could it break?\n";
+//  The evolvable sections as a run starts: kf_prompt_class.c chooses
+//  them by the task's class and the target's kind.
 
 json_t *
 kf_prompt_default_sections (const char *language)
 {
-    bool cuda = language && !strcmp (language, "cuda");
-    char *pitfalls = kf_strdupf ("%s%s", s_pitfalls, cuda ? s_pitfalls_cuda : "");
-    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", s_philosophy,
-                                  "strategies", cuda ? s_strategies_cuda : s_strategies_c,
-                                  "pitfalls", pitfalls ? pitfalls : s_pitfalls, "analysis",
-                                  s_analysis);
-    free (pitfalls);
-    return sections;
+    return kf_prompt_default_sections_for (language, NULL, NULL);
 }
 
 //  ---------------------------------------------------------------------
@@ -198,20 +131,6 @@ s_time_text (double ns, char *buf, size_t size)
     return buf;
 }
 
-static const char *
-s_bytes_text (double bytes, char *buf, size_t size)
-{
-    if (bytes >= 1024.0 * 1024 * 1024)
-        snprintf (buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024)
-        snprintf (buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
-    else if (bytes >= 1024)
-        snprintf (buf, size, "%.1f KiB", bytes / 1024);
-    else
-        snprintf (buf, size, "%.0f B", bytes);
-    return buf;
-}
-
 //  The kernel's runtime as it was measured: "runtime 12.3 us (reference
 //  45.6 us, 3.71x)", or what kept it from being timed.
 static void
@@ -248,8 +167,10 @@ s_figures (FILE *f, json_t *k)
                  kf_jstr (k, "detail"));
     else if (*kf_jstr (k, "status"))
         fprintf (f, "Verdict: %s\n", kf_jstr (k, "status"));
-    if (json_is_object (c) && strcmp (kf_jstr (k, "status"), "correct") != 0) {
-        fputs ("Correctness figures (worst over the input sets):", f);
+    if (json_is_object (c)) {
+        fputs (strcmp (kf_jstr (k, "status"), "correct")
+                   ? "Correctness figures (worst over the input sets):"
+                   : "Accuracy (worst over the input sets; the limits are above):", f);
         if (s_has_number (c, "match_fraction"))
             fprintf (f, " %.4f%% of elements within tolerance;",
                      100.0 * s_num (c, "match_fraction"));
@@ -264,20 +185,9 @@ s_figures (FILE *f, json_t *k)
                      s_num (c, "nonfinite_mismatch"));
         fputs ("\n", f);
     }
-    json_t *bw = json_object_get (k, "bandwidth");
-    if (json_is_object (bw) && s_has_number (bw, "candidate_gbs")) {
-        char b[32];
-        fprintf (f, "Profile: moves %s at %.0f GB/s",
-                 s_bytes_text (s_num (bw, "bytes"), b, sizeof b), s_num (bw, "candidate_gbs"));
-        if (s_num (bw, "copy_gbs") > 0)
-            fprintf (f, ", %.0f%% of the measured copy bandwidth (%.0f GB/s)",
-                     100.0 * s_num (bw, "candidate_fraction_of_copy"), s_num (bw, "copy_gbs"));
-        if (s_has_number (bw, "reference_gbs"))
-            fprintf (f, "; the reference reaches %.0f GB/s", s_num (bw, "reference_gbs"));
-        fprintf (f, "%s.\n", json_is_false (json_object_get (bw, "roofline_applies"))
-                                 ? " (the data fits in L2, so the DRAM ceiling does not bind)"
-                                 : "");
-    }
+    kf_prompt_position_line (f, k);
+    if (!strcmp (kf_jstr (k, "status"), "correct"))
+        kf_prompt_noise_line (f, k);
     const char *profile = kf_jstr (k, "profile");
     if (*profile)
         fprintf (f, "Profile (Nsight Compute):\n%s%s", profile,
@@ -313,41 +223,6 @@ s_code_block (FILE *f, const char *language, const char *source)
 }
 
 static void
-s_hardware (FILE *f, const kf_prompt_in_t *in)
-{
-    fprintf (f, "\n## Hardware\nThe kernel runs on the target '%s'", in->target ? in->target : "");
-    json_t *devices = json_object_get (in->hardware, "devices");
-    if (!json_array_size (devices)) {
-        fputs (" (no exec worker has described its device yet).\n", f);
-        return;
-    }
-    const char *arch = kf_jstr (in->hardware, "arch");
-    fprintf (f, "%s%s%s:\n", *arch ? " (" : "", arch, *arch ? ")" : "");
-    size_t i;
-    json_t *d;
-    json_array_foreach (devices, i, d) {
-        char b[32];
-        fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
-        if (*kf_jstr (d, "compute_capability"))
-            fprintf (f, ", compute capability %s", kf_jstr (d, "compute_capability"));
-        if (s_has_number (d, "multiprocessors"))
-            fprintf (f, ", %.0f multiprocessors", s_num (d, "multiprocessors"));
-        if (s_has_number (d, "cores"))
-            fprintf (f, ", %.0f cores (kf_forward runs on one)", s_num (d, "cores"));
-        if (s_has_number (d, "memory_bytes"))
-            fprintf (f, ", %s memory", s_bytes_text (s_num (d, "memory_bytes"), b, sizeof b));
-        if (s_has_number (d, "l2_bytes"))
-            fprintf (f, ", %s L2 cache", s_bytes_text (s_num (d, "l2_bytes"), b, sizeof b));
-        if (s_has_number (d, "copy_bandwidth_gbs"))
-            fprintf (f, ", measured device-to-device copy bandwidth %.0f GB/s",
-                     s_num (d, "copy_bandwidth_gbs"));
-        fputs ("\n", f);
-    }
-    fputs ("Take these figures into account when you choose block sizes, tiles and how much "
-           "data to keep on chip.\n", f);
-}
-
-static void
 s_sections (FILE *f, json_t *sections)
 {
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
@@ -357,6 +232,137 @@ s_sections (FILE *f, json_t *sections)
         fprintf (f, "\n## %s\n<<<kf:%s>>>\n%s%s<<<kf:end %s>>>\n", s_section_titles[i], name,
                  text, n && text[n - 1] != '\n' ? "\n" : "", name);
     }
+}
+
+//  ---------------------------------------------------------------------
+//  Where the search stands
+
+static int64_t
+s_id (json_t *k)
+{
+    return k ? kf_jint (k, "id") : 0;
+}
+
+//  Whether A and B are one kernel: the same candidate, or the same source
+//  once comments and spacing are removed (kf_lineage_norm_hash).
+static bool
+s_same (json_t *a, json_t *b)
+{
+    if (!a || !b)
+        return false;
+    if (s_id (a) && s_id (a) == s_id (b))
+        return true;
+    const char *x = kf_jstr (a, "norm_hash"), *y = kf_jstr (b, "norm_hash");
+    return *x && !strcmp (x, y);
+}
+
+//  A kernel shown with its figures and code.
+static void
+s_kernel (FILE *f, const char *language, json_t *k, bool code)
+{
+    s_runtime_line (f, k);
+    s_figures (f, k);
+    if (code && *kf_jstr (k, "source"))
+        s_code_block (f, language, kf_jstr (k, "source"));
+}
+
+//  What the search has: the fastest kernel it holds (marked when it does
+//  not count yet), the kernel to improve, what was tried from it.
+static void
+s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
+{
+    json_t *base = in->base && *kf_jstr (in->base, "source") ? in->base : NULL;
+    json_t *best = in->best && *kf_jstr (in->best, "source") ? in->best : NULL;
+    bool base_is_best = best ? base && s_id (base) == s_id (best) : in->base_is_best;
+    const char *standing = best ? kf_jstr (best, "standing") : "";
+    char mark[200] = "";
+    if (*standing && strcmp (standing, "counted"))
+        snprintf (mark, sizeof mark, " (%s: its figure is not confirmed yet, so it is not the "
+                  "run's reported result)", standing);
+    if (best && !base_is_best) {
+        fprintf (f, "\n## Best kernel so far (candidate %lld)%s\nThe fastest correct kernel "
+                 "the search holds; shown for reference, the kernel to change is the next "
+                 "one.\n", (long long) s_id (best), mark);
+        s_kernel (f, language, best, true);
+    }
+    if (base) {
+        if (base_is_best)
+            fprintf (f, "\n## Kernel to improve: the best kernel so far (candidate %lld)%s\n",
+                     (long long) s_id (base), best ? mark : "");
+        else
+            fprintf (f, "\n## Kernel to improve (candidate %lld)\nChosen from the archive of "
+                     "distinct approaches for this attempt; it is not the fastest kernel "
+                     "found so far.\n", (long long) s_id (base));
+        s_kernel (f, language, base, true);
+    }
+    size_t n_children = json_array_size (in->children);
+    if (base && n_children) {
+        fprintf (f, "\n## Recent attempts from this kernel\nIts last %zu children, newest "
+                 "first; do not repeat what failed or regressed.\n", n_children);
+        size_t i;
+        json_t *c;
+        json_array_foreach (in->children, i, c)
+            fprintf (f, "- candidate %lld (generation %lld): %s\n", (long long) s_id (c),
+                     (long long) kf_jint (c, "generation"), kf_jstr (c, "reason"));
+    }
+    if (in->last) {
+        fprintf (f, "\n## Last kernel tried from it (candidate %lld)\n", (long long) s_id (in->last));
+        s_runtime_line (f, in->last);
+        s_figures (f, in->last);
+        const char *log = kf_jstr (in->last, "log");
+        if (*log) {
+            fputs ("Log:\n", f);
+            s_code_block (f, "text", log);
+        }
+        if (s_same (in->last, base) || s_same (in->last, best))
+            fputs ("(It is the kernel above.)\n", f);
+        else if (*kf_jstr (in->last, "source"))
+            s_code_block (f, language, kf_jstr (in->last, "source"));
+    }
+    //  Inspirations not shown above already.
+    int shown = 0;
+    size_t n_insp = json_array_size (in->inspirations);
+    for (size_t i = 0; i < n_insp && shown < KF_PROMPT_MAX_INSPIRATIONS; i++) {
+        json_t *k = json_array_get (in->inspirations, i);
+        if (s_same (k, base) || s_same (k, best) || s_same (k, in->last))
+            continue;
+        if (!shown)
+            fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells "
+                   "of the archive); borrow what helps.\n", f);
+        fprintf (f, "\n### Inspiration %d%s%s\n", ++shown,
+                 *kf_jstr (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
+                 kf_jstr (k, "coords"));
+        s_runtime_line (f, k);
+        s_code_block (f, language, kf_jstr (k, "source"));
+    }
+}
+
+//  The direction of this attempt and those of its siblings, so the
+//  prompts of one generation do not ask for the same kernel.
+static void
+s_direction (FILE *f, const kf_prompt_in_t *in)
+{
+    if (in->population <= 0 || in->templated)
+        return;
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas (kf_prompt_task_class (in->spec),
+                                                kf_prompt_target_kind (in->target, in->language),
+                                                &n);
+    if (!n)
+        return;
+    size_t start = (size_t) in->generation * (size_t) in->population;
+    size_t mine = (start + (size_t) in->slot) % n;
+    fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. Lean towards: %s.",
+             in->slot + 1, in->population, in->generation, ideas[mine]);
+    int listed = 0;
+    for (int k = 0; k < in->population && (size_t) k < n; k++) {
+        size_t other = (start + (size_t) k) % n;
+        if (k == in->slot || other == mine)
+            continue;
+        fprintf (f, "%s%s", listed++ ? "; " : " Sibling attempts explore: ", ideas[other]);
+    }
+    fputs (listed ? ". Explore a different idea from those, unless yours clearly needs one of "
+                    "them.\n" : "\n", f);
 }
 
 //  ---------------------------------------------------------------------
@@ -373,28 +379,25 @@ kf_prompt_build (const kf_prompt_in_t *in)
     if (!f)
         return NULL;
     bool opencl = !strcmp (language, "opencl");
+    kf_target_kind_t kind = kf_prompt_target_kind (in->target, language);
     fprintf (f,
-             "You are an expert in %s kernels for GPUs and CPUs. Your job: a kernel for the "
-             "target '%s' that computes exactly what the reference below computes, and runs "
-             "faster. Write one complete source file %s; it is compiled on its own, loaded, "
-             "checked against the reference on fresh random inputs and timed against it.\n",
-             language, in->target ? in->target : "",
+             "You are an expert in %s kernels for %s. Your job: a kernel for the target '%s' "
+             "that computes what the reference below computes, within the stated tolerance, "
+             "and runs faster. Write one complete source file %s; it is compiled on its own, "
+             "loaded, checked against the reference on fresh random inputs and timed against "
+             "it.\n",
+             language, kind == KF_TARGET_HOST ? "CPUs" : "GPUs", in->target ? in->target : "",
              opencl ? "of __kernel functions with the kf-launch lines that say how to run "
                       "them, as the contract below describes"
                     : "that exports kf_forward with C linkage as the contract below declares");
 
-    //  The task and its reference.
-    fprintf (f, "\n## Task: %s\n%s\n", kf_jstr (spec, "name"), kf_jstr (spec, "description"));
+    //  The task, its data, what counts as correct, and its reference.
+    fprintf (f, "\n## Task: %s\n%s\nClass of work: %s.\n", kf_jstr (spec, "name"),
+             kf_jstr (spec, "description"), kf_prompt_class_name (kf_prompt_task_class (spec)));
     if (*kf_jstr (spec, "instructions"))
         fprintf (f, "\nInstructions from the user: %s\n", kf_jstr (spec, "instructions"));
-    json_t *scalars = json_object_get (spec, "scalars");
-    json_t *tensors = json_pack ("{s:O, s:O, s:o}", "inputs", json_object_get (spec, "inputs"),
-                                 "outputs", json_object_get (spec, "outputs"), "scalars",
-                                 scalars ? json_incref (scalars) : json_object ());
-    char *io = tensors ? json_dumps (tensors, JSON_INDENT (1) | JSON_SORT_KEYS) : NULL;
-    json_decref (tensors);
-    fprintf (f, "\nTensors and scalars:\n%s\n", io ? io : "");
-    free (io);
+    kf_prompt_data_section (f, spec, in->input_stats);
+    kf_prompt_tolerance_section (f, spec);
     json_t *ref = json_object_get (spec, "reference");
     fprintf (f, "\n## Reference implementation (%s)\n", kf_jstr (ref, "language"));
     s_code_block (f, kf_jstr (ref, "language"), kf_jstr (ref, "source"));
@@ -407,7 +410,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
         s_code_block (f, "c", kf_contract_text);
     }
 
-    s_hardware (f, in);
+    kf_prompt_target_section (f, in->target, language, in->hardware, in->compiler);
 
     //  An example.
     bool cuda = !strcmp (language, "cuda");
@@ -416,67 +419,25 @@ kf_prompt_build (const kf_prompt_in_t *in)
     s_code_block (f, language,
                   in->example ? in->example : cuda ? s_example_cuda : s_example_c);
 
-    //  Where the search stands.
-    if (in->base && *kf_jstr (in->base, "source")) {
-        if (in->base_is_best)
-            fputs ("\n## Best kernel so far\n", f);
-        else
-            fputs ("\n## Kernel to improve\nChosen from the archive of distinct approaches "
-                   "for this attempt; it is not the fastest kernel found so far.\n", f);
-        s_runtime_line (f, in->base);
-        s_figures (f, in->base);
-        s_code_block (f, language, kf_jstr (in->base, "source"));
+    //  Where the search stands, and where this attempt should go.
+    s_standing (f, in, language);
+    if (in->hints && *in->hints) {
+        char *hints = kf_prompt_hints_for_target (in->hints, kind);
+        if (hints)
+            fprintf (f, "\n## Hints from the search so far\n%s%s", hints,
+                     hints[strlen (hints) - 1] == '\n' ? "" : "\n");
+        free (hints);
     }
-    if (in->last) {
-        json_t *base_id = json_object_get (in->base, "id");
-        json_t *last_id = json_object_get (in->last, "id");
-        bool same = base_id && last_id && json_equal (base_id, last_id);
-        fputs ("\n## Last kernel tried\n", f);
-        s_runtime_line (f, in->last);
-        s_figures (f, in->last);
-        const char *log = kf_jstr (in->last, "log");
-        if (*log) {
-            fputs ("Log:\n", f);
-            s_code_block (f, "text", log);
-        }
-        if (same)
-            fputs ("(It is the kernel above.)\n", f);
-        else if (*kf_jstr (in->last, "source"))
-            s_code_block (f, language, kf_jstr (in->last, "source"));
-    }
-    size_t n_insp = json_array_size (in->inspirations);
-    if (n_insp) {
-        fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells of "
-               "the archive); borrow what helps.\n", f);
-        for (size_t i = 0; i < n_insp && i < KF_PROMPT_MAX_INSPIRATIONS; i++) {
-            json_t *k = json_array_get (in->inspirations, i);
-            fprintf (f, "\n### Inspiration %zu%s%s\n", i + 1,
-                     *kf_jstr (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
-                     kf_jstr (k, "coords"));
-            s_runtime_line (f, k);
-            s_code_block (f, language, kf_jstr (k, "source"));
-        }
-    }
-    if (in->hints && *in->hints)
-        fprintf (f, "\n## Hints from the search so far\n%s%s", in->hints,
-                 in->hints[strlen (in->hints) - 1] == '\n' ? "" : "\n");
+    s_direction (f, in);
 
     //  How to think about it: the sections meta-prompting evolves.
-    json_t *dflt = in->sections ? NULL : kf_prompt_default_sections (language);
+    json_t *dflt = in->sections ? NULL
+                                : kf_prompt_default_sections_for (language, in->target, spec);
     s_sections (f, in->sections ? in->sections : dflt);
     json_decref (dflt);
 
     if (in->templated)
-        fputs ("\n## Tuning parameters\n"
-               "Rewrite the kernel above as a template whose hardware-dependent choices "
-               "(threads per block, vector width, rows per block, unrolling) are parameters. "
-               "Give each one a default with\n"
-               "    #ifndef NAME\n    #define NAME default\n    #endif\n"
-               "and list the values worth trying on one comment line such as\n"
-               "    /* kf-tune: BLOCK=128,256,512 VEC=1,4 */\n"
-               "Every combination must compute the same result. Each point is built with "
-               "-DNAME=value and timed; the fastest correct one counts.\n",
-               f);
+        kf_prompt_tune_section (f, in);
 
     //  Requirements and the answer format, last. A CUDA task may allow
     //  vendor libraries; nothing else links (kf_toolchain_nvcc.c).
@@ -502,19 +463,24 @@ kf_prompt_build (const kf_prompt_in_t *in)
     else if (cuda)
         snprintf (libraries, sizeof libraries,
                   "- Call nothing beyond the CUDA runtime: no other library is linked.\n");
+    //  Ask about the last kernel only when there is one.
+    const char *first_ask =
+        in->last ? "what limited the last kernel tried and what you change and why"
+        : in->base ? "what limits the kernel to improve and what you change and why"
+                   : "which approach you take and why";
     fprintf (f,
              "\n## Requirements\n"
-             "- Match the reference's results for every input the task describes, within "
-             "the task's tolerance.\n"
+             "- Match the reference's results for every input and shape case above, within "
+             "the tolerance above.\n"
              "- The file must compile on its own with the contract header and run on the "
              "target; do not cache or reuse results from earlier calls.\n"
              "- %s\n%s"
              "\n## Answer\n"
-             "First, under \"Analysis:\", say briefly what limited the last kernel and what "
-             "you change and why. Then give the complete source in one ```%s code block.\n",
+             "First, under \"Analysis:\", say briefly %s. Then give the complete source in one "
+             "```%s code block.\n",
              opencl ? "Give every kernel a kf-launch line whose arguments follow its parameters."
                     : "Keep kf_forward's signature exactly as the contract declares it.",
-             libraries, language);
+             libraries, first_ask, language);
     if (fclose (f) != 0) {
         free (text);
         return NULL;
@@ -566,10 +532,14 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
     const char *params[1] = { id };
     json_t *row = kf_db_row (db,
                              "SELECT c.id, c.status, c.speedup, c.verdict_detail AS detail,"
-                             " c.log, c.coords::text AS coords, c.source_hash,"
+                             " c.log, c.coords::text AS coords, c.source_hash, c.norm_hash,"
                              " e.candidate_ns, e.reference_ns,"
                              " e.figures->'correctness' AS correctness,"
                              " e.figures->'bandwidth' AS bandwidth,"
+                             " e.figures->'compute' AS compute,"
+                             " e.figures->'candidate' AS timing_candidate,"
+                             " e.figures->'reference' AS timing_reference,"
+                             " e.figures->'configs' AS configs,"
                              /* An Nsight Compute profile of the candidate
                               * (exec worker "profile" job), when one ran. */
                              " (SELECT j.result->>'summary' FROM jobs j"

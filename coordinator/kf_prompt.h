@@ -15,6 +15,7 @@
 #define KF_PROMPT_H
 
 #include "kf_db.h"
+#include "kf_prompt_class.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,8 +32,10 @@
 extern const char *const kf_prompt_section_names[KF_PROMPT_SECTIONS];
 
 /* The starting text of the four sections: {philosophy, strategies,
- * pitfalls, analysis} as strings (caller's). LANGUAGE ("c", "cuda",
- * "opencl", ...) picks the wording of the strategies. */
+ * pitfalls, analysis} as strings (caller's), for a task of no known class
+ * in LANGUAGE ("c", "cuda", "opencl", ...). A run's own defaults depend on
+ * its task and target too: kf_prompt_default_sections_for
+ * (kf_prompt_class.h). */
 json_t *kf_prompt_default_sections (const char *language);
 
 /* A kernel shown in the prompt is a JSON object (all keys optional):
@@ -48,27 +51,44 @@ json_t *kf_prompt_default_sections (const char *language);
  *   bandwidth    {candidate_gbs, copy_gbs, candidate_fraction_of_copy, ...}
  *   profile      an Nsight Compute summary (a "profile" job's), text
  *   coords       "{m,a,s}" (inspirations: which cell it comes from)
+ *   compute      {flops, candidate_gflops, peak_gflops,
+ *                 candidate_fraction_of_peak, ...} from the evaluation
+ *   timing_candidate, timing_reference   {median_ns, p10_ns, p90_ns}
+ *   configs      the tuning sweep's table, when it was swept
+ *   standing     for the run's best: "counted", "held for audit", ...
+ *                (kf_lineage_best)
  * kf_prompt_kernel fills one from the database. */
 
 typedef struct {
     json_t *spec;            /* the task object (borrowed): name, description,
-                                inputs, outputs, scalars, reference, instructions */
+                                inputs, outputs, scalars, reference, instructions,
+                                tolerance, shapes */
     const char *language;    /* language the kernel is written in */
     const char *target;      /* "cuda:sm_90", "host" */
     json_t *hardware;        /* kf_prompt_hardware's object, or NULL: unknown */
+    json_t *compiler;        /* a compile worker's capabilities, or NULL */
+    json_t *input_stats;     /* kf_prompt_input_stats, or NULL */
     const char *example;     /* a correct kernel for another task; NULL: the
                                 built-in one for LANGUAGE */
     json_t *base;            /* the kernel to improve: the selected parent, or
                                 the run's best when none is selected; NULL */
-    bool base_is_best;       /* BASE is the run's best so far (the heading
-                                says so; otherwise it says the parent was
-                                chosen from the archive) */
-    json_t *last;            /* the last kernel tried (parent's child), or NULL */
+    bool base_is_best;       /* BASE is the run's best so far; ignored when
+                                BEST is given (their ids decide) */
+    json_t *best;            /* the fastest kernel the search holds, whatever
+                                its standing (kf_lineage_best), or NULL */
+    json_t *last;            /* the last kernel tried from BASE (its latest
+                                child), or NULL */
+    json_t *children;        /* BASE's recent children (kf_lineage_children),
+                                or NULL */
     json_t *inspirations;    /* array of kernels from other cells, or NULL */
     const char *hints;       /* mutation hints (natural language), or NULL */
-    json_t *sections;        /* the evolvable sections; NULL: the defaults */
+    json_t *sections;        /* the evolvable sections; NULL: the defaults
+                                for the task and target */
+    int generation, slot;    /* where the candidate sits in the run */
+    int population;          /* siblings per generation; 0: no directions */
     bool templated;          /* ask for a kf-tune templated kernel (tuning
                                 rounds: E.2 of the paper) */
+    int tune_points;         /* points of a templated kernel built at most */
 } kf_prompt_in_t;
 
 /* The prompt text (caller frees), or NULL when out of memory. */

@@ -24,6 +24,7 @@
 #include "kf_search.h"
 #include "kf_json.h"
 #include "kf_hash.h"
+#include "kf_lineage.h"
 #include "kf_descriptor.h"
 #include "kf_fidelity.h"
 #include "kf_log.h"
@@ -31,7 +32,10 @@
 #include "kf_meta.h"
 #include "kf_models.h"
 #include "kf_prompt.h"
+#include "kf_prompt_facts.h"
+#include "kf_prompt_target.h"
 #include "kf_reference.h"
+#include "kf_repeat.h"
 #include "kf_select.h"
 #include "kf_str.h"
 #include "kf_tune.h"
@@ -223,6 +227,7 @@ static const struct {
     { "screening", S_BOOL, 0, 0 },             /* kf_fidelity.c */
     { "screen_timing", S_TIMING, 0, 0 },
     { "full_margin", S_NUM, 0, 1 },
+    { "dedup", S_BOOL, 0, 0 },                 /* kf_repeat.c */
 };
 #define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
 
@@ -690,22 +695,13 @@ s_migrate (kf_search_t *self, int64_t run_id, const s_settings_t *st, s_snapshot
     return 0;
 }
 
-/* The kernel tried last from PARENT_ID (its most recent finished child),
- * else the run's most recently finished candidate, as a prompt kernel
- * object (caller's), or NULL. */
+/* The kernel tried last from PARENT_ID: its most recently finished
+ * child, as a prompt kernel object (caller's), or NULL when it has none
+ * (or there is no parent: then nothing was tried from it). */
 static json_t *
-s_last_kernel (kf_search_t *self, int64_t run_id, int64_t parent_id)
+s_last_kernel (kf_search_t *self, int64_t parent_id)
 {
-    char run[24], parent[24];
-    const char *params[2] = { S_I64 (run, run_id), S_I64 (parent, parent_id) };
-    json_t *row = kf_db_row (self->db,
-                             "SELECT id FROM candidates WHERE run_id = $1"
-                             " AND finished_at IS NOT NULL"
-                             " ORDER BY (parent_id IS NOT DISTINCT FROM $2::bigint) DESC,"
-                             " finished_at DESC, id DESC LIMIT 1",
-                             2, params, NULL);
-    int64_t id = kf_jint (row, "id");
-    json_decref (row);
+    int64_t id = parent_id ? kf_lineage_last_child (self->db, parent_id) : 0;
     return id ? kf_prompt_kernel (self->db, id) : NULL;
 }
 
@@ -751,6 +747,14 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     if (st->gradients && parent && snap->n_trans)
         hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
                                    st->max_hints, st->min_moves);
+    if (hints) {
+        /* In the target's words (no shared memory or warps on the host),
+         * stored as the prompt carries them. */
+        char *worded = kf_prompt_hints_for_target (
+            hints, kf_prompt_target_kind (kf_jstr (run, "target"), language));
+        free (hints);
+        hints = worded;
+    }
     json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:I, s:s, s:I, s:b}", "strategy",
                                    tuning ? "tuning" : kf_select_strategy_name (sel.strategy),
                                    "fallback", sel.fallback, "draw", sel.draw, "island",
@@ -781,18 +785,35 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t version_id = 0;
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
-    int64_t best_id = kf_jint (run, "best_candidate_id");
-    int64_t base_id = parent ? parent->candidate_id : best_id;
+    /* The fastest kernel the search holds, counted or not (a held or
+     * re-verifying one is marked so in the prompt), and the parent with
+     * what was tried from it (kf_lineage.c). */
+    json_t *top = kf_lineage_best (self->db, run_id);
+    int64_t base_id = parent ? parent->candidate_id : kf_jint (top, "id");
     json_t *best = base_id ? kf_prompt_kernel (self->db, base_id) : NULL;
-    json_t *last = s_last_kernel (self, run_id, parent ? parent->candidate_id : 0);
+    json_t *last = s_last_kernel (self, parent ? parent->candidate_id : 0);
+    json_t *children = parent ? kf_lineage_children (self->db, parent->candidate_id,
+                                                     parent->speedup, KF_LINEAGE_CHILDREN)
+                              : NULL;
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
+    json_t *compiler = kf_prompt_compiler (self->db, backend);
+    json_t *stats = kf_prompt_input_stats (self->db, run_id);
+    json_t *tune_points = s_setting (self, run, "tuning_configs");
     kf_prompt_in_t in = { .spec = spec, .language = language,
                           .target = kf_jstr (run, "target"), .hardware = hardware,
-                          .base = best, .base_is_best = base_id == best_id,
-                          .last = last, .inspirations = inspirations,
-                          .hints = hints, .sections = sections, .templated = tuning };
+                          .compiler = compiler, .input_stats = stats,
+                          .base = best, .best = top, .last = last, .children = children,
+                          .inspirations = inspirations, .hints = hints,
+                          .sections = sections, .generation = generation, .slot = slot,
+                          .population = st->population, .templated = tuning,
+                          .tune_points = tune_points ? (int) json_integer_value (tune_points)
+                                                     : 0 };
     char *prompt = sections ? kf_prompt_build (&in) : NULL;
     json_decref (hardware);
+    json_decref (compiler);
+    json_decref (stats);
+    json_decref (top);
+    json_decref (children);
     json_decref (last);
     json_decref (inspirations);
     json_decref (sections);
@@ -961,7 +982,12 @@ s_fill (kf_search_t *self, int64_t run_id)
                       st.generations, rounds, rounds == 1 ? "" : "s");
         else
             snprintf (reason, sizeof reason, "completed %d generations", st.generations);
-        rc = s_finish_run (self, run_id, "done", reason);
+        /* A run in which no candidate could even be generated has not
+         * searched anything: it failed, and says why. */
+        char status[16] = "done";
+        rc = kf_lineage_run_end (self->db, run_id, status, sizeof status, reason, sizeof reason);
+        if (rc == 0)
+            rc = s_finish_run (self, run_id, status, reason);
     }
     s_snapshot_free (&snap);
     json_decref (run);
@@ -1122,6 +1148,9 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
     kf_search_event (self, run_id, "candidate", event);
     if (kf_meta_after_candidate (self, run_id, cand_id))
         return -1;
+    /* Repeats of this source that waited for its verdict take it now. */
+    if (kf_repeat_resolve (self, run_id, cand_id))
+        return -1;
     return s_fill (self, run_id);
 }
 
@@ -1168,19 +1197,27 @@ s_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
     if (s_store_blob (self, source, strlen (source), hash))
         return -1;
+    /* A source the run has judged before (comments and spacing aside) is
+     * not compiled and timed again: its earlier verdict is reused. */
+    char norm[65];
+    int repeat = kf_repeat_check (self, run_id, cand_id, source, hash,
+                                  kf_jstr (result, "generator"),
+                                  json_is_true (s_setting (self, run, "dedup")), norm);
+    if (repeat)
+        return repeat < 0 ? -1 : 0;
     /* Coordinates come from the source alone (comments and strings removed
      * first), so they are known before the kernel is even compiled. */
     kf_coords_t c = { 0, 0, 0 };
     char *why = NULL, coords[48];
     kf_descriptor_classify (source, strlen (source), kf_jstr (run, "language"), &c, &why);
     snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
-    const char *params[5] = { S_I64 (cand, cand_id), hash, kf_jstr (result, "generator"),
-                              coords, why };
+    const char *params[6] = { S_I64 (cand, cand_id), hash, kf_jstr (result, "generator"),
+                              coords, why, norm };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET source_hash = $2, generator = $3,"
-                             " status = 'compiling', coords = $4::int[], coords_why = $5"
-                             " WHERE id = $1 RETURNING phase",
-                             5, params, NULL);
+                             " status = 'compiling', coords = $4::int[], coords_why = $5,"
+                             " norm_hash = $6 WHERE id = $1 RETURNING phase",
+                             6, params, NULL);
     free (why);
     if (!row)
         return -1;
@@ -1572,4 +1609,12 @@ kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                       const char *reason)
 {
     return s_finish_run (self, run_id, status, reason);
+}
+
+/* For kf_repeat.c, whose repeats end like any candidate. */
+int
+kf_search_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
+                            const char *status, double speedup, const char *detail)
+{
+    return s_finish_candidate (self, run_id, cand_id, status, speedup, detail, NULL);
 }

@@ -94,6 +94,12 @@ int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_i
 int kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                           const char *reason);
 
+/* Makes CAND_ID of RUN_ID final with STATUS, SPEEDUP (correct only) and
+ * DETAIL, with everything that follows (transition, archive, figures,
+ * meta credit, the next plans). Returns 0, or -1. */
+int kf_search_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
+                                const char *status, double speedup, const char *detail);
+
 /* Splits a target ("cuda:sm_90") into backend and arch (arch may be ""). */
 void kf_search_split_target (const char *target, char *backend, size_t bsize, char *arch,
                              size_t asize);

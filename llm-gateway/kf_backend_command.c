@@ -17,7 +17,9 @@
 #include "kf_str.h"
 #include "kf_file.h"
 #include "kf_subproc.h"
+#include "kf_command_argv.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -119,27 +121,18 @@ s_run_main (void *arg)
     }
     else {
         //  The shell only redirects; the command's words are passed as
-        //  arguments ("$@"), never parsed again.
+        //  arguments ("$@"), never parsed again (kf_command_argv.c).
         char *script = kf_strdupf ("%s exec \"$@\" < prompt.txt > completion.txt", run->env_line);
-        int n = 0;
-        while (run->argv[n])
-            n++;
-        char **argv = calloc ((size_t) n + 4, sizeof *argv);
-        if (argv && script) {
-            argv[0] = "/bin/sh";
-            argv[1] = "-c";
-            argv[2] = script;
-            argv[3] = "kf-command";
-            for (int i = 0; i < n; i++)
-                argv[4 + i] = run->argv[i];
-        }
+        char **argv = script ? kf_command_argv (script, run->argv, NULL) : NULL;
         limits.workdir = dir;
         kf_subproc_result_t res = { 0 };
         int rc = argv && script ? kf_subproc_run (argv, &limits, &res) : -1;
+        int start_errno = errno;
         char *out = rc == 0 ? kf_strdupf ("%s/completion.txt", dir) : NULL;
         if (rc != 0) {
             reply->outcome = KF_GEN_FAIL;
-            reply->error = strdup ("command: cannot start /bin/sh");
+            reply->error = kf_strdupf ("command: cannot start /bin/sh for %s: %s",
+                                       run->argv[0], strerror (start_errno));
         }
         else if (res.timed_out) {
             reply->outcome = KF_GEN_RETRY;

@@ -153,8 +153,10 @@ check "zeros_native --allow-degenerate: its candidates were generated and judged
 # which is then stopped; a second one, with a cache of its own, gets the
 # evaluations, makes the data again from the task's source and the seed,
 # and finds the run's hash.
+# dedup off: the two candidates must both be evaluated, the second on the
+# second exec worker, even when the generator writes the same kernel twice.
 kfctl submit "$ROOT/tests/fixtures/pytorch/big_softmax.py" --op softmax --target host --generations 1 \
-    --population 2 --seed 5 >"$T/big.submit" 2>&1
+    --population 2 --seed 5 --set dedup=false >"$T/big.submit" 2>&1
 brun=$(sql "SELECT max(id) FROM runs")
 ref_state() { sql "SELECT state FROM jobs WHERE run_id = $1 AND kind = 'reference'"; }
 ref_ended() { [ "$(ref_state "$1")" = done ] || [ "$(ref_state "$1")" = failed ]; }

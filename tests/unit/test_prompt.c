@@ -68,8 +68,8 @@ s_build (void)
     const char *order[] = { "## Task: softmax", "Subtract the row maximum.",
                             "## Reference implementation", "REFERENCE_BODY",
                             "## The kernel contract", "int kf_forward(const kf_tensor_t *in",
-                            "## Hardware", "NVIDIA H200", "## Example", "relu_kernel",
-                            "## Best kernel so far", "BEST_KERNEL_CODE", "## Last kernel tried",
+                            "## Target", "NVIDIA H200", "## Example", "relu_kernel",
+                            "## Kernel to improve: the best kernel so far", "BEST_KERNEL_CODE", "## Last kernel tried",
                             "LAST_KERNEL_CODE", "## Inspirations", "INSPIRATION_CODE",
                             "## Hints from the search so far", "warp shuffles",
                             "<<<kf:philosophy>>>", "<<<kf:strategies>>>", "<<<kf:pitfalls>>>",
@@ -86,10 +86,10 @@ s_build (void)
     CHECK (s_at (p, "compute capability 9.0") > 0);
     CHECK (s_at (p, "132 multiprocessors") > 0);
     CHECK (s_at (p, "60.0 MiB L2") > 0);
-    CHECK (s_at (p, "copy bandwidth 3923 GB/s") > 0);
+    CHECK (s_at (p, "Memory peak: 3923 GB/s") > 0);
     CHECK (s_at (p, "Runtime: 41.2 us (reference 64.7 us; 1.570x") > 0);
     CHECK (s_at (p, "41% of the measured copy bandwidth") > 0);
-    CHECK (s_at (p, "Profile (Nsight Compute):\nDRAM 41% of peak") > s_at (p, "## Best kernel so far"));
+    CHECK (s_at (p, "Profile (Nsight Compute):\nDRAM 41% of peak") > s_at (p, "## Kernel to improve"));
     CHECK (s_at (p, "long scoreboard 52%") < s_at (p, "BEST_KERNEL_CODE"));
     CHECK (s_at (p, "97.1000% of elements within tolerance") > 0);
     CHECK (s_at (p, "max rel error 0.874") > 0);
@@ -98,8 +98,8 @@ s_build (void)
     CHECK (s_at (p, "```cuda") > 0);
     CHECK (s_at (p, "kf-tune") < 0);   //  no tuning request unless asked
     CHECK (s_at (p, "Call nothing beyond the CUDA runtime") > s_at (p, "## Requirements"));
-    //  The sections read back as the defaults.
-    json_t *dflt = kf_prompt_default_sections ("cuda");
+    //  The sections read back as the defaults for this task and target.
+    json_t *dflt = kf_prompt_default_sections_for ("cuda", "cuda:sm_90", spec);
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
         char *text = kf_prompt_section_text (p, kf_prompt_section_names[i]);
         CHECK (text && !strcmp (text, json_string_value (json_object_get (

@@ -1,0 +1,311 @@
+/*  kf_lineage.c - a parent's children, the run's best kernel whatever its
+ *  standing, and normalised source hashes (kf_lineage.h).
+ *
+ *  The children's reasons are derived from figures the database already
+ *  holds (statuses, speedups, verdict lines, compiler logs), so a prompt
+ *  never states a cause the evaluation did not report.
+ */
+#include "kf_lineage.h"
+#include "kf_hash.h"
+#include "kf_json.h"
+#include "kf_prompt.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+/* Within this ratio of its parent a child's speed is not called a change:
+ * timing noise of a few percent is normal (kf_prompt_target.c shows the
+ * measured spread). */
+#define S_SAME_BAND 0.03
+
+//  The first line of TEXT that mentions an error, else its first line,
+//  at most MAX characters, into BUF.
+static void
+s_first_line (const char *text, const char *prefer, char *buf, size_t size, int max)
+{
+    buf[0] = 0;
+    if (!text || !*text)
+        return;
+    const char *line = text;
+    if (prefer) {
+        const char *hit = strstr (text, prefer);
+        if (hit) {
+            line = hit;
+            while (line > text && line[-1] != '\n')
+                line--;
+        }
+    }
+    while (*line == ' ' || *line == '\t')
+        line++;
+    int n = (int) strcspn (line, "\n");
+    snprintf (buf, size, "%.*s%s", n < max ? n : max, line, n > max ? "..." : "");
+}
+
+const char *
+kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
+{
+    const char *status = kf_jstr (c, "status");
+    char line[320];
+    //  A repeat (kf_repeat.c) was not judged itself: say whose it is.
+    static const char repeat[] = "the same source as candidate ";
+    const char *detail = kf_jstr (c, "detail");
+    if (!strncmp (detail, repeat, sizeof repeat - 1)) {
+        char whose[160] = "", rest[300];
+        snprintf (whose, sizeof whose, "repeated candidate %lld's source",
+                  strtoll (detail + sizeof repeat - 1, NULL, 10));
+        json_t *plain = json_deep_copy (c);
+        json_object_del (plain, "detail");
+        kf_lineage_reason (plain, parent_speedup, rest, sizeof rest);
+        json_decref (plain);
+        snprintf (buf, size, "%s (not judged again; its verdict: %s)", whose, rest);
+        return buf;
+    }
+    if (!strcmp (status, "correct")) {
+        double s = kf_jnum (c, "speedup", 0);
+        if (!(parent_speedup > 0))
+            snprintf (buf, size, "correct at %.2fx", s);
+        else if (s < parent_speedup * (1 - S_SAME_BAND))
+            snprintf (buf, size, "correct but regressed: %.2fx against the parent's %.2fx",
+                      s, parent_speedup);
+        else if (s > parent_speedup * (1 + S_SAME_BAND))
+            snprintf (buf, size, "improved: %.2fx against the parent's %.2fx", s,
+                      parent_speedup);
+        else
+            snprintf (buf, size, "correct, no clear change: %.2fx against the parent's %.2fx",
+                      s, parent_speedup);
+        return buf;
+    }
+    if (!strcmp (status, "compile_failed")) {
+        s_first_line (kf_jstr (c, "log"), "error", line, sizeof line, 200);
+        snprintf (buf, size, "did not compile%s%s", *line ? ": " : "", line);
+        return buf;
+    }
+    s_first_line (kf_jstr (c, "detail"), NULL, line, sizeof line, 240);
+    static const struct { const char *status, *words; } said[] = {
+        { "incorrect", "wrong results" }, { "crashed", "crashed" },
+        { "timeout", "ran past its time limit" }, { "failed", "failed" },
+    };
+    const char *words = status;
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+        if (!strcmp (status, said[i].status))
+            words = said[i].words;
+    snprintf (buf, size, "%s%s%s", words, *line ? ": " : "", line);
+    return buf;
+}
+
+json_t *
+kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int n)
+{
+    char parent[24], limit[24];
+    const char *params[2] = { S_I64 (parent, parent_id), S_I64 (limit, n) };
+    json_t *rows = kf_db_query (db,
+                                "SELECT id, generation, slot, status, speedup,"
+                                " verdict_detail AS detail, left(log, 8000) AS log"
+                                " FROM candidates WHERE parent_id = $1"
+                                " AND finished_at IS NOT NULL"
+                                " ORDER BY finished_at DESC, id DESC LIMIT $2",
+                                2, params);
+    if (!rows)
+        return NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach (rows, i, c) {
+        char reason[400];
+        kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
+        json_object_set_new (c, "reason", json_string (reason));
+        json_object_del (c, "log");
+        json_object_del (c, "detail");
+        if (!json_is_number (json_object_get (c, "speedup"))
+            || strcmp (kf_jstr (c, "status"), "correct"))
+            json_object_del (c, "speedup");
+    }
+    return rows;
+}
+
+int64_t
+kf_lineage_last_child (kf_db_t *db, int64_t parent_id)
+{
+    char parent[24];
+    const char *params[1] = { S_I64 (parent, parent_id) };
+    json_t *row = kf_db_row (db,
+                             "SELECT id FROM candidates WHERE parent_id = $1"
+                             " AND finished_at IS NOT NULL"
+                             " ORDER BY finished_at DESC, id DESC LIMIT 1",
+                             1, params, NULL);
+    int64_t id = kf_jint (row, "id");
+    json_decref (row);
+    return id;
+}
+
+const char *
+kf_lineage_standing (const char *fidelity, const char *verify_state, const char *audit_reason,
+                     const char *audit_verdict)
+{
+    bool accepted = audit_verdict && !strcmp (audit_verdict, "accepted");
+    if (audit_reason && *audit_reason && !accepted)
+        return "held for audit";
+    if (verify_state && !strcmp (verify_state, "pending"))
+        return "being re-verified";
+    if (fidelity && !strcmp (fidelity, "pending"))
+        return "full timing pending";
+    if (fidelity && !strcmp (fidelity, "screen"))
+        return "screen figure";
+    return "counted";
+}
+
+json_t *
+kf_lineage_best (kf_db_t *db, int64_t run_id)
+{
+    char run[24];
+    const char *params[1] = { S_I64 (run, run_id) };
+    json_t *row = kf_db_row (db,
+                             "SELECT id, fidelity, verify_state, audit_reason, audit_verdict"
+                             " FROM candidates WHERE run_id = $1 AND status = 'correct'"
+                             " AND speedup > 0 AND audit_verdict IS DISTINCT FROM 'rejected'"
+                             " AND duplicate_of IS NULL"   /* a repeat is its original */
+                             " ORDER BY speedup DESC, id LIMIT 1",
+                             1, params, NULL);
+    if (!row)
+        return NULL;
+    json_t *k = kf_prompt_kernel (db, kf_jint (row, "id"));
+    if (k)
+        json_object_set_new (k, "standing",
+                             json_string (kf_lineage_standing (
+                                 kf_jstr (row, "fidelity"), kf_jstr (row, "verify_state"),
+                                 kf_jstr (row, "audit_reason"), kf_jstr (row, "audit_verdict"))));
+    json_decref (row);
+    return k;
+}
+
+//  Whether the comment TEXT (N bytes) carries a directive the toolchain
+//  reads (kf-tune:, kf-launch:, kf-scratch:): then it is not a comment to
+//  drop, since two sources that differ there build different kernels.
+static bool
+s_directive (const char *text, size_t n)
+{
+    static const char *const names[] = { "kf-tune:", "kf-launch:", "kf-scratch:" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t len = strlen (names[k]);
+        for (size_t i = 0; i + len <= n; i++)
+            if (!memcmp (text + i, names[k], len))
+                return true;
+    }
+    return false;
+}
+
+void
+kf_lineage_norm_hash (const char *src, size_t size, char out[65])
+{
+    char *buf = malloc (size + 1);
+    if (!buf) {
+        kf_sha256_hex (src, size, out);
+        return;
+    }
+    size_t n = 0;
+    bool space = false;
+    for (size_t i = 0; i < size; ) {
+        char ch = src[i];
+        if (ch == '/' && i + 1 < size && (src[i + 1] == '/' || src[i + 1] == '*')) {
+            size_t start = i;
+            if (src[i + 1] == '/')
+                while (i < size && src[i] != '\n')
+                    i++;
+            else {
+                i += 2;
+                while (i + 1 < size && !(src[i] == '*' && src[i + 1] == '/'))
+                    i++;
+                i = i + 2 < size ? i + 2 : size;
+            }
+            if (!s_directive (src + start, i - start)) {
+                space = true;
+                continue;
+            }
+            //  A directive is code: kept, its spacing collapsed.
+            if (space && n > 0)
+                buf[n++] = ' ';
+            space = false;
+            for (size_t k = start; k < i; k++) {
+                bool white = isspace ((unsigned char) src[k]);
+                if (white && n > 0 && buf[n - 1] == ' ')
+                    continue;
+                buf[n++] = white ? ' ' : src[k];
+            }
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v') {
+            space = true;
+            i++;
+            continue;
+        }
+        if (space && n > 0)
+            buf[n++] = ' ';
+        space = false;
+        if (ch == '"' || ch == '\'') {
+            //  A literal as it is, escapes included.
+            buf[n++] = src[i++];
+            while (i < size && src[i] != ch && src[i] != '\n') {
+                if (src[i] == '\\' && i + 1 < size)
+                    buf[n++] = src[i++];
+                buf[n++] = src[i++];
+            }
+            if (i < size && src[i] == ch)
+                buf[n++] = src[i++];
+            continue;
+        }
+        buf[n++] = src[i++];
+    }
+    kf_sha256_hex (buf, n, out);
+    free (buf);
+}
+
+json_t *
+kf_lineage_duplicate (kf_db_t *db, int64_t run_id, int64_t cand_id, const char *norm_hash,
+                      bool *failed)
+{
+    char run[24], cand[24];
+    const char *params[3] = { S_I64 (run, run_id), norm_hash, S_I64 (cand, cand_id) };
+    /* The original rather than one of its repeats; a repeat still waiting
+     * for it is found when nothing else has the hash, and the chain
+     * resolves when it does. */
+    return kf_db_row (db,
+                      "SELECT id, status, speedup, verdict_detail AS detail, fidelity,"
+                      " finished_at IS NOT NULL AS finished"
+                      " FROM candidates WHERE run_id = $1 AND norm_hash = $2 AND id <> $3"
+                      /* A tuning candidate is swept, a search one is not
+                       * (unless the run tunes every candidate): a verdict
+                       * is only worth as much as the build it judged. */
+                      " AND phase = (SELECT phase FROM candidates WHERE id = $3)"
+                      " ORDER BY (duplicate_of IS NULL) DESC, id LIMIT 1",
+                      3, params, failed);
+}
+
+int
+kf_lineage_run_end (kf_db_t *db, int64_t run_id, char *status, size_t status_size,
+                    char *reason, size_t reason_size)
+{
+    char run[24];
+    const char *params[1] = { S_I64 (run, run_id) };
+    bool failed = false;
+    json_t *row = kf_db_row (db,
+                             "SELECT count(*) AS total,"
+                             " count(*) FILTER (WHERE source_hash IS NOT NULL) AS generated,"
+                             " (SELECT verdict_detail FROM candidates WHERE run_id = $1"
+                             "  AND source_hash IS NULL AND verdict_detail IS NOT NULL"
+                             "  ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT 1) AS last"
+                             " FROM candidates WHERE run_id = $1",
+                             1, params, &failed);
+    if (!row)
+        return failed ? -1 : 0;
+    int64_t total = kf_jint (row, "total"), generated = kf_jint (row, "generated");
+    if (total > 0 && generated == 0) {
+        snprintf (status, status_size, "failed");
+        snprintf (reason, reason_size, "no candidate could be generated (%lld of %lld"
+                  " failed before compiling); the last: %.300s", (long long) total,
+                  (long long) total, *kf_jstr (row, "last") ? kf_jstr (row, "last") : "?");
+    }
+    json_decref (row);
+    return 0;
+}

@@ -1,0 +1,74 @@
+/*  kf_lineage.h - what a run remembers of a parent's children, and of the
+ *  sources it has already judged.
+ *
+ *  A model asked to improve a kernel needs to know what was already tried
+ *  from it and how each try ended, or it proposes the same change again;
+ *  and a source the run has already judged (the same code with other
+ *  comments or spacing) need not be compiled and timed a second time. The
+ *  readers here fill the prompt's "last kernel tried" and "recent
+ *  attempts" sections (kf_prompt.h) and the generate step's duplicate
+ *  check (kf_search.c); the best-kernel reader gives the prompt the
+ *  fastest kernel the search actually holds, whatever its standing.
+ */
+#ifndef KF_LINEAGE_H
+#define KF_LINEAGE_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Children of a parent listed in a prompt, newest first. */
+#define KF_LINEAGE_CHILDREN 6
+
+/* The last N finished children of PARENT_ID, newest first, as an array of
+ * {id, generation, slot, status, speedup (correct only), reason} where
+ * REASON is one line: why it failed (its verdict's first line), how it
+ * compared with the parent (PARENT_SPEEDUP; a correct child slower than
+ * it "regressed"), or that its source repeated an earlier one. Caller's;
+ * NULL on a database error, an empty array when there are none. */
+json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int n);
+
+/* The one-line reason of child C (a row as above, without "reason") next
+ * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. Pure, so
+ * the rule is tested without a database. */
+const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
+
+/* The id of PARENT_ID's most recently finished child, or 0. */
+int64_t kf_lineage_last_child (kf_db_t *db, int64_t parent_id);
+
+/* The fastest correct candidate of RUN_ID that no person has rejected,
+ * counted or not, as a prompt kernel (kf_prompt_kernel) with "standing":
+ * "counted", "held for audit", "being re-verified", "full timing pending"
+ * or "screen figure" (caller's), or NULL when the run has none. */
+json_t *kf_lineage_best (kf_db_t *db, int64_t run_id);
+
+/* The standing of a correct candidate from its columns (fidelity,
+ * verify_state, audit_reason, audit_verdict; NULL or "" when unset). */
+const char *kf_lineage_standing (const char *fidelity, const char *verify_state,
+                                 const char *audit_reason, const char *audit_verdict);
+
+/* SHA-256 (hex) of SOURCE with its comments removed and every run of
+ * white space made one space (none at the ends), string and character
+ * literals kept as they are, and comments that carry a directive
+ * (kf-tune:, kf-launch:, kf-scratch:) kept like code: two sources with
+ * the same hash build the same kernels. */
+void kf_lineage_norm_hash (const char *source, size_t size, char out[65]);
+
+/* The earliest other candidate of RUN_ID than CAND_ID, of the same phase
+ * (search or tuning: one is swept, the other not), whose normalised hash
+ * is NORM_HASH, an original before a repeat: {id, status, speedup,
+ * detail, fidelity, finished} (caller's), or NULL when there is none (or
+ * on a database error, with *FAILED set when FAILED is not NULL). */
+json_t *kf_lineage_duplicate (kf_db_t *db, int64_t run_id, int64_t cand_id,
+                              const char *norm_hash, bool *failed);
+
+/* How RUN_ID ends once nothing is open: when none of its candidates came
+ * back from the generator with a source, STATUS becomes "failed" and
+ * REASON (which holds the reason it would have ended done with) says so
+ * with the last generator error; otherwise both stay. Returns 0, or -1 on
+ * a database error. */
+int kf_lineage_run_end (kf_db_t *db, int64_t run_id, char *status, size_t status_size,
+                        char *reason, size_t reason_size);
+
+#endif

@@ -1,0 +1,370 @@
+/*  kf_prompt_class.c - task classes, target kinds, and the advice that
+ *  fits them (kf_prompt_class.h).
+ *
+ *  The wording is this project's. Each piece of advice is written for one
+ *  class or one kind of target and is only given where it holds: nothing
+ *  about coalescing, shared memory or warps reaches a CPU prompt, and the
+ *  row-maximum rule of softmax reaches only tasks that exponentiate along
+ *  a row.
+ */
+#include "kf_prompt_class.h"
+#include "kf_json.h"
+#include "kf_str.h"
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const s_class_names[] = {
+    "elementwise", "row reduction", "matrix product / convolution", "attention", "scan", "other"
+};
+
+const char *
+kf_prompt_class_name (kf_task_class_t c)
+{
+    return c <= KF_CLASS_OTHER ? s_class_names[c] : "other";
+}
+
+//  Whether TEXT contains any of the NULL-ended WORDS.
+static bool
+s_any (const char *text, const char *const *words)
+{
+    for (size_t i = 0; words[i]; i++)
+        if (strstr (text, words[i]))
+            return true;
+    return false;
+}
+
+static int64_t
+s_numel (json_t *tensor)
+{
+    json_t *shape = json_object_get (tensor, "shape");
+    int64_t n = 1;
+    size_t i;
+    json_t *d;
+    json_array_foreach (shape, i, d)
+        n *= json_integer_value (d);
+    return n;
+}
+
+kf_task_class_t
+kf_prompt_task_class (json_t *spec)
+{
+    static const char *const attention[] = { "attention", "attn", "flash", NULL };
+    static const char *const scan[] = { "cumsum", "cumprod", "cummax", "cummin", "scan",
+                                        "prefix", NULL };
+    static const char *const matmul[] = { "matmul", "gemm", "bmm", "linear", "Linear", "conv",
+                                          "Conv", "einsum", "torch.mm", ".mm(", " @ ", NULL };
+    static const char *const rows[] = { "softmax", "norm", "Norm", "reduc", "sum(", "mean(",
+                                        "amax", "amin", "max(dim", "logsumexp", "var(",
+                                        "std(", "argmax", "argmin", ".max(", ".min(", NULL };
+    static const char *const ew[] = { "activation", "gelu", "relu", "silu", "sigmoid", "tanh",
+                                      "elementwise", "swish", "add", "mul", NULL };
+    const char *op = kf_jstr (spec, "op");
+    if (*op) {
+        if (s_any (op, attention))
+            return KF_CLASS_ATTENTION;
+        if (s_any (op, scan))
+            return KF_CLASS_SCAN;
+        if (s_any (op, matmul))
+            return KF_CLASS_MATMUL;
+        if (s_any (op, rows) || !strcmp (op, "row_reduction"))
+            return KF_CLASS_ROW_REDUCTION;
+        if (s_any (op, ew))
+            return KF_CLASS_ELEMENTWISE;
+    }
+    //  What the reference calls, comments included: a module's layers
+    //  name the work better than the task's free text.
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    if (s_any (src, (const char *const[]) { "scaled_dot_product_attention", "MultiheadAttention",
+                                             NULL }))
+        return KF_CLASS_ATTENTION;
+    if (s_any (src, (const char *const[]) { "cumsum", "cumprod", "cummax", "cummin", NULL }))
+        return KF_CLASS_SCAN;
+    if (s_any (src, matmul))
+        return KF_CLASS_MATMUL;
+    if (s_any (src, rows))
+        return KF_CLASS_ROW_REDUCTION;
+    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
+    json_t *outs = json_object_get (spec, "outputs");
+    if (!in0 || !json_array_size (outs))
+        return KF_CLASS_OTHER;
+    size_t i;
+    json_t *o;
+    json_array_foreach (outs, i, o)
+        if (s_numel (o) != s_numel (in0))
+            return KF_CLASS_OTHER;
+    return KF_CLASS_ELEMENTWISE;
+}
+
+kf_target_kind_t
+kf_prompt_target_kind (const char *target, const char *language)
+{
+    if (target && !strncmp (target, "cuda", 4))
+        return KF_TARGET_CUDA;
+    if (target && (strstr (target, "level-zero") || strstr (target, "ze") == target
+                   || strstr (target, "intel")))
+        return KF_TARGET_INTEL;
+    if (target && *target)
+        return KF_TARGET_HOST;
+    if (language && !strcmp (language, "cuda"))
+        return KF_TARGET_CUDA;
+    if (language && (!strcmp (language, "opencl") || !strcmp (language, "sycl")))
+        return KF_TARGET_INTEL;
+    return KF_TARGET_HOST;
+}
+
+//  ---------------------------------------------------------------------
+//  Philosophy: what bounds this class of work
+
+static const char *const s_bound[] = {
+    [KF_CLASS_ELEMENTWISE] =
+        "- Each output element depends only on the inputs at the same position: the work is "
+        "bound by memory traffic unless the per-element formula is expensive (erf, tanh, exp), "
+        "in which case cheaper math within the tolerance pays.\n",
+    [KF_CLASS_ROW_REDUCTION] =
+        "- Each output needs a whole row (or column): read it once, keep partial results in "
+        "registers, and write once; the work is bound by memory traffic.\n",
+    [KF_CLASS_MATMUL] =
+        "- A matrix product or convolution does O(n) arithmetic per element loaded: at these "
+        "sizes it is bound by arithmetic throughput, so the aim is reuse of loaded values "
+        "(blocking) and the peak compute figure, not the copy bandwidth. Small or skinny "
+        "shapes are the exception.\n",
+    [KF_CLASS_ATTENTION] =
+        "- Attention is two matrix products around a softmax: never materialise the full score "
+        "matrix if it can stay in blocks; the products are bound by arithmetic, the softmax by "
+        "how often the scores are re-read.\n",
+    [KF_CLASS_SCAN] =
+        "- A scan carries a dependency along its dimension: the gain comes from splitting the "
+        "dimension into blocks that are scanned independently and then fixed up with their "
+        "carries, while every element is still read and written once.\n",
+    [KF_CLASS_OTHER] =
+        "- Work out first whether the operation is bound by memory traffic or by arithmetic "
+        "(bytes moved against operations done) and optimise for that limit.\n",
+};
+
+static const char *s_philosophy_common =
+    "- A wrong kernel is worth less than a slow one: stay within the stated tolerance before "
+    "chasing speed.\n"
+    "- Change one idea at a time relative to the kernel you start from, so a gain or a loss "
+    "has a known cause.\n"
+    "- Compare the kernel with the target's figures (Target section): its share of the "
+    "memory and compute peaks says how much room is left.\n";
+
+//  ---------------------------------------------------------------------
+//  Strategies, by target kind, then by class
+
+static const char *const s_strategies_host[] = {
+    [KF_CLASS_ELEMENTWISE] =
+        "- Keep the loop simple, pointers restrict, and let -O3 -march=native vectorise it; "
+        "check that the formula has no call the compiler cannot vectorise (erff, tanhf from "
+        "libm usually are not): a polynomial or rational approximation is.\n"
+        "- Split large tensors across cores with a few threads, each on a contiguous range.\n",
+    [KF_CLASS_ROW_REDUCTION] =
+        "- Walk each row contiguously and finish it while it is in cache; use several "
+        "independent accumulators so additions overlap and vectorise.\n"
+        "- Fuse the passes a row needs (an online maximum with a rescaled sum, Welford for mean "
+        "and variance) when the row does not stay in cache between passes.\n"
+        "- Give rows to threads in contiguous groups.\n",
+    [KF_CLASS_MATMUL] =
+        "- Block the loops so a tile of each operand stays in L1/L2 while it is reused; order "
+        "the innermost loop so it walks contiguous memory (transpose or pack a block of the "
+        "operand that is read with a stride).\n"
+        "- Compute a small register block of outputs (e.g. 4x16 floats) per inner step with "
+        "FMA, so each loaded value is used several times.\n"
+        "- Split the output into blocks across cores with threads.\n",
+    [KF_CLASS_ATTENTION] =
+        "- Process a block of queries at a time against blocks of keys with an online softmax, "
+        "so the score block stays in cache; vectorise the dot products over the head "
+        "dimension.\n",
+    [KF_CLASS_SCAN] =
+        "- Scan blocks that fit in L1 independently (several threads), then add each block's "
+        "carry in a second, vectorised pass.\n",
+    [KF_CLASS_OTHER] =
+        "- Make the innermost loop contiguous and simple enough to vectorise; block for the "
+        "caches when data is reused; use threads for independent parts.\n",
+};
+
+static const char *const s_strategies_gpu[] = {
+    [KF_CLASS_ELEMENTWISE] =
+        "- Consecutive threads on consecutive elements, wide (16-byte) loads where aligned, "
+        "a grid-stride loop, and enough blocks to fill every multiprocessor.\n"
+        "- Fast math intrinsics are fine where the tolerance allows.\n",
+    [KF_CLASS_ROW_REDUCTION] =
+        "- One block per long row, one warp (sub-group) per short row; reduce within the warp "
+        "with shuffles, across warps through shared (local) memory.\n"
+        "- Fuse the passes a row needs (online softmax, Welford) so the row is read once.\n",
+    [KF_CLASS_MATMUL] =
+        "- Tile through shared (local) memory, with each thread computing a register tile of "
+        "outputs; use tensor cores (or the matrix engine) when the dtypes and tolerance allow; "
+        "double-buffer the tile loads.\n",
+    [KF_CLASS_ATTENTION] =
+        "- Tile queries per block, loop over key blocks with an online softmax in registers, "
+        "and accumulate the output without writing scores to global memory.\n",
+    [KF_CLASS_SCAN] =
+        "- Scan within warps by shuffles, within blocks through shared memory, and across "
+        "blocks with a carry pass (or decoupled look-back).\n",
+    [KF_CLASS_OTHER] =
+        "- Map independent work to threads so neighbours touch neighbouring addresses; stage "
+        "reused data in shared (local) memory.\n",
+};
+
+//  Pitfalls of every task, of some classes, and of each target.
+static const char *s_pitfalls_common =
+    "- Outputs are filled with garbage before every call: write every element, every call.\n"
+    "- Keep nothing between calls; each call is checked on fresh inputs.\n"
+    "- Inputs are read-only, even as scratch space; use ctx->scratch_alloc for temporary "
+    "memory.\n"
+    "- Sizes need not be multiples of the vector width or block size: handle the tail, and "
+    "every shape case listed in the task.\n";
+static const char *s_pitfalls_exp =
+    "- Subtract the row maximum before exponentiating, or large inputs overflow.\n";
+static const char *s_pitfalls_matmul =
+    "- Accumulate in at least the precision the reference uses; a long sum in low precision "
+    "drifts past the tolerance.\n";
+static const char *s_pitfalls_host =
+    "- Threads you start must have finished when kf_forward returns (work after it is "
+    "rejected as hidden from the clock); no OpenMP runtime is linked.\n";
+static const char *s_pitfalls_cuda =
+    "- Launch on ctx->stream; do not synchronise the device or allocate memory inside "
+    "kf_forward; managed memory is refused at compile time.\n";
+
+static const char *s_analysis =
+    "Answer these briefly before the code:\n"
+    "1. How many bytes must the kernel move and how many operations must it do at least, and "
+    "what runtime does each imply at the target's measured figures? Which one binds?\n"
+    "2. With a kernel to improve shown: where does it stand against that bound, and what "
+    "is the largest cost left? With none yet: which structure reaches the bound most "
+    "directly?\n"
+    "3. Which single change is most likely to help next, and what could it break?\n";
+
+static bool
+s_exponentiates (json_t *spec, kf_task_class_t c)
+{
+    if (c == KF_CLASS_ATTENTION)
+        return true;
+    const char *op = kf_jstr (spec, "op");
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    return strstr (op, "softmax") || strstr (src, "softmax") || strstr (src, "logsumexp");
+}
+
+json_t *
+kf_prompt_default_sections_for (const char *language, const char *target, json_t *spec)
+{
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    kf_target_kind_t k = kf_prompt_target_kind (target, language);
+    char *philosophy = kf_strdupf ("%s%s", s_bound[c], s_philosophy_common);
+    const char *strategies = k == KF_TARGET_HOST ? s_strategies_host[c] : s_strategies_gpu[c];
+    char *pitfalls = kf_strdupf ("%s%s%s%s", s_pitfalls_common,
+                                 s_exponentiates (spec, c) ? s_pitfalls_exp : "",
+                                 c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION
+                                     ? s_pitfalls_matmul : "",
+                                 k == KF_TARGET_HOST ? s_pitfalls_host
+                                 : k == KF_TARGET_CUDA ? s_pitfalls_cuda : "");
+    json_t *sections = philosophy && pitfalls
+                       ? json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", philosophy,
+                                    "strategies", strategies, "pitfalls", pitfalls,
+                                    "analysis", s_analysis)
+                       : NULL;
+    free (philosophy);
+    free (pitfalls);
+    return sections;
+}
+
+//  ---------------------------------------------------------------------
+//  Directions for sibling prompts
+
+static const char *const s_ideas_host_ew[] = {
+    "a branch-free vectorisable approximation of the expensive function",
+    "splitting the tensor across cores with threads",
+    "explicit SIMD intrinsics guarded by the ISA macros", "unrolling with several independent "
+    "chains per iteration", "the simplest loop the compiler vectorises fully", NULL };
+static const char *const s_ideas_host_rows[] = {
+    "a single fused pass per row", "several independent accumulators per row",
+    "rows split across cores with threads", "explicit SIMD intrinsics for the row loop",
+    "blocking several rows together so they share cache", NULL };
+static const char *const s_ideas_host_mm[] = {
+    "cache blocking of all three loops", "a register-blocked micro-kernel with FMA",
+    "packing the strided operand into a contiguous buffer", "output blocks split across cores "
+    "with threads", "fusing the epilogue (bias, activation) into the product loop", NULL };
+static const char *const s_ideas_host_other[] = {
+    "restructuring loops so the innermost one is contiguous", "threads over independent work",
+    "explicit SIMD intrinsics", "fusing passes so data is read once", NULL };
+static const char *const s_ideas_gpu_ew[] = {
+    "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
+    "fast math intrinsics within the tolerance", "several elements per thread", NULL };
+static const char *const s_ideas_gpu_rows[] = {
+    "one warp per row with shuffle reductions", "one block per row with a two-level reduction",
+    "a single fused pass per row", "vectorised row loads", NULL };
+static const char *const s_ideas_gpu_mm[] = {
+    "shared-memory tiling with register tiles", "tensor cores or the matrix engine",
+    "double-buffered tile loads", "fusing the epilogue into the product", NULL };
+static const char *const s_ideas_gpu_other[] = {
+    "shared-memory staging of reused data", "fewer launches by fusing work",
+    "more work per thread", NULL };
+
+const char *const *
+kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
+{
+    const char *const *list;
+    bool host = k == KF_TARGET_HOST;
+    switch (c) {
+    case KF_CLASS_ELEMENTWISE: list = host ? s_ideas_host_ew : s_ideas_gpu_ew; break;
+    case KF_CLASS_ROW_REDUCTION:
+    case KF_CLASS_SCAN: list = host ? s_ideas_host_rows : s_ideas_gpu_rows; break;
+    case KF_CLASS_MATMUL:
+    case KF_CLASS_ATTENTION: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
+    default: list = host ? s_ideas_host_other : s_ideas_gpu_other; break;
+    }
+    size_t n = 0;
+    while (list[n])
+        n++;
+    if (count)
+        *count = n;
+    return list;
+}
+
+//  ---------------------------------------------------------------------
+//  Hint vocabulary
+
+static const struct { const char *gpu, *host; } s_host_words[] = {
+    { "tiling through shared/local memory (or cache blocking on the host)", "cache blocking" },
+    { "coalesced or vectorised loads and stores (wide types, aligned, contiguous accesses)",
+      "contiguous, SIMD-vectorised loads and stores" },
+    { "register tiles over shared tiles, double buffering or asynchronous copies",
+      "register blocks inside cache blocks, with prefetching" },
+    { "block/work-group barriers so threads cooperate through shared memory",
+      "threads that meet at a barrier" },
+    { "warp/sub-group primitives (shuffles, sub-group reductions) in place of barriers",
+      "SIMD lane operations (horizontal reductions, shuffles within a vector)" },
+    { "global coordination (atomics or several launches) to spread one row over many blocks",
+      "work split across threads that combine partial results" },
+    { "no synchronisation at all (each thread independent)", "no coordination between threads" },
+    { "(tensor cores, matrix engines)", "(FMA micro-kernels, AMX or VNNI where present)" },
+    { "coalesced/vectorised", "SIMD-vectorised" },
+    { "shared/local tiling", "cache blocking" },
+    { "warp/sub-group primitives", "SIMD lane operations" },
+    { "block barriers", "thread barriers" },
+    { "global coordination", "cross-thread combining" },
+    { "scalar global access", "scalar access" },
+};
+
+char *
+kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k)
+{
+    if (!hints)
+        return NULL;
+    char *text = strdup (hints);
+    if (k != KF_TARGET_HOST || !text)
+        return text;
+    for (size_t i = 0; i < sizeof s_host_words / sizeof s_host_words[0]; i++) {
+        const char *from = s_host_words[i].gpu, *to = s_host_words[i].host;
+        char *at;
+        while (text && (at = strstr (text, from))) {
+            char *next = kf_strdupf ("%.*s%s%s", (int) (at - text), text, to, at + strlen (from));
+            free (text);
+            text = next;
+        }
+    }
+    return text;
+}

@@ -1,0 +1,58 @@
+/*  kf_prompt_class.h - what kind of task and target a prompt speaks to.
+ *
+ *  Advice that fits a softmax ("subtract the row maximum") is noise in a
+ *  GELU prompt, "memory-bound" is false for a large matrix product, and
+ *  coalescing or shared memory mean nothing on a CPU. So the starting
+ *  sections, the directions sibling prompts are pointed at and the
+ *  vocabulary of the gradient's hints are chosen here from the task's
+ *  class and the target's kind.
+ */
+#ifndef KF_PROMPT_CLASS_H
+#define KF_PROMPT_CLASS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+typedef enum {
+    KF_CLASS_ELEMENTWISE,    /* one output element from the same place in the inputs */
+    KF_CLASS_ROW_REDUCTION,  /* softmax, norms, sums and maxima over a dimension */
+    KF_CLASS_MATMUL,         /* matrix products, linear layers, convolutions */
+    KF_CLASS_ATTENTION,      /* scores, softmax and the weighted sum together */
+    KF_CLASS_SCAN,           /* prefix sums and other running operations */
+    KF_CLASS_OTHER
+} kf_task_class_t;
+
+typedef enum {
+    KF_TARGET_HOST,          /* the CPU: C, -march=native */
+    KF_TARGET_CUDA,          /* an NVIDIA GPU */
+    KF_TARGET_INTEL          /* an Intel GPU through Level Zero (OpenCL C, SYCL) */
+} kf_target_kind_t;
+
+/* The class of task SPEC: by its op when that names one, else by what
+ * its reference calls (a PyTorch module's layers and functions, a C
+ * reference's loops are not read), else elementwise when every output
+ * has as many elements as the first input, else OTHER. */
+kf_task_class_t kf_prompt_task_class (json_t *spec);
+const char *kf_prompt_class_name (kf_task_class_t c);
+
+/* The kind of TARGET ("host", "cuda:sm_90", "level-zero"), with LANGUAGE
+ * deciding when the target is empty. */
+kf_target_kind_t kf_prompt_target_kind (const char *target, const char *language);
+
+/* The starting text of the four evolvable sections for a task of SPEC in
+ * LANGUAGE on TARGET (caller's): {philosophy, strategies, pitfalls,
+ * analysis}. */
+json_t *kf_prompt_default_sections_for (const char *language, const char *target, json_t *spec);
+
+/* Directions worth trying for a task of class C on a target of kind K:
+ * a NULL-ended list of short phrases (static). Sibling prompts are each
+ * pointed at a different one. */
+const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count);
+
+/* HINTS (the gradient's sentences, GPU vocabulary) in the words of a
+ * target of kind K: on the host, shared-memory tiling is cache blocking,
+ * warp primitives are SIMD lane operations and so on. Caller frees; NULL
+ * when HINTS is NULL. */
+char *kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k);
+
+#endif

@@ -1,0 +1,259 @@
+/*  kf_prompt_facts.c - tensors, scalars, shape cases and the tolerance
+ *  in a prompt (kf_prompt_facts.h).
+ *
+ *  A native task declares how its inputs are drawn (dist), and the
+ *  evaluator draws exactly that, so the declaration is the truth. A
+ *  PyTorch task's inputs are whatever get_inputs() and the module's
+ *  constructor make: the derived task carries only a default dist that
+ *  the evaluator never uses, so it is not shown; the prompt points at
+ *  the source and gives the measured statistics where the reference job
+ *  reported them.
+ */
+#include "kf_prompt_facts.h"
+#include "kf_json.h"
+#include "kf_task.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+s_pytorch (json_t *spec)
+{
+    return !strcmp (kf_jstr (json_object_get (spec, "reference"), "language"), "pytorch");
+}
+
+static void
+s_shape (FILE *f, json_t *shape)
+{
+    fputs ("[", f);
+    size_t i;
+    json_t *d;
+    json_array_foreach (shape, i, d)
+        fprintf (f, "%s%lld", i ? ", " : "", (long long) json_integer_value (d));
+    fputs ("]", f);
+}
+
+static void
+s_dist (FILE *f, json_t *dist)
+{
+    const char *kind = kf_jstr (dist, "kind");
+    if (!strcmp (kind, "normal"))
+        fprintf (f, "normal, mean %g, std %g", kf_jnum (dist, "mean", 0),
+                 kf_jnum (dist, "std", 1));
+    else if (!strcmp (kind, "uniform"))
+        fprintf (f, "uniform on [%g, %g)", kf_jnum (dist, "low", -1), kf_jnum (dist, "high", 1));
+    else if (!strcmp (kind, "constant"))
+        fprintf (f, "every element %g", kf_jnum (dist, "value", 0));
+    else if (!strcmp (kind, "heavy_tail"))
+        fprintf (f, "%g x Student-t with %g degrees of freedom (heavy tails: expect values "
+                 "far from 0)", kf_jnum (dist, "scale", 1), kf_jnum (dist, "dof", 3));
+    else
+        fprintf (f, "%s", *kind ? kind : "normal, mean 0, std 1");
+}
+
+static void
+s_stats (FILE *f, json_t *st)
+{
+    fprintf (f, "measured over the exported sets: min %.4g, max %.4g, mean %.4g, std %.4g, "
+             "%.1f%% zeros", kf_jnum (st, "min", 0), kf_jnum (st, "max", 0),
+             kf_jnum (st, "mean", 0), kf_jnum (st, "std", 0),
+             100 * kf_jnum (st, "zero_fraction", 0));
+}
+
+//  The parameter names of `def NAME(self, ...)` in SRC, as a JSON array
+//  (caller's), or NULL: they say what init<i> and in<i> stand for.
+static json_t *
+s_params_of (const char *src, const char *name)
+{
+    char needle[64];
+    snprintf (needle, sizeof needle, "def %s(", name);
+    const char *at = strstr (src, needle);
+    if (!at)
+        return NULL;
+    at += strlen (needle);
+    const char *end = strchr (at, ')');
+    if (!end)
+        return NULL;
+    json_t *names = json_array ();
+    while (at < end) {
+        while (at < end && (isspace ((unsigned char) *at) || *at == ','))
+            at++;
+        const char *start = at;
+        while (at < end && (isalnum ((unsigned char) *at) || *at == '_'))
+            at++;
+        if (at > start)
+            json_array_append_new (names, json_stringn (start, (size_t) (at - start)));
+        while (at < end && *at != ',')
+            at++;   //  annotations and defaults
+    }
+    //  Not self.
+    if (json_array_size (names) && !strcmp (json_string_value (json_array_get (names, 0)),
+                                             "self"))
+        json_array_remove (names, 0);
+    return names;
+}
+
+static void
+s_scalars (FILE *f, json_t *spec)
+{
+    json_t *scalars = json_object_get (spec, "scalars");
+    if (!json_object_size (scalars))
+        return;
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    bool torch = s_pytorch (spec);
+    json_t *init = torch ? s_params_of (src, "__init__") : NULL;
+    json_t *fwd = torch ? s_params_of (src, "forward") : NULL;
+    fputs ("Scalars (read with kf_scalar(ctx, \"NAME\", fallback)):\n", f);
+    const char *key;
+    json_t *v;
+    json_object_foreach (scalars, key, v) {
+        fprintf (f, "- %s = %.10g", key, json_number_value (v));
+        long idx;
+        char *end;
+        if (torch && !strncmp (key, "init", 4) && (idx = strtol (key + 4, &end, 10)) >= 0
+            && !*end) {
+            const char *p = json_string_value (json_array_get (init, (size_t) idx));
+            fprintf (f, ": get_init_inputs()[%ld], the module constructor's argument", idx);
+            if (p)
+                fprintf (f, " '%s'", p);
+        }
+        else if (torch && !strncmp (key, "in", 2) && (idx = strtol (key + 2, &end, 10)) >= 0
+                 && !*end) {
+            const char *p = json_string_value (json_array_get (fwd, (size_t) idx));
+            fprintf (f, ": forward's argument %ld", idx);
+            if (p)
+                fprintf (f, " '%s'", p);
+            fputs (", not a tensor", f);
+        }
+        fputs ("\n", f);
+    }
+    json_decref (init);
+    json_decref (fwd);
+}
+
+void
+kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats)
+{
+    bool torch = s_pytorch (spec);
+    fputs ("\n## Data\nInputs, in the order of in[]:\n", f);
+    json_t *inputs = json_object_get (spec, "inputs");
+    size_t i;
+    json_t *t;
+    json_array_foreach (inputs, i, t) {
+        fprintf (f, "- %s: %s ", kf_jstr (t, "name"), kf_jstr (t, "dtype"));
+        s_shape (f, json_object_get (t, "shape"));
+        fputs ("; values: ", f);
+        json_t *st = json_array_get (stats, i);
+        if (!torch)
+            s_dist (f, json_object_get (t, "dist"));
+        else if (!strncmp (kf_jstr (t, "name"), "in", 2) && isdigit ((unsigned char)
+                                                              kf_jstr (t, "name")[2]))
+            fputs ("as the reference's get_inputs() draws them with the run's seed (read "
+                   "its source for the scale)", f);
+        else
+            fputs ("the module's own tensor, as its constructor made it with the run's "
+                   "seed (read the reference for how)", f);
+        if (json_is_object (st)) {
+            fputs ("; ", f);
+            s_stats (f, st);
+        }
+        fputs ("\n", f);
+    }
+    fputs ("Outputs, in the order of out[]:\n", f);
+    json_array_foreach (json_object_get (spec, "outputs"), i, t) {
+        fprintf (f, "- %s: %s ", kf_jstr (t, "name"), kf_jstr (t, "dtype"));
+        s_shape (f, json_object_get (t, "shape"));
+        fputs ("\n", f);
+    }
+    s_scalars (f, spec);
+    json_t *cases = json_object_get (spec, "shapes");
+    if (json_array_size (cases)) {
+        fprintf (f, "Shape cases: besides the shapes above (the main case, the only one "
+                 "timed) the kernel must be right for each of these %zu, read from the "
+                 "tensors' shape fields at run time (tensors not named keep their main "
+                 "shape):\n", json_array_size (cases));
+        json_t *c;
+        json_array_foreach (cases, i, c) {
+            fprintf (f, "- case %zu:", i + 1);
+            const char *name;
+            json_t *shape;
+            int k = 0;
+            json_object_foreach (c, name, shape) {
+                fprintf (f, "%s %s ", k++ ? "," : "", name);
+                s_shape (f, shape);
+            }
+            fputs ("\n", f);
+        }
+    }
+    else
+        fputs ("Shapes: only the shapes above are checked and timed.\n", f);
+}
+
+void
+kf_prompt_tolerance_section (FILE *f, json_t *spec)
+{
+    json_t *tol = json_object_get (spec, "tolerance");
+    double rtol = kf_jnum (tol, "rtol", 1e-2), match = kf_jnum (tol, "min_match", 0.99);
+    double cosine = kf_jnum (tol, "min_cosine", 0.99985);
+    fprintf (f, "\n## What counts as correct\nAn output element passes when its relative error "
+             "|got - want| / |want| is below %g, or its absolute error is at most", rtol);
+    //  The bound of each output dtype, once.
+    char seen[8] = { 0 };
+    size_t i;
+    json_t *t;
+    int n = 0;
+    json_array_foreach (json_object_get (spec, "outputs"), i, t) {
+        int dt = kf_dtype_from_name (kf_jstr (t, "dtype"));
+        if (dt < 0 || dt >= 8 || seen[dt])
+            continue;
+        seen[dt] = 1;
+        fprintf (f, "%s %g (%s)", n++ ? "," : "", kf_task_atol (spec, dt), kf_dtype_name (dt));
+    }
+    size_t cases = json_array_size (json_object_get (spec, "shapes"));
+    fprintf (f, ". At least %g%% of each output's elements must pass, the cosine similarity "
+             "of each whole output with the reference's must be at least %.6g, and NaN or "
+             "Inf may appear only where the reference has them. This is checked on 5 fresh "
+             "random input sets of the main shape%s, and again on the outputs of the timing "
+             "runs.\n", 100 * match, cosine,
+             cases ? " and 2 of each shape case" : "");
+    fprintf (f, "So: a reordered summation or an approximation of exp, tanh or erf with "
+             "relative error well below %g is fine; lower-precision storage or accumulation "
+             "that moves results by about %g or more, or that fails on more than %g%% of "
+             "elements, is not. Results need not be bit-identical.\n", rtol / 10, rtol,
+             100 * (1 - match));
+}
+
+json_t *
+kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
+{
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) run_id);
+    const char *params[1] = { id };
+    json_t *row = kf_db_row (db, "SELECT ref_data->'tensors' AS t FROM runs WHERE id = $1",
+                             1, params, NULL);
+    json_t *manifest = json_object_get (row, "t");
+    json_t *out = json_array ();
+    bool any = false;
+    static const char *const roles[] = { "input", "param", "buffer" };
+    for (size_t r = 0; r < 3; r++) {
+        size_t i;
+        json_t *e;
+        json_array_foreach (manifest, i, e) {
+            json_t *set = json_object_get (e, "set");
+            if (strcmp (kf_jstr (e, "role"), roles[r]) || (json_is_integer (set)
+                                                           && json_integer_value (set) != 0))
+                continue;
+            json_t *st = json_object_get (e, "stats");
+            any |= json_is_object (st);
+            json_array_append (out, json_is_object (st) ? st : json_null ());
+        }
+    }
+    json_decref (row);
+    if (!any) {
+        json_decref (out);
+        return NULL;
+    }
+    return out;
+}

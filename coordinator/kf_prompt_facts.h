@@ -1,0 +1,37 @@
+/*  kf_prompt_facts.h - what the task's data is and what "correct" means,
+ *  in numbers.
+ *
+ *  "Match within the task's tolerance" tells a model nothing it can act
+ *  on; rtol 1e-2 with 99% of elements and a cosine of 0.99985 tells it
+ *  that a polynomial exp with relative error 1e-4 is fine and a bf16
+ *  accumulator is not. Likewise a kernel tuned for one shape fails the
+ *  others if it does not know them, and a claim that inputs are normal(0,
+ *  1) when the reference multiplies them by 2 misleads the numerics.
+ */
+#ifndef KF_PROMPT_FACTS_H
+#define KF_PROMPT_FACTS_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Writes the task's tensors (every input with its shape, dtype and how
+ * its values are drawn, measured statistics where STATS has them), its
+ * scalars with what each stands for, and every shape case. STATS is an
+ * array aligned with spec.inputs of {min, max, mean, std, zero_fraction}
+ * or null, or NULL. */
+void kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats);
+
+/* Writes the correctness rule with the task's numbers: rtol, atol per
+ * output dtype, the share of elements that must pass, the cosine, the
+ * input sets per shape, and what that leaves room for. */
+void kf_prompt_tolerance_section (FILE *f, json_t *spec);
+
+/* Statistics of the exported inputs of RUN_ID's PyTorch reference, in
+ * spec.inputs order (args, then parameters, then buffers, as the derived
+ * task lists them), from the set-0 entries of runs.ref_data's manifest
+ * that carry "stats"; NULL when none does (caller's). */
+json_t *kf_prompt_input_stats (kf_db_t *db, int64_t run_id);
+
+#endif

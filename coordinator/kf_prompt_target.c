@@ -1,0 +1,255 @@
+/*  kf_prompt_target.c - the target section, a kernel's position against
+ *  the peaks, and the noise of a speedup (kf_prompt_target.h).
+ *
+ *  Every figure printed comes from a worker's HELLO or an evaluation: a
+ *  fact the workers do not report (a clock, a cache size, an ISA) is left
+ *  out rather than guessed, and where the prompt can still say something
+ *  true about it (what -march=native means) it says that instead.
+ */
+#include "kf_prompt_target.h"
+#include "kf_prompt_class.h"
+#include "kf_json.h"
+#include <math.h>
+#include <string.h>
+
+/* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
+ * in the order they pass them. */
+static const struct { const char *language, *flags; } s_flags[] = {
+    { "c", "-O3 -march=native -std=c11 -shared -fPIC (linked with -lm)" },
+    { "cuda", "-O3 -arch=ARCH -shared -cudart shared -Xcompiler -fPIC" },
+};
+
+const char *
+kf_prompt_build_flags (const char *language)
+{
+    for (size_t i = 0; i < sizeof s_flags / sizeof s_flags[0]; i++)
+        if (language && !strcmp (language, s_flags[i].language))
+            return s_flags[i].flags;
+    return NULL;
+}
+
+static bool
+s_has (json_t *o, const char *key)
+{
+    return json_is_number (json_object_get (o, key));
+}
+
+static double
+s_num (json_t *o, const char *key)
+{
+    return json_number_value (json_object_get (o, key));
+}
+
+static const char *
+s_bytes (double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1024.0 * 1024 * 1024)
+        snprintf (buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    else if (bytes >= 1024.0 * 1024)
+        snprintf (buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
+    else if (bytes >= 1024)
+        snprintf (buf, size, "%.0f KiB", bytes / 1024);
+    else
+        snprintf (buf, size, "%.0f B", bytes);
+    return buf;
+}
+
+//  The first line of a toolchain's version text.
+static void
+s_version (FILE *f, const char *text)
+{
+    fprintf (f, "%.*s", (int) strcspn (text, "\n"), text);
+}
+
+static void
+s_device (FILE *f, json_t *d, kf_target_kind_t kind)
+{
+    char b[32];
+    fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
+    if (*kf_jstr (d, "compute_capability"))
+        fprintf (f, ", compute capability %s", kf_jstr (d, "compute_capability"));
+    if (s_has (d, "multiprocessors"))
+        fprintf (f, ", %.0f multiprocessors", s_num (d, "multiprocessors"));
+    if (s_has (d, "cores"))
+        fprintf (f, ", %.0f cores", s_num (d, "cores"));
+    if (s_has (d, "clock_mhz"))
+        fprintf (f, ", %.0f MHz", s_num (d, "clock_mhz"));
+    if (s_has (d, "memory_bytes"))
+        fprintf (f, ", %s memory", s_bytes (s_num (d, "memory_bytes"), b, sizeof b));
+    static const char *const caches[][2] = { { "l1d_bytes", "L1d" }, { "l2_bytes", "L2" },
+                                             { "l3_bytes", "L3" } };
+    for (size_t i = 0; i < 3; i++)
+        if (s_has (d, caches[i][0]))
+            fprintf (f, ", %s %s", s_bytes (s_num (d, caches[i][0]), b, sizeof b),
+                     caches[i][1]);
+    if (*kf_jstr (d, "isa"))
+        fprintf (f, ", ISA %s", kf_jstr (d, "isa"));
+    fputs ("\n", f);
+    const char *scope = kind == KF_TARGET_HOST && s_has (d, "cores") ? " (all cores together)"
+                                                                      : "";
+    if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0)
+        fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker%s.\n",
+                 s_num (d, "copy_bandwidth_gbs"), scope);
+    if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0)
+        fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
+                 "(%s)%s.\n", s_num (d, "peak_gflops"), kf_jstr (d, "peak_source"), scope);
+}
+
+void
+kf_prompt_target_section (FILE *f, const char *target, const char *language, json_t *hardware,
+                          json_t *compiler)
+{
+    kf_target_kind_t kind = kf_prompt_target_kind (target, language);
+    fprintf (f, "\n## Target\nThe kernel runs on '%s'", target ? target : "");
+    json_t *devices = json_object_get (hardware, "devices");
+    const char *arch = kf_jstr (hardware, "arch");
+    if (!json_array_size (devices))
+        fputs (" (no exec worker has described its device yet).\n", f);
+    else {
+        fprintf (f, "%s%s%s:\n", *arch ? " (" : "", arch, *arch ? ")" : "");
+        size_t i;
+        json_t *d;
+        json_array_foreach (devices, i, d)
+            s_device (f, d, kind);
+    }
+    //  The build.
+    const char *flags = kf_prompt_build_flags (language);
+    json_t *tools = json_object_get (compiler, "toolchains");
+    const char *tool = !strcmp (language, "cuda") ? "nvcc" : !strcmp (language, "c") ? "cc"
+                                                                                   : NULL;
+    const char *version = tool ? kf_jstr (tools, tool) : "";
+    if (flags) {
+        fprintf (f, "Build: %s", tool ? tool : "");
+        if (*version) {
+            fputs (" (", f);
+            s_version (f, version);
+            fputs (")", f);
+        }
+        char arch_flags[200];
+        const char *at = strstr (flags, "ARCH");
+        if (at)
+            snprintf (arch_flags, sizeof arch_flags, "%.*s%s%s", (int) (at - flags), flags,
+                      *arch ? arch : "native", at + 4);
+        else
+            snprintf (arch_flags, sizeof arch_flags, "%s", flags);
+        fprintf (f, " with %s", arch_flags);
+        if (*kf_jstr (compiler, "arch"))
+            fprintf (f, ", on a %s compile worker", kf_jstr (compiler, "arch"));
+        fputs (".\n", f);
+    }
+    if (kind == KF_TARGET_HOST) {
+        bool isa = false;
+        const char *measured = NULL;
+        size_t i;
+        json_t *d;
+        json_array_foreach (devices, i, d) {
+            isa |= *kf_jstr (d, "isa") != 0;
+            //  The FMA peak names the instructions it was measured with
+            //  (kf_eval_check.c): the CPU has at least those.
+            const char *src = kf_jstr (d, "peak_source");
+            if (!strncmp (src, "avx", 3) || !strcmp (src, "fma") || !strcmp (src, "neon")
+                || !strcmp (src, "sse"))
+                measured = src;
+        }
+        if (!isa) {
+            fputs ("-march=native enables every instruction set extension of the build "
+                   "host's CPU", f);
+            if (measured)
+                fprintf (f, "; the exec worker measured its FMA peak with %s instructions, "
+                         "so the CPU has them", measured);
+            fputs ("; no full list is reported, so guard explicit intrinsics with #if "
+                   "defined(__AVX512F__), __AVX2__, __FMA__ or __ARM_NEON and keep a portable "
+                   "path.\n", f);
+        }
+        fputs ("kf_forward is called on one thread; it may start its own threads (POSIX "
+               "threads) if they have all finished when it returns.\n"
+               "Timing: every timed batch starts with the tensors flushed from every cache "
+               "level and each call gets inputs of its own, so the kernel is timed with cold "
+               "caches, against the reference timed the same way.\n", f);
+    }
+    else if (kind == KF_TARGET_CUDA)
+        fputs ("Timing: the L2 cache is flushed before each sample of back-to-back calls, "
+               "timed by device events around a device-wide synchronisation.\n", f);
+}
+
+void
+kf_prompt_position_line (FILE *f, json_t *k)
+{
+    json_t *bw = json_object_get (k, "bandwidth");
+    json_t *cp = json_object_get (k, "compute");
+    bool have_bw = s_has (bw, "candidate_gbs") && s_num (bw, "candidate_gbs") > 0;
+    bool have_cp = s_has (cp, "candidate_gflops") && s_num (cp, "candidate_gflops") > 0;
+    if (!have_bw && !have_cp)
+        return;
+    fputs ("Position against the peaks:", f);
+    if (have_bw) {
+        char b[32];
+        double frac = s_num (bw, "candidate_fraction_of_copy");
+        fprintf (f, " memory: moves at least %s at %.3g GB/s",
+                 s_bytes (s_num (bw, "bytes"), b, sizeof b), s_num (bw, "candidate_gbs"));
+        if (s_num (bw, "copy_gbs") > 0) {
+            if (frac > 1.0)
+                fprintf (f, ", above the measured copy bandwidth (%.0f GB/s): the data is "
+                         "served from cache, so memory is not the limit",
+                         s_num (bw, "copy_gbs"));
+            else
+                fprintf (f, ", %.0f%% of the measured copy bandwidth (%.0f GB/s)",
+                         100.0 * frac, s_num (bw, "copy_gbs"));
+        }
+        if (s_has (bw, "reference_gbs") && s_num (bw, "reference_gbs") > 0)
+            fprintf (f, "; the reference reaches %.3g GB/s", s_num (bw, "reference_gbs"));
+        fputs (have_cp ? ";" : ".", f);
+    }
+    if (have_cp) {
+        fprintf (f, " compute: %.3g GFLOP/s", s_num (cp, "candidate_gflops"));
+        if (s_has (cp, "candidate_fraction_of_peak") && s_num (cp, "peak_gflops") > 0)
+            fprintf (f, ", %.1f%% of the measured peak (%.0f GFLOP/s)",
+                     100.0 * s_num (cp, "candidate_fraction_of_peak"),
+                     s_num (cp, "peak_gflops"));
+        if (s_has (cp, "reference_gflops") && s_num (cp, "reference_gflops") > 0)
+            fprintf (f, "; the reference reaches %.3g GFLOP/s", s_num (cp, "reference_gflops"));
+        fputs (".", f);
+    }
+    else if (have_bw)
+        fputs (" (the task gives no operation count, so the compute share is not known)", f);
+    fputs ("\n", f);
+}
+
+//  Half the p10-p90 width relative to the median, or -1 when not known.
+static double
+s_spread (json_t *t)
+{
+    double med = s_num (t, "median_ns");
+    if (!(med > 0) || !s_has (t, "p10_ns") || !s_has (t, "p90_ns"))
+        return -1;
+    return (s_num (t, "p90_ns") - s_num (t, "p10_ns")) / (2 * med);
+}
+
+void
+kf_prompt_noise_line (FILE *f, json_t *k)
+{
+    double c = s_spread (json_object_get (k, "timing_candidate"));
+    double r = s_spread (json_object_get (k, "timing_reference"));
+    if (c < 0 || r < 0)
+        return;
+    //  Independent spreads add in quadrature; the paired ratio of a
+    //  sample's two figures varies by about that much.
+    double s = sqrt (c * c + r * r);
+    fprintf (f, "Noise: the samples of this kernel spread by +/-%.1f%% and the reference's by "
+             "+/-%.1f%% (half the p10-p90 width), so speedups within about +/-%.1f%% of each "
+             "other are not a real difference.\n", 100 * c, 100 * r, 100 * s);
+}
+
+json_t *
+kf_prompt_compiler (kf_db_t *db, const char *backend)
+{
+    const char *params[1] = { backend ? backend : "host" };
+    json_t *row = kf_db_row (db,
+                             "SELECT capabilities FROM workers WHERE role = 'compile'"
+                             " AND capabilities->'backends' @> jsonb_build_array($1::text)"
+                             " ORDER BY last_seen DESC, id LIMIT 1",
+                             1, params, NULL);
+    json_t *caps = row ? json_incref (json_object_get (row, "capabilities")) : NULL;
+    json_decref (row);
+    return caps;
+}

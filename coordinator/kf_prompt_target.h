@@ -1,0 +1,46 @@
+/*  kf_prompt_target.h - the prompt's account of where a kernel runs and
+ *  where it stands there.
+ *
+ *  A model can only aim at a bound it is told: the target's compiler and
+ *  the flags every candidate is built with, what the devices advertise
+ *  (cores or multiprocessors, memory, caches, clock, ISA where the worker
+ *  reports them) and the peaks the exec worker measured at start-up
+ *  (copy bandwidth, FMA throughput); then, for a timed kernel, its share
+ *  of both peaks and how much of a speedup is timing noise.
+ */
+#ifndef KF_PROMPT_TARGET_H
+#define KF_PROMPT_TARGET_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The flags the compile worker builds LANGUAGE with (static text with
+ * "ARCH" standing for the target's arch), or NULL for a language it
+ * builds another way (OpenCL C through clang and llvm-spirv).
+ * tests/unit/test_prompt_target.c holds this against the toolchains. */
+const char *kf_prompt_build_flags (const char *language);
+
+/* Writes the "## Target" section: HARDWARE is kf_prompt_hardware's
+ * object (or NULL), COMPILER a compile worker's capabilities
+ * ({toolchains: {NAME: version}, arch}; or NULL), for LANGUAGE on
+ * TARGET. */
+void kf_prompt_target_section (FILE *f, const char *target, const char *language,
+                               json_t *hardware, json_t *compiler);
+
+/* Writes one line on kernel K's position against the peaks (its
+ * evaluation's bandwidth and compute figures, the device's measured
+ * ceilings), when it was timed. */
+void kf_prompt_position_line (FILE *f, json_t *k);
+
+/* Writes one line on the timing noise of K's speedup (its evaluation's
+ * p10-p90 spreads of the candidate's and the reference's samples), when
+ * they were recorded. */
+void kf_prompt_noise_line (FILE *f, json_t *k);
+
+/* The capabilities of the compile worker seen last that builds for
+ * BACKEND (caller's), or NULL. */
+json_t *kf_prompt_compiler (kf_db_t *db, const char *backend);
+
+#endif

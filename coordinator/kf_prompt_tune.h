@@ -1,0 +1,18 @@
+/*  kf_prompt_tune.h - the request for a templated kernel in a tuning
+ *  round (appendix E.2 of the paper, in this project's words).
+ *
+ *  A tuning prompt must say which kernel to template (the prompt shows
+ *  several), how many points will really be built, what agreement the
+ *  points need, which parameters make sense on this target, and what the
+ *  previous round measured for every point, not only the winner.
+ */
+#ifndef KF_PROMPT_TUNE_H
+#define KF_PROMPT_TUNE_H
+
+#include "kf_prompt.h"
+#include <stdio.h>
+
+/* Writes the "## Tuning parameters" section for IN (in->templated). */
+void kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in);
+
+#endif
