@@ -56,7 +56,7 @@ s_dist (FILE *f, json_t *dist)
 static void
 s_stats (FILE *f, json_t *st)
 {
-    fprintf (f, "measured over the exported sets: min %.4g, max %.4g, mean %.4g, std %.4g, "
+    fprintf (f, "measured in the first exported set: min %.4g, max %.4g, mean %.4g, std %.4g, "
              "%.1f%% zeros", kf_jnum (st, "min", 0), kf_jnum (st, "max", 0),
              kf_jnum (st, "mean", 0), kf_jnum (st, "std", 0),
              100 * kf_jnum (st, "zero_fraction", 0));

@@ -159,7 +159,9 @@ def raw(c):
 
 class Summary:
     """What the degenerate-output check needs of one tensor of one set,
-    gathered piece by piece: no copy of the data is kept."""
+    and what the prompt says of its values (min, max, mean, std, share of
+    zeros over the finite elements), gathered piece by piece: no copy of
+    the data is kept."""
 
     def __init__(self):
         self.numel = 0
@@ -167,6 +169,10 @@ class Summary:
         self.first = None         # the first element, as a float
         self.constant = True      # every element equals the first
         self.max_abs = 0.0        # the largest finite magnitude
+        self.n_finite = 0
+        self.lo = self.hi = None  # finite minimum and maximum
+        self.total = self.total_sq = 0.0
+        self.zeros = 0
         # A digest of the raw bytes, to tell whether two sets are bitwise
         # equal. SHA-1 because OpenSSL runs it fastest of hashlib's; it
         # only compares a problem's outputs with each other.
@@ -188,6 +194,24 @@ class Summary:
             self.finite = True
             self.max_abs = max(self.max_abs, float(torch.where(finite, v.abs(),
                                                                torch.zeros_like(v)).max()))
+            f = v[finite]
+            self.n_finite += f.numel()
+            lo, hi = float(f.min()), float(f.max())
+            self.lo = lo if self.lo is None else min(self.lo, lo)
+            self.hi = hi if self.hi is None else max(self.hi, hi)
+            self.total += float(f.sum())
+            self.total_sq += float((f * f).sum())
+            self.zeros += int((f == 0).sum())
+
+    def stats(self):
+        """{min, max, mean, std, zero_fraction} of the finite elements, or
+        None when there is none."""
+        if not self.n_finite:
+            return None
+        mean = self.total / self.n_finite
+        var = max(self.total_sq / self.n_finite - mean * mean, 0.0)
+        return {"min": self.lo, "max": self.hi, "mean": mean, "std": var ** 0.5,
+                "zero_fraction": self.zeros / self.n_finite}
 
 
 class Exporter:
@@ -261,9 +285,12 @@ class Exporter:
         if not self.export:
             return
         self.total += n
-        self.tensors.append({
-            "role": role, "set": set_index, "index": index, "name": name,
-            "dtype": kf, "shape": list(t.shape), "bytes": n, "offset": offset})
+        entry = {"role": role, "set": set_index, "index": index, "name": name,
+                 "dtype": kf, "shape": list(t.shape), "bytes": n, "offset": offset}
+        stats = summary.stats() if summary is not None else None
+        if stats is not None:
+            entry["stats"] = stats
+        self.tensors.append(entry)
 
     def scalar(self, role, set_index, index, name, value):
         self.scalars.append({"role": role, "set": set_index, "index": index,

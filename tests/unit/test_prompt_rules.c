@@ -166,7 +166,7 @@ s_facts (void)
     p = kf_prompt_build (&tin);
     CHECK (!s_has (p, "normal, mean 0, std 1"));
     CHECK (s_has (p, "in0: f32 [64, 256]; values: as the reference's get_inputs() draws them"));
-    CHECK (s_has (p, "measured over the exported sets: min -8.25, max 8.5, mean 0.003, std 2"));
+    CHECK (s_has (p, "measured in the first exported set: min -8.25, max 8.5, mean 0.003, std 2"));
     CHECK (s_has (p, "gate_weight: f32 [512, 256]; values: the module's own tensor"));
     CHECK (s_has (p, "init0 = 256: get_init_inputs()[0], the module constructor's argument 'dim'"));
     CHECK (s_has (p, "init1 = 512: get_init_inputs()[1], the module constructor's argument 'hidden'"));

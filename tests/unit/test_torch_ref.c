@@ -511,6 +511,30 @@ s_failures (kf_torch_ref_t *ref)
         printf ("    atol_scaled %g\n", scaled);
         CHECK (scaled > 1e-12 && scaled < 1e-9);
         CHECK (s_degenerate (&o, "output 1 ('out1'): constant") == 0);
+        //  Each exported tensor says what its values are like (for the
+        //  prompt): randn's input near mean 0 and std 1, the constant 3.
+        size_t k;
+        json_t *t;
+        int described = 0;
+        json_array_foreach (json_object_get (o.result, "tensors"), k, t) {
+            json_t *st = json_object_get (t, "stats");
+            const char *role = json_string_value (json_object_get (t, "role"));
+            long long idx = json_integer_value (json_object_get (t, "index"));
+            if (!st || !role)
+                continue;
+            described++;
+            double lo = json_number_value (json_object_get (st, "min"));
+            double hi = json_number_value (json_object_get (st, "max"));
+            double sd = json_number_value (json_object_get (st, "std"));
+            double mean = json_number_value (json_object_get (st, "mean"));
+            if (!strcmp (role, "input"))
+                CHECK (lo < 0 && hi > 0 && fabs (mean) < 0.5 && sd > 0.6 && sd < 1.4
+                       && json_number_value (json_object_get (st, "zero_fraction")) == 0);
+            if (!strcmp (role, "output") && idx == 0)
+                CHECK (lo == 3 && hi == 3 && sd == 0 && mean == 3);
+        }
+        printf ("    %d tensors described\n", described);
+        CHECK (described == 3 * 3);
         CHECK (s_degenerate (&o, "inputs: identical") == 0);
         //  The non-tensor argument is a scalar of its set.
         json_t *scalars = json_object_get (o.result, "scalars");
