@@ -7,7 +7,11 @@
  *  table is matched. A dimension's level is the highest level with
  *  evidence. Inline PTX lives in string literals, so the strings of `asm`
  *  statements are collected separately (from a copy with only comments
- *  removed) and matched by the rules marked as assembly rules.
+ *  removed) and matched by the rules marked as assembly rules. Shared /
+ *  local memory is read by code, not by a pattern (s_tiles): an array
+ *  that stages the input is a tile, one that holds partial sums is
+ *  scratch. Host kernels are described in the host's words (SIMD width,
+ *  cache blocking, threads) on the same numbered levels.
  *
  *  Patterns are POSIX extended regular expressions as glibc implements
  *  them (with \b, \w, \s and back-references). In the tables a single
@@ -16,6 +20,8 @@
  *  pattern matching, not semantics: docs/descriptors.md lists the limits.
  */
 #include "kf_descriptor.h"
+#include "kf_descriptor_text.h"
+#include "kf_descriptor_tiles.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -68,9 +74,19 @@ static const s_rule_t s_algo_rules[] = {
       "residual add fused with the reduction", 0, 0, false },
     { DIM_ALGO, 1, "\\b(\\w+::)?(fmaxf?|max|tanhf?|erff?|relu\\w*|gelu\\w*|silu\\w*|sigmoid\\w*) \\( \\w+ \\+ \\w+ \\[",
       "activation applied to accumulator + bias (fused epilogue)", 0, 0, false },
-    { DIM_ALGO, 2, "[][:alnum:]_)] \\* " EXP " \\( " VAR " - " VAR " \\)|\\*= " EXP " \\(",
+    //  Online softmax rescales the running sum it is updating (s = s *
+    //  exp(m_old - m_new), s *= exp(...)), or merges two partial sums
+    //  relative to one new maximum. A product with an exponential alone is
+    //  not enough: a three-pass softmax writes inv * exp(x[i] - m).
+    { DIM_ALGO, 2, "(\\b\\w+( \\[[^];]*\\])?) = \\1 \\* " EXP " \\( " VAR " - " VAR " \\)|\\*= " EXP " \\(",
       "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
-    { DIM_ALGO, 2, "\\b\\w+ \\+ " LOG " \\(|" LOG " \\( \\w+ \\) \\+ \\w+",
+    { DIM_ALGO, 2, "\\b\\w+ \\* " EXP " \\( [[:alnum:]_.]+ - ([[:alnum:]_.]+) \\)[^;]*\\+[^;]*\\b\\w+ \\* " EXP " \\( [[:alnum:]_.]+ - \\4 \\)",
+      "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
+    { DIM_ALGO, 2, "\\b(\\w+) = " EXP " \\( [[:alnum:]_.]+ - [[:alnum:]_.]+ \\) ;([^;]*;){0,3}[^;]*\\b(\\w+) (= \\6 \\* \\1|\\*= \\1)\\b",
+      "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
+    //  max + log(sum): the logarithm of one accumulated sum. Softplus,
+    //  log(1 + exp(x)) or log1p(exp(x)), takes the log of an expression.
+    { DIM_ALGO, 2, "\\b\\w+ \\+ " LOG " \\( " ACC " \\)|" LOG " \\( " ACC " \\) \\+ \\w+",
       "max + log(sum) (log-sum-exp)", 0, 0, false },
     { DIM_ALGO, 2, VAR " \\+= " VAR " \\* \\( " VAR " - " VAR " \\)",
       "running second-moment update (Welford)", 0, 0, false },
@@ -78,7 +94,10 @@ static const s_rule_t s_algo_rules[] = {
       "merge of partial moments (Welford/Chan)", 0, 0, false },
     { DIM_ALGO, 2, "[/*] (\\( \\w+ \\) )?" VAR " - (" VAR ") \\* \\3\\b",
       "variance as E[x^2] - mean^2 (single pass)", 0, 0, false },
-    { DIM_ALGO, 2, "/ \\( 1(\\.0*)?f? \\+ " EXP " \\( -",
+    //  0.5 (1 + tanh u) = 1 / (1 + exp(-2u)): the logistic of a doubled
+    //  argument (or of GELU's 2 sqrt(2/pi) = 1.5957...). A plain sigmoid
+    //  or SiLU, 1 / (1 + exp(-x)), is the reference written directly.
+    { DIM_ALGO, 2, "/ \\( 1(\\.0*)?f? \\+ " EXP " \\( - ?\\(? ?(2(\\.0*)?f? \\*|1\\.5957)",
       "tanh rewritten as a logistic of one exponential", 0, 0, false },
     { DIM_ALGO, 3, "\\b\\w*([Ww]inograd|WINOGRAD|[Ff]ft|FFT)\\w*",
       "Winograd/FFT transform (by name: weak evidence)", 0, 0, false },
@@ -91,8 +110,6 @@ static const s_rule_t s_cuda_rules[] = {
       "cache-hinted / read-only load", 0, 0, false },
     { DIM_MEM, 1, "\\bld\\.global(\\.\\w+)*\\.v[248]\\b|\\bld\\.global\\.nc\\b",
       "wide PTX load", 0, 0, true },
-    { DIM_MEM, 2, "\\b__shared__\\b",
-      "shared-memory array", 0, 0, false },
     { DIM_MEM, 3, "\\b__shared__\\b[^;]*\\[ 2 \\] \\[",
       "double-buffered shared tile", 0, 0, false },
     { DIM_MEM, 3, "\\b(memcpy_async|__pipeline_\\w+|pipeline_producer_commit)\\b|\\bcuda::pipeline\\b",
@@ -142,8 +159,6 @@ static const s_rule_t s_opencl_rules[] = {
       "vector type", 0, 0, false },
     { DIM_MEM, 1, "\\b(vload|vstore)(a?_half)?[0-9]+\\w*|\\bintel_sub_group_block_(read|write)\\w*",
       "vector / block load", 0, 0, false },
-    { DIM_MEM, 2, "\\b(__)?local\\b",
-      "local-memory array", 0, 0, false },
     { DIM_MEM, 3, "\\basync_work_group(_strided)?_copy\\b",
       "asynchronous copy into local memory", 0, 0, false },
     { DIM_MEM, 3, "\\b(__)?local\\b[^;]*\\[ 2 \\] \\[",
@@ -171,8 +186,6 @@ static const s_rule_t s_sycl_rules[] = {
       "vector type (sycl::vec)", 0, 0, false },
     { DIM_MEM, 1, "\\b(group_load|group_store)\\b",
       "group block load", 0, 0, false },
-    { DIM_MEM, 2, "\\blocal_accessor\\b|\\btarget::local\\b|\\bgroup_local_memory\\w*",
-      "work-group local memory", 0, 0, false },
     { DIM_MEM, 3, "\\basync_work_group_copy\\b",
       "asynchronous copy into local memory", 0, 0, false },
     { DIM_MEM, 3, "\\bprefetch \\(",
@@ -193,13 +206,19 @@ static const s_rule_t s_sycl_rules[] = {
       "several kernel submissions", 2, 0, false },
 };
 
+//  The host's own vocabulary: "memory" is SIMD width and cache blocking,
+//  "synchronisation" is threads. A shuffle or horizontal add moves data
+//  between the lanes of one register of one thread: it is SIMD evidence
+//  (memory 1), never synchronisation.
 static const s_rule_t s_c_rules[] = {
     { DIM_MEM, 1, "# pragma omp\\b[^\n]*\\bsimd\\b|# pragma GCC ivdep\\b|# pragma clang loop vectorize",
       "vectorisation pragma", 0, 0, false },
     { DIM_MEM, 1, "\\b__m(128|256|512)[dhi]?\\b|\\b_mm(256|512)?_\\w+|\\b(float|int|uint)(8|16|32|64)x[0-9]+(x[0-9])?_t\\b|\\bvld1q?_\\w+",
       "SIMD intrinsics / vector types", 0, 0, false },
-    { DIM_MEM, 1, "\\b(vector_size|ext_vector_type)\\b",
+    { DIM_MEM, 1, "\\b(vector_size|ext_vector_type)\\b|\\b__builtin_(shufflevector|convertvector)\\b",
       "compiler vector extension", 0, 0, false },
+    { DIM_MEM, 1, "\\bv(padd|pmax|pmin|addv|maxv|minv|zip|uzp|trn|ext)q?_\\w+",
+      "NEON lane operation", 0, 0, false },
     { DIM_MEM, 1, STMT " (float|double|int)\\s+\\w+ \\[[^];]+\\] = \\{ 0",
       "per-lane accumulator array", 0, 0, false },
     { DIM_MEM, 1, "\\bfor \\( \\w+ = 0 ; \\w+ \\+ ([2-9]|[1-9][0-9]+) <= \\w+ ; \\w+ \\+= \\1 \\)",
@@ -214,12 +233,12 @@ static const s_rule_t s_c_rules[] = {
       "software prefetch inside cache blocks", 0, 2, false },
     { DIM_ALGO, 3, "\\b_tile_\\w+",
       "AMX tile instructions", 0, 0, false },
-    { DIM_SYNC, 1, "# pragma omp\\b[^\n]*\\b(parallel|barrier|taskwait|task)\\b|\\bpthread_(create|join|barrier_wait)\\b",
-      "threads (OpenMP parallel / pthreads)", 0, 0, false },
-    { DIM_SYNC, 2, "\\b_mm(256|512)?_(hadd|hsub|shuffle|permute|permutevar|permutexvar|reduce|movehl|unpackhi|unpacklo|extract|alignr)\\w*|\\b__builtin_shufflevector\\b|\\bv(padd|pmax|pmin|addv|maxv|minv)q?_\\w+",
-      "cross-lane SIMD operation (shuffle / horizontal)", 0, 0, false },
-    { DIM_SYNC, 3, "\\b(_Atomic|atomic_\\w+|__atomic_\\w+|__sync_\\w+)\\b|# pragma omp\\b[^\n]*\\b(atomic|critical)\\b",
-      "atomics / critical section", 0, 0, false },
+    { DIM_SYNC, 1, "# pragma omp\\b[^\n]*\\b(parallel|task)\\b|\\bpthread_(create|join)\\b|\\bthrd_(create|join)\\b",
+      "threads (OpenMP parallel / pthreads, fork-join)", 0, 0, false },
+    { DIM_SYNC, 2, "# pragma omp\\b[^\n]*\\b(barrier|taskwait|single|master|masked|ordered|reduction|depend)\\b|\\bpthread_(barrier_wait|cond_wait|cond_signal|cond_broadcast)\\b|\\bcnd_wait\\b",
+      "threads that cooperate (barrier, reduction clause, single, task dependences)", 0, 0, false },
+    { DIM_SYNC, 3, "\\b(_Atomic|atomic_\\w+|__atomic_\\w+|__sync_\\w+)\\b|# pragma omp\\b[^\n]*\\b(atomic|critical)\\b|\\b(pthread_mutex_lock|pthread_spin_lock|omp_set_lock|mtx_lock)\\b",
+      "atomics / critical section / lock across threads", 0, 0, false },
 };
 
 #define N_OF(a) (sizeof (a) / sizeof ((a)[0]))
@@ -248,12 +267,32 @@ static s_table_t s_lang_tables[] = {
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_compiled_ok;
 
+//  The grid is one for every target; what its levels are called is not.
+//  A GPU kernel is described in warps, shared memory and coalescing; a
+//  host kernel in SIMD width, cache blocking and threads.
 static const char *s_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
     { "scalar global access", "coalesced/vectorised", "shared/local tiling", "multi-level hierarchy" },
     { "direct translation", "fused", "reformulated", "novel" },
     { "none", "block barriers", "warp/sub-group primitives", "global coordination" },
 };
 static const char *s_dim_names[DIM_COUNT] = { "memory", "algorithm", "synchronisation" };
+static const char *s_host_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
+    { "scalar", "SIMD vectorised", "cache-blocked", "multi-level cache blocking" },
+    { "direct translation", "fused", "reformulated", "novel" },
+    { "single thread", "threads (fork-join)", "cooperating threads", "atomics/locks across threads" },
+};
+static const char *s_host_dim_names[DIM_COUNT] = { "memory (SIMD width, cache blocking)", "algorithm",
+                                                   "threads" };
+
+//  Evidence found by code rather than by a pattern (s_tiles): a
+//  shared/local array filled from the kernel's input is a tile; one only
+//  written with values the threads computed (partial sums, maxima, a
+//  flag) is reduction or broadcast scratch, which the barriers or
+//  shuffles around it already count under synchronisation.
+static const s_rule_t s_tile_rule = {
+    DIM_MEM, 2, NULL, "input tile staged in shared/local memory", 0, 0, false };
+static const s_rule_t s_scratch_rule = {
+    DIM_MEM, 0, NULL, "shared/local memory used only as reduction/broadcast scratch, not a tile", 0, 0, false };
 
 
 //  Table patterns to regcomp syntax: a space becomes optional white space.
@@ -307,297 +346,6 @@ s_compile_all (void)
     for (size_t t = 0; t < N_OF (s_lang_tables); t++)
         ok = s_compile_table (&s_lang_tables[t]) && ok;
     s_compiled_ok = ok;
-}
-
-
-//  ---------------------------------------------------------------------
-//  Stripping
-
-static bool
-s_is_ident (int c)
-{
-    return isalnum ((unsigned char) c) || c == '_';
-}
-
-//  True when the quote at T[I] opens a C++ raw string: R", u8R", uR",
-//  UR" or LR", with no identifier character before the prefix.
-static bool
-s_raw_prefix (const char *t, size_t i)
-{
-    if (i == 0 || t[i - 1] != 'R')
-        return false;
-    size_t start = i - 1;
-    while (start > 0 && s_is_ident (t[start - 1]))
-        start--;
-    size_t len = i - 1 - start;       //  characters before the R
-    const char *p = t + start;
-    return len == 0 || (len == 1 && (*p == 'u' || *p == 'U' || *p == 'L'))
-           || (len == 2 && p[0] == 'u' && p[1] == '8');
-}
-
-//  Blanks comments, and string and character literals' contents unless
-//  KEEP_STRINGS. Newlines are always kept.
-static void
-s_strip (char *t, bool keep_strings)
-{
-    enum { CODE, LINE, BLOCK, STR, CHR } state = CODE;
-    bool in_token = false, token_is_number = false;
-    size_t i = 0;
-    while (t[i]) {
-        char c = t[i], next = t[i + 1];
-        switch (state) {
-        case CODE:
-            if (c == '/' && next == '/') {
-                t[i] = t[i + 1] = ' ';
-                state = LINE;
-                i += 2;
-                in_token = false;
-                continue;
-            }
-            if (c == '/' && next == '*') {
-                t[i] = t[i + 1] = ' ';
-                state = BLOCK;
-                i += 2;
-                in_token = false;
-                continue;
-            }
-            if (c == '"' && s_raw_prefix (t, i)) {
-                //  R"delim( ... )delim": no escapes inside.
-                size_t d = i + 1;
-                while (t[d] && t[d] != '(' && t[d] != '"' && t[d] != '\n' && d - i <= 17)
-                    d++;
-                if (t[d] == '(') {
-                    size_t dlen = d - i - 1;
-                    char close[20];
-                    close[0] = ')';
-                    memcpy (close + 1, t + i + 1, dlen);
-                    close[dlen + 1] = '"';
-                    close[dlen + 2] = 0;
-                    char *end = strstr (t + d, close);
-                    size_t stop = end ? (size_t) (end - t) + dlen + 1 : strlen (t);
-                    if (!keep_strings)
-                        for (size_t k = i + 1; k < stop; k++)
-                            if (t[k] != '\n')
-                                t[k] = ' ';
-                    i = end ? stop + 1 : stop;
-                    in_token = false;
-                    continue;
-                }
-            }
-            if (c == '"') {
-                state = STR;
-                in_token = false;
-                i++;
-                continue;
-            }
-            if (c == '\'') {
-                //  A digit separator (1'000'000) is not a literal.
-                if (in_token && token_is_number && s_is_ident (next)) {
-                    i++;
-                    continue;
-                }
-                state = CHR;
-                in_token = false;
-                i++;
-                continue;
-            }
-            if (s_is_ident (c) || (c == '.' && in_token && token_is_number)) {
-                if (!in_token)
-                    token_is_number = isdigit ((unsigned char) c);
-                in_token = true;
-            }
-            else
-                in_token = false;
-            i++;
-            continue;
-        case LINE:
-            if (c == '\n')
-                state = CODE;
-            else if (c == '\\' && next == '\n') {
-                t[i] = ' ';         //  a spliced line continues the comment
-                i += 2;
-                continue;
-            }
-            else
-                t[i] = ' ';
-            i++;
-            continue;
-        case BLOCK:
-            if (c == '*' && next == '/') {
-                t[i] = t[i + 1] = ' ';
-                state = CODE;
-                i += 2;
-                continue;
-            }
-            if (c != '\n')
-                t[i] = ' ';
-            i++;
-            continue;
-        case STR:
-        case CHR:
-            if (c == '\\' && next) {
-                if (!keep_strings) {
-                    t[i] = ' ';
-                    if (next != '\n')
-                        t[i + 1] = ' ';
-                }
-                i += 2;
-                continue;
-            }
-            if ((state == STR && c == '"') || (state == CHR && c == '\'')) {
-                state = CODE;
-                i++;
-                continue;
-            }
-            if (c == '\n') {
-                //  An unterminated literal ends with its line, as the
-                //  compiler would have it; a stray quote in an #error
-                //  line must not swallow the rest of the file.
-                state = CODE;
-                i++;
-                continue;
-            }
-            if (!keep_strings)
-                t[i] = ' ';
-            i++;
-            continue;
-        }
-    }
-}
-
-void
-kf_descriptor_strip (char *text)
-{
-    if (text)
-        s_strip (text, false);
-}
-
-//  The directive on the line at P ("if", "ifdef", "else", ...), copied
-//  into WORD; empty when the line is not a directive.
-static const char *
-s_directive (const char *p, char *word, size_t size, const char **rest)
-{
-    while (*p == ' ' || *p == '\t')
-        p++;
-    word[0] = 0;
-    if (*p != '#')
-        return word;
-    p++;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t n = 0;
-    while (isalpha ((unsigned char) *p) && n + 1 < size)
-        word[n++] = *p++;
-    word[n] = 0;
-    *rest = p;
-    return word;
-}
-
-//  Blanks the lines of `#if 0` regions (up to the matching #else, #elif
-//  or #endif): code the compiler never sees is no evidence.
-static void
-s_blank_if0 (char *t)
-{
-    int depth = 0;                  //  > 0 inside a dead region
-    char *line = t;
-    while (*line) {
-        char *eol = strchr (line, '\n');
-        char *end = eol ? eol : line + strlen (line);
-        char word[16];
-        const char *rest = line;
-        s_directive (line, word, sizeof word, &rest);
-        bool blank = depth > 0;
-        if (depth == 0 && strcmp (word, "if") == 0) {
-            while (*rest == ' ' || *rest == '\t')
-                rest++;
-            if (rest[0] == '0' && !s_is_ident (rest[1]))
-                depth = 1;
-        }
-        else if (depth > 0) {
-            if (strncmp (word, "if", 2) == 0)
-                depth++;
-            else if (strcmp (word, "endif") == 0)
-                depth--;
-            else if (depth == 1 && (strcmp (word, "else") == 0 || strcmp (word, "elif") == 0))
-                depth = 0;
-            if (depth == 0)
-                blank = false;      //  keep the closing directive itself
-        }
-        if (blank)
-            for (char *p = line; p < end; p++)
-                *p = ' ';
-        line = eol ? eol + 1 : end;
-    }
-}
-
-//  Collects the string contents of every asm statement in T (comments
-//  already removed, strings kept) into a newly allocated text.
-static char *
-s_asm_text (const char *t)
-{
-    size_t cap = 256, len = 0;
-    char *out = malloc (cap);
-    if (!out)
-        return NULL;
-    out[0] = 0;
-    for (const char *p = t; *p; p++) {
-        if (!(p == t || !s_is_ident (p[-1])))
-            continue;
-        size_t kw = strncmp (p, "__asm__", 7) == 0 ? 7
-                    : strncmp (p, "__asm", 5) == 0 ? 5
-                    : strncmp (p, "asm", 3) == 0 ? 3 : 0;
-        if (!kw || s_is_ident (p[kw]))
-            continue;
-        const char *q = p + kw;
-        //  Qualifiers between the keyword and the parenthesis.
-        for (;;) {
-            while (isspace ((unsigned char) *q))
-                q++;
-            if (!s_is_ident (*q))
-                break;
-            while (s_is_ident (*q))
-                q++;
-        }
-        if (*q != '(')
-            continue;
-        int depth = 0;
-        bool in_str = false;
-        for (; *q; q++) {
-            char c = *q;
-            if (in_str) {
-                if (c == '\\' && q[1]) {
-                    q++;
-                    continue;
-                }
-                if (c == '"') {
-                    in_str = false;
-                    c = '\n';       //  one line per literal
-                }
-                if (len + 2 > cap) {
-                    char *grown = realloc (out, cap * 2);
-                    if (!grown) {
-                        free (out);
-                        return NULL;
-                    }
-                    out = grown;
-                    cap *= 2;
-                }
-                out[len++] = c;
-                out[len] = 0;
-                continue;
-            }
-            if (c == '"')
-                in_str = true;
-            else if (c == '(')
-                depth++;
-            else if (c == ')' && --depth == 0)
-                break;
-        }
-        if (!*q)
-            break;
-        p = q;
-    }
-    return out;
 }
 
 
@@ -719,14 +467,15 @@ s_printf (s_buf_t *b, const char *fmt, ...)
 //  One line per dimension: "memory 2 (shared/local tiling): label
 //  `snippet`; ...", evidence listed from the highest level down.
 static char *
-s_explain (const int level[DIM_COUNT], const s_hit_t *hits, size_t n_hits)
+s_explain (const char *language, const int level[DIM_COUNT], const s_hit_t *hits, size_t n_hits)
 {
     s_buf_t b = { 0 };
     for (int d = 0; d < DIM_COUNT; d++) {
-        s_printf (&b, "%s%s %d (%s):", d ? "\n" : "", s_dim_names[d], level[d],
-                  s_level_names[d][level[d]]);
+        s_printf (&b, "%s%s %d (%s):", d ? "\n" : "", kf_descriptor_dim_name_for (language, d),
+                  level[d], kf_descriptor_level_name_for (language, d, level[d]));
         int listed = 0;
-        for (int l = KF_DESCRIPTOR_LEVELS - 1; l >= 1; l--)
+        //  Level 0 lists notes: evidence that was read and does not count.
+        for (int l = KF_DESCRIPTOR_LEVELS - 1; l >= 0; l--)
             for (size_t i = 0; i < n_hits; i++) {
                 const s_hit_t *h = &hits[i];
                 if (h->rule->dim != d || h->rule->level != l || !s_hit_counts (hits, n_hits, h))
@@ -781,14 +530,14 @@ kf_descriptor_classify (const char *source, size_t size, const char *language,
         code[i] = source[i] ? source[i] : ' ';
     code[size] = 0;
     memcpy (with_strings, code, size + 1);
-    s_strip (code, false);
-    s_blank_if0 (code);
-    s_strip (with_strings, true);
-    s_blank_if0 (with_strings);
-    char *asm_text = s_asm_text (with_strings);
+    kf_descriptor_strip_text (code, false);
+    kf_descriptor_blank_if0 (code);
+    kf_descriptor_strip_text (with_strings, true);
+    kf_descriptor_blank_if0 (with_strings);
+    char *asm_text = kf_descriptor_asm_text (with_strings);
     free (with_strings);
 
-    size_t max_hits = table->n_rules + s_algo_table.n_rules;
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 2;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -798,6 +547,19 @@ kf_descriptor_classify (const char *source, size_t size, const char *language,
     size_t n_hits = 0;
     s_match_table (table, code, asm_text, hits, &n_hits);
     s_match_table (&s_algo_table, code, asm_text, hits, &n_hits);
+    if (strcmp (language, "c") != 0) {
+        s_hit_t *tile = &hits[n_hits], *scratch = &hits[n_hits + 1];
+        tile->rule = &s_tile_rule;
+        scratch->rule = &s_scratch_rule;
+        tile->count = kf_descriptor_tiles (code, language, &scratch->count, tile->snippet,
+                               scratch->snippet, sizeof tile->snippet);
+        if (tile->count)
+            n_hits++;
+        if (scratch->count && !tile->count) {
+            hits[n_hits] = *scratch;
+            n_hits++;
+        }
+    }
 
     int level[DIM_COUNT] = { 0, 0, 0 };
     for (size_t i = 0; i < n_hits; i++)
@@ -807,7 +569,7 @@ kf_descriptor_classify (const char *source, size_t size, const char *language,
     out->algo = level[DIM_ALGO];
     out->sync = level[DIM_SYNC];
     if (why)
-        *why = s_explain (level, hits, n_hits);
+        *why = s_explain (language, level, hits, n_hits);
     free (hits);
     free (code);
     free (asm_text);
@@ -830,4 +592,21 @@ kf_descriptor_level_name (int dim, int level)
     if (dim < 0 || dim >= DIM_COUNT || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
         return "?";
     return s_level_names[dim][level];
+}
+
+const char *
+kf_descriptor_level_name_for (const char *language, int dim, int level)
+{
+    if (dim < 0 || dim >= DIM_COUNT || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
+        return "?";
+    return language && !strcmp (language, "c") ? s_host_level_names[dim][level]
+                                                : s_level_names[dim][level];
+}
+
+const char *
+kf_descriptor_dim_name_for (const char *language, int dim)
+{
+    if (dim < 0 || dim >= DIM_COUNT)
+        return "?";
+    return language && !strcmp (language, "c") ? s_host_dim_names[dim] : s_dim_names[dim];
 }

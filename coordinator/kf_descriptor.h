@@ -2,15 +2,19 @@
  *  archive, found by static pattern matching on its source.
  *
  *  Three dimensions, four levels each (docs/descriptors.md has the tables):
- *    mem   0 scalar global access, 1 vectorised / wide loads, 2 shared or
- *          local memory tiles, 3 a multi-level hierarchy (shared + register
- *          tiles, double buffering, asynchronous copies);
+ *    mem   0 scalar global access, 1 vectorised / wide loads, 2 tiles of
+ *          the input staged in shared or local memory (reduction scratch
+ *          there is not a tile), 3 a multi-level hierarchy (shared +
+ *          register tiles, double buffering, asynchronous copies); on the
+ *          host 1 SIMD, 2 cache blocking, 3 nested cache levels;
  *    algo  0 direct translation, 1 fused work in one pass, 2 reformulated
  *          (online softmax, Welford, single-pass variance, log-sum-exp),
  *          3 novel (tensor-core MMA, Winograd, FFT);
  *    sync  0 none, 1 block / work-group barriers, 2 warp / sub-group
  *          primitives, 3 global coordination (atomics, grid sync, several
- *          dependent launches).
+ *          dependent launches); on the host threads: 0 one thread, 1
+ *          fork-join, 2 cooperating (barriers, reductions), 3 atomics and
+ *          locks. SIMD shuffles are lanes of one thread: memory 1.
  *  Comments and string literals are removed before matching, so text in
  *  them never moves a kernel; names of identifiers are not evidence either.
  *  Pure functions: no I/O, no global state beyond compiled patterns, safe to
@@ -28,7 +32,7 @@ extern "C" {
 #define KF_DESCRIPTOR_LEVELS 4
 /* Bumped whenever a rule changes, so coordinates cached by the compile
  * worker under an older rule set are computed again, not reused. */
-#define KF_DESCRIPTOR_RULES 2
+#define KF_DESCRIPTOR_RULES 3
 
 typedef struct {
     int mem, algo, sync;        /* each 0..3 */
@@ -55,8 +59,21 @@ void kf_descriptor_strip (char *text);
 int kf_descriptor_bin (int level, int bins);
 
 /* The name of level LEVEL of dimension DIM (0 mem, 1 algo, 2 sync), e.g.
- * "shared/local tiling"; "?" when out of range. Borrowed. */
+ * "shared/local tiling", in GPU terms; "?" when out of range. Borrowed. */
 const char *kf_descriptor_level_name (int dim, int level);
+
+/* The same in the words of LANGUAGE's target: for "c" (the host) memory
+ * speaks of SIMD width and cache blocking ("SIMD vectorised",
+ * "cache-blocked") and synchronisation of threads ("single thread",
+ * "threads (fork-join)"); any other language, or NULL, gets the GPU names
+ * above. The levels and their numbers are the same for every target.
+ * Borrowed; "?" when out of range. */
+const char *kf_descriptor_level_name_for (const char *language, int dim, int level);
+
+/* The name of dimension DIM for LANGUAGE's target: "memory", "algorithm",
+ * "synchronisation"; on the host "memory (SIMD width, cache blocking)" and
+ * "threads". Borrowed; "?" when out of range. */
+const char *kf_descriptor_dim_name_for (const char *language, int dim);
 
 #ifdef __cplusplus
 }
