@@ -322,9 +322,13 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
     //  Inspirations not shown above already.
     int shown = 0;
     size_t n_insp = json_array_size (in->inspirations);
-    for (size_t i = 0; i < n_insp && shown < KF_PROMPT_MAX_INSPIRATIONS; i++) {
+    for (size_t i = 0; i < n_insp; i++) {
         json_t *k = json_array_get (in->inspirations, i);
-        if (s_same (k, base) || s_same (k, best) || s_same (k, in->last))
+        //  A kernel remembered from an earlier run (kf_memory.h) comes on
+        //  top of the run's own inspirations.
+        int64_t from_run = kf_jint (k, "from_run");
+        if ((!from_run && shown >= KF_PROMPT_MAX_INSPIRATIONS) || s_same (k, base)
+            || s_same (k, best) || s_same (k, in->last))
             continue;
         if (!shown)
             fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells "
@@ -332,6 +336,12 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         fprintf (f, "\n### Inspiration %d%s%s\n", ++shown,
                  *kf_jstr (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
                  kf_jstr (k, "coords"));
+        if (from_run)
+            fprintf (f, "From an earlier run (run %lld, candidate %lld) of this op on this "
+                     "target: %.3fx there, against that run's own timing of the reference, "
+                     "so not a figure of this run; not this run's best, shown for its "
+                     "ideas only.\n", (long long) from_run, (long long) s_id (k),
+                     s_num (k, "from_run_speedup"));
         s_runtime_line (f, k);
         s_code_block (f, language, kf_jstr (k, "source"));
     }

@@ -29,6 +29,7 @@
 #include "kf_fidelity.h"
 #include "kf_log.h"
 #include "kf_gradient.h"
+#include "kf_memory.h"
 #include "kf_meta.h"
 #include "kf_models.h"
 #include "kf_prompt.h"
@@ -37,6 +38,7 @@
 #include "kf_reference.h"
 #include "kf_repeat.h"
 #include "kf_select.h"
+#include "kf_stop.h"
 #include "kf_str.h"
 #include "kf_tune.h"
 #include "kf_verify.h"
@@ -228,6 +230,9 @@ static const struct {
     { "screen_timing", S_TIMING, 0, 0 },
     { "full_margin", S_NUM, 0, 1 },
     { "dedup", S_BOOL, 0, 0 },                 /* kf_repeat.c */
+    { "stop_after", S_INT, 0, 100000 },        /* kf_stop.c */
+    { "stop_margin", S_NUM, 0, 100 },
+    { "memory", S_BOOL, 0, 0 },                /* kf_memory.c */
 };
 #define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
 
@@ -422,6 +427,8 @@ typedef struct {
     int window, max_hints, min_moves;
     double decay;
     int tuning_rounds, tuning_configs;
+    int stop_after;
+    double stop_margin;
 } s_settings_t;
 
 static void
@@ -448,6 +455,8 @@ s_settings (kf_search_t *self, json_t *run, s_settings_t *st)
     st->tuning = json_is_true (s_setting (self, run, "tuning"));
     st->tuning_rounds = S_GET_INT ("tuning_rounds");
     st->tuning_configs = S_GET_INT ("tuning_configs");
+    st->stop_after = S_GET_INT ("stop_after");
+    st->stop_margin = json_number_value (s_setting (self, run, "stop_margin"));
     json_t *ratios = s_setting (self, run, "selection");
     for (int i = 0; i < KF_SELECT_N; i++)
         st->select.ratio[i] = json_number_value (json_object_get (ratios, s_ratio_keys[i]));
@@ -777,6 +786,17 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
                   (long long) iid);
     }
     strcat (insp_ids, "}");
+    /* One more from an earlier run of the op (kf_memory.c): shown only,
+     * never in this run's archive, so never a parent or the run's best. */
+    bool memory_failed = false;
+    json_t *remembered = !tuning && st->select.inspirations > 0
+                                 && json_is_true (s_setting (self, run, "memory"))
+                             ? kf_memory_pick (self->db, run, seq, &memory_failed)
+                             : NULL;
+    if (remembered) {
+        json_object_set_new (selection, "memory", kf_memory_note (remembered));
+        json_array_append_new (inspirations, remembered);
+    }
 
     /* The prompt: the parent as the kernel to improve (the run's best when
      * nothing is selected yet), the last kernel tried from it, the
@@ -817,7 +837,7 @@ s_plan (kf_search_t *self, json_t *run, const s_settings_t *st, s_snapshot_t *sn
     json_decref (last);
     json_decref (inspirations);
     json_decref (sections);
-    int rc = prompt ? 0 : -1;
+    int rc = prompt && !memory_failed ? 0 : -1;
 
     char runid[24], gen[24], slotbuf[24], parentbuf[24], isl[24];
     char *sel_text = json_dumps (selection, JSON_COMPACT);
@@ -951,7 +971,15 @@ s_fill (kf_search_t *self, int64_t run_id)
     char why[200];
     const char *spent = s_budget_spent (run, why, sizeof why);
     s_snapshot_t snap = { 0 };
-    int rc = 0;
+    /* A stalled search ends its main phase (kf_stop.c); tuning follows. */
+    char stopped[240] = "";
+    int rc = planned < total
+                 ? kf_stop_check (self->db, run_id, st.generations, st.population,
+                                  st.stop_after, st.stop_margin, stopped, sizeof stopped)
+                 : 0;
+    if (rc > 0)
+        total = planned;
+    rc = rc < 0 ? -1 : 0;
     while (rc == 0 && !spent && planned < total && open < st.in_flight) {
         rc = s_plan (self, run, &st, &snap, (int) (planned / st.population),
                      (int) (planned % st.population), planned, false, -1);
@@ -974,9 +1002,14 @@ s_fill (kf_search_t *self, int64_t run_id)
         open += n;
     }
     if (rc == 0 && open == 0) {
-        char reason[240];
+        char reason[300];
         if (spent)
             snprintf (reason, sizeof reason, "%s", spent);
+        else if (*stopped && rounds)
+            snprintf (reason, sizeof reason, "%s; then %d tuning round%s", stopped, rounds,
+                      rounds == 1 ? "" : "s");
+        else if (*stopped)
+            snprintf (reason, sizeof reason, "%s", stopped);
         else if (rounds)
             snprintf (reason, sizeof reason, "completed %d generations and %d tuning round%s",
                       st.generations, rounds, rounds == 1 ? "" : "s");

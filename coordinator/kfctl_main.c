@@ -1032,7 +1032,7 @@ static const s_command_t s_commands[] = {
       "kfctl submit TASK|PROBLEM.py [--target T] [--generations N] [--population P] "
       "[--seed S] [--model M] [--first-model M] [--budget-tokens N] [--budget-usd X] "
       "[--tune N] [--name N] [--op OP] [--allow-degenerate] [--config FILE]\n"
-      "       [--set KEY=VALUE]... [--wait] [--json]",
+      "       [--set KEY=VALUE]... [--no-memory] [--wait] [--json]",
       "submit a task file or a PyTorch problem (KernelBench format); prints the run id\n"
       "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
@@ -1058,6 +1058,8 @@ static const s_command_t s_commands[] = {
       "                      selection, ...); the flags above override it\n"
       "  --set KEY=VALUE     one run-config setting (VALUE as JSON), e.g.\n"
       "                      islands=false, selection.curiosity=1; repeatable\n"
+      "  --no-memory         offer no elites of earlier runs of the op as\n"
+      "                      inspirations (--set memory=false)\n"
       "  --wait              wait until the run ends; print the best speedup;\n"
       "                      exit 0 when done, 1 when failed or cancelled\n"
       "  --json              with --wait: {run_id, status, best_speedup,\n"
@@ -1208,6 +1210,10 @@ s_parse (int argc, char **argv, s_args_t *args, const s_command_t **cmd_p)
         int set = s_value (argc, argv, &i, arg, "--set", &value);
         if (set < 0)
             return KF_CTL_EXIT_USAGE;
+        if (!strcmp (arg, "--no-memory")) {   /* the same as --set memory=false */
+            set = 1;
+            value = "memory=false";
+        }
         if (set == 1) {
             if (args->n_sets == (int) (sizeof args->sets / sizeof args->sets[0])) {
                 fprintf (stderr, "kfctl: --set: at most 16 of them (use --config FILE)\n");
