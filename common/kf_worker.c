@@ -26,10 +26,18 @@
 typedef struct {
     const kf_worker_config_t *cfg;
     char results_ep[64];
-    kf_job_t job;            /* kind and payload owned here */
+    kf_job_t job;            /* kind, token and payload owned here */
     char *kind;
+    char *token;
     zmsg_t *frames;
 } s_job_thread_t;
+
+/* A finished RESULT not sent yet: no registered connection to send on. */
+typedef struct {
+    int64_t job_id;
+    zmsg_t *msg;             /* encoded RESULT (no routing frame) */
+    size_t bytes;
+} s_held_t;
 
 typedef struct kf_worker_t s_worker_t;
 
@@ -41,7 +49,12 @@ struct kf_worker_t {
     char results_ep[64];
     int64_t *jobs;           /* job ids in progress, 0 = free slot */
     int64_t *leases;         /* the lease of each slot's job */
+    char **tokens;           /* the lease token of each slot's job (owned) */
     int running;
+    int heartbeat_ms;        /* ours until a WELCOME names the coordinator's */
+    int liveness;
+    zlistx_t *held;          /* s_held_t, oldest first */
+    size_t held_bytes;
     int64_t last_heartbeat;  /* ms, monotonic: when we last sent one */
     zmq_pollitem_t *items;   /* asynchronous mode: ours, then the hooks' */
     int items_max;
@@ -77,12 +90,15 @@ kf_worker_catch_signals (volatile sig_atomic_t *stop)
 //  The RESULT for RES, whose contents it takes. Pure, so job threads and
 //  the loop thread both use it.
 static kf_msg_t *
-s_result_msg (int64_t job_id, int64_t lease, kf_job_result_t *res)
+s_result_msg (int64_t job_id, int64_t lease, const char *token, kf_job_result_t *res)
 {
     json_t *body = json_pack ("{s:I, s:I, s:b, s:o}", "job_id", (json_int_t) job_id,
                               "lease", (json_int_t) lease, "ok", res->ok, "result",
                               res->result ? res->result : json_object ());
     res->result = NULL;
+    //  The lease token proves the RESULT comes from the lease's holder.
+    if (body && token)
+        json_object_set_new (body, "lease_token", json_string (token));
     if (body && !res->ok) {
         json_object_set_new (body, "error",
                              json_string (res->error ? res->error : "job failed"));
@@ -110,7 +126,7 @@ s_job_main (void *arg)
     s_job_thread_t *jt = arg;
     kf_job_result_t res = { 0 };
     jt->cfg->handler (jt->cfg->handler_arg, &jt->job, &res);
-    kf_msg_t *msg = s_result_msg (jt->job.job_id, jt->job.lease, &res);
+    kf_msg_t *msg = s_result_msg (jt->job.job_id, jt->job.lease, jt->token, &res);
     zsock_t *push = zsock_new_push (jt->results_ep);
     /* The job id travels first, in the routing position of the same
      * message, so the main thread knows which slot is free again; the
@@ -121,6 +137,7 @@ s_job_main (void *arg)
     zframe_destroy (&idf);
     zsock_destroy (&push);
     free (jt->kind);
+    free (jt->token);
     json_decref (jt->job.payload);
     zmsg_destroy (&jt->frames);
     free (jt);
@@ -137,6 +154,8 @@ s_send (s_worker_t *self, const char *type, json_t *body)
         kf_msg_destroy (&msg);
 }
 
+//  The jobs we hold: running, and finished with the RESULT not sent yet
+//  (so the coordinator does not hand them back on our HELLO).
 static json_t *
 s_jobs_array (s_worker_t *self)
 {
@@ -144,7 +163,63 @@ s_jobs_array (s_worker_t *self)
     for (int i = 0; i < self->cfg->credits; i++)
         if (self->jobs[i])
             json_array_append_new (a, json_integer (self->jobs[i]));
+    for (s_held_t *h = zlistx_first (self->held); h; h = zlistx_next (self->held))
+        json_array_append_new (a, json_integer (h->job_id));
     return a;
+}
+
+static void
+s_held_free (void **item)
+{
+    s_held_t *h = *item;
+    if (h)
+        zmsg_destroy (&h->msg);
+    free (h);
+    *item = NULL;
+}
+
+//  Sends the encoded RESULT *ZMSG_P of JOB_ID now when we are registered,
+//  else keeps it for the next WELCOME (oldest dropped past
+//  KF_WORKER_HELD_BYTES: their leases lapse on the coordinator's side).
+static void
+s_send_result (s_worker_t *self, int64_t job_id, zmsg_t **zmsg_p)
+{
+    if (self->dealer && self->welcomed && zmsg_send (zmsg_p, self->dealer) == 0)
+        return;
+    s_held_t *h = calloc (1, sizeof *h);
+    if (!h) {
+        zmsg_destroy (zmsg_p);
+        return;
+    }
+    h->job_id = job_id;
+    h->msg = *zmsg_p;
+    h->bytes = zmsg_content_size (h->msg);
+    *zmsg_p = NULL;
+    zlistx_add_end (self->held, h);
+    self->held_bytes += h->bytes;
+    while (self->held_bytes > KF_WORKER_HELD_BYTES && zlistx_size (self->held) > 1) {
+        s_held_t *old = zlistx_detach (self->held, NULL);
+        kf_warn ("dropping the result of job %lld kept for the coordinator (over %u bytes)",
+                 (long long) old->job_id, KF_WORKER_HELD_BYTES);
+        self->held_bytes -= old->bytes;
+        s_held_free ((void **) &old);
+    }
+}
+
+//  After a WELCOME: the results kept meanwhile, oldest first.
+static void
+s_flush_held (s_worker_t *self)
+{
+    s_held_t *h;
+    while (self->dealer && (h = zlistx_first (self->held))) {
+        if (zmsg_send (&h->msg, self->dealer))
+            break;                   /* kept for the next WELCOME */
+        zlistx_detach_cur (self->held);
+        self->held_bytes -= h->bytes;
+        kf_info ("sent the result of job %lld kept while not registered",
+                 (long long) h->job_id);
+        s_held_free ((void **) &h);
+    }
 }
 
 static void
@@ -209,13 +284,16 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
     for (int i = 0; i < self->cfg->credits && slot < 0; i++)
         if (!self->jobs[i])
             slot = i;
+    const char *token = kf_msg_str (msg, "lease_token");
     if (slot < 0 || job_id <= 0) {
         /* The coordinator sent more than our credits: hand it back. */
-        s_send (self, "RESULT",
-                json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
-                           (json_int_t) job_id, "lease",
-                           (json_int_t) kf_msg_int (msg, "lease", 0), "ok", 0,
-                           "result", "error", "worker has no free credit"));
+        json_t *body = json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
+                                  (json_int_t) job_id, "lease",
+                                  (json_int_t) kf_msg_int (msg, "lease", 0), "ok", 0,
+                                  "result", "error", "worker has no free credit");
+        if (token)
+            json_object_set_new (body, "lease_token", json_string (token));
+        s_send (self, "RESULT", body);
         kf_msg_destroy (msg_p);
         return;
     }
@@ -223,11 +301,13 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
         //  The slot is taken before the start function runs, because it
         //  may complete the job (and free the slot) before it returns.
         kf_job_t job = { .job_id = job_id, .lease = kf_msg_int (msg, "lease", 0),
-                         .kind = kf_msg_str (msg, "kind"),
+                         .lease_token = token, .kind = kf_msg_str (msg, "kind"),
                          .payload = json_object_get (msg->body, "payload"),
                          .frames = msg->frames };
         self->jobs[slot] = job_id;
         self->leases[slot] = job.lease;
+        free (self->tokens[slot]);
+        self->tokens[slot] = token ? strdup (token) : NULL;
         self->running++;
         self->cfg->start (self->cfg->handler_arg, self, &job);
         kf_msg_destroy (msg_p);
@@ -237,6 +317,8 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
     jt->cfg = self->cfg;
     memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
     jt->kind = strdup (kf_msg_str (msg, "kind"));
+    jt->token = token ? strdup (token) : NULL;
+    jt->job.lease_token = jt->token;
     jt->job.job_id = job_id;
     jt->job.lease = kf_msg_int (msg, "lease", 0);
     jt->job.kind = jt->kind;
@@ -253,6 +335,7 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
     if (pthread_create (&tid, &attr, s_job_main, jt)) {
         kf_error ("cannot start a job thread");
         free (jt->kind);
+        free (jt->token);
         json_decref (jt->job.payload);
         zmsg_destroy (&jt->frames);
         free (jt);
@@ -284,8 +367,23 @@ s_on_coordinator (s_worker_t *self)
     if (!strcmp (msg->type, "WELCOME")) {
         self->welcomed = true;
         self->backoff_ms = 0;
+        /* The coordinator's heartbeat and liveness are the ones that
+         * count: with ours slower it would take us for dead. Bounded as
+         * our own configuration is. */
+        json_int_t hb = kf_msg_int (msg, "heartbeat_ms", 0);
+        json_int_t live = kf_msg_int (msg, "liveness", 0);
+        if (hb >= 50 && hb <= 60000 && live >= 1 && live <= 100
+            && (hb != self->heartbeat_ms || live != self->liveness)) {
+            kf_info ("heartbeat %lld ms, liveness %lld, as the coordinator says", (long long) hb,
+                     (long long) live);
+            self->heartbeat_ms = (int) hb;
+            self->liveness = (int) live;
+            if (self->next_heartbeat > zclock_mono () + hb)
+                self->next_heartbeat = zclock_mono () + hb;
+        }
         kf_info ("registered with %s as %s", self->cfg->endpoint,
                  self->worker_id);
+        s_flush_held (self);
     }
     else if (!strcmp (msg->type, "JOB")) {
         s_start_job (self, &msg);
@@ -315,15 +413,16 @@ kf_worker_complete (kf_worker_t *self, int64_t job_id, kf_job_result_t *res)
         memset (res, 0, sizeof *res);
         return -1;
     }
-    kf_msg_t *msg = s_result_msg (job_id, self->leases[slot], res);
+    kf_msg_t *msg = s_result_msg (job_id, self->leases[slot], self->tokens[slot], res);
     self->jobs[slot] = 0;
     self->leases[slot] = 0;
+    free (self->tokens[slot]);
+    self->tokens[slot] = NULL;
     self->running--;
-    //  Without a connection the result is lost, as in threaded mode: the
-    //  lease lapses and the coordinator gives the job to someone else.
-    if (self->dealer && msg)
-        kf_msg_send (&msg, self->dealer, NULL, NULL);
-    kf_msg_destroy (&msg);
+    //  Without a registered connection it is kept for the next WELCOME.
+    zmsg_t *zmsg = msg ? kf_msg_encode (&msg, NULL, NULL) : NULL;
+    if (zmsg)
+        s_send_result (self, job_id, &zmsg);
     return 0;
 }
 
@@ -371,9 +470,7 @@ s_on_result (s_worker_t *self)
             self->running--;
             break;
         }
-    if (self->dealer)
-        zmsg_send (&zmsg, self->dealer);
-    zmsg_destroy (&zmsg);
+    s_send_result (self, (int64_t) job_id, &zmsg);
 }
 
 int
@@ -415,14 +512,22 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     }
     self.jobs = calloc ((size_t) c.credits, sizeof (int64_t));
     self.leases = calloc ((size_t) c.credits, sizeof (int64_t));
+    self.tokens = calloc ((size_t) c.credits, sizeof (char *));
+    self.heartbeat_ms = c.heartbeat_ms;
+    self.liveness = c.liveness;
+    self.held = zlistx_new ();
+    zlistx_set_destructor (self.held, s_held_free);
     self.items_max = 2 + 64;
     self.items = calloc ((size_t) self.items_max, sizeof *self.items);
     self.last_heartbeat = zclock_mono ();
     snprintf (self.results_ep, sizeof self.results_ep,
               "inproc://kf-worker-results-%p", (void *) &self);
     self.results = zsock_new_pull (self.results_ep);
-    if (!self.results || !self.jobs || !self.leases || !self.items) {
+    if (!self.results || !self.jobs || !self.leases || !self.tokens || !self.items
+        || !self.held) {
         zsock_destroy (&self.results);
+        zlistx_destroy (&self.held);
+        free (self.tokens);
         free (self.jobs);
         free (self.leases);
         free (self.items);
@@ -430,7 +535,7 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     }
     srandom ((unsigned) (zclock_mono () ^ getpid ()));
     s_connect (&self);
-    self.next_heartbeat = zclock_mono () + c.heartbeat_ms;
+    self.next_heartbeat = zclock_mono () + self.heartbeat_ms;
     int64_t drain_deadline = 0;
 
     while (true) {
@@ -447,7 +552,7 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
         if (drain_deadline && (self.running == 0 || now >= drain_deadline))
             break;
         if (!self.reconnect_at && self.dealer
-            && now - self.last_heard > (int64_t) c.heartbeat_ms * c.liveness) {
+            && now - self.last_heard > (int64_t) self.heartbeat_ms * self.liveness) {
             /* Capped exponential backoff with full jitter, so a fleet that
              * lost its coordinator does not come back in lockstep. */
             self.backoff_ms = self.backoff_ms ? self.backoff_ms * 2
@@ -469,7 +574,7 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                         json_pack ("{s:i, s:o}", "credits",
                                    drain_deadline ? 0 : c.credits, "jobs",
                                    s_jobs_array (&self)));
-            self.next_heartbeat = now + c.heartbeat_ms;
+            self.next_heartbeat = now + self.heartbeat_ms;
             self.last_heartbeat = now;
         }
         int64_t wait = self.next_heartbeat - now;
@@ -507,14 +612,18 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                  * heartbeating and lose the job it is finishing. */
                 if (rc != KF_PROTO_NOMSG)
                     self.last_heard = zclock_mono ();
-                if (rc == KF_PROTO_OK && !strcmp (msg->type, "JOB"))
-                    s_send (&self, "RESULT",
-                            json_pack ("{s:I, s:I, s:b, s:{}, s:s, s:b}", "job_id",
-                                       (json_int_t) kf_msg_int (msg, "job_id", 0),
-                                       "lease",
-                                       (json_int_t) kf_msg_int (msg, "lease", 0),
-                                       "ok", 0, "result", "error",
-                                       "worker is stopping", "returned", 1));
+                if (rc == KF_PROTO_OK && !strcmp (msg->type, "JOB")) {
+                    json_t *body = json_pack ("{s:I, s:I, s:b, s:{}, s:s, s:b}", "job_id",
+                                              (json_int_t) kf_msg_int (msg, "job_id", 0),
+                                              "lease",
+                                              (json_int_t) kf_msg_int (msg, "lease", 0),
+                                              "ok", 0, "result", "error",
+                                              "worker is stopping", "returned", 1);
+                    const char *token = kf_msg_str (msg, "lease_token");
+                    if (token)
+                        json_object_set_new (body, "lease_token", json_string (token));
+                    s_send (&self, "RESULT", body);
+                }
                 kf_msg_destroy (&msg);
             }
             else
@@ -529,6 +638,13 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     zsock_destroy (&self.results);
     free (self.jobs);
     free (self.leases);
+    for (int i = 0; i < c.credits; i++)
+        free (self.tokens[i]);
+    free (self.tokens);
+    if (zlistx_size (self.held))
+        kf_warn ("%zu finished result(s) never sent: the coordinator was not reachable",
+                 zlistx_size (self.held));
+    zlistx_destroy (&self.held);
     free (self.items);
     kf_info ("stopped");
     return 0;

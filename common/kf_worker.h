@@ -10,7 +10,11 @@
  *  ones (up to drain_ms), sends their results, says BYE and returns; the
  *  coordinator requeues what it still held without counting an attempt.
  *  Over tcp:// it speaks CURVE with curve_cert and curve_server_key
- *  (common/kf_curve.h).
+ *  (common/kf_curve.h). It heartbeats at the interval and liveness the
+ *  coordinator's WELCOME names (its own settings count until then), and
+ *  a result finished while it has no registered connection is kept (up
+ *  to KF_WORKER_HELD_BYTES) and sent after the next WELCOME, its job
+ *  listed in the HELLO meanwhile so the coordinator keeps its lease.
  *
  *  A second, asynchronous mode serves daemons whose jobs wait on the
  *  network rather than on the CPU (the gateway: hundreds of HTTP requests
@@ -28,9 +32,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Bytes of finished RESULTs a worker keeps while it is not registered. */
+#define KF_WORKER_HELD_BYTES (256u * 1024u * 1024u)
+
 typedef struct {
     int64_t job_id;
     int64_t lease;
+    const char *lease_token; /* borrowed; echoed in the RESULT (kf_worker does) */
     const char *kind;        /* borrowed */
     json_t *payload;         /* borrowed */
     zmsg_t *frames;          /* borrowed binary frames of the JOB */

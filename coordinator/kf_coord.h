@@ -20,6 +20,10 @@ typedef struct {
     int liveness;            /* heartbeats missed before a worker is dead */
     int max_attempts;        /* leases of one job before it fails for good */
     size_t max_message;
+    size_t max_held_bytes;   /* RESULTs held while the database is away */
+    int db_connect_s;        /* kf_db_set_limits */
+    int db_statement_ms;
+    int db_keepalive_s;
     int batch;               /* worker messages per transaction */
     int lease_ms[3];         /* generate, compile, execute backstops */
     json_t *timing;          /* default evaluate timing (borrowed) */
@@ -28,6 +32,7 @@ typedef struct {
     const char *curve_allow_dir;   /* public certificates admitted */
     bool allow_plain_tcp;    /* plain tcp:// beyond loopback, knowingly */
     const char *metrics_address;   /* HOST:PORT of /metrics; NULL: none */
+    const char *metrics_allow;     /* peers served (kf_metrics_allow); NULL: loopback */
     kf_plausible_rules_t plausible;   /* when a result is re-verified (kf_verify.c) */
 } kf_coord_config_t;
 

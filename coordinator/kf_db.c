@@ -35,6 +35,7 @@ struct kf_db_t {
     bool txn_pending;        /* BEGIN asked for, not yet sent */
     bool in_txn;             /* BEGIN sent, no COMMIT or ROLLBACK yet */
     zhashx_t *prepared;      /* SQL text -> statement name, this connection */
+    int connect_s, statement_ms, keepalive_s;   /* kf_db_set_limits */
     int next_statement;
     char *channel;           /* LISTENed to, again after each reconnect */
 };
@@ -46,6 +47,9 @@ kf_db_new (const char *conninfo)
     if (!self)
         return NULL;
     self->conninfo = strdup (conninfo ? conninfo : "");
+    self->connect_s = 5;
+    self->statement_ms = 60000;
+    self->keepalive_s = 30;
     self->prepared = zhashx_new ();
     zhashx_set_destructor (self->prepared, (zhashx_destructor_fn *) zstr_free);
     zhashx_set_duplicator (self->prepared, (zhashx_duplicator_fn *) strdup);
@@ -82,12 +86,49 @@ kf_db_connected (kf_db_t *self)
     return self->conn && PQstatus (self->conn) == CONNECTION_OK;
 }
 
+void
+kf_db_set_limits (kf_db_t *self, int connect_s, int statement_ms, int keepalive_s)
+{
+    self->connect_s = connect_s;
+    self->statement_ms = statement_ms;
+    self->keepalive_s = keepalive_s;
+}
+
+/* Connects with the limits first and the operator's string last, so what
+ * the string sets (a connect_timeout of its own, say) wins. A connection
+ * attempt, each statement and a silent server all end within a bound:
+ * the event loop never waits on the database without one. */
+static PGconn *
+s_connect_limited (kf_db_t *self)
+{
+    char connect_s[24], options[64], idle[24], interval[24], user_ms[24];
+    snprintf (connect_s, sizeof connect_s, "%d", self->connect_s);
+    snprintf (options, sizeof options, "-c statement_timeout=%d", self->statement_ms);
+    int ka = self->keepalive_s;
+    snprintf (idle, sizeof idle, "%d", ka > 3 ? ka / 3 : 1);
+    snprintf (interval, sizeof interval, "%d", ka > 9 ? ka / 9 : 1);
+    snprintf (user_ms, sizeof user_ms, "%d", ka * 1000);
+    const char *keys[9], *values[9];
+    int n = 0;
+    keys[n] = "connect_timeout", values[n++] = connect_s;
+    keys[n] = "options", values[n++] = options;
+    if (ka > 0) {
+        keys[n] = "keepalives_idle", values[n++] = idle;
+        keys[n] = "keepalives_interval", values[n++] = interval;
+        keys[n] = "keepalives_count", values[n++] = "3";
+        keys[n] = "tcp_user_timeout", values[n++] = user_ms;
+    }
+    keys[n] = "dbname", values[n++] = self->conninfo;
+    keys[n] = NULL, values[n] = NULL;
+    return PQconnectdbParams (keys, values, 1);
+}
+
 static int
 s_try_connect (kf_db_t *self)
 {
     if (self->conn)
         PQfinish (self->conn);
-    self->conn = PQconnectdb (self->conninfo);
+    self->conn = s_connect_limited (self);
     /* Prepared statements and LISTEN belong to a connection: a new one
      * starts with neither. */
     zhashx_purge (self->prepared);
@@ -337,6 +378,12 @@ kf_db_exec_script (kf_db_t *self, const char *sql)
     if (s_ready (self))
         return -1;
     self->statements++;
+    /* Migrations may rewrite big tables: no statement_timeout inside
+     * their transaction (SET LOCAL ends with it). */
+    if (self->in_txn) {
+        PGresult *r = PQexec (self->conn, "SET LOCAL statement_timeout = 0");
+        PQclear (r);
+    }
     PGresult *r = PQexec (self->conn, sql);
     bool ok = s_ok (self, r);
     PQclear (r);
@@ -398,6 +445,12 @@ long
 kf_db_statements (kf_db_t *self)
 {
     return self->statements;
+}
+
+long
+kf_db_prepared (kf_db_t *self)
+{
+    return (long) zhashx_size (self->prepared);
 }
 
 int

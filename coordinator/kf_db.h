@@ -22,6 +22,14 @@ typedef struct kf_db_t kf_db_t;
 kf_db_t *kf_db_new (const char *conninfo);
 void kf_db_destroy (kf_db_t **self_p);
 
+/* Limits on every wait for the server, applied from the next connection:
+ * CONNECT_S for a connection attempt (libpq connect_timeout), STATEMENT_MS
+ * for one statement (the server's statement_timeout; 0: none), and TCP
+ * keepalives with a user timeout so a server that vanished without a word
+ * is noticed in about KEEPALIVE_S (0: the system's defaults). Values the
+ * connection string sets itself win. Defaults: 5 s, 60 s, 30 s. */
+void kf_db_set_limits (kf_db_t *self, int connect_s, int statement_ms, int keepalive_s);
+
 /* Connects if not connected, waiting up to WAIT_MS with backoff (0: one
  * attempt). Returns 0 when connected. */
 int kf_db_connect (kf_db_t *self, int wait_ms);
@@ -69,5 +77,9 @@ bool kf_db_notified (kf_db_t *self);
 /* The last error text (no connection secrets), and statements run. */
 const char *kf_db_error (kf_db_t *self);
 long kf_db_statements (kf_db_t *self);
+/* Distinct statement texts prepared on this connection: a handful when
+ * every value travels as a parameter (a value printed into the text would
+ * make one per value, until the cache's cap). */
+long kf_db_prepared (kf_db_t *self);
 
 #endif

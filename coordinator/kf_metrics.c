@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +22,13 @@
 #define S_MAX_CONN 16
 #define S_REQ_MAX 4096
 #define S_DEADLINE_MS 2000
+#define S_MAX_ALLOW 32
+
+typedef struct {
+    int family;              /* AF_INET or AF_INET6 */
+    unsigned char addr[16];
+    int prefix;              /* bits */
+} s_allow_t;
 
 typedef struct {
     int fd;                  /* -1: free slot */
@@ -37,7 +45,87 @@ struct kf_metrics_t {
     void *arg;
     s_conn_t conn[S_MAX_CONN];
     long scrapes;
+    s_allow_t allow[S_MAX_ALLOW];
+    int n_allow;
+    long refused;
 };
+
+int
+kf_metrics_allow (kf_metrics_t *self, const char *list, char **err)
+{
+    char *copy = strdup (list ? list : ""), *save = NULL;
+    int n = 0, rc = 0;
+    for (char *e = strtok_r (copy, ", \t", &save); e && rc == 0; e = strtok_r (NULL, ", \t", &save)) {
+        s_allow_t a = { 0 };
+        char *slash = strchr (e, '/');
+        if (slash)
+            *slash = 0;
+        if (inet_pton (AF_INET, e, a.addr) == 1)
+            a.family = AF_INET, a.prefix = 32;
+        else if (inet_pton (AF_INET6, e, a.addr) == 1)
+            a.family = AF_INET6, a.prefix = 128;
+        char *end = NULL;
+        long bits = slash ? strtol (slash + 1, &end, 10) : a.prefix;
+        if (!a.family || (slash && (!*(slash + 1) || *end)) || bits < 0 || bits > a.prefix
+            || n >= S_MAX_ALLOW)
+            rc = kf_fail (err, "metrics_allow: '%s%s%s' is not an address or CIDR block"
+                          " (at most %d)", e, slash ? "/" : "", slash ? slash + 1 : "",
+                          S_MAX_ALLOW);
+        else {
+            a.prefix = (int) bits;
+            self->allow[n++] = a;
+        }
+    }
+    free (copy);
+    if (rc == 0)
+        self->n_allow = n;
+    return rc;
+}
+
+long
+kf_metrics_refused (const kf_metrics_t *self)
+{
+    return self->refused;
+}
+
+static bool
+s_prefix_match (const unsigned char *a, const unsigned char *b, int bits)
+{
+    int bytes = bits / 8, rest = bits % 8;
+    if (memcmp (a, b, (size_t) bytes))
+        return false;
+    if (!rest)
+        return true;
+    unsigned char mask = (unsigned char) (0xff << (8 - rest));
+    return (a[bytes] & mask) == (b[bytes] & mask);
+}
+
+/* Whether the peer at SA may scrape. IPv4 peers on an IPv6 listener come
+ * as ::ffff:a.b.c.d and are matched as IPv4. */
+static bool
+s_allowed (const kf_metrics_t *self, const struct sockaddr_storage *sa)
+{
+    unsigned char addr[16];
+    int family = sa->ss_family;
+    if (family == AF_INET)
+        memcpy (addr, &((const struct sockaddr_in *) sa)->sin_addr, 4);
+    else if (family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED (a6)) {
+            family = AF_INET;
+            memcpy (addr, a6->s6_addr + 12, 4);
+        }
+        else
+            memcpy (addr, a6->s6_addr, 16);
+    }
+    else
+        return false;
+    for (int i = 0; i < self->n_allow; i++)
+        if (self->allow[i].family == family
+            && s_prefix_match (self->allow[i].addr, addr, self->allow[i].prefix))
+            return true;
+    return false;
+}
 
 static void
 s_close (s_conn_t *c)
@@ -91,6 +179,7 @@ kf_metrics_new (const char *address, kf_metrics_render_fn *render, void *arg, ch
     self->arg = arg;
     for (int i = 0; i < S_MAX_CONN; i++)
         self->conn[i].fd = -1;
+    kf_metrics_allow (self, "127.0.0.0/8, ::1", NULL);
     return self;
 }
 
@@ -180,8 +269,17 @@ kf_metrics_dispatch (kf_metrics_t *self, zmq_pollitem_t *items, int n)
             if (!(it->revents & ZMQ_POLLIN))
                 continue;
             s_conn_t *slot = s_conn_of (self, -1);
-            int fd = slot ? accept4 (self->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)
+            struct sockaddr_storage peer;
+            socklen_t len = sizeof peer;
+            int fd = slot ? accept4 (self->listen_fd, (struct sockaddr *) &peer, &len,
+                                     SOCK_NONBLOCK | SOCK_CLOEXEC)
                           : -1;
+            if (fd >= 0 && !s_allowed (self, &peer)) {
+                /* Not in metrics_allow: closed unread, nothing rendered. */
+                close (fd);
+                self->refused++;
+                continue;
+            }
             if (fd >= 0) {
                 slot->fd = fd;
                 slot->deadline = now + S_DEADLINE_MS;

@@ -25,6 +25,14 @@ kf_metrics_t *kf_metrics_new (const char *address, kf_metrics_render_fn *render,
                               void *arg, char **err);
 void kf_metrics_destroy (kf_metrics_t **self_p);
 
+/* Serves only peers whose address is in LIST: comma-separated addresses
+ * or CIDR blocks ("127.0.0.1/8, ::1, 10.0.5.0/24"); any other connection
+ * is closed at once, unread, and counted. Until this is called, only
+ * loopback peers are served. Returns 0, or -1 with *ERR on a bad entry. */
+int kf_metrics_allow (kf_metrics_t *self, const char *list, char **err);
+/* Connections refused by the allow-list so far. */
+long kf_metrics_refused (const kf_metrics_t *self);
+
 /* Writes up to MAX poll items (plain file descriptors) and returns how
  * many; lowers *TIMEOUT_MS to the nearest request deadline. */
 int kf_metrics_prepare (kf_metrics_t *self, zmq_pollitem_t *items, int max, long *timeout_ms);

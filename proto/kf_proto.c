@@ -41,7 +41,9 @@ static const s_schema_t s_schema[] = {
                           { "liveness", JSON_INTEGER } } },
     { "JOB", W_OUT, { { "job_id", JSON_INTEGER }, { "lease", JSON_INTEGER },
                       { "kind", JSON_STRING }, { "payload", JSON_OBJECT } } },
-    { "ERROR", W_OUT | C_OUT, { { "code", JSON_STRING },
+    /* A worker may answer the coordinator with an ERROR too (a JOB it
+     * cannot decode); it is logged and counted, never answered. */
+    { "ERROR", W_IN | W_OUT | C_OUT, { { "code", JSON_STRING },
                                { "reason", JSON_STRING } } },
     { "SUBMIT", C_IN, { { "task", JSON_OBJECT }, { "config", JSON_OBJECT } } },
     { "RUNS", C_IN | C_OUT, { { NULL, 0 } } },
@@ -296,14 +298,89 @@ done:
     return rc;
 }
 
+/* Frame by frame, so what a peer sends past the caps is read and let go
+ * one frame at a time: an over-long message costs a count, not a list of
+ * thousands of frames held until the codec looks at it. ZeroMQ delivers
+ * a message's frames together, so the rest of one is always there to be
+ * read (and must be, or it would be taken for the next message). */
+kf_proto_rc_t
+kf_proto_recv_bounded (void *sock, size_t lead, size_t max_message, zmsg_t **zmsg_p,
+                       const char **reason)
+{
+    *zmsg_p = NULL;
+    zmsg_t *zmsg = NULL;
+    kf_proto_rc_t rc = KF_PROTO_OK;
+    size_t frames = 0, bytes = 0;
+    const size_t max_frames = lead + 3 + KF_PROTO_MAX_FRAMES;
+    while (true) {
+        zframe_t *f = zframe_recv (sock);
+        if (!f) {
+            if (frames == 0)
+                return KF_PROTO_NOMSG;
+            break;   /* interrupted mid-message: what we have is judged */
+        }
+        bool more = zframe_more (f);
+        frames++;
+        if (frames > lead)
+            bytes += zframe_size (f);
+        if (rc == KF_PROTO_OK && frames > max_frames) {
+            rc = KF_PROTO_MALFORMED;
+            *reason = "wrong number of frames";
+        }
+        else if (rc == KF_PROTO_OK && bytes > max_message) {
+            rc = KF_PROTO_OVERSIZED;
+            *reason = "message over the size cap";
+        }
+        //  The lead frames (routing id) are kept whatever follows, so
+        //  the caller can still answer; past a cap nothing else is.
+        if (frames <= lead || rc == KF_PROTO_OK) {
+            if (!zmsg)
+                zmsg = zmsg_new ();
+            zmsg_append (zmsg, &f);
+        }
+        zframe_destroy (&f);
+        if (!more)
+            break;
+    }
+    if (rc != KF_PROTO_OK) {
+        //  Only the lead frames go back.
+        while (zmsg && zmsg_size (zmsg) > lead) {
+            zframe_t *f = zmsg_last (zmsg);
+            zmsg_remove (zmsg, f);
+            zframe_destroy (&f);
+        }
+    }
+    *zmsg_p = zmsg;
+    return rc;
+}
+
 kf_proto_rc_t
 kf_msg_recv (void *sock, kf_endpoint_t ep, size_t max_message,
              bool expect_routing, zframe_t **routing_id, kf_msg_t **msg_p,
              const char **reason)
 {
-    zmsg_t *zmsg = zmsg_recv (sock);
-    return kf_msg_decode (&zmsg, ep, max_message, expect_routing,
-                          ep == KF_EP_EVENT_OUT, routing_id, msg_p, reason);
+    const char *dummy;
+    if (!reason)
+        reason = &dummy;
+    *msg_p = NULL;
+    if (routing_id)
+        *routing_id = NULL;
+    bool topic = ep == KF_EP_EVENT_OUT;
+    size_t lead = (expect_routing ? 1 : 0) + (topic ? 1 : 0);
+    zmsg_t *zmsg = NULL;
+    kf_proto_rc_t rc = kf_proto_recv_bounded (sock, lead, max_message, &zmsg, reason);
+    if (rc == KF_PROTO_OK)
+        return kf_msg_decode (&zmsg, ep, max_message, expect_routing, topic, routing_id,
+                              msg_p, reason);
+    if (rc != KF_PROTO_NOMSG && expect_routing && zmsg) {
+        zframe_t *id = zmsg_pop (zmsg);
+        if (routing_id)
+            *routing_id = id;
+        else
+            zframe_destroy (&id);
+    }
+    zmsg_destroy (&zmsg);
+    return rc;
 }
 
 const char *

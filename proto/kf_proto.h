@@ -72,7 +72,18 @@ kf_proto_rc_t kf_msg_decode (zmsg_t **zmsg_p, kf_endpoint_t ep,
                              bool expect_topic, zframe_t **routing_id,
                              kf_msg_t **msg_p, const char **reason);
 
-/* Receives one message from SOCK and decodes it as above. */
+/* Receives one message from SOCK frame by frame: the LEAD frames (a
+ * routing id, a topic) and then at most 3 + KF_PROTO_MAX_FRAMES frames
+ * of at most MAX_MESSAGE bytes together. Frames past either cap are read
+ * and dropped as they come, never held; then the rc is KF_PROTO_MALFORMED
+ * or KF_PROTO_OVERSIZED and *ZMSG_P holds only the lead frames (to reply).
+ * KF_PROTO_OK: *ZMSG_P is every frame, for kf_msg_decode. KF_PROTO_NOMSG:
+ * nothing to read. *ZMSG_P is the caller's. */
+kf_proto_rc_t kf_proto_recv_bounded (void *sock, size_t lead, size_t max_message,
+                                     zmsg_t **zmsg_p, const char **reason);
+
+/* Receives one message from SOCK (kf_proto_recv_bounded) and decodes it
+ * as above. */
 kf_proto_rc_t kf_msg_recv (void *sock, kf_endpoint_t ep, size_t max_message,
                            bool expect_routing, zframe_t **routing_id,
                            kf_msg_t **msg_p, const char **reason);

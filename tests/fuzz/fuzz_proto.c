@@ -6,13 +6,22 @@
  *    byte 0      bit 0: a routing id comes first (ROUTER), bit 1: a topic
  *                comes first (SUB), bits 2-4: the endpoint (kf_endpoint_t)
  *    then frames, each a 2-byte little-endian length and that many bytes
- *    (a length past the end takes what is left)
+ *    (a length past the end takes what is left); the length 0xffff
+ *    instead starts a run: a 2-byte count N (at most 20,000), a 1-byte
+ *    size S, and N frames of those S bytes, so a few bytes make a message
+ *    of thousands of frames
  *
  *  Decoding must never crash, leak or read out of bounds, whatever the
  *  bytes. A message that decodes is encoded again and decoded again: the
  *  type, the body and the binary frames must come back equal (the codec
  *  must accept what it sends). The cap is small (4 KiB) so the size check
  *  is reached by inputs libFuzzer can make.
+ *
+ *  The same frames also go through a socket pair into the receive path,
+ *  kf_msg_recv (kf_proto_recv_bounded, which drops frames past the count
+ *  and size caps as it reads them): it must refuse what the decoder
+ *  refuses, accept what it accepts with the same message, and leave the
+ *  pair in step (the next message read is the next one sent).
  */
 #include "kf_proto.h"
 #include <stdint.h>
@@ -26,9 +35,21 @@ s_frames (const uint8_t *data, size_t size)
 {
     zmsg_t *zmsg = zmsg_new ();
     size_t pos = 0;
-    while (pos + 2 <= size && zmsg_size (zmsg) < 40) {
+    while (pos + 2 <= size && zmsg_size (zmsg) < 40000) {
         size_t len = (size_t) data[pos] | (size_t) data[pos + 1] << 8;
         pos += 2;
+        if (len == 0xffff && pos + 3 <= size) {
+            size_t count = (size_t) data[pos] | (size_t) data[pos + 1] << 8, each = data[pos + 2];
+            pos += 3;
+            if (count > 20000)
+                count = 20000;
+            if (each > size - pos)
+                each = size - pos;
+            for (size_t k = 0; k < count; k++)
+                zmsg_addmem (zmsg, data + pos, each);
+            pos += each;
+            continue;
+        }
         if (len > size - pos)
             len = size - pos;
         zmsg_addmem (zmsg, data + pos, len);
@@ -39,6 +60,63 @@ s_frames (const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
+/* The receive path: ZMSG's frames sent as they are over an inproc pair
+ * and read back with kf_msg_recv; whether it accepts must agree with
+ * DECODED (the decoder's rc on the same frames), and what it accepts must
+ * equal MSG. */
+static zsock_t *s_in, *s_out;
+
+static void
+s_close_pair (void)
+{
+    zsock_destroy (&s_in);
+    zsock_destroy (&s_out);
+}
+
+static void
+s_check_recv (zmsg_t *zmsg, kf_endpoint_t ep, bool routing, bool topic, kf_proto_rc_t decoded,
+              kf_msg_t *msg)
+{
+    zsock_t *in = s_in, *out = s_out;
+    if (topic != (ep == KF_EP_EVENT_OUT))
+        return;                         /* the receive path knows topics by endpoint */
+    if (!in) {
+        in = zsock_new_pair ("@inproc://fuzz-proto-recv");
+        out = zsock_new_pair (">inproc://fuzz-proto-recv");
+        zsock_set_sndhwm (out, 0);
+        zsock_set_rcvhwm (in, 0);
+        zsock_set_rcvtimeo (in, 1000);
+        s_in = in;
+        s_out = out;
+        atexit (s_close_pair);
+    }
+    if (zmsg_size (zmsg) == 0)
+        return;                         /* nothing to send: no message */
+    zmsg_t *copy = zmsg_dup (zmsg);
+    if (zmsg_send (&copy, out))
+        abort ();
+    zframe_t *route = NULL;
+    kf_msg_t *got = NULL;
+    const char *reason = NULL;
+    kf_proto_rc_t rc = kf_msg_recv (in, ep, S_MAX_MESSAGE, routing, routing ? &route : NULL,
+                                    &got, &reason);
+    if (rc == KF_PROTO_NOMSG || (rc == KF_PROTO_OK) != (decoded == KF_PROTO_OK) || !reason)
+        abort ();                       /* bounded and whole disagree */
+    if (rc == KF_PROTO_OK && (strcmp (got->type, msg->type) || !json_equal (got->body, msg->body)
+                              || zmsg_size (got->frames) != zmsg_size (msg->frames)))
+        abort ();
+    if (routing && !route)
+        abort ();                       /* no routing id to answer with */
+    kf_msg_destroy (&got);
+    zframe_destroy (&route);
+    /* In step: a marker sent after is the next thing read. */
+    zstr_send (out, "marker");
+    char *marker = zstr_recv (in);
+    if (!marker || strcmp (marker, "marker"))
+        abort ();
+    zstr_free (&marker);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -47,6 +125,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     bool routing = data[0] & 1, topic = data[0] & 2;
     kf_endpoint_t ep = (kf_endpoint_t) ((data[0] >> 2) % (KF_EP_ANY + 1));
     zmsg_t *zmsg = s_frames (data + 1, size - 1);
+    zmsg_t *sent = zmsg_dup (zmsg);
     zframe_t *route = NULL;
     kf_msg_t *msg = NULL;
     const char *reason = NULL;
@@ -58,6 +137,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
     if (strcmp (kf_proto_rc_name (rc), "none") == 0 && rc != KF_PROTO_NOMSG)
         abort ();
+    s_check_recv (sent, ep, routing, topic, rc, msg);
+    zmsg_destroy (&sent);
     if (rc == KF_PROTO_OK) {
         /* The accessors on whatever the body holds. */
         kf_msg_int (msg, "job_id", 0);

@@ -46,3 +46,24 @@ msg("badversion", "worker_in", "HELLO", {}, sig=b"KF\x02")
 msg("badtype", "client_in", "hello", {})
 msg("notobject", "client_in", "RUNS", [1, 2])
 msg("unicode", "client_in", "SHOW", {"run_id": 1, "x": "\u00e9\u4e2d\\\"\n"})
+
+# Multi-frame messages (issue 13, item 7): a run (length 0xffff, count,
+# size, bytes) makes many frames from a few input bytes.
+def run(count, size, byte=b"x"):
+    return struct.pack("<HHB", 0xFFFF, count, size) + byte * size
+
+def raw(name, ep, mtype, body, tail, routing=True):
+    head = (1 if routing else 0) | (EP[ep] << 2)
+    fs = ([b"\x00\x6b\x8b\x45\x67"] if routing else []) + [b"KF\x01", mtype.encode(),
+                                                          json.dumps(body).encode()]
+    with open(os.path.join(out, "seed-" + name), "wb") as f:
+        f.write(bytes([head]) + frames(*fs) + tail)
+
+raw("manyframes", "worker_in", "HEARTBEAT", {}, run(20000, 1))
+raw("framesoversize", "worker_in", "RESULT", {"job_id": 1, "lease": 1, "ok": True,
+    "result": {}}, run(16, 255))
+raw("frames16", "worker_in", "RESULT", {"job_id": 1, "lease": 1, "lease_token": "0" * 32,
+    "ok": True, "result": {}}, run(16, 8))
+raw("frames17", "worker_out", "JOB", {"job_id": 1, "lease": 1, "kind": "compile",
+    "payload": {}}, run(17, 2), routing=False)
+msg("worker-error", "worker_in", "ERROR", {"code": "malformed", "reason": "bad JOB"})

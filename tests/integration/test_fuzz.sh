@@ -7,7 +7,8 @@
 # backlog of 30,000 messages to refuse first, slow under ASan on a loaded
 # machine; a dead or wedged one never answers). Afterwards the coordinator must
 # still be alive and answering, must have counted each kind of rejection,
-# and a real worker must still be able to register and finish jobs. In the
+# and a real worker must still be able to register and finish jobs, and
+# a scripted peer's multi-frame messages get their codes. In the
 # ASan build the coordinator's log must show no sanitizer report (finish).
 . "$(dirname "$0")/lib.sh"
 
@@ -53,6 +54,15 @@ check "counters.version > 0" jf '.counters.version > 0' "$T/status.json"
 check 'counters["unknown-type"] > 0' jf '.counters["unknown-type"] > 0' "$T/status.json"
 check "the database is still reachable from the coordinator" \
     jf '.database == "ok"' "$T/status.json"
+
+# Multi-frame messages (issue 13, item 7): 20,000 empty frames in one
+# message, and 16 frames of 8,000 bytes (each under the 64 KiB cap, 128 KB
+# together) are refused while they are read: "malformed" and "oversized".
+start multiframe "$TOOLS/kf_peer" --endpoint "$KF_WORKER_ENDPOINT" silent \
+    "raw 20000 0" "expect ERROR 120000" "raw 16 8000" "expect ERROR 120000"
+codes() { grep -h '^{"type": "ERROR"' "$T/multiframe.log" | jq -r .body.code | tr '\n' ' '; }
+check "a message of 20,000 frames, then one of 16 frames over the cap together, are refused" \
+    wait_until 120 eval '[ "$(codes)" = "malformed oversized " ]'
 
 # A real worker after the storm: it registers and finishes inserted jobs.
 # Its role is one the fuzzer never uses, so no fake worker can take them.

@@ -28,6 +28,7 @@ typedef struct {
     int64_t due;
     int worker;
     int64_t job_id, lease;
+    char token[40];          /* the JOB's lease_token, echoed */
 } s_pending_t;
 
 static int64_t
@@ -158,10 +159,12 @@ main (int argc, char **argv)
             }
             s_worker_t *x = &w[pending[k].worker];
             if (!x->silent) {
-                kf_msg_t *m = kf_msg_new ("RESULT", json_pack ("{s:I, s:I, s:b, s:{}}", "job_id",
+                kf_msg_t *m = kf_msg_new ("RESULT", json_pack ("{s:I, s:I, s:s, s:b, s:{}}",
+                                                               "job_id",
                                                                (json_int_t) pending[k].job_id,
                                                                "lease",
                                                                (json_int_t) pending[k].lease,
+                                                               "lease_token", pending[k].token,
                                                                "ok", 1, "result"));
                 kf_msg_send (&m, x->sock, NULL, NULL);
                 last_result = zclock_mono ();
@@ -201,10 +204,15 @@ main (int argc, char **argv)
                         fprintf (log, "%d %lld\n", i, (long long) kf_msg_int (m, "job_id", 0));
                     if (silent_after >= 0 && w[i].jobs > silent_after)
                         w[i].silent = true;
-                    if (npending < pcap)
-                        pending[npending++] = (s_pending_t) {
+                    if (npending < pcap) {
+                        pending[npending] = (s_pending_t) {
                             zclock_mono () + delay_ms, i, kf_msg_int (m, "job_id", 0),
-                            kf_msg_int (m, "lease", 0) };
+                            kf_msg_int (m, "lease", 0), "" };
+                        const char *token = kf_msg_str (m, "lease_token");
+                        snprintf (pending[npending].token, sizeof pending[npending].token,
+                                  "%s", token ? token : "");
+                        npending++;
+                    }
                 }
                 kf_msg_destroy (&m);
                 if (!(zsock_events (w[i].sock) & ZMQ_POLLIN))
