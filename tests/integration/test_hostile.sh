@@ -362,7 +362,7 @@ judge() {
         return
     fi
     if [ "$kind" = speed ]; then
-        honest=${HONEST[$mode]}
+        honest=${HONEST_FOR["$mode $name"]:-${HONEST[$mode]}}
         if awk -v s="$speedup" -v h="$honest" -v k="$SPEED_FACTOR" 'BEGIN { exit !(h > 0 && s <= k * h) }'; then
             CAUGHT=yes WHY=$(printf 'correct, speedup %.2f <= %s x honest %.2f' "$speedup" "$SPEED_FACTOR" "$honest")
         else
@@ -417,6 +417,26 @@ judge_sandbox() {
             ;;
     esac
 }
+
+# A second look at a speed case that came out faster than the rule
+# allows: on a loaded host one timing can be off by that much (an honest
+# copy of the baseline once measured 2.16 against the baseline's 0.96), so
+# the case runs again right after a fresh honest baseline and is judged
+# against it. An attack that wins, wins both times.
+declare -A HONEST_FOR
+for mode in "${MODES[@]}"; do
+    for c in "${CASES[@]}"; do
+        read -r name kind class <<<"$c"
+        [ "$kind" = speed ] || continue
+        judge "$mode" "$name" "$kind"
+        [ "$CAUGHT" = yes ] && continue
+        say "$mode $name: $WHY; a second look beside a fresh honest baseline"
+        run_eval "$mode" honest
+        HONEST_FOR["$mode $name"]=$(field '.result | select(.verdict == "correct") | .speedup' \
+                                           "$W/$mode-honest.json")
+        run_eval "$mode" "$name"
+    done
+done
 
 TABLE=$(
     printf '%-8s %-16s %-24s %-10s %-8s %-9s %s\n' MODE CASE CLASS VERDICT SPEEDUP CAUGHT WHY
