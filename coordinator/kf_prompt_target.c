@@ -145,7 +145,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         json_array_foreach (devices, i, d) {
             isa |= *kf_jstr (d, "isa") != 0;
             //  The FMA peak names the instructions it was measured with
-            //  (kf_eval_check.c): the CPU has at least those.
+            //  (kf_eval_roofline.c): the CPU has at least those.
             const char *src = kf_jstr (d, "peak_source");
             if (!strncmp (src, "avx", 3) || !strcmp (src, "fma") || !strcmp (src, "neon")
                 || !strcmp (src, "sse"))

@@ -4,8 +4,16 @@
  *  live and how a call is timed; they must not differ in what counts as a
  *  right answer, which inputs they draw, or how a crash is reported. So
  *  input generation, poisoning, the comparison with the reference, the
- *  timing statistics and the child's phase byte and fault handler live
- *  here, once, and each backend works on host copies of its tensors.
+ *  timing statistics (and, beside them, the child's phase byte and fault
+ *  handler) live once, and each backend works on host copies of its
+ *  tensors.
+ *
+ *  One interface, a file per idea behind it: inputs, tensors, comparison
+ *  and shape cases in kf_eval_check.c; timing statistics, phases, the
+ *  harness's split and the warm-up in kf_eval_stats.c; degenerate outputs
+ *  in kf_eval_degen.c; ceilings and the roofline in kf_eval_roofline.c;
+ *  exported PyTorch data in kf_eval_refdata.c; the phase byte and the
+ *  fault handler in kf_eval_channel.c (kf_eval_channel.h).
  */
 #ifndef KF_EVAL_CHECK_H
 #define KF_EVAL_CHECK_H
@@ -98,6 +106,8 @@ double kf_eval_atol (const kf_eval_tol_t *tol, int dtype);
  * nonfinite_mismatch}. Caller owns it. */
 json_t *kf_eval_correctness_json (const kf_eval_worst_t *w);
 
+/* --- Timing statistics (kf_eval_stats.c). */
+
 /* {median_ns, p10_ns, p90_ns, samples, calls_per_sample}. Caller owns it. */
 json_t *kf_eval_timing_json (const double *ns, int n, int calls);
 
@@ -117,7 +127,7 @@ json_t *kf_eval_phases_json (double spawn, const double stamps[KF_EVAL_T_N], dou
 
 /* --- Where the harness's own time goes inside load and correctness, for
  * the evaluator's benchmark (result "split_s"): seconds added up per
- * step over the child's life. */
+ * step over the child's life (kf_eval_stats.c). */
 enum { KF_EVAL_S_CONTEXT,    /* the device runtime and its context */
        KF_EVAL_S_MODULES,    /* the reference's and candidate's libraries */
        KF_EVAL_S_DEVICE,     /* device properties, stream, events, buffers */
@@ -132,11 +142,11 @@ void kf_eval_split_add (int which, double seconds);
  * Caller owns it. */
 json_t *kf_eval_split_json (void);
 
-/* --- The warm-up floor (warmup_s, warmup_calls) counts the correctness
- * pass's calls of the main shape: they are real calls of the same
- * kernels on the same device, each waited for, so the warm-up after them
- * only tops up what is missing. The time counts from the start of the
- * first of them. */
+/* --- The warm-up floor (kf_eval_stats.c). The floor (warmup_s,
+ * warmup_calls) counts the correctness pass's calls of the main shape:
+ * they are real calls of the same kernels on the same device, each
+ * waited for, so the warm-up after them only tops up what is missing.
+ * The time counts from the start of the first of them. */
 typedef struct {
     double since;            /* start of the first counted call; 0: none */
     int ref_calls, cand_calls;
@@ -156,16 +166,17 @@ bool kf_eval_warm_more (const kf_eval_warm_t *w, bool paired, int topup, double 
  * PAIRED). */
 int kf_eval_warm_counted (const kf_eval_warm_t *w, bool paired);
 
-/* --- Shape cases: case 0 is the task as declared, case k >= 1 the task
- * with shapes[k-1]'s tensors reshaped. */
+/* --- Shape cases (kf_eval_check.c): case 0 is the task as declared,
+ * case k >= 1 the task with shapes[k-1]'s tensors reshaped. */
 int kf_eval_n_cases (json_t *task);
 /* A task object for case K (caller's), or NULL when K is out of range. */
 json_t *kf_eval_case_task (json_t *task, int k);
 /* "shape case K (x [64, 1000], y [64, 1000])" into BUF. */
 void kf_eval_case_label (json_t *task, int k, char *buf, size_t size);
 
-/* --- Degenerate reference outputs: the rules the PyTorch runner applies
- * (docs/pytorch-references.md), for a native reference probe. */
+/* --- Degenerate reference outputs (kf_eval_degen.c): the rules the
+ * PyTorch runner applies (docs/pytorch-references.md), for a native
+ * reference probe. */
 #define KF_EVAL_MAX_OUT 32
 typedef struct {
     int n_out, sets;
@@ -190,7 +201,7 @@ void kf_eval_degen_end_set (kf_eval_degen_t *d);
 /* The reasons, one string each (empty array when none). Caller owns it. */
 json_t *kf_eval_degen_json (const kf_eval_degen_t *d);
 
-/* --- Ceilings and the roofline. */
+/* --- Ceilings and the roofline (kf_eval_roofline.c). */
 typedef struct {
     double copy_gbs;         /* measured copy bandwidth, read + write */
     double peak_gflops;      /* measured f32 FMA rate of the whole device */
@@ -215,9 +226,10 @@ void kf_eval_roofline (json_t *result, double bytes, double flops, double cand_n
                        double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                        double speedup);
 
-/* --- Exported PyTorch data (a reference job's manifest and frame) as the
- * reference: per set, where each of the task's inputs and outputs lies in
- * the frame, and the set's numeric scalars. */
+/* --- Exported PyTorch data (kf_eval_refdata.c): a reference job's
+ * manifest and frame as the reference: per set, where each of the
+ * task's inputs and outputs lies in the frame, and the set's numeric
+ * scalars. */
 typedef struct {
     int n_sets, n_in, n_out, n_scalars;
     size_t *in_off, *out_off;        /* [set * n_in + i], [set * n_out + o] */

@@ -298,7 +298,7 @@ class Exporter:
 
 
 def percentile(sorted_values, q):
-    """Linear interpolation between ranks, as kf_eval_check.c computes it."""
+    """Linear interpolation between ranks, as kf_eval_stats.c computes it."""
     n = len(sorted_values)
     if n == 0:
         return 0.0

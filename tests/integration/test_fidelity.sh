@@ -83,8 +83,10 @@ start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_H
 EXEC_PID=$PID
 check "three workers" wait_until 180 jtrue '.workers | length == 3' kfctl status --json
 
+# dedup off: the generator hands out two sources only (fast and slow), and
+# each candidate must be timed, not take an earlier one's verdict.
 run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 --seed 9 --model command:gen \
-      --set max_in_flight=1 --set full_margin=0.3 --set "screen_timing=$SCREEN" --json \
+      --set max_in_flight=1 --set full_margin=0.3 --set "screen_timing=$SCREEN" --set dedup=false --json \
       2>"$T/submit.err" | jq -r .run_id)
 check "run submitted" [ -n "$run" ]
 

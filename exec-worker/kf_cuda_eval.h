@@ -1,0 +1,146 @@
+/*  kf_cuda_eval.h - the CUDA judge's state, shared by its files:
+ *  kf_backend_cuda.c (the evaluation child: loading, the correctness
+ *  pass, the result), kf_cuda_tensors.c (device buffers between canaries,
+ *  scratch, staging, the checks on the device), kf_cuda_timing.c (the
+ *  timing protocol) and kf_cuda_probe.c (the device, its ceilings, the
+ *  worker's probe).
+ *
+ *  CUDA is reached only through kf_cuda_api (dlopen), so none of these
+ *  files needs a toolkit to build.
+ */
+#ifndef KF_CUDA_EVAL_H
+#define KF_CUDA_EVAL_H
+
+#include "kf_cuda_api.h"
+#include "kf_cuda_judge.h"
+#include "kf_eval_check.h"
+#include "kf_kernel.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KF_CUDA_MAX_TENSORS 32
+#define KF_CUDA_MAX_SCRATCH 64
+
+typedef int (kf_cuda_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
+                                  const kf_ctx_t *);
+
+/* The runtime, loaded by kf_cuda_load_api; NULL before. */
+extern kf_cuda_api_t *kf_cuda_eval_api;
+
+//  Name, compute capability, multiprocessors, memory and L2 of DEVICE.
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor, sms, l2_bytes;
+    size_t memory_bytes;
+} kf_cuda_devinfo_t;
+
+// Device buffers between canaries (kf_cuda_tensors.c).
+typedef struct {
+    char *base;              // the allocation
+    size_t alloc;
+    char *data;              // base + S_PAD, 256-byte aligned
+    size_t bytes;
+} kf_cuda_dbuf_t;
+
+// Scratch handed to the kernels (kf_cuda_tensors.c).
+typedef struct {
+    void *ptr[KF_CUDA_MAX_SCRATCH];
+    size_t size[KF_CUDA_MAX_SCRATCH];
+    int n, used;
+} kf_cuda_scratch_t;
+
+typedef struct {
+    kf_cuda_forward_fn *ref_fn, *cand_fn;
+    int n_in, n_out;
+    kf_eval_spec_t in[KF_CUDA_MAX_TENSORS], out[KF_CUDA_MAX_TENSORS];
+    kf_cuda_dbuf_t in_d[KF_CUDA_MAX_TENSORS], ref_d[KF_CUDA_MAX_TENSORS], cand_d[KF_CUDA_MAX_TENSORS];
+    void *src_d[KF_CUDA_MAX_TENSORS];      // this set's inputs, uploaded once
+    void *poison_d[KF_CUDA_MAX_TENSORS];   // poison image of each output
+    void *in_h[KF_CUDA_MAX_TENSORS];       // a probe's inputs and reference outputs,
+    void *ref_h[KF_CUDA_MAX_TENSORS];      //   read back for its fingerprints
+    kf_cuda_judge_t *judge;          // draws, compares and checks on the device
+    kf_tensor_t in_t[KF_CUDA_MAX_TENSORS], ref_t[KF_CUDA_MAX_TENSORS], cand_t[KF_CUDA_MAX_TENSORS];
+    kf_ctx_t ctx;
+    const char **scalar_names;
+    double *scalars;
+    kf_cuda_scratch_t scratch;
+    void *stream, *ev0, *ev1, *flush;
+    size_t flush_bytes;
+    kf_eval_tol_t tol;
+    kf_eval_worst_t worst;
+    char detail[512];
+    //  Where the right answers come from: the reference's kf_forward
+    //  (REF_FN), or exported PyTorch data (RD over DATA, no REF_FN).
+    const kf_eval_refdata_t *rd;
+    const char *data;
+    kf_eval_degen_t *degen;  // a reference probe: fold the main case's sets
+    double ref_s;            // reference time over the correctness calls
+    int ref_calls;
+    bool count_warm;         // the main case of a timed evaluation
+    kf_eval_warm_t warm;     // its correctness calls, for the warm-up floor
+} kf_cuda_eval_t;
+
+//  What a step found; the first non-KF_CUDA_OK ends the evaluation.
+enum { KF_CUDA_OK = 0, KF_CUDA_INCORRECT, KF_CUDA_CRASHED, KF_CUDA_REF_FAILED, KF_CUDA_HARNESS };
+
+/* --- kf_backend_cuda.c */
+
+/* RC's message (a static buffer, overwritten by the next call). */
+const char *kf_cuda_err (int rc);
+/* Waits for all work on the device; its error, sticky or not, or 0. */
+int kf_cuda_settle (void);
+/* KF_CUDA_OK when RC is 0, else KF_CUDA_HARNESS with E->detail ("harness:
+ * WHAT: ..."). */
+int kf_cuda_harness (kf_cuda_eval_t *e, int rc, const char *what);
+
+/* --- kf_cuda_probe.c */
+
+/* Loads the runtime (once) and opens DEVICE; -1 with WHY ("no CUDA
+ * device: ..."). */
+int kf_cuda_load_api (int device, char *why, size_t why_size);
+int kf_cuda_devinfo (int device, kf_cuda_devinfo_t *d, char *why, size_t why_size);
+/* Device-to-device copy bandwidth in *GBS (read + write); -1 with WHY. */
+int kf_cuda_copy_bandwidth (double *gbs, char *why, size_t why_size);
+int kf_cuda_fma_peak (int sms, double *gflops, const char **source, char *why, size_t why_size);
+/* The worker's description of DEVICE ({arch, devices: [...]}), or NULL
+ * with WHY; the context is given back after. */
+json_t *kf_cuda_probe (int device, char *why, size_t why_size);
+
+/* --- kf_cuda_tensors.c */
+
+/* A case's tensors for TASK: device buffers, host images, scalars, the
+ * kernels' context. KF_CUDA_OK or another KF_CUDA_* with E->detail. */
+int kf_cuda_setup (kf_cuda_eval_t *e, json_t *task);
+/* Frees a case's host images and scalars; DEVICE its buffers too. */
+void kf_cuda_free_tensors (kf_cuda_eval_t *e, bool device);
+/* Poisons BUFS (the outputs) and, with INPUTS, copies in the staged
+ * inputs; waits for the device. */
+int kf_cuda_stage (kf_cuda_eval_t *e, kf_cuda_dbuf_t *bufs, bool inputs);
+int kf_cuda_poison_outputs (kf_cuda_eval_t *e, kf_cuda_dbuf_t *bufs);
+/* SET's inputs into the staging buffers (exported, or drawn on the
+ * device with SEED). */
+int kf_cuda_draw_inputs (kf_cuda_eval_t *e, uint64_t seed, int set);
+/* A probe's fingerprints of the set just run, folded into E->degen. */
+int kf_cuda_fingerprint (kf_cuda_eval_t *e);
+/* After a candidate call: inputs unchanged, canaries intact. */
+int kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when);
+/* The candidate's outputs against the right ones, on the device. */
+int kf_cuda_compare (kf_cuda_eval_t *e, const char *when);
+
+/* --- kf_cuda_timing.c */
+
+typedef struct {
+    double *ref_ns, *cand_ns;        // per call, one entry per sample
+    int samples, ref_calls, cand_calls;
+    double overhead_ns;              // fixed cost of one sample, subtracted
+    double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
+    int counted, topup;              // warm-up calls per side
+} kf_cuda_timing_t;
+
+/* Times reference and candidate on the main case (its last correctness
+ * set staged). KF_CUDA_OK, or another KF_CUDA_* with E->detail. */
+int kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t);
+
+#endif
