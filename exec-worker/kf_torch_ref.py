@@ -165,10 +165,8 @@ class Summary:
 
     def __init__(self):
         self.numel = 0
-        self.finite = False       # some element is finite
         self.first = None         # the first element, as a float
         self.constant = True      # every element equals the first
-        self.max_abs = 0.0        # the largest finite magnitude
         self.n_finite = 0
         self.lo = self.hi = None  # finite minimum and maximum
         self.total = self.total_sq = 0.0
@@ -191,9 +189,6 @@ class Summary:
             self.constant = False
         finite = torch.isfinite(v)
         if bool(finite.any()):
-            self.finite = True
-            self.max_abs = max(self.max_abs, float(torch.where(finite, v.abs(),
-                                                               torch.zeros_like(v)).max()))
             f = v[finite]
             self.n_finite += f.numel()
             lo, hi = float(f.min()), float(f.max())
@@ -202,6 +197,16 @@ class Summary:
             self.total += float(f.sum())
             self.total_sq += float((f * f).sum())
             self.zeros += int((f == 0).sum())
+
+    @property
+    def finite(self):
+        """Some element is finite."""
+        return self.n_finite > 0
+
+    @property
+    def max_abs(self):
+        """The largest finite magnitude (0 when none is finite)."""
+        return max(abs(self.lo), abs(self.hi)) if self.n_finite else 0.0
 
     def stats(self):
         """{min, max, mean, std, zero_fraction} of the finite elements, or
