@@ -14,7 +14,7 @@ CC        ?= cc
 OPT       ?= -O2
 SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer
 CFLAGS    := -std=c11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE \
-             -Icommon -Iproto $(if $(SAN),$(SANFLAGS))
+             -Icommon -Iproto -Ianalysis $(if $(SAN),$(SANFLAGS))
 PC_CFLAGS  = $(shell pkg-config --cflags $(PC_LIBS) 2>/dev/null)
 PC_LDLIBS  = $(shell pkg-config --libs $(PC_LIBS) 2>/dev/null)
 # Full RELRO: the GOT is resolved at start and then read-only, so code
@@ -28,13 +28,17 @@ BIN        = $(BUILD)/bin
 
 # Each folder's sources except its main.c form a library, so unit tests can
 # link the modules without the daemons' entry points.
-LIB_DIRS  := common proto coordinator compile-worker exec-worker llm-gateway
-lib_srcs   = $(filter-out $(1)/main.c $(1)/kfctl_main.c,$(wildcard $(1)/*.c))
+LIB_DIRS  := common proto analysis coordinator compile-worker exec-worker llm-gateway kfctl
+lib_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
 objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
+# The offline generator's templates, each embedded as kf_tmpl_NAME_EXT
+# (templates/softmax.cu: kf_tmpl_softmax_cu).
+TEMPLATES := $(wildcard $(addprefix llm-gateway/templates/*.,c cu cl txt))
 LIBKF     := $(BUILD)/libkf.a
 LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
              $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o \
-             $(OBJ)/gen/kf_search_defaults_text.o $(OBJ)/gen/kf_cuda_judge_image.o
+             $(OBJ)/gen/kf_search_defaults_text.o $(OBJ)/gen/kf_cuda_judge_image.o \
+             $(patsubst llm-gateway/templates/%,$(OBJ)/gen/tmpl/%.o,$(TEMPLATES))
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -57,7 +61,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "all build dependencies present"; fi
 
-$(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h */*.h)
+$(OBJ)/%.o: %.c $(wildcard common/*.h proto/*.h analysis/*.h */*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"
 	@$(CC) $(CFLAGS) $(PC_CFLAGS) -I$(dir $<) -c $< -o $@
@@ -88,7 +92,7 @@ NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/lo
 NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_100,code=sm_100 -gencode arch=compute_120,code=sm_120 \
              -gencode arch=compute_75,code=compute_75
-$(BUILD)/gen/kf_cuda_judge_image.c: exec-worker/kf_cuda_judge.cu exec-worker/kf_eval_elem.h common/kf_kernel.h common/embed_binary.sh
+$(BUILD)/gen/kf_cuda_judge_image.c: exec-worker/kf_cuda_judge.cu exec-worker/kf_eval_elem.h common/kf_kernel.h common/kf_splitmix.h common/embed_binary.sh
 	@mkdir -p $(dir $@)
 	@if [ -n "$(NVCC)" ]; then \
 	  echo "  NVCC $<"; \
@@ -96,6 +100,12 @@ $(BUILD)/gen/kf_cuda_judge_image.c: exec-worker/kf_cuda_judge.cu exec-worker/kf_
 	  && sh common/embed_binary.sh kf_cuda_judge_image $(BUILD)/gen/kf_cuda_judge.fatbin > $@; \
 	else echo "  (no nvcc: the CUDA backend will have no device checks)"; \
 	  sh common/embed_binary.sh kf_cuda_judge_image /dev/null > $@; fi
+
+# The offline generator's kernel templates (llm-gateway/templates/), embedded
+# so the gateway writes sources without finding the templates on disk.
+$(BUILD)/gen/tmpl/%.c: llm-gateway/templates/% common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_tmpl_$(subst .,_,$*) $< > $@
 
 $(OBJ)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -106,7 +116,7 @@ $(LIBKF): $(LIBKF_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(BIN)/kf-coordinator: $(OBJ)/coordinator/main.o $(LIBKF)
-$(BIN)/kfctl: $(OBJ)/coordinator/kfctl_main.o $(LIBKF)
+$(BIN)/kfctl: $(OBJ)/kfctl/main.o $(LIBKF)
 $(BIN)/kf-llm-gateway: $(OBJ)/llm-gateway/main.o $(LIBKF)
 $(BIN)/kf-compile-worker: $(OBJ)/compile-worker/main.o $(LIBKF)
 $(BIN)/kf-exec-worker: $(OBJ)/exec-worker/main.o $(LIBKF)

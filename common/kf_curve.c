@@ -1,4 +1,5 @@
-/*  kf_curve.c - client-side CURVE and the endpoint scope rule (kf_curve.h).
+/*  kf_curve.c - client-side CURVE, the endpoint scope rule and the making
+ *  of certificate pairs (kf_curve.h).
  *
  *  Certificates are czmq's text format (zcert_save): NAME holds the public
  *  key, NAME_secret both keys. Loading NAME finds NAME_secret beside it, so
@@ -6,8 +7,10 @@
  */
 #include "kf_curve.h"
 #include "kf_str.h"
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 kf_scope_t
 kf_curve_scope (const char *endpoint)
@@ -81,4 +84,43 @@ kf_curve_client_apply (zsock_t *sock, const char *endpoint, const char *cert_pat
     zcert_destroy (&cert);
     zsock_set_curve_serverkey (sock, server);
     return 0;
+}
+
+int
+kf_curve_keygen (const char *dir, const char *name, char public_txt[41], char **err)
+{
+    if (!*name || strchr (name, '/') || name[0] == '.')
+        return kf_fail (err, "NAME must be a plain file name, not '%s'", name);
+    if (mkdir (dir, 0700) && errno != EEXIST)
+        return kf_fail (err, "cannot create %s: %s", dir, strerror (errno));
+    char *path = kf_strdupf ("%s/%s", dir, name);
+    char *secret = kf_strdupf ("%s/%s_secret", dir, name);
+    struct stat st;
+    if (stat (path, &st) == 0 || stat (secret, &st) == 0) {
+        kf_fail (err, "%s already exists; not overwriting a key", path);
+        free (path);
+        free (secret);
+        return -1;
+    }
+    zcert_t *cert = zcert_new ();
+    char host[256] = "";
+    gethostname (host, sizeof host - 1);
+    zcert_set_meta (cert, "name", "%s", name);
+    zcert_set_meta (cert, "created-on", "%s", host);
+    /* The secret file is written under a umask that keeps it private. */
+    mode_t old = umask (077);
+    int rc = zcert_save_secret (cert, secret);
+    umask (old);
+    if (rc == 0)
+        rc = zcert_save_public (cert, path);
+    if (rc == 0) {
+        chmod (path, 0644);
+        memcpy (public_txt, zcert_public_txt (cert), 41);
+    }
+    else
+        kf_fail (err, "cannot write %s: %s", path, strerror (errno));
+    zcert_destroy (&cert);
+    free (path);
+    free (secret);
+    return rc ? -1 : 0;
 }

@@ -1,5 +1,5 @@
-/*  kf_curve.h - CURVE on the client side of a TCP endpoint, and the rule
- *  for which endpoints need it.
+/*  kf_curve.h - CURVE on the client side of a TCP endpoint, the rule for
+ *  which endpoints need it, and the certificate pairs both sides load.
  *
  *  Workers and kfctl connect with their own certificate (a czmq secret
  *  certificate file, as `kfctl keygen` writes it) and the coordinator's
@@ -33,5 +33,11 @@ int kf_curve_client_apply (zsock_t *sock, const char *endpoint, const char *cert
 /* The Z85 public key in KEY_OR_PATH (a key itself, or a certificate file)
  * into OUT (41 bytes). Returns 0, or -1 with *ERR. */
 int kf_curve_public_key (const char *key_or_path, char out[41], char **err);
+
+/* A certificate pair, as `kfctl keygen` makes it for a coordinator, a
+ * worker or a user: creates DIR (mode 0700) if needed and writes NAME
+ * (public) and NAME_secret (mode 0600) there. Returns 0, or -1 with *ERR.
+ * Prints nothing; *PUBLIC_TXT (41 bytes) gets the key. */
+int kf_curve_keygen (const char *dir, const char *name, char public_txt[41], char **err);
 
 #endif

@@ -24,7 +24,7 @@
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
 #include "kf_tune.h"
-#include "../coordinator/kf_descriptor.h"
+#include "kf_descriptor.h"
 
 #include <errno.h>
 #include <fcntl.h>

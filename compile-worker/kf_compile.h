@@ -13,7 +13,7 @@
  *  artifacts, the default point's first.
  *
  *  A compiled candidate's result also carries `coords` [mem, algo, sync]
- *  and `coords_why`: the descriptors (coordinator/kf_descriptor.h) of the
+ *  and `coords_why`: the descriptors (analysis/kf_descriptor.h) of the
  *  source as the toolchain preprocessed it with the build's -D flags (the
  *  default point's, for a sweep), or `coords_error` when that failed.
  */

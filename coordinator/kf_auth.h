@@ -37,9 +37,4 @@ json_t *kf_auth_status (kf_auth_t *self);
 /* Handshakes refused so far. */
 long kf_auth_denied (const kf_auth_t *self);
 
-/* Creates DIR (mode 0700) if needed and writes NAME (public) and
- * NAME_secret (mode 0600) there. Returns 0, or -1 with *ERR. Prints
- * nothing; *PUBLIC_TXT (41 bytes) gets the key. */
-int kf_auth_keygen (const char *dir, const char *name, char public_txt[41], char **err);
-
 #endif

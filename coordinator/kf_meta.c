@@ -8,26 +8,25 @@
  *  sections of the fittest version in the archive, the recent outcomes
  *  with their figures straight from the evaluations table, and a prompt
  *  for a model that explains the edit format. Its reply is text: the
- *  edits are parsed and checked here, not in the gateway, because only
- *  the coordinator knows the sections and the limits. Every proposed edit
- *  is logged in prompt_edits, accepted or rejected with the reason, so a
- *  meta-prompter that misbehaves is visible after the fact.
+ *  edits are parsed and checked in the coordinator (kf_meta_edits.c), not
+ *  in the gateway, because only the coordinator knows the sections and
+ *  the limits. Every proposed edit is logged in prompt_edits, accepted or
+ *  rejected with the reason, so a meta-prompter that misbehaves is
+ *  visible after the fact.
  */
 #include "kf_meta.h"
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_prompt.h"
-#include "kf_str.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-//  Outcomes shown to the meta-prompter, and the longest a section may
-//  grow: context the generation prompt pays for on every call.
+//  Outcomes shown to the meta-prompter, and the longest best kernel shown
+//  with them (the longest a section may grow is in kf_meta_edits.c).
 #define S_OUTCOMES_MAX 24
-#define S_SECTION_MAX 6000
 #define S_SOURCE_MAX 6000
 
 //  ---------------------------------------------------------------------
@@ -59,226 +58,6 @@ kf_meta_settings (json_t *config)
                       (json_int_t) (json_integer_value (size) > 0 ? json_integer_value (size)
                                                                   : KF_META_ARCHIVE),
                       "meta_model", model ? model : "offline");
-}
-
-//  ---------------------------------------------------------------------
-//  Edits: parsing and applying (pure)
-
-//  The line at *P (without its newline) and *P moved past it; NULL at the end.
-static const char *
-s_line (const char **p, size_t *len)
-{
-    if (!**p)
-        return NULL;
-    const char *line = *p;
-    *len = strcspn (line, "\n");
-    *p = line + *len + (line[*len] ? 1 : 0);
-    //  A CR before the newline is not part of the line.
-    if (*len && line[*len - 1] == '\r')
-        (*len)--;
-    return line;
-}
-
-static bool
-s_is (const char *line, size_t len, const char *marker)
-{
-    //  Markers may carry trailing blanks; anything else on the line is text.
-    size_t m = strlen (marker);
-    if (len < m || strncmp (line, marker, m) != 0)
-        return false;
-    for (size_t i = m; i < len; i++)
-        if (line[i] != ' ' && line[i] != '\t')
-            return false;
-    return true;
-}
-
-json_t *
-kf_meta_parse_edits (const char *text)
-{
-    json_t *edits = json_array ();
-    const char *p = text ? text : "";
-    const char *line;
-    size_t len;
-    char section[64] = "";
-    while ((line = s_line (&p, &len))) {
-        //  "SECTION: pitfalls" (also "Section: pitfalls", with markdown
-        //  emphasis or a list dash, as models like to write it).
-        const char *s = line;
-        size_t n = len;
-        while (n && strchr ("-*#` \t", *s)) {
-            s++;
-            n--;
-        }
-        if (n > 8 && !strncasecmp (s, "section:", 8)) {
-            s += 8;
-            n -= 8;
-            while (n && strchr (" \t*`", *s)) {
-                s++;
-                n--;
-            }
-            size_t w = strspn (s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
-            snprintf (section, sizeof section, "%.*s", (int) (w < n ? w : n), s);
-            for (char *c = section; *c; c++)
-                *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-            continue;
-        }
-        if (!s_is (line, len, "<<<<<<< SEARCH"))
-            continue;
-        //  SEARCH text up to =======, REPLACE text up to >>>>>>> REPLACE.
-        const char *search = p, *mid = NULL, *replace = NULL, *end = NULL;
-        while ((line = s_line (&p, &len))) {
-            if (!mid && s_is (line, len, "=======")) {
-                mid = line;
-                replace = p;
-            }
-            else if (mid && s_is (line, len, ">>>>>>> REPLACE")) {
-                end = line;
-                break;
-            }
-        }
-        if (!end)
-            break;   //  an unterminated block is no edit
-        json_t *edit = json_pack ("{s:s%, s:s%}", "search", search, (size_t) (mid - search),
-                                  "replace", replace, (size_t) (end - replace));
-        if (edit && *section)
-            json_object_set_new (edit, "section", json_string (section));
-        if (edit)
-            json_array_append_new (edits, edit);
-        section[0] = 0;
-    }
-    return edits;
-}
-
-//  Occurrences of NEEDLE in HAY (stops counting at 2).
-static int
-s_count (const char *hay, const char *needle)
-{
-    int n = 0;
-    size_t len = strlen (needle);
-    for (const char *h = strstr (hay, needle); h && n < 2; h = strstr (h + len, needle))
-        n++;
-    return n;
-}
-
-static bool
-s_known_section (const char *name)
-{
-    for (int i = 0; i < KF_PROMPT_SECTIONS; i++)
-        if (!strcmp (name, kf_prompt_section_names[i]))
-            return true;
-    return false;
-}
-
-//  Whether TEXT occurs in any of SECTIONS.
-static bool
-s_in_sections (json_t *sections, const char *text)
-{
-    for (int i = 0; i < KF_PROMPT_SECTIONS; i++)
-        if (strstr (kf_jstr (sections, kf_prompt_section_names[i]), text))
-            return true;
-    return false;
-}
-
-//  Replaces the one occurrence of SEARCH in TEXT (empty SEARCH: appends).
-static char *
-s_replace (const char *text, const char *search, const char *replace)
-{
-    if (!*search) {
-        size_t n = strlen (text);
-        return kf_strdupf ("%s%s%s", text, n && text[n - 1] != '\n' ? "\n" : "", replace);
-    }
-    const char *hit = strstr (text, search);
-    return kf_strdupf ("%.*s%s%s", (int) (hit - text), text, replace, hit + strlen (search));
-}
-
-json_t *
-kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char *outside,
-                     json_t **log)
-{
-    json_t *out = json_deep_copy (sections);
-    json_t *entries = json_array ();
-    int accepted = 0;
-    size_t i;
-    json_t *e;
-    json_array_foreach (edits, i, e) {
-        //  A block's text is whole lines; a model that meant part of a
-        //  line still gets it, with the last newline off both sides.
-        char *search_buf = strdup (kf_jstr (e, "search"));
-        char *replace_buf = strdup (kf_jstr (e, "replace"));
-        if (!search_buf || !replace_buf) {
-            free (search_buf);
-            free (replace_buf);
-            continue;
-        }
-        size_t sl = strlen (search_buf), rl = strlen (replace_buf);
-        if (sl && search_buf[sl - 1] == '\n' && !s_in_sections (out, search_buf)) {
-            search_buf[sl - 1] = 0;
-            if (rl && replace_buf[rl - 1] == '\n')
-                replace_buf[rl - 1] = 0;
-        }
-        const char *search = search_buf;
-        const char *replace = replace_buf;
-        const char *named = kf_jstr (e, "section");
-        const char *where = NULL;
-        char reason[200] = "";
-        if (accepted >= max_edits)
-            snprintf (reason, sizeof reason, "too many edits: at most %d per update", max_edits);
-        else if (*named && !s_known_section (named))
-            snprintf (reason, sizeof reason, "no evolvable section '%.60s'", named);
-        else if (strstr (replace, "<<<kf:") || strstr (search, "<<<kf:"))
-            snprintf (reason, sizeof reason, "edits a section marker");
-        else if (!*search && !*named)
-            snprintf (reason, sizeof reason, "empty search text without a section to append to");
-        else if (!*search && !*replace)
-            snprintf (reason, sizeof reason, "empty edit");
-        else if (!strcmp (search, replace))
-            snprintf (reason, sizeof reason, "the replacement equals the search text");
-        else {
-            //  Where the search text is: in exactly one place of one
-            //  section (of the named one, when named).
-            int hits = 0;
-            for (int s = 0; s < KF_PROMPT_SECTIONS; s++) {
-                const char *name = kf_prompt_section_names[s];
-                if (*named && strcmp (named, name))
-                    continue;
-                int n = *search ? s_count (kf_jstr (out, name), search) : 1;
-                if (n)
-                    where = name;
-                hits += n;
-            }
-            if (hits == 0)
-                snprintf (reason, sizeof reason, "%s",
-                          outside && *search && strstr (outside, search)
-                              ? "search text is outside the evolvable sections"
-                              : *named ? "search text not found in the named section"
-                                       : "search text not found in any section");
-            else if (hits > 1)
-                snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
-        }
-        if (!reason[0]) {
-            char *text = s_replace (kf_jstr (out, where), search, replace);
-            if (!text)
-                snprintf (reason, sizeof reason, "out of memory");
-            else if (strlen (text) > S_SECTION_MAX)
-                snprintf (reason, sizeof reason, "the section would grow past %d bytes",
-                          S_SECTION_MAX);
-            else {
-                json_object_set_new (out, where, json_string (text));
-                accepted++;
-            }
-            free (text);
-        }
-        json_t *entry = json_pack ("{s:s?, s:s, s:s, s:b}", "section",
-                                   where ? where : *named ? named : NULL, "search", search,
-                                   "replace", replace, "accepted", !reason[0]);
-        if (reason[0])
-            json_object_set_new (entry, "reason", json_string (reason));
-        json_array_append_new (entries, entry);
-        free (search_buf);
-        free (replace_buf);
-    }
-    *log = entries;
-    return out;
 }
 
 //  ---------------------------------------------------------------------

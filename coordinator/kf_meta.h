@@ -18,12 +18,14 @@
  *  sections. docs/prompts.md describes the loop.
  *
  *  Like kf_search.h, every function runs inside the caller's open
- *  transaction, and replaying one after a crash does nothing twice.
+ *  transaction, and replaying one after a crash does nothing twice. The
+ *  edits' format and their checks are kf_meta_edits.h's (included).
  */
 #ifndef KF_META_H
 #define KF_META_H
 
-#include "kf_search.h"
+#include "kf_meta_edits.h"
+#include "kf_search_stage.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,29 +70,5 @@ json_t *kf_meta_show (kf_db_t *db, int64_t run_id);
  * {meta_prompting, meta_every, meta_max_edits, prompt_archive, meta_model}
  * (caller's). */
 json_t *kf_meta_settings (json_t *run_config);
-
-/*  The pure parts, for tests. */
-
-/* Parses the edits in TEXT: blocks of
- *     SECTION: name          (optional)
- *     <<<<<<< SEARCH
- *     text to find
- *     =======
- *     replacement
- *     >>>>>>> REPLACE
- * Returns an array of {section?, search, replace} (caller's; empty when
- * there are none). */
-json_t *kf_meta_parse_edits (const char *text);
-
-/* Applies EDITS to a copy of SECTIONS, in order. An edit applies when its
- * search text occurs exactly once in one section (the named one, when it
- * names one; an empty search with a named section appends), its
- * replacement does not forge a section marker, and fewer than MAX_EDITS
- * edits have been accepted. OUTSIDE (may be NULL) is the rest of the
- * prompt: a search text found only there is "outside the evolvable
- * sections". Returns the new sections (caller's) and sets *LOG (caller's)
- * to one {section, search, replace, accepted, reason} per edit. */
-json_t *kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits,
-                             const char *outside, json_t **log);
 
 #endif

@@ -5,8 +5,9 @@
  *  anything else with 404, then closes the connection. Nothing here
  *  blocks: sockets are non-blocking, a request must arrive within two
  *  seconds and fit in 4 KiB, and at most 16 connections are open at once
- *  (further ones wait in the kernel's backlog). The rendering itself reads
- *  PostgreSQL, once per scrape, in the loop like a STATUS request.
+ *  (further ones wait in the kernel's backlog). The coordinator's
+ *  rendering reads memory only (kf_coord_metrics.c): no statement runs
+ *  during a scrape.
  */
 #ifndef KF_METRICS_H
 #define KF_METRICS_H

@@ -15,7 +15,7 @@
 #ifndef KF_REFERENCE_H
 #define KF_REFERENCE_H
 
-#include "kf_search.h"
+#include "kf_search_stage.h"
 #include <stdbool.h>
 
 /* Input sets the reference job draws; each is one of the evaluator's

@@ -7,26 +7,18 @@
  *  caller's open transaction, so a job's completion and all its
  *  consequences commit together or not at all: that is what lets a
  *  coordinator killed at any moment continue every run where it was.
+ *
+ *  The context kf_search_t and what the stages of a run call back (begin,
+ *  queue a job or an event, end the run) are in kf_search_stage.h,
+ *  included here.
  */
 #ifndef KF_SEARCH_H
 #define KF_SEARCH_H
 
-#include "kf_db.h"
-#include "kf_plausible.h"
+#include "kf_search_stage.h"
 #include <czmq.h>
 #include <jansson.h>
-
-typedef struct {
-    kf_db_t *db;
-    json_t *events;          /* array of {topic, body} to publish after commit */
-    json_t *timing;          /* default evaluate timing (borrowed) */
-    int max_attempts;
-    int lease_ms[3];         /* generate, compile, execute */
-    json_t *defaults;        /* search defaults (kf_search_defaults_load;
-                                borrowed); NULL: the built-in ones */
-    kf_plausible_rules_t plausible;   /* when a correct result is re-verified
-                                         before it counts (kf_verify.c) */
-} kf_search_t;
+#include <stdbool.h>
 
 /* The search defaults: the built-in coordinator/search-defaults.json
  * (which names every key), with the keys of the JSON file PATH on top when
@@ -46,11 +38,6 @@ int kf_search_config_check (json_t *config, json_t *out, char **why);
 
 /* Creates the run's reference compile job. */
 int kf_search_start_run (kf_search_t *self, int64_t run_id);
-
-/* The run's reference is ready (runs.ref_artifact set): plans the first
- * candidates. Whatever prepares a reference calls this once, in the same
- * transaction that stores it. */
-int kf_search_begin (kf_search_t *self, int64_t run_id);
 
 /* JOB is the row of a job that just completed (id, run_id, candidate_id,
  * kind); RESULT its result object; FRAMES its binary frames (borrowed). */
@@ -84,29 +71,11 @@ int kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id
 int kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
                              const char *speedup, const char *fitness);
 
-/* Queues a job of RUN_ID (CANDIDATE_ID 0: of the run itself); takes
- * PAYLOAD; BLOBS is a text[] literal of blob hashes, or NULL. */
-int kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,
-                          const char *role, const char *kind, const char *backend,
-                          const char *arch, json_t *payload, const char *blobs);
-
-/* Ends a running run with STATUS and REASON, publishing "finished". */
-int kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
-                          const char *reason);
-
 /* Makes CAND_ID of RUN_ID final with STATUS, SPEEDUP (correct only) and
  * DETAIL, with everything that follows (transition, archive, figures,
  * meta credit, the next plans). Returns 0, or -1. */
 int kf_search_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                                 const char *status, double speedup, const char *detail);
-
-/* Splits a target ("cuda:sm_90") into backend and arch (arch may be ""). */
-void kf_search_split_target (const char *target, char *backend, size_t bsize, char *arch,
-                             size_t asize);
-
-/* Queues run event EVENT (topic "run/ID/") with FIELDS (taken) for
- * publishing after the transaction commits. */
-void kf_search_event (kf_search_t *self, int64_t run_id, const char *event, json_t *fields);
 
 /* Fitness of an evaluated candidate (docs/search.md). */
 double kf_search_fitness (const char *verdict, double speedup);

@@ -1,10 +1,11 @@
 /*  kf_gen_offline_starter.h - the offline generator's starter tables.
  *
- *  Internal to the offline generator: a starter is one template (a body
- *  written after its backend's prelude) and a table of parameters whose
- *  values pick real implementation choices. kf_gen_offline.c holds the host
- *  and OpenCL C starters and the logic; kf_gen_offline_cuda.c and
- *  kf_gen_offline_cuda_rows.c hold the CUDA ones.
+ *  Internal to the offline generator: a starter is one template (a file of
+ *  llm-gateway/templates/, embedded at build time) and a table of
+ *  parameters whose values pick real implementation choices; a language
+ *  is its starters and the prelude their templates place. The tables are
+ *  kf_gen_offline_starters.c, the logic that fills a template
+ *  kf_gen_offline.c.
  */
 #ifndef KF_GEN_OFFLINE_STARTER_H
 #define KF_GEN_OFFLINE_STARTER_H
@@ -25,19 +26,24 @@ typedef struct {
     int n_inputs;               //  inputs the kernel reads, all f32
     const char *inputs_help;    //  for the error when a task has fewer
     const char *fixed;          //  #defines set by the task, not tuned, or NULL
-    const char *const *body;
+    const char *tmpl;           //  the template, placeholders and all
     kf_offline_param_t params[KF_OFFLINE_MAX_PARAMS];
 } kf_offline_starter_t;
 
-//  The CUDA starters (language "cuda") and the prelude written before
-//  each of their bodies.
-extern const kf_offline_starter_t kf_offline_cuda_starters[];
-extern const size_t kf_offline_cuda_n_starters;
-const char *kf_offline_cuda_prelude_text (void);
+typedef struct {
+    const char *language;       //  as a generate job names it
+    const char *backend;        //  as the source's title names it
+    const char *prelude;        //  the text a template places at @PRELUDE@
+    const char *rows;           //  the text placed at @ROWS@, or NULL
+    const kf_offline_starter_t *starters;
+    size_t n_starters;
+} kf_offline_lang_t;
 
-//  The CUDA row kernels' bodies (kf_gen_offline_cuda_rows.c).
-extern const char *const kf_offline_cuda_softmax_text;
-extern const char *const kf_offline_cuda_rmsnorm_text;
-extern const char *const kf_offline_cuda_layernorm_text;
+//  The languages, host C first (a job that names none gets it).
+extern const kf_offline_lang_t kf_offline_langs[];
+extern const size_t kf_offline_n_langs;
+
+//  The title lines every source opens with (templates/banner.txt).
+extern const char kf_tmpl_banner_txt[];
 
 #endif

@@ -10,7 +10,7 @@
  *  the shared-memory one's buffer is reduction scratch, not a tile).
  */
 #include "../../compile-worker/kf_compile.h"
-#include "../../coordinator/kf_descriptor.h"
+#include "kf_descriptor.h"
 #include "../../llm-gateway/kf_gen_offline.h"
 #include "../kf_test.h"
 #include "kf_str.h"

@@ -10,7 +10,7 @@
  *  tests of strip and bin follow. Run from the repository root (or set
  *  KF_ROOT to it).
  */
-#include "../../coordinator/kf_descriptor.h"
+#include "kf_descriptor.h"
 #include "../kf_test.h"
 
 #include <dirent.h>

@@ -7,7 +7,8 @@
  *  report curve, its progress line and its listing). */
 #include "../kf_test.h"
 #include "../../coordinator/kf_fidelity.h"
-#include "../../coordinator/kfctl_print.h"
+#include "../../kfctl/kfctl_print.h"
+#include "../../kfctl/kfctl_report.h"
 
 #include <math.h>
 #include <stdlib.h>

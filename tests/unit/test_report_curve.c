@@ -3,7 +3,7 @@
  *  held for audit (or accepted by a person). A held result faster than
  *  every counted one must not lift the curve above the run's best. */
 #include "../kf_test.h"
-#include "../../coordinator/kfctl_print.h"
+#include "../../kfctl/kfctl_report.h"
 
 #include <stdlib.h>
 #include <string.h>

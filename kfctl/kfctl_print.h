@@ -1,6 +1,8 @@
 /*  kfctl_print.h - human-readable views of the coordinator's reply objects
  *  (run, candidate, worker, status snapshot) for kfctl. The --json output
  *  does not come through here: it prints the reply bodies as they are.
+ *  The archive and prompts of `kfctl show` are kfctl_archive.h; the report
+ *  files kfctl_report.h.
  */
 #ifndef KFCTL_PRINT_H
 #define KFCTL_PRINT_H
@@ -35,30 +37,5 @@ void kf_ctl_print_candidates (FILE *out, json_t *candidates);
 void kf_ctl_print_runs (FILE *out, json_t *runs);
 void kf_ctl_print_workers (FILE *out, json_t *workers);
 void kf_ctl_print_status (FILE *out, json_t *snapshot);
-
-/* The archive of a SHOW reply BODY (borrowed): a 4x4 grid per pair of
- * dimensions (memory x algorithm, memory x synchronisation, algorithm x
- * synchronisation), each cell the best elite speedup over the third
- * dimension; then the best kernel and its lineage. */
-void kf_ctl_print_archive (FILE *out, json_t *body);
-
-/* The prompt versions of a SHOW reply BODY (borrowed): number, parent,
- * generation created, fitness, best speedup, kernels written, whether the
- * prompt archive holds it, and its edits in short; then the rejected
- * meta-prompt edits. Nothing when the run has no versions. */
-void kf_ctl_print_prompts (FILE *out, json_t *body);
-
-/* Adds to a SHOW reply BODY what `kfctl show --json` carries beyond the
- * reply: `cells` [{coords [m,a,s], candidate_id (the elite), speedup,
- * fitness}], `best` and `first_correct` ({candidate_id, generation, slot,
- * speedup, coords} or null). */
-void kf_ctl_show_extend (json_t *body);
-
-/* Writes PREFIX.csv (limited-budget curve), PREFIX-generations.csv
- * (per-generation progress) and PREFIX.svg (the curve as a plot) from a
- * SHOW reply BODY (borrowed). PATHS gets the three file names (caller
- * frees each). Returns 0, or -1 with *ERR set (caller frees). */
-int kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
-                         char **err);
 
 #endif

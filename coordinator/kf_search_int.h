@@ -1,0 +1,80 @@
+/*  kf_search_int.h - what the files of the search share; nothing outside
+ *  them includes it.
+ *
+ *  kf_search.c is the run's life cycle (its start, the jobs that come
+ *  back and where they go, its end); kf_search_config.c the settings and
+ *  their defaults; kf_search_plan.c scheduling (what to plan next, and
+ *  each candidate's parent and prompt); kf_search_candidate.c the
+ *  candidate pipeline (generated, compiled, evaluated, final);
+ *  kf_search_archive.c the MAP-Elites archive, fitness, the run's
+ *  figures and audit verdicts. Like kf_search.h, every function runs
+ *  inside the caller's open transaction.
+ */
+#ifndef KF_SEARCH_INT_H
+#define KF_SEARCH_INT_H
+
+#include "kf_search.h"
+#include "kf_select.h"
+#include <stdbool.h>
+
+/* The final status of a correct candidate. */
+#define KF_SEARCH_CORRECT "correct"
+
+/* ---- kf_search.c -------------------------------------------------------- */
+
+/* RUN_ID's row with its task's spec and name and the best candidate's
+ * source hash (caller's), or NULL. */
+json_t *kf_search_run_row (kf_search_t *self, int64_t run_id);
+
+/* Stores DATA in blobs under its SHA-256, written into HASH. 0, or -1. */
+int kf_search_store_blob (kf_search_t *self, const void *data, size_t size, char hash[65]);
+
+/* ---- kf_search_config.c ------------------------------------------------- */
+
+/* What planning reads of a run's settings. */
+typedef struct {
+    int generations, population, in_flight, bins;
+    kf_select_config_t select;
+    bool islands, gradients, tuning;
+    int island_count, migration_every;
+    int window, max_hints, min_moves;
+    double decay;
+    int tuning_rounds, tuning_configs;
+    int stop_after;
+    double stop_margin;
+} kf_search_settings_t;
+
+/* A run's value of KEY: its config's, else the default. Borrowed. */
+json_t *kf_search_setting (kf_search_t *self, json_t *run, const char *key);
+
+/* RUN's settings (its row) into ST. */
+void kf_search_settings (kf_search_t *self, json_t *run, kf_search_settings_t *st);
+
+/* Writes the defaults in force into runs.config for every search key the
+ * submitter left out, once, at the run's start. Returns 0, or -1. */
+int kf_search_resolve_config (kf_search_t *self, int64_t run_id);
+
+/* ---- kf_search_plan.c --------------------------------------------------- */
+
+/* The steady-state step after any candidate of RUN_ID ends (and at the
+ * start): plans what may be planned, or ends the run. Returns 0, or -1. */
+int kf_search_fill (kf_search_t *self, int64_t run_id);
+
+/* ---- kf_search_candidate.c ---------------------------------------------- */
+
+/* CAND_ID of RUN (its row) was generated (RESULT: the generate job's, or
+ * the task's initial kernel): queues its compile, or ends it. */
+int kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result);
+
+/* CAND_ID of RUN (0: the run's reference) compiled to RESULT and FRAMES
+ * (borrowed): queues its evaluation, or ends it. */
+int kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
+                        zmsg_t *frames);
+
+/* The first evaluation of CAND_ID, evaluate JOB, came back with RESULT:
+ * records it and makes the candidate final (unless a full-protocol
+ * timing follows, kf_fidelity.c). */
+int kf_search_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+                         json_t *result);
+
+#endif

@@ -1,0 +1,98 @@
+/*  kfctl_cmd.h - what kfctl's commands share: the parsed command line,
+ *  the handler each command is, and the few helpers every handler uses
+ *  (one request with its failures turned into messages and exit codes).
+ *
+ *  main.c parses argv into a kf_ctl_args_t and calls the command's
+ *  handler; the handlers live by idea: kfctl_submit.c (submit),
+ *  kfctl_runs.c (watch, runs, show, report, best, cancel) and
+ *  kfctl_fleet.c (status, workers, drain, undrain, audit, keygen).
+ */
+#ifndef KFCTL_CMD_H
+#define KFCTL_CMD_H
+
+#include "kfctl_client.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* How often a followed run is asked for with SHOW. */
+#define KF_CTL_POLL_MS 1000
+
+typedef struct {
+    const char *command;
+    const char *args[4];
+    int nargs;
+    const char *endpoint, *status_endpoint, *event_endpoint;
+    int timeout_ms;
+    bool json, help, wait;
+    const char *target, *output;
+    long long generations, population, seed;
+    bool has_generations, has_population, has_seed;
+    const char *model, *first_model;      /* checked by the coordinator */
+    double budget_tokens, budget_usd;     /* 0: none */
+    long long tune;                       /* 0: the coordinator's default */
+    const char *task_name, *op;           /* a PyTorch problem's name and op */
+    bool allow_degenerate;
+    const char *config_file;              /* submit --config FILE */
+    const char *sets[16];                 /* submit --set KEY=VALUE, in order */
+    int n_sets;
+} kf_ctl_args_t;
+
+/* One command: returns its exit code (KF_CTL_EXIT_*). */
+typedef int (kf_ctl_handler_fn) (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep);
+
+kf_ctl_handler_fn kf_ctl_cmd_submit;
+kf_ctl_handler_fn kf_ctl_cmd_watch;
+kf_ctl_handler_fn kf_ctl_cmd_runs;
+kf_ctl_handler_fn kf_ctl_cmd_show;
+kf_ctl_handler_fn kf_ctl_cmd_report;
+kf_ctl_handler_fn kf_ctl_cmd_best;
+kf_ctl_handler_fn kf_ctl_cmd_cancel;
+kf_ctl_handler_fn kf_ctl_cmd_status;
+kf_ctl_handler_fn kf_ctl_cmd_workers;
+kf_ctl_handler_fn kf_ctl_cmd_drain;
+kf_ctl_handler_fn kf_ctl_cmd_undrain;
+kf_ctl_handler_fn kf_ctl_cmd_audit;
+kf_ctl_handler_fn kf_ctl_cmd_keygen;
+
+/* VALUE (borrowed) as one line of compact JSON on stdout. */
+void kf_ctl_print_json (json_t *value);
+
+/* TEXT as an integer in MIN..MAX into *OUT. Returns 0, or -1. */
+int kf_ctl_parse_int (const char *text, long long min, long long max, long long *out);
+
+/* Says that no WHICH ("client" or "status") endpoint is known and how to
+ * give one. Returns KF_CTL_EXIT_UNREACHABLE. */
+int kf_ctl_no_endpoint (const char *which);
+
+/* Runs one request TYPE with BODY (consumed) and turns every failure into
+ * its message and exit code. Returns 0 with *REPLY_P set (caller's), or
+ * the exit code. */
+int kf_ctl_call (const char *endpoint, const kf_ctl_args_t *args, const char *type,
+                 json_t *body, const char *expect, kf_msg_t **reply_p);
+
+/* A request with an empty body whose reply is printed whole (--json) or
+ * by PRINT, given the reply's field KEY (NULL: the whole body). WHAT
+ * names the endpoint for the message when ENDPOINT is NULL. */
+int kf_ctl_query (kf_ctl_args_t *args, const char *endpoint, const char *what,
+                  const char *type, const char *key, void (*print) (FILE *, json_t *));
+
+/* Requests TYPE {run_id} for the command's RUN argument; *RUN_ID gets it.
+ * Returns 0 with *REPLY_P set (caller's), or the exit code. */
+int kf_ctl_run_call (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, const char *type,
+                     const char *expect, long long *run_id, kf_msg_t **reply_p);
+
+/* Follows RUN_ID until it ends. WATCH: the progress is the output (stdout,
+ * or events as JSON lines); else progress goes to stderr when it is a
+ * terminal and the caller prints the result. *RUN_P gets the last run
+ * object (caller's). Returns 0 when the run ended, else an exit code. */
+int kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_id,
+                   bool watch, json_t **run_p);
+
+/* Exit code for a finished run: 0 only when it is done. */
+int kf_ctl_run_exit (json_t *run);
+
+/* "run N STATUS: best speedup ..., first correct ..." and the reason. */
+void kf_ctl_print_outcome (json_t *run, long long run_id);
+
+#endif

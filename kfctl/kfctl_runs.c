@@ -1,0 +1,374 @@
+/*  kfctl_runs.c - kfctl's commands about one run or all of them: watch,
+ *  runs, show, report, best, cancel; and following a run until it ends
+ *  (events plus a SHOW poll), which submit --wait shares with watch.
+ */
+#include "kfctl_archive.h"
+#include "kfctl_cmd.h"
+#include "kfctl_print.h"
+#include "kfctl_report.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Following a run: events plus a SHOW poll                             */
+
+/* Draws PROGRESS on OUT: in place when OUT is a terminal, else one line
+ * per change. */
+static void
+s_draw (FILE *out, bool tty, const kf_ctl_progress_t *progress, char *last,
+        size_t last_size)
+{
+    char line[256];
+    kf_ctl_progress_line (progress, line, sizeof line);
+    if (!strcmp (line, last))
+        return;
+    snprintf (last, last_size, "%s", line);
+    if (tty)
+        fprintf (out, "\r%s\033[K", line);
+    else
+        fprintf (out, "%s\n", line);
+    fflush (out);
+}
+
+/* Follows RUN_ID until it ends. WATCH: the progress is the output (stdout,
+ * or events as JSON lines); else progress goes to stderr when it is a
+ * terminal and the caller prints the result. *RUN_P gets the last run
+ * object (caller's). Returns 0 when the run ended, else an exit code. */
+int
+kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_id,
+               bool watch, json_t **run_p)
+{
+    *run_p = NULL;
+    FILE *out = watch ? stdout : stderr;
+    bool show_progress = watch ? !args->json : isatty (STDERR_FILENO);
+    bool tty = isatty (fileno (out));
+    kf_ctl_progress_t progress;
+    memset (&progress, 0, sizeof progress);
+    progress.run_id = run_id;
+    char last[256] = "";
+
+    zsock_t *sub = NULL;
+    if (ep->event) {
+        sub = zsock_new (ZMQ_SUB);
+        if (sub) {
+            char topic[64];
+            snprintf (topic, sizeof topic, "run/%lld/", run_id);
+            zsock_set_linger (sub, 0);
+            zsock_set_subscribe (sub, topic);
+            /* A failed connect only costs us the events: SHOW still
+             * tells us when the run ends. */
+            char *serr = NULL;
+            if (kf_ctl_secure (sub, ep->event, &serr)
+                || zsock_connect (sub, "%s", ep->event) != 0)
+                zsock_destroy (&sub);
+            free (serr);
+        }
+    }
+
+    int code = -1;
+    bool warned = false;
+    int64_t next_show = 0;
+    json_t *run = NULL;
+    while (code < 0) {
+        if (kf_ctl_interrupted) {
+            code = KF_CTL_EXIT_INTERRUPTED;
+            break;
+        }
+        int64_t wait = next_show - kf_ctl_now_ms ();
+        if (wait > 0) {
+            int ready = kf_ctl_wait_readable (sub, (int) wait);
+            if (ready < 0)
+                continue;
+            if (ready > 0) {
+                kf_msg_t *event = NULL;
+                kf_proto_rc_t prc = kf_msg_recv (
+                    zsock_resolve (sub), KF_EP_EVENT_OUT,
+                    KF_PROTO_DEFAULT_MAX_MESSAGE, false, NULL, &event, NULL);
+                if (prc == KF_PROTO_OK && !strcmp (event->type, "EVENT")
+                    && kf_msg_int (event, "run_id", -1) == run_id) {
+                    if (watch && args->json)
+                        kf_ctl_print_json (event->body);
+                    kf_ctl_progress_from_event (&progress, event->body);
+                    /* Ask at once: the final state is in the run object. */
+                    const char *kind = kf_msg_str (event, "event");
+                    if (kind && !strcmp (kind, "finished"))
+                        next_show = 0;
+                }
+                kf_msg_destroy (&event);
+                if (show_progress)
+                    s_draw (out, tty, &progress, last, sizeof last);
+                continue;
+            }
+        }
+        /* SHOW every second whatever the events say, so a lost event or
+         * a restarted coordinator (new PUB socket) cannot hang us. */
+        kf_msg_t *req = kf_msg_new ("SHOW", json_pack ("{s:I}", "run_id",
+                                                       (json_int_t) run_id));
+        kf_msg_t *reply = NULL;
+        char *err = NULL;
+        kf_ctl_rc_t rc = req ? kf_ctl_request (ep->client, &req, "RUN",
+                                               args->timeout_ms, &reply, &err)
+                             : KF_CTL_NO_REPLY;
+        next_show = kf_ctl_now_ms () + KF_CTL_POLL_MS;
+        if (rc == KF_CTL_INTERRUPTED)
+            code = KF_CTL_EXIT_INTERRUPTED;
+        else if (rc == KF_CTL_ERROR_REPLY) {
+            if (tty && show_progress && last[0])
+                fprintf (out, "\n");
+            fprintf (stderr, "kfctl: %s: %s\n",
+                     kf_msg_str (reply, "code") ? kf_msg_str (reply, "code")
+                                                : "?",
+                     kf_msg_str (reply, "reason") ? kf_msg_str (reply, "reason")
+                                                  : "");
+            code = KF_CTL_EXIT_ERROR;
+        }
+        else if (rc == KF_CTL_REPLY) {
+            if (warned)
+                fprintf (stderr, "%skfctl: coordinator answering again\n",
+                         tty && show_progress && last[0] ? "\n" : "");
+            warned = false;
+            json_decref (run);
+            run = json_incref (json_object_get (reply->body, "run"));
+            kf_ctl_progress_from_run (&progress, run);
+            const char *status = json_string_value (json_object_get (run,
+                                                                     "status"));
+            if (status && strcmp (status, "running"))
+                code = 0;
+        }
+        else if (!warned) {
+            /* Keep trying: the coordinator may be restarting, and every
+             * run survives a restart. */
+            fprintf (stderr, "%skfctl: %s; still waiting for run %lld "
+                     "(Ctrl-C to stop)\n",
+                     tty && show_progress && last[0] ? "\n" : "",
+                     err ? err : "no reply", run_id);
+            warned = true;
+            last[0] = '\0';
+        }
+        kf_msg_destroy (&reply);
+        free (err);
+        if (show_progress && code != KF_CTL_EXIT_ERROR)
+            s_draw (out, tty, &progress, last, sizeof last);
+    }
+    if (show_progress && tty && last[0])
+        fprintf (out, "\n");
+    zsock_destroy (&sub);
+    if (code == 0)
+        *run_p = run;
+    else
+        json_decref (run);
+    return code;
+}
+
+/* Exit code for a finished run: 0 only when it is done. */
+int
+kf_ctl_run_exit (json_t *run)
+{
+    const char *status = json_string_value (json_object_get (run, "status"));
+    return status && !strcmp (status, "done") ? KF_CTL_EXIT_OK
+                                              : KF_CTL_EXIT_ERROR;
+}
+
+void
+kf_ctl_print_outcome (json_t *run, long long run_id)
+{
+    char best[32], first[32];
+    const char *status = json_string_value (json_object_get (run, "status"));
+    json_t *cid = json_object_get (run, "best_candidate_id");
+    printf ("run %lld %s: best speedup %s", run_id, status ? status : "?",
+            kf_ctl_speedup_text (json_object_get (run, "best_speedup"), best,
+                                 sizeof best));
+    if (json_is_integer (cid))
+        printf (" (candidate %lld)", (long long) json_integer_value (cid));
+    printf (", first correct %s\n",
+            kf_ctl_speedup_text (json_object_get (run, "first_speedup"), first,
+                                 sizeof first));
+    const char *reason = json_string_value (json_object_get (run, "reason"));
+    if (reason && *reason)
+        printf ("reason: %s\n", reason);
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                             */
+
+int
+kf_ctl_cmd_watch (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id = 0;
+    if (kf_ctl_parse_int (args->args[0], 1, LLONG_MAX, &run_id)) {
+        fprintf (stderr, "kfctl: watch: RUN must be a run id, not '%s'\n",
+                 args->args[0]);
+        return KF_CTL_EXIT_USAGE;
+    }
+    json_t *run = NULL;
+    int code = kf_ctl_follow (args, ep, run_id, true, &run);
+    if (code)
+        return code;
+    if (args->json) {
+        json_t *wrapped = json_pack ("{s:O}", "run", run);
+        kf_ctl_print_json (wrapped);
+        json_decref (wrapped);
+    }
+    else
+        kf_ctl_print_outcome (run, run_id);
+    code = kf_ctl_run_exit (run);
+    json_decref (run);
+    return code;
+}
+
+int
+kf_ctl_cmd_runs (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    return kf_ctl_query (args, ep->client, "client", "RUNS", "runs", kf_ctl_print_runs);
+}
+
+int
+kf_ctl_cmd_show (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
+    if (code)
+        return code;
+    if (args->json) {
+        kf_ctl_show_extend (reply->body);
+        kf_ctl_print_json (reply->body);
+    }
+    else {
+        kf_ctl_print_run (stdout, json_object_get (reply->body, "run"));
+        printf ("\n");
+        kf_ctl_print_archive (stdout, reply->body);
+        printf ("\n");
+        kf_ctl_print_prompts (stdout, reply->body);
+        kf_ctl_print_candidates (stdout,
+                                 json_object_get (reply->body, "candidates"));
+    }
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
+/* The run's curves as files: everything is computed here from one SHOW
+ * reply, so a report needs no support from the coordinator. */
+int
+kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
+    if (code)
+        return code;
+    char prefix[64];
+    snprintf (prefix, sizeof prefix, "run-%lld", run_id);
+    if (args->output && !*args->output) {
+        fprintf (stderr, "kfctl: report: -o needs a non-empty PREFIX\n");
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_USAGE;
+    }
+    char *paths[3] = { NULL, NULL, NULL };
+    char *err = NULL;
+    if (kf_ctl_report_write (reply->body, args->output ? args->output : prefix,
+                             paths, &err)) {
+        fprintf (stderr, "kfctl: report: %s\n", err ? err : "failed");
+        free (err);
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_ERROR;
+    }
+    if (args->json) {
+        json_t *out = json_pack ("{s:I, s:s, s:s, s:s}", "run_id",
+                                 (json_int_t) run_id, "budget_csv", paths[0],
+                                 "generations_csv", paths[1], "svg", paths[2]);
+        kf_ctl_print_json (out);
+        json_decref (out);
+    }
+    else
+        for (int i = 0; i < 3; i++)
+            printf ("%s\n", paths[i]);
+    for (int i = 0; i < 3; i++)
+        free (paths[i]);
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
+int
+kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_run_call (args, ep, "BEST", "BEST", &run_id, &reply);
+    if (code)
+        return code;
+    zframe_t *source = kf_msg_frame (reply, 0);
+    json_t *candidate = json_object_get (reply->body, "candidate");
+    if (!source || !json_is_object (candidate)) {
+        fprintf (stderr, "kfctl: run %lld has no correct candidate yet\n",
+                 run_id);
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_ERROR;
+    }
+    code = KF_CTL_EXIT_OK;
+    if (args->output) {
+        FILE *f = fopen (args->output, "wb");
+        size_t size = zframe_size (source);
+        if (!f || fwrite (zframe_data (source), 1, size, f) != size) {
+            fprintf (stderr, "kfctl: cannot write %s: %s\n", args->output,
+                     strerror (errno));
+            code = KF_CTL_EXIT_ERROR;
+        }
+        if (f && fclose (f) != 0 && code == KF_CTL_EXIT_OK) {
+            fprintf (stderr, "kfctl: cannot write %s: %s\n", args->output,
+                     strerror (errno));
+            code = KF_CTL_EXIT_ERROR;
+        }
+        if (code == KF_CTL_EXIT_OK && !args->json) {
+            char speedup[32];
+            printf ("wrote %s: candidate %lld of run %lld, speedup %s\n",
+                    args->output,
+                    (long long) json_integer_value (json_object_get (candidate,
+                                                                     "id")),
+                    run_id,
+                    kf_ctl_speedup_text (json_object_get (candidate,
+                                                          "speedup"),
+                                         speedup, sizeof speedup));
+        }
+    }
+    if (args->json) {
+        /* The source travels as a frame; put it in the object so the
+         * JSON alone is the whole answer. */
+        json_t *out = json_deep_copy (reply->body);
+        if (args->output)
+            json_object_set_new (out, "output", json_string (args->output));
+        else
+            json_object_set_new (out, "source",
+                                 json_stringn ((const char *) zframe_data (source),
+                                               zframe_size (source)));
+        kf_ctl_print_json (out);
+        json_decref (out);
+    }
+    else if (!args->output) {
+        fwrite (zframe_data (source), 1, zframe_size (source), stdout);
+        size_t size = zframe_size (source);
+        if (size && ((const char *) zframe_data (source))[size - 1] != '\n')
+            printf ("\n");
+    }
+    kf_msg_destroy (&reply);
+    return code;
+}
+
+int
+kf_ctl_cmd_cancel (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_run_call (args, ep, "CANCEL", "CANCELLED", &run_id, &reply);
+    if (code)
+        return code;
+    if (args->json)
+        kf_ctl_print_json (reply->body);
+    else
+        printf ("cancelled run %lld\n", run_id);
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
