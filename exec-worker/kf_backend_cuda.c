@@ -2,7 +2,14 @@
  *
  *  Runs inside the sandboxed evaluation child, like the host harness, and
  *  judges by the same rules (kf_eval_elem.h, kf_eval_judge_output), but
- *  on the device (kf_cuda_judge): inputs are drawn there (or exported
+ *  on the device (kf_cuda_judge). As on the host, judge and candidate
+ *  are two processes: this one holds the reference, the right outputs,
+ *  the clock and the verdict; the candidate runs in the runner
+ *  (kf_runner.h, `--eval-runner ... cuda:N`), a context of its own that
+ *  maps only the kernels' inputs and the candidate's outputs, shared
+ *  through a file descriptor (kf_cuda_share.h). Only a profile puts the
+ *  candidate in this process (its verdict is never reported). Inputs
+ *  are drawn on the device (or exported
  *  PyTorch data copied up once a set) into a staging buffer that each
  *  side's inputs are copied from on the device, and compared with it
  *  after every candidate call to prove they did not change; outputs are
@@ -80,6 +87,47 @@ s_call (kf_cuda_eval_t *e, kf_cuda_forward_fn *fn, kf_tensor_t *out_t, char phas
     return rc;
 }
 
+//  What the runner said went wrong, as a verdict step.
+static int
+s_runner_failed (kf_cuda_eval_t *e, const kf_run_reply_t *reply, const char *when)
+{
+    if (reply->status == KF_RUN_RETURNED) {
+        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when,
+                  reply->rc);
+        return KF_CUDA_INCORRECT;
+    }
+    snprintf (e->detail, sizeof e->detail, "%s: %s", when, reply->detail);
+    return reply->status == KF_RUN_FAILED && strncmp (reply->detail, "harness: ", 9) == 0
+           ? KF_CUDA_HARNESS : KF_CUDA_CRASHED;
+}
+
+int
+kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when)
+{
+    if (!e->runner) {
+        int cuda_rc;
+        int r = s_call (e, e->cand_fn, e->cand_t, 'C', &cuda_rc);
+        if (cuda_rc) {
+            snprintf (e->detail, sizeof e->detail, "%s: CUDA error in the candidate: %s",
+                      when, kf_cuda_err (cuda_rc));
+            return KF_CUDA_CRASHED;
+        }
+        if (r) {
+            snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
+            return KF_CUDA_INCORRECT;
+        }
+        return KF_CUDA_OK;
+    }
+    kf_run_reply_t reply;
+    double wall_s, excess_ns;
+    kf_eval_set_phase ('C');
+    int rc = kf_runner_call (e->runner, 1, e->ctx.scalars, e->ctx.n_scalars, &wall_s, &reply);
+    kf_eval_set_phase ('H');
+    if (rc != 0)
+        return s_runner_failed (e, &reply, when);
+    return kf_cuda_after_answer (e, wall_s * 1e9, when, &excess_ns);
+}
+
 //  One correctness set: inputs (drawn, or the exported ones), the right
 //  outputs (the reference's, or the exported ones), then the candidate on
 //  the same inputs and every check. WHEN names the set in a detail.
@@ -128,33 +176,28 @@ s_run_set (kf_cuda_eval_t *e, uint64_t seed, int set, const char *when)
     }
     if (e->degen && (st = kf_cuda_fingerprint (e)))
         return st;
-    if (!e->cand_fn)
+    if (!e->cand_fn && !e->runner)
         return KF_CUDA_OK;            // a probe: the reference alone
     //  The candidate gets the inputs as drawn, whatever the reference did.
     if ((st = kf_cuda_stage (e, e->cand_d, true)))
         return st;
     t0 = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    r = s_call (e, e->cand_fn, e->cand_t, 'C', &cuda_rc);
+    int called = kf_cuda_cand_call (e, when);
     t = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
     if (e->count_warm)
         kf_eval_warm_count (&e->warm, false, t0);
     e->worst.sets++;
-    if (cuda_rc) {
-        snprintf (e->detail, sizeof e->detail, "%s: CUDA error in the candidate: %s",
-                  when, kf_cuda_err (cuda_rc));
-        return KF_CUDA_CRASHED;
-    }
+    if (called == KF_CUDA_CRASHED || called == KF_CUDA_HARNESS)
+        return called;
     st = kf_cuda_check_memory (e, when);
     t0 = kf_eval_now ();
     kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
     if (st)
         return st;
-    if (r) {
-        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when, r);
-        return KF_CUDA_INCORRECT;
-    }
+    if (called)
+        return called;
     st = kf_cuda_compare (e, when);
     kf_eval_split_add (KF_EVAL_S_COMPARE, kf_eval_now () - t0);
     return st;
@@ -182,11 +225,11 @@ s_roofline (kf_cuda_eval_t *e, json_t *result, json_t *task, double cand_ns, dou
     json_object_set_new (result, "sync_overhead_ns", json_real (overhead_ns));
 }
 
-//  Loads the reference (unless the right answers are exported data) and
-//  the candidate (unless this is a probe). Returns KF_CUDA_OK, KF_CUDA_REF_FAILED, or
-//  -1 when the candidate does not load.
+//  Loads the reference (unless the right answers are exported data) and,
+//  IN_PROCESS (a profile), the candidate into this process. Returns
+//  KF_CUDA_OK, KF_CUDA_REF_FAILED, or -1 when the candidate does not load.
 static int
-s_load (kf_cuda_eval_t *e, const char *dir, bool data, bool probe)
+s_load (kf_cuda_eval_t *e, const char *dir, bool data, bool in_process)
 {
     char path[4200];
     if (!data) {
@@ -198,7 +241,7 @@ s_load (kf_cuda_eval_t *e, const char *dir, bool data, bool probe)
             return KF_CUDA_REF_FAILED;
         }
     }
-    if (probe)
+    if (!in_process)
         return KF_CUDA_OK;
     snprintf (path, sizeof path, "%s/candidate.so", dir);
     kf_eval_set_phase ('C');    // constructors of the candidate run in dlopen
@@ -231,6 +274,16 @@ s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
     into->nonfinite_mismatch += w->nonfinite_mismatch;
 }
 
+//  Before each timed round trip to the runner: the device as a timed
+//  call finds it, L2 flushed and the judge's work done.
+static void
+s_before_ping (void *arg)
+{
+    kf_cuda_eval_t *e = arg;
+    kf_cuda_eval_api->MemsetAsync (e->flush, 0, e->flush_bytes, e->stream);
+    kf_cuda_eval_api->DeviceSynchronize ();
+}
+
 static int
 s_cuda_child_main (const char *dir, json_t *job)
 {
@@ -251,6 +304,10 @@ s_cuda_child_main (const char *dir, json_t *job)
     json_t *timing = json_object_get (job, "timing");
     json_t *refdata = json_object_get (job, "reference_data");
     bool probe = json_is_true (json_object_get (job, "probe"));
+    //  A profile puts the candidate in both seats of this process, where
+    //  the profiler sees its launches; its verdict is never reported.
+    bool in_process = !probe && json_is_true (json_object_get (job, "candidate_in_process"));
+    e->device = device;
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
     kf_eval_worst_t total = e->worst;
@@ -293,7 +350,7 @@ s_cuda_child_main (const char *dir, json_t *job)
     }
     t = kf_eval_now ();
     if (st == KF_CUDA_OK)
-        st = s_load (e, dir, e->rd != NULL, probe);
+        st = s_load (e, dir, e->rd != NULL, in_process);
     if (st < 0) {
         kf_eval_write_verdict (dir, "load_failed", e->detail);
         goto done;
@@ -329,6 +386,19 @@ s_cuda_child_main (const char *dir, json_t *job)
                                 "allocating the L2 flush buffer")) == KF_CUDA_OK)
         e->flush_bytes = flush_bytes;
     kf_eval_split_add (KF_EVAL_S_DEVICE, kf_eval_now () - t);
+    //  The candidate's own process, given the device once the judge's
+    //  context, stream and flush buffer exist (its round trip is timed
+    //  after a flush, as a timed call finds the device).
+    kf_runner_hide_job (dir, job);
+    if (!st && !probe && !in_process) {
+        t = kf_eval_now ();
+        kf_run_start_t opts = { .cuda_device = device, .before_ping = s_before_ping,
+                                .after_ping = kf_cuda_idle_after_ping, .arg = e };
+        if (!(e->runner = kf_runner_for_job (dir, job, &opts)))
+            goto done;
+        st = kf_cuda_idle_baseline (e);
+        kf_eval_split_add (KF_EVAL_S_MODULES, kf_eval_now () - t);
+    }
     kf_eval_stamp (KF_EVAL_T_LOADED);
 
     //  Correctness: the main shape (5 fresh input sets, or every exported
@@ -350,6 +420,11 @@ s_cuda_child_main (const char *dir, json_t *job)
             ce->worst.match_fraction = ce->worst.cosine = 1;
             ce->stream = e->stream;
             ce->judge = e->judge;
+            ce->runner = e->runner;
+            ce->device = e->device;
+            ce->idle_ns = e->idle_ns;
+            ce->flush = e->flush;
+            ce->flush_bytes = e->flush_bytes;
         }
         ce->degen = probe && c == 0 ? &degen : NULL;
         ce->count_warm = !probe && c == 0;
@@ -385,6 +460,8 @@ s_cuda_child_main (const char *dir, json_t *job)
 
     //  Timing on the main shape's last set, then the outputs of the timing
     //  loop checked against that set's right outputs.
+    if (st == KF_CUDA_OK && e->runner && n_cases > 1)
+        st = kf_cuda_share_with_runner (e);
     if (st == KF_CUDA_OK && (st = kf_cuda_poison_outputs (e, e->cand_d)) == KF_CUDA_OK
         && (st = kf_cuda_time (e, timing, &tm)) == KF_CUDA_OK
         && (st = kf_cuda_check_memory (e, "timing")) == KF_CUDA_OK)
@@ -404,6 +481,12 @@ s_cuda_child_main (const char *dir, json_t *job)
     json_object_set_new (json_object_get (result, "correctness"), "cases", json_integer (n_cases));
     json_object_set_new (result, "device", json_pack ("{s:s, s:i}", "name", info.name,
                                                       "index", device));
+    if (e->runner)
+        json_object_set_new (result, "isolation", json_pack (
+            "{s:s, s:s, s:f, s:f}", "candidate", "own process",
+            "confinement", kf_runner_confinement (e->runner),
+            "round_trip_us", kf_runner_round_trip_s (e->runner) * 1e6,
+            "idle_probe_us", e->idle_ns * 1e-3));
     if (st == KF_CUDA_OK && tm.samples > 0) {
         double cand_med = kf_eval_median (tm.cand_ns, tm.samples), ref_med, speedup;
         json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
@@ -446,6 +529,7 @@ s_cuda_child_main (const char *dir, json_t *job)
     kf_eval_write_result (dir, result);
 
 done:
+    kf_runner_destroy (&e->runner);
     json_decref (result);
     free (tm.ref_ns);
     free (tm.cand_ns);

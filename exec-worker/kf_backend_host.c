@@ -172,53 +172,6 @@ s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
     into->nonfinite_mismatch += w->nonfinite_mismatch;
 }
 
-//  What the candidate's process must not find: the reference and the
-//  job, once the judge holds them. (Its confinement keeps it out of the
-//  directory anyway where the kernel has Landlock.)
-static void
-s_hide_reference (const char *dir, json_t *job)
-{
-    const char *names[] = { "reference.so", "reference.bin", "job.json",
-                            json_string_value (json_object_get (job, "reference_data_path")) };
-    char path[4200];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i] && !strchr (names[i], '/')) {
-            snprintf (path, sizeof path, "%s/%s", dir, names[i]);
-            unlink (path);
-        }
-}
-
-//  The candidate's process, started in DIR/run. NULL with the verdict
-//  written when it could not be had.
-static kf_runner_t *
-s_start_runner (const char *dir, json_t *job)
-{
-    char cand[4200], run[4200];
-    snprintf (cand, sizeof cand, "%s/candidate.so", dir);
-    snprintf (run, sizeof run, "%s/run", dir);
-    if (mkdir (run, 0700) != 0 && errno != EEXIST) {
-        char why[4300];
-        snprintf (why, sizeof why, "harness: cannot make %s: %s", run, strerror (errno));
-        kf_eval_write_verdict (dir, "harness_failed", why);
-        return NULL;
-    }
-    kf_run_reply_t reply;
-    kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
-    const char *shared = json_string_value (json_object_get (job, "shared_dir"));
-    kf_runner_t *runner = kf_runner_start (cand, run, shared, &reply);
-    kf_eval_set_phase ('H');
-    if (runner)
-        return runner;
-    if (reply.status == KF_RUN_CRASHED)
-        kf_eval_write_verdict (dir, "crashed", reply.detail);
-    else if (strncmp (reply.detail, "harness: ", 9) == 0
-             || strncmp (reply.detail, "seccomp", 7) == 0)
-        kf_eval_write_verdict (dir, "harness_failed", reply.detail);
-    else
-        kf_eval_write_verdict (dir, "load_failed", reply.detail);
-    return NULL;
-}
-
 // --------------------------------------------------------------------------
 //  The evaluation
 
@@ -346,8 +299,9 @@ s_host_child_main (const char *dir, json_t *job)
             goto done;
         }
     }
-    s_hide_reference (dir, job);
-    if (!probe && !(e->runner = s_start_runner (dir, job)))
+    kf_runner_hide_job (dir, job);
+    kf_run_start_t opts = { .cuda_device = -1 };
+    if (!probe && !(e->runner = kf_runner_for_job (dir, job, &opts)))
         goto done;
     kf_eval_split_add (KF_EVAL_S_MODULES, kf_eval_now () - t_load);
     kf_eval_stamp (KF_EVAL_T_LOADED);

@@ -39,6 +39,32 @@ s_open (char *path, size_t path_size, char *why, size_t why_size)
     return NULL;
 }
 
+//  The driver's virtual memory management (kf_cuda_api.h): all of it,
+//  or none.
+static void
+s_vmm (kf_cuda_api_t *self, void *drv)
+{
+    struct { void **slot; const char *name; } syms[] = {
+        { (void **) &self->MemGetAllocationGranularity, "cuMemGetAllocationGranularity" },
+        { (void **) &self->MemCreate, "cuMemCreate" },
+        { (void **) &self->MemRelease, "cuMemRelease" },
+        { (void **) &self->MemAddressReserve, "cuMemAddressReserve" },
+        { (void **) &self->MemAddressFree, "cuMemAddressFree" },
+        { (void **) &self->MemMap, "cuMemMap" },
+        { (void **) &self->MemUnmap, "cuMemUnmap" },
+        { (void **) &self->MemSetAccess, "cuMemSetAccess" },
+        { (void **) &self->MemExportToShareableHandle, "cuMemExportToShareableHandle" },
+        { (void **) &self->MemImportFromShareableHandle, "cuMemImportFromShareableHandle" },
+        { (void **) &self->DrvErrorName, "cuGetErrorName" },
+    };
+    size_t n = sizeof syms / sizeof syms[0], found = 0;
+    for (size_t i = 0; i < n; i++)
+        found += (*syms[i].slot = dlsym (drv, syms[i].name)) != NULL;
+    if (found < n)
+        for (size_t i = 0; i < n; i++)
+            *syms[i].slot = NULL;
+}
+
 kf_cuda_api_t *
 kf_cuda_api_new (char *why, size_t why_size)
 {
@@ -81,6 +107,7 @@ kf_cuda_api_new (char *why, size_t why_size)
         { (void **) &self->RuntimeGetVersion, { "cudaRuntimeGetVersion", NULL } },
         { (void **) &self->DriverGetVersion, { "cudaDriverGetVersion", NULL } },
         { (void **) &self->DeviceReset, { "cudaDeviceReset", NULL } },
+        { (void **) &self->StreamSynchronize, { "cudaStreamSynchronize", NULL } },
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *fn = NULL;
@@ -106,6 +133,7 @@ kf_cuda_api_new (char *why, size_t why_size)
         if (!self->ModuleLoadData || !self->ModuleGetFunction || !self->LaunchKernel
             || !self->ModuleUnload)
             self->ModuleLoadData = NULL;
+        s_vmm (self, drv);
     }
     return self;
 }

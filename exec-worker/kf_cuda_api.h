@@ -63,6 +63,29 @@ typedef struct {
                          unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
                          void *stream, void **params, void **extra);
     int (*ModuleUnload) (void *module);
+    int (*StreamSynchronize) (void *stream);
+    /* The driver's virtual memory management, for device memory the judge
+     * shares with the candidate's process through a file descriptor
+     * (kf_cuda_share.h); NULL (all of them) when the driver lacks one.
+     * Handles are the driver's 64-bit CUmemGenericAllocationHandle,
+     * device addresses its CUdeviceptr; PROP and DESC point at the
+     * layouts kf_cuda_share.c spells out. Errors are the driver's
+     * CUresult values, named by DrvErrorName. */
+    int (*MemGetAllocationGranularity) (size_t *granularity, const void *prop, int option);
+    int (*MemCreate) (unsigned long long *handle, size_t size, const void *prop,
+                      unsigned long long flags);
+    int (*MemRelease) (unsigned long long handle);
+    int (*MemAddressReserve) (unsigned long long *ptr, size_t size, size_t alignment,
+                              unsigned long long addr, unsigned long long flags);
+    int (*MemAddressFree) (unsigned long long ptr, size_t size);
+    int (*MemMap) (unsigned long long ptr, size_t size, size_t offset, unsigned long long handle,
+                   unsigned long long flags);
+    int (*MemUnmap) (unsigned long long ptr, size_t size);
+    int (*MemSetAccess) (unsigned long long ptr, size_t size, const void *desc, size_t count);
+    int (*MemExportToShareableHandle) (void *shareable, unsigned long long handle, int type,
+                                       unsigned long long flags);
+    int (*MemImportFromShareableHandle) (unsigned long long *handle, void *os_handle, int type);
+    int (*DrvErrorName) (int error, const char **name);
 } kf_cuda_api_t;
 
 /* Loads libcudart (KF_CUDART names a file to use instead; otherwise

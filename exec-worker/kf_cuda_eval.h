@@ -13,6 +13,8 @@
 
 #include "kf_cuda_api.h"
 #include "kf_cuda_judge.h"
+#include "kf_cuda_share.h"
+#include "kf_runner.h"
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
 
@@ -42,6 +44,7 @@ typedef struct {
     size_t alloc;
     char *data;              // base + S_PAD, 256-byte aligned
     size_t bytes;
+    bool shared;             // part of the runner's shared allocation
 } kf_cuda_dbuf_t;
 
 // Scratch handed to the kernels (kf_cuda_tensors.c).
@@ -80,6 +83,16 @@ typedef struct {
     int ref_calls;
     bool count_warm;         // the main case of a timed evaluation
     kf_eval_warm_t warm;     // its correctness calls, for the warm-up floor
+    //  The candidate's seat: its own process, the runner, which sees
+    //  only SHARE (this case's inputs and candidate outputs); or, for a
+    //  profile only, CAND_FN in this process.
+    kf_runner_t *runner;
+    kf_cuda_share_t share;
+    int device;
+    double idle_ns;          // the judge's probe right after an idle
+                             //   runner's answer, median
+    double pings_ns[64];     // those probes, as the runner starts
+    int n_pings;
 } kf_cuda_eval_t;
 
 //  What a step found; the first non-KF_CUDA_OK ends the evaluation.
@@ -113,6 +126,12 @@ json_t *kf_cuda_probe (int device, char *why, size_t why_size);
 /* A case's tensors for TASK: device buffers, host images, scalars, the
  * kernels' context. KF_CUDA_OK or another KF_CUDA_* with E->detail. */
 int kf_cuda_setup (kf_cuda_eval_t *e, json_t *task);
+/* Device memory for a kernel's kf_ctx_t scratch_alloc (STATE a
+ * kf_cuda_scratch_t): handed out in call order, kept between calls. */
+void *kf_cuda_scratch_alloc (void *state, size_t bytes);
+/* Has the runner map E's shared tensors (after a shape case had it map
+ * its own). KF_CUDA_OK or another KF_CUDA_* with E->detail. */
+int kf_cuda_share_with_runner (kf_cuda_eval_t *e);
 /* Frees a case's host images and scalars; DEVICE its buffers too. */
 void kf_cuda_free_tensors (kf_cuda_eval_t *e, bool device);
 /* Poisons BUFS (the outputs) and, with INPUTS, copies in the staged
@@ -129,12 +148,37 @@ int kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when);
 /* The candidate's outputs against the right ones, on the device. */
 int kf_cuda_compare (kf_cuda_eval_t *e, const char *when);
 
+/* One call of the candidate with the staged tensors, in its seat, and
+ * the wait for its work. KF_CUDA_OK; KF_CUDA_INCORRECT when kf_forward
+ * returned non-zero or work was left running past the answer;
+ * KF_CUDA_CRASHED (E->detail says how); KF_CUDA_HARNESS. */
+int kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when);
+
 /* --- kf_cuda_timing.c */
+
+/* The judge's probe: one tiny operation on its own stream and the wait
+ * for it, in *NS. On an idle device it takes E->idle_ns; work the
+ * candidate's process left running delays it. */
+int kf_cuda_idle_probe (kf_cuda_eval_t *e, double *ns);
+/* After each of the runner's pings (kf_run_start_t after_ping, ARG the
+ * kf_cuda_eval_t): the probe, kept for the baseline. */
+void kf_cuda_idle_after_ping (void *arg);
+/* The median of those probes into E->idle_ns: what the probe takes when
+ * the device has just switched back from the runner's idle context. */
+int kf_cuda_idle_baseline (kf_cuda_eval_t *e);
+/* After the runner's answer: KF_CUDA_OK and *EXCESS_NS (how much longer
+ * than that baseline the probe took; the caller counts it as the
+ * candidate's time), or KF_CUDA_INCORRECT when the device was still busy
+ * with the candidate's work long after it said it was done (more than
+ * 1 ms plus 10% of WALL_NS). */
+int kf_cuda_after_answer (kf_cuda_eval_t *e, double wall_ns, const char *when, double *excess_ns);
 
 typedef struct {
     double *ref_ns, *cand_ns;        // per call, one entry per sample
     int samples, ref_calls, cand_calls;
     double overhead_ns;              // fixed cost of one sample, subtracted
+    double cand_overhead_ns;         // the same for the candidate's seat:
+                                     //   the runner's round trip
     double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
     int counted, topup;              // warm-up calls per side
 } kf_cuda_timing_t;

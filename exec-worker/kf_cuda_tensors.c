@@ -18,16 +18,30 @@
 // --------------------------------------------------------------------------
 //  Device buffers between canaries
 
+static size_t
+s_dbuf_size (size_t bytes)
+{
+    return S_PAD + (bytes + S_PAD - 1) / S_PAD * S_PAD + S_PAD;
+}
+
+//  A buffer of its own, or, with SHARE, carved at *AT out of that
+//  allocation (what the candidate's process sees).
 static int
-s_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes)
+s_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes, const kf_cuda_share_t *share, size_t *at)
 {
     memset (b, 0, sizeof *b);
-    size_t body = (bytes + S_PAD - 1) / S_PAD * S_PAD;
-    b->alloc = S_PAD + body + S_PAD;
-    int rc = kf_cuda_eval_api->Malloc ((void **) &b->base, b->alloc);
-    if (rc) {
-        b->base = NULL;
-        return rc;
+    b->alloc = s_dbuf_size (bytes);
+    if (share) {
+        b->base = (char *) (uintptr_t) share->base + *at;
+        b->shared = true;
+        *at += b->alloc;
+    }
+    else {
+        int rc = kf_cuda_eval_api->Malloc ((void **) &b->base, b->alloc);
+        if (rc) {
+            b->base = NULL;
+            return rc;
+        }
     }
     b->data = b->base + S_PAD;
     b->bytes = bytes;
@@ -60,8 +74,8 @@ s_dbuf_canaries (const kf_cuda_dbuf_t *b, int *rc)
 //  calls, so a kernel that asks for the same sizes every call does not
 //  pay a cudaMalloc inside the timed loop.
 
-static void *
-s_scratch_alloc (void *state, size_t bytes)
+void *
+kf_cuda_scratch_alloc (void *state, size_t bytes)
 {
     kf_cuda_scratch_t *s = state;
     if (s->used >= KF_CUDA_MAX_SCRATCH)
@@ -250,7 +264,8 @@ kf_cuda_free_tensors (kf_cuda_eval_t *e, bool device)
             kf_cuda_dbuf_t *bufs[3] = { &e->in_d[i], &e->ref_d[i], &e->cand_d[i] };
             for (int k = 0; k < 3; k++)
                 if (bufs[k]->base) {
-                    kf_cuda_eval_api->Free (bufs[k]->base);
+                    if (!bufs[k]->shared)
+                        kf_cuda_eval_api->Free (bufs[k]->base);
                     bufs[k]->base = NULL;
                 }
             void **plain[2] = { &e->src_d[i], &e->poison_d[i] };
@@ -261,6 +276,8 @@ kf_cuda_free_tensors (kf_cuda_eval_t *e, bool device)
                 }
         }
     }
+    if (device)
+        kf_cuda_share_free (&e->share);
     free (e->scalar_names);
     free (e->scalars);
     e->scalar_names = NULL;
@@ -291,6 +308,44 @@ s_poison_image (void *p, int dtype, size_t n, size_t bytes)
     return rc;
 }
 
+//  The runner maps the shared allocation and learns where each tensor's
+//  data lies in it, and the scalars' names (the exported data's, or the
+//  task's).
+int
+kf_cuda_share_with_runner (kf_cuda_eval_t *e)
+{
+    static kf_run_layout_t l;
+    memset (&l, 0, sizeof l);
+    l.n_in = (uint32_t) e->n_in;
+    l.n_out = (uint32_t) e->n_out;
+    l.variants = 1;
+    l.variant_bytes = l.file_bytes = e->share.bytes;
+    for (int t = 0; t < e->n_in + e->n_out; t++) {
+        const kf_tensor_t *kt = t < e->n_in ? &e->in_t[t] : &e->cand_t[t - e->n_in];
+        const kf_cuda_dbuf_t *b = t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+        l.t[t].dtype = kt->dtype;
+        l.t[t].rank = kt->rank;
+        for (int d = 0; d < kt->rank && d < KF_MAX_RANK; d++)
+            l.t[t].shape[d] = kt->shape[d];
+        l.t[t].offset = (uint64_t) (b->data - (char *) (uintptr_t) e->share.base);
+        l.t[t].bytes = b->bytes;
+    }
+    int n = e->rd ? e->rd->n_scalars : e->ctx.n_scalars;
+    const char *const *names = e->rd ? (const char *const *) e->rd->name_ptrs : e->scalar_names;
+    if (n > KF_RUN_MAX_SCALARS) {
+        snprintf (e->detail, sizeof e->detail, "task: more than %d scalars", KF_RUN_MAX_SCALARS);
+        return KF_CUDA_REF_FAILED;
+    }
+    l.n_names = (uint32_t) n;
+    for (int k = 0; k < n; k++)
+        snprintf (l.names[k], KF_RUN_NAME, "%s", names[k]);
+    kf_run_reply_t reply;
+    if (kf_runner_setup (e->runner, e->share.fd, &l, &reply) == 0)
+        return KF_CUDA_OK;
+    snprintf (e->detail, sizeof e->detail, "%s", reply.detail);
+    return reply.status == KF_RUN_CRASHED ? KF_CUDA_CRASHED : KF_CUDA_HARNESS;
+}
+
 //  A case's tensors: device buffers between canaries and host images for
 //  TASK's (possibly reshaped) inputs and outputs, and the scalars.
 int
@@ -305,22 +360,42 @@ kf_cuda_setup (kf_cuda_eval_t *e, json_t *task)
         return KF_CUDA_REF_FAILED;
     }
     int rc;
+    size_t shared_bytes = 0, at = 0;
     for (int i = 0; i < e->n_in; i++) {
         if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
             return KF_CUDA_REF_FAILED;
+        shared_bytes += s_dbuf_size (e->in[i].bytes);
+    }
+    for (int o = 0; o < e->n_out; o++) {
+        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
+            return KF_CUDA_REF_FAILED;
+        shared_bytes += s_dbuf_size (e->out[o].bytes);
+    }
+    //  What the candidate's process sees: the kernels' inputs and the
+    //  candidate's outputs, in one allocation it maps; nothing else.
+    const kf_cuda_share_t *share = NULL;
+    if (e->runner) {
+        char why[300];
+        if (kf_cuda_share_new (&e->share, kf_cuda_eval_api, e->device, shared_bytes, why,
+                               sizeof why)) {
+            snprintf (e->detail, sizeof e->detail, "harness: sharing the candidate's tensors: %s",
+                      why);
+            return KF_CUDA_HARNESS;
+        }
+        share = &e->share;
+    }
+    for (int i = 0; i < e->n_in; i++) {
         size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
-        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes))
+        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes, share, &at))
             || (rc = kf_cuda_eval_api->Malloc (&e->src_d[i], n)))
             return kf_cuda_harness (e, rc, "allocating inputs");
         kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_d[i].data);
     }
     for (int o = 0; o < e->n_out; o++) {
-        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
-            return KF_CUDA_REF_FAILED;
         size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
-        //  Separate allocations: outputs never alias inputs or each other.
-        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes))
-            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes))
+        //  Separate buffers: outputs never alias inputs or each other.
+        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes, NULL, NULL))
+            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes, share, &at))
             || (rc = kf_cuda_eval_api->Malloc (&e->poison_d[o], n))
             || (rc = s_poison_image (e->poison_d[o], e->out[o].dtype, e->out[o].numel,
                                      e->out[o].bytes)))
@@ -347,7 +422,7 @@ kf_cuda_setup (kf_cuda_eval_t *e, json_t *task)
     e->ctx.stream = e->stream;
     e->ctx.scalar_names = e->scalar_names;
     e->ctx.scalars = e->scalars;
-    e->ctx.scratch_alloc = s_scratch_alloc;
+    e->ctx.scratch_alloc = kf_cuda_scratch_alloc;
     e->ctx.scratch_state = &e->scratch;
-    return KF_CUDA_OK;
+    return e->runner ? kf_cuda_share_with_runner (e) : KF_CUDA_OK;
 }

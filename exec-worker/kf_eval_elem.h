@@ -19,6 +19,7 @@
 #define KF_EVAL_ELEM_H
 
 #include "kf_kernel.h"
+#include "kf_splitmix.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -30,7 +31,7 @@
 #define KF_ELEM static inline
 #endif
 
-#define KF_ELEM_GOLDEN 0x9e3779b97f4a7c15ULL
+#define KF_ELEM_GOLDEN KF_SPLITMIX_GOLDEN
 
 //  A distribution, read from its JSON once (kf_eval_dist) rather than per
 //  element. Plain numbers only: it is passed to a device kernel by value.
@@ -50,20 +51,10 @@ typedef struct {
     double dot, nr, nc, max_abs, max_rel;
 } kf_elem_part_t;
 
-KF_ELEM uint64_t
-kf_elem_next (uint64_t *state)
-{
-    //  splitmix64: tiny, seedable from any integer, good enough for test data.
-    uint64_t z = (*state += KF_ELEM_GOLDEN);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 KF_ELEM double
 kf_elem_uniform01 (uint64_t *state)
 {
-    return ((double) (kf_elem_next (state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return ((double) (kf_splitmix_next (state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
 KF_ELEM double

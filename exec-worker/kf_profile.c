@@ -720,6 +720,7 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
     json_object_del (payload, "configs");
     json_object_set_new (payload, "backend", json_string (cfg && cfg->backend ? cfg->backend : "cuda"));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
+    json_object_set_new (payload, "candidate_in_process", json_true ());
     json_object_set_new (payload, "timing",
                          json_pack ("{s:f, s:i, s:f, s:i}", "min_time_s", 0.0, "min_samples", 3,
                                     "warmup_s", 0.0, "warmup_calls", 1));

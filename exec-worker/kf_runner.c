@@ -8,6 +8,7 @@
  */
 #include "kf_runner.h"
 #include "kf_confine.h"
+#include "kf_runner_cuda.h"
 #include "kf_eval_channel.h"
 
 #include <dlfcn.h>
@@ -158,17 +159,23 @@ s_map (s_state_t *s, int fd, const kf_run_layout_t *l, char *why, size_t why_siz
                 stride *= t->shape[d];
             }
         }
-    for (uint32_t k = 0; k < l->n_names; k++) {
-        s->layout.names[k][KF_RUN_NAME - 1] = 0;
-        s->names[k] = s->layout.names[k];
-    }
     s->ctx.backend = KF_BACKEND_HOST;
-    s->ctx.n_scalars = (int32_t) l->n_names;
-    s->ctx.scalar_names = s->names;
-    s->ctx.scalars = s->values;
     s->ctx.scratch_alloc = s_scratch_alloc;
     s->ctx.scratch_state = s;
     return 0;
+}
+
+//  The scalars' names of the layout just taken.
+static void
+s_names (s_state_t *s)
+{
+    for (uint32_t k = 0; k < s->layout.n_names; k++) {
+        s->layout.names[k][KF_RUN_NAME - 1] = 0;
+        s->names[k] = s->layout.names[k];
+    }
+    s->ctx.n_scalars = (int32_t) s->layout.n_names;
+    s->ctx.scalar_names = s->names;
+    s->ctx.scalars = s->values;
 }
 
 static ssize_t
@@ -197,6 +204,9 @@ kf_runner_main (int argc, char **argv)
     if (getppid () == 1 || argc < 3)
         return 2;
     const char *candidate = argv[2];
+    //  "cuda:N": the candidate's kernels run on CUDA device N, on the
+    //  judge's buffers mapped into a context of this process.
+    int cuda = argc > 4 && strncmp (argv[4], "cuda:", 5) == 0 ? atoi (argv[4] + 5) : -1;
     char cwd[PATH_MAX];
     if (!getcwd (cwd, sizeof cwd))
         return 2;
@@ -209,6 +219,12 @@ kf_runner_main (int argc, char **argv)
     const char *files[] = { candidate, NULL };
     const char *dirs[] = { cwd, argc > 3 && argv[3][0] ? argv[3] : NULL, NULL };
     char report[240];
+    //  The device is opened while only our code runs, before the
+    //  confinement closes the files a driver opens.
+    if (cuda >= 0 && kf_runner_cuda_init (cuda, report, sizeof report) != 0) {
+        s_reply (KF_RUN_FAILED, 0, 0, report);
+        return 2;
+    }
     if (kf_confine_self (files, dirs, report, sizeof report) != 0) {
         s_reply (KF_RUN_FAILED, 0, 0, report);
         return 2;
@@ -225,6 +241,8 @@ kf_runner_main (int argc, char **argv)
         if (n <= 0)
             return 0;                   // the judge is done with us
         if (msg.op == KF_RUN_OP_PING && !fn) {
+            if (cuda >= 0)
+                kf_runner_cuda_ping ();
             s_reply (KF_RUN_OK, 0, 0, "");
             continue;
         }
@@ -244,8 +262,20 @@ kf_runner_main (int argc, char **argv)
         }
         if (msg.op == KF_RUN_OP_SETUP && (size_t) n == sizeof msg.setup && fd >= 0) {
             char why[240] = "";
-            int rc = s_map (&st, fd, &msg.setup.layout, why, sizeof why);
-            close (fd);
+            int rc;
+            if (cuda >= 0) {
+                st.layout = msg.setup.layout;
+                rc = kf_runner_cuda_map (fd, &st.layout, st.in[0], st.out[0], &st.ctx, why,
+                                         sizeof why);
+                if (rc)
+                    st.layout.variants = 0;
+            }
+            else {
+                rc = s_map (&st, fd, &msg.setup.layout, why, sizeof why);
+                close (fd);
+            }
+            if (rc == 0)
+                s_names (&st);
             s_reply (rc == 0 ? KF_RUN_OK : KF_RUN_FAILED, 0, 0, why);
             continue;
         }
@@ -261,10 +291,20 @@ kf_runner_main (int argc, char **argv)
         uint32_t k;
         for (k = 0; k < msg.call.calls && rc == 0; k++) {
             uint32_t v = k % st.layout.variants;
+            if (cuda >= 0)
+                kf_runner_cuda_next_call ();
             rc = fn (st.in[v], (int) st.layout.n_in, st.out[v], (int) st.layout.n_out, &st.ctx);
             for (int i = 0; i < st.n_scratch; i++)
                 free (st.scratch[i]);
             st.n_scratch = 0;
+        }
+        //  On a GPU the answer waits for every kernel the calls started,
+        //  on any stream; an error there ends the process (a context
+        //  with a sticky error runs nothing more).
+        char why[240];
+        if (cuda >= 0 && kf_runner_cuda_settle (why, sizeof why) != 0) {
+            s_reply (KF_RUN_CRASHED, 0, k, why);
+            _exit (3);
         }
         s_reply (rc ? KF_RUN_RETURNED : KF_RUN_OK, rc, k, "");
     }

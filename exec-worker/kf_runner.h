@@ -28,6 +28,7 @@
 
 #include "kf_kernel.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,15 +92,29 @@ int kf_runner_main (int argc, char **argv);
 /* --- The judge's side. */
 typedef struct kf_runner kf_runner_t;
 
+/* How a runner is started: SHARED, when not NULL, is a second writable
+ * directory (the worker's eval_shared_dir, for tests); CUDA_DEVICE >= 0
+ * has it open that CUDA device before it confines itself (its tensors
+ * are then device memory the judge shares, kf_cuda_share.h, and each
+ * answer waits for the device); BEFORE_PING, when set, runs before each
+ * round trip that is timed, so the judge can put its device in the state
+ * a timed call finds it in, and AFTER_PING after each. */
+typedef struct {
+    const char *shared;
+    int cuda_device;
+    void (*before_ping) (void *arg);
+    void (*after_ping) (void *arg);      /* and after its answer */
+    void *arg;
+} kf_run_start_t;
+
 /* Starts the runner of CANDIDATE (a path) in RUN_DIR (its working and
- * only writable directory; SHARED, when not NULL, another, which the
- * worker's eval_shared_dir names for tests) and waits until it has loaded
+ * only writable directory) as OPTS says and waits until it has loaded
  * it. NULL with
  * REPLY filled when it could not: status KF_RUN_FAILED (the candidate
  * does not load: DETAIL says why) or KF_RUN_CRASHED (its constructors
  * crashed); errno-style trouble of our own reads "harness: ...". */
-kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
-                              kf_run_reply_t *reply);
+kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir,
+                              const kf_run_start_t *opts, kf_run_reply_t *reply);
 
 /* Gives the runner the shared file FD laid out as LAYOUT. 0, or -1 with
  * REPLY. The runner is stopped when this returns 0. */
@@ -127,6 +142,17 @@ double kf_runner_cpu_outside_s (kf_runner_t *self);
 
 /* The runner's confinement, as it reported it ("seccomp, landlock abi 7"). */
 const char *kf_runner_confinement (kf_runner_t *self);
+
+/* For an evaluation job in DIR (JOB its payload): deletes what the
+ * candidate's process must not find there once the judge holds it (the
+ * reference, its data, the job). */
+void kf_runner_hide_job (const char *dir, json_t *job);
+
+/* The candidate's process for the job in DIR, started in DIR/run with
+ * OPTS (its SHARED is taken from the job). NULL with the verdict written
+ * to DIR when it could not be had (load_failed, crashed,
+ * harness_failed). */
+kf_runner_t *kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *opts);
 
 /* Kills and reaps the runner; nulls *SELF_P. */
 void kf_runner_destroy (kf_runner_t **self_p);

@@ -7,6 +7,8 @@
 #include "kf_subproc.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -251,7 +253,7 @@ s_env (const char *run_dir)
 }
 
 kf_runner_t *
-kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
+kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_t *opts,
                  kf_run_reply_t *reply)
 {
     kf_runner_t *self = calloc (1, sizeof *self);
@@ -264,7 +266,11 @@ kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
         free (self);
         return NULL;
     }
-    char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate, (char *) shared, NULL };
+    char device[32] = "";
+    if (opts->cuda_device >= 0)
+        snprintf (device, sizeof device, "cuda:%d", opts->cuda_device);
+    char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate,
+                     (char *) (opts->shared ? opts->shared : ""), device, NULL };
     pid_t pid = fork ();
     if (pid == 0) {
         //  Only the socket, as fd 3, and stdio: never the verdict channel.
@@ -297,11 +303,16 @@ kf_runner_start (const char *candidate, const char *run_dir, const char *shared,
     snprintf (self->confinement, sizeof self->confinement, "%s", reply->detail);
     double trips[S_PINGS];
     uint32_t op = KF_RUN_OP_PING;
-    for (int k = 0; k < S_PINGS; k++)
+    for (int k = 0; k < S_PINGS; k++) {
+        if (opts->before_ping)
+            opts->before_ping (opts->arg);
         if (s_exchange (self, &op, sizeof op, -1, &trips[k], reply) != 0) {
             kf_runner_destroy (&self);
             return NULL;
         }
+        if (opts->after_ping)
+            opts->after_ping (opts->arg);
+    }
     qsort (trips, S_PINGS, sizeof trips[0], s_cmp);
     self->round_trip = trips[S_PINGS / 2];
     double ignored;
@@ -353,4 +364,55 @@ kf_runner_destroy (kf_runner_t **self_p)
     close (self->sock);
     free (self);
     *self_p = NULL;
+}
+
+// --------------------------------------------------------------------------
+//  For an evaluation job
+
+//  What the candidate's process must not find: the reference and the
+//  job, once the judge holds them. (Its confinement keeps it out of the
+//  directory anyway where the kernel has Landlock.)
+void
+kf_runner_hide_job (const char *dir, json_t *job)
+{
+    const char *names[] = { "reference.so", "reference.bin", "job.json",
+                            json_string_value (json_object_get (job, "reference_data_path")) };
+    char path[4200];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i] && !strchr (names[i], '/')) {
+            snprintf (path, sizeof path, "%s/%s", dir, names[i]);
+            unlink (path);
+        }
+}
+
+//  The candidate's process, started in DIR/run. NULL with the verdict
+//  written when it could not be had.
+kf_runner_t *
+kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *given)
+{
+    char cand[4200], run[4200];
+    snprintf (cand, sizeof cand, "%s/candidate.so", dir);
+    snprintf (run, sizeof run, "%s/run", dir);
+    if (mkdir (run, 0700) != 0 && errno != EEXIST) {
+        char why[4300];
+        snprintf (why, sizeof why, "harness: cannot make %s: %s", run, strerror (errno));
+        kf_eval_write_verdict (dir, "harness_failed", why);
+        return NULL;
+    }
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
+    kf_run_start_t opts = *given;
+    opts.shared = json_string_value (json_object_get (job, "shared_dir"));
+    kf_runner_t *runner = kf_runner_start (cand, run, &opts, &reply);
+    kf_eval_set_phase ('H');
+    if (runner)
+        return runner;
+    if (reply.status == KF_RUN_CRASHED)
+        kf_eval_write_verdict (dir, "crashed", reply.detail);
+    else if (strncmp (reply.detail, "harness: ", 9) == 0
+             || strncmp (reply.detail, "seccomp", 7) == 0)
+        kf_eval_write_verdict (dir, "harness_failed", reply.detail);
+    else
+        kf_eval_write_verdict (dir, "load_failed", reply.detail);
+    return NULL;
 }

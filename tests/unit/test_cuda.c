@@ -41,7 +41,7 @@ static const char *const s_names[] = {
     "ref_softmax", "good_softmax", "wrong_softmax", "oob_write", "past_end",
     "unwritten", "modifies_input", "spin", "bad_launch", "side_stream",
     "fixed_row", "fork_bomb", "net_socket", "alloc_all", "cached_result", "low_precision",
-    "ignores_input", NULL
+    "ignores_input", "early_answer", "forge_destructor", NULL
 };
 static zframe_t *s_built[32];
 
@@ -403,6 +403,12 @@ s_gpu_rules (zframe_t *ref, zframe_t *good)
     s_expect_task ("alloc_all", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
     s_expect_task ("good_softmax", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
     s_expect_task ("cached_result", ref, s_task (1024, 1024), 60, "incorrect", "set 1: output 'y'");
+    //  The candidate's own process: an answer given before the work is
+    //  done is found by the judge's idle probe; a forged result.json
+    //  never replaces the judge's.
+    s_expect_task ("early_answer", ref, s_task (1024, 1024), 60, "incorrect",
+                   "work hidden from the clock");
+    s_expect_task ("forge_destructor", ref, s_task (1024, 1024), 60, "incorrect", "output 'y'");
     s_expect_task ("low_precision", ref, s_task (1024, 1024), 60, "correct", "all checks passed");
     task = s_task (1024, 1024);
     json_object_set_new (json_object_get (task, "tolerance"), "rtol", json_real (1e-4));
