@@ -25,7 +25,12 @@
 # "--set tuning=false"). The generator is the offline one unless KF_MODEL names another
 # (kfctl submit --model); the offline generator has starters for softmax,
 # RMSNorm and LayerNorm only, so the other problems end without a
-# candidate and say so. Output also goes to $OUT/kernelbench-l1.log.
+# candidate and say so. KF_MODEL=recorded runs the recorded model
+# (tests/gpu/kb-model.sh, through the gateway's command backend): a test
+# double for an LLM where none is reachable, which answers every prompt
+# with a CUDA kernel written ahead for that problem (tests/gpu/kb-model/);
+# its answers are listed in $OUT/kb-model.log. Output also goes to
+# $OUT/kernelbench-l1.log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 kb=${KERNELBENCH_DIR:-}
@@ -41,6 +46,15 @@ export KF_BIN=${KF_BIN:-$PWD/build/bin}
 . tests/gpu/cluster.sh
 export KF_EXEC_ARGS="--backend ${target%%:*} --python $python --reference-cache-max-mb ${KF_REF_CACHE_MB:-30000} ${KF_EXEC_ARGS:-}"
 log=${OUT:-/tmp}/kernelbench-l1.log
+model=${KF_MODEL:-}
+if [ "$model" = recorded ]; then
+    # The gateway splits a command line at blanks: the path must have none.
+    case $PWD in *[[:space:]]*) echo "kernelbench-l1: KF_MODEL=recorded needs a path without blanks ($PWD)" >&2; exit 2 ;; esac
+    printf 'command_recorded = bash %s/tests/gpu/kb-model.sh\n' "$PWD" >"$KF_STATE/models.conf"
+    export KF_GATEWAY_ARGS="--models-file $KF_STATE/models.conf ${KF_GATEWAY_ARGS:-}"
+    export KF_KB_MODEL_LOG=${OUT:-/tmp}/kb-model.log
+    model=command:recorded
+fi
 
 # The op class the offline generator knows a problem by, from its name.
 op_of() {
@@ -53,7 +67,7 @@ op_of() {
 
 {
 echo "== date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-echo "== command: tests/gpu/kernelbench-l1.sh $problems (search ${generations} x ${population}, target $target, python $python)"
+echo "== command: tests/gpu/kernelbench-l1.sh $problems (search ${generations} x ${population}, target $target, python $python, model ${model:-offline})"
 echo "== KernelBench: $kb ($(git -C "$kb" log -1 --format=%h 2>/dev/null || echo 'not a git checkout'))"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
 cluster_up || exit 1
@@ -73,7 +87,7 @@ for n in $problems; do
     echo "== $name${op:+ (--op $op)}"
     out=$(timeout "$limit" "$KF_BIN/kfctl" submit "$file" --target "$target" \
               --generations "$generations" --population "$population" --seed 1 \
-              ${op:+--op "$op"} ${KF_MODEL:+--model "$KF_MODEL"} ${KF_SUBMIT_ARGS:-} --wait --json \
+              ${op:+--op "$op"} ${model:+--model "$model"} ${KF_SUBMIT_ARGS:-} --wait --json \
               2>"$KF_STATE/submit.err")
     run=$(echo "$out" | jget 'd["run_id"]')
     if [ "$run" = n/a ]; then
