@@ -5,7 +5,7 @@
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
              libpq-dev postgresql pkg-config iproute2 jq python3-torch \
              clang llvm-spirv-14 spirv-tools libze1 libze-dev stress-ng \
-             libxxhash-dev
+             libxxhash-dev linux-perf
 PC_LIBS   := libczmq libzmq jansson libcurl libpq libxxhash
 
 BUILD     ?= build

@@ -599,7 +599,10 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
                                        sizeof builds[i].defines[p]))
                 builds[i].n_defines = p;
     }
-    builds[0].want_coords = !ctx->reference;
+    /* Every point is classified as built: the sweep's winner, not the
+     * default point, is the kernel whose coordinates the archive takes. */
+    for (int i = 0; i < n; i++)
+        builds[i].want_coords = !ctx->reference;
     s_sweep_t sweep = { .ctx = ctx, .builds = builds, .n = n, .next = 0 };
     pthread_mutex_init (&sweep.lock, NULL);
     int parallel = ctx->cfg && ctx->cfg->tune_parallel > 0 ? ctx->cfg->tune_parallel : 2;
@@ -648,6 +651,10 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
         json_t *row = json_object ();
         json_object_set_new (row, "params", kf_tune_config_json (tune, i));
         json_object_set_new (row, "compiled", json_boolean (b->compiled));
+        if (json_is_array (json_object_get (b->coords, "coords"))) {
+            json_object_set (row, "coords", json_object_get (b->coords, "coords"));
+            json_object_set (row, "coords_why", json_object_get (b->coords, "coords_why"));
+        }
         if (b->compiled && dflt->compiled) {
             char hash[65];
             kf_sha256_hex (b->so, b->so_size, hash);

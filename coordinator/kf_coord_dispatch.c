@@ -1,7 +1,7 @@
 /*  kf_coord_dispatch.c - leasing queued jobs to the connected workers.
  *
- *  Workers alike (role, backends, arch) form a group served by one
- *  statement in a savepoint of its own; re-verifications go first, to a
+ *  Workers alike (role, backends, arch, whether they can profile) form a
+ *  group served by one statement in a savepoint of its own; re-verifications go first, to a
  *  worker other than the one in doubt. The JOB messages, each with its
  *  lease token, wait in the outbox until the pass's transaction commits,
  *  and are forgotten when it does not (the jobs are still queued then).
@@ -54,6 +54,18 @@ s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
     " lease_deadline = now() + j.lease_ms * interval '1 millisecond'"               \
     " FROM picked p WHERE j.id = p.id"                                              \
     " RETURNING j.id, j.lease, j.kind, j.payload, j.blobs::text AS blobs, j.worker"
+
+/* Profile jobs go only to a worker whose HELLO said it has a profiler
+ * for its backend ("profile": true; exec-worker/kf_profile.c): workers
+ * with and without one form groups of their own, and $6 of the lease
+ * statements says which this group is. */
+#define S_PROFILE_FITS " AND (kind <> 'profile' OR $6::boolean)"
+
+static bool
+s_profiler (const kf_coord_worker_t *w)
+{
+    return json_is_true (json_object_get (w->caps, "profile"));
+}
 
 /* Whether ROLE's queued jobs all come from one source (one run, or only
  * runless jobs): then there is no one to be fair to, and the plain lease
@@ -181,7 +193,8 @@ kf_coord_dispatch (kf_coord_t *self)
         if (w->draining || s_free_credits (w) <= 0)
             continue;
         char key[400];
-        snprintf (key, sizeof key, "%s|%s|%s", w->role, w->backends, w->arch);
+        snprintf (key, sizeof key, "%s|%s|%s|%d", w->role, w->backends, w->arch,
+                  s_profiler (w));
         zlistx_t *list = zhashx_lookup (groups, key);
         if (!list) {
             list = zlistx_new ();
@@ -250,19 +263,20 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
             break;
     }
     char limit[24];
-    const char *params[5] = { first->role, first->backends, first->arch,
-                              S_I64 (limit, total), kf_pgarray_text (ids) };
+    const char *params[6] = { first->role, first->backends, first->arch,
+                              S_I64 (limit, total), kf_pgarray_text (ids),
+                              s_profiler (first) ? "true" : "false" };
     json_t *rows = s_one_source (self, first->role)
         ? kf_db_query (self->db,
                        "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued'"
                        "  AND role = $1 AND (backend IS NULL OR backend = ANY($2::text[]))"
                        "  AND avoid_worker IS NULL"
-                       "  AND (arch IS NULL OR arch = $3)"
+                       "  AND (arch IS NULL OR arch = $3)" S_PROFILE_FITS
                        "  ORDER BY role, id LIMIT $4 FOR UPDATE SKIP LOCKED),"
                        " picked AS (SELECT id, row_number() OVER (ORDER BY id) AS rn"
                        "  FROM locked)"
                        S_LEASE_PICKED,
-                       5, params)
+                       6, params)
         : kf_db_query (
         self->db,
         /* Round-robin across runs, so runs share the fleet fairly:
@@ -291,7 +305,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
         "   (SELECT id, row_number() OVER (ORDER BY id) AS turn FROM jobs"
         "    WHERE state = 'queued' AND role = $1 AND run_id = q.run_id"
         "    AND (backend IS NULL OR backend = ANY($2::text[])) AND avoid_worker IS NULL"
-        "    AND (arch IS NULL OR arch = $3) ORDER BY id LIMIT $4) c"
+        "    AND (arch IS NULL OR arch = $3)" S_PROFILE_FITS " ORDER BY id LIMIT $4) c"
         "  UNION ALL"
         "  SELECT id, row_number() OVER (ORDER BY id), NULL::timestamptz FROM"
         /* Ordered as the (role, run_id, id) queued index is, so that
@@ -300,7 +314,8 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
          * job (28 ms a pass behind 15,000 of them). */
         "   (SELECT id FROM jobs WHERE state = 'queued' AND role = $1 AND run_id IS NULL"
         "    AND (backend IS NULL OR backend = ANY($2::text[]))"
-        "    AND (arch IS NULL OR arch = $3) ORDER BY role, run_id, id LIMIT $4) n),"
+        "    AND (arch IS NULL OR arch = $3)" S_PROFILE_FITS
+        "    ORDER BY role, run_id, id LIMIT $4) n),"
         /* The ids as an array for jobs' primary key: joined to the
          * queue alone, the planner may hash the whole jobs table
          * (it did: 7.8 ms a pass at 20,000 rows, 0.5 ms this way). */
@@ -311,7 +326,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
         " picked AS (SELECT id, row_number() OVER (ORDER BY turn, served NULLS FIRST, id)"
         "  AS rn FROM locked)"
         S_LEASE_PICKED,
-        5, params);
+        6, params);
     kf_pgarray_destroy (&ids);
     if (!rows)
         return -1;

@@ -51,11 +51,19 @@ s_weight (size_t i, size_t n, double decay)
     return pow (decay, (double) (n - 1 - i));
 }
 
+static bool
+s_failed (const kf_transition_t *t)
+{
+    return !(t->child_fitness >= KF_GRADIENT_CORRECT);
+}
+
 void
 kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
                       kf_gradient_t *out)
 {
     memset (out, 0, sizeof *out);
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++)
+        out->risk[d][0] = out->risk[d][1] = 0.5;   /* the prior alone */
     if (!t || !n)
         return;
     if (!(decay > 0 && decay <= 1))
@@ -63,10 +71,30 @@ kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
     out->n = n;
     double wsum = 0, wabs = 0;
     double f[KF_GRADIENT_DIMS] = { 0 };
-    /* up/down: weight moved, weight improved, weight novel */
+    /* up/down: weight moved, weight improved, weight novel (correct
+     * children only); tried/failed: every child that moved */
     double up[KF_GRADIENT_DIMS][3] = { { 0 } }, down[KF_GRADIENT_DIMS][3] = { { 0 } };
+    double tried[KF_GRADIENT_DIMS][2] = { { 0 } }, failed[KF_GRADIENT_DIMS][2] = { { 0 } };
     for (size_t i = 0; i < n; i++) {
         double w = s_weight (i, n, decay);
+        bool bad = s_failed (&t[i]);
+        for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
+            int move = t[i].child[d] - t[i].parent[d];
+            if (!move)
+                continue;
+            int dir = move > 0 ? 0 : 1;
+            out->tries[d][dir]++;
+            tried[d][dir] += w;
+            if (bad) {
+                out->failures[d][dir]++;
+                failed[d][dir] += w;
+            }
+        }
+        /* A child that failed says nothing of which way is faster: its
+         * fitness (0 or 0.1) measures the breakage, not the direction. */
+        if (bad)
+            continue;
+        out->correct++;
         double df = t[i].child_fitness - t[i].parent_fitness;
         wsum += w;
         wabs += w * fabs (df);
@@ -83,11 +111,13 @@ kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
         }
     }
     for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
-        out->fitness[d] = f[d] / wsum;
+        out->fitness[d] = wsum > 0 ? f[d] / wsum : 0;
         out->fitness_n[d] = wabs > 0 ? f[d] / wabs : 0;
         out->rate[d] = (up[d][1] + 1) / (up[d][0] + 2) - (down[d][1] + 1) / (down[d][0] + 2);
         out->explore[d] = (up[d][2] + 1) / (up[d][0] + 2) - (down[d][2] + 1) / (down[d][0] + 2);
         out->combined[d] = (out->fitness_n[d] + out->rate[d] + out->explore[d]) / 3;
+        for (int dir = 0; dir < 2; dir++)
+            out->risk[d][dir] = (failed[d][dir] + 1) / (tried[d][dir] + 2);
     }
 }
 
@@ -126,7 +156,8 @@ kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
 
 typedef struct {
     int dim, from, to;
-    int n, improved;
+    int n, improved;         /* correct children */
+    int tries, failed;       /* every child that made the move */
     double sum_df;
     double score;
 } s_group_t;
@@ -144,6 +175,18 @@ s_group_cmp (const void *a, const void *b)
     return x->to - y->to;
 }
 
+/* "risk: 1 of 5 attempts failed (...)": the failures quoted as counts,
+ * like every figure in a hint. */
+static void
+s_risk (FILE *f, int failed, int tries)
+{
+    if (failed)
+        fprintf (f, "risk: %d of %d attempts failed (did not compile, gave wrong results, "
+                    "crashed or timed out)", failed, tries);
+    else
+        fprintf (f, "risk: none of %d attempts failed", tries);
+}
+
 char *
 kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                    const int parent[KF_GRADIENT_DIMS], int max_hints, int min_moves)
@@ -159,7 +202,8 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
         return NULL;
     int hints = 0;
 
-    /* 1. Along the strongest gradient the parent can still follow. */
+    /* 1. Along the strongest gradient the parent can still follow, with
+     *    how often children that went that way broke. */
     int best = -1;
     double best_abs = 0.1;   /* below this the signal is noise */
     for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
@@ -173,15 +217,20 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
     if (best >= 0) {
         double gd = g->combined[best];
         int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
+        int dir = gd > 0 ? 0 : 1;
         fprintf (f, "- Children that %s their %s level have done better so far "
-                    "(gradient %+.2f over %d moves): consider %s.\n",
-                 gd > 0 ? "raised" : "lowered", s_dim_names[best], gd, g->moves[best],
-                 s_advice[best][target]);
+                    "(gradient %+.2f over %d moves; ",
+                 gd > 0 ? "raised" : "lowered", s_dim_names[best], gd, g->moves[best]);
+        s_risk (f, g->failures[best][dir], g->tries[best][dir]);
+        fprintf (f, "): consider %s.\n", s_advice[best][target]);
         hints++;
     }
 
     /* 2. Concrete level moves with their record, the parent's own level
-     *    first: what happened when others made the move it could make. */
+     *    first: what happened when others made the move it could make.
+     *    A move is quoted once MIN_MOVES correct children made it (did it
+     *    pay?) or once MIN_MOVES attempts at it failed, most of them (is
+     *    it a trap?). */
     s_group_t groups[KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS];
     memset (groups, 0, sizeof groups);
     size_t ng = 0;
@@ -191,33 +240,56 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                 if (a == b)
                     continue;
                 s_group_t *gr = &groups[ng];
+                memset (gr, 0, sizeof *gr);
                 gr->dim = d;
                 gr->from = a;
                 gr->to = b;
                 for (size_t i = 0; i < n; i++)
                     if (t[i].parent[d] == a && t[i].child[d] == b) {
+                        gr->tries++;
+                        if (s_failed (&t[i])) {
+                            gr->failed++;
+                            continue;
+                        }
                         double df = t[i].child_fitness - t[i].parent_fitness;
                         gr->n++;
                         gr->improved += df > 0;
                         gr->sum_df += df;
                     }
-                if (gr->n < min_moves || 2 * gr->improved == gr->n)
+                double own = a == parent[d] ? 2.0 : 1.0;
+                bool record = gr->n >= min_moves && 2 * gr->improved != gr->n;
+                bool trap = gr->failed >= min_moves && 2 * gr->failed > gr->tries;
+                if (!record && !trap)
                     continue;
-                double rate = (double) gr->improved / gr->n;
-                gr->score = fabs (rate - 0.5) * sqrt ((double) gr->n)
-                            * (a == parent[d] ? 2.0 : 1.0);
+                double score = 0;
+                if (record)
+                    score = fabs ((double) gr->improved / gr->n - 0.5) * sqrt ((double) gr->n);
+                if (trap) {
+                    double s = ((double) gr->failed / gr->tries - 0.5) * sqrt ((double) gr->tries);
+                    score = s > score ? s : score;
+                }
+                gr->score = score * own;
                 ng++;
             }
     qsort (groups, ng, sizeof groups[0], s_group_cmp);
     for (size_t i = 0; i < ng && hints < max_hints; i++) {
         const s_group_t *gr = &groups[i];
-        bool good = 2 * gr->improved > gr->n;
-        fprintf (f, "- Moving %s from %s to %s raised fitness in %s%d of %d moves "
-                    "(mean change %+.3f)%s\n",
-                 s_dim_names[gr->dim], kf_descriptor_level_name (gr->dim, gr->from),
-                 kf_descriptor_level_name (gr->dim, gr->to), good ? "" : "only ",
-                 gr->improved, gr->n, gr->sum_df / gr->n,
-                 good ? "." : "; it has mostly not paid off here.");
+        const char *from = kf_descriptor_level_name (gr->dim, gr->from);
+        const char *to = kf_descriptor_level_name (gr->dim, gr->to);
+        if (gr->n >= min_moves && 2 * gr->improved != gr->n) {
+            bool good = 2 * gr->improved > gr->n;
+            fprintf (f, "- Moving %s from %s to %s raised fitness in %s%d of %d moves "
+                        "(mean change %+.3f)%s; ",
+                     s_dim_names[gr->dim], from, to, good ? "" : "only ", gr->improved, gr->n,
+                     gr->sum_df / gr->n, good ? "" : "; it has mostly not paid off here");
+            s_risk (f, gr->failed, gr->tries);
+            fputs (".\n", f);
+        }
+        else
+            fprintf (f, "- Moving %s from %s to %s failed in %d of %d attempts (did not "
+                        "compile, gave wrong results, crashed or timed out): a risky move "
+                        "here; if you make it, check it against the pitfalls.\n",
+                     s_dim_names[gr->dim], from, to, gr->failed, gr->tries);
         hints++;
     }
     fclose (f);

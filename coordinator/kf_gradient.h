@@ -2,7 +2,8 @@
  *  run's parent->child transitions, and what the search does with them.
  *
  *  Per dimension d (memory, algorithm, synchronisation), over the most
- *  recent transitions, each weighted by recency (decay^age):
+ *  recent transitions whose child is correct, each weighted by recency
+ *  (decay^age):
  *
  *    fitness gradient   F_d = sum w*df*sign(child_d - parent_d) / sum w
  *                       (the paper's estimator, section 3.3), reported
@@ -14,7 +15,12 @@
  *                           - P(new cell | moved down in d), same prior.
  *
  *  Their mean G_d = (F_d/|df| + R_d + E_d) / 3 in [-1, 1] says which way
- *  along d children have done better. It becomes a sampling weight per
+ *  along d correct children have done better. Whether a move works at all
+ *  is estimated apart from that: the risk of moving up (down) in d is the
+ *  share of the children that did so and failed (did not compile, gave
+ *  wrong results, crashed or timed out), with the same prior, so a
+ *  direction that pays when it works but mostly breaks the kernel says
+ *  both instead of averaging them away. G becomes a sampling weight per
  *  archive cell (curiosity selection: room to move along positive G,
  *  the cell's own record of improving children, fewer children tried)
  *  and natural-language mutation hints for the next prompt. Pure
@@ -27,6 +33,11 @@
 #include <stddef.h>
 
 #define KF_GRADIENT_DIMS 3
+
+/* A child of at least this fitness is correct (docs/search.md: a correct
+ * kernel with a positive speedup scores above 0.5, anything else 0.1 or
+ * 0); below it, the move failed. */
+#define KF_GRADIENT_CORRECT 0.5
 
 /* One parent->child move, oldest first in the arrays below. */
 typedef struct {
@@ -43,12 +54,19 @@ typedef struct {
     double rate[KF_GRADIENT_DIMS];        /* R_d */
     double explore[KF_GRADIENT_DIMS];     /* E_d */
     double combined[KF_GRADIENT_DIMS];    /* G_d */
-    int moves[KF_GRADIENT_DIMS];          /* transitions that changed level d */
-    size_t n;                             /* transitions used */
+    int moves[KF_GRADIENT_DIMS];          /* correct children that changed level d */
+    /* Failure apart from gain: [d][0] moving up in d, [d][1] moving down. */
+    int tries[KF_GRADIENT_DIMS][2];       /* children, correct or not */
+    int failures[KF_GRADIENT_DIMS][2];    /* of them, children that failed */
+    double risk[KF_GRADIENT_DIMS][2];     /* weighted failure rate, +1/+2 prior */
+    size_t n;                             /* transitions seen */
+    size_t correct;                       /* of them, with a correct child (used
+                                             for F, R, E) */
 } kf_gradient_t;
 
 /* Estimates from the N transitions T (oldest first); DECAY in (0, 1]
- * weighs a transition AGE places from the newest by DECAY^AGE. */
+ * weighs a transition AGE places from the newest by DECAY^AGE. F, R and E
+ * read the transitions with a correct child only; the risks read all. */
 void kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
                            kf_gradient_t *out);
 
@@ -59,8 +77,10 @@ double kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, siz
 
 /* Mutation hints for a child of a parent at PARENT (levels), one sentence
  * a line, at most MAX_HINTS; a level move counts only once MIN_MOVES
- * transitions made it. NULL when the transitions support no hint (fewer
- * than MIN_MOVES moves of any kind). Caller frees. */
+ * correct children made it, and each hint says how often the move failed
+ * ("risk: 1 of 5 attempts failed ..."); a move that failed in most of at
+ * least MIN_MOVES attempts is a hint of its own. NULL when the transitions
+ * support no hint. Caller frees. */
 char *kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                          const int parent[KF_GRADIENT_DIMS], int max_hints,
                          int min_moves);

@@ -4,9 +4,11 @@
  *  run; version 1 is the default sections. A meta job is queued when the
  *  run's finished candidates pass the next multiple of meta_every x
  *  population (runs.meta_rounds counts the rounds queued, moved on with a
- *  compare-and-set so a replay queues nothing twice). The job carries the
+ *  compare-and-set so a replay queues nothing twice; kf_meta_score.c has
+ *  the schedule and how versions are scored). The job carries the
  *  sections of the fittest version in the archive, the recent outcomes
- *  with their figures straight from the evaluations table, and a prompt
+ *  with their figures straight from the evaluations table, the code
+ *  behind the best and the worst of them, and a prompt
  *  for a model that explains the edit format. Its reply is text: the
  *  edits are parsed and checked in the coordinator (kf_meta_edits.c), not
  *  in the gateway, because only the coordinator knows the sections and
@@ -17,7 +19,9 @@
 #include "kf_meta.h"
 #include "kf_json.h"
 #include "kf_log.h"
+#include "kf_meta_score.h"
 #include "kf_prompt.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,41 +124,38 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     char id[24];
     const char *params[1] = { S_I64 (id, run_id) };
     //  A new version first gets a fair trial (a generation's worth of
-    //  candidates), newest first; after that versions are drawn in
-    //  proportion to their fitness.
+    //  candidates), newest first; after that the version of the highest
+    //  score: the mean fitness of its recent candidates plus a bonus that
+    //  shrinks as it is used (kf_meta_score.h). The newest wins a tie, and
+    //  everything it reads is in the database, so a replay picks the same.
     json_t *versions = kf_db_query (
         self->db,
-        "SELECT v.id, v.number, v.sections, coalesce(v.fitness, 0) AS fitness,"
-        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used,"
-        " (SELECT count(*) FROM candidates c WHERE c.run_id = $1) AS run_candidates"
+        "SELECT v.id, v.number, v.sections, v.fitness,"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used"
         " FROM prompt_versions v WHERE v.run_id = $1 AND v.in_archive"
         " ORDER BY v.number DESC",
         1, params);
     json_t *pick = NULL;
     size_t i;
     json_t *v;
-    json_array_foreach (versions, i, v)
+    int64_t total = 0;
+    json_array_foreach (versions, i, v) {
+        total += kf_jint (v, "used");
         if (!pick && kf_jint (v, "used") < kf_jint (run, "population"))
             pick = v;
-    if (!pick && json_array_size (versions)) {
-        double total = 0;
-        json_array_foreach (versions, i, v)
-            total += json_number_value (json_object_get (v, "fitness")) + 0.05;
-        //  A deterministic draw: the run's seed and how many candidates
-        //  it has, mixed (splitmix64), so a replay picks the same.
-        uint64_t x = (uint64_t) kf_jint (run, "seed") * 0x9e3779b97f4a7c15ULL
-                     + (uint64_t) kf_jint (json_array_get (versions, 0), "run_candidates");
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-        x ^= x >> 31;
-        double r = (double) (x >> 11) / 9007199254740992.0 * total;
-        json_array_foreach (versions, i, v) {
-            r -= json_number_value (json_object_get (v, "fitness")) + 0.05;
-            if (!pick && r < 0)
-                pick = v;
+    }
+    bool trial = pick != NULL;
+    double top = -INFINITY;
+    json_array_foreach (versions, i, v) {
+        if (trial)
+            break;
+        json_t *fit = json_object_get (v, "fitness");
+        double score = kf_meta_score (json_is_number (fit), json_number_value (fit),
+                                      kf_jint (v, "used"), total);
+        if (score > top) {
+            top = score;
+            pick = v;
         }
-        if (!pick)
-            pick = json_array_get (versions, json_array_size (versions) - 1);
     }
     json_t *sections = NULL;
     if (pick) {
@@ -248,11 +249,31 @@ s_outcome_line (FILE *f, json_t *o)
     fputs ("\n", f);
 }
 
+//  The code behind one of the outcomes shown, under TITLE: what the
+//  evaluation said of it, and its source.
+static void
+s_outcome_kernel (FILE *f, const char *title, json_t *k)
+{
+    fprintf (f, "\n## %s (candidate %lld: %s", title, (long long) kf_jint (k, "id"),
+             kf_jstr (k, "status"));
+    if (json_is_number (json_object_get (k, "speedup")))
+        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (k, "speedup")));
+    fputs (")\n", f);
+    if (*kf_jstr (k, "detail"))
+        fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
+    if (!strcmp (kf_jstr (k, "status"), "compile_failed") && *kf_jstr (k, "log"))
+        fprintf (f, "compiler:\n```\n%.1500s\n```\n", kf_jstr (k, "log"));
+    fprintf (f, "```\n%.*s\n```\n", S_SOURCE_MAX, kf_jstr (k, "source"));
+}
+
 //  The meta-prompter's instructions (for a language model; the offline
-//  one reads the payload's structured fields instead).
+//  one reads the payload's structured fields instead): the sections, the
+//  outcomes, the code behind the best and the worst of them (what the
+//  guidance led to at either end), and the run's best kernel when it is
+//  not among them.
 static char *
 s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
-               json_t *best_kernel)
+               json_t *best_kernel, json_t *best_outcome, json_t *worst_outcome)
 {
     char *text = NULL;
     size_t size = 0;
@@ -276,7 +297,14 @@ s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
     json_t *o;
     json_array_foreach (outcomes, i, o)
         s_outcome_line (f, o);
-    if (best_kernel && *kf_jstr (best_kernel, "source"))
+    if (best_outcome)
+        s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
+                                           : "The code behind these outcomes",
+                          best_outcome);
+    if (worst_outcome)
+        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
+    if (best_kernel && *kf_jstr (best_kernel, "source")
+        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
         fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
                  json_number_value (json_object_get (best_kernel, "speedup")), S_SOURCE_MAX,
                  kf_jstr (best_kernel, "source"));
@@ -299,6 +327,54 @@ s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
         return NULL;
     }
     return text;
+}
+
+//  The kernels behind the best and the worst of OUTCOMES (by fitness; on
+//  equal fitness the faster, then the newer), among those with a source,
+//  as prompt kernel objects into *BEST and *WORST (the caller's; NULL when
+//  there is none, *WORST also when it would be *BEST). Returns 0, or -1.
+static int
+s_extremes (kf_search_t *self, json_t *outcomes, json_t **best, json_t **worst)
+{
+    *best = *worst = NULL;
+    if (!json_array_size (outcomes))
+        return 0;
+    char *ids = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&ids, &size);
+    if (!f)
+        return -1;
+    size_t i;
+    json_t *o;
+    fputc ('{', f);
+    json_array_foreach (outcomes, i, o)
+        fprintf (f, "%s%lld", i ? "," : "", (long long) kf_jint (o, "candidate_id"));
+    fputc ('}', f);
+    if (fclose (f) != 0) {
+        free (ids);
+        return -1;
+    }
+    const char *params[1] = { ids };
+    bool failed = false;
+    json_t *row = kf_db_row (
+        self->db,
+        "SELECT (SELECT id FROM candidates WHERE id = ANY ($1::bigint[])"
+        "  AND source_hash IS NOT NULL AND fitness IS NOT NULL"
+        "  ORDER BY fitness DESC, speedup DESC NULLS LAST, id DESC LIMIT 1) AS best,"
+        " (SELECT id FROM candidates WHERE id = ANY ($1::bigint[])"
+        "  AND source_hash IS NOT NULL AND fitness IS NOT NULL"
+        "  ORDER BY fitness, speedup NULLS FIRST, id DESC LIMIT 1) AS worst",
+        1, params, &failed);
+    free (ids);
+    if (failed)
+        return -1;
+    int64_t b = kf_jint (row, "best"), w = kf_jint (row, "worst");
+    json_decref (row);
+    if (b)
+        *best = kf_prompt_kernel (self->db, b);
+    if (w && w != b)
+        *worst = kf_prompt_kernel (self->db, w);
+    return 0;
 }
 
 //  Queues the run's next meta job (RUN is its row, SETTINGS its settings).
@@ -325,6 +401,14 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     if (!parent)
         return 0;   //  no version yet: the search never asked for sections
     json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
+    if (!outcomes)
+        outcomes = json_array ();
+    json_t *best_outcome = NULL, *worst_outcome = NULL;
+    if (s_extremes (self, outcomes, &best_outcome, &worst_outcome)) {
+        json_decref (outcomes);
+        json_decref (parent);
+        return -1;
+    }
     json_t *best = NULL;
     json_t *best_row = kf_db_row (self->db,
                                   "SELECT best_candidate_id FROM runs WHERE id = $1", 1, params,
@@ -334,8 +418,8 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     json_decref (best_row);
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_t *sections = json_object_get (parent, "sections");
-    char *prompt = s_meta_prompt (run, sections, outcomes ? outcomes : json_array (), max_edits,
-                                  best);
+    char *prompt = s_meta_prompt (run, sections, outcomes, max_edits, best, best_outcome,
+                                  worst_outcome);
     json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:o, s:i, s:s, s:f, s:i, s:i}",
                                  "model", kf_jstr (settings, "meta_model"), "language",
                                  kf_jstr (run, "language"), "task_name",
@@ -343,7 +427,7 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
                                  sections, "parent_version_id",
                                  (json_int_t) kf_jint (parent, "id"), "parent_version",
                                  (json_int_t) kf_jint (parent, "number"), "outcomes",
-                                 outcomes ? outcomes : json_array (), "max_edits", max_edits,
+                                 outcomes, "max_edits", max_edits,
                                  "prompt", prompt ? prompt : "", "temperature", 0.3,
                                  "round", round + 1, "generation",
                                  (int) kf_jint (run, "generation"));
@@ -352,8 +436,19 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
                              json_pack ("{s:O, s:O}", "speedup",
                                         json_object_get (best, "speedup"), "candidate_id",
                                         json_object_get (best, "id")));
+    json_t *ends[2] = { best_outcome, worst_outcome };
+    static const char *const end_keys[2] = { "best_outcome", "worst_outcome" };
+    for (int e = 0; e < 2 && payload; e++)
+        if (ends[e])
+            json_object_set_new (payload, end_keys[e],
+                                 json_pack ("{s:I, s:s, s:O?}", "candidate_id",
+                                            (json_int_t) kf_jint (ends[e], "id"), "status",
+                                            kf_jstr (ends[e], "status"), "speedup",
+                                            json_object_get (ends[e], "speedup")));
     free (prompt);
     json_decref (best);
+    json_decref (best_outcome);
+    json_decref (worst_outcome);
     json_decref (parent);
     char *text = payload ? json_dumps (payload, JSON_COMPACT) : NULL;
     json_decref (payload);
@@ -376,20 +471,22 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
 int
 kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id)
 {
-    char cand[24], id[24];
-    const char *cp[1] = { S_I64 (cand, candidate_id) };
-    //  The version's fitness is the best of the kernels written with it;
-    //  recomputed, not incremented, so calling this twice changes nothing.
+    char cand[24], id[24], window[24];
+    const char *cp[2] = { S_I64 (cand, candidate_id), S_I64 (window, KF_META_WINDOW) };
+    //  The version's fitness is the mean of its last KF_META_WINDOW
+    //  finished kernels (kf_meta_score.h); recomputed, not incremented, so
+    //  calling this twice changes nothing.
     if (kf_db_exec (self->db,
                     "UPDATE prompt_versions v SET"
-                    " fitness = (SELECT max(fitness) FROM candidates"
-                    "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL),"
+                    " fitness = (SELECT avg(w.fitness) FROM (SELECT fitness FROM candidates"
+                    "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL"
+                    "  ORDER BY finished_at DESC, id DESC LIMIT $2::int) w),"
                     " best_speedup = (SELECT max(speedup) FROM candidates"
                     "  WHERE prompt_version_id = v.id AND status = 'correct'),"
                     " candidates = (SELECT count(*) FROM candidates"
                     "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL)"
                     " WHERE v.id = (SELECT prompt_version_id FROM candidates WHERE id = $1)",
-                    1, cp) < 0)
+                    2, cp) < 0)
         return -1;
     json_t *run = s_run (self, run_id);
     if (!run)
@@ -408,16 +505,18 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
                                     "  AND kind = 'meta' AND state IN ('queued', 'leased'))"
                                     "  AS open",
                                     1, rp, NULL);
-        int64_t per_round = kf_jint (settings, "meta_every") * kf_jint (run, "population");
-        int64_t finished = kf_jint (counts, "finished");
-        int64_t total = kf_jint (run, "generations") * kf_jint (run, "population");
+        int generations = (int) kf_jint (run, "generations");
+        int population = (int) kf_jint (run, "population");
+        int interval = kf_meta_interval ((int) kf_jint (settings, "meta_every"), generations);
+        int64_t total = (int64_t) generations * population;
         int round = (int) kf_jint (run, "meta_rounds");
         //  One meta job at a time; none once every candidate of the main
         //  search is planned (nothing would be written with what it
-        //  proposes).
-        if (counts && kf_jint (counts, "open") == 0 && per_round > 0
-            && finished >= (int64_t) (round + 1) * per_round
-            && kf_jint (counts, "planned") < total)
+        //  proposes); in a short run, rounds come more often than
+        //  meta_every (kf_meta_score.h).
+        if (counts && kf_jint (counts, "open") == 0
+            && kf_meta_due (round, kf_jint (counts, "finished"), kf_jint (counts, "planned"),
+                            total, interval, population))
             rc = s_queue_meta (self, run, settings, round);
         json_decref (counts);
     }

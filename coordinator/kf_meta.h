@@ -4,13 +4,15 @@
  *  Each run keeps prompt versions in PostgreSQL (prompt_versions): the four
  *  evolvable sections (kf_prompt.h), the version they were edited from,
  *  the generation that made them and the edits that did. A version's
- *  fitness is the best fitness of the kernels written with it; the run's
- *  prompt archive holds the `prompt_archive` fittest (default 16) and each
- *  new candidate is written with a version picked from it. Every
- *  `meta_every` generations' worth of finished candidates (default 10) a
- *  "meta" job (role generate, model `meta_model`) is queued with the
- *  sections and the recent outcomes with their figures from the
- *  evaluations table; its reply holds SEARCH/REPLACE edits, at most
+ *  fitness is the mean fitness of its latest kernels; the run's prompt
+ *  archive holds the `prompt_archive` fittest (default 16) and each new
+ *  candidate is written with the version of the best score, its fitness
+ *  plus an exploration bonus (kf_meta_score.h). Every `meta_every`
+ *  generations' worth of finished candidates (default 10; more often in a
+ *  run shorter than 4 x that) a "meta" job (role generate, model
+ *  `meta_model`) is queued with the sections, the recent outcomes with
+ *  their figures from the evaluations table and the code behind the best
+ *  and worst of them; its reply holds SEARCH/REPLACE edits, at most
  *  `meta_max_edits` (default 3) of which are applied, only inside the
  *  sections. Every proposed edit, accepted or not, is logged in
  *  prompt_edits with the reason. `meta_prompting: false` in the run's

@@ -159,7 +159,7 @@ s_runtime_line (FILE *f, json_t *k)
 //  What the evaluation said about a kernel that was not correct, with its
 //  figures, and the profile of one that was timed.
 static void
-s_figures (FILE *f, json_t *k)
+s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
 {
     json_t *c = json_object_get (k, "correctness");
     if (*kf_jstr (k, "detail"))
@@ -185,13 +185,17 @@ s_figures (FILE *f, json_t *k)
                      s_num (c, "nonfinite_mismatch"));
         fputs ("\n", f);
     }
-    kf_prompt_position_line (f, k);
+    kf_prompt_position_line (f, k, in->hardware,
+                             kf_prompt_target_kind (in->target, in->language));
     if (!strcmp (kf_jstr (k, "status"), "correct"))
         kf_prompt_noise_line (f, k);
+    //  A profile job's summary (kf_prompt_kernel), named by its profiler.
     const char *profile = kf_jstr (k, "profile");
     if (*profile)
-        fprintf (f, "Profile (Nsight Compute):\n%s%s", profile,
-                 profile[strlen (profile) - 1] == '\n' ? "" : "\n");
+        fprintf (f, "Profile (%s):\n%s%s",
+                 !strcmp (kf_jstr (k, "profiler"), "perf") ? "perf stat"
+                                                            : "Nsight Compute",
+                 profile, profile[strlen (profile) - 1] == '\n' ? "" : "\n");
 }
 
 /* The OpenCL C contract (docs/intel.md has it in full): the exec worker
@@ -258,10 +262,10 @@ s_same (json_t *a, json_t *b)
 
 //  A kernel shown with its figures and code.
 static void
-s_kernel (FILE *f, const char *language, json_t *k, bool code)
+s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bool code)
 {
     s_runtime_line (f, k);
-    s_figures (f, k);
+    s_figures (f, in, k);
     if (code && *kf_jstr (k, "source"))
         s_code_block (f, language, kf_jstr (k, "source"));
 }
@@ -283,7 +287,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         fprintf (f, "\n## Best kernel so far (candidate %lld)%s\nThe fastest correct kernel "
                  "the search holds; shown for reference, the kernel to change is the next "
                  "one.\n", (long long) s_id (best), mark);
-        s_kernel (f, language, best, true);
+        s_kernel (f, in, language, best, true);
     }
     if (base) {
         if (base_is_best)
@@ -293,7 +297,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
             fprintf (f, "\n## Kernel to improve (candidate %lld)\nChosen from the archive of "
                      "distinct approaches for this attempt; it is not the fastest kernel "
                      "found so far.\n", (long long) s_id (base));
-        s_kernel (f, language, base, true);
+        s_kernel (f, in, language, base, true);
     }
     size_t n_children = json_array_size (in->children);
     if (base && n_children) {
@@ -308,7 +312,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
     if (in->last) {
         fprintf (f, "\n## Last kernel tried from it (candidate %lld)\n", (long long) s_id (in->last));
         s_runtime_line (f, in->last);
-        s_figures (f, in->last);
+        s_figures (f, in, in->last);
         const char *log = kf_jstr (in->last, "log");
         if (*log) {
             fputs ("Log:\n", f);
@@ -550,13 +554,16 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              " e.figures->'candidate' AS timing_candidate,"
                              " e.figures->'reference' AS timing_reference,"
                              " e.figures->'configs' AS configs,"
-                             /* An Nsight Compute profile of the candidate
-                              * (exec worker "profile" job), when one ran. */
-                             " (SELECT j.result->>'summary' FROM jobs j"
-                             "  WHERE j.candidate_id = c.id AND j.kind = 'profile'"
-                             "  AND j.state = 'done' ORDER BY j.id DESC LIMIT 1) AS profile"
+                             /* A profile of the candidate (exec worker
+                              * "profile" job: ncu or perf), when one ran;
+                              * results from before "profiler" are ncu's. */
+                             " p.profile, p.profiler"
                              " FROM candidates c LEFT JOIN LATERAL (SELECT * FROM evaluations"
                              "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
+                             " LEFT JOIN LATERAL (SELECT j.result->>'summary' AS profile,"
+                             "  coalesce(j.result->>'profiler', 'ncu') AS profiler FROM jobs j"
+                             "  WHERE j.candidate_id = c.id AND j.kind = 'profile'"
+                             "  AND j.state = 'done' ORDER BY j.id DESC LIMIT 1) p ON true"
                              " WHERE c.id = $1",
                              1, params, NULL);
     if (!row)

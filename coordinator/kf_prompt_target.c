@@ -9,6 +9,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_class.h"
 #include "kf_json.h"
+#include "kf_rates.h"
 #include <math.h>
 #include <string.h>
 
@@ -40,20 +41,6 @@ s_num (json_t *o, const char *key)
     return json_number_value (json_object_get (o, key));
 }
 
-static const char *
-s_bytes (double bytes, char *buf, size_t size)
-{
-    if (bytes >= 1024.0 * 1024 * 1024)
-        snprintf (buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024)
-        snprintf (buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
-    else if (bytes >= 1024)
-        snprintf (buf, size, "%.0f KiB", bytes / 1024);
-    else
-        snprintf (buf, size, "%.0f B", bytes);
-    return buf;
-}
-
 //  The first line of a toolchain's version text.
 static void
 s_version (FILE *f, const char *text)
@@ -75,12 +62,12 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
     if (s_has (d, "clock_mhz"))
         fprintf (f, ", %.0f MHz", s_num (d, "clock_mhz"));
     if (s_has (d, "memory_bytes"))
-        fprintf (f, ", %s memory", s_bytes (s_num (d, "memory_bytes"), b, sizeof b));
+        fprintf (f, ", %s memory", kf_rates_bytes (s_num (d, "memory_bytes"), b, sizeof b));
     static const char *const caches[][2] = { { "l1d_bytes", "L1d" }, { "l2_bytes", "L2" },
                                              { "l3_bytes", "L3" } };
     for (size_t i = 0; i < 3; i++)
         if (s_has (d, caches[i][0]))
-            fprintf (f, ", %s %s", s_bytes (s_num (d, caches[i][0]), b, sizeof b),
+            fprintf (f, ", %s %s", kf_rates_bytes (s_num (d, caches[i][0]), b, sizeof b),
                      caches[i][1]);
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));
@@ -172,46 +159,48 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                "timed by device events around a device-wide synchronisation.\n", f);
 }
 
+//  The cache that keeps a working set between timed calls, from the
+//  first device of HARDWARE: a GPU's L2 (CUDA), its largest cache (Level
+//  Zero). The host's protocol flushes every cache before each call's data
+//  is used, so there none does.
+static void
+s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
+{
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    if (kind == KF_TARGET_HOST) {
+        r->cold = true;
+        return;
+    }
+    if (s_has (d, "l2_bytes") && s_num (d, "l2_bytes") > 0) {
+        r->cache_bytes = s_num (d, "l2_bytes");
+        r->cache_name = "L2";
+    }
+    else if (s_has (d, "cache_bytes") && s_num (d, "cache_bytes") > 0)
+        r->cache_bytes = s_num (d, "cache_bytes");
+}
+
 void
-kf_prompt_position_line (FILE *f, json_t *k)
+kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_kind_t kind)
 {
     json_t *bw = json_object_get (k, "bandwidth");
     json_t *cp = json_object_get (k, "compute");
-    bool have_bw = s_has (bw, "candidate_gbs") && s_num (bw, "candidate_gbs") > 0;
-    bool have_cp = s_has (cp, "candidate_gflops") && s_num (cp, "candidate_gflops") > 0;
-    if (!have_bw && !have_cp)
+    kf_rates_t r = { .held = -1 };
+    r.bytes = s_has (bw, "bytes") ? s_num (bw, "bytes") : 0;
+    r.gbs = s_has (bw, "candidate_gbs") ? s_num (bw, "candidate_gbs") : 0;
+    r.copy_gbs = s_has (bw, "copy_gbs") ? s_num (bw, "copy_gbs") : 0;
+    r.ref_gbs = s_has (bw, "reference_gbs") ? s_num (bw, "reference_gbs") : 0;
+    r.gflops = s_has (cp, "candidate_gflops") ? s_num (cp, "candidate_gflops") : 0;
+    r.peak_gflops = s_has (cp, "peak_gflops") ? s_num (cp, "peak_gflops") : 0;
+    r.ref_gflops = s_has (cp, "reference_gflops") ? s_num (cp, "reference_gflops") : 0;
+    //  The worker's own judgement (roofline_applies: the data is larger
+    //  than the cache) where no size is known here.
+    if (json_is_boolean (json_object_get (bw, "roofline_applies")))
+        r.held = json_is_true (json_object_get (bw, "roofline_applies")) ? 0 : 1;
+    s_kept_cache (hardware, kind, &r);
+    if (!(r.gbs > 0) && !(r.gflops > 0))
         return;
     fputs ("Position against the peaks:", f);
-    if (have_bw) {
-        char b[32];
-        double frac = s_num (bw, "candidate_fraction_of_copy");
-        fprintf (f, " memory: moves at least %s at %.3g GB/s",
-                 s_bytes (s_num (bw, "bytes"), b, sizeof b), s_num (bw, "candidate_gbs"));
-        if (s_num (bw, "copy_gbs") > 0) {
-            if (frac > 1.0)
-                fprintf (f, ", above the measured copy bandwidth (%.0f GB/s): the data is "
-                         "served from cache, so memory is not the limit",
-                         s_num (bw, "copy_gbs"));
-            else
-                fprintf (f, ", %.0f%% of the measured copy bandwidth (%.0f GB/s)",
-                         100.0 * frac, s_num (bw, "copy_gbs"));
-        }
-        if (s_has (bw, "reference_gbs") && s_num (bw, "reference_gbs") > 0)
-            fprintf (f, "; the reference reaches %.3g GB/s", s_num (bw, "reference_gbs"));
-        fputs (have_cp ? ";" : ".", f);
-    }
-    if (have_cp) {
-        fprintf (f, " compute: %.3g GFLOP/s", s_num (cp, "candidate_gflops"));
-        if (s_has (cp, "candidate_fraction_of_peak") && s_num (cp, "peak_gflops") > 0)
-            fprintf (f, ", %.1f%% of the measured peak (%.0f GFLOP/s)",
-                     100.0 * s_num (cp, "candidate_fraction_of_peak"),
-                     s_num (cp, "peak_gflops"));
-        if (s_has (cp, "reference_gflops") && s_num (cp, "reference_gflops") > 0)
-            fprintf (f, "; the reference reaches %.3g GFLOP/s", s_num (cp, "reference_gflops"));
-        fputs (".", f);
-    }
-    else if (have_bw)
-        fputs (" (the task gives no operation count, so the compute share is not known)", f);
+    kf_rates_write (f, &r);
     fputs ("\n", f);
 }
 

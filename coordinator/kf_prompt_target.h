@@ -12,6 +12,7 @@
 #define KF_PROMPT_TARGET_H
 
 #include "kf_db.h"
+#include "kf_prompt_class.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,8 +32,10 @@ void kf_prompt_target_section (FILE *f, const char *target, const char *language
 
 /* Writes one line on kernel K's position against the peaks (its
  * evaluation's bandwidth and compute figures, the device's measured
- * ceilings), when it was timed. */
-void kf_prompt_position_line (FILE *f, json_t *k);
+ * ceilings), when it was timed: memory and compute both, in the words of
+ * kf_rates.h, with the cache that keeps data between calls on a KIND
+ * target taken from HARDWARE (kf_prompt_hardware's object, or NULL). */
+void kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_kind_t kind);
 
 /* Writes one line on the timing noise of K's speedup (its evaluation's
  * p10-p90 spreads of the candidate's and the reference's samples), when

@@ -165,6 +165,10 @@ kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
                              " WHERE id = $1 AND status = 'running'"
                              " RETURNING best_speedup, first_speedup",
                              3, params, NULL);
+    if (row && kf_search_profile_drop (self, run_id)) {
+        json_decref (row);
+        return -1;
+    }
     if (row) {
         kf_info ("run %lld %s: %s", (long long) run_id, status, reason);
         kf_search_event (self, run_id, "finished",
@@ -215,6 +219,8 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
         return 0;
     if (!strcmp (kf_jstr (job, "kind"), "meta"))
         return kf_meta_job_failed (self, job, reason);   /* never fails the run */
+    if (!strcmp (kf_jstr (job, "kind"), "profile"))
+        return 0;   /* its candidate is final already; its prompt goes without */
     int64_t cand = kf_jint (job, "candidate_id");
     int verify_rc = kf_verify_job_failed (self, job, reason);
     if (verify_rc != 1)

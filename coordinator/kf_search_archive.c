@@ -1,6 +1,7 @@
 /*  kf_search_archive.c - a run's MAP-Elites archive and its figures.
  *
- *  A final candidate's fitness; its offer to the archive cell of its
+ *  A final candidate's fitness; the coordinates of a tuned one (those of
+ *  the point its sweep chose); its offer to the archive cell of its
  *  binned coordinates; the run's best and first-correct figures,
  *  recomputed whole from the candidates that count; and a person's audit
  *  verdict, which may rebuild the archive without a rejected kernel.
@@ -8,8 +9,11 @@
 #include "kf_search_int.h"
 #include "kf_json.h"
 #include "kf_descriptor.h"
+#include "kf_tune.h"
 #include "kf_verify.h"
+#include "kf_str.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
@@ -23,6 +27,68 @@ kf_search_fitness (const char *verdict, double speedup)
         return 0.1;
     /* s_norm = s / (1 + s): monotone, 0.5 at parity, bounded below 1. */
     return 0.5 + 0.5 * (speedup / (1.0 + speedup));
+}
+
+bool
+kf_search_point_coords (json_t *configs, json_t *best, int out[3], const char **why)
+{
+    if (!json_is_object (best) || !json_is_array (configs))
+        return false;
+    size_t i;
+    json_t *row;
+    json_array_foreach (configs, i, row) {
+        if (!json_equal (json_object_get (row, "params"), best))
+            continue;
+        json_t *c = json_object_get (row, "coords");
+        if (json_array_size (c) != 3)
+            return false;
+        for (size_t d = 0; d < 3; d++) {
+            json_t *v = json_array_get (c, d);
+            if (!json_is_integer (v) || json_integer_value (v) < 0
+                || json_integer_value (v) >= KF_DESCRIPTOR_LEVELS)
+                return false;
+            out[d] = (int) json_integer_value (v);
+        }
+        if (why)
+            *why = json_is_string (json_object_get (row, "coords_why"))
+                       ? json_string_value (json_object_get (row, "coords_why"))
+                       : "";
+        return true;
+    }
+    return false;
+}
+
+int
+kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, json_t *result)
+{
+    json_t *best = json_object_get (result, "best_config");
+    if (!json_is_object (best))
+        return 0;
+    char cand[24];
+    const char *p[1] = { S_I64 (cand, cand_id) };
+    bool failed = false;
+    json_t *row = kf_db_row (self->db,
+                             "SELECT result->'configs' AS configs FROM jobs"
+                             " WHERE candidate_id = $1 AND kind = 'compile' AND state = 'done'"
+                             " ORDER BY id DESC LIMIT 1",
+                             1, p, &failed);
+    if (failed)
+        return -1;
+    int lv[3];
+    const char *why = NULL;
+    int rc = 0;
+    if (kf_search_point_coords (json_object_get (row, "configs"), best, lv, &why)) {
+        char coords[48], label[300];
+        snprintf (coords, sizeof coords, "{%d,%d,%d}", lv[0], lv[1], lv[2]);
+        char *text = kf_strdupf ("the point the sweep chose (%s): %s",
+                                 kf_tune_params_label (best, label, sizeof label), why);
+        const char *up[3] = { cand, coords, text };
+        rc = kf_db_exec (self->db, "UPDATE candidates SET coords = $2::int[], coords_why = $3"
+                                   " WHERE id = $1", 3, up) < 0 ? -1 : 0;
+        free (text);
+    }
+    json_decref (row);
+    return rc;
 }
 
 /* MAP-Elites insertion: the candidate takes its cell when the cell is

@@ -69,6 +69,10 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
         return -1;
     if (correct && kf_search_archive_offer (self, run_id, cand_id, sp, fit))
         return -1;
+    /* A new elite is profiled for its children's prompts, where a worker
+     * can (kf_search_profile.c). */
+    if (correct && kf_search_profile_elite (self, run_id, cand_id))
+        return -1;
     /* A result held for audit or waiting for its re-verification still
      * enters the archive, so the search keeps exploring from it; only the
      * figures reported as the run's result wait (kf_verify.c,
@@ -401,7 +405,8 @@ kf_search_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_i
             status = known[i];
     bool correct = !strcmp (status, KF_SEARCH_CORRECT);
     double speedup = json_number_value (json_object_get (result, "speedup"));
-    if (kf_search_record_evaluation (self, job, cand_id, result))
+    if (kf_search_record_evaluation (self, job, cand_id, result)
+        || kf_search_tuned_coords (self, cand_id, result))   /* its winning point's cell */
         return -1;
     /* A tuned candidate's detail names the config that counted, so the
      * run's listing shows what the sweep chose without the table. */

@@ -7,7 +7,8 @@
  *  each candidate's parent and prompt); kf_search_candidate.c the
  *  candidate pipeline (generated, compiled, evaluated, final);
  *  kf_search_archive.c the MAP-Elites archive, fitness, the run's
- *  figures and audit verdicts. Like kf_search.h, every function runs
+ *  figures and audit verdicts; kf_search_profile.c the profiles of new
+ *  elites. Like kf_search.h, every function runs
  *  inside the caller's open transaction.
  */
 #ifndef KF_SEARCH_INT_H
@@ -60,6 +61,22 @@ int kf_search_resolve_config (kf_search_t *self, int64_t run_id);
  * start): plans what may be planned, or ends the run. Returns 0, or -1. */
 int kf_search_fill (kf_search_t *self, int64_t run_id);
 
+/* ---- kf_search_archive.c ------------------------------------------------ */
+
+/* The coordinates of the point BEST (a sweep's best_config: its params)
+ * in CONFIGS, a compile result's table, whose rows carry the coordinates
+ * of the code each point built: into OUT, with the row's explanation in
+ * *WHY (borrowed). False when BEST is not an object, no row has its
+ * params or that row has no valid coordinates. */
+bool kf_search_point_coords (json_t *configs, json_t *best, int out[3], const char **why);
+
+/* A tuned CAND_ID sits where the code of the point its sweep chose
+ * belongs: its coordinates become that point's (RESULT: the evaluation,
+ * with best_config; the point's coordinates from the candidate's compile
+ * result), not the default point's. Nothing for an untuned candidate, or
+ * one whose sweep chose nothing. Returns 0, or -1. */
+int kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, json_t *result);
+
 /* ---- kf_search_candidate.c ---------------------------------------------- */
 
 /* CAND_ID of RUN (its row) was generated (RESULT: the generate job's, or
@@ -76,5 +93,16 @@ int kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t 
  * timing follows, kf_fidelity.c). */
 int kf_search_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                          json_t *result);
+
+/* ---- kf_search_profile.c ------------------------------------------------ */
+
+/* CAND_ID of RUN_ID is final and correct: when it holds its archive cell,
+ * has no profile yet, and an exec worker of the run's target said it can
+ * profile, queues its profile job. Returns 0, or -1. */
+int kf_search_profile_elite (kf_search_t *self, int64_t run_id, int64_t cand_id);
+
+/* RUN_ID ended: its profile jobs still queued will help no prompt and
+ * fail ("its run ended"). Returns 0, or -1. */
+int kf_search_profile_drop (kf_search_t *self, int64_t run_id);
 
 #endif

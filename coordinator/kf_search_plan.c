@@ -3,8 +3,9 @@
  *  The steady-state step (kf_search_fill) keeps up to max_in_flight
  *  candidates open, then runs the tuning rounds, then ends the run. Each
  *  candidate it plans gets its parent and inspirations from a snapshot of
- *  the run's archive (kf_select.c, with island migration and the
- *  gradients of kf_gradient.c), and its prompt (kf_prompt.c) with the
+ *  the run's archive and of each island's own (kf_select.c, with island
+ *  migration and the gradients of kf_gradient.c); a child lives on its
+ *  parent's island. Its prompt (kf_prompt.c) comes with the
  *  evolvable sections of kf_meta.c; every draw is a function of the run's
  *  seed and the candidate's number.
  */
@@ -69,15 +70,21 @@ s_coords (json_t *text, int out[3])
 }
 
 /* What planning needs of the run's archive, read once per planning pass:
- * the elites in cell order, the recent transitions (oldest first) and the
- * gradients over them. */
+ * the elites in cell order, the islands' own archives (by island, then
+ * cell) with the candidates they are made of, the recent transitions
+ * (oldest first) and the gradients over them. */
 typedef struct {
     kf_elite_t *elites;
     size_t n_elites;
+    kf_elite_t *members;     /* archive-worthy candidates, with their islands */
+    size_t n_members;
+    kf_elite_t *pool;        /* the islands' archives, from the members */
+    size_t n_pool;
     kf_transition_t *trans;
     size_t n_trans;
     kf_gradient_t grad;
-    char fingerprint[17];    /* of the elites' (cell, source) pairs */
+    char fingerprint[17];    /* of the elites' (cell, source) pairs, the
+                                islands' included */
     bool loaded;
 } s_snapshot_t;
 
@@ -85,8 +92,88 @@ static void
 s_snapshot_free (s_snapshot_t *snap)
 {
     free (snap->elites);
+    free (snap->members);
+    free (snap->pool);
     free (snap->trans);
     memset (snap, 0, sizeof *snap);
+}
+
+/* Bit K of ISLANDS, for the K below COUNT that fit in it. */
+static uint32_t
+s_island_bit (long k, int count)
+{
+    return k >= 0 && k < count && k < KF_SELECT_MAX_ISLANDS ? 1u << k : 0;
+}
+
+/* The islands' own archives: every candidate the run's grid would take
+ * (correct, with coordinates, not rejected by an audit), on its own
+ * island and on those it migrated into, kept per island by the grid's
+ * rule (kf_select_island_archives). Derived afresh from the candidates,
+ * so a full timing, a re-verification or an audit moves an island's
+ * archive as it moves the grid. Lists them into LF for the fingerprint. */
+static int
+s_islands_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
+                s_snapshot_t *snap, FILE *lf)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    json_t *rows = kf_db_query (
+        self->db,
+        "SELECT c.id, c.coords::text AS coords, c.fitness, c.speedup, c.island, c.source_hash,"
+        " coalesce((SELECT array_agg(m.island ORDER BY m.island) FROM island_migrants m"
+        "  WHERE m.run_id = c.run_id AND m.candidate_id = c.id), '{}')::text AS migrants"
+        " FROM candidates c WHERE c.run_id = $1 AND c.status = 'correct' AND c.speedup > 0"
+        " AND c.finished_at IS NOT NULL AND c.coords IS NOT NULL"
+        " AND c.audit_verdict IS DISTINCT FROM 'rejected'"
+        " ORDER BY c.id",
+        1, params);
+    if (!rows)
+        return -1;
+    size_t n = json_array_size (rows);
+    snap->members = calloc (n + 1, sizeof *snap->members);
+    snap->pool = calloc (n * (size_t) st->island_count + 1, sizeof *snap->pool);
+    char (*hashes)[65] = calloc (n + 1, sizeof *hashes);
+    if (!snap->members || !snap->pool || !hashes) {
+        free (hashes);
+        json_decref (rows);
+        return -1;
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        kf_elite_t *e = &snap->members[snap->n_members];
+        if (!s_coords (json_object_get (row, "coords"), e->coords))
+            continue;
+        e->candidate_id = kf_jint (row, "id");
+        e->fitness = json_number_value (json_object_get (row, "fitness"));
+        e->speedup = json_number_value (json_object_get (row, "speedup"));
+        e->island = (int) kf_jint (row, "island");
+        e->islands = s_island_bit (e->island, st->island_count);
+        for (const char *p = kf_jstr (row, "migrants"); *p; p++) {
+            char *end;
+            long k = strtol (p, &end, 10);
+            if (end != p) {
+                e->islands |= s_island_bit (k, st->island_count);
+                p = end - 1;
+            }
+        }
+        snprintf (hashes[snap->n_members], sizeof hashes[0], "%s", kf_jstr (row, "source_hash"));
+        snap->n_members++;
+    }
+    json_decref (rows);
+    snap->n_pool = kf_select_island_archives (snap->members, snap->n_members, st->bins,
+                                              st->island_count, snap->pool);
+    /* Which kernel each island holds where, by content, as for the grid. */
+    for (size_t k = 0; lf && k < snap->n_pool; k++)
+        for (size_t m = 0; m < snap->n_members; m++)
+            if (snap->members[m].candidate_id == snap->pool[k].candidate_id) {
+                fprintf (lf, "i%d:%d,%d,%d:%s;", snap->pool[k].island,
+                         snap->pool[k].coords[0], snap->pool[k].coords[1],
+                         snap->pool[k].coords[2], hashes[m]);
+                break;
+            }
+    free (hashes);
+    return 0;
 }
 
 static int
@@ -128,6 +215,7 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
         e->fitness = json_number_value (json_object_get (row, "fitness"));
         e->speedup = json_number_value (json_object_get (row, "speedup"));
         int own = (int) kf_jint (row, "island");
+        e->island = own;
         e->islands = own >= 0 && own < KF_SELECT_MAX_ISLANDS ? 1u << own : 0;
         const char *m = kf_jstr (row, "migrants");
         for (const char *p = m; *p; p++) {
@@ -142,6 +230,12 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
         snap->n_elites++;
     }
     json_decref (rows);
+    if (st->islands && st->island_count > 1 && s_islands_load (self, run_id, st, snap, lf)) {
+        if (lf)
+            fclose (lf);
+        free (listing);
+        return -1;
+    }
     if (lf)
         fclose (lf);
     char digest[65];
@@ -182,9 +276,10 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
 }
 
 /* Island migration at the start of GENERATION: the fittest elite of each
- * island joins the next island (a ring), so good ideas cross over every
+ * island's own archive is copied into the next island's (a ring), where
+ * it takes its cell by the grid's rule, so good ideas cross over every
  * migration_every generations while the islands otherwise evolve apart.
- * Idempotent (the membership is a set). */
+ * Idempotent (the membership is a set, the archives are derived from it). */
 static int
 s_migrate (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
            s_snapshot_t *snap, int generation)
@@ -193,20 +288,24 @@ s_migrate (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
     int best[KF_SELECT_MAX_ISLANDS];
     for (int k = 0; k < K; k++) {
         best[k] = -1;
-        for (size_t i = 0; i < snap->n_elites; i++)
-            if ((snap->elites[i].islands >> k & 1u)
-                && (best[k] < 0 || snap->elites[i].fitness > snap->elites[best[k]].fitness))
+        for (size_t i = 0; i < snap->n_pool; i++) {
+            const kf_elite_t *e = &snap->pool[i], *b = best[k] >= 0 ? &snap->pool[best[k]] : NULL;
+            if (e->island == k
+                && (!b || e->fitness > b->fitness
+                    || (e->fitness == b->fitness && e->speedup > b->speedup)))
                 best[k] = (int) i;
+        }
     }
     int moved = 0;
+    int64_t emigrant[KF_SELECT_MAX_ISLANDS];
     for (int k = 0; k < K; k++) {
-        if (best[k] < 0)
+        emigrant[k] = best[k] >= 0 ? snap->pool[best[k]].candidate_id : 0;
+        if (!emigrant[k])
             continue;
         int to = (k + 1) % K;
         char run[24], isl[24], cand[24], gen[24];
         const char *params[4] = { S_I64 (run, run_id), S_I64 (isl, to),
-                                  S_I64 (cand, snap->elites[best[k]].candidate_id),
-                                  S_I64 (gen, generation) };
+                                  S_I64 (cand, emigrant[k]), S_I64 (gen, generation) };
         long n = kf_db_exec (self->db,
                              "INSERT INTO island_migrants (run_id, island, candidate_id,"
                              " generation) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
@@ -216,10 +315,18 @@ s_migrate (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
         moved += n > 0;
     }
     /* Membership changes only after every island's emigrant was chosen, so
-     * the order of the islands does not matter. */
-    for (int k = 0; k < K; k++)
-        if (best[k] >= 0)
-            snap->elites[best[k]].islands |= 1u << ((k + 1) % K);
+     * the order of the islands does not matter; then the archives again. */
+    for (int k = 0; k < K; k++) {
+        uint32_t bit = 1u << ((k + 1) % K);
+        for (size_t i = 0; emigrant[k] && i < snap->n_members; i++)
+            if (snap->members[i].candidate_id == emigrant[k])
+                snap->members[i].islands |= bit;
+        for (size_t i = 0; emigrant[k] && i < snap->n_elites; i++)
+            if (snap->elites[i].candidate_id == emigrant[k])
+                snap->elites[i].islands |= bit;
+    }
+    snap->n_pool = kf_select_island_archives (snap->members, snap->n_members, st->bins, K,
+                                              snap->pool);
     if (moved)
         kf_debug ("run %lld: %d island migrant(s) at generation %d", (long long) run_id,
                   moved, generation);
@@ -257,23 +364,31 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
         && s_migrate (self, run_id, st, snap, generation))
         return -1;
 
-    /* Choose the parent and inspirations. */
+    /* Choose the parent and inspirations. Candidate SEQ takes its turn
+     * on island SEQ mod K: the island strategy draws from that island's
+     * own archive, and the child lives there. Any other strategy draws
+     * from the run's grid, and the child lives on its parent's island
+     * (the one the parent was planned on). A child without a parent lives
+     * on its turn's island, and so does one the island strategy drew for
+     * an island that has no elite yet (uniformly from the grid, the
+     * fallback): that is how an island is first populated. A tuning
+     * candidate lives on its elite's island. */
     kf_selection_t sel;
-    int island = st->islands ? (int) (seq % st->island_count) : 0;
+    int home = st->islands ? (int) (seq % st->island_count) : 0;
+    int island = home;
     if (tuning) {
         memset (&sel, 0, sizeof sel);
         sel.parent = tune_parent;
-        /* A tuning candidate stays on its elite's island. */
-        uint32_t bits = snap->elites[tune_parent].islands;
-        for (int k = 0; st->islands && k < st->island_count; k++)
-            if (bits >> k & 1u) {
-                island = k;
-                break;
-            }
     }
-    else if (kf_select (&st->select, snap->elites, snap->n_elites, seed, seq, island, &sel))
+    else if (kf_select_in (&st->select, snap->elites, snap->n_elites, snap->pool, snap->n_pool,
+                           seed, seq, home, &sel))
         return -1;
-    const kf_elite_t *parent = sel.parent >= 0 ? &snap->elites[sel.parent] : NULL;
+    const kf_elite_t *chosen = sel.parent < 0 ? NULL
+                               : sel.from_island ? &snap->pool[sel.parent]
+                                                 : &snap->elites[sel.parent];
+    if (chosen && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
+        island = chosen->island >= 0 && chosen->island < st->island_count ? chosen->island : home;
+    const kf_elite_t *parent = chosen;
     char *hints = NULL;
     if (st->gradients && parent && snap->n_trans)
         hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
@@ -286,10 +401,11 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
         free (hints);
         hints = worded;
     }
-    json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:I, s:s, s:I, s:b}", "strategy",
+    json_t *selection = json_pack ("{s:s, s:b, s:f, s:i, s:i, s:I, s:s, s:I, s:b}", "strategy",
                                    tuning ? "tuning" : kf_select_strategy_name (sel.strategy),
                                    "fallback", sel.fallback, "draw", sel.draw, "island",
-                                   island, "elites", (json_int_t) snap->n_elites, "archive",
+                                   island, "turn", home,
+                                   "elites", (json_int_t) snap->n_elites, "archive",
                                    snap->fingerprint, "transitions",
                                    (json_int_t) snap->n_trans, "hints", hints != NULL);
     if (parent)

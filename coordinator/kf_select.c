@@ -7,6 +7,7 @@
  *  which elites the archive holds when the candidate is planned.
  */
 #include "kf_select.h"
+#include "kf_descriptor.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,23 +103,30 @@ kf_select_best (const kf_elite_t *elites, size_t n, int *out, int max)
 }
 
 /* Inspirations: the best elite of another cell first (what works best
- * elsewhere), then others drawn uniformly without replacement. */
+ * elsewhere), then others drawn uniformly without replacement. A parent
+ * from an island's archive is left out by its candidate: the grid may
+ * hold a better kernel of its cell, found on another island, and that is
+ * worth showing. */
 static void
 s_inspirations (const kf_select_config_t *cfg, size_t n, const kf_elite_t *elites,
-                uint64_t *state, kf_selection_t *out)
+                int64_t parent_id, uint64_t *state, kf_selection_t *out)
 {
     int want = cfg->inspirations;
     if (want > KF_SELECT_MAX_INSPIRATIONS)
         want = KF_SELECT_MAX_INSPIRATIONS;
-    if (want <= 0 || out->parent < 0 || n < 2)
+    if (want <= 0 || out->parent < 0 || n < 1)
         return;
     int *pool = malloc (n * sizeof *pool);
     if (!pool)
         return;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if ((int) i != out->parent)
+        if (out->from_island ? elites[i].candidate_id != parent_id : (int) i != out->parent)
             pool[m++] = (int) i;
+    if (m == 0) {
+        free (pool);
+        return;
+    }
     size_t best = 0;
     for (size_t k = 1; k < m; k++)
         if (s_better (elites, pool[k], pool[best]))
@@ -136,10 +144,11 @@ s_inspirations (const kf_select_config_t *cfg, size_t n, const kf_elite_t *elite
 }
 
 int
-kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
-           int64_t run_seed, int64_t seq, int island, kf_selection_t *out)
+kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
+              const kf_elite_t *pool, size_t n_pool, int64_t run_seed, int64_t seq,
+              int island, kf_selection_t *out)
 {
-    if (!cfg || !out || (n && !elites))
+    if (!cfg || !out || (n && !elites) || (n_pool && !pool))
         return -1;
     memset (out, 0, sizeof *out);
     out->parent = -1;
@@ -159,40 +168,93 @@ kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
     double v = kf_select_next (&state);
     if (n == 0)
         return 0;
-    double *w = malloc (n * sizeof *w);
-    if (!w)
-        return -1;
     int parent = -1;
-    for (size_t i = 0; i < n; i++) {
-        switch (out->strategy) {
-        case KF_SELECT_FITNESS:
-            w[i] = elites[i].fitness;
-            break;
-        case KF_SELECT_CURIOSITY:
-            w[i] = elites[i].curiosity;
-            break;
-        case KF_SELECT_ISLAND:
+    if (out->strategy == KF_SELECT_ISLAND) {
+        /* The island's own archive, fitness-weighted. */
+        double *w = n_pool ? malloc (n_pool * sizeof *w) : NULL;
+        if (n_pool && !w)
+            return -1;
+        for (size_t i = 0; i < n_pool; i++)
             w[i] = island >= 0 && island < KF_SELECT_MAX_ISLANDS
-                           && (elites[i].islands >> island & 1u)
-                       ? elites[i].fitness
+                           && (pool[i].islands >> island & 1u)
+                       ? pool[i].fitness
                        : 0;
-            break;
-        default:
-            w[i] = 1;
-        }
+        parent = w ? s_pick (w, n_pool, v) : -1;
+        free (w);
+        out->from_island = parent >= 0;
     }
-    parent = s_pick (w, n, v);
-    free (w);
+    else {
+        double *w = malloc (n * sizeof *w);
+        if (!w)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            w[i] = out->strategy == KF_SELECT_FITNESS     ? elites[i].fitness
+                   : out->strategy == KF_SELECT_CURIOSITY ? elites[i].curiosity
+                                                          : 1;
+        parent = s_pick (w, n, v);
+        free (w);
+    }
     if (parent < 0) {
         /* Nothing to weigh (an island with no elite yet, no curiosity
-         * weights): the same draw picks uniformly. */
+         * weights): the same draw picks uniformly in the grid. */
         out->fallback = true;
         parent = (int) (v * (double) n);
         if (parent >= (int) n)
             parent = (int) n - 1;
     }
     out->parent = parent;
+    int64_t parent_id = out->from_island ? pool[parent].candidate_id : elites[parent].candidate_id;
     uint64_t istate = kf_select_stream (run_seed, seq, 1);
-    s_inspirations (cfg, n, elites, &istate, out);
+    s_inspirations (cfg, n, elites, parent_id, &istate, out);
     return 0;
+}
+
+int
+kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
+           int64_t run_seed, int64_t seq, int island, kf_selection_t *out)
+{
+    return kf_select_in (cfg, elites, n, elites, n, run_seed, seq, island, out);
+}
+
+/* Cells of the archive: four bins at most per dimension. */
+#define S_CELLS (KF_DESCRIPTOR_LEVELS * KF_DESCRIPTOR_LEVELS * KF_DESCRIPTOR_LEVELS)
+
+size_t
+kf_select_island_archives (const kf_elite_t *members, size_t n, int bins, int islands,
+                           kf_elite_t *out)
+{
+    if (!members || !out || islands < 1)
+        return 0;
+    if (islands > KF_SELECT_MAX_ISLANDS)
+        islands = KF_SELECT_MAX_ISLANDS;
+    size_t count = 0;
+    for (int k = 0; k < islands; k++) {
+        int best[S_CELLS];
+        for (int c = 0; c < S_CELLS; c++)
+            best[c] = -1;
+        for (size_t i = 0; i < n; i++) {
+            if (!(members[i].islands >> k & 1u))
+                continue;
+            int b[3];
+            for (int d = 0; d < 3; d++)
+                b[d] = kf_descriptor_bin (members[i].coords[d], bins);
+            if (b[0] < 0 || b[1] < 0 || b[2] < 0)
+                continue;
+            int c = (b[0] * KF_DESCRIPTOR_LEVELS + b[1]) * KF_DESCRIPTOR_LEVELS + b[2];
+            /* The grid's rule: a newcomer takes the cell only when it is
+             * fitter, or as fit and faster. */
+            if (best[c] < 0 || members[i].fitness > members[best[c]].fitness
+                || (members[i].fitness == members[best[c]].fitness
+                    && members[i].speedup > members[best[c]].speedup))
+                best[c] = (int) i;
+        }
+        for (int c = 0; c < S_CELLS; c++)
+            if (best[c] >= 0) {
+                out[count] = members[best[c]];
+                out[count].island = k;
+                out[count].islands = 1u << k;
+                count++;
+            }
+    }
+    return count;
 }

@@ -4,10 +4,12 @@
  *  Four strategies, mixed by the run's ratios (docs/search.md): uniform
  *  over the occupied cells (diversity), fitness-proportionate
  *  (exploitation), curiosity (cells the gradient estimator rates as
- *  promising, kf_gradient.h) and island (only elites that belong to the
- *  candidate's island, so K sub-populations evolve apart between
- *  migrations). Inspirations are a few elites of other cells shown beside
- *  the parent.
+ *  promising, kf_gradient.h) and island (the elites of the candidate's
+ *  island's own archive, so K sub-populations evolve apart between
+ *  migrations). Each island's archive is a MAP-Elites grid of its own
+ *  candidates and the migrants it received (kf_select_island_archives);
+ *  the other strategies read the run's grid, the union of them all.
+ *  Inspirations are a few elites of other cells shown beside the parent.
  *
  *  Every draw comes from (run seed, candidate sequence number, stream)
  *  through splitmix64, never from time or addresses, so the same seed and
@@ -42,6 +44,9 @@ typedef struct {
     uint32_t islands;        /* bit i: a member of island i */
     double curiosity;        /* sampling weight from the gradient estimator
                                 (> 0), or 0 when there is none */
+    int island;              /* the island it lives on: in the run's grid,
+                                the one its candidate was planned on; in an
+                                island's own archive, that island */
 } kf_elite_t;
 
 typedef struct {
@@ -56,6 +61,8 @@ typedef struct {
     kf_select_strategy_t strategy;   /* the strategy drawn */
     bool fallback;               /* it could not choose (an empty island, no
                                     curiosity weights): uniform chose instead */
+    bool from_island;            /* the parent indexes the island archives
+                                    (the island strategy chose), not the grid */
     double draw;                 /* the draw in [0,1) that picked the strategy */
     int inspirations[KF_SELECT_MAX_INSPIRATIONS];   /* indexes, other cells */
     int n_inspirations;
@@ -69,11 +76,32 @@ uint64_t kf_select_stream (int64_t run_seed, int64_t seq, uint32_t stream);
 /* The next number in [0, 1) of STATE (advanced). */
 double kf_select_next (uint64_t *state);
 
-/* Chooses the parent of candidate SEQ, which belongs to ISLAND, among the
- * N ELITES, and its inspirations. Fills OUT; returns 0, or -1 on a bad
- * argument. */
+/* Chooses the parent of candidate SEQ, whose turn is ISLAND's, and its
+ * inspirations: uniform, fitness and curiosity among the N ELITES of the
+ * run's grid; island among the N_POOL entries of POOL that are members of
+ * ISLAND (bit ISLAND of their `islands`), fitness-weighted, with
+ * OUT->from_island set; an island with no member falls back to uniform
+ * over ELITES. Inspirations are elites of ELITES other than the parent.
+ * Fills OUT; returns 0, or -1 on a bad argument. */
+int kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
+                  const kf_elite_t *pool, size_t n_pool, int64_t run_seed, int64_t seq,
+                  int island, kf_selection_t *out);
+
+/* kf_select_in with ELITES as their own pool: island selection among the
+ * elites of the grid that are members of ISLAND. */
 int kf_select (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
                int64_t run_seed, int64_t seq, int island, kf_selection_t *out);
+
+/* The islands' own archives. MEMBERS are the run's archive-worthy
+ * candidates (correct, in the order they were planned), each with
+ * `islands` its own island and those it migrated into; every island k
+ * below ISLANDS keeps, per cell (coordinates binned by BINS), the fittest
+ * member of k (on equal fitness the faster, then the earlier): the
+ * MAP-Elites rule of the run's grid, applied per island. Writes the
+ * elites into OUT (room for N x ISLANDS) by island, then cell, each with
+ * `island` k and `islands` bit k alone; returns how many. */
+size_t kf_select_island_archives (const kf_elite_t *members, size_t n, int bins, int islands,
+                                  kf_elite_t *out);
 
 /* Up to MAX indexes of the COUNT best elites by fitness (ties: speedup,
  * then order), best first, into OUT. Returns how many. */

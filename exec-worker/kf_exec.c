@@ -190,10 +190,12 @@ s_last_line (const char *out, char *buf, size_t size)
 //  CAND is NULL for a probe. The CPU seconds the child's processes used
 //  go into *CPU_S when it is not NULL (all of this process's children in
 //  that span: an over-count when jobs run side by side).
+//  WRAP (or NULL) is a command the child runs under, a profiler
+//  (kf_exec_evaluate_wrapped).
 static void
 s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload_in,
                 zframe_t *cand, zframe_t *ref, const char *held, double time_limit,
-                kf_job_result_t *res, double *cpu_s)
+                kf_job_result_t *res, double *cpu_s, const kf_exec_wrap_t *wrap)
 {
     char ref_path[4300];
     bool probe = json_is_true (json_object_get (payload_in, "probe"));
@@ -256,6 +258,14 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         if (probed)
             json_object_set_new (payload, "ceilings", probed);
     }
+    char *pre[KF_EXEC_WRAP_MAX + 4] = { NULL };
+    if (wrap && wrap->prepare (wrap->arg, dir, payload, pre, KF_EXEC_WRAP_MAX) != 0) {
+        s_fail (res, "cannot prepare the profiler's run: %s", strerror (errno));
+        json_decref (payload);
+        kf_subproc_rmtree (dir);
+        free (dir);
+        return;
+    }
     char *text = json_dumps (payload, JSON_COMPACT);
     json_decref (payload);
     snprintf (ref_path, sizeof ref_path, "%s/reference.bin", dir);
@@ -284,7 +294,14 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         return;
     }
     limits.pass_fd = channel;
-    char *argv[] = { (char *) worker, "--eval-child", dir, NULL };
+    char *argv[KF_EXEC_WRAP_MAX + 4];
+    int argc = 0;
+    for (int i = 0; i < KF_EXEC_WRAP_MAX && pre[i]; i++)
+        argv[argc++] = pre[i];
+    argv[argc++] = (char *) worker;
+    argv[argc++] = "--eval-child";
+    argv[argc++] = dir;
+    argv[argc] = NULL;
     kf_subproc_result_t run;
     double spawn = kf_eval_now (), cpu_before = s_children_cpu ();
     int started = kf_subproc_run (argv, &limits, &run);
@@ -388,6 +405,8 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         json_object_set_new (res->result, "wall_s", json_real (run.wall_s));
         json_object_set_new (res->result, "phases_s", kf_eval_phases_json (spawn, stamps, ended));
     }
+    if (wrap && wrap->finish)
+        wrap->finish (wrap->arg, dir, run.output);
     json_decref (result);
     kf_subproc_result_free (&run);
     kf_subproc_rmtree (dir);
@@ -409,7 +428,7 @@ s_sweep_evaluate (void *arg, json_t *payload, int frame, double limit_s, kf_job_
 {
     s_sweep_ctx_t *ctx = arg;
     s_evaluate_one (ctx->cfg, ctx->worker, payload, ctx->frames[frame], ctx->ref, ctx->held,
-                    limit_s, res, cpu_s);
+                    limit_s, res, cpu_s, NULL);
 }
 
 static double
@@ -506,19 +525,41 @@ s_hold_data (json_t *payload, json_t *refdata, char **hold_dir, char *held, size
     return rc;
 }
 
+static void s_handle (const kf_exec_config_t *cfg, const kf_job_t *job,
+                      const kf_exec_wrap_t *wrap, kf_job_result_t *res);
+
+void
+kf_exec_evaluate_wrapped (const kf_exec_config_t *cfg, const kf_job_t *job,
+                          const kf_exec_wrap_t *wrap, kf_job_result_t *res)
+{
+    memset (res, 0, sizeof *res);
+    if (json_is_true (json_object_get (job->payload, "probe"))
+        || json_array_size (json_object_get (job->payload, "configs")) > 0) {
+        s_fail (res, "%s", "a wrapped evaluation is of one candidate (no probe, no configs)");
+        return;
+    }
+    s_handle (cfg, job, wrap, res);
+}
+
 void
 kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
-    const kf_exec_config_t *cfg = arg;
+    s_handle (arg, job, NULL, res);
+}
+
+static void
+s_handle (const kf_exec_config_t *cfg, const kf_job_t *job, const kf_exec_wrap_t *wrap,
+          kf_job_result_t *res)
+{
     memset (res, 0, sizeof *res);
     //  PyTorch references (kf_torch_ref.c): the runner the worker's main
     //  set up, or a failed job saying there is none.
-    if (job->kind && strcmp (job->kind, "reference") == 0) {
+    if (!wrap && job->kind && strcmp (job->kind, "reference") == 0) {
         kf_torch_ref_handle (kf_torch_ref_shared (), job, res);
         return;
     }
-    if (job->kind && strcmp (job->kind, "profile") == 0) {
-        kf_profile_handle (cfg, job, res);     /* kf_profile.c: ncu */
+    if (!wrap && job->kind && strcmp (job->kind, "profile") == 0) {
+        kf_profile_handle (cfg, job, res);     /* kf_profile.c: ncu or perf */
         return;
     }
     double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
@@ -557,7 +598,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     json_t *configs = json_object_get (job->payload, "configs");
     if (probe)
         s_evaluate_one (cfg, worker, job->payload, NULL, zmsg_first (job->frames), NULL,
-                        time_limit, res, NULL);
+                        time_limit, res, NULL, NULL);
     else if (json_array_size (configs) > 0)
         s_sweep (cfg, worker, job, configs, hold_dir ? held : NULL, time_limit, res);
     else {
@@ -565,7 +606,7 @@ kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         zframe_t *cand = zmsg_first (job->frames);
         zframe_t *ref = hold_dir ? NULL : zmsg_last (job->frames);
         s_evaluate_one (cfg, worker, job->payload, cand, ref, hold_dir ? held : NULL,
-                        time_limit, res, NULL);
+                        time_limit, res, NULL, wrap);
     }
     //  Where the data came from (this worker's store, or made again here)
     //  and whether its bytes are the run's.

@@ -59,6 +59,27 @@ const char *kf_exec_worker_binary (const kf_exec_config_t *cfg, char *buf, size_
 
 void kf_exec_handle (void *arg, const kf_job_t *job, kf_job_result_t *res);
 
+/* A command an evaluation child runs under (a profiler: perf stat), and
+ * what that command needs of the child's directory. */
+#define KF_EXEC_WRAP_MAX 24
+typedef struct {
+    /* Before the child starts, with its directory DIR and its job PAYLOAD
+     * (which it may add to): writes the command prefix into ARGV, at most
+     * MAX entries, NULL after the last (the strings stay ARG's until the
+     * run ends). Returns 0, or -1 with errno. */
+    int (*prepare) (void *arg, const char *dir, json_t *payload, char **argv, int max);
+    /* After the child ended, before DIR is removed; OUTPUT is what the
+     * command printed (stdout and stderr, capped). May be NULL. */
+    void (*finish) (void *arg, const char *dir, const char *output);
+    void *arg;
+} kf_exec_wrap_t;
+
+/* An evaluation of one candidate (JOB's payload and frames as for
+ * "evaluate", without configs or probe) whose child runs under WRAP:
+ * the same sandbox, limits, verdict channel and result. */
+void kf_exec_evaluate_wrapped (const kf_exec_config_t *cfg, const kf_job_t *job,
+                               const kf_exec_wrap_t *wrap, kf_job_result_t *res);
+
 /* The evaluation child: what `worker --eval-child DIR` runs. Returns the
  * process exit code. */
 int kf_exec_child_main (const char *dir);

@@ -21,6 +21,7 @@
  *  instead.
  */
 #include "kf_host_eval.h"
+#include "kf_perf_gate.h"
 #include "kf_task.h"
 
 #include <math.h>
@@ -158,6 +159,10 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
     memset (ref, 0, sizeof ref);
     int st = KF_HOST_OK;
     bool ok = flush != NULL;
+    //  A profile's counters, on only around the candidate's timed batches
+    //  (kf_perf_gate.h); without perf_control, nothing.
+    kf_perf_gate_t gate;
+    kf_perf_gate_open (&gate, json_object_get (timing, "perf_control"));
     for (int v = 0; ok && v < e->variants; v++)
         for (int i = 0; ok && i < e->n_in; i++)
             ok = (expect[v][i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1)) != NULL;
@@ -251,7 +256,10 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
         }
         s_flush (e, used, flush, flush_size, (unsigned) t->samples + 1);
         double cand_s;
-        if ((st = kf_host_cand_call (e, t->cand_calls, &cand_s, when)) != KF_HOST_OK)
+        kf_perf_gate_set (&gate, true);
+        st = kf_host_cand_call (e, t->cand_calls, &cand_s, when);
+        kf_perf_gate_set (&gate, false);
+        if (st != KF_HOST_OK)
             goto done;
         for (int v = 0; v < t->cand_calls; v++) {
             if ((st = kf_host_check_memory (e, v, expect[v], when)) != KF_HOST_OK)
@@ -281,6 +289,7 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
         }
     }
 done:
+    kf_perf_gate_close (&gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)
         for (int i = 0; i < e->n_in; i++)
             free (expect[v][i]);

@@ -5,7 +5,8 @@
  *  handler re-executes this program in the sandbox for every evaluation.
  *  Where a Python with torch is found it also runs PyTorch reference jobs
  *  (kf_torch_ref.h) and says so under "torch" in its capabilities; where
- *  ncu works it profiles candidates (kf_profile.h, "profile").
+ *  ncu works (CUDA) or perf stat can count hardware events (host) it
+ *  profiles candidates (kf_profile.h, "profile").
  *
  *  "--eval JOB.json" runs one job without a cluster: the job file names
  *  the kind, the payload and the input frames as files; the job goes
@@ -75,6 +76,12 @@ static const kf_cfg_entry_t s_table[] = {
     { "ncu", KF_CFG_STR, NULL, 0, -1,
       "Nsight Compute for profile jobs (cuda); 'off' disables them (default: ncu on PATH, "
       "/usr/local/cuda/bin/ncu, /opt/nvidia/nsight-compute/*/ncu)" },
+    { "perf", KF_CFG_STR, NULL, 0, -1,
+      "perf for profile jobs (host: perf stat's hardware counters); 'off' disables them "
+      "(default: perf on PATH, used where a trial run at start-up counts its events)" },
+    { "perf_events", KF_CFG_STR, NULL, 0, -1,
+      "perf's events, comma-separated; task-clock is always added (default: cycles, "
+      "instructions, cache-references, cache-misses, branches, branch-misses)" },
     { "profile_launches", KF_CFG_INT, "4", 1, 64, "kernel launches one profile job profiles" },
     { "profile_time_limit_s", KF_CFG_DOUBLE, "300", 1, 3600,
       "wall-clock limit of one profile job (ncu replays each launch many times)" },
@@ -496,6 +503,8 @@ s_profile_setup (const kf_config_t *config, const char *backend)
 {
     kf_profile_config_t pc = {
         .ncu = kf_config_str (config, "ncu"),
+        .perf = kf_config_str (config, "perf"),
+        .perf_events = kf_config_str (config, "perf_events"),
         .backend = backend,
         .launches = (int) kf_config_int (config, "profile_launches"),
         .time_limit_s = kf_config_double (config, "profile_time_limit_s"),
@@ -672,7 +681,8 @@ main (int argc, char **argv)
     json_object_set_new (caps, "profile", json_boolean (profiler != NULL));
     if (profiler) {
         json_object_set_new (caps, "profiler", profiler);
-        kf_info ("profiling: %s (%s)", json_string_value (json_object_get (profiler, "ncu")),
+        const char *tool = json_string_value (json_object_get (profiler, "profiler"));
+        kf_info ("profiling: %s (%s)", json_string_value (json_object_get (profiler, tool)),
                  json_string_value (json_object_get (profiler, "version")));
     }
     else

@@ -139,7 +139,10 @@ start_workers() {   # one worker of each role
     GATEWAY_PID=$PID
     start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
     COMPILE_PID=$PID
-    start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+    # No profiler: where perf can count, new elites would get profile jobs
+    # still running when a run ends (test_profile_host.sh is about them).
+    start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+        --perf off
     EXEC_PID=$PID
 }
 

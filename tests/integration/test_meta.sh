@@ -9,11 +9,13 @@
 #    versions that later candidates are written with (their stored
 #    prompts carry the evolved line); versions have fitness; kfctl show
 #    lists them and --json carries prompt_versions, cells, best and
-#    first_correct.
+#    first_correct; each meta job shows the code behind the best and the
+#    worst of its outcomes.
 # 2. A run whose meta_model is a command that answers with one good edit
 #    and three bad ones (search text absent, outside the sections, a
 #    forged section marker): the bad ones are rejected and logged with
-#    their reasons, the good one makes a version.
+#    their reasons, the good one makes a version. It is 3 generations
+#    long with the default meta_every, and has meta rounds all the same.
 # 3. meta_prompting=false: no meta job, no prompt version, and the
 #    prompts still have the default sections.
 . "$(dirname "$0")/lib.sh"
@@ -165,9 +167,31 @@ check "later candidates were written with an evolved version" \
 check "an evolved version's line reached a stored generation prompt" \
     [ "$(sql "SELECT count(*) FROM candidates c JOIN prompt_versions v ON v.id = c.prompt_version_id
               WHERE c.run_id = $run AND v.number > 1 AND c.prompt LIKE '%- Observed (%'")" -ge 1 ]
-check "the first version was used and has a fitness (the best of its kernels)" \
+check "the first version was used and has a fitness (the mean of its latest 16 kernels)" \
     [ "$(sql "SELECT count(*) FROM prompt_versions v WHERE v.run_id = $run AND v.number = 1
-              AND v.fitness = (SELECT max(fitness) FROM candidates WHERE prompt_version_id = v.id)")" -eq 1 ]
+              AND abs(v.fitness - (SELECT avg(fitness) FROM (SELECT fitness FROM candidates
+                  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL
+                  ORDER BY finished_at DESC, id DESC LIMIT 16) w)) < 1e-9")" -eq 1 ]
+
+# The code behind the best and the worst of the outcomes a job showed.
+ends="FROM jobs j WHERE j.run_id = $run AND j.kind = 'meta'"
+check "a meta job was shown the code behind its best and its worst outcome" \
+    [ "$(sql "SELECT count(*) $ends AND j.payload ? 'best_outcome' AND j.payload ? 'worst_outcome'
+              AND strpos(j.payload->>'prompt', '## The best of these outcomes (candidate '
+                         || (j.payload->'best_outcome'->>'candidate_id') || ':') > 0
+              AND strpos(j.payload->>'prompt', '## The worst of these outcomes (candidate '
+                         || (j.payload->'worst_outcome'->>'candidate_id') || ':') > 0")" -ge 1 ]
+check "... their sources are in its prompt" \
+    [ "$(sql "SELECT count(*) $ends AND EXISTS (SELECT 1 FROM candidates c JOIN blobs b ON b.hash = c.source_hash
+              WHERE c.id IN ((j.payload->'best_outcome'->>'candidate_id')::bigint,
+                             (j.payload->'worst_outcome'->>'candidate_id')::bigint)
+              AND strpos(j.payload->>'prompt', left(convert_from(b.data, 'UTF8'), 300)) = 0)")" -eq 0 ]
+check "... the best the fittest of the outcomes shown, the worst the least fit" \
+    [ "$(sql "SELECT count(*) $ends AND EXISTS (SELECT 1 FROM jsonb_array_elements(j.payload->'outcomes') o
+              JOIN candidates c ON c.id = (o->>'candidate_id')::bigint
+              WHERE c.source_hash IS NOT NULL
+              AND (c.fitness > (SELECT fitness FROM candidates WHERE id = (j.payload->'best_outcome'->>'candidate_id')::bigint)
+                   OR c.fitness < (SELECT fitness FROM candidates WHERE id = (j.payload->'worst_outcome'->>'candidate_id')::bigint)))")" -eq 0 ]
 
 kfctl show "$run" >"$T/show.txt"
 check "kfctl show lists the prompt versions" grep -q "^prompt versions: $versions" "$T/show.txt"
@@ -183,11 +207,17 @@ check "show --json: best and first_correct with the run's speedups" \
 sed -n '/^prompt versions/,/^$/p' "$T/show.txt" >&2
 
 # ---- 2: a meta-prompter whose edits do not all apply ------------------
+# With the default meta_every (10): a run of 3 generations still gets
+# its rounds, one every generation (a quarter of the run, rounded up).
 out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 3 --population 3 \
-      --seed 5 --set meta_every=1 --set meta_model=command:badmeta --set tuning=false \
+      --seed 5 --set meta_model=command:badmeta --set tuning=false \
       --wait --json --timeout 30 2>"$T/submit2.err")
 check "run 2 finishes" [ "$(jq -r .status <<<"$out")" = done ]
 run2=$(jq -r .run_id <<<"$out")
+check "run 2 ran with the default meta_every (10)" \
+    [ "$(sql "SELECT config->>'meta_every' FROM runs WHERE id = $run2")" = 10 ]
+check "... and had a meta round in its 3 generations" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run2 AND kind = 'meta'")" -ge 1 ]
 check "run 2's meta jobs went to the command model" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run2 AND kind = 'meta' AND state = 'done'
               AND payload->>'model' = 'command:badmeta' AND result->>'generator' = 'command'")" -ge 1 ]

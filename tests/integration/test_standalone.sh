@@ -164,13 +164,13 @@ else
     say "skipped the PyTorch reference checks: no Python with torch here"
 fi
 
-# --- profile: no ncu for the host backend --------------------------------
+# --- profile: none where perf is off (test_profile_host.sh runs perf) ----
 cat >prof.json <<EOF
 {"kind": "profile", "payload": {"task": "$EX/task.json"}, "frames": ["good_softmax.so"]}
 EOF
-evaluate prof.json >prof-out.json 2>>"$W/stderr.err"
+evaluate prof.json --perf off >prof-out.json 2>>"$W/stderr.err"
 rc=$?
-check "a profile job on the host backend fails (exit 1): profiling unavailable" \
+check "a profile job on a host worker without perf fails (exit 1): profiling unavailable" \
     bash -c "[ $rc -eq 1 ] && jq -e '(.ok | not) and (.error | startswith(\"profiling unavailable: \"))' prof-out.json >/dev/null"
 
 # --- a broken JOB.json: one line naming the file, exit 2 -------------------

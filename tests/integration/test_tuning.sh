@@ -66,6 +66,22 @@ check "at most sweep_full_configs (2) rows of a table are timed in full" \
     [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
               WHERE c.run_id = $run AND (SELECT count(*) FROM jsonb_array_elements(e.figures::jsonb->'configs') r
                                          WHERE r->>'fidelity' = 'full') > 2")" -eq 0 ]
+check "every compiled point of a compile table carries the coordinates of its build" \
+    [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id,
+              jsonb_array_elements(j.result->'configs') r
+              WHERE c.run_id = $run AND j.kind = 'compile' AND (r->>'compiled')::boolean
+              AND jsonb_array_length(r->'coords') IS DISTINCT FROM 3")" -eq 0 ]
+# A correct tuned candidate sits in the cell of the point its sweep chose.
+winning="FROM candidates c JOIN evaluations e ON e.candidate_id = c.id
+         JOIN jobs j ON j.candidate_id = c.id AND j.kind = 'compile' AND j.state = 'done',
+         jsonb_array_elements(j.result->'configs') r
+         WHERE c.run_id = $run AND c.status = 'correct' AND r->'params' = e.figures->'best_config'"
+check "a correct tuned candidate has the coordinates of its winning point" \
+    [ "$(sql "SELECT count(*) $winning")" -ge 1 ] &&
+    [ "$(sql "SELECT count(*) $winning AND c.coords::text <>
+              '{' || (r->'coords'->>0) || ',' || (r->'coords'->>1) || ',' || (r->'coords'->>2) || '}'")" -eq 0 ]
+check "... and says so" \
+    [ "$(sql "SELECT count(*) $winning AND c.coords_why NOT LIKE 'the point the sweep chose (%'")" -eq 0 ]
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
 check "the coordinator counted no malformed message" \

@@ -4,12 +4,14 @@
  *  coordinates; preprocessed with the build's -D flags, two candidates
  *  with different ALGO values land in different cells. Also: the line
  *  markers keep the headers out, a kf-tune sweep reports the default
- *  point's coordinates, a cache hit still has them (without a compiler
+ *  point's coordinates and each point's own in its table (the ones a
+ *  tuned candidate takes for the point its sweep chose), a cache hit still has them (without a compiler
  *  run), and with nvcc on this machine the CUDA keywords survive
  *  preprocessing (the warp-shuffle and shared-memory reductions differ;
  *  the shared-memory one's buffer is reduction scratch, not a tile).
  */
 #include "../../compile-worker/kf_compile.h"
+#include "../../coordinator/kf_search_int.h"
 #include "kf_descriptor.h"
 #include "../../llm-gateway/kf_gen_offline.h"
 #include "../kf_test.h"
@@ -162,6 +164,24 @@ main (void)
     rc = s_compile (&cfg, "c", "host", direct, 2);
     CHECK (rc && json_array_size (json_object_get (rc, "configs")) == 2 && s_coords (rc, c));
     CHECK (c[0] == a[0] && c[1] == a[1] && c[2] == a[2]);
+    //  ... and each point of its table carries the coordinates of the code
+    //  that point built, so a tuned candidate takes the cell of the point
+    //  its sweep chose (kf_search_point_coords), not its default's.
+    json_t *table = json_object_get (rc, "configs");
+    json_t *p0 = json_object_get (json_array_get (table, 0), "params");
+    json_t *p1 = json_object_get (json_array_get (table, 1), "params");
+    int w0[3] = { -1, -1, -1 }, w1[3] = { -1, -1, -1 };
+    const char *why = NULL;
+    CHECK (json_integer_value (json_object_get (p1, "ALGO")) == 1);
+    CHECK (kf_search_point_coords (table, p0, w0, &why) && w0[1] == 0);
+    CHECK (kf_search_point_coords (table, p1, w1, &why) && w1[1] == 2);
+    CHECK (why && strstr (why, "online") != NULL);
+    CHECK (w1[0] == b[0] && w1[1] == b[1] && w1[2] == b[2]);
+    //  No such point, or no choice: nothing.
+    json_t *none = json_pack ("{s:i}", "ALGO", 7);
+    CHECK (!kf_search_point_coords (table, none, w0, &why));
+    CHECK (!kf_search_point_coords (table, json_null (), w0, &why));
+    json_decref (none);
     json_decref (rc);
     rc = s_compile (&cfg, "c", "host", online, 2);
     CHECK (rc && s_coords (rc, c) && c[1] == 2);

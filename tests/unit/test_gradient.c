@@ -1,7 +1,9 @@
 /*  test_gradient.c - the gradient estimator (coordinator/kf_gradient.c):
  *  signs and magnitudes of the fitness, improvement-rate and exploration
  *  gradients from hand-made transitions, recency weighting, the curiosity
- *  weight of a cell, and mutation hints that quote the real counts. */
+ *  weight of a cell, and mutation hints that quote the real counts; the
+ *  gradient read over correct children only, with each move's failures
+ *  counted apart and quoted as risk. */
 #include "../kf_test.h"
 #include "../../coordinator/kf_gradient.h"
 #include <math.h>
@@ -161,6 +163,79 @@ test_explore (void)
     free (hints);
 }
 
+static void
+test_risk (void)
+{
+    /* Raising memory 1 -> 2: the two children that worked gained a lot;
+     * three more broke (a compile failure at 0, two wrong at 0.1). The
+     * gradient is read over the two that worked; the breakage is risk. */
+    kf_transition_t t[5] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.85, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.0, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.80, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.1, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.1, false),
+    };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 5, 1.0, &g);
+    CHECK (g.n == 5 && g.correct == 2);
+    CHECK (g.moves[0] == 2);
+    /* F over the correct children: (0.15 + 0.10) / 2, not dragged below
+     * zero by the failures. */
+    CHECK (fabs (g.fitness[0] - 0.125) < 1e-9);
+    CHECK (g.combined[0] > 0);
+    /* R = (2+1)/(2+2) - 1/2 */
+    CHECK (fabs (g.rate[0] - 0.25) < 1e-9);
+    /* Risk up = (3+1)/(5+2); nobody moved down: the prior. */
+    CHECK (g.tries[0][0] == 5 && g.failures[0][0] == 3);
+    CHECK (fabs (g.risk[0][0] - 4.0 / 7) < 1e-9 && g.risk[0][1] == 0.5);
+    CHECK (g.tries[1][0] == 0 && g.failures[1][0] == 0);
+
+    int parent[3] = { 1, 0, 0 };
+    char *hints = kf_gradient_hints (&g, t, 5, parent, 3, 2);
+    CHECK (hints != NULL);
+    if (hints) {
+        printf ("%s", hints);
+        CHECK (strstr (hints, "Children that raised their memory access level have done better"
+                              " so far (gradient ") != NULL);
+        CHECK (strstr (hints, "over 2 moves; risk: 3 of 5 attempts failed") != NULL);
+        CHECK (strstr (hints, "raised fitness in 2 of 2 moves (mean change +0.125); risk: 3 of"
+                              " 5 attempts failed") != NULL);
+    }
+    free (hints);
+
+    /* A move that mostly breaks and never worked twice is a hint of its
+     * own: algorithm 0 -> 1 failed three times in four. */
+    kf_transition_t u[4] = {
+        s_move (0, 0, 0, 0, 1, 0, 0.70, 0.0, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.70, 0.1, false),
+        s_move (0, 0, 0, 0, 1, 0, 0.70, 0.72, true),
+        s_move (0, 0, 0, 0, 1, 0, 0.70, 0.0, false),
+    };
+    kf_gradient_estimate (u, 4, 1.0, &g);
+    CHECK (g.correct == 1 && g.failures[1][0] == 3 && g.tries[1][0] == 4);
+    int p0[3] = { 0, 0, 0 };
+    hints = kf_gradient_hints (&g, u, 4, p0, 3, 2);
+    CHECK (hints && strstr (hints, "Moving algorithm from direct translation to fused failed"
+                                   " in 3 of 4 attempts"));
+    CHECK (hints && !strstr (hints, "raised fitness"));
+    if (hints)
+        printf ("%s", hints);
+    free (hints);
+    /* Failures alone do not make a gradient. */
+    CHECK (g.fitness[1] > 0 && g.moves[1] == 1);
+
+    /* No failure: the hint says so. */
+    kf_transition_t v[2] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.80, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.78, false),
+    };
+    kf_gradient_estimate (v, 2, 1.0, &g);
+    hints = kf_gradient_hints (&g, v, 2, parent, 3, 2);
+    CHECK (hints && strstr (hints, "risk: none of 2 attempts failed"));
+    free (hints);
+}
+
 int
 main (void)
 {
@@ -169,5 +244,6 @@ main (void)
     test_sync_down ();
     test_recency ();
     test_explore ();
+    test_risk ();
     return kf_test_done ("test_gradient");
 }

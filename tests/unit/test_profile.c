@@ -141,11 +141,16 @@ s_synthetic (bool verbose)
 static void
 s_unavailable (void)
 {
-    kf_profile_config_t host = { .backend = "host" };
+    kf_profile_config_t host = { .backend = "host", .perf = "off" };
     kf_profile_t *p = kf_profile_new (&host);
     CHECK (p && kf_profile_unavailable (p)
-           && strstr (kf_profile_unavailable (p), "host backend has no profiler"));
+           && strstr (kf_profile_unavailable (p), "perf is turned off"));
     CHECK (kf_profile_capability (p) == NULL);
+    kf_profile_config_t ze = { .backend = "level-zero" };
+    kf_profile_t *z = kf_profile_new (&ze);
+    CHECK (z && kf_profile_unavailable (z)
+           && strstr (kf_profile_unavailable (z), "level-zero backend has no profiler"));
+    kf_profile_destroy (&z);
 
     json_t *payload = json_pack ("{s:{s:s}}", "task", "name", "t");
     zmsg_t *frames = zmsg_new ();
@@ -161,7 +166,7 @@ s_unavailable (void)
     kf_profile_set_shared (p);
     kf_exec_handle (NULL, &job, &res);
     CHECK (!res.ok && res.error
-           && !strncmp (res.error, "profiling unavailable: the host backend", 39));
+           && !strcmp (res.error, "profiling unavailable: perf is turned off (perf = off)"));
     free (res.error);
     kf_profile_set_shared (NULL);
     kf_profile_destroy (&p);

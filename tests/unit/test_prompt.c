@@ -107,6 +107,14 @@ s_build (void)
         free (text);
     }
     free (p);
+    //  A host profile names its profiler.
+    json_object_set_new (best, "profiler", json_string ("perf"));
+    p = kf_prompt_build (&in);
+    CHECK (s_at (p, "Profile (perf stat):\nDRAM 41% of peak") > 0);
+    CHECK (s_at (p, "Nsight Compute") < 0);
+    json_object_del (best, "profiler");
+    free (p);
+
     //  A task that allows cuBLAS and cuDNN says so instead.
     json_object_set_new (spec, "libraries", json_pack ("[s, s]", "cublas", "cudnn"));
     p = kf_prompt_build (&in);

@@ -212,8 +212,12 @@ s_target (void)
     //  The peak's source names instructions the CPU has.
     CHECK (s_has (p, "measured its FMA peak with avx512f instructions, so the CPU has them"));
     CHECK (s_has (p, "cold caches"));
-    //  Above the copy figure: said as cache, never as 200%.
-    CHECK (s_has (p, "served from cache") && !s_has (p, "200%"));
+    //  Above the copy figure on the host, whose every call starts with
+    //  cold caches: never as 200%, never as served from a cache (the
+    //  worker's roofline_applies false notwithstanding), both rates.
+    CHECK (s_has (p, "memory: moves at least 8.0 MiB at 81 GB/s, above the measured copy "
+                     "bandwidth (40 GB/s) although every call starts with its data flushed"));
+    CHECK (!s_has (p, "200%") && !s_has (p, "served from cache") && !s_has (p, "fits"));
     CHECK (s_has (p, "compute: 605 GFLOP/s, 50.0% of the measured peak (1210 GFLOP/s)"));
     //  +/-3% and +/-2%: about +/-3.6% together.
     CHECK (s_has (p, "spread by +/-3.0%") && s_has (p, "+/-2.0%") && s_has (p, "+/-3.6%"));
@@ -226,7 +230,37 @@ s_target (void)
     p = kf_prompt_build (&in);
     CHECK (s_has (p, "3100 MHz") && s_has (p, "2.0 MiB L2") && s_has (p, "ISA avx512f"));
     CHECK (!s_has (p, "no full list is reported"));
+    //  Not even with a cache size: 8 MiB is larger than a 2 MiB L2.
+    CHECK (!s_has (p, "fits"));
     free (p);
+    //  A GPU keeps data in its L2 between the calls of a sample: 8 MiB
+    //  fits a 50 MiB L2 and is said to; 64 MiB is never said to fit,
+    //  whatever the worker judged, and neither is a share over 100%.
+    json_t *gpu = json_pack ("{s:s, s:s, s:[{s:s, s:I, s:f, s:f}]}", "backend", "cuda", "arch",
+                             "sm_90", "devices", "name", "H200", "l2_bytes",
+                             (json_int_t) 52428800, "copy_bandwidth_gbs", 4000.0,
+                             "peak_gflops", 60000.0);
+    json_t *gbase = s_kernel (8, "GPU_CODE", 2.0);
+    json_object_set_new (gbase, "bandwidth",
+                         json_pack ("{s:f, s:f, s:f, s:b}", "bytes", 8388608.0, "candidate_gbs",
+                                    8080.0, "copy_gbs", 4000.0, "roofline_applies", 1));
+    kf_prompt_in_t gin = { .spec = spec, .language = "cuda", .target = "cuda:sm_90",
+                           .hardware = gpu, .base = gbase };
+    p = kf_prompt_build (&gin);
+    CHECK (s_has (p, "8080 GB/s, above the measured copy bandwidth (4000 GB/s): the working set "
+                     "(8.0 MiB) fits in the 50.0 MiB L2"));
+    CHECK (!s_has (p, "202%"));
+    CHECK (s_has (p, "compute: not known (the task gives no operation count)"));
+    free (p);
+    json_object_set_new (gbase, "bandwidth",
+                         json_pack ("{s:f, s:f, s:f, s:b}", "bytes", 67108864.0, "candidate_gbs",
+                                    4400.0, "copy_gbs", 4000.0, "roofline_applies", 0));
+    p = kf_prompt_build (&gin);
+    CHECK (s_has (p, "although the working set (64.0 MiB) is larger than the 50.0 MiB L2"));
+    CHECK (!s_has (p, "fits") && !s_has (p, "110%"));
+    free (p);
+    json_decref (gbase);
+    json_decref (gpu);
     json_decref (base);
     json_decref (cc);
     json_decref (hw);

@@ -1,7 +1,8 @@
 /*  test_select.c - parent selection (coordinator/kf_select.c) and the
  *  search settings (coordinator/search-defaults.json, kf_search.c):
  *  every draw is a function of (seed, sequence, stream); each strategy
- *  weighs what it says; the mix follows the ratios; islands confine; the
+ *  weighs what it says; the mix follows the ratios; islands confine, each
+ *  with an archive of its own that the run's grid may hide; the
  *  built-in defaults are the paper's Table 6 where it has a value, and a
  *  defaults file or a run config with a bad key is refused by name. */
 #include "../kf_test.h"
@@ -222,6 +223,82 @@ test_best (void)
 }
 
 static void
+test_island_archives (void)
+{
+    /* Five correct candidates in the order they were planned; all in one
+     * cell but the last. Island 0 holds ids 1 and 2, island 1 ids 3 and
+     * 4 (4 faster than 3 at equal fitness), island 2 id 5 and migrant 2. */
+    kf_elite_t m[5];
+    memset (m, 0, sizeof m);
+    double fit[5] = { 0.70, 0.80, 0.75, 0.75, 0.60 };
+    double sp[5] = { 1.0, 2.0, 1.5, 1.6, 0.9 };
+    int own[5] = { 0, 0, 1, 1, 2 };
+    for (int i = 0; i < 5; i++) {
+        m[i].candidate_id = i + 1;
+        m[i].coords[0] = i == 4 ? 3 : 1;
+        m[i].fitness = fit[i];
+        m[i].speedup = sp[i];
+        m[i].island = own[i];
+        m[i].islands = 1u << own[i];
+    }
+    m[1].islands |= 1u << 2;   /* id 2 migrated into island 2 */
+    kf_elite_t out[15];
+    size_t n = kf_select_island_archives (m, 5, 4, 3, out);
+    /* Island 0: id 2 (fitter than 1); island 1: id 4 (as fit as 3,
+     * faster); island 2: id 2 in its cell, id 5 in another. */
+    CHECK (n == 4);
+    CHECK (out[0].candidate_id == 2 && out[0].island == 0 && out[0].islands == 1u);
+    CHECK (out[1].candidate_id == 4 && out[1].island == 1 && out[1].islands == 2u);
+    CHECK (out[2].candidate_id == 2 && out[2].island == 2 && out[2].islands == 4u);
+    CHECK (out[3].candidate_id == 5 && out[3].island == 2);
+    /* A tie on fitness and speedup: the earlier keeps the cell. */
+    m[3].speedup = m[2].speedup;
+    n = kf_select_island_archives (m, 5, 4, 3, out);
+    CHECK (out[1].candidate_id == 3);
+    /* Two bins: levels 1 and 3 still fall in different bins (0 and 1). */
+    CHECK (kf_select_island_archives (m, 5, 2, 3, out) == 4);
+    /* One island: a plain MAP-Elites grid of everything. */
+    n = kf_select_island_archives (m, 5, 4, 1, out);
+    CHECK (n == 1 && out[0].candidate_id == 2);
+
+    /* The island strategy draws from the island's own archive, not from
+     * the grid: the grid's elite of the cell is id 2 (island 0); island
+     * 1's own elite there is id 3, which the grid hides. */
+    kf_elite_t grid[2] = { m[1], m[4] };
+    n = kf_select_island_archives (m, 5, 4, 3, out);
+    kf_select_config_t c = s_only (KF_SELECT_ISLAND, 3);
+    c.inspirations = 2;
+    for (int64_t seq = 0; seq < 200; seq++) {
+        kf_selection_t s;
+        CHECK (kf_select_in (&c, grid, 2, out, n, 4, seq, 1, &s) == 0);
+        CHECK (s.from_island && !s.fallback && s.parent == 1);
+        CHECK (out[s.parent].candidate_id == 3);
+        /* The grid's better kernel of that cell is shown beside it. */
+        CHECK (s.n_inspirations == 2 && grid[s.inspirations[0]].candidate_id == 2);
+    }
+    /* Island 2 holds ids 2 and 5, fitness-weighted. */
+    int hits[2] = { 0, 0 };
+    for (int64_t seq = 0; seq < 4000; seq++) {
+        kf_selection_t s;
+        kf_select_in (&c, grid, 2, out, n, 4, seq, 2, &s);
+        CHECK (s.from_island && (s.parent == 2 || s.parent == 3));
+        hits[s.parent - 2]++;
+        /* A parent from an island is never its own inspiration. */
+        for (int i = 0; i < s.n_inspirations; i++)
+            CHECK (grid[s.inspirations[i]].candidate_id != out[s.parent].candidate_id);
+    }
+    CHECK (fabs ((double) hits[0] / 4000 - 0.80 / 1.40) < 0.03);
+    /* An island with nothing yet: uniform over the grid, said so. */
+    kf_selection_t s;
+    CHECK (kf_select_in (&c, grid, 2, out, 1, 4, 7, 1, &s) == 0);
+    CHECK (s.fallback && !s.from_island && s.parent >= 0 && s.parent < 2);
+    /* Other strategies never read the islands' archives. */
+    c = s_only (KF_SELECT_FITNESS, 3);
+    kf_select_in (&c, grid, 2, out, n, 4, 7, 1, &s);
+    CHECK (!s.from_island);
+}
+
+static void
 s_write (const char *path, const char *text)
 {
     FILE *f = fopen (path, "w");
@@ -339,6 +416,7 @@ main (void)
     test_strategies ();
     test_inspirations ();
     test_best ();
+    test_island_archives ();
     test_defaults ();
     return kf_test_done ("test_select");
 }

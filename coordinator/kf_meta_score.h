@@ -1,0 +1,53 @@
+/*  kf_meta_score.h - how a run's prompt versions are judged, and when the
+ *  meta-prompter is asked again. Pure functions, used by kf_meta.c.
+ *
+ *  A version's fitness is the mean fitness of the last KF_META_WINDOW
+ *  finished candidates written with it: the best one alone (the paper's
+ *  measure) says more of the parent a candidate happened to get than of
+ *  the prompt, and ranks versions that produced one lucky kernel among
+ *  many failures above steady ones. A version is drawn by that mean plus
+ *  an exploration bonus that shrinks as it is used (UCB1):
+ *
+ *      score = mean + KF_META_EXPLORE * sqrt (ln (1 + N) / n)
+ *
+ *  n the candidates written with it so far (open ones included, so the
+ *  candidates planned in one pass spread), N those of every version in
+ *  the archive. A version none of whose candidates has finished counts
+ *  at KF_META_PRIOR.
+ *
+ *  Meta rounds come every `meta_every` generations' worth of finished
+ *  candidates, but never less often than every quarter of the run
+ *  (rounded up): the paper's 10 in a run of 40 generations, and at least
+ *  one round in any run of two generations or more.
+ */
+#ifndef KF_META_SCORE_H
+#define KF_META_SCORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KF_META_WINDOW 16      /* finished candidates a version's fitness is the mean of */
+#define KF_META_EXPLORE 0.2    /* weight of the exploration bonus, in fitness units */
+#define KF_META_PRIOR 0.5      /* the mean of a version with nothing finished yet */
+#define KF_META_SPLIT 4        /* a round at least every 1/KF_META_SPLIT of the run */
+
+/* The score of a version whose last finished candidates have mean
+ * fitness MEAN (HAS_MEAN false: none finished yet), USED candidates
+ * written with it, TOTAL written with any version of the archive. A
+ * version not used yet scores above any that was. */
+double kf_meta_score (bool has_mean, double mean, int64_t used, int64_t total);
+
+/* Generations between meta rounds for a run of GENERATIONS whose setting
+ * is META_EVERY: the smaller of META_EVERY and GENERATIONS / KF_META_SPLIT
+ * rounded up (at least 1). */
+int kf_meta_interval (int meta_every, int generations);
+
+/* Whether meta round ROUND (0 for the first) is due now that FINISHED
+ * candidates have finished, PLANNED of the main search's TOTAL are
+ * planned, with INTERVAL generations of POPULATION between rounds: enough
+ * have finished, and some of the main search is still to be written with
+ * what it proposes. (One round at a time is the caller's rule.) */
+bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int interval,
+                  int population);
+
+#endif
