@@ -32,7 +32,6 @@ kf_coord_new (const kf_coord_config_t *cfg)
     self->recorded = kf_inbox_new (cfg->max_held_bytes);
     self->started = zclock_mono ();
     self->drained = zhashx_new ();
-    self->snapshot.ping_s = NAN;
     char *err = NULL;
     if (cfg->curve_cert && *cfg->curve_cert) {
         self->auth = kf_auth_new (cfg->curve_cert, cfg->curve_allow_dir, &err);
@@ -70,6 +69,11 @@ kf_coord_new (const kf_coord_config_t *cfg)
     if (self->db && cfg->db_connect_s > 0)
         kf_db_set_limits (self->db, cfg->db_connect_s, cfg->db_statement_ms,
                           cfg->db_keepalive_s);
+    if (kf_coord_metrics_start (self) != 0) {
+        kf_error ("cannot start the reader of the /metrics figures");
+        kf_coord_destroy (&self);
+        return NULL;
+    }
     self->search.db = self->db;
     self->search.events = json_array ();
     self->search.timing = cfg->timing;
@@ -141,8 +145,8 @@ kf_coord_destroy (kf_coord_t **self_p)
     zsock_destroy (&self->clients);
     zsock_destroy (&self->status);
     zsock_destroy (&self->events);
+    kf_coord_metrics_stop (self);
     kf_metrics_destroy (&self->metrics);
-    kf_coord_metrics_clear (self);
     kf_auth_destroy (&self->auth);
     zhashx_destroy (&self->drained);
     kf_db_destroy (&self->db);
@@ -252,8 +256,9 @@ kf_coord_run (kf_coord_t *self, volatile sig_atomic_t *stop)
         if (!committed)
             self->sweep_orphans = true;
         kf_coord_flush_outbox (self, committed);
-        /* Outside the pass's transaction: the figures /metrics serves. */
-        kf_coord_metrics_refresh (self);
+        /* The reader of the figures /metrics serves may start. */
+        if (self->ready)
+            kf_coord_metrics_ready (self);
     }
     kf_info ("stopping");
     return rc;

@@ -22,6 +22,7 @@
 #include "kf_search.h"
 #include <czmq.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,10 +52,19 @@ enum {
     KF_COORD_DISPATCH_FAILED, KF_COORD_N
 };
 
-/* What /metrics reports of the database's tables, read by the loop's own
- * timer (kf_coord_metrics_refresh) and never by a scrape: a scrape runs
- * no statement, so a slow or locked database cannot hold it up. */
+/* What /metrics reports of the database's tables, read by a thread of
+ * its own on a connection of its own (kf_coord_metrics.c), never by the
+ * loop nor by a scrape: a scrape runs no statement, so a slow or locked
+ * database cannot hold up either. Fields below MU are shared with that
+ * thread and read or written under it. */
 typedef struct {
+    pthread_t thread;
+    bool running;            /* THREAD was started */
+    kf_db_t *db;             /* the reader's own connection */
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    bool stop;               /* the coordinator is going */
+    bool enabled;            /* the loop is ready (schema migrated) */
     json_t *jobs;            /* rows {role, state, n}; NULL until the first read */
     json_t *runs;            /* rows {status, n, input_tokens, output_tokens, cost_usd} */
     json_t *evals;           /* {total, last_minute} */
@@ -62,6 +72,8 @@ typedef struct {
     double ping_s;           /* SELECT 1's round trip at the last read; NAN: failed */
     int64_t next;            /* no read before (zclock_mono); 0: at once */
     int64_t last_scrape;     /* zclock_mono of the last scrape; 0: none yet */
+    long read_errors;        /* reads that failed */
+    long statements;         /* statements the reader sent */
     bool failing;            /* the last read failed (logged once a streak) */
 } kf_coord_snapshot_t;
 
@@ -148,9 +160,12 @@ void kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *rout
 
 /* kf_metrics_render_fn: the exposition text of one scrape (caller frees). */
 char *kf_coord_metrics_text (void *arg);
-/* Reads the database's figures when they are due (outside any
- * transaction); does nothing without /metrics. */
-void kf_coord_metrics_refresh (kf_coord_t *self);
-void kf_coord_metrics_clear (kf_coord_t *self);
+/* Starts the reader of the database's figures (with /metrics only). 0,
+ * or -1 when the thread cannot start. */
+int kf_coord_metrics_start (kf_coord_t *self);
+/* The loop is ready: the reader may read (idempotent, cheap). */
+void kf_coord_metrics_ready (kf_coord_t *self);
+/* Stops the reader and frees the figures. */
+void kf_coord_metrics_stop (kf_coord_t *self);
 
 #endif

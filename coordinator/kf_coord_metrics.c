@@ -4,16 +4,16 @@
  *  A scrape runs no statement: it reads the loop's memory (workers,
  *  counters, transaction times) and a snapshot of what the tables hold
  *  (jobs by role and state, runs by status with their token and cost
- *  sums, evaluations), which the loop reads itself, after a pass and
- *  outside its transaction: at start, then every S_SNAPSHOT_EVERY_MS
- *  while someone scrapes (and at once after a reconnect). Exact counts
- *  kept in memory instead would have to follow every writer of the jobs
- *  table (the search, re-verification, fidelity, meta-prompts, benchmarks
+ *  sums, evaluations). The snapshot is read by a thread of its own on a
+ *  connection of its own, so neither the loop nor a scrape ever waits on
+ *  those table scans: at start (once the loop is ready), then every
+ *  S_SNAPSHOT_EVERY_MS while someone scrapes. Exact counts kept in
+ *  memory instead would have to follow every writer of the jobs table
+ *  (the search, re-verification, fidelity, meta-prompts, benchmarks
  *  writing from outside), so the snapshot is read, and a scrape says how
- *  old it is (kf_metrics_snapshot_age_seconds). A read that the database does
- *  not finish within S_SNAPSHOT_STATEMENT_MS a statement keeps the
- *  previous figures, so a locked or slow table delays a scrape by no more
- *  than that, and only when the read and the scrape meet.
+ *  old it is (kf_metrics_snapshot_age_seconds). A read that the database
+ *  does not finish within S_SNAPSHOT_STATEMENT_MS a statement keeps the
+ *  previous figures and is counted in kf_db_errors_total.
  */
 #include "kf_coord_internal.h"
 #include "kf_log.h"
@@ -107,6 +107,10 @@ kf_coord_metrics_text (void *arg)
      * and the tables' figures as the last snapshot read them. */
     kf_coord_snapshot_t *snap = &self->snapshot;
     int64_t now = zclock_mono ();
+    pthread_mutex_lock (&snap->mu);
+    //  A scrape after a quiet spell wakes the reader for fresh figures.
+    if (!snap->last_scrape || now - snap->last_scrape > S_SNAPSHOT_IDLE_MS)
+        pthread_cond_signal (&snap->wake);
     snap->last_scrape = now;
     bool up = self->ready && kf_db_connected (self->db);
     kf_metrics_head (f, "kf_database_up", "gauge",
@@ -128,10 +132,12 @@ kf_coord_metrics_text (void *arg)
     kf_metrics_sample (f, "kf_db_pass_max_seconds", NULL, self->tx_max_seconds);
     self->tx_max_seconds = 0;
     kf_metrics_head (f, "kf_db_statements_total", "counter", "statements sent to the database");
-    kf_metrics_sample (f, "kf_db_statements_total", NULL, (double) kf_db_statements (self->db));
+    kf_metrics_sample (f, "kf_db_statements_total", NULL,
+                       (double) (kf_db_statements (self->db) + snap->statements));
     kf_metrics_head (f, "kf_db_errors_total", "counter",
                      "transactions or statements the database refused or lost");
-    kf_metrics_sample (f, "kf_db_errors_total", NULL, (double) self->counters[KF_COORD_DB_ERRORS]);
+    kf_metrics_sample (f, "kf_db_errors_total", NULL,
+                       (double) (self->counters[KF_COORD_DB_ERRORS] + snap->read_errors));
 
     json_t *jobs = snap->jobs;
     size_t i;
@@ -194,6 +200,7 @@ kf_coord_metrics_text (void *arg)
                          "evaluations recorded in the 60 seconds before the snapshot");
         kf_metrics_sample (f, "kf_evaluations_per_minute", NULL, s_num (evals, "last_minute"));
     }
+    pthread_mutex_unlock (&snap->mu);
 
     /* This process's counters. */
     static const struct {
@@ -240,96 +247,168 @@ kf_coord_metrics_text (void *arg)
     return text;
 }
 
-void
-kf_coord_metrics_clear (kf_coord_t *self)
+//  Frees the figures; under MU or with the reader stopped.
+static void
+s_clear (kf_coord_snapshot_t *snap)
 {
-    kf_coord_snapshot_t *snap = &self->snapshot;
     json_decref (snap->jobs);
     json_decref (snap->runs);
     json_decref (snap->evals);
     snap->jobs = snap->runs = snap->evals = NULL;
 }
 
-/* Reads the figures: a timed SELECT 1 (the database's round trip), then
- * the three counts in one transaction under a short statement_timeout of
- * its own (set_config local to it). Keeps the previous figures when any
- * fails. Returns 0 or -1. */
+/* Reads the figures on DB: a timed SELECT 1 (the database's round trip),
+ * then the three counts in one transaction under a short
+ * statement_timeout of its own (set_config local to it), into *JOBS,
+ * *RUNS, *EVALS and *PING_S. 0, or -1 (nothing kept). */
 static int
-s_snapshot_read (kf_coord_t *self)
+s_snapshot_read (kf_db_t *db, int limit_ms, json_t **jobs, json_t **runs, json_t **evals,
+                 double *ping_s)
 {
-    kf_coord_snapshot_t *snap = &self->snapshot;
+    *jobs = *runs = *evals = NULL;
+    if (kf_db_connect (db, 0) != 0) {
+        *ping_s = NAN;
+        return -1;
+    }
     int64_t t0 = zclock_usecs ();
-    json_t *ping = kf_db_query (self->db, "SELECT 1 AS one", 0, NULL);
-    snap->ping_s = ping ? (double) (zclock_usecs () - t0) / 1e6 : NAN;
+    json_t *ping = kf_db_query (db, "SELECT 1 AS one", 0, NULL);
+    *ping_s = ping ? (double) (zclock_usecs () - t0) / 1e6 : NAN;
     if (!ping)
         return -1;
     json_decref (ping);
-    int limit_ms = S_SNAPSHOT_STATEMENT_MS;
-    if (self->cfg.db_statement_ms > 0 && self->cfg.db_statement_ms < limit_ms)
-        limit_ms = self->cfg.db_statement_ms;
     char limit[24];
     snprintf (limit, sizeof limit, "%d", limit_ms);
     const char *params[1] = { limit };
-    kf_db_begin (self->db);
-    json_t *jobs = NULL, *runs = NULL, *evals = NULL;
     bool failed = true;
-    if (kf_db_exec (self->db, "SELECT set_config('statement_timeout', $1, true)", 1,
-                    params) >= 0)
-        jobs = kf_db_query (self->db,
-                            "SELECT role, state, count(*) AS n FROM jobs"
-                            " GROUP BY role, state ORDER BY role, state", 0, NULL);
-    if (jobs)
-        runs = kf_db_query (self->db,
-                            "SELECT status, count(*) AS n,"
-                            " sum(input_tokens)::float8 AS input_tokens,"
-                            " sum(output_tokens)::float8 AS output_tokens,"
-                            " sum(cost_usd)::float8 AS cost_usd FROM runs GROUP BY status"
-                            " ORDER BY status", 0, NULL);
-    if (runs)
-        evals = kf_db_row (self->db,
-                           "SELECT count(*) AS total, count(*) FILTER"
-                           " (WHERE created_at > now() - interval '1 minute') AS last_minute"
-                           " FROM evaluations", 0, NULL, &failed);
-    if (failed || !evals || kf_db_commit (self->db)) {
-        kf_db_rollback (self->db);
-        json_decref (jobs);
-        json_decref (runs);
-        json_decref (evals);
+    kf_db_begin (db);
+    if (kf_db_exec (db, "SELECT set_config('statement_timeout', $1, true)", 1, params) >= 0)
+        *jobs = kf_db_query (db,
+                             "SELECT role, state, count(*) AS n FROM jobs"
+                             " GROUP BY role, state ORDER BY role, state", 0, NULL);
+    if (*jobs)
+        *runs = kf_db_query (db,
+                             "SELECT status, count(*) AS n,"
+                             " sum(input_tokens)::float8 AS input_tokens,"
+                             " sum(output_tokens)::float8 AS output_tokens,"
+                             " sum(cost_usd)::float8 AS cost_usd FROM runs GROUP BY status"
+                             " ORDER BY status", 0, NULL);
+    if (*runs)
+        *evals = kf_db_row (db,
+                            "SELECT count(*) AS total, count(*) FILTER"
+                            " (WHERE created_at > now() - interval '1 minute') AS last_minute"
+                            " FROM evaluations", 0, NULL, &failed);
+    if (failed || !*evals || kf_db_commit (db)) {
+        kf_db_rollback (db);
+        json_decref (*jobs);
+        json_decref (*runs);
+        json_decref (*evals);
+        *jobs = *runs = *evals = NULL;
         return -1;
     }
-    kf_coord_metrics_clear (self);
-    snap->jobs = jobs;
-    snap->runs = runs;
-    snap->evals = evals;
-    snap->taken = zclock_mono ();
     return 0;
 }
 
-/* Called by the loop after each pass, outside its transaction. */
-void
-kf_coord_metrics_refresh (kf_coord_t *self)
+//  The reader: waits until a read is due (the loop ready; no figures yet,
+//  or a scrape in the last S_SNAPSHOT_IDLE_MS and S_SNAPSHOT_EVERY_MS
+//  since the last read), reads without holding MU, keeps what it read.
+static void *
+s_reader (void *arg)
+{
+    kf_coord_t *self = arg;
+    kf_coord_snapshot_t *snap = &self->snapshot;
+    int limit_ms = S_SNAPSHOT_STATEMENT_MS;
+    if (self->cfg.db_statement_ms > 0 && self->cfg.db_statement_ms < limit_ms)
+        limit_ms = self->cfg.db_statement_ms;
+    pthread_mutex_lock (&snap->mu);
+    while (!snap->stop) {
+        int64_t now = zclock_mono ();
+        bool scraped = snap->last_scrape && now - snap->last_scrape <= S_SNAPSHOT_IDLE_MS;
+        bool due = snap->enabled && now >= snap->next && (!snap->jobs || scraped);
+        if (!due) {
+            int64_t until = snap->enabled && now < snap->next ? snap->next : now + 1000;
+            struct timespec ts;
+            clock_gettime (CLOCK_REALTIME, &ts);
+            int64_t ns = ts.tv_nsec + (until - now) * 1000000;
+            ts.tv_sec += ns / 1000000000;
+            ts.tv_nsec = ns % 1000000000;
+            pthread_cond_timedwait (&snap->wake, &snap->mu, &ts);
+            continue;
+        }
+        snap->next = now + S_SNAPSHOT_EVERY_MS;
+        pthread_mutex_unlock (&snap->mu);
+        json_t *jobs, *runs, *evals;
+        double ping_s;
+        long before = kf_db_statements (snap->db);
+        int rc = s_snapshot_read (snap->db, limit_ms, &jobs, &runs, &evals, &ping_s);
+        long sent = kf_db_statements (snap->db) - before;
+        if (rc != 0 && !snap->failing)
+            kf_warn ("metrics: cannot read the database's figures (%s); /metrics serves"
+                     " the last ones read, with their age", kf_db_error (snap->db));
+        else if (rc == 0 && snap->failing)
+            kf_info ("metrics: the database's figures are read again");
+        pthread_mutex_lock (&snap->mu);
+        snap->statements += sent;
+        snap->ping_s = ping_s;
+        snap->failing = rc != 0;
+        if (rc == 0) {
+            s_clear (snap);
+            snap->jobs = jobs;
+            snap->runs = runs;
+            snap->evals = evals;
+            snap->taken = zclock_mono ();
+        }
+        else
+            snap->read_errors++;
+    }
+    pthread_mutex_unlock (&snap->mu);
+    return NULL;
+}
+
+int
+kf_coord_metrics_start (kf_coord_t *self)
 {
     kf_coord_snapshot_t *snap = &self->snapshot;
-    if (!self->metrics || !self->ready)
-        return;
-    if (!kf_db_connected (self->db)) {
-        snap->next = 0;   /* read again as soon as the loop has reconnected */
-        return;
+    pthread_mutex_init (&snap->mu, NULL);
+    pthread_cond_init (&snap->wake, NULL);
+    snap->ping_s = NAN;
+    if (!self->metrics)
+        return 0;
+    snap->db = kf_db_new (self->cfg.database_url);
+    if (!snap->db)
+        return -1;
+    if (self->cfg.db_connect_s > 0)
+        kf_db_set_limits (snap->db, self->cfg.db_connect_s, self->cfg.db_statement_ms,
+                          self->cfg.db_keepalive_s);
+    if (pthread_create (&snap->thread, NULL, s_reader, self) != 0)
+        return -1;
+    snap->running = true;
+    return 0;
+}
+
+void
+kf_coord_metrics_ready (kf_coord_t *self)
+{
+    kf_coord_snapshot_t *snap = &self->snapshot;
+    if (!snap->running || snap->enabled)
+        return;          // ENABLED only ever goes from false to true, in this thread
+    pthread_mutex_lock (&snap->mu);
+    snap->enabled = true;
+    pthread_cond_signal (&snap->wake);
+    pthread_mutex_unlock (&snap->mu);
+}
+
+void
+kf_coord_metrics_stop (kf_coord_t *self)
+{
+    kf_coord_snapshot_t *snap = &self->snapshot;
+    if (snap->running) {
+        pthread_mutex_lock (&snap->mu);
+        snap->stop = true;
+        pthread_cond_signal (&snap->wake);
+        pthread_mutex_unlock (&snap->mu);
+        pthread_join (snap->thread, NULL);
+        snap->running = false;
     }
-    int64_t now = zclock_mono ();
-    if (now < snap->next
-        || (snap->jobs && (!snap->last_scrape || now - snap->last_scrape > S_SNAPSHOT_IDLE_MS)))
-        return;
-    snap->next = now + S_SNAPSHOT_EVERY_MS;
-    if (s_snapshot_read (self) == 0) {
-        if (snap->failing)
-            kf_info ("metrics: the database's figures are read again");
-        snap->failing = false;
-        return;
-    }
-    self->counters[KF_COORD_DB_ERRORS]++;
-    if (!snap->failing)
-        kf_warn ("metrics: cannot read the database's figures (%s); /metrics serves"
-                 " the last ones read, with their age", kf_db_error (self->db));
-    snap->failing = true;
+    kf_db_destroy (&snap->db);
+    s_clear (snap);
 }
