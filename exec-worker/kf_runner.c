@@ -39,6 +39,21 @@ kf_run_region (uint64_t bytes)
     return (bytes + KF_RUN_CANARY + page - 1) / page * page;
 }
 
+void
+kf_run_tensor_view (kf_tensor_t *kt, const kf_run_tensor_t *t, void *data)
+{
+    memset (kt, 0, sizeof *kt);
+    kt->data = data;
+    kt->dtype = t->dtype;
+    kt->rank = t->rank;
+    int64_t stride = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        kt->shape[d] = t->shape[d];
+        kt->strides[d] = stride;
+        stride *= t->shape[d];
+    }
+}
+
 static int s_sock = S_SOCK;
 static struct { char *lo, *hi; } s_guards[KF_RUN_MAX_TENSORS * KF_RUN_MAX_VARIANTS];
 static volatile sig_atomic_t s_n_guards;
@@ -147,17 +162,8 @@ s_map (s_state_t *s, int fd, const kf_run_layout_t *l, char *why, size_t why_siz
             s_guards[m_at].lo = m + t->region;
             s_guards[m_at].hi = m + len;
             s_n_guards = (sig_atomic_t) ++m_at;
-            kf_tensor_t *kt = i < l->n_in ? &s->in[v][i] : &s->out[v][i - l->n_in];
-            memset (kt, 0, sizeof *kt);
-            kt->data = m + t->region - t->bytes;
-            kt->dtype = t->dtype;
-            kt->rank = t->rank;
-            int64_t stride = 1;
-            for (int d = t->rank - 1; d >= 0; d--) {
-                kt->shape[d] = t->shape[d];
-                kt->strides[d] = stride;
-                stride *= t->shape[d];
-            }
+            kf_run_tensor_view (i < l->n_in ? &s->in[v][i] : &s->out[v][i - l->n_in], t,
+                                m + t->region - t->bytes);
         }
     s->ctx.backend = KF_BACKEND_HOST;
     s->ctx.scratch_alloc = s_scratch_alloc;

@@ -157,6 +157,10 @@ kf_runner_t *kf_runner_for_job (const char *dir, json_t *job, const kf_run_start
 /* Kills and reaps the runner; nulls *SELF_P. */
 void kf_runner_destroy (kf_runner_t **self_p);
 
+/* KT: a contiguous row-major view of T's shape over DATA (the runner's
+ * side, host or CUDA). */
+void kf_run_tensor_view (kf_tensor_t *kt, const kf_run_tensor_t *t, void *data);
+
 /* A layout's region size for BYTES of data (page multiple, canary
  * included). */
 uint64_t kf_run_region (uint64_t bytes);

@@ -56,17 +56,8 @@ kf_runner_cuda_map (int fd, const kf_run_layout_t *l, kf_tensor_t *in, kf_tensor
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const kf_run_tensor_t *t = &l->t[i];
-        kf_tensor_t *kt = i < l->n_in ? &in[i] : &out[i - l->n_in];
-        memset (kt, 0, sizeof *kt);
-        kt->data = (char *) (uintptr_t) s_share.base + t->offset;
-        kt->dtype = t->dtype;
-        kt->rank = t->rank;
-        int64_t stride = 1;
-        for (int d = t->rank - 1; d >= 0; d--) {
-            kt->shape[d] = t->shape[d];
-            kt->strides[d] = stride;
-            stride *= t->shape[d];
-        }
+        kf_run_tensor_view (i < l->n_in ? &in[i] : &out[i - l->n_in], t,
+                            (char *) (uintptr_t) s_share.base + t->offset);
     }
     ctx->backend = KF_BACKEND_CUDA;
     ctx->stream = s_stream;
