@@ -102,6 +102,19 @@ s_free_credits (const kf_coord_worker_t *w)
 
 static int s_dispatch_group (kf_coord_t *self, zlistx_t *list);
 
+/* What the RESULT of the leased job ROW is to hold, for the decoder at
+ * the edge (kf_coord_workers.c): its kind, but "probe" for a reference
+ * probe, an evaluate job whose result is findings, not a verdict. */
+static const char *
+s_result_kind (json_t *row)
+{
+    const char *kind = json_string_value (json_object_get (row, "kind"));
+    if (kind && !strcmp (kind, "evaluate")
+        && json_is_true (json_object_get (json_object_get (row, "payload"), "probe")))
+        return "probe";
+    return kind;
+}
+
 /* Queues the JOB messages of ROWS (leased jobs: id, lease, kind, payload,
  * blobs, worker) in the outbox, to be sent once the lease commits. */
 static void
@@ -123,7 +136,8 @@ s_send_leased (kf_coord_t *self, json_t *rows)
         /* The token goes to this worker only; its RESULT must bring it. */
         if (!w || kf_lease_token (token)
             || kf_lease_book_add (w->book, job_id,
-                                  json_integer_value (json_object_get (row, "lease")), token)
+                                  json_integer_value (json_object_get (row, "lease")), token,
+                                  s_result_kind (row))
             || (blobs && strcmp (blobs, "{}")
                 && s_attach_blobs (self, msg, json_object_get (row, "blobs")))) {
             if (w)

@@ -10,7 +10,10 @@
  */
 #include "kf_coord_internal.h"
 #include "kf_log.h"
+#include "kf_msg_compile.h"
+#include "kf_msg_eval.h"
 #include "kf_pgarray.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
@@ -267,6 +270,45 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     self->dispatch_needed = true;
 }
 
+/* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
+ * from W, its lease holder: an evaluate or compile job's becomes its
+ * typed struct (kf_msg_eval.h, kf_msg_compile.h) in MSG's typed slot,
+ * once, and the modules of the search take that. The kind is what the
+ * lease book says was leased, never what the RESULT claims. A malformed
+ * result is refused here: W gets an ERROR "malformed" naming the field,
+ * the refusal is counted, and MSG becomes a failed RESULT with that
+ * reason, so its job is requeued with the attempt counted (or fails for
+ * good once its attempts are used up) and nothing of it is recorded. */
+static void
+s_decode_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t *msg, int64_t job_id)
+{
+    const char *kind = kf_lease_book_kind (w->book, job_id);
+    bool eval = !strcmp (kind, "evaluate");
+    if ((!eval && strcmp (kind, "compile"))
+        || !json_is_true (json_object_get (msg->body, "ok")))
+        return;
+    char why[300] = "out of memory";
+    json_t *result = json_object_get (msg->body, "result");
+    void *r = eval ? calloc (1, sizeof (kf_eval_result_t))
+                   : calloc (1, sizeof (kf_compile_result_t));
+    if (r && !(eval ? kf_eval_result_decode (result, r, why, sizeof why)
+                    : kf_compile_result_decode (result, r, why, sizeof why))) {
+        msg->typed = r;
+        msg->typed_free = eval ? kf_eval_result_release : kf_compile_result_release;
+        return;
+    }
+    free (r);
+    char reason[400];
+    snprintf (reason, sizeof reason, "malformed %s result: %s", kind, why);
+    kf_warn ("job %lld from %s: %s", (long long) job_id, w->id, reason);
+    self->errors[KF_PROTO_MALFORMED]++;
+    kf_coord_reply_error (self, self->workers, w->route, "malformed", reason);
+    json_object_set_new (msg->body, "ok", json_false ());
+    json_object_set_new (msg->body, "error", json_string (reason));
+    json_object_del (msg->body, "returned");
+    json_object_del (msg->body, "final");
+}
+
 /* A RESULT counts only from the worker W that holds its lease, with the
  * lease's token (kf_lease.h): then it waits in the pass's batch, recorded
  * by kf_coord_complete_results. Any other (from a peer that never said HELLO,
@@ -297,6 +339,7 @@ s_on_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t **msg_p)
         kf_msg_destroy (msg_p);
         return;
     }
+    s_decode_result (self, w, *msg_p, job_id);
     kf_coord_forget_job (w, job_id);
     w->finished++;
     self->dispatch_needed = true;
@@ -374,7 +417,12 @@ kf_coord_complete_results (kf_coord_t *self)
             size_t events_before = json_array_size (self->search.events);
             if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
                 || kf_search_job_done (&self->search, job,
-                                       json_object_get (m->body, "result"), m->frames)) {
+                                       json_object_get (m->body, "result"),
+                                       m->typed_free == kf_eval_result_release ? m->typed
+                                                                               : NULL,
+                                       m->typed_free == kf_compile_result_release ? m->typed
+                                                                                  : NULL,
+                                       m->frames)) {
                 kf_error ("job %s: search step failed: %s", key, kf_db_error (self->db));
                 self->counters[KF_COORD_DB_ERRORS]++;
                 kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);

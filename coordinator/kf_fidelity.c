@@ -241,7 +241,8 @@ kf_fidelity_first_payload (kf_search_t *self, json_t *run, json_t *payload)
  * the run's full timing; for a swept candidate, only the config the screen
  * chose (its artifact and the reference), since the sweep is done. */
 static int
-s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id, json_t *result)
+s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
+              const kf_eval_result_t *result)
 {
     char jobid[24];
     const char *p[1] = { S_I64 (jobid, kf_jint (job, "id")) };
@@ -259,11 +260,11 @@ s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id, json
     json_object_set_new (payload, "fidelity", json_string ("full"));
     char *blobs = strdup (kf_jstr (row, "blobs"));
     json_t *configs = json_object_get (payload, "configs");
-    json_t *best = json_object_get (result, "best_config");
+    json_t *best = result->best_config;
     size_t i;
     json_t *c;
     json_array_foreach (configs, i, c) {
-        if (!json_is_object (best) || !json_equal (json_object_get (c, "params"), best))
+        if (!best || !json_equal (json_object_get (c, "params"), best))
             continue;
         char frame[24];
         const char *fp[2] = { jobid, S_I64 (frame, kf_jint (c, "frame")) };
@@ -288,7 +289,7 @@ s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id, json
 
 int
 kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                   json_t *result, double speedup)
+                   const kf_eval_result_t *result, double speedup)
 {
     char jobid[24], cand[24];
     S_I64 (cand, cand_id);
@@ -299,7 +300,7 @@ kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     /* A screen job, or a sweep that could time none of its configs in
      * full (its result's fidelity, exec-worker/kf_sweep.c). */
     bool screen = !strcmp (kf_jstr (row, "fidelity"), "screen")
-                  || !strcmp (kf_jstr (result, "fidelity"), "screen");
+                  || !strcmp (result->fidelity, "screen");
     json_decref (row);
     const char *cp[1] = { cand };
     if (!screen) {
@@ -439,7 +440,8 @@ s_hold (kf_search_t *self, json_t *cand, int64_t cand_id, const char *worker,
 }
 
 int
-kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result)
+kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
+                      const kf_eval_result_t *result)
 {
     int rc;
     json_t *cand = s_candidate (self, job, &rc);
@@ -452,12 +454,12 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *resul
         json_decref (cand);
         return pending ? -1 : 0;   /* not pending: decided before, nothing twice */
     }
-    const char *verdict = kf_jstr (result, "verdict");
-    double full = json_number_value (json_object_get (result, "speedup"));
+    const char *verdict = result->verdict;
+    double full = result->speedup;
     if (strcmp (verdict, "correct") || !(full > 0)) {
         char what[600];
         snprintf (what, sizeof what, "was not correct: %.40s: %.450s",
-                  *verdict ? verdict : "no verdict", kf_jstr (result, "detail"));
+                  verdict, result->detail);
         rc = s_hold (self, cand, cand_id, worker, what);
         json_decref (cand);
         return rc;

@@ -72,14 +72,15 @@ int kf_fidelity_first_payload (kf_search_t *self, json_t *run, json_t *payload);
  * 'screen'; a full result is 'full' and judged for plausibility
  * (kf_verify_check). Returns 0, or -1 on a database error. */
 int kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                       json_t *result, double speedup);
+                       const kf_eval_result_t *result, double speedup);
 
 /* An evaluate JOB of RUN completed with RESULT. Returns 1 when it is not
  * the full-protocol evaluation of a screened candidate (the caller goes
  * on); else records it, gives the candidate its full figures (or holds it
  * for audit when the full evaluation was not correct), lets the run go on:
  * 0, or -1 on a database error. */
-int kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result);
+int kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
+                          const kf_eval_result_t *result);
 
 /* An evaluate JOB failed for good (REASON). Returns 1 when it is not a
  * full-protocol evaluation of a screened candidate; else the candidate is

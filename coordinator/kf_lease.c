@@ -12,6 +12,7 @@
 typedef struct {
     int64_t lease;
     char token[KF_LEASE_TOKEN_LEN + 1];
+    char kind[KF_LEASE_KIND_MAX + 1];
 } s_record_t;
 
 struct kf_lease_book_t {
@@ -79,7 +80,8 @@ s_key (int64_t job_id, char *key, size_t size)
 }
 
 int
-kf_lease_book_add (kf_lease_book_t *self, int64_t job_id, int64_t lease, const char *token)
+kf_lease_book_add (kf_lease_book_t *self, int64_t job_id, int64_t lease, const char *token,
+                   const char *kind)
 {
     if (!token || strlen (token) != KF_LEASE_TOKEN_LEN)
         return -1;
@@ -88,6 +90,7 @@ kf_lease_book_add (kf_lease_book_t *self, int64_t job_id, int64_t lease, const c
         return -1;
     r->lease = lease;
     memcpy (r->token, token, KF_LEASE_TOKEN_LEN + 1);
+    snprintf (r->kind, sizeof r->kind, "%s", kind ? kind : "");
     char key[24];
     s_key (job_id, key, sizeof key);
     zhashx_update (self->records, key, r);
@@ -115,6 +118,15 @@ kf_lease_book_has (kf_lease_book_t *self, int64_t job_id)
     char key[24];
     s_key (job_id, key, sizeof key);
     return zhashx_lookup (self->records, key) != NULL;
+}
+
+const char *
+kf_lease_book_kind (kf_lease_book_t *self, int64_t job_id)
+{
+    char key[24];
+    s_key (job_id, key, sizeof key);
+    s_record_t *r = zhashx_lookup (self->records, key);
+    return r ? r->kind : "";
 }
 
 void
@@ -171,8 +183,10 @@ kf_lease_test (bool verbose)
     S_CHECK (strlen (a) == KF_LEASE_TOKEN_LEN && strspn (a, "0123456789abcdef") == strlen (a));
     S_CHECK (strcmp (a, b) != 0);
     kf_lease_book_t *book = kf_lease_book_new ();
-    S_CHECK (kf_lease_book_add (book, 7, 3, a) == 0);
-    S_CHECK (kf_lease_book_add (book, 8, 1, "short") == -1);
+    S_CHECK (kf_lease_book_add (book, 7, 3, a, "evaluate") == 0);
+    S_CHECK (kf_lease_book_add (book, 8, 1, "short", NULL) == -1);
+    S_CHECK (!strcmp (kf_lease_book_kind (book, 7), "evaluate"));
+    S_CHECK (!strcmp (kf_lease_book_kind (book, 9), ""));
     S_CHECK (kf_lease_book_holds (book, 7, 3, a));
     S_CHECK (!kf_lease_book_holds (book, 7, 3, b));
     S_CHECK (!kf_lease_book_holds (book, 7, 2, a));

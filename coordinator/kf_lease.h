@@ -24,6 +24,7 @@
 #define KF_LEASE_TOKEN_LEN 32        /* hex digits of 128 bits */
 /* Jobs a worker may hold at once before it has finished any. */
 #define KF_LEASE_CREDIT_START 8
+#define KF_LEASE_KIND_MAX 15
 
 typedef struct kf_lease_book_t kf_lease_book_t;
 
@@ -35,9 +36,13 @@ void kf_lease_book_destroy (kf_lease_book_t **self_p);
 int kf_lease_token (char *out);
 
 /* Records that the book's worker holds JOB_ID under LEASE with TOKEN
- * (copied); replaces an older record of the same job. Returns 0 or -1. */
+ * (copied) and what its RESULT is to hold, KIND (the job's kind, or
+ * "probe"; cut to KF_LEASE_KIND_MAX characters, may be NULL); replaces an
+ * older record of the same job. Returns 0 or -1. */
 int kf_lease_book_add (kf_lease_book_t *self, int64_t job_id, int64_t lease,
-                       const char *token);
+                       const char *token, const char *kind);
+/* The KIND recorded with JOB_ID, borrowed; "" when the book holds no such job. */
+const char *kf_lease_book_kind (kf_lease_book_t *self, int64_t job_id);
 /* Whether the book holds JOB_ID under LEASE with TOKEN (compared in
  * constant time; NULL never matches). */
 bool kf_lease_book_holds (kf_lease_book_t *self, int64_t job_id, int64_t lease,

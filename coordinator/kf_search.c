@@ -181,8 +181,60 @@ kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
     return 0;
 }
 
+/* The evaluate JOB of CAND came back with RESULT, EVAL its decoding or
+ * NULL: a re-verification, a full-protocol evaluation, or a first one.
+ * The coordinator decodes at the edge; a result that reached here
+ * undecoded (no lease book knew its kind) is decoded now, once, and a
+ * malformed one fails as a job that failed for good. */
+static int
+s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
+             const kf_eval_result_t *eval)
+{
+    kf_eval_result_t local;
+    char why[300];
+    if (!eval) {
+        if (kf_eval_result_decode (result, &local, why, sizeof why)) {
+            char text[400];
+            snprintf (text, sizeof text, "malformed evaluate result: %s", why);
+            return kf_search_job_failed (self, job, text);
+        }
+        eval = &local;
+    }
+    int rc;
+    if ((rc = kf_verify_job_done (self, run, job, eval)) == 1
+        && (rc = kf_fidelity_job_done (self, run, job, eval)) == 1)
+        rc = kf_search_evaluated (self, run, job, cand, eval);   /* a first evaluation */
+    if (eval == &local)
+        kf_eval_result_free (&local);
+    return rc;
+}
+
+/* The compile JOB of CAND (0: the run's reference) came back with
+ * RESULT, COMPILE its decoding or NULL (then decoded here, as above). */
+static int
+s_compiled (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
+            const kf_compile_result_t *compile, zmsg_t *frames)
+{
+    kf_compile_result_t local;
+    char why[300];
+    if (!compile) {
+        if (kf_compile_result_decode (result, &local, why, sizeof why)) {
+            char text[400];
+            snprintf (text, sizeof text, "malformed compile result: %s", why);
+            return kf_search_job_failed (self, job, text);
+        }
+        compile = &local;
+    }
+    int rc = kf_search_compiled (self, run, cand, compile, frames);
+    if (compile == &local)
+        kf_compile_result_free (&local);
+    return rc;
+}
+
 int
-kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *frames)
+kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
+                    const kf_eval_result_t *eval, const kf_compile_result_t *compile,
+                    zmsg_t *frames)
 {
     int64_t run_id = kf_jint (job, "run_id");
     if (!run_id)
@@ -201,11 +253,9 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result, zmsg_t *fram
         else if (!strcmp (kind, "generate"))
             rc = kf_search_generated (self, run, cand, result);
         else if (!strcmp (kind, "compile"))
-            rc = kf_search_compiled (self, run, cand, result, frames);
-        else if (!strcmp (kind, "evaluate")
-                 && (rc = kf_verify_job_done (self, run, job, result)) == 1
-                 && (rc = kf_fidelity_job_done (self, run, job, result)) == 1)
-            rc = kf_search_evaluated (self, run, job, cand, result);   /* a first evaluation */
+            rc = s_compiled (self, run, job, cand, result, compile, frames);
+        else if (!strcmp (kind, "evaluate"))
+            rc = s_evaluated (self, run, job, cand, result, eval);
     }
     json_decref (run);
     return rc;

@@ -15,6 +15,8 @@
 #ifndef KF_SEARCH_H
 #define KF_SEARCH_H
 
+#include "kf_msg_compile.h"
+#include "kf_msg_eval.h"
 #include "kf_search_stage.h"
 #include <czmq.h>
 #include <jansson.h>
@@ -40,8 +42,14 @@ int kf_search_config_check (json_t *config, json_t *out, char **why);
 int kf_search_start_run (kf_search_t *self, int64_t run_id);
 
 /* JOB is the row of a job that just completed (id, run_id, candidate_id,
- * kind); RESULT its result object; FRAMES its binary frames (borrowed). */
+ * kind); RESULT its result object; EVAL, for an evaluate job, and
+ * COMPILE, for a compile job, the same result decoded at the edge
+ * (kf_coord_workers.c), else NULL; FRAMES its binary frames. All
+ * borrowed. An evaluate or compile job of a run that comes without its
+ * decoding has its result decoded here; a malformed one fails like a job
+ * that failed for good (kf_search_job_failed). */
 int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
+                        const kf_eval_result_t *eval, const kf_compile_result_t *compile,
                         zmsg_t *frames);
 
 /* JOB failed for good (attempts exhausted): REASON is kept. */
@@ -61,10 +69,11 @@ int kf_search_audit (kf_search_t *self, int64_t cand_id, bool accept, json_t **o
 json_t *kf_search_run_figures (kf_search_t *self, int64_t run_id);
 
 /* Records the evaluation RESULT of evaluate JOB (its row: id, worker) of
- * CAND_ID in the evaluations table, with the job's fidelity. A replay
- * records nothing twice. Returns 0, or -1. */
+ * CAND_ID in the evaluations table, with the job's fidelity; the figures
+ * stored are RESULT's JSON as received. A replay records nothing twice.
+ * Returns 0, or -1. */
 int kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id,
-                                 json_t *result);
+                                 const kf_eval_result_t *result);
 
 /* Offers CAND_ID of RUN_ID to its archive cell at SPEEDUP and FITNESS
  * (decimal text): MAP-Elites insertion, docs/search.md. Returns 0, or -1. */

@@ -59,10 +59,10 @@ kf_search_point_coords (json_t *configs, json_t *best, int out[3], const char **
 }
 
 int
-kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, json_t *result)
+kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, const kf_eval_result_t *result)
 {
-    json_t *best = json_object_get (result, "best_config");
-    if (!json_is_object (best))
+    json_t *best = result->best_config;
+    if (!best)
         return 0;
     char cand[24];
     const char *p[1] = { S_I64 (cand, cand_id) };

@@ -198,13 +198,12 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *re
  * naming the configs that did not compile to *LOG_EXTRA (caller frees).
  * Returns the array (caller owns), or NULL when the result has no table. */
 static json_t *
-s_eval_configs (kf_search_t *self, json_t *result, zmsg_t *frames, char *blobs,
-                size_t blobs_size, char **log_extra, int *rc)
+s_eval_configs (kf_search_t *self, const kf_compile_result_t *result, zmsg_t *frames,
+                char *blobs, size_t blobs_size, char **log_extra, int *rc)
 {
-    json_t *table = json_object_get (result, "configs");
     *rc = 0;
     *log_extra = NULL;
-    if (!json_is_array (table) || json_array_size (table) == 0)
+    if (result->n_configs == 0)
         return NULL;
     zframe_t *by_index[16];
     int n_frames = 0;
@@ -220,15 +219,13 @@ s_eval_configs (kf_search_t *self, json_t *result, zmsg_t *frames, char *blobs,
     size_t failures_size = 0;
     FILE *f = open_memstream (&failures, &failures_size);
     json_t *configs = json_array ();
-    size_t i;
-    json_t *row;
-    json_array_foreach (table, i, row) {
-        json_t *frame = json_object_get (row, "frame");
-        int k = json_is_integer (frame) ? (int) json_integer_value (frame) : -1;
-        if (!json_is_true (json_object_get (row, "compiled")) || k < 0 || k >= n_frames) {
+    for (size_t i = 0; i < result->n_configs; i++) {
+        const kf_compile_point_t *row = &result->configs[i];
+        int k = row->frame < n_frames ? (int) row->frame : -1;
+        if (!row->compiled || k < 0) {
             char label[256];
-            kf_tune_params_label (json_object_get (row, "params"), label, sizeof label);
-            if (f && !json_is_true (json_object_get (row, "compiled")))
+            kf_tune_params_label (row->params, label, sizeof label);
+            if (f && !row->compiled)
                 fprintf (f, "%s%s", failed++ ? "; " : "", label);
             continue;
         }
@@ -247,14 +244,14 @@ s_eval_configs (kf_search_t *self, json_t *result, zmsg_t *frames, char *blobs,
             used += (size_t) n;
             job_frame[k] = sent++;
         }
-        json_array_append_new (configs, json_pack ("{s:O, s:i}", "params",
-                               json_object_get (row, "params"), "frame", job_frame[k]));
+        json_array_append_new (configs, json_pack ("{s:O, s:i}", "params", row->params,
+                                                   "frame", job_frame[k]));
     }
     if (f)
         fclose (f);
     if (failed && failures)
         *log_extra = kf_strdupf ("tuning: %d of %zu configs did not compile: %.800s\n",
-                                 failed, json_array_size (table), failures);
+                                 failed, result->n_configs, failures);
     free (failures);
     if (*rc || json_array_size (configs) == 0) {
         json_decref (configs);
@@ -264,13 +261,13 @@ s_eval_configs (kf_search_t *self, json_t *result, zmsg_t *frames, char *blobs,
 }
 
 int
-kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
-                    zmsg_t *frames)
+kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id,
+                    const kf_compile_result_t *result, zmsg_t *frames)
 {
     int64_t run_id = kf_jint (run, "id");
     zframe_t *artifact = frames ? zmsg_first (frames) : NULL;
-    bool compiled = json_is_true (json_object_get (result, "compiled")) && artifact;
-    const char *log = kf_jstr (result, "log");
+    bool compiled = result->compiled && artifact;
+    const char *log = result->log;
     if (!cand_id) {
         /* The run's reference: without it nothing can be evaluated. */
         if (!compiled) {
@@ -297,16 +294,11 @@ kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *res
      * preprocessed with the build's -D flags, #if branches chosen): those
      * coordinates replace the ones taken from the raw source at generate
      * time, before the archive insert at evaluation. */
-    json_t *built = json_object_get (result, "coords");
-    int lv[3] = { -1, -1, -1 };
-    for (size_t k = 0; k < 3 && json_array_size (built) == 3; k++)
-        if (json_is_integer (json_array_get (built, k)))
-            lv[k] = (int) json_integer_value (json_array_get (built, k));
-    if (lv[0] >= 0 && lv[0] <= 3 && lv[1] >= 0 && lv[1] <= 3 && lv[2] >= 0 && lv[2] <= 3) {
+    if (result->has_coords) {   /* each level 0..3: the decoder checked */
+        const int *lv = result->coords;
         char built_coords[48];
         snprintf (built_coords, sizeof built_coords, "{%d,%d,%d}", lv[0], lv[1], lv[2]);
-        const char *cp[3] = { S_I64 (cand, cand_id), built_coords,
-                              kf_jstr (result, "coords_why") };
+        const char *cp[3] = { S_I64 (cand, cand_id), built_coords, result->coords_why };
         if (kf_db_exec (self->db, "UPDATE candidates SET coords = $2::int[], coords_why = $3"
                                   " WHERE id = $1", 3, cp) < 0)
             return -1;
@@ -360,26 +352,26 @@ kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *res
 }
 
 int
-kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id, json_t *result)
+kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id,
+                             const kf_eval_result_t *result)
 {
-    const char *verdict = kf_jstr (result, "verdict");
+    const char *verdict = result->verdict;
     bool correct = !strcmp (verdict, KF_SEARCH_CORRECT);
-    double speedup = json_number_value (json_object_get (result, "speedup"));
-    json_t *cand_t = json_object_get (result, "candidate");
-    json_t *ref_t = json_object_get (result, "reference");
     char cand[24], jobid[24], sp[40], cns[40], rns[40];
-    snprintf (sp, sizeof sp, "%.17g", speedup);
-    snprintf (cns, sizeof cns, "%.17g", json_number_value (json_object_get (cand_t, "median_ns")));
-    snprintf (rns, sizeof rns, "%.17g", json_number_value (json_object_get (ref_t, "median_ns")));
-    /* The figures keep the whole result, the tuning table included. */
-    char *figures = json_dumps (result, JSON_COMPACT);
+    snprintf (sp, sizeof sp, "%.17g", result->speedup);
+    snprintf (cns, sizeof cns, "%.17g", result->candidate.median_ns);
+    snprintf (rns, sizeof rns, "%.17g", result->reference.median_ns);
+    /* The figures keep the whole result as it came, the tuning table
+     * included. */
+    char *figures = json_dumps (result->json, JSON_COMPACT);
     /* The protocol of the figures: the job's (jobs.fidelity,
      * kf_fidelity.c), unless a sweep says it could time none in full. */
-    const char *fidelity = kf_jstr (result, "fidelity");
+    const char *fidelity = result->fidelity;
     const char *params[10] = { S_I64 (cand, cand_id), S_I64 (jobid, kf_jint (job, "id")),
                                kf_jstr (job, "worker"), *verdict ? verdict : "unknown",
                                correct ? "true" : "false", correct ? sp : NULL,
-                               cand_t ? cns : NULL, ref_t ? rns : NULL, figures,
+                               result->has_candidate ? cns : NULL,
+                               result->has_reference ? rns : NULL, figures,
                                strcmp (fidelity, "screen") ? NULL : fidelity };
     long rc = kf_db_exec (self->db,
                           "INSERT INTO evaluations (candidate_id, job_id, worker, verdict,"
@@ -395,24 +387,24 @@ kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id, js
 
 int
 kf_search_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                     json_t *result)
+                     const kf_eval_result_t *result)
 {
-    const char *verdict = kf_jstr (result, "verdict");
+    const char *verdict = result->verdict;
     static const char *known[] = { "correct", "incorrect", "crashed", "timeout" };
     const char *status = "crashed";
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp (verdict, known[i]))
             status = known[i];
     bool correct = !strcmp (status, KF_SEARCH_CORRECT);
-    double speedup = json_number_value (json_object_get (result, "speedup"));
+    double speedup = result->speedup;
     if (kf_search_record_evaluation (self, job, cand_id, result)
         || kf_search_tuned_coords (self, cand_id, result))   /* its winning point's cell */
         return -1;
     /* A tuned candidate's detail names the config that counted, so the
      * run's listing shows what the sweep chose without the table. */
-    const char *detail = kf_jstr (result, "detail");
-    size_t n_configs = json_array_size (json_object_get (result, "configs"));
-    json_t *best = json_object_get (result, "best_config");
+    const char *detail = result->detail;
+    size_t n_configs = result->n_configs;
+    json_t *best = result->best_config;
     char tuned[900];
     if (n_configs > 0) {
         char label[300];

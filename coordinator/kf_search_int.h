@@ -75,7 +75,8 @@ bool kf_search_point_coords (json_t *configs, json_t *best, int out[3], const ch
  * with best_config; the point's coordinates from the candidate's compile
  * result), not the default point's. Nothing for an untuned candidate, or
  * one whose sweep chose nothing. Returns 0, or -1. */
-int kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, json_t *result);
+int kf_search_tuned_coords (kf_search_t *self, int64_t cand_id,
+                            const kf_eval_result_t *result);
 
 /* ---- kf_search_candidate.c ---------------------------------------------- */
 
@@ -85,14 +86,14 @@ int kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t
 
 /* CAND_ID of RUN (0: the run's reference) compiled to RESULT and FRAMES
  * (borrowed): queues its evaluation, or ends it. */
-int kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result,
-                        zmsg_t *frames);
+int kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id,
+                        const kf_compile_result_t *result, zmsg_t *frames);
 
 /* The first evaluation of CAND_ID, evaluate JOB, came back with RESULT:
  * records it and makes the candidate final (unless a full-protocol
  * timing follows, kf_fidelity.c). */
 int kf_search_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                         json_t *result);
+                         const kf_eval_result_t *result);
 
 /* ---- kf_search_profile.c ------------------------------------------------ */
 

@@ -24,21 +24,19 @@
 /* The figures of RESULT, timed by WORKER for RUN, as the coordinator
  * reads them. Returns 0, or -1 on a database error. */
 static int
-s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
+s_figures (kf_search_t *self, json_t *run, const char *worker, const kf_eval_result_t *result,
            kf_plausible_figures_t *f)
 {
     json_t *spec = json_object_get (run, "spec");
-    json_t *bw = json_object_get (result, "bandwidth");
-    json_t *cp = json_object_get (result, "compute");
     memset (f, 0, sizeof *f);
     /* The task's own bytes and work: a result cannot shrink them. */
     f->bytes = kf_plausible_task_bytes (spec);
     if (!(f->bytes > 0))
-        f->bytes = kf_jnum (bw, "bytes", 0);
+        f->bytes = result->bytes;
     f->flops = kf_plausible_task_flops (spec);
     if (!(f->flops > 0))
-        f->flops = kf_jnum (cp, "flops", 0);
-    f->cand_ns = kf_jnum (json_object_get (result, "candidate"), "median_ns", 0);
+        f->flops = result->flops;
+    f->cand_ns = result->candidate.median_ns;
     json_t *row = NULL;
     if (*worker) {
         const char *p[1] = { worker };
@@ -52,10 +50,10 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
     json_t *dev = json_object_get (row, "dev");
     f->copy_gbs = kf_jnum (dev, "copy_bandwidth_gbs", 0);
     if (!(f->copy_gbs > 0))
-        f->copy_gbs = kf_jnum (bw, "copy_gbs", 0);
+        f->copy_gbs = result->copy_gbs;
     f->peak_gflops = kf_jnum (dev, "peak_gflops", 0);
     if (!(f->peak_gflops > 0))
-        f->peak_gflops = kf_jnum (cp, "peak_gflops", 0);
+        f->peak_gflops = result->peak_gflops;
     /* The copy bandwidth binds only on data the cache cannot hold between
      * calls: a GPU's L2 (CUDA) or its largest cache (Level Zero) from the
      * HELLO; the host names no cache size there, so the worker's own
@@ -63,8 +61,7 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, json_t *result,
     double cache = kf_jnum (dev, "l2_bytes", 0);
     if (!(cache > 0))
         cache = kf_jnum (dev, "cache_bytes", 0);
-    f->bw_applies = cache > 0 ? f->bytes > cache
-                              : json_is_true (json_object_get (bw, "roofline_applies"));
+    f->bw_applies = cache > 0 ? f->bytes > cache : result->roofline_applies;
     json_decref (row);
     return 0;
 }
@@ -85,7 +82,8 @@ s_fresh_seed (int64_t seed)
 
 int
 kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                      json_t *result, double speedup, char *reason, size_t size)
+                      const kf_eval_result_t *result, double speedup, char *reason,
+                      size_t size)
 {
     const kf_plausible_rules_t *rules = &self->plausible;
     kf_plausible_figures_t f;
@@ -97,10 +95,9 @@ kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_
     reason[0] = 0;
     if (kf_plausible_ceiling (&f, rules->margin, why, sizeof why))
         snprintf (reason, size, "%s", why);
-    else if (json_is_true (json_object_get (result, "audit")))
+    else if (result->audit)
         /* The worker's flag adds suspicion; it never takes one away. */
-        snprintf (reason, size, "the worker flagged it: %.300s",
-                  kf_jstr (result, "audit_reason"));
+        snprintf (reason, size, "the worker flagged it: %.300s", result->audit_reason);
     else {
         const char *p[2] = { run_id, cand };
         json_t *row = kf_db_row (self->db,
@@ -120,7 +117,7 @@ kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_
 
 int
 kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                 json_t *result, double speedup, bool final)
+                 const kf_eval_result_t *result, double speedup, bool final)
 {
     char reason[400];
     int suspicious = kf_verify_suspicious (self, run, job, cand_id, result, speedup, reason,
@@ -208,7 +205,7 @@ s_candidate (kf_search_t *self, json_t *job, int *rc)
  * speedup on WORKER, RESULT its figures (may be NULL). */
 static int
 s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double again,
-          const char *worker, json_t *result, const char *what)
+          const char *worker, const kf_eval_result_t *result, const char *what)
 {
     if (strcmp (kf_jstr (cand, "verify_state"), "pending"))
         return 0;   /* decided before: a late duplicate */
@@ -228,7 +225,7 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
         snprintf (audit, sizeof audit, "%.400s; re-verification%s%.100s: %.450s",
                   kf_jstr (cand, "verify_reason"), *worker ? " on " : "", worker, what);
     }
-    char *figures = result ? json_dumps (result, JSON_COMPACT) : NULL;
+    char *figures = result ? json_dumps (result->json, JSON_COMPACT) : NULL;
     const char *p[9] = { S_I64 (id, cand_id), holds ? "verified" : "failed",
                          isfinite (again) ? vsp : NULL, *worker ? worker : NULL, figures,
                          holds ? NULL : audit, sp, fit, detail };
@@ -272,21 +269,22 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
 }
 
 int
-kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result)
+kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
+                    const kf_eval_result_t *result)
 {
     int rc;
     json_t *cand = s_candidate (self, job, &rc);
     if (!cand)
         return rc;
     const char *worker = kf_jstr (job, "worker");
-    const char *verdict = kf_jstr (result, "verdict");
-    double again = kf_jnum (result, "speedup", 0);
+    const char *verdict = result->verdict;
+    double again = result->speedup;
     double first = kf_jnum (cand, "speedup", 0);
     char what[600] = "";
     bool holds = false;
     if (strcmp (verdict, "correct") || !(again > 0))
         snprintf (what, sizeof what, "was not correct on fresh inputs: %.40s: %.450s",
-                  *verdict ? verdict : "no verdict", kf_jstr (result, "detail"));
+                  verdict, result->detail);
     else {
         /* The ceilings bind the second figure as they did the first: a
          * rate past physics twice is a cheat that repeats itself, or a

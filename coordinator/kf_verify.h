@@ -35,7 +35,8 @@
  * reason in REASON (SIZE bytes), 0 when it is not, -1 on a database
  * error. Changes nothing. */
 int kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                          json_t *result, double speedup, char *reason, size_t size);
+                          const kf_eval_result_t *result, double speedup, char *reason,
+                          size_t size);
 
 /* A correct full-protocol evaluation of CAND_ID of RUN (JOB: its evaluate
  * job row, with the worker; RESULT: the worker's result; SPEEDUP: its
@@ -45,13 +46,14 @@ int kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t c
  * kf_fidelity.c); else it is not yet. Returns 0 (whether or not it was
  * suspicious), -1 on a database error. */
 int kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
-                     json_t *result, double speedup, bool final);
+                     const kf_eval_result_t *result, double speedup, bool final);
 
 /* An evaluate JOB of RUN completed with RESULT. Returns 1 when it is not a
  * re-verification (the caller judges it as a first evaluation); else
  * decides the candidate, recomputes the run's figures and lets the run go
  * on (kf_search_begin): 0, or -1 on a database error. */
-int kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result);
+int kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
+                        const kf_eval_result_t *result);
 
 /* An evaluate JOB failed for good (REASON). Returns 1 when it is not a
  * re-verification; else the candidate is held for audit: 0, or -1. */

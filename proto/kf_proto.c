@@ -87,6 +87,8 @@ kf_msg_destroy (kf_msg_t **self_p)
     kf_msg_t *self = *self_p;
     json_decref (self->body);
     zmsg_destroy (&self->frames);
+    if (self->typed && self->typed_free)
+        self->typed_free (self->typed);
     free (self);
     *self_p = NULL;
 }

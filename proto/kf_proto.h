@@ -42,6 +42,10 @@ typedef struct {
     char type[KF_PROTO_MAX_TYPE + 1];
     json_t *body;          /* owned; always an object */
     zmsg_t *frames;        /* owned; binary frames, possibly empty */
+    /* A receiver's typed decoding of the body (kf_msg_eval.h), owned:
+     * freed by TYPED_FREE when the message is destroyed. NULL: none. */
+    void *typed;
+    void (*typed_free) (void *typed);
 } kf_msg_t;
 
 /* New message of TYPE; BODY is stolen (NULL means {}). */

@@ -84,9 +84,12 @@ EXEC_PID=$PID
 check "three workers" wait_until 180 jtrue '.workers | length == 3' kfctl status --json
 
 # dedup off: the generator hands out two sources only (fast and slow), and
-# each candidate must be timed, not take an earlier one's verdict.
+# each candidate must be timed, not take an earlier one's verdict. Meta
+# prompts off: a meta round would take one of the generator's answers
+# (the fast kernel its 4th call hands out) in place of a candidate.
 run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 --seed 9 --model command:gen \
-      --set max_in_flight=1 --set full_margin=0.3 --set "screen_timing=$SCREEN" --set dedup=false --json \
+      --set max_in_flight=1 --set full_margin=0.3 --set "screen_timing=$SCREEN" --set dedup=false \
+      --set meta_prompting=false --json \
       2>"$T/submit.err" | jq -r .run_id)
 check "run submitted" [ -n "$run" ]
 

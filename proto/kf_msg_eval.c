@@ -1,0 +1,372 @@
+/*  kf_msg_eval.c - the evaluate result's one decoder and one encoder
+ *  (kf_msg_eval.h), beside the codec of the frames (kf_proto.c).
+ *
+ *  The decoder follows docs/evaluation.md ("Result") and PROTOCOL.md's
+ *  job-kinds table: a required field missing, any field of the wrong JSON
+ *  type, or a figure out of its range (a negative time, a speedup that is
+ *  not finite, a match fraction past 1) makes the whole result malformed,
+ *  with the field named. Optional fields may be absent or null; fields the
+ *  specification does not name are kept in the JSON and never read.
+ */
+#include "kf_msg_eval.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *s_verdicts[] = { "correct", "incorrect", "crashed", "timeout",
+                                    "load_failed" };
+
+/* Writes why the field PATH is refused; returns -1. */
+static int
+s_bad (char *why, size_t size, const char *path, const char *fmt, ...)
+{
+    char text[160];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    snprintf (why, size, "result.%s: %s", path, text);
+    return -1;
+}
+
+/* OBJ[KEY] as an optional object: NULL when absent or null, *BAD when
+ * present and not an object. */
+static json_t *
+s_object (json_t *obj, const char *key, bool *bad)
+{
+    json_t *v = json_object_get (obj, key);
+    if (!v || json_is_null (v))
+        return NULL;
+    if (!json_is_object (v))
+        *bad = true;
+    return json_is_object (v) ? v : NULL;
+}
+
+/* OBJ[KEY], an optional number in [LO, HI] (finite), into *OUT (DFLT when
+ * absent or null). PATH names it in WHY. Returns 0, 1 when it is there,
+ * or -1. */
+static int
+s_num (json_t *obj, const char *key, const char *path, double lo, double hi, double dflt,
+       double *out, char *why, size_t size)
+{
+    json_t *v = json_object_get (obj, key);
+    *out = dflt;
+    if (!v || json_is_null (v))
+        return 0;
+    if (!json_is_number (v))
+        return s_bad (why, size, path, "must be a number");
+    double x = json_number_value (v);
+    if (!isfinite (x) || x < lo || x > hi)
+        return s_bad (why, size, path, "%g is outside [%g, %g]", x, lo, hi);
+    *out = x;
+    return 1;
+}
+
+/* OBJ[KEY], an optional integer >= 0, into *OUT (0 when absent). */
+static int
+s_count (json_t *obj, const char *key, const char *path, int64_t *out, char *why,
+         size_t size)
+{
+    json_t *v = json_object_get (obj, key);
+    *out = 0;
+    if (!v || json_is_null (v))
+        return 0;
+    if (!json_is_integer (v) || json_integer_value (v) < 0)
+        return s_bad (why, size, path, "must be an integer >= 0");
+    *out = json_integer_value (v);
+    return 1;
+}
+
+/* OBJ[KEY], an optional string, borrowed ("" when absent or null). */
+static int
+s_str (json_t *obj, const char *key, const char *path, const char **out, char *why,
+       size_t size)
+{
+    json_t *v = json_object_get (obj, key);
+    *out = "";
+    if (!v || json_is_null (v))
+        return 0;
+    if (!json_is_string (v))
+        return s_bad (why, size, path, "must be a string");
+    *out = json_string_value (v);
+    return 1;
+}
+
+/* OBJ[KEY], an optional boolean (false when absent or null). */
+static int
+s_bool (json_t *obj, const char *key, const char *path, bool *out, char *why, size_t size)
+{
+    json_t *v = json_object_get (obj, key);
+    *out = false;
+    if (!v || json_is_null (v))
+        return 0;
+    if (!json_is_boolean (v))
+        return s_bad (why, size, path, "must be a boolean");
+    *out = json_is_true (v);
+    return 1;
+}
+
+#define S_TRY(expr)          \
+    do {                     \
+        if ((expr) < 0)      \
+            return -1;       \
+    } while (0)
+
+static int
+s_timing (json_t *result, const char *side, bool *has, kf_eval_timing_t *t, char *why,
+          size_t size)
+{
+    bool bad = false;
+    json_t *o = s_object (result, side, &bad);
+    memset (t, 0, sizeof *t);
+    t->kind = "";
+    if (bad)
+        return s_bad (why, size, side, "must be an object");
+    *has = o != NULL;
+    if (!o)
+        return 0;
+    char path[64];
+#define S_PATH(f) (snprintf (path, sizeof path, "%s.%s", side, (f)), path)
+    S_TRY (s_num (o, "median_ns", S_PATH ("median_ns"), 0, HUGE_VAL, 0, &t->median_ns, why,
+                  size));
+    S_TRY (s_num (o, "p10_ns", S_PATH ("p10_ns"), 0, HUGE_VAL, 0, &t->p10_ns, why, size));
+    S_TRY (s_num (o, "p90_ns", S_PATH ("p90_ns"), 0, HUGE_VAL, 0, &t->p90_ns, why, size));
+    S_TRY (s_count (o, "samples", S_PATH ("samples"), &t->samples, why, size));
+    S_TRY (s_count (o, "calls_per_sample", S_PATH ("calls_per_sample"), &t->calls_per_sample,
+                    why, size));
+    S_TRY (s_str (o, "kind", S_PATH ("kind"), &t->kind, why, size));
+#undef S_PATH
+    return 0;
+}
+
+static int
+s_correctness (json_t *result, kf_eval_result_t *r, char *why, size_t size)
+{
+    bool bad = false;
+    json_t *o = s_object (result, "correctness", &bad);
+    if (bad)
+        return s_bad (why, size, "correctness", "must be an object");
+    r->has_correctness = o != NULL;
+    if (!o)
+        return 0;
+    S_TRY (s_count (o, "sets", "correctness.sets", &r->correctness.sets, why, size));
+    S_TRY (s_count (o, "cases", "correctness.cases", &r->correctness.cases, why, size));
+    S_TRY (s_count (o, "nonfinite_mismatch", "correctness.nonfinite_mismatch",
+                    &r->correctness.nonfinite_mismatch, why, size));
+    S_TRY (s_num (o, "match_fraction", "correctness.match_fraction", 0, 1, 0,
+                  &r->correctness.match_fraction, why, size));
+    /* The worker writes 1e308 for an error that is not finite. */
+    S_TRY (s_num (o, "max_abs_err", "correctness.max_abs_err", 0, HUGE_VAL, 0,
+                  &r->correctness.max_abs_err, why, size));
+    S_TRY (s_num (o, "max_rel_err", "correctness.max_rel_err", 0, HUGE_VAL, 0,
+                  &r->correctness.max_rel_err, why, size));
+    /* Rounding may carry a cosine a hair past 1. */
+    S_TRY (s_num (o, "cosine", "correctness.cosine", -1.0001, 1.0001, 0,
+                  &r->correctness.cosine, why, size));
+    return 0;
+}
+
+static int
+s_roofline (json_t *result, kf_eval_result_t *r, char *why, size_t size)
+{
+    bool bad = false;
+    json_t *bw = s_object (result, "bandwidth", &bad);
+    if (bad)
+        return s_bad (why, size, "bandwidth", "must be an object");
+    json_t *cp = s_object (result, "compute", &bad);
+    if (bad)
+        return s_bad (why, size, "compute", "must be an object");
+    r->has_bandwidth = bw != NULL;
+    r->has_compute = cp != NULL;
+    S_TRY (s_num (bw, "bytes", "bandwidth.bytes", 0, HUGE_VAL, 0, &r->bytes, why, size));
+    S_TRY (s_num (bw, "copy_gbs", "bandwidth.copy_gbs", 0, HUGE_VAL, 0, &r->copy_gbs, why,
+                  size));
+    S_TRY (s_bool (bw, "roofline_applies", "bandwidth.roofline_applies", &r->roofline_applies,
+                   why, size));
+    S_TRY (s_num (cp, "flops", "compute.flops", 0, HUGE_VAL, 0, &r->flops, why, size));
+    S_TRY (s_num (cp, "peak_gflops", "compute.peak_gflops", 0, HUGE_VAL, 0, &r->peak_gflops,
+                  why, size));
+    S_TRY (s_bool (result, "audit", "audit", &r->audit, why, size));
+    S_TRY (s_str (result, "audit_reason", "audit_reason", &r->audit_reason, why, size));
+    return 0;
+}
+
+/* A sweep's table: an array of objects, each with its params object. */
+static int
+s_sweep (json_t *result, kf_eval_result_t *r, char *why, size_t size)
+{
+    json_t *configs = json_object_get (result, "configs");
+    if (configs && !json_is_null (configs)) {
+        if (!json_is_array (configs))
+            return s_bad (why, size, "configs", "must be an array");
+        size_t i;
+        json_t *c;
+        json_array_foreach (configs, i, c) {
+            char path[48];
+            snprintf (path, sizeof path, "configs[%zu]", i);
+            if (!json_is_object (c) || !json_is_object (json_object_get (c, "params")))
+                return s_bad (why, size, path, "must be an object with a params object");
+        }
+        r->configs = configs;
+        r->n_configs = json_array_size (configs);
+    }
+    bool bad = false;
+    r->best_config = s_object (result, "best_config", &bad);
+    if (bad)
+        return s_bad (why, size, "best_config", "must be an object (the params) or null");
+    const char *fidelity;
+    S_TRY (s_str (result, "fidelity", "fidelity", &fidelity, why, size));
+    if (*fidelity && strcmp (fidelity, "screen") && strcmp (fidelity, "full"))
+        return s_bad (why, size, "fidelity", "must be \"screen\" or \"full\"");
+    snprintf (r->fidelity, sizeof r->fidelity, "%s", fidelity);
+    return 0;
+}
+
+static int
+s_decode (json_t *json, kf_eval_result_t *r, char *why, size_t size)
+{
+    if (!json_is_object (json))
+        return snprintf (why, size, "result: must be an object"), -1;
+    const char *verdict;
+    if (s_str (json, "verdict", "verdict", &verdict, why, size) <= 0)
+        return *why ? -1 : s_bad (why, size, "verdict", "missing");
+    size_t known = 0;
+    while (known < sizeof s_verdicts / sizeof s_verdicts[0]
+           && strcmp (verdict, s_verdicts[known]))
+        known++;
+    if (known == sizeof s_verdicts / sizeof s_verdicts[0])
+        return s_bad (why, size, "verdict", "\"%.40s\" is not a verdict", verdict);
+    snprintf (r->verdict, sizeof r->verdict, "%s", verdict);
+    S_TRY (s_str (json, "detail", "detail", &r->detail, why, size));
+    int has = s_num (json, "speedup", "speedup", 0, HUGE_VAL, 0, &r->speedup, why, size);
+    S_TRY (has);
+    r->has_speedup = has == 1;
+    has = s_num (json, "speedup_compiled", "speedup_compiled", 0, HUGE_VAL, 0,
+                 &r->speedup_compiled, why, size);
+    S_TRY (has);
+    r->has_speedup_compiled = has == 1;
+    S_TRY (s_timing (json, "candidate", &r->has_candidate, &r->candidate, why, size));
+    S_TRY (s_timing (json, "reference", &r->has_reference, &r->reference, why, size));
+    S_TRY (s_correctness (json, r, why, size));
+    S_TRY (s_roofline (json, r, why, size));
+    S_TRY (s_num (json, "wall_s", "wall_s", 0, HUGE_VAL, 0, &r->wall_s, why, size));
+    S_TRY (s_sweep (json, r, why, size));
+    return 0;
+}
+
+int
+kf_eval_result_decode (json_t *json, kf_eval_result_t *self, char *why, size_t size)
+{
+    memset (self, 0, sizeof *self);
+    if (size)
+        why[0] = 0;
+    if (s_decode (json, self, why, size)) {
+        memset (self, 0, sizeof *self);
+        return -1;
+    }
+    self->json = json_incref (json);
+    return 0;
+}
+
+/* Sets OBJ[KEY] to the number X, or null when !HAS. */
+static void
+s_set_num (json_t *obj, const char *key, bool has, double x)
+{
+    json_object_set_new (obj, key, has ? json_real (x) : json_null ());
+}
+
+/* OBJ[KEY] as a copy of what it holds, an object either way. */
+static json_t *
+s_sub (json_t *obj, const char *key)
+{
+    json_t *sub = json_object_get (obj, key);
+    sub = json_is_object (sub) ? json_copy (sub) : json_object ();
+    json_object_set_new (obj, key, sub);
+    return sub;
+}
+
+static void
+s_encode_timing (json_t *out, const char *side, const kf_eval_timing_t *t)
+{
+    json_t *o = s_sub (out, side);
+    json_object_set_new (o, "median_ns", json_real (t->median_ns));
+    if (t->p10_ns > 0 || t->p90_ns > 0) {
+        json_object_set_new (o, "p10_ns", json_real (t->p10_ns));
+        json_object_set_new (o, "p90_ns", json_real (t->p90_ns));
+    }
+    if (t->samples > 0 || t->calls_per_sample > 0) {
+        json_object_set_new (o, "samples", json_integer (t->samples));
+        json_object_set_new (o, "calls_per_sample", json_integer (t->calls_per_sample));
+    }
+    if (t->kind && *t->kind)
+        json_object_set_new (o, "kind", json_string (t->kind));
+}
+
+json_t *
+kf_eval_result_encode (const kf_eval_result_t *self)
+{
+    json_t *out = json_is_object (self->json) ? json_copy (self->json) : json_object ();
+    json_object_set_new (out, "verdict", json_string (self->verdict));
+    json_object_set_new (out, "detail", json_string (self->detail ? self->detail : ""));
+    s_set_num (out, "speedup", self->has_speedup, self->speedup);
+    if (self->has_speedup_compiled)
+        json_object_set_new (out, "speedup_compiled", json_real (self->speedup_compiled));
+    if (self->has_candidate)
+        s_encode_timing (out, "candidate", &self->candidate);
+    if (self->has_reference)
+        s_encode_timing (out, "reference", &self->reference);
+    if (self->has_correctness) {
+        json_t *c = s_sub (out, "correctness");
+        json_object_set_new (c, "sets", json_integer (self->correctness.sets));
+        if (self->correctness.cases > 0)
+            json_object_set_new (c, "cases", json_integer (self->correctness.cases));
+        json_object_set_new (c, "match_fraction", json_real (self->correctness.match_fraction));
+        json_object_set_new (c, "max_abs_err", json_real (self->correctness.max_abs_err));
+        json_object_set_new (c, "max_rel_err", json_real (self->correctness.max_rel_err));
+        json_object_set_new (c, "cosine", json_real (self->correctness.cosine));
+        json_object_set_new (c, "nonfinite_mismatch",
+                             json_integer (self->correctness.nonfinite_mismatch));
+    }
+    if (self->has_bandwidth) {
+        json_t *bw = s_sub (out, "bandwidth");
+        json_object_set_new (bw, "bytes", json_real (self->bytes));
+        json_object_set_new (bw, "copy_gbs", json_real (self->copy_gbs));
+        json_object_set_new (bw, "roofline_applies", json_boolean (self->roofline_applies));
+    }
+    if (self->has_compute) {
+        json_t *cp = s_sub (out, "compute");
+        s_set_num (cp, "flops", self->flops > 0, self->flops);
+        json_object_set_new (cp, "peak_gflops", json_real (self->peak_gflops));
+    }
+    if (self->audit || json_object_get (out, "audit"))
+        json_object_set_new (out, "audit", json_boolean (self->audit));
+    if (self->audit_reason && *self->audit_reason)
+        json_object_set_new (out, "audit_reason", json_string (self->audit_reason));
+    if (self->wall_s > 0)
+        json_object_set_new (out, "wall_s", json_real (self->wall_s));
+    if (*self->fidelity)
+        json_object_set_new (out, "fidelity", json_string (self->fidelity));
+    if (self->configs)
+        json_object_set (out, "configs", self->configs);
+    if (self->best_config)
+        json_object_set (out, "best_config", self->best_config);
+    return out;
+}
+
+void
+kf_eval_result_free (kf_eval_result_t *self)
+{
+    if (!self)
+        return;
+    json_decref (self->json);
+    memset (self, 0, sizeof *self);
+}
+
+void
+kf_eval_result_release (void *self)
+{
+    kf_eval_result_free (self);
+    free (self);
+}
