@@ -109,7 +109,8 @@ kf_subproc_env_kept (const char *entry)
         "PATH=", "HOME=", "LANG=", "LANGUAGE=", "LC_", "TZ=", "TERM=", "USER=", "LOGNAME=",
         "LD_LIBRARY_PATH=", "CUDA_", "NVIDIA_", "ZE_", "SYCL_", "OMP_", "GOMP_", "KMP_",
         "MKL_", "OPENBLAS_", "PYTHON", "TORCH", "TRITON_", "XDG_CACHE_HOME=", "ASAN_OPTIONS=",
-        "LSAN_OPTIONS=", "UBSAN_OPTIONS=", "KF_CUDART=", "KF_ZE_LOADER=", NULL
+        "LSAN_OPTIONS=", "UBSAN_OPTIONS=", "KF_CUDART=", "KF_ZE_LOADER=",
+        "KF_OPENCL_", "OCL_ICD_", "POCL_", NULL
     };
     for (int i = 0; kept[i]; i++)
         if (strncmp (entry, kept[i], strlen (kept[i])) == 0)

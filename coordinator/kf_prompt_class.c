@@ -103,6 +103,7 @@ kf_prompt_target_kind (const char *target, const char *language)
     if (target && !strncmp (target, "cuda", 4))
         return KF_TARGET_CUDA;
     if (target && (strstr (target, "level-zero") || strstr (target, "ze") == target
+                   || !strncmp (target, "opencl", 6)
                    || strstr (target, "intel")))
         return KF_TARGET_INTEL;
     if (target && *target)

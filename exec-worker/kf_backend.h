@@ -3,8 +3,8 @@
  *  The exec worker's parent side (sandbox, verdict mapping) is the same
  *  for every device; what differs is how tensors are allocated, how a
  *  call is timed and how the device is described. Each backend is one
- *  file (kf_backend_host.c, kf_backend_cuda.c, kf_backend_ze.c) exporting
- *  one of these.
+ *  file (kf_backend_host.c, kf_backend_cuda.c, kf_backend_ze.c,
+ *  kf_backend_ocl.c) exporting one of these.
  */
 #ifndef KF_BACKEND_H
 #define KF_BACKEND_H
@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 typedef struct {
-    const char *name;        /* "host", "cuda", "level-zero" */
+    const char *name;        /* "host", "cuda", "level-zero", "opencl" */
     /* Runs in the sandboxed evaluation child. DIR holds candidate.so,
      * reference.so and job.json (the evaluate payload); writes
      * DIR/result.json. Returns the child's exit code (0 when a result
@@ -34,6 +34,7 @@ typedef struct {
 extern const kf_exec_backend_t kf_exec_backend_host;
 extern const kf_exec_backend_t kf_exec_backend_cuda;
 extern const kf_exec_backend_t kf_exec_backend_ze;       /* "level-zero" */
+extern const kf_exec_backend_t kf_exec_backend_ocl;      /* "opencl" */
 
 /* The backend called NAME, or NULL. */
 const kf_exec_backend_t *kf_exec_backend_find (const char *name);

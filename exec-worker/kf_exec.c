@@ -12,6 +12,7 @@
 #include "kf_backend.h"
 #include "kf_eval_check.h"
 #include "kf_log.h"
+#include "kf_msg_eval.h"
 #include "kf_plausible.h"
 #include "kf_profile.h"
 #include "kf_file.h"
@@ -112,7 +113,8 @@ const kf_exec_backend_t *
 kf_exec_backend_find (const char *name)
 {
     static const kf_exec_backend_t *const all[] = { &kf_exec_backend_host,
-                                                     &kf_exec_backend_cuda, &kf_exec_backend_ze, NULL };
+                                                     &kf_exec_backend_cuda, &kf_exec_backend_ze,
+                                                     &kf_exec_backend_ocl, NULL };
     for (int i = 0; all[i]; i++)
         if (name && strcmp (all[i]->name, name) == 0)
             return all[i];
@@ -155,6 +157,19 @@ s_fail (kf_job_result_t *res, const char *fmt, const char *arg)
     snprintf (msg, sizeof msg, fmt, arg);
     res->ok = false;
     res->error = strdup (msg);
+}
+
+//  A verdict the worker makes itself (the child timed out or died before
+//  its own), written by the protocol's encoder (proto/kf_msg_eval.c).
+static void
+s_verdict (kf_job_result_t *res, const char *verdict, const char *detail)
+{
+    kf_eval_result_t v;
+    memset (&v, 0, sizeof v);
+    snprintf (v.verdict, sizeof v.verdict, "%s", verdict);
+    v.detail = detail;
+    res->ok = true;
+    res->result = kf_eval_result_encode (&v);
 }
 
 //  CPU seconds (user and system) of this process's waited-for children.
@@ -329,9 +344,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         if (phase == 'R')
             s_fail (res, "reference: %s", detail);
         else {
-            res->ok = true;
-            res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "timeout",
-                                     "detail", detail, "speedup");
+            s_verdict (res, "timeout", detail);
         }
     }
     else if (verdict && strcmp (verdict, "reference_failed") == 0) {
@@ -369,9 +382,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
                   "the %.3g s limit, while the %s was running", run.wall_s, cpu,
                   ceil (time_limit) + 1, time_limit,
                   phase == 'C' ? "candidate" : "harness");
-        res->ok = true;
-        res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "timeout",
-                                 "detail", detail, "speedup");
+        s_verdict (res, "timeout", detail);
     }
     else {
         if (run.signal)
@@ -380,9 +391,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         else
             snprintf (detail, sizeof detail, "evaluation child exited with code %d without a verdict%s%s",
                       run.exit_code, last[0] ? ": " : "", last);
-        res->ok = true;
-        res->result = json_pack ("{s:s, s:s, s:n}", "verdict", "crashed",
-                                 "detail", detail, "speedup");
+        s_verdict (res, "crashed", detail);
     }
     if (res->ok && res->result && probe && verdict && !strcmp (verdict, "probed")) {
         //  A probe's result is its findings, not a verdict.
@@ -397,9 +406,23 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         res->result = NULL;
     }
     else if (res->ok && res->result) {
-        //  The child's fault handler writes only verdict and detail.
-        if (!json_object_get (res->result, "speedup"))
-            json_object_set_new (res->result, "speedup", json_null ());
+        //  What the child wrote goes out through the protocol's encoder
+        //  (proto/kf_msg_eval.c), checked here as the coordinator will
+        //  check it: a result it would refuse is the harness's bug, a
+        //  failed job here rather than a refusal there. The encoder also
+        //  writes the null speedup the fault handler's verdict lacks.
+        kf_eval_result_t typed;
+        char why[300];
+        if (kf_eval_result_decode (res->result, &typed, why, sizeof why)) {
+            json_decref (res->result);
+            res->result = NULL;
+            s_fail (res, "the evaluation's result breaks the protocol: %s", why);
+        }
+        else {
+            json_decref (res->result);
+            res->result = kf_eval_result_encode (&typed);
+            kf_eval_result_free (&typed);
+        }
     }
     if (res->ok && res->result) {
         json_object_set_new (res->result, "wall_s", json_real (run.wall_s));

@@ -39,8 +39,9 @@
 
 static const kf_cfg_entry_t s_table[] = {
     KF_WORKER_CFG_KEYS ("1", "evaluations at once (1: timings do not disturb each other)"),
-    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host, cuda or level-zero" },
-    { "device", KF_CFG_INT, "0", 0, 63, "GPU this worker serves (cuda; one worker process per GPU)" },
+    { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host, cuda, level-zero or opencl" },
+    { "device", KF_CFG_STR, "0", 0, -1, "device this worker serves, 0 to 63 (one worker process "
+      "per device); for opencl also a platform or device name (\"pthread\", \"Arc\")" },
     { "eval_time_limit_s", KF_CFG_DOUBLE, "120", 1, 3600,
       "wall-clock limit of one evaluation" },
     { "sweep_time_limit_s", KF_CFG_DOUBLE, "300", 1, 7200,
@@ -87,6 +88,42 @@ static const kf_cfg_entry_t s_table[] = {
       "wall-clock limit of one profile job (ncu replays each launch many times)" },
     KF_CFG_END
 };
+
+//  --device: an index, or (opencl) a platform or device name. A name
+//  reaches the probe and every evaluation child as KF_OPENCL_DEVICE, an
+//  environment variable the sandbox passes on (kf_subproc_env_kept).
+static int
+s_device_check (const kf_config_t *config)
+{
+    const char *d = kf_config_str (config, "device");
+    char *end = NULL;
+    long n = d && *d ? strtol (d, &end, 10) : -1;
+    if (end && !*end)
+        unsetenv ("KF_OPENCL_DEVICE");
+    if (end && !*end && n >= 0 && n <= 63)
+        return 0;
+    if (end && !*end) {
+        fprintf (stderr, "kf-exec-worker: device: %ld is outside 0 to 63\n", n);
+        return -1;
+    }
+    if (strcmp (kf_config_str (config, "backend"), "opencl") != 0 || !d || !*d) {
+        fprintf (stderr, "kf-exec-worker: device: '%s' is not a number (a device name is for "
+                 "--backend opencl)\n", d ? d : "");
+        return -1;
+    }
+    setenv ("KF_OPENCL_DEVICE", d, 1);
+    return 0;
+}
+
+//  The device index s_device_check accepted (0 for an OpenCL name).
+static int
+s_device (const kf_config_t *config)
+{
+    const char *d = kf_config_str (config, "device");
+    char *end = NULL;
+    long n = strtol (d, &end, 10);
+    return end && !*end && n >= 0 && n <= 63 ? (int) n : 0;
+}
 
 //  The evaluation settings of CONFIG for BACKEND's DEVICE.
 static kf_exec_config_t
@@ -533,7 +570,7 @@ s_eval_main (const kf_config_t *config, const char *job_path, const char *prefix
         return 2;
     }
     const char *backend = kf_config_str (config, "backend");
-    int device = (int) kf_config_int (config, "device");
+    int device = s_device (config);
     if (repeat > 0) {
         //  As a worker starts: the probe opens the device (which stays
         //  open, so each child finds the driver initialised) and measures
@@ -634,6 +671,10 @@ main (int argc, char **argv)
         return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
     }
     kf_log_init ("kf-exec-worker", kf_config_bool (config, "verbose"));
+    if (s_device_check (config) != 0) {
+        kf_config_destroy (&config);
+        return 2;
+    }
     kf_sandbox_hide (kf_config_str (config, "curve_cert"));
     json_t *caps = NULL;
     if (!eval) {
@@ -641,8 +682,7 @@ main (int argc, char **argv)
         //  line, whatever the host allows of namespaces (the probe runs no
         //  code but ours).
         char *error = NULL;
-        caps = kf_exec_probe (kf_config_str (config, "backend"),
-                              (int) kf_config_int (config, "device"), &error);
+        caps = kf_exec_probe (kf_config_str (config, "backend"), s_device (config), &error);
         if (!caps) {
             fprintf (stderr, "kf-exec-worker: %s\n", error);
             free (error);
@@ -663,7 +703,7 @@ main (int argc, char **argv)
     }
 
     const char *backend = kf_config_str (config, "backend");
-    int device = (int) kf_config_int (config, "device");
+    int device = s_device (config);
     //  PyTorch references: optional, so a host without torch still
     //  evaluates kernels; the coordinator routes reference jobs by the
     //  "torch" capability.
