@@ -5,7 +5,8 @@
 PKGS      := libzmq3-dev libczmq-dev libjansson-dev libcurl4-openssl-dev \
              libpq-dev postgresql pkg-config iproute2 jq python3-torch \
              clang llvm-spirv-14 spirv-tools libze1 libze-dev stress-ng \
-             libxxhash-dev linux-perf
+             pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev \
+             libxxhash-dev linux-perf chromium
 PC_LIBS   := libczmq libzmq jansson libcurl libpq libxxhash
 
 BUILD     ?= build

@@ -20,6 +20,7 @@
 #include "kf_compile_cache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_msg_compile.h"
 #include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
@@ -66,88 +67,6 @@ kf_compile_uses_managed (const char *source, size_t size, const char **what)
             return 1;
         }
     return 0;
-}
-
-//  Copies LOG with every occurrence of DIR/ removed and DIR itself
-//  written as ".", so "/tmp/kf-x1y2/kernel.c:3:5" reads "kernel.c:3:5".
-static char *
-s_strip_dir (const char *log, const char *dir)
-{
-    size_t dir_len = dir ? strlen (dir) : 0;
-    char *out = malloc (strlen (log) + 1);
-    if (!out)
-        return NULL;
-    char *w = out;
-    const char *r = log;
-    while (*r) {
-        if (dir_len && strncmp (r, dir, dir_len) == 0) {
-            r += dir_len;
-            if (*r == '/')
-                r++;
-            else
-                *w++ = '.';
-            continue;
-        }
-        *w++ = *r++;
-    }
-    *w = 0;
-    return out;
-}
-
-static bool
-s_is_error_line (const char *line, size_t len)
-{
-    for (size_t i = 0; i + 5 <= len; i++)
-        if (strncasecmp (line + i, "error", 5) == 0)
-            return true;
-    return false;
-}
-
-char *
-kf_compile_trim_log (const char *log, const char *dir, size_t max)
-{
-    if (max < 128)
-        max = 128;
-    char *text = s_strip_dir (log ? log : "", dir);
-    char *out = malloc (max + 1);
-    if (!text || !out) {
-        free (text);
-        free (out);
-        return NULL;
-    }
-    //  Room kept for the "[N more lines omitted]" trailer.
-    size_t budget = max - 48, used = 0;
-    int omitted = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const char *line = text;
-        while (*line) {
-            size_t len = strcspn (line, "\n");
-            const char *next = line + len + (line[len] ? 1 : 0);
-            bool blank = strspn (line, " \t\r") >= len;
-            bool error = s_is_error_line (line, len);
-            if (!blank && error == (pass == 0)) {
-                if (used + len + 1 <= budget) {
-                    memcpy (out + used, line, len);
-                    used += len;
-                    out[used++] = '\n';
-                }
-                else if (used == 0) {
-                    //  One enormous first line: keep its start.
-                    memcpy (out, line, budget - 1);
-                    used = budget - 1;
-                    out[used++] = '\n';
-                }
-                else
-                    omitted++;
-            }
-            line = next;
-        }
-    }
-    out[used] = 0;
-    if (omitted)
-        snprintf (out + used, max + 1 - used, "[%d more lines omitted]\n", omitted);
-    free (text);
-    return out;
 }
 
 //  A JSON string of TEXT even when the compiler printed bytes that are not
@@ -253,107 +172,6 @@ s_build_error (s_build_t *b, const char *what, int err)
     b->error = strdup (msg);
 }
 
-char *
-kf_compile_own_lines (const char *text, size_t size, const char *source_name)
-{
-    char *out = malloc (size + 1);
-    if (!out)
-        return NULL;
-    size_t used = 0;
-    bool own = false;
-    size_t name_len = strlen (source_name);
-    const char *p = text, *end = text + size;
-    while (p < end) {
-        const char *nl = memchr (p, '\n', (size_t) (end - p));
-        size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
-        //  A line marker: '#', blanks, optional "line", a number, then the
-        //  file's name in quotes. Everything up to the next marker comes
-        //  from that file.
-        const char *q = p;
-        while (q < p + len && (*q == ' ' || *q == '\t'))
-            q++;
-        bool marker = false;
-        if (q < p + len && *q == '#') {
-            q++;
-            while (q < p + len && (*q == ' ' || *q == '\t'))
-                q++;
-            if (p + len - q > 4 && !strncmp (q, "line", 4))
-                q += 4;
-            while (q < p + len && (*q == ' ' || *q == '\t'))
-                q++;
-            const char *digits = q;
-            while (q < p + len && *q >= '0' && *q <= '9')
-                q++;
-            while (q < p + len && (*q == ' ' || *q == '\t'))
-                q++;
-            if (q > digits && q < p + len && *q == '"') {
-                const char *name = q + 1;
-                const char *close = memchr (name, '"', (size_t) (p + len - name));
-                if (close) {
-                    size_t n = (size_t) (close - name);
-                    //  "kernel.c" or a path ending in "/kernel.c".
-                    own = n >= name_len && !strncmp (close - name_len, source_name, name_len)
-                          && (n == name_len || close[-(long) name_len - 1] == '/');
-                    marker = true;
-                }
-            }
-        }
-        if (!marker && own) {
-            memcpy (out + used, p, len);
-            used += len;
-            out[used++] = '\n';
-        }
-        p += len + (nl ? 1 : 0);
-    }
-    out[used] = 0;
-    return out;
-}
-
-//  The CUDA headers turn the execution-space keywords into attributes
-//  before the text reaches us; the pattern tables look for the keywords,
-//  so they are put back: __attribute__((shared)) reads __shared__ again.
-static char *
-s_cuda_keywords (char *text)
-{
-    static const char *const pairs[][2] = {
-        { "__attribute__((shared))", "__shared__" },
-        { "__attribute__((global))", "__global__" },
-        { "__attribute__((device))", "__device__" },
-        { "__attribute__((host))", "__host__" },
-        { "__attribute__((constant))", "__constant__" },
-        { "__attribute__((managed))", "__managed__" },
-    };
-    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
-        size_t from = strlen (pairs[k][0]), to = strlen (pairs[k][1]);
-        //  Every replacement is shorter, so it is done in place.
-        char *w = text, *r = text, *hit;
-        while ((hit = strstr (r, pairs[k][0]))) {
-            size_t keep = (size_t) (hit - r);
-            memmove (w, r, keep);
-            w += keep;
-            memcpy (w, pairs[k][1], to);
-            w += to;
-            r = hit + from;
-        }
-        memmove (w, r, strlen (r) + 1);
-    }
-    return text;
-}
-
-//  True when LOG holds a diagnostic located in the candidate's own file
-//  ("kernel.c:7:5: error: ..."), the mark of a failure the same source
-//  will always meet.
-static bool
-s_points_into_source (const char *log, const char *source_name)
-{
-    size_t n = strlen (source_name);
-    for (const char *p = log ? strstr (log, source_name) : NULL; p;
-         p = strstr (p + n, source_name))
-        if (p[n] == ':' || p[n] == '(')
-            return true;
-    return false;
-}
-
 //  Classifies the source B built, preprocessed in DIR (which holds the
 //  source and the header) with B's -D flags. The answer is cached under
 //  the preprocessing command's own key, so a build that was a cache hit
@@ -422,7 +240,7 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
     char *own = kf_compile_own_lines (text, size, tc->source_name);
     free (text);
     if (own && !strcmp (tc->language, "cuda"))
-        s_cuda_keywords (own);
+        kf_compile_cuda_keywords (own);
     kf_coords_t c;
     char *why = NULL;
     if (!own || kf_descriptor_classify (own, strlen (own), tc->language, &c, &why) != 0)
@@ -528,7 +346,8 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
          * job's fork bomb holding that user's process budget) says nothing
          * lasting about the source: only a real compile error, one that
          * points into the source, is remembered. */
-        if (!run.timed_out && !run.signal && s_points_into_source (log, tc->source_name))
+        if (!run.timed_out && !run.signal
+            && kf_compile_points_into_source (log, tc->source_name))
             kf_compile_cache_put (cache_dir, key, NULL, 0, b->log ? b->log : head,
                                   cfg ? cfg->cache_max_bytes : 0);
         free (log);
@@ -695,8 +514,34 @@ done:
     free (builds);
 }
 
+static void s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res);
+
+//  The result goes out through the protocol's encoder (proto/
+//  kf_msg_compile.c), checked first as the coordinator will check it: a
+//  result it would refuse is this worker's bug, a failed job here rather
+//  than a refusal there.
 void
 kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
+{
+    s_handle (arg, job, res);
+    if (!res->ok || !res->result)
+        return;
+    kf_compile_result_t typed;
+    char why[300];
+    if (kf_compile_result_decode (res->result, &typed, why, sizeof why)) {
+        json_decref (res->result);
+        res->result = NULL;
+        zmsg_destroy (&res->frames);
+        s_fail (res, "the compile result breaks the protocol: %s", why);
+        return;
+    }
+    json_decref (res->result);
+    res->result = kf_compile_result_encode (&typed);
+    kf_compile_result_free (&typed);
+}
+
+static void
+s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 {
     const kf_compile_config_t *cfg = arg;
     memset (res, 0, sizeof *res);
@@ -720,7 +565,10 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     json_t *target = json_object_get (job->payload, "target");
     const char *backend = json_string_value (json_object_get (target, "backend"));
     ctx.arch = json_string_value (json_object_get (target, "arch"));
-    if (backend && strcmp (backend, tc->backend) != 0) {
+    //  One OpenCL C artifact (the KF-SPIRV bundle) serves both the
+    //  level-zero and the opencl exec backends.
+    if (backend && strcmp (backend, tc->backend) != 0
+        && !(strcmp (backend, "opencl") == 0 && strcmp (tc->language, "opencl") == 0)) {
         s_fail (res, "target backend '%s' does not match the language", backend);
         return;
     }
@@ -845,6 +693,8 @@ kf_compile_capabilities (void)
             listed |= strcmp (json_string_value (b), all[i]->backend) == 0;
         if (!listed)
             json_array_append_new (backends, json_string (all[i]->backend));
+        if (!listed && !strcmp (all[i]->language, "opencl"))
+            json_array_append_new (backends, json_string ("opencl"));
     }
     struct utsname un;
     json_object_set_new (caps, "backends", backends);

@@ -23,6 +23,7 @@
 #include "kf_worker.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define KF_COMPILE_LOG_MAX 4096
@@ -58,6 +59,15 @@ int kf_compile_uses_managed (const char *source, size_t size, const char **what)
  * candidate's own code with its #if branches chosen, without the headers
  * it includes. Caller frees. */
 char *kf_compile_own_lines (const char *text, size_t size, const char *source_name);
+
+/* TEXT with the attributes the CUDA headers make of the execution-space
+ * keywords turned back into the keywords (__attribute__((shared)) reads
+ * __shared__), in place, for the descriptors' pattern tables. Returns TEXT. */
+char *kf_compile_cuda_keywords (char *text);
+
+/* True when LOG holds a diagnostic located in the file SOURCE_NAME
+ * ("kernel.c:7:5: error: ..."): a failure the same source always meets. */
+bool kf_compile_points_into_source (const char *log, const char *source_name);
 
 /* kf_kernel.h as built into the worker. */
 const char *kf_compile_kernel_header (size_t *size);

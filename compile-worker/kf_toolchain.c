@@ -1,8 +1,10 @@
 /*  kf_toolchain.c - what all toolchains share: the registry, finding a
- *  program on PATH, and asking it for its version. */
+ *  program on PATH, asking it for its version, and the builder their
+ *  command lines are written with. */
 #include "kf_toolchain.h"
 #include "kf_subproc.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -146,4 +148,60 @@ s_ask_version (const kf_toolchain_t *tc, char *program)
     }
     free (program);
     return version;
+}
+
+void
+kf_argv_init (kf_argv_t *a, char **argv, size_t max, char *buf, size_t buf_size)
+{
+    *a = (kf_argv_t) { .argv = argv, .max = max, .buf = buf, .buf_size = buf_size };
+}
+
+void
+kf_argv_add (kf_argv_t *a, const char *arg)
+{
+    //  One slot stays for the NULL that ends the vector.
+    if (!arg || a->n + 1 >= a->max)
+        a->failed = true;
+    else
+        a->argv[a->n++] = (char *) arg;
+}
+
+void
+kf_argv_add_all (kf_argv_t *a, const char *const *args)
+{
+    for (int i = 0; args[i]; i++)
+        kf_argv_add (a, args[i]);
+}
+
+char *
+kf_argv_fmt (kf_argv_t *a, const char *fmt, ...)
+{
+    size_t left = a->buf_size - a->used;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = a->used < a->buf_size ? vsnprintf (a->buf + a->used, left, fmt, ap) : -1;
+    va_end (ap);
+    if (n < 0 || (size_t) n >= left) {
+        a->failed = true;
+        return NULL;
+    }
+    char *at = a->buf + a->used;
+    a->used += (size_t) n + 1;
+    return at;
+}
+
+void
+kf_argv_add_output (kf_argv_t *a, const kf_toolchain_args_t *args)
+{
+    kf_argv_add (a, "-o");
+    kf_argv_add (a, args->output);
+    kf_argv_add (a, args->source);
+}
+
+int
+kf_argv_end (kf_argv_t *a)
+{
+    if (a->max > 0)
+        a->argv[a->n < a->max ? a->n : a->max - 1] = NULL;
+    return a->failed || a->max == 0 ? -1 : 0;
 }

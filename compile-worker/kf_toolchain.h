@@ -3,13 +3,15 @@
  *  A toolchain knows how to find its program, how to say which version it
  *  is (for the capabilities a worker advertises and the record of what
  *  built an artifact) and the command line that turns one kernel source
- *  into a shared object. Running the command, limits and logs are the
- *  compile handler's business, so a new backend (clang, icpx) is a table
- *  entry and one small file.
+ *  into a shared object, written with the kf_argv_t builder below.
+ *  Running the command, limits and logs are the compile handler's
+ *  business, so a new backend (clang, icpx) is a table entry and one
+ *  small file (CONTRIBUTING.md).
  */
 #ifndef KF_TOOLCHAIN_H
 #define KF_TOOLCHAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -60,5 +62,36 @@ char *kf_toolchain_which (const char *name, const char *const *extra_dirs);
 
 /* The version line of TC, or NULL when it is not installed. Caller frees. */
 char *kf_toolchain_version (const kf_toolchain_t *tc);
+
+/* A command line being filled, for the toolchains' command and
+ * preprocess functions: ARGV's MAX slots, the strings it formats kept in
+ * BUF. Whatever does not fit marks it failed, and kf_argv_end says so, so
+ * a toolchain writes its line without a check after every argument. */
+typedef struct {
+    char **argv;
+    size_t max, n;
+    char *buf;
+    size_t buf_size, used;
+    bool failed;
+} kf_argv_t;
+
+void kf_argv_init (kf_argv_t *a, char **argv, size_t max, char *buf, size_t buf_size);
+
+/* Appends ARG (borrowed: it must outlive the command); NULL marks A
+ * failed. */
+void kf_argv_add (kf_argv_t *a, const char *arg);
+
+/* Appends each of ARGS, a NULL-ended list. */
+void kf_argv_add_all (kf_argv_t *a, const char *const *args);
+
+/* A string formatted into A's buffer (not appended), or NULL when it
+ * does not fit; pass it to kf_argv_add. */
+char *kf_argv_fmt (kf_argv_t *a, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+/* "-o OUTPUT SOURCE", the tail of most compilers' lines. */
+void kf_argv_add_output (kf_argv_t *a, const kf_toolchain_args_t *args);
+
+/* NULL-ends the vector. Returns 0, or -1 when anything did not fit. */
+int kf_argv_end (kf_argv_t *a);
 
 #endif

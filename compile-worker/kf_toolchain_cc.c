@@ -6,7 +6,6 @@
  */
 #include "kf_toolchain.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 static char *
@@ -15,52 +14,44 @@ s_find (void)
     return kf_toolchain_which ("cc", NULL);
 }
 
+static const char *const s_flags[] = { "-O3", "-march=native", "-std=c11", NULL };
+
+//  The build's line, or with PREPROCESS the line that only preprocesses:
+//  the same language mode and target flags, so predefined macros
+//  (__AVX2__ from -march=native, __STDC_VERSION__) pick the same branches.
+static int
+s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
+        char **argv, size_t max, char *buf, size_t buf_size)
+{
+    kf_argv_t a;
+    kf_argv_init (&a, argv, max, buf, buf_size);
+    kf_argv_add (&a, program);
+    if (preprocess)
+        kf_argv_add (&a, "-E");
+    kf_argv_add_all (&a, s_flags);
+    if (!preprocess) {
+        kf_argv_add (&a, "-shared");
+        kf_argv_add (&a, "-fPIC");
+    }
+    kf_argv_add (&a, kf_argv_fmt (&a, "-I%s", args->include_dir));
+    kf_argv_add_output (&a, args);
+    if (!preprocess)
+        kf_argv_add (&a, "-lm");
+    return kf_argv_end (&a);
+}
+
 static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
-    if (max < 13)
-        return -1;
-    if (snprintf (buf, buf_size, "-I%s", args->include_dir) >= (int) buf_size)
-        return -1;
-    size_t n = 0;
-    argv[n++] = (char *) program;
-    argv[n++] = "-O3";
-    argv[n++] = "-march=native";
-    argv[n++] = "-std=c11";
-    argv[n++] = "-shared";
-    argv[n++] = "-fPIC";
-    argv[n++] = buf;
-    argv[n++] = "-o";
-    argv[n++] = (char *) args->output;
-    argv[n++] = (char *) args->source;
-    argv[n++] = "-lm";
-    argv[n] = NULL;
-    return 0;
+    return s_line (false, program, args, argv, max, buf, buf_size);
 }
 
-//  The build's language mode and target flags, so predefined macros
-//  (__AVX2__ from -march=native, __STDC_VERSION__) pick the same branches.
 static int
 s_preprocess (const char *program, const kf_toolchain_args_t *args,
               char **argv, size_t max, char *buf, size_t buf_size)
 {
-    if (max < 10)
-        return -1;
-    if (snprintf (buf, buf_size, "-I%s", args->include_dir) >= (int) buf_size)
-        return -1;
-    size_t n = 0;
-    argv[n++] = (char *) program;
-    argv[n++] = "-E";
-    argv[n++] = "-O3";
-    argv[n++] = "-march=native";
-    argv[n++] = "-std=c11";
-    argv[n++] = buf;
-    argv[n++] = "-o";
-    argv[n++] = (char *) args->output;
-    argv[n++] = (char *) args->source;
-    argv[n] = NULL;
-    return 0;
+    return s_line (true, program, args, argv, max, buf, buf_size);
 }
 
 const kf_toolchain_t kf_toolchain_cc = {

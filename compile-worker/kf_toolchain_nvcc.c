@@ -20,7 +20,6 @@
  */
 #include "kf_toolchain.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static char *
@@ -30,109 +29,76 @@ s_find (void)
     return kf_toolchain_which ("nvcc", extra);
 }
 
-//  Writes "-I<dir>" and "-arch=<sm>" into BUF; *ARCH_FLAG points at the
-//  second. Only a plain sm_NN(a) name reaches the command line.
-static int
-s_flags (const kf_toolchain_args_t *args, char *buf, size_t buf_size, char **arch_flag)
+//  The job's architecture when it is a plain sm_NN(a) name, else sm_90:
+//  nothing else reaches the command line.
+static const char *
+s_arch (const kf_toolchain_args_t *args)
 {
-    const char *arch = "sm_90";
     if (args->arch && strncmp (args->arch, "sm_", 3) == 0
         && strlen (args->arch) < 16
         && strspn (args->arch + 3, "0123456789abf") == strlen (args->arch + 3))
-        arch = args->arch;
-    int used = snprintf (buf, buf_size, "-I%s", args->include_dir);
-    if (used < 0 || (size_t) used + 1 >= buf_size)
-        return -1;
-    *arch_flag = buf + used + 1;
-    size_t left = buf_size - (size_t) used - 1;
-    if (snprintf (*arch_flag, left, "-arch=%s", arch) >= (int) left)
-        return -1;
-    return 0;
+        return args->arch;
+    return "sm_90";
 }
 
-//  Appends the formatted string at *USED in BUF; returns it, or NULL
-//  when it does not fit.
-static char *
-s_put (char *buf, size_t buf_size, size_t *used, const char *a, const char *b)
+static const char *const s_link[] = {
+    "-shared", "-cudart", "shared", "-Xcompiler", "-fPIC", "-Xlinker", "--no-undefined", NULL
+};
+
+//  The task's libraries. When there are any and PROGRAM is
+//  TOOLKIT/bin/nvcc, they are in TOOLKIT/lib64, where the exec worker's
+//  loader must find them too: that folder becomes the run path.
+static void
+s_libraries (kf_argv_t *a, const char *program, const kf_toolchain_args_t *args)
 {
-    size_t left = buf_size - *used;
-    int n = snprintf (buf + *used, left, "%s%s", a, b);
-    if (n < 0 || (size_t) n >= left)
-        return NULL;
-    char *at = buf + *used;
-    *used += (size_t) n + 1;
-    return at;
+    size_t len = strlen (program), tail = strlen ("/bin/nvcc");
+    if (args->libraries && args->libraries[0] && len > tail
+        && !strcmp (program + len - tail, "/bin/nvcc")) {
+        static const char *const rpath[] = { "-Xlinker", "-rpath", "-Xlinker", NULL };
+        kf_argv_add_all (a, rpath);
+        kf_argv_add (a, kf_argv_fmt (a, "%.*s/lib64", (int) (len - tail), program));
+    }
+    for (int i = 0; args->libraries && args->libraries[i]; i++)
+        kf_argv_add (a, kf_argv_fmt (a, "-l%s", args->libraries[i]));
+}
+
+//  The build's line, or with PREPROCESS the line that only preprocesses.
+//  With -E and the build's -arch, nvcc prints the device pass of the
+//  source (__CUDA_ARCH__ defined, as the kernels are compiled), with the
+//  execution-space keywords expanded to attributes by the CUDA headers;
+//  the compile worker turns those back before classifying.
+static int
+s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
+        char **argv, size_t max, char *buf, size_t buf_size)
+{
+    kf_argv_t a;
+    kf_argv_init (&a, argv, max, buf, buf_size);
+    kf_argv_add (&a, program);
+    if (preprocess)
+        kf_argv_add (&a, "-E");
+    kf_argv_add (&a, "-O3");
+    if (!preprocess)
+        kf_argv_add_all (&a, s_link);
+    kf_argv_add (&a, kf_argv_fmt (&a, "-arch=%s", s_arch (args)));
+    kf_argv_add (&a, kf_argv_fmt (&a, "-I%s", args->include_dir));
+    kf_argv_add_output (&a, args);
+    if (!preprocess)
+        s_libraries (&a, program, args);
+    return kf_argv_end (&a);
 }
 
 static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
-    char *arch_flag;
-    if (max < 24 || s_flags (args, buf, buf_size, &arch_flag))
-        return -1;
-    size_t used = (size_t) (arch_flag - buf) + strlen (arch_flag) + 1;
-    size_t n = 0;
-    argv[n++] = (char *) program;
-    argv[n++] = "-O3";
-    argv[n++] = "-shared";
-    argv[n++] = "-cudart";
-    argv[n++] = "shared";
-    argv[n++] = "-Xcompiler";
-    argv[n++] = "-fPIC";
-    argv[n++] = "-Xlinker";
-    argv[n++] = "--no-undefined";
-    argv[n++] = arch_flag;
-    argv[n++] = buf;
-    argv[n++] = "-o";
-    argv[n++] = (char *) args->output;
-    argv[n++] = (char *) args->source;
-    //  With libraries: PROGRAM is TOOLKIT/bin/nvcc, and they are in
-    //  TOOLKIT/lib64, where the exec worker's loader must find them too.
-    size_t len = strlen (program), tail = strlen ("/bin/nvcc");
-    if (args->libraries && args->libraries[0] && len > tail
-        && !strcmp (program + len - tail, "/bin/nvcc")) {
-        char toolkit[200];
-        snprintf (toolkit, sizeof toolkit, "%.*s", (int) (len - tail), program);
-        char *rpath = s_put (buf, buf_size, &used, toolkit, "/lib64");
-        if (!rpath)
-            return -1;
-        argv[n++] = "-Xlinker";
-        argv[n++] = "-rpath";
-        argv[n++] = "-Xlinker";
-        argv[n++] = rpath;
-    }
-    for (int i = 0; args->libraries && args->libraries[i]; i++) {
-        if (n + 2 >= max
-            || !(argv[n++] = s_put (buf, buf_size, &used, "-l", args->libraries[i])))
-            return -1;
-    }
-    argv[n] = NULL;
-    return 0;
+    return s_line (false, program, args, argv, max, buf, buf_size);
 }
 
-//  With -E and the build's -arch, nvcc prints the device pass of the
-//  source (__CUDA_ARCH__ defined, as the kernels are compiled), with the
-//  execution-space keywords expanded to attributes by the CUDA headers;
-//  the compile worker turns those back before classifying.
 static int
 s_preprocess (const char *program, const kf_toolchain_args_t *args,
               char **argv, size_t max, char *buf, size_t buf_size)
 {
-    char *arch_flag;
-    if (max < 12 || s_flags (args, buf, buf_size, &arch_flag))
-        return -1;
-    size_t n = 0;
-    argv[n++] = (char *) program;
-    argv[n++] = "-E";
-    argv[n++] = "-O3";
-    argv[n++] = arch_flag;
-    argv[n++] = buf;
-    argv[n++] = "-o";
-    argv[n++] = (char *) args->output;
-    argv[n++] = (char *) args->source;
-    argv[n] = NULL;
-    return 0;
+    return s_line (true, program, args, argv, max, buf, buf_size);
 }
 
 const kf_toolchain_t kf_toolchain_nvcc = {

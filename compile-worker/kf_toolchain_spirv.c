@@ -88,27 +88,21 @@ static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
-    if (max < 11)
-        return -1;
     char *spirv = s_find_translator ();
     if (!spirv)
         return -1;
-    int len = snprintf (buf, buf_size, "%s", spirv);
+    kf_argv_t a;
+    kf_argv_init (&a, argv, max, buf, buf_size);
+    //  "kf-spirv" is $0, for sh's own messages.
+    static const char *const sh[] = { "/bin/sh", "-c", s_script, "kf-spirv", NULL };
+    kf_argv_add_all (&a, sh);
+    kf_argv_add (&a, program);
+    kf_argv_add (&a, kf_argv_fmt (&a, "%s", spirv));
     free (spirv);
-    if (len < 0 || (size_t) len >= buf_size)
-        return -1;
-    size_t n = 0;
-    argv[n++] = "/bin/sh";
-    argv[n++] = "-c";
-    argv[n++] = (char *) s_script;
-    argv[n++] = "kf-spirv";              // $0, for sh's own messages
-    argv[n++] = (char *) program;
-    argv[n++] = buf;
-    argv[n++] = (char *) args->source;
-    argv[n++] = (char *) args->output;
-    argv[n++] = (char *) args->include_dir;
-    argv[n] = NULL;
-    return 0;
+    kf_argv_add (&a, args->source);
+    kf_argv_add (&a, args->output);
+    kf_argv_add (&a, args->include_dir);
+    return kf_argv_end (&a);
 }
 
 const kf_toolchain_t kf_toolchain_spirv = {

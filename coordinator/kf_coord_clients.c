@@ -41,25 +41,118 @@ static const char *S_RUN_COLUMNS =
     " r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
     " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
+    /* Progress (s_run_progress): candidates open now, the best figure
+     * still waiting for its re-verification or full-protocol timing, the
+     * seconds since submission, and the counts the total is made of. */
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.finished_at IS NULL) AS in_flight,"
+    " (SELECT max(c.speedup) FROM candidates c WHERE c.run_id = r.id AND c.status = 'correct'"
+    "  AND (c.verify_state = 'pending' OR c.fidelity = 'pending')) AS pending_best,"
+    " extract(epoch FROM coalesce(r.finished_at, now()) - r.created_at)::float8 AS elapsed_s,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.generation < r.generations) AS p_main,"
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.generation >= r.generations) AS p_tuning,"
+    " (SELECT count(DISTINCT c.generation) FROM candidates c WHERE c.run_id = r.id"
+    "  AND c.generation >= r.generations) AS p_rounds,"
+    " r.config->'tuning' AS p_cfg_tuning, r.config->'tuning_rounds' AS p_cfg_rounds,"
+    " r.config->'max_in_flight' AS p_cfg_in_flight,"
     " r.created_at::text AS created_at,"
     " r.finished_at::text AS finished_at"
     " FROM runs r JOIN tasks t ON t.id = r.task_id";
 
+/* The tuning rounds a run makes and the candidates each may have, from
+ * its config's values (NULL: the search default; docs/search.md, "Tuning
+ * rounds"): a round plans one candidate per elite, at most population and
+ * at most max_in_flight of them. */
+static void
+s_tuning_plan (kf_coord_t *self, json_t *tuning, json_t *rounds, json_t *in_flight,
+               long long population, long long *n_rounds, long long *per_round)
+{
+    if (!tuning || json_is_null (tuning))
+        tuning = kf_search_default (&self->search, "tuning");
+    if (!rounds || json_is_null (rounds))
+        rounds = kf_search_default (&self->search, "tuning_rounds");
+    if (!in_flight || json_is_null (in_flight))
+        in_flight = kf_search_default (&self->search, "max_in_flight");
+    long long cap = json_integer_value (in_flight);
+    if (cap <= 0 || cap > population)
+        cap = population;
+    *n_rounds = json_is_true (tuning) ? (long long) json_integer_value (rounds) : 0;
+    *per_round = cap;
+}
+
+/* Fills a run object's progress from the counts S_RUN_COLUMNS adds, and
+ * drops those counts: `total` is every candidate the run has planned and
+ * will still plan (the main phase's generations x population unless it
+ * stopped early, each tuning round planned so far as it is, each round to
+ * come at its most), or, once the run has ended, every candidate it made;
+ * never fewer than it has. `phase` is `generation` or `tuning`,
+ * `tuning_round` the round now (1-based, 0 in the main phase) of
+ * `tuning_rounds`. */
+static void
+s_run_progress (kf_coord_t *self, json_t *run)
+{
+    if (!json_is_object (run))
+        return;
+    long long generations = json_integer_value (json_object_get (run, "generations"));
+    long long population = json_integer_value (json_object_get (run, "population"));
+    long long main_n = json_integer_value (json_object_get (run, "p_main"));
+    long long tuning_n = json_integer_value (json_object_get (run, "p_tuning"));
+    long long rounds_n = json_integer_value (json_object_get (run, "p_rounds"));
+    long long done = json_integer_value (json_object_get (run, "done"));
+    long long n_rounds, per_round;
+    s_tuning_plan (self, json_object_get (run, "p_cfg_tuning"),
+                   json_object_get (run, "p_cfg_rounds"),
+                   json_object_get (run, "p_cfg_in_flight"), population, &n_rounds, &per_round);
+    const char *status = json_string_value (json_object_get (run, "status"));
+    long long total = main_n + tuning_n;
+    if (status && !strcmp (status, "running")) {
+        if (!tuning_n && main_n < generations * population)
+            total = generations * population;
+        if (rounds_n < n_rounds)
+            total += (n_rounds - rounds_n) * per_round;
+    }
+    if (total < done)
+        total = done;
+    if (n_rounds < rounds_n)
+        n_rounds = rounds_n;
+    json_object_set_new (run, "total", json_integer (total));
+    json_object_set_new (run, "phase", json_string (tuning_n ? "tuning" : "generation"));
+    json_object_set_new (run, "tuning_round", json_integer (tuning_n ? rounds_n : 0));
+    json_object_set_new (run, "tuning_rounds", json_integer (n_rounds));
+    static const char *hidden[] = { "p_main", "p_tuning", "p_rounds", "p_cfg_tuning",
+                                    "p_cfg_rounds", "p_cfg_in_flight" };
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+        json_object_del (run, hidden[i]);
+}
+
+static void
+s_runs_progress (kf_coord_t *self, json_t *runs)
+{
+    size_t i;
+    json_t *run;
+    json_array_foreach (runs, i, run)
+        s_run_progress (self, run);
+}
+
 static json_t *
 s_run_object (kf_coord_t *self, int64_t run_id)
 {
-    char sql[2048], id[24];
+    char sql[4096], id[24];
     snprintf (sql, sizeof sql, "%s WHERE r.id = $1", S_RUN_COLUMNS);
     const char *params[1] = { S_I64 (id, run_id) };
-    return kf_db_row (self->db, sql, 1, params, NULL);
+    json_t *run = kf_db_row (self->db, sql, 1, params, NULL);
+    s_run_progress (self, run);
+    return run;
 }
 
-/* Checks a target name: host | cuda | level-zero, optionally ":arch". */
+/* Checks a target name: host | cuda | level-zero | opencl, optionally ":arch". */
 static bool
 s_target_ok (const char *target)
 {
-    static const char *backends[] = { "host", "cuda", "level-zero" };
-    for (size_t i = 0; i < 3; i++) {
+    static const char *backends[] = { "host", "cuda", "level-zero", "opencl" };
+    for (size_t i = 0; i < 4; i++) {
         size_t n = strlen (backends[i]);
         if (!strncmp (target, backends[i], n)
             && (target[n] == 0
@@ -165,7 +258,7 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     if (!s_target_ok (target) || generations < 1 || generations > 100000
         || population < 1 || population > 10000 || seed < 0) {
         kf_coord_reply_error (self, sock, route, "bad-request",
-                              "config: target must be host, cuda or level-zero (optionally"
+                              "config: target must be host, cuda, level-zero or opencl (optionally"
                               " :arch); generations 1..100000; population 1..10000; seed >= 0");
         return;
     }
@@ -185,7 +278,8 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     const char *backend_end = strchr (target, ':');
     size_t blen = backend_end ? (size_t) (backend_end - target) : strlen (target);
     const char *language = !strncmp (target, "cuda", blen) ? "cuda"
-                           : !strncmp (target, "level-zero", blen) ? "opencl" : "c";
+                           : !strncmp (target, "level-zero", blen)
+                                 || !strncmp (target, "opencl", blen) ? "opencl" : "c";
     char hash[65];
     kf_task_hash (task, hash);
     char *spec = json_dumps (task, JSON_COMPACT | JSON_SORT_KEYS);
@@ -244,8 +338,19 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     kf_info ("run %lld submitted: task %s, target %s, %lld x %lld", (long long) run_id,
              name, target, (long long) generations, (long long) population);
     self->dispatch_needed = true;
+    /* What the run will make at most: the main phase and its tuning
+     * rounds (fewer when it stops early or the archive has fewer elites). */
+    long long n_rounds, per_round;
+    s_tuning_plan (self, json_object_get (config, "tuning"),
+                   json_object_get (config, "tuning_rounds"),
+                   json_object_get (config, "max_in_flight"), population, &n_rounds, &per_round);
     kf_coord_send (self, sock, route, "SUBMITTED",
-                   json_pack ("{s:I}", "run_id", (json_int_t) run_id));
+                   json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I}", "run_id", (json_int_t) run_id,
+                              "candidates",
+                              (json_int_t) (generations * population + n_rounds * per_round),
+                              "generations", generations, "population", population,
+                              "tuning_rounds", (json_int_t) n_rounds,
+                              "tuning_candidates", (json_int_t) per_round));
 }
 
 static void
@@ -388,11 +493,12 @@ s_status (kf_coord_t *self)
                                   " count(*) FILTER (WHERE state = 'leased') AS leased"
                                   " FROM jobs WHERE state IN ('queued', 'leased') GROUP BY role",
                                   0, NULL);
-    char sql[2048];
+    char sql[4096];
     snprintf (sql, sizeof sql,
               "%s WHERE r.status = 'running' OR r.id IN"
               " (SELECT id FROM runs ORDER BY id DESC LIMIT 10) ORDER BY r.id", S_RUN_COLUMNS);
     json_t *runs = queues ? kf_db_query (self->db, sql, 0, NULL) : NULL;
+    s_runs_progress (self, runs);
     json_t *qobj = json_object ();
     size_t i;
     json_t *row;
@@ -406,6 +512,44 @@ s_status (kf_coord_t *self)
         json_object_set_new (status, "auth", kf_auth_status (self->auth));
     json_decref (queues);
     return status;
+}
+
+/* What SHOW adds when asked with `report: true` (kfctl report -o
+ * FILE.html), and only then, since followers poll SHOW every second:
+ * `lineage`, the best kernel's chain of parents (best first, at most 64
+ * steps) with each source as hex, since a source is bytes and need not be
+ * UTF-8 (at most 256 KiB each); and `stages`, the run's jobs by kind with
+ * the seconds from queued to finished. The jobs table keeps no lease
+ * time, so only a generate job's own share (the gateway's latency_ms) can
+ * be told from its wait in the queue. */
+static void
+s_show_report (kf_coord_t *self, json_t *body, const char *const *params)
+{
+    json_t *lineage = kf_db_query (
+        self->db,
+        "WITH RECURSIVE chain (id, parent_id, depth) AS ("
+        " SELECT c.id, c.parent_id, 0 FROM runs r JOIN candidates c"
+        "  ON c.id = r.best_candidate_id WHERE r.id = $1"
+        " UNION ALL SELECT p.id, p.parent_id, chain.depth + 1 FROM chain"
+        "  JOIN candidates p ON p.id = chain.parent_id WHERE chain.depth < 63)"
+        " SELECT chain.id, chain.parent_id, chain.depth,"
+        " encode(substring(b.data FROM 1 FOR 262144), 'hex') AS source_hex"
+        " FROM chain JOIN candidates c ON c.id = chain.id"
+        " LEFT JOIN blobs b ON b.hash = c.source_hash ORDER BY chain.depth",
+        1, params);
+    json_t *stages = kf_db_query (
+        self->db,
+        "SELECT kind, count(*) AS jobs,"
+        " count(*) FILTER (WHERE state = 'done') AS done,"
+        " count(*) FILTER (WHERE state = 'failed') AS failed,"
+        " coalesce(sum(extract(epoch FROM updated_at - created_at))"
+        "  FILTER (WHERE state IN ('done', 'failed')), 0)::float8 AS total_s,"
+        " (sum(CASE WHEN jsonb_typeof(result->'latency_ms') = 'number'"
+        "  THEN (result->>'latency_ms')::float8 END) / 1000)::float8 AS work_s"
+        " FROM jobs WHERE run_id = $1 GROUP BY kind ORDER BY min(id)",
+        1, params);
+    json_object_set_new (body, "lineage", lineage ? lineage : json_array ());
+    json_object_set_new (body, "stages", stages ? stages : json_array ());
 }
 
 void
@@ -427,9 +571,10 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
     else if (!strcmp (type, "RUNS")) {
-        char sql[2048];
+        char sql[4096];
         snprintf (sql, sizeof sql, "%s ORDER BY r.id", S_RUN_COLUMNS);
         json_t *runs = kf_db_query (self->db, sql, 0, NULL);
+        s_runs_progress (self, runs);
         if (runs)
             kf_coord_send (self, sock, route, "RUNS", json_pack ("{s:o}", "runs", runs));
         else
@@ -475,6 +620,8 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
             json_t *prompts = kf_meta_show (self->db, run_id);
             json_object_update (body, prompts);
             json_decref (prompts);
+            if (json_is_true (json_object_get (msg->body, "report")))
+                s_show_report (self, body, params);
             kf_coord_send (self, sock, route, "RUN", body);
             return;
         }

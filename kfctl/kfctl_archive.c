@@ -33,6 +33,18 @@ s_level_name (int dim, int level)
     return level >= 0 && level < S_LEVELS ? s_level_names[dim][level] : "?";
 }
 
+const char *
+kf_ctl_level_name (int dim, int level)
+{
+    return dim >= 0 && dim < 3 ? s_level_name (dim, level) : "?";
+}
+
+const char *
+kf_ctl_dim_name (int dim)
+{
+    return dim >= 0 && dim < 3 ? s_dim_names[dim] : "?";
+}
+
 /* The candidate with id ID in CANDIDATES, or NULL. */
 static json_t *
 s_candidate (json_t *candidates, long long id)
@@ -46,13 +58,18 @@ s_candidate (json_t *candidates, long long id)
 }
 
 /* One grid: rows are dimension ROW, columns dimension COL, each cell the
- * best speedup among the occupied cells that project onto it. */
-static void
-s_print_grid (FILE *out, json_t *archive, int row, int col)
+ * best speedup among the occupied cells that project onto it, marked `*`
+ * when that elite does not count for the run's best (yet): pending its
+ * re-verification or full-protocol timing, or held for audit; so a grid
+ * never shows, unexplained, more than the summary's best. Returns whether
+ * it marked any. */
+static bool
+s_print_grid (FILE *out, json_t *archive, json_t *candidates, int row, int col)
 {
     double best[S_LEVELS][S_LEVELS];
-    bool has[S_LEVELS][S_LEVELS];
+    bool has[S_LEVELS][S_LEVELS], uncounted[S_LEVELS][S_LEVELS], marked = false;
     memset (has, 0, sizeof has);
+    memset (uncounted, 0, sizeof uncounted);
     size_t i;
     json_t *cell;
     json_array_foreach (archive, i, cell) {
@@ -66,8 +83,10 @@ s_print_grid (FILE *out, json_t *archive, int row, int col)
         if (r < 0 || r >= S_LEVELS || c < 0 || c >= S_LEVELS)
             continue;
         if (!has[r][c] || speedup > best[r][c]) {
+            json_t *elite = s_candidate (candidates, kf_ctl_int (cell, "candidate_id", -1));
             best[r][c] = speedup;
             has[r][c] = true;
+            uncounted[r][c] = elite && !kf_ctl_counts (elite);
         }
     }
     fprintf (out, "%s x %s\n", s_dim_names[row], s_dim_names[col]);
@@ -80,13 +99,15 @@ s_print_grid (FILE *out, json_t *archive, int row, int col)
         for (int c = 0; c < S_LEVELS; c++) {
             char text[32];
             if (has[r][c])
-                snprintf (text, sizeof text, "%.2fx", best[r][c]);
+                snprintf (text, sizeof text, "%.2fx%s", best[r][c], uncounted[r][c] ? "*" : "");
             else
                 snprintf (text, sizeof text, "  -  ");
             fprintf (out, " %13s", text);
+            marked = marked || (has[r][c] && uncounted[r][c]);
         }
         fprintf (out, "\n");
     }
+    return marked;
 }
 
 void
@@ -100,10 +121,14 @@ kf_ctl_print_archive (FILE *out, json_t *body)
              "elite speedup over the third dimension\n",
              occupied, occupied == 1 ? "" : "s");
     static const int pairs[3][2] = { { 0, 1 }, { 0, 2 }, { 1, 2 } };
+    bool marked = false;
     for (int p = 0; p < 3; p++) {
         fprintf (out, "\n");
-        s_print_grid (out, archive, pairs[p][0], pairs[p][1]);
+        marked = s_print_grid (out, archive, candidates, pairs[p][0], pairs[p][1]) || marked;
     }
+    if (marked)
+        fprintf (out, "* not counted in the run's best: pending verification (re-verification"
+                 " or full-protocol timing), or held for audit\n");
     fprintf (out, "\n");
 
     long long best_id = kf_ctl_int (run, "best_candidate_id", -1);

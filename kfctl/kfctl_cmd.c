@@ -51,6 +51,16 @@ kf_ctl_no_endpoint (const char *which)
 
 /* Runs one request and turns every failure into its message and exit
  * code. Returns 0 with *REPLY_P set, or the exit code. */
+/* An error kfctl itself finds, as --json prints a coordinator's ERROR:
+ * {"code", "reason"} on stdout. */
+static void
+s_print_error_json (const char *code, const char *reason)
+{
+    json_t *out = json_pack ("{s:s, s:s}", "code", code, "reason", reason);
+    kf_ctl_print_json (out);
+    json_decref (out);
+}
+
 int
 kf_ctl_call (const char *endpoint, const kf_ctl_args_t *args, const char *type,
              json_t *body, const char *expect, kf_msg_t **reply_p)
@@ -84,11 +94,15 @@ kf_ctl_call (const char *endpoint, const kf_ctl_args_t *args, const char *type,
         code = KF_CTL_EXIT_INTERRUPTED;
         break;
     case KF_CTL_BAD_REPLY:
+        if (args->json)
+            s_print_error_json ("bad-reply", err ? err : "bad reply");
         fprintf (stderr, "kfctl: %s\n", err ? err : "bad reply");
         code = KF_CTL_EXIT_ERROR;
         break;
     case KF_CTL_NO_REPLY:
     default:
+        if (args->json)
+            s_print_error_json ("unreachable", err ? err : "no reply");
         fprintf (stderr, "kfctl: %s (is the coordinator running? "
                  "'kf-local status' shows a single-node system)\n",
                  err ? err : "no reply");

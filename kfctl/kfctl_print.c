@@ -1,6 +1,6 @@
 /*  kfctl_print.c - tables and summaries kfctl shows to people: a run's
- *  summary and progress line, its candidates, the list of runs, the
- *  workers and the status snapshot. Fields are read through
+ *  summary (its progress counted by kfctl_progress.c), its candidates,
+ *  the list of runs, the workers and the status snapshot. Fields are read through
  *  kfctl_fields.h, so a missing value prints as "-", never crashes.
  */
 #include "kfctl_fields.h"
@@ -29,121 +29,21 @@ kf_ctl_speedup_text (json_t *value, char *buf, size_t size)
 }
 
 void
-kf_ctl_progress_from_run (kf_ctl_progress_t *progress, json_t *run)
-{
-    if (!json_is_object (run))
-        return;
-    progress->done = kf_ctl_int (run, "done", progress->done);
-    progress->total = kf_ctl_int (run, "total", progress->total);
-    progress->generation = kf_ctl_int (run, "generation", progress->generation);
-    progress->generations = kf_ctl_int (run, "generations", progress->generations);
-    json_t *best = json_object_get (run, "best_speedup");
-    if (json_is_number (best)) {
-        progress->best = json_number_value (best);
-        progress->has_best = true;
-    }
-    const char *status = json_string_value (json_object_get (run, "status"));
-    if (status)
-        snprintf (progress->status, sizeof progress->status, "%s", status);
-}
-
-void
-kf_ctl_progress_from_event (kf_ctl_progress_t *progress, json_t *event)
-{
-    const char *kind = json_string_value (json_object_get (event, "event"));
-    if (!kind)
-        return;
-    json_t *best = NULL;
-    if (!strcmp (kind, "candidate")) {
-        /* SHOW corrects the count every second; this only keeps the bar
-         * moving between polls. */
-        if (progress->total <= 0 || progress->done < progress->total)
-            progress->done++;
-        /* One held for audit or waiting for its re-verification does
-         * not count (kf_verify.c), nor a screen figure (kf_fidelity.c). */
-        if (!strcmp (kf_ctl_str (event, "status"), "correct")
-            && !json_object_get (event, "audit_reason")
-            && !json_object_get (event, "verify_state")
-            && (!json_object_get (event, "fidelity")
-                || !strcmp (kf_ctl_str (event, "fidelity"), "full")))
-            best = json_object_get (event, "speedup");
-        long long generation = kf_ctl_int (event, "generation", -1);
-        if (generation > progress->generation)
-            progress->generation = generation;
-        if (json_is_number (best) && progress->has_best
-            && json_number_value (best) <= progress->best)
-            best = NULL;
-    }
-    else if (!strcmp (kind, "generation")) {
-        progress->generation = kf_ctl_int (event, "generation",
-                                      progress->generation);
-        best = json_object_get (event, "best_speedup");
-    }
-    else if (!strcmp (kind, "finished")) {
-        const char *status = json_string_value (json_object_get (event,
-                                                                 "status"));
-        if (status)
-            snprintf (progress->status, sizeof progress->status, "%s",
-                      status);
-        best = json_object_get (event, "best_speedup");
-    }
-    if (json_is_number (best)) {
-        progress->best = json_number_value (best);
-        progress->has_best = true;
-    }
-}
-
-void
-kf_ctl_progress_line (const kf_ctl_progress_t *progress, char *buf,
-                      size_t size)
-{
-    enum { WIDTH = 24 };
-    char bar[WIDTH + 1];
-    long long filled = 0;
-    if (progress->total > 0)
-        filled = progress->done * WIDTH / progress->total;
-    if (filled > WIDTH)
-        filled = WIDTH;
-    for (int i = 0; i < WIDTH; i++)
-        bar[i] = i < filled ? '#' : '-';
-    bar[WIDTH] = '\0';
-    char best[32] = "-";
-    if (progress->has_best)
-        snprintf (best, sizeof best, "%.2fx", progress->best);
-    char total[32] = "?";
-    if (progress->total > 0)
-        snprintf (total, sizeof total, "%lld", progress->total);
-    char gens[32] = "?";
-    long long shown = progress->generation + 1;
-    /* A finished run may report the generation after its last one. */
-    if (progress->generations > 0 && shown > progress->generations)
-        shown = progress->generations;
-    if (progress->generations > 0)
-        snprintf (gens, sizeof gens, "%lld", progress->generations);
-    snprintf (buf, size, "run %lld [%s] %lld/%s  gen %lld/%s  best %s  %s",
-              progress->run_id, bar, progress->done, total,
-              shown, gens, best,
-              progress->status[0] ? progress->status : "-");
-}
-
-void
 kf_ctl_print_run (FILE *out, json_t *run)
 {
-    char a[32], b[32], c[32], d[32], e[32];
+    char a[32], b[32], d[32], e[32];
     fprintf (out, "run %s  task %s  target %s  status %s\n",
              s_int_text (run, "id", a, sizeof a), kf_ctl_str (run, "task_name"),
              kf_ctl_str (run, "target"), kf_ctl_str (run, "status"));
-    long long generation = kf_ctl_int (run, "generation", -1);
-    long long generations = kf_ctl_int (run, "generations", 0);
-    //  Generations past the main phase are tuning rounds (docs/search.md).
-    char phase[64];
-    if (generation >= generations)
-        snprintf (phase, sizeof phase, "tuning round %lld", generation - generations + 1);
-    else
-        snprintf (phase, sizeof phase, "generation %lld/%lld", generation + 1, generations);
-    fprintf (out, "%s  candidates %s/%s done  population %s\n", phase,
-             s_int_text (run, "done", b, sizeof b),
-             s_int_text (run, "total", c, sizeof c),
+    /* Generations past the main phase are tuning rounds (docs/search.md);
+     * the counting rules are kfctl_progress.c's. */
+    kf_ctl_progress_t progress;
+    kf_ctl_progress_init (&progress, kf_ctl_int (run, "id", 0));
+    kf_ctl_progress_from_run (&progress, run);
+    char phase[48];
+    kf_ctl_phase_text (&progress, phase, sizeof phase);
+    fprintf (out, "%s  candidates %lld/%lld done, %lld in flight  population %s\n", phase,
+             progress.done, progress.total, progress.in_flight,
              s_int_text (run, "population", d, sizeof d));
     fprintf (out, "best %s (candidate %s)  first correct %s\n",
              kf_ctl_speedup_text (json_object_get (run, "best_speedup"), a,
@@ -151,6 +51,17 @@ kf_ctl_print_run (FILE *out, json_t *run)
              s_int_text (run, "best_candidate_id", b, sizeof b),
              kf_ctl_speedup_text (json_object_get (run, "first_speedup"), e,
                                   sizeof e));
+    if (progress.has_pending)
+        fprintf (out, "pending verification: %.2fx, better than the best, counts once"
+                 " verified (re-verification or full-protocol timing)\n", progress.pending);
+    if (progress.elapsed_s >= 0) {
+        char elapsed[24], left[24];
+        kf_ctl_duration_text (progress.elapsed_s, elapsed, sizeof elapsed);
+        double estimate = kf_ctl_progress_estimate (&progress);
+        kf_ctl_duration_text (estimate, left, sizeof left);
+        fprintf (out, "elapsed %s%s%s%s\n", elapsed, estimate >= 0 ? ", about " : "",
+                 estimate >= 0 ? left : "", estimate >= 0 ? " left (estimate)" : "");
+    }
     long long held = kf_ctl_int (run, "held_for_audit", 0);
     if (held > 0)
         fprintf (out, "held for audit: %lld correct candidate%s not counted until a person"
@@ -253,17 +164,18 @@ kf_ctl_print_runs (FILE *out, json_t *runs)
         fprintf (out, "no runs\n");
         return;
     }
-    fprintf (out, "%6s  %-10s %-24s %-14s %9s %13s %8s  %s\n", "ID", "STATUS",
-             "TASK", "TARGET", "GEN", "DONE/TOTAL", "BEST", "CREATED");
+    fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s  %s\n", "ID", "STATUS",
+             "TASK", "TARGET", "PHASE", "DONE/TOTAL", "BEST", "CREATED");
     size_t i;
     json_t *r;
     json_array_foreach (runs, i, r) {
-        char id[32], gen[64], done[64], best[32];
-        snprintf (gen, sizeof gen, "%lld/%lld", kf_ctl_int (r, "generation", -1) + 1,
-                  kf_ctl_int (r, "generations", 0));
-        snprintf (done, sizeof done, "%lld/%lld", kf_ctl_int (r, "done", 0),
-                  kf_ctl_int (r, "total", 0));
-        fprintf (out, "%6s  %-10s %-24s %-14s %9s %13s %8s  %s\n",
+        char id[32], gen[48], done[64], best[32];
+        kf_ctl_progress_t progress;
+        kf_ctl_progress_init (&progress, 0);
+        kf_ctl_progress_from_run (&progress, r);
+        kf_ctl_phase_text (&progress, gen, sizeof gen);
+        snprintf (done, sizeof done, "%lld/%lld", progress.done, progress.total);
+        fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s  %s\n",
                  s_int_text (r, "id", id, sizeof id), kf_ctl_str (r, "status"),
                  kf_ctl_str (r, "task_name"), kf_ctl_str (r, "target"), gen, done,
                  kf_ctl_speedup_text (json_object_get (r, "best_speedup"),
@@ -427,11 +339,13 @@ kf_ctl_print_status (FILE *out, json_t *snap)
     json_array_foreach (runs, i, r) {
         if (strcmp (kf_ctl_str (r, "status"), "running"))
             continue;
-        char best[32];
-        fprintf (out, "  run %lld: gen %lld/%lld, %lld/%lld done, best %s\n",
-                 kf_ctl_int (r, "id", 0), kf_ctl_int (r, "generation", -1) + 1,
-                 kf_ctl_int (r, "generations", 0), kf_ctl_int (r, "done", 0),
-                 kf_ctl_int (r, "total", 0),
+        char best[32], phase[48];
+        kf_ctl_progress_t progress;
+        kf_ctl_progress_init (&progress, 0);
+        kf_ctl_progress_from_run (&progress, r);
+        kf_ctl_phase_text (&progress, phase, sizeof phase);
+        fprintf (out, "  run %lld: %s, %lld/%lld done, best %s\n",
+                 kf_ctl_int (r, "id", 0), phase, progress.done, progress.total,
                  kf_ctl_speedup_text (json_object_get (r, "best_speedup"),
                                       best, sizeof best));
     }

@@ -1,7 +1,8 @@
 /*  kfctl_report.c - `kfctl report`'s files, computed from one SHOW reply
  *  so a report needs no support from the coordinator: the limited-budget
  *  curve (CSV), the per-generation progress (CSV) and the curve as an SVG
- *  plot.
+ *  plot; and what the HTML page (kfctl_html.c) shares with them: the
+ *  candidates' order, which of them count, a file opened and closed.
  */
 #include "kfctl_fields.h"
 #include "kfctl_report.h"
@@ -28,8 +29,8 @@ s_by_generation_slot (const void *a, const void *b)
  * best (S_COUNTS in kf_search.c): a
  * curve that ends above the run's best would report what the run does
  * not. */
-static bool
-s_valid_speedup (json_t *c, double *speedup)
+bool
+kf_ctl_report_counts (json_t *c, double *speedup)
 {
     return kf_ctl_counts (c) && kf_ctl_real (c, "speedup", speedup) && *speedup > 0;
 }
@@ -57,8 +58,8 @@ s_error (const char *path, const char *why)
 
 /* Closes F and says whether every write to it reached the file: fprintf
  * errors (a full disk) only show in the stream's error flag or at close. */
-static int
-s_close (FILE *f, const char *path, char **err)
+int
+kf_ctl_report_close (FILE *f, const char *path, char **err)
 {
     bool failed = ferror (f) != 0;
     int saved = errno;
@@ -73,8 +74,8 @@ s_close (FILE *f, const char *path, char **err)
     return 0;
 }
 
-static FILE *
-s_open (const char *path, char **err)
+FILE *
+kf_ctl_report_open (const char *path, char **err)
 {
     FILE *f = fopen (path, "w");
     if (!f)
@@ -209,6 +210,19 @@ s_write_svg (FILE *f, json_t *run, const double *curve, const bool *has,
 #undef S_Y
 }
 
+json_t **
+kf_ctl_report_order (json_t *candidates, size_t *n)
+{
+    *n = json_array_size (candidates);
+    json_t **order = calloc (*n ? *n : 1, sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < *n; i++)
+        order[i] = json_array_get (candidates, i);
+    qsort (order, *n, sizeof *order, s_by_generation_slot);
+    return order;
+}
+
 int
 kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
                      char **err)
@@ -233,14 +247,14 @@ kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
     qsort (order, n, sizeof *order, s_by_generation_slot);
 
     /* (a) the limited-budget curve */
-    if (!(f = s_open (paths[0], err)))
+    if (!(f = kf_ctl_report_open (paths[0], err)))
         goto done;
     fprintf (f, "budget,best_speedup\n");
     double best = 0;
     bool any = false;
     for (size_t b = 0; b < n; b++) {
         double speedup;
-        if (s_valid_speedup (order[b], &speedup) && (!any || speedup > best)) {
+        if (kf_ctl_report_counts (order[b], &speedup) && (!any || speedup > best)) {
             best = speedup;
             any = true;
         }
@@ -251,12 +265,12 @@ kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
         else
             fprintf (f, "%zu,\n", b + 1);
     }
-    if (s_close (f, paths[0], err))
+    if (kf_ctl_report_close (f, paths[0], err))
         goto done;
 
     /* (b) per-generation progress, one row per generation that has
      * candidates (in order, since ORDER is sorted by generation) */
-    if (!(f = s_open (paths[1], err)))
+    if (!(f = kf_ctl_report_open (paths[1], err)))
         goto done;
     fprintf (f, "generation,candidates,correct,best_speedup_in_generation,"
                 "best_so_far\n");
@@ -270,7 +284,7 @@ kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
         for (; i < n && kf_ctl_int (order[i], "generation", 0) == generation; i++) {
             double speedup;
             count++;
-            if (!s_valid_speedup (order[i], &speedup))
+            if (!kf_ctl_report_counts (order[i], &speedup))
                 continue;
             correct++;
             if (!any_in_gen || speedup > in_gen)
@@ -288,14 +302,14 @@ kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
             snprintf (b, sizeof b, "%.10g", so_far);
         fprintf (f, "%lld,%lld,%lld,%s,%s\n", generation, count, correct, a, b);
     }
-    if (s_close (f, paths[1], err))
+    if (kf_ctl_report_close (f, paths[1], err))
         goto done;
 
     /* (c) the curve as a plot */
-    if (!(f = s_open (paths[2], err)))
+    if (!(f = kf_ctl_report_open (paths[2], err)))
         goto done;
     s_write_svg (f, json_object_get (body, "run"), curve, has, n);
-    if (s_close (f, paths[2], err))
+    if (kf_ctl_report_close (f, paths[2], err))
         goto done;
     rc = 0;
 done:

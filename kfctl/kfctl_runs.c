@@ -1,9 +1,11 @@
 /*  kfctl_runs.c - kfctl's commands about one run or all of them: watch,
  *  runs, show, report, best, cancel; and following a run until it ends
  *  (events plus a SHOW poll), which submit --wait shares with watch.
+ *  The report's files are written by kfctl_report.c and kfctl_html.c.
  */
 #include "kfctl_archive.h"
 #include "kfctl_cmd.h"
+#include "kfctl_html.h"
 #include "kfctl_print.h"
 #include "kfctl_report.h"
 #include <errno.h>
@@ -16,16 +18,19 @@
 /* Following a run: events plus a SHOW poll                             */
 
 /* Draws PROGRESS on OUT: in place when OUT is a terminal, else one line
- * per change. */
+ * per change of what it counts (the clock alone ticking is no change). */
 static void
 s_draw (FILE *out, bool tty, const kf_ctl_progress_t *progress, char *last,
         size_t last_size)
 {
-    char line[256];
-    kf_ctl_progress_line (progress, line, sizeof line);
-    if (!strcmp (line, last))
+    char line[512], key[512];
+    kf_ctl_progress_t untimed = *progress;
+    untimed.elapsed_s = -1;
+    kf_ctl_progress_line (tty ? progress : &untimed, key, sizeof key);
+    if (!strcmp (key, last))
         return;
-    snprintf (last, last_size, "%s", line);
+    snprintf (last, last_size, "%s", key);
+    kf_ctl_progress_line (progress, line, sizeof line);
     if (tty)
         fprintf (out, "\r%s\033[K", line);
     else
@@ -46,9 +51,8 @@ kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_
     bool show_progress = watch ? !args->json : isatty (STDERR_FILENO);
     bool tty = isatty (fileno (out));
     kf_ctl_progress_t progress;
-    memset (&progress, 0, sizeof progress);
-    progress.run_id = run_id;
-    char last[256] = "";
+    kf_ctl_progress_init (&progress, run_id);
+    char last[512] = "";
 
     zsock_t *sub = NULL;
     if (ep->event) {
@@ -155,6 +159,19 @@ kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_
     }
     if (show_progress && tty && last[0])
         fprintf (out, "\n");
+    /* Interrupted: the run goes on; say which one, so it can be found. */
+    if (code == KF_CTL_EXIT_INTERRUPTED) {
+        fprintf (stderr, "kfctl: stopped following run %lld; it keeps running"
+                 " (kfctl watch %lld, kfctl cancel %lld)\n", run_id, run_id, run_id);
+        if (args->json) {
+            json_t *out_json = json_pack ("{s:I, s:s, s:b}", "run_id", (json_int_t) run_id,
+                                          "status", progress.status[0] ? progress.status
+                                                                       : "running",
+                                          "interrupted", 1);
+            kf_ctl_print_json (out_json);
+            json_decref (out_json);
+        }
+    }
     zsock_destroy (&sub);
     if (code == 0)
         *run_p = run;
@@ -250,11 +267,53 @@ kf_ctl_cmd_show (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     return KF_CTL_EXIT_OK;
 }
 
+/* `report RUN -o FILE.html`: one page from a SHOW asked with `report:
+ * true`, which adds the best kernel's lineage with its sources and the
+ * jobs' times by kind (kfctl_html.c). */
+static int
+s_report_html (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    long long run_id;
+    if (kf_ctl_parse_int (args->args[0], 1, LLONG_MAX, &run_id)) {
+        fprintf (stderr, "kfctl: report: RUN must be a run id, not '%s'\n", args->args[0]);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (!ep->client)
+        return kf_ctl_no_endpoint ("client");
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_call (ep->client, args, "SHOW",
+                            json_pack ("{s:I, s:b}", "run_id", (json_int_t) run_id, "report", 1),
+                            "RUN", &reply);
+    if (code)
+        return code;
+    char *err = NULL;
+    if (kf_ctl_report_html (reply->body, args->output, &err)) {
+        fprintf (stderr, "kfctl: report: %s\n", err ? err : "failed");
+        free (err);
+        kf_msg_destroy (&reply);
+        return KF_CTL_EXIT_ERROR;
+    }
+    if (args->json) {
+        json_t *out = json_pack ("{s:I, s:s}", "run_id", (json_int_t) run_id, "html",
+                                 args->output);
+        kf_ctl_print_json (out);
+        json_decref (out);
+    }
+    else
+        printf ("%s\n", args->output);
+    kf_msg_destroy (&reply);
+    return KF_CTL_EXIT_OK;
+}
+
 /* The run's curves as files: everything is computed here from one SHOW
- * reply, so a report needs no support from the coordinator. */
+ * reply, so a report needs no support from the coordinator. With -o
+ * FILE.html, the page instead. */
 int
 kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 {
+    size_t out_len = args->output ? strlen (args->output) : 0;
+    if (out_len > 5 && !strcmp (args->output + out_len - 5, ".html"))
+        return s_report_html (args, ep);
     long long run_id;
     kf_msg_t *reply = NULL;
     int code = kf_ctl_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);

@@ -6,21 +6,22 @@
 #include "kf_str.h"
 #include "kf_task.h"
 #include "kfctl_cmd.h"
+#include "kfctl_fields.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* host, cuda, level-zero, optionally narrowed by ":ARCH"; cuda arches
+/* host, cuda, level-zero, opencl, optionally narrowed by ":ARCH"; cuda arches
  * must read sm_NN so a typo fails here rather than as an unroutable job. */
 static int
 s_target_ok (const char *target)
 {
-    static const char *backends[] = { "host", "cuda", "level-zero" };
+    static const char *backends[] = { "host", "cuda", "level-zero", "opencl" };
     const char *colon = strchr (target, ':');
     size_t blen = colon ? (size_t) (colon - target) : strlen (target);
     int which = -1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strlen (backends[i]) == blen && !strncmp (target, backends[i], blen))
             which = i;
     if (which < 0)
@@ -254,12 +255,34 @@ s_run_config (kf_ctl_args_t *args, char **err)
     return config;
 }
 
+/* "submitted run 12: up to 14 candidates (3 generations x 4, then 2
+ * tuning rounds of up to 1)" on stderr, from the SUBMITTED body. */
+static void
+s_say_plan (json_t *body, long long run_id)
+{
+    long long total = kf_ctl_int (body, "candidates", -1);
+    if (total < 0) {
+        fprintf (stderr, "submitted run %lld\n", run_id);
+        return;
+    }
+    long long rounds = kf_ctl_int (body, "tuning_rounds", 0);
+    fprintf (stderr, "submitted run %lld: up to %lld candidates (%lld generation%s x %lld",
+             run_id, total, kf_ctl_int (body, "generations", 0),
+             kf_ctl_int (body, "generations", 0) == 1 ? "" : "s",
+             kf_ctl_int (body, "population", 0));
+    if (rounds > 0)
+        fprintf (stderr, ", then %lld tuning round%s of up to %lld", rounds,
+                 rounds == 1 ? "" : "s", kf_ctl_int (body, "tuning_candidates", 0));
+    fprintf (stderr, ")\n");
+    fflush (stderr);
+}
+
 int
 kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 {
     if (args->target && s_target_ok (args->target) != 0) {
         fprintf (stderr, "kfctl: --target: unknown target '%s' (host, cuda, "
-                 "level-zero, optionally narrowed as cuda:sm_90)\n",
+                 "level-zero, opencl, optionally narrowed as cuda:sm_90)\n",
                  args->target);
         return KF_CTL_EXIT_USAGE;
     }
@@ -318,6 +341,10 @@ kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     if (code)
         return code;
     long long run_id = (long long) kf_msg_int (reply, "run_id", -1);
+    /* The run id first, on stderr too, so a pipe or an interrupted wait
+     * still tells which run it was; and what the run will make. */
+    if (!args->json || args->wait)
+        s_say_plan (reply->body, run_id);
     if (!args->wait) {
         if (args->json)
             kf_ctl_print_json (reply->body);
@@ -327,8 +354,6 @@ kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         return KF_CTL_EXIT_OK;
     }
     kf_msg_destroy (&reply);
-    if (isatty (STDERR_FILENO))
-        fprintf (stderr, "submitted run %lld\n", run_id);
     json_t *run = NULL;
     code = kf_ctl_follow (args, ep, run_id, false, &run);
     if (code)

@@ -55,7 +55,7 @@ static const s_command_t s_commands[] = {
       "[--tune N] [--name N] [--op OP] [--allow-degenerate] [--config FILE]\n"
       "       [--set KEY=VALUE]... [--no-memory] [--wait] [--json]",
       "submit a task file or a PyTorch problem (KernelBench format); prints the run id\n"
-      "  --target T          host, cuda, level-zero, or narrowed: cuda:sm_90\n"
+      "  --target T          host, cuda, level-zero, opencl, or narrowed: cuda:sm_90\n"
       "  --generations N     generations of the search (1..100000)\n"
       "  --population P      candidates per generation (1..10000)\n"
       "  --seed S            random seed (0..2^63-1)\n"
@@ -119,11 +119,15 @@ static const s_command_t s_commands[] = {
     { "show", "kfctl show RUN [--json]",
       "one run's summary, archive grids, best kernel, lineage, candidates",
       1, 0, kf_ctl_cmd_show },
-    { "report", "kfctl report RUN [-o PREFIX] [--json]",
-      "write the run's limited-budget curve and progress as CSV and SVG\n"
+    { "report", "kfctl report RUN [-o PREFIX|FILE.html] [--json]",
+      "write the run's limited-budget curve and progress as CSV and SVG,\n"
+      "  or the whole run as one self-contained HTML page\n"
       "  -o, --output PREFIX write PREFIX.csv, PREFIX-generations.csv and\n"
       "                      PREFIX.svg (default run-RUN); prints the paths\n"
-      "  --json              {run_id, budget_csv, generations_csv, svg}",
+      "  -o FILE.html        write the page instead (charts, archive heat maps,\n"
+      "                      the best kernel's lineage with diffs, stage times)\n"
+      "  --json              {run_id, budget_csv, generations_csv, svg}, or\n"
+      "                      {run_id, html}",
       1, S_OPT_OUTPUT, kf_ctl_cmd_report },
     { "best", "kfctl best RUN [-o FILE] [--json]",
       "the best candidate's source, on stdout or into FILE\n"

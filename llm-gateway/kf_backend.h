@@ -102,10 +102,4 @@ kf_backend_t *kf_backend_offline_new (void);
 /* Frees what a reply owns and clears it. */
 void kf_gen_reply_clear (kf_gen_reply_t *reply);
 
-/* For the HTTP backends: the reply for a transport failure or a non-2xx
- * status, classified for retry (429, 5xx, timeouts and connection errors
- * are worth another attempt; other 4xx are not). Returns true when RESP
- * was such a failure and REPLY is filled. */
-bool kf_gen_reply_http_failure (const kf_http_response_t *resp, kf_gen_reply_t *reply);
-
 #endif

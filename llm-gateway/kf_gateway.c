@@ -11,6 +11,7 @@
  *  offline one always does), so a call is off the queue before it starts.
  */
 #include "kf_gateway.h"
+#include "kf_gateway_models.h"
 #include "kf_backend.h"
 #include "kf_extract.h"
 #include "kf_gen_offline.h"
@@ -56,11 +57,6 @@ struct s_call_t {
     s_call_t *next;              /* in the queue, or in flight */
     s_call_t *prev;
 };
-
-typedef struct {
-    char *name;
-    char *value;
-} s_pair_t;
 
 struct kf_gateway_t {
     kf_gateway_config_t cfg;
@@ -123,114 +119,6 @@ kf_gateway_redact (const kf_gateway_t *self, const char *text)
     return out;
 }
 
-static char *
-s_read_key (const char *file, const char *env, char **err)
-{
-    if (file) {
-        FILE *f = fopen (file, "r");
-        if (!f) {
-            kf_fail (err, "%s: cannot read the key file", file);
-            return NULL;
-        }
-        char buf[1024] = "";
-        size_t n = fread (buf, 1, sizeof buf - 1, f);
-        fclose (f);
-        buf[n] = 0;
-        char *p = buf;
-        while (isspace ((unsigned char) *p))
-            p++;
-        size_t len = strcspn (p, " \t\r\n");
-        char *key = len ? strndup (p, len) : NULL;
-        memset (buf, 0, sizeof buf);
-        if (!key)
-            kf_fail (err, "%s: the key file is empty", file);
-        return key;
-    }
-    const char *v = getenv (env);
-    return v && *v ? strdup (v) : NULL;
-}
-
-//  ---------------------------------------------------------------------
-//  The models file: command_NAME = command line, limits_MODEL = rpm=N tpm=N
-
-static int
-s_load_models (kf_gateway_t *self, const char *path, s_pair_t **commands, int *n_commands,
-               char **err)
-{
-    FILE *f = fopen (path, "r");
-    if (!f)
-        return kf_fail (err, "%s: cannot open the models file", path);
-    char line[1024];
-    int lineno = 0, rc = 0;
-    while (rc == 0 && fgets (line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr (line, '#');
-        if (hash)
-            *hash = 0;
-        char *p = line;
-        while (isspace ((unsigned char) *p))
-            p++;
-        if (!*p)
-            continue;
-        char *eq = strchr (p, '=');
-        if (!eq) {
-            rc = kf_fail (err, "%s:%d: expected KEY = VALUE", path, lineno);
-            break;
-        }
-        char *kend = eq;
-        while (kend > p && isspace ((unsigned char) kend[-1]))
-            kend--;
-        *kend = 0;
-        char *value = eq + 1;
-        while (isspace ((unsigned char) *value))
-            value++;
-        size_t vlen = strlen (value);
-        while (vlen && isspace ((unsigned char) value[vlen - 1]))
-            value[--vlen] = 0;
-        if (!strncmp (p, "command_", 8) && p[8]) {
-            if (!*value) {
-                rc = kf_fail (err, "%s:%d: %s has no command line", path, lineno, p);
-                break;
-            }
-            s_pair_t *grown = realloc (*commands, sizeof *grown * (size_t) (*n_commands + 1));
-            if (!grown) {
-                rc = kf_fail (err, "out of memory");
-                break;
-            }
-            *commands = grown;
-            grown[*n_commands] = (s_pair_t) { strdup (p + 8), strdup (value) };
-            (*n_commands)++;
-        }
-        else if (!strncmp (p, "limits_", 7) && p[7]) {
-            double rpm = 0, tpm = 0;
-            char *save = NULL;
-            for (char *tok = strtok_r (value, " \t,", &save); tok && rc == 0;
-                 tok = strtok_r (NULL, " \t,", &save)) {
-                char *end;
-                if (!strncmp (tok, "rpm=", 4))
-                    rpm = strtod (tok + 4, &end);
-                else if (!strncmp (tok, "tpm=", 4))
-                    tpm = strtod (tok + 4, &end);
-                else {
-                    rc = kf_fail (err, "%s:%d: %s: expected rpm=N tpm=N, not '%s'", path,
-                                  lineno, p, tok);
-                    break;
-                }
-                if (*end || !isfinite (rpm) || !isfinite (tpm) || rpm < 0 || tpm < 0)
-                    rc = kf_fail (err, "%s:%d: %s: '%s' is not a number >= 0", path, lineno,
-                                  p, tok);
-            }
-            if (rc == 0 && kf_ratelimit_set (self->limits, p + 7, rpm, tpm))
-                rc = kf_fail (err, "out of memory");
-        }
-        else
-            rc = kf_fail (err, "%s:%d: unknown key '%s' (command_NAME, limits_MODEL)", path,
-                          lineno, p);
-    }
-    fclose (f);
-    return rc;
-}
-
 //  ---------------------------------------------------------------------
 //  Set-up
 
@@ -253,19 +141,19 @@ kf_gateway_new (const kf_gateway_config_t *config, char **err)
     self->concurrency[KF_BK_ANTHROPIC] = c->concurrency_anthropic > 0 ? c->concurrency_anthropic
                                                                       : 16;
     self->concurrency[KF_BK_COMMAND] = c->concurrency_command > 0 ? c->concurrency_command : 2;
-    s_pair_t *commands = NULL;
+    kf_gateway_pair_t *commands = NULL;
     int n_commands = 0;
     self->limits = kf_ratelimit_new ();
     if (!self->limits)
         goto fail_oom;
-    if (c->models_file && s_load_models (self, c->models_file, &commands, &n_commands, err))
+    if (c->models_file && kf_gateway_load_models (self->limits, c->models_file, &commands, &n_commands, err))
         goto fail;
     if (c->prices_file && !(self->prices = kf_pricing_load (c->prices_file, err)))
         goto fail;
-    self->secrets[0] = s_read_key (c->openai_key_file, "OPENAI_API_KEY", err);
+    self->secrets[0] = kf_gateway_read_key (c->openai_key_file, "OPENAI_API_KEY", err);
     if (c->openai_key_file && !self->secrets[0])
         goto fail;
-    self->secrets[1] = s_read_key (c->anthropic_key_file, "ANTHROPIC_API_KEY", err);
+    self->secrets[1] = kf_gateway_read_key (c->anthropic_key_file, "ANTHROPIC_API_KEY", err);
     if (c->anthropic_key_file && !self->secrets[1])
         goto fail;
     kf_http_options_t hopt = c->http;
@@ -841,53 +729,3 @@ s_dispatch (void *arg, kf_worker_t *worker, zmq_pollitem_t *items, int n)
 
 const kf_worker_hooks_t kf_gateway_hooks = { s_prepare, s_dispatch };
 
-//  ---------------------------------------------------------------------
-//  The blocking offline handler, as before the asynchronous mode
-
-json_t *
-kf_gateway_capabilities (void)
-{
-    return json_pack ("{s:[s], s:[s,s,s]}", "generators", "offline", "languages", "c", "cuda",
-                      "opencl");
-}
-
-void
-kf_gateway_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
-{
-    (void) arg;
-    memset (res, 0, sizeof *res);
-    if (job->kind && !strcmp (job->kind, "meta")) {
-        char *err = NULL;
-        char *text = kf_meta_offline_reply (job->payload, &err);
-        res->ok = text != NULL;
-        if (text)
-            res->result = json_pack ("{s:s, s:s}", "text", text, "generator", "offline");
-        else
-            res->error = err ? err : strdup ("offline meta-prompter failed");
-        free (text);
-        return;
-    }
-    if (!job->kind || strcmp (job->kind, "generate") != 0) {
-        res->ok = false;
-        res->error = strdup ("the gateway only takes generate and meta jobs");
-        return;
-    }
-    char *err = NULL;
-    char *source = kf_offline_generate (job->payload, &err);
-    if (!source) {
-        res->ok = false;
-        res->error = err ? err : strdup ("offline generator failed");
-        return;
-    }
-    char *params = kf_offline_params (source);
-    res->result = json_pack ("{s:s, s:s, s:s}", "source", source, "generator", "offline",
-                             "params", params ? params : "");
-    free (params);
-    free (source);
-    if (!res->result) {
-        res->ok = false;
-        res->error = strdup ("out of memory");
-        return;
-    }
-    res->ok = true;
-}

@@ -1,0 +1,196 @@
+/*  kf_compile_text.c - what the compile worker reads in the text
+ *  compilers write: the log trimmed for the next prompt (error lines
+ *  first, the job's directory stripped), whether it points into the
+ *  candidate's own file, and the candidate's own lines of a preprocessed
+ *  source, with CUDA's execution-space keywords put back, for the
+ *  coordinates of the code built (kf_compile.c).
+ */
+#include "kf_compile.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  Copies LOG with every occurrence of DIR/ removed and DIR itself
+//  written as ".", so "/tmp/kf-x1y2/kernel.c:3:5" reads "kernel.c:3:5".
+static char *
+s_strip_dir (const char *log, const char *dir)
+{
+    size_t dir_len = dir ? strlen (dir) : 0;
+    char *out = malloc (strlen (log) + 1);
+    if (!out)
+        return NULL;
+    char *w = out;
+    const char *r = log;
+    while (*r) {
+        if (dir_len && strncmp (r, dir, dir_len) == 0) {
+            r += dir_len;
+            if (*r == '/')
+                r++;
+            else
+                *w++ = '.';
+            continue;
+        }
+        *w++ = *r++;
+    }
+    *w = 0;
+    return out;
+}
+
+static bool
+s_is_error_line (const char *line, size_t len)
+{
+    for (size_t i = 0; i + 5 <= len; i++)
+        if (strncasecmp (line + i, "error", 5) == 0)
+            return true;
+    return false;
+}
+
+char *
+kf_compile_trim_log (const char *log, const char *dir, size_t max)
+{
+    if (max < 128)
+        max = 128;
+    char *text = s_strip_dir (log ? log : "", dir);
+    char *out = malloc (max + 1);
+    if (!text || !out) {
+        free (text);
+        free (out);
+        return NULL;
+    }
+    //  Room kept for the "[N more lines omitted]" trailer.
+    size_t budget = max - 48, used = 0;
+    int omitted = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *line = text;
+        while (*line) {
+            size_t len = strcspn (line, "\n");
+            const char *next = line + len + (line[len] ? 1 : 0);
+            bool blank = strspn (line, " \t\r") >= len;
+            bool error = s_is_error_line (line, len);
+            if (!blank && error == (pass == 0)) {
+                if (used + len + 1 <= budget) {
+                    memcpy (out + used, line, len);
+                    used += len;
+                    out[used++] = '\n';
+                }
+                else if (used == 0) {
+                    //  One enormous first line: keep its start.
+                    memcpy (out, line, budget - 1);
+                    used = budget - 1;
+                    out[used++] = '\n';
+                }
+                else
+                    omitted++;
+            }
+            line = next;
+        }
+    }
+    out[used] = 0;
+    if (omitted)
+        snprintf (out + used, max + 1 - used, "[%d more lines omitted]\n", omitted);
+    free (text);
+    return out;
+}
+
+char *
+kf_compile_own_lines (const char *text, size_t size, const char *source_name)
+{
+    char *out = malloc (size + 1);
+    if (!out)
+        return NULL;
+    size_t used = 0;
+    bool own = false;
+    size_t name_len = strlen (source_name);
+    const char *p = text, *end = text + size;
+    while (p < end) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
+        //  A line marker: '#', blanks, optional "line", a number, then the
+        //  file's name in quotes. Everything up to the next marker comes
+        //  from that file.
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t'))
+            q++;
+        bool marker = false;
+        if (q < p + len && *q == '#') {
+            q++;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (p + len - q > 4 && !strncmp (q, "line", 4))
+                q += 4;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            const char *digits = q;
+            while (q < p + len && *q >= '0' && *q <= '9')
+                q++;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q > digits && q < p + len && *q == '"') {
+                const char *name = q + 1;
+                const char *close = memchr (name, '"', (size_t) (p + len - name));
+                if (close) {
+                    size_t n = (size_t) (close - name);
+                    //  "kernel.c" or a path ending in "/kernel.c".
+                    own = n >= name_len && !strncmp (close - name_len, source_name, name_len)
+                          && (n == name_len || close[-(long) name_len - 1] == '/');
+                    marker = true;
+                }
+            }
+        }
+        if (!marker && own) {
+            memcpy (out + used, p, len);
+            used += len;
+            out[used++] = '\n';
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    out[used] = 0;
+    return out;
+}
+
+//  The CUDA headers turn the execution-space keywords into attributes
+//  before the text reaches us; the pattern tables look for the keywords,
+//  so they are put back: __attribute__((shared)) reads __shared__ again.
+char *
+kf_compile_cuda_keywords (char *text)
+{
+    static const char *const pairs[][2] = {
+        { "__attribute__((shared))", "__shared__" },
+        { "__attribute__((global))", "__global__" },
+        { "__attribute__((device))", "__device__" },
+        { "__attribute__((host))", "__host__" },
+        { "__attribute__((constant))", "__constant__" },
+        { "__attribute__((managed))", "__managed__" },
+    };
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        size_t from = strlen (pairs[k][0]), to = strlen (pairs[k][1]);
+        //  Every replacement is shorter, so it is done in place.
+        char *w = text, *r = text, *hit;
+        while ((hit = strstr (r, pairs[k][0]))) {
+            size_t keep = (size_t) (hit - r);
+            memmove (w, r, keep);
+            w += keep;
+            memcpy (w, pairs[k][1], to);
+            w += to;
+            r = hit + from;
+        }
+        memmove (w, r, strlen (r) + 1);
+    }
+    return text;
+}
+
+//  True when LOG holds a diagnostic located in the candidate's own file
+//  ("kernel.c:7:5: error: ..."), the mark of a failure the same source
+//  will always meet.
+bool
+kf_compile_points_into_source (const char *log, const char *source_name)
+{
+    size_t n = strlen (source_name);
+    for (const char *p = log ? strstr (log, source_name) : NULL; p;
+         p = strstr (p + n, source_name))
+        if (p[n] == ':' || p[n] == '(')
+            return true;
+    return false;
+}

@@ -1,0 +1,15 @@
+/*  kfctl_html.h - `kfctl report RUN -o FILE.html`: the run as one
+ *  self-contained HTML page.
+ */
+#ifndef KFCTL_HTML_H
+#define KFCTL_HTML_H
+
+#include <jansson.h>
+
+/* Writes the run's report as one self-contained HTML page at PATH from a
+ * SHOW reply BODY (borrowed, and extended as `show --json` extends it;
+ * asked with `report: true`, so it carries `lineage` and `stages`).
+ * Returns 0, or -1 with *ERR set (caller frees). */
+int kf_ctl_report_html (json_t *body, const char *path, char **err);
+
+#endif
