@@ -6,6 +6,8 @@
  */
 #include "kf_cuda_api.h"
 
+#include "kf_dlib.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,24 +21,10 @@ s_open (char *path, size_t path_size, char *why, size_t why_size)
         "/usr/local/cuda/lib64/libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.12",
         "/usr/local/cuda/lib64/libcudart.so", NULL
     };
-    const char *forced = getenv ("KF_CUDART");
-    if (forced && *forced) {
-        void *lib = dlopen (forced, RTLD_NOW | RTLD_GLOBAL);
-        if (!lib)
-            snprintf (why, why_size, "cannot load KF_CUDART=%s: %s", forced, dlerror ());
-        else
-            snprintf (path, path_size, "%s", forced);
-        return lib;
-    }
-    for (int i = 0; names[i]; i++) {
-        void *lib = dlopen (names[i], RTLD_NOW | RTLD_GLOBAL);
-        if (lib) {
-            snprintf (path, path_size, "%s", names[i]);
-            return lib;
-        }
-    }
-    snprintf (why, why_size, "libcudart not found (tried libcudart.so.13, .so.12, .so and /usr/local/cuda/lib64; set KF_CUDART)");
-    return NULL;
+    return kf_dlib_open ("KF_CUDART", names, RTLD_NOW | RTLD_GLOBAL,
+                         "libcudart not found (tried libcudart.so.13, .so.12, .so and "
+                         "/usr/local/cuda/lib64; set KF_CUDART)",
+                         path, path_size, why, why_size);
 }
 
 //  The driver's virtual memory management (kf_cuda_api.h): all of it,

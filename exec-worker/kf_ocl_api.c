@@ -7,6 +7,8 @@
  */
 #include "kf_ocl_api.h"
 
+#include "kf_dlib.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,25 +18,10 @@ static void *
 s_open (char *path, size_t path_size, char *why, size_t why_size)
 {
     static const char *const names[] = { "libOpenCL.so.1", "libOpenCL.so", NULL };
-    const char *forced = getenv ("KF_OPENCL_LIBRARY");
-    if (forced && *forced) {
-        void *lib = dlopen (forced, RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            snprintf (why, why_size, "cannot load KF_OPENCL_LIBRARY=%s: %s", forced, dlerror ());
-        else
-            snprintf (path, path_size, "%s", forced);
-        return lib;
-    }
-    for (int i = 0; names[i]; i++) {
-        void *lib = dlopen (names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            snprintf (path, path_size, "%s", names[i]);
-            return lib;
-        }
-    }
-    snprintf (why, why_size, "the OpenCL ICD loader is not installed (libOpenCL.so.1 not "
-                             "found; Debian package ocl-icd-libopencl1; or set KF_OPENCL_LIBRARY)");
-    return NULL;
+    return kf_dlib_open ("KF_OPENCL_LIBRARY", names, RTLD_NOW | RTLD_LOCAL,
+                         "the OpenCL ICD loader is not installed (libOpenCL.so.1 not "
+                         "found; Debian package ocl-icd-libopencl1; or set KF_OPENCL_LIBRARY)",
+                         path, path_size, why, why_size);
 }
 
 kf_ocl_api_t *

@@ -8,6 +8,8 @@
  */
 #include "kf_ze_api.h"
 
+#include "kf_dlib.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,25 +19,10 @@ static void *
 s_open (char *path, size_t path_size, char *why, size_t why_size)
 {
     static const char *const names[] = { "libze_loader.so.1", "libze_loader.so", NULL };
-    const char *forced = getenv ("KF_ZE_LOADER");
-    if (forced && *forced) {
-        void *lib = dlopen (forced, RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            snprintf (why, why_size, "cannot load KF_ZE_LOADER=%s: %s", forced, dlerror ());
-        else
-            snprintf (path, path_size, "%s", forced);
-        return lib;
-    }
-    for (int i = 0; names[i]; i++) {
-        void *lib = dlopen (names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            snprintf (path, path_size, "%s", names[i]);
-            return lib;
-        }
-    }
-    snprintf (why, why_size, "the Level Zero loader is not installed (libze_loader.so.1 "
-                             "not found; Debian package libze1; or set KF_ZE_LOADER)");
-    return NULL;
+    return kf_dlib_open ("KF_ZE_LOADER", names, RTLD_NOW | RTLD_LOCAL,
+                         "the Level Zero loader is not installed (libze_loader.so.1 "
+                         "not found; Debian package libze1; or set KF_ZE_LOADER)",
+                         path, path_size, why, why_size);
 }
 
 kf_ze_api_t *
