@@ -289,6 +289,17 @@ say "cut host C's link while it runs job $cut_job"
 check "the coordinator declares host C's worker dead and requeues its job" \
     wait_until 60 logged_since "$m" "worker $EXEC_ID missed its heartbeats; requeueing its 1 job(s)"
 check "kfctl workers no longer lists it" wait_until 30 eval '! has_role execute'
+# The job the coordinator took back is the one host C's worker held when
+# its link went: a result sent just before the cut can finish the job
+# leased when we looked, and the next one goes to the worker before the
+# coordinator notices the silence. The requeue names the worker.
+requeued_job() {
+    cut_job=$(sql "SELECT id FROM jobs WHERE run_id = $run2 AND kind = 'evaluate'
+                   AND reason LIKE 'worker $EXEC_ID missed its heartbeats%' ORDER BY id LIMIT 1")
+    [ -n "$cut_job" ]
+}
+check "the job it took back names the silent worker" wait_until 30 requeued_job
+say "the coordinator took back job $cut_job"
 # The log line comes before the transaction that requeues has committed.
 cut_state() { [ "$(sql "SELECT state || ' ' || attempts FROM jobs WHERE id = $cut_job")" = "queued 1" ]; }
 check "the job is back in the queue with its attempt counted" wait_until 30 cut_state
