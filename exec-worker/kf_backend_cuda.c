@@ -102,6 +102,23 @@ s_runner_failed (kf_cuda_eval_t *e, const kf_run_reply_t *reply, const char *whe
 }
 
 int
+kf_cuda_runner_calls (kf_cuda_eval_t *e, int calls, const char *when, double *ns)
+{
+    kf_run_reply_t reply;
+    double wall_s, excess_ns;
+    kf_eval_set_phase ('C');
+    int rc = kf_runner_call (e->runner, (uint32_t) calls, e->ctx.scalars, e->ctx.n_scalars,
+                             &wall_s, &reply);
+    kf_eval_set_phase ('H');
+    *ns = wall_s * 1e9;
+    if (rc != 0)
+        return s_runner_failed (e, &reply, when);
+    int st = kf_cuda_after_answer (e, wall_s * 1e9, when, &excess_ns);
+    *ns += excess_ns;
+    return st;
+}
+
+int
 kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when)
 {
     if (!e->runner) {
@@ -118,14 +135,8 @@ kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when)
         }
         return KF_CUDA_OK;
     }
-    kf_run_reply_t reply;
-    double wall_s, excess_ns;
-    kf_eval_set_phase ('C');
-    int rc = kf_runner_call (e->runner, 1, e->ctx.scalars, e->ctx.n_scalars, &wall_s, &reply);
-    kf_eval_set_phase ('H');
-    if (rc != 0)
-        return s_runner_failed (e, &reply, when);
-    return kf_cuda_after_answer (e, wall_s * 1e9, when, &excess_ns);
+    double ns;
+    return kf_cuda_runner_calls (e, 1, when, &ns);
 }
 
 //  One correctness set: inputs (drawn, or the exported ones), the right

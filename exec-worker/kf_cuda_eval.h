@@ -153,6 +153,11 @@ int kf_cuda_compare (kf_cuda_eval_t *e, const char *when);
  * returned non-zero or work was left running past the answer;
  * KF_CUDA_CRASHED (E->detail says how); KF_CUDA_HARNESS. */
 int kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when);
+/* CALLS calls in the runner and the judge's idle probe after its answer:
+ * *NS is the judge's clock from resuming the runner to its answer plus
+ * what the probe found left over. KF_CUDA_OK, or another KF_CUDA_* with
+ * E->detail starting with WHEN. */
+int kf_cuda_runner_calls (kf_cuda_eval_t *e, int calls, const char *when, double *ns);
 
 /* --- kf_cuda_timing.c */
 

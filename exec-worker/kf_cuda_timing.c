@@ -133,24 +133,7 @@ s_runner_sample (kf_cuda_eval_t *e, int calls, double *ns)
         rc = kf_cuda_eval_api->DeviceSynchronize ();
     if (rc)
         return kf_cuda_harness (e, rc, "starting a sample");
-    kf_run_reply_t reply;
-    double wall_s, excess_ns;
-    kf_eval_set_phase ('C');
-    rc = kf_runner_call (e->runner, (uint32_t) calls, e->ctx.scalars, e->ctx.n_scalars, &wall_s,
-                         &reply);
-    kf_eval_set_phase ('H');
-    if (rc != 0) {
-        if (reply.status == KF_RUN_RETURNED) {
-            snprintf (e->detail, sizeof e->detail, "timing: candidate kf_forward returned %d",
-                      reply.rc);
-            return KF_CUDA_INCORRECT;
-        }
-        snprintf (e->detail, sizeof e->detail, "timing: %s", reply.detail);
-        return KF_CUDA_CRASHED;
-    }
-    int st = kf_cuda_after_answer (e, wall_s * 1e9, "timing", &excess_ns);
-    *ns = wall_s * 1e9 + excess_ns;
-    return st;
+    return kf_cuda_runner_calls (e, calls, "timing", ns);
 }
 
 //  A sample of SIDE (0 the reference, 1 the candidate) in its seat.
