@@ -469,12 +469,16 @@ s_cuda_child_main (const char *dir, json_t *job)
         goto done;
     }
 
-    //  Timing on the main shape's last set, then the outputs of the timing
-    //  loop checked against that set's right outputs.
-    if (st == KF_CUDA_OK && e->runner && n_cases > 1)
+    //  Timing. In the runner the timed calls cycle through sets of their
+    //  own, each checked after every sample (kf_cuda_variants.c); where
+    //  they do not fit (and in a profile), on the main shape's last set,
+    //  whose outputs are checked after the timing loop.
+    if (st == KF_CUDA_OK && e->runner)
+        st = kf_cuda_variants_setup (e, seed, info.memory_bytes);
+    if (st == KF_CUDA_OK && e->runner && !e->var && n_cases > 1)
         st = kf_cuda_share_with_runner (e);
     if (st == KF_CUDA_OK && (st = kf_cuda_poison_outputs (e, e->cand_d)) == KF_CUDA_OK
-        && (st = kf_cuda_time (e, timing, &tm)) == KF_CUDA_OK
+        && (st = kf_cuda_time (e, timing, &tm)) == KF_CUDA_OK && !e->var
         && (st = kf_cuda_check_memory (e, "timing")) == KF_CUDA_OK)
         st = kf_cuda_compare (e, "timing");
     kf_eval_stamp (KF_EVAL_T_TIMED);
@@ -494,10 +498,11 @@ s_cuda_child_main (const char *dir, json_t *job)
                                                       "index", device));
     if (e->runner)
         json_object_set_new (result, "isolation", json_pack (
-            "{s:s, s:s, s:f, s:f}", "candidate", "own process",
+            "{s:s, s:s, s:f, s:f, s:f, s:i}", "candidate", "own process",
             "confinement", kf_runner_confinement (e->runner),
             "round_trip_us", kf_runner_round_trip_s (e->runner) * 1e6,
-            "idle_probe_us", e->idle_ns * 1e-3));
+            "idle_probe_us", e->idle_ns * 1e-3, "max_probe_excess_us",
+            e->max_excess_ns * 1e-3, "samples_retaken", e->hidden_retries));
     if (st == KF_CUDA_OK && tm.samples > 0) {
         double cand_med = kf_eval_median (tm.cand_ns, tm.samples), ref_med, speedup;
         json_object_set_new (result, "candidate", kf_eval_timing_json (tm.cand_ns, tm.samples, tm.cand_calls));
@@ -518,10 +523,10 @@ s_cuda_child_main (const char *dir, json_t *job)
         }
         json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
         json_object_set_new (result, "protocol", json_pack (
-            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f}", "warmup_s", tm.warmup_s,
+            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:i}", "warmup_s", tm.warmup_s,
             "warmup_calls", tm.counted + tm.topup, "correctness_calls", tm.counted,
             "topup_calls", tm.topup, "topup_s", tm.topup_s, "sampling_s", tm.sampling_s,
-            "measured_s", tm.measured_s));
+            "measured_s", tm.measured_s, "input_sets", kf_cuda_variants_count (e)));
         //  The compute ceiling, measured here like the copy bandwidth (when
         //  the worker did not pass both), only for a result that will be
         //  reported against it.
@@ -541,6 +546,7 @@ s_cuda_child_main (const char *dir, json_t *job)
 
 done:
     kf_runner_destroy (&e->runner);
+    kf_cuda_variants_free (e);
     json_decref (result);
     free (tm.ref_ns);
     free (tm.cand_ns);

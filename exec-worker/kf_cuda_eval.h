@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #define KF_CUDA_MAX_TENSORS 32
+#define KF_CUDA_MAX_VARIANTS 4       // timing sets (kf_cuda_variants.c)
 #define KF_CUDA_MAX_SCRATCH 64
 
 typedef int (kf_cuda_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
@@ -93,6 +94,12 @@ typedef struct {
                              //   runner's answer, median
     double pings_ns[64];     // those probes, as the runner starts
     int n_pings;
+    bool hidden;             // the last probe found work past the answer
+    int hidden_retries;      // timing samples taken again for that
+    double max_excess_ns;    // the most a probe found beyond idle_ns
+    //  The timing's input sets in the runner's own allocation
+    //  (kf_cuda_variants.c); NULL when timing uses the case's buffers.
+    struct kf_cuda_variants_s *var;
 } kf_cuda_eval_t;
 
 //  What a step found; the first non-KF_CUDA_OK ends the evaluation.
@@ -121,6 +128,25 @@ int kf_cuda_fma_peak (int sms, double *gflops, const char **source, char *why, s
  * with WHY; the context is given back after. */
 json_t *kf_cuda_probe (int device, char *why, size_t why_size);
 
+/* --- kf_cuda_variants.c: the timing's pre-checked input sets */
+
+/* With the candidate in the runner: N sets (2 to KF_CUDA_MAX_VARIANTS,
+ * as many as MEMORY_BYTES / 8 holds; none when not even 2 fit) of the
+ * main case's inputs, drawn fresh with SEED or the exported sets in
+ * turn, their right outputs computed (the reference) or copied (the
+ * exported data), the candidate's outputs beside each; the runner maps
+ * them and its calls cycle through them. KF_CUDA_OK (E->var may stay
+ * NULL) or another KF_CUDA_* with E->detail. */
+int kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed, size_t memory_bytes);
+/* Every set's candidate outputs poisoned; waits for the device. */
+int kf_cuda_variants_poison (kf_cuda_eval_t *e);
+/* After a sample of CALLS calls: the sets those calls used checked
+ * (inputs unchanged, canaries, outputs against the right ones). */
+int kf_cuda_variants_check (kf_cuda_eval_t *e, int calls, const char *when);
+/* The number of sets (1 when E->var is NULL). */
+int kf_cuda_variants_count (const kf_cuda_eval_t *e);
+void kf_cuda_variants_free (kf_cuda_eval_t *e);
+
 /* --- kf_cuda_tensors.c */
 
 /* A case's tensors for TASK: device buffers, host images, scalars, the
@@ -132,6 +158,12 @@ void *kf_cuda_scratch_alloc (void *state, size_t bytes);
 /* Has the runner map E's shared tensors (after a shape case had it map
  * its own). KF_CUDA_OK or another KF_CUDA_* with E->detail. */
 int kf_cuda_share_with_runner (kf_cuda_eval_t *e);
+/* Has the runner map SHARE: VARIANTS sets of VARIANT_BYTES each, laid
+ * out as the first, whose inputs are IN_D and outputs OUT_D (E's
+ * shapes), with E's scalars' names. */
+int kf_cuda_runner_layout (kf_cuda_eval_t *e, const kf_cuda_share_t *share,
+                           const kf_cuda_dbuf_t *in_d, const kf_cuda_dbuf_t *out_d, int variants,
+                           size_t variant_bytes);
 /* Frees a case's host images and scalars; DEVICE its buffers too. */
 void kf_cuda_free_tensors (kf_cuda_eval_t *e, bool device);
 /* Poisons BUFS (the outputs) and, with INPUTS, copies in the staged
@@ -145,8 +177,21 @@ int kf_cuda_draw_inputs (kf_cuda_eval_t *e, uint64_t seed, int set);
 int kf_cuda_fingerprint (kf_cuda_eval_t *e);
 /* After a candidate call: inputs unchanged, canaries intact. */
 int kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when);
+/* The same of other buffers of E's shapes: inputs IN_D as staged from
+ * SRC_D, the candidate's outputs OUT_D. */
+int kf_cuda_check_buffers (kf_cuda_eval_t *e, const kf_cuda_dbuf_t *in_d, void *const *src_d,
+                           const kf_cuda_dbuf_t *out_d, const char *when);
 /* The candidate's outputs against the right ones, on the device. */
 int kf_cuda_compare (kf_cuda_eval_t *e, const char *when);
+int kf_cuda_compare_buffers (kf_cuda_eval_t *e, const kf_cuda_dbuf_t *out_d,
+                             const kf_cuda_dbuf_t *ref_d, const char *when);
+/* A device buffer of BYTES between canaries: its own, or with SHARE
+ * carved at *AT out of that allocation (*AT advanced); the canaries'
+ * state (0 intact, 1 the one before written, 2 the one after, -1 with
+ * *RC when unreadable); the bytes a buffer takes. */
+int kf_cuda_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes, const kf_cuda_share_t *share, size_t *at);
+int kf_cuda_dbuf_canaries (const kf_cuda_dbuf_t *b, int *rc);
+size_t kf_cuda_dbuf_size (size_t bytes);
 
 /* One call of the candidate with the staged tensors, in its seat, and
  * the wait for its work. KF_CUDA_OK; KF_CUDA_INCORRECT when kf_forward

@@ -18,19 +18,19 @@
 // --------------------------------------------------------------------------
 //  Device buffers between canaries
 
-static size_t
-s_dbuf_size (size_t bytes)
+size_t
+kf_cuda_dbuf_size (size_t bytes)
 {
     return S_PAD + (bytes + S_PAD - 1) / S_PAD * S_PAD + S_PAD;
 }
 
 //  A buffer of its own, or, with SHARE, carved at *AT out of that
 //  allocation (what the candidate's process sees).
-static int
-s_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes, const kf_cuda_share_t *share, size_t *at)
+int
+kf_cuda_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes, const kf_cuda_share_t *share, size_t *at)
 {
     memset (b, 0, sizeof *b);
-    b->alloc = s_dbuf_size (bytes);
+    b->alloc = kf_cuda_dbuf_size (bytes);
     if (share) {
         b->base = (char *) (uintptr_t) share->base + *at;
         b->shared = true;
@@ -50,8 +50,8 @@ s_dbuf_new (kf_cuda_dbuf_t *b, size_t bytes, const kf_cuda_share_t *share, size_
 
 //  0 when both canaries hold, 1 when the one before was written, 2 the
 //  one after; or -1 when they could not be read (*RC set).
-static int
-s_dbuf_canaries (const kf_cuda_dbuf_t *b, int *rc)
+int
+kf_cuda_dbuf_canaries (const kf_cuda_dbuf_t *b, int *rc)
 {
     unsigned char front[S_PAD], back[2 * S_PAD];
     size_t tail = b->alloc - S_PAD - b->bytes;
@@ -193,14 +193,16 @@ kf_cuda_fingerprint (kf_cuda_eval_t *e)
     return KF_CUDA_OK;
 }
 
-//  After a candidate call: inputs as they were, canaries intact.
+//  After a candidate call: inputs as they were, canaries intact (of the
+//  inputs IN_D, staged from SRC_D, and the candidate's outputs OUT_D).
 int
-kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when)
+kf_cuda_check_buffers (kf_cuda_eval_t *e, const kf_cuda_dbuf_t *in_d, void *const *src_d,
+                       const kf_cuda_dbuf_t *out_d, const char *when)
 {
     int rc;
     for (int i = 0; i < e->n_in; i++) {
         uint64_t differing = 0;
-        rc = kf_cuda_judge_differ (e->judge, e->in_d[i].data, e->src_d[i], e->in[i].bytes,
+        rc = kf_cuda_judge_differ (e->judge, in_d[i].data, src_d[i], e->in[i].bytes,
                                    &differing);
         if (rc)
             return s_judge_failed (e, rc, "checking inputs");
@@ -213,9 +215,9 @@ kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when)
         }
     }
     for (int t = 0; t < e->n_in + e->n_out; t++) {
-        const kf_cuda_dbuf_t *b = t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+        const kf_cuda_dbuf_t *b = t < e->n_in ? &in_d[t] : &out_d[t - e->n_in];
         const char *name = t < e->n_in ? e->in[t].name : e->out[t - e->n_in].name;
-        int where = s_dbuf_canaries (b, &rc);
+        int where = kf_cuda_dbuf_canaries (b, &rc);
         if (where < 0)
             return kf_cuda_harness (e, rc, "reading canaries");
         if (where > 0) {
@@ -228,16 +230,24 @@ kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when)
     return KF_CUDA_OK;
 }
 
-//  The candidate's outputs against the right ones, on the device.
 int
-kf_cuda_compare (kf_cuda_eval_t *e, const char *when)
+kf_cuda_check_memory (kf_cuda_eval_t *e, const char *when)
+{
+    return kf_cuda_check_buffers (e, e->in_d, e->src_d, e->cand_d, when);
+}
+
+//  The candidate's outputs OUT_D against the right ones REF_D, on the
+//  device.
+int
+kf_cuda_compare_buffers (kf_cuda_eval_t *e, const kf_cuda_dbuf_t *out_d,
+                         const kf_cuda_dbuf_t *ref_d, const char *when)
 {
     int bad = 0;
     char ignored[512];
     for (int o = 0; o < e->n_out; o++) {
         kf_elem_part_t sum;
-        int rc = kf_cuda_judge_compare (e->judge, e->out[o].dtype, e->cand_d[o].data,
-                                        e->ref_d[o].data, e->out[o].numel, e->tol.rtol,
+        int rc = kf_cuda_judge_compare (e->judge, e->out[o].dtype, out_d[o].data,
+                                        ref_d[o].data, e->out[o].numel, e->tol.rtol,
                                         kf_eval_atol (&e->tol, e->out[o].dtype), &sum);
         if (rc)
             return s_judge_failed (e, rc, "comparing outputs");
@@ -247,6 +257,12 @@ kf_cuda_compare (kf_cuda_eval_t *e, const char *when)
             bad = 1;
     }
     return bad ? KF_CUDA_INCORRECT : KF_CUDA_OK;
+}
+
+int
+kf_cuda_compare (kf_cuda_eval_t *e, const char *when)
+{
+    return kf_cuda_compare_buffers (e, e->cand_d, e->ref_d, when);
 }
 
 //  Frees a case's tensors; DEVICE too for a shape case whose buffers
@@ -309,25 +325,30 @@ s_poison_image (void *p, int dtype, size_t n, size_t bytes)
 }
 
 //  The runner maps the shared allocation and learns where each tensor's
-//  data lies in it, and the scalars' names (the exported data's, or the
-//  task's).
+//  data lies in it (in each of VARIANTS sets laid out alike), and the
+//  scalars' names (the exported data's, or the task's).
 int
-kf_cuda_share_with_runner (kf_cuda_eval_t *e)
+kf_cuda_runner_layout (kf_cuda_eval_t *e, const kf_cuda_share_t *share,
+                       const kf_cuda_dbuf_t *in_d, const kf_cuda_dbuf_t *out_d, int variants,
+                       size_t variant_bytes)
 {
     static kf_run_layout_t l;
     memset (&l, 0, sizeof l);
     l.n_in = (uint32_t) e->n_in;
     l.n_out = (uint32_t) e->n_out;
-    l.variants = 1;
-    l.variant_bytes = l.file_bytes = e->share.bytes;
+    l.variants = (uint32_t) variants;
+    l.variant_bytes = variant_bytes;
+    l.file_bytes = share->bytes;
     for (int t = 0; t < e->n_in + e->n_out; t++) {
-        const kf_tensor_t *kt = t < e->n_in ? &e->in_t[t] : &e->cand_t[t - e->n_in];
-        const kf_cuda_dbuf_t *b = t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
-        l.t[t].dtype = kt->dtype;
-        l.t[t].rank = kt->rank;
-        for (int d = 0; d < kt->rank && d < KF_MAX_RANK; d++)
-            l.t[t].shape[d] = kt->shape[d];
-        l.t[t].offset = (uint64_t) (b->data - (char *) (uintptr_t) e->share.base);
+        const kf_eval_spec_t *sp = t < e->n_in ? &e->in[t] : &e->out[t - e->n_in];
+        const kf_cuda_dbuf_t *b = t < e->n_in ? &in_d[t] : &out_d[t - e->n_in];
+        kf_tensor_t kt;
+        kf_eval_tensor (&kt, sp, b->data);
+        l.t[t].dtype = kt.dtype;
+        l.t[t].rank = kt.rank;
+        for (int d = 0; d < kt.rank && d < KF_MAX_RANK; d++)
+            l.t[t].shape[d] = kt.shape[d];
+        l.t[t].offset = (uint64_t) (b->data - (char *) (uintptr_t) share->base);
         l.t[t].bytes = b->bytes;
     }
     int n = e->rd ? e->rd->n_scalars : e->ctx.n_scalars;
@@ -340,10 +361,16 @@ kf_cuda_share_with_runner (kf_cuda_eval_t *e)
     for (int k = 0; k < n; k++)
         snprintf (l.names[k], KF_RUN_NAME, "%s", names[k]);
     kf_run_reply_t reply;
-    if (kf_runner_setup (e->runner, e->share.fd, &l, &reply) == 0)
+    if (kf_runner_setup (e->runner, share->fd, &l, &reply) == 0)
         return KF_CUDA_OK;
     snprintf (e->detail, sizeof e->detail, "%s", reply.detail);
     return reply.status == KF_RUN_CRASHED ? KF_CUDA_CRASHED : KF_CUDA_HARNESS;
+}
+
+int
+kf_cuda_share_with_runner (kf_cuda_eval_t *e)
+{
+    return kf_cuda_runner_layout (e, &e->share, e->in_d, e->cand_d, 1, e->share.bytes);
 }
 
 //  A case's tensors: device buffers between canaries and host images for
@@ -364,12 +391,12 @@ kf_cuda_setup (kf_cuda_eval_t *e, json_t *task)
     for (int i = 0; i < e->n_in; i++) {
         if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
             return KF_CUDA_REF_FAILED;
-        shared_bytes += s_dbuf_size (e->in[i].bytes);
+        shared_bytes += kf_cuda_dbuf_size (e->in[i].bytes);
     }
     for (int o = 0; o < e->n_out; o++) {
         if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail, sizeof e->detail))
             return KF_CUDA_REF_FAILED;
-        shared_bytes += s_dbuf_size (e->out[o].bytes);
+        shared_bytes += kf_cuda_dbuf_size (e->out[o].bytes);
     }
     //  What the candidate's process sees: the kernels' inputs and the
     //  candidate's outputs, in one allocation it maps; nothing else.
@@ -386,7 +413,7 @@ kf_cuda_setup (kf_cuda_eval_t *e, json_t *task)
     }
     for (int i = 0; i < e->n_in; i++) {
         size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
-        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes, share, &at))
+        if ((rc = kf_cuda_dbuf_new (&e->in_d[i], e->in[i].bytes, share, &at))
             || (rc = kf_cuda_eval_api->Malloc (&e->src_d[i], n)))
             return kf_cuda_harness (e, rc, "allocating inputs");
         kf_eval_tensor (&e->in_t[i], &e->in[i], e->in_d[i].data);
@@ -394,8 +421,8 @@ kf_cuda_setup (kf_cuda_eval_t *e, json_t *task)
     for (int o = 0; o < e->n_out; o++) {
         size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
         //  Separate buffers: outputs never alias inputs or each other.
-        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes, NULL, NULL))
-            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes, share, &at))
+        if ((rc = kf_cuda_dbuf_new (&e->ref_d[o], e->out[o].bytes, NULL, NULL))
+            || (rc = kf_cuda_dbuf_new (&e->cand_d[o], e->out[o].bytes, share, &at))
             || (rc = kf_cuda_eval_api->Malloc (&e->poison_d[o], n))
             || (rc = s_poison_image (e->poison_d[o], e->out[o].dtype, e->out[o].numel,
                                      e->out[o].bytes)))

@@ -12,6 +12,8 @@
  *  judge's idle probe must find the device free (kf_cuda_after_answer). L2 is flushed
  *  before every sample by a memset of twice its size, and reference and
  *  candidate samples alternate, so the speedup is a paired ratio. The
+ *  runner's calls cycle through the timing sets (kf_cuda_variants.c),
+ *  whose outputs are poisoned before each sample and checked after. The
  *  correctness pass's calls of the main shape count towards the warm-up
  *  floor (kf_eval_warm_t): the warm-up then only tops up what is missing.
  */
@@ -111,7 +113,9 @@ kf_cuda_after_answer (kf_cuda_eval_t *e, double wall_ns, const char *when, doubl
     if (st)
         return st;
     *excess_ns = fmax (ns - e->idle_ns, 0);
-    if (*excess_ns > 1e6 + 0.1 * wall_ns) {
+    e->max_excess_ns = fmax (e->max_excess_ns, *excess_ns);
+    e->hidden = *excess_ns > 1e6 + 0.1 * wall_ns;
+    if (e->hidden) {
         snprintf (e->detail, sizeof e->detail,
                   "%s: work hidden from the clock: the device was busy with the candidate's "
                   "work %.0f us after its process said it was done", when, *excess_ns * 1e-3);
@@ -125,15 +129,32 @@ kf_cuda_after_answer (kf_cuda_eval_t *e, double wall_ns, const char *when, doubl
 //  context is idle. *NS is the judge's clock from resuming the runner to
 //  its answer, plus what the idle probe found left over; the round trip
 //  (cand_overhead_ns) is taken off by the caller.
+//  With timing sets (kf_cuda_variants.c) their outputs are poisoned
+//  before and checked after, outside the clock. A probe that finds work
+//  past the answer once is taken again with the whole sample (an honest
+//  kernel's long sample met it once on the H200, 2.6 ms past a 16 ms
+//  sample); work hidden from the clock shows again, and is the verdict.
 static int
 s_runner_sample (kf_cuda_eval_t *e, int calls, double *ns)
 {
-    int rc = kf_cuda_eval_api->MemsetAsync (e->flush, 0x5a, e->flush_bytes, e->stream);
-    if (!rc)
-        rc = kf_cuda_eval_api->DeviceSynchronize ();
-    if (rc)
-        return kf_cuda_harness (e, rc, "starting a sample");
-    return kf_cuda_runner_calls (e, calls, "timing", ns);
+    int st = KF_CUDA_OK;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if ((st = kf_cuda_variants_poison (e)))
+            return st;
+        int rc = kf_cuda_eval_api->MemsetAsync (e->flush, 0x5a, e->flush_bytes, e->stream);
+        if (!rc)
+            rc = kf_cuda_eval_api->DeviceSynchronize ();
+        if (rc)
+            return kf_cuda_harness (e, rc, "starting a sample");
+        e->hidden = false;
+        st = kf_cuda_runner_calls (e, calls, "timing", ns);
+        if (st == KF_CUDA_INCORRECT && e->hidden && attempt == 0) {
+            e->hidden_retries++;
+            continue;
+        }
+        break;
+    }
+    return st ? st : kf_cuda_variants_check (e, calls, "timing");
 }
 
 //  A sample of SIDE (0 the reference, 1 the candidate) in its seat.
@@ -170,8 +191,12 @@ s_sample_failed (kf_cuda_eval_t *e, int st, int is_ref, int cuda_rc)
 
 //  Calls for samples of TARGET_NS: a millisecond is far above the event
 //  resolution (about half a microsecond) and the subtracted overhead of
-//  a reference sample; a candidate sample in the runner is 4 ms, so its
-//  round trip (two context switches, some 0.3 ms) stays small beside it.
+//  a reference sample; a candidate sample in the runner is 16 ms, so its
+//  round trip (two context switches, some 0.2 ms, subtracted as measured
+//  before the candidate was loaded) is about 1% of the sample and its
+//  error between evaluations a small fraction of that (on the H200 the
+//  medians of 5 evaluations of one kernel spread 1.03% with 4 ms
+//  samples, 0.42-0.53% with 16 ms ones and the timing sets).
 static int
 s_calls_for (double per_call_ns, double target_ns)
 {
@@ -231,7 +256,7 @@ kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t)
     t->topup_s = sampling_from - topup_from;
     t->counted = kf_eval_warm_counted (&e->warm, e->ref_fn != NULL);
     t->topup = calls;
-    double target[2] = { 1e6, e->runner ? 4e6 : 1e6 };
+    double target[2] = { 1e6, e->runner ? 16e6 : 1e6 };
     t->ref_calls = s_calls_for (ref_total / calls, target[0]);
     t->cand_calls = s_calls_for (cand_total / calls, target[1]);
     //  A single cold call overstates the cost of calls in a loop; one

@@ -271,7 +271,7 @@ kf_runner_main (int argc, char **argv)
             int rc;
             if (cuda >= 0) {
                 st.layout = msg.setup.layout;
-                rc = kf_runner_cuda_map (fd, &st.layout, st.in[0], st.out[0], &st.ctx, why,
+                rc = kf_runner_cuda_map (fd, &st.layout, st.in, st.out, &st.ctx, why,
                                          sizeof why);
                 if (rc)
                     st.layout.variants = 0;

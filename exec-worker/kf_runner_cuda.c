@@ -31,22 +31,24 @@ kf_runner_cuda_init (int device, char *why, size_t why_size)
 }
 
 int
-kf_runner_cuda_map (int fd, const kf_run_layout_t *l, kf_tensor_t *in, kf_tensor_t *out,
-                    kf_ctx_t *ctx, char *why, size_t why_size)
+kf_runner_cuda_map (int fd, const kf_run_layout_t *l, kf_tensor_t (*in)[KF_RUN_MAX_TENSORS],
+                    kf_tensor_t (*out)[KF_RUN_MAX_TENSORS], kf_ctx_t *ctx, char *why,
+                    size_t why_size)
 {
     uint32_t n = l->n_in + l->n_out;
     if (s_device < 0 || n > KF_RUN_MAX_TENSORS || l->n_names > KF_RUN_MAX_SCALARS
-        || l->variants != 1 || l->file_bytes == 0) {
+        || l->variants < 1 || l->variants > KF_RUN_MAX_VARIANTS || l->file_bytes == 0
+        || l->variant_bytes == 0 || l->variant_bytes > l->file_bytes / l->variants) {
         close (fd);
         snprintf (why, why_size, "setup: a layout the runner does not take");
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
         const kf_run_tensor_t *t = &l->t[i];
-        if (t->rank < 0 || t->rank > KF_MAX_RANK || t->offset > l->file_bytes
-            || t->bytes > l->file_bytes - t->offset) {
+        if (t->rank < 0 || t->rank > KF_MAX_RANK || t->offset > l->variant_bytes
+            || t->bytes > l->variant_bytes - t->offset) {
             close (fd);
-            snprintf (why, why_size, "setup: tensor %u lies outside the shared memory", i);
+            snprintf (why, why_size, "setup: tensor %u lies outside its variant", i);
             return -1;
         }
     }
@@ -54,10 +56,15 @@ kf_runner_cuda_map (int fd, const kf_run_layout_t *l, kf_tensor_t *in, kf_tensor
     if (kf_cuda_share_import (&s_share, kf_cuda_eval_api, s_device, fd, l->file_bytes, why,
                               why_size))
         return -1;
-    for (uint32_t i = 0; i < n; i++) {
-        const kf_run_tensor_t *t = &l->t[i];
-        kf_run_tensor_view (i < l->n_in ? &in[i] : &out[i - l->n_in], t,
-                            (char *) (uintptr_t) s_share.base + t->offset);
+    //  Variant V's tensors lie V variant_bytes further on; call K of a
+    //  batch uses variant K modulo their number (kf_runner.c).
+    for (uint32_t v = 0; v < l->variants; v++) {
+        char *base = (char *) (uintptr_t) s_share.base + (size_t) v * l->variant_bytes;
+        for (uint32_t i = 0; i < n; i++) {
+            const kf_run_tensor_t *t = &l->t[i];
+            kf_run_tensor_view (i < l->n_in ? &in[v][i] : &out[v][i - l->n_in], t,
+                                base + t->offset);
+        }
     }
     ctx->backend = KF_BACKEND_CUDA;
     ctx->stream = s_stream;

@@ -18,13 +18,15 @@
  * -1 with WHY. */
 int kf_runner_cuda_init (int device, char *why, size_t why_size);
 
-/* The judge's allocation FD (LAYOUT->file_bytes) mapped here; the
- * tensors' data at LAYOUT's offsets in it (a CUDA layout has one
- * variant; each tensor's OFFSET is where its data begins). Fills IN,
- * OUT and CTX (the stream, scratch on the device). Takes FD. 0, or -1
- * with WHY. */
-int kf_runner_cuda_map (int fd, const kf_run_layout_t *layout, kf_tensor_t *in, kf_tensor_t *out,
-                        kf_ctx_t *ctx, char *why, size_t why_size);
+/* The judge's allocation FD (LAYOUT->file_bytes) mapped here; each
+ * variant's tensors' data at LAYOUT's offsets from the variant's start
+ * (variant V begins V * variant_bytes in; each tensor's OFFSET is where
+ * its data begins). Fills IN[V], OUT[V] and CTX (the stream, scratch on
+ * the device). Takes FD. 0, or -1 with WHY. */
+int kf_runner_cuda_map (int fd, const kf_run_layout_t *layout,
+                        kf_tensor_t (*in)[KF_RUN_MAX_TENSORS],
+                        kf_tensor_t (*out)[KF_RUN_MAX_TENSORS], kf_ctx_t *ctx, char *why,
+                        size_t why_size);
 
 /* Before a call: the scratch handed out again from the start. */
 void kf_runner_cuda_next_call (void);

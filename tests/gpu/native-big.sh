@@ -115,6 +115,21 @@ for t in $tasks; do
                   || ' without a verdict'
                   FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
                   WHERE c.run_id = $run AND e.figures ? 'configs'")"
+    # The search's own throughput at its default protocol: every
+    # evaluation the run made (screens, full timings, each tuning
+    # configuration) over the exec worker's time in them (each
+    # evaluation's wall_s: the sandboxed child from start to exit).
+    echo "  evaluations: $(sql "SELECT count(*) FILTER (WHERE NOT e.figures ? 'configs')
+                  || ' (' || count(*) FILTER (WHERE e.fidelity = 'screen' AND NOT e.figures ? 'configs') || ' screen, '
+                  || count(*) FILTER (WHERE coalesce(e.fidelity, 'full') <> 'screen' AND NOT e.figures ? 'configs') || ' full) + '
+                  || coalesce(sum(jsonb_array_length(e.figures->'configs')), 0) || ' tuning configurations in '
+                  || round(sum((e.figures->>'wall_s')::numeric), 1) || ' s of evaluation: '
+                  || round(60 * (count(*) FILTER (WHERE NOT e.figures ? 'configs')
+                                 + coalesce(sum(jsonb_array_length(e.figures->'configs')), 0))
+                           / nullif(sum((e.figures->>'wall_s')::numeric), 0), 1)
+                  || ' a GPU-minute (default protocol)'
+                  FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+                  WHERE c.run_id = $run")"
     best_id=$(kfctl show "$run" --json | jget 'd["best"]["candidate_id"]')
     [ "$best_id" = n/a ] && { echo "  no best kernel"; continue; }
     figures=$(sql "SELECT figures FROM evaluations WHERE candidate_id = $best_id AND correct

@@ -41,7 +41,7 @@ static const char *const s_names[] = {
     "ref_softmax", "good_softmax", "wrong_softmax", "oob_write", "past_end",
     "unwritten", "modifies_input", "spin", "bad_launch", "side_stream",
     "fixed_row", "fork_bomb", "net_socket", "alloc_all", "cached_result", "low_precision",
-    "ignores_input", "early_answer", "forge_destructor", NULL
+    "ignores_input", "early_answer", "forge_destructor", "memo_last", NULL
 };
 static zframe_t *s_built[32];
 
@@ -585,6 +585,24 @@ s_gpu_suite (void)
     }
     json_decref (r);
     free (error);
+
+    //  A kernel that skips its work when a call's inputs look like the
+    //  last call's: the timed calls run on input sets of their own
+    //  (kf_cuda_variants.c) whose outputs are poisoned before every
+    //  sample, so its skipped call leaves poison, and the check after the
+    //  sample finds it. With one set repeated and nothing poisoned it was
+    //  timed at the cost of a 256-byte read-back.
+    zframe_t *memo = s_artifact ("memo_last");
+    r = memo ? s_eval (memo, ref, 1024, 1024, timing, 120, &error) : NULL;
+    CHECK (r != NULL);
+    if (r) {
+        printf ("  memo_last 1024^2: %s, %s\n", s_str (r, "verdict"), s_str (r, "detail"));
+        CHECK (strcmp (s_str (r, "verdict"), "incorrect") == 0);
+        CHECK (strstr (s_str (r, "detail"), "timing, input set") != NULL);
+    }
+    json_decref (r);
+    free (error);
+    zframe_destroy (&memo);
 
     //  Far faster than a slow reference is not suspicious by itself
     //  (common/kf_plausible.c): the good kernel against the side-stream
