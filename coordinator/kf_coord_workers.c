@@ -11,6 +11,7 @@
 #include "kf_coord_internal.h"
 #include "kf_log.h"
 #include "kf_msg_compile.h"
+#include "kf_msg_generate.h"
 #include "kf_msg_eval.h"
 #include "kf_pgarray.h"
 #include <stdlib.h>
@@ -270,31 +271,62 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     self->dispatch_needed = true;
 }
 
+/* The job kinds whose results are decoded at the edge, each into its
+ * typed struct. */
+static int
+s_eval_decode (json_t *j, void *r, char *why, size_t size)
+{
+    return kf_eval_result_decode (j, r, why, size);
+}
+
+static int
+s_compile_decode (json_t *j, void *r, char *why, size_t size)
+{
+    return kf_compile_result_decode (j, r, why, size);
+}
+
+static int
+s_generate_decode (json_t *j, void *r, char *why, size_t size)
+{
+    return kf_generate_result_decode (j, r, why, size);
+}
+
+static const struct {
+    const char *kind;
+    size_t size;
+    int (*decode) (json_t *json, void *r, char *why, size_t size);
+    void (*release) (void *r);
+} s_typed[] = {
+    { "evaluate", sizeof (kf_eval_result_t), s_eval_decode, kf_eval_result_release },
+    { "compile", sizeof (kf_compile_result_t), s_compile_decode, kf_compile_result_release },
+    { "generate", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
+};
+
 /* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
- * from W, its lease holder: an evaluate or compile job's becomes its
- * typed struct (kf_msg_eval.h, kf_msg_compile.h) in MSG's typed slot,
- * once, and the modules of the search take that. The kind is what the
- * lease book says was leased, never what the RESULT claims. A malformed
- * result is refused here: W gets an ERROR "malformed" naming the field,
- * the refusal is counted, and MSG becomes a failed RESULT with that
- * reason, so its job is requeued with the attempt counted (or fails for
- * good once its attempts are used up) and nothing of it is recorded. */
+ * from W, its lease holder: an evaluate, compile or generate job's
+ * becomes its typed struct (kf_msg_eval.h, kf_msg_compile.h,
+ * kf_msg_generate.h) in MSG's typed slot, once, and the modules of the
+ * search take that. The kind is what the lease book says was leased,
+ * never what the RESULT claims. A malformed result is refused here: W
+ * gets an ERROR "malformed" naming the field, the refusal is counted,
+ * and MSG becomes a failed RESULT with that reason, so its job is
+ * requeued with the attempt counted (or fails for good once its attempts
+ * are used up) and nothing of it is recorded. */
 static void
 s_decode_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t *msg, int64_t job_id)
 {
     const char *kind = kf_lease_book_kind (w->book, job_id);
-    bool eval = !strcmp (kind, "evaluate");
-    if ((!eval && strcmp (kind, "compile"))
-        || !json_is_true (json_object_get (msg->body, "ok")))
+    size_t k = 0, n = sizeof s_typed / sizeof s_typed[0];
+    while (k < n && strcmp (kind, s_typed[k].kind))
+        k++;
+    if (k == n || !json_is_true (json_object_get (msg->body, "ok")))
         return;
     char why[300] = "out of memory";
     json_t *result = json_object_get (msg->body, "result");
-    void *r = eval ? calloc (1, sizeof (kf_eval_result_t))
-                   : calloc (1, sizeof (kf_compile_result_t));
-    if (r && !(eval ? kf_eval_result_decode (result, r, why, sizeof why)
-                    : kf_compile_result_decode (result, r, why, sizeof why))) {
+    void *r = calloc (1, s_typed[k].size);
+    if (r && !s_typed[k].decode (result, r, why, sizeof why)) {
         msg->typed = r;
-        msg->typed_free = eval ? kf_eval_result_release : kf_compile_result_release;
+        msg->typed_free = s_typed[k].release;
         return;
     }
     free (r);
@@ -422,6 +454,8 @@ kf_coord_complete_results (kf_coord_t *self)
                                                                                : NULL,
                                        m->typed_free == kf_compile_result_release ? m->typed
                                                                                   : NULL,
+                                       m->typed_free == kf_generate_result_release ? m->typed
+                                                                                   : NULL,
                                        m->frames)) {
                 kf_error ("job %s: search step failed: %s", key, kf_db_error (self->db));
                 self->counters[KF_COORD_DB_ERRORS]++;

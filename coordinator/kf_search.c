@@ -231,10 +231,32 @@ s_compiled (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *r
     return rc;
 }
 
+/* The generate JOB of CAND came back with RESULT, GEN its decoding or
+ * NULL (then decoded here, as above). */
+static int
+s_generated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
+             const kf_generate_result_t *gen)
+{
+    kf_generate_result_t local;
+    char why[300];
+    if (!gen) {
+        if (kf_generate_result_decode (result, &local, why, sizeof why)) {
+            char text[400];
+            snprintf (text, sizeof text, "malformed generate result: %s", why);
+            return kf_search_job_failed (self, job, text);
+        }
+        gen = &local;
+    }
+    int rc = kf_search_generated (self, run, cand, gen);
+    if (gen == &local)
+        kf_generate_result_free (&local);
+    return rc;
+}
+
 int
 kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
                     const kf_eval_result_t *eval, const kf_compile_result_t *compile,
-                    zmsg_t *frames)
+                    const kf_generate_result_t *gen, zmsg_t *frames)
 {
     int64_t run_id = kf_jint (job, "run_id");
     if (!run_id)
@@ -251,7 +273,7 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
         else if (!strcmp (kind, "meta"))
             rc = kf_meta_job_done (self, job, result);
         else if (!strcmp (kind, "generate"))
-            rc = kf_search_generated (self, run, cand, result);
+            rc = s_generated (self, run, job, cand, result, gen);
         else if (!strcmp (kind, "compile"))
             rc = s_compiled (self, run, job, cand, result, compile, frames);
         else if (!strcmp (kind, "evaluate"))

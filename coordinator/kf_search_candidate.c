@@ -101,17 +101,15 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
 
 /* Records what generating a candidate used and cost, on it and its run. */
 static int
-s_account (kf_search_t *self, int64_t run_id, int64_t cand_id, json_t *result)
+s_account (kf_search_t *self, int64_t run_id, int64_t cand_id, const kf_generate_result_t *gen)
 {
-    json_t *usage = json_object_get (result, "usage");
-    json_t *cost = json_object_get (result, "cost_usd");
-    if (!usage && !cost)
+    if (!gen->has_usage && !gen->has_cost)
         return 0;
     char cand[24], run[24], in[24], out[24], usd[40];
-    char *usage_text = usage ? json_dumps (usage, JSON_COMPACT) : NULL;
-    S_I64 (in, json_integer_value (json_object_get (usage, "input_tokens")));
-    S_I64 (out, json_integer_value (json_object_get (usage, "output_tokens")));
-    snprintf (usd, sizeof usd, "%.17g", json_number_value (cost));
+    char *usage_text = gen->usage ? json_dumps (gen->usage, JSON_COMPACT) : NULL;
+    S_I64 (in, gen->input_tokens);
+    S_I64 (out, gen->output_tokens);
+    snprintf (usd, sizeof usd, "%.17g", gen->cost_usd);
     const char *cp[3] = { S_I64 (cand, cand_id), usage_text, usd };
     const char *rp[4] = { S_I64 (run, run_id), in, out, usd };
     int rc = kf_db_exec (self->db, "UPDATE candidates SET usage = $2, cost_usd = $3 WHERE id = $1",
@@ -124,19 +122,20 @@ s_account (kf_search_t *self, int64_t run_id, int64_t cand_id, json_t *result)
 }
 
 int
-kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result)
+kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
+                     const kf_generate_result_t *gen)
 {
     int64_t run_id = kf_jint (run, "id");
-    if (s_account (self, run_id, cand_id, result))
+    if (s_account (self, run_id, cand_id, gen))
         return -1;
-    const char *source = kf_jstr (result, "source");
+    const char *source = gen->source;
     if (!*source) {
         /* The gateway says why (a response cut off by the token limit, an
          * empty one, one with no code); that is the candidate's verdict. */
         char detail[400];
         snprintf (detail, sizeof detail, "the generator returned no source%s%s%s%s",
-                  *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
-                  *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
+                  *gen->error_kind ? ": " : "", gen->error_kind, *gen->detail ? ": " : "",
+                  gen->detail);
         return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
     }
     char hash[65], cand[24], blobs[80], backend[32], arch[64];
@@ -146,7 +145,7 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *re
      * not compiled and timed again: its earlier verdict is reused. */
     char norm[65];
     int repeat = kf_repeat_check (self, run_id, cand_id, source, hash,
-                                  kf_jstr (result, "generator"),
+                                  gen->generator,
                                   json_is_true (kf_search_setting (self, run, "dedup")), norm);
     if (repeat)
         return repeat < 0 ? -1 : 0;
@@ -156,7 +155,7 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *re
     char *why = NULL, coords[48];
     kf_descriptor_classify (source, strlen (source), kf_jstr (run, "language"), &c, &why);
     snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
-    const char *params[6] = { S_I64 (cand, cand_id), hash, kf_jstr (result, "generator"),
+    const char *params[6] = { S_I64 (cand, cand_id), hash, gen->generator,
                               coords, why, norm };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET source_hash = $2, generator = $3,"

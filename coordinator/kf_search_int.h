@@ -82,7 +82,8 @@ int kf_search_tuned_coords (kf_search_t *self, int64_t cand_id,
 
 /* CAND_ID of RUN (its row) was generated (RESULT: the generate job's, or
  * the task's initial kernel): queues its compile, or ends it. */
-int kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id, json_t *result);
+int kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
+                         const kf_generate_result_t *gen);
 
 /* CAND_ID of RUN (0: the run's reference) compiled to RESULT and FRAMES
  * (borrowed): queues its evaluation, or ends it. */

@@ -525,10 +525,13 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     if (rc == 0 && !tuning && generation == 0 && slot == 0 && initial) {
         /* The user's own starting point is the first candidate: it is
          * compiled and evaluated like any other, with no generator. */
-        json_t *given = json_pack ("{s:O, s:s}", "source", json_object_get (initial, "source"),
-                                   "generator", "initial");
-        rc = kf_search_generated (self, run, cand, given);
-        json_decref (given);
+        kf_generate_result_t given;
+        memset (&given, 0, sizeof given);
+        given.source = json_string_value (json_object_get (initial, "source"));
+        given.source = given.source ? given.source : "";
+        given.generator = "initial";
+        given.model = given.error_kind = given.detail = "";
+        rc = kf_search_generated (self, run, cand, &given);
         free (prompt);
         json_decref (best);
         return rc;

@@ -9,8 +9,8 @@
  *  specification does not name are kept in the JSON and never read.
  */
 #include "kf_msg_eval.h"
+#include "kf_msg_field.h"
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,125 +18,30 @@
 static const char *s_verdicts[] = { "correct", "incorrect", "crashed", "timeout",
                                     "load_failed" };
 
-/* Writes why the field PATH is refused; returns -1. */
-static int
-s_bad (char *why, size_t size, const char *path, const char *fmt, ...)
-{
-    char text[160];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (text, sizeof text, fmt, ap);
-    va_end (ap);
-    snprintf (why, size, "result.%s: %s", path, text);
-    return -1;
-}
-
-/* OBJ[KEY] as an optional object: NULL when absent or null, *BAD when
- * present and not an object. */
-static json_t *
-s_object (json_t *obj, const char *key, bool *bad)
-{
-    json_t *v = json_object_get (obj, key);
-    if (!v || json_is_null (v))
-        return NULL;
-    if (!json_is_object (v))
-        *bad = true;
-    return json_is_object (v) ? v : NULL;
-}
-
-/* OBJ[KEY], an optional number in [LO, HI] (finite), into *OUT (DFLT when
- * absent or null). PATH names it in WHY. Returns 0, 1 when it is there,
- * or -1. */
-static int
-s_num (json_t *obj, const char *key, const char *path, double lo, double hi, double dflt,
-       double *out, char *why, size_t size)
-{
-    json_t *v = json_object_get (obj, key);
-    *out = dflt;
-    if (!v || json_is_null (v))
-        return 0;
-    if (!json_is_number (v))
-        return s_bad (why, size, path, "must be a number");
-    double x = json_number_value (v);
-    if (!isfinite (x) || x < lo || x > hi)
-        return s_bad (why, size, path, "%g is outside [%g, %g]", x, lo, hi);
-    *out = x;
-    return 1;
-}
-
-/* OBJ[KEY], an optional integer >= 0, into *OUT (0 when absent). */
-static int
-s_count (json_t *obj, const char *key, const char *path, int64_t *out, char *why,
-         size_t size)
-{
-    json_t *v = json_object_get (obj, key);
-    *out = 0;
-    if (!v || json_is_null (v))
-        return 0;
-    if (!json_is_integer (v) || json_integer_value (v) < 0)
-        return s_bad (why, size, path, "must be an integer >= 0");
-    *out = json_integer_value (v);
-    return 1;
-}
-
-/* OBJ[KEY], an optional string, borrowed ("" when absent or null). */
-static int
-s_str (json_t *obj, const char *key, const char *path, const char **out, char *why,
-       size_t size)
-{
-    json_t *v = json_object_get (obj, key);
-    *out = "";
-    if (!v || json_is_null (v))
-        return 0;
-    if (!json_is_string (v))
-        return s_bad (why, size, path, "must be a string");
-    *out = json_string_value (v);
-    return 1;
-}
-
-/* OBJ[KEY], an optional boolean (false when absent or null). */
-static int
-s_bool (json_t *obj, const char *key, const char *path, bool *out, char *why, size_t size)
-{
-    json_t *v = json_object_get (obj, key);
-    *out = false;
-    if (!v || json_is_null (v))
-        return 0;
-    if (!json_is_boolean (v))
-        return s_bad (why, size, path, "must be a boolean");
-    *out = json_is_true (v);
-    return 1;
-}
-
-#define S_TRY(expr)          \
-    do {                     \
-        if ((expr) < 0)      \
-            return -1;       \
-    } while (0)
 
 static int
 s_timing (json_t *result, const char *side, bool *has, kf_eval_timing_t *t, char *why,
           size_t size)
 {
     bool bad = false;
-    json_t *o = s_object (result, side, &bad);
+    json_t *o = kf_field_object (result, side, &bad);
     memset (t, 0, sizeof *t);
     t->kind = "";
     if (bad)
-        return s_bad (why, size, side, "must be an object");
+        return kf_field_bad (why, size, side, "must be an object");
     *has = o != NULL;
     if (!o)
         return 0;
     char path[64];
 #define S_PATH(f) (snprintf (path, sizeof path, "%s.%s", side, (f)), path)
-    S_TRY (s_num (o, "median_ns", S_PATH ("median_ns"), 0, HUGE_VAL, 0, &t->median_ns, why,
+    KF_FIELD_TRY (kf_field_num (o, "median_ns", S_PATH ("median_ns"), 0, HUGE_VAL, 0, &t->median_ns, why,
                   size));
-    S_TRY (s_num (o, "p10_ns", S_PATH ("p10_ns"), 0, HUGE_VAL, 0, &t->p10_ns, why, size));
-    S_TRY (s_num (o, "p90_ns", S_PATH ("p90_ns"), 0, HUGE_VAL, 0, &t->p90_ns, why, size));
-    S_TRY (s_count (o, "samples", S_PATH ("samples"), &t->samples, why, size));
-    S_TRY (s_count (o, "calls_per_sample", S_PATH ("calls_per_sample"), &t->calls_per_sample,
+    KF_FIELD_TRY (kf_field_num (o, "p10_ns", S_PATH ("p10_ns"), 0, HUGE_VAL, 0, &t->p10_ns, why, size));
+    KF_FIELD_TRY (kf_field_num (o, "p90_ns", S_PATH ("p90_ns"), 0, HUGE_VAL, 0, &t->p90_ns, why, size));
+    KF_FIELD_TRY (kf_field_count (o, "samples", S_PATH ("samples"), &t->samples, why, size));
+    KF_FIELD_TRY (kf_field_count (o, "calls_per_sample", S_PATH ("calls_per_sample"), &t->calls_per_sample,
                     why, size));
-    S_TRY (s_str (o, "kind", S_PATH ("kind"), &t->kind, why, size));
+    KF_FIELD_TRY (kf_field_str (o, "kind", S_PATH ("kind"), &t->kind, why, size));
 #undef S_PATH
     return 0;
 }
@@ -145,25 +50,25 @@ static int
 s_correctness (json_t *result, kf_eval_result_t *r, char *why, size_t size)
 {
     bool bad = false;
-    json_t *o = s_object (result, "correctness", &bad);
+    json_t *o = kf_field_object (result, "correctness", &bad);
     if (bad)
-        return s_bad (why, size, "correctness", "must be an object");
+        return kf_field_bad (why, size, "correctness", "must be an object");
     r->has_correctness = o != NULL;
     if (!o)
         return 0;
-    S_TRY (s_count (o, "sets", "correctness.sets", &r->correctness.sets, why, size));
-    S_TRY (s_count (o, "cases", "correctness.cases", &r->correctness.cases, why, size));
-    S_TRY (s_count (o, "nonfinite_mismatch", "correctness.nonfinite_mismatch",
+    KF_FIELD_TRY (kf_field_count (o, "sets", "correctness.sets", &r->correctness.sets, why, size));
+    KF_FIELD_TRY (kf_field_count (o, "cases", "correctness.cases", &r->correctness.cases, why, size));
+    KF_FIELD_TRY (kf_field_count (o, "nonfinite_mismatch", "correctness.nonfinite_mismatch",
                     &r->correctness.nonfinite_mismatch, why, size));
-    S_TRY (s_num (o, "match_fraction", "correctness.match_fraction", 0, 1, 0,
+    KF_FIELD_TRY (kf_field_num (o, "match_fraction", "correctness.match_fraction", 0, 1, 0,
                   &r->correctness.match_fraction, why, size));
     /* The worker writes 1e308 for an error that is not finite. */
-    S_TRY (s_num (o, "max_abs_err", "correctness.max_abs_err", 0, HUGE_VAL, 0,
+    KF_FIELD_TRY (kf_field_num (o, "max_abs_err", "correctness.max_abs_err", 0, HUGE_VAL, 0,
                   &r->correctness.max_abs_err, why, size));
-    S_TRY (s_num (o, "max_rel_err", "correctness.max_rel_err", 0, HUGE_VAL, 0,
+    KF_FIELD_TRY (kf_field_num (o, "max_rel_err", "correctness.max_rel_err", 0, HUGE_VAL, 0,
                   &r->correctness.max_rel_err, why, size));
     /* Rounding may carry a cosine a hair past 1. */
-    S_TRY (s_num (o, "cosine", "correctness.cosine", -1.0001, 1.0001, 0,
+    KF_FIELD_TRY (kf_field_num (o, "cosine", "correctness.cosine", -1.0001, 1.0001, 0,
                   &r->correctness.cosine, why, size));
     return 0;
 }
@@ -172,24 +77,24 @@ static int
 s_roofline (json_t *result, kf_eval_result_t *r, char *why, size_t size)
 {
     bool bad = false;
-    json_t *bw = s_object (result, "bandwidth", &bad);
+    json_t *bw = kf_field_object (result, "bandwidth", &bad);
     if (bad)
-        return s_bad (why, size, "bandwidth", "must be an object");
-    json_t *cp = s_object (result, "compute", &bad);
+        return kf_field_bad (why, size, "bandwidth", "must be an object");
+    json_t *cp = kf_field_object (result, "compute", &bad);
     if (bad)
-        return s_bad (why, size, "compute", "must be an object");
+        return kf_field_bad (why, size, "compute", "must be an object");
     r->has_bandwidth = bw != NULL;
     r->has_compute = cp != NULL;
-    S_TRY (s_num (bw, "bytes", "bandwidth.bytes", 0, HUGE_VAL, 0, &r->bytes, why, size));
-    S_TRY (s_num (bw, "copy_gbs", "bandwidth.copy_gbs", 0, HUGE_VAL, 0, &r->copy_gbs, why,
+    KF_FIELD_TRY (kf_field_num (bw, "bytes", "bandwidth.bytes", 0, HUGE_VAL, 0, &r->bytes, why, size));
+    KF_FIELD_TRY (kf_field_num (bw, "copy_gbs", "bandwidth.copy_gbs", 0, HUGE_VAL, 0, &r->copy_gbs, why,
                   size));
-    S_TRY (s_bool (bw, "roofline_applies", "bandwidth.roofline_applies", &r->roofline_applies,
+    KF_FIELD_TRY (kf_field_bool (bw, "roofline_applies", "bandwidth.roofline_applies", &r->roofline_applies,
                    why, size));
-    S_TRY (s_num (cp, "flops", "compute.flops", 0, HUGE_VAL, 0, &r->flops, why, size));
-    S_TRY (s_num (cp, "peak_gflops", "compute.peak_gflops", 0, HUGE_VAL, 0, &r->peak_gflops,
+    KF_FIELD_TRY (kf_field_num (cp, "flops", "compute.flops", 0, HUGE_VAL, 0, &r->flops, why, size));
+    KF_FIELD_TRY (kf_field_num (cp, "peak_gflops", "compute.peak_gflops", 0, HUGE_VAL, 0, &r->peak_gflops,
                   why, size));
-    S_TRY (s_bool (result, "audit", "audit", &r->audit, why, size));
-    S_TRY (s_str (result, "audit_reason", "audit_reason", &r->audit_reason, why, size));
+    KF_FIELD_TRY (kf_field_bool (result, "audit", "audit", &r->audit, why, size));
+    KF_FIELD_TRY (kf_field_str (result, "audit_reason", "audit_reason", &r->audit_reason, why, size));
     return 0;
 }
 
@@ -200,26 +105,26 @@ s_sweep (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     json_t *configs = json_object_get (result, "configs");
     if (configs && !json_is_null (configs)) {
         if (!json_is_array (configs))
-            return s_bad (why, size, "configs", "must be an array");
+            return kf_field_bad (why, size, "configs", "must be an array");
         size_t i;
         json_t *c;
         json_array_foreach (configs, i, c) {
             char path[48];
             snprintf (path, sizeof path, "configs[%zu]", i);
             if (!json_is_object (c) || !json_is_object (json_object_get (c, "params")))
-                return s_bad (why, size, path, "must be an object with a params object");
+                return kf_field_bad (why, size, path, "must be an object with a params object");
         }
         r->configs = configs;
         r->n_configs = json_array_size (configs);
     }
     bool bad = false;
-    r->best_config = s_object (result, "best_config", &bad);
+    r->best_config = kf_field_object (result, "best_config", &bad);
     if (bad)
-        return s_bad (why, size, "best_config", "must be an object (the params) or null");
+        return kf_field_bad (why, size, "best_config", "must be an object (the params) or null");
     const char *fidelity;
-    S_TRY (s_str (result, "fidelity", "fidelity", &fidelity, why, size));
+    KF_FIELD_TRY (kf_field_str (result, "fidelity", "fidelity", &fidelity, why, size));
     if (*fidelity && strcmp (fidelity, "screen") && strcmp (fidelity, "full"))
-        return s_bad (why, size, "fidelity", "must be \"screen\" or \"full\"");
+        return kf_field_bad (why, size, "fidelity", "must be \"screen\" or \"full\"");
     snprintf (r->fidelity, sizeof r->fidelity, "%s", fidelity);
     return 0;
 }
@@ -230,29 +135,29 @@ s_decode (json_t *json, kf_eval_result_t *r, char *why, size_t size)
     if (!json_is_object (json))
         return snprintf (why, size, "result: must be an object"), -1;
     const char *verdict;
-    if (s_str (json, "verdict", "verdict", &verdict, why, size) <= 0)
-        return *why ? -1 : s_bad (why, size, "verdict", "missing");
+    if (kf_field_str (json, "verdict", "verdict", &verdict, why, size) <= 0)
+        return *why ? -1 : kf_field_bad (why, size, "verdict", "missing");
     size_t known = 0;
     while (known < sizeof s_verdicts / sizeof s_verdicts[0]
            && strcmp (verdict, s_verdicts[known]))
         known++;
     if (known == sizeof s_verdicts / sizeof s_verdicts[0])
-        return s_bad (why, size, "verdict", "\"%.40s\" is not a verdict", verdict);
+        return kf_field_bad (why, size, "verdict", "\"%.40s\" is not a verdict", verdict);
     snprintf (r->verdict, sizeof r->verdict, "%s", verdict);
-    S_TRY (s_str (json, "detail", "detail", &r->detail, why, size));
-    int has = s_num (json, "speedup", "speedup", 0, HUGE_VAL, 0, &r->speedup, why, size);
-    S_TRY (has);
+    KF_FIELD_TRY (kf_field_str (json, "detail", "detail", &r->detail, why, size));
+    int has = kf_field_num (json, "speedup", "speedup", 0, HUGE_VAL, 0, &r->speedup, why, size);
+    KF_FIELD_TRY (has);
     r->has_speedup = has == 1;
-    has = s_num (json, "speedup_compiled", "speedup_compiled", 0, HUGE_VAL, 0,
+    has = kf_field_num (json, "speedup_compiled", "speedup_compiled", 0, HUGE_VAL, 0,
                  &r->speedup_compiled, why, size);
-    S_TRY (has);
+    KF_FIELD_TRY (has);
     r->has_speedup_compiled = has == 1;
-    S_TRY (s_timing (json, "candidate", &r->has_candidate, &r->candidate, why, size));
-    S_TRY (s_timing (json, "reference", &r->has_reference, &r->reference, why, size));
-    S_TRY (s_correctness (json, r, why, size));
-    S_TRY (s_roofline (json, r, why, size));
-    S_TRY (s_num (json, "wall_s", "wall_s", 0, HUGE_VAL, 0, &r->wall_s, why, size));
-    S_TRY (s_sweep (json, r, why, size));
+    KF_FIELD_TRY (s_timing (json, "candidate", &r->has_candidate, &r->candidate, why, size));
+    KF_FIELD_TRY (s_timing (json, "reference", &r->has_reference, &r->reference, why, size));
+    KF_FIELD_TRY (s_correctness (json, r, why, size));
+    KF_FIELD_TRY (s_roofline (json, r, why, size));
+    KF_FIELD_TRY (kf_field_num (json, "wall_s", "wall_s", 0, HUGE_VAL, 0, &r->wall_s, why, size));
+    KF_FIELD_TRY (s_sweep (json, r, why, size));
     return 0;
 }
 
