@@ -300,11 +300,12 @@ static const struct {
     { "evaluate", sizeof (kf_eval_result_t), s_eval_decode, kf_eval_result_release },
     { "compile", sizeof (kf_compile_result_t), s_compile_decode, kf_compile_result_release },
     { "generate", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
+    { "meta", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
 };
 
 /* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
- * from W, its lease holder: an evaluate, compile or generate job's
- * becomes its typed struct (kf_msg_eval.h, kf_msg_compile.h,
+ * from W, its lease holder: an evaluate, compile, generate or meta
+ * job's becomes its typed struct (kf_msg_eval.h, kf_msg_compile.h,
  * kf_msg_generate.h) in MSG's typed slot, once, and the modules of the
  * search take that. The kind is what the lease book says was leased,
  * never what the RESULT claims. A malformed result is refused here: W

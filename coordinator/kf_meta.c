@@ -549,7 +549,7 @@ s_log_edit (kf_search_t *self, int64_t run_id, int64_t job_id, int64_t parent_id
 }
 
 int
-kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
+kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *result)
 {
     if (strcmp (kf_jstr (job, "kind"), "meta") != 0)
         return 0;
@@ -583,7 +583,7 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
     json_t *settings = kf_meta_settings (json_object_get (parent, "config"));
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_decref (settings);
-    const char *text = kf_jstr (result, "text");
+    const char *text = result->text;
     json_t *edits = kf_meta_parse_edits (text);
     //  The rest of the prompt, so an edit aimed at it can be named as such.
     kf_prompt_in_t in = { .spec = json_object_get (parent, "spec"),
@@ -645,8 +645,8 @@ kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result)
         //  by max_tokens, an empty one).
         char why[300];
         snprintf (why, sizeof why, "the reply holds no SEARCH/REPLACE edit%s%.40s%s%.200s",
-                  *kf_jstr (result, "error_kind") ? ": " : "", kf_jstr (result, "error_kind"),
-                  *kf_jstr (result, "detail") ? ": " : "", kf_jstr (result, "detail"));
+                  *result->error_kind ? ": " : "", result->error_kind,
+                  *result->detail ? ": " : "", result->detail);
         json_t *none = json_pack ("{s:s, s:s, s:b, s:s}", "search", "", "replace", "",
                                   "accepted", 0, "reason", why);
         rc = s_log_edit (self, run_id, job_id, parent_id, 0, none);

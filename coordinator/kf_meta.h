@@ -27,6 +27,7 @@
 #define KF_META_H
 
 #include "kf_meta_edits.h"
+#include "kf_msg_generate.h"
 #include "kf_search_stage.h"
 #include <jansson.h>
 #include <stdbool.h>
@@ -52,10 +53,10 @@ int kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id)
  * last meta job, the next one is queued. */
 int kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id);
 
-/* A "meta" JOB completed with RESULT ({text, ...} from the gateway): its
+/* A "meta" JOB completed with RESULT (its text, decoded at the edge): its
  * edits are checked and logged, and the accepted ones make a new version.
  * Returns 0 for a job of another kind too (nothing done). */
-int kf_meta_job_done (kf_search_t *self, json_t *job, json_t *result);
+int kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *result);
 
 /* A "meta" JOB failed for good: logged; the run goes on with the versions
  * it has (a meta job never fails its run). */

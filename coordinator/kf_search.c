@@ -231,8 +231,8 @@ s_compiled (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *r
     return rc;
 }
 
-/* The generate JOB of CAND came back with RESULT, GEN its decoding or
- * NULL (then decoded here, as above). */
+/* The generate or meta JOB (of CAND) came back with RESULT, GEN its
+ * decoding or NULL (then decoded here, as above). */
 static int
 s_generated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
              const kf_generate_result_t *gen)
@@ -242,12 +242,13 @@ s_generated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *
     if (!gen) {
         if (kf_generate_result_decode (result, &local, why, sizeof why)) {
             char text[400];
-            snprintf (text, sizeof text, "malformed generate result: %s", why);
+            snprintf (text, sizeof text, "malformed %s result: %s", kf_jstr (job, "kind"), why);
             return kf_search_job_failed (self, job, text);
         }
         gen = &local;
     }
-    int rc = kf_search_generated (self, run, cand, gen);
+    int rc = !strcmp (kf_jstr (job, "kind"), "meta") ? kf_meta_job_done (self, job, gen)
+                                                     : kf_search_generated (self, run, cand, gen);
     if (gen == &local)
         kf_generate_result_free (&local);
     return rc;
@@ -270,9 +271,7 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
         const char *kind = kf_jstr (job, "kind");
         if (kf_reference_owns (job))
             rc = kf_reference_job_done (self, run, job, result, frames);
-        else if (!strcmp (kind, "meta"))
-            rc = kf_meta_job_done (self, job, result);
-        else if (!strcmp (kind, "generate"))
+        else if (!strcmp (kind, "meta") || !strcmp (kind, "generate"))
             rc = s_generated (self, run, job, cand, result, gen);
         else if (!strcmp (kind, "compile"))
             rc = s_compiled (self, run, job, cand, result, compile, frames);

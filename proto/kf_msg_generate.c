@@ -4,7 +4,7 @@
  *  Every field is optional, as PROTOCOL.md's generate row has it: a
  *  result with no source is an answer of its own (the candidate's
  *  verdict says why), but when a field is there it must have its type
- *  and range: a source string of at most KF_GENERATE_MAX_SOURCE bytes,
+ *  and range: a source (or a meta answer's text) string of at most KF_GENERATE_MAX_SOURCE bytes,
  *  token counts integers >= 0, a cost a finite number >= 0, an
  *  error_kind a short lower-case word (the gateway's:
  *  truncated, empty, no_code, timeout, http, transport). Fields not named pass untouched.
@@ -46,6 +46,10 @@ s_decode (json_t *json, kf_generate_result_t *r, char *why, size_t size)
     if (strlen (r->source) > S_MAX_SOURCE)
         return kf_field_bad (why, size, "source", "%zu bytes, more than %u",
                            strlen (r->source), S_MAX_SOURCE);
+    KF_FIELD_TRY (kf_field_str (json, "text", "text", &r->text, why, size));
+    if (strlen (r->text) > S_MAX_SOURCE)
+        return kf_field_bad (why, size, "text", "%zu bytes, more than %u", strlen (r->text),
+                             S_MAX_SOURCE);
     KF_FIELD_TRY (kf_field_str (json, "generator", "generator", &r->generator, why, size));
     KF_FIELD_TRY (kf_field_str (json, "model", "model", &r->model, why, size));
     KF_FIELD_TRY (s_usage (json, r, why, size));
@@ -80,6 +84,8 @@ kf_generate_result_encode (const kf_generate_result_t *self)
         json_object_set_new (out, "source", json_string (self->source));
     else
         json_object_del (out, "source");
+    if (self->text && *self->text)
+        json_object_set_new (out, "text", json_string (self->text));
     json_object_set_new (out, "generator", json_string (self->generator ? self->generator : ""));
     if (self->model && *self->model)
         json_object_set_new (out, "model", json_string (self->model));

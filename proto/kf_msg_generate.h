@@ -2,7 +2,8 @@
  *  decoded once at the edge (STYLE.md, rule 11), as kf_msg_eval.h and
  *  kf_msg_compile.h are for the evaluate and compile results.
  *
- *  PROTOCOL.md's job-kinds table (the generate row) is the
+ *  PROTOCOL.md's job-kinds table (the generate and meta rows: a model's
+ *  answer, with its code as `source` or its edits as `text`) is the
  *  specification. The gateway sends it; the coordinator decodes a RESULT
  *  of a generate job as it arrives (a malformed one is refused there, its
  *  job requeued) and the search takes the struct.
@@ -17,7 +18,8 @@
 
 typedef struct {
     json_t *json;                  /* the result as received (a reference) */
-    const char *source;            /* "" when the model gave none */
+    const char *source;            /* a generate job's: "" when the model gave none */
+    const char *text;              /* a meta job's completion: "" when none */
     const char *generator, *model; /* "" when absent */
     bool has_usage;                /* usage: the three counts below */
     int64_t input_tokens, output_tokens, cached_tokens;

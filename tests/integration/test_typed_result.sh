@@ -8,7 +8,7 @@
 # RESULT then completes the job. A reference probe (an evaluate job whose
 # result is findings, not a verdict) is not held to the verdict's schema.
 # A compile job's result is decoded the same way (proto/kf_msg_compile.c),
-# and a generate job's (proto/kf_msg_generate.c).
+# and a generate or meta job's (proto/kf_msg_generate.c).
 . "$(dirname "$0")/lib.sh"
 
 PEER=$TOOLS/kf_peer
@@ -79,16 +79,24 @@ check "two refusals in all" jtrue '.counters.malformed == 2' kfctl status --json
 sql "INSERT INTO jobs (role, kind, payload) VALUES ('generate', 'generate', '{}')" >/dev/null
 gjob=$(sql "SELECT id FROM jobs WHERE kind = 'generate'")
 gbad='{"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": true, "result": {"source": "int x;", "generator": "command", "usage": {"input_tokens": -5}}}'
+mbad='{"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": true, "result": {"text": {"edits": 1}, "generator": "offline"}}'
 ggood='{"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": true, "result": {"source": "int x;", "generator": "command", "usage": {"input_tokens": 5, "output_tokens": 7}}}'
 start gen "$PEER" --endpoint "$KF_WORKER_ENDPOINT" "hello gen1 generate 1 {\"models\":[\"command\"]}" \
     "jobs 1 120000" "send RESULT $gbad" "expect ERROR 60000" \
-    "jobs 2 120000" "send RESULT $ggood" "waitfile $T/end"
+    "jobs 2 120000" "send RESULT $ggood" "waitfile $T/meta" \
+    "jobs 3 120000" "send RESULT $mbad" "expect ERROR 60000" "waitfile $T/end"
 check "a generate result with a negative token count is refused, the field named" \
     wait_until 60 eval '[ "$(lines gen ERROR | head -n 1 | jq -r .body.reason)" = "malformed generate result: result.usage.input_tokens: must be an integer >= 0" ]'
 check "the well-typed generate RESULT completes its job" \
     wait_until 60 sqlis "done 7" \
     "SELECT state || ' ' || (result->'usage'->>'output_tokens') FROM jobs WHERE id = $gjob"
 check "three refusals in all" jtrue '.counters.malformed == 3' kfctl status --json
+
+# A meta job's answer is the same struct: its text must be a string.
+sql "INSERT INTO jobs (role, kind, payload) VALUES ('generate', 'meta', '{}')" >/dev/null
+touch "$T/meta"
+check "a meta result whose text is no string is refused, the field named" \
+    wait_until 60 eval '[ "$(lines gen ERROR | sed -n 2p | jq -r .body.reason)" = "malformed meta result: result.text: must be a string" ]'
 
 touch "$T/end"
 check "the coordinator is alive" kill -0 "$COORD_PID"

@@ -68,7 +68,18 @@ main (void)
     kf_generate_result_free (&r);
     json_decref (j);
 
+    /* A meta job's answer: its edits as text. */
+    j = json_loads ("{\"text\": \"<<<<<<< SEARCH\", \"generator\": \"offline\"}", 0, NULL);
+    CHECK (kf_generate_result_decode (j, &r, why, sizeof why) == 0);
+    CHECK (!strcmp (r.text, "<<<<<<< SEARCH") && !strcmp (r.source, ""));
+    enc = kf_generate_result_encode (&r);
+    CHECK (!strcmp (json_string_value (json_object_get (enc, "text")), "<<<<<<< SEARCH"));
+    json_decref (enc);
+    kf_generate_result_free (&r);
+    json_decref (j);
+
     s_refused ("source", "42", "result.source: must be a string");
+    s_refused ("text", "[\"edit\"]", "result.text: must be a string");
     s_refused ("generator", "[]", "result.generator: must be a string");
     s_refused ("usage", "\"many\"", "result.usage: must be an object");
     s_refused ("usage", "{\"input_tokens\": -3}", "result.usage.input_tokens: must be an integer >= 0");
