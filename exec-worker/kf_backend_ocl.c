@@ -5,8 +5,8 @@
  *  compile worker's KF-SPIRV bundle for an OpenCL C source, as for Level
  *  Zero (docs/intel.md, "The contract"): its kf-launch lines, planned by
  *  the same reader (kf_ze_launch.h), are the whole "kf_forward". This
- *  backend builds the bundle's source with the build's -D flags through
- *  clBuildProgram on the chosen device (the build log, when it fails, is
+ *  backend builds the bundle's SPIR-V where the device takes IL, else its
+ *  source with the build's -D flags (the build log, when it fails, is
  *  the load failure's detail), creates each named kernel, sets its
  *  arguments from the plan and enqueues the launches in order on one
  *  in-order queue.
@@ -17,25 +17,32 @@
  *  harnesses step by step and judges by the same code (kf_eval_check):
  *  inputs drawn on the host and copied up, read back after every
  *  candidate call to prove they did not change; outputs poisoned before
- *  every call and compared on the host; every tensor a sub-buffer between
- *  canaries in a larger buffer, the canaries read back after every call.
+ *  every call and compared on the host; every candidate tensor between
+ *  canaries, read back after every call.
  *
- *  The files: this one (buffers, sides, the correctness pass, the
- *  result), kf_ocl_device.c (the device, copies, the capabilities) and
- *  kf_ocl_timing.c (the timing protocol); their shared state is
- *  kf_ocl_eval.h.
+ *  The candidate's kernels run in a process of their own (the runner,
+ *  kf_runner_ocl.c), on inputs and outputs the judge shares with it
+ *  (kf_ocl_share.c); this process holds the reference, the answers, the
+ *  clock and the verdict channel.
+ *
+ *  The files: this one (buffers, the correctness pass, the result),
+ *  kf_ocl_program.c (programs, kernels, launches), kf_ocl_device.c (the
+ *  device, copies, the capabilities), kf_ocl_share.c (the candidate's
+ *  process) and kf_ocl_timing.c (the timing protocol); their shared
+ *  state is kf_ocl_eval.h.
  */
 #include "kf_backend.h"
 #include "kf_ocl_eval.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define S_FLUSH_MAX ((size_t) 256 << 20)
-#define S_LOG_MAX 1500                  // bytes of a build log in a verdict
 
 // --------------------------------------------------------------------------
 //  Device buffers between canaries
@@ -60,27 +67,6 @@ s_dbuf_new (kf_ocl_dbuf_t *b, size_t bytes)
     return rc;
 }
 
-//  0 when both canaries hold, 1 when the one before was written, 2 the
-//  one after; -1 when they could not be read (*RC set).
-static int
-s_dbuf_canaries (const kf_ocl_dbuf_t *b, unsigned char *scratch, kf_cl_int *rc)
-{
-    size_t pad = kf_ocl_dev.pad;
-    size_t tail = b->alloc - pad - b->bytes;
-    *rc = kf_ocl_download (scratch, b->base, 0, pad);
-    for (size_t i = 0; !*rc && i < pad; i++)
-        if (scratch[i] != 0xA5)
-            return 1;
-    if (!*rc)
-        *rc = kf_ocl_download (scratch, b->base, pad + b->bytes, tail);
-    if (*rc)
-        return -1;
-    for (size_t i = 0; i < tail; i++)
-        if (scratch[i] != 0xA5)
-            return 2;
-    return 0;
-}
-
 int
 kf_ocl_harness (kf_ocl_eval_t *e, kf_cl_int rc, const char *what)
 {
@@ -88,180 +74,6 @@ kf_ocl_harness (kf_ocl_eval_t *e, kf_cl_int rc, const char *what)
         return KF_OCL_OK;
     snprintf (e->detail, sizeof e->detail, "harness: %s: %s", what, kf_ocl_err (rc));
     return KF_OCL_HARNESS;
-}
-
-static int
-s_side_failed (kf_ocl_eval_t *e, const kf_ocl_side_t *side)
-{
-    return side == &e->cand ? KF_OCL_LOAD_FAILED : KF_OCL_REF_FAILED;
-}
-
-//  Sets the arguments of launch L of SIDE with OUTS as the outputs.
-static kf_cl_int
-s_set_args (kf_ocl_eval_t *e, kf_ocl_side_t *side, int l, kf_ocl_dbuf_t *outs, int *bad_arg)
-{
-    const kf_ze_launch_t *launch = &side->plan.launches[l];
-    kf_cl_handle k = side->kernels[l];
-    kf_cl_int rc = KF_CL_SUCCESS;
-    *bad_arg = -1;
-    for (int a = 0; a < launch->n_args && !rc; a++) {
-        const kf_ze_arg_t *arg = &launch->args[a];
-        kf_cl_handle mem;
-        switch (arg->kind) {
-        case KF_ZE_ARG_TENSOR:
-            mem = arg->index < e->n_in ? e->in_d[arg->index].data
-                                       : outs[arg->index - e->n_in].data;
-            rc = kf_ocl_dev.api->SetKernelArg (k, (kf_cl_uint) a, sizeof mem, &mem);
-            break;
-        case KF_ZE_ARG_SCRATCH:
-            mem = side->scratch[arg->index];
-            rc = kf_ocl_dev.api->SetKernelArg (k, (kf_cl_uint) a, sizeof mem, &mem);
-            break;
-        case KF_ZE_ARG_LOCAL:
-            rc = kf_ocl_dev.api->SetKernelArg (k, (kf_cl_uint) a, arg->size, NULL);
-            break;
-        default:
-            rc = kf_ocl_dev.api->SetKernelArg (k, (kf_cl_uint) a, arg->size, arg->value);
-            break;
-        }
-        if (rc)
-            *bad_arg = a;
-    }
-    return rc;
-}
-
-int
-kf_ocl_enqueue_call (kf_ocl_eval_t *e, kf_ocl_side_t *side, kf_ocl_dbuf_t *outs,
-                     kf_cl_handle *first, kf_cl_handle *last)
-{
-    for (int l = 0; l < side->plan.n_launches; l++) {
-        int bad_arg;
-        kf_cl_int rc = s_set_args (e, side, l, outs, &bad_arg);
-        const kf_ze_launch_t *launch = &side->plan.launches[l];
-        size_t global[3], local[3];
-        for (int d = 0; d < 3; d++) {
-            global[d] = (size_t) launch->global[d];
-            local[d] = (size_t) launch->local[d];
-        }
-        kf_cl_handle *event = !first ? NULL : l == 0 ? first
-                              : l == side->plan.n_launches - 1 ? last : NULL;
-        if (!rc)
-            rc = kf_ocl_dev.api->EnqueueNDRangeKernel (kf_ocl_dev.queue, side->kernels[l],
-                                                       (kf_cl_uint) launch->dims, NULL, global,
-                                                       local, 0, NULL, event);
-        if (first && side->plan.n_launches == 1 && !rc)
-            *last = NULL;                // one launch: FIRST is also the last
-        if (rc) {
-            if (bad_arg >= 0)
-                snprintf (e->detail, sizeof e->detail,
-                          "%s: kf-launch of %s: argument %d refused: %s (does the kernel's "
-                          "parameter have that type?)", side->what, launch->kernel, bad_arg,
-                          kf_ocl_err (rc));
-            else
-                snprintf (e->detail, sizeof e->detail, "%s: launching %s: %s", side->what,
-                          launch->kernel, kf_ocl_err (rc));
-            return side == &e->cand ? KF_OCL_LOAD_FAILED : KF_OCL_REF_FAILED;
-        }
-    }
-    return KF_OCL_OK;
-}
-
-//  The build options: the bundle's -D flags, and OpenCL C 2.0 (as the
-//  compile worker checked the source) where the device has it.
-static void
-s_options (const kf_ze_bundle_t *b, char *buf, size_t size)
-{
-    int n = snprintf (buf, size, "%s", strncmp (kf_ocl_dev.version, "OpenCL 1.", 9) == 0
-                                       ? "" : "-cl-std=CL2.0");
-    for (int d = 0; d < b->n_defines && n >= 0 && (size_t) n < size; d++)
-        n += snprintf (buf + n, size - (size_t) n, " -D%s=%s", b->define_name[d],
-                       b->define_value[d]);
-}
-
-//  The program of a bundle side, built from its source; the build log
-//  in E->detail when it fails.
-static int
-s_build (kf_ocl_eval_t *e, kf_ocl_side_t *side)
-{
-    kf_ocl_api_t *api = kf_ocl_dev.api;
-    kf_cl_int rc;
-    const char *src = side->bundle.source;
-    size_t len = side->bundle.source_size;
-    side->program = api->CreateProgramWithSource (kf_ocl_dev.context, 1, &src, &len, &rc);
-    if (!side->program || rc) {
-        snprintf (e->detail, sizeof e->detail, "%s does not load: %s", side->what,
-                  kf_ocl_err (rc));
-        return s_side_failed (e, side);
-    }
-    char options[KF_ZE_MAX_DEFINES * (2 * KF_ZE_NAME_MAX + 4) + 32];
-    s_options (&side->bundle, options, sizeof options);
-    kf_eval_set_phase (side == &e->cand ? 'C' : 'R');    // the platform compiles here
-    rc = api->BuildProgram (side->program, 1, &kf_ocl_dev.device, options, NULL, NULL);
-    kf_eval_set_phase ('H');
-    if (rc == KF_CL_SUCCESS)
-        return KF_OCL_OK;
-    char log[S_LOG_MAX + 1] = "";
-    size_t log_len = 0;
-    if (api->GetProgramBuildInfo (side->program, kf_ocl_dev.device, KF_CL_PROGRAM_BUILD_LOG, 0,
-                                  NULL, &log_len) == KF_CL_SUCCESS && log_len > 0) {
-        char *full = malloc (log_len + 1);
-        if (full && api->GetProgramBuildInfo (side->program, kf_ocl_dev.device,
-                                              KF_CL_PROGRAM_BUILD_LOG, log_len, full, NULL) == 0) {
-            full[log_len] = 0;
-            snprintf (log, sizeof log, "%s", full);
-        }
-        free (full);
-    }
-    snprintf (e->detail, sizeof e->detail, "%s does not load: %s could not build its OpenCL C "
-              "source: %s%s", side->what, kf_ocl_dev.platform_name, kf_ocl_err (rc),
-              log[0] ? ": " : "");
-    //  As much of the log as fits: it is what the model reads.
-    size_t used = strlen (e->detail), take = strlen (log);
-    if (take > sizeof e->detail - 1 - used)
-        take = sizeof e->detail - 1 - used;
-    memcpy (e->detail + used, log, take);
-    e->detail[used + take] = 0;
-    return s_side_failed (e, side);
-}
-
-//  The program, kernels and scratch of a bundle side.
-static int
-s_side_build (kf_ocl_eval_t *e, kf_ocl_side_t *side, size_t size, json_t *task)
-{
-    char why[400];
-    if (kf_ze_bundle_parse (side->bytes, size, &side->bundle, why, sizeof why)
-        || kf_ze_plan (&side->bundle, task, &side->plan, why, sizeof why)) {
-        snprintf (e->detail, sizeof e->detail, "%s does not load: %s", side->what, why);
-        return s_side_failed (e, side);
-    }
-    int st = s_build (e, side);
-    if (st)
-        return st;
-    kf_cl_int rc;
-    for (int l = 0; l < side->plan.n_launches; l++) {
-        const kf_ze_launch_t *launch = &side->plan.launches[l];
-        side->kernels[l] = kf_ocl_dev.api->CreateKernel (side->program, launch->kernel, &rc);
-        if (!side->kernels[l] || rc) {
-            snprintf (e->detail, sizeof e->detail, "%s does not load: kf-launch names kernel "
-                      "'%s': %s", side->what, launch->kernel, kf_ocl_err (rc));
-            return s_side_failed (e, side);
-        }
-        if (launch->local[0] * launch->local[1] * launch->local[2] > kf_ocl_dev.max_group_size
-            && kf_ocl_dev.max_group_size > 0) {
-            snprintf (e->detail, sizeof e->detail, "%s does not load: %s: local size above "
-                      "the device's maximum work-group size %zu", side->what, launch->kernel,
-                      kf_ocl_dev.max_group_size);
-            return s_side_failed (e, side);
-        }
-    }
-    for (int s = 0; s < side->plan.n_scratch; s++)
-        if ((rc = kf_ocl_alloc (&side->scratch[s], (size_t) side->plan.scratch_bytes[s]))) {
-            snprintf (e->detail, sizeof e->detail, "%s: scratch '%s' of %llu bytes: %s",
-                      side->what, side->plan.scratch_name[s],
-                      (unsigned long long) side->plan.scratch_bytes[s], kf_ocl_err (rc));
-            return s_side_failed (e, side);
-        }
-    return KF_OCL_OK;
 }
 
 //  One call of SIDE, waited for, under its phase.
@@ -306,40 +118,35 @@ s_upload_inputs (kf_ocl_eval_t *e)
     return KF_OCL_OK;
 }
 
-//  After a candidate call: inputs as they were, canaries intact.
+//  After a candidate call (the tensors handed back to the host): its
+//  inputs as they were, every canary intact.
 static int
 s_check_memory (kf_ocl_eval_t *e, const char *when)
 {
-    kf_cl_int rc;
-    for (int i = 0; i < e->n_in; i++) {
-        rc = kf_ocl_download (e->back_h[i], e->in_d[i].data, 0, e->in[i].bytes);
-        if (rc)
-            return kf_ocl_harness (e, rc, "reading inputs back");
-        if (memcmp (e->back_h[i], e->in_h[i], e->in[i].bytes) != 0) {
+    for (int i = 0; i < e->n_in; i++)
+        if (memcmp (e->cand_in[i], e->in_h[i], e->in[i].bytes) != 0) {
             snprintf (e->detail, sizeof e->detail,
                       "%s: inputs changed: the candidate wrote to input '%s'", when, e->in[i].name);
             return KF_OCL_INCORRECT;
         }
-    }
-    unsigned char *scratch = malloc (3 * kf_ocl_dev.pad);
-    if (!scratch)
-        return kf_ocl_harness (e, -6, "reading canaries");
-    int st = KF_OCL_OK;
-    for (int t = 0; t < e->n_in + e->n_out && !st; t++) {
-        const kf_ocl_dbuf_t *b = t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
-        const char *name = t < e->n_in ? e->in[t].name : e->out[t - e->n_in].name;
-        int where = s_dbuf_canaries (b, scratch, &rc);
-        if (where < 0)
-            st = kf_ocl_harness (e, rc, "reading canaries");
-        else if (where > 0) {
+    for (int t = 0; t < e->n_in + e->n_out; t++) {
+        const kf_run_tensor_t *rt = &e->layout.t[t];
+        const unsigned char *region = e->shm + rt->offset;
+        size_t pad = kf_ocl_dev.pad, end = pad + (size_t) rt->bytes;
+        int where = 0;
+        for (size_t k = 0; k < pad && !where; k++)
+            where = region[k] != 0xA5 ? 1 : 0;
+        for (size_t k = end; k < (size_t) rt->region && !where; k++)
+            where = region[k] != 0xA5 ? 2 : 0;
+        if (where) {
+            const char *name = t < e->n_in ? e->in[t].name : e->out[t - e->n_in].name;
             snprintf (e->detail, sizeof e->detail, "%s: out-of-bounds write %s %s '%s'", when,
                       where == 1 ? "before" : "past the end of", t < e->n_in ? "input" : "output",
                       name);
-            st = KF_OCL_CRASHED;
+            return KF_OCL_CRASHED;
         }
     }
-    free (scratch);
-    return st;
+    return KF_OCL_OK;
 }
 
 static int
@@ -347,17 +154,24 @@ s_compare (kf_ocl_eval_t *e, const char *when)
 {
     int bad = 0;
     char ignored[512];
-    for (int o = 0; o < e->n_out; o++) {
-        kf_cl_int rc = kf_ocl_download (e->cand_h[o], e->cand_d[o].data, 0, e->out[o].bytes);
-        if (rc)
-            return kf_ocl_harness (e, rc, "reading outputs back");
-    }
+    for (int o = 0; o < e->n_out; o++)
+        memcpy (e->cand_h[o], e->cand_out[o], e->out[o].bytes);
     for (int o = 0; o < e->n_out; o++)
         if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_h[o], e->ref_h[o],
                                     when, bad ? ignored : e->detail,
                                     bad ? sizeof ignored : sizeof e->detail))
             bad = 1;
     return bad ? KF_OCL_INCORRECT : KF_OCL_OK;
+}
+
+//  The candidate's inputs and poisoned outputs, in the shared file.
+static void
+s_candidate_tensors (kf_ocl_eval_t *e)
+{
+    for (int i = 0; i < e->n_in; i++)
+        memcpy (e->cand_in[i], e->in_h[i], e->in[i].bytes);
+    for (int o = 0; o < e->n_out; o++)
+        memcpy (e->cand_out[o], e->poison_h[o], e->out[o].bytes);
 }
 
 //  One correctness set: fresh inputs, the reference, the candidate on the
@@ -406,17 +220,15 @@ s_run_set (kf_ocl_eval_t *e, uint64_t seed, int set)
         kf_eval_degen_end_set (&e->degen);
         return KF_OCL_OK;
     }
-    if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->cand_d)))
-        return st;
-    st = s_call (e, &e->cand, e->cand_d, &rc);
-    e->worst.sets = set + 1;
+    //  The candidate, in its own process, on its copy of the inputs.
     char when[32];
     snprintf (when, sizeof when, "set %d", set);
-    if (st == KF_OCL_CRASHED) {
-        snprintf (e->detail, sizeof e->detail, "%s: OpenCL error in the candidate: %s", when,
-                  kf_ocl_err (rc));
-        return KF_OCL_CRASHED;
-    }
+    s_candidate_tensors (e);
+    double wall;
+    st = kf_ocl_share_call (e, 1, &wall, when);
+    if (!st)
+        st = kf_ocl_share_hand (e, true, when);
+    e->worst.sets = set + 1;
     if (st)
         return st;
     if ((st = s_check_memory (e, when)))
@@ -426,6 +238,17 @@ s_run_set (kf_ocl_eval_t *e, uint64_t seed, int set)
 
 // --------------------------------------------------------------------------
 //  Setup and the child's entry
+
+//  The cache flush a timed call finds before it, waited for.
+static void
+s_flush (void *arg)
+{
+    kf_ocl_eval_t *e = arg;
+    unsigned char pattern = 0x5a;
+    if (e->flush && kf_ocl_dev.api->EnqueueFillBuffer (kf_ocl_dev.queue, e->flush, &pattern, 1,
+                                                       0, e->flush_bytes, 0, NULL, NULL) == 0)
+        kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
+}
 
 static void *
 s_read_all (const char *path, size_t *size)
@@ -482,8 +305,7 @@ s_tensors (kf_ocl_eval_t *e, json_t *task)
             return KF_OCL_HARNESS;
         }
         kf_eval_poison (e->out[o].dtype, e->poison_h[o], e->out[o].numel);
-        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes))
-            || (rc = s_dbuf_new (&e->cand_d[o], e->out[o].bytes)))
+        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes)))
             return kf_ocl_harness (e, rc, "allocating outputs");
         kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_h[o]);
     }
@@ -521,7 +343,7 @@ s_setup (kf_ocl_eval_t *e, const char *dir, json_t *task)
     snprintf (path, sizeof path, "%s/reference.so", dir);
     e->ref.bytes = s_read_all (path, &size);
     if (e->ref.bytes && kf_ze_is_bundle (e->ref.bytes, size)) {
-        if ((st = s_side_build (e, &e->ref, size, task)))
+        if ((st = kf_ocl_side_build (e, &e->ref, size, task)))
             return st;
     }
     else {
@@ -535,6 +357,12 @@ s_setup (kf_ocl_eval_t *e, const char *dir, json_t *task)
     }
     if (e->probe)
         return KF_OCL_OK;
+    //  The candidate's source is built here first, and run only in its
+    //  own process, which builds it again (kf_ocl_share.c): a platform
+    //  may need to start a program to build (PoCL links each kernel with
+    //  ld), which the confined process may not. A platform with a kernel
+    //  cache (PoCL's, in the runner's directory: s_platform_env) then
+    //  finds it built. Building runs none of the candidate's code.
     snprintf (path, sizeof path, "%s/candidate.so", dir);
     e->cand.bytes = s_read_all (path, &size);
     if (!e->cand.bytes || !kf_ze_is_bundle (e->cand.bytes, size)) {
@@ -542,7 +370,37 @@ s_setup (kf_ocl_eval_t *e, const char *dir, json_t *task)
                   "(an OpenCL C source built by the compile worker's spirv toolchain)");
         return KF_OCL_LOAD_FAILED;
     }
-    return s_side_build (e, &e->cand, size, task);
+    if ((st = kf_ocl_side_build (e, &e->cand, size, task)))
+        return st;
+    //  Asking for the binaries has PoCL compile and link every kernel now.
+    size_t bin_size = 0;
+    kf_ocl_api_t *api = kf_ocl_dev.api;
+    if (api->GetProgramInfo (e->cand.program, KF_CL_PROGRAM_BINARY_SIZES, sizeof bin_size,
+                             &bin_size, NULL) == KF_CL_SUCCESS && bin_size > 0) {
+        unsigned char *bin = malloc (bin_size);
+        kf_eval_set_phase ('C');                // a source that takes forever is the candidate's
+        if (bin)
+            api->GetProgramInfo (e->cand.program, KF_CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+        kf_eval_set_phase ('H');
+        free (bin);
+    }
+    return KF_OCL_OK;
+}
+
+//  The platform's settings that the runner must share: PoCL's kernel
+//  cache in the runner's directory (so the runner finds the kernels the
+//  judge built), and no per-launch specialisation (which would link
+//  again at the first launch, in the runner). Other platforms ignore
+//  them.
+static void
+s_platform_env (const char *dir)
+{
+    char run[4200], cache[4300];
+    snprintf (run, sizeof run, "%s/run", dir);
+    snprintf (cache, sizeof cache, "%s/pocl-cache", run);
+    if (mkdir (run, 0700) == 0 || errno == EEXIST)
+        setenv ("POCL_CACHE_DIR", cache, 1);
+    setenv ("POCL_WORK_GROUP_SPECIALIZATION", "0", 1);
 }
 
 static void
@@ -550,6 +408,7 @@ s_eval_free (kf_ocl_eval_t *e)
 {
     //  Device memory, programs and the context go with the process, which
     //  ends right after this.
+    kf_ocl_share_end (e);
     for (int i = 0; i < KF_OCL_MAX_TENSORS; i++) {
         free (e->in_h[i]);
         free (e->back_h[i]);
@@ -608,6 +467,7 @@ s_ocl_child_main (const char *dir, json_t *job)
         return 2;
     char why[512], buf[32];
     int device = (int) json_integer_value (json_object_get (job, "device"));
+    s_platform_env (dir);
     if (kf_ocl_open (kf_ocl_selection (device, buf, sizeof buf), why, sizeof why)) {
         kf_eval_write_verdict (dir, "harness_failed", why);
         return 0;
@@ -615,6 +475,7 @@ s_ocl_child_main (const char *dir, json_t *job)
     kf_ocl_eval_t *e = calloc (1, sizeof *e);
     if (!e)
         return 2;
+    e->shm_fd = -1;
     json_t *task = json_object_get (job, "task");
     json_t *timing = json_object_get (job, "timing");
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
@@ -637,6 +498,10 @@ s_ocl_child_main (const char *dir, json_t *job)
     if (!st && (st = kf_ocl_harness (e, kf_ocl_alloc (&e->flush, flush_bytes),
                                      "allocating the cache flush buffer")) == KF_OCL_OK)
         e->flush_bytes = flush_bytes;
+    //  The candidate's process, its round trip timed after the same
+    //  flush a timed call finds.
+    if (!st && !e->probe)
+        st = kf_ocl_share_start (e, dir, job, task, s_flush, e);
 
     for (int set = 0; set < 5 && st == KF_OCL_OK; set++)
         st = s_run_set (e, seed, set);
@@ -648,7 +513,7 @@ s_ocl_child_main (const char *dir, json_t *job)
         kf_eval_write_result (dir, result);
         goto done;
     }
-    if (st == KF_OCL_OK && (st = s_poison_outputs (e, e->cand_d)) == KF_OCL_OK
+    if (st == KF_OCL_OK && (s_candidate_tensors (e), 1)
         && (st = kf_ocl_time (e, timing, &tm)) == KF_OCL_OK
         && (st = s_check_memory (e, "timing")) == KF_OCL_OK)
         st = s_compare (e, "timing");
@@ -670,6 +535,10 @@ s_ocl_child_main (const char *dir, json_t *job)
                                                       "platform", kf_ocl_dev.platform_name,
                                                       "index", kf_ocl_dev.index));
     json_object_set_new (result, "reference_on", json_string (e->ref.host ? "host" : "device"));
+    json_object_set_new (result, "isolation", kf_ocl_share_isolation (e));
+    json_object_set_new (result, "program", json_pack ("{s:s, s:s}", "candidate", e->cand.how,
+                                                       "reference", e->ref.host ? "host"
+                                                                                : e->ref.how));
     if (st == KF_OCL_OK && tm.samples > 0)
         s_timing_result (e, &tm, copy_gbs, result);
     else

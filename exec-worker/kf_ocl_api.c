@@ -57,6 +57,7 @@ kf_ocl_api_new (char *why, size_t why_size)
         { (void **) &self->BuildProgram, "clBuildProgram" },
         { (void **) &self->GetProgramBuildInfo, "clGetProgramBuildInfo" },
         { (void **) &self->ReleaseProgram, "clReleaseProgram" },
+        { (void **) &self->GetProgramInfo, "clGetProgramInfo" },
         { (void **) &self->CreateKernel, "clCreateKernel" },
         { (void **) &self->ReleaseKernel, "clReleaseKernel" },
         { (void **) &self->SetKernelArg, "clSetKernelArg" },
@@ -65,6 +66,8 @@ kf_ocl_api_new (char *why, size_t why_size)
         { (void **) &self->WaitForEvents, "clWaitForEvents" },
         { (void **) &self->GetEventProfilingInfo, "clGetEventProfilingInfo" },
         { (void **) &self->ReleaseEvent, "clReleaseEvent" },
+        { (void **) &self->EnqueueMapBuffer, "clEnqueueMapBuffer" },
+        { (void **) &self->EnqueueUnmapMemObject, "clEnqueueUnmapMemObject" },
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *fn = dlsym (lib, syms[i].name);
@@ -76,6 +79,8 @@ kf_ocl_api_new (char *why, size_t why_size)
         }
         *syms[i].slot = fn;
     }
+    //  Optional: an OpenCL 2.1 loader has it, a 1.2 one does not.
+    *(void **) &self->CreateProgramWithIL = dlsym (lib, "clCreateProgramWithIL");
     return self;
 }
 

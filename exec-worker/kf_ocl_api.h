@@ -47,8 +47,15 @@ typedef void *kf_cl_handle;            // platform, device, context, queue, mem,
 #define KF_CL_DEVICE_IL_VERSION 0x105B
 #define KF_CL_QUEUE_PROFILING_ENABLE (1u << 1)
 #define KF_CL_MEM_READ_WRITE (1u << 0)
+#define KF_CL_MEM_USE_HOST_PTR (1u << 3)
+#define KF_CL_MAP_READ (1u << 0)
+#define KF_CL_MAP_WRITE (1u << 1)
+#define KF_CL_DEVICE_TYPE_CPU (1u << 1)
+#define KF_CL_INVALID_OPERATION (-59)
 #define KF_CL_BUFFER_CREATE_TYPE_REGION 0x1220
 #define KF_CL_PROGRAM_BUILD_LOG 0x1183
+#define KF_CL_PROGRAM_BINARY_SIZES 0x1165
+#define KF_CL_PROGRAM_BINARIES 0x1166
 #define KF_CL_PROFILING_COMMAND_START 0x1282
 #define KF_CL_PROFILING_COMMAND_END 0x1283
 
@@ -89,6 +96,7 @@ typedef struct {
     kf_cl_int (*GetProgramBuildInfo) (kf_cl_handle, kf_cl_handle, kf_cl_uint, size_t, void *,
                                       size_t *);
     kf_cl_int (*ReleaseProgram) (kf_cl_handle);
+    kf_cl_int (*GetProgramInfo) (kf_cl_handle, kf_cl_uint, size_t, void *, size_t *);
     kf_cl_handle (*CreateKernel) (kf_cl_handle, const char *, kf_cl_int *);
     kf_cl_int (*ReleaseKernel) (kf_cl_handle);
     kf_cl_int (*SetKernelArg) (kf_cl_handle, kf_cl_uint, size_t, const void *);
@@ -99,6 +107,13 @@ typedef struct {
     kf_cl_int (*WaitForEvents) (kf_cl_uint, const kf_cl_handle *);
     kf_cl_int (*GetEventProfilingInfo) (kf_cl_handle, kf_cl_uint, size_t, void *, size_t *);
     kf_cl_int (*ReleaseEvent) (kf_cl_handle);
+    void *(*EnqueueMapBuffer) (kf_cl_handle, kf_cl_handle, kf_cl_uint, kf_cl_ulong, size_t,
+                               size_t, kf_cl_uint, const kf_cl_handle *, kf_cl_handle *,
+                               kf_cl_int *);
+    kf_cl_int (*EnqueueUnmapMemObject) (kf_cl_handle, kf_cl_handle, void *, kf_cl_uint,
+                                        const kf_cl_handle *, kf_cl_handle *);
+    /* OpenCL 2.1 (SPIR-V): NULL when the loader lacks it. */
+    kf_cl_handle (*CreateProgramWithIL) (kf_cl_handle, const void *, size_t, kf_cl_int *);
 } kf_ocl_api_t;
 
 /* The loader's table, or NULL with WHY ("the OpenCL ICD loader is not

@@ -49,9 +49,10 @@ s_info_str (kf_cl_handle device, kf_cl_uint what, char *buf, size_t size)
 }
 
 //  Every platform's devices, in order, into DEVS (their platforms in
-//  PLATS); the count, or -1 with WHY.
+//  PLATS, the platforms' places in PLAT_AT); the count, or -1 with WHY.
 static int
-s_all_devices (kf_cl_handle *devs, kf_cl_handle *plats, char *why, size_t why_size)
+s_all_devices (kf_cl_handle *devs, kf_cl_handle *plats, int *plat_at, char *why,
+               size_t why_size)
 {
     kf_cl_handle platforms[16];
     kf_cl_uint n_plat = 0;
@@ -69,8 +70,10 @@ s_all_devices (kf_cl_handle *devs, kf_cl_handle *plats, char *why, size_t why_si
                                           (kf_cl_uint) (S_MAX_DEVICES - n), devs + n, &got)
             != KF_CL_SUCCESS)
             continue;
-        for (kf_cl_uint d = 0; d < got && n < S_MAX_DEVICES; d++)
+        for (kf_cl_uint d = 0; d < got && n < S_MAX_DEVICES; d++) {
+            plat_at[n] = (int) p;
             plats[n++] = platforms[p];
+        }
     }
     if (n == 0)
         snprintf (why, why_size, "no OpenCL device: %u platform(s), none with a device",
@@ -78,31 +81,96 @@ s_all_devices (kf_cl_handle *devs, kf_cl_handle *plats, char *why, size_t why_si
     return n ? n : -1;
 }
 
-//  The index in DEVS of the device SELECT names, or -1 with WHY.
-static int
-s_choose (const char *select, kf_cl_handle *devs, kf_cl_handle *plats, int n, char *why,
-          size_t why_size)
+static void
+s_plat_name (kf_cl_handle plat, char *buf, size_t size)
 {
-    if (!select || !*select || s_digits (select)) {
-        long index = select && *select ? strtol (select, NULL, 10) : 0;
-        if (index < n)
-            return (int) index;
-        snprintf (why, why_size, "no OpenCL device: device %ld asked for, %d found", index, n);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        char dev_name[256], plat_name[128] = "";
+    if (kf_ocl_dev.api->GetPlatformInfo (plat, KF_CL_PLATFORM_NAME, size, buf, NULL)
+        != KF_CL_SUCCESS)
+        buf[0] = 0;
+    buf[size - 1] = 0;
+}
+
+//  Does WANT (an index among N_SEEN before it, or a piece of NAME, any
+//  case) name this one?
+static bool
+s_matches (const char *want, int index, const char *name)
+{
+    if (!*want)
+        return index == 0;
+    if (s_digits (want))
+        return strtol (want, NULL, 10) == index;
+    return strcasestr (name, want) != NULL;
+}
+
+//  What there is, for a refusal: "0 'NAME' (PLATFORM), 1 ...".
+static void
+s_list (kf_cl_handle *devs, kf_cl_handle *plats, int n, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && at + 1 < size; i++) {
+        char dev_name[256], plat_name[128];
         s_info_str (devs[i], KF_CL_DEVICE_NAME, dev_name, sizeof dev_name);
-        if (kf_ocl_dev.api->GetPlatformInfo (plats[i], KF_CL_PLATFORM_NAME, sizeof plat_name,
-                                             plat_name, NULL) != KF_CL_SUCCESS)
-            plat_name[0] = 0;
-        plat_name[sizeof plat_name - 1] = 0;
-        if (strcasestr (dev_name, select) || strcasestr (plat_name, select))
+        s_plat_name (plats[i], plat_name, sizeof plat_name);
+        int w = snprintf (buf + at, size - at, "%s%d '%.80s' (%.60s)", i ? ", " : "", i, dev_name,
+                          plat_name);
+        if (w < 0)
+            break;
+        at += (size_t) w;
+    }
+}
+
+//  The index in DEVS of the device SELECT names, or -1 with WHY listing
+//  what there is. SELECT: an index among all devices; NAME, a piece of a
+//  device's or its platform's name; or PLATFORM/DEVICE, each an index
+//  (the device's among its platform's) or a piece of the name.
+static int
+s_choose (const char *select, kf_cl_handle *devs, kf_cl_handle *plats, const int *plat_at, int n,
+          char *why, size_t why_size)
+{
+    const char *slash = select ? strchr (select, '/') : NULL;
+    char plat_want[128] = "", dev_want[256] = "";
+    if (slash) {
+        snprintf (plat_want, sizeof plat_want, "%.*s", (int) (slash - select), select);
+        snprintf (dev_want, sizeof dev_want, "%s", slash + 1);
+    }
+    for (int i = 0, in_plat = 0; i < n; i++) {
+        char dev_name[256], plat_name[128];
+        s_info_str (devs[i], KF_CL_DEVICE_NAME, dev_name, sizeof dev_name);
+        s_plat_name (plats[i], plat_name, sizeof plat_name);
+        in_plat = i > 0 && plat_at[i] == plat_at[i - 1] ? in_plat + 1 : 0;
+        if (!select || !*select || s_digits (select)) {
+            if (s_matches (select ? select : "", i, ""))
+                return i;
+        }
+        else if (slash) {
+            if (s_matches (plat_want, plat_at[i], plat_name)
+                && s_matches (dev_want, in_plat, dev_name))
+                return i;
+        }
+        else if (strcasestr (dev_name, select) || strcasestr (plat_name, select))
             return i;
     }
-    snprintf (why, why_size, "no OpenCL device: none of the %d device(s) has '%s' in its "
-              "platform or device name", n, select);
+    char there[600];
+    s_list (devs, plats, n, there, sizeof there);
+    if (!select || !*select || s_digits (select))
+        snprintf (why, why_size, "no OpenCL device: device %s asked for, %d found: %s",
+                  select && *select ? select : "0", n, there);
+    else
+        snprintf (why, why_size, "no OpenCL device: none of the %d device(s) matches '%.100s' "
+                  "(a piece of a device's or platform's name, an index, or PLATFORM/DEVICE): "
+                  "%s", n, select, there);
     return -1;
+}
+
+int
+kf_ocl_preload (char *why, size_t why_size)
+{
+    if (!kf_ocl_dev.api && !(kf_ocl_dev.api = kf_ocl_api_new (why, why_size)))
+        return -1;
+    kf_cl_uint n = 0;
+    kf_ocl_dev.api->GetPlatformIDs (0, NULL, &n);
+    return 0;
 }
 
 int
@@ -115,8 +183,9 @@ kf_ocl_open (const char *select, char *why, size_t why_size)
     }
     kf_ocl_api_t *api = kf_ocl_dev.api;
     kf_cl_handle devs[S_MAX_DEVICES], plats[S_MAX_DEVICES];
-    int n = s_all_devices (devs, plats, why, why_size);
-    int i = n > 0 ? s_choose (select, devs, plats, n, why, why_size) : -1;
+    int plat_at[S_MAX_DEVICES];
+    int n = s_all_devices (devs, plats, plat_at, why, why_size);
+    int i = n > 0 ? s_choose (select, devs, plats, plat_at, n, why, why_size) : -1;
     if (i < 0)
         return -1;
     kf_ocl_dev.index = i;

@@ -1,8 +1,11 @@
 /*  kf_ocl_eval.h - the OpenCL judge's state, shared by its files:
- *  kf_backend_ocl.c (the evaluation child: buffers, sides, the
- *  correctness pass, the result), kf_ocl_device.c (platform and device
- *  chosen, context and queue, copies, the capabilities and the worker's
- *  probe) and kf_ocl_timing.c (the timing protocol).
+ *  kf_backend_ocl.c (the evaluation child: buffers, the correctness
+ *  pass, the result), kf_ocl_program.c (a bundle side's program, kernels
+ *  and launches), kf_ocl_device.c (platform and device chosen, context
+ *  and queue, copies, the capabilities and the worker's probe),
+ *  kf_ocl_share.c (the candidate's process and the tensors shared with
+ *  it) and kf_ocl_timing.c (the timing protocol). The candidate's process
+ *  (kf_runner_ocl.c) uses the same state for its side.
  *
  *  OpenCL is reached only through kf_ocl_api (dlopen), so none of these
  *  files needs the ICD loader to build. A candidate is the same KF-SPIRV
@@ -16,6 +19,8 @@
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
 #include "kf_ocl_api.h"
+#include "kf_runner.h"
+#include "kf_runner_ocl.h"
 #include "kf_ze_launch.h"
 
 #include <jansson.h>
@@ -57,6 +62,7 @@ typedef struct {
     kf_ze_bundle_t bundle;
     kf_ze_plan_t plan;
     kf_cl_handle program;
+    char how[200];                       // "spirv", or "source (why not the SPIR-V)"
     kf_cl_handle kernels[KF_ZE_MAX_LAUNCHES];
     kf_cl_handle scratch[KF_ZE_MAX_SCRATCH];
 } kf_ocl_side_t;
@@ -64,6 +70,8 @@ typedef struct {
 typedef struct {
     int n_in, n_out;
     kf_eval_spec_t in[KF_OCL_MAX_TENSORS], out[KF_OCL_MAX_TENSORS];
+    //  In the judge: in_d the reference's inputs, ref_d its outputs. In
+    //  the runner: in_d and cand_d the candidate's, over the shared file.
     kf_ocl_dbuf_t in_d[KF_OCL_MAX_TENSORS], ref_d[KF_OCL_MAX_TENSORS], cand_d[KF_OCL_MAX_TENSORS];
     void *in_h[KF_OCL_MAX_TENSORS];          // this set's inputs
     void *back_h[KF_OCL_MAX_TENSORS];        // inputs read back
@@ -84,6 +92,15 @@ typedef struct {
     double ref_s;                            // the reference's calls, for a probe
     int ref_calls;
     char detail[2048];                       // a build log fits
+    //  The candidate's process and what the judge shares with it
+    //  (kf_ocl_share.c): a memfd of the candidate's inputs and outputs,
+    //  each between canaries, mapped here at SHM.
+    kf_runner_t *runner;
+    int shm_fd;
+    unsigned char *shm;
+    size_t shm_bytes;
+    kf_run_layout_t layout;
+    unsigned char *cand_in[KF_OCL_MAX_TENSORS], *cand_out[KF_OCL_MAX_TENSORS];
 } kf_ocl_eval_t;
 
 //  What a step found; the first non-KF_OCL_OK ends the evaluation.
@@ -98,6 +115,9 @@ enum { KF_OCL_OK = 0, KF_OCL_INCORRECT, KF_OCL_CRASHED, KF_OCL_REF_FAILED, KF_OC
  * holds SELECT (case-insensitive). Opens its context and an in-order,
  * profiling queue. -1 with WHY ("no OpenCL device: ..."). */
 int kf_ocl_open (const char *select, char *why, size_t why_size);
+/* Loads the ICD loader and has it read its platforms, opening no
+ * device (the runner, before it confines itself). -1 with WHY. */
+int kf_ocl_preload (char *why, size_t why_size);
 /* Gives the context and queue back. */
 void kf_ocl_close (void);
 kf_cl_int kf_ocl_alloc (kf_cl_handle *mem, size_t bytes);
@@ -117,11 +137,46 @@ const char *kf_ocl_selection (int device, char *buf, size_t size);
 
 /* KF_OCL_OK when RC is 0, else KF_OCL_HARNESS with E->detail. */
 int kf_ocl_harness (kf_ocl_eval_t *e, kf_cl_int rc, const char *what);
+
+/* --- kf_ocl_program.c */
 /* Enqueues one call of SIDE (every launch, in order) writing OUTS; with
  * FIRST and LAST not NULL, the events of the first and last launch.
  * KF_OCL_OK, or the side's failure with E->detail. */
 int kf_ocl_enqueue_call (kf_ocl_eval_t *e, kf_ocl_side_t *side, kf_ocl_dbuf_t *outs,
                          kf_cl_handle *first, kf_cl_handle *last);
+
+/* The program, kernels and scratch of the bundle side SIDE, whose
+ * artifact (SIZE bytes) is in SIDE->bytes, planned against TASK and
+ * built on kf_ocl_dev. KF_OCL_OK, or the side's failure with E->detail
+ * (the platform's build log when the build failed). */
+int kf_ocl_side_build (kf_ocl_eval_t *e, kf_ocl_side_t *side, size_t size, json_t *task);
+/* Sets every launch's arguments of SIDE once, OUTS as the outputs, so a
+ * kf-launch line the kernel refuses is known before a call. KF_OCL_OK,
+ * or the side's failure with E->detail. */
+int kf_ocl_bind (kf_ocl_eval_t *e, kf_ocl_side_t *side, kf_ocl_dbuf_t *outs);
+
+/* --- kf_ocl_share.c: the candidate's process, from the judge's side */
+
+/* Lays out and fills the shared file (canaries 0xA5), writes the
+ * runner's task file, hides the job from the runner and starts it
+ * (built, set up, stopped). KF_OCL_OK, or KF_OCL_LOAD_FAILED, _CRASHED
+ * or _HARNESS with E->detail. BEFORE_PING, when set, runs before each of
+ * the runner's timed round trips (the judge's cache flush). */
+int kf_ocl_share_start (kf_ocl_eval_t *e, const char *dir, json_t *job, json_t *task,
+                        void (*before_ping) (void *), void *arg);
+/* CALLS calls of the candidate in its process; *WALL_S on the judge's
+ * clock from resuming it to its answer. KF_OCL_OK, or _CRASHED /
+ * _HARNESS with E->detail (WHEN names the step). */
+int kf_ocl_share_call (kf_ocl_eval_t *e, uint32_t calls, double *wall_s, const char *when);
+/* The tensors handed to the host (TO_HOST: the judge may read and write
+ * them) or to the device. As kf_ocl_share_call. */
+int kf_ocl_share_hand (kf_ocl_eval_t *e, bool to_host, const char *when);
+/* The judge's round trip to the runner, taken off each timed batch. */
+double kf_ocl_share_round_trip_s (kf_ocl_eval_t *e);
+/* The runner's isolation figures for the result. */
+json_t *kf_ocl_share_isolation (kf_ocl_eval_t *e);
+/* Ends the runner, unmaps and closes the file. */
+void kf_ocl_share_end (kf_ocl_eval_t *e);
 
 /* --- kf_ocl_timing.c */
 

@@ -1,14 +1,21 @@
 /*  kf_ocl_timing.c - the OpenCL judge's timing protocol (kf_ocl_eval.h).
  *
- *  Each sample: the cache flushed by a fill of twice the largest cache
- *  the device reports (enqueued before, so on the in-order queue it has
- *  ended before the first launch starts), then CALLS calls; the sample is
- *  the device's profiling clock from the start of the first launch to the
- *  end of the last, so the host's enqueue and wait costs stay outside it
- *  (sync_overhead_ns is 0: there is no timestamp command to subtract).
- *  Calls per sample are chosen for about a millisecond, and reference and
- *  candidate samples alternate (a host reference is timed on the host
- *  clock), so the speedup is a paired ratio, as for CUDA and Level Zero.
+ *  Every sample is timed on the judge's clock, never on anything the
+ *  candidate's process reports. Before each, the cache is flushed by a
+ *  fill of twice the largest cache the device reports, waited for.
+ *  The reference's sample (on the device) is the wall time of enqueuing
+ *  CALLS calls and waiting for them, less the cost of an empty sample
+ *  (one tiny fill and its wait, the median of 16: sync_overhead_ns). The
+ *  candidate's is the wall time from resuming its process to its answer,
+ *  given after clFinish of its queue, less the round trip the judge
+ *  measured before the candidate was built (a ping whose work is the
+ *  same tiny fill and wait). The tensors are handed to the device before
+ *  the first timed call and back after the last, so on a discrete GPU
+ *  no copy of them is in any sample. Calls per sample are chosen for
+ *  about a millisecond (the reference) and four (the candidate, so its
+ *  round trip stays small beside it); samples alternate, and the speedup
+ *  is a paired ratio, as for CUDA and Level Zero. A host reference is
+ *  timed on the host clock with nothing subtracted.
  */
 #include "kf_ocl_eval.h"
 
@@ -18,16 +25,21 @@
 
 #define S_MAX_SAMPLES 10000
 
-static kf_cl_int
-s_stamp (kf_cl_handle event, kf_cl_uint which, kf_cl_ulong *t)
+static void
+s_flush (kf_ocl_eval_t *e, unsigned salt, kf_cl_int *rc)
 {
-    return kf_ocl_dev.api->GetEventProfilingInfo (event, which, sizeof *t, t, NULL);
+    unsigned char pattern = (unsigned char) (salt & 0x7f);
+    *rc = kf_ocl_dev.api->EnqueueFillBuffer (kf_ocl_dev.queue, e->flush, &pattern, 1, 0,
+                                             e->flush_bytes, 0, NULL, NULL);
+    if (!*rc)
+        *rc = kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
 }
 
-//  One sample of CALLS calls of SIDE.
+//  One sample of CALLS calls of SIDE, in nanoseconds on the judge's
+//  clock, the fixed cost taken off.
 static int
-s_sample (kf_ocl_eval_t *e, kf_ocl_side_t *side, int calls, unsigned salt, double *ns,
-          kf_cl_int *rc_out)
+s_sample (kf_ocl_eval_t *e, kf_ocl_side_t *side, int calls, unsigned salt, double overhead_ns,
+          double *ns, kf_cl_int *rc_out)
 {
     *rc_out = 0;
     if (side->host) {
@@ -42,54 +54,52 @@ s_sample (kf_ocl_eval_t *e, kf_ocl_side_t *side, int calls, unsigned salt, doubl
         *ns = (kf_eval_now () - t0) * 1e9;
         return KF_OCL_OK;
     }
-    unsigned char pattern = (unsigned char) (salt & 0x7f);
-    kf_cl_int rc = kf_ocl_dev.api->EnqueueFillBuffer (kf_ocl_dev.queue, e->flush, &pattern, 1, 0,
-                                                      e->flush_bytes, 0, NULL, NULL);
+    kf_cl_int rc;
+    s_flush (e, salt, &rc);
     if (rc)
         return kf_ocl_harness (e, rc, "flushing the cache");
-    kf_cl_handle first = NULL, last = NULL;
-    kf_ocl_dbuf_t *outs = side == &e->cand ? e->cand_d : e->ref_d;
-    int st = KF_OCL_OK;
-    kf_eval_set_phase (side == &e->cand ? 'C' : 'R');
-    for (int k = 0; k < calls && !st; k++) {
-        //  Events only where a stamp is read: the first launch of the
-        //  first call, the last launch of the last call.
-        if (k == 0 || k == calls - 1) {
-            kf_cl_handle a = NULL, b = NULL;
-            st = kf_ocl_enqueue_call (e, side, outs, &a, &b);
-            kf_cl_handle end = b ? b : a;          // one launch: its event is both
-            if (k == 0)
-                first = a;
-            if (k == calls - 1)
-                last = end;
-            if (a && a != first && a != last)
-                kf_ocl_dev.api->ReleaseEvent (a);
-            if (b && b != last)
-                kf_ocl_dev.api->ReleaseEvent (b);
-        }
-        else
-            st = kf_ocl_enqueue_call (e, side, outs, NULL, NULL);
+    if (side == &e->cand) {
+        double wall;
+        int st = kf_ocl_share_call (e, (uint32_t) calls, &wall, "timing");
+        if (st)
+            return st;
+        *ns = (wall - kf_ocl_share_round_trip_s (e)) * 1e9;
+        return KF_OCL_OK;
     }
+    int st = KF_OCL_OK;
+    kf_eval_set_phase ('R');
+    double t0 = kf_eval_now ();
+    for (int k = 0; k < calls && !st; k++)
+        st = kf_ocl_enqueue_call (e, side, e->ref_d, NULL, NULL);
     if (!st)
         rc = kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
+    double t1 = kf_eval_now ();
     kf_eval_set_phase ('H');
-    kf_cl_ulong t0 = 0, t1 = 0;
-    if (!st && !rc)
-        rc = s_stamp (first, KF_CL_PROFILING_COMMAND_START, &t0);
-    if (!st && !rc)
-        rc = s_stamp (last, KF_CL_PROFILING_COMMAND_END, &t1);
-    if (first)
-        kf_ocl_dev.api->ReleaseEvent (first);
-    if (last && last != first)
-        kf_ocl_dev.api->ReleaseEvent (last);
     if (st)
         return st;
     if (rc) {
         *rc_out = rc;
-        return KF_OCL_CRASHED;
+        return KF_OCL_REF_FAILED;
     }
-    *ns = t1 > t0 ? (double) (t1 - t0) : 0;
+    *ns = (t1 - t0) * 1e9 - overhead_ns;
     return KF_OCL_OK;
+}
+
+//  The fixed cost of a device sample on the judge's clock: one tiny
+//  fill and the wait for it, the median of 16.
+static double
+s_overhead_ns (kf_ocl_eval_t *e)
+{
+    double t[16];
+    unsigned char zero = 0;
+    for (int k = 0; k < 16; k++) {
+        double t0 = kf_eval_now ();
+        if (kf_ocl_dev.api->EnqueueFillBuffer (kf_ocl_dev.queue, e->flush, &zero, 1, 0, 256, 0,
+                                               NULL, NULL) == 0)
+            kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
+        t[k] = (kf_eval_now () - t0) * 1e9;
+    }
+    return kf_eval_median (t, 16);
 }
 
 static int
@@ -102,15 +112,13 @@ s_sample_failed (kf_ocl_eval_t *e, int st, bool is_ref, kf_cl_int rc)
                   rc ? ": " : "", rc ? kf_ocl_err (rc) : "");
         return KF_OCL_REF_FAILED;
     }
-    snprintf (e->detail, sizeof e->detail, "timing: OpenCL error in the candidate: %s",
-              kf_ocl_err (rc));
-    return st;
+    return st;                       // the candidate's process said what, in E->detail
 }
 
 static int
-s_calls_for (double per_call_ns)
+s_calls_for (double per_call_ns, double target_ns)
 {
-    double calls = per_call_ns > 0 ? ceil (1e6 / per_call_ns) : 1000;
+    double calls = per_call_ns > 0 ? ceil (target_ns / per_call_ns) : 1000;
     return calls < 1 ? 1 : calls > 10000 ? 10000 : (int) calls;
 }
 
@@ -125,23 +133,25 @@ kf_ocl_time (kf_ocl_eval_t *e, json_t *timing, kf_ocl_timing_t *t)
         min_samples = 3;
     int st;
     kf_cl_int rc;
-    double ns = 0;
-    t->overhead_ns = 0;
+    double ns = 0, oh = t->overhead_ns = e->ref.host ? 0 : s_overhead_ns (e);
+    //  The tensors on the device for the whole loop: no copy is timed.
+    if ((st = kf_ocl_share_hand (e, false, "timing")))
+        return st;
 
     double ref_total = 0, cand_total = 0;
     int calls = 0;
     double start = kf_eval_now ();
     while (calls < warmup_calls || kf_eval_now () - start < warmup_s) {
-        if ((st = s_sample (e, &e->ref, 1, (unsigned) calls, &ns, &rc)))
+        if ((st = s_sample (e, &e->ref, 1, (unsigned) calls, oh, &ns, &rc)))
             return s_sample_failed (e, st, true, rc);
-        ref_total += ns;
-        if ((st = s_sample (e, &e->cand, 1, (unsigned) calls, &ns, &rc)))
+        ref_total += fmax (ns, 1);
+        if ((st = s_sample (e, &e->cand, 1, (unsigned) calls, oh, &ns, &rc)))
             return s_sample_failed (e, st, false, rc);
-        cand_total += ns;
+        cand_total += fmax (ns, 1);
         calls++;
     }
-    t->ref_calls = s_calls_for (ref_total / calls);
-    t->cand_calls = s_calls_for (cand_total / calls);
+    t->ref_calls = s_calls_for (ref_total / calls, 1e6);
+    t->cand_calls = s_calls_for (cand_total / calls, 4e6);
     t->ref_ns = malloc (S_MAX_SAMPLES * sizeof (double));
     t->cand_ns = malloc (S_MAX_SAMPLES * sizeof (double));
     if (!t->ref_ns || !t->cand_ns) {
@@ -153,14 +163,15 @@ kf_ocl_time (kf_ocl_eval_t *e, json_t *timing, kf_ocl_timing_t *t)
     while ((t->samples < min_samples || measured < min_time) && t->samples < S_MAX_SAMPLES) {
         unsigned salt = (unsigned) t->samples;
         double ref_ns, cand_ns;
-        if ((st = s_sample (e, &e->ref, t->ref_calls, salt, &ref_ns, &rc)))
+        if ((st = s_sample (e, &e->ref, t->ref_calls, salt, oh, &ref_ns, &rc)))
             return s_sample_failed (e, st, true, rc);
-        if ((st = s_sample (e, &e->cand, t->cand_calls, salt + 1, &cand_ns, &rc)))
+        if ((st = s_sample (e, &e->cand, t->cand_calls, salt + 1, oh, &cand_ns, &rc)))
             return s_sample_failed (e, st, false, rc);
         t->ref_ns[t->samples] = fmax (ref_ns, 1) / t->ref_calls;
         t->cand_ns[t->samples] = fmax (cand_ns, 1) / t->cand_calls;
         t->samples++;
         measured += (ref_ns + cand_ns) * 1e-9;
     }
-    return KF_OCL_OK;
+    //  Back to the host, where the judge checks what the loop left.
+    return kf_ocl_share_hand (e, true, "timing");
 }

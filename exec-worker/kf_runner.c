@@ -9,6 +9,7 @@
 #include "kf_runner.h"
 #include "kf_confine.h"
 #include "kf_runner_cuda.h"
+#include "kf_runner_ocl.h"
 #include "kf_eval_channel.h"
 
 #include <dlfcn.h>
@@ -209,6 +210,9 @@ kf_runner_main (int argc, char **argv)
     prctl (PR_SET_PDEATHSIG, SIGKILL);
     if (getppid () == 1 || argc < 3)
         return 2;
+    //  "opencl:DEVICE": the OpenCL runner (kf_runner_ocl.c) instead.
+    if (argc > 4 && strncmp (argv[4], "opencl:", 7) == 0)
+        return kf_runner_ocl_main (argc, argv);
     const char *candidate = argv[2];
     //  "cuda:N": the candidate's kernels run on CUDA device N, on the
     //  judge's buffers mapped into a context of this process.

@@ -102,6 +102,7 @@ typedef struct kf_runner kf_runner_t;
 typedef struct {
     const char *shared;
     int cuda_device;
+    const char *opencl;      /* not NULL: the OpenCL runner on this device (kf_runner_ocl.h) */
     void (*before_ping) (void *arg);
     void (*after_ping) (void *arg);      /* and after its answer */
     void *arg;
@@ -128,6 +129,10 @@ int kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout,
  * (a runner that ended is KF_RUN_CRASHED, with its signal). */
 int kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
                     double *wall_s, kf_run_reply_t *reply);
+
+/* A bare message OP (a backend's own, kf_runner_ocl.h) and its answer,
+ * as kf_runner_call: *WALL_S the judge's clock around it. */
+int kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t *reply);
 
 /* The judge's round trip to the runner (resume, message, answer),
  * measured before the candidate was loaded, so the candidate cannot

@@ -266,9 +266,11 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
         free (self);
         return NULL;
     }
-    char device[32] = "";
+    char device[320] = "";
     if (opts->cuda_device >= 0)
         snprintf (device, sizeof device, "cuda:%d", opts->cuda_device);
+    else if (opts->opencl)
+        snprintf (device, sizeof device, "opencl:%s", opts->opencl);
     char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate,
                      (char *) (opts->shared ? opts->shared : ""), device, NULL };
     pid_t pid = fork ();
@@ -347,6 +349,12 @@ kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
     if (msg.n)
         memcpy (msg.values, values, msg.n * sizeof (double));
     return s_exchange (self, &msg, sizeof msg, -1, wall_s, reply);
+}
+
+int
+kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t *reply)
+{
+    return s_exchange (self, &op, sizeof op, -1, wall_s, reply);
 }
 
 void

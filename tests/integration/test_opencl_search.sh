@@ -3,7 +3,8 @@
 # (the host CPU; Debian's pocl-opencl-icd): offline generator (OpenCL C
 # starters) -> compile worker (clang + llvm-spirv, the KF-SPIRV bundle) ->
 # exec worker `--backend opencl --device pthread` (the bundle's source
-# built by PoCL, judged against the task's C reference) -> archive ->
+# built by PoCL, the candidate run in its own confined process, judged
+# against the task's C reference) -> archive ->
 # kfctl. A 3 x 3 search for softmax, RMSNorm and LayerNorm must each end
 # done with a correct best kernel written in OpenCL C.
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +49,10 @@ for op in softmax rmsnorm layernorm; do
                   WHERE r.id = $run AND c.status = 'correct' AND r.best_speedup > 0")" = 1 ]
     check "$op: every evaluation ran on the opencl backend" \
         [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'evaluate' AND backend <> 'opencl'")" = 0 ]
+    check "$op: every correct candidate ran in its own confined process" \
+        [ "$(sql "SELECT count(*) FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
+                  WHERE c.run_id = $run AND e.correct AND (e.figures->'isolation'->>'candidate' IS DISTINCT
+                  FROM 'own process' OR e.figures->'isolation'->>'confinement' NOT LIKE 'seccomp%')")" = 0 ]
     kfctl best "$run" -o "$T/$op-best.cl" >/dev/null
     check "$op: kfctl best writes an OpenCL C kernel with its kf-launch line" \
         sh -c "grep -q __kernel '$T/$op-best.cl' && grep -q kf-launch: '$T/$op-best.cl'"

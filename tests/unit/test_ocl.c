@@ -7,13 +7,19 @@
  *  chosen by an index past the last one, or by a name no platform or
  *  device has, is refused by name. Where a platform answers (CI installs
  *  pocl-opencl-icd), the probe reports the device with its measured copy
- *  bandwidth and FMA peak, chosen by index and by name, and the OpenCL
- *  fixtures, built by the compile handler, are judged end to end through
- *  the real handler and its sandboxed child: good_softmax correct and
- *  timed (against a device reference and against the host C reference),
- *  wrong_softmax and unwritten incorrect, oob_write crashed (its canary),
- *  spin a timeout, bad_launch load_failed, and a source the platform
- *  cannot build load_failed with the platform's build log.
+ *  bandwidth and FMA peak, chosen by index, by name and by
+ *  PLATFORM/DEVICE (a refusal lists the devices there are), and the
+ *  OpenCL fixtures, built by the compile handler, are judged end to end
+ *  through the real handler, its sandboxed child and the candidate's own
+ *  confined process: good_softmax correct and timed (against a device
+ *  reference and against the host C reference; built from source, and
+ *  again with the SPIR-V asked for, which PoCL refuses), wrong_softmax
+ *  and unwritten incorrect, oob_write crashed (its canary), spin a
+ *  timeout, bad_launch load_failed, a source the platform cannot build
+ *  load_failed with the platform's build log, and three hostile kernels
+ *  that beat a judge running them in its own process (a verdict forged
+ *  through fd 3, the reference's outputs copied from the judge's heap, a
+ *  system call the confinement refuses) caught.
  */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
@@ -140,19 +146,76 @@ s_str (json_t *r, const char *key)
     return v ? v : "";
 }
 
-//  Judges CAND against REF; checks the verdict and a piece of its detail.
+//  Judges CAND against REF on a ROWS x COLS softmax; checks the verdict
+//  and a piece of its detail.
 static json_t *
-s_judge (zframe_t *cand, zframe_t *ref, const char *name, const char *verdict,
-         const char *detail, double limit_s)
+s_judge_shape (zframe_t *cand, zframe_t *ref, int rows, int cols, const char *name,
+               const char *verdict, const char *detail, double limit_s)
 {
     char *error = NULL;
-    json_t *r = cand && ref ? s_eval (cand, ref, 64, 1000, limit_s, &error) : NULL;
+    json_t *r = cand && ref ? s_eval (cand, ref, rows, cols, limit_s, &error) : NULL;
     CHECK (r && !strcmp (s_str (r, "verdict"), verdict));
     CHECK (r && strstr (s_str (r, "detail"), detail));
     printf ("  %s: %s: %.300s\n", name, r ? s_str (r, "verdict") : "failed job",
             r ? s_str (r, "detail") : error ? error : "not built");
     free (error);
     return r;
+}
+
+static json_t *
+s_judge (zframe_t *cand, zframe_t *ref, const char *name, const char *verdict,
+         const char *detail, double limit_s)
+{
+    return s_judge_shape (cand, ref, 64, 1000, name, verdict, detail, limit_s);
+}
+
+//  The hostile kernels that beat a judge running them in its own process
+//  (each was "correct", 9.3x and 9.7x, before the candidate had one of
+//  its own): caught, and the candidate's process confined.
+static void
+s_hostile (zframe_t *ref)
+{
+    //  A verdict written into the judge's channel by system calls from
+    //  the kernel, then the process ended.
+    zframe_t *forge = s_fixture ("hostile_forge");
+    CHECK (forge != NULL);
+    json_decref (s_judge (forge, ref, "hostile_forge", "crashed", "the candidate's process "
+                          "exited with code 0", 120));
+    zframe_destroy (&forge);
+    //  System calls from the kernel that the confined process refuses
+    //  (a socket): the kernel computes the right answer only when one
+    //  is allowed. Its threads are confined only because the runner opens
+    //  the device after the filter (a platform starts them then).
+    zframe_t *escape = s_fixture ("hostile_escape");
+    CHECK (escape != NULL);
+    json_decref (s_judge (escape, ref, "hostile_escape", "incorrect", "within tolerance", 120));
+    zframe_destroy (&escape);
+    //  "Done" sent over the runner's socket before the work: the judge
+    //  reads outputs not yet written, or an answer nobody asked for.
+    zframe_t *early = s_fixture ("hostile_early_answer");
+    CHECK (early != NULL);
+    char *why = NULL;
+    json_t *er = early ? s_eval (early, ref, 64, 1000, 120, &why) : NULL;
+    const char *ev = er ? s_str (er, "verdict") : "";
+    CHECK (!strcmp (ev, "incorrect") || !strcmp (ev, "crashed"));
+    printf ("  hostile_early_answer: %s: %.200s\n", er ? ev : "failed job",
+            er ? s_str (er, "detail") : why ? why : "not built");
+    free (why);
+    json_decref (er);
+    zframe_destroy (&early);
+    //  The reference's outputs copied from the judge's memory; a small
+    //  shape, so the judge's buffers sit side by side in its heap.
+    zframe_t *copy = s_fixture ("hostile_ref_copy");
+    CHECK (copy != NULL);
+    char *error = NULL;
+    json_t *r = copy ? s_eval (copy, ref, 16, 1000, 120, &error) : NULL;
+    const char *v = r ? s_str (r, "verdict") : "";
+    CHECK (!strcmp (v, "incorrect") || !strcmp (v, "crashed"));
+    printf ("  hostile_ref_copy: %s: %.200s\n", r ? v : "failed job",
+            r ? s_str (r, "detail") : error ? error : "not built");
+    free (error);
+    json_decref (r);
+    zframe_destroy (&copy);
 }
 
 //  A bundle with SOURCE that clang never saw, so that only the platform's
@@ -173,8 +236,30 @@ s_unbuildable (void)
     return f;
 }
 
+//  SPIR-V where the device takes IL: the bundle's module is given to
+//  clCreateProgramWithIL; where it does not, the source is built and the
+//  result says why. KF_OPENCL_IL=spirv tries the IL anyway: a device
+//  without IL refuses it and the source is built after all.
 static void
-s_fixtures (void)
+s_spirv (zframe_t *good, zframe_t *ref, bool il, json_t *first)
+{
+    const char *how = s_str (json_object_get (first, "program"), "candidate");
+    CHECK (il ? !strcmp (how, "spirv") : !strncmp (how, "source (the device takes no SPIR-V", 34));
+    printf ("  program: %s\n", how);
+    setenv ("KF_OPENCL_IL", "spirv", 1);
+    json_t *r = s_judge (good, ref, "good_softmax, SPIR-V asked for", "correct",
+                         "all checks passed", 120);
+    how = s_str (json_object_get (r, "program"), "candidate");
+    CHECK (il ? !strcmp (how, "spirv")
+              : !strncmp (how, "source (clCreateProgramWithIL refused", 37)
+                || !strncmp (how, "source (the platform did not build", 34));
+    printf ("  program, SPIR-V asked for: %s\n", how);
+    json_decref (r);
+    unsetenv ("KF_OPENCL_IL");
+}
+
+static void
+s_fixtures (bool il)
 {
     zframe_t *ref = s_fixture ("ref_softmax");
     zframe_t *good = s_fixture ("good_softmax");
@@ -185,8 +270,16 @@ s_fixtures (void)
            >= 10);
     CHECK (strstr (s_str (json_object_get (r, "device"), "platform"), "Portable") != NULL
            || getenv ("KF_OPENCL_DEVICE"));
+    //  The candidate ran in its own process, confined.
+    json_t *iso = json_object_get (r, "isolation");
+    CHECK (!strcmp (s_str (iso, "candidate"), "own process"));
+    CHECK (!strncmp (s_str (iso, "confinement"), "seccomp", 7));
+    CHECK (json_number_value (json_object_get (iso, "round_trip_us")) > 0);
+    printf ("    isolation: %s, round trip %.0f us\n", s_str (iso, "confinement"),
+            json_number_value (json_object_get (iso, "round_trip_us")));
     printf ("    speedup %.3g over the device reference\n",
             json_number_value (json_object_get (r, "speedup")));
+    s_spirv (good, ref, il, r);
     json_decref (r);
     static const struct { const char *name, *verdict, *detail; } cases[] = {
         { "wrong_softmax", "incorrect", "elements" },
@@ -200,14 +293,16 @@ s_fixtures (void)
         json_decref (s_judge (cand, ref, cases[c].name, cases[c].verdict, cases[c].detail, 120));
         zframe_destroy (&cand);
     }
+    s_hostile (ref);
     zframe_t *bad = s_unbuildable ();
     json_decref (s_judge (bad, ref, "unbuildable source", "load_failed", "undeclared_thing", 120));
     zframe_destroy (&bad);
-    //  The spinning kernel: the evaluation's limit ends it, and the
+    //  The spinning kernel: the evaluation's limit ends it (20 s: the
+    //  platform builds the candidate twice before it runs), and the
     //  verdict blames the candidate's phase.
     zframe_t *spin = s_fixture ("spin");
     CHECK (spin != NULL);
-    json_decref (s_judge (spin, ref, "spin", "timeout", "candidate", 8));
+    json_decref (s_judge (spin, ref, "spin", "timeout", "candidate", 20));
     zframe_destroy (&spin);
     //  The host C reference.
     zframe_t *host_ref = s_build ("tests/fixtures/kernels/ref_softmax.c", "c");
@@ -305,6 +400,7 @@ main (int argc, char **argv)
         return kf_test_done ("test_ocl");
     }
     json_t *dev = json_array_get (json_object_get (caps, "devices"), 0);
+    bool il = json_is_true (json_object_get (dev, "spirv_il"));
     CHECK (json_integer_value (json_object_get (dev, "compute_units")) > 0);
     CHECK (json_integer_value (json_object_get (dev, "memory_bytes")) > 0);
     CHECK (json_number_value (json_object_get (dev, "copy_bandwidth_gbs")) > 0);
@@ -328,8 +424,31 @@ main (int argc, char **argv)
     setenv ("KF_OPENCL_DEVICE", "no-such-device-anywhere", 1);
     error = NULL;
     by_name = kf_exec_probe ("opencl", 0, &error);
-    CHECK (!by_name && error && strstr (error, "has 'no-such-device-anywhere'"));
+    CHECK (!by_name && error && strstr (error, "matches 'no-such-device-anywhere'"));
+    //  The refusal lists what there is.
+    CHECK (error && strstr (error, s_str (dev, "name")));
     printf ("  by an unknown name: %s\n", error ? error : "?");
+    free (error);
+    json_decref (by_name);
+    //  PLATFORM/DEVICE: each an index or a piece of the name.
+    static const char *const pairs[] = { "portable/0", "0/PTHREAD", "/0", "0/" };
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        setenv ("KF_OPENCL_DEVICE", pairs[k], 1);
+        error = NULL;
+        by_name = kf_exec_probe ("opencl", 0, &error);
+        bool same = by_name && !strcmp (s_str (json_array_get (json_object_get (by_name,
+                                                                                "devices"), 0),
+                                               "name"), s_str (dev, "name"));
+        CHECK (same || !strstr (s_str (dev, "name"), "pthread"));
+        printf ("  '%s': %s\n", pairs[k], same ? "the same device" : error ? error : "another");
+        free (error);
+        json_decref (by_name);
+    }
+    setenv ("KF_OPENCL_DEVICE", "9/0", 1);
+    error = NULL;
+    by_name = kf_exec_probe ("opencl", 0, &error);
+    CHECK (!by_name && error && strstr (error, "matches '9/0'") && strstr (error, "0 '"));
+    printf ("  '9/0': %s\n", error ? error : "?");
     free (error);
     json_decref (by_name);
     unsetenv ("KF_OPENCL_DEVICE");
@@ -341,6 +460,6 @@ main (int argc, char **argv)
     json_decref (caps);
 
     s_worker ();
-    s_fixtures ();
+    s_fixtures (il);
     return kf_test_done ("test_ocl");
 }
