@@ -32,7 +32,8 @@ kf_memory_pick (kf_db_t *db, json_t *run, int64_t seq, bool *failed)
     const char *op = *kf_jstr (spec, "op") ? kf_jstr (spec, "op") : kf_jstr (run, "name");
     snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
     snprintf (limit, sizeof limit, "%d", KF_MEMORY_POOL);
-    const char *params[6] = { id, op, backend, target, kf_jstr (run, "language"), limit };
+    const char *params[7] = { id, op, backend, target, kf_jstr (run, "language"), limit,
+                              kf_jstr (run, "name") };
     /* Elites of the earlier runs' archives that count (correct, timed in
      * full, not held for audit), one per distinct source, fastest first. */
     json_t *rows = kf_db_query (
@@ -44,6 +45,9 @@ kf_memory_pick (kf_db_t *db, json_t *run, int64_t seq, bool *failed)
         " WHERE o.id <> $1 AND o.status IN ('done', 'cancelled')"
         "  AND o.finished_at <= (SELECT created_at FROM runs WHERE id = $1)"
         "  AND coalesce(nullif(coalesce(o.spec, t.spec)->>'op', ''), t.name) = $2"
+        /* "pytorch" is the op of every PyTorch problem of no known class
+         * (kfctl): for those only the same problem counts. */
+        "  AND ($2 <> 'pytorch' OR t.name = $7)"
         "  AND split_part(o.target, ':', 1) = $3 AND ($3 <> 'cuda' OR o.target = $4)"
         "  AND c.language = $5 AND c.status = 'correct' AND c.speedup > 0"
         "  AND (c.fidelity IS NULL OR c.fidelity = 'full')"
@@ -51,7 +55,7 @@ kf_memory_pick (kf_db_t *db, json_t *run, int64_t seq, bool *failed)
         "   OR c.audit_verdict = 'accepted')"
         " ORDER BY c.source_hash, c.speedup DESC, c.id) m"
         " ORDER BY speedup DESC, id LIMIT $6::int",
-        6, params);
+        7, params);
     if (!rows) {
         *failed = true;
         return NULL;

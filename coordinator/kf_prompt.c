@@ -17,6 +17,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
 #include "kf_task.h"
+#include "kf_tune.h"
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -148,12 +149,46 @@ s_runtime_line (FILE *f, json_t *k)
                      s_num (k, "speedup"));
         if (s_has_number (k, "reference_ns") || s_has_number (k, "speedup"))
             fputs (")", f);
+        //  Which protocol and machine the figure is from: a screen and a
+        //  full timing, or two workers, are not the same measurement.
+        const char *fid = kf_jstr (k, "fidelity");
+        const char *worker = kf_jstr (k, "worker");
+        const char *how = !strcmp (fid, "screen") ? "screen timing"
+                        : !strcmp (fid, "pending") ? "screen timing, the full one pending"
+                        : *fid ? "full protocol" : "";
+        if (*how || *worker)
+            fprintf (f, " [%s%s%s%s]", how, *how && *worker ? ", " : "", *worker ? "on " : "",
+                     worker);
         fputs ("\n", f);
     }
     else if (s_has_number (k, "speedup"))
         fprintf (f, "Speedup: %.3fx the reference\n", s_num (k, "speedup"));
     else if (*status)
         fprintf (f, "Runtime: not measured (%s)\n", status);
+}
+
+//  A swept kernel's code keeps its own defaults, and its figure is the
+//  point that won: name that point, or a reader credits the defaults.
+static void
+s_swept_line (FILE *f, json_t *k)
+{
+    json_t *configs = json_object_get (k, "configs");
+    if (json_array_size (configs) < 2)
+        return;
+    json_t *won = NULL;
+    size_t i;
+    json_t *row;
+    json_array_foreach (configs, i, row)
+        if (!strcmp (kf_jstr (row, "verdict"), "correct")
+            && json_is_number (json_object_get (row, "speedup"))
+            && (!won || kf_jnum (row, "speedup", 0) > kf_jnum (won, "speedup", 0)))
+            won = row;
+    char label[256];
+    if (!won || !kf_tune_params_label (json_object_get (won, "params"), label, sizeof label)
+        || !*label)
+        return;
+    fprintf (f, "Swept over %zu points: its figure is the point %s; the code below shows its "
+             "own defaults.\n", json_array_size (configs), label);
 }
 
 //  What the evaluation said about a kernel that was not correct, with its
@@ -176,8 +211,17 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
                      100.0 * s_num (c, "match_fraction"));
         if (s_has_number (c, "max_abs_err"))
             fprintf (f, " max abs error %.3g;", s_num (c, "max_abs_err"));
-        if (s_has_number (c, "max_rel_err"))
-            fprintf (f, " max rel error %.3g;", s_num (c, "max_rel_err"));
+        if (s_has_number (c, "max_rel_err")) {
+            fprintf (f, " max rel error %.3g", s_num (c, "max_rel_err"));
+            //  The worst relative error of a correct kernel may exceed the
+            //  relative limit: such elements passed on the absolute one
+            //  (near-zero references), which is no near-miss.
+            double rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
+            if (!strcmp (kf_jstr (k, "status"), "correct") && s_num (c, "max_rel_err") >= rtol)
+                fprintf (f, " (above the relative limit %g only where the reference is near "
+                         "zero: those elements pass on the absolute limit)", rtol);
+            fputs (";", f);
+        }
         if (s_has_number (c, "cosine"))
             fprintf (f, " cosine similarity %.6f;", s_num (c, "cosine"));
         if (s_has_number (c, "nonfinite_mismatch") && s_num (c, "nonfinite_mismatch") > 0)
@@ -265,6 +309,7 @@ static void
 s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bool code)
 {
     s_runtime_line (f, k);
+    s_swept_line (f, k);
     s_figures (f, in, k);
     if (code && *kf_jstr (k, "source"))
         s_code_block (f, language, kf_jstr (k, "source"));
@@ -347,6 +392,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "ideas only.\n", (long long) from_run, (long long) s_id (k),
                      s_num (k, "from_run_speedup"));
         s_runtime_line (f, k);
+        s_swept_line (f, k);
         s_code_block (f, language, kf_jstr (k, "source"));
     }
 }
@@ -359,9 +405,10 @@ s_direction (FILE *f, const kf_prompt_in_t *in)
     if (in->population <= 0 || in->templated)
         return;
     size_t n;
-    const char *const *ideas = kf_prompt_ideas (kf_prompt_task_class (in->spec),
-                                                kf_prompt_target_kind (in->target, in->language),
-                                                &n);
+    const char *const *ideas = kf_prompt_ideas_for (in->spec,
+                                                    kf_prompt_target_kind (in->target,
+                                                                           in->language),
+                                                    &n);
     if (!n)
         return;
     size_t start = (size_t) in->generation * (size_t) in->population;
@@ -376,7 +423,11 @@ s_direction (FILE *f, const kf_prompt_in_t *in)
         fprintf (f, "%s%s", listed++ ? "; " : " Sibling attempts explore: ", ideas[other]);
     }
     fputs (listed ? ". Explore a different idea from those, unless yours clearly needs one of "
-                    "them.\n" : "\n", f);
+                    "them." : "", f);
+    if (in->base && *kf_jstr (in->base, "source"))
+        fputs (" If the kernel to improve already does what you lean towards, change how it "
+               "does it (another split, order or width) rather than keeping it as it is.", f);
+    fputs ("\n", f);
 }
 
 //  ---------------------------------------------------------------------
@@ -425,6 +476,16 @@ kf_prompt_build (const kf_prompt_in_t *in)
     }
 
     kf_prompt_target_section (f, in->target, language, in->hardware, in->compiler);
+    if (kind == KF_TARGET_HOST && !opencl)
+        kf_prompt_host_layout (f, spec);
+    //  A PyTorch reference is timed once, by the reference job, not
+    //  beside each kernel (docs/pytorch-references.md, "Speedups").
+    if (!strcmp (kf_jstr (json_object_get (spec, "reference"), "language"), "pytorch"))
+        fputs ("Speedups: the reference is PyTorch eager, timed once by the run's reference "
+               "job; each kernel's speedup divides that one time by the kernel's own median, "
+               "so a busier or quieter machine moves a kernel's figure without the reference "
+               "moving with it. Compare kernels by runtime and by their share of the peaks "
+               "as well as by speedup.\n", f);
 
     //  An example.
     bool cuda = !strcmp (language, "cuda");
@@ -438,7 +499,11 @@ kf_prompt_build (const kf_prompt_in_t *in)
     if (in->hints && *in->hints) {
         char *hints = kf_prompt_hints_for_target (in->hints, kind);
         if (hints)
-            fprintf (f, "\n## Hints from the search so far\n%s%s", hints,
+            fprintf (f, "\n## Hints from the search so far\n(From the measured moves of "
+                     "parents to children along the archive's coordinates; \"fitness\" is 0 "
+                     "for a kernel that does not compile, 0.1 for a wrong one and 0.5 + "
+                     "0.5 s/(1 + s) for a correct one at speedup s, so +0.01 is a small "
+                     "change.)\n%s%s", hints,
                      hints[strlen (hints) - 1] == '\n' ? "" : "\n");
         free (hints);
     }
@@ -452,6 +517,15 @@ kf_prompt_build (const kf_prompt_in_t *in)
 
     if (in->templated)
         kf_prompt_tune_section (f, in);
+
+    //  A verdict that quotes a screen figure needs the word explained
+    //  once (docs/search.md, "Fidelity").
+    fflush (f);
+    if (text && strstr (text, "(screen "))
+        fputs ("\n(A \"screen\" is the short first timing every candidate gets, about a "
+               "tenth of the full protocol; a candidate close to the best is then timed in "
+               "full, and only the full figure counts. The two can differ by much more than "
+               "timing noise, in either direction: trust the full figure.)\n", f);
 
     //  Requirements and the answer format, last. A CUDA task may allow
     //  vendor libraries; nothing else links (kf_toolchain_nvcc.c).
@@ -479,7 +553,10 @@ kf_prompt_build (const kf_prompt_in_t *in)
                   "- Call nothing beyond the CUDA runtime: no other library is linked.\n");
     //  Ask about the last kernel only when there is one.
     const char *first_ask =
-        in->last ? "what limited the last kernel tried and what you change and why"
+        in->templated && in->base
+            ? "what limits the kernel you turn into a template and which of its choices "
+              "become parameters, and why"
+        : in->last ? "what limited the last kernel tried and what you change and why"
         : in->base ? "what limits the kernel to improve and what you change and why"
                    : "which approach you take and why";
     fprintf (f,
@@ -547,19 +624,30 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
     json_t *row = kf_db_row (db,
                              "SELECT c.id, c.status, c.speedup, c.verdict_detail AS detail,"
                              " c.log, c.coords::text AS coords, c.source_hash, c.norm_hash,"
-                             " e.candidate_ns, e.reference_ns,"
+                             " c.fidelity, e.worker, e.candidate_ns, e.reference_ns,"
                              " e.figures->'correctness' AS correctness,"
                              " e.figures->'bandwidth' AS bandwidth,"
                              " e.figures->'compute' AS compute,"
                              " e.figures->'candidate' AS timing_candidate,"
                              " e.figures->'reference' AS timing_reference,"
-                             " e.figures->'configs' AS configs,"
+                             /* The sweep's whole table (tb): a swept
+                              * candidate's full-protocol job re-times one
+                              * config, its best_config, and holds no table. */
+                             " tb.configs, tb.best_config AS configs_best,"
+                             " (tb.id IS DISTINCT FROM e.id) AS retimed,"
+                             " e.fidelity AS eval_fidelity, e.speedup AS eval_speedup,"
                              /* A profile of the candidate (exec worker
                               * "profile" job: ncu or perf), when one ran;
                               * results from before "profiler" are ncu's. */
                              " p.profile, p.profiler"
                              " FROM candidates c LEFT JOIN LATERAL (SELECT * FROM evaluations"
                              "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
+                             " LEFT JOIN LATERAL (SELECT e2.id, e2.figures->'configs' AS configs,"
+                             "  e2.figures->'best_config' AS best_config FROM evaluations e2"
+                             "  WHERE e2.candidate_id = c.id ORDER BY jsonb_array_length("
+                             "  CASE WHEN jsonb_typeof(e2.figures->'configs') = 'array'"
+                             "  THEN e2.figures->'configs' ELSE '[]' END) DESC, e2.id DESC"
+                             "  LIMIT 1) tb ON true"
                              " LEFT JOIN LATERAL (SELECT j.result->>'summary' AS profile,"
                              "  coalesce(j.result->>'profiler', 'ncu') AS profiler FROM jobs j"
                              "  WHERE j.candidate_id = c.id AND j.kind = 'profile'"
@@ -579,6 +667,25 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
         free (data);
     }
     json_object_del (row, "source_hash");
+    //  The sweep's table is the screen's; the full-protocol job that
+    //  followed timed its chosen point again: put that figure beside it.
+    json_t *table = json_object_get (row, "configs");
+    json_t *chosen = json_object_get (row, "configs_best");
+    size_t i;
+    json_t *b;
+    if (json_array_size (table) > 1 && json_is_true (json_object_get (row, "retimed"))
+        && !strcmp (kf_jstr (row, "eval_fidelity"), "full") && json_is_object (chosen)
+        && json_is_number (json_object_get (row, "eval_speedup")))
+        json_array_foreach (table, i, b)
+            if (json_equal (json_object_get (b, "params"), chosen)
+                && strcmp (kf_jstr (b, "fidelity"), "full")) {
+                json_object_set (b, "full_speedup", json_object_get (row, "eval_speedup"));
+                json_object_set (b, "full_median_ns", json_object_get (row, "candidate_ns"));
+            }
+    static const char *const helpers[] = { "configs_best", "retimed", "eval_fidelity",
+                                           "eval_speedup" };
+    for (size_t h = 0; h < sizeof helpers / sizeof helpers[0]; h++)
+        json_object_del (row, helpers[h]);
     //  Absent rather than null, so the builder's tests read simply.
     const char *key;
     json_t *value;

@@ -10,10 +10,12 @@
 #include "kf_prompt_class.h"
 #include "kf_json.h"
 #include "kf_str.h"
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const s_class_names[] = {
     "elementwise", "row reduction", "matrix product / convolution", "attention", "scan", "other"
@@ -97,6 +99,47 @@ kf_prompt_task_class (json_t *spec)
     return KF_CLASS_ELEMENTWISE;
 }
 
+//  Whether WORD occurs in TEXT as a whole identifier, in any case:
+//  "elu" in "F.elu(" but not in "relu", "sigmoid" not in "hardsigmoid"
+//  nor in "hard-sigmoid".
+static bool
+s_word (const char *text, const char *word)
+{
+    size_t n = strlen (word);
+    for (const char *at = strcasestr (text, word); at; at = strcasestr (at + 1, word)) {
+        bool before = at > text && (isalnum ((unsigned char) at[-1]) || at[-1] == '_');
+        //  "hard-swish", "hard sigmoid": the piecewise-linear kinds.
+        if (!before && at - text >= 5 && !strncasecmp (at - 5, "hard", 4)
+            && (at[-1] == '-' || at[-1] == ' '))
+            before = true;
+        bool after = isalnum ((unsigned char) at[n]) || at[n] == '_';
+        if (!before && !after)
+            return true;
+    }
+    return false;
+}
+
+bool
+kf_prompt_costly_math (json_t *spec)
+{
+    //  Functions a compiler turns into a libm call or a long polynomial;
+    //  square roots, divisions, minima and maxima have SIMD instructions.
+    static const char *const costly[] = {
+        "exp", "expf", "exp2", "exp2f", "expm1", "expm1f", "log", "logf", "log1p", "log2",
+        "tanh", "tanhf", "erf", "erff", "erfc", "erfcf", "sigmoid", "logsigmoid", "gelu",
+        "silu", "swish", "softplus", "elu", "selu", "celu", "mish", "pow", "powf", "sin",
+        "sinf", "cos", "cosf", "softmax", "logsumexp", NULL
+    };
+    const char *texts[4] = { kf_jstr (spec, "op"), kf_jstr (spec, "description"),
+                             kf_jstr (json_object_get (spec, "reference"), "source"),
+                             kf_jstr (json_object_get (spec, "attributes"), "fn") };
+    for (size_t t = 0; t < 4; t++)
+        for (size_t i = 0; costly[i]; i++)
+            if (s_word (texts[t], costly[i]))
+                return true;
+    return false;
+}
+
 kf_target_kind_t
 kf_prompt_target_kind (const char *target, const char *language)
 {
@@ -143,6 +186,13 @@ static const char *const s_bound[] = {
         "- Work out first whether the operation is bound by memory traffic or by arithmetic "
         "(bytes moved against operations done) and optimise for that limit.\n",
 };
+
+//  An elementwise formula of additions, products and comparisons only.
+static const char *s_bound_cheap =
+    "- Each output element depends only on the inputs at the same position, and the formula "
+    "here has no exp, tanh, erf or log (additions, products, minima and maxima only): the "
+    "work is bound by memory traffic, so the aim is the copy bandwidth of the Target section. "
+    "Read each input once, write each output once, and make no extra pass.\n";
 
 static const char *s_philosophy_common =
     "- A wrong kernel is worth less than a slow one: stay within the stated tolerance before "
@@ -210,6 +260,19 @@ static const char *const s_strategies_gpu[] = {
         "reused data in shared (local) memory.\n",
 };
 
+static const char *s_strategies_host_cheap =
+    "- Keep the loop simple, pointers restrict, and let -O3 -march=native vectorise it; a "
+    "clamp written with fminf/fmaxf or a conditional expression vectorises, a branch may "
+    "not.\n"
+    "- Split large tensors across cores with a few threads, each on a contiguous range.\n"
+    "- The output is written once and never read back: non-temporal (streaming) stores can "
+    "save the cache-line read an ordinary store to an uncached line costs.\n";
+static const char *s_strategies_gpu_cheap =
+    "- Consecutive threads on consecutive elements, wide (16-byte) loads where aligned, "
+    "a grid-stride loop, and enough blocks to fill every multiprocessor.\n"
+    "- Several elements per thread, with all loads issued before the first use, so enough "
+    "bytes are in flight to saturate memory.\n";
+
 //  Pitfalls of every task, of some classes, and of each target.
 static const char *s_pitfalls_common =
     "- Outputs are filled with garbage before every call: write every element, every call.\n"
@@ -254,8 +317,12 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 {
     kf_task_class_t c = kf_prompt_task_class (spec);
     kf_target_kind_t k = kf_prompt_target_kind (target, language);
-    char *philosophy = kf_strdupf ("%s%s", s_bound[c], s_philosophy_common);
+    bool cheap = c == KF_CLASS_ELEMENTWISE && spec && !kf_prompt_costly_math (spec);
+    char *philosophy = kf_strdupf ("%s%s", cheap ? s_bound_cheap : s_bound[c],
+                                   s_philosophy_common);
     const char *strategies = k == KF_TARGET_HOST ? s_strategies_host[c] : s_strategies_gpu[c];
+    if (cheap)
+        strategies = k == KF_TARGET_HOST ? s_strategies_host_cheap : s_strategies_gpu_cheap;
     char *pitfalls = kf_strdupf ("%s%s%s%s", s_pitfalls_common,
                                  s_exponentiates (spec, c) ? s_pitfalls_exp : "",
                                  c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION
@@ -278,22 +345,34 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 static const char *const s_ideas_host_ew[] = {
     "a branch-free vectorisable approximation of the expensive function",
     "splitting the tensor across cores with threads",
-    "explicit SIMD intrinsics guarded by the ISA macros", "unrolling with several independent "
-    "chains per iteration", "the simplest loop the compiler vectorises fully", NULL };
+    "explicit SIMD intrinsics guarded by the ISA macros",
+    "unrolling so that several vectors of loads are in flight each iteration",
+    "the simplest loop the compiler vectorises fully", NULL };
+static const char *const s_ideas_host_ew_cheap[] = {
+    "splitting the tensor across cores with threads",
+    "explicit SIMD intrinsics guarded by the ISA macros",
+    "non-temporal (streaming) stores for the output",
+    "the simplest loop the compiler vectorises fully",
+    "unrolling so that several vectors of loads are in flight each iteration", NULL };
 static const char *const s_ideas_host_rows[] = {
     "a single fused pass per row", "several independent accumulators per row",
     "rows split across cores with threads", "explicit SIMD intrinsics for the row loop",
     "blocking several rows together so they share cache", NULL };
 static const char *const s_ideas_host_mm[] = {
     "cache blocking of all three loops", "a register-blocked micro-kernel with FMA",
-    "packing the strided operand into a contiguous buffer", "output blocks split across cores "
-    "with threads", "fusing the epilogue (bias, activation) into the product loop", NULL };
+    "packing blocks of an operand into the order the innermost loop reads them",
+    "output blocks split across cores with threads",
+    "fusing the epilogue (bias, activation) into the product loop", NULL };
 static const char *const s_ideas_host_other[] = {
     "restructuring loops so the innermost one is contiguous", "threads over independent work",
     "explicit SIMD intrinsics", "fusing passes so data is read once", NULL };
 static const char *const s_ideas_gpu_ew[] = {
     "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
     "fast math intrinsics within the tolerance", "several elements per thread", NULL };
+static const char *const s_ideas_gpu_ew_cheap[] = {
+    "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
+    "several elements per thread", "streaming loads and stores that do not stay in cache",
+    NULL };
 static const char *const s_ideas_gpu_rows[] = {
     "one warp per row with shuffle reductions", "one block per row with a two-level reduction",
     "a single fused pass per row", "vectorised row loads", NULL };
@@ -317,6 +396,22 @@ kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
     case KF_CLASS_ATTENTION: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
     default: list = host ? s_ideas_host_other : s_ideas_gpu_other; break;
     }
+    size_t n = 0;
+    while (list[n])
+        n++;
+    if (count)
+        *count = n;
+    return list;
+}
+
+const char *const *
+kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
+{
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    if (c != KF_CLASS_ELEMENTWISE || kf_prompt_costly_math (spec))
+        return kf_prompt_ideas (c, k, count);
+    const char *const *list = k == KF_TARGET_HOST ? s_ideas_host_ew_cheap
+                                                  : s_ideas_gpu_ew_cheap;
     size_t n = 0;
     while (list[n])
         n++;

@@ -11,6 +11,7 @@
 #define KF_PROMPT_CLASS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum {
@@ -48,6 +49,17 @@ json_t *kf_prompt_default_sections_for (const char *language, const char *target
  * a NULL-ended list of short phrases (static). Sibling prompts are each
  * pointed at a different one. */
 const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count);
+
+/* The same for task SPEC: an elementwise formula without costly math
+ * (kf_prompt_costly_math false) gets directions about memory traffic,
+ * not about approximating a function it does not have. */
+const char *const *kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count);
+
+/* Whether SPEC's op, description, attributes.fn or reference source
+ * names a function that costs far more than a multiply-add (exp, tanh,
+ * erf, log, sigmoid, GELU, ELU, ...), as a whole word in any case. An
+ * elementwise task without one is bound by memory traffic. */
+bool kf_prompt_costly_math (json_t *spec);
 
 /* HINTS (the gradient's sentences, GPU vocabulary) in the words of a
  * target of kind K: on the host, shared-memory tiling is cache blocking,

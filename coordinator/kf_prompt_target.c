@@ -75,7 +75,8 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
     const char *scope = kind == KF_TARGET_HOST && s_has (d, "cores") ? " (all cores together)"
                                                                       : "";
     if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0)
-        fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker%s.\n",
+        fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker (bytes "
+                 "read plus bytes written, ordinary stores)%s.\n",
                  s_num (d, "copy_bandwidth_gbs"), scope);
     if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0)
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
@@ -148,8 +149,24 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                    "defined(__AVX512F__), __AVX2__, __FMA__ or __ARM_NEON and keep a portable "
                    "path.\n", f);
         }
+        //  GCC in an ISO mode (-std=c11) neither contracts a*b+c into an
+        //  FMA nor defines the POSIX interfaces; clang contracts within an
+        //  expression. What a kernel author must write by hand follows.
+        if (flags && !strcmp (language, "c") && strstr (flags, "-std=c11")) {
+            if (*version && !strstr (version, "clang"))
+                fputs ("-std=c11 is ISO C: GCC then does not fuse a*b+c into one FMA "
+                       "(-ffp-contract=off), and without -ffast-math it does not reorder a "
+                       "floating-point sum, so it will not vectorise a reduction loop; call "
+                       "fmaf() or FMA intrinsics, and keep several partial sums yourself.\n",
+                       f);
+            fputs ("No POSIX feature macro is defined by -std=c11: put #define _GNU_SOURCE "
+                   "(or _POSIX_C_SOURCE 200809L) before the first #include to use "
+                   "clock_gettime, sched_* or CPU affinity; pthread_create and friends need no "
+                   "extra flag or library.\n", f);
+        }
         fputs ("kf_forward is called on one thread; it may start its own threads (POSIX "
-               "threads) if they have all finished when it returns.\n"
+               "threads) if they have all finished when it returns: creating and joining "
+               "them is part of every timed call, and no thread or pool may outlive a call.\n"
                "Timing: every timed batch starts with the tensors flushed from every cache "
                "level and each call gets inputs of its own, so the kernel is timed with cold "
                "caches, against the reference timed the same way.\n", f);
@@ -157,6 +174,53 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
     else if (kind == KF_TARGET_CUDA)
         fputs ("Timing: the L2 cache is flushed before each sample of back-to-back calls, "
                "timed by device events around a device-wide synchronisation.\n", f);
+}
+
+static double
+s_dtype_bytes (const char *dtype)
+{
+    if (!strcmp (dtype, "f64") || !strcmp (dtype, "i64"))
+        return 8;
+    if (!strcmp (dtype, "f16") || !strcmp (dtype, "bf16"))
+        return 2;
+    return 4;
+}
+
+void
+kf_prompt_host_layout (FILE *f, json_t *spec)
+{
+    //  kf_runner.c maps each tensor so that it ends where an inaccessible
+    //  page begins: its start is as aligned as its size in bytes allows.
+    fputs ("Memory layout: every tensor is dense and row-major (strides as its shape "
+           "implies). Each one ends exactly where an inaccessible page begins, so a read or "
+           "write past its last element faults, and its first element is aligned only to the "
+           "largest power of two dividing its size in bytes (at most a page, 4096 bytes on "
+           "x86_64); "
+           "use unaligned loads, or peel to an aligned start, before aligned or streaming "
+           "stores.", f);
+    const char *lists[2] = { "inputs", "outputs" };
+    int shown = 0;
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *t;
+        json_array_foreach (json_object_get (spec, lists[l]), i, t) {
+            double bytes = s_dtype_bytes (kf_jstr (t, "dtype"));
+            size_t j;
+            json_t *d;
+            json_array_foreach (json_object_get (t, "shape"), j, d)
+                bytes *= (double) json_integer_value (d);
+            long align = 1;
+            while (align < 4096 && bytes > 0 && fmod (bytes, (double) (align * 2)) == 0)
+                align *= 2;
+            fprintf (f, "%s%s %ld", shown++ ? ", " : " At the main shape: ",
+                     kf_jstr (t, "name"), align);
+        }
+    }
+    fputs (shown ? " bytes.\n" : "\n", f);
+    fputs ("ctx->scratch_alloc on the host is malloc (16-byte aligned), at most 64 blocks a "
+           "call, each freed when the call returns; allocating and freeing are inside the "
+           "timed call (fresh memory each call, so its first touch may fault pages in), and "
+           "the threads you start may use the memory.\n", f);
 }
 
 //  The cache that keeps a working set between timed calls, from the

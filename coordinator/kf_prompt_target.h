@@ -30,6 +30,11 @@ const char *kf_prompt_build_flags (const char *language);
 void kf_prompt_target_section (FILE *f, const char *target, const char *language,
                                json_t *hardware, json_t *compiler);
 
+/* Writes the host's memory layout of SPEC's tensors: dense, row-major,
+ * each ending at an inaccessible page (the exec worker's kf_runner.c),
+ * so the alignment of each tensor's start follows from its size. */
+void kf_prompt_host_layout (FILE *f, json_t *spec);
+
 /* Writes one line on kernel K's position against the peaks (its
  * evaluation's bandwidth and compute figures, the device's measured
  * ceilings), when it was timed: memory and compute both, in the words of

@@ -38,10 +38,17 @@ s_table (FILE *f, json_t *configs)
         if (!*verdict || !strcmp (verdict, "not_run"))
             fprintf (f, "not run%s%s\n", *kf_jstr (row, "skipped_reason") ? " (" : "",
                      *kf_jstr (row, "skipped_reason") ? kf_jstr (row, "skipped_reason") : "");
-        else if (json_is_number (json_object_get (row, "speedup")))
-            fprintf (f, "%s, %.3fx, %.4g us per call (%s timing)\n", verdict,
+        else if (json_is_number (json_object_get (row, "speedup"))) {
+            fprintf (f, "%s, %.3fx, %.4g us per call (%s timing", verdict,
                      kf_jnum (row, "speedup", 0), kf_jnum (row, "median_ns", 0) / 1e3,
                      *kf_jstr (row, "fidelity") ? kf_jstr (row, "fidelity") : "?");
+            //  The same point timed again in full (kf_prompt_kernel).
+            if (json_is_number (json_object_get (row, "full_speedup")))
+                fprintf (f, "; then the full protocol: %.3fx, %.4g us per call",
+                         kf_jnum (row, "full_speedup", 0),
+                         kf_jnum (row, "full_median_ns", 0) / 1e3);
+            fputs (")\n", f);
+        }
         else
             fprintf (f, "%s%s%.200s\n", verdict, *kf_jstr (row, "detail") ? ": " : "",
                      kf_jstr (row, "detail"));
@@ -57,7 +64,29 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
     int points = in->tune_points > 0 ? in->tune_points : 8;
     json_t *tol = json_object_get (in->spec, "tolerance");
     fputs ("\n## Tuning parameters\n", f);
-    if (in->base && *kf_jstr (in->base, "source"))
+    json_t *configs = json_object_get (in->base, "configs");
+    //  A kernel that was swept already is a template: the code shown has
+    //  its own defaults, and the point that won may differ from them.
+    json_t *won = NULL;
+    size_t i;
+    json_t *row;
+    json_array_foreach (configs, i, row)
+        if (json_is_number (json_object_get (row, "speedup"))
+            && !strcmp (kf_jstr (row, "verdict"), "correct")
+            && (!won || kf_jnum (row, "speedup", 0) > kf_jnum (won, "speedup", 0)))
+            won = row;
+    if (in->base && *kf_jstr (in->base, "source") && json_array_size (configs) > 1) {
+        char label[256] = "";
+        if (won)
+            kf_tune_params_label (json_object_get (won, "params"), label, sizeof label);
+        fprintf (f, "The kernel under \"Kernel to improve\" (candidate %lld, %.3fx) is a "
+                 "template already, and its code shows its own defaults, not the point that "
+                 "won%s%s%s. Refine it: make the winning values the defaults, narrow the lists "
+                 "around them, and add a parameter for a choice the last sweep did not "
+                 "cover", (long long) kf_jint (in->base, "id"), kf_jnum (in->base, "speedup", 0),
+                 *label ? " (" : "", label, *label ? ")" : "");
+    }
+    else if (in->base && *kf_jstr (in->base, "source"))
         fprintf (f, "Rewrite the kernel under \"Kernel to improve\" (candidate %lld, %.3fx) "
                  "as a template", (long long) kf_jint (in->base, "id"),
                  kf_jnum (in->base, "speedup", 0));
@@ -73,11 +102,30 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "is compiled with -DNAME=value and judged like any kernel: every point must "
              "match the reference within the tolerance above (relative error below %g, %g%% "
              "of elements, cosine at least %.6g), not the other points bit for bit. The "
-             "fastest correct point counts.\n",
+             "fastest correct point counts.\n"
+             "The kf-tune line holds NAME=v1,v2,... tokens separated by spaces: names are "
+             "identifiers, values integers or identifiers (no spaces, no expressions); a line "
+             "with any other token is ignored whole. A parameter's default is the value of its "
+             "#define, put first in the list when the list lacks it. The points after the "
+             "one-parameter moves follow a fixed sequence spread evenly over the remaining "
+             "combinations, not a choice of yours: a combination of two changes that must be "
+             "built should be the default. A point that does not build or is wrong loses "
+             "only itself. Every point is first timed with a short screen (cold caches as "
+             "always, fewer samples); the two fastest are timed again with the full protocol, "
+             "and the faster full figure is the kernel's: a screen ranking can invert in "
+             "full.\n",
              s_examples[kind], points, kf_jnum (tol, "rtol", 1e-2),
              100 * kf_jnum (tol, "min_match", 0.99), kf_jnum (tol, "min_cosine", 0.99985));
-    json_t *configs = json_object_get (in->base, "configs");
-    if (json_array_size (configs) > 1) {
+    //  Not swept itself, but its last child was: that sweep is the
+    //  evidence about the same code's parameters.
+    json_t *child = json_object_get (in->last, "configs");
+    if (json_array_size (configs) < 2 && json_array_size (child) > 1) {
+        fprintf (f, "The last template made from this kernel (candidate %lld) measured %zu "
+                 "points:\n", (long long) kf_jint (in->last, "id"), json_array_size (child));
+        s_table (f, child);
+        fputs ("Start from what that sweep learnt rather than repeating its lists.\n", f);
+    }
+    else if (json_array_size (configs) > 1) {
         fprintf (f, "The previous tuning of this kernel measured %zu points:\n",
                  json_array_size (configs));
         s_table (f, configs);
