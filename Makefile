@@ -35,11 +35,16 @@ objs_of    = $(patsubst %.c,$(OBJ)/%.o,$(1))
 # The offline generator's templates, each embedded as kf_tmpl_NAME_EXT
 # (templates/softmax.cu: kf_tmpl_softmax_cu).
 TEMPLATES := $(wildcard $(addprefix llm-gateway/templates/*.,c cu cl txt))
+# kfctl's Python (kfctl/py/: the package `kfctl export --torch` writes),
+# each embedded as kf_py_NAME (py/export_init.py: kf_py_export_init).
+KFCTL_PY  := $(wildcard kfctl/py/*.py)
 LIBKF     := $(BUILD)/libkf.a
 LIBKF_OBJS = $(call objs_of,$(foreach d,$(LIB_DIRS),$(call lib_srcs,$(d)))) \
              $(OBJ)/gen/kf_contract_text.o $(OBJ)/gen/kf_torch_ref_py.o \
+             $(OBJ)/gen/kf_profile_model_py.o \
              $(OBJ)/gen/kf_search_defaults_text.o $(OBJ)/gen/kf_cuda_judge_image.o \
-             $(patsubst llm-gateway/templates/%,$(OBJ)/gen/tmpl/%.o,$(TEMPLATES))
+             $(patsubst llm-gateway/templates/%,$(OBJ)/gen/tmpl/%.o,$(TEMPLATES)) \
+             $(patsubst kfctl/py/%.py,$(OBJ)/gen/py/%.o,$(KFCTL_PY))
 
 BINARIES  := $(BIN)/kf-coordinator $(BIN)/kf-llm-gateway $(BIN)/kf-compile-worker \
              $(BIN)/kf-exec-worker $(BIN)/kfctl
@@ -107,6 +112,16 @@ $(BUILD)/gen/kf_cuda_judge_image.c: exec-worker/kf_cuda_judge.cu exec-worker/kf_
 $(BUILD)/gen/tmpl/%.c: llm-gateway/templates/% common/embed.sh
 	@mkdir -p $(dir $@)
 	sh common/embed.sh kf_tmpl_$(subst .,_,$*) $< > $@
+
+# The model profiler, run by the exec worker (model_profile jobs) and by
+# kfctl profile-model --local.
+$(BUILD)/gen/kf_profile_model_py.c: common/kf_profile_model.py common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_profile_model_py $< > $@
+
+$(BUILD)/gen/py/%.c: kfctl/py/%.py common/embed.sh
+	@mkdir -p $(dir $@)
+	sh common/embed.sh kf_py_$* $< > $@
 
 $(OBJ)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@
  *  The format is documented in docs/task-format.md.
  */
 #include "kf_str.h"
+#include "kf_suggest.h"
 #include "kf_task.h"
 #include "kf_hash.h"
 #include "kf_kernel.h"
@@ -76,8 +77,10 @@ s_known_keys (json_t *obj, const char *where, const char *const *allowed, char *
         bool known = false;
         for (int i = 0; allowed[i] && !known; i++)
             known = strcmp (key, allowed[i]) == 0;
+        const char *near = known ? NULL : kf_suggest_list (key, allowed);
         if (!known)
-            return kf_fail (err, "%s%s%s: unknown field", where, *where ? "." : "", key);
+            return kf_fail (err, "%s%s%s: unknown field%s%s%s", where, *where ? "." : "", key,
+                            near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     }
     return 0;
 }

@@ -19,6 +19,7 @@ typedef struct {
     int heartbeat_ms;        /* to and from workers */
     int liveness;            /* heartbeats missed before a worker is dead */
     int max_attempts;        /* leases of one job before it fails for good */
+    int worker_wait_s;       /* a run no worker can serve fails after it (kf_coord_fit.c) */
     size_t max_message;
     size_t max_held_bytes;   /* RESULTs held while the database is away */
     int db_connect_s;        /* kf_db_set_limits */

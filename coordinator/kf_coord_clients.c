@@ -3,11 +3,16 @@
  *  CANCEL, DRAIN, AUDIT, STATUS and WORKERS, RUNS, SHOW and BEST. Each
  *  request is answered on its own, outside the pass's transaction.
  */
+#include "kf_coord_export.h"
+#include "kf_coord_profile.h"
+#include "kf_coord_fit.h"
+#include "kf_coord_source.h"
 #include "kf_coord_internal.h"
 #include "kf_log.h"
 #include "kf_meta.h"
 #include "kf_models.h"
 #include "kf_str.h"
+#include "kf_suite.h"
 #include "kf_task.h"
 #include <string.h>
 
@@ -41,6 +46,13 @@ static const char *S_RUN_COLUMNS =
     " r.best_speedup, r.first_speedup,"
     " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
     " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
+    " r.suite_id, r.suite_problem,"                     /* kf_suite.c */
+    /* The best candidate's median and the reference's (its last correct
+     * evaluation): the absolute times behind best_speedup. */
+    " (SELECT e.candidate_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id"
+    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS best_ns,"
+    " (SELECT e.reference_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id"
+    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS reference_ns,"
     /* Progress (s_run_progress): candidates open now, the best figure
      * still waiting for its re-verification or full-protocol timing, the
      * seconds since submission, and the counts the total is made of. */
@@ -125,6 +137,7 @@ s_run_progress (kf_coord_t *self, json_t *run)
                                     "p_cfg_rounds", "p_cfg_in_flight" };
     for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
         json_object_del (run, hidden[i]);
+    kf_coord_fit_annotate (self, run);   /* "waiting": no worker can take its jobs */
 }
 
 static void
@@ -268,7 +281,18 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
         return;
     }
     char *why = NULL;
+    int suite_rc = kf_suite_check (self->db, msg->body, &why);   /* suite, suite_id, problem */
+    if (suite_rc) {
+        kf_coord_reply_error (self, sock, route, suite_rc > 0 ? "bad-request" : "unavailable",
+                              suite_rc > 0 && why ? why : "database unavailable");
+        free (why);
+        return;
+    }
     json_t *generator = s_generator_config (config, &why);
+    if (generator && kf_coord_fit_models (self, generator, &why)) {   /* kf_coord_fit.c */
+        json_decref (generator);
+        generator = NULL;
+    }
     if (!generator) {
         kf_coord_reply_error (self, sock, route, "bad-request",
                               why ? why : "bad generator settings");
@@ -297,7 +321,7 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     const char *name = json_string_value (json_object_get (task, "name"));
     char g[24], p[24], s[24];
     const char *tparams[3] = { name ? name : "task", hash, spec };
-    int64_t run_id = 0;
+    int64_t run_id = 0, suite_id = 0;
     if (kf_db_begin (self->db) == 0) {
         json_t *trow = kf_db_row (self->db,
                                   "INSERT INTO tasks (name, hash, spec) VALUES ($1, $2, $3)"
@@ -319,7 +343,8 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
             json_decref (rrow);
         }
         json_decref (trow);
-        if (run_id && kf_search_start_run (&self->search, run_id) == 0
+        if (run_id && kf_suite_join (self->db, msg->body, run_id, &suite_id) == 0
+            && kf_search_start_run (&self->search, run_id) == 0
             && kf_db_commit (self->db) == 0)
             kf_coord_publish_events (self);
         else {
@@ -344,13 +369,44 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     s_tuning_plan (self, json_object_get (config, "tuning"),
                    json_object_get (config, "tuning_rounds"),
                    json_object_get (config, "max_in_flight"), population, &n_rounds, &per_round);
-    kf_coord_send (self, sock, route, "SUBMITTED",
-                   json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I}", "run_id", (json_int_t) run_id,
-                              "candidates",
-                              (json_int_t) (generations * population + n_rounds * per_round),
-                              "generations", generations, "population", population,
-                              "tuning_rounds", (json_int_t) n_rounds,
-                              "tuning_candidates", (json_int_t) per_round));
+    json_t *submitted = json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I}", "run_id",
+                                   (json_int_t) run_id, "candidates",
+                                   (json_int_t) (generations * population + n_rounds * per_round),
+                                   "generations", generations, "population", population,
+                                   "tuning_rounds", (json_int_t) n_rounds,
+                                   "tuning_candidates", (json_int_t) per_round);
+    if (suite_id)
+        json_object_set_new (submitted, "suite_id", json_integer (suite_id));
+    char *no_worker = kf_coord_fit_target (self, target);   /* said now, not by silence */
+    if (no_worker)
+        json_object_set_new (submitted, "warnings", json_pack ("[s]", no_worker));
+    free (no_worker);
+    kf_coord_send (self, sock, route, "SUBMITTED", submitted);
+}
+
+/* SUITE {suite_id}: the suite with its runs (kf_suite.h); SUITES: every
+ * suite with its runs counted by status. */
+static void
+s_on_suite (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
+{
+    if (!strcmp (msg->type, "SUITES")) {
+        json_t *suites = kf_suite_list (self->db);
+        if (suites)
+            kf_coord_send (self, sock, route, "SUITES", json_pack ("{s:o}", "suites", suites));
+        else
+            kf_coord_reply_error (self, sock, route, "unavailable", "database unavailable");
+        return;
+    }
+    bool failed = false;
+    json_t *body = kf_suite_show (self->db, kf_msg_int (msg, "suite_id", 0), S_RUN_COLUMNS,
+                                  &failed);
+    if (!body) {
+        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
+                              failed ? "database unavailable" : "no suite with that id");
+        return;
+    }
+    s_runs_progress (self, json_object_get (body, "runs"));
+    kf_coord_send (self, sock, route, "SUITE", body);
 }
 
 static void
@@ -570,6 +626,16 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
         s_on_audit (self, sock, route, msg);
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
+    else if (!strcmp (type, "EXPORT"))
+        kf_coord_on_export (self, sock, route, msg);
+    else if (!strcmp (type, "PROFILE_MODEL"))
+        kf_coord_on_profile_model (self, sock, route, msg);
+    else if (!strcmp (type, "PROFILE_STATE"))
+        kf_coord_on_profile_state (self, sock, route, msg);
+    else if (!strcmp (type, "SOURCE"))   /* kfctl source: any candidate */
+        kf_coord_on_source (self, sock, route, msg);
+    else if (!strcmp (type, "SUITE") || !strcmp (type, "SUITES"))
+        s_on_suite (self, sock, route, msg);
     else if (!strcmp (type, "RUNS")) {
         char sql[4096];
         snprintf (sql, sizeof sql, "%s ORDER BY r.id", S_RUN_COLUMNS);
@@ -591,12 +657,22 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
         if (!strcmp (type, "SHOW")) {
             json_t *cands = kf_db_query (
                 self->db,
-                "SELECT id, generation, slot, parent_id, status, language, speedup,"
-                " fitness, generator, model, cost_usd, coords::text AS coords,"
-                " verdict_detail, audit_reason, audit_verdict, verify_state,"
-                " verify_reason, verify_speedup, fidelity, screen_speedup FROM candidates"
-                " WHERE run_id = $1"
-                " ORDER BY generation, slot",
+                "SELECT c.id, c.generation, c.slot, c.parent_id, c.status, c.language, c.speedup,"
+                " c.fitness, c.generator, c.model, c.cost_usd, c.coords::text AS coords,"
+                " c.verdict_detail, c.audit_reason, c.audit_verdict, c.verify_state,"
+                " c.verify_reason, c.verify_speedup, c.fidelity, c.screen_speedup,"
+                /* the absolute times behind the speedup (its last evaluation,
+                 * a correct one first): medians and p10-p90, in ns */
+                " e.candidate_ns, e.reference_ns,"
+                " (e.figures->'candidate'->>'p10_ns')::float8 AS candidate_p10_ns,"
+                " (e.figures->'candidate'->>'p90_ns')::float8 AS candidate_p90_ns,"
+                " (e.figures->'reference'->>'p10_ns')::float8 AS reference_p10_ns,"
+                " (e.figures->'reference'->>'p90_ns')::float8 AS reference_p90_ns"
+                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns, reference_ns,"
+                "  figures FROM evaluations WHERE candidate_id = c.id"
+                "  ORDER BY correct DESC, id DESC LIMIT 1) e ON true"
+                " WHERE c.run_id = $1"
+                " ORDER BY c.generation, c.slot",
                 1, params);
             json_t *cells = kf_db_query (
                 self->db,
@@ -627,16 +703,33 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
         }
         json_t *cand = kf_db_row (self->db,
                                   "SELECT c.id, c.generation, c.slot, c.parent_id, c.status,"
-                                  " c.language, c.speedup, c.verdict_detail, c.source_hash"
+                                  " c.language, c.speedup, c.verdict_detail, c.source_hash,"
+                                  /* the tuning point measured, and the times behind
+                                   * the speedup (kfctl best applies and prints them) */
+                                  " e.figures->'best_config' AS best_config,"
+                                  " e.candidate_ns, e.reference_ns"
                                   " FROM runs r JOIN candidates c ON c.id = r.best_candidate_id"
+                                  " LEFT JOIN LATERAL (SELECT figures, candidate_ns, reference_ns"
+                                  "  FROM evaluations WHERE candidate_id = c.id AND correct"
+                                  "  ORDER BY id DESC LIMIT 1) e ON true"
                                   " WHERE r.id = $1",
                                   1, params, NULL);
-        json_decref (run);
+        /* "yet" only while the run can still find one. */
+        const char *status = json_string_value (json_object_get (run, "status"));
+        char why[600];
+        if (status && strcmp (status, "running") && strcmp (status, "queued"))
+            snprintf (why, sizeof why, "the run ended (%s) with no correct candidate%s%.400s", status,
+                      json_is_string (json_object_get (run, "reason")) ? ": " : "",
+                      json_is_string (json_object_get (run, "reason"))
+                          ? json_string_value (json_object_get (run, "reason")) : "");
+        else
+            snprintf (why, sizeof why, "the run has no correct candidate yet");
         if (!cand) {
-            kf_coord_reply_error (self, sock, route, "not-found",
-                                  "the run has no correct candidate yet");
+            json_decref (run);
+            kf_coord_reply_error (self, sock, route, "not-found", why);
             return;
         }
+        json_decref (run);
         void *data = NULL;
         size_t size = 0;
         kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1",

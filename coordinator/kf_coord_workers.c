@@ -8,6 +8,7 @@
  *  jobs each holds. A job leaving its lease other than by a result goes
  *  through s_requeue_ex, with only constants in the statement's text.
  */
+#include "kf_coord_fit.h"
 #include "kf_coord_internal.h"
 #include "kf_log.h"
 #include "kf_msg_compile.h"
@@ -599,6 +600,8 @@ kf_coord_cron (kf_coord_t *self)
                 self->counters[KF_COORD_DB_ERRORS]++;
             kf_pgarray_destroy (&ids);
         }
+        /* Runs no connected worker could serve for worker_wait_s fail. */
+        kf_coord_fit_check (self);
         /* Jobs may have been added by another writer (benchmarks). */
         self->dispatch_needed = true;
     }

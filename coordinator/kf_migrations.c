@@ -283,6 +283,21 @@ static const char *s_migrations[] = {
     "  ADD COLUMN IF NOT EXISTS duplicate_of bigint REFERENCES candidates (id);"
     "CREATE INDEX IF NOT EXISTS candidates_norm_hash ON candidates (run_id, norm_hash)"
     "  WHERE norm_hash IS NOT NULL;",
+
+    /* 12: suites (coordinator/kf_suite.c, docs/kfctl.md "Suites"): many
+     * problems submitted together, each a run of its own that names its
+     * suite, so a suite is as durable as its runs. skipped keeps what the
+     * submitter left out and why; suite_problem the path a run came from.
+     * Written with IF NOT EXISTS so that it is safe at whatever position
+     * it lands. */
+    "CREATE TABLE IF NOT EXISTS suites ("
+    "  id bigserial PRIMARY KEY,"
+    "  name text NOT NULL,"
+    "  skipped jsonb NOT NULL DEFAULT '[]',"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS suite_id bigint REFERENCES suites (id),"
+    "  ADD COLUMN IF NOT EXISTS suite_problem text;"
+    "CREATE INDEX IF NOT EXISTS runs_suite ON runs (suite_id) WHERE suite_id IS NOT NULL;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

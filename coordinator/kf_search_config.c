@@ -8,6 +8,7 @@
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_str.h"
+#include "kf_suggest.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +135,18 @@ kf_search_config_check (json_t *config, json_t *out, char **why)
             known = !strcmp (key, s_keys[k].key);
         for (size_t k = 0; s_other_keys[k] && !known; k++)
             known = !strcmp (key, s_other_keys[k]);
-        if (!known)
-            return kf_fail (why, "config.%s: unknown key (docs/search.md lists a run"
-                            " config's keys)", key);
+        if (!known) {   /* with the nearest known key, if one is near */
+            const char *names[S_N_KEYS + 16] = { NULL };
+            size_t n = 0;
+            for (size_t k = 0; k < S_N_KEYS; k++)
+                names[n++] = s_keys[k].key;
+            for (size_t k = 0; s_other_keys[k] && n < S_N_KEYS + 16; k++)
+                names[n++] = s_other_keys[k];
+            const char *near = kf_suggest (key, names, n);
+            return kf_fail (why, "config.%s: unknown key%s%s%s (docs/search.md lists a run"
+                            " config's keys)", key, near ? "; did you mean '" : "",
+                            near ? near : "", near ? "'?" : "");
+        }
     }
     for (size_t k = 0; k < S_N_KEYS; k++) {
         json_t *v = json_object_get (config, s_keys[k].key);

@@ -30,6 +30,9 @@ static const kf_cfg_entry_t s_table[] = {
     { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval to and from workers" },
     { "liveness", KF_CFG_INT, "3", 1, 100, "missed heartbeats before a worker is dead" },
     { "max_attempts", KF_CFG_INT, "3", 1, 100, "leases of one job before it fails for good" },
+    { "worker_wait_s", KF_CFG_INT, "900", 0, 604800,
+      "a running run whose queued jobs no connected worker can take (a target no exec"
+      " worker runs, no gateway connected) fails after this long (0: waits for ever)" },
     { "max_message_bytes", KF_CFG_INT, "67108864", 4096, 1073741824,
       "largest message accepted; larger ones get an 'oversized' ERROR" },
     { "max_held_result_bytes", KF_CFG_INT, "268435456", 65536, 17179869184,
@@ -103,6 +106,7 @@ main (int argc, char **argv)
         .heartbeat_ms = (int) kf_config_int (cfg, "heartbeat_ms"),
         .liveness = (int) kf_config_int (cfg, "liveness"),
         .max_attempts = (int) kf_config_int (cfg, "max_attempts"),
+        .worker_wait_s = (int) kf_config_int (cfg, "worker_wait_s"),
         .max_message = (size_t) kf_config_int (cfg, "max_message_bytes"),
         .max_held_bytes = (size_t) kf_config_int (cfg, "max_held_result_bytes"),
         .batch = (int) kf_config_int (cfg, "batch"),

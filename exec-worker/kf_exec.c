@@ -9,6 +9,7 @@
  *  or hang is a verdict (ok), the reference's is a failed job.
  */
 #include "kf_exec.h"
+#include "kf_model_profile.h"
 #include "kf_backend.h"
 #include "kf_eval_check.h"
 #include "kf_log.h"
@@ -583,6 +584,10 @@ s_handle (const kf_exec_config_t *cfg, const kf_job_t *job, const kf_exec_wrap_t
     }
     if (!wrap && job->kind && strcmp (job->kind, "profile") == 0) {
         kf_profile_handle (cfg, job, res);     /* kf_profile.c: ncu or perf */
+        return;
+    }
+    if (!wrap && job->kind && strcmp (job->kind, "model_profile") == 0) {
+        kf_model_profile_handle (job, res);    /* kf_model_profile.c: kfctl profile-model */
         return;
     }
     double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;

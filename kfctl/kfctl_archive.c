@@ -117,6 +117,16 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     json_t *archive = json_object_get (body, "archive");
     json_t *candidates = json_object_get (body, "candidates");
     size_t occupied = json_array_size (archive);
+    const char *status = kf_ctl_str (run, "status");
+    bool ended = !strcmp (status, "done") || !strcmp (status, "failed")
+                 || !strcmp (status, "cancelled");
+    /* Three grids of dashes say nothing a line cannot. */
+    if (occupied == 0) {
+        fprintf (out, "archive: empty (%s)\n\n",
+                 ended ? "no correct candidate was found" : "no correct candidate yet");
+        fprintf (out, "best kernel: none\n");
+        return;
+    }
     fprintf (out, "archive: %zu cell%s occupied; each grid cell shows the best "
              "elite speedup over the third dimension\n",
              occupied, occupied == 1 ? "" : "s");
@@ -134,7 +144,7 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     long long best_id = kf_ctl_int (run, "best_candidate_id", -1);
     json_t *best = best_id >= 0 ? s_candidate (candidates, best_id) : NULL;
     if (!best) {
-        fprintf (out, "best kernel: none correct yet\n");
+        fprintf (out, "best kernel: %s\n", ended ? "none" : "none correct yet");
         return;
     }
     char speedup[32];
@@ -168,6 +178,10 @@ kf_ctl_print_archive (FILE *out, json_t *body)
             break;      /* a parent outside this reply: stop at its id */
     }
     fprintf (out, "\n");
+    char times[256];
+    kf_ctl_times_text (best, times, sizeof times);
+    if (*times)
+        fprintf (out, "best kernel times: %s\n", times);
 }
 
 /* An edit in one line: "pitfalls: +\"- Observed...\"" for an append,

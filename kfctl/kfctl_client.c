@@ -179,11 +179,28 @@ kf_ctl_wait_readable (zsock_t *sock, int timeout_ms)
 int
 kf_ctl_secure (zsock_t *sock, const char *endpoint, char **err)
 {
+    /* Said here in kfctl's own terms (the variables it reads), not in
+     * the daemons' config keys that kf_curve_client_apply names. */
+    if (strncmp (endpoint, "tcp://", 6) && strncmp (endpoint, "ipc://", 6)
+        && strncmp (endpoint, "inproc://", 9))
+        return kf_fail (err, "'%s' is no endpoint: give tcp://HOST:PORT or ipc://PATH"
+                        " (--endpoint, or the variables KF_CLIENT_ENDPOINT,"
+                        " KF_STATUS_ENDPOINT, KF_EVENT_ENDPOINT)", endpoint);
     const char *plain = getenv ("KF_ALLOW_PLAIN_TCP");
     bool allow_plain = plain && (!strcmp (plain, "1") || !strcasecmp (plain, "true")
                                  || !strcasecmp (plain, "yes"));
-    return kf_curve_client_apply (sock, endpoint, getenv ("KF_CURVE_CERT"),
-                                  getenv ("KF_CURVE_SERVER_KEY"), allow_plain, err);
+    const char *cert = getenv ("KF_CURVE_CERT"), *key = getenv ("KF_CURVE_SERVER_KEY");
+    bool have_cert = cert && *cert, have_key = key && *key;
+    if (kf_curve_scope (endpoint) == KF_SCOPE_REMOTE && !have_cert && !have_key && !allow_plain)
+        return kf_fail (err, "%s leaves this host: set KF_CURVE_CERT (your secret"
+                        " certificate, from 'kfctl keygen') and KF_CURVE_SERVER_KEY (the"
+                        " coordinator's public key), or KF_ALLOW_PLAIN_TCP=1 to send in"
+                        " the clear", endpoint);
+    if (kf_curve_scope (endpoint) != KF_SCOPE_LOCAL && have_cert != have_key)
+        return kf_fail (err, "CURVE needs both KF_CURVE_CERT (your secret certificate) and"
+                        " KF_CURVE_SERVER_KEY (the coordinator's public key); only %s is set",
+                        have_cert ? "KF_CURVE_CERT" : "KF_CURVE_SERVER_KEY");
+    return kf_curve_client_apply (sock, endpoint, cert, key, allow_plain, err);
 }
 
 kf_ctl_rc_t

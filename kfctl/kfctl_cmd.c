@@ -38,13 +38,15 @@ int
 kf_ctl_no_endpoint (const char *which)
 {
     char *dir = kf_ctl_state_dir ();
-    fprintf (stderr,
-             "kfctl: no %s endpoint known: pass --%s, set KF_%s_ENDPOINT, "
-             "or start a single-node system with 'kf-local up' "
-             "(no entry in %s/endpoints)\n",
-             which, !strcmp (which, "client") ? "endpoint" : "status-endpoint",
-             !strcmp (which, "client") ? "CLIENT" : "STATUS",
-             dir ? dir : "?");
+    char text[1024];
+    snprintf (text, sizeof text,
+              "no %s endpoint known: pass --%s, set KF_%s_ENDPOINT, "
+              "or start a single-node system with 'kf-local up' "
+              "(no entry in %s/endpoints)",
+              which, !strcmp (which, "client") ? "endpoint" : "status-endpoint",
+              !strcmp (which, "client") ? "CLIENT" : "STATUS", dir ? dir : "?");
+    fprintf (stderr, "kfctl: %s\n", text);
+    kf_ctl_error_json ("unreachable", text);
     free (dir);
     return KF_CTL_EXIT_UNREACHABLE;
 }
@@ -140,8 +142,7 @@ kf_ctl_run_call (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, const char *type,
 {
     *reply_p = NULL;
     if (kf_ctl_parse_int (args->args[0], 1, LLONG_MAX, run_id)) {
-        fprintf (stderr, "kfctl: %s: RUN must be a run id, not '%s'\n",
-                 args->command, args->args[0]);
+        kf_ctl_usage ("%s: RUN must be a run id, not '%s'", args->command, args->args[0]);
         return KF_CTL_EXIT_USAGE;
     }
     if (!ep->client)

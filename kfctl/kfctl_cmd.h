@@ -20,7 +20,7 @@
 
 typedef struct {
     const char *command;
-    const char *args[4];
+    const char *args[256];                /* suite submit takes many paths */
     int nargs;
     const char *endpoint, *status_endpoint, *event_endpoint;
     int timeout_ms;
@@ -36,6 +36,11 @@ typedef struct {
     const char *config_file;              /* submit --config FILE */
     const char *sets[16];                 /* submit --set KEY=VALUE, in order */
     int n_sets;
+    const char *candidate;                /* export --candidate ID */
+    bool torch, force;                    /* export --torch, --force */
+    const char *top, *submit_top;         /* profile-model --top N, --submit N */
+    bool local;                           /* profile-model --local */
+    const char *suite;                    /* report --suite ID */
 } kf_ctl_args_t;
 
 /* One command: returns its exit code (KF_CTL_EXIT_*). */
@@ -54,6 +59,50 @@ kf_ctl_handler_fn kf_ctl_cmd_drain;
 kf_ctl_handler_fn kf_ctl_cmd_undrain;
 kf_ctl_handler_fn kf_ctl_cmd_audit;
 kf_ctl_handler_fn kf_ctl_cmd_keygen;
+kf_ctl_handler_fn kf_ctl_cmd_source;           /* kfctl_source.c */
+kf_ctl_handler_fn kf_ctl_cmd_export;          /* kfctl_export.c */
+kf_ctl_handler_fn kf_ctl_cmd_profile_model;   /* kfctl_profile_model.c */
+
+/* Submit's pieces, which suites reuse (kfctl_submit.c): the task of the
+ * file at PATH (a task file, or a PyTorch problem in the KernelBench
+ * format made into one), and the run config the user wrote (--config,
+ * --set, submit's flags). Caller's; NULL with *ERR (caller frees). */
+json_t *kf_ctl_submit_task (const kf_ctl_args_t *args, const char *path, char **err);
+json_t *kf_ctl_submit_config (const kf_ctl_args_t *args, char **err);
+/* With no target in CONFIG, the one TASK's language needs (cuda), set in
+ * CONFIG; -1 with *ERR when it needs a choice (opencl, sycl). */
+int kf_ctl_submit_target (json_t *task, json_t *config, const char *path, char **err);
+
+/* Set by main when --json is on the command line: errors kfctl finds
+ * itself also go to stdout as {"code", "reason"}, as a coordinator's
+ * ERROR reply would (kf_ctl_usage, kf_ctl_error_json). */
+extern bool kf_ctl_json_errors;
+
+/* A usage error: "kfctl: " and FMT on stderr (FMT may end in a newline),
+ * and under --json {"code": "usage", "reason"} on stdout. */
+void kf_ctl_usage (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* An error of COMMAND: "kfctl: COMMAND: " and FMT on stderr, and under
+ * --json {"code": CODE, "reason"} on stdout. */
+void kf_ctl_fail (const char *command, const char *code, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* {"code": CODE, "reason": REASON} on stdout when --json is on. */
+void kf_ctl_error_json (const char *code, const char *reason);
+
+/* The unknown option ARG, with the nearest of NAMES (N valued options;
+ * the flags every command knows are added) as "did you mean". */
+void kf_ctl_unknown_option (const char *arg, const char *const *names, size_t n);
+
+/* The unknown command WORD, with the nearest of NAMES (N). */
+void kf_ctl_unknown_command (const char *word, const char *const *names, size_t n);
+
+/* One line of the top-level help: NAME and the first sentence of SUMMARY
+ * (up to "; ", ". " or its first option line), whole, wrapped. */
+void kf_ctl_help_line (FILE *out, const char *name, const char *summary);
+
+/* "kfctl VERSION (protocol N)" on stdout; --json: {kfctl, protocol}. */
+void kf_ctl_print_version (bool json);
 
 /* VALUE (borrowed) as one line of compact JSON on stdout. */
 void kf_ctl_print_json (json_t *value);

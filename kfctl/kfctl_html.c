@@ -94,6 +94,18 @@ static const char *s_style =
     ".same{color:#777;display:block}"
     "li.step{margin:6px 0}.note{color:#666;font-size:13px}";
 
+void
+kf_ctl_html_esc (FILE *f, const char *text)
+{
+    s_esc (f, text);
+}
+
+const char *
+kf_ctl_html_style (void)
+{
+    return s_style;
+}
+
 /* ------------------------------------------------------------------ */
 /* Verdicts                                                             */
 

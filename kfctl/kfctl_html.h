@@ -5,11 +5,18 @@
 #define KFCTL_HTML_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 /* Writes the run's report as one self-contained HTML page at PATH from a
  * SHOW reply BODY (borrowed, and extended as `show --json` extends it;
  * asked with `report: true`, so it carries `lineage` and `stages`).
  * Returns 0, or -1 with *ERR set (caller frees). */
 int kf_ctl_report_html (json_t *body, const char *path, char **err);
+
+/* What the suite's page (kfctl_html_suite.c) shares with the run's: TEXT
+ * (may be NULL) escaped as HTML text or attribute value, and the style
+ * sheet. */
+void kf_ctl_html_esc (FILE *f, const char *text);
+const char *kf_ctl_html_style (void);
 
 #endif

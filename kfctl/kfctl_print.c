@@ -5,6 +5,7 @@
  */
 #include "kfctl_fields.h"
 #include "kfctl_print.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* An integer field as text ("-" when absent or null). */
@@ -82,6 +83,8 @@ kf_ctl_print_run (FILE *out, json_t *run)
              kf_ctl_str (run, "finished_at"));
     if (json_is_string (json_object_get (run, "reason")))
         fprintf (out, "reason: %s\n", kf_ctl_str (run, "reason"));
+    if (json_is_string (json_object_get (run, "waiting")))   /* kf_coord_fit.c */
+        fprintf (out, "waiting: %s\n", kf_ctl_str (run, "waiting"));
     /* A PyTorch run's baselines (docs/pytorch-references.md): speedups are
      * against eager; against torch.compile the same candidate time is
      * divided into the compiled median instead. */
@@ -108,6 +111,53 @@ kf_ctl_print_run (FILE *out, json_t *run)
         fprintf (out, "warning: %s\n", json_string_value (warning) ? json_string_value (warning) : "?");
 }
 
+/* "3455.5 us (p10-p90 3400.1-3510.2)" for side PREFIX ("candidate" or
+ * "reference") of C into BUF at USED; returns the new USED. */
+static size_t
+s_side_time (json_t *c, const char *prefix, char *buf, size_t size, size_t used)
+{
+    char key[40];
+    double med = 0, p10 = 0, p90 = 0;
+    snprintf (key, sizeof key, "%s_ns", prefix);
+    if (used >= size || !kf_ctl_real (c, key, &med) || !(med > 0))
+        return used;
+    used += (size_t) snprintf (buf + used, size - used, "%.1f us", med / 1e3);
+    snprintf (key, sizeof key, "%s_p10_ns", prefix);
+    bool lo = kf_ctl_real (c, key, &p10) && p10 > 0;
+    snprintf (key, sizeof key, "%s_p90_ns", prefix);
+    if (lo && kf_ctl_real (c, key, &p90) && p90 > 0 && used < size)
+        used += (size_t) snprintf (buf + used, size - used, " (p10-p90 %.1f-%.1f)", p10 / 1e3,
+                                   p90 / 1e3);
+    return used;
+}
+
+void
+kf_ctl_times_text (json_t *c, char *buf, size_t size)
+{
+    buf[0] = 0;
+    size_t used = s_side_time (c, "candidate", buf, size, 0);
+    if (used == 0)
+        return;
+    if (used < size) {
+        size_t at = used;
+        used += (size_t) snprintf (buf + used, size - used, " against the reference's ");
+        if (s_side_time (c, "reference", buf, size, used) == used && at < size)
+            buf[at] = 0;   /* no reference figure: the candidate's alone */
+    }
+}
+
+/* A median in microseconds, or "-". */
+static const char *
+s_us_text (json_t *c, const char *key, char *buf, size_t size)
+{
+    double ns = 0;
+    if (kf_ctl_real (c, key, &ns) && ns > 0)
+        snprintf (buf, size, "%.1f", ns / 1e3);
+    else
+        snprintf (buf, size, "-");
+    return buf;
+}
+
 /* The status column: a suspicious result says where it stands. */
 static const char *
 s_audit_status (json_t *c)
@@ -130,22 +180,24 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
         fprintf (out, "no candidates yet\n");
         return;
     }
-    fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %-8s %s\n", "ID", "GEN",
-             "SLOT", "PARENT", "STATUS", "LANG", "SPEEDUP", "FIDELITY", "DETAIL");
+    /* TIME_US and REF_US: the medians behind the speedup, in microseconds. */
+    fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %10s %10s %-8s %s\n", "ID", "GEN",
+             "SLOT", "PARENT", "STATUS", "LANG", "SPEEDUP", "TIME_US", "REF_US", "FIDELITY",
+             "DETAIL");
     size_t i;
     json_t *c;
     json_array_foreach (candidates, i, c) {
-        char a[32], b[32], s[32], p[32], sp[32];
-        char detail[61];
-        snprintf (detail, sizeof detail, "%s", kf_ctl_str (c, "verdict_detail"));
-        /* One row per candidate: a multi-line compiler message would
-         * break the table. */
-        for (char *q = detail; *q; q++)
+        char a[32], b[32], s[32], p[32], sp[32], tc[32], tr[32];
+        /* The whole detail, last in the row so nothing after it shifts;
+         * one row per candidate, so a multi-line compiler message has its
+         * line breaks and tabs as spaces. */
+        char *detail = strdup (kf_ctl_str (c, "verdict_detail"));
+        for (char *q = detail; q && *q; q++)
             if (*q == '\n' || *q == '\r' || *q == '\t')
                 *q = ' ';
         /* Which protocol the speedup is from (kf_fidelity.c). */
         const char *fidelity = kf_ctl_str (c, "fidelity");
-        fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %-8s %s\n",
+        fprintf (out, "%8s %4s %4s %8s  %-14s %-8s %8s %10s %10s %-8s %s\n",
                  s_int_text (c, "id", a, sizeof a),
                  s_int_text (c, "generation", b, sizeof b),
                  s_int_text (c, "slot", s, sizeof s),
@@ -153,7 +205,10 @@ kf_ctl_print_candidates (FILE *out, json_t *candidates)
                  kf_ctl_str (c, "language"),
                  kf_ctl_speedup_text (json_object_get (c, "speedup"), sp,
                                       sizeof sp),
-                 *fidelity ? fidelity : "-", detail);
+                 s_us_text (c, "candidate_ns", tc, sizeof tc),
+                 s_us_text (c, "reference_ns", tr, sizeof tr),
+                 *fidelity ? fidelity : "-", detail ? detail : "-");
+        free (detail);
     }
 }
 
@@ -164,22 +219,25 @@ kf_ctl_print_runs (FILE *out, json_t *runs)
         fprintf (out, "no runs\n");
         return;
     }
-    fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s  %s\n", "ID", "STATUS",
-             "TASK", "TARGET", "PHASE", "DONE/TOTAL", "BEST", "CREATED");
+    /* BEST_US and REF_US: the best candidate's median and the reference's. */
+    fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %s\n", "ID", "STATUS",
+             "TASK", "TARGET", "PHASE", "DONE/TOTAL", "BEST", "BEST_US", "REF_US", "CREATED");
     size_t i;
     json_t *r;
     json_array_foreach (runs, i, r) {
-        char id[32], gen[48], done[64], best[32];
+        char id[32], gen[48], done[64], best[32], bns[32], rns[32];
         kf_ctl_progress_t progress;
         kf_ctl_progress_init (&progress, 0);
         kf_ctl_progress_from_run (&progress, r);
         kf_ctl_phase_text (&progress, gen, sizeof gen);
         snprintf (done, sizeof done, "%lld/%lld", progress.done, progress.total);
-        fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s  %s\n",
+        fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %s\n",
                  s_int_text (r, "id", id, sizeof id), kf_ctl_str (r, "status"),
                  kf_ctl_str (r, "task_name"), kf_ctl_str (r, "target"), gen, done,
                  kf_ctl_speedup_text (json_object_get (r, "best_speedup"),
                                       best, sizeof best),
+                 s_us_text (r, "best_ns", bns, sizeof bns),
+                 s_us_text (r, "reference_ns", rns, sizeof rns),
                  kf_ctl_str (r, "created_at"));
     }
 }

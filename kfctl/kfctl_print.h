@@ -15,6 +15,10 @@
 /* "1.85x" or "-" for null / missing. BUF gets the text; returns BUF. */
 const char *kf_ctl_speedup_text (json_t *value, char *buf, size_t size);
 
+/* Candidate C's absolute times: "3455.5 us (p10-p90 3400.1-3510.2) against
+ * the reference's 16542.8 us (p10-p90 ...)", or "" when it was not timed. */
+void kf_ctl_times_text (json_t *c, char *buf, size_t size);
+
 void kf_ctl_print_run (FILE *out, json_t *run);
 void kf_ctl_print_candidates (FILE *out, json_t *candidates);
 void kf_ctl_print_runs (FILE *out, json_t *runs);

@@ -5,9 +5,12 @@
  */
 #include "kfctl_archive.h"
 #include "kfctl_cmd.h"
+#include "kfctl_export.h"
+#include "kfctl_fields.h"
 #include "kfctl_html.h"
 #include "kfctl_print.h"
 #include "kfctl_report.h"
+#include "kfctl_suite.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -53,6 +56,7 @@ kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_
     kf_ctl_progress_t progress;
     kf_ctl_progress_init (&progress, run_id);
     char last[512] = "";
+    char said_waiting[256] = "";   /* the last "waiting" cause said */
 
     zsock_t *sub = NULL;
     if (ep->event) {
@@ -137,6 +141,20 @@ kf_ctl_follow (const kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, long long run_
             json_decref (run);
             run = json_incref (json_object_get (reply->body, "run"));
             kf_ctl_progress_from_run (&progress, run);
+            /* Jobs no connected worker can take: said once per cause (the
+             * seconds waited change, the cause does not). */
+            const char *waiting = json_string_value (json_object_get (run, "waiting"));
+            if (waiting && (show_progress || !watch)) {
+                const char *colon = strchr (waiting, ':');
+                size_t n = colon ? (size_t) (colon - waiting) : strlen (waiting);
+                if (n >= sizeof said_waiting || strncmp (said_waiting, waiting, n)
+                    || said_waiting[n]) {
+                    fprintf (stderr, "%skfctl: run %lld waiting: %s\n",
+                             tty && last[0] ? "\n" : "", run_id, waiting);
+                    snprintf (said_waiting, sizeof said_waiting, "%.*s", (int) n, waiting);
+                    last[0] = '\0';
+                }
+            }
             const char *status = json_string_value (json_object_get (run,
                                                                      "status"));
             if (status && strcmp (status, "running"))
@@ -311,6 +329,8 @@ s_report_html (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 int
 kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 {
+    if (args->suite)   /* report --suite ID -o FILE.html (kfctl_suite.c) */
+        return kf_ctl_report_suite (args, ep);
     size_t out_len = args->output ? strlen (args->output) : 0;
     if (out_len > 5 && !strcmp (args->output + out_len - 5, ".html"))
         return s_report_html (args, ep);
@@ -351,6 +371,36 @@ kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     return KF_CTL_EXIT_OK;
 }
 
+/* ", 12.3 us against the reference's 22.8 us, tuning point BLOCK=256"
+ * from the BEST candidate's figures, or "" when it has none. */
+static void
+s_best_times (json_t *candidate, char *buf, size_t size)
+{
+    double cand = 0, ref = 0;
+    size_t used = 0;
+    buf[0] = 0;
+    if (kf_ctl_real (candidate, "candidate_ns", &cand) && cand > 0
+        && kf_ctl_real (candidate, "reference_ns", &ref) && ref > 0)
+        used = (size_t) snprintf (buf, size, ", %.1f us against the reference's %.1f us",
+                                  cand / 1e3, ref / 1e3);
+    json_t *config = json_object_get (candidate, "best_config");
+    const char *name;
+    json_t *value;
+    bool first = true;
+    json_object_foreach (config, name, value) {
+        if (used >= size)
+            break;
+        char v[48];
+        if (json_is_integer (value))
+            snprintf (v, sizeof v, "%lld", (long long) json_integer_value (value));
+        else
+            snprintf (v, sizeof v, "%s", json_is_string (value) ? json_string_value (value) : "?");
+        used += (size_t) snprintf (buf + used, size - used, "%s%s=%s",
+                                   first ? ", tuning point " : " ", name, v);
+        first = false;
+    }
+}
+
 int
 kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 {
@@ -368,10 +418,30 @@ kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         return KF_CTL_EXIT_ERROR;
     }
     code = KF_CTL_EXIT_OK;
+    /* A tuned candidate's figures are those of one tuning point: written
+     * in front of the source (kfctl_export.c), so what is built is what
+     * was measured rather than the source's own defaults. */
+    json_t *config = json_object_get (candidate, "best_config");
+    char *tuned = NULL;
+    if (json_is_object (config) && json_object_size (config) > 0) {
+        char banner[160], why[256];
+        snprintf (banner, sizeof banner, "candidate %lld of run %lld, as measured (kfctl best)",
+                  kf_ctl_int (candidate, "id", -1), run_id);
+        tuned = kf_ctl_export_tuned_source ((const char *) zframe_data (source),
+                                            zframe_size (source), config, banner, why,
+                                            sizeof why);
+        if (!tuned) {
+            fprintf (stderr, "kfctl: best: %s\n", why);
+            kf_msg_destroy (&reply);
+            return KF_CTL_EXIT_ERROR;
+        }
+    }
+    const char *text = tuned ? tuned : (const char *) zframe_data (source);
+    size_t text_size = tuned ? strlen (tuned) : zframe_size (source);
     if (args->output) {
         FILE *f = fopen (args->output, "wb");
-        size_t size = zframe_size (source);
-        if (!f || fwrite (zframe_data (source), 1, size, f) != size) {
+        size_t size = text_size;
+        if (!f || fwrite (text, 1, size, f) != size) {
             fprintf (stderr, "kfctl: cannot write %s: %s\n", args->output,
                      strerror (errno));
             code = KF_CTL_EXIT_ERROR;
@@ -383,14 +453,16 @@ kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         }
         if (code == KF_CTL_EXIT_OK && !args->json) {
             char speedup[32];
-            printf ("wrote %s: candidate %lld of run %lld, speedup %s\n",
+            char times[128];
+            s_best_times (candidate, times, sizeof times);
+            printf ("wrote %s: candidate %lld of run %lld, speedup %s%s\n",
                     args->output,
                     (long long) json_integer_value (json_object_get (candidate,
                                                                      "id")),
                     run_id,
                     kf_ctl_speedup_text (json_object_get (candidate,
                                                           "speedup"),
-                                         speedup, sizeof speedup));
+                                         speedup, sizeof speedup), times);
         }
     }
     if (args->json) {
@@ -400,18 +472,16 @@ kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         if (args->output)
             json_object_set_new (out, "output", json_string (args->output));
         else
-            json_object_set_new (out, "source",
-                                 json_stringn ((const char *) zframe_data (source),
-                                               zframe_size (source)));
+            json_object_set_new (out, "source", json_stringn (text, text_size));
         kf_ctl_print_json (out);
         json_decref (out);
     }
     else if (!args->output) {
-        fwrite (zframe_data (source), 1, zframe_size (source), stdout);
-        size_t size = zframe_size (source);
-        if (size && ((const char *) zframe_data (source))[size - 1] != '\n')
+        fwrite (text, 1, text_size, stdout);
+        if (text_size && text[text_size - 1] != '\n')
             printf ("\n");
     }
+    free (tuned);
     kf_msg_destroy (&reply);
     return code;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* host, cuda, level-zero, opencl, optionally narrowed by ":ARCH"; cuda arches
@@ -167,11 +168,24 @@ s_problem_task (const kf_ctl_args_t *args, const char *path, char *text, size_t 
     return task;
 }
 
-/* The task of submit's argument: a task file, or a PyTorch problem. */
-static json_t *
-s_submit_task (const kf_ctl_args_t *args, char **err)
+json_t *
+kf_ctl_submit_task (const kf_ctl_args_t *args, const char *path, char **err)
 {
-    const char *path = args->args[0];
+    /* A task folder stands for its task.json; any other folder is no task
+     * (fopen would take it and the JSON parser call it empty). */
+    struct stat st;
+    if (stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+        char *file = kf_strdupf ("%s%stask.json", path,
+                                 path[strlen (path) - 1] == '/' ? "" : "/");
+        json_t *task = NULL;
+        if (file && access (file, F_OK) == 0)
+            task = kf_ctl_submit_task (args, file, err);
+        else
+            kf_fail (err, "%s is a folder without a task.json: give a task file, a task"
+                     " folder or a PyTorch problem (.py)", path);
+        free (file);
+        return task;
+    }
     FILE *f = fopen (path, "rb");
     if (!f) {
         *err = kf_strdupf ("%s: %s", path, strerror (errno));
@@ -208,9 +222,16 @@ s_submit_task (const kf_ctl_args_t *args, char **err)
  * flags go on top of both. NULL with *ERR when the file or a --set is
  * unreadable. */
 static json_t *
-s_run_config (kf_ctl_args_t *args, char **err)
+s_run_config (const kf_ctl_args_t *args, char **err)
 {
     json_t *config = json_object ();
+    struct stat st;
+    if (args->config_file && stat (args->config_file, &st) == 0 && S_ISDIR (st.st_mode)) {
+        kf_fail (err, "--config %s is a folder: give a JSON file of run settings",
+                 args->config_file);
+        json_decref (config);
+        return NULL;
+    }
     if (args->config_file) {
         json_error_t e;
         json_t *file = json_load_file (args->config_file, JSON_REJECT_DUPLICATES, &e);
@@ -274,38 +295,26 @@ s_say_plan (json_t *body, long long run_id)
         fprintf (stderr, ", then %lld tuning round%s of up to %lld", rounds,
                  rounds == 1 ? "" : "s", kf_ctl_int (body, "tuning_candidates", 0));
     fprintf (stderr, ")\n");
+    size_t i;
+    json_t *w;
+    json_array_foreach (json_object_get (body, "warnings"), i, w)
+        if (json_is_string (w))
+            fprintf (stderr, "warning: %s\n", json_string_value (w));
     fflush (stderr);
 }
 
-int
-kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+json_t *
+kf_ctl_submit_config (const kf_ctl_args_t *args, char **err)
 {
     if (args->target && s_target_ok (args->target) != 0) {
-        fprintf (stderr, "kfctl: --target: unknown target '%s' (host, cuda, "
-                 "level-zero, opencl, optionally narrowed as cuda:sm_90)\n",
-                 args->target);
-        return KF_CTL_EXIT_USAGE;
-    }
-    char *err = NULL;
-    json_t *task = s_submit_task (args, &err);
-    if (!task) {
-        fprintf (stderr, "kfctl: %s\n", err ? err : args->args[0]);
-        free (err);
-        return KF_CTL_EXIT_USAGE;
+        kf_fail (err, "--target: unknown target '%s' (host, cuda, level-zero, opencl,"
+                 " optionally narrowed as cuda:sm_90)", args->target);
+        return NULL;
     }
     /* Only what the user chose: the coordinator owns the defaults. */
-    json_t *config = s_run_config (args, &err);
-    if (!config) {
-        fprintf (stderr, "kfctl: %s\n", err ? err : "bad run config");
-        free (err);
-        json_decref (task);
-        return KF_CTL_EXIT_USAGE;
-    }
-    if (!ep->client) {
-        json_decref (task);
-        json_decref (config);
-        return kf_ctl_no_endpoint ("client");
-    }
+    json_t *config = s_run_config (args, err);
+    if (!config)
+        return NULL;
     if (args->target)
         json_object_set_new (config, "target", json_string (args->target));
     if (args->has_generations)
@@ -332,6 +341,60 @@ kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     }
     if (args->allow_degenerate)
         json_object_set_new (config, "allow_degenerate", json_true ());
+    return config;
+}
+
+/* A task whose reference or starting kernel is written for a device
+ * must not quietly become a host run when no target was chosen: CUDA
+ * picks the cuda target (said on stderr), OpenCL and SYCL, which two
+ * targets run, ask for --target. Returns 0, or -1 with *ERR. (Suites
+ * call it for each problem, kfctl_suite.c.) */
+int
+kf_ctl_submit_target (json_t *task, json_t *config, const char *path, char **err)
+{
+    if (json_object_get (config, "target"))
+        return 0;
+    const char *found = NULL;
+    static const char *parts[] = { "reference", "initial" };
+    for (int i = 0; i < 2 && !found; i++) {
+        const char *lang = json_string_value (
+            json_object_get (json_object_get (task, parts[i]), "language"));
+        if (lang && (!strcmp (lang, "cuda") || !strcmp (lang, "opencl")
+                     || !strcmp (lang, "sycl")))
+            found = lang;
+    }
+    if (!found)
+        return 0;
+    if (strcmp (found, "cuda"))
+        return kf_fail (err, "%s is written in %s: choose where it runs with --target"
+                        " opencl or --target level-zero", path, found);
+    json_object_set_new (config, "target", json_string ("cuda"));
+    fprintf (stderr, "kfctl: %s is written in CUDA: target cuda (--target to choose"
+             " another)\n", path);
+    return 0;
+}
+
+int
+kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    char *err = NULL;
+    json_t *config = kf_ctl_submit_config (args, &err);
+    json_t *task = config ? kf_ctl_submit_task (args, args->args[0], &err) : NULL;
+    if (task && kf_ctl_submit_target (task, config, args->args[0], &err)) {
+        json_decref (task);
+        task = NULL;
+    }
+    if (!task) {
+        kf_ctl_usage ("%s", err ? err : "bad task or run config");
+        free (err);
+        json_decref (config);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (!ep->client) {
+        json_decref (task);
+        json_decref (config);
+        return kf_ctl_no_endpoint ("client");
+    }
     json_t *body = json_object ();
     json_object_set_new (body, "task", task);
     json_object_set_new (body, "config", config);

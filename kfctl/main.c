@@ -9,6 +9,7 @@
  */
 #include "kf_log.h"
 #include "kfctl_cmd.h"
+#include "kfctl_suite.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 /* Which options a command accepts beyond the global ones. */
 enum {
     S_OPT_SUBMIT = 1,      /* --target --generations --population --seed --wait */
-    S_OPT_OUTPUT = 2       /* -o / --output */
+    S_OPT_OUTPUT = 2,      /* -o / --output */
+    S_OPT_EXPORT = 0x100,  /* --candidate --torch --force (export) */
+    S_OPT_PROFILE = 0x200  /* --top --submit --out (profile-model) */
 };
 
 typedef struct s_command_t s_command_t;
@@ -29,7 +32,7 @@ struct s_command_t {
     const char *name;
     const char *usage;
     const char *summary;
-    int nargs;             /* required positional arguments */
+    int nargs;             /* required positional arguments; -1: one or more */
     int options;
     kf_ctl_handler_fn *handler;
 };
@@ -86,6 +89,27 @@ static const s_command_t s_commands[] = {
       "  --json              with --wait: {run_id, status, best_speedup,\n"
       "                      first_speedup, best_candidate_id, reason}; else {run_id}",
       1, S_OPT_SUBMIT, kf_ctl_cmd_submit },
+    { "suite",
+      "kfctl suite submit DIR|FILE... [submit's options] [--name NAME] [--wait] [--json]\n"
+      "       kfctl suite show ID [--json]\n"
+      "       kfctl suite list [--json]",
+      "many problems as one suite, with KernelBench's fast_p figures\n"
+      "  submit              every problem (PyTorch .py files in the KernelBench\n"
+      "                      format, task files, task folders; a folder is\n"
+      "                      scanned in name order) as a run of a new suite;\n"
+      "                      what is no problem is skipped, saying why.\n"
+      "                      Takes submit's options for every run; --name\n"
+      "                      names the suite; prints the suite id\n"
+      "  show ID             each problem's status, correctness, best speedup\n"
+      "                      over PyTorch eager and over torch.compile and\n"
+      "                      candidates spent; the suite's fast_0, fast_1,\n"
+      "                      fast_1.5, fast_2 and geometric mean speedup\n"
+      "                      against each baseline (n/a where none exists)\n"
+      "  list                every suite with its runs counted by status\n"
+      "  --wait              (submit) wait until every run ends, then show\n"
+      "                      the suite; exit 0 when all are done\n"
+      "  --json              the reply objects (docs/kfctl.md)",
+      -1, S_OPT_SUBMIT, kf_ctl_cmd_suite },
     { "status", "kfctl status [--json]",
       "coordinator summary: workers per role, queue depths, runs, counters",
       0, 0, kf_ctl_cmd_status },
@@ -100,9 +124,9 @@ static const s_command_t s_commands[] = {
     { "undrain", "kfctl undrain WORKER [--json]",
       "give a drained worker jobs again", 1, 0, kf_ctl_cmd_undrain },
     { "audit", "kfctl audit CANDIDATE accept|reject [--json]",
-      "a person's verdict on a correct result held for audit\n"
-      "  (suspicious: past a measured ceiling or far beyond its run, and its\n"
-      "  automatic re-verification failed): until accepted it does not\n"
+      "a person's verdict on a correct result held for audit.\n"
+      "  A result is held when suspicious (past a measured ceiling or far beyond\n"
+      "  its run, and its automatic re-verification failed): until accepted it does not\n"
       "  count towards its run's best and first-correct\n"
       "  figures ('kfctl show' lists it as \"correct, held\"); a rejected one\n"
       "  also leaves the archive. Prints the run's figures after the verdict\n"
@@ -119,15 +143,19 @@ static const s_command_t s_commands[] = {
     { "show", "kfctl show RUN [--json]",
       "one run's summary, archive grids, best kernel, lineage, candidates",
       1, 0, kf_ctl_cmd_show },
-    { "report", "kfctl report RUN [-o PREFIX|FILE.html] [--json]",
+    { "report", "kfctl report RUN [-o PREFIX|FILE.html] [--json]\n"
+      "       kfctl report --suite ID -o FILE.html [--json]",
       "write the run's limited-budget curve and progress as CSV and SVG,\n"
       "  or the whole run as one self-contained HTML page\n"
       "  -o, --output PREFIX write PREFIX.csv, PREFIX-generations.csv and\n"
       "                      PREFIX.svg (default run-RUN); prints the paths\n"
       "  -o FILE.html        write the page instead (charts, archive heat maps,\n"
       "                      the best kernel's lineage with diffs, stage times)\n"
+      "  --suite ID -o FILE.html  a suite's page instead: its fast_p curves\n"
+      "                      against eager and torch.compile, and a row per\n"
+      "                      problem\n"
       "  --json              {run_id, budget_csv, generations_csv, svg}, or\n"
-      "                      {run_id, html}",
+      "                      {run_id, html}, or {suite_id, html}",
       1, S_OPT_OUTPUT, kf_ctl_cmd_report },
     { "best", "kfctl best RUN [-o FILE] [--json]",
       "the best candidate's source, on stdout or into FILE\n"
@@ -135,6 +163,51 @@ static const s_command_t s_commands[] = {
       kf_ctl_cmd_best },
     { "cancel", "kfctl cancel RUN [--json]", "cancel a running run", 1, 0,
       kf_ctl_cmd_cancel },
+    { "source", "kfctl source RUN CANDIDATE [-o FILE] [--json]",
+      "any candidate's source, correct or not, with its verdict and compiler log.\n"
+      "  The source goes to stdout; on stderr its status, times (its median and\n"
+      "  the reference's), the whole verdict detail and the compiler's log\n"
+      "  -o, --output FILE   write the source to FILE and the log to FILE.log\n"
+      "  --json              {run_id, candidate, compile_log, source}",
+      2, S_OPT_OUTPUT, kf_ctl_cmd_source },
+    { "export", "kfctl export RUN [--candidate ID] [--torch] -o DIR [--force] [--json]",
+      "write a run's best kernel (or one candidate) as something to build and call\n"
+      "  PyTorch problem with --torch: DIR/kf_NAME/, a Python package whose Model is\n"
+      "  a torch.nn.Module with the problem's forward, running the kernel (built on\n"
+      "  first import with the run's compiler flags), and test_kernel.py comparing it\n"
+      "  with the problem's Model on fresh inputs. Native task: the source, kf_kernel.h,\n"
+      "  task.json and a README with the build line. The tuning point that was\n"
+      "  measured is written into the source. Exit 1 when the candidate is not correct\n"
+      "  or the run has none\n"
+      "  --candidate ID      that candidate of the run instead of the best\n"
+      "  --torch             the Python package (a PyTorch problem's run only)\n"
+      "  -o, --output DIR    where to write; must not exist or be empty\n"
+      "  --force             write into a non-empty DIR (files of the same name are\n"
+      "                      replaced)\n"
+      "  --json              {run_id, candidate_id, dir, files, package, python}",
+      1, S_OPT_EXPORT | S_OPT_OUTPUT, kf_ctl_cmd_export },
+    { "profile-model", "kfctl profile-model MODEL.py [--top N] [--out DIR] [--force] "
+      "[--target T | --local] [--submit N [submit's options]] [--json]",
+      "profile a whole model and write its hottest operators as problems\n"
+      "  MODEL.py defines Model, get_inputs and get_init_inputs (KernelBench level 3).\n"
+      "  It runs under torch.profiler on an exec worker of --target (default host), as\n"
+      "  a model_profile job, or with --local here, with the Python the exec worker\n"
+      "  would pick ($KF_PYTHON, /opt/torch/.venv/bin/python3, /usr/bin/python3,\n"
+      "  python3). Operators are ranked by self time, each one's share of the total\n"
+      "  being the most replacing it could save (Amdahl); one KernelBench-format\n"
+      "  problem per top operator, with the shapes and dtypes it was called with, is\n"
+      "  written to DIR\n"
+      "  --top N             operators to write (1..50, default 5)\n"
+      "  --out DIR           where (default MODEL-ops next to MODEL.py); must not\n"
+      "                      exist or be empty, unless --force\n"
+      "  --force             write into a non-empty DIR\n"
+      "  --local             profile on this machine, without a coordinator\n"
+      "  --submit N          submit the top N problems as one suite, with submit's\n"
+      "                      options (--target, --generations, --wait, ...)\n"
+      "  --json              {model, total_us, operators: [{rank, name, self_us,\n"
+      "                      share, calls, shapes, dtypes, problem}], dir}",
+      1, S_OPT_PROFILE | S_OPT_EXPORT | S_OPT_OUTPUT | S_OPT_SUBMIT,
+      kf_ctl_cmd_profile_model },
     { "watch", "kfctl watch RUN [--json]",
       "live progress of a run until it ends\n"
       "  Ctrl-C stops watching (exit 130); the run goes on\n"
@@ -149,13 +222,8 @@ s_main_help (FILE *out)
     fprintf (out, "usage: kfctl COMMAND [ARGS] [OPTIONS]\n\n"
                   "KernelFoundry's command line: talks to kf-coordinator.\n\n"
                   "Commands:\n");
-    for (size_t i = 0; i < S_N_COMMANDS; i++) {
-        const char *nl = strchr (s_commands[i].summary, '\n');
-        int len = nl ? (int) (nl - s_commands[i].summary)
-                     : (int) strlen (s_commands[i].summary);
-        fprintf (out, "  %-9s %.*s\n", s_commands[i].name, len,
-                 s_commands[i].summary);
-    }
+    for (size_t i = 0; i < S_N_COMMANDS; i++)   /* whole first sentences */
+        kf_ctl_help_line (out, s_commands[i].name, s_commands[i].summary);
     fprintf (out, "\n'kfctl COMMAND --help' shows a command's options.\n\n%s",
              s_global_help);
 }
@@ -181,12 +249,15 @@ s_value (int argc, char **argv, int *i, const char *arg, const char *name,
     if (arg[n] != '\0')
         return 0;
     if (*i + 1 >= argc) {
-        fprintf (stderr, "kfctl: %s needs a value\n", name);
+        kf_ctl_usage ("%s needs a value\n", name);
         return -1;
     }
     *value = argv[++*i];
     return 1;
 }
+
+/* --version (or -V) was given: print it, whatever else was asked. */
+static bool s_version = false;
 
 /* Parses argv into ARGS. Returns 0, or an exit code after a message. */
 static int
@@ -203,10 +274,10 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
         if (options_done || arg[0] != '-' || !strcmp (arg, "-")) {
             if (!args->command)
                 args->command = arg;
-            else if (args->nargs < 4)
+            else if (args->nargs < (int) (sizeof args->args / sizeof args->args[0]))
                 args->args[args->nargs++] = arg;
             else {
-                fprintf (stderr, "kfctl: too many arguments\n");
+                kf_ctl_usage ("too many arguments\n");
                 return KF_CTL_EXIT_USAGE;
             }
             continue;
@@ -219,12 +290,24 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
             args->help = true;
             continue;
         }
+        if (!strcmp (arg, "--version") || !strcmp (arg, "-V")) {
+            s_version = true;
+            continue;
+        }
         if (!strcmp (arg, "--json")) {
             args->json = true;
             continue;
         }
         if (!strcmp (arg, "--wait")) {
             args->wait = true;
+            continue;
+        }
+        if (!strcmp (arg, "--torch") || !strcmp (arg, "--force")) {
+            *(arg[2] == 't' ? &args->torch : &args->force) = true;
+            continue;
+        }
+        if (!strcmp (arg, "--local")) {   /* profile-model */
+            args->local = true;
             continue;
         }
         if (!strcmp (arg, "--allow-degenerate")) {
@@ -241,7 +324,7 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
         }
         if (set == 1) {
             if (args->n_sets == (int) (sizeof args->sets / sizeof args->sets[0])) {
-                fprintf (stderr, "kfctl: --set: at most 16 of them (use --config FILE)\n");
+                kf_ctl_usage ("--set: at most 16 of them (use --config FILE)\n");
                 return KF_CTL_EXIT_USAGE;
             }
             args->sets[args->n_sets++] = value;
@@ -268,7 +351,12 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
             { "--name", &args->task_name },
             { "--op", &args->op },
             { "--output", &args->output },
+            { "--suite", &args->suite },
             { "-o", &args->output },
+            { "--out", &args->output },
+            { "--candidate", &args->candidate },
+            { "--top", &args->top },
+            { "--submit", &args->submit_top },
         };
         int hit = 0;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !hit; k++) {
@@ -278,9 +366,11 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
         }
         if (hit < 0)
             return KF_CTL_EXIT_USAGE;
-        if (!hit) {
-            fprintf (stderr, "kfctl: unknown option '%s' (kfctl --help)\n",
-                     arg);
+        if (!hit) {   /* with the nearest known option, if one is near */
+            const char *names[sizeof valued / sizeof valued[0]];
+            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+                names[k] = valued[k].name;
+            kf_ctl_unknown_option (arg, names, sizeof valued / sizeof valued[0]);
             return KF_CTL_EXIT_USAGE;
         }
     }
@@ -291,8 +381,10 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
             *cmd_p = &s_commands[i];
     const s_command_t *cmd = *cmd_p;
     if (!cmd) {
-        fprintf (stderr, "kfctl: unknown command '%s' (kfctl --help)\n",
-                 args->command);
+        const char *names[S_N_COMMANDS];
+        for (size_t i = 0; i < S_N_COMMANDS; i++)
+            names[i] = s_commands[i].name;
+        kf_ctl_unknown_command (args->command, names, S_N_COMMANDS);
         return KF_CTL_EXIT_USAGE;
     }
     if (args->help)
@@ -302,19 +394,34 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
             || args->first_model || budget_tokens || budget_usd || tune
             || args->task_name || args->op || args->allow_degenerate
             || args->config_file || args->n_sets)) {
-        fprintf (stderr, "kfctl: %s: --target, --generations, --population, "
+        kf_ctl_usage ("%s: --target, --generations, --population, "
                  "--seed, --model, --first-model, --budget-*, --name, --op,"
                  " --allow-degenerate, --config, --set and --wait belong to submit\n",
                  cmd->name);
         return KF_CTL_EXIT_USAGE;
     }
-    if (!(cmd->options & S_OPT_OUTPUT) && args->output) {
-        fprintf (stderr, "kfctl: %s: -o/--output belongs to best and report\n",
+    if (!(cmd->options & S_OPT_EXPORT) && (args->candidate || args->torch || args->force)) {
+        kf_ctl_usage ("%s: --candidate, --torch and --force belong to export\n",
                  cmd->name);
         return KF_CTL_EXIT_USAGE;
     }
-    if (args->nargs != cmd->nargs) {
-        fprintf (stderr, "kfctl: %s: wrong number of arguments\nusage: %s\n",
+    if (!(cmd->options & S_OPT_PROFILE) && (args->top || args->submit_top || args->local)) {
+        kf_ctl_usage ("%s: --top, --submit and --local belong to profile-model\n",
+                 cmd->name);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (!(cmd->options & S_OPT_OUTPUT) && args->output) {
+        kf_ctl_usage ("%s: -o/--output belongs to best and report\n",
+                 cmd->name);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (args->suite && strcmp (cmd->name, "report")) {
+        kf_ctl_usage ("%s: --suite belongs to report\n", cmd->name);
+        return KF_CTL_EXIT_USAGE;
+    }
+    if (cmd->nargs < 0 ? args->nargs < 1
+                       : args->nargs != cmd->nargs - (args->suite ? 1 : 0)) {
+        kf_ctl_usage ("%s: wrong number of arguments\nusage: %s\n",
                  cmd->name, cmd->usage);
         return KF_CTL_EXIT_USAGE;
     }
@@ -323,7 +430,7 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
         errno = 0;
         double seconds = strtod (timeout, &end);
         if (errno || !*timeout || *end || !(seconds >= 0.1 && seconds <= 3600)) {
-            fprintf (stderr, "kfctl: --timeout: '%s' is not a number of "
+            kf_ctl_usage ("--timeout: '%s' is not a number of "
                      "seconds between 0.1 and 3600\n", timeout);
             return KF_CTL_EXIT_USAGE;
         }
@@ -331,7 +438,7 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
     }
     if (gens) {
         if (kf_ctl_parse_int (gens, 1, 100000, &args->generations)) {
-            fprintf (stderr, "kfctl: --generations: '%s' is not an integer "
+            kf_ctl_usage ("--generations: '%s' is not an integer "
                      "in 1..100000\n", gens);
             return KF_CTL_EXIT_USAGE;
         }
@@ -339,7 +446,7 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
     }
     if (pop) {
         if (kf_ctl_parse_int (pop, 1, 10000, &args->population)) {
-            fprintf (stderr, "kfctl: --population: '%s' is not an integer "
+            kf_ctl_usage ("--population: '%s' is not an integer "
                      "in 1..10000\n", pop);
             return KF_CTL_EXIT_USAGE;
         }
@@ -357,19 +464,19 @@ s_parse (int argc, char **argv, kf_ctl_args_t *args, const s_command_t **cmd_p)
         errno = 0;
         double v = strtod (budgets[k].text, &end);
         if (errno || end == budgets[k].text || *end || !(v > 0)) {
-            fprintf (stderr, "kfctl: %s: '%s' is not a positive number\n", budgets[k].name,
+            kf_ctl_usage ("%s: '%s' is not a positive number\n", budgets[k].name,
                      budgets[k].text);
             return KF_CTL_EXIT_USAGE;
         }
         *budgets[k].slot = v;
     }
     if (tune && kf_ctl_parse_int (tune, 1, 16, &args->tune)) {
-        fprintf (stderr, "kfctl: --tune: '%s' is not an integer in 1..16\n", tune);
+        kf_ctl_usage ("--tune: '%s' is not an integer in 1..16\n", tune);
         return KF_CTL_EXIT_USAGE;
     }
     if (seed) {
         if (kf_ctl_parse_int (seed, 0, LLONG_MAX, &args->seed)) {
-            fprintf (stderr, "kfctl: --seed: '%s' is not a non-negative "
+            kf_ctl_usage ("--seed: '%s' is not a non-negative "
                      "integer\n", seed);
             return KF_CTL_EXIT_USAGE;
         }
@@ -382,11 +489,19 @@ int
 main (int argc, char **argv)
 {
     kf_log_init ("kfctl", false);
+    /* Known before parsing, so a usage error is JSON too under --json. */
+    for (int i = 1; i < argc && strcmp (argv[i], "--"); i++)
+        if (!strcmp (argv[i], "--json"))
+            kf_ctl_json_errors = true;
     kf_ctl_args_t args;
     const s_command_t *cmd = NULL;
     int code = s_parse (argc, argv, &args, &cmd);
     if (code)
         return code;
+    if (s_version) {
+        kf_ctl_print_version (args.json);
+        return KF_CTL_EXIT_OK;
+    }
     if (!cmd) {
         s_main_help (args.help ? stdout : stderr);
         return args.help ? KF_CTL_EXIT_OK : KF_CTL_EXIT_USAGE;

@@ -272,9 +272,19 @@ kf_gateway_caps (kf_gateway_t *self)
     json_t *commands = json_array ();
     for (int i = 0; i < self->n_commands; i++)
         json_array_append_new (commands, json_sprintf ("command:%s", self->command_names[i]));
-    return json_pack ("{s:[s,s,s,s], s:[s,s,s], s:o, s:[s,s]}", "generators", "offline",
-                      "openai", "anthropic", "command", "languages", "c", "cuda", "opencl",
-                      "commands", commands, "kinds", "generate", "meta");
+    /* "ready": what this gateway can serve now, so the coordinator can
+     * refuse a run whose model no gateway could answer (a vendor endpoint
+     * without its key; a base URL of the operator's may need none). */
+    json_t *ready = json_pack ("[s]", "offline");
+    if (self->secrets[0] || self->cfg.openai_base_url || getenv ("OPENAI_BASE_URL"))
+        json_array_append_new (ready, json_string ("openai"));
+    if (self->secrets[1] || self->cfg.anthropic_base_url || getenv ("ANTHROPIC_BASE_URL"))
+        json_array_append_new (ready, json_string ("anthropic"));
+    if (self->n_commands > 0)
+        json_array_append_new (ready, json_string ("command"));
+    return json_pack ("{s:[s,s,s,s], s:o, s:[s,s,s], s:o, s:[s,s]}", "generators", "offline",
+                      "openai", "anthropic", "command", "ready", ready, "languages", "c",
+                      "cuda", "opencl", "commands", commands, "kinds", "generate", "meta");
 }
 
 int
