@@ -25,53 +25,61 @@ static const char *s_counter_names[KF_COORD_N] = {
     "held_results_dropped", "worker_errors", "dispatch_failed"
 };
 
-static const char *S_RUN_COLUMNS =
-    "SELECT r.id, t.name AS task_name, r.status, r.target, r.generation,"
-    " r.generations, r.population, r.seed,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.finished_at IS NOT NULL) AS done,"
-    /* The main phase's plan, or every candidate once tuning rounds add more. */
-    " greatest(r.generations * r.population,"
-    "  (SELECT count(*) FROM candidates c WHERE c.run_id = r.id)) AS total,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.audit_reason IS NOT NULL AND c.audit_verdict IS NULL) AS held_for_audit,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.verify_state = 'pending') AS verifying,"
-    /* Multi-fidelity timing (kf_fidelity.c): screen figures only, and
-     * screens waiting for their full-protocol evaluation. */
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.fidelity = 'screen') AS screened_out,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.fidelity = 'pending') AS full_pending,"
-    " r.best_speedup, r.first_speedup,"
-    " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd,"
-    " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */
+#define S_RUN_HEAD \
+    "SELECT r.id, t.name AS task_name, r.status, r.target, r.generation," \
+    " r.generations, r.population, r.seed," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.finished_at IS NOT NULL) AS done," \
+    /* The main phase's plan, or every candidate once tuning rounds add more. */ \
+    " greatest(r.generations * r.population," \
+    "  (SELECT count(*) FROM candidates c WHERE c.run_id = r.id)) AS total," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.audit_reason IS NOT NULL AND c.audit_verdict IS NULL) AS held_for_audit," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.verify_state = 'pending') AS verifying," \
+    /* Multi-fidelity timing (kf_fidelity.c): screen figures only, and \
+     * screens waiting for their full-protocol evaluation. */ \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.fidelity = 'screen') AS screened_out," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.fidelity = 'pending') AS full_pending," \
+    " r.best_speedup, r.first_speedup," \
+    " r.best_candidate_id, r.reason, r.input_tokens, r.output_tokens, r.cost_usd," \
+    " r.ref_eager_ns, r.ref_compiled_ns, r.warnings,"   /* kf_reference.c */ \
     " r.suite_id, r.suite_problem,"                     /* kf_suite.c */
-    /* The best candidate's median and the reference's (its last correct
-     * evaluation): the absolute times behind best_speedup. */
-    " (SELECT e.candidate_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id"
-    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS best_ns,"
-    " (SELECT e.reference_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id"
+/* The best candidate's median and the reference's (its last correct
+ * evaluation): the absolute times behind best_speedup. STATUS leaves them
+ * out: it must answer while the evaluations table is locked
+ * (test_metrics_hang), and it shows no times. */
+#define S_RUN_TIMES \
+    " (SELECT e.candidate_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id" \
+    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS best_ns," \
+    " (SELECT e.reference_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id" \
     "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS reference_ns,"
-    /* Progress (s_run_progress): candidates open now, the best figure
-     * still waiting for its re-verification or full-protocol timing, the
-     * seconds since submission, and the counts the total is made of. */
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.finished_at IS NULL) AS in_flight,"
-    " (SELECT max(c.speedup) FROM candidates c WHERE c.run_id = r.id AND c.status = 'correct'"
-    "  AND (c.verify_state = 'pending' OR c.fidelity = 'pending')) AS pending_best,"
-    " extract(epoch FROM coalesce(r.finished_at, now()) - r.created_at)::float8 AS elapsed_s,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.generation < r.generations) AS p_main,"
-    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.generation >= r.generations) AS p_tuning,"
-    " (SELECT count(DISTINCT c.generation) FROM candidates c WHERE c.run_id = r.id"
-    "  AND c.generation >= r.generations) AS p_rounds,"
-    " r.config->'tuning' AS p_cfg_tuning, r.config->'tuning_rounds' AS p_cfg_rounds,"
-    " r.config->'max_in_flight' AS p_cfg_in_flight,"
-    " r.created_at::text AS created_at,"
-    " r.finished_at::text AS finished_at"
-    " FROM runs r JOIN tasks t ON t.id = r.task_id";
+#define S_RUN_NO_TIMES " NULL::float8 AS best_ns, NULL::float8 AS reference_ns,"
+#define S_RUN_TAIL \
+    /* Progress (s_run_progress): candidates open now, the best figure \
+     * still waiting for its re-verification or full-protocol timing, the \
+     * seconds since submission, and the counts the total is made of. */ \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.finished_at IS NULL) AS in_flight," \
+    " (SELECT max(c.speedup) FROM candidates c WHERE c.run_id = r.id AND c.status = 'correct'" \
+    "  AND (c.verify_state = 'pending' OR c.fidelity = 'pending')) AS pending_best," \
+    " extract(epoch FROM coalesce(r.finished_at, now()) - r.created_at)::float8 AS elapsed_s," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.generation < r.generations) AS p_main," \
+    " (SELECT count(*) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.generation >= r.generations) AS p_tuning," \
+    " (SELECT count(DISTINCT c.generation) FROM candidates c WHERE c.run_id = r.id" \
+    "  AND c.generation >= r.generations) AS p_rounds," \
+    " r.config->'tuning' AS p_cfg_tuning, r.config->'tuning_rounds' AS p_cfg_rounds," \
+    " r.config->'max_in_flight' AS p_cfg_in_flight," \
+    " r.created_at::text AS created_at," \
+    " r.finished_at::text AS finished_at" \
+    " FROM runs r JOIN tasks t ON t.id = r.task_id"
+
+static const char *S_RUN_COLUMNS = S_RUN_HEAD S_RUN_TIMES S_RUN_TAIL;
+static const char *S_RUN_COLUMNS_STATUS = S_RUN_HEAD S_RUN_NO_TIMES S_RUN_TAIL;
 
 /* The tuning rounds a run makes and the candidates each may have, from
  * its config's values (NULL: the search default; docs/search.md, "Tuning
@@ -552,7 +560,8 @@ s_status (kf_coord_t *self)
     char sql[4096];
     snprintf (sql, sizeof sql,
               "%s WHERE r.status = 'running' OR r.id IN"
-              " (SELECT id FROM runs ORDER BY id DESC LIMIT 10) ORDER BY r.id", S_RUN_COLUMNS);
+              " (SELECT id FROM runs ORDER BY id DESC LIMIT 10) ORDER BY r.id",
+              S_RUN_COLUMNS_STATUS);
     json_t *runs = queues ? kf_db_query (self->db, sql, 0, NULL) : NULL;
     s_runs_progress (self, runs);
     json_t *qobj = json_object ();
