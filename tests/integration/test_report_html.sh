@@ -145,42 +145,7 @@ versions=$(jq '.prompt_versions | length' "$T/show.json")
 check "a row per prompt version ($versions)" [ "$(pts prompts length)" -eq "$versions" ]
 
 # The screenshot decoded: a blank or failed render is one colour.
-python3 - "$T/report.png" >"$T/png.txt" <<'PY'
-import struct, sys, zlib
-data = open(sys.argv[1], 'rb').read()
-assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
-pos, idat = 8, b''
-while pos < len(data):
-    length, kind = struct.unpack('>I4s', data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + length]
-    if kind == b'IHDR':
-        w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
-    elif kind == b'IDAT':
-        idat += body
-    pos += 12 + length
-assert depth == 8 and ctype in (2, 6), 'unexpected PNG format %d/%d' % (depth, ctype)
-bpp = 3 if ctype == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
-prev, colours, ink = bytearray(stride), set(), 0
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    for x in range(0, stride, bpp):
-        px = bytes(line[x:x + 3])
-        colours.add(px)
-        ink += px != b'\xff\xff\xff'
-    prev = line
-print(w, h, len(colours), ink)
-PY
+python3 "$ROOT/tests/tools/kf_png_ink.py" "$T/report.png" >"$T/png.txt"
 check "the screenshot decodes" [ -s "$T/png.txt" ]
 read -r pw ph colours ink <"$T/png.txt"
 say "screenshot ${pw:-?}x${ph:-?}: ${colours:-?} colours, ${ink:-?} non-white pixels"
