@@ -59,8 +59,8 @@ static int s_sock = S_SOCK;
 static struct { char *lo, *hi; } s_guards[KF_RUN_MAX_TENSORS * KF_RUN_MAX_VARIANTS];
 static volatile sig_atomic_t s_n_guards;
 
-static void
-s_reply (int status, int rc, uint32_t calls, const char *detail)
+void
+kf_runner_send_reply (int sock, int status, int rc, uint32_t calls, const char *detail)
 {
     kf_run_reply_t r;
     memset (&r, 0, sizeof r);
@@ -69,8 +69,14 @@ s_reply (int status, int rc, uint32_t calls, const char *detail)
     r.calls = calls;
     for (size_t i = 0; detail && detail[i] && i + 1 < sizeof r.detail; i++)
         r.detail[i] = detail[i];
-    ssize_t n = send (s_sock, &r, sizeof r, MSG_NOSIGNAL);
+    ssize_t n = send (sock, &r, sizeof r, MSG_NOSIGNAL);
     (void) n;
+}
+
+static void
+s_reply (int status, int rc, uint32_t calls, const char *detail)
+{
+    kf_runner_send_reply (s_sock, status, rc, calls, detail);
 }
 
 //  A fault in the candidate: say which, with send(2) only, and end.

@@ -89,6 +89,11 @@ typedef struct {
 /* --- The runner: what `worker --eval-runner CANDIDATE.so` runs. */
 int kf_runner_main (int argc, char **argv);
 
+/* In the runner: one reply (STATUS, RC, CALLS, DETAIL cut to fit) on
+ * SOCK, the judge's end of the channel. Only memset and send(2), so a
+ * signal handler may call it. */
+void kf_runner_send_reply (int sock, int status, int rc, uint32_t calls, const char *detail);
+
 /* --- The judge's side. */
 typedef struct kf_runner kf_runner_t;
 

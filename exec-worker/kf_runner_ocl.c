@@ -47,15 +47,7 @@ typedef struct {
 static void
 s_reply (int status, int rc, uint32_t calls, const char *detail)
 {
-    kf_run_reply_t r;
-    memset (&r, 0, sizeof r);
-    r.status = status;
-    r.rc = rc;
-    r.calls = calls;
-    for (size_t i = 0; detail && detail[i] && i + 1 < sizeof r.detail; i++)
-        r.detail[i] = detail[i];
-    ssize_t n = send (S_SOCK, &r, sizeof r, MSG_NOSIGNAL);
-    (void) n;
+    kf_runner_send_reply (S_SOCK, status, rc, calls, detail);
 }
 
 //  A fault in the candidate's kernel (on a CPU platform it runs in this
