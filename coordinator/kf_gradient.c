@@ -176,11 +176,14 @@ s_group_cmp (const void *a, const void *b)
 }
 
 /* "risk: 1 of 5 attempts failed (...)": the failures quoted as counts,
- * like every figure in a hint. */
+ * like every figure in a hint; a direction the gradient points in only
+ * because the opposite one did badly has no attempts to quote. */
 static void
 s_risk (FILE *f, int failed, int tries)
 {
-    if (failed)
+    if (tries == 0)
+        fprintf (f, "risk: unknown, no child has gone this way yet");
+    else if (failed)
         fprintf (f, "risk: %d of %d attempts failed (did not compile, gave wrong results, "
                     "crashed or timed out)", failed, tries);
     else

@@ -234,6 +234,24 @@ test_risk (void)
     hints = kf_gradient_hints (&g, v, 2, parent, 3, 2);
     CHECK (hints && strstr (hints, "risk: none of 2 attempts failed"));
     free (hints);
+
+    /* Raising memory did worse, so the hint points down, a way no child
+     * has gone: its risk is unknown, not "none of 0 attempts failed" (what
+     * a model in the loop read in a prompt, issue 15). */
+    kf_transition_t w[2] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.80, 0.60, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.80, 0.62, false),
+    };
+    kf_gradient_estimate (w, 2, 1.0, &g);
+    CHECK (g.combined[0] < 0 && g.tries[0][1] == 0);
+    int high[3] = { 2, 0, 0 };
+    hints = kf_gradient_hints (&g, w, 2, high, 3, 2);
+    CHECK (hints && strstr (hints, "Children that lowered their memory access level"));
+    CHECK (hints && strstr (hints, "risk: unknown, no child has gone this way yet"));
+    CHECK (hints && !strstr (hints, "of 0 attempts"));
+    if (hints)
+        printf ("%s", hints);
+    free (hints);
 }
 
 int
