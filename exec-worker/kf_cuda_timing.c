@@ -200,19 +200,16 @@ s_sample_failed (kf_cuda_eval_t *e, int st, int is_ref, int cuda_rc)
 static int
 s_calls_for (double per_call_ns, double target_ns)
 {
-    double calls = per_call_ns > 0 ? ceil (target_ns / per_call_ns) : 1000;
-    return calls < 1 ? 1 : calls > 100000 ? 100000 : (int) calls;
+    return kf_eval_calls_for (per_call_ns, target_ns, 100000);
 }
 
 int
 kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t)
 {
-    double min_time = kf_eval_num (timing, "min_time_s", 1);
-    int min_samples = (int) kf_eval_num (timing, "min_samples", 10);
-    double warmup_s = kf_eval_num (timing, "warmup_s", 1);
-    int warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
-    if (min_samples < 3)
-        min_samples = 3;
+    kf_eval_floors_t fl;
+    kf_eval_floors (timing, &fl);
+    double min_time = fl.min_time_s, warmup_s = fl.warmup_s;
+    int min_samples = fl.min_samples, warmup_calls = fl.warmup_calls;
     int cuda_rc, st;
     double ns;
 

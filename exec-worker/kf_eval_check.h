@@ -142,6 +142,20 @@ void kf_eval_split_add (int which, double seconds);
  * Caller owns it. */
 json_t *kf_eval_split_json (void);
 
+/* --- A timing object's floors (kf_eval_stats.c): min_time_s,
+ * min_samples (at least 3), warmup_s and warmup_calls, each the worker's
+ * default (1 s, 10, 1 s, 10) where TIMING leaves it out; the same
+ * defaults the coordinator's kf_fidelity.c names. */
+typedef struct {
+    double min_time_s, warmup_s;
+    int min_samples, warmup_calls;
+} kf_eval_floors_t;
+
+void kf_eval_floors (json_t *timing, kf_eval_floors_t *f);
+/* Calls for a sample of about TARGET_NS when one takes PER_CALL_NS
+ * (1000 when that is unknown), between 1 and MAX. */
+int kf_eval_calls_for (double per_call_ns, double target_ns, int max);
+
 /* --- The warm-up floor (kf_eval_stats.c). The floor (warmup_s,
  * warmup_calls) counts the correctness pass's calls of the main shape:
  * they are real calls of the same kernels on the same device, each

@@ -146,6 +146,24 @@ kf_eval_warm_counted (const kf_eval_warm_t *w, bool paired)
     return w->ref_calls < w->cand_calls ? w->ref_calls : w->cand_calls;
 }
 
+void
+kf_eval_floors (json_t *timing, kf_eval_floors_t *f)
+{
+    f->min_time_s = kf_eval_num (timing, "min_time_s", 1);
+    f->min_samples = (int) kf_eval_num (timing, "min_samples", 10);
+    f->warmup_s = kf_eval_num (timing, "warmup_s", 1);
+    f->warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
+    if (f->min_samples < 3)
+        f->min_samples = 3;
+}
+
+int
+kf_eval_calls_for (double per_call_ns, double target_ns, int max)
+{
+    double calls = per_call_ns > 0 ? ceil (target_ns / per_call_ns) : 1000;
+    return calls < 1 ? 1 : calls > max ? max : (int) calls;
+}
+
 bool
 kf_eval_warm_more (const kf_eval_warm_t *w, bool paired, int topup, double now,
                    double warmup_s, int warmup_calls)

@@ -137,12 +137,10 @@ s_calls_for (double per_call, int variants)
 int
 kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
 {
-    double min_time = kf_eval_num (timing, "min_time_s", 1);
-    int min_samples = (int) kf_eval_num (timing, "min_samples", 10);
-    double warmup_s = kf_eval_num (timing, "warmup_s", 1);
-    int warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
-    if (min_samples < 3)
-        min_samples = 3;
+    kf_eval_floors_t fl;
+    kf_eval_floors (timing, &fl);
+    double min_time = fl.min_time_s, warmup_s = fl.warmup_s;
+    int min_samples = fl.min_samples, warmup_calls = fl.warmup_calls;
     const int max_samples = 100000;
     bool paired = e->ref_fn != NULL;
 
