@@ -127,7 +127,13 @@ for t in $tasks; do
                   || round(60 * (count(*) FILTER (WHERE NOT e.figures ? 'configs')
                                  + coalesce(sum(jsonb_array_length(e.figures->'configs')), 0))
                            / nullif(sum((e.figures->>'wall_s')::numeric), 0), 1)
-                  || ' a GPU-minute (default protocol)'
+                  || ' a GPU-minute (default protocol); candidate evaluations alone: '
+                  || coalesce(round(60 * count(*) FILTER (WHERE NOT e.figures ? 'configs')
+                                    / nullif(sum((e.figures->>'wall_s')::numeric)
+                                             FILTER (WHERE NOT e.figures ? 'configs'), 0), 1)::text, '-')
+                  || ' a GPU-minute in '
+                  || coalesce(round(sum((e.figures->>'wall_s')::numeric)
+                                    FILTER (WHERE NOT e.figures ? 'configs'), 1)::text, '-') || ' s'
                   FROM evaluations e JOIN candidates c ON c.id = e.candidate_id
                   WHERE c.run_id = $run")"
     best_id=$(kfctl show "$run" --json | jget 'd["best"]["candidate_id"]')
