@@ -11,6 +11,7 @@
 #include "kf_log.h"
 #include "kf_meta.h"
 #include "kf_models.h"
+#include "kf_reference.h"
 #include "kf_str.h"
 #include "kf_suite.h"
 #include "kf_task.h"
@@ -385,7 +386,8 @@ s_on_submit (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
                                    "tuning_candidates", (json_int_t) per_round);
     if (suite_id)
         json_object_set_new (submitted, "suite_id", json_integer (suite_id));
-    char *no_worker = kf_coord_fit_target (self, target);   /* said now, not by silence */
+    char *no_worker = kf_coord_fit_target (self, target,   /* said now, not by silence */
+                                           kf_reference_is_pytorch (task));
     if (no_worker)
         json_object_set_new (submitted, "warnings", json_pack ("[s]", no_worker));
     free (no_worker);

@@ -56,15 +56,25 @@ s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
     " RETURNING j.id, j.lease, j.kind, j.payload, j.blobs::text AS blobs, j.worker"
 
 /* Profile jobs go only to a worker whose HELLO said it has a profiler
- * for its backend ("profile": true; exec-worker/kf_profile.c): workers
- * with and without one form groups of their own, and $6 of the lease
- * statements says which this group is. */
-#define S_PROFILE_FITS " AND (kind <> 'profile' OR $6::boolean)"
+ * for its backend ("profile": true; exec-worker/kf_profile.c), and the
+ * jobs that run PyTorch (a PyTorch problem's `reference`, a
+ * `model_profile`) only to one that found a Python with torch ("torch":
+ * {...}; exec-worker/kf_torch_ref.c): workers with and without each form
+ * groups of their own, and $6 and $7 of the lease statements say which
+ * this group is. */
+#define S_PROFILE_FITS " AND (kind <> 'profile' OR $6::boolean)"                  \
+                       " AND (kind NOT IN ('reference', 'model_profile') OR $7::boolean)"
 
 static bool
 s_profiler (const kf_coord_worker_t *w)
 {
     return json_is_true (json_object_get (w->caps, "profile"));
+}
+
+static bool
+s_torch (const kf_coord_worker_t *w)
+{
+    return json_is_object (json_object_get (w->caps, "torch"));
 }
 
 /* Whether ROLE's queued jobs all come from one source (one run, or only
@@ -207,8 +217,8 @@ kf_coord_dispatch (kf_coord_t *self)
         if (w->draining || s_free_credits (w) <= 0)
             continue;
         char key[400];
-        snprintf (key, sizeof key, "%s|%s|%s|%d", w->role, w->backends, w->arch,
-                  s_profiler (w));
+        snprintf (key, sizeof key, "%s|%s|%s|%d|%d", w->role, w->backends, w->arch,
+                  s_profiler (w), s_torch (w));
         zlistx_t *list = zhashx_lookup (groups, key);
         if (!list) {
             list = zlistx_new ();
@@ -277,9 +287,10 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
             break;
     }
     char limit[24];
-    const char *params[6] = { first->role, first->backends, first->arch,
+    const char *params[7] = { first->role, first->backends, first->arch,
                               S_I64 (limit, total), kf_pgarray_text (ids),
-                              s_profiler (first) ? "true" : "false" };
+                              s_profiler (first) ? "true" : "false",
+                              s_torch (first) ? "true" : "false" };
     json_t *rows = s_one_source (self, first->role)
         ? kf_db_query (self->db,
                        "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued'"
@@ -290,7 +301,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
                        " picked AS (SELECT id, row_number() OVER (ORDER BY id) AS rn"
                        "  FROM locked)"
                        S_LEASE_PICKED,
-                       6, params)
+                       7, params)
         : kf_db_query (
         self->db,
         /* Round-robin across runs, so runs share the fleet fairly:
@@ -340,7 +351,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
         " picked AS (SELECT id, row_number() OVER (ORDER BY turn, served NULLS FIRST, id)"
         "  AS rn FROM locked)"
         S_LEASE_PICKED,
-        6, params);
+        7, params);
     kf_pgarray_destroy (&ids);
     if (!rows)
         return -1;

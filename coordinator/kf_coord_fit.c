@@ -103,12 +103,16 @@ kf_coord_fit_models (kf_coord_t *self, json_t *generator, char **why)
 }
 
 /* Whether some connected worker of ROLE takes a job needing BACKEND and
- * ARCH (either may be NULL or ""), as dispatch matches them. */
+ * ARCH (either may be NULL or "") and, with TORCH, a Python with torch,
+ * as dispatch matches them (kf_coord_dispatch.c). */
 static bool
-s_can_take (kf_coord_t *self, const char *role, const char *backend, const char *arch)
+s_can_take (kf_coord_t *self, const char *role, const char *backend, const char *arch,
+            bool torch)
 {
     for (kf_coord_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
         if (strcmp (w->role, role))
+            continue;
+        if (torch && !json_is_object (json_object_get (w->caps, "torch")))
             continue;
         if (backend && *backend && !s_has_string (json_object_get (w->caps, "backends"), backend))
             continue;
@@ -146,11 +150,11 @@ s_exec_backends (kf_coord_t *self, char *buf, size_t size)
 }
 
 char *
-kf_coord_fit_target (kf_coord_t *self, const char *target)
+kf_coord_fit_target (kf_coord_t *self, const char *target, bool torch)
 {
     char backend[32], arch[64];
     kf_search_split_target (target, backend, sizeof backend, arch, sizeof arch);
-    if (s_can_take (self, "execute", backend, arch))
+    if (s_can_take (self, "execute", backend, arch, torch))
         return NULL;
     /* No exec worker at all just after start: they are most likely still
      * coming up (kf-local starts them after the coordinator); "waiting"
@@ -163,19 +167,24 @@ kf_coord_fit_target (kf_coord_t *self, const char *target)
     char have[256];
     s_exec_backends (self, have, sizeof have);
     int wait = self->cfg.worker_wait_s;
+    /* A worker that runs the target but has no torch cannot make a
+     * PyTorch problem's reference: say which is missing. */
+    const char *what = torch && s_can_take (self, "execute", backend, arch, false)
+        ? "with a Python that has torch " : "";
     char *text = NULL;
     if (wait > 0)
-        text = kf_strdupf ("no connected exec worker runs target %s (connected exec workers"
+        text = kf_strdupf ("no connected exec worker %sruns target %s (connected exec workers"
                            " run: %s); the run waits for one and fails after %d s"
-                           " (the coordinator's worker_wait_s)", target, have, wait);
+                           " (the coordinator's worker_wait_s)", what, target, have, wait);
     else
-        text = kf_strdupf ("no connected exec worker runs target %s (connected exec workers"
-                           " run: %s); the run waits until one connects", target, have);
+        text = kf_strdupf ("no connected exec worker %sruns target %s (connected exec workers"
+                           " run: %s); the run waits until one connects", what, target, have);
     return text;
 }
 
-/* The queued jobs of running runs, grouped by what they need, with how
- * long the oldest has waited; RUN_ID 0: every running run. */
+/* The queued jobs of running runs, grouped by what they need (torch: the
+ * jobs that run PyTorch), with how long the oldest has waited; RUN_ID 0:
+ * every running run. */
 static json_t *
 s_queued (kf_coord_t *self, int64_t run_id)
 {
@@ -184,13 +193,22 @@ s_queued (kf_coord_t *self, int64_t run_id)
     return kf_db_query (self->db,
                         "SELECT j.run_id, j.role, coalesce(j.backend, '') AS backend,"
                         " coalesce(j.arch, '') AS arch, r.target,"
+                        " j.kind IN ('reference', 'model_profile') AS torch,"
                         " extract(epoch FROM now() - min(j.updated_at))::float8 AS waited"
                         " FROM jobs j JOIN runs r ON r.id = j.run_id"
                         " WHERE j.state = 'queued' AND r.status = 'running'"
                         " AND ($1::bigint = 0 OR j.run_id = $1::bigint)"
-                        " GROUP BY j.run_id, j.role, j.backend, j.arch, r.target"
+                        " GROUP BY j.run_id, j.role, j.backend, j.arch, r.target,"
+                        "  j.kind IN ('reference', 'model_profile')"
                         " ORDER BY j.run_id",
                         1, params);
+}
+
+/* Whether a group of S_QUEUED needs a worker with torch. */
+static bool
+s_torch (json_t *row)
+{
+    return json_is_true (json_object_get (row, "torch"));
 }
 
 /* "no connected execute worker runs cuda" for a group of S_QUEUED. */
@@ -198,7 +216,8 @@ static void
 s_need_text (json_t *row, char *buf, size_t size)
 {
     const char *backend = kf_jstr (row, "backend"), *arch = kf_jstr (row, "arch");
-    snprintf (buf, size, "no connected %s worker %s%s%s%s", kf_jstr (row, "role"),
+    snprintf (buf, size, "no connected %s worker %s%s%s%s%s", kf_jstr (row, "role"),
+              s_torch (row) ? "with a Python that has torch " : "",
               *backend ? "runs " : "is connected", backend, *arch ? ":" : "", arch);
 }
 
@@ -214,7 +233,7 @@ kf_coord_fit_annotate (kf_coord_t *self, json_t *run)
     json_array_foreach (rows, i, row) {
         if (kf_jnum (row, "waited", 0) < S_WAITING_S
             || s_can_take (self, kf_jstr (row, "role"), kf_jstr (row, "backend"),
-                           kf_jstr (row, "arch")))
+                           kf_jstr (row, "arch"), s_torch (row)))
             continue;
         char need[200], text[400];
         s_need_text (row, need, sizeof need);
@@ -244,7 +263,7 @@ kf_coord_fit_check (kf_coord_t *self)
         int64_t run_id = kf_jint (row, "run_id");
         if (run_id == failed_run || kf_jnum (row, "waited", 0) < wait
             || s_can_take (self, kf_jstr (row, "role"), kf_jstr (row, "backend"),
-                           kf_jstr (row, "arch")))
+                           kf_jstr (row, "arch"), s_torch (row)))
             continue;
         char need[200], reason[400], id[24];
         s_need_text (row, need, sizeof need);

@@ -14,9 +14,10 @@
  * *WHY (caller frees) saying which model and what would make it served. */
 int kf_coord_fit_models (kf_coord_t *self, json_t *generator, char **why);
 
-/* NULL when some connected exec worker runs TARGET ("cuda", "cuda:sm_90"),
- * else a sentence for the submitter (caller frees). */
-char *kf_coord_fit_target (kf_coord_t *self, const char *target);
+/* NULL when some connected exec worker runs TARGET ("cuda", "cuda:sm_90")
+ * and, with TORCH (a PyTorch problem), has a Python with torch; else a
+ * sentence for the submitter (caller frees). */
+char *kf_coord_fit_target (kf_coord_t *self, const char *target, bool torch);
 
 /* Adds "waiting" (a sentence) to RUN, a running run's object, when some
  * of its queued jobs can be taken by no connected worker. */
