@@ -22,16 +22,19 @@
  *
  *  The candidate's kernels run in a process of their own (the runner,
  *  kf_runner_ocl.c), on inputs and outputs the judge shares with it
- *  (kf_ocl_share.c); this process holds the reference, the answers, the
- *  clock and the verdict channel.
+ *  (kf_dev_share.c, as for Level Zero); this process holds the reference,
+ *  the answers, the clock and the verdict channel.
  *
  *  The files: this one (buffers, the correctness pass, the result),
  *  kf_ocl_program.c (programs, kernels, launches), kf_ocl_device.c (the
- *  device, copies, the capabilities), kf_ocl_share.c (the candidate's
- *  process) and kf_ocl_timing.c (the timing protocol); their shared
- *  state is kf_ocl_eval.h.
+ *  device, copies, the capabilities) and kf_dev_share.c (the candidate's
+ *  process); their shared state is kf_ocl_eval.h. The correctness pass
+ *  and the timing protocol are the Level Zero judge's too, written once
+ *  above the device operations this file gives them (kf_dev_ops.h:
+ *  kf_dev_check.c, kf_dev_timing.c).
  */
 #include "kf_backend.h"
+#include "kf_file.h"
 #include "kf_ocl_eval.h"
 
 #include <dlfcn.h>
@@ -42,6 +45,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define S_MAX_ARTIFACT ((size_t) 256 << 20)   // a bundle; a larger file is no bundle
 #define S_FLUSH_MAX ((size_t) 256 << 20)
 
 // --------------------------------------------------------------------------
@@ -76,102 +80,89 @@ kf_ocl_harness (kf_ocl_eval_t *e, kf_cl_int rc, const char *what)
     return KF_OCL_HARNESS;
 }
 
-//  One call of SIDE, waited for, under its phase.
-static int
-s_call (kf_ocl_eval_t *e, kf_ocl_side_t *side, kf_ocl_dbuf_t *outs, kf_cl_int *rc_out)
+// --------------------------------------------------------------------------
+//  The device operations the shared correctness pass runs on
+//  (kf_dev_ops.h): the reference's buffers, its launches.
+
+static kf_ocl_dbuf_t *
+s_ref_buf (kf_ocl_eval_t *e, int t)
 {
-    *rc_out = 0;
-    char phase = side == &e->cand ? 'C' : 'R';
-    if (side->host) {
-        kf_eval_set_phase (phase);
-        int r = side->fn (e->in_t, e->n_in, e->ref_t, e->n_out, &e->host_ctx);
-        kf_eval_set_phase ('H');
-        return r ? KF_OCL_INCORRECT : KF_OCL_OK;
-    }
-    kf_eval_set_phase (phase);
-    int st = kf_ocl_enqueue_call (e, side, outs, NULL, NULL);
+    return t < e->n_in ? &e->in_d[t] : &e->ref_d[t - e->n_in];
+}
+
+static long
+s_copy_in (void *dev, int t, const void *src, size_t bytes)
+{
+    return kf_ocl_upload (s_ref_buf (dev, t)->data, src, 0, bytes);
+}
+
+static long
+s_copy_out (void *dev, int t, void *dst, size_t bytes)
+{
+    return kf_ocl_download (dst, s_ref_buf (dev, t)->data, 0, bytes);
+}
+
+static int
+s_launch_ref (void *dev, int calls, long *rc)
+{
+    kf_ocl_eval_t *e = dev;
+    kf_cl_int done = 0;
+    int st = KF_OCL_OK;
+    kf_eval_set_phase ('R');
+    for (int k = 0; k < calls && !st; k++)
+        st = kf_ocl_enqueue_call (e, &e->ref, e->ref_d, NULL, NULL);
     if (!st)
-        *rc_out = kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
+        done = kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
     kf_eval_set_phase ('H');
-    return st ? st : *rc_out ? KF_OCL_CRASHED : KF_OCL_OK;
+    *rc = done;
+    return st ? st : done ? KF_OCL_CRASHED : KF_OCL_OK;
 }
 
-static int
-s_poison_outputs (kf_ocl_eval_t *e, kf_ocl_dbuf_t *bufs)
+//  A fill of BYTES of the flush buffer with PATTERN, waited for.
+static long
+s_fill (kf_ocl_eval_t *e, unsigned char pattern, size_t bytes)
 {
-    for (int o = 0; o < e->n_out; o++) {
-        kf_cl_int rc = kf_ocl_upload (bufs[o].data, e->poison_h[o], 0, e->out[o].bytes);
-        if (rc)
-            return kf_ocl_harness (e, rc, "poisoning outputs");
-    }
-    return KF_OCL_OK;
+    kf_cl_int rc = kf_ocl_dev.api->EnqueueFillBuffer (kf_ocl_dev.queue, e->flush, &pattern, 1, 0,
+                                                      bytes, 0, NULL, NULL);
+    return rc ? rc : kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
 }
 
-static int
-s_upload_inputs (kf_ocl_eval_t *e)
+static long
+s_flush_salted (void *dev, unsigned salt)
 {
-    for (int i = 0; i < e->n_in; i++) {
-        kf_cl_int rc = kf_ocl_upload (e->in_d[i].data, e->in_h[i], 0, e->in[i].bytes);
-        if (rc)
-            return kf_ocl_harness (e, rc, "copying inputs to the device");
-    }
-    return KF_OCL_OK;
+    kf_ocl_eval_t *e = dev;
+    return s_fill (e, (unsigned char) (salt & 0x7f), e->flush_bytes);
 }
 
-//  After a candidate call (the tensors handed back to the host): its
-//  inputs as they were, every canary intact.
-static int
-s_check_memory (kf_ocl_eval_t *e, const char *when)
+static long
+s_tiny (void *dev)
 {
-    for (int i = 0; i < e->n_in; i++)
-        if (memcmp (e->cand_in[i], e->in_h[i], e->in[i].bytes) != 0) {
-            snprintf (e->detail, sizeof e->detail,
-                      "%s: inputs changed: the candidate wrote to input '%s'", when, e->in[i].name);
-            return KF_OCL_INCORRECT;
-        }
-    for (int t = 0; t < e->n_in + e->n_out; t++) {
-        const kf_run_tensor_t *rt = &e->layout.t[t];
-        const unsigned char *region = e->shm + rt->offset;
-        size_t pad = kf_ocl_dev.pad, end = pad + (size_t) rt->bytes;
-        int where = 0;
-        for (size_t k = 0; k < pad && !where; k++)
-            where = region[k] != 0xA5 ? 1 : 0;
-        for (size_t k = end; k < (size_t) rt->region && !where; k++)
-            where = region[k] != 0xA5 ? 2 : 0;
-        if (where) {
-            const char *name = t < e->n_in ? e->in[t].name : e->out[t - e->n_in].name;
-            snprintf (e->detail, sizeof e->detail, "%s: out-of-bounds write %s %s '%s'", when,
-                      where == 1 ? "before" : "past the end of", t < e->n_in ? "input" : "output",
-                      name);
-            return KF_OCL_CRASHED;
-        }
-    }
-    return KF_OCL_OK;
+    return s_fill (dev, 0, 256);
 }
 
-static int
-s_compare (kf_ocl_eval_t *e, const char *when)
+static const char *
+s_err (long rc)
 {
-    int bad = 0;
-    char ignored[512];
-    for (int o = 0; o < e->n_out; o++)
-        memcpy (e->cand_h[o], e->cand_out[o], e->out[o].bytes);
-    for (int o = 0; o < e->n_out; o++)
-        if (kf_eval_compare_output (&e->tol, &e->worst, &e->out[o], e->cand_h[o], e->ref_h[o],
-                                    when, bad ? ignored : e->detail,
-                                    bad ? sizeof ignored : sizeof e->detail))
-            bad = 1;
-    return bad ? KF_OCL_INCORRECT : KF_OCL_OK;
+    return kf_ocl_err ((kf_cl_int) rc);
 }
 
-//  The candidate's inputs and poisoned outputs, in the shared file.
+static const kf_dev_ops_t s_ops = {
+    .copy_in = s_copy_in, .copy_out = s_copy_out, .launch_ref = s_launch_ref,
+    .flush = s_flush_salted, .tiny = s_tiny, .err = s_err
+};
+
+//  The shared pass's view of E, before its tensors are read; a host
+//  reference's function is set when it is loaded.
 static void
-s_candidate_tensors (kf_ocl_eval_t *e)
+s_judge_init (kf_ocl_eval_t *e)
 {
-    for (int i = 0; i < e->n_in; i++)
-        memcpy (e->cand_in[i], e->in_h[i], e->in[i].bytes);
-    for (int o = 0; o < e->n_out; o++)
-        memcpy (e->cand_out[o], e->poison_h[o], e->out[o].bytes);
+    e->judge = (kf_dev_judge_t) {
+        .ops = &s_ops, .dev = e, .in = e->in, .out = e->out, .in_h = e->in_h,
+        .back_h = e->back_h, .ref_h = e->ref_h, .cand_h = e->cand_h, .poison_h = e->poison_h,
+        .in_t = e->in_t, .ref_t = e->ref_t, .host_ctx = &e->host_ctx, .tol = &e->tol,
+        .worst = &e->worst, .share = &e->share, .detail = e->detail,
+        .detail_size = sizeof e->detail
+    };
 }
 
 //  One correctness set: fresh inputs, the reference, the candidate on the
@@ -179,61 +170,19 @@ s_candidate_tensors (kf_ocl_eval_t *e)
 static int
 s_run_set (kf_ocl_eval_t *e, uint64_t seed, int set)
 {
-    int st;
-    kf_cl_int rc;
+    int st = kf_dev_reference_set (&e->judge, seed, set);
+    if (st || !e->probe)
+        return st ? st : kf_dev_candidate_set (&e->judge, set);
+    //  The reference alone: are its outputs degenerate (docs/evaluation.md)?
+    uint64_t h = 0;
     for (int i = 0; i < e->n_in; i++)
-        kf_eval_fill (json_object_get (e->in[i].spec, "dist"), e->in[i].dtype, e->in_h[i],
-                      e->in[i].numel, kf_eval_input_seed (seed, set, i));
-    if (e->ref.host) {
-        //  The host reference reads a copy, so whatever it does to its
-        //  inputs cannot reach the candidate's.
-        for (int i = 0; i < e->n_in; i++)
-            memcpy (e->back_h[i], e->in_h[i], e->in[i].bytes);
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_poison (e->out[o].dtype, e->ref_h[o], e->out[o].numel);
-    }
-    else if ((st = s_upload_inputs (e)) || (st = s_poison_outputs (e, e->ref_d)))
-        return st;
-    double t0 = kf_eval_now ();
-    st = s_call (e, &e->ref, e->ref_d, &rc);
-    e->ref_s += kf_eval_now () - t0;
-    e->ref_calls++;
-    if (st) {
-        if (st != KF_OCL_REF_FAILED)
-            snprintf (e->detail, sizeof e->detail, "reference failed on set %d%s%s", set,
-                      rc ? ": " : "", rc ? kf_ocl_err (rc) : " (kf_forward returned non-zero)");
-        return KF_OCL_REF_FAILED;
-    }
-    if (!e->ref.host)
-        for (int o = 0; o < e->n_out; o++)
-            if ((rc = kf_ocl_download (e->ref_h[o], e->ref_d[o].data, 0, e->out[o].bytes)))
-                return kf_ocl_harness (e, rc, "reading reference outputs");
-    if (e->probe) {
-        //  The reference alone: are its outputs degenerate (docs/evaluation.md)?
-        uint64_t h = 0;
-        for (int i = 0; i < e->n_in; i++)
-            h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
-        kf_eval_degen_inputs (&e->degen, h);
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_degen_output (&e->degen, o, &e->out[o], e->ref_h[o],
-                                  e->tol.atol_dtype[e->out[o].dtype]);
-        kf_eval_degen_end_set (&e->degen);
-        return KF_OCL_OK;
-    }
-    //  The candidate, in its own process, on its copy of the inputs.
-    char when[32];
-    snprintf (when, sizeof when, "set %d", set);
-    s_candidate_tensors (e);
-    double wall;
-    st = kf_ocl_share_call (e, 1, &wall, when);
-    if (!st)
-        st = kf_ocl_share_hand (e, true, when);
-    e->worst.sets = set + 1;
-    if (st)
-        return st;
-    if ((st = s_check_memory (e, when)))
-        return st;
-    return s_compare (e, when);
+        h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
+    kf_eval_degen_inputs (&e->degen, h);
+    for (int o = 0; o < e->n_out; o++)
+        kf_eval_degen_output (&e->degen, o, &e->out[o], e->ref_h[o],
+                              e->tol.atol_dtype[e->out[o].dtype]);
+    kf_eval_degen_end_set (&e->degen);
+    return KF_OCL_OK;
 }
 
 // --------------------------------------------------------------------------
@@ -250,82 +199,24 @@ s_flush (void *arg)
         kf_ocl_dev.api->Finish (kf_ocl_dev.queue);
 }
 
-static void *
-s_read_all (const char *path, size_t *size)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return NULL;
-    void *data = NULL;
-    if (fseek (f, 0, SEEK_END) == 0) {
-        long n = ftell (f);
-        if (n > 0 && fseek (f, 0, SEEK_SET) == 0 && (data = malloc ((size_t) n))
-            && fread (data, 1, (size_t) n, f) != (size_t) n) {
-            free (data);
-            data = NULL;
-        }
-        *size = n > 0 ? (size_t) n : 0;
-    }
-    fclose (f);
-    return data;
-}
-
+//  The task's tensors: the host buffers (kf_dev_check.c), then the
+//  reference's device buffers, each between canaries.
 static int
 s_tensors (kf_ocl_eval_t *e, json_t *task)
 {
-    json_t *ins = json_object_get (task, "inputs");
-    json_t *outs = json_object_get (task, "outputs");
-    e->n_in = (int) json_array_size (ins);
-    e->n_out = (int) json_array_size (outs);
-    if (e->n_out < 1 || e->n_in > KF_OCL_MAX_TENSORS || e->n_out > KF_OCL_MAX_TENSORS) {
-        snprintf (e->detail, sizeof e->detail, "task: need 1 to 32 outputs and at most 32 inputs");
-        return KF_OCL_REF_FAILED;
+    int st = kf_dev_host_tensors (&e->judge, task, e->in, e->out, &e->scalar_names, &e->scalars,
+                                  &e->host_ctx);
+    e->n_in = e->judge.n_in;
+    e->n_out = e->judge.n_out;
+    if (st)
+        return st;
+    for (int t = 0; t < e->n_in + e->n_out; t++) {
+        kf_cl_int rc = s_dbuf_new (s_ref_buf (e, t), t < e->n_in ? e->in[t].bytes
+                                                                 : e->out[t - e->n_in].bytes);
+        if (rc)
+            return kf_ocl_harness (e, rc, t < e->n_in ? "allocating inputs"
+                                                      : "allocating outputs");
     }
-    kf_cl_int rc;
-    for (int i = 0; i < e->n_in; i++) {
-        if (kf_eval_spec (&e->in[i], json_array_get (ins, (size_t) i), e->detail, sizeof e->detail))
-            return KF_OCL_REF_FAILED;
-        size_t n = e->in[i].bytes ? e->in[i].bytes : 1;
-        if (!(e->in_h[i] = malloc (n)) || !(e->back_h[i] = malloc (n))) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for inputs");
-            return KF_OCL_HARNESS;
-        }
-        if ((rc = s_dbuf_new (&e->in_d[i], e->in[i].bytes)))
-            return kf_ocl_harness (e, rc, "allocating inputs");
-        kf_eval_tensor (&e->in_t[i], &e->in[i], e->back_h[i]);
-    }
-    for (int o = 0; o < e->n_out; o++) {
-        if (kf_eval_spec (&e->out[o], json_array_get (outs, (size_t) o), e->detail,
-                          sizeof e->detail))
-            return KF_OCL_REF_FAILED;
-        size_t n = e->out[o].bytes ? e->out[o].bytes : 1;
-        if (!(e->ref_h[o] = malloc (n)) || !(e->cand_h[o] = malloc (n))
-            || !(e->poison_h[o] = malloc (n))) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for outputs");
-            return KF_OCL_HARNESS;
-        }
-        kf_eval_poison (e->out[o].dtype, e->poison_h[o], e->out[o].numel);
-        if ((rc = s_dbuf_new (&e->ref_d[o], e->out[o].bytes)))
-            return kf_ocl_harness (e, rc, "allocating outputs");
-        kf_eval_tensor (&e->ref_t[o], &e->out[o], e->ref_h[o]);
-    }
-    json_t *scalars = json_object_get (task, "scalars");
-    size_t n_scalars = json_object_size (scalars);
-    e->scalar_names = calloc (n_scalars + 1, sizeof *e->scalar_names);
-    e->scalars = calloc (n_scalars + 1, sizeof *e->scalars);
-    if (!e->scalar_names || !e->scalars) {
-        snprintf (e->detail, sizeof e->detail, "harness: out of memory for scalars");
-        return KF_OCL_HARNESS;
-    }
-    const char *key;
-    json_t *value;
-    json_object_foreach (scalars, key, value) {
-        e->scalar_names[e->host_ctx.n_scalars] = key;
-        e->scalars[e->host_ctx.n_scalars++] = json_number_value (value);
-    }
-    e->host_ctx.backend = KF_BACKEND_HOST;
-    e->host_ctx.scalar_names = e->scalar_names;
-    e->host_ctx.scalars = e->scalars;
     return KF_OCL_OK;
 }
 
@@ -341,7 +232,7 @@ s_setup (kf_ocl_eval_t *e, const char *dir, json_t *task)
     e->ref.what = "reference";
     e->cand.what = "candidate";
     snprintf (path, sizeof path, "%s/reference.so", dir);
-    e->ref.bytes = s_read_all (path, &size);
+    e->ref.bytes = kf_file_read (path, S_MAX_ARTIFACT, &size);
     if (e->ref.bytes && kf_ze_is_bundle (e->ref.bytes, size)) {
         if ((st = kf_ocl_side_build (e, &e->ref, size, task)))
             return st;
@@ -354,17 +245,18 @@ s_setup (kf_ocl_eval_t *e, const char *dir, json_t *task)
             return KF_OCL_REF_FAILED;
         }
         e->ref.host = true;
+        e->judge.ref_fn = e->ref.fn;
     }
     if (e->probe)
         return KF_OCL_OK;
     //  The candidate's source is built here first, and run only in its
-    //  own process, which builds it again (kf_ocl_share.c): a platform
+    //  own process, which builds it again (kf_runner_ocl.c): a platform
     //  may need to start a program to build (PoCL links each kernel with
     //  ld), which the confined process may not. A platform with a kernel
     //  cache (PoCL's, in the runner's directory: s_platform_env) then
     //  finds it built. Building runs none of the candidate's code.
     snprintf (path, sizeof path, "%s/candidate.so", dir);
-    e->cand.bytes = s_read_all (path, &size);
+    e->cand.bytes = kf_file_read (path, S_MAX_ARTIFACT, &size);
     if (!e->cand.bytes || !kf_ze_is_bundle (e->cand.bytes, size)) {
         snprintf (e->detail, sizeof e->detail, "candidate does not load: not a KF-SPIRV bundle "
                   "(an OpenCL C source built by the compile worker's spirv toolchain)");
@@ -408,7 +300,7 @@ s_eval_free (kf_ocl_eval_t *e)
 {
     //  Device memory, programs and the context go with the process, which
     //  ends right after this.
-    kf_ocl_share_end (e);
+    kf_dev_share_end (&e->share);
     for (int i = 0; i < KF_OCL_MAX_TENSORS; i++) {
         free (e->in_h[i]);
         free (e->back_h[i]);
@@ -421,43 +313,6 @@ s_eval_free (kf_ocl_eval_t *e)
     free (e->scalar_names);
     free (e->scalars);
     free (e);
-}
-
-//  The timed part of the result: speedup, samples, bandwidth, audit.
-static void
-s_timing_result (kf_ocl_eval_t *e, const kf_ocl_timing_t *tm, double copy_gbs, json_t *result)
-{
-    double speedup = kf_eval_paired_speedup (tm->ref_ns, tm->cand_ns, tm->samples);
-    if (speedup < 0) {
-        json_object_set_new (result, "speedup", json_null ());
-        return;
-    }
-    json_object_set_new (result, "speedup", json_real (speedup));
-    json_object_set_new (result, "candidate", kf_eval_timing_json (tm->cand_ns, tm->samples,
-                                                                   tm->cand_calls));
-    json_object_set_new (result, "reference", kf_eval_timing_json (tm->ref_ns, tm->samples,
-                                                                   tm->ref_calls));
-    json_object_set_new (result, "sync_overhead_ns", json_real (tm->overhead_ns));
-    double bytes = 0;
-    for (int i = 0; i < e->n_in; i++)
-        bytes += (double) e->in[i].bytes;
-    for (int o = 0; o < e->n_out; o++)
-        bytes += (double) e->out[o].bytes;
-    double cand_med = kf_eval_median (tm->cand_ns, tm->samples);
-    double cand_gbs = cand_med > 0 ? bytes / cand_med : 0;
-    bool applies = bytes > (double) kf_ocl_dev.cache_bytes;
-    json_object_set_new (result, "bandwidth", json_pack (
-        "{s:f, s:f, s:f, s:b}", "bytes", bytes, "candidate_gbs", cand_gbs,
-        "copy_gbs", copy_gbs, "roofline_applies", applies));
-    char audit[200] = "";
-    if (applies && copy_gbs > 0 && cand_gbs > copy_gbs)
-        snprintf (audit, sizeof audit, "moves its inputs and outputs at %.0f GB/s, above the "
-                  "measured copy bandwidth of %.0f GB/s", cand_gbs, copy_gbs);
-    else if (speedup > 10)
-        snprintf (audit, sizeof audit, "%.1fx faster than the reference (over 10x)", speedup);
-    json_object_set_new (result, "audit", json_boolean (audit[0] != 0));
-    if (audit[0])
-        json_object_set_new (result, "audit_reason", json_string (audit));
 }
 
 static int
@@ -475,18 +330,20 @@ s_ocl_child_main (const char *dir, json_t *job)
     kf_ocl_eval_t *e = calloc (1, sizeof *e);
     if (!e)
         return 2;
-    e->shm_fd = -1;
     json_t *task = json_object_get (job, "task");
     json_t *timing = json_object_get (job, "timing");
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
-    kf_ocl_timing_t tm = { 0 };
+    kf_dev_timing_t tm = { 0 };
     json_t *result = NULL;
     double copy_gbs = 0;
     e->probe = json_is_true (json_object_get (job, "probe"));
     kf_eval_degen_init (&e->degen, (int) json_array_size (json_object_get (task, "outputs")));
 
+    s_judge_init (e);
     int st = s_setup (e, dir, task);
+    kf_dev_share_init (&e->share, e->n_in, e->in, e->n_out, e->out, kf_ocl_dev.pad, e->detail,
+                       sizeof e->detail);
     if (!st && kf_ocl_measure (&copy_gbs, NULL, why, sizeof why)) {
         snprintf (e->detail, sizeof e->detail, "harness: %.400s", why);
         st = KF_OCL_HARNESS;
@@ -500,23 +357,25 @@ s_ocl_child_main (const char *dir, json_t *job)
         e->flush_bytes = flush_bytes;
     //  The candidate's process, its round trip timed after the same
     //  flush a timed call finds.
+    char select[300];
+    snprintf (select, sizeof select, "opencl:%s", kf_ocl_selection (device, buf, sizeof buf));
     if (!st && !e->probe)
-        st = kf_ocl_share_start (e, dir, job, task, s_flush, e);
+        st = kf_dev_share_start (&e->share, dir, job, task, select, s_flush, e);
 
     for (int set = 0; set < 5 && st == KF_OCL_OK; set++)
         st = s_run_set (e, seed, set);
     if (e->probe && st == KF_OCL_OK) {
         result = json_pack ("{s:s, s:b, s:o, s:f, s:i, s:i}", "verdict", "probed", "ok", 1,
                             "degenerate", kf_eval_degen_json (&e->degen), "reference_ms",
-                            e->ref_calls ? e->ref_s * 1e3 / e->ref_calls : 0.0,
+                            e->judge.ref_calls ? e->judge.ref_s * 1e3 / e->judge.ref_calls
+                                               : 0.0,
                             "sets", e->degen.sets, "cases", 1);
         kf_eval_write_result (dir, result);
         goto done;
     }
-    if (st == KF_OCL_OK && (s_candidate_tensors (e), 1)
-        && (st = kf_ocl_time (e, timing, &tm)) == KF_OCL_OK
-        && (st = s_check_memory (e, "timing")) == KF_OCL_OK)
-        st = s_compare (e, "timing");
+    if (st == KF_OCL_OK && (kf_dev_share_fill (&e->share, e->in_h, e->poison_h), 1)
+        && (st = kf_dev_time (&e->judge, timing, &tm)) == KF_OCL_OK)
+        st = kf_dev_candidate_checks (&e->judge, "timing");
 
     if (st == KF_OCL_LOAD_FAILED || st == KF_OCL_REF_FAILED || st == KF_OCL_HARNESS) {
         kf_eval_write_verdict (dir, st == KF_OCL_LOAD_FAILED ? "load_failed"
@@ -535,12 +394,14 @@ s_ocl_child_main (const char *dir, json_t *job)
                                                       "platform", kf_ocl_dev.platform_name,
                                                       "index", kf_ocl_dev.index));
     json_object_set_new (result, "reference_on", json_string (e->ref.host ? "host" : "device"));
-    json_object_set_new (result, "isolation", kf_ocl_share_isolation (e));
+    json_object_set_new (result, "isolation", kf_dev_share_isolation (&e->share));
     json_object_set_new (result, "program", json_pack ("{s:s, s:s}", "candidate", e->cand.how,
                                                        "reference", e->ref.host ? "host"
                                                                                 : e->ref.how));
-    if (st == KF_OCL_OK && tm.samples > 0)
-        s_timing_result (e, &tm, copy_gbs, result);
+    if (st == KF_OCL_OK)
+        kf_dev_timing_result (&e->judge, tm.ref_ns, tm.cand_ns, tm.samples, tm.ref_calls,
+                              tm.cand_calls, tm.overhead_ns, copy_gbs, kf_ocl_dev.cache_bytes,
+                              result);
     else
         json_object_set_new (result, "speedup", json_null ());
     kf_eval_write_result (dir, result);

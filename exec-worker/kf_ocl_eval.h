@@ -1,11 +1,14 @@
 /*  kf_ocl_eval.h - the OpenCL judge's state, shared by its files:
- *  kf_backend_ocl.c (the evaluation child: buffers, the correctness
- *  pass, the result), kf_ocl_program.c (a bundle side's program, kernels
+ *  kf_backend_ocl.c (the evaluation child: buffers, the device
+ *  operations, the result), kf_ocl_program.c (a bundle side's program, kernels
  *  and launches), kf_ocl_device.c (platform and device chosen, context
  *  and queue, copies, the capabilities and the worker's probe),
- *  kf_ocl_share.c (the candidate's process and the tensors shared with
- *  it) and kf_ocl_timing.c (the timing protocol). The candidate's process
- *  (kf_runner_ocl.c) uses the same state for its side.
+ *  and, through the device operations it gives them (kf_dev_ops.h), the
+ *  correctness pass and timing protocol it shares with Level Zero
+ *  (kf_dev_check.c, kf_dev_timing.c). The candidate's process
+ *  (kf_runner_ocl.c) uses the same state for its side; the judge shares
+ *  the candidate's tensors with it as kf_dev_share.h says, as the Level
+ *  Zero judge does.
  *
  *  OpenCL is reached only through kf_ocl_api (dlopen), so none of these
  *  files needs the ICD loader to build. A candidate is the same KF-SPIRV
@@ -16,11 +19,11 @@
 #ifndef KF_OCL_EVAL_H
 #define KF_OCL_EVAL_H
 
+#include "kf_dev_ops.h"
+#include "kf_dev_share.h"
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
 #include "kf_ocl_api.h"
-#include "kf_runner.h"
-#include "kf_runner_ocl.h"
 #include "kf_ze_launch.h"
 
 #include <jansson.h>
@@ -28,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KF_OCL_MAX_TENSORS 32
+#define KF_OCL_MAX_TENSORS KF_DEV_MAX_TENSORS
 
 typedef int (kf_ocl_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
                                  const kf_ctx_t *);
@@ -89,23 +92,18 @@ typedef struct {
     kf_eval_worst_t worst;
     bool probe;                              // the reference alone (no candidate)
     kf_eval_degen_t degen;                   // a probe's checks of its outputs
-    double ref_s;                            // the reference's calls, for a probe
-    int ref_calls;
     char detail[2048];                       // a build log fits
-    //  The candidate's process and what the judge shares with it
-    //  (kf_ocl_share.c): a memfd of the candidate's inputs and outputs,
-    //  each between canaries, mapped here at SHM.
-    kf_runner_t *runner;
-    int shm_fd;
-    unsigned char *shm;
-    size_t shm_bytes;
-    kf_run_layout_t layout;
-    unsigned char *cand_in[KF_OCL_MAX_TENSORS], *cand_out[KF_OCL_MAX_TENSORS];
+    //  The candidate's process and the memfd of its inputs and outputs
+    //  the judge shares with it (kf_dev_share.h).
+    kf_dev_share_t share;
+    //  The shared correctness pass's view of this (kf_dev_ops.h).
+    kf_dev_judge_t judge;
 } kf_ocl_eval_t;
 
 //  What a step found; the first non-KF_OCL_OK ends the evaluation.
-enum { KF_OCL_OK = 0, KF_OCL_INCORRECT, KF_OCL_CRASHED, KF_OCL_REF_FAILED, KF_OCL_HARNESS,
-       KF_OCL_LOAD_FAILED };
+enum { KF_OCL_OK = KF_DEV_OK, KF_OCL_INCORRECT = KF_DEV_INCORRECT,
+       KF_OCL_CRASHED = KF_DEV_CRASHED, KF_OCL_REF_FAILED = KF_DEV_REF_FAILED,
+       KF_OCL_HARNESS = KF_DEV_HARNESS, KF_OCL_LOAD_FAILED = KF_DEV_LOAD_FAILED };
 
 /* --- kf_ocl_device.c */
 
@@ -154,40 +152,5 @@ int kf_ocl_side_build (kf_ocl_eval_t *e, kf_ocl_side_t *side, size_t size, json_
  * kf-launch line the kernel refuses is known before a call. KF_OCL_OK,
  * or the side's failure with E->detail. */
 int kf_ocl_bind (kf_ocl_eval_t *e, kf_ocl_side_t *side, kf_ocl_dbuf_t *outs);
-
-/* --- kf_ocl_share.c: the candidate's process, from the judge's side */
-
-/* Lays out and fills the shared file (canaries 0xA5), writes the
- * runner's task file, hides the job from the runner and starts it
- * (built, set up, stopped). KF_OCL_OK, or KF_OCL_LOAD_FAILED, _CRASHED
- * or _HARNESS with E->detail. BEFORE_PING, when set, runs before each of
- * the runner's timed round trips (the judge's cache flush). */
-int kf_ocl_share_start (kf_ocl_eval_t *e, const char *dir, json_t *job, json_t *task,
-                        void (*before_ping) (void *), void *arg);
-/* CALLS calls of the candidate in its process; *WALL_S on the judge's
- * clock from resuming it to its answer. KF_OCL_OK, or _CRASHED /
- * _HARNESS with E->detail (WHEN names the step). */
-int kf_ocl_share_call (kf_ocl_eval_t *e, uint32_t calls, double *wall_s, const char *when);
-/* The tensors handed to the host (TO_HOST: the judge may read and write
- * them) or to the device. As kf_ocl_share_call. */
-int kf_ocl_share_hand (kf_ocl_eval_t *e, bool to_host, const char *when);
-/* The judge's round trip to the runner, taken off each timed batch. */
-double kf_ocl_share_round_trip_s (kf_ocl_eval_t *e);
-/* The runner's isolation figures for the result. */
-json_t *kf_ocl_share_isolation (kf_ocl_eval_t *e);
-/* Ends the runner, unmaps and closes the file. */
-void kf_ocl_share_end (kf_ocl_eval_t *e);
-
-/* --- kf_ocl_timing.c */
-
-typedef struct {
-    double *ref_ns, *cand_ns;
-    int samples, ref_calls, cand_calls;
-    double overhead_ns;
-} kf_ocl_timing_t;
-
-/* Times reference and candidate on the last set's inputs. KF_OCL_OK, or
- * another KF_OCL_* with E->detail. */
-int kf_ocl_time (kf_ocl_eval_t *e, json_t *timing, kf_ocl_timing_t *t);
 
 #endif

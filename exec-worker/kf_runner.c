@@ -10,6 +10,7 @@
 #include "kf_confine.h"
 #include "kf_runner_cuda.h"
 #include "kf_runner_ocl.h"
+#include "kf_runner_ze.h"
 #include "kf_eval_channel.h"
 
 #include <dlfcn.h>
@@ -219,6 +220,9 @@ kf_runner_main (int argc, char **argv)
     //  "opencl:DEVICE": the OpenCL runner (kf_runner_ocl.c) instead.
     if (argc > 4 && strncmp (argv[4], "opencl:", 7) == 0)
         return kf_runner_ocl_main (argc, argv);
+    //  "level-zero:N": the Level Zero runner (kf_runner_ze.c).
+    if (argc > 4 && strncmp (argv[4], "level-zero:", 11) == 0)
+        return kf_runner_ze_main (argc, argv);
     const char *candidate = argv[2];
     //  "cuda:N": the candidate's kernels run on CUDA device N, on the
     //  judge's buffers mapped into a context of this process.

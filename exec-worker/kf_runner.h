@@ -107,7 +107,10 @@ typedef struct kf_runner kf_runner_t;
 typedef struct {
     const char *shared;
     int cuda_device;
-    const char *opencl;      /* not NULL: the OpenCL runner on this device (kf_runner_ocl.h) */
+    /* Not NULL: a device runner's argument, "opencl:SEL" (kf_runner_ocl.h)
+     * or "level-zero:N" (kf_runner_ze.h); the tensors are then shared as
+     * kf_dev_share.h says. */
+    const char *device;
     void (*before_ping) (void *arg);
     void (*after_ping) (void *arg);      /* and after its answer */
     void *arg;
@@ -135,7 +138,7 @@ int kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout,
 int kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
                     double *wall_s, kf_run_reply_t *reply);
 
-/* A bare message OP (a backend's own, kf_runner_ocl.h) and its answer,
+/* A bare message OP (a device runner's own, kf_dev_share.h) and its answer,
  * as kf_runner_call: *WALL_S the judge's clock around it. */
 int kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t *reply);
 

@@ -269,8 +269,8 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
     char device[320] = "";
     if (opts->cuda_device >= 0)
         snprintf (device, sizeof device, "cuda:%d", opts->cuda_device);
-    else if (opts->opencl)
-        snprintf (device, sizeof device, "opencl:%s", opts->opencl);
+    else if (opts->device)
+        snprintf (device, sizeof device, "%s", opts->device);
     char *argv[] = { "kf-runner", "--eval-runner", (char *) candidate,
                      (char *) (opts->shared ? opts->shared : ""), device, NULL };
     pid_t pid = fork ();

@@ -1,8 +1,13 @@
 /*  kf_ze_eval.h - the Level Zero judge's state, shared by its files:
- *  kf_backend_ze.c (the evaluation child: buffers, sides, the
- *  correctness pass, the result), kf_ze_device.c (the device opened, its
- *  queue, host-visible staging, the copy bandwidth, the worker's probe)
- *  and kf_ze_timing.c (the timing protocol).
+ *  kf_backend_ze.c (the evaluation child: buffers, the device operations,
+ *  the result), kf_ze_program.c (a bundle side's module, kernels and
+ *  launches), kf_ze_device.c (the device opened, its queue, host-visible
+ *  staging, the copy bandwidth, the worker's probe) and, through the
+ *  device operations it gives them (kf_dev_ops.h), the correctness pass
+ *  and timing protocol it shares with OpenCL (kf_dev_check.c,
+ *  kf_dev_timing.c). The candidate's process (kf_runner_ze.c) uses
+ *  the same state for its side; the judge shares the candidate's tensors
+ *  with it as kf_dev_share.h says, as the OpenCL judge does.
  *
  *  Level Zero is reached only through kf_ze_api (dlopen), so none of these
  *  files needs the loader to build.
@@ -10,6 +15,8 @@
 #ifndef KF_ZE_EVAL_H
 #define KF_ZE_EVAL_H
 
+#include "kf_dev_ops.h"
+#include "kf_dev_share.h"
 #include "kf_eval_check.h"
 #include "kf_kernel.h"
 #include "kf_ze_api.h"
@@ -20,7 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KF_ZE_MAX_TENSORS 32
+#define KF_ZE_MAX_TENSORS KF_DEV_MAX_TENSORS
+#define KF_ZE_PAD 256                   // canary bytes around device buffers
 
 typedef int (kf_ze_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
                                 const kf_ctx_t *);
@@ -47,7 +55,7 @@ typedef struct {
 
 extern kf_ze_stage_t kf_ze_stage;
 
-// Device buffers between canaries (kf_backend_ze.c).
+// Device buffers between canaries: DATA is KF_ZE_PAD bytes into BASE.
 typedef struct {
     char *base;
     size_t alloc;
@@ -74,6 +82,8 @@ typedef struct {
 typedef struct {
     int n_in, n_out;
     kf_eval_spec_t in[KF_ZE_MAX_TENSORS], out[KF_ZE_MAX_TENSORS];
+    //  In the judge: in_d the reference's inputs, ref_d its outputs. In
+    //  the runner: in_d and cand_d the candidate's tensor regions.
     kf_ze_dbuf_t in_d[KF_ZE_MAX_TENSORS], ref_d[KF_ZE_MAX_TENSORS], cand_d[KF_ZE_MAX_TENSORS];
     void *in_h[KF_ZE_MAX_TENSORS];          // this set's inputs
     void *back_h[KF_ZE_MAX_TENSORS];        // inputs read back
@@ -89,11 +99,18 @@ typedef struct {
     size_t flush_bytes;
     kf_eval_tol_t tol;
     kf_eval_worst_t worst;
-    char detail[512];
+    char detail[2048];                      // a build log fits
+    //  The candidate's process and the memfd of its inputs and outputs
+    //  the judge shares with it (kf_dev_share.h).
+    kf_dev_share_t share;
+    //  The shared correctness pass's view of this (kf_dev_ops.h).
+    kf_dev_judge_t judge;
 } kf_ze_eval_t;
 
 //  What a step found; the first non-KF_ZE_OK ends the evaluation.
-enum { KF_ZE_OK = 0, KF_ZE_INCORRECT, KF_ZE_CRASHED, KF_ZE_REF_FAILED, KF_ZE_HARNESS, KF_ZE_LOAD_FAILED };
+enum { KF_ZE_OK = KF_DEV_OK, KF_ZE_INCORRECT = KF_DEV_INCORRECT, KF_ZE_CRASHED = KF_DEV_CRASHED,
+       KF_ZE_REF_FAILED = KF_DEV_REF_FAILED, KF_ZE_HARNESS = KF_DEV_HARNESS,
+       KF_ZE_LOAD_FAILED = KF_DEV_LOAD_FAILED };
 
 /* --- kf_ze_device.c */
 
@@ -123,20 +140,23 @@ json_t *kf_ze_probe (int device, char *why, size_t why_size);
 
 /* KF_ZE_OK when RC is 0, else KF_ZE_HARNESS with E->detail. */
 int kf_ze_harness (kf_ze_eval_t *e, uint32_t rc, const char *what);
+
+/* --- kf_ze_program.c */
+
+/* The module, kernels and scratch of the bundle side SIDE, whose
+ * artifact (SIZE bytes) is in SIDE->bytes, planned against TASK and
+ * built on kf_ze_dev. KF_ZE_OK, or the side's failure with E->detail:
+ * KF_ZE_LOAD_FAILED for the candidate, KF_ZE_REF_FAILED for the
+ * reference. */
+int kf_ze_side_build (kf_ze_eval_t *e, kf_ze_side_t *side, size_t size, json_t *task);
 /* Appends one call of SIDE (every launch, a barrier after each) writing
  * OUTS; KF_ZE_OK, or the side's failure with E->detail. */
 int kf_ze_append_call (kf_ze_eval_t *e, kf_ze_side_t *side, kf_ze_dbuf_t *outs);
-
-/* --- kf_ze_timing.c */
-
-typedef struct {
-    double *ref_ns, *cand_ns;
-    int samples, ref_calls, cand_calls;
-    double overhead_ns;
-} kf_ze_timing_t;
-
-/* Times reference and candidate on the main case's last set. KF_ZE_OK,
- * or another KF_ZE_* with E->detail. */
-int kf_ze_time (kf_ze_eval_t *e, json_t *timing, kf_ze_timing_t *t);
+/* Sets every launch's arguments of SIDE once, OUTS as the outputs,
+ * appending nothing, so a kf-launch line the kernel refuses is known
+ * before a call. As kf_ze_append_call. */
+int kf_ze_bind (kf_ze_eval_t *e, kf_ze_side_t *side, kf_ze_dbuf_t *outs);
+/* Gives back the kernels and module of SIDE. */
+void kf_ze_side_free (kf_ze_side_t *side);
 
 #endif

@@ -20,7 +20,12 @@
  *  test double of the loader and a GPU that keeps device memory in host
  *  memory and stands in for the fixtures' kernels by name: every line of
  *  the backend runs except the driver's, and a host C reference is tried
- *  too.
+ *  too. The candidate's kernels run in the runner (kf_runner_ze.c), a
+ *  confined process of its own: the double's stand-ins for the hostile
+ *  fixtures (a verdict forged through fd 3, the reference's outputs read
+ *  from another allocation of the process, an answer only where a socket
+ *  may be opened), each "correct" while the judge ran them in its own
+ *  process, are caught.
  */
 #include "../../compile-worker/kf_compile.h"
 #include "../../exec-worker/kf_exec.h"
@@ -350,12 +355,56 @@ s_judge_fixtures (zframe_t *ref, const char *where)
         const char *detail = json_string_value (json_object_get (r, "detail"));
         CHECK (r && !strcmp (s_verdict (r), cases[c].verdict));
         CHECK (detail && strstr (detail, cases[c].detail));
-        if (c == 0)
+        if (c == 0) {
             CHECK (json_number_value (json_object_get (r, "speedup")) > 0
                    && json_integer_value (json_object_get (json_object_get (r, "candidate"),
                                                            "samples")) >= 10);
+            //  The candidate's kernels ran in a confined process of their own.
+            json_t *iso = json_object_get (r, "isolation");
+            const char *own = json_string_value (json_object_get (iso, "candidate"));
+            const char *conf = json_string_value (json_object_get (iso, "confinement"));
+            CHECK (own && !strcmp (own, "own process") && conf && strstr (conf, "seccomp"));
+        }
         printf ("  %s: %s: %s (%s)%s\n", where, cases[c].name, r ? s_verdict (r) : "failed job",
                 detail ? detail : error ? error : "?", c == 0 && r ? ", timed" : "");
+        free (error);
+        json_decref (r);
+        zframe_destroy (&cand);
+    }
+}
+
+//  The hostile kernels of the OpenCL fixtures, stood in for by the double
+//  with C functions that do what each kernel does (kf_ze_double.c): each
+//  was "correct" while the judge ran the candidate's kernels in its own
+//  process, and is caught now that they run in the candidate's.
+static void
+s_hostile (zframe_t *ref)
+{
+    static const struct {
+        const char *name;
+        int rows;
+        const char *verdict, *alt, *detail;
+    } cases[] = {
+        //  A verdict written into the judge's channel (fd 3), then exit.
+        { "hostile_forge", 64, "crashed", NULL, "the candidate's process exited with code 0" },
+        //  The reference's outputs read from the judge's device memory.
+        { "hostile_ref_copy", 16, "incorrect", "crashed", "" },
+        //  The right answer only where a socket may be opened.
+        { "hostile_escape", 64, "incorrect", NULL, "within tolerance" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        zframe_t *cand = s_build (cases[c].name);
+        CHECK (cand != NULL);
+        if (!cand)
+            continue;
+        char *error = NULL;
+        json_t *r = s_eval (cand, ref, cases[c].rows, 1000, &error);
+        const char *v = s_verdict (r);
+        const char *detail = json_string_value (json_object_get (r, "detail"));
+        CHECK (!strcmp (v, cases[c].verdict) || (cases[c].alt && !strcmp (v, cases[c].alt)));
+        CHECK (detail && strstr (detail, cases[c].detail));
+        printf ("  kf_ze_double: %s: %s: %.200s\n", cases[c].name, r ? v : "failed job",
+                detail ? detail : error ? error : "?");
         free (error);
         json_decref (r);
         zframe_destroy (&cand);
@@ -541,6 +590,7 @@ main (int argc, char **argv)
         free (error);
         json_decref (caps);
         s_judge_fixtures (ref, "kf_ze_double, device reference");
+        s_hostile (ref);
         zframe_t *host_ref = s_build_host_ref ();
         CHECK (host_ref != NULL);
         if (host_ref) {

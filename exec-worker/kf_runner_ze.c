@@ -1,0 +1,227 @@
+/*  kf_runner_ze.c - the candidate's process for the level-zero backend
+ *  (kf_runner_ze.h): a context of its own on the judge's GPU, the
+ *  candidate's module built there after the confinement, its launches
+ *  run on device copies of the judge's shared tensors when told to.
+ *
+ *  NOT YET RUN ON HARDWARE: test_ze runs it against kf_ze_double.
+ *
+ *  Nothing here is believed by the judge beyond "done" or "this went
+ *  wrong": the judge checks inputs, canaries and outputs in the shared
+ *  file itself, and times the calls with its own clock.
+ */
+#include "kf_runner_ze.h"
+#include "kf_confine.h"
+#include "kf_dev_share.h"
+#include "kf_ze_eval.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+
+typedef struct {
+    kf_ze_eval_t *e;                   // in_d: the inputs, cand_d: the outputs
+    json_t *task;
+    unsigned char *map;
+    size_t map_bytes;
+    int n;                             // tensors: inputs, then outputs
+    size_t offset[KF_ZE_MAX_TENSORS * 2];    // of each tensor's region in MAP
+    bool on_host;
+    void *ping;
+} s_run_t;
+
+//  Tensor T's buffer: the inputs', then the outputs'.
+static kf_ze_dbuf_t *
+s_buf (s_run_t *r, int t)
+{
+    return t < r->e->n_in ? &r->e->in_d[t] : &r->e->cand_d[t - r->e->n_in];
+}
+
+//  Hands every tensor to the device (TO_HOST false: each region of the
+//  file, canaries included, copied up) or to the host (copied down, so
+//  the judge reads whatever the launches wrote, canaries too).
+static uint32_t
+s_hand_over (s_run_t *r, bool to_host)
+{
+    if (r->on_host == to_host)
+        return 0;
+    uint32_t rc = 0;
+    for (int t = 0; t < r->n && !rc; t++) {
+        kf_ze_dbuf_t *b = s_buf (r, t);
+        rc = to_host ? kf_ze_download (r->map + r->offset[t], b->base, b->alloc)
+                     : kf_ze_upload (b->base, r->map + r->offset[t], b->alloc);
+    }
+    if (!rc)
+        r->on_host = to_host;
+    return rc;
+}
+
+//  The judge's file FD laid out as L: device memory of this context for
+//  each tensor's region (the kernels get the data within it); the
+//  tensors start on the host. 1 when the candidate's kf-launch lines do
+//  not fit its kernels (its load failure, in E->detail).
+static int
+s_setup (void *arg, int fd, const kf_run_layout_t *l, char *why, size_t why_size)
+{
+    s_run_t *r = arg;
+    kf_ze_eval_t *e = r->e;
+    if (kf_dev_runner_layout_ok (l, e->n_in, e->in, e->n_out, e->out, KF_ZE_PAD, why, why_size))
+        return -1;
+    r->map = mmap (NULL, (size_t) l->file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (r->map == MAP_FAILED) {
+        r->map = NULL;
+        snprintf (why, why_size, "harness: setup: cannot map the tensors: %s", strerror (errno));
+        return -1;
+    }
+    r->map_bytes = (size_t) l->file_bytes;
+    r->n = (int) (l->n_in + l->n_out);
+    uint32_t rc = 0;
+    size_t largest = 64;
+    for (int t = 0; t < r->n && !rc; t++) {
+        const kf_run_tensor_t *rt = &l->t[t];
+        kf_ze_dbuf_t *b = s_buf (r, t);
+        b->alloc = (size_t) rt->region;
+        b->bytes = (size_t) rt->bytes;
+        rc = kf_ze_device_alloc ((void **) &b->base, b->alloc);
+        b->data = b->base ? b->base + KF_ZE_PAD : NULL;
+        r->offset[t] = (size_t) rt->offset;
+        largest = b->alloc > largest ? b->alloc : largest;
+    }
+    if (!rc)
+        rc = kf_ze_stage_reserve (largest);
+    if (rc) {
+        snprintf (why, why_size, "harness: setup: device memory for the tensors: %s",
+                  kf_ze_err (rc));
+        return -1;
+    }
+    r->on_host = true;
+    //  Every kernel argument once: a kf-launch line the kernel refuses
+    //  is the candidate's load failure, known before any call.
+    if (kf_ze_bind (e, &e->cand, e->cand_d) != KF_ZE_OK) {
+        snprintf (why, why_size, "%s", e->detail);
+        return 1;
+    }
+    return 0;
+}
+
+//  CALLS calls of the candidate, every launch in order, in one command
+//  list, and the wait for them.
+static int
+s_calls (void *arg, uint32_t calls, uint32_t *done, char *why, size_t why_size)
+{
+    s_run_t *r = arg;
+    uint32_t rc = s_hand_over (r, false);
+    for (*done = 0; *done < calls && !rc; ++*done)
+        if (kf_ze_append_call (r->e, &r->e->cand, r->e->cand_d) != KF_ZE_OK) {
+            //  The driver refused a launch (its sizes, an argument): the
+            //  candidate's load failure, said before anything ran.
+            snprintf (why, why_size, "%s", r->e->detail);
+            return 1;
+        }
+    if (!rc)
+        rc = kf_ze_submit ();
+    if (rc) {
+        snprintf (why, why_size, "Level Zero error in the candidate: %s", kf_ze_err (rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_hand (void *arg, bool to_host, char *why, size_t why_size)
+{
+    uint32_t rc = s_hand_over (arg, to_host);
+    if (rc)
+        snprintf (why, why_size, "Level Zero error in the candidate: %s", kf_ze_err (rc));
+    return rc ? -1 : 0;
+}
+
+//  The candidate's module: its bundle (taken) planned against the task,
+//  built by the driver, its kernels and scratch made.
+static int
+s_load (void *arg, void *bytes, size_t size, char *why, size_t why_size)
+{
+    s_run_t *r = arg;
+    r->e->cand.bytes = bytes;
+    if (kf_ze_side_build (r->e, &r->e->cand, size, r->task) != KF_ZE_OK) {
+        snprintf (why, why_size, "%s", r->e->detail);
+        return -1;
+    }
+    return 0;
+}
+
+//  What must be done before the confinement: the task, the loader, the
+//  driver, the GPU's context and queue (the driver opens its device
+//  files here), the staging and the ping's buffer.
+static int
+s_prepare (s_run_t *r, int device, char *why, size_t why_size)
+{
+    char reason[400];
+    r->e = calloc (1, sizeof *r->e);
+    if (!r->e) {
+        snprintf (why, why_size, "harness: out of memory");
+        return -1;
+    }
+    if (kf_dev_runner_task (&r->task, &r->e->n_in, r->e->in, &r->e->n_out, r->e->out, why,
+                            why_size))
+        return -1;
+    r->e->cand.what = "candidate";
+    if (kf_ze_find_device (device, reason, sizeof reason)
+        || kf_ze_open_queue (reason, sizeof reason)) {
+        snprintf (why, why_size, "harness: %.300s", reason);
+        return -1;
+    }
+    uint32_t rc = kf_ze_stage_reserve (64);
+    if (!rc)
+        rc = kf_ze_device_alloc (&r->ping, 256);
+    if (rc) {
+        snprintf (why, why_size, "harness: the candidate's context: %s", kf_ze_err (rc));
+        return -1;
+    }
+    return 0;
+}
+
+//  The round trip's work, as a timed call's: a tiny fill and the wait.
+static void
+s_ping (void *arg)
+{
+    s_run_t *r = arg;
+    unsigned char zero = 0;
+    if (kf_ze_dev.api->CommandListAppendMemoryFill (kf_ze_dev.list, r->ping, &zero, 1, 256, NULL,
+                                                    0, NULL) == 0)
+        kf_ze_submit ();
+    else
+        kf_ze_dev.api->CommandListReset (kf_ze_dev.list);
+}
+
+static const kf_dev_runner_ops_t s_ops = {
+    .ping = s_ping, .load = s_load, .setup = s_setup, .calls = s_calls, .hand = s_hand
+};
+
+int
+kf_runner_ze_main (int argc, char **argv)
+{
+    char cwd[PATH_MAX];
+    if (kf_dev_runner_begin (argc, argv, "level-zero:", cwd, sizeof cwd) != 0)
+        return 2;
+    const char *candidate = argv[2];
+    static s_run_t run;
+    s_run_t *r = &run;
+    const char *files[] = { candidate, NULL };
+    const char *dirs[] = { cwd, argv[3][0] ? argv[3] : NULL, NULL };
+    char report[240], why[400];
+    if (s_prepare (r, atoi (argv[4] + 11), why, sizeof why) != 0) {
+        kf_dev_runner_reply (KF_RUN_FAILED, 0, 0, why);
+        return 2;
+    }
+    if (kf_confine_self (files, dirs, report, sizeof report) != 0) {
+        kf_dev_runner_reply (KF_RUN_FAILED, 0, 0, report);
+        return 2;
+    }
+    kf_dev_runner_ready (report);
+    return kf_dev_runner_serve (&s_ops, r, candidate);
+}
