@@ -65,6 +65,18 @@ typedef struct {
 int kf_forward(const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,
                const kf_ctx_t *ctx);
 
+/* Optional: why kf_forward refused. A kernel that returns non-zero because
+ * it cannot take what it was given (a shape, a dtype, a rank it does not
+ * handle) may also export kf_refusal(), returning one short line that
+ * says why, e.g. "expects a square matrix, got 512 x 256" (a static
+ * buffer the kernel wrote before returning is fine). It is called only
+ * right after kf_forward returned non-zero; at most KF_REFUSAL_MAX bytes
+ * are read, up to the first NUL or line break, and shown in the verdict.
+ * A refusal is taken as final: the same inputs would be refused again. */
+#define KF_REFUSAL_MAX 200
+typedef const char *(kf_refusal_fn) (void);
+const char *kf_refusal (void);
+
 /* Returns the scalar named NAME, or FALLBACK when the task has none. */
 static inline double
 kf_scalar (const kf_ctx_t *ctx, const char *name, double fallback)

@@ -26,6 +26,7 @@
 #ifndef KF_WORKER_H
 #define KF_WORKER_H
 
+#include "kf_config.h"
 #include <czmq.h>
 #include <jansson.h>
 #include <signal.h>
@@ -129,6 +130,27 @@ int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
     { "allow_plain_tcp", KF_CFG_BOOL, "false", 0, -1,                         \
       "connect to a tcp:// coordinator beyond loopback without CURVE" },       \
     { "verbose", KF_CFG_BOOL, "false", 0, -1, "log debug lines" }
+
+/* --- a worker daemon's start (kf_worker_start.c): what the compile and
+ * exec workers' mains share before their loop, besides their own
+ * standalone modes (--build, --eval). */
+
+/* Removes NAME from ARGV (ARGC adjusted) with the value after it, unless
+ * FLAG, and returns that value (a FLAG: NAME itself), or NULL when NAME
+ * is absent; sets *MISSING when NAME is last and needs a value. */
+char *kf_worker_take_arg (int *argc, char **argv, const char *name, bool flag, bool *missing);
+
+/* Says "PROGRAM: " and FMT with ARG on stderr; returns 2, a usage
+ * error's exit code. */
+int kf_worker_usage_error (const char *program, const char *fmt, const char *arg);
+
+/* PROGRAM's configuration from ARGV (TABLE's keys; USAGE for --help),
+ * with the log started at its "verbose". NULL when there is none to run
+ * with: *EXIT_CODE 0 after --help, 2 for a configuration that is wrong or
+ * an argument left over (both said on stderr). */
+struct kf_config_t *kf_worker_load_config (const char *program, const char *usage,
+                                           const kf_cfg_entry_t *table, int *argc,
+                                           char **argv, int *exit_code);
 
 /* A worker daemon's main after its configuration is loaded: takes the
  * common keys from CONFIG, catches signals, runs the loop with ROLE, CAPS

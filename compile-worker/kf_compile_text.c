@@ -76,9 +76,17 @@ kf_compile_trim_log (const char *log, const char *dir, size_t max)
                     out[used++] = '\n';
                 }
                 else if (used == 0) {
-                    //  One enormous first line: keep its start.
-                    memcpy (out, line, budget - 1);
-                    used = budget - 1;
+                    //  One enormous first line: keep its start, up to the
+                    //  last whole word that fits, and say it was cut.
+                    static const char note[] = " (line cut)";
+                    size_t keep = budget - sizeof note;
+                    while (keep > budget / 2 && line[keep] != ' ' && line[keep] != '\t')
+                        keep--;
+                    if (keep <= budget / 2)
+                        keep = budget - sizeof note;
+                    memcpy (out, line, keep);
+                    memcpy (out + keep, note, sizeof note - 1);
+                    used = keep + sizeof note - 1;
                     out[used++] = '\n';
                 }
                 else

@@ -1,10 +1,16 @@
 /*  kf_toolchain_cc.c - host C kernels built with the system `cc`.
  *
- *  -march=native because the artifact runs on the machine class that
- *  built it (workers advertise arch); -shared -fPIC because the evaluator
- *  dlopens it; -lm because kernels call expf and friends.
+ *  The instruction sets are the exec hosts', not this machine's: a host
+ *  compile job's target.arch lists the SIMD extensions every live host
+ *  exec worker reported (the coordinator's kf_prompt_host_isa), built as
+ *  -march=x86-64 plus one -m flag each (common/kf_isa.c), so the kernel
+ *  neither faults on an exec host that lacks an extension of the compile
+ *  host nor leaves out one it has. A job without that list (no exec
+ *  worker has reported one) keeps -march=native. -shared -fPIC because
+ *  the evaluator dlopens it; -lm because kernels call expf and friends.
  */
 #include "kf_toolchain.h"
+#include "kf_isa.h"
 
 #include <stdlib.h>
 
@@ -14,11 +20,10 @@ s_find (void)
     return kf_toolchain_which ("cc", NULL);
 }
 
-static const char *const s_flags[] = { "-O3", "-march=native", "-std=c11", NULL };
 
 //  The build's line, or with PREPROCESS the line that only preprocesses:
 //  the same language mode and target flags, so predefined macros
-//  (__AVX2__ from -march=native, __STDC_VERSION__) pick the same branches.
+//  (__AVX2__ from -mavx2, __STDC_VERSION__) pick the same branches.
 static int
 s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
         char **argv, size_t max, char *buf, size_t buf_size)
@@ -28,7 +33,12 @@ s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
     kf_argv_add (&a, program);
     if (preprocess)
         kf_argv_add (&a, "-E");
-    kf_argv_add_all (&a, s_flags);
+    const char *isa[24];
+    size_t n = kf_isa_flags (args->arch, isa, sizeof isa / sizeof isa[0]);
+    kf_argv_add (&a, "-O3");
+    for (size_t i = 0; i < n; i++)
+        kf_argv_add (&a, isa[i]);
+    kf_argv_add (&a, "-std=c11");
     if (!preprocess) {
         kf_argv_add (&a, "-shared");
         kf_argv_add (&a, "-fPIC");

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define S_PROGRAM "kf-compile-worker"
+
 static const kf_cfg_entry_t s_table[] = {
     KF_WORKER_CFG_KEYS ("2", "compiles run at once"),
     { "compile_time_limit_s", KF_CFG_DOUBLE, "60", 1, 3600,
@@ -91,35 +93,6 @@ s_cache_dir (const char *value)
     "as its candidate or reference. --libraries allows the vendor libraries a\n"     \
     "task's \"libraries\" would (cublas, cublasLt, cudnn), linked into a CUDA build"
 
-//  Removes "NAME VALUE" (or the flag NAME alone when FLAG) from ARGV and
-//  returns VALUE (or NAME for a flag), NULL when absent.
-static char *
-s_take (int *argc, char **argv, const char *name, bool flag, bool *missing)
-{
-    for (int i = 1; i < *argc; i++)
-        if (!strcmp (argv[i], name)) {
-            int n = flag ? 1 : 2;
-            if (i + n > *argc) {
-                *missing = true;
-                return NULL;
-            }
-            char *value = argv[i + n - 1];
-            memmove (argv + i, argv + i + n, sizeof *argv * (size_t) (*argc - i - n + 1));
-            *argc -= n;
-            return value;
-        }
-    return NULL;
-}
-
-static int
-s_usage_error (const char *fmt, const char *arg)
-{
-    fprintf (stderr, "kf-compile-worker: ");
-    fprintf (stderr, fmt, arg);
-    fprintf (stderr, "\n");
-    return 2;
-}
-
 static const char *
 s_language_of (const char *source)
 {
@@ -163,19 +136,21 @@ s_build_main (const kf_compile_config_t *compile, const s_build_args_t *a)
 {
     const char *language = a->language ? a->language : s_language_of (a->source);
     if (!language)
-        return s_usage_error ("%s: cannot tell the language from the extension; "
-                              "give --language (c, cuda, opencl, sycl)", a->source);
+        return kf_worker_usage_error (S_PROGRAM, "%s: cannot tell the language from the"
+                                      " extension; give --language (c, cuda, opencl, sycl)",
+                                      a->source);
     long tune = 1;
     if (a->tune) {
         char *end;
         tune = strtol (a->tune, &end, 10);
         if (*end || tune < 1 || tune > 16)
-            return s_usage_error ("--tune %s: must be 1 to 16", a->tune);
+            return kf_worker_usage_error (S_PROGRAM, "--tune %s: must be 1 to 16", a->tune);
     }
     size_t size = 0;
     char *source = kf_file_read (a->source, (size_t) 4 << 20, &size);
     if (!source)
-        return s_usage_error ("%s: cannot read the source (or larger than 4 MiB)", a->source);
+        return kf_worker_usage_error (S_PROGRAM, "%s: cannot read the source (or larger than"
+                                      " 4 MiB)", a->source);
 
     json_t *payload = json_pack ("{s:s, s:I}", "language", language, "tune_max_configs",
                                  (json_int_t) tune);
@@ -269,34 +244,24 @@ main (int argc, char **argv)
 {
     bool missing = false;
     s_build_args_t b = { 0 };
-    b.source = s_take (&argc, argv, "--build", false, &missing);
-    b.language = s_take (&argc, argv, "--language", false, &missing);
-    b.target = s_take (&argc, argv, "--target", false, &missing);
-    b.tune = s_take (&argc, argv, "--tune", false, &missing);
-    b.out = s_take (&argc, argv, "-o", false, &missing);
-    b.libraries = s_take (&argc, argv, "--libraries", false, &missing);
-    b.reference = s_take (&argc, argv, "--reference", true, &missing) != NULL;
+    b.source = kf_worker_take_arg (&argc, argv, "--build", false, &missing);
+    b.language = kf_worker_take_arg (&argc, argv, "--language", false, &missing);
+    b.target = kf_worker_take_arg (&argc, argv, "--target", false, &missing);
+    b.tune = kf_worker_take_arg (&argc, argv, "--tune", false, &missing);
+    b.out = kf_worker_take_arg (&argc, argv, "-o", false, &missing);
+    b.libraries = kf_worker_take_arg (&argc, argv, "--libraries", false, &missing);
+    b.reference = kf_worker_take_arg (&argc, argv, "--reference", true, &missing) != NULL;
     if (missing)
-        return s_usage_error ("%s needs a value (see --help)",
-                              "--build/--language/--target/--tune/--libraries/-o");
+        return kf_worker_usage_error (S_PROGRAM, "%s needs a value (see --help)",
+                                      "--build/--language/--target/--tune/--libraries/-o");
     if (!b.source && (b.language || b.target || b.tune || b.out || b.libraries || b.reference))
-        return s_usage_error ("%s: for --build only",
-                              "--language/--target/--tune/--libraries/--reference/-o");
-    bool help = false;
-    char *err = NULL;
-    kf_config_t *config = kf_config_load ("kf-compile-worker", S_USAGE, s_table, &argc, argv,
-                                          &help, &err);
-    if (!config) {
-        if (!help)
-            fprintf (stderr, "kf-compile-worker: %s\n", err ? err : "bad configuration");
-        free (err);
-        return help ? 0 : 2;
-    }
-    if (argc > 1) {
-        kf_config_destroy (&config);
-        return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
-    }
-    kf_log_init ("kf-compile-worker", kf_config_bool (config, "verbose"));
+        return kf_worker_usage_error (S_PROGRAM, "%s: for --build only",
+                                      "--language/--target/--tune/--libraries/--reference/-o");
+    int code;
+    kf_config_t *config = kf_worker_load_config (S_PROGRAM, S_USAGE, s_table, &argc,
+                                                 argv, &code);
+    if (!config)
+        return code;
     //  A standalone --build is not probed: a refused run says why itself.
     kf_sandbox_hide (kf_config_str (config, "curve_cert"));
     if (kf_sandbox_setup (kf_config_bool (config, "no_isolation"), !b.source) != 0) {

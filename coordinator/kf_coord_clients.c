@@ -75,8 +75,8 @@ static const char *s_counter_names[KF_COORD_N] = {
     "  AND c.generation >= r.generations) AS p_rounds," \
     " r.config->'tuning' AS p_cfg_tuning, r.config->'tuning_rounds' AS p_cfg_rounds," \
     " r.config->'max_in_flight' AS p_cfg_in_flight," \
-    " r.created_at::text AS created_at," \
-    " r.finished_at::text AS finished_at" \
+    " " KF_DB_ISO ("r.created_at") " AS created_at," \
+    " " KF_DB_ISO ("r.finished_at") " AS finished_at" \
     " FROM runs r JOIN tasks t ON t.id = r.task_id"
 
 static const char *S_RUN_COLUMNS = S_RUN_HEAD S_RUN_TIMES S_RUN_TAIL;

@@ -14,7 +14,10 @@
 #include "kf_msg_compile.h"
 #include "kf_msg_generate.h"
 #include "kf_msg_eval.h"
+#include "kf_msg_profile.h"
+#include "kf_msg_reference.h"
 #include "kf_pgarray.h"
+#include "kf_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,12 +107,14 @@ s_requeue_ex (kf_coord_t *self, const char *where_sql, int n, const char *const 
         const char *state = json_string_value (json_object_get (row, "state"));
         if (!strcmp (state, "failed")) {
             char text[600];
+            char *cut = kf_text_head (reason, 400);   /* at a line, saying what was left */
             if (mode == S_FINAL)
-                snprintf (text, sizeof text, "%.400s (not retried: it fails the same way"
-                          " on any worker)", reason);
+                snprintf (text, sizeof text, "%s (not retried: it fails the same way"
+                          " on any worker)", cut ? cut : "");
             else
-                snprintf (text, sizeof text, "%.400s (after %lld attempts)", reason,
+                snprintf (text, sizeof text, "%s (after %lld attempts)", cut ? cut : "",
                           (long long) json_integer_value (json_object_get (row, "attempts")));
+            free (cut);
             self->counters[KF_COORD_FAILED]++;
             if (kf_search_job_failed (&self->search, row, text))
                 rc = -1;
@@ -292,6 +297,18 @@ s_generate_decode (json_t *j, void *r, char *why, size_t size)
     return kf_generate_result_decode (j, r, why, size);
 }
 
+static int
+s_reference_decode (json_t *j, void *r, char *why, size_t size)
+{
+    return kf_reference_result_decode (j, r, why, size);
+}
+
+static int
+s_profile_decode (json_t *j, void *r, char *why, size_t size)
+{
+    return kf_profile_result_decode (j, r, why, size);
+}
+
 static const struct {
     const char *kind;
     size_t size;
@@ -302,12 +319,16 @@ static const struct {
     { "compile", sizeof (kf_compile_result_t), s_compile_decode, kf_compile_result_release },
     { "generate", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
     { "meta", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
+    { "reference", sizeof (kf_reference_result_t), s_reference_decode,
+      kf_reference_result_release },
+    { "profile", sizeof (kf_profile_result_t), s_profile_decode, kf_profile_result_release },
 };
 
 /* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
- * from W, its lease holder: an evaluate, compile, generate or meta
- * job's becomes its typed struct (kf_msg_eval.h, kf_msg_compile.h,
- * kf_msg_generate.h) in MSG's typed slot, once, and the modules of the
+ * from W, its lease holder: an evaluate, compile, generate, meta,
+ * reference or profile job's becomes its typed struct (kf_msg_eval.h,
+ * kf_msg_compile.h, kf_msg_generate.h, kf_msg_reference.h,
+ * kf_msg_profile.h) in MSG's typed slot, once, and the modules of the
  * search take that. The kind is what the lease book says was leased,
  * never what the RESULT claims. A malformed result is refused here: W
  * gets an ERROR "malformed" naming the field, the refusal is counted,
@@ -449,16 +470,15 @@ kf_coord_complete_results (kf_coord_t *self)
             S_I64 (key, json_integer_value (json_object_get (job, "id")));
             kf_msg_t *m = zhashx_lookup (by_job, key);
             size_t events_before = json_array_size (self->search.events);
+            kf_search_typed_t typed = {
+                .eval = m->typed_free == kf_eval_result_release ? m->typed : NULL,
+                .compile = m->typed_free == kf_compile_result_release ? m->typed : NULL,
+                .gen = m->typed_free == kf_generate_result_release ? m->typed : NULL,
+                .ref = m->typed_free == kf_reference_result_release ? m->typed : NULL,
+            };
             if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
-                || kf_search_job_done (&self->search, job,
-                                       json_object_get (m->body, "result"),
-                                       m->typed_free == kf_eval_result_release ? m->typed
-                                                                               : NULL,
-                                       m->typed_free == kf_compile_result_release ? m->typed
-                                                                                  : NULL,
-                                       m->typed_free == kf_generate_result_release ? m->typed
-                                                                                   : NULL,
-                                       m->frames)) {
+                || kf_search_job_done (&self->search, job, json_object_get (m->body, "result"),
+                                       &typed, m->frames)) {
                 kf_error ("job %s: search step failed: %s", key, kf_db_error (self->db));
                 self->counters[KF_COORD_DB_ERRORS]++;
                 kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);

@@ -82,4 +82,10 @@ long kf_db_statements (kf_db_t *self);
  * make one per value, until the cache's cap). */
 long kf_db_prepared (kf_db_t *self);
 
+/* SQL for timestamp column COL (a string literal) as text in ISO 8601,
+ * UTC, to the second ("2026-12-02T04:23:15Z"): what the coordinator
+ * sends people and programs (PROTOCOL.md, "Run objects"). NULL stays
+ * NULL. */
+#define KF_DB_ISO(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
 #endif

@@ -17,26 +17,77 @@
 
 #define S_LEVELS KF_DESCRIPTOR_LEVELS
 
-static const char *s_dim_names[KF_GRADIENT_DIMS] = { "memory access", "algorithm",
-                                                     "synchronisation" };
+/* The words of a hint. The descriptor's level names ("global
+ * coordination", "shared/local tiling") are a glossary of ours; a hint
+ * says instead what the code does, in the words a kernel engineer of the
+ * target would use, so it reads without docs/descriptors.md. Index 0 is a
+ * GPU target, 1 the host, whose levels mean other things (SIMD width,
+ * cache blocking, threads: analysis/kf_descriptor.c). */
+static const char *s_dim_names[2][KF_GRADIENT_DIMS] = {
+    { "memory access", "algorithm", "cooperation between threads" },
+    { "memory access", "algorithm", "threading" },
+};
+
+/* What the code at each level does, for "from ... to ..." (the move
+ * hints). */
+static const char *s_plain[2][KF_GRADIENT_DIMS][S_LEVELS] = {
+    { { "plain loads and stores of one element each",
+        "coalesced or vectorised loads and stores",
+        "tiles staged in shared/local memory",
+        "register tiles over shared-memory tiles" },
+      { "a direct translation of the reference",
+        "the operations fused into one pass",
+        "a reformulated algorithm (online or single-pass statistics)",
+        "a different algorithm or matrix hardware (tensor cores, matrix engines)" },
+      { "threads that never wait for each other",
+        "threads of a block meeting at barriers",
+        "warp or sub-group shuffles and reductions",
+        "atomics or several launches combining partial results across blocks" } },
+    { { "scalar loads and stores, one element at a time",
+        "SIMD-vectorised loads and stores over contiguous data",
+        "loops blocked so each block of data is reused while it is in cache",
+        "register blocks inside cache blocks" },
+      { "a direct translation of the reference",
+        "the operations fused into one pass",
+        "a reformulated algorithm (online or single-pass statistics)",
+        "a different algorithm or FMA micro-kernels (AMX or VNNI where present)" },
+      { "a single thread",
+        "several threads, each on its own share of the work, started and joined",
+        "threads that wait for each other (barriers, condition variables, OpenMP "
+        "reductions)",
+        "threads that update shared results with atomics or locks" } },
+};
 
 /* What reaching each level of each dimension means in practice, for the
  * hint that points along a gradient (level 0 is never a target up). */
-static const char *s_advice[KF_GRADIENT_DIMS][S_LEVELS] = {
-    { "plain element-wise loads and stores",
-      "coalesced or vectorised loads and stores (wide types, aligned, contiguous accesses)",
-      "tiling through shared/local memory (or cache blocking on the host) so each value "
-      "is read from global memory once",
-      "a multi-level hierarchy: register tiles over shared tiles, double buffering or "
-      "asynchronous copies" },
-    { "a direct translation of the reference",
-      "fusing the operations into a single pass over the data",
-      "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
-      "an asymptotically better or hardware-specific algorithm (tensor cores, matrix engines)" },
-    { "no synchronisation at all (each thread independent)",
-      "block/work-group barriers so threads cooperate through shared memory",
-      "warp/sub-group primitives (shuffles, sub-group reductions) in place of barriers",
-      "global coordination (atomics or several launches) to spread one row over many blocks" },
+static const char *s_advice[2][KF_GRADIENT_DIMS][S_LEVELS] = {
+    { { "plain element-wise loads and stores",
+        "coalesced or vectorised loads and stores (wide types, aligned, contiguous accesses)",
+        "tiling through shared/local memory so each value is read from global memory once",
+        "a multi-level hierarchy: register tiles over shared tiles, double buffering or "
+        "asynchronous copies" },
+      { "a direct translation of the reference",
+        "fusing the operations into a single pass over the data",
+        "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
+        "an asymptotically better or hardware-specific algorithm (tensor cores, matrix engines)" },
+      { "no synchronisation at all (each thread independent)",
+        "block/work-group barriers so threads cooperate through shared memory",
+        "warp/sub-group primitives (shuffles, sub-group reductions) in place of barriers",
+        "global coordination (atomics or several launches) to spread one row over many blocks" } },
+    { { "scalar loads and stores",
+        "SIMD-vectorised loads and stores over contiguous, aligned data",
+        "cache blocking, so each block of data is reused while it is in cache",
+        "register blocks inside cache blocks, with prefetching" },
+      { "a direct translation of the reference",
+        "fusing the operations into a single pass over the data",
+        "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
+        "an asymptotically better algorithm or FMA micro-kernels (AMX or VNNI where present)" },
+      { "a single thread",
+        "splitting the work over several threads, each on its own share, started and "
+        "joined within the call",
+        "threads that wait for each other (barriers, condition variables, OpenMP "
+        "reductions)",
+        "threads that update shared results with atomics or locks" } },
 };
 
 static double
@@ -192,8 +243,10 @@ s_risk (FILE *f, int failed, int tries)
 
 char *
 kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
-                   const int parent[KF_GRADIENT_DIMS], int max_hints, int min_moves)
+                   const int parent[KF_GRADIENT_DIMS], int max_hints, int min_moves,
+                   bool host)
 {
+    int w = host ? 1 : 0;
     if (!g || !t || !n || max_hints <= 0)
         return NULL;
     if (min_moves < 1)
@@ -221,11 +274,12 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
         double gd = g->combined[best];
         int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
         int dir = gd > 0 ? 0 : 1;
-        fprintf (f, "- Children that %s their %s level have done better so far "
-                    "(gradient %+.2f over %d moves; ",
-                 gd > 0 ? "raised" : "lowered", s_dim_names[best], gd, g->moves[best]);
+        fprintf (f, "- Children that made their %s %s have done better so far "
+                    "(a score of %+.2f on a scale of -1 to 1, over %d moves; ",
+                 s_dim_names[w][best], gd > 0 ? "more elaborate" : "simpler", gd,
+                 g->moves[best]);
         s_risk (f, g->failures[best][dir], g->tries[best][dir]);
-        fprintf (f, "): consider %s.\n", s_advice[best][target]);
+        fprintf (f, "): consider %s.\n", s_advice[w][best][target]);
         hints++;
     }
 
@@ -277,22 +331,22 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
     qsort (groups, ng, sizeof groups[0], s_group_cmp);
     for (size_t i = 0; i < ng && hints < max_hints; i++) {
         const s_group_t *gr = &groups[i];
-        const char *from = kf_descriptor_level_name (gr->dim, gr->from);
-        const char *to = kf_descriptor_level_name (gr->dim, gr->to);
+        const char *from = s_plain[w][gr->dim][gr->from];
+        const char *to = s_plain[w][gr->dim][gr->to];
         if (gr->n >= min_moves && 2 * gr->improved != gr->n) {
             bool good = 2 * gr->improved > gr->n;
-            fprintf (f, "- Moving %s from %s to %s raised fitness in %s%d of %d moves "
+            fprintf (f, "- Going from %s to %s (%s) raised fitness in %s%d of %d moves "
                         "(mean change %+.3f)%s; ",
-                     s_dim_names[gr->dim], from, to, good ? "" : "only ", gr->improved, gr->n,
+                     from, to, s_dim_names[w][gr->dim], good ? "" : "only ", gr->improved, gr->n,
                      gr->sum_df / gr->n, good ? "" : "; it has mostly not paid off here");
             s_risk (f, gr->failed, gr->tries);
             fputs (".\n", f);
         }
         else
-            fprintf (f, "- Moving %s from %s to %s failed in %d of %d attempts (did not "
+            fprintf (f, "- Going from %s to %s (%s) failed in %d of %d attempts (did not "
                         "compile, gave wrong results, crashed or timed out): a risky move "
                         "here; if you make it, check it against the pitfalls.\n",
-                     s_dim_names[gr->dim], from, to, gr->failed, gr->tries);
+                     from, to, s_dim_names[w][gr->dim], gr->failed, gr->tries);
         hints++;
     }
     fclose (f);

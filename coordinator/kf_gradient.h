@@ -80,9 +80,11 @@ double kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, siz
  * correct children made it, and each hint says how often the move failed
  * ("risk: 1 of 5 attempts failed ..."); a move that failed in most of at
  * least MIN_MOVES attempts is a hint of its own. NULL when the transitions
- * support no hint. Caller frees. */
+ * support no hint. The hints say what the code does in plain words
+ * (no level names of the descriptor's), a GPU's words or, when HOST,
+ * a CPU's. Caller frees. */
 char *kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                          const int parent[KF_GRADIENT_DIMS], int max_hints,
-                         int min_moves);
+                         int min_moves, bool host);
 
 #endif

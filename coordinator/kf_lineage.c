@@ -10,15 +10,16 @@
 #include "kf_json.h"
 #include "kf_prompt.h"
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-/* Within this ratio of its parent a child's speed is not called a change:
- * timing noise of a few percent is normal (kf_prompt_target.c shows the
- * measured spread). */
+/* Within this ratio of its parent a child's speed is never called a
+ * change, whatever spread the timings report; a wider measured spread
+ * (the child's and the parent's, kf_lineage_noise) widens the band. */
 #define S_SAME_BAND 0.03
 
 //  The first line of TEXT that mentions an error, else its first line,
@@ -65,17 +66,43 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
     }
     if (!strcmp (status, "correct")) {
         double s = kf_jnum (c, "speedup", 0);
+        /* Like with like: a screen figure (short, noisy) is not set against
+         * the parent's full one as if the two were alike. */
+        const char *fid = kf_jstr (c, "fidelity");
+        if ((!strcmp (fid, "screen") || !strcmp (fid, "pending"))
+            && strcmp (kf_jstr (c, "parent_fidelity"), "screen")) {
+            char gap[200] = "";
+            double g = kf_jnum (c, "screen_gap", 0);
+            if (g > 1)
+                snprintf (gap, sizeof gap, "; in this run screen and full figures of one kernel "
+                          "differed by up to %.1fx", g);
+            if (parent_speedup > 0)
+                snprintf (buf, size, "correct at %.2fx on the screen only (a short timing, not "
+                          "comparable with the parent's full-protocol %.2fx%s)", s,
+                          parent_speedup, gap);
+            else
+                snprintf (buf, size, "correct at %.2fx on the screen only (a short timing%s)", s,
+                          gap);
+            return buf;
+        }
+        /* A change counts once it is beyond the timing noise both figures
+         * carry (their p10-p90 spreads), and never below S_SAME_BAND. */
+        double noise = kf_jnum (c, "noise", 0);
+        double band = noise > S_SAME_BAND ? noise : S_SAME_BAND;
+        char within[80] = "";
+        if (noise > 0)
+            snprintf (within, sizeof within, "; timing noise about +/-%.0f%%", 100 * noise);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
-        else if (s < parent_speedup * (1 - S_SAME_BAND))
-            snprintf (buf, size, "correct but regressed: %.2fx against the parent's %.2fx",
-                      s, parent_speedup);
-        else if (s > parent_speedup * (1 + S_SAME_BAND))
-            snprintf (buf, size, "improved: %.2fx against the parent's %.2fx", s,
-                      parent_speedup);
+        else if (s < parent_speedup * (1 - band))
+            snprintf (buf, size, "correct but regressed beyond the timing noise: %.2fx against "
+                      "the parent's %.2fx%s", s, parent_speedup, within);
+        else if (s > parent_speedup * (1 + band))
+            snprintf (buf, size, "improved beyond the timing noise: %.2fx against the parent's "
+                      "%.2fx%s", s, parent_speedup, within);
         else
-            snprintf (buf, size, "correct, no clear change: %.2fx against the parent's %.2fx",
-                      s, parent_speedup);
+            snprintf (buf, size, "correct, within noise of the parent: %.2fx against the "
+                      "parent's %.2fx%s", s, parent_speedup, *within ? within : "");
         return buf;
     }
     if (!strcmp (status, "compile_failed")) {
@@ -96,32 +123,78 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
     return buf;
 }
 
+//  The relative spread of a speedup measured by the evaluation whose
+//  candidate and reference timings are TC and TR: half the p10-p90 width
+//  over the median of each, added in quadrature (as the prompt's noise
+//  line does); 0 when the timings do not say.
+static double
+s_rel (json_t *t)
+{
+    double med = kf_jnum (t, "median_ns", 0), p10 = kf_jnum (t, "p10_ns", 0),
+           p90 = kf_jnum (t, "p90_ns", 0);
+    return med > 0 && p90 >= p10 && p90 > 0 ? (p90 - p10) / (2 * med) : 0;
+}
+
+double
+kf_lineage_noise (json_t *tc, json_t *tr)
+{
+    double c = s_rel (tc), r = s_rel (tr);
+    return sqrt (c * c + r * r);
+}
+
 json_t *
 kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int n)
 {
     char parent[24], limit[24];
     const char *params[2] = { S_I64 (parent, parent_id), S_I64 (limit, n) };
     json_t *rows = kf_db_query (db,
-                                "SELECT id, generation, slot, status, speedup,"
-                                " verdict_detail AS detail, left(log, 8000) AS log"
-                                " FROM candidates WHERE parent_id = $1"
-                                " AND finished_at IS NOT NULL"
-                                " ORDER BY finished_at DESC, id DESC LIMIT $2",
+                                "SELECT c.id, c.generation, c.slot, c.status, c.speedup,"
+                                " c.verdict_detail AS detail, left(c.log, 8000) AS log,"
+                                " c.fidelity, e.figures->'candidate' AS tc,"
+                                " e.figures->'reference' AS tr"
+                                " FROM candidates c LEFT JOIN LATERAL (SELECT figures"
+                                "  FROM evaluations WHERE candidate_id = c.id AND correct"
+                                "  ORDER BY id DESC LIMIT 1) e ON true"
+                                " WHERE c.parent_id = $1 AND c.finished_at IS NOT NULL"
+                                " ORDER BY c.finished_at DESC, c.id DESC LIMIT $2",
                                 2, params);
     if (!rows)
         return NULL;
+    /* The parent's own noise and protocol, and how far apart the screen
+     * and full figures of one kernel came in this run. */
+    json_t *par = kf_db_row (db,
+                             "SELECT p.fidelity, e.figures->'candidate' AS tc,"
+                             " e.figures->'reference' AS tr,"
+                             " (SELECT max(greatest(c.screen_speedup / c.speedup,"
+                             "   c.speedup / c.screen_speedup)) FROM candidates c"
+                             "  WHERE c.run_id = p.run_id AND c.screen_speedup > 0"
+                             "  AND c.speedup > 0 AND c.fidelity = 'full') AS gap"
+                             " FROM candidates p LEFT JOIN LATERAL (SELECT figures"
+                             "  FROM evaluations WHERE candidate_id = p.id AND correct"
+                             "  ORDER BY id DESC LIMIT 1) e ON true WHERE p.id = $1",
+                             1, params, NULL);
+    double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
+                                        json_object_get (par, "tr")) : 0;
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
+        double cn = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
+        json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
+        json_object_set_new (c, "screen_gap", json_real (kf_jnum (par, "gap", 0)));
+        if (*kf_jstr (par, "fidelity"))
+            json_object_set_new (c, "parent_fidelity", json_string (kf_jstr (par, "fidelity")));
         char reason[400];
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
-        json_object_del (c, "log");
-        json_object_del (c, "detail");
+        static const char *const drop[] = { "log", "detail", "tc", "tr", "noise",
+                                            "screen_gap", "parent_fidelity" };
+        for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
+            json_object_del (c, drop[k]);
         if (!json_is_number (json_object_get (c, "speedup"))
             || strcmp (kf_jstr (c, "status"), "correct"))
             json_object_del (c, "speedup");
     }
+    json_decref (par);
     return rows;
 }
 
@@ -283,29 +356,53 @@ kf_lineage_duplicate (kf_db_t *db, int64_t run_id, int64_t cand_id, const char *
 }
 
 int
+kf_lineage_end_rule (int64_t total, int64_t generated, int64_t judged, const char *last,
+                     char *status, size_t status_size, char *reason, size_t reason_size)
+{
+    const char *what = last && *last ? last : "?";
+    if (total <= 0 || judged > 0)
+        return 0;
+    snprintf (status, status_size, "failed");
+    if (generated == 0)
+        snprintf (reason, reason_size, "no candidate could be generated (%lld of %lld"
+                  " failed before compiling); the last: %.300s", (long long) total,
+                  (long long) total, what);
+    else
+        snprintf (reason, reason_size, "no candidate could be judged (%lld of %lld failed:"
+                  " %lld before compiling, %lld in compiling or evaluation, with no verdict on"
+                  " the kernel); the last: %.300s", (long long) total, (long long) total,
+                  (long long) (total - generated), (long long) generated, what);
+    return 1;
+}
+
+int
 kf_lineage_run_end (kf_db_t *db, int64_t run_id, char *status, size_t status_size,
                     char *reason, size_t reason_size)
 {
     char run[24];
     const char *params[1] = { S_I64 (run, run_id) };
     bool failed = false;
+    /* The last failure's text: a generator's error while nothing was
+     * generated, else the compile or evaluation failure. */
     json_t *row = kf_db_row (db,
                              "SELECT count(*) AS total,"
                              " count(*) FILTER (WHERE source_hash IS NOT NULL) AS generated,"
+                             " count(*) FILTER (WHERE status IN ('correct', 'incorrect',"
+                             "  'crashed', 'timeout', 'compile_failed')) AS judged,"
                              " (SELECT verdict_detail FROM candidates WHERE run_id = $1"
                              "  AND source_hash IS NULL AND verdict_detail IS NOT NULL"
+                             "  ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT 1) AS last_gen,"
+                             " (SELECT verdict_detail FROM candidates WHERE run_id = $1"
+                             "  AND source_hash IS NOT NULL AND verdict_detail IS NOT NULL"
                              "  ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT 1) AS last"
                              " FROM candidates WHERE run_id = $1",
                              1, params, &failed);
     if (!row)
         return failed ? -1 : 0;
-    int64_t total = kf_jint (row, "total"), generated = kf_jint (row, "generated");
-    if (total > 0 && generated == 0) {
-        snprintf (status, status_size, "failed");
-        snprintf (reason, reason_size, "no candidate could be generated (%lld of %lld"
-                  " failed before compiling); the last: %.300s", (long long) total,
-                  (long long) total, *kf_jstr (row, "last") ? kf_jstr (row, "last") : "?");
-    }
+    int64_t generated = kf_jint (row, "generated");
+    kf_lineage_end_rule (kf_jint (row, "total"), generated, kf_jint (row, "judged"),
+                         kf_jstr (row, generated ? "last" : "last_gen"), status, status_size,
+                         reason, reason_size);
     json_decref (row);
     return 0;
 }

@@ -24,15 +24,25 @@
 /* The last N finished children of PARENT_ID, newest first, as an array of
  * {id, generation, slot, status, speedup (correct only), reason} where
  * REASON is one line: why it failed (its verdict's first line), how it
- * compared with the parent (PARENT_SPEEDUP; a correct child slower than
- * it "regressed"), or that its source repeated an earlier one. Caller's;
+ * compared with the parent (PARENT_SPEEDUP; a correct child "regressed"
+ * only when slower beyond the timing noise of both, "within noise"
+ * otherwise; a screen-only figure is not set against a full one), or
+ * that its source repeated an earlier one. Caller's;
  * NULL on a database error, an empty array when there are none. */
 json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int n);
 
 /* The one-line reason of child C (a row as above, without "reason") next
- * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. Pure, so
- * the rule is tested without a database. */
+ * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. C may
+ * carry "noise" (the relative spread of the difference, kf_lineage_noise
+ * of both), "fidelity" and "parent_fidelity" (candidates.fidelity) and
+ * "screen_gap" (the largest ratio of one kernel's screen and full figures
+ * in the run). Pure, so the rule is tested without a database. */
 const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
+
+/* The relative spread of a speedup from its evaluation's candidate and
+ * reference timings (figures.candidate, figures.reference): half the
+ * p10-p90 width over the median of each, in quadrature; 0 when unknown. */
+double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
 
 /* The id of PARENT_ID's most recently finished child, or 0. */
 int64_t kf_lineage_last_child (kf_db_t *db, int64_t parent_id);
@@ -64,10 +74,19 @@ json_t *kf_lineage_duplicate (kf_db_t *db, int64_t run_id, int64_t cand_id,
                               const char *norm_hash, bool *failed);
 
 /* How RUN_ID ends once nothing is open: when none of its candidates came
- * back from the generator with a source, STATUS becomes "failed" and
- * REASON (which holds the reason it would have ended done with) says so
- * with the last generator error; otherwise both stay. Returns 0, or -1 on
- * a database error. */
+ * back from the generator with a source, or none that did was judged (a
+ * verdict on the kernel: correct, incorrect, crashed, timeout,
+ * compile_failed) because its compile or evaluation failed for good,
+ * STATUS becomes "failed" and REASON (which holds the reason it would
+ * have ended done with) says so with the last error; otherwise both stay.
+ * Returns 0, or -1 on a database error. */
+/* The rule of kf_lineage_run_end from the run's counts (TOTAL
+ * candidates, GENERATED with a source, JUDGED with a verdict on the
+ * kernel) and the last failure's text LAST: 1 with STATUS and REASON
+ * written when the run failed, 0 when it stands. Pure. */
+int kf_lineage_end_rule (int64_t total, int64_t generated, int64_t judged, const char *last,
+                         char *status, size_t status_size, char *reason, size_t reason_size);
+
 int kf_lineage_run_end (kf_db_t *db, int64_t run_id, char *status, size_t status_size,
                         char *reason, size_t reason_size);
 

@@ -19,6 +19,7 @@
 #include "kf_meta.h"
 #include "kf_json.h"
 #include "kf_log.h"
+#include "kf_meta_prompt.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
 #include <math.h>
@@ -28,10 +29,10 @@
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-//  Outcomes shown to the meta-prompter, and the longest best kernel shown
-//  with them (the longest a section may grow is in kf_meta_edits.c).
+//  Outcomes shown to the meta-prompter (the longest kernel shown with them
+//  is KF_META_SOURCE_MAX; the longest a section may grow is in
+//  kf_meta_edits.c).
 #define S_OUTCOMES_MAX 24
-#define S_SOURCE_MAX 6000
 
 //  ---------------------------------------------------------------------
 //  Settings
@@ -197,7 +198,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
-        "  e.reference_ns, e.figures->'correctness' AS correctness, c.finished_at"
+        "  e.reference_ns, e.figures->'correctness' AS correctness, e.fidelity, c.finished_at"
         "  FROM candidates c"
         "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
         "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
@@ -218,115 +219,6 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
                 json_object_del (row, key);
     }
     return rows;
-}
-
-static void
-s_outcome_line (FILE *f, json_t *o)
-{
-    fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
-             (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
-             (long long) kf_jint (o, "prompt_version"), kf_jstr (o, "status"));
-    if (json_is_number (json_object_get (o, "speedup")))
-        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (o, "speedup")));
-    if (json_is_number (json_object_get (o, "candidate_ns")))
-        fprintf (f, ", %.0f ns (reference %.0f ns)",
-                 json_number_value (json_object_get (o, "candidate_ns")),
-                 json_number_value (json_object_get (o, "reference_ns")));
-    json_t *c = json_object_get (o, "correctness");
-    if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
-        fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
-                 json_number_value (json_object_get (c, "match_fraction")),
-                 json_number_value (json_object_get (c, "max_abs_err")),
-                 json_number_value (json_object_get (c, "max_rel_err")),
-                 json_number_value (json_object_get (c, "cosine")));
-    if (*kf_jstr (o, "coords"))
-        fprintf (f, "; coordinates %s", kf_jstr (o, "coords"));
-    if (*kf_jstr (o, "detail"))
-        fprintf (f, "\n  verdict: %s", kf_jstr (o, "detail"));
-    if (*kf_jstr (o, "log"))
-        fprintf (f, "\n  compiler: %.*s", (int) strcspn (kf_jstr (o, "log"), "\n"),
-                 kf_jstr (o, "log"));
-    fputs ("\n", f);
-}
-
-//  The code behind one of the outcomes shown, under TITLE: what the
-//  evaluation said of it, and its source.
-static void
-s_outcome_kernel (FILE *f, const char *title, json_t *k)
-{
-    fprintf (f, "\n## %s (candidate %lld: %s", title, (long long) kf_jint (k, "id"),
-             kf_jstr (k, "status"));
-    if (json_is_number (json_object_get (k, "speedup")))
-        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (k, "speedup")));
-    fputs (")\n", f);
-    if (*kf_jstr (k, "detail"))
-        fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
-    if (!strcmp (kf_jstr (k, "status"), "compile_failed") && *kf_jstr (k, "log"))
-        fprintf (f, "compiler:\n```\n%.1500s\n```\n", kf_jstr (k, "log"));
-    fprintf (f, "```\n%.*s\n```\n", S_SOURCE_MAX, kf_jstr (k, "source"));
-}
-
-//  The meta-prompter's instructions (for a language model; the offline
-//  one reads the payload's structured fields instead): the sections, the
-//  outcomes, the code behind the best and the worst of them (what the
-//  guidance led to at either end), and the run's best kernel when it is
-//  not among them.
-static char *
-s_meta_prompt (json_t *run, json_t *sections, json_t *outcomes, int max_edits,
-               json_t *best_kernel, json_t *best_outcome, json_t *worst_outcome)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    fprintf (f,
-             "You tune the instructions that another model follows when it writes %s kernels "
-             "for the task '%s' on the target '%s'. Four sections of its prompt can change; "
-             "the rest (task, contract, hardware, kernels) cannot. Below are the sections as "
-             "they are now and the outcomes of the latest kernels written with them, with the "
-             "figures the evaluation measured.\n",
-             kf_jstr (run, "language"), kf_jstr (json_object_get (run, "spec"), "name"),
-             kf_jstr (run, "target"));
-    for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
-        const char *name = kf_prompt_section_names[i];
-        fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
-    }
-    fputs ("\n## Recent outcomes (oldest first)\n", f);
-    size_t i;
-    json_t *o;
-    json_array_foreach (outcomes, i, o)
-        s_outcome_line (f, o);
-    if (best_outcome)
-        s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
-                                           : "The code behind these outcomes",
-                          best_outcome);
-    if (worst_outcome)
-        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
-    if (best_kernel && *kf_jstr (best_kernel, "source")
-        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
-        fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
-                 json_number_value (json_object_get (best_kernel, "speedup")), S_SOURCE_MAX,
-                 kf_jstr (best_kernel, "source"));
-    fprintf (f,
-             "\n## What to do\n"
-             "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "
-             "vague given these outcomes. Then give at most %d edits, each as:\n"
-             "SECTION: <philosophy|strategies|pitfalls|analysis>\n"
-             "<<<<<<< SEARCH\n"
-             "exact text copied from that section (empty to append to it)\n"
-             "=======\n"
-             "the new text\n"
-             ">>>>>>> REPLACE\n"
-             "An edit whose search text is not found exactly once in its section, that "
-             "touches anything outside the four sections, or beyond the first %d, is "
-             "rejected. Keep each section short and concrete.\n",
-             max_edits, max_edits);
-    if (fclose (f) != 0) {
-        free (text);
-        return NULL;
-    }
-    return text;
 }
 
 //  The kernels behind the best and the worst of OUTCOMES (by fitness; on
@@ -418,8 +310,10 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     json_decref (best_row);
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_t *sections = json_object_get (parent, "sections");
-    char *prompt = s_meta_prompt (run, sections, outcomes, max_edits, best, best_outcome,
-                                  worst_outcome);
+    json_t *history = kf_meta_history (self->db, run_id);
+    char *prompt = kf_meta_prompt_text (run, sections, kf_jint (parent, "number"), outcomes,
+                                        max_edits, best, best_outcome, worst_outcome, history);
+    json_decref (history);
     json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:o, s:i, s:s, s:f, s:i, s:i}",
                                  "model", kf_jstr (settings, "meta_model"), "language",
                                  kf_jstr (run, "language"), "task_name",

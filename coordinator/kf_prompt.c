@@ -612,6 +612,13 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
                                             ? json_object_get (caps, "devices")
                                             : json_array ());
     json_decref (row);
+    //  What a host kernel is compiled for (the compile job's target.arch).
+    if (out && !strcmp (params[0], "host")) {
+        char *isa = kf_prompt_host_isa (db);
+        if (isa && *isa)
+            json_object_set_new (out, "compile_isa", json_string (isa));
+        free (isa);
+    }
     return out;
 }
 

@@ -207,8 +207,8 @@ static const char *s_philosophy_common =
 
 static const char *const s_strategies_host[] = {
     [KF_CLASS_ELEMENTWISE] =
-        "- Keep the loop simple, pointers restrict, and let -O3 -march=native vectorise it; "
-        "check that the formula has no call the compiler cannot vectorise (erff, tanhf from "
+        "- Keep the loop simple, pointers restrict, and let -O3 with the target flags "
+        "vectorise it; check that the formula has no call the compiler cannot vectorise (erff, tanhf from "
         "libm usually are not): a polynomial or rational approximation is.\n"
         "- Split large tensors across cores with a few threads, each on a contiguous range.\n",
     [KF_CLASS_ROW_REDUCTION] =
@@ -261,7 +261,7 @@ static const char *const s_strategies_gpu[] = {
 };
 
 static const char *s_strategies_host_cheap =
-    "- Keep the loop simple, pointers restrict, and let -O3 -march=native vectorise it; a "
+    "- Keep the loop simple, pointers restrict, and let -O3 with the target flags vectorise it; a "
     "clamp written with fminf/fmaxf or a conditional expression vectorises, a branch may "
     "not.\n"
     "- Split large tensors across cores with a few threads, each on a contiguous range.\n"
@@ -423,6 +423,11 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 //  ---------------------------------------------------------------------
 //  Hint vocabulary
 
+//  Hints the gradient wrote in a GPU's words (kf_gradient.c writes a
+//  host's own words for a host run; these cover hints stored before), in
+//  what the host descriptor's levels mean: threads started and joined,
+//  threads that wait for each other, atomics or locks
+//  (analysis/kf_descriptor.c).
 static const struct { const char *gpu, *host; } s_host_words[] = {
     { "tiling through shared/local memory (or cache blocking on the host)", "cache blocking" },
     { "coalesced or vectorised loads and stores (wide types, aligned, contiguous accesses)",
@@ -430,18 +435,18 @@ static const struct { const char *gpu, *host; } s_host_words[] = {
     { "register tiles over shared tiles, double buffering or asynchronous copies",
       "register blocks inside cache blocks, with prefetching" },
     { "block/work-group barriers so threads cooperate through shared memory",
-      "threads that meet at a barrier" },
+      "several threads, each on its own share of the work, started and joined" },
     { "warp/sub-group primitives (shuffles, sub-group reductions) in place of barriers",
-      "SIMD lane operations (horizontal reductions, shuffles within a vector)" },
+      "threads that wait for each other (barriers, condition variables, OpenMP reductions)" },
     { "global coordination (atomics or several launches) to spread one row over many blocks",
-      "work split across threads that combine partial results" },
-    { "no synchronisation at all (each thread independent)", "no coordination between threads" },
+      "threads that update shared results with atomics or locks" },
+    { "no synchronisation at all (each thread independent)", "a single thread" },
     { "(tensor cores, matrix engines)", "(FMA micro-kernels, AMX or VNNI where present)" },
     { "coalesced/vectorised", "SIMD-vectorised" },
     { "shared/local tiling", "cache blocking" },
-    { "warp/sub-group primitives", "SIMD lane operations" },
-    { "block barriers", "thread barriers" },
-    { "global coordination", "cross-thread combining" },
+    { "warp/sub-group primitives", "threads that wait for each other" },
+    { "block barriers", "threads started and joined" },
+    { "global coordination", "threads sharing results through atomics or locks" },
     { "scalar global access", "scalar access" },
 };
 

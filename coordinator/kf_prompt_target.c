@@ -8,9 +8,11 @@
  */
 #include "kf_prompt_target.h"
 #include "kf_prompt_class.h"
+#include "kf_isa.h"
 #include "kf_json.h"
 #include "kf_rates.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
@@ -102,6 +104,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
     }
     //  The build.
     const char *flags = kf_prompt_build_flags (language);
+    const char *isa = kind == KF_TARGET_HOST ? kf_jstr (hardware, "compile_isa") : "";
     json_t *tools = json_object_get (compiler, "toolchains");
     const char *tool = !strcmp (language, "cuda") ? "nvcc" : !strcmp (language, "c") ? "cc"
                                                                                    : NULL;
@@ -113,11 +116,18 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
             s_version (f, version);
             fputs (")", f);
         }
-        char arch_flags[200];
+        char arch_flags[400];
         const char *at = strstr (flags, "ARCH");
+        const char *march = strstr (flags, "-march=native");
         if (at)
             snprintf (arch_flags, sizeof arch_flags, "%.*s%s%s", (int) (at - flags), flags,
                       *arch ? arch : "native", at + 4);
+        else if (march && *isa) {
+            //  The exec hosts' extensions, as the cc toolchain builds them.
+            char line[300];
+            snprintf (arch_flags, sizeof arch_flags, "%.*s%s%s", (int) (march - flags), flags,
+                      kf_isa_flags_line (isa, line, sizeof line), march + strlen ("-march=native"));
+        }
         else
             snprintf (arch_flags, sizeof arch_flags, "%s", flags);
         fprintf (f, " with %s", arch_flags);
@@ -126,12 +136,12 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         fputs (".\n", f);
     }
     if (kind == KF_TARGET_HOST) {
-        bool isa = false;
+        bool has_isa = false;
         const char *measured = NULL;
         size_t i;
         json_t *d;
         json_array_foreach (devices, i, d) {
-            isa |= *kf_jstr (d, "isa") != 0;
+            has_isa |= *kf_jstr (d, "isa") != 0;
             //  The FMA peak names the instructions it was measured with
             //  (kf_eval_roofline.c): the CPU has at least those.
             const char *src = kf_jstr (d, "peak_source");
@@ -139,7 +149,13 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                 || !strcmp (src, "sse"))
                 measured = src;
         }
-        if (!isa) {
+        if (*kf_jstr (hardware, "compile_isa"))
+            fprintf (f, "The code is compiled for the instruction sets every exec host of this "
+                     "target reported (%s), not for the compile host's CPU: __AVX2__, "
+                     "__AVX512F__ and the like are defined exactly for those, and an intrinsic "
+                     "of any other extension does not compile.\n",
+                     kf_jstr (hardware, "compile_isa"));
+        else if (!has_isa) {
             fputs ("-march=native enables every instruction set extension of the build "
                    "host's CPU", f);
             if (measured)
@@ -291,6 +307,35 @@ kf_prompt_noise_line (FILE *f, json_t *k)
     fprintf (f, "Noise: the samples of this kernel spread by +/-%.1f%% and the reference's by "
              "+/-%.1f%% (half the p10-p90 width), so speedups within about +/-%.1f%% of each "
              "other are not a real difference.\n", 100 * c, 100 * r, 100 * s);
+}
+
+char *
+kf_prompt_host_isa (kf_db_t *db)
+{
+    json_t *rows = kf_db_query (db,
+                                "SELECT capabilities->'devices'->0->>'isa' AS isa,"
+                                " last_seen > now() - interval '10 minutes' AS recent"
+                                " FROM workers WHERE role = 'execute'"
+                                " AND capabilities->'backends' @> '[\"host\"]'"
+                                " AND capabilities->'devices'->0->>'isa' IS NOT NULL"
+                                " ORDER BY last_seen DESC, id",
+                                0, NULL);
+    if (!rows)
+        return NULL;
+    char *isa = NULL;
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        if (i > 0 && !json_is_true (json_object_get (row, "recent")))
+            break;
+        char *both = kf_isa_common (isa ? isa : kf_jstr (row, "isa"), kf_jstr (row, "isa"));
+        free (isa);
+        isa = both;
+        if (!isa)
+            break;
+    }
+    json_decref (rows);
+    return isa ? isa : strdup ("");
 }
 
 json_t *

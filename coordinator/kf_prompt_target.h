@@ -24,7 +24,8 @@
 const char *kf_prompt_build_flags (const char *language);
 
 /* Writes the "## Target" section: HARDWARE is kf_prompt_hardware's
- * object (or NULL), COMPILER a compile worker's capabilities
+ * object (or NULL; its "compile_isa", kf_prompt_host_isa's list, names
+ * what a host kernel is compiled for), COMPILER a compile worker's capabilities
  * ({toolchains: {NAME: version}, arch}; or NULL), for LANGUAGE on
  * TARGET. */
 void kf_prompt_target_section (FILE *f, const char *target, const char *language,
@@ -46,6 +47,14 @@ void kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_ki
  * p10-p90 spreads of the candidate's and the reference's samples), when
  * they were recorded. */
 void kf_prompt_noise_line (FILE *f, json_t *k);
+
+/* The SIMD extensions every host exec worker seen in the last ten
+ * minutes reported (capabilities devices[0].isa; the most recently seen
+ * one's alone when none is that recent), in the first one's order,
+ * space-separated: what a host compile job's target.arch carries
+ * (common/kf_isa.h) and the Target section states. Caller frees; ""
+ * when no host exec worker reported a list; NULL on a database error. */
+char *kf_prompt_host_isa (kf_db_t *db);
 
 /* The capabilities of the compile worker seen last that builds for
  * BACKEND (caller's), or NULL. */

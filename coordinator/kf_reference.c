@@ -27,8 +27,8 @@
  */
 #include "kf_reference.h"
 #include "kf_json.h"
-#include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_msg_reference.h"
 #include "kf_str.h"
 #include "kf_task.h"
 #include <math.h>
@@ -180,29 +180,34 @@ s_judge (kf_search_t *self, json_t *run, json_t *reasons)
 
 /* ---- deriving the candidate-facing task ------------------------------- */
 
-/* Manifest entries of ROLE (and of set 0 for per-set roles), in index
- * order. The runner writes them in that order; sorting costs nothing and
- * makes the order this module documents the one it relies on. */
-static json_t *
-s_entries (json_t *list, const char *role, bool per_set)
+/* Orders manifest tensors by index, then by their place in the manifest
+ * (their address: the decoder's array keeps the manifest's order). */
+static int
+s_by_index (const void *a, const void *b)
 {
-    json_t *out = json_array ();
-    size_t i;
-    json_t *e;
-    json_array_foreach (list, i, e) {
-        if (strcmp (kf_jstr (e, "role"), role))
-            continue;
-        json_t *set = json_object_get (e, "set");
-        if (per_set ? !(json_is_integer (set) && json_integer_value (set) == 0)
-                    : !json_is_null (set) && set)
-            continue;
-        /* insertion sort by index: a handful of entries */
-        size_t at = json_array_size (out);
-        while (at > 0 && kf_jint (json_array_get (out, at - 1), "index") > kf_jint (e, "index"))
-            at--;
-        json_array_insert (out, at, e);
+    const kf_reference_tensor_t *x = *(const kf_reference_tensor_t *const *) a;
+    const kf_reference_tensor_t *y = *(const kf_reference_tensor_t *const *) b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Manifest tensors of ROLE (of set 0 for per-set roles, of no set for
+ * the others) into OUT (REF->n_tensors slots), in index order: the
+ * runner writes them in that order; sorting costs little and makes the
+ * order this module documents the one it relies on. Returns how many. */
+static size_t
+s_entries (const kf_reference_result_t *ref, const char *role, bool per_set,
+           const kf_reference_tensor_t **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ref->n_tensors; i++) {
+        const kf_reference_tensor_t *e = &ref->tensors[i];
+        if (!strcmp (e->role, role) && e->set == (per_set ? 0 : -1))
+            out[n++] = e;
     }
-    return out;
+    qsort (out, n, sizeof *out, s_by_index);
+    return n;
 }
 
 /* True when NAME is already taken in SPEC's inputs or outputs so far. */
@@ -238,47 +243,44 @@ s_tensor_name (const char *dotted, const char *prefix, json_t *taken)
     return name;
 }
 
-/* Appends {name, shape, dtype} for manifest entry E to LIST. */
+/* Appends {name, shape, dtype} for manifest tensor E to LIST. */
 static void
-s_add_tensor (json_t *list, json_t *taken, const char *name, json_t *e)
+s_add_tensor (json_t *list, json_t *taken, const char *name, const kf_reference_tensor_t *e)
 {
-    json_array_append_new (list, json_pack ("{s:s, s:O, s:O}", "name", name, "shape",
-                                            json_object_get (e, "shape"), "dtype",
-                                            json_object_get (e, "dtype")));
+    json_t *shape = json_array ();
+    for (int k = 0; k < e->rank; k++)
+        json_array_append_new (shape, json_integer ((json_int_t) e->shape[k]));
+    json_array_append_new (list, json_pack ("{s:s, s:o, s:s}", "name", name, "shape", shape,
+                                            "dtype", e->dtype));
     json_object_set_new (taken, name, json_true ());
 }
 
-/* Numeric values among the scalars of ROLE (set 0 for "input"), as NAME
- * PREFIX<index>: numbers as they are, booleans as 0 and 1. */
+/* Numeric values among REF's scalars of ROLE (set 0 for "input"), as
+ * NAME PREFIX<index>: numbers as they are, booleans as 0 and 1. */
 static void
-s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *prefix,
-               FILE *note, int *noted)
+s_add_scalars (json_t *scalars, const kf_reference_result_t *ref, const char *role,
+               const char *prefix, FILE *note, int *noted)
 {
-    size_t i;
-    json_t *s;
-    json_array_foreach (list, i, s) {
-        if (strcmp (kf_jstr (s, "role"), role))
+    for (size_t i = 0; i < ref->n_scalars; i++) {
+        const kf_reference_scalar_t *s = &ref->scalars[i];
+        if (strcmp (s->role, role) || (!strcmp (role, "input") && s->set != 0))
             continue;
-        json_t *set = json_object_get (s, "set");
-        if (!strcmp (role, "input") && !(json_is_integer (set) && json_integer_value (set) == 0))
-            continue;
-        json_t *v = json_object_get (s, "value");
         double x;
-        if (json_is_number (v))
-            x = json_number_value (v);
-        else if (json_is_boolean (v))
-            x = json_is_true (v) ? 1 : 0;
+        if (json_is_number (s->value))
+            x = json_number_value (s->value);
+        else if (json_is_boolean (s->value))
+            x = json_is_true (s->value) ? 1 : 0;
         else
             continue;   /* strings, lists, None: in the source, not in ctx */
         if (!isfinite (x))
             continue;
         char name[48];
-        snprintf (name, sizeof name, "%s%lld", prefix, (long long) kf_jint (s, "index"));
+        snprintf (name, sizeof name, "%s%lld", prefix, (long long) s->index);
         json_object_set_new (scalars, name, json_real (x));
         if (note)
             fprintf (note, "%s%s = %s[%lld]", (*noted)++ ? ", " : "", name,
                      !strcmp (role, "init") ? "get_init_inputs()" : "forward's arguments",
-                     (long long) kf_jint (s, "index"));
+                     (long long) s->index);
     }
 }
 
@@ -288,12 +290,11 @@ s_add_scalars (json_t *scalars, json_t *list, const char *role, const char *pref
  * values, would pass. Lowers SPEC's tolerance.atol (each per-dtype entry)
  * to it. */
 static void
-s_scale_atol (json_t *spec, json_t *result)
+s_scale_atol (json_t *spec, const kf_reference_result_t *ref)
 {
-    json_t *scaled = json_object_get (result, "atol_scaled");
-    if (!json_is_number (scaled) || json_number_value (scaled) <= 0)
+    if (!ref->has_atol_scaled)
         return;
-    double bound = json_number_value (scaled);
+    double bound = ref->atol_scaled;
     json_t *tol = json_object_get (spec, "tolerance");
     if (!json_is_object (tol)) {
         tol = json_object ();
@@ -311,103 +312,113 @@ s_scale_atol (json_t *spec, json_t *result)
         json_object_set_new (tol, "atol", json_real (bound));
 }
 
+/* The description's note on what in[] and out[] hold, and the spec's
+ * inputs, outputs and scalars, from the sorted manifest tensors. */
+static json_t *
+s_derive (json_t *task, const kf_reference_result_t *ref,
+          const kf_reference_tensor_t **lists[4], const size_t counts[4])
+{
+    enum { INS, PARAMS, BUFFERS, OUTS };
+    json_t *inputs = json_array (), *outputs = json_array (), *taken = json_object ();
+    char *note = NULL;
+    size_t note_size = 0;
+    FILE *f = open_memstream (&note, &note_size);
+    /* Argument names first, so a parameter called "in0" yields. */
+    for (size_t i = 0; i < counts[INS]; i++) {
+        char name[32];
+        snprintf (name, sizeof name, "in%lld", (long long) lists[INS][i]->index);
+        s_add_tensor (inputs, taken, name, lists[INS][i]);
+    }
+    for (size_t i = 0; i < counts[OUTS]; i++) {
+        char name[32];
+        snprintf (name, sizeof name, "out%lld", (long long) lists[OUTS][i]->index);
+        s_add_tensor (outputs, taken, name, lists[OUTS][i]);
+    }
+    fprintf (f, "\n\nThis task is a PyTorch module (the reference below). kf_forward"
+                " receives in[] = forward's tensor arguments (");
+    size_t i;
+    json_t *e;
+    json_array_foreach (inputs, i, e)
+        fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
+    const char *what[2] = { "parameters", "buffers" };
+    for (int k = 0; k < 2; k++) {
+        if (counts[PARAMS + k] == 0)
+            continue;
+        fprintf (f, "), then the model's %s (", what[k]);
+        for (i = 0; i < counts[PARAMS + k]; i++) {
+            const kf_reference_tensor_t *t = lists[PARAMS + k][i];
+            char *name = s_tensor_name (t->name, k ? "b" : "p", taken);
+            if (!name)
+                continue;
+            s_add_tensor (inputs, taken, name, t);
+            fprintf (f, "%s%s = %s", i ? ", " : "", name, t->name);
+            free (name);
+        }
+    }
+    fprintf (f, "); out[] = forward's result (");
+    json_array_foreach (outputs, i, e)
+        fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
+    fprintf (f, ").");
+    json_t *scalars = json_deep_copy (json_object_get (task, "scalars"));
+    if (!json_is_object (scalars)) {
+        json_decref (scalars);
+        scalars = json_object ();
+    }
+    int noted = 0;
+    fprintf (f, " Scalars in ctx: ");
+    long at = ftell (f);
+    s_add_scalars (scalars, ref, "init", "init", f, &noted);
+    s_add_scalars (scalars, ref, "input", "in", f, &noted);
+    if (ftell (f) == at)
+        fprintf (f, "none");
+    fprintf (f, ". Shapes and values are fixed: every input set has these shapes.");
+    if (ref->has_atol_scaled)
+        fprintf (f, " The outputs are smaller in magnitude than the default absolute"
+                    " tolerance, so the absolute tolerance is %.3g (the relative tolerance"
+                    " times the largest output value).", ref->atol_scaled);
+    fclose (f);
+    json_decref (taken);
+    json_t *spec = json_deep_copy (task);
+    const char *description = kf_jstr (task, "description");
+    char *text = kf_strdupf ("%s%s", description, note ? (*description ? note : note + 2) : "");
+    free (note);
+    json_object_set_new (spec, "description", json_string (text ? text : description));
+    free (text);
+    json_object_set_new (spec, "inputs", inputs);
+    json_object_set_new (spec, "outputs", outputs);
+    json_object_set_new (spec, "scalars", scalars);
+    s_scale_atol (spec, ref);
+    return spec;
+}
+
 json_t *
-kf_reference_derive (json_t *task, json_t *result, char **why)
+kf_reference_task (json_t *task, const kf_reference_result_t *ref, char **why)
 {
     if (why)
         *why = NULL;
-    json_t *manifest = json_object_get (result, "tensors");
-    json_t *scalar_list = json_object_get (result, "scalars");
-    if (!json_is_array (manifest)) {
-        kf_fail (why, "the reference result has no tensor manifest");
-        return NULL;
+    enum { INS, PARAMS, BUFFERS, OUTS };
+    static const char *roles[4] = { "input", "param", "buffer", "output" };
+    const kf_reference_tensor_t **lists[4];
+    size_t counts[4];
+    for (int k = 0; k < 4; k++) {
+        lists[k] = calloc (ref->n_tensors + 1, sizeof *lists[k]);
+        counts[k] = lists[k] ? s_entries (ref, roles[k], k == INS || k == OUTS, lists[k]) : 0;
     }
-    json_t *ins = s_entries (manifest, "input", true);
-    json_t *params = s_entries (manifest, "param", false);
-    json_t *buffers = s_entries (manifest, "buffer", false);
-    json_t *outs = s_entries (manifest, "output", true);
     json_t *spec = NULL;
-    size_t n_in = json_array_size (ins) + json_array_size (params) + json_array_size (buffers);
-    if (json_array_size (outs) == 0)
+    size_t n_in = counts[INS] + counts[PARAMS] + counts[BUFFERS];
+    if (!lists[INS] || !lists[PARAMS] || !lists[BUFFERS] || !lists[OUTS])
+        kf_fail (why, "out of memory");
+    else if (counts[OUTS] == 0)
         kf_fail (why, "forward returns no tensor (a kernel needs at least one output)");
     else if (n_in == 0)
         kf_fail (why, "no input tensor: forward takes no tensor and the model has no"
                  " parameter or buffer");
-    else if (n_in > S_MAX_TENSORS || json_array_size (outs) > S_MAX_TENSORS)
+    else if (n_in > S_MAX_TENSORS || counts[OUTS] > S_MAX_TENSORS)
         kf_fail (why, "%zu input and %zu output tensors (parameters and buffers count"
-                 " as inputs); a kernel takes at most %d of each", n_in,
-                 json_array_size (outs), S_MAX_TENSORS);
+                 " as inputs); a kernel takes at most %d of each", n_in, counts[OUTS],
+                 S_MAX_TENSORS);
     else {
-        json_t *inputs = json_array (), *outputs = json_array (), *taken = json_object ();
-        char *note = NULL;
-        size_t note_size = 0;
-        FILE *f = open_memstream (&note, &note_size);
-        size_t i;
-        json_t *e;
-        /* Argument names first, so a parameter called "in0" yields. */
-        json_array_foreach (ins, i, e) {
-            char name[32];
-            snprintf (name, sizeof name, "in%lld", (long long) kf_jint (e, "index"));
-            s_add_tensor (inputs, taken, name, e);
-        }
-        json_array_foreach (outs, i, e) {
-            char name[32];
-            snprintf (name, sizeof name, "out%lld", (long long) kf_jint (e, "index"));
-            s_add_tensor (outputs, taken, name, e);
-        }
-        fprintf (f, "\n\nThis task is a PyTorch module (the reference below). kf_forward"
-                    " receives in[] = forward's tensor arguments (");
-        json_array_foreach (inputs, i, e)
-            fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
-        const char *what[2] = { "parameters", "buffers" };
-        json_t *lists[2] = { params, buffers };
-        for (int k = 0; k < 2; k++) {
-            if (json_array_size (lists[k]) == 0)
-                continue;
-            fprintf (f, "), then the model's %s (", what[k]);
-            json_array_foreach (lists[k], i, e) {
-                char *name = s_tensor_name (kf_jstr (e, "name"), k ? "b" : "p", taken);
-                if (!name)
-                    continue;
-                s_add_tensor (inputs, taken, name, e);
-                fprintf (f, "%s%s = %s", i ? ", " : "", name, kf_jstr (e, "name"));
-                free (name);
-            }
-        }
-        fprintf (f, "); out[] = forward's result (");
-        json_array_foreach (outputs, i, e)
-            fprintf (f, "%s%s", i ? ", " : "", kf_jstr (e, "name"));
-        fprintf (f, ").");
-        json_t *scalars = json_deep_copy (json_object_get (task, "scalars"));
-        if (!json_is_object (scalars)) {
-            json_decref (scalars);
-            scalars = json_object ();
-        }
-        int noted = 0;
-        fprintf (f, " Scalars in ctx: ");
-        long at = ftell (f);
-        s_add_scalars (scalars, scalar_list, "init", "init", f, &noted);
-        s_add_scalars (scalars, scalar_list, "input", "in", f, &noted);
-        if (ftell (f) == at)
-            fprintf (f, "none");
-        fprintf (f, ". Shapes and values are fixed: every input set has these shapes.");
-        json_t *scaled = json_object_get (result, "atol_scaled");
-        if (json_is_number (scaled))
-            fprintf (f, " The outputs are smaller in magnitude than the default absolute"
-                        " tolerance, so the absolute tolerance is %.3g (the relative tolerance"
-                        " times the largest output value).", json_number_value (scaled));
-        fclose (f);
-        json_decref (taken);
-        spec = json_deep_copy (task);
-        const char *description = kf_jstr (task, "description");
-        char *text = kf_strdupf ("%s%s", description, note ? (*description ? note : note + 2) : "");
-        free (note);
-        json_object_set_new (spec, "description", json_string (text ? text : description));
-        free (text);
-        json_object_set_new (spec, "inputs", inputs);
-        json_object_set_new (spec, "outputs", outputs);
-        json_object_set_new (spec, "scalars", scalars);
-        s_scale_atol (spec, result);
+        spec = s_derive (task, ref, lists, counts);
         char *err = NULL;
         if (kf_task_validate (spec, &err)) {
             kf_fail (why, "the derived task is invalid: %s", err ? err : "?");
@@ -416,73 +427,79 @@ kf_reference_derive (json_t *task, json_t *result, char **why)
             spec = NULL;
         }
     }
-    json_decref (ins);
-    json_decref (params);
-    json_decref (buffers);
-    json_decref (outs);
+    for (int k = 0; k < 4; k++)
+        free (lists[k]);
+    return spec;
+}
+
+json_t *
+kf_reference_derive (json_t *task, json_t *result, char **why)
+{
+    kf_reference_result_t ref;
+    char text[300];
+    if (kf_reference_result_decode (result, &ref, text, sizeof text)) {
+        kf_fail (why, "malformed reference result: %s", text);
+        return NULL;
+    }
+    json_t *spec = kf_reference_task (task, &ref, why);
+    kf_reference_result_free (&ref);
     return spec;
 }
 
 /* ---- job results ---------------------------------------------------- */
 
-/* Checks the data's description: its key and hashes, and every manifest
- * entry inside its data_bytes. */
+/* Whether the result describes its data (its key and hashes: the
+ * decoder checked each one given, and that every tensor lies inside the
+ * data, when all are). */
 static int
-s_check_data (json_t *result, char **why)
+s_check_data (const kf_reference_result_t *ref, char **why)
 {
-    json_t *bytes = json_object_get (result, "data_bytes");
-    const char *key = kf_jstr (result, "data_key"), *hash = kf_jstr (result, "data_hash");
-    const char *inputs = kf_jstr (result, "inputs_hash");
-    if (!json_is_integer (bytes) || json_integer_value (bytes) < 0 || strlen (key) != 64
-        || strlen (hash) != 32 || strlen (inputs) != 32 || !json_is_integer (json_object_get (result, "seed")))
+    if (!ref->has_data)
         return kf_fail (why, "the reference result does not describe its data (data_key,"
                         " data_bytes, data_hash, inputs_hash, seed): an exec worker that"
                         " predates the reference cache?");
-    uint64_t have = (uint64_t) json_integer_value (bytes);
-    size_t i;
-    json_t *e;
-    json_array_foreach (json_object_get (result, "tensors"), i, e) {
-        json_int_t offset = json_integer_value (json_object_get (e, "offset"));
-        json_int_t bytes = json_integer_value (json_object_get (e, "bytes"));
-        int dtype = kf_dtype_from_name (kf_jstr (e, "dtype"));
-        json_int_t numel = 1;
-        size_t k;
-        json_t *d;
-        json_array_foreach (json_object_get (e, "shape"), k, d)
-            numel *= json_integer_value (d);
-        if (dtype < 0 || offset < 0 || bytes < 0 || (uint64_t) offset > have
-            || (uint64_t) bytes > have - (uint64_t) offset
-            || (json_int_t) kf_dtype_size (dtype) * numel != bytes)
-            return kf_fail (why, "tensor %zu ('%s' of set %lld) does not lie in the data"
-                            " (%llu bytes)", i, kf_jstr (e, "name"),
-                            (long long) kf_jint (e, "set"), (unsigned long long) have);
-    }
     return 0;
 }
 
-/* The median of a timing object, or NULL when it has none (an error, a
- * torch without torch.compile, a compiled model whose outputs differ from
+/* The median of a timing, or null when it has none (an error, a torch
+ * without torch.compile, a compiled model whose outputs differ from
  * eager's and so cannot stand for the same computation). */
 static json_t *
-s_median (json_t *timing)
+s_median (const kf_reference_timing_t *timing)
 {
-    json_t *median = json_object_get (timing, "median_ns");
-    if (!json_is_number (median) || json_object_get (timing, "error")
-        || json_is_false (json_object_get (timing, "matches_eager")))
+    if (!timing->has_median || timing->failed || !timing->matches_eager)
         return json_null ();
-    return json_real (json_number_value (median));
+    return json_real (timing->median_ns);
+}
+
+/* What the run keeps of the result for people (runs.ref_data's "info"):
+ * these fields as the worker wrote them, untouched (the decoder checked
+ * those it names; the others are for display only). */
+static json_t *
+s_info (const kf_reference_result_t *ref)
+{
+    static const char *kept[] = { "timing", "torch_version", "python", "device", "device_name",
+                                  "seed", "task_hash", "data_bytes", "cached", "cache_key",
+                                  "wall_s", "degenerate", "sets_requested" };
+    json_t *info = json_object ();
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
+        json_t *v = json_object_get (ref->json, kept[k]);
+        if (v)
+            json_object_set (info, kept[k], v);
+    }
+    return info;
 }
 
 static int
-s_reference_done (kf_search_t *self, json_t *run, json_t *result)
+s_reference_done (kf_search_t *self, json_t *run, const kf_reference_result_t *ref)
 {
     int64_t run_id = kf_jint (run, "id");
-    int judged = s_judge (self, run, json_object_get (result, "degenerate"));
+    int judged = s_judge (self, run, ref->degenerate);
     if (judged)
         return judged < 0 ? -1 : 0;
     char *why = NULL;
-    json_t *spec = kf_reference_derive (json_object_get (run, "spec"), result, &why);
-    if (spec && s_check_data (result, &why)) {
+    json_t *spec = kf_reference_task (json_object_get (run, "spec"), ref, &why);
+    if (spec && s_check_data (ref, &why)) {
         json_decref (spec);
         spec = NULL;
     }
@@ -495,31 +512,23 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result)
         return rc;
     }
     char id[24];
-    json_t *timing = json_object_get (result, "timing");
-    json_t *eager = s_median (json_object_get (timing, "eager"));
-    json_t *compiled = s_median (json_object_get (timing, "compiled"));
+    json_t *eager = s_median (&ref->eager);
+    json_t *compiled = s_median (&ref->compiled);
     /* What evaluate jobs carry (docs/pytorch-references.md), and under
-     * "info" what the run keeps for people: times in full, torch, device. */
-    json_t *ref_data = json_pack ("{s:O, s:O, s:O, s:O, s:O, s:{s:O, s:O, s:O, s:O, s:O},"
-                                  " s:{}}", "tensors",
-                                  json_object_get (result, "tensors"), "scalars",
-                                  json_object_get (result, "scalars"), "sets",
-                                  json_object_get (result, "sets"), "eager_ns", eager,
+     * "info" what the run keeps for people: times in full, torch, device.
+     * The manifest's lists go as the worker wrote them (their entries keep
+     * the value statistics the decoder does not name). */
+    json_t *ref_data = json_pack ("{s:O, s:o, s:I, s:O, s:O, s:{s:s, s:I, s:s, s:s, s:I},"
+                                  " s:o}", "tensors", ref->tensor_list, "scalars",
+                                  ref->scalar_list ? json_incref (ref->scalar_list)
+                                                   : json_array (),
+                                  "sets", (json_int_t) ref->sets, "eager_ns", eager,
                                   "compiled_ns", compiled, "data",
-                                  "key", json_object_get (result, "data_key"),
-                                  "bytes", json_object_get (result, "data_bytes"),
-                                  "hash", json_object_get (result, "data_hash"),
-                                  "inputs_hash", json_object_get (result, "inputs_hash"),
-                                  "seed", json_object_get (result, "seed"), "info");
-    json_t *info = json_object_get (ref_data, "info");
-    static const char *kept[] = { "timing", "torch_version", "python", "device", "device_name",
-                                  "seed", "task_hash", "data_bytes", "cached", "cache_key",
-                                  "wall_s", "degenerate", "sets_requested" };
-    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++)
-        if (json_object_get (result, kept[k]))
-            json_object_set (info, kept[k], json_object_get (result, kept[k]));
+                                  "key", ref->data_key, "bytes", (json_int_t) ref->data_bytes,
+                                  "hash", ref->data_hash, "inputs_hash", ref->inputs_hash,
+                                  "seed", (json_int_t) ref->seed, "info", s_info (ref));
     char *spec_text = json_dumps (spec, JSON_COMPACT | JSON_SORT_KEYS);
-    char *data_text = json_dumps (ref_data, JSON_COMPACT);
+    char *data_text = ref_data ? json_dumps (ref_data, JSON_COMPACT) : NULL;
     char eager_text[40], compiled_text[40];
     snprintf (eager_text, sizeof eager_text, "%.17g", json_number_value (eager));
     snprintf (compiled_text, sizeof compiled_text, "%.17g", json_number_value (compiled));
@@ -537,14 +546,12 @@ s_reference_done (kf_search_t *self, json_t *run, json_t *result)
                  " data on the exec host (key %.12s, xxh3 %s), eager %s ns, compiled %s ns%s",
                  (long long) run_id, json_array_size (json_object_get (spec, "inputs")),
                  json_array_size (json_object_get (spec, "outputs")),
-                 (long long) kf_jint (result, "data_bytes"), kf_jstr (result, "data_key"),
-                 kf_jstr (result, "data_hash"),
+                 (long long) ref->data_bytes, ref->data_key, ref->data_hash,
                  params[3] ? eager_text : "-", params[4] ? compiled_text : "-",
-                 json_is_true (json_object_get (result, "cached")) ? " (cached)" : "");
+                 ref->cached ? " (cached)" : "");
         kf_search_event (self, run_id, "reference",
                  json_pack ("{s:O, s:O, s:b, s:s}", "eager_ns", eager, "compiled_ns", compiled,
-                            "cached", json_is_true (json_object_get (result, "cached")),
-                            "torch_version", kf_jstr (result, "torch_version")));
+                            "cached", ref->cached, "torch_version", ref->torch_version));
         rc = kf_search_begin (self, run_id);
     }
     free (spec_text);
@@ -572,12 +579,24 @@ s_probed (kf_search_t *self, json_t *run, json_t *result)
 
 int
 kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job, json_t *result,
-                       zmsg_t *frames)
+                       const kf_reference_result_t *typed)
 {
-    (void) frames;   /* a reference job has none: its data stays on the exec host */
-    if (!strcmp (kf_jstr (job, "kind"), "reference"))
-        return s_reference_done (self, run, result);
-    return s_probed (self, run, result);
+    if (strcmp (kf_jstr (job, "kind"), "reference"))
+        return s_probed (self, run, result);
+    if (typed)
+        return s_reference_done (self, run, typed);
+    /* Not decoded at the edge (a caller other than kf_coord_workers.c,
+     * which refuses a malformed one and requeues its job). */
+    kf_reference_result_t ref;
+    char why[300];
+    if (kf_reference_result_decode (result, &ref, why, sizeof why)) {
+        char reason[400];
+        snprintf (reason, sizeof reason, "malformed reference result: %s", why);
+        return kf_search_finish_run (self, kf_jint (run, "id"), "failed", reason);
+    }
+    int rc = s_reference_done (self, run, &ref);
+    kf_reference_result_free (&ref);
+    return rc;
 }
 
 int

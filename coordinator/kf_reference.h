@@ -15,6 +15,7 @@
 #ifndef KF_REFERENCE_H
 #define KF_REFERENCE_H
 
+#include "kf_msg_reference.h"
 #include "kf_search_stage.h"
 #include <stdbool.h>
 
@@ -36,10 +37,12 @@ int kf_reference_probe (kf_search_t *self, json_t *run, const char *artifact_has
  * a `reference` job, or the probe (an evaluate job of no candidate). */
 bool kf_reference_owns (json_t *job);
 
-/* A job of this stage completed with RESULT and FRAMES (borrowed): fails
- * the run, or records what it found and calls kf_search_begin. */
+/* A job of this stage completed with RESULT (borrowed): fails the run,
+ * or records what it found and calls kf_search_begin. A reference job's
+ * result is TYPED, its struct as the edge decoded it
+ * (proto/kf_msg_reference.h), or when NULL decoded here from RESULT. */
 int kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job,
-                           json_t *result, zmsg_t *frames);
+                           json_t *result, const kf_reference_result_t *typed);
 
 /* Adds "reference_data" to PAYLOAD, an evaluate payload of RUN, when the
  * run's reference is PyTorch: the manifest, the baselines and "data" {key,
@@ -50,10 +53,14 @@ int kf_reference_job_done (kf_search_t *self, json_t *run, json_t *job,
 int kf_reference_eval_payload (kf_search_t *self, json_t *run, json_t *payload);
 
 /* The candidate-facing task of a PyTorch TASK, from its reference job's
- * RESULT: inputs are set 0's `input` tensors in argument order, then the
- * parameters, then the buffers; outputs set 0's `output` tensors; scalars
- * the numeric init and input values. Returns the new task (caller's), or
- * NULL with *WHY (caller frees). */
+ * result REF: inputs are set 0's `input` tensors in argument order, then
+ * the parameters, then the buffers; outputs set 0's `output` tensors;
+ * scalars the numeric init and input values. Returns the new task
+ * (caller's), or NULL with *WHY (caller frees). */
+json_t *kf_reference_task (json_t *task, const kf_reference_result_t *ref, char **why);
+
+/* kf_reference_task of RESULT, a reference job's result as JSON, decoded
+ * first (a malformed one gives NULL, *WHY naming the field). */
 json_t *kf_reference_derive (json_t *task, json_t *result, char **why);
 
 #endif

@@ -30,6 +30,8 @@
 #include "kf_search.h"
 #include "kf_search_int.h"
 #include "kf_json.h"
+#include "kf_text.h"
+#include "kf_prompt_target.h"
 #include "kf_hash.h"
 #include "kf_fidelity.h"
 #include "kf_log.h"
@@ -142,14 +144,24 @@ kf_search_start_run (kf_search_t *self, int64_t run_id)
     const char *backend = !strcmp (language, "cuda")     ? "cuda"
                           : !strcmp (language, "opencl") ? "level-zero"
                                                          : "host";
+    /* A host reference is built for the exec hosts' instruction sets, as
+     * every candidate is (kf_search_candidate.c). */
+    char *isa = !strcmp (backend, "host") ? kf_prompt_host_isa (self->db) : NULL;
+    if (!strcmp (backend, "host") && !isa)
+        rc = -1;
+    json_t *target = json_pack ("{s:s}", "backend", backend);
+    if (isa && *isa)
+        json_object_set_new (target, "arch", json_string (isa));
+    free (isa);
     if (rc == 0)
         rc = kf_search_insert_job (self, run_id, 0, "compile", "compile", backend, NULL,
-                                   json_pack ("{s:s, s:{s:s}, s:s, s:b, s:O*}", "language",
-                                              language, "target", "backend", backend,
+                                   json_pack ("{s:s, s:O, s:s, s:b, s:O*}", "language",
+                                              language, "target", target,
                                               "source_hash", hash, "reference", 1, "libraries",
                                               json_object_get (json_object_get (run, "spec"),
                                                                "libraries")),
                                    blobs);
+    json_decref (target);
     json_decref (run);
     return rc;
 }
@@ -256,9 +268,11 @@ s_generated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *
 
 int
 kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
-                    const kf_eval_result_t *eval, const kf_compile_result_t *compile,
-                    const kf_generate_result_t *gen, zmsg_t *frames)
+                    const kf_search_typed_t *typed, zmsg_t *frames)
 {
+    static const kf_search_typed_t none;
+    if (!typed)
+        typed = &none;
     int64_t run_id = kf_jint (job, "run_id");
     if (!run_id)
         return 0;   /* a job of no run (benchmarks) */
@@ -270,13 +284,13 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
         int64_t cand = kf_jint (job, "candidate_id");
         const char *kind = kf_jstr (job, "kind");
         if (kf_reference_owns (job))
-            rc = kf_reference_job_done (self, run, job, result, frames);
+            rc = kf_reference_job_done (self, run, job, result, typed->ref);
         else if (!strcmp (kind, "meta") || !strcmp (kind, "generate"))
-            rc = s_generated (self, run, job, cand, result, gen);
+            rc = s_generated (self, run, job, cand, result, typed->gen);
         else if (!strcmp (kind, "compile"))
-            rc = s_compiled (self, run, job, cand, result, compile, frames);
+            rc = s_compiled (self, run, job, cand, result, typed->compile, frames);
         else if (!strcmp (kind, "evaluate"))
-            rc = s_evaluated (self, run, job, cand, result, eval);
+            rc = s_evaluated (self, run, job, cand, result, typed->eval);
     }
     json_decref (run);
     return rc;
@@ -299,8 +313,10 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
     if ((verify_rc = kf_fidelity_job_failed (self, job, reason)) != 1)
         return verify_rc;   /* a full-protocol evaluation: held, as above */
     char text[600];
-    snprintf (text, sizeof text, "%s job failed for good: %.500s",
-              kf_jstr (job, "kind"), reason);
+    char *cut = kf_text_head (reason, 500);   /* whole lines */
+    snprintf (text, sizeof text, "%s job failed for good: %s", kf_jstr (job, "kind"),
+              cut ? cut : "");
+    free (cut);
     if (!cand)
         return kf_search_finish_run (self, run_id, "failed", text);
     return kf_search_finish_candidate (self, run_id, cand, "failed", 0, text);

@@ -18,6 +18,7 @@
 #include "kf_msg_compile.h"
 #include "kf_msg_eval.h"
 #include "kf_msg_generate.h"
+#include "kf_msg_reference.h"
 #include "kf_search_stage.h"
 #include <czmq.h>
 #include <jansson.h>
@@ -42,17 +43,23 @@ int kf_search_config_check (json_t *config, json_t *out, char **why);
 /* Creates the run's reference compile job. */
 int kf_search_start_run (kf_search_t *self, int64_t run_id);
 
+/* A job's result as the edge decoded it (kf_coord_workers.c): the member
+ * of its kind set, the others NULL. Borrowed. */
+typedef struct {
+    const kf_eval_result_t *eval;             /* evaluate */
+    const kf_compile_result_t *compile;       /* compile */
+    const kf_generate_result_t *gen;          /* generate, meta */
+    const kf_reference_result_t *ref;         /* reference */
+} kf_search_typed_t;
+
 /* JOB is the row of a job that just completed (id, run_id, candidate_id,
- * kind); RESULT its result object; EVAL, for an evaluate job, COMPILE,
- * for a compile job, and GEN, for a generate job, the same result
- * decoded at the edge (kf_coord_workers.c), else NULL; FRAMES its binary
- * frames. All borrowed. An evaluate, compile or generate job of a run
- * that comes without its decoding has its result decoded here; a
+ * kind); RESULT its result object; TYPED (may be NULL) the same result
+ * decoded at the edge; FRAMES its binary frames. All borrowed. A job of
+ * a run that comes without its decoding has its result decoded here; a
  * malformed one fails like a job that failed for good
  * (kf_search_job_failed). */
 int kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
-                        const kf_eval_result_t *eval, const kf_compile_result_t *compile,
-                        const kf_generate_result_t *gen, zmsg_t *frames);
+                        const kf_search_typed_t *typed, zmsg_t *frames);
 
 /* JOB failed for good (attempts exhausted): REASON is kept. */
 int kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason);

@@ -11,9 +11,11 @@
  */
 #include "kf_search_int.h"
 #include "kf_json.h"
+#include "kf_text.h"
 #include "kf_descriptor.h"
 #include "kf_fidelity.h"
 #include "kf_meta.h"
+#include "kf_prompt_target.h"
 #include "kf_reference.h"
 #include "kf_repeat.h"
 #include "kf_str.h"
@@ -138,7 +140,7 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
                   gen->detail);
         return s_finish_candidate (self, run_id, cand_id, "failed", 0, detail, NULL);
     }
-    char hash[65], cand[24], blobs[80], backend[32], arch[64];
+    char hash[65], cand[24], blobs[80], backend[32], arch[320];
     if (kf_search_store_blob (self, source, strlen (source), hash))
         return -1;
     /* A source the run has judged before (comments and spacing aside) is
@@ -168,6 +170,18 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
     bool tuning = !strcmp (kf_jstr (row, "phase"), "tuning");
     json_decref (row);
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    /* A host kernel is built for the instruction sets its exec hosts
+     * share, not for the compile host's CPU (common/kf_isa.h): the list
+     * travels as the target's arch, which the cc toolchain turns into
+     * -march=x86-64 and -m flags; with no list it builds -march=native. */
+    if (!strcmp (backend, "host")) {
+        char *isa = kf_prompt_host_isa (self->db);
+        if (!isa)
+            return -1;
+        if (*isa)
+            snprintf (arch, sizeof arch, "%s", isa);
+        free (isa);
+    }
     snprintf (blobs, sizeof blobs, "{%s}", hash);
     /* A tuning round's candidate is swept over tuning_configs points
      * (best@8 by default); any other over the run's `tune` (1: none). */
@@ -271,7 +285,10 @@ kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id,
         /* The run's reference: without it nothing can be evaluated. */
         if (!compiled) {
             char reason[512];
-            snprintf (reason, sizeof reason, "the reference does not compile: %.400s", log);
+            char *cut = kf_text_head (log ? log : "", 400);   /* whole lines */
+            snprintf (reason, sizeof reason, "the reference does not compile: %s",
+                      cut ? cut : "");
+            free (cut);
             return kf_search_finish_run (self, run_id, "failed", reason);
         }
         char hash[65], id[24];

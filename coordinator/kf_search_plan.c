@@ -21,6 +21,9 @@
 #include "kf_prompt.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_target.h"
+#include "kf_retune.h"
+#include "kf_str.h"
+#include "kf_tune.h"
 #include "kf_stop.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +346,54 @@ s_last_kernel (kf_search_t *self, int64_t parent_id)
     return id ? kf_prompt_kernel (self->db, id) : NULL;
 }
 
+/* The template a tuning round reuses for KERNEL (a prompt kernel object):
+ * KERNEL itself when it declares kf-tune parameters, else the fastest
+ * correct template an earlier round made of it. Then *SOURCE is that
+ * template with its last sweep's winning point made the defaults (caller
+ * frees), *TEMPLATE_ID its candidate and LABEL the point; *SOURCE stays
+ * NULL when there is none (a model templates the kernel). 0, or -1. */
+static int
+s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *template_id,
+                  char *label, size_t label_size)
+{
+    *source = NULL;
+    *template_id = 0;
+    label[0] = 0;
+    json_t *tpl = NULL;
+    if (kf_retune_is_template (kf_jstr (kernel, "source")))
+        tpl = json_incref (kernel);
+    else {
+        char id[24];
+        const char *params[1] = { S_I64 (id, kf_jint (kernel, "id")) };
+        bool failed = false;
+        json_t *row = kf_db_row (self->db,
+                                 "SELECT c.id FROM candidates c JOIN blobs b"
+                                 " ON b.hash = c.source_hash WHERE c.parent_id = $1"
+                                 " AND c.phase = 'tuning' AND c.status = 'correct'"
+                                 " AND position('kf-tune:'::bytea IN b.data) > 0"
+                                 " ORDER BY c.speedup DESC, c.id DESC LIMIT 1",
+                                 1, params, &failed);
+        if (failed)
+            return -1;
+        if (kf_jint (row, "id"))
+            tpl = kf_prompt_kernel (self->db, kf_jint (row, "id"));
+        json_decref (row);
+    }
+    if (!tpl || !kf_retune_is_template (kf_jstr (tpl, "source"))) {
+        json_decref (tpl);
+        return 0;
+    }
+    json_t *won = kf_retune_winner (json_object_get (tpl, "configs"));
+    json_t *params = json_object_get (won, "params");
+    *source = params ? kf_retune_source (kf_jstr (tpl, "source"), params, NULL)
+                     : strdup (kf_jstr (tpl, "source"));
+    *template_id = kf_jint (tpl, "id");
+    if (params)
+        kf_tune_params_label (params, label, label_size);
+    json_decref (tpl);
+    return *source ? 0 : -1;
+}
+
 /* Plans one candidate: (GENERATION, SLOT) of PHASE, its sequence number
  * SEQ keying every draw. A search candidate's parent is selected from the
  * archive; a tuning candidate's is TUNE_PARENT (an elite index). Inserts
@@ -390,14 +441,14 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
         island = chosen->island >= 0 && chosen->island < st->island_count ? chosen->island : home;
     const kf_elite_t *parent = chosen;
     char *hints = NULL;
+    /* In the target's words (no shared memory or warps on the host),
+     * stored as the prompt carries them. */
+    kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
     if (st->gradients && parent && snap->n_trans)
         hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
-                                   st->max_hints, st->min_moves);
+                                   st->max_hints, st->min_moves, kind == KF_TARGET_HOST);
     if (hints) {
-        /* In the target's words (no shared memory or warps on the host),
-         * stored as the prompt carries them. */
-        char *worded = kf_prompt_hints_for_target (
-            hints, kf_prompt_target_kind (kf_jstr (run, "target"), language));
+        char *worded = kf_prompt_hints_for_target (hints, kind);
         free (hints);
         hints = worded;
     }
@@ -466,7 +517,26 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                           .population = st->population, .templated = tuning,
                           .tune_points = tune_points ? (int) json_integer_value (tune_points)
                                                      : 0 };
-    char *prompt = sections ? kf_prompt_build (&in) : NULL;
+    /* A kernel that is a template already, or has one from an earlier
+     * round, is swept again around its winner; no model templates it
+     * again (kf_retune.h). */
+    char *reused = NULL, point[256];
+    int64_t template_id = 0;
+    int reuse_rc = tuning && best ? s_reuse_template (self, best, &reused, &template_id, point,
+                                                      sizeof point)
+                                  : 0;
+    char *prompt = !sections ? NULL
+                   : reused ? kf_strdupf ("No model was asked: candidate %lld is a template "
+                                          "already, so this tuning round sweeps it again with "
+                                          "the winning point of its last sweep%s%s%s made the "
+                                          "defaults, and the points around it are built and "
+                                          "timed.\n", (long long) template_id,
+                                          *point ? " (" : "", point, *point ? ")" : "")
+                   : kf_prompt_build (&in);
+    if (reuse_rc) {
+        free (prompt);
+        prompt = NULL;
+    }
     json_decref (hardware);
     json_decref (compiler);
     json_decref (stats);
@@ -480,11 +550,13 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     char runid[24], gen[24], slotbuf[24], parentbuf[24], isl[24];
     char *sel_text = json_dumps (selection, JSON_COMPACT);
     json_decref (selection);
+    /* A reused template has no prompt to carry hints: it stores none. */
     const char *params[11] = { S_I64 (runid, run_id), S_I64 (gen, generation),
                                S_I64 (slotbuf, slot),
                                parent ? S_I64 (parentbuf, parent->candidate_id) : NULL,
                                language, prompt, tuning ? "tuning" : "search",
-                               S_I64 (isl, island), sel_text, insp_ids, hints };
+                               S_I64 (isl, island), sel_text, insp_ids,
+                               reused ? NULL : hints };
     json_t *row = NULL;
     bool failed = true;
     if (rc == 0)
@@ -502,11 +574,13 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     if (rc || failed || !cand) {
         /* !cand: planned before (a replay); its job exists. */
         free (prompt);
+        free (reused);
         json_decref (best);
         return rc || failed ? -1 : 0;
     }
     if (kf_meta_attach (self, cand, version_id)) {
         free (prompt);
+        free (reused);
         json_decref (best);
         return -1;
     }
@@ -520,6 +594,20 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                  json_pack ("{s:i, s:s, s:O}", "generation", generation, "phase",
                             tuning ? "tuning" : "search", "best_speedup",
                             json_object_get (run, "best_speedup")));
+    }
+    if (reused) {
+        /* The reused template goes straight to compiling, as the task's
+         * initial kernel does. */
+        kf_generate_result_t given;
+        memset (&given, 0, sizeof given);
+        given.source = reused;
+        given.generator = "template";
+        given.model = given.error_kind = given.detail = "";
+        rc = rc ? rc : kf_search_generated (self, run, cand, &given);
+        free (reused);
+        free (prompt);
+        json_decref (best);
+        return rc;
     }
     json_t *initial = json_object_get (spec, "initial");
     if (rc == 0 && !tuning && generation == 0 && slot == 0 && initial) {
@@ -657,8 +745,9 @@ kf_search_fill (kf_search_t *self, int64_t run_id)
                       st.generations, rounds, rounds == 1 ? "" : "s");
         else
             snprintf (reason, sizeof reason, "completed %d generations", st.generations);
-        /* A run in which no candidate could even be generated has not
-         * searched anything: it failed, and says why. */
+        /* A run in which no candidate could even be generated, or none
+         * that was could be judged (every compile or evaluation failed for
+         * good), has not searched anything: it failed, and says why. */
         char status[16] = "done";
         rc = kf_lineage_run_end (self->db, run_id, status, sizeof status, reason, sizeof reason);
         if (rc == 0)

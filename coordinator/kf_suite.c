@@ -107,7 +107,8 @@ kf_suite_show (kf_db_t *db, int64_t suite_id, const char *run_columns, bool *fai
     const char *params[1] = { S_I64 (buf, suite_id) };
     *failed = false;
     json_t *suite = kf_db_row (db,
-                               "SELECT s.id, s.name, s.created_at::text AS created_at, s.skipped,"
+                               "SELECT s.id, s.name, " KF_DB_ISO ("s.created_at")
+                               " AS created_at, s.skipped,"
                                " (SELECT count(*) FROM runs r WHERE r.suite_id = s.id) AS runs"
                                " FROM suites s WHERE s.id = $1",
                                1, params, failed);
@@ -128,7 +129,7 @@ json_t *
 kf_suite_list (kf_db_t *db)
 {
     return kf_db_query (db,
-                        "SELECT s.id, s.name, s.created_at::text AS created_at,"
+                        "SELECT s.id, s.name, " KF_DB_ISO ("s.created_at") " AS created_at,"
                         " jsonb_array_length (s.skipped) AS skipped,"
                         " count(r.id) AS runs,"
                         " count(r.id) FILTER (WHERE r.status = 'running') AS running,"

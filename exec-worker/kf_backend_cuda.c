@@ -92,8 +92,7 @@ static int
 s_runner_failed (kf_cuda_eval_t *e, const kf_run_reply_t *reply, const char *when)
 {
     if (reply->status == KF_RUN_RETURNED) {
-        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when,
-                  reply->rc);
+        kf_eval_cand_returned (e->detail, sizeof e->detail, when, reply->rc, reply->detail);
         return KF_CUDA_INCORRECT;
     }
     snprintf (e->detail, sizeof e->detail, "%s: %s", when, reply->detail);
@@ -181,7 +180,7 @@ s_run_set (kf_cuda_eval_t *e, uint64_t seed, int set, const char *when)
                 snprintf (e->detail, sizeof e->detail, "reference: CUDA error on %s: %s",
                           when, kf_cuda_err (cuda_rc));
             else
-                snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
+                kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
             return KF_CUDA_REF_FAILED;
         }
     }

@@ -21,6 +21,7 @@
  *  dies or hangs without a word (kf_eval_channel.h).
  */
 #include "kf_backend.h"
+#include "kf_host_caps.h"
 #include "kf_host_eval.h"
 #include "kf_refdata.h"
 #include "kf_task.h"
@@ -99,7 +100,7 @@ s_run_set (kf_host_eval_t *e, int set, const char *when)
         if (e->count_warm)
             kf_eval_warm_count (&e->warm, true, t0);
         if (r) {
-            snprintf (e->detail, sizeof e->detail, "reference kf_forward returned %d on %s", r, when);
+            kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
             return KF_HOST_REF_FAILED;
         }
         for (int o = 0; o < e->n_out; o++)
@@ -457,6 +458,10 @@ s_host_devices (void)
                            "copy_bandwidth_gbs", round (ceil.copy_gbs * 10) / 10,
                            "peak_gflops", round (ceil.peak_gflops * 10) / 10,
                            "peak_source", ceil.peak_source ? ceil.peak_source : "none"));
+    //  The data caches and SIMD extensions, for the prompt's Target
+    //  section and the ISA a host kernel is compiled for.
+    kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", "/proc/cpuinfo",
+                       json_array_get (devices, 0));
     return devices;
 }
 

@@ -12,6 +12,7 @@
  *  and shape cases in kf_eval_check.c; timing statistics, phases, the
  *  harness's split and the warm-up in kf_eval_stats.c; degenerate outputs
  *  in kf_eval_degen.c; ceilings and the roofline in kf_eval_roofline.c;
+ *  a kernel's reason for refusing (kf_refusal) in kf_eval_refusal.c;
  *  exported PyTorch data in kf_eval_refdata.c; the phase byte and the
  *  fault handler in kf_eval_channel.c (kf_eval_channel.h).
  */
@@ -26,6 +27,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* --- kf_eval_refusal.c: a kernel's reason for refusing (kf_refusal) */
+
+/* The words that open a refusal's detail: "reference refused on set 0: why". */
+#define KF_EVAL_REFUSED "reference refused on"
+
+/* The reason FN gives into OUT (CAP bytes): at most KF_REFUSAL_MAX bytes,
+ * up to the first NUL or line break, bytes outside printable ASCII as '?'.
+ * Returns its length, 0 when FN is NULL or gave none. */
+size_t kf_eval_refusal_read (kf_refusal_fn *fn, char *out, size_t cap);
+
+/* kf_refusal of the loaded library that holds FORWARD (its kf_forward), or
+ * NULL when it exports none. */
+kf_refusal_fn *kf_eval_refusal_beside (const void *forward);
+
+/* DETAIL for a reference whose kf_forward (FORWARD) returned RC on WHEN
+ * ("set 0"): "reference refused on WHEN: REASON" when it gives a reason
+ * (read in the reference's phase), else the return code. */
+void kf_eval_ref_failed (char *detail, size_t cap, int rc, const char *when,
+                         const void *forward);
+
+/* DETAIL for a candidate whose kf_forward returned RC on WHEN, SAID the
+ * reason its process sent (kf_runner.c; untrusted, cleaned here as
+ * above): "WHEN: candidate refused (kf_forward returned RC): REASON", or
+ * "WHEN: candidate kf_forward returned RC" without one. */
+void kf_eval_cand_returned (char *detail, size_t cap, const char *when, int rc,
+                            const char *said);
+
+/* Whether DETAIL (a reference_failed detail, with or without the fault
+ * handler's "reference: ") is a refusal: deterministic, not retried. */
+bool kf_eval_is_refusal (const char *detail);
 
 /* One tensor of the task, parsed. SPEC is borrowed from the task. */
 typedef struct {

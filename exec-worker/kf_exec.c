@@ -349,8 +349,11 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         }
     }
     else if (verdict && strcmp (verdict, "reference_failed") == 0) {
-        s_fail (res, "reference failed: %s",
-                json_string_value (json_object_get (result, "detail")));
+        const char *why = json_string_value (json_object_get (result, "detail"));
+        s_fail (res, "reference failed: %s", why);
+        //  A reference that says why it refuses (kf_refusal) refuses the
+        //  same inputs on any worker: the job fails once, not once a try.
+        res->final = kf_eval_is_refusal (why);
     }
     else if (verdict && strcmp (verdict, "harness_failed") == 0) {
         //  The device or its runtime failed outside any kernel (no

@@ -312,8 +312,7 @@ kf_host_cand_call (kf_host_eval_t *e, int calls, double *wall_s, const char *whe
     if (rc == 0)
         return KF_HOST_OK;
     if (reply.status == KF_RUN_RETURNED) {
-        snprintf (e->detail, sizeof e->detail, "%s: candidate kf_forward returned %d", when,
-                  reply.rc);
+        kf_eval_cand_returned (e->detail, sizeof e->detail, when, reply.rc, reply.detail);
         return KF_HOST_INCORRECT;
     }
     snprintf (e->detail, sizeof e->detail, "%s", reply.detail);

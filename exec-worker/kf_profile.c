@@ -19,6 +19,7 @@
 #include "kf_eval_channel.h"
 #include "kf_file.h"
 #include "kf_log.h"
+#include "kf_msg_profile.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
 
@@ -225,6 +226,24 @@ s_ncu_error (const char *out)
     return len > start ? strndup (out + start, len - start) : strdup ("no output");
 }
 
+//  A profile's result checked as the coordinator will check it
+//  (proto/kf_msg_profile.c): one it would refuse fails the job here.
+static void
+s_checked (kf_job_result_t *res)
+{
+    kf_profile_result_t typed;
+    char why[300];
+    if (!res->ok || !res->result)
+        return;
+    if (kf_profile_result_decode (res->result, &typed, why, sizeof why) == 0) {
+        kf_profile_result_free (&typed);
+        return;
+    }
+    json_decref (res->result);
+    res->result = NULL;
+    s_fail (res, "the profile's result breaks the protocol: %s", why);
+}
+
 void
 kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_result_t *res)
 {
@@ -241,6 +260,7 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
     }
     if (self->perf) {
         kf_profile_perf_run (cfg, job, self->perf, self->version, self->events, res);
+        s_checked (res);
         return;
     }
     zframe_t *cand = job->frames ? zmsg_first (job->frames) : NULL;
@@ -335,11 +355,13 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
         free (ncu_error);
     }
     else {
+        //  Written by the protocol's encoder (proto/kf_msg_profile.c).
+        kf_profile_result_t r = { .summary = summary, .metrics = metrics, .profiler = "ncu",
+                                  .has_launches = true, .launches = self->launches,
+                                  .ncu = self->version, .has_wall = true,
+                                  .wall_s = run.wall_s };
         res->ok = true;
-        res->result = json_pack ("{s:s, s:o, s:i, s:s, s:s, s:f}", "summary", summary,
-                                 "metrics", metrics, "launches", self->launches, "profiler",
-                                 "ncu", "ncu", self->version, "wall_s", run.wall_s);
-        metrics = NULL;
+        res->result = kf_profile_result_encode (&r);
     }
     json_decref (metrics);
     free (summary);
@@ -351,4 +373,5 @@ cleanup:
     free (csv_path);
     kf_subproc_rmtree (dir);
     free (dir);
+    s_checked (res);
 }

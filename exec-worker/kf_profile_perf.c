@@ -21,6 +21,7 @@
 #include "kf_profile.h"
 #include "kf_file.h"
 #include "kf_json.h"
+#include "kf_msg_profile.h"
 #include "kf_rates.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
@@ -463,12 +464,18 @@ kf_profile_perf_run (const kf_exec_config_t *cfg, const kf_job_t *job, const cha
         free (error);
     }
     else {
+        //  Written by the protocol's encoder (proto/kf_msg_profile.c).
+        json_t *calls = json_object_get (metrics, "calls");
+        json_t *wall = json_object_get (er.result, "wall_s");
+        kf_profile_result_t r = { .summary = summary, .metrics = metrics, .profiler = "perf",
+                                  .perf = version, .events = events,
+                                  .has_calls = json_is_integer (calls),
+                                  .calls = json_integer_value (calls),
+                                  .has_wall = json_is_number (wall),
+                                  .wall_s = json_number_value (wall) };
         res->ok = true;
-        res->result = json_pack ("{s:s, s:o, s:s, s:s, s:s, s:O, s:O?}", "summary", summary,
-                                 "metrics", metrics, "profiler", "perf", "perf", version,
-                                 "events", events, "calls",
-                                 json_object_get (metrics, "calls"), "wall_s",
-                                 json_object_get (er.result, "wall_s"));
+        res->result = kf_profile_result_encode (&r);
+        json_decref (metrics);
         free (summary);
     }
     free (er.error);

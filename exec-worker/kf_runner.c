@@ -12,6 +12,7 @@
 #include "kf_runner_ocl.h"
 #include "kf_runner_ze.h"
 #include "kf_eval_channel.h"
+#include "kf_eval_check.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -255,6 +256,7 @@ kf_runner_main (int argc, char **argv)
     static s_state_t st;
     static union { uint32_t op; kf_run_setup_msg_t setup; kf_run_call_msg_t call; } msg;
     s_forward_fn *fn = NULL;
+    kf_refusal_fn *refusal = NULL;      /* its optional reason (kf_kernel.h) */
     for (;;) {
         int fd;
         ssize_t n = s_recv (&msg, sizeof msg, &fd);
@@ -269,6 +271,7 @@ kf_runner_main (int argc, char **argv)
         if (msg.op == KF_RUN_OP_LOAD && !fn) {
             void *lib = dlopen (candidate, RTLD_NOW | RTLD_LOCAL);
             fn = lib ? (s_forward_fn *) dlsym (lib, "kf_forward") : NULL;
+            refusal = lib ? (kf_refusal_fn *) dlsym (lib, "kf_refusal") : NULL;
             if (!fn) {
                 const char *err = dlerror ();
                 char why[240];
@@ -326,6 +329,11 @@ kf_runner_main (int argc, char **argv)
             s_reply (KF_RUN_CRASHED, 0, k, why);
             _exit (3);
         }
-        s_reply (rc ? KF_RUN_RETURNED : KF_RUN_OK, rc, k, "");
+        //  A refusal's reason, asked here in the candidate's process; the
+        //  judge cleans it again (kf_eval_cand_returned).
+        char said[KF_REFUSAL_MAX + 1] = "";
+        if (rc)
+            kf_eval_refusal_read (refusal, said, sizeof said);
+        s_reply (rc ? KF_RUN_RETURNED : KF_RUN_OK, rc, k, said);
     }
 }

@@ -19,9 +19,11 @@
 #include "kf_refcache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
+#include "kf_msg_reference.h"
 #include "kf_str.h"
 #include "kf_file.h"
 #include "kf_subproc.h"
+#include "kf_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,22 +79,9 @@ s_load_json (const char *dir, const char *name)
     return obj;
 }
 
-//  The last MAX bytes of TEXT, starting at a line, trailing space gone.
-//  Caller frees.
-static char *
-s_tail (const char *text, size_t max)
-{
-    size_t len = strlen (text);
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r'))
-        len--;
-    size_t start = len > max ? len - max : 0;
-    if (start) {
-        const char *nl = memchr (text + start, '\n', len - start);
-        if (nl && nl + 1 < text + len)
-            start = (size_t) (nl + 1 - text);
-    }
-    return kf_strdupf ("%s%.*s", start ? "...\n" : "", (int) (len - start), text + start);
-}
+//  The last MAX bytes of TEXT at whole lines, those left out counted
+//  (kf_text.h). Caller frees.
+#define s_tail kf_text_tail
 
 // --------------------------------------------------------------------------
 //  Finding the interpreter
@@ -661,16 +650,14 @@ kf_torch_ref_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
             return;
         }
         json_object_set_new (result, "task_hash", json_string (task_hash));
-        if (!req.export_data)
-            json_object_set_new (result, "data_bytes", json_integer (0));
         if (self->results_cached)
             kf_refcache_put_result (self->cache, key, result);
     }
-    json_object_set_new (result, "cached", json_boolean (cached));
-    json_object_set_new (result, "cache_key", json_string (key));
-    json_object_set_new (result, "wall_s", json_real (wall_s));
-    res->ok = true;
+    //  Out through the codec (proto/kf_msg_reference.c), checked as the coordinator will.
+    char bad[300];
+    res->ok = !kf_reference_result_seal (&result, cached, key, wall_s, bad, sizeof bad);
     res->result = result;
+    res->error = res->ok ? NULL : kf_strdupf ("the reference result breaks the protocol: %s", bad);
 }
 
 // --------------------------------------------------------------------------

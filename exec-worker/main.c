@@ -37,6 +37,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define S_PROGRAM "kf-exec-worker"
+
 static const kf_cfg_entry_t s_table[] = {
     KF_WORKER_CFG_KEYS ("1", "evaluations at once (1: timings do not disturb each other)"),
     { "backend", KF_CFG_STR, "host", 0, -1, "where kernels run: host, cuda, level-zero or opencl" },
@@ -189,34 +191,6 @@ s_cache_dir (const char *value)
     "docs/evaluation.md, \"Standalone use\". --repeat N (evaluate jobs) probes\n"   \
     "the device first, as a running worker does at start-up, then runs the job\n" \
     "N times, printing each result with handler_s, the handler's wall time."
-
-//  Removes "NAME VALUE" from ARGV (ARGC adjusted) and returns VALUE, or
-//  NULL when absent; *MISSING is set when NAME is the last argument.
-static char *
-s_take (int *argc, char **argv, const char *name, bool *missing)
-{
-    for (int i = 1; i < *argc; i++)
-        if (!strcmp (argv[i], name)) {
-            if (i + 1 >= *argc) {
-                *missing = true;
-                return NULL;
-            }
-            char *value = argv[i + 1];
-            memmove (argv + i, argv + i + 2, sizeof *argv * (size_t) (*argc - i - 2 + 1));
-            *argc -= 2;
-            return value;
-        }
-    return NULL;
-}
-
-static int
-s_usage_error (const char *fmt, const char *arg)
-{
-    fprintf (stderr, "kf-exec-worker: ");
-    fprintf (stderr, fmt, arg);
-    fprintf (stderr, "\n");
-    return 2;
-}
 
 //  PATH as written when absolute, else relative to the folder of the job
 //  file BASE. Caller frees.
@@ -639,38 +613,30 @@ main (int argc, char **argv)
         return kf_exec_child_main (argv[2]);
 
     bool missing = false;
-    const char *eval = s_take (&argc, argv, "--eval", &missing);
-    const char *prefix = s_take (&argc, argv, "--out", &missing);
-    const char *repeat_arg = s_take (&argc, argv, "--repeat", &missing);
+    const char *eval = kf_worker_take_arg (&argc, argv, "--eval", false, &missing);
+    const char *prefix = kf_worker_take_arg (&argc, argv, "--out", false, &missing);
+    const char *repeat_arg = kf_worker_take_arg (&argc, argv, "--repeat", false, &missing);
     if (missing)
-        return s_usage_error ("%s needs a value (see --help)", "--eval/--out/--repeat");
+        return kf_worker_usage_error (S_PROGRAM, "%s needs a value (see --help)",
+                                      "--eval/--out/--repeat");
     if (prefix && !eval)
-        return s_usage_error ("%s is for --eval only", "--out");
+        return kf_worker_usage_error (S_PROGRAM, "%s is for --eval only", "--out");
     if (repeat_arg && !eval)
-        return s_usage_error ("%s is for --eval only", "--repeat");
+        return kf_worker_usage_error (S_PROGRAM, "%s is for --eval only", "--repeat");
     int repeat = 0;
     if (repeat_arg) {
         char *end = NULL;
         long n = strtol (repeat_arg, &end, 10);
         if (!end || *end || n < 1 || n > 1000)
-            return s_usage_error ("%s: a number of runs from 1 to 1000", "--repeat");
+            return kf_worker_usage_error (S_PROGRAM, "%s: a number of runs from 1 to 1000",
+                                          "--repeat");
         repeat = (int) n;
     }
-    bool help = false;
-    char *err = NULL;
-    kf_config_t *config = kf_config_load ("kf-exec-worker", S_USAGE, s_table, &argc, argv,
-                                          &help, &err);
-    if (!config) {
-        if (!help)
-            fprintf (stderr, "kf-exec-worker: %s\n", err ? err : "bad configuration");
-        free (err);
-        return help ? 0 : 2;
-    }
-    if (argc > 1) {
-        kf_config_destroy (&config);
-        return s_usage_error ("unexpected argument '%s' (see --help)", argv[1]);
-    }
-    kf_log_init ("kf-exec-worker", kf_config_bool (config, "verbose"));
+    int code;
+    kf_config_t *config = kf_worker_load_config (S_PROGRAM, S_USAGE, s_table, &argc, argv,
+                                                 &code);
+    if (!config)
+        return code;
     if (s_device_check (config) != 0) {
         kf_config_destroy (&config);
         return 2;

@@ -62,6 +62,7 @@ kf_ctl_handler_fn kf_ctl_cmd_keygen;
 kf_ctl_handler_fn kf_ctl_cmd_source;           /* kfctl_source.c */
 kf_ctl_handler_fn kf_ctl_cmd_export;          /* kfctl_export.c */
 kf_ctl_handler_fn kf_ctl_cmd_profile_model;   /* kfctl_profile_model.c */
+kf_ctl_handler_fn kf_ctl_cmd_validate;        /* kfctl_validate.c */
 
 /* Submit's pieces, which suites reuse (kfctl_submit.c): the task of the
  * file at PATH (a task file, or a PyTorch problem in the KernelBench

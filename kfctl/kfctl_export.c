@@ -348,12 +348,15 @@ s_readme (json_t *reply, json_t *build, const char *package, const char *python,
         fprintf (f, ".\n\n");
     }
     const char *where = torch ? package : ".";
-    fprintf (f, "## Build by hand\n\nIn `%s`, with the compiler and flags the run's compile "
-                "worker used:\n\n    %s\n\n", where, line ? line : "?");
+    fprintf (f, "## Build by hand\n\nIn `%s`, with the compiler and flags of the run's compile "
+                "worker, built for the machine you build on:\n\n    %s\n\n", where,
+             line ? line : "?");
     fprintf (f, "The kernel follows the kernel contract of `kf_kernel.h`: `kf_forward(in, "
                 "n_in, out, n_out, ctx)` with the tensors in the order of the task below, "
                 "contiguous, and the outputs preallocated. `-march=native` or `-arch` ties "
-                "the object to the kind of machine it is built for.\n\n");
+                "the object to the kind of machine it is built for (the search built host "
+                "kernels for the instruction sets its exec hosts reported, `-march=x86-64` "
+                "and one `-m` flag each, and timed them there).\n\n");
     if (torch) {
         fprintf (f, "## Use from PyTorch\n\nThe package `%s` wraps it as a `torch.nn.Module`: "
                     "`%s.Model` is the problem's own `Model` with `forward` computed by the "

@@ -36,6 +36,13 @@ kf_ctl_print_run (FILE *out, json_t *run)
     fprintf (out, "run %s  task %s  target %s  status %s\n",
              s_int_text (run, "id", a, sizeof a), kf_ctl_str (run, "task_name"),
              kf_ctl_str (run, "target"), kf_ctl_str (run, "status"));
+    /* A suite's run says which suite and which of its problems it is. */
+    if (json_is_integer (json_object_get (run, "suite_id"))) {
+        fprintf (out, "suite %s", s_int_text (run, "suite_id", b, sizeof b));
+        if (json_is_string (json_object_get (run, "suite_problem")))
+            fprintf (out, ", problem %s", kf_ctl_str (run, "suite_problem"));
+        fprintf (out, "  (kfctl suite show %s)\n", b);
+    }
     /* Generations past the main phase are tuning rounds (docs/search.md);
      * the counting rules are kfctl_progress.c's. */
     kf_ctl_progress_t progress;
@@ -220,25 +227,27 @@ kf_ctl_print_runs (FILE *out, json_t *runs)
         return;
     }
     /* BEST_US and REF_US: the best candidate's median and the reference's. */
-    fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %s\n", "ID", "STATUS",
-             "TASK", "TARGET", "PHASE", "DONE/TOTAL", "BEST", "BEST_US", "REF_US", "CREATED");
+    /* SUITE, last: the suite a run belongs to, "-" for a run of its own. */
+    fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %-24s %s\n", "ID",
+             "STATUS", "TASK", "TARGET", "PHASE", "DONE/TOTAL", "BEST", "BEST_US", "REF_US",
+             "CREATED", "SUITE");
     size_t i;
     json_t *r;
     json_array_foreach (runs, i, r) {
-        char id[32], gen[48], done[64], best[32], bns[32], rns[32];
+        char id[32], gen[48], done[64], best[32], bns[32], rns[32], suite[32];
         kf_ctl_progress_t progress;
         kf_ctl_progress_init (&progress, 0);
         kf_ctl_progress_from_run (&progress, r);
         kf_ctl_phase_text (&progress, gen, sizeof gen);
         snprintf (done, sizeof done, "%lld/%lld", progress.done, progress.total);
-        fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %s\n",
+        fprintf (out, "%6s  %-10s %-24s %-14s %-18s %13s %8s %10s %10s  %-24s %s\n",
                  s_int_text (r, "id", id, sizeof id), kf_ctl_str (r, "status"),
                  kf_ctl_str (r, "task_name"), kf_ctl_str (r, "target"), gen, done,
                  kf_ctl_speedup_text (json_object_get (r, "best_speedup"),
                                       best, sizeof best),
                  s_us_text (r, "best_ns", bns, sizeof bns),
                  s_us_text (r, "reference_ns", rns, sizeof rns),
-                 kf_ctl_str (r, "created_at"));
+                 kf_ctl_str (r, "created_at"), s_int_text (r, "suite_id", suite, sizeof suite));
     }
 }
 

@@ -2,9 +2,9 @@
  *
  *  Parses its own argv (subcommands with their options, global options
  *  anywhere), finds the endpoints, and runs one command from the table
- *  below: submit, status, workers, drain, undrain, audit, keygen, runs,
+ *  below: submit, validate, status, workers, drain, undrain, audit, keygen, runs,
  *  show, report, best, cancel, watch (handlers in kfctl_submit.c,
- *  kfctl_runs.c, kfctl_fleet.c). Exit codes and JSON shapes are documented
+ *  kfctl_validate.c, kfctl_runs.c, kfctl_fleet.c). Exit codes and JSON shapes are documented
  *  in docs/kfctl.md; keep both in step.
  */
 #include "kf_log.h"
@@ -89,6 +89,20 @@ static const s_command_t s_commands[] = {
       "  --json              with --wait: {run_id, status, best_speedup,\n"
       "                      first_speedup, best_candidate_id, reason}; else {run_id}",
       1, S_OPT_SUBMIT, kf_ctl_cmd_submit },
+    { "validate",
+      "kfctl validate TASK|PROBLEM.py [--target T] [--name N] [--op OP] [--json]\n"
+      "       (submit's other options are accepted and not used)",
+      "build and run a task's reference once, here, before anything is queued;\n"
+      "  it prints its shapes and dtypes, time per call, degenerate outputs, and why it\n"
+      "  fails when it does (a compiler error, a refusal, a traceback), with\n"
+      "  your own file names. Runs kf-compile-worker and kf-exec-worker (beside\n"
+      "  kfctl, else on PATH) in their standalone modes; needs no coordinator.\n"
+      "  Exit 0 when the reference runs, 1 when it does not, 2 on a bad file\n"
+      "  --target T          where it runs: host (default), cuda, ...; a task\n"
+      "                      written in CUDA runs on cuda, as with submit\n"
+      "  --json              {ok, task, target, reference_file, inputs, outputs,\n"
+      "                      reference_ms, sets, degenerate, stage, error}",
+      1, S_OPT_SUBMIT, kf_ctl_cmd_validate },
     { "suite",
       "kfctl suite submit DIR|FILE... [submit's options] [--name NAME] [--wait] [--json]\n"
       "       kfctl suite show ID [--json]\n"
@@ -138,10 +152,11 @@ static const s_command_t s_commands[] = {
       "  (mode 0600); DIR is created (0700) when missing. Give the public file\n"
       "  to the coordinator's allow-list folder (docs/operations.md)",
       2, 0, kf_ctl_cmd_keygen },
-    { "runs", "kfctl runs [--json]", "every run with status and best speedup",
+    { "runs", "kfctl runs [--json]",
+      "every run with status and best speedup, and the suite it belongs to",
       0, 0, kf_ctl_cmd_runs },
     { "show", "kfctl show RUN [--json]",
-      "one run's summary, archive grids, best kernel, lineage, candidates",
+      "one run's summary and suite, archive grids, best kernel, lineage, candidates",
       1, 0, kf_ctl_cmd_show },
     { "report", "kfctl report RUN [-o PREFIX|FILE.html] [--json]\n"
       "       kfctl report --suite ID -o FILE.html [--json]",

@@ -17,6 +17,7 @@
 #include "kf_gen_offline.h"
 #include "kf_log.h"
 #include "kf_meta_offline.h"
+#include "kf_msg_generate.h"
 #include "kf_pricing.h"
 #include "kf_ratelimit.h"
 #include "kf_str.h"
@@ -373,19 +374,46 @@ s_finish (kf_gateway_t *self, s_call_t *call, json_t *result, const char *error)
     s_call_free (call);
 }
 
-//  The fields every result carries, success or not.
+//  The result, written by the protocol's encoder (proto/kf_msg_generate.c,
+//  whose decoder the coordinator reads it with): R's own fields (source,
+//  text, error_kind, detail) and what every result carries, success or
+//  not, from REPLY (generator, model, usage, cost: null for a model
+//  without a price); FIELDS (taken, or NULL) holds those the codec passes
+//  untouched (finish_reason, status, an offline answer's params), beside
+//  attempts and latency_ms.
 static json_t *
-s_result_base (kf_gateway_t *self, s_call_t *call, const kf_gen_reply_t *reply)
+s_result (kf_gateway_t *self, s_call_t *call, const kf_gen_reply_t *reply,
+          kf_generate_result_t *r, json_t *fields)
 {
     int64_t in = reply ? reply->input_tokens : 0, out = reply ? reply->output_tokens : 0,
             cached = reply ? reply->cached_tokens : 0;
     double cost = kf_pricing_cost (self->prices, call->model, in, out, cached);
-    return json_pack ("{s:s, s:s, s:{s:I, s:I, s:I}, s:o, s:i, s:I}", "generator",
-                      s_backend_names[call->backend], "model", call->model, "usage",
-                      "input_tokens", (json_int_t) in, "output_tokens", (json_int_t) out,
-                      "cached_tokens", (json_int_t) cached, "cost_usd",
-                      cost >= 0 ? json_real (cost) : json_null (), "attempts", call->attempts,
-                      "latency_ms", (json_int_t) (zclock_mono () - call->started_ms));
+    json_t *extra = json_pack ("{s:n, s:i, s:I}", "cost_usd", "attempts", call->attempts,
+                               "latency_ms", (json_int_t) (zclock_mono () - call->started_ms));
+    if (fields)
+        json_object_update (extra, fields);
+    json_decref (fields);
+    r->json = extra;
+    r->generator = s_backend_names[call->backend];
+    r->model = call->model;
+    r->has_usage = true;
+    r->input_tokens = in;
+    r->output_tokens = out;
+    r->cached_tokens = cached;
+    r->has_cost = cost >= 0;
+    r->cost_usd = cost;
+    json_t *result = kf_generate_result_encode (r);
+    r->json = NULL;
+    json_decref (extra);
+    return result;
+}
+
+//  REPLY's finish reason as a field for s_result, or NULL.
+static json_t *
+s_finish_reason (const kf_gen_reply_t *reply)
+{
+    return reply && reply->finish_reason
+               ? json_pack ("{s:s}", "finish_reason", reply->finish_reason) : NULL;
 }
 
 //  A reply that came back but holds no kernel: still ok (the job was
@@ -395,12 +423,9 @@ static void
 s_finish_no_source (kf_gateway_t *self, s_call_t *call, const kf_gen_reply_t *reply,
                     const char *kind, const char *detail)
 {
-    json_t *result = s_result_base (self, call, reply);
     char *clean = kf_gateway_redact (self, detail);
-    json_object_set_new (result, "error_kind", json_string (kind));
-    json_object_set_new (result, "detail", json_string (clean ? clean : kind));
-    if (reply->finish_reason)
-        json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+    kf_generate_result_t r = { .error_kind = kind, .detail = clean ? clean : kind };
+    json_t *result = s_result (self, call, reply, &r, s_finish_reason (reply));
     kf_info ("job %lld (%s): no source: %s: %s", (long long) call->job_id, call->model, kind,
              clean ? clean : "");
     free (clean);
@@ -461,20 +486,27 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
                                   reply->error ? reply->error : "failed",
                                   reply->outcome == KF_GEN_RETRY ? ", retries exhausted" : "",
                                   call->attempts, call->attempts == 1 ? "" : "s");
-        json_t *result = s_result_base (self, call, reply);
-        json_object_set_new (result, "error_kind",
-                             json_string (reply->timed_out ? "timeout"
-                                          : reply->status ? "http" : "transport"));
-        if (reply->status)
-            json_object_set_new (result, "status", json_integer (reply->status));
+        kf_generate_result_t r = { .error_kind = reply->timed_out ? "timeout"
+                                                 : reply->status ? "http" : "transport" };
+        json_t *result = s_result (self, call, reply, &r,
+                                   reply->status ? json_pack ("{s:i}", "status", reply->status)
+                                                 : NULL);
         s_finish (self, call, result, error ? error : "failed");
         free (error);
         return;
     }
     if (reply->result) {
-        //  A backend that answers with a finished source (offline).
-        json_t *result = s_result_base (self, call, reply);
-        json_object_update (result, reply->result);
+        //  A backend that answers with a finished source (offline), read
+        //  through the same codec.
+        kf_generate_result_t answer;
+        char why[300];
+        if (kf_generate_result_decode (reply->result, &answer, why, sizeof why)) {
+            s_finish (self, call, NULL, why);
+            return;
+        }
+        kf_generate_result_t r = { .source = answer.source, .text = answer.text };
+        json_t *result = s_result (self, call, reply, &r, json_incref (reply->result));
+        kf_generate_result_free (&answer);
         s_finish (self, call, result, NULL);
         return;
     }
@@ -492,12 +524,10 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
             free (detail);
             return;
         }
-        json_t *result = s_result_base (self, call, reply);
-        json_object_set_new (result, "text", json_string (t));
-        if (!json_object_get (result, "text"))
-            json_object_set_new (result, "text", json_string ("(the reply was not UTF-8)"));
-        if (reply->finish_reason)
-            json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+        json_t *valid = json_string (t);   /* NULL when T is not UTF-8 */
+        kf_generate_result_t r = { .text = valid ? t : "(the reply was not UTF-8)" };
+        json_decref (valid);
+        json_t *result = s_result (self, call, reply, &r, s_finish_reason (reply));
         s_finish (self, call, result, NULL);
         return;
     }
@@ -518,10 +548,8 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
         free (detail);
         return;
     }
-    json_t *result = s_result_base (self, call, reply);
-    json_object_set_new (result, "source", json_string (code));
-    if (reply->finish_reason)
-        json_object_set_new (result, "finish_reason", json_string (reply->finish_reason));
+    kf_generate_result_t r = { .source = code };
+    json_t *result = s_result (self, call, reply, &r, s_finish_reason (reply));
     free (code);
     s_finish (self, call, result, NULL);
 }
@@ -559,7 +587,9 @@ s_pump (kf_gateway_t *self)
         if (b->start (b, &call->req, s_on_reply, call, &err)) {
             s_land (self, call);
             self->in_flight[call->backend]--;
-            s_finish (self, call, s_result_base (self, call, NULL), err ? err : "cannot start");
+            kf_generate_result_t none = { 0 };
+            s_finish (self, call, s_result (self, call, NULL, &none, NULL),
+                      err ? err : "cannot start");
             free (err);
         }
         //  NEXT may have been finished by a reply inside start only if it
@@ -692,7 +722,8 @@ kf_gateway_start (void *arg, kf_worker_t *worker, const kf_job_t *job)
     else
         s_setup_call (self, call, call->payload, &err);
     if (err) {
-        json_t *result = call->model ? s_result_base (self, call, NULL) : json_object ();
+        kf_generate_result_t none = { 0 };
+        json_t *result = call->model ? s_result (self, call, NULL, &none, NULL) : json_object ();
         s_finish (self, call, result, err);
         free (err);
         return;

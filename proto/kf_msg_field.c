@@ -92,3 +92,10 @@ kf_field_bool (json_t *obj, const char *key, const char *path, bool *out, char *
     *out = json_is_true (v);
     return 1;
 }
+
+void
+kf_field_put_str (json_t *out, const char *key, const char *value)
+{
+    if (value && *value)
+        json_object_set_new (out, key, json_string (value));
+}

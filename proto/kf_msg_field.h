@@ -41,6 +41,10 @@ int kf_field_str (json_t *obj, const char *key, const char *path, const char **o
 int kf_field_bool (json_t *obj, const char *key, const char *path, bool *out, char *why,
                  size_t size);
 
+/* For the encoders: sets OUT[KEY] to VALUE when VALUE is a non-empty
+ * string, else leaves OUT as it is. */
+void kf_field_put_str (json_t *out, const char *key, const char *value);
+
 /* Returns -1 from the calling function when EXPR is negative. */
 #define KF_FIELD_TRY(expr)     \
     do {                     \

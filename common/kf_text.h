@@ -1,0 +1,22 @@
+/*  kf_text.h - long text a program wrote (a traceback, a child's output)
+ *  cut to fit a message, at whole lines, saying what was left out.
+ */
+#ifndef KF_TEXT_H
+#define KF_TEXT_H
+
+#include <stddef.h>
+
+/* The last MAX bytes of TEXT, starting at a line, trailing blanks gone;
+ * when lines were left out before it, "(N more lines)" on a line of its
+ * own first, so a reader knows what is missing and no line is cut (the
+ * last line alone past MAX: its end from a word on, after "... ").
+ * Caller frees; NULL when out of memory. */
+char *kf_text_tail (const char *text, size_t max);
+
+/* The first MAX bytes of TEXT, ending at a line, then "(N more lines)"
+ * on a line of its own (a compiler log, a reason stored for a run); the
+ * first line alone past MAX: its start up to a word, then " ...". For
+ * the places that cut with "%.400s" today. Caller frees. */
+char *kf_text_head (const char *text, size_t max);
+
+#endif

@@ -1,0 +1,298 @@
+/*  kf_meta_prompt.c - the meta-prompter's prompt and the history of its
+ *  edits (kf_meta_prompt.h).
+ */
+#include "kf_meta_prompt.h"
+#include "kf_descriptor.h"
+#include "kf_json.h"
+#include "kf_prompt.h"
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+json_t *
+kf_meta_history (kf_db_t *db, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    json_t *versions = kf_db_query (
+        db,
+        "SELECT v.number, p.number AS parent, v.generation, v.edits, v.in_archive,"
+        " s.candidates, s.mean_fitness, s.best_speedup, s.verdicts,"
+        " (SELECT jsonb_agg(jsonb_build_object('section', e.section, 'reason', e.reason)"
+        "   ORDER BY e.id) FROM prompt_edits e"
+        "  WHERE e.job_id = v.meta_job_id AND NOT e.accepted) AS rejected"
+        " FROM prompt_versions v LEFT JOIN prompt_versions p ON p.id = v.parent_id"
+        " LEFT JOIN LATERAL (SELECT count(*) AS candidates, avg(c.fitness) AS mean_fitness,"
+        "  max(c.speedup) FILTER (WHERE c.status = 'correct') AS best_speedup,"
+        "  (SELECT jsonb_object_agg(t.status, t.n) FROM (SELECT status, count(*) AS n"
+        "    FROM candidates WHERE prompt_version_id = v.id AND finished_at IS NOT NULL"
+        "    GROUP BY status) t) AS verdicts"
+        "  FROM candidates c WHERE c.prompt_version_id = v.id AND c.finished_at IS NOT NULL) s"
+        " ON true"
+        " WHERE v.run_id = $1 ORDER BY v.number",
+        1, params);
+    json_t *rounds = versions ? kf_db_query (
+        db,
+        "SELECT e.job_id AS round_job, jsonb_agg(jsonb_build_object('section', e.section,"
+        "  'reason', e.reason) ORDER BY e.id) AS rejected"
+        " FROM prompt_edits e WHERE e.run_id = $1 AND NOT e.accepted"
+        " AND NOT EXISTS (SELECT 1 FROM prompt_versions v WHERE v.meta_job_id = e.job_id)"
+        " GROUP BY e.job_id ORDER BY e.job_id",
+        1, params) : NULL;
+    if (!versions || !rounds) {
+        json_decref (versions);
+        return NULL;
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach (versions, i, row) {
+        const char *key;
+        json_t *value;
+        void *tmp;
+        json_object_foreach_safe (row, tmp, key, value)
+            if (json_is_null (value))
+                json_object_del (row, key);
+    }
+    json_array_extend (versions, rounds);
+    json_decref (rounds);
+    return versions;
+}
+
+//  "{1,2,0}" with each axis named and each level in the target's words.
+static void
+s_coords (FILE *f, const char *text, const char *language)
+{
+    int c[3];
+    if (sscanf (text, "{%d,%d,%d}", &c[0], &c[1], &c[2]) != 3) {
+        fprintf (f, "; coordinates %s", text);
+        return;
+    }
+    fprintf (f, "; coordinates %s (", text);
+    for (int d = 0; d < 3; d++)
+        fprintf (f, "%s%s %d: %s", d ? ", " : "", kf_descriptor_dim_name_for (language, d), c[d],
+                 kf_descriptor_level_name_for (language, d, c[d]));
+    fputc (')', f);
+}
+
+//  What the coordinates are, once, with every level's name.
+static void
+s_axes (FILE *f, const char *language)
+{
+    fprintf (f, "Coordinates are the kernel's cell in the archive of distinct approaches, "
+             "{memory, algorithm, %s} below, each level 0 to 3, read from its source:",
+             language && !strcmp (language, "c") ? "threads" : "synchronisation");
+    for (int d = 0; d < 3; d++) {
+        fprintf (f, "\n  %d. %s:", d + 1, kf_descriptor_dim_name_for (language, d));
+        for (int l = 0; l < 4; l++)
+            fprintf (f, "%s %d %s", l ? "," : "", l, kf_descriptor_level_name_for (language, d, l));
+    }
+    fputs ("\n", f);
+}
+
+//  One edit, short: its section and what it did.
+static void
+s_edit (FILE *f, json_t *e)
+{
+    const char *search = kf_jstr (e, "search"), *replace = kf_jstr (e, "replace");
+    int rn = (int) strcspn (replace, "\n");
+    if (!*search)
+        fprintf (f, "%s: appended \"%.*s%s\"", kf_jstr (e, "section"), rn > 120 ? 120 : rn,
+                 replace, rn > 120 || replace[rn] ? "..." : "");
+    else {
+        int sn = (int) strcspn (search, "\n");
+        fprintf (f, "%s: replaced \"%.*s%s\" with \"%.*s%s\"", kf_jstr (e, "section"),
+                 sn > 80 ? 80 : sn, search, sn > 80 || search[sn] ? "..." : "",
+                 rn > 120 ? 120 : rn, replace, rn > 120 || replace[rn] ? "..." : "");
+    }
+}
+
+static void
+s_rejected (FILE *f, json_t *rejected)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (rejected, i, e)
+        fprintf (f, "%s%s%s%.200s", i ? "; " : "", kf_jstr (e, "section"),
+                 *kf_jstr (e, "section") ? ": " : "", kf_jstr (e, "reason"));
+}
+
+//  The fate of every version (and of rounds that made none).
+static void
+s_history (FILE *f, json_t *history)
+{
+    if (!json_array_size (history))
+        return;
+    fputs ("\n## What became of your earlier edits\n"
+           "Each round whose edits were accepted made a new prompt version; below, each "
+           "version, the edits that made it, and the kernels written under it (fitness: 0 "
+           "does not compile, 0.1 wrong, 0.5 + 0.5 s/(1 + s) correct at speedup s).\n", f);
+    size_t i;
+    json_t *v;
+    json_array_foreach (history, i, v) {
+        if (!json_object_get (v, "number")) {
+            fputs ("- a round that made no version; rejected: ", f);
+            s_rejected (f, json_object_get (v, "rejected"));
+            fputs ("\n", f);
+            continue;
+        }
+        fprintf (f, "- v%lld", (long long) kf_jint (v, "number"));
+        if (json_object_get (v, "parent")) {
+            fprintf (f, " (from v%lld at generation %lld; edits: ",
+                     (long long) kf_jint (v, "parent"), (long long) kf_jint (v, "generation"));
+            size_t k;
+            json_t *e;
+            json_array_foreach (json_object_get (v, "edits"), k, e) {
+                if (k)
+                    fputs ("; ", f);
+                s_edit (f, e);
+            }
+            fputs (")", f);
+        }
+        else
+            fputs (" (the default sections)", f);
+        int64_t n = kf_jint (v, "candidates");
+        if (n == 0)
+            fputs (": no kernel finished under it yet", f);
+        else {
+            fprintf (f, ": %lld kernel%s (", (long long) n, n == 1 ? "" : "s");
+            const char *key;
+            json_t *count;
+            bool first = true;
+            json_object_foreach (json_object_get (v, "verdicts"), key, count) {
+                fprintf (f, "%s%lld %s", first ? "" : ", ", (long long) json_integer_value (count),
+                         key);
+                first = false;
+            }
+            fprintf (f, "), mean fitness %.3f", kf_jnum (v, "mean_fitness", 0));
+            if (json_is_number (json_object_get (v, "best_speedup")))
+                fprintf (f, ", best %.3fx", kf_jnum (v, "best_speedup", 0));
+        }
+        if (json_is_false (json_object_get (v, "in_archive")))
+            fputs ("; no longer in the archive of versions (outscored)", f);
+        fputs ("\n", f);
+        if (json_array_size (json_object_get (v, "rejected"))) {
+            fputs ("  rejected in the same round: ", f);
+            s_rejected (f, json_object_get (v, "rejected"));
+            fputs ("\n", f);
+        }
+    }
+}
+
+static void
+s_outcome_line (FILE *f, json_t *o, const char *language)
+{
+    fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
+             (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
+             (long long) kf_jint (o, "prompt_version"), kf_jstr (o, "status"));
+    if (json_is_number (json_object_get (o, "speedup")))
+        fprintf (f, ", %.3fx the reference%s%s%s",
+                 json_number_value (json_object_get (o, "speedup")),
+                 *kf_jstr (o, "fidelity") ? " (" : "", kf_jstr (o, "fidelity"),
+                 *kf_jstr (o, "fidelity") ? " timing)" : "");
+    if (json_is_number (json_object_get (o, "candidate_ns")))
+        fprintf (f, ", %.0f ns (reference %.0f ns)",
+                 json_number_value (json_object_get (o, "candidate_ns")),
+                 json_number_value (json_object_get (o, "reference_ns")));
+    json_t *c = json_object_get (o, "correctness");
+    if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
+        fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
+                 json_number_value (json_object_get (c, "match_fraction")),
+                 json_number_value (json_object_get (c, "max_abs_err")),
+                 json_number_value (json_object_get (c, "max_rel_err")),
+                 json_number_value (json_object_get (c, "cosine")));
+    if (*kf_jstr (o, "coords"))
+        s_coords (f, kf_jstr (o, "coords"), language);
+    if (*kf_jstr (o, "detail"))
+        fprintf (f, "\n  verdict: %s", kf_jstr (o, "detail"));
+    if (*kf_jstr (o, "log"))
+        fprintf (f, "\n  compiler: %.*s", (int) strcspn (kf_jstr (o, "log"), "\n"),
+                 kf_jstr (o, "log"));
+    fputs ("\n", f);
+}
+
+//  The code behind one of the outcomes shown, under TITLE: what the
+//  evaluation said of it, and its source.
+static void
+s_outcome_kernel (FILE *f, const char *title, json_t *k)
+{
+    fprintf (f, "\n## %s (candidate %lld: %s", title, (long long) kf_jint (k, "id"),
+             kf_jstr (k, "status"));
+    if (json_is_number (json_object_get (k, "speedup")))
+        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (k, "speedup")));
+    fputs (")\n", f);
+    if (*kf_jstr (k, "detail"))
+        fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
+    if (!strcmp (kf_jstr (k, "status"), "compile_failed") && *kf_jstr (k, "log"))
+        fprintf (f, "compiler:\n```\n%.1500s\n```\n", kf_jstr (k, "log"));
+    fprintf (f, "```\n%.*s\n```\n", KF_META_SOURCE_MAX, kf_jstr (k, "source"));
+}
+
+//  The meta-prompter's instructions (for a language model; the offline
+//  one reads the payload's structured fields instead): the sections, the
+//  outcomes, the code behind the best and the worst of them (what the
+//  guidance led to at either end), and the run's best kernel when it is
+//  not among them.
+char *
+kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *outcomes,
+                     int max_edits, json_t *best_kernel, json_t *best_outcome,
+                     json_t *worst_outcome, json_t *history)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    fprintf (f,
+             "You tune the instructions that another model follows when it writes %s kernels "
+             "for the task '%s' on the target '%s'. Four sections of its prompt can change; "
+             "the rest (task, contract, hardware, kernels) cannot. Below are the sections as "
+             "they are now (prompt version v%lld), what became of your earlier edits, and the "
+             "outcomes of the latest kernels, with the figures the evaluation measured.\n",
+             kf_jstr (run, "language"), kf_jstr (json_object_get (run, "spec"), "name"),
+             kf_jstr (run, "target"), (long long) version);
+    for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
+        const char *name = kf_prompt_section_names[i];
+        fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
+    }
+    s_history (f, history);
+    fputs ("\n## Recent outcomes (oldest first)\n", f);
+    s_axes (f, kf_jstr (run, "language"));
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        s_outcome_line (f, o, kf_jstr (run, "language"));
+    if (best_outcome)
+        s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
+                                           : "The code behind these outcomes",
+                          best_outcome);
+    if (worst_outcome)
+        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
+    if (best_kernel && *kf_jstr (best_kernel, "source")
+        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
+        fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
+                 json_number_value (json_object_get (best_kernel, "speedup")), KF_META_SOURCE_MAX,
+                 kf_jstr (best_kernel, "source"));
+    fprintf (f,
+             "\n## What to do\n"
+             "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "
+             "vague given these outcomes. Then give at most %d edits, each as:\n"
+             "SECTION: <philosophy|strategies|pitfalls|analysis>\n"
+             "<<<<<<< SEARCH\n"
+             "exact text copied from that section (empty to append to it)\n"
+             "=======\n"
+             "the new text\n"
+             ">>>>>>> REPLACE\n"
+             "An edit whose search text is not found exactly once in its section, that "
+             "touches anything outside the four sections, or beyond the first %d, is "
+             "rejected. Keep each section short and concrete.\n",
+             max_edits, max_edits);
+    if (fclose (f) != 0) {
+        free (text);
+        return NULL;
+    }
+    return text;
+}
+

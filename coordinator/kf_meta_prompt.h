@@ -1,0 +1,41 @@
+/*  kf_meta_prompt.h - the text a meta-prompter model reads (kf_meta.c
+ *  queues the job; this writes its prompt).
+ *
+ *  Besides the sections and the latest outcomes, it says what became of
+ *  the meta-prompter's own earlier edits: which prompt version each round
+ *  made, from which, with which edits, and how the kernels written under
+ *  each version fared (how many, their verdicts, mean fitness, best
+ *  speedup), with the rejected edits and why; and it names the axes of
+ *  the archive coordinates the outcomes carry. A model that cannot see
+ *  what its edits did can only guess again (flagged by the model in the
+ *  loop, issue 15).
+ */
+#ifndef KF_META_PROMPT_H
+#define KF_META_PROMPT_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdint.h>
+
+/* The kernel source shown at most, per kernel. */
+#define KF_META_SOURCE_MAX 6000
+
+/* The run's prompt versions in order (caller's; NULL on a database
+ * error): [{number, parent (number, absent for v1), generation, edits
+ * [{section, search, replace}], in_archive, candidates (finished),
+ * verdicts {status: count}, mean_fitness, best_speedup (absent when
+ * none), rejected [{section, reason}]}], then one entry {round_job,
+ * rejected} per meta round that made no version. */
+json_t *kf_meta_history (kf_db_t *db, int64_t run_id);
+
+/* The meta-prompter's prompt (caller frees; NULL on allocation failure):
+ * RUN ({language, target, spec}), the SECTIONS of version VERSION (its
+ * number), OUTCOMES (kf_meta.c's rows, oldest first), at most MAX_EDITS,
+ * the code behind BEST_OUTCOME and WORST_OUTCOME (either NULL), the run's
+ * BEST_KERNEL when it is not among them, and HISTORY (kf_meta_history's,
+ * or NULL). Pure. */
+char *kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *outcomes,
+                           int max_edits, json_t *best_kernel, json_t *best_outcome,
+                           json_t *worst_outcome, json_t *history);
+
+#endif

@@ -1,0 +1,32 @@
+/*  kf_retune.h - a tuning round reuses a template the run already has.
+ *
+ *  A kernel that already carries kf-tune parameters (or whose template an
+ *  earlier tuning round made) is not sent to a model to be templated
+ *  again, which the model in the loop saw happen (issue 15): the next
+ *  sweep is made from that template by the coordinator, with the
+ *  earlier sweep's winning point made the defaults, so its one-parameter
+ *  moves (common/kf_tune.h) explore around the winner. Pure functions;
+ *  the tuning stage (kf_search_plan.c) finds the template.
+ */
+#ifndef KF_RETUNE_H
+#define KF_RETUNE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Whether SOURCE declares kf-tune parameters. */
+bool kf_retune_is_template (const char *source);
+
+/* The point of a sweep's table CONFIGS (kf_prompt_kernel's "configs":
+ * [{params, verdict, speedup, fidelity, full_speedup}]) that won: the
+ * fastest full-protocol figure among correct points, else the fastest
+ * correct screen; borrowed, or NULL when no point was correct. */
+json_t *kf_retune_winner (json_t *configs);
+
+/* SOURCE with the value of each `#define NAME value` line for a NAME of
+ * PARAMS ({NAME: value}) replaced by PARAMS' value, everything else as it
+ * was (caller frees; NULL on allocation failure). *CHANGED (when not
+ * NULL) says whether any default moved. */
+char *kf_retune_source (const char *source, json_t *params, bool *changed);
+
+#endif

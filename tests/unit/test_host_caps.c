@@ -1,0 +1,129 @@
+/*  test_host_caps.c - the host exec worker reports its data caches and
+ *  SIMD extensions (exec-worker/kf_host_caps.c), which the prompt's
+ *  Target section states and the host compile job targets (flagged by
+ *  the model in the loop, issue 15: "host cache sizes and the exact ISA
+ *  not reported").
+ *
+ *  A made-up sysfs folder and cpuinfo file give known answers; then this
+ *  machine's own files are read and checked against what the same files
+ *  say when read by the shell's tools.
+ */
+#include "../kf_test.h"
+#include "../../exec-worker/kf_host_caps.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *
+s_str (json_t *o, const char *key)
+{
+    const char *v = json_string_value (json_object_get (o, key));
+    return v ? v : "";
+}
+
+static void
+s_write (const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen (path, "w");
+    CHECK (f != NULL);
+    if (f) {
+        fputs (text, f);
+        fclose (f);
+    }
+}
+
+static void
+s_index (const char *root, int i, const char *level, const char *type, const char *size)
+{
+    char dir[512];
+    snprintf (dir, sizeof dir, "%s/index%d", root, i);
+    CHECK (mkdir (dir, 0755) == 0);
+    s_write (dir, "level", level);
+    s_write (dir, "type", type);
+    s_write (dir, "size", size);
+}
+
+static void
+s_fixture (void)
+{
+    char root[] = "/tmp/kf_host_caps.XXXXXX";
+    CHECK (mkdtemp (root) != NULL);
+    char cache[600];
+    snprintf (cache, sizeof cache, "%s/cache", root);
+    CHECK (mkdir (cache, 0755) == 0);
+    s_index (cache, 0, "1\n", "Data\n", "48K\n");
+    s_index (cache, 1, "1\n", "Instruction\n", "64K\n");
+    s_index (cache, 2, "2\n", "Unified\n", "2048K\n");
+    s_index (cache, 3, "3\n", "Unified\n", "480M\n");
+    s_write (root, "cpuinfo",
+             "processor\t: 0\nmodel name\t: Test CPU\n"
+             "flags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 avx avx2 fma avx512f avx512bw "
+             "avx512vl avx512_vnni avx512vbmi amx_tile\n"
+             "processor\t: 1\nflags\t\t: fpu\n");
+    char cpuinfo[600];
+    snprintf (cpuinfo, sizeof cpuinfo, "%s/cpuinfo", root);
+    json_t *d = json_object ();
+    CHECK (kf_host_caps_read (cache, cpuinfo, d) == 4);
+    CHECK (json_integer_value (json_object_get (d, "l1d_bytes")) == 48 * 1024);
+    CHECK (json_integer_value (json_object_get (d, "l2_bytes")) == 2048 * 1024);
+    CHECK (json_integer_value (json_object_get (d, "l3_bytes")) == 480LL * 1024 * 1024);
+    CHECK (!strcmp (s_str (d, "isa"),
+                    "sse4.2 avx avx2 fma avx512f avx512bw avx512vl avx512vnni amx-tile"));
+    json_decref (d);
+    //  An ARM Features line; no cache folder: only the ISA.
+    s_write (root, "cpuinfo", "Features\t: fp asimd evtstrm aes asimdhp asimddp sve\n");
+    d = json_object ();
+    CHECK (kf_host_caps_read ("/nonexistent", cpuinfo, d) == 1);
+    CHECK (!strcmp (s_str (d, "isa"),
+                    "neon fp16 dotprod sve"));
+    json_decref (d);
+    char cmd[700];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK (system (cmd) == 0);
+}
+
+//  This machine: what its sysfs and cpuinfo say, read by the shell.
+static void
+s_this_host (void)
+{
+    json_t *d = json_object ();
+    int n = kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", "/proc/cpuinfo", d);
+    char *text = json_dumps (d, JSON_COMPACT);
+    printf ("this host: %d keys: %s\n", n, text ? text : "");
+    free (text);
+    FILE *p = popen ("for i in /sys/devices/system/cpu/cpu0/cache/index*; do "
+                     "[ \"$(cat $i/level)\" = 2 ] && cat $i/size; done | head -1", "r");
+    char line[64] = "";
+    if (p) {
+        if (!fgets (line, sizeof line, p))
+            line[0] = 0;
+        pclose (p);
+    }
+    if (*line) {
+        long kib = strtol (line, NULL, 10);
+        CHECK (json_integer_value (json_object_get (d, "l2_bytes")) == kib * 1024);
+    }
+    p = popen ("grep -m1 '^flags' /proc/cpuinfo | grep -qw avx2 && echo yes", "r");
+    line[0] = 0;
+    if (p) {
+        if (!fgets (line, sizeof line, p))
+            line[0] = 0;
+        pclose (p);
+    }
+    const char *isa = json_string_value (json_object_get (d, "isa"));
+    if (!strncmp (line, "yes", 3))
+        CHECK (isa && strstr (isa, "avx2"));
+    json_decref (d);
+}
+
+int
+main (void)
+{
+    s_fixture ();
+    s_this_host ();
+    return kf_test_done ("test_host_caps");
+}

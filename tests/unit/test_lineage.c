@@ -1,0 +1,143 @@
+/*  test_lineage.c - the pure rules of coordinator/kf_lineage.c that the
+ *  model in the loop flagged (issue 15):
+ *
+ *  - a child is "regressed" only when it is slower than its parent beyond
+ *    the timing noise both figures carry; within it the line says "within
+ *    noise", with the noise quoted;
+ *  - a child timed on the screen only is not compared with its parent's
+ *    full-protocol figure as if alike; the line names the fidelity and,
+ *    where the run measured it, how far screen and full figures differed;
+ *  - a run whose candidates were generated but none of them could be
+ *    judged (every compile or evaluation failed for good) ends failed
+ *    with the cause, as one in which nothing was generated does.
+ */
+#include "../kf_test.h"
+#include "../../coordinator/kf_lineage.h"
+#include <math.h>
+#include <string.h>
+
+static json_t *
+s_child (double speedup, const char *fidelity, double noise)
+{
+    json_t *c = json_pack ("{s:s, s:f}", "status", "correct", "speedup", speedup);
+    if (fidelity)
+        json_object_set_new (c, "fidelity", json_string (fidelity));
+    if (noise > 0)
+        json_object_set_new (c, "noise", json_real (noise));
+    return c;
+}
+
+static void
+s_noise (void)
+{
+    char buf[400];
+    //  2.0x against 2.2x (9% slower) with a measured noise of +/-12%:
+    //  within noise, not "regressed".
+    json_t *c = s_child (2.0, "full", 0.12);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (strstr (buf, "within noise of the parent: 2.00x against the parent's 2.20x; timing "
+                        "noise about +/-12%") != NULL);
+    CHECK (!strstr (buf, "regressed"));
+    json_decref (c);
+    //  Beyond the noise it regressed, and says so.
+    c = s_child (1.5, "full", 0.12);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "correct but regressed beyond the timing noise: 1.50x against the "
+                        "parent's 2.20x") != NULL);
+    json_decref (c);
+    //  Faster within the noise is no improvement either.
+    c = s_child (2.4, "full", 0.12);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "within noise") && !strstr (buf, "improved"));
+    json_decref (c);
+    c = s_child (3.0, "full", 0.12);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "improved beyond the timing noise: 3.00x") != NULL);
+    json_decref (c);
+    //  No measured spread: the 3% floor still holds.
+    c = s_child (2.0, NULL, 0);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed") != NULL);
+    json_decref (c);
+    c = s_child (2.16, NULL, 0);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "within noise of the parent: 2.16x") != NULL);
+    json_decref (c);
+    //  The noise of a speedup from its timings: half the p10-p90 width
+    //  over the median, candidate and reference in quadrature.
+    json_t *tc = json_pack ("{s:f, s:f, s:f}", "median_ns", 100.0, "p10_ns", 94.0, "p90_ns",
+                            102.0);
+    json_t *tr = json_pack ("{s:f, s:f, s:f}", "median_ns", 1000.0, "p10_ns", 970.0,
+                            "p90_ns", 1030.0);
+    CHECK (fabs (kf_lineage_noise (tc, tr) - 0.05) < 1e-9);
+    CHECK (kf_lineage_noise (NULL, NULL) == 0);
+    json_decref (tc);
+    json_decref (tr);
+}
+
+static void
+s_fidelity (void)
+{
+    char buf[400];
+    //  A screen-only child against a full parent: named, not compared.
+    json_t *c = s_child (6.41, "screen", 0.02);
+    json_object_set_new (c, "parent_fidelity", json_string ("full"));
+    json_object_set_new (c, "screen_gap", json_real (5.06));
+    kf_lineage_reason (c, 10.72, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (strstr (buf, "correct at 6.41x on the screen only (a short timing, not comparable "
+                        "with the parent's full-protocol 10.72x; in this run screen and full "
+                        "figures of one kernel differed by up to 5.1x)") != NULL);
+    CHECK (!strstr (buf, "regressed"));
+    json_decref (c);
+    //  One still waiting for its full timing is a screen figure too.
+    c = s_child (6.41, "pending", 0);
+    kf_lineage_reason (c, 10.72, buf, sizeof buf);
+    CHECK (strstr (buf, "on the screen only") && !strstr (buf, "differed"));
+    json_decref (c);
+    //  Two screen figures are alike: compared as usual.
+    c = s_child (3.0, "screen", 0.05);
+    json_object_set_new (c, "parent_fidelity", json_string ("screen"));
+    kf_lineage_reason (c, 4.0, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed beyond the timing noise") != NULL);
+    json_decref (c);
+}
+
+static void
+s_run_end (void)
+{
+    char status[16] = "done", reason[600] = "completed 1 generations";
+    //  Candidates were generated, but every evaluation failed for good.
+    CHECK (kf_lineage_end_rule (1, 1, 0, "evaluate job failed for good: cannot start the "
+                                "evaluation child: No such file or directory", status,
+                                sizeof status, reason, sizeof reason) == 1);
+    CHECK (!strcmp (status, "failed"));
+    printf ("%s\n", reason);
+    CHECK (strstr (reason, "no candidate could be judged (1 of 1 failed: 0 before compiling, 1 "
+                           "in compiling or evaluation") != NULL);
+    CHECK (strstr (reason, "cannot start the evaluation child") != NULL);
+    //  Nothing generated: the reason it always gave.
+    strcpy (status, "done");
+    CHECK (kf_lineage_end_rule (3, 0, 0, "command: cannot start /bin/sh", status, sizeof status,
+                                reason, sizeof reason) == 1);
+    CHECK (!strcmp (status, "failed")
+           && strstr (reason, "no candidate could be generated (3 of 3 failed before "
+                              "compiling); the last: command: cannot start /bin/sh"));
+    //  One kernel judged (even a wrong one): the run searched, it stands.
+    strcpy (status, "done");
+    strcpy (reason, "completed 1 generations");
+    CHECK (kf_lineage_end_rule (4, 3, 1, "x", status, sizeof status, reason, sizeof reason) == 0);
+    CHECK (!strcmp (status, "done") && !strcmp (reason, "completed 1 generations"));
+    CHECK (kf_lineage_end_rule (0, 0, 0, NULL, status, sizeof status, reason, sizeof reason)
+           == 0);
+}
+
+int
+main (void)
+{
+    s_noise ();
+    s_fidelity ();
+    s_run_end ();
+    return kf_test_done ("test_lineage");
+}

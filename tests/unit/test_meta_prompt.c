@@ -1,0 +1,76 @@
+/*  test_meta_prompt.c - what the meta-prompter is told
+ *  (coordinator/kf_meta_prompt.c), flagged by the model in the loop
+ *  (issue 15): the fate of its earlier edits (which version each round
+ *  made, from which, with which edits, and the verdicts, mean fitness and
+ *  best speedup of the kernels written under it, with rejected edits and
+ *  why), the axes of the coordinates named, and the protocol of each
+ *  figure.
+ */
+#include "../kf_test.h"
+#include "../../coordinator/kf_meta_prompt.h"
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+s_has (const char *text, const char *what)
+{
+    return text && strstr (text, what) != NULL;
+}
+
+int
+main (void)
+{
+    json_t *run = json_pack ("{s:s, s:s, s:{s:s}}", "language", "c", "target", "host", "spec",
+                             "name", "gelu");
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "P", "strategies", "S",
+                                  "pitfalls", "F", "analysis", "A");
+    json_t *outcomes = json_pack (
+        "[{s:i, s:i, s:i, s:s, s:f, s:s, s:s}]", "candidate_id", 12, "generation", 4,
+        "prompt_version", 2, "status", "correct", "speedup", 6.41, "fidelity", "screen",
+        "coords", "{1,2,3}");
+    json_t *history = json_pack (
+        "[{s:i, s:i, s:b, s:i, s:f, s:f, s:{s:i, s:i}},"
+        " {s:i, s:i, s:i, s:[{s:s, s:s, s:s}], s:b, s:i, s:f, s:{s:i, s:i},"
+        "  s:[{s:s, s:s}]},"
+        " {s:i, s:[{s:s, s:s}]}]",
+        "number", 1, "generation", 0, "in_archive", 1, "candidates", 6, "mean_fitness", 0.81,
+        "best_speedup", 3.1, "verdicts", "correct", 5, "incorrect", 1,
+        "number", 2, "parent", 1, "generation", 3, "edits", "section", "strategies", "search",
+        "", "replace", "Pack the weights once.", "in_archive", 0, "candidates", 3,
+        "mean_fitness", 0.42, "verdicts", "correct", 1, "compile_failed", 2, "rejected",
+        "section", "analysis", "reason", "search text not found",
+        "round_job", 77, "rejected", "section", "philosophy", "reason",
+        "section would grow past its limit");
+    char *p = kf_meta_prompt_text (run, sections, 2, outcomes, 3, NULL, NULL, NULL, history);
+    CHECK (p != NULL);
+    printf ("%s", p ? p : "");
+    //  Which version is shown, and what became of each.
+    CHECK (s_has (p, "as they are now (prompt version v2)"));
+    CHECK (s_has (p, "## What became of your earlier edits"));
+    CHECK (s_has (p, "- v1 (the default sections): 6 kernels (5 correct, 1 incorrect), mean "
+                     "fitness 0.810, best 3.100x"));
+    CHECK (s_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
+                     "weights once.\"): 3 kernels (1 correct, 2 compile_failed), mean fitness "
+                     "0.420; no longer in the archive of versions (outscored)"));
+    CHECK (s_has (p, "rejected in the same round: analysis: search text not found"));
+    CHECK (s_has (p, "- a round that made no version; rejected: philosophy: section would grow "
+                     "past its limit"));
+    //  The axes named, once and on each outcome, in the host's words.
+    CHECK (s_has (p, "{memory, algorithm, threads} below, each level 0 to 3"));
+    CHECK (s_has (p, "3. threads: 0 single thread, 1 threads (fork-join)"));
+    CHECK (s_has (p, "coordinates {1,2,3} (memory (SIMD width, cache blocking) 1: SIMD "
+                     "vectorised, algorithm 2: reformulated, threads 3: atomics/locks across "
+                     "threads)"));
+    //  A figure names its protocol.
+    CHECK (s_has (p, "6.410x the reference (screen timing)"));
+    free (p);
+    //  No history yet: no section for it.
+    p = kf_meta_prompt_text (run, sections, 1, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (p && !s_has (p, "What became of your earlier edits"));
+    free (p);
+    json_decref (history);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (run);
+    return kf_test_done ("test_meta_prompt");
+}
