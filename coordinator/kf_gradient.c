@@ -53,8 +53,7 @@ static const char *s_plain[2][KF_GRADIENT_DIMS][S_LEVELS] = {
         "a different algorithm or FMA micro-kernels (AMX or VNNI where present)" },
       { "a single thread",
         "several threads, each on its own share of the work, started and joined",
-        "threads that wait for each other (barriers, condition variables, OpenMP "
-        "reductions)",
+        "threads that wait for each other (barriers, condition variables)",
         "threads that update shared results with atomics or locks" } },
 };
 
@@ -85,8 +84,7 @@ static const char *s_advice[2][KF_GRADIENT_DIMS][S_LEVELS] = {
       { "a single thread",
         "splitting the work over several threads, each on its own share, started and "
         "joined within the call",
-        "threads that wait for each other (barriers, condition variables, OpenMP "
-        "reductions)",
+        "threads that wait for each other (barriers, condition variables)",
         "threads that update shared results with atomics or locks" } },
 };
 
@@ -274,12 +272,24 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
         double gd = g->combined[best];
         int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
         int dir = gd > 0 ? 0 : 1;
-        fprintf (f, "- Children that made their %s %s have done better so far "
-                    "(a score of %+.2f on a scale of -1 to 1, over %d moves; ",
-                 s_dim_names[w][best], gd > 0 ? "more elaborate" : "simpler", gd,
-                 g->moves[best]);
+        const char *way = gd > 0 ? "more elaborate" : "simpler";
+        const char *other = gd > 0 ? "simpler" : "more elaborate";
+        /* Say what was seen: the gradient leans one way when children
+         * that went that way did better, or when those that went the
+         * other way did worse; only the first is "done better". The
+         * strength is the gradient's size, 0 (no lean) to 1. */
+        if (g->tries[best][dir] > 0)
+            fprintf (f, "- Children that made their %s %s have done better so far "
+                        "(strength %.2f on a scale of 0 to 1, over %d moves; ",
+                     s_dim_names[w][best], way, fabs (gd), g->moves[best]);
+        else
+            fprintf (f, "- Children that made their %s %s have done worse so far, and none "
+                        "has made it %s yet (strength %.2f on a scale of 0 to 1, over %d "
+                        "moves; ",
+                     s_dim_names[w][best], other, way, fabs (gd), g->moves[best]);
         s_risk (f, g->failures[best][dir], g->tries[best][dir]);
-        fprintf (f, "): consider %s.\n", s_advice[w][best][target]);
+        fprintf (f, "): consider %s, one step %s than the parent's.\n",
+                 s_advice[w][best][target], way);
         hints++;
     }
 

@@ -262,8 +262,9 @@ static const char *const s_strategies_gpu[] = {
 
 static const char *s_strategies_host_cheap =
     "- Keep the loop simple, pointers restrict, and let -O3 with the target flags vectorise it; a "
-    "clamp written with fminf/fmaxf or a conditional expression vectorises, a branch may "
-    "not.\n"
+    "clamp written as a conditional expression (x < lo ? lo : x) vectorises, but fminf/fmaxf "
+    "stay calls into libm without -ffast-math (which this build does not use), and a branch "
+    "may not vectorise.\n"
     "- Split large tensors across cores with a few threads, each on a contiguous range.\n"
     "- The output is written once and never read back: non-temporal (streaming) stores can "
     "save the cache-line read an ordinary store to an uncached line costs.\n";

@@ -112,11 +112,12 @@ test_sync_down (void)
     /* No advice to lower sync below 0. */
     CHECK (hints && !strstr (hints, "lowered"));
     free (hints);
-    /* A parent already at sync 1 is told that children who lowered it did
-     * better. */
+    /* A parent already at sync 1 is pointed down: no child went down, so
+     * it is told that those who went up did worse. */
     int at1[3] = { 0, 1, 1 };
     hints = kf_gradient_hints (&g, t, 3, at1, 3, 2, false);
-    CHECK (hints && strstr (hints, "made their cooperation between threads simpler"));
+    CHECK (hints && strstr (hints, "made their cooperation between threads more elaborate have"
+                                   " done worse so far, and none has made it simpler yet"));
     free (hints);
 }
 
@@ -200,7 +201,7 @@ test_risk (void)
     if (hints) {
         printf ("%s", hints);
         CHECK (strstr (hints, "Children that made their memory access more elaborate have done"
-                              " better so far (a score of ") != NULL);
+                              " better so far (strength ") != NULL);
         CHECK (strstr (hints, "over 2 moves; risk: 3 of 5 attempts failed") != NULL);
         CHECK (strstr (hints, "raised fitness in 2 of 2 moves (mean change +0.125); risk: 3 of"
                               " 5 attempts failed") != NULL);
@@ -250,7 +251,8 @@ test_risk (void)
     CHECK (g.combined[0] < 0 && g.tries[0][1] == 0);
     int high[3] = { 2, 0, 0 };
     hints = kf_gradient_hints (&g, w, 2, high, 3, 2, false);
-    CHECK (hints && strstr (hints, "Children that made their memory access simpler"));
+    CHECK (hints && strstr (hints, "Children that made their memory access more elaborate have"
+                                   " done worse so far, and none has made it simpler yet"));
     CHECK (hints && strstr (hints, "risk: unknown, no child has gone this way yet"));
     CHECK (hints && !strstr (hints, "of 0 attempts"));
     if (hints)
@@ -306,6 +308,37 @@ test_plain_words (void)
     }
 }
 
+/* The gradient leans "simpler" only because children that went the
+ * other way did worse: the hint says that, not that simpler children
+ * did better (the model in the loop read "simpler have done better (a
+ * score of -0.21 ...; risk: unknown, no child has gone this way yet)" as
+ * a contradiction), and host advice names no runtime the build lacks. */
+static void
+test_lean_from_worse (void)
+{
+    kf_transition_t t[3] = {
+        s_move (0, 0, 2, 0, 0, 3, 0.80, 0.60, false),
+        s_move (0, 0, 2, 0, 0, 3, 0.80, 0.65, false),
+        s_move (0, 0, 2, 0, 0, 3, 0.78, 0.62, false),
+    };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 3, 1.0, &g);
+    CHECK (g.combined[2] < -0.1);
+    int parent[3] = { 0, 0, 3 };
+    char *hints = kf_gradient_hints (&g, t, 3, parent, 3, 2, true);
+    CHECK (hints != NULL);
+    if (hints) {
+        printf ("%s", hints);
+        CHECK (strstr (hints, "Children that made their threading more elaborate have done "
+                              "worse so far, and none has made it simpler yet") != NULL);
+        CHECK (strstr (hints, "simpler have done better") == NULL);
+        CHECK (strstr (hints, "strength 0.") != NULL && strstr (hints, "score of -") == NULL);
+        CHECK (strstr (hints, "one step simpler than the parent's") != NULL);
+        CHECK (strstr (hints, "OpenMP") == NULL);
+    }
+    free (hints);
+}
+
 int
 main (void)
 {
@@ -316,5 +349,6 @@ main (void)
     test_recency ();
     test_explore ();
     test_risk ();
+    test_lean_from_worse ();
     return kf_test_done ("test_gradient");
 }
