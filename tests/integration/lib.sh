@@ -148,6 +148,20 @@ start_workers() {   # one worker of each role
 
 kfctl() { "$BIN/kfctl" "$@"; }
 
+# need_torch_python: PY, the first Python that imports torch (as the exec
+# worker searches: $KF_PYTHON, the GPU machine's venv, Debian's, PATH's);
+# with none, the test ends here with 0 checks.
+need_torch_python() {
+    local p
+    PY=
+    for p in "${KF_PYTHON:-}" /opt/torch/.venv/bin/python3 /usr/bin/python3 python3; do
+        [ -n "$p" ] && "$p" -c 'import torch' 2>/dev/null && { PY=$p; return 0; }
+    done
+    echo "$NAME: no Python with torch here; nothing to test"
+    echo "$NAME: 0 checks, 0 failed"
+    exit 0
+}
+
 # wait_until SECONDS COMMAND...: polls COMMAND every 0.2 s.
 wait_until() {
     local limit=$1

@@ -14,15 +14,7 @@
 # as one suite of two runs.
 . "$(dirname "$0")/lib.sh"
 
-PY=
-for p in "${KF_PYTHON:-}" /opt/torch/.venv/bin/python3 /usr/bin/python3 python3; do
-    [ -n "$p" ] && "$p" -c 'import torch' 2>/dev/null && { PY=$p; break; }
-done
-if [ -z "$PY" ]; then
-    echo "$NAME: no Python with torch here; nothing to test"
-    echo "$NAME: 0 checks, 0 failed"
-    exit 0
-fi
+need_torch_python   # sets PY, or ends the test with 0 checks
 
 cat >"$T/model3.py" <<'EOF'
 """Three operators: Linear, GELU, LayerNorm (KernelBench level-3 form)."""

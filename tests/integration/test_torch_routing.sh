@@ -8,15 +8,7 @@
 # torch joins, both run there, at their first attempt.
 . "$(dirname "$0")/lib.sh"
 
-PY=
-for p in "${KF_PYTHON:-}" /opt/torch/.venv/bin/python3 /usr/bin/python3 python3; do
-    [ -n "$p" ] && "$p" -c 'import torch' 2>/dev/null && { PY=$p; break; }
-done
-if [ -z "$PY" ]; then
-    echo "$NAME: no Python with torch here; nothing to test"
-    echo "$NAME: 0 checks, 0 failed"
-    exit 0
-fi
+need_torch_python   # sets PY, or ends the test with 0 checks
 # jobs_are WHERE EXPECTED: the state and attempts of the jobs WHERE
 # selects, one "state attempts" line each, are EXPECTED.
 jobs_are() { [ "$(sql "SELECT string_agg(state || ' ' || attempts, ',') FROM jobs WHERE $1")" = "$2" ]; }
