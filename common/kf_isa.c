@@ -69,6 +69,42 @@ kf_isa_flags_line (const char *isa, char *buf, size_t size)
     return buf;
 }
 
+//  Whether the extension P (LEN bytes) is one kf_isa_flags enables.
+static bool
+s_flagged (const char *p, size_t len)
+{
+    for (size_t i = 0; i < sizeof s_x86 / sizeof s_x86[0]; i++)
+        if (strlen (s_x86[i].name) == len && !strncmp (p, s_x86[i].name, len))
+            return true;
+    //  -march=armv8-a has NEON; fp16, dotprod and SVE need later levels.
+    return len == 4 && !strncmp (p, "neon", 4);
+}
+
+char *
+kf_isa_select (const char *isa, bool enabled)
+{
+    size_t size = isa ? strlen (isa) + 1 : 1;
+    char *out = malloc (size);
+    if (!out)
+        return NULL;
+    size_t used = 0;
+    out[0] = 0;
+    for (const char *p = isa; p && *p; ) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn (p, " ");
+        if (len && s_flagged (p, len) == enabled) {
+            if (used)
+                out[used++] = ' ';
+            memcpy (out + used, p, len);
+            used += len;
+            out[used] = 0;
+        }
+        p += len;
+    }
+    return out;
+}
+
 char *
 kf_isa_common (const char *a, const char *b)
 {

@@ -13,6 +13,7 @@
 #ifndef KF_ISA_H
 #define KF_ISA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The compiler flags for ISA (space-separated extension names as
@@ -26,6 +27,13 @@ size_t kf_isa_flags (const char *isa, const char **flags, size_t max);
 
 /* The same flags as one line into BUF ("-march=x86-64 -mavx2 ..."). */
 char *kf_isa_flags_line (const char *isa, char *buf, size_t size);
+
+/* The extensions of ISA that kf_isa_flags enables (ENABLED true: those
+ * with an -m flag, or NEON under -march=armv8-a), or those it leaves out
+ * (ENABLED false: avx512bf16, amx-tile, sve, ...: present on the host,
+ * but their intrinsics do not compile), in ISA's order, space-separated
+ * (caller frees); NULL on allocation failure. */
+char *kf_isa_select (const char *isa, bool enabled);
 
 /* The words of A that B holds too, in A's order, space-separated (caller
  * frees); NULL on allocation failure. A NULL B keeps all of A. */

@@ -191,6 +191,24 @@ s_swept_line (FILE *f, json_t *k)
              "own defaults.\n", json_array_size (configs), label);
 }
 
+//  The largest absolute limit of SPEC's outputs (kf_task_atol by dtype):
+//  an error above it passed on the relative limit, whatever the output.
+static double
+s_loosest_atol (json_t *spec)
+{
+    double atol = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, "outputs"), i, t) {
+        int dt = kf_dtype_from_name (kf_jstr (t, "dtype"));
+        double a = kf_task_atol (spec, dt >= 0 ? dt : 0);   /* 0: f32 */
+        if (a > atol)
+            atol = a;
+    }
+    return json_array_size (json_object_get (spec, "outputs")) ? atol
+                                                               : kf_task_atol (spec, 0);
+}
+
 //  What the evaluation said about a kernel that was not correct, with its
 //  figures, and the profile of one that was timed.
 static void
@@ -209,19 +227,34 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
         if (s_has_number (c, "match_fraction"))
             fprintf (f, " %.4f%% of elements within tolerance;",
                      100.0 * s_num (c, "match_fraction"));
-        if (s_has_number (c, "max_abs_err"))
-            fprintf (f, " max abs error %.3g;", s_num (c, "max_abs_err"));
-        if (s_has_number (c, "max_rel_err")) {
-            fprintf (f, " max rel error %.3g", s_num (c, "max_rel_err"));
-            //  The worst relative error of a correct kernel may exceed the
-            //  relative limit: such elements passed on the absolute one
-            //  (near-zero references), which is no near-miss.
-            double rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
-            if (!strcmp (kf_jstr (k, "status"), "correct") && s_num (c, "max_rel_err") >= rtol)
-                fprintf (f, " (above the relative limit %g only where the reference is near "
-                         "zero: those elements pass on the absolute limit)", rtol);
+        //  A correct kernel's worst error of one kind may exceed that
+        //  kind's limit: the element passed on the other limit (the
+        //  evaluator's rule, kf_eval_elem.h: rel < rtol or abs <= atol).
+        //  Say so, or the figures read as a contradiction (round 3).
+        bool correct = !strcmp (kf_jstr (k, "status"), "correct"), either = false;
+        double rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
+        double atol = s_loosest_atol (in->spec);
+        if (s_has_number (c, "max_abs_err")) {
+            fprintf (f, " max abs error %.3g", s_num (c, "max_abs_err"));
+            if (correct && s_num (c, "max_abs_err") > atol) {
+                fprintf (f, " (above the absolute limit %g only where the relative error is "
+                         "below %g: those elements pass on the relative limit)", atol, rtol);
+                either = true;
+            }
             fputs (";", f);
         }
+        if (s_has_number (c, "max_rel_err")) {
+            fprintf (f, " max rel error %.3g", s_num (c, "max_rel_err"));
+            if (correct && s_num (c, "max_rel_err") >= rtol) {
+                fprintf (f, " (above the relative limit %g only where the reference is near "
+                         "zero: those elements pass on the absolute limit)", rtol);
+                either = true;
+            }
+            fputs (";", f);
+        }
+        if (either)
+            fprintf (f, " an element passes when |got - want| / |want| < %g or |got - want| <= "
+                     "%g, either one sufficing;", rtol, atol);
         if (s_has_number (c, "cosine"))
             fprintf (f, " cosine similarity %.6f;", s_num (c, "cosine"));
         if (s_has_number (c, "nonfinite_mismatch") && s_num (c, "nonfinite_mismatch") > 0)
@@ -229,7 +262,7 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
                      s_num (c, "nonfinite_mismatch"));
         fputs ("\n", f);
     }
-    kf_prompt_position_line (f, k, in->hardware,
+    kf_prompt_position_line (f, k, in->spec, in->hardware,
                              kf_prompt_target_kind (in->target, in->language));
     if (!strcmp (kf_jstr (k, "status"), "correct"))
         kf_prompt_noise_line (f, k);
@@ -413,20 +446,30 @@ s_direction (FILE *f, const kf_prompt_in_t *in)
         return;
     size_t start = (size_t) in->generation * (size_t) in->population;
     size_t mine = (start + (size_t) in->slot) % n;
-    fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. Lean towards: %s.",
-             in->slot + 1, in->population, in->generation, ideas[mine]);
+    //  Round 3: "lean towards X ... explore a different idea from those"
+    //  read as excluding X itself. X is this attempt's main idea; the
+    //  siblings' ideas are theirs, usable here only as a means to X.
+    fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
+             "%s.", in->slot + 1, in->population, in->generation, ideas[mine]);
     int listed = 0;
     for (int k = 0; k < in->population && (size_t) k < n; k++) {
         size_t other = (start + (size_t) k) % n;
         if (k == in->slot || other == mine)
             continue;
-        fprintf (f, "%s%s", listed++ ? "; " : " Sibling attempts explore: ", ideas[other]);
+        fprintf (f, "%s%s", listed++ ? "; " : " The sibling attempts of this generation take: ",
+                 ideas[other]);
     }
-    fputs (listed ? ". Explore a different idea from those, unless yours clearly needs one of "
-                    "them." : "", f);
+    if (listed)
+        fputs (listed > 1 ? ". Build this kernel around this attempt's idea and leave those "
+                            "ideas to the siblings: use one of them only where your idea needs "
+                            "it, not as the main idea."
+                          : ". Build this kernel around this attempt's idea and leave that idea "
+                            "to the sibling: use it only where your idea needs it, not as the "
+                            "main idea.", f);
     if (in->base && *kf_jstr (in->base, "source"))
-        fputs (" If the kernel to improve already does what you lean towards, change how it "
-               "does it (another split, order or width) rather than keeping it as it is.", f);
+        fputs (" If the kernel to improve already does what this attempt's idea says, change "
+               "how it does it (another split, order or width) rather than keeping it as it "
+               "is.", f);
     fputs ("\n", f);
 }
 

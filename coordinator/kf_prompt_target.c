@@ -50,6 +50,24 @@ s_version (FILE *f, const char *text)
     fprintf (f, "%.*s", (int) strcspn (text, "\n"), text);
 }
 
+//  Which CPUs share a cache (kf_host_caps.c's count of its
+//  shared_cpu_list): one, all of the device's, or a group.
+static void
+s_sharing (FILE *f, json_t *d, const char *key)
+{
+    if (!s_has (d, key) || !(s_num (d, key) >= 1))
+        return;
+    double n = s_num (d, key), cores = s_has (d, "cores") ? s_num (d, "cores") : 0;
+    if (n == 1)
+        fputs (" per core", f);
+    else if (cores == 2 && n >= cores)
+        fputs (" shared by both cores", f);
+    else if (cores > 2 && n >= cores)
+        fprintf (f, " shared by all %.0f cores", cores);
+    else
+        fprintf (f, " shared by each group of %.0f logical CPUs", n);
+}
+
 static void
 s_device (FILE *f, json_t *d, kf_target_kind_t kind)
 {
@@ -67,10 +85,14 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
         fprintf (f, ", %s memory", kf_rates_bytes (s_num (d, "memory_bytes"), b, sizeof b));
     static const char *const caches[][2] = { { "l1d_bytes", "L1d" }, { "l2_bytes", "L2" },
                                              { "l3_bytes", "L3" } };
+    static const char *const shared[] = { "l1d_shared_cpus", "l2_shared_cpus",
+                                          "l3_shared_cpus" };
     for (size_t i = 0; i < 3; i++)
-        if (s_has (d, caches[i][0]))
+        if (s_has (d, caches[i][0])) {
             fprintf (f, ", %s %s", kf_rates_bytes (s_num (d, caches[i][0]), b, sizeof b),
                      caches[i][1]);
+            s_sharing (f, d, shared[i]);
+        }
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));
     fputs ("\n", f);
@@ -149,12 +171,21 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                 || !strcmp (src, "sse"))
                 measured = src;
         }
-        if (*kf_jstr (hardware, "compile_isa"))
-            fprintf (f, "The code is compiled for the instruction sets every exec host of this "
-                     "target reported (%s), not for the compile host's CPU: __AVX2__, "
-                     "__AVX512F__ and the like are defined exactly for those, and an intrinsic "
-                     "of any other extension does not compile.\n",
-                     kf_jstr (hardware, "compile_isa"));
+        //  Only the extensions the flags enable are compiled for; the
+        //  others the hosts reported (AMX, AVX512-FP16) have no flag.
+        char *on = kf_isa_select (kf_jstr (hardware, "compile_isa"), true);
+        char *off = kf_isa_select (kf_jstr (hardware, "compile_isa"), false);
+        if (on && *on) {
+            fprintf (f, "The code is compiled for the instruction sets the flags above enable "
+                     "(%s), which every exec host of this target has, not for the compile "
+                     "host's CPU: __AVX2__, __AVX512F__ and the like are defined exactly for "
+                     "those, and an intrinsic of any other extension does not compile.", on);
+            if (off && *off)
+                fprintf (f, " The exec hosts also have %s, but the flags do not enable %s: "
+                         "%s intrinsics do not compile here.", off,
+                         strchr (off, ' ') ? "them" : "it", strchr (off, ' ') ? "their" : "its");
+            fputs ("\n", f);
+        }
         else if (!has_isa) {
             fputs ("-march=native enables every instruction set extension of the build "
                    "host's CPU", f);
@@ -165,6 +196,8 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                    "defined(__AVX512F__), __AVX2__, __FMA__ or __ARM_NEON and keep a portable "
                    "path.\n", f);
         }
+        free (on);
+        free (off);
         //  GCC in an ISO mode (-std=c11) neither contracts a*b+c into an
         //  FMA nor defines the POSIX interfaces; clang contracts within an
         //  expression. What a kernel author must write by hand follows.
@@ -259,8 +292,68 @@ s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
         r->cache_bytes = s_num (d, "cache_bytes");
 }
 
+//  Dimension I of tensor T's shape, or -1.
+static long long
+s_dim (json_t *t, size_t i)
+{
+    json_t *d = json_array_get (json_object_get (t, "shape"), i);
+    return json_is_integer (d) ? (long long) json_integer_value (d) : -1;
+}
+
+static size_t
+s_rank (json_t *t)
+{
+    return json_array_size (json_object_get (t, "shape"));
+}
+
+double
+kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
+{
+    if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL)
+        return 0;
+    //  Exactly two matrices among the inputs (a bias or scale may come
+    //  with them), nothing of higher rank, one matrix out: a second
+    //  product or a batch would make the count a guess.
+    json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
+    json_t *mat[2] = { NULL, NULL };
+    int n = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (inputs, i, t) {
+        if (s_rank (t) > 2)
+            return 0;
+        if (s_rank (t) == 2 && n++ < 2)
+            mat[n - 1] = t;
+    }
+    json_t *out = json_array_get (outputs, 0);
+    if (n != 2 || json_array_size (outputs) != 1 || s_rank (out) != 2)
+        return 0;
+    long long om = s_dim (out, 0), on = s_dim (out, 1);
+    double flops = 0;
+    for (int a = 0; a < 2; a++) {
+        json_t *x = mat[a], *w = mat[1 - a];
+        long long m = s_dim (x, 0), kx = s_dim (x, 1), w0 = s_dim (w, 0), w1 = s_dim (w, 1);
+        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N].
+        long long cand[2][3] = { { m, w0, kx }, { m, w1, kx } };
+        bool fits[2] = { w1 == kx, w0 == kx };
+        for (int c = 0; c < 2; c++) {
+            if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
+                || om <= 0 || on <= 0)
+                continue;
+            double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
+            if (flops > 0 && v != flops)
+                return 0;
+            flops = v;
+            if (mnk)
+                memcpy (mnk, cand[c], sizeof cand[c]);
+        }
+    }
+    return flops;
+}
+
 void
-kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_kind_t kind)
+kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
+                         kf_target_kind_t kind)
 {
     json_t *bw = json_object_get (k, "bandwidth");
     json_t *cp = json_object_get (k, "compute");
@@ -277,10 +370,35 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_kind_t 
     if (json_is_boolean (json_object_get (bw, "roofline_applies")))
         r.held = json_is_true (json_object_get (bw, "roofline_applies")) ? 0 : 1;
     s_kept_cache (hardware, kind, &r);
+    //  No count from the task: a plain matrix product's 2*M*N*K follows
+    //  from its shapes (round 3: "compute: not known" for a GEMM).
+    long long mnk[3] = { 0, 0, 0 };
+    double derived = 0;
+    if (!(r.gflops > 0) && s_has (k, "candidate_ns") && s_num (k, "candidate_ns") > 0
+        && (derived = kf_prompt_matmul_flops (spec, mnk)) > 0) {
+        r.gflops = derived / s_num (k, "candidate_ns");
+        if (s_has (k, "reference_ns") && s_num (k, "reference_ns") > 0)
+            r.ref_gflops = derived / s_num (k, "reference_ns");
+        json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+        if (!(r.peak_gflops > 0) && s_has (d, "peak_gflops"))
+            r.peak_gflops = s_num (d, "peak_gflops");
+    }
     if (!(r.gbs > 0) && !(r.gflops > 0))
         return;
     fputs ("Position against the peaks:", f);
     kf_rates_write (f, &r);
+    if (derived > 0) {
+        char count[48];
+        if (derived >= 1e9)
+            snprintf (count, sizeof count, "%.3g billion", derived / 1e9);
+        else if (derived >= 1e6)
+            snprintf (count, sizeof count, "%.3g million", derived / 1e6);
+        else
+            snprintf (count, sizeof count, "%.0f", derived);
+        fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "
+                 "= %s operations, derived from the shapes (the task states no count; the "
+                 "other work is not counted).", mnk[0], mnk[1], mnk[2], count);
+    }
     fputs ("\n", f);
 }
 

@@ -40,8 +40,19 @@ void kf_prompt_host_layout (FILE *f, json_t *spec);
  * evaluation's bandwidth and compute figures, the device's measured
  * ceilings), when it was timed: memory and compute both, in the words of
  * kf_rates.h, with the cache that keeps data between calls on a KIND
- * target taken from HARDWARE (kf_prompt_hardware's object, or NULL). */
-void kf_prompt_position_line (FILE *f, json_t *k, json_t *hardware, kf_target_kind_t kind);
+ * target taken from HARDWARE (kf_prompt_hardware's object, or NULL).
+ * Where the evaluation has no compute figure, task SPEC's
+ * kf_prompt_matmul_flops stands in, labelled as derived. */
+void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
+                              kf_target_kind_t kind);
+
+/* The operations of task SPEC's matrix product, 2*M*N*K, when its class
+ * is a matrix product and its shapes give M, N, K unambiguously: exactly
+ * two rank-2 inputs, x [M,K] with weight [N,K] (nn.Linear) or with
+ * [K,N] (torch.matmul), the one output [M,N], no input of higher rank
+ * (every reading of the pair that fits must give the same count); with
+ * MNK (or NULL) set to {M, N, K}. 0 otherwise. */
+double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
 
 /* Writes one line on the timing noise of K's speedup (its evaluation's
  * p10-p90 spreads of the candidate's and the reference's samples), when

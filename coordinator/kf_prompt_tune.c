@@ -11,12 +11,11 @@
 #include "kf_tune.h"
 #include <string.h>
 
-//  Parameters that mean something on each kind of target.
+//  Parameters that mean something on each kind of target. The host's
+//  thread counts come from its core count (s_example): a list of 1,4,8
+//  on a 2-core host wastes points (round 3).
 static const char *const s_examples[] = {
-    [KF_TARGET_HOST] =
-        "    /* kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4 NTHREADS=1,4,8 */\n"
-        "(on this CPU target: rows or tiles per step, unroll depth, accumulators, cache block "
-        "sizes in elements, threads to start; not GPU launch sizes)\n",
+    [KF_TARGET_HOST] = "    /* kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4 */\n",
     [KF_TARGET_CUDA] =
         "    /* kf-tune: BLOCK=128,256,512 VEC=1,2,4 */\n"
         "(threads per block, elements per thread, vector width, tile sizes, rows per block)\n",
@@ -24,6 +23,38 @@ static const char *const s_examples[] = {
         "    /* kf-tune: WG=64,128,256 VEC=1,2,4 */\n"
         "(work-group size, sub-group size, elements per work-item, tile sizes)\n",
 };
+
+//  The example kf-tune line for KIND; on the host, thread counts up to
+//  the cores of the first device of HARDWARE, none on one core.
+static void
+s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
+{
+    if (kind != KF_TARGET_HOST) {
+        fputs (s_examples[kind], f);
+        return;
+    }
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    long cores = json_is_number (json_object_get (d, "cores"))
+                     ? (long) json_number_value (json_object_get (d, "cores")) : 0;
+    if (cores < 2) {
+        fputs (s_examples[kind], f);
+        fputs ("(on this CPU target: rows or tiles per step, unroll depth, accumulators, cache "
+               "block sizes in elements", f);
+        fputs (cores == 1 ? "; not GPU launch sizes; this host has 1 core, so the thread count "
+                            "is no parameter)\n"
+                          : ", threads to start, no more than the host's cores; not GPU launch "
+                            "sizes)\n", f);
+        return;
+    }
+    fputs ("    /* kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4", f);
+    if (cores < 4)
+        fprintf (f, " NTHREADS=1,%ld */\n", cores);
+    else
+        fprintf (f, " NTHREADS=1,%ld,%ld */\n", cores / 2, cores);
+    fprintf (f, "(on this CPU target: rows or tiles per step, unroll depth, accumulators, cache "
+             "block sizes in elements, threads to start, at most the %ld cores of this host; "
+             "not GPU launch sizes)\n", cores);
+}
 
 static void
 s_table (FILE *f, json_t *configs)
@@ -95,7 +126,13 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
     fprintf (f, ": its choices that depend on the hardware become parameters. Give each one "
              "a default with\n"
              "    #ifndef NAME\n    #define NAME default\n    #endif\n"
-             "and list the values worth trying on one comment line, for example\n%s"
+             "and list the values worth trying on one comment line, for example\n");
+    s_example (f, kind, in->hardware);
+    fprintf (f, "A constant the kernel already has as a #define becomes a parameter when you "
+             "wrap it in #ifndef as above. Leave fixed, as a plain #define, a constant that the "
+             "code's structure hard-wires (a width matched by a fixed number of named "
+             "registers or unrolled statements, say), and say so in a comment beside it, "
+             "unless you rewrite that code to follow the value.\n"
              "At most %d points are built and timed: the all-defaults point first, then the "
              "points that change one parameter from it, then points spread over the rest; "
              "list few values per parameter so the points that matter are among them. Each "
@@ -107,14 +144,15 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "identifiers, values integers or identifiers (no spaces, no expressions); a line "
              "with any other token is ignored whole. A parameter's default is the value of its "
              "#define, put first in the list when the list lacks it. The points after the "
-             "one-parameter moves follow a fixed sequence spread evenly over the remaining "
-             "combinations, not a choice of yours: a combination of two changes that must be "
-             "built should be the default. A point that does not build or is wrong loses "
+             "one-parameter moves are spread evenly over the remaining combinations in a fixed "
+             "order that you do not choose, so a point that changes two parameters at once "
+             "may not be built; if you want such a combination timed for certain, make its "
+             "values the defaults. A point that does not build or is wrong loses "
              "only itself. Every point is first timed with a short screen (cold caches as "
              "always, fewer samples); the two fastest are timed again with the full protocol, "
              "and the faster full figure is the kernel's: a screen ranking can invert in "
              "full.\n",
-             s_examples[kind], points, kf_jnum (tol, "rtol", 1e-2),
+             points, kf_jnum (tol, "rtol", 1e-2),
              100 * kf_jnum (tol, "min_match", 0.99), kf_jnum (tol, "min_cosine", 0.99985));
     //  Not swept itself, but its last child was: that sweep is the
     //  evidence about the same code's parameters.

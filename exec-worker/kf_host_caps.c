@@ -45,10 +45,39 @@ s_size (const char *text)
     }
 }
 
+//  The number of CPUs a cpulist names ("0-3,8-11" is 8); 0 when it
+//  names none or is not a list.
+static int
+s_cpus (const char *list)
+{
+    int n = 0;
+    for (const char *p = list; *p; ) {
+        char *end = NULL;
+        long a = strtol (p, &end, 10), b = a;
+        if (end == p || a < 0)
+            return 0;
+        p = end;
+        if (*p == '-') {
+            b = strtol (p + 1, &end, 10);
+            if (end == p + 1 || b < a)
+                return 0;
+            p = end;
+        }
+        n += (int) (b - a + 1);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return 0;
+    }
+    return n;
+}
+
 static int
 s_caches (const char *dir, json_t *device)
 {
     static const char *const keys[] = { NULL, "l1d_bytes", "l2_bytes", "l3_bytes" };
+    static const char *const shared[] = { NULL, "l1d_shared_cpus", "l2_shared_cpus",
+                                          "l3_shared_cpus" };
     int added = 0;
     for (int i = 0; i < 16; i++) {
         char path[512], level[32], type[32], size[32];
@@ -69,6 +98,14 @@ s_caches (const char *dir, json_t *device)
             continue;
         json_object_set_new (device, keys[l], json_integer ((json_int_t) bytes));
         added++;
+        //  Per core or shared: the CPUs this cache serves.
+        char list[256];
+        snprintf (path, sizeof path, "%s/index%d/shared_cpu_list", dir, i);
+        int cpus = s_line (path, list, sizeof list) ? s_cpus (list) : 0;
+        if (cpus > 0) {
+            json_object_set_new (device, shared[l], json_integer (cpus));
+            added++;
+        }
     }
     return added;
 }

@@ -60,6 +60,24 @@ main (void)
     CHECK (both && !strcmp (both, ""));
     free (both);
 
+    //  Which reported extensions the flags enable, and which they leave
+    //  out (round 3: the prompt called avx512fp16 and amx-* compiled for).
+    const char *host = "sse4.2 avx avx2 fma avx512f avx512vnni avx512bf16 avx512fp16 avxvnni "
+                       "amx-tile amx-bf16 amx-int8";
+    char *on = kf_isa_select (host, true), *off = kf_isa_select (host, false);
+    CHECK (on && !strcmp (on, "sse4.2 avx avx2 fma avx512f avx512vnni"));
+    CHECK (off && !strcmp (off, "avx512bf16 avx512fp16 avxvnni amx-tile amx-bf16 amx-int8"));
+    free (on);
+    free (off);
+    on = kf_isa_select ("neon dotprod sve", true);
+    off = kf_isa_select ("neon dotprod sve", false);
+    CHECK (on && !strcmp (on, "neon") && off && !strcmp (off, "dotprod sve"));
+    free (on);
+    free (off);
+    on = kf_isa_select (NULL, true);
+    CHECK (on && !strcmp (on, ""));
+    free (on);
+
     //  The cc toolchain builds what the job's target names.
     s_cc_line ("sse4.2 avx avx2 fma", line, sizeof line);
     CHECK (!strcmp (line, "cc -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -std=c11 -shared "

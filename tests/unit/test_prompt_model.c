@@ -261,7 +261,7 @@ s_tuning (void)
     CHECK (s_has (p, "NAME=v1,v2,... tokens separated by spaces"));
     CHECK (s_has (p, "values integers or identifiers"));
     CHECK (s_has (p, "put first in the list when the list lacks it"));
-    CHECK (s_has (p, "not a choice of yours"));
+    CHECK (s_has (p, "in a fixed order that you do not choose"));
     CHECK (s_has (p, "say briefly what limits the kernel you turn into a template"));
     CHECK (!s_has (p, "what limited the last kernel tried"));
     CHECK (s_has (p, "the two fastest are timed again with the full protocol"));
@@ -317,7 +317,7 @@ s_tuning (void)
     in.templated = false;
     in.population = 3;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "If the kernel to improve already does what you lean towards"));
+    CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says"));
     CHECK (!s_has (p, "\"fitness\" is 0"));
     free (p);
     //  Hints come with what their words and figures mean.

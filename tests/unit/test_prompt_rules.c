@@ -239,8 +239,9 @@ s_target (void)
     p = kf_prompt_build (&in);
     CHECK (s_has (p, "with -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -mavx512f -std=c11 "
                      "-shared -fPIC"));
-    CHECK (s_has (p, "The code is compiled for the instruction sets every exec host of this "
-                     "target reported (sse4.2 avx avx2 fma avx512f), not for the compile host"));
+    CHECK (s_has (p, "The code is compiled for the instruction sets the flags above enable "
+                     "(sse4.2 avx avx2 fma avx512f), which every exec host of this target has, "
+                     "not for the compile host"));
     CHECK (!s_has (p, "-march=native"));
     free (p);
     json_object_del (hw, "compile_isa");
@@ -403,10 +404,10 @@ s_generation0 (void)
         for (int b = a + 1; b < 8; b++)
             CHECK (strcmp (prompts[a], prompts[b]) != 0);
     //  Two neighbours lean different ways, and each names the other's.
-    const char *lean0 = strstr (prompts[0], "Lean towards: ");
-    const char *lean1 = strstr (prompts[1], "Lean towards: ");
+    const char *lean0 = strstr (prompts[0], "This attempt's idea: ");
+    const char *lean1 = strstr (prompts[1], "This attempt's idea: ");
     CHECK (lean0 && lean1 && strncmp (lean0, lean1, 40) != 0);
-    CHECK (s_has (prompts[0], "Explore a different idea from those"));
+    CHECK (s_has (prompts[0], "leave those ideas to the siblings"));
     for (int i = 0; i < 8; i++)
         free (prompts[i]);
     json_decref (spec);
