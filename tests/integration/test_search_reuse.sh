@@ -47,7 +47,7 @@ if [ -n "$isa" ]; then
                   AND candidate_id IS NOT NULL")" -ge 1 ]
     check "the prompts say what the code is compiled for" \
         [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
-                  AND prompt LIKE '%The code is compiled for the instruction sets every exec host%'
+                  AND prompt LIKE '%The code is compiled for the instruction sets the flags above enable%'
                   AND prompt NOT LIKE '%-march=native%'")" -ge 1 ]
 fi
 
