@@ -222,6 +222,15 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
              kf_jstr (k, "status"));
     if (json_is_number (json_object_get (k, "speedup")))
         fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (k, "speedup")));
+    //  A screen figure is short and noisy and never the run's best: said,
+    //  so it is not read against the best kernel's full-protocol figure
+    //  (the round-3 model saw two "bests" in one prompt).
+    const char *fid = kf_jstr (k, "fidelity");
+    if (!strcmp (fid, "screen") || !strcmp (fid, "pending"))
+        fputs (", on the short screen timing only: not comparable with a full-protocol "
+               "figure, and never counted as the run's best", f);
+    else if (!strcmp (fid, "full"))
+        fputs (", full protocol", f);
     fputs (")\n", f);
     if (*kf_jstr (k, "detail"))
         fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
@@ -272,7 +281,9 @@ kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *out
         s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
     if (best_kernel && *kf_jstr (best_kernel, "source")
         && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
-        fprintf (f, "\n## The best kernel so far (%.3fx)\n```\n%.*s\n```\n",
+        fprintf (f, "\n## The best kernel so far (candidate %lld, %.3fx: the run's best figure "
+                    "that counts)\n```\n%.*s\n```\n",
+                 (long long) kf_jint (best_kernel, "id"),
                  json_number_value (json_object_get (best_kernel, "speedup")), KF_META_SOURCE_MAX,
                  kf_jstr (best_kernel, "source"));
     fprintf (f,

@@ -64,6 +64,31 @@ main (void)
     //  A figure names its protocol.
     CHECK (s_has (p, "6.410x the reference (screen timing)"));
     free (p);
+    //  The best outcome's figure is a screen above the run's counted best
+    //  (round 3 of the model in the loop: "two bests in one prompt"): its
+    //  heading says it is a screen figure that never counts, and the run's
+    //  best says it is the best figure that counts.
+    json_t *best_outcome = json_pack ("{s:i, s:s, s:f, s:s, s:s}", "id", 4, "status", "correct",
+                                      "speedup", 49.761, "fidelity", "screen", "source",
+                                      "int kf_forward (void) { return 0; }");
+    json_t *worst_outcome = json_pack ("{s:i, s:s, s:f, s:s, s:s}", "id", 3, "status",
+                                       "correct", "speedup", 44.876, "fidelity", "full",
+                                       "source", "int kf_forward (void) { return 1; }");
+    json_t *best_kernel = json_pack ("{s:i, s:f, s:s}", "id", 5, "speedup", 46.2, "source",
+                                     "int kf_forward (void) { return 2; }");
+    p = kf_meta_prompt_text (run, sections, 2, outcomes, 3, best_kernel, best_outcome,
+                             worst_outcome, history);
+    CHECK (s_has (p, "## The best of these outcomes (candidate 4: correct, 49.761x the "
+                     "reference, on the short screen timing only: not comparable with a "
+                     "full-protocol figure, and never counted as the run's best)"));
+    CHECK (s_has (p, "## The worst of these outcomes (candidate 3: correct, 44.876x the "
+                     "reference, full protocol)"));
+    CHECK (s_has (p, "## The best kernel so far (candidate 5, 46.200x: the run's best figure "
+                     "that counts)"));
+    free (p);
+    json_decref (best_kernel);
+    json_decref (worst_outcome);
+    json_decref (best_outcome);
     //  No history yet: no section for it.
     p = kf_meta_prompt_text (run, sections, 1, outcomes, 3, NULL, NULL, NULL, NULL);
     CHECK (p && !s_has (p, "What became of your earlier edits"));
