@@ -63,18 +63,12 @@ s_attach_blobs (kf_coord_t *self, kf_msg_t *msg, json_t *blobs)
  * groups of their own, and $6 and $7 of the lease statements say which
  * this group is. */
 #define S_PROFILE_FITS " AND (kind <> 'profile' OR $6::boolean)"                  \
-                       " AND (kind NOT IN ('reference', 'model_profile') OR $7::boolean)"
+                       " AND (kind NOT IN " KF_COORD_TORCH_KINDS " OR $7::boolean)"
 
 static bool
 s_profiler (const kf_coord_worker_t *w)
 {
     return json_is_true (json_object_get (w->caps, "profile"));
-}
-
-static bool
-s_torch (const kf_coord_worker_t *w)
-{
-    return json_is_object (json_object_get (w->caps, "torch"));
 }
 
 /* Whether ROLE's queued jobs all come from one source (one run, or only
@@ -218,7 +212,7 @@ kf_coord_dispatch (kf_coord_t *self)
             continue;
         char key[400];
         snprintf (key, sizeof key, "%s|%s|%s|%d|%d", w->role, w->backends, w->arch,
-                  s_profiler (w), s_torch (w));
+                  s_profiler (w), kf_coord_worker_has_torch (w));
         zlistx_t *list = zhashx_lookup (groups, key);
         if (!list) {
             list = zlistx_new ();
@@ -290,7 +284,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
     const char *params[7] = { first->role, first->backends, first->arch,
                               S_I64 (limit, total), kf_pgarray_text (ids),
                               s_profiler (first) ? "true" : "false",
-                              s_torch (first) ? "true" : "false" };
+                              kf_coord_worker_has_torch (first) ? "true" : "false" };
     json_t *rows = s_one_source (self, first->role)
         ? kf_db_query (self->db,
                        "WITH locked AS (SELECT id FROM jobs WHERE state = 'queued'"

@@ -112,7 +112,7 @@ s_can_take (kf_coord_t *self, const char *role, const char *backend, const char 
     for (kf_coord_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
         if (strcmp (w->role, role))
             continue;
-        if (torch && !json_is_object (json_object_get (w->caps, "torch")))
+        if (torch && !kf_coord_worker_has_torch (w))
             continue;
         if (backend && *backend && !s_has_string (json_object_get (w->caps, "backends"), backend))
             continue;
@@ -193,13 +193,13 @@ s_queued (kf_coord_t *self, int64_t run_id)
     return kf_db_query (self->db,
                         "SELECT j.run_id, j.role, coalesce(j.backend, '') AS backend,"
                         " coalesce(j.arch, '') AS arch, r.target,"
-                        " j.kind IN ('reference', 'model_profile') AS torch,"
+                        " j.kind IN " KF_COORD_TORCH_KINDS " AS torch,"
                         " extract(epoch FROM now() - min(j.updated_at))::float8 AS waited"
                         " FROM jobs j JOIN runs r ON r.id = j.run_id"
                         " WHERE j.state = 'queued' AND r.status = 'running'"
                         " AND ($1::bigint = 0 OR j.run_id = $1::bigint)"
                         " GROUP BY j.run_id, j.role, j.backend, j.arch, r.target,"
-                        "  j.kind IN ('reference', 'model_profile')"
+                        "  j.kind IN " KF_COORD_TORCH_KINDS
                         " ORDER BY j.run_id",
                         1, params);
 }

@@ -132,6 +132,13 @@ void kf_coord_drain (kf_coord_t *self, zsock_t *sock, kf_endpoint_t ep);
 /* zhashx destructor of by_id. */
 void kf_coord_worker_free (void **item);
 void kf_coord_forget_job (kf_coord_worker_t *w, int64_t job_id);
+/* The job kinds that run PyTorch (a PyTorch problem's reference, a
+ * model_profile), as SQL: they go only to a worker that has torch
+ * (kf_coord_dispatch.c), and a run waiting for one says so
+ * (kf_coord_fit.c). */
+#define KF_COORD_TORCH_KINDS "('reference', 'model_profile')"
+/* Whether W's HELLO said it found a Python with torch. */
+bool kf_coord_worker_has_torch (const kf_coord_worker_t *w);
 /* One message from a worker, inside the pass's transaction; takes *MSG_P
  * when it keeps it (a RESULT). */
 void kf_coord_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t **msg_p);

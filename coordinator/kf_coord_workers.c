@@ -43,6 +43,12 @@ kf_coord_worker_free (void **item)
 
 /* ---- worker bookkeeping ---------------------------------------------- */
 
+bool
+kf_coord_worker_has_torch (const kf_coord_worker_t *w)
+{
+    return json_is_object (json_object_get (w->caps, "torch"));
+}
+
 void
 kf_coord_forget_job (kf_coord_worker_t *w, int64_t job_id)
 {
