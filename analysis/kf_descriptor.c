@@ -603,6 +603,43 @@ kf_descriptor_level_name_for (const char *language, int dim, int level)
                                                 : s_level_names[dim][level];
 }
 
+//  The same levels in a word or two, for a grid's axes (kfctl show, the
+//  HTML report): the GPU's are docs/descriptors.md's short names.
+static const char *s_short_names[2][DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
+    { { "scalar", "coalesced", "tiled", "hierarchical" },
+      { "direct", "fused", "reformulated", "novel" },
+      { "none", "barriers", "warp", "global" } },
+    { { "scalar", "SIMD", "cache-blocked", "multi-level" },
+      { "direct", "fused", "reformulated", "novel" },
+      { "one thread", "fork-join", "cooperating", "atomics/locks" } },
+};
+static const char *s_short_dims[2][DIM_COUNT] = {
+    { "memory", "algorithm", "synchronisation" },
+    { "memory", "algorithm", "threads" },
+};
+
+bool
+kf_descriptor_target_is_host (const char *target)
+{
+    return target && !strncmp (target, "host", 4) && (target[4] == 0 || target[4] == ':');
+}
+
+const char *
+kf_descriptor_level_short (const char *target, int dim, int level)
+{
+    if (dim < 0 || dim >= DIM_COUNT || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
+        return "?";
+    return s_short_names[kf_descriptor_target_is_host (target)][dim][level];
+}
+
+const char *
+kf_descriptor_dim_short (const char *target, int dim)
+{
+    if (dim < 0 || dim >= DIM_COUNT)
+        return "?";
+    return s_short_dims[kf_descriptor_target_is_host (target)][dim];
+}
+
 const char *
 kf_descriptor_dim_name_for (const char *language, int dim)
 {

@@ -23,6 +23,7 @@
 #ifndef KF_DESCRIPTOR_H
 #define KF_DESCRIPTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -74,6 +75,17 @@ const char *kf_descriptor_level_name_for (const char *language, int dim, int lev
  * "synchronisation"; on the host "memory (SIMD width, cache blocking)" and
  * "threads". Borrowed; "?" when out of range. */
 const char *kf_descriptor_dim_name_for (const char *language, int dim);
+
+/* Whether a run's TARGET ("host", "cuda:sm_90", ...) is the host CPU. */
+bool kf_descriptor_target_is_host (const char *target);
+
+/* The short names of a grid's axes for a run on TARGET: a level of
+ * dimension DIM ("coalesced", "barriers", "warp" on a GPU; "SIMD",
+ * "fork-join", "cooperating" on the host) and the dimension itself
+ * ("synchronisation" on a GPU, "threads" on the host). At most 13
+ * characters; borrowed; "?" when out of range. */
+const char *kf_descriptor_level_short (const char *target, int dim, int level);
+const char *kf_descriptor_dim_short (const char *target, int dim);
 
 #ifdef __cplusplus
 }

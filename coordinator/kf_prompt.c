@@ -466,6 +466,14 @@ s_direction (FILE *f, const kf_prompt_in_t *in)
                           : ". Build this kernel around this attempt's idea and leave that idea "
                             "to the sibling: use it only where your idea needs it, not as the "
                             "main idea.", f);
+    //  Round 3: siblings' prompts showed other kernels to improve, read
+    //  as an inconsistency. Each candidate draws its parent on its own
+    //  (kf_select.c), over the archive's cells.
+    if (listed && in->base && *kf_jstr (in->base, "source"))
+        fputs (" Each attempt of this generation draws its own kernel to improve from the "
+               "archive's cells (distinct approaches), so a sibling usually starts from "
+               "another kernel than this one: its results are not variations of this kernel "
+               "to improve.", f);
     if (in->base && *kf_jstr (in->base, "source"))
         fputs (" If the kernel to improve already does what this attempt's idea says, change "
                "how it does it (another split, order or width) rather than keeping it as it "
@@ -624,46 +632,6 @@ kf_prompt_build (const kf_prompt_in_t *in)
 
 //  ---------------------------------------------------------------------
 //  What the database knows
-
-json_t *
-kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t run_id)
-{
-    char run[24];
-    snprintf (run, sizeof run, "%lld", (long long) run_id);
-    const char *params[3] = { backend ? backend : "host", arch ? arch : "", run };
-    //  In a mixed fleet the device that judged the run's latest candidate
-    //  is the one its next kernel will most likely meet.
-    json_t *row = kf_db_row (db,
-                             "SELECT w.id, w.capabilities FROM workers w"
-                             " WHERE w.role = 'execute'"
-                             " AND w.capabilities->'backends' @> jsonb_build_array($1::text)"
-                             " AND ($2 = '' OR w.capabilities->>'arch' = $2)"
-                             " ORDER BY w.id IS NOT DISTINCT FROM"
-                             "  (SELECT e.worker FROM evaluations e"
-                             "   JOIN candidates c ON c.id = e.candidate_id"
-                             "   WHERE c.run_id = $3::bigint ORDER BY e.id DESC LIMIT 1) DESC,"
-                             " w.last_seen DESC, w.id LIMIT 1",
-                             3, params, NULL);
-    if (!row)
-        return NULL;
-    json_t *caps = json_object_get (row, "capabilities");
-    json_t *out = json_pack ("{s:O, s:s, s:O, s:O}", "worker", json_object_get (row, "id"),
-                             "backend", params[0], "arch",
-                             json_object_get (caps, "arch") ? json_object_get (caps, "arch")
-                                                            : json_null (),
-                             "devices", json_is_array (json_object_get (caps, "devices"))
-                                            ? json_object_get (caps, "devices")
-                                            : json_array ());
-    json_decref (row);
-    //  What a host kernel is compiled for (the compile job's target.arch).
-    if (out && !strcmp (params[0], "host")) {
-        char *isa = kf_prompt_host_isa (db);
-        if (isa && *isa)
-            json_object_set_new (out, "compile_isa", json_string (isa));
-        free (isa);
-    }
-    return out;
-}
 
 json_t *
 kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)

@@ -99,8 +99,11 @@ char *kf_prompt_build (const kf_prompt_in_t *in);
  * the run's latest candidate, else of the most recently seen one that
  * advertised them, as {worker, backend, arch, devices: [{name,
  * compute_capability, multiprocessors, memory_bytes, l2_bytes,
- * copy_bandwidth_gbs, cores}]} (caller's), or NULL when no such worker
- * has ever said HELLO. */
+ * copy_bandwidth_gbs, cores}], host, compile_workers_beside,
+ * exec_workers_beside} (caller's), or NULL when no such worker has ever
+ * said HELLO. HOST is the worker's host name when it gave one, with the
+ * compile workers and the other exec workers seen on that host in the
+ * last ten minutes (kf_prompt_target.c, which defines this). */
 json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch,
                             int64_t run_id);
 

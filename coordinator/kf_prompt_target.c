@@ -7,6 +7,7 @@
  *  true about it (what -march=native means) it says that instead.
  */
 #include "kf_prompt_target.h"
+#include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_isa.h"
 #include "kf_json.h"
@@ -68,6 +69,47 @@ s_sharing (FILE *f, json_t *d, const char *key)
         fprintf (f, " shared by each group of %.0f logical CPUs", n);
 }
 
+//  What the host exec worker measured of one core and of all of them
+//  (exec-worker/kf_host_measure.c; round 3 of the model in the loop: the
+//  all-core peak read as one core's, no thread start cost, no word on
+//  streaming stores). Each figure only when reported.
+static void
+s_host_measured (FILE *f, json_t *d)
+{
+    double one = s_has (d, "peak_gflops_one_core") ? s_num (d, "peak_gflops_one_core") : 0;
+    double all = s_has (d, "peak_gflops_all_threads") ? s_num (d, "peak_gflops_all_threads") : 0;
+    double cores = s_has (d, "cores") ? s_num (d, "cores") : 0;
+    if (one > 0) {
+        fprintf (f, "  Compute peak in f32 FMA (%s instructions), measured by the exec worker "
+                 "at start: %.0f GFLOP/s on one core alone", *kf_jstr (d, "peak_source")
+                 ? kf_jstr (d, "peak_source") : "its widest", one);
+        if (all > 0 && cores > 1)
+            fprintf (f, ", %.0f GFLOP/s with one thread on each of the %.0f logical CPUs at "
+                     "once (%.1fx one core's)", all, cores, all / one);
+        if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0)
+            fprintf (f, "; the shares of the compute peak below are of %.0f GFLOP/s, each "
+                     "core's best run summed", s_num (d, "peak_gflops"));
+        fputs (".\n", f);
+    }
+    if (s_has (d, "copy_one_core_gbs") && s_num (d, "copy_one_core_gbs") > 0) {
+        char b[32];
+        fputs ("  One core copying", f);
+        if (s_has (d, "copy_one_core_bytes") && s_num (d, "copy_one_core_bytes") > 0)
+            fprintf (f, " %s", kf_rates_bytes (s_num (d, "copy_one_core_bytes"), b, sizeof b));
+        fprintf (f, ": %.1f GB/s with memcpy", s_num (d, "copy_one_core_gbs"));
+        if (s_has (d, "copy_stream_one_core_gbs") && s_num (d, "copy_stream_one_core_gbs") > 0)
+            fprintf (f, ", %.1f GB/s with streaming (non-temporal) stores, which skip the "
+                     "write-allocate read and leave the destination out of the caches",
+                     s_num (d, "copy_stream_one_core_gbs"));
+        fputs (" (bytes read plus bytes written).\n", f);
+    }
+    if (s_has (d, "thread_start_join_us") && s_num (d, "thread_start_join_us") > 0)
+        fprintf (f, "  Starting and joining one POSIX thread takes %.1f us here (the median of "
+                 "51 pthread_create + pthread_join), paid inside every timed call that starts "
+                 "threads: threading pays only when each thread's share of the work takes "
+                 "well over that.\n", s_num (d, "thread_start_join_us"));
+}
+
 static void
 s_device (FILE *f, json_t *d, kf_target_kind_t kind)
 {
@@ -98,13 +140,59 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
     fputs ("\n", f);
     const char *scope = kind == KF_TARGET_HOST && s_has (d, "cores") ? " (all cores together)"
                                                                       : "";
-    if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0)
-        fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker (bytes "
-                 "read plus bytes written, ordinary stores)%s.\n",
-                 s_num (d, "copy_bandwidth_gbs"), scope);
-    if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0)
+    if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0) {
+        if (kind == KF_TARGET_HOST)
+            //  kf_eval_roofline.c: memcpy on every logical CPU at once;
+            //  glibc picks the store kind by size (round 3: "silent on
+            //  the write-allocate read").
+            fprintf (f, "  Memory peak: %.0f GB/s, a memcpy on every core at once measured by "
+                     "the exec worker (bytes read plus bytes written; the read of each "
+                     "destination line that an ordinary store makes first, write-allocate, is "
+                     "not counted, and the C library's memcpy picks its own kind of store).\n",
+                     s_num (d, "copy_bandwidth_gbs"));
+        else
+            fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker (bytes "
+                     "read plus bytes written, ordinary stores).\n",
+                     s_num (d, "copy_bandwidth_gbs"));
+    }
+    if (kind == KF_TARGET_HOST)
+        s_host_measured (f, d);
+    if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0
+        && !(kind == KF_TARGET_HOST && s_has (d, "peak_gflops_one_core")))
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
                  "(%s)%s.\n", s_num (d, "peak_gflops"), kf_jstr (d, "peak_source"), scope);
+}
+
+//  Whether the timing host runs other work beside the timing, as far as
+//  the worker registry tells (round 3: "the timing machine is shared with
+//  compiles" went unsaid).
+static void
+s_host_sharing (FILE *f, json_t *hardware, kf_target_kind_t kind)
+{
+    const char *host = kf_jstr (hardware, "host");
+    if (!*host || !s_has (hardware, "compile_workers_beside"))
+        return;
+    double compiles = s_num (hardware, "compile_workers_beside");
+    double execs = s_has (hardware, "exec_workers_beside") ? s_num (hardware, "exec_workers_beside")
+                                                           : 0;
+    if (compiles < 1 && execs < 1) {
+        fprintf (f, "No compile worker and no other exec worker is registered on the exec "
+                 "host (%s): as far as the workers' host names tell, no other candidate is "
+                 "built or timed beside this one's timing.\n", host);
+        return;
+    }
+    fprintf (f, "The exec host (%s) is shared: it also runs ", host);
+    if (compiles >= 1)
+        fprintf (f, "%.0f compile worker%s", compiles, compiles > 1 ? "s" : "");
+    if (compiles >= 1 && execs >= 1)
+        fputs (" and ", f);
+    if (execs >= 1)
+        fprintf (f, "%.0f other exec worker%s", execs, execs > 1 ? "s" : "");
+    fprintf (f, ", so other candidates may be %s while this one is timed; that load is "
+             "part of the noise of every figure here%s.\n",
+             compiles >= 1 && execs >= 1 ? "compiled or timed" : compiles >= 1 ? "compiled"
+                                                                                : "timed",
+             kind == KF_TARGET_HOST ? ", and it takes cores from a kernel's threads" : "");
 }
 
 void
@@ -223,6 +311,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
     else if (kind == KF_TARGET_CUDA)
         fputs ("Timing: the L2 cache is flushed before each sample of back-to-back calls, "
                "timed by device events around a device-wide synchronisation.\n", f);
+    s_host_sharing (f, hardware, kind);
 }
 
 static double
@@ -425,6 +514,61 @@ kf_prompt_noise_line (FILE *f, json_t *k)
     fprintf (f, "Noise: the samples of this kernel spread by +/-%.1f%% and the reference's by "
              "+/-%.1f%% (half the p10-p90 width), so speedups within about +/-%.1f%% of each "
              "other are not a real difference.\n", 100 * c, 100 * r, 100 * s);
+}
+
+json_t *
+kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t run_id)
+{
+    char run[24];
+    snprintf (run, sizeof run, "%lld", (long long) run_id);
+    const char *params[3] = { backend ? backend : "host", arch ? arch : "", run };
+    //  In a mixed fleet the device that judged the run's latest candidate
+    //  is the one its next kernel will most likely meet.
+    //  Who else works on that host (the registry's host names, from each
+    //  worker's gethostname): compiles beside a timing disturb it.
+    json_t *row = kf_db_row (db,
+                             "SELECT w.id, w.capabilities, w.host,"
+                             " (SELECT count(*) FROM workers o WHERE o.role = 'compile'"
+                             "  AND o.host = w.host AND o.last_seen > now() - interval '10 minutes')"
+                             "  AS compile_beside,"
+                             " (SELECT count(*) FROM workers o WHERE o.role = 'execute'"
+                             "  AND o.id <> w.id AND o.host = w.host"
+                             "  AND o.last_seen > now() - interval '10 minutes') AS exec_beside"
+                             " FROM workers w"
+                             " WHERE w.role = 'execute'"
+                             " AND w.capabilities->'backends' @> jsonb_build_array($1::text)"
+                             " AND ($2 = '' OR w.capabilities->>'arch' = $2)"
+                             " ORDER BY w.id IS NOT DISTINCT FROM"
+                             "  (SELECT e.worker FROM evaluations e"
+                             "   JOIN candidates c ON c.id = e.candidate_id"
+                             "   WHERE c.run_id = $3::bigint ORDER BY e.id DESC LIMIT 1) DESC,"
+                             " w.last_seen DESC, w.id LIMIT 1",
+                             3, params, NULL);
+    if (!row)
+        return NULL;
+    json_t *caps = json_object_get (row, "capabilities");
+    json_t *devices = json_object_get (caps, "devices");
+    json_t *out = json_pack ("{s:O, s:s, s:O, s:o}", "worker", json_object_get (row, "id"),
+                             "backend", params[0], "arch",
+                             json_object_get (caps, "arch") ? json_object_get (caps, "arch")
+                                                            : json_null (),
+                             "devices", json_is_array (devices) ? json_incref (devices)
+                                                                : json_array ());
+    const char *host = kf_jstr (row, "host");
+    if (out && *host) {
+        json_object_set_new (out, "host", json_string (host));
+        json_object_set (out, "compile_workers_beside", json_object_get (row, "compile_beside"));
+        json_object_set (out, "exec_workers_beside", json_object_get (row, "exec_beside"));
+    }
+    json_decref (row);
+    //  What a host kernel is compiled for (the compile job's target.arch).
+    if (out && !strcmp (params[0], "host")) {
+        char *isa = kf_prompt_host_isa (db);
+        if (isa && *isa)
+            json_object_set_new (out, "compile_isa", json_string (isa));
+        free (isa);
+    }
+    return out;
 }
 
 char *

@@ -88,6 +88,35 @@ s_table (FILE *f, json_t *configs)
     }
 }
 
+//  Why this kernel is templated (round 3: a tuning prompt templated an
+//  older, slower elite and did not say why): a tuning round takes the
+//  fastest elites of the archive, one per cell (kf_search_plan.c,
+//  kf_select_best), so it is its approach's best, not always the run's.
+static void
+s_why (FILE *f, const kf_prompt_in_t *in)
+{
+    if (!in->base || !*kf_jstr (in->base, "source"))
+        return;
+    long long id = (long long) kf_jint (in->base, "id");
+    fprintf (f, "Why this kernel: a tuning round turns the fastest kernels of the archive into "
+             "templates, one per cell (each cell holds the fastest kernel of one approach");
+    if (*kf_jstr (in->base, "coords"))
+        fprintf (f, "; this one's cell is at coordinates (memory, algorithm, sync) %s",
+                 kf_jstr (in->base, "coords"));
+    fputs (")", f);
+    long long best = in->best ? (long long) kf_jint (in->best, "id") : 0;
+    if (best && best != id && json_is_number (json_object_get (in->best, "speedup")))
+        fprintf (f, ". Candidate %lld (%.3fx) is the fastest of its cell, not of the run: the "
+                 "run's best figure is candidate %lld's, %.3fx, and the round's other prompts "
+                 "template the other cells' fastest kernels.\n", id, kf_jnum (in->base, "speedup", 0),
+                 best, kf_jnum (in->best, "speedup", 0));
+    else if (best == id || in->base_is_best)
+        fprintf (f, ". Candidate %lld (%.3fx) is also the run's best kernel.\n", id,
+                 kf_jnum (in->base, "speedup", 0));
+    else
+        fputs (".\n", f);
+}
+
 void
 kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
 {
@@ -106,6 +135,7 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
             && !strcmp (kf_jstr (row, "verdict"), "correct")
             && (!won || kf_jnum (row, "speedup", 0) > kf_jnum (won, "speedup", 0)))
             won = row;
+    s_why (f, in);
     if (in->base && *kf_jstr (in->base, "source") && json_array_size (configs) > 1) {
         char label[256] = "";
         if (won)

@@ -1,8 +1,9 @@
 /*  kf_host_caps.h - what the host exec worker says of its CPU beyond the
  *  name and core count: the data cache sizes and the SIMD instruction
- *  sets, for the prompt's Target section and for the ISA the coordinator
- *  asks a host kernel to be compiled for (docs/search.md, "A model in the
- *  loop"; docs/evaluation.md).
+ *  sets, and what one core and all of them can do (measured), for the
+ *  prompt's Target section and for the ISA the coordinator asks a host
+ *  kernel to be compiled for (docs/search.md, "A model in the loop";
+ *  docs/evaluation.md).
  */
 #ifndef KF_HOST_CAPS_H
 #define KF_HOST_CAPS_H
@@ -20,5 +21,31 @@
  * compiler's spelling, space-separated ("sse4.2 avx avx2 fma avx512f").
  * A file that cannot be read adds nothing. Returns the number of keys added. */
 int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device);
+
+/* Measures this host's CPU, once per process (at the first call: make it
+ * at start, with nothing else running; well under a second), and adds
+ * the figures to DEVICE (kf_host_measure.c):
+ * "peak_gflops_one_core", the f32 FMA rate of one thread alone in the
+ * widest vector unit; "peak_gflops_all_threads", the same loop on one
+ * thread per logical CPU started together, all their flops over the time
+ * to the last join; "thread_start_join_us", the median of 51
+ * pthread_create + pthread_join of a thread that returns at once;
+ * "copy_one_core_gbs" and "copy_stream_one_core_gbs", one thread copying
+ * "copy_one_core_bytes" bytes with memcpy and with streaming
+ * (non-temporal) stores, bytes read plus bytes written per second (the
+ * read of each destination line that an ordinary store makes first is
+ * not counted). A figure that could not be measured is left out.
+ * Returns the number of keys added. */
+int kf_host_caps_measure (json_t *device);
+
+/* The FMA throughput loop in the widest vector unit this CPU has:
+ * twelve independent chains of f32 multiply-adds, ITERS rounds, the
+ * result added to *SINK so no compiler drops it; returns the flops done.
+ * *ISA (when not NULL) names the unit: "avx512f", "avx2+fma" or "sse"
+ * (plain code the compiler vectorises). One loop for every peak the
+ * worker measures (kf_eval_roofline.c's all-core ceiling, the figures
+ * above). */
+typedef double (*kf_host_fma_fn) (long iters, float *sink);
+kf_host_fma_fn kf_host_fma_pick (const char **isa);
 
 #endif

@@ -6,6 +6,7 @@
 #include "kfctl_archive.h"
 #include "kfctl_fields.h"
 #include "kfctl_print.h"
+#include "kf_descriptor.h"
 #include <string.h>
 
 /* Coordinates "{m,a,s}" as PostgreSQL prints an int[]; false when the
@@ -18,31 +19,19 @@ s_coords (json_t *obj, const char *key, int xyz[3])
 }
 
 #define S_LEVELS 4
-static const char *s_dim_names[3] = { "memory", "algorithm",
-                                      "synchronisation" };
-/* The level names of docs/descriptors.md, one row per dimension. */
-static const char *s_level_names[3][S_LEVELS] = {
-    { "scalar", "coalesced", "tiled", "hierarchical" },
-    { "direct", "fused", "reformulated", "novel" },
-    { "none", "barriers", "warp", "global" }
-};
 
-static const char *
-s_level_name (int dim, int level)
+/* The axes in the words of the run's target (analysis/kf_descriptor.h):
+ * a host run's grid speaks of SIMD and threads, not warps. */
+const char *
+kf_ctl_level_name (const char *target, int dim, int level)
 {
-    return level >= 0 && level < S_LEVELS ? s_level_names[dim][level] : "?";
+    return kf_descriptor_level_short (target, dim, level);
 }
 
 const char *
-kf_ctl_level_name (int dim, int level)
+kf_ctl_dim_name (const char *target, int dim)
 {
-    return dim >= 0 && dim < 3 ? s_level_name (dim, level) : "?";
-}
-
-const char *
-kf_ctl_dim_name (int dim)
-{
-    return dim >= 0 && dim < 3 ? s_dim_names[dim] : "?";
+    return kf_descriptor_dim_short (target, dim);
 }
 
 /* The candidate with id ID in CANDIDATES, or NULL. */
@@ -64,7 +53,8 @@ s_candidate (json_t *candidates, long long id)
  * never shows, unexplained, more than the summary's best. Returns whether
  * it marked any. */
 static bool
-s_print_grid (FILE *out, json_t *archive, json_t *candidates, int row, int col)
+s_print_grid (FILE *out, const char *target, json_t *archive, json_t *candidates, int row,
+              int col)
 {
     double best[S_LEVELS][S_LEVELS];
     bool has[S_LEVELS][S_LEVELS], uncounted[S_LEVELS][S_LEVELS], marked = false;
@@ -89,13 +79,13 @@ s_print_grid (FILE *out, json_t *archive, json_t *candidates, int row, int col)
             uncounted[r][c] = elite && !kf_ctl_counts (elite);
         }
     }
-    fprintf (out, "%s x %s\n", s_dim_names[row], s_dim_names[col]);
+    fprintf (out, "%s x %s\n", kf_ctl_dim_name (target, row), kf_ctl_dim_name (target, col));
     fprintf (out, "  %-13s", "");
     for (int c = 0; c < S_LEVELS; c++)
-        fprintf (out, " %13s", s_level_name (col, c));
+        fprintf (out, " %13s", kf_ctl_level_name (target, col, c));
     fprintf (out, "\n");
     for (int r = 0; r < S_LEVELS; r++) {
-        fprintf (out, "  %-13s", s_level_name (row, r));
+        fprintf (out, "  %-13s", kf_ctl_level_name (target, row, r));
         for (int c = 0; c < S_LEVELS; c++) {
             char text[32];
             if (has[r][c])
@@ -134,7 +124,9 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     bool marked = false;
     for (int p = 0; p < 3; p++) {
         fprintf (out, "\n");
-        marked = s_print_grid (out, archive, candidates, pairs[p][0], pairs[p][1]) || marked;
+        marked = s_print_grid (out, kf_ctl_str (run, "target"), archive, candidates, pairs[p][0],
+                               pairs[p][1])
+                 || marked;
     }
     if (marked)
         fprintf (out, "* not counted in the run's best: pending verification (re-verification"
@@ -158,8 +150,9 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     if (s_coords (best, "coords", xyz))
         fprintf (out, "best kernel: candidate %lld, %s, coords {%d,%d,%d} "
                  "(%s, %s, %s)\n", best_id, speedup, xyz[0], xyz[1], xyz[2],
-                 s_level_name (0, xyz[0]), s_level_name (1, xyz[1]),
-                 s_level_name (2, xyz[2]));
+                 kf_ctl_level_name (kf_ctl_str (run, "target"), 0, xyz[0]),
+                 kf_ctl_level_name (kf_ctl_str (run, "target"), 1, xyz[1]),
+                 kf_ctl_level_name (kf_ctl_str (run, "target"), 2, xyz[2]));
     else
         fprintf (out, "best kernel: candidate %lld, %s, no coords\n", best_id,
                  speedup);

@@ -27,8 +27,9 @@ void kf_ctl_print_prompts (FILE *out, json_t *body);
 void kf_ctl_show_extend (json_t *body);
 
 /* The name of dimension DIM (0 memory, 1 algorithm, 2 synchronisation)
- * and of its LEVEL (docs/descriptors.md), or "?" (static strings). */
-const char *kf_ctl_dim_name (int dim);
-const char *kf_ctl_level_name (int dim, int level);
+ * and of its LEVEL (docs/descriptors.md) in the words of a run on TARGET
+ * (the host's: SIMD, cache blocking, threads), or "?" (static strings). */
+const char *kf_ctl_dim_name (const char *target, int dim);
+const char *kf_ctl_level_name (const char *target, int dim, int level);
 
 #endif

@@ -271,7 +271,8 @@ s_heat_colour (double v, double low, double high, char *buf, size_t size)
 }
 
 static void
-s_heatmap (FILE *f, json_t *cells, int row, int col, double low, double high)
+s_heatmap (FILE *f, const char *target, json_t *cells, int row, int col, double low,
+           double high)
 {
     double best[S_LEVELS][S_LEVELS];
     long long elite[S_LEVELS][S_LEVELS];
@@ -298,15 +299,15 @@ s_heatmap (FILE *f, json_t *cells, int row, int col, double low, double high)
     int w = LEFT + S_LEVELS * CELL + 8, h = TOP + S_LEVELS * CELL + 8;
     fprintf (f, "<svg data-chart=\"heatmap\" data-rows=\"%s\" data-cols=\"%s\" width=\"%d\" "
                 "height=\"%d\" viewBox=\"0 0 %d %d\" font-size=\"11\">\n",
-             kf_ctl_dim_name (row), kf_ctl_dim_name (col), w, h, w, h);
+             kf_ctl_dim_name (target, row), kf_ctl_dim_name (target, col), w, h, w, h);
     fprintf (f, "<text x=\"%d\" y=\"14\" text-anchor=\"middle\" font-size=\"13\">%s \xc3\x97 "
-                "%s</text>\n", w / 2, kf_ctl_dim_name (row), kf_ctl_dim_name (col));
+                "%s</text>\n", w / 2, kf_ctl_dim_name (target, row), kf_ctl_dim_name (target, col));
     for (int c = 0; c < S_LEVELS; c++)
         fprintf (f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                 LEFT + c * CELL + CELL / 2, TOP - 6, kf_ctl_level_name (col, c));
+                 LEFT + c * CELL + CELL / 2, TOP - 6, kf_ctl_level_name (target, col, c));
     for (int r = 0; r < S_LEVELS; r++) {
         fprintf (f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", LEFT - 6,
-                 TOP + r * CELL + CELL / 2 + 4, kf_ctl_level_name (row, r));
+                 TOP + r * CELL + CELL / 2 + 4, kf_ctl_level_name (target, row, r));
         for (int c = 0; c < S_LEVELS; c++) {
             int x = LEFT + c * CELL, y = TOP + r * CELL;
             if (!count[r][c]) {
@@ -321,7 +322,7 @@ s_heatmap (FILE *f, json_t *cells, int row, int col, double low, double high)
                         "width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"white\"><title>%s, %s: "
                         "best %.3gx (candidate %lld), %d elite%s</title></rect>\n",
                      r, c, best[r][c], count[r][c], elite[r][c], x, y, CELL, CELL, colour,
-                     kf_ctl_level_name (row, r), kf_ctl_level_name (col, c), best[r][c],
+                     kf_ctl_level_name (target, row, r), kf_ctl_level_name (target, col, c), best[r][c],
                      elite[r][c], count[r][c], count[r][c] == 1 ? "" : "s");
             fprintf (f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.2fx</text>\n",
                      x + CELL / 2, y + CELL / 2 + 4,
@@ -354,7 +355,8 @@ s_archive (FILE *f, json_t *body)
              json_array_size (cells), json_array_size (cells) == 1 ? "" : "s", low, high);
     static const int pairs[3][2] = { { 0, 1 }, { 0, 2 }, { 1, 2 } };
     for (int p = 0; p < 3; p++)
-        s_heatmap (f, cells, pairs[p][0], pairs[p][1], low, high);
+        s_heatmap (f, kf_ctl_str (json_object_get (body, "run"), "target"), cells, pairs[p][0],
+                   pairs[p][1], low, high);
     fprintf (f, "</div>\n");
 }
 

@@ -26,13 +26,18 @@ check "the run has a correct candidate" [ "$best" != null ]
 
 kfctl show "$run" >"$T/show.txt" 2>"$T/show.err"
 check "kfctl show exits 0" [ $? -eq 0 ]
-for grid in "memory x algorithm" "memory x synchronisation" "algorithm x synchronisation"; do
+# A host run's grids speak of SIMD, cache blocking and threads, not of a
+# GPU's coalescing, barriers and warps (round 3 of the model in the loop).
+check "the run is a host run" jtrue '.run.target == "host"' cat "$T/show.json"
+for grid in "memory x algorithm" "memory x threads" "algorithm x threads"; do
     check "show draws the grid '$grid'" grep -q "^$grid\$" "$T/show.txt"
 done
-check "show names the level names on the axes" \
-    bash -c "grep -q 'hierarchical' '$T/show.txt' && grep -q 'reformulated' '$T/show.txt' && grep -q 'barriers' '$T/show.txt'"
+check "show names the host's level names on the axes" \
+    bash -c "grep -q 'multi-level' '$T/show.txt' && grep -q 'reformulated' '$T/show.txt' && grep -q 'fork-join' '$T/show.txt'"
+check "show uses no GPU level name for a host run" \
+    bash -c "! grep -qE 'x synchronisation\$|^  (coalesced|tiled|hierarchical|barriers|warp|global) | (coalesced|barriers|warp)( |\$)' '$T/show.txt'"
 check "at least one grid cell holds a speedup" \
-    grep -qE '^  (scalar|coalesced|tiled|hierarchical|direct|fused|reformulated|novel) .*[0-9]+\.[0-9]{2}x' "$T/show.txt"
+    grep -qE '^  (scalar|SIMD|cache-blocked|multi-level|direct|fused|reformulated|novel) .*[0-9]+\.[0-9]{2}x' "$T/show.txt"
 best_id=$(jq -r .run.best_candidate_id "$T/show.json")
 check "show names the best kernel" grep -q "^best kernel: candidate $best_id, " "$T/show.txt"
 # The lineage the grids print must be the parent chain of the reply.

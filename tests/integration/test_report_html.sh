@@ -102,7 +102,9 @@ check "a verdict bar per status ($verdicts)" [ "$(pts verdicts length)" -eq "$ve
 check "the verdict bars add up to the candidates" \
     [ "$(pts verdicts 'map(."data-value" | tonumber) | add')" -eq "$n" ]
 check "three heat maps" [ "$(jq '[.[] | select(.chart == "heatmap")] | length' "$T/charts.json")" -eq 3 ]
-for pair in "memory algorithm 0 1" "memory synchronisation 0 2" "algorithm synchronisation 1 2"; do
+# A host run: its axes are named in the host's words (threads, SIMD), not
+# a GPU's (synchronisation, coalesced, barriers, warp).
+for pair in "memory algorithm 0 1" "memory threads 0 2" "algorithm threads 1 2"; do
     set -- $pair
     want=$(jq --argjson r "$3" --argjson c "$4" \
         '[.archive[].cell | ltrimstr("{") | rtrimstr("}") | split(",") | map(tonumber)
@@ -112,6 +114,9 @@ for pair in "memory algorithm 0 1" "memory synchronisation 0 2" "algorithm synch
         "$T/charts.json")
     check "heat map $1 x $2: a square per occupied projection ($want)" [ "$got" -eq "$want" ]
 done
+check "the heat maps label host levels (SIMD, fork-join), no GPU level" \
+    bash -c "grep -q '>SIMD</text>' '$T/report.html' && grep -q '>fork-join</text>' '$T/report.html' \
+             && ! grep -qE '>(coalesced|barriers|warp)</text>' '$T/report.html'"
 best_id=$(jq -r .run.best_candidate_id "$T/show.json")
 chain=$(jq --argjson id "$best_id" '
     [.candidates[] | {key: (.id | tostring), value: .parent_id}] | from_entries as $p

@@ -50,6 +50,11 @@ if [ -n "$isa" ]; then
                   AND prompt LIKE '%The code is compiled for the instruction sets the flags above enable%'
                   AND prompt NOT LIKE '%-march=native%'")" -ge 1 ]
 fi
+# One host runs every worker here: the prompt says the timing shares it
+# with compiles (round 3: "the timing machine is shared with compiles").
+check "the prompts say the exec host also runs a compile worker" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
+              AND prompt LIKE '%) is shared: it also runs 1 compile worker, so other candidates may be compiled while this one is timed%'")" -ge 1 ]
 
 first=$(sql "SELECT min(generation) FROM candidates WHERE run_id = $run AND phase = 'tuning'")
 say "tuning rounds at generations $first and $((first + 1)): $(sql "SELECT string_agg(

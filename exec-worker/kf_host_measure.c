@@ -1,0 +1,340 @@
+/*  kf_host_measure.c - what one core of the host can do, measured once at
+ *  start (kf_host_caps.h): its FMA peak alone, the same loop on every
+ *  logical CPU at once, the cost of starting and joining a thread, and a
+ *  copy with ordinary against streaming stores.
+ *
+ *  The all-core ceiling that evaluations are judged against stays
+ *  kf_eval_roofline.c's; these figures are for the model (round 3 of the
+ *  model in the loop: "the all-core figure is one core's", "no thread
+ *  start cost", "the copy figure is silent on the write-allocate read").
+ *  Each is small: well under a second in all.
+ */
+#include "kf_host_caps.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define S_CHAINS 12
+#define S_FMA_ITERS 100000
+#define S_SPAWNS 51
+//  Each copy buffer: past a typical L2, so the copy leaves the core.
+#define S_COPY_BYTES ((size_t) 32 << 20)
+
+static double
+s_now (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+//  Independent FMA chains in the widest vector unit, so the loop is
+//  bound by FMA throughput, not latency. Each returns the flops it did.
+//  Never instrumented: a sanitized build kept the chains in checked
+//  memory and measured 7 GFLOP/s where the CPU does 60 (round 2's
+//  "compute peak 7 GFLOP/s with AVX-512").
+#define S_MEASURED __attribute__ ((no_sanitize ("address", "undefined")))
+#if defined(__x86_64__)
+__attribute__ ((target ("avx512f"))) S_MEASURED static double
+s_fma_avx512 (long iters, float *sink)
+{
+    __m512 acc[S_CHAINS], a = _mm512_set1_ps (0.999999f), b = _mm512_set1_ps (1e-7f);
+    for (int k = 0; k < S_CHAINS; k++)
+        acc[k] = _mm512_set1_ps ((float) k);
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < S_CHAINS; k++)
+            acc[k] = _mm512_fmadd_ps (acc[k], a, b);
+    for (int k = 1; k < S_CHAINS; k++)
+        acc[0] = _mm512_add_ps (acc[0], acc[k]);
+    *sink += _mm512_reduce_add_ps (acc[0]);
+    return 2.0 * 16 * S_CHAINS * (double) iters;
+}
+
+__attribute__ ((target ("avx2,fma"))) S_MEASURED static double
+s_fma_avx2 (long iters, float *sink)
+{
+    __m256 acc[S_CHAINS], a = _mm256_set1_ps (0.999999f), b = _mm256_set1_ps (1e-7f);
+    for (int k = 0; k < S_CHAINS; k++)
+        acc[k] = _mm256_set1_ps ((float) k);
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < S_CHAINS; k++)
+            acc[k] = _mm256_fmadd_ps (acc[k], a, b);
+    float out[8];
+    for (int k = 1; k < S_CHAINS; k++)
+        acc[0] = _mm256_add_ps (acc[0], acc[k]);
+    _mm256_storeu_ps (out, acc[0]);
+    *sink += out[0];
+    return 2.0 * 8 * S_CHAINS * (double) iters;
+}
+#endif
+
+S_MEASURED static double
+s_fma_plain (long iters, float *sink)
+{
+    float acc[S_CHAINS][4];
+    for (int k = 0; k < S_CHAINS; k++)
+        for (int l = 0; l < 4; l++)
+            acc[k][l] = (float) (k + l);
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < S_CHAINS; k++)
+            for (int l = 0; l < 4; l++)
+                acc[k][l] = acc[k][l] * 0.999999f + 1e-7f;
+    for (int k = 0; k < S_CHAINS; k++)
+        *sink += acc[k][0];
+    return 2.0 * 4 * S_CHAINS * (double) iters;
+}
+
+kf_host_fma_fn
+kf_host_fma_pick (const char **isa)
+{
+    const char *name = "sse";
+    kf_host_fma_fn fma = s_fma_plain;
+#if defined(__x86_64__)
+    __builtin_cpu_init ();
+    if (__builtin_cpu_supports ("avx512f")) {
+        fma = s_fma_avx512;
+        name = "avx512f";
+    }
+    else if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")) {
+        fma = s_fma_avx2;
+        name = "avx2+fma";
+    }
+#endif
+    if (isa)
+        *isa = name;
+    return fma;
+}
+
+//  The best of three runs of the FMA loop on this thread, in flops per
+//  second.
+static double
+s_fma_rate (void)
+{
+    kf_host_fma_fn fma = kf_host_fma_pick (NULL);
+    float sink = 0;
+    double best = 0;
+    for (int r = 0; r < 3; r++) {
+        double t0 = s_now ();
+        double flops = fma (S_FMA_ITERS, &sink);
+        double t = s_now () - t0;
+        if (t > 0 && flops / t > best)
+            best = flops / t;
+    }
+    volatile float keep = sink;
+    (void) keep;
+    return best;
+}
+
+//  The threads wait for a go, so the loop starts on all of them at once;
+//  a failed pthread_create still lets those started finish.
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool go;
+} s_start_t;
+
+typedef struct {
+    pthread_t thread;
+    s_start_t *start;
+    double flops;
+} s_fma_job_t;
+
+static void *
+s_fma_thread (void *arg)
+{
+    s_fma_job_t *job = arg;
+    kf_host_fma_fn fma = kf_host_fma_pick (NULL);
+    float sink = 0;
+    pthread_mutex_lock (&job->start->lock);
+    while (!job->start->go)
+        pthread_cond_wait (&job->start->cond, &job->start->lock);
+    pthread_mutex_unlock (&job->start->lock);
+    //  Three rounds, as one core's best of three had.
+    for (int r = 0; r < 3; r++)
+        job->flops += fma (S_FMA_ITERS, &sink);
+    volatile float keep = sink;
+    (void) keep;
+    return NULL;
+}
+
+//  Every logical CPU's thread runs the loop at once: all the flops over
+//  the time from the common start to the last join. 0 when a thread
+//  could not start.
+static double
+s_fma_all (long cpus)
+{
+    s_fma_job_t *jobs = calloc ((size_t) cpus, sizeof *jobs);
+    if (!jobs)
+        return 0;
+    s_start_t start = { .go = false };
+    pthread_mutex_init (&start.lock, NULL);
+    pthread_cond_init (&start.cond, NULL);
+    long started = 0;
+    for (; started < cpus; started++) {
+        jobs[started].start = &start;
+        if (pthread_create (&jobs[started].thread, NULL, s_fma_thread, &jobs[started]) != 0)
+            break;
+    }
+    //  The clock starts before the go: a thread may finish before this
+    //  one runs again.
+    double t0 = s_now (), flops = 0;
+    pthread_mutex_lock (&start.lock);
+    start.go = true;
+    pthread_cond_broadcast (&start.cond);
+    pthread_mutex_unlock (&start.lock);
+    for (long i = 0; i < started; i++) {
+        pthread_join (jobs[i].thread, NULL);
+        flops += jobs[i].flops;
+    }
+    double t = s_now () - t0;
+    pthread_cond_destroy (&start.cond);
+    pthread_mutex_destroy (&start.lock);
+    free (jobs);
+    return started == cpus && t > 0 ? flops / t : 0;
+}
+
+static void *
+s_nothing (void *arg)
+{
+    return arg;
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+//  The median time of pthread_create then pthread_join of a thread that
+//  returns at once, in seconds; 0 when no thread starts.
+static double
+s_spawn_cost (void)
+{
+    double t[S_SPAWNS];
+    int n = 0;
+    for (int i = 0; i < S_SPAWNS; i++) {
+        pthread_t th;
+        double t0 = s_now ();
+        if (pthread_create (&th, NULL, s_nothing, NULL) != 0)
+            break;
+        pthread_join (th, NULL);
+        t[n++] = s_now () - t0;
+    }
+    if (n == 0)
+        return 0;
+    qsort (t, (size_t) n, sizeof t[0], s_cmp);
+    return t[n / 2];
+}
+
+//  A copy of N bytes with ordinary stores (memcpy) or with streaming
+//  stores that bypass the cache (no read of the destination line first).
+#if defined(__x86_64__)
+__attribute__ ((target ("avx2"))) S_MEASURED static void
+s_copy_stream (char *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i + 32 <= n; i += 32)
+        _mm256_stream_si256 ((__m256i *) (dst + i), _mm256_load_si256 ((const __m256i *) (src + i)));
+    _mm_sfence ();
+}
+#endif
+
+//  One core's copy rates, bytes read plus bytes written per second, the
+//  best of three of each kind; STREAM 0 where streaming stores are not
+//  available here.
+static void
+s_copy_rates (double *ordinary, double *stream)
+{
+    *ordinary = *stream = 0;
+    char *src = aligned_alloc (64, S_COPY_BYTES), *dst = aligned_alloc (64, S_COPY_BYTES);
+    if (src && dst) {
+        memset (src, 1, S_COPY_BYTES);
+        memset (dst, 2, S_COPY_BYTES);
+        bool can_stream = false;
+#if defined(__x86_64__)
+        __builtin_cpu_init ();
+        can_stream = __builtin_cpu_supports ("avx2");
+#endif
+        for (int r = 0; r < 3; r++) {
+            double t0 = s_now ();
+            memcpy (dst, src, S_COPY_BYTES);
+            double t = s_now () - t0;
+            if (t > 0 && 2.0 * S_COPY_BYTES / t > *ordinary)
+                *ordinary = 2.0 * S_COPY_BYTES / t;
+#if defined(__x86_64__)
+            if (!can_stream)
+                continue;
+            t0 = s_now ();
+            s_copy_stream (dst, src, S_COPY_BYTES);
+            t = s_now () - t0;
+            if (t > 0 && 2.0 * S_COPY_BYTES / t > *stream)
+                *stream = 2.0 * S_COPY_BYTES / t;
+#endif
+        }
+        volatile char keep = dst[S_COPY_BYTES - 1];
+        (void) keep;
+    }
+    free (src);
+    free (dst);
+}
+
+static void
+s_set (json_t *device, const char *key, double value, double scale)
+{
+    if (!(value > 0))
+        return;
+    json_object_set_new (device, key, json_real (round (value * scale * 10) / 10));
+}
+
+//  Measured once per process: a second HELLO's capabilities repeat the
+//  first figures rather than take new ones beside running evaluations.
+static json_t *s_figures;
+static pthread_once_t s_figures_once = PTHREAD_ONCE_INIT;
+
+static void
+s_measure (void)
+{
+    json_t *d = json_object ();
+    if (!d)
+        return;
+    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    if (cpus > 256)
+        cpus = 256;
+    s_set (d, "peak_gflops_one_core", s_fma_rate (), 1e-9);
+    //  The best of three starts, as one core's figure is.
+    double all = 0;
+    for (int r = 0; r < 3; r++)
+        all = fmax (all, s_fma_all (cpus));
+    s_set (d, "peak_gflops_all_threads", all, 1e-9);
+    s_set (d, "thread_start_join_us", s_spawn_cost (), 1e6);
+    double ordinary, stream;
+    s_copy_rates (&ordinary, &stream);
+    s_set (d, "copy_one_core_gbs", ordinary, 1e-9);
+    s_set (d, "copy_stream_one_core_gbs", stream, 1e-9);
+    if (ordinary > 0)
+        json_object_set_new (d, "copy_one_core_bytes", json_integer ((json_int_t) S_COPY_BYTES));
+    s_figures = d;
+}
+
+int
+kf_host_caps_measure (json_t *device)
+{
+    if (!json_is_object (device))
+        return 0;
+    pthread_once (&s_figures_once, s_measure);
+    if (!s_figures)
+        return 0;
+    json_object_update (device, s_figures);
+    return (int) json_object_size (s_figures);
+}
