@@ -125,17 +125,27 @@ def main():
         stage = "forward (warm-up)"
         with torch.no_grad():
             model(*inputs)
-        stage = "forward (profiled)"
-        activities = [ProfilerActivity.CPU]
-        if device == "cuda":
-            activities.append(ProfilerActivity.CUDA)
-        start = time.perf_counter()
-        with torch.no_grad(), profile(activities=activities, record_shapes=True) as prof:
+        stage = "forward (timed)"
+        # The wall time of a forward, outside the profiler: the profiler's
+        # start-up (about a second with CUPTI) is no part of the model's.
+        with torch.no_grad():
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
             for _ in range(PROFILED_CALLS):
                 model(*inputs)
             if device == "cuda":
                 torch.cuda.synchronize()
         wall_us = (time.perf_counter() - start) * 1e6 / PROFILED_CALLS
+        stage = "forward (profiled)"
+        activities = [ProfilerActivity.CPU]
+        if device == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        with torch.no_grad(), profile(activities=activities, record_shapes=True) as prof:
+            for _ in range(PROFILED_CALLS):
+                model(*inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
 
         calls = {}
 
@@ -156,6 +166,7 @@ def main():
 
     use_cuda = device == "cuda"
     events = []
+    device_total = 0.0
     for e in prof.key_averages(group_by_input_shape=True):
         if use_cuda:   # torch 2.x names it device time; 1.x cuda time
             device_us = getattr(e, "self_device_time_total", None)
@@ -163,9 +174,18 @@ def main():
         else:
             self_us = e.self_cpu_time_total
         self_us /= PROFILED_CALLS
+        # With CUDA each kernel is listed twice: as a row of its own (a
+        # device row: kernels, copies, memsets) and in the self device time
+        # of the operator that launched it. The device rows are the GPU's
+        # whole work, each counted once: they make the total; the
+        # operators are ranked. (Counting both halved every share; CUPTI's
+        # own "Activity Buffer Request" row is neither.)
+        if use_cuda and str(getattr(e, "device_type", "CPU")).rsplit(".", 1)[-1] != "CPU":
+            device_total += self_us
+            continue
         events.append((e.key, [list(s) if isinstance(s, (list, tuple)) else [] for s in e.input_shapes],
                        self_us, e.count // PROFILED_CALLS))
-    total = sum(e[2] for e in events)
+    total = device_total or sum(e[2] for e in events)
     events.sort(key=lambda e: -e[2])
     ops = []
     for name, shapes, self_us, count in events:

@@ -23,8 +23,10 @@
  *  reports at the next synchronisation and we turn into "crashed".
  *
  *  The files: this one (the child's main line: loading, the correctness
- *  pass, the result), kf_cuda_tensors.c (buffers, staging and the checks
- *  on the device), kf_cuda_timing.c (the timing protocol), kf_cuda_probe.c
+ *  pass - its sets run by kf_eval_set.c, the host's too, through this
+ *  file's steps on the device - and the result), kf_cuda_tensors.c (buffers, staging and the checks
+ *  on the device), kf_cuda_timing.c (its samples under the judges' one
+ *  timing protocol, kf_eval_protocol.c), kf_cuda_probe.c
  *  (the device, its ceilings, the worker's probe); their shared state is
  *  kf_cuda_eval.h.
  *
@@ -33,6 +35,7 @@
  */
 #include "kf_backend.h"
 #include "kf_cuda_eval.h"
+#include "kf_eval_set.h"
 #include "kf_refdata.h"
 
 #include <dlfcn.h>
@@ -138,16 +141,21 @@ kf_cuda_cand_call (kf_cuda_eval_t *e, const char *when)
     return kf_cuda_runner_calls (e, 1, when, &ns);
 }
 
-//  One correctness set: inputs (drawn, or the exported ones), the right
-//  outputs (the reference's, or the exported ones), then the candidate on
-//  the same inputs and every check. WHEN names the set in a detail.
+//  The CUDA judge's steps of a correctness set (kf_eval_set.h), on the
+//  case's device buffers: inputs staged once, copied to each side's.
+typedef struct {
+    kf_cuda_eval_t *e;
+    uint64_t seed;
+} s_set_arg_t;
+
 static int
-s_run_set (kf_cuda_eval_t *e, uint64_t seed, int set, const char *when)
+s_set_inputs (void *arg, int set)
 {
-    int cuda_rc, r, st;
+    s_set_arg_t *a = arg;
+    kf_cuda_eval_t *e = a->e;
     const kf_eval_refdata_t *rd = e->rd;
-    double t = kf_eval_now (), t0;
-    if ((st = kf_cuda_draw_inputs (e, seed, set)))
+    int st;
+    if ((st = kf_cuda_draw_inputs (e, a->seed, set)))
         return st;
     if (rd) {
         e->ctx.n_scalars = rd->n_scalars;
@@ -160,57 +168,82 @@ s_run_set (kf_cuda_eval_t *e, uint64_t seed, int set, const char *when)
                 return kf_cuda_harness (e, rc, "copying the right outputs to the device");
         }
     }
-    t0 = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_INPUTS, t0 - t);
-    t = t0;
-    if (!rd) {
-        if ((st = kf_cuda_stage (e, e->ref_d, true)))
-            return st;
-        t0 = kf_eval_now ();
-        kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-        r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
-        t = kf_eval_now ();
-        kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
-        e->ref_s += t - t0;
-        e->ref_calls++;
-        if (e->count_warm)
-            kf_eval_warm_count (&e->warm, true, t0);
-        if (cuda_rc || r) {
-            if (cuda_rc)
-                snprintf (e->detail, sizeof e->detail, "reference: CUDA error on %s: %s",
-                          when, kf_cuda_err (cuda_rc));
-            else
-                kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
-            return KF_CUDA_REF_FAILED;
-        }
-    }
-    if (e->degen && (st = kf_cuda_fingerprint (e)))
-        return st;
-    if (!e->cand_fn && !e->runner)
-        return KF_CUDA_OK;            // a probe: the reference alone
-    //  The candidate gets the inputs as drawn, whatever the reference did.
-    if ((st = kf_cuda_stage (e, e->cand_d, true)))
-        return st;
-    t0 = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    int called = kf_cuda_cand_call (e, when);
-    t = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
-    if (e->count_warm)
-        kf_eval_warm_count (&e->warm, false, t0);
-    e->worst.sets++;
-    if (called == KF_CUDA_CRASHED || called == KF_CUDA_HARNESS)
-        return called;
-    st = kf_cuda_check_memory (e, when);
-    t0 = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    if (st)
-        return st;
-    if (called)
-        return called;
-    st = kf_cuda_compare (e, when);
-    kf_eval_split_add (KF_EVAL_S_COMPARE, kf_eval_now () - t0);
-    return st;
+    return KF_CUDA_OK;
+}
+
+static int
+s_set_ref_stage (void *arg)
+{
+    kf_cuda_eval_t *e = ((s_set_arg_t *) arg)->e;
+    return kf_cuda_stage (e, e->ref_d, true);
+}
+
+static int
+s_set_ref_call (void *arg, const char *when)
+{
+    kf_cuda_eval_t *e = ((s_set_arg_t *) arg)->e;
+    int cuda_rc;
+    int r = s_call (e, e->ref_fn, e->ref_t, 'R', &cuda_rc);
+    if (!cuda_rc && !r)
+        return KF_CUDA_OK;
+    if (cuda_rc)
+        snprintf (e->detail, sizeof e->detail, "reference: CUDA error on %s: %s",
+                  when, kf_cuda_err (cuda_rc));
+    else
+        kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
+    return KF_CUDA_REF_FAILED;
+}
+
+static int
+s_set_fingerprint (void *arg)
+{
+    return kf_cuda_fingerprint (((s_set_arg_t *) arg)->e);
+}
+
+static int
+s_set_cand_stage (void *arg)
+{
+    kf_cuda_eval_t *e = ((s_set_arg_t *) arg)->e;
+    return kf_cuda_stage (e, e->cand_d, true);
+}
+
+static int
+s_set_cand_call (void *arg, const char *when)
+{
+    return kf_cuda_cand_call (((s_set_arg_t *) arg)->e, when);
+}
+
+static int
+s_set_check_memory (void *arg, const char *when)
+{
+    return kf_cuda_check_memory (((s_set_arg_t *) arg)->e, when);
+}
+
+static int
+s_set_compare (void *arg, const char *when)
+{
+    return kf_cuda_compare (((s_set_arg_t *) arg)->e, when);
+}
+
+//  One correctness set: inputs (drawn, or the exported ones), the right
+//  outputs (the reference's, or the exported ones), then the candidate on
+//  the same inputs and every check. WHEN names the set in a detail.
+static int
+s_run_set (kf_cuda_eval_t *e, uint64_t seed, int set, const char *when)
+{
+    s_set_arg_t arg = { e, seed };
+    const kf_eval_set_ops_t ops = {
+        .arg = &arg, .inputs = s_set_inputs, .ref_stage = s_set_ref_stage,
+        .ref_call = s_set_ref_call, .ref_keep = NULL, .fingerprint = s_set_fingerprint,
+        .cand_stage = s_set_cand_stage, .cand_call = s_set_cand_call,
+        .check_memory = s_set_check_memory, .compare = s_set_compare
+    };
+    const kf_eval_set_t s = {
+        .ops = &ops, .exported = e->rd != NULL, .fingerprint = e->degen != NULL,
+        .candidate = e->cand_fn || e->runner, .count_warm = e->count_warm, .warm = &e->warm,
+        .ref_s = &e->ref_s, .ref_calls = &e->ref_calls, .worst = &e->worst
+    };
+    return kf_eval_set_run (&s, set, when);
 }
 
 //  Bandwidth and FLOP rate against the measured ceilings, and the audit
@@ -268,22 +301,6 @@ s_load (kf_cuda_eval_t *e, const char *dir, bool data, bool in_process)
     return KF_CUDA_OK;
 }
 
-//  Folds the figures of a shape case into the evaluation's.
-static void
-s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
-{
-    into->sets += w->sets;
-    if (w->match_fraction < into->match_fraction)
-        into->match_fraction = w->match_fraction;
-    if (w->cosine < into->cosine)
-        into->cosine = w->cosine;
-    if (w->max_abs > into->max_abs)
-        into->max_abs = w->max_abs;
-    if (w->max_rel > into->max_rel)
-        into->max_rel = w->max_rel;
-    into->nonfinite_mismatch += w->nonfinite_mismatch;
-}
-
 //  Before each timed round trip to the runner: the device as a timed
 //  call finds it, L2 flushed and the judge's work done.
 static void
@@ -327,7 +344,7 @@ s_cuda_child_main (const char *dir, json_t *job)
     kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
     const char *data = NULL;
     size_t data_size = 0;
-    kf_cuda_timing_t tm = { 0 };
+    kf_eval_timing_t tm = { 0 };
     json_t *result = NULL;
     kf_cuda_devinfo_t info;
     memset (&info, 0, sizeof info);
@@ -450,7 +467,7 @@ s_cuda_child_main (const char *dir, json_t *job)
             st = s_run_set (ce, seed, c * 100 + set, when);
         }
         json_decref (case_task);
-        s_merge_worst (&total, &ce->worst);
+        kf_eval_worst_merge (&total, &ce->worst);
         if (ce != e) {
             snprintf (e->detail, sizeof e->detail, "%s", ce->detail);
             kf_cuda_free_tensors (ce, true);
@@ -521,11 +538,9 @@ s_cuda_child_main (const char *dir, json_t *job)
             json_object_set_new (result, "reference", kf_eval_timing_json (tm.ref_ns, tm.samples, tm.ref_calls));
         }
         json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
-        json_object_set_new (result, "protocol", json_pack (
-            "{s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:i}", "warmup_s", tm.warmup_s,
-            "warmup_calls", tm.counted + tm.topup, "correctness_calls", tm.counted,
-            "topup_calls", tm.topup, "topup_s", tm.topup_s, "sampling_s", tm.sampling_s,
-            "measured_s", tm.measured_s, "input_sets", kf_cuda_variants_count (e)));
+        json_t *protocol = kf_eval_protocol_json (&tm);
+        json_object_set_new (protocol, "input_sets", json_integer (kf_cuda_variants_count (e)));
+        json_object_set_new (result, "protocol", protocol);
         //  The compute ceiling, measured here like the copy bandwidth (when
         //  the worker did not pass both), only for a result that will be
         //  reported against it.
@@ -547,8 +562,7 @@ done:
     kf_runner_destroy (&e->runner);
     kf_cuda_variants_free (e);
     json_decref (result);
-    free (tm.ref_ns);
-    free (tm.cand_ns);
+    kf_eval_timing_free (&tm);
     kf_cuda_free_tensors (e, false);
     kf_cuda_judge_destroy (&e->judge);
     free (e);

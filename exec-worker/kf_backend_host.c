@@ -22,6 +22,7 @@
  */
 #include "kf_backend.h"
 #include "kf_host_caps.h"
+#include "kf_eval_set.h"
 #include "kf_host_eval.h"
 #include "kf_refdata.h"
 #include "kf_task.h"
@@ -60,14 +61,14 @@ s_share (kf_host_eval_t *e)
 // --------------------------------------------------------------------------
 //  Correctness
 
-//  One set: inputs (drawn, or the exported ones), the right outputs (the
-//  reference's, or the exported ones), then the candidate on the same
-//  inputs and every check. WHEN names the set in a detail.
+//  The host's steps of a correctness set (kf_eval_set.h), on variant 0
+//  of E's tensors; the judge's copy of the inputs in E->in_clone, the
+//  right outputs in E->ref_saved.
 static int
-s_run_set (kf_host_eval_t *e, int set, const char *when)
+s_set_inputs (void *arg, int set)
 {
+    kf_host_eval_t *e = arg;
     const kf_eval_refdata_t *rd = e->rd;
-    double t = kf_eval_now ();
     for (int i = 0; i < e->n_in; i++) {
         if (rd)
             memcpy (e->in_buf[0][i].data, e->data + rd->in_off[set * rd->n_in + i],
@@ -78,8 +79,6 @@ s_run_set (kf_host_eval_t *e, int set, const char *when)
                           kf_eval_input_seed (e->seed, set, i));
         memcpy (e->in_clone[i], e->in_buf[0][i].data, e->in[i].bytes);
     }
-    kf_eval_split_add (KF_EVAL_S_INPUTS, kf_eval_now () - t);
-    t = kf_eval_now ();
     if (rd) {
         e->ctx.n_scalars = rd->n_scalars;
         e->ctx.scalar_names = rd->name_ptrs;
@@ -87,62 +86,104 @@ s_run_set (kf_host_eval_t *e, int set, const char *when)
         for (int o = 0; o < e->n_out; o++)
             memcpy (e->ref_saved[o], e->data + rd->out_off[set * rd->n_out + o], e->out[o].bytes);
     }
-    else {
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_poison (e->out[o].dtype, e->ref_buf[o].data, e->out[o].numel);
-        double t0 = kf_eval_now ();
-        kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-        int r = kf_host_ref_call (e, 0);
-        t = kf_eval_now ();
-        e->ref_s += t - t0;
-        e->ref_calls++;
-        kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
-        if (e->count_warm)
-            kf_eval_warm_count (&e->warm, true, t0);
-        if (r) {
-            kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
-            return KF_HOST_REF_FAILED;
-        }
-        for (int o = 0; o < e->n_out; o++)
-            memcpy (e->ref_saved[o], e->ref_buf[o].data, e->out[o].bytes);
-        for (int i = 0; i < e->n_in; i++)
-            memcpy (e->in_buf[0][i].data, e->in_clone[i], e->in[i].bytes);
-    }
-    if (e->degen) {
-        uint64_t h = 0;
-        for (int i = 0; i < e->n_in; i++)
-            h = kf_eval_hash (e->in_clone[i], e->in[i].bytes, h);
-        kf_eval_degen_inputs (e->degen, h);
-        for (int o = 0; o < e->n_out; o++)
-            kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_saved[o],
-                                  e->tol.atol_dtype[e->out[o].dtype]);
-        kf_eval_degen_end_set (e->degen);
-    }
-    if (!e->runner)
-        return KF_HOST_OK;      // a probe: the reference alone
+    return KF_HOST_OK;
+}
+
+static int
+s_set_ref_stage (void *arg)
+{
+    kf_host_eval_t *e = arg;
+    for (int o = 0; o < e->n_out; o++)
+        kf_eval_poison (e->out[o].dtype, e->ref_buf[o].data, e->out[o].numel);
+    return KF_HOST_OK;
+}
+
+static int
+s_set_ref_call (void *arg, const char *when)
+{
+    kf_host_eval_t *e = arg;
+    int r = kf_host_ref_call (e, 0);
+    if (!r)
+        return KF_HOST_OK;
+    kf_eval_ref_failed (e->detail, sizeof e->detail, r, when, (const void *) e->ref_fn);
+    return KF_HOST_REF_FAILED;
+}
+
+static int
+s_set_ref_keep (void *arg)
+{
+    kf_host_eval_t *e = arg;
+    for (int o = 0; o < e->n_out; o++)
+        memcpy (e->ref_saved[o], e->ref_buf[o].data, e->out[o].bytes);
+    for (int i = 0; i < e->n_in; i++)
+        memcpy (e->in_buf[0][i].data, e->in_clone[i], e->in[i].bytes);
+    return KF_HOST_OK;
+}
+
+static int
+s_set_fingerprint (void *arg)
+{
+    kf_host_eval_t *e = arg;
+    uint64_t h = 0;
+    for (int i = 0; i < e->n_in; i++)
+        h = kf_eval_hash (e->in_clone[i], e->in[i].bytes, h);
+    kf_eval_degen_inputs (e->degen, h);
+    for (int o = 0; o < e->n_out; o++)
+        kf_eval_degen_output (e->degen, o, &e->out[o], e->ref_saved[o],
+                              e->tol.atol_dtype[e->out[o].dtype]);
+    kf_eval_degen_end_set (e->degen);
+    return KF_HOST_OK;
+}
+
+static int
+s_set_cand_stage (void *arg)
+{
+    kf_host_eval_t *e = arg;
     for (int o = 0; o < e->n_out; o++)
         kf_eval_poison (e->out[o].dtype, e->cand_buf[0][o].data, e->out[o].numel);
-    double t0 = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
+    return KF_HOST_OK;
+}
+
+static int
+s_set_cand_call (void *arg, const char *when)
+{
     double wall;
-    int r = kf_host_cand_call (e, 1, &wall, when);
-    t = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_CALLS, t - t0);
-    if (e->count_warm)
-        kf_eval_warm_count (&e->warm, false, t0);
-    if (r == KF_HOST_CRASHED)
-        return r;
-    e->worst.sets++;
-    int mem = kf_host_check_memory (e, 0, e->in_clone, when);
-    t0 = kf_eval_now ();
-    kf_eval_split_add (KF_EVAL_S_COPIES, t0 - t);
-    if (mem != KF_HOST_OK)
-        return mem;
-    if (r != KF_HOST_OK)
-        return r;
-    int bad = kf_host_compare (e, 0, e->ref_saved, when);
-    kf_eval_split_add (KF_EVAL_S_COMPARE, kf_eval_now () - t0);
-    return bad ? KF_HOST_INCORRECT : KF_HOST_OK;
+    return kf_host_cand_call (arg, 1, &wall, when);
+}
+
+static int
+s_set_check_memory (void *arg, const char *when)
+{
+    kf_host_eval_t *e = arg;
+    return kf_host_check_memory (e, 0, e->in_clone, when);
+}
+
+static int
+s_set_compare (void *arg, const char *when)
+{
+    kf_host_eval_t *e = arg;
+    return kf_host_compare (e, 0, e->ref_saved, when) ? KF_HOST_INCORRECT : KF_HOST_OK;
+}
+
+//  One set: inputs (drawn, or the exported ones), the right outputs (the
+//  reference's, or the exported ones), then the candidate on the same
+//  inputs and every check. WHEN names the set in a detail.
+static int
+s_run_set (kf_host_eval_t *e, int set, const char *when)
+{
+    const kf_eval_set_ops_t ops = {
+        .arg = e, .inputs = s_set_inputs, .ref_stage = s_set_ref_stage,
+        .ref_call = s_set_ref_call, .ref_keep = s_set_ref_keep,
+        .fingerprint = s_set_fingerprint, .cand_stage = s_set_cand_stage,
+        .cand_call = s_set_cand_call, .check_memory = s_set_check_memory,
+        .compare = s_set_compare
+    };
+    const kf_eval_set_t s = {
+        .ops = &ops, .exported = e->rd != NULL, .fingerprint = e->degen != NULL,
+        .candidate = e->runner != NULL, .count_warm = e->count_warm, .warm = &e->warm,
+        .ref_s = &e->ref_s, .ref_calls = &e->ref_calls, .worst = &e->worst
+    };
+    return kf_eval_set_run (&s, set, when);
 }
 
 //  Copies for a timed batch with exported data: one per set, when the
@@ -157,30 +198,15 @@ s_data_variants (const kf_eval_refdata_t *rd)
     return rd->n_sets < KF_RUN_MAX_VARIANTS ? rd->n_sets : KF_RUN_MAX_VARIANTS;
 }
 
-//  Folds the figures of a shape case into the evaluation's.
-static void
-s_merge_worst (kf_eval_worst_t *into, const kf_eval_worst_t *w)
-{
-    into->sets += w->sets;
-    if (w->match_fraction < into->match_fraction)
-        into->match_fraction = w->match_fraction;
-    if (w->cosine < into->cosine)
-        into->cosine = w->cosine;
-    if (w->max_abs > into->max_abs)
-        into->max_abs = w->max_abs;
-    if (w->max_rel > into->max_rel)
-        into->max_rel = w->max_rel;
-    into->nonfinite_mismatch += w->nonfinite_mismatch;
-}
-
 // --------------------------------------------------------------------------
 //  The evaluation
 
 //  The result's timing, speedup and roofline figures.
 static void
-s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_timing_t *tm,
+s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_timing_t *ht,
                  json_t *result)
 {
+    const kf_eval_timing_t *tm = &ht->p;
     double cand_med = kf_eval_median (tm->cand_ns, tm->samples), ref_med = 0, speedup;
     json_object_set_new (result, "candidate", kf_eval_timing_json (tm->cand_ns, tm->samples,
                                                                    tm->cand_calls));
@@ -201,11 +227,9 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
         ref_med = kf_eval_median (tm->ref_ns, tm->samples);
     }
     json_object_set_new (result, "speedup", speedup >= 0 ? json_real (speedup) : json_null ());
-    json_object_set_new (result, "protocol", json_pack (
-        "{s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:i}", "warmup_s", tm->warmup_s,
-        "warmup_calls", tm->counted + tm->topup, "correctness_calls", tm->counted,
-        "topup_calls", tm->topup, "topup_s", tm->topup_s, "sampling_s", tm->sampling_s,
-        "measured_s", tm->measured_s, "fresh_input_samples", tm->fresh_inputs));
+    json_t *protocol = kf_eval_protocol_json (tm);
+    json_object_set_new (protocol, "fresh_input_samples", json_integer (ht->fresh_inputs));
+    json_object_set_new (result, "protocol", protocol);
     //  The roofline: bytes are the inputs read plus the outputs written
     //  once, a lower bound on any kernel's traffic.
     double bytes = 0;
@@ -240,13 +264,13 @@ static int
 s_check_hidden_work (kf_host_eval_t *e, const kf_host_timing_t *tm)
 {
     double outside = kf_runner_cpu_outside_s (e->runner);
-    double allowed = 0.01 + 0.05 * tm->cand_wall_s;
+    double allowed = 0.01 + 0.05 * tm->p.cand_s;
     if (outside <= allowed)
         return KF_HOST_OK;
     snprintf (e->detail, sizeof e->detail,
               "timing: the candidate's process used %.1f ms of CPU after its calls had"
               " returned (against %.1f ms of timed calls; %.1f ms allowed): work hidden"
-              " from the clock", outside * 1e3, tm->cand_wall_s * 1e3, allowed * 1e3);
+              " from the clock", outside * 1e3, tm->p.cand_s * 1e3, allowed * 1e3);
     return KF_HOST_INCORRECT;
 }
 
@@ -357,7 +381,7 @@ s_host_child_main (const char *dir, json_t *job)
             if (ce != e)
                 snprintf (e->detail, sizeof e->detail, "%s", ce->detail);
         }
-        s_merge_worst (&total, &ce->worst);
+        kf_eval_worst_merge (&total, &ce->worst);
         if (ce != e) {
             kf_host_teardown (ce);
             free (ce);
@@ -388,7 +412,7 @@ s_host_child_main (const char *dir, json_t *job)
         }
         if (st != KF_HOST_OK)
             verdict = st == KF_HOST_CRASHED ? "crashed" : "incorrect";
-        s_merge_worst (&total, &e->worst);
+        kf_eval_worst_merge (&total, &e->worst);
         total.sets -= e->worst.sets;     // merged twice; timing samples are no sets
     }
     kf_eval_stamp (KF_EVAL_T_TIMED);
@@ -402,7 +426,7 @@ s_host_child_main (const char *dir, json_t *job)
     json_object_set_new (result, "isolation", json_pack ("{s:s, s:s, s:f}", "candidate",
                          "own process", "confinement", kf_runner_confinement (e->runner),
                          "cpu_after_calls_s", kf_runner_cpu_outside_s (e->runner)));
-    if (tm.samples > 0 && !strcmp (verdict, "correct"))
+    if (tm.p.samples > 0 && !strcmp (verdict, "correct"))
         s_report_timing (e, task, job, &tm, result);
     else
         json_object_set_new (result, "speedup", json_null ());
@@ -412,8 +436,7 @@ s_host_child_main (const char *dir, json_t *job)
 done:
     kf_runner_destroy (&e->runner);
     json_decref (result);
-    free (tm.ref_ns);
-    free (tm.cand_ns);
+    kf_eval_timing_free (&tm.p);
     const char *e_data = e->data;
     kf_host_teardown (e);
     free (e);
@@ -462,6 +485,9 @@ s_host_devices (void)
     //  section and the ISA a host kernel is compiled for.
     kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", "/proc/cpuinfo",
                        json_array_get (devices, 0));
+    //  One core's figures and a thread's start-up cost, beside the
+    //  all-core ceiling above (kf_host_measure.c).
+    kf_host_caps_measure (json_array_get (devices, 0));
     return devices;
 }
 

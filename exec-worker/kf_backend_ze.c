@@ -34,9 +34,10 @@
  *  kf_ze_program.c (modules, kernels, launches), kf_ze_device.c (the
  *  device, its queue, staging, the copy bandwidth, the probe),
  *  and kf_dev_share.c (the candidate's process); their shared state is
- *  kf_ze_eval.h. The correctness pass and the timing protocol are the
+ *  kf_ze_eval.h. The correctness pass and the timing samples are the
  *  OpenCL judge's too, written once above the device operations this
- *  file gives them (kf_dev_ops.h: kf_dev_check.c, kf_dev_timing.c).
+ *  file gives them (kf_dev_ops.h: kf_dev_check.c, kf_dev_timing.c),
+ *  under the timing protocol every judge shares (kf_eval_protocol.c).
  */
 #include "kf_backend.h"
 #include "kf_file.h"
@@ -297,7 +298,7 @@ s_ze_child_main (const char *dir, json_t *job)
     json_t *timing = json_object_get (job, "timing");
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
-    kf_dev_timing_t tm = { 0 };
+    kf_eval_timing_t tm = { 0 };
     json_t *result = NULL;
     double copy_gbs = 0;
 
@@ -348,17 +349,14 @@ s_ze_child_main (const char *dir, json_t *job)
     json_object_set_new (result, "reference_on", json_string (e->ref.host ? "host" : "device"));
     json_object_set_new (result, "isolation", kf_dev_share_isolation (&e->share));
     if (st == KF_ZE_OK)
-        kf_dev_timing_result (&e->judge, tm.ref_ns, tm.cand_ns, tm.samples, tm.ref_calls,
-                              tm.cand_calls, tm.overhead_ns, copy_gbs, kf_ze_dev.cache_bytes,
-                              result);
+        kf_dev_timing_result (&e->judge, &tm, copy_gbs, kf_ze_dev.cache_bytes, result);
     else
         json_object_set_new (result, "speedup", json_null ());
     kf_eval_write_result (dir, result);
 
 done:
     json_decref (result);
-    free (tm.ref_ns);
-    free (tm.cand_ns);
+    kf_eval_timing_free (&tm);
     s_eval_free (e);
     return 0;
 }

@@ -1,8 +1,8 @@
 /*  kf_cuda_eval.h - the CUDA judge's state, shared by its files:
  *  kf_backend_cuda.c (the evaluation child: loading, the correctness
  *  pass, the result), kf_cuda_tensors.c (device buffers between canaries,
- *  scratch, staging, the checks on the device), kf_cuda_timing.c (the
- *  timing protocol) and kf_cuda_probe.c (the device, its ceilings, the
+ *  scratch, staging, the checks on the device), kf_cuda_timing.c (its
+ *  samples under the judges' one timing protocol, kf_eval_protocol.h) and kf_cuda_probe.c (the device, its ceilings, the
  *  worker's probe).
  *
  *  CUDA is reached only through kf_cuda_api (dlopen), so none of these
@@ -16,6 +16,7 @@
 #include "kf_cuda_share.h"
 #include "kf_runner.h"
 #include "kf_eval_check.h"
+#include "kf_eval_protocol.h"
 #include "kf_kernel.h"
 
 #include <jansson.h>
@@ -223,18 +224,11 @@ int kf_cuda_idle_baseline (kf_cuda_eval_t *e);
  * 1 ms plus 10% of WALL_NS). */
 int kf_cuda_after_answer (kf_cuda_eval_t *e, double wall_ns, const char *when, double *excess_ns);
 
-typedef struct {
-    double *ref_ns, *cand_ns;        // per call, one entry per sample
-    int samples, ref_calls, cand_calls;
-    double overhead_ns;              // fixed cost of one sample, subtracted
-    double cand_overhead_ns;         // the same for the candidate's seat:
-                                     //   the runner's round trip
-    double warmup_s, topup_s, sampling_s, measured_s;   // the protocol as run
-    int counted, topup;              // warm-up calls per side
-} kf_cuda_timing_t;
-
 /* Times reference and candidate on the main case (its last correctness
- * set staged). KF_CUDA_OK, or another KF_CUDA_* with E->detail. */
-int kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t);
+ * set staged) by the judges' one protocol (kf_eval_protocol.h), this
+ * file's samples beneath it; T's overhead_ns (an empty sample) and
+ * cand_overhead_ns (the runner's round trip) measured first.
+ * KF_CUDA_OK, or another KF_CUDA_* with E->detail. */
+int kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_eval_timing_t *t);
 
 #endif

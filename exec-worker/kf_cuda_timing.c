@@ -1,6 +1,9 @@
-/*  kf_cuda_timing.c - the CUDA judge's timing protocol (kf_cuda_eval.h).
+/*  kf_cuda_timing.c - the CUDA judge's samples under the judges' one
+ *  timing protocol (kf_eval_protocol.h: warm-up, calls per sample, the
+ *  trial sample, the paired sample loop, failure attribution), and the
+ *  idle probe (kf_cuda_eval.h).
  *
- *  Timing: a reference sample is CALLS back-to-back calls between two
+ *  A reference sample is CALLS back-to-back calls between two
  *  CUDA events; the end event is recorded only after
  *  cudaDeviceSynchronize. The fixed cost of that synchronisation and of
  *  the event records is measured with empty samples and subtracted. A
@@ -13,9 +16,7 @@
  *  before every sample by a memset of twice its size, and reference and
  *  candidate samples alternate, so the speedup is a paired ratio. The
  *  runner's calls cycle through the timing sets (kf_cuda_variants.c),
- *  whose outputs are poisoned before each sample and checked after. The
- *  correctness pass's calls of the main shape count towards the warm-up
- *  floor (kf_eval_warm_t): the warm-up then only tops up what is missing.
+ *  whose outputs are poisoned before each sample and checked after.
  */
 #include "kf_cuda_eval.h"
 
@@ -168,48 +169,44 @@ s_side_sample (kf_cuda_eval_t *e, int side, int calls, unsigned salt, double *ns
                      side ? 'C' : 'R', salt, ns, cuda_rc);
 }
 
-//  A failed sample as a verdict step, blaming the side that ran.
-static int
-s_sample_failed (kf_cuda_eval_t *e, int st, int is_ref, int cuda_rc)
+//  A failed sample of SIDE: what the protocol (kf_eval_protocol.c) needs
+//  to blame it. The reference's CUDA error goes in WHY ("reference
+//  failed during timing: WHY"); the runner's own account is in the
+//  detail already; an in-process candidate's (a profile) is said here.
+static void
+s_sample_failed (kf_cuda_eval_t *e, int st, int is_ref, int cuda_rc, char *why, size_t why_size)
 {
     if (st == KF_CUDA_HARNESS)
-        return st;
+        return;
     if (!is_ref && e->runner)
-        return st;              // the runner's own account is in the detail
+        return;                 // the runner's own account is in the detail
     if (is_ref) {
-        snprintf (e->detail, sizeof e->detail, "reference failed during timing%s%s",
-                  cuda_rc ? ": " : "", cuda_rc ? kf_cuda_err (cuda_rc) : "");
-        return KF_CUDA_REF_FAILED;
+        snprintf (why, why_size, "%s", cuda_rc ? kf_cuda_err (cuda_rc) : "");
+        return;
     }
     if (st == KF_CUDA_CRASHED)
         snprintf (e->detail, sizeof e->detail, "timing: CUDA error in the candidate: %s",
                   kf_cuda_err (cuda_rc));
     else
         snprintf (e->detail, sizeof e->detail, "timing: candidate kf_forward returned non-zero");
+}
+
+//  One sample for the protocol (kf_eval_timer_t): its side in its seat.
+static int
+s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
+{
+    kf_cuda_eval_t *e = arg;
+    (void) t;
+    int cuda_rc;
+    int st = s_side_sample (e, s->side, s->calls, s->salt, &s->ns, &cuda_rc);
+    if (st)
+        s_sample_failed (e, st, s->side == KF_EVAL_REF, cuda_rc, s->why, sizeof s->why);
     return st;
 }
 
-//  Calls for samples of TARGET_NS: a millisecond is far above the event
-//  resolution (about half a microsecond) and the subtracted overhead of
-//  a reference sample; a candidate sample in the runner is 16 ms, so its
-//  round trip (two context switches, some 0.2 ms, subtracted as measured
-//  before the candidate was loaded) is about 1% of the sample and its
-//  error between evaluations a small fraction of that (on the H200 the
-//  medians of 5 evaluations of one kernel spread 1.03% with 4 ms
-//  samples, 0.42-0.53% with 16 ms ones and the timing sets).
-static int
-s_calls_for (double per_call_ns, double target_ns)
-{
-    return kf_eval_calls_for (per_call_ns, target_ns, 100000);
-}
-
 int
-kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t)
+kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_eval_timing_t *t)
 {
-    kf_eval_floors_t fl;
-    kf_eval_floors (timing, &fl);
-    double min_time = fl.min_time_s, warmup_s = fl.warmup_s;
-    int min_samples = fl.min_samples, warmup_calls = fl.warmup_calls;
     int cuda_rc, st;
     double ns;
 
@@ -227,69 +224,22 @@ kf_cuda_time (kf_cuda_eval_t *e, json_t *timing, kf_cuda_timing_t *t)
     //  for a device operation of its own), and the idle probe after it.
     t->cand_overhead_ns = e->runner ? kf_runner_round_trip_s (e->runner) * 1e9 : t->overhead_ns;
 
-    //  Warm-up, interleaved, one call per sample, measuring each side's
-    //  cost per call: what the correctness pass's calls left of the floor
-    //  (kf_eval_warm_more). Without a reference kernel (PyTorch data) the
-    //  candidate is timed alone, by the same protocol.
-    double ref_total = 0, cand_total = 0;
-    int calls = 0;
-    double topup_from = kf_eval_now ();
-    if (e->warm.since <= 0)
-        e->warm.since = topup_from;
-    while (kf_eval_warm_more (&e->warm, e->ref_fn != NULL, calls, kf_eval_now (), warmup_s,
-                              warmup_calls)) {
-        if (e->ref_fn) {
-            if ((st = s_side_sample (e, 0, 1, (unsigned) calls, &ns, &cuda_rc)))
-                return s_sample_failed (e, st, 1, cuda_rc);
-            ref_total += fmax (ns - t->overhead_ns, 0);
-        }
-        if ((st = s_side_sample (e, 1, 1, (unsigned) calls, &ns, &cuda_rc)))
-            return s_sample_failed (e, st, 0, cuda_rc);
-        cand_total += fmax (ns - t->cand_overhead_ns, 0);
-        calls++;
-    }
-    double sampling_from = kf_eval_now ();
-    t->warmup_s = sampling_from - e->warm.since;
-    t->topup_s = sampling_from - topup_from;
-    t->counted = kf_eval_warm_counted (&e->warm, e->ref_fn != NULL);
-    t->topup = calls;
-    double target[2] = { 1e6, e->runner ? 16e6 : 1e6 };
-    t->ref_calls = s_calls_for (ref_total / calls, target[0]);
-    t->cand_calls = s_calls_for (cand_total / calls, target[1]);
-    //  A single cold call overstates the cost of calls in a loop; one
-    //  trial sample each corrects the count.
-    for (int side = e->ref_fn ? 0 : 1; side < 2; side++) {
-        int *n = side ? &t->cand_calls : &t->ref_calls;
-        if ((st = s_side_sample (e, side, *n, 0, &ns, &cuda_rc)))
-            return s_sample_failed (e, st, !side, cuda_rc);
-        double net = ns - (side ? t->cand_overhead_ns : t->overhead_ns);
-        if (net < 0.9 * target[side])
-            *n = s_calls_for (fmax (net, 1) / *n, target[side]);
-    }
-
-    t->ref_ns = malloc (S_MAX_SAMPLES * sizeof (double));
-    t->cand_ns = malloc (S_MAX_SAMPLES * sizeof (double));
-    if (!t->ref_ns || !t->cand_ns) {
-        snprintf (e->detail, sizeof e->detail, "harness: out of memory for samples");
-        return KF_CUDA_HARNESS;
-    }
-    double measured = 0;
-    t->samples = 0;
-    while ((t->samples < min_samples || measured < min_time) && t->samples < S_MAX_SAMPLES) {
-        unsigned salt = (unsigned) t->samples;
-        double ref_ns = 0, cand_ns;
-        if (e->ref_fn
-            && (st = s_side_sample (e, 0, t->ref_calls, salt, &ref_ns, &cuda_rc)))
-            return s_sample_failed (e, st, 1, cuda_rc);
-        if ((st = s_side_sample (e, 1, t->cand_calls, salt + 1, &cand_ns, &cuda_rc)))
-            return s_sample_failed (e, st, 0, cuda_rc);
-        //  Never let the subtraction eat a sample: a floor of 0.1% of it.
-        t->ref_ns[t->samples] = e->ref_fn ? fmax (ref_ns - t->overhead_ns, ref_ns * 1e-3) / t->ref_calls : 0;
-        t->cand_ns[t->samples] = fmax (cand_ns - t->cand_overhead_ns, cand_ns * 1e-3) / t->cand_calls;
-        t->samples++;
-        measured += (ref_ns + cand_ns) * 1e-9;
-    }
-    t->measured_s = measured;
-    t->sampling_s = kf_eval_now () - sampling_from;
-    return KF_CUDA_OK;
+    //  Calls for samples of a millisecond: far above the event
+    //  resolution (about half a microsecond) and the subtracted overhead
+    //  of a reference sample; a candidate sample in the runner is 16 ms,
+    //  so its round trip (two context switches, some 0.2 ms, subtracted
+    //  as measured before the candidate was loaded) is about 1% of the
+    //  sample and its error between evaluations a small fraction of that
+    //  (on the H200 the medians of 5 evaluations of one kernel spread
+    //  1.03% with 4 ms samples, 0.42-0.53% with 16 ms ones and the
+    //  timing sets). A trial sample of each side corrects the count.
+    //  Without a reference kernel (PyTorch data) the candidate is timed
+    //  alone, by the same protocol.
+    kf_eval_timer_t p = {
+        .sample = s_timer_sample, .arg = e, .paired = e->ref_fn != NULL, .trial = true,
+        .target_ns = { 1e6, e->runner ? 16e6 : 1e6 }, .max_calls = { 100000, 100000 },
+        .max_samples = S_MAX_SAMPLES, .warm = &e->warm, .harness_st = KF_CUDA_HARNESS,
+        .detail = e->detail, .detail_size = sizeof e->detail
+    };
+    return kf_eval_time (&p, timing, t);
 }

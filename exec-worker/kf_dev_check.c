@@ -157,19 +157,23 @@ kf_dev_candidate_set (kf_dev_judge_t *j, int set)
 }
 
 void
-kf_dev_timing_result (const kf_dev_judge_t *j, const double *ref_ns, const double *cand_ns,
-                      int samples, int ref_calls, int cand_calls, double overhead_ns,
-                      double copy_gbs, uint64_t cache_bytes, json_t *result)
+kf_dev_timing_result (const kf_dev_judge_t *j, const kf_eval_timing_t *t, double copy_gbs,
+                      uint64_t cache_bytes, json_t *result)
 {
+    const double *ref_ns = t->ref_ns, *cand_ns = t->cand_ns;
+    int samples = t->samples;
     double speedup = samples > 0 ? kf_eval_paired_speedup (ref_ns, cand_ns, samples) : -1;
     if (speedup < 0) {
         json_object_set_new (result, "speedup", json_null ());
         return;
     }
     json_object_set_new (result, "speedup", json_real (speedup));
-    json_object_set_new (result, "candidate", kf_eval_timing_json (cand_ns, samples, cand_calls));
-    json_object_set_new (result, "reference", kf_eval_timing_json (ref_ns, samples, ref_calls));
-    json_object_set_new (result, "sync_overhead_ns", json_real (overhead_ns));
+    json_object_set_new (result, "candidate", kf_eval_timing_json (cand_ns, samples,
+                                                                   t->cand_calls));
+    json_object_set_new (result, "reference", kf_eval_timing_json (ref_ns, samples,
+                                                                   t->ref_calls));
+    json_object_set_new (result, "sync_overhead_ns", json_real (t->overhead_ns));
+    json_object_set_new (result, "protocol", kf_eval_protocol_json (t));
     double bytes = 0;
     for (int i = 0; i < j->n_in; i++)
         bytes += (double) j->in[i].bytes;

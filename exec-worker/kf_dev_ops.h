@@ -1,9 +1,10 @@
 /*  kf_dev_ops.h - one device-operations interface under the OpenCL and
  *  Level Zero judges (kf_backend_ocl.c, kf_backend_ze.c), and what the
- *  two judge alike written once above it (kf_dev_check.c): a set's
- *  reference run, the candidate's call in its own process and every
- *  check after it (kf_dev_check.c), the timing protocol
- *  (kf_dev_timing.c), and the timed part of the result.
+ *  two judge alike written once above it: a set's reference run, the
+ *  candidate's call in its own process and every check after it
+ *  (kf_dev_check.c), their samples under the timing protocol every
+ *  judge shares (kf_dev_timing.c beneath kf_eval_protocol.c), and the
+ *  timed part of the result.
  *
  *  Each backend fills one kf_dev_ops_t with its device's calls and one
  *  kf_dev_judge_t that points at its host buffers; the checks themselves
@@ -14,6 +15,7 @@
 
 #include "kf_dev_share.h"
 #include "kf_eval_check.h"
+#include "kf_eval_protocol.h"
 #include "kf_kernel.h"
 
 #include <jansson.h>
@@ -95,25 +97,20 @@ int kf_dev_candidate_set (kf_dev_judge_t *j, int set);
  * _INCORRECT / _CRASHED with the detail (WHEN names the step). */
 int kf_dev_candidate_checks (kf_dev_judge_t *j, const char *when);
 
-/* The timed part of RESULT: speedup (null when there is none),
- * candidate and reference timings, sync_overhead_ns, bandwidth (against
- * COPY_GBS, the roofline applying above CACHE_BYTES) and the audit. */
-void kf_dev_timing_result (const kf_dev_judge_t *j, const double *ref_ns, const double *cand_ns,
-                           int samples, int ref_calls, int cand_calls, double overhead_ns,
-                           double copy_gbs, uint64_t cache_bytes, json_t *result);
+/* The timed part of RESULT from T (kf_dev_time's): speedup (null when
+ * there is none), candidate and reference timings, sync_overhead_ns,
+ * the protocol as run, bandwidth (against COPY_GBS, the roofline
+ * applying above CACHE_BYTES) and the audit. */
+void kf_dev_timing_result (const kf_dev_judge_t *j, const kf_eval_timing_t *t, double copy_gbs,
+                           uint64_t cache_bytes, json_t *result);
 
 /* --- kf_dev_timing.c */
 
-typedef struct {
-    double *ref_ns, *cand_ns;            // per call, each sample's (the caller frees)
-    int samples, ref_calls, cand_calls;
-    double overhead_ns;
-} kf_dev_timing_t;
-
 /* Times reference and candidate on the last set's inputs (the
  * candidate's in its process, its tensors in the shared file, handed to
- * the device for the loop and back after it) as TIMING's floors say.
- * KF_DEV_OK, or another KF_DEV_* with the detail. */
-int kf_dev_time (kf_dev_judge_t *j, json_t *timing, kf_dev_timing_t *t);
+ * the device for the loop and back after it) by the judges' one
+ * protocol (kf_eval_protocol.h) as TIMING's floors say, the samples
+ * this file's. KF_DEV_OK, or another KF_DEV_* with the detail. */
+int kf_dev_time (kf_dev_judge_t *j, json_t *timing, kf_eval_timing_t *t);
 
 #endif

@@ -4,6 +4,7 @@
  *  result, flagged for audit past them.
  */
 #include "kf_eval_check.h"
+#include "kf_host_caps.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -11,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 //  Each thread copies up to 64 MiB, all of them together at most about
 //  1 GiB of buffers (source and destination), so a many-core host does not
@@ -23,61 +21,6 @@
 #define S_CEIL_COPY_MIN ((size_t) 8 << 20)
 static size_t s_ceil_copy = S_CEIL_COPY_MAX;
 #define S_CEIL_COPY s_ceil_copy
-#define S_FMA_CHAINS 12
-
-//  Independent FMA chains in the widest vector unit, so the loop is bound
-//  by FMA throughput, not latency. Each returns the flops it did.
-#if defined(__x86_64__)
-__attribute__ ((target ("avx512f"))) static double
-s_fma_avx512 (long iters, float *sink)
-{
-    __m512 acc[S_FMA_CHAINS], a = _mm512_set1_ps (0.999999f), b = _mm512_set1_ps (1e-7f);
-    for (int k = 0; k < S_FMA_CHAINS; k++)
-        acc[k] = _mm512_set1_ps ((float) k);
-    for (long i = 0; i < iters; i++)
-        for (int k = 0; k < S_FMA_CHAINS; k++)
-            acc[k] = _mm512_fmadd_ps (acc[k], a, b);
-    float out[16];
-    for (int k = 1; k < S_FMA_CHAINS; k++)
-        acc[0] = _mm512_add_ps (acc[0], acc[k]);
-    _mm512_storeu_ps (out, acc[0]);
-    *sink += out[0];
-    return 2.0 * 16 * S_FMA_CHAINS * (double) iters;
-}
-
-__attribute__ ((target ("avx2,fma"))) static double
-s_fma_avx2 (long iters, float *sink)
-{
-    __m256 acc[S_FMA_CHAINS], a = _mm256_set1_ps (0.999999f), b = _mm256_set1_ps (1e-7f);
-    for (int k = 0; k < S_FMA_CHAINS; k++)
-        acc[k] = _mm256_set1_ps ((float) k);
-    for (long i = 0; i < iters; i++)
-        for (int k = 0; k < S_FMA_CHAINS; k++)
-            acc[k] = _mm256_fmadd_ps (acc[k], a, b);
-    float out[8];
-    for (int k = 1; k < S_FMA_CHAINS; k++)
-        acc[0] = _mm256_add_ps (acc[0], acc[k]);
-    _mm256_storeu_ps (out, acc[0]);
-    *sink += out[0];
-    return 2.0 * 8 * S_FMA_CHAINS * (double) iters;
-}
-#endif
-
-static double
-s_fma_plain (long iters, float *sink)
-{
-    float acc[S_FMA_CHAINS][4];
-    for (int k = 0; k < S_FMA_CHAINS; k++)
-        for (int l = 0; l < 4; l++)
-            acc[k][l] = (float) (k + l);
-    for (long i = 0; i < iters; i++)
-        for (int k = 0; k < S_FMA_CHAINS; k++)
-            for (int l = 0; l < 4; l++)
-                acc[k][l] = acc[k][l] * 0.999999f + 1e-7f;
-    for (int k = 0; k < S_FMA_CHAINS; k++)
-        *sink += acc[k][0];
-    return 2.0 * 4 * S_FMA_CHAINS * (double) iters;
-}
 
 typedef struct {
     pthread_t thread;
@@ -93,19 +36,7 @@ s_ceil_run (void *arg)
 {
     s_ceil_worker_t *w = arg;
     float sink = 0;
-    double (*fma) (long, float *) = s_fma_plain;
-    w->isa = "sse";
-#if defined(__x86_64__)
-    __builtin_cpu_init ();
-    if (__builtin_cpu_supports ("avx512f")) {
-        fma = s_fma_avx512;
-        w->isa = "avx512f";
-    }
-    else if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")) {
-        fma = s_fma_avx2;
-        w->isa = "avx2+fma";
-    }
-#endif
+    kf_host_fma_fn fma = kf_host_fma_pick (&w->isa);
     //  Every thread copies at once (the memory system's ceiling, not one
     //  core's), the best of three; then the FMA loop, the best of three.
     w->copy_s = INFINITY;

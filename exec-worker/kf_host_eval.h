@@ -1,6 +1,8 @@
-/*  kf_host_eval.h - the host judge's state, shared by its two files:
- *  kf_backend_host.c (tensors, correctness, the result) and
- *  kf_host_timing.c (the timing protocol).
+/*  kf_host_eval.h - the host judge's state, shared by its files:
+ *  kf_backend_host.c (correctness - its sets run by kf_eval_set.c
+ *  through that file's steps - and the result), kf_host_tensors.c (the
+ *  tensors, the candidate's calls and checks) and kf_host_timing.c (its
+ *  side of the timing protocol, kf_eval_protocol.h).
  *
  *  The judge holds the reference (its kf_forward, or exported PyTorch
  *  data), the right answers and the clock; the candidate runs in its own
@@ -11,6 +13,7 @@
 #define KF_HOST_EVAL_H
 
 #include "kf_eval_check.h"
+#include "kf_eval_protocol.h"
 #include "kf_kernel.h"
 #include "kf_runner.h"
 
@@ -122,16 +125,13 @@ int kf_host_compare (kf_host_eval_t *e, int v, void *const *ref, const char *whe
 /* --- kf_host_timing.c */
 
 typedef struct {
-    double *ref_ns, *cand_ns;
-    int samples, ref_calls, cand_calls;
-    double warmup_s, topup_s, sampling_s, measured_s;   /* the protocol as run */
-    int counted, topup;                                 /* warm-up calls per side */
+    kf_eval_timing_t p;      /* the protocol's figures (kf_eval_protocol.h) */
     int fresh_inputs;        /* samples on inputs no call had seen before */
-    double cand_wall_s;      /* the candidate's timed windows, added up */
 } kf_host_timing_t;
 
 /* Times reference and candidate on the main case (E's variant 0 holds
- * its last correctness set). Every call of every sample runs on inputs
+ * its last correctness set) by the judges' one protocol
+ * (kf_eval_protocol.h), T->p its figures. Every call of every sample runs on inputs
  * of its own (the last set's, each tensor rotated by a fresh offset; with
  * exported data, the sets in turn) into outputs poisoned before the
  * sample and checked after it against the reference's on those inputs.

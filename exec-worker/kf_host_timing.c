@@ -1,8 +1,10 @@
-/*  kf_host_timing.c - the host judge's timing protocol (kf_host_eval.h).
+/*  kf_host_timing.c - the host judge's samples under the judges' one
+ *  timing protocol (kf_eval_protocol.h: warm-up, calls per sample, the
+ *  paired sample loop, failure attribution; kf_host_eval.h).
  *
- *  Reference and candidate samples are interleaved with the same protocol
- *  and their tensors flushed from the caches before each, so the speedup is a paired ratio that
- *  host noise affects equally. The judge's clock times both: the
+ *  Reference and candidate samples alternate, their tensors flushed from
+ *  the caches before each, so the speedup is a paired ratio that host
+ *  noise affects equally. The judge's clock times both: the
  *  reference's calls in the judge, the candidate's from resuming its
  *  process to its answer (kf_runner.h), so the candidate's own clock,
  *  whatever it does to it, is never asked.
@@ -126,171 +128,167 @@ s_variant_inputs (kf_host_eval_t *e, int sample, int v, void **expect, const voi
     return fresh;
 }
 
-//  Calls of a batch: about S_WINDOW_S of them, at most one per variant.
-static int
-s_calls_for (double per_call, int variants)
+//  The host's side of the protocol: its buffers for one timing.
+typedef struct {
+    kf_host_eval_t *e;
+    kf_host_timing_t *t;
+    unsigned char *flush;
+    size_t flush_size;
+    kf_perf_gate_t gate;
+    void *expect[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+    const void *ref[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
+} s_timer_t;
+
+//  Sample N's inputs for the USED variants its batches reach, each
+//  candidate output poisoned (and the reference's, when it runs).
+static void
+s_sample_inputs (s_timer_t *h, int n, int used, bool paired)
 {
-    int calls = per_call > 0 ? (int) ceil (S_WINDOW_S / per_call) : variants;
-    return calls < 1 ? 1 : calls > variants ? variants : calls;
+    kf_host_eval_t *e = h->e;
+    bool fresh = true;
+    for (int v = 0; v < used; v++) {
+        fresh &= s_variant_inputs (e, n, v, h->expect[v], h->ref[v]);
+        for (int o = 0; o < e->n_out; o++) {
+            kf_eval_poison (e->out[o].dtype, e->cand_buf[v][o].data, e->out[o].numel);
+            if (paired)
+                kf_eval_poison (e->out[o].dtype, e->ref_var[v][o], e->out[o].numel);
+        }
+    }
+    h->t->fresh_inputs += fresh;
+}
+
+//  The reference's batch of sample N: CALLS calls timed, then, untimed,
+//  the right answers of the variants the batch did not reach, and the
+//  inputs as they were.
+static int
+s_ref_batch (s_timer_t *h, int calls, int used, unsigned salt, double *ns)
+{
+    kf_host_eval_t *e = h->e;
+    s_flush (e, used, h->flush, h->flush_size, salt);
+    double t0 = kf_eval_now ();
+    for (int k = 0; k < calls; k++)
+        if (kf_host_ref_call (e, k))
+            return KF_HOST_REF_FAILED;
+    *ns = (kf_eval_now () - t0) * 1e9;
+    for (int v = calls; v < used; v++)
+        if (kf_host_ref_call (e, v))
+            return KF_HOST_REF_FAILED;
+    for (int v = 0; v < used; v++) {
+        for (int o = 0; o < e->n_out; o++)
+            h->ref[v][o] = e->ref_var[v][o];
+        for (int i = 0; i < e->n_in; i++)
+            memcpy (e->in_buf[v][i].data, h->expect[v][i], e->in[i].bytes);
+    }
+    return KF_HOST_OK;
+}
+
+//  The candidate's batch of sample N: CALLS calls in its process, the
+//  perf counters on around them, then every variant it used checked.
+static int
+s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *ns)
+{
+    kf_host_eval_t *e = h->e;
+    char when[64];
+    snprintf (when, sizeof when, "timing sample %d", n);
+    s_flush (e, used, h->flush, h->flush_size, salt);
+    double wall;
+    kf_perf_gate_set (&h->gate, true);
+    int st = kf_host_cand_call (e, calls, &wall, when);
+    kf_perf_gate_set (&h->gate, false);
+    if (st != KF_HOST_OK)
+        return st;
+    *ns = wall * 1e9;
+    for (int v = 0; v < calls; v++) {
+        if ((st = kf_host_check_memory (e, v, h->expect[v], when)) != KF_HOST_OK)
+            return st;
+        if (kf_host_compare (e, v, (void *const *) h->ref[v], when))
+            return KF_HOST_INCORRECT;
+    }
+    return KF_HOST_OK;
+}
+
+//  One sample (kf_eval_timer_t): in the warm-up one call of the last
+//  correctness set (variant 0); then a batch on inputs of the sample's
+//  own, set up before the reference's batch (or the candidate's, timed
+//  alone).
+static int
+s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
+{
+    s_timer_t *h = arg;
+    kf_host_eval_t *e = h->e;
+    bool paired = e->ref_fn != NULL;
+    if (s->sample == KF_EVAL_WARMUP) {
+        if (s->side == KF_EVAL_REF) {
+            double t0 = kf_eval_now ();
+            if (kf_host_ref_call (e, 0)) {
+                snprintf (s->why, sizeof s->why, "kf_forward returned non-zero in the warm-up");
+                return KF_HOST_REF_FAILED;
+            }
+            s->ns = (kf_eval_now () - t0) * 1e9;
+            return KF_HOST_OK;
+        }
+        double wall;
+        int st = kf_host_cand_call (e, 1, &wall, "warm-up");
+        s->ns = wall * 1e9;
+        return st;
+    }
+    int used = t->ref_calls > t->cand_calls ? t->ref_calls : t->cand_calls;
+    if (s->side == KF_EVAL_REF || !paired)
+        s_sample_inputs (h, s->sample, used, paired);
+    if (s->side == KF_EVAL_CAND)
+        return s_cand_batch (h, s->sample, s->calls, used, s->salt, &s->ns);
+    int st = s_ref_batch (h, s->calls, used, s->salt, &s->ns);
+    if (st)
+        snprintf (s->why, sizeof s->why, "kf_forward returned non-zero");
+    return st;
 }
 
 int
 kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
 {
-    kf_eval_floors_t fl;
-    kf_eval_floors (timing, &fl);
-    double min_time = fl.min_time_s, warmup_s = fl.warmup_s;
-    int min_samples = fl.min_samples, warmup_calls = fl.warmup_calls;
-    const int max_samples = 100000;
-    bool paired = e->ref_fn != NULL;
-
+    s_timer_t *h = calloc (1, sizeof *h);
+    if (!h) {
+        snprintf (e->detail, sizeof e->detail, "harness: out of memory for the timing");
+        return KF_HOST_CRASHED;
+    }
+    h->e = e;
+    h->t = t;
 #if defined(__x86_64__)
-    size_t flush_size = 1;          // clflush needs no buffer
+    h->flush_size = 1;              // clflush needs no buffer
 #else
     long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
-    size_t flush_size = 2 * (size_t) (llc > 0 ? llc : 32 << 20);
+    h->flush_size = 2 * (size_t) (llc > 0 ? llc : 32 << 20);
 #endif
-    unsigned char *flush = malloc (flush_size);
-    void *expect[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
-    const void *ref[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
-    memset (expect, 0, sizeof expect);
-    memset (ref, 0, sizeof ref);
-    int st = KF_HOST_OK;
-    bool ok = flush != NULL;
+    h->flush = malloc (h->flush_size);
+    bool ok = h->flush != NULL;
     //  A profile's counters, on only around the candidate's timed batches
     //  (kf_perf_gate.h); without perf_control, nothing.
-    kf_perf_gate_t gate;
-    kf_perf_gate_open (&gate, json_object_get (timing, "perf_control"));
+    kf_perf_gate_open (&h->gate, json_object_get (timing, "perf_control"));
     for (int v = 0; ok && v < e->variants; v++)
         for (int i = 0; ok && i < e->n_in; i++)
-            ok = (expect[v][i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1)) != NULL;
+            ok = (h->expect[v][i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1)) != NULL;
+    int st;
     if (!ok) {
         snprintf (e->detail, sizeof e->detail, "harness: out of memory for the timing");
         st = KF_HOST_CRASHED;
-        goto done;
     }
-
-    //  Warm-up, interleaved, on the last set (variant 0), measuring each
-    //  side's cost per call: what the correctness pass's calls left of
-    //  the floor.
-    double ref_total = 0, cand_total = 0;
-    int calls = 0;
-    double topup_from = kf_eval_now ();
-    if (e->warm.since <= 0)
-        e->warm.since = topup_from;
-    while (kf_eval_warm_more (&e->warm, paired, calls, kf_eval_now (), warmup_s, warmup_calls)) {
-        double t0 = kf_eval_now ();
-        if (paired && kf_host_ref_call (e, 0)) {
-            snprintf (e->detail, sizeof e->detail, "reference kf_forward failed during the warm-up");
-            st = KF_HOST_REF_FAILED;
-            goto done;
-        }
-        ref_total += kf_eval_now () - t0;
-        double wall;
-        if ((st = kf_host_cand_call (e, 1, &wall, "warm-up")) != KF_HOST_OK)
-            goto done;
-        cand_total += wall;
-        calls++;
+    else {
+        //  Batches of about S_WINDOW_S, at most one call per variant; no
+        //  trial sample (a call costs the same in a loop on the host).
+        kf_eval_timer_t p = {
+            .sample = s_timer_sample, .arg = h, .paired = e->ref_fn != NULL, .trial = false,
+            .target_ns = { S_WINDOW_S * 1e9, S_WINDOW_S * 1e9 },
+            .max_calls = { e->variants, e->variants }, .max_samples = 100000,
+            .warm = &e->warm, .harness_st = KF_HOST_CRASHED, .detail = e->detail,
+            .detail_size = sizeof e->detail
+        };
+        st = kf_eval_time (&p, timing, &t->p);
     }
-    double sampling_from = kf_eval_now ();
-    t->warmup_s = sampling_from - e->warm.since;
-    t->topup_s = sampling_from - topup_from;
-    t->counted = kf_eval_warm_counted (&e->warm, paired);
-    t->topup = calls;
-    t->ref_calls = s_calls_for (ref_total / calls, e->variants);
-    t->cand_calls = s_calls_for (cand_total / calls, e->variants);
-    int used = t->ref_calls > t->cand_calls ? t->ref_calls : t->cand_calls;
-
-    int cap = 64;
-    t->ref_ns = malloc ((size_t) cap * sizeof (double));
-    t->cand_ns = malloc ((size_t) cap * sizeof (double));
-    double measured = 0;
-    t->samples = 0;
-    while ((t->samples < min_samples || measured < min_time) && t->samples < max_samples) {
-        if (!t->ref_ns || !t->cand_ns) {
-            snprintf (e->detail, sizeof e->detail, "harness: out of memory for samples");
-            st = KF_HOST_CRASHED;
-            goto done;
-        }
-        char when[64];
-        snprintf (when, sizeof when, "timing sample %d", t->samples);
-        bool fresh = true;
-        for (int v = 0; v < used; v++) {
-            fresh &= s_variant_inputs (e, t->samples, v, expect[v], ref[v]);
-            for (int o = 0; o < e->n_out; o++) {
-                kf_eval_poison (e->out[o].dtype, e->cand_buf[v][o].data, e->out[o].numel);
-                if (paired)
-                    kf_eval_poison (e->out[o].dtype, e->ref_var[v][o], e->out[o].numel);
-            }
-        }
-        t->fresh_inputs += fresh;
-        //  Without a reference kernel (PyTorch data) the candidate is
-        //  timed alone, by the same protocol.
-        double ref_s = 0;
-        if (paired) {
-            s_flush (e, used, flush, flush_size, (unsigned) t->samples);
-            double t0 = kf_eval_now ();
-            for (int k = 0; k < t->ref_calls; k++)
-                if (kf_host_ref_call (e, k)) {
-                    snprintf (e->detail, sizeof e->detail, "reference kf_forward failed during timing");
-                    st = KF_HOST_REF_FAILED;
-                    goto done;
-                }
-            ref_s = kf_eval_now () - t0;
-            //  The right answers of the variants the reference's batch
-            //  did not reach, untimed; then the inputs as they were.
-            for (int v = t->ref_calls; v < used; v++)
-                if (kf_host_ref_call (e, v)) {
-                    snprintf (e->detail, sizeof e->detail, "reference kf_forward failed during timing");
-                    st = KF_HOST_REF_FAILED;
-                    goto done;
-                }
-            for (int v = 0; v < used; v++) {
-                for (int o = 0; o < e->n_out; o++)
-                    ref[v][o] = e->ref_var[v][o];
-                for (int i = 0; i < e->n_in; i++)
-                    memcpy (e->in_buf[v][i].data, expect[v][i], e->in[i].bytes);
-            }
-        }
-        s_flush (e, used, flush, flush_size, (unsigned) t->samples + 1);
-        double cand_s;
-        kf_perf_gate_set (&gate, true);
-        st = kf_host_cand_call (e, t->cand_calls, &cand_s, when);
-        kf_perf_gate_set (&gate, false);
-        if (st != KF_HOST_OK)
-            goto done;
-        for (int v = 0; v < t->cand_calls; v++) {
-            if ((st = kf_host_check_memory (e, v, expect[v], when)) != KF_HOST_OK)
-                goto done;
-            if (kf_host_compare (e, v, (void *const *) ref[v], when)) {
-                st = KF_HOST_INCORRECT;
-                goto done;
-            }
-        }
-        t->ref_ns[t->samples] = ref_s * 1e9 / t->ref_calls;
-        t->cand_ns[t->samples] = cand_s * 1e9 / t->cand_calls;
-        t->cand_wall_s += cand_s;
-        t->samples++;
-        measured += ref_s + cand_s;
-        t->measured_s = measured;
-        t->sampling_s = kf_eval_now () - sampling_from;
-        if (t->samples == cap) {
-            cap *= 2;
-            double *r = realloc (t->ref_ns, (size_t) cap * sizeof (double));
-            if (r)
-                t->ref_ns = r;
-            double *c = realloc (t->cand_ns, (size_t) cap * sizeof (double));
-            if (c)
-                t->cand_ns = c;
-            if (!r || !c)
-                break;
-        }
-    }
-done:
-    kf_perf_gate_close (&gate);
+    kf_perf_gate_close (&h->gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)
         for (int i = 0; i < e->n_in; i++)
-            free (expect[v][i]);
-    free (flush);
+            free (h->expect[v][i]);
+    free (h->flush);
+    free (h);
     return st;
 }

@@ -4,8 +4,9 @@
  *  and launches), kf_ocl_device.c (platform and device chosen, context
  *  and queue, copies, the capabilities and the worker's probe),
  *  and, through the device operations it gives them (kf_dev_ops.h), the
- *  correctness pass and timing protocol it shares with Level Zero
- *  (kf_dev_check.c, kf_dev_timing.c). The candidate's process
+ *  correctness pass and timing samples it shares with Level Zero
+ *  (kf_dev_check.c, kf_dev_timing.c; the timing protocol itself is every
+ *  judge's, kf_eval_protocol.c). The candidate's process
  *  (kf_runner_ocl.c) uses the same state for its side; the judge shares
  *  the candidate's tensors with it as kf_dev_share.h says, as the Level
  *  Zero judge does.

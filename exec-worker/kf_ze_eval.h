@@ -4,8 +4,9 @@
  *  launches), kf_ze_device.c (the device opened, its queue, host-visible
  *  staging, the copy bandwidth, the worker's probe) and, through the
  *  device operations it gives them (kf_dev_ops.h), the correctness pass
- *  and timing protocol it shares with OpenCL (kf_dev_check.c,
- *  kf_dev_timing.c). The candidate's process (kf_runner_ze.c) uses
+ *  and timing samples it shares with OpenCL (kf_dev_check.c,
+ *  kf_dev_timing.c; the timing protocol itself is every judge's,
+ *  kf_eval_protocol.c). The candidate's process (kf_runner_ze.c) uses
  *  the same state for its side; the judge shares the candidate's tensors
  *  with it as kf_dev_share.h says, as the OpenCL judge does.
  *

@@ -146,17 +146,6 @@ def library():
     return _lib
 
 
-def _describe(t):
-    c = _Tensor()
-    c.data = t.data_ptr()
-    c.rank = t.dim()
-    c.dtype = _TORCH_KF[t.dtype]
-    for i in range(t.dim()):
-        c.shape[i] = t.shape[i]
-        c.strides[i] = t.stride(i)
-    return c
-
-
 def _check(what, t, entry):
     if not isinstance(t, torch.Tensor):
         raise TypeError("%s: expected a tensor, got %s" % (what, type(t).__name__))
@@ -210,44 +199,88 @@ class Model(problem.Model):
             inputs.append(_check(what, value, entry))
         outputs = [torch.empty(o["shape"], dtype=_DTYPES[o["dtype"]], device=DEVICE)
                    for o in EXPORT["outputs"]]
-        names, values = [], []
-        for s in EXPORT["scalars"]:
+        call = _call_state()
+        for k, s in enumerate(EXPORT["scalars"]):
             if s["source"] == "arg":
                 value = args[s["index"]]
             elif s["source"] == "init":
                 value = self._kf_init[s["index"]] if s["index"] < len(self._kf_init) else s["value"]
             else:
                 value = s["value"]
-            names.append(s["name"].encode())
-            values.append(float(value))
-        keep = []
-
-        def scratch(state, size):
-            t = torch.empty(max(int(size), 1), dtype=torch.uint8, device=DEVICE)
-            keep.append(t)
-            return t.data_ptr()
-
-        c_in = (_Tensor * max(len(inputs), 1))(*[_describe(t) for t in inputs])
-        c_out = (_Tensor * max(len(outputs), 1))(*[_describe(t) for t in outputs])
-        ctx = _Ctx()
-        ctx.backend = 1 if DEVICE == "cuda" else 0
+            call.values[k] = float(value)
+        # Shapes, dtypes and strides are the recorded ones (_check made
+        # every tensor contiguous in them): only the addresses change.
+        for k, t in enumerate(inputs):
+            call.inputs[k].data = t.data_ptr()
+        for k, t in enumerate(outputs):
+            call.outputs[k].data = t.data_ptr()
         if DEVICE == "cuda":
-            ctx.stream = torch.cuda.current_stream(inputs[0].device if inputs else None).cuda_stream
-        ctx.n_scalars = len(names)
-        c_names = (ctypes.c_char_p * max(len(names), 1))(*names)
-        c_values = (ctypes.c_double * max(len(values), 1))(*values)
-        ctx.scalar_names = ctypes.cast(c_names, ctypes.POINTER(ctypes.c_char_p))
-        ctx.scalars = ctypes.cast(c_values, ctypes.POINTER(ctypes.c_double))
-        callback = _SCRATCH_FN(scratch)
-        ctx.scratch_alloc = callback
+            call.ctx.stream = torch.cuda.current_stream(inputs[0].device if inputs else None).cuda_stream
         # The scratch tensors are freed after the call while the kernel may
         # still run; torch's allocator reuses them in the order of the
         # stream, after the kernel, as for any tensor freed there.
+        call.keep = []
         with torch.no_grad():
-            rc = library().kf_forward(c_in, len(inputs), c_out, len(outputs), ctypes.byref(ctx))
+            rc = library().kf_forward(call.inputs, len(inputs), call.outputs, len(outputs),
+                                      ctypes.byref(call.ctx))
+        call.keep = None
         if rc != 0:
             raise RuntimeError("the kernel returned %d (it refused these inputs)" % rc)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _template(entries):
+    """Tensor descriptors of ENTRIES' dtypes and shapes, contiguous, no address."""
+    array = (_Tensor * max(len(entries), 1))()
+    for c, entry in zip(array, entries):
+        shape = entry["shape"]
+        c.dtype = _KF_DTYPE[entry["dtype"]]
+        c.rank = len(shape)
+        stride = 1
+        for i in reversed(range(len(shape))):
+            c.shape[i] = shape[i]
+            c.strides[i] = stride
+            stride *= shape[i]
+    return array
+
+
+_state = threading.local()
+
+
+def _scratch(state, size):
+    t = torch.empty(max(int(size), 1), dtype=torch.uint8, device=DEVICE)
+    _state.call.keep.append(t)
+    return t.data_ptr()
+
+
+_SCRATCH = _SCRATCH_FN(_scratch)
+
+
+class _CallState:
+    """What a call hands the kernel, built once a thread, so that a call
+    costs the kernel's time and the setting of a few addresses rather than
+    the building of ctypes structures and a callback."""
+
+    def __init__(self):
+        self.inputs = _template(EXPORT["inputs"])
+        self.outputs = _template(EXPORT["outputs"])
+        scalars = EXPORT["scalars"]
+        self.names = (ctypes.c_char_p * max(len(scalars), 1))(*[s["name"].encode() for s in scalars])
+        self.values = (ctypes.c_double * max(len(scalars), 1))()
+        self.ctx = _Ctx()
+        self.ctx.backend = 1 if DEVICE == "cuda" else 0
+        self.ctx.n_scalars = len(scalars)
+        self.ctx.scalar_names = ctypes.cast(self.names, ctypes.POINTER(ctypes.c_char_p))
+        self.ctx.scalars = ctypes.cast(self.values, ctypes.POINTER(ctypes.c_double))
+        self.ctx.scratch_alloc = _SCRATCH
+        self.keep = None
+
+
+def _call_state():
+    call = getattr(_state, "call", None)
+    if call is None:
+        call = _state.call = _CallState()
+    return call
 
 
 __all__ = ["Model", "EXPORT", "build", "build_command", "library", "problem"]
