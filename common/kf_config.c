@@ -293,14 +293,17 @@ kf_config_bool (const kf_config_t *self, const char *key)
 }
 
 kf_config_t *
-kf_config_daemon (const char *program, const kf_cfg_entry_t *table, int argc,
-                  char **argv, int *exit_code)
+kf_config_program (const char *program, const char *usage, const kf_cfg_entry_t *table,
+                   int *argc, char **argv, int *exit_code)
 {
-    char usage[128];
-    snprintf (usage, sizeof usage, "%s [options]", program);
-    bool help;
+    char own[128];
+    if (!usage) {
+        snprintf (own, sizeof own, "%s [options]", program);
+        usage = own;
+    }
+    bool help = false;
     char *err = NULL;
-    kf_config_t *self = kf_config_load (program, usage, table, &argc, argv, &help, &err);
+    kf_config_t *self = kf_config_load (program, usage, table, argc, argv, &help, &err);
     if (!self) {
         *exit_code = help ? 0 : 2;
         if (!help)
@@ -308,7 +311,7 @@ kf_config_daemon (const char *program, const kf_cfg_entry_t *table, int argc,
         free (err);
         return NULL;
     }
-    if (argc > 1) {
+    if (*argc > 1) {
         fprintf (stderr, "%s: unexpected argument '%s' (see --help)\n", program, argv[1]);
         kf_config_destroy (&self);
         *exit_code = 2;
@@ -317,4 +320,11 @@ kf_config_daemon (const char *program, const kf_cfg_entry_t *table, int argc,
     ssize_t verbose = s_find (self, "verbose", 7);
     kf_log_init (program, verbose >= 0 && kf_config_bool (self, "verbose"));
     return self;
+}
+
+kf_config_t *
+kf_config_daemon (const char *program, const kf_cfg_entry_t *table, int argc,
+                  char **argv, int *exit_code)
+{
+    return kf_config_program (program, NULL, table, &argc, argv, exit_code);
 }

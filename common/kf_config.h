@@ -37,10 +37,18 @@ kf_config_t *kf_config_load (const char *program, const char *usage,
                              char **argv, bool *help, char **err);
 void kf_config_destroy (kf_config_t **self_p);
 
-/* For a daemon's main: kf_config_load with usage "PROGRAM [options]",
- * stray arguments refused, errors printed as "PROGRAM: message", and
- * logging started (debug records when the table's "verbose" key is set).
- * Returns NULL with *EXIT_CODE set: 0 after --help, 2 on a bad value. */
+/* For a program's main, the one loader every daemon uses: kf_config_load
+ * with USAGE (NULL: "PROGRAM [options]"), the arguments that are not
+ * options left in *ARGC/ARGV for the caller to take first, any left over
+ * after that refused, errors printed as "PROGRAM: message", and logging
+ * started (debug records when the table's "verbose" key is set). Returns
+ * NULL with *EXIT_CODE set: 0 after --help, 2 on a bad value or a stray
+ * argument. */
+kf_config_t *kf_config_program (const char *program, const char *usage,
+                                const kf_cfg_entry_t *table, int *argc, char **argv,
+                                int *exit_code);
+
+/* kf_config_program for a daemon that takes no argument of its own. */
 kf_config_t *kf_config_daemon (const char *program, const kf_cfg_entry_t *table,
                                int argc, char **argv, int *exit_code);
 

@@ -26,6 +26,8 @@
 
 /* Sources bigger than this are almost certainly a wrong path. */
 #define KF_TASK_MAX_SOURCE (4 * 1024 * 1024)
+/* A source block's path: the file as the user named it, for messages. */
+#define KF_TASK_MAX_PATH 1024
 /* Refuse shapes no evaluation could allocate, before anyone tries. */
 #define KF_TASK_MAX_NUMEL ((int64_t) 1 << 40)
 
@@ -297,7 +299,7 @@ s_read_source (const char *dir, const char *file, const char *where, char **err)
 static int
 s_check_source (json_t *task, const char *key, bool required, const char *dir, char **err)
 {
-    static const char *keys[] = { "language", "file", "source", NULL };
+    static const char *keys[] = { "language", "file", "source", "path", NULL };
     json_t *src = json_object_get (task, key);
     if (!src) {
         if (required)
@@ -336,13 +338,35 @@ s_check_source (json_t *task, const char *key, bool required, const char *dir, c
                            key);
         if (!json_is_string (file) || json_string_length (file) == 0)
             return kf_fail (err, "%s.file: must be a non-empty string", key);
-        char *body = s_read_source (dir, json_string_value (file), key, err);
+        const char *name = json_string_value (file);
+        char *body = s_read_source (dir, name, key, err);
         if (!body)
             return -1;
+        //  The file as the user names it, kept for the messages about this
+        //  source (a compiler's error, a traceback): the workers build and
+        //  run it under names of their own (kf_rename.h).
+        char *shown = NULL;
+        if (name[0] == '/' || !strcmp (dir, "."))
+            shown = strdup (name);
+        else if (asprintf (&shown, "%s/%s", dir, name) < 0)
+            shown = NULL;
         json_object_del (src, "file");
         json_object_set_new (src, "source", json_string_nocheck (body));
         free (body);
+        if (shown && strlen (shown) <= KF_TASK_MAX_PATH)
+            json_object_set_new (src, "path", json_string (shown));   /* NULL: not UTF-8, none */
+        free (shown);
         text = json_object_get (src, "source");
+    }
+    json_t *path = json_object_get (src, "path");
+    if (path) {
+        const char *p = json_string_value (path);
+        bool printable = p && *p && strlen (p) <= KF_TASK_MAX_PATH;
+        for (; printable && *p; p++)
+            printable = (unsigned char) *p >= 0x20 && *p != 0x7f;
+        if (!printable)
+            return kf_fail (err, "%s.path: must be a file name of 1 to %d printable bytes", key,
+                            KF_TASK_MAX_PATH);
     }
     if (!json_is_string (text))
         return kf_fail (err, "%s.source: must be a string", key);

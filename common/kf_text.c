@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 char *
@@ -70,4 +71,14 @@ kf_text_head (const char *text, size_t max)
         return kf_strdupf ("%.*s ...\n(%d more line%s)", (int) end, text, left,
                            left == 1 ? "" : "s");
     return kf_strdupf ("%.*s\n(%d more line%s)", (int) end, text, left, left == 1 ? "" : "s");
+}
+
+char *
+kf_text_head_in (char *buf, size_t size, const char *prefix, const char *text, size_t max,
+                 const char *suffix)
+{
+    char *cut = kf_text_head (text ? text : "", max);
+    snprintf (buf, size, "%s%s%s", prefix, cut ? cut : "", suffix);
+    free (cut);
+    return buf;
 }

@@ -19,4 +19,11 @@ char *kf_text_tail (const char *text, size_t max);
  * the places that cut with "%.400s" today. Caller frees. */
 char *kf_text_head (const char *text, size_t max);
 
+/* PREFIX, then TEXT cut by kf_text_head to MAX bytes, then SUFFIX,
+ * written into BUF (SIZE bytes; what does not fit is dropped from the
+ * end): a reason stored or sent with the head of a long text in it.
+ * Returns BUF. */
+char *kf_text_head_in (char *buf, size_t size, const char *prefix, const char *text,
+                       size_t max, const char *suffix);
+
 #endif

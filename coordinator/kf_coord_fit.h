@@ -25,7 +25,8 @@ void kf_coord_fit_annotate (kf_coord_t *self, json_t *run);
 
 /* Fails every running run whose queued jobs no connected worker could
  * take for worker_wait_s. Called about once a second, inside the loop's
- * transaction (kf_coord_cron). */
-void kf_coord_fit_check (kf_coord_t *self);
+ * transaction (kf_coord_cron), LAST_PASS the zclock_mono of the call
+ * before; looks at the queue only every few seconds. */
+void kf_coord_fit_check (kf_coord_t *self, int64_t last_pass);
 
 #endif

@@ -7,7 +7,9 @@
  */
 #include "kf_coord_source.h"
 #include "kf_json.h"
+#include "kf_rename.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
@@ -35,8 +37,11 @@ kf_coord_on_source (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
         " coalesce(nullif(j.result->>'log', ''),"
         "  (SELECT x->>'log' FROM jsonb_array_elements(CASE WHEN jsonb_typeof("
         "   j.result->'configs') = 'array' THEN j.result->'configs' ELSE '[]' END) x"
-        "   WHERE coalesce(x->>'log', '') <> '' LIMIT 1), '') AS compile_log"
-        " FROM candidates c"
+        "   WHERE coalesce(x->>'log', '') <> '' LIMIT 1), '') AS compile_log,"
+        /* The user's initial kernel: its log names the user's file. */
+        " CASE WHEN c.generator = 'initial' THEN coalesce(r.spec, t.spec)->'initial' END"
+        "  - 'source' AS initial"
+        " FROM candidates c JOIN runs r ON r.id = c.run_id JOIN tasks t ON t.id = r.task_id"
         " LEFT JOIN LATERAL (SELECT result FROM jobs WHERE candidate_id = c.id"
         "  AND kind = 'compile' AND result IS NOT NULL ORDER BY id DESC LIMIT 1) j ON true"
         " LEFT JOIN LATERAL (SELECT candidate_ns, reference_ns, figures FROM evaluations"
@@ -57,7 +62,21 @@ kf_coord_on_source (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
     if (*hash)
         kf_db_fetch_blob (self->db, "SELECT data FROM blobs WHERE hash = $1", hash, &data,
                           &size);
+    /* The compile worker built the user's initial kernel as "kernel.c";
+     * the user knows it by the task's initial.path (kf_rename.h). */
     json_t *log = json_incref (json_object_get (cand, "compile_log"));
+    json_t *initial = json_object_get (cand, "initial");
+    if (json_is_string (log) && *kf_jstr (initial, "path")) {
+        char *named = kf_rename_file (json_string_value (log),
+                                      kf_rename_worker_name (kf_jstr (initial, "language")),
+                                      kf_jstr (initial, "path"));
+        if (named) {
+            json_decref (log);
+            log = json_string (named);
+            free (named);
+        }
+    }
+    json_object_del (cand, "initial");
     json_object_del (cand, "compile_log");
     json_object_del (cand, "source_hash");
     kf_msg_t *reply = kf_msg_new ("SOURCE", json_pack ("{s:I, s:o, s:o}", "run_id",

@@ -112,15 +112,15 @@ s_requeue_ex (kf_coord_t *self, const char *where_sql, int n, const char *const 
             kf_coord_forget_job (w, json_integer_value (json_object_get (row, "id")));
         const char *state = json_string_value (json_object_get (row, "state"));
         if (!strcmp (state, "failed")) {
-            char text[600];
-            char *cut = kf_text_head (reason, 400);   /* at a line, saying what was left */
+            char text[600], after[64];
             if (mode == S_FINAL)
-                snprintf (text, sizeof text, "%s (not retried: it fails the same way"
-                          " on any worker)", cut ? cut : "");
+                snprintf (after, sizeof after, " (not retried: it fails the same way"
+                          " on any worker)");
             else
-                snprintf (text, sizeof text, "%s (after %lld attempts)", cut ? cut : "",
+                snprintf (after, sizeof after, " (after %lld attempts)",
                           (long long) json_integer_value (json_object_get (row, "attempts")));
-            free (cut);
+            /* At a line, saying what was left. */
+            kf_text_head_in (text, sizeof text, "", reason, 400, after);
             self->counters[KF_COORD_FAILED]++;
             if (kf_search_job_failed (&self->search, row, text))
                 rc = -1;
@@ -317,17 +317,23 @@ s_profile_decode (json_t *j, void *r, char *why, size_t size)
 
 static const struct {
     const char *kind;
+    kf_msg_kind_t tag;
     size_t size;
     int (*decode) (json_t *json, void *r, char *why, size_t size);
     void (*release) (void *r);
 } s_typed[] = {
-    { "evaluate", sizeof (kf_eval_result_t), s_eval_decode, kf_eval_result_release },
-    { "compile", sizeof (kf_compile_result_t), s_compile_decode, kf_compile_result_release },
-    { "generate", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
-    { "meta", sizeof (kf_generate_result_t), s_generate_decode, kf_generate_result_release },
-    { "reference", sizeof (kf_reference_result_t), s_reference_decode,
+    { "evaluate", KF_MSG_EVAL_RESULT, sizeof (kf_eval_result_t), s_eval_decode,
+      kf_eval_result_release },
+    { "compile", KF_MSG_COMPILE_RESULT, sizeof (kf_compile_result_t), s_compile_decode,
+      kf_compile_result_release },
+    { "generate", KF_MSG_GENERATE_RESULT, sizeof (kf_generate_result_t), s_generate_decode,
+      kf_generate_result_release },
+    { "meta", KF_MSG_GENERATE_RESULT, sizeof (kf_generate_result_t), s_generate_decode,
+      kf_generate_result_release },
+    { "reference", KF_MSG_REFERENCE_RESULT, sizeof (kf_reference_result_t), s_reference_decode,
       kf_reference_result_release },
-    { "profile", sizeof (kf_profile_result_t), s_profile_decode, kf_profile_result_release },
+    { "profile", KF_MSG_PROFILE_RESULT, sizeof (kf_profile_result_t), s_profile_decode,
+      kf_profile_result_release },
 };
 
 /* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
@@ -356,6 +362,7 @@ s_decode_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t *msg, int64_t 
     if (r && !s_typed[k].decode (result, r, why, sizeof why)) {
         msg->typed = r;
         msg->typed_free = s_typed[k].release;
+        msg->typed_kind = s_typed[k].tag;
         return;
     }
     free (r);
@@ -430,6 +437,31 @@ s_on_failure (kf_coord_t *self, kf_msg_t *msg)
  * step does not undo the others. The messages move to RECORDED until the
  * pass's transaction ends (kf_coord_run keeps them for another try when it
  * does not commit). */
+/* The decoding of M (s_decode_result) as the search takes it: the
+ * member of its kind set, the others NULL. */
+static void
+s_search_typed (const kf_msg_t *m, kf_search_typed_t *typed)
+{
+    memset (typed, 0, sizeof *typed);
+    switch (m->typed_kind) {
+    case KF_MSG_EVAL_RESULT:
+        typed->eval = m->typed;
+        break;
+    case KF_MSG_COMPILE_RESULT:
+        typed->compile = m->typed;
+        break;
+    case KF_MSG_GENERATE_RESULT:
+        typed->gen = m->typed;
+        break;
+    case KF_MSG_REFERENCE_RESULT:
+        typed->ref = m->typed;
+        break;
+    case KF_MSG_PROFILE_RESULT:    /* a profile's result is its caller's, not the search's */
+    case KF_MSG_UNTYPED:
+        break;
+    }
+}
+
 void
 kf_coord_complete_results (kf_coord_t *self)
 {
@@ -476,12 +508,8 @@ kf_coord_complete_results (kf_coord_t *self)
             S_I64 (key, json_integer_value (json_object_get (job, "id")));
             kf_msg_t *m = zhashx_lookup (by_job, key);
             size_t events_before = json_array_size (self->search.events);
-            kf_search_typed_t typed = {
-                .eval = m->typed_free == kf_eval_result_release ? m->typed : NULL,
-                .compile = m->typed_free == kf_compile_result_release ? m->typed : NULL,
-                .gen = m->typed_free == kf_generate_result_release ? m->typed : NULL,
-                .ref = m->typed_free == kf_reference_result_release ? m->typed : NULL,
-            };
+            kf_search_typed_t typed;
+            s_search_typed (m, &typed);
             if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
                 || kf_search_job_done (&self->search, job, json_object_get (m->body, "result"),
                                        &typed, m->frames)) {
@@ -606,6 +634,7 @@ kf_coord_cron (kf_coord_t *self)
         zlistx_destroy (&dead);
     }
     if (self->ready && now >= self->next_lease_check) {
+        int64_t last_pass = self->next_lease_check - 1000;
         self->next_lease_check = now + 1000;
         if (s_requeue (self, "state = 'leased' AND lease_deadline < now()", 0, NULL,
                        "lease expired"))
@@ -627,7 +656,7 @@ kf_coord_cron (kf_coord_t *self)
             kf_pgarray_destroy (&ids);
         }
         /* Runs no connected worker could serve for worker_wait_s fail. */
-        kf_coord_fit_check (self);
+        kf_coord_fit_check (self, last_pass);
         /* Jobs may have been added by another writer (benchmarks). */
         self->dispatch_needed = true;
     }

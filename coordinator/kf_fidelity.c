@@ -369,43 +369,18 @@ kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
 
 /* The candidate of a full-protocol JOB that followed its screen:
  * {run_id, fidelity, screen_speedup}, or NULL with *RC 1 (not such a job)
- * or -1 (a database error). */
+ * or -1 (a database error). A candidate's first evaluation makes it
+ * final; a full-protocol job of a final candidate that is not its
+ * re-verification (kf_verify.c took those) is the one its screen asked
+ * for. */
 static json_t *
 s_candidate (kf_search_t *self, json_t *job, int *rc)
 {
-    *rc = 1;
-    int64_t cand_id = kf_jint (job, "candidate_id");
-    if (!cand_id || strcmp (kf_jstr (job, "kind"), "evaluate"))
-        return NULL;
-    char jobid[24];
-    const char *p[1] = { S_I64 (jobid, kf_jint (job, "id")) };
-    bool failed = false;
-    /* A candidate's first evaluation makes it final; a full-protocol job
-     * of a final candidate that is not its re-verification (kf_verify.c
-     * took those) is the one its screen asked for. */
-    json_t *row = kf_db_row (self->db,
-                             "SELECT c.run_id, c.fidelity, c.screen_speedup FROM jobs j"
-                             " JOIN candidates c ON c.id = j.candidate_id WHERE j.id = $1"
-                             " AND j.fidelity = 'full' AND c.finished_at IS NOT NULL",
-                             1, p, &failed);
-    if (failed)
-        *rc = -1;
-    return row;
-}
-
-/* After a decision on CAND_ID of RUN_ID: the run's figures, the event
- * (FIELDS, taken), and the run goes on (or ends). */
-static int
-s_decided (kf_search_t *self, int64_t run_id, json_t *fields)
-{
-    json_t *figures = kf_search_run_figures (self, run_id);
-    if (!figures) {
-        json_decref (fields);
-        return -1;
-    }
-    json_decref (figures);
-    kf_search_event (self, run_id, "fidelity", fields);
-    return kf_search_begin (self, run_id);
+    return kf_verify_second_of (self, job,
+                                "SELECT c.run_id, c.fidelity, c.screen_speedup FROM jobs j"
+                                " JOIN candidates c ON c.id = j.candidate_id WHERE j.id = $1"
+                                " AND j.fidelity = 'full' AND c.finished_at IS NOT NULL",
+                                true, rc);
 }
 
 /* The screen of CAND_ID (CAND: s_candidate's row) did not hold: WHAT
@@ -433,10 +408,10 @@ s_hold (kf_search_t *self, json_t *cand, int64_t cand_id, const char *worker,
     json_decref (row);
     kf_warn ("run %lld candidate %lld held for audit: %s", (long long) run_id,
              (long long) cand_id, audit);
-    return s_decided (self, run_id,
-                      json_pack ("{s:I, s:s, s:f, s:s}", "candidate_id", (json_int_t) cand_id,
-                                 "state", "failed", "screen_speedup", screened,
-                                 "audit_reason", audit));
+    return kf_verify_decided (self, run_id, "fidelity",
+                              json_pack ("{s:I, s:s, s:f, s:s}", "candidate_id",
+                                         (json_int_t) cand_id, "state", "failed",
+                                         "screen_speedup", screened, "audit_reason", audit));
 }
 
 int
@@ -493,9 +468,10 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
         return -1;
     kf_debug ("run %lld candidate %lld: full protocol %.2fx (screen %.2fx)", (long long) run_id,
               (long long) cand_id, full, screened);
-    return s_decided (self, run_id,
-                      json_pack ("{s:I, s:s, s:f, s:f}", "candidate_id", (json_int_t) cand_id,
-                                 "state", "full", "speedup", full, "screen_speedup", screened));
+    return kf_verify_decided (self, run_id, "fidelity",
+                              json_pack ("{s:I, s:s, s:f, s:f}", "candidate_id",
+                                         (json_int_t) cand_id, "state", "full", "speedup", full,
+                                         "screen_speedup", screened));
 }
 
 int

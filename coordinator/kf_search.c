@@ -37,6 +37,7 @@
 #include "kf_log.h"
 #include "kf_meta.h"
 #include "kf_reference.h"
+#include "kf_rename.h"
 #include "kf_verify.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,11 +313,18 @@ kf_search_job_failed (kf_search_t *self, json_t *job, const char *reason)
         return verify_rc;   /* a re-verification: its candidate is held for audit */
     if ((verify_rc = kf_fidelity_job_failed (self, job, reason)) != 1)
         return verify_rc;   /* a full-protocol evaluation: held, as above */
-    char text[600];
-    char *cut = kf_text_head (reason, 500);   /* whole lines */
-    snprintf (text, sizeof text, "%s job failed for good: %s", kf_jstr (job, "kind"),
-              cut ? cut : "");
-    free (cut);
+    /* The run's reference: a traceback or a compiler's log names the
+     * worker's copy ("problem.py", "kernel.c"), not the user's file. */
+    char *named = NULL;
+    if (!cand) {
+        json_t *run = kf_search_run_row (self, run_id);
+        named = run ? kf_rename_reference (json_object_get (run, "spec"), reason) : NULL;
+        json_decref (run);
+    }
+    char text[600], prefix[64];
+    snprintf (prefix, sizeof prefix, "%s job failed for good: ", kf_jstr (job, "kind"));
+    kf_text_head_in (text, sizeof text, prefix, named ? named : reason, 500, "");
+    free (named);
     if (!cand)
         return kf_search_finish_run (self, run_id, "failed", text);
     return kf_search_finish_candidate (self, run_id, cand, "failed", 0, text);

@@ -17,6 +17,7 @@
 #include "kf_meta.h"
 #include "kf_prompt_target.h"
 #include "kf_reference.h"
+#include "kf_rename.h"
 #include "kf_repeat.h"
 #include "kf_str.h"
 #include "kf_tune.h"
@@ -285,10 +286,12 @@ kf_search_compiled (kf_search_t *self, json_t *run, int64_t cand_id,
         /* The run's reference: without it nothing can be evaluated. */
         if (!compiled) {
             char reason[512];
-            char *cut = kf_text_head (log ? log : "", 400);   /* whole lines */
-            snprintf (reason, sizeof reason, "the reference does not compile: %s",
-                      cut ? cut : "");
-            free (cut);
+            /* The compiler named the compile worker's copy ("kernel.c"):
+             * the user's file is the one to name. */
+            char *named = kf_rename_reference (json_object_get (run, "spec"), log ? log : "");
+            kf_text_head_in (reason, sizeof reason, "the reference does not compile: ",
+                             named ? named : log ? log : "", 400, "");
+            free (named);
             return kf_search_finish_run (self, run_id, "failed", reason);
         }
         char hash[65], id[24];

@@ -175,29 +175,49 @@ kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     return 0;
 }
 
-/* The candidate of a re-verification JOB: {run_id, verify_state,
- * verify_reason, speedup}, or NULL with *RC 1 (not a re-verification) or
- * -1 (a database error). */
-static json_t *
-s_candidate (kf_search_t *self, json_t *job, int *rc)
+json_t *
+kf_verify_second_of (kf_search_t *self, json_t *job, const char *sql, bool by_job, int *rc)
 {
     *rc = 1;
     int64_t cand_id = kf_jint (job, "candidate_id");
     if (!cand_id || strcmp (kf_jstr (job, "kind"), "evaluate"))
         return NULL;
-    char cand[24];
-    const char *p[1] = { S_I64 (cand, cand_id) };
+    char id[24];
+    const char *p[1] = { S_I64 (id, by_job ? kf_jint (job, "id") : cand_id) };
     bool failed = false;
-    /* A candidate's first evaluation makes it final; an evaluate job of a
-     * final candidate that was found suspicious is its re-verification. */
-    json_t *row = kf_db_row (self->db,
-                             "SELECT run_id, verify_state, verify_reason, speedup FROM candidates"
-                             " WHERE id = $1 AND finished_at IS NOT NULL"
-                             " AND verify_state IS NOT NULL",
-                             1, p, &failed);
+    json_t *row = kf_db_row (self->db, sql, 1, p, &failed);
     if (failed)
         *rc = -1;
     return row;
+}
+
+int
+kf_verify_decided (kf_search_t *self, int64_t run_id, const char *kind, json_t *fields)
+{
+    json_t *figures = kf_search_run_figures (self, run_id);
+    if (!figures) {
+        json_decref (fields);
+        return -1;
+    }
+    json_decref (figures);
+    kf_search_event (self, run_id, kind, fields);
+    /* No longer open: the run may plan its next candidate, or end. */
+    return kf_search_begin (self, run_id);
+}
+
+/* The candidate of a re-verification JOB: {run_id, verify_state,
+ * verify_reason, speedup}, or NULL with *RC 1 (not a re-verification) or
+ * -1 (a database error). A candidate's first evaluation makes it final;
+ * an evaluate job of a final candidate that was found suspicious is its
+ * re-verification. */
+static json_t *
+s_candidate (kf_search_t *self, json_t *job, int *rc)
+{
+    return kf_verify_second_of (self, job,
+                                "SELECT run_id, verify_state, verify_reason, speedup FROM"
+                                " candidates WHERE id = $1 AND finished_at IS NOT NULL"
+                                " AND verify_state IS NOT NULL",
+                                false, rc);
 }
 
 /* Decides the pending candidate CAND (s_candidate's row) of CAND_ID: it
@@ -247,10 +267,6 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
         && kf_db_exec (self->db, "UPDATE archive_cells SET speedup = $2, fitness = $3"
                                  " WHERE candidate_id = $1", 3, ap) < 0)
         return -1;
-    json_t *figs = kf_search_run_figures (self, run_id);
-    if (!figs)
-        return -1;
-    json_decref (figs);
     if (holds)
         kf_info ("run %lld candidate %lld re-verified: %.2fx (first %.2fx)", (long long) run_id,
                  (long long) cand_id, again, first);
@@ -263,9 +279,7 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
                                                                    : json_null ());
     if (!holds)
         json_object_set_new (event, "audit_reason", json_string (audit));
-    kf_search_event (self, run_id, "verify", event);
-    /* No longer open: the run may plan its next candidate, or end. */
-    return kf_search_begin (self, run_id);
+    return kf_verify_decided (self, run_id, "verify", event);
 }
 
 int

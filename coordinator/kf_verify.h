@@ -59,6 +59,22 @@ int kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
  * re-verification; else the candidate is held for audit: 0, or -1. */
 int kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason);
 
+/* --- What a second evaluation of a final candidate (a re-verification
+ * here, a full-protocol timing after a screen in kf_fidelity.c) does
+ * alike; each keeps its own SQL. */
+
+/* The candidate of the second evaluation JOB, as SQL (one parameter: the
+ * job's id when BY_JOB, else its candidate's) finds it: the row (the
+ * caller's), or NULL with *RC 1 (not such a job) or -1 (a database
+ * error). */
+json_t *kf_verify_second_of (kf_search_t *self, json_t *job, const char *sql, bool by_job,
+                             int *rc);
+
+/* After a decision on a candidate of RUN_ID: the run's figures
+ * recomputed, the event KIND with FIELDS (taken), and the run goes on
+ * (kf_search_begin). 0, or -1 on a database error. */
+int kf_verify_decided (kf_search_t *self, int64_t run_id, const char *kind, json_t *fields);
+
 /* Whether any re-verification job of ROLE is queued. */
 bool kf_verify_queued (kf_db_t *db, const char *role);
 

@@ -1,7 +1,9 @@
 /*  kf_dev_runner.c - what the OpenCL and Level Zero runners
  *  (kf_runner_ocl.c, kf_runner_ze.c) do alike (kf_dev_share.h): the
  *  start of their main, the judge's messages read and answered over
- *  their own device work (kf_dev_runner_ops_t), load failures written,
+ *  their own device work (kf_dev_runner_ops_t): the judge's file mapped
+ *  and checked against the task, the calls counted, the tensors' holder
+ *  tracked, the device's errors worded; load failures written,
  *  the task file read, the judge's layout checked against the task, and
  *  the check that no thread of the process escaped the confinement.
  */
@@ -18,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define S_SOCK 3
@@ -30,19 +32,7 @@
 ssize_t
 kf_dev_runner_recv (void *buf, size_t size, int *fd)
 {
-    struct iovec iov = { .iov_base = buf, .iov_len = size };
-    char cbuf[CMSG_SPACE (sizeof (int))];
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                          .msg_controllen = sizeof cbuf };
-    ssize_t n;
-    do
-        n = recvmsg (S_SOCK, &msg, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    *fd = -1;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy (fd, CMSG_DATA (c), sizeof (int));
-    return n;
+    return kf_runner_recv (S_SOCK, buf, size, fd);
 }
 
 void
@@ -64,18 +54,18 @@ kf_dev_runner_load_failed (const char *detail)
 }
 
 int
-kf_dev_runner_task (json_t **task, int *n_in, kf_eval_spec_t *in, int *n_out,
+kf_dev_runner_task (kf_dev_runner_t *r, int *n_in, kf_eval_spec_t *in, int *n_out,
                     kf_eval_spec_t *out, char *why, size_t why_size)
 {
     size_t size;
     char *text = kf_file_read (KF_RUN_TASK, 1 << 24, &size);
-    *task = text ? json_loads (text, 0, NULL) : NULL;
+    json_t *task = r->task = text ? json_loads (text, 0, NULL) : NULL;
     free (text);
-    if (!*task) {
+    if (!task) {
         snprintf (why, why_size, "harness: the runner has no task");
         return -1;
     }
-    json_t *ins = json_object_get (*task, "inputs"), *outs = json_object_get (*task, "outputs");
+    json_t *ins = json_object_get (task, "inputs"), *outs = json_object_get (task, "outputs");
     *n_in = (int) json_array_size (ins);
     *n_out = (int) json_array_size (outs);
     if (*n_in > KF_DEV_MAX_TENSORS || *n_out > KF_DEV_MAX_TENSORS) {
@@ -88,6 +78,10 @@ kf_dev_runner_task (json_t **task, int *n_in, kf_eval_spec_t *in, int *n_out,
         if (kf_eval_spec (t < *n_in ? &in[t] : &out[t - *n_in], spec, why, why_size))
             return -1;
     }
+    r->n_in = *n_in;
+    r->n_out = *n_out;
+    r->in = in;
+    r->out = out;
     return 0;
 }
 
@@ -182,10 +176,10 @@ kf_dev_runner_ready (const char *report)
 }
 
 //  The candidate's file read, refused unless it is a KF-SPIRV bundle, and
-//  given to the runner's load.
+//  given to the device to build.
 static int
-s_load (const kf_dev_runner_ops_t *ops, void *r, const char *candidate, char *why,
-        size_t why_size)
+s_load (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, const char *candidate,
+        char *why, size_t why_size)
 {
     size_t size = 0;
     void *bytes = kf_file_read (candidate, S_MAX_BUNDLE, &size);
@@ -195,11 +189,88 @@ s_load (const kf_dev_runner_ops_t *ops, void *r, const char *candidate, char *wh
                   "source built by the compile worker's spirv toolchain)");
         return -1;
     }
-    return ops->load (r, bytes, size, why, why_size);
+    if (ops->build (d, bytes, size, r->task) != 0) {
+        snprintf (why, why_size, "%s", r->detail);
+        return -1;
+    }
+    return 0;
+}
+
+//  Every tensor handed to the host (TO_HOST) or to the device, unless
+//  they are there already.
+static long
+s_hand_over (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, bool to_host)
+{
+    if (r->on_host == to_host)
+        return 0;
+    long rc = ops->hand (d, r, to_host);
+    if (!rc)
+        r->on_host = to_host;
+    return rc;
+}
+
+//  The judge's file FD laid out as L: mapped, a device buffer for each
+//  tensor's region, the tensors on the host, every kernel argument
+//  bound. 0; -1 with WHY ("harness: ..."); 1 with WHY, the candidate's
+//  load failure (a kf-launch line the kernel refuses, known before any
+//  call).
+static int
+s_setup (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, int fd,
+         const kf_run_layout_t *l, char *why, size_t why_size)
+{
+    if (kf_dev_runner_layout_ok (l, r->n_in, r->in, r->n_out, r->out, r->pad, why, why_size))
+        return -1;
+    r->map = mmap (NULL, (size_t) l->file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (r->map == MAP_FAILED) {
+        r->map = NULL;
+        snprintf (why, why_size, "harness: setup: cannot map the tensors: %s", strerror (errno));
+        return -1;
+    }
+    r->map_bytes = (size_t) l->file_bytes;
+    r->n = (int) (l->n_in + l->n_out);
+    for (int t = 0; t < r->n; t++)
+        r->offset[t] = (size_t) l->t[t].offset;
+    if (ops->buffers (d, r, l, why, why_size) != 0)
+        return -1;
+    long rc = s_hand_over (ops, d, r, true);
+    if (rc) {
+        snprintf (why, why_size, "harness: setup: the shared tensors to the host: %s",
+                  ops->err (rc));
+        return -1;
+    }
+    if (ops->bind (d) != 0) {
+        snprintf (why, why_size, "%s", r->detail);
+        return 1;
+    }
+    return 0;
+}
+
+//  CALLS calls of the candidate, the tensors on the device, every launch
+//  in order, and the wait for them; *DONE the calls made. 0; 1 with WHY,
+//  a launch refused before anything ran (the candidate's load failure);
+//  -1 with WHY, the device's error after the candidate's launches.
+static int
+s_calls (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, uint32_t calls,
+         uint32_t *done, char *why, size_t why_size)
+{
+    long rc = s_hand_over (ops, d, r, false);
+    for (*done = 0; *done < calls && !rc; ++*done)
+        if (ops->launch (d) != 0) {
+            snprintf (why, why_size, "%s", r->detail);
+            return 1;
+        }
+    if (!rc)
+        rc = ops->wait (d);
+    if (rc) {
+        snprintf (why, why_size, "%s error in the candidate: %s", ops->api, ops->err (rc));
+        return -1;
+    }
+    return 0;
 }
 
 int
-kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candidate)
+kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r,
+                     const char *candidate)
 {
     static union { uint32_t op; kf_run_setup_msg_t setup; kf_run_call_msg_t call; } msg;
     static char why[2048];               // a build log fits
@@ -215,11 +286,11 @@ kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candid
         }
         why[0] = 0;
         if (msg.op == KF_RUN_OP_PING && !loaded) {
-            ops->ping (r);
+            ops->ping (d);
             kf_dev_runner_reply (KF_RUN_OK, 0, 0, "");
         }
         else if (msg.op == KF_RUN_OP_LOAD && !loaded) {
-            if (s_load (ops, r, candidate, why, sizeof why) != 0) {
+            if (s_load (ops, d, r, candidate, why, sizeof why) != 0) {
                 kf_dev_runner_load_failed (why);
                 return 2;
             }
@@ -231,7 +302,7 @@ kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candid
             if (!loaded || ready)
                 snprintf (why, sizeof why, "harness: setup: a layout the runner does not take");
             else
-                rc = ops->setup (r, fd, &msg.setup.layout, why, sizeof why);
+                rc = s_setup (ops, d, r, fd, &msg.setup.layout, why, sizeof why);
             close (fd);
             if (rc > 0)
                 kf_dev_runner_load_failed (why);
@@ -243,7 +314,7 @@ kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candid
         }
         else if (ready && msg.op == KF_RUN_OP_CALL && (size_t) n == sizeof msg.call) {
             uint32_t done = 0;
-            int rc = ops->calls (r, msg.call.calls, &done, why, sizeof why);
+            int rc = s_calls (ops, d, r, msg.call.calls, &done, why, sizeof why);
             if (rc > 0)
                 kf_dev_runner_load_failed (why);
             else if (rc < 0)
@@ -253,7 +324,10 @@ kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candid
             kf_dev_runner_reply (KF_RUN_OK, 0, done, "");
         }
         else if (ready && (msg.op == KF_RUN_OP_HOST || msg.op == KF_RUN_OP_DEVICE)) {
-            if (ops->hand (r, msg.op == KF_RUN_OP_HOST, why, sizeof why) != 0) {
+            long rc = s_hand_over (ops, d, r, msg.op == KF_RUN_OP_HOST);
+            if (rc) {
+                snprintf (why, sizeof why, "%s error in the candidate: %s", ops->api,
+                          ops->err (rc));
                 kf_dev_runner_reply (KF_RUN_CRASHED, 0, 0, why);
                 _exit (3);
             }

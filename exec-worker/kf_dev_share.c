@@ -31,15 +31,8 @@ void
 kf_dev_share_init (kf_dev_share_t *s, int n_in, const kf_eval_spec_t *in, int n_out,
                    const kf_eval_spec_t *out, size_t pad, char *detail, size_t detail_size)
 {
-    memset (s, 0, sizeof *s);
-    s->n_in = n_in;
-    s->n_out = n_out;
-    s->in = in;
-    s->out = out;
-    s->pad = pad;
-    s->detail = detail;
-    s->detail_size = detail_size;
-    s->fd = -1;
+    *s = (kf_dev_share_t) { .n_in = n_in, .n_out = n_out, .in = in, .out = out, .pad = pad,
+                            .detail = detail, .detail_size = detail_size, .fd = -1 };
 }
 
 //  The layout of the candidate's tensors, inputs then outputs.

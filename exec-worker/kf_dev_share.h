@@ -117,27 +117,56 @@ void kf_dev_share_end (kf_dev_share_t *s);
 
 /* --- The runners' side (kf_dev_runner.c); the judge is at fd 3. */
 
-/* A runner's own work, for kf_dev_runner_serve; R is its state. */
+/* What a runner holds alike (kf_dev_runner.c): the task, its tensors'
+ * specs and canaries, the judge's file mapped, and who holds the
+ * tensors. A runner fills the first fields before kf_dev_runner_serve;
+ * the rest is the serve's. */
 typedef struct {
+    json_t *task;                        // the task file's JSON (kf_dev_runner_task)
+    int n_in, n_out;
+    const kf_eval_spec_t *in, *out;      // the task's tensors (borrowed)
+    size_t pad;                          // the device's canary bytes
+    const char *detail;                  // where the device says a refusal (borrowed)
+    unsigned char *map;                  // the judge's file, mapped at setup
+    size_t map_bytes;
+    int n;                               // tensors: inputs, then outputs
+    size_t offset[KF_DEV_MAX_TENSORS * 2];   // of each tensor's region in MAP
+    bool on_host;
+} kf_dev_runner_t;
+
+/* A runner's device work, for kf_dev_runner_serve; D is its state, R
+ * the shared part. An error code RC is the API's (cl_int, ze_result_t),
+ * 0 for none. What the two runners do alike (the file mapped, the
+ * judge's layout checked, the calls counted, errors worded, the
+ * tensors' holder tracked) is kf_dev_runner.c's. */
+typedef struct {
+    const char *api;                     // "OpenCL": "OpenCL error in the candidate: ..."
+    /* RC's name. */
+    const char *(*err) (long rc);
     /* A ping's work before the candidate is loaded: what a timed call
      * costs beside the candidate's launches (a tiny fill, waited for). */
-    void (*ping) (void *r);
+    void (*ping) (void *d);
     /* The candidate's KF-SPIRV bundle BYTES (SIZE of them; the runner's
-     * to keep: its plan borrows them) planned and built. 0, or -1 with
-     * WHY: the candidate's load failure. */
-    int (*load) (void *r, void *bytes, size_t size, char *why, size_t why_size);
-    /* The judge's file FD laid out as L, buffers made over or beside it,
-     * the tensors on the host. 0; -1 with WHY ("harness: ..."); or 1 with
-     * WHY, the candidate's load failure (a kf-launch line refused). */
-    int (*setup) (void *r, int fd, const kf_run_layout_t *l, char *why, size_t why_size);
-    /* CALLS calls of the candidate, the tensors handed to the device
-     * first, waited for; *DONE the calls made. 0; 1 with WHY, a launch
-     * refused (the candidate's load failure); -1 with WHY, an error of
-     * the device's after the candidate's launches. */
-    int (*calls) (void *r, uint32_t calls, uint32_t *done, char *why, size_t why_size);
-    /* Every tensor handed to the host (TO_HOST) or to the device. 0, or
-     * -1 with WHY, an error of the device's. */
-    int (*hand) (void *r, bool to_host, char *why, size_t why_size);
+     * to keep: its plan borrows them) planned against TASK and built. 0,
+     * or -1 with R's detail: the candidate's load failure. */
+    int (*build) (void *d, void *bytes, size_t size, json_t *task);
+    /* A device buffer for each tensor's region of R's file (R->map, laid
+     * out as L; R->n and R->offset set), R->on_host saying who holds
+     * them. 0, or -1 with WHY ("harness: ..."). */
+    int (*buffers) (void *d, kf_dev_runner_t *r, const kf_run_layout_t *l, char *why,
+                    size_t why_size);
+    /* Every kernel argument once. 0, or -1 with R's detail: a kf-launch
+     * line the kernel refuses, the candidate's load failure. */
+    int (*bind) (void *d);
+    /* Every tensor handed to the host (TO_HOST) or to the device; 0 or
+     * RC. Called only when they are on the other side. */
+    long (*hand) (void *d, kf_dev_runner_t *r, bool to_host);
+    /* One call of the candidate, every launch in order, queued. 0, or
+     * -1 with R's detail: a launch refused (the candidate's load
+     * failure). */
+    int (*launch) (void *d);
+    /* What was queued submitted and waited for; 0 or RC. */
+    long (*wait) (void *d);
 } kf_dev_runner_ops_t;
 
 /* The start of a runner's main: dies with the judge, takes the
@@ -151,11 +180,13 @@ int kf_dev_runner_begin (int argc, char **argv, const char *prefix, char *cwd, s
  * judge told, REPORT the confinement. */
 void kf_dev_runner_ready (const char *report);
 
-/* Answers the judge's messages with OPS on R until the judge is done
- * (0) or the runner must end (2: its load failed, a setup refused). A
- * device error after the candidate's launches ends the process (exit
- * code 3) after its KF_RUN_CRASHED reply: the context may be lost. */
-int kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *r, const char *candidate);
+/* Answers the judge's messages with OPS on D (R its shared part) until
+ * the judge is done (0) or the runner must end (2: its load failed, a
+ * setup refused). A device error after the candidate's launches ends
+ * the process (exit code 3) after its KF_RUN_CRASHED reply: the context
+ * may be lost. */
+int kf_dev_runner_serve (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r,
+                         const char *candidate);
 
 /* One message from the judge into BUF; *FD a file that came with it, or
  * -1. What recvmsg returns: 0 or less when the judge is gone. */
@@ -168,10 +199,11 @@ void kf_dev_runner_reply (int status, int rc, uint32_t calls, const char *detail
  * and the start of it in a KF_RUN_FAILED reply. */
 void kf_dev_runner_load_failed (const char *detail);
 
-/* The task file the judge wrote (KF_RUN_TASK): *TASK (the caller's, it
- * holds the specs' JSON), the specs of its inputs and outputs (at most
- * KF_DEV_MAX_TENSORS each). 0, or -1 with WHY. */
-int kf_dev_runner_task (json_t **task, int *n_in, kf_eval_spec_t *in, int *n_out,
+/* The task file the judge wrote (KF_RUN_TASK): R's task (the runner's,
+ * it holds the specs' JSON), the specs of its inputs and outputs (at
+ * most KF_DEV_MAX_TENSORS each) into *N_IN, IN, *N_OUT and OUT, which R
+ * then borrows. 0, or -1 with WHY. */
+int kf_dev_runner_task (kf_dev_runner_t *r, int *n_in, kf_eval_spec_t *in, int *n_out,
                         kf_eval_spec_t *out, char *why, size_t why_size);
 
 /* 0 when layout L fits the tensors IN and OUT with canaries of PAD

@@ -193,8 +193,8 @@ s_names (s_state_t *s)
     s->ctx.scalars = s->values;
 }
 
-static ssize_t
-s_recv (void *buf, size_t size, int *fd)
+ssize_t
+kf_runner_recv (int sock, void *buf, size_t size, int *fd)
 {
     struct iovec iov = { .iov_base = buf, .iov_len = size };
     char cbuf[CMSG_SPACE (sizeof (int))];
@@ -202,7 +202,7 @@ s_recv (void *buf, size_t size, int *fd)
                           .msg_controllen = sizeof cbuf };
     ssize_t n;
     do
-        n = recvmsg (s_sock, &msg, MSG_CMSG_CLOEXEC);
+        n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
     *fd = -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
@@ -259,7 +259,7 @@ kf_runner_main (int argc, char **argv)
     kf_refusal_fn *refusal = NULL;      /* its optional reason (kf_kernel.h) */
     for (;;) {
         int fd;
-        ssize_t n = s_recv (&msg, sizeof msg, &fd);
+        ssize_t n = kf_runner_recv (s_sock, &msg, sizeof msg, &fd);
         if (n <= 0)
             return 0;                   // the judge is done with us
         if (msg.op == KF_RUN_OP_PING && !fn) {

@@ -94,6 +94,11 @@ int kf_runner_main (int argc, char **argv);
  * signal handler may call it. */
 void kf_runner_send_reply (int sock, int status, int rc, uint32_t calls, const char *detail);
 
+/* The runner's side: one message from the judge on SOCK into BUF (SIZE
+ * bytes); *FD a file that came with it, or -1. What recvmsg returns: 0
+ * or less when the judge is gone. */
+ssize_t kf_runner_recv (int sock, void *buf, size_t size, int *fd);
+
 /* --- The judge's side. */
 typedef struct kf_runner kf_runner_t;
 
@@ -148,8 +153,10 @@ int kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t
 double kf_runner_round_trip_s (kf_runner_t *self);
 
 /* CPU seconds the runner has used, all its threads; and of those, the
- * seconds used while no call was being timed (from the answer of one
- * call to the stop that follows it, and before the first call). */
+ * seconds used while no call was being timed: from the answer of each
+ * exchange since the pings to the stop that follows it (taken from when
+ * the runner is quiet, if it is right after its answer), less what the
+ * pings' stops cost the runner. */
 double kf_runner_cpu_s (kf_runner_t *self);
 double kf_runner_cpu_outside_s (kf_runner_t *self);
 

@@ -6,6 +6,7 @@
 #include "kf_eval_channel.h"
 #include "kf_subproc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@ struct kf_runner {
     bool dead;
     double cpu_outside;
     double round_trip;
+    double stop_cpu;         // the runner's own CPU for one stop (median of the pings')
     char confinement[240];
 };
 
@@ -167,12 +169,63 @@ s_send (kf_runner_t *self, const void *msg, size_t size, int fd)
 }
 
 #define S_PINGS 32
+/* After an answer the judge looks whether the runner's threads are off
+ * their CPUs: at once, and when they are not, S_WATCH_LOOKS more times
+ * S_WATCH_NS apart (about a millisecond, the sleeps' slack included). */
+#define S_WATCH_LOOKS 20
+#define S_WATCH_NS 25000L
+
+/* Whether some thread of PID is running or runnable ('R' in its
+ * /proc/PID/task/TID/stat). A process that cannot be read counts as
+ * quiet: the CPU figure is then taken right after the answer. */
+static bool
+s_busy (pid_t pid)
+{
+    char dir[64];
+    snprintf (dir, sizeof dir, "/proc/%d/task", (int) pid);
+    DIR *d = opendir (dir);
+    if (!d)
+        return false;
+    bool busy = false;
+    struct dirent *ent;
+    while (!busy && (ent = readdir (d))) {
+        if (ent->d_name[0] == '.')
+            continue;
+        char path[128], line[512];
+        snprintf (path, sizeof path, "%s/%.32s/stat", dir, ent->d_name);
+        FILE *f = fopen (path, "re");
+        if (!f)
+            continue;
+        //  "TID (COMM) STATE ...": COMM may hold anything, the last ')'
+        //  ends it.
+        const char *end = fgets (line, sizeof line, f) ? strrchr (line, ')') : NULL;
+        busy = end && end[1] == ' ' && end[2] == 'R';
+        fclose (f);
+    }
+    closedir (d);
+    return busy;
+}
 
 static int
 s_cmp (const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
     return x < y ? -1 : x > y;
+}
+
+//  Whether the runner is quiet right after an answer: no thread of it on
+//  a CPU or waiting for one. When it is not, it is watched a little
+//  longer (letting a thread that keeps working show its work, and a
+//  preempted runner reach its recv) before the stop.
+static bool
+s_quiet (kf_runner_t *self)
+{
+    if (!s_busy (self->pid))
+        return true;
+    struct timespec nap = { 0, S_WATCH_NS };
+    for (int k = 0; k < S_WATCH_LOOKS && s_busy (self->pid); k++)
+        nanosleep (&nap, NULL);
+    return false;
 }
 
 //  One message and its answer: resume the runner, send, wait, stop it
@@ -213,13 +266,32 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
     *wall_s = kf_eval_now () - t0;
     if (self->dead)
         return -1;
+    //  What the runner does between its answer and the stop is counted
+    //  as work hidden from the clock. But a process's CPU clock read from
+    //  another process counts what each thread ran only up to that
+    //  thread's last tick or switch: a thread still on its CPU when the
+    //  answer arrives (the answering one on its way back to recv, all the
+    //  more on a loaded machine) would show up to a tick (4 ms at HZ=250)
+    //  of the work it did before answering only after the stop, an
+    //  honest single-threaded kernel's call charged as hidden work. So
+    //  when the runner is quiet right after (the answering thread in its
+    //  recv microseconds later), the figure is taken then, every count
+    //  exact. A runner that is not keeps a thread working after its
+    //  answer (or was preempted, its count exact already): everything
+    //  from the answer to the stop counts, the watch included.
     double cpu_answered = kf_runner_cpu_s (self);
+    if (s_quiet (self))
+        cpu_answered = kf_runner_cpu_s (self);
     //  A runner that said what went wrong (it does not load, a call
     //  returned non-zero) and then ended is reported by what it said.
     kf_run_reply_t ended;
     if (s_stop (self, rc == 0 ? reply : &ended) != 0)
         return -1;
-    self->cpu_outside += kf_runner_cpu_s (self) - cpu_answered;
+    //  The stop itself costs the runner some CPU (woken in its recv to
+    //  take the signal; more on a loaded machine): what the pings' stops
+    //  cost, before any candidate code was loaded, is not its work.
+    double after = kf_runner_cpu_s (self) - cpu_answered - self->stop_cpu;
+    self->cpu_outside += after > 0 ? after : 0;
     return rc;
 }
 
@@ -303,20 +375,28 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
         return NULL;
     }
     snprintf (self->confinement, sizeof self->confinement, "%s", reply->detail);
-    double trips[S_PINGS];
+    double trips[S_PINGS], stops[S_PINGS];
     uint32_t op = KF_RUN_OP_PING;
     for (int k = 0; k < S_PINGS; k++) {
         if (opts->before_ping)
             opts->before_ping (opts->arg);
+        double outside = self->cpu_outside;
         if (s_exchange (self, &op, sizeof op, -1, &trips[k], reply) != 0) {
             kf_runner_destroy (&self);
             return NULL;
         }
+        stops[k] = self->cpu_outside - outside;
         if (opts->after_ping)
             opts->after_ping (opts->arg);
     }
     qsort (trips, S_PINGS, sizeof trips[0], s_cmp);
     self->round_trip = trips[S_PINGS / 2];
+    //  Only the runner's own code ran in the pings: what each stop cost
+    //  it is the figure later stops are taken off by, and none of it
+    //  counts as the candidate's.
+    qsort (stops, S_PINGS, sizeof stops[0], s_cmp);
+    self->stop_cpu = stops[S_PINGS / 2];
+    self->cpu_outside = 0;
     double ignored;
     op = KF_RUN_OP_LOAD;
     if (s_exchange (self, &op, sizeof op, -1, &ignored, reply) != 0) {

@@ -14,81 +14,63 @@
 #include "kf_dev_share.h"
 #include "kf_ze_eval.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 
 typedef struct {
     kf_ze_eval_t *e;                   // in_d: the inputs, cand_d: the outputs
-    json_t *task;
-    unsigned char *map;
-    size_t map_bytes;
-    int n;                             // tensors: inputs, then outputs
-    size_t offset[KF_ZE_MAX_TENSORS * 2];    // of each tensor's region in MAP
-    bool on_host;
+    kf_dev_runner_t shared;
     void *ping;
 } s_run_t;
 
 //  Tensor T's buffer: the inputs', then the outputs'.
 static kf_ze_dbuf_t *
-s_buf (s_run_t *r, int t)
+s_buf (kf_ze_eval_t *e, int t)
 {
-    return t < r->e->n_in ? &r->e->in_d[t] : &r->e->cand_d[t - r->e->n_in];
+    return t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+}
+
+static const char *
+s_err (long rc)
+{
+    return kf_ze_err ((uint32_t) rc);
 }
 
 //  Hands every tensor to the device (TO_HOST false: each region of the
 //  file, canaries included, copied up) or to the host (copied down, so
 //  the judge reads whatever the launches wrote, canaries too).
-static uint32_t
-s_hand_over (s_run_t *r, bool to_host)
+static long
+s_hand (void *arg, kf_dev_runner_t *r, bool to_host)
 {
-    if (r->on_host == to_host)
-        return 0;
+    s_run_t *run = arg;
     uint32_t rc = 0;
     for (int t = 0; t < r->n && !rc; t++) {
-        kf_ze_dbuf_t *b = s_buf (r, t);
+        kf_ze_dbuf_t *b = s_buf (run->e, t);
         rc = to_host ? kf_ze_download (r->map + r->offset[t], b->base, b->alloc)
                      : kf_ze_upload (b->base, r->map + r->offset[t], b->alloc);
     }
-    if (!rc)
-        r->on_host = to_host;
     return rc;
 }
 
-//  The judge's file FD laid out as L: device memory of this context for
-//  each tensor's region (the kernels get the data within it); the
-//  tensors start on the host. 1 when the candidate's kf-launch lines do
-//  not fit its kernels (its load failure, in E->detail).
+//  Device memory of this context for each tensor's region of the file
+//  (the kernels get the data within it); the tensors start on the host.
 static int
-s_setup (void *arg, int fd, const kf_run_layout_t *l, char *why, size_t why_size)
+s_buffers (void *arg, kf_dev_runner_t *r, const kf_run_layout_t *l, char *why, size_t why_size)
 {
-    s_run_t *r = arg;
-    kf_ze_eval_t *e = r->e;
-    if (kf_dev_runner_layout_ok (l, e->n_in, e->in, e->n_out, e->out, KF_ZE_PAD, why, why_size))
-        return -1;
-    r->map = mmap (NULL, (size_t) l->file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (r->map == MAP_FAILED) {
-        r->map = NULL;
-        snprintf (why, why_size, "harness: setup: cannot map the tensors: %s", strerror (errno));
-        return -1;
-    }
-    r->map_bytes = (size_t) l->file_bytes;
-    r->n = (int) (l->n_in + l->n_out);
+    s_run_t *run = arg;
     uint32_t rc = 0;
     size_t largest = 64;
     for (int t = 0; t < r->n && !rc; t++) {
         const kf_run_tensor_t *rt = &l->t[t];
-        kf_ze_dbuf_t *b = s_buf (r, t);
+        kf_ze_dbuf_t *b = s_buf (run->e, t);
         b->alloc = (size_t) rt->region;
         b->bytes = (size_t) rt->bytes;
         rc = kf_ze_device_alloc ((void **) &b->base, b->alloc);
         b->data = b->base ? b->base + KF_ZE_PAD : NULL;
-        r->offset[t] = (size_t) rt->offset;
         largest = b->alloc > largest ? b->alloc : largest;
     }
     if (!rc)
@@ -99,59 +81,39 @@ s_setup (void *arg, int fd, const kf_run_layout_t *l, char *why, size_t why_size
         return -1;
     }
     r->on_host = true;
-    //  Every kernel argument once: a kf-launch line the kernel refuses
-    //  is the candidate's load failure, known before any call.
-    if (kf_ze_bind (e, &e->cand, e->cand_d) != KF_ZE_OK) {
-        snprintf (why, why_size, "%s", e->detail);
-        return 1;
-    }
-    return 0;
-}
-
-//  CALLS calls of the candidate, every launch in order, in one command
-//  list, and the wait for them.
-static int
-s_calls (void *arg, uint32_t calls, uint32_t *done, char *why, size_t why_size)
-{
-    s_run_t *r = arg;
-    uint32_t rc = s_hand_over (r, false);
-    for (*done = 0; *done < calls && !rc; ++*done)
-        if (kf_ze_append_call (r->e, &r->e->cand, r->e->cand_d) != KF_ZE_OK) {
-            //  The driver refused a launch (its sizes, an argument): the
-            //  candidate's load failure, said before anything ran.
-            snprintf (why, why_size, "%s", r->e->detail);
-            return 1;
-        }
-    if (!rc)
-        rc = kf_ze_submit ();
-    if (rc) {
-        snprintf (why, why_size, "Level Zero error in the candidate: %s", kf_ze_err (rc));
-        return -1;
-    }
     return 0;
 }
 
 static int
-s_hand (void *arg, bool to_host, char *why, size_t why_size)
+s_bind (void *arg)
 {
-    uint32_t rc = s_hand_over (arg, to_host);
-    if (rc)
-        snprintf (why, why_size, "Level Zero error in the candidate: %s", kf_ze_err (rc));
-    return rc ? -1 : 0;
+    s_run_t *run = arg;
+    return kf_ze_bind (run->e, &run->e->cand, run->e->cand_d) == KF_ZE_OK ? 0 : -1;
+}
+
+//  One call's launches, appended to the command list.
+static int
+s_launch (void *arg)
+{
+    s_run_t *run = arg;
+    return kf_ze_append_call (run->e, &run->e->cand, run->e->cand_d) == KF_ZE_OK ? 0 : -1;
+}
+
+static long
+s_wait (void *arg)
+{
+    (void) arg;
+    return kf_ze_submit ();
 }
 
 //  The candidate's module: its bundle (taken) planned against the task,
 //  built by the driver, its kernels and scratch made.
 static int
-s_load (void *arg, void *bytes, size_t size, char *why, size_t why_size)
+s_build (void *arg, void *bytes, size_t size, json_t *task)
 {
-    s_run_t *r = arg;
-    r->e->cand.bytes = bytes;
-    if (kf_ze_side_build (r->e, &r->e->cand, size, r->task) != KF_ZE_OK) {
-        snprintf (why, why_size, "%s", r->e->detail);
-        return -1;
-    }
-    return 0;
+    s_run_t *run = arg;
+    run->e->cand.bytes = bytes;
+    return kf_ze_side_build (run->e, &run->e->cand, size, task) == KF_ZE_OK ? 0 : -1;
 }
 
 //  What must be done before the confinement: the task, the loader, the
@@ -166,9 +128,11 @@ s_prepare (s_run_t *r, int device, char *why, size_t why_size)
         snprintf (why, why_size, "harness: out of memory");
         return -1;
     }
-    if (kf_dev_runner_task (&r->task, &r->e->n_in, r->e->in, &r->e->n_out, r->e->out, why,
+    if (kf_dev_runner_task (&r->shared, &r->e->n_in, r->e->in, &r->e->n_out, r->e->out, why,
                             why_size))
         return -1;
+    r->shared.detail = r->e->detail;
+    r->shared.pad = KF_ZE_PAD;
     r->e->cand.what = "candidate";
     if (kf_ze_find_device (device, reason, sizeof reason)
         || kf_ze_open_queue (reason, sizeof reason)) {
@@ -199,7 +163,8 @@ s_ping (void *arg)
 }
 
 static const kf_dev_runner_ops_t s_ops = {
-    .ping = s_ping, .load = s_load, .setup = s_setup, .calls = s_calls, .hand = s_hand
+    .api = "Level Zero", .err = s_err, .ping = s_ping, .build = s_build, .buffers = s_buffers,
+    .bind = s_bind, .hand = s_hand, .launch = s_launch, .wait = s_wait
 };
 
 int
@@ -223,5 +188,5 @@ kf_runner_ze_main (int argc, char **argv)
         return 2;
     }
     kf_dev_runner_ready (report);
-    return kf_dev_runner_serve (&s_ops, r, candidate);
+    return kf_dev_runner_serve (&s_ops, r, &r->shared, candidate);
 }

@@ -158,6 +158,14 @@ s_problem_task (const kf_ctl_args_t *args, const char *path, char *text, size_t 
                               "reference", "language", "pytorch", "source", source);
     free (doc);
     free (stem);
+    /* The file as the user named it, for the messages about the problem
+     * (a traceback names the reference runner's problem.py; kf_rename.h);
+     * a name of control characters is left out rather than refused. */
+    bool printable = strlen (path) <= 1024;
+    for (const char *c = path; printable && *c; c++)
+        printable = (unsigned char) *c >= 0x20 && *c != 0x7f;
+    if (task && printable)
+        json_object_set_new (json_object_get (task, "reference"), "path", json_string (path));
     char *why = NULL;
     if (!task || kf_task_validate (task, &why)) {
         *err = kf_strdupf ("%s: %s", path, why ? why : "out of memory");

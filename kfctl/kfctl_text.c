@@ -1,14 +1,12 @@
 /*  kfctl_text.c - long worker text made fit to show (kfctl_text.h).
  *
- *  A log cut at a byte count ends mid-word and hides how much is gone; a
- *  name the worker gave the user's file ("kernel.c" in its build folder,
- *  "problem.py" in the reference runner's) sends the user looking for a
- *  file they do not have. The stored text stays as the worker wrote it
- *  (it is the record); only what kfctl prints is cut and renamed.
+ *  A log cut at a byte count ends mid-word and hides how much is gone.
+ *  The stored text stays as the worker wrote it (it is the record); only
+ *  what kfctl prints is cut. (The user's file names are given back by
+ *  common/kf_rename.h.)
  */
 #include "kfctl_text.h"
 #include "kf_str.h"
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,41 +64,6 @@ kf_ctl_text_lines (const char *text, int max_lines, bool from_end)
         dropped += earlier - 1;
     return kf_strdupf ("(%d more line%s)\n%.*s", dropped, dropped == 1 ? "" : "s",
                        (int) (len - start - 1), text + start + 1);
-}
-
-//  Whether C can be part of a file name: "mykernel.c" is not "kernel.c".
-static bool
-s_name_char (char c)
-{
-    return isalnum ((unsigned char) c) || c == '_' || c == '-' || c == '.';
-}
-
-char *
-kf_ctl_text_rename (const char *text, const char *ours, const char *theirs)
-{
-    size_t n = strlen (ours), m = strlen (theirs), hits = 0;
-    for (const char *p = strstr (text, ours); p; p = strstr (p + n, ours))
-        hits++;
-    char *out = malloc (strlen (text) + hits * (m > n ? m - n : 0) + 1);
-    if (!out)
-        return NULL;
-    char *w = out;
-    const char *r = text;
-    for (const char *p = strstr (r, ours); p; p = strstr (r, ours)) {
-        bool whole = (p == text || !s_name_char (p[-1]) || p[-1] == '/')
-                     && !s_name_char (p[n]) ;
-        //  A name is followed by ':' (a location), a quote or a blank;
-        //  a trailing '.' ends a sentence.
-        if (p[n] == '.' && (p[n + 1] == 0 || isspace ((unsigned char) p[n + 1])))
-            whole = p == text || !s_name_char (p[-1]) || p[-1] == '/';
-        memcpy (w, r, (size_t) (p - r));
-        w += p - r;
-        memcpy (w, whole ? theirs : ours, whole ? m : n);
-        w += whole ? m : n;
-        r = p + n;
-    }
-    strcpy (w, r);
-    return out;
 }
 
 void

@@ -1,7 +1,7 @@
 /*  kfctl_text.h - long text a worker wrote (a compiler log, a Python
  *  traceback, a refusal) made fit to show a user: whole lines with the
- *  rest counted, and the worker's own file names given back as the
- *  user's (kfctl_text.c).
+ *  rest counted (kfctl_text.c). The worker's own file names are given
+ *  back as the user's by common/kf_rename.h.
  */
 #ifndef KFCTL_TEXT_H
 #define KFCTL_TEXT_H
@@ -16,11 +16,6 @@
  * said as "(N more lines)" on a line of its own. Trailing blank lines
  * go. Caller frees; NULL when out of memory. */
 char *kf_ctl_text_lines (const char *text, int max_lines, bool from_end);
-
-/* TEXT with each use of the file name OURS (the worker's: "kernel.c",
- * "problem.py") as a whole name, not part of a longer one, written as
- * THEIRS (the user's own file name). Caller frees. */
-char *kf_ctl_text_rename (const char *text, const char *ours, const char *theirs);
 
 /* SHAPE (a JSON array of integers) as "[256, 2048]" into BUF. */
 void kf_ctl_text_shape (json_t *shape, char *buf, size_t size);

@@ -18,6 +18,7 @@
  */
 #include "kf_file.h"
 #include "kf_json.h"
+#include "kf_rename.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
 #include "kfctl_cmd.h"
@@ -118,13 +119,6 @@ s_reference_file (const char *path)
     return base;
 }
 
-static const char *
-s_extension (const char *lang)
-{
-    return !strcmp (lang, "cuda") ? "cu" : !strcmp (lang, "opencl") ? "cl"
-         : !strcmp (lang, "sycl") ? "cpp" : "c";
-}
-
 /* Each tensor spec of LIST as "name dtype [d0, d1]" lines on OUT. */
 static void
 s_print_specs (FILE *out, const char *title, json_t *list)
@@ -148,10 +142,13 @@ s_native (json_t *task, const char *path, const char *target, const char *dir, j
     const char *lang = kf_jstr (ref, "language");
     const char *source = kf_jstr (ref, "source");
     char *user = s_reference_file (path);
-    char own[64], mine[96];
-    snprintf (own, sizeof own, "kernel.%s", s_extension (lang));
+    const char *own = kf_rename_worker_name (lang);
+    char mine[96];
     snprintf (mine, sizeof mine, "%.90s", user ? user : own);
     free (user);
+    /* The messages name the file as the user did (the task's reference
+     * path: "examples/tasks/x/reference.c"). */
+    const char *named_as = *kf_jstr (ref, "path") ? kf_jstr (ref, "path") : mine;
     if (kf_file_write (dir, mine, source, strlen (source))) {
         s_say ("error", "cannot write %s/%s: %s\n", dir, mine, strerror (errno));
         return KF_CTL_EXIT_ERROR;
@@ -175,13 +172,13 @@ s_native (json_t *task, const char *path, const char *target, const char *dir, j
             why = kf_jstr (built, "error");
         if (!*why)
             why = log && *log ? log : "kf-compile-worker printed nothing";
-        char *named = kf_ctl_text_rename (why, own, mine);
-        char *shown = kf_ctl_text_lines (named ? named : why, S_LOG_LINES, false);
-        s_failed (report, "build", "the reference (%s) does not build (%s):\n%s", mine,
+        char *named = kf_rename_file (why, own, named_as);
+        char *cut = kf_ctl_text_lines (named ? named : why, S_LOG_LINES, false);
+        s_failed (report, "build", "the reference (%s) does not build (%s):\n%s", named_as,
                   kf_jstr (result, "toolchain")[0] ? kf_jstr (result, "toolchain") : lang,
-                  shown ? shown : why);
+                  cut ? cut : why);
         free (named);
-        free (shown);
+        free (cut);
         code = KF_CTL_EXIT_ERROR;
     }
     else {
@@ -221,10 +218,10 @@ s_native (json_t *task, const char *path, const char *target, const char *dir, j
         char *shown = kf_ctl_text_lines (why, S_LOG_LINES, false);
         const char *text = shown ? shown : why;
         if (!strncmp (text, refused, sizeof refused - 1))
-            s_failed (report, "run", "the reference (%s) refused on %s", mine,
+            s_failed (report, "run", "the reference (%s) refused on %s", named_as,
                       text + sizeof refused - 1);
         else
-            s_failed (report, "run", "the reference (%s) does not run: %s", mine, text);
+            s_failed (report, "run", "the reference (%s) does not run: %s", named_as, text);
         free (shown);
         code = KF_CTL_EXIT_ERROR;
     }
@@ -276,14 +273,16 @@ s_pytorch (json_t *task, const char *path, const char *target, const char *dir, 
             why = log && *log ? log : "kf-exec-worker printed nothing";
         /* The headline ("problem raised in forward: ValueError: ...") and
          * the traceback's last lines, where the problem's frames are. */
-        char *named = kf_ctl_text_rename (why, "problem.py", name);
+        const char *user = kf_jstr (json_object_get (task, "reference"), "path");
+        char *named = *user ? kf_rename_reference (task, why)
+                            : kf_rename_file (why, kf_rename_worker_name ("pytorch"), name);
         const char *all = named ? named : why;
         size_t head = strcspn (all, "\n");
         char *tail = all[head] ? kf_ctl_text_lines (all + head + 1, S_LOG_LINES, true) : NULL;
         char *shown = tail ? kf_strdupf ("%.*s\n%s", (int) head, all, tail)
                            : kf_ctl_text_lines (all, S_LOG_LINES, true);
         free (tail);
-        s_failed (report, "run", "the problem (%s) does not run: %s", name,
+        s_failed (report, "run", "the problem (%s) does not run: %s", *user ? user : name,
                   shown ? shown : why);
         free (named);
         free (shown);

@@ -38,14 +38,27 @@ typedef enum {
     KF_EP_ANY            /* tests: every known type */
 } kf_endpoint_t;
 
+/* Which typed struct a message's body was decoded into (kf_msg_t's
+ * TYPED): a job result's, by its job kind. */
+typedef enum {
+    KF_MSG_UNTYPED = 0,
+    KF_MSG_EVAL_RESULT,        /* kf_eval_result_t (kf_msg_eval.h) */
+    KF_MSG_COMPILE_RESULT,     /* kf_compile_result_t (kf_msg_compile.h) */
+    KF_MSG_GENERATE_RESULT,    /* kf_generate_result_t, generate and meta (kf_msg_generate.h) */
+    KF_MSG_REFERENCE_RESULT,   /* kf_reference_result_t (kf_msg_reference.h) */
+    KF_MSG_PROFILE_RESULT      /* kf_profile_result_t (kf_msg_profile.h) */
+} kf_msg_kind_t;
+
 typedef struct {
     char type[KF_PROTO_MAX_TYPE + 1];
     json_t *body;          /* owned; always an object */
     zmsg_t *frames;        /* owned; binary frames, possibly empty */
     /* A receiver's typed decoding of the body (kf_msg_eval.h), owned:
-     * freed by TYPED_FREE when the message is destroyed. NULL: none. */
+     * freed by TYPED_FREE when the message is destroyed. NULL: none.
+     * TYPED_KIND says which struct it is, for a switch. */
     void *typed;
     void (*typed_free) (void *typed);
+    kf_msg_kind_t typed_kind;
 } kf_msg_t;
 
 /* New message of TYPE; BODY is stolen (NULL means {}). */

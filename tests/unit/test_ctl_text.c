@@ -8,6 +8,7 @@
 #include "../../kfctl/kfctl_text.h"
 #include "../../exec-worker/kf_eval_check.h"
 #include "../../compile-worker/kf_compile.h"
+#include "kf_rename.h"
 #include "kf_text.h"
 
 #include <stdio.h>
@@ -46,16 +47,36 @@ main (void)
     CHECK (s_is (kf_ctl_text_lines ("(x) not a note\nb\nc", 1, true), "(2 more lines)\nc"));
 
     /* Names: whole names only, wherever a path or a quote puts them. */
-    CHECK (s_is (kf_ctl_text_rename ("kernel.c:3:5: error: x\nIn file included from kernel.c:",
-                                     "kernel.c", "my_softmax.c"),
+    CHECK (s_is (kf_rename_file ("kernel.c:3:5: error: x\nIn file included from kernel.c:",
+                                 "kernel.c", "my_softmax.c"),
                  "my_softmax.c:3:5: error: x\nIn file included from my_softmax.c:"));
-    CHECK (s_is (kf_ctl_text_rename ("mykernel.c:1 kernel.cu:2 kernel.c_x:3 ./kernel.c:4",
-                                     "kernel.c", "r.c"),
+    CHECK (s_is (kf_rename_file ("mykernel.c:1 kernel.cu:2 kernel.c_x:3 ./kernel.c:4",
+                                 "kernel.c", "r.c"),
                  "mykernel.c:1 kernel.cu:2 kernel.c_x:3 ./r.c:4"));
-    CHECK (s_is (kf_ctl_text_rename ("  File \"problem.py\", line 6, in forward\nsee problem.py.",
-                                     "problem.py", "my_problem.py"),
+    CHECK (s_is (kf_rename_file ("  File \"problem.py\", line 6, in forward\nsee problem.py.",
+                                 "problem.py", "my_problem.py"),
                  "  File \"my_problem.py\", line 6, in forward\nsee my_problem.py."));
-    CHECK (s_is (kf_ctl_text_rename ("", "kernel.c", "x.c"), ""));
+    CHECK (s_is (kf_rename_file ("", "kernel.c", "x.c"), ""));
+    /* The user's name a path (the task's reference.path): the worker's
+     * folder in front of its name goes with it; longer names stay. */
+    CHECK (s_is (kf_rename_file ("/tmp/kf-build.Ab1/kernel.c:3:5: error: x\n"
+                                 "In file included from ./kernel.c:2, mykernel.c:1 /x/mykernel.c:2",
+                                 "kernel.c", "examples/tasks/t/reference.c"),
+                 "examples/tasks/t/reference.c:3:5: error: x\n"
+                 "In file included from examples/tasks/t/reference.c:2, mykernel.c:1 /x/mykernel.c:2"));
+    CHECK (s_is (kf_rename_file ("kernel.cu(12): error: x", "kernel.cu", "/home/u/r.cu"),
+                 "/home/u/r.cu(12): error: x"));
+    /* ... by the task's reference: the worker's name for its language. */
+    json_t *t = json_pack ("{s:{s:s, s:s, s:s}}", "reference", "language", "cuda", "source",
+                           "x", "path", "k/r.cu");
+    CHECK (s_is (kf_rename_reference (t, "kernel.cu(3): error\nkernel.c:1"),
+                 "k/r.cu(3): error\nkernel.c:1"));
+    json_object_set_new (json_object_get (t, "reference"), "language", json_string ("pytorch"));
+    json_object_set_new (json_object_get (t, "reference"), "path", json_string ("p.py"));
+    CHECK (s_is (kf_rename_reference (t, "File \"problem.py\", line 2"), "File \"p.py\", line 2"));
+    json_object_del (json_object_get (t, "reference"), "path");
+    CHECK (s_is (kf_rename_reference (t, "File \"problem.py\""), "File \"problem.py\""));
+    json_decref (t);
 
     /* A traceback's tail (kf_text.c): whole lines, the rest counted. */
     CHECK (s_is (kf_text_tail ("a\nb\nc\n", 100), "a\nb\nc"));
@@ -70,6 +91,14 @@ main (void)
     CHECK (s_is (kf_text_head ("line one\nline two\nline three", 12), "line one\n(2 more lines)"));
     CHECK (s_is (kf_text_head ("one enormous first line", 12), "one enormous ..."));
     CHECK (s_is (kf_text_head ("one enormous first line\nx", 12), "one enormous ...\n(1 more line)"));
+    /* ... and the same cut inside a reason (kf_text_head_in). */
+    char in[64];
+    CHECK (!strcmp (kf_text_head_in (in, sizeof in, "failed: ", "line one\nline two\nline three",
+                                     12, " (after 3 attempts)"),
+                    "failed: line one\n(2 more lines) (after 3 attempts)"));
+    CHECK (!strcmp (kf_text_head_in (in, 16, "pre ", "a b c d e f g h i j", 100, " post"),
+                    "pre a b c d e f"));
+    CHECK (!strcmp (kf_text_head_in (in, sizeof in, "", NULL, 10, "."), "."));
 
     /* A refusal: bounded, one line, printable. */
     char why[KF_REFUSAL_MAX + 1];

@@ -54,6 +54,13 @@ s_test_examples (void)
         }
         json_t *ref = json_object_get (task, "reference");
         CHECK (json_object_get (ref, "file") == NULL);
+        //  The file's name is kept as the user gave it, for messages.
+        char want[160];
+        snprintf (want, sizeof want, "examples/tasks/%s/reference.c", names[i]);
+        const char *kept = json_string_value (json_object_get (ref, "path"));
+        if (!kept || strcmp (kept, want))
+            fprintf (stderr, "  reference.path: got %s, wanted %s\n", kept ? kept : "none", want);
+        CHECK (kept && !strcmp (kept, want));
         const char *src = json_string_value (json_object_get (ref, "source"));
         CHECK (src && strstr (src, "kf_forward"));
         json_t *tol = json_object_get (task, "tolerance");
@@ -127,6 +134,17 @@ s_test_defaults_and_canonical (void)
     CHECK (json_object_get (initial, "file") == NULL);
     const char *src = json_string_value (json_object_get (initial, "source"));
     CHECK (src && strstr (src, "trivial initial kernel"));
+
+    //  A source's path (kept by the loader) must be printable; a
+    //  canonical task may carry one.
+    CHECK (json_is_string (json_object_get (initial, "path")));
+    json_object_set_new (initial, "path", json_string ("bad\nname.c"));
+    CHECK (kf_task_validate (task, &err) == -1);
+    CHECK (err && strcmp (err, "initial.path: must be a file name of 1 to 1024 printable "
+                               "bytes") == 0);
+    free (err);
+    json_object_set_new (initial, "path", json_string ("x/initial.c"));
+    CHECK (kf_task_validate (task, &err) == 0);
 
     //  A canonical task may not name files; validate says which field.
     json_object_set_new (initial, "file", json_string ("initial.c"));
