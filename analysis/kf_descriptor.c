@@ -21,6 +21,7 @@
  */
 #include "kf_descriptor.h"
 #include "kf_descriptor_text.h"
+#include "kf_descriptor_host.h"
 #include "kf_descriptor_tiles.h"
 
 #include <assert.h>
@@ -63,6 +64,10 @@ typedef struct {
 //  register tile (a __shared__ or __local array starts with its qualifier,
 //  so it does not match).
 #define REG_TILE(types) STMT " (" types ")\\s+\\w+ \\[[^];]+\\] \\[[^];]+\\]"
+//  The host's SIMD register types, for its register tiles.
+#define HOST_VEC "__m(128|256|512)[dhi]?|float32x4_t"
+//  A floating-point literal: 1.9875691500e-4f, 0.5, 2.
+#define NUM "-?[0-9][0-9.]*([eE][-+]?[0-9]+)?f?"
 
 //  Algorithm rules: arithmetic shapes that read the same in every language.
 static const s_rule_t s_algo_rules[] = {
@@ -223,21 +228,48 @@ static const s_rule_t s_c_rules[] = {
       "per-lane accumulator array", 0, 0, false },
     { DIM_MEM, 1, "\\bfor \\( \\w+ = 0 ; \\w+ \\+ ([2-9]|[1-9][0-9]+) <= \\w+ ; \\w+ \\+= \\1 \\)",
       "loop strip-mined by a constant width (vector lanes)", 0, 0, false },
-    { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= \\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w* \\)",
-      "loop stepping by a tile size (cache blocking)", 0, 0, false },
+    //  Block sizes by name: TILE, BLOCK, BS, and BLAS's NB, KB, MB (BM...).
+    { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (\\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w*|[MNKIJ]B|B[MNKIJ]) \\)",
+      "loop stepping by a block size (cache blocking)", 0, 0, false },
+    //  A two-dimensional array of accumulators kept in registers: blocking
+    //  for registers. It needs SIMD evidence, and being itself a "needs"
+    //  rule it cannot stand in for the cache blocking that level 3 asks for.
+    { DIM_MEM, 2, REG_TILE (HOST_VEC "|float|double"),
+      "register tile of accumulators (register blocking)", 0, 1, false },
     { DIM_MEM, 3, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (MC|NC|KC|\\w*L[123]\\w*) \\)",
       "nested cache-level blocking (L1/L2, MC/KC/NC)", 0, 0, false },
-    { DIM_MEM, 3, REG_TILE ("float|double"),
+    { DIM_MEM, 3, REG_TILE (HOST_VEC "|float|double"),
       "register tile inside cache blocks", 0, 2, false },
     { DIM_MEM, 3, "\\b(__builtin_prefetch|_mm_prefetch)\\b",
       "software prefetch inside cache blocks", 0, 2, false },
+    //  Reformulated or approximate math (issue 15, round 4): a polynomial
+    //  in Horner form (three steps at least), 2^k built in the exponent
+    //  field (scalef, a shift by 23, the 1.5 * 2^23 rounding constant),
+    //  the identity tanh(softplus(x)) = n / (n + 2), and approximate
+    //  reciprocals. Host only: the GPU table keeps its rule set.
+    { DIM_ALGO, 2, "\\b(\\w+) = \\1 \\* \\w+ \\+ " NUM " ;",
+      "polynomial approximation (Horner steps)", 3, 0, false },
+    { DIM_ALGO, 2, "\\b(\\w+) = _mm(256|512)?_fn?madd_p[sd] \\( \\1 , \\w+ , _mm(256|512)?_set1_p[sd] \\(",
+      "polynomial approximation (Horner steps)", 3, 0, false },
+    { DIM_ALGO, 2, "\\b(\\w+) = fmaf? \\( \\1 , \\w+ , " NUM " \\)",
+      "polynomial approximation (Horner steps)", 3, 0, false },
+    { DIM_ALGO, 2, "\\b_mm(256|512)?_scalef_(p|s)[sd]\\b|<< 23\\b|\\b0x4[Bb]400000\\b|\\b12582912(\\.0*)?f?\\b",
+      "2^k built in the exponent field (scalef / shift by 23)", 0, 0, false },
+    { DIM_ALGO, 2, "\\b(\\w+) / \\( \\1 \\+ 2(\\.0*)?f? \\)",
+      "identity n / (n + 2) in place of tanh(softplus)", 0, 0, false },
+    { DIM_ALGO, 2, "\\b_mm(256|512)?_(rcp|rsqrt)(14|28)?_(p|s)[sd]\\b",
+      "approximate reciprocal (rcp / rsqrt)", 0, 0, false },
     { DIM_ALGO, 3, "\\b_tile_\\w+",
       "AMX tile instructions", 0, 0, false },
     { DIM_SYNC, 1, "# pragma omp\\b[^\n]*\\b(parallel|task)\\b|\\bpthread_(create|join)\\b|\\bthrd_(create|join)\\b",
       "threads (OpenMP parallel / pthreads, fork-join)", 0, 0, false },
     { DIM_SYNC, 2, "# pragma omp\\b[^\n]*\\b(barrier|taskwait|single|master|masked|ordered|reduction|depend)\\b|\\bpthread_(barrier_wait|cond_wait|cond_signal|cond_broadcast)\\b|\\bcnd_wait\\b",
       "threads that cooperate (barrier, reduction clause, single, task dependences)", 0, 0, false },
-    { DIM_SYNC, 3, "\\b(_Atomic|atomic_\\w+|__atomic_\\w+|__sync_\\w+)\\b|# pragma omp\\b[^\n]*\\b(atomic|critical)\\b|\\b(pthread_mutex_lock|pthread_spin_lock|omp_set_lock|mtx_lock)\\b",
+    { DIM_SYNC, 2, "# pragma omp\\b[^\n]*\\bschedule \\( (dynamic|guided)\\b",
+      "dynamic work distribution (schedule dynamic / guided)", 0, 0, false },
+    //  Atomic functions and _Atomic objects are read by code
+    //  (kf_descriptor_host.c): a lone work counter is not a lock.
+    { DIM_SYNC, 3, "# pragma omp\\b[^\n]*\\b(atomic|critical)\\b|\\b(pthread_mutex_lock|pthread_spin_lock|omp_set_lock|mtx_lock)\\b",
       "atomics / critical section / lock across threads", 0, 0, false },
 };
 
@@ -293,6 +325,17 @@ static const s_rule_t s_tile_rule = {
     DIM_MEM, 2, NULL, "input tile staged in shared/local memory", 0, 0, false };
 static const s_rule_t s_scratch_rule = {
     DIM_MEM, 0, NULL, "shared/local memory used only as reduction/broadcast scratch, not a tile", 0, 0, false };
+//  Host evidence read by code (kf_descriptor_host.c).
+static const s_rule_t s_autovec_rule = {
+    DIM_MEM, 1, NULL, "unit-stride loop that GCC -O3 vectorises (no libm call in the file)", 0, 0, false };
+static const s_rule_t s_built_vec_rule = {
+    DIM_MEM, 1, NULL, "loops the compiler vectorised (its -fopt-info-vec report)", 0, 0, false };
+static const s_rule_t s_packing_rule = {
+    DIM_MEM, 3, NULL, "operand packed into a contiguous local buffer", 0, 2, false };
+static const s_rule_t s_counter_rule = {
+    DIM_SYNC, 2, NULL, "dynamic work distribution (an atomic counter hands out blocks)", 0, 0, false };
+static const s_rule_t s_atomic_rule = {
+    DIM_SYNC, 3, NULL, "atomics on shared data across threads", 0, 0, false };
 
 
 //  Table patterns to regcomp syntax: a space becomes optional white space.
@@ -505,6 +548,13 @@ int
 kf_descriptor_classify (const char *source, size_t size, const char *language,
                         kf_coords_t *out, char **why)
 {
+    return kf_descriptor_classify_built (source, size, language, -1, out, why);
+}
+
+int
+kf_descriptor_classify_built (const char *source, size_t size, const char *language,
+                              int vectorised_loops, kf_coords_t *out, char **why)
+{
     if (!source || !language || !out)
         return -1;
     const s_table_t *table = NULL;
@@ -537,7 +587,7 @@ kf_descriptor_classify (const char *source, size_t size, const char *language,
     char *asm_text = kf_descriptor_asm_text (with_strings);
     free (with_strings);
 
-    size_t max_hits = table->n_rules + s_algo_table.n_rules + 2;
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 5;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -558,6 +608,30 @@ kf_descriptor_classify (const char *source, size_t size, const char *language,
         if (scratch->count && !tile->count) {
             hits[n_hits] = *scratch;
             n_hits++;
+        }
+    }
+    else {
+        kf_host_evidence_t ev;
+        if (kf_descriptor_host (code, &ev) == 0) {
+            //  What the compiler reported beats the guess from the text.
+            char built[KF_HOST_SNIP];
+            snprintf (built, sizeof built, "%d loop%s", vectorised_loops,
+                      vectorised_loops == 1 ? "" : "s");
+            bool known = vectorised_loops >= 0;
+            const struct { const s_rule_t *rule; int count; const char *snip; } found[] = {
+                { &s_autovec_rule, known ? 0 : ev.autovec, ev.autovec_snip },
+                { &s_built_vec_rule, known ? vectorised_loops : 0, built },
+                { &s_packing_rule, ev.packing, ev.packing_snip },
+                { &s_counter_rule, ev.counter, ev.counter_snip },
+                { &s_atomic_rule, ev.shared_atomic, ev.shared_snip },
+            };
+            for (size_t i = 0; i < N_OF (found); i++)
+                if (found[i].count > 0) {
+                    hits[n_hits].rule = found[i].rule;
+                    hits[n_hits].count = found[i].count;
+                    snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", found[i].snip);
+                    n_hits++;
+                }
         }
     }
 

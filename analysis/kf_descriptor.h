@@ -6,15 +6,20 @@
  *          the input staged in shared or local memory (reduction scratch
  *          there is not a tile), 3 a multi-level hierarchy (shared +
  *          register tiles, double buffering, asynchronous copies); on the
- *          host 1 SIMD, 2 cache blocking, 3 nested cache levels;
+ *          host 1 SIMD (intrinsics, or a plain loop GCC -O3 vectorises),
+ *          2 cache blocking or a register tile, 3 a register tile or
+ *          packed operand inside cache blocks, nested cache levels;
  *    algo  0 direct translation, 1 fused work in one pass, 2 reformulated
  *          (online softmax, Welford, single-pass variance, log-sum-exp),
- *          3 novel (tensor-core MMA, Winograd, FFT);
+ *          3 novel (tensor-core MMA, Winograd, FFT); on the host 2 also
+ *          approximate math (polynomial exp, 2^k in the exponent field,
+ *          n / (n + 2) for tanh(softplus), rcp14);
  *    sync  0 none, 1 block / work-group barriers, 2 warp / sub-group
  *          primitives, 3 global coordination (atomics, grid sync, several
  *          dependent launches); on the host threads: 0 one thread, 1
- *          fork-join, 2 cooperating (barriers, reductions), 3 atomics and
- *          locks. SIMD shuffles are lanes of one thread: memory 1.
+ *          fork-join, 2 cooperating (barriers, reductions, dynamic work
+ *          distribution through one atomic counter), 3 atomics on shared
+ *          data and locks. SIMD shuffles are lanes of one thread: memory 1.
  *  Comments and string literals are removed before matching, so text in
  *  them never moves a kernel; names of identifiers are not evidence either.
  *  Pure functions: no I/O, no global state beyond compiled patterns, safe to
@@ -33,7 +38,7 @@ extern "C" {
 #define KF_DESCRIPTOR_LEVELS 4
 /* Bumped whenever a rule changes, so coordinates cached by the compile
  * worker under an older rule set are computed again, not reused. */
-#define KF_DESCRIPTOR_RULES 3
+#define KF_DESCRIPTOR_RULES 4
 
 typedef struct {
     int mem, algo, sync;        /* each 0..3 */
@@ -47,6 +52,14 @@ typedef struct {
 int kf_descriptor_classify (const char *source, size_t size,
                             const char *language, kf_coords_t *out,
                             char **why);
+
+/* As kf_descriptor_classify, with what the compiler said of the build:
+ * VECTORISED_LOOPS is the number of loops of a host ("c") source that the
+ * vectoriser reported vectorising (GCC's -fopt-info-vec), or -1 when not
+ * known. When known it replaces the guess from the text at which plain
+ * loops the compiler vectorises (memory 1). Other languages ignore it. */
+int kf_descriptor_classify_built (const char *source, size_t size, const char *language,
+                                  int vectorised_loops, kf_coords_t *out, char **why);
 
 /* Blanks comments (slash-slash and slash-star) and the contents of string
  * and character literals in TEXT, in place. Newlines are kept, so line

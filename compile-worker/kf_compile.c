@@ -172,6 +172,45 @@ s_build_error (s_build_t *b, const char *what, int err)
     b->error = strdup (msg);
 }
 
+//  How many loops of the candidate's file the compiler vectorised when it
+//  compiled it as B was built (same target, same -D flags), by the
+//  vectoriser's report; -1 when the toolchain cannot say or the compiler
+//  refused the report option (a compiler that is not GCC).
+static int
+s_vectorised_loops (const s_ctx_t *ctx, s_build_t *b, const char *dir,
+                    const kf_subproc_limits_t *limits_in)
+{
+    const kf_toolchain_t *tc = ctx->tc;
+    if (!tc->vec_report)
+        return -1;
+    char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
+    kf_toolchain_args_t args = {
+        .source = tc->source_name, .output = "vec.o", .include_dir = ".", .arch = ctx->arch
+    };
+    if (tc->vec_report (ctx->program, &args, argv, 32, buf, sizeof buf) != 0)
+        return -1;
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    for (int i = 0; i < b->n_defines; i++)
+        argv[argc++] = b->defines[i];
+    argv[argc] = NULL;
+    kf_subproc_limits_t limits = *limits_in;
+    limits.workdir = dir;
+    kf_subproc_result_t run;
+    if (kf_subproc_run (argv, &limits, &run) != 0)
+        return -1;
+    bool ok = run.exit_code == 0 && !run.timed_out;
+    kf_subproc_result_free (&run);
+    char path[4200];
+    snprintf (path, sizeof path, "%s/vec.txt", dir);
+    size_t size = 0;
+    char *report = ok ? kf_file_read (path, (size_t) 16 << 20, &size) : NULL;
+    int loops = report ? kf_compile_vectorised_loops (report, tc->source_name) : -1;
+    free (report);
+    return loops;
+}
+
 //  Classifies the source B built, preprocessed in DIR (which holds the
 //  source and the header) with B's -D flags. The answer is cached under
 //  the preprocessing command's own key, so a build that was a cache hit
@@ -243,7 +282,9 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
         kf_compile_cuda_keywords (own);
     kf_coords_t c;
     char *why = NULL;
-    if (!own || kf_descriptor_classify (own, strlen (own), tc->language, &c, &why) != 0)
+    int vectorised = own ? s_vectorised_loops (ctx, b, dir, limits_in) : -1;
+    if (!own
+        || kf_descriptor_classify_built (own, strlen (own), tc->language, vectorised, &c, &why) != 0)
         b->coords = json_pack ("{s:s}", "coords_error", "cannot classify the preprocessed source");
     else
         b->coords = json_pack ("{s:[i,i,i], s:s}", "coords", c.mem, c.algo, c.sync,

@@ -65,6 +65,12 @@ char *kf_compile_own_lines (const char *text, size_t size, const char *source_na
  * __shared__), in place, for the descriptors' pattern tables. Returns TEXT. */
 char *kf_compile_cuda_keywords (char *text);
 
+/* The number of loops of the file SOURCE_NAME that the vectoriser's
+ * REPORT (GCC's -fopt-info-vec-optimized: "kernel.c:48:24: optimized:
+ * loop vectorized using 64 byte vectors") says it vectorised; loops of
+ * headers inlined into it are not counted. 0 for a NULL report. */
+int kf_compile_vectorised_loops (const char *report, const char *source_name);
+
 /* True when LOG holds a diagnostic located in the file SOURCE_NAME
  * ("kernel.c:7:5: error: ..."): a failure the same source always meets. */
 bool kf_compile_points_into_source (const char *log, const char *source_name);

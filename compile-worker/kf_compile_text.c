@@ -202,3 +202,24 @@ kf_compile_points_into_source (const char *log, const char *source_name)
             return true;
     return false;
 }
+
+//  A loop is vectorised once per copy the compiler made of it (inlining,
+//  an epilogue), so the count is of report lines, not of distinct loops;
+//  the descriptor needs only whether there is one.
+int
+kf_compile_vectorised_loops (const char *report, const char *source_name)
+{
+    int count = 0;
+    size_t n = strlen (source_name);
+    for (const char *line = report; line && *line;) {
+        const char *end = strchr (line, '\n');
+        size_t len = end ? (size_t) (end - line) : strlen (line);
+        if (len > n && !strncmp (line, source_name, n) && line[n] == ':') {
+            const char *hit = strstr (line, "loop vectorized");
+            if (hit && hit < line + len)
+                count++;
+        }
+        line = end ? end + 1 : line + len;
+    }
+    return count;
+}

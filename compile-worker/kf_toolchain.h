@@ -45,6 +45,14 @@ typedef struct {
      * really compiled, #if branches chosen) for the archive coordinates. */
     int (*preprocess) (const char *program, const kf_toolchain_args_t *args,
                        char **argv, size_t max, char *buf, size_t buf_size);
+    /* Optional (NULL: the compiler cannot say): as command, but the line
+     * that compiles ARGS->source to the object ARGS->output with the
+     * build's optimisation and target flags and writes the vectoriser's
+     * report of the loops it vectorised to vec.txt in the working folder
+     * (GCC's -fopt-info-vec-optimized). The host's memory coordinate
+     * then says what the compiler emitted, not what the text suggests. */
+    int (*vec_report) (const char *program, const kf_toolchain_args_t *args,
+                       char **argv, size_t max, char *buf, size_t buf_size);
 } kf_toolchain_t;
 
 extern const kf_toolchain_t kf_toolchain_cc;

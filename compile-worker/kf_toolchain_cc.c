@@ -21,17 +21,21 @@ s_find (void)
 }
 
 
-//  The build's line, or with PREPROCESS the line that only preprocesses:
-//  the same language mode and target flags, so predefined macros
-//  (__AVX2__ from -mavx2, __STDC_VERSION__) pick the same branches.
+//  The build's line, the line that only preprocesses, or the one that
+//  compiles to an object with the vectoriser's report: the same language
+//  mode and target flags, so predefined macros (__AVX2__ from -mavx2,
+//  __STDC_VERSION__) pick the same branches and the vectoriser sees the
+//  same machine.
+enum { S_BUILD, S_PREPROCESS, S_VEC_REPORT };
+
 static int
-s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
+s_line (int mode, const char *program, const kf_toolchain_args_t *args,
         char **argv, size_t max, char *buf, size_t buf_size)
 {
     kf_argv_t a;
     kf_argv_init (&a, argv, max, buf, buf_size);
     kf_argv_add (&a, program);
-    if (preprocess)
+    if (mode == S_PREPROCESS)
         kf_argv_add (&a, "-E");
     const char *isa[24];
     size_t n = kf_isa_flags (args->arch, isa, sizeof isa / sizeof isa[0]);
@@ -39,13 +43,18 @@ s_line (bool preprocess, const char *program, const kf_toolchain_args_t *args,
     for (size_t i = 0; i < n; i++)
         kf_argv_add (&a, isa[i]);
     kf_argv_add (&a, "-std=c11");
-    if (!preprocess) {
+    if (mode == S_BUILD) {
         kf_argv_add (&a, "-shared");
         kf_argv_add (&a, "-fPIC");
     }
+    if (mode == S_VEC_REPORT) {
+        kf_argv_add (&a, "-fPIC");
+        kf_argv_add (&a, "-c");
+        kf_argv_add (&a, "-fopt-info-vec-optimized=vec.txt");
+    }
     kf_argv_add (&a, kf_argv_fmt (&a, "-I%s", args->include_dir));
     kf_argv_add_output (&a, args);
-    if (!preprocess)
+    if (mode == S_BUILD)
         kf_argv_add (&a, "-lm");
     return kf_argv_end (&a);
 }
@@ -54,14 +63,21 @@ static int
 s_command (const char *program, const kf_toolchain_args_t *args,
            char **argv, size_t max, char *buf, size_t buf_size)
 {
-    return s_line (false, program, args, argv, max, buf, buf_size);
+    return s_line (S_BUILD, program, args, argv, max, buf, buf_size);
 }
 
 static int
 s_preprocess (const char *program, const kf_toolchain_args_t *args,
               char **argv, size_t max, char *buf, size_t buf_size)
 {
-    return s_line (true, program, args, argv, max, buf, buf_size);
+    return s_line (S_PREPROCESS, program, args, argv, max, buf, buf_size);
+}
+
+static int
+s_vec_report (const char *program, const kf_toolchain_args_t *args,
+              char **argv, size_t max, char *buf, size_t buf_size)
+{
+    return s_line (S_VEC_REPORT, program, args, argv, max, buf, buf_size);
 }
 
 const kf_toolchain_t kf_toolchain_cc = {
@@ -73,4 +89,5 @@ const kf_toolchain_t kf_toolchain_cc = {
     .version_line = NULL,
     .command = s_command,
     .preprocess = s_preprocess,
+    .vec_report = s_vec_report,
 };

@@ -364,7 +364,8 @@ s_test_misreadings (void)
         "c_matmul_blocked.c", "c_matmul_multilevel.c", "c_rmsnorm_lanes.c", "c_row_max_avx.c",
         "c_row_sum_omp_atomic.c", "c_softmax_naive.c", "c_softmax_online_simd.c", "c_sigmoid.c",
         "c_softplus.c", "c_softmax_threepass.c", "c_row_sum_avx_shuffle.c", "c_dot_omp_reduction.c",
-        NULL };
+        "c_r4_mish_autovec.c", "c_r4_mish_threads.c", "c_r4_mish_avx512.c", "c_r4_gemm_blocked.c",
+        "c_r4_gemm_regtile.c", "c_r4_gemm_packed.c", "c_r4_gemm_dynamic.c", NULL };
     static const char *const gpu_words[] = { "warp", "shared", "coalesc", "block barrier",
                                              "sub-group", "global coordination", NULL };
     for (size_t i = 0; host[i]; i++) {
@@ -398,6 +399,75 @@ s_test_misreadings (void)
     CHECK (strcmp (kf_descriptor_dim_name_for ("c", -1), "?") == 0);
 }
 
+//  Classifies an inline host snippet and checks its coordinates and the
+//  words its explanation must (and must not) contain.
+static void
+s_expect_host (const char *label, const char *src, int mem, int algo, int sync,
+               const char *want_in, const char *want_out)
+{
+    kf_coords_t c = { -1, -1, -1 };
+    char *why = NULL;
+    CHECK (kf_descriptor_classify (src, strlen (src), "c", &c, &why) == 0);
+    bool ok = c.mem == mem && c.algo == algo && c.sync == sync && why
+              && (!want_in || strstr (why, want_in)) && (!want_out || !strstr (why, want_out));
+    if (!ok)
+        fprintf (stderr, "  %s: {%d,%d,%d} want {%d,%d,%d}:\n%s\n", label, c.mem, c.algo, c.sync,
+                 mem, algo, sync, why ? why : "(none)");
+    CHECK (ok);
+    free (why);
+}
+
+//  Round 4 (issue 15): the model's own kernels, misread by rule set 3,
+//  and the shapes each new rule must leave alone.
+static void
+s_test_round4 (void)
+{
+    //  1. A plain loop GCC -O3 vectorises is SIMD; 2. n / (n + 2), a
+    //  polynomial exp, 2^k in the exponent field, rcp14 are reformulated.
+    s_expect_fixture ("c_r4_mish_autovec.c", 1, 2, 0, "GCC -O3 vectorises", "0 (scalar)");
+    s_expect_fixture ("c_r4_mish_autovec.c", 1, 2, 0, "identity n / (n + 2)", NULL);
+    s_expect_fixture ("c_r4_mish_threads.c", 1, 2, 1, "Horner", NULL);
+    s_expect_fixture ("c_r4_mish_avx512.c", 1, 2, 0, "exponent field", NULL);
+    //  3. One atomic counter handing out blocks is dynamic distribution.
+    s_expect_fixture ("c_r4_gemm_dynamic.c", 3, 2, 2, "dynamic work distribution", "atomics/locks");
+    //  4. Cache blocks around a register tile, a register tile alone, and
+    //  packing into a local panel.
+    s_expect_fixture ("c_r4_gemm_blocked.c", 3, 2, 1, "[2] loop stepping by a block size", NULL);
+    s_expect_fixture ("c_r4_gemm_regtile.c", 2, 2, 1, "register blocking", "inside cache blocks");
+    s_expect_fixture ("c_r4_gemm_packed.c", 3, 2, 1, "packed into a contiguous local buffer", NULL);
+
+    //  What stays as it was.
+    s_expect_host ("libm in the loop", "void f (float *restrict y, const float *restrict x, long n)\n"
+                   "{ for (long i = 0; i < n; i++) y[i] = expf (x[i]); }", 0, 0, 0, NULL, "vectorises");
+    s_expect_host ("float sum", "float f (const float *x, long n)\n"
+                   "{ float s = 0; for (long i = 0; i < n; i++) s += x[i]; return s; }", 0, 0, 0, NULL, NULL);
+    s_expect_host ("recurrence", "void f (float *y, const float *x, long n)\n"
+                   "{ for (long i = 1; i < n; i++) y[i] = y[i - 1] + x[i]; }", 0, 0, 0, NULL, NULL);
+    s_expect_host ("plain loop", "void f (float *y, const float *x, long n)\n"
+                   "{ for (long i = 0; i < n; i++) { float v = x[i]; y[i] = v > 0 ? v : 0; } }",
+                   1, 0, 0, "vectorises", NULL);
+    s_expect_host ("two Horner steps", "float p = c0; p = p * r + 0.5f; p = p * r + 1.0f;", 0, 0, 0, NULL,
+                   "Horner");
+    s_expect_host ("atomic accumulation", "#include <pthread.h>\nvoid *w (void *a) {\n"
+                   "  __atomic_fetch_add (&y[i], v, __ATOMIC_RELAXED); return 0; }\n"
+                   "void g (void) { pthread_create (&t, 0, w, 0); }", 0, 0, 3, "shared data", "dynamic");
+    s_expect_host ("atomic sum", "_Atomic long total; void w (void) { atomic_fetch_add (&total, part); }",
+                   0, 0, 3, "shared data", "dynamic");
+    s_expect_host ("counter and CAS", "void w (void) { long b = atomic_fetch_add (&next, 1);\n"
+                   "  atomic_compare_exchange_strong (&best, &old, b); }", 0, 0, 3, "shared data", NULL);
+    s_expect_host ("counter and mutex", "void w (void) { long b = atomic_fetch_add (&next, 1);\n"
+                   "  pthread_mutex_lock (&m); }", 0, 0, 3, "lock across threads", NULL);
+    s_expect_host ("operators on _Atomic", "_Atomic int n; void w (void) { n += 1; }", 0, 0, 3, NULL, NULL);
+    s_expect_host ("omp dynamic", "#pragma omp parallel for schedule(dynamic, 4)\nfor (i = 0; i < n; i++) g (i);",
+                   0, 0, 2, "schedule dynamic", NULL);
+    s_expect_host ("scalar register tile", "float acc[4][4];", 0, 0, 0, NULL, NULL);
+    s_expect_host ("buffer copy unblocked", "float buf[256];\n for (k = 0; k < kc; k++) buf[k] = w[k * K + j];",
+                   1, 0, 0, NULL, "packed");
+    //  The step names of BLAS blocking.
+    s_expect_host ("NB step", "for (jb = 0; jb < n; jb += NB) g (jb);", 2, 0, 0, "block size", NULL);
+    s_expect_host ("plain 64 step", "for (jb = 0; jb < n; jb += 64) g (jb);", 0, 0, 0, NULL, NULL);
+}
+
 int
 main (void)
 {
@@ -412,5 +482,6 @@ main (void)
     s_test_api ();
     s_test_corpus ();
     s_test_misreadings ();
+    s_test_round4 ();
     return kf_test_done ("test_descriptor");
 }
