@@ -53,8 +53,9 @@ static const char *s_plain[2][KF_GRADIENT_DIMS][S_LEVELS] = {
         "a different algorithm or FMA micro-kernels (AMX or VNNI where present)" },
       { "a single thread",
         "several threads, each on its own share of the work, started and joined",
-        "threads that wait for each other (barriers, condition variables)",
-        "threads that update shared results with atomics or locks" } },
+        "threads that cooperate (barriers, condition variables) or take work as it "
+        "comes (an atomic counter handing out blocks, dynamic schedules)",
+        "threads that update shared data with atomics, locks or critical sections" } },
 };
 
 /* What reaching each level of each dimension means in practice, for the
@@ -84,8 +85,9 @@ static const char *s_advice[2][KF_GRADIENT_DIMS][S_LEVELS] = {
       { "a single thread",
         "splitting the work over several threads, each on its own share, started and "
         "joined within the call",
-        "threads that wait for each other (barriers, condition variables)",
-        "threads that update shared results with atomics or locks" } },
+        "threads that cooperate (barriers, condition variables) or take work as it "
+        "comes (an atomic counter handing out blocks, dynamic schedules)",
+        "threads that update shared data with atomics, locks or critical sections" } },
 };
 
 static double

@@ -89,9 +89,11 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
          * carry (their p10-p90 spreads), and never below S_SAME_BAND. */
         double noise = kf_jnum (c, "noise", 0);
         double band = noise > S_SAME_BAND ? noise : S_SAME_BAND;
-        char within[80] = "";
+        char within[200] = "";
         if (noise > 0)
-            snprintf (within, sizeof within, "; timing noise about +/-%.0f%%", 100 * noise);
+            snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (half the "
+                      "p10-p90 spread of the timing samples over their median, for both "
+                      "kernels and their references, added in quadrature)", 100 * noise);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
         else if (s < parent_speedup * (1 - band))

@@ -6,7 +6,9 @@
  *  population (runs.meta_rounds counts the rounds queued, moved on with a
  *  compare-and-set so a replay queues nothing twice; kf_meta_score.c has
  *  the schedule and how versions are scored). The job carries the
- *  sections of the fittest version in the archive, the recent outcomes
+ *  sections of the version new kernels are written with now (the one
+ *  kf_meta_pick draws, so a version on trial is edited, not dropped), and
+ *  why it is that one, the recent outcomes
  *  with their figures straight from the evaluations table, the code
  *  behind the best and the worst of them, and a prompt
  *  for a model that explains the edit format. Its reply is text: the
@@ -100,6 +102,22 @@ s_ensure_root (kf_search_t *self, json_t *run)
     return n < 0 ? -1 : 0;
 }
 
+//  The run's archive of versions, newest first, with the kernels written
+//  with each (open ones included): what kf_meta_pick draws from.
+static json_t *
+s_versions (kf_search_t *self, int64_t run_id)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    return kf_db_query (
+        self->db,
+        "SELECT v.id, v.number, v.sections, v.fitness,"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used"
+        " FROM prompt_versions v WHERE v.run_id = $1 AND v.in_archive"
+        " ORDER BY v.number DESC",
+        1, params);
+}
+
 json_t *
 kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
 {
@@ -122,42 +140,13 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
         json_decref (run);
         return NULL;
     }
-    char id[24];
-    const char *params[1] = { S_I64 (id, run_id) };
     //  A new version first gets a fair trial (a generation's worth of
     //  candidates), newest first; after that the version of the highest
     //  score: the mean fitness of its recent candidates plus a bonus that
     //  shrinks as it is used (kf_meta_score.h). The newest wins a tie, and
     //  everything it reads is in the database, so a replay picks the same.
-    json_t *versions = kf_db_query (
-        self->db,
-        "SELECT v.id, v.number, v.sections, v.fitness,"
-        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used"
-        " FROM prompt_versions v WHERE v.run_id = $1 AND v.in_archive"
-        " ORDER BY v.number DESC",
-        1, params);
-    json_t *pick = NULL;
-    size_t i;
-    json_t *v;
-    int64_t total = 0;
-    json_array_foreach (versions, i, v) {
-        total += kf_jint (v, "used");
-        if (!pick && kf_jint (v, "used") < kf_jint (run, "population"))
-            pick = v;
-    }
-    bool trial = pick != NULL;
-    double top = -INFINITY;
-    json_array_foreach (versions, i, v) {
-        if (trial)
-            break;
-        json_t *fit = json_object_get (v, "fitness");
-        double score = kf_meta_score (json_is_number (fit), json_number_value (fit),
-                                      kf_jint (v, "used"), total);
-        if (score > top) {
-            top = score;
-            pick = v;
-        }
-    }
+    json_t *versions = s_versions (self, run_id);
+    json_t *pick = kf_meta_pick (versions, kf_jint (run, "population"), NULL, 0);
     json_t *sections = NULL;
     if (pick) {
         sections = json_incref (json_object_get (pick, "sections"));
@@ -198,7 +187,8 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
-        "  e.reference_ns, e.figures->'correctness' AS correctness, e.fidelity, c.finished_at"
+        "  e.reference_ns, e.figures->'correctness' AS correctness, e.fidelity,"
+        "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at"
         "  FROM candidates c"
         "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
         "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
@@ -284,12 +274,15 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
                              2, params);
     if (moved <= 0)
         return moved < 0 ? -1 : 0;
-    //  The parent: the fittest version in the archive (the newest of equals).
-    json_t *parent = kf_db_row (self->db,
-                                "SELECT id, number, sections FROM prompt_versions"
-                                " WHERE run_id = $1 AND in_archive"
-                                " ORDER BY coalesce(fitness, 0) DESC, number DESC LIMIT 1",
-                                1, params, NULL);
+    //  The parent: the version the search writes kernels with now, drawn
+    //  as kf_meta_sections draws it. (Until round 4 it was the fittest,
+    //  where a version on trial counted 0: a round edited v1 while v2 was
+    //  on trial, and v2's accepted edits were lost to every later version.)
+    json_t *versions = s_versions (self, run_id);
+    char why[400];
+    json_t *parent = json_incref (kf_meta_pick (versions, kf_jint (run, "population"), why,
+                                                sizeof why));
+    json_decref (versions);
     if (!parent)
         return 0;   //  no version yet: the search never asked for sections
     json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
@@ -311,16 +304,20 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_t *sections = json_object_get (parent, "sections");
     json_t *history = kf_meta_history (self->db, run_id);
-    char *prompt = kf_meta_prompt_text (run, sections, kf_jint (parent, "number"), outcomes,
-                                        max_edits, best, best_outcome, worst_outcome, history);
+    kf_meta_base_t base = { .number = kf_jint (parent, "number"), .why = why,
+                            .population = (int) kf_jint (run, "population") };
+    char *prompt = kf_meta_prompt_text (run, sections, &base, outcomes, max_edits, best,
+                                        best_outcome, worst_outcome, history);
     json_decref (history);
-    json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:o, s:i, s:s, s:f, s:i, s:i}",
+    json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:s, s:o, s:i, s:s, s:f, s:i,"
+                                 " s:i}",
                                  "model", kf_jstr (settings, "meta_model"), "language",
                                  kf_jstr (run, "language"), "task_name",
                                  kf_jstr (json_object_get (run, "spec"), "name"), "sections",
                                  sections, "parent_version_id",
                                  (json_int_t) kf_jint (parent, "id"), "parent_version",
-                                 (json_int_t) kf_jint (parent, "number"), "outcomes",
+                                 (json_int_t) kf_jint (parent, "number"), "parent_reason", why,
+                                 "outcomes",
                                  outcomes, "max_edits", max_edits,
                                  "prompt", prompt ? prompt : "", "temperature", 0.3,
                                  "round", round + 1, "generation",

@@ -4,6 +4,7 @@
 #include "kf_meta_prompt.h"
 #include "kf_descriptor.h"
 #include "kf_json.h"
+#include "kf_text.h"
 #include "kf_prompt.h"
 #include <stdbool.h>
 #include <stdio.h>
@@ -119,9 +120,29 @@ s_rejected (FILE *f, json_t *rejected)
                  *kf_jstr (e, "section") ? ": " : "", kf_jstr (e, "reason"));
 }
 
-//  The fate of every version (and of rounds that made none).
+//  Whether version NUMBER is BASE or one BASE was made from (HISTORY's
+//  parent links).
+static bool
+s_in_line (json_t *history, int64_t base, int64_t number)
+{
+    for (int hops = 0; base > 0 && hops < 10000; hops++) {
+        if (base == number)
+            return true;
+        int64_t up = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach (history, i, v)
+            if (kf_jint (v, "number") == base)
+                up = kf_jint (v, "parent");
+        base = up;
+    }
+    return false;
+}
+
+//  The fate of every version (and of rounds that made none); BASE the
+//  version whose sections are shown.
 static void
-s_history (FILE *f, json_t *history)
+s_history (FILE *f, json_t *history, int64_t base)
 {
     if (!json_array_size (history))
         return;
@@ -172,6 +193,16 @@ s_history (FILE *f, json_t *history)
         }
         if (json_is_false (json_object_get (v, "in_archive")))
             fputs ("; no longer in the archive of versions (outscored)", f);
+        //  A sibling (or a child passed over) is not what the edits apply
+        //  to: said, so its edits are not looked for in the sections shown
+        //  (round 4: "v2 accepted" beside v1's sections read as lost edits).
+        int64_t number = kf_jint (v, "number");
+        if (number == base)
+            fputs ("; the version you edit (its sections are shown above)", f);
+        else if (!s_in_line (history, base, number))
+            fprintf (f, "; not the base you edit: its edits are NOT in the sections shown "
+                     "(v%lld's), and your edits make a new version from v%lld beside it",
+                     (long long) base, (long long) base);
         fputs ("\n", f);
         if (json_array_size (json_object_get (v, "rejected"))) {
             fputs ("  rejected in the same round: ", f);
@@ -179,6 +210,22 @@ s_history (FILE *f, json_t *history)
             fputs ("\n", f);
         }
     }
+}
+
+//  The outcome's share of the measured peaks, as the kernel prompt gives
+//  it, where the evaluation measured them (round 4: the kernel prompt had
+//  "27% of the copy bandwidth", the meta prompt nothing).
+static void
+s_shares (FILE *f, json_t *o)
+{
+    json_t *bw = json_object_get (o, "bandwidth"), *cp = json_object_get (o, "compute");
+    double gbs = kf_jnum (bw, "candidate_gbs", 0), copy = kf_jnum (bw, "copy_gbs", 0);
+    double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
+    if (gbs > 0 && copy > 0)
+        fprintf (f, "; memory %.1f GB/s = %.0f%% of the measured copy bandwidth", gbs,
+                 100 * gbs / copy);
+    if (gf > 0 && peak > 0)
+        fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
 }
 
 static void
@@ -196,6 +243,7 @@ s_outcome_line (FILE *f, json_t *o, const char *language)
         fprintf (f, ", %.0f ns (reference %.0f ns)",
                  json_number_value (json_object_get (o, "candidate_ns")),
                  json_number_value (json_object_get (o, "reference_ns")));
+    s_shares (f, o);
     json_t *c = json_object_get (o, "correctness");
     if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
         fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
@@ -211,6 +259,17 @@ s_outcome_line (FILE *f, json_t *o, const char *language)
         fprintf (f, "\n  compiler: %.*s", (int) strcspn (kf_jstr (o, "log"), "\n"),
                  kf_jstr (o, "log"));
     fputs ("\n", f);
+}
+
+//  A kernel's source in a code block, at most KF_META_SOURCE_MAX bytes,
+//  cut at a whole line with "(N more lines)" after it (round 4: the
+//  worst kernel ended mid-expression, "xr[r * K + ", read as broken).
+static void
+s_source (FILE *f, const char *source)
+{
+    char *head = kf_text_head (source, KF_META_SOURCE_MAX);
+    fprintf (f, "```\n%s\n```\n", head ? head : "");
+    free (head);
 }
 
 //  The code behind one of the outcomes shown, under TITLE: what the
@@ -236,7 +295,7 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
         fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
     if (!strcmp (kf_jstr (k, "status"), "compile_failed") && *kf_jstr (k, "log"))
         fprintf (f, "compiler:\n```\n%.1500s\n```\n", kf_jstr (k, "log"));
-    fprintf (f, "```\n%.*s\n```\n", KF_META_SOURCE_MAX, kf_jstr (k, "source"));
+    s_source (f, kf_jstr (k, "source"));
 }
 
 //  The meta-prompter's instructions (for a language model; the offline
@@ -245,28 +304,32 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
 //  guidance led to at either end), and the run's best kernel when it is
 //  not among them.
 char *
-kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *outcomes,
-                     int max_edits, json_t *best_kernel, json_t *best_outcome,
-                     json_t *worst_outcome, json_t *history)
+kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
+                     json_t *outcomes, int max_edits, json_t *best_kernel,
+                     json_t *best_outcome, json_t *worst_outcome, json_t *history)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&text, &size);
     if (!f)
         return NULL;
+    long long version = (long long) base->number;
     fprintf (f,
              "You tune the instructions that another model follows when it writes %s kernels "
              "for the task '%s' on the target '%s'. Four sections of its prompt can change; "
-             "the rest (task, contract, hardware, kernels) cannot. Below are the sections as "
-             "they are now (prompt version v%lld), what became of your earlier edits, and the "
-             "outcomes of the latest kernels, with the figures the evaluation measured.\n",
+             "the rest (task, contract, hardware, kernels) cannot. Below are the sections of "
+             "prompt version v%lld, the version new kernels are written with now%s%s%s; your "
+             "edits apply to this text and make a new version from v%lld. Then what became of "
+             "your earlier edits, and the outcomes of the latest kernels, with the figures the "
+             "evaluation measured.\n",
              kf_jstr (run, "language"), kf_jstr (json_object_get (run, "spec"), "name"),
-             kf_jstr (run, "target"), (long long) version);
+             kf_jstr (run, "target"), version, base->why && *base->why ? " (" : "",
+             base->why ? base->why : "", base->why && *base->why ? ")" : "", version);
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
         const char *name = kf_prompt_section_names[i];
         fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
     }
-    s_history (f, history);
+    s_history (f, history, base->number);
     fputs ("\n## Recent outcomes (oldest first)\n", f);
     s_axes (f, kf_jstr (run, "language"));
     size_t i;
@@ -281,11 +344,13 @@ kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *out
         s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
     if (best_kernel && *kf_jstr (best_kernel, "source")
         && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
+    {
         fprintf (f, "\n## The best kernel so far (candidate %lld, %.3fx: the run's best figure "
-                    "that counts)\n```\n%.*s\n```\n",
+                    "that counts)\n",
                  (long long) kf_jint (best_kernel, "id"),
-                 json_number_value (json_object_get (best_kernel, "speedup")), KF_META_SOURCE_MAX,
-                 kf_jstr (best_kernel, "source"));
+                 json_number_value (json_object_get (best_kernel, "speedup")));
+        s_source (f, kf_jstr (best_kernel, "source"));
+    }
     fprintf (f,
              "\n## What to do\n"
              "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "
@@ -300,6 +365,30 @@ kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *out
              "touches anything outside the four sections, or beyond the first %d, is "
              "rejected. Keep each section short and concrete.\n",
              max_edits, max_edits);
+    //  Claims on thin evidence (round 4: "the per-element math binds",
+    //  written from 3 outcomes, refuted by the next ones).
+    int full = 0;
+    json_array_foreach (outcomes, i, o)
+        if (!strcmp (kf_jstr (o, "fidelity"), "full") && json_is_number (json_object_get (o, "speedup")))
+            full++;
+    fprintf (f,
+             "State each diagnosis as a hypothesis and name the outcomes it rests on (their "
+             "candidate numbers and figures); a screen figure alone is weak evidence. Do not "
+             "rewrite the philosophy from fewer than %d outcomes with a full-protocol figure: "
+             "this round has %d%s.\n",
+             KF_META_PHILOSOPHY_MIN, full,
+             full < KF_META_PHILOSOPHY_MIN ? ", so leave the philosophy's claims as they are and "
+                                             "put what you suspect in the analysis questions"
+                                           : "");
+    //  When the edits take effect (round 4: gen-2 prompts showed v1 after
+    //  v2 was accepted: they had been planned before it).
+    fprintf (f,
+             "Your accepted edits make a new version that is used from the next kernel "
+             "planned after this reply is judged: the kernels already planned keep the version "
+             "they were planned with, so the next few outcomes may still come from v%lld. The "
+             "new version is then tried on %d kernels before versions are compared by the "
+             "mean fitness of their kernels.\n",
+             version, base->population > 0 ? base->population : 1);
     if (fclose (f) != 0) {
         free (text);
         return NULL;

@@ -28,14 +28,30 @@
  * rejected} per meta round that made no version. */
 json_t *kf_meta_history (kf_db_t *db, int64_t run_id);
 
+/* Fewer full-protocol outcomes than this, and the meta-prompter is asked
+ * not to rewrite the philosophy (round 4: it rewrote it from 3 outcomes
+ * as "the per-element math binds", which later outcomes refuted). */
+#define KF_META_PHILOSOPHY_MIN 4
+
+/* The version a meta round edits: its NUMBER, WHY it is the one (the
+ * reason kf_meta_pick gives: on trial, or the highest score over a newer
+ * one), and the run's POPULATION (a new version's trial). */
+typedef struct {
+    int64_t number;
+    const char *why;
+    int population;
+} kf_meta_base_t;
+
 /* The meta-prompter's prompt (caller frees; NULL on allocation failure):
- * RUN ({language, target, spec}), the SECTIONS of version VERSION (its
- * number), OUTCOMES (kf_meta.c's rows, oldest first), at most MAX_EDITS,
- * the code behind BEST_OUTCOME and WORST_OUTCOME (either NULL), the run's
- * BEST_KERNEL when it is not among them, and HISTORY (kf_meta_history's,
- * or NULL). Pure. */
-char *kf_meta_prompt_text (json_t *run, json_t *sections, int64_t version, json_t *outcomes,
-                           int max_edits, json_t *best_kernel, json_t *best_outcome,
-                           json_t *worst_outcome, json_t *history);
+ * RUN ({language, target, spec}), the SECTIONS of version BASE, OUTCOMES
+ * (kf_meta.c's rows, oldest first, with bandwidth and compute figures
+ * where measured), at most MAX_EDITS, the code behind BEST_OUTCOME and
+ * WORST_OUTCOME (either NULL; cut at whole lines, the cut marked), the
+ * run's BEST_KERNEL when it is not among them, and HISTORY
+ * (kf_meta_history's, or NULL; a version that is neither BASE nor one it
+ * was made from is marked as not in the sections shown). Pure. */
+char *kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
+                           json_t *outcomes, int max_edits, json_t *best_kernel,
+                           json_t *best_outcome, json_t *worst_outcome, json_t *history);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "kf_meta_score.h"
 #include <math.h>
+#include <stdio.h>
 
 double
 kf_meta_score (bool has_mean, double mean, int64_t used, int64_t total)
@@ -31,4 +32,62 @@ kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int in
         return false;
     int64_t per_round = (int64_t) interval * population;
     return finished >= (int64_t) (round + 1) * per_round && planned < total;
+}
+
+json_t *
+kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
+{
+    if (why && size)
+        *why = 0;
+    json_t *pick = NULL;
+    size_t i;
+    json_t *v;
+    int64_t total = 0;
+    json_array_foreach (versions, i, v) {
+        int64_t used = json_integer_value (json_object_get (v, "used"));
+        total += used;
+        if (!pick && used < population)
+            pick = v;
+    }
+    if (pick) {
+        if (why && size)
+            snprintf (why, size, "v%lld is on trial: the newest version, %lld of its first "
+                      "%lld kernels written (a new version is tried on a generation's worth "
+                      "before versions are compared by score)",
+                      (long long) json_integer_value (json_object_get (pick, "number")),
+                      (long long) json_integer_value (json_object_get (pick, "used")),
+                      (long long) population);
+        return pick;
+    }
+    double top = -INFINITY;
+    json_array_foreach (versions, i, v) {
+        json_t *fit = json_object_get (v, "fitness");
+        double score = kf_meta_score (json_is_number (fit), json_number_value (fit),
+                                      json_integer_value (json_object_get (v, "used")), total);
+        if (score > top) {
+            top = score;
+            pick = v;
+        }
+    }
+    if (!pick || !why || !size)
+        return pick;
+    json_t *fit = json_object_get (pick, "fitness");
+    int n = snprintf (why, size, "v%lld has the highest score: mean fitness %.3f of its "
+                      "latest kernels (%lld written) plus a bonus for versions used less",
+                      (long long) json_integer_value (json_object_get (pick, "number")),
+                      json_is_number (fit) ? json_number_value (fit) : KF_META_PRIOR,
+                      (long long) json_integer_value (json_object_get (pick, "used")));
+    //  The newest version passed over, named with its own figures, so a
+    //  reader who knows of it knows why it is not the one shown.
+    json_t *newer = json_array_get (versions, 0);
+    if (newer && newer != pick && n > 0 && (size_t) n < size) {
+        json_t *nf = json_object_get (newer, "fitness");
+        snprintf (why + n, size - (size_t) n, "; chosen over the newer v%lld (mean fitness "
+                  "%.3f of %lld kernel%s)",
+                  (long long) json_integer_value (json_object_get (newer, "number")),
+                  json_is_number (nf) ? json_number_value (nf) : KF_META_PRIOR,
+                  (long long) json_integer_value (json_object_get (newer, "used")),
+                  json_integer_value (json_object_get (newer, "used")) == 1 ? "" : "s");
+    }
+    return pick;
 }

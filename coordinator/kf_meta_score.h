@@ -23,7 +23,9 @@
 #ifndef KF_META_SCORE_H
 #define KF_META_SCORE_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define KF_META_WINDOW 16      /* finished candidates a version's fitness is the mean of */
@@ -50,4 +52,16 @@ int kf_meta_interval (int meta_every, int generations);
 bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int interval,
                   int population);
 
+/* The version new kernels are written with now, from VERSIONS (the
+ * run's archive, newest first: {id, number, fitness (absent or null
+ * while none finished), used}), POPULATION a generation's size: the
+ * newest with fewer than POPULATION kernels (its fair trial), else the
+ * highest kf_meta_score (the newest of equals). Borrowed; NULL when
+ * VERSIONS is empty. WHY (SIZE bytes) gets the reason in words, naming
+ * a newer version passed over and why ("v1: the highest score ...,
+ * chosen over v2 (mean fitness ...)"). The meta round edits this same
+ * version, so accepted edits are never lost by branching from an older
+ * one (issue 15, round 4: v2's edits were dropped by a round that
+ * edited v1). */
+json_t *kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size);
 #endif

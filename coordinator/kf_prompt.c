@@ -14,12 +14,14 @@
  */
 #include "kf_prompt.h"
 #include "kf_prompt_facts.h"
+#include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
 #include "kf_task.h"
 #include "kf_tune.h"
 #include "kf_json.h"
 #include "kf_log.h"
+#include "kf_descriptor.h"
 #include "kf_str.h"
 #include <math.h>
 #include <stdio.h>
@@ -209,6 +211,35 @@ s_loosest_atol (json_t *spec)
                                                                : kf_task_atol (spec, 0);
 }
 
+//  With no operation count, the time per output element is what a model
+//  can set against a cycle budget (round 4: "compute: not known" left it
+//  to guess).
+static void
+s_per_element (FILE *f, json_t *spec, json_t *k)
+{
+    long long mnk[3];
+    json_t *compute = json_object_get (k, "compute");
+    if (!s_has_number (k, "candidate_ns") || !(s_num (k, "candidate_ns") > 0)
+        || kf_jnum (compute, "flops", 0) > 0 || kf_prompt_matmul_flops (spec, mnk) > 0)
+        return;
+    double elements = 0;
+    size_t i, d;
+    json_t *t, *dim;
+    json_array_foreach (json_object_get (spec, "outputs"), i, t) {
+        double n = 1;
+        json_array_foreach (json_object_get (t, "shape"), d, dim)
+            n *= (double) json_integer_value (dim);
+        elements += n;
+    }
+    if (!(elements > 0))
+        return;
+    fprintf (f, "Per output element: %.3g ns (%.0f output elements at the main shape)",
+             s_num (k, "candidate_ns") / elements, elements);
+    if (s_has_number (k, "reference_ns") && s_num (k, "reference_ns") > 0)
+        fprintf (f, "; the reference %.3g ns", s_num (k, "reference_ns") / elements);
+    fputs (".\n", f);
+}
+
 //  What the evaluation said about a kernel that was not correct, with its
 //  figures, and the profile of one that was timed.
 static void
@@ -264,6 +295,7 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
     }
     kf_prompt_position_line (f, k, in->spec, in->hardware,
                              kf_prompt_target_kind (in->target, in->language));
+    s_per_element (f, in->spec, k);
     if (!strcmp (kf_jstr (k, "status"), "correct"))
         kf_prompt_noise_line (f, k);
     //  A profile job's summary (kf_prompt_kernel), named by its profiler.
@@ -415,9 +447,15 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         if (!shown)
             fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells "
                    "of the archive); borrow what helps.\n", f);
-        fprintf (f, "\n### Inspiration %d%s%s\n", ++shown,
-                 *kf_jstr (k, "coords") ? ", coordinates (memory, algorithm, sync) " : "",
-                 kf_jstr (k, "coords"));
+        //  The axes in the target's words (round 4: "sync" here,
+        //  "threads" in the meta prompt for a host run).
+        if (*kf_jstr (k, "coords"))
+            fprintf (f, "\n### Inspiration %d, coordinates (%s, %s, %s) %s\n", ++shown,
+                     kf_descriptor_dim_short (in->target, 0),
+                     kf_descriptor_dim_short (in->target, 1),
+                     kf_descriptor_dim_short (in->target, 2), kf_jstr (k, "coords"));
+        else
+            fprintf (f, "\n### Inspiration %d\n", ++shown);
         if (from_run)
             fprintf (f, "From an earlier run (run %lld, candidate %lld) of this op on this "
                      "target: %.3fx there, against that run's own timing of the reference, "
@@ -428,57 +466,6 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         s_swept_line (f, k);
         s_code_block (f, language, kf_jstr (k, "source"));
     }
-}
-
-//  The direction of this attempt and those of its siblings, so the
-//  prompts of one generation do not ask for the same kernel.
-static void
-s_direction (FILE *f, const kf_prompt_in_t *in)
-{
-    if (in->population <= 0 || in->templated)
-        return;
-    size_t n;
-    const char *const *ideas = kf_prompt_ideas_for (in->spec,
-                                                    kf_prompt_target_kind (in->target,
-                                                                           in->language),
-                                                    &n);
-    if (!n)
-        return;
-    size_t start = (size_t) in->generation * (size_t) in->population;
-    size_t mine = (start + (size_t) in->slot) % n;
-    //  Round 3: "lean towards X ... explore a different idea from those"
-    //  read as excluding X itself. X is this attempt's main idea; the
-    //  siblings' ideas are theirs, usable here only as a means to X.
-    fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
-             "%s.", in->slot + 1, in->population, in->generation, ideas[mine]);
-    int listed = 0;
-    for (int k = 0; k < in->population && (size_t) k < n; k++) {
-        size_t other = (start + (size_t) k) % n;
-        if (k == in->slot || other == mine)
-            continue;
-        fprintf (f, "%s%s", listed++ ? "; " : " The sibling attempts of this generation take: ",
-                 ideas[other]);
-    }
-    if (listed)
-        fputs (listed > 1 ? ". Build this kernel around this attempt's idea and leave those "
-                            "ideas to the siblings: use one of them only where your idea needs "
-                            "it, not as the main idea."
-                          : ". Build this kernel around this attempt's idea and leave that idea "
-                            "to the sibling: use it only where your idea needs it, not as the "
-                            "main idea.", f);
-    //  Round 3: siblings' prompts showed other kernels to improve, read
-    //  as an inconsistency. Each candidate draws its parent on its own
-    //  (kf_select.c), over the archive's cells.
-    if (listed && in->base && *kf_jstr (in->base, "source"))
-        fputs (" Each attempt of this generation draws its own kernel to improve from the "
-               "archive's cells (distinct approaches), so a sibling usually starts from "
-               "another kernel than this one: its results are not variations of this kernel "
-               "to improve.", f);
-    if (in->base && *kf_jstr (in->base, "source"))
-        fputs (" If the kernel to improve already does what this attempt's idea says, change "
-               "how it does it (another split, order or width) rather than keeping it as it "
-               "is.", f);
-    fputs ("\n", f);
 }
 
 //  ---------------------------------------------------------------------
@@ -527,8 +514,10 @@ kf_prompt_build (const kf_prompt_in_t *in)
     }
 
     kf_prompt_target_section (f, in->target, language, in->hardware, in->compiler);
-    if (kind == KF_TARGET_HOST && !opencl)
+    if (kind == KF_TARGET_HOST && !opencl) {
         kf_prompt_host_layout (f, spec);
+        kf_prompt_host_call_facts (f);
+    }
     //  A PyTorch reference is timed once, by the reference job, not
     //  beside each kernel (docs/pytorch-references.md, "Speedups").
     if (!strcmp (kf_jstr (json_object_get (spec, "reference"), "language"), "pytorch"))
@@ -545,8 +534,10 @@ kf_prompt_build (const kf_prompt_in_t *in)
     s_code_block (f, language,
                   in->example ? in->example : cuda ? s_example_cuda : s_example_c);
 
-    //  Where the search stands, and where this attempt should go.
+    //  Where the search stands, what became of the run's other
+    //  candidates, and where this attempt should go.
     s_standing (f, in, language);
+    kf_prompt_other_results (f, in);
     if (in->hints && *in->hints) {
         char *hints = kf_prompt_hints_for_target (in->hints, kind);
         if (hints)
@@ -558,11 +549,21 @@ kf_prompt_build (const kf_prompt_in_t *in)
                      hints[strlen (hints) - 1] == '\n' ? "" : "\n");
         free (hints);
     }
-    s_direction (f, in);
+    kf_prompt_direction (f, in);
 
-    //  How to think about it: the sections meta-prompting evolves.
+    //  How to think about it: the sections meta-prompting evolves, with
+    //  their version (round 4: no prompt said which it used). A tuning
+    //  round keeps its kernel's structure, so the kernel-writing advice
+    //  there is background only.
     json_t *dflt = in->sections ? NULL
                                 : kf_prompt_default_sections_for (language, in->target, spec);
+    kf_prompt_version_line (f, in);
+    if (in->templated)
+        fputs ("\n(The four sections below were written for writing a new kernel. In this "
+               "tuning round they are background on the task: the template keeps its "
+               "kernel's structure, so advice to change the approach or to combine the wins "
+               "of several kernels does not apply here; the tuning instructions after them "
+               "do.)\n", f);
     s_sections (f, in->sections ? in->sections : dflt);
     json_decref (dflt);
 

@@ -89,6 +89,13 @@ typedef struct {
     bool templated;          /* ask for a kf-tune templated kernel (tuning
                                 rounds: E.2 of the paper) */
     int tune_points;         /* points of a templated kernel built at most */
+    json_t *history;         /* the run's finished candidates, newest first
+                                (kf_prompt_history), or NULL */
+    json_t *siblings;        /* this generation's candidates planned so far
+                                (kf_prompt_siblings), or NULL: unknown */
+    int prompt_version;      /* number of the sections' prompt version; 0:
+                                not said */
+    int prompt_version_generation;  /* the generation that made it */
 } kf_prompt_in_t;
 
 /* The prompt text (caller frees), or NULL when out of memory. */

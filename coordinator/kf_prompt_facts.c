@@ -133,6 +133,37 @@ s_scalars (FILE *f, json_t *spec)
     json_decref (fwd);
 }
 
+//  Round 4: the weight of nn.Linear / F.linear is [out][in], so x @ W^T
+//  reads both operands along the reduction dimension; generic advice to
+//  "transpose or pack the strided operand" pushed a model to a transpose
+//  it did not need.
+static void
+s_linear_layout (FILE *f, json_t *spec)
+{
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    if (!strstr (src, "nn.Linear") && !strstr (src, "F.linear")
+        && !strstr (src, "functional.linear"))
+        return;
+    fputs ("Layout of the linear layer: nn.Linear and F.linear store the weight as "
+           "[out_features][in_features] (row-major)", f);
+    size_t i;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, "inputs"), i, t) {
+        const char *name = kf_jstr (t, "name");
+        size_t n = strlen (name);
+        json_t *shape = json_object_get (t, "shape");
+        if (n >= 6 && !strcmp (name + n - 6, "weight") && json_array_size (shape) == 2) {
+            fprintf (f, ", here %s [%lld][%lld]", name,
+                     (long long) json_integer_value (json_array_get (shape, 0)),
+                     (long long) json_integer_value (json_array_get (shape, 1)));
+            break;
+        }
+    }
+    fputs (": in y = x @ W^T both x's rows and W's rows are contiguous along the reduction "
+           "dimension (in_features), so neither operand needs a transpose to be read "
+           "contiguously; each output is a dot product of a row of x with a row of W.\n", f);
+}
+
 void
 kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats)
 {
@@ -167,6 +198,7 @@ kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats)
         s_shape (f, json_object_get (t, "shape"));
         fputs ("\n", f);
     }
+    s_linear_layout (f, spec);
     s_scalars (f, spec);
     json_t *cases = json_object_get (spec, "shapes");
     if (json_array_size (cases)) {
@@ -256,4 +288,21 @@ kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
         return NULL;
     }
     return out;
+}
+
+void
+kf_prompt_host_call_facts (FILE *f)
+{
+    //  Round 4: a model guessed both (outputs: the judge poisons them
+    //  before every call, kf_host_timing.c; the stack: kf_runner.c calls
+    //  kf_forward on its process's main thread and sets no RLIMIT_STACK).
+    fputs ("Outputs are written by the judge before every call (a NaN pattern, so a stale "
+           "result is caught), so their pages are resident when kf_forward starts, though "
+           "flushed from the caches: unlike fresh memory, storing to them faults no zero "
+           "pages in. kf_forward runs "
+           "on the main thread of the candidate's own process, whose stack is the exec "
+           "host's stack limit (RLIMIT_STACK, which the runner leaves as it is: 8 MiB on a "
+           "default Linux); threads you start get glibc's default stack of the same size (2 "
+           "MiB when that limit is unlimited). A few hundred KiB on either stack is safe; "
+           "larger buffers belong in ctx->scratch_alloc.\n", f);
 }

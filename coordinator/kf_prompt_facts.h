@@ -34,4 +34,9 @@ void kf_prompt_tolerance_section (FILE *f, json_t *spec);
  * that carry "stats"; NULL when none does (caller's). */
 json_t *kf_prompt_input_stats (kf_db_t *db, int64_t run_id);
 
+/* Writes what a host kernel's call can rely on: its outputs' pages are
+ * resident (the judge writes them before every call), and the stack of
+ * the thread kf_forward runs on and of the threads it starts. */
+void kf_prompt_host_call_facts (FILE *f);
+
 #endif

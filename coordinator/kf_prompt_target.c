@@ -86,9 +86,16 @@ s_host_measured (FILE *f, json_t *d)
         if (all > 0 && cores > 1)
             fprintf (f, ", %.0f GFLOP/s with one thread on each of the %.0f logical CPUs at "
                      "once (%.1fx one core's)", all, cores, all / one);
-        if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0)
+        if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0) {
             fprintf (f, "; the shares of the compute peak below are of %.0f GFLOP/s, each "
                      "core's best run summed", s_num (d, "peak_gflops"));
+            //  Round 4: 110 for the shares beside 92 for all threads at
+            //  once read as two ceilings; one sentence says how they differ.
+            if (all > 0 && cores > 1)
+                fprintf (f, " (every core at its best at once, the ceiling; the %.0f GFLOP/s "
+                         "of all threads together is one run timed to the last thread's end, "
+                         "so it counts the slowest thread and the host's other work)", all);
+        }
         fputs (".\n", f);
     }
     if (s_has (d, "copy_one_core_gbs") && s_num (d, "copy_one_core_gbs") > 0) {
@@ -102,12 +109,55 @@ s_host_measured (FILE *f, json_t *d)
                      "write-allocate read and leave the destination out of the caches",
                      s_num (d, "copy_stream_one_core_gbs"));
         fputs (" (bytes read plus bytes written).\n", f);
+        //  Warm buffers (the copy is measured right after the buffers are
+        //  written), while the timing flushes the caches before each call.
+        fprintf (f, "  The copy figures are warm-cache rates: the buffers were written just "
+                 "before%s; a cold-cache figure is not measured, and the timing flushes the "
+                 "caches before each call, so a kernel's inputs come from memory and it may "
+                 "run below them.\n",
+                 s_has (d, "l3_bytes") && s_has (d, "copy_one_core_bytes")
+                         && s_num (d, "copy_one_core_bytes") < s_num (d, "l3_bytes")
+                     ? " and fit in the L3"
+                     : "");
     }
     if (s_has (d, "thread_start_join_us") && s_num (d, "thread_start_join_us") > 0)
         fprintf (f, "  Starting and joining one POSIX thread takes %.1f us here (the median of "
                  "51 pthread_create + pthread_join), paid inside every timed call that starts "
                  "threads: threading pays only when each thread's share of the work takes "
                  "well over that.\n", s_num (d, "thread_start_join_us"));
+}
+
+//  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;
+//  round 4: "2 cores" beside "2 logical CPUs", and a threaded kernel's
+//  author could not tell whether a second thread gets a core of its own).
+static void
+s_host_cores (FILE *f, json_t *d)
+{
+    double cpus = s_num (d, "cores"), cores = s_num (d, "physical_cores");
+    double smt = s_has (d, "threads_per_core") ? s_num (d, "threads_per_core") : 0;
+    fprintf (f, ", %.0f logical CPU%s", cpus, cpus == 1 ? "" : "s");
+    if (smt >= 2)
+        fprintf (f, " on %.0f physical core%s, %.0f SMT threads (hyperthreads) per core: "
+                 "threads on one core share its execution units, so a second thread there "
+                 "adds little to compute-bound work", cores, cores == 1 ? "" : "s", smt);
+    else if (smt == 1)
+        fprintf (f, ", each a physical core of its own (no SMT siblings, per the host's "
+                 "topology)");
+}
+
+//  The clock: what the host says and what was measured, each with where
+//  it came from (round 4: none given, so runtimes could not become cycles).
+static void
+s_host_clock (FILE *f, json_t *d)
+{
+    if (s_has (d, "clock_mhz") && s_num (d, "clock_mhz") > 0)
+        fprintf (f, ", clock %.0f MHz by %s (what the kernel reports; in a virtual machine "
+                 "often the base clock)", s_num (d, "clock_mhz"),
+                 *kf_jstr (d, "clock_source") ? kf_jstr (d, "clock_source") : "the host");
+    if (s_has (d, "clock_mhz_measured") && s_num (d, "clock_mhz_measured") > 0)
+        fprintf (f, ", %.0f MHz measured at start by the exec worker (a chain of dependent "
+                 "integer adds, one per cycle: the clock one busy core runs at)",
+                 s_num (d, "clock_mhz_measured"));
 }
 
 static void
@@ -119,9 +169,13 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
         fprintf (f, ", compute capability %s", kf_jstr (d, "compute_capability"));
     if (s_has (d, "multiprocessors"))
         fprintf (f, ", %.0f multiprocessors", s_num (d, "multiprocessors"));
-    if (s_has (d, "cores"))
+    if (s_has (d, "cores") && kind == KF_TARGET_HOST && s_has (d, "physical_cores"))
+        s_host_cores (f, d);
+    else if (s_has (d, "cores"))
         fprintf (f, ", %.0f cores", s_num (d, "cores"));
-    if (s_has (d, "clock_mhz"))
+    if (kind == KF_TARGET_HOST && (s_has (d, "clock_source") || s_has (d, "clock_mhz_measured")))
+        s_host_clock (f, d);
+    else if (s_has (d, "clock_mhz"))
         fprintf (f, ", %.0f MHz", s_num (d, "clock_mhz"));
     if (s_has (d, "memory_bytes"))
         fprintf (f, ", %s memory", kf_rates_bytes (s_num (d, "memory_bytes"), b, sizeof b));
@@ -145,11 +199,23 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
             //  kf_eval_roofline.c: memcpy on every logical CPU at once;
             //  glibc picks the store kind by size (round 3: "silent on
             //  the write-allocate read").
+        {
             fprintf (f, "  Memory peak: %.0f GB/s, a memcpy on every core at once measured by "
                      "the exec worker (bytes read plus bytes written; the read of each "
                      "destination line that an ordinary store makes first, write-allocate, is "
-                     "not counted, and the C library's memcpy picks its own kind of store).\n",
+                     "not counted, and the C library's memcpy picks its own kind of store).",
                      s_num (d, "copy_bandwidth_gbs"));
+            //  Round 4: 15 GB/s on every core below 17.2 on one, unexplained.
+            double one = s_has (d, "copy_one_core_gbs") ? s_num (d, "copy_one_core_gbs") : 0;
+            if (one > s_num (d, "copy_bandwidth_gbs"))
+                fprintf (f, " It is below one core's copy (%.1f GB/s, below): the two were "
+                         "measured at different moments of the worker's start on a host that "
+                         "runs other work, and the all-core run caught more of it; the memory "
+                         "can do at least %.1f GB/s, and the shares of the memory peak below "
+                         "are of the lower %.0f GB/s, so they read high.",
+                         one, one, s_num (d, "copy_bandwidth_gbs"));
+            fputs ("\n", f);
+        }
         else
             fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker (bytes "
                      "read plus bytes written, ordinary stores).\n",
@@ -193,6 +259,22 @@ s_host_sharing (FILE *f, json_t *hardware, kf_target_kind_t kind)
              compiles >= 1 && execs >= 1 ? "compiled or timed" : compiles >= 1 ? "compiled"
                                                                                 : "timed",
              kind == KF_TARGET_HOST ? ", and it takes cores from a kernel's threads" : "");
+}
+
+//  The run's screen-against-full disagreement so far (kf_prompt_hardware's
+//  screen_full_gap: the largest ratio, either way, between the screen
+//  and the full-protocol speedup of one candidate).
+static void
+s_screen_gap (FILE *f, json_t *hardware)
+{
+    double gap = s_has (hardware, "screen_full_gap") ? s_num (hardware, "screen_full_gap") : 0;
+    double n = s_has (hardware, "screen_full_count") ? s_num (hardware, "screen_full_count") : 0;
+    if (!(gap >= 1) || !(n >= 1))
+        return;
+    fprintf (f, "Screen against full timing in this run so far: the short screen figure and "
+             "the full-protocol figure of one kernel differed by up to %.1fx (the largest "
+             "ratio, either way, among the %.0f candidate%s timed both ways), so a screen "
+             "figure can be off by that much.\n", gap, n, n == 1 ? "" : "s");
 }
 
 void
@@ -312,6 +394,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         fputs ("Timing: the L2 cache is flushed before each sample of back-to-back calls, "
                "timed by device events around a device-wide synchronisation.\n", f);
     s_host_sharing (f, hardware, kind);
+    s_screen_gap (f, hardware);
 }
 
 static double
@@ -511,9 +594,11 @@ kf_prompt_noise_line (FILE *f, json_t *k)
     //  Independent spreads add in quadrature; the paired ratio of a
     //  sample's two figures varies by about that much.
     double s = sqrt (c * c + r * r);
-    fprintf (f, "Noise: the samples of this kernel spread by +/-%.1f%% and the reference's by "
-             "+/-%.1f%% (half the p10-p90 width), so speedups within about +/-%.1f%% of each "
-             "other are not a real difference.\n", 100 * c, 100 * r, 100 * s);
+    fprintf (f, "Noise: the timing samples of this kernel spread by +/-%.1f%% and the "
+             "reference's by +/-%.1f%% (half the width between the 10th and 90th percentile "
+             "sample, over the median; the two added in quadrature give +/-%.1f%%), so "
+             "speedups within about +/-%.1f%% of each other are not a real difference.\n",
+             100 * c, 100 * r, 100 * s, 100 * s);
 }
 
 json_t *
@@ -561,6 +646,21 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
         json_object_set (out, "exec_workers_beside", json_object_get (row, "exec_beside"));
     }
     json_decref (row);
+    //  How far the screen and full figures of one kernel came apart in
+    //  this run so far (round 4: 2.4x, said in one lineage line only).
+    json_t *gap = out ? kf_db_row (db,
+                                   "SELECT max(greatest(screen_speedup / speedup,"
+                                   "  speedup / screen_speedup)) AS gap, count(*) AS n"
+                                   " FROM candidates WHERE run_id = $1::bigint"
+                                   " AND screen_speedup > 0 AND speedup > 0"
+                                   " AND fidelity = 'full'",
+                                   1, (const char *[]) { run }, NULL)
+                      : NULL;
+    if (gap && json_is_number (json_object_get (gap, "gap"))) {
+        json_object_set_new (out, "screen_full_gap", json_real (kf_jnum (gap, "gap", 0)));
+        json_object_set (out, "screen_full_count", json_object_get (gap, "n"));
+    }
+    json_decref (gap);
     //  What a host kernel is compiled for (the compile job's target.arch).
     if (out && !strcmp (params[0], "host")) {
         char *isa = kf_prompt_host_isa (db);

@@ -7,6 +7,7 @@
  *  reference within the tolerance, not with each other bit for bit.
  */
 #include "kf_prompt_tune.h"
+#include "kf_descriptor.h"
 #include "kf_json.h"
 #include "kf_tune.h"
 #include <string.h>
@@ -101,8 +102,9 @@ s_why (FILE *f, const kf_prompt_in_t *in)
     fprintf (f, "Why this kernel: a tuning round turns the fastest kernels of the archive into "
              "templates, one per cell (each cell holds the fastest kernel of one approach");
     if (*kf_jstr (in->base, "coords"))
-        fprintf (f, "; this one's cell is at coordinates (memory, algorithm, sync) %s",
-                 kf_jstr (in->base, "coords"));
+        fprintf (f, "; this one's cell is at coordinates (%s, %s, %s) %s",
+                 kf_descriptor_dim_short (in->target, 0), kf_descriptor_dim_short (in->target, 1),
+                 kf_descriptor_dim_short (in->target, 2), kf_jstr (in->base, "coords"));
     fputs (")", f);
     long long best = in->best ? (long long) kf_jint (in->best, "id") : 0;
     if (best && best != id && json_is_number (json_object_get (in->best, "speedup")))
@@ -162,7 +164,9 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "wrap it in #ifndef as above. Leave fixed, as a plain #define, a constant that the "
              "code's structure hard-wires (a width matched by a fixed number of named "
              "registers or unrolled statements, say), and say so in a comment beside it, "
-             "unless you rewrite that code to follow the value.\n"
+             "unless you rewrite that code to follow the value: a template may add code "
+             "that follows a parameter (a loop over UNROLL instead of unrolled statements, a "
+             "thread count), as long as the all-defaults point computes as the kernel did.\n"
              "At most %d points are built and timed: the all-defaults point first, then the "
              "points that change one parameter from it, then points spread over the rest; "
              "list few values per parameter so the points that matter are among them. Each "
@@ -172,7 +176,12 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "fastest correct point counts.\n"
              "The kf-tune line holds NAME=v1,v2,... tokens separated by spaces: names are "
              "identifiers, values integers or identifiers (no spaces, no expressions); a line "
-             "with any other token is ignored whole. A parameter's default is the value of its "
+             "with any other token is ignored whole. A line is read as a kf-tune line when "
+             "\"kf-tune:\" is preceded on it only by blanks, '/' and '*': "
+             "`/* kf-tune: A=1,2 B=4,8 */` on a line of its own, `// kf-tune: A=1,2` and "
+             "` * kf-tune: A=1,2` inside a block comment all count, and what follows \"*/\" on "
+             "the line is ignored; a line with code before \"kf-tune:\" is not read. Put "
+             "every parameter on one such line. A parameter's default is the value of its "
              "#define, put first in the list when the list lacks it. The points after the "
              "one-parameter moves are spread evenly over the remaining combinations in a fixed "
              "order that you do not choose, so a point that changes two parameters at once "

@@ -19,6 +19,7 @@
 #include "kf_meta.h"
 #include "kf_models.h"
 #include "kf_prompt.h"
+#include "kf_prompt_history.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_target.h"
 #include "kf_retune.h"
@@ -508,6 +509,13 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     json_t *compiler = kf_prompt_compiler (self->db, backend);
     json_t *stats = kf_prompt_input_stats (self->db, run_id);
     json_t *tune_points = kf_search_setting (self, run, "tuning_configs");
+    /* What became of the run's other candidates, which kernels this
+     * generation's siblings start from, and the sections' version
+     * (kf_prompt_history.h). */
+    json_t *history = kf_prompt_history (self->db, run_id);
+    json_t *siblings = tuning ? NULL : kf_prompt_siblings (self->db, run_id, generation);
+    int version_number = 0, version_generation = 0;
+    kf_prompt_version_of (self->db, version_id, &version_number, &version_generation);
     kf_prompt_in_t in = { .spec = spec, .language = language,
                           .target = kf_jstr (run, "target"), .hardware = hardware,
                           .compiler = compiler, .input_stats = stats,
@@ -516,7 +524,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                           .sections = sections, .generation = generation, .slot = slot,
                           .population = st->population, .templated = tuning,
                           .tune_points = tune_points ? (int) json_integer_value (tune_points)
-                                                     : 0 };
+                                                     : 0,
+                          .history = history, .siblings = siblings,
+                          .prompt_version = version_number,
+                          .prompt_version_generation = version_generation };
     /* A kernel that is a template already, or has one from an earlier
      * round, is swept again around its winner; no model templates it
      * again (kf_retune.h). */
@@ -542,6 +553,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     json_decref (stats);
     json_decref (top);
     json_decref (children);
+    json_decref (history);
+    json_decref (siblings);
     json_decref (last);
     json_decref (inspirations);
     json_decref (sections);

@@ -172,11 +172,94 @@ s_isa_read (const char *cpuinfo, json_t *device)
     return added;
 }
 
+//  Physical cores and SMT from the cpuN/topology folders under CPU_DIR
+//  (round 4: "2 cores" beside "2 logical CPUs" left open whether a
+//  second thread gets a core of its own or shares one): the distinct
+//  (package, core) pairs among the CPUs, and how many logical CPUs share
+//  cpu0's core (its thread_siblings_list).
+static int
+s_topology (const char *cpu_dir, json_t *device)
+{
+    char path[512], line[256];
+    snprintf (path, sizeof path, "%s/cpu0/topology/thread_siblings_list", cpu_dir);
+    if (!s_line (path, line, sizeof line))
+        return 0;
+    int per_core = s_cpus (line);
+    if (per_core < 1)
+        return 0;
+    enum { S_MAX = 4096 };
+    long seen[S_MAX];
+    int cores = 0, cpus = 0;
+    for (int i = 0; i < S_MAX; i++) {
+        char pkg[32] = "0", core[32];
+        snprintf (path, sizeof path, "%s/cpu%d/topology/core_id", cpu_dir, i);
+        if (!s_line (path, core, sizeof core))
+            break;
+        snprintf (path, sizeof path, "%s/cpu%d/topology/physical_package_id", cpu_dir, i);
+        if (!s_line (path, pkg, sizeof pkg))
+            snprintf (pkg, sizeof pkg, "0");
+        long key = atol (pkg) * 1000003L + atol (core);
+        bool known = false;
+        for (int k = 0; k < cores && !known; k++)
+            known = seen[k] == key;
+        if (!known)
+            seen[cores++] = key;
+        cpus++;
+    }
+    if (cores < 1)
+        return 0;
+    json_object_set_new (device, "logical_cpus", json_integer (cpus));
+    json_object_set_new (device, "physical_cores", json_integer (cores));
+    json_object_set_new (device, "threads_per_core", json_integer (per_core));
+    return 3;
+}
+
+//  The clock cpuinfo reports ("cpu MHz", the first CPU's; on x86 the
+//  kernel's reading of the current frequency, often the base clock in a
+//  virtual machine), when it gives one.
+static int
+s_clock (const char *cpuinfo, json_t *device)
+{
+    FILE *f = fopen (cpuinfo, "r");
+    if (!f)
+        return 0;
+    size_t cap = 0;
+    char *line = NULL;
+    double mhz = 0;
+    while (getline (&line, &cap, f) > 0)
+        if (!strncmp (line, "cpu MHz", 7)) {
+            char *colon = strchr (line, ':');
+            mhz = colon ? strtod (colon + 1, NULL) : 0;
+            break;
+        }
+    free (line);
+    fclose (f);
+    if (!(mhz > 0))
+        return 0;
+    json_object_set_new (device, "clock_mhz", json_real (mhz));
+    json_object_set_new (device, "clock_source", json_string ("/proc/cpuinfo cpu MHz"));
+    return 2;
+}
+
 int
 kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device)
 {
     if (!json_is_object (device))
         return 0;
-    return (cache_dir ? s_caches (cache_dir, device) : 0)
-           + (cpuinfo ? s_isa_read (cpuinfo, device) : 0);
+    int added = (cache_dir ? s_caches (cache_dir, device) : 0)
+                + (cpuinfo ? s_isa_read (cpuinfo, device) + s_clock (cpuinfo, device) : 0);
+    //  The CPUs' folder is the cache folder's grandparent when it is
+    //  ".../cpuN/cache" (sysfs's layout).
+    size_t n = cache_dir ? strlen (cache_dir) : 0;
+    const char *tail = "/cache";
+    if (n > 6 && !strcmp (cache_dir + n - 6, tail)) {
+        char dir[512];
+        snprintf (dir, sizeof dir, "%.*s", (int) (n - 6), cache_dir);
+        char *slash = strrchr (dir, '/');
+        if (slash && !strncmp (slash, "/cpu", 4)) {
+            *slash = 0;
+            added += s_topology (dir, device);
+        }
+    }
+    return added;
 }

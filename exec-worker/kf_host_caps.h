@@ -19,6 +19,11 @@
  * shared_cpu_list: 1 is per core, the CPU count is shared), and "isa",
  * the SIMD extensions present among those a kernel may target, in the
  * compiler's spelling, space-separated ("sse4.2 avx avx2 fma avx512f").
+ * "clock_mhz" with "clock_source" when CPUINFO gives "cpu MHz"; and, when
+ * CACHE_DIR is sysfs's ".../cpuN/cache", from the cpuM/topology folders
+ * beside it: "logical_cpus", "physical_cores" (distinct package and
+ * core_id pairs) and "threads_per_core" (cpu0's thread_siblings_list:
+ * 2 or more is SMT, logical CPUs sharing one core's units).
  * A file that cannot be read adds nothing. Returns the number of keys added. */
 int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device);
 
@@ -34,7 +39,9 @@ int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *devic
  * "copy_one_core_bytes" bytes with memcpy and with streaming
  * (non-temporal) stores, bytes read plus bytes written per second (the
  * read of each destination line that an ordinary store makes first is
- * not counted). A figure that could not be measured is left out.
+ * not counted); "clock_mhz_measured", the clock a chain of dependent
+ * integer adds (one per cycle) runs at, on x86. A figure that could not
+ * be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);
 

@@ -294,8 +294,8 @@ test_plain_words (void)
             CHECK (!strstr (hints, glossary[i]));
         if (host) {
             CHECK (strstr (hints, "Going from a single thread to threads that update shared "
-                                  "results with atomics or locks (threading) raised fitness "
-                                  "in 3 of 4 moves"));
+                                  "data with atomics, locks or critical sections (threading) "
+                                  "raised fitness in 3 of 4 moves"));
             CHECK (strstr (hints, "loops blocked so each block of data is reused while it is "
                                   "in cache"));
             CHECK (!strstr (hints, "shared/local") && !strstr (hints, "warp"));

@@ -41,11 +41,15 @@ main (void)
         "section", "analysis", "reason", "search text not found",
         "round_job", 77, "rejected", "section", "philosophy", "reason",
         "section would grow past its limit");
-    char *p = kf_meta_prompt_text (run, sections, 2, outcomes, 3, NULL, NULL, NULL, history);
+    kf_meta_base_t base2 = { .number = 2, .why = "", .population = 3 };
+    kf_meta_base_t base1 = { .number = 1, .why = "", .population = 3 };
+    char *p = kf_meta_prompt_text (run, sections, &base2, outcomes, 3, NULL, NULL, NULL, history);
     CHECK (p != NULL);
     printf ("%s", p ? p : "");
     //  Which version is shown, and what became of each.
-    CHECK (s_has (p, "as they are now (prompt version v2)"));
+    CHECK (s_has (p, "Below are the sections of prompt version v2, the version new kernels are "
+                     "written with now; your edits apply to this text and make a new version "
+                     "from v2."));
     CHECK (s_has (p, "## What became of your earlier edits"));
     CHECK (s_has (p, "- v1 (the default sections): 6 kernels (5 correct, 1 incorrect), mean "
                      "fitness 0.810, best 3.100x"));
@@ -76,7 +80,7 @@ main (void)
                                        "source", "int kf_forward (void) { return 1; }");
     json_t *best_kernel = json_pack ("{s:i, s:f, s:s}", "id", 5, "speedup", 46.2, "source",
                                      "int kf_forward (void) { return 2; }");
-    p = kf_meta_prompt_text (run, sections, 2, outcomes, 3, best_kernel, best_outcome,
+    p = kf_meta_prompt_text (run, sections, &base2, outcomes, 3, best_kernel, best_outcome,
                              worst_outcome, history);
     CHECK (s_has (p, "## The best of these outcomes (candidate 4: correct, 49.761x the "
                      "reference, on the short screen timing only: not comparable with a "
@@ -90,7 +94,7 @@ main (void)
     json_decref (worst_outcome);
     json_decref (best_outcome);
     //  No history yet: no section for it.
-    p = kf_meta_prompt_text (run, sections, 1, outcomes, 3, NULL, NULL, NULL, NULL);
+    p = kf_meta_prompt_text (run, sections, &base1, outcomes, 3, NULL, NULL, NULL, NULL);
     CHECK (p && !s_has (p, "What became of your earlier edits"));
     free (p);
     json_decref (history);

@@ -1,0 +1,368 @@
+/*  kf_prompt_history.c - this attempt among the run's others
+ *  (kf_prompt_history.h).
+ */
+#include "kf_prompt_history.h"
+#include "kf_lineage.h"
+#include "kf_json.h"
+#include "kf_str.h"
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
+
+//  ---------------------------------------------------------------------
+//  What the database knows
+
+json_t *
+kf_prompt_history (kf_db_t *db, int64_t run_id)
+{
+    char id[24], limit[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (limit, KF_PROMPT_HISTORY_READ) };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.id, c.generation, c.slot, c.phase, c.parent_id,"
+                                " c.status, c.speedup, c.fidelity, c.norm_hash,"
+                                " (c.finished_at IS NOT NULL) AS finished,"
+                                " left(c.verdict_detail, 600) AS detail,"
+                                " CASE WHEN c.status = 'compile_failed'"
+                                "  THEN left(c.log, 4000) END AS log, e.candidate_ns"
+                                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns"
+                                "  FROM evaluations WHERE candidate_id = c.id"
+                                "  ORDER BY id DESC LIMIT 1) e ON true"
+                                " WHERE c.run_id = $1"
+                                " ORDER BY c.finished_at DESC NULLS FIRST, c.id DESC LIMIT $2",
+                                2, params);
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        const char *key;
+        json_t *value;
+        void *tmp;
+        json_object_foreach_safe (row, tmp, key, value)
+            if (json_is_null (value))
+                json_object_del (row, key);
+    }
+    return rows;
+}
+
+json_t *
+kf_prompt_siblings (kf_db_t *db, int64_t run_id, int generation)
+{
+    char id[24], gen[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (gen, generation) };
+    json_t *rows = kf_db_query (db,
+                                "SELECT slot, parent_id FROM candidates WHERE run_id = $1"
+                                " AND generation = $2 AND phase = 'search' ORDER BY slot, id",
+                                2, params);
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row)
+        if (json_is_null (json_object_get (row, "parent_id")))
+            json_object_del (row, "parent_id");
+    return rows;
+}
+
+void
+kf_prompt_version_of (kf_db_t *db, int64_t version_id, int *number, int *generation)
+{
+    *number = *generation = 0;
+    if (version_id <= 0)
+        return;
+    char id[24];
+    const char *params[1] = { S_I64 (id, version_id) };
+    json_t *row = kf_db_row (db, "SELECT number, generation FROM prompt_versions WHERE id = $1",
+                             1, params, NULL);
+    *number = (int) kf_jint (row, "number");
+    *generation = (int) kf_jint (row, "generation");
+    json_decref (row);
+}
+
+//  ---------------------------------------------------------------------
+//  Writers
+
+const char *
+kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot)
+{
+    if (in->population <= 0 || generation < 0 || slot < 0)
+        return NULL;
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (in->spec,
+                                                    kf_prompt_target_kind (in->target,
+                                                                           in->language),
+                                                    &n);
+    if (!n)
+        return NULL;
+    size_t start = (size_t) generation * (size_t) in->population;
+    return ideas[(start + (size_t) slot) % n];
+}
+
+//  "3.49 ms" and the like.
+static const char *
+s_time (double ns, char *buf, size_t size)
+{
+    if (ns >= 1e9)
+        snprintf (buf, size, "%.3g s", ns / 1e9);
+    else if (ns >= 1e6)
+        snprintf (buf, size, "%.3g ms", ns / 1e6);
+    else if (ns >= 1e3)
+        snprintf (buf, size, "%.3g us", ns / 1e3);
+    else
+        snprintf (buf, size, "%.3g ns", ns);
+    return buf;
+}
+
+//  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen
+//  timing only" or "did not compile: error: ...".
+static const char *
+s_outcome (json_t *c, char *buf, size_t size)
+{
+    if (json_is_false (json_object_get (c, "finished"))) {
+        snprintf (buf, size, "not judged yet (still being written, compiled or timed)");
+        return buf;
+    }
+    //  A failure's first line, or a repeated source (kf_lineage.c's
+    //  words for both).
+    if (strcmp (kf_jstr (c, "status"), "correct")
+        || !strncmp (kf_jstr (c, "detail"), "the same source as candidate ", 29))
+        return kf_lineage_reason (c, 0, buf, size);
+    char t[32] = "";
+    if (kf_jnum (c, "candidate_ns", 0) > 0)
+        s_time (kf_jnum (c, "candidate_ns", 0), t, sizeof t);
+    const char *fid = kf_jstr (c, "fidelity");
+    const char *how = !strcmp (fid, "screen") ? ", screen timing only"
+                    : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
+                    : !strcmp (fid, "full") ? ", full protocol" : "";
+    if (json_is_number (json_object_get (c, "speedup")))
+        snprintf (buf, size, "correct, %s%s%.2fx%s%s", t, *t ? " (" : "",
+                  kf_jnum (c, "speedup", 0), *t ? ")" : "", how);
+    else
+        snprintf (buf, size, "correct%s%s%s", *t ? ", " : "", t, how);
+    return buf;
+}
+
+//  Where candidate C came from: "generation 0, attempt 3: packing" or
+//  "tuning round: a template of candidate 3".
+static void
+s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
+{
+    int gen = (int) kf_jint (c, "generation"), slot = (int) kf_jint (c, "slot");
+    if (!strcmp (kf_jstr (c, "phase"), "tuning")) {
+        snprintf (buf, size, "tuning round: a template of candidate %lld",
+                  (long long) kf_jint (c, "parent_id"));
+        return;
+    }
+    const char *idea = kf_prompt_idea_at (in, gen, slot);
+    int n = snprintf (buf, size, "generation %d, attempt %d%s%s", gen, slot + 1,
+                      idea ? ": " : "", idea ? idea : "");
+    if (n >= 0 && (size_t) n < size && kf_jint (c, "parent_id"))
+        snprintf (buf + n, size - (size_t) n, "; from candidate %lld",
+                  (long long) kf_jint (c, "parent_id"));
+    else if (n >= 0 && (size_t) n < size)
+        snprintf (buf + n, size - (size_t) n, "; written from scratch");
+}
+
+static bool
+s_same (json_t *a, json_t *b)
+{
+    if (!a || !b)
+        return false;
+    if (kf_jint (a, "id") && kf_jint (a, "id") == kf_jint (b, "id"))
+        return true;
+    const char *x = kf_jstr (a, "norm_hash"), *y = kf_jstr (b, "norm_hash");
+    return *x && !strcmp (x, y);
+}
+
+static bool
+s_in (json_t *list, json_t *c)
+{
+    size_t i;
+    json_t *k;
+    json_array_foreach (list, i, k)
+        if (s_same (k, c))
+            return true;
+    return false;
+}
+
+//  Whether the prompt shows candidate C already, with its figures.
+static bool
+s_shown (const kf_prompt_in_t *in, json_t *c)
+{
+    return s_same (in->base, c) || s_same (in->best, c) || s_same (in->last, c)
+           || s_in (in->children, c) || s_in (in->inspirations, c);
+}
+
+//  Candidate C is not judged yet and of this generation or a later one:
+//  a sibling (the section "This attempt" says where it starts), not a
+//  result.
+static bool
+s_pending_here (const kf_prompt_in_t *in, json_t *c)
+{
+    return json_is_false (json_object_get (c, "finished"))
+           && kf_jint (c, "generation") >= in->generation;
+}
+
+void
+kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
+{
+    if (in->templated)
+        return;
+    int shown = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        if (shown >= KF_PROMPT_OTHER_RESULTS)
+            break;
+        if (s_shown (in, c) || s_pending_here (in, c))
+            continue;
+        if (!shown++)
+            fputs ("\n## Other results so far\nThe run's other candidates, newest first (those "
+                   "not judged yet on top), that this prompt does not show above (one line each; their code is "
+                   "not shown). Do not repeat an approach that failed or lost here unless you "
+                   "know why it did and change that.\n", f);
+        char origin[300], outcome[400];
+        s_origin (in, c, origin, sizeof origin);
+        s_outcome (c, outcome, sizeof outcome);
+        fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,
+                 outcome);
+    }
+}
+
+//  Where the run tried this attempt's idea before, and how it went.
+static void
+s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
+{
+    if (!in->history)
+        return;
+    int listed = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        if (listed >= KF_PROMPT_IDEA_TRIES)
+            break;
+        if (strcmp (kf_jstr (c, "phase"), "search") || s_pending_here (in, c))
+            continue;
+        const char *idea = kf_prompt_idea_at (in, (int) kf_jint (c, "generation"),
+                                              (int) kf_jint (c, "slot"));
+        if (!idea || strcmp (idea, mine))
+            continue;
+        char outcome[400];
+        fprintf (f, "%s candidate %lld (generation %lld): %s", listed++ ? ";" : " Tried before "
+                 "in this run (newest first):", (long long) kf_jint (c, "id"),
+                 (long long) kf_jint (c, "generation"), s_outcome (c, outcome, sizeof outcome));
+    }
+    if (listed)
+        fputs (". Learn from how that went: if it failed or lost, do it differently or say "
+               "why it should pay now.", f);
+    else
+        fputs (" No earlier candidate of this run has tried it yet.", f);
+}
+
+//  Which kernel each sibling starts from, as far as the plan knows: the
+//  siblings planned before this attempt have their parents; the later
+//  ones draw theirs when they are planned.
+static void
+s_sibling_parents (FILE *f, const kf_prompt_in_t *in)
+{
+    if (!in->siblings) {
+        fputs (" Each attempt of this generation draws its own kernel to improve from the "
+               "archive's cells, so a sibling may start from this same kernel or from "
+               "another.", f);
+        return;
+    }
+    int64_t mine = kf_jint (in->base, "id");
+    int later = 0, told = 0;
+    for (int k = 0; k < in->population; k++) {
+        if (k == in->slot)
+            continue;
+        json_t *row = NULL, *r;
+        size_t i;
+        json_array_foreach (in->siblings, i, r)
+            if (kf_jint (r, "slot") == k)
+                row = r;
+        if (!row) {
+            later++;
+            continue;
+        }
+        int64_t p = kf_jint (row, "parent_id");
+        fprintf (f, "%s attempt %d ", told++ ? ";" : " Where the siblings start:", k + 1);
+        if (!p)
+            fputs ("writes its kernel from scratch", f);
+        else if (p == mine)
+            fprintf (f, "starts from candidate %lld, the same kernel as this attempt",
+                     (long long) p);
+        else
+            fprintf (f, "starts from candidate %lld", (long long) p);
+    }
+    if (told)
+        fputs (".", f);
+    if (later)
+        fprintf (f, " %s planned after this one and draw%s %s kernel to improve from the "
+                 "archive's cells when %s, possibly this same kernel.",
+                 later == 1 ? "One sibling is" : "The other siblings are",
+                 later == 1 ? "s" : "", later == 1 ? "its" : "their",
+                 later == 1 ? "it is" : "they are");
+    if (told || later)
+        fputs (" Siblings that share a kernel to improve still follow different ideas.", f);
+}
+
+void
+kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
+{
+    if (in->population <= 0 || in->templated)
+        return;
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (in->spec,
+                                                    kf_prompt_target_kind (in->target,
+                                                                           in->language),
+                                                    &n);
+    if (!n)
+        return;
+    size_t start = (size_t) in->generation * (size_t) in->population;
+    size_t mine = (start + (size_t) in->slot) % n;
+    //  Round 3: "lean towards X ... explore a different idea from those"
+    //  read as excluding X itself. X is this attempt's main idea; the
+    //  siblings' ideas are theirs, usable here only as a means to X.
+    fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
+             "%s.", in->slot + 1, in->population, in->generation, ideas[mine]);
+    //  Round 4: the run tried this idea before and the prompt said
+    //  nothing of how it went.
+    s_idea_tries (f, in, ideas[mine]);
+    int listed = 0;
+    for (int k = 0; k < in->population && (size_t) k < n; k++) {
+        size_t other = (start + (size_t) k) % n;
+        if (k == in->slot || other == mine)
+            continue;
+        fprintf (f, "%s%s", listed++ ? "; " : " The sibling attempts of this generation take: ",
+                 ideas[other]);
+    }
+    if (listed)
+        fputs (listed > 1 ? ". Build this kernel around this attempt's idea and leave those "
+                            "ideas to the siblings: use one of them only where your idea needs "
+                            "it, not as the main idea."
+                          : ". Build this kernel around this attempt's idea and leave that idea "
+                            "to the sibling: use it only where your idea needs it, not as the "
+                            "main idea.", f);
+    //  Round 3 said siblings "usually" start from other kernels; round 4
+    //  found two with the same parent. Say what the plan knows.
+    if (listed && in->base && *kf_jstr (in->base, "source"))
+        s_sibling_parents (f, in);
+    if (in->base && *kf_jstr (in->base, "source"))
+        fputs (" If the kernel to improve already does what this attempt's idea says, change "
+               "how it does it (another split, order or width) rather than keeping it as it "
+               "is.", f);
+    fputs ("\n", f);
+}
+
+void
+kf_prompt_version_line (FILE *f, const kf_prompt_in_t *in)
+{
+    if (in->prompt_version <= 0)
+        return;
+    if (in->prompt_version == 1)
+        fputs ("\n(The four sections below are the original ones, prompt version v1: no "
+               "meta-prompter has rewritten them in this run yet.)\n", f);
+    else
+        fprintf (f, "\n(The four sections below are of prompt version v%d, rewritten by the "
+                 "meta-prompter at generation %d from the outcomes so far.)\n",
+                 in->prompt_version, in->prompt_version_generation);
+}

@@ -1,0 +1,67 @@
+/*  kf_prompt_history.h - this attempt among the run's others.
+ *
+ *  A model asked for one kernel of a generation sees the kernel it
+ *  starts from, maybe the best and a few inspirations; round 4 showed
+ *  that it then repeats what already lost elsewhere in the run ("candidate
+ *  6, packing, lost: never shown"), is given an idea the run already tried
+ *  without being told how it went, is told that its siblings "usually"
+ *  start from other kernels when two of them share its parent, and cannot
+ *  tell which version of the evolvable sections it reads. The readers here
+ *  fetch what the run knows (the search planner calls them, kf_search_plan.c);
+ *  the writers put it in the prompt (kf_prompt.c calls them) without I/O,
+ *  so every sentence is tested from plain JSON.
+ */
+#ifndef KF_PROMPT_HISTORY_H
+#define KF_PROMPT_HISTORY_H
+
+#include "kf_db.h"
+#include "kf_prompt.h"
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Rows of the run's finished candidates read for a prompt, newest first. */
+#define KF_PROMPT_HISTORY_READ 48
+/* Lines of "Other results so far" at most. */
+#define KF_PROMPT_OTHER_RESULTS 8
+/* Earlier candidates named beside this attempt's idea at most. */
+#define KF_PROMPT_IDEA_TRIES 3
+
+/* RUN_ID's candidates, those not finished first, then the finished ones
+ * newest first, at most KF_PROMPT_HISTORY_READ, as [{id, generation,
+ * slot, phase ("search", "tuning"), parent_id, finished, status, speedup,
+ * fidelity, candidate_ns, detail, log (a failed compile's), norm_hash}]
+ * (absent keys: unknown). Caller's; NULL on a database error. */
+json_t *kf_prompt_history (kf_db_t *db, int64_t run_id);
+
+/* The search candidates of RUN_ID's GENERATION planned so far, as
+ * [{slot, parent_id}] (parent_id absent: no parent). Caller's; NULL on a
+ * database error. */
+json_t *kf_prompt_siblings (kf_db_t *db, int64_t run_id, int generation);
+
+/* Prompt version VERSION_ID's number and the generation that made it:
+ * *NUMBER and *GENERATION, both 0 when it is not found. */
+void kf_prompt_version_of (kf_db_t *db, int64_t version_id, int *number, int *generation);
+
+/* "## This attempt": the idea of IN's slot, what became of it where the
+ * run tried it before (IN->history), the siblings' ideas and which
+ * kernels the siblings start from (IN->siblings). Nothing for a tuning
+ * prompt or without a population. */
+void kf_prompt_direction (FILE *f, const kf_prompt_in_t *in);
+
+/* "## Other results so far": up to KF_PROMPT_OTHER_RESULTS lines, newest
+ * first, for the run's candidates in IN->history that the prompt does not
+ * show already (base, best, last, children, inspirations); one of an
+ * earlier generation not judged yet says so, one of this generation is a
+ * sibling and left to "This attempt". */
+void kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in);
+
+/* The line that names the version of the evolvable sections below it,
+ * when IN->prompt_version is known. */
+void kf_prompt_version_line (FILE *f, const kf_prompt_in_t *in);
+
+/* The idea label of a search candidate at GENERATION, SLOT of IN's run,
+ * or NULL when there are no ideas for the task and target. */
+const char *kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot);
+
+#endif
