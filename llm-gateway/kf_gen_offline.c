@@ -358,6 +358,7 @@ s_emit (const s_starter_t *st, const int choice[], const kf_offline_lang_t *lang
     if (banner && defines) {
         const s_var_t vars[] = {
             { "BANNER", banner }, { "DEFINES", defines }, { "PRELUDE", lang->prelude },
+            { "EXP_POLY", kf_tmpl_exp_poly_c },
             { "ROWS", lang->rows ? lang->rows : "" }, { "X", x ? x : "?" },
             { "W", w ? w : "?" }, { "B", b ? b : "?" }, { "Y", y ? y : "?" },
             { "EPS", eps ? "eps" : "1e-5:float" } };

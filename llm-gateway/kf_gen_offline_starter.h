@@ -45,5 +45,7 @@ extern const size_t kf_offline_n_langs;
 
 //  The title lines every source opens with (templates/banner.txt).
 extern const char kf_tmpl_banner_txt[];
+/* The host's polynomial exponential (templates/exp_poly.c), for @EXP_POLY@. */
+extern const char kf_tmpl_exp_poly_c[];
 
 #endif

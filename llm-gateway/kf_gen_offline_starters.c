@@ -18,7 +18,8 @@ extern const char kf_tmpl_prelude_cl[], kf_tmpl_softmax_cl[], kf_tmpl_rmsnorm_cl
 
 //  C for the host backend: accumulator lanes, single- or multi-pass
 //  algorithms, C library or polynomial exponentials, reciprocal or
-//  division.
+//  division; RMSNorm's rows also on threads started and joined in the
+//  call.
 static const kf_offline_starter_t s_host_starters[] = {
     { "softmax", "row softmax over the last dimension", 1, "x", NULL, kf_tmpl_softmax_c,
       { { "LANES", { "1", "2", "4", "8", "16", NULL } },
@@ -29,7 +30,8 @@ static const kf_offline_starter_t s_host_starters[] = {
       kf_tmpl_rmsnorm_c,
       { { "LANES", { "1", "2", "4", "8", "16", NULL } },
         { "ACC", { "double", "float", NULL } },
-        { "RECIP", { "0", "1", NULL } } } },
+        { "RECIP", { "0", "1", NULL } },
+        { "THREADS", { "1", "2", NULL } } } },
     { "layernorm", "layer norm over the last dimension, times gamma plus beta", 3,
       "x, gamma, beta", NULL, kf_tmpl_layernorm_c,
       { { "LANES", { "1", "2", "4", "8", "16", NULL } },

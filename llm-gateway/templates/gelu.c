@@ -2,6 +2,7 @@
 @DEFINES@
 
 @PRELUDE@
+@EXP_POLY@
 
 #define KF_libm_tanh 0
 #define KF_libm_exp 1

@@ -2,6 +2,7 @@
 @DEFINES@
 
 @PRELUDE@
+@EXP_POLY@
 
 #define KF_twopass 0
 #define KF_online 1
