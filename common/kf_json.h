@@ -32,4 +32,24 @@ kf_jnum (json_t *obj, const char *key, double dflt)
     return json_is_number (v) ? json_number_value (v) : dflt;
 }
 
+/* Removes the null members of OBJ, or of each object in the array OBJ
+ * (database rows: a member absent rather than null reads simply). */
+static inline void
+kf_json_drop_nulls (json_t *obj)
+{
+    if (json_is_array (obj)) {
+        size_t i;
+        json_t *row;
+        json_array_foreach (obj, i, row)
+            kf_json_drop_nulls (row);
+        return;
+    }
+    const char *key;
+    json_t *value;
+    void *tmp;
+    json_object_foreach_safe (obj, tmp, key, value)
+        if (json_is_null (value))
+            json_object_del (obj, key);
+}
+
 #endif

@@ -199,15 +199,9 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         2, params);
     size_t i;
     json_t *row;
-    json_array_foreach (rows, i, row) {
+    json_array_foreach (rows, i, row)
         json_object_del (row, "finished_at");
-        const char *key;
-        json_t *value;
-        void *tmp;
-        json_object_foreach_safe (row, tmp, key, value)
-            if (json_is_null (value))
-                json_object_del (row, key);
-    }
+    kf_json_drop_nulls (rows);
     return rows;
 }
 

@@ -47,16 +47,7 @@ kf_meta_history (kf_db_t *db, int64_t run_id)
         json_decref (versions);
         return NULL;
     }
-    size_t i;
-    json_t *row;
-    json_array_foreach (versions, i, row) {
-        const char *key;
-        json_t *value;
-        void *tmp;
-        json_object_foreach_safe (row, tmp, key, value)
-            if (json_is_null (value))
-                json_object_del (row, key);
-    }
+    kf_json_drop_nulls (versions);
     json_array_extend (versions, rounds);
     json_decref (rounds);
     return versions;

@@ -119,9 +119,8 @@ s_num (json_t *obj, const char *key)
     return json_number_value (json_object_get (obj, key));
 }
 
-//  "12.3 us", "4.56 ms": a runtime a reader takes in at a glance.
-static const char *
-s_time_text (double ns, char *buf, size_t size)
+const char *
+kf_prompt_time_text (double ns, char *buf, size_t size)
 {
     if (ns >= 1e9)
         snprintf (buf, size, "%.3g s", ns / 1e9);
@@ -142,9 +141,9 @@ s_runtime_line (FILE *f, json_t *k)
     char a[32], b[32];
     const char *status = kf_jstr (k, "status");
     if (s_has_number (k, "candidate_ns")) {
-        fprintf (f, "Runtime: %s", s_time_text (s_num (k, "candidate_ns"), a, sizeof a));
+        fprintf (f, "Runtime: %s", kf_prompt_time_text (s_num (k, "candidate_ns"), a, sizeof a));
         if (s_has_number (k, "reference_ns"))
-            fprintf (f, " (reference %s", s_time_text (s_num (k, "reference_ns"), b, sizeof b));
+            fprintf (f, " (reference %s", kf_prompt_time_text (s_num (k, "reference_ns"), b, sizeof b));
         if (s_has_number (k, "speedup"))
             fprintf (f, "%s%.3fx the reference's speed", s_has_number (k, "reference_ns")
                                                                 ? "; " : " (",
@@ -706,12 +705,7 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
     for (size_t h = 0; h < sizeof helpers / sizeof helpers[0]; h++)
         json_object_del (row, helpers[h]);
     //  Absent rather than null, so the builder's tests read simply.
-    const char *key;
-    json_t *value;
-    void *tmp;
-    json_object_foreach_safe (row, tmp, key, value)
-        if (json_is_null (value))
-            json_object_del (row, key);
+    kf_json_drop_nulls (row);
     return row;
 }
 

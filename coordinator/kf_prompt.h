@@ -122,4 +122,8 @@ json_t *kf_prompt_kernel (kf_db_t *db, int64_t candidate_id);
  * (caller frees). */
 char *kf_prompt_section_text (const char *prompt, const char *name);
 
+/* NS as a reader takes it in at a glance ("12.3 us", "4.56 ms") into BUF;
+ * returns BUF. */
+const char *kf_prompt_time_text (double ns, char *buf, size_t size);
+
 #endif

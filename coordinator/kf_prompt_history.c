@@ -32,16 +32,7 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 " WHERE c.run_id = $1"
                                 " ORDER BY c.finished_at DESC NULLS FIRST, c.id DESC LIMIT $2",
                                 2, params);
-    size_t i;
-    json_t *row;
-    json_array_foreach (rows, i, row) {
-        const char *key;
-        json_t *value;
-        void *tmp;
-        json_object_foreach_safe (row, tmp, key, value)
-            if (json_is_null (value))
-                json_object_del (row, key);
-    }
+    kf_json_drop_nulls (rows);
     return rows;
 }
 
@@ -96,21 +87,6 @@ kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot)
     return ideas[(start + (size_t) slot) % n];
 }
 
-//  "3.49 ms" and the like.
-static const char *
-s_time (double ns, char *buf, size_t size)
-{
-    if (ns >= 1e9)
-        snprintf (buf, size, "%.3g s", ns / 1e9);
-    else if (ns >= 1e6)
-        snprintf (buf, size, "%.3g ms", ns / 1e6);
-    else if (ns >= 1e3)
-        snprintf (buf, size, "%.3g us", ns / 1e3);
-    else
-        snprintf (buf, size, "%.3g ns", ns);
-    return buf;
-}
-
 //  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen
 //  timing only" or "did not compile: error: ...".
 static const char *
@@ -127,7 +103,7 @@ s_outcome (json_t *c, char *buf, size_t size)
         return kf_lineage_reason (c, 0, buf, size);
     char t[32] = "";
     if (kf_jnum (c, "candidate_ns", 0) > 0)
-        s_time (kf_jnum (c, "candidate_ns", 0), t, sizeof t);
+        kf_prompt_time_text (kf_jnum (c, "candidate_ns", 0), t, sizeof t);
     const char *fid = kf_jstr (c, "fidelity");
     const char *how = !strcmp (fid, "screen") ? ", screen timing only"
                     : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
