@@ -679,8 +679,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
  * is open and the main phase is planned out, the tuning rounds follow,
  * one at a time; then the run ends. Everything it reads is in the
  * database, so calling it again (a replay, a restart) plans nothing twice. */
-int
-kf_search_fill (kf_search_t *self, int64_t run_id)
+static int
+s_fill (kf_search_t *self, int64_t run_id)
 {
     json_t *run = kf_search_run_row (self, run_id);
     if (!run)
@@ -768,6 +768,30 @@ kf_search_fill (kf_search_t *self, int64_t run_id)
     }
     s_snapshot_free (&snap);
     json_decref (run);
+    return rc;
+}
+
+/* A fill asked for from inside a fill of the same run (a candidate it
+ * planned finished at once) would count the candidates before the rest
+ * of its round is planned, find none open and end the run under them: it
+ * is run again, from the database, once the outer one is done. */
+int
+kf_search_fill (kf_search_t *self, int64_t run_id)
+{
+    if (self->filling == run_id) {
+        self->fill_again = true;
+        return 0;
+    }
+    int64_t outer = self->filling;
+    bool outer_again = self->fill_again;
+    self->filling = run_id;
+    int rc;
+    do {
+        self->fill_again = false;
+        rc = s_fill (self, run_id);
+    } while (rc == 0 && self->fill_again);
+    self->filling = outer;
+    self->fill_again = outer_again;
     return rc;
 }
 

@@ -26,6 +26,12 @@ typedef struct {
                                 borrowed); NULL: the built-in ones */
     kf_plausible_rules_t plausible;   /* when a correct result is re-verified
                                          before it counts (kf_verify.c) */
+    /* kf_search_fill at work on this run (0: none), and another pass
+     * asked for it while it was: a candidate planned by the fill can
+     * finish at once (a repeated source takes its twin's verdict), and
+     * its finish asks for a fill (kf_search_plan.c). */
+    int64_t filling;
+    bool fill_again;
 } kf_search_t;
 
 /* The run's reference is ready (runs.ref_artifact set): plans the first

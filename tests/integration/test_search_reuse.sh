@@ -75,6 +75,14 @@ check "no model was asked to template a kernel that has a template" \
                               WHERE c1.parent_id = p.id AND c1.phase = 'tuning'
                               AND c1.status = 'correct' AND c1.generation = $first
                               AND position('kf-tune:'::bytea IN b.data) > 0))")" -eq 0 ]
+#  A reused template can repeat an earlier candidate's source, which takes
+#  that one's verdict at once; the run must not end under the rest of its
+#  round (kf_search_fill run from inside itself).
+check "no candidate is left open after the run ended" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NULL")" -eq 0 ]
+say "tuning candidates that repeated an earlier source: $(sql "SELECT count(*) FROM candidates
+     WHERE run_id = $run AND phase = 'tuning' AND generator = 'template'
+     AND verdict_detail LIKE 'the same source as candidate%'")"
 check "a reused template was compiled as a sweep" \
     [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
               WHERE c.run_id = $run AND c.generator = 'template' AND j.kind = 'compile'
