@@ -771,10 +771,8 @@ s_fill (kf_search_t *self, int64_t run_id)
     return rc;
 }
 
-/* A fill asked for from inside a fill of the same run (a candidate it
- * planned finished at once) would count the candidates before the rest
- * of its round is planned, find none open and end the run under them: it
- * is run again, from the database, once the outer one is done. */
+/* A fill asked for from inside one of the same run (a candidate it planned finished
+ * at once) would end the run under the rest of its round: it runs again after it. */
 int
 kf_search_fill (kf_search_t *self, int64_t run_id)
 {
