@@ -366,7 +366,10 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
              "State each diagnosis as a hypothesis and name the outcomes it rests on (their "
              "candidate numbers and figures); a screen figure alone is weak evidence. Do not "
              "rewrite the philosophy from fewer than %d outcomes with a full-protocol figure: "
-             "this round has %d%s.\n",
+             "this round has %d%s. A strategy or pitfall that says what works or what loses "
+             "names at least two full-protocol outcomes that show it, or says it is a guess "
+             "to test (round 5 accepted strategies that one outcome each had suggested and "
+             "the next refuted).\n",
              KF_META_PHILOSOPHY_MIN, full,
              full < KF_META_PHILOSOPHY_MIN ? ", so leave the philosophy's claims as they are and "
                                              "put what you suspect in the analysis questions"

@@ -72,8 +72,12 @@ kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
     if (!pick || !why || !size)
         return pick;
     json_t *fit = json_object_get (pick, "fitness");
+    //  "Written" counts every kernel planned with a version, open ones
+    //  too; the history's counts are of finished kernels (round 5 read
+    //  "5 written" and "3 kernels" of one version as a contradiction).
     int n = snprintf (why, size, "v%lld has the highest score: mean fitness %.3f of its "
-                      "latest kernels (%lld written) plus a bonus for versions used less",
+                      "latest finished kernels (%lld written with it, finished or not) plus "
+                      "a bonus for versions used less",
                       (long long) json_integer_value (json_object_get (pick, "number")),
                       json_is_number (fit) ? json_number_value (fit) : KF_META_PRIOR,
                       (long long) json_integer_value (json_object_get (pick, "used")));
@@ -83,7 +87,7 @@ kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
     if (newer && newer != pick && n > 0 && (size_t) n < size) {
         json_t *nf = json_object_get (newer, "fitness");
         snprintf (why + n, size - (size_t) n, "; chosen over the newer v%lld (mean fitness "
-                  "%.3f of %lld kernel%s)",
+                  "%.3f, %lld kernel%s written with it, finished or not)",
                   (long long) json_integer_value (json_object_get (newer, "number")),
                   json_is_number (nf) ? json_number_value (nf) : KF_META_PRIOR,
                   (long long) json_integer_value (json_object_get (newer, "used")),

@@ -45,9 +45,10 @@ test_pick (void)
     pick = kf_meta_pick (versions, 3, why, sizeof why);
     CHECK (pick && json_integer_value (json_object_get (pick, "number")) == 1);
     printf ("why: %s\n", why);
-    CHECK (s_has (why, "v1 has the highest score: mean fitness 0.900 of its latest kernels "
-                       "(6 written)"));
-    CHECK (s_has (why, "chosen over the newer v2 (mean fitness 0.300 of 5 kernels)"));
+    CHECK (s_has (why, "v1 has the highest score: mean fitness 0.900 of its latest finished "
+                       "kernels (6 written with it, finished or not)"));
+    CHECK (s_has (why, "chosen over the newer v2 (mean fitness 0.300, 5 kernels written with "
+                       "it, finished or not)"));
     json_decref (versions);
     versions = json_array ();
     CHECK (kf_meta_pick (versions, 3, why, sizeof why) == NULL);
@@ -120,6 +121,8 @@ test_prompt (void)
     CHECK (s_has (p, "State each diagnosis as a hypothesis and name the outcomes it rests on"));
     CHECK (s_has (p, "Do not rewrite the philosophy from fewer than 4 outcomes with a "
                      "full-protocol figure: this round has 2, so leave the philosophy's claims"));
+    CHECK (s_has (p, "A strategy or pitfall that says what works or what loses names at least "
+                     "two full-protocol outcomes that show it, or says it is a guess to test"));
     /* Shares of the measured peaks. */
     CHECK (s_has (p, "- candidate 7 (generation 1, prompt v1): correct, 4.200x the reference "
                      "(full timing); memory 4.3 GB/s = 25% of the measured copy bandwidth; "
