@@ -2,6 +2,7 @@
  *  the environment and flags, rejecting unknown keys and bad values with
  *  the place they came from. */
 #include "kf_str.h"
+#include "kf_take.h"
 #include "kf_config.h"
 #include "kf_log.h"
 #include <ctype.h>
@@ -85,17 +86,16 @@ s_trim (char *s)
     return s;
 }
 
-static int
-s_load_file (kf_config_t *self, const char *path, char **err)
+int
+kf_config_file_lines (const char *path, kf_config_line_fn *fn, void *arg, char **err)
 {
     FILE *f = fopen (path, "r");
-    if (!f) {
-        *err = kf_strdupf ("%s: cannot open: %s", path, strerror (errno));
-        return -1;
-    }
-    char line[4096];
+    if (!f)
+        return kf_fail (err, "%s: cannot open: %s", path, strerror (errno));
+    char *line = NULL;
+    size_t cap = 0;
     int lineno = 0, rc = 0;
-    while (rc == 0 && fgets (line, sizeof line, f)) {
+    while (rc == 0 && getline (&line, &cap, f) >= 0) {
         lineno++;
         char *hash = strchr (line, '#');
         if (hash)
@@ -103,31 +103,37 @@ s_load_file (kf_config_t *self, const char *path, char **err)
         char *s = s_trim (line);
         if (!*s)
             continue;
+        char *where = kf_strdupf ("%s:%d", path, lineno);
         char *eq = strchr (s, '=');
-        char where[1100];
-        snprintf (where, sizeof where, "%s:%d", path, lineno);
-        if (!eq) {
-            *err = kf_strdupf ("%s: expected 'key = value'", where);
-            rc = -1;
-            break;
+        if (!where)
+            rc = kf_fail (err, "out of memory");
+        else if (!eq)
+            rc = kf_fail (err, "%s: expected 'key = value'", where);
+        else {
+            *eq = 0;
+            rc = fn (arg, s_trim (s), s_trim (eq + 1), where, err);
         }
-        *eq = 0;
-        char *key = s_trim (s), *value = s_trim (eq + 1);
-        size_t vlen = strlen (value);
-        if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
-            value[vlen - 1] = 0;
-            value++;
-        }
-        ssize_t i = s_find (self, key, strlen (key));
-        if (i < 0) {
-            *err = kf_strdupf ("%s: unknown key '%s'", where, key);
-            rc = -1;
-        }
-        else
-            rc = s_set (self, (size_t) i, value, where, err);
+        free (where);
     }
+    free (line);
     fclose (f);
     return rc;
+}
+
+//  A configuration file's line: a value in double quotes loses them.
+static int
+s_file_line (void *arg, char *key, char *value, const char *where, char **err)
+{
+    kf_config_t *self = arg;
+    size_t vlen = strlen (value);
+    if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
+        value[vlen - 1] = 0;
+        value++;
+    }
+    ssize_t i = s_find (self, key, strlen (key));
+    if (i < 0)
+        return kf_fail (err, "%s: unknown key '%s'", where, key);
+    return s_set (self, (size_t) i, value, where, err);
 }
 
 static void
@@ -182,7 +188,7 @@ kf_config_load (const char *program, const char *usage,
         if (!strcmp (argv[i], "--config") && i + 1 < *argc)
             file = argv[i + 1];
     }
-    if (file && *file && s_load_file (self, file, err))
+    if (file && *file && kf_config_file_lines (file, s_file_line, self, err))
         goto fail;
     for (size_t i = 0; i < self->n; i++) {
         char env[128];
@@ -246,14 +252,13 @@ fail:
 void
 kf_config_destroy (kf_config_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_config_t *self = *self_p;
-    for (size_t i = 0; i < self->n; i++)
-        free (self->values[i]);
-    free (self->values);
-    free (self);
-    *self_p = NULL;
+    kf_config_t *self = KF_TAKE (self_p);
+    if (self) {
+        for (size_t i = 0; i < self->n; i++)
+            free (self->values[i]);
+        free (self->values);
+        free (self);
+    }
 }
 
 static const char *

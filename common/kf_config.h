@@ -52,6 +52,20 @@ kf_config_t *kf_config_program (const char *program, const char *usage,
 kf_config_t *kf_config_daemon (const char *program, const kf_cfg_entry_t *table,
                                int argc, char **argv, int *exit_code);
 
+/* What kf_config_file_lines calls for each line: KEY and VALUE trimmed
+ * (writable, valid for the call), WHERE "PATH:N" for messages. Returns 0,
+ * or -1 with *ERR set (caller frees), which ends the reading. */
+typedef int (kf_config_line_fn) (void *arg, char *key, char *value, const char *where,
+                                  char **err);
+
+/* Reads PATH as "key = value" lines, '#' to the end of a line a comment,
+ * blank lines skipped, and calls FN with each in order until one fails:
+ * the configuration file's format, and that of the files a program
+ * names in it (the gateway's models file). Returns 0, or -1 with *ERR
+ * naming the file: "PATH: cannot open: why", "PATH:N: expected 'key =
+ * value'", or FN's own. */
+int kf_config_file_lines (const char *path, kf_config_line_fn *fn, void *arg, char **err);
+
 const char *kf_config_str (const kf_config_t *self, const char *key);
 int64_t kf_config_int (const kf_config_t *self, const char *key);
 double kf_config_double (const kf_config_t *self, const char *key);

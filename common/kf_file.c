@@ -1,5 +1,6 @@
 /*  kf_file.c - whole-file reads and writes (kf_file.h). */
 #include "kf_file.h"
+#include "kf_str.h"
 #include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
@@ -96,15 +97,6 @@ s_older_first (const void *a, const void *b)
     return (x->mtime > y->mtime) - (x->mtime < y->mtime);
 }
 
-static bool
-s_listed (const char *ext, const char *const *list)
-{
-    for (int i = 0; list[i]; i++)
-        if (!strcmp (ext, list[i]))
-            return true;
-    return false;
-}
-
 void
 kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
               const char *const *exts)
@@ -119,7 +111,7 @@ kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
         const char *dot = strrchr (ent->d_name, '.');
         size_t stem = dot ? (size_t) (dot - ent->d_name) : 0;
         if (ent->d_name[0] == '.' || !dot || stem >= sizeof e->name
-            || !s_listed (dot + 1, markers))
+            || !kf_str_in (dot + 1, markers))
             continue;
         char path[4400];
         struct stat st;

@@ -99,12 +99,11 @@ kf_sandbox_probe (char *why, size_t why_size)
     kf_subproc_limits_t limits;
     kf_subproc_limits_default (&limits);
     limits.time_limit_s = 30;
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
         snprintf (why, why_size, "no temporary folder: %s", strerror (errno));
         return -1;
     }
-    limits.workdir = dir;
     //  A run that starts at all had its namespaces and its view built.
     char *argv[] = { "sh", "-c", "test -w .", NULL };
     kf_subproc_result_t run;

@@ -16,6 +16,8 @@
  *  of a run are described in kf_sandbox.h.
  */
 #include "kf_sandbox.h"
+#include "kf_take.h"
+#include "kf_str.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -268,10 +270,7 @@ s_device_kept (const char *name)
 {
     static const char *const exact[] = { "null", "zero", "full", "random", "urandom", "kfd",
                                          "dri", "accel", "dxg", NULL };
-    for (int i = 0; exact[i]; i++)
-        if (!strcmp (name, exact[i]))
-            return true;
-    return strncmp (name, "nvidia", 6) == 0;
+    return kf_str_in (name, exact) || strncmp (name, "nvidia", 6) == 0;
 }
 
 static int
@@ -460,12 +459,12 @@ kf_sandbox_plan_new (const char *program, const char *workdir)
 void
 kf_sandbox_plan_destroy (kf_sandbox_plan_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    free ((*self_p)->e);
-    free ((*self_p)->fds);
-    free (*self_p);
-    *self_p = NULL;
+    kf_sandbox_plan_t *self = KF_TAKE (self_p);
+    if (self) {
+        free (self->e);
+        free (self->fds);
+        free (self);
+    }
 }
 
 // --------------------------------------------------------------------------

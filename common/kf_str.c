@@ -1,8 +1,10 @@
-/*  kf_str.c - formatted strings for error messages. */
+/*  kf_str.c - formatted strings for error messages, and a string's
+ *  place in a list of names (kf_str.h). */
 #include "kf_str.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static char *
 s_vformat (const char *fmt, va_list ap)
@@ -35,4 +37,13 @@ kf_fail (char **err, const char *fmt, ...)
     else
         free (text);
     return -1;
+}
+
+bool
+kf_str_in (const char *s, const char *const *list)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (!strcmp (s, list[i]))
+            return true;
+    return false;
 }

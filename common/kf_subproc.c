@@ -21,6 +21,7 @@
 #include "kf_log.h"
 #include "kf_sandbox.h"
 #include "kf_subproc_pool.h"
+#include "kf_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,14 +45,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-double
-kf_subproc_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 kf_subproc_limits_default (kf_subproc_limits_t *limits)
@@ -345,7 +338,7 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         return -1;
     }
 
-    double start = kf_subproc_now ();
+    double start = kf_clock_now ();
     pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid == 0)
@@ -395,9 +388,9 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             //  Anything the leader left behind in its group goes now;
             //  such stragglers would otherwise keep our pipe open.
             kill (-pid, SIGKILL);
-            drain_until = kf_subproc_now () + 0.5;
+            drain_until = kf_clock_now () + 0.5;
         }
-        double now = kf_subproc_now ();
+        double now = kf_clock_now ();
         if (!exited && deadline && now >= deadline) {
             result->timed_out = true;
             kill (-pid, SIGKILL);
@@ -405,7 +398,7 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             waitpid (pid, &status, 0);
             exited = true;
             kill (-pid, SIGKILL);
-            drain_until = kf_subproc_now () + 0.5;
+            drain_until = kf_clock_now () + 0.5;
         }
         if (exited && (!pipe_open || now >= drain_until))
             break;
@@ -454,7 +447,7 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         close (pidfd);
     close (outp[0]);
     result->output[result->output_len] = 0;
-    result->wall_s = kf_subproc_now () - start;
+    result->wall_s = kf_clock_now () - start;
     if (WIFEXITED (status)) {
         result->exit_code = WEXITSTATUS (status);
         result->signal = 0;
@@ -569,6 +562,15 @@ kf_subproc_mkdtemp (const kf_subproc_limits_t *limits)
     //  to its own uid for as long as it lasts (kf_subproc_run).
     (void) limits;
     return path;
+}
+
+char *
+kf_subproc_workdir (kf_subproc_limits_t *limits)
+{
+    char *dir = kf_subproc_mkdtemp (limits);
+    if (dir)
+        limits->workdir = dir;
+    return dir;
 }
 
 static int

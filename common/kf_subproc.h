@@ -106,6 +106,10 @@ int kf_subproc_uid_pool (uid_t *base, int *size);
  * run hands the directory to its own uid. Returns a path the caller
  * frees, or NULL. */
 char *kf_subproc_mkdtemp (const kf_subproc_limits_t *limits);
+/* kf_subproc_mkdtemp, made the WORKDIR of LIMITS' runs: the directory
+ * a run of its own works in. Returns its path (the caller frees it and
+ * removes the directory) or NULL with errno, LIMITS then unchanged. */
+char *kf_subproc_workdir (kf_subproc_limits_t *limits);
 /* Removes DIR and everything in it. */
 void kf_subproc_rmtree (const char *dir);
 

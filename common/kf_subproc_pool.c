@@ -17,6 +17,7 @@
 #include "kf_subproc.h"
 #include "kf_log.h"
 #include "kf_subproc_pool.h"
+#include "kf_clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -337,14 +338,14 @@ s_uid_running (uid_t uid)
 int
 kf_subproc_empty_uid (uid_t uid, gid_t gid)
 {
-    double until = kf_subproc_now () + S_KILL_WAIT_S;
+    double until = kf_clock_now () + S_KILL_WAIT_S;
     for (;;) {
         int rc = s_kill_uid (uid, gid);
         if (rc == 0)
             return 0;
         if (rc > 0 && !s_uid_running (uid))
             return 1;
-        if (kf_subproc_now () >= until)
+        if (kf_clock_now () >= until)
             return -1;
         struct timespec pause = { 0, 2 * 1000 * 1000 };
         nanosleep (&pause, NULL);
@@ -362,13 +363,13 @@ kf_subproc_pool_take (void)
         errno = s_pool.error;
         return -1;
     }
-    double since = kf_subproc_now ();
+    double since = kf_clock_now ();
     bool warned = false;
     pthread_mutex_lock (&s_pool.lock);
     for (;;) {
         int slot = -1;
         bool soon = false;   //  a uid may come free without our signal
-        double now = kf_subproc_now ();
+        double now = kf_clock_now ();
         for (int k = 0; k < s_pool.size && slot < 0; k++) {
             int i = (s_pool.next + k) % s_pool.size;
             s_slot_t *s = &s_pool.slots[i];
@@ -400,7 +401,7 @@ kf_subproc_pool_take (void)
             }
             s_slot_unlock (slot);
             s->state = S_FREE;
-            s->retry_at = kf_subproc_now () + S_DIRTY_RETRY_S;
+            s->retry_at = kf_clock_now () + S_DIRTY_RETRY_S;
             pthread_cond_broadcast (&s_pool.freed);
             if (rc < 0) {
                 pthread_mutex_unlock (&s_pool.lock);
@@ -409,7 +410,7 @@ kf_subproc_pool_take (void)
             }
             continue;
         }
-        if (!warned && kf_subproc_now () - since > 10) {
+        if (!warned && kf_clock_now () - since > 10) {
             kf_warn ("a sandboxed run has waited 10 s for one of the %d sandbox uids "
                      "(KF_SANDBOX_UID_COUNT)", s_pool.size);
             warned = true;
@@ -451,7 +452,7 @@ kf_subproc_pool_give (int slot, int left)
         s->clean = left == 0;
         s_slot_unlock (slot);
         s->state = S_FREE;
-        s->retry_at = left > 0 ? kf_subproc_now () + S_DIRTY_RETRY_S : 0;
+        s->retry_at = left > 0 ? kf_clock_now () + S_DIRTY_RETRY_S : 0;
     }
     pthread_cond_broadcast (&s_pool.freed);
     pthread_mutex_unlock (&s_pool.lock);

@@ -9,11 +9,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* --- kf_subproc.c */
-
-/* Seconds on CLOCK_MONOTONIC. */
-double kf_subproc_now (void);
-
 /* --- kf_subproc_pool.c */
 
 /* Takes a uid of the pool for one run, waiting while none is free, and

@@ -9,6 +9,7 @@
 #include "kf_text.h"
 #include "kf_str.h"
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,19 @@ kf_text_tail (const char *text, size_t max)
         snprintf (note, sizeof note, "(%d more line%s)\n", left, left == 1 ? "" : "s");
     return kf_strdupf ("%s%s%.*s", note, partial ? "... " : "", (int) (len - start),
                        text + start);
+}
+
+size_t
+kf_text_last_line (const char *text, const char **line)
+{
+    size_t len = text ? strlen (text) : 0;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r'))
+        len--;
+    size_t start = len;
+    while (start && text[start - 1] != '\n')
+        start--;
+    *line = text ? text + start : "";
+    return len - start;
 }
 
 char *
@@ -81,4 +95,15 @@ kf_text_head_in (char *buf, size_t size, const char *prefix, const char *text, s
     snprintf (buf, size, "%s%s%s", prefix, cut ? cut : "", suffix);
     free (cut);
     return buf;
+}
+
+bool
+kf_text_matches (const char *text, const char *pattern)
+{
+    regex_t re;
+    if (!text || regcomp (&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+        return false;
+    bool hit = regexec (&re, text, 0, NULL, 0) == 0;
+    regfree (&re);
+    return hit;
 }

@@ -17,6 +17,8 @@
  *  source and cap give the same points on every host.
  */
 #include "kf_tune.h"
+#include "kf_take.h"
+#include "kf_source.h"
 #include "kf_log.h"
 
 #include <ctype.h>
@@ -210,48 +212,24 @@ static void
 s_find_default (s_param_t *param, const char *source, size_t size)
 {
     param->dflt = 0;
-    size_t name_len = strlen (param->name);
-    const char *p = source, *end = source + size;
-    while (p < end) {
-        const char *nl = memchr (p, '\n', (size_t) (end - p));
-        const char *line_end = nl ? nl : end;
-        const char *q = p;
-        while (q < line_end && (*q == ' ' || *q == '\t'))
-            q++;
-        if (q < line_end && *q == '#') {
-            q++;
-            while (q < line_end && (*q == ' ' || *q == '\t'))
-                q++;
-            if (line_end - q > 7 && !memcmp (q, "define", 6) && (q[6] == ' ' || q[6] == '\t')) {
-                q += 7;
-                while (q < line_end && (*q == ' ' || *q == '\t'))
-                    q++;
-                if ((size_t) (line_end - q) > name_len && !memcmp (q, param->name, name_len)
-                    && (q[name_len] == ' ' || q[name_len] == '\t')) {
-                    q += name_len;
-                    while (q < line_end && (*q == ' ' || *q == '\t'))
-                        q++;
-                    const char *v = q;
-                    while (q < line_end && (isalnum ((unsigned char) *q) || *q == '_' || *q == '-'))
-                        q++;
-                    size_t n = (size_t) (q - v);
-                    if (!s_is_value (v, n))
-                        return;
-                    int at = s_find_value (param, v, n);
-                    if (at >= 0)
-                        param->dflt = at;
-                    else if (param->n_values < KF_TUNE_MAX_VALUES) {
-                        memmove (param->values[1], param->values[0],
-                                 (size_t) param->n_values * KF_TUNE_TOKEN_MAX);
-                        memset (param->values[0], 0, KF_TUNE_TOKEN_MAX);
-                        memcpy (param->values[0], v, n);
-                        param->n_values++;
-                    }
-                    return;
-                }
-            }
-        }
-        p = line_end + 1;
+    size_t line_len;
+    const char *v = kf_source_define (source, size, param->name, &line_len);
+    if (!v)
+        return;
+    size_t n = 0;
+    while (n < line_len && (isalnum ((unsigned char) v[n]) || v[n] == '_' || v[n] == '-'))
+        n++;
+    if (!s_is_value (v, n))
+        return;
+    int at = s_find_value (param, v, n);
+    if (at >= 0)
+        param->dflt = at;
+    else if (param->n_values < KF_TUNE_MAX_VALUES) {
+        memmove (param->values[1], param->values[0],
+                 (size_t) param->n_values * KF_TUNE_TOKEN_MAX);
+        memset (param->values[0], 0, KF_TUNE_TOKEN_MAX);
+        memcpy (param->values[0], v, n);
+        param->n_values++;
     }
 }
 
@@ -331,7 +309,7 @@ kf_tune_new (const char *source, size_t size, int max_configs)
     if (!self)
         return NULL;
     s_parse (self, source, size);
-    if (self->n_params == 0) {
+    if (self->n_params <= 0) {
         free (self);
         return NULL;
     }
@@ -342,7 +320,7 @@ kf_tune_new (const char *source, size_t size, int max_configs)
         self->space = self->space > S_SPACE_MAX / n ? S_SPACE_MAX : self->space * n;
     }
     int cap = max_configs < 1 ? 1 : max_configs > S_CONFIGS_MAX ? S_CONFIGS_MAX : max_configs;
-    self->points = calloc ((size_t) cap * (size_t) self->n_params, sizeof (int));
+    self->points = calloc ((size_t) cap * (unsigned) self->n_params, sizeof (int));
     if (!self->points) {
         free (self);
         return NULL;
@@ -355,11 +333,11 @@ kf_tune_new (const char *source, size_t size, int max_configs)
 void
 kf_tune_destroy (kf_tune_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    free ((*self_p)->points);
-    free (*self_p);
-    *self_p = NULL;
+    kf_tune_t *self = KF_TAKE (self_p);
+    if (self) {
+        free (self->points);
+        free (self);
+    }
 }
 
 int

@@ -19,6 +19,7 @@
 #include "kf_log.h"
 #include "kf_proto.h"
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -687,4 +688,17 @@ kf_worker_main_async (const kf_config_t *config, const char *role, json_t *caps,
                       kf_job_start_fn *start, const kf_worker_hooks_t *hooks, void *arg)
 {
     return s_main (config, role, caps, NULL, start, hooks, arg);
+}
+
+int
+kf_job_fail (kf_job_result_t *res, const char *fmt, ...)
+{
+    char reason[KF_JOB_ERROR_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    res->ok = false;
+    res->error = strdup (reason);
+    return -1;
 }

@@ -56,6 +56,15 @@ typedef struct {
     zmsg_t *frames;          /* owned; binary frames to send back, or NULL */
 } kf_job_result_t;
 
+/* The longest reason kf_job_fail keeps, its NUL included: a reason, not
+ * a log. */
+#define KF_JOB_ERROR_MAX 1024
+
+/* Marks RES failed with the formatted reason (cut to KF_JOB_ERROR_MAX - 1
+ * bytes) as its error. Returns -1. */
+int kf_job_fail (kf_job_result_t *res, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
 /* Runs in a job thread; must be thread-safe. Fills RES. */
 typedef void (kf_job_fn) (void *arg, const kf_job_t *job, kf_job_result_t *res);
 

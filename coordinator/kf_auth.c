@@ -14,6 +14,7 @@
  *  flooding handshakes costs a hash lookup each, not a folder scan.
  */
 #include "kf_auth.h"
+#include "kf_take.h"
 #include "kf_log.h"
 #include "kf_str.h"
 #include <dirent.h>
@@ -121,15 +122,14 @@ kf_auth_new (const char *cert_path, const char *allow_dir, char **err)
 void
 kf_auth_destroy (kf_auth_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_auth_t *self = *self_p;
-    zsock_destroy (&self->zap);
-    zcert_destroy (&self->cert);
-    zhashx_destroy (&self->allowed);
-    free (self->allow_dir);
-    free (self);
-    *self_p = NULL;
+    kf_auth_t *self = KF_TAKE (self_p);
+    if (self) {
+        zsock_destroy (&self->zap);
+        zcert_destroy (&self->cert);
+        zhashx_destroy (&self->allowed);
+        free (self->allow_dir);
+        free (self);
+    }
 }
 
 void

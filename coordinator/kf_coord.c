@@ -15,6 +15,7 @@
  *  kf_coord_internal.h, which names the file of each part.
  */
 #include "kf_coord_internal.h"
+#include "kf_take.h"
 #include "kf_log.h"
 #include <math.h>
 #include <string.h>
@@ -131,28 +132,27 @@ s_open_database (kf_coord_t *self)
 void
 kf_coord_destroy (kf_coord_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_coord_t *self = *self_p;
-    if (self->outbox)
-        kf_coord_flush_outbox (self, false);
-    zlistx_destroy (&self->outbox);
-    kf_inbox_destroy (&self->results);
-    kf_inbox_destroy (&self->recorded);
-    zhashx_destroy (&self->by_route);
-    zhashx_destroy (&self->by_id);
-    zsock_destroy (&self->workers);
-    zsock_destroy (&self->clients);
-    zsock_destroy (&self->status);
-    zsock_destroy (&self->events);
-    kf_coord_metrics_stop (self);
-    kf_metrics_destroy (&self->metrics);
-    kf_auth_destroy (&self->auth);
-    zhashx_destroy (&self->drained);
-    kf_db_destroy (&self->db);
-    json_decref (self->search.events);
-    free (self);
-    *self_p = NULL;
+    kf_coord_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (self->outbox)
+            kf_coord_flush_outbox (self, false);
+        zlistx_destroy (&self->outbox);
+        kf_inbox_destroy (&self->results);
+        kf_inbox_destroy (&self->recorded);
+        zhashx_destroy (&self->by_route);
+        zhashx_destroy (&self->by_id);
+        zsock_destroy (&self->workers);
+        zsock_destroy (&self->clients);
+        zsock_destroy (&self->status);
+        zsock_destroy (&self->events);
+        kf_coord_metrics_stop (self);
+        kf_metrics_destroy (&self->metrics);
+        kf_auth_destroy (&self->auth);
+        zhashx_destroy (&self->drained);
+        kf_db_destroy (&self->db);
+        json_decref (self->search.events);
+        free (self);
+    }
 }
 
 /* ---- the loop ---------------------------------------------------------------- */

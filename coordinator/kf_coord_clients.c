@@ -199,6 +199,18 @@ s_number_in (json_t *config, const char *key, double lo, double hi, char **why)
     return 0;
 }
 
+/* Checks an integer field of CONFIG: absent is fine, else within LO..HI
+ * (NOTE: what it counts, or ""). */
+static int
+s_int_in (json_t *config, const char *key, long long lo, long long hi, const char *note,
+          char **why)
+{
+    json_t *v = json_object_get (config, key);
+    if (v && (!json_is_integer (v) || json_integer_value (v) < lo || json_integer_value (v) > hi))
+        return kf_fail (why, "config.%s must be an integer in %lld..%lld%s", key, lo, hi, note);
+    return 0;
+}
+
 /* The generator settings of a run from its SUBMIT config: the model spec
  * as an ensemble, the first generation's model, sampling settings (the
  * paper's Table 6 by default) and the budget. NULL with *WHY when bad. */
@@ -222,23 +234,11 @@ s_generator_config (json_t *config, char **why)
         || s_number_in (config, "max_tokens", 1, 1000000, why)
         || (budget && (!json_is_object (budget)
                        || s_number_in (budget, "tokens", 1, 1e15, why)
-                       || s_number_in (budget, "usd", 0.000001, 1e9, why)))) {
+                       || s_number_in (budget, "usd", 0.000001, 1e9, why)))
+        || s_int_in (config, "archive_bins", 1, 4, "", why)
+        || s_int_in (config, "tune", 1, 16, " (kf-tune points per candidate)", why)) {
         if (budget && !json_is_object (budget) && !*why)
             kf_fail (why, "config.budget must be an object {tokens, usd}");
-        json_decref (out);
-        return NULL;
-    }
-    json_t *bins = json_object_get (config, "archive_bins");
-    if (bins && (!json_is_integer (bins) || json_integer_value (bins) < 1
-                 || json_integer_value (bins) > 4)) {
-        kf_fail (why, "config.archive_bins must be an integer in 1..4");
-        json_decref (out);
-        return NULL;
-    }
-    json_t *tune = json_object_get (config, "tune");
-    if (tune && (!json_is_integer (tune) || json_integer_value (tune) < 1
-                 || json_integer_value (tune) > 16)) {
-        kf_fail (why, "config.tune must be an integer in 1..16 (kf-tune points per candidate)");
         json_decref (out);
         return NULL;
     }
@@ -411,8 +411,7 @@ s_on_suite (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
     json_t *body = kf_suite_show (self->db, kf_msg_int (msg, "suite_id", 0), S_RUN_COLUMNS,
                                   &failed);
     if (!body) {
-        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
-                              failed ? "database unavailable" : "no suite with that id");
+        kf_coord_reply_missing (self, sock, route, failed, "no suite with that id");
         return;
     }
     s_runs_progress (self, json_object_get (body, "runs"));
@@ -619,34 +618,39 @@ s_show_report (kf_coord_t *self, json_t *body, const char *const *params)
     json_object_set_new (body, "stages", stages ? stages : json_array ());
 }
 
+/* The requests answered by a handler of their own, by type. */
+static const struct {
+    const char *type;
+    void (*handler) (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg);
+} s_handlers[] = {
+    { "SUBMIT", s_on_submit },
+    { "DRAIN", s_on_drain },
+    { "AUDIT", s_on_audit },
+    { "EXPORT", kf_coord_on_export },
+    { "PROFILE_MODEL", kf_coord_on_profile_model },
+    { "PROFILE_STATE", kf_coord_on_profile_state },
+    { "SOURCE", kf_coord_on_source },   /* kfctl source: any candidate */
+    { "SUITE", s_on_suite },
+    { "SUITES", s_on_suite },
+};
+
 void
 kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
 {
     const char *type = msg->type;
     int64_t run_id = kf_msg_int (msg, "run_id", 0);
+    for (size_t k = 0; k < sizeof s_handlers / sizeof s_handlers[0]; k++)
+        if (!strcmp (type, s_handlers[k].type)) {
+            s_handlers[k].handler (self, sock, route, msg);
+            return;
+        }
     if (!strcmp (type, "STATUS"))
         kf_coord_send (self, sock, route, "STATUS", s_status (self));
     else if (!strcmp (type, "WORKERS"))
         kf_coord_send (self, sock, route, "WORKERS",
                        json_pack ("{s:o}", "workers", s_workers_array (self)));
-    else if (!strcmp (type, "SUBMIT"))
-        s_on_submit (self, sock, route, msg);
-    else if (!strcmp (type, "DRAIN"))
-        s_on_drain (self, sock, route, msg);
-    else if (!strcmp (type, "AUDIT"))
-        s_on_audit (self, sock, route, msg);
     else if (!strcmp (type, "CANCEL"))
         s_on_cancel (self, sock, route, run_id);
-    else if (!strcmp (type, "EXPORT"))
-        kf_coord_on_export (self, sock, route, msg);
-    else if (!strcmp (type, "PROFILE_MODEL"))
-        kf_coord_on_profile_model (self, sock, route, msg);
-    else if (!strcmp (type, "PROFILE_STATE"))
-        kf_coord_on_profile_state (self, sock, route, msg);
-    else if (!strcmp (type, "SOURCE"))   /* kfctl source: any candidate */
-        kf_coord_on_source (self, sock, route, msg);
-    else if (!strcmp (type, "SUITE") || !strcmp (type, "SUITES"))
-        s_on_suite (self, sock, route, msg);
     else if (!strcmp (type, "RUNS")) {
         char sql[4096];
         snprintf (sql, sizeof sql, "%s ORDER BY r.id", S_RUN_COLUMNS);

@@ -119,11 +119,14 @@ s_result_kind (json_t *row)
     return kind;
 }
 
-/* Queues the JOB messages of ROWS (leased jobs: id, lease, kind, payload,
- * blobs, worker) in the outbox, to be sent once the lease commits. */
-static void
+/* Queues the JOB messages of ROWS (taken: leased jobs: id, lease, kind,
+ * payload, blobs, worker) in the outbox, to be sent once the lease
+ * commits. Returns 0, or -1 when ROWS is NULL (the lease failed). */
+static int
 s_send_leased (kf_coord_t *self, json_t *rows)
 {
+    if (!rows)
+        return -1;
     size_t i;
     json_t *row;
     json_array_foreach (rows, i, row) {
@@ -160,6 +163,8 @@ s_send_leased (kf_coord_t *self, json_t *rows)
         o->msg = msg;
         zlistx_add_end (self->outbox, o);
     }
+    json_decref (rows);
+    return 0;
 }
 
 /* Re-verification jobs (kf_verify.c) go to a worker other than the one
@@ -186,12 +191,9 @@ s_dispatch_verify (kf_coord_t *self, zlistx_t *list)
              o = zhashx_next (self->by_id))
             alone = o == w || o->draining || strcmp (o->role, w->role)
                     || strcmp (o->backends, w->backends) || strcmp (o->arch, w->arch);
-        json_t *rows = kf_verify_lease (self->db, w->role, w->backends, w->arch, w->id,
-                                        free_credits, alone);
-        if (!rows)
+        if (s_send_leased (self, kf_verify_lease (self->db, w->role, w->backends, w->arch,
+                                                  w->id, free_credits, alone)))
             return -1;
-        s_send_leased (self, rows);
-        json_decref (rows);
     }
     return 0;
 }
@@ -347,11 +349,7 @@ s_dispatch_group (kf_coord_t *self, zlistx_t *list)
         S_LEASE_PICKED,
         7, params);
     kf_pgarray_destroy (&ids);
-    if (!rows)
-        return -1;
-    s_send_leased (self, rows);
-    json_decref (rows);
-    return 0;
+    return s_send_leased (self, rows);
 }
 
 /* After the loop's transaction: send the leased jobs, or, when it did not

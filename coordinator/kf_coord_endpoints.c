@@ -71,6 +71,14 @@ kf_coord_reply_error (kf_coord_t *self, zsock_t *sock, zframe_t *route, const ch
 }
 
 void
+kf_coord_reply_missing (kf_coord_t *self, zsock_t *sock, zframe_t *route, bool failed,
+                        const char *why)
+{
+    kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
+                          failed ? "database unavailable" : why);
+}
+
+void
 kf_coord_publish_events (kf_coord_t *self)
 {
     size_t i;

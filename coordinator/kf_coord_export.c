@@ -79,8 +79,7 @@ kf_coord_on_export (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
         " FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = $1",
         1, rp, &failed);
     if (!run) {
-        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
-                              failed ? "database unavailable" : "no run with that id");
+        kf_coord_reply_missing (self, sock, route, failed, "no run with that id");
         return;
     }
     int64_t cand_id = given ? json_integer_value (given) : kf_jint (run, "best_candidate_id");
@@ -112,8 +111,7 @@ kf_coord_on_export (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
     if (!cand) {
         snprintf (why, sizeof why, "run %lld has no candidate %lld", (long long) run_id,
                   (long long) cand_id);
-        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
-                              failed ? "database unavailable" : why);
+        kf_coord_reply_missing (self, sock, route, failed, why);
         json_decref (run);
         return;
     }

@@ -191,20 +191,18 @@ kf_coord_fit_target (kf_coord_t *self, const char *target, bool torch)
 static json_t *
 s_queued (kf_coord_t *self, int64_t run_id)
 {
-    char id[24];
-    const char *params[1] = { S_I64 (id, run_id) };
-    return kf_db_query (self->db,
-                        "SELECT j.run_id, j.role, coalesce(j.backend, '') AS backend,"
-                        " coalesce(j.arch, '') AS arch, r.target,"
-                        " j.kind IN " KF_COORD_TORCH_KINDS " AS torch,"
-                        " extract(epoch FROM now() - min(j.updated_at))::float8 AS waited"
-                        " FROM jobs j JOIN runs r ON r.id = j.run_id"
-                        " WHERE j.state = 'queued' AND r.status = 'running'"
-                        " AND ($1::bigint = 0 OR j.run_id = $1::bigint)"
-                        " GROUP BY j.run_id, j.role, j.backend, j.arch, r.target,"
-                        "  j.kind IN " KF_COORD_TORCH_KINDS
-                        " ORDER BY j.run_id",
-                        1, params);
+    return kf_db_query_id (self->db,
+                           "SELECT j.run_id, j.role, coalesce(j.backend, '') AS backend,"
+                           " coalesce(j.arch, '') AS arch, r.target,"
+                           " j.kind IN " KF_COORD_TORCH_KINDS " AS torch,"
+                           " extract(epoch FROM now() - min(j.updated_at))::float8 AS waited"
+                           " FROM jobs j JOIN runs r ON r.id = j.run_id"
+                           " WHERE j.state = 'queued' AND r.status = 'running'"
+                           " AND ($1::bigint = 0 OR j.run_id = $1::bigint)"
+                           " GROUP BY j.run_id, j.role, j.backend, j.arch, r.target,"
+                           "  j.kind IN " KF_COORD_TORCH_KINDS
+                           " ORDER BY j.run_id",
+                           run_id);
 }
 
 /* Whether a group of S_QUEUED needs a worker with torch. */

@@ -119,6 +119,10 @@ void kf_coord_send (kf_coord_t *self, zsock_t *sock, zframe_t *route, const char
                     json_t *body);
 void kf_coord_reply_error (kf_coord_t *self, zsock_t *sock, zframe_t *route, const char *code,
                            const char *reason);
+/* The ERROR for a request whose row did not come: "unavailable" when the
+ * database FAILED, else "not-found" saying WHY ("no run with that id"). */
+void kf_coord_reply_missing (kf_coord_t *self, zsock_t *sock, zframe_t *route, bool failed,
+                             const char *why);
 /* The search's events, published after the commit that made them true;
  * truncated to KEEP when it did not commit. */
 void kf_coord_publish_events (kf_coord_t *self);

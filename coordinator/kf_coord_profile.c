@@ -109,8 +109,7 @@ kf_coord_on_profile_state (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_
                              " WHERE id = $1 AND kind = 'model_profile'",
                              1, params, &failed);
     if (!row) {
-        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
-                              failed ? "database unavailable" : "no model_profile job with that id");
+        kf_coord_reply_missing (self, sock, route, failed, "no model_profile job with that id");
         return;
     }
     kf_coord_send (self, sock, route, "PROFILE_STATE", row);

@@ -52,8 +52,7 @@ kf_coord_on_source (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
         char why[128];
         snprintf (why, sizeof why, "run %lld has no candidate %lld", (long long) run_id,
                   (long long) json_integer_value (given));
-        kf_coord_reply_error (self, sock, route, failed ? "unavailable" : "not-found",
-                              failed ? "database unavailable" : why);
+        kf_coord_reply_missing (self, sock, route, failed, why);
         return;
     }
     void *data = NULL;

@@ -284,56 +284,21 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
 }
 
 /* The job kinds whose results are decoded at the edge, each into its
- * typed struct. */
-static int
-s_eval_decode (json_t *j, void *r, char *why, size_t size)
-{
-    return kf_eval_result_decode (j, r, why, size);
-}
-
-static int
-s_compile_decode (json_t *j, void *r, char *why, size_t size)
-{
-    return kf_compile_result_decode (j, r, why, size);
-}
-
-static int
-s_generate_decode (json_t *j, void *r, char *why, size_t size)
-{
-    return kf_generate_result_decode (j, r, why, size);
-}
-
-static int
-s_reference_decode (json_t *j, void *r, char *why, size_t size)
-{
-    return kf_reference_result_decode (j, r, why, size);
-}
-
-static int
-s_profile_decode (json_t *j, void *r, char *why, size_t size)
-{
-    return kf_profile_result_decode (j, r, why, size);
-}
-
+ * typed struct through its codec (kf_msg_field.h). */
 static const struct {
     const char *kind;
     kf_msg_kind_t tag;
-    size_t size;
-    int (*decode) (json_t *json, void *r, char *why, size_t size);
+    const kf_field_codec_t *codec;
     void (*release) (void *r);
 } s_typed[] = {
-    { "evaluate", KF_MSG_EVAL_RESULT, sizeof (kf_eval_result_t), s_eval_decode,
-      kf_eval_result_release },
-    { "compile", KF_MSG_COMPILE_RESULT, sizeof (kf_compile_result_t), s_compile_decode,
-      kf_compile_result_release },
-    { "generate", KF_MSG_GENERATE_RESULT, sizeof (kf_generate_result_t), s_generate_decode,
+    { "evaluate", KF_MSG_EVAL_RESULT, &kf_eval_result_codec, kf_eval_result_release },
+    { "compile", KF_MSG_COMPILE_RESULT, &kf_compile_result_codec, kf_compile_result_release },
+    { "generate", KF_MSG_GENERATE_RESULT, &kf_generate_result_codec,
       kf_generate_result_release },
-    { "meta", KF_MSG_GENERATE_RESULT, sizeof (kf_generate_result_t), s_generate_decode,
-      kf_generate_result_release },
-    { "reference", KF_MSG_REFERENCE_RESULT, sizeof (kf_reference_result_t), s_reference_decode,
+    { "meta", KF_MSG_GENERATE_RESULT, &kf_generate_result_codec, kf_generate_result_release },
+    { "reference", KF_MSG_REFERENCE_RESULT, &kf_reference_result_codec,
       kf_reference_result_release },
-    { "profile", KF_MSG_PROFILE_RESULT, sizeof (kf_profile_result_t), s_profile_decode,
-      kf_profile_result_release },
+    { "profile", KF_MSG_PROFILE_RESULT, &kf_profile_result_codec, kf_profile_result_release },
 };
 
 /* Decodes at the edge the result of MSG, a successful RESULT of JOB_ID
@@ -358,8 +323,8 @@ s_decode_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t *msg, int64_t 
         return;
     char why[300] = "out of memory";
     json_t *result = json_object_get (msg->body, "result");
-    void *r = calloc (1, s_typed[k].size);
-    if (r && !s_typed[k].decode (result, r, why, sizeof why)) {
+    void *r = calloc (1, s_typed[k].codec->size);
+    if (r && !kf_field_decode (s_typed[k].codec, result, r, why, sizeof why)) {
         msg->typed = r;
         msg->typed_free = s_typed[k].release;
         msg->typed_kind = s_typed[k].tag;

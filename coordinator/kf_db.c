@@ -7,9 +7,11 @@
  *  trade-off against libpq's asynchronous API.
  */
 #include "kf_db.h"
+#include "kf_take.h"
 #include "kf_log.h"
 #include <czmq.h>
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,16 +61,15 @@ kf_db_new (const char *conninfo)
 void
 kf_db_destroy (kf_db_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_db_t *self = *self_p;
-    if (self->conn)
-        PQfinish (self->conn);
-    free (self->conninfo);
-    free (self->channel);
-    zhashx_destroy (&self->prepared);
-    free (self);
-    *self_p = NULL;
+    kf_db_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (self->conn)
+            PQfinish (self->conn);
+        free (self->conninfo);
+        free (self->channel);
+        zhashx_destroy (&self->prepared);
+        free (self);
+    }
 }
 
 static void
@@ -311,16 +312,61 @@ kf_db_row (kf_db_t *self, const char *sql, int n, const char *const *params,
     return row;
 }
 
-long
-kf_db_exec (kf_db_t *self, const char *sql, int n, const char *const *params)
+/* Runs a statement (s_run's arguments) and returns the rows it
+ * touched, or -1. */
+static long
+s_exec (kf_db_t *self, const char *sql, int n, const char *const *params, const int *lengths,
+        const int *formats)
 {
-    PGresult *r = s_run (self, sql, n, params, NULL, NULL);
+    PGresult *r = s_run (self, sql, n, params, lengths, formats);
     if (!r)
         return -1;
     const char *t = PQcmdTuples (r);
     long rows = t && *t ? strtol (t, NULL, 10) : 0;
     PQclear (r);
     return rows;
+}
+
+long
+kf_db_exec (kf_db_t *self, const char *sql, int n, const char *const *params)
+{
+    return s_exec (self, sql, n, params, NULL, NULL);
+}
+
+/* ID as the one text parameter of a statement (kf_db_query_id and its
+ * kin). */
+typedef struct {
+    char text[24];
+    const char *params[1];
+} s_id_t;
+
+static const char *const *
+s_id (s_id_t *self, int64_t id)
+{
+    snprintf (self->text, sizeof self->text, "%lld", (long long) id);
+    self->params[0] = self->text;
+    return self->params;
+}
+
+json_t *
+kf_db_query_id (kf_db_t *self, const char *sql, int64_t id)
+{
+    s_id_t p;
+    return kf_db_query (self, sql, 1, s_id (&p, id));
+}
+
+json_t *
+kf_db_row_id (kf_db_t *self, const char *sql, int64_t id, bool *failed)
+{
+    s_id_t p;
+    return kf_db_row (self, sql, 1, s_id (&p, id), failed);
+}
+
+long
+kf_db_exec_id (kf_db_t *self, const char *sql, int64_t id)
+{
+    s_id_t p;
+    return kf_db_exec (self, sql, 1, s_id (&p, id));
 }
 
 long
@@ -336,13 +382,7 @@ kf_db_exec_blob (kf_db_t *self, const char *sql, int n,
     p[n - 1] = blob;
     lengths[n - 1] = (int) blob_size;
     formats[n - 1] = 1;
-    PGresult *r = s_run (self, sql, n, p, lengths, formats);
-    if (!r)
-        return -1;
-    const char *t = PQcmdTuples (r);
-    long rows = t && *t ? strtol (t, NULL, 10) : 0;
-    PQclear (r);
-    return rows;
+    return s_exec (self, sql, n, p, lengths, formats);
 }
 
 int

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct kf_db_t kf_db_t;
 
@@ -50,6 +51,11 @@ json_t *kf_db_row (kf_db_t *self, const char *sql, int n,
 /* Runs SQL; returns the number of rows affected, or -1. */
 long kf_db_exec (kf_db_t *self, const char *sql, int n,
                  const char *const *params);
+/* The same for the commonest statement, whose one parameter $1 is an id
+ * (a run's, a candidate's, a job's). */
+json_t *kf_db_query_id (kf_db_t *self, const char *sql, int64_t id);
+json_t *kf_db_row_id (kf_db_t *self, const char *sql, int64_t id, bool *failed);
+long kf_db_exec_id (kf_db_t *self, const char *sql, int64_t id);
 /* Runs SQL with one binary parameter (a bytea) after N-1 text ones: the
  * binary one is the last. Returns rows affected or -1. */
 long kf_db_exec_blob (kf_db_t *self, const char *sql, int n,

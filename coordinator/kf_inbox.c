@@ -1,6 +1,7 @@
 /*  kf_inbox.c - a byte-bounded queue of RESULT messages (kf_inbox.h).
  */
 #include "kf_inbox.h"
+#include "kf_take.h"
 
 typedef struct {
     kf_msg_t *msg;
@@ -38,11 +39,11 @@ kf_inbox_new (size_t max_bytes)
 void
 kf_inbox_destroy (kf_inbox_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    zlistx_destroy (&(*self_p)->items);
-    free (*self_p);
-    *self_p = NULL;
+    kf_inbox_t *self = KF_TAKE (self_p);
+    if (self) {
+        zlistx_destroy (&self->items);
+        free (self);
+    }
 }
 
 size_t

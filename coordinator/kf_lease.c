@@ -4,6 +4,7 @@
  *  hash keyed by the job id's decimal text is plenty.
  */
 #include "kf_lease.h"
+#include "kf_take.h"
 #include <czmq.h>
 #include <inttypes.h>
 #include <string.h>
@@ -44,11 +45,11 @@ kf_lease_book_new (void)
 void
 kf_lease_book_destroy (kf_lease_book_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    zhashx_destroy (&(*self_p)->records);
-    free (*self_p);
-    *self_p = NULL;
+    kf_lease_book_t *self = KF_TAKE (self_p);
+    if (self) {
+        zhashx_destroy (&self->records);
+        free (self);
+    }
 }
 
 int

@@ -203,13 +203,11 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
 int64_t
 kf_lineage_last_child (kf_db_t *db, int64_t parent_id)
 {
-    char parent[24];
-    const char *params[1] = { S_I64 (parent, parent_id) };
-    json_t *row = kf_db_row (db,
-                             "SELECT id FROM candidates WHERE parent_id = $1"
-                             " AND finished_at IS NOT NULL"
-                             " ORDER BY finished_at DESC, id DESC LIMIT 1",
-                             1, params, NULL);
+    json_t *row = kf_db_row_id (db,
+                                "SELECT id FROM candidates WHERE parent_id = $1"
+                                " AND finished_at IS NOT NULL"
+                                " ORDER BY finished_at DESC, id DESC LIMIT 1",
+                                parent_id, NULL);
     int64_t id = kf_jint (row, "id");
     json_decref (row);
     return id;
@@ -234,15 +232,13 @@ kf_lineage_standing (const char *fidelity, const char *verify_state, const char 
 json_t *
 kf_lineage_best (kf_db_t *db, int64_t run_id)
 {
-    char run[24];
-    const char *params[1] = { S_I64 (run, run_id) };
-    json_t *row = kf_db_row (db,
-                             "SELECT id, fidelity, verify_state, audit_reason, audit_verdict"
-                             " FROM candidates WHERE run_id = $1 AND status = 'correct'"
-                             " AND speedup > 0 AND audit_verdict IS DISTINCT FROM 'rejected'"
-                             " AND duplicate_of IS NULL"   /* a repeat is its original */
-                             " ORDER BY speedup DESC, id LIMIT 1",
-                             1, params, NULL);
+    json_t *row = kf_db_row_id (db,
+                                "SELECT id, fidelity, verify_state, audit_reason, audit_verdict"
+                                " FROM candidates WHERE run_id = $1 AND status = 'correct'"
+                                " AND speedup > 0 AND audit_verdict IS DISTINCT FROM 'rejected'"
+                                " AND duplicate_of IS NULL"   /* a repeat is its original */
+                                " ORDER BY speedup DESC, id LIMIT 1",
+                                run_id, NULL);
     if (!row)
         return NULL;
     json_t *k = kf_prompt_kernel (db, kf_jint (row, "id"));

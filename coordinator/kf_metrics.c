@@ -8,6 +8,7 @@
  *  every other exporter an operator has met.
  */
 #include "kf_metrics.h"
+#include "kf_take.h"
 #include "kf_log.h"
 #include "kf_str.h"
 #include <errno.h>
@@ -186,14 +187,13 @@ kf_metrics_new (const char *address, kf_metrics_render_fn *render, void *arg, ch
 void
 kf_metrics_destroy (kf_metrics_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_metrics_t *self = *self_p;
-    for (int i = 0; i < S_MAX_CONN; i++)
-        s_close (&self->conn[i]);
-    close (self->listen_fd);
-    free (self);
-    *self_p = NULL;
+    kf_metrics_t *self = KF_TAKE (self_p);
+    if (self) {
+        for (int i = 0; i < S_MAX_CONN; i++)
+            s_close (&self->conn[i]);
+        close (self->listen_fd);
+        free (self);
+    }
 }
 
 int

@@ -1,6 +1,7 @@
 /*  kf_pgarray.c - text[] literals with every element quoted (kf_pgarray.h).
  */
 #include "kf_pgarray.h"
+#include "kf_take.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,11 @@ kf_pgarray_new (void)
 void
 kf_pgarray_destroy (kf_pgarray_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    free ((*self_p)->text);
-    free (*self_p);
-    *self_p = NULL;
+    kf_pgarray_t *self = KF_TAKE (self_p);
+    if (self) {
+        free (self->text);
+        free (self);
+    }
 }
 
 static int

@@ -77,12 +77,10 @@ kf_repeat_check (kf_search_t *self, int64_t run_id, int64_t cand_id, const char 
 int
 kf_repeat_resolve (kf_search_t *self, int64_t run_id, int64_t cand_id)
 {
-    char cid[24];
-    const char *params[1] = { S_I64 (cid, cand_id) };
-    json_t *waiting = kf_db_query (self->db,
-                                   "SELECT id FROM candidates WHERE duplicate_of = $1"
-                                   " AND finished_at IS NULL ORDER BY id",
-                                   1, params);
+    json_t *waiting = kf_db_query_id (self->db,
+                                      "SELECT id FROM candidates WHERE duplicate_of = $1"
+                                      " AND finished_at IS NULL ORDER BY id",
+                                      cand_id);
     if (!waiting)
         return -1;
     int rc = 0;

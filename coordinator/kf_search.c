@@ -107,18 +107,16 @@ kf_search_insert_job (kf_search_t *self, int64_t run_id, int64_t candidate_id,
 json_t *
 kf_search_run_row (kf_search_t *self, int64_t run_id)
 {
-    char id[24];
-    const char *params[1] = { S_I64 (id, run_id) };
-    return kf_db_row (self->db,
-                      "SELECT r.id, r.status, r.target, r.language, r.generations,"
-                      " r.population, r.seed, r.config, r.generation, r.ref_artifact,"
-                      " r.best_candidate_id, r.best_speedup, r.input_tokens,"
-                      " r.output_tokens, r.cost_usd, coalesce(r.spec, t.spec) AS spec, t.name,"
-                      " b.source_hash AS best_source_hash"
-                      " FROM runs r JOIN tasks t ON t.id = r.task_id"
-                      " LEFT JOIN candidates b ON b.id = r.best_candidate_id"
-                      " WHERE r.id = $1",
-                      1, params, NULL);
+    return kf_db_row_id (self->db,
+                         "SELECT r.id, r.status, r.target, r.language, r.generations,"
+                         " r.population, r.seed, r.config, r.generation, r.ref_artifact,"
+                         " r.best_candidate_id, r.best_speedup, r.input_tokens,"
+                         " r.output_tokens, r.cost_usd, coalesce(r.spec, t.spec) AS spec, t.name,"
+                         " b.source_hash AS best_source_hash"
+                         " FROM runs r JOIN tasks t ON t.id = r.task_id"
+                         " LEFT JOIN candidates b ON b.id = r.best_candidate_id"
+                         " WHERE r.id = $1",
+                         run_id, NULL);
 }
 
 int
@@ -194,76 +192,50 @@ kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
     return 0;
 }
 
-/* The evaluate JOB of CAND came back with RESULT, EVAL its decoding or
- * NULL: a re-verification, a full-protocol evaluation, or a first one.
- * The coordinator decodes at the edge; a result that reached here
- * undecoded (no lease book knew its kind) is decoded now, once, and a
- * malformed one fails as a job that failed for good. */
+/* A generate, meta, compile or evaluate JOB of CAND came back with
+ * RESULT, TYPED its decodings at the edge: a meta job's goes to
+ * kf_meta.c, a generate or compile job's to the candidate pipeline, an
+ * evaluate job's is a re-verification, a full-protocol evaluation or a
+ * first one. A result that reached here undecoded (no lease book knew its
+ * kind) is decoded now, once, with its codec, and a malformed one fails
+ * as a job that failed for good. */
 static int
-s_evaluated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
-             const kf_eval_result_t *eval)
+s_typed_done (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
+              const kf_search_typed_t *typed, zmsg_t *frames)
 {
-    kf_eval_result_t local;
-    char why[300];
-    if (!eval) {
-        if (kf_eval_result_decode (result, &local, why, sizeof why)) {
-            char text[400];
-            snprintf (text, sizeof text, "malformed evaluate result: %s", why);
+    const char *kind = kf_jstr (job, "kind");
+    bool eval = !strcmp (kind, "evaluate"), compile = !strcmp (kind, "compile");
+    const kf_field_codec_t *codec = eval      ? &kf_eval_result_codec
+                                    : compile ? &kf_compile_result_codec
+                                              : &kf_generate_result_codec;
+    const void *given = eval      ? (const void *) typed->eval
+                        : compile ? (const void *) typed->compile
+                                  : (const void *) typed->gen;
+    union {
+        kf_eval_result_t eval;
+        kf_compile_result_t compile;
+        kf_generate_result_t gen;
+    } local;
+    const void *r = given;
+    if (!r) {
+        char why[300], text[400];
+        if (kf_field_decode (codec, result, &local, why, sizeof why)) {
+            snprintf (text, sizeof text, "malformed %s result: %s", kind, why);
             return kf_search_job_failed (self, job, text);
         }
-        eval = &local;
+        r = &local;
     }
     int rc;
-    if ((rc = kf_verify_job_done (self, run, job, eval)) == 1
-        && (rc = kf_fidelity_job_done (self, run, job, eval)) == 1)
-        rc = kf_search_evaluated (self, run, job, cand, eval);   /* a first evaluation */
-    if (eval == &local)
-        kf_eval_result_free (&local);
-    return rc;
-}
-
-/* The compile JOB of CAND (0: the run's reference) came back with
- * RESULT, COMPILE its decoding or NULL (then decoded here, as above). */
-static int
-s_compiled (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
-            const kf_compile_result_t *compile, zmsg_t *frames)
-{
-    kf_compile_result_t local;
-    char why[300];
-    if (!compile) {
-        if (kf_compile_result_decode (result, &local, why, sizeof why)) {
-            char text[400];
-            snprintf (text, sizeof text, "malformed compile result: %s", why);
-            return kf_search_job_failed (self, job, text);
-        }
-        compile = &local;
-    }
-    int rc = kf_search_compiled (self, run, cand, compile, frames);
-    if (compile == &local)
-        kf_compile_result_free (&local);
-    return rc;
-}
-
-/* The generate or meta JOB (of CAND) came back with RESULT, GEN its
- * decoding or NULL (then decoded here, as above). */
-static int
-s_generated (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t *result,
-             const kf_generate_result_t *gen)
-{
-    kf_generate_result_t local;
-    char why[300];
-    if (!gen) {
-        if (kf_generate_result_decode (result, &local, why, sizeof why)) {
-            char text[400];
-            snprintf (text, sizeof text, "malformed %s result: %s", kf_jstr (job, "kind"), why);
-            return kf_search_job_failed (self, job, text);
-        }
-        gen = &local;
-    }
-    int rc = !strcmp (kf_jstr (job, "kind"), "meta") ? kf_meta_job_done (self, job, gen)
-                                                     : kf_search_generated (self, run, cand, gen);
-    if (gen == &local)
-        kf_generate_result_free (&local);
+    if (compile)
+        rc = kf_search_compiled (self, run, cand, r, frames);
+    else if (!eval)
+        rc = !strcmp (kind, "meta") ? kf_meta_job_done (self, job, r)
+                                    : kf_search_generated (self, run, cand, r);
+    else if ((rc = kf_verify_job_done (self, run, job, r)) == 1
+             && (rc = kf_fidelity_job_done (self, run, job, r)) == 1)
+        rc = kf_search_evaluated (self, run, job, cand, r);   /* a first evaluation */
+    if (!given)
+        kf_field_free (codec, &local);
     return rc;
 }
 
@@ -286,12 +258,9 @@ kf_search_job_done (kf_search_t *self, json_t *job, json_t *result,
         const char *kind = kf_jstr (job, "kind");
         if (kf_reference_owns (job))
             rc = kf_reference_job_done (self, run, job, result, typed->ref);
-        else if (!strcmp (kind, "meta") || !strcmp (kind, "generate"))
-            rc = s_generated (self, run, job, cand, result, typed->gen);
-        else if (!strcmp (kind, "compile"))
-            rc = s_compiled (self, run, job, cand, result, typed->compile, frames);
-        else if (!strcmp (kind, "evaluate"))
-            rc = s_evaluated (self, run, job, cand, result, typed->eval);
+        else if (!strcmp (kind, "meta") || !strcmp (kind, "generate")
+                 || !strcmp (kind, "compile") || !strcmp (kind, "evaluate"))
+            rc = s_typed_done (self, run, job, cand, result, typed, frames);
     }
     json_decref (run);
     return rc;

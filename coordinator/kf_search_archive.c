@@ -142,19 +142,17 @@ kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
 static json_t *
 s_run_figures (kf_search_t *self, int64_t run_id)
 {
-    char run[24];
-    const char *p[1] = { S_I64 (run, run_id) };
-    return kf_db_row (self->db,
-                      "UPDATE runs SET (best_candidate_id, best_speedup) ="
-                      " (SELECT id, speedup FROM candidates WHERE run_id = $1"
-                      "  AND status = 'correct' AND speedup > 0 AND " S_COUNTS
-                      "  ORDER BY speedup DESC, id LIMIT 1),"
-                      " first_speedup = (SELECT speedup FROM candidates WHERE run_id = $1"
-                      "  AND status = 'correct' AND " S_COUNTS
-                      "  ORDER BY generation, slot LIMIT 1)"
-                      " WHERE id = $1"
-                      " RETURNING best_candidate_id, best_speedup, first_speedup",
-                      1, p, NULL);
+    return kf_db_row_id (self->db,
+                         "UPDATE runs SET (best_candidate_id, best_speedup) ="
+                         " (SELECT id, speedup FROM candidates WHERE run_id = $1"
+                         "  AND status = 'correct' AND speedup > 0 AND " S_COUNTS
+                         "  ORDER BY speedup DESC, id LIMIT 1),"
+                         " first_speedup = (SELECT speedup FROM candidates WHERE run_id = $1"
+                         "  AND status = 'correct' AND " S_COUNTS
+                         "  ORDER BY generation, slot LIMIT 1)"
+                         " WHERE id = $1"
+                         " RETURNING best_candidate_id, best_speedup, first_speedup",
+                         run_id, NULL);
 }
 
 json_t *

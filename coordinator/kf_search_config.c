@@ -74,17 +74,15 @@ s_check_value (size_t k, json_t *v, const char *where, char **why)
             return kf_fail (why, "%s%s must be true or false", where, key);
         return 0;
     case S_INT:
-        if (!json_is_integer (v) || json_integer_value (v) < s_keys[k].lo
-            || json_integer_value (v) > s_keys[k].hi)
-            return kf_fail (why, "%s%s must be an integer in %g..%g", where, key,
-                            s_keys[k].lo, s_keys[k].hi);
+    case S_NUM: {
+        bool integer = s_keys[k].type == S_INT;
+        if (!(integer ? json_is_integer (v) : json_is_number (v))
+            || json_number_value (v) < s_keys[k].lo || json_number_value (v) > s_keys[k].hi)
+            return kf_fail (why, integer ? "%s%s must be an integer in %g..%g"
+                                         : "%s%s must be a number in [%g, %g]",
+                            where, key, s_keys[k].lo, s_keys[k].hi);
         return 0;
-    case S_NUM:
-        if (!json_is_number (v) || json_number_value (v) < s_keys[k].lo
-            || json_number_value (v) > s_keys[k].hi)
-            return kf_fail (why, "%s%s must be a number in [%g, %g]", where, key,
-                            s_keys[k].lo, s_keys[k].hi);
-        return 0;
+    }
     case S_RATIOS: {
         if (!json_is_object (v))
             return kf_fail (why, "%s%s must be an object of strategy weights"

@@ -103,11 +103,9 @@ kf_search_profile_elite (kf_search_t *self, int64_t run_id, int64_t cand_id)
 int
 kf_search_profile_drop (kf_search_t *self, int64_t run_id)
 {
-    char run[24];
-    const char *p[1] = { S_I64 (run, run_id) };
-    return kf_db_exec (self->db,
-                       "UPDATE jobs SET state = 'failed', reason = 'its run ended',"
-                       " updated_at = now()"
-                       " WHERE run_id = $1 AND kind = 'profile' AND state = 'queued'",
-                       1, p) < 0 ? -1 : 0;
+    return kf_db_exec_id (self->db,
+                          "UPDATE jobs SET state = 'failed', reason = 'its run ended',"
+                          " updated_at = now()"
+                          " WHERE run_id = $1 AND kind = 'profile' AND state = 'queued'",
+                          run_id) < 0 ? -1 : 0;
 }

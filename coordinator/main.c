@@ -2,6 +2,7 @@
  *  starts the coordinator and serves until SIGINT or SIGTERM. */
 #include "kf_config.h"
 #include "kf_coord.h"
+#include "kf_floors.h"
 #include "kf_log.h"
 #include "kf_proto.h"
 #include "kf_search.h"
@@ -42,10 +43,14 @@ static const kf_cfg_entry_t s_table[] = {
     { "lease_generate_ms", KF_CFG_INT, "600000", 1000, 86400000, "lease backstop of generate jobs" },
     { "lease_compile_ms", KF_CFG_INT, "300000", 1000, 86400000, "lease backstop of compile jobs" },
     { "lease_execute_ms", KF_CFG_INT, "600000", 1000, 86400000, "lease backstop of evaluate jobs" },
-    { "eval_min_time_s", KF_CFG_DOUBLE, "1.0", 0.001, 600, "timed seconds per kernel, at least" },
-    { "eval_min_samples", KF_CFG_INT, "10", 1, 100000, "timing samples per kernel, at least" },
-    { "eval_warmup_s", KF_CFG_DOUBLE, "1.0", 0, 600, "warm-up seconds per kernel" },
-    { "eval_warmup_calls", KF_CFG_INT, "10", 0, 100000, "warm-up calls per kernel, at least" },
+    { "eval_min_time_s", KF_CFG_DOUBLE, KF_FLOOR_TEXT (KF_FULL_MIN_TIME_S), 0.001, 600,
+      "timed seconds per kernel, at least" },
+    { "eval_min_samples", KF_CFG_INT, KF_FLOOR_TEXT (KF_FULL_MIN_SAMPLES), 1, 100000,
+      "timing samples per kernel, at least" },
+    { "eval_warmup_s", KF_CFG_DOUBLE, KF_FLOOR_TEXT (KF_FULL_WARMUP_S), 0, 600,
+      "warm-up seconds per kernel" },
+    { "eval_warmup_calls", KF_CFG_INT, KF_FLOOR_TEXT (KF_FULL_WARMUP_CALLS), 0, 100000,
+      "warm-up calls per kernel, at least" },
     /* When a correct result is re-verified before it counts (kf_verify.c;
      * the defaults are common/kf_plausible.h's KF_PLAUSIBLE_*). */
     { "plausible_margin", KF_CFG_DOUBLE, "1.1", 1, 100,

@@ -5,6 +5,7 @@
  *  unversioned link name exists only where the toolkit is installed.
  */
 #include "kf_cuda_api.h"
+#include "kf_take.h"
 
 #include "kf_dlib.h"
 
@@ -129,10 +130,7 @@ kf_cuda_api_new (char *why, size_t why_size)
 void
 kf_cuda_api_destroy (kf_cuda_api_t **self_p)
 {
-    if (self_p && *self_p) {
-        free (*self_p);
-        *self_p = NULL;
-    }
+    free (KF_TAKE (self_p));
 }
 
 const char *

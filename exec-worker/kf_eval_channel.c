@@ -2,6 +2,7 @@
  *  (kf_eval_channel.h): a memfd only the two of them hold.
  */
 #include "kf_eval_channel.h"
+#include "kf_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,9 +82,7 @@ kf_eval_channel_result (int fd)
 double
 kf_eval_now (void)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return kf_clock_now ();
 }
 
 void

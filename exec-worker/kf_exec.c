@@ -19,6 +19,7 @@
 #include "kf_file.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
+#include "kf_text.h"
 #include "kf_sweep.h"
 #include "kf_torch_ref.h"
 
@@ -151,15 +152,6 @@ kf_exec_child_main (const char *dir)
     return rc;
 }
 
-static void
-s_fail (kf_job_result_t *res, const char *fmt, const char *arg)
-{
-    char msg[1024];
-    snprintf (msg, sizeof msg, fmt, arg);
-    res->ok = false;
-    res->error = strdup (msg);
-}
-
 //  A verdict the worker makes itself (the child timed out or died before
 //  its own), written by the protocol's encoder (proto/kf_msg_eval.c).
 static void
@@ -188,13 +180,9 @@ s_children_cpu (void)
 static void
 s_last_line (const char *out, char *buf, size_t size)
 {
-    size_t len = strlen (out);
-    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r'))
-        len--;
-    size_t start = len;
-    while (start && out[start - 1] != '\n')
-        start--;
-    snprintf (buf, size, "%.*s", (int) (len - start), out + start);
+    const char *last;
+    size_t len = kf_text_last_line (out, &last);
+    snprintf (buf, size, "%.*s", (int) len, last);
 }
 
 //  One evaluation child: candidate CAND against reference REF with the
@@ -235,7 +223,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
                     : (double) (cfg && cfg->memory_bytes ? cfg->memory_bytes : (size_t) 16 << 30);
     if (s_too_big (json_object_get (payload_in, "task"), backend, budget, cfg ? cfg->device : 0,
                    too_big, sizeof too_big)) {
-        s_fail (res, "%s", too_big);
+        kf_job_fail (res, "%s", too_big);
         res->final = true;
         return;
     }
@@ -246,12 +234,11 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     double tensors = kf_plausible_task_bytes (json_object_get (payload_in, "task"));
     if (tensors > 0)
         limits.file_bytes += (size_t) (2 * tensors) + ((size_t) 64 << 20);
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
-        s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
+        kf_job_fail (res, "cannot make a temporary directory: %s", strerror (errno));
         return;
     }
-    limits.workdir = dir;
     json_t *payload = json_deep_copy (payload_in);
     json_object_set_new (payload, "backend", json_string (backend));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
@@ -276,7 +263,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     }
     char *pre[KF_EXEC_WRAP_MAX + 4] = { NULL };
     if (wrap && wrap->prepare (wrap->arg, dir, payload, pre, KF_EXEC_WRAP_MAX) != 0) {
-        s_fail (res, "cannot prepare the profiler's run: %s", strerror (errno));
+        kf_job_fail (res, "cannot prepare the profiler's run: %s", strerror (errno));
         json_decref (payload);
         kf_subproc_rmtree (dir);
         free (dir);
@@ -290,7 +277,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         || (held ? link (held, ref_path)
                  : kf_file_write (dir, "reference.so", zframe_data (ref), zframe_size (ref)))
         || kf_file_write (dir, "job.json", text, strlen (text))) {
-        s_fail (res, "cannot write the evaluation files: %s", strerror (errno));
+        kf_job_fail (res, "cannot write the evaluation files: %s", strerror (errno));
         free (text);
         kf_subproc_rmtree (dir);
         free (dir);
@@ -304,7 +291,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
     int channel = kf_eval_channel_new ();
     if (channel < 0) {
-        s_fail (res, "cannot make the verdict channel: %s", strerror (errno));
+        kf_job_fail (res, "cannot make the verdict channel: %s", strerror (errno));
         kf_subproc_rmtree (dir);
         free (dir);
         return;
@@ -325,7 +312,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     if (cpu_s)
         *cpu_s = cpu;
     if (started != 0) {
-        s_fail (res, "cannot start the evaluation child: %s", strerror (errno));
+        kf_job_fail (res, "cannot start the evaluation child: %s", strerror (errno));
         close (channel);
         kf_subproc_rmtree (dir);
         free (dir);
@@ -343,14 +330,14 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         snprintf (detail, sizeof detail, "evaluation exceeded the %.3g s limit while the %s was running",
                   time_limit, phase == 'R' ? "reference" : phase == 'C' ? "candidate" : "harness");
         if (phase == 'R')
-            s_fail (res, "reference: %s", detail);
+            kf_job_fail (res, "reference: %s", detail);
         else {
             s_verdict (res, "timeout", detail);
         }
     }
     else if (verdict && strcmp (verdict, "reference_failed") == 0) {
         const char *why = json_string_value (json_object_get (result, "detail"));
-        s_fail (res, "reference failed: %s", why);
+        kf_job_fail (res, "reference failed: %s", why);
         //  A reference that says why it refuses (kf_refusal) refuses the
         //  same inputs on any worker: the job fails once, not once a try.
         res->final = kf_eval_is_refusal (why);
@@ -359,8 +346,8 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         //  The device or its runtime failed outside any kernel (no
         //  device in the child, allocation of the tensors): not the
         //  candidate's fault, so not a verdict.
-        s_fail (res, "evaluation harness: %s",
-                json_string_value (json_object_get (result, "detail")));
+        kf_job_fail (res, "evaluation harness: %s",
+                     json_string_value (json_object_get (result, "detail")));
     }
     else if (verdict) {
         //  A verdict followed by a non-zero exit is the harness's own
@@ -375,7 +362,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     else if (phase == 'R') {
         snprintf (detail, sizeof detail, "reference ended the child (signal %d, exit %d): %s",
                   run.signal, run.exit_code, last);
-        s_fail (res, "%s", detail);
+        kf_job_fail (res, "%s", detail);
     }
     else if (run.signal == SIGKILL && cpu >= ceil (time_limit) + 1 - 0.05) {
         //  kf_subproc gives the child a CPU-time limit of its wall limit
@@ -405,7 +392,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         //  Nothing but the reference ran, so whatever ended the child
         //  was the reference's (or the harness's) doing.
         const char *d = json_string_value (json_object_get (res->result, "detail"));
-        s_fail (res, "reference probe: %s", d ? d : "no result");
+        kf_job_fail (res, "reference probe: %s", d ? d : "no result");
         json_decref (res->result);
         res->result = NULL;
     }
@@ -420,7 +407,7 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         if (kf_eval_result_decode (res->result, &typed, why, sizeof why)) {
             json_decref (res->result);
             res->result = NULL;
-            s_fail (res, "the evaluation's result breaks the protocol: %s", why);
+            kf_job_fail (res, "the evaluation's result breaks the protocol: %s", why);
         }
         else {
             json_decref (res->result);
@@ -474,7 +461,7 @@ s_sweep (const kf_exec_config_t *cfg, const char *worker, const kf_job_t *job,
 {
     int n_frames = (int) zmsg_size (job->frames);
     if (n_frames > KF_EXEC_MAX_FRAMES || json_array_size (configs) > KF_EXEC_MAX_FRAMES) {
-        s_fail (res, "payload: more than %s configs or frames", "16");
+        kf_job_fail (res, "payload: more than 16 configs or frames");
         return;
     }
     s_sweep_ctx_t ctx = { .cfg = cfg, .worker = worker, .held = held };
@@ -514,12 +501,12 @@ s_hold_data (json_t *payload, json_t *refdata, char **hold_dir, char *held, size
 {
     json_t *task = json_object_get (payload, "task");
     if (!json_is_object (refdata)) {
-        s_fail (res, "%s", "reference_data: must be an object");
+        kf_job_fail (res, "reference_data: must be an object");
         return -1;
     }
     *hold_dir = kf_subproc_mkdtemp (NULL);
     if (!*hold_dir) {
-        s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
+        kf_job_fail (res, "cannot make a temporary directory: %s", strerror (errno));
         return -1;
     }
     snprintf (held, held_size, "%s/reference.bin", *hold_dir);
@@ -562,7 +549,7 @@ kf_exec_evaluate_wrapped (const kf_exec_config_t *cfg, const kf_job_t *job,
     memset (res, 0, sizeof *res);
     if (json_is_true (json_object_get (job->payload, "probe"))
         || json_array_size (json_object_get (job->payload, "configs")) > 0) {
-        s_fail (res, "%s", "a wrapped evaluation is of one candidate (no probe, no configs)");
+        kf_job_fail (res, "a wrapped evaluation is of one candidate (no probe, no configs)");
         return;
     }
     s_handle (cfg, job, wrap, res);
@@ -596,22 +583,22 @@ s_handle (const kf_exec_config_t *cfg, const kf_job_t *job, const kf_exec_wrap_t
     double time_limit = cfg && cfg->time_limit_s > 0 ? cfg->time_limit_s : 120;
     const char *backend = cfg && cfg->backend ? cfg->backend : "host";
     if (!kf_exec_backend_find (backend)) {
-        s_fail (res, "unknown backend '%s'", backend);
+        kf_job_fail (res, "unknown backend '%s'", backend);
         return;
     }
     if (!json_is_object (json_object_get (job->payload, "task"))) {
-        s_fail (res, "payload: task missing%s", "");
+        kf_job_fail (res, "payload: task missing");
         return;
     }
     bool probe = json_is_true (json_object_get (job->payload, "probe"));
     json_t *refdata = json_object_get (job->payload, "reference_data");
     if (probe && (!job->frames || zmsg_size (job->frames) != 1 || refdata)) {
-        s_fail (res, "a reference probe takes one frame, the native reference artifact%s", "");
+        kf_job_fail (res, "a reference probe takes one frame, the native reference artifact");
         return;
     }
     if (!probe && (!job->frames || zmsg_size (job->frames) < (refdata ? 1 : 2))) {
-        s_fail (res, "%s", refdata ? "need a frame: the candidate's artifact"
-                                   : "need two frames: candidate and reference artifacts");
+        kf_job_fail (res, "%s", refdata ? "need a frame: the candidate's artifact"
+                                        : "need two frames: candidate and reference artifacts");
         return;
     }
     //  /proc/self/exe must be resolved here: after the drop to the
@@ -619,7 +606,7 @@ s_handle (const kf_exec_config_t *cfg, const kf_job_t *job, const kf_exec_wrap_t
     char resolved[PATH_MAX];
     const char *worker = kf_exec_worker_binary (cfg, resolved, sizeof resolved);
     if (!worker) {
-        s_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
+        kf_job_fail (res, "cannot resolve the worker binary: %s", strerror (errno));
         return;
     }
     char *hold_dir = NULL, held[4300] = "";

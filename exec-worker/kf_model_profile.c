@@ -70,13 +70,12 @@ kf_model_profile_handle (const kf_job_t *job, kf_job_result_t *res)
     limits.memory_bytes = 0;     /* torch reserves far more than it uses */
     limits.max_procs = 512;      /* a thread per core for torch's pools */
     limits.file_bytes = S_RESULT_MAX;
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
         s_fail (res, false, kf_strdupf ("cannot make a temporary directory: %s",
                                         strerror (errno)));
         return;
     }
-    limits.workdir = dir;
     char top_text[16], script[4200];
     snprintf (top_text, sizeof top_text, "%d", (int) json_integer_value (top));
     snprintf (script, sizeof script, "%s/kf_profile_model.py", dir);

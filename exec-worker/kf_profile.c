@@ -16,12 +16,14 @@
  *  at full speed, with the shortest timing protocol.
  */
 #include "kf_profile.h"
+#include "kf_take.h"
 #include "kf_eval_channel.h"
 #include "kf_file.h"
 #include "kf_log.h"
 #include "kf_msg_profile.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
+#include "kf_text.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -165,17 +167,16 @@ kf_profile_new (const kf_profile_config_t *config)
 void
 kf_profile_destroy (kf_profile_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_profile_t *self = *self_p;
-    free (self->ncu);
-    free (self->perf);
-    free (self->events);
-    free (self->version);
-    free (self->unavailable);
-    free (self->backend);
-    free (self);
-    *self_p = NULL;
+    kf_profile_t *self = KF_TAKE (self_p);
+    if (self) {
+        free (self->ncu);
+        free (self->perf);
+        free (self->events);
+        free (self->version);
+        free (self->unavailable);
+        free (self->backend);
+        free (self);
+    }
 }
 
 const char *
@@ -217,13 +218,9 @@ s_ncu_error (const char *out)
     const char *e = out ? strstr (out, "==ERROR==") : NULL;
     if (e)
         return strndup (e, strcspn (e, "\r\n"));
-    size_t len = out ? strlen (out) : 0;
-    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r'))
-        len--;
-    size_t start = len;
-    while (start && out[start - 1] != '\n')
-        start--;
-    return len > start ? strndup (out + start, len - start) : strdup ("no output");
+    const char *last;
+    size_t len = kf_text_last_line (out, &last);
+    return len ? strndup (last, len) : strdup ("no output");
 }
 
 //  A profile's result checked as the coordinator will check it
@@ -283,12 +280,11 @@ kf_profile_handle (const kf_exec_config_t *cfg, const kf_job_t *job, kf_job_resu
     //  ncu and the CUDA runtime start dozens of threads, and threads count
     //  against the process limit of the sandbox user.
     limits.max_procs = 1024;
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
         s_fail (res, "cannot make a temporary directory: %s", strerror (errno));
         return;
     }
-    limits.workdir = dir;
     //  The shortest protocol: the profiled launches come first, and the
     //  rest of the child only has to end.
     json_t *payload = json_deep_copy (job->payload);

@@ -25,6 +25,7 @@
 #include "kf_rates.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
+#include "kf_text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -151,13 +152,9 @@ s_event_list (const char *events)
 static void
 s_last_line (const char *out, char *buf, size_t size)
 {
-    size_t len = out ? strlen (out) : 0;
-    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' '))
-        len--;
-    size_t start = len;
-    while (start && out[start - 1] != '\n')
-        start--;
-    snprintf (buf, size, "%.*s", (int) (len - start), out + start);
+    const char *last;
+    size_t len = kf_text_last_line (out, &last);
+    snprintf (buf, size, "%.*s", (int) len, last);
 }
 
 char *

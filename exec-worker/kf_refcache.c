@@ -9,6 +9,7 @@
  *  evaluation's folder is removed.
  */
 #include "kf_refcache.h"
+#include "kf_take.h"
 #include "kf_file.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -66,15 +67,14 @@ kf_refcache_new (const char *dir, uint64_t max_bytes)
 void
 kf_refcache_destroy (kf_refcache_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_refcache_t *self = *self_p;
-    if (self->private_dir)
-        kf_subproc_rmtree (self->dir);
-    pthread_mutex_destroy (&self->lock);
-    free (self->dir);
-    free (self);
-    *self_p = NULL;
+    kf_refcache_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (self->private_dir)
+            kf_subproc_rmtree (self->dir);
+        pthread_mutex_destroy (&self->lock);
+        free (self->dir);
+        free (self);
+    }
 }
 
 const char *

@@ -16,12 +16,14 @@
  *  (kf_torch_ref_data_link), the same seed giving the same inputs.
  */
 #include "kf_torch_ref.h"
+#include "kf_take.h"
 #include "kf_refcache.h"
 #include "kf_hash.h"
 #include "kf_log.h"
 #include "kf_msg_reference.h"
 #include "kf_str.h"
 #include "kf_file.h"
+#include "kf_python.h"
 #include "kf_subproc.h"
 #include "kf_text.h"
 
@@ -98,12 +100,11 @@ s_probe (const char *python, char **version, char **exe, bool *cuda,
     limits.time_limit_s = 120;   //  a cold import of torch and CUDA takes seconds
     limits.memory_bytes = 0;
     limits.max_procs = 512;
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
         snprintf (why, why_size, "no temporary directory: %s", strerror (errno));
         return -1;
     }
-    limits.workdir = dir;
     char *argv[] = { (char *) python, "-B", "-s", "-c",
                      "import sys, torch\n"
                      "print('KF-TORCH', torch.__version__, int(torch.cuda.is_available()),"
@@ -126,16 +127,8 @@ s_probe (const char *python, char **version, char **exe, bool *cuda,
         *cuda = c != 0;
         rc = 0;
     }
-    else if (run.timed_out)
-        snprintf (why, why_size, "import torch took over %.0f s", limits.time_limit_s);
-    else {
-        //  The last line says it: "ModuleNotFoundError: No module named 'torch'".
-        char *tail = s_tail (run.output, 200);
-        const char *last = tail ? strrchr (tail, '\n') : NULL;
-        snprintf (why, why_size, "%s", last ? last + 1 : tail && *tail ? tail
-                                       : "exited without a word");
-        free (tail);
-    }
+    else
+        kf_python_why (run.output, run.timed_out, limits.time_limit_s, why, why_size);
     kf_subproc_result_free (&run);
     kf_subproc_rmtree (dir);
     free (dir);
@@ -145,20 +138,8 @@ s_probe (const char *python, char **version, char **exe, bool *cuda,
 static void
 s_discover (kf_torch_ref_t *self, const char *configured)
 {
-    const char *candidates[5];
-    int n = 0;
-    if (configured && *configured)
-        //  A named interpreter is an order: a silent fall-back to another
-        //  torch would time references with a version nobody chose.
-        candidates[n++] = configured;
-    else {
-        const char *env = getenv ("KF_PYTHON");
-        if (env && *env)
-            candidates[n++] = env;
-        candidates[n++] = "/opt/torch/.venv/bin/python3";
-        candidates[n++] = "/usr/bin/python3";
-        candidates[n++] = "python3";
-    }
+    const char *candidates[KF_PYTHON_MAX];
+    int n = kf_python_candidates (configured, candidates);
     char *tried = NULL;
     size_t tried_size = 0;
     FILE *f = open_memstream (&tried, &tried_size);
@@ -215,18 +196,17 @@ kf_torch_ref_new (const kf_torch_ref_config_t *config)
 void
 kf_torch_ref_destroy (kf_torch_ref_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_torch_ref_t *self = *self_p;
-    if (s_shared == self)
-        s_shared = NULL;
-    free (self->python);
-    free (self->version);
-    free (self->tried);
-    kf_refcache_destroy (&self->cache);
-    free (self->default_device);
-    free (self);
-    *self_p = NULL;
+    kf_torch_ref_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (s_shared == self)
+            s_shared = NULL;
+        free (self->python);
+        free (self->version);
+        free (self->tried);
+        kf_refcache_destroy (&self->cache);
+        free (self->default_device);
+        free (self);
+    }
 }
 
 const char *
@@ -434,12 +414,11 @@ s_run (kf_torch_ref_t *self, const s_request_t *req, bool data_only, char **dir_
     //  When the worker is root, kf_subproc_run hands the directory to the
     //  run's sandbox uid, so the child can write its data file; the
     //  files written here are 0644, so it can read them.
-    char *dir = kf_subproc_mkdtemp (&limits);
+    char *dir = kf_subproc_workdir (&limits);
     if (!dir) {
         *error = kf_strdupf ("cannot make a temporary directory: %s", strerror (errno));
         return NULL;
     }
-    limits.workdir = dir;
 
     json_t *job = json_pack ("{s:I, s:I, s:s, s:b, s:f, s:f, s:b, s:I, s:s, s:b}",
                              "seed", req->seed, "sets", req->sets, "device", req->device,

@@ -377,10 +377,7 @@ s_standalone_load (const char *job, s_standalone_t *sa)
         sa->error = kf_strdupf ("%s: give either frames or candidate and reference", job);
     if (!sa->error)
         json_object_foreach (root, key, value) {
-            bool ok = false;
-            for (int i = 0; known[i]; i++)
-                ok |= !strcmp (key, known[i]);
-            if (!ok) {
+            if (!kf_str_in (key, known)) {
                 sa->error = kf_strdupf ("%s: %s: unknown key (kind, payload, frames, candidate, "
                                         "reference)", job, key);
                 break;

@@ -34,18 +34,6 @@ kf_ctl_dim_name (const char *target, int dim)
     return kf_descriptor_dim_short (target, dim);
 }
 
-/* The candidate with id ID in CANDIDATES, or NULL. */
-static json_t *
-s_candidate (json_t *candidates, long long id)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach (candidates, i, c)
-        if (kf_ctl_int (c, "id", -1) == id)
-            return c;
-    return NULL;
-}
-
 /* One grid: rows are dimension ROW, columns dimension COL, each cell the
  * best speedup among the occupied cells that project onto it, marked `*`
  * when that elite does not count for the run's best (yet): pending its
@@ -73,7 +61,7 @@ s_print_grid (FILE *out, const char *target, json_t *archive, json_t *candidates
         if (r < 0 || r >= S_LEVELS || c < 0 || c >= S_LEVELS)
             continue;
         if (!has[r][c] || speedup > best[r][c]) {
-            json_t *elite = s_candidate (candidates, kf_ctl_int (cell, "candidate_id", -1));
+            json_t *elite = kf_ctl_candidate (candidates, kf_ctl_int (cell, "candidate_id", -1));
             best[r][c] = speedup;
             has[r][c] = true;
             uncounted[r][c] = elite && !kf_ctl_counts (elite);
@@ -134,7 +122,7 @@ kf_ctl_print_archive (FILE *out, json_t *body)
     fprintf (out, "\n");
 
     long long best_id = kf_ctl_int (run, "best_candidate_id", -1);
-    json_t *best = best_id >= 0 ? s_candidate (candidates, best_id) : NULL;
+    json_t *best = best_id >= 0 ? kf_ctl_candidate (candidates, best_id) : NULL;
     if (!best) {
         fprintf (out, "best kernel: %s\n", ended ? "none" : "none correct yet");
         return;
@@ -166,7 +154,7 @@ kf_ctl_print_archive (FILE *out, json_t *body)
         if (parent < 0)
             break;
         fprintf (out, " <- %lld", parent);
-        node = s_candidate (candidates, parent);
+        node = kf_ctl_candidate (candidates, parent);
         if (!node)
             break;      /* a parent outside this reply: stop at its id */
     }
@@ -254,7 +242,7 @@ kf_ctl_print_prompts (FILE *out, json_t *body)
 static json_t *
 s_show_candidate (json_t *candidates, long long id)
 {
-    json_t *c = id >= 0 ? s_candidate (candidates, id) : NULL;
+    json_t *c = id >= 0 ? kf_ctl_candidate (candidates, id) : NULL;
     if (!c)
         return json_null ();
     json_t *out = json_pack ("{s:I, s:I, s:I}", "candidate_id", (json_int_t) id, "generation",

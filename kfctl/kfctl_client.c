@@ -5,6 +5,7 @@
  *  never be mistaken for the answer to a later request, which is what lets
  *  kfctl ignore the optional "req" echo entirely.
  */
+#include "kf_clock.h"
 #include "kf_curve.h"
 #include "kf_str.h"
 #include "kfctl_client.h"
@@ -42,9 +43,7 @@ kf_ctl_catch_signals (void)
 int64_t
 kf_ctl_now_ms (void)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t) (kf_clock_now () * 1000);
 }
 
 char *

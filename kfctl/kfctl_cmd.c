@@ -20,6 +20,18 @@ kf_ctl_print_json (json_t *value)
     fflush (stdout);
 }
 
+void
+kf_ctl_print_html_written (const kf_ctl_args_t *args, const char *key, long long id)
+{
+    if (args->json) {
+        json_t *out = json_pack ("{s:I, s:s}", key, (json_int_t) id, "html", args->output);
+        kf_ctl_print_json (out);
+        json_decref (out);
+    }
+    else
+        printf ("%s\n", args->output);
+}
+
 int
 kf_ctl_parse_int (const char *text, long long min, long long max, long long *out)
 {
@@ -138,16 +150,20 @@ kf_ctl_query (kf_ctl_args_t *args, const char *endpoint, const char *what,
 /* Requests TYPE {run_id} for the command's RUN argument. */
 int
 kf_ctl_run_call (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, const char *type,
-                 const char *expect, long long *run_id, kf_msg_t **reply_p)
+                 const char *expect, kf_ctl_run_reply_fn *done)
 {
-    *reply_p = NULL;
-    if (kf_ctl_parse_int (args->args[0], 1, LLONG_MAX, run_id)) {
+    long long run_id;
+    if (kf_ctl_parse_int (args->args[0], 1, LLONG_MAX, &run_id)) {
         kf_ctl_usage ("%s: RUN must be a run id, not '%s'", args->command, args->args[0]);
         return KF_CTL_EXIT_USAGE;
     }
     if (!ep->client)
         return kf_ctl_no_endpoint ("client");
-    return kf_ctl_call (ep->client, args, type,
-                        json_pack ("{s:I}", "run_id", (json_int_t) *run_id), expect,
-                        reply_p);
+    kf_msg_t *reply = NULL;
+    int code = kf_ctl_call (ep->client, args, type,
+                            json_pack ("{s:I}", "run_id", (json_int_t) run_id), expect, &reply);
+    if (code == 0)
+        code = done (args, run_id, reply);
+    kf_msg_destroy (&reply);
+    return code;
 }

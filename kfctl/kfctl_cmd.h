@@ -108,6 +108,10 @@ void kf_ctl_print_version (bool json);
 /* VALUE (borrowed) as one line of compact JSON on stdout. */
 void kf_ctl_print_json (json_t *value);
 
+/* Says that the page args->output was written, for the run or suite ID:
+ * its path, or with --json {KEY: ID, html: path}. */
+void kf_ctl_print_html_written (const kf_ctl_args_t *args, const char *key, long long id);
+
 /* TEXT as an integer in MIN..MAX into *OUT. Returns 0, or -1. */
 int kf_ctl_parse_int (const char *text, long long min, long long max, long long *out);
 
@@ -127,10 +131,15 @@ int kf_ctl_call (const char *endpoint, const kf_ctl_args_t *args, const char *ty
 int kf_ctl_query (kf_ctl_args_t *args, const char *endpoint, const char *what,
                   const char *type, const char *key, void (*print) (FILE *, json_t *));
 
-/* Requests TYPE {run_id} for the command's RUN argument; *RUN_ID gets it.
- * Returns 0 with *REPLY_P set (caller's), or the exit code. */
+/* What a run command does with the reply REPLY (borrowed) about RUN_ID:
+ * prints it, and returns the exit code. */
+typedef int (kf_ctl_run_reply_fn) (kf_ctl_args_t *args, long long run_id, kf_msg_t *reply);
+
+/* Requests TYPE {run_id} for the command's RUN argument and hands the
+ * reply (of type EXPECT) to DONE. Returns DONE's exit code, or the
+ * request's when it failed. */
 int kf_ctl_run_call (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep, const char *type,
-                     const char *expect, long long *run_id, kf_msg_t **reply_p);
+                     const char *expect, kf_ctl_run_reply_fn *done);
 
 /* Follows RUN_ID until it ends. WATCH: the progress is the output (stdout,
  * or events as JSON lines); else progress goes to stderr when it is a
@@ -144,5 +153,11 @@ int kf_ctl_run_exit (json_t *run);
 
 /* "run N STATUS: best speedup ..., first correct ..." and the reason. */
 void kf_ctl_print_outcome (json_t *run, long long run_id);
+
+/* The end of a followed run RUN_ID, RUN (taken) its last run object:
+ * prints AS_JSON (taken; built by the caller only under --json) or the
+ * outcome, and returns the run's exit code (kf_ctl_run_exit). */
+int kf_ctl_run_ended (const kf_ctl_args_t *args, json_t *run, long long run_id,
+                      json_t *as_json);
 
 #endif

@@ -47,6 +47,17 @@ kf_ctl_real (json_t *obj, const char *key, double *out)
 
 /* Whether a candidate's figures are a screen's (kf_fidelity.c): final at
  * that fidelity, or waiting for its full-protocol evaluation. */
+json_t *
+kf_ctl_candidate (json_t *candidates, long long id)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach (candidates, i, c)
+        if (kf_ctl_int (c, "id", -1) == id)
+            return c;
+    return NULL;
+}
+
 bool
 kf_ctl_screen_only (json_t *c)
 {

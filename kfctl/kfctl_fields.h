@@ -21,6 +21,9 @@ long long kf_ctl_int (json_t *obj, const char *key, long long dflt);
  * of another coordinator version. False when it is neither. */
 bool kf_ctl_real (json_t *obj, const char *key, double *out);
 
+/* The candidate with id ID in CANDIDATES (an array of them), or NULL. */
+json_t *kf_ctl_candidate (json_t *candidates, long long id);
+
 /* Whether candidate C's figures are a screen's (kf_fidelity.c). */
 bool kf_ctl_screen_only (json_t *c);
 

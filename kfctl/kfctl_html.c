@@ -44,18 +44,6 @@ s_esc (FILE *f, const char *text)
     s_escn (f, text ? text : "", text ? strlen (text) : 0);
 }
 
-/* The candidate with id ID in CANDIDATES, or NULL. */
-static json_t *
-s_candidate (json_t *candidates, long long id)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach (candidates, i, c)
-        if (kf_ctl_int (c, "id", -1) == id)
-            return c;
-    return NULL;
-}
-
 /* "%.3g" of OBJ[KEY] with SUFFIX, or "-" when it is no number. */
 static const char *
 s_fmt (json_t *obj, const char *key, const char *suffix, char *buf, size_t size)
@@ -100,10 +88,15 @@ kf_ctl_html_esc (FILE *f, const char *text)
     s_esc (f, text);
 }
 
-const char *
-kf_ctl_html_style (void)
+void
+kf_ctl_html_head (FILE *f, const char *what, long long id, const char *name)
 {
-    return s_style;
+    fprintf (f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                "<title>%s %lld: ", what, id);
+    s_esc (f, name);
+    fprintf (f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>%s %lld: ", s_style, what,
+             id);
+    s_esc (f, name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -225,15 +218,8 @@ s_curve (FILE *f, json_t **order, size_t n)
     for (size_t b = 0; b < n; b++) {
         double sp;
         bool counts = kf_ctl_report_counts (order[b], &sp);
-        if (counts && (!any || sp > best)) {
-            best = sp;
-            any = true;
-        }
-        char own[32] = "", so_far[32] = "";
-        if (counts)
-            snprintf (own, sizeof own, "%.6g", sp);
-        if (any)
-            snprintf (so_far, sizeof so_far, "%.6g", best);
+        char own[32], so_far[32];
+        kf_ctl_report_best (counts, sp, &best, &any, 6, own, so_far);
         fprintf (f, "<circle class=\"point\" data-budget=\"%zu\" data-candidate=\"%lld\" "
                     "data-status=\"", b + 1, kf_ctl_int (order[b], "id", 0));
         s_esc (f, kf_ctl_str (order[b], "status"));
@@ -434,7 +420,7 @@ s_lineage (FILE *f, json_t *body)
     for (size_t k = 0; k < n; k++) {
         json_t *step = json_array_get (lineage, n - 1 - k);
         long long id = kf_ctl_int (step, "id", 0);
-        json_t *c = s_candidate (candidates, id);
+        json_t *c = kf_ctl_candidate (candidates, id);
         char sp[32];
         int x = 20 + (int) k * STEP + 30;
         if (k)
@@ -454,7 +440,7 @@ s_lineage (FILE *f, json_t *body)
     for (size_t k = 0; k < n && rc == 0; k++) {
         json_t *step = json_array_get (lineage, n - 1 - k);
         long long id = kf_ctl_int (step, "id", 0);
-        json_t *c = s_candidate (candidates, id);
+        json_t *c = kf_ctl_candidate (candidates, id);
         char *src = s_unhex (json_string_value (json_object_get (step, "source_hex")));
         if (!src) {
             rc = -1;
@@ -612,12 +598,7 @@ kf_ctl_report_html (json_t *body, const char *path, char **err)
         free (order);
         return -1;
     }
-    fprintf (f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                "<title>Run %lld: ", kf_ctl_int (run, "id", 0));
-    s_esc (f, kf_ctl_str (run, "task_name"));
-    fprintf (f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>Run %lld: ", s_style,
-             kf_ctl_int (run, "id", 0));
-    s_esc (f, kf_ctl_str (run, "task_name"));
+    kf_ctl_html_head (f, "Run", kf_ctl_int (run, "id", 0), kf_ctl_str (run, "task_name"));
     char best[32], first[32];
     fprintf (f, "</h1>\n<table class=\"summary\"><tr><th class=\"l\">status</th>"
                 "<th class=\"l\">target</th><th>generations</th><th>population</th>"

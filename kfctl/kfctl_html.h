@@ -14,9 +14,10 @@
 int kf_ctl_report_html (json_t *body, const char *path, char **err);
 
 /* What the suite's page (kfctl_html_suite.c) shares with the run's: TEXT
- * (may be NULL) escaped as HTML text or attribute value, and the style
- * sheet. */
+ * (may be NULL) escaped as HTML text or attribute value, and the page's
+ * head with the style sheet, titled "WHAT ID: NAME" (NAME escaped), up to
+ * the open <h1> of that title. */
 void kf_ctl_html_esc (FILE *f, const char *text);
-const char *kf_ctl_html_style (void);
+void kf_ctl_html_head (FILE *f, const char *what, long long id, const char *name);
 
 #endif

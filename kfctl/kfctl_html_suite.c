@@ -213,12 +213,7 @@ kf_ctl_html_suite (json_t *body, json_t *figures, const char *path, char **err)
         free (problems);
         return -1;
     }
-    fprintf (f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                "<title>Suite %lld: ", kf_ctl_int (suite, "id", 0));
-    kf_ctl_html_esc (f, kf_ctl_str (suite, "name"));
-    fprintf (f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>Suite %lld: ",
-             kf_ctl_html_style (), kf_ctl_int (suite, "id", 0));
-    kf_ctl_html_esc (f, kf_ctl_str (suite, "name"));
+    kf_ctl_html_head (f, "Suite", kf_ctl_int (suite, "id", 0), kf_ctl_str (suite, "name"));
     fprintf (f, "</h1>\n<p>%zu problem%s, %lld correct; created ", n, n == 1 ? "" : "s",
              kf_ctl_int (figures, "correct", 0));
     kf_ctl_html_esc (f, kf_ctl_str (suite, "created_at"));

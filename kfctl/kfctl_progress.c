@@ -18,28 +18,31 @@ kf_ctl_progress_init (kf_ctl_progress_t *progress, long long run_id)
     progress->elapsed_s = -1;
 }
 
+/* *COUNT from RUN[KEY], never going back, and *TOTAL from RUN[OF]: a
+ * total may shrink (a run that stops early, a tuning round with fewer
+ * elites than planned), never below what is counted. */
+static void
+s_count (json_t *run, const char *key, long long *count, const char *of, long long *total)
+{
+    long long v = kf_ctl_int (run, key, *count);
+    if (v > *count)
+        *count = v;
+    *total = kf_ctl_int (run, of, *total);
+    if (*total < *count)
+        *total = *count;
+}
+
 void
 kf_ctl_progress_from_run (kf_ctl_progress_t *progress, json_t *run)
 {
     if (!json_is_object (run))
         return;
-    long long done = kf_ctl_int (run, "done", progress->done);
-    if (done > progress->done)
-        progress->done = done;
-    /* The total may shrink (a run that stops early, a tuning round with
-     * fewer elites than planned), never below what is done. */
-    progress->total = kf_ctl_int (run, "total", progress->total);
-    if (progress->total < progress->done)
-        progress->total = progress->done;
+    s_count (run, "done", &progress->done, "total", &progress->total);
     progress->in_flight = kf_ctl_int (run, "in_flight", progress->in_flight);
     progress->generation = kf_ctl_int (run, "generation", progress->generation);
     progress->generations = kf_ctl_int (run, "generations", progress->generations);
-    long long round = kf_ctl_int (run, "tuning_round", progress->tuning_round);
-    if (round > progress->tuning_round)
-        progress->tuning_round = round;
-    progress->tuning_rounds = kf_ctl_int (run, "tuning_rounds", progress->tuning_rounds);
-    if (progress->tuning_rounds < progress->tuning_round)
-        progress->tuning_rounds = progress->tuning_round;
+    s_count (run, "tuning_round", &progress->tuning_round, "tuning_rounds",
+             &progress->tuning_rounds);
     json_t *best = json_object_get (run, "best_speedup");
     progress->has_best = json_is_number (best);
     progress->best = progress->has_best ? json_number_value (best) : 0;

@@ -8,6 +8,7 @@
  *  wall-clock limit and a cap on what it prints (kf_subproc).
  */
 #include "kfctl_python.h"
+#include "kf_python.h"
 #include "kf_subproc.h"
 #include <errno.h>
 #include <stdio.h>
@@ -43,14 +44,8 @@ kf_ctl_python_run (char *const argv[], const char *dir, double limit_s, char **o
 char *
 kf_ctl_python_find (char *version, size_t version_size, char *tried, size_t tried_size)
 {
-    const char *candidates[4];
-    int n = 0;
-    const char *env = getenv ("KF_PYTHON");
-    if (env && *env)
-        candidates[n++] = env;
-    candidates[n++] = "/opt/torch/.venv/bin/python3";
-    candidates[n++] = "/usr/bin/python3";
-    candidates[n++] = "python3";
+    const char *candidates[KF_PYTHON_MAX];
+    int n = kf_python_candidates (NULL, candidates);
     size_t used = 0;
     tried[0] = 0;
     for (int i = 0; i < n; i++) {
@@ -65,17 +60,8 @@ kf_ctl_python_find (char *version, size_t version_size, char *tried, size_t trie
             free (out);
             return strdup (candidates[i]);
         }
-        /* The last line says why: "ModuleNotFoundError: No module named 'torch'". */
-        const char *why = "exited without a word";
-        if (rc == 124)
-            why = "import torch took over 120 s";
-        else if (out && *out) {
-            size_t len = strlen (out);
-            while (len && out[len - 1] == '\n')
-                out[--len] = 0;
-            const char *last = strrchr (out, '\n');
-            why = last ? last + 1 : out;
-        }
+        char why[256];
+        kf_python_why (out, rc == 124, 120, why, sizeof why);
         int w = snprintf (tried + used, tried_size - used, "%s%s (%.150s)", used ? ", " : "",
                           candidates[i], why);
         if (w > 0 && (size_t) w < tried_size - used)

@@ -35,6 +35,21 @@ kf_ctl_report_counts (json_t *c, double *speedup)
     return kf_ctl_counts (c) && kf_ctl_real (c, "speedup", speedup) && *speedup > 0;
 }
 
+void
+kf_ctl_report_best (bool counts, double x, double *best, bool *any, int prec, char *own,
+                    char *so_far)
+{
+    if (counts && (!*any || x > *best)) {
+        *best = x;
+        *any = true;
+    }
+    *own = *so_far = 0;
+    if (counts)
+        snprintf (own, 32, "%.*g", prec, x);
+    if (*any)
+        snprintf (so_far, 32, "%.*g", prec, *best);
+}
+
 static char *
 s_path (const char *prefix, const char *suffix)
 {
@@ -291,15 +306,8 @@ kf_ctl_report_write (json_t *body, const char *prefix, char *paths[3],
                 in_gen = speedup;
             any_in_gen = true;
         }
-        if (any_in_gen && (!any_so_far || in_gen > so_far)) {
-            so_far = in_gen;
-            any_so_far = true;
-        }
-        char a[32] = "", b[32] = "";
-        if (any_in_gen)
-            snprintf (a, sizeof a, "%.10g", in_gen);
-        if (any_so_far)
-            snprintf (b, sizeof b, "%.10g", so_far);
+        char a[32], b[32];
+        kf_ctl_report_best (any_in_gen, in_gen, &so_far, &any_so_far, 10, a, b);
         fprintf (f, "%lld,%lld,%lld,%s,%s\n", generation, count, correct, a, b);
     }
     if (kf_ctl_report_close (f, paths[1], err))

@@ -24,6 +24,12 @@ json_t **kf_ctl_report_order (json_t *candidates, size_t *n);
  * speedup in *SPEEDUP: correct, timed with the full protocol, not held. */
 bool kf_ctl_report_counts (json_t *c, double *speedup);
 
+/* One step of a curve's running best: X, when it COUNTS, raises *BEST
+ * (*ANY: there is one). OWN and SO_FAR (32 bytes each) get X and the best
+ * as "%.PRECg", or "" where there is none. */
+void kf_ctl_report_best (bool counts, double x, double *best, bool *any, int prec, char *own,
+                         char *so_far);
+
 /* PATH opened for writing, or NULL with *ERR set ("cannot write PATH:
  * why", caller frees). */
 FILE *kf_ctl_report_open (const char *path, char **err);

@@ -207,6 +207,19 @@ kf_ctl_run_exit (json_t *run)
                                               : KF_CTL_EXIT_ERROR;
 }
 
+int
+kf_ctl_run_ended (const kf_ctl_args_t *args, json_t *run, long long run_id, json_t *as_json)
+{
+    if (args->json)
+        kf_ctl_print_json (as_json);
+    else
+        kf_ctl_print_outcome (run, run_id);
+    json_decref (as_json);
+    int code = kf_ctl_run_exit (run);
+    json_decref (run);
+    return code;
+}
+
 void
 kf_ctl_print_outcome (json_t *run, long long run_id)
 {
@@ -242,16 +255,8 @@ kf_ctl_cmd_watch (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     int code = kf_ctl_follow (args, ep, run_id, true, &run);
     if (code)
         return code;
-    if (args->json) {
-        json_t *wrapped = json_pack ("{s:O}", "run", run);
-        kf_ctl_print_json (wrapped);
-        json_decref (wrapped);
-    }
-    else
-        kf_ctl_print_outcome (run, run_id);
-    code = kf_ctl_run_exit (run);
-    json_decref (run);
-    return code;
+    return kf_ctl_run_ended (args, run, run_id,
+                             args->json ? json_pack ("{s:O}", "run", run) : NULL);
 }
 
 int
@@ -260,14 +265,10 @@ kf_ctl_cmd_runs (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     return kf_ctl_query (args, ep->client, "client", "RUNS", "runs", kf_ctl_print_runs);
 }
 
-int
-kf_ctl_cmd_show (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+static int
+s_show (kf_ctl_args_t *args, long long run_id, kf_msg_t *reply)
 {
-    long long run_id;
-    kf_msg_t *reply = NULL;
-    int code = kf_ctl_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
-    if (code)
-        return code;
+    (void) run_id;
     if (args->json) {
         kf_ctl_show_extend (reply->body);
         kf_ctl_print_json (reply->body);
@@ -281,8 +282,13 @@ kf_ctl_cmd_show (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         kf_ctl_print_candidates (stdout,
                                  json_object_get (reply->body, "candidates"));
     }
-    kf_msg_destroy (&reply);
     return KF_CTL_EXIT_OK;
+}
+
+int
+kf_ctl_cmd_show (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    return kf_ctl_run_call (args, ep, "SHOW", "RUN", s_show);
 }
 
 /* `report RUN -o FILE.html`: one page from a SHOW asked with `report:
@@ -311,39 +317,19 @@ s_report_html (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         kf_msg_destroy (&reply);
         return KF_CTL_EXIT_ERROR;
     }
-    if (args->json) {
-        json_t *out = json_pack ("{s:I, s:s}", "run_id", (json_int_t) run_id, "html",
-                                 args->output);
-        kf_ctl_print_json (out);
-        json_decref (out);
-    }
-    else
-        printf ("%s\n", args->output);
+    kf_ctl_print_html_written (args, "run_id", run_id);
     kf_msg_destroy (&reply);
     return KF_CTL_EXIT_OK;
 }
 
-/* The run's curves as files: everything is computed here from one SHOW
- * reply, so a report needs no support from the coordinator. With -o
- * FILE.html, the page instead. */
-int
-kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+/* `report RUN [-o PREFIX]`: the curves as files, from the SHOW reply. */
+static int
+s_report_files (kf_ctl_args_t *args, long long run_id, kf_msg_t *reply)
 {
-    if (args->suite)   /* report --suite ID -o FILE.html (kfctl_suite.c) */
-        return kf_ctl_report_suite (args, ep);
-    size_t out_len = args->output ? strlen (args->output) : 0;
-    if (out_len > 5 && !strcmp (args->output + out_len - 5, ".html"))
-        return s_report_html (args, ep);
-    long long run_id;
-    kf_msg_t *reply = NULL;
-    int code = kf_ctl_run_call (args, ep, "SHOW", "RUN", &run_id, &reply);
-    if (code)
-        return code;
     char prefix[64];
     snprintf (prefix, sizeof prefix, "run-%lld", run_id);
     if (args->output && !*args->output) {
         fprintf (stderr, "kfctl: report: -o needs a non-empty PREFIX\n");
-        kf_msg_destroy (&reply);
         return KF_CTL_EXIT_USAGE;
     }
     char *paths[3] = { NULL, NULL, NULL };
@@ -352,7 +338,6 @@ kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
                              paths, &err)) {
         fprintf (stderr, "kfctl: report: %s\n", err ? err : "failed");
         free (err);
-        kf_msg_destroy (&reply);
         return KF_CTL_EXIT_ERROR;
     }
     if (args->json) {
@@ -367,8 +352,21 @@ kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
             printf ("%s\n", paths[i]);
     for (int i = 0; i < 3; i++)
         free (paths[i]);
-    kf_msg_destroy (&reply);
     return KF_CTL_EXIT_OK;
+}
+
+/* The run's curves as files: everything is computed here from one SHOW
+ * reply, so a report needs no support from the coordinator. With -o
+ * FILE.html, the page instead. */
+int
+kf_ctl_cmd_report (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    if (args->suite)   /* report --suite ID -o FILE.html (kfctl_suite.c) */
+        return kf_ctl_report_suite (args, ep);
+    size_t out_len = args->output ? strlen (args->output) : 0;
+    if (out_len > 5 && !strcmp (args->output + out_len - 5, ".html"))
+        return s_report_html (args, ep);
+    return kf_ctl_run_call (args, ep, "SHOW", "RUN", s_report_files);
 }
 
 /* ", 12.3 us against the reference's 22.8 us, tuning point BLOCK=256"
@@ -401,23 +399,17 @@ s_best_times (json_t *candidate, char *buf, size_t size)
     }
 }
 
-int
-kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+static int
+s_best (kf_ctl_args_t *args, long long run_id, kf_msg_t *reply)
 {
-    long long run_id;
-    kf_msg_t *reply = NULL;
-    int code = kf_ctl_run_call (args, ep, "BEST", "BEST", &run_id, &reply);
-    if (code)
-        return code;
     zframe_t *source = kf_msg_frame (reply, 0);
     json_t *candidate = json_object_get (reply->body, "candidate");
     if (!source || !json_is_object (candidate)) {
         fprintf (stderr, "kfctl: run %lld has no correct candidate yet\n",
                  run_id);
-        kf_msg_destroy (&reply);
         return KF_CTL_EXIT_ERROR;
     }
-    code = KF_CTL_EXIT_OK;
+    int code = KF_CTL_EXIT_OK;
     /* A tuned candidate's figures are those of one tuning point: written
      * in front of the source (kfctl_export.c), so what is built is what
      * was measured rather than the source's own defaults. */
@@ -432,8 +424,7 @@ kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
                                             sizeof why);
         if (!tuned) {
             fprintf (stderr, "kfctl: best: %s\n", why);
-            kf_msg_destroy (&reply);
-            return KF_CTL_EXIT_ERROR;
+                return KF_CTL_EXIT_ERROR;
         }
     }
     const char *text = tuned ? tuned : (const char *) zframe_data (source);
@@ -482,22 +473,27 @@ kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
             printf ("\n");
     }
     free (tuned);
-    kf_msg_destroy (&reply);
     return code;
+}
+
+int
+kf_ctl_cmd_best (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
+{
+    return kf_ctl_run_call (args, ep, "BEST", "BEST", s_best);
+}
+
+static int
+s_cancel (kf_ctl_args_t *args, long long run_id, kf_msg_t *reply)
+{
+    if (args->json)
+        kf_ctl_print_json (reply->body);
+    else
+        printf ("cancelled run %lld\n", run_id);
+    return KF_CTL_EXIT_OK;
 }
 
 int
 kf_ctl_cmd_cancel (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
 {
-    long long run_id;
-    kf_msg_t *reply = NULL;
-    int code = kf_ctl_run_call (args, ep, "CANCEL", "CANCELLED", &run_id, &reply);
-    if (code)
-        return code;
-    if (args->json)
-        kf_ctl_print_json (reply->body);
-    else
-        printf ("cancelled run %lld\n", run_id);
-    kf_msg_destroy (&reply);
-    return KF_CTL_EXIT_OK;
+    return kf_ctl_run_call (args, ep, "CANCEL", "CANCELLED", s_cancel);
 }

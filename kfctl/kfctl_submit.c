@@ -429,8 +429,9 @@ kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     code = kf_ctl_follow (args, ep, run_id, false, &run);
     if (code)
         return code;
+    json_t *result = NULL;
     if (args->json) {
-        json_t *result = json_object ();
+        result = json_object ();
         json_object_set_new (result, "run_id", json_integer (run_id));
         static const char *keys[] = { "status", "best_speedup", "first_speedup",
                                       "best_candidate_id", "reason" };
@@ -438,12 +439,6 @@ kf_ctl_cmd_submit (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
             json_t *v = json_object_get (run, keys[i]);
             json_object_set (result, keys[i], v ? v : json_null ());
         }
-        kf_ctl_print_json (result);
-        json_decref (result);
     }
-    else
-        kf_ctl_print_outcome (run, run_id);
-    code = kf_ctl_run_exit (run);
-    json_decref (run);
-    return code;
+    return kf_ctl_run_ended (args, run, run_id, result);
 }

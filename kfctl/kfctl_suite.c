@@ -660,13 +660,6 @@ kf_ctl_report_suite (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
         free (err);
         return KF_CTL_EXIT_ERROR;
     }
-    if (args->json) {
-        json_t *out = json_pack ("{s:I, s:s}", "suite_id", (json_int_t) id, "html",
-                                 args->output);
-        kf_ctl_print_json (out);
-        json_decref (out);
-    }
-    else
-        printf ("%s\n", args->output);
+    kf_ctl_print_html_written (args, "suite_id", id);
     return KF_CTL_EXIT_OK;
 }

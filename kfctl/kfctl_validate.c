@@ -133,6 +133,26 @@ s_print_specs (FILE *out, const char *title, json_t *list)
     }
 }
 
+/* Writes JOB (taken), WHAT's job, as DIR/FILE for the exec worker, and
+ * BACKEND (S_BACKEND bytes) the backend it runs on: TARGET's
+ * part before ':'. Returns 0, or an exit code after saying what failed. */
+#define S_BACKEND 32
+static int
+s_job_file (json_t *job, const char *what, const char *dir, const char *file,
+            const char *target, char *backend)
+{
+    char *text = job ? json_dumps (job, 0) : NULL;
+    json_decref (job);
+    bool failed = !text || kf_file_write (dir, file, text, strlen (text));
+    free (text);
+    if (failed) {
+        s_say ("error", "cannot write %s in %s\n", what, dir);
+        return KF_CTL_EXIT_ERROR;
+    }
+    snprintf (backend, S_BACKEND, "%.*s", (int) strcspn (target, ":"), target);
+    return 0;
+}
+
 /* A native task's reference: built, then probed. Fills REPORT; returns
  * an exit code after saying what failed. */
 static int
@@ -193,16 +213,9 @@ s_native (json_t *task, const char *path, const char *target, const char *dir, j
 
     json_t *job = json_pack ("{s:s, s:{s:O, s:b, s:i}, s:[s]}", "kind", "evaluate", "payload",
                              "task", task, "probe", 1, "seed", 1, "frames", "reference.so");
-    char *text = job ? json_dumps (job, 0) : NULL;
-    json_decref (job);
-    if (!text || kf_file_write (dir, "probe.json", text, strlen (text))) {
-        free (text);
-        s_say ("error", "cannot write the probe's job in %s\n", dir);
+    char backend[S_BACKEND];
+    if (s_job_file (job, "the probe's job", dir, "probe.json", target, backend))
         return KF_CTL_EXIT_ERROR;
-    }
-    free (text);
-    char backend[32];
-    snprintf (backend, sizeof backend, "%.*s", (int) strcspn (target, ":"), target);
     const char *eval[] = { "--backend", backend, "--eval", "probe.json", NULL };
     json_t *probed = s_run_worker ("kf-exec-worker", eval, dir, "probed.json", S_RUN_LIMIT_S,
                                    &rc, &log);
@@ -249,16 +262,9 @@ s_pytorch (json_t *task, const char *path, const char *target, const char *dir, 
                              "compile", 0);
     if (job && strncmp (target, "cuda", 4) == 0)
         json_object_set_new (json_object_get (job, "payload"), "device", json_string ("cuda"));
-    char *text = job ? json_dumps (job, 0) : NULL;
-    json_decref (job);
-    if (!text || kf_file_write (dir, "reference.json", text, strlen (text))) {
-        free (text);
-        s_say ("error", "cannot write the reference job in %s\n", dir);
+    char backend[S_BACKEND];
+    if (s_job_file (job, "the reference job", dir, "reference.json", target, backend))
         return KF_CTL_EXIT_ERROR;
-    }
-    free (text);
-    char backend[32];
-    snprintf (backend, sizeof backend, "%.*s", (int) strcspn (target, ":"), target);
     const char *eval[] = { "--backend", backend, "--eval", "reference.json",
                            "--reference-cache-dir", "cache", NULL };
     int rc;

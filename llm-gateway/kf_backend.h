@@ -99,6 +99,15 @@ typedef struct {
 kf_backend_t *kf_backend_command_new (const kf_command_backend_config_t *config);
 kf_backend_t *kf_backend_offline_new (void);
 
+/* Fills REPLY (outcome, text or result, error) for REQ, at once. */
+typedef void (kf_gen_answer_fn) (const kf_gen_request_t *req, kf_gen_reply_t *reply);
+
+/* A backend NAME with no state of its own that answers before start
+ * returns, through ANSWER on the loop thread: the offline generator and
+ * the offline meta-prompter (microseconds, memory only). NULL when out
+ * of memory. */
+kf_backend_t *kf_backend_at_once_new (const char *name, kf_gen_answer_fn *answer);
+
 /* Frees what a reply owns and clears it. */
 void kf_gen_reply_clear (kf_gen_reply_t *reply);
 

@@ -14,48 +14,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-s_start (kf_backend_t *self, const kf_gen_request_t *req, kf_gen_done_fn *done, void *arg,
-         char **err)
+static void
+s_answer (const kf_gen_request_t *req, kf_gen_reply_t *reply)
 {
-    (void) self;
-    (void) err;
-    kf_gen_reply_t reply = { .retry_after_ms = -1 };
-    char *source = kf_offline_generate (req->payload, &reply.error);
+    char *source = kf_offline_generate (req->payload, &reply->error);
     if (!source)
-        reply.outcome = KF_GEN_FAIL;
+        reply->outcome = KF_GEN_FAIL;
     else {
         char *params = kf_offline_params (source);
-        reply.outcome = KF_GEN_OK;
-        reply.result = json_pack ("{s:s, s:s}", "source", source, "params", params ? params : "");
+        reply->outcome = KF_GEN_OK;
+        reply->result = json_pack ("{s:s, s:s}", "source", source, "params",
+                                   params ? params : "");
         free (params);
         free (source);
-        if (!reply.result) {
-            reply.outcome = KF_GEN_FAIL;
-            reply.error = strdup ("offline generator: out of memory");
+        if (!reply->result) {
+            reply->outcome = KF_GEN_FAIL;
+            reply->error = strdup ("offline generator: out of memory");
         }
     }
-    done (arg, &reply);
-    kf_gen_reply_clear (&reply);
-    return 0;
-}
-
-static void
-s_destroy (kf_backend_t *self)
-{
-    free (self);
 }
 
 kf_backend_t *
 kf_backend_offline_new (void)
 {
-    kf_backend_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->name = "offline";
-    self->start = s_start;
-    self->destroy = s_destroy;
-    return self;
+    return kf_backend_at_once_new ("offline", s_answer);
 }
 
 //  ---------------------------------------------------------------------

@@ -32,15 +32,6 @@ kf_extract_rc_name (kf_extract_rc_t rc)
     return rc == KF_EXTRACT_EMPTY ? "empty" : rc == KF_EXTRACT_NO_CODE ? "no_code" : "ok";
 }
 
-static bool
-s_tag_in (const char *tag, const char *const *list)
-{
-    for (int i = 0; list[i]; i++)
-        if (!strcmp (tag, list[i]))
-            return true;
-    return false;
-}
-
 //  0: another language; 1: no tag; 2: a relative; 3: the language itself.
 static int
 s_tag_score (const char *tag, const char *language)
@@ -62,7 +53,7 @@ s_tag_score (const char *tag, const char *language)
         same = cl, rel = cl_rel;
     else if (!strcmp (language, "sycl"))
         same = sycl, rel = sycl_rel;
-    return s_tag_in (tag, same) ? 3 : s_tag_in (tag, rel) ? 2 : 0;
+    return kf_str_in (tag, same) ? 3 : kf_str_in (tag, rel) ? 2 : 0;
 }
 
 static bool

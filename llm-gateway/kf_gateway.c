@@ -11,6 +11,7 @@
  *  offline one always does), so a call is off the queue before it starts.
  */
 #include "kf_gateway.h"
+#include "kf_take.h"
 #include "kf_gateway_models.h"
 #include "kf_backend.h"
 #include "kf_extract.h"
@@ -231,40 +232,39 @@ s_call_free (s_call_t *call)
 void
 kf_gateway_destroy (kf_gateway_t **self_p)
 {
-    kf_gateway_t *self = *self_p;
-    if (!self)
-        return;
-    //  Replies that arrive while the engines shut down free their calls
-    //  without completing them: the loop that would send them is gone.
-    self->closing = true;
-    kf_http_destroy (&self->http);
-    for (int b = 0; b < KF_BK_N; b++)
-        if (self->backends[b])
-            self->backends[b]->destroy (self->backends[b]);
-    if (self->meta_offline)
-        self->meta_offline->destroy (self->meta_offline);
-    while (self->queue_head) {
-        s_call_t *call = self->queue_head;
-        self->queue_head = call->next;
-        s_call_free (call);
-    }
-    while (self->flying) {
-        s_call_t *call = self->flying;
-        self->flying = call->next;
-        s_call_free (call);
-    }
-    kf_ratelimit_destroy (&self->limits);
-    kf_pricing_destroy (&self->prices);
-    for (int k = 0; k < 2; k++)
-        if (self->secrets[k]) {
-            memset (self->secrets[k], 0, strlen (self->secrets[k]));
-            free (self->secrets[k]);
+    kf_gateway_t *self = KF_TAKE (self_p);
+    if (self) {
+        //  Replies that arrive while the engines shut down free their calls
+        //  without completing them: the loop that would send them is gone.
+        self->closing = true;
+        kf_http_destroy (&self->http);
+        for (int b = 0; b < KF_BK_N; b++)
+            if (self->backends[b])
+                self->backends[b]->destroy (self->backends[b]);
+        if (self->meta_offline)
+            self->meta_offline->destroy (self->meta_offline);
+        while (self->queue_head) {
+            s_call_t *call = self->queue_head;
+            self->queue_head = call->next;
+            s_call_free (call);
         }
-    for (int i = 0; i < self->n_commands; i++)
-        free (self->command_names[i]);
-    free (self->command_names);
-    free (self);
-    *self_p = NULL;
+        while (self->flying) {
+            s_call_t *call = self->flying;
+            self->flying = call->next;
+            s_call_free (call);
+        }
+        kf_ratelimit_destroy (&self->limits);
+        kf_pricing_destroy (&self->prices);
+        for (int k = 0; k < 2; k++)
+            if (self->secrets[k]) {
+                memset (self->secrets[k], 0, strlen (self->secrets[k]));
+                free (self->secrets[k]);
+            }
+        for (int i = 0; i < self->n_commands; i++)
+            free (self->command_names[i]);
+        free (self->command_names);
+        free (self);
+    }
 }
 
 json_t *
@@ -297,51 +297,37 @@ kf_gateway_pending (const kf_gateway_t *self)
 //  ---------------------------------------------------------------------
 //  Queue and completion
 
+/* Puts CALL into the list that starts at *HEAD: at its end when it keeps
+ * a *TAIL (the queue: first come, first served), else at its front (the
+ * calls in flight, whose order does not matter). */
 static void
-s_enqueue (kf_gateway_t *self, s_call_t *call)
+s_link (s_call_t **head, s_call_t **tail, s_call_t *call)
 {
-    call->next = NULL;
-    call->prev = self->queue_tail;
-    if (self->queue_tail)
-        self->queue_tail->next = call;
+    call->prev = tail ? *tail : NULL;
+    call->next = tail ? NULL : *head;
+    if (call->prev)
+        call->prev->next = call;
     else
-        self->queue_head = call;
-    self->queue_tail = call;
+        *head = call;
+    if (call->next)
+        call->next->prev = call;
+    if (tail)
+        *tail = call;
 }
 
+/* Takes CALL out of the list that starts at *HEAD: the queue (whose
+ * *TAIL follows) or the calls in flight (TAIL NULL: kept without one). */
 static void
-s_dequeue (kf_gateway_t *self, s_call_t *call)
+s_unlink (s_call_t **head, s_call_t **tail, s_call_t *call)
 {
     if (call->prev)
         call->prev->next = call->next;
     else
-        self->queue_head = call->next;
+        *head = call->next;
     if (call->next)
         call->next->prev = call->prev;
-    else
-        self->queue_tail = call->prev;
-    call->next = call->prev = NULL;
-}
-
-static void
-s_fly (kf_gateway_t *self, s_call_t *call)
-{
-    call->prev = NULL;
-    call->next = self->flying;
-    if (self->flying)
-        self->flying->prev = call;
-    self->flying = call;
-}
-
-static void
-s_land (kf_gateway_t *self, s_call_t *call)
-{
-    if (call->prev)
-        call->prev->next = call->next;
-    else
-        self->flying = call->next;
-    if (call->next)
-        call->next->prev = call->prev;
+    else if (tail)
+        *tail = call->prev;
     call->next = call->prev = NULL;
 }
 
@@ -459,7 +445,7 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
 {
     s_call_t *call = arg;
     kf_gateway_t *self = call->gw;
-    s_land (self, call);
+    s_unlink (&self->flying, NULL, call);
     self->in_flight[call->backend]--;
     if (call->backend != KF_BK_OFFLINE)
         kf_ratelimit_settle (self->limits, call->model, call->estimate,
@@ -478,7 +464,7 @@ s_on_reply (void *arg, kf_gen_reply_t *reply)
                  call->model, call->attempts, why ? why : "failed", (long long) wait);
         free (why);
         call->not_before_ms = zclock_mono () + wait;
-        s_enqueue (self, call);
+        s_link (&self->queue_head, &self->queue_tail, call);
         return;
     }
     if (reply->outcome != KF_GEN_OK) {
@@ -577,15 +563,15 @@ s_pump (kf_gateway_t *self)
                 continue;
             }
         }
-        s_dequeue (self, call);
-        s_fly (self, call);
+        s_unlink (&self->queue_head, &self->queue_tail, call);
+        s_link (&self->flying, NULL, call);
         self->in_flight[call->backend]++;
         call->attempts++;
         char *err = NULL;
         kf_backend_t *b = call->meta && call->backend == KF_BK_OFFLINE
                               ? self->meta_offline : self->backends[call->backend];
         if (b->start (b, &call->req, s_on_reply, call, &err)) {
-            s_land (self, call);
+            s_unlink (&self->flying, NULL, call);
             self->in_flight[call->backend]--;
             kf_generate_result_t none = { 0 };
             s_finish (self, call, s_result (self, call, NULL, &none, NULL),
@@ -728,7 +714,7 @@ kf_gateway_start (void *arg, kf_worker_t *worker, const kf_job_t *job)
         free (err);
         return;
     }
-    s_enqueue (self, call);
+    s_link (&self->queue_head, &self->queue_tail, call);
     s_pump (self);
 }
 

@@ -241,34 +241,15 @@ kf_meta_offline_reply (json_t *payload, char **err)
     return text;
 }
 
-static int
-s_start (kf_backend_t *self, const kf_gen_request_t *req, kf_gen_done_fn *done, void *arg,
-         char **err)
-{
-    (void) self;
-    (void) err;
-    kf_gen_reply_t reply = { .retry_after_ms = -1 };
-    reply.text = kf_meta_offline_reply (req->payload, &reply.error);
-    reply.outcome = reply.text ? KF_GEN_OK : KF_GEN_FAIL;
-    done (arg, &reply);
-    kf_gen_reply_clear (&reply);
-    return 0;
-}
-
 static void
-s_destroy (kf_backend_t *self)
+s_answer (const kf_gen_request_t *req, kf_gen_reply_t *reply)
 {
-    free (self);
+    reply->text = kf_meta_offline_reply (req->payload, &reply->error);
+    reply->outcome = reply->text ? KF_GEN_OK : KF_GEN_FAIL;
 }
 
 kf_backend_t *
 kf_backend_meta_offline_new (void)
 {
-    kf_backend_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->name = "offline";
-    self->start = s_start;
-    self->destroy = s_destroy;
-    return self;
+    return kf_backend_at_once_new ("offline", s_answer);
 }

@@ -1,5 +1,6 @@
 /*  kf_pricing.c - the price table (see kf_pricing.h). */
 #include "kf_pricing.h"
+#include "kf_take.h"
 #include "kf_str.h"
 
 #include <stdio.h>
@@ -25,14 +26,13 @@ kf_pricing_new (void)
 void
 kf_pricing_destroy (kf_pricing_t **self_p)
 {
-    kf_pricing_t *self = *self_p;
-    if (!self)
-        return;
-    for (int i = 0; i < self->n; i++)
-        free (self->prices[i].model);
-    free (self->prices);
-    free (self);
-    *self_p = NULL;
+    kf_pricing_t *self = KF_TAKE (self_p);
+    if (self) {
+        for (int i = 0; i < self->n; i++)
+            free (self->prices[i].model);
+        free (self->prices);
+        free (self);
+    }
 }
 
 int

@@ -1,5 +1,6 @@
 /*  kf_ratelimit.c - per-model GCRA schedules (see kf_ratelimit.h). */
 #include "kf_ratelimit.h"
+#include "kf_take.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,14 +27,13 @@ kf_ratelimit_new (void)
 void
 kf_ratelimit_destroy (kf_ratelimit_t **self_p)
 {
-    kf_ratelimit_t *self = *self_p;
-    if (!self)
-        return;
-    for (int i = 0; i < self->n; i++)
-        free (self->limits[i].model);
-    free (self->limits);
-    free (self);
-    *self_p = NULL;
+    kf_ratelimit_t *self = KF_TAKE (self_p);
+    if (self) {
+        for (int i = 0; i < self->n; i++)
+            free (self->limits[i].model);
+        free (self->limits);
+        free (self);
+    }
 }
 
 static s_limit_t *

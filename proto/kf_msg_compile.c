@@ -62,10 +62,9 @@ s_config (json_t *row, size_t i, kf_compile_point_t *c, char *why, size_t size)
 }
 
 static int
-s_decode (json_t *json, kf_compile_result_t *r, char *why, size_t size)
+s_decode (json_t *json, void *self, char *why, size_t size)
 {
-    if (!json_is_object (json))
-        return snprintf (why, size, "result: must be an object"), -1;
+    kf_compile_result_t *r = self;
     json_t *compiled = json_object_get (json, "compiled");
     if (!compiled)
         return kf_field_bad (why, size, "compiled", "missing");
@@ -106,20 +105,13 @@ s_decode (json_t *json, kf_compile_result_t *r, char *why, size_t size)
     return 0;
 }
 
-int
-kf_compile_result_decode (json_t *json, kf_compile_result_t *self, char *why, size_t size)
+static void
+s_drop (void *self)
 {
-    memset (self, 0, sizeof *self);
-    if (size)
-        why[0] = 0;
-    if (s_decode (json, self, why, size)) {
-        free (self->configs);
-        memset (self, 0, sizeof *self);
-        return -1;
-    }
-    self->json = json_incref (json);
-    return 0;
+    free (((kf_compile_result_t *) self)->configs);
 }
+
+KF_FIELD_CODEC (kf_compile_result, kf_compile_result_t, s_decode, s_drop)
 
 json_t *
 kf_compile_result_encode (const kf_compile_result_t *self)
@@ -143,21 +135,4 @@ kf_compile_result_encode (const kf_compile_result_t *self)
     if (self->coords_error && *self->coords_error)
         json_object_set_new (out, "coords_error", json_string (self->coords_error));
     return out;
-}
-
-void
-kf_compile_result_free (kf_compile_result_t *self)
-{
-    if (!self)
-        return;
-    json_decref (self->json);
-    free (self->configs);
-    memset (self, 0, sizeof *self);
-}
-
-void
-kf_compile_result_release (void *self)
-{
-    kf_compile_result_free (self);
-    free (self);
 }

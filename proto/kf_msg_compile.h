@@ -12,6 +12,7 @@
 #ifndef KF_MSG_COMPILE_H
 #define KF_MSG_COMPILE_H
 
+#include "kf_msg_field.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,5 +62,8 @@ void kf_compile_result_free (kf_compile_result_t *self);
 /* For kf_msg_t's typed slot: frees SELF, a kf_compile_result_t from
  * malloc, with what it holds. */
 void kf_compile_result_release (void *self);
+
+/* The codec's frame (kf_msg_field.h), for tables of typed results. */
+extern const kf_field_codec_t kf_compile_result_codec;
 
 #endif

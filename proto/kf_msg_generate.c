@@ -38,10 +38,9 @@ s_usage (json_t *json, kf_generate_result_t *r, char *why, size_t size)
 }
 
 static int
-s_decode (json_t *json, kf_generate_result_t *r, char *why, size_t size)
+s_decode (json_t *json, void *self, char *why, size_t size)
 {
-    if (!json_is_object (json))
-        return snprintf (why, size, "result: must be an object"), -1;
+    kf_generate_result_t *r = self;
     KF_FIELD_TRY (kf_field_str (json, "source", "source", &r->source, why, size));
     if (strlen (r->source) > S_MAX_SOURCE)
         return kf_field_bad (why, size, "source", "%zu bytes, more than %u",
@@ -64,17 +63,7 @@ s_decode (json_t *json, kf_generate_result_t *r, char *why, size_t size)
     return 0;
 }
 
-int
-kf_generate_result_decode (json_t *json, kf_generate_result_t *self, char *why, size_t size)
-{
-    memset (self, 0, sizeof *self);
-    if (s_decode (json, self, why, size)) {
-        memset (self, 0, sizeof *self);
-        return -1;
-    }
-    self->json = json_incref (json);
-    return 0;
-}
+KF_FIELD_CODEC (kf_generate_result, kf_generate_result_t, s_decode, NULL)
 
 json_t *
 kf_generate_result_encode (const kf_generate_result_t *self)
@@ -103,18 +92,4 @@ kf_generate_result_encode (const kf_generate_result_t *self)
         json_object_set_new (out, "detail", json_string (self->detail ? self->detail : ""));
     }
     return out;
-}
-
-void
-kf_generate_result_free (kf_generate_result_t *self)
-{
-    json_decref (self->json);
-    memset (self, 0, sizeof *self);
-}
-
-void
-kf_generate_result_release (void *self)
-{
-    kf_generate_result_free (self);
-    free (self);
 }

@@ -11,6 +11,7 @@
 #ifndef KF_MSG_GENERATE_H
 #define KF_MSG_GENERATE_H
 
+#include "kf_msg_field.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,5 +46,8 @@ json_t *kf_generate_result_encode (const kf_generate_result_t *self);
 void kf_generate_result_free (kf_generate_result_t *self);
 /* Frees what SELF (a kf_generate_result_t on the heap) holds, and SELF. */
 void kf_generate_result_release (void *self);
+
+/* The codec's frame (kf_msg_field.h), for tables of typed results. */
+extern const kf_field_codec_t kf_generate_result_codec;
 
 #endif

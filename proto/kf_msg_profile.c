@@ -15,10 +15,9 @@
 #include <string.h>
 
 static int
-s_decode (json_t *json, kf_profile_result_t *r, char *why, size_t size)
+s_decode (json_t *json, void *self, char *why, size_t size)
 {
-    if (!json_is_object (json))
-        return snprintf (why, size, "result: must be an object"), -1;
+    kf_profile_result_t *r = self;
     int has = kf_field_str (json, "summary", "summary", &r->summary, why, size);
     KF_FIELD_TRY (has);
     if (has == 0)
@@ -48,17 +47,7 @@ s_decode (json_t *json, kf_profile_result_t *r, char *why, size_t size)
     return 0;
 }
 
-int
-kf_profile_result_decode (json_t *json, kf_profile_result_t *self, char *why, size_t size)
-{
-    memset (self, 0, sizeof *self);
-    if (s_decode (json, self, why, size)) {
-        memset (self, 0, sizeof *self);
-        return -1;
-    }
-    self->json = json_incref (json);
-    return 0;
-}
+KF_FIELD_CODEC (kf_profile_result, kf_profile_result_t, s_decode, NULL)
 
 json_t *
 kf_profile_result_encode (const kf_profile_result_t *self)
@@ -79,18 +68,4 @@ kf_profile_result_encode (const kf_profile_result_t *self)
     if (self->has_wall)
         json_object_set_new (out, "wall_s", json_real (self->wall_s));
     return out;
-}
-
-void
-kf_profile_result_free (kf_profile_result_t *self)
-{
-    json_decref (self->json);
-    memset (self, 0, sizeof *self);
-}
-
-void
-kf_profile_result_release (void *self)
-{
-    kf_profile_result_free (self);
-    free (self);
 }

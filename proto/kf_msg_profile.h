@@ -13,6 +13,7 @@
 #ifndef KF_MSG_PROFILE_H
 #define KF_MSG_PROFILE_H
 
+#include "kf_msg_field.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,5 +52,8 @@ json_t *kf_profile_result_encode (const kf_profile_result_t *self);
 void kf_profile_result_free (kf_profile_result_t *self);
 /* Frees what SELF (a kf_profile_result_t on the heap) holds, and SELF. */
 void kf_profile_result_release (void *self);
+
+/* The codec's frame (kf_msg_field.h), for tables of typed results. */
+extern const kf_field_codec_t kf_profile_result_codec;
 
 #endif

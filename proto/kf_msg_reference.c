@@ -274,10 +274,9 @@ s_entries (kf_reference_result_t *r, char *why, size_t size)
 }
 
 static int
-s_decode (json_t *json, kf_reference_result_t *r, char *why, size_t size)
+s_decode (json_t *json, void *self, char *why, size_t size)
 {
-    if (!json_is_object (json))
-        return snprintf (why, size, "result: must be an object"), -1;
+    kf_reference_result_t *r = self;
     KF_FIELD_TRY (s_list (json, "tensors", true, &r->tensor_list, why, size));
     KF_FIELD_TRY (s_list (json, "scalars", false, &r->scalar_list, why, size));
     KF_FIELD_TRY (s_entries (r, why, size));
@@ -305,17 +304,15 @@ s_decode (json_t *json, kf_reference_result_t *r, char *why, size_t size)
     return 0;
 }
 
-int
-kf_reference_result_decode (json_t *json, kf_reference_result_t *self, char *why, size_t size)
+static void
+s_drop (void *self)
 {
-    memset (self, 0, sizeof *self);
-    if (s_decode (json, self, why, size)) {
-        kf_reference_result_free (self);
-        return -1;
-    }
-    self->json = json_incref (json);
-    return 0;
+    kf_reference_result_t *r = self;
+    free (r->tensors);
+    free (r->scalars);
 }
+
+KF_FIELD_CODEC (kf_reference_result, kf_reference_result_t, s_decode, s_drop)
 
 json_t *
 kf_reference_result_encode (const kf_reference_result_t *self)
@@ -355,20 +352,4 @@ kf_reference_result_seal (json_t **result, bool cached, const char *cache_key, d
     *result = kf_reference_result_encode (&typed);
     kf_reference_result_free (&typed);
     return 0;
-}
-
-void
-kf_reference_result_free (kf_reference_result_t *self)
-{
-    json_decref (self->json);
-    free (self->tensors);
-    free (self->scalars);
-    memset (self, 0, sizeof *self);
-}
-
-void
-kf_reference_result_release (void *self)
-{
-    kf_reference_result_free (self);
-    free (self);
 }

@@ -13,6 +13,7 @@
 #ifndef KF_MSG_REFERENCE_H
 #define KF_MSG_REFERENCE_H
 
+#include "kf_msg_field.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,5 +116,8 @@ int kf_reference_result_seal (json_t **result, bool cached, const char *cache_ke
 void kf_reference_result_free (kf_reference_result_t *self);
 /* Frees what SELF (a kf_reference_result_t on the heap) holds, and SELF. */
 void kf_reference_result_release (void *self);
+
+/* The codec's frame (kf_msg_field.h), for tables of typed results. */
+extern const kf_field_codec_t kf_reference_result_codec;
 
 #endif

@@ -6,6 +6,7 @@
  *  so no handler ever sees a frame count, size or field it did not expect.
  */
 #include "kf_proto.h"
+#include "kf_take.h"
 #include <string.h>
 
 typedef struct {
@@ -92,15 +93,14 @@ kf_msg_new (const char *type, json_t *body)
 void
 kf_msg_destroy (kf_msg_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_msg_t *self = *self_p;
-    json_decref (self->body);
-    zmsg_destroy (&self->frames);
-    if (self->typed && self->typed_free)
-        self->typed_free (self->typed);
-    free (self);
-    *self_p = NULL;
+    kf_msg_t *self = KF_TAKE (self_p);
+    if (self) {
+        json_decref (self->body);
+        zmsg_destroy (&self->frames);
+        if (self->typed && self->typed_free)
+            self->typed_free (self->typed);
+        free (self);
+    }
 }
 
 int

@@ -2,6 +2,7 @@
  *  < flags, bounds, unknown keys with file and line, stray arguments. */
 #include "../kf_test.h"
 #include "kf_config.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,55 @@ s_write (const char *path, const char *text)
     FILE *f = fopen (path, "w");
     fputs (text, f);
     fclose (f);
+}
+
+//  kf_config_file_lines's callback: keeps "key=value(length):line;" and
+//  refuses the key "stop".
+static int
+s_collect (void *arg, char *key, char *value, const char *where, char **err)
+{
+    char *all = arg;
+    if (!strcmp (key, "stop")) {
+        *err = strdup ("stopped");
+        return -1;
+    }
+    size_t used = strlen (all);
+    snprintf (all + used, 512 - used, "%s=%.9s(%zu)%s;", key, value, strlen (value),
+              strrchr (where, ':'));
+    return 0;
+}
+
+static void
+s_test_file_lines (const char *path)
+{
+    char all[512] = "";
+    char *err = NULL;
+    //  Comments and blank lines skipped, key and value trimmed, quotes
+    //  and '=' in a value kept for the caller, lines past 4 KiB whole.
+    char *text = malloc (6000);
+    snprintf (text, 6000, "# head\n\n  a = 1 # why\nb=\"x = y\"\n long =%05000d\n", 0);
+    s_write (path, text);
+    free (text);
+    CHECK (kf_config_file_lines (path, s_collect, all, &err) == 0 && !err);
+    CHECK (!strcmp (all, "a=1(1):3;b=\"x = y\"(7):4;long=000000000(5000):5;"));
+    //  A line without '=' is named by file and line, and ends the reading.
+    all[0] = 0;
+    s_write (path, "a = 1\nnonsense\nb = 2\n");
+    CHECK (kf_config_file_lines (path, s_collect, all, &err) == -1);
+    CHECK (err && strstr (err, path) && strstr (err, ":2: expected 'key = value'"));
+    CHECK (!strcmp (all, "a=1(1):1;"));
+    free (err);
+    err = NULL;
+    //  The callback's refusal is the result.
+    all[0] = 0;
+    s_write (path, "stop = now\nb = 2\n");
+    CHECK (kf_config_file_lines (path, s_collect, all, &err) == -1);
+    CHECK (err && !strcmp (err, "stopped") && !all[0]);
+    free (err);
+    err = NULL;
+    CHECK (kf_config_file_lines ("/nonexistent/kf.conf", s_collect, all, &err) == -1);
+    CHECK (err && strstr (err, "/nonexistent/kf.conf: cannot open: "));
+    free (err);
 }
 
 int
@@ -93,6 +143,7 @@ main (void)
     c = s_load (3, a4, &err);
     CHECK (!c && err && strstr (err, "--nope"));
     free (err);
+    s_test_file_lines (path);
     unlink (path);
     return kf_test_done ("test_config");
 }
