@@ -11,6 +11,7 @@
  */
 #include "kf_fidelity.h"
 #include "kf_descriptor.h"
+#include "kf_floors.h"
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_str.h"
@@ -31,10 +32,10 @@ static const struct {
     bool integer;
     double screen, worker, lo, hi;
 } s_floors[] = {
-    { "min_time_s", false, KF_FIDELITY_SCREEN_MIN_TIME_S, 1, 0.001, 600 },
-    { "min_samples", true, KF_FIDELITY_SCREEN_MIN_SAMPLES, 10, 1, 100000 },
-    { "warmup_s", false, KF_FIDELITY_SCREEN_WARMUP_S, 1, 0, 600 },
-    { "warmup_calls", true, KF_FIDELITY_SCREEN_WARMUP_CALLS, 10, 0, 100000 },
+    { "min_time_s", false, KF_FIDELITY_SCREEN_MIN_TIME_S, KF_FULL_MIN_TIME_S, 0.001, 600 },
+    { "min_samples", true, KF_FIDELITY_SCREEN_MIN_SAMPLES, KF_FULL_MIN_SAMPLES, 1, 100000 },
+    { "warmup_s", false, KF_FIDELITY_SCREEN_WARMUP_S, KF_FULL_WARMUP_S, 0, 600 },
+    { "warmup_calls", true, KF_FIDELITY_SCREEN_WARMUP_CALLS, KF_FULL_WARMUP_CALLS, 0, 100000 },
 };
 #define S_N_FLOORS (sizeof s_floors / sizeof s_floors[0])
 

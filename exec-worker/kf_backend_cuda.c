@@ -318,22 +318,39 @@ s_cuda_child_main (const char *dir, json_t *job)
         return 2;
     char why[400];
     int device = (int) json_integer_value (json_object_get (job, "device"));
+    bool probe = json_is_true (json_object_get (job, "probe"));
+    //  A profile puts the candidate in both seats of this process, where
+    //  the profiler sees its launches; its verdict is never reported.
+    bool in_process = !probe && json_is_true (json_object_get (job, "candidate_in_process"));
+    //  The candidate's process starts first when the worker handed over
+    //  its ceilings: it makes its own context while the judge makes its
+    //  own and sets up (only the harness's code runs there until the
+    //  candidate is loaded, once the job is hidden). A judge that measures
+    //  the ceilings itself starts it after, so nothing shares the device
+    //  while they are measured.
+    json_t *given = json_object_get (job, "ceilings");
+    bool measure_ceilings = !json_is_object (given) || kf_eval_num (given, "copy_gbs", 0) <= 0;
     double t = kf_eval_now ();
+    kf_run_start_t spawn_opts = { .cuda_device = device };
+    kf_runner_t *runner = NULL;
+    if (!probe && !in_process && !measure_ceilings
+        && !(runner = kf_runner_spawn_for_job (dir, job, &spawn_opts)))
+        return 0;
     if (kf_cuda_load_api (device, why, sizeof why)) {
+        kf_runner_destroy (&runner);
         kf_eval_write_verdict (dir, "harness_failed", why);
         return 0;
     }
     kf_eval_split_add (KF_EVAL_S_CONTEXT, kf_eval_now () - t);
     kf_cuda_eval_t *e = calloc (1, sizeof *e);
-    if (!e)
+    if (!e) {
+        kf_runner_destroy (&runner);
         return 2;
+    }
     json_t *task = json_object_get (job, "task");
     json_t *timing = json_object_get (job, "timing");
     json_t *refdata = json_object_get (job, "reference_data");
-    bool probe = json_is_true (json_object_get (job, "probe"));
-    //  A profile puts the candidate in both seats of this process, where
-    //  the profiler sees its launches; its verdict is never reported.
-    bool in_process = !probe && json_is_true (json_object_get (job, "candidate_in_process"));
+    e->runner = runner;
     e->device = device;
     uint64_t seed = (uint64_t) json_integer_value (json_object_get (job, "seed"));
     kf_eval_tol_from_task (task, &e->tol, &e->worst);
@@ -352,14 +369,12 @@ s_cuda_child_main (const char *dir, json_t *job)
     //  its start, for its capabilities), so every evaluation is judged
     //  against the same figures; otherwise (a standalone --eval) measured
     //  here.
-    json_t *given = json_object_get (job, "ceilings");
     kf_eval_ceilings_t ceil = { 0 };
-    if (json_is_object (given) && kf_eval_num (given, "copy_gbs", 0) > 0) {
+    if (!measure_ceilings) {
         ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
         ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
         ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
     }
-    bool measure_ceilings = ceil.copy_gbs <= 0;
     const char *verdict = "correct";
     int n_cases = 1;
 
@@ -421,7 +436,9 @@ s_cuda_child_main (const char *dir, json_t *job)
         t = kf_eval_now ();
         kf_run_start_t opts = { .cuda_device = device, .before_ping = s_before_ping,
                                 .after_ping = kf_cuda_idle_after_ping, .arg = e };
-        if (!(e->runner = kf_runner_for_job (dir, job, &opts)))
+        if (!e->runner && !(e->runner = kf_runner_spawn_for_job (dir, job, &opts)))
+            goto done;
+        if (kf_runner_ready_for_job (dir, &e->runner, &opts) != 0)
             goto done;
         st = kf_cuda_idle_baseline (e);
         kf_eval_split_add (KF_EVAL_S_MODULES, kf_eval_now () - t);

@@ -25,14 +25,15 @@
  *  (kf_dev_share.c, as for Level Zero); this process holds the reference,
  *  the answers, the clock and the verdict channel.
  *
- *  The files: this one (buffers, the correctness pass, the result),
- *  kf_ocl_program.c (programs, kernels, launches), kf_ocl_device.c (the
- *  device, copies, the capabilities) and kf_dev_share.c (the candidate's
- *  process); their shared state is kf_ocl_eval.h. The correctness pass
- *  and the timing samples are the Level Zero judge's too, written once
- *  above the device operations this file gives them (kf_dev_ops.h:
- *  kf_dev_check.c, kf_dev_timing.c), under the timing protocol every
- *  judge shares (kf_eval_protocol.c).
+ *  The files: this one (buffers, the device operations, setup and the
+ *  child's main line), kf_ocl_program.c (programs, kernels, launches),
+ *  kf_ocl_device.c (the device, copies, the capabilities) and
+ *  kf_dev_share.c (the candidate's process); their shared state is
+ *  kf_ocl_eval.h. The steps of a correctness set, the timing samples and
+ *  the result are the Level Zero judge's too, written once above the
+ *  device operations this file gives them (kf_dev_ops.h: kf_dev_check.c,
+ *  kf_dev_timing.c), under the per-set loop (kf_eval_set.c) and the
+ *  timing protocol (kf_eval_protocol.c) every judge shares.
  */
 #include "kf_backend.h"
 #include "kf_file.h"
@@ -162,28 +163,8 @@ s_judge_init (kf_ocl_eval_t *e)
         .back_h = e->back_h, .ref_h = e->ref_h, .cand_h = e->cand_h, .poison_h = e->poison_h,
         .in_t = e->in_t, .ref_t = e->ref_t, .host_ctx = &e->host_ctx, .tol = &e->tol,
         .worst = &e->worst, .share = &e->share, .detail = e->detail,
-        .detail_size = sizeof e->detail
+        .detail_size = sizeof e->detail, .probe = e->probe, .degen = e->probe ? &e->degen : NULL
     };
-}
-
-//  One correctness set: fresh inputs, the reference, the candidate on the
-//  same inputs, every check.
-static int
-s_run_set (kf_ocl_eval_t *e, uint64_t seed, int set)
-{
-    int st = kf_dev_reference_set (&e->judge, seed, set);
-    if (st || !e->probe)
-        return st ? st : kf_dev_candidate_set (&e->judge, set);
-    //  The reference alone: are its outputs degenerate (docs/evaluation.md)?
-    uint64_t h = 0;
-    for (int i = 0; i < e->n_in; i++)
-        h = kf_eval_hash (e->in_h[i], e->in[i].bytes, h);
-    kf_eval_degen_inputs (&e->degen, h);
-    for (int o = 0; o < e->n_out; o++)
-        kf_eval_degen_output (&e->degen, o, &e->out[o], e->ref_h[o],
-                              e->tol.atol_dtype[e->out[o].dtype]);
-    kf_eval_degen_end_set (&e->degen);
-    return KF_OCL_OK;
 }
 
 // --------------------------------------------------------------------------
@@ -302,6 +283,7 @@ s_eval_free (kf_ocl_eval_t *e)
     //  Device memory, programs and the context go with the process, which
     //  ends right after this.
     kf_dev_share_end (&e->share);
+    kf_dev_judge_free (&e->judge);
     for (int i = 0; i < KF_OCL_MAX_TENSORS; i++) {
         free (e->in_h[i]);
         free (e->back_h[i]);
@@ -342,9 +324,10 @@ s_ocl_child_main (const char *dir, json_t *job)
     kf_eval_degen_init (&e->degen, (int) json_array_size (json_object_get (task, "outputs")));
 
     s_judge_init (e);
+    e->judge.seed = seed;
     int st = s_setup (e, dir, task);
-    kf_dev_share_init (&e->share, e->n_in, e->in, e->n_out, e->out, kf_ocl_dev.pad, e->detail,
-                       sizeof e->detail);
+    kf_dev_share_init (&e->share, e->n_in, e->in, e->n_out, e->out, kf_ocl_dev.pad,
+                       kf_ocl_dev.memory_bytes, e->detail, sizeof e->detail);
     if (!st && kf_ocl_measure (&copy_gbs, NULL, why, sizeof why)) {
         snprintf (e->detail, sizeof e->detail, "harness: %.400s", why);
         st = KF_OCL_HARNESS;
@@ -363,8 +346,8 @@ s_ocl_child_main (const char *dir, json_t *job)
     if (!st && !e->probe)
         st = kf_dev_share_start (&e->share, dir, job, task, select, s_flush, e);
 
-    for (int set = 0; set < 5 && st == KF_OCL_OK; set++)
-        st = s_run_set (e, seed, set);
+    if (!st)
+        st = kf_dev_correctness (&e->judge, 5);
     if (e->probe && st == KF_OCL_OK) {
         result = json_pack ("{s:s, s:b, s:o, s:f, s:i, s:i}", "verdict", "probed", "ok", 1,
                             "degenerate", kf_eval_degen_json (&e->degen), "reference_ms",
@@ -374,36 +357,18 @@ s_ocl_child_main (const char *dir, json_t *job)
         kf_eval_write_result (dir, result);
         goto done;
     }
-    if (st == KF_OCL_OK && (kf_dev_share_fill (&e->share, e->in_h, e->poison_h), 1)
-        && (st = kf_dev_time (&e->judge, timing, &tm)) == KF_OCL_OK)
-        st = kf_dev_candidate_checks (&e->judge, "timing");
-
-    if (st == KF_OCL_LOAD_FAILED || st == KF_OCL_REF_FAILED || st == KF_OCL_HARNESS) {
-        kf_eval_write_verdict (dir, st == KF_OCL_LOAD_FAILED ? "load_failed"
-                                    : st == KF_OCL_REF_FAILED ? "reference_failed"
-                                                              : "harness_failed", e->detail);
-        goto done;
-    }
-    const char *verdict = st == KF_OCL_OK ? "correct" : st == KF_OCL_CRASHED ? "crashed"
-                                                                             : "incorrect";
-    result = json_object ();
-    json_object_set_new (result, "verdict", json_string (verdict));
-    json_object_set_new (result, "detail", json_string (st == KF_OCL_OK ? "all checks passed"
-                                                                        : e->detail));
-    json_object_set_new (result, "correctness", kf_eval_correctness_json (&e->worst));
-    json_object_set_new (result, "device", json_pack ("{s:s, s:s, s:i}", "name", kf_ocl_dev.name,
-                                                      "platform", kf_ocl_dev.platform_name,
-                                                      "index", kf_ocl_dev.index));
-    json_object_set_new (result, "reference_on", json_string (e->ref.host ? "host" : "device"));
-    json_object_set_new (result, "isolation", kf_dev_share_isolation (&e->share));
-    json_object_set_new (result, "program", json_pack ("{s:s, s:s}", "candidate", e->cand.how,
-                                                       "reference", e->ref.host ? "host"
-                                                                                : e->ref.how));
     if (st == KF_OCL_OK)
-        kf_dev_timing_result (&e->judge, &tm, copy_gbs, kf_ocl_dev.cache_bytes, result);
-    else
-        json_object_set_new (result, "speedup", json_null ());
-    kf_eval_write_result (dir, result);
+        st = kf_dev_time (&e->judge, timing, &tm);
+
+    json_t *dev = json_pack ("{s:s, s:s, s:i}", "name", kf_ocl_dev.name, "platform",
+                             kf_ocl_dev.platform_name, "index", kf_ocl_dev.index);
+    result = kf_dev_result (&e->judge, st, &tm, copy_gbs, kf_ocl_dev.cache_bytes, dev, dir);
+    if (result) {
+        json_object_set_new (result, "program", json_pack ("{s:s, s:s}", "candidate", e->cand.how,
+                                                           "reference", e->ref.host ? "host"
+                                                                                    : e->ref.how));
+        kf_eval_write_result (dir, result);
+    }
 
 done:
     json_decref (result);

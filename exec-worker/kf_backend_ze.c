@@ -30,14 +30,16 @@
  *  host; every candidate tensor between canaries, read back after every
  *  call.
  *
- *  The files: this one (buffers, the correctness pass, the result),
- *  kf_ze_program.c (modules, kernels, launches), kf_ze_device.c (the
- *  device, its queue, staging, the copy bandwidth, the probe),
- *  and kf_dev_share.c (the candidate's process); their shared state is
- *  kf_ze_eval.h. The correctness pass and the timing samples are the
- *  OpenCL judge's too, written once above the device operations this
- *  file gives them (kf_dev_ops.h: kf_dev_check.c, kf_dev_timing.c),
- *  under the timing protocol every judge shares (kf_eval_protocol.c).
+ *  The files: this one (buffers, the device operations, setup and the
+ *  child's main line), kf_ze_program.c (modules, kernels, launches),
+ *  kf_ze_device.c (the device, its queue, staging, the copy bandwidth,
+ *  the probe), and kf_dev_share.c (the candidate's process); their
+ *  shared state is kf_ze_eval.h. The steps of a correctness set, the
+ *  timing samples and the result are the OpenCL judge's too, written
+ *  once above the device operations this file gives them (kf_dev_ops.h:
+ *  kf_dev_check.c, kf_dev_timing.c), under the per-set loop
+ *  (kf_eval_set.c) and the timing protocol (kf_eval_protocol.c) every
+ *  judge shares.
  */
 #include "kf_backend.h"
 #include "kf_file.h"
@@ -175,15 +177,6 @@ s_judge_init (kf_ze_eval_t *e)
     };
 }
 
-//  One correctness set: fresh inputs, the reference, the candidate on
-//  the same inputs in its own process, every check (kf_dev_check.c).
-static int
-s_run_set (kf_ze_eval_t *e, uint64_t seed, int set)
-{
-    int st = kf_dev_reference_set (&e->judge, seed, set);
-    return st ? st : kf_dev_candidate_set (&e->judge, set);
-}
-
 // --------------------------------------------------------------------------
 //  Setup and the child's entry
 
@@ -258,6 +251,7 @@ s_eval_free (kf_ze_eval_t *e)
     //  Device memory and the context go with the process, which ends
     //  right after this.
     kf_dev_share_end (&e->share);
+    kf_dev_judge_free (&e->judge);
     if (kf_ze_dev.api)
         kf_ze_side_free (&e->ref);
     for (int i = 0; i < KF_ZE_MAX_TENSORS; i++) {
@@ -303,9 +297,10 @@ s_ze_child_main (const char *dir, json_t *job)
     double copy_gbs = 0;
 
     s_judge_init (e);
+    e->judge.seed = seed;
     int st = s_setup (e, dir, task);
-    kf_dev_share_init (&e->share, e->n_in, e->in, e->n_out, e->out, KF_ZE_PAD, e->detail,
-                       sizeof e->detail);
+    kf_dev_share_init (&e->share, e->n_in, e->in, e->n_out, e->out, KF_ZE_PAD,
+                       kf_ze_dev.memory_bytes, e->detail, sizeof e->detail);
     if (!st && kf_ze_copy_bandwidth (&copy_gbs, why, sizeof why)) {
         snprintf (e->detail, sizeof e->detail, "harness: %.400s", why);
         st = KF_ZE_HARNESS;
@@ -324,37 +319,15 @@ s_ze_child_main (const char *dir, json_t *job)
     if (!st)
         st = kf_dev_share_start (&e->share, dir, job, task, select, s_flush, e);
 
-    for (int set = 0; set < 5 && st == KF_ZE_OK; set++)
-        st = s_run_set (e, seed, set);
-    if (st == KF_ZE_OK && (kf_dev_share_fill (&e->share, e->in_h, e->poison_h), 1)
-        && (st = kf_dev_time (&e->judge, timing, &tm)) == KF_ZE_OK)
-        st = kf_dev_candidate_checks (&e->judge, "timing");
-
-    if (st == KF_ZE_LOAD_FAILED) {
-        kf_eval_write_verdict (dir, "load_failed", e->detail);
-        goto done;
-    }
-    if (st == KF_ZE_REF_FAILED || st == KF_ZE_HARNESS) {
-        kf_eval_write_verdict (dir, st == KF_ZE_REF_FAILED ? "reference_failed" : "harness_failed",
-                               e->detail);
-        goto done;
-    }
-    const char *verdict = st == KF_ZE_OK ? "correct" : st == KF_ZE_CRASHED ? "crashed" : "incorrect";
-    result = json_object ();
-    json_object_set_new (result, "verdict", json_string (verdict));
-    json_object_set_new (result, "detail", json_string (st == KF_ZE_OK ? "all checks passed" : e->detail));
-    json_object_set_new (result, "correctness", kf_eval_correctness_json (&e->worst));
-    json_object_set_new (result, "device", json_pack ("{s:s, s:i}", "name", kf_ze_dev.props.name,
-                                                      "index", device));
-    json_object_set_new (result, "reference_on", json_string (e->ref.host ? "host" : "device"));
-    json_object_set_new (result, "isolation", kf_dev_share_isolation (&e->share));
+    if (!st)
+        st = kf_dev_correctness (&e->judge, 5);
     if (st == KF_ZE_OK)
-        kf_dev_timing_result (&e->judge, &tm, copy_gbs, kf_ze_dev.cache_bytes, result);
-    else
-        json_object_set_new (result, "speedup", json_null ());
-    kf_eval_write_result (dir, result);
+        st = kf_dev_time (&e->judge, timing, &tm);
 
-done:
+    json_t *dev = json_pack ("{s:s, s:i}", "name", kf_ze_dev.props.name, "index", device);
+    result = kf_dev_result (&e->judge, st, &tm, copy_gbs, kf_ze_dev.cache_bytes, dev, dir);
+    if (result)
+        kf_eval_write_result (dir, result);
     json_decref (result);
     kf_eval_timing_free (&tm);
     s_eval_free (e);

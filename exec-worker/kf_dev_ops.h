@@ -7,8 +7,10 @@
  *  timed part of the result.
  *
  *  Each backend fills one kf_dev_ops_t with its device's calls and one
- *  kf_dev_judge_t that points at its host buffers; the checks themselves
- *  are kf_eval_check.h's, the candidate's process kf_dev_share.h's.
+ *  kf_dev_judge_t that points at its host buffers. A correctness set is
+ *  the host's and CUDA's too (kf_eval_set.c), this interface giving its
+ *  steps; the checks themselves are kf_eval_check.h's, the candidate's
+ *  process kf_dev_share.h's.
  */
 #ifndef KF_DEV_OPS_H
 #define KF_DEV_OPS_H
@@ -67,8 +69,16 @@ typedef struct {
     kf_dev_share_t *share;        // the candidate's process
     char *detail;
     size_t detail_size;
+    uint64_t seed;                // the job's: each set's inputs drawn from it
+    bool probe;                   // the reference alone: no candidate, no share
+    kf_eval_degen_t *degen;       // not NULL: a probe's checks of the reference's outputs
     double ref_s;                 // the reference's calls so far, seconds
     int ref_calls;
+    //  The sets the timed calls cycle through (the share's variants):
+    //  set V's inputs and right outputs, kept by kf_dev_correctness.
+    int variants;
+    void *var_in[KF_DEV_MAX_VARIANTS][KF_DEV_MAX_TENSORS];
+    void *var_ref[KF_DEV_MAX_VARIANTS][KF_DEV_MAX_TENSORS];
 } kf_dev_judge_t;
 
 /* TASK's inputs and outputs read into IN and OUT (J's IN and OUT must
@@ -81,36 +91,45 @@ typedef struct {
 int kf_dev_host_tensors (kf_dev_judge_t *j, json_t *task, kf_eval_spec_t *in, kf_eval_spec_t *out,
                          const char ***names, double **values, kf_ctx_t *ctx);
 
-/* Set SET's inputs drawn (SEED), the reference run on them (on the host
+/* SETS correctness sets (kf_eval_set_run over this interface): set S's
+ * inputs drawn from J's seed, the reference run on them (on the host
  * over a copy, or on the device with its outputs poisoned first), its
- * outputs read into REF_H. KF_DEV_OK, or KF_DEV_REF_FAILED / _HARNESS
- * with the detail. */
-int kf_dev_reference_set (kf_dev_judge_t *j, uint64_t seed, int set);
+ * outputs read into REF_H; a probe's fingerprints; then the candidate
+ * on variant 0 of the shared file, one call in its process, and every
+ * check. The first J->variants sets are kept for the timing. KF_DEV_OK,
+ * or the first failure's KF_DEV_* with the detail. */
+int kf_dev_correctness (kf_dev_judge_t *j, int sets);
 
-/* The candidate on set SET's inputs: inputs and poisoned outputs
- * written to the shared file, one call in its process, the tensors
- * handed back, then kf_dev_candidate_checks. */
-int kf_dev_candidate_set (kf_dev_judge_t *j, int set);
+/* After a candidate call, the tensors on the host: variant V's inputs
+ * as IN holds them, its canaries intact, its outputs against REF.
+ * KF_DEV_OK, or _INCORRECT / _CRASHED with the detail (WHEN names the
+ * step). */
+int kf_dev_candidate_checks (kf_dev_judge_t *j, int v, void *const *in, void *const *ref,
+                             const char *when);
 
-/* After a candidate call, the tensors on the host: inputs unchanged,
- * canaries intact, the outputs against the reference's. KF_DEV_OK, or
- * _INCORRECT / _CRASHED with the detail (WHEN names the step). */
-int kf_dev_candidate_checks (kf_dev_judge_t *j, const char *when);
+/* J's kept sets freed. */
+void kf_dev_judge_free (kf_dev_judge_t *j);
 
-/* The timed part of RESULT from T (kf_dev_time's): speedup (null when
- * there is none), candidate and reference timings, sync_overhead_ns,
- * the protocol as run, bandwidth (against COPY_GBS, the roofline
- * applying above CACHE_BYTES) and the audit. */
-void kf_dev_timing_result (const kf_dev_judge_t *j, const kf_eval_timing_t *t, double copy_gbs,
-                           uint64_t cache_bytes, json_t *result);
+/* The evaluation's end after status ST (the first failure, or KF_DEV_OK
+ * after the timing T): a load, reference or harness failure written to
+ * DIR as its verdict (NULL returned); else the result (the caller's, to
+ * add its own fields to and write): verdict, detail, correctness, DEVICE
+ * (taken), reference_on, isolation and, when correct, the timed part:
+ * speedup, candidate and reference timings, sync_overhead_ns, the
+ * protocol as run (input_sets: the variants), bandwidth (against
+ * COPY_GBS, the roofline applying above CACHE_BYTES) and the audit. */
+json_t *kf_dev_result (kf_dev_judge_t *j, int st, const kf_eval_timing_t *t, double copy_gbs,
+                       uint64_t cache_bytes, json_t *device, const char *dir);
 
 /* --- kf_dev_timing.c */
 
-/* Times reference and candidate on the last set's inputs (the
- * candidate's in its process, its tensors in the shared file, handed to
- * the device for the loop and back after it) by the judges' one
- * protocol (kf_eval_protocol.h) as TIMING's floors say, the samples
- * this file's. KF_DEV_OK, or another KF_DEV_* with the detail. */
+/* Times the reference on the last set's inputs and the candidate on the
+ * kept sets, one in each variant of the shared file, call K of a sample
+ * on variant K modulo their number, by the judges' one protocol
+ * (kf_eval_protocol.h) as TIMING's floors say, the samples this file's.
+ * Before each candidate sample every variant's outputs are poisoned;
+ * after it each variant it reached is checked (kf_dev_candidate_checks).
+ * KF_DEV_OK, or another KF_DEV_* with the detail. */
 int kf_dev_time (kf_dev_judge_t *j, json_t *timing, kf_eval_timing_t *t);
 
 #endif

@@ -91,8 +91,9 @@ kf_dev_runner_layout_ok (const kf_run_layout_t *l, int n_in, const kf_eval_spec_
                          size_t why_size)
 {
     size_t page = (size_t) sysconf (_SC_PAGESIZE);
-    if ((int) l->n_in != n_in || (int) l->n_out != n_out || l->variants != 1
-        || l->file_bytes % page || l->file_bytes == 0) {
+    if ((int) l->n_in != n_in || (int) l->n_out != n_out || l->variants < 1
+        || l->variants > KF_DEV_MAX_VARIANTS || l->variant_bytes % page || l->variant_bytes == 0
+        || l->file_bytes / l->variants < l->variant_bytes) {
         snprintf (why, why_size, "harness: setup: a layout the runner does not take");
         return -1;
     }
@@ -100,7 +101,7 @@ kf_dev_runner_layout_ok (const kf_run_layout_t *l, int n_in, const kf_eval_spec_
         const kf_run_tensor_t *rt = &l->t[t];
         const kf_eval_spec_t *s = t < n_in ? &in[t] : &out[t - n_in];
         if (rt->bytes != s->bytes || rt->offset % page || rt->region < 2 * pad + rt->bytes
-            || rt->offset > l->file_bytes || rt->region > l->file_bytes - rt->offset) {
+            || rt->offset > l->variant_bytes || rt->region > l->variant_bytes - rt->offset) {
             snprintf (why, why_size, "harness: setup: tensor %d does not fit the task", t);
             return -1;
         }
@@ -228,6 +229,8 @@ s_setup (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, int fd,
     }
     r->map_bytes = (size_t) l->file_bytes;
     r->n = (int) (l->n_in + l->n_out);
+    r->variants = (int) l->variants;
+    r->variant_bytes = (size_t) l->variant_bytes;
     for (int t = 0; t < r->n; t++)
         r->offset[t] = (size_t) l->t[t].offset;
     if (ops->buffers (d, r, l, why, why_size) != 0)
@@ -246,7 +249,8 @@ s_setup (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, int fd,
 }
 
 //  CALLS calls of the candidate, the tensors on the device, every launch
-//  in order, and the wait for them; *DONE the calls made. 0; 1 with WHY,
+//  in order (call K on variant K modulo their number), and the wait for
+//  them; *DONE the calls made. 0; 1 with WHY,
 //  a launch refused before anything ran (the candidate's load failure);
 //  -1 with WHY, the device's error after the candidate's launches.
 static int
@@ -255,7 +259,7 @@ s_calls (const kf_dev_runner_ops_t *ops, void *d, kf_dev_runner_t *r, uint32_t c
 {
     long rc = s_hand_over (ops, d, r, false);
     for (*done = 0; *done < calls && !rc; ++*done)
-        if (ops->launch (d) != 0) {
+        if (ops->launch (d, (int) (*done % (uint32_t) r->variants)) != 0) {
             snprintf (why, why_size, "%s", r->detail);
             return 1;
         }

@@ -29,13 +29,16 @@ s_harness (kf_dev_share_t *s, const char *what)
 
 void
 kf_dev_share_init (kf_dev_share_t *s, int n_in, const kf_eval_spec_t *in, int n_out,
-                   const kf_eval_spec_t *out, size_t pad, char *detail, size_t detail_size)
+                   const kf_eval_spec_t *out, size_t pad, uint64_t device_bytes, char *detail,
+                   size_t detail_size)
 {
     *s = (kf_dev_share_t) { .n_in = n_in, .n_out = n_out, .in = in, .out = out, .pad = pad,
-                            .detail = detail, .detail_size = detail_size, .fd = -1 };
+                            .device_bytes = device_bytes, .detail = detail,
+                            .detail_size = detail_size, .fd = -1 };
 }
 
-//  The layout of the candidate's tensors, inputs then outputs.
+//  The layout of the candidate's tensors, inputs then outputs, as many
+//  copies of them as fit the file's budget.
 static void
 s_lay_out (kf_dev_share_t *s)
 {
@@ -44,7 +47,6 @@ s_lay_out (kf_dev_share_t *s)
     uint64_t page = (uint64_t) sysconf (_SC_PAGESIZE), pad = s->pad, at = 0;
     l->n_in = (uint32_t) s->n_in;
     l->n_out = (uint32_t) s->n_out;
-    l->variants = 1;
     for (int t = 0; t < s->n_in + s->n_out; t++) {
         const kf_eval_spec_t *sp = t < s->n_in ? &s->in[t] : &s->out[t - s->n_in];
         uint64_t body = ((uint64_t) (sp->bytes ? sp->bytes : 1) + pad - 1) / pad * pad;
@@ -55,7 +57,11 @@ s_lay_out (kf_dev_share_t *s)
         rt->region = (pad + body + pad + page - 1) / page * page;
         at += rt->region;
     }
-    l->file_bytes = l->variant_bytes = at;
+    uint64_t budget = s->device_bytes / 8 ? s->device_bytes / 8 : KF_DEV_SHARE_MAX;
+    uint64_t n = (budget < KF_DEV_SHARE_MAX ? budget : KF_DEV_SHARE_MAX) / at;
+    l->variants = n < 1 ? 1 : n > KF_DEV_MAX_VARIANTS ? KF_DEV_MAX_VARIANTS : (uint32_t) n;
+    l->variant_bytes = at;
+    l->file_bytes = at * l->variants;
 }
 
 //  The runner's task: the tensors and scalars its kf-launch lines name,
@@ -138,13 +144,15 @@ kf_dev_share_start (kf_dev_share_t *s, const char *dir, json_t *job, json_t *tas
         return s_harness (s, "mapping the shared tensors");
     }
     memset (s->map, 0xA5, s->bytes);
-    for (int t = 0; t < s->n_in + s->n_out; t++) {
-        unsigned char *data = s->map + s->layout.t[t].offset + s->pad;
-        if (t < s->n_in)
-            s->cand_in[t] = data;
-        else
-            s->cand_out[t - s->n_in] = data;
-    }
+    for (uint32_t v = 0; v < s->layout.variants; v++)
+        for (int t = 0; t < s->n_in + s->n_out; t++) {
+            unsigned char *data = s->map + v * s->layout.variant_bytes + s->layout.t[t].offset
+                                  + s->pad;
+            if (t < s->n_in)
+                s->cand_in[v][t] = data;
+            else
+                s->cand_out[v][t - s->n_in] = data;
+        }
     char run[4200];
     snprintf (run, sizeof run, "%s/run", dir);
     if (mkdir (run, 0700) != 0 && errno != EEXIST)
@@ -180,26 +188,26 @@ kf_dev_share_start (kf_dev_share_t *s, const char *dir, json_t *job, json_t *tas
 }
 
 void
-kf_dev_share_fill (kf_dev_share_t *s, void *const *in_h, void *const *poison_h)
+kf_dev_share_fill (kf_dev_share_t *s, int v, void *const *in_h, void *const *poison_h)
 {
-    for (int i = 0; i < s->n_in; i++)
-        memcpy (s->cand_in[i], in_h[i], s->in[i].bytes);
+    for (int i = 0; in_h && i < s->n_in; i++)
+        memcpy (s->cand_in[v][i], in_h[i], s->in[i].bytes);
     for (int o = 0; o < s->n_out; o++)
-        memcpy (s->cand_out[o], poison_h[o], s->out[o].bytes);
+        memcpy (s->cand_out[v][o], poison_h[o], s->out[o].bytes);
 }
 
 int
-kf_dev_share_check (kf_dev_share_t *s, void *const *in_h, const char *when)
+kf_dev_share_check (kf_dev_share_t *s, int v, void *const *in_h, const char *when)
 {
     for (int i = 0; i < s->n_in; i++)
-        if (memcmp (s->cand_in[i], in_h[i], s->in[i].bytes) != 0) {
+        if (memcmp (s->cand_in[v][i], in_h[i], s->in[i].bytes) != 0) {
             snprintf (s->detail, s->detail_size,
                       "%s: inputs changed: the candidate wrote to input '%s'", when, s->in[i].name);
             return KF_DEV_INCORRECT;
         }
     for (int t = 0; t < s->n_in + s->n_out; t++) {
         const kf_run_tensor_t *rt = &s->layout.t[t];
-        const unsigned char *region = s->map + rt->offset;
+        const unsigned char *region = s->map + v * s->layout.variant_bytes + rt->offset;
         size_t end = s->pad + (size_t) rt->bytes;
         int where = 0;
         for (size_t k = 0; k < s->pad && !where; k++)
@@ -218,10 +226,10 @@ kf_dev_share_check (kf_dev_share_t *s, void *const *in_h, const char *when)
 }
 
 void
-kf_dev_share_outputs (kf_dev_share_t *s, void *const *out_h)
+kf_dev_share_outputs (kf_dev_share_t *s, int v, void *const *out_h)
 {
     for (int o = 0; o < s->n_out; o++)
-        memcpy (out_h[o], s->cand_out[o], s->out[o].bytes);
+        memcpy (out_h[o], s->cand_out[v][o], s->out[o].bytes);
 }
 
 int

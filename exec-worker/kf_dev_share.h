@@ -14,7 +14,10 @@
  *
  *  pad is the device's (OpenCL: its base alignment, at least 256 bytes;
  *  Level Zero: KF_ZE_PAD); every canary byte is 0xA5 and is read back by
- *  the judge after every call. Who may touch the bytes is handed over
+ *  the judge after every call. The file holds up to KF_DEV_MAX_VARIANTS
+ *  copies of every tensor (kf_run_layout_t's variants), one for each
+ *  input set the timed calls cycle through: call K of a batch runs on
+ *  variant K modulo their number, a correctness call on variant 0. Who may touch the bytes is handed over
  *  explicitly: while the tensors are "on the host" the judge writes
  *  inputs and poison and reads results; before the candidate's launches
  *  the runner takes them to the device (OpenCL: unmaps its buffers made
@@ -38,6 +41,8 @@
 #include <sys/types.h>
 
 #define KF_DEV_MAX_TENSORS 32
+#define KF_DEV_MAX_VARIANTS 4
+#define KF_DEV_SHARE_MAX ((uint64_t) 1 << 30)
 
 /* The judge's extra messages (beside kf_runner.h's), each answered by a
  * kf_run_reply_t: the tensors handed to the host (the judge may read and
@@ -60,20 +65,27 @@ typedef struct {
     int n_in, n_out;
     const kf_eval_spec_t *in, *out;      // the task's tensors (borrowed)
     size_t pad;
+    uint64_t device_bytes;               // the device's memory (0: unknown)
     char *detail;                        // where a failure is said (borrowed)
     size_t detail_size;
     kf_runner_t *runner;
     int fd;
     unsigned char *map;
     size_t bytes;
-    kf_run_layout_t layout;
-    unsigned char *cand_in[KF_DEV_MAX_TENSORS], *cand_out[KF_DEV_MAX_TENSORS];
+    kf_run_layout_t layout;              // layout.variants: the copies in the file
+    unsigned char *cand_in[KF_DEV_MAX_VARIANTS][KF_DEV_MAX_TENSORS];
+    unsigned char *cand_out[KF_DEV_MAX_VARIANTS][KF_DEV_MAX_TENSORS];
 } kf_dev_share_t;
 
 /* An idle share of the task's N_IN inputs IN and N_OUT outputs OUT
- * (kept borrowed), canaries of PAD bytes, failures said in DETAIL. */
+ * (kept borrowed), canaries of PAD bytes, failures said in DETAIL; as
+ * many variants (at least 1, at most KF_DEV_MAX_VARIANTS) as keep the
+ * file within an eighth of DEVICE_BYTES (the device's memory, 0 when
+ * unknown) and KF_DEV_SHARE_MAX: the runner may hold each variant in
+ * device memory, the judge a copy of each set. */
 void kf_dev_share_init (kf_dev_share_t *s, int n_in, const kf_eval_spec_t *in, int n_out,
-                        const kf_eval_spec_t *out, size_t pad, char *detail, size_t detail_size);
+                        const kf_eval_spec_t *out, size_t pad, uint64_t device_bytes,
+                        char *detail, size_t detail_size);
 
 /* Lays out and fills the shared file (canaries 0xA5), writes the
  * runner's task file, hides the job from the runner and starts it as
@@ -84,18 +96,18 @@ void kf_dev_share_init (kf_dev_share_t *s, int n_in, const kf_eval_spec_t *in, i
 int kf_dev_share_start (kf_dev_share_t *s, const char *dir, json_t *job, json_t *task,
                         const char *device, void (*before_ping) (void *), void *arg);
 
-/* The candidate's inputs IN_H and poisoned outputs POISON_H written to
- * the file (the tensors must be on the host). */
-void kf_dev_share_fill (kf_dev_share_t *s, void *const *in_h, void *const *poison_h);
+/* Variant V's inputs IN_H (NULL: left as they are) and poisoned outputs
+ * POISON_H written to the file (the tensors must be on the host). */
+void kf_dev_share_fill (kf_dev_share_t *s, int v, void *const *in_h, void *const *poison_h);
 
-/* After the tensors came back to the host: the inputs as IN_H holds
- * them, every canary intact. KF_DEV_OK, _INCORRECT (an input changed) or
- * _CRASHED (an out-of-bounds write), with the detail; WHEN names the
- * step. */
-int kf_dev_share_check (kf_dev_share_t *s, void *const *in_h, const char *when);
+/* After the tensors came back to the host: variant V's inputs as IN_H
+ * holds them, its every canary intact. KF_DEV_OK, _INCORRECT (an input
+ * changed) or _CRASHED (an out-of-bounds write), with the detail; WHEN
+ * names the step. */
+int kf_dev_share_check (kf_dev_share_t *s, int v, void *const *in_h, const char *when);
 
-/* The candidate's outputs copied to OUT_H. */
-void kf_dev_share_outputs (kf_dev_share_t *s, void *const *out_h);
+/* Variant V's outputs copied to OUT_H. */
+void kf_dev_share_outputs (kf_dev_share_t *s, int v, void *const *out_h);
 
 /* CALLS calls of the candidate in its process; *WALL_S on the judge's
  * clock from resuming it to its answer. KF_DEV_OK, or _CRASHED /
@@ -130,7 +142,9 @@ typedef struct {
     unsigned char *map;                  // the judge's file, mapped at setup
     size_t map_bytes;
     int n;                               // tensors: inputs, then outputs
-    size_t offset[KF_DEV_MAX_TENSORS * 2];   // of each tensor's region in MAP
+    size_t offset[KF_DEV_MAX_TENSORS * 2];   // of each tensor's region in variant 0
+    int variants;                        // copies of them, VARIANT_BYTES apart
+    size_t variant_bytes;
     bool on_host;
 } kf_dev_runner_t;
 
@@ -150,21 +164,23 @@ typedef struct {
      * to keep: its plan borrows them) planned against TASK and built. 0,
      * or -1 with R's detail: the candidate's load failure. */
     int (*build) (void *d, void *bytes, size_t size, json_t *task);
-    /* A device buffer for each tensor's region of R's file (R->map, laid
-     * out as L; R->n and R->offset set), R->on_host saying who holds
-     * them. 0, or -1 with WHY ("harness: ..."). */
+    /* A device buffer for each tensor's region of each variant of R's
+     * file (R->map, laid out as L; R->n, R->offset, R->variants and
+     * R->variant_bytes set), R->on_host saying who holds them. 0, or -1
+     * with WHY ("harness: ..."). */
     int (*buffers) (void *d, kf_dev_runner_t *r, const kf_run_layout_t *l, char *why,
                     size_t why_size);
-    /* Every kernel argument once. 0, or -1 with R's detail: a kf-launch
-     * line the kernel refuses, the candidate's load failure. */
+    /* Every kernel argument once (on variant 0). 0, or -1 with R's
+     * detail: a kf-launch line the kernel refuses, the candidate's load
+     * failure. */
     int (*bind) (void *d);
-    /* Every tensor handed to the host (TO_HOST) or to the device; 0 or
-     * RC. Called only when they are on the other side. */
+    /* Every tensor of every variant handed to the host (TO_HOST) or to
+     * the device; 0 or RC. Called only when they are on the other side. */
     long (*hand) (void *d, kf_dev_runner_t *r, bool to_host);
-    /* One call of the candidate, every launch in order, queued. 0, or
-     * -1 with R's detail: a launch refused (the candidate's load
-     * failure). */
-    int (*launch) (void *d);
+    /* One call of the candidate on variant V's tensors, every launch in
+     * order, queued. 0, or -1 with R's detail: a launch refused (the
+     * candidate's load failure). */
+    int (*launch) (void *d, int v);
     /* What was queued submitted and waited for; 0 or RC. */
     long (*wait) (void *d);
 } kf_dev_runner_ops_t;
@@ -207,8 +223,8 @@ int kf_dev_runner_task (kf_dev_runner_t *r, int *n_in, kf_eval_spec_t *in, int *
                         kf_eval_spec_t *out, char *why, size_t why_size);
 
 /* 0 when layout L fits the tensors IN and OUT with canaries of PAD
- * bytes (one variant, page-aligned regions inside the file); -1 with
- * WHY. */
+ * bytes (1 to KF_DEV_MAX_VARIANTS variants, page-aligned regions inside
+ * each); -1 with WHY. */
 int kf_dev_runner_layout_ok (const kf_run_layout_t *l, int n_in, const kf_eval_spec_t *in,
                              int n_out, const kf_eval_spec_t *out, size_t pad, char *why,
                              size_t why_size);

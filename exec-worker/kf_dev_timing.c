@@ -13,12 +13,21 @@
  *  the wall time from resuming its process to its answer, given after
  *  its own queue was drained; the round trip the judge measured before
  *  the candidate was built (a ping whose work is the same tiny fill and
- *  wait) is taken off. The tensors are handed to the device before the
- *  first timed call and back after the last, so no copy of them is in
- *  any sample. Calls per sample are chosen for about a millisecond (the
- *  reference) and four (the candidate, so its round trip stays small
- *  beside it). A host reference is timed on the host clock with nothing
- *  taken off.
+ *  wait) is taken off. Calls per sample are chosen for about a
+ *  millisecond (the reference) and four (the candidate, so its round
+ *  trip stays small beside it). A host reference is timed on the host
+ *  clock with nothing taken off.
+ *
+ *  The candidate's calls cycle through the sets it was judged correct on
+ *  first, one in each variant of the shared file (kf_dev_share.h): call
+ *  K of a sample on variant K modulo their number. Before each of its
+ *  samples every variant's outputs are poisoned and the tensors handed
+ *  to the device; after it they are handed back and each variant the
+ *  sample reached is checked: inputs as kept, canaries, outputs against
+ *  that set's right ones. So a kernel that answers a call from what an
+ *  earlier call on other buffers computed is incorrect ("timing sample
+ *  N, input set 2 of 4: ..."), and one that skips the work of a call
+ *  leaves its poison. No copy of the tensors is in any sample.
  */
 #include "kf_dev_ops.h"
 #include "kf_eval_channel.h"
@@ -32,7 +41,8 @@
 //  candidate, in nanoseconds on the judge's clock, the fixed cost
 //  included (the protocol takes it off).
 static int
-s_sample (kf_dev_judge_t *j, bool is_ref, int calls, unsigned salt, double *ns, long *rc)
+s_sample (kf_dev_judge_t *j, bool is_ref, int calls, unsigned salt, const char *when, double *ns,
+          long *rc)
 {
     *rc = 0;
     if (is_ref && j->ref_fn) {
@@ -55,7 +65,7 @@ s_sample (kf_dev_judge_t *j, bool is_ref, int calls, unsigned salt, double *ns, 
     }
     if (!is_ref) {
         double wall;
-        int st = kf_dev_share_call (j->share, (uint32_t) calls, &wall, "timing");
+        int st = kf_dev_share_call (j->share, (uint32_t) calls, &wall, when);
         if (st)
             return st;
         *ns = wall * 1e9;
@@ -84,17 +94,44 @@ s_overhead_ns (kf_dev_judge_t *j)
     return kf_eval_median (t, 16);
 }
 
-//  One sample for the protocol (kf_eval_timer_t); a failed device
-//  reference says the API's error.
+//  Before a candidate sample: every variant's outputs poisoned, the
+//  tensors handed to the device.
+static int
+s_stage (kf_dev_judge_t *j, const char *when)
+{
+    for (int v = 0; v < j->variants; v++)
+        kf_dev_share_fill (j->share, v, NULL, j->poison_h);
+    return kf_dev_share_hand (j->share, false, when);
+}
+
+//  One sample for the protocol (kf_eval_timer_t), a candidate's between
+//  its poisoning and its checks; a failed device reference says the
+//  API's error.
 static int
 s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
 {
     kf_dev_judge_t *j = arg;
     (void) t;
-    long rc;
-    int st = s_sample (j, s->side == KF_EVAL_REF, s->calls, s->salt, &s->ns, &rc);
-    if (st && rc)
+    long rc = 0;
+    char when[64];
+    if (s->sample == KF_EVAL_WARMUP || s->sample == KF_EVAL_TRIAL)
+        snprintf (when, sizeof when, "timing, %s", s->sample == KF_EVAL_WARMUP ? "warm-up"
+                                                                            : "trial sample");
+    else
+        snprintf (when, sizeof when, "timing sample %d", s->sample);
+    bool is_ref = s->side == KF_EVAL_REF;
+    int n = j->variants, st = is_ref ? KF_DEV_OK : s_stage (j, when);
+    if (!st)
+        st = s_sample (j, is_ref, s->calls, s->salt, when, &s->ns, &rc);
+    if (st && rc && is_ref)
         snprintf (s->why, sizeof s->why, "%s", j->ops->err (rc));
+    if (st || is_ref || (st = kf_dev_share_hand (j->share, true, when)))
+        return st;
+    for (int v = 0; v < n && v < s->calls && !st; v++) {
+        char where[128];
+        snprintf (where, sizeof where, "%s, input set %d of %d", when, v + 1, n);
+        st = kf_dev_candidate_checks (j, v, j->var_in[v], j->var_ref[v], where);
+    }
     return st;
 }
 
@@ -103,18 +140,14 @@ kf_dev_time (kf_dev_judge_t *j, json_t *timing, kf_eval_timing_t *t)
 {
     t->overhead_ns = j->ref_fn ? 0 : s_overhead_ns (j);
     t->cand_overhead_ns = kf_dev_share_round_trip_s (j->share) * 1e9;
-    //  The tensors on the device for the whole loop: no copy is timed.
-    int st = kf_dev_share_hand (j->share, false, "timing");
-    if (st)
-        return st;
+    //  Each kept set's inputs in its variant (the tensors are on the host).
+    for (int v = 0; v < j->variants; v++)
+        kf_dev_share_fill (j->share, v, j->var_in[v], j->poison_h);
     kf_eval_timer_t p = {
         .sample = s_timer_sample, .arg = j, .paired = true, .trial = false,
         .target_ns = { 1e6, 4e6 }, .max_calls = { 10000, 10000 },
         .max_samples = S_MAX_SAMPLES, .warm = NULL, .harness_st = KF_DEV_HARNESS,
         .detail = j->detail, .detail_size = j->detail_size
     };
-    if ((st = kf_eval_time (&p, timing, t)))
-        return st;
-    //  Back to the host, where the judge checks what the loop left.
-    return kf_dev_share_hand (j->share, true, "timing");
+    return kf_eval_time (&p, timing, t);
 }

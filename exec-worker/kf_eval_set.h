@@ -1,7 +1,7 @@
-/*  kf_eval_set.h - one set of the correctness pass, written once for the
- *  judges that run shape cases (host, CUDA), above a small per-backend
- *  interface; and the merge of a case's worst figures into the
- *  evaluation's.
+/*  kf_eval_set.h - one set of the correctness pass, written once for
+ *  every judge (host and CUDA in their backends, OpenCL and Level Zero
+ *  through kf_dev_check.c), above a small per-backend interface; and the
+ *  merge of a shape case's worst figures into the evaluation's.
  *
  *  A set: its inputs (drawn, or the exported ones), the right outputs
  *  (the reference's call on them, or the exported ones), a probe's

@@ -4,6 +4,7 @@
  *  step, and the warm-up floor that counts the correctness pass's calls.
  */
 #include "kf_eval_check.h"
+#include "kf_floors.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,10 +150,10 @@ kf_eval_warm_counted (const kf_eval_warm_t *w, bool paired)
 void
 kf_eval_floors (json_t *timing, kf_eval_floors_t *f)
 {
-    f->min_time_s = kf_eval_num (timing, "min_time_s", 1);
-    f->min_samples = (int) kf_eval_num (timing, "min_samples", 10);
-    f->warmup_s = kf_eval_num (timing, "warmup_s", 1);
-    f->warmup_calls = (int) kf_eval_num (timing, "warmup_calls", 10);
+    f->min_time_s = kf_eval_num (timing, "min_time_s", KF_FULL_MIN_TIME_S);
+    f->min_samples = (int) kf_eval_num (timing, "min_samples", KF_FULL_MIN_SAMPLES);
+    f->warmup_s = kf_eval_num (timing, "warmup_s", KF_FULL_WARMUP_S);
+    f->warmup_calls = (int) kf_eval_num (timing, "warmup_calls", KF_FULL_WARMUP_CALLS);
     if (f->min_samples < 3)
         f->min_samples = 3;
 }

@@ -130,6 +130,17 @@ typedef struct {
 kf_runner_t *kf_runner_start (const char *candidate, const char *run_dir,
                               const kf_run_start_t *opts, kf_run_reply_t *reply);
 
+/* kf_runner_start in two halves, so the judge can do its own set-up
+ * while the runner starts its device context: kf_runner_spawn starts the
+ * process (only the harness's code runs in it until kf_runner_ready
+ * says LOAD; its device's context is made before it answers), and
+ * kf_runner_ready waits for it, times the round trip (OPTS's ping
+ * hooks) and has it load the candidate: 0, or -1 with *SELF_P destroyed
+ * and REPLY filled as kf_runner_start's. */
+kf_runner_t *kf_runner_spawn (const char *candidate, const char *run_dir,
+                              const kf_run_start_t *opts, kf_run_reply_t *reply);
+int kf_runner_ready (kf_runner_t **self_p, const kf_run_start_t *opts, kf_run_reply_t *reply);
+
 /* Gives the runner the shared file FD laid out as LAYOUT. 0, or -1 with
  * REPLY. The runner is stopped when this returns 0. */
 int kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout,
@@ -173,6 +184,13 @@ void kf_runner_hide_job (const char *dir, json_t *job);
  * to DIR when it could not be had (load_failed, crashed,
  * harness_failed). */
 kf_runner_t *kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *opts);
+
+/* kf_runner_for_job in the two halves of kf_runner_spawn and
+ * kf_runner_ready; each writes the verdict when it fails (the second
+ * then destroys *RUNNER_P). The job must be hidden (kf_runner_hide_job)
+ * before the second: the candidate loads in it. */
+kf_runner_t *kf_runner_spawn_for_job (const char *dir, json_t *job, const kf_run_start_t *opts);
+int kf_runner_ready_for_job (const char *dir, kf_runner_t **runner_p, const kf_run_start_t *opts);
 
 /* Kills and reaps the runner; nulls *SELF_P. */
 void kf_runner_destroy (kf_runner_t **self_p);

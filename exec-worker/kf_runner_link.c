@@ -325,7 +325,7 @@ s_env (const char *run_dir)
 }
 
 kf_runner_t *
-kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_t *opts,
+kf_runner_spawn (const char *candidate, const char *run_dir, const kf_run_start_t *opts,
                  kf_run_reply_t *reply)
 {
     kf_runner_t *self = calloc (1, sizeof *self);
@@ -366,13 +366,20 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
     self->sock = sv[0];
     if (clock_getcpuclockid (pid, &self->cpu) != 0)
         self->cpu = CLOCK_MONOTONIC;   // never: pid is our child
+    return self;
+}
+
+int
+kf_runner_ready (kf_runner_t **self_p, const kf_run_start_t *opts, kf_run_reply_t *reply)
+{
+    kf_runner_t *self = *self_p;
     //  Ready (confined, the candidate not loaded yet): time the round
     //  trip while only our code answers, then have it load the candidate.
     if (s_answer (self, reply) != 0 || s_stop (self, reply) != 0) {
         if (reply->status == KF_RUN_CRASHED && strstr (reply->detail, "exited with code 127"))
             s_set (reply, KF_RUN_FAILED, "harness: the candidate's process did not start%s", "");
-        kf_runner_destroy (&self);
-        return NULL;
+        kf_runner_destroy (self_p);
+        return -1;
     }
     snprintf (self->confinement, sizeof self->confinement, "%s", reply->detail);
     double trips[S_PINGS], stops[S_PINGS];
@@ -382,8 +389,8 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
             opts->before_ping (opts->arg);
         double outside = self->cpu_outside;
         if (s_exchange (self, &op, sizeof op, -1, &trips[k], reply) != 0) {
-            kf_runner_destroy (&self);
-            return NULL;
+            kf_runner_destroy (self_p);
+            return -1;
         }
         stops[k] = self->cpu_outside - outside;
         if (opts->after_ping)
@@ -400,9 +407,19 @@ kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_
     double ignored;
     op = KF_RUN_OP_LOAD;
     if (s_exchange (self, &op, sizeof op, -1, &ignored, reply) != 0) {
-        kf_runner_destroy (&self);
-        return NULL;
+        kf_runner_destroy (self_p);
+        return -1;
     }
+    return 0;
+}
+
+kf_runner_t *
+kf_runner_start (const char *candidate, const char *run_dir, const kf_run_start_t *opts,
+                 kf_run_reply_t *reply)
+{
+    kf_runner_t *self = kf_runner_spawn (candidate, run_dir, opts, reply);
+    if (self && kf_runner_ready (&self, opts, reply) != 0)
+        return NULL;
     return self;
 }
 
@@ -473,10 +490,21 @@ kf_runner_hide_job (const char *dir, json_t *job)
         }
 }
 
-//  The candidate's process, started in DIR/run. NULL with the verdict
-//  written when it could not be had.
+static void
+s_job_failed (const char *dir, const kf_run_reply_t *r)
+{
+    const kf_run_reply_t reply = *r;
+    if (reply.status == KF_RUN_CRASHED)
+        kf_eval_write_verdict (dir, "crashed", reply.detail);
+    else if (strncmp (reply.detail, "harness: ", 9) == 0
+             || strncmp (reply.detail, "seccomp", 7) == 0)
+        kf_eval_write_verdict (dir, "harness_failed", reply.detail);
+    else
+        kf_eval_write_verdict (dir, "load_failed", reply.detail);
+}
+
 kf_runner_t *
-kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *given)
+kf_runner_spawn_for_job (const char *dir, json_t *job, const kf_run_start_t *given)
 {
     char cand[4200], run[4200];
     snprintf (cand, sizeof cand, "%s/candidate.so", dir);
@@ -488,19 +516,33 @@ kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *given)
         return NULL;
     }
     kf_run_reply_t reply;
-    kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
     kf_run_start_t opts = *given;
     opts.shared = json_string_value (json_object_get (job, "shared_dir"));
-    kf_runner_t *runner = kf_runner_start (cand, run, &opts, &reply);
+    kf_runner_t *runner = kf_runner_spawn (cand, run, &opts, &reply);
+    if (!runner)
+        s_job_failed (dir, &reply);
+    return runner;
+}
+
+int
+kf_runner_ready_for_job (const char *dir, kf_runner_t **runner_p, const kf_run_start_t *opts)
+{
+    kf_run_reply_t reply;
+    kf_eval_set_phase ('C');     // the candidate's constructors run as it loads
+    int rc = kf_runner_ready (runner_p, opts, &reply);
     kf_eval_set_phase ('H');
-    if (runner)
-        return runner;
-    if (reply.status == KF_RUN_CRASHED)
-        kf_eval_write_verdict (dir, "crashed", reply.detail);
-    else if (strncmp (reply.detail, "harness: ", 9) == 0
-             || strncmp (reply.detail, "seccomp", 7) == 0)
-        kf_eval_write_verdict (dir, "harness_failed", reply.detail);
-    else
-        kf_eval_write_verdict (dir, "load_failed", reply.detail);
-    return NULL;
+    if (rc != 0)
+        s_job_failed (dir, &reply);
+    return rc;
+}
+
+//  The candidate's process, started in DIR/run. NULL with the verdict
+//  written when it could not be had.
+kf_runner_t *
+kf_runner_for_job (const char *dir, json_t *job, const kf_run_start_t *opts)
+{
+    kf_runner_t *runner = kf_runner_spawn_for_job (dir, job, opts);
+    if (runner && kf_runner_ready_for_job (dir, &runner, opts) != 0)
+        return NULL;
+    return runner;
 }

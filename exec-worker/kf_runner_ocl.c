@@ -21,17 +21,20 @@
 
 
 typedef struct {
-    kf_ocl_eval_t *e;                  // in_d: the inputs, cand_d: the outputs
+    kf_ocl_eval_t *e;                  // in_d, cand_d: the variant a launch runs on
     kf_dev_runner_t shared;
-    void *mapped[KF_OCL_MAX_TENSORS * 2];
+    kf_ocl_dbuf_t buf[KF_DEV_MAX_VARIANTS][KF_OCL_MAX_TENSORS * 2];   // inputs, then outputs
+    void *mapped[KF_DEV_MAX_VARIANTS][KF_OCL_MAX_TENSORS * 2];
     kf_cl_handle ping;
 } s_run_t;
 
-//  Tensor T's buffer: the inputs', then the outputs'.
-static kf_ocl_dbuf_t *
-s_buf (kf_ocl_eval_t *e, int t)
+//  Variant V's buffers made the ones the launches get.
+static void
+s_use (s_run_t *run, int v)
 {
-    return t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+    kf_ocl_eval_t *e = run->e;
+    memcpy (e->in_d, run->buf[v], (size_t) e->n_in * sizeof e->in_d[0]);
+    memcpy (e->cand_d, run->buf[v] + e->n_in, (size_t) e->n_out * sizeof e->cand_d[0]);
 }
 
 static const char *
@@ -48,48 +51,51 @@ s_hand (void *arg, kf_dev_runner_t *r, bool to_host)
     s_run_t *run = arg;
     kf_ocl_api_t *api = kf_ocl_dev.api;
     kf_cl_int rc = KF_CL_SUCCESS;
-    for (int t = 0; t < r->n && !rc; t++) {
-        kf_ocl_dbuf_t *b = s_buf (run->e, t);
+    for (int k = 0; k < r->variants * r->n && !rc; k++) {
+        int v = k / r->n, t = k % r->n;
+        kf_ocl_dbuf_t *b = &run->buf[v][t];
         if (to_host) {
-            run->mapped[t] = api->EnqueueMapBuffer (kf_ocl_dev.queue, b->base, KF_CL_TRUE,
-                                                    KF_CL_MAP_READ | KF_CL_MAP_WRITE, 0,
-                                                    b->alloc, 0, NULL, NULL, &rc);
+            run->mapped[v][t] = api->EnqueueMapBuffer (kf_ocl_dev.queue, b->base, KF_CL_TRUE,
+                                                       KF_CL_MAP_READ | KF_CL_MAP_WRITE, 0,
+                                                       b->alloc, 0, NULL, NULL, &rc);
             //  The judge reads the file: a platform that maps elsewhere
             //  than the memory the buffer was made over is of no use.
-            if (!rc && run->mapped[t] != r->map + r->offset[t])
+            if (!rc && run->mapped[v][t] != r->map + v * r->variant_bytes + r->offset[t])
                 rc = KF_CL_INVALID_OPERATION;
         }
         else
-            rc = api->EnqueueUnmapMemObject (kf_ocl_dev.queue, b->base, run->mapped[t], 0, NULL,
-                                             NULL);
+            rc = api->EnqueueUnmapMemObject (kf_ocl_dev.queue, b->base, run->mapped[v][t], 0,
+                                             NULL, NULL);
     }
     if (!rc)
         rc = api->Finish (kf_ocl_dev.queue);
     return rc;
 }
 
-//  A buffer over each tensor's region of the file (canaries included)
-//  and a sub-buffer over its data, which the kernels get; the device
-//  holds them until the serve maps them.
+//  A buffer over each tensor's region of each variant of the file
+//  (canaries included) and a sub-buffer over its data, which the kernels
+//  get; the device holds them until the serve maps them.
 static int
 s_buffers (void *arg, kf_dev_runner_t *r, const kf_run_layout_t *l, char *why, size_t why_size)
 {
     s_run_t *run = arg;
     kf_ocl_api_t *api = kf_ocl_dev.api;
     kf_cl_int rc = KF_CL_SUCCESS;
-    for (int t = 0; t < r->n && !rc; t++) {
+    for (int k = 0; k < r->variants * r->n && !rc; k++) {
+        int v = k / r->n, t = k % r->n;
         const kf_run_tensor_t *rt = &l->t[t];
-        kf_ocl_dbuf_t *b = s_buf (run->e, t);
+        kf_ocl_dbuf_t *b = &run->buf[v][t];
+        unsigned char *at = r->map + v * r->variant_bytes + rt->offset;
         b->alloc = (size_t) rt->region;
         b->bytes = (size_t) rt->bytes;
         b->base = api->CreateBuffer (kf_ocl_dev.context,
                                      KF_CL_MEM_READ_WRITE | KF_CL_MEM_USE_HOST_PTR, b->alloc,
-                                     r->map + rt->offset, &rc);
+                                     at, &rc);
         kf_cl_buffer_region_t region = { r->pad, b->bytes ? b->bytes : 1 };
         if (!rc)
             b->data = api->CreateSubBuffer (b->base, KF_CL_MEM_READ_WRITE,
                                             KF_CL_BUFFER_CREATE_TYPE_REGION, &region, &rc);
-        run->mapped[t] = r->map + rt->offset;
+        run->mapped[v][t] = at;
     }
     if (rc) {
         snprintf (why, why_size, "harness: setup: buffers over the shared tensors: %s",
@@ -104,14 +110,17 @@ static int
 s_bind (void *arg)
 {
     s_run_t *run = arg;
+    s_use (run, 0);
     return kf_ocl_bind (run->e, &run->e->cand, run->e->cand_d) == KF_OCL_OK ? 0 : -1;
 }
 
-//  One call's launches, enqueued.
+//  One call's launches on variant V, enqueued (the arguments are taken
+//  at each enqueue).
 static int
-s_launch (void *arg)
+s_launch (void *arg, int v)
 {
     s_run_t *run = arg;
+    s_use (run, v);
     return kf_ocl_enqueue_call (run->e, &run->e->cand, run->e->cand_d, NULL, NULL) == KF_OCL_OK
            ? 0 : -1;
 }

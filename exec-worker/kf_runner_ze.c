@@ -22,16 +22,19 @@
 
 
 typedef struct {
-    kf_ze_eval_t *e;                   // in_d: the inputs, cand_d: the outputs
+    kf_ze_eval_t *e;                   // in_d, cand_d: the variant a launch runs on
     kf_dev_runner_t shared;
+    kf_ze_dbuf_t buf[KF_DEV_MAX_VARIANTS][KF_ZE_MAX_TENSORS * 2];   // inputs, then outputs
     void *ping;
 } s_run_t;
 
-//  Tensor T's buffer: the inputs', then the outputs'.
-static kf_ze_dbuf_t *
-s_buf (kf_ze_eval_t *e, int t)
+//  Variant V's buffers made the ones the launches get.
+static void
+s_use (s_run_t *run, int v)
 {
-    return t < e->n_in ? &e->in_d[t] : &e->cand_d[t - e->n_in];
+    kf_ze_eval_t *e = run->e;
+    memcpy (e->in_d, run->buf[v], (size_t) e->n_in * sizeof e->in_d[0]);
+    memcpy (e->cand_d, run->buf[v] + e->n_in, (size_t) e->n_out * sizeof e->cand_d[0]);
 }
 
 static const char *
@@ -48,25 +51,27 @@ s_hand (void *arg, kf_dev_runner_t *r, bool to_host)
 {
     s_run_t *run = arg;
     uint32_t rc = 0;
-    for (int t = 0; t < r->n && !rc; t++) {
-        kf_ze_dbuf_t *b = s_buf (run->e, t);
-        rc = to_host ? kf_ze_download (r->map + r->offset[t], b->base, b->alloc)
-                     : kf_ze_upload (b->base, r->map + r->offset[t], b->alloc);
+    for (int k = 0; k < r->variants * r->n && !rc; k++) {
+        int v = k / r->n, t = k % r->n;
+        kf_ze_dbuf_t *b = &run->buf[v][t];
+        unsigned char *at = r->map + v * r->variant_bytes + r->offset[t];
+        rc = to_host ? kf_ze_download (at, b->base, b->alloc) : kf_ze_upload (b->base, at, b->alloc);
     }
     return rc;
 }
 
-//  Device memory of this context for each tensor's region of the file
-//  (the kernels get the data within it); the tensors start on the host.
+//  Device memory of this context for each tensor's region of each
+//  variant of the file (the kernels get the data within it); the tensors
+//  start on the host.
 static int
 s_buffers (void *arg, kf_dev_runner_t *r, const kf_run_layout_t *l, char *why, size_t why_size)
 {
     s_run_t *run = arg;
     uint32_t rc = 0;
     size_t largest = 64;
-    for (int t = 0; t < r->n && !rc; t++) {
-        const kf_run_tensor_t *rt = &l->t[t];
-        kf_ze_dbuf_t *b = s_buf (run->e, t);
+    for (int k = 0; k < r->variants * r->n && !rc; k++) {
+        const kf_run_tensor_t *rt = &l->t[k % r->n];
+        kf_ze_dbuf_t *b = &run->buf[k / r->n][k % r->n];
         b->alloc = (size_t) rt->region;
         b->bytes = (size_t) rt->bytes;
         rc = kf_ze_device_alloc ((void **) &b->base, b->alloc);
@@ -88,14 +93,17 @@ static int
 s_bind (void *arg)
 {
     s_run_t *run = arg;
+    s_use (run, 0);
     return kf_ze_bind (run->e, &run->e->cand, run->e->cand_d) == KF_ZE_OK ? 0 : -1;
 }
 
-//  One call's launches, appended to the command list.
+//  One call's launches on variant V, appended to the command list (the
+//  arguments are taken at each append).
 static int
-s_launch (void *arg)
+s_launch (void *arg, int v)
 {
     s_run_t *run = arg;
+    s_use (run, v);
     return kf_ze_append_call (run->e, &run->e->cand, run->e->cand_d) == KF_ZE_OK ? 0 : -1;
 }
 

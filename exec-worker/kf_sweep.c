@@ -16,6 +16,7 @@
  *  timeout, which is what a tuning sweep should say about it anyway.
  */
 #include "kf_sweep.h"
+#include "kf_floors.h"
 #include "kf_json.h"
 
 #include <math.h>
@@ -176,10 +177,10 @@ s_full_limit (s_sweep_t *self, int i, double *expect)
 {
     s_config_t *c = &self->c[i];
     double timing = kf_jnum (json_object_get (c->screen, "phases_s"), "timing", 0);
-    double full = kf_jnum (self->full_timing, "min_time_s", 1)
-                  + kf_jnum (self->full_timing, "warmup_s", 1);
-    double screen = kf_jnum (self->screen_timing, "min_time_s", 1)
-                    + kf_jnum (self->screen_timing, "warmup_s", 1);
+    double full = kf_jnum (self->full_timing, "min_time_s", KF_FULL_MIN_TIME_S)
+                  + kf_jnum (self->full_timing, "warmup_s", KF_FULL_WARMUP_S);
+    double screen = kf_jnum (self->screen_timing, "min_time_s", KF_FULL_MIN_TIME_S)
+                    + kf_jnum (self->screen_timing, "warmup_s", KF_FULL_WARMUP_S);
     double ratio = screen > 0 ? full / screen : 1;
     double extra = timing * (ratio > 1 ? ratio - 1 : 0);
     bool by_cpu;

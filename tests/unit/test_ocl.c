@@ -216,6 +216,31 @@ s_hostile (zframe_t *ref)
     free (error);
     json_decref (r);
     zframe_destroy (&copy);
+    //  A timed call answered from what an earlier call kept (a scratch
+    //  buffer lives between calls) whenever its output holds an answer:
+    //  right, and timed at the cost of a copy, while every timed call ran
+    //  on one set of buffers. Now the calls cycle through input sets of
+    //  their own, all poisoned before each sample: a sample with more
+    //  calls than sets gives a set the previous set's answer (incorrect);
+    //  one with no more (PoCL here: a call costs about the round trip)
+    //  finds every output poisoned, so every call computed.
+    zframe_t *last = s_fixture ("hostile_last_answer");
+    CHECK (last != NULL);
+    char *last_why = NULL;
+    json_t *lr = last ? s_eval (last, ref, 8, 64, 120, &last_why) : NULL;
+    const char *lv = lr ? s_str (lr, "verdict") : "";
+    json_int_t sets = json_integer_value (json_object_get (json_object_get (lr, "protocol"),
+                                                           "input_sets"));
+    json_int_t calls = json_integer_value (json_object_get (json_object_get (lr, "candidate"),
+                                                            "calls_per_sample"));
+    CHECK ((!strcmp (lv, "incorrect") && strstr (s_str (lr, "detail"), "input set"))
+           || (!strcmp (lv, "correct") && calls >= 1 && calls <= sets));
+    printf ("  hostile_last_answer: %s: %.200s (%d calls a sample, %d input sets)\n",
+            lr ? lv : "failed job", lr ? s_str (lr, "detail") : last_why ? last_why : "not built",
+            (int) calls, (int) sets);
+    free (last_why);
+    json_decref (lr);
+    zframe_destroy (&last);
 }
 
 //  A bundle with SOURCE that clang never saw, so that only the platform's
@@ -268,6 +293,9 @@ s_fixtures (bool il)
     CHECK (json_number_value (json_object_get (r, "speedup")) > 0);
     CHECK (json_integer_value (json_object_get (json_object_get (r, "candidate"), "samples"))
            >= 10);
+    //  The timed calls cycled through several of the sets.
+    CHECK (json_integer_value (json_object_get (json_object_get (r, "protocol"), "input_sets"))
+           >= 2);
     CHECK (strstr (s_str (json_object_get (r, "device"), "platform"), "Portable") != NULL
            || getenv ("KF_OPENCL_DEVICE"));
     //  The candidate ran in its own process, confined.
