@@ -269,7 +269,9 @@ static const s_rule_t s_c_rules[] = {
       "dynamic work distribution (schedule dynamic / guided)", 0, 0, false },
     //  Atomic functions and _Atomic objects are read by code
     //  (kf_descriptor_host.c): a lone work counter is not a lock.
-    { DIM_SYNC, 3, "# pragma omp\\b[^\n]*\\b(atomic|critical)\\b|\\b(pthread_mutex_lock|pthread_spin_lock|omp_set_lock|mtx_lock)\\b",
+    //  Locks too: one that guards only a claimed work index is dynamic
+    //  scheduling (round 5).
+    { DIM_SYNC, 3, "# pragma omp\\b[^\n]*\\b(atomic|critical)\\b",
       "atomics / critical section / lock across threads", 0, 0, false },
 };
 
@@ -333,7 +335,11 @@ static const s_rule_t s_built_vec_rule = {
 static const s_rule_t s_packing_rule = {
     DIM_MEM, 3, NULL, "operand packed into a contiguous local buffer", 0, 2, false };
 static const s_rule_t s_counter_rule = {
-    DIM_SYNC, 2, NULL, "dynamic work distribution (an atomic counter hands out blocks)", 0, 0, false };
+    DIM_SYNC, 2, NULL, "dynamic work distribution (threads claim blocks from one work counter)", 0, 0, false };
+static const s_rule_t s_blocking_rule = {
+    DIM_MEM, 2, NULL, "loops over blocks of a constant size around a loop nest (cache blocking)", 0, 0, false };
+static const s_rule_t s_lock_rule = {
+    DIM_SYNC, 3, NULL, "lock across threads (guarding results, not a work index)", 0, 0, false };
 static const s_rule_t s_atomic_rule = {
     DIM_SYNC, 3, NULL, "atomics on shared data across threads", 0, 0, false };
 
@@ -622,7 +628,9 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
                 { &s_autovec_rule, known ? 0 : ev.autovec, ev.autovec_snip },
                 { &s_built_vec_rule, known ? vectorised_loops : 0, built },
                 { &s_packing_rule, ev.packing, ev.packing_snip },
+                { &s_blocking_rule, ev.blocking, ev.blocking_snip },
                 { &s_counter_rule, ev.counter, ev.counter_snip },
+                { &s_lock_rule, ev.lock, ev.lock_snip },
                 { &s_atomic_rule, ev.shared_atomic, ev.shared_snip },
             };
             for (size_t i = 0; i < N_OF (found); i++)

@@ -11,6 +11,7 @@
  *  the second every atomic operation compared with the counter's.
  */
 #include "kf_descriptor_host.h"
+#include "kf_text.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -39,14 +40,6 @@ static const char s_libm_p[] =
     "tanh|tanhf|tan|tanf|sin|sinf|cos|cosf|erf|erff|erfc|erfcf|pow|powf|sqrt|sqrtf|cbrt|"
     "cbrtf|atan|atanf|atan2|atan2f|fmod|fmodf)" W "\\(";
 static const char s_atomic_call_p[] = "\\b(atomic_\\w+|__atomic_\\w+|__sync_\\w+)" W "\\(";
-//  A constant added to a plain counter: the shape of dynamic scheduling.
-static const char s_counter_p[] =
-    "\\b(atomic_fetch_(add|sub)(_explicit)?|__atomic_(fetch_add|add_fetch|fetch_sub|sub_fetch)|"
-    "__sync_(fetch_and_add|add_and_fetch|fetch_and_sub|sub_and_fetch))" W "\\(" W LVAL W ","
-    W "([0-9]+|[A-Z][A-Z0-9_]*)[uUlL]*" W "[,)]";
-//  Setting the counter up before the threads start.
-static const char s_neutral_p[] =
-    "\\b(atomic_(init|store)(_explicit)?|__atomic_store(_n)?)" W "\\(" W LVAL W ",";
 static const char s_atomic_type_p[] =
     "\\b(_Atomic|atomic_(bool|char|schar|uchar|short|ushort|int|uint|long|ulong|llong|"
     "ullong|size_t|ptrdiff_t|intptr_t|uintptr_t|flag))\\b";
@@ -55,9 +48,16 @@ static const char s_buffer_p[] =
     "(^|[;{}])" W "(float|double)[[:space:]]+(" NAME ")" W "\\[[^];[]+\\]"
     "(" W "__attribute__" W "\\(\\([^;]*\\)\\))?" W ";";
 
-enum { R_LOOP, R_LIBM, R_CALL, R_COUNTER, R_NEUTRAL, R_TYPE, R_BUFFER, R_COUNT };
+//  A loop stepping by a constant: `for (int64_t j0 = 0; j0 < N; j0 += JW)`.
+static const char s_block_p[] =
+    "\\bfor" W "\\(" W "[^;]*\\b(" NAME ")" W "=" W "[^;=][^;]*;[^;]*;" W "\\1" W "\\+=" W
+    "(" NAME "|[0-9]+)[uUlL]*" W "\\)";
+static const char s_lock_p[] =
+    "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
+
+enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_BLOCK, R_LOCK, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
-    s_loop_p, s_libm_p, s_atomic_call_p, s_counter_p, s_neutral_p, s_atomic_type_p, s_buffer_p };
+    s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_block_p, s_lock_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -119,23 +119,42 @@ s_matches (const char *fmt, const char *var, const char *text)
 {
     char pattern[512];
     snprintf (pattern, sizeof pattern, fmt, var, var);
-    regex_t re;
-    if (regcomp (&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
-        return false;
-    bool hit = regexec (&re, text, 0, NULL, 0) == 0;
-    regfree (&re);
-    return hit;
+    return kf_text_matches (text, pattern);
 }
 
 //  The body of the loop whose header ends at P: a braced block or one
-//  statement. Returned as a copy (the caller frees it), NULL when unclosed.
+//  statement, an unbraced `for`, `while` or `if` with its own header and
+//  body. Returned as a copy (the caller frees it), NULL when unclosed.
 static char *
 s_body (const char *p)
 {
     while (isspace ((unsigned char) *p))
         p++;
     const char *end = p;
-    if (*p == '{') {
+    for (int guard = 0; guard < 64; guard++) {
+        while (isspace ((unsigned char) *end))
+            end++;
+        size_t kw = !strncmp (end, "for", 3) ? 3 : !strncmp (end, "while", 5) ? 5
+                    : !strncmp (end, "if", 2) ? 2 : 0;
+        const char *h = end + kw;
+        while (kw && isspace ((unsigned char) *h))
+            h++;
+        if (!kw || *h != '(' || isalnum ((unsigned char) end[kw]) || end[kw] == '_')
+            break;
+        int depth = 0;
+        for (; *h; h++) {
+            depth += *h == '(';
+            depth -= *h == ')';
+            if (depth == 0)
+                break;
+        }
+        if (!*h)
+            return NULL;
+        end = h + 1;
+    }
+    while (isspace ((unsigned char) *end))
+        end++;
+    if (*end == '{') {
         int depth = 0;
         for (; *end; end++) {
             depth += *end == '{';
@@ -145,7 +164,7 @@ s_body (const char *p)
         }
     }
     else
-        end = strchr (p, ';');
+        end = strchr (end, ';');
     if (!end || !*end)
         return NULL;
     return strndup (p, (size_t) (end - p + 1));
@@ -215,6 +234,226 @@ s_packing (const char *code, char *snip)
     return count;
 }
 
+//  ---------------------------------------------------------------------
+//  Cache blocking, by what the loops do (round 5 of issue 15: a kernel
+//  blocked by JW, KSPAN and ISTRIP read as unblocked, since only names
+//  such as NB or TILE were known): a loop stepping by a constant (a name
+//  or a literal of 8 or more) whose body uses the block, starting an
+//  inner loop at its variable or bounding one by `v + C`, and holds a
+//  loop nest (two levels at least) - the work that reuses the block.
+//  A strip of vector width (`i += 16` around loads) has no inner loop
+//  over the block; a chunk of an elementwise loop has no nest inside.
+
+//  Whether BODY holds a `for` whose own body holds another `for`.
+static bool
+s_has_nest (const char *body)
+{
+    for (const char *p = strstr (body, "for"); p; p = strstr (p + 3, "for")) {
+        bool word = (p == body || !(isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
+                    && !(isalnum ((unsigned char) p[3]) || p[3] == '_');
+        if (!word)
+            continue;
+        const char *q = p + 3;
+        while (isspace ((unsigned char) *q))
+            q++;
+        if (*q != '(')
+            continue;
+        int depth = 0;
+        for (; *q; q++) {
+            depth += *q == '(';
+            depth -= *q == ')';
+            if (depth == 0)
+                break;
+        }
+        if (!*q)
+            return false;
+        char *inner = s_body (q + 1);
+        bool nest = inner && s_matches ("\\bfor" W "\\(%.0s%.0s", "", inner);
+        free (inner);
+        if (nest)
+            return true;
+    }
+    return false;
+}
+
+static int
+s_blocking (const char *code, char *snip)
+{
+    int count = 0;
+    const char *p = code;
+    regmatch_t m[3];
+    while (*p && regexec (&s_re[R_BLOCK], p, 3, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        char var[64], step[64];
+        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so), ls = (size_t) (m[2].rm_eo - m[2].rm_so);
+        char *body = lv < sizeof var && ls < sizeof step ? s_body (p + m[0].rm_eo) : NULL;
+        if (body) {
+            memcpy (var, p + m[1].rm_so, lv);
+            var[lv] = 0;
+            memcpy (step, p + m[2].rm_so, ls);
+            step[ls] = 0;
+            bool literal = isdigit ((unsigned char) step[0]);
+            bool sized = !literal || atol (step) >= 8;
+            //  The block used inside: an inner loop from VAR, or VAR + STEP.
+            bool used = s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
+                                   "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s" W "[;<]", var, body);
+            if (!used) {
+                char pattern[256];
+                snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
+                used = kf_text_matches (body, pattern);
+            }
+            if (sized && used && s_has_nest (body) && count++ == 0)
+                s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
+            free (body);
+        }
+        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+    }
+    return count;
+}
+
+//  ---------------------------------------------------------------------
+//  Atomics and locks, by what they are applied to
+
+//  The object of the atomic call whose argument list opens at P: its
+//  first argument without `&`, `*`, casts or spaces, reduced to the last
+//  member name (`&job->next` -> "next"); *INDEXED when it is an array
+//  element. Returns the end of the first argument.
+static const char *
+s_atomic_object (const char *p, char *name, size_t size, bool *indexed)
+{
+    name[0] = 0;
+    *indexed = false;
+    int depth = 0;
+    const char *q = p + 1, *last = NULL;
+    size_t len = 0;
+    for (; *q; q++) {
+        if (*q == '(' || *q == '[') {
+            *indexed |= *q == '[' && depth == 0;
+            depth++;
+        }
+        else if (*q == ')' || *q == ']') {
+            if (depth-- == 0)
+                break;
+        }
+        else if (*q == ',' && depth == 0)
+            break;
+        else if (depth == 0 && (isalpha ((unsigned char) *q) || *q == '_')
+                 && (q == p + 1 || !(isalnum ((unsigned char) q[-1]) || q[-1] == '_'))) {
+            last = q;
+            len = 0;
+            while (isalnum ((unsigned char) last[len]) || last[len] == '_')
+                len++;
+        }
+    }
+    if (last && len < size) {
+        memcpy (name, last, len);
+        name[len] = 0;
+    }
+    return q;
+}
+
+#define S_MAX_OBJECTS 16
+
+//  Every atomic call: a fetch-add or fetch-sub whose result is used (a
+//  claimed index: `b = atomic_fetch_add (&next, 1)`, in a condition) on a
+//  plain object marks it a work counter; loads, stores and inits of a
+//  counter set it up or test it. Anything else - a fetch-add whose result
+//  is dropped (adding into a shared sum), an array element, a step read
+//  from an array, a compare-and-swap, a flag, a load of another object -
+//  synchronises on shared data.
+static void
+s_atomics (const char *code, kf_host_evidence_t *ev)
+{
+    char counters[S_MAX_OBJECTS][64];
+    int n_counters = 0, claims = 0;
+    //  Two passes: the counters first, then every call against them.
+    for (int pass = 0; pass < 2; pass++) {
+        const char *p = code;
+        regmatch_t m[2];
+        while (*p && regexec (&s_re[R_CALL], p, 2, m, p == code ? 0 : REG_NOTBOL) == 0) {
+            const char *call = p + m[1].rm_so;
+            size_t call_len = (size_t) (m[1].rm_eo - m[1].rm_so);
+            const char *open = p + m[0].rm_eo - 1;
+            char name[64];
+            bool indexed;
+            const char *end = s_atomic_object (open, name, sizeof name, &indexed);
+            p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+            char fn[64];
+            snprintf (fn, sizeof fn, "%.*s", (int) (call_len < 63 ? call_len : 63), call);
+            bool add = strstr (fn, "fetch_add") || strstr (fn, "add_fetch")
+                       || strstr (fn, "fetch_sub") || strstr (fn, "sub_fetch")
+                       || strstr (fn, "fetch_and_add") || strstr (fn, "add_and_fetch")
+                       || strstr (fn, "fetch_and_sub") || strstr (fn, "sub_and_fetch");
+            bool setup = strstr (fn, "load") || strstr (fn, "store") || strstr (fn, "init");
+            //  The result used: what precedes the call is not a statement start.
+            const char *b = call;
+            while (b > code && isspace ((unsigned char) b[-1]))
+                b--;
+            bool used = b > code && b[-1] != ';' && b[-1] != '{' && b[-1] != '}'
+                        && b[-1] != ')';
+            //  The step: the second argument reads no array element.
+            bool plain_step = *end == ',' && !memchr (end, '[', (size_t) (strcspn (end, ";")));
+            bool claim = add && used && !indexed && *name && plain_step;
+            if (pass == 0) {
+                bool known = false;
+                for (int i = 0; i < n_counters; i++)
+                    known |= !strcmp (counters[i], name);
+                if (claim && !known && n_counters < S_MAX_OBJECTS)
+                    snprintf (counters[n_counters++], sizeof counters[0], "%s", name);
+                continue;
+            }
+            bool counter = false;
+            for (int i = 0; i < n_counters; i++)
+                counter |= !strcmp (counters[i], name);
+            if (claim && counter) {
+                if (claims++ == 0)
+                    s_snip (ev->counter_snip, call, 0, (regoff_t) (end - call) + 1);
+            }
+            else if (!(setup && counter && !indexed)) {
+                if (ev->shared_atomic++ == 0)
+                    s_snip (ev->shared_snip, call, 0, (regoff_t) (end - call) + 1);
+            }
+        }
+    }
+    ev->counter = ev->shared_atomic ? 0 : claims;
+    if (ev->shared_atomic && claims)
+        ev->counter_snip[0] = 0;
+}
+
+//  Every lock taken: one whose region up to its unlock only takes the
+//  next work index (`blk = s->next++;`, `b = next; next += 1;`) is
+//  dynamic scheduling written with a lock (round 5); any other guards
+//  shared data.
+static void
+s_locks (const char *code, kf_host_evidence_t *ev)
+{
+    const char *p = code;
+    regmatch_t m[1];
+    while (*p && regexec (&s_re[R_LOCK], p, 1, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        const char *at = p + m[0].rm_so;
+        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+        const char *stmt = strchr (at, ';');
+        const char *unlock = stmt ? strstr (stmt, "unlock") : NULL;
+        bool claim = false;
+        if (unlock && unlock - stmt < 240) {
+            char *region = strndup (stmt + 1, (size_t) (unlock - stmt - 1));
+            //  An index taken and moved on, nothing else written: no array
+            //  element, no call but the unlock's own name before it.
+            claim = region
+                    && s_matches ("(\\+\\+|\\+=)%.0s%.0s", "", region)
+                    && !s_matches ("\\]" W "([-+*/|&^]?=[^=]|\\+\\+|--)|\\(" W "[^)]*\\)" W
+                                   "[;{]%.0s%.0s", "", region);
+            free (region);
+        }
+        regoff_t len = m[0].rm_eo - m[0].rm_so;
+        if (claim) {
+            if (ev->lock_claim++ == 0 && !ev->counter_snip[0])
+                s_snip (ev->counter_snip, at, 0, len);
+        }
+        else if (ev->lock++ == 0)
+            s_snip (ev->lock_snip, at, 0, len);
+    }
+}
+
 int
 kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
 {
@@ -224,20 +463,14 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
         return -1;
     ev->autovec = s_autovec (code, ev->autovec_snip);
     ev->packing = s_packing (code, ev->packing_snip);
-
-    //  Atomics: a fetch-add of a constant to a plain counter (and its
-    //  initialisation) is how threads take the next block of work; any
-    //  other atomic operation (accumulation into an output, a flag, a
-    //  compare-and-swap) synchronises on shared data.
-    int calls = s_count (&s_re[R_CALL], code, ev->shared_snip);
-    int counter = s_count (&s_re[R_COUNTER], code, ev->counter_snip);
-    int neutral = s_count (&s_re[R_NEUTRAL], code, NULL);
-    if (counter > 0 && calls == counter + neutral)
-        ev->counter = counter;
-    else if (calls > 0)
-        ev->shared_atomic = calls;
-    else
+    ev->blocking = s_blocking (code, ev->blocking_snip);
+    s_atomics (code, ev);
+    s_locks (code, ev);
+    //  _Atomic objects used through operators only (n += 1): shared data.
+    if (!ev->shared_atomic && !ev->counter && s_count (&s_re[R_CALL], code, NULL) == 0)
         ev->shared_atomic = s_count (&s_re[R_TYPE], code, ev->shared_snip);
+    //  A claim under a lock is a work counter as an atomic one is.
+    ev->counter += ev->lock_claim;
     if (!ev->shared_atomic)
         ev->shared_snip[0] = 0;
     return 0;

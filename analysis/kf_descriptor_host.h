@@ -7,7 +7,11 @@
  *    without one intrinsic in its text;
  *  - are the atomics a lone work counter handing out blocks (dynamic work
  *    distribution) or synchronisation on shared data;
- *  - is an operand copied into a local contiguous buffer (packing).
+ *  - is an operand copied into a local contiguous buffer (packing);
+ *  - does a loop step over blocks of a constant size and run a loop nest
+ *    inside each block (cache blocking, whatever the constant is called);
+ *  - does a lock guard only a claimed work index (`blk = s->next++`), which
+ *    is dynamic scheduling like the atomic counter, or shared results.
  *  kf_descriptor_host.c says how each is read.
  */
 #ifndef KF_DESCRIPTOR_HOST_H
@@ -22,10 +26,15 @@ typedef struct {
     int counter;                  /* atomic fetch-adds of a constant to a plain counter */
     int shared_atomic;            /* any other atomic operation (or _Atomic used by operators) */
     int packing;                  /* element copies into a local buffer */
+    int blocking;                 /* loops over blocks of a constant size around a loop nest */
+    int lock_claim;               /* locks that only guard a claimed work index (next++) */
+    int lock;                     /* any other lock taken */
     char autovec_snip[KF_HOST_SNIP];
     char counter_snip[KF_HOST_SNIP];
     char shared_snip[KF_HOST_SNIP];
     char packing_snip[KF_HOST_SNIP];
+    char blocking_snip[KF_HOST_SNIP];
+    char lock_snip[KF_HOST_SNIP];
 } kf_host_evidence_t;
 
 /* Reads CODE (a host C source with comments and strings blanked) and fills

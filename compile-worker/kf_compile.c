@@ -172,52 +172,15 @@ s_build_error (s_build_t *b, const char *what, int err)
     b->error = strdup (msg);
 }
 
-//  How many loops of the candidate's file the compiler vectorised when it
-//  compiled it as B was built (same target, same -D flags), by the
-//  vectoriser's report; -1 when the toolchain cannot say or the compiler
-//  refused the report option (a compiler that is not GCC).
-static int
-s_vectorised_loops (const s_ctx_t *ctx, s_build_t *b, const char *dir,
-                    const kf_subproc_limits_t *limits_in)
-{
-    const kf_toolchain_t *tc = ctx->tc;
-    if (!tc->vec_report)
-        return -1;
-    char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
-    kf_toolchain_args_t args = {
-        .source = tc->source_name, .output = "vec.o", .include_dir = ".", .arch = ctx->arch
-    };
-    if (tc->vec_report (ctx->program, &args, argv, 32, buf, sizeof buf) != 0)
-        return -1;
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    for (int i = 0; i < b->n_defines; i++)
-        argv[argc++] = b->defines[i];
-    argv[argc] = NULL;
-    kf_subproc_limits_t limits = *limits_in;
-    limits.workdir = dir;
-    kf_subproc_result_t run;
-    if (kf_subproc_run (argv, &limits, &run) != 0)
-        return -1;
-    bool ok = run.exit_code == 0 && !run.timed_out;
-    kf_subproc_result_free (&run);
-    char path[4200];
-    snprintf (path, sizeof path, "%s/vec.txt", dir);
-    size_t size = 0;
-    char *report = ok ? kf_file_read (path, (size_t) 16 << 20, &size) : NULL;
-    int loops = report ? kf_compile_vectorised_loops (report, tc->source_name) : -1;
-    free (report);
-    return loops;
-}
-
 //  Classifies the source B built, preprocessed in DIR (which holds the
-//  source and the header) with B's -D flags. The answer is cached under
+//  source and the header) with B's -D flags; VECTORISED is the number of
+//  loops the build's own vectoriser report says it vectorised (-1: no
+//  report). The answer is cached under
 //  the preprocessing command's own key, so a build that was a cache hit
 //  costs no compiler run for its coordinates either. Sets B->coords.
 static void
 s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
-                  const kf_subproc_limits_t *limits_in)
+                  const kf_subproc_limits_t *limits_in, int vectorised)
 {
     const kf_toolchain_t *tc = ctx->tc;
     if (!tc->preprocess)
@@ -282,7 +245,6 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
         kf_compile_cuda_keywords (own);
     kf_coords_t c;
     char *why = NULL;
-    int vectorised = own ? s_vectorised_loops (ctx, b, dir, limits_in) : -1;
     if (!own
         || kf_descriptor_classify_built (own, strlen (own), tc->language, vectorised, &c, &why) != 0)
         b->coords = json_pack ("{s:s}", "coords_error", "cannot classify the preprocessed source");
@@ -300,6 +262,45 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
                                   ctx->cfg ? ctx->cfg->cache_max_bytes : 0);
         free (entry);
     }
+}
+
+//  The vectoriser's report the build wrote to DIR/vec.txt, summarised
+//  (kf_compile_vec_summary) and added to B's log, so the compile cache
+//  keeps it with the artifact; *VECTORISED gets its count of loops.
+static void
+s_add_report (s_build_t *b, const char *dir, const char *source_name, int *vectorised)
+{
+    if (*vectorised < 0)
+        return;
+    char path[4200];
+    snprintf (path, sizeof path, "%s/vec.txt", dir);
+    size_t size = 0;
+    char *report = kf_file_read (path, (size_t) 16 << 20, &size);
+    char *summary = report ? kf_compile_vec_summary (report, source_name, vectorised) : NULL;
+    free (report);
+    if (!summary)
+        return;
+    size_t len = strlen (b->log) + strlen (summary) + 2;
+    char *log = malloc (len);
+    if (log) {
+        snprintf (log, len, "%s%s%s", b->log, *b->log && b->log[strlen (b->log) - 1] != '\n'
+                                                  ? "\n" : "", summary);
+        free (b->log);
+        b->log = log;
+    }
+    free (summary);
+}
+
+//  The loops vectorised by a cached build, from its log's summary: 0 when
+//  the build asked for a report and it said nothing, -1 without one.
+static int
+s_logged_loops (const char *log, bool report)
+{
+    const char *mark = report && log ? strstr (log, KF_COMPILE_VEC_MARK) : NULL;
+    int loops = 0;
+    if (mark)
+        sscanf (mark + strlen (KF_COMPILE_VEC_MARK), " %d", &loops);
+    return report ? loops : -1;
 }
 
 //  Builds the context's source with B's -D flags, through the cache.
@@ -329,9 +330,15 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     //  The -D flags go last: both cc and nvcc take options anywhere, and
     //  being part of argv they are part of the cache key.
     char *argv[32 + KF_TUNE_MAX_PARAMS], buf[256];
+    //  GCC writes its vectoriser's report as it builds (clang has no such
+    //  option): the summary rides on the log to the prompts of the
+    //  kernel's children, and the count to the memory coordinate.
+    bool report = !strcmp (tc->name, "cc") && !strstr (ctx->toolchain ? ctx->toolchain : "",
+                                                        "clang");
     kf_toolchain_args_t args = {
         .source = tc->source_name, .output = "kernel.so",
-        .include_dir = ".", .arch = ctx->arch, .libraries = ctx->libraries
+        .include_dir = ".", .arch = ctx->arch, .libraries = ctx->libraries,
+        .opt_report = report ? "vec.txt" : NULL
     };
     if (tc->command (ctx->program, &args, argv, 32, buf, sizeof buf) != 0) {
         s_build_error (b, "cannot build the compiler command line", EINVAL);
@@ -354,7 +361,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         if (!b->log)
             b->log = strdup ("");
         if (b->compiled && b->want_coords)
-            s_classify_built (ctx, b, dir, &limits);
+            s_classify_built (ctx, b, dir, &limits, s_logged_loops (b->log, report));
         goto done;
     }
     kf_subproc_result_t run;
@@ -362,6 +369,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         s_build_error (b, "cannot run the compiler", errno);
         goto done;
     }
+    int vectorised = report ? 0 : -1;
     char *log = kf_compile_trim_log (run.output, dir, KF_COMPILE_LOG_MAX);
     char so_path[4200];
     snprintf (so_path, sizeof so_path, "%s/kernel.so", dir);
@@ -396,12 +404,13 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     else {
         b->compiled = true;
         b->log = log ? log : strdup ("");
+        s_add_report (b, dir, tc->source_name, &vectorised);
         kf_compile_cache_put (cache_dir, key, b->so, b->so_size, b->log ? b->log : "",
                               cfg ? cfg->cache_max_bytes : 0);
     }
     kf_subproc_result_free (&run);
     if (b->compiled && b->want_coords)
-        s_classify_built (ctx, b, dir, &limits);
+        s_classify_built (ctx, b, dir, &limits, vectorised);
 done:
     kf_subproc_rmtree (dir);
     free (dir);

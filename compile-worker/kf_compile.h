@@ -71,6 +71,25 @@ char *kf_compile_cuda_keywords (char *text);
  * headers inlined into it are not counted. 0 for a NULL report. */
 int kf_compile_vectorised_loops (const char *report, const char *source_name);
 
+/* The first line of the vectoriser's summary as kf_compile_vec_summary
+ * writes it, after the build's own log: the coordinator's prompts find
+ * the report by it (coordinator/kf_prompt.c). */
+#define KF_COMPILE_VEC_MARK "Compiler report (GCC's vectoriser, -fopt-info-vec, on this build):"
+/* Loops listed at most, and the length of one loop's reason. */
+#define KF_COMPILE_VEC_SHOWN 10
+#define KF_COMPILE_VEC_REASON 120
+
+/* A short summary of the vectoriser's REPORT (GCC's
+ * -fopt-info-vec-optimized-missed, written by the build itself) for the
+ * file SOURCE_NAME: the mark, "N loops vectorised, M not.", then one line
+ * per loop in source order, "- line 12: vectorised, 64-byte vectors" or
+ * "- line 30: not vectorised: <the compiler's first reason>", at most
+ * KF_COMPILE_VEC_SHOWN, each reason cut to KF_COMPILE_VEC_REASON bytes
+ * with control characters and backquotes replaced (the report quotes the
+ * candidate's code). *VECTORISED gets the number of loops vectorised.
+ * Caller frees; NULL when the report says nothing of the file. */
+char *kf_compile_vec_summary (const char *report, const char *source_name, int *vectorised);
+
 /* True when LOG holds a diagnostic located in the file SOURCE_NAME
  * ("kernel.c:7:5: error: ..."): a failure the same source always meets. */
 bool kf_compile_points_into_source (const char *log, const char *source_name);

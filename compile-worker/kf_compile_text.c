@@ -223,3 +223,138 @@ kf_compile_vectorised_loops (const char *report, const char *source_name)
     }
     return count;
 }
+
+//  ---------------------------------------------------------------------
+//  The vectoriser's report, summarised for the prompt of the kernel's
+//  children (issue 15, round 5: the model guessed what the compiler did).
+//  The report quotes the candidate's code (GIMPLE statements, names), so
+//  it is untrusted text: each line is cut, control characters and
+//  backquotes (which would close the prompt's code block) are replaced.
+
+#define S_VEC_LINES 64
+
+typedef struct {
+    long line;
+    int widths[4], n_widths;     /* vector bytes, distinct, in report order */
+    char reason[KF_COMPILE_VEC_REASON];
+} s_vec_loop_t;
+
+//  TEXT[0, LEN) into OUT (SIZE bytes), made safe: control characters
+//  and backquotes become spaces, runs of spaces one.
+static void
+s_clean (char *out, size_t size, const char *text, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < size; i++) {
+        unsigned char c = (unsigned char) text[i];
+        if (c < 0x20 || c == 0x7f || c == '`')
+            c = ' ';
+        if (c == ' ' && (n == 0 || out[n - 1] == ' '))
+            continue;
+        out[n++] = (char) c;
+    }
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = 0;
+}
+
+char *
+kf_compile_vec_summary (const char *report, const char *source_name, int *vectorised)
+{
+    *vectorised = 0;
+    if (!report)
+        return NULL;
+    s_vec_loop_t loops[S_VEC_LINES];
+    int n_loops = 0;
+    size_t n = strlen (source_name);
+    for (const char *line = report; *line;) {
+        const char *end = strchr (line, '\n');
+        size_t len = end ? (size_t) (end - line) : strlen (line);
+        const char *next = end ? end + 1 : line + len;
+        if (len <= n || strncmp (line, source_name, n) || line[n] != ':') {
+            line = next;
+            continue;
+        }
+        char *after;
+        long at = strtol (line + n + 1, &after, 10);
+        const char *opt = strstr (line, ": optimized: ");
+        const char *missed = strstr (line, ": missed: ");
+        if (opt && opt >= line + len)
+            opt = NULL;
+        if (missed && missed >= line + len)
+            missed = NULL;
+        if (at <= 0 || (!opt && !missed)) {
+            line = next;
+            continue;
+        }
+        int k = 0;
+        while (k < n_loops && loops[k].line != at)
+            k++;
+        if (k == n_loops && n_loops < S_VEC_LINES) {
+            memset (&loops[n_loops++], 0, sizeof loops[0]);
+            loops[k].line = at;
+        }
+        if (k < n_loops && opt) {
+            const char *using = strstr (opt, "using ");
+            int bytes = using && using < line + len ? atoi (using + 6) : 0;
+            bool seen = false;
+            for (int w = 0; w < loops[k].n_widths; w++)
+                seen |= loops[k].widths[w] == bytes;
+            if (!seen && loops[k].n_widths < 4 && strstr (opt, "loop vectorized"))
+                loops[k].widths[loops[k].n_widths++] = bytes;
+        }
+        else if (k < n_loops && missed && !loops[k].reason[0]) {
+            //  The first specific reason: "couldn't vectorize loop" says
+            //  only that it failed; the next lines say why.
+            const char *why = missed + 10;
+            size_t wl = (size_t) (line + len - why);
+            if (strncmp (why, "couldn't vectorize loop", 23))
+                s_clean (loops[k].reason, sizeof loops[k].reason, why, wl);
+        }
+        line = next;
+    }
+    //  Loops in source order; a loop vectorised in one copy counts as
+    //  vectorised (the others are copies the compiler made: an epilogue).
+    for (int i = 1; i < n_loops; i++)
+        for (int j = i; j > 0 && loops[j].line < loops[j - 1].line; j--) {
+            s_vec_loop_t t = loops[j];
+            loops[j] = loops[j - 1];
+            loops[j - 1] = t;
+        }
+    int yes = 0, no = 0;
+    for (int i = 0; i < n_loops; i++) {
+        yes += loops[i].n_widths > 0;
+        no += loops[i].n_widths == 0 && loops[i].reason[0];
+    }
+    *vectorised = yes;
+    if (!yes && !no)
+        return NULL;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    fprintf (f, "%s %d loop%s vectorised, %d not.\n", KF_COMPILE_VEC_MARK, yes,
+             yes == 1 ? "" : "s", no);
+    int shown = 0;
+    for (int i = 0; i < n_loops && shown < KF_COMPILE_VEC_SHOWN; i++) {
+        if (loops[i].n_widths) {
+            fprintf (f, "- line %ld: vectorised, %d-byte vectors", loops[i].line,
+                     loops[i].widths[0]);
+            for (int w = 1; w < loops[i].n_widths; w++)
+                fprintf (f, "%s%d-byte", w == 1 ? " (also a copy with " : ", ",
+                         loops[i].widths[w]);
+            fputs (loops[i].n_widths > 1 ? " vectors)\n" : "\n", f);
+        }
+        else if (loops[i].reason[0])
+            fprintf (f, "- line %ld: not vectorised: %s\n", loops[i].line, loops[i].reason);
+        else
+            continue;
+        shown++;
+    }
+    if (yes + no > shown)
+        fprintf (f, "- (%d more loop%s not listed)\n", yes + no - shown,
+                 yes + no - shown == 1 ? "" : "s");
+    fclose (f);
+    return text;
+}

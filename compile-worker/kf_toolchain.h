@@ -22,6 +22,9 @@ typedef struct {
     const char *const *libraries; /* vendor libraries the task allows
                                      (kf_task_library_known names), NULL-
                                      terminated, or NULL: none */
+    const char *opt_report;  /* file the build writes the vectoriser's
+                                report to (GCC's -fopt-info-vec-optimized-
+                                missed), same directory; NULL: none */
 } kf_toolchain_args_t;
 
 typedef struct {
@@ -44,14 +47,6 @@ typedef struct {
      * The compile worker classifies what it prints (the code the build
      * really compiled, #if branches chosen) for the archive coordinates. */
     int (*preprocess) (const char *program, const kf_toolchain_args_t *args,
-                       char **argv, size_t max, char *buf, size_t buf_size);
-    /* Optional (NULL: the compiler cannot say): as command, but the line
-     * that compiles ARGS->source to the object ARGS->output with the
-     * build's optimisation and target flags and writes the vectoriser's
-     * report of the loops it vectorised to vec.txt in the working folder
-     * (GCC's -fopt-info-vec-optimized). The host's memory coordinate
-     * then says what the compiler emitted, not what the text suggests. */
-    int (*vec_report) (const char *program, const kf_toolchain_args_t *args,
                        char **argv, size_t max, char *buf, size_t buf_size);
 } kf_toolchain_t;
 

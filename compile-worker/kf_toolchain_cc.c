@@ -21,12 +21,11 @@ s_find (void)
 }
 
 
-//  The build's line, the line that only preprocesses, or the one that
-//  compiles to an object with the vectoriser's report: the same language
+//  The build's line or the line that only preprocesses: the same language
 //  mode and target flags, so predefined macros (__AVX2__ from -mavx2,
-//  __STDC_VERSION__) pick the same branches and the vectoriser sees the
-//  same machine.
-enum { S_BUILD, S_PREPROCESS, S_VEC_REPORT };
+//  __STDC_VERSION__) pick the same branches. The build itself writes the
+//  vectoriser's report when asked (ARGS->opt_report): no second compile.
+enum { S_BUILD, S_PREPROCESS };
 
 static int
 s_line (int mode, const char *program, const kf_toolchain_args_t *args,
@@ -47,11 +46,9 @@ s_line (int mode, const char *program, const kf_toolchain_args_t *args,
         kf_argv_add (&a, "-shared");
         kf_argv_add (&a, "-fPIC");
     }
-    if (mode == S_VEC_REPORT) {
-        kf_argv_add (&a, "-fPIC");
-        kf_argv_add (&a, "-c");
-        kf_argv_add (&a, "-fopt-info-vec-optimized=vec.txt");
-    }
+    if (mode == S_BUILD && args->opt_report)
+        kf_argv_add (&a, kf_argv_fmt (&a, "-fopt-info-vec-optimized-missed=%s",
+                                      args->opt_report));
     kf_argv_add (&a, kf_argv_fmt (&a, "-I%s", args->include_dir));
     kf_argv_add_output (&a, args);
     if (mode == S_BUILD)
@@ -73,13 +70,6 @@ s_preprocess (const char *program, const kf_toolchain_args_t *args,
     return s_line (S_PREPROCESS, program, args, argv, max, buf, buf_size);
 }
 
-static int
-s_vec_report (const char *program, const kf_toolchain_args_t *args,
-              char **argv, size_t max, char *buf, size_t buf_size)
-{
-    return s_line (S_VEC_REPORT, program, args, argv, max, buf, buf_size);
-}
-
 const kf_toolchain_t kf_toolchain_cc = {
     .name = "cc",
     .language = "c",
@@ -89,5 +79,4 @@ const kf_toolchain_t kf_toolchain_cc = {
     .version_line = NULL,
     .command = s_command,
     .preprocess = s_preprocess,
-    .vec_report = s_vec_report,
 };

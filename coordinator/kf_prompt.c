@@ -369,12 +369,60 @@ s_same (json_t *a, json_t *b)
 }
 
 //  A kernel shown with its figures and code.
+//  The first line of the vectoriser's summary that the compile worker
+//  adds to a built kernel's log (KF_COMPILE_VEC_MARK of
+//  compile-worker/kf_compile.h; test_prompt_round5 holds the two equal).
+#define S_VEC_MARK "Compiler report (GCC's vectoriser, -fopt-info-vec, on this build):"
+#define S_VEC_MAX 1800
+
+//  K's log without the vectoriser's summary (caller frees).
+static char *
+s_log_head (json_t *k)
+{
+    const char *log = kf_jstr (k, "log");
+    const char *at = strstr (log, S_VEC_MARK);
+    size_t n = at ? (size_t) (at - log) : strlen (log);
+    while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' '))
+        n--;
+    return strndup (log, n);
+}
+
+//  "Compiler report for WHOM (...): 2 loops vectorised, 1 not." and its
+//  loop lines, from K's log (round 5: the model guessed what the compiler
+//  did with the parent). The report quotes the candidate's code: it is
+//  cut at S_VEC_MAX bytes on a whole line, control characters and
+//  backquotes replaced.
+static void
+s_compiler_report (FILE *f, json_t *k, const char *whom)
+{
+    const char *at = strstr (kf_jstr (k, "log"), S_VEC_MARK);
+    if (!at)
+        return;
+    const char *rest = at + strlen ("Compiler report");
+    size_t n = strlen (rest);
+    if (n > S_VEC_MAX) {
+        n = S_VEC_MAX;
+        while (n > 0 && rest[n - 1] != '\n')
+            n--;
+    }
+    fprintf (f, "Compiler report for %s", whom);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) rest[i];
+        fputc (c == '\n' ? '\n' : c < 0x20 || c == 0x7f || c == '`' ? ' ' : c, f);
+    }
+    if (n && rest[n - 1] != '\n')
+        fputc ('\n', f);
+    fputs ("(Line numbers are of its source as shown.)\n", f);
+}
+
 static void
 s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bool code)
 {
     s_runtime_line (f, k);
     s_swept_line (f, k);
     s_figures (f, in, k);
+    if (k == in->base)
+        s_compiler_report (f, k, "the parent");
     if (code && *kf_jstr (k, "source"))
         s_code_block (f, language, kf_jstr (k, "source"));
 }
@@ -422,11 +470,13 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         fprintf (f, "\n## Last kernel tried from it (candidate %lld)\n", (long long) s_id (in->last));
         s_runtime_line (f, in->last);
         s_figures (f, in, in->last);
-        const char *log = kf_jstr (in->last, "log");
-        if (*log) {
+        char *log = s_log_head (in->last);
+        if (log && *log) {
             fputs ("Log:\n", f);
             s_code_block (f, "text", log);
         }
+        free (log);
+        s_compiler_report (f, in->last, "it");
         if (s_same (in->last, base) || s_same (in->last, best))
             fputs ("(It is the kernel above.)\n", f);
         else if (*kf_jstr (in->last, "source"))
@@ -648,6 +698,8 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              " e.figures->'compute' AS compute,"
                              " e.figures->'candidate' AS timing_candidate,"
                              " e.figures->'reference' AS timing_reference,"
+                             " e.figures->'host_load' AS host_load,"
+                             " e.figures->'host_condition' AS host_condition,"
                              /* The sweep's whole table (tb): a swept
                               * candidate's full-protocol job re-times one
                               * config, its best_config, and holds no table. */

@@ -9,6 +9,7 @@
  */
 #include "kf_prompt_class.h"
 #include "kf_json.h"
+#include "kf_text.h"
 #include "kf_str.h"
 #include <ctype.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "kf_descriptor.h"
 
 static const char *const s_class_names[] = {
     "elementwise", "row reduction", "matrix product / convolution", "attention", "scan", "other"
@@ -343,30 +345,52 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  ---------------------------------------------------------------------
 //  Directions for sibling prompts
 
+//  Each idea says its effect, then its means (round 5: "intrinsics" told
+//  the model nothing of what to gain). Ideas that need another come as
+//  one idea with what they need (a micro-kernel is only worth it inside
+//  cache blocks over packed panels), or after it in the list: on the
+//  host the per-element cost comes before the ideas that pay only once
+//  it is low (threads and intrinsics gain little around a libm call).
 static const char *const s_ideas_host_ew[] = {
-    "a branch-free vectorisable approximation of the expensive function",
-    "splitting the tensor across cores with threads",
-    "explicit SIMD intrinsics guarded by the ISA macros",
-    "unrolling so that several vectors of loads are in flight each iteration",
-    "the simplest loop the compiler vectorises fully", NULL };
+    "cut the cost of each element's expensive function, by a branch-free approximation "
+    "within the tolerance that the compiler can vectorise",
+    "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA "
+    "macros) once the formula has no libm call left",
+    "use every core, by threads over contiguous ranges once each element is cheap",
+    "keep more loads in flight, by unrolling so several vectors are processed per "
+    "iteration",
+    "remove the per-element overhead, by the simplest loop the compiler vectorises fully", NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
-    "splitting the tensor across cores with threads",
-    "explicit SIMD intrinsics guarded by the ISA macros",
-    "non-temporal (streaming) stores for the output",
-    "the simplest loop the compiler vectorises fully",
-    "unrolling so that several vectors of loads are in flight each iteration", NULL };
+    "use every core's share of the memory bandwidth, by threads over contiguous ranges",
+    "skip the output's write-allocate read, by non-temporal (streaming) stores of whole "
+    "cache lines",
+    "process a full vector per instruction with no per-element overhead, by explicit SIMD "
+    "intrinsics guarded by the ISA macros",
+    "remove the per-element overhead, by the simplest loop the compiler vectorises fully",
+    "keep more loads in flight, by unrolling so several vectors are processed per "
+    "iteration", NULL };
 static const char *const s_ideas_host_rows[] = {
-    "a single fused pass per row", "several independent accumulators per row",
-    "rows split across cores with threads", "explicit SIMD intrinsics for the row loop",
-    "blocking several rows together so they share cache", NULL };
+    "read each row once, by a single fused pass (online maximum and sum, or Welford)",
+    "overlap the additions, by several independent accumulators per row",
+    "use every core, by rows split across threads in contiguous groups",
+    "process a full vector per instruction, by explicit SIMD intrinsics for the row loop",
+    "reuse cached data across rows, by blocking several rows together", NULL };
 static const char *const s_ideas_host_mm[] = {
-    "cache blocking of all three loops", "a register-blocked micro-kernel with FMA",
-    "packing blocks of an operand into the order the innermost loop reads them",
-    "output blocks split across cores with threads",
-    "fusing the epilogue (bias, activation) into the product loop", NULL };
+    "keep each operand's block in L1/L2 while it is reused, by cache blocking of all three "
+    "loops",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel inside cache blocks, over operand panels packed into the order it reads "
+    "them (blocking, packing and micro-kernel as one change)",
+    "make the innermost loop read contiguous memory, by packing blocks of the strided "
+    "operand inside the cache blocks",
+    "use every core, by output blocks split across threads",
+    "write the output once, by fusing the epilogue (bias, activation) into the product "
+    "loop", NULL };
 static const char *const s_ideas_host_other[] = {
-    "restructuring loops so the innermost one is contiguous", "threads over independent work",
-    "explicit SIMD intrinsics", "fusing passes so data is read once", NULL };
+    "make the innermost loop contiguous, by restructuring the loops",
+    "use every core, by threads over independent work",
+    "process a full vector per instruction, by explicit SIMD intrinsics",
+    "read the data once, by fusing passes", NULL };
 static const char *const s_ideas_gpu_ew[] = {
     "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
     "fast math intrinsics within the tolerance", "several elements per thread", NULL };
@@ -469,4 +493,66 @@ kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k)
         }
     }
     return text;
+}
+
+//  ---------------------------------------------------------------------
+//  What a kernel already does, for the ideas
+
+kf_idea_feature_t
+kf_prompt_idea_feature (const char *idea)
+{
+    static const struct { const char *word; kf_idea_feature_t f; } map[] = {
+        { "by threads", KF_IDEA_THREADS }, { "split across threads", KF_IDEA_THREADS },
+        { "by non-temporal", KF_IDEA_STREAM }, { "streaming loads", KF_IDEA_STREAM },
+        { "by explicit SIMD intrinsics", KF_IDEA_SIMD },
+        { "by unrolling", KF_IDEA_UNROLL },
+        { "by a branch-free approximation", KF_IDEA_APPROX },
+        { "micro-kernel", KF_IDEA_MICRO },
+        { "by cache blocking", KF_IDEA_BLOCK }, { "by blocking several rows", KF_IDEA_BLOCK },
+        { "by packing", KF_IDEA_PACK },
+        { "by a single fused pass", KF_IDEA_FUSED_ROW },
+        { "by several independent accumulators", KF_IDEA_ACCUMULATORS },
+    };
+    for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
+        if (strstr (idea, map[i].word))
+            return map[i].f;
+    return KF_IDEA_OTHER;
+}
+
+
+bool
+kf_prompt_source_does (const char *source, const char *language, kf_idea_feature_t f)
+{
+    if (!source || !*source)
+        return false;
+    kf_coords_t c = { 0, 0, 0 };
+    char *why = NULL;
+    //  The descriptors read the code with comments and strings blanked.
+    if (kf_descriptor_classify (source, strlen (source), language ? language : "c", &c,
+                                &why) != 0)
+        why = NULL;
+    const char *w = why ? why : "";
+    bool does = false;
+    switch (f) {
+    case KF_IDEA_THREADS: does = c.sync >= 1; break;
+    case KF_IDEA_SIMD: does = strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"); break;
+    case KF_IDEA_STREAM:
+        does = kf_text_matches (source, "\\b_mm(256|512)?_stream_(ps|pd|si(128|256|512))\\b|"
+                             "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b");
+        break;
+    case KF_IDEA_UNROLL:
+        does = kf_text_matches (source, "#[[:space:]]*pragma[[:space:]]+(GCC[[:space:]]+)?unroll")
+               || kf_text_matches (source, "\\b[[:alpha:]_]*acc[[:alpha:]_]*1\\b[^;]*=[^;]*;")
+               || strstr (w, "per-lane accumulator") || strstr (w, "register tile");
+        break;
+    case KF_IDEA_APPROX: does = c.algo >= 2; break;
+    case KF_IDEA_BLOCK: does = c.mem >= 2; break;
+    case KF_IDEA_MICRO: does = strstr (w, "register tile") != NULL; break;
+    case KF_IDEA_PACK: does = strstr (w, "packed") != NULL; break;
+    case KF_IDEA_FUSED_ROW: does = c.algo >= 1; break;
+    case KF_IDEA_ACCUMULATORS: does = strstr (w, "per-lane accumulator") != NULL; break;
+    default: break;
+    }
+    free (why);
+    return does;
 }

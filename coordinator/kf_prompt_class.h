@@ -67,4 +67,23 @@ bool kf_prompt_costly_math (json_t *spec);
  * when HINTS is NULL. */
 char *kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k);
 
+/* What an idea of the lists above changes, so a kernel that already does
+ * it is not handed it again (round 5 of issue 15). */
+typedef enum {
+    KF_IDEA_OTHER, KF_IDEA_THREADS, KF_IDEA_SIMD, KF_IDEA_STREAM, KF_IDEA_UNROLL,
+    KF_IDEA_APPROX, KF_IDEA_BLOCK, KF_IDEA_MICRO, KF_IDEA_PACK, KF_IDEA_FUSED_ROW,
+    KF_IDEA_ACCUMULATORS
+} kf_idea_feature_t;
+
+/* The feature IDEA (one of the lists' texts) is about; KF_IDEA_OTHER for
+ * one no code shows (the simplest loop, a fused epilogue). */
+kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
+
+/* Whether SOURCE (in LANGUAGE) already does F: threads, SIMD intrinsics,
+ * streaming stores, unrolling or several accumulators, approximate math,
+ * cache blocking, a register micro-kernel, packing, a fused row pass -
+ * read by the descriptors (analysis/kf_descriptor.h) and the text. False
+ * for KF_IDEA_OTHER. */
+bool kf_prompt_source_does (const char *source, const char *language, kf_idea_feature_t f);
+
 #endif

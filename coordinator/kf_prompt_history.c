@@ -3,6 +3,7 @@
  */
 #include "kf_prompt_history.h"
 #include "kf_lineage.h"
+#include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_str.h"
 #include <stdbool.h>
@@ -25,8 +26,11 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 " (c.finished_at IS NOT NULL) AS finished,"
                                 " left(c.verdict_detail, 600) AS detail,"
                                 " CASE WHEN c.status = 'compile_failed'"
-                                "  THEN left(c.log, 4000) END AS log, e.candidate_ns"
-                                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns"
+                                "  THEN left(c.log, 4000) END AS log, e.candidate_ns,"
+                                " e.host_load, e.host_condition"
+                                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns,"
+                                "  figures->'host_load' AS host_load,"
+                                "  figures->'host_condition' AS host_condition"
                                 "  FROM evaluations WHERE candidate_id = c.id"
                                 "  ORDER BY id DESC LIMIT 1) e ON true"
                                 " WHERE c.run_id = $1"
@@ -90,7 +94,7 @@ kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot)
 //  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen
 //  timing only" or "did not compile: error: ...".
 static const char *
-s_outcome (json_t *c, char *buf, size_t size)
+s_outcome (json_t *c, bool in_changed, char *buf, size_t size)
 {
     if (json_is_false (json_object_get (c, "finished"))) {
         snprintf (buf, size, "not judged yet (still being written, compiled or timed)");
@@ -108,11 +112,20 @@ s_outcome (json_t *c, char *buf, size_t size)
     const char *how = !strcmp (fid, "screen") ? ", screen timing only"
                     : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
                     : !strcmp (fid, "full") ? ", full protocol" : "";
+    int n;
     if (json_is_number (json_object_get (c, "speedup")))
-        snprintf (buf, size, "correct, %s%s%.2fx%s%s", t, *t ? " (" : "",
-                  kf_jnum (c, "speedup", 0), *t ? ")" : "", how);
+        n = snprintf (buf, size, "correct, %s%s%.2fx%s%s", t, *t ? " (" : "",
+                      kf_jnum (c, "speedup", 0), *t ? ")" : "", how);
     else
-        snprintf (buf, size, "correct%s%s%s", *t ? ", " : "", t, how);
+        n = snprintf (buf, size, "correct%s%s%s", *t ? ", " : "", t, how);
+    //  Round 5: an outcome timed beside other work says so
+    //  (kf_prompt_load_text), and so does one timed on a host whose
+    //  registered workers differ from the run's other timings.
+    char load[300];
+    bool loaded = kf_prompt_load_text (json_object_get (c, "host_load"),
+                                       json_object_get (c, "host_condition"), load, sizeof load);
+    if ((loaded || in_changed) && *load && n >= 0 && (size_t) n < size)
+        snprintf (buf + n, size - (size_t) n, "; %s", load);
     return buf;
 }
 
@@ -177,6 +190,27 @@ s_pending_here (const kf_prompt_in_t *in, json_t *c)
            && kf_jint (c, "generation") >= in->generation;
 }
 
+//  Whether the run's timings were taken under different host
+//  conditions: some with other workers registered on the exec host,
+//  some with none.
+static bool
+s_conditions_differ (json_t *history)
+{
+    bool shared = false, alone = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach (history, i, c) {
+        json_t *cond = json_object_get (c, "host_condition");
+        if (!json_is_object (cond))
+            continue;
+        double beside = kf_jnum (cond, "compile_workers_beside", 0)
+                        + kf_jnum (cond, "exec_workers_beside", 0);
+        shared |= beside >= 1;
+        alone |= beside < 1;
+    }
+    return shared && alone;
+}
+
 void
 kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
 {
@@ -197,7 +231,7 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
                    "know why it did and change that.\n", f);
         char origin[300], outcome[400];
         s_origin (in, c, origin, sizeof origin);
-        s_outcome (c, outcome, sizeof outcome);
+        s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,
                  outcome);
     }
@@ -222,9 +256,10 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         if (!idea || strcmp (idea, mine))
             continue;
         char outcome[400];
+        s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "%s candidate %lld (generation %lld): %s", listed++ ? ";" : " Tried before "
                  "in this run (newest first):", (long long) kf_jint (c, "id"),
-                 (long long) kf_jint (c, "generation"), s_outcome (c, outcome, sizeof outcome));
+                 (long long) kf_jint (c, "generation"), outcome);
     }
     if (listed)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "

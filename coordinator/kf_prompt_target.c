@@ -74,7 +74,7 @@ s_sharing (FILE *f, json_t *d, const char *key)
 //  all-core peak read as one core's, no thread start cost, no word on
 //  streaming stores). Each figure only when reported.
 static void
-s_host_measured (FILE *f, json_t *d)
+s_host_measured (FILE *f, json_t *d, double achieved)
 {
     double one = s_has (d, "peak_gflops_one_core") ? s_num (d, "peak_gflops_one_core") : 0;
     double all = s_has (d, "peak_gflops_all_threads") ? s_num (d, "peak_gflops_all_threads") : 0;
@@ -97,24 +97,46 @@ s_host_measured (FILE *f, json_t *d)
                          "so it counts the slowest thread and the host's other work)", all);
         }
         fputs (".\n", f);
+        //  Round 5: a one-thread GEMM reached 88.4 GFLOP/s against a
+        //  one-core peak of 72 measured under load. No peak is left
+        //  standing below what a kernel of this run reached.
+        double ceiling = fmax (all, s_has (d, "peak_gflops") ? s_num (d, "peak_gflops") : 0);
+        if (achieved > one && ceiling > 0 && achieved > ceiling)
+            fprintf (f, "  These peaks are lower bounds (measured at start, beside the host's "
+                     "other work): a kernel of this run reached %.1f GFLOP/s, above every one "
+                     "of them; take %.1f GFLOP/s as the ceiling.\n", achieved, achieved);
+        else if (achieved > one)
+            fprintf (f, "  A kernel of this run reached %.1f GFLOP/s, above the one-core "
+                     "figure: if it ran on one thread, the one-core figure is a lower bound "
+                     "(measured at start, beside the host's other work) and one core does at "
+                     "least %.1f GFLOP/s.\n", achieved, achieved);
     }
     if (s_has (d, "copy_one_core_gbs") && s_num (d, "copy_one_core_gbs") > 0) {
         char b[32];
         fputs ("  One core copying", f);
         if (s_has (d, "copy_one_core_bytes") && s_num (d, "copy_one_core_bytes") > 0)
             fprintf (f, " %s", kf_rates_bytes (s_num (d, "copy_one_core_bytes"), b, sizeof b));
-        fprintf (f, ": %.1f GB/s with memcpy", s_num (d, "copy_one_core_gbs"));
+        //  Round 5: bytes moved both ways, or an elementwise kernel's
+        //  position against the bound reads wrong.
+        if (s_has (d, "copy_one_core_traffic_gbs") && s_num (d, "copy_one_core_traffic_gbs") > 0)
+            fprintf (f, ": with ordinary stores %.1f GB/s counting the bytes read plus the "
+                     "bytes written (2 bytes per byte copied), which is %.1f GB/s of memory "
+                     "traffic once the write-allocate read of each destination line is counted "
+                     "(3 bytes per byte copied: an ordinary store reads its line first)",
+                     s_num (d, "copy_one_core_gbs"), s_num (d, "copy_one_core_traffic_gbs"));
+        else
+            fprintf (f, ": %.1f GB/s with memcpy (bytes read plus bytes written; the "
+                     "write-allocate read of each destination line not counted)",
+                     s_num (d, "copy_one_core_gbs"));
         if (s_has (d, "copy_stream_one_core_gbs") && s_num (d, "copy_stream_one_core_gbs") > 0)
-            fprintf (f, ", %.1f GB/s with streaming (non-temporal) stores, which skip the "
-                     "write-allocate read and leave the destination out of the caches",
-                     s_num (d, "copy_stream_one_core_gbs"));
-        fputs (" (bytes read plus bytes written).\n", f);
-        //  Warm buffers (the copy is measured right after the buffers are
-        //  written), while the timing flushes the caches before each call.
+            fprintf (f, "; with streaming (non-temporal) stores %.1f GB/s, read plus write and "
+                     "nothing else (they skip the write-allocate read and leave the destination "
+                     "out of the caches)", s_num (d, "copy_stream_one_core_gbs"));
+        fputs (". A kernel reading N bytes and writing M with ordinary stores moves N + 2M; "
+               "with streaming stores N + M.\n", f);
         fprintf (f, "  The copy figures are warm-cache rates: the buffers were written just "
-                 "before%s; a cold-cache figure is not measured, and the timing flushes the "
-                 "caches before each call, so a kernel's inputs come from memory and it may "
-                 "run below them.\n",
+                 "before%s; the timing flushes the caches before each call, so a kernel's "
+                 "inputs come from memory.\n",
                  s_has (d, "l3_bytes") && s_has (d, "copy_one_core_bytes")
                          && s_num (d, "copy_one_core_bytes") < s_num (d, "l3_bytes")
                      ? " and fit in the L3"
@@ -161,7 +183,7 @@ s_host_clock (FILE *f, json_t *d)
 }
 
 static void
-s_device (FILE *f, json_t *d, kf_target_kind_t kind)
+s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved)
 {
     char b[32];
     fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
@@ -221,8 +243,23 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind)
                      "read plus bytes written, ordinary stores).\n",
                      s_num (d, "copy_bandwidth_gbs"));
     }
+    //  Round 5: a cold-cache one-core rate was guessed; stated beside
+    //  the all-core figure.
+    if (kind == KF_TARGET_HOST && s_has (d, "read_cold_one_core_gbs")
+        && s_num (d, "read_cold_one_core_gbs") > 0) {
+        char b[32];
+        fprintf (f, "  Memory read by one core with cold caches: %.1f GB/s (one thread reading "
+                 "%s flushed from every cache level first, the best of three; bytes read)",
+                 s_num (d, "read_cold_one_core_gbs"),
+                 kf_rates_bytes (s_has (d, "read_cold_one_core_bytes")
+                                 ? s_num (d, "read_cold_one_core_bytes") : 0, b, sizeof b));
+        if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0)
+            fprintf (f, ", against %.0f GB/s for the copy on every core at once above",
+                     s_num (d, "copy_bandwidth_gbs"));
+        fputs (": the rate a one-thread kernel's inputs arrive at in the timing.\n", f);
+    }
     if (kind == KF_TARGET_HOST)
-        s_host_measured (f, d);
+        s_host_measured (f, d, hw_achieved);
     if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0
         && !(kind == KF_TARGET_HOST && s_has (d, "peak_gflops_one_core")))
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
@@ -261,22 +298,6 @@ s_host_sharing (FILE *f, json_t *hardware, kf_target_kind_t kind)
              kind == KF_TARGET_HOST ? ", and it takes cores from a kernel's threads" : "");
 }
 
-//  The run's screen-against-full disagreement so far (kf_prompt_hardware's
-//  screen_full_gap: the largest ratio, either way, between the screen
-//  and the full-protocol speedup of one candidate).
-static void
-s_screen_gap (FILE *f, json_t *hardware)
-{
-    double gap = s_has (hardware, "screen_full_gap") ? s_num (hardware, "screen_full_gap") : 0;
-    double n = s_has (hardware, "screen_full_count") ? s_num (hardware, "screen_full_count") : 0;
-    if (!(gap >= 1) || !(n >= 1))
-        return;
-    fprintf (f, "Screen against full timing in this run so far: the short screen figure and "
-             "the full-protocol figure of one kernel differed by up to %.1fx (the largest "
-             "ratio, either way, among the %.0f candidate%s timed both ways), so a screen "
-             "figure can be off by that much.\n", gap, n, n == 1 ? "" : "s");
-}
-
 void
 kf_prompt_target_section (FILE *f, const char *target, const char *language, json_t *hardware,
                           json_t *compiler)
@@ -292,7 +313,8 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         size_t i;
         json_t *d;
         json_array_foreach (devices, i, d)
-            s_device (f, d, kind);
+            s_device (f, d, kind, s_has (hardware, "achieved_gflops")
+                                  ? s_num (hardware, "achieved_gflops") : 0);
     }
     //  The build.
     const char *flags = kf_prompt_build_flags (language);
@@ -394,7 +416,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         fputs ("Timing: the L2 cache is flushed before each sample of back-to-back calls, "
                "timed by device events around a device-wide synchronisation.\n", f);
     s_host_sharing (f, hardware, kind);
-    s_screen_gap (f, hardware);
+    kf_prompt_run_noise (f, hardware);
 }
 
 static double
@@ -557,8 +579,20 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     }
     if (!(r.gbs > 0) && !(r.gflops > 0))
         return;
+    //  Round 5: a kernel above the measured peak shows the peak is a
+    //  lower bound; the share is taken of what the kernel reached.
+    double measured_peak = 0;
+    if (r.peak_gflops > 0 && r.gflops > r.peak_gflops) {
+        measured_peak = r.peak_gflops;
+        r.peak_gflops = r.gflops;
+    }
     fputs ("Position against the peaks:", f);
     kf_rates_write (f, &r);
+    if (measured_peak > 0)
+        fprintf (f, " The measured peak (%.1f GFLOP/s, taken at the worker's start beside the "
+                 "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "
+                 "the peak is at least that, and the share above is of %.1f.", measured_peak,
+                 r.gflops, r.gflops);
     if (derived > 0) {
         char count[48];
         if (derived >= 1e9)
@@ -572,33 +606,6 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                  "other work is not counted).", mnk[0], mnk[1], mnk[2], count);
     }
     fputs ("\n", f);
-}
-
-//  Half the p10-p90 width relative to the median, or -1 when not known.
-static double
-s_spread (json_t *t)
-{
-    double med = s_num (t, "median_ns");
-    if (!(med > 0) || !s_has (t, "p10_ns") || !s_has (t, "p90_ns"))
-        return -1;
-    return (s_num (t, "p90_ns") - s_num (t, "p10_ns")) / (2 * med);
-}
-
-void
-kf_prompt_noise_line (FILE *f, json_t *k)
-{
-    double c = s_spread (json_object_get (k, "timing_candidate"));
-    double r = s_spread (json_object_get (k, "timing_reference"));
-    if (c < 0 || r < 0)
-        return;
-    //  Independent spreads add in quadrature; the paired ratio of a
-    //  sample's two figures varies by about that much.
-    double s = sqrt (c * c + r * r);
-    fprintf (f, "Noise: the timing samples of this kernel spread by +/-%.1f%% and the "
-             "reference's by +/-%.1f%% (half the width between the 10th and 90th percentile "
-             "sample, over the median; the two added in quadrature give +/-%.1f%%), so "
-             "speedups within about +/-%.1f%% of each other are not a real difference.\n",
-             100 * c, 100 * r, 100 * s, 100 * s);
 }
 
 json_t *
@@ -661,6 +668,56 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
         json_object_set (out, "screen_full_count", json_object_get (gap, "n"));
     }
     json_decref (gap);
+    //  The run's measured noise, the host's load and condition over its
+    //  timings, and the fastest compute rate a kernel of it reached
+    //  (round 5; s_run_noise, s_host_measured).
+    json_t *rn = out ? kf_db_row (db,
+                                  "SELECT count(spread) AS n,"
+                                  " percentile_cont(0.5) WITHIN GROUP (ORDER BY spread)"
+                                  "  AS spread_median, max(spread) AS spread_max,"
+                                  " count(runnable) AS load_n, min(runnable) AS load_min,"
+                                  " max(runnable) AS load_max, max(cpus) AS cpus,"
+                                  " count(*) FILTER (WHERE beside > 0) AS shared_n,"
+                                  " count(*) FILTER (WHERE beside = 0) AS alone_n,"
+                                  " max(gflops) AS achieved_gflops,"
+                                  " min(cand_ns) AS fastest_ns"
+                                  " FROM (SELECT sqrt(power(((f->'candidate'->>'p90_ns')::float8"
+                                  "  - (f->'candidate'->>'p10_ns')::float8) / (2 * nullif("
+                                  "  (f->'candidate'->>'median_ns')::float8, 0)), 2)"
+                                  "  + power(((f->'reference'->>'p90_ns')::float8"
+                                  "  - (f->'reference'->>'p10_ns')::float8) / (2 * nullif("
+                                  "  (f->'reference'->>'median_ns')::float8, 0)), 2)) AS spread,"
+                                  "  (f->'host_load'->>'runnable_others')::float8 AS runnable,"
+                                  "  (f->'host_load'->>'cpus')::float8 AS cpus,"
+                                  "  (f->'host_condition'->>'compile_workers_beside')::float8"
+                                  "  + (f->'host_condition'->>'exec_workers_beside')::float8"
+                                  "  AS beside,"
+                                  "  (f->'compute'->>'candidate_gflops')::float8 AS gflops,"
+                                  "  e.candidate_ns AS cand_ns"
+                                  "  FROM (SELECT e.figures AS f, e.candidate_ns FROM evaluations e"
+                                  "   JOIN candidates c ON c.id = e.candidate_id"
+                                  "   WHERE c.run_id = $1::bigint AND e.correct) e) x",
+                                  1, (const char *[]) { run }, NULL)
+                     : NULL;
+    if (rn) {
+        kf_json_drop_nulls (rn);
+        double achieved = kf_jnum (rn, "achieved_gflops", 0);
+        //  A matrix product without an operation count: 2*M*N*K over the
+        //  fastest kernel's time, as its position line derives it.
+        json_t *task = kf_jnum (rn, "fastest_ns", 0) > 0
+                           ? kf_db_row (db, "SELECT t.spec FROM runs r JOIN tasks t"
+                                        " ON t.id = r.task_id WHERE r.id = $1::bigint", 1,
+                                        (const char *[]) { run }, NULL)
+                           : NULL;
+        double derived = task ? kf_prompt_matmul_flops (json_object_get (task, "spec"), NULL)
+                              : 0;
+        if (derived > 0)
+            achieved = fmax (achieved, derived / kf_jnum (rn, "fastest_ns", 0));
+        json_decref (task);
+        if (achieved > 0)
+            json_object_set_new (out, "achieved_gflops", json_real (achieved));
+        json_object_set_new (out, "run_noise", rn);
+    }
     //  What a host kernel is compiled for (the compile job's target.arch).
     if (out && !strcmp (params[0], "host")) {
         char *isa = kf_prompt_host_isa (db);

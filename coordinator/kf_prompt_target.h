@@ -14,6 +14,7 @@
 #include "kf_db.h"
 #include "kf_prompt_class.h"
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -58,6 +59,23 @@ double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
  * p10-p90 spreads of the candidate's and the reference's samples), when
  * they were recorded. */
 void kf_prompt_noise_line (FILE *f, json_t *k);
+
+/* Writes what the run measured of its own timing noise (HARDWARE's
+ * run_noise: the median and largest spread of its correct kernels'
+ * speedups, the host's load over its timings, shared or not), and how
+ * far screen and full figures of one kernel came apart, saying how many
+ * candidates each figure rests on (kf_prompt_noise.c). */
+void kf_prompt_run_noise (FILE *f, json_t *hardware);
+
+/* Into BUF, the host's load while a kernel was timed: LOAD its
+ * evaluation's "host_load" (exec-worker/kf_host_load.h) and COND its
+ * "host_condition" (the workers registered on the exec host then, stored
+ * by the coordinator), either NULL: "timed with 1.6 other runnable tasks
+ * on 2 CPUs (other processes took 45% of the CPUs' time while it was
+ * timed); the exec host shared with 1 compile and 0 other exec workers".
+ * "" when neither is known. Returns whether the host was busy (0.5 or
+ * more other runnable tasks, or 10% or more of the CPUs' time). */
+bool kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size);
 
 /* The SIMD extensions every host exec worker seen in the last ten
  * minutes reported (capabilities devices[0].isa; the most recently seen

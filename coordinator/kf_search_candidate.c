@@ -396,7 +396,20 @@ kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id,
                           "INSERT INTO evaluations (candidate_id, job_id, worker, verdict,"
                           " correct, speedup, candidate_ns, reference_ns, figures, fidelity)"
                           " SELECT $1::bigint, j.id, $3, $4, $5::boolean, $6::float8, $7::float8,"
-                          "  $8::float8, $9::jsonb, coalesce($10, j.fidelity)"
+                          /* The host's condition as the registry knew it
+                           * when the figures came (round 5: the Target
+                           * section's "shared" changed mid-run and no
+                           * outcome said which it was timed under). */
+                          "  $8::float8, $9::jsonb || coalesce((SELECT jsonb_build_object("
+                          "   'host_condition', jsonb_build_object('host', w.host,"
+                          "   'compile_workers_beside', (SELECT count(*) FROM workers o"
+                          "    WHERE o.role = 'compile' AND o.host = w.host"
+                          "    AND o.last_seen > now() - interval '10 minutes'),"
+                          "   'exec_workers_beside', (SELECT count(*) FROM workers o"
+                          "    WHERE o.role = 'execute' AND o.id <> w.id AND o.host = w.host"
+                          "    AND o.last_seen > now() - interval '10 minutes')))"
+                          "   FROM workers w WHERE w.id = $3 AND w.host <> ''), '{}'::jsonb),"
+                          "  coalesce($10, j.fidelity)"
                           " FROM jobs j WHERE j.id = $2"
                           " ON CONFLICT (job_id) DO NOTHING",
                           10, params);

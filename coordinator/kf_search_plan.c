@@ -23,6 +23,7 @@
 #include "kf_prompt_facts.h"
 #include "kf_prompt_target.h"
 #include "kf_retune.h"
+#include "kf_search_idea.h"
 #include "kf_str.h"
 #include "kf_tune.h"
 #include "kf_stop.h"
@@ -32,8 +33,7 @@
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-/* The model that writes a candidate: the first generation's own model when
- * the run names one, else a pick from the run's ensemble by the seed. */
+/* The first generation's own model when the run names one, else a pick by the seed. */
 static const char *
 s_model_for (json_t *config, int generation, int64_t seed)
 {
@@ -65,8 +65,7 @@ s_budget_spent (json_t *run, char *why, size_t size)
     return why;
 }
 
-/* "{1,2,3}" into three ints; false when it is not that. */
-static bool
+static bool   /* "{1,2,3}" into three ints; false when it is not that */
 s_coords (json_t *text, int out[3])
 {
     return json_is_string (text)
@@ -337,9 +336,8 @@ s_migrate (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
     return 0;
 }
 
-/* The kernel tried last from PARENT_ID: its most recently finished
- * child, as a prompt kernel object (caller's), or NULL when it has none
- * (or there is no parent: then nothing was tried from it). */
+/* The kernel tried last from PARENT_ID (its latest finished child), as a
+ * prompt kernel object (caller's), or NULL when there is none. */
 static json_t *
 s_last_kernel (kf_search_t *self, int64_t parent_id)
 {
@@ -440,10 +438,12 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                                                  : &snap->elites[sel.parent];
     if (chosen && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
         island = chosen->island >= 0 && chosen->island < st->island_count ? chosen->island : home;
-    const kf_elite_t *parent = chosen;
+    /* The idea of this slot from a kernel that lacks it (kf_search_idea.h). */
+    const kf_elite_t *parent = tuning ? chosen
+        : kf_search_idea_parent (self->db, run, st->population, generation, slot, snap->elites,
+                                 snap->n_elites, chosen);
     char *hints = NULL;
-    /* In the target's words (no shared memory or warps on the host),
-     * stored as the prompt carries them. */
+    /* In the target's words (no shared memory or warps on the host), as the prompt has them. */
     kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
     if (st->gradients && parent && snap->n_trans)
         hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,

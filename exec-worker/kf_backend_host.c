@@ -230,6 +230,9 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     json_t *protocol = kf_eval_protocol_json (tm);
     json_object_set_new (protocol, "fresh_input_samples", json_integer (ht->fresh_inputs));
     json_object_set_new (result, "protocol", protocol);
+    json_t *load = kf_host_load_json (&ht->load);   // kf_host_load.h
+    if (load)
+        json_object_set_new (result, "host_load", load);
     //  The roofline: bytes are the inputs read plus the outputs written
     //  once, a lower bound on any kernel's traffic.
     double bytes = 0;

@@ -30,16 +30,22 @@ int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *devic
 /* Measures this host's CPU, once per process (at the first call: make it
  * at start, with nothing else running; well under a second), and adds
  * the figures to DEVICE (kf_host_measure.c):
- * "peak_gflops_one_core", the f32 FMA rate of one thread alone in the
- * widest vector unit; "peak_gflops_all_threads", the same loop on one
+ * "peak_gflops_one_core", the f32 FMA rate of one thread alone, the
+ * best of 5 runs of each FMA loop this CPU has (12 and 16 independent
+ * chains, 512- and 256-bit), the highest; "peak_gflops_all_threads", the same loop on one
  * thread per logical CPU started together, all their flops over the time
  * to the last join; "thread_start_join_us", the median of 51
  * pthread_create + pthread_join of a thread that returns at once;
  * "copy_one_core_gbs" and "copy_stream_one_core_gbs", one thread copying
- * "copy_one_core_bytes" bytes with memcpy and with streaming
- * (non-temporal) stores, bytes read plus bytes written per second (the
- * read of each destination line that an ordinary store makes first is
- * not counted); "clock_mhz_measured", the clock a chain of dependent
+ * "copy_one_core_bytes" bytes with ordinary and with streaming
+ * (non-temporal) AVX2 stores, bytes read plus bytes written per second;
+ * "copy_one_core_traffic_gbs", the ordinary copy's whole traffic, the
+ * read of each destination line that an ordinary store makes first
+ * (write-allocate) counted too (1.5x copy_one_core_gbs; a streaming
+ * store makes no such read); "read_cold_one_core_gbs", one thread reading
+ * "read_cold_one_core_bytes" bytes flushed from every cache level first
+ * (clflush), the best of three; the copy and read figures need AVX2;
+ * "clock_mhz_measured", the clock a chain of dependent
  * integer adds (one per cycle) runs at, on x86. A figure that could not
  * be measured is left out.
  * Returns the number of keys added. */

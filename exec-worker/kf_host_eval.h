@@ -14,6 +14,7 @@
 
 #include "kf_eval_check.h"
 #include "kf_eval_protocol.h"
+#include "kf_host_load.h"
 #include "kf_kernel.h"
 #include "kf_runner.h"
 
@@ -127,6 +128,7 @@ int kf_host_compare (kf_host_eval_t *e, int v, void *const *ref, const char *whe
 typedef struct {
     kf_eval_timing_t p;      /* the protocol's figures (kf_eval_protocol.h) */
     int fresh_inputs;        /* samples on inputs no call had seen before */
+    kf_host_load_t load;     /* the host's load over the samples (kf_host_load.h) */
 } kf_host_timing_t;
 
 /* Times reference and candidate on the main case (E's variant 0 holds

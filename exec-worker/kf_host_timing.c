@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -135,6 +136,7 @@ typedef struct {
     unsigned char *flush;
     size_t flush_size;
     kf_perf_gate_t gate;
+    const char *proc_stat;
     void *expect[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
     const void *ref[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
 } s_timer_t;
@@ -198,6 +200,9 @@ s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *n
     if (st != KF_HOST_OK)
         return st;
     *ns = wall * 1e9;
+    //  Who else ran meanwhile: the runnable tasks beside the judge,
+    //  read between samples (kf_host_load.h).
+    kf_host_load_note (&h->t->load, h->proc_stat);
     for (int v = 0; v < calls; v++) {
         if ((st = kf_host_check_memory (e, v, h->expect[v], when)) != KF_HOST_OK)
             return st;
@@ -243,6 +248,18 @@ s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
     return st;
 }
 
+//  The CPU seconds the judge (all its threads) and the candidate's
+//  process have used so far.
+static double
+s_own_cpu_s (kf_host_eval_t *e)
+{
+    struct timespec c;
+    double own = clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &c) == 0
+                     ? (double) c.tv_sec + (double) c.tv_nsec * 1e-9
+                     : 0;
+    return own + (e->runner ? kf_runner_cpu_s (e->runner) : 0);
+}
+
 int
 kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
 {
@@ -282,7 +299,16 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
             .warm = &e->warm, .harness_st = KF_HOST_CRASHED, .detail = e->detail,
             .detail_size = sizeof e->detail
         };
+        //  The host's load over the whole timing (kf_host_load.h):
+        //  what every CPU did, less the judge's and the candidate's part.
+        h->proc_stat = "/proc/stat";
+        kf_host_load_t *l = &t->load;
+        double own0 = s_own_cpu_s (e), t0 = kf_eval_now ();
+        kf_host_load_snap (h->proc_stat, &l->before);
         st = kf_eval_time (&p, timing, &t->p);
+        kf_host_load_snap (h->proc_stat, &l->after);
+        l->wall_s = kf_eval_now () - t0;
+        l->own_cpu_s = s_own_cpu_s (e) - own0;
     }
     kf_perf_gate_close (&h->gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)

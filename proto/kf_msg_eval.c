@@ -98,6 +98,28 @@ s_roofline (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     return 0;
 }
 
+/* host_load (docs/evaluation.md): the host's load while it was timed. */
+static int
+s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
+{
+    bool bad = false;
+    json_t *o = kf_field_object (result, "host_load", &bad);
+    if (bad)
+        return kf_field_bad (why, size, "host_load", "must be an object");
+    r->has_load = o != NULL;
+    r->load_runnable = r->load_others_share = -1;
+    if (!o)
+        return 0;
+    int64_t cpus = 0;
+    KF_FIELD_TRY (kf_field_count (o, "cpus", "host_load.cpus", &cpus, why, size));
+    r->load_cpus = (double) cpus;
+    KF_FIELD_TRY (kf_field_num (o, "runnable_others", "host_load.runnable_others", 0, HUGE_VAL,
+                  -1, &r->load_runnable, why, size));
+    KF_FIELD_TRY (kf_field_num (o, "others_cpu_share", "host_load.others_cpu_share", 0, 1, -1,
+                  &r->load_others_share, why, size));
+    return 0;
+}
+
 /* A sweep's table: an array of objects, each with its params object. */
 static int
 s_sweep (json_t *result, kf_eval_result_t *r, char *why, size_t size)
@@ -130,10 +152,9 @@ s_sweep (json_t *result, kf_eval_result_t *r, char *why, size_t size)
 }
 
 static int
-s_decode (json_t *json, kf_eval_result_t *r, char *why, size_t size)
+s_decode (json_t *json, void *self, char *why, size_t size)
 {
-    if (!json_is_object (json))
-        return snprintf (why, size, "result: must be an object"), -1;
+    kf_eval_result_t *r = self;
     const char *verdict;
     if (kf_field_str (json, "verdict", "verdict", &verdict, why, size) <= 0)
         return *why ? -1 : kf_field_bad (why, size, "verdict", "missing");
@@ -158,22 +179,11 @@ s_decode (json_t *json, kf_eval_result_t *r, char *why, size_t size)
     KF_FIELD_TRY (s_roofline (json, r, why, size));
     KF_FIELD_TRY (kf_field_num (json, "wall_s", "wall_s", 0, HUGE_VAL, 0, &r->wall_s, why, size));
     KF_FIELD_TRY (s_sweep (json, r, why, size));
+    KF_FIELD_TRY (s_load (json, r, why, size));
     return 0;
 }
 
-int
-kf_eval_result_decode (json_t *json, kf_eval_result_t *self, char *why, size_t size)
-{
-    memset (self, 0, sizeof *self);
-    if (size)
-        why[0] = 0;
-    if (s_decode (json, self, why, size)) {
-        memset (self, 0, sizeof *self);
-        return -1;
-    }
-    self->json = json_incref (json);
-    return 0;
-}
+KF_FIELD_CODEC (kf_eval_result, kf_eval_result_t, s_decode, NULL)
 
 /* Sets OBJ[KEY] to the number X, or null when !HAS. */
 static void
@@ -251,6 +261,14 @@ kf_eval_result_encode (const kf_eval_result_t *self)
         json_object_set_new (out, "audit_reason", json_string (self->audit_reason));
     if (self->wall_s > 0)
         json_object_set_new (out, "wall_s", json_real (self->wall_s));
+    if (self->has_load) {
+        json_t *l = s_sub (out, "host_load");
+        json_object_set_new (l, "cpus", json_integer ((json_int_t) self->load_cpus));
+        if (self->load_runnable >= 0)
+            json_object_set_new (l, "runnable_others", json_real (self->load_runnable));
+        if (self->load_others_share >= 0)
+            json_object_set_new (l, "others_cpu_share", json_real (self->load_others_share));
+    }
     if (*self->fidelity)
         json_object_set_new (out, "fidelity", json_string (self->fidelity));
     if (self->configs)
@@ -258,20 +276,4 @@ kf_eval_result_encode (const kf_eval_result_t *self)
     if (self->best_config)
         json_object_set (out, "best_config", self->best_config);
     return out;
-}
-
-void
-kf_eval_result_free (kf_eval_result_t *self)
-{
-    if (!self)
-        return;
-    json_decref (self->json);
-    memset (self, 0, sizeof *self);
-}
-
-void
-kf_eval_result_release (void *self)
-{
-    kf_eval_result_free (self);
-    free (self);
 }

@@ -12,6 +12,7 @@
 #ifndef KF_MSG_EVAL_H
 #define KF_MSG_EVAL_H
 
+#include "kf_msg_field.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +48,8 @@ typedef struct {
     bool audit;                    /* the worker's roofline flag */
     const char *audit_reason;      /* "" when absent */
     double wall_s;                 /* 0 when absent */
+    bool has_load;                 /* host_load: the host's load over the timing */
+    double load_cpus, load_runnable, load_others_share;   /* runnable others, -1: absent */
     char fidelity[8];              /* "screen", "full", or "" (not a sweep's) */
     size_t n_configs;              /* a sweep's table, 0 otherwise */
     json_t *configs;               /* borrowed array, or NULL */
@@ -71,5 +74,8 @@ void kf_eval_result_free (kf_eval_result_t *self);
 /* For kf_msg_t's typed slot: frees SELF, a kf_eval_result_t from malloc,
  * with what it holds. */
 void kf_eval_result_release (void *self);
+
+/* The codec's frame (kf_msg_field.h), for tables of typed results. */
+extern const kf_field_codec_t kf_eval_result_codec;
 
 #endif

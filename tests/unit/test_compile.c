@@ -34,6 +34,19 @@ static const char *s_bad =
     "    return 0;\n"
     "}\n";
 
+//  A loop GCC vectorises (line 7) and one it cannot (line 8: expf).
+static const char *s_two_loops =
+    "#include \"kf_kernel.h\"\n"
+    "#include <math.h>\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx)\n"
+    "{\n"
+    "    (void) n_in; (void) n_out; (void) ctx; const float *restrict x = in[0].data; float *restrict y = out[0].data; int64_t n = kf_numel (&in[0]);\n"
+    "    for (int64_t i = 0; i < n; i++) y[i] = 2 * x[i];\n"
+    "    for (int64_t i = 0; i < n; i++) y[i] += expf (x[i]);\n"
+    "    return 0;\n"
+    "}\n";
+
 static void
 s_job (kf_job_t *job, const char *language, const char *source, bool with_hash)
 {
@@ -110,6 +123,44 @@ main (void)
         }
     }
     s_job_free (&job, &res);
+
+    //  Round 5 (issue 15): the build itself writes GCC's vectoriser
+    //  report, and its summary rides on the log: which loop vectorised at
+    //  what width, which did not and why.
+    s_job (&job, "c", s_two_loops, true);
+    kf_compile_handle (&cfg, &job, &res);
+    const char *vlog = json_string_value (json_object_get (res.result, "log"));
+    CHECK (res.ok && json_is_true (json_object_get (res.result, "compiled")) && vlog);
+    CHECK (vlog && strstr (vlog, KF_COMPILE_VEC_MARK " 1 loop vectorised, 1 not."));
+    CHECK (vlog && strstr (vlog, "- line 7: vectorised, ") && strstr (vlog, "-byte vectors"));
+    CHECK (vlog && strstr (vlog, "- line 8: not vectorised: "));
+    if (vlog && !strstr (vlog, "- line 8: not vectorised: "))
+        fprintf (stderr, "  log:\n%s\n", vlog);
+    s_job_free (&job, &res);
+
+    //  The summary is bounded and safe: cut reasons, no control characters
+    //  or backquotes from the quoted code, at most KF_COMPILE_VEC_SHOWN loops.
+    char report[16384] = "";
+    for (int l = 1; l <= 30; l++) {
+        size_t used = strlen (report);
+        snprintf (report + used, sizeof report - used,
+                  "kernel.c:%d:5: missed: couldn't vectorize loop\n"
+                  "kernel.c:%d:9: missed: statement clobbers memory: ```\x1b[31m%s\n"
+                  "header.h:%d:1: optimized: loop vectorized using 64 byte vectors\n", l, l,
+                  "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", l);
+    }
+    strcat (report, "kernel.c:40:3: optimized: loop vectorized using 32 byte vectors\n"
+                    "kernel.c:40:3: optimized: loop vectorized using 16 byte vectors\n");
+    int vec = -1;
+    char *sum = kf_compile_vec_summary (report, "kernel.c", &vec);
+    CHECK (sum && vec == 1);
+    CHECK (sum && strstr (sum, "1 loop vectorised, 30 not."));
+    CHECK (sum && !strchr (sum, '`') && !strchr (sum, '\x1b'));
+    CHECK (sum && strstr (sum, "(21 more loops not listed)"));
+    CHECK (sum && strlen (sum) < (KF_COMPILE_VEC_SHOWN + 2) * (KF_COMPILE_VEC_REASON + 60));
+    CHECK (sum && !strstr (sum, "header.h"));
+    free (sum);
+    CHECK (kf_compile_vec_summary ("", "kernel.c", &vec) == NULL && vec == 0);
 
     //  Syntax error: a verdict, with a log naming kernel.c line 5 first.
     s_job (&job, "c", s_bad, false);

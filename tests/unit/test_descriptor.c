@@ -365,7 +365,8 @@ s_test_misreadings (void)
         "c_row_sum_omp_atomic.c", "c_softmax_naive.c", "c_softmax_online_simd.c", "c_sigmoid.c",
         "c_softplus.c", "c_softmax_threepass.c", "c_row_sum_avx_shuffle.c", "c_dot_omp_reduction.c",
         "c_r4_mish_autovec.c", "c_r4_mish_threads.c", "c_r4_mish_avx512.c", "c_r4_gemm_blocked.c",
-        "c_r4_gemm_regtile.c", "c_r4_gemm_packed.c", "c_r4_gemm_dynamic.c", NULL };
+        "c_r4_gemm_regtile.c", "c_r4_gemm_packed.c", "c_r4_gemm_dynamic.c", "c_r5_gemm_cacheblock.c",
+        "c_r5_gemm_atomic_ptr.c", "c_r5_gemm_atomic_int.c", "c_r5_gemm_mutex_next.c", NULL };
     static const char *const gpu_words[] = { "warp", "shared", "coalesc", "block barrier",
                                              "sub-group", "global coordination", NULL };
     for (size_t i = 0; host[i]; i++) {
@@ -468,6 +469,41 @@ s_test_round4 (void)
     s_expect_host ("plain 64 step", "for (jb = 0; jb < n; jb += 64) g (jb);", 0, 0, 0, NULL, NULL);
 }
 
+//  Round 5 (issue 15): cache blocking by block sizes of any name, and a
+//  work counter claimed by threads however it is written (an __atomic
+//  builtin through a pointer, atomic_int with the _explicit calls, a
+//  `next` index under a mutex) is dynamic scheduling, not a lock.
+static void
+s_test_round5 (void)
+{
+    s_expect_fixture ("c_r5_gemm_cacheblock.c", 2, 0, 0, "loops over blocks of a constant size", NULL);
+    s_expect_fixture ("c_r5_gemm_atomic_ptr.c", 1, 0, 2, "dynamic work distribution", "atomics");
+    s_expect_fixture ("c_r5_gemm_atomic_int.c", 1, 0, 2, "dynamic work distribution", "atomics");
+    s_expect_fixture ("c_r5_gemm_mutex_next.c", 1, 0, 2, "dynamic work distribution", "lock across");
+    //  What stays: a chunked elementwise loop is no cache blocking, a
+    //  vector strip is none either; a lock around an accumulation, a dropped
+    //  fetch-add result and a counter beside a flag are synchronisation.
+    s_expect_host ("chunked elementwise", "void f (float *y, const float *x, long n)\n"
+                   "{ for (long i0 = 0; i0 < n; i0 += CHUNK) { long e = i0 + CHUNK < n ? i0 + CHUNK : n;\n"
+                   "  for (long i = i0; i < e; i++) y[i] = x[i] * 2; } }", 1, 0, 0, NULL, "blocks");
+    s_expect_host ("vector strip", "for (i = 0; i < n; i += 16) { for (k = 0; k < K; k++) for (l = 0; l < 16; l++) y[i + l] += x[k]; }",
+                   0, 0, 0, NULL, "blocks");
+    s_expect_host ("literal blocks", "for (j0 = 0; j0 < N; j0 += 48)\n for (i = 0; i < M; i++)\n"
+                   "  for (j = j0; j < j0 + 48 && j < N; j++) for (k = 0; k < K; k++) z[i * N + j] += x[i * K + k] * w[j * K + k];",
+                   2, 0, 0, "loops over blocks of a constant size", NULL);
+    s_expect_host ("lock around a sum", "void *w (void *a) { pthread_mutex_lock (&m); total += part;\n"
+                   "  out[0] = total; pthread_mutex_unlock (&m); return 0; }\n"
+                   "void g (void) { pthread_create (&t, 0, w, 0); }", 0, 0, 3, "lock across threads", "dynamic");
+    s_expect_host ("lock around a call", "void *w (void *a) { pthread_mutex_lock (&m); n++; push (q, v);\n"
+                   "  pthread_mutex_unlock (&m); return 0; }", 0, 0, 3, "lock across threads", "dynamic");
+    s_expect_host ("dropped fetch-add", "void w (void) { atomic_fetch_add (&done, 1); }", 0, 0, 3,
+                   "shared data", "dynamic");
+    s_expect_host ("counter and flag", "void w (void) { long b = __atomic_fetch_add (p->next, 1, 0);\n"
+                   "  if (__atomic_load_n (&stop, 0)) return; }", 0, 0, 3, "shared data", NULL);
+    s_expect_host ("counter tested and claimed", "void w (void) { while (atomic_load (&next) < n\n"
+                   "  && (b = atomic_fetch_add (&next, step)) < n) g (b); }", 0, 0, 2, "dynamic", NULL);
+}
+
 int
 main (void)
 {
@@ -483,5 +519,6 @@ main (void)
     s_test_corpus ();
     s_test_misreadings ();
     s_test_round4 ();
+    s_test_round5 ();
     return kf_test_done ("test_descriptor");
 }

@@ -230,7 +230,9 @@ s_measured (void)
 #if defined(__x86_64__)
     x86 = true;
 #endif
-    CHECK (n == (stream ? 6 : 5) + (x86 ? 1 : 0));
+    //  Round 5: the ordinary copy's traffic with its write-allocate read,
+    //  and a cold-cache one-core read, beside the rest.
+    CHECK (n == (stream ? 9 : 3) + (x86 ? 1 : 0));
     //  The clock a dependent add chain runs at (round 4: none was given):
     //  a real core's, 0.2 to 7 GHz; within 0.4x to 2.5x of what cpuinfo
     //  says where it says (base clock against turbo, a throttled VM). An
@@ -255,10 +257,18 @@ s_measured (void)
     //  A thread's start and join: microseconds, not nothing, not a
     //  scheduler's tick.
     CHECK (s_num (d, "thread_start_join_us") > 0.5 && s_num (d, "thread_start_join_us") < 5000);
-    CHECK (s_num (d, "copy_one_core_gbs") > 0.1 && s_num (d, "copy_one_core_gbs") < 2000);
-    if (stream)
+    if (stream) {
+        CHECK (s_num (d, "copy_one_core_gbs") > 0.1 && s_num (d, "copy_one_core_gbs") < 2000);
         CHECK (s_num (d, "copy_stream_one_core_gbs") > 0.1);
-    CHECK (json_integer_value (json_object_get (d, "copy_one_core_bytes")) == 32 << 20);
+        CHECK (json_integer_value (json_object_get (d, "copy_one_core_bytes")) == 32 << 20);
+        //  Bytes moved both ways: read + write + the write-allocate read.
+        double ratio = s_num (d, "copy_one_core_traffic_gbs") / s_num (d, "copy_one_core_gbs");
+        CHECK (ratio > 1.45 && ratio < 1.55);
+        //  The cold read: from memory, a buffer past any core's caches.
+        CHECK (s_num (d, "read_cold_one_core_gbs") > 0.1);
+        CHECK (s_num (d, "read_cold_one_core_gbs") < 2000);
+        CHECK (json_integer_value (json_object_get (d, "read_cold_one_core_bytes")) == 32 << 20);
+    }
     CHECK (kf_host_caps_measure (NULL) == 0);
     //  The one FMA loop: its unit and its count of flops.
     const char *isa = NULL;

@@ -24,7 +24,9 @@ static const char *s_full =
     " \"configs\": [{\"params\": {\"BLOCK\": 64}, \"frame\": 0},"
     "  {\"params\": {\"BLOCK\": 128}, \"frame\": 1}],"
     " \"best_config\": {\"BLOCK\": 128}, \"tuning\": {\"configs\": 2},"
-    " \"phases_s\": {\"load\": 0.1}}";
+    " \"phases_s\": {\"load\": 0.1},"
+    " \"host_load\": {\"cpus\": 2, \"runnable_others\": 1.6, \"runnable_others_max\": 3,"
+    "  \"others_cpu_share\": 0.45, \"others_cpu_s\": 0.9, \"wall_s\": 1.0}}";
 
 /* Decodes TEXT; returns the rc and leaves WHY. */
 static int
@@ -83,6 +85,10 @@ s_every_field (void)
     CHECK (r.wall_s == 1.25 && !strcmp (r.fidelity, "screen"));
     CHECK (r.n_configs == 2 && json_is_array (r.configs));
     CHECK (json_integer_value (json_object_get (r.best_config, "BLOCK")) == 128);
+    /* The host's load over the timing (round 5: outcomes timed beside a
+     * CI suite said nothing of it). */
+    CHECK (r.has_load && r.load_cpus == 2 && r.load_runnable == 1.6);
+    CHECK (r.load_others_share == 0.45);
     /* What the spec does not name stays in the JSON, for storage. */
     CHECK (json_is_object (json_object_get (r.json, "tuning")));
 
@@ -100,6 +106,7 @@ s_every_field (void)
     CHECK (back.audit && !strcmp (back.audit_reason, r.audit_reason));
     CHECK (back.wall_s == 1.25 && !strcmp (back.fidelity, "screen") && back.n_configs == 2);
     CHECK (json_equal (back.best_config, r.best_config));
+    CHECK (back.has_load && back.load_runnable == 1.6 && back.load_cpus == 2);
     CHECK (json_is_object (json_object_get (enc, "phases_s")));
     kf_eval_result_free (&back);
     json_decref (enc);
@@ -182,6 +189,10 @@ s_refusals (void)
     s_refused ("configs", "[{\"frame\": 0}]", "result.configs[0]: must be an object");
     s_refused ("configs", "[{\"params\": {}}, 3]", "result.configs[1]");
     s_refused ("best_config", "[64]", "result.best_config: must be an object");
+    s_refused ("host_load", "[1]", "result.host_load: must be an object");
+    s_refused ("host_load", "{\"runnable_others\": -1}", "result.host_load.runnable_others");
+    s_refused ("host_load", "{\"others_cpu_share\": 1.5}", "result.host_load.others_cpu_share");
+    s_refused ("host_load", "{\"cpus\": \"two\"}", "result.host_load.cpus");
     /* Optional fields may be null or absent. */
     json_t *j = json_loads (s_full, 0, NULL);
     json_object_set_new (j, "speedup", json_null ());
@@ -191,6 +202,10 @@ s_refusals (void)
     CHECK (kf_eval_result_decode (j, &r, why, sizeof why) == 0);
     CHECK (!r.has_speedup && r.speedup == 0 && !r.best_config && r.n_configs == 0);
     CHECK (!r.has_correctness);
+    json_object_del (j, "host_load");
+    kf_eval_result_free (&r);
+    CHECK (kf_eval_result_decode (j, &r, why, sizeof why) == 0);
+    CHECK (!r.has_load && r.load_runnable == -1);
     kf_eval_result_free (&r);
     json_decref (j);
 }

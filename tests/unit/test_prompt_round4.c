@@ -126,12 +126,14 @@ s_other_results (void)
     char *p = kf_prompt_build (&in);
     CHECK (s_has (p, "\n## Other results so far\nThe run's other candidates, newest first "
                      "(those not judged yet on top), that this prompt does not show above"));
-    CHECK (s_has (p, "- candidate 12 (generation 0, attempt 1: cache blocking of all three "
+    CHECK (s_has (p, "- candidate 12 (generation 0, attempt 1: keep each operand's block in "
+                     "L1/L2 while it is reused, by cache blocking of all three "
                      "loops; from candidate 1): not judged yet (still being written, compiled "
                      "or timed)\n"));
     CHECK (!s_has (p, "- candidate 13 ("));
-    CHECK (s_has (p, "- candidate 6 (generation 0, attempt 3: packing blocks of an operand into "
-                     "the order the innermost loop reads them; from candidate 1): correct, "
+    CHECK (s_has (p, "- candidate 6 (generation 0, attempt 3: make the innermost loop read "
+                     "contiguous memory, by packing blocks of the strided operand inside the "
+                     "cache blocks; from candidate 1): correct, "
                      "4.58 ms (3.28x), screen timing only\n"));
     CHECK (s_has (p, "- candidate 7 (generation 1, attempt 1: "));
     CHECK (s_has (p, "did not compile: k.c:3:5: error: expected ';' before '}'\n"));
@@ -170,8 +172,10 @@ s_idea_tried (void)
     CHECK (!strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 1)));
     CHECK (strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 2)));
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "This attempt's idea: a register-blocked micro-kernel with FMA. Tried "
-                     "before in this run (newest first): candidate 5 (generation 0): correct, "
+    CHECK (s_has (p, "This attempt's idea: use each loaded value several times from "
+                     "registers, by a register-blocked FMA micro-kernel inside cache blocks, over "
+                     "operand panels packed into the order it reads them (blocking, packing and "
+                     "micro-kernel as one change). Tried before in this run (newest first): candidate 5 (generation 0): correct, "
                      "2.45 ms (6.12x), full protocol. Learn from how that went"));
     //  The parent-already-does-it clause stays.
     CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says, "

@@ -83,7 +83,8 @@ main (void)
                      "end"));
     /* Warm buffers, said. */
     CHECK (s_has (p, "The copy figures are warm-cache rates: the buffers were written just "
-                     "before and fit in the L3; a cold-cache figure is not measured"));
+                     "before and fit in the L3; the timing flushes the caches before each "
+                     "call"));
     free (p);
     json_decref (hw);
     /* SMT siblings: one core, two threads. */
@@ -110,7 +111,7 @@ main (void)
     json_object_set_new (hw, "screen_full_count", json_integer (7));
     p = s_section (hw);
     CHECK (s_has (p, "Screen against full timing in this run so far: the short screen figure "
-                     "and the full-protocol figure of one kernel differed by up to 2.4x (the "
+                     "and the full-protocol figure of one kernel differed by up to 2.41x (the "
                      "largest ratio, either way, among the 7 candidates timed both ways)"));
     free (p);
     json_decref (hw);

@@ -1,0 +1,163 @@
+/*  kf_prompt_noise.c - how far a figure can be trusted: the run's
+ *  measured noise, the host's load while each kernel was timed, and the
+ *  screen figures against the full ones (kf_prompt_target.h).
+ *
+ *  Round 5 of the model in the loop: kernels of the same arithmetic
+ *  measured 1.80 and 2.7 ms while a CI suite ran beside the run, a
+ *  screen-against-full figure rested on one or two candidates, and the
+ *  host's condition changed mid-run without any outcome saying which it
+ *  was timed under.
+ */
+#include "kf_prompt_target.h"
+#include "kf_json.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool
+s_has (json_t *o, const char *key)
+{
+    return json_is_number (json_object_get (o, key));
+}
+
+static double
+s_num (json_t *o, const char *key)
+{
+    return json_number_value (json_object_get (o, key));
+}
+
+//  The run's screen-against-full disagreement so far (kf_prompt_hardware's
+//  screen_full_gap: the largest ratio, either way, between the screen
+//  and the full-protocol speedup of one candidate).
+static void
+s_screen_gap (FILE *f, json_t *hardware)
+{
+    double gap = s_has (hardware, "screen_full_gap") ? s_num (hardware, "screen_full_gap") : 0;
+    double n = s_has (hardware, "screen_full_count") ? s_num (hardware, "screen_full_count") : 0;
+    if (!(gap >= 1) || !(n >= 1))
+        return;
+    //  Round 5: "up to 1.1x" rested on one or two candidates and read as
+    //  a bound; a full protocol later found 9.72x screened at 6.42x.
+    if (n < 3) {
+        fprintf (f, "Screen against full timing in this run so far: %s timed both ways, "
+                 "whose short screen figure and full-protocol figure differed by %s%.2fx; "
+                 "%s bound%s nothing, and a screen figure may be off by more.\n",
+                 n == 1 ? "one candidate" : "two candidates", n == 1 ? "" : "up to ", gap,
+                 n == 1 ? "one pair" : "two pairs", n == 1 ? "s" : "");
+        return;
+    }
+    fprintf (f, "Screen against full timing in this run so far: the short screen figure and "
+             "the full-protocol figure of one kernel differed by up to %.2fx (the largest "
+             "ratio, either way, among the %.0f candidates timed both ways), so a screen "
+             "figure can be off by that much, or more.\n", gap, n);
+}
+
+bool
+kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
+{
+    buf[0] = 0;
+    double cpus = s_has (load, "cpus") ? s_num (load, "cpus") : 0;
+    double runnable = s_has (load, "runnable_others") ? s_num (load, "runnable_others") : -1;
+    double share = s_has (load, "others_cpu_share") ? s_num (load, "others_cpu_share") : -1;
+    size_t n = 0;
+    if (runnable >= 0 && cpus > 0)
+        n += (size_t) snprintf (buf, size, "timed with %.1f other runnable task%s on %.0f CPU%s",
+                                runnable, runnable == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
+    if (share >= 0 && n < size)
+        n += (size_t) snprintf (buf + n, size - n, "%sother processes took %.0f%% of the CPUs' "
+                                "time while it was timed", n ? " (" : "timed while ",
+                                100 * share);
+    if (n && runnable >= 0 && share >= 0 && n < size)
+        n += (size_t) snprintf (buf + n, size - n, ")");
+    if (json_is_object (cond) && n < size) {
+        double c = kf_jnum (cond, "compile_workers_beside", 0);
+        double e = kf_jnum (cond, "exec_workers_beside", 0);
+        if (c + e >= 1)
+            n += (size_t) snprintf (buf + n, size - n, "%sthe exec host shared with %.0f "
+                                    "compile and %.0f other exec worker%s", n ? "; " : "",
+                                    c, e, e == 1 ? "" : "s");
+        else
+            n += (size_t) snprintf (buf + n, size - n, "%sno other worker registered on the "
+                                    "exec host", n ? "; " : "");
+    }
+    return runnable >= 0.5 || share >= 0.1;
+}
+
+//  The run's own measured noise and the host's load over its timings
+//  (kf_prompt_hardware's run_noise; round 5: the noise wording rested on
+//  one or two candidates, and the host's state changed mid-run unsaid).
+static void
+s_run_noise (FILE *f, json_t *hardware)
+{
+    json_t *rn = json_object_get (hardware, "run_noise");
+    double n = kf_jnum (rn, "n", 0);
+    if (n >= 1 && s_has (rn, "spread_median"))
+        fprintf (f, "Timing noise measured in this run: over %.0f timed correct kernel%s, the "
+                 "speedup's own samples spread by a median of +/-%.1f%% and at most +/-%.1f%% "
+                 "(half the p10-p90 width of the kernel's and the reference's samples, in "
+                 "quadrature)%s.\n", n, n == 1 ? "" : "s", 100 * kf_jnum (rn, "spread_median", 0),
+                 100 * kf_jnum (rn, "spread_max", 0),
+                 n < 3 ? "; too few timings to say how far one kernel's figures vary from run "
+                         "to run, which can be more" : "");
+    double ln = kf_jnum (rn, "load_n", 0);
+    if (ln >= 1) {
+        double lo = kf_jnum (rn, "load_min", 0), hi = kf_jnum (rn, "load_max", 0);
+        fprintf (f, "Host load during this run's timings: %.1f to %.1f other runnable tasks "
+                 "on %.0f CPUs beside the timing (over %.0f timing%s).", lo, hi,
+                 kf_jnum (rn, "cpus", 1), ln, ln == 1 ? "" : "s");
+        if (hi - lo >= 0.5)
+            fputs (" Kernels timed under different load are not comparable by the ratio of "
+                   "their figures: a kernel timed beside more work reads slower than it is; "
+                   "each outcome below names the load it was timed under.", f);
+        fputs ("\n", f);
+    }
+    double shared = kf_jnum (rn, "shared_n", 0), alone = kf_jnum (rn, "alone_n", 0);
+    if (shared >= 1 && alone >= 1)
+        fprintf (f, "The exec host's condition changed during this run: %.0f timing%s ran "
+                 "with other workers registered on it and %.0f with none; each outcome below "
+                 "says which it had.\n", shared, shared == 1 ? "" : "s", alone);
+}
+
+void
+kf_prompt_run_noise (FILE *f, json_t *hardware)
+{
+    s_run_noise (f, hardware);
+    s_screen_gap (f, hardware);
+}
+
+//  Half the p10-p90 width relative to the median, or -1 when not known.
+static double
+s_spread (json_t *t)
+{
+    double med = s_num (t, "median_ns");
+    if (!(med > 0) || !s_has (t, "p10_ns") || !s_has (t, "p90_ns"))
+        return -1;
+    return (s_num (t, "p90_ns") - s_num (t, "p10_ns")) / (2 * med);
+}
+
+void
+kf_prompt_noise_line (FILE *f, json_t *k)
+{
+    double c = s_spread (json_object_get (k, "timing_candidate"));
+    double r = s_spread (json_object_get (k, "timing_reference"));
+    if (c < 0 || r < 0)
+        return;
+    //  Independent spreads add in quadrature; the paired ratio of a
+    //  sample's two figures varies by about that much.
+    double s = sqrt (c * c + r * r);
+    fprintf (f, "Noise: the timing samples of this kernel spread by +/-%.1f%% and the "
+             "reference's by +/-%.1f%% (half the width between the 10th and 90th percentile "
+             "sample, over the median; the two added in quadrature give +/-%.1f%%), so "
+             "speedups within about +/-%.1f%% of each other are not a real difference.\n",
+             100 * c, 100 * r, 100 * s, 100 * s);
+    //  Round 5: the host's load and condition while it was timed.
+    char load[400];
+    json_t *l = json_object_get (k, "host_load"), *cond = json_object_get (k, "host_condition");
+    bool loaded = kf_prompt_load_text (l, cond, load, sizeof load);
+    if (*load)
+        fprintf (f, "This kernel was %s%s.\n", load,
+                 loaded ? ": its figures read slower than on a quiet host, and its ratio to a "
+                          "kernel timed under other load is not a like-for-like comparison"
+                        : "");
+}
+

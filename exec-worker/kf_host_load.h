@@ -1,0 +1,56 @@
+/*  kf_host_load.h - how busy the host was while the host judge timed a
+ *  candidate (round 5 of the model in the loop: "noise drowns the
+ *  differences the search ranks"; the same arithmetic measured 1.80 and
+ *  2.7 ms while a CI suite ran beside the run, and no outcome said so).
+ *
+ *  The judge reads /proc/stat before and after its timed samples, and
+ *  its procs_running line after each candidate batch: the tasks that
+ *  were runnable beside the judge, and the CPU time every other process
+ *  took over the sampling (the CPUs' busy time less the judge's and the
+ *  candidate's own). The result carries both as "host_load"
+ *  (docs/evaluation.md, "Result"), the coordinator stores it with the
+ *  evaluation, and the prompt names it per outcome.
+ */
+#ifndef KF_HOST_LOAD_H
+#define KF_HOST_LOAD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* One reading of a /proc/stat file. */
+typedef struct {
+    bool ok;                 /* the "cpu" line was read */
+    double busy_s, total_s;  /* all CPUs together, seconds (ticks / USER_HZ) */
+    int running;             /* procs_running, the reader included; -1: absent */
+    int cpus;                /* the cpuN lines */
+} kf_host_load_snap_t;
+
+/* The load over one timing: snapshots before and after, the runnable
+ * others seen after each sample, the CPU the judge and the candidate
+ * used meanwhile. */
+typedef struct {
+    kf_host_load_snap_t before, after;
+    double runnable_sum;     /* procs_running - 1 summed over the readings */
+    int runnable_max, readings;
+    double own_cpu_s;        /* the judge's and the candidate's CPU over the sampling */
+    double wall_s;
+} kf_host_load_t;
+
+/* Reads PATH (a /proc/stat file) into *S; S->ok false when its "cpu"
+ * line cannot be read. */
+void kf_host_load_snap (const char *path, kf_host_load_snap_t *s);
+
+/* Adds one reading of PATH's procs_running to L (the judge itself, one
+ * task, not counted); nothing when the file has no such line. */
+void kf_host_load_note (kf_host_load_t *l, const char *path);
+
+/* The result's "host_load" object from L, or NULL when the before and
+ * after snapshots were not both read:
+ * {"cpus": N, "runnable_others": mean, "runnable_others_max": max,
+ *  "readings": n, "others_cpu_s": s, "others_cpu_share": s / (wall * cpus),
+ *  "wall_s": wall}. others_cpu_s is the CPUs' busy time over the
+ * sampling less OWN_CPU_S, never below 0; runnable_others only with
+ * readings. Caller owns it. */
+json_t *kf_host_load_json (const kf_host_load_t *l);
+
+#endif
