@@ -6,6 +6,7 @@
 #define KF_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* OBJ[KEY] as a string, or "" when it is absent or not a string. */
@@ -30,6 +31,13 @@ kf_jnum (json_t *obj, const char *key, double dflt)
 {
     json_t *v = json_object_get (obj, key);
     return json_is_number (v) ? json_number_value (v) : dflt;
+}
+
+/* Whether OBJ's member KEY is a number. */
+static inline bool
+kf_jhas_num (json_t *obj, const char *key)
+{
+    return json_is_number (json_object_get (obj, key));
 }
 
 /* Removes the null members of OBJ, or of each object in the array OBJ

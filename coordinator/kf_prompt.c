@@ -107,17 +107,7 @@ static const char *s_example_cuda =
 //  ---------------------------------------------------------------------
 //  Formatting helpers
 
-static bool
-s_has_number (json_t *obj, const char *key)
-{
-    return json_is_number (json_object_get (obj, key));
-}
 
-static double
-s_num (json_t *obj, const char *key)
-{
-    return json_number_value (json_object_get (obj, key));
-}
 
 const char *
 kf_prompt_time_text (double ns, char *buf, size_t size)
@@ -140,15 +130,17 @@ s_runtime_line (FILE *f, json_t *k)
 {
     char a[32], b[32];
     const char *status = kf_jstr (k, "status");
-    if (s_has_number (k, "candidate_ns")) {
-        fprintf (f, "Runtime: %s", kf_prompt_time_text (s_num (k, "candidate_ns"), a, sizeof a));
-        if (s_has_number (k, "reference_ns"))
-            fprintf (f, " (reference %s", kf_prompt_time_text (s_num (k, "reference_ns"), b, sizeof b));
-        if (s_has_number (k, "speedup"))
-            fprintf (f, "%s%.3fx the reference's speed", s_has_number (k, "reference_ns")
+    if (kf_jhas_num (k, "candidate_ns")) {
+        fprintf (f, "Runtime: %s",
+                 kf_prompt_time_text (kf_jnum (k, "candidate_ns", 0), a, sizeof a));
+        if (kf_jhas_num (k, "reference_ns"))
+            fprintf (f, " (reference %s",
+                     kf_prompt_time_text (kf_jnum (k, "reference_ns", 0), b, sizeof b));
+        if (kf_jhas_num (k, "speedup"))
+            fprintf (f, "%s%.3fx the reference's speed", kf_jhas_num (k, "reference_ns")
                                                                 ? "; " : " (",
-                     s_num (k, "speedup"));
-        if (s_has_number (k, "reference_ns") || s_has_number (k, "speedup"))
+                     kf_jnum (k, "speedup", 0));
+        if (kf_jhas_num (k, "reference_ns") || kf_jhas_num (k, "speedup"))
             fputs (")", f);
         //  Which protocol and machine the figure is from: a screen and a
         //  full timing, or two workers, are not the same measurement.
@@ -162,8 +154,8 @@ s_runtime_line (FILE *f, json_t *k)
                      worker);
         fputs ("\n", f);
     }
-    else if (s_has_number (k, "speedup"))
-        fprintf (f, "Speedup: %.3fx the reference\n", s_num (k, "speedup"));
+    else if (kf_jhas_num (k, "speedup"))
+        fprintf (f, "Speedup: %.3fx the reference\n", kf_jnum (k, "speedup", 0));
     else if (*status)
         fprintf (f, "Runtime: not measured (%s)\n", status);
 }
@@ -218,7 +210,7 @@ s_per_element (FILE *f, json_t *spec, json_t *k)
 {
     long long mnk[3];
     json_t *compute = json_object_get (k, "compute");
-    if (!s_has_number (k, "candidate_ns") || !(s_num (k, "candidate_ns") > 0)
+    if (!kf_jhas_num (k, "candidate_ns") || !(kf_jnum (k, "candidate_ns", 0) > 0)
         || kf_jnum (compute, "flops", 0) > 0 || kf_prompt_matmul_flops (spec, mnk) > 0)
         return;
     double elements = 0;
@@ -233,9 +225,9 @@ s_per_element (FILE *f, json_t *spec, json_t *k)
     if (!(elements > 0))
         return;
     fprintf (f, "Per output element: %.3g ns (%.0f output elements at the main shape)",
-             s_num (k, "candidate_ns") / elements, elements);
-    if (s_has_number (k, "reference_ns") && s_num (k, "reference_ns") > 0)
-        fprintf (f, "; the reference %.3g ns", s_num (k, "reference_ns") / elements);
+             kf_jnum (k, "candidate_ns", 0) / elements, elements);
+    if (kf_jhas_num (k, "reference_ns") && kf_jnum (k, "reference_ns", 0) > 0)
+        fprintf (f, "; the reference %.3g ns", kf_jnum (k, "reference_ns", 0) / elements);
     fputs (".\n", f);
 }
 
@@ -254,9 +246,9 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
         fputs (strcmp (kf_jstr (k, "status"), "correct")
                    ? "Correctness figures (worst over the input sets):"
                    : "Accuracy (worst over the input sets; the limits are above):", f);
-        if (s_has_number (c, "match_fraction"))
+        if (kf_jhas_num (c, "match_fraction"))
             fprintf (f, " %.4f%% of elements within tolerance;",
-                     100.0 * s_num (c, "match_fraction"));
+                     100.0 * kf_jnum (c, "match_fraction", 0));
         //  A correct kernel's worst error of one kind may exceed that
         //  kind's limit: the element passed on the other limit (the
         //  evaluator's rule, kf_eval_elem.h: rel < rtol or abs <= atol).
@@ -264,18 +256,18 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
         bool correct = !strcmp (kf_jstr (k, "status"), "correct"), either = false;
         double rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
         double atol = s_loosest_atol (in->spec);
-        if (s_has_number (c, "max_abs_err")) {
-            fprintf (f, " max abs error %.3g", s_num (c, "max_abs_err"));
-            if (correct && s_num (c, "max_abs_err") > atol) {
+        if (kf_jhas_num (c, "max_abs_err")) {
+            fprintf (f, " max abs error %.3g", kf_jnum (c, "max_abs_err", 0));
+            if (correct && kf_jnum (c, "max_abs_err", 0) > atol) {
                 fprintf (f, " (above the absolute limit %g only where the relative error is "
                          "below %g: those elements pass on the relative limit)", atol, rtol);
                 either = true;
             }
             fputs (";", f);
         }
-        if (s_has_number (c, "max_rel_err")) {
-            fprintf (f, " max rel error %.3g", s_num (c, "max_rel_err"));
-            if (correct && s_num (c, "max_rel_err") >= rtol) {
+        if (kf_jhas_num (c, "max_rel_err")) {
+            fprintf (f, " max rel error %.3g", kf_jnum (c, "max_rel_err", 0));
+            if (correct && kf_jnum (c, "max_rel_err", 0) >= rtol) {
                 fprintf (f, " (above the relative limit %g only where the reference is near "
                          "zero: those elements pass on the absolute limit)", rtol);
                 either = true;
@@ -285,11 +277,11 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
         if (either)
             fprintf (f, " an element passes when |got - want| / |want| < %g or |got - want| <= "
                      "%g, either one sufficing;", rtol, atol);
-        if (s_has_number (c, "cosine"))
-            fprintf (f, " cosine similarity %.6f;", s_num (c, "cosine"));
-        if (s_has_number (c, "nonfinite_mismatch") && s_num (c, "nonfinite_mismatch") > 0)
+        if (kf_jhas_num (c, "cosine"))
+            fprintf (f, " cosine similarity %.6f;", kf_jnum (c, "cosine", 0));
+        if (kf_jhas_num (c, "nonfinite_mismatch") && kf_jnum (c, "nonfinite_mismatch", 0) > 0)
             fprintf (f, " %.0f NaN/Inf where the reference has none;",
-                     s_num (c, "nonfinite_mismatch"));
+                     kf_jnum (c, "nonfinite_mismatch", 0));
         fputs ("\n", f);
     }
     kf_prompt_position_line (f, k, in->spec, in->hardware,
@@ -510,7 +502,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "target: %.3fx there, against that run's own timing of the reference, "
                      "so not a figure of this run; not this run's best, shown for its "
                      "ideas only.\n", (long long) from_run, (long long) s_id (k),
-                     s_num (k, "from_run_speedup"));
+                     kf_jnum (k, "from_run_speedup", 0));
         s_runtime_line (f, k);
         s_swept_line (f, k);
         s_code_block (f, language, kf_jstr (k, "source"));

@@ -14,17 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool
-s_has (json_t *o, const char *key)
-{
-    return json_is_number (json_object_get (o, key));
-}
 
-static double
-s_num (json_t *o, const char *key)
-{
-    return json_number_value (json_object_get (o, key));
-}
 
 //  The run's screen-against-full disagreement so far (kf_prompt_hardware's
 //  screen_full_gap: the largest ratio, either way, between the screen
@@ -32,8 +22,8 @@ s_num (json_t *o, const char *key)
 static void
 s_screen_gap (FILE *f, json_t *hardware)
 {
-    double gap = s_has (hardware, "screen_full_gap") ? s_num (hardware, "screen_full_gap") : 0;
-    double n = s_has (hardware, "screen_full_count") ? s_num (hardware, "screen_full_count") : 0;
+    double gap = kf_jnum (hardware, "screen_full_gap", 0);
+    double n = kf_jnum (hardware, "screen_full_count", 0);
     if (!(gap >= 1) || !(n >= 1))
         return;
     //  Round 5: "up to 1.1x" rested on one or two candidates and read as
@@ -56,9 +46,9 @@ bool
 kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
 {
     buf[0] = 0;
-    double cpus = s_has (load, "cpus") ? s_num (load, "cpus") : 0;
-    double runnable = s_has (load, "runnable_others") ? s_num (load, "runnable_others") : -1;
-    double share = s_has (load, "others_cpu_share") ? s_num (load, "others_cpu_share") : -1;
+    double cpus = kf_jnum (load, "cpus", 0);
+    double runnable = kf_jnum (load, "runnable_others", -1);
+    double share = kf_jnum (load, "others_cpu_share", -1);
     size_t n = 0;
     if (runnable >= 0 && cpus > 0)
         n += (size_t) snprintf (buf, size, "timed with %.1f other runnable task%s on %.0f CPU%s",
@@ -91,7 +81,7 @@ s_run_noise (FILE *f, json_t *hardware)
 {
     json_t *rn = json_object_get (hardware, "run_noise");
     double n = kf_jnum (rn, "n", 0);
-    if (n >= 1 && s_has (rn, "spread_median"))
+    if (n >= 1 && kf_jhas_num (rn, "spread_median"))
         fprintf (f, "Timing noise measured in this run: over %.0f timed correct kernel%s, the "
                  "speedup's own samples spread by a median of +/-%.1f%% and at most +/-%.1f%% "
                  "(half the p10-p90 width of the kernel's and the reference's samples, in "
@@ -129,10 +119,10 @@ kf_prompt_run_noise (FILE *f, json_t *hardware)
 static double
 s_spread (json_t *t)
 {
-    double med = s_num (t, "median_ns");
-    if (!(med > 0) || !s_has (t, "p10_ns") || !s_has (t, "p90_ns"))
+    double med = kf_jnum (t, "median_ns", 0);
+    if (!(med > 0) || !kf_jhas_num (t, "p10_ns") || !kf_jhas_num (t, "p90_ns"))
         return -1;
-    return (s_num (t, "p90_ns") - s_num (t, "p10_ns")) / (2 * med);
+    return (kf_jnum (t, "p90_ns", 0) - kf_jnum (t, "p10_ns", 0)) / (2 * med);
 }
 
 void

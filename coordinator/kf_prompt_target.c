@@ -32,18 +32,6 @@ kf_prompt_build_flags (const char *language)
     return NULL;
 }
 
-static bool
-s_has (json_t *o, const char *key)
-{
-    return json_is_number (json_object_get (o, key));
-}
-
-static double
-s_num (json_t *o, const char *key)
-{
-    return json_number_value (json_object_get (o, key));
-}
-
 //  The first line of a toolchain's version text.
 static void
 s_version (FILE *f, const char *text)
@@ -56,9 +44,9 @@ s_version (FILE *f, const char *text)
 static void
 s_sharing (FILE *f, json_t *d, const char *key)
 {
-    if (!s_has (d, key) || !(s_num (d, key) >= 1))
+    if (!(kf_jnum (d, key, 0) >= 1))
         return;
-    double n = s_num (d, key), cores = s_has (d, "cores") ? s_num (d, "cores") : 0;
+    double n = kf_jnum (d, key, 0), cores = kf_jnum (d, "cores", 0);
     if (n == 1)
         fputs (" per core", f);
     else if (cores == 2 && n >= cores)
@@ -76,9 +64,9 @@ s_sharing (FILE *f, json_t *d, const char *key)
 static void
 s_host_measured (FILE *f, json_t *d, double achieved)
 {
-    double one = s_has (d, "peak_gflops_one_core") ? s_num (d, "peak_gflops_one_core") : 0;
-    double all = s_has (d, "peak_gflops_all_threads") ? s_num (d, "peak_gflops_all_threads") : 0;
-    double cores = s_has (d, "cores") ? s_num (d, "cores") : 0;
+    double one = kf_jnum (d, "peak_gflops_one_core", 0);
+    double all = kf_jnum (d, "peak_gflops_all_threads", 0);
+    double cores = kf_jnum (d, "cores", 0);
     if (one > 0) {
         fprintf (f, "  Compute peak in f32 FMA (%s instructions), measured by the exec worker "
                  "at start: %.0f GFLOP/s on one core alone", *kf_jstr (d, "peak_source")
@@ -86,9 +74,9 @@ s_host_measured (FILE *f, json_t *d, double achieved)
         if (all > 0 && cores > 1)
             fprintf (f, ", %.0f GFLOP/s with one thread on each of the %.0f logical CPUs at "
                      "once (%.1fx one core's)", all, cores, all / one);
-        if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0) {
+        if (kf_jnum (d, "peak_gflops", 0) > 0) {
             fprintf (f, "; the shares of the compute peak below are of %.0f GFLOP/s, each "
-                     "core's best run summed", s_num (d, "peak_gflops"));
+                     "core's best run summed", kf_jnum (d, "peak_gflops", 0));
             //  Round 4: 110 for the shares beside 92 for all threads at
             //  once read as two ceilings; one sentence says how they differ.
             if (all > 0 && cores > 1)
@@ -100,7 +88,7 @@ s_host_measured (FILE *f, json_t *d, double achieved)
         //  Round 5: a one-thread GEMM reached 88.4 GFLOP/s against a
         //  one-core peak of 72 measured under load. No peak is left
         //  standing below what a kernel of this run reached.
-        double ceiling = fmax (all, s_has (d, "peak_gflops") ? s_num (d, "peak_gflops") : 0);
+        double ceiling = fmax (all, kf_jnum (d, "peak_gflops", 0));
         if (achieved > one && ceiling > 0 && achieved > ceiling)
             fprintf (f, "  These peaks are lower bounds (measured at start, beside the host's "
                      "other work): a kernel of this run reached %.1f GFLOP/s, above every one "
@@ -111,42 +99,43 @@ s_host_measured (FILE *f, json_t *d, double achieved)
                      "(measured at start, beside the host's other work) and one core does at "
                      "least %.1f GFLOP/s.\n", achieved, achieved);
     }
-    if (s_has (d, "copy_one_core_gbs") && s_num (d, "copy_one_core_gbs") > 0) {
+    if (kf_jhas_num (d, "copy_one_core_gbs") && kf_jnum (d, "copy_one_core_gbs", 0) > 0) {
         char b[32];
         fputs ("  One core copying", f);
-        if (s_has (d, "copy_one_core_bytes") && s_num (d, "copy_one_core_bytes") > 0)
-            fprintf (f, " %s", kf_rates_bytes (s_num (d, "copy_one_core_bytes"), b, sizeof b));
+        if (kf_jhas_num (d, "copy_one_core_bytes") && kf_jnum (d, "copy_one_core_bytes", 0) > 0)
+            fprintf (f, " %s", kf_rates_bytes (kf_jnum (d, "copy_one_core_bytes", 0), b, sizeof b));
         //  Round 5: bytes moved both ways, or an elementwise kernel's
         //  position against the bound reads wrong.
-        if (s_has (d, "copy_one_core_traffic_gbs") && s_num (d, "copy_one_core_traffic_gbs") > 0)
+        if (kf_jnum (d, "copy_one_core_traffic_gbs", 0) > 0)
             fprintf (f, ": with ordinary stores %.1f GB/s counting the bytes read plus the "
                      "bytes written (2 bytes per byte copied), which is %.1f GB/s of memory "
                      "traffic once the write-allocate read of each destination line is counted "
                      "(3 bytes per byte copied: an ordinary store reads its line first)",
-                     s_num (d, "copy_one_core_gbs"), s_num (d, "copy_one_core_traffic_gbs"));
+                     kf_jnum (d, "copy_one_core_gbs", 0),
+                     kf_jnum (d, "copy_one_core_traffic_gbs", 0));
         else
             fprintf (f, ": %.1f GB/s with memcpy (bytes read plus bytes written; the "
                      "write-allocate read of each destination line not counted)",
-                     s_num (d, "copy_one_core_gbs"));
-        if (s_has (d, "copy_stream_one_core_gbs") && s_num (d, "copy_stream_one_core_gbs") > 0)
+                     kf_jnum (d, "copy_one_core_gbs", 0));
+        if (kf_jnum (d, "copy_stream_one_core_gbs", 0) > 0)
             fprintf (f, "; with streaming (non-temporal) stores %.1f GB/s, read plus write and "
                      "nothing else (they skip the write-allocate read and leave the destination "
-                     "out of the caches)", s_num (d, "copy_stream_one_core_gbs"));
+                     "out of the caches)", kf_jnum (d, "copy_stream_one_core_gbs", 0));
         fputs (". A kernel reading N bytes and writing M with ordinary stores moves N + 2M; "
                "with streaming stores N + M.\n", f);
         fprintf (f, "  The copy figures are warm-cache rates: the buffers were written just "
                  "before%s; the timing flushes the caches before each call, so a kernel's "
                  "inputs come from memory.\n",
-                 s_has (d, "l3_bytes") && s_has (d, "copy_one_core_bytes")
-                         && s_num (d, "copy_one_core_bytes") < s_num (d, "l3_bytes")
+                 kf_jhas_num (d, "l3_bytes") && kf_jhas_num (d, "copy_one_core_bytes")
+                         && kf_jnum (d, "copy_one_core_bytes", 0) < kf_jnum (d, "l3_bytes", 0)
                      ? " and fit in the L3"
                      : "");
     }
-    if (s_has (d, "thread_start_join_us") && s_num (d, "thread_start_join_us") > 0)
+    if (kf_jhas_num (d, "thread_start_join_us") && kf_jnum (d, "thread_start_join_us", 0) > 0)
         fprintf (f, "  Starting and joining one POSIX thread takes %.1f us here (the median of "
                  "51 pthread_create + pthread_join), paid inside every timed call that starts "
                  "threads: threading pays only when each thread's share of the work takes "
-                 "well over that.\n", s_num (d, "thread_start_join_us"));
+                 "well over that.\n", kf_jnum (d, "thread_start_join_us", 0));
 }
 
 //  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;
@@ -155,8 +144,8 @@ s_host_measured (FILE *f, json_t *d, double achieved)
 static void
 s_host_cores (FILE *f, json_t *d)
 {
-    double cpus = s_num (d, "cores"), cores = s_num (d, "physical_cores");
-    double smt = s_has (d, "threads_per_core") ? s_num (d, "threads_per_core") : 0;
+    double cpus = kf_jnum (d, "cores", 0), cores = kf_jnum (d, "physical_cores", 0);
+    double smt = kf_jnum (d, "threads_per_core", 0);
     fprintf (f, ", %.0f logical CPU%s", cpus, cpus == 1 ? "" : "s");
     if (smt >= 2)
         fprintf (f, " on %.0f physical core%s, %.0f SMT threads (hyperthreads) per core: "
@@ -172,14 +161,14 @@ s_host_cores (FILE *f, json_t *d)
 static void
 s_host_clock (FILE *f, json_t *d)
 {
-    if (s_has (d, "clock_mhz") && s_num (d, "clock_mhz") > 0)
+    if (kf_jhas_num (d, "clock_mhz") && kf_jnum (d, "clock_mhz", 0) > 0)
         fprintf (f, ", clock %.0f MHz by %s (what the kernel reports; in a virtual machine "
-                 "often the base clock)", s_num (d, "clock_mhz"),
+                 "often the base clock)", kf_jnum (d, "clock_mhz", 0),
                  *kf_jstr (d, "clock_source") ? kf_jstr (d, "clock_source") : "the host");
-    if (s_has (d, "clock_mhz_measured") && s_num (d, "clock_mhz_measured") > 0)
+    if (kf_jhas_num (d, "clock_mhz_measured") && kf_jnum (d, "clock_mhz_measured", 0) > 0)
         fprintf (f, ", %.0f MHz measured at start by the exec worker (a chain of dependent "
                  "integer adds, one per cycle: the clock one busy core runs at)",
-                 s_num (d, "clock_mhz_measured"));
+                 kf_jnum (d, "clock_mhz_measured", 0));
 }
 
 static void
@@ -189,34 +178,35 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved)
     fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
     if (*kf_jstr (d, "compute_capability"))
         fprintf (f, ", compute capability %s", kf_jstr (d, "compute_capability"));
-    if (s_has (d, "multiprocessors"))
-        fprintf (f, ", %.0f multiprocessors", s_num (d, "multiprocessors"));
-    if (s_has (d, "cores") && kind == KF_TARGET_HOST && s_has (d, "physical_cores"))
+    if (kf_jhas_num (d, "multiprocessors"))
+        fprintf (f, ", %.0f multiprocessors", kf_jnum (d, "multiprocessors", 0));
+    if (kf_jhas_num (d, "cores") && kind == KF_TARGET_HOST && kf_jhas_num (d, "physical_cores"))
         s_host_cores (f, d);
-    else if (s_has (d, "cores"))
-        fprintf (f, ", %.0f cores", s_num (d, "cores"));
-    if (kind == KF_TARGET_HOST && (s_has (d, "clock_source") || s_has (d, "clock_mhz_measured")))
+    else if (kf_jhas_num (d, "cores"))
+        fprintf (f, ", %.0f cores", kf_jnum (d, "cores", 0));
+    if (kind == KF_TARGET_HOST
+        && (kf_jhas_num (d, "clock_source") || kf_jhas_num (d, "clock_mhz_measured")))
         s_host_clock (f, d);
-    else if (s_has (d, "clock_mhz"))
-        fprintf (f, ", %.0f MHz", s_num (d, "clock_mhz"));
-    if (s_has (d, "memory_bytes"))
-        fprintf (f, ", %s memory", kf_rates_bytes (s_num (d, "memory_bytes"), b, sizeof b));
+    else if (kf_jhas_num (d, "clock_mhz"))
+        fprintf (f, ", %.0f MHz", kf_jnum (d, "clock_mhz", 0));
+    if (kf_jhas_num (d, "memory_bytes"))
+        fprintf (f, ", %s memory", kf_rates_bytes (kf_jnum (d, "memory_bytes", 0), b, sizeof b));
     static const char *const caches[][2] = { { "l1d_bytes", "L1d" }, { "l2_bytes", "L2" },
                                              { "l3_bytes", "L3" } };
     static const char *const shared[] = { "l1d_shared_cpus", "l2_shared_cpus",
                                           "l3_shared_cpus" };
     for (size_t i = 0; i < 3; i++)
-        if (s_has (d, caches[i][0])) {
-            fprintf (f, ", %s %s", kf_rates_bytes (s_num (d, caches[i][0]), b, sizeof b),
+        if (kf_jhas_num (d, caches[i][0])) {
+            fprintf (f, ", %s %s", kf_rates_bytes (kf_jnum (d, caches[i][0], 0), b, sizeof b),
                      caches[i][1]);
             s_sharing (f, d, shared[i]);
         }
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));
     fputs ("\n", f);
-    const char *scope = kind == KF_TARGET_HOST && s_has (d, "cores") ? " (all cores together)"
+    const char *scope = kind == KF_TARGET_HOST && kf_jhas_num (d, "cores") ? " (all cores together)"
                                                                       : "";
-    if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0) {
+    if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0) {
         if (kind == KF_TARGET_HOST)
             //  kf_eval_roofline.c: memcpy on every logical CPU at once;
             //  glibc picks the store kind by size (round 3: "silent on
@@ -226,44 +216,43 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved)
                      "the exec worker (bytes read plus bytes written; the read of each "
                      "destination line that an ordinary store makes first, write-allocate, is "
                      "not counted, and the C library's memcpy picks its own kind of store).",
-                     s_num (d, "copy_bandwidth_gbs"));
+                     kf_jnum (d, "copy_bandwidth_gbs", 0));
             //  Round 4: 15 GB/s on every core below 17.2 on one, unexplained.
-            double one = s_has (d, "copy_one_core_gbs") ? s_num (d, "copy_one_core_gbs") : 0;
-            if (one > s_num (d, "copy_bandwidth_gbs"))
+            double one = kf_jnum (d, "copy_one_core_gbs", 0);
+            if (one > kf_jnum (d, "copy_bandwidth_gbs", 0))
                 fprintf (f, " It is below one core's copy (%.1f GB/s, below): the two were "
                          "measured at different moments of the worker's start on a host that "
                          "runs other work, and the all-core run caught more of it; the memory "
                          "can do at least %.1f GB/s, and the shares of the memory peak below "
                          "are of the lower %.0f GB/s, so they read high.",
-                         one, one, s_num (d, "copy_bandwidth_gbs"));
+                         one, one, kf_jnum (d, "copy_bandwidth_gbs", 0));
             fputs ("\n", f);
         }
         else
             fprintf (f, "  Memory peak: %.0f GB/s, a copy measured by the exec worker (bytes "
                      "read plus bytes written, ordinary stores).\n",
-                     s_num (d, "copy_bandwidth_gbs"));
+                     kf_jnum (d, "copy_bandwidth_gbs", 0));
     }
     //  Round 5: a cold-cache one-core rate was guessed; stated beside
     //  the all-core figure.
-    if (kind == KF_TARGET_HOST && s_has (d, "read_cold_one_core_gbs")
-        && s_num (d, "read_cold_one_core_gbs") > 0) {
+    if (kind == KF_TARGET_HOST && kf_jhas_num (d, "read_cold_one_core_gbs")
+        && kf_jnum (d, "read_cold_one_core_gbs", 0) > 0) {
         char b[32];
         fprintf (f, "  Memory read by one core with cold caches: %.1f GB/s (one thread reading "
                  "%s flushed from every cache level first, the best of three; bytes read)",
-                 s_num (d, "read_cold_one_core_gbs"),
-                 kf_rates_bytes (s_has (d, "read_cold_one_core_bytes")
-                                 ? s_num (d, "read_cold_one_core_bytes") : 0, b, sizeof b));
-        if (s_has (d, "copy_bandwidth_gbs") && s_num (d, "copy_bandwidth_gbs") > 0)
+                 kf_jnum (d, "read_cold_one_core_gbs", 0),
+                 kf_rates_bytes (kf_jnum (d, "read_cold_one_core_bytes", 0), b, sizeof b));
+        if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0)
             fprintf (f, ", against %.0f GB/s for the copy on every core at once above",
-                     s_num (d, "copy_bandwidth_gbs"));
+                     kf_jnum (d, "copy_bandwidth_gbs", 0));
         fputs (": the rate a one-thread kernel's inputs arrive at in the timing.\n", f);
     }
     if (kind == KF_TARGET_HOST)
         s_host_measured (f, d, hw_achieved);
-    if (s_has (d, "peak_gflops") && s_num (d, "peak_gflops") > 0
-        && !(kind == KF_TARGET_HOST && s_has (d, "peak_gflops_one_core")))
+    if (kf_jhas_num (d, "peak_gflops") && kf_jnum (d, "peak_gflops", 0) > 0
+        && !(kind == KF_TARGET_HOST && kf_jhas_num (d, "peak_gflops_one_core")))
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
-                 "(%s)%s.\n", s_num (d, "peak_gflops"), kf_jstr (d, "peak_source"), scope);
+                 "(%s)%s.\n", kf_jnum (d, "peak_gflops", 0), kf_jstr (d, "peak_source"), scope);
 }
 
 //  Whether the timing host runs other work beside the timing, as far as
@@ -273,11 +262,10 @@ static void
 s_host_sharing (FILE *f, json_t *hardware, kf_target_kind_t kind)
 {
     const char *host = kf_jstr (hardware, "host");
-    if (!*host || !s_has (hardware, "compile_workers_beside"))
+    if (!*host || !kf_jhas_num (hardware, "compile_workers_beside"))
         return;
-    double compiles = s_num (hardware, "compile_workers_beside");
-    double execs = s_has (hardware, "exec_workers_beside") ? s_num (hardware, "exec_workers_beside")
-                                                           : 0;
+    double compiles = kf_jnum (hardware, "compile_workers_beside", 0);
+    double execs = kf_jnum (hardware, "exec_workers_beside", 0);
     if (compiles < 1 && execs < 1) {
         fprintf (f, "No compile worker and no other exec worker is registered on the exec "
                  "host (%s): as far as the workers' host names tell, no other candidate is "
@@ -313,8 +301,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         size_t i;
         json_t *d;
         json_array_foreach (devices, i, d)
-            s_device (f, d, kind, s_has (hardware, "achieved_gflops")
-                                  ? s_num (hardware, "achieved_gflops") : 0);
+            s_device (f, d, kind, kf_jnum (hardware, "achieved_gflops", 0));
     }
     //  The build.
     const char *flags = kf_prompt_build_flags (language);
@@ -478,12 +465,12 @@ s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
         r->cold = true;
         return;
     }
-    if (s_has (d, "l2_bytes") && s_num (d, "l2_bytes") > 0) {
-        r->cache_bytes = s_num (d, "l2_bytes");
+    if (kf_jhas_num (d, "l2_bytes") && kf_jnum (d, "l2_bytes", 0) > 0) {
+        r->cache_bytes = kf_jnum (d, "l2_bytes", 0);
         r->cache_name = "L2";
     }
-    else if (s_has (d, "cache_bytes") && s_num (d, "cache_bytes") > 0)
-        r->cache_bytes = s_num (d, "cache_bytes");
+    else if (kf_jhas_num (d, "cache_bytes") && kf_jnum (d, "cache_bytes", 0) > 0)
+        r->cache_bytes = kf_jnum (d, "cache_bytes", 0);
 }
 
 //  Dimension I of tensor T's shape, or -1.
@@ -552,13 +539,13 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     json_t *bw = json_object_get (k, "bandwidth");
     json_t *cp = json_object_get (k, "compute");
     kf_rates_t r = { .held = -1 };
-    r.bytes = s_has (bw, "bytes") ? s_num (bw, "bytes") : 0;
-    r.gbs = s_has (bw, "candidate_gbs") ? s_num (bw, "candidate_gbs") : 0;
-    r.copy_gbs = s_has (bw, "copy_gbs") ? s_num (bw, "copy_gbs") : 0;
-    r.ref_gbs = s_has (bw, "reference_gbs") ? s_num (bw, "reference_gbs") : 0;
-    r.gflops = s_has (cp, "candidate_gflops") ? s_num (cp, "candidate_gflops") : 0;
-    r.peak_gflops = s_has (cp, "peak_gflops") ? s_num (cp, "peak_gflops") : 0;
-    r.ref_gflops = s_has (cp, "reference_gflops") ? s_num (cp, "reference_gflops") : 0;
+    r.bytes = kf_jnum (bw, "bytes", 0);
+    r.gbs = kf_jnum (bw, "candidate_gbs", 0);
+    r.copy_gbs = kf_jnum (bw, "copy_gbs", 0);
+    r.ref_gbs = kf_jnum (bw, "reference_gbs", 0);
+    r.gflops = kf_jnum (cp, "candidate_gflops", 0);
+    r.peak_gflops = kf_jnum (cp, "peak_gflops", 0);
+    r.ref_gflops = kf_jnum (cp, "reference_gflops", 0);
     //  The worker's own judgement (roofline_applies: the data is larger
     //  than the cache) where no size is known here.
     if (json_is_boolean (json_object_get (bw, "roofline_applies")))
@@ -568,14 +555,14 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  from its shapes (round 3: "compute: not known" for a GEMM).
     long long mnk[3] = { 0, 0, 0 };
     double derived = 0;
-    if (!(r.gflops > 0) && s_has (k, "candidate_ns") && s_num (k, "candidate_ns") > 0
+    if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0
         && (derived = kf_prompt_matmul_flops (spec, mnk)) > 0) {
-        r.gflops = derived / s_num (k, "candidate_ns");
-        if (s_has (k, "reference_ns") && s_num (k, "reference_ns") > 0)
-            r.ref_gflops = derived / s_num (k, "reference_ns");
+        r.gflops = derived / kf_jnum (k, "candidate_ns", 0);
+        if (kf_jhas_num (k, "reference_ns") && kf_jnum (k, "reference_ns", 0) > 0)
+            r.ref_gflops = derived / kf_jnum (k, "reference_ns", 0);
         json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-        if (!(r.peak_gflops > 0) && s_has (d, "peak_gflops"))
-            r.peak_gflops = s_num (d, "peak_gflops");
+        if (!(r.peak_gflops > 0) && kf_jhas_num (d, "peak_gflops"))
+            r.peak_gflops = kf_jnum (d, "peak_gflops", 0);
     }
     if (!(r.gbs > 0) && !(r.gflops > 0))
         return;
