@@ -28,6 +28,8 @@ problems=${KF_PROBLEMS:-softmax rmsnorm layernorm}
 export KF_BIN=${KF_BIN:-$PWD/build/bin}
 . tests/gpu/cluster.sh
 export KF_EXEC_ARGS="--backend ${target%%:*} --python $python ${KF_EXEC_ARGS:-}"
+log=${OUT:+$OUT/search-gpu.log}
+log=${log:-/dev/null}
 
 {
 echo "== date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
