@@ -488,6 +488,11 @@ s_host_devices (void)
     //  section and the ISA a host kernel is compiled for.
     kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", "/proc/cpuinfo",
                        json_array_get (devices, 0));
+    //  A virtual machine's sysfs may have no cache folders (round 6: the
+    //  model had no cache size to block for); the CPU's own word then.
+    const long sizes[3] = { sysconf (_SC_LEVEL1_DCACHE_SIZE), sysconf (_SC_LEVEL2_CACHE_SIZE),
+                            sysconf (_SC_LEVEL3_CACHE_SIZE) };
+    kf_host_caps_cpuid_caches (json_array_get (devices, 0), sizes);
     //  One core's figures and a thread's start-up cost, beside the
     //  all-core ceiling above (kf_host_measure.c).
     kf_host_caps_measure (json_array_get (devices, 0));

@@ -263,3 +263,22 @@ kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device)
     }
     return added;
 }
+
+int
+kf_host_caps_cpuid_caches (json_t *device, const long sizes[3])
+{
+    static const char *const keys[] = { "l1d_bytes", "l2_bytes", "l3_bytes" };
+    if (!json_is_object (device))
+        return 0;
+    int added = 0;
+    for (int l = 0; l < 3; l++)
+        if (sizes[l] > 0 && !json_object_get (device, keys[l])) {
+            json_object_set_new (device, keys[l], json_integer ((json_int_t) sizes[l]));
+            added++;
+        }
+    if (added) {
+        json_object_set_new (device, "cache_source", json_string ("cpuid"));
+        added++;
+    }
+    return added;
+}

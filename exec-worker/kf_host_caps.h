@@ -27,6 +27,14 @@
  * A file that cannot be read adds nothing. Returns the number of keys added. */
 int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device);
 
+/* Where sysfs has no cache folders (some virtual machines), the sizes the
+ * C library reads from the CPU itself: SIZES[0..2] are the L1 data, L2
+ * and L3 sizes in bytes (sysconf's _SC_LEVEL1_DCACHE_SIZE and the next;
+ * 0 or less: unknown). Sets each of "l1d_bytes", "l2_bytes" and
+ * "l3_bytes" DEVICE lacks, and "cache_source" "cpuid" when it set one.
+ * Returns the number of keys added. */
+int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
+
 /* Measures this host's CPU, once per process (at the first call: make it
  * at start, with nothing else running; well under a second), and adds
  * the figures to DEVICE (kf_host_measure.c):

@@ -146,6 +146,30 @@ s_fixture (void)
     CHECK (system (cmd) == 0);
 }
 
+//  Round 6: no sysfs cache folders on a virtual machine left the prompt
+//  without cache sizes; the CPU's own sizes fill what sysfs lacks, and
+//  never replace what it gave.
+static void
+s_cpuid_caches (void)
+{
+    json_t *d = json_object ();
+    const long sizes[3] = { 49152, 1048576, 33554432 };
+    CHECK (kf_host_caps_cpuid_caches (d, sizes) == 4);
+    CHECK (json_integer_value (json_object_get (d, "l1d_bytes")) == 49152);
+    CHECK (json_integer_value (json_object_get (d, "l2_bytes")) == 1048576);
+    CHECK (json_integer_value (json_object_get (d, "l3_bytes")) == 33554432);
+    CHECK (!strcmp (json_string_value (json_object_get (d, "cache_source")), "cpuid"));
+    json_decref (d);
+    d = json_pack ("{s:i}", "l2_bytes", 524288);
+    const long partial[3] = { 0, 1048576, -1 };
+    CHECK (kf_host_caps_cpuid_caches (d, partial) == 0);
+    CHECK (json_integer_value (json_object_get (d, "l2_bytes")) == 524288);
+    CHECK (!json_object_get (d, "l1d_bytes") && !json_object_get (d, "l3_bytes"));
+    CHECK (!json_object_get (d, "cache_source"));
+    json_decref (d);
+    CHECK (kf_host_caps_cpuid_caches (NULL, sizes) == 0);
+}
+
 //  This machine: what its sysfs and cpuinfo say, read by the shell.
 static void
 s_this_host (void)
@@ -291,6 +315,7 @@ int
 main (void)
 {
     s_fixture ();
+    s_cpuid_caches ();
     s_this_host ();
     s_measured ();
     return kf_test_done ("test_host_caps");
