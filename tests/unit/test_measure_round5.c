@@ -65,7 +65,19 @@ s_target_section (void)
     CHECK (s_has (text, "Memory read by one core with cold caches: 14.5 GB/s"));
     CHECK (s_has (text, "against 24 GB/s for the copy on every core at once"));
     CHECK (!strstr (text, "lower bound"));
+    CHECK (!strstr (text, "threads at once did no more than one core"));
     free (text);
+    //  Round 6: both threads at once no better than one core (measured
+    //  beside other work) is said, with what it means for threads.
+    json_t *dev = json_array_get (json_object_get (hw, "devices"), 0);
+    json_object_set_new (dev, "peak_gflops_all_threads", json_real (61));
+    json_object_set_new (dev, "peak_gflops_one_core", json_real (65));
+    text = s_target (hw);
+    CHECK (s_has (text, "When this was measured, 2 threads at once did no more than one core "
+                        "alone"));
+    free (text);
+    json_object_set_new (dev, "peak_gflops_all_threads", json_real (130));
+    json_object_set_new (dev, "peak_gflops_one_core", json_real (72));
     //  A kernel of the run reached more than one core's figure; then
     //  more than every figure.
     json_object_set_new (hw, "achieved_gflops", json_real (88.4));
