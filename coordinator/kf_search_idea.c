@@ -12,28 +12,18 @@
 
 int
 kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *elites,
-                     const char *const *sources, size_t n, const kf_elite_t *chosen,
-                     const char *chosen_source)
+                     const char *const *sources, size_t n, int island,
+                     const kf_elite_t *chosen, const char *chosen_source)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (idea);
-    if (!chosen || f == KF_IDEA_OTHER)
+    if (!chosen || f == KF_IDEA_OTHER || !kf_prompt_source_does (chosen_source, language, f))
         return -1;
-    bool chosen_does = kf_prompt_source_does (chosen_source, language, f);
-    int best = -1;
-    for (size_t i = 0; i < n; i++) {
-        if (elites[i].candidate_id == chosen->candidate_id || !sources[i]
-            || kf_prompt_source_does (sources[i], language, f))
-            continue;
-        if (best < 0 || elites[i].speedup > elites[best].speedup)
-            best = (int) i;
-    }
-    if (best < 0)
-        return -1;
-    //  A parent that lacks the idea stays unless it lost to one that
-    //  lacks it too (a threaded loser handed an idea about stores).
-    if (!chosen_does && elites[best].speedup <= chosen->speedup)
-        return -1;
-    return best;
+    for (size_t i = 0; i < n; i++)
+        if (elites[i].candidate_id != chosen->candidate_id && sources[i]
+            && (island < 0 || elites[i].island == island)
+            && !kf_prompt_source_does (sources[i], language, f))
+            return (int) i;
+    return -1;
 }
 
 //  Candidate ID's source (caller frees), or NULL.
@@ -55,7 +45,7 @@ s_source (kf_db_t *db, int64_t id)
 
 const kf_elite_t *
 kf_search_idea_parent (kf_db_t *db, json_t *run, int population, int generation, int slot,
-                       const kf_elite_t *elites, size_t n, const kf_elite_t *chosen)
+                       const kf_elite_t *elites, size_t n, int island, const kf_elite_t *chosen)
 {
     if (!chosen || !n || population <= 0)
         return chosen;
@@ -70,9 +60,10 @@ kf_search_idea_parent (kf_db_t *db, json_t *run, int population, int generation,
     char *chosen_source = s_source (db, chosen->candidate_id);
     for (size_t k = 0; sources && k < n; k++)
         sources[k] = elites[k].candidate_id == chosen->candidate_id
+                     || (island >= 0 && elites[k].island != island)
                          ? NULL : s_source (db, elites[k].candidate_id);
     int pick = sources ? kf_search_idea_pick (idea, in.language, elites,
-                                              (const char *const *) sources, n, chosen,
+                                              (const char *const *) sources, n, island, chosen,
                                               chosen_source)
                        : -1;
     for (size_t k = 0; sources && k < n; k++)

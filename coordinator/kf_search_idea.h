@@ -5,9 +5,13 @@
  *  handed to kernels that already did them (streaming stores to a kernel
  *  that streamed) and a threaded kernel that had lost handed on as the
  *  parent of ideas that have nothing to do with threads. The planner
- *  therefore keeps the selected parent only when it lacks the idea and
- *  no faster kernel that lacks it exists: else the parent is the fastest
- *  elite that lacks the idea (kf_search_plan.c calls this).
+ *  keeps the selected parent when it lacks the idea; one that already
+ *  does it gives way to the first elite in the archive's order that
+ *  lacks it, from the same island when the island strategy drew it
+ *  (kf_search_plan.c calls this). Never by measured speed: the same
+ *  archive (cells and sources) must give the same parent, so a search
+ *  repeats (test_search_switches); the threaded loser of round 5 is
+ *  therefore kept for an idea it lacks.
  */
 #ifndef KF_SEARCH_IDEA_H
 #define KF_SEARCH_IDEA_H
@@ -17,14 +21,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* The elite of ELITES (N, with their SOURCES, in LANGUAGE) to start IDEA
- * from, given the selected CHOSEN (with CHOSEN_SOURCE): -1 keeps CHOSEN -
- * it lacks the idea, and so does no faster elite, or every elite does the
- * idea already - else the index of the fastest elite whose source lacks
- * the idea (kf_prompt_source_does). */
+/* The elite of ELITES (N, with their SOURCES, in LANGUAGE; only those on
+ * ISLAND when it is 0 or more) to start IDEA from, given the selected
+ * CHOSEN (with CHOSEN_SOURCE): -1 keeps CHOSEN - it lacks the idea, or
+ * every elite does it already - else the index of the first elite whose
+ * source lacks the idea (kf_prompt_source_does). */
 int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *elites,
-                         const char *const *sources, size_t n, const kf_elite_t *chosen,
-                         const char *chosen_source);
+                         const char *const *sources, size_t n, int island,
+                         const kf_elite_t *chosen, const char *chosen_source);
 
 /* As kf_search_idea_pick for the idea of (GENERATION, SLOT) of RUN (its
  * spec, target, language; POPULATION per generation), the sources read
@@ -32,6 +36,6 @@ int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_
  * error, or when the task has no ideas). */
 const kf_elite_t *kf_search_idea_parent (kf_db_t *db, json_t *run, int population,
                                          int generation, int slot, const kf_elite_t *elites,
-                                         size_t n, const kf_elite_t *chosen);
+                                         size_t n, int island, const kf_elite_t *chosen);
 
 #endif

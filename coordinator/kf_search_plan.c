@@ -417,12 +417,11 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     /* Choose the parent and inspirations. Candidate SEQ takes its turn
      * on island SEQ mod K: the island strategy draws from that island's
      * own archive, and the child lives there. Any other strategy draws
-     * from the run's grid, and the child lives on its parent's island
-     * (the one the parent was planned on). A child without a parent lives
-     * on its turn's island, and so does one the island strategy drew for
-     * an island that has no elite yet (uniformly from the grid, the
-     * fallback): that is how an island is first populated. A tuning
-     * candidate lives on its elite's island. */
+     * from the run's grid, and the child lives on its parent's island.
+     * A child without a parent lives on its turn's island, and so does
+     * one the island strategy drew for an island with no elite yet
+     * (uniformly from the grid, the fallback): that is how an island is
+     * first populated. A tuning candidate lives on its elite's island. */
     kf_selection_t sel;
     int home = st->islands ? (int) (seq % st->island_count) : 0;
     int island = home;
@@ -433,15 +432,16 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     else if (kf_select_in (&st->select, snap->elites, snap->n_elites, snap->pool, snap->n_pool,
                            seed, seq, home, &sel))
         return -1;
-    const kf_elite_t *chosen = sel.parent < 0 ? NULL
-                               : sel.from_island ? &snap->pool[sel.parent]
-                                                 : &snap->elites[sel.parent];
-    if (chosen && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
-        island = chosen->island >= 0 && chosen->island < st->island_count ? chosen->island : home;
-    /* The idea of this slot from a kernel that lacks it (kf_search_idea.h). */
-    const kf_elite_t *parent = tuning ? chosen
-        : kf_search_idea_parent (self->db, run, st->population, generation, slot, snap->elites,
-                                 snap->n_elites, chosen);
+    const kf_elite_t *parent = sel.parent < 0 ? NULL : sel.from_island ? &snap->pool[sel.parent]
+                                                                       : &snap->elites[sel.parent];
+    /* The idea of this slot from a kernel that lacks it, from the same pool (kf_search_idea.h). */
+    if (!tuning)
+        parent = kf_search_idea_parent (self->db, run, st->population, generation, slot,
+                                        sel.from_island ? snap->pool : snap->elites,
+                                        sel.from_island ? snap->n_pool : snap->n_elites,
+                                        sel.from_island ? home : -1, parent);
+    if (parent && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
+        island = parent->island >= 0 && parent->island < st->island_count ? parent->island : home;
     char *hints = NULL;
     /* In the target's words (no shared memory or warps on the host), as the prompt has them. */
     kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
