@@ -92,6 +92,9 @@ report() {
         failed=$((failed + 1))
         failed_names+=("$name")
         printf 'FAIL  %-28s %4ds  (exit %d)\n' "$name" "$took" "$rc"
+        # The failed checks first: a test's last lines are often the
+        # daemon logs it dumps, which push its verdicts out of the tail.
+        grep -E 'FAILED|FAIL:|checks, [0-9]+ failed' "$log" | head -n 20 | sed 's/^/      ! /'
         sed 's/^/      | /' "$log" | tail -n 60
         mkdir -p "$LOGS" && cp "$log" "$LOGS/$name.log" \
             && echo "      (whole log: $LOGS/$name.log)"

@@ -163,9 +163,15 @@ check "401 echoing the key: not retried, reported with the key redacted" \
 
 rl=$(awk '$3 ~ /^rl[0-9]$/ {print $1}' "$T/double-requests.txt" | sort -n | tr '\n' ' ')
 say "rpm=120 arrivals (ms): $rl"
-check "rate limit rpm=120 spaces the 4 requests >= 480 ms apart" \
+# The gateway spaces its sends 500 ms apart (the exact slots are
+# test_gateway_parts' check); arrivals at the double carry each send's
+# scheduling delay on a loaded machine (a first request 42 ms late made
+# a 458 ms gap on CI), so what is checked here is that the requests were
+# spaced at all: without the limiter they arrive within a few ms.
+check "rate limit rpm=120 spaces the 4 requests (each gap >= 250 ms, together >= 1200 ms)" \
     awk -v s="$rl" 'BEGIN { n = split(s, t, " "); if (n != 4) exit 1;
-                            for (i = 2; i <= n; i++) if (t[i] - t[i-1] < 480) exit 1 }'
+                            for (i = 2; i <= n; i++) if (t[i] - t[i-1] < 250) exit 1;
+                            if (t[n] - t[1] < 1200) exit 1 }'
 
 n=$(grep -c . "$T/jobs.jsonl")
 check "command:echo runs the program with the prompt on stdin" \
