@@ -236,6 +236,8 @@ kf_compile_vectorised_loops (const char *report, const char *source_name)
 typedef struct {
     long line;
     int widths[4], n_widths;     /* vector bytes, distinct, in report order */
+    bool simd;                   /* its reason names a vector type: intrinsics */
+    bool branch;                 /* not vectorised for a branch in the loop */
     char reason[KF_COMPILE_VEC_REASON];
 } s_vec_loop_t;
 
@@ -258,6 +260,72 @@ s_clean (char *out, size_t size, const char *text, size_t len)
     out[n] = 0;
 }
 
+//  Whether TEXT[0, LEN) names a vector type, as GCC's report of a
+//  statement on intrinsics does ("no vectype for stmt: ... scalar_type:
+//  __m512_u", or a vector(16) float): such a statement is a vector
+//  operation already, which the auto-vectoriser leaves alone.
+static bool
+s_names_vector (const char *text, size_t len)
+{
+    static const char *const names[] = { "__m128", "__m256", "__m512", "vector(" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *hit = strstr (text, names[i]);
+        if (hit && hit < text + len)
+            return true;
+    }
+    return false;
+}
+
+//  Whether REASON says a branch kept the loop scalar: GCC's "control
+//  flow in loop" (an if the vectoriser could not turn into a select) or
+//  an early exit.
+static bool
+s_branch_reason (const char *reason)
+{
+    return strstr (reason, "control flow") || strstr (reason, "multiple exits")
+           || strstr (reason, "early exit");
+}
+
+//  The loop at source line AT in LOOPS (*N of them), added when new;
+//  NULL when the table is full.
+static s_vec_loop_t *
+s_loop_at (s_vec_loop_t *loops, int *n, long at)
+{
+    for (int k = 0; k < *n; k++)
+        if (loops[k].line == at)
+            return &loops[k];
+    if (*n == S_VEC_LINES)
+        return NULL;
+    memset (&loops[*n], 0, sizeof loops[0]);
+    loops[*n].line = at;
+    return &loops[(*n)++];
+}
+
+//  One loop's line of the summary.
+static void
+s_vec_line (FILE *f, const s_vec_loop_t *l)
+{
+    if (l->n_widths) {
+        fprintf (f, "- line %ld: vectorised, %d-byte vectors", l->line, l->widths[0]);
+        for (int w = 1; w < l->n_widths; w++)
+            fprintf (f, "%s%d-byte", w == 1 ? " (also a copy with " : ", ", l->widths[w]);
+        fputs (l->n_widths > 1 ? " vectors)\n" : "\n", f);
+    }
+    else if (l->simd)
+        fprintf (f, "- line %ld: not auto-vectorised: its statements are vector operations "
+                 "already (intrinsics or vector types), nothing for the vectoriser to do%s%s\n",
+                 l->line, l->reason[0] ? "; its words: " : "", l->reason);
+    else if (l->branch)
+        //  Round 6: GCC made compare and blend of clamps, or left a loop
+        //  scalar for an if; a pragma or a branch-free form fixed it.
+        fprintf (f, "- line %ld: not vectorised because of a branch in the loop (%s): an if "
+                 "or ?: here that GCC could not turn into a select; a branch-free form "
+                 "(each clamp one select of its own, v = v < lo ? lo : v; arithmetic on a "
+                 "mask) or a select in intrinsics lets it vectorise\n", l->line, l->reason);
+    else
+        fprintf (f, "- line %ld: not vectorised: %s\n", l->line, l->reason);
+}
+
 char *
 kf_compile_vec_summary (const char *report, const char *source_name, int *vectorised)
 {
@@ -267,49 +335,64 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
     s_vec_loop_t loops[S_VEC_LINES];
     int n_loops = 0;
     size_t n = strlen (source_name);
+    //  The loop GCC last said it could not vectorise: the reasons that
+    //  follow are its, wherever they point (a statement's line, or the
+    //  intrinsics header the statement was inlined from).
+    s_vec_loop_t *failing = NULL;
+    bool explicit_simd = false;
     for (const char *line = report; *line;) {
         const char *end = strchr (line, '\n');
         size_t len = end ? (size_t) (end - line) : strlen (line);
         const char *next = end ? end + 1 : line + len;
-        if (len <= n || strncmp (line, source_name, n) || line[n] != ':') {
-            line = next;
-            continue;
-        }
-        char *after;
-        long at = strtol (line + n + 1, &after, 10);
+        bool own = len > n && !strncmp (line, source_name, n) && line[n] == ':';
         const char *opt = strstr (line, ": optimized: ");
         const char *missed = strstr (line, ": missed: ");
         if (opt && opt >= line + len)
             opt = NULL;
         if (missed && missed >= line + len)
             missed = NULL;
-        if (at <= 0 || (!opt && !missed)) {
+        //  A continuation (" scalar_type: __m512_u") or a header's line:
+        //  what it says of vector types belongs to the failing loop.
+        if (!own) {
+            if (failing && s_names_vector (line, len))
+                failing->simd = explicit_simd = true;
+            if (failing && missed && !failing->reason[0])
+                s_clean (failing->reason, sizeof failing->reason, missed + 10,
+                         (size_t) (line + len - missed - 10));
             line = next;
             continue;
         }
-        int k = 0;
-        while (k < n_loops && loops[k].line != at)
-            k++;
-        if (k == n_loops && n_loops < S_VEC_LINES) {
-            memset (&loops[n_loops++], 0, sizeof loops[0]);
-            loops[k].line = at;
+        char *after;
+        long at = strtol (line + n + 1, &after, 10);
+        s_vec_loop_t *l = at > 0 && (opt || missed) ? s_loop_at (loops, &n_loops, at) : NULL;
+        if (!l) {
+            line = next;
+            continue;
         }
-        if (k < n_loops && opt) {
+        if (opt) {
+            failing = NULL;
             const char *using = strstr (opt, "using ");
             int bytes = using && using < line + len ? atoi (using + 6) : 0;
             bool seen = false;
-            for (int w = 0; w < loops[k].n_widths; w++)
-                seen |= loops[k].widths[w] == bytes;
-            if (!seen && loops[k].n_widths < 4 && strstr (opt, "loop vectorized"))
-                loops[k].widths[loops[k].n_widths++] = bytes;
+            for (int w = 0; w < l->n_widths; w++)
+                seen |= l->widths[w] == bytes;
+            if (!seen && l->n_widths < 4 && strstr (opt, "loop vectorized"))
+                l->widths[l->n_widths++] = bytes;
         }
-        else if (k < n_loops && missed && !loops[k].reason[0]) {
+        else {
             //  The first specific reason: "couldn't vectorize loop" says
             //  only that it failed; the next lines say why.
             const char *why = missed + 10;
             size_t wl = (size_t) (line + len - why);
-            if (strncmp (why, "couldn't vectorize loop", 23))
-                s_clean (loops[k].reason, sizeof loops[k].reason, why, wl);
+            if (!strncmp (why, "couldn't vectorize loop", 23))
+                failing = l;
+            else {
+                s_vec_loop_t *to = failing ? failing : l;
+                if (s_names_vector (why, wl))
+                    to->simd = explicit_simd = true;
+                if (!to->reason[0])
+                    s_clean (to->reason, sizeof to->reason, why, wl);
+            }
         }
         line = next;
     }
@@ -321,10 +404,13 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
             loops[j] = loops[j - 1];
             loops[j - 1] = t;
         }
-    int yes = 0, no = 0;
+    int yes = 0, no = 0, simd = 0;
     for (int i = 0; i < n_loops; i++) {
-        yes += loops[i].n_widths > 0;
-        no += loops[i].n_widths == 0 && loops[i].reason[0];
+        s_vec_loop_t *l = &loops[i];
+        l->branch = !l->n_widths && !l->simd && l->reason[0] && s_branch_reason (l->reason);
+        yes += l->n_widths > 0;
+        no += !l->n_widths && (l->reason[0] || l->simd);
+        simd += !l->n_widths && l->simd;
     }
     *vectorised = yes;
     if (!yes && !no)
@@ -336,22 +422,23 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
         return NULL;
     fprintf (f, "%s %d loop%s vectorised, %d not.\n", KF_COMPILE_VEC_MARK, yes,
              yes == 1 ? "" : "s", no);
+    //  Round 6: "0 loops vectorised, 22 not" of an AVX-512 intrinsics
+    //  kernel read as "nothing is vectorised".
+    if (explicit_simd)
+        fprintf (f, "This code is explicit SIMD (intrinsics or vector types): the report is "
+                 "about GCC's auto-vectoriser only, which leaves loops of vector operations "
+                 "as they are; %d of the loops not vectorised already work on whole vectors, "
+                 "so \"not vectorised\" there says nothing of scalar code.\n", simd);
+    //  Loops a branch kept scalar first, so the limit never hides them.
     int shown = 0;
-    for (int i = 0; i < n_loops && shown < KF_COMPILE_VEC_SHOWN; i++) {
-        if (loops[i].n_widths) {
-            fprintf (f, "- line %ld: vectorised, %d-byte vectors", loops[i].line,
-                     loops[i].widths[0]);
-            for (int w = 1; w < loops[i].n_widths; w++)
-                fprintf (f, "%s%d-byte", w == 1 ? " (also a copy with " : ", ",
-                         loops[i].widths[w]);
-            fputs (loops[i].n_widths > 1 ? " vectors)\n" : "\n", f);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n_loops && shown < KF_COMPILE_VEC_SHOWN; i++) {
+            const s_vec_loop_t *l = &loops[i];
+            if ((pass == 0) != l->branch || !(l->n_widths || l->reason[0] || l->simd))
+                continue;
+            s_vec_line (f, l);
+            shown++;
         }
-        else if (loops[i].reason[0])
-            fprintf (f, "- line %ld: not vectorised: %s\n", loops[i].line, loops[i].reason);
-        else
-            continue;
-        shown++;
-    }
     if (yes + no > shown)
         fprintf (f, "- (%d more loop%s not listed)\n", yes + no - shown,
                  yes + no - shown == 1 ? "" : "s");

@@ -305,4 +305,18 @@ kf_prompt_host_call_facts (FILE *f)
            "default Linux); threads you start get glibc's default stack of the same size (2 "
            "MiB when that limit is unlimited). A few hundred KiB on either stack is safe; "
            "larger buffers belong in ctx->scratch_alloc.\n", f);
+    //  Round 6: a kernel that started its threads in every call kept a
+    //  tile buffer on each thread's stack and ran 2x slower than with the
+    //  buffer elsewhere. glibc keeps an exited thread's stack for the next
+    //  thread but gives its pages back (madvise MADV_DONTNEED): a 4 MiB
+    //  stack buffer took 1020 page faults in every call's new thread here,
+    //  none on the calling thread after the first call.
+    fputs ("A thread's stack is released when the thread exits: glibc may reuse the "
+           "mapping for the next thread, but hands its pages back to the kernel, so a large "
+           "buffer on the stack of a thread created in each call is faulted in again "
+           "(zero-filled, one page fault per 4 KiB) on every call; measured here, such a "
+           "kernel ran 2x slower. Keep large per-thread buffers where their pages stay "
+           "resident from one call to the next: on the calling thread's stack (kf_forward's "
+           "own), or in a static scratch buffer allocated once and reused (scratch only: no "
+           "results kept between calls).\n", f);
 }

@@ -1,10 +1,11 @@
 /*  kf_eval_roofline.c - ceilings and the roofline (kf_eval_check.h): the
- *  host's copy bandwidth and FMA peak, measured once per process, and the
- *  achieved rates of a candidate set against a device's ceilings in the
- *  result, flagged for audit past them.
+ *  host's copy bandwidth, measured once per process, with its FMA peak
+ *  (kf_host_measure.c's: the one measurement of it), and the achieved
+ *  rates of a candidate set against a device's ceilings in the result,
+ *  flagged for audit past them.
  */
 #include "kf_eval_check.h"
-#include "kf_host_caps.h"
+#include "kf_host_measure.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -25,8 +26,7 @@ static size_t s_ceil_copy = S_CEIL_COPY_MAX;
 typedef struct {
     pthread_t thread;
     char *src, *dst;
-    double copy_s, flops, fma_s;
-    const char *isa;
+    double copy_s;
 } s_ceil_worker_t;
 
 static pthread_barrier_t s_ceil_barrier;
@@ -35,10 +35,8 @@ static void *
 s_ceil_run (void *arg)
 {
     s_ceil_worker_t *w = arg;
-    float sink = 0;
-    kf_host_fma_fn fma = kf_host_fma_pick (&w->isa);
     //  Every thread copies at once (the memory system's ceiling, not one
-    //  core's), the best of three; then the FMA loop, the best of three.
+    //  core's), the best of three.
     w->copy_s = INFINITY;
     for (int r = 0; r < 3; r++) {
         pthread_barrier_wait (&s_ceil_barrier);
@@ -49,19 +47,6 @@ s_ceil_run (void *arg)
         if (t < w->copy_s)
             w->copy_s = t;
     }
-    w->fma_s = INFINITY;
-    for (int r = 0; r < 3; r++) {
-        pthread_barrier_wait (&s_ceil_barrier);
-        double t0 = kf_eval_now ();
-        double f = fma (200000, &sink);
-        double t = kf_eval_now () - t0;
-        if (t < w->fma_s) {
-            w->fma_s = t;
-            w->flops = f;
-        }
-    }
-    volatile float keep = sink;
-    (void) keep;
     return NULL;
 }
 
@@ -69,7 +54,7 @@ static kf_eval_ceilings_t s_host_ceil;
 static pthread_once_t s_host_ceil_once = PTHREAD_ONCE_INIT;
 
 static void
-s_measure_host (void)
+s_measure_copy (void)
 {
     long cores = sysconf (_SC_NPROCESSORS_ONLN);
     if (cores < 1)
@@ -108,23 +93,13 @@ s_measure_host (void)
     }
     if (started == cores - 1) {
         s_ceil_run (&w[0]);
-        double bytes = 0, flops = 0, copy_s = 0, fma_s = 0;
+        double bytes = 0, copy_s = 0;
         for (long i = 0; i < cores; i++) {
             if (w[i].src)
                 bytes += 2.0 * S_CEIL_COPY;
-            flops += w[i].flops;
             copy_s = w[i].copy_s > copy_s ? w[i].copy_s : copy_s;
-            fma_s = w[i].fma_s > fma_s ? w[i].fma_s : fma_s;
         }
-        //  Each core's best rate summed: the ceiling, not a typical rate.
-        double gflops = 0;
-        for (long i = 0; i < cores; i++)
-            gflops += w[i].fma_s > 0 ? w[i].flops / w[i].fma_s / 1e9 : 0;
         s_host_ceil.copy_gbs = copy_s > 0 ? bytes / copy_s / 1e9 : 0;
-        s_host_ceil.peak_gflops = gflops;
-        s_host_ceil.peak_source = w[0].isa;
-        (void) flops;
-        (void) fma_s;
     }
     else {
         //  No threads: nothing measured; callers see zeros and skip the
@@ -140,6 +115,20 @@ s_measure_host (void)
     }
     pthread_barrier_destroy (&s_ceil_barrier);
     free (w);
+}
+
+//  The copy, then the FMA ceiling: every core at its best at once, each
+//  thread's best run summed (kf_host_fma_peaks, the figure the
+//  capabilities' one-core and all-thread peaks come from too; round 6:
+//  two loops measured it twice, both four times too low).
+static void
+s_measure_host (void)
+{
+    s_measure_copy ();
+    kf_host_fma_peaks_t p;
+    kf_host_fma_peaks (&p);
+    s_host_ceil.peak_gflops = p.summed / 1e9;
+    s_host_ceil.peak_source = p.summed > 0 ? p.isa : NULL;
 }
 
 void

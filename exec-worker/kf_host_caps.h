@@ -38,11 +38,9 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
 /* Measures this host's CPU, once per process (at the first call: make it
  * at start, with nothing else running; well under a second), and adds
  * the figures to DEVICE (kf_host_measure.c):
- * "peak_gflops_one_core", the f32 FMA rate of one thread alone, the
- * best of 5 runs of each FMA loop this CPU has (12 and 16 independent
- * chains, 512- and 256-bit), the highest; "peak_gflops_all_threads", the same loop on one
- * thread per logical CPU started together, all their flops over the time
- * to the last join; "thread_start_join_us", the median of 51
+ * "peak_gflops_one_core" and "peak_gflops_all_threads", the f32 FMA
+ * rates of one thread alone and of one thread per logical CPU started
+ * together (kf_host_fma_peaks, kf_host_measure.h); "thread_start_join_us", the median of 51
  * pthread_create + pthread_join of a thread that returns at once;
  * "copy_one_core_gbs" and "copy_stream_one_core_gbs", one thread copying
  * "copy_one_core_bytes" bytes with ordinary and with streaming
@@ -60,7 +58,8 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
 int kf_host_caps_measure (json_t *device);
 
 /* The FMA throughput loop in the widest vector unit this CPU has:
- * twelve independent chains of f32 multiply-adds, ITERS rounds, the
+ * independent chains of f32 multiply-adds (24 of 512 bits, 12 of 256,
+ * 12 of 4 floats in plain C), each in a register, ITERS rounds, the
  * result added to *SINK so no compiler drops it; returns the flops done.
  * *ISA (when not NULL) names the unit: "avx512f", "avx2+fma" or "sse"
  * (plain code the compiler vectorises). One loop for every peak the

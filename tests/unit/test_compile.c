@@ -162,6 +162,59 @@ main (void)
     free (sum);
     CHECK (kf_compile_vec_summary ("", "kernel.c", &vec) == NULL && vec == 0);
 
+    //  Round 6: an AVX-512 intrinsics kernel's report read "0 loops
+    //  vectorised, N not". GCC 12's words for it: the loop, then the
+    //  reason in the intrinsics header, the vector type on a line of its
+    //  own. The summary says the code is explicit SIMD and what the report
+    //  is about; a loop a branch kept scalar is named by its line, first.
+    const char *simd_report =
+        "kernel.c:4:23: missed: couldn't vectorize loop\n"
+        "kernel.c:4:23: missed: not vectorized: multiple nested loops.\n"
+        "kernel.c:7:31: missed: couldn't vectorize loop\n"
+        "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h:6333:10: missed: not "
+        "vectorized: no vectype for stmt: _33 = MEM[(__m512_u * {ref-all})_6];\n"
+        " scalar_type: __m512_u\n"
+        "kernel.c:9:14: missed: couldn't vectorize loop\n"
+        "kernel.c:11:18: missed: not vectorized: no vectype for stmt: acc_7 = acc_3 + v_5;\n"
+        " scalar_type: __m512\n"
+        "kernel.c:13:23: optimized: loop vectorized using 64 byte vectors\n"
+        "kernel.c:27:20: missed: couldn't vectorize loop\n"
+        "kernel.c:27:20: missed: not vectorized: control flow in loop.\n";
+    sum = kf_compile_vec_summary (simd_report, "kernel.c", &vec);
+    printf ("%s", sum ? sum : "(none)\n");
+    CHECK (sum && vec == 1 && strstr (sum, "1 loop vectorised, 4 not."));
+    CHECK (sum && strstr (sum, "This code is explicit SIMD (intrinsics or vector types): the "
+                               "report is about GCC's auto-vectoriser only"));
+    CHECK (sum && strstr (sum, "2 of the loops not vectorised already work on whole vectors"));
+    CHECK (sum && strstr (sum, "- line 7: not auto-vectorised: its statements are vector "
+                               "operations already"));
+    CHECK (sum && strstr (sum, "- line 9: not auto-vectorised"));
+    //  The reason at the statement's line 11 is loop 9's, not a loop of
+    //  its own.
+    CHECK (sum && !strstr (sum, "line 11"));
+    CHECK (sum && strstr (sum, "- line 4: not vectorised: not vectorized: multiple nested loops."));
+    const char *br = sum ? strstr (sum, "- line 27: not vectorised because of a branch in the loop "
+                                        "(not vectorized: control flow in loop.)") : NULL;
+    CHECK (br && br < strstr (sum, "- line 4:"));
+    CHECK (sum && strlen (sum) < 1600);
+    free (sum);
+    //  Plain C without vector types: no word of explicit SIMD; a branch
+    //  past the listed ten is still named, first.
+    char many[8192] = "";
+    for (int l = 1; l <= 12; l++) {
+        size_t used = strlen (many);
+        snprintf (many + used, sizeof many - used,
+                  "kernel.c:%d:5: optimized: loop vectorized using 32 byte vectors\n", l);
+    }
+    strcat (many, "kernel.c:40:3: missed: couldn't vectorize loop\n"
+                  "kernel.c:40:3: missed: not vectorized: control flow in loop.\n");
+    sum = kf_compile_vec_summary (many, "kernel.c", &vec);
+    CHECK (sum && vec == 12 && strstr (sum, "12 loops vectorised, 1 not."));
+    CHECK (sum && !strstr (sum, "explicit SIMD"));
+    CHECK (sum && strstr (sum, "- line 40: not vectorised because of a branch in the loop"));
+    CHECK (sum && strstr (sum, "(3 more loops not listed)"));
+    free (sum);
+
     //  Syntax error: a verdict, with a log naming kernel.c line 5 first.
     s_job (&job, "c", s_bad, false);
     kf_compile_handle (&cfg, &job, &res);
