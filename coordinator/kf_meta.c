@@ -188,9 +188,18 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
         "  e.reference_ns, e.figures->'correctness' AS correctness, e.fidelity,"
-        "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at"
+        "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at,"
+        //  What the kernel did and what it was timed under (round 6: the
+        //  outcomes read alike, coordinates only, and no load).
+        "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"
+        "  c.selection->>'idea' AS idea,"
+        "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
+        "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
+        "   AND jsonb_typeof(e3.figures->'best_config') = 'object'"
+        "   ORDER BY e3.correct DESC, e3.id DESC LIMIT 1) AS best_config"
         "  FROM candidates c"
         "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
+        "  LEFT JOIN candidates p ON p.id = c.parent_id"
         "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
         "   ORDER BY id DESC LIMIT 1) e ON true"
         "  WHERE c.run_id = $1 AND c.finished_at IS NOT NULL"
@@ -282,6 +291,7 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
     if (!outcomes)
         outcomes = json_array ();
+    kf_meta_outcome_ideas (run, outcomes);
     json_t *best_outcome = NULL, *worst_outcome = NULL;
     if (s_extremes (self, outcomes, &best_outcome, &worst_outcome)) {
         json_decref (outcomes);
@@ -353,25 +363,64 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     return 0;
 }
 
+//  Every version's fitness of RUN_ID: the mean value of its last
+//  KF_META_WINDOW finished kernels against the run's best speedup so far
+//  (kf_meta_score.h). All of them, since a new best moves every
+//  version's figure; recomputed, not incremented, so calling this twice
+//  changes nothing.
+int
+kf_meta_refit (kf_search_t *self, int64_t run_id)
+{
+    char id[24], window[24], least[32];
+    snprintf (least, sizeof least, "%.17g", KF_META_CORRECT);
+    const char *params[3] = { S_I64 (id, run_id), S_I64 (window, KF_META_WINDOW), least };
+    json_t *rows = kf_db_query (
+        self->db,
+        "SELECT v.id, (SELECT max(speedup) FROM candidates WHERE run_id = $1"
+        "  AND finished_at IS NOT NULL AND fitness >= $3::float8 AND speedup > 0) AS best,"
+        " (SELECT jsonb_agg(jsonb_build_array(w.fitness, w.speedup)) FROM (SELECT fitness,"
+        "  speedup FROM candidates WHERE prompt_version_id = v.id AND finished_at IS NOT NULL"
+        "  ORDER BY finished_at DESC, id DESC LIMIT $2::int) w) AS kernels"
+        " FROM prompt_versions v WHERE v.run_id = $1 ORDER BY v.id",
+        3, params);
+    if (!rows)
+        return -1;
+    int rc = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        double mean = 0;
+        char vid[24], fit[40];
+        bool has = kf_meta_fitness (json_object_get (row, "kernels"),
+                                    kf_jnum (row, "best", 0), &mean);
+        if (has)
+            snprintf (fit, sizeof fit, "%.17g", mean);
+        const char *up[2] = { S_I64 (vid, kf_jint (row, "id")), has ? fit : NULL };
+        if (kf_db_exec (self->db, "UPDATE prompt_versions SET fitness = $2::float8"
+                                  " WHERE id = $1 AND fitness IS DISTINCT FROM $2::float8",
+                        2, up) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    json_decref (rows);
+    return rc;
+}
+
 int
 kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id)
 {
-    char cand[24], id[24], window[24];
-    const char *cp[2] = { S_I64 (cand, candidate_id), S_I64 (window, KF_META_WINDOW) };
-    //  The version's fitness is the mean of its last KF_META_WINDOW
-    //  finished kernels (kf_meta_score.h); recomputed, not incremented, so
-    //  calling this twice changes nothing.
+    char cand[24], id[24];
+    const char *cp[1] = { S_I64 (cand, candidate_id) };
     if (kf_db_exec (self->db,
                     "UPDATE prompt_versions v SET"
-                    " fitness = (SELECT avg(w.fitness) FROM (SELECT fitness FROM candidates"
-                    "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL"
-                    "  ORDER BY finished_at DESC, id DESC LIMIT $2::int) w),"
                     " best_speedup = (SELECT max(speedup) FROM candidates"
                     "  WHERE prompt_version_id = v.id AND status = 'correct'),"
                     " candidates = (SELECT count(*) FROM candidates"
                     "  WHERE prompt_version_id = v.id AND finished_at IS NOT NULL)"
                     " WHERE v.id = (SELECT prompt_version_id FROM candidates WHERE id = $1)",
-                    2, cp) < 0)
+                    1, cp) < 0
+        || kf_meta_refit (self, run_id))
         return -1;
     json_t *run = s_run (self, run_id);
     if (!run)
@@ -454,6 +503,9 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
     json_t *row = kf_db_row (self->db, "SELECT payload FROM jobs WHERE id = $1", 1, jp, NULL);
     json_t *payload = json_object_get (row, "payload");
     int64_t parent_id = kf_jint (payload, "parent_version_id");
+    //  What the round was shown: its edits are held to the evidence rules
+    //  the prompt stated (kf_meta_edits.h).
+    json_t *shown = json_incref (json_object_get (payload, "outcomes"));
     char pid[24];
     const char *pp[1] = { S_I64 (pid, parent_id) };
     json_t *parent = kf_db_row (self->db,
@@ -463,8 +515,10 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
                                 " JOIN tasks t ON t.id = r.task_id WHERE v.id = $1",
                                 1, pp, NULL);
     json_decref (row);
-    if (!parent)
+    if (!parent) {
+        json_decref (shown);
         return 0;   //  nothing to edit (a job from before a restore)
+    }
     json_t *settings = kf_meta_settings (json_object_get (parent, "config"));
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_decref (settings);
@@ -477,8 +531,9 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
                           .sections = json_object_get (parent, "sections") };
     char *outside = kf_prompt_build (&in);
     json_t *log = NULL;
-    json_t *sections = kf_meta_apply_edits (json_object_get (parent, "sections"), edits,
-                                            max_edits, outside, &log);
+    json_t *sections = kf_meta_apply_edits_judged (json_object_get (parent, "sections"), edits,
+                                                   max_edits, outside, shown, &log);
+    json_decref (shown);
     free (outside);
     int rc = 0;
     int64_t version_id = 0;

@@ -4,14 +4,18 @@
  *  Each run keeps prompt versions in PostgreSQL (prompt_versions): the four
  *  evolvable sections (kf_prompt.h), the version they were edited from,
  *  the generation that made them and the edits that did. A version's
- *  fitness is the mean fitness of its latest kernels; the run's prompt
+ *  fitness is the mean value of its latest kernels (a failure's fitness,
+ *  a correct kernel's speedup on a log scale against the run's best:
+ *  kf_meta_score.h); the run's prompt
  *  archive holds the `prompt_archive` fittest (default 16) and each new
  *  candidate is written with the version of the best score, its fitness
  *  plus an exploration bonus (kf_meta_score.h). Every `meta_every`
  *  generations' worth of finished candidates (default 10; more often in a
  *  run shorter than 4 x that) a "meta" job (role generate, model
  *  `meta_model`) is queued with the sections, the recent outcomes with
- *  their figures from the evaluations table and the code behind the best
+ *  their figures from the evaluations table, the load each was timed
+ *  under and what each kernel did (its idea, where it left its parent's
+ *  cell, the point a sweep chose), and the code behind the best
  *  and worst of them; its reply holds SEARCH/REPLACE edits, at most
  *  `meta_max_edits` (default 3) of which are applied, only inside the
  *  sections. Every proposed edit, accepted or not, is logged in
@@ -52,6 +56,12 @@ int kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id)
  * fitness follows, and when enough candidates have finished since the
  * last meta job, the next one is queued. */
 int kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id);
+
+/* Every prompt version of RUN_ID gets its fitness again from its latest
+ * finished kernels against the run's best speedup (kf_meta_score.h): after
+ * each final candidate, and when a full-protocol figure replaces a screen
+ * one. */
+int kf_meta_refit (kf_search_t *self, int64_t run_id);
 
 /* A "meta" JOB completed with RESULT (its text, decoded at the edge): its
  * edits are checked and logged, and the accepted ones make a new version.

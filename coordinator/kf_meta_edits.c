@@ -5,11 +5,13 @@
  */
 #include "kf_meta_edits.h"
 #include "kf_json.h"
+#include "kf_meta_prompt.h"
 #include "kf_prompt.h"
 #include "kf_str.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 //  The longest a section may grow: context the generation prompt pays for
 //  on every call.
@@ -142,10 +144,101 @@ s_replace (const char *text, const char *search, const char *replace)
     return kf_strdupf ("%.*s%s%s", (int) (hit - text), text, replace, hit + strlen (search));
 }
 
+//  Whether candidate ID is among OUTCOMES with a full-protocol figure.
+static bool
+s_full (json_t *outcomes, long long id)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        if (kf_jint (o, "candidate_id") == id && !strcmp (kf_jstr (o, "fidelity"), "full")
+            && json_is_number (json_object_get (o, "speedup")))
+            return true;
+    return false;
+}
+
+//  The distinct full-protocol outcomes of OUTCOMES that TEXT names:
+//  numbers after "candidate"/"candidates" (a list: "12, 14 and 17",
+//  "12/14") or after '#'.
+static int
+s_named_full (const char *text, json_t *outcomes)
+{
+    long long seen[32];
+    int n = 0;
+    for (const char *p = text; *p; p++) {
+        bool list = false;
+        if (*p == '#')
+            p++;
+        else if (!strncasecmp (p, "candidate", 9)) {
+            p += 9;
+            if (*p == 's')
+                p++;
+            list = true;
+        }
+        else
+            continue;
+        for (;;) {
+            while (*p == ' ' || *p == '#' || *p == '\t')
+                p++;
+            if (*p < '0' || *p > '9')
+                break;
+            char *end;
+            long long id = strtoll (p, &end, 10);
+            p = end;
+            bool dup = false;
+            for (int k = 0; k < n; k++)
+                dup = dup || seen[k] == id;
+            if (!dup && n < 32 && s_full (outcomes, id))
+                seen[n++] = id;
+            //  The next of a list: ", ", " and ", "/", " & ".
+            const char *q = p;
+            bool comma = false;
+            for (; *q == ' ' || *q == ','; q++)
+                comma = comma || *q == ',';
+            if (!list)
+                break;
+            if (!strncmp (q, "and ", 4) || !strncmp (q, "or ", 3))
+                q += *q == 'a' ? 4 : 3;
+            else if (*q == '/' || *q == '&')
+                q++;
+            else if (!comma)
+                break;
+            p = q;
+        }
+        p--;   //  the outer step lands on what ended the list
+    }
+    return n;
+}
+
+//  Whether TEXT calls itself a guess (the prompt's other way out).
+static bool
+s_says_guess (const char *text)
+{
+    static const char *const words[] = { "guess", "hypothes", "to test", "untested",
+                                         "unverified", NULL };
+    for (int i = 0; words[i]; i++)
+        if (strcasestr (text, words[i]))
+            return true;
+    return false;
+}
+
 json_t *
 kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char *outside,
                      json_t **log)
 {
+    return kf_meta_apply_edits_judged (sections, edits, max_edits, outside, NULL, log);
+}
+
+json_t *
+kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
+                            const char *outside, json_t *outcomes, json_t **log)
+{
+    int full = 0;
+    size_t oi;
+    json_t *o;
+    json_array_foreach (outcomes, oi, o)
+        if (!strcmp (kf_jstr (o, "fidelity"), "full") && json_is_number (json_object_get (o, "speedup")))
+            full++;
     json_t *out = json_deep_copy (sections);
     json_t *entries = json_array ();
     int accepted = 0;
@@ -206,6 +299,31 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
             else if (hits > 1)
                 snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
         }
+        //  The evidence rules (kf_meta_edits.h): the philosophy from too
+        //  few full figures is refused; a strategy that names too few is
+        //  kept, marked as a guess.
+        char *marked = NULL;
+        char note[200] = "";
+        if (!reason[0] && outcomes && where && !strcmp (where, "philosophy")
+            && full < KF_META_PHILOSOPHY_MIN)
+            snprintf (reason, sizeof reason, "edits the philosophy from %d outcome%s with a "
+                      "full-protocol figure (at least %d needed): put the suspicion in the "
+                      "analysis questions", full, full == 1 ? "" : "s", KF_META_PHILOSOPHY_MIN);
+        else if (!reason[0] && outcomes && where && *replace && !strcmp (where, "strategies")
+                 && !s_says_guess (replace)) {
+            int named_full = s_named_full (replace, outcomes);
+            if (named_full < KF_META_EVIDENCE_MIN) {
+                size_t rl2 = strlen (replace);
+                bool nl = rl2 && replace[rl2 - 1] == '\n';
+                marked = kf_strdupf ("%.*s%s%s", (int) (rl2 - (nl ? 1 : 0)), replace,
+                                     KF_META_GUESS_MARK, nl ? "\n" : "");
+                if (marked)
+                    replace = marked;
+                snprintf (note, sizeof note, "accepted, marked as a guess to test: names %d "
+                          "full-protocol outcome%s (at least %d)", named_full,
+                          named_full == 1 ? "" : "s", KF_META_EVIDENCE_MIN);
+            }
+        }
         if (!reason[0]) {
             char *text = s_replace (kf_jstr (out, where), search, replace);
             if (!text)
@@ -222,9 +340,10 @@ kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char 
         json_t *entry = json_pack ("{s:s?, s:s, s:s, s:b}", "section",
                                    where ? where : *named ? named : NULL, "search", search,
                                    "replace", replace, "accepted", !reason[0]);
-        if (reason[0])
-            json_object_set_new (entry, "reason", json_string (reason));
+        if (reason[0] || note[0])
+            json_object_set_new (entry, "reason", json_string (reason[0] ? reason : note));
         json_array_append_new (entries, entry);
+        free (marked);
         free (search_buf);
         free (replace_buf);
     }

@@ -29,4 +29,24 @@ json_t *kf_meta_parse_edits (const char *text);
 json_t *kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits,
                              const char *outside, json_t **log);
 
+/* The text that marks an accepted strategy that names fewer than
+ * KF_META_EVIDENCE_MIN full-protocol outcomes, appended to it. */
+#define KF_META_GUESS_MARK " (a guess to test: fewer than two full-protocol outcomes show it)"
+#define KF_META_EVIDENCE_MIN 2
+
+/* As kf_meta_apply_edits, with the evidence rules the meta prompt states
+ * (kf_meta_prompt.c) held against OUTCOMES, the outcomes the round was
+ * shown ({candidate_id, fidelity, speedup}; NULL: no rules): an edit of
+ * the philosophy is rejected when fewer than KF_META_PHILOSOPHY_MIN of
+ * them have a full-protocol figure; a strategy whose new text names
+ * ("candidate 12", "candidates 12 and 14", "#12") fewer than
+ * KF_META_EVIDENCE_MIN of those and does not call itself a guess or a
+ * hypothesis is accepted with KF_META_GUESS_MARK appended, and its log
+ * entry's reason says so. Round 5 accepted strategies that one outcome
+ * each had suggested and the next refuted; the rules were words only.
+ * Pitfalls are not held to it: most say what failed to compile or was
+ * wrong, which verdicts show, not timings. */
+json_t *kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
+                                    const char *outside, json_t *outcomes, json_t **log);
+
 #endif

@@ -6,6 +6,11 @@
 #include "kf_json.h"
 #include "kf_text.h"
 #include "kf_prompt.h"
+#include "kf_meta_edits.h"
+#include "kf_meta_score.h"
+#include "kf_prompt_history.h"
+#include "kf_prompt_target.h"
+#include "kf_tune.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +26,12 @@ kf_meta_history (kf_db_t *db, int64_t run_id)
     json_t *versions = kf_db_query (
         db,
         "SELECT v.number, p.number AS parent, v.generation, v.edits, v.in_archive,"
-        " s.candidates, s.mean_fitness, s.best_speedup, s.verdicts,"
+        " s.candidates, v.fitness AS mean_fitness, s.best_speedup, s.verdicts,"
         " (SELECT jsonb_agg(jsonb_build_object('section', e.section, 'reason', e.reason)"
         "   ORDER BY e.id) FROM prompt_edits e"
         "  WHERE e.job_id = v.meta_job_id AND NOT e.accepted) AS rejected"
         " FROM prompt_versions v LEFT JOIN prompt_versions p ON p.id = v.parent_id"
-        " LEFT JOIN LATERAL (SELECT count(*) AS candidates, avg(c.fitness) AS mean_fitness,"
+        " LEFT JOIN LATERAL (SELECT count(*) AS candidates,"
         "  max(c.speedup) FILTER (WHERE c.status = 'correct') AS best_speedup,"
         "  (SELECT jsonb_object_agg(t.status, t.n) FROM (SELECT status, count(*) AS n"
         "    FROM candidates WHERE prompt_version_id = v.id AND finished_at IS NOT NULL"
@@ -137,10 +142,13 @@ s_history (FILE *f, json_t *history, int64_t base)
 {
     if (!json_array_size (history))
         return;
-    fputs ("\n## What became of your earlier edits\n"
+    fprintf (f, "\n## What became of your earlier edits\n"
            "Each round whose edits were accepted made a new prompt version; below, each "
-           "version, the edits that made it, and the kernels written under it (fitness: 0 "
-           "does not compile, 0.1 wrong, 0.5 + 0.5 s/(1 + s) correct at speedup s).\n", f);
+           "version, the edits that made it, and the kernels written under it (a version's "
+           "mean fitness is over its latest %d kernels, each 0 if it did not compile or run, "
+           "0.1 if wrong, and 0.5 + 0.5 ln(1 + s) / ln(1 + b) if correct at speedup s, b "
+           "the run's best speedup so far: 1.0 for the best kernel, about 0.9 for one at "
+           "half its speed when b is near 50x).\n", KF_META_WINDOW);
     size_t i;
     json_t *v;
     json_array_foreach (history, i, v) {
@@ -219,6 +227,78 @@ s_shares (FILE *f, json_t *o)
         fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
 }
 
+void
+kf_meta_outcome_ideas (json_t *run, json_t *outcomes)
+{
+    kf_prompt_in_t in = { .spec = json_object_get (run, "spec"),
+                          .language = kf_jstr (run, "language"),
+                          .target = kf_jstr (run, "target"),
+                          .population = (int) kf_jint (run, "population") };
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o) {
+        //  The planner stores the idea it handed out (kf_search_idea.c);
+        //  the slot's place in the list only for candidates planned before.
+        if (*kf_jstr (o, "idea") || strcmp (kf_jstr (o, "phase"), "search")
+            || !json_is_integer (json_object_get (o, "slot")))
+            continue;
+        const char *idea = kf_prompt_idea_at (&in, (int) kf_jint (o, "generation"),
+                                              (int) kf_jint (o, "slot"));
+        if (idea)
+            json_object_set_new (o, "idea", json_string (idea));
+    }
+}
+
+//  "  what it did: ..." for outcome O: the idea its attempt was asked to
+//  try, the descriptor levels where it left its parent's cell, and the
+//  point a sweep chose (round 6: the outcomes differed only in
+//  coordinates, nearly the same for all, so the meta-prompter could not
+//  tell which guidance a kernel had followed). Bounded: the idea and the
+//  point are cut at KF_META_DID_MAX bytes each.
+#define KF_META_DID_MAX 160
+static void
+s_did (FILE *f, json_t *o, const char *language)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *d = open_memstream (&text, &size);
+    if (!d)
+        return;
+    bool tuning = !strcmp (kf_jstr (o, "phase"), "tuning");
+    int64_t parent = kf_jint (o, "parent_id");
+    if (tuning)
+        fprintf (d, "a tuning template of candidate %lld", (long long) parent);
+    else if (*kf_jstr (o, "idea"))
+        fprintf (d, "asked to try \"%.*s\"", KF_META_DID_MAX, kf_jstr (o, "idea"));
+    int c[3], p[3];
+    bool has_c = sscanf (kf_jstr (o, "coords"), "{%d,%d,%d}", &c[0], &c[1], &c[2]) == 3;
+    bool has_p = sscanf (kf_jstr (o, "parent_coords"), "{%d,%d,%d}", &p[0], &p[1], &p[2]) == 3;
+    if (!tuning && parent) {
+        fprintf (d, "%sfrom candidate %lld", ftell (d) ? "; " : "", (long long) parent);
+        if (has_c && has_p) {
+            int moved = 0;
+            for (int k = 0; k < 3; k++)
+                if (c[k] != p[k])
+                    fprintf (d, "%s%s %d %s -> %d %s", moved++ ? ", " : ", it moved ",
+                             kf_descriptor_dim_name_for (language, k), p[k],
+                             kf_descriptor_level_name_for (language, k, p[k]), c[k],
+                             kf_descriptor_level_name_for (language, k, c[k]));
+            if (!moved)
+                fputs (", in its parent's cell (the same three levels)", d);
+        }
+    }
+    else if (!tuning && json_is_string (json_object_get (o, "phase")))
+        fprintf (d, "%swritten from scratch", ftell (d) ? "; " : "");
+    char label[KF_META_DID_MAX + 1];
+    json_t *point = json_object_get (o, "best_config");
+    if (json_object_size (point) && kf_tune_params_label (point, label, sizeof label) && *label)
+        fprintf (d, "%sthe sweep chose %s", ftell (d) ? "; " : "", label);
+    long n = ftell (d);
+    if (fclose (d) == 0 && n > 0)
+        fprintf (f, "\n  what it did: %s", text);
+    free (text);
+}
+
 static void
 s_outcome_line (FILE *f, json_t *o, const char *language)
 {
@@ -244,6 +324,15 @@ s_outcome_line (FILE *f, json_t *o, const char *language)
                  json_number_value (json_object_get (c, "cosine")));
     if (*kf_jstr (o, "coords"))
         s_coords (f, kf_jstr (o, "coords"), language);
+    //  The load it was timed under, as kernel prompts give it (round 6:
+    //  0 to 8 other runnable tasks on 2 CPUs, unsaid per outcome, and the
+    //  same code measured 2.3x apart).
+    char load[300];
+    kf_prompt_load_text (json_object_get (o, "host_load"), json_object_get (o, "host_condition"),
+                         load, sizeof load);
+    if (*load)
+        fprintf (f, "; %s", load);
+    s_did (f, o, language);
     if (*kf_jstr (o, "detail"))
         fprintf (f, "\n  verdict: %s", kf_jstr (o, "detail"));
     if (*kf_jstr (o, "log"))
@@ -369,11 +458,15 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
              "this round has %d%s. A strategy or pitfall that says what works or what loses "
              "names at least two full-protocol outcomes that show it, or says it is a guess "
              "to test (round 5 accepted strategies that one outcome each had suggested and "
-             "the next refuted).\n",
+             "the next refuted). These rules are checked: a philosophy edit with fewer than "
+             "%d full-protocol outcomes is rejected, and a new strategy that names "
+             "fewer than %d of them as \"candidate N\" and does not call itself a guess is "
+             "kept, marked \"%s\".\n",
              KF_META_PHILOSOPHY_MIN, full,
              full < KF_META_PHILOSOPHY_MIN ? ", so leave the philosophy's claims as they are and "
                                              "put what you suspect in the analysis questions"
-                                           : "");
+                                           : "",
+             KF_META_PHILOSOPHY_MIN, KF_META_EVIDENCE_MIN, KF_META_GUESS_MARK + 1);
     //  When the edits take effect (round 4: gen-2 prompts showed v1 after
     //  v2 was accepted: they had been planned before it).
     fprintf (f,

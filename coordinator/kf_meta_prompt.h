@@ -23,10 +23,17 @@
 /* The run's prompt versions in order (caller's; NULL on a database
  * error): [{number, parent (number, absent for v1), generation, edits
  * [{section, search, replace}], in_archive, candidates (finished),
- * verdicts {status: count}, mean_fitness, best_speedup (absent when
+ * verdicts {status: count}, mean_fitness (the version's fitness,
+ * kf_meta_score.h), best_speedup (absent when
  * none), rejected [{section, reason}]}], then one entry {round_job,
  * rejected} per meta round that made no version. */
 json_t *kf_meta_history (kf_db_t *db, int64_t run_id);
+
+/* Sets "idea" on each search outcome of OUTCOMES (kf_meta.c's rows:
+ * generation, slot, phase) to the idea its attempt was asked to try
+ * (kf_prompt_idea_at for RUN's spec, target, language and population),
+ * where the task has ideas. */
+void kf_meta_outcome_ideas (json_t *run, json_t *outcomes);
 
 /* Fewer full-protocol outcomes than this, and the meta-prompter is asked
  * not to rewrite the philosophy (round 4: it rewrote it from 3 outcomes
@@ -44,8 +51,9 @@ typedef struct {
 
 /* The meta-prompter's prompt (caller frees; NULL on allocation failure):
  * RUN ({language, target, spec}), the SECTIONS of version BASE, OUTCOMES
- * (kf_meta.c's rows, oldest first, with bandwidth and compute figures
- * where measured), at most MAX_EDITS, the code behind BEST_OUTCOME and
+ * (kf_meta.c's rows, oldest first, with bandwidth and compute figures,
+ * host_load and host_condition where measured, and what each kernel did:
+ * idea, parent_id, parent_coords, phase, best_config where known), at most MAX_EDITS, the code behind BEST_OUTCOME and
  * WORST_OUTCOME (either NULL; cut at whole lines, the cut marked), the
  * run's BEST_KERNEL when it is not among them, and HISTORY
  * (kf_meta_history's, or NULL; a version that is neither BASE nor one it

@@ -6,6 +6,44 @@
 #include <stdio.h>
 
 double
+kf_meta_value (double fitness, double speedup, double best)
+{
+    if (!isfinite (fitness))
+        return NAN;
+    if (fitness < KF_META_CORRECT || !(speedup > 0) || !isfinite (speedup))
+        return fitness;
+    if (!(best >= speedup))
+        best = speedup;
+    //  log1p: a kernel at a tenth of the reference still scores above 0.5
+    //  (above every failure) and below one at parity.
+    return 0.5 + 0.5 * log1p (speedup) / log1p (best);
+}
+
+bool
+kf_meta_fitness (json_t *kernels, double best, double *mean)
+{
+    double sum = 0;
+    int n = 0;
+    size_t i;
+    json_t *k;
+    json_array_foreach (kernels, i, k) {
+        json_t *f = json_array_get (k, 0), *s = json_array_get (k, 1);
+        if (!json_is_number (f))
+            continue;
+        double v = kf_meta_value (json_number_value (f),
+                                  json_is_number (s) ? json_number_value (s) : NAN, best);
+        if (isfinite (v)) {
+            sum += v;
+            n++;
+        }
+    }
+    if (n == 0)
+        return false;
+    *mean = sum / n;
+    return true;
+}
+
+double
 kf_meta_score (bool has_mean, double mean, int64_t used, int64_t total)
 {
     if (used <= 0)

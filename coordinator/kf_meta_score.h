@@ -1,12 +1,23 @@
 /*  kf_meta_score.h - how a run's prompt versions are judged, and when the
  *  meta-prompter is asked again. Pure functions, used by kf_meta.c.
  *
- *  A version's fitness is the mean fitness of the last KF_META_WINDOW
+ *  A version's fitness is the mean value of the last KF_META_WINDOW
  *  finished candidates written with it: the best one alone (the paper's
  *  measure) says more of the parent a candidate happened to get than of
  *  the prompt, and ranks versions that produced one lucky kernel among
- *  many failures above steady ones. A version is drawn by that mean plus
- *  an exploration bonus that shrinks as it is used (UCB1):
+ *  many failures above steady ones. A kernel's value (kf_meta_value) is
+ *  its search fitness when it failed (0 did not compile or run, 0.1
+ *  wrong), and when correct at speedup s
+ *
+ *      0.5 + 0.5 * ln (1 + s) / ln (1 + best)
+ *
+ *  best the run's best speedup so far: 1 for the best kernel, and the
+ *  same ratio of speedups costs the same at any scale. The search's own
+ *  fitness, 0.5 + 0.5 s / (1 + s), is 0.981 at 25x and 0.992 at 60x:
+ *  round 6 of issue 15 compared versions on that 0.01, less than the
+ *  timing noise of one kernel and far less than the exploration bonus.
+ *  A version is drawn by its mean plus an exploration bonus that
+ *  shrinks as it is used (UCB1):
  *
  *      score = mean + KF_META_EXPLORE * sqrt (ln (1 + N) / n)
  *
@@ -32,6 +43,20 @@
 #define KF_META_EXPLORE 0.2    /* weight of the exploration bonus, in fitness units */
 #define KF_META_PRIOR 0.5      /* the mean of a version with nothing finished yet */
 #define KF_META_SPLIT 4        /* a round at least every 1/KF_META_SPLIT of the run */
+
+/* A finished kernel's value to the version it was written with: FITNESS
+ * (kf_search_fitness) when below KF_META_CORRECT or SPEEDUP is not
+ * positive (a failure keeps its weight), else 0.5 + 0.5 ln (1 + SPEEDUP)
+ * / ln (1 + BEST), BEST the run's best speedup (taken as SPEEDUP when
+ * lower). NAN for a FITNESS that is not a number (not counted). */
+#define KF_META_CORRECT 0.5    /* the least search fitness of a correct kernel */
+double kf_meta_value (double fitness, double speedup, double best);
+
+/* The fitness of a version from KERNELS, its latest finished ones, as
+ * [[fitness, speedup], ...] (either null where unknown), BEST the run's
+ * best speedup: the mean kf_meta_value of those with a fitness. False
+ * (and *MEAN untouched) when none has one. */
+bool kf_meta_fitness (json_t *kernels, double best, double *mean);
 
 /* The score of a version whose last finished candidates have mean
  * fitness MEAN (HAS_MEAN false: none finished yet), USED candidates

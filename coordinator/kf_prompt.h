@@ -93,6 +93,9 @@ typedef struct {
                                 (kf_prompt_history), or NULL */
     json_t *siblings;        /* this generation's candidates planned so far
                                 (kf_prompt_siblings), or NULL: unknown */
+    json_t *ideas;           /* the idea this attempt was handed and the run's
+                                record of ideas (kf_search_idea.h), or NULL:
+                                the idea of the slot's place */
     int prompt_version;      /* number of the sections' prompt version; 0:
                                 not said */
     int prompt_version_generation;  /* the generation that made it */

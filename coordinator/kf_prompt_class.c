@@ -9,7 +9,6 @@
  */
 #include "kf_prompt_class.h"
 #include "kf_json.h"
-#include "kf_text.h"
 #include "kf_str.h"
 #include <ctype.h>
 #include <stdbool.h>
@@ -17,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "kf_descriptor.h"
 
 static const char *const s_class_names[] = {
     "elementwise", "row reduction", "matrix product / convolution", "attention", "scan", "other"
@@ -262,6 +260,18 @@ static const char *const s_strategies_gpu[] = {
         "reused data in shared (local) memory.\n",
 };
 
+//  Round 6: the generic advice ("transpose or pack a block of the operand
+//  that is read with a stride") beside a layout note saying neither
+//  operand of nn.Linear needs a transpose.
+static const char *s_strategies_host_mm_rows_k =
+    "- Both operands are read along k as they are stored (the Data section's layout note): "
+    "each output is a dot product of two contiguous rows, so no transpose or packing is "
+    "needed for unit stride; vectorise along k with one vector accumulator per output, "
+    "summed across its lanes once at the end.\n"
+    "- Compute a small block of outputs (a few rows of x against a few rows of W) per inner "
+    "step, so each loaded vector feeds several FMAs; block the rows and k so the reused "
+    "rows stay in L1/L2.\n"
+    "- Split the output into blocks across cores with threads.\n";
 static const char *s_strategies_host_cheap =
     "- Keep the loop simple, pointers restrict, and let -O3 with the target flags vectorise it; a "
     "clamp written as a conditional expression (x < lo ? lo : x) vectorises, but fminf/fmaxf "
@@ -326,6 +336,8 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
     const char *strategies = k == KF_TARGET_HOST ? s_strategies_host[c] : s_strategies_gpu[c];
     if (cheap)
         strategies = k == KF_TARGET_HOST ? s_strategies_host_cheap : s_strategies_gpu_cheap;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST && kf_prompt_rows_along_k (spec))
+        strategies = s_strategies_host_mm_rows_k;
     char *pitfalls = kf_strdupf ("%s%s%s%s", s_pitfalls_common,
                                  s_exponentiates (spec, c) ? s_pitfalls_exp : "",
                                  c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION
@@ -346,19 +358,26 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  Directions for sibling prompts
 
 //  Each idea says its effect, then its means (round 5: "intrinsics" told
-//  the model nothing of what to gain). Ideas that need another come as
-//  one idea with what they need (a micro-kernel is only worth it inside
-//  cache blocks over packed panels), or after it in the list: on the
-//  host the per-element cost comes before the ideas that pay only once
-//  it is low (threads and intrinsics gain little around a libm call).
+//  the model nothing of what to gain). Ideas that need each other are one
+//  idea (a micro-kernel with the cache blocks and packed panels it needs).
+//  Round 6: generation 0 of an elementwise task got an approximation and
+//  two add-ons to it ("... once the formula has no libm call left"), one
+//  idea in three slots. So each list opens with at least
+//  KF_PROMPT_IDEAS_APART stand-alone directions, each worth trying from
+//  the plain kernel and each a different change; the ideas that pay only
+//  on top of another ("once ...", "inside the cache blocks") come after.
 static const char *const s_ideas_host_ew[] = {
     "cut the cost of each element's expensive function, by a branch-free approximation "
     "within the tolerance that the compiler can vectorise",
+    "use every core, by threads over contiguous ranges (work bound by the function's "
+    "arithmetic scales with the cores that are free)",
+    "call fewer expensive functions per element, by an exact identity that needs one exp "
+    "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
+    "tanh(u) = 1 - 2 / (e^(2u) + 1))",
     "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA "
     "macros) once the formula has no libm call left",
-    "use every core, by threads over contiguous ranges once each element is cheap",
     "keep more loads in flight, by unrolling so several vectors are processed per "
-    "iteration",
+    "iteration once each element is cheap",
     "remove the per-element overhead, by the simplest loop the compiler vectorises fully", NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
     "use every core's share of the memory bandwidth, by threads over contiguous ranges",
@@ -375,15 +394,34 @@ static const char *const s_ideas_host_rows[] = {
     "use every core, by rows split across threads in contiguous groups",
     "process a full vector per instruction, by explicit SIMD intrinsics for the row loop",
     "reuse cached data across rows, by blocking several rows together", NULL };
+//  A product whose operands' layout is not known here: the innermost loop
+//  first follows the layout, and packing is offered for a strided operand.
 static const char *const s_ideas_host_mm[] = {
-    "keep each operand's block in L1/L2 while it is reused, by cache blocking of all three "
-    "loops",
+    "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
+    "reads every operand along its rows (i-k-j over a row-major [K][N] operand; dot "
+    "products along k where both operands are contiguous along k)",
     "use each loaded value several times from registers, by a register-blocked FMA "
     "micro-kernel inside cache blocks, over operand panels packed into the order it reads "
     "them (blocking, packing and micro-kernel as one change)",
+    "use every core, by output blocks split across threads",
+    "keep each operand's block in L1/L2 while it is reused, by cache blocking of all three "
+    "loops around the kernel's inner loops",
     "make the innermost loop read contiguous memory, by packing blocks of the strided "
     "operand inside the cache blocks",
+    "write the output once, by fusing the epilogue (bias, activation) into the product "
+    "loop", NULL };
+//  Round 6: y = x @ W^T of nn.Linear reads both operands along k already
+//  (the Data section's layout note, kf_prompt_facts.c), and packing the
+//  weight "for unit stride" lost twice. These follow the layout.
+static const char *const s_ideas_host_mm_rows_k[] = {
+    "use each loaded value several times from registers, by a register-blocked micro-kernel "
+    "of dot products along k: a few rows of x against a few rows of W at a time, each read "
+    "along k as stored, one vector accumulator per output",
+    "keep the rows of x and W that are reused in L1/L2, by cache blocking over the rows of "
+    "both and over k",
     "use every core, by output blocks split across threads",
+    "keep more FMAs in flight, by unrolling k so each output has several independent vector "
+    "accumulators",
     "write the output once, by fusing the epilogue (bias, activation) into the product "
     "loop", NULL };
 static const char *const s_ideas_host_other[] = {
@@ -401,12 +439,33 @@ static const char *const s_ideas_gpu_ew_cheap[] = {
 static const char *const s_ideas_gpu_rows[] = {
     "one warp per row with shuffle reductions", "one block per row with a two-level reduction",
     "a single fused pass per row", "vectorised row loads", NULL };
+//  Double buffering pays only on top of shared-memory tiles: after them.
 static const char *const s_ideas_gpu_mm[] = {
     "shared-memory tiling with register tiles", "tensor cores or the matrix engine",
-    "double-buffered tile loads", "fusing the epilogue into the product", NULL };
+    "fusing the epilogue into the product", "double-buffered tile loads", NULL };
 static const char *const s_ideas_gpu_other[] = {
     "shared-memory staging of reused data", "fewer launches by fusing work",
     "more work per thread", NULL };
+
+bool
+kf_prompt_rows_along_k (json_t *spec)
+{
+    //  The same test as the Data section's layout note (kf_prompt_facts.c).
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    return strstr (src, "nn.Linear") || strstr (src, "F.linear")
+           || strstr (src, "functional.linear");
+}
+
+static const char *const *
+s_counted (const char *const *list, size_t *count)
+{
+    size_t n = 0;
+    while (list[n])
+        n++;
+    if (count)
+        *count = n;
+    return list;
+}
 
 const char *const *
 kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
@@ -421,28 +480,19 @@ kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
     case KF_CLASS_ATTENTION: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
     default: list = host ? s_ideas_host_other : s_ideas_gpu_other; break;
     }
-    size_t n = 0;
-    while (list[n])
-        n++;
-    if (count)
-        *count = n;
-    return list;
+    return s_counted (list, count);
 }
 
 const char *const *
 kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 {
     kf_task_class_t c = kf_prompt_task_class (spec);
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST && kf_prompt_rows_along_k (spec))
+        return s_counted (s_ideas_host_mm_rows_k, count);
     if (c != KF_CLASS_ELEMENTWISE || kf_prompt_costly_math (spec))
         return kf_prompt_ideas (c, k, count);
-    const char *const *list = k == KF_TARGET_HOST ? s_ideas_host_ew_cheap
-                                                  : s_ideas_gpu_ew_cheap;
-    size_t n = 0;
-    while (list[n])
-        n++;
-    if (count)
-        *count = n;
-    return list;
+    return s_counted (k == KF_TARGET_HOST ? s_ideas_host_ew_cheap : s_ideas_gpu_ew_cheap,
+                      count);
 }
 
 //  ---------------------------------------------------------------------
@@ -493,66 +543,4 @@ kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k)
         }
     }
     return text;
-}
-
-//  ---------------------------------------------------------------------
-//  What a kernel already does, for the ideas
-
-kf_idea_feature_t
-kf_prompt_idea_feature (const char *idea)
-{
-    static const struct { const char *word; kf_idea_feature_t f; } map[] = {
-        { "by threads", KF_IDEA_THREADS }, { "split across threads", KF_IDEA_THREADS },
-        { "by non-temporal", KF_IDEA_STREAM }, { "streaming loads", KF_IDEA_STREAM },
-        { "by explicit SIMD intrinsics", KF_IDEA_SIMD },
-        { "by unrolling", KF_IDEA_UNROLL },
-        { "by a branch-free approximation", KF_IDEA_APPROX },
-        { "micro-kernel", KF_IDEA_MICRO },
-        { "by cache blocking", KF_IDEA_BLOCK }, { "by blocking several rows", KF_IDEA_BLOCK },
-        { "by packing", KF_IDEA_PACK },
-        { "by a single fused pass", KF_IDEA_FUSED_ROW },
-        { "by several independent accumulators", KF_IDEA_ACCUMULATORS },
-    };
-    for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
-        if (strstr (idea, map[i].word))
-            return map[i].f;
-    return KF_IDEA_OTHER;
-}
-
-
-bool
-kf_prompt_source_does (const char *source, const char *language, kf_idea_feature_t f)
-{
-    if (!source || !*source)
-        return false;
-    kf_coords_t c = { 0, 0, 0 };
-    char *why = NULL;
-    //  The descriptors read the code with comments and strings blanked.
-    if (kf_descriptor_classify (source, strlen (source), language ? language : "c", &c,
-                                &why) != 0)
-        why = NULL;
-    const char *w = why ? why : "";
-    bool does = false;
-    switch (f) {
-    case KF_IDEA_THREADS: does = c.sync >= 1; break;
-    case KF_IDEA_SIMD: does = strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"); break;
-    case KF_IDEA_STREAM:
-        does = kf_text_matches (source, "\\b_mm(256|512)?_stream_(ps|pd|si(128|256|512))\\b|"
-                             "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b");
-        break;
-    case KF_IDEA_UNROLL:
-        does = kf_text_matches (source, "#[[:space:]]*pragma[[:space:]]+(GCC[[:space:]]+)?unroll")
-               || kf_text_matches (source, "\\b[[:alpha:]_]*acc[[:alpha:]_]*1\\b[^;]*=[^;]*;")
-               || strstr (w, "per-lane accumulator") || strstr (w, "register tile");
-        break;
-    case KF_IDEA_APPROX: does = c.algo >= 2; break;
-    case KF_IDEA_BLOCK: does = c.mem >= 2; break;
-    case KF_IDEA_MICRO: does = strstr (w, "register tile") != NULL; break;
-    case KF_IDEA_PACK: does = strstr (w, "packed") != NULL; break;
-    case KF_IDEA_FUSED_ROW: does = c.algo >= 1; break;
-    case KF_IDEA_ACCUMULATORS: does = strstr (w, "per-lane accumulator") != NULL; break;
-    default: break;
-    }
-    free (why);
-    return does;
 }

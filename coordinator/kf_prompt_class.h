@@ -47,13 +47,25 @@ json_t *kf_prompt_default_sections_for (const char *language, const char *target
 
 /* Directions worth trying for a task of class C on a target of kind K:
  * a NULL-ended list of short phrases (static). Sibling prompts are each
- * pointed at a different one. */
+ * pointed at a different one. Each host list opens with at least
+ * KF_PROMPT_IDEAS_APART directions that stand alone (worth trying from
+ * the plain kernel, none "once" another is done) and differ in what they
+ * change; those that build on another come after (round 6). */
+#define KF_PROMPT_IDEAS_APART 3
 const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count);
 
 /* The same for task SPEC: an elementwise formula without costly math
  * (kf_prompt_costly_math false) gets directions about memory traffic,
- * not about approximating a function it does not have. */
+ * not about approximating a function it does not have; a host matrix
+ * product whose operands are both read along k as stored (nn.Linear,
+ * kf_prompt_rows_along_k) gets directions that follow that layout, with
+ * no transpose or packing for unit stride. */
 const char *const *kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count);
+
+/* Whether SPEC's reference is a linear layer (nn.Linear, F.linear): its
+ * weight is [out][in], so y = x @ W^T reads both operands contiguously
+ * along the reduction dimension (the Data section's layout note). */
+bool kf_prompt_rows_along_k (json_t *spec);
 
 /* Whether SPEC's op, description, attributes.fn or reference source
  * names a function that costs far more than a multiply-add (exp, tanh,
@@ -82,8 +94,13 @@ kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
 /* Whether SOURCE (in LANGUAGE) already does F: threads, SIMD intrinsics,
  * streaming stores, unrolling or several accumulators, approximate math,
  * cache blocking, a register micro-kernel, packing, a fused row pass -
- * read by the descriptors (analysis/kf_descriptor.h) and the text. False
- * for KF_IDEA_OTHER. */
+ * read by the descriptors (analysis/kf_descriptor.h) and from the code
+ * in the forms models write (kf_prompt_does.c). False for
+ * KF_IDEA_OTHER. */
 bool kf_prompt_source_does (const char *source, const char *language, kf_idea_feature_t f);
+
+/* Every feature SOURCE does, as bits 1 << F (one reading of the code for
+ * all ideas). */
+unsigned kf_prompt_source_features (const char *source, const char *language);
 
 #endif

@@ -23,6 +23,7 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
     json_t *rows = kf_db_query (db,
                                 "SELECT c.id, c.generation, c.slot, c.phase, c.parent_id,"
                                 " c.status, c.speedup, c.fidelity, c.norm_hash,"
+                                " c.selection->>'idea' AS idea,"
                                 " (c.finished_at IS NOT NULL) AS finished,"
                                 " left(c.verdict_detail, 600) AS detail,"
                                 " CASE WHEN c.status = 'compile_failed'"
@@ -46,14 +47,11 @@ kf_prompt_siblings (kf_db_t *db, int64_t run_id, int generation)
     char id[24], gen[24];
     const char *params[2] = { S_I64 (id, run_id), S_I64 (gen, generation) };
     json_t *rows = kf_db_query (db,
-                                "SELECT slot, parent_id FROM candidates WHERE run_id = $1"
+                                "SELECT slot, parent_id, selection->>'idea' AS idea"
+                                " FROM candidates WHERE run_id = $1"
                                 " AND generation = $2 AND phase = 'search' ORDER BY slot, id",
                                 2, params);
-    size_t i;
-    json_t *row;
-    json_array_foreach (rows, i, row)
-        if (json_is_null (json_object_get (row, "parent_id")))
-            json_object_del (row, "parent_id");
+    kf_json_drop_nulls (rows);
     return rows;
 }
 
@@ -89,6 +87,16 @@ kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot)
         return NULL;
     size_t start = (size_t) generation * (size_t) in->population;
     return ideas[(start + (size_t) slot) % n];
+}
+
+//  The idea candidate C was handed: as stored with it (kf_search_idea.h),
+//  else its slot's place.
+static const char *
+s_idea_of (const kf_prompt_in_t *in, json_t *c)
+{
+    const char *stored = json_string_value (json_object_get (c, "idea"));
+    return stored ? stored : kf_prompt_idea_at (in, (int) kf_jint (c, "generation"),
+                                                (int) kf_jint (c, "slot"));
 }
 
 //  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen
@@ -140,7 +148,7 @@ s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
                   (long long) kf_jint (c, "parent_id"));
         return;
     }
-    const char *idea = kf_prompt_idea_at (in, gen, slot);
+    const char *idea = s_idea_of (in, c);
     int n = snprintf (buf, size, "generation %d, attempt %d%s%s", gen, slot + 1,
                       idea ? ": " : "", idea ? idea : "");
     if (n >= 0 && (size_t) n < size && kf_jint (c, "parent_id"))
@@ -229,7 +237,7 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
                    "not judged yet on top), that this prompt does not show above (one line each; their code is "
                    "not shown). Do not repeat an approach that failed or lost here unless you "
                    "know why it did and change that.\n", f);
-        char origin[300], outcome[400];
+        char origin[600], outcome[400];
         s_origin (in, c, origin, sizeof origin);
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,
@@ -251,8 +259,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             break;
         if (strcmp (kf_jstr (c, "phase"), "search") || s_pending_here (in, c))
             continue;
-        const char *idea = kf_prompt_idea_at (in, (int) kf_jint (c, "generation"),
-                                              (int) kf_jint (c, "slot"));
+        const char *idea = s_idea_of (in, c);
         if (!idea || strcmp (idea, mine))
             continue;
         char outcome[400];
@@ -316,6 +323,35 @@ s_sibling_parents (FILE *f, const kf_prompt_in_t *in)
         fputs (" Siblings that share a kernel to improve still follow different ideas.", f);
 }
 
+//  The idea sibling slot K leans towards: as planned (stored with it),
+//  else its place in the run's order of ideas (IN->ideas), else its
+//  slot's place.
+static const char *
+s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, int k)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach (in->siblings, i, r)
+        if (kf_jint (r, "slot") == k && json_is_string (json_object_get (r, "idea")))
+            return json_string_value (json_object_get (r, "idea"));
+    json_t *order = json_object_get (in->ideas, "order");
+    if (json_array_size (order))
+        return json_string_value (json_array_get (order, (size_t) k % json_array_size (order)));
+    return ideas[((size_t) in->generation * (size_t) in->population + (size_t) k) % n];
+}
+
+//  Round 6: an idea that had lost was offered again with no word of it.
+//  How the run's counted tries of IDEA went, in brackets: " (tried: lost
+//  (20.10x vs parent 36.20x))" (kf_search_idea_record), or nothing.
+static void
+s_note (FILE *f, const kf_prompt_in_t *in, const char *idea)
+{
+    const char *note = json_string_value (json_object_get (json_object_get (in->ideas, "notes"),
+                                                           idea));
+    if (note)
+        fprintf (f, " (%s)", note);
+}
+
 void
 kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
 {
@@ -329,22 +365,32 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     if (!n)
         return;
     size_t start = (size_t) in->generation * (size_t) in->population;
-    size_t mine = (start + (size_t) in->slot) % n;
+    const char *mine = json_string_value (json_object_get (in->ideas, "mine"));
+    if (!mine)
+        mine = ideas[(start + (size_t) in->slot) % n];
     //  Round 3: "lean towards X ... explore a different idea from those"
     //  read as excluding X itself. X is this attempt's main idea; the
     //  siblings' ideas are theirs, usable here only as a means to X.
     fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
-             "%s.", in->slot + 1, in->population, in->generation, ideas[mine]);
+             "%s", in->slot + 1, in->population, in->generation, mine);
+    s_note (f, in, mine);
+    fputs (".", f);
     //  Round 4: the run tried this idea before and the prompt said
     //  nothing of how it went.
-    s_idea_tries (f, in, ideas[mine]);
+    s_idea_tries (f, in, mine);
+    const char *told[64];
     int listed = 0;
-    for (int k = 0; k < in->population && (size_t) k < n; k++) {
-        size_t other = (start + (size_t) k) % n;
-        if (k == in->slot || other == mine)
+    for (int k = 0; k < in->population && listed < 64; k++) {
+        const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
+        bool again = !other || !strcmp (other, mine);
+        for (int j = 0; !again && j < listed; j++)
+            again = !strcmp (told[j], other);
+        if (again)
             continue;
-        fprintf (f, "%s%s", listed++ ? "; " : " The sibling attempts of this generation take: ",
-                 ideas[other]);
+        fprintf (f, "%s%s", listed ? "; " : " The sibling attempts of this generation take: ",
+                 other);
+        s_note (f, in, other);
+        told[listed++] = other;
     }
     if (listed)
         fputs (listed > 1 ? ". Build this kernel around this attempt's idea and leave those "
@@ -353,6 +399,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                           : ". Build this kernel around this attempt's idea and leave that idea "
                             "to the sibling: use it only where your idea needs it, not as the "
                             "main idea.", f);
+    json_t *aside = json_object_get (in->ideas, "aside");
+    size_t i;
+    json_t *a;
+    json_array_foreach (aside, i, a) {
+        fprintf (f, "%s%s", i ? "; " : " Set aside in this run, since every try of it timed in "
+                 "full lost to its parent beyond the timing noise: ", json_string_value (a));
+        s_note (f, in, json_string_value (a));
+    }
+    if (json_array_size (aside))
+        fputs (". Take such an idea up again only with a reason it should pay now.", f);
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))

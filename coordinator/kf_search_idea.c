@@ -1,14 +1,21 @@
-/*  kf_search_idea.c - the kernel each attempt's idea starts from
- *  (kf_search_idea.h).
+/*  kf_search_idea.c - the idea each attempt is handed, and the kernel it
+ *  starts from (kf_search_idea.h).
  */
 #include "kf_search_idea.h"
+#include "kf_hash.h"
 #include "kf_json.h"
+#include "kf_lineage.h"
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Within this ratio of its parent a try neither won nor lost, whatever
+ * spread its timings report (kf_lineage.c's S_SAME_BAND). */
+#define S_SAME_BAND 0.03
 
 int
 kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *elites,
@@ -26,9 +33,111 @@ kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *e
     return -1;
 }
 
-//  Candidate ID's source (caller frees), or NULL.
-static char *
-s_source (kf_db_t *db, int64_t id)
+int
+kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
+{
+    double band = noise > S_SAME_BAND ? noise : S_SAME_BAND;
+    if (speedup < parent_speedup * (1 - band))
+        return -1;
+    return speedup > parent_speedup * (1 + band) ? 1 : 0;
+}
+
+json_t *
+kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside)
+{
+    json_t *notes = json_object ();
+    for (size_t i = 0; i < n; i++) {
+        aside[i] = false;
+        int tried = 0, lost = 0;
+        size_t j;
+        json_t *t;
+        json_array_foreach (tries, j, t)
+            if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
+                tried++;
+                lost += kf_search_idea_verdict (kf_jnum (t, "speedup", 0),
+                                                kf_jnum (t, "parent_speedup", 0),
+                                                kf_jnum (t, "noise", 0)) < 0;
+            }
+        if (!tried)
+            continue;
+        aside[i] = lost == tried;
+        //  The newest tries first, each with both figures.
+        char note[400] = "tried:";
+        size_t used = strlen (note);
+        int said = 0;
+        for (size_t k = json_array_size (tries); k-- > 0 && said < KF_SEARCH_IDEA_NOTED;) {
+            t = json_array_get (tries, k);
+            if (strcmp (kf_jstr (t, "idea"), ideas[i]))
+                continue;
+            double s = kf_jnum (t, "speedup", 0), p = kf_jnum (t, "parent_speedup", 0);
+            int v = kf_search_idea_verdict (s, p, kf_jnum (t, "noise", 0));
+            snprintf (note + used, sizeof note - used, "%s %s (%.2fx vs parent %.2fx)",
+                      said++ ? "," : "", v < 0 ? "lost" : v > 0 ? "won" : "within noise", s, p);
+            used = strlen (note);
+        }
+        if (tried > said)
+            snprintf (note + used, sizeof note - used, ", and %d earlier tr%s", tried - said,
+                      tried - said == 1 ? "y" : "ies");
+        json_object_set_new (notes, ideas[i], json_string (note));
+    }
+    return notes;
+}
+
+void
+kf_search_idea_order (size_t n, size_t start, const bool *aside, size_t *order)
+{
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            size_t idx = (start + i) % n;
+            if (aside[idx] == (pass == 1))
+                order[k++] = idx;
+        }
+}
+
+size_t
+kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
+                    const bool *aside, int population, int slot,
+                    const kf_elite_t *elites, const unsigned *features, size_t n_elites,
+                    int island, const kf_elite_t *chosen, unsigned chosen_features, int *pick)
+{
+    *pick = -1;
+    size_t k = (size_t) (slot > 0 ? slot : 0) % n;
+    //  This slot's own place first, then the places no sibling leans
+    //  towards, then the siblings' (a repeat beats an idea that lost).
+    size_t apart = population > 0 && (size_t) population < n ? (size_t) population : n;
+    size_t places[64], m = 0;
+    places[m++] = k;
+    for (size_t j = apart; j < n && m < 64; j++)
+        places[m++] = j;
+    for (size_t j = 0; j < apart && m < 64; j++)
+        if (j != k)
+            places[m++] = j;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t s = 0; s < m; s++) {
+            size_t idx = order[places[s]];
+            if (aside[idx] != (pass == 1))
+                continue;
+            kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+            if (!chosen || f == KF_IDEA_OTHER || !((chosen_features >> f) & 1u))
+                return idx;
+            for (size_t e = 0; e < n_elites; e++)
+                if (elites[e].candidate_id != chosen->candidate_id
+                    && (island < 0 || elites[e].island == island)
+                    && !((features[e] >> f) & 1u)) {
+                    *pick = (int) e;
+                    return idx;
+                }
+        }
+    return order[k];
+}
+
+//  ---------------------------------------------------------------------
+//  What the database holds
+
+//  The features of candidate ID's source (kf_prompt_source_features).
+static unsigned
+s_features (kf_db_t *db, int64_t id, const char *language)
 {
     char buf[24];
     snprintf (buf, sizeof buf, "%lld", (long long) id);
@@ -37,38 +146,131 @@ s_source (kf_db_t *db, int64_t id)
     if (kf_db_fetch_blob (db, "SELECT b.data FROM candidates c JOIN blobs b"
                               " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
                           buf, &data, &size) != 0 || !data)
-        return NULL;
+        return 0;
     char *text = strndup (data, size);
     free (data);
-    return text;
+    unsigned f = kf_prompt_source_features (text, language);
+    free (text);
+    return f;
 }
 
-const kf_elite_t *
-kf_search_idea_parent (kf_db_t *db, json_t *run, int population, int generation, int slot,
-                       const kf_elite_t *elites, size_t n, int island, const kf_elite_t *chosen)
+//  RUN's counted tries, oldest first, as kf_search_idea_record reads
+//  them: search children timed in full, against parents timed in full,
+//  each with the idea it was handed (stored, else by its place for a
+//  candidate planned before ideas were stored). NULL on a database error.
+static json_t *
+s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
 {
-    if (!chosen || !n || population <= 0)
-        return chosen;
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                " c.speedup, p.speedup AS parent_speedup,"
+                                " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
+                                " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr"
+                                " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
+                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
+                                "  WHERE candidate_id = c.id AND correct"
+                                "  ORDER BY id DESC LIMIT 1) ec ON true"
+                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
+                                "  WHERE candidate_id = p.id AND correct"
+                                "  ORDER BY id DESC LIMIT 1) ep ON true"
+                                " WHERE c.run_id = $1 AND c.phase = 'search'"
+                                " AND c.finished_at IS NOT NULL AND c.status = 'correct'"
+                                " AND c.fidelity = 'full' AND c.speedup > 0"
+                                " AND p.status = 'correct' AND p.fidelity = 'full'"
+                                " AND p.speedup > 0 ORDER BY c.id",
+                                1, params);
+    size_t i;
+    json_t *t;
+    json_array_foreach (rows, i, t) {
+        if (!json_is_string (json_object_get (t, "idea"))) {
+            const char *idea = kf_prompt_idea_at (in, (int) kf_jint (t, "generation"),
+                                                  (int) kf_jint (t, "slot"));
+            json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
+        }
+        double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
+        double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
+        json_object_set_new (t, "noise", json_real (sqrt (cn * cn + pn * pn)));
+    }
+    return rows;
+}
+
+int
+kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
+                       const kf_elite_t *elites, size_t n, int island,
+                       const kf_elite_t *chosen, const char *fingerprint,
+                       kf_search_idea_t *out)
+{
+    memset (out, 0, sizeof *out);
+    out->parent = chosen;
+    snprintf (out->archive, sizeof out->archive, "%s", fingerprint ? fingerprint : "");
     kf_prompt_in_t in = { .spec = json_object_get (run, "spec"),
                           .language = kf_jstr (run, "language"),
                           .target = kf_jstr (run, "target"), .population = population };
-    const char *idea = kf_prompt_idea_at (&in, generation, slot);
-    if (!idea || kf_prompt_idea_feature (idea) == KF_IDEA_OTHER)
-        return chosen;
-    //  The elites' sources and the chosen one's (candidate ids as text).
-    char **sources = calloc (n + 1, sizeof *sources);
-    char *chosen_source = s_source (db, chosen->candidate_id);
-    for (size_t k = 0; sources && k < n; k++)
-        sources[k] = elites[k].candidate_id == chosen->candidate_id
-                     || (island >= 0 && elites[k].island != island)
-                         ? NULL : s_source (db, elites[k].candidate_id);
-    int pick = sources ? kf_search_idea_pick (idea, in.language, elites,
-                                              (const char *const *) sources, n, island, chosen,
-                                              chosen_source)
-                       : -1;
-    for (size_t k = 0; sources && k < n; k++)
-        free (sources[k]);
-    free (sources);
-    free (chosen_source);
-    return pick >= 0 ? &elites[pick] : chosen;
+    size_t count = 0;
+    const char *const *ideas = population > 0 && generation >= 0 && slot >= 0
+                               ? kf_prompt_ideas_for (in.spec,
+                                                      kf_prompt_target_kind (in.target,
+                                                                             in.language),
+                                                      &count)
+                               : NULL;
+    if (!count)
+        return 0;
+    json_t *tries = s_tries (db, run, &in);
+    bool *aside = calloc (count, sizeof *aside);
+    size_t *order = calloc (count, sizeof *order);
+    unsigned *features = calloc (n + 1, sizeof *features);
+    if (!tries || !aside || !order || !features) {
+        json_decref (tries);
+        free (aside);
+        free (order);
+        free (features);
+        return -1;
+    }
+    json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
+    json_decref (tries);
+    kf_search_idea_order (count, ((size_t) generation * (size_t) population) % count, aside,
+                          order);
+    //  The pool's sources are read only when the selected kernel does its
+    //  slot's idea already (as before: most plans read one source).
+    unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
+    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[order[(size_t) slot % count]]);
+    bool aside_here = aside[order[(size_t) slot % count]];
+    if (chosen && (aside_here || (f != KF_IDEA_OTHER && ((own >> f) & 1u))))
+        for (size_t k = 0; k < n; k++)
+            features[k] = island >= 0 && elites[k].island != island ? ~0u
+                          : elites[k].candidate_id == chosen->candidate_id
+                              ? own : s_features (db, elites[k].candidate_id, in.language);
+    int pick = -1;
+    size_t idx = kf_search_idea_fit (ideas, count, order, aside, population, slot, elites,
+                                     features, n, island, chosen, own, &pick);
+    out->idea = ideas[idx];
+    out->parent = pick >= 0 ? &elites[pick] : chosen;
+    json_t *listed = json_array (), *set_aside = json_array ();
+    char folded[400] = "";
+    for (size_t k = 0; k < count; k++) {
+        json_array_append_new (listed, json_string (ideas[order[k]]));
+        if (aside[k]) {
+            json_array_append_new (set_aside, json_string (ideas[k]));
+            size_t used = strlen (folded);
+            snprintf (folded + used, sizeof folded - used, "%s%zu", *folded ? "," : "|aside:",
+                      k);
+        }
+    }
+    out->prompt = json_pack ("{s:s, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
+                             "notes", notes, "aside", set_aside);
+    //  Ideas set aside change what a candidate is handed: two candidates
+    //  on equal fingerprints must have seen the same ones.
+    if (*folded) {
+        char text[600], digest[65];
+        snprintf (text, sizeof text, "%s%s", out->archive, folded);
+        kf_sha256_hex (text, strlen (text), digest);
+        snprintf (out->archive, sizeof out->archive, "%.16s", digest);
+    }
+    free (aside);
+    free (order);
+    free (features);
+    return 0;
 }

@@ -1,17 +1,26 @@
-/*  kf_search_idea.h - the kernel each attempt's idea starts from.
+/*  kf_search_idea.h - the idea each attempt is handed, and the kernel it
+ *  starts from.
  *
  *  Slot k of generation g leans towards idea (g * population + k) of the
  *  task's list (kf_prompt_class.c). Round 5 of issue 15 found the ideas
- *  handed to kernels that already did them (streaming stores to a kernel
- *  that streamed) and a threaded kernel that had lost handed on as the
- *  parent of ideas that have nothing to do with threads. The planner
- *  keeps the selected parent when it lacks the idea; one that already
- *  does it gives way to the first elite in the archive's order that
- *  lacks it, from the same island when the island strategy drew it
- *  (kf_search_plan.c calls this). Never by measured speed: the same
- *  archive (cells and sources) must give the same parent, so a search
- *  repeats (test_search_switches); the threaded loser of round 5 is
- *  therefore kept for an idea it lacks.
+ *  handed to kernels that already did them; the planner since keeps the
+ *  selected parent when it lacks the idea, else takes the first elite in
+ *  the archive's order that lacks it, from the same island when the
+ *  island strategy drew it. Never by measured speed: the same archive
+ *  (cells and sources) must give the same parent, so a search repeats
+ *  (test_search_switches).
+ *
+ *  Round 6 found two more things. An idea that lost (packing, tried twice,
+ *  both children slower than their parents at the full protocol) was
+ *  offered again: the run now keeps each idea's tries, and one whose
+ *  every counted try lost beyond the timing noise is set aside - handed
+ *  out only after every other idea - and the prompt says how each listed
+ *  idea went ("tried: lost (20.10x vs parent 36.20x)"). And ideas went to
+ *  parents that did them five times, because when every elite did the
+ *  idea the selected parent was kept with it: such an idea is now passed
+ *  over for the next one a kernel of the pool lacks. Which idea a
+ *  candidate took is stored with it (candidates.selection.idea), so later
+ *  prompts and the record name it right.
  */
 #ifndef KF_SEARCH_IDEA_H
 #define KF_SEARCH_IDEA_H
@@ -19,7 +28,11 @@
 #include "kf_db.h"
 #include "kf_select.h"
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Counted tries named in an idea's note at most (the newest). */
+#define KF_SEARCH_IDEA_NOTED 3
 
 /* The elite of ELITES (N, with their SOURCES, in LANGUAGE; only those on
  * ISLAND when it is 0 or more) to start IDEA from, given the selected
@@ -30,12 +43,60 @@ int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_
                          const char *const *sources, size_t n, int island,
                          const kf_elite_t *chosen, const char *chosen_source);
 
-/* As kf_search_idea_pick for the idea of (GENERATION, SLOT) of RUN (its
- * spec, target, language; POPULATION per generation), the sources read
- * from DB: the parent to use, CHOSEN when it stays (or on a database
- * error, or when the task has no ideas). */
-const kf_elite_t *kf_search_idea_parent (kf_db_t *db, json_t *run, int population,
-                                         int generation, int slot, const kf_elite_t *elites,
-                                         size_t n, int island, const kf_elite_t *chosen);
+/* A counted try of an idea against its parent, both timed in full, with
+ * NOISE the relative spread of the two figures (kf_lineage_noise of each,
+ * in quadrature): -1 lost beyond the noise (at least 3%, as
+ * kf_lineage_reason), 1 won beyond it, 0 within it. */
+int kf_search_idea_verdict (double speedup, double parent_speedup, double noise);
+
+/* The record of IDEAS (N) from TRIES, the run's counted tries oldest
+ * first as [{idea, speedup, parent_speedup, noise}]: ASIDE[i] is set when
+ * idea i was tried and every try lost; returns {idea: note} for each
+ * idea tried, the note "tried: lost (20.10x vs parent 36.20x), won
+ * (...)" over the newest KF_SEARCH_IDEA_NOTED tries (caller's). */
+json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
+
+/* ORDER (N indices): the ideas from START on, cyclically, those not ASIDE
+ * first; slot k of a generation that starts at START leans towards
+ * ORDER[k mod N]. With nothing aside, ORDER[k] = (START + k) mod N. */
+void kf_search_idea_order (size_t n, size_t start, const bool *aside, size_t *order);
+
+/* The idea SLOT of a generation of POPULATION takes, given ORDER and
+ * ASIDE (as above), and the kernel it starts from: ORDER[SLOT mod N] when
+ * the selected CHOSEN lacks it (or it is no feature code shows), or when
+ * another elite lacks it (*PICK is then that elite's index, else -1:
+ * CHOSEN stays); when no elite of the pool (ELITES with FEATURES, bits of
+ * kf_prompt_source_features; ISLAND as for kf_search_idea_pick) lacks
+ * it, the next that one does lack, first among the ideas no sibling
+ * leans towards, ideas set aside last. Returns the index into IDEAS. */
+size_t kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
+                           const bool *aside, int population, int slot,
+                           const kf_elite_t *elites, const unsigned *features, size_t n_elites,
+                           int island, const kf_elite_t *chosen, unsigned chosen_features,
+                           int *pick);
+
+/* What kf_search_idea_choose decided. */
+typedef struct {
+    const char *idea;           /* the idea handed to the attempt (static text), or
+                                   NULL: the task has none */
+    const kf_elite_t *parent;   /* the kernel it starts from */
+    json_t *prompt;             /* for kf_prompt_in_t.ideas: {mine, order: [idea,
+                                   ...], notes: {idea: note}, aside: [idea, ...]}
+                                   (caller's), or NULL */
+    char archive[17];           /* the archive's fingerprint, with the ideas set
+                                   aside folded in when there are any */
+} kf_search_idea_t;
+
+/* The idea of (GENERATION, SLOT) of RUN (its spec, target, language;
+ * POPULATION per generation) and its parent, from the pool ELITES (N;
+ * ISLAND as above) and the selected CHOSEN, the run's tries read from DB;
+ * FINGERPRINT is the archive's, copied into OUT->archive with the ideas
+ * set aside folded in, so two candidates planned on equal fingerprints
+ * saw the same record. POPULATION 0 (a tuning candidate): no idea, CHOSEN
+ * stays. 0, or -1 on a database error. */
+int kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
+                           const kf_elite_t *elites, size_t n, int island,
+                           const kf_elite_t *chosen, const char *fingerprint,
+                           kf_search_idea_t *out);
 
 #endif

@@ -434,12 +434,14 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
         return -1;
     const kf_elite_t *parent = sel.parent < 0 ? NULL : sel.from_island ? &snap->pool[sel.parent]
                                                                        : &snap->elites[sel.parent];
-    /* The idea of this slot from a kernel that lacks it, from the same pool (kf_search_idea.h). */
-    if (!tuning)
-        parent = kf_search_idea_parent (self->db, run, st->population, generation, slot,
-                                        sel.from_island ? snap->pool : snap->elites,
-                                        sel.from_island ? snap->n_pool : snap->n_elites,
-                                        sel.from_island ? home : -1, parent);
+    /* This slot's idea, none that lost here, from a kernel that lacks it (kf_search_idea.h). */
+    kf_search_idea_t idea;
+    if (kf_search_idea_choose (self->db, run, tuning ? 0 : st->population, generation, slot,
+                               sel.from_island ? snap->pool : snap->elites,
+                               sel.from_island ? snap->n_pool : snap->n_elites,
+                               sel.from_island ? home : -1, parent, snap->fingerprint, &idea))
+        return -1;
+    parent = idea.parent;
     if (parent && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
         island = parent->island >= 0 && parent->island < st->island_count ? parent->island : home;
     char *hints = NULL;
@@ -458,8 +460,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                                    "fallback", sel.fallback, "draw", sel.draw, "island",
                                    island, "turn", home,
                                    "elites", (json_int_t) snap->n_elites, "archive",
-                                   snap->fingerprint, "transitions",
+                                   idea.archive, "transitions",
                                    (json_int_t) snap->n_trans, "hints", hints != NULL);
+    if (idea.idea)
+        json_object_set_new (selection, "idea", json_string (idea.idea));
     if (parent)
         json_object_set_new (selection, "parent_coords",
                              json_pack ("[i,i,i]", parent->coords[0], parent->coords[1],
@@ -525,7 +529,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                           .population = st->population, .templated = tuning,
                           .tune_points = tune_points ? (int) json_integer_value (tune_points)
                                                      : 0,
-                          .history = history, .siblings = siblings,
+                          .history = history, .siblings = siblings, .ideas = idea.prompt,
                           .prompt_version = version_number,
                           .prompt_version_generation = version_generation };
     /* A kernel that is a template already, or has one from an earlier
@@ -555,6 +559,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     json_decref (children);
     json_decref (history);
     json_decref (siblings);
+    json_decref (idea.prompt);
     json_decref (last);
     json_decref (inspirations);
     json_decref (sections);
@@ -611,11 +616,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     if (reused) {
         /* The reused template goes straight to compiling, as the task's
          * initial kernel does. */
-        kf_generate_result_t given;
-        memset (&given, 0, sizeof given);
-        given.source = reused;
-        given.generator = "template";
-        given.model = given.error_kind = given.detail = "";
+        kf_generate_result_t given = { .source = reused, .generator = "template", .model = "",
+                                       .error_kind = "", .detail = "" };
         rc = rc ? rc : kf_search_generated (self, run, cand, &given);
         free (reused);
         free (prompt);
@@ -626,12 +628,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     if (rc == 0 && !tuning && generation == 0 && slot == 0 && initial) {
         /* The user's own starting point is the first candidate: it is
          * compiled and evaluated like any other, with no generator. */
-        kf_generate_result_t given;
-        memset (&given, 0, sizeof given);
-        given.source = json_string_value (json_object_get (initial, "source"));
-        given.source = given.source ? given.source : "";
-        given.generator = "initial";
-        given.model = given.error_kind = given.detail = "";
+        const char *given_source = json_string_value (json_object_get (initial, "source"));
+        kf_generate_result_t given = { .source = given_source ? given_source : "",
+                                       .generator = "initial", .model = "", .error_kind = "",
+                                       .detail = "" };
         rc = kf_search_generated (self, run, cand, &given);
         free (prompt);
         json_decref (best);

@@ -167,11 +167,18 @@ check "later candidates were written with an evolved version" \
 check "an evolved version's line reached a stored generation prompt" \
     [ "$(sql "SELECT count(*) FROM candidates c JOIN prompt_versions v ON v.id = c.prompt_version_id
               WHERE c.run_id = $run AND v.number > 1 AND c.prompt LIKE '%- Observed (%'")" -ge 1 ]
-check "the first version was used and has a fitness (the mean of its latest 16 kernels)" \
+# Each kernel's value: its fitness when it failed, else its speedup on a
+# log scale against the run's best (kf_meta_score.h).
+check "the first version was used and has a fitness (the mean value of its latest 16 kernels)" \
     [ "$(sql "SELECT count(*) FROM prompt_versions v WHERE v.run_id = $run AND v.number = 1
-              AND abs(v.fitness - (SELECT avg(fitness) FROM (SELECT fitness FROM candidates
+              AND abs(v.fitness - (SELECT avg(CASE WHEN w.fitness >= 0.5 AND w.speedup > 0
+                    THEN 0.5 + 0.5 * ln(1 + w.speedup) / ln(1 + greatest(b.best, w.speedup))
+                    ELSE w.fitness END)
+                  FROM (SELECT fitness, speedup FROM candidates
                   WHERE prompt_version_id = v.id AND finished_at IS NOT NULL
-                  ORDER BY finished_at DESC, id DESC LIMIT 16) w)) < 1e-9")" -eq 1 ]
+                  ORDER BY finished_at DESC, id DESC LIMIT 16) w,
+                  (SELECT max(speedup) AS best FROM candidates WHERE run_id = $run
+                   AND finished_at IS NOT NULL AND fitness >= 0.5 AND speedup > 0) b)) < 1e-9")" -eq 1 ]
 
 # The code behind the best and the worst of the outcomes a job showed.
 ends="FROM jobs j WHERE j.run_id = $run AND j.kind = 'meta'"

@@ -4,10 +4,14 @@
  *  made, from which, with which edits, and the verdicts, mean fitness and
  *  best speedup of the kernels written under it, with rejected edits and
  *  why), the axes of the coordinates named, and the protocol of each
- *  figure.
+ *  figure; and (round 6) the load each outcome was timed under and what
+ *  each kernel did: its idea, where it left its parent's cell, the point
+ *  a sweep chose.
  */
 #include "../kf_test.h"
 #include "../../coordinator/kf_meta_prompt.h"
+#include "../../coordinator/kf_prompt_history.h"
+#include "kf_json.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +19,73 @@ static bool
 s_has (const char *text, const char *what)
 {
     return text && strstr (text, what) != NULL;
+}
+
+/* Round 6 of issue 15: the outcomes carried no load and no word of what
+ * each kernel did (coordinates only, nearly the same for all). Each
+ * names the load it was timed under, the idea its attempt was asked to
+ * try, where it left its parent's cell, and the point a sweep chose. */
+static void
+s_round6 (json_t *run, json_t *sections)
+{
+    json_t *outcomes = json_pack (
+        "[{s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:s, s:s, s:s, s:i,"
+        "  s:{s:f, s:f, s:f}, s:{s:i, s:i}},"
+        " {s:i, s:i, s:i, s:s, s:s, s:f, s:s, s:s, s:s, s:i, s:{s:i, s:i}},"
+        " {s:i, s:i, s:i, s:i, s:s, s:s, s:s}]",
+        "candidate_id", 17, "generation", 1, "slot", 0, "prompt_version", 1, "phase", "search",
+        "status", "correct", "speedup", 64.5, "fidelity", "screen", "coords", "{2,1,0}",
+        "parent_coords", "{1,1,1}", "parent_id", 6, "host_load", "cpus", 2.0,
+        "runnable_others", 3.5, "others_cpu_share", 0.4, "host_condition",
+        "compile_workers_beside", 1, "exec_workers_beside", 0,
+        "candidate_id", 25, "generation", 3, "prompt_version", 1, "phase", "tuning", "status",
+        "correct", "speedup", 28.27, "fidelity", "full", "coords", "{1,1,0}", "parent_coords",
+        "{1,1,0}", "parent_id", 8, "best_config", "UNROLL", 2, "NTHREADS", 1,
+        "candidate_id", 5, "generation", 0, "slot", 1, "prompt_version", 1, "phase", "search",
+        "status", "compile_failed", "coords", "{1,0,0}");
+    json_object_set_new (json_array_get (outcomes, 0), "idea",
+                         json_string ("pack B into panels"));
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    printf ("%s", p ? p : "");
+    CHECK (s_has (p, "- candidate 17 (generation 1, prompt v1): correct, 64.500x the reference "
+                     "(screen timing)"));
+    CHECK (s_has (p, "; timed with 3.5 other runnable tasks on 2 CPUs (other processes took "
+                     "40% of the CPUs' time while it was timed); the exec host shared with 1 "
+                     "compile and 0 other exec workers\n"));
+    CHECK (s_has (p, "\n  what it did: asked to try \"pack B into panels\"; from candidate 6, "
+                     "it moved memory (SIMD width, cache blocking) 1 SIMD vectorised -> 2 "));
+    CHECK (s_has (p, ", threads 1 threads (fork-join) -> 0 single thread\n"));
+    CHECK (s_has (p, "\n  what it did: a tuning template of candidate 8; the sweep chose "
+                     "UNROLL=2 NTHREADS=1\n"));
+    /* Written from scratch, no evaluation: no load said. */
+    CHECK (s_has (p, "\n  what it did: written from scratch\n"));
+    /* Bounded: an idea of any length is cut. */
+    char longidea[2000];
+    memset (longidea, 'x', sizeof longidea - 1);
+    longidea[sizeof longidea - 1] = 0;
+    json_object_set_new (json_array_get (outcomes, 0), "idea", json_string (longidea));
+    char *q = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (p && q && strlen (q) < strlen (p) + 200);
+    free (q);
+    free (p);
+    /* The idea the planner stored (selection.idea) is kept; without one
+     * (planned before it was stored), the one the attempt's slot was given
+     * (kf_prompt_idea_at), for search candidates only. */
+    json_object_set_new (json_array_get (outcomes, 2), "idea", json_string ("stored idea"));
+    json_t *grun = json_pack ("{s:s, s:s, s:{s:s, s:s}, s:i}", "language", "c", "target",
+                              "host", "spec", "name", "gemm", "op", "gemm", "population", 3);
+    json_object_del (json_array_get (outcomes, 0), "idea");
+    kf_meta_outcome_ideas (grun, outcomes);
+    CHECK (!strcmp (kf_jstr (json_array_get (outcomes, 2), "idea"), "stored idea"));
+    kf_prompt_in_t in = { .spec = json_object_get (grun, "spec"), .language = "c",
+                          .target = "host", .population = 3 };
+    const char *want = kf_prompt_idea_at (&in, 1, 0);
+    CHECK (want != NULL);
+    CHECK (want && !strcmp (kf_jstr (json_array_get (outcomes, 0), "idea"), want));
+    CHECK (!json_object_get (json_array_get (outcomes, 1), "idea"));
+    json_decref (grun);
+    json_decref (outcomes);
 }
 
 int
@@ -99,6 +170,7 @@ main (void)
     free (p);
     json_decref (history);
     json_decref (outcomes);
+    s_round6 (run, sections);
     json_decref (sections);
     json_decref (run);
     return kf_test_done ("test_meta_prompt");

@@ -2,13 +2,16 @@
  *  meta-prompter is asked (coordinator/kf_meta_score.c): a version scores
  *  the mean fitness of its recent kernels plus an exploration bonus that
  *  shrinks with use, so one lucky kernel among failures does not lead and
- *  a little-used version gets tried; meta rounds come every meta_every
+ *  a little-used version gets tried, and a kernel's part in that mean is
+ *  its speedup on a log scale against the run's best, so 25x and 60x
+ *  versions are told apart (round 6); meta rounds come every meta_every
  *  generations but at least every quarter of the run, so a run of the
  *  built-in defaults and the short runs people make both get them. */
 #include "../kf_test.h"
 #include "../../coordinator/kf_meta_score.h"
 #include "../../coordinator/kf_search.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static void
@@ -34,6 +37,114 @@ test_score (void)
     CHECK (kf_meta_score (true, NAN, 5, 10) == kf_meta_score (true, KF_META_PRIOR, 5, 10));
     /* A total below the version's own use is its own use. */
     CHECK (kf_meta_score (true, 0.6, 5, 1) == kf_meta_score (true, 0.6, 5, 5));
+}
+
+/* Round 6 of issue 15: versions whose kernels ran at 25x and 60x scored
+ * 0.981 and 0.992 by the search's fitness, so the exploration bonus and
+ * timing noise decided between them. A kernel's value to its version is
+ * its speedup on a log scale against the run's best. */
+static void
+test_value (void)
+{
+    double f25 = kf_search_fitness ("correct", 25), f60 = kf_search_fitness ("correct", 60);
+    double v25 = kf_meta_value (f25, 25, 60), v60 = kf_meta_value (f60, 60, 60);
+    printf ("value at 25x %.3f, at 60x %.3f (best 60x)\n", v25, v60);
+    CHECK (fabs (v60 - 1.0) < 1e-12);
+    CHECK (v60 - v25 > 0.08);
+    CHECK (fabs (v25 - (0.5 + 0.5 * log (26.0) / log (61.0))) < 1e-12);
+    /* The same ratio costs about the same at a small scale: 1x against
+     * 2.4x, 25x against 60x. */
+    CHECK (kf_meta_value (kf_search_fitness ("correct", 2.4), 2.4, 2.4)
+           - kf_meta_value (kf_search_fitness ("correct", 1), 1, 2.4) > 0.08);
+    /* Failures keep their weight: below any correct kernel, however
+     * slow; a wrong one above one that did not compile. */
+    CHECK (kf_meta_value (kf_search_fitness ("compile_failed", 0), 0, 60) == 0.0);
+    CHECK (kf_meta_value (kf_search_fitness ("incorrect", 30), 30, 60) == 0.1);
+    CHECK (kf_meta_value (kf_search_fitness ("correct", 0.05), 0.05, 60) > 0.5);
+    /* A best below the kernel's own (a screen figure above the counted
+     * best): the kernel is the best. */
+    CHECK (kf_meta_value (f60, 60, 30) == 1.0);
+    CHECK (isnan (kf_meta_value (NAN, 3, 60)));
+    /* A version's fitness: the mean of those with a fitness. */
+    json_t *k = json_pack ("[[f, f], [f, f], [n, n], [f, n]]", f60, 60.0, f25, 25.0, 0.0);
+    double mean = -1;
+    CHECK (kf_meta_fitness (k, 60, &mean));
+    CHECK (fabs (mean - (1.0 + v25 + 0.0) / 3) < 1e-12);
+    json_decref (k);
+    k = json_pack ("[[n, n]]");
+    mean = -1;
+    CHECK (!kf_meta_fitness (k, 60, &mean) && mean == -1);
+    CHECK (!kf_meta_fitness (NULL, 60, &mean));
+    json_decref (k);
+    /* A fast version that fails half the time stays below a steady one
+     * at 25x. */
+    json_t *risky = json_pack ("[[f, f], [f, f], [f, n], [f, n]]", f60, 60.0, f60, 60.0, 0.0, 0.0);
+    json_t *steady = json_pack ("[[f, f], [f, f], [f, f], [f, f]]", f25, 25.0, f25, 25.0, f25,
+                                25.0, f25, 25.0);
+    double mr = 0, ms = 0;
+    CHECK (kf_meta_fitness (risky, 60, &mr) && kf_meta_fitness (steady, 60, &ms) && mr < ms);
+    json_decref (risky);
+    json_decref (steady);
+}
+
+/* Draws A 60x and a 25x version over 60 kernels as the search does
+ * (kf_meta_pick, each drawn version's next kernel timed with +/-30%
+ * noise from a fixed seed, fitness recomputed against the run's best
+ * after each): the 60x version must be drawn clearly more often, and
+ * the 25x one still now and then (the exploration bonus). */
+static void
+test_pick_by_speed (void)
+{
+    const double speed[2] = { 25, 60 };
+    json_t *window = json_array ();   /* [0] v2, the newer, [1] v1 */
+    json_t *kernels[2] = { json_array (), json_array () };
+    int picks[2] = { 0, 0 };
+    uint64_t seed = 6;
+    double best = 0;
+    for (int step = 0; step < 66; step++) {
+        int which;
+        if (step < 6)
+            which = step % 2;   /* both past their trial of 3 */
+        else {
+            json_t *versions = json_array ();
+            for (int v = 0; v < 2; v++) {
+                /* The latest KF_META_WINDOW, as kf_meta.c reads them. */
+                json_array_clear (window);
+                size_t n = json_array_size (kernels[v]);
+                for (size_t i = n > KF_META_WINDOW ? n - KF_META_WINDOW : 0; i < n; i++)
+                    json_array_append (window, json_array_get (kernels[v], i));
+                double mean = 0;
+                json_t *fit = kf_meta_fitness (window, best, &mean) ? json_real (mean)
+                                                                    : json_null ();
+                json_array_append_new (versions,
+                                       json_pack ("{s:i, s:i, s:o, s:I}", "id", 20 - 10 * v,
+                                                  "number", 2 - v, "fitness", fit, "used",
+                                                  (json_int_t) json_array_size (kernels[v])));
+            }
+            json_t *pick = kf_meta_pick (versions, 3, NULL, 0);
+            which = json_integer_value (json_object_get (pick, "number")) == 2 ? 0 : 1;
+            json_decref (versions);
+            picks[which]++;
+        }
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        double u = (double) (seed >> 11) / 9007199254740992.0;
+        double s = speed[which] * (0.7 + 0.6 * u);
+        if (s > best)
+            best = s;
+        json_array_append_new (kernels[which],
+                               json_pack ("[f, f]", kf_search_fitness ("correct", s), s));
+    }
+    double m25 = 0, m60 = 0;
+    kf_meta_fitness (kernels[0], best, &m25);
+    kf_meta_fitness (kernels[1], best, &m60);
+    printf ("60 draws: 60x version %d, 25x version %d; fitness %.3f against %.3f (best %.1fx)\n",
+            picks[1], picks[0], m60, m25, best);
+    CHECK (m60 - m25 > 0.05);
+    CHECK (picks[1] >= 2 * picks[0]);
+    CHECK (picks[0] >= 2);
+    json_decref (kernels[0]);
+    json_decref (kernels[1]);
+    json_decref (window);
 }
 
 static void
@@ -112,6 +223,8 @@ int
 main (void)
 {
     test_score ();
+    test_value ();
+    test_pick_by_speed ();
     test_interval ();
     test_schedule ();
     return kf_test_done ("test_meta_score");

@@ -126,14 +126,14 @@ s_other_results (void)
     char *p = kf_prompt_build (&in);
     CHECK (s_has (p, "\n## Other results so far\nThe run's other candidates, newest first "
                      "(those not judged yet on top), that this prompt does not show above"));
-    CHECK (s_has (p, "- candidate 12 (generation 0, attempt 1: keep each operand's block in "
-                     "L1/L2 while it is reused, by cache blocking of all three "
-                     "loops; from candidate 1): not judged yet (still being written, compiled "
+    CHECK (s_has (p, "- candidate 12 (generation 0, attempt 1: use each loaded value several "
+                     "times from registers, by a register-blocked micro-kernel of dot products "
+                     "along k: "));
+    CHECK (s_has (p, "; from candidate 1): not judged yet (still being written, compiled "
                      "or timed)\n"));
     CHECK (!s_has (p, "- candidate 13 ("));
-    CHECK (s_has (p, "- candidate 6 (generation 0, attempt 3: make the innermost loop read "
-                     "contiguous memory, by packing blocks of the strided operand inside the "
-                     "cache blocks; from candidate 1): correct, "
+    CHECK (s_has (p, "- candidate 6 (generation 0, attempt 3: use every core, by output blocks "
+                     "split across threads; from candidate 1): correct, "
                      "4.58 ms (3.28x), screen timing only\n"));
     CHECK (s_has (p, "- candidate 7 (generation 1, attempt 1: "));
     CHECK (s_has (p, "did not compile: k.c:3:5: error: expected ';' before '}'\n"));
@@ -172,10 +172,9 @@ s_idea_tried (void)
     CHECK (!strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 1)));
     CHECK (strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 2)));
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "This attempt's idea: use each loaded value several times from "
-                     "registers, by a register-blocked FMA micro-kernel inside cache blocks, over "
-                     "operand panels packed into the order it reads them (blocking, packing and "
-                     "micro-kernel as one change). Tried before in this run (newest first): candidate 5 (generation 0): correct, "
+    CHECK (s_has (p, "This attempt's idea: keep the rows of x and W that are reused in L1/L2, "
+                     "by cache blocking over the rows of both and over k. Tried before in this "
+                     "run (newest first): candidate 5 (generation 0): correct, "
                      "2.45 ms (6.12x), full protocol. Learn from how that went"));
     //  The parent-already-does-it clause stays.
     CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says, "
@@ -274,6 +273,13 @@ s_facts (void)
     CHECK (s_has (p, "kf_forward runs on the main thread of the candidate's own process, whose "
                      "stack is the exec host's stack limit (RLIMIT_STACK"));
     CHECK (s_has (p, "threads you start get glibc's default stack"));
+    //  Round 6: a stack buffer of a thread started per call faults its
+    //  pages in again on every call (2x slower); where to keep it instead.
+    CHECK (s_has (p, "A thread's stack is released when the thread exits"));
+    CHECK (s_has (p, "a large buffer on the stack of a thread created in each call is faulted "
+                     "in again"));
+    CHECK (s_has (p, "on the calling thread's stack (kf_forward's own), or in a static scratch "
+                     "buffer allocated once and reused"));
     //  4.06 ms over 4096 elements.
     CHECK (s_has (p, "Per output element: 991 ns (4096 output elements at the main shape); the "
                      "reference 3.66e+03 ns."));
@@ -285,6 +291,7 @@ s_facts (void)
     kf_prompt_in_t gpu = { .spec = spec, .language = "cuda", .target = "cuda:sm_90" };
     p = kf_prompt_build (&gpu);
     CHECK (!s_has (p, "RLIMIT_STACK"));
+    CHECK (!s_has (p, "A thread's stack is released"));
     free (p);
     json_decref (spec);
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test_search_ideas.sh - the idea each attempt is handed (round 6 of issue
+# 15; kf_search_idea.c), end to end with the real daemons and the offline
+# generator: every search candidate stores the idea it was handed
+# (candidates.selection.idea), its prompt leans towards that idea, and the
+# planner's record of the run's tries (read from the database for every
+# plan) never fails a plan. The rules themselves are tested without a
+# database (tests/unit/test_ideas_round6.c).
+. "$(dirname "$0")/lib.sh"
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start_workers
+check "status answers with three workers" \
+    wait_until 180 jtrue '.workers | length == 3' kfctl status --json
+
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 3 --population 2 \
+      --seed 31 --wait --json --timeout 30 2>"$T/submit.err")
+run=$(jq -r .run_id <<<"$out")
+say "run $run: $(jq -c '{status, reason}' <<<"$out")"
+check "the run is done" [ "$(jq -r .status <<<"$out")" = done ]
+say "ideas: $(sql "SELECT string_agg(generation || '/' || slot || ' ' || left(selection->>'idea', 40),
+                  '; ' ORDER BY id) FROM candidates WHERE run_id = $run AND phase = 'search'")"
+check "all 6 search candidates were planned" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'")" -eq 6 ]
+check "each stores the idea it was handed" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
+              AND coalesce(selection->>'idea', '') = ''")" -eq 0 ]
+check "... and its prompt leans towards that idea" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
+              AND strpos(prompt, 'This attempt''s idea: ' || (selection->>'idea')) = 0")" -eq 0 ]
+check "the two attempts of generation 0 were handed different ideas" \
+    [ "$(sql "SELECT count(DISTINCT selection->>'idea') FROM candidates WHERE run_id = $run
+              AND phase = 'search' AND generation = 0")" -eq 2 ]
+check "a tuning candidate is handed no idea" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'tuning'
+              AND selection->>'idea' IS NOT NULL")" -eq 0 ]
+finish

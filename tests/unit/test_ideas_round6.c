@@ -1,0 +1,438 @@
+/*  test_ideas_round6.c - what round 6 of the model in the loop (issue 15,
+ *  docs/search.md "Sixth round") found about the ideas handed to
+ *  attempts:
+ *
+ *  1. an idea that lost (packing, two children slower than their parents
+ *     at the full protocol) was offered again: its tries are kept, it is
+ *     set aside (handed out only after every other idea), and the prompt
+ *     says "tried: lost (Xx vs parent Yx)" where it lists ideas;
+ *  2. ideas went to parents that already did them: forms a model writes
+ *     (unrolled by hand, named polynomial coefficients, 2^k by a vector
+ *     shift, a micro-kernel of named accumulators, a packing buffer) were
+ *     not read as doing it, and when every elite did the idea the parent
+ *     kept it: the idea is now passed over for the next one it lacks;
+ *  3. generation 0 of an elementwise task got one idea and two add-ons:
+ *     each list opens with stand-alone directions that differ;
+ *  4. a GEMM of nn.Linear (both operands contiguous along k) was offered
+ *     packing of the strided operand, against the layout note.
+ */
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../kf_test.h"
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *
+s_spec (const char *op, const char *source)
+{
+    return json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "t", "op", op, "description", "a task", "inputs", "name", "in0",
+                      "shape", 4096, "dtype", "f32", "outputs", "name", "out0", "shape", 4096,
+                      "dtype", "f32", "reference", "language", "pytorch", "source", source,
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+//  The gemm_sigmoid_residual of round 6: x @ W^T + b by nn.Linear.
+static json_t *
+s_linear (void)
+{
+    return s_spec ("linear", "class Model(nn.Module):\n    def __init__(self):\n"
+                             "        self.linear = nn.Linear(512, 768)\n");
+}
+
+static size_t
+s_index (const char *const *ideas, size_t n, const char *word)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr (ideas[i], word))
+            return i;
+    return n;
+}
+
+//  ---------------------------------------------------------------------
+//  1. An idea that lost
+
+static void
+s_test_lost (void)
+{
+    //  The verdict: beyond the noise (at least 3%) or not.
+    CHECK (kf_search_idea_verdict (20.1, 36.2, 0.05) == -1);
+    CHECK (kf_search_idea_verdict (35.5, 36.2, 0.05) == 0);
+    CHECK (kf_search_idea_verdict (30.0, 36.2, 0.25) == 0);    //  within a wide noise
+    CHECK (kf_search_idea_verdict (40.0, 36.2, 0.02) == 1);
+
+    json_t *spec = s_spec ("matmul", "return torch.matmul(a, b)");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t pack = s_index (ideas, n, "by packing"), threads = s_index (ideas, n, "by threads");
+    size_t block = s_index (ideas, n, "by cache blocking");
+    threads = threads < n ? threads : s_index (ideas, n, "split across threads");
+    CHECK (n >= 5 && pack < n && threads < n && block < n);
+    if (!(n >= 5 && pack < n && threads < n && block < n)) {
+        json_decref (spec);
+        return;
+    }
+    //  Packing tried twice, both lost (candidates 5 and 6 of round 6);
+    //  threads once lost, once won; blocking within noise.
+    json_t *tries = json_pack ("[{s:s, s:f, s:f, s:f}, {s:s, s:f, s:f, s:f},"
+                               " {s:s, s:f, s:f, s:f}, {s:s, s:f, s:f, s:f},"
+                               " {s:s, s:f, s:f, s:f}]",
+                               "idea", ideas[pack], "speedup", 20.1, "parent_speedup", 36.2,
+                               "noise", 0.05,
+                               "idea", ideas[threads], "speedup", 30.0, "parent_speedup", 36.2,
+                               "noise", 0.05,
+                               "idea", ideas[pack], "speedup", 18.0, "parent_speedup", 36.2,
+                               "noise", 0.05,
+                               "idea", ideas[threads], "speedup", 50.0, "parent_speedup", 36.2,
+                               "noise", 0.05,
+                               "idea", ideas[block], "speedup", 36.0, "parent_speedup", 36.2,
+                               "noise", 0.05);
+    bool aside[16] = { false };
+    json_t *notes = kf_search_idea_record (ideas, n, tries, aside);
+    CHECK (aside[pack] && !aside[threads] && !aside[block]);
+    int set = 0;
+    for (size_t i = 0; i < n; i++)
+        set += aside[i];
+    CHECK (set == 1);
+    CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[pack])),
+                    "tried: lost (18.00x vs parent 36.20x), lost (20.10x vs parent 36.20x)"));
+    CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[threads])),
+                    "tried: won (50.00x vs parent 36.20x), lost (30.00x vs parent 36.20x)"));
+    CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[block])),
+                    "tried: within noise (36.00x vs parent 36.20x)"));
+    CHECK (json_object_size (notes) == 3);
+
+    //  The order: from the generation's start, the idea set aside last.
+    size_t order[16];
+    bool none[16] = { false };
+    kf_search_idea_order (n, 2, none, order);
+    for (size_t k = 0; k < n; k++)
+        CHECK (order[k] == (2 + k) % n);
+    kf_search_idea_order (n, 0, aside, order);
+    CHECK (order[n - 1] == pack);
+    for (size_t k = 0; k + 1 < n; k++)
+        CHECK (order[k] != pack);
+    //  Every slot of a generation that starts at the packing idea: none is
+    //  handed packing while another idea is left, and no two the same.
+    kf_search_idea_order (n, pack, aside, order);
+    int pick = 0;
+    bool seen[16] = { false };
+    for (int slot = 0; slot < 3; slot++) {
+        size_t idx = kf_search_idea_fit (ideas, n, order, aside, 3, slot, NULL, NULL, 0, -1,
+                                         NULL, 0, &pick);
+        CHECK (idx != pack && !seen[idx] && pick == -1);
+        seen[idx] = true;
+    }
+
+    //  The prompt lists each idea with how it went, and what was set aside.
+    json_t *order_texts = json_array ();
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new (order_texts, json_string (ideas[order[k]]));
+    json_t *plan = json_pack ("{s:s, s:o, s:O, s:[s]}", "mine", ideas[order[0]], "order",
+                              order_texts, "notes", notes, "aside", ideas[pack]);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 4, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 36.2);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .generation = 1, .slot = 0, .population = 3, .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    char want[1200];
+    snprintf (want, sizeof want, "Set aside in this run, since every try of it timed in full "
+              "lost to its parent beyond the timing noise: %s (tried: lost (18.00x vs parent "
+              "36.20x), lost (20.10x vs parent 36.20x)). Take such an idea up again only with a "
+              "reason it should pay now.", ideas[pack]);
+    CHECK (p && strstr (p, want));
+    snprintf (want, sizeof want, "This attempt's idea: %s", ideas[order[0]]);
+    CHECK (p && strstr (p, want));
+    //  Where a sibling's idea was tried, its note follows it.
+    for (int k = 1; k < 3; k++) {
+        const char *note = json_string_value (json_object_get (notes, ideas[order[k]]));
+        snprintf (want, sizeof want, "%s%s%s%s", ideas[order[k]], note ? " (" : "",
+                  note ? note : "", note ? ")" : "");
+        CHECK (p && strstr (p, want));
+    }
+    //  Packing is named only as set aside, never as an idea to take.
+    snprintf (want, sizeof want, "take: %s", ideas[pack]);
+    CHECK (p && !strstr (p, want));
+    free (p);
+    //  A sibling planned already is named by the idea it was handed.
+    in.siblings = json_pack ("[{s:i, s:i, s:s}]", "slot", 1, "parent_id", 4, "idea",
+                             ideas[block]);
+    p = kf_prompt_build (&in);
+    snprintf (want, sizeof want, "take: %s (tried: within noise", ideas[block]);
+    CHECK (p && strstr (p, want));
+    free (p);
+    json_decref (in.siblings);
+    //  "Other results" name a candidate by the idea stored with it.
+    in.siblings = NULL;
+    in.history = json_pack ("[{s:i, s:i, s:i, s:s, s:s, s:b, s:f, s:s, s:i, s:s}]", "id", 9,
+                            "generation", 0, "slot", 0, "phase", "search", "status", "correct",
+                            "finished", 1, "speedup", 18.0, "fidelity", "full", "parent_id", 4,
+                            "idea", ideas[pack]);
+    p = kf_prompt_build (&in);
+    snprintf (want, sizeof want, "- candidate 9 (generation 0, attempt 1: %s; from candidate 4)",
+              ideas[pack]);
+    CHECK (p && strstr (p, want));
+    free (p);
+    json_decref (in.history);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (notes);
+    json_decref (tries);
+    json_decref (spec);
+}
+
+//  ---------------------------------------------------------------------
+//  2. Ideas to parents that already do them
+
+//  Round 6's forms, as a model writes them.
+static const char *s_unrolled =
+    "#include <immintrin.h>\nint kf_forward (const float *x, float *y, long n) {\n"
+    "  long i = 0;\n  for (; i + 64 <= n; i += 64) {\n"
+    "    __m512 a = _mm512_loadu_ps (x + i);\n    __m512 b = _mm512_loadu_ps (x + i + 16);\n"
+    "    __m512 c = _mm512_loadu_ps (x + i + 32);\n    __m512 d = _mm512_loadu_ps (x + i + 48);\n"
+    "    _mm512_storeu_ps (y + i, a); _mm512_storeu_ps (y + i + 16, b);\n"
+    "    _mm512_storeu_ps (y + i + 32, c); _mm512_storeu_ps (y + i + 48, d);\n  }\n"
+    "  return 0;\n}\n";
+static const char *s_poly =
+    "#include <immintrin.h>\nstatic inline __m512 exp512 (__m512 x) {\n"
+    "  const __m512 c1 = _mm512_set1_ps (1.0f), c2 = _mm512_set1_ps (0.5f);\n"
+    "  const __m512 c3 = _mm512_set1_ps (0.1666f), c4 = _mm512_set1_ps (0.0416f);\n"
+    "  __m512 k = _mm512_roundscale_ps (_mm512_mul_ps (x, _mm512_set1_ps (1.4427f)), 0);\n"
+    "  __m512 t = _mm512_fnmadd_ps (k, _mm512_set1_ps (0.6931f), x);\n"
+    "  __m512 p = c4;\n  p = _mm512_fmadd_ps (p, t, c3);\n  p = _mm512_fmadd_ps (p, t, c2);\n"
+    "  p = _mm512_fmadd_ps (p, t, c1);\n  p = _mm512_fmadd_ps (p, t, c1);\n"
+    "  __m512i e = _mm512_slli_epi32 (_mm512_add_epi32 (_mm512_cvtps_epi32 (k),\n"
+    "                                 _mm512_set1_epi32 (127)), 23);\n"
+    "  return _mm512_mul_ps (p, _mm512_castsi512_ps (e));\n}\n";
+static const char *s_micro =
+    "#include <immintrin.h>\nint kf_forward (const float *a, const float *b, float *c,\n"
+    "                int M, int N, int K) {\n"
+    "  for (int i = 0; i < M; i += 2)\n    for (int j = 0; j < N; j += 32) {\n"
+    "      __m512 c00 = _mm512_setzero_ps (), c01 = _mm512_setzero_ps ();\n"
+    "      __m512 c10 = _mm512_setzero_ps (), c11 = _mm512_setzero_ps ();\n"
+    "      for (int k = 0; k < K; k++) {\n"
+    "        __m512 b0 = _mm512_loadu_ps (b + k * N + j), b1 = _mm512_loadu_ps (b + k * N + j + 16);\n"
+    "        __m512 a0 = _mm512_set1_ps (a[i * K + k]), a1 = _mm512_set1_ps (a[(i + 1) * K + k]);\n"
+    "        c00 = _mm512_fmadd_ps (a0, b0, c00); c01 = _mm512_fmadd_ps (a0, b1, c01);\n"
+    "        c10 = _mm512_fmadd_ps (a1, b0, c10); c11 = _mm512_fmadd_ps (a1, b1, c11);\n"
+    "      }\n      _mm512_storeu_ps (c + i * N + j, c00);\n    }\n  return 0;\n}\n";
+static const char *s_packed =
+    "int kf_forward (const float *a, const float *b, float *c, int M, int N, int K) {\n"
+    "  static float bpack[512 * 512];\n"
+    "  for (int j = 0; j < N; j++)\n    for (int k = 0; k < K; k++)\n"
+    "      bpack[j * K + k] = b[k * N + j];\n"
+    "  for (int i = 0; i < M; i++)\n    for (int j = 0; j < N; j++) {\n"
+    "      float s = 0;\n      for (int k = 0; k < K; k++)\n"
+    "        s += a[i * K + k] * bpack[j * K + k];\n      c[i * N + j] = s;\n    }\n"
+    "  return 0;\n}\n";
+//  Two quantities, one accumulator each: not "several accumulators".
+static const char *s_welford =
+    "int kf_forward (const float *x, float *y, int n) {\n  float sum = 0, sq = 0;\n"
+    "  for (int i = 0; i < n; i++) { sum += x[i]; sq += x[i] * x[i]; }\n"
+    "  y[0] = sum / n; y[1] = sq / n - (sum / n) * (sum / n);\n  return 0;\n}\n";
+static const char *s_four_sums =
+    "int kf_forward (const float *x, float *y, int n) {\n"
+    "  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+    "  for (int i = 0; i + 4 <= n; i += 4) { s0 += x[i]; s1 += x[i + 1]; s2 += x[i + 2];"
+    " s3 += x[i + 3]; }\n  y[0] = s0 + s1 + s2 + s3;\n  return 0;\n}\n";
+//  The words in a comment are no code.
+static const char *s_commented =
+    "int kf_forward (const float *x, float *y, long n) {\n"
+    "  /* tried: _mm512_stream_ps (y + i, v); p = _mm512_fmadd_ps (p, t, c3); bpack[j] = 1; */\n"
+    "  for (long i = 0; i < n; i++) y[i] = x[i];\n  return 0;\n}\n";
+
+static void
+s_test_forms (void)
+{
+    CHECK (kf_prompt_source_does (s_unrolled, "c", KF_IDEA_UNROLL));
+    CHECK (kf_prompt_source_does (s_poly, "c", KF_IDEA_APPROX));
+    CHECK (kf_prompt_source_does (s_micro, "c", KF_IDEA_MICRO));
+    CHECK (kf_prompt_source_does (s_micro, "c", KF_IDEA_UNROLL));
+    CHECK (kf_prompt_source_does (s_packed, "c", KF_IDEA_PACK));
+    CHECK (kf_prompt_source_does (s_four_sums, "c", KF_IDEA_ACCUMULATORS));
+    //  No more than they do.
+    CHECK (!kf_prompt_source_does (s_unrolled, "c", KF_IDEA_APPROX));
+    CHECK (!kf_prompt_source_does (s_unrolled, "c", KF_IDEA_MICRO));
+    CHECK (!kf_prompt_source_does (s_poly, "c", KF_IDEA_MICRO));
+    CHECK (!kf_prompt_source_does (s_poly, "c", KF_IDEA_THREADS));
+    CHECK (!kf_prompt_source_does (s_packed, "c", KF_IDEA_MICRO));
+    CHECK (!kf_prompt_source_does (s_welford, "c", KF_IDEA_ACCUMULATORS));
+    CHECK (!kf_prompt_source_does (s_welford, "c", KF_IDEA_UNROLL));
+    for (int f = KF_IDEA_THREADS; f <= KF_IDEA_ACCUMULATORS; f++)
+        CHECK (!kf_prompt_source_does (s_commented, "c", (kf_idea_feature_t) f));
+    //  A register tile is no cache blocking on the host.
+    CHECK (!kf_prompt_source_does (s_micro, "c", KF_IDEA_BLOCK));
+    //  One reading gives every feature.
+    unsigned all = kf_prompt_source_features (s_micro, "c");
+    CHECK (((all >> KF_IDEA_MICRO) & 1u) && ((all >> KF_IDEA_SIMD) & 1u)
+           && !((all >> KF_IDEA_THREADS) & 1u));
+}
+
+static void
+s_test_every_elite_does_it (void)
+{
+    json_t *spec = s_spec ("gelu", "return F.gelu(x)");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = s_index (ideas, n, "by a branch-free approximation");
+    CHECK (approx == 0 && n >= 5);
+    if (approx != 0 || n < 5) {
+        json_decref (spec);
+        return;
+    }
+    size_t order[16];
+    bool none[16] = { false };
+    kf_search_idea_order (n, 0, none, order);
+    //  Every elite approximates already (round 6's mish run after gen 1).
+    unsigned does = 1u << KF_IDEA_APPROX;
+    kf_elite_t elites[3] = { { .candidate_id = 1 }, { .candidate_id = 2 },
+                             { .candidate_id = 3 } };
+    unsigned features[3] = { does, does, does };
+    int pick = 7;
+    size_t idx = kf_search_idea_fit (ideas, n, order, none, 3, 0, elites, features, 3, -1,
+                                     &elites[0], does, &pick);
+    //  Not the approximation with the parent kept: the first idea no
+    //  sibling leans towards (place 3 of a population of 3) it lacks.
+    CHECK (idx == order[3] && pick == -1);
+    CHECK (kf_prompt_idea_feature (ideas[idx]) != KF_IDEA_APPROX);
+    //  One elite lacks it: the idea stays and that elite is the parent.
+    features[2] = 0;
+    idx = kf_search_idea_fit (ideas, n, order, none, 3, 0, elites, features, 3, -1, &elites[0],
+                              does, &pick);
+    CHECK (idx == 0 && pick == 2);
+    //  ... but not from another island than the one drawn.
+    elites[2].island = 1;
+    idx = kf_search_idea_fit (ideas, n, order, none, 3, 0, elites, features, 3, 0, &elites[0],
+                              does, &pick);
+    CHECK (idx == order[3] && pick == -1);
+    //  The parent lacks the slot's idea: both stay.
+    idx = kf_search_idea_fit (ideas, n, order, none, 3, 1, elites, features, 3, -1, &elites[0],
+                              does, &pick);
+    CHECK (idx == order[1] && pick == -1);
+    json_decref (spec);
+}
+
+//  ---------------------------------------------------------------------
+//  3. Stand-alone directions first
+
+static bool
+s_addon (const char *idea)
+{
+    return strstr (idea, " once ") || strstr (idea, "inside the cache blocks");
+}
+
+static void
+s_test_apart (void)
+{
+    json_t *specs[] = {
+        s_spec ("mish_clamp", "return torch.clamp(x * torch.tanh(F.softplus(x)), -1, 1)"),
+        s_spec ("gelu", "return F.gelu(x)"),
+        s_spec ("elementwise", "return torch.clamp(x, 0, 1)"),
+        s_spec ("softmax", "return torch.softmax(x, dim=1)"),
+        s_spec ("matmul", "return torch.matmul(a, b)"),
+        s_linear (),
+        s_spec ("other_op", "x"),
+    };
+    for (size_t t = 0; t < sizeof specs / sizeof specs[0]; t++) {
+        size_t n = 0;
+        const char *const *ideas = kf_prompt_ideas_for (specs[t], KF_TARGET_HOST, &n);
+        CHECK (n >= KF_PROMPT_IDEAS_APART);
+        for (size_t i = 0; i < KF_PROMPT_IDEAS_APART && i < n; i++) {
+            if (s_addon (ideas[i]))
+                fprintf (stderr, "  add-on among the first ideas: %s\n", ideas[i]);
+            CHECK (!s_addon (ideas[i]));
+            kf_idea_feature_t f = kf_prompt_idea_feature (ideas[i]);
+            for (size_t j = 0; j < i; j++)
+                CHECK (f == KF_IDEA_OTHER || kf_prompt_idea_feature (ideas[j]) != f);
+        }
+        //  The add-ons come after every stand-alone idea.
+        bool addon = false;
+        for (size_t i = 0; i < n; i++) {
+            CHECK (!addon || s_addon (ideas[i]) || !strstr (ideas[i], " once "));
+            addon |= s_addon (ideas[i]);
+        }
+        json_decref (specs[t]);
+    }
+    //  An expensive function: threads are a direction of their own, not
+    //  "once each element is cheap"; the SIMD intrinsics still wait for it.
+    json_t *mish = s_spec ("mish", "return x * torch.tanh(F.softplus(x))");
+    size_t n = 0;
+    const char *const *ew = kf_prompt_ideas_for (mish, KF_TARGET_HOST, &n);
+    size_t threads = s_index (ew, n, "by threads");
+    CHECK (threads < KF_PROMPT_IDEAS_APART && !strstr (ew[threads < n ? threads : 0], " once "));
+    size_t simd = s_index (ew, n, "SIMD intrinsics");
+    CHECK (simd >= KF_PROMPT_IDEAS_APART && simd < n);
+    json_decref (mish);
+    //  On a GPU, double buffering (which needs tiles) after the tiles.
+    const char *const *gm = kf_prompt_ideas (KF_CLASS_MATMUL, KF_TARGET_CUDA, &n);
+    CHECK (s_index (gm, n, "double-buffered") >= KF_PROMPT_IDEAS_APART);
+}
+
+//  ---------------------------------------------------------------------
+//  4. GEMM ideas follow the layout note
+
+static void
+s_test_layout (void)
+{
+    json_t *lin = s_linear ();
+    CHECK (kf_prompt_rows_along_k (lin));
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (lin, KF_TARGET_HOST, &n);
+    CHECK (n >= 4);
+    for (size_t i = 0; i < n; i++) {
+        bool against = strstr (ideas[i], "pack") || strstr (ideas[i], "strided")
+                       || strstr (ideas[i], "transpos");
+        if (against)
+            fprintf (stderr, "  idea against the layout note: %s\n", ideas[i]);
+        CHECK (!against);
+        CHECK (kf_prompt_idea_feature (ideas[i]) != KF_IDEA_PACK);
+    }
+    CHECK (s_index (ideas, n, "each read along k as stored") < n);
+    //  No slot of any generation is pointed at packing, in the prompt.
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 4, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 36.2);
+    for (int g = 0; g < 4; g++)
+        for (int s = 0; s < 3; s++) {
+            kf_prompt_in_t in = { .spec = lin, .language = "c", .target = "host", .base = base,
+                                  .generation = g, .slot = s, .population = 3 };
+            char *p = kf_prompt_build (&in);
+            const char *at = p ? strstr (p, "## This attempt") : NULL;
+            const char *end = at ? strstr (at + 3, "\n## ") : NULL;
+            CHECK (at && end);
+            if (at && end) {
+                CHECK (!memmem (at, (size_t) (end - at), "packing", 7));
+                CHECK (!memmem (at, (size_t) (end - at), "strided", 7));
+            }
+            //  The strategies say the same as the layout note.
+            CHECK (p && !strstr (p, "transpose or pack a block of the operand"));
+            CHECK (p && strstr (p, "no transpose or packing is needed for unit stride"));
+            free (p);
+        }
+    json_decref (base);
+    json_decref (lin);
+    //  A product of another layout keeps packing for its strided operand.
+    json_t *mm = s_spec ("matmul", "return torch.matmul(a, b)");
+    CHECK (!kf_prompt_rows_along_k (mm));
+    ideas = kf_prompt_ideas_for (mm, KF_TARGET_HOST, &n);
+    CHECK (s_index (ideas, n, "by packing blocks of the strided operand") < n);
+    json_t *sections = kf_prompt_default_sections_for ("c", "host", mm);
+    CHECK (strstr (json_string_value (json_object_get (sections, "strategies")),
+                   "transpose or pack a block of the operand"));
+    json_decref (sections);
+    json_decref (mm);
+}
+
+int
+main (void)
+{
+    s_test_lost ();
+    s_test_forms ();
+    s_test_every_elite_does_it ();
+    s_test_apart ();
+    s_test_layout ();
+    return kf_test_done ("test_ideas_round6");
+}
