@@ -151,3 +151,27 @@ kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
     }
     free (e);
 }
+
+char *
+kf_file_cache_dir (const char *value, const char *name)
+{
+    if (value && !strcmp (value, "off"))
+        return NULL;
+    if (value && *value)
+        return strdup (value);
+    const char *xdg = getenv ("XDG_CACHE_HOME");
+    const char *home = getenv ("HOME");
+    char *dir = kf_strdupf ("%s%s/kernelfoundry", xdg && *xdg ? xdg : home ? home : "/tmp",
+                            xdg && *xdg ? "" : "/.cache");
+    if (!dir)
+        return NULL;
+    for (char *p = dir; (p = strchr (p + 1, '/'));) {
+        *p = 0;
+        mkdir (dir, 0755);
+        *p = '/';
+    }
+    mkdir (dir, 0755);
+    char *leaf = kf_strdupf ("%s/%s", dir, name);
+    free (dir);
+    return leaf;
+}

@@ -28,4 +28,11 @@ int kf_file_replace (const char *dir, const char *name, const void *data, size_t
 void kf_file_trim (const char *dir, size_t max_bytes, const char *const *markers,
                    const char *const *exts);
 
+/* A worker's cache folder from VALUE, its cache key: "off" is none (NULL),
+ * a folder is itself, unset or empty is DIR/kernelfoundry/NAME, DIR the
+ * user's cache folder ($XDG_CACHE_HOME, else ~/.cache, else /tmp). The
+ * parents of that default are created; the cache makes its own leaf.
+ * Caller frees; NULL also when out of memory. */
+char *kf_file_cache_dir (const char *value, const char *name);
+
 #endif

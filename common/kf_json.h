@@ -33,6 +33,15 @@ kf_jnum (json_t *obj, const char *key, double dflt)
     return json_is_number (v) ? json_number_value (v) : dflt;
 }
 
+/* OBJ[KEY] as a new reference, or JSON null when it is absent: a member
+ * copied into a packed object ("o") that must always carry the key. */
+static inline json_t *
+kf_jref (json_t *obj, const char *key)
+{
+    json_t *v = json_object_get (obj, key);
+    return v ? json_incref (v) : json_null ();
+}
+
 /* Whether OBJ's member KEY is a number. */
 static inline bool
 kf_jhas_num (json_t *obj, const char *key)

@@ -88,15 +88,6 @@ s_json_text (const char *text)
     return s ? s : json_string ("");
 }
 
-static void
-s_fail (kf_job_result_t *res, const char *fmt, const char *arg)
-{
-    char msg[512];
-    snprintf (msg, sizeof msg, fmt, arg);
-    res->ok = false;
-    res->error = strdup (msg);
-}
-
 //  Fills RES with the verdict "did not compile" and LOG as the reason.
 static void
 s_not_compiled (kf_job_result_t *res, const char *toolchain, const char *log,
@@ -458,7 +449,7 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
     int n = kf_tune_configs (tune);
     s_build_t *builds = calloc ((size_t) n, sizeof *builds);
     if (!builds) {
-        s_fail (res, "out of memory for %s builds", "the tuning");
+        kf_job_fail (res, "out of memory for the tuning builds");
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -497,7 +488,7 @@ s_sweep (const s_ctx_t *ctx, kf_tune_t *tune, kf_job_result_t *res)
     }
     s_build_t *dflt = &builds[0];
     if (dflt->error) {
-        s_fail (res, "%s", dflt->error);
+        kf_job_fail (res, "%s", dflt->error);
         goto done;
     }
     if (dflt->compiled) {
@@ -582,7 +573,7 @@ kf_compile_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         json_decref (res->result);
         res->result = NULL;
         zmsg_destroy (&res->frames);
-        s_fail (res, "the compile result breaks the protocol: %s", why);
+        kf_job_fail (res, "the compile result breaks the protocol: %s", why);
         return;
     }
     json_decref (res->result);
@@ -603,12 +594,12 @@ s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
 
     const char *language = json_string_value (json_object_get (job->payload, "language"));
     if (!language) {
-        s_fail (res, "payload: language missing%s", "");
+        kf_job_fail (res, "payload: language missing");
         return;
     }
     const kf_toolchain_t *tc = kf_toolchain_for_language (language);
     if (!tc) {
-        s_fail (res, "no toolchain for language '%s'", language);
+        kf_job_fail (res, "no toolchain for language '%s'", language);
         return;
     }
     ctx.tc = tc;
@@ -619,7 +610,7 @@ s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     //  level-zero and the opencl exec backends.
     if (backend && strcmp (backend, tc->backend) != 0
         && !(strcmp (backend, "opencl") == 0 && strcmp (tc->language, "opencl") == 0)) {
-        s_fail (res, "target backend '%s' does not match the language", backend);
+        kf_job_fail (res, "target backend '%s' does not match the language", backend);
         return;
     }
     //  The vendor libraries the task allows (kf_task.c checked them at
@@ -627,20 +618,21 @@ s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     json_t *libs = json_object_get (job->payload, "libraries");
     size_t n_libs = json_array_size (libs);
     if (n_libs >= sizeof ctx.libraries / sizeof ctx.libraries[0]) {
-        s_fail (res, "payload: libraries: more than three%s", "");
+        kf_job_fail (res, "payload: libraries: more than three");
         return;
     }
     for (size_t i = 0; i < n_libs; i++) {
         const char *name = json_string_value (json_array_get (libs, i));
         if (!kf_task_library_known (name)) {
-            s_fail (res, "payload: libraries: unknown library '%s'", name ? name : "(not a string)");
+            kf_job_fail (res, "payload: libraries: unknown library '%s'",
+                         name ? name : "(not a string)");
             return;
         }
         ctx.libraries[i] = name;
     }
     zframe_t *frame = job->frames ? zmsg_first (job->frames) : NULL;
     if (!frame) {
-        s_fail (res, "no source frame%s", "");
+        kf_job_fail (res, "no source frame");
         return;
     }
     ctx.source = (const char *) zframe_data (frame);
@@ -650,13 +642,13 @@ s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
         char have[65];
         kf_sha256_hex (ctx.source, ctx.source_size, have);
         if (strcmp (have, want_hash) != 0) {
-            s_fail (res, "source_hash does not match the source frame%s", "");
+            kf_job_fail (res, "source_hash does not match the source frame");
             return;
         }
     }
     char *program = tc->find ();
     if (!program) {
-        s_fail (res, "toolchain '%s' is not installed", tc->name);
+        kf_job_fail (res, "toolchain '%s' is not installed", tc->name);
         return;
     }
     ctx.program = program;
@@ -699,12 +691,12 @@ s_handle (void *arg, const kf_job_t *job, kf_job_result_t *res)
     else {
         s_build_t *b = calloc (1, sizeof *b);
         if (!b)
-            s_fail (res, "out of memory%s", "");
+            kf_job_fail (res, "out of memory");
         else {
             b->want_coords = !reference;
             s_build (&ctx, b);
             if (b->error)
-                s_fail (res, "%s", b->error);
+                kf_job_fail (res, "%s", b->error);
             else if (b->compiled) {
                 s_compiled (res, ctx.toolchain, b->so, b->so_size, b->log, b->wall_s, b->cached);
                 json_object_update (res->result, b->coords);

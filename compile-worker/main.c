@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define S_PROGRAM "kf-compile-worker"
 
@@ -45,38 +44,6 @@ static const kf_cfg_entry_t s_table[] = {
       "builds nothing: the worker says how to allow them and does not start" },
     KF_CFG_END
 };
-
-/* The cache folder from the cache_dir key: "off" is none, unset is the
- * user's cache folder. Creates the folders; caller frees. */
-static char *
-s_cache_dir (const char *value)
-{
-    if (value && !strcmp (value, "off"))
-        return NULL;
-    char *dir = NULL;
-    if (value && *value)
-        dir = strdup (value);
-    else {
-        const char *xdg = getenv ("XDG_CACHE_HOME");
-        const char *home = getenv ("HOME");
-        dir = kf_strdupf ("%s%s/kernelfoundry", xdg && *xdg ? xdg : home ? home : "/tmp",
-                          xdg && *xdg ? "" : "/.cache");
-        if (dir) {
-            /* The parents first; the cache creates its own leaf. */
-            char *p = dir;
-            while ((p = strchr (p + 1, '/'))) {
-                *p = 0;
-                mkdir (dir, 0755);
-                *p = '/';
-            }
-            mkdir (dir, 0755);
-            char *leaf = kf_strdupf ("%s/compile", dir);
-            free (dir);
-            dir = leaf;
-        }
-    }
-    return dir;
-}
 
 #define S_USAGE                                                                       \
     "kf-compile-worker [options]\n"                                                   \
@@ -269,7 +236,7 @@ main (int argc, char **argv)
         return 2;
     }
 
-    char *cache_dir = s_cache_dir (kf_config_str (config, "cache_dir"));
+    char *cache_dir = kf_file_cache_dir (kf_config_str (config, "cache_dir"), "compile");
     kf_compile_config_t compile = {
         .time_limit_s = kf_config_double (config, "compile_time_limit_s"),
         .output_cap = 64 * 1024,

@@ -45,14 +45,6 @@ s_refusal (json_t *cand, char *why, size_t size)
     return NULL;
 }
 
-/* OBJ[KEY], a new reference, or JSON null when it is absent. */
-static json_t *
-s_or_null (json_t *obj, const char *key)
-{
-    json_t *v = json_object_get (obj, key);
-    return v ? json_incref (v) : json_null ();
-}
-
 void
 kf_coord_on_export (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *msg)
 {
@@ -137,10 +129,10 @@ kf_coord_on_export (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf_msg_t *
                               "run_id", (json_int_t) run_id, "candidate", cand,
                               "target", kf_jstr (run, "target"),
                               "language", kf_jstr (cand, "language"),
-                              "task", s_or_null (run, "task"),
-                              "tensors", s_or_null (run, "tensors"),
-                              "scalars", s_or_null (run, "scalars"),
-                              "best_config", s_or_null (cand, "best_config"));
+                              "task", kf_jref (run, "task"),
+                              "tensors", kf_jref (run, "tensors"),
+                              "scalars", kf_jref (run, "scalars"),
+                              "best_config", kf_jref (cand, "best_config"));
     json_object_del (json_object_get (body, "candidate"), "best_config");
     json_object_del (json_object_get (body, "candidate"), "source_hash");
     json_decref (cand);

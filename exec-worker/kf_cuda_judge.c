@@ -6,6 +6,7 @@
  *  the same tensors on the same device.
  */
 #include "kf_cuda_judge.h"
+#include "kf_take.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,14 +69,13 @@ kf_cuda_judge_new (kf_cuda_api_t *api, char *why, size_t why_size)
 void
 kf_cuda_judge_destroy (kf_cuda_judge_t **self_p)
 {
-    kf_cuda_judge_t *self = *self_p;
-    if (!self)
-        return;
-    if (self->parts_d) self->api->Free (self->parts_d);
-    if (self->count_d) self->api->Free (self->count_d);
-    if (self->module) self->api->ModuleUnload (self->module);
-    free (self);
-    *self_p = NULL;
+    kf_cuda_judge_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (self->parts_d) self->api->Free (self->parts_d);
+        if (self->count_d) self->api->Free (self->count_d);
+        if (self->module) self->api->ModuleUnload (self->module);
+        free (self);
+    }
 }
 
 static unsigned

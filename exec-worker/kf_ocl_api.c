@@ -6,6 +6,7 @@
  *  messages are made to say which of the two is missing.
  */
 #include "kf_ocl_api.h"
+#include "kf_take.h"
 
 #include "kf_dlib.h"
 
@@ -87,10 +88,7 @@ kf_ocl_api_new (char *why, size_t why_size)
 void
 kf_ocl_api_destroy (kf_ocl_api_t **self_p)
 {
-    if (self_p && *self_p) {
-        free (*self_p);
-        *self_p = NULL;
-    }
+    free (KF_TAKE (self_p));
 }
 
 const char *

@@ -7,6 +7,7 @@
  *  without an Intel GPU, and the message is made to say so.
  */
 #include "kf_ze_api.h"
+#include "kf_take.h"
 
 #include "kf_dlib.h"
 
@@ -91,10 +92,7 @@ kf_ze_api_new (char *why, size_t why_size)
 void
 kf_ze_api_destroy (kf_ze_api_t **self_p)
 {
-    if (self_p && *self_p) {
-        free (*self_p);
-        *self_p = NULL;
-    }
+    free (KF_TAKE (self_p));
 }
 
 const char *

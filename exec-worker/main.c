@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define S_PROGRAM "kf-exec-worker"
 
@@ -150,32 +149,6 @@ s_exec_config (const kf_config_t *config, const char *backend, int device)
     };
 }
 
-
-/* The reference cache folder: "off" is none, unset is the user's cache
- * folder. Creates the parents; the cache makes its own leaf. Caller frees. */
-static char *
-s_cache_dir (const char *value)
-{
-    if (value && !strcmp (value, "off"))
-        return NULL;
-    if (value && *value)
-        return strdup (value);
-    const char *xdg = getenv ("XDG_CACHE_HOME");
-    const char *home = getenv ("HOME");
-    char *dir = kf_strdupf ("%s%s/kernelfoundry", xdg && *xdg ? xdg : home ? home : "/tmp",
-                            xdg && *xdg ? "" : "/.cache");
-    if (!dir)
-        return NULL;
-    for (char *p = dir; (p = strchr (p + 1, '/'));) {
-        *p = 0;
-        mkdir (dir, 0755);
-        *p = '/';
-    }
-    mkdir (dir, 0755);
-    char *leaf = kf_strdupf ("%s/reference", dir);
-    free (dir);
-    return leaf;
-}
 
 #define S_USAGE                                                                     \
     "kf-exec-worker [options]\n"                                                    \
@@ -491,7 +464,7 @@ static kf_torch_ref_t *
 s_torch_setup (const kf_config_t *config, const char *backend, int device, char **cache_dir,
                char **default_device)
 {
-    *cache_dir = s_cache_dir (kf_config_str (config, "reference_cache_dir"));
+    *cache_dir = kf_file_cache_dir (kf_config_str (config, "reference_cache_dir"), "reference");
     *default_device = strcmp (backend, "cuda") == 0 ? kf_strdupf ("cuda:%d", device)
                                                     : strdup ("cpu");
     kf_torch_ref_config_t ref_config = {

@@ -38,14 +38,6 @@ extern const char kf_contract_text[];
 extern const char kf_py_export_init[];
 extern const char kf_py_export_test[];
 
-/* OBJ[KEY] as a new reference, JSON null when absent. */
-static json_t *
-s_get (json_t *obj, const char *key)
-{
-    json_t *v = json_object_get (obj, key);
-    return v ? json_incref (v) : json_null ();
-}
-
 static bool
 s_identifier (const char *s)
 {
@@ -458,9 +450,9 @@ kf_ctl_cmd_export (kf_ctl_args_t *args, kf_ctl_endpoints_t *ep)
     json_t *info = json_pack ("{s:i, s:I, s:I, s:o, s:s, s:s, s:o, s:o, s:O}", "format", 1,
                               "run_id", (json_int_t) run_id, "candidate_id",
                               (json_int_t) kf_jint (cand, "id"), "speedup",
-                              s_get (cand, "speedup"), "task_name", kf_jstr (task, "name"),
+                              kf_jref (cand, "speedup"), "task_name", kf_jstr (task, "name"),
                               "target", kf_jstr (r, "target"), "tolerance",
-                              s_get (task, "tolerance"), "tuning", s_get (r, "best_config"),
+                              kf_jref (task, "tolerance"), "tuning", kf_jref (r, "best_config"),
                               "build", build ? build : json_null ());
     json_object_set_new (info, "backend", json_string (!strcmp (language, "cuda") ? "cuda"
                                                                                    : "host"));

@@ -10,6 +10,7 @@
  */
 #include "kf_http.h"
 #include "kf_str.h"
+#include "kf_take.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -222,7 +223,7 @@ s_req_free (s_req_t *req)
 void
 kf_http_destroy (kf_http_t **self_p)
 {
-    kf_http_t *self = *self_p;
+    kf_http_t *self = KF_TAKE (self_p);
     if (!self)
         return;
     while (self->reqs) {
@@ -243,7 +244,6 @@ kf_http_destroy (kf_http_t **self_p)
     curl_multi_cleanup (self->multi);
     free (self->socks);
     free (self);
-    *self_p = NULL;
 }
 
 int

@@ -3,10 +3,13 @@
  *  (kf_clock.h), a name in a list (kf_str.h), a text's last line
  *  (kf_text.h), a source's #define (kf_source.h), the Python
  *  interpreters tried for torch and why one failed (kf_python.h), a
- *  job's failure (kf_worker.h) and a run's private working directory
- *  (kf_subproc.h). */
+ *  job's failure (kf_worker.h), a run's private working directory
+ *  (kf_subproc.h), a worker's cache folder (kf_file.h) and a member
+ *  copied or null (kf_json.h). */
 #include "../kf_test.h"
 #include "kf_clock.h"
+#include "kf_file.h"
+#include "kf_json.h"
 #include "kf_python.h"
 #include "kf_source.h"
 #include "kf_str.h"
@@ -15,6 +18,7 @@
 #include "kf_text.h"
 #include "kf_worker.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -207,6 +211,75 @@ s_test_workdir (void)
     free (tmpdir);
 }
 
+//  Sets or unsets (VALUE NULL) the environment variable NAME.
+static void
+s_setenv (const char *name, const char *value)
+{
+    if (value)
+        setenv (name, value, 1);
+    else
+        unsetenv (name);
+}
+
+static void
+s_test_cache_dir (void)
+{
+    char *xdg_was = getenv ("XDG_CACHE_HOME") ? strdup (getenv ("XDG_CACHE_HOME")) : NULL;
+    char *home_was = getenv ("HOME") ? strdup (getenv ("HOME")) : NULL;
+    CHECK (kf_file_cache_dir ("off", "compile") == NULL);
+    char *dir = kf_file_cache_dir ("/some/where", "compile");
+    CHECK (dir && !strcmp (dir, "/some/where"));
+    free (dir);
+
+    char root[] = "/tmp/kf-cache-dir-XXXXXX";
+    CHECK (mkdtemp (root) != NULL);
+    char want[200], parent[200];
+    struct stat st;
+    //  $XDG_CACHE_HOME, its missing parents made, the leaf left to the cache.
+    char xdg[100];
+    snprintf (xdg, sizeof xdg, "%s/x/y", root);
+    setenv ("XDG_CACHE_HOME", xdg, 1);
+    dir = kf_file_cache_dir (NULL, "compile");
+    snprintf (want, sizeof want, "%s/kernelfoundry/compile", xdg);
+    snprintf (parent, sizeof parent, "%s/kernelfoundry", xdg);
+    CHECK (dir && !strcmp (dir, want));
+    CHECK (stat (parent, &st) == 0 && S_ISDIR (st.st_mode));
+    CHECK (stat (want, &st) != 0);
+    free (dir);
+    //  Without it (or empty), ~/.cache.
+    setenv ("XDG_CACHE_HOME", "", 1);
+    setenv ("HOME", root, 1);
+    dir = kf_file_cache_dir ("", "reference");
+    snprintf (want, sizeof want, "%s/.cache/kernelfoundry/reference", root);
+    snprintf (parent, sizeof parent, "%s/.cache/kernelfoundry", root);
+    CHECK (dir && !strcmp (dir, want));
+    CHECK (stat (parent, &st) == 0 && S_ISDIR (st.st_mode));
+    free (dir);
+    kf_subproc_rmtree (root);
+    s_setenv ("XDG_CACHE_HOME", xdg_was);
+    s_setenv ("HOME", home_was);
+    free (xdg_was);
+    free (home_was);
+}
+
+static void
+s_test_jref (void)
+{
+    json_t *obj = json_pack ("{s:[i]}", "list", 1);
+    json_t *list = json_object_get (obj, "list");
+    json_t *got = kf_jref (obj, "list");
+    //  The member itself, one more reference held.
+    CHECK (got == list && list->refcount == 2);
+    json_decref (got);
+    got = kf_jref (obj, "absent");
+    CHECK (json_is_null (got));
+    json_decref (got);
+    got = kf_jref (NULL, "list");
+    CHECK (json_is_null (got));
+    json_decref (got);
+    json_decref (obj);
+}
+
 int
 main (void)
 {
@@ -218,5 +291,7 @@ main (void)
     s_test_python ();
     s_test_job_fail ();
     s_test_workdir ();
+    s_test_cache_dir ();
+    s_test_jref ();
     return kf_test_done ("test_common_parts");
 }
