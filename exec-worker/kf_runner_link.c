@@ -5,6 +5,7 @@
 #include "kf_runner.h"
 #include "kf_eval_channel.h"
 #include "kf_subproc.h"
+#include "kf_take.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -455,20 +456,26 @@ kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t *re
 }
 
 void
+kf_runner_kill (kf_runner_t *self)
+{
+    if (self && !self->dead)
+        kill (self->pid, SIGKILL);
+}
+
+void
 kf_runner_destroy (kf_runner_t **self_p)
 {
-    if (!self_p || !*self_p)
-        return;
-    kf_runner_t *self = *self_p;
-    if (!self->dead) {
-        kill (self->pid, SIGKILL);
-        int status;
-        while (waitpid (self->pid, &status, 0) < 0 && errno == EINTR)
-            ;
+    kf_runner_t *self = KF_TAKE (self_p);
+    if (self) {
+        if (!self->dead) {
+            kill (self->pid, SIGKILL);
+            int status;
+            while (waitpid (self->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        }
+        close (self->sock);
+        free (self);
     }
-    close (self->sock);
-    free (self);
-    *self_p = NULL;
 }
 
 // --------------------------------------------------------------------------
