@@ -338,9 +338,15 @@ check "the refused key is the unlisted one" \
 # 6. The exec worker, while it evaluates.
 exec_id
 check "the exec worker evaluates another candidate" wait_until 300 fresh_eval "$run2"
-killed_job=$JOB
 m=$(mark)
 kill_hard "$EXEC_PID"
+# The job it held when it died: an evaluation can end between the query
+# above and the kill (a fast one did on CI, and the worker had taken the
+# next), so the one to follow is read after the kill, while the dead
+# worker still holds it (until its heartbeats are missed).
+killed_job=$(sql "SELECT id FROM jobs WHERE state = 'leased' AND kind = 'evaluate'
+                  AND worker = '$EXEC_ID' ORDER BY id DESC LIMIT 1")
+killed_job=${killed_job:-$JOB}
 say "killed the exec worker with -9 while it ran job $killed_job"
 check "the coordinator requeues its job" \
     wait_until 60 logged_since "$m" "worker $EXEC_ID missed its heartbeats; requeueing its 1 job(s)"

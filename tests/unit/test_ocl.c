@@ -328,9 +328,27 @@ s_fixtures (bool il)
     //  The spinning kernel: the evaluation's limit ends it (20 s: the
     //  platform builds the candidate twice before it runs), and the
     //  verdict blames the candidate's phase.
+    //  On a machine so loaded that the two builds alone outlast 20 s (load
+    //  11 on 2 cores: "exceeded the 20 s limit while the harness was
+    //  running"), once more with room for them: what is checked is whose
+    //  phase a limit blames, not how fast this machine builds.
     zframe_t *spin = s_fixture ("spin");
     CHECK (spin != NULL);
-    json_decref (s_judge (spin, ref, "spin", "timeout", "candidate", 20));
+    char *error = NULL;
+    json_t *first = spin && ref ? s_eval (spin, ref, 64, 1000, 20, &error) : NULL;
+    bool slow = first && strstr (s_str (first, "detail"), "while the harness was running");
+    free (error);
+    if (slow) {
+        printf ("  spin: the harness outlasted 20 s (a loaded machine); again with 120 s\n");
+        json_decref (s_judge (spin, ref, "spin", "timeout", "candidate", 120));
+    }
+    else {
+        CHECK (first && !strcmp (s_str (first, "verdict"), "timeout"));
+        CHECK (first && strstr (s_str (first, "detail"), "candidate"));
+        printf ("  spin: %s: %.300s\n", first ? s_str (first, "verdict") : "failed job",
+                first ? s_str (first, "detail") : "not judged");
+    }
+    json_decref (first);
     zframe_destroy (&spin);
     //  The host C reference.
     zframe_t *host_ref = s_build ("tests/fixtures/kernels/ref_softmax.c", "c");
