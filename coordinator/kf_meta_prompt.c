@@ -145,8 +145,10 @@ s_history (FILE *f, json_t *history, int64_t base)
     fprintf (f, "\n## What became of your earlier edits\n"
            "Each round whose edits were accepted made a new prompt version; below, each "
            "version, the edits that made it, and the kernels written under it (a version's "
-           "mean fitness is over its latest %d kernels, each 0 if it did not compile or run, "
-           "0.1 if wrong, and 0.5 + 0.5 ln(1 + s) / ln(1 + b) if correct at speedup s, b "
+           "fitness here is its own measure, not the archive's fitness that kernel prompts "
+           "quote: the mean over its latest %d kernels of 0 for one that did not compile or "
+           "run, 0.1 for a wrong one, and 0.5 + 0.5 ln(1 + s) / ln(1 + b) for a correct one "
+           "at speedup s, b "
            "the run's best speedup so far: 1.0 for the best kernel, about 0.9 for one at "
            "half its speed when b is near 50x).\n", KF_META_WINDOW);
     size_t i;

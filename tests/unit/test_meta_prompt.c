@@ -122,6 +122,10 @@ main (void)
                      "written with now; your edits apply to this text and make a new version "
                      "from v2."));
     CHECK (s_has (p, "## What became of your earlier edits"));
+    /* Round 7: the version's measure and the archive's fitness of the
+     * kernel prompts' hints are two formulas; the model read them as one
+     * contradicting the other. */
+    CHECK (s_has (p, "not the archive's fitness that kernel prompts quote"));
     CHECK (s_has (p, "- v1 (the default sections): 6 kernels (5 correct, 1 incorrect), mean "
                      "fitness 0.810, best 3.100x"));
     CHECK (s_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
