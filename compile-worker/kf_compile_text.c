@@ -7,6 +7,7 @@
  */
 #include "kf_compile.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,7 @@ typedef struct {
     int widths[4], n_widths;     /* vector bytes, distinct, in report order */
     bool simd;                   /* its reason names a vector type: intrinsics */
     bool branch;                 /* not vectorised for a branch in the loop */
+    char call[40];               /* a function a statement of it calls */
     char reason[KF_COMPILE_VEC_REASON];
 } s_vec_loop_t;
 
@@ -286,6 +288,29 @@ s_branch_reason (const char *reason)
            || strstr (reason, "early exit");
 }
 
+//  The function a "statement clobbers memory: _4 = expf (v_14);" reason
+//  (WHY, WL bytes) calls, into L->call when it has none yet. Round 7: a
+//  loop kept scalar by libm calls read as kept by a branch, and a copy
+//  GCC made a memcpy call of read as a defect.
+static void
+s_note_call (s_vec_loop_t *l, const char *why, size_t wl)
+{
+    const char *c = strstr (why, "clobbers memory:");
+    if (l->call[0] || !c || c >= why + wl)
+        return;
+    const char *paren = strstr (c, " (");
+    if (!paren || paren >= why + wl)
+        return;
+    const char *start = paren;
+    while (start > c && (isalnum ((unsigned char) start[-1]) || start[-1] == '_'))
+        start--;
+    size_t len = (size_t) (paren - start);
+    if (len > 0 && len < sizeof l->call) {
+        memcpy (l->call, start, len);
+        l->call[len] = 0;
+    }
+}
+
 //  The loop at source line AT in LOOPS (*N of them), added when new;
 //  NULL when the table is full.
 static s_vec_loop_t *
@@ -315,6 +340,14 @@ s_vec_line (FILE *f, const s_vec_loop_t *l)
         fprintf (f, "- line %ld: not auto-vectorised: its statements are vector operations "
                  "already (intrinsics or vector types), nothing for the vectoriser to do%s%s\n",
                  l->line, l->reason[0] ? "; its words: " : "", l->reason);
+    else if (l->call[0] && (!strcmp (l->call, "__builtin_memcpy")
+                            || !strcmp (l->call, "__builtin_memset")))
+        fprintf (f, "- line %ld: a copy or fill GCC turned into a call to %s (the library's "
+                 "own vector code): nothing to fix\n", l->line, l->call + 10);
+    else if (l->call[0])
+        fprintf (f, "- line %ld: not vectorised: it calls %s, which GCC does not vectorise "
+                 "at these flags; it vectorises once the call is replaced by inline "
+                 "arithmetic (a polynomial, an identity)\n", l->line, l->call);
     else if (l->branch)
         //  Round 6: GCC made compare and blend of clamps, or left a loop
         //  scalar for an if; a pragma or a branch-free form fixed it.
@@ -390,6 +423,7 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
                 s_vec_loop_t *to = failing ? failing : l;
                 if (s_names_vector (why, wl))
                     to->simd = explicit_simd = true;
+                s_note_call (to, why, wl);
                 if (!to->reason[0])
                     s_clean (to->reason, sizeof to->reason, why, wl);
             }
@@ -407,7 +441,8 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
     int yes = 0, no = 0, simd = 0;
     for (int i = 0; i < n_loops; i++) {
         s_vec_loop_t *l = &loops[i];
-        l->branch = !l->n_widths && !l->simd && l->reason[0] && s_branch_reason (l->reason);
+        l->branch = !l->n_widths && !l->simd && !l->call[0] && l->reason[0]
+                    && s_branch_reason (l->reason);
         yes += l->n_widths > 0;
         no += !l->n_widths && (l->reason[0] || l->simd);
         simd += !l->n_widths && l->simd;

@@ -214,6 +214,21 @@ main (void)
     CHECK (sum && strstr (sum, "- line 40: not vectorised because of a branch in the loop"));
     CHECK (sum && strstr (sum, "(3 more loops not listed)"));
     free (sum);
+    //  Round 7: a loop kept scalar by libm calls (GCC 12's words, after
+    //  a branch of the same loop) is named for the call, not the branch;
+    //  a copy GCC made a memcpy call of is not a defect.
+    sum = kf_compile_vec_summary (
+        "kernel.c:4:21: missed: couldn't vectorize loop\n"
+        "kernel.c:4:21: missed: not vectorized: control flow in loop.\n"
+        "kernel.c:4:60: missed: statement clobbers memory: _4 = expf (v_14);\n"
+        "kernel.c:7:21: missed: couldn't vectorize loop\n"
+        "kernel.c:7:136: missed: statement clobbers memory: __builtin_memcpy (_50, &tmp, 256);\n",
+        "kernel.c", &vec);
+    CHECK (sum && strstr (sum, "- line 4: not vectorised: it calls expf, which GCC does not "
+                               "vectorise"));
+    CHECK (sum && !strstr (sum, "because of a branch"));
+    CHECK (sum && strstr (sum, "- line 7: a copy or fill GCC turned into a call to memcpy"));
+    free (sum);
 
     //  Syntax error: a verdict, with a log naming kernel.c line 5 first.
     s_job (&job, "c", s_bad, false);
