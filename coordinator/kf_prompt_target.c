@@ -588,6 +588,15 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                  "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "
                  "the peak is at least that, and the share above is of %.1f.", measured_peak,
                  r.gflops, r.gflops);
+    //  Round 7: a one-thread kernel read "28% of the measured peak"
+    //  against every core summed, when 56% of its one core was the room
+    //  it had left; both shares are stated.
+    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+    double one_core = kind == KF_TARGET_HOST ? kf_jnum (dev, "peak_gflops_one_core", 0) : 0;
+    if (one_core > 0 && r.gflops > 0 && r.peak_gflops > one_core * 1.05)
+        fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
+                 "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
+                 "one thread.", one_core, 100 * r.gflops / one_core);
     if (derived > 0) {
         char count[48];
         if (derived >= 1e9)

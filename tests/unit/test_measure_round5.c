@@ -162,6 +162,18 @@ s_kernel_lines (void)
     CHECK (!strstr (text, "above the measured f32 FMA peak"));
     free (text);
     json_decref (k);
+    //  Round 7: against every core's summed peak, a one-thread kernel's
+    //  share of one core is stated too (123 of 219.5 is 56%).
+    k = json_loads ("{\"compute\": {\"candidate_gflops\": 123, \"peak_gflops\": 439}}", 0, NULL);
+    json_t *hw = json_loads ("{\"devices\": [{\"peak_gflops_one_core\": 219.5}]}", 0, NULL);
+    text = NULL;
+    f = open_memstream (&text, &size);
+    kf_prompt_position_line (f, k, NULL, hw, KF_TARGET_HOST);
+    fclose (f);
+    CHECK (s_has (text, "against one core's peak (219.5 GFLOP/s) this kernel is at 56%"));
+    free (text);
+    json_decref (hw);
+    json_decref (k);
 }
 
 //  The run's other results: a loaded outcome says so; when the host's
