@@ -56,11 +56,7 @@ static pthread_once_t s_host_ceil_once = PTHREAD_ONCE_INIT;
 static void
 s_measure_copy (void)
 {
-    long cores = sysconf (_SC_NPROCESSORS_ONLN);
-    if (cores < 1)
-        cores = 1;
-    if (cores > 256)
-        cores = 256;
+    long cores = kf_host_cpus ();
     s_ceil_worker_t *w = calloc ((size_t) cores, sizeof *w);
     if (!w)
         return;

@@ -11,6 +11,7 @@
  *  silent on the write-allocate read". Each is small: well under a
  *  second in all.
  */
+#include "kf_clock.h"
 #include "kf_host_caps.h"
 #include "kf_host_measure.h"
 
@@ -30,12 +31,11 @@
 //  Each copy buffer: past a typical L2, so the copy leaves the core.
 #define S_COPY_BYTES ((size_t) 32 << 20)
 
-static double
-s_now (void)
+long
+kf_host_cpus (void)
 {
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 256 ? 256 : cpus;
 }
 
 //  Independent FMA chains in each vector unit, so the loop is bound by
@@ -176,8 +176,8 @@ kf_host_fma_pick (const char **isa)
 static double
 s_fma_warm (kf_host_fma_fn fma, float *sink)
 {
-    double t0 = s_now (), flops = 0;
-    while (s_now () - t0 < S_FMA_WARM_S)
+    double t0 = kf_clock_now (), flops = 0;
+    while (kf_clock_now () - t0 < S_FMA_WARM_S)
         flops += fma (S_FMA_RUN_ITERS / 10, sink);
     return flops;
 }
@@ -189,9 +189,9 @@ s_fma_best (kf_host_fma_fn fma, float *sink, double *flops)
 {
     double best = 0;
     for (int r = 0, since = 0; r < S_FMA_RUNS_MAX && since < S_FMA_RUNS; r++, since++) {
-        double t0 = s_now ();
+        double t0 = kf_clock_now ();
         double f = fma (S_FMA_RUN_ITERS, sink);
-        double t = s_now () - t0;
+        double t = kf_clock_now () - t0;
         *flops += f;
         if (t > 0 && f / t > 1.01 * best)
             since = -1;
@@ -287,7 +287,7 @@ s_fma_all (long cpus, kf_host_fma_fn fma, double *all, double *summed)
     }
     //  The clock starts before the go: a thread may finish before this
     //  one runs again.
-    double t0 = s_now (), flops = 0, best = 0;
+    double t0 = kf_clock_now (), flops = 0, best = 0;
     pthread_mutex_lock (&start.lock);
     start.go = true;
     pthread_cond_broadcast (&start.cond);
@@ -297,7 +297,7 @@ s_fma_all (long cpus, kf_host_fma_fn fma, double *all, double *summed)
         flops += jobs[i].flops;
         best += jobs[i].best;
     }
-    double t = s_now () - t0;
+    double t = kf_clock_now () - t0;
     pthread_cond_destroy (&start.cond);
     pthread_mutex_destroy (&start.lock);
     free (jobs);
@@ -316,11 +316,7 @@ static pthread_once_t s_peaks_once = PTHREAD_ONCE_INIT;
 static void
 s_measure_peaks (void)
 {
-    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    if (cpus > 256)
-        cpus = 256;
+    long cpus = kf_host_cpus ();
     const char *isa = NULL;
     s_peaks.one_core = kf_host_fma_one_core (&isa);
     s_peaks.isa = isa;
@@ -365,11 +361,11 @@ s_spawn_cost (void)
     int n = 0;
     for (int i = 0; i < S_SPAWNS; i++) {
         pthread_t th;
-        double t0 = s_now ();
+        double t0 = kf_clock_now ();
         if (pthread_create (&th, NULL, s_nothing, NULL) != 0)
             break;
         pthread_join (th, NULL);
-        t[n++] = s_now () - t0;
+        t[n++] = kf_clock_now () - t0;
     }
     if (n == 0)
         return 0;
@@ -434,9 +430,9 @@ s_read_cold (const char *buf, size_t n)
     double best = 0, sum = 0;
     for (int r = 0; r < 3; r++) {
         s_flush (buf, n);
-        double t0 = s_now ();
+        double t0 = kf_clock_now ();
         sum += s_read (buf, n);
-        double t = s_now () - t0;
+        double t = kf_clock_now () - t0;
         if (t > 0 && n / t > best)
             best = n / t;
     }
@@ -464,16 +460,16 @@ s_copy_rates (double *ordinary, double *traffic, double *stream, double *cold)
         memset (src, 1, S_COPY_BYTES);
         memset (dst, 2, S_COPY_BYTES);
         for (int r = 0; r < 3; r++) {
-            double t0 = s_now ();
+            double t0 = kf_clock_now ();
             s_copy_plain (dst, src, S_COPY_BYTES);
-            double t = s_now () - t0;
+            double t = kf_clock_now () - t0;
             if (t > 0 && 2.0 * S_COPY_BYTES / t > *ordinary) {
                 *ordinary = 2.0 * S_COPY_BYTES / t;
                 *traffic = 3.0 * S_COPY_BYTES / t;
             }
-            t0 = s_now ();
+            t0 = kf_clock_now ();
             s_copy_stream (dst, src, S_COPY_BYTES);
-            t = s_now () - t0;
+            t = kf_clock_now () - t0;
             if (t > 0 && 2.0 * S_COPY_BYTES / t > *stream)
                 *stream = 2.0 * S_COPY_BYTES / t;
         }
@@ -502,14 +498,14 @@ s_clock_hz (void)
         //  A register operand, not an immediate: recent cores fold chains
         //  of add-immediate in the renamer (16 "GHz" measured that way).
         uint64_t x = 0, one = 1;
-        double t0 = s_now ();
+        double t0 = kf_clock_now ();
         for (long i = 0; i < S_CLOCK_ITERS; i++)
             __asm__ volatile ("add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
                               "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
                               "add %1, %0\n\tadd %1, %0\n\t"
                               : "+r"(x)
                               : "r"(one));
-        double t = s_now () - t0;
+        double t = kf_clock_now () - t0;
         if (t > 0 && x == 10 * (uint64_t) S_CLOCK_ITERS && 10.0 * S_CLOCK_ITERS / t > best)
             best = 10.0 * S_CLOCK_ITERS / t;
     }

@@ -31,4 +31,7 @@ void kf_host_fma_peaks (kf_host_fma_peaks_t *p);
  * names the loop that reached it. */
 double kf_host_fma_one_core (const char **isa);
 
+/* The CPUs online, from 1 to 256: how many threads the measurements run. */
+long kf_host_cpus (void);
+
 #endif
