@@ -450,7 +450,7 @@ static const char *const s_ideas_gpu_other[] = {
 bool
 kf_prompt_rows_along_k (json_t *spec)
 {
-    //  The same test as the Data section's layout note (kf_prompt_facts.c).
+    //  Also the Data section's layout note's test (kf_prompt_facts.c).
     const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     return strstr (src, "nn.Linear") || strstr (src, "F.linear")
            || strstr (src, "functional.linear");

@@ -10,6 +10,7 @@
  *  reported them.
  */
 #include "kf_prompt_facts.h"
+#include "kf_prompt_class.h"
 #include "kf_json.h"
 #include "kf_task.h"
 #include <ctype.h>
@@ -140,9 +141,7 @@ s_scalars (FILE *f, json_t *spec)
 static void
 s_linear_layout (FILE *f, json_t *spec)
 {
-    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
-    if (!strstr (src, "nn.Linear") && !strstr (src, "F.linear")
-        && !strstr (src, "functional.linear"))
+    if (!kf_prompt_rows_along_k (spec))
         return;
     fputs ("Layout of the linear layer: nn.Linear and F.linear store the weight as "
            "[out_features][in_features] (row-major)", f);
