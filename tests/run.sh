@@ -76,18 +76,23 @@ start_one() {
         kill -KILL -- "-$pid" 2>/dev/null
         rm -f "$SUITE_TMP/$name.pgid"
         [ $rc -eq 124 ] && echo "run.sh: $name did not end within its limit of $limit s" >>"$log"
-        echo "$rc $((SECONDS - start))" >"$SUITE_TMP/$name.rc"
+        # The CPU seconds of what the test ran and waited for (user +
+        # system, from `times`' second line): what a test costs its
+        # neighbours on a 2-core machine, where wall time hides it.
+        times >"$SUITE_TMP/$name.times"
+        cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t }' "$SUITE_TMP/$name.times")
+        echo "$rc $((SECONDS - start)) ${cpu:-0}" >"$SUITE_TMP/$name.rc"
     ) &
     RUNNING[$!]=$name
 }
 
 # report NAME: the line of a test that ended; a failure's log is shown.
 report() {
-    local name=$1 rc took log=$SUITE_TMP/$1.log
-    read -r rc took <"$SUITE_TMP/$name.rc" 2>/dev/null || { rc=255; took=0; }
+    local name=$1 rc took cpu log=$SUITE_TMP/$1.log
+    read -r rc took cpu <"$SUITE_TMP/$name.rc" 2>/dev/null || { rc=255; took=0; cpu=0; }
     if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
-        printf 'ok    %-28s %4ds  %s\n' "$name" "$took" "$(grep -E 'checks, [0-9]+ failed' "$log" | tail -1)"
+        printf 'ok    %-28s %4ds %5ds cpu  %s\n' "$name" "$took" "$cpu" "$(grep -E 'checks, [0-9]+ failed' "$log" | tail -1)"
     else
         failed=$((failed + 1))
         failed_names+=("$name")
