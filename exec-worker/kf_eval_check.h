@@ -254,10 +254,14 @@ typedef struct {
     const char *peak_source; /* how PEAK_GFLOPS was found */
 } kf_eval_ceilings_t;
 
-/* The host's ceilings, measured once per process (threads on every core:
- * memcpy of 64 MiB slices, and an FMA loop of independent vector chains
- * in the widest instruction set the CPU has). */
+/* The host's ceilings (threads on every core: memcpy of 64 MiB slices,
+ * and an FMA loop of independent vector chains in the widest instruction
+ * set the CPU has), measured once per boot (kf_host_figures.h). */
 void kf_eval_host_ceilings (kf_eval_ceilings_t *c);
+
+/* The copy ceiling above, measured now: every core copying at once,
+ * bytes read and written per second over 1e9; 0 when no thread starts. */
+double kf_eval_measure_copy_gbs (void);
 
 /* Adds "bandwidth", "compute", "audit" and "audit_reason" to RESULT:
  * BYTES (inputs read + outputs written) and FLOPS (0: not declared) per

@@ -1,5 +1,5 @@
 /*  kf_eval_roofline.c - ceilings and the roofline (kf_eval_check.h): the
- *  host's copy bandwidth, measured once per process, with its FMA peak
+ *  host's copy bandwidth, measured once per boot (kf_host_figures.c), with its FMA peak
  *  (kf_host_measure.c's: the one measurement of it), and the achieved
  *  rates of a candidate set against a device's ceilings in the result,
  *  flagged for audit past them.
@@ -50,16 +50,14 @@ s_ceil_run (void *arg)
     return NULL;
 }
 
-static kf_eval_ceilings_t s_host_ceil;
-static pthread_once_t s_host_ceil_once = PTHREAD_ONCE_INIT;
-
-static void
-s_measure_copy (void)
+double
+kf_eval_measure_copy_gbs (void)
 {
     long cores = kf_host_cpus ();
     s_ceil_worker_t *w = calloc ((size_t) cores, sizeof *w);
+    double gbs = 0;
     if (!w)
-        return;
+        return 0;
     s_ceil_copy = ((size_t) 512 << 20) / (size_t) cores;
     if (s_ceil_copy > S_CEIL_COPY_MAX)
         s_ceil_copy = S_CEIL_COPY_MAX;
@@ -95,7 +93,7 @@ s_measure_copy (void)
                 bytes += 2.0 * S_CEIL_COPY;
             copy_s = w[i].copy_s > copy_s ? w[i].copy_s : copy_s;
         }
-        s_host_ceil.copy_gbs = copy_s > 0 ? bytes / copy_s / 1e9 : 0;
+        gbs = copy_s > 0 ? bytes / copy_s / 1e9 : 0;
     }
     else {
         //  No threads: nothing measured; callers see zeros and skip the
@@ -111,28 +109,9 @@ s_measure_copy (void)
     }
     pthread_barrier_destroy (&s_ceil_barrier);
     free (w);
+    return gbs;
 }
 
-//  The copy, then the FMA ceiling: every core at its best at once, each
-//  thread's best run summed (kf_host_fma_peaks, the figure the
-//  capabilities' one-core and all-thread peaks come from too; round 6:
-//  two loops measured it twice, both four times too low).
-static void
-s_measure_host (void)
-{
-    s_measure_copy ();
-    kf_host_fma_peaks_t p;
-    kf_host_fma_peaks (&p);
-    s_host_ceil.peak_gflops = p.summed / 1e9;
-    s_host_ceil.peak_source = p.summed > 0 ? p.isa : NULL;
-}
-
-void
-kf_eval_host_ceilings (kf_eval_ceilings_t *c)
-{
-    pthread_once (&s_host_ceil_once, s_measure_host);
-    *c = s_host_ceil;
-}
 
 //  The plausibility rules are common/kf_plausible.c's, which the
 //  coordinator decides by; this is the worker's report of them.

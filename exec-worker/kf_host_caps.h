@@ -35,7 +35,7 @@ int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *devic
  * Returns the number of keys added. */
 int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
 
-/* Measures this host's CPU, once per process (at the first call: make it
+/* Measures this host's CPU, once per boot (kf_host_figures.h: at the first call; make it
  * at start, with nothing else running; well under a second), and adds
  * the figures to DEVICE (kf_host_measure.c):
  * "peak_gflops_one_core" and "peak_gflops_all_threads", the f32 FMA

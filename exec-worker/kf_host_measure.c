@@ -521,17 +521,12 @@ s_set (json_t *device, const char *key, double value, double scale)
     json_object_set_new (device, key, json_real (round (value * scale * 10) / 10));
 }
 
-//  Measured once per process: a second HELLO's capabilities repeat the
-//  first figures rather than take new ones beside running evaluations.
-static json_t *s_figures;
-static pthread_once_t s_figures_once = PTHREAD_ONCE_INIT;
-
-static void
-s_measure (void)
+json_t *
+kf_host_measure_caps (void)
 {
     json_t *d = json_object ();
     if (!d)
-        return;
+        return NULL;
     kf_host_fma_peaks_t peaks;
     kf_host_fma_peaks (&peaks);
     s_set (d, "peak_gflops_one_core", peaks.one_core, 1e-9);
@@ -548,17 +543,5 @@ s_measure (void)
     s_set (d, "read_cold_one_core_gbs", cold, 1e-9);
     if (cold > 0)
         json_object_set_new (d, "read_cold_one_core_bytes", json_integer ((json_int_t) S_COPY_BYTES));
-    s_figures = d;
-}
-
-int
-kf_host_caps_measure (json_t *device)
-{
-    if (!json_is_object (device))
-        return 0;
-    pthread_once (&s_figures_once, s_measure);
-    if (!s_figures)
-        return 0;
-    json_object_update (device, s_figures);
-    return (int) json_object_size (s_figures);
+    return d;
 }

@@ -31,6 +31,11 @@ void kf_host_fma_peaks (kf_host_fma_peaks_t *p);
  * names the loop that reached it. */
 double kf_host_fma_one_core (const char **isa);
 
+/* The capabilities' figures of one core (kf_host_caps_measure lists
+ * them), measured now: a new object (caller owns), NULL without memory.
+ * The FMA ones are kf_host_fma_peaks'. */
+json_t *kf_host_measure_caps (void);
+
 /* The CPUs online, from 1 to 256: how many threads the measurements run. */
 long kf_host_cpus (void);
 

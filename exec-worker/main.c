@@ -27,6 +27,7 @@
 #include "kf_profile.h"
 #include "kf_str.h"
 #include "kf_task.h"
+#include "kf_host_figures.h"
 #include "kf_torch_ref.h"
 #include "kf_worker.h"
 
@@ -84,6 +85,14 @@ static const kf_cfg_entry_t s_table[] = {
     { "perf_events", KF_CFG_STR, NULL, 0, -1,
       "perf's events, comma-separated; task-clock is always added (default: cycles, "
       "instructions, cache-references, cache-misses, branches, branch-misses)" },
+    { "host_figures", KF_CFG_STR, NULL, 0, -1,
+      "file that keeps the host's measured FMA peaks, copy bandwidth and clock for the "
+      "boot, so a later start does not measure them again (the host backend); 'off': "
+      "measured at every start (default: $XDG_CACHE_HOME or ~/.cache, then "
+      "kernelfoundry/host-figures.json)" },
+    { "remeasure", KF_CFG_BOOL, "false", 0, -1,
+      "measure the host's figures now, even where host_figures holds this boot's, and "
+      "keep the new ones" },
     { "profile_launches", KF_CFG_INT, "4", 1, 64, "kernel launches one profile job profiles" },
     { "profile_time_limit_s", KF_CFG_DOUBLE, "300", 1, 3600,
       "wall-clock limit of one profile job (ncu replays each launch many times)" },
@@ -611,6 +620,10 @@ main (int argc, char **argv)
         kf_config_destroy (&config);
         return 2;
     }
+    //  The host's measured figures, kept for the boot (kf_host_figures.h).
+    char *figures = kf_file_cache_dir (kf_config_str (config, "host_figures"), "host-figures.json");
+    kf_host_figures_use_file (figures, kf_config_bool (config, "remeasure"));
+    free (figures);
     kf_sandbox_hide (kf_config_str (config, "curve_cert"));
     json_t *caps = NULL;
     if (!eval) {

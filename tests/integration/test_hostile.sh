@@ -212,13 +212,17 @@ run_eval() {
             chmod 700 "$tmp/kf-victim"
             ;;
     esac
+    # The host's measured figures are kept for the boot in each mode's
+    # cache (kf_host_figures.h): measured by the first run, read back by
+    # the others, as by a worker's later starts.
+    mkdir -p "$T/cache-$mode"
     if [ "$mode" = nonroot ]; then
-        chown -R 65534:65534 "$tmp"
+        chown -R 65534:65534 "$tmp" "$T/cache-$mode"
         as=("${AS_NONROOT[@]}")
     fi
     (
         cd "$tmp" || exit 1
-        env TMPDIR="$tmp" HOME="$tmp" OPENAI_API_KEY="$CANARY" ANTHROPIC_API_KEY="$CANARY" \
+        env TMPDIR="$tmp" HOME="$tmp" XDG_CACHE_HOME="$T/cache-$mode" OPENAI_API_KEY="$CANARY" ANTHROPIC_API_KEY="$CANARY" \
             KF_DATABASE_URL="postgresql://kf:$CANARY@db.invalid/kf" \
             KF_CURVE_CERT="$T/keys/worker.key" KF_SANDBOX_TMP_MB=16 KF_SANDBOX_SHM_MB=16 \
             timeout --foreground -k 5 "$CEILING" ${as[@]+"${as[@]}"} "$BIN/kf-exec-worker" \

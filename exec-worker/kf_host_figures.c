@@ -1,0 +1,202 @@
+/*  kf_host_figures.c - the host's measured figures, kept for the boot
+ *  (kf_host_figures.h): the one place kf_host_caps_measure and
+ *  kf_eval_host_ceilings take them from.
+ */
+#include "kf_host_figures.h"
+#include "kf_eval_check.h"
+#include "kf_file.h"
+#include "kf_host_caps.h"
+#include "kf_host_measure.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+//  Raised whenever a figure is measured differently, so a file of the
+//  old measurement is not read as the new one.
+#define S_VERSION 1
+#define S_FILE_MAX ((size_t) 64 << 10)
+
+static char *s_path;
+static bool s_remeasure;
+static const char *s_source;
+static json_t *s_caps;                 // one core's figures
+static kf_eval_ceilings_t s_ceil;      // the all-core ceilings
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+
+void
+kf_host_figures_use_file (const char *path, bool remeasure)
+{
+    free (s_path);
+    s_path = path ? strdup (path) : NULL;
+    s_remeasure = remeasure;
+}
+
+const char *
+kf_host_figures_source (void)
+{
+    return s_source;
+}
+
+//  What the figures hold for: this boot, this CPU model, this many CPUs.
+static json_t *
+s_key (void)
+{
+    char boot[64] = "", model[256] = "", line[512];
+    FILE *f = fopen ("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets (boot, sizeof boot, f))
+            boot[0] = 0;
+        boot[strcspn (boot, "\n")] = 0;
+        fclose (f);
+    }
+    f = fopen ("/proc/cpuinfo", "r");
+    while (f && fgets (line, sizeof line, f))
+        if (!strncmp (line, "model name", 10) && strchr (line, ':')) {
+            snprintf (model, sizeof model, "%s", strchr (line, ':') + 1);
+            model[strcspn (model, "\n")] = 0;
+            break;
+        }
+    if (f)
+        fclose (f);
+    //  No boot id (not Linux, or /proc hidden): nothing ties a file to
+    //  this boot, so none is used.
+    if (!boot[0])
+        return NULL;
+    return json_pack ("{s:i, s:s, s:s, s:I}", "version", S_VERSION, "boot_id", boot, "cpu", model,
+                      "cpus", (json_int_t) kf_host_cpus ());
+}
+
+static bool
+s_positive (json_t *v)
+{
+    double x = json_number_value (v);
+    return json_is_number (v) && isfinite (x) && x > 0;
+}
+
+//  The ISA names the FMA loops report, as the static strings a
+//  kf_eval_ceilings_t points at.
+static const char *
+s_isa (const char *name)
+{
+    static const char *const known[] = { "avx512f", "avx2+fma", "sse" };
+    for (size_t i = 0; name && i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp (name, known[i]))
+            return known[i];
+    return NULL;
+}
+
+//  Reads the figures PATH holds for KEY. Returns 0 when every check of
+//  kf_host_figures.h passed and s_caps and s_ceil are set.
+static int
+s_load (const char *path, json_t *key)
+{
+    struct stat st;
+    if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ()
+        || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return -1;
+    size_t size = 0;
+    char *text = kf_file_read (path, S_FILE_MAX, &size);
+    json_t *doc = text ? json_loadb (text, size, 0, NULL) : NULL;
+    free (text);
+    json_t *caps = json_object_get (doc, "caps"), *ceil = json_object_get (doc, "ceilings");
+    int rc = -1;
+    const char *key_name, *source = NULL;
+    json_t *v;
+    if (!json_is_object (caps) || !json_is_object (ceil))
+        goto done;
+    json_object_foreach (key, key_name, v)
+        if (!json_equal (v, json_object_get (doc, key_name)))
+            goto done;
+    json_object_foreach (caps, key_name, v)
+        if (!s_positive (v))
+            goto done;
+    if (!s_positive (json_object_get (ceil, "copy_gbs"))
+        || !s_positive (json_object_get (ceil, "peak_gflops"))
+        || !(source = s_isa (json_string_value (json_object_get (ceil, "peak_source")))))
+        goto done;
+    s_caps = json_incref (caps);
+    s_ceil.copy_gbs = json_number_value (json_object_get (ceil, "copy_gbs"));
+    s_ceil.peak_gflops = json_number_value (json_object_get (ceil, "peak_gflops"));
+    s_ceil.peak_source = source;
+    rc = 0;
+done:
+    json_decref (doc);
+    return rc;
+}
+
+//  Writes the figures with KEY to PATH (through a rename: a worker
+//  starting beside reads the old file or the new, never half of one).
+static void
+s_save (const char *path, json_t *key)
+{
+    json_t *doc = json_deep_copy (key);
+    json_object_set (doc, "caps", s_caps);
+    json_object_set_new (doc, "ceilings", json_pack ("{s:f, s:f, s:s}", "copy_gbs", s_ceil.copy_gbs,
+                                                     "peak_gflops", s_ceil.peak_gflops,
+                                                     "peak_source", s_ceil.peak_source));
+    char *text = json_dumps (doc, JSON_INDENT (1));
+    char *dir = strdup (path), *slash = dir ? strrchr (dir, '/') : NULL;
+    if (text && slash && slash[1]) {
+        *slash = 0;
+        if (kf_file_replace (*dir ? dir : "/", slash + 1, text, strlen (text)) == 0)
+            chmod (path, 0644);
+    }
+    free (dir);
+    free (text);
+    json_decref (doc);
+}
+
+static void
+s_measure (void)
+{
+    //  The copy first, then the FMA loops (whose figures the caps share):
+    //  the order a worker's start measured them in before.
+    s_ceil.copy_gbs = kf_eval_measure_copy_gbs ();
+    kf_host_fma_peaks_t p;
+    kf_host_fma_peaks (&p);
+    s_ceil.peak_gflops = p.summed / 1e9;
+    s_ceil.peak_source = p.summed > 0 ? p.isa : NULL;
+    s_caps = kf_host_measure_caps ();
+}
+
+static void
+s_figures (void)
+{
+    json_t *key = s_path ? s_key () : NULL;
+    if (key && !s_remeasure && s_load (s_path, key) == 0)
+        s_source = "file";
+    else {
+        s_measure ();
+        s_source = "measured";
+        //  Only whole figures are kept: one that could not be measured
+        //  (no AVX2, no threads) is measured again next time.
+        if (key && s_caps && s_ceil.copy_gbs > 0 && s_ceil.peak_source)
+            s_save (s_path, key);
+    }
+    json_decref (key);
+}
+
+int
+kf_host_caps_measure (json_t *device)
+{
+    if (!json_is_object (device))
+        return 0;
+    pthread_once (&s_once, s_figures);
+    if (!s_caps)
+        return 0;
+    json_object_update (device, s_caps);
+    return (int) json_object_size (s_caps);
+}
+
+void
+kf_eval_host_ceilings (kf_eval_ceilings_t *c)
+{
+    pthread_once (&s_once, s_figures);
+    *c = s_ceil;
+}

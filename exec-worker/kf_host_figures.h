@@ -1,0 +1,37 @@
+/*  kf_host_figures.h - the host's measured figures, kept for the boot.
+ *
+ *  The capabilities' one-core figures (kf_host_caps_measure) and the
+ *  all-core ceilings evaluations are judged against
+ *  (kf_eval_host_ceilings) are measured at the first call of either, in
+ *  one go, and written to a file; a later worker start or standalone
+ *  `--eval` on the same boot of the same CPU reads them back instead of
+ *  measuring again. The measurement copies about 400 MiB and runs FMA on
+ *  every core: seconds of a machine's time at every start, and on a
+ *  virtual machine whose freed memory goes back to its host (a first
+ *  touch at 40-200 MB/s) most of a short evaluation's wall time.
+ *
+ *  The file is used only when it was written on this boot
+ *  (/proc/sys/kernel/random/boot_id), for this CPU model and number of
+ *  CPUs, by this version of the measurement, is owned by this user and
+ *  writable by no one else, and every figure in it is a finite positive
+ *  number; anything else is measured again and the file rewritten.
+ *  `--remeasure` (kf_host_figures_use_file's REMEASURE) measures anew
+ *  and rewrites it.
+ */
+#ifndef KF_HOST_FIGURES_H
+#define KF_HOST_FIGURES_H
+
+#include <stdbool.h>
+
+/* Keeps the figures in PATH (copied; NULL: measured in this process and
+ * kept nowhere, the default). REMEASURE: measure even when PATH holds
+ * this boot's figures. Call before the first kf_host_caps_measure or
+ * kf_eval_host_ceilings. */
+void kf_host_figures_use_file (const char *path, bool remeasure);
+
+/* Where the figures came from once either call above ran: "measured"
+ * (and kept where a file was given), "file" (read back), or NULL
+ * before. */
+const char *kf_host_figures_source (void);
+
+#endif

@@ -1,0 +1,134 @@
+/*  test_host_figures.c - the host's measured figures kept for the boot
+ *  (exec-worker/kf_host_figures.h). Each case runs in a child process of
+ *  its own, as a worker start does (the figures are taken once per
+ *  process): the first start measures and writes the file, a second
+ *  reads the same figures back without measuring, and a file of another
+ *  boot, one others may write, one behind a link, one with a figure that
+ *  is not a positive number, or --remeasure, each make a start measure
+ *  again.
+ */
+#include "../../exec-worker/kf_eval_check.h"
+#include "../../exec-worker/kf_host_caps.h"
+#include "../../exec-worker/kf_host_figures.h"
+#include "../kf_test.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char s_dir[] = "/tmp/kf-host-figures.XXXXXX";
+static char s_path[256];
+
+typedef struct {
+    char source[16];
+    double copy_gbs, peak_gflops, one_core;
+} s_seen_t;
+
+//  One worker start: the ceilings and the caps, as a child process;
+//  what it saw comes back through a pipe.
+static s_seen_t
+s_start (bool remeasure)
+{
+    s_seen_t seen = { "none", 0, 0, 0 };
+    int fds[2];
+    if (pipe (fds) != 0)
+        return seen;
+    pid_t pid = fork ();
+    if (pid == 0) {
+        close (fds[0]);
+        kf_host_figures_use_file (s_path, remeasure);
+        kf_eval_ceilings_t c;
+        kf_eval_host_ceilings (&c);
+        json_t *d = json_object ();
+        kf_host_caps_measure (d);
+        s_seen_t out = { "", c.copy_gbs, c.peak_gflops,
+                         json_number_value (json_object_get (d, "peak_gflops_one_core")) };
+        snprintf (out.source, sizeof out.source, "%s", kf_host_figures_source ());
+        json_decref (d);
+        _exit (write (fds[1], &out, sizeof out) == (ssize_t) sizeof out ? 0 : 1);
+    }
+    close (fds[1]);
+    if (pid > 0 && read (fds[0], &seen, sizeof seen) != (ssize_t) sizeof seen)
+        snprintf (seen.source, sizeof seen.source, "lost");
+    close (fds[0]);
+    if (pid > 0)
+        waitpid (pid, NULL, 0);
+    return seen;
+}
+
+//  Rewrites the file with KEY set to VALUE (a JSON text).
+static void
+s_edit (const char *key, const char *path_in_doc, const char *value)
+{
+    json_t *doc = json_load_file (s_path, 0, NULL);
+    json_t *at = path_in_doc ? json_object_get (doc, path_in_doc) : doc;
+    json_object_set_new (at, key, json_loads (value, JSON_DECODE_ANY, NULL));
+    json_dump_file (doc, s_path, 0);
+    json_decref (doc);
+    chmod (s_path, 0644);
+}
+
+int
+main (void)
+{
+    if (!mkdtemp (s_dir))
+        return 1;
+    snprintf (s_path, sizeof s_path, "%s/host-figures.json", s_dir);
+    struct stat st;
+
+    s_seen_t first = s_start (false);
+    printf ("first start: %s, copy %.1f GB/s, peak %.1f GFLOP/s, one core %.1f\n", first.source,
+            first.copy_gbs, first.peak_gflops, first.one_core);
+    CHECK (!strcmp (first.source, "measured"));
+    CHECK (first.copy_gbs > 0 && first.peak_gflops > 0 && first.one_core > 0);
+    CHECK (lstat (s_path, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid ()
+           && (st.st_mode & 0777) == 0644);
+
+    s_seen_t second = s_start (false);
+    CHECK (!strcmp (second.source, "file"));
+    CHECK (second.copy_gbs == first.copy_gbs && second.peak_gflops == first.peak_gflops
+           && second.one_core == first.one_core);
+
+    //  Another boot's figures (the machine may have changed since).
+    s_edit ("boot_id", NULL, "\"00000000-0000-0000-0000-000000000000\"");
+    CHECK (!strcmp (s_start (false).source, "measured"));
+    CHECK (!strcmp (s_start (false).source, "file"));    // ... and rewritten
+
+    //  A file anyone in the group may write.
+    chmod (s_path, 0664);
+    CHECK (!strcmp (s_start (false).source, "measured"));
+
+    //  A figure that is not a positive number.
+    s_edit ("copy_gbs", "ceilings", "-3");
+    CHECK (!strcmp (s_start (false).source, "measured"));
+    s_edit ("peak_gflops_one_core", "caps", "\"fast\"");
+    CHECK (!strcmp (s_start (false).source, "measured"));
+    s_edit ("peak_source", "ceilings", "\"avx9000\"");
+    CHECK (!strcmp (s_start (false).source, "measured"));
+
+    //  A link in the file's place, to figures of someone else's making.
+    char other[300];
+    snprintf (other, sizeof other, "%s/other.json", s_dir);
+    CHECK (rename (s_path, other) == 0 && symlink (other, s_path) == 0);
+    CHECK (!strcmp (s_start (false).source, "measured"));
+    CHECK (lstat (s_path, &st) == 0 && S_ISREG (st.st_mode));   // replaced by a file
+
+    //  --remeasure, with this boot's figures in place.
+    CHECK (!strcmp (s_start (true).source, "measured"));
+    CHECK (!strcmp (s_start (false).source, "file"));
+
+    //  No file given: measured, nothing kept.
+    unlink (s_path);
+    s_path[0] = 0;
+    kf_host_figures_use_file (NULL, false);
+    kf_eval_ceilings_t c;
+    kf_eval_host_ceilings (&c);
+    CHECK (!strcmp (kf_host_figures_source (), "measured"));
+
+    unlink (other);
+    rmdir (s_dir);
+    return kf_test_done ("test_host_figures");
+}
