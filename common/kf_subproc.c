@@ -189,7 +189,7 @@ s_child_fail (int errfd, int stage)
 static void
 s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
          bool no_new_privs, const kf_sandbox_plan_t *plan, pid_t parent, int outfd,
-         int errfd)
+         int errfd, int finalfd)
 {
     setpgid (0, 0);
     //  The parent may have blocked or ignored signals; a candidate should
@@ -207,24 +207,32 @@ s_child (char *const argv[], char **env, const kf_subproc_limits_t *limits,
     }
     if (dup2 (outfd, 1) < 0 || dup2 (outfd, 2) < 0)
         s_child_fail (errfd, 1);
+    //  Fds 3 and 4 are the channel's and the final word's places: the
+    //  error pipe and the final pipe move out of the way first (a copy
+    //  left behind is close-on-exec).
+    if (errfd <= 4 && (errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 5)) < 0)
+        _exit (127);
+    if (finalfd >= 0 && finalfd <= 4 && (finalfd = fcntl (finalfd, F_DUPFD_CLOEXEC, 5)) < 0)
+        s_child_fail (errfd, 1);
     if (limits->pass_fd > 2) {
-        //  The error pipe may sit on fd 3 itself: move it out of the way.
-        if (errfd == 3 && (errfd = fcntl (errfd, F_DUPFD_CLOEXEC, 4)) < 0)
-            _exit (127);
         int rc = limits->pass_fd == 3 ? fcntl (3, F_SETFD, 0) : dup2 (limits->pass_fd, 3);
         if (rc < 0)
             s_child_fail (errfd, 1);
     }
+    if (finalfd >= 0 && dup2 (finalfd, KF_SUBPROC_FINAL_FD) < 0)
+        s_child_fail (errfd, 1);
 
     if (plan) {
         //  The sandbox's first two processes never exec: they must not
         //  keep a copy of any other descriptor of the worker's (another
         //  job's pipe would not reach its end until this run's did).
-        if (errfd != 4 && (dup3 (errfd, 4, O_CLOEXEC) < 0 || (errfd = 4) < 0))
+        if (errfd != 5 && (dup3 (errfd, 5, O_CLOEXEC) < 0 || (errfd = 5) < 0))
             _exit (127);
         if (limits->pass_fd <= 2)
             close (3);
-        syscall (SYS_close_range, 5u, ~0u, 0u);
+        if (finalfd < 0)
+            close (KF_SUBPROC_FINAL_FD);
+        syscall (SYS_close_range, 6u, ~0u, 0u);
         if (kf_sandbox_enter (plan, parent, errfd) != 0)
             s_child_fail (errfd, KF_SANDBOX_STAGE_NS);
     }
@@ -298,12 +306,69 @@ s_pidfd_open (pid_t pid)
 #endif
 }
 
+//  How many "final" bytes without a whole answer a run may send before
+//  its pipe is no longer heard (each costs the caller a look at its
+//  channel): after that the run is waited for, as without the pipe.
+#define S_FINAL_TRIES 16
+
+//  Reads what output is left in the pipe at FD without waiting: the
+//  run's processes are killed, though the dying may still hold it open.
+static void
+s_take_rest (int fd, kf_subproc_result_t *result, size_t cap)
+{
+    char chunk[4096];
+    struct pollfd pf = { fd, POLLIN, 0 };
+    while (poll (&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
+        ssize_t n = read (fd, chunk, sizeof chunk);
+        if (n <= 0)
+            break;
+        size_t keep = result->output_len < cap ? cap - result->output_len : 0;
+        if (keep > (size_t) n)
+            keep = (size_t) n;
+        memcpy (result->output + result->output_len, chunk, keep);
+        result->output_len += keep;
+        if (keep < (size_t) n)
+            result->output_truncated = true;
+    }
+}
+
+//  The child wrote to its final pipe (FD): whether its answer is final
+//  now. The byte itself proves nothing (whoever holds the pipe can write
+//  it); only the caller's own look at its channel does.
+static bool
+s_final_heard (int fd, const kf_subproc_limits_t *limits, int *tries, bool *open)
+{
+    char bytes[64];
+    ssize_t n = read (fd, bytes, sizeof bytes);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        *open = false;   //  every writer is gone: the exit says the rest
+        return false;
+    }
+    if (n < 0)
+        return false;
+    if (limits->final_whole (limits->final_arg))
+        return true;
+    if (++*tries >= S_FINAL_TRIES)
+        *open = false;
+    return false;
+}
+
+static double
+s_rusage_s (const struct rusage *ru)
+{
+    return (double) ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6
+           + (double) ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+}
+
+//  One run. When it ends at its final answer, *DYING is its child,
+//  killed and not reaped (the caller defers it); otherwise 0.
 static int
 s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_privs,
-            kf_subproc_result_t *result)
+            kf_subproc_result_t *result, pid_t *dying)
 {
     memset (result, 0, sizeof *result);
     result->exit_code = -1;
+    *dying = 0;
     if (!argv || !argv[0] || !limits) {
         errno = EINVAL;
         return -1;
@@ -326,15 +391,20 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     }
     s_env_owned_t owned;
     char **env = s_child_env (limits, isolated, &owned);
-    int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-    if (!env || pipe2 (outp, O_CLOEXEC) != 0 || pipe2 (errp, O_CLOEXEC) != 0) {
+    int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, finalp[2] = { -1, -1 };
+    if (!env || pipe2 (outp, O_CLOEXEC) != 0 || pipe2 (errp, O_CLOEXEC) != 0
+        || (limits->final_whole && pipe2 (finalp, O_CLOEXEC | O_NONBLOCK) != 0)) {
+        int saved = errno;
         kf_sandbox_plan_destroy (&plan);
         free (env);
-        if (outp[0] >= 0) {
-            close (outp[0]);
-            close (outp[1]);
+        for (int i = 0; i < 2; i++) {
+            if (outp[i] >= 0)
+                close (outp[i]);
+            if (errp[i] >= 0)
+                close (errp[i]);
         }
         kf_subproc_result_free (result);
+        errno = saved;
         return -1;
     }
 
@@ -342,14 +412,18 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid == 0)
-        s_child (argv, env, limits, no_new_privs, plan, parent, outp[1], errp[1]);
+        s_child (argv, env, limits, no_new_privs, plan, parent, outp[1], errp[1], finalp[1]);
     close (outp[1]);
     close (errp[1]);
+    if (finalp[1] >= 0)
+        close (finalp[1]);
     free (env);
     kf_sandbox_plan_destroy (&plan);
     if (pid < 0) {
         close (outp[0]);
         close (errp[0]);
+        if (finalp[0] >= 0)
+            close (finalp[0]);
         kf_subproc_result_free (result);
         return -1;
     }
@@ -367,6 +441,8 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         int status;
         waitpid (pid, &status, 0);
         close (outp[0]);
+        if (finalp[0] >= 0)
+            close (finalp[0]);
         kf_subproc_result_free (result);
         if (msg[0] >= KF_SANDBOX_STAGE_NS && msg[0] <= KF_SANDBOX_STAGE_INIT)
             kf_sandbox_failed (msg[0], msg[1]);
@@ -376,14 +452,16 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     result->started = true;
 
     int pidfd = s_pidfd_open (pid);
-    bool pipe_open = true, exited = false;
-    int status = 0;
+    bool pipe_open = true, exited = false, final_open = finalp[0] >= 0, final = false;
+    int status = 0, final_tries = 0;
+    struct rusage ru;
+    memset (&ru, 0, sizeof ru);
     double deadline = limits->time_limit_s > 0 ? start + limits->time_limit_s : 0;
     double drain_until = 0;
     char chunk[4096];
 
     while (pipe_open || !exited) {
-        if (!exited && waitpid (pid, &status, WNOHANG) == pid) {
+        if (!exited && wait4 (pid, &status, WNOHANG, &ru) == pid) {
             exited = true;
             //  Anything the leader left behind in its group goes now;
             //  such stragglers would otherwise keep our pipe open.
@@ -395,7 +473,7 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             result->timed_out = true;
             kill (-pid, SIGKILL);
             kill (pid, SIGKILL);
-            waitpid (pid, &status, 0);
+            wait4 (pid, &status, 0, &ru);
             exited = true;
             kill (-pid, SIGKILL);
             drain_until = kf_clock_now () + 0.5;
@@ -414,16 +492,18 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             if (timeout_ms < 0)
                 timeout_ms = 0;
         }
-        struct pollfd fds[2];
-        int nfds = 0;
+        struct pollfd fds[3];
+        int nfds = 0, at_out = -1, at_final = -1;
         if (pipe_open)
-            fds[nfds++] = (struct pollfd) { outp[0], POLLIN, 0 };
+            fds[at_out = nfds++] = (struct pollfd) { outp[0], POLLIN, 0 };
         if (pidfd >= 0 && !exited)
             fds[nfds++] = (struct pollfd) { pidfd, POLLIN, 0 };
+        if (final_open && !exited)
+            fds[at_final = nfds++] = (struct pollfd) { finalp[0], POLLIN, 0 };
         int rc = poll (fds, nfds, timeout_ms);
         if (rc < 0 && errno != EINTR)
             break;
-        if (rc > 0 && pipe_open && fds[0].revents) {
+        if (rc > 0 && at_out >= 0 && fds[at_out].revents) {
             ssize_t n = read (outp[0], chunk, sizeof chunk);
             if (n > 0) {
                 size_t keep = 0;
@@ -438,16 +518,40 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             else if (n == 0 || (errno != EINTR && errno != EAGAIN))
                 pipe_open = false;
         }
+        if (rc > 0 && at_final >= 0 && fds[at_final].revents
+            && s_final_heard (finalp[0], limits, &final_tries, &final_open)) {
+            final = true;
+            break;
+        }
     }
-    if (!exited) {
+    if (final) {
+        //  The answer is whole: nothing of the run is needed any more.
+        //  In a namespace the first process leaves the group first: it
+        //  ends only once the namespace's last process is gone, so it
+        //  is the one to reap (kf_subproc_reap). Every other process of
+        //  the group dies now, the namespace with its init.
+        if (isolated)
+            setpgid (pid, getpgrp ());
         kill (-pid, SIGKILL);
-        waitpid (pid, &status, 0);
+        if (!isolated)
+            kill (pid, SIGKILL);
+        s_take_rest (outp[0], result, cap);
+        result->ended_final = true;
+        *dying = pid;
+        status = 0;
+    }
+    else if (!exited) {
+        kill (-pid, SIGKILL);
+        wait4 (pid, &status, 0, &ru);
     }
     if (pidfd >= 0)
         close (pidfd);
     close (outp[0]);
+    if (finalp[0] >= 0)
+        close (finalp[0]);
     result->output[result->output_len] = 0;
     result->wall_s = kf_clock_now () - start;
+    result->cpu_s = s_rusage_s (&ru);
     if (WIFEXITED (status)) {
         result->exit_code = WEXITSTATUS (status);
         result->signal = 0;
@@ -459,16 +563,33 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
     return 0;
 }
 
+//  A run that ended at its final answer (*DYING its child) and held no
+//  uid of the pool: reaped later, or now when too many are dying.
+static void
+s_defer (pid_t dying)
+{
+    if (dying > 0 && kf_subproc_defer (dying, -1, 0, 0) != 0)
+        while (waitpid (dying, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
 //  A run under a uid of the pool: taken, the workdir handed to it, the
 //  run, every process of the uid killed, the workdir handed back, the uid
 //  given back. The kill comes before the hand-back so that nothing of the
-//  run's can race the walk.
+//  run's can race the walk. A run that ended at its final answer is not
+//  waited for: in a PID namespace every process of the uid is in it and
+//  dies with its init, which s_run_once killed with the group; without
+//  one, the uid is killed here, once (a killed process makes no further
+//  system call). The uid goes back when kf_subproc_reap finds the run
+//  gone. (Killing the uid takes a fork of this process: 40-70 ms of a
+//  sanitizer build's on a loaded machine, which a namespace saves.)
 static int
 s_run_pooled (char *const argv[], const kf_subproc_limits_t *limits,
               kf_subproc_result_t *result)
 {
+    pid_t dying;
     if (!argv || !argv[0])
-        return s_run_once (argv, limits, false, result);
+        return s_run_once (argv, limits, false, result, &dying);
     int slot = kf_subproc_pool_take ();
     if (slot < 0) {
         int saved = errno;
@@ -484,12 +605,24 @@ s_run_pooled (char *const argv[], const kf_subproc_limits_t *limits,
     gid_t group = getegid ();
     if (mine.workdir)
         kf_subproc_move_tree (mine.workdir, worker, mine.uid, mine.gid, true);
-    int rc = s_run_once (argv, &mine, true, result);
+    int rc = s_run_once (argv, &mine, true, result, &dying);
     int saved = errno;
-    int left = kf_subproc_empty_uid (mine.uid, mine.gid);
-    if (mine.workdir)
-        kf_subproc_move_tree (mine.workdir, mine.uid, worker, group, false);
-    kf_subproc_pool_give (slot, left);
+    bool isolated = kf_sandbox_isolation () && !mine.keep_env;
+    bool deferred = dying > 0 && (isolated || kf_subproc_kill_uid (mine.uid, mine.gid) >= 0);
+    if (deferred) {
+        if (mine.workdir)
+            kf_subproc_move_tree (mine.workdir, mine.uid, worker, group, false);
+        deferred = kf_subproc_defer (dying, slot, mine.uid, mine.gid) == 0;
+    }
+    if (!deferred) {
+        if (dying > 0)
+            while (waitpid (dying, NULL, 0) < 0 && errno == EINTR)
+                ;
+        int left = kf_subproc_empty_uid (mine.uid, mine.gid);
+        if (mine.workdir)
+            kf_subproc_move_tree (mine.workdir, mine.uid, worker, group, false);
+        kf_subproc_pool_give (slot, left);
+    }
     errno = saved;
     return rc;
 }
@@ -508,14 +641,16 @@ s_run_shared (char *const argv[], const kf_subproc_limits_t *limits,
     if (limits->workdir)
         kf_subproc_move_tree (limits->workdir, worker, limits->uid, limits->gid, true);
     int rc;
+    pid_t dying = 0;
     for (int attempt = 0; ; attempt++) {
-        rc = s_run_once (argv, limits, false, result);
+        rc = s_run_once (argv, limits, false, result, &dying);
         if (rc == 0 || errno != EAGAIN || attempt >= 100)
             break;
         struct timespec pause = { 0, 100 * 1000 * 1000 };
         nanosleep (&pause, NULL);
     }
     int saved = errno;
+    s_defer (dying);
     if (limits->workdir)
         kf_subproc_move_tree (limits->workdir, limits->uid, worker, group, false);
     errno = saved;
@@ -526,8 +661,17 @@ int
 kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
                 kf_subproc_result_t *result)
 {
-    if (!limits || !limits->drop_privileges || geteuid () != 0)
-        return s_run_once (argv, limits, false, result);
+    //  What earlier runs left dying and is gone by now (their uids come
+    //  back with it).
+    kf_subproc_reap (false);
+    if (!limits || !limits->drop_privileges || geteuid () != 0) {
+        pid_t dying;
+        int rc = s_run_once (argv, limits, false, result, &dying);
+        int saved = errno;
+        s_defer (dying);
+        errno = saved;
+        return rc;
+    }
     if (limits->uid == 0)
         return s_run_pooled (argv, limits, result);
     return s_run_shared (argv, limits, result);

@@ -27,6 +27,22 @@
  *  directory. Where the host refuses the namespaces the run does not
  *  start (errno from the refusal); kf_sandbox_set_isolation (false)
  *  (--no-isolation) turns this off for trusted code.
+ *
+ *  A child may end its run early by saying its answer is final
+ *  (final_whole below: an evaluation, once its verdict is in the
+ *  channel): the run's processes are SIGKILLed at once (the group, with
+ *  the PID namespace's init, whose end kills the rest of the namespace;
+ *  without a namespace, as root, every process of the run's uid) and
+ *  kf_subproc_run returns without waiting for the kernel to tear them
+ *  down (a GPU context takes a tenth of a second). Only their reaping is
+ *  deferred (kf_subproc_reap): at the next run's start, while a run waits
+ *  for a uid of the pool, and at this process's exit, which waits for
+ *  every one of them. The run's uid goes back to the pool only once its
+ *  child is reaped and no process of the uid is left, so no later run
+ *  shares a uid with a dying one. In a PID namespace the child reaped is
+ *  the run's first process, which ends only after the namespace's last;
+ *  without one, the program itself (and, as for any run without a
+ *  namespace or a uid of its own, what left its group is not followed).
  */
 #ifndef KF_SUBPROC_H
 #define KF_SUBPROC_H
@@ -57,7 +73,21 @@ typedef struct {
     int pass_fd;             /* > 2: given to the child as its fd 3 (a
                               * channel only it and the caller hold);
                               * 0: none */
+    bool (*final_whole) (void *arg);
+                             /* non-NULL: the child gets fd 4
+                              * (KF_SUBPROC_FINAL_FD), the write end of a
+                              * pipe; a byte written there says "my answer
+                              * is final". The run then ends at once
+                              * (ended_final) when FINAL_WHOLE (FINAL_ARG)
+                              * says the answer is whole (read from the
+                              * caller's own channel, never from the
+                              * byte); otherwise the byte is ignored and
+                              * the run waits for the child's end */
+    void *final_arg;
 } kf_subproc_limits_t;
+
+/* The child's descriptor for "my answer is final" (final_whole). */
+#define KF_SUBPROC_FINAL_FD 4
 
 typedef struct {
     bool started;            /* exec succeeded */
@@ -69,6 +99,12 @@ typedef struct {
     bool output_truncated;
     double wall_s;
     uid_t uid;               /* the uid the child ran as */
+    bool ended_final;        /* it said its answer was final and was
+                              * killed then, its end not waited for:
+                              * exit_code 0, signal 0 */
+    double cpu_s;            /* CPU seconds (user and system) of the
+                              * child and what it waited for; 0 when
+                              * ended_final (it is not reaped yet) */
 } kf_subproc_result_t;
 
 /* Fills LIMITS with defaults (10 s, 64 KiB output, 4 GiB memory, 256 MiB
@@ -95,6 +131,13 @@ int kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
                     kf_subproc_result_t *result);
 
 void kf_subproc_result_free (kf_subproc_result_t *result);
+
+/* Reaps the runs that ended at their final answer (ended_final) and are
+ * gone by now, and gives their uids back; with WAIT, waits until every
+ * one is gone (bounded, as a run's own end is). Returns how many are
+ * still dying. Each run's start calls it without WAIT, this process's
+ * exit with WAIT (an atexit handler set at the first such run). */
+int kf_subproc_reap (bool wait);
 
 /* When runs take their uids from the pool (euid 0, no KF_SANDBOX_USER),
  * sets *BASE and *SIZE to its range and returns 0; otherwise -1 (errno

@@ -69,6 +69,7 @@ static struct {
     int size;
     int next;                //  round robin, so a uid rests between runs
     unsigned long marks;     //  numbers the marks this process writes
+    unsigned long gives;     //  counts the uids given back
     int dir_fd;              //  S_LOCK_DIR (or KF_SANDBOX_LOCK_DIR), where uids are locked
     s_slot_t slots[S_POOL_MAX];
 } s_pool = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -333,6 +334,12 @@ s_uid_running (uid_t uid)
     return found;
 }
 
+int
+kf_subproc_kill_uid (uid_t uid, gid_t gid)
+{
+    return s_kill_uid (uid, gid);
+}
+
 //  Kills UID's processes until none runs. 0 when none is left, 1 when
 //  only the dead are (not reaped yet), -1 when some would not die.
 int
@@ -415,6 +422,16 @@ kf_subproc_pool_take (void)
                      "(KF_SANDBOX_UID_COUNT)", s_pool.size);
             warned = true;
         }
+        //  Uids held by runs that ended at their final answer come back
+        //  once those are reaped: that happens here too, else a worker
+        //  whose every uid is held so would wait for ever.
+        unsigned long gives = s_pool.gives;
+        pthread_mutex_unlock (&s_pool.lock);
+        if (kf_subproc_reap (false) > 0)
+            soon = true;
+        pthread_mutex_lock (&s_pool.lock);
+        if (gives != s_pool.gives)
+            continue;   //  a uid came back meanwhile: its signal is gone
         //  Timed even when only our own runs hold them all, so that the
         //  warning above comes when it is due.
         long wait_ns = soon ? 20 * 1000 * 1000 : 500 * 1000 * 1000;
@@ -454,6 +471,7 @@ kf_subproc_pool_give (int slot, int left)
         s->state = S_FREE;
         s->retry_at = left > 0 ? kf_clock_now () + S_DIRTY_RETRY_S : 0;
     }
+    s_pool.gives++;
     pthread_cond_broadcast (&s_pool.freed);
     pthread_mutex_unlock (&s_pool.lock);
 }

@@ -4,6 +4,7 @@
 #include "kf_eval_channel.h"
 #include "kf_clock.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,16 +14,19 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define S_STAMPS 8
+#define S_CPU 56
 #define S_LENGTH 64
 #define S_RESULT 4096
 #define S_SIZE ((size_t) 4 << 20)
 
 static volatile char *s_map;       // the channel, in the child
+static int s_final_fd = -1;        // the worker's final pipe, in the child
 static struct { char *lo, *hi; } s_guards[256];
 static volatile sig_atomic_t s_n_guards;
 
@@ -76,8 +80,104 @@ kf_eval_channel_result (int fd)
     return result;
 }
 
+bool
+kf_eval_channel_whole (int fd)
+{
+    json_t *result = kf_eval_channel_result (fd);
+    json_decref (result);
+    return result != NULL;
+}
+
+double
+kf_eval_channel_cpu (int fd)
+{
+    double cpu = 0;
+    if (pread (fd, &cpu, sizeof cpu, S_CPU) != (ssize_t) sizeof cpu || !(cpu >= 0 && cpu < 1e9))
+        return 0;
+    return cpu;
+}
+
 // --------------------------------------------------------------------------
 //  Child side
+
+void
+kf_eval_final_fd (int fd)
+{
+    struct stat st;
+    if (fd > 2 && fstat (fd, &st) == 0 && S_ISFIFO (st.st_mode)
+        && fcntl (fd, F_SETFD, FD_CLOEXEC) == 0)
+        s_final_fd = fd;
+}
+
+//  The byte that says the result stored is final. Async signal safe.
+static void
+s_say_final (void)
+{
+    if (s_final_fd >= 0) {
+        ssize_t rc = write (s_final_fd, "F", 1);
+        (void) rc;
+    }
+}
+
+//  The CPU seconds of the process in /proc/PID/stat, with its waited-for
+//  children's (fields 14 to 17, after the command's closing parenthesis).
+static double
+s_proc_cpu (const char *pid)
+{
+    char path[64], buf[1024];
+    snprintf (path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read (fd, buf, sizeof buf - 1);
+    close (fd);
+    buf[n > 0 ? n : 0] = 0;
+    const char *p = strrchr (buf, ')');
+    unsigned long long t[4];
+    //  After ')': state, ppid, pgrp, session, tty, tpgid, flags, minflt,
+    //  cminflt, majflt, cmajflt, then utime, stime, cutime, cstime.
+    if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                      &t[0], &t[1], &t[2], &t[3]) != 4)
+        return 0;
+    long hz = sysconf (_SC_CLK_TCK);
+    return (double) (t[0] + t[1] + t[2] + t[3]) / (hz > 0 ? hz : 100);
+}
+
+//  CPU seconds of this process, of the children it waited for, and of
+//  those it did not (the candidate's process, killed with us once the
+//  result is out): what the worker counts for a child it does not wait
+//  for (kf_subproc.h, ended_final).
+static double
+s_cpu_so_far (void)
+{
+    double cpu = 0;
+    struct rusage ru;
+    int who[] = { RUSAGE_SELF, RUSAGE_CHILDREN };
+    for (int i = 0; i < 2; i++)
+        if (getrusage (who[i], &ru) == 0)
+            cpu += (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
+                   + (double) ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    DIR *tasks = opendir ("/proc/self/task");
+    struct dirent *t;
+    while (tasks && (t = readdir (tasks)) != NULL) {
+        if (t->d_name[0] < '0' || t->d_name[0] > '9')
+            continue;
+        char path[300], list[1024];
+        snprintf (path, sizeof path, "/proc/self/task/%s/children", t->d_name);
+        int fd = open (path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read (fd, list, sizeof list - 1);
+        close (fd);
+        list[n > 0 ? n : 0] = 0;
+        for (char *save = NULL, *pid = strtok_r (list, " \n", &save); pid;
+             pid = strtok_r (NULL, " \n", &save))
+            cpu += s_proc_cpu (pid);
+    }
+    if (tasks)
+        closedir (tasks);
+    return cpu;
+}
 
 double
 kf_eval_now (void)
@@ -143,6 +243,11 @@ kf_eval_write_result (const char *dir, json_t *result)
         free (text);
     }
     kf_eval_stamp (KF_EVAL_T_REPORTED);
+    if (s_map) {
+        double cpu = s_cpu_so_far ();
+        memcpy ((char *) s_map + S_CPU, &cpu, sizeof cpu);
+    }
+    s_say_final ();
 }
 
 void
@@ -218,6 +323,7 @@ s_on_fault (int sig, siginfo_t *info, void *uctx)
     n = s_append (buf, n, sizeof buf, what);
     n = s_append (buf, n, sizeof buf, "\"}");
     s_put_result (buf, n);
+    s_say_final ();
     _exit (3);
 }
 

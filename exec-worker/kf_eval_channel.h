@@ -11,15 +11,28 @@
  *  read its memory. The worker makes itself non-dumpable too.
  *
  *  Layout: the phase byte ('R' reference, 'C' candidate, 'H' harness) at
- *  0, the KF_EVAL_T_* times at 8, the result's length at 64, the result
- *  (JSON) from 4096. The worker reads it after the child has ended, also
- *  after a crash or a kill.
+ *  0, the KF_EVAL_T_* times at 8, the child's CPU seconds at its result
+ *  at 56, the result's length at 64, the result (JSON) from 4096. The
+ *  worker reads it after the child has ended, also after a crash or a
+ *  kill.
+ *
+ *  Or as soon as the result is out: the child's result is its last word,
+ *  and once it is stored the child writes a byte to the worker's final
+ *  pipe (fd 4, KF_SUBPROC_FINAL_FD, kf_eval_final_fd). The worker then
+ *  looks at the channel, and when a whole result is there it kills the
+ *  child and reads it, without waiting for the kernel to tear the child
+ *  down (kf_subproc.h). The byte is no verdict: whoever wrote it, the
+ *  worker takes only what is in this channel, which only the judge holds
+ *  (the candidate's process is started with neither fd 3 nor fd 4, and
+ *  cannot open ours through /proc), and a byte with no whole result here
+ *  is ignored (the worker waits for the exit, as without the pipe).
  */
 #ifndef KF_EVAL_CHANNEL_H
 #define KF_EVAL_CHANNEL_H
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define KF_EVAL_CHANNEL_FD 3
@@ -42,6 +55,14 @@ char kf_eval_channel_phase (int fd, double stamps[KF_EVAL_T_N]);
  * Caller owns it. */
 json_t *kf_eval_channel_result (int fd);
 
+/* Whether the channel holds a whole result (one kf_eval_channel_result
+ * reads): the worker's test of the child's final word. */
+bool kf_eval_channel_whole (int fd);
+
+/* The CPU seconds (user and system) the child had used with the
+ * processes it started, by its last result; 0 when it wrote none. */
+double kf_eval_channel_cpu (int fd);
+
 /* --- Child side. */
 
 /* Maps the channel (fd 3), makes it close-on-exec, makes this process
@@ -51,9 +72,16 @@ json_t *kf_eval_channel_result (int fd);
 int kf_eval_child_begin (const char *dir);
 void kf_eval_set_phase (char phase);
 
-/* Writes RESULT (or a verdict and detail) as the child's result; a later
- * write replaces an earlier one. DIR is not used: the result goes to the
- * channel, never to a file. */
+/* The worker hears this child's final word on FD (its final pipe,
+ * KF_SUBPROC_FINAL_FD): made close-on-exec here, written to once each
+ * result is stored. Call before any process is started. */
+void kf_eval_final_fd (int fd);
+
+/* Writes RESULT (or a verdict and detail) as the child's result, its
+ * last word: with a final pipe the worker may take it and end this
+ * process at once (a later write replaces an earlier one only while the
+ * worker has not). DIR is not used: the result goes to the channel,
+ * never to a file. */
 void kf_eval_write_result (const char *dir, json_t *result);
 void kf_eval_write_verdict (const char *dir, const char *verdict, const char *detail);
 

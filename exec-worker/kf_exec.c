@@ -147,6 +147,9 @@ kf_exec_child_main (const char *dir)
         return 2;
     const char *name = json_string_value (json_object_get (job, "backend"));
     const kf_exec_backend_t *backend = kf_exec_backend_find (name ? name : "host");
+    //  The worker hears our final word on this pipe (kf_eval_channel.h).
+    if (json_integer_value (json_object_get (job, "final_fd")) == KF_SUBPROC_FINAL_FD)
+        kf_eval_final_fd (KF_SUBPROC_FINAL_FD);
     int rc = backend ? backend->child_main (dir, job) : 2;
     json_decref (job);
     return rc;
@@ -165,15 +168,12 @@ s_verdict (kf_job_result_t *res, const char *verdict, const char *detail)
     res->result = kf_eval_result_encode (&v);
 }
 
-//  CPU seconds (user and system) of this process's waited-for children.
-static double
-s_children_cpu (void)
+//  Whether the verdict channel at *ARG holds a whole result: the test
+//  of the evaluation child's final word (kf_eval_channel.h).
+static bool
+s_verdict_whole (void *arg)
 {
-    struct rusage ru;
-    if (getrusage (RUSAGE_CHILDREN, &ru) != 0)
-        return 0;
-    return (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
-           + (double) ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    return kf_eval_channel_whole (*(int *) arg);
 }
 
 //  The last line of the child's output, for a crash report.
@@ -192,8 +192,9 @@ s_last_line (const char *out, char *buf, size_t size)
 //  which the child gets as DIR/reference.bin, a hard link (HELD is in a
 //  folder of the job's own under TMPDIR, as DIR is: one file system).
 //  CAND is NULL for a probe. The CPU seconds the child's processes used
-//  go into *CPU_S when it is not NULL (all of this process's children in
-//  that span: an over-count when jobs run side by side).
+//  go into *CPU_S when it is not NULL (as the kernel counted them at the
+//  child's end, or, for a child ended at its verdict, as the child
+//  counted them with its verdict).
 //  WRAP (or NULL) is a command the child runs under, a profiler
 //  (kf_exec_evaluate_wrapped).
 static void
@@ -241,6 +242,12 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     }
     json_t *payload = json_deep_copy (payload_in);
     json_object_set_new (payload, "backend", json_string (backend));
+    //  The child's final word ends it as soon as its verdict is out,
+    //  without waiting for its teardown (a GPU context's: a tenth of a
+    //  second an evaluation). Not under a profiler, which writes its
+    //  report after the child ends.
+    if (!wrap)
+        json_object_set_new (payload, "final_fd", json_integer (KF_SUBPROC_FINAL_FD));
     json_object_set_new (payload, "device", json_integer (cfg ? cfg->device : 0));
     if (cfg && cfg->shared_dir && *cfg->shared_dir)
         json_object_set_new (payload, "shared_dir", json_string (cfg->shared_dir));
@@ -297,6 +304,10 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         return;
     }
     limits.pass_fd = channel;
+    if (!wrap) {
+        limits.final_whole = s_verdict_whole;
+        limits.final_arg = &channel;
+    }
     char *argv[KF_EXEC_WRAP_MAX + 4];
     int argc = 0;
     for (int i = 0; i < KF_EXEC_WRAP_MAX && pre[i]; i++)
@@ -306,9 +317,10 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
     argv[argc++] = dir;
     argv[argc] = NULL;
     kf_subproc_result_t run;
-    double spawn = kf_eval_now (), cpu_before = s_children_cpu ();
+    double spawn = kf_eval_now ();
     int started = kf_subproc_run (argv, &limits, &run);
-    double ended = kf_eval_now (), cpu = s_children_cpu () - cpu_before;
+    double ended = kf_eval_now ();
+    double cpu = started != 0 ? 0 : run.ended_final ? kf_eval_channel_cpu (channel) : run.cpu_s;
     if (cpu_s)
         *cpu_s = cpu;
     if (started != 0) {

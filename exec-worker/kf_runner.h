@@ -194,10 +194,6 @@ int kf_runner_ready_for_job (const char *dir, kf_runner_t **runner_p, const kf_r
 
 /* Kills and reaps the runner; nulls *SELF_P. */
 void kf_runner_destroy (kf_runner_t **self_p);
-/* Kills the runner and does not wait for it: for a judge about to end,
- * whose worker kills and reaps the whole group, so the runner's device
- * context is torn down beside the judge's own, not before it. */
-void kf_runner_kill (kf_runner_t *self);
 
 /* KT: a contiguous row-major view of T's shape over DATA (the runner's
  * side, host or CUDA). */

@@ -456,13 +456,6 @@ kf_runner_op (kf_runner_t *self, uint32_t op, double *wall_s, kf_run_reply_t *re
 }
 
 void
-kf_runner_kill (kf_runner_t *self)
-{
-    if (self && !self->dead)
-        kill (self->pid, SIGKILL);
-}
-
-void
 kf_runner_destroy (kf_runner_t **self_p)
 {
     kf_runner_t *self = KF_TAKE (self_p);
