@@ -4,6 +4,7 @@
  *  set's tensors lie and its numeric scalars.
  */
 #include "kf_eval_check.h"
+#include "kf_take.h"
 #include "kf_task.h"
 
 #include <math.h>
@@ -201,10 +202,5 @@ fail:
 void
 kf_eval_refdata_free (kf_eval_refdata_t *r)
 {
-    free (r->in_off);
-    free (r->out_off);
-    free (r->names);
-    free (r->name_ptrs);
-    free (r->values);
-    memset (r, 0, sizeof *r);
+    KF_CLEAR (r, r->in_off, r->out_off, r->names, r->name_ptrs, r->values);
 }

@@ -8,6 +8,7 @@
 #include "kf_clock.h"
 #include "kf_curve.h"
 #include "kf_str.h"
+#include "kf_take.h"
 #include "kfctl_client.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -134,12 +135,7 @@ kf_ctl_endpoints_resolve (kf_ctl_endpoints_t *ep, const char *client_flag,
 void
 kf_ctl_endpoints_clear (kf_ctl_endpoints_t *ep)
 {
-    free (ep->client);
-    free (ep->status);
-    free (ep->event);
-    free (ep->worker);
-    free (ep->source);
-    memset (ep, 0, sizeof *ep);
+    KF_CLEAR (ep, ep->client, ep->status, ep->event, ep->worker, ep->source);
 }
 
 /* Waits for EVENTS (ZMQ_POLLIN / ZMQ_POLLOUT) on SOCK. */

@@ -5,6 +5,7 @@
  */
 #include "kf_backend.h"
 #include "kf_str.h"
+#include "kf_take.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,8 @@
 void
 kf_gen_reply_clear (kf_gen_reply_t *reply)
 {
-    free (reply->text);
-    free (reply->finish_reason);
-    free (reply->error);
     json_decref (reply->result);
-    memset (reply, 0, sizeof *reply);
+    KF_CLEAR (reply, reply->text, reply->finish_reason, reply->error);
     reply->retry_after_ms = -1;
 }
 

@@ -1,5 +1,5 @@
 /*  test_common_parts.c - the small pieces of common/ that several
- *  programs share: KF_TAKE (kf_take.h), the monotonic clock
+ *  programs share: KF_TAKE and KF_CLEAR (kf_take.h), the monotonic clock
  *  (kf_clock.h), a name in a list (kf_str.h), a text's last line
  *  (kf_text.h), a source's #define (kf_source.h), the Python
  *  interpreters tried for torch and why one failed (kf_python.h), a
@@ -57,6 +57,32 @@ s_test_take (void)
     s_thing_destroy (&thing);           //  again: nothing
     s_thing_destroy (NULL);             //  no holder: nothing
     CHECK (s_destroyed == 1);
+}
+
+//  A struct held by value whose clear is KF_CLEAR: AddressSanitizer's
+//  leak check fails the test if a listed member is not freed, and its
+//  double-free check if a second clear frees one again.
+typedef struct {
+    char *name;
+    int *values;
+    const char **ptrs;
+    int n;
+    double score;
+} s_record_t;
+
+static void
+s_test_clear (void)
+{
+    s_record_t r = { .name = strdup ("x"), .values = calloc (4, sizeof (int)),
+                     .ptrs = calloc (2, sizeof (char *)), .n = 4, .score = 1.5 };
+    KF_CLEAR (&r, r.name, r.values, r.ptrs);
+    CHECK (!r.name && !r.values && !r.ptrs && r.n == 0 && r.score == 0);
+    KF_CLEAR (&r, r.name, r.values, r.ptrs);          //  again: nothing to free
+    CHECK (!r.name && r.n == 0);
+    //  One member, and a pointer to the struct as a clear takes it.
+    s_record_t *p = &(s_record_t) { .name = strdup ("y"), .n = 1 };
+    KF_CLEAR (p, p->name);
+    CHECK (!p->name && p->n == 0);
 }
 
 static void
@@ -284,6 +310,7 @@ int
 main (void)
 {
     s_test_take ();
+    s_test_clear ();
     s_test_clock ();
     s_test_str_in ();
     s_test_last_line ();
