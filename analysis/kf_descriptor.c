@@ -23,6 +23,7 @@
 #include "kf_descriptor_text.h"
 #include "kf_descriptor_host.h"
 #include "kf_descriptor_tiles.h"
+#include "kf_descriptor_acc.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -43,7 +44,8 @@ typedef struct {
     const char *label;      /* what the evidence is, for `why` */
     int min_count;          /* matches needed (0 = 1) */
     int needs;              /* also requires plain evidence at this level
-                               of the same dimension (0 = nothing) */
+                               of the same dimension (0 = nothing; -1 =
+                               nothing, and no plain evidence for others) */
     bool in_asm;            /* matched on inline-assembly strings */
 } s_rule_t;
 
@@ -68,6 +70,8 @@ typedef struct {
 #define HOST_VEC "__m(128|256|512)[dhi]?|float32x4_t"
 //  A floating-point literal: 1.9875691500e-4f, 0.5, 2.
 #define NUM "-?[0-9][0-9.]*([eE][-+]?[0-9]+)?f?"
+//  The label of approximate math, a note on the algorithm axis.
+#define S_APPROX "approximate math, how a function is computed (a note, no level): "
 
 //  Algorithm rules: arithmetic shapes that read the same in every language.
 static const s_rule_t s_algo_rules[] = {
@@ -242,23 +246,29 @@ static const s_rule_t s_c_rules[] = {
       "register tile inside cache blocks", 0, 2, false },
     { DIM_MEM, 3, "\\b(__builtin_prefetch|_mm_prefetch)\\b",
       "software prefetch inside cache blocks", 0, 2, false },
-    //  Reformulated or approximate math (issue 15, round 4): a polynomial
-    //  in Horner form (three steps at least), 2^k built in the exponent
-    //  field (scalef, a shift by 23, the 1.5 * 2^23 rounding constant),
-    //  the identity tanh(softplus(x)) = n / (n + 2), and approximate
-    //  reciprocals. Host only: the GPU table keeps its rule set.
-    { DIM_ALGO, 2, "\\b(\\w+) = \\1 \\* \\w+ \\+ " NUM " ;",
-      "polynomial approximation (Horner steps)", 3, 0, false },
-    { DIM_ALGO, 2, "\\b(\\w+) = _mm(256|512)?_fn?madd_p[sd] \\( \\1 , \\w+ , _mm(256|512)?_set1_p[sd] \\(",
-      "polynomial approximation (Horner steps)", 3, 0, false },
-    { DIM_ALGO, 2, "\\b(\\w+) = fmaf? \\( \\1 , \\w+ , " NUM " \\)",
-      "polynomial approximation (Horner steps)", 3, 0, false },
-    { DIM_ALGO, 2, "\\b_mm(256|512)?_scalef_(p|s)[sd]\\b|<< 23\\b|\\b0x4[Bb]400000\\b|\\b12582912(\\.0*)?f?\\b",
-      "2^k built in the exponent field (scalef / shift by 23)", 0, 0, false },
+    //  Approximate math (issue 15, round 4): a polynomial in Horner form
+    //  (three steps at least), 2^k built in the exponent field (scalef, a
+    //  shift by 23, the 1.5 * 2^23 rounding constant), approximate
+    //  reciprocals. Round 7: these are how one function is computed (every
+    //  vectorised exp is a polynomial and a scalef), not the formula, and
+    //  as level 2 they made every kernel of both runs "reformulated". They
+    //  are notes now (level 0: listed, never a level); the identity
+    //  tanh(softplus(x)) = n / (n + 2), which changes the formula, stays 2.
+    { DIM_ALGO, 0, "\\b(\\w+) = \\1 \\* \\w+ \\+ " NUM " ;",
+      S_APPROX "polynomial (Horner steps)", 3, 0, false },
+    //  The coefficient as a call or a named constant (c3), as the
+    //  planner's reading takes it (kf_prompt_does.c).
+    { DIM_ALGO, 0, "\\b(\\w+) = _mm(256|512)?_fn?madd_p[sd] \\( \\1 , \\w+ , (_mm(256|512)?_set1_p[sd] \\(|\\w+ \\))",
+      S_APPROX "polynomial (Horner steps)", 3, 0, false },
+    { DIM_ALGO, 0, "\\b(\\w+) = fmaf? \\( \\1 , \\w+ , " NUM " \\)",
+      S_APPROX "polynomial (Horner steps)", 3, 0, false },
+    { DIM_ALGO, 0, "\\b_mm(256|512)?_scalef_(p|s)[sd]\\b|<< 23\\b|\\b0x4[Bb]400000\\b|\\b12582912(\\.0*)?f?\\b"
+                   "|\\b_mm(256|512)?_slli_epi32 \\([^;]*, 23 \\)",
+      S_APPROX "2^k built in the exponent field (scalef / shift by 23)", 0, 0, false },
     { DIM_ALGO, 2, "\\b(\\w+) / \\( \\1 \\+ 2(\\.0*)?f? \\)",
       "identity n / (n + 2) in place of tanh(softplus)", 0, 0, false },
-    { DIM_ALGO, 2, "\\b_mm(256|512)?_(rcp|rsqrt)(14|28)?_(p|s)[sd]\\b",
-      "approximate reciprocal (rcp / rsqrt)", 0, 0, false },
+    { DIM_ALGO, 0, "\\b_mm(256|512)?_(rcp|rsqrt)(14|28)?_(p|s)[sd]\\b",
+      S_APPROX "approximate reciprocal (rcp / rsqrt)", 0, 0, false },
     { DIM_ALGO, 3, "\\b_tile_\\w+",
       "AMX tile instructions", 0, 0, false },
     { DIM_SYNC, 1, "# pragma omp\\b[^\n]*\\b(parallel|task)\\b|\\bpthread_(create|join)\\b|\\bthrd_(create|join)\\b",
@@ -311,7 +321,7 @@ static const char *s_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
 };
 static const char *s_dim_names[DIM_COUNT] = { "memory", "algorithm", "synchronisation" };
 static const char *s_host_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
-    { "scalar", "SIMD vectorised", "cache-blocked", "multi-level cache blocking" },
+    { "scalar", "SIMD vectorised", "cache- or register-blocked", "multi-level blocking" },
     { "direct translation", "fused", "reformulated", "novel" },
     { "single thread", "threads (fork-join)", "cooperating threads", "atomics/locks across threads" },
 };
@@ -342,6 +352,17 @@ static const s_rule_t s_lock_rule = {
     DIM_SYNC, 3, NULL, "lock across threads (guarding results, not a work index)", 0, 0, false };
 static const s_rule_t s_atomic_rule = {
     DIM_SYNC, 3, NULL, "atomics on shared data across threads", 0, 0, false };
+//  Register tiles by their accumulators (kf_descriptor_acc.c), in every
+//  language: named ones (c00 ... c13) and 2-D arrays alike (round 7: a
+//  micro-kernel of named accumulators stayed in its parent's cell). On a
+//  GPU a register tile per thread is a level of its own, below shared
+//  tiles; on the host it needs SIMD, as the pattern rule above.
+static const s_rule_t s_acc_rules[2][2] = {
+    { { DIM_MEM, 2, NULL, "register tile per thread (register blocking)", 0, -1, false },
+      { DIM_MEM, 3, NULL, "register tile with shared tiles", 0, 2, false } },
+    { { DIM_MEM, 2, NULL, "register tile of accumulators (register blocking)", 0, 1, false },
+      { DIM_MEM, 3, NULL, "register tile inside cache blocks", 0, 2, false } },
+};
 
 
 //  Table patterns to regcomp syntax: a space becomes optional white space.
@@ -467,7 +488,7 @@ s_match_table (const s_table_t *table, const char *code, const char *asm_text,
 static bool
 s_hit_counts (const s_hit_t *hits, size_t n_hits, const s_hit_t *hit)
 {
-    if (!hit->rule->needs)
+    if (hit->rule->needs <= 0)
         return true;
     for (size_t j = 0; j < n_hits; j++)
         if (!hits[j].rule->needs && hits[j].rule->dim == hit->rule->dim
@@ -593,7 +614,8 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
     char *asm_text = kf_descriptor_asm_text (with_strings);
     free (with_strings);
 
-    size_t max_hits = table->n_rules + s_algo_table.n_rules + 5;
+    //  Room for every rule and every piece of evidence read by code.
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 12;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -641,6 +663,19 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
                     n_hits++;
                 }
         }
+    }
+
+    kf_descriptor_acc_t *acc = calloc (1, sizeof *acc);
+    if (acc) {
+        kf_descriptor_accumulators (code, acc);
+        bool host = !strcmp (language, "c");
+        for (int r = 0; r < 2 && kf_descriptor_acc_is_tile (acc); r++) {
+            hits[n_hits].rule = &s_acc_rules[host][r];
+            hits[n_hits].count = acc->tile;
+            snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", acc->tile_snip);
+            n_hits++;
+        }
+        free (acc);
     }
 
     int level[DIM_COUNT] = { 0, 0, 0 };
@@ -691,7 +726,7 @@ static const char *s_short_names[2][DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
     { { "scalar", "coalesced", "tiled", "hierarchical" },
       { "direct", "fused", "reformulated", "novel" },
       { "none", "barriers", "warp", "global" } },
-    { { "scalar", "SIMD", "cache-blocked", "multi-level" },
+    { { "scalar", "SIMD", "blocked", "multi-level" },
       { "direct", "fused", "reformulated", "novel" },
       { "one thread", "fork-join", "cooperating", "atomics/locks" } },
 };

@@ -4,16 +4,20 @@
  *  Three dimensions, four levels each (docs/descriptors.md has the tables):
  *    mem   0 scalar global access, 1 vectorised / wide loads, 2 tiles of
  *          the input staged in shared or local memory (reduction scratch
- *          there is not a tile), 3 a multi-level hierarchy (shared +
- *          register tiles, double buffering, asynchronous copies); on the
- *          host 1 SIMD (intrinsics, or a plain loop GCC -O3 vectorises),
- *          2 cache blocking or a register tile, 3 a register tile or
- *          packed operand inside cache blocks, nested cache levels;
+ *          there is not a tile), or a register tile per thread alone, 3 a
+ *          multi-level hierarchy (shared + register tiles, double
+ *          buffering, asynchronous copies); on the host 1 SIMD
+ *          (intrinsics, or a plain loop GCC -O3 vectorises), 2 cache
+ *          blocking or a register tile (a 2-D accumulator array, or named
+ *          accumulators c00 ... c13 that share their loaded factors), 3 a
+ *          register tile or packed operand inside cache blocks, nested
+ *          cache levels;
  *    algo  0 direct translation, 1 fused work in one pass, 2 reformulated
- *          (online softmax, Welford, single-pass variance, log-sum-exp),
- *          3 novel (tensor-core MMA, Winograd, FFT); on the host 2 also
- *          approximate math (polynomial exp, 2^k in the exponent field,
- *          n / (n + 2) for tanh(softplus), rcp14);
+ *          (online softmax, Welford, single-pass variance, log-sum-exp,
+ *          on the host n / (n + 2) for tanh(softplus)), 3 novel
+ *          (tensor-core MMA, Winograd, FFT). Approximate math (polynomial
+ *          exp, 2^k in the exponent field, rcp14) is how one function is
+ *          computed, not the formula: a note in `why`, no level;
  *    sync  0 none, 1 block / work-group barriers, 2 warp / sub-group
  *          primitives, 3 global coordination (atomics, grid sync, several
  *          dependent launches); on the host threads: 0 one thread, 1
@@ -38,7 +42,7 @@ extern "C" {
 #define KF_DESCRIPTOR_LEVELS 4
 /* Bumped whenever a rule changes, so coordinates cached by the compile
  * worker under an older rule set are computed again, not reused. */
-#define KF_DESCRIPTOR_RULES 5
+#define KF_DESCRIPTOR_RULES 6
 
 typedef struct {
     int mem, algo, sync;        /* each 0..3 */
@@ -78,7 +82,7 @@ const char *kf_descriptor_level_name (int dim, int level);
 
 /* The same in the words of LANGUAGE's target: for "c" (the host) memory
  * speaks of SIMD width and cache blocking ("SIMD vectorised",
- * "cache-blocked") and synchronisation of threads ("single thread",
+ * "cache- or register-blocked") and synchronisation of threads ("single thread",
  * "threads (fork-join)"); any other language, or NULL, gets the GPU names
  * above. The levels and their numbers are the same for every target.
  * Borrowed; "?" when out of range. */

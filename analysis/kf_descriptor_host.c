@@ -353,6 +353,53 @@ s_atomic_object (const char *p, char *name, size_t size, bool *indexed)
 
 #define S_MAX_OBJECTS 16
 
+//  Whether the value of the call at CALL is used: what precedes it is not
+//  a statement start. A cast in front of it is looked through (round 7: a
+//  chunk counter claimed as `long i0 = (long) atomic_fetch_add (&next,
+//  CHUNK)` read as a dropped result, so as atomics on shared data); a
+//  `(void)` cast, or the condition of an if, while or for before it, is
+//  not a use.
+static bool
+s_result_used (const char *code, const char *call)
+{
+    const char *b = call;
+    while (b > code && isspace ((unsigned char) b[-1]))
+        b--;
+    if (b == code || b[-1] == ';' || b[-1] == '{' || b[-1] == '}')
+        return false;
+    if (b[-1] != ')')
+        return true;
+    //  A cast holds only a type: words, '*' and spaces.
+    const char *open = b - 1;
+    while (open > code && open[-1] != '(') {
+        char c = open[-1];
+        if (!(isalnum ((unsigned char) c) || c == '_' || c == '*' || isspace ((unsigned char) c)))
+            return false;
+        open--;
+    }
+    if (open == code)
+        return false;
+    open--;
+    char type[64];
+    snprintf (type, sizeof type, "%.*s", (int) (b - 1 - open - 1), open + 1);
+    if (!strcmp (type, "void") || !*type)
+        return false;
+    const char *p = open;
+    while (p > code && isspace ((unsigned char) p[-1]))
+        p--;
+    if (p == code || p[-1] == ';' || p[-1] == '{' || p[-1] == '}')
+        return false;
+    //  A word before the parenthesis: a keyword's condition or a call,
+    //  unless it is `return`.
+    if (isalnum ((unsigned char) p[-1]) || p[-1] == '_') {
+        const char *w = p;
+        while (w > code && (isalnum ((unsigned char) w[-1]) || w[-1] == '_'))
+            w--;
+        return p - w == 6 && !strncmp (w, "return", 6);
+    }
+    return p[-1] != ')';
+}
+
 //  Every atomic call: a fetch-add or fetch-sub whose result is used (a
 //  claimed index: `b = atomic_fetch_add (&next, 1)`, in a condition) on a
 //  plain object marks it a work counter; loads, stores and inits of a
@@ -384,12 +431,7 @@ s_atomics (const char *code, kf_host_evidence_t *ev)
                        || strstr (fn, "fetch_and_add") || strstr (fn, "add_and_fetch")
                        || strstr (fn, "fetch_and_sub") || strstr (fn, "sub_and_fetch");
             bool setup = strstr (fn, "load") || strstr (fn, "store") || strstr (fn, "init");
-            //  The result used: what precedes the call is not a statement start.
-            const char *b = call;
-            while (b > code && isspace ((unsigned char) b[-1]))
-                b--;
-            bool used = b > code && b[-1] != ';' && b[-1] != '{' && b[-1] != '}'
-                        && b[-1] != ')';
+            bool used = s_result_used (code, call);
             //  The step: the second argument reads no array element.
             bool plain_step = *end == ',' && !memchr (end, '[', (size_t) (strcspn (end, ";")));
             bool claim = add && used && !indexed && *name && plain_step;

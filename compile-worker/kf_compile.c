@@ -24,6 +24,7 @@
 #include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_toolchain.h"
+#include "kf_take.h"
 #include "kf_tune.h"
 #include "kf_descriptor.h"
 
@@ -259,7 +260,8 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
 //  (kf_compile_vec_summary) and added to B's log, so the compile cache
 //  keeps it with the artifact; *VECTORISED gets its count of loops.
 static void
-s_add_report (s_build_t *b, const char *dir, const char *source_name, int *vectorised)
+s_add_report (s_build_t *b, const char *dir, const s_ctx_t *ctx, const char *source_name,
+              int *vectorised)
 {
     if (*vectorised < 0)
         return;
@@ -267,7 +269,11 @@ s_add_report (s_build_t *b, const char *dir, const char *source_name, int *vecto
     snprintf (path, sizeof path, "%s/vec.txt", dir);
     size_t size = 0;
     char *report = kf_file_read (path, (size_t) 16 << 20, &size);
-    char *summary = report ? kf_compile_vec_summary (report, source_name, vectorised) : NULL;
+    //  The source too: intrinsics the report does not name still get
+    //  the explicit-SIMD note (kf_compile_vec_summary_src).
+    char *summary = report ? kf_compile_vec_summary_src (report, source_name, ctx->source,
+                                                         ctx->source_size, vectorised)
+                           : NULL;
     free (report);
     if (!summary)
         return;
@@ -395,7 +401,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
     else {
         b->compiled = true;
         b->log = log ? log : strdup ("");
-        s_add_report (b, dir, tc->source_name, &vectorised);
+        s_add_report (b, dir, ctx, tc->source_name, &vectorised);
         kf_compile_cache_put (cache_dir, key, b->so, b->so_size, b->log ? b->log : "",
                               cfg ? cfg->cache_max_bytes : 0);
     }
@@ -410,10 +416,8 @@ done:
 static void
 s_build_free (s_build_t *b)
 {
-    free (b->error);
-    free (b->so);
-    free (b->log);
     json_decref (b->coords);
+    KF_CLEAR (b, b->error, b->so, b->log);
 }
 
 //  The tuning sweep's shared queue: each thread takes the next build.

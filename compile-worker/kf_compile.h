@@ -90,6 +90,20 @@ int kf_compile_vectorised_loops (const char *report, const char *source_name);
  * Caller frees; NULL when the report says nothing of the file. */
 char *kf_compile_vec_summary (const char *report, const char *source_name, int *vectorised);
 
+/* As kf_compile_vec_summary, with the SOURCE (SIZE bytes) the report is
+ * of: code written with intrinsics or vector types (`__m512`,
+ * `_mm512_fmadd_ps (`, `vector_size`, NEON's float32x4_t), read with
+ * comments and strings blanked, gets the explicit-SIMD note even when
+ * the report names no vector type (round 7: a mish kernel of intrinsics
+ * whose every loop GCC reported for a libm call or control flow). A NULL
+ * SOURCE is kf_compile_vec_summary. */
+char *kf_compile_vec_summary_src (const char *report, const char *source_name,
+                                  const char *source, size_t size, int *vectorised);
+
+/* Whether SOURCE (SIZE bytes) is written with SIMD intrinsics or vector
+ * types, comments and strings not read. */
+bool kf_compile_source_simd (const char *source, size_t size);
+
 /* True when LOG holds a diagnostic located in the file SOURCE_NAME
  * ("kernel.c:7:5: error: ..."): a failure the same source always meets. */
 bool kf_compile_points_into_source (const char *log, const char *source_name);

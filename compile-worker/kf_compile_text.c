@@ -6,6 +6,8 @@
  *  coordinates of the code built (kf_compile.c).
  */
 #include "kf_compile.h"
+#include "kf_descriptor.h"
+#include "kf_text.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -359,8 +361,32 @@ s_vec_line (FILE *f, const s_vec_loop_t *l)
         fprintf (f, "- line %ld: not vectorised: %s\n", l->line, l->reason);
 }
 
+bool
+kf_compile_source_simd (const char *source, size_t size)
+{
+    if (!source)
+        return false;
+    char *code = strndup (source, size);
+    if (!code)
+        return false;
+    kf_descriptor_strip (code);
+    bool simd = kf_text_matches (code, "\\b__m(64|128|256|512)[dhi]?\\b"
+                                       "|\\b_mm(256|512)?_[[:alnum:]_]+[[:space:]]*\\("
+                                       "|\\b(vector_size|ext_vector_type)\\b"
+                                       "|\\b(float|int|uint)(8|16|32|64)x[0-9]+(x[0-9])?_t\\b");
+    free (code);
+    return simd;
+}
+
 char *
 kf_compile_vec_summary (const char *report, const char *source_name, int *vectorised)
+{
+    return kf_compile_vec_summary_src (report, source_name, NULL, 0, vectorised);
+}
+
+char *
+kf_compile_vec_summary_src (const char *report, const char *source_name, const char *source,
+                            size_t source_size, int *vectorised)
 {
     *vectorised = 0;
     if (!report)
@@ -458,12 +484,19 @@ kf_compile_vec_summary (const char *report, const char *source_name, int *vector
     fprintf (f, "%s %d loop%s vectorised, %d not.\n", KF_COMPILE_VEC_MARK, yes,
              yes == 1 ? "" : "s", no);
     //  Round 6: "0 loops vectorised, 22 not" of an AVX-512 intrinsics
-    //  kernel read as "nothing is vectorised".
+    //  kernel read as "nothing is vectorised". Round 7: a report need not
+    //  name a vector type (loops reported for a call or control flow), so
+    //  the source is read too.
     if (explicit_simd)
         fprintf (f, "This code is explicit SIMD (intrinsics or vector types): the report is "
                  "about GCC's auto-vectoriser only, which leaves loops of vector operations "
                  "as they are; %d of the loops not vectorised already work on whole vectors, "
                  "so \"not vectorised\" there says nothing of scalar code.\n", simd);
+    else if (kf_compile_source_simd (source, source_size))
+        fprintf (f, "This code is explicit SIMD (intrinsics or vector types, in its source): "
+                 "the report is about GCC's auto-vectoriser only, which leaves loops of "
+                 "vector operations as they are, so \"not vectorised\" of a loop of "
+                 "intrinsics says nothing of scalar code.\n");
     //  Loops a branch kept scalar first, so the limit never hides them.
     int shown = 0;
     for (int pass = 0; pass < 2; pass++)

@@ -112,7 +112,9 @@ s_versions (kf_search_t *self, int64_t run_id)
     return kf_db_query (
         self->db,
         "SELECT v.id, v.number, v.sections, v.fitness,"
-        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used,"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id"
+        "  AND c.finished_at IS NOT NULL) AS finished"
         " FROM prompt_versions v WHERE v.run_id = $1 AND v.in_archive"
         " ORDER BY v.number DESC",
         1, params);
@@ -269,14 +271,6 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     int64_t run_id = kf_jint (run, "id");
     char id[24], rnd[24];
     const char *params[2] = { S_I64 (id, run_id), S_I64 (rnd, round) };
-    //  Moves the round on only from ROUND: a replayed completion finds it
-    //  moved and queues nothing.
-    long moved = kf_db_exec (self->db,
-                             "UPDATE runs SET meta_rounds = $2::int + 1 WHERE id = $1"
-                             " AND meta_rounds = $2::int",
-                             2, params);
-    if (moved <= 0)
-        return moved < 0 ? -1 : 0;
     //  The parent: the version the search writes kernels with now, drawn
     //  as kf_meta_sections draws it. (Until round 4 it was the fittest,
     //  where a version on trial counted 0: a round edited v1 while v2 was
@@ -288,6 +282,24 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     json_decref (versions);
     if (!parent)
         return 0;   //  no version yet: the search never asked for sections
+    //  Nothing written with it has finished: the round waits, due still,
+    //  for its first verdict (kf_meta_judged), and a later one queues it.
+    if (!kf_meta_judged (parent)) {
+        kf_debug ("run %lld: meta round %d waits for a verdict on v%lld", (long long) run_id,
+                  round + 1, (long long) kf_jint (parent, "number"));
+        json_decref (parent);
+        return 0;
+    }
+    //  Moves the round on only from ROUND: a replayed completion finds it
+    //  moved and queues nothing.
+    long moved = kf_db_exec (self->db,
+                             "UPDATE runs SET meta_rounds = $2::int + 1 WHERE id = $1"
+                             " AND meta_rounds = $2::int",
+                             2, params);
+    if (moved <= 0) {
+        json_decref (parent);
+        return moved < 0 ? -1 : 0;
+    }
     json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
     if (!outcomes)
         outcomes = json_array ();

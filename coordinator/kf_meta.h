@@ -12,7 +12,8 @@
  *  plus an exploration bonus (kf_meta_score.h). Every `meta_every`
  *  generations' worth of finished candidates (default 10; more often in a
  *  run shorter than 4 x that) a "meta" job (role generate, model
- *  `meta_model`) is queued with the sections, the recent outcomes with
+ *  `meta_model`) is queued - once a kernel written with the version it
+ *  edits has finished (kf_meta_judged) - with the sections, the recent outcomes with
  *  their figures from the evaluations table, the load each was timed
  *  under and what each kernel did (its idea, where it left its parent's
  *  cell, the point a sweep chose), and the code behind the best

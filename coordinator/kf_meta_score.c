@@ -133,3 +133,9 @@ kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
     }
     return pick;
 }
+
+bool
+kf_meta_judged (json_t *version)
+{
+    return json_integer_value (json_object_get (version, "finished")) > 0;
+}

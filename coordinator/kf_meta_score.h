@@ -89,4 +89,13 @@ bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, i
  * one (issue 15, round 4: v2's edits were dropped by a round that
  * edited v1). */
 json_t *kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size);
+
+/* Whether a meta round may edit VERSION (as kf_meta_pick's, with
+ * `finished`: its kernels that have finished): at least one has. Round 7
+ * of issue 15 made v3 from v2 before any kernel written with v2 had
+ * finished, so v2's edits were replaced without a verdict and the
+ * meta-prompter was shown outcomes of v1 only. The round waits for one
+ * (every candidate finishes, failed or not) rather than edit the older
+ * judged version, which would drop v2's accepted edits (round 4). */
+bool kf_meta_judged (json_t *version);
 #endif

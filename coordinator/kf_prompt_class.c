@@ -366,16 +366,24 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  KF_PROMPT_IDEAS_APART stand-alone directions, each worth trying from
 //  the plain kernel and each a different change; the ideas that pay only
 //  on top of another ("once ...", "inside the cache blocks") come after.
+//  Round 7: threads as a stand-alone first idea for an arithmetic-bound
+//  task made a kernel sure to lose (0.25x: threads over scalar libm
+//  calls). Threads multiply one core's rate, which scalar libm calls keep
+//  low; there they are an add-on once the math is vectorised. The third
+//  stand-alone direction is the vector function in intrinsics, the
+//  approximation and the SIMD as one change.
 static const char *const s_ideas_host_ew[] = {
     "cut the cost of each element's expensive function, by a branch-free approximation "
     "within the tolerance that the compiler can vectorise",
-    "use every core, by threads over contiguous ranges (work bound by the function's "
-    "arithmetic scales with the cores that are free)",
     "call fewer expensive functions per element, by an exact identity that needs one exp "
     "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
     "tanh(u) = 1 - 2 / (e^(2u) + 1))",
     "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA "
-    "macros) once the formula has no libm call left",
+    "macros) that compute the expensive function in vector registers themselves (range "
+    "reduction, a polynomial, 2^k in the exponent field), never a libm call per lane",
+    "use every core, by threads over contiguous ranges once each element's math is "
+    "vectorised (threads multiply one core's rate; over scalar libm calls that rate stays "
+    "low and the threads' start costs more than they gain)",
     "keep more loads in flight, by unrolling so several vectors are processed per "
     "iteration once each element is cheap",
     "remove the per-element overhead, by the simplest loop the compiler vectorises fully", NULL };

@@ -12,14 +12,15 @@
  *  23), a micro-kernel of accumulators c00 ... c13 were all read as not
  *  doing it. The extra forms here are read from the code with comments and
  *  strings blanked, and decide only which parent an idea starts from: the
- *  grid's coordinates stay the descriptors'.
+ *  grid's coordinates stay the descriptors'. The accumulators are read
+ *  once, by the descriptors' own reading (analysis/kf_descriptor_acc.h),
+ *  so a register tile the planner sees is one the grid sees too (round 7).
  */
 #include "kf_prompt_class.h"
 #include "kf_descriptor.h"
+#include "kf_descriptor_acc.h"
 #include "kf_descriptor_text.h"
 #include "kf_text.h"
-#include <ctype.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,170 +47,6 @@ kf_prompt_idea_feature (const char *idea)
 }
 
 //  ---------------------------------------------------------------------
-//  Accumulators and polynomial steps, statement by statement
-
-#define S_MAX_ACC 64
-
-typedef struct {
-    char names[S_MAX_ACC][48];   /* distinct accumulators */
-    int n;
-    int same;                    /* the most of them that differ only by a number
-                                    (acc0, acc1; s[0], s[1]): several of one kind */
-    int fma;                     /* of them, updated by a multiply-add */
-    int tile;                    /* of them, a 2-D element or named like c01 */
-    int horner;                  /* steps p = p * t + c, p = fma (p, t, c) */
-} s_acc_t;
-
-//  The Nth (0-based) top-level argument of the call whose arguments
-//  start after OPEN, trimmed, into BUF; false when there is none.
-static bool
-s_arg (const char *open, int nth, char *buf, size_t size)
-{
-    int depth = 0, k = 0;
-    const char *start = open;
-    for (const char *p = open; *p; p++) {
-        if (*p == '(' || *p == '[')
-            depth++;
-        else if ((*p == ')' || *p == ']') && depth > 0)
-            depth--;
-        else if ((*p == ',' && depth == 0) || (*p == ')' && depth == 0)) {
-            if (k == nth) {
-                while (start < p && isspace ((unsigned char) *start))
-                    start++;
-                const char *end = p;
-                while (end > start && isspace ((unsigned char) end[-1]))
-                    end--;
-                snprintf (buf, size, "%.*s", (int) (end - start), start);
-                return end > start;
-            }
-            if (*p == ')')
-                return false;
-            k++;
-            start = p + 1;
-        }
-    }
-    return false;
-}
-
-//  NAME without white space (a[i] [j] and a[i][j] alike) into BUF.
-static void
-s_squeeze (const char *name, char *buf, size_t size)
-{
-    size_t k = 0;
-    for (const char *p = name; *p && k + 1 < size; p++)
-        if (!isspace ((unsigned char) *p))
-            buf[k++] = *p;
-    buf[k] = 0;
-}
-
-//  The length of NAME without its number: "acc" of acc12, s[3], v_1.
-static size_t
-s_stem (const char *name)
-{
-    size_t n = strlen (name);
-    while (n > 1 && (isdigit ((unsigned char) name[n - 1]) || strchr ("_[]", name[n - 1])))
-        n--;
-    return n;
-}
-
-static void
-s_add_acc (s_acc_t *a, const char *raw, bool fma)
-{
-    char name[48];
-    s_squeeze (raw, name, sizeof name);
-    for (int i = 0; i < a->n; i++)
-        if (!strcmp (a->names[i], name))
-            return;
-    if (a->n >= S_MAX_ACC)
-        return;
-    snprintf (a->names[a->n++], sizeof a->names[0], "%s", name);
-    a->fma += fma;
-    size_t stem = s_stem (name);
-    int kin = 0;
-    for (int i = 0; stem < strlen (name) && i < a->n; i++)
-        kin += s_stem (a->names[i]) == stem && !strncmp (a->names[i], name, stem);
-    if (kin > a->same)
-        a->same = kin;
-    //  A register tile: acc[i][j], or names numbered by row and column.
-    size_t n = strlen (name);
-    bool two_d = strchr (name, '[') && strchr (strchr (name, '[') + 1, '[');
-    bool numbered = n >= 3 && isdigit ((unsigned char) name[n - 1])
-                    && isdigit ((unsigned char) name[n - 2]) && isalpha ((unsigned char) name[0]);
-    a->tile += fma && (two_d || numbered);
-}
-
-//  One statement: "X = f (..)" with f a multiply-add or an addition, or
-//  "X += ..", or "X = X * Y + Z".
-static void
-s_statement (const char *st, const regex_t *call, const regex_t *plus, const regex_t *mul,
-             s_acc_t *a)
-{
-    regmatch_t m[4];
-    char dest[48], fn[48], arg0[64], arg1[64], arg2[64];
-    if (regexec (call, st, 4, m, 0) == 0) {
-        snprintf (dest, sizeof dest, "%.*s", (int) (m[1].rm_eo - m[1].rm_so), st + m[1].rm_so);
-        snprintf (fn, sizeof fn, "%.*s", (int) (m[3].rm_eo - m[3].rm_so), st + m[3].rm_so);
-        const char *open = st + m[0].rm_eo;
-        char d[48];
-        s_squeeze (dest, d, sizeof d);
-        bool has0 = s_arg (open, 0, arg0, sizeof arg0), has1 = s_arg (open, 1, arg1, sizeof arg1);
-        bool has2 = s_arg (open, 2, arg2, sizeof arg2);
-        char a0[64] = "", a1[64] = "", a2[64] = "";
-        s_squeeze (arg0, a0, sizeof a0);
-        s_squeeze (arg1, a1, sizeof a1);
-        s_squeeze (arg2, a2, sizeof a2);
-        bool is_fma = strstr (fn, "fmadd") || strstr (fn, "fnmadd") || !strcmp (fn, "fma")
-                      || !strcmp (fn, "fmaf") || strstr (fn, "builtin_fma");
-        if (is_fma && has2 && !strcmp (a2, d))
-            s_add_acc (a, dest, true);
-        else if (is_fma && has0 && has2 && !strcmp (a0, d))
-            a->horner++;
-        else if (strstr (fn, "_add_") && has1 && (!strcmp (a0, d) || !strcmp (a1, d)))
-            s_add_acc (a, dest, false);
-        return;
-    }
-    if (regexec (plus, st, 2, m, 0) == 0) {
-        snprintf (dest, sizeof dest, "%.*s", (int) (m[1].rm_eo - m[1].rm_so), st + m[1].rm_so);
-        s_add_acc (a, dest, strchr (st + m[0].rm_eo, '*') != NULL);
-        return;
-    }
-    if (regexec (mul, st, 2, m, 0) == 0)
-        a->horner++;
-}
-
-static void
-s_scan (const char *code, s_acc_t *a)
-{
-    memset (a, 0, sizeof *a);
-    regex_t call, plus, mul;
-    const char *id = "([[:alpha:]_][[:alnum:]_]*([[:space:]]*\\[[^];]*\\])*)";
-    char pat[512];
-    snprintf (pat, sizeof pat, "%s[[:space:]]*=[[:space:]]*([[:alnum:]_]+)[[:space:]]*\\(", id);
-    int rc = regcomp (&call, pat, REG_EXTENDED);
-    snprintf (pat, sizeof pat, "%s[[:space:]]*\\+=", id);
-    rc |= regcomp (&plus, pat, REG_EXTENDED);
-    //  p = p * t + c (the descriptors' rule wants a literal c).
-    rc |= regcomp (&mul, "\\b([[:alpha:]_][[:alnum:]_]*)[[:space:]]*=[[:space:]]*\\1[[:space:]]*"
-                         "\\*[[:space:]]*[[:alnum:]_.]+[[:space:]]*[-+][[:space:]]*[[:alnum:]_.]+"
-                         "[[:space:]]*$", REG_EXTENDED);
-    if (rc == 0) {
-        size_t len = strlen (code);
-        char *st = malloc (len + 1);
-        for (const char *p = code; st && *p;) {
-            size_t n = strcspn (p, ";{}");
-            memcpy (st, p, n);
-            st[n] = 0;
-            s_statement (st, &call, &plus, &mul, a);
-            p += n + (p[n] != 0);
-        }
-        free (st);
-    }
-    regfree (&call);
-    regfree (&plus);
-    regfree (&mul);
-}
-
-//  ---------------------------------------------------------------------
 //  Features
 
 unsigned
@@ -230,8 +67,9 @@ kf_prompt_source_features (const char *source, const char *language)
         kf_descriptor_blank_if0 (code);
     }
     const char *t = code ? code : source;
-    s_acc_t acc;
-    s_scan (t, &acc);
+    //  The accumulators as the descriptors read them (one reading for both).
+    kf_descriptor_acc_t acc;
+    kf_descriptor_accumulators (t, &acc);
     bool host = !strcmp (lang, "c");
     unsigned f = 0;
 #define S_SET(feature, cond) (f |= (cond) ? 1u << (feature) : 0)
@@ -249,7 +87,8 @@ kf_prompt_source_features (const char *source, const char *language)
            || kf_text_matches (t, "_mm(256|512)?_loadu?_(ps|pd|si(128|256|512))[[:space:]]*"
                                   "\\([^;]*\\+[[:space:]]*(4|8|16|24|32|48|64|96|128)"
                                   "[[:space:]]*[])]"));
-    S_SET (KF_IDEA_APPROX, c.algo >= 2 || acc.horner >= 3
+    //  Approximate math is a note of the descriptors, not a level (round 7).
+    S_SET (KF_IDEA_APPROX, c.algo >= 2 || strstr (w, "approximate math") || acc.horner >= 3
                            || kf_text_matches (t, "_slli_epi32[[:space:]]*\\([^;]*,[[:space:]]*"
                                                   "23[[:space:]]*\\)"));
     //  On the host, blocking for a cache, not a register tile alone (the
@@ -257,7 +96,7 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_BLOCK, host ? strstr (w, "(cache blocking)") || strstr (w, "cache-level")
                                      || strstr (w, "inside cache blocks")
                                : c.mem >= 2);
-    S_SET (KF_IDEA_MICRO, strstr (w, "register tile") || acc.tile >= 4);
+    S_SET (KF_IDEA_MICRO, strstr (w, "register tile") || kf_descriptor_acc_is_tile (&acc));
     S_SET (KF_IDEA_PACK, strstr (w, "packed")
                          || kf_text_matches (t, "\\b[[:alnum:]_]*[Pp]ack[[:alnum:]_]*[[:space:]]*"
                                                 "\\[[^];]*\\][[:space:]]*=[^=]"));

@@ -1,6 +1,7 @@
 /*  kf_search_archive.c - a run's MAP-Elites archive and its figures.
  *
- *  A final candidate's fitness; the coordinates of a tuned one (those of
+ *  A final candidate's fitness; whether the next generation waits for
+ *  its predecessor's verdicts (kf_select_hold); the coordinates of a tuned one (those of
  *  the point its sweep chose); its offer to the archive cell of its
  *  binned coordinates; the run's best and first-correct figures,
  *  recomputed whole from the candidates that count; and a person's audit
@@ -27,6 +28,27 @@ kf_search_fitness (const char *verdict, double speedup)
         return 0.1;
     /* s_norm = s / (1 + s): monotone, 0.5 at parity, bounded below 1. */
     return 0.5 + 0.5 * (speedup / (1.0 + speedup));
+}
+
+int
+kf_search_hold (kf_search_t *self, int64_t run_id, int generation, int population,
+                const kf_elite_t *elites, size_t n)
+{
+    if (!kf_select_hold (elites, n, generation, population, 0))
+        return 0;   /* the first generation, or a kernel at parity: no wait */
+    char id[24], gen[24];
+    const char *params[2] = { S_I64 (id, run_id), S_I64 (gen, generation - 1) };
+    bool failed = false;
+    json_t *row = kf_db_row (self->db,
+                             "SELECT count(*) AS judged FROM candidates WHERE run_id = $1"
+                             " AND phase = 'search' AND generation = $2::int"
+                             " AND finished_at IS NOT NULL",
+                             2, params, &failed);
+    int64_t judged = kf_jint (row, "judged");
+    json_decref (row);
+    if (failed)
+        return -1;
+    return kf_select_hold (elites, n, generation, population, judged) ? 1 : 0;
 }
 
 bool

@@ -49,6 +49,7 @@ static const struct {
     { "tuning", S_BOOL, 0, 0 },
     { "tuning_rounds", S_INT, 0, 100 },
     { "tuning_configs", S_INT, 1, 16 },
+    { "tuning_near_best", S_NUM, 0, 1 },       /* kf_select_near_best */
     { "temperature", S_NUM, 0, 2 },
     { "top_p", S_NUM, 0, 1 },
     { "max_tokens", S_INT, 1, 1000000 },
@@ -276,6 +277,7 @@ kf_search_settings (kf_search_t *self, json_t *run, kf_search_settings_t *st)
     st->tuning = json_is_true (kf_search_setting (self, run, "tuning"));
     st->tuning_rounds = S_GET_INT ("tuning_rounds");
     st->tuning_configs = S_GET_INT ("tuning_configs");
+    st->tuning_near = json_number_value (kf_search_setting (self, run, "tuning_near_best"));
     st->stop_after = S_GET_INT ("stop_after");
     st->stop_margin = json_number_value (kf_search_setting (self, run, "stop_margin"));
     json_t *ratios = kf_search_setting (self, run, "selection");
@@ -287,6 +289,27 @@ kf_search_settings (kf_search_t *self, json_t *run, kf_search_settings_t *st)
     st->select.islands = st->island_count;
     st->select.inspirations = S_GET_INT ("inspirations");
 #undef S_GET_INT
+}
+
+/* The run's token and money budgets (kf_search_int.h). */
+const char *
+kf_search_budget_spent (json_t *run, char *why, size_t size)
+{
+    json_t *budget = json_object_get (json_object_get (run, "config"), "budget");
+    json_t *tokens = json_object_get (budget, "tokens");
+    json_t *usd = json_object_get (budget, "usd");
+    double used = json_number_value (json_object_get (run, "input_tokens"))
+                  + json_number_value (json_object_get (run, "output_tokens"));
+    double cost = json_number_value (json_object_get (run, "cost_usd"));
+    if (tokens && used >= json_number_value (tokens))
+        snprintf (why, size, "token budget spent: %.0f of %.0f tokens", used,
+                  json_number_value (tokens));
+    else if (usd && cost >= json_number_value (usd))
+        snprintf (why, size, "money budget spent: $%.4f of $%.4f", cost,
+                  json_number_value (usd));
+    else
+        return NULL;
+    return why;
 }
 
 /* Writes the run's effective settings into runs.config once, at start:

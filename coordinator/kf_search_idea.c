@@ -17,6 +17,15 @@
  * spread its timings report (kf_lineage.c's S_SAME_BAND). */
 #define S_SAME_BAND 0.03
 
+//  An idea never trades a parent at the reference's speed or better for
+//  one below it (round 7 of issue 15: a 0.25x kernel lacked every idea
+//  the 5x ones did, so ideas kept handing it children; kf_select.h).
+static bool
+s_slower (const kf_elite_t *other, const kf_elite_t *chosen)
+{
+    return chosen->speedup >= KF_SELECT_PARITY && other->speedup < KF_SELECT_PARITY;
+}
+
 int
 kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *elites,
                      const char *const *sources, size_t n, int island,
@@ -27,7 +36,7 @@ kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *e
         return -1;
     for (size_t i = 0; i < n; i++)
         if (elites[i].candidate_id != chosen->candidate_id && sources[i]
-            && (island < 0 || elites[i].island == island)
+            && (island < 0 || elites[i].island == island) && !s_slower (&elites[i], chosen)
             && !kf_prompt_source_does (sources[i], language, f))
             return (int) i;
     return -1;
@@ -123,7 +132,7 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
-                    && (island < 0 || elites[e].island == island)
+                    && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                     && !((features[e] >> f) & 1u)) {
                     *pick = (int) e;
                     return idx;

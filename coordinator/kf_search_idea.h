@@ -6,8 +6,12 @@
  *  handed to kernels that already did them; the planner since keeps the
  *  selected parent when it lacks the idea, else takes the first elite in
  *  the archive's order that lacks it, from the same island when the
- *  island strategy drew it. Never by measured speed: the same archive
- *  (cells and sources) must give the same parent, so a search repeats
+ *  island strategy drew it. Never by measured speed, but for one rule:
+ *  a selected parent at the reference's speed or better is not traded
+ *  for one below it (round 7: a 0.25x kernel lacked every idea the 5x
+ *  ones had, and kept getting children; kf_select.h). The same archive
+ *  (cells, sources, and which kernels are below the reference: the
+ *  fingerprint says so) must give the same parent, so a search repeats
  *  (test_search_switches).
  *
  *  Round 6 found two more things. An idea that lost (packing, tried twice,

@@ -41,6 +41,7 @@ typedef struct {
     int window, max_hints, min_moves;
     double decay;
     int tuning_rounds, tuning_configs;
+    double tuning_near;     /* elites within this fraction of the best are tuned */
     int stop_after;
     double stop_margin;
 } kf_search_settings_t;
@@ -50,6 +51,10 @@ json_t *kf_search_setting (kf_search_t *self, json_t *run, const char *key);
 
 /* RUN's settings (its row) into ST. */
 void kf_search_settings (kf_search_t *self, json_t *run, kf_search_settings_t *st);
+
+/* Why RUN's budget (its config's tokens or usd) is spent, in words
+ * written into WHY (SIZE bytes) and returned; NULL while it is not. */
+const char *kf_search_budget_spent (json_t *run, char *why, size_t size);
 
 /* Writes the defaults in force into runs.config for every search key the
  * submitter left out, once, at the run's start. Returns 0, or -1. */
@@ -62,6 +67,14 @@ int kf_search_resolve_config (kf_search_t *self, int64_t run_id);
 int kf_search_fill (kf_search_t *self, int64_t run_id);
 
 /* ---- kf_search_archive.c ------------------------------------------------ */
+
+/* Whether RUN_ID's next candidate, of GENERATION (POPULATION a
+ * generation's size), waits before it is planned, ELITES (N) the run's
+ * grid: kf_select_hold over the previous generation's judged candidates.
+ * 1: it waits (some of them are open, so a later fill plans it), 0: it
+ * may be planned, -1: a database error. */
+int kf_search_hold (kf_search_t *self, int64_t run_id, int generation, int population,
+                    const kf_elite_t *elites, size_t n);
 
 /* The coordinates of the point BEST (a sweep's best_config: its params)
  * in CONFIGS, a compile result's table, whose rows carry the coordinates

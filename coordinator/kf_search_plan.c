@@ -44,27 +44,6 @@ s_model_for (json_t *config, int generation, int64_t seed)
     return json_array_size (models) ? kf_models_pick (models, seed) : "offline";
 }
 
-/* Why the run's budget is spent, or NULL while it is not. */
-static const char *
-s_budget_spent (json_t *run, char *why, size_t size)
-{
-    json_t *budget = json_object_get (json_object_get (run, "config"), "budget");
-    json_t *tokens = json_object_get (budget, "tokens");
-    json_t *usd = json_object_get (budget, "usd");
-    double used = json_number_value (json_object_get (run, "input_tokens"))
-                  + json_number_value (json_object_get (run, "output_tokens"));
-    double cost = json_number_value (json_object_get (run, "cost_usd"));
-    if (tokens && used >= json_number_value (tokens))
-        snprintf (why, size, "token budget spent: %.0f of %.0f tokens", used,
-                  json_number_value (tokens));
-    else if (usd && cost >= json_number_value (usd))
-        snprintf (why, size, "money budget spent: $%.4f of $%.4f", cost,
-                  json_number_value (usd));
-    else
-        return NULL;
-    return why;
-}
-
 static bool   /* "{1,2,3}" into three ints; false when it is not that */
 s_coords (json_t *text, int out[3])
 {
@@ -170,9 +149,10 @@ s_islands_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *s
     for (size_t k = 0; lf && k < snap->n_pool; k++)
         for (size_t m = 0; m < snap->n_members; m++)
             if (snap->members[m].candidate_id == snap->pool[k].candidate_id) {
-                fprintf (lf, "i%d:%d,%d,%d:%s;", snap->pool[k].island,
+                fprintf (lf, "i%d:%d,%d,%d:%s%s;", snap->pool[k].island,
                          snap->pool[k].coords[0], snap->pool[k].coords[1],
-                         snap->pool[k].coords[2], hashes[m]);
+                         snap->pool[k].coords[2], hashes[m],
+                         snap->pool[k].speedup < KF_SELECT_PARITY ? "<" : "");
                 break;
             }
     free (hashes);
@@ -210,7 +190,8 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
     json_t *row;
     json_array_foreach (rows, i, row) {
         if (lf)
-            fprintf (lf, "%s:%s;", kf_jstr (row, "cell"), kf_jstr (row, "source_hash"));
+            fprintf (lf, "%s:%s%s;", kf_jstr (row, "cell"), kf_jstr (row, "source_hash"),
+                     kf_jnum (row, "speedup", 0) < KF_SELECT_PARITY ? "<" : "");
         kf_elite_t *e = &snap->elites[snap->n_elites];
         if (!s_coords (json_object_get (row, "coords"), e->coords))
             continue;
@@ -712,7 +693,7 @@ s_fill (kf_search_t *self, int64_t run_id)
     json_decref (counts);
     int64_t total = (int64_t) st.generations * st.population;
     char why[200];
-    const char *spent = s_budget_spent (run, why, sizeof why);
+    const char *spent = kf_search_budget_spent (run, why, sizeof why);
     s_snapshot_t snap = { 0 };
     /* A stalled search ends its main phase (kf_stop.c); tuning follows. */
     char stopped[240] = "";
@@ -724,6 +705,16 @@ s_fill (kf_search_t *self, int64_t run_id)
         total = planned;
     rc = rc < 0 ? -1 : 0;
     while (rc == 0 && !spent && planned < total && open < st.in_flight) {
+        /* Nothing at the reference's speed yet: the next generation waits
+         * for most of this one's verdicts (kf_select_hold). */
+        int hold = planned >= st.population ? s_snapshot_load (self, run_id, &st, &snap) : 0;
+        if (hold == 0 && planned >= st.population)
+            hold = kf_search_hold (self, run_id, (int) (planned / st.population), st.population,
+                                   snap.elites, snap.n_elites);
+        if (hold) {
+            rc = hold < 0 ? -1 : 0;
+            break;
+        }
         rc = s_plan (self, run, &st, &snap, (int) (planned / st.population),
                      (int) (planned % st.population), planned, false, -1);
         planned++;
@@ -731,12 +722,15 @@ s_fill (kf_search_t *self, int64_t run_id)
     }
     if (rc == 0 && open == 0 && !spent && planned >= total && st.tuning
         && rounds < st.tuning_rounds) {
-        /* A tuning round: templated versions of the best elites, each
-         * swept over up to tuning_configs points (docs/search.md). */
+        /* A tuning round: templated versions of the best elites within
+         * tuning_near_best of the run's best, each swept over up to
+         * tuning_configs points (docs/search.md). */
         rc = s_snapshot_load (self, run_id, &st, &snap);
         int want = st.population < st.in_flight ? st.population : st.in_flight;
         int *best = calloc ((size_t) want + 1, sizeof *best);
-        int n = rc == 0 ? kf_select_best (snap.elites, snap.n_elites, best, want) : 0;
+        int n = rc == 0 ? kf_select_near_best (snap.elites, snap.n_elites, st.tuning_near,
+                                               best, want)
+                        : 0;
         int generation = st.generations + rounds;
         for (int i = 0; i < n && rc == 0; i++)
             rc = s_plan (self, run, &st, &snap, generation, i,

@@ -168,6 +168,8 @@ kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
     double v = kf_select_next (&state);
     if (n == 0)
         return 0;
+    /* Below the reference is no parent while the grid has one at parity. */
+    double least = kf_select_has_parity (elites, n) ? KF_SELECT_PARITY : -INFINITY;
     int parent = -1;
     if (out->strategy == KF_SELECT_ISLAND) {
         /* The island's own archive, fitness-weighted. */
@@ -176,7 +178,7 @@ kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
             return -1;
         for (size_t i = 0; i < n_pool; i++)
             w[i] = island >= 0 && island < KF_SELECT_MAX_ISLANDS
-                           && (pool[i].islands >> island & 1u)
+                           && (pool[i].islands >> island & 1u) && !(pool[i].speedup < least)
                        ? pool[i].fitness
                        : 0;
         parent = w ? s_pick (w, n_pool, v) : -1;
@@ -188,7 +190,8 @@ kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
         if (!w)
             return -1;
         for (size_t i = 0; i < n; i++)
-            w[i] = out->strategy == KF_SELECT_FITNESS     ? elites[i].fitness
+            w[i] = elites[i].speedup < least               ? 0
+                   : out->strategy == KF_SELECT_FITNESS   ? elites[i].fitness
                    : out->strategy == KF_SELECT_CURIOSITY ? elites[i].curiosity
                                                           : 1;
         parent = s_pick (w, n, v);
@@ -196,17 +199,72 @@ kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
     }
     if (parent < 0) {
         /* Nothing to weigh (an island with no elite yet, no curiosity
-         * weights): the same draw picks uniformly in the grid. */
+         * weights): the same draw picks uniformly among the grid's elites
+         * that may be parents (all of them when none is below the floor,
+         * so the draw is what it always was). */
         out->fallback = true;
-        parent = (int) (v * (double) n);
-        if (parent >= (int) n)
-            parent = (int) n - 1;
+        size_t eligible = 0;
+        for (size_t i = 0; i < n; i++)
+            eligible += !(elites[i].speedup < least);
+        size_t k = (size_t) (v * (double) eligible);
+        if (k >= eligible)
+            k = eligible - 1;
+        for (size_t i = 0; i < n && parent < 0; i++)
+            if (!(elites[i].speedup < least) && k-- == 0)
+                parent = (int) i;
     }
     out->parent = parent;
     int64_t parent_id = out->from_island ? pool[parent].candidate_id : elites[parent].candidate_id;
     uint64_t istate = kf_select_stream (run_seed, seq, 1);
     s_inspirations (cfg, n, elites, parent_id, &istate, out);
     return 0;
+}
+
+bool
+kf_select_has_parity (const kf_elite_t *elites, size_t n)
+{
+    for (size_t i = 0; elites && i < n; i++)
+        if (elites[i].speedup >= KF_SELECT_PARITY)
+            return true;
+    return false;
+}
+
+bool
+kf_select_hold (const kf_elite_t *elites, size_t n, int generation, int population,
+                int64_t judged)
+{
+    return generation > 0 && population > 0 && !kf_select_has_parity (elites, n)
+           && judged * 2 <= population;
+}
+
+int
+kf_select_near_best (const kf_elite_t *elites, size_t n, double within, int *out, int max)
+{
+    if (!elites || !out || max <= 0)
+        return 0;
+    double top = 0;
+    for (size_t i = 0; i < n; i++)
+        if (elites[i].speedup > top)
+            top = elites[i].speedup;
+    /* kf_select_best over the elites near the best, indexes mapped back
+     * (in the same order, so ties break as they did). */
+    kf_elite_t *near = malloc ((n + 1) * sizeof *near);
+    int *at = malloc ((n + 1) * sizeof *at);
+    int count = 0;
+    if (near && at) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!(within > 0) || elites[i].speedup >= within * top) {
+                near[m] = elites[i];
+                at[m++] = (int) i;
+            }
+        count = kf_select_best (near, m, out, max);
+        for (int k = 0; k < count; k++)
+            out[k] = at[out[k]];
+    }
+    free (near);
+    free (at);
+    return count;
 }
 
 int

@@ -81,8 +81,9 @@ double kf_select_next (uint64_t *state);
  * run's grid; island among the N_POOL entries of POOL that are members of
  * ISLAND (bit ISLAND of their `islands`), fitness-weighted, with
  * OUT->from_island set; an island with no member falls back to uniform
- * over ELITES. Inspirations are elites of ELITES other than the parent.
- * Fills OUT; returns 0, or -1 on a bad argument. */
+ * over ELITES. An elite slower than the reference is drawn by none of
+ * them while ELITES hold one at parity (KF_SELECT_PARITY). Inspirations
+ * are elites of ELITES other than the parent. Fills OUT; returns 0, or -1 on a bad argument. */
 int kf_select_in (const kf_select_config_t *cfg, const kf_elite_t *elites, size_t n,
                   const kf_elite_t *pool, size_t n_pool, int64_t run_seed, int64_t seq,
                   int island, kf_selection_t *out);
@@ -106,6 +107,35 @@ size_t kf_select_island_archives (const kf_elite_t *members, size_t n, int bins,
 /* Up to MAX indexes of the COUNT best elites by fitness (ties: speedup,
  * then order), best first, into OUT. Returns how many. */
 int kf_select_best (const kf_elite_t *elites, size_t n, int *out, int max);
+
+/* The reference's speed, as a speedup. A kernel slower than it is no
+ * parent while the run's grid holds one at least this fast: round 7 of
+ * issue 15 planned a generation from a 0.25x kernel, the first of its
+ * generation to be judged, and kept drawing it (and handing it ideas it
+ * lacked) after 5x ones were judged. kf_select_in weighs such a kernel 0
+ * then, in every strategy and in the uniform fallback. */
+#define KF_SELECT_PARITY 1.0
+
+/* Whether any of the N ELITES is at least as fast as the reference. */
+bool kf_select_has_parity (const kf_elite_t *elites, size_t n);
+
+/* Whether the next candidate, of GENERATION, waits to be planned: while
+ * none of the N ELITES of the run's grid beats the reference, a
+ * generation after the first is planned only once more than half of the
+ * previous one's POPULATION candidates are judged (JUDGED of them), so
+ * its parents are not taken from whichever slow kernel happened to be
+ * judged first. Once the grid holds a kernel at parity nothing waits:
+ * the steady search's throughput is what it was. */
+bool kf_select_hold (const kf_elite_t *elites, size_t n, int generation, int population,
+                     int64_t judged);
+
+/* The elites a tuning round templates: up to MAX indexes, as
+ * kf_select_best, of those whose speedup is at least WITHIN times the
+ * best elite's (WITHIN 0: any). Round 7 of issue 15 templated a 1.46x
+ * kernel beside a 15x best: a sweep of its parameters cannot reach the
+ * run's best, so its tuning candidate was spent. Returns how many. */
+int kf_select_near_best (const kf_elite_t *elites, size_t n, double within, int *out,
+                         int max);
 
 /* "uniform", "fitness", "curiosity", "island". */
 const char *kf_select_strategy_name (kf_select_strategy_t strategy);

@@ -159,6 +159,18 @@ check "accepted edits made new prompt versions" [ "$versions" -ge 2 ]
 check "each version after the first has a parent and its edits" \
     [ "$(sql "SELECT count(*) FROM prompt_versions WHERE run_id = $run AND number > 1
               AND (parent_id IS NULL OR jsonb_array_length(edits) = 0 OR meta_job_id IS NULL)")" -eq 0 ]
+# Round 7 of issue 15: v2 became v3 before any kernel written with v2
+# had finished. A round waits for a verdict on the version it edits.
+say "meta jobs (parent version: its kernels finished when queued): $(sql "SELECT string_agg(
+         'v' || (j.payload->>'parent_version') || ': ' || (SELECT count(*) FROM candidates c
+         WHERE c.prompt_version_id = (j.payload->>'parent_version_id')::bigint
+         AND c.finished_at <= j.created_at), ', ' ORDER BY j.id)
+         FROM jobs j WHERE j.run_id = $run AND j.kind = 'meta'")"
+check "no meta round edited a version none of whose kernels had finished" \
+    [ "$(sql "SELECT count(*) FROM jobs j WHERE j.run_id = $run AND j.kind = 'meta'
+              AND NOT EXISTS (SELECT 1 FROM candidates c
+                  WHERE c.prompt_version_id = (j.payload->>'parent_version_id')::bigint
+                  AND c.finished_at <= j.created_at)")" -eq 0 ]
 check "every accepted edit points at the version it made" \
     [ "$(sql "SELECT count(*) FROM prompt_edits WHERE run_id = $run AND accepted AND version_id IS NULL")" -eq 0 ]
 check "later candidates were written with an evolved version" \

@@ -9,12 +9,15 @@
  *  run), and with nvcc on this machine the CUDA keywords survive
  *  preprocessing (the warp-shuffle and shared-memory reductions differ;
  *  the shared-memory one's buffer is reduction scratch, not a tile).
+ *  Round 7: a register-blocked GEMM, built, is a cell apart from its
+ *  parent.
  */
 #include "../../compile-worker/kf_compile.h"
 #include "../../coordinator/kf_search_int.h"
 #include "kf_descriptor.h"
 #include "../../llm-gateway/kf_gen_offline.h"
 #include "../kf_test.h"
+#include "kf_file.h"
 #include "kf_str.h"
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +227,31 @@ main (void)
     json_decref (ro);
     free (scaled);
     free (opaque);
+
+    //  Round 7 (issue 15): a GEMM and its register-blocked child (named
+    //  accumulators c00 ... c13) built: two cells, the child's level named
+    //  register blocking, and neither "reformulated" by its polynomial exp.
+    //  The fixtures are AVX-512 code, built for this machine's ISA.
+    static const char *const gemms[2] = { "c_r7_gemm_dot.c", "c_r7_gemm_named_tile.c" };
+    int g[2][3] = { { -1, -1, -1 }, { -1, -1, -1 } };
+    bool avx512 = __builtin_cpu_supports ("avx512f");
+    if (!avx512)
+        printf ("no AVX-512 here: the round-7 GEMMs skipped\n");
+    for (int k = 0; k < 2 && avx512; k++) {
+        char *path = kf_strdupf ("%s/tests/fixtures/descriptors/%s",
+                                 getenv ("KF_ROOT") ? getenv ("KF_ROOT") : ".", gemms[k]);
+        size_t size = 0;
+        char *src = path ? kf_file_read (path, 1 << 20, &size) : NULL;
+        json_t *r = src ? s_compile (&cfg, "c", "host", src, 1) : NULL;
+        const char *w = json_string_value (json_object_get (r, "coords_why"));
+        CHECK (r && s_coords (r, g[k]) && w);
+        printf ("%s built {%d,%d,%d}: %s\n", gemms[k], g[k][0], g[k][1], g[k][2], w ? w : "-");
+        CHECK (g[k][1] == 0 && (k == 0 || (w && strstr (w, "register blocking"))));
+        json_decref (r);
+        free (src);
+        free (path);
+    }
+    CHECK (!avx512 || (g[0][0] == 1 && g[1][0] == 2));
 
     //  CUDA, where nvcc is installed: the offline generator's own
     //  candidates. ALGO=threepass against online, RED=smem (a shared-memory

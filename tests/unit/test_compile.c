@@ -229,6 +229,31 @@ main (void)
     CHECK (sum && !strstr (sum, "because of a branch"));
     CHECK (sum && strstr (sum, "- line 7: a copy or fill GCC turned into a call to memcpy"));
     free (sum);
+    //  Round 7: the mish kernel of intrinsics got no explicit-SIMD note,
+    //  its report naming no vector type (a call, control flow); the source
+    //  says it. Words in a comment are no intrinsics.
+    const char *no_type =
+        "kernel.c:30:5: missed: couldn't vectorize loop\n"
+        "kernel.c:30:5: missed: not vectorized: control flow in loop.\n"
+        "kernel.c:41:5: missed: couldn't vectorize loop\n"
+        "kernel.c:41:60: missed: statement clobbers memory: _4 = expf (v_14);\n";
+    const char *intrin = "#include <immintrin.h>\nvoid f (float *y, const float *x) {\n"
+                         "  __m512 v = _mm512_loadu_ps (x);\n  _mm512_storeu_ps (y, v);\n}\n";
+    const char *plain = "/* a port of _mm512_loadu_ps (x) code, __m512 */\n"
+                        "void f (float *y, const float *x) { y[0] = x[0]; }\n";
+    sum = kf_compile_vec_summary_src (no_type, "kernel.c", intrin, strlen (intrin), &vec);
+    CHECK (sum && strstr (sum, "This code is explicit SIMD (intrinsics or vector types, in its "
+                               "source): the report is about GCC's auto-vectoriser only"));
+    free (sum);
+    sum = kf_compile_vec_summary_src (no_type, "kernel.c", plain, strlen (plain), &vec);
+    CHECK (sum && !strstr (sum, "explicit SIMD"));
+    free (sum);
+    sum = kf_compile_vec_summary (no_type, "kernel.c", &vec);
+    CHECK (sum && !strstr (sum, "explicit SIMD"));
+    free (sum);
+    CHECK (kf_compile_source_simd (intrin, strlen (intrin)));
+    CHECK (!kf_compile_source_simd (plain, strlen (plain)));
+    CHECK (kf_compile_source_simd ("float32x4_t v;", 14) && !kf_compile_source_simd (NULL, 0));
 
     //  Syntax error: a verdict, with a log naming kernel.c line 5 first.
     s_job (&job, "c", s_bad, false);

@@ -81,16 +81,16 @@ s_test_dependencies (void)
         if (strstr (mm[i], "micro-kernel"))
             micro = (int) i;
     CHECK (micro >= 0 && strstr (mm[micro], "inside cache blocks") && strstr (mm[micro], "packed"));
-    //  An expensive function: its cost comes first, intrinsics (which pay
-    //  only once it is cheap) after it and say so. Threads stand alone
-    //  (round 6: the first ideas of a list are stand-alone directions,
+    //  An expensive function: its cost comes first; intrinsics pay only
+    //  once it is cheap, so they either wait for it ("once") or compute the
+    //  function in vector registers themselves (round 7: one change,
     //  test_ideas_round6).
     json_t *gelu = s_spec ("gelu", "return F.gelu(x)");
     const char *const *ew = kf_prompt_ideas_for (gelu, KF_TARGET_HOST, &n);
     CHECK (n >= 3 && strstr (ew[0], "approximation"));
     for (size_t i = 1; i < n; i++)
         if (strstr (ew[i], "intrinsics"))
-            CHECK (strstr (ew[i], "once ") != NULL);
+            CHECK (strstr (ew[i], "once ") || strstr (ew[i], "never a libm call per lane"));
     json_decref (gelu);
 }
 

@@ -231,7 +231,9 @@ test_island_archives (void)
     kf_elite_t m[5];
     memset (m, 0, sizeof m);
     double fit[5] = { 0.70, 0.80, 0.75, 0.75, 0.60 };
-    double sp[5] = { 1.0, 2.0, 1.5, 1.6, 0.9 };
+    /* All at parity or better: one below the reference would be no
+     * parent beside them (kf_select.h; test_search_round7.c). */
+    double sp[5] = { 1.0, 2.0, 1.5, 1.6, 1.1 };
     int own[5] = { 0, 0, 1, 1, 2 };
     for (int i = 0; i < 5; i++) {
         m[i].candidate_id = i + 1;
