@@ -14,14 +14,24 @@
  *  (/proc/sys/kernel/random/boot_id), for this CPU model and number of
  *  CPUs, by this version of the measurement, is owned by this user and
  *  writable by no one else, and every figure in it is a finite positive
- *  number; anything else is measured again and the file rewritten.
+ *  number; anything else is measured again and the file rewritten,
+ *  where the host was quiet while it measured (kf_host_figures_quiet).
  *  `--remeasure` (kf_host_figures_use_file's REMEASURE) measures anew
  *  and rewrites it.
  */
 #ifndef KF_HOST_FIGURES_H
 #define KF_HOST_FIGURES_H
 
+#include <jansson.h>
 #include <stdbool.h>
+
+/* Whether CAPS (kf_host_caps_measure's figures) were measured on a quiet
+ * host of CPUS logical CPUs: the FMA loop on every CPU at once did at
+ * least half of CPUS times what one thread did alone. Figures measured
+ * beside other work are used by the process that measured them but not
+ * kept: a low copy or compute ceiling kept for the boot would hold every
+ * honest kernel for audit. */
+bool kf_host_figures_quiet (json_t *caps, long cpus);
 
 /* Keeps the figures in PATH (copied; NULL: measured in this process and
  * kept nowhere, the default). REMEASURE: measure even when PATH holds
@@ -30,8 +40,8 @@
 void kf_host_figures_use_file (const char *path, bool remeasure);
 
 /* Where the figures came from once either call above ran: "measured"
- * (and kept where a file was given), "file" (read back), or NULL
- * before. */
+ * (and kept where a file was given), "measured, not kept (the host was
+ * busy)" (kf_host_figures_quiet), "file" (read back), or NULL before. */
 const char *kf_host_figures_source (void);
 
 #endif
