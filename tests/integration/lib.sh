@@ -183,6 +183,19 @@ untrack() {
 }
 
 # kill_hard PID: kill -9 a daemon this test started, reap it, untrack it.
+# live_descendants PID: PID's children, theirs and so on, that still run
+# (an evaluation's judge runs below the sandbox's first process, and the
+# worker takes its verdict when the judge says it is final, whatever the
+# processes above it do; a zombie of an ended evaluation, reaped later by
+# kf_subproc_reap.c, is left out).
+live_descendants() {
+    local p
+    for p in $(ps -o pid= -o stat= --ppid "$1" 2>/dev/null | awk '$2 !~ /^Z/ { print $1 }'); do
+        echo "$p"
+        live_descendants "$p"
+    done
+}
+
 kill_hard() {
     kill -KILL "$1" 2>/dev/null
     wait "$1" 2>/dev/null

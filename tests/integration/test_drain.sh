@@ -80,7 +80,7 @@ job=$(cand_eval)
 # so the job cannot end between the look and the signal: the worker gets
 # SIGTERM while it still holds the job, says so, and then the child goes on.
 child=
-for c in $(pgrep -P "$EXEC_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
+for c in $(live_descendants "$EXEC_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
 say "job $job is $(sql "SELECT state FROM jobs WHERE id = $job"); froze the exec worker's children:${child:- none}"
 kill -TERM "$EXEC_PID"
 wait_until 120 grep -q "stopping: [0-9]* job(s) to finish" "$T/exec.log"

@@ -104,9 +104,9 @@ check "a screen came near the best: its full-protocol evaluation is leased" \
 job=$(pending_job)
 # Freeze it (the worker runs each evaluation in a subprocess), so it
 # cannot end before the coordinator is killed.
-check "... and running" wait_until 60 pgrep -P "$EXEC_PID"
+check "... and running" wait_until 60 eval '[ -n "$(live_descendants "$EXEC_PID")" ]'
 child=
-for c in $(pgrep -P "$EXEC_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
+for c in $(live_descendants "$EXEC_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
 say "froze the exec worker's children:${child:- none}"
 fast=$(sql "SELECT candidate_id FROM jobs WHERE id = ${job:-0}")
 fast=${fast:-0}
