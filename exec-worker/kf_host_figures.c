@@ -192,7 +192,7 @@ s_figures (void)
         if (key && s_caps && s_ceil.copy_gbs > 0 && s_ceil.peak_source
             && kf_host_figures_quiet (s_caps, kf_host_cpus ()))
             s_save (s_path, key);
-        else if (key && s_caps)
+        else if (key && s_caps && !kf_host_figures_quiet (s_caps, kf_host_cpus ()))
             s_source = "measured, not kept (the host was busy)";
     }
     json_decref (key);
