@@ -311,6 +311,20 @@ s_pidfd_open (pid_t pid)
 //  channel): after that the run is waited for, as without the pipe.
 #define S_FINAL_TRIES 16
 
+//  Keeps N bytes of output at CHUNK up to CAP in all; the rest is only
+//  marked as cut.
+static void
+s_keep_output (kf_subproc_result_t *result, const char *chunk, size_t n, size_t cap)
+{
+    size_t keep = result->output_len < cap ? cap - result->output_len : 0;
+    if (keep > n)
+        keep = n;
+    memcpy (result->output + result->output_len, chunk, keep);
+    result->output_len += keep;
+    if (keep < n)
+        result->output_truncated = true;
+}
+
 //  Reads what output is left in the pipe at FD without waiting: the
 //  run's processes are killed, though the dying may still hold it open.
 static void
@@ -322,13 +336,7 @@ s_take_rest (int fd, kf_subproc_result_t *result, size_t cap)
         ssize_t n = read (fd, chunk, sizeof chunk);
         if (n <= 0)
             break;
-        size_t keep = result->output_len < cap ? cap - result->output_len : 0;
-        if (keep > (size_t) n)
-            keep = (size_t) n;
-        memcpy (result->output + result->output_len, chunk, keep);
-        result->output_len += keep;
-        if (keep < (size_t) n)
-            result->output_truncated = true;
+        s_keep_output (result, chunk, (size_t) n, cap);
     }
 }
 
@@ -353,8 +361,8 @@ s_final_heard (int fd, const kf_subproc_limits_t *limits, int *tries, bool *open
     return false;
 }
 
-static double
-s_rusage_s (const struct rusage *ru)
+double
+kf_subproc_rusage_s (const struct rusage *ru)
 {
     return (double) ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6
            + (double) ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
@@ -505,16 +513,8 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
             break;
         if (rc > 0 && at_out >= 0 && fds[at_out].revents) {
             ssize_t n = read (outp[0], chunk, sizeof chunk);
-            if (n > 0) {
-                size_t keep = 0;
-                if (result->output_len < cap)
-                    keep = cap - result->output_len < (size_t) n
-                         ? cap - result->output_len : (size_t) n;
-                memcpy (result->output + result->output_len, chunk, keep);
-                result->output_len += keep;
-                if (keep < (size_t) n)
-                    result->output_truncated = true;
-            }
+            if (n > 0)
+                s_keep_output (result, chunk, (size_t) n, cap);
             else if (n == 0 || (errno != EINTR && errno != EAGAIN))
                 pipe_open = false;
         }
@@ -551,7 +551,7 @@ s_run_once (char *const argv[], const kf_subproc_limits_t *limits, bool no_new_p
         close (finalp[0]);
     result->output[result->output_len] = 0;
     result->wall_s = kf_clock_now () - start;
-    result->cpu_s = s_rusage_s (&ru);
+    result->cpu_s = kf_subproc_rusage_s (&ru);
     if (WIFEXITED (status)) {
         result->exit_code = WEXITSTATUS (status);
         result->signal = 0;

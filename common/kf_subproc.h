@@ -132,6 +132,10 @@ int kf_subproc_run (char *const argv[], const kf_subproc_limits_t *limits,
 
 void kf_subproc_result_free (kf_subproc_result_t *result);
 
+struct rusage;
+/* RU's user plus system time, in seconds. */
+double kf_subproc_rusage_s (const struct rusage *ru);
+
 /* Reaps the runs that ended at their final answer (ended_final) and are
  * gone by now, and gives their uids back; with WAIT, waits until every
  * one is gone (bounded, as a run's own end is). Returns how many are

@@ -455,22 +455,7 @@ static json_t *
 s_host_devices (void)
 {
     char model[256] = "unknown CPU";
-    FILE *f = fopen ("/proc/cpuinfo", "r");
-    if (f) {
-        char line[512];
-        while (fgets (line, sizeof line, f))
-            if (strncmp (line, "model name", 10) == 0) {
-                char *colon = strchr (line, ':');
-                if (colon) {
-                    colon++;
-                    while (*colon == ' ' || *colon == '\t')
-                        colon++;
-                    snprintf (model, sizeof model, "%.*s", (int) strcspn (colon, "\n"), colon);
-                }
-                break;
-            }
-        fclose (f);
-    }
+    kf_host_cpu_model (model, sizeof model);
     struct sysinfo si;
     json_int_t memory = sysinfo (&si) == 0 ? (json_int_t) si.totalram * si.mem_unit : 0;
     //  The ceilings evaluations are judged against, measured once at

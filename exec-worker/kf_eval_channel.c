@@ -3,6 +3,7 @@
  */
 #include "kf_eval_channel.h"
 #include "kf_clock.h"
+#include "kf_subproc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -155,8 +156,7 @@ s_cpu_so_far (void)
     int who[] = { RUSAGE_SELF, RUSAGE_CHILDREN };
     for (int i = 0; i < 2; i++)
         if (getrusage (who[i], &ru) == 0)
-            cpu += (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
-                   + (double) ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+            cpu += kf_subproc_rusage_s (&ru);
     DIR *tasks = opendir ("/proc/self/task");
     struct dirent *t;
     while (tasks && (t = readdir (tasks)) != NULL) {

@@ -242,6 +242,29 @@ s_clock (const char *cpuinfo, json_t *device)
 }
 
 int
+kf_host_cpu_model (char *model, size_t size)
+{
+    FILE *f = fopen ("/proc/cpuinfo", "r");
+    char line[512];
+    int rc = -1;
+    while (f && rc != 0 && fgets (line, sizeof line, f))
+        if (strncmp (line, "model name", 10) == 0) {
+            char *colon = strchr (line, ':');
+            if (colon) {
+                colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
+                snprintf (model, size, "%.*s", (int) strcspn (colon, "\n"), colon);
+                rc = 0;
+            }
+            break;
+        }
+    if (f)
+        fclose (f);
+    return rc;
+}
+
+int
 kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device)
 {
     if (!json_is_object (device))

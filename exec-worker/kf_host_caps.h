@@ -27,6 +27,11 @@
  * A file that cannot be read adds nothing. Returns the number of keys added. */
 int kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device);
 
+/* The CPU's model name from /proc/cpuinfo's first "model name" line,
+ * trimmed, into MODEL (SIZE bytes); MODEL unchanged when there is none.
+ * Returns 0 when found. */
+int kf_host_cpu_model (char *model, size_t size);
+
 /* Where sysfs has no cache folders (some virtual machines), the sizes the
  * C library reads from the CPU itself: SIZES[0..2] are the L1 data, L2
  * and L3 sizes in bytes (sysconf's _SC_LEVEL1_DCACHE_SIZE and the next;

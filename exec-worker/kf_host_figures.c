@@ -47,7 +47,7 @@ kf_host_figures_source (void)
 static json_t *
 s_key (void)
 {
-    char boot[64] = "", model[256] = "", line[512];
+    char boot[64] = "", model[256] = "";
     FILE *f = fopen ("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
         if (!fgets (boot, sizeof boot, f))
@@ -55,15 +55,7 @@ s_key (void)
         boot[strcspn (boot, "\n")] = 0;
         fclose (f);
     }
-    f = fopen ("/proc/cpuinfo", "r");
-    while (f && fgets (line, sizeof line, f))
-        if (!strncmp (line, "model name", 10) && strchr (line, ':')) {
-            snprintf (model, sizeof model, "%s", strchr (line, ':') + 1);
-            model[strcspn (model, "\n")] = 0;
-            break;
-        }
-    if (f)
-        fclose (f);
+    kf_host_cpu_model (model, sizeof model);
     //  No boot id (not Linux, or /proc hidden): nothing ties a file to
     //  this boot, so none is used.
     if (!boot[0])
@@ -184,15 +176,15 @@ s_figures (void)
     else {
         s_measure ();
         s_source = "measured";
+        bool quiet = s_caps && kf_host_figures_quiet (s_caps, kf_host_cpus ());
         //  Only whole figures are kept: one that could not be measured
         //  (no AVX2, no threads) is measured again next time. And only
         //  a quiet host's: figures taken beside other work (round 8: a
         //  copy ceiling of 3 GB/s measured beside the test suite) would
         //  hold every honest kernel of the boot for audit.
-        if (key && s_caps && s_ceil.copy_gbs > 0 && s_ceil.peak_source
-            && kf_host_figures_quiet (s_caps, kf_host_cpus ()))
+        if (key && quiet && s_ceil.copy_gbs > 0 && s_ceil.peak_source)
             s_save (s_path, key);
-        else if (key && s_caps && !kf_host_figures_quiet (s_caps, kf_host_cpus ()))
+        else if (key && s_caps && !quiet)
             s_source = "measured, not kept (the host was busy)";
     }
     json_decref (key);
