@@ -407,8 +407,23 @@ s_hostile (zframe_t *ref)
         json_t *r = s_eval (cand, ref, cases[c].rows, 1000, &error);
         const char *v = s_verdict (r);
         const char *detail = json_string_value (json_object_get (r, "detail"));
-        CHECK (!strcmp (v, cases[c].verdict) || (cases[c].alt && !strcmp (v, cases[c].alt)));
-        CHECK (detail && strstr (detail, cases[c].detail));
+        bool caught = !strcmp (v, cases[c].verdict) || (cases[c].alt && !strcmp (v, cases[c].alt));
+        //  The last answer pays only in a sample that visits a set twice.
+        //  On a loaded host a sample may hold no more calls than there
+        //  are sets (about 4 ms of calls): then every call computed its
+        //  own answer, and "correct" is the truth (a suite run beside a
+        //  busy core saw it).
+        long calls = json_integer_value (json_object_get (json_object_get (r, "candidate"),
+                                                          "calls_per_sample"));
+        long sets = json_integer_value (json_object_get (json_object_get (r, "protocol"),
+                                                         "input_sets"));
+        bool honest = !strcmp (cases[c].name, "hostile_last_answer") && !strcmp (v, "correct")
+                      && calls > 0 && sets > 0 && calls <= sets;
+        CHECK (caught || honest);
+        CHECK (honest || (detail && strstr (detail, cases[c].detail)));
+        if (honest)
+            printf ("  kf_ze_double: %s: %ld calls a sample over %ld sets: no set visited twice\n",
+                    cases[c].name, calls, sets);
         printf ("  kf_ze_double: %s: %s: %.200s\n", cases[c].name, r ? v : "failed job",
                 detail ? detail : error ? error : "?");
         free (error);
