@@ -24,7 +24,7 @@ case "$JOBS" in '' | *[!0-9]* | 0) echo "run.sh: KF_JOBS must be a positive numb
 . "$ROOT/tests/pg.sh"
 
 # The whole log of each test that fails is kept here (the summary shows
-# its last lines only).
+# its last lines only); with KF_KEEP_LOGS=1, of every test.
 case "$KF_BUILD" in /*) LOGS=$KF_BUILD/test-logs ;; *) LOGS=$ROOT/$KF_BUILD/test-logs ;; esac
 rm -rf "$LOGS"
 SUITE_TMP=$(mktemp -d /tmp/kfsuite.XXXXXX)
@@ -93,6 +93,7 @@ report() {
     if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
         printf 'ok    %-28s %4ds %5ds cpu  %s\n' "$name" "$took" "$cpu" "$(grep -E 'checks, [0-9]+ failed' "$log" | tail -1)"
+        [ -z "${KF_KEEP_LOGS:-}" ] || { mkdir -p "$LOGS" && cp "$log" "$LOGS/$name.log"; }
     else
         failed=$((failed + 1))
         failed_names+=("$name")
