@@ -11,6 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+ssize_t
+kf_file_read_proc (const char *path, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return -1;
+    buf[0] = 0;
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n;
+    do
+        n = read (fd, buf, size - 1);
+    while (n < 0 && errno == EINTR);
+    close (fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
 char *
 kf_file_read (const char *path, size_t max, size_t *size)
 {

@@ -8,10 +8,16 @@
 #define KF_FILE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Reads PATH whole (a regular file, not a link, at most MAX bytes).
  * Returns the data NUL-terminated (caller frees) with *SIZE, or NULL. */
 char *kf_file_read (const char *path, size_t max, size_t *size);
+
+/* Reads the start of a file the kernel makes (/proc/PID/stat, a task's
+ * children list), at most SIZE - 1 bytes, into BUF, NUL-terminated (an
+ * empty string when it cannot be read). Returns the bytes read, or -1. */
+ssize_t kf_file_read_proc (const char *path, char *buf, size_t size);
 
 /* Writes DATA as DIR/NAME (mode 0644). Returns 0 or -1. */
 int kf_file_write (const char *dir, const char *name, const void *data, size_t size);

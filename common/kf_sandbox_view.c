@@ -18,6 +18,7 @@
 #include "kf_sandbox.h"
 #include "kf_take.h"
 #include "kf_str.h"
+#include "kf_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -330,11 +331,9 @@ kf_sandbox_plan_new (const char *program, const char *workdir)
     //  The init is a copy of the worker: /proc/1/cmdline in the view would
     //  show the worker's arguments, unless the init clears them.
     char stat_text[1024];
-    int sfd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t got = sfd >= 0 ? read (sfd, stat_text, sizeof stat_text - 1) : -1;
-    if (sfd >= 0)
-        close (sfd);
-    const char *f = got > 0 ? (stat_text[got] = 0, strrchr (stat_text, ')')) : NULL;
+    const char *f = kf_file_read_proc ("/proc/self/stat", stat_text, sizeof stat_text) > 0
+                        ? strrchr (stat_text, ')')
+                        : NULL;
     for (int field = 2; f && *f && field < 48; f++)
         if (*f == ' ')
             field++;

@@ -18,6 +18,7 @@
 #include "kf_log.h"
 #include "kf_subproc_pool.h"
 #include "kf_clock.h"
+#include "kf_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -313,14 +314,8 @@ s_uid_running (uid_t uid)
             continue;
         char path[300], buf[2048];
         snprintf (path, sizeof path, "/proc/%s/status", e->d_name);
-        int fd = open (path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (kf_file_read_proc (path, buf, sizeof buf) <= 0)
             continue;
-        ssize_t n = read (fd, buf, sizeof buf - 1);
-        close (fd);
-        if (n <= 0)
-            continue;
-        buf[n] = 0;
         const char *state = strstr (buf, "\nState:\t");
         const char *ids = strstr (buf, "\nUid:\t");
         unsigned long real, effective, saved;

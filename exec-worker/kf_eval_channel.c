@@ -3,6 +3,7 @@
  */
 #include "kf_eval_channel.h"
 #include "kf_clock.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 
 #include <dirent.h>
@@ -127,12 +128,8 @@ s_proc_cpu (const char *pid)
 {
     char path[64], buf[1024];
     snprintf (path, sizeof path, "/proc/%s/stat", pid);
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (kf_file_read_proc (path, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read (fd, buf, sizeof buf - 1);
-    close (fd);
-    buf[n > 0 ? n : 0] = 0;
     const char *p = strrchr (buf, ')');
     unsigned long long t[4];
     //  After ')': state, ppid, pgrp, session, tty, tpgid, flags, minflt,
@@ -164,12 +161,8 @@ s_cpu_so_far (void)
             continue;
         char path[300], list[1024];
         snprintf (path, sizeof path, "/proc/self/task/%s/children", t->d_name);
-        int fd = open (path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (kf_file_read_proc (path, list, sizeof list) < 0)
             continue;
-        ssize_t n = read (fd, list, sizeof list - 1);
-        close (fd);
-        list[n > 0 ? n : 0] = 0;
         for (char *save = NULL, *pid = strtok_r (list, " \n", &save); pid;
              pid = strtok_r (NULL, " \n", &save))
             cpu += s_proc_cpu (pid);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     int n;
@@ -306,6 +307,25 @@ s_test_jref (void)
     json_decref (obj);
 }
 
+//  kf_file_read_proc: a kernel-made file's start, NUL-terminated, cut to
+//  the buffer; a file that is not there reads as an empty string and -1.
+static void
+s_test_read_proc (void)
+{
+    char buf[1024], small[8];
+    ssize_t n = kf_file_read_proc ("/proc/self/stat", buf, sizeof buf);
+    char self[32];
+    snprintf (self, sizeof self, "%ld (", (long) getpid ());
+    CHECK (n > 0 && (size_t) n == strlen (buf) && !strncmp (buf, self, strlen (self))
+           && strchr (buf, ')'));
+    CHECK (kf_file_read_proc ("/proc/self/stat", small, sizeof small) == 7
+           && strlen (small) == 7 && !strncmp (small, buf, 7));
+    strcpy (small, "stale");
+    CHECK (kf_file_read_proc ("/proc/self/no-such-file", small, sizeof small) == -1
+           && small[0] == 0);
+    CHECK (kf_file_read_proc ("/proc/self/stat", small, 0) == -1);
+}
+
 int
 main (void)
 {
@@ -320,5 +340,6 @@ main (void)
     s_test_workdir ();
     s_test_cache_dir ();
     s_test_jref ();
+    s_test_read_proc ();
     return kf_test_done ("test_common_parts");
 }
