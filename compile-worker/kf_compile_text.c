@@ -313,6 +313,31 @@ s_note_call (s_vec_loop_t *l, const char *why, size_t wl)
     }
 }
 
+//  Whether NAME is a libm function (expf, tanh, __builtin_powf ...):
+//  arithmetic a polynomial or an identity can replace inline. Round 8:
+//  the report told a loop calling __builtin_prefetch, pthread_join or
+//  sysconf to replace the call "by inline arithmetic".
+static bool
+s_math_call (const char *name)
+{
+    static const char *const math[] = {
+        "exp",   "exp2",  "expm1", "log",   "log2",  "log10", "log1p", "pow",
+        "sqrt",  "cbrt",  "sin",   "cos",   "tan",   "asin",  "acos",  "atan",
+        "atan2", "sinh",  "cosh",  "tanh",  "asinh", "acosh", "atanh", "erf",
+        "erfc",  "tgamma", "lgamma", "fmod", "hypot", "sincos",
+    };
+    if (!strncmp (name, "__builtin_", 10))
+        name += 10;
+    size_t len = strlen (name);
+    for (size_t i = 0; i < sizeof math / sizeof math[0]; i++) {
+        size_t m = strlen (math[i]);
+        if (!strncmp (name, math[i], m)
+            && (len == m || (len == m + 1 && (name[m] == 'f' || name[m] == 'l'))))
+            return true;
+    }
+    return false;
+}
+
 //  The loop at source line AT in LOOPS (*N of them), added when new;
 //  NULL when the table is full.
 static s_vec_loop_t *
@@ -346,10 +371,19 @@ s_vec_line (FILE *f, const s_vec_loop_t *l)
                             || !strcmp (l->call, "__builtin_memset")))
         fprintf (f, "- line %ld: a copy or fill GCC turned into a call to %s (the library's "
                  "own vector code): nothing to fix\n", l->line, l->call + 10);
-    else if (l->call[0])
+    else if (l->call[0] && s_math_call (l->call))
         fprintf (f, "- line %ld: not vectorised: it calls %s, which GCC does not vectorise "
                  "at these flags; it vectorises once the call is replaced by inline "
                  "arithmetic (a polynomial, an identity)\n", l->line, l->call);
+    else if (!strcmp (l->call, "__builtin_prefetch"))
+        fprintf (f, "- line %ld: not vectorised: the loop holds a __builtin_prefetch, which "
+                 "GCC does not vectorise past; on a linear walk the hardware prefetcher "
+                 "already fetches ahead, so without the hint the loop may vectorise\n",
+                 l->line);
+    else if (l->call[0])
+        fprintf (f, "- line %ld: not vectorised: it calls %s, which is no arithmetic (a "
+                 "library or system call); nothing to fix unless this is the hot loop, "
+                 "and then the call belongs outside it\n", l->line, l->call);
     else if (l->branch)
         //  Round 6: GCC made compare and blend of clamps, or left a loop
         //  scalar for an if; a pragma or a branch-free form fixed it.

@@ -229,6 +229,26 @@ main (void)
     CHECK (sum && !strstr (sum, "because of a branch"));
     CHECK (sum && strstr (sum, "- line 7: a copy or fill GCC turned into a call to memcpy"));
     free (sum);
+    //  Round 8: only libm calls are arithmetic to inline; a prefetch hint,
+    //  a thread join or a sysconf are not.
+    sum = kf_compile_vec_summary (
+        "kernel.c:4:21: missed: couldn't vectorize loop\n"
+        "kernel.c:4:60: missed: statement clobbers memory: __builtin_prefetch (_7);\n"
+        "kernel.c:9:21: missed: couldn't vectorize loop\n"
+        "kernel.c:9:60: missed: statement clobbers memory: _3 = pthread_join (_1, 0B);\n"
+        "kernel.c:12:21: missed: couldn't vectorize loop\n"
+        "kernel.c:12:60: missed: statement clobbers memory: _5 = __builtin_tanhf (_4);\n"
+        "kernel.c:15:21: missed: couldn't vectorize loop\n"
+        "kernel.c:15:60: missed: statement clobbers memory: _6 = expm1 (_4);\n",
+        "kernel.c", &vec);
+    CHECK (sum && strstr (sum, "- line 4: not vectorised: the loop holds a __builtin_prefetch"));
+    CHECK (sum && strstr (sum, "- line 9: not vectorised: it calls pthread_join, which is no "
+                               "arithmetic"));
+    CHECK (sum && strstr (sum, "- line 12: not vectorised: it calls __builtin_tanhf, which GCC "
+                               "does not vectorise"));
+    CHECK (sum && strstr (sum, "- line 15: not vectorised: it calls expm1, which GCC"));
+    CHECK (sum && !strstr (sum, "pthread_join, which GCC"));
+    free (sum);
     //  Round 7: the mish kernel of intrinsics got no explicit-SIMD note,
     //  its report naming no vector type (a call, control flow); the source
     //  says it. Words in a comment are no intrinsics.
