@@ -19,7 +19,7 @@
 
 //  Raised whenever a figure is measured differently, so a file of the
 //  old measurement is not read as the new one.
-#define S_VERSION 2
+#define S_VERSION 3
 #define S_FILE_MAX ((size_t) 64 << 10)
 
 static char *s_path;
