@@ -79,9 +79,17 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (strcmp (kf_jstr (t, "idea"), ideas[i]))
                 continue;
             double s = kf_jnum (t, "speedup", 0), p = kf_jnum (t, "parent_speedup", 0);
-            int v = kf_search_idea_verdict (s, p, kf_jnum (t, "noise", 0));
-            snprintf (note + used, sizeof note - used, "%s %s (%.2fx vs parent %.2fx)",
-                      said++ ? "," : "", v < 0 ? "lost" : v > 0 ? "won" : "within noise", s, p);
+            double noise = kf_jnum (t, "noise", 0);
+            int v = kf_search_idea_verdict (s, p, noise);
+            //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
+            //  13% loss called even; the band that made it so is said.
+            char band[48] = "";
+            if (v == 0)
+                snprintf (band, sizeof band, " of +/-%.0f%%",
+                          100 * (noise > S_SAME_BAND ? noise : S_SAME_BAND));
+            snprintf (note + used, sizeof note - used, "%s %s%s (%.2fx vs parent %.2fx)",
+                      said++ ? "," : "", v < 0 ? "lost" : v > 0 ? "won" : "within noise", band,
+                      s, p);
             used = strlen (note);
         }
         if (tried > said)

@@ -101,8 +101,18 @@ s_test_lost (void)
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[threads])),
                     "tried: won (50.00x vs parent 36.20x), lost (30.00x vs parent 36.20x)"));
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[block])),
-                    "tried: within noise (36.00x vs parent 36.20x)"));
+                    "tried: within noise of +/-5% (36.00x vs parent 36.20x)"));
     CHECK (json_object_size (notes) == 3);
+    //  Round 9: a 13% loss under a loaded host's +/-15% noise is even,
+    //  and the note says by which band.
+    json_t *loaded = json_pack ("[{s:s, s:f, s:f, s:f}]", "idea", ideas[threads], "speedup",
+                                4.01, "parent_speedup", 4.53, "noise", 0.15);
+    bool aside_loaded[16] = { false };
+    json_t *notes_loaded = kf_search_idea_record (ideas, n, loaded, aside_loaded);
+    CHECK (!strcmp (json_string_value (json_object_get (notes_loaded, ideas[threads])),
+                    "tried: within noise of +/-15% (4.01x vs parent 4.53x)"));
+    json_decref (notes_loaded);
+    json_decref (loaded);
 
     //  The order: from the generation's start, the idea set aside last.
     size_t order[16];
