@@ -249,6 +249,14 @@ main (void)
     CHECK (sum && strstr (sum, "- line 15: not vectorised: it calls expm1, which GCC"));
     CHECK (sum && !strstr (sum, "pthread_join, which GCC"));
     free (sum);
+    //  Round 9: a streaming store intrinsic is vector code already.
+    sum = kf_compile_vec_summary (
+        "kernel.c:112:21: missed: couldn't vectorize loop\n"
+        "kernel.c:112:60: missed: statement clobbers memory: __builtin_ia32_movntps512 (_5, _6);\n",
+        "kernel.c", &vec);
+    CHECK (sum && strstr (sum, "- line 112: not auto-vectorised: its statements are vector "
+                               "operations already"));
+    free (sum);
     //  Round 7: the mish kernel of intrinsics got no explicit-SIMD note,
     //  its report naming no vector type (a call, control flow); the source
     //  says it. Words in a comment are no intrinsics.
