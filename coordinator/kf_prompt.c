@@ -204,9 +204,11 @@ s_loosest_atol (json_t *spec)
 
 //  With no operation count, the time per output element is what a model
 //  can set against a cycle budget (round 4: "compute: not known" left it
-//  to guess).
+//  to guess). On the host, also in cycles and flops one core could do in
+//  them (round 9: "compute: not known" on every mish prompt, where the
+//  limit of the kernel was compute).
 static void
-s_per_element (FILE *f, json_t *spec, json_t *k)
+s_per_element (FILE *f, json_t *spec, json_t *k, json_t *hardware, bool host)
 {
     long long mnk[3];
     json_t *compute = json_object_get (k, "compute");
@@ -224,10 +226,22 @@ s_per_element (FILE *f, json_t *spec, json_t *k)
     }
     if (!(elements > 0))
         return;
-    fprintf (f, "Per output element: %.3g ns (%.0f output elements at the main shape)",
-             kf_jnum (k, "candidate_ns", 0) / elements, elements);
+    double ns = kf_jnum (k, "candidate_ns", 0) / elements;
+    fprintf (f, "Per output element: %.3g ns (%.0f output elements at the main shape)", ns,
+             elements);
     if (kf_jhas_num (k, "reference_ns") && kf_jnum (k, "reference_ns", 0) > 0)
         fprintf (f, "; the reference %.3g ns", kf_jnum (k, "reference_ns", 0) / elements);
+    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+    double mhz = kf_jnum (dev, "clock_mhz_measured", 0);
+    double peak = kf_jnum (dev, "peak_gflops_one_core", 0);
+    if (host && mhz > 0) {
+        fprintf (f, ". That is %.3g cycles an element at the measured clock (%.0f MHz)",
+                 ns * mhz * 1e-3, mhz);
+        if (peak > 0)
+            fprintf (f, ", time in which one core at its measured FMA peak does %.0f f32 flops "
+                     "(all cores together, that many times their number): set the operations "
+                     "an element costs against that", ns * peak);
+    }
     fputs (".\n", f);
 }
 
@@ -286,7 +300,8 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
     }
     kf_prompt_position_line (f, k, in->spec, in->hardware,
                              kf_prompt_target_kind (in->target, in->language));
-    s_per_element (f, in->spec, k);
+    s_per_element (f, in->spec, k, in->hardware,
+                   kf_prompt_target_kind (in->target, in->language) == KF_TARGET_HOST);
     if (!strcmp (kf_jstr (k, "status"), "correct"))
         kf_prompt_noise_line (f, k);
     //  A profile job's summary (kf_prompt_kernel), named by its profiler.

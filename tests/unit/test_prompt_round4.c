@@ -284,6 +284,18 @@ s_facts (void)
     CHECK (s_has (p, "Per output element: 991 ns (4096 output elements at the main shape); the "
                      "reference 3.66e+03 ns."));
     CHECK (!s_has (p, "Layout of the linear layer"));
+    //  Round 9: no hardware known here, so no cycles; with the host's
+    //  measured clock and one core's peak, the element's time in both.
+    CHECK (!s_has (p, "cycles an element"));
+    free (p);
+    in.hardware = json_pack ("{s:[{s:f, s:f}]}", "devices", "clock_mhz_measured", 3630.0,
+                             "peak_gflops_one_core", 226.0);
+    p = kf_prompt_build (&in);
+    CHECK (s_has (p, "the reference 3.66e+03 ns. That is 3.6e+03 cycles an element at the "
+                     "measured clock (3630 MHz), time in which one core at its measured FMA "
+                     "peak does 224014 f32 flops"));
+    json_decref (in.hardware);
+    in.hardware = NULL;
     //  Not a tuning prompt: the sections are not background.
     CHECK (!s_has (p, "they are background"));
     free (p);
