@@ -316,18 +316,25 @@ s_blocking (const char *code, char *snip)
 //  The object of the atomic call whose argument list opens at P: its
 //  first argument without `&`, `*`, casts or spaces, reduced to the last
 //  member name (`&job->next` -> "next"); *INDEXED when it is an array
-//  element. Returns the end of the first argument.
+//  element. The name is taken at the outermost depth that has one: a
+//  compiled source has <stdatomic.h>'s macros expanded, which wrap the
+//  argument (`__atomic_fetch_add (( &s->next ), 1, 0)`; round 9 of issue
+//  15 read that chunk counter as atomics on shared data). Returns the end
+//  of the first argument.
+#define S_ARG_DEPTHS 8
 static const char *
 s_atomic_object (const char *p, char *name, size_t size, bool *indexed)
 {
     name[0] = 0;
     *indexed = false;
     int depth = 0;
-    const char *q = p + 1, *last = NULL;
-    size_t len = 0;
+    const char *q = p + 1, *last[S_ARG_DEPTHS] = { NULL };
+    size_t len[S_ARG_DEPTHS] = { 0 };
+    bool index_at[S_ARG_DEPTHS] = { false };
     for (; *q; q++) {
         if (*q == '(' || *q == '[') {
-            *indexed |= *q == '[' && depth == 0;
+            if (*q == '[' && depth < S_ARG_DEPTHS)
+                index_at[depth] = true;
             depth++;
         }
         else if (*q == ')' || *q == ']') {
@@ -336,19 +343,43 @@ s_atomic_object (const char *p, char *name, size_t size, bool *indexed)
         }
         else if (*q == ',' && depth == 0)
             break;
-        else if (depth == 0 && (isalpha ((unsigned char) *q) || *q == '_')
+        else if (depth < S_ARG_DEPTHS && (isalpha ((unsigned char) *q) || *q == '_')
                  && (q == p + 1 || !(isalnum ((unsigned char) q[-1]) || q[-1] == '_'))) {
-            last = q;
-            len = 0;
-            while (isalnum ((unsigned char) last[len]) || last[len] == '_')
-                len++;
+            last[depth] = q;
+            len[depth] = 0;
+            while (isalnum ((unsigned char) q[len[depth]]) || q[len[depth]] == '_')
+                len[depth]++;
         }
     }
-    if (last && len < size) {
-        memcpy (name, last, len);
-        name[len] = 0;
-    }
+    for (int d = 0; d < S_ARG_DEPTHS; d++)
+        if (last[d]) {
+            *indexed = index_at[d];
+            if (len[d] < size) {
+                memcpy (name, last[d], len[d]);
+                name[len[d]] = 0;
+            }
+            break;
+        }
     return q;
+}
+
+//  <stdatomic.h>'s load, store and init expand to a statement expression
+//  that names its object once, `__auto_type __atomic_store_ptr = (&s.next);`,
+//  then calls `__atomic_store (__atomic_store_ptr, ...)`: the object of
+//  such a call (NAME, a temporary of the macro) is the one the temporary
+//  was set to, found at most a few hundred bytes before CALL in CODE.
+static void
+s_macro_object (const char *code, const char *call, char *name, size_t size, bool *indexed)
+{
+    if (strncmp (name, "__atomic_", 9) != 0)
+        return;
+    char decl[96];
+    snprintf (decl, sizeof decl, "__auto_type %s = (", name);
+    const char *from = call - code > 400 ? call - 400 : code, *hit = NULL;
+    for (const char *at = from; (at = strstr (at, decl)) != NULL && at < call; at++)
+        hit = at;
+    if (hit)
+        s_atomic_object (hit + strlen (decl) - 1, name, size, indexed);
 }
 
 #define S_MAX_OBJECTS 16
@@ -423,6 +454,7 @@ s_atomics (const char *code, kf_host_evidence_t *ev)
             char name[64];
             bool indexed;
             const char *end = s_atomic_object (open, name, sizeof name, &indexed);
+            s_macro_object (code, call, name, sizeof name, &indexed);
             p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
             char fn[64];
             snprintf (fn, sizeof fn, "%.*s", (int) (call_len < 63 ? call_len : 63), call);

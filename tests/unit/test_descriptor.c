@@ -555,6 +555,21 @@ s_test_round7 (void)
     //  3. A claimed chunk through a cast is work distribution; a (void)
     //  cast or a condition in front of a fetch-add is no claim.
     s_expect_fixture ("c_r7_mish_chunk_counter.c", 0, 0, 2, "dynamic work distribution", "atomics");
+    //  Round 9: the same counter as a struct member, claimed through a
+    //  pointer (`&s->next`) and set up on the struct (`atomic_init
+    //  (&s.next, 0)`), with memory_order_relaxed.
+    s_expect_fixture ("c_r9_mish_chunk_relaxed.c", 1, 0, 2, "dynamic work distribution", "atomics");
+    //  ... and as the compile worker reads it, preprocessed: the macros'
+    //  wrapped argument and their temporaries (gcc 12's <stdatomic.h>).
+    s_expect_host ("expanded counter",
+                   "void *w (void *a) { shared_t *s = a; for (;;) { long long c =\n"
+                   "  __atomic_fetch_add ((\n &s->next\n ), 1, 0); if (c >= s->n) break; }\n"
+                   "  return 0; }\n"
+                   "void f (void) { shared_t s; __extension__ ({ __auto_type __atomic_store_ptr = (\n"
+                   "  &s.next\n ); __typeof__ ((void)0, *__atomic_store_ptr) __atomic_store_tmp = (\n"
+                   "  0\n ); __atomic_store (__atomic_store_ptr, &__atomic_store_tmp, (0)); });\n"
+                   "  pthread_t t; pthread_create (&t, 0, w, &s); w (&s); pthread_join (t, 0); }\n",
+                   0, 0, 2, "dynamic work distribution", "atomics on shared");
     s_expect_host ("return of a cast claim", "long claim (void) { return (long) atomic_fetch_add (&next, 64); }",
                    0, 0, 2, "dynamic", NULL);
     s_expect_host ("void cast", "void w (void) { (void) atomic_fetch_add (&done, 1); }", 0, 0, 3,
