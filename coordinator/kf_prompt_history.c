@@ -403,8 +403,9 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     size_t i;
     json_t *a;
     json_array_foreach (aside, i, a) {
-        fprintf (f, "%s%s", i ? "; " : " Set aside in this run, since every try of it timed in "
-                 "full lost to its parent beyond the timing noise: ", json_string_value (a));
+        fprintf (f, "%s%s", i ? "; " : " Set aside in this run, since no try of it timed in "
+                 "full beat its parent beyond the timing noise (every try lost, or two or more "
+                 "did not win): ", json_string_value (a));
         s_note (f, in, json_string_value (a));
     }
     if (json_array_size (aside))

@@ -35,6 +35,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Counted tries of an idea with no win among them that set it aside,
+ * whatever the noise said of each. */
+#define KF_SEARCH_IDEA_NO_WIN 2
+
 /* Counted tries named in an idea's note at most (the newest). */
 #define KF_SEARCH_IDEA_NOTED 3
 
@@ -55,7 +59,8 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
 
 /* The record of IDEAS (N) from TRIES, the run's counted tries oldest
  * first as [{idea, speedup, parent_speedup, noise}]: ASIDE[i] is set when
- * idea i was tried and every try lost; returns {idea: note} for each
+ * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
+ * times or more and none won; returns {idea: note} for each
  * idea tried, the note "tried: lost (20.10x vs parent 36.20x), won
  * (...)" over the newest KF_SEARCH_IDEA_NOTED tries (caller's). */
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
