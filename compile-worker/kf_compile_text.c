@@ -357,9 +357,9 @@ s_loop_at (s_vec_loop_t *loops, int *n, long at)
     return &loops[(*n)++];
 }
 
-//  One loop's line of the summary.
+//  One loop's line of the summary; SIMD_CODE: the code is explicit SIMD.
 static void
-s_vec_line (FILE *f, const s_vec_loop_t *l)
+s_vec_line (FILE *f, const s_vec_loop_t *l, bool simd_code)
 {
     if (l->n_widths) {
         fprintf (f, "- line %ld: vectorised, %d-byte vectors", l->line, l->widths[0]);
@@ -388,6 +388,13 @@ s_vec_line (FILE *f, const s_vec_loop_t *l)
         fprintf (f, "- line %ld: not vectorised: it calls %s, which is no arithmetic (a "
                  "library or system call); nothing to fix unless this is the hot loop, "
                  "and then the call belongs outside it\n", l->line, l->call);
+    else if (l->branch && simd_code)
+        //  Round 9: the blocking loops around a GEMM's intrinsics tile
+        //  (`j < jb + JB ? ... : ...` bounds) got the clamp advice.
+        fprintf (f, "- line %ld: not auto-vectorised because of a branch in the loop (%s); in "
+                 "explicit-SIMD code usually a loop around the vector code (block bounds, a "
+                 "tail, a work loop), which needs nothing; only a scalar loop doing the "
+                 "element math would gain from a branch-free form\n", l->line, l->reason);
     else if (l->branch)
         //  Round 6: GCC made compare and blend of clamps, or left a loop
         //  scalar for an if; a pragma or a branch-free form fixed it.
@@ -525,12 +532,13 @@ kf_compile_vec_summary_src (const char *report, const char *source_name, const c
     //  kernel read as "nothing is vectorised". Round 7: a report need not
     //  name a vector type (loops reported for a call or control flow), so
     //  the source is read too.
+    bool simd_code = explicit_simd || kf_compile_source_simd (source, source_size);
     if (explicit_simd)
         fprintf (f, "This code is explicit SIMD (intrinsics or vector types): the report is "
                  "about GCC's auto-vectoriser only, which leaves loops of vector operations "
                  "as they are; %d of the loops not vectorised already work on whole vectors, "
                  "so \"not vectorised\" there says nothing of scalar code.\n", simd);
-    else if (kf_compile_source_simd (source, source_size))
+    else if (simd_code)
         fprintf (f, "This code is explicit SIMD (intrinsics or vector types, in its source): "
                  "the report is about GCC's auto-vectoriser only, which leaves loops of "
                  "vector operations as they are, so \"not vectorised\" of a loop of "
@@ -542,7 +550,7 @@ kf_compile_vec_summary_src (const char *report, const char *source_name, const c
             const s_vec_loop_t *l = &loops[i];
             if ((pass == 0) != l->branch || !(l->n_widths || l->reason[0] || l->simd))
                 continue;
-            s_vec_line (f, l);
+            s_vec_line (f, l, simd_code);
             shown++;
         }
     if (yes + no > shown)
