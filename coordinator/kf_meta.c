@@ -320,10 +320,14 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     int max_edits = (int) kf_jint (settings, "meta_max_edits");
     json_t *sections = json_object_get (parent, "sections");
     json_t *history = kf_meta_history (self->db, run_id);
+    char backend[32], arch[64];
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     kf_meta_base_t base = { .number = kf_jint (parent, "number"), .why = why,
-                            .population = (int) kf_jint (run, "population") };
+                            .population = (int) kf_jint (run, "population"),
+                            .hardware = kf_prompt_hardware (self->db, backend, arch, run_id) };
     char *prompt = kf_meta_prompt_text (run, sections, &base, outcomes, max_edits, best,
                                         best_outcome, worst_outcome, history);
+    json_decref (base.hardware);
     json_decref (history);
     json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:s, s:o, s:i, s:s, s:f, s:i,"
                                  " s:i}",

@@ -385,6 +385,36 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
 //  outcomes, the code behind the best and the worst of them (what the
 //  guidance led to at either end), and the run's best kernel when it is
 //  not among them.
+//  The target's figures the outcomes are judged against (round 9: the
+//  meta-prompter wrote a strategy about threads without the thread start
+//  cost or one core's peak the kernel prompts give; it quoted them from
+//  kernel prompts it had seen, which a real meta-model has not).
+static void
+s_target (FILE *f, json_t *hardware, bool host)
+{
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    if (!d)
+        return;
+    fprintf (f, "\n## The target (fixed; what the outcomes were measured on)\n- %s",
+             *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
+    if (kf_jnum (d, "cores", 0) > 0)
+        fprintf (f, ", %.0f %s", kf_jnum (d, "cores", 0), host ? "logical CPUs" : "cores");
+    if (host && kf_jnum (d, "clock_mhz_measured", 0) > 0)
+        fprintf (f, ", %.0f MHz measured", kf_jnum (d, "clock_mhz_measured", 0));
+    if (kf_jnum (d, "peak_gflops_one_core", 0) > 0)
+        fprintf (f, "; f32 FMA peak %.0f GFLOP/s on one core", kf_jnum (d, "peak_gflops_one_core", 0));
+    if (kf_jnum (d, "peak_gflops_all_threads", 0) > 0)
+        fprintf (f, ", %.0f with every CPU", kf_jnum (d, "peak_gflops_all_threads", 0));
+    else if (kf_jnum (d, "peak_gflops", 0) > 0)
+        fprintf (f, "; f32 peak %.0f GFLOP/s", kf_jnum (d, "peak_gflops", 0));
+    if (kf_jnum (d, "copy_bandwidth_gbs", 0) > 0)
+        fprintf (f, "; copy bandwidth %.1f GB/s", kf_jnum (d, "copy_bandwidth_gbs", 0));
+    if (host && kf_jnum (d, "thread_start_join_us", 0) > 0)
+        fprintf (f, "; starting and joining one thread %.1f us, paid in every timed call that "
+                 "starts threads", kf_jnum (d, "thread_start_join_us", 0));
+    fputs (".\n", f);
+}
+
 char *
 kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                      json_t *outcomes, int max_edits, json_t *best_kernel,
@@ -411,6 +441,9 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
         const char *name = kf_prompt_section_names[i];
         fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
     }
+    s_target (f, base->hardware,
+              kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
+                  == KF_TARGET_HOST);
     s_history (f, history, base->number);
     fputs ("\n## Recent outcomes (oldest first)\n", f);
     s_axes (f, kf_jstr (run, "language"));

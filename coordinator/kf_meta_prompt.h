@@ -47,6 +47,7 @@ typedef struct {
     int64_t number;
     const char *why;
     int population;
+    json_t *hardware;   /* kf_prompt_hardware's object, or NULL: not said */
 } kf_meta_base_t;
 
 /* The meta-prompter's prompt (caller frees; NULL on allocation failure):

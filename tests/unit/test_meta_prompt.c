@@ -69,6 +69,23 @@ s_round6 (json_t *run, json_t *sections)
     CHECK (p && q && strlen (q) < strlen (p) + 200);
     free (q);
     free (p);
+    /* Round 9: the target's figures, as the kernel prompts give them,
+     * where the worker's are known; nothing where they are not. */
+    CHECK (!s_has (p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL,
+                                            NULL), "## The target"));
+    free (p);
+    base.hardware = json_pack ("{s:[{s:s, s:i, s:f, s:f, s:f, s:f, s:f}]}", "devices", "name",
+                               "AMD EPYC", "cores", 2, "clock_mhz_measured", 3630.0,
+                               "peak_gflops_one_core", 226.0, "peak_gflops_all_threads", 450.0,
+                               "copy_bandwidth_gbs", 40.2, "thread_start_join_us", 488.7);
+    p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (s_has (p, "\n## The target (fixed; what the outcomes were measured on)\n- AMD EPYC, "
+                     "2 logical CPUs, 3630 MHz measured; f32 FMA peak 226 GFLOP/s on one core, "
+                     "450 with every CPU; copy bandwidth 40.2 GB/s; starting and joining one "
+                     "thread 488.7 us, paid in every timed call that starts threads.\n"));
+    free (p);
+    json_decref (base.hardware);
+    base.hardware = NULL;
     /* The idea the planner stored (selection.idea) is kept; without one
      * (planned before it was stored), the one the attempt's slot was given
      * (kf_prompt_idea_at), for search candidates only. */
