@@ -133,8 +133,8 @@ if want unit; then
         [ -x "$t" ] || continue
         name=$(basename "$t")
         #  A limit for hangs, not a budget: the unit programs that build
-        #  with nvcc or start Python (test_gateway_cuda's 97 builds,
-        #  test_torch_ref's jobs) take 200-300 s on a loaded 2-core host.
+        #  with nvcc or start Python (test_gateway_cuda's 103 builds,
+        #  test_torch_ref's jobs) take minutes on a loaded 2-core host.
         selected "$name" && queue+=("$name 600 $t")
     done
 fi

@@ -2,14 +2,16 @@
  *
  *  For every op class in examples/tasks/, the baseline CUDA source is
  *  generated and compiled with nvcc as the compile worker does (-arch=sm_90
- *  -shared -Xcompiler -fPIC -cudart shared), once per value of every
- *  tuning parameter (the value set with -DNAME=VALUE, as the tuning sweep
- *  does, the others at their baseline), so every branch of every template
- *  is compiled. The row kernels (softmax, rmsnorm, layernorm) keep their
+ *  -shared -Xcompiler -fPIC -cudart shared), and its device code once per
+ *  value of every tuning parameter (the value set with -DNAME=VALUE, as
+ *  the tuning sweep does, the others at their baseline; -cubin, so every
+ *  kernel instance the host code picks is built without the host half,
+ *  which took two thirds of each build and reads the parameters only as
+ *  launch constants), so every branch of every template is compiled. The row kernels (softmax, rmsnorm, layernorm) keep their
  *  register-held path behind HOLD (0 at the baseline), so they are also
  *  compiled in five combinations with HOLD above 0 that between them take
  *  every value of VEC, STREAM, ROW, RED and ALGO, and build every kernel
- *  instance up to HOLD=128. The native CUDA tasks' references
+ *  instance up to HOLD=128, each a whole build. The native CUDA tasks' references
  *  (softmax_cuda, rmsnorm_cuda, layernorm_cuda) are compiled too, and their tasks load and get
  *  CUDA starters. Compile-only: no GPU is needed. Skipped (passing) when
  *  nvcc is not installed. Also checks the generated source declares its
@@ -29,15 +31,17 @@ static const char *s_ops[] = { "softmax", "rmsnorm", "layernorm", "gelu", "row_s
                                "row_max" };
 static const char *s_cuda_tasks[] = { "softmax_cuda", "rmsnorm_cuda", "layernorm_cuda" };
 
-//  Writes one compile job per value of every parameter on the kf-tune line
-//  TUNE (its text after "kf-tune:"), the others at the source's own values.
-//  Returns the number of jobs written.
+//  Writes the whole build of FILE at its own values, then one device-code
+//  job per value of every parameter on the kf-tune line TUNE (its text
+//  after "kf-tune:"), the others at the source's own values. Returns the
+//  number of jobs written.
 static int
 s_jobs (FILE *jobs, const char *tune, const char *file, const char *tmp, const char *op)
 {
     char line[512] = "";
     sscanf (tune, " %511[^*]", line);
-    int n = 0;
+    fprintf (jobs, "so %s -o %s/%s.so\n", file, tmp, op);
+    int n = 1;
     char *save = NULL;
     for (char *tok = strtok_r (line, " ", &save); tok; tok = strtok_r (NULL, " ", &save)) {
         char *eq = strchr (tok, '=');
@@ -46,7 +50,8 @@ s_jobs (FILE *jobs, const char *tune, const char *file, const char *tmp, const c
         *eq = 0;
         char *vsave = NULL;
         for (char *v = strtok_r (eq + 1, ",", &vsave); v; v = strtok_r (NULL, ",", &vsave)) {
-            fprintf (jobs, "%s -D%s=%s -o %s/%s-%s-%s.so\n", file, tok, v, tmp, op, tok, v);
+            fprintf (jobs, "cubin %s -D%s=%s -o %s/%s-%s-%s.cubin\n", file, tok, v, tmp, op, tok,
+                     v);
             n++;
         }
     }
@@ -141,7 +146,7 @@ main (void)
                 static const int which[] = { 1, 0, 1, 1, 0 };
                 for (int h = 0; h < 5; h++) {
                     const char *a = algo[which[h]];
-                    fprintf (jobs, "%s %s%s%s -o %s/%s-held%d.so\n", file, held[h],
+                    fprintf (jobs, "so %s %s%s%s -o %s/%s-held%d.so\n", file, held[h],
                              *a ? " -DALGO=" : "", a, tmp, s_ops[o], h);
                     n_jobs++;
                 }
@@ -183,7 +188,7 @@ main (void)
         if (f) {
             fputs (ref, f);
             fclose (f);
-            fprintf (jobs, "%s -o %s/%s-reference.so\n", file, tmp, s_cuda_tasks[k]);
+            fprintf (jobs, "so %s -o %s/%s-reference.so\n", file, tmp, s_cuda_tasks[k]);
             n_jobs++;
         }
         json_decref (payload);
@@ -195,13 +200,15 @@ main (void)
         printf ("nvcc not found: compile checks skipped\n");
     else {
         //  Two compiles at a time: nvcc is slow, and the machines that run
-        //  the suite have few cores.
+        //  the suite have few cores. A job's first word: "so", the whole
+        //  build; "cubin", the device code alone.
         char *cmd = NULL;
         if (asprintf (&cmd,
-                      "xargs -P 2 -L 1 sh -c '%s -arch=sm_90 -shared -Xcompiler -fPIC "
-                      "-cudart shared -Icommon \"$@\" 2>&1 || echo \"FAILED: $*\"' nvcc "
-                      "< %s > %s/nvcc.log 2>&1",
-                      nvcc, jobs_path, tmp) < 0)
+                      "xargs -P 2 -L 1 sh -c 'm=$1; shift; if [ \"$m\" = so ]; then "
+                      "%s -arch=sm_90 -shared -Xcompiler -fPIC -cudart shared -Icommon \"$@\"; "
+                      "else %s -arch=sm_90 -cubin -Icommon \"$@\"; fi 2>&1 "
+                      "|| echo \"FAILED: $*\"' nvcc < %s > %s/nvcc.log 2>&1",
+                      nvcc, nvcc, jobs_path, tmp) < 0)
             cmd = NULL;
         CHECK (cmd && system (cmd) == 0);
         free (cmd);
@@ -223,7 +230,7 @@ main (void)
         CHECK (warnings == 0);
         int built = 0;
         char probe[600];
-        snprintf (probe, sizeof probe, "ls %s/*.so 2>/dev/null | wc -l", tmp);
+        snprintf (probe, sizeof probe, "ls %s/*.so %s/*.cubin 2>/dev/null | wc -l", tmp, tmp);
         FILE *p = popen (probe, "r");
         if (p && fscanf (p, "%d", &built) != 1)
             built = 0;
