@@ -124,8 +124,9 @@ want() { [ -z "${KF_ONLY:-}" ] || [ "$KF_ONLY" = "$1" ]; }
 
 # The queue: "NAME LIMIT PATH" lines, the slowest known first (minutes on
 # a 2-core machine under the sanitizers), then the rest in name order.
-SLOW="test_hostile test_opencl_search test_gateway_cuda test_ocl test_faults test_pytorch"
-SLOW="$SLOW test_search_switches test_netns test_eval test_search_proof test_cuda test_torch_ref"
+SLOW="test_ocl test_opencl_search test_hostile test_eval test_faults test_profile_model"
+SLOW="$SLOW test_search_switches test_netns test_search_proof test_gateway_cuda test_pytorch"
+SLOW="$SLOW test_cuda test_torch_ref"
 SLOW="$SLOW test_search_steady test_meta test_tuning test_bad_candidates test_tune test_verify"
 queue=()
 if want unit; then
