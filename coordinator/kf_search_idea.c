@@ -266,9 +266,12 @@ s_threads_unpaid (kf_db_t *db, json_t *run, const kf_elite_t *chosen, char *why,
         return -1;
     if (kf_search_idea_threads_pay (ns, start, cpus))
         return 0;
-    snprintf (why, size, "a thread's start and join costs %.1f us here and the kernel to improve "
-              "takes %.0f us: split over %.0f CPUs it would save less than twice "
-              "what the threads cost", start, ns * 1e-3, cpus);
+    if (cpus < 2)
+        snprintf (why, size, "this host has one CPU, which every thread would share");
+    else
+        snprintf (why, size, "a thread's start and join costs %.1f us here and the kernel to "
+                  "improve takes %.0f us: split over %.0f CPUs it would save less than twice "
+                  "what the threads cost", start, ns * 1e-3, cpus);
     return 1;
 }
 
@@ -311,9 +314,6 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     //  last (as one set aside) while it cannot pay from the selected kernel.
     json_t *unpaid = json_object ();
     char why[300];
-    bool no_win[64] = { false };
-    for (size_t k = 0; k < count && k < 64; k++)
-        no_win[k] = aside[k];
     int cost = 0;
     for (size_t k = 0; k < count && cost >= 0; k++)
         if (!aside[k] && kf_prompt_idea_feature (ideas[k]) == KF_IDEA_THREADS
@@ -351,7 +351,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     for (size_t k = 0; k < count; k++) {
         json_array_append_new (listed, json_string (ideas[order[k]]));
         if (aside[k]) {
-            if (k >= 64 || no_win[k])
+            if (!json_object_get (unpaid, ideas[k]))
                 json_array_append_new (set_aside, json_string (ideas[k]));
             size_t used = strlen (folded);
             snprintf (folded + used, sizeof folded - used, "%s%zu", *folded ? "," : "|aside:",
