@@ -395,13 +395,21 @@ s_on_failure (kf_coord_t *self, kf_msg_t *msg)
         self->counters[KF_COORD_DB_ERRORS]++;
 }
 
-/* Records every RESULT waiting: failures requeue their jobs; the
- * successes are completed in one statement: the batch goes in as one JSON
- * array, and only rows whose lease still matches come back. Each returned
- * job of a run then takes its search step, in a savepoint so a failing
- * step does not undo the others. The messages move to RECORDED until the
- * pass's transaction ends (kf_coord_run keeps them for another try when it
- * does not commit). */
+/* Fails RUN_ID, still running, for REASON, with its queued and leased
+ * jobs, inside the pass's transaction. */
+static void
+s_fail_run (kf_coord_t *self, int64_t run_id, const char *reason)
+{
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    if (kf_search_finish_run (&self->search, run_id, "failed", reason)
+        || kf_db_exec (self->db,
+                       "UPDATE jobs SET state = 'failed', reason = 'its run failed',"
+                       " updated_at = now() WHERE run_id = $1"
+                       " AND state IN ('queued', 'leased')", 1, params) < 0)
+        self->counters[KF_COORD_DB_ERRORS]++;
+}
+
 /* The decoding of M (s_decode_result) as the search takes it: the
  * member of its kind set, the others NULL. */
 static void
@@ -427,6 +435,14 @@ s_search_typed (const kf_msg_t *m, kf_search_typed_t *typed)
     }
 }
 
+/* Records every RESULT waiting: failures requeue their jobs; the
+ * successes are completed in one statement: the batch goes in as one JSON
+ * array, and only rows whose lease still matches come back. Each returned
+ * job of a run then takes its search step, in a savepoint so a failing
+ * step does not undo the others; such a step fails its run (s_fail_run).
+ * The messages move to RECORDED until the
+ * pass's transaction ends (kf_coord_run keeps them for another try when it
+ * does not commit). */
 void
 kf_coord_complete_results (kf_coord_t *self)
 {
@@ -478,10 +494,21 @@ kf_coord_complete_results (kf_coord_t *self)
             if (kf_db_exec (self->db, "SAVEPOINT result", 0, NULL) < 0
                 || kf_search_job_done (&self->search, job, json_object_get (m->body, "result"),
                                        &typed, m->frames)) {
+                char reason[400];
+                const char *error = kf_db_error (self->db);
+                int first_line = (int) strcspn (error, "\n");
+                snprintf (reason, sizeof reason, "internal error: the search step of job %s "
+                          "failed: %.*s", key, first_line < 300 ? first_line : 300, error);
                 kf_error ("job %s: search step failed: %s", key, kf_db_error (self->db));
                 self->counters[KF_COORD_DB_ERRORS]++;
                 kf_db_exec (self->db, "ROLLBACK TO SAVEPOINT result", 0, NULL);
                 kf_coord_truncate_events (self, events_before);
+                //  The job is recorded done but its step left nothing: its
+                //  candidate would wait forever, and the run with it. The
+                //  run fails, saying why (a run that hung instead was seen
+                //  when a planner query failed). A database that went away
+                //  fails this too, and the pass is not committed.
+                s_fail_run (self, json_integer_value (json_object_get (job, "run_id")), reason);
             }
             else
                 kf_db_exec (self->db, "RELEASE SAVEPOINT result", 0, NULL);
