@@ -410,11 +410,6 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     }
     if (json_array_size (aside))
         fputs (". Take such an idea up again only with a reason it should pay now.", f);
-    //  Round 9: threads handed to kernels too short for them.
-    const char *idea_key;
-    json_t *why;
-    json_object_foreach (json_object_get (in->ideas, "unpaid"), idea_key, why)
-        fprintf (f, " Left for later here: %s, since %s.", idea_key, json_string_value (why));
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))

@@ -219,62 +219,6 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     return rows;
 }
 
-bool
-kf_search_idea_threads_pay (double parent_ns, double start_us, double cpus)
-{
-    if (!(parent_ns > 0) || !(start_us > 0) || !(cpus > 0))
-        return true;   //  nothing known: no opinion
-    if (cpus < 2)
-        return false;
-    return parent_ns >= 2 * start_us * 1e3 * cpus / (cpus - 1);
-}
-
-//  Why threads cannot pay from the kernel CHOSEN of RUN on its host, into
-//  WHY (SIZE bytes): the exec worker's thread start and CPUs against the
-//  kernel's latest correct time (a screen's too: the rule has a margin of
-//  two). 1 when they cannot, 0 when they may or
-//  nothing is known, -1 on a database error.
-static int
-s_threads_unpaid (kf_db_t *db, json_t *run, const kf_elite_t *chosen, char *why, size_t size)
-{
-    if (!chosen || kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
-                       != KF_TARGET_HOST)
-        return 0;
-    char id[24];
-    snprintf (id, sizeof id, "%lld", (long long) chosen->candidate_id);
-    const char *params[1] = { id };
-    bool failed = false;
-    json_t *row = kf_db_row (db,
-                             "SELECT e.candidate_ns AS ns,"
-                             " (w.capabilities->'devices'->0->>'thread_start_join_us')::float8"
-                             "  AS start_us,"
-                             " (w.capabilities->'devices'->0->>'cores')::float8 AS cpus"
-                             " FROM candidates c"
-                             " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
-                             "  WHERE candidate_id = c.id AND correct"
-                             "  ORDER BY id DESC LIMIT 1) e ON true"
-                             " JOIN LATERAL (SELECT capabilities FROM workers"
-                             "  WHERE role = 'execute'"
-                             "  AND capabilities->'backends' @> '[\"host\"]'::jsonb"
-                             "  ORDER BY last_seen DESC LIMIT 1) w ON true"
-                             " WHERE c.id = $1::bigint",
-                             1, params, &failed);
-    double ns = kf_jnum (row, "ns", 0), start = kf_jnum (row, "start_us", 0);
-    double cpus = kf_jnum (row, "cpus", 0);
-    json_decref (row);
-    if (failed)
-        return -1;
-    if (kf_search_idea_threads_pay (ns, start, cpus))
-        return 0;
-    if (cpus < 2)
-        snprintf (why, size, "this host has one CPU, which every thread would share");
-    else
-        snprintf (why, size, "a thread's start and join costs %.1f us here and the kernel to "
-                  "improve takes %.0f us: split over %.0f CPUs it would save less than twice "
-                  "what the threads cost", start, ns * 1e-3, cpus);
-    return 1;
-}
-
 int
 kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
                        const kf_elite_t *elites, size_t n, int island,
@@ -309,26 +253,6 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     }
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
     json_decref (tries);
-    //  Round 9: threads were handed out for kernels of about 1 ms on a
-    //  host where a thread's start costs 0.5 ms. The threads idea goes
-    //  last (as one set aside) while it cannot pay from the selected kernel.
-    json_t *unpaid = json_object ();
-    char why[300];
-    int cost = 0;
-    for (size_t k = 0; k < count && cost >= 0; k++)
-        if (!aside[k] && kf_prompt_idea_feature (ideas[k]) == KF_IDEA_THREADS
-            && (cost = s_threads_unpaid (db, run, chosen, why, sizeof why)) > 0) {
-            aside[k] = true;
-            json_object_set_new (unpaid, ideas[k], json_string (why));
-        }
-    if (cost < 0) {
-        json_decref (unpaid);
-        json_decref (notes);
-        free (aside);
-        free (order);
-        free (features);
-        return -1;
-    }
     kf_search_idea_order (count, ((size_t) generation * (size_t) population) % count, aside,
                           order);
     //  The pool's sources are read only when the selected kernel does its
@@ -351,15 +275,14 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     for (size_t k = 0; k < count; k++) {
         json_array_append_new (listed, json_string (ideas[order[k]]));
         if (aside[k]) {
-            if (!json_object_get (unpaid, ideas[k]))
-                json_array_append_new (set_aside, json_string (ideas[k]));
+            json_array_append_new (set_aside, json_string (ideas[k]));
             size_t used = strlen (folded);
             snprintf (folded + used, sizeof folded - used, "%s%zu", *folded ? "," : "|aside:",
                       k);
         }
     }
-    out->prompt = json_pack ("{s:s, s:o, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
-                             "notes", notes, "aside", set_aside, "unpaid", unpaid);
+    out->prompt = json_pack ("{s:s, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
+                             "notes", notes, "aside", set_aside);
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones.
     if (*folded) {

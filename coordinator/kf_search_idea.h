@@ -35,15 +35,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether threads can pay from a kernel that takes PARENT_NS on one
- * thread, on a host whose thread start and join takes START_US and that
- * has CPUS: split over every CPU it must save at least twice what the
- * threads cost, so PARENT_NS >= 2 * START_US * CPUS / (CPUS - 1) (round
- * 9: 1.15 ms kernels against a 488.7 us thread start on 2 CPUs lost).
- * True when any figure is unknown; false on one CPU. The planner puts
- * the threads idea last, as one set aside, while it cannot pay. */
-bool kf_search_idea_threads_pay (double parent_ns, double start_us, double cpus);
-
 /* Counted tries of an idea with no win among them that set it aside,
  * whatever the noise said of each. */
 #define KF_SEARCH_IDEA_NO_WIN 2
@@ -99,8 +90,8 @@ typedef struct {
                                    NULL: the task has none */
     const kf_elite_t *parent;   /* the kernel it starts from */
     json_t *prompt;             /* for kf_prompt_in_t.ideas: {mine, order: [idea,
-                                   ...], notes: {idea: note}, aside: [idea, ...],
-                                   unpaid: {idea: why}} (caller's), or NULL */
+                                   ...], notes: {idea: note}, aside: [idea, ...]}
+                                   (caller's), or NULL */
     char archive[17];           /* the archive's fingerprint, with the ideas set
                                    aside folded in when there are any */
 } kf_search_idea_t;

@@ -32,26 +32,6 @@ check "... and its prompt leans towards that idea" \
 check "the two attempts of generation 0 were handed different ideas" \
     [ "$(sql "SELECT count(DISTINCT selection->>'idea') FROM candidates WHERE run_id = $run
               AND phase = 'search' AND generation = 0")" -eq 2 ]
-# Round 9: threads for kernels shorter than twice a thread's start (the
-# exec worker's figure, split over its CPUs) go last, and the prompt says
-# why. A softmax row here takes microseconds: every planned parent is short.
-start_us=$(sql "SELECT capabilities->'devices'->0->>'thread_start_join_us' FROM workers
-                WHERE role = 'execute' ORDER BY last_seen DESC LIMIT 1")
-say "thread start and join: $start_us us; parents' times (ns): $(sql "SELECT string_agg(c.id || ':' || round(e.candidate_ns), ' ' ORDER BY c.id)
-     FROM candidates c JOIN evaluations e ON e.candidate_id = c.id AND e.correct WHERE c.run_id = $run")"
-check "no attempt from a parent too short for threads was handed threads" \
-    [ "$(sql "SELECT count(*) FROM candidates c JOIN candidates p ON p.id = c.parent_id
-              JOIN LATERAL (SELECT candidate_ns FROM evaluations WHERE candidate_id = p.id
-                            AND correct ORDER BY id DESC LIMIT 1) e ON true
-              JOIN LATERAL (SELECT (capabilities->'devices'->0->>'thread_start_join_us')::float8 AS s,
-                                   (capabilities->'devices'->0->>'cores')::float8 AS n
-                            FROM workers WHERE role = 'execute' ORDER BY last_seen DESC LIMIT 1) w ON true
-              WHERE c.run_id = $run AND c.phase = 'search'
-              AND e.candidate_ns < 2 * w.s * 1e3 * w.n / greatest(w.n - 1, 1)
-              AND c.selection->>'idea' LIKE '%threads%'")" -eq 0 ]
-check "... and such prompts leave threads for later, saying why" \
-    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
-              AND prompt LIKE '%Left for later here: %threads%a thread''s start and join costs%'")" -ge 1 ]
 check "a tuning candidate is handed no idea" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'tuning'
               AND selection->>'idea' IS NOT NULL")" -eq 0 ]
