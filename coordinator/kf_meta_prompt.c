@@ -380,11 +380,6 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
     s_source (f, kf_jstr (k, "source"));
 }
 
-//  The meta-prompter's instructions (for a language model; the offline
-//  one reads the payload's structured fields instead): the sections, the
-//  outcomes, the code behind the best and the worst of them (what the
-//  guidance led to at either end), and the run's best kernel when it is
-//  not among them.
 //  The target's figures the outcomes are judged against (round 9: the
 //  meta-prompter wrote a strategy about threads without the thread start
 //  cost or one core's peak the kernel prompts give; it quoted them from
@@ -415,6 +410,11 @@ s_target (FILE *f, json_t *hardware, bool host)
     fputs (".\n", f);
 }
 
+//  The meta-prompter's instructions (for a language model; the offline
+//  one reads the payload's structured fields instead): the sections, the
+//  target's figures, the outcomes, the code behind the best and the worst of them (what the
+//  guidance led to at either end), and the run's best kernel when it is
+//  not among them.
 char *
 kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                      json_t *outcomes, int max_edits, json_t *best_kernel,
