@@ -186,6 +186,8 @@ s_figures (void)
             s_save (s_path, key);
         else if (key && s_caps && !quiet)
             s_source = "measured, not kept (the host was busy)";
+        else if (key)
+            s_source = "measured, not kept (a figure could not be measured)";
     }
     json_decref (key);
 }

@@ -41,7 +41,8 @@ void kf_host_figures_use_file (const char *path, bool remeasure);
 
 /* Where the figures came from once either call above ran: "measured"
  * (and kept where a file was given), "measured, not kept (the host was
- * busy)" (kf_host_figures_quiet), "file" (read back), or NULL before. */
+ * busy)" (kf_host_figures_quiet), "measured, not kept (a figure could not
+ * be measured)", "file" (read back), or NULL before. */
 const char *kf_host_figures_source (void);
 
 #endif
