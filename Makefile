@@ -52,7 +52,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test test-stress unit bench-dispatch bench-gateway bench-eval bench-eval-floors test-gpu clean check-deps docs fuzz
+.PHONY: all deps test test-stress unit bench-dispatch bench-gateway bench-eval bench-eval-floors bench-cuda-levels test-gpu clean check-deps docs fuzz
 # Objects of tests and tools are intermediate files of a chain of pattern
 # rules; keep them, or every make deletes and rebuilds them.
 .SECONDARY:
@@ -179,6 +179,11 @@ bench-eval: all
 # The full protocol's floors against the spread of its medians.
 bench-eval-floors: all
 	KF_BUILD=$(BUILD) tests/bench/eval-floors.sh
+
+# Where a launch-bound CUDA kernel's time varies: allocations, streams,
+# processes (a GPU; no build of the project needed).
+bench-cuda-levels:
+	tests/bench/cuda-levels.sh
 
 # The CUDA path end to end on a host with an NVIDIA GPU (docs/results-gpu.md).
 test-gpu: all

@@ -134,7 +134,7 @@ header() {
 # worker's own process start adds to each wall (0 for a running worker).
 summary() {
     awk -F'\t' -v start="$2" -v fw="$floor_w" -v fs="$floor_s" -v target="$rate_target" '
-    { n++; med[n] = $12; for (k = 1; k <= 25; k++) if ($k != "nan") sum[k] += $k; else miss[k] = 1
+    { n++; med[n] = $12; sp[n] = $11; for (k = 1; k <= 25; k++) if ($k != "nan") sum[k] += $k; else miss[k] = 1
       if ($13 != "correct") bad++ }
     END {
         if (!n) { print "bench-eval: no evaluation ran"; exit 1 }
@@ -154,6 +154,10 @@ summary() {
         if (n >= 2) {
             mn = mx = med[1]; for (i = 2; i <= n; i++) { if (med[i] < mn) mn = med[i]; if (med[i] > mx) mx = med[i] }
             printf "spread of the %d candidate medians (max - min over their mean): %.3f%% (%.2f-%.2f us; target <= 1%% for the full protocol)\n", n, (mx - mn) / m[12] * 100, mn, mx
+            if (sp[1] != "nan") {
+                lo = hi = sp[1]; for (i = 2; i <= n; i++) { if (sp[i] < lo) lo = sp[i]; if (sp[i] > hi) hi = sp[i] }
+                printf "spread of the %d paired speedups (max - min over their mean): %.3f%% (%.3f-%.3f)\n", n, (hi - lo) / m[11] * 100, lo, hi
+            }
         }
         rate = 60 / m[1]; rate_w = 60 / (m[1] - start)
         printf "evaluations per GPU-minute: %.1f (%.1f without the process start) (target >= %d at this shape): %s\n", rate, rate_w, target, (rate_w >= target ? "met" : "NOT met")
