@@ -17,10 +17,9 @@
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-/* Within this ratio of its parent a child's speed is never called a
- * change, whatever spread the timings report; a wider measured spread
- * (the child's and the parent's, kf_lineage_noise) widens the band. */
-#define S_SAME_BAND 0.03
+/* Within KF_LINEAGE_SAME_BAND of its parent a child's speed is never
+ * called a change; a wider measured spread (the child's and the parent's,
+ * kf_lineage_noise) widens the band, up to KF_LINEAGE_UNTOLD. */
 
 //  The first line of TEXT that mentions an error, else its first line,
 //  at most MAX characters, into BUF.
@@ -86,9 +85,9 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
             return buf;
         }
         /* A change counts once it is beyond the timing noise both figures
-         * carry (their p10-p90 spreads), and never below S_SAME_BAND. */
+         * carry (their p10-p90 spreads), and never below the same band. */
         double noise = kf_jnum (c, "noise", 0);
-        double band = noise > S_SAME_BAND ? noise : S_SAME_BAND;
+        double band = noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND;
         char within[200] = "";
         if (noise > 0)
             snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (half the "
@@ -96,6 +95,9 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
                       "kernels and their references, added in quadrature)", 100 * noise);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
+        else if (band > KF_LINEAGE_UNTOLD)
+            snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but the timings "
+                      "are too spread to tell the two apart%s", s, parent_speedup, within);
         else if (s < parent_speedup * (1 - band))
             snprintf (buf, size, "correct but regressed beyond the timing noise: %.2fx against "
                       "the parent's %.2fx%s", s, parent_speedup, within);

@@ -18,6 +18,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Within this ratio of its parent a child neither improved nor
+ * regressed, whatever spread its timings report. */
+#define KF_LINEAGE_SAME_BAND 0.03
+
+/* Past this band (the two figures' noise in quadrature) a comparison with
+ * the parent tells nothing: round 9 of issue 15 printed "within noise of
+ * +/-101%" under the heaviest load. Such a try is named, not counted. */
+#define KF_LINEAGE_UNTOLD 0.5
+
 /* Children of a parent listed in a prompt, newest first. */
 #define KF_LINEAGE_CHILDREN 6
 
@@ -26,9 +35,9 @@
  * REASON is one line: why it failed (its verdict's first line), how it
  * compared with the parent (PARENT_SPEEDUP; a correct child "regressed"
  * only when slower beyond the timing noise of both, "within noise"
- * otherwise; a screen-only figure is not set against a full one), or
- * that its source repeated an earlier one. Caller's;
- * NULL on a database error, an empty array when there are none. */
+ * otherwise, "too spread to tell" past KF_LINEAGE_UNTOLD; a screen-only
+ * figure is not set against a full one), or that its source repeated an
+ * earlier one. Caller's; NULL on a database error, an empty array when there are none. */
 json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int n);
 
 /* The one-line reason of child C (a row as above, without "reason") next

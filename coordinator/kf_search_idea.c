@@ -13,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Within this ratio of its parent a try neither won nor lost, whatever
- * spread its timings report (kf_lineage.c's S_SAME_BAND). */
-#define S_SAME_BAND 0.03
 
 //  An idea never trades a parent at the reference's speed or better for
 //  one below it (round 7 of issue 15: a 0.25x kernel lacked every idea
@@ -45,7 +42,9 @@ kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *e
 int
 kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
 {
-    double band = noise > S_SAME_BAND ? noise : S_SAME_BAND;
+    double band = noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND;
+    if (band > KF_LINEAGE_UNTOLD)
+        return 2;
     if (speedup < parent_speedup * (1 - band))
         return -1;
     return speedup > parent_speedup * (1 + band) ? 1 : 0;
@@ -57,7 +56,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
     json_t *notes = json_object ();
     for (size_t i = 0; i < n; i++) {
         aside[i] = false;
-        int tried = 0, lost = 0, won = 0;
+        int tried = 0, told = 0, lost = 0, won = 0;
         size_t j;
         json_t *t;
         json_array_foreach (tries, j, t)
@@ -66,15 +65,16 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                 int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0),
                                                 kf_jnum (t, "parent_speedup", 0),
                                                 kf_jnum (t, "noise", 0));
+                told += v != 2;
                 lost += v < 0;
-                won += v > 0;
+                won += v == 1;
             }
         if (!tried)
             continue;
         //  Every try lost; or two or more and none won (round 9: on a
         //  loaded host every try fell within a +/-25% band, and threads
         //  were handed out four times in three generations).
-        aside[i] = lost == tried || (tried >= KF_SEARCH_IDEA_NO_WIN && won == 0);
+        aside[i] = told > 0 && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0));
         //  The newest tries first, each with both figures.
         char note[400] = "tried:";
         size_t used = strlen (note);
@@ -89,12 +89,14 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
             //  13% loss called even; the band that made it so is said.
             char band[48] = "";
-            if (v == 0)
+            if (v == 0 || v == 2)
                 snprintf (band, sizeof band, " of +/-%.0f%%",
-                          100 * (noise > S_SAME_BAND ? noise : S_SAME_BAND));
+                          100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND));
             snprintf (note + used, sizeof note - used, "%s %s%s (%.2fx vs parent %.2fx)",
-                      said++ ? "," : "", v < 0 ? "lost" : v > 0 ? "won" : "within noise", band,
-                      s, p);
+                      said++ ? "," : "",
+                      v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "not told, timings spread"
+                                                               : "within noise",
+                      band, s, p);
             used = strlen (note);
         }
         if (tried > said)

@@ -54,15 +54,17 @@ int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_
 /* A counted try of an idea against its parent, both timed in full, with
  * NOISE the relative spread of the two figures (kf_lineage_noise of each,
  * in quadrature): -1 lost beyond the noise (at least 3%, as
- * kf_lineage_reason), 1 won beyond it, 0 within it. */
+ * kf_lineage_reason), 1 won beyond it, 0 within it, 2 when the noise is
+ * past KF_LINEAGE_UNTOLD (too spread to tell). */
 int kf_search_idea_verdict (double speedup, double parent_speedup, double noise);
 
 /* The record of IDEAS (N) from TRIES, the run's counted tries oldest
  * first as [{idea, speedup, parent_speedup, noise}]: ASIDE[i] is set when
  * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
- * times or more and none won; returns {idea: note} for each
- * idea tried, the note "tried: lost (20.10x vs parent 36.20x), won
- * (...)" over the newest KF_SEARCH_IDEA_NOTED tries (caller's). */
+ * times or more and none won (tries too spread to tell count for
+ * neither); returns {idea: note} for each idea tried, the note "tried:
+ * lost (20.10x vs parent 36.20x), won (...)" over the newest
+ * KF_SEARCH_IDEA_NOTED tries (caller's). */
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
 
 /* ORDER (N indices): the ideas from START on, cyclically, those not ASIDE

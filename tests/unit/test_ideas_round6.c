@@ -62,6 +62,7 @@ s_test_lost (void)
     CHECK (kf_search_idea_verdict (35.5, 36.2, 0.05) == 0);
     CHECK (kf_search_idea_verdict (30.0, 36.2, 0.25) == 0);    //  within a wide noise
     CHECK (kf_search_idea_verdict (40.0, 36.2, 0.02) == 1);
+    CHECK (kf_search_idea_verdict (10.0, 36.2, 1.01) == 2);    //  too spread to tell
 
     json_t *spec = s_spec ("matmul", "return torch.matmul(a, b)");
     size_t n = 0;
@@ -128,6 +129,27 @@ s_test_lost (void)
     notes_loaded = kf_search_idea_record (ideas, n, loaded, aside_loaded);
     CHECK (!aside_loaded[threads]);
     json_decref (notes_loaded);
+    //  Round 9: tries too spread to tell (a band of +/-101% under the
+    //  heaviest load) are named and count for nothing: two of them set
+    //  nothing aside, and one beside a told loss leaves that loss alone.
+    json_t *spread = json_pack ("[{s:s, s:f, s:f, s:f}, {s:s, s:f, s:f, s:f}]", "idea",
+                                ideas[block], "speedup", 2.0, "parent_speedup", 4.53, "noise",
+                                1.01, "idea", ideas[block], "speedup", 9.0, "parent_speedup",
+                                4.53, "noise", 0.8);
+    bool aside_spread[16] = { false };
+    json_t *notes_spread = kf_search_idea_record (ideas, n, spread, aside_spread);
+    CHECK (!aside_spread[block]);
+    CHECK (!strcmp (json_string_value (json_object_get (notes_spread, ideas[block])),
+                    "tried: not told, timings spread of +/-80% (9.00x vs parent 4.53x), not "
+                    "told, timings spread of +/-101% (2.00x vs parent 4.53x)"));
+    json_decref (notes_spread);
+    json_array_append_new (spread, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[block],
+                                              "speedup", 2.0, "parent_speedup", 4.53,
+                                              "noise", 0.05));
+    notes_spread = kf_search_idea_record (ideas, n, spread, aside_spread);
+    CHECK (aside_spread[block]);    //  its one told try lost
+    json_decref (notes_spread);
+    json_decref (spread);
     json_decref (loaded);
 
     //  The order: from the generation's start, the idea set aside last.

@@ -55,6 +55,14 @@ s_noise (void)
     kf_lineage_reason (c, 2.2, buf, sizeof buf);
     CHECK (strstr (buf, "improved beyond the timing noise: 3.00x") != NULL);
     json_decref (c);
+    //  Round 9: under the heaviest load a band of +/-101% called a try
+    //  "within noise"; past KF_LINEAGE_UNTOLD it tells nothing, and says so.
+    c = s_child (1.2, "full", 1.01);
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "correct at 1.20x against the parent's 2.20x, but the timings are too "
+                        "spread to tell the two apart; timing noise about +/-101%") != NULL);
+    CHECK (!strstr (buf, "within noise") && !strstr (buf, "regressed"));
+    json_decref (c);
     //  No measured spread: the 3% floor still holds.
     c = s_child (2.0, NULL, 0);
     kf_lineage_reason (c, 2.2, buf, sizeof buf);
