@@ -384,8 +384,11 @@ static const char *const s_ideas_host_ew[] = {
     "use every core, by threads over contiguous ranges once each element's math is "
     "vectorised (threads multiply one core's rate; over scalar libm calls that rate stays "
     "low and the threads' start costs more than they gain)",
-    "keep more loads in flight, by unrolling so several vectors are processed per "
-    "iteration once each element is cheap",
+    //  Round 9: "keep more loads in flight" went to a kernel its
+    //  polynomial keeps compute-bound; what unrolling buys there is
+    //  independent FMA chains.
+    "hide the FMA latency, by unrolling so the polynomials of several vectors run as "
+    "independent chains once each element's math is vectorised",
     "remove the per-element overhead, by the simplest loop the compiler vectorises fully", NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
     "use every core's share of the memory bandwidth, by threads over contiguous ranges",

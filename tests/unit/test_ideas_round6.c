@@ -419,6 +419,11 @@ s_test_apart (void)
     size_t simd = s_index (ew, n, "SIMD intrinsics");
     CHECK (simd < KF_PROMPT_IDEAS_APART && strstr (ew[simd], "never a libm call per lane"));
     CHECK (simd < threads);
+    //  Round 9: its unrolling idea is about FMA chains, not loads in
+    //  flight: a polynomial per lane keeps the kernel compute-bound.
+    size_t unroll = s_index (ew, n, "by unrolling");
+    CHECK (unroll < n && strstr (ew[unroll], "FMA latency") && !strstr (ew[unroll], "loads"));
+    CHECK (kf_prompt_idea_feature (unroll < n ? ew[unroll] : NULL) == KF_IDEA_UNROLL);
     json_decref (mish);
     json_t *clamp = s_spec ("elementwise", "return torch.clamp(x, 0, 1)");
     ew = kf_prompt_ideas_for (clamp, KF_TARGET_HOST, &n);
