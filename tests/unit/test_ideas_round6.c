@@ -489,6 +489,61 @@ s_test_layout (void)
     json_decref (mm);
 }
 
+//  ---------------------------------------------------------------------
+//  6. What threads cost, beside a threads idea (round 9)
+
+static void
+s_test_thread_cost (void)
+{
+    json_t *spec = s_spec ("matmul", "return torch.matmul(a, b)");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t threads = s_index (ideas, n, "by output blocks split across threads");
+    size_t block = s_index (ideas, n, "by cache blocking");
+    CHECK (threads < n && block < n);
+    if (!(threads < n && block < n)) {
+        json_decref (spec);
+        return;
+    }
+    //  Round 9's host: one thread's start and join 488.7 us, 2 cores; a
+    //  735.1 us parent is under the 977.4 us where threads break even.
+    json_t *hw = json_pack ("{s:[{s:f, s:f}]}", "devices", "cores", 2.0,
+                            "thread_start_join_us", 488.7);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 8, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 28.6, "candidate_ns", 735100.0);
+    json_t *plan = json_pack ("{s:s}", "mine", ideas[threads]);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .hardware = hw, .generation = 1, .slot = 0, .population = 3,
+                          .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "What threads cost here: one thread's start and join takes 488.7 us; "
+                           "over 2 cores a call saves at most 50% of its time and pays for 1 "
+                           "start, so threads started in every call pay only where the call "
+                           "takes well over 977 us. The kernel to improve takes 735 us a "
+                           "call: below that, so threads started in each call lose here"));
+    free (p);
+    //  A parent of 10 ms: the figures, and no verdict.
+    json_object_set_new (base, "candidate_ns", json_real (10e6));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "takes well over 977 us. The kernel to improve takes 10 ms a call."));
+    free (p);
+    //  Another idea, or no measured thread start: nothing of it.
+    json_object_set_new (plan, "mine", json_string (ideas[block]));
+    p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, "What threads cost"));
+    free (p);
+    json_object_set_new (plan, "mine", json_string (ideas[threads]));
+    in.hardware = NULL;
+    p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, "What threads cost"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -497,5 +552,6 @@ main (void)
     s_test_every_elite_does_it ();
     s_test_apart ();
     s_test_layout ();
+    s_test_thread_cost ();
     return kf_test_done ("test_ideas_round6");
 }
