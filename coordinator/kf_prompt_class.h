@@ -84,16 +84,18 @@ char *kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k);
 typedef enum {
     KF_IDEA_OTHER, KF_IDEA_THREADS, KF_IDEA_SIMD, KF_IDEA_STREAM, KF_IDEA_UNROLL,
     KF_IDEA_APPROX, KF_IDEA_BLOCK, KF_IDEA_MICRO, KF_IDEA_PACK, KF_IDEA_FUSED_ROW,
-    KF_IDEA_ACCUMULATORS
+    KF_IDEA_ACCUMULATORS, KF_IDEA_EPILOGUE
 } kf_idea_feature_t;
 
 /* The feature IDEA (one of the lists' texts) is about; KF_IDEA_OTHER for
- * one no code shows (the simplest loop, a fused epilogue). */
+ * one no code shows (the simplest loop). */
 kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
 
 /* Whether SOURCE (in LANGUAGE) already does F: threads, SIMD intrinsics,
  * streaming stores, unrolling or several accumulators, approximate math,
- * cache blocking, a register micro-kernel, packing, a fused row pass -
+ * cache blocking, a register micro-kernel, packing, a fused row pass, on
+ * the host an epilogue fused into the product (the output never read
+ * back) -
  * read by the descriptors (analysis/kf_descriptor.h) and from the code
  * in the forms models write (kf_prompt_does.c). False for
  * KF_IDEA_OTHER. */

@@ -39,11 +39,171 @@ kf_prompt_idea_feature (const char *idea)
         { "by packing", KF_IDEA_PACK },
         { "by a single fused pass", KF_IDEA_FUSED_ROW },
         { "by several independent accumulators", KF_IDEA_ACCUMULATORS },
+        { "by fusing the epilogue", KF_IDEA_EPILOGUE },
     };
     for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
         if (strstr (idea, map[i].word))
             return map[i].f;
     return KF_IDEA_OTHER;
+}
+
+//  ---------------------------------------------------------------------
+//  The output read back
+
+#define S_NAMES 16
+
+static bool
+s_ident (char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+//  The next whole-word NAME in T from P, or NULL.
+static const char *
+s_word (const char *t, const char *p, const char *name)
+{
+    size_t len = strlen (name);
+    for (const char *q = strstr (p, name); q; q = strstr (q + 1, name))
+        if ((q == t || !s_ident (q[-1])) && !s_ident (q[len]))
+            return q;
+    return NULL;
+}
+
+//  Whether the name at W, LEN long, stands for the output's data: not
+//  out[0].shape or out[0].rank (a size taken from the output).
+static bool
+s_data (const char *w, size_t len)
+{
+    const char *q = w + len;
+    if (*q != '[')
+        return true;
+    q = strchr (q, ']');
+    if (!q)
+        return true;
+    q++;
+    if (*q == '.')
+        q++;
+    else if (*q == '-' && q[1] == '>')
+        q += 2;
+    else
+        return true;
+    return !strncmp (q, "data", 4) && !s_ident (q[4]);
+}
+
+//  Names bound to the output: "out" (kf_forward's parameter, and a job
+//  struct's field of that name), and whatever is assigned from an
+//  expression that names one of them (float *o = t->out + i * n).
+static int
+s_output_names (const char *t, char names[S_NAMES][64])
+{
+    int n = 0;
+    snprintf (names[n++], 64, "out");
+    for (int pass = 0, grew = 1; grew && pass < 4; pass++) {
+        grew = 0;
+        for (const char *stmt = t; *stmt && n < S_NAMES;) {
+            size_t len = strcspn (stmt, ";{}");
+            const char *eq = NULL;
+            for (const char *q = stmt; q < stmt + len; q++)
+                if (*q == '=' && q[1] != '=' && q > stmt && !strchr ("=!<>+-*/%&|^", q[-1])) {
+                    eq = q;
+                    break;
+                }
+            bool named = false;
+            for (int k = 0; eq && k < n && !named; k++)
+                for (const char *w = s_word (t, eq, names[k]); w && w < stmt + len && !named;
+                     w = s_word (t, w + 1, names[k]))
+                    named = s_data (w, strlen (names[k]));
+            if (named) {
+                const char *e = eq;
+                while (e > stmt && !s_ident (e[-1]))
+                    e--;
+                const char *b = e;
+                while (b > stmt && s_ident (b[-1]))
+                    b--;
+                char name[64];
+                snprintf (name, sizeof name, "%.*s", (int) (e - b), b);
+                bool known = !*name || (*name >= '0' && *name <= '9');
+                for (int k = 0; k < n && !known; k++)
+                    known = !strcmp (names[k], name);
+                if (!known) {
+                    snprintf (names[n++], 64, "%s", name);
+                    grew = 1;
+                }
+            }
+            stmt += len + (stmt[len] != 0);
+        }
+    }
+    return n;
+}
+
+//  Whether the occurrence of a name at P, LEN long, reads the data behind
+//  it: a subscript used as a value or updated (out[i] += ...), not one
+//  written (out[i] = ...), addressed (&out[i]) or a member (out[0].data);
+//  or an argument of a call whose name has "load" or "gather" in it.
+static bool
+s_reads (const char *t, const char *p, size_t len)
+{
+    const char *q = p + len;
+    while (*q == ' ' || *q == '\t' || *q == '\n')
+        q++;
+    if (*q == '[') {
+        const char *b = p;
+        while (b > t && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b > t && b[-1] == '&')
+            return false;
+        int depth = 0;
+        for (; *q; q++) {
+            depth += *q == '[';
+            depth -= *q == ']';
+            if (*q == ']' && depth == 0)
+                break;
+        }
+        if (!*q)
+            return false;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n')
+            q++;
+        if (*q == '.' || (*q == '-' && q[1] == '>') || *q == '[')
+            return false;
+        return !(*q == '=' && q[1] != '=');
+    }
+    //  The call whose arguments hold it.
+    int depth = 0;
+    for (const char *b = p; b > t; b--) {
+        char c = b[-1];
+        if (c == ';' || c == '{' || c == '}')
+            return false;
+        depth += c == ')';
+        if (c == '(' && depth-- == 0) {
+            const char *e = b - 1;
+            while (e > t && e[-1] == ' ')
+                e--;
+            const char *s = e;
+            while (s > t && s_ident (s[-1]))
+                s--;
+            char fn[64];
+            snprintf (fn, sizeof fn, "%.*s", (int) (e - s), s);
+            return strstr (fn, "load") || strstr (fn, "gather");
+        }
+    }
+    return false;
+}
+
+//  Whether code T (comments and strings blanked) reads its output back:
+//  an epilogue in a pass of its own over the product, or sums kept in
+//  the output itself. Round 9 handed "fuse the epilogue" to a kernel
+//  whose micro-kernel stored only finished outputs.
+static bool
+s_reads_output (const char *t)
+{
+    char names[S_NAMES][64];
+    int n = s_output_names (t, names);
+    for (int k = 0; k < n; k++)
+        for (const char *w = s_word (t, t, names[k]); w; w = s_word (t, w + 1, names[k]))
+            if (s_reads (t, w, strlen (names[k])))
+                return true;
+    return false;
 }
 
 //  ---------------------------------------------------------------------
@@ -102,6 +262,8 @@ kf_prompt_source_features (const char *source, const char *language)
                                                 "\\[[^];]*\\][[:space:]]*=[^=]"));
     S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1);
     S_SET (KF_IDEA_ACCUMULATORS, strstr (w, "per-lane accumulator") || acc.same >= 2);
+    //  On a GPU the output reaches the kernel as a parameter of any name.
+    S_SET (KF_IDEA_EPILOGUE, host && !s_reads_output (t));
 #undef S_SET
     free (code);
     free (why);

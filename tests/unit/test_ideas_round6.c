@@ -293,9 +293,60 @@ static const char *s_commented =
     "  /* tried: _mm512_stream_ps (y + i, v); p = _mm512_fmadd_ps (p, t, c3); bpack[j] = 1; */\n"
     "  for (long i = 0; i < n; i++) y[i] = x[i];\n  return 0;\n}\n";
 
+//  Round 9 (gemm_sigmoid_residual): "fuse the epilogue" was handed to a
+//  kernel whose micro-kernel stores only finished outputs. Fused: the
+//  output is written, never read back.
+static const char *s_fused =
+    "#include \"kf_kernel.h\"\n#include <immintrin.h>\n"
+    "typedef struct { const float *x, *w, *b; float *out; int64_t M, N, K; } job_t;\n"
+    "static void tile (const job_t *t, int64_t i, int64_t j) {\n"
+    "  __m512 acc = _mm512_setzero_ps ();\n"
+    "  for (int64_t k = 0; k < t->K; k += 16)\n"
+    "    acc = _mm512_fmadd_ps (_mm512_loadu_ps (t->x + i * t->K + k),\n"
+    "                           _mm512_loadu_ps (t->w + j * t->K + k), acc);\n"
+    "  float z = _mm512_reduce_add_ps (acc) + t->b[j];\n"
+    "  float *o = t->out + i * t->N;\n  o[j] = z / (1.0f + expf (-z)) + z;\n}\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx) {\n"
+    "  int64_t M = in[0].shape[0], K = in[0].shape[1], N = out[0].shape[1];\n"
+    "  if (kf_numel (&out[0]) != M * N || out[0].dtype != KF_F32) return 1;\n"
+    "  job_t job = { in[0].data, in[1].data, in[2].data, out[0].data, M, N, K };\n"
+    "  for (int64_t i = 0; i < M; i++)\n    for (int64_t j = 0; j < N; j++) tile (&job, i, j);\n"
+    "  return 0;\n}\n";
+//  The epilogue in a pass of its own (round 7's parent, in short).
+static const char *s_two_pass =
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx) {\n"
+    "  const float *x = in[0].data, *w = in[1].data;\n  float *y = out[0].data;\n"
+    "  for (long i = 0; i < 64; i++)\n    for (long j = 0; j < 64; j++) {\n"
+    "      float s = 0;\n      for (long k = 0; k < 64; k++) s += x[i * 64 + k] * w[j * 64 + k];\n"
+    "      y[i * 64 + j] = s;\n    }\n"
+    "  for (long i = 0; i < 64 * 64; i += 16) {\n      float *o = y + i;\n"
+    "      __m512 z = _mm512_loadu_ps (o);\n      _mm512_storeu_ps (o, z);\n  }\n"
+    "  return 0;\n}\n";
+//  Sums kept in the output itself: read back as well.
+static const char *s_in_place =
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx) {\n"
+    "  float *c = (float *) out[0].data;\n  const float *a = in[0].data, *b = in[1].data;\n"
+    "  for (long i = 0; i < 64; i++) for (long k = 0; k < 64; k++)\n"
+    "    for (long j = 0; j < 64; j++) c[i * 64 + j] += a[i * 64 + k] * b[k * 64 + j];\n"
+    "  return 0;\n}\n";
+
 static void
 s_test_forms (void)
 {
+    CHECK (kf_prompt_source_does (s_fused, "c", KF_IDEA_EPILOGUE));
+    CHECK (!kf_prompt_source_does (s_two_pass, "c", KF_IDEA_EPILOGUE));
+    CHECK (!kf_prompt_source_does (s_in_place, "c", KF_IDEA_EPILOGUE));
+    CHECK (!kf_prompt_source_does (s_fused, "cuda", KF_IDEA_EPILOGUE));
+    json_t *linear = s_linear ();
+    size_t n_lin = 0;
+    const char *const *lin = kf_prompt_ideas_for (linear, KF_TARGET_HOST, &n_lin);
+    size_t epi = s_index (lin, n_lin, "fusing the epilogue");
+    CHECK (epi < n_lin && kf_prompt_idea_feature (lin[epi]) == KF_IDEA_EPILOGUE);
+    json_decref (linear);
+
     CHECK (kf_prompt_source_does (s_unrolled, "c", KF_IDEA_UNROLL));
     CHECK (kf_prompt_source_does (s_poly, "c", KF_IDEA_APPROX));
     CHECK (kf_prompt_source_does (s_micro, "c", KF_IDEA_MICRO));
