@@ -69,6 +69,19 @@ s_word (const char *t, const char *p, const char *name)
     return NULL;
 }
 
+//  The identifier that ends before AT (what lies between skipped), no
+//  further back than FROM, into NAME.
+static void
+s_name_before (const char *from, const char *at, char name[64])
+{
+    while (at > from && !s_ident (at[-1]))
+        at--;
+    const char *b = at;
+    while (b > from && s_ident (b[-1]))
+        b--;
+    snprintf (name, 64, "%.*s", (int) (at - b), b);
+}
+
 //  Whether the name at W, LEN long, stands for the output's data: not
 //  out[0].shape or out[0].rank (a size taken from the output).
 static bool
@@ -114,14 +127,8 @@ s_output_names (const char *t, char names[S_NAMES][64])
                      w = s_word (t, w + 1, names[k]))
                     named = s_data (w, strlen (names[k]));
             if (named) {
-                const char *e = eq;
-                while (e > stmt && !s_ident (e[-1]))
-                    e--;
-                const char *b = e;
-                while (b > stmt && s_ident (b[-1]))
-                    b--;
                 char name[64];
-                snprintf (name, sizeof name, "%.*s", (int) (e - b), b);
+                s_name_before (stmt, eq, name);
                 bool known = !*name || (*name >= '0' && *name <= '9');
                 for (int k = 0; k < n && !known; k++)
                     known = !strcmp (names[k], name);
@@ -176,14 +183,8 @@ s_reads (const char *t, const char *p, size_t len)
             return false;
         depth += c == ')';
         if (c == '(' && depth-- == 0) {
-            const char *e = b - 1;
-            while (e > t && e[-1] == ' ')
-                e--;
-            const char *s = e;
-            while (s > t && s_ident (s[-1]))
-                s--;
             char fn[64];
-            snprintf (fn, sizeof fn, "%.*s", (int) (e - s), s);
+            s_name_before (t, b - 1, fn);
             return strstr (fn, "load") || strstr (fn, "gather");
         }
     }
