@@ -76,16 +76,28 @@ kf_prompt_task_class (json_t *spec)
             return KF_CLASS_ELEMENTWISE;
     }
     //  What the reference calls, comments included: a module's layers
-    //  name the work better than the task's free text.
+    //  name the work better than the task's free text. In the code's
+    //  forms, not as words: round 10's log-cosh, whose docstring spoke of
+    //  "a small linear term", was read as a matrix product and handed
+    //  GEMM ideas; a "normal" distribution is no normalisation either.
+    static const char *const matmul_src[] = { "matmul", "gemm", "bmm(", "nn.Linear", "F.linear",
+                                              "functional.linear", ".linear(", "conv1d", "conv2d",
+                                              "conv3d", "conv_transpose", "Conv1d", "Conv2d",
+                                              "Conv3d", "ConvTranspose", "einsum", "torch.mm",
+                                              ".mm(", " @ ", "addmm", NULL };
+    static const char *const rows_src[] = { "softmax", "_norm", "Norm", "norm(", "normalize(",
+                                            "sum(", "mean(", "amax", "amin", "max(dim",
+                                            "logsumexp", "var(", "std(", "argmax", "argmin",
+                                            ".max(", ".min(", NULL };
     const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     if (s_any (src, (const char *const[]) { "scaled_dot_product_attention", "MultiheadAttention",
                                              NULL }))
         return KF_CLASS_ATTENTION;
     if (s_any (src, (const char *const[]) { "cumsum", "cumprod", "cummax", "cummin", NULL }))
         return KF_CLASS_SCAN;
-    if (s_any (src, matmul))
+    if (s_any (src, matmul_src))
         return KF_CLASS_MATMUL;
-    if (s_any (src, rows))
+    if (s_any (src, rows_src))
         return KF_CLASS_ROW_REDUCTION;
     json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
     json_t *outs = json_object_get (spec, "outputs");

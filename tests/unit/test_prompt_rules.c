@@ -330,6 +330,26 @@ s_classes (void)
     json_t *scan = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
                               "torch.cumsum(x, dim=1)");
     CHECK (kf_prompt_task_class (scan) == KF_CLASS_SCAN);
+    //  Round 10: words of a docstring are no layers. Log-cosh "with a
+    //  small linear term" is elementwise, and so is a formula on inputs
+    //  drawn from a normal distribution; the calls still decide.
+    json_t *logcosh = json_pack (
+        "{s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i]}], s:[{s:s, s:[i, i]}]}", "name", "logcosh_scale",
+        "reference", "language", "pytorch", "source",
+        "\"\"\"log(cosh(x)) * 0.8 + 0.1 * x: the log-cosh of a smooth loss, scaled,\n"
+        "with a small linear term; x drawn from a normal distribution.\"\"\"\n"
+        "    def forward(self, x):\n        return torch.log(torch.cosh(x)) * 0.8 + 0.1 * x\n",
+        "inputs", "name", "x", "shape", 2048, 1024, "outputs", "name", "y", "shape", 2048, 1024);
+    CHECK (kf_prompt_task_class (logcosh) == KF_CLASS_ELEMENTWISE);
+    json_t *conv = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
+                              "return F.conv2d(x, self.w) + self.convert_bias");
+    CHECK (kf_prompt_task_class (conv) == KF_CLASS_MATMUL);
+    json_t *ln = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
+                            "return F.layer_norm(x, (512,))");
+    CHECK (kf_prompt_task_class (ln) == KF_CLASS_ROW_REDUCTION);
+    json_decref (logcosh);
+    json_decref (conv);
+    json_decref (ln);
     CHECK (kf_prompt_target_kind ("host", "c") == KF_TARGET_HOST);
     CHECK (kf_prompt_target_kind ("cuda:sm_90", "cuda") == KF_TARGET_CUDA);
     CHECK (kf_prompt_target_kind ("level-zero", "opencl") == KF_TARGET_INTEL);
