@@ -361,18 +361,21 @@ s_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
     double start_us = kf_jnum (d, "thread_start_join_us", 0), cores = kf_jnum (d, "cores", 0);
     double ns = kf_jnum (in->base, "candidate_ns", 0);
-    if (kf_prompt_idea_feature (idea) != KF_IDEA_THREADS || !(start_us > 0) || !(cores >= 2)
-        || !(ns > 0))
+    if (kf_prompt_idea_feature (idea) != KF_IDEA_THREADS || !(start_us > 0) || !(cores >= 2))
         return;
     double even_ns = cores * start_us * 1e3;
     char took[32], even[32];
-    kf_prompt_time_text (ns, took, sizeof took);
     kf_prompt_time_text (even_ns, even, sizeof even);
     fprintf (f, " What threads cost here: one thread's start and join takes %.1f us; over %.0f "
              "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
-             "threads started in every call pay only where the call takes well over %s. The "
-             "kernel to improve takes %s a call%s.", start_us, cores, 100 * (1 - 1 / cores),
-             cores - 1, cores > 2 ? "s" : "", even, took,
+             "threads started in every call pay only where the call takes well over %s.",
+             start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
+    //  Round 10: generation 0 has no kernel to improve, and its threads
+    //  attempts read nothing of the cost; the break-even stands alone.
+    if (!(ns > 0))
+        return;
+    kf_prompt_time_text (ns, took, sizeof took);
+    fprintf (f, " The kernel to improve takes %s a call%s.", took,
              ns < even_ns ? ": below that, so threads started in each call lose here unless "
                             "the work per call grows"
              : ns < 4 * even_ns ? ": not far above that, so most of their gain goes on starting "

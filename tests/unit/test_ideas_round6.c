@@ -579,6 +579,15 @@ s_test_thread_cost (void)
     p = kf_prompt_build (&in);
     CHECK (p && strstr (p, "takes well over 977 us. The kernel to improve takes 10 ms a call."));
     free (p);
+    //  Generation 0 (round 10): no kernel to improve, the break-even alone.
+    in.base = NULL;
+    in.generation = 0;
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "threads started in every call pay only where the call takes well "
+                           "over 977 us.") && !strstr (p, "The kernel to improve takes"));
+    free (p);
+    in.base = base;
+    in.generation = 1;
     //  Another idea, or no measured thread start: nothing of it.
     json_object_set_new (plan, "mine", json_string (ideas[block]));
     p = kf_prompt_build (&in);
