@@ -251,7 +251,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
 {
     if (!in->history)
         return;
-    int listed = 0;
+    int listed = 0, judged = 0;
     size_t i;
     json_t *c;
     json_array_foreach (in->history, i, c) {
@@ -262,15 +262,20 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         const char *idea = s_idea_of (in, c);
         if (!idea || strcmp (idea, mine))
             continue;
+        judged += !json_is_false (json_object_get (c, "finished"));
         char outcome[400];
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "%s candidate %lld (generation %lld): %s", listed++ ? ";" : " Tried before "
                  "in this run (newest first):", (long long) kf_jint (c, "id"),
                  (long long) kf_jint (c, "generation"), outcome);
     }
-    if (listed)
+    //  Round 10: "learn from how that went" after a try not judged yet.
+    if (judged)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
-               "why it should pay now.", f);
+               "why it should pay now; if it won, take it further than that try did.", f);
+    else if (listed)
+        fputs (". How that went is not known yet: take the idea another way than that try "
+               "(another split, order or width), so the two tell the run something apart.", f);
     else
         fputs (" No earlier candidate of this run has tried it yet.", f);
 }

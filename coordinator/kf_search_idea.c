@@ -94,7 +94,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                           100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND));
             snprintf (note + used, sizeof note - used, "%s %s%s (%.2fx vs parent %.2fx)",
                       said++ ? "," : "",
-                      v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "not told, timings spread"
+                      v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "inconclusive, timings spread"
                                                                : "within noise",
                       band, s, p);
             used = strlen (note);

@@ -140,8 +140,8 @@ s_test_lost (void)
     json_t *notes_spread = kf_search_idea_record (ideas, n, spread, aside_spread);
     CHECK (!aside_spread[block]);
     CHECK (!strcmp (json_string_value (json_object_get (notes_spread, ideas[block])),
-                    "tried: not told, timings spread of +/-80% (9.00x vs parent 4.53x), not "
-                    "told, timings spread of +/-101% (2.00x vs parent 4.53x)"));
+                    "tried: inconclusive, timings spread of +/-80% (9.00x vs parent 4.53x), "
+                    "inconclusive, timings spread of +/-101% (2.00x vs parent 4.53x)"));
     json_decref (notes_spread);
     json_array_append_new (spread, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[block],
                                               "speedup", 2.0, "parent_speedup", 4.53,

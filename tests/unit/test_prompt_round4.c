@@ -180,6 +180,13 @@ s_idea_tried (void)
     CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says, "
                      "change how it does it"));
     free (p);
+    //  Round 10: a try not judged yet has nothing to learn from yet.
+    json_object_set_new (json_array_get (history, 0), "finished", json_false ());
+    p = kf_prompt_build (&in);
+    CHECK (s_has (p, "How that went is not known yet: take the idea another way than that try"));
+    CHECK (!s_has (p, "Learn from how that went"));
+    free (p);
+    json_object_del (json_array_get (history, 0), "finished");
     //  A new idea says so (gen 2 slot 2: the fourth idea; gen 0 took the
     //  first three).
     in.slot = 2;
