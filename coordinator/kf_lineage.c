@@ -17,10 +17,6 @@
 
 #define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
-/* Within KF_LINEAGE_SAME_BAND of its parent a child's speed is never
- * called a change; a wider measured spread (the child's and the parent's,
- * kf_lineage_noise) widens the band, up to KF_LINEAGE_UNTOLD. */
-
 //  The first line of TEXT that mentions an error, else its first line,
 //  at most MAX characters, into BUF.
 static void
@@ -85,7 +81,8 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
             return buf;
         }
         /* A change counts once it is beyond the timing noise both figures
-         * carry (their p10-p90 spreads), and never below the same band. */
+         * carry (their p10-p90 spreads, kf_lineage_noise), and never below
+         * KF_LINEAGE_SAME_BAND; past KF_LINEAGE_UNTOLD nothing is told. */
         double noise = kf_jnum (c, "noise", 0);
         double band = noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND;
         char within[200] = "";

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 //  An idea never trades a parent at the reference's speed or better for
 //  one below it (round 7 of issue 15: a 0.25x kernel lacked every idea
 //  the 5x ones did, so ideas kept handing it children; kf_select.h).
