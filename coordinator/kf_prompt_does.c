@@ -58,13 +58,18 @@ s_ident (char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-//  The next whole-word NAME in T from P, or NULL.
+//  The next whole-word NAME in T from P, before END (NULL: the end of
+//  T), or NULL: bounded, as a statement's scan must not read the rest of
+//  a long source for every name.
 static const char *
-s_word (const char *t, const char *p, const char *name)
+s_word (const char *t, const char *p, const char *end, const char *name)
 {
     size_t len = strlen (name);
-    for (const char *q = strstr (p, name); q; q = strstr (q + 1, name))
-        if ((q == t || !s_ident (q[-1])) && !s_ident (q[len]))
+    if (!end)
+        end = p + strlen (p);
+    for (const char *q = p; q + len <= end; q++)
+        if (*q == *name && !strncmp (q, name, len) && (q == t || !s_ident (q[-1]))
+            && !s_ident (q[len]))
             return q;
     return NULL;
 }
@@ -123,8 +128,8 @@ s_output_names (const char *t, char names[S_NAMES][64])
                 }
             bool named = false;
             for (int k = 0; eq && k < n && !named; k++)
-                for (const char *w = s_word (t, eq, names[k]); w && w < stmt + len && !named;
-                     w = s_word (t, w + 1, names[k]))
+                for (const char *w = s_word (t, eq, stmt + len, names[k]); w && !named;
+                     w = s_word (t, w + 1, stmt + len, names[k]))
                     named = s_data (w, strlen (names[k]));
             if (named) {
                 char name[64];
@@ -201,7 +206,8 @@ s_reads_output (const char *t)
     char names[S_NAMES][64];
     int n = s_output_names (t, names);
     for (int k = 0; k < n; k++)
-        for (const char *w = s_word (t, t, names[k]); w; w = s_word (t, w + 1, names[k]))
+        for (const char *w = s_word (t, t, NULL, names[k]); w;
+             w = s_word (t, w + 1, NULL, names[k]))
             if (s_reads (t, w, strlen (names[k])))
                 return true;
     return false;
