@@ -177,8 +177,12 @@ s_host_facts (void)
     CHECK (s_has (p, "At the main shape: in0 4096, bias 4096, out0 4096 bytes."));
     CHECK (s_has (p, "creating and joining them is part of every timed call"));
     CHECK (s_has (p, "scratch_alloc on the host is malloc (16-byte aligned), at most 64 blocks"));
+    //  Round 10: not "fresh memory each call"; what faults and what not.
+    CHECK (s_has (p, "a block of up to 32 MiB comes back from the allocator's heap with its "
+                     "pages already in; a larger one is mapped anew in every call"));
+    CHECK (!s_has (p, "fresh memory each call"));
     CHECK (s_has (p, "the threads you start may use the memory"));
-    CHECK (s_has (p, "its first touch may fault pages in"));
+    CHECK (s_has (p, "faults its pages in each time"));
     //  No screen figure shown: nothing to explain.
     CHECK (!s_has (p, "is the short first timing"));
     free (p);
