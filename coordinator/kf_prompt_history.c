@@ -252,6 +252,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     if (!in->history)
         return;
     int listed = 0, judged = 0;
+    int64_t best = -1;
     size_t i;
     json_t *c;
     json_array_foreach (in->history, i, c) {
@@ -263,14 +264,21 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         if (!idea || strcmp (idea, mine))
             continue;
         judged += !json_is_false (json_object_get (c, "finished"));
+        if (in->best && s_same (in->best, c))
+            best = kf_jint (c, "id");
         char outcome[400];
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "%s candidate %lld (generation %lld): %s", listed++ ? ";" : " Tried before "
                  "in this run (newest first):", (long long) kf_jint (c, "id"),
                  (long long) kf_jint (c, "generation"), outcome);
     }
-    //  Round 10: "learn from how that went" after a try not judged yet.
-    if (judged)
+    //  Round 10: "learn from how that went" after a try not judged yet;
+    //  and "if it failed or lost" when that try is the run's best.
+    if (best >= 0)
+        fprintf (f, ". Candidate %lld is the run's best kernel so far: this idea won there, "
+                 "so take it further than that try did (another width, depth or split), "
+                 "or combine it with what the best does not do yet.", (long long) best);
+    else if (judged)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
                "why it should pay now; if it won, take it further than that try did.", f);
     else if (listed)
@@ -360,17 +368,24 @@ s_note (FILE *f, const kf_prompt_in_t *in, const char *idea)
 //  Round 9: threads were handed to kernels of a few hundred us on a host
 //  where one thread's start and join took 488.7 us. For a threads idea,
 //  what they cost here set against what the kernel to improve takes.
+//  Round 10: also when the kernel to improve starts threads itself, and
+//  with the run's best beside it when that is faster.
 static void
 s_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
 {
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
     double start_us = kf_jnum (d, "thread_start_join_us", 0), cores = kf_jnum (d, "cores", 0);
     double ns = kf_jnum (in->base, "candidate_ns", 0);
-    if (kf_prompt_idea_feature (idea) != KF_IDEA_THREADS || !(start_us > 0) || !(cores >= 2))
+    bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
+                                                       in->language, KF_IDEA_THREADS);
+    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded) || !(start_us > 0)
+        || !(cores >= 2))
         return;
     double even_ns = cores * start_us * 1e3;
     char took[32], even[32];
     kf_prompt_time_text (even_ns, even, sizeof even);
+    if (threaded)
+        fputs (" The kernel to improve starts threads.", f);
     fprintf (f, " What threads cost here: one thread's start and join takes %.1f us; over %.0f "
              "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
              "threads started in every call pay only where the call takes well over %s.",
@@ -386,6 +401,12 @@ s_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
              : ns < 4 * even_ns ? ": not far above that, so most of their gain goes on starting "
                                   "them"
                                 : "");
+    double best_ns = kf_jnum (in->best, "candidate_ns", 0);
+    if (best_ns > 0 && best_ns < ns && !s_same (in->best, in->base)) {
+        kf_prompt_time_text (best_ns, took, sizeof took);
+        fprintf (f, " The run's best kernel takes %s a call, so a successor of it gains even "
+                 "less from threads started per call.", took);
+    }
 }
 
 void

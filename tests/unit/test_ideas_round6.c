@@ -593,6 +593,25 @@ s_test_thread_cost (void)
     p = kf_prompt_build (&in);
     CHECK (p && !strstr (p, "What threads cost"));
     free (p);
+    //  Round 10: a kernel to improve that starts threads gets the figures
+    //  whatever its idea, and a faster best is named beside it.
+    json_object_set_new (base, "source", json_string (
+        "#include <pthread.h>\nstatic void *w (void *a) { return a; }\n"
+        "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, w, 0);"
+        " pthread_join (t, 0); return 0; }"));
+    json_object_set_new (base, "candidate_ns", json_real (1.29e6));
+    json_t *best = json_pack ("{s:i, s:s, s:f}", "id", 9, "status", "correct",
+                              "candidate_ns", 819e3);
+    in.best = best;
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "The kernel to improve starts threads. What threads cost here: one "
+                           "thread's start and join takes 488.7 us"));
+    CHECK (p && strstr (p, "The kernel to improve takes 1.29 ms a call: not far above that"));
+    CHECK (p && strstr (p, "The run's best kernel takes 819 us a call, so a successor of it "
+                           "gains even less from threads started per call."));
+    free (p);
+    in.best = NULL;
+    json_decref (best);
     json_object_set_new (plan, "mine", json_string (ideas[threads]));
     in.hardware = NULL;
     p = kf_prompt_build (&in);

@@ -187,6 +187,14 @@ s_idea_tried (void)
     CHECK (!s_has (p, "Learn from how that went"));
     free (p);
     json_object_del (json_array_get (history, 0), "finished");
+    //  Round 10: "if it failed or lost" when the try is the run's best.
+    in.best = json_array_get (history, 0);
+    p = kf_prompt_build (&in);
+    CHECK (s_has (p, "2.45 ms (6.12x), full protocol. Candidate 5 is the run's best kernel so "
+                     "far: this idea won there, so take it further than that try did"));
+    CHECK (!s_has (p, "if it failed or lost"));
+    free (p);
+    in.best = NULL;
     //  A new idea says so (gen 2 slot 2: the fourth idea; gen 0 took the
     //  first three).
     in.slot = 2;
