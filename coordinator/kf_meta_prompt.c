@@ -216,17 +216,33 @@ s_history (FILE *f, json_t *history, int64_t base)
 //  The outcome's share of the measured peaks, as the kernel prompt gives
 //  it, where the evaluation measured them (round 4: the kernel prompt had
 //  "27% of the copy bandwidth", the meta prompt nothing).
+//  Round 10: a matrix product's outcomes read "memory 2.2 GB/s = 3% of
+//  the copy bandwidth" and nothing of compute, where the kernel prompts
+//  derive 2*M*N*K from the shapes; the meta prompt now does the same (on
+//  DEVICE's peaks, every core's and one core's).
 static void
-s_shares (FILE *f, json_t *o)
+s_shares (FILE *f, json_t *o, json_t *spec, json_t *device)
 {
     json_t *bw = json_object_get (o, "bandwidth"), *cp = json_object_get (o, "compute");
     double gbs = kf_jnum (bw, "candidate_gbs", 0), copy = kf_jnum (bw, "copy_gbs", 0);
     double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
+    double ns = kf_jnum (o, "candidate_ns", 0), derived = 0;
+    long long mnk[3];
+    if (!(gf > 0) && ns > 0 && (derived = kf_prompt_matmul_flops (spec, mnk)) > 0) {
+        gf = derived / ns;
+        if (!(peak > 0))
+            peak = kf_jnum (device, "peak_gflops", 0);
+    }
     if (gbs > 0 && copy > 0)
         fprintf (f, "; memory %.1f GB/s = %.0f%% of the measured copy bandwidth", gbs,
                  100 * gbs / copy);
     if (gf > 0 && peak > 0)
         fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
+    double one_core = kf_jnum (device, "peak_gflops_one_core", 0);
+    if (gf > 0 && one_core > 0 && peak > one_core * 1.05)
+        fprintf (f, " (%.0f%% of one core's)", 100 * gf / one_core);
+    if (derived > 0 && peak > 0)
+        fputs (", counting the product's 2*M*N*K from the shapes", f);
 }
 
 void
@@ -302,7 +318,7 @@ s_did (FILE *f, json_t *o, const char *language)
 }
 
 static void
-s_outcome_line (FILE *f, json_t *o, const char *language)
+s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
              (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
@@ -316,7 +332,7 @@ s_outcome_line (FILE *f, json_t *o, const char *language)
         fprintf (f, ", %.0f ns (reference %.0f ns)",
                  json_number_value (json_object_get (o, "candidate_ns")),
                  json_number_value (json_object_get (o, "reference_ns")));
-    s_shares (f, o);
+    s_shares (f, o, spec, device);
     json_t *c = json_object_get (o, "correctness");
     if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
         fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
@@ -450,7 +466,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     size_t i;
     json_t *o;
     json_array_foreach (outcomes, i, o)
-        s_outcome_line (f, o, kf_jstr (run, "language"));
+        s_outcome_line (f, o, kf_jstr (run, "language"), json_object_get (run, "spec"),
+                        json_array_get (json_object_get (base->hardware, "devices"), 0));
     if (best_outcome)
         s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
                                            : "The code behind these outcomes",

@@ -152,10 +152,53 @@ test_prompt (void)
     json_decref (run);
 }
 
+/* Round 10: a matrix product's outcome with no compute figure of its
+ * own reads the 2*M*N*K the shapes give, against every core's peak and
+ * one core's (the kernel prompts did; the meta prompt gave memory only). */
+static void
+test_derived_compute (void)
+{
+    json_t *run = json_pack (
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+        " s:[{s:s, s:[i,i], s:s}]}}",
+        "language", "c", "target", "host", "spec", "name", "linear_gelu", "op", "matmul",
+        "description", "Linear then GELU.", "inputs", "name", "x", "shape", 64, 384, "dtype",
+        "f32", "name", "weight", "shape", 256, 384, "dtype", "f32", "outputs", "name", "y",
+        "shape", 64, 256, "dtype", "f32");
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "P", "strategies", "S",
+                                  "pitfalls", "F", "analysis", "A");
+    /* 2*64*256*384 = 12.58 million operations in 100 us: 125.8 GFLOP/s. */
+    json_t *outcomes = json_pack ("[{s:i, s:i, s:i, s:s, s:f, s:s, s:f, s:f, s:{s:f, s:f}}]",
+                                  "candidate_id", 4, "generation", 0, "prompt_version", 1,
+                                  "status", "correct", "speedup", 42.1, "fidelity", "full",
+                                  "candidate_ns", 100000.0, "reference_ns", 4210000.0,
+                                  "bandwidth", "candidate_gbs", 2.2, "copy_gbs", 62.0);
+    json_t *hw = json_pack ("{s:[{s:s, s:i, s:f, s:f, s:f}]}", "devices", "name", "Xeon VM",
+                            "cores", 2, "peak_gflops", 462.0, "peak_gflops_one_core", 229.1,
+                            "copy_bandwidth_gbs", 62.0);
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hw };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (s_has (p, "memory 2.2 GB/s = 4% of the measured copy bandwidth; compute 125.8 "
+                     "GFLOP/s = 27% of the measured peak (55% of one core's), counting the "
+                     "product's 2*M*N*K from the shapes"));
+    free (p);
+    /* Not a matrix product: no compute share is made up. */
+    json_object_set_new (json_object_get (run, "spec"), "op", json_string ("softmax"));
+    json_array_remove (json_object_get (json_object_get (run, "spec"), "inputs"), 1);
+    p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (p && !s_has (p, "GFLOP/s = "));
+    free (p);
+    json_decref (hw);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (run);
+}
+
 int
 main (void)
 {
     test_pick ();
     test_prompt ();
+    test_derived_compute ();
     return kf_test_done ("test_meta_round4");
 }
