@@ -243,8 +243,8 @@ s_risk (FILE *f, int failed, int tries)
 
 char *
 kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
-                   const int parent[KF_GRADIENT_DIMS], int max_hints, int min_moves,
-                   bool host)
+                   int64_t parent_id, const int parent[KF_GRADIENT_DIMS], int max_hints,
+                   int min_moves, bool host)
 {
     int w = host ? 1 : 0;
     if (!g || !t || !n || max_hints <= 0)
@@ -290,8 +290,24 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                         "moves; ",
                      s_dim_names[w][best], other, way, fabs (gd), g->moves[best]);
         s_risk (f, g->failures[best][dir], g->tries[best][dir]);
-        fprintf (f, "): consider %s, one step %s than the parent's.\n",
+        fprintf (f, "): consider %s, one step %s than the parent's",
                  s_advice[w][best][target], way);
+        /* The parent's own children that went that way, correct ones. */
+        int own = 0, own_better = 0;
+        for (size_t i = 0; parent_id && i < n; i++)
+            if (t[i].parent_id == parent_id && !s_failed (&t[i])
+                && (gd > 0 ? t[i].child[best] > t[i].parent[best]
+                           : t[i].child[best] < t[i].parent[best])) {
+                own++;
+                own_better += t[i].child_fitness > t[i].parent_fitness;
+            }
+        if (own && !own_better)
+            fprintf (f, "; but %s of this parent's own children that made that move "
+                        "measured better than the parent, so if you take this step, take it "
+                        "another way than %s",
+                     own == 1 ? "the one" : own == 2 ? "neither" : "none",
+                     own == 1 ? "that child did" : "they did");
+        fputs (".\n", f);
         hints++;
     }
 

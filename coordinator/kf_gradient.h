@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define KF_GRADIENT_DIMS 3
 
@@ -46,6 +47,7 @@ typedef struct {
     double parent_fitness;
     double child_fitness;
     bool novel;                     /* the child's coordinates were new to the run */
+    int64_t parent_id;              /* the parent candidate, 0: not known */
 } kf_transition_t;
 
 typedef struct {
@@ -75,16 +77,20 @@ void kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
 double kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                            double decay, const int coords[KF_GRADIENT_DIMS]);
 
-/* Mutation hints for a child of a parent at PARENT (levels), one sentence
+/* Mutation hints for a child of PARENT_ID (0: not known) at PARENT (levels), one sentence
  * a line, at most MAX_HINTS; a level move counts only once MIN_MOVES
  * correct children made it, and each hint says how often the move failed
  * ("risk: 1 of 5 attempts failed ..."); a move that failed in most of at
  * least MIN_MOVES attempts is a hint of its own. NULL when the transitions
  * support no hint. The hints say what the code does in plain words
  * (no level names of the descriptor's), a GPU's words or, when HOST,
- * a CPU's. Caller frees. */
+ * a CPU's. Where the parent's own correct children made the move the
+ * strongest gradient asks for and none measured better than it, that
+ * hint says so (round 10: "more elaborate memory access has done better"
+ * beside the parent's two children that had done it and lost). Caller
+ * frees. */
 char *kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
-                         const int parent[KF_GRADIENT_DIMS], int max_hints,
-                         int min_moves, bool host);
+                         int64_t parent_id, const int parent[KF_GRADIENT_DIMS],
+                         int max_hints, int min_moves, bool host);
 
 #endif

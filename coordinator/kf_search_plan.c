@@ -229,7 +229,7 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
     if (st->gradients) {
         rows = kf_db_query (self->db,
                             "SELECT parent_coords::text AS p, child_coords::text AS c,"
-                            " parent_fitness, child_fitness, novel FROM transitions"
+                            " parent_fitness, child_fitness, novel, parent_id FROM transitions"
                             " WHERE run_id = $1 ORDER BY child_id DESC LIMIT $2",
                             2, params);
         if (!rows)
@@ -246,6 +246,7 @@ s_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *
             t->parent_fitness = json_number_value (json_object_get (r, "parent_fitness"));
             t->child_fitness = json_number_value (json_object_get (r, "child_fitness"));
             t->novel = json_is_true (json_object_get (r, "novel"));
+            t->parent_id = kf_jint (r, "parent_id");
             snap->n_trans++;
         }
         json_decref (rows);
@@ -429,7 +430,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     /* In the target's words (no shared memory or warps on the host), as the prompt has them. */
     kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
     if (st->gradients && parent && snap->n_trans)
-        hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->coords,
+        hints = kf_gradient_hints (&snap->grad, snap->trans, snap->n_trans, parent->candidate_id,
+                                   parent->coords,
                                    st->max_hints, st->min_moves, kind == KF_TARGET_HOST);
     if (hints) {
         char *worded = kf_prompt_hints_for_target (hints, kind);

@@ -13,7 +13,7 @@
 static kf_transition_t
 s_move (int pm, int pa, int ps, int cm, int ca, int cs, double pf, double cf, bool novel)
 {
-    kf_transition_t t = { { pm, pa, ps }, { cm, ca, cs }, pf, cf, novel };
+    kf_transition_t t = { { pm, pa, ps }, { cm, ca, cs }, pf, cf, novel, 0 };
     return t;
 }
 
@@ -25,7 +25,7 @@ test_empty (void)
     for (int d = 0; d < KF_GRADIENT_DIMS; d++)
         CHECK (g.fitness[d] == 0 && g.rate[d] == 0 && g.explore[d] == 0 && g.combined[d] == 0);
     int parent[3] = { 1, 0, 0 };
-    CHECK (kf_gradient_hints (&g, NULL, 0, parent, 3, 2, false) == NULL);
+    CHECK (kf_gradient_hints (&g, NULL, 0, 0, parent, 3, 2, false) == NULL);
     /* Every cell weighs the same with nothing known, and more than 0. */
     int a[3] = { 0, 0, 0 }, b[3] = { 3, 3, 3 };
     double wa = kf_gradient_weight (&g, NULL, 0, 0.9, a);
@@ -58,7 +58,7 @@ test_memory_up (void)
     CHECK (g.fitness[1] == 0 && g.rate[1] == 0 && g.combined[1] == 0);
 
     int parent[3] = { 1, 0, 0 };
-    char *hints = kf_gradient_hints (&g, t, 4, parent, 3, 2, false);
+    char *hints = kf_gradient_hints (&g, t, 4, 0, parent, 3, 2, false);
     CHECK (hints != NULL);
     if (hints) {
         CHECK (strstr (hints, "Going from coalesced or vectorised loads and stores to tiles"
@@ -70,13 +70,13 @@ test_memory_up (void)
     free (hints);
     /* A parent already at the top of memory gets no advice to go up. */
     int top[3] = { 3, 0, 0 };
-    hints = kf_gradient_hints (&g, t, 4, top, 3, 2, false);
+    hints = kf_gradient_hints (&g, t, 4, 0, top, 3, 2, false);
     CHECK (hints && !strstr (hints, "consider"));
     free (hints);
     /* Fewer moves than the minimum: no hint. */
-    CHECK (kf_gradient_hints (&g, t, 4, parent, 3, 5, false) == NULL);
+    CHECK (kf_gradient_hints (&g, t, 4, 0, parent, 3, 5, false) == NULL);
     /* At most max_hints lines. */
-    hints = kf_gradient_hints (&g, t, 4, parent, 1, 2, false);
+    hints = kf_gradient_hints (&g, t, 4, 0, parent, 1, 2, false);
     CHECK (hints && strchr (hints, '\n') == hints + strlen (hints) - 1);
     free (hints);
 
@@ -104,7 +104,7 @@ test_sync_down (void)
     CHECK (g.fitness[2] < 0);
     CHECK (g.rate[2] < 0);
     int parent[3] = { 0, 1, 0 };
-    char *hints = kf_gradient_hints (&g, t, 3, parent, 3, 2, false);
+    char *hints = kf_gradient_hints (&g, t, 3, 0, parent, 3, 2, false);
     CHECK (hints && strstr (hints, "Going from threads that never wait for each other to"
                                    " threads of a block meeting at barriers (cooperation"
                                    " between threads) raised"
@@ -115,7 +115,7 @@ test_sync_down (void)
     /* A parent already at sync 1 is pointed down: no child went down, so
      * it is told that those who went up did worse. */
     int at1[3] = { 0, 1, 1 };
-    hints = kf_gradient_hints (&g, t, 3, at1, 3, 2, false);
+    hints = kf_gradient_hints (&g, t, 3, 0, at1, 3, 2, false);
     CHECK (hints && strstr (hints, "made their cooperation between threads more elaborate have"
                                    " done worse so far, and none has made it simpler yet"));
     free (hints);
@@ -162,7 +162,7 @@ test_explore (void)
     CHECK (g.explore[0] > 0);
     /* Nothing improved: the move hints say so rather than praise. */
     int parent[3] = { 2, 0, 0 };
-    char *hints = kf_gradient_hints (&g, t, 4, parent, 3, 1, false);
+    char *hints = kf_gradient_hints (&g, t, 4, 0, parent, 3, 1, false);
     CHECK (hints == NULL || !strstr (hints, "raised fitness in 1"));
     free (hints);
 }
@@ -196,7 +196,7 @@ test_risk (void)
     CHECK (g.tries[1][0] == 0 && g.failures[1][0] == 0);
 
     int parent[3] = { 1, 0, 0 };
-    char *hints = kf_gradient_hints (&g, t, 5, parent, 3, 2, false);
+    char *hints = kf_gradient_hints (&g, t, 5, 0, parent, 3, 2, false);
     CHECK (hints != NULL);
     if (hints) {
         printf ("%s", hints);
@@ -219,7 +219,7 @@ test_risk (void)
     kf_gradient_estimate (u, 4, 1.0, &g);
     CHECK (g.correct == 1 && g.failures[1][0] == 3 && g.tries[1][0] == 4);
     int p0[3] = { 0, 0, 0 };
-    hints = kf_gradient_hints (&g, u, 4, p0, 3, 2, false);
+    hints = kf_gradient_hints (&g, u, 4, 0, p0, 3, 2, false);
     CHECK (hints && strstr (hints, "Going from a direct translation of the reference to the"
                                    " operations fused into one pass (algorithm) failed in 3 of"
                                    " 4 attempts"));
@@ -236,7 +236,7 @@ test_risk (void)
         s_move (1, 0, 0, 2, 0, 0, 0.70, 0.78, false),
     };
     kf_gradient_estimate (v, 2, 1.0, &g);
-    hints = kf_gradient_hints (&g, v, 2, parent, 3, 2, false);
+    hints = kf_gradient_hints (&g, v, 2, 0, parent, 3, 2, false);
     CHECK (hints && strstr (hints, "risk: none of 2 attempts failed"));
     free (hints);
 
@@ -250,7 +250,7 @@ test_risk (void)
     kf_gradient_estimate (w, 2, 1.0, &g);
     CHECK (g.combined[0] < 0 && g.tries[0][1] == 0);
     int high[3] = { 2, 0, 0 };
-    hints = kf_gradient_hints (&g, w, 2, high, 3, 2, false);
+    hints = kf_gradient_hints (&g, w, 2, 0, high, 3, 2, false);
     CHECK (hints && strstr (hints, "Children that made their memory access more elaborate have"
                                    " done worse so far, and none has made it simpler yet"));
     CHECK (hints && strstr (hints, "risk: unknown, no child has gone this way yet"));
@@ -285,7 +285,7 @@ test_plain_words (void)
         "SIMD lane operations", "scalar global access",
     };
     for (int host = 0; host < 2; host++) {
-        char *hints = kf_gradient_hints (&g, t, 4, parent, 3, 2, host);
+        char *hints = kf_gradient_hints (&g, t, 4, 0, parent, 3, 2, host);
         CHECK (hints != NULL);
         if (!hints)
             continue;
@@ -325,7 +325,7 @@ test_lean_from_worse (void)
     kf_gradient_estimate (t, 3, 1.0, &g);
     CHECK (g.combined[2] < -0.1);
     int parent[3] = { 0, 0, 3 };
-    char *hints = kf_gradient_hints (&g, t, 3, parent, 3, 2, true);
+    char *hints = kf_gradient_hints (&g, t, 3, 0, parent, 3, 2, true);
     CHECK (hints != NULL);
     if (hints) {
         printf ("%s", hints);
@@ -336,6 +336,43 @@ test_lean_from_worse (void)
         CHECK (strstr (hints, "one step simpler than the parent's") != NULL);
         CHECK (strstr (hints, "OpenMP") == NULL);
     }
+    free (hints);
+}
+
+/* Round 10: the hint leaned towards more elaborate memory access beside
+ * the parent's own two children that had made that move and lost. */
+static void
+test_own_children (void)
+{
+    kf_transition_t t[5] = {
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.80, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.75, true),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.78, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.65, false),
+        s_move (1, 0, 0, 2, 0, 0, 0.70, 0.68, false),
+    };
+    t[0].parent_id = 1;
+    t[1].parent_id = 2;
+    t[2].parent_id = 3;
+    t[3].parent_id = t[4].parent_id = 7;
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 5, 1.0, &g);
+    CHECK (g.combined[0] > 0.1);
+    int parent[3] = { 1, 0, 0 };
+    char *hints = kf_gradient_hints (&g, t, 5, 7, parent, 1, 2, true);
+    CHECK (hints && strstr (hints, "have done better so far"));
+    CHECK (hints && strstr (hints, "one step more elaborate than the parent's; but neither of "
+                                   "this parent's own children that made that move measured "
+                                   "better than the parent, so if you take this step, take it "
+                                   "another way than they did.\n"));
+    printf ("%s", hints ? hints : "(none)\n");
+    free (hints);
+    /* Another parent, or one whose child won: the hint as before. */
+    hints = kf_gradient_hints (&g, t, 5, 3, parent, 1, 2, true);
+    CHECK (hints && !strstr (hints, "own children"));
+    free (hints);
+    hints = kf_gradient_hints (&g, t, 5, 0, parent, 1, 2, true);
+    CHECK (hints && !strstr (hints, "own children"));
     free (hints);
 }
 
@@ -350,5 +387,6 @@ main (void)
     test_explore ();
     test_risk ();
     test_lean_from_worse ();
+    test_own_children ();
     return kf_test_done ("test_gradient");
 }
