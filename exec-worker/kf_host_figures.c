@@ -17,9 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-//  Raised whenever a figure is measured differently, so a file of the
-//  old measurement is not read as the new one.
-#define S_VERSION 3
 #define S_FILE_MAX ((size_t) 64 << 10)
 
 static char *s_path;
@@ -60,7 +57,7 @@ s_key (void)
     //  this boot, so none is used.
     if (!boot[0])
         return NULL;
-    return json_pack ("{s:i, s:s, s:s, s:I}", "version", S_VERSION, "boot_id", boot, "cpu", model,
+    return json_pack ("{s:i, s:s, s:s, s:I}", "version", KF_HOST_FIGURES_VERSION, "boot_id", boot, "cpu", model,
                       "cpus", (json_int_t) kf_host_cpus ());
 }
 
