@@ -8,6 +8,7 @@
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
+#include "kf_str.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,35 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
                     const kf_elite_t *elites, const unsigned *features, size_t n_elites,
                     int island, const kf_elite_t *chosen, unsigned chosen_features, int *pick)
 {
+    return kf_search_idea_fit_known (ideas, n, order, aside, population, slot, elites, features,
+                                     n_elites, island, chosen, chosen_features, NULL, pick);
+}
+
+//  Whether the kernel ID (with FEATURES, built from the idea BUILT) has
+//  idea IDX: its source shows it, or it was built from it, or a sibling
+//  takes it from that kernel (round 10: two siblings from candidate 4
+//  both took cache blocking, and candidate 1 was handed the loop order
+//  it was written to).
+static bool
+s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
+       const kf_search_idea_known_t *known)
+{
+    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+    if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx)
+        return true;
+    for (size_t s = 0; known && s < known->n_siblings; s++)
+        if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
+            return true;
+    return false;
+}
+
+size_t
+kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *order,
+                          const bool *aside, int population, int slot,
+                          const kf_elite_t *elites, const unsigned *features, size_t n_elites,
+                          int island, const kf_elite_t *chosen, unsigned chosen_features,
+                          const kf_search_idea_known_t *known, int *pick)
+{
     *pick = -1;
     size_t k = (size_t) (slot > 0 ? slot : 0) % n;
     //  This slot's own place first, then the places no sibling leans
@@ -136,23 +166,130 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
     for (size_t j = 0; j < apart && m < 64; j++)
         if (j != k)
             places[m++] = j;
+    int chosen_built = known ? known->chosen_built : -1;
     for (int pass = 0; pass < 2; pass++)
         for (size_t s = 0; s < m; s++) {
             size_t idx = order[places[s]];
             if (aside[idx] != (pass == 1))
                 continue;
-            kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
-            if (!chosen || f == KF_IDEA_OTHER || !((chosen_features >> f) & 1u))
+            if (!chosen
+                || !s_has (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
+                           known))
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
                     && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
-                    && !((features[e] >> f) & 1u)) {
+                    && !s_has (ideas, idx, elites[e].candidate_id, features[e],
+                               known && known->built ? known->built[e] : -1, known)) {
                     *pick = (int) e;
                     return idx;
                 }
         }
+    //  Every kernel of the pool has every idea: the slot's own, kept from
+    //  the selected parent, unless a sibling takes it from that kernel;
+    //  then the first a sibling does not take from it.
+    for (int pass = 0; chosen && known && pass < 2; pass++)
+        for (size_t s = 0; s < m; s++) {
+            size_t idx = order[places[s]];
+            if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1))
+                continue;
+            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, known))
+                return idx;
+        }
     return order[k];
+}
+
+//  The index of TEXT in IDEAS (N), or -1.
+static int
+s_idea_index (const char *const *ideas, size_t n, const char *text)
+{
+    for (size_t i = 0; text && i < n; i++)
+        if (!strcmp (ideas[i], text))
+            return (int) i;
+    return -1;
+}
+
+int
+kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
+                           const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                           int generation, int slot, kf_search_idea_known_t *known)
+{
+    memset (known, 0, sizeof *known);
+    known->chosen_built = -1;
+    known->built = malloc ((n + 1) * sizeof *known->built);
+    known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
+    if (!known->built || !known->siblings) {
+        kf_search_idea_known_free (known);
+        return -1;
+    }
+    for (size_t e = 0; e < n; e++)
+        known->built[e] = -1;
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        int idx = s_idea_index (ideas, count, json_string_value (json_object_get (r, "idea")));
+        if (idx < 0)
+            continue;
+        int64_t id = kf_jint (r, "id");
+        //  The task's own kernel was given, not written to the idea its
+        //  slot leans towards.
+        if (strcmp (kf_jstr (r, "generator"), "initial")) {
+            for (size_t e = 0; e < n; e++)
+                if (elites[e].candidate_id == id)
+                    known->built[e] = idx;
+            if (chosen && chosen->candidate_id == id)
+                known->chosen_built = idx;
+        }
+        if (kf_jint (r, "generation") == generation && kf_jint (r, "slot") != slot
+            && !strcmp (kf_jstr (r, "phase"), "search"))
+            known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
+                .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx };
+    }
+    return 0;
+}
+
+void
+kf_search_idea_known_free (kf_search_idea_known_t *known)
+{
+    if (!known)
+        return;
+    free (known->built);
+    free (known->siblings);
+    memset (known, 0, sizeof *known);
+    known->chosen_built = -1;
+}
+
+char *
+kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
+                           size_t n)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    fputs ("|known:", f);
+    for (size_t e = 0; known->built && e < n; e++)
+        if (known->built[e] >= 0)
+            fprintf (f, "b%zu=%d,", e, known->built[e]);
+    //  A sibling's parent by every place it holds in the pool (a kernel
+    //  on several islands holds several).
+    for (size_t s = 0; s < known->n_siblings; s++) {
+        bool named = false;
+        for (size_t e = 0; e < n; e++)
+            if (elites[e].candidate_id == known->siblings[s].parent_id) {
+                fprintf (f, "%s%zu", named ? "." : "s", e);
+                named = true;
+            }
+        if (named)
+            fprintf (f, "=%zu,", known->siblings[s].idea);
+    }
+    fprintf (f, "c=%d", known->chosen_built);
+    if (fclose (f)) {
+        free (text);
+        return NULL;
+    }
+    return text;
 }
 
 //  ---------------------------------------------------------------------
@@ -220,6 +357,24 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     return rows;
 }
 
+//  The run's candidates with a stored idea, as kf_search_idea_known_read
+//  reads them; NULL on a database error.
+static json_t *
+s_ideas_taken (kf_db_t *db, json_t *run)
+{
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT id, generation, slot, parent_id, phase, generator,"
+                                " selection->>'idea' AS idea FROM candidates"
+                                " WHERE run_id = $1 AND selection->>'idea' IS NOT NULL"
+                                " ORDER BY id",
+                                1, params);
+    kf_json_drop_nulls (rows);
+    return rows;
+}
+
 int
 kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
                        const kf_elite_t *elites, size_t n, int island,
@@ -256,19 +411,35 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     json_decref (tries);
     kf_search_idea_order (count, ((size_t) generation * (size_t) population) % count, aside,
                           order);
-    //  The pool's sources are read only when the selected kernel does its
+    //  What the pool's kernels were built from, and what the siblings
+    //  planned so far took from which kernel (round 10).
+    kf_search_idea_known_t known;
+    json_t *rows = s_ideas_taken (db, run);
+    if (!rows || kf_search_idea_known_read (rows, ideas, count, elites, n, chosen, generation,
+                                            slot, &known)) {
+        json_decref (rows);
+        json_decref (notes);
+        free (aside);
+        free (order);
+        free (features);
+        return -1;
+    }
+    json_decref (rows);
+    //  The pool's sources are read only when the selected kernel has its
     //  slot's idea already (as before: most plans read one source).
     unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
-    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[order[(size_t) slot % count]]);
-    bool aside_here = aside[order[(size_t) slot % count]];
-    if (chosen && (aside_here || (f != KF_IDEA_OTHER && ((own >> f) & 1u))))
+    size_t here = order[(size_t) slot % count];
+    if (chosen && (aside[here] || s_has (ideas, here, chosen->candidate_id, own,
+                                         known.chosen_built, &known)))
         for (size_t k = 0; k < n; k++)
             features[k] = island >= 0 && elites[k].island != island ? ~0u
                           : elites[k].candidate_id == chosen->candidate_id
                               ? own : s_features (db, elites[k].candidate_id, in.language);
-    int pick = -1;
-    size_t idx = kf_search_idea_fit (ideas, count, order, aside, population, slot, elites,
-                                     features, n, island, chosen, own, &pick);
+    int pick = -1, plain_pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, count, order, aside, population, slot, elites,
+                                           features, n, island, chosen, own, &known, &pick);
+    size_t plain = kf_search_idea_fit (ideas, count, order, aside, population, slot, elites,
+                                       features, n, island, chosen, own, &plain_pick);
     out->idea = ideas[idx];
     out->parent = pick >= 0 ? &elites[pick] : chosen;
     json_t *listed = json_array (), *set_aside = json_array ();
@@ -285,15 +456,31 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     out->prompt = json_pack ("{s:s, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
                              "notes", notes, "aside", set_aside);
     //  Ideas set aside change what a candidate is handed: two candidates
-    //  on equal fingerprints must have seen the same ones.
-    if (*folded) {
-        char text[600], digest[65];
-        snprintf (text, sizeof text, "%s%s", out->archive, folded);
+    //  on equal fingerprints must have seen the same ones. So do what the
+    //  kernels were built from and what the siblings took, which the
+    //  archive's cells and sources do not say; they are folded in only
+    //  where they changed the plan (equal fingerprints still give equal
+    //  plans: either both plans are the plain one of the cells and
+    //  sources, or both saw the same), so that two runs whose siblings
+    //  differed to no effect still compare (test_search_switches).
+    bool changed = idx != plain || pick != plain_pick;
+    char *seen = changed ? kf_search_idea_known_text (&known, elites, n) : NULL;
+    char *text = kf_strdupf ("%s%s%s", out->archive, folded, seen ? seen : "");
+    int rc = (changed && !seen) || !text ? -1 : 0;
+    if (rc == 0 && (*folded || seen)) {
+        char digest[65];
         kf_sha256_hex (text, strlen (text), digest);
         snprintf (out->archive, sizeof out->archive, "%.16s", digest);
     }
+    free (text);
+    free (seen);
+    kf_search_idea_known_free (&known);
     free (aside);
     free (order);
     free (features);
-    return 0;
+    if (rc) {
+        json_decref (out->prompt);
+        out->prompt = NULL;
+    }
+    return rc;
 }

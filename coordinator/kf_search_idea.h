@@ -25,6 +25,20 @@
  *  over for the next one a kernel of the pool lacks. Which idea a
  *  candidate took is stored with it (candidates.selection.idea), so later
  *  prompts and the record name it right.
+ *
+ *  Round 10 found two siblings drawn to one parent (candidate 4) handed
+ *  one idea: both slots' own ideas were done by every kernel, and both
+ *  passed over to the same next one, each planned against its own parent
+ *  alone. And a kernel was handed the very idea it was written to (the
+ *  loop order, which no source feature shows). A kernel now has the idea
+ *  it was built from as it has one its source shows, and one that a
+ *  sibling of the generation, planned before, takes from it, while an
+ *  idea is left that some kernel of the pool lacks and no sibling takes
+ *  from it (the task's own initial kernel was built from none). Both
+ *  come from the stored ideas, which the archive's cells and sources do
+ *  not say: where they changed the plan, they are folded into the
+ *  fingerprint by the elites' places (kf_search_idea_known_text), so
+ *  equal fingerprints still mean equal plans.
  */
 #ifndef KF_SEARCH_IDEA_H
 #define KF_SEARCH_IDEA_H
@@ -34,6 +48,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Counted tries of an idea with no win among them that set it aside,
  * whatever the noise said of each. */
@@ -86,6 +101,60 @@ size_t kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *ord
                            int island, const kf_elite_t *chosen, unsigned chosen_features,
                            int *pick);
 
+/* What an earlier-planned sibling of the generation took: the kernel it
+ * starts from (0: none) and the index of its idea. */
+typedef struct {
+    int64_t parent_id;
+    size_t idea;
+} kf_search_idea_sibling_t;
+
+/* What the plan knows of the pool beyond its sources (round 10): the idea
+ * each kernel was built from, and what the generation's siblings took
+ * from which kernel. */
+typedef struct {
+    int *built;                          /* per elite of the pool: the index of
+                                            the idea it was built from, or -1;
+                                            NULL: none known */
+    int chosen_built;                    /* the selected parent's, or -1 */
+    kf_search_idea_sibling_t *siblings;  /* the generation's other search
+                                            candidates planned so far */
+    size_t n_siblings;
+} kf_search_idea_known_t;
+
+/* KNOWN from ROWS, the run's candidates with a stored idea, as [{id,
+ * generation, slot, parent_id, phase, generator, idea}]: the idea each of
+ * ELITES (N) and CHOSEN was built from (none for the task's own initial
+ * kernel, which no idea made), and the ideas the search candidates of
+ * GENERATION other than SLOT took, with their parents; ideas not in IDEAS
+ * (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
+ * when out of memory. */
+int kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
+                               const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                               int generation, int slot, kf_search_idea_known_t *known);
+
+/* Frees KNOWN's arrays and empties it; again is harmless. */
+void kf_search_idea_known_free (kf_search_idea_known_t *known);
+
+/* As kf_search_idea_fit, with what KNOWN (or NULL: nothing) says: a
+ * kernel has the idea it was built from, as it has one its source shows,
+ * and one a sibling takes from it. When every kernel of the pool has
+ * every idea, the slot's own is kept with CHOSEN unless a sibling takes
+ * it from CHOSEN; then the first, in the same order, that no sibling
+ * takes from it; only when siblings take every idea from it, the slot's
+ * own. */
+size_t kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *order,
+                                 const bool *aside, int population, int slot,
+                                 const kf_elite_t *elites, const unsigned *features,
+                                 size_t n_elites, int island, const kf_elite_t *chosen,
+                                 unsigned chosen_features, const kf_search_idea_known_t *known,
+                                 int *pick);
+
+/* What of KNOWN a plan on ELITES (N) saw, by the elites' places in the
+ * pool rather than by candidate ids ("|known:b2=0,s1=3,c=0"; caller's),
+ * to fold into the archive's fingerprint; NULL when out of memory. */
+char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
+                                 size_t n);
+
 /* What kf_search_idea_choose decided. */
 typedef struct {
     const char *idea;           /* the idea handed to the attempt (static text), or
@@ -95,15 +164,17 @@ typedef struct {
                                    ...], notes: {idea: note}, aside: [idea, ...]}
                                    (caller's), or NULL */
     char archive[17];           /* the archive's fingerprint, with the ideas set
-                                   aside folded in when there are any */
+                                   aside folded in when there are any, and the
+                                   known ideas when they changed the plan */
 } kf_search_idea_t;
 
 /* The idea of (GENERATION, SLOT) of RUN (its spec, target, language;
  * POPULATION per generation) and its parent, from the pool ELITES (N;
  * ISLAND as above) and the selected CHOSEN, the run's tries read from DB;
  * FINGERPRINT is the archive's, copied into OUT->archive with the ideas
- * set aside folded in, so two candidates planned on equal fingerprints
- * saw the same record. POPULATION 0 (a tuning candidate): no idea, CHOSEN
+ * set aside folded in, and what the kernels were built from and the
+ * generation's siblings took where that changed the plan, so two
+ * candidates planned on equal fingerprints saw the same record. POPULATION 0 (a tuning candidate): no idea, CHOSEN
  * stays. 0, or -1 on a database error. */
 int kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
                            const kf_elite_t *elites, size_t n, int island,

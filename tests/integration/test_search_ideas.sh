@@ -4,8 +4,9 @@
 # generator: every search candidate stores the idea it was handed
 # (candidates.selection.idea), its prompt leans towards that idea, and the
 # planner's record of the run's tries (read from the database for every
-# plan) never fails a plan. The rules themselves are tested without a
-# database (tests/unit/test_ideas_round6.c).
+# plan) never fails a plan, nor does the reading of what the siblings took
+# (round 10). The rules themselves are tested without a database
+# (tests/unit/test_ideas_round6.c, test_ideas_round10.c).
 . "$(dirname "$0")/lib.sh"
 
 db_new
@@ -32,6 +33,14 @@ check "... and its prompt leans towards that idea" \
 check "the two attempts of generation 0 were handed different ideas" \
     [ "$(sql "SELECT count(DISTINCT selection->>'idea') FROM candidates WHERE run_id = $run
               AND phase = 'search' AND generation = 0")" -eq 2 ]
+# Round 10: two siblings from one parent were handed one idea; a sibling
+# planned later avoids the idea an earlier one took from the same kernel
+# (with 2 slots and 5 ideas one is always left).
+check "no two attempts of a generation start from one kernel with one idea" \
+    [ "$(sql "SELECT count(*) FROM candidates a JOIN candidates b ON b.run_id = a.run_id
+              AND b.generation = a.generation AND b.slot > a.slot AND b.phase = 'search'
+              AND b.parent_id = a.parent_id AND b.selection->>'idea' = a.selection->>'idea'
+              WHERE a.run_id = $run AND a.phase = 'search'")" -eq 0 ]
 check "a tuning candidate is handed no idea" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'tuning'
               AND selection->>'idea' IS NOT NULL")" -eq 0 ]
