@@ -125,9 +125,30 @@ s_spread (json_t *t)
     return (kf_jnum (t, "p90_ns", 0) - kf_jnum (t, "p10_ns", 0)) / (2 * med);
 }
 
+//  Round 10: kernels that took fresh scratch memory in each call lost
+//  their time to page faults, and no figure said so; the host judge
+//  counts the faults of the kernel's process over its timed calls.
+static void
+s_faults (FILE *f, json_t *k)
+{
+    json_t *t = json_object_get (k, "timing_candidate");
+    if (!kf_jhas_num (t, "minor_faults_per_call"))
+        return;
+    double n = kf_jnum (t, "minor_faults_per_call", 0);
+    if (n < 0.5)
+        fputs ("Page faults: none in the timed calls (every page this kernel touched was "
+               "mapped already).\n", f);
+    else
+        fprintf (f, "Page faults: %.0f minor page faults per timed call in this kernel's "
+                 "process: memory mapped and touched afresh in every call (given back to "
+                 "the system between calls, or first touched there), each fault a trip into "
+                 "the operating system that also zeroes the new memory.\n", n);
+}
+
 void
 kf_prompt_noise_line (FILE *f, json_t *k)
 {
+    s_faults (f, k);
     double c = s_spread (json_object_get (k, "timing_candidate"));
     double r = s_spread (json_object_get (k, "timing_reference"));
     if (c < 0 || r < 0)

@@ -55,9 +55,11 @@ void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware
  * MNK (or NULL) set to {M, N, K}. 0 otherwise. */
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
 
-/* Writes one line on the timing noise of K's speedup (its evaluation's
- * p10-p90 spreads of the candidate's and the reference's samples), when
- * they were recorded. */
+/* Writes one line on the page faults of K's process per timed call,
+ * when the judge counted them (the host), then one on the timing noise
+ * of K's speedup (its evaluation's p10-p90 spreads of the candidate's
+ * and the reference's samples), when they were recorded, and the host's
+ * load while it was timed. */
 void kf_prompt_noise_line (FILE *f, json_t *k);
 
 /* Writes what the run measured of its own timing noise (HARDWARE's

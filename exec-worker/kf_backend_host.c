@@ -208,8 +208,11 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
 {
     const kf_eval_timing_t *tm = &ht->p;
     double cand_med = kf_eval_median (tm->cand_ns, tm->samples), ref_med = 0, speedup;
-    json_object_set_new (result, "candidate", kf_eval_timing_json (tm->cand_ns, tm->samples,
-                                                                   tm->cand_calls));
+    json_t *cand = kf_eval_timing_json (tm->cand_ns, tm->samples, tm->cand_calls);
+    double faults = kf_host_timing_faults (ht);
+    if (faults >= 0)
+        json_object_set_new (cand, "minor_faults_per_call", json_real (faults));
+    json_object_set_new (result, "candidate", cand);
     if (e->rd) {
         //  Not a paired ratio: eager PyTorch was timed in its own job.
         speedup = cand_med > 0 ? e->rd->eager_ns / cand_med : 0;
@@ -439,7 +442,7 @@ s_host_child_main (const char *dir, json_t *job)
 done:
     kf_runner_destroy (&e->runner);
     json_decref (result);
-    kf_eval_timing_free (&tm.p);
+    kf_host_timing_free (&tm);
     const char *e_data = e->data;
     kf_host_teardown (e);
     free (e);

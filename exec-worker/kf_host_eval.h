@@ -129,7 +129,19 @@ typedef struct {
     kf_eval_timing_t p;      /* the protocol's figures (kf_eval_protocol.h) */
     int fresh_inputs;        /* samples on inputs no call had seen before */
     kf_host_load_t load;     /* the host's load over the samples (kf_host_load.h) */
+    double *fault_rates;     /* per timed candidate sample (not the warm-up), the minor */
+    int n_fault_rates;       /*   page faults of its process per call; freed by */
+    int cap_fault_rates;     /*   kf_host_timing_free */
+    bool faults_unknown;     /* a count could not be read: no figure */
 } kf_host_timing_t;
+
+/* Frees what T holds. */
+void kf_host_timing_free (kf_host_timing_t *t);
+
+/* The median of T's per-sample page faults per call (the steady state:
+ * the first samples also touch input copies the harness made); -1 when
+ * they were not counted. */
+double kf_host_timing_faults (const kf_host_timing_t *t);
 
 /* Times reference and candidate on the main case (E's variant 0 holds
  * its last correctness set) by the judges' one protocol

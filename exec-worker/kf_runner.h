@@ -171,6 +171,11 @@ double kf_runner_round_trip_s (kf_runner_t *self);
 double kf_runner_cpu_s (kf_runner_t *self);
 double kf_runner_cpu_outside_s (kf_runner_t *self);
 
+/* The minor page faults the runner's process has taken so far, read by
+ * the judge from /proc (the candidate cannot bend the kernel's count);
+ * -1 when it cannot be read. */
+long long kf_runner_minor_faults (kf_runner_t *self);
+
 /* The runner's confinement, as it reported it ("seccomp, landlock abi 7"). */
 const char *kf_runner_confinement (kf_runner_t *self);
 

@@ -4,6 +4,7 @@
  */
 #include "kf_runner.h"
 #include "kf_eval_channel.h"
+#include "kf_file.h"
 #include "kf_subproc.h"
 #include "kf_take.h"
 
@@ -42,6 +43,24 @@ kf_runner_cpu_s (kf_runner_t *self)
     if (!self || self->dead || clock_gettime (self->cpu, &ts) != 0)
         return 0;
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+long long
+kf_runner_minor_faults (kf_runner_t *self)
+{
+    char path[64], buf[1024];
+    if (!self || self->dead)
+        return -1;
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) self->pid);
+    if (kf_file_read_proc (path, buf, sizeof buf) < 0)
+        return -1;
+    //  After the command's closing parenthesis: state, ppid, pgrp,
+    //  session, tty, tpgid, flags, then minflt.
+    const char *p = strrchr (buf, ')');
+    unsigned long long minflt;
+    if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &minflt) != 1)
+        return -1;
+    return (long long) minflt;
 }
 
 double

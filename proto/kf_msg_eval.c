@@ -27,6 +27,7 @@ s_timing (json_t *result, const char *side, bool *has, kf_eval_timing_t *t, char
     json_t *o = kf_field_object (result, side, &bad);
     memset (t, 0, sizeof *t);
     t->kind = "";
+    t->minor_faults_per_call = -1;
     if (bad)
         return kf_field_bad (why, size, side, "must be an object");
     *has = o != NULL;
@@ -42,6 +43,8 @@ s_timing (json_t *result, const char *side, bool *has, kf_eval_timing_t *t, char
     KF_FIELD_TRY (kf_field_count (o, "calls_per_sample", S_PATH ("calls_per_sample"), &t->calls_per_sample,
                     why, size));
     KF_FIELD_TRY (kf_field_str (o, "kind", S_PATH ("kind"), &t->kind, why, size));
+    KF_FIELD_TRY (kf_field_num (o, "minor_faults_per_call", S_PATH ("minor_faults_per_call"), 0,
+                  HUGE_VAL, -1, &t->minor_faults_per_call, why, size));
 #undef S_PATH
     return 0;
 }
@@ -217,6 +220,8 @@ s_encode_timing (json_t *out, const char *side, const kf_eval_timing_t *t)
     }
     if (t->kind && *t->kind)
         json_object_set_new (o, "kind", json_string (t->kind));
+    if (t->minor_faults_per_call >= 0)
+        json_object_set_new (o, "minor_faults_per_call", json_real (t->minor_faults_per_call));
 }
 
 json_t *

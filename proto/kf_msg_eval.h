@@ -23,6 +23,7 @@ typedef struct {
     double median_ns, p10_ns, p90_ns;
     int64_t samples, calls_per_sample;
     const char *kind;              /* reference: e.g. "pytorch-eager"; "" */
+    double minor_faults_per_call;  /* the candidate's process (host); -1: not said */
 } kf_eval_timing_t;
 
 typedef struct {

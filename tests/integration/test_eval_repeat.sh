@@ -59,6 +59,18 @@ evaluate ref.job.json --repeat 2 >/dev/null 2>kind.err
 check "--repeat of a reference job exits 2" \
     bash -c "[ $? -eq 2 ] && grep -q 'is for evaluate jobs, not reference' kind.err"
 
+# The candidate's page faults over its timed calls, counted by the judge
+# from /proc (round 10: fresh scratch memory in every call cost a kernel
+# half its time, and no figure said so).
+check "the good candidate's page faults per timed call are counted, near none" \
+    jqe '.result.candidate.minor_faults_per_call < 16' one.json
+build "$K/fresh_scratch_softmax.c" -o fresh.so >fresh.json 2>>build.err
+sed 's/"good.json"/"fresh.json"/' job.json >fresh.job.json
+evaluate fresh.job.json >fresh.out.json 2>>runs.err
+check "a candidate that maps 40 MiB afresh in every call: over 1000 faults a call" \
+    jqe '.result.verdict == "correct" and .result.candidate.minor_faults_per_call > 1000' \
+    fresh.out.json
+
 check "no sanitizer report from the workers" \
     bash -c "! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$W'/*.err"
 cd "$ROOT" || exit 1

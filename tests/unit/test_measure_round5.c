@@ -138,6 +138,23 @@ s_kernel_lines (void)
                         "processes took 45% of the CPUs' time while it was timed); the exec "
                         "host shared with 1 compile and 0 other exec workers"));
     CHECK (s_has (text, "not a like-for-like comparison"));
+    CHECK (!s_has (text, "Page faults"));    //  not counted: not said
+    free (text);
+    //  Round 10: the page faults of the kernel's process per timed call.
+    json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
+                         json_real (2563.7));
+    f = open_memstream (&text, &size);
+    kf_prompt_noise_line (f, k);
+    fclose (f);
+    CHECK (s_has (text, "Page faults: 2564 minor page faults per timed call in this kernel's "
+                        "process: memory mapped and touched afresh in every call"));
+    free (text);
+    json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
+                         json_real (0.1));
+    f = open_memstream (&text, &size);
+    kf_prompt_noise_line (f, k);
+    fclose (f);
+    CHECK (s_has (text, "Page faults: none in the timed calls"));
     free (text);
     //  A quiet host: said, without the warning.
     char buf[300];

@@ -13,7 +13,7 @@ static const char *s_full =
     "  \"max_abs_err\": 1e-7, \"max_rel_err\": 2e-6, \"cosine\": 0.99999,"
     "  \"nonfinite_mismatch\": 0},"
     " \"candidate\": {\"median_ns\": 1000.5, \"p10_ns\": 990, \"p90_ns\": 1100,"
-    "  \"samples\": 12, \"calls_per_sample\": 64},"
+    "  \"samples\": 12, \"calls_per_sample\": 64, \"minor_faults_per_call\": 2563.5},"
     " \"reference\": {\"median_ns\": 3000, \"kind\": \"pytorch-eager\"},"
     " \"speedup\": 2.998, \"speedup_compiled\": 1.5,"
     " \"bandwidth\": {\"bytes\": 4096, \"copy_gbs\": 20.5, \"roofline_applies\": true,"
@@ -100,6 +100,8 @@ s_every_field (void)
     CHECK (back.speedup == r.speedup && back.has_speedup_compiled);
     CHECK (back.candidate.median_ns == r.candidate.median_ns);
     CHECK (back.candidate.samples == 12 && back.reference.median_ns == 3000);
+    CHECK (back.candidate.minor_faults_per_call == 2563.5
+           && back.reference.minor_faults_per_call == -1);
     CHECK (!strcmp (back.reference.kind, "pytorch-eager"));
     CHECK (back.correctness.sets == 5 && back.correctness.cosine == r.correctness.cosine);
     CHECK (back.bytes == 4096 && back.roofline_applies && back.peak_gflops == 300);
@@ -158,6 +160,8 @@ s_refusals (void)
     s_refused ("candidate", "3", "result.candidate: must be an object");
     s_refused ("candidate", "{\"median_ns\": \"1\"}", "result.candidate.median_ns: must be");
     s_refused ("candidate", "{\"median_ns\": -5}", "result.candidate.median_ns: -5 is outside");
+    s_refused ("candidate", "{\"median_ns\": 5, \"minor_faults_per_call\": -1}",
+               "result.candidate.minor_faults_per_call: -1 is outside");
     s_refused ("candidate", "{\"samples\": 1.5}", "result.candidate.samples: must be an integer");
     s_refused ("candidate", "{\"calls_per_sample\": -1}", "result.candidate.calls_per_sample");
     s_refused ("candidate", "{\"p10_ns\": {}}", "result.candidate.p10_ns");
