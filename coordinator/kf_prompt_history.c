@@ -336,17 +336,28 @@ s_sibling_parents (FILE *f, const kf_prompt_in_t *in)
         fputs (" Siblings that share a kernel to improve still follow different ideas.", f);
 }
 
+//  Sibling slot K's row among the candidates planned so far; NULL when
+//  K is planned later.
+static json_t *
+s_sibling_planned (const kf_prompt_in_t *in, int k)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach (in->siblings, i, r)
+        if (kf_jint (r, "slot") == k)
+            return r;
+    return NULL;
+}
+
 //  The idea sibling slot K leans towards: as planned (stored with it),
 //  else its place in the run's order of ideas (IN->ideas), else its
 //  slot's place.
 static const char *
 s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, int k)
 {
-    size_t i;
-    json_t *r;
-    json_array_foreach (in->siblings, i, r)
-        if (kf_jint (r, "slot") == k && json_is_string (json_object_get (r, "idea")))
-            return json_string_value (json_object_get (r, "idea"));
+    json_t *r = s_sibling_planned (in, k);
+    if (json_is_string (json_object_get (r, "idea")))
+        return json_string_value (json_object_get (r, "idea"));
     json_t *order = json_object_get (in->ideas, "order");
     if (json_array_size (order))
         return json_string_value (json_array_get (order, (size_t) k % json_array_size (order)));
@@ -437,9 +448,11 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  nothing of how it went.
     s_idea_tries (f, in, mine);
     const char *told[64];
-    int listed = 0;
+    int listed = 0, same = 0;
     for (int k = 0; k < in->population && listed < 64; k++) {
         const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
+        bool planned = s_sibling_planned (in, k) != NULL;
+        same += other && planned && !strcmp (kf_jstr (s_sibling_planned (in, k), "idea"), mine);
         bool again = !other || !strcmp (other, mine);
         for (int j = 0; !again && j < listed; j++)
             again = !strcmp (told[j], other);
@@ -448,6 +461,11 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         fprintf (f, "%s%s", listed ? "; " : " The sibling attempts of this generation take: ",
                  other);
         s_note (f, in, other);
+        //  Round 10: a sibling planned later was said to "take" the idea
+        //  its slot leans towards, and the planner may pass it over.
+        if (!planned)
+            fputs (" (a sibling planned after this one leans towards it, and takes another "
+                   "idea if its kernel already does it)", f);
         told[listed++] = other;
     }
     if (listed)
@@ -472,6 +490,21 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))
         s_sibling_parents (f, in);
+    //  Round 10: a sibling that took this same idea (from another kernel:
+    //  the planner gives one kernel's idea to one sibling) went unsaid.
+    for (int k = 0; same && k < in->population; k++) {
+        json_t *r = k == in->slot ? NULL : s_sibling_planned (in, k);
+        if (!r || strcmp (kf_jstr (r, "idea"), mine))
+            continue;
+        int64_t p = kf_jint (r, "parent_id");
+        if (p)
+            fprintf (f, " Attempt %d takes this same idea from candidate %lld", k + 1,
+                     (long long) p);
+        else
+            fprintf (f, " Attempt %d takes this same idea, writing from scratch", k + 1);
+        fputs (": build yours another way (another split, order or width), so the two tell "
+               "the run something apart.", f);
+    }
     if (in->base && *kf_jstr (in->base, "source"))
         fputs (" If the kernel to improve already does what this attempt's idea says, change "
                "how it does it (another split, order or width) rather than keeping it as it "

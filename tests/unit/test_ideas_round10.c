@@ -147,10 +147,20 @@ s_test_siblings (void)
                           .siblings = siblings };
     char *p = kf_prompt_build (&in);
     char want[800];
-    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s; %s.",
-              ideas[block], ideas[order[2]]);
+    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s; %s (a "
+              "sibling planned after this one leans towards it, and takes another idea if its "
+              "kernel already does it).", ideas[block], ideas[order[2]]);
     CHECK (p && strstr (p, want));
     CHECK (p && strstr (p, "attempt 1 starts from candidate 4, the same kernel as this attempt"));
+    CHECK (p && !strstr (p, "takes this same idea"));
+    free (p);
+    //  A sibling that took this same idea, from another kernel: said.
+    json_object_set_new (json_array_get (siblings, 0), "idea", json_string (ideas[threads]));
+    json_object_set_new (json_array_get (siblings, 0), "parent_id", json_integer (9));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, " Attempt 1 takes this same idea from candidate 9: build yours "
+                           "another way (another split, order or width), so the two tell "
+                           "the run something apart."));
     free (p);
     json_decref (base);
     json_decref (siblings);
