@@ -155,7 +155,8 @@ static void
 s_statement (const char *st, const s_res_t *re, kf_descriptor_acc_t *a)
 {
     regmatch_t m[4];
-    char dest[KF_ACC_NAME], fn[48], arg0[64], arg1[64], arg2[64];
+    //  An argument s_arg does not find stays empty (it was read unset).
+    char dest[KF_ACC_NAME], fn[48], arg0[64] = "", arg1[64] = "", arg2[64] = "";
     if (regexec (&re->call, st, 4, m, 0) == 0) {
         snprintf (dest, sizeof dest, "%.*s", (int) (m[1].rm_eo - m[1].rm_so), st + m[1].rm_so);
         snprintf (fn, sizeof fn, "%.*s", (int) (m[3].rm_eo - m[3].rm_so), st + m[3].rm_so);
