@@ -24,6 +24,7 @@
 #include "kf_descriptor_host.h"
 #include "kf_descriptor_tiles.h"
 #include "kf_descriptor_acc.h"
+#include "kf_descriptor_flow.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -66,10 +67,10 @@ typedef struct {
 //  register tile (a __shared__ or __local array starts with its qualifier,
 //  so it does not match).
 #define REG_TILE(types) STMT " (" types ")\\s+\\w+ \\[[^];]+\\] \\[[^];]+\\]"
-//  The host's SIMD register types, for its register tiles.
-#define HOST_VEC "__m(128|256|512)[dhi]?|float32x4_t"
 //  A floating-point literal: 1.9875691500e-4f, 0.5, 2.
 #define NUM "-?[0-9][0-9.]*([eE][-+]?[0-9]+)?f?"
+//  The log-cosh identity, as the algorithm table and the code read it.
+#define S_LOGCOSH "log cosh as |x| - ln 2 + log1p(exp(-2|x|)) (no cosh)"
 //  The label of approximate math, a note on the algorithm axis.
 #define S_APPROX "approximate math, how a function is computed (a note, no level): "
 
@@ -108,6 +109,12 @@ static const s_rule_t s_algo_rules[] = {
     //  or SiLU, 1 / (1 + exp(-x)), is the reference written directly.
     { DIM_ALGO, 2, "/ \\( 1(\\.0*)?f? \\+ " EXP " \\( - ?\\(? ?(2(\\.0*)?f? \\*|1\\.5957)",
       "tanh rewritten as a logistic of one exponential", 0, 0, false },
+    //  log(cosh x) = |x| - ln 2 + log1p(exp(-2|x|)), written as calls (round
+    //  10: the kernels' table builds); the hand-built exp of SIMD code is
+    //  read by code (kf_descriptor_flow.c).
+    { DIM_ALGO, 2, "\\b(\\w+::)?(__|native_)?log1pf? \\( " EXP " \\( - ?\\(? ?2(\\.0*)?f? \\*|"
+                   LOG " \\( 1(\\.0*)?f? \\+ " EXP " \\( - ?\\(? ?2(\\.0*)?f? \\*",
+      S_LOGCOSH, 0, 0, false },
     { DIM_ALGO, 3, "\\b\\w*([Ww]inograd|WINOGRAD|[Ff]ft|FFT)\\w*",
       "Winograd/FFT transform (by name: weak evidence)", 0, 0, false },
 };
@@ -235,15 +242,11 @@ static const s_rule_t s_c_rules[] = {
     //  Block sizes by name: TILE, BLOCK, BS, and BLAS's NB, KB, MB (BM...).
     { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (\\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w*|[MNKIJ]B|B[MNKIJ]) \\)",
       "loop stepping by a block size (cache blocking)", 0, 0, false },
-    //  A two-dimensional array of accumulators kept in registers: blocking
-    //  for registers. It needs SIMD evidence, and being itself a "needs"
-    //  rule it cannot stand in for the cache blocking that level 3 asks for.
-    { DIM_MEM, 2, REG_TILE (HOST_VEC "|float|double"),
-      "register tile of accumulators (register blocking)", 0, 1, false },
+    //  Register tiles are read by their accumulators (s_acc_rules below),
+    //  not by a declaration: round 10's coefficient table, a local 2-D
+    //  float array filled once, read as one (rule set 7).
     { DIM_MEM, 3, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (MC|NC|KC|\\w*L[123]\\w*) \\)",
       "nested cache-level blocking (L1/L2, MC/KC/NC)", 0, 0, false },
-    { DIM_MEM, 3, REG_TILE (HOST_VEC "|float|double"),
-      "register tile inside cache blocks", 0, 2, false },
     { DIM_MEM, 3, "\\b(__builtin_prefetch|_mm_prefetch)\\b",
       "software prefetch inside cache blocks", 0, 2, false },
     //  Approximate math (issue 15, round 4): a polynomial in Horner form
@@ -356,13 +359,18 @@ static const s_rule_t s_atomic_rule = {
 //  language: named ones (c00 ... c13) and 2-D arrays alike (round 7: a
 //  micro-kernel of named accumulators stayed in its parent's cell). On a
 //  GPU a register tile per thread is a level of its own, below shared
-//  tiles; on the host it needs SIMD, as the pattern rule above.
+//  tiles; on the host it needs SIMD evidence.
 static const s_rule_t s_acc_rules[2][2] = {
     { { DIM_MEM, 2, NULL, "register tile per thread (register blocking)", 0, -1, false },
       { DIM_MEM, 3, NULL, "register tile with shared tiles", 0, 2, false } },
     { { DIM_MEM, 2, NULL, "register tile of accumulators (register blocking)", 0, 1, false },
       { DIM_MEM, 3, NULL, "register tile inside cache blocks", 0, 2, false } },
 };
+//  Values followed through a function (kf_descriptor_flow.c, round 10).
+static const s_rule_t s_epilogue_rule = {
+    DIM_ALGO, 1, NULL, "epilogue applied to the accumulators before their store (fused epilogue)", 0, 0, false };
+static const s_rule_t s_logcosh_rule = {
+    DIM_ALGO, 2, NULL, S_LOGCOSH ": |x| through exp(-2|x|) and back into the sum", 0, 0, false };
 
 
 //  Table patterns to regcomp syntax: a space becomes optional white space.
@@ -615,7 +623,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
     free (with_strings);
 
     //  Room for every rule and every piece of evidence read by code.
-    size_t max_hits = table->n_rules + s_algo_table.n_rules + 12;
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 16;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -675,6 +683,19 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
             snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", acc->tile_snip);
             n_hits++;
         }
+        kf_descriptor_flow_t flow;
+        kf_descriptor_flow (code, acc, &flow);
+        const struct { const s_rule_t *rule; int count; const char *snip; } found[] = {
+            { &s_epilogue_rule, flow.epilogue, flow.epilogue_snip },
+            { &s_logcosh_rule, flow.logcosh, flow.logcosh_snip },
+        };
+        for (size_t i = 0; i < N_OF (found); i++)
+            if (found[i].count > 0) {
+                hits[n_hits].rule = found[i].rule;
+                hits[n_hits].count = found[i].count;
+                snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", found[i].snip);
+                n_hits++;
+            }
         free (acc);
     }
 

@@ -8,13 +8,16 @@
  *          multi-level hierarchy (shared + register tiles, double
  *          buffering, asynchronous copies); on the host 1 SIMD
  *          (intrinsics, or a plain loop GCC -O3 vectorises), 2 cache
- *          blocking or a register tile (a 2-D accumulator array, or named
- *          accumulators c00 ... c13 that share their loaded factors), 3 a
- *          register tile or packed operand inside cache blocks, nested
- *          cache levels;
- *    algo  0 direct translation, 1 fused work in one pass, 2 reformulated
- *          (online softmax, Welford, single-pass variance, log-sum-exp,
- *          on the host n / (n + 2) for tanh(softplus)), 3 novel
+ *          blocking or a register tile (a 2-D accumulator array, named
+ *          accumulators c00 ... c13 that share their loaded factors, or
+ *          rows of vector accumulators c0[r], c1[r]; a table in a 2-D
+ *          array is none), 3 a register tile or packed operand inside
+ *          cache blocks, nested cache levels;
+ *    algo  0 direct translation, 1 fused work in one pass (an epilogue
+ *          applied to a product's accumulators before their store), 2
+ *          reformulated (online softmax, Welford, single-pass variance,
+ *          log-sum-exp, log cosh as |x| - ln 2 + log1p(exp(-2|x|)), on
+ *          the host n / (n + 2) for tanh(softplus)), 3 novel
  *          (tensor-core MMA, Winograd, FFT). Approximate math (polynomial
  *          exp, 2^k in the exponent field, rcp14) is how one function is
  *          computed, not the formula: a note in `why`, no level;
@@ -42,7 +45,7 @@ extern "C" {
 #define KF_DESCRIPTOR_LEVELS 4
 /* Bumped whenever a rule changes, so coordinates cached by the compile
  * worker under an older rule set are computed again, not reused. */
-#define KF_DESCRIPTOR_RULES 7
+#define KF_DESCRIPTOR_RULES 8
 
 typedef struct {
     int mem, algo, sync;        /* each 0..3 */

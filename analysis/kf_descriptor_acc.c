@@ -72,22 +72,38 @@ s_stem (const char *name)
     return n;
 }
 
-//  Whether NAME is an element of a two-dimensional array declared in CODE
-//  as a local (`__m512 acc[MR][NR];`, `float acc[4][4] = {0}`): a
-//  parameter or a shared array in memory (C[i][j] of a naive product, a
-//  __shared__ tile) is not a register.
-static bool
-s_local_2d (const char *code, const char *name)
+//  How many dimensions the local array NAME (an element, c0[r], or the
+//  bare name) is declared with in CODE: `__m512 acc[MR][NR];`, `float
+//  acc[4][4] = {0}`, the second of `__m512 c0[MR], c1[MR];`; 0 when it is
+//  no local array - a parameter or a shared array in memory (C[i][j] of a
+//  naive product, a __shared__ tile) is not a register. *VEC says whether
+//  its elements are SIMD vectors.
+int
+kf_descriptor_acc_local_array (const char *code, const char *name, bool *vec)
 {
-    const char *open = strchr (name, '[');
-    if (!open || !strchr (open + 1, '['))
-        return false;
-    char base[KF_ACC_NAME], pattern[256];
-    snprintf (base, sizeof base, "%.*s", (int) (open - name), name);
+    *vec = false;
+    size_t len = strcspn (name, "[ \t\n");
+    char pattern[320];
+    if (len == 0 || len >= 64)
+        return 0;
     snprintf (pattern, sizeof pattern,
-              "(^|[;{}])[[:space:]]*(const[[:space:]]+)?[[:alnum:]_]+[[:space:]]+%s"
-              "[[:space:]]*\\[[^];]+\\][[:space:]]*\\[", base);
-    return kf_text_matches (code, pattern);
+              "(^|[;{}])[[:space:]]*(static[[:space:]]+)?(const[[:space:]]+)?([[:alnum:]_]+)[[:space:]]+"
+              "([^];=(){}[]*(\\[[^];]+\\][[:space:]]*)*,[[:space:]]*)*%.*s[[:space:]]*\\[[^];]+\\]"
+              "([[:space:]]*\\[)?", (int) len, name);
+    regex_t re;
+    if (regcomp (&re, pattern, REG_EXTENDED) != 0)
+        return 0;
+    regmatch_t m[8];
+    int dims = 0;
+    if (regexec (&re, code, 8, m, 0) == 0) {
+        char type[64];
+        snprintf (type, sizeof type, "%.*s", (int) (m[4].rm_eo - m[4].rm_so), code + m[4].rm_so);
+        *vec = kf_text_matches (type, "^(__m(128|256|512)[dhi]?|float(32|64)x[0-9]+_t|"
+                                      "(float|double|half|int)[248]|__half2)$");
+        dims = m[7].rm_so >= 0 ? 2 : 1;
+    }
+    regfree (&re);
+    return dims;
 }
 
 static void
@@ -195,6 +211,38 @@ s_statement (const char *st, const s_res_t *re, kf_descriptor_acc_t *a)
         a->horner++;
 }
 
+//  The variable a row of accumulators is indexed by: r of c0[r], when
+//  NAME is an element of a local one-dimensional array of vectors indexed
+//  by a name (not a literal), into INDEX; false otherwise.
+static bool
+s_row (const char *code, const char *name, char *index, size_t size)
+{
+    const char *open = strchr (name, '[');
+    if (!open || strchr (open + 1, '[') || !(isalpha ((unsigned char) open[1]) || open[1] == '_'))
+        return false;
+    size_t n = strcspn (open + 1, "]");
+    for (size_t i = 1; i <= n; i++)
+        if (!(isalnum ((unsigned char) open[i]) || open[i] == '_'))
+            return false;
+    bool vec;
+    if (kf_descriptor_acc_local_array (code, name, &vec) != 1 || !vec)
+        return false;
+    snprintf (index, size, "%.*s", (int) n, open + 1);
+    return true;
+}
+
+//  Whether the word WORD occurs in TEXT.
+static bool
+s_names (const char *text, const char *word)
+{
+    size_t n = strlen (word);
+    for (const char *p = strstr (text, word); p; p = strstr (p + 1, word))
+        if ((p == text || !(isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
+            && !(isalnum ((unsigned char) p[n]) || p[n] == '_'))
+            return true;
+    return false;
+}
+
 //  After the scan: the accumulators of a register tile (see the header).
 static void
 s_tiles (const char *code, kf_descriptor_acc_t *a)
@@ -203,12 +251,20 @@ s_tiles (const char *code, kf_descriptor_acc_t *a)
     //  at least (a row's value and a column's), a shared scale one.
     char shared[KF_ACC_MAX * 2][KF_ACC_NAME];
     int n_shared = 0;
-    for (int i = 0; i < a->n; i++)
+    //  Round 10: an element of a local 1-D array of vectors indexed by a
+    //  name, c0[r] of `__m512 c0[MR]` updated in a loop over r, is a row
+    //  of accumulators; a factor that does not name the index (b0, one
+    //  row of a packed panel) is shared by its elements. Two such rows
+    //  sharing the broadcast were read as two accumulators.
+    bool row[KF_ACC_MAX] = { false };
+    for (int i = 0; i < a->n; i++) {
+        char index[KF_ACC_NAME] = "";
+        row[i] = a->madd[i] && s_row (code, a->names[i], index, sizeof index);
         for (int f = 0; f < 2; f++) {
             const char *op = a->ops[i][f];
             if (!*op)
                 continue;
-            bool again = false, known = false;
+            bool again = row[i] && !s_names (op, index), known = false;
             for (int j = 0; j < a->n && !again; j++)
                 again = j != i && (!strcmp (a->ops[j][0], op) || !strcmp (a->ops[j][1], op));
             for (int s = 0; s < n_shared && !known; s++)
@@ -216,6 +272,7 @@ s_tiles (const char *code, kf_descriptor_acc_t *a)
             if (again && !known && n_shared < KF_ACC_MAX * 2)
                 snprintf (shared[n_shared++], sizeof shared[0], "%s", op);
         }
+    }
     a->tile = 0;
     for (int i = 0; i < a->n; i++) {
         if (!a->madd[i])
@@ -225,14 +282,16 @@ s_tiles (const char *code, kf_descriptor_acc_t *a)
             in = !strcmp (a->ops[i][0], shared[s]) || !strcmp (a->ops[i][1], shared[s]);
         //  One element of a local 2-D array updated by a multiply-add in
         //  a loop is a whole tile by itself.
-        bool grid = s_local_2d (code, a->names[i]);
+        bool vec;
+        bool grid = strchr (a->names[i], '[')
+                    && kf_descriptor_acc_local_array (code, a->names[i], &vec) == 2;
         if (grid)
             in = true;
         if (!in)
             continue;
         if (a->tile == 0)
             snprintf (a->tile_snip, sizeof a->tile_snip, "%s", a->names[i]);
-        a->tile += grid ? KF_ACC_TILE_MIN : 1;
+        a->tile += grid ? KF_ACC_TILE_MIN : row[i] ? 2 : 1;
     }
 }
 

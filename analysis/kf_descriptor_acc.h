@@ -12,6 +12,8 @@
 #ifndef KF_DESCRIPTOR_ACC_H
 #define KF_DESCRIPTOR_ACC_H
 
+#include <stdbool.h>
+
 #define KF_ACC_MAX 64
 #define KF_ACC_NAME 48
 
@@ -33,7 +35,9 @@ typedef struct {
 } kf_descriptor_acc_t;
 
 /* A register tile by this reading: four accumulators or more that reuse
- * each other's factors, or a 2-D accumulator array updated in a loop. */
+ * each other's factors, or a 2-D accumulator array updated in a loop; an
+ * element of a 1-D array of vectors indexed by a name (c0[r]) counts two,
+ * its factors without the index shared by its elements. */
 #define KF_ACC_TILE_MIN 4
 
 /* Reads CODE (comments and strings already blanked, kf_descriptor_strip)
@@ -42,5 +46,11 @@ void kf_descriptor_accumulators (const char *code, kf_descriptor_acc_t *a);
 
 /* Whether A holds a register tile (see KF_ACC_TILE_MIN). */
 int kf_descriptor_acc_is_tile (const kf_descriptor_acc_t *a);
+
+/* How many dimensions (1 or 2; 0: none) the local array NAME (an element
+ * such as c0[r], or the bare name) is declared with in CODE; a parameter
+ * or an array in shared memory is none. *VEC: whether its elements are
+ * SIMD vectors (__m512, float32x4_t, float4). */
+int kf_descriptor_acc_local_array (const char *code, const char *name, bool *vec);
 
 #endif

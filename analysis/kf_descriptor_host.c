@@ -11,6 +11,7 @@
  *  the second every atomic operation compared with the counter's.
  */
 #include "kf_descriptor_host.h"
+#include "kf_descriptor_text.h"
 #include "kf_text.h"
 
 #include <ctype.h>
@@ -244,9 +245,25 @@ s_packing (const char *code, char *snip)
 //  A strip of vector width (`i += 16` around loads) has no inner loop
 //  over the block; a chunk of an elementwise loop has no nest inside.
 
-//  Whether BODY holds a `for` whose own body holds another `for`.
+//  Round 10: a k-block loop whose nest is in the micro-kernel it calls
+//  (`for (kc ...) for (i0 ...) micro (...)`, the k and row loops inside
+//  micro) read as no nest, and the compile worker's preprocessed text
+//  had lost the name KC: a function the file defines is read through its
+//  calls, at most S_CALLS deep (a recursive one ends there).
+#define S_CALLS 3
+
+//  Whether TEXT holds a loop, or calls a function that does.
 static bool
-s_has_nest (const char *body)
+s_has_loop (const char *code, const char *text, int calls)
+{
+    return s_matches ("\\bfor" W "\\(%.0s%.0s", "", text)
+           || kf_descriptor_any_callee (code, text, calls, s_has_loop);
+}
+
+//  Whether BODY holds a `for` whose own body holds a loop, or calls a
+//  function that does (CALLS levels of calls followed).
+static bool
+s_has_nest (const char *code, const char *body, int calls)
 {
     for (const char *p = strstr (body, "for"); p; p = strstr (p + 3, "for")) {
         bool word = (p == body || !(isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
@@ -268,12 +285,12 @@ s_has_nest (const char *body)
         if (!*q)
             return false;
         char *inner = s_body (q + 1);
-        bool nest = inner && s_matches ("\\bfor" W "\\(%.0s%.0s", "", inner);
+        bool nest = inner && s_has_loop (code, inner, calls);
         free (inner);
         if (nest)
             return true;
     }
-    return false;
+    return kf_descriptor_any_callee (code, body, calls, s_has_nest);
 }
 
 static int
@@ -301,7 +318,7 @@ s_blocking (const char *code, char *snip)
                 snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
                 used = kf_text_matches (body, pattern);
             }
-            if (sized && used && s_has_nest (body) && count++ == 0)
+            if (sized && used && s_has_nest (code, body, S_CALLS) && count++ == 0)
                 s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
             free (body);
         }

@@ -9,7 +9,8 @@
  *    distribution) or synchronisation on shared data;
  *  - is an operand copied into a local contiguous buffer (packing);
  *  - does a loop step over blocks of a constant size and run a loop nest
- *    inside each block (cache blocking, whatever the constant is called);
+ *    inside each block, its own or in the functions it calls (cache
+ *    blocking, whatever the constant is called);
  *  - does a lock guard only a claimed work index (`blk = s->next++`), which
  *    is dynamic scheduling like the atomic counter, or shared results.
  *  kf_descriptor_host.c says how each is read.

@@ -231,6 +231,80 @@ kf_descriptor_blank_if0 (char *t)
     }
 }
 
+char *
+kf_descriptor_function_body (const char *code, const char *name, size_t len)
+{
+    static const char *const keywords[] = { "if", "for", "while", "switch", "return", "sizeof",
+                                            "do", "else", NULL };
+    for (int k = 0; keywords[k]; k++)
+        if (strlen (keywords[k]) == len && !strncmp (keywords[k], name, len))
+            return NULL;
+    char word[128];
+    if (len == 0 || len >= sizeof word)
+        return NULL;
+    memcpy (word, name, len);
+    word[len] = 0;
+    for (const char *p = code; (p = strstr (p, word)) != NULL; p++) {
+        if ((p > code && s_is_ident (p[-1])) || s_is_ident (p[len]))
+            continue;
+        const char *q = p + len;
+        while (isspace ((unsigned char) *q))
+            q++;
+        if (*q != '(')
+            continue;
+        int depth = 0;
+        for (; *q; q++) {
+            depth += *q == '(';
+            depth -= *q == ')';
+            if (depth == 0)
+                break;
+        }
+        if (!*q)
+            return NULL;
+        //  After the parameters: attributes, then the body's brace.
+        q++;
+        while (isspace ((unsigned char) *q))
+            q++;
+        if (*q != '{')
+            continue;
+        const char *end = q;
+        for (depth = 0; *end; end++) {
+            depth += *end == '{';
+            depth -= *end == '}';
+            if (depth == 0)
+                break;
+        }
+        return *end ? strndup (q, (size_t) (end - q + 1)) : NULL;
+    }
+    return NULL;
+}
+
+bool
+kf_descriptor_any_callee (const char *code, const char *text, int calls, kf_descriptor_body_fn fn)
+{
+    if (calls <= 0)
+        return false;
+    for (const char *p = text; *p; p++) {
+        if (!(isalpha ((unsigned char) *p) || *p == '_') || (p > text && s_is_ident (p[-1])))
+            continue;
+        const char *e = p;
+        while (s_is_ident (*e))
+            e++;
+        const char *q = e;
+        while (isspace ((unsigned char) *q))
+            q++;
+        if (*q == '(') {
+            char *body = kf_descriptor_function_body (code, p, (size_t) (e - p));
+            bool yes = body && fn (code, body, calls - 1);
+            free (body);
+            if (yes)
+                return true;
+        }
+        p = e - 1;
+    }
+    return false;
+}
+
 //  Collects the string contents of every asm statement in T (comments
 //  already removed, strings kept) into a newly allocated text.
 char *

@@ -7,6 +7,7 @@
 #define KF_DESCRIPTOR_TEXT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Blanks comments in T, and string and character literals' contents
  * unless KEEP_STRINGS; newlines are kept (kf_descriptor_strip is this
@@ -16,6 +17,20 @@ void kf_descriptor_strip_text (char *t, bool keep_strings);
 /* Blanks the lines of `#if 0` regions of T (up to the matching #else,
  * #elif or #endif). */
 void kf_descriptor_blank_if0 (char *t);
+
+/* The body, braces included, of the function NAME (LEN bytes, need not be
+ * NUL-terminated) as defined in CODE (comments and strings blanked): a
+ * name followed by a parameter list and a brace, not a call or a
+ * prototype; keywords (if, for, while, switch) are never functions.
+ * Newly allocated; NULL when CODE defines no such function. */
+char *kf_descriptor_function_body (const char *code, const char *name, size_t len);
+
+/* Whether FN says yes of the body of a function CODE defines that TEXT
+ * calls, FN given CALLS - 1 (the levels of calls it may follow in turn);
+ * false when CALLS is 0. */
+typedef bool (*kf_descriptor_body_fn) (const char *code, const char *body, int calls);
+bool kf_descriptor_any_callee (const char *code, const char *text, int calls,
+                               kf_descriptor_body_fn fn);
 
 /* The string contents of every asm statement in T (comments already
  * removed, strings kept), newly allocated; NULL when out of memory. */

@@ -10,7 +10,7 @@
  *  preprocessing (the warp-shuffle and shared-memory reductions differ;
  *  the shared-memory one's buffer is reduction scratch, not a tile).
  *  Round 7: a register-blocked GEMM, built, is a cell apart from its
- *  parent.
+ *  parent. Round 10: the round's three fixtures, built, in their cells.
  */
 #include "../../compile-worker/kf_compile.h"
 #include "../../coordinator/kf_search_int.h"
@@ -252,6 +252,33 @@ main (void)
         free (path);
     }
     CHECK (!avx512 || (g[0][0] == 1 && g[1][0] == 2));
+
+    //  Round 10 (rule set 8): the compile worker read the packed GEMM
+    //  preprocessed (KC -> 256) as {1,0,0}. Built, each round-10 fixture
+    //  has its corpus cell: the packed GEMM multi-level and fused, the 4 x
+    //  4 tile blocked for registers and fused, the log-cosh SIMD and
+    //  reformulated with no blocking.
+    static const struct { const char *file; int want[3]; const char *why; } r10[] = {
+        { "c_r10_linear_packed.c", { 3, 1, 0 }, "register tile inside cache blocks" },
+        { "c_r10_linear_tile4x4.c", { 2, 1, 0 }, "(fused epilogue)" },
+        { "c_r10_logcosh_table.c", { 1, 2, 0 }, "log1p(exp(-2|x|))" },
+    };
+    for (size_t k = 0; k < sizeof r10 / sizeof r10[0] && avx512; k++) {
+        char *path = kf_strdupf ("%s/tests/fixtures/descriptors/%s",
+                                 getenv ("KF_ROOT") ? getenv ("KF_ROOT") : ".", r10[k].file);
+        size_t size = 0;
+        char *src = path ? kf_file_read (path, 1 << 20, &size) : NULL;
+        json_t *r = src ? s_compile (&cfg, "c", "host", src, 1) : NULL;
+        const char *w = json_string_value (json_object_get (r, "coords_why"));
+        int c[3] = { -1, -1, -1 };
+        CHECK (r && s_coords (r, c) && w);
+        printf ("%s built {%d,%d,%d}: %s\n", r10[k].file, c[0], c[1], c[2], w ? w : "-");
+        CHECK (c[0] == r10[k].want[0] && c[1] == r10[k].want[1] && c[2] == r10[k].want[2]);
+        CHECK (w && strstr (w, r10[k].why));
+        json_decref (r);
+        free (src);
+        free (path);
+    }
 
     //  CUDA, where nvcc is installed: the offline generator's own
     //  candidates. ALGO=threepass against online, RED=smem (a shared-memory

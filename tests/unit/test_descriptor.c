@@ -368,7 +368,7 @@ s_test_misreadings (void)
         "c_r4_gemm_regtile.c", "c_r4_gemm_packed.c", "c_r4_gemm_dynamic.c", "c_r5_gemm_cacheblock.c",
         "c_r5_gemm_atomic_ptr.c", "c_r5_gemm_atomic_int.c", "c_r5_gemm_mutex_next.c",
         "c_r7_gemm_dot.c", "c_r7_gemm_named_tile.c", "c_r7_mish_vecmath.c", "c_r7_mish_chunk_counter.c",
-        NULL };
+        "c_r10_linear_tile4x4.c", "c_r10_linear_packed.c", "c_r10_logcosh_table.c", NULL };
     static const char *const gpu_words[] = { "warp", "shared", "coalesc", "block barrier",
                                              "sub-group", "global coordination", NULL };
     for (size_t i = 0; host[i]; i++) {
@@ -438,7 +438,9 @@ s_test_round4 (void)
     //  packing into a local panel.
     s_expect_fixture ("c_r4_gemm_blocked.c", 3, 0, 1, "[2] loop stepping by a block size", NULL);
     s_expect_fixture ("c_r4_gemm_regtile.c", 2, 0, 1, "register blocking", "inside cache blocks");
-    s_expect_fixture ("c_r4_gemm_packed.c", 3, 0, 1, "packed into a contiguous local buffer", NULL);
+    //  Round 10: its sigmoid on the last k-block's accumulators, before
+    //  their store, is a fused epilogue (algorithm 1, rule set 8).
+    s_expect_fixture ("c_r4_gemm_packed.c", 3, 1, 1, "packed into a contiguous local buffer", NULL);
 
     //  What stays as it was.
     s_expect_host ("libm in the loop", "void f (float *restrict y, const float *restrict x, long n)\n"
@@ -479,10 +481,13 @@ s_test_round4 (void)
 static void
 s_test_round5 (void)
 {
-    s_expect_fixture ("c_r5_gemm_cacheblock.c", 2, 0, 0, "loops over blocks of a constant size", NULL);
-    s_expect_fixture ("c_r5_gemm_atomic_ptr.c", 1, 0, 2, "dynamic work distribution", "atomics");
-    s_expect_fixture ("c_r5_gemm_atomic_int.c", 1, 0, 2, "dynamic work distribution", "atomics");
-    s_expect_fixture ("c_r5_gemm_mutex_next.c", 1, 0, 2, "dynamic work distribution", "lock across");
+    //  Round 10 (rule set 8): the three with the sigmoid on the sum before
+    //  their one store are fused (algorithm 1); the blocked one keeps its
+    //  sums in the output and applies it in a pass of its own.
+    s_expect_fixture ("c_r5_gemm_cacheblock.c", 2, 0, 0, "loops over blocks of a constant size", "epilogue");
+    s_expect_fixture ("c_r5_gemm_atomic_ptr.c", 1, 1, 2, "dynamic work distribution", "atomics");
+    s_expect_fixture ("c_r5_gemm_atomic_int.c", 1, 1, 2, "dynamic work distribution", "atomics");
+    s_expect_fixture ("c_r5_gemm_mutex_next.c", 1, 1, 2, "dynamic work distribution", "lock across");
     //  What stays: a chunked elementwise loop is no cache blocking, a
     //  vector strip is none either; a lock around an accumulation, a dropped
     //  fetch-add result and a counter beside a flag are synchronisation.
@@ -578,6 +583,84 @@ s_test_round7 (void)
                    0, 0, 3, "shared data", "dynamic");
 }
 
+//  Round 10 (issue 15): a packed, k-blocked GEMM whose k-block holds its
+//  loop nest in a called micro-kernel and whose 8 x 32 register block is
+//  two 1-D arrays of vectors (built: {1,0,0}); a 4 x 4 tile and that GEMM,
+//  each applying bias + GELU to its accumulators before the store
+//  (algorithm 0); a log-cosh as |x| - ln 2 + log1p(exp(-2|x|)) with a
+//  coefficient table (memory 2 by the table's 2-D array, algorithm 0).
+static void
+s_test_round10 (void)
+{
+    s_expect_fixture ("c_r10_linear_tile4x4.c", 2, 1, 0, "(fused epilogue) `s`", "inside cache blocks");
+    s_expect_fixture ("c_r10_linear_packed.c", 3, 1, 0, "register tile inside cache blocks", NULL);
+    s_expect_fixture ("c_r10_linear_packed.c", 3, 1, 0, "(fused epilogue) `v0`", NULL);
+    s_expect_fixture ("c_r10_logcosh_table.c", 1, 2, 0, "log1p(exp(-2|x|))", "register");
+    //  1. A k-block whose loop nest is in the function it calls; two 1-D
+    //  arrays of vector accumulators sharing a row and a broadcast.
+    s_expect_host ("block around a call", "static void micro (const float *x, float *y, long k0, long k1)\n"
+                   "{ for (long k = k0; k < k1; k++) for (int r = 0; r < 8; r++) y[r] += x[r * 512 + k]; }\n"
+                   "void f (const float *x, float *y, long K, long M) { for (long kc = 0; kc < K; kc += 256) {\n"
+                   "  long k1 = kc + 256 < K ? kc + 256 : K;\n"
+                   "  for (long i0 = 0; i0 < M; i0 += 8) micro (x + i0, y + i0, kc, k1); } }",
+                   2, 0, 0, "loops over blocks of a constant size", NULL);
+    s_expect_host ("rows of accumulators", "__m512 c0[8], c1[8];\n"
+                   "for (k = 0; k < K; k++) { __m512 b0 = _mm512_load_ps (p + 32 * k), b1 = _mm512_load_ps (p + 32 * k + 16);\n"
+                   "  for (r = 0; r < 8; r++) { __m512 a = _mm512_set1_ps (x[r * K + k]);\n"
+                   "    c0[r] = _mm512_fmadd_ps (a, b0, c0[r]); c1[r] = _mm512_fmadd_ps (a, b1, c1[r]); } }",
+                   2, 0, 0, "register tile of accumulators", NULL);
+    //  What stays: a chunk calling a one-loop function is no block, a
+    //  function calling itself ends; one row of accumulators is 1 x N, a
+    //  coefficient table in a 2-D array no tile.
+    s_expect_host ("chunk around a call", "static void run (const float *x, float *y, long a, long b)\n"
+                   "{ for (long i = a; i < b; i++) y[i] = expf (x[i]); }\n"
+                   "static int deep (int d) { return d > 0 ? deep (d - 1) : 0; }\n"
+                   "void f (const float *x, float *y, long n) { for (long i0 = 0; i0 < n; i0 += 4096)\n"
+                   "  { run (x, y, i0, i0 + 4096 < n ? i0 + 4096 : n); deep (2); } }", 0, 0, 0, NULL, "blocks");
+    s_expect_host ("one row of accumulators", "__m512 c0[8];\n"
+                   "for (k = 0; k < K; k++) { __m512 b0 = _mm512_load_ps (p + 16 * k);\n"
+                   "  for (r = 0; r < 8; r++) c0[r] = _mm512_fmadd_ps (_mm512_set1_ps (x[r * K + k]), b0, c0[r]); }",
+                   1, 0, 0, NULL, "register tile");
+    s_expect_host ("coefficient table", "float tab[4][16]; __m512 v = _mm512_load_ps (tab[0]);\n"
+                   "for (int s = 0; s < 16; s++) { tab[0][s] = c0 * s + 1.0f; tab[1][s] = c1 * s * s; }",
+                   1, 0, 0, NULL, "register");
+    //  2. An epilogue on the accumulators before the store: scalar, with a
+    //  sigmoid written out. Not an epilogue: a pass of its own over the
+    //  output, a bias alone, sums kept in the output.
+    s_expect_host ("scalar fused epilogue", "void f (float *z, const float *x, const float *w, const float *b, int N, int K)\n"
+                   "{ for (int j = 0; j < N; j++) { __m512 acc = _mm512_setzero_ps ();\n"
+                   "  for (int k = 0; k < K; k += 16) acc = _mm512_fmadd_ps (_mm512_loadu_ps (x + k), _mm512_loadu_ps (w + j * K + k), acc);\n"
+                   "  float v = _mm512_reduce_add_ps (acc) + b[j]; z[j] = 2.5f / (1.0f + expf (-v)) + v; } }",
+                   1, 1, 0, "(fused epilogue) `v`", NULL);
+    s_expect_host ("epilogue pass", "void f (float *z, const float *x, const float *w, const float *b, int N, int K)\n"
+                   "{ for (int j = 0; j < N; j++) { __m512 acc = _mm512_setzero_ps ();\n"
+                   "  for (int k = 0; k < K; k += 16) acc = _mm512_fmadd_ps (_mm512_loadu_ps (x + k), _mm512_loadu_ps (w + j * K + k), acc);\n"
+                   "  z[j] = _mm512_reduce_add_ps (acc) + b[j]; }\n"
+                   "  for (int j = 0; j < N; j++) z[j] = 1.0f / (1.0f + expf (-z[j])); }", 1, 0, 0, NULL, "epilogue");
+    s_expect_host ("bias alone", "void f (float *z, const float *x, const float *w, const float *b, int N, int K)\n"
+                   "{ for (int j = 0; j < N; j++) { __m512 acc = _mm512_setzero_ps ();\n"
+                   "  for (int k = 0; k < K; k += 16) acc = _mm512_fmadd_ps (_mm512_loadu_ps (x + k), _mm512_loadu_ps (w + j * K + k), acc);\n"
+                   "  float v = _mm512_reduce_add_ps (acc) + b[j]; z[j] = v; } }", 1, 0, 0, NULL, "epilogue");
+    s_expect_host ("sums in the output", "void f (float *z, const float *x, const float *w, const float *b, int N, int K)\n"
+                   "{ for (int j = 0; j < N; j++) for (int k = 0; k < K; k++) z[j] += x[k] * w[j * K + k];\n"
+                   "  for (int j = 0; j < N; j++) { float v = z[j] + b[j]; z[j] = 1.0f / (1.0f + expf (-v)); } }",
+                   0, 0, 0, NULL, "epilogue");
+    //  3. The log-cosh identity, scalar and with a natural exp; not it: a
+    //  tanh from exp(-2|u|) (nothing added back), log(cosh(x)) itself.
+    s_expect_host ("scalar log cosh", "void f (float *y, const float *x, long n) { for (long i = 0; i < n; i++) {\n"
+                   "  float a = fabsf (x[i]); y[i] = a + log1pf (expf (-2.0f * a)) - 0.6931472f; } }",
+                   0, 2, 0, "log1p(exp(-2|x|))", NULL);
+    s_expect_host ("log cosh, natural exp", "__m512 a = _mm512_and_ps (x, mask);\n"
+                   "__m512 t = exp16 (_mm512_mul_ps (_mm512_set1_ps (-2.0f), a));\n"
+                   "__m512 y = _mm512_add_ps (a, log1p16 (t));", 1, 2, 0, "log1p(exp(-2|x|))", NULL);
+    s_expect_host ("tanh from exp(-2|u|)", "__m512 a = _mm512_abs_ps (u);\n"
+                   "__m512 e = exp16 (_mm512_mul_ps (a, _mm512_set1_ps (-2.0f)));\n"
+                   "__m512 t = _mm512_div_ps (_mm512_sub_ps (one, e), _mm512_add_ps (one, e));", 1, 0, 0, NULL,
+                   "log1p");
+    s_expect_host ("log of cosh", "void f (float *y, const float *x, long n) { for (long i = 0; i < n; i++)\n"
+                   "  y[i] = logf (coshf (x[i])) * 0.8f; }", 0, 0, 0, NULL, "log1p");
+}
+
 int
 main (void)
 {
@@ -595,5 +678,6 @@ main (void)
     s_test_round4 ();
     s_test_round5 ();
     s_test_round7 ();
+    s_test_round10 ();
     return kf_test_done ("test_descriptor");
 }
