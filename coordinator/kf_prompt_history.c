@@ -406,12 +406,21 @@ s_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
     if (!(ns > 0))
         return;
     kf_prompt_time_text (ns, took, sizeof took);
-    fprintf (f, " The kernel to improve takes %s a call%s.", took,
-             ns < even_ns ? ": below that, so threads started in each call lose here unless "
-                            "the work per call grows"
-             : ns < 4 * even_ns ? ": not far above that, so most of their gain goes on starting "
-                                  "them"
-                                : "");
+    fprintf (f, " The kernel to improve takes %s a call%s", took,
+             threaded ? " (its own thread starts included)" : "");
+    //  Round 11: "3.4 ms: not far above 1.4 ms, so most of their gain goes
+    //  on starting them" read as a contradiction; the net, in figures.
+    if (ns < even_ns)
+        fputs (": below that, so threads started in each call lose here unless the work per "
+               "call grows.", f);
+    else {
+        char saved[32], cost[32];
+        kf_prompt_time_text (ns * (1 - 1 / cores), saved, sizeof saved);
+        kf_prompt_time_text ((cores - 1) * start_us * 1e3, cost, sizeof cost);
+        fprintf (f, ": threads save at most %s of it a call and pay %s to start, a net gain "
+                 "of %.0f%% of the call at best.", saved, cost,
+                 100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
+    }
     double best_ns = kf_jnum (in->best, "candidate_ns", 0);
     if (best_ns > 0 && best_ns < ns && !s_same (in->best, in->base)) {
         kf_prompt_time_text (best_ns, took, sizeof took);
@@ -448,11 +457,10 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  nothing of how it went.
     s_idea_tries (f, in, mine);
     const char *told[64];
-    int listed = 0, same = 0;
+    int listed = 0;
     for (int k = 0; k < in->population && listed < 64; k++) {
         const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
         bool planned = s_sibling_planned (in, k) != NULL;
-        same += other && planned && !strcmp (kf_jstr (s_sibling_planned (in, k), "idea"), mine);
         bool again = !other || !strcmp (other, mine);
         for (int j = 0; !again && j < listed; j++)
             again = !strcmp (told[j], other);
@@ -492,7 +500,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         s_sibling_parents (f, in);
     //  Round 10: a sibling that took this same idea (from another kernel:
     //  the planner gives one kernel's idea to one sibling) went unsaid.
-    for (int k = 0; same && k < in->population; k++) {
+    for (int k = 0; k < in->population; k++) {
         json_t *r = k == in->slot ? NULL : s_sibling_planned (in, k);
         if (!r || strcmp (kf_jstr (r, "idea"), mine))
             continue;
