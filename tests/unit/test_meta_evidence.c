@@ -80,6 +80,9 @@ main (void)
                             "- Pack B into panels (candidates 12, 14).",
                             "- Pack B into panels (#12 and #17).",
                             "- Pack B into panels: candidate 12 (25x), candidate 17 (28x).",
+                            /* Round 11: figures in brackets between the numbers. */
+                            "- Read b along n: Candidates 12 (1.80 ms, full (p10 1.7)) and 14 "
+                            "(1.71 ms) agree.",
                             NULL };
     for (int i = 0; lists[i]; i++) {
         e = s_judge (sections, "strategies", "", lists[i], outcomes, &out);
