@@ -436,6 +436,19 @@ typedef struct {
     char snippet[48];
 } s_hit_t;
 
+//  Adds RULE's hit, COUNT times with SNIP, to HITS (N of them) when
+//  COUNT is above 0.
+static void
+s_add_hit (s_hit_t *hits, size_t *n, const s_rule_t *rule, int count, const char *snip)
+{
+    if (count <= 0)
+        return;
+    hits[*n].rule = rule;
+    hits[*n].count = count;
+    snprintf (hits[*n].snippet, sizeof hits[*n].snippet, "%s", snip);
+    (*n)++;
+}
+
 //  Counts matches of RE in TEXT, stopping at LIMIT; copies the first
 //  match, white space squeezed, into SNIPPET.
 static int
@@ -664,12 +677,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
                 { &s_atomic_rule, ev.shared_atomic, ev.shared_snip },
             };
             for (size_t i = 0; i < N_OF (found); i++)
-                if (found[i].count > 0) {
-                    hits[n_hits].rule = found[i].rule;
-                    hits[n_hits].count = found[i].count;
-                    snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", found[i].snip);
-                    n_hits++;
-                }
+                s_add_hit (hits, &n_hits, found[i].rule, found[i].count, found[i].snip);
         }
     }
 
@@ -677,12 +685,8 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
     if (acc) {
         kf_descriptor_accumulators (code, acc);
         bool host = !strcmp (language, "c");
-        for (int r = 0; r < 2 && kf_descriptor_acc_is_tile (acc); r++) {
-            hits[n_hits].rule = &s_acc_rules[host][r];
-            hits[n_hits].count = acc->tile;
-            snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", acc->tile_snip);
-            n_hits++;
-        }
+        for (int r = 0; r < 2 && kf_descriptor_acc_is_tile (acc); r++)
+            s_add_hit (hits, &n_hits, &s_acc_rules[host][r], acc->tile, acc->tile_snip);
         kf_descriptor_flow_t flow;
         kf_descriptor_flow (code, acc, &flow);
         const struct { const s_rule_t *rule; int count; const char *snip; } found[] = {
@@ -690,12 +694,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
             { &s_logcosh_rule, flow.logcosh, flow.logcosh_snip },
         };
         for (size_t i = 0; i < N_OF (found); i++)
-            if (found[i].count > 0) {
-                hits[n_hits].rule = found[i].rule;
-                hits[n_hits].count = found[i].count;
-                snprintf (hits[n_hits].snippet, sizeof hits[n_hits].snippet, "%s", found[i].snip);
-                n_hits++;
-            }
+            s_add_hit (hits, &n_hits, found[i].rule, found[i].count, found[i].snip);
         free (acc);
     }
 

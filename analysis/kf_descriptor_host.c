@@ -142,28 +142,14 @@ s_body (const char *p)
             h++;
         if (!kw || *h != '(' || isalnum ((unsigned char) end[kw]) || end[kw] == '_')
             break;
-        int depth = 0;
-        for (; *h; h++) {
-            depth += *h == '(';
-            depth -= *h == ')';
-            if (depth == 0)
-                break;
-        }
-        if (!*h)
+        if (!(h = kf_descriptor_close (h)))
             return NULL;
         end = h + 1;
     }
     while (isspace ((unsigned char) *end))
         end++;
-    if (*end == '{') {
-        int depth = 0;
-        for (; *end; end++) {
-            depth += *end == '{';
-            depth -= *end == '}';
-            if (depth == 0)
-                break;
-        }
-    }
+    if (*end == '{')
+        end = kf_descriptor_close (end);
     else
         end = strchr (end, ';');
     if (!end || !*end)
@@ -275,14 +261,7 @@ s_has_nest (const char *code, const char *body, int calls)
             q++;
         if (*q != '(')
             continue;
-        int depth = 0;
-        for (; *q; q++) {
-            depth += *q == '(';
-            depth -= *q == ')';
-            if (depth == 0)
-                break;
-        }
-        if (!*q)
+        if (!(q = kf_descriptor_close (q)))
             return false;
         char *inner = s_body (q + 1);
         bool nest = inner && s_has_loop (code, inner, calls);

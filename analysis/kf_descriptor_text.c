@@ -252,14 +252,7 @@ kf_descriptor_function_body (const char *code, const char *name, size_t len)
             q++;
         if (*q != '(')
             continue;
-        int depth = 0;
-        for (; *q; q++) {
-            depth += *q == '(';
-            depth -= *q == ')';
-            if (depth == 0)
-                break;
-        }
-        if (!*q)
+        if (!(q = kf_descriptor_close (q)))
             return NULL;
         //  After the parameters: attributes, then the body's brace.
         q++;
@@ -267,14 +260,8 @@ kf_descriptor_function_body (const char *code, const char *name, size_t len)
             q++;
         if (*q != '{')
             continue;
-        const char *end = q;
-        for (depth = 0; *end; end++) {
-            depth += *end == '{';
-            depth -= *end == '}';
-            if (depth == 0)
-                break;
-        }
-        return *end ? strndup (q, (size_t) (end - q + 1)) : NULL;
+        const char *end = kf_descriptor_close (q);
+        return end ? strndup (q, (size_t) (end - q + 1)) : NULL;
     }
     return NULL;
 }
@@ -373,4 +360,18 @@ kf_descriptor_asm_text (const char *t)
         p = q;
     }
     return out;
+}
+
+const char *
+kf_descriptor_close (const char *open)
+{
+    char o = *open, c = o == '(' ? ')' : '}';
+    int depth = 0;
+    for (const char *p = open; *p; p++) {
+        depth += *p == o;
+        depth -= *p == c;
+        if (depth == 0)
+            return p;
+    }
+    return NULL;
 }

@@ -32,6 +32,10 @@ typedef bool (*kf_descriptor_body_fn) (const char *code, const char *body, int c
 bool kf_descriptor_any_callee (const char *code, const char *text, int calls,
                                kf_descriptor_body_fn fn);
 
+/* The bracket that closes the one at OPEN ('(' or '{'), brackets of
+ * that kind nested inside counted; NULL when the text ends first. */
+const char *kf_descriptor_close (const char *open);
+
 /* The string contents of every asm statement in T (comments already
  * removed, strings kept), newly allocated; NULL when out of memory. */
 char *kf_descriptor_asm_text (const char *t);
