@@ -193,3 +193,13 @@ kf_file_cache_dir (const char *value, const char *name)
     free (dir);
     return leaf;
 }
+
+const char *
+kf_file_stat_field (const char *text, int n)
+{
+    const char *f = text ? strrchr (text, ')') : NULL;
+    for (int field = 2; f && *f && field < n; f++)
+        if (*f == ' ')
+            field++;
+    return f && *f ? f : NULL;
+}

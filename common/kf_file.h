@@ -19,6 +19,11 @@ char *kf_file_read (const char *path, size_t max, size_t *size);
  * empty string when it cannot be read). Returns the bytes read, or -1. */
 ssize_t kf_file_read_proc (const char *path, char *buf, size_t size);
 
+/* Where field N (1-based, as proc(5) numbers them; N >= 3) of a
+ * /proc/PID/stat TEXT starts: counted from the last ')', since the
+ * command's name before it may hold anything. NULL when TEXT is shorter. */
+const char *kf_file_stat_field (const char *text, int n);
+
 /* Writes DATA as DIR/NAME (mode 0644). Returns 0 or -1. */
 int kf_file_write (const char *dir, const char *name, const void *data, size_t size);
 

@@ -332,11 +332,8 @@ kf_sandbox_plan_new (const char *program, const char *workdir)
     //  show the worker's arguments, unless the init clears them.
     char stat_text[1024];
     const char *f = kf_file_read_proc ("/proc/self/stat", stat_text, sizeof stat_text) > 0
-                        ? strrchr (stat_text, ')')
+                        ? kf_file_stat_field (stat_text, 48)
                         : NULL;
-    for (int field = 2; f && *f && field < 48; f++)
-        if (*f == ' ')
-            field++;
     unsigned long long a0 = 0, a1 = 0;
     if (f && sscanf (f, "%llu %llu", &a0, &a1) == 2 && a1 > a0) {
         p->arg_start = (uintptr_t) a0;

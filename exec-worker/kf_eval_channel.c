@@ -130,12 +130,10 @@ s_proc_cpu (const char *pid)
     snprintf (path, sizeof path, "/proc/%s/stat", pid);
     if (kf_file_read_proc (path, buf, sizeof buf) < 0)
         return 0;
-    const char *p = strrchr (buf, ')');
+    //  Fields 14 to 17: utime, stime, cutime, cstime.
+    const char *p = kf_file_stat_field (buf, 14);
     unsigned long long t[4];
-    //  After ')': state, ppid, pgrp, session, tty, tpgid, flags, minflt,
-    //  cminflt, majflt, cmajflt, then utime, stime, cutime, cstime.
-    if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-                      &t[0], &t[1], &t[2], &t[3]) != 4)
+    if (!p || sscanf (p, "%llu %llu %llu %llu", &t[0], &t[1], &t[2], &t[3]) != 4)
         return 0;
     long hz = sysconf (_SC_CLK_TCK);
     return (double) (t[0] + t[1] + t[2] + t[3]) / (hz > 0 ? hz : 100);

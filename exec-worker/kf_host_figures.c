@@ -40,9 +40,8 @@ kf_host_figures_source (void)
     return s_source;
 }
 
-//  What the figures hold for: this boot, this CPU model, this many CPUs.
-static json_t *
-s_key (void)
+json_t *
+kf_host_figures_key (void)
 {
     char boot[64] = "", model[256] = "";
     FILE *f = fopen ("/proc/sys/kernel/random/boot_id", "r");
@@ -167,7 +166,7 @@ kf_host_figures_quiet (json_t *caps, long cpus)
 static void
 s_figures (void)
 {
-    json_t *key = s_path ? s_key () : NULL;
+    json_t *key = s_path ? kf_host_figures_key () : NULL;
     if (key && !s_remeasure && s_load (s_path, key) == 0)
         s_source = "file";
     else {

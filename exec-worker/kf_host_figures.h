@@ -38,6 +38,11 @@
  * honest kernel for audit. */
 bool kf_host_figures_quiet (json_t *caps, long cpus);
 
+/* What kept figures hold for: {version, boot_id, cpu, cpus} of this
+ * boot, CPU model and CPU count (caller's); NULL when no boot id can be
+ * read (nothing then ties a file to this boot). */
+json_t *kf_host_figures_key (void);
+
 /* Keeps the figures in PATH (copied; NULL: measured in this process and
  * kept nowhere, the default). REMEASURE: measure even when PATH holds
  * this boot's figures. Call before the first kf_host_caps_measure or

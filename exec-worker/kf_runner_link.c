@@ -54,11 +54,10 @@ kf_runner_minor_faults (kf_runner_t *self)
     snprintf (path, sizeof path, "/proc/%d/stat", (int) self->pid);
     if (kf_file_read_proc (path, buf, sizeof buf) < 0)
         return -1;
-    //  After the command's closing parenthesis: state, ppid, pgrp,
-    //  session, tty, tpgid, flags, then minflt.
-    const char *p = strrchr (buf, ')');
+    //  Field 10: minflt.
+    const char *p = kf_file_stat_field (buf, 10);
     unsigned long long minflt;
-    if (!p || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &minflt) != 1)
+    if (!p || sscanf (p, "%llu", &minflt) != 1)
         return -1;
     return (long long) minflt;
 }

@@ -93,22 +93,13 @@ s_then_file (s_seen_t measured, bool earlier_ok)
 static void
 s_keep (const s_seen_t *seen)
 {
-    char boot[64] = "", model[256] = "";
-    FILE *f = fopen ("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets (boot, sizeof boot, f))
-            boot[0] = 0;
-        boot[strcspn (boot, "\n")] = 0;
-        fclose (f);
-    }
-    kf_host_cpu_model (model, sizeof model);
     double all = (double) kf_host_cpus () * seen->one_core;
-    json_t *doc = json_pack ("{s:i, s:s, s:s, s:I, s:{s:f, s:f}, s:{s:f, s:f, s:s}}",
-                             "version", KF_HOST_FIGURES_VERSION, "boot_id", boot, "cpu", model,
-                             "cpus", (json_int_t) kf_host_cpus (), "caps",
-                             "peak_gflops_one_core", seen->one_core, "peak_gflops_all_threads",
-                             all, "ceilings", "copy_gbs", seen->copy_gbs, "peak_gflops", all,
-                             "peak_source", "sse");
+    json_t *doc = kf_host_figures_key ();
+    CHECK (doc != NULL);
+    json_object_set_new (doc, "caps", json_pack ("{s:f, s:f}", "peak_gflops_one_core",
+                                                 seen->one_core, "peak_gflops_all_threads", all));
+    json_object_set_new (doc, "ceilings", json_pack ("{s:f, s:f, s:s}", "copy_gbs", seen->copy_gbs,
+                                                     "peak_gflops", all, "peak_source", "sse"));
     unlink (s_path);
     CHECK (json_dump_file (doc, s_path, 0) == 0 && chmod (s_path, 0644) == 0);
     json_decref (doc);
