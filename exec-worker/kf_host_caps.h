@@ -45,8 +45,10 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * the figures to DEVICE (kf_host_measure.c):
  * "peak_gflops_one_core" and "peak_gflops_all_threads", the f32 FMA
  * rates of one thread alone and of one thread per logical CPU started
- * together (kf_host_fma_peaks, kf_host_measure.h); "thread_start_join_us", the median of 51
- * pthread_create + pthread_join of a thread that returns at once;
+ * together (kf_host_fma_peaks, kf_host_measure.h); "thread_start_join_us", the lowest of five medians of
+ * 51 pthread_create + pthread_join of a thread that returns at once
+ * (measured again at every start, the lower figure kept:
+ * kf_host_figures.h);
  * "copy_one_core_gbs" and "copy_stream_one_core_gbs", one thread copying
  * "copy_one_core_bytes" bytes with ordinary and with streaming
  * (non-temporal) AVX2 stores, bytes read plus bytes written per second;
