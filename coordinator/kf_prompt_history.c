@@ -4,6 +4,7 @@
 #include "kf_prompt_history.h"
 #include "kf_lineage.h"
 #include "kf_prompt_target.h"
+#include "kf_prompt_threads.h"
 #include "kf_json.h"
 #include "kf_str.h"
 #include <stdbool.h>
@@ -245,6 +246,21 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
     }
 }
 
+//  Where candidate C starts, for a try or sibling whose code is not
+//  shown: ", from candidate 6", ", from this same kernel (candidate 6)"
+//  or ", written from scratch".
+static void
+s_from (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
+{
+    int64_t p = kf_jint (c, "parent_id");
+    if (!p)
+        snprintf (buf, size, ", written from scratch");
+    else if (p == kf_jint (in->base, "id"))
+        snprintf (buf, size, ", from this same kernel (candidate %lld)", (long long) p);
+    else
+        snprintf (buf, size, ", from candidate %lld", (long long) p);
+}
+
 //  Where the run tried this attempt's idea before, and how it went.
 static void
 s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
@@ -266,11 +282,16 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         judged += !json_is_false (json_object_get (c, "finished"));
         if (in->best && s_same (in->best, c))
             best = kf_jint (c, "id");
-        char outcome[400];
+        char outcome[400], from[80] = "";
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
-        fprintf (f, "%s candidate %lld (generation %lld): %s", listed++ ? ";" : " Tried before "
+        //  Round 11: "another way than that try" of a try whose code no
+        //  prompt shows; what the coordinator knows of it is where it
+        //  starts.
+        if (json_is_false (json_object_get (c, "finished")))
+            s_from (in, c, from, sizeof from);
+        fprintf (f, "%s candidate %lld (generation %lld%s): %s", listed++ ? ";" : " Tried before "
                  "in this run (newest first):", (long long) kf_jint (c, "id"),
-                 (long long) kf_jint (c, "generation"), outcome);
+                 (long long) kf_jint (c, "generation"), from, outcome);
     }
     //  Round 10: "learn from how that went" after a try not judged yet;
     //  and "if it failed or lost" when that try is the run's best.
@@ -282,8 +303,10 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
                "why it should pay now; if it won, take it further than that try did.", f);
     else if (listed)
-        fputs (". How that went is not known yet: take the idea another way than that try "
-               "(another split, order or width), so the two tell the run something apart.", f);
+        fputs (". How that went is not known yet, and its code is not shown: nothing here says "
+               "how it was built beyond the kernel it starts from, so build yours as this "
+               "attempt's idea reads for the kernel to improve; a later attempt will read how "
+               "both went.", f);
     else
         fputs (" No earlier candidate of this run has tried it yet.", f);
 }
@@ -376,59 +399,6 @@ s_note (FILE *f, const kf_prompt_in_t *in, const char *idea)
         fprintf (f, " (%s)", note);
 }
 
-//  Round 9: threads were handed to kernels of a few hundred us on a host
-//  where one thread's start and join took 488.7 us. For a threads idea,
-//  what they cost here set against what the kernel to improve takes.
-//  Round 10: also when the kernel to improve starts threads itself, and
-//  with the run's best beside it when that is faster.
-static void
-s_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
-{
-    json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
-    double start_us = kf_jnum (d, "thread_start_join_us", 0), cores = kf_jnum (d, "cores", 0);
-    double ns = kf_jnum (in->base, "candidate_ns", 0);
-    bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
-                                                       in->language, KF_IDEA_THREADS);
-    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded) || !(start_us > 0)
-        || !(cores >= 2))
-        return;
-    double even_ns = cores * start_us * 1e3;
-    char took[32], even[32];
-    kf_prompt_time_text (even_ns, even, sizeof even);
-    if (threaded)
-        fputs (" The kernel to improve starts threads.", f);
-    fprintf (f, " What threads cost here: one thread's start and join takes %.1f us; over %.0f "
-             "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
-             "threads started in every call pay only where the call takes well over %s.",
-             start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
-    //  Round 10: generation 0 has no kernel to improve, and its threads
-    //  attempts read nothing of the cost; the break-even stands alone.
-    if (!(ns > 0))
-        return;
-    kf_prompt_time_text (ns, took, sizeof took);
-    fprintf (f, " The kernel to improve takes %s a call%s", took,
-             threaded ? " (its own thread starts included)" : "");
-    //  Round 11: "3.4 ms: not far above 1.4 ms, so most of their gain goes
-    //  on starting them" read as a contradiction; the net, in figures.
-    if (ns < even_ns)
-        fputs (": below that, so threads started in each call lose here unless the work per "
-               "call grows.", f);
-    else {
-        char saved[32], cost[32];
-        kf_prompt_time_text (ns * (1 - 1 / cores), saved, sizeof saved);
-        kf_prompt_time_text ((cores - 1) * start_us * 1e3, cost, sizeof cost);
-        fprintf (f, ": threads save at most %s of it a call and pay %s to start, a net gain "
-                 "of %.0f%% of the call at best.", saved, cost,
-                 100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
-    }
-    double best_ns = kf_jnum (in->best, "candidate_ns", 0);
-    if (best_ns > 0 && best_ns < ns && !s_same (in->best, in->base)) {
-        kf_prompt_time_text (best_ns, took, sizeof took);
-        fprintf (f, " The run's best kernel takes %s a call, so a successor of it gains even "
-                 "less from threads started per call.", took);
-    }
-}
-
 void
 kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
 {
@@ -452,22 +422,35 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
              "%s", in->slot + 1, in->population, in->generation, mine);
     s_note (f, in, mine);
     fputs (".", f);
-    s_thread_cost (f, in, mine);
+    //  What threads cost here (kf_prompt_threads.h).
+    kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said
     //  nothing of how it went.
     s_idea_tries (f, in, mine);
+    //  Round 11: a sibling that took this very idea was left out of the
+    //  list (req ...29403); it is listed as what it is, with where it
+    //  starts, and no demand to differ from code no prompt shows.
     const char *told[64];
-    int listed = 0;
+    int listed = 0, others = 0;
     for (int k = 0; k < in->population && listed < 64; k++) {
         const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
-        bool planned = s_sibling_planned (in, k) != NULL;
-        bool again = !other || !strcmp (other, mine);
-        for (int j = 0; !again && j < listed; j++)
+        json_t *planned = s_sibling_planned (in, k);
+        bool same = other && !strcmp (other, mine);
+        bool again = !other || (same && !planned);
+        for (int j = 0; !again && !same && j < listed; j++)
             again = !strcmp (told[j], other);
         if (again)
             continue;
         fprintf (f, "%s%s", listed ? "; " : " The sibling attempts of this generation take: ",
                  other);
+        if (same) {
+            char from[80];
+            s_from (in, planned, from, sizeof from);
+            fprintf (f, " (this attempt's idea too: attempt %d takes it%s; it is in flight, "
+                     "not judged yet, and its code is not shown)", k + 1, from);
+            told[listed++] = "";
+            continue;
+        }
         s_note (f, in, other);
         //  Round 10: a sibling planned later was said to "take" the idea
         //  its slot leans towards, and the planner may pass it over.
@@ -475,14 +458,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             fputs (" (a sibling planned after this one leans towards it, and takes another "
                    "idea if its kernel already does it)", f);
         told[listed++] = other;
+        others++;
     }
-    if (listed)
-        fputs (listed > 1 ? ". Build this kernel around this attempt's idea and leave those "
+    if (others)
+        fputs (others > 1 ? ". Build this kernel around this attempt's idea and leave those "
                             "ideas to the siblings: use one of them only where your idea needs "
                             "it, not as the main idea."
                           : ". Build this kernel around this attempt's idea and leave that idea "
                             "to the sibling: use it only where your idea needs it, not as the "
                             "main idea.", f);
+    else if (listed)
+        fputs (".", f);
     json_t *aside = json_object_get (in->ideas, "aside");
     size_t i;
     json_t *a;
@@ -498,21 +484,6 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))
         s_sibling_parents (f, in);
-    //  Round 10: a sibling that took this same idea (from another kernel:
-    //  the planner gives one kernel's idea to one sibling) went unsaid.
-    for (int k = 0; k < in->population; k++) {
-        json_t *r = k == in->slot ? NULL : s_sibling_planned (in, k);
-        if (!r || strcmp (kf_jstr (r, "idea"), mine))
-            continue;
-        int64_t p = kf_jint (r, "parent_id");
-        if (p)
-            fprintf (f, " Attempt %d takes this same idea from candidate %lld", k + 1,
-                     (long long) p);
-        else
-            fprintf (f, " Attempt %d takes this same idea, writing from scratch", k + 1);
-        fputs (": build yours another way (another split, order or width), so the two tell "
-               "the run something apart.", f);
-    }
     if (in->base && *kf_jstr (in->base, "source"))
         fputs (" If the kernel to improve already does what this attempt's idea says, change "
                "how it does it (another split, order or width) rather than keeping it as it "

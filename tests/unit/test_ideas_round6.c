@@ -586,9 +586,10 @@ s_test_thread_cost (void)
     //  A parent of 10 ms: the figures, and no verdict.
     json_object_set_new (base, "candidate_ns", json_real (10e6));
     p = kf_prompt_build (&in);
-    CHECK (p && strstr (p, "takes well over 977 us. The kernel to improve takes 10 ms a call: "
-                           "threads save at most 5 ms of it a call and pay 489 us to start, a "
-                           "net gain of 45% of the call at best."));
+    //  Round 11: with the ratio to the break-even.
+    CHECK (p && strstr (p, "takes well over 977 us. The kernel to improve takes 10 ms a call, "
+                           "10.2 times that: threads save at most 5 ms of it a call and pay "
+                           "489 us to start, a net gain of 45% of the call at best."));
     free (p);
     //  Generation 0 (round 10): no kernel to improve, the break-even alone.
     in.base = NULL;
@@ -617,9 +618,11 @@ s_test_thread_cost (void)
     p = kf_prompt_build (&in);
     CHECK (p && strstr (p, "The kernel to improve starts threads. What threads cost here: one "
                            "thread's start and join takes 488.7 us"));
-    CHECK (p && strstr (p, "The kernel to improve takes 1.29 ms a call (its own thread starts "
-                           "included): threads save at most 645 us of it a call and pay 489 us "
-                           "to start, a net gain of 12% of the call at best."));
+    //  Round 11: not the one-thread break-even for a threaded kernel; with
+    //  no single-thread kernel timed in full, nothing to set it against.
+    CHECK (p && strstr (p, "The kernel to improve takes 1.29 ms a call, its own thread starts "
+                           "included; no single-thread kernel of this run has a full-protocol "
+                           "time to set it against yet."));
     CHECK (p && strstr (p, "The run's best kernel takes 819 us a call, so a successor of it "
                            "gains even less from threads started per call."));
     free (p);

@@ -1,0 +1,130 @@
+/*  kf_prompt_threads.c - what threads started in each call cost on the
+ *  exec host (kf_prompt_threads.h).
+ */
+#include "kf_prompt_threads.h"
+#include "kf_json.h"
+#include "kf_prompt_class.h"
+#include <stdint.h>
+
+bool
+kf_prompt_threads_host (json_t *hardware, double *start_us, double *cores)
+{
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    *start_us = kf_jnum (d, "thread_start_join_us", 0);
+    *cores = kf_jnum (d, "cores", 0);
+    return *start_us > 0 && *cores >= 2;
+}
+
+double
+kf_prompt_threads_even_ns (double start_us, double cores)
+{
+    return cores * start_us * 1e3;
+}
+
+bool
+kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded)
+{
+    return !threaded && start_us > 0 && cores >= 2 && ns > 0
+           && ns < kf_prompt_threads_even_ns (start_us, cores);
+}
+
+//  A one-thread kernel to improve of NS a call against the break-even
+//  EVEN_NS: below it, the loss the planner predicts too; above it, the
+//  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
+//  most of their gain goes on starting them" at 2.4 times the break-even).
+static void
+s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
+{
+    if (kf_prompt_threads_lose (start_us, cores, ns, false)) {
+        fputs (": below that, so threads started in each call lose here unless the work per "
+               "call grows.", f);
+        return;
+    }
+    char saved[32], cost[32];
+    kf_prompt_time_text (ns * (1 - 1 / cores), saved, sizeof saved);
+    kf_prompt_time_text ((cores - 1) * start_us * 1e3, cost, sizeof cost);
+    fprintf (f, ", %.1f times that: threads save at most %s of it a call and pay %s to start, "
+             "a net gain of %.0f%% of the call at best.", ns / even_ns, saved, cost,
+             100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
+}
+
+//  A threaded kernel to improve of NS a call: its time includes its
+//  starts, so it is set against the run's fastest single-thread kernel
+//  rather than the break-even (round 11: "1.84 ms: not far above 1.4 ms"
+//  of a threaded kernel no faster than one thread).
+static void
+s_threaded (FILE *f, double ns, json_t *runs)
+{
+    double single_ns = kf_jnum (runs, "single_ns", 0);
+    int64_t single_id = kf_jint (runs, "single_id");
+    if (!(single_ns > 0)) {
+        fputs (", its own thread starts included; no single-thread kernel of this run has a "
+               "full-protocol time to set it against yet.", f);
+        return;
+    }
+    char took[32], one[32];
+    kf_prompt_time_text (ns, took, sizeof took);
+    kf_prompt_time_text (single_ns, one, sizeof one);
+    if (ns < single_ns)
+        fprintf (f, ", its own thread starts included: its threads bought %.0f%% of the "
+                 "call, %s against the fastest single-thread kernel's %s (candidate %lld).",
+                 100 * (1 - ns / single_ns), took, one, (long long) single_id);
+    else
+        fprintf (f, ", its own thread starts included: its threads bought nothing, %s against "
+                 "the fastest single-thread kernel's %s (candidate %lld), %.0f%% slower.",
+                 took, one, (long long) single_id, 100 * (ns / single_ns - 1));
+}
+
+void
+kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
+{
+    double start_us, cores;
+    double ns = kf_jnum (in->base, "candidate_ns", 0);
+    bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
+                                                       in->language, KF_IDEA_THREADS);
+    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded)
+        || !kf_prompt_threads_host (in->hardware, &start_us, &cores))
+        return;
+    double even_ns = kf_prompt_threads_even_ns (start_us, cores);
+    char took[32], even[32];
+    kf_prompt_time_text (even_ns, even, sizeof even);
+    if (threaded)
+        fputs (" The kernel to improve starts threads.", f);
+    fprintf (f, " What threads cost here: one thread's start and join takes %.1f us; over %.0f "
+             "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
+             "threads started in every call pay only where the call takes well over %s.",
+             start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
+    //  What the run's threaded kernels did against its single-thread
+    //  best, timed in full (round 11: every one lost, and no prompt said).
+    json_t *runs = json_object_get (in->ideas, "threads");
+    double single_ns = kf_jnum (runs, "single_ns", 0), fast_ns = kf_jnum (runs, "threaded_ns", 0);
+    int64_t count = kf_jint (runs, "threaded");
+    //  Round 10: generation 0 has no kernel to improve, and its threads
+    //  attempts read nothing of the cost; the break-even stands alone.
+    if (ns > 0) {
+        kf_prompt_time_text (ns, took, sizeof took);
+        fprintf (f, " The kernel to improve takes %s a call", took);
+        if (threaded)
+            s_threaded (f, ns, runs);
+        else
+            s_one_thread (f, start_us, cores, ns, even_ns);
+        double best_ns = kf_jnum (in->best, "candidate_ns", 0);
+        if (best_ns > 0 && best_ns < ns && kf_jint (in->best, "id") != kf_jint (in->base, "id")) {
+            kf_prompt_time_text (best_ns, took, sizeof took);
+            fprintf (f, " The run's best kernel takes %s a call, so a successor of it gains "
+                     "even less from threads started per call.", took);
+        }
+    }
+    if (count > 0 && single_ns > 0 && fast_ns >= single_ns) {
+        char one[32];
+        kf_prompt_time_text (fast_ns, took, sizeof took);
+        kf_prompt_time_text (single_ns, one, sizeof one);
+        fprintf (f, " On this host threads have bought nothing so far: the %lld kernel%s of "
+                 "this run that start%s threads, timed in full, %s slower than its fastest "
+                 "single-thread kernel (candidate %lld, %s a call); the fastest of them, "
+                 "candidate %lld, takes %s.", (long long) count, count == 1 ? "" : "s",
+                 count == 1 ? "s" : "", count == 1 ? "was" : "were all",
+                 (long long) kf_jint (runs, "single_id"), one,
+                 (long long) kf_jint (runs, "threaded_id"), took);
+    }
+}

@@ -1,0 +1,45 @@
+/*  kf_prompt_threads.h - what threads started in each call cost on the
+ *  exec host, one prediction for the prompt and the planner.
+ *
+ *  Round 11: the planner handed the threads idea to softsign kernels four
+ *  times while the prompt's own paragraph said "threads started in each
+ *  call lose here", and the paragraph applied the one-thread reasoning to
+ *  parents that were threaded already. The break-even and the verdict
+ *  are computed here once: the paragraph (kf_prompt_direction) says it,
+ *  and the planner (kf_search_idea.c) does not hand the threads idea to a
+ *  kernel it predicts a loss for.
+ */
+#ifndef KF_PROMPT_THREADS_H
+#define KF_PROMPT_THREADS_H
+
+#include "kf_prompt.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The exec host's figures from HARDWARE (kf_prompt_hardware): *START_US,
+ * one thread's start and join, and *CORES; false when either is unknown
+ * or there is one core (then no prediction is made). */
+bool kf_prompt_threads_host (json_t *hardware, double *start_us, double *cores);
+
+/* The time a call must take before threads started in it can pay: CORES
+ * starts' worth of START_US, in ns. */
+double kf_prompt_threads_even_ns (double start_us, double cores);
+
+/* The prediction: a kernel that takes NS a call (0: unknown) and starts
+ * no threads itself (THREADED false) loses by threads started in each
+ * call when NS is below the break-even. Nothing is predicted for a
+ * threaded kernel (its time includes its starts) or an unknown time. */
+bool kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded);
+
+/* The paragraph "What threads cost here" beside a threads IDEA or a
+ * kernel to improve (IN->base) that starts threads: the break-even; for
+ * a one-thread kernel to improve, its time against it (the ratio and the
+ * net at best); for a threaded one, what its threads bought against the
+ * run's fastest single-thread kernel (IN->ideas "threads", from the
+ * planner: {single_id, single_ns, threaded, threaded_id, threaded_ns},
+ * full-protocol times); and, where every threaded kernel of the run was
+ * slower than that one, that. Nothing without the host's figures. */
+void kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea);
+
+#endif
