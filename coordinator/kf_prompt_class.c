@@ -8,6 +8,7 @@
  *  a row.
  */
 #include "kf_prompt_class.h"
+#include "kf_prompt_formula.h"
 #include "kf_json.h"
 #include "kf_str.h"
 #include <ctype.h>
@@ -199,12 +200,32 @@ static const char *const s_bound[] = {
         "(bytes moved against operations done) and optimise for that limit.\n",
 };
 
-//  An elementwise formula of additions, products and comparisons only.
-static const char *s_bound_cheap =
-    "- Each output element depends only on the inputs at the same position, and the formula "
-    "here has no exp, tanh, erf or log (additions, products, minima and maxima only): the "
-    "work is bound by memory traffic, so the aim is the copy bandwidth of the Target section. "
-    "Read each input once, write each output once, and make no extra pass.\n";
+//  An elementwise formula without libm calls: the operations its code
+//  does, named (round 11: "additions, products, minima and maxima only"
+//  stood beside softsign's divide and absolute value). Caller frees.
+static char *
+s_bound_cheap (json_t *spec)
+{
+    kf_formula_t fm;
+    char kinds[160] = "";
+    if (kf_prompt_formula (spec, &fm) && fm.counted && fm.kinds)
+        snprintf (kinds, sizeof kinds, "; its code computes %s, %d operation%s an "
+                  "element", kf_prompt_formula_kinds (fm.kinds, (char[128]) { 0 }, 128), fm.ops,
+                  fm.ops == 1 ? "" : "s");
+    bool slow = *kinds && fm.kinds & (1u << KF_OP_DIV | 1u << KF_OP_SQRT);
+    return kf_strdupf (
+        "- Each output element depends only on the inputs at the same position, and the "
+        "formula here calls no exp, tanh, erf or log%s. The work is bound by memory traffic, so "
+        "the aim is the copy bandwidth of the Target section. Read each input once, write each "
+        "output once, and make no extra pass.\n%s", kinds,
+        slow ? "- A division or a square root is not as cheap as an addition or a product: in "
+               "SIMD registers a divide or square root costs several times a multiply (no figure "
+               "for it is measured on this target), so count each as several operations when "
+               "setting the formula against the memory time, and add none the formula does not "
+               "need (an approximate reciprocal refined by one Newton step is cheaper where the "
+               "tolerance allows).\n"
+             : "");
+}
 
 static const char *s_philosophy_common =
     "- A wrong kernel is worth less than a slow one: stay within the stated tolerance before "
@@ -343,8 +364,9 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
     kf_task_class_t c = kf_prompt_task_class (spec);
     kf_target_kind_t k = kf_prompt_target_kind (target, language);
     bool cheap = c == KF_CLASS_ELEMENTWISE && spec && !kf_prompt_costly_math (spec);
-    char *philosophy = kf_strdupf ("%s%s", cheap ? s_bound_cheap : s_bound[c],
-                                   s_philosophy_common);
+    char *bound = cheap ? s_bound_cheap (spec) : NULL;
+    char *philosophy = kf_strdupf ("%s%s", bound ? bound : s_bound[c], s_philosophy_common);
+    free (bound);
     const char *strategies = k == KF_TARGET_HOST ? s_strategies_host[c] : s_strategies_gpu[c];
     if (cheap)
         strategies = k == KF_TARGET_HOST ? s_strategies_host_cheap : s_strategies_gpu_cheap;
@@ -470,40 +492,6 @@ static const char *const s_ideas_gpu_other[] = {
     "shared-memory staging of reused data", "fewer launches by fusing work",
     "more work per thread", NULL };
 
-//  SRC (Python) with its comments and string literals, docstrings
-//  included, blanked to spaces (caller frees; NULL when out of memory).
-static char *
-s_python_code (const char *src)
-{
-    char *out = strdup (src);
-    for (char *p = out; p && *p;) {
-        if (*p == '#') {
-            while (*p && *p != '\n')
-                *p++ = ' ';
-            continue;
-        }
-        if (*p != '"' && *p != '\'') {
-            p++;
-            continue;
-        }
-        char q = *p;
-        bool triple = p[1] == q && p[2] == q;
-        char *start = p;
-        p += triple ? 3 : 1;
-        while (*p && !(triple ? (p[0] == q && p[1] == q && p[2] == q) : (*p == q || *p == '\n'))) {
-            if (*p == '\\' && p[1])
-                p++;
-            p++;
-        }
-        if (*p && *p != '\n')
-            p += triple ? 3 : 1;
-        for (char *b = start; b < p; b++)
-            if (*b != '\n')
-                *b = ' ';
-    }
-    return out;
-}
-
 bool
 kf_prompt_rows_along_k (json_t *spec)
 {
@@ -511,7 +499,7 @@ kf_prompt_rows_along_k (json_t *spec)
     //  Round 11: a torch.matmul task whose docstring said "not an
     //  nn.Linear weight" got the nn.Linear layout note, strategies and
     //  ideas; only the code counts.
-    char *code = s_python_code (kf_jstr (json_object_get (spec, "reference"), "source"));
+    char *code = kf_prompt_python_code (kf_jstr (json_object_get (spec, "reference"), "source"));
     bool yes = code && (strstr (code, "nn.Linear") || strstr (code, "F.linear")
                         || strstr (code, "functional.linear"));
     free (code);

@@ -1,0 +1,325 @@
+/*  kf_prompt_formula.c - a PyTorch reference's forward, read for the
+ *  arithmetic and the libm calls it does per output element
+ *  (kf_prompt_formula.h).
+ *
+ *  A small tokenizer, not a Python parser: it knows the operators, the
+ *  elementwise functions of torch and torch.nn.functional a task's
+ *  forward calls, and a matrix product's names. Anything else (a call it
+ *  does not know, indexing, a loop) makes the count "not counted", so a
+ *  prompt says nothing rather than a wrong figure.
+ */
+#include "kf_prompt_formula.h"
+#include "kf_json.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *
+kf_prompt_python_code (const char *src)
+{
+    char *out = strdup (src);
+    for (char *p = out; p && *p;) {
+        if (*p == '#') {
+            while (*p && *p != '\n')
+                *p++ = ' ';
+            continue;
+        }
+        if (*p != '"' && *p != '\'') {
+            p++;
+            continue;
+        }
+        char q = *p;
+        bool triple = p[1] == q && p[2] == q;
+        char *start = p;
+        p += triple ? 3 : 1;
+        while (*p && !(triple ? (p[0] == q && p[1] == q && p[2] == q) : (*p == q || *p == '\n'))) {
+            if (*p == '\\' && p[1])
+                p++;
+            p++;
+        }
+        if (*p && *p != '\n')
+            p += triple ? 3 : 1;
+        for (char *b = start; b < p; b++)
+            if (*b != '\n')
+                *b = ' ';
+    }
+    return out;
+}
+
+#define S_BIT(k) (1u << KF_OP_##k)
+
+//  Elementwise functions and the operations each does per element.
+static const struct { const char *name; int ops; unsigned kinds; } s_arith[] = {
+    { "abs", 1, S_BIT (ABS) }, { "absolute", 1, S_BIT (ABS) },
+    { "softsign", 3, S_BIT (ABS) | S_BIT (ADD) | S_BIT (DIV) },
+    { "relu", 1, S_BIT (MINMAX) }, { "relu6", 2, S_BIT (MINMAX) },
+    { "hardtanh", 2, S_BIT (MINMAX) }, { "clamp", 2, S_BIT (MINMAX) },
+    { "clip", 2, S_BIT (MINMAX) }, { "clamp_min", 1, S_BIT (MINMAX) },
+    { "clamp_max", 1, S_BIT (MINMAX) }, { "minimum", 1, S_BIT (MINMAX) },
+    { "maximum", 1, S_BIT (MINMAX) }, { "fmin", 1, S_BIT (MINMAX) },
+    { "fmax", 1, S_BIT (MINMAX) }, { "sqrt", 1, S_BIT (SQRT) },
+    { "rsqrt", 2, S_BIT (SQRT) | S_BIT (DIV) }, { "reciprocal", 1, S_BIT (DIV) },
+    { "square", 1, S_BIT (MUL) }, { "neg", 1, S_BIT (ADD) }, { "negative", 1, S_BIT (ADD) },
+    { "add", 1, S_BIT (ADD) }, { "sub", 1, S_BIT (ADD) }, { "subtract", 1, S_BIT (ADD) },
+    { "mul", 1, S_BIT (MUL) }, { "multiply", 1, S_BIT (MUL) }, { "div", 1, S_BIT (DIV) },
+    { "divide", 1, S_BIT (DIV) }, { "true_divide", 1, S_BIT (DIV) },
+    { "hardsigmoid", 4, S_BIT (ADD) | S_BIT (MUL) | S_BIT (MINMAX) },
+    { "hardswish", 5, S_BIT (ADD) | S_BIT (MUL) | S_BIT (MINMAX) },
+    { "leaky_relu", 2, S_BIT (MUL) | S_BIT (MINMAX) }, { "where", 1, S_BIT (CMP) },
+    { "sign", 1, S_BIT (CMP) },
+};
+
+//  Functions a compiler makes libm calls of, and how many a call makes
+//  (softplus: an exp and a log1p; mish: those and a tanh).
+static const struct { const char *name; int calls; } s_libm[] = {
+    { "tanh", 1 }, { "exp", 1 }, { "exp2", 1 }, { "expm1", 1 }, { "log", 1 }, { "log2", 1 },
+    { "log10", 1 }, { "log1p", 1 }, { "erf", 1 }, { "erfc", 1 }, { "sigmoid", 1 },
+    { "logsigmoid", 2 }, { "gelu", 1 }, { "silu", 1 }, { "swish", 1 }, { "softplus", 2 },
+    { "elu", 1 }, { "selu", 1 }, { "celu", 1 }, { "mish", 3 }, { "sin", 1 }, { "cos", 1 },
+    { "tan", 1 }, { "pow", 1 }, { "atan", 1 }, { "tanhshrink", 1 },
+};
+
+static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addmm", "einsum",
+                                          NULL };
+
+//  Python words that bring control flow or a construct the count cannot
+//  follow.
+static const char *const s_refused[] = { "for", "while", "if", "elif", "else", "lambda", "in",
+                                         "not", "and", "or", "with", "try", "yield", "import",
+                                         "def", "class", "del", "assert", "global", NULL };
+
+static bool
+s_in (const char *word, size_t n, const char *const *list)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strlen (list[i]) == n && !strncmp (word, list[i], n))
+            return true;
+    return false;
+}
+
+//  forward's body in CODE: [*start, *end), or false.
+static bool
+s_forward (const char *code, const char **start, const char **end)
+{
+    const char *def = strstr (code, "def forward");
+    if (!def)
+        return false;
+    const char *line = def;
+    while (line > code && line[-1] != '\n')
+        line--;
+    size_t indent = (size_t) (def - line);
+    const char *p = strchr (def, '\n');
+    if (!p)
+        return false;
+    *start = ++p;
+    while (*p) {
+        const char *text = p;
+        while (*text == ' ' || *text == '\t')
+            text++;
+        if (*text && *text != '\n' && (size_t) (text - p) <= indent)
+            break;
+        const char *next = strchr (p, '\n');
+        if (!next) {
+            p += strlen (p);
+            break;
+        }
+        p = next + 1;
+    }
+    *end = p;
+    return true;
+}
+
+//  The ')' that closes the '(' at OPEN, before END; END when none.
+static const char *
+s_close (const char *open, const char *end)
+{
+    int depth = 0;
+    for (const char *p = open; p < end; p++) {
+        depth += *p == '(';
+        if (*p == ')' && --depth == 0)
+            return p;
+    }
+    return end;
+}
+
+static void
+s_add_name (kf_formula_t *f, const char *name, size_t n)
+{
+    char word[24];
+    snprintf (word, sizeof word, "%.*s", (int) n, name);
+    const char *at = strstr (f->names, word);
+    size_t len = strlen (word);
+    if (at && (at[len] == ',' || !at[len]))
+        return;
+    size_t used = strlen (f->names);
+    if (used + len + 3 < sizeof f->names)
+        snprintf (f->names + used, sizeof f->names - used, "%s%s", used ? ", " : "", word);
+}
+
+bool
+kf_prompt_formula (json_t *spec, kf_formula_t *f)
+{
+    memset (f, 0, sizeof *f);
+    json_t *ref = json_object_get (spec, "reference");
+    if (strcmp (kf_jstr (ref, "language"), "pytorch"))
+        return false;
+    char *code = kf_prompt_python_code (kf_jstr (ref, "source"));
+    const char *p, *end;
+    if (!code || !s_forward (code, &p, &end)) {
+        free (code);
+        return false;
+    }
+    f->counted = true;
+    //  The libm calls' spans, to tell an epilogue's from the product.
+    struct s_span { const char *at, *close; int calls; } spans[32];
+    size_t n_spans = 0;
+    //  The first product and where it ends: a call's closing ')', the
+    //  end of the line of an @ (its operands are on it).
+    const char *product = NULL, *product_end = NULL;
+    while (p < end) {
+        char c = *p;
+        if (isspace ((unsigned char) c) || c == '(' || c == ')' || c == ',' || c == ':'
+            || c == ']' || c == '\\' || c == ';') {
+            p++;
+            continue;
+        }
+        if (isdigit ((unsigned char) c) || (c == '.' && isdigit ((unsigned char) p[1]))) {
+            for (p++; p < end && (isalnum ((unsigned char) *p) || *p == '.' || *p == '_'
+                                  || ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E')));
+                 p++)
+                ;
+            continue;
+        }
+        if (isalpha ((unsigned char) c) || c == '_' || c == '.') {
+            const char *at = p, *last = p;
+            for (; p < end && (isalnum ((unsigned char) *p) || *p == '_' || *p == '.'); p++)
+                if (*p == '.')
+                    last = p + 1;
+            size_t n = (size_t) (p - last);
+            const char *q = p;
+            while (q < end && (*q == ' ' || *q == '\t'))
+                q++;
+            if (last == at && s_in (last, n, s_refused))
+                f->counted = false;
+            if (q >= end || *q != '(')
+                continue;
+            bool known = false;
+            for (size_t i = 0; i < sizeof s_arith / sizeof s_arith[0]; i++)
+                if (strlen (s_arith[i].name) == n && !strncmp (last, s_arith[i].name, n)) {
+                    f->ops += s_arith[i].ops;
+                    f->kinds |= s_arith[i].kinds;
+                    known = true;
+                }
+            for (size_t i = 0; i < sizeof s_libm / sizeof s_libm[0]; i++)
+                if (strlen (s_libm[i].name) == n && !strncmp (last, s_libm[i].name, n)) {
+                    f->calls += s_libm[i].calls;
+                    s_add_name (f, last, n);
+                    if (n_spans < sizeof spans / sizeof spans[0])
+                        spans[n_spans++] = (struct s_span) { at, s_close (q, end),
+                                                             s_libm[i].calls };
+                    known = true;
+                }
+            if (s_in (last, n, s_products)) {
+                if (!product) {
+                    product = at;
+                    product_end = s_close (q, end);
+                }
+                f->counted = false;
+                known = true;
+            }
+            if (!known)
+                f->counted = false;
+            continue;
+        }
+        p++;
+        switch (c) {
+        case '*':
+            if (*p == '*') {
+                //  A square is a product; any other power is pow().
+                for (p++; p < end && *p == ' '; p++)
+                    ;
+                bool square = *p == '2' && !isdigit ((unsigned char) p[1]) && p[1] != '.';
+                f->counted &= square;
+                f->ops += square;
+                f->kinds |= S_BIT (MUL);
+            }
+            else {
+                f->ops++;
+                f->kinds |= S_BIT (MUL);
+            }
+            break;
+        case '/':
+            f->counted &= *p != '/';
+            f->ops++;
+            f->kinds |= S_BIT (DIV);
+            break;
+        case '+': case '-':
+            if (c == '-' && *p == '>') {
+                p++;    /* a return annotation, "-> Tensor" */
+                break;
+            }
+            f->ops++;
+            f->kinds |= S_BIT (ADD);
+            break;
+        case '<': case '>': case '!':
+            f->ops++;
+            f->kinds |= S_BIT (CMP);
+            p += *p == '=';
+            break;
+        case '=':
+            if (*p == '=') {
+                f->ops++;
+                f->kinds |= S_BIT (CMP);
+                p++;
+            }
+            break;
+        case '@':
+            if (!product) {
+                product = p - 1;
+                product_end = memchr (p, '\n', (size_t) (end - p));
+                product_end = product_end ? product_end : end;
+            }
+            f->counted = false;
+            break;
+        default:
+            f->counted = false;
+            break;
+        }
+    }
+    f->product = product != NULL;
+    //  An epilogue's call takes the product as its argument or comes
+    //  after it; one inside it works on an operand.
+    for (size_t i = 0; product && i < n_spans; i++)
+        if (spans[i].at >= product_end || (spans[i].at < product && spans[i].close > product))
+            f->after_product += spans[i].calls;
+    free (code);
+    return true;
+}
+
+const char *
+kf_prompt_formula_kinds (unsigned kinds, char *buf, size_t size)
+{
+    static const char *const words[KF_OP_KINDS] = {
+        [KF_OP_ABS] = "absolute values", [KF_OP_ADD] = "additions", [KF_OP_DIV] = "divisions",
+        [KF_OP_MINMAX] = "minima/maxima", [KF_OP_MUL] = "products",
+        [KF_OP_SQRT] = "square roots", [KF_OP_CMP] = "comparisons"
+    };
+    int total = 0, shown = 0;
+    for (int k = 0; k < KF_OP_KINDS; k++)
+        total += (kinds >> k) & 1;
+    size_t used = 0;
+    if (size)
+        buf[0] = 0;
+    for (int k = 0; k < KF_OP_KINDS && size; k++) {
+        if (!((kinds >> k) & 1))
+            continue;
+        shown++;
+        const char *sep = shown == 1 ? "" : shown == total ? " and " : ", ";
+        int w = snprintf (buf + used, size - used, "%s%s", sep, words[k]);
+        if (w < 0 || (size_t) w >= size - used)
+            break;
+        used += (size_t) w;
+    }
+    return buf;
+}

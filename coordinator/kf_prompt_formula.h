@@ -1,0 +1,58 @@
+/*  kf_prompt_formula.h - what a PyTorch reference's forward computes per
+ *  output element, as its code reads.
+ *
+ *  Round 11 of the model in the loop: softsign's prompt said its formula
+ *  had "additions, products, minima and maxima only" beside a divide and
+ *  an absolute value, said "compute: not known" of five operations an
+ *  element, and matmul_scale_tanh's said nothing of 196,608 tanh calls
+ *  that cost as much as the product. The counts come from forward's
+ *  code (comments and strings blanked), and only where every call and
+ *  operator in it is one this reader knows; otherwise it says nothing.
+ */
+#ifndef KF_PROMPT_FORMULA_H
+#define KF_PROMPT_FORMULA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* SRC (Python) with its comments and string literals, docstrings
+ * included, blanked to spaces (caller frees; NULL when out of memory). */
+char *kf_prompt_python_code (const char *src);
+
+/* The kinds of arithmetic a formula does, as bits 1 << KF_OP_*. */
+typedef enum {
+    KF_OP_ABS, KF_OP_ADD, KF_OP_DIV, KF_OP_MINMAX, KF_OP_MUL, KF_OP_SQRT, KF_OP_CMP,
+    KF_OP_KINDS
+} kf_formula_op_t;
+
+/* What forward of SPEC's PyTorch reference does: OPS the arithmetic
+ * operations it writes (an operator or a known function, F.softsign
+ * three: an absolute value, an addition, a division), KINDS their
+ * kinds, CALLS the calls of functions a compiler makes a libm call of
+ * (tanh, exp, erf, log, sigmoid: one each; softplus two, mish three),
+ * with NAMES the first few of them ("tanh"). COUNTED is false where
+ * forward holds anything else (a call this reader does not know,
+ * indexing, a loop, a matrix product's @): OPS and KINDS then mean
+ * nothing. AFTER_PRODUCT counts the libm calls that come after the
+ * first matrix product in forward or take it as their argument (an
+ * epilogue's); PRODUCT says whether forward names one. */
+typedef struct {
+    bool counted;
+    int ops;
+    unsigned kinds;
+    int calls;
+    int after_product;
+    bool product;
+    char names[64];
+} kf_formula_t;
+
+/* Reads SPEC's reference into F; returns false (F zeroed) where it is not
+ * PyTorch or has no forward. */
+bool kf_prompt_formula (json_t *spec, kf_formula_t *f);
+
+/* KINDS as words in a list, in the order of kf_formula_op_t: "absolute
+ * values, additions, divisions and products" (into BUF). */
+const char *kf_prompt_formula_kinds (unsigned kinds, char *buf, size_t size);
+
+#endif
