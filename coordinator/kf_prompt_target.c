@@ -1,5 +1,6 @@
-/*  kf_prompt_target.c - the target section, a kernel's position against
- *  the peaks, and the noise of a speedup (kf_prompt_target.h).
+/*  kf_prompt_target.c - the target section and the host's memory layout
+ *  (kf_prompt_target.h); a task's and a kernel's position against the
+ *  peaks are kf_prompt_position.c's, the noise kf_prompt_noise.c's.
  *
  *  Every figure printed comes from a worker's HELLO or an evaluation: a
  *  fact the workers do not report (a clock, a cache size, an ISA) is left
@@ -62,7 +63,7 @@ s_sharing (FILE *f, json_t *d, const char *key)
 //  all-core peak read as one core's, no thread start cost, no word on
 //  streaming stores). Each figure only when reported.
 static void
-s_host_measured (FILE *f, json_t *d, double achieved)
+s_host_measured (FILE *f, json_t *d, double achieved, json_t *spec)
 {
     double one = kf_jnum (d, "peak_gflops_one_core", 0);
     double all = kf_jnum (d, "peak_gflops_all_threads", 0);
@@ -131,6 +132,7 @@ s_host_measured (FILE *f, json_t *d, double achieved)
                      "out of the caches)", kf_jnum (d, "copy_stream_one_core_gbs", 0));
         fputs (". A kernel reading N bytes and writing M with ordinary stores moves N + 2M; "
                "with streaming stores N + M.\n", f);
+        kf_prompt_task_traffic_line (f, spec, d);
         fprintf (f, "  The copy figures are warm-cache rates: the buffers were written just "
                  "before%s; the timing flushes the caches before each call, so a kernel's "
                  "inputs come from memory.\n",
@@ -144,6 +146,7 @@ s_host_measured (FILE *f, json_t *d, double achieved)
                  "51 pthread_create + pthread_join), paid inside every timed call that starts "
                  "threads: threading pays only when each thread's share of the work takes "
                  "well over that.\n", kf_jnum (d, "thread_start_join_us", 0));
+    kf_prompt_task_libm_line (f, spec, d);
 }
 
 //  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;
@@ -180,7 +183,7 @@ s_host_clock (FILE *f, json_t *d)
 }
 
 static void
-s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved)
+s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved, json_t *spec)
 {
     char b[32];
     fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
@@ -256,7 +259,7 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved)
         fputs (": the rate a one-thread kernel's inputs arrive at in the timing.\n", f);
     }
     if (kind == KF_TARGET_HOST)
-        s_host_measured (f, d, hw_achieved);
+        s_host_measured (f, d, hw_achieved, spec);
     if (kf_jhas_num (d, "peak_gflops") && kf_jnum (d, "peak_gflops", 0) > 0
         && !(kind == KF_TARGET_HOST && kf_jhas_num (d, "peak_gflops_one_core")))
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
@@ -309,7 +312,8 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         size_t i;
         json_t *d;
         json_array_foreach (devices, i, d)
-            s_device (f, d, kind, kf_jnum (hardware, "achieved_gflops", 0));
+            s_device (f, d, kind, kf_jnum (hardware, "achieved_gflops", 0),
+                      json_object_get (hardware, "task"));
     }
     //  The build.
     const char *flags = kf_prompt_build_flags (language);
@@ -414,16 +418,6 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
     kf_prompt_run_noise (f, hardware);
 }
 
-static double
-s_dtype_bytes (const char *dtype)
-{
-    if (!strcmp (dtype, "f64") || !strcmp (dtype, "i64"))
-        return 8;
-    if (!strcmp (dtype, "f16") || !strcmp (dtype, "bf16"))
-        return 2;
-    return 4;
-}
-
 void
 kf_prompt_host_layout (FILE *f, json_t *spec)
 {
@@ -442,11 +436,7 @@ kf_prompt_host_layout (FILE *f, json_t *spec)
         size_t i;
         json_t *t;
         json_array_foreach (json_object_get (spec, lists[l]), i, t) {
-            double bytes = s_dtype_bytes (kf_jstr (t, "dtype"));
-            size_t j;
-            json_t *d;
-            json_array_foreach (json_object_get (t, "shape"), j, d)
-                bytes *= (double) json_integer_value (d);
+            double bytes = kf_prompt_tensor_bytes (t);
             long align = 1;
             while (align < 4096 && bytes > 0 && fmod (bytes, (double) (align * 2)) == 0)
                 align *= 2;
@@ -466,157 +456,6 @@ kf_prompt_host_layout (FILE *f, json_t *spec)
            "first, so a block of up to 32 MiB comes back from the allocator's heap with its "
            "pages already in; a larger one is mapped anew in every call and faults its pages "
            "in each time.\n", f);
-}
-
-//  The cache that keeps a working set between timed calls, from the
-//  first device of HARDWARE: a GPU's L2 (CUDA), its largest cache (Level
-//  Zero). The host's protocol flushes every cache before each call's data
-//  is used, so there none does.
-static void
-s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
-{
-    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-    if (kind == KF_TARGET_HOST) {
-        r->cold = true;
-        return;
-    }
-    if (kf_jhas_num (d, "l2_bytes") && kf_jnum (d, "l2_bytes", 0) > 0) {
-        r->cache_bytes = kf_jnum (d, "l2_bytes", 0);
-        r->cache_name = "L2";
-    }
-    else if (kf_jhas_num (d, "cache_bytes") && kf_jnum (d, "cache_bytes", 0) > 0)
-        r->cache_bytes = kf_jnum (d, "cache_bytes", 0);
-}
-
-//  Dimension I of tensor T's shape, or -1.
-static long long
-s_dim (json_t *t, size_t i)
-{
-    json_t *d = json_array_get (json_object_get (t, "shape"), i);
-    return json_is_integer (d) ? (long long) json_integer_value (d) : -1;
-}
-
-static size_t
-s_rank (json_t *t)
-{
-    return json_array_size (json_object_get (t, "shape"));
-}
-
-double
-kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
-{
-    if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL)
-        return 0;
-    //  Exactly two matrices among the inputs (a bias or scale may come
-    //  with them), nothing of higher rank, one matrix out: a second
-    //  product or a batch would make the count a guess.
-    json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
-    json_t *mat[2] = { NULL, NULL };
-    int n = 0;
-    size_t i;
-    json_t *t;
-    json_array_foreach (inputs, i, t) {
-        if (s_rank (t) > 2)
-            return 0;
-        if (s_rank (t) == 2 && n++ < 2)
-            mat[n - 1] = t;
-    }
-    json_t *out = json_array_get (outputs, 0);
-    if (n != 2 || json_array_size (outputs) != 1 || s_rank (out) != 2)
-        return 0;
-    long long om = s_dim (out, 0), on = s_dim (out, 1);
-    double flops = 0;
-    for (int a = 0; a < 2; a++) {
-        json_t *x = mat[a], *w = mat[1 - a];
-        long long m = s_dim (x, 0), kx = s_dim (x, 1), w0 = s_dim (w, 0), w1 = s_dim (w, 1);
-        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N].
-        long long cand[2][3] = { { m, w0, kx }, { m, w1, kx } };
-        bool fits[2] = { w1 == kx, w0 == kx };
-        for (int c = 0; c < 2; c++) {
-            if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
-                || om <= 0 || on <= 0)
-                continue;
-            double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
-            if (flops > 0 && v != flops)
-                return 0;
-            flops = v;
-            if (mnk)
-                memcpy (mnk, cand[c], sizeof cand[c]);
-        }
-    }
-    return flops;
-}
-
-void
-kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
-                         kf_target_kind_t kind)
-{
-    json_t *bw = json_object_get (k, "bandwidth");
-    json_t *cp = json_object_get (k, "compute");
-    kf_rates_t r = { .held = -1 };
-    r.bytes = kf_jnum (bw, "bytes", 0);
-    r.gbs = kf_jnum (bw, "candidate_gbs", 0);
-    r.copy_gbs = kf_jnum (bw, "copy_gbs", 0);
-    r.ref_gbs = kf_jnum (bw, "reference_gbs", 0);
-    r.gflops = kf_jnum (cp, "candidate_gflops", 0);
-    r.peak_gflops = kf_jnum (cp, "peak_gflops", 0);
-    r.ref_gflops = kf_jnum (cp, "reference_gflops", 0);
-    //  The worker's own judgement (roofline_applies: the data is larger
-    //  than the cache) where no size is known here.
-    if (json_is_boolean (json_object_get (bw, "roofline_applies")))
-        r.held = json_is_true (json_object_get (bw, "roofline_applies")) ? 0 : 1;
-    s_kept_cache (hardware, kind, &r);
-    //  No count from the task: a plain matrix product's 2*M*N*K follows
-    //  from its shapes (round 3: "compute: not known" for a GEMM).
-    long long mnk[3] = { 0, 0, 0 };
-    double derived = 0;
-    if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0
-        && (derived = kf_prompt_matmul_flops (spec, mnk)) > 0) {
-        r.gflops = derived / kf_jnum (k, "candidate_ns", 0);
-        if (kf_jhas_num (k, "reference_ns") && kf_jnum (k, "reference_ns", 0) > 0)
-            r.ref_gflops = derived / kf_jnum (k, "reference_ns", 0);
-        json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-        if (!(r.peak_gflops > 0) && kf_jhas_num (d, "peak_gflops"))
-            r.peak_gflops = kf_jnum (d, "peak_gflops", 0);
-    }
-    if (!(r.gbs > 0) && !(r.gflops > 0))
-        return;
-    //  Round 5: a kernel above the measured peak shows the peak is a
-    //  lower bound; the share is taken of what the kernel reached.
-    double measured_peak = 0;
-    if (r.peak_gflops > 0 && r.gflops > r.peak_gflops) {
-        measured_peak = r.peak_gflops;
-        r.peak_gflops = r.gflops;
-    }
-    fputs ("Position against the peaks:", f);
-    kf_rates_write (f, &r);
-    if (measured_peak > 0)
-        fprintf (f, " The measured peak (%.1f GFLOP/s, taken at the worker's start beside the "
-                 "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "
-                 "the peak is at least that, and the share above is of %.1f.", measured_peak,
-                 r.gflops, r.gflops);
-    //  Round 7: a one-thread kernel read "28% of the measured peak"
-    //  against every core summed, when 56% of its one core was the room
-    //  it had left; both shares are stated.
-    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
-    double one_core = kind == KF_TARGET_HOST ? kf_jnum (dev, "peak_gflops_one_core", 0) : 0;
-    if (one_core > 0 && r.gflops > 0 && r.peak_gflops > one_core * 1.05)
-        fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
-                 "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
-                 "one thread.", one_core, 100 * r.gflops / one_core);
-    if (derived > 0) {
-        char count[48];
-        if (derived >= 1e9)
-            snprintf (count, sizeof count, "%.3g billion", derived / 1e9);
-        else if (derived >= 1e6)
-            snprintf (count, sizeof count, "%.3g million", derived / 1e6);
-        else
-            snprintf (count, sizeof count, "%.0f", derived);
-        fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "
-                 "= %s operations, derived from the shapes (the task states no count; the "
-                 "other work is not counted).", mnk[0], mnk[1], mnk[2], count);
-    }
-    fputs ("\n", f);
 }
 
 json_t *
@@ -679,6 +518,15 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
         json_object_set (out, "screen_full_count", json_object_get (gap, "n"));
     }
     json_decref (gap);
+    //  The run's task, so the Target section can set its traffic and its
+    //  libm calls against these figures (round 11; kf_prompt_position.c).
+    json_t *task = out ? kf_db_row (db, "SELECT t.spec FROM runs r JOIN tasks t"
+                                    " ON t.id = r.task_id WHERE r.id = $1::bigint", 1,
+                                    (const char *[]) { run }, NULL)
+                       : NULL;
+    if (task && json_is_object (json_object_get (task, "spec")))
+        json_object_set (out, "task", json_object_get (task, "spec"));
+    json_decref (task);
     //  The run's measured noise, the host's load and condition over its
     //  timings, and the fastest compute rate a kernel of it reached
     //  (round 5; s_run_noise, s_host_measured).
@@ -715,16 +563,11 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
         double achieved = kf_jnum (rn, "achieved_gflops", 0);
         //  A matrix product without an operation count: 2*M*N*K over the
         //  fastest kernel's time, as its position line derives it.
-        json_t *task = kf_jnum (rn, "fastest_ns", 0) > 0
-                           ? kf_db_row (db, "SELECT t.spec FROM runs r JOIN tasks t"
-                                        " ON t.id = r.task_id WHERE r.id = $1::bigint", 1,
-                                        (const char *[]) { run }, NULL)
-                           : NULL;
-        double derived = task ? kf_prompt_matmul_flops (json_object_get (task, "spec"), NULL)
-                              : 0;
+        double derived = kf_jnum (rn, "fastest_ns", 0) > 0
+                             ? kf_prompt_matmul_flops (json_object_get (out, "task"), NULL)
+                             : 0;
         if (derived > 0)
             achieved = fmax (achieved, derived / kf_jnum (rn, "fastest_ns", 0));
-        json_decref (task);
         if (achieved > 0)
             json_object_set_new (out, "achieved_gflops", json_real (achieved));
         json_object_set_new (out, "run_noise", rn);

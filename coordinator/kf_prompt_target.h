@@ -26,9 +26,10 @@ const char *kf_prompt_build_flags (const char *language);
 
 /* Writes the "## Target" section: HARDWARE is kf_prompt_hardware's
  * object (or NULL; its "compile_isa", kf_prompt_host_isa's list, names
- * what a host kernel is compiled for), COMPILER a compile worker's capabilities
- * ({toolchains: {NAME: version}, arch}; or NULL), for LANGUAGE on
- * TARGET. */
+ * what a host kernel is compiled for; its "task", the run's task spec,
+ * gives the host's figures this task's traffic and libm calls),
+ * COMPILER a compile worker's capabilities ({toolchains: {NAME:
+ * version}, arch}; or NULL), for LANGUAGE on TARGET. */
 void kf_prompt_target_section (FILE *f, const char *target, const char *language,
                                json_t *hardware, json_t *compiler);
 
@@ -37,13 +38,34 @@ void kf_prompt_target_section (FILE *f, const char *target, const char *language
  * so the alignment of each tensor's start follows from its size. */
 void kf_prompt_host_layout (FILE *f, json_t *spec);
 
+/* The bytes of TENSOR (a spec's {shape, dtype}). */
+double kf_prompt_tensor_bytes (json_t *tensor);
+
+/* Writes one line on the time task SPEC's traffic (N bytes read, M
+ * written) takes at host device D's one-core copy rates: with ordinary
+ * stores (N + 2M), with streaming stores (N + M), in ms, and what
+ * streaming saves by those figures. Nothing when D has no copy rate. */
+void kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d);
+
+/* Writes one line on the libm calls (tanh, exp, erf, log, sigmoid, ...)
+ * task SPEC's formula makes per output element (kf_prompt_formula.h),
+ * of an elementwise task or in a matrix product's epilogue: their
+ * number per kernel call, their time as scalar calls at an assumed
+ * per-call cost and host device D's clock, set against the task's bound
+ * (the product at one core's FMA peak, or the traffic at one core's
+ * copy rate), and that they must be vectorised where that is 20% of
+ * the bound or more. Nothing when the formula makes none. */
+void kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d);
+
 /* Writes one line on kernel K's position against the peaks (its
  * evaluation's bandwidth and compute figures, the device's measured
  * ceilings), when it was timed: memory and compute both, in the words of
  * kf_rates.h, with the cache that keeps data between calls on a KIND
  * target taken from HARDWARE (kf_prompt_hardware's object, or NULL).
  * Where the evaluation has no compute figure, task SPEC's
- * kf_prompt_matmul_flops stands in, labelled as derived. */
+ * kf_prompt_matmul_flops stands in, or an elementwise formula's counted
+ * operations times its output elements (kf_prompt_formula.h), labelled
+ * as derived (kf_prompt_position.c defines these). */
 void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                               kf_target_kind_t kind);
 

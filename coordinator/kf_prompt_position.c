@@ -1,0 +1,368 @@
+/*  kf_prompt_position.c - where a task's work and a timed kernel stand
+ *  against the target's measured figures (declared in
+ *  kf_prompt_target.h).
+ *
+ *  The task side: its traffic at one core's copy rates, with ordinary and
+ *  with streaming stores, in milliseconds (round 11: 41.6 GB/s read plus
+ *  write beside 42.0 GB/s streaming read as one figure), and the libm
+ *  calls its formula makes per kernel call set against its bound (round
+ *  11: 196,608 scalar tanhf calls cost about as much as the whole matrix
+ *  product, and no prompt said so). The kernel side: its position line,
+ *  with the operation count derived from the shapes (a matrix product)
+ *  or from the formula's code (an elementwise task) where the task
+ *  states none.
+ */
+#include "kf_prompt_target.h"
+#include "kf_prompt_class.h"
+#include "kf_prompt_formula.h"
+#include "kf_json.h"
+#include "kf_rates.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+//  An assumed cost of one scalar libm call of a transcendental (glibc's
+//  tanhf, expf, erff, logf take some tens of cycles; the exec worker
+//  measures none), stated as an assumption wherever it is used.
+#define S_LIBM_CYCLES 40
+
+static double
+s_dtype_bytes (const char *dtype)
+{
+    if (!strcmp (dtype, "f64") || !strcmp (dtype, "i64"))
+        return 8;
+    if (!strcmp (dtype, "f16") || !strcmp (dtype, "bf16"))
+        return 2;
+    return 4;
+}
+
+static double
+s_numel (json_t *t)
+{
+    double n = 1;
+    size_t j;
+    json_t *d;
+    json_array_foreach (json_object_get (t, "shape"), j, d)
+        n *= (double) json_integer_value (d);
+    return n;
+}
+
+double
+kf_prompt_tensor_bytes (json_t *tensor)
+{
+    return s_dtype_bytes (kf_jstr (tensor, "dtype")) * s_numel (tensor);
+}
+
+//  The bytes of SPEC's tensors in LIST ("inputs", "outputs").
+static double
+s_side_bytes (json_t *spec, const char *list)
+{
+    double bytes = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, list), i, t)
+        bytes += kf_prompt_tensor_bytes (t);
+    return bytes;
+}
+
+static double
+s_output_elements (json_t *spec)
+{
+    double n = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, "outputs"), i, t)
+        n += s_numel (t);
+    return n;
+}
+
+//  A count as people read it: "302 million", "4194304".
+static const char *
+s_count (double v, char *buf, size_t size)
+{
+    if (v >= 1e9)
+        snprintf (buf, size, "%.3g billion", v / 1e9);
+    else if (v >= 1e6)
+        snprintf (buf, size, "%.3g million", v / 1e6);
+    else
+        snprintf (buf, size, "%.0f", v);
+    return buf;
+}
+
+//  The time SPEC's traffic takes at device D's one-core copy rates, in
+//  ms: *ORDINARY with ordinary stores (N + 2M at the traffic rate, or N +
+//  M at the memcpy rate where no traffic rate was measured), *STREAM with
+//  streaming stores (N + M), 0 where not known. False when neither is.
+static bool
+s_traffic_ms (json_t *spec, json_t *d, double *ordinary, double *stream)
+{
+    double n = s_side_bytes (spec, "inputs"), m = s_side_bytes (spec, "outputs");
+    double copy = kf_jnum (d, "copy_one_core_gbs", 0);
+    double traffic = kf_jnum (d, "copy_one_core_traffic_gbs", 0);
+    double streaming = kf_jnum (d, "copy_stream_one_core_gbs", 0);
+    *ordinary = !(n > 0 && m > 0) ? 0
+                : traffic > 0     ? (n + 2 * m) / traffic * 1e-6
+                : copy > 0        ? (n + m) / copy * 1e-6
+                                  : 0;
+    *stream = n > 0 && m > 0 && streaming > 0 ? (n + m) / streaming * 1e-6 : 0;
+    return *ordinary > 0 || *stream > 0;
+}
+
+void
+kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d)
+{
+    double ordinary, stream;
+    if (!s_traffic_ms (spec, d, &ordinary, &stream))
+        return;
+    double n = s_side_bytes (spec, "inputs"), m = s_side_bytes (spec, "outputs");
+    char bn[32], bm[32], bt[32];
+    fprintf (f, "  This task reads N = %s and writes M = %s: at these one-core "
+             "(warm-cache) copy rates that takes", kf_rates_bytes (n, bn, sizeof bn),
+             kf_rates_bytes (m, bm, sizeof bm));
+    if (ordinary > 0 && kf_jnum (d, "copy_one_core_traffic_gbs", 0) > 0)
+        fprintf (f, " about %.3g ms with ordinary stores (N + 2M = %s of traffic at %.1f GB/s)",
+                 ordinary, kf_rates_bytes (n + 2 * m, bt, sizeof bt),
+                 kf_jnum (d, "copy_one_core_traffic_gbs", 0));
+    else if (ordinary > 0)
+        fprintf (f, " about %.3g ms with memcpy's stores (N + M = %s at %.1f GB/s)", ordinary,
+                 kf_rates_bytes (n + m, bt, sizeof bt), kf_jnum (d, "copy_one_core_gbs", 0));
+    if (ordinary > 0 && stream > 0)
+        fputs (" and", f);
+    if (stream > 0)
+        fprintf (f, " about %.3g ms with streaming stores (N + M = %s at %.1f GB/s)", stream,
+                 kf_rates_bytes (n + m, bt, sizeof bt), kf_jnum (d, "copy_stream_one_core_gbs", 0));
+    if (ordinary > 0 && stream > 0) {
+        double saved = 1 - stream / ordinary;
+        if (saved >= 0.005)
+            fprintf (f, ": by these figures streaming stores save about %.0f%% of the time here",
+                     100 * saved);
+        else if (saved <= -0.005)
+            fprintf (f, ": by these figures streaming stores take about %.0f%% longer here",
+                     -100 * saved);
+        else
+            fputs (": by these figures streaming stores save no time here", f);
+    }
+    fputs (".\n", f);
+}
+
+void
+kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
+{
+    kf_formula_t fm;
+    if (!kf_prompt_formula (spec, &fm) || fm.calls <= 0)
+        return;
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    long long mnk[3] = { 0, 0, 0 };
+    double flops = c == KF_CLASS_MATMUL ? kf_prompt_matmul_flops (spec, mnk) : 0;
+    int per = c == KF_CLASS_ELEMENTWISE ? fm.calls : flops > 0 ? fm.after_product : 0;
+    double outputs = s_output_elements (spec);
+    if (per <= 0 || !(outputs > 0))
+        return;
+    char b[48];
+    double calls = per * outputs;
+    fprintf (f, "  Calls of %s: the formula makes %d libm call%s per output element, so %s in "
+             "each kernel call (%.0f output elements). As scalar libm calls, at about %d cycles "
+             "each (an assumption, not measured on this host: glibc's scalar tanhf, expf, erff "
+             "and logf take some tens of cycles)", fm.names, per, per == 1 ? "" : "s",
+             s_count (calls, b, sizeof b), outputs, S_LIBM_CYCLES);
+    double mhz = kf_jnum (d, "clock_mhz_measured", 0) > 0 ? kf_jnum (d, "clock_mhz_measured", 0)
+                                                          : kf_jnum (d, "clock_mhz", 0);
+    if (!(mhz > 0)) {
+        fprintf (f, ", they take about %s cycles of one core.\n",
+                 s_count (calls * S_LIBM_CYCLES, b, sizeof b));
+        return;
+    }
+    double ms = calls * S_LIBM_CYCLES / (mhz * 1e3);
+    fprintf (f, ", they take about %.3g ms of one core at %.0f MHz", ms, mhz);
+    //  The bound they are set against: the product's operations at one
+    //  core's FMA peak, or an elementwise task's traffic.
+    double bound = 0, ordinary, stream;
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0);
+    if (flops > 0 && peak > 0) {
+        bound = flops / peak * 1e-6;
+        fprintf (f, ", against %.3g ms for the matrix product's %s operations at one core's "
+                 "measured FMA peak (%.0f GFLOP/s)", bound, s_count (flops, b, sizeof b), peak);
+    }
+    else if (c == KF_CLASS_ELEMENTWISE && s_traffic_ms (spec, d, &ordinary, &stream)) {
+        bound = stream > 0 && (!(ordinary > 0) || stream < ordinary) ? stream : ordinary;
+        fprintf (f, ", against %.3g ms for its memory traffic at one core's copy rate", bound);
+    }
+    if (!(bound > 0)) {
+        fputs (".\n", f);
+        return;
+    }
+    double share = ms / bound;
+    fprintf (f, ": %.0f%% of that bound.", 100 * share);
+    if (share >= 0.2)
+        fprintf (f, " Scalar calls would take a large share of the time: compute %s in SIMD "
+                 "registers instead, by a polynomial or rational approximation within the "
+                 "stated tolerance (What counts as correct), never a libm call per element%s.\n",
+                 fm.names, c == KF_CLASS_MATMUL ? ", on each block of outputs while it is still "
+                                                  "in registers (the product's epilogue)"
+                                                : "");
+    else
+        fputs (" A small share: vectorising these calls gains less than the rest of the "
+               "work.\n", f);
+}
+
+//  The cache that keeps a working set between timed calls, from the
+//  first device of HARDWARE: a GPU's L2 (CUDA), its largest cache (Level
+//  Zero). The host's protocol flushes every cache before each call's data
+//  is used, so there none does.
+static void
+s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
+{
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    if (kind == KF_TARGET_HOST) {
+        r->cold = true;
+        return;
+    }
+    if (kf_jhas_num (d, "l2_bytes") && kf_jnum (d, "l2_bytes", 0) > 0) {
+        r->cache_bytes = kf_jnum (d, "l2_bytes", 0);
+        r->cache_name = "L2";
+    }
+    else if (kf_jhas_num (d, "cache_bytes") && kf_jnum (d, "cache_bytes", 0) > 0)
+        r->cache_bytes = kf_jnum (d, "cache_bytes", 0);
+}
+
+//  Dimension I of tensor T's shape, or -1.
+static long long
+s_dim (json_t *t, size_t i)
+{
+    json_t *d = json_array_get (json_object_get (t, "shape"), i);
+    return json_is_integer (d) ? (long long) json_integer_value (d) : -1;
+}
+
+static size_t
+s_rank (json_t *t)
+{
+    return json_array_size (json_object_get (t, "shape"));
+}
+
+double
+kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
+{
+    if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL)
+        return 0;
+    //  Exactly two matrices among the inputs (a bias or scale may come
+    //  with them), nothing of higher rank, one matrix out: a second
+    //  product or a batch would make the count a guess.
+    json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
+    json_t *mat[2] = { NULL, NULL };
+    int n = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (inputs, i, t) {
+        if (s_rank (t) > 2)
+            return 0;
+        if (s_rank (t) == 2 && n++ < 2)
+            mat[n - 1] = t;
+    }
+    json_t *out = json_array_get (outputs, 0);
+    if (n != 2 || json_array_size (outputs) != 1 || s_rank (out) != 2)
+        return 0;
+    long long om = s_dim (out, 0), on = s_dim (out, 1);
+    double flops = 0;
+    for (int a = 0; a < 2; a++) {
+        json_t *x = mat[a], *w = mat[1 - a];
+        long long m = s_dim (x, 0), kx = s_dim (x, 1), w0 = s_dim (w, 0), w1 = s_dim (w, 1);
+        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N].
+        long long cand[2][3] = { { m, w0, kx }, { m, w1, kx } };
+        bool fits[2] = { w1 == kx, w0 == kx };
+        for (int c = 0; c < 2; c++) {
+            if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
+                || om <= 0 || on <= 0)
+                continue;
+            double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
+            if (flops > 0 && v != flops)
+                return 0;
+            flops = v;
+            if (mnk)
+                memcpy (mnk, cand[c], sizeof cand[c]);
+        }
+    }
+    return flops;
+}
+
+void
+kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
+                         kf_target_kind_t kind)
+{
+    json_t *bw = json_object_get (k, "bandwidth");
+    json_t *cp = json_object_get (k, "compute");
+    kf_rates_t r = { .held = -1 };
+    r.bytes = kf_jnum (bw, "bytes", 0);
+    r.gbs = kf_jnum (bw, "candidate_gbs", 0);
+    r.copy_gbs = kf_jnum (bw, "copy_gbs", 0);
+    r.ref_gbs = kf_jnum (bw, "reference_gbs", 0);
+    r.gflops = kf_jnum (cp, "candidate_gflops", 0);
+    r.peak_gflops = kf_jnum (cp, "peak_gflops", 0);
+    r.ref_gflops = kf_jnum (cp, "reference_gflops", 0);
+    //  The worker's own judgement (roofline_applies: the data is larger
+    //  than the cache) where no size is known here.
+    if (json_is_boolean (json_object_get (bw, "roofline_applies")))
+        r.held = json_is_true (json_object_get (bw, "roofline_applies")) ? 0 : 1;
+    s_kept_cache (hardware, kind, &r);
+    //  No count from the task: a plain matrix product's 2*M*N*K follows
+    //  from its shapes (round 3: "compute: not known" for a GEMM), an
+    //  elementwise formula's operations from its code (round 11: "not
+    //  known" beside "x / (1 + |x|)").
+    long long mnk[3] = { 0, 0, 0 };
+    kf_formula_t fm = { .counted = false };
+    double derived = 0, ew = 0;
+    if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
+        derived = kf_prompt_matmul_flops (spec, mnk);
+        if (!(derived > 0) && kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
+            && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 0 && fm.ops > 0)
+            ew = fm.ops * s_output_elements (spec);
+    }
+    double count = derived > 0 ? derived : ew;
+    if (count > 0) {
+        r.gflops = count / kf_jnum (k, "candidate_ns", 0);
+        if (kf_jhas_num (k, "reference_ns") && kf_jnum (k, "reference_ns", 0) > 0)
+            r.ref_gflops = count / kf_jnum (k, "reference_ns", 0);
+        json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+        if (!(r.peak_gflops > 0) && kf_jhas_num (d, "peak_gflops"))
+            r.peak_gflops = kf_jnum (d, "peak_gflops", 0);
+    }
+    if (!(r.gbs > 0) && !(r.gflops > 0))
+        return;
+    //  Round 5: a kernel above the measured peak shows the peak is a
+    //  lower bound; the share is taken of what the kernel reached.
+    double measured_peak = 0;
+    if (r.peak_gflops > 0 && r.gflops > r.peak_gflops) {
+        measured_peak = r.peak_gflops;
+        r.peak_gflops = r.gflops;
+    }
+    fputs ("Position against the peaks:", f);
+    kf_rates_write (f, &r);
+    if (measured_peak > 0)
+        fprintf (f, " The measured peak (%.1f GFLOP/s, taken at the worker's start beside the "
+                 "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "
+                 "the peak is at least that, and the share above is of %.1f.", measured_peak,
+                 r.gflops, r.gflops);
+    //  Round 7: a one-thread kernel read "28% of the measured peak"
+    //  against every core summed, when 56% of its one core was the room
+    //  it had left; both shares are stated.
+    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+    double one_core = kind == KF_TARGET_HOST ? kf_jnum (dev, "peak_gflops_one_core", 0) : 0;
+    if (one_core > 0 && r.gflops > 0 && r.peak_gflops > one_core * 1.05)
+        fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
+                 "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
+                 "one thread.", one_core, 100 * r.gflops / one_core);
+    char b[48], kinds[128];
+    if (derived > 0)
+        fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "
+                 "= %s operations, derived from the shapes (the task states no count; the "
+                 "other work is not counted).", mnk[0], mnk[1], mnk[2], s_count (derived, b,
+                                                                             sizeof b));
+    else if (ew > 0)
+        fprintf (f, " The compute figures count the formula's %d operation%s an element (%s, "
+                 "as its code reads) over %.0f output elements = %s operations, derived from "
+                 "the reference (the task states no count; a division or square root counts "
+                 "as one though it costs several products).", fm.ops, fm.ops == 1 ? "" : "s",
+                 kf_prompt_formula_kinds (fm.kinds, kinds, sizeof kinds),
+                 s_output_elements (spec), s_count (ew, b, sizeof b));
+    fputs ("\n", f);
+}
+
