@@ -77,7 +77,9 @@ static const struct { const char *name; int calls; } s_libm[] = {
     { "log10", 1 }, { "log1p", 1 }, { "erf", 1 }, { "erfc", 1 }, { "sigmoid", 1 },
     { "logsigmoid", 2 }, { "gelu", 1 }, { "silu", 1 }, { "swish", 1 }, { "softplus", 2 },
     { "elu", 1 }, { "selu", 1 }, { "celu", 1 }, { "mish", 3 }, { "sin", 1 }, { "cos", 1 },
-    { "tan", 1 }, { "pow", 1 }, { "atan", 1 }, { "tanhshrink", 1 },
+    { "tan", 1 }, { "pow", 1 }, { "atan", 1 }, { "tanhshrink", 1 }, { "cosh", 1 },
+    { "sinh", 1 }, { "asinh", 1 }, { "acosh", 1 }, { "atanh", 1 }, { "asin", 1 },
+    { "acos", 1 },
 };
 
 static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addmm", "einsum",

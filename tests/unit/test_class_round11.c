@@ -183,6 +183,12 @@ s_test_formula (void)
                  "        y = a @ b\n        return torch.tanh(y)\n");
     CHECK (kf_prompt_formula (spec, &fm) && fm.calls == 1 && fm.after_product == 1);
     json_decref (spec);
+    //  logcosh_scale (round 10): a log of a cosh, two calls an element.
+    spec = s_ew ("logcosh_scale", "class Model(nn.Module):\n    def forward(self, x):\n"
+                 "        return torch.log(torch.cosh(x)) * 0.8 + 0.1 * x\n", 64, 64);
+    CHECK (kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 2
+           && !strcmp (fm.names, "log, cosh"));
+    json_decref (spec);
     //  forward last in the file, with no newline after it.
     spec = s_ew ("half", "class Model(nn.Module):\n    def forward(self, x):\n"
                  "        return x / 2", 64, 64);
