@@ -8,6 +8,8 @@
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
+#include "kf_prompt_target.h"
+#include "kf_prompt_threads.h"
 #include "kf_str.h"
 #include <math.h>
 #include <stdio.h>
@@ -108,6 +110,29 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
 }
 
 void
+kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
+                     const bool *aside, bool *held)
+{
+    for (size_t i = 0; i < n; i++) {
+        held[i] = false;
+        if (!pending || pending[i] <= 0 || aside[i])
+            continue;
+        int told = 0, won = 0;
+        size_t j;
+        json_t *t;
+        json_array_foreach (tries, j, t)
+            if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
+                int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0),
+                                                kf_jnum (t, "parent_speedup", 0),
+                                                kf_jnum (t, "noise", 0));
+                told += v != 2;
+                won += v == 1;
+            }
+        held[i] = won == 0 && told + pending[i] >= KF_SEARCH_IDEA_NO_WIN;
+    }
+}
+
+void
 kf_search_idea_order (size_t n, size_t start, const bool *aside, size_t *order)
 {
     size_t k = 0;
@@ -134,12 +159,15 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
 //  takes it from that kernel (round 10: two siblings from candidate 4
 //  both took cache blocking, and candidate 1 was handed the loop order
 //  it was written to).
+//  Round 11: and a kernel the threads idea is predicted to lose on
+//  (LOSE: kf_prompt_threads_lose) counts as having it.
 static bool
 s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-       const kf_search_idea_known_t *known)
+       bool lose, const kf_search_idea_known_t *known)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
-    if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx)
+    if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx
+        || (lose && f == KF_IDEA_THREADS))
         return true;
     for (size_t s = 0; known && s < known->n_siblings; s++)
         if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
@@ -174,13 +202,15 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
                 continue;
             if (!chosen
                 || !s_has (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
-                           known))
+                           known && known->chosen_threads_lose, known))
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
                     && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                     && !s_has (ideas, idx, elites[e].candidate_id, features[e],
-                               known && known->built ? known->built[e] : -1, known)) {
+                               known && known->built ? known->built[e] : -1,
+                               known && known->threads_lose && known->threads_lose[e],
+                               known)) {
                     *pick = (int) e;
                     return idx;
                 }
@@ -193,8 +223,23 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             size_t idx = order[places[s]];
             if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1))
                 continue;
-            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, known))
+            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, known->chosen_threads_lose,
+                        known))
                 return idx;
+        }
+    //  Siblings take every idea left from CHOSEN: the first another
+    //  kernel of the pool can take that no sibling takes from it (round
+    //  11: never one idea from one parent twice in a generation).
+    for (size_t s = 0; chosen && known && s < m; s++)
+        for (size_t e = 0; e < n_elites; e++) {
+            size_t idx = order[places[s]];
+            if (elites[e].candidate_id != chosen->candidate_id
+                && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
+                && !s_has (ideas, idx, elites[e].candidate_id, 0, -1,
+                           known->threads_lose && known->threads_lose[e], known)) {
+                *pick = (int) e;
+                return idx;
+            }
         }
     return order[k];
 }
@@ -218,7 +263,8 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
     known->chosen_built = -1;
     known->built = malloc ((n + 1) * sizeof *known->built);
     known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
-    if (!known->built || !known->siblings) {
+    known->pending = calloc (count + 1, sizeof *known->pending);
+    if (!known->built || !known->siblings || !known->pending) {
         kf_search_idea_known_free (known);
         return -1;
     }
@@ -240,8 +286,15 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
             if (chosen && chosen->candidate_id == id)
                 known->chosen_built = idx;
         }
-        if (kf_jint (r, "generation") == generation && kf_jint (r, "slot") != slot
-            && !strcmp (kf_jstr (r, "phase"), "search"))
+        bool search = !strcmp (kf_jstr (r, "phase"), "search");
+        bool here = kf_jint (r, "generation") == generation;
+        bool self = here && kf_jint (r, "slot") == slot;
+        bool pending = json_is_true (json_object_get (r, "pending"));
+        known->pending[idx] += search && pending && !self;
+        //  A sibling's, or one in flight from an earlier generation
+        //  (round 11: candidate 12 and a sibling both took cache blocking
+        //  from candidate 6).
+        if (search && !self && (here || pending))
             known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
                 .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx };
     }
@@ -255,6 +308,8 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
         return;
     free (known->built);
     free (known->siblings);
+    free (known->pending);
+    free (known->threads_lose);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
 }
@@ -367,12 +422,128 @@ s_ideas_taken (kf_db_t *db, json_t *run)
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
                                 "SELECT id, generation, slot, parent_id, phase, generator,"
-                                " selection->>'idea' AS idea FROM candidates"
+                                " selection->>'idea' AS idea,"
+                                " (finished_at IS NULL OR fidelity = 'pending') AS pending"
+                                " FROM candidates"
                                 " WHERE run_id = $1 AND selection->>'idea' IS NOT NULL"
                                 " ORDER BY id",
                                 1, params);
     kf_json_drop_nulls (rows);
     return rows;
+}
+
+//  Whether one of IDEAS (N) is the threads idea.
+static bool
+s_threads_listed (const char *const *ideas, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS)
+            return true;
+    return false;
+}
+
+//  Round 11: the threads prediction of the prompt's own paragraph, for
+//  the plan: KNOWN's threads_lose of ELITES (N) and CHOSEN, from the exec
+//  host's figures and each kernel's latest time a call; and into
+//  *SUMMARY, for the paragraph, the run's fastest single-thread and
+//  threaded kernels timed in full and how many threaded ones there are
+//  (caller's). 0, or -1 on a database error.
+static int
+s_threads_read (kf_db_t *db, json_t *run, const char *language, const kf_elite_t *elites,
+                size_t n, const kf_elite_t *chosen, kf_search_idea_known_t *known,
+                json_t **summary)
+{
+    *summary = NULL;
+    const char *target = kf_jstr (run, "target"), *colon = strchr (target, ':');
+    char backend[32], arch[64], id[24];
+    snprintf (backend, sizeof backend, "%.*s",
+              (int) (colon ? (size_t) (colon - target) : strlen (target)), target);
+    snprintf (arch, sizeof arch, "%s", colon ? colon + 1 : "");
+    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    json_t *hw = kf_prompt_hardware (db, backend, arch, kf_jint (run, "id"));
+    double start_us, cores;
+    bool host = kf_prompt_threads_host (hw, &start_us, &cores);
+    json_decref (hw);
+    //  The source as text to look for thread starts in (escape encoding
+    //  keeps ASCII as it is; a source need not be valid UTF-8).
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.id, c.fidelity, e.candidate_ns,"
+                                " encode(b.data, 'escape') AS source"
+                                " FROM candidates c JOIN blobs b ON b.hash = c.source_hash"
+                                " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
+                                "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
+                                " WHERE c.run_id = $1 AND c.status = 'correct'"
+                                " AND c.finished_at IS NOT NULL AND e.candidate_ns > 0"
+                                " ORDER BY c.id",
+                                1, params);
+    known->threads_lose = calloc (n + 1, sizeof *known->threads_lose);
+    if (!rows || !known->threads_lose) {
+        json_decref (rows);
+        return -1;
+    }
+    int64_t single_id = 0, fast_id = 0;
+    double single_ns = 0, fast_ns = 0;
+    int threaded_count = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        int64_t cid = kf_jint (r, "id");
+        double ns = kf_jnum (r, "candidate_ns", 0);
+        bool threaded = kf_prompt_source_does (kf_jstr (r, "source"), language, KF_IDEA_THREADS);
+        bool lose = host && kf_prompt_threads_lose (start_us, cores, ns, threaded);
+        for (size_t e = 0; e < n; e++)
+            if (elites[e].candidate_id == cid)
+                known->threads_lose[e] = lose;
+        if (chosen && chosen->candidate_id == cid)
+            known->chosen_threads_lose = lose;
+        if (strcmp (kf_jstr (r, "fidelity"), "full"))
+            continue;
+        if (threaded) {
+            threaded_count++;
+            if (!fast_id || ns < fast_ns) {
+                fast_id = cid;
+                fast_ns = ns;
+            }
+        }
+        else if (!single_id || ns < single_ns) {
+            single_id = cid;
+            single_ns = ns;
+        }
+    }
+    json_decref (rows);
+    *summary = json_pack ("{s:i}", "threaded", threaded_count);
+    if (single_id)
+        json_object_update_new (*summary, json_pack ("{s:I, s:f}", "single_id",
+                                                     (json_int_t) single_id, "single_ns",
+                                                     single_ns));
+    if (fast_id)
+        json_object_update_new (*summary, json_pack ("{s:I, s:f}", "threaded_id",
+                                                     (json_int_t) fast_id, "threaded_ns",
+                                                     fast_ns));
+    return 0;
+}
+
+//  What the timings and the tries in flight changed (round 11), by the
+//  ideas' and elites' places: "|held:2|slow:0,3,c".
+static void
+s_round11_text (FILE *f, const bool *held, size_t count, const kf_search_idea_known_t *known,
+                size_t n)
+{
+    const char *sep = "|held:";
+    for (size_t k = 0; k < count; k++)
+        if (held[k]) {
+            fprintf (f, "%s%zu", sep, k);
+            sep = ",";
+        }
+    sep = "|slow:";
+    for (size_t e = 0; known->threads_lose && e < n; e++)
+        if (known->threads_lose[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_threads_lose)
+        fprintf (f, "%sc", sep);
 }
 
 int
@@ -397,49 +568,58 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     if (!count)
         return 0;
     json_t *tries = s_tries (db, run, &in);
-    bool *aside = calloc (count, sizeof *aside);
-    size_t *order = calloc (count, sizeof *order);
+    //  Set aside (judged tries), held (tries in flight), and either.
+    bool *aside = calloc (3 * count, sizeof *aside);
+    size_t *order = calloc (2 * count, sizeof *order);
     unsigned *features = calloc (n + 1, sizeof *features);
-    if (!tries || !aside || !order || !features) {
-        json_decref (tries);
-        free (aside);
-        free (order);
-        free (features);
-        return -1;
-    }
-    json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
-    json_decref (tries);
-    kf_search_idea_order (count, ((size_t) generation * (size_t) population) % count, aside,
-                          order);
-    //  What the pool's kernels were built from, and what the siblings
-    //  planned so far took from which kernel (round 10).
-    kf_search_idea_known_t known;
-    json_t *rows = s_ideas_taken (db, run);
-    if (!rows || kf_search_idea_known_read (rows, ideas, count, elites, n, chosen, generation,
-                                            slot, &known)) {
-        json_decref (rows);
-        json_decref (notes);
-        free (aside);
-        free (order);
-        free (features);
-        return -1;
-    }
+    //  What the pool's kernels were built from, what the siblings planned
+    //  so far took from which kernel (round 10), what is in flight, and
+    //  where threads are predicted to lose (round 11).
+    kf_search_idea_known_t known = { .chosen_built = -1 };
+    json_t *rows = tries && aside && order && features ? s_ideas_taken (db, run) : NULL;
+    json_t *threads = NULL;
+    int rc = rows && !kf_search_idea_known_read (rows, ideas, count, elites, n, chosen,
+                                                 generation, slot, &known)
+             ? 0 : -1;
+    if (rc == 0 && s_threads_listed (ideas, count))
+        rc = s_threads_read (db, run, in.language, elites, n, chosen, &known, &threads);
     json_decref (rows);
+    if (rc) {
+        json_decref (tries);
+        json_decref (threads);
+        kf_search_idea_known_free (&known);
+        free (aside);
+        free (order);
+        free (features);
+        return -1;
+    }
+    bool *held = aside + count, *back = aside + 2 * count;
+    size_t *plain_order = order + count;
+    json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
+    kf_search_idea_held (ideas, count, tries, known.pending, aside, held);
+    json_decref (tries);
+    for (size_t k = 0; k < count; k++)
+        back[k] = aside[k] || held[k];
+    size_t start = ((size_t) generation * (size_t) population) % count;
+    kf_search_idea_order (count, start, back, order);
+    kf_search_idea_order (count, start, aside, plain_order);
     //  The pool's sources are read only when the selected kernel has its
     //  slot's idea already (as before: most plans read one source).
     unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
-    size_t here = order[(size_t) slot % count];
-    if (chosen && (aside[here] || s_has (ideas, here, chosen->candidate_id, own,
-                                         known.chosen_built, &known)))
+    size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
+    if (chosen && (back[here] || aside[plain_here]
+                   || s_has (ideas, here, chosen->candidate_id, own, known.chosen_built,
+                             known.chosen_threads_lose, &known)
+                   || s_has (ideas, plain_here, chosen->candidate_id, own, -1, false, NULL)))
         for (size_t k = 0; k < n; k++)
             features[k] = island >= 0 && elites[k].island != island ? ~0u
                           : elites[k].candidate_id == chosen->candidate_id
                               ? own : s_features (db, elites[k].candidate_id, in.language);
     int pick = -1, plain_pick = -1;
-    size_t idx = kf_search_idea_fit_known (ideas, count, order, aside, population, slot, elites,
+    size_t idx = kf_search_idea_fit_known (ideas, count, order, back, population, slot, elites,
                                            features, n, island, chosen, own, &known, &pick);
-    size_t plain = kf_search_idea_fit (ideas, count, order, aside, population, slot, elites,
-                                       features, n, island, chosen, own, &plain_pick);
+    size_t plain = kf_search_idea_fit (ideas, count, plain_order, aside, population, slot,
+                                       elites, features, n, island, chosen, own, &plain_pick);
     out->idea = ideas[idx];
     out->parent = pick >= 0 ? &elites[pick] : chosen;
     json_t *listed = json_array (), *set_aside = json_array ();
@@ -455,18 +635,32 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     }
     out->prompt = json_pack ("{s:s, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
                              "notes", notes, "aside", set_aside);
+    if (threads)
+        json_object_set_new (out->prompt, "threads", threads);
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones. So do what the
     //  kernels were built from and what the siblings took, which the
-    //  archive's cells and sources do not say; they are folded in only
-    //  where they changed the plan (equal fingerprints still give equal
-    //  plans: either both plans are the plain one of the cells and
-    //  sources, or both saw the same), so that two runs whose siblings
+    //  archive's cells and sources do not say, and (round 11) the tries
+    //  in flight and the kernels' times; they are folded in only where
+    //  they changed the plan (equal fingerprints still give equal plans:
+    //  either both plans are the plain one of the cells and sources, or
+    //  both saw the same), so that two runs whose siblings or timings
     //  differed to no effect still compare (test_search_switches).
     bool changed = idx != plain || pick != plain_pick;
     char *seen = changed ? kf_search_idea_known_text (&known, elites, n) : NULL;
-    char *text = kf_strdupf ("%s%s%s", out->archive, folded, seen ? seen : "");
-    int rc = (changed && !seen) || !text ? -1 : 0;
+    char *more = NULL;
+    size_t more_size = 0;
+    FILE *mf = changed ? open_memstream (&more, &more_size) : NULL;
+    if (mf) {
+        s_round11_text (mf, held, count, &known, n);
+        if (fclose (mf)) {
+            free (more);
+            more = NULL;
+        }
+    }
+    char *text = kf_strdupf ("%s%s%s%s", out->archive, folded, seen ? seen : "",
+                             more ? more : "");
+    rc = (changed && (!seen || !more)) || !text ? -1 : 0;
     if (rc == 0 && (*folded || seen)) {
         char digest[65];
         kf_sha256_hex (text, strlen (text), digest);
@@ -474,6 +668,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     }
     free (text);
     free (seen);
+    free (more);
     kf_search_idea_known_free (&known);
     free (aside);
     free (order);

@@ -39,6 +39,19 @@
  *  not say: where they changed the plan, they are folded into the
  *  fingerprint by the elites' places (kf_search_idea_known_text), so
  *  equal fingerprints still mean equal plans.
+ *
+ *  Round 11 found the planner handing out what its own prompt predicted
+ *  would lose: threads to softsign kernels below the break-even the
+ *  thread-cost paragraph stated, four times. A kernel that starts no
+ *  threads and takes less than that break-even a call now counts as
+ *  having the threads idea (kf_prompt_threads_lose, the paragraph's own
+ *  verdict), so the plan passes to a kernel that lacks it or to the next
+ *  idea. And cache blocking went out four times before its tries were
+ *  judged: tries in flight now count towards setting an idea aside
+ *  (kf_search_idea_held), and one in flight from a kernel counts as a
+ *  sibling's, so no two attempts in flight take one idea from one parent.
+ *  What timings and in-flight tries changed is folded into the
+ *  fingerprint as the known ideas are.
  */
 #ifndef KF_SEARCH_IDEA_H
 #define KF_SEARCH_IDEA_H
@@ -82,6 +95,16 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
  * KF_SEARCH_IDEA_NOTED tries (caller's). */
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
 
+/* Round 11: cache blocking was handed out four times, and set aside only
+ * after the fourth, because tries still in flight counted for nothing.
+ * HELD[i] is set for an idea not ASIDE with PENDING[i] tries in flight
+ * (kf_search_idea_known_t) that, with its judged tries from TRIES (as for
+ * kf_search_idea_record), reach KF_SEARCH_IDEA_NO_WIN with no win among
+ * the judged: the plan hands it out after the others, as one set aside,
+ * until those tries are judged. PENDING NULL: none held. */
+void kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
+                          const bool *aside, bool *held);
+
 /* ORDER (N indices): the ideas from START on, cyclically, those not ASIDE
  * first; slot k of a generation that starts at START leans towards
  * ORDER[k mod N]. With nothing aside, ORDER[k] = (START + k) mod N. */
@@ -117,16 +140,30 @@ typedef struct {
                                             NULL: none known */
     int chosen_built;                    /* the selected parent's, or -1 */
     kf_search_idea_sibling_t *siblings;  /* the generation's other search
-                                            candidates planned so far */
+                                            candidates planned so far, and
+                                            (round 11) any other generation's
+                                            not judged yet */
     size_t n_siblings;
+    int *pending;                        /* per idea: search candidates
+                                            handed it and not judged yet
+                                            (the one planned excluded);
+                                            NULL: none known */
+    bool *threads_lose;                  /* per elite of the pool: threads
+                                            started per call are predicted to
+                                            lose there (kf_prompt_threads_lose);
+                                            NULL: none */
+    bool chosen_threads_lose;            /* the same of the selected parent */
 } kf_search_idea_known_t;
 
 /* KNOWN from ROWS, the run's candidates with a stored idea, as [{id,
- * generation, slot, parent_id, phase, generator, idea}]: the idea each of
- * ELITES (N) and CHOSEN was built from (none for the task's own initial
- * kernel, which no idea made), and the ideas the search candidates of
- * GENERATION other than SLOT took, with their parents; ideas not in IDEAS
- * (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
+ * generation, slot, parent_id, phase, generator, idea, pending}]: the
+ * idea each of ELITES (N) and CHOSEN was built from (none for the task's
+ * own initial kernel, which no idea made), and the ideas the search
+ * candidates of GENERATION other than SLOT took, with their parents, and
+ * so those of other generations still pending (round 11: cache blocking
+ * from candidate 6 twice in flight at once); per idea, how many search
+ * candidates other than (GENERATION, SLOT) are pending; ideas not in
+ * IDEAS (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
  * when out of memory. */
 int kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
                                const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
@@ -161,7 +198,10 @@ typedef struct {
                                    NULL: the task has none */
     const kf_elite_t *parent;   /* the kernel it starts from */
     json_t *prompt;             /* for kf_prompt_in_t.ideas: {mine, order: [idea,
-                                   ...], notes: {idea: note}, aside: [idea, ...]}
+                                   ...], notes: {idea: note}, aside: [idea, ...],
+                                   threads: the run's threaded and single-thread
+                                   kernels timed in full, as kf_prompt_thread_cost
+                                   reads them, where the task has a threads idea}
                                    (caller's), or NULL */
     char archive[17];           /* the archive's fingerprint, with the ideas set
                                    aside folded in when there are any, and the
