@@ -211,6 +211,7 @@ typedef struct {
     int tries, failed;       /* every child that made the move */
     double sum_df;
     double score;
+    bool folded;             /* quoted inside the gradient's hint already */
 } s_group_t;
 
 static int
@@ -241,83 +242,17 @@ s_risk (FILE *f, int failed, int tries)
         fprintf (f, "risk: none of %d attempts failed", tries);
 }
 
-char *
-kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
-                   int64_t parent_id, const int parent[KF_GRADIENT_DIMS], int max_hints,
-                   int min_moves, bool host)
+/* The level moves worth quoting into GROUPS (KF_GRADIENT_DIMS * S_LEVELS
+ * * S_LEVELS of them), strongest first; returns how many. A move is
+ * quoted once MIN_MOVES correct children made it (did it pay?) or once
+ * MIN_MOVES attempts at it failed, most of them (is it a trap?); the
+ * parent's own level comes first: what happened when others made the
+ * move it could make. */
+static size_t
+s_groups (const kf_transition_t *t, size_t n, const int parent[KF_GRADIENT_DIMS],
+          int min_moves, s_group_t *groups)
 {
-    int w = host ? 1 : 0;
-    if (!g || !t || !n || max_hints <= 0)
-        return NULL;
-    if (min_moves < 1)
-        min_moves = 1;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    int hints = 0;
-
-    /* 1. Along the strongest gradient the parent can still follow, with
-     *    how often children that went that way broke. */
-    int best = -1;
-    double best_abs = 0.1;   /* below this the signal is noise */
-    for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
-        double gd = g->combined[d];
-        bool room = gd > 0 ? parent[d] < S_LEVELS - 1 : parent[d] > 0;
-        if (g->moves[d] >= min_moves && room && fabs (gd) > best_abs) {
-            best = d;
-            best_abs = fabs (gd);
-        }
-    }
-    if (best >= 0) {
-        double gd = g->combined[best];
-        int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
-        int dir = gd > 0 ? 0 : 1;
-        const char *way = gd > 0 ? "more elaborate" : "simpler";
-        const char *other = gd > 0 ? "simpler" : "more elaborate";
-        /* Say what was seen: the gradient leans one way when children
-         * that went that way did better, or when those that went the
-         * other way did worse; only the first is "done better". The
-         * strength is the gradient's size, 0 (no lean) to 1. */
-        if (g->tries[best][dir] > 0)
-            fprintf (f, "- Children that made their %s %s have done better so far "
-                        "(strength %.2f on a scale of 0 to 1, over %d moves; ",
-                     s_dim_names[w][best], way, fabs (gd), g->moves[best]);
-        else
-            fprintf (f, "- Children that made their %s %s have done worse so far, and none "
-                        "has made it %s yet (strength %.2f on a scale of 0 to 1, over %d "
-                        "moves; ",
-                     s_dim_names[w][best], other, way, fabs (gd), g->moves[best]);
-        s_risk (f, g->failures[best][dir], g->tries[best][dir]);
-        fprintf (f, "): consider %s, one step %s than the parent's",
-                 s_advice[w][best][target], way);
-        /* The parent's own children that went that way, correct ones. */
-        int own = 0, own_better = 0;
-        for (size_t i = 0; parent_id && i < n; i++)
-            if (t[i].parent_id == parent_id && !s_failed (&t[i])
-                && (gd > 0 ? t[i].child[best] > t[i].parent[best]
-                           : t[i].child[best] < t[i].parent[best])) {
-                own++;
-                own_better += t[i].child_fitness > t[i].parent_fitness;
-            }
-        if (own && !own_better)
-            fprintf (f, "; but %s of this parent's own children that made that move "
-                        "measured better than the parent, so if you take this step, take it "
-                        "another way than %s",
-                     own == 1 ? "the one" : own == 2 ? "neither" : "none",
-                     own == 1 ? "that child did" : "they did");
-        fputs (".\n", f);
-        hints++;
-    }
-
-    /* 2. Concrete level moves with their record, the parent's own level
-     *    first: what happened when others made the move it could make.
-     *    A move is quoted once MIN_MOVES correct children made it (did it
-     *    pay?) or once MIN_MOVES attempts at it failed, most of them (is
-     *    it a trap?). */
-    s_group_t groups[KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS];
-    memset (groups, 0, sizeof groups);
+    memset (groups, 0, sizeof (s_group_t) * KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS);
     size_t ng = 0;
     for (int d = 0; d < KF_GRADIENT_DIMS; d++)
         for (int a = 0; a < S_LEVELS; a++)
@@ -357,8 +292,132 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                 ng++;
             }
     qsort (groups, ng, sizeof groups[0], s_group_cmp);
+    return ng;
+}
+
+/* Whether group GR has a record of correct children that is not a tie
+ * (what a "raised fitness in X of N moves" line quotes). */
+static bool
+s_record (const s_group_t *gr, int min_moves)
+{
+    return gr && gr->n >= min_moves && 2 * gr->improved != gr->n;
+}
+
+/* The quoted group of the move from level FROM to TO of DIM, or NULL. */
+static s_group_t *
+s_find (s_group_t *groups, size_t ng, int dim, int from, int to)
+{
+    for (size_t i = 0; i < ng; i++)
+        if (groups[i].dim == dim && groups[i].from == from && groups[i].to == to)
+            return &groups[i];
+    return NULL;
+}
+
+char *
+kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
+                   int64_t parent_id, const int parent[KF_GRADIENT_DIMS], int max_hints,
+                   int min_moves, bool host)
+{
+    int w = host ? 1 : 0;
+    if (!g || !t || !n || max_hints <= 0)
+        return NULL;
+    if (min_moves < 1)
+        min_moves = 1;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    int hints = 0;
+    s_group_t groups[KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS];
+    size_t ng = s_groups (t, n, parent, min_moves, groups);
+
+    /* 1. Along the strongest gradient the parent can still follow, with
+     *    how often children that went that way broke. */
+    int best = -1;
+    double best_abs = 0.1;   /* below this the signal is noise */
+    for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
+        double gd = g->combined[d];
+        bool room = gd > 0 ? parent[d] < S_LEVELS - 1 : parent[d] > 0;
+        if (g->moves[d] >= min_moves && room && fabs (gd) > best_abs) {
+            best = d;
+            best_abs = fabs (gd);
+        }
+    }
+    /* Round 11: the gradient's hint and a move's record must not say
+     * opposite things in consecutive lines. The gradient sums every
+     * level of a dimension; the record of the very step it advises (the
+     * parent's level to the next) is the more specific evidence, so
+     * where that step mostly did not pay, or the step back from the
+     * target to the parent's level mostly did, the gradient's hint is
+     * left out and the record speaks. */
+    s_group_t *back = NULL;
+    if (best >= 0) {
+        int target = g->combined[best] > 0 ? parent[best] + 1 : parent[best] - 1;
+        s_group_t *same = s_find (groups, ng, best, parent[best], target);
+        back = s_find (groups, ng, best, target, parent[best]);
+        if ((s_record (same, min_moves) && 2 * same->improved < same->n)
+            || (s_record (back, min_moves) && 2 * back->improved > back->n))
+            best = -1;
+        if (!s_record (back, min_moves))
+            back = NULL;
+    }
+    if (best >= 0) {
+        double gd = g->combined[best];
+        int target = gd > 0 ? parent[best] + 1 : parent[best] - 1;
+        int dir = gd > 0 ? 0 : 1;
+        const char *way = gd > 0 ? "more elaborate" : "simpler";
+        const char *other = gd > 0 ? "simpler" : "more elaborate";
+        /* Say what was seen: the gradient leans one way when children
+         * that went that way did better, or when those that went the
+         * other way did worse; only the first is "done better". The
+         * strength is the gradient's size, 0 (no lean) to 1. */
+        if (g->tries[best][dir] > 0)
+            fprintf (f, "- Children that made their %s %s have done better so far "
+                        "(strength %.2f on a scale of 0 to 1, over %d moves; ",
+                     s_dim_names[w][best], way, fabs (gd), g->moves[best]);
+        else
+            fprintf (f, "- Children that made their %s %s have done worse so far, and none "
+                        "has made it %s yet (strength %.2f on a scale of 0 to 1, over %d "
+                        "moves; ",
+                     s_dim_names[w][best], other, way, fabs (gd), g->moves[best]);
+        s_risk (f, g->failures[best][dir], g->tries[best][dir]);
+        fprintf (f, "): consider %s, one step %s than the parent's",
+                 s_advice[w][best][target], way);
+        /* The parent's own children that went that way, correct ones. */
+        int own = 0, own_better = 0;
+        for (size_t i = 0; parent_id && i < n; i++)
+            if (t[i].parent_id == parent_id && !s_failed (&t[i])
+                && (gd > 0 ? t[i].child[best] > t[i].parent[best]
+                           : t[i].child[best] < t[i].parent[best])) {
+                own++;
+                own_better += t[i].child_fitness > t[i].parent_fitness;
+            }
+        if (own && !own_better)
+            fprintf (f, "; but %s of this parent's own children that made that move "
+                        "measured better than the parent, so if you take this step, take it "
+                        "another way than %s",
+                     own == 1 ? "the one" : own == 2 ? "neither" : "none",
+                     own == 1 ? "that child did" : "they did");
+        /* The opposite step, from the target to the parent's level,
+         * which mostly lost: it agrees, but on a line of its own ("Going
+         * from register blocks inside cache blocks to loops blocked ...
+         * only 0 of 2") it read as a verdict on the step advised here. */
+        if (back) {
+            fprintf (f, "; this agrees with the record of the opposite step, from %s to %s, "
+                        "which raised fitness in only %d of %d moves (mean change %+.3f)",
+                     s_plain[w][best][target], s_plain[w][best][parent[best]], back->improved,
+                     back->n, back->sum_df / back->n);
+            back->folded = true;
+        }
+        fputs (".\n", f);
+        hints++;
+    }
+
     for (size_t i = 0; i < ng && hints < max_hints; i++) {
         const s_group_t *gr = &groups[i];
+        if (gr->folded)
+            continue;
         const char *from = s_plain[w][gr->dim][gr->from];
         const char *to = s_plain[w][gr->dim][gr->to];
         if (gr->n >= min_moves && 2 * gr->improved != gr->n) {
