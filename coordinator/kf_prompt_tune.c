@@ -9,35 +9,51 @@
 #include "kf_prompt_tune.h"
 #include "kf_descriptor.h"
 #include "kf_json.h"
+#include "kf_prompt_target.h"
 #include "kf_tune.h"
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 //  Parameters that mean something on each kind of target. The host's
 //  thread counts come from its core count (s_example): a list of 1,4,8
-//  on a 2-core host wastes points (round 3).
+//  on a 2-core host wastes points (round 3). Each list starts with the
+//  example kernel's default, not with its smallest value (round 11: an
+//  example whose defaults were all 1 and first led a model towards
+//  NTHREADS=1,2 for a kernel whose #define was 2).
 static const char *const s_examples[] = {
-    [KF_TARGET_HOST] = "    /* kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4 */\n",
-    [KF_TARGET_CUDA] =
-        "    /* kf-tune: BLOCK=128,256,512 VEC=1,2,4 */\n"
-        "(threads per block, elements per thread, vector width, tile sizes, rows per block)\n",
-    [KF_TARGET_INTEL] =
-        "    /* kf-tune: WG=64,128,256 VEC=1,2,4 */\n"
-        "(work-group size, sub-group size, elements per work-item, tile sizes)\n",
+    [KF_TARGET_HOST] = "    /* kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 */\n",
+    [KF_TARGET_CUDA] = "    /* kf-tune: BLOCK=256,128,512 VEC=4,1,2 */\n",
+    [KF_TARGET_INTEL] = "    /* kf-tune: WG=128,64,256 VEC=4,1,2 */\n",
+};
+
+//  The example's defaults in words, for the sentence after it.
+static const char *const s_example_defaults[] = {
+    [KF_TARGET_HOST] = "#define ROWS_PER_STEP 2 and #define UNROLL 4",
+    [KF_TARGET_CUDA] = "#define BLOCK 256 and #define VEC 4",
+    [KF_TARGET_INTEL] = "#define WG 128 and #define VEC 4",
+};
+
+static const char *const s_example_kinds[] = {
+    [KF_TARGET_CUDA] = "(threads per block, elements per thread, vector width, tile sizes, rows "
+                       "per block)\n",
+    [KF_TARGET_INTEL] = "(work-group size, sub-group size, elements per work-item, tile "
+                        "sizes)\n",
 };
 
 //  The example kf-tune line for KIND; on the host, thread counts up to
-//  the cores of the first device of HARDWARE, none on one core.
+//  the cores of the first device of HARDWARE, none on one core. Then one
+//  sentence on the order of each list: the #define's value first.
 static void
 s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
 {
-    if (kind != KF_TARGET_HOST) {
-        fputs (s_examples[kind], f);
-        return;
-    }
     json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
     long cores = json_is_number (json_object_get (d, "cores"))
                      ? (long) json_number_value (json_object_get (d, "cores")) : 0;
-    if (cores < 2) {
+    bool threads = kind == KF_TARGET_HOST && cores >= 2;
+    if (kind != KF_TARGET_HOST)
+        fputs (s_examples[kind], f);
+    else if (!threads) {
         fputs (s_examples[kind], f);
         fputs ("(on this CPU target: rows or tiles per step, unroll depth, accumulators, cache "
                "block sizes in elements", f);
@@ -45,16 +61,31 @@ s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
                             "is no parameter)\n"
                           : ", threads to start, no more than the host's cores; not GPU launch "
                             "sizes)\n", f);
-        return;
     }
-    fputs ("    /* kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4", f);
-    if (cores < 4)
-        fprintf (f, " NTHREADS=1,%ld */\n", cores);
-    else
-        fprintf (f, " NTHREADS=1,%ld,%ld */\n", cores / 2, cores);
-    fprintf (f, "(on this CPU target: rows or tiles per step, unroll depth, accumulators, cache "
-             "block sizes in elements, threads to start, at most the %ld cores of this host; "
-             "not GPU launch sizes)\n", cores);
+    else {
+        //  The example kernel starts 2 threads (all the cores on a host
+        //  of 2 or 3), and lists 1 after its default.
+        fputs ("    /* kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1", f);
+        if (cores / 2 > 2)
+            fprintf (f, ",%ld", cores / 2);
+        if (cores > 2)
+            fprintf (f, ",%ld", cores);
+        fputs (" */\n", f);
+        fprintf (f, "(on this CPU target: rows or tiles per step, unroll depth, accumulators, "
+                 "cache block sizes in elements, threads to start, at most the %ld cores of "
+                 "this host; not GPU launch sizes)\n", cores);
+    }
+    if (kind != KF_TARGET_HOST)
+        fputs (s_example_kinds[kind], f);
+    fprintf (f, "Each list starts with the kernel's own default, the value of its #define, "
+             "then the other values: the example is for a kernel with %s%s, so %s.\n",
+             s_example_defaults[kind], threads ? " that starts 2 threads (#define NTHREADS 2)"
+                                               : "",
+             threads ? "its list is NTHREADS=2,1, and NTHREADS=1,2 would be right only for a "
+                       "kernel whose #define NTHREADS is 1"
+                     : kind == KF_TARGET_HOST ? "its lists begin ROWS_PER_STEP=2 and UNROLL=4"
+                     : kind == KF_TARGET_CUDA ? "its lists begin BLOCK=256 and VEC=4"
+                                              : "its lists begin WG=128 and VEC=4");
 }
 
 static void
@@ -87,6 +118,69 @@ s_table (FILE *f, json_t *configs)
         if (*kf_jstr (row, "skipped_reason") && strcmp (verdict, "not_run") && *verdict)
             fprintf (f, "  (%s)\n", kf_jstr (row, "skipped_reason"));
     }
+}
+
+//  Whether SOURCE starts threads: pthread_create, thrd_create or an
+//  OpenMP parallel region in its code (comments and strings removed),
+//  the calls analysis/kf_descriptor.c's threads rule reads.
+static bool
+s_starts_threads (const char *source)
+{
+    char *code = source ? strdup (source) : NULL;
+    if (!code)
+        return false;
+    kf_descriptor_strip (code);
+    bool threads = strstr (code, "pthread_create") || strstr (code, "thrd_create");
+    for (const char *at = code; !threads && (at = strstr (at, "omp")); at += 3) {
+        const char *eol = strchr (at, '\n');
+        const char *par = strstr (at, "parallel");
+        threads = par && (!eol || par < eol);
+    }
+    free (code);
+    return threads;
+}
+
+//  Round 11: the run's best matmul kernel started two threads and ran at
+//  79% of ONE core's measured peak, no faster than the one-thread
+//  kernels, and no prompt said so. When the kernel to template starts
+//  threads and every figure it has against the host's one-core figures
+//  (compute against one core's FMA peak, bandwidth against one core's
+//  copy) is within them, say so and ask for 1 among the thread counts.
+static void
+s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
+{
+    json_t *k = in->base;
+    if (kind != KF_TARGET_HOST || !k || !s_starts_threads (kf_jstr (k, "source")))
+        return;
+    json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0);
+    double copy = fmax (kf_jnum (d, "copy_one_core_gbs", 0),
+                        kf_jnum (d, "copy_stream_one_core_gbs", 0));
+    double gflops = kf_jnum (json_object_get (k, "compute"), "candidate_gflops", 0);
+    double gbs = kf_jnum (json_object_get (k, "bandwidth"), "candidate_gbs", 0);
+    //  A matrix product with no count of its own: 2*M*N*K over its time,
+    //  as the position line derives it (kf_prompt_target.c).
+    double ns = kf_jnum (k, "candidate_ns", 0);
+    if (!(gflops > 0) && ns > 0)
+        gflops = kf_prompt_matmul_flops (in->spec, NULL) / ns;
+    bool by_compute = gflops > 0 && peak > 0, by_copy = gbs > 0 && copy > 0;
+    if ((!by_compute && !by_copy) || (by_compute && gflops > peak) || (by_copy && gbs > copy))
+        return;
+    long long id = (long long) kf_jint (k, "id");
+    fprintf (f, "Candidate %lld starts threads, yet it measured no more than one core's worth:",
+             id);
+    if (by_compute)
+        fprintf (f, " %.1f GFLOP/s, %.0f%% of the %.1f GFLOP/s one core reaches alone (the f32 "
+                 "FMA peak the exec worker measured)%s", gflops, 100 * gflops / peak, peak,
+                 by_copy ? ";" : "");
+    if (by_copy)
+        fprintf (f, " %.1f GB/s, %.0f%% of the %.1f GB/s one core copies alone", gbs,
+                 100 * gbs / copy, copy);
+    fprintf (f, ". Its threads bought nothing measurable on this host; these figures do not "
+             "say whether their start or a second CPU busy with other work is why. Make the thread count a "
+             "parameter and put 1 among its values, after the count candidate %lld starts "
+             "(NTHREADS=2,1 for a kernel that starts 2), so that the one-thread point is timed "
+             "beside the parent's.\n", id);
 }
 
 //  Why this kernel is templated (round 3: a tuning prompt templated an
@@ -160,6 +254,18 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "    #ifndef NAME\n    #define NAME default\n    #endif\n"
              "and list the values worth trying on one comment line, for example\n");
     s_example (f, kind, in->hardware);
+    //  Round 11: whether the defaults had to be the parent's choices was
+    //  not said (a model kept them, unsure). They must: the all-defaults
+    //  point is then the parent timed again, the sweep's fixed point.
+    if (in->base && *kf_jstr (in->base, "source") && json_array_size (configs) < 2)
+        fprintf (f, "The defaults must reproduce candidate %lld as it is: each default is the "
+                 "value candidate %lld uses, so the all-defaults point, the first one built, "
+                 "is candidate %lld itself and every one-parameter move is measured against "
+                 "it. A default may differ from candidate %lld's choice only where you say "
+                 "so in your Analysis, naming the parameter, candidate %lld's value and the "
+                 "new default.\n", (long long) kf_jint (in->base, "id"),
+                 (long long) kf_jint (in->base, "id"), (long long) kf_jint (in->base, "id"),
+                 (long long) kf_jint (in->base, "id"), (long long) kf_jint (in->base, "id"));
     fprintf (f, "A constant the kernel already has as a #define becomes a parameter when you "
              "wrap it in #ifndef as above. Leave fixed, as a plain #define, a constant that the "
              "code's structure hard-wires (a width matched by a fixed number of named "
@@ -186,13 +292,15 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "one-parameter moves are spread evenly over the remaining combinations in a fixed "
              "order that you do not choose, so a point that changes two parameters at once "
              "may not be built; if you want such a combination timed for certain, make its "
-             "values the defaults. A point that does not build or is wrong loses "
+             "values the defaults and say so in your Analysis, keeping the parent's values "
+             "in the lists. A point that does not build or is wrong loses "
              "only itself. Every point is first timed with a short screen (cold caches as "
              "always, fewer samples); the two fastest are timed again with the full protocol, "
              "and the faster full figure is the kernel's: a screen ranking can invert in "
              "full.\n",
              points, kf_jnum (tol, "rtol", 1e-2),
              100 * kf_jnum (tol, "min_match", 0.99), kf_jnum (tol, "min_cosine", 0.99985));
+    s_one_core (f, in, kind);
     //  Not swept itself, but its last child was: that sweep is the
     //  evidence about the same code's parameters.
     json_t *child = json_object_get (in->last, "configs");
@@ -209,4 +317,47 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
         fputs ("Keep the values near the fastest point, drop those that lost clearly, and "
                "try values beyond the edge where the fastest point sits at one.\n", f);
     }
+}
+
+void
+kf_prompt_tune_tried (FILE *f, const kf_prompt_in_t *in)
+{
+    json_t *base = in->base && *kf_jstr (in->base, "source") ? in->base : NULL;
+    long long base_id = base ? (long long) kf_jint (base, "id") : 0;
+    long long last_id = in->last ? (long long) kf_jint (in->last, "id") : 0;
+    size_t n = base ? json_array_size (in->children) : 0;
+    bool last = in->last && !(last_id && last_id == base_id);
+    size_t i;
+    json_t *c;
+    json_array_foreach (base ? in->children : NULL, i, c)
+        if (last_id && kf_jint (c, "id") == last_id)
+            last = false;   /* listed among the children */
+    if (!n && !last)
+        return;
+    if (base)
+        fprintf (f, "\n## Tried from this kernel so far\nOne verdict line each, newest first, "
+                 "without their code: the template keeps candidate %lld's structure, so the "
+                 "code of kernels made from it is not what it needs.\n", base_id);
+    else
+        fputs ("\n## Tried so far\nOne verdict line, without its code: the template keeps "
+               "the structure of the kernel it is made from.\n", f);
+    json_array_foreach (base ? in->children : NULL, i, c)
+        fprintf (f, "- candidate %lld (generation %lld): %s\n", (long long) kf_jint (c, "id"),
+                 (long long) kf_jint (c, "generation"), kf_jstr (c, "reason"));
+    if (!last)
+        return;
+    json_t *k = in->last;
+    fprintf (f, "- candidate %lld (the last kernel tried from it): %s", last_id,
+             *kf_jstr (k, "status") ? kf_jstr (k, "status") : "not judged yet");
+    char t[32];
+    if (kf_jnum (k, "candidate_ns", 0) > 0)
+        fprintf (f, ", %s a call",
+                 kf_prompt_time_text (kf_jnum (k, "candidate_ns", 0), t, sizeof t));
+    if (json_is_number (json_object_get (k, "speedup")))
+        fprintf (f, ", %.3fx the reference's speed", kf_jnum (k, "speedup", 0));
+    const char *detail = kf_jstr (k, "detail");
+    size_t len = strcspn (detail, "\n");
+    if (len)
+        fprintf (f, " (%.*s)", (int) (len < 200 ? len : 200), detail);
+    fputs ("\n", f);
 }

@@ -96,7 +96,7 @@ s_tuning (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .base = base, .templated = true, .tune_points = 8 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP=1,2,4 UNROLL=1,2,4 NTHREADS=1,2 */"));
+    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1 */"));
     CHECK (s_has (p, "threads to start, at most the 2 cores of this host"));
     CHECK (!s_has (p, "NTHREADS=1,4,8"));
     CHECK (s_has (p, "A constant the kernel already has as a #define becomes a parameter when "
@@ -116,7 +116,7 @@ s_tuning (void)
     free (p);
     json_object_set_new (d, "cores", json_integer (16));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "NTHREADS=1,8,16 */"));
+    CHECK (s_has (p, "NTHREADS=2,1,8,16 */"));
     free (p);
     //  A GPU target gets GPU parameters, no host threads.
     in.language = "cuda";
