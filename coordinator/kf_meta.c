@@ -24,6 +24,7 @@
 #include "kf_meta_prompt.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
+#include "kf_str.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,10 +547,18 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
                           .target = kf_jstr (parent, "target"),
                           .sections = json_object_get (parent, "sections") };
     char *outside = kf_prompt_build (&in);
+    //  The task's own text, which a factual correction of the philosophy
+    //  quotes (kf_meta_edits.h): the description and the reference code
+    //  the meta prompt showed.
+    json_t *spec = json_object_get (parent, "spec");
+    char *task = kf_strdupf ("%s\n%s", kf_jstr (spec, "description"),
+                             kf_jstr (json_object_get (spec, "reference"), "source"));
+    kf_meta_rules_t rules = { .outcomes = shown, .task = task };
     json_t *log = NULL;
-    json_t *sections = kf_meta_apply_edits_judged (json_object_get (parent, "sections"), edits,
-                                                   max_edits, outside, shown, &log);
+    json_t *sections = kf_meta_apply_edits_ruled (json_object_get (parent, "sections"), edits,
+                                                  max_edits, outside, &rules, &log);
     json_decref (shown);
+    free (task);
     free (outside);
     int rc = 0;
     int64_t version_id = 0;

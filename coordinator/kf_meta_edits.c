@@ -8,6 +8,7 @@
 #include "kf_meta_prompt.h"
 #include "kf_prompt.h"
 #include "kf_str.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,23 +238,168 @@ s_says_guess (const char *text)
     return false;
 }
 
+//  Whether TEXT is a factual correction (kf_meta_edits.h): it says so and
+//  quotes, in straight or curly double quotes, KF_META_QUOTE_MIN bytes or
+//  more found verbatim in TASK. QUOTE (SIZE bytes) gets the quote found.
+static bool
+s_factual (const char *text, const char *task, char *quote, size_t size)
+{
+    if (!task || !*task || !strcasestr (text, "factual correction"))
+        return false;
+    static const char *const opens[] = { "\"", "\xe2\x80\x9c", NULL };
+    static const char *const closes[] = { "\"", "\xe2\x80\x9d", NULL };
+    for (int k = 0; opens[k]; k++) {
+        for (const char *q = strstr (text, opens[k]); q; ) {
+            const char *in = q + strlen (opens[k]);
+            const char *end = strstr (in, closes[k]);
+            if (!end)
+                break;
+            size_t n = (size_t) (end - in);
+            if (n >= KF_META_QUOTE_MIN && n < 2000) {
+                char *span = strndup (in, n);
+                bool found = span && strstr (task, span);
+                if (found)
+                    snprintf (quote, size, "%s", span);
+                free (span);
+                if (found)
+                    return true;
+            }
+            q = strstr (end + strlen (closes[k]), opens[k]);
+        }
+    }
+    return false;
+}
+
+//  Whether the LEN bytes at S hold NEEDLE.
+static bool
+s_mem_has (const char *s, size_t len, const char *needle)
+{
+    size_t n = strlen (needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (!memcmp (s + i, needle, n))
+            return true;
+    return false;
+}
+
+//  Whether the LEN bytes at S hold WORD as a whole word (any case).
+static bool
+s_has_word (const char *s, size_t len, const char *word)
+{
+    size_t w = strlen (word);
+    for (size_t i = 0; i + w <= len; i++)
+        if (!strncasecmp (s + i, word, w)
+            && (i == 0 || !isalpha ((unsigned char) s[i - 1]))
+            && (i + w == len || !isalpha ((unsigned char) s[i + w])))
+            return true;
+    return false;
+}
+
+//  Whether the LEN bytes at S name a candidate: "candidate 2",
+//  "candidates 4 and 5", "#2".
+static bool
+s_names_candidate (const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        size_t j = i;
+        if (s[i] == '#')
+            j = i + 1;
+        else if (i + 9 <= len && !strncasecmp (s + i, "candidate", 9)) {
+            j = i + 9 + (i + 9 < len && s[i + 9] == 's');
+            while (j < len && s[j] == ' ')
+                j++;
+        }
+        else
+            continue;
+        if (j < len && isdigit ((unsigned char) s[j]))
+            return true;
+    }
+    return false;
+}
+
+//  TEXT with KF_META_RANK_MARK (for TOP) before the end of each sentence
+//  that names a candidate with a rank word, or NULL when none does (or
+//  out of memory). *MARKED gets the count, *WORD the first word found.
+static char *
+s_rank_mark (const char *text, long long top, int *marked, const char **word)
+{
+    static const char *const ranks[] = { "best", "fastest", "slowest", "worst", "quickest",
+                                         NULL };
+    *marked = 0;
+    *word = NULL;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&out, &size);
+    if (!f)
+        return NULL;
+    const char *s = text;
+    while (*s) {
+        //  A sentence ends at a newline, or at . ! ? ; before a blank or
+        //  the end ("1.38 ms" goes on).
+        const char *e = s;
+        while (*e && *e != '\n'
+               && !(strchr (".!?;", *e) && (!e[1] || e[1] == ' ' || e[1] == '\n')))
+            e++;
+        size_t len = (size_t) (e - s);
+        const char *rank = NULL;
+        for (int k = 0; ranks[k] && !rank; k++)
+            if (s_has_word (s, len, ranks[k]))
+                rank = ranks[k];
+        const char *cut = e;
+        while (cut > s && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        if (rank && s_names_candidate (s, len) && !s_mem_has (s, len, "ranked when written")) {
+            fprintf (f, "%.*s", (int) (cut - s), s);
+            fprintf (f, KF_META_RANK_MARK, top);
+            fprintf (f, "%.*s", (int) (e - cut), cut);
+            if (!*word)
+                *word = rank;
+            (*marked)++;
+        }
+        else
+            fprintf (f, "%.*s", (int) len, s);
+        if (*e)
+            fputc (*e++, f);
+        s = e;
+    }
+    if (fclose (f) != 0 || !*marked) {
+        free (out);
+        return NULL;
+    }
+    return out;
+}
+
 json_t *
 kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits, const char *outside,
                      json_t **log)
 {
-    return kf_meta_apply_edits_judged (sections, edits, max_edits, outside, NULL, log);
+    return kf_meta_apply_edits_ruled (sections, edits, max_edits, outside, NULL, log);
 }
 
 json_t *
 kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
                             const char *outside, json_t *outcomes, json_t **log)
 {
+    kf_meta_rules_t rules = { .outcomes = outcomes };
+    return kf_meta_apply_edits_ruled (sections, edits, max_edits, outside, &rules, log);
+}
+
+json_t *
+kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
+                           const char *outside, const kf_meta_rules_t *rules, json_t **log)
+{
+    json_t *outcomes = rules ? rules->outcomes : NULL;
+    const char *task = rules ? rules->task : NULL;
+    //  The newest candidate shown: what a rank was made among.
+    long long top = 0;
     int full = 0;
     size_t oi;
     json_t *o;
-    json_array_foreach (outcomes, oi, o)
+    json_array_foreach (outcomes, oi, o) {
         if (!strcmp (kf_jstr (o, "fidelity"), "full") && json_is_number (json_object_get (o, "speedup")))
             full++;
+        if (kf_jint (o, "candidate_id") > top)
+            top = (long long) kf_jint (o, "candidate_id");
+    }
     json_t *out = json_deep_copy (sections);
     json_t *entries = json_array ();
     int accepted = 0;
@@ -279,7 +425,7 @@ kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
         const char *replace = replace_buf;
         const char *named = kf_jstr (e, "section");
         const char *where = NULL;
-        char reason[200] = "";
+        char reason[300] = "";
         if (accepted >= max_edits)
             snprintf (reason, sizeof reason, "too many edits: at most %d per update", max_edits);
         else if (*named && !s_known_section (named))
@@ -315,29 +461,49 @@ kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
                 snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
         }
         //  The evidence rules (kf_meta_edits.h): the philosophy from too
-        //  few full figures is refused; a strategy that names too few is
-        //  kept, marked as a guess.
-        char *marked = NULL;
-        char note[200] = "";
+        //  few full figures is refused unless it corrects a fact the
+        //  task's text shows; a strategy that names too few is kept,
+        //  marked as a guess; a rank beside a candidate is kept, marked.
+        char *marked = NULL, *ranked = NULL;
+        char note[400] = "", quote[120] = "";
+        int named_full = KF_META_EVIDENCE_MIN;
         if (!reason[0] && outcomes && where && !strcmp (where, "philosophy")
-            && full < KF_META_PHILOSOPHY_MIN)
-            snprintf (reason, sizeof reason, "edits the philosophy from %d outcome%s with a "
-                      "full-protocol figure (at least %d needed): put the suspicion in the "
-                      "analysis questions", full, full == 1 ? "" : "s", KF_META_PHILOSOPHY_MIN);
+            && full < KF_META_PHILOSOPHY_MIN) {
+            if (s_factual (replace, task, quote, sizeof quote))
+                snprintf (note, sizeof note, "accepted as a factual correction from %d "
+                          "full-protocol outcome%s: it quotes the task's \"%.80s%s\"", full,
+                          full == 1 ? "" : "s", quote, strlen (quote) > 80 ? "..." : "");
+            else
+                snprintf (reason, sizeof reason, "edits the philosophy from %d outcome%s with "
+                          "a full-protocol figure (at least %d needed): put the suspicion in "
+                          "the analysis questions, or say \"%s\" and quote the task's text "
+                          "that shows the error", full, full == 1 ? "" : "s",
+                          KF_META_PHILOSOPHY_MIN, KF_META_FACT_WORDS);
+        }
         else if (!reason[0] && outcomes && where && *replace && !strcmp (where, "strategies")
-                 && !s_says_guess (replace)) {
-            int named_full = s_named_full (replace, outcomes);
-            if (named_full < KF_META_EVIDENCE_MIN) {
-                size_t rl2 = strlen (replace);
-                bool nl = rl2 && replace[rl2 - 1] == '\n';
-                marked = kf_strdupf ("%.*s%s%s", (int) (rl2 - (nl ? 1 : 0)), replace,
-                                     KF_META_GUESS_MARK, nl ? "\n" : "");
-                if (marked)
-                    replace = marked;
-                snprintf (note, sizeof note, "accepted, marked as a guess to test: names %d "
-                          "full-protocol outcome%s (at least %d)", named_full,
-                          named_full == 1 ? "" : "s", KF_META_EVIDENCE_MIN);
-            }
+                 && !s_says_guess (replace))
+            named_full = s_named_full (replace, outcomes);
+        int ranks = 0;
+        const char *rank = NULL;
+        if (!reason[0] && top > 0 && where && *replace
+            && (ranked = s_rank_mark (replace, top, &ranks, &rank)))
+            replace = ranked;
+        if (named_full < KF_META_EVIDENCE_MIN) {
+            size_t rl2 = strlen (replace);
+            bool nl = rl2 && replace[rl2 - 1] == '\n';
+            marked = kf_strdupf ("%.*s%s%s", (int) (rl2 - (nl ? 1 : 0)), replace,
+                                 KF_META_GUESS_MARK, nl ? "\n" : "");
+            if (marked)
+                replace = marked;
+            snprintf (note, sizeof note, "accepted, marked as a guess to test: names %d "
+                      "full-protocol outcome%s (at least %d)", named_full,
+                      named_full == 1 ? "" : "s", KF_META_EVIDENCE_MIN);
+        }
+        if (ranks) {
+            size_t nl = strlen (note);
+            snprintf (note + nl, sizeof note - nl, "%saccepted, %d sentence%s marked as ranked "
+                      "when written: \"%s\" beside a candidate goes stale when a later kernel "
+                      "passes it", nl ? "; " : "", ranks, ranks == 1 ? "" : "s", rank);
         }
         if (!reason[0]) {
             char *text = s_replace (kf_jstr (out, where), search, replace);
@@ -359,6 +525,7 @@ kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
             json_object_set_new (entry, "reason", json_string (reason[0] ? reason : note));
         json_array_append_new (entries, entry);
         free (marked);
+        free (ranked);
         free (search_buf);
         free (replace_buf);
     }

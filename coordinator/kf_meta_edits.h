@@ -49,4 +49,41 @@ json_t *kf_meta_apply_edits (json_t *sections, json_t *edits, int max_edits,
 json_t *kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edits,
                                     const char *outside, json_t *outcomes, json_t **log);
 
+/* A philosophy edit from fewer than KF_META_PHILOSOPHY_MIN full outcomes
+ * is still accepted when it is a factual correction: its new text holds
+ * KF_META_FACT_WORDS (any case) and, in double quotes, at least
+ * KF_META_QUOTE_MIN bytes found verbatim in the task's own text (round
+ * 11: "additions, products, minima and maxima only" for a formula with a
+ * divide could not be fixed from 2 outcomes). */
+#define KF_META_FACT_WORDS "Factual correction:"
+#define KF_META_QUOTE_MIN 8
+
+/* A sentence of an accepted edit that names a candidate ("candidate 2",
+ * "#2") with a rank word (best, fastest, slowest, worst, quickest) is
+ * kept with this mark after it, N the highest candidate number among the
+ * outcomes shown: round 11's v2 said "Candidate 2 ... (1.38 ms, the best
+ * full-protocol figure)" while candidate 3 was already faster. Marked,
+ * not rejected: the figure beside the rank stays true and the rest of
+ * the edit (a how-to, a layout fix) is worth keeping, where one word
+ * would otherwise cost a whole round's edit; and a false match ("works
+ * best with candidate 4's tile") costs a few words, not the edit. The
+ * mark names no candidate and holds no rank word, so a later round that
+ * keeps it is not marked again. */
+#define KF_META_RANK_MARK " (ranked when written, among the kernels up to number %lld: a " \
+                          "later one may be faster; compare the figures)"
+
+/* What kf_meta_apply_edits_ruled holds edits to: OUTCOMES as in
+ * kf_meta_apply_edits_judged (NULL: no evidence rules, no rank marks),
+ * TASK the task's own text (its description and reference source) that a
+ * factual correction quotes (NULL: none can be). */
+typedef struct {
+    json_t *outcomes;
+    const char *task;
+} kf_meta_rules_t;
+
+/* As kf_meta_apply_edits_judged, with RULES (may be NULL: none). */
+json_t *kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
+                                   const char *outside, const kf_meta_rules_t *rules,
+                                   json_t **log);
+
 #endif

@@ -27,6 +27,8 @@ kf_meta_history (kf_db_t *db, int64_t run_id)
         db,
         "SELECT v.number, p.number AS parent, v.generation, v.edits, v.in_archive,"
         " s.candidates, v.fitness AS mean_fitness, s.best_speedup, s.verdicts,"
+        " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id"
+        "  AND c.finished_at IS NULL) AS pending,"
         " (SELECT jsonb_agg(jsonb_build_object('section', e.section, 'reason', e.reason)"
         "   ORDER BY e.id) FROM prompt_edits e"
         "  WHERE e.job_id = v.meta_job_id AND NOT e.accepted) AS rejected"
@@ -89,21 +91,53 @@ s_axes (FILE *f, const char *language)
     fputs ("\n", f);
 }
 
+int
+kf_meta_word_cut (const char *text, int len, int max)
+{
+    if (len <= max)
+        return len < 0 ? 0 : len;
+    if (max <= 0)
+        return 0;
+    int n = max;
+    //  Back to the blank before the word the cut falls in, when one is in
+    //  the second half (a single long word is cut inside it).
+    int blank = n;
+    while (blank > max / 2 && text[blank] != ' ' && text[blank] != '\t')
+        blank--;
+    if (blank > max / 2)
+        n = blank;
+    else
+        while (n > 0 && ((unsigned char) text[n] & 0xC0) == 0x80)
+            n--;   //  not inside a UTF-8 character
+    while (n > 0 && strchr (" \t,;:(", text[n - 1]))
+        n--;
+    return n;
+}
+
+//  The first line of TEXT within MAX bytes, cut at a word, "..." where
+//  anything was left out.
+static void
+s_quote_cut (FILE *f, const char *text, int max)
+{
+    int len = (int) strcspn (text, "\n");
+    int n = kf_meta_word_cut (text, len, max);
+    fprintf (f, "%.*s%s", n, text, n < len || text[len] ? "..." : "");
+}
+
 //  One edit, short: its section and what it did.
 static void
 s_edit (FILE *f, json_t *e)
 {
     const char *search = kf_jstr (e, "search"), *replace = kf_jstr (e, "replace");
-    int rn = (int) strcspn (replace, "\n");
     if (!*search)
-        fprintf (f, "%s: appended \"%.*s%s\"", kf_jstr (e, "section"), rn > 120 ? 120 : rn,
-                 replace, rn > 120 || replace[rn] ? "..." : "");
+        fprintf (f, "%s: appended \"", kf_jstr (e, "section"));
     else {
-        int sn = (int) strcspn (search, "\n");
-        fprintf (f, "%s: replaced \"%.*s%s\" with \"%.*s%s\"", kf_jstr (e, "section"),
-                 sn > 80 ? 80 : sn, search, sn > 80 || search[sn] ? "..." : "",
-                 rn > 120 ? 120 : rn, replace, rn > 120 || replace[rn] ? "..." : "");
+        fprintf (f, "%s: replaced \"", kf_jstr (e, "section"));
+        s_quote_cut (f, search, 80);
+        fputs ("\" with \"", f);
     }
+    s_quote_cut (f, replace, 120);
+    fputc ('"', f);
 }
 
 static void
@@ -142,15 +176,18 @@ s_history (FILE *f, json_t *history, int64_t base)
 {
     if (!json_array_size (history))
         return;
+    //  Round 11: "mean fitness" here and the archive's "fitness" of the
+    //  kernel prompts' hints (0.5 + 0.5 s/(1 + s)) were two formulas under
+    //  one name; this one is the "version score" wherever it is shown.
     fprintf (f, "\n## What became of your earlier edits\n"
            "Each round whose edits were accepted made a new prompt version; below, each "
-           "version, the edits that made it, and the kernels written under it (a version's "
-           "fitness here is its own measure, not the archive's fitness that kernel prompts "
-           "quote: the mean over its latest %d kernels of 0 for one that did not compile or "
-           "run, 0.1 for a wrong one, and 0.5 + 0.5 ln(1 + s) / ln(1 + b) for a correct one "
-           "at speedup s, b "
-           "the run's best speedup so far: 1.0 for the best kernel, about 0.9 for one at "
-           "half its speed when b is near 50x).\n", KF_META_WINDOW);
+           "version, the edits that made it, and the kernels written under it. A version's "
+           "\"version score\" is its own measure, not the archive's fitness that kernel "
+           "prompts quote: the mean over its latest %d finished kernels of 0 for one that "
+           "did not compile or run, 0.1 for a wrong one, and 0.5 + 0.5 ln(1 + s) / ln(1 + b) "
+           "for a correct one at speedup s, b the run's best speedup so far: 1.0 for a "
+           "kernel at b, about 0.9 for one at half of b when b is near 50x.\n",
+           KF_META_WINDOW);
     size_t i;
     json_t *v;
     json_array_foreach (history, i, v) {
@@ -175,11 +212,13 @@ s_history (FILE *f, json_t *history, int64_t base)
         }
         else
             fputs (" (the default sections)", f);
-        int64_t n = kf_jint (v, "candidates");
+        //  Finished and pending apart (round 11: "5 written with it" in
+        //  the reason for the base beside "3 kernels" here, unexplained).
+        int64_t n = kf_jint (v, "candidates"), pending = kf_jint (v, "pending");
         if (n == 0)
             fputs (": no kernel finished under it yet", f);
         else {
-            fprintf (f, ": %lld kernel%s (", (long long) n, n == 1 ? "" : "s");
+            fprintf (f, ": %lld kernel%s finished (", (long long) n, n == 1 ? "" : "s");
             const char *key;
             json_t *count;
             bool first = true;
@@ -188,10 +227,15 @@ s_history (FILE *f, json_t *history, int64_t base)
                          key);
                 first = false;
             }
-            fprintf (f, "), mean fitness %.3f", kf_jnum (v, "mean_fitness", 0));
+            fprintf (f, "), version score %.3f", kf_jnum (v, "mean_fitness", 0));
             if (json_is_number (json_object_get (v, "best_speedup")))
                 fprintf (f, ", best %.3fx", kf_jnum (v, "best_speedup", 0));
         }
+        if (pending > 0)
+            fprintf (f, "%s%lld more written with it and not finished yet", n ? "; " : " (",
+                     (long long) pending);
+        if (pending > 0 && !n)
+            fputc (')', f);
         if (json_is_false (json_object_get (v, "in_archive")))
             fputs ("; no longer in the archive of versions (outscored)", f);
         //  A sibling (or a child passed over) is not what the edits apply
@@ -286,8 +330,11 @@ s_did (FILE *f, json_t *o, const char *language)
     int64_t parent = kf_jint (o, "parent_id");
     if (tuning)
         fprintf (d, "a tuning template of candidate %lld", (long long) parent);
-    else if (*kf_jstr (o, "idea"))
-        fprintf (d, "asked to try \"%.*s\"", KF_META_DID_MAX, kf_jstr (o, "idea"));
+    else if (*kf_jstr (o, "idea")) {
+        fputs ("asked to try \"", d);
+        s_quote_cut (d, kf_jstr (o, "idea"), KF_META_DID_MAX);
+        fputc ('"', d);
+    }
     int c[3], p[3];
     bool has_c = sscanf (kf_jstr (o, "coords"), "{%d,%d,%d}", &c[0], &c[1], &c[2]) == 3;
     bool has_p = sscanf (kf_jstr (o, "parent_coords"), "{%d,%d,%d}", &p[0], &p[1], &p[2]) == 3;
@@ -426,6 +473,26 @@ s_target (FILE *f, json_t *hardware, bool host)
     fputs (".\n", f);
 }
 
+//  The task's own text, fixed: what the sections must agree with and what
+//  a factual correction of the philosophy quotes (round 11: the meta
+//  prompt named the task only, so a model that had not seen a kernel
+//  prompt could neither see the philosophy's error nor quote the formula).
+static void
+s_task (FILE *f, json_t *spec)
+{
+    json_t *ref = json_object_get (spec, "reference");
+    if (!*kf_jstr (spec, "description") && !*kf_jstr (ref, "source"))
+        return;
+    fputs ("\n## The task (fixed; what a factual correction quotes)\n", f);
+    if (*kf_jstr (spec, "description"))
+        fprintf (f, "%s\n", kf_jstr (spec, "description"));
+    if (*kf_jstr (ref, "source")) {
+        fprintf (f, "Reference implementation (%s):\n",
+                 *kf_jstr (ref, "language") ? kf_jstr (ref, "language") : "source");
+        s_source (f, kf_jstr (ref, "source"));
+    }
+}
+
 //  The meta-prompter's instructions (for a language model; the offline
 //  one reads the payload's structured fields instead): the sections, the
 //  target's figures, the outcomes, the code behind the best and the worst of them (what the
@@ -457,6 +524,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
         const char *name = kf_prompt_section_names[i];
         fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
     }
+    s_task (f, json_object_get (run, "spec"));
     s_target (f, base->hardware,
               kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
                   == KF_TARGET_HOST);
@@ -503,30 +571,47 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     json_array_foreach (outcomes, i, o)
         if (!strcmp (kf_jstr (o, "fidelity"), "full") && json_is_number (json_object_get (o, "speedup")))
             full++;
+    //  A factual error against the task itself is no claim from outcomes
+    //  (round 11: "additions, products, minima and maxima only" for a
+    //  formula with a divide, unfixable under the rule above).
     fprintf (f,
              "State each diagnosis as a hypothesis and name the outcomes it rests on (their "
              "candidate numbers and figures); a screen figure alone is weak evidence. Do not "
              "rewrite the philosophy from fewer than %d outcomes with a full-protocol figure: "
-             "this round has %d%s. A strategy or pitfall that says what works or what loses "
-             "names at least two full-protocol outcomes that show it, or says it is a guess "
-             "to test (round 5 accepted strategies that one outcome each had suggested and "
-             "the next refuted). These rules are checked: a philosophy edit with fewer than "
-             "%d full-protocol outcomes is rejected, and a new strategy that names "
-             "fewer than %d of them as \"candidate N\" and does not call itself a guess is "
-             "kept, marked \"%s\".\n",
+             "this round has %d%s. One exception: a plain factual error that the task's own "
+             "text or reference code contradicts (what the formula computes, the shapes, the "
+             "data type) may be fixed at any time, by an edit whose new text contains \"%s\" "
+             "and quotes in double quotes at least %d characters copied exactly from the task "
+             "section above that show it. A strategy or pitfall that says what works or what "
+             "loses names at least two full-protocol outcomes that show it, or says it is a "
+             "guess to test (round 5 accepted strategies that one outcome each had suggested "
+             "and the next refuted). These rules are checked: a philosophy edit with fewer "
+             "than %d full-protocol outcomes is rejected, and a new strategy that names fewer "
+             "than %d of them as \"candidate N\" and does not call itself a guess is kept, "
+             "marked \"%s\". A factual correction as above is accepted whatever the count.\n",
              KF_META_PHILOSOPHY_MIN, full,
              full < KF_META_PHILOSOPHY_MIN ? ", so leave the philosophy's claims as they are and "
                                              "put what you suspect in the analysis questions"
                                            : "",
-             KF_META_PHILOSOPHY_MIN, KF_META_EVIDENCE_MIN, KF_META_GUESS_MARK + 1);
+             KF_META_FACT_WORDS, KF_META_QUOTE_MIN, KF_META_PHILOSOPHY_MIN,
+             KF_META_EVIDENCE_MIN, KF_META_GUESS_MARK + 1);
+    //  Ranks go stale (round 11: v2 said "Candidate 2 ... (1.38 ms, the
+    //  best full-protocol figure)" while candidate 3 at 944 us already
+    //  was faster, and every later kernel prompt read it).
+    fputs ("Cite figures, not ranks: write \"candidate 3 (944 us, full protocol)\", never "
+           "that a candidate is the best, the fastest, the slowest or the worst. The sections "
+           "are read by the kernels of many later generations, and a rank is wrong as soon as "
+           "one of them beats it, while a figure stays true. A sentence that names a "
+           "candidate with such a word is kept but marked \"(ranked when written, ...)\".\n",
+           f);
     //  When the edits take effect (round 4: gen-2 prompts showed v1 after
     //  v2 was accepted: they had been planned before it).
     fprintf (f,
              "Your accepted edits make a new version that is used from the next kernel "
              "planned after this reply is judged: the kernels already planned keep the version "
              "they were planned with, so the next few outcomes may still come from v%lld. The "
-             "new version is then tried on %d kernels before versions are compared by the "
-             "mean fitness of their kernels.\n",
+             "new version is then tried on %d kernels before versions are compared by their "
+             "version scores.\n",
              version, base->population > 0 ? base->population : 1);
     if (fclose (f) != 0) {
         free (text);

@@ -4,7 +4,7 @@
  *  Besides the sections and the latest outcomes, it says what became of
  *  the meta-prompter's own earlier edits: which prompt version each round
  *  made, from which, with which edits, and how the kernels written under
- *  each version fared (how many, their verdicts, mean fitness, best
+ *  each version fared (how many, their verdicts, version score, best
  *  speedup), with the rejected edits and why; and it names the axes of
  *  the archive coordinates the outcomes carry. A model that cannot see
  *  what its edits did can only guess again (flagged by the model in the
@@ -34,6 +34,12 @@ json_t *kf_meta_history (kf_db_t *db, int64_t run_id);
  * (kf_prompt_idea_at for RUN's spec, target, language and population),
  * where the task has ideas. */
 void kf_meta_outcome_ideas (json_t *run, json_t *outcomes);
+
+/* How many of the LEN bytes of TEXT to show within MAX: all when LEN <=
+ * MAX, else up to the end of the last whole word that fits (trailing
+ * blanks and commas off; at a UTF-8 character when one word is longer),
+ * the caller adding "..." (round 11: an idea quoted "at a tim"). */
+int kf_meta_word_cut (const char *text, int len, int max);
 
 /* Fewer full-protocol outcomes than this, and the meta-prompter is asked
  * not to rewrite the philosophy (round 4: it rewrote it from 3 outcomes

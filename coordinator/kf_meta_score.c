@@ -72,6 +72,26 @@ kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int in
     return finished >= (int64_t) (round + 1) * per_round && planned < total;
 }
 
+//  "5 kernels written with it: 3 finished, 2 not finished yet" for
+//  VERSION ({used, finished}; without finished: "..., finished or not").
+static const char *
+s_counts (json_t *version, char *buf, size_t size)
+{
+    json_int_t used = json_integer_value (json_object_get (version, "used"));
+    json_t *done = json_object_get (version, "finished");
+    int n = snprintf (buf, size, "%lld kernel%s written with it", (long long) used,
+                      used == 1 ? "" : "s");
+    if (n < 0 || (size_t) n >= size)
+        return buf;
+    if (json_is_integer (done))
+        snprintf (buf + n, size - (size_t) n, ": %lld finished, %lld not finished yet",
+                  (long long) json_integer_value (done),
+                  (long long) (used - json_integer_value (done)));
+    else
+        snprintf (buf + n, size - (size_t) n, ", finished or not");
+    return buf;
+}
+
 json_t *
 kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
 {
@@ -112,24 +132,27 @@ kf_meta_pick (json_t *versions, int64_t population, char *why, size_t size)
     json_t *fit = json_object_get (pick, "fitness");
     //  "Written" counts every kernel planned with a version, open ones
     //  too; the history's counts are of finished kernels (round 5 read
-    //  "5 written" and "3 kernels" of one version as a contradiction).
-    int n = snprintf (why, size, "v%lld has the highest score: mean fitness %.3f of its "
-                      "latest finished kernels (%lld written with it, finished or not) plus "
-                      "a bonus for versions used less",
+    //  "5 written" and "3 kernels" of one version as a contradiction;
+    //  round 11 still did, so the pending ones are counted apart). The
+    //  mean is the "version score", named apart from the archive's
+    //  fitness of the kernel prompts (round 11: two formulas, one name).
+    char counts[96];
+    int n = snprintf (why, size, "v%lld has the highest draw: version score %.3f, the mean "
+                      "over its latest finished kernels (%s), plus a bonus for versions used "
+                      "less",
                       (long long) json_integer_value (json_object_get (pick, "number")),
                       json_is_number (fit) ? json_number_value (fit) : KF_META_PRIOR,
-                      (long long) json_integer_value (json_object_get (pick, "used")));
+                      s_counts (pick, counts, sizeof counts));
     //  The newest version passed over, named with its own figures, so a
     //  reader who knows of it knows why it is not the one shown.
     json_t *newer = json_array_get (versions, 0);
     if (newer && newer != pick && n > 0 && (size_t) n < size) {
         json_t *nf = json_object_get (newer, "fitness");
-        snprintf (why + n, size - (size_t) n, "; chosen over the newer v%lld (mean fitness "
-                  "%.3f, %lld kernel%s written with it, finished or not)",
+        snprintf (why + n, size - (size_t) n, "; chosen over the newer v%lld (version score "
+                  "%.3f; %s)",
                   (long long) json_integer_value (json_object_get (newer, "number")),
                   json_is_number (nf) ? json_number_value (nf) : KF_META_PRIOR,
-                  (long long) json_integer_value (json_object_get (newer, "used")),
-                  json_integer_value (json_object_get (newer, "used")) == 1 ? "" : "s");
+                  s_counts (newer, counts, sizeof counts));
     }
     return pick;
 }

@@ -83,8 +83,10 @@ bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, i
  * newest with fewer than POPULATION kernels (its fair trial), else the
  * highest kf_meta_score (the newest of equals). Borrowed; NULL when
  * VERSIONS is empty. WHY (SIZE bytes) gets the reason in words, naming
- * a newer version passed over and why ("v1: the highest score ...,
- * chosen over v2 (mean fitness ...)"). The meta round edits this same
+ * a newer version passed over and why ("v1 has the highest draw: version
+ * score ...; chosen over the newer v2 (version score ...)"), with the
+ * kernels written with each, finished and not (FINISHED where the
+ * entries have it). The meta round edits this same
  * version, so accepted edits are never lost by branching from an older
  * one (issue 15, round 4: v2's edits were dropped by a round that
  * edited v1). */

@@ -143,11 +143,11 @@ main (void)
      * kernel prompts' hints are two formulas; the model read them as one
      * contradicting the other. */
     CHECK (s_has (p, "not the archive's fitness that kernel prompts quote"));
-    CHECK (s_has (p, "- v1 (the default sections): 6 kernels (5 correct, 1 incorrect), mean "
-                     "fitness 0.810, best 3.100x"));
+    CHECK (s_has (p, "- v1 (the default sections): 6 kernels finished (5 correct, 1 "
+                     "incorrect), version score 0.810, best 3.100x"));
     CHECK (s_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
-                     "weights once.\"): 3 kernels (1 correct, 2 compile_failed), mean fitness "
-                     "0.420; no longer in the archive of versions (outscored)"));
+                     "weights once.\"): 3 kernels finished (1 correct, 2 compile_failed), "
+                     "version score 0.420; no longer in the archive of versions (outscored)"));
     CHECK (s_has (p, "rejected in the same round: analysis: search text not found"));
     CHECK (s_has (p, "- a round that made no version; rejected: philosophy: section would grow "
                      "past its limit"));

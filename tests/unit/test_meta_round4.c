@@ -45,9 +45,9 @@ test_pick (void)
     pick = kf_meta_pick (versions, 3, why, sizeof why);
     CHECK (pick && json_integer_value (json_object_get (pick, "number")) == 1);
     printf ("why: %s\n", why);
-    CHECK (s_has (why, "v1 has the highest score: mean fitness 0.900 of its latest finished "
-                       "kernels (6 written with it, finished or not)"));
-    CHECK (s_has (why, "chosen over the newer v2 (mean fitness 0.300, 5 kernels written with "
+    CHECK (s_has (why, "v1 has the highest draw: version score 0.900, the mean over its "
+                       "latest finished kernels (6 kernels written with it, finished or not)"));
+    CHECK (s_has (why, "chosen over the newer v2 (version score 0.300; 5 kernels written with "
                        "it, finished or not)"));
     json_decref (versions);
     versions = json_array ();
@@ -108,11 +108,12 @@ test_prompt (void)
                      "from v3."));
     /* The sibling is marked; the base and its ancestor are not. */
     CHECK (s_has (p, "- v2 (from v1 at generation 2; edits: strategies: appended \"Pack W.\"): "
-                     "2 kernels (), mean fitness 0.000; not the base you edit: its edits are "
-                     "NOT in the sections shown (v3's)"));
+                     "2 kernels finished (), version score 0.000; not the base you edit: its "
+                     "edits are NOT in the sections shown (v3's)"));
     CHECK (s_has (p, "- v3 (from v1 at generation 3; edits: pitfalls: appended \"No fusing."
                      "\"): no kernel finished under it yet; the version you edit"));
-    CHECK (!s_has (p, "- v1 (the default sections): 6 kernels (), mean fitness 0.000; not"));
+    CHECK (!s_has (p, "- v1 (the default sections): 6 kernels finished (), version score "
+                      "0.000; not"));
     /* When a new version takes effect. */
     CHECK (s_has (p, "used from the next kernel planned after this reply is judged: the "
                      "kernels already planned keep the version they were planned with"));
