@@ -21,6 +21,7 @@
 #include "kf_meta.h"
 #include "kf_json.h"
 #include "kf_log.h"
+#include "kf_meta_note.h"
 #include "kf_meta_prompt.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
@@ -112,7 +113,7 @@ s_versions (kf_search_t *self, int64_t run_id)
     const char *params[1] = { S_I64 (id, run_id) };
     return kf_db_query (
         self->db,
-        "SELECT v.id, v.number, v.sections, v.fitness,"
+        "SELECT v.id, v.number, v.generation, v.sections, v.fitness,"
         " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id) AS used,"
         " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id"
         "  AND c.finished_at IS NOT NULL) AS finished"
@@ -149,13 +150,31 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
     //  shrinks as it is used (kf_meta_score.h). The newest wins a tie, and
     //  everything it reads is in the database, so a replay picks the same.
     json_t *versions = s_versions (self, run_id);
-    json_t *pick = kf_meta_pick (versions, kf_jint (run, "population"), NULL, 0);
+    char why[400];
+    json_t *pick = kf_meta_pick (versions, kf_jint (run, "population"), why, sizeof why);
     json_t *sections = NULL;
     if (pick) {
-        sections = json_incref (json_object_get (pick, "sections"));
+        sections = json_copy (json_object_get (pick, "sections"));
         if (version_id)
             *version_id = kf_jint (pick, "id");
     }
+    //  Where the meta rounds stand, for the kernel prompt's version line
+    //  (kf_meta_note.h): a round in flight, the last one's rejections, a
+    //  newer version passed over and why.
+    json_t *state = sections ? kf_meta_state (self->db, run_id) : NULL;
+    json_t *newest = json_array_get (versions, 0);
+    if (state && newest && newest != pick)
+        json_object_set_new (state, "newer",
+                             json_pack ("{s:I, s:I, s:s}", "number",
+                                        (json_int_t) kf_jint (newest, "number"), "generation",
+                                        (json_int_t) kf_jint (newest, "generation"), "why",
+                                        why));
+    if (sections && !state) {
+        json_decref (sections);
+        sections = NULL;   //  a database error
+    }
+    else if (sections)
+        json_object_set_new (sections, KF_META_NOTE_KEY, state);
     json_decref (versions);
     json_decref (run);
     return sections;

@@ -47,7 +47,10 @@
  * (caller's): a version picked from the run's prompt archive, the run's
  * first version (the defaults) created when it has none. *VERSION_ID
  * (may be NULL) gets the version's id, 0 when meta-prompting is off (the
- * defaults are returned then). NULL on a database error. */
+ * defaults are returned then). With meta-prompting on, the object also
+ * holds, under KF_META_NOTE_KEY, where the meta rounds stand and any
+ * newer version passed over (kf_meta_note.h), for the kernel prompt's
+ * version line. NULL on a database error. */
 json_t *kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id);
 
 /* Records that CANDIDATE_ID was written with VERSION_ID (0: nothing). */

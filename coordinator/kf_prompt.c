@@ -13,6 +13,7 @@
  *  claims a figure the evaluation did not measure.
  */
 #include "kf_prompt.h"
+#include "kf_meta_note.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
@@ -613,7 +614,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
     //  there is background only.
     json_t *dflt = in->sections ? NULL
                                 : kf_prompt_default_sections_for (language, in->target, spec);
-    kf_prompt_version_line (f, in);
+    kf_meta_version_line (f, in);   //  with the meta rounds' state (kf_meta_note.h)
     if (in->templated)
         fputs ("\n(The four sections below were written for writing a new kernel. In this "
                "tuning round they are background on the task: the template keeps its "
