@@ -83,13 +83,17 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
         /* A change counts once it is beyond the timing noise both figures
          * carry (their p10-p90 spreads, kf_lineage_noise), and never below
          * KF_LINEAGE_SAME_BAND; past KF_LINEAGE_UNTOLD nothing is told. */
-        double noise = kf_jnum (c, "noise", 0);
-        double band = noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND;
-        char within[200] = "";
-        if (noise > 0)
-            snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (half the "
-                      "p10-p90 spread of the timing samples over their median, for both "
-                      "kernels and their references, added in quadrature)", 100 * noise);
+        double noise = kf_jnum (c, "noise", 0), repeat = kf_jnum (c, "repeat", 0);
+        double band = kf_lineage_band (noise, repeat);
+        char within[240] = "";
+        if (repeat > 0 && repeat >= noise)
+            snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (the same kernel "
+                      "timed twice in this run came out a median %.0f%% apart)", 100 * band,
+                      100 * repeat);
+        else if (noise > 0)
+            snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (how far each "
+                      "median may lie from its kernel's figure, from its samples' spread and "
+                      "count, for both kernels)", 100 * band);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
         else if (band > KF_LINEAGE_UNTOLD)
@@ -124,16 +128,31 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
     return buf;
 }
 
-//  The relative spread of a speedup measured by the evaluation whose
-//  candidate and reference timings are TC and TR: half the p10-p90 width
-//  over the median of each, added in quadrature (as the prompt's noise
-//  line does); 0 when the timings do not say.
+//  How far the median of the timing T may lie from the figure it
+//  estimates, relative to it: twice its standard error (about a 95%
+//  band), from the p10-p90 width of its samples (2.563 standard
+//  deviations of a normal spread) and their count, the median's standard
+//  error being 1.2533 standard deviations over the root of the count.
+//  Round 11 used half the p10-p90 width itself, the spread of single
+//  samples, and told a model that two figures 5% apart were "+/-190%".
+//  Timings without a sample count (older figures) keep that half width.
 static double
 s_rel (json_t *t)
 {
     double med = kf_jnum (t, "median_ns", 0), p10 = kf_jnum (t, "p10_ns", 0),
-           p90 = kf_jnum (t, "p90_ns", 0);
-    return med > 0 && p90 >= p10 && p90 > 0 ? (p90 - p10) / (2 * med) : 0;
+           p90 = kf_jnum (t, "p90_ns", 0), n = kf_jnum (t, "samples", 0);
+    if (!(med > 0 && p90 >= p10 && p90 > 0))
+        return 0;
+    if (n >= 2)
+        return 2 * 1.2533 * (p90 - p10) / 2.5631 / sqrt (n) / med;
+    return (p90 - p10) / (2 * med);
+}
+
+double
+kf_lineage_band (double noise, double repeat)
+{
+    double band = noise > repeat ? noise : repeat;
+    return band > KF_LINEAGE_SAME_BAND ? band : KF_LINEAGE_SAME_BAND;
 }
 
 double
@@ -141,6 +160,25 @@ kf_lineage_noise (json_t *tc, json_t *tr)
 {
     double c = s_rel (tc), r = s_rel (tr);
     return sqrt (c * c + r * r);
+}
+
+double
+kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest)
+{
+    char run[24];
+    const char *params[1] = { S_I64 (run, run_id) };
+    json_t *row = kf_db_row (db,
+                             "SELECT exp(percentile_cont(0.5) WITHIN GROUP (ORDER BY d)) - 1"
+                             "  AS typical, exp(max(d)) AS largest, count(*) AS n"
+                             " FROM (SELECT abs(ln(screen_speedup / speedup)) AS d"
+                             "  FROM candidates WHERE run_id = $1 AND screen_speedup > 0"
+                             "  AND speedup > 0 AND fidelity = 'full') x",
+                             1, params, NULL);
+    double typical = kf_jnum (row, "n", 0) >= KF_LINEAGE_REPEATS ? kf_jnum (row, "typical", 0) : 0;
+    if (largest)
+        *largest = typical > 0 ? kf_jnum (row, "largest", 0) : 0;
+    json_decref (row);
+    return typical;
 }
 
 json_t *
@@ -164,7 +202,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
     /* The parent's own noise and protocol, and how far apart the screen
      * and full figures of one kernel came in this run. */
     json_t *par = kf_db_row (db,
-                             "SELECT p.fidelity, e.figures->'candidate' AS tc,"
+                             "SELECT p.fidelity, p.run_id, e.figures->'candidate' AS tc,"
                              " e.figures->'reference' AS tr,"
                              " (SELECT max(greatest(c.screen_speedup / c.speedup,"
                              "   c.speedup / c.screen_speedup)) FROM candidates c"
@@ -176,18 +214,20 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                              1, params, NULL);
     double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
                                         json_object_get (par, "tr")) : 0;
+    double repeat = kf_lineage_repeat (db, kf_jint (par, "run_id"), NULL);
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
         double cn = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
         json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
+        json_object_set_new (c, "repeat", json_real (repeat));
         json_object_set_new (c, "screen_gap", json_real (kf_jnum (par, "gap", 0)));
         if (*kf_jstr (par, "fidelity"))
             json_object_set_new (c, "parent_fidelity", json_string (kf_jstr (par, "fidelity")));
         char reason[400];
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
-        static const char *const drop[] = { "log", "detail", "tc", "tr", "noise",
+        static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
                                             "screen_gap", "parent_fidelity" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
             json_object_del (c, drop[k]);

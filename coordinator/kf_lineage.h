@@ -43,15 +43,36 @@ json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speed
 /* The one-line reason of child C (a row as above, without "reason") next
  * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. C may
  * carry "noise" (the relative spread of the difference, kf_lineage_noise
- * of both), "fidelity" and "parent_fidelity" (candidates.fidelity) and
+ * of both), "repeat" (kf_lineage_repeat of the run), "fidelity" and "parent_fidelity" (candidates.fidelity) and
  * "screen_gap" (the largest ratio of one kernel's screen and full figures
  * in the run). Pure, so the rule is tested without a database. */
 const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
 
-/* The relative spread of a speedup from its evaluation's candidate and
- * reference timings (figures.candidate, figures.reference): half the
- * p10-p90 width over the median of each, in quadrature; 0 when unknown. */
+/* How far a speedup may lie from its kernel's figure, relative to it,
+ * from its evaluation's candidate and reference timings
+ * (figures.candidate, figures.reference): twice the standard error of
+ * each median (from its samples' p10-p90 width and count), in
+ * quadrature; half the p10-p90 width over the median where no sample
+ * count is given; 0 when unknown. */
 double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
+
+/* Candidates of a run timed both on the screen and in full before the
+ * two figures' typical difference counts as its repeat noise. */
+#define KF_LINEAGE_REPEATS 3
+
+/* How far apart the same kernel's figures came when RUN_ID timed it
+ * twice (each candidate's screen and full speedup): the median of the
+ * ratios, less 1 (0.16: 16% apart), and in *LARGEST (when not NULL) the
+ * largest ratio; 0 for both before KF_LINEAGE_REPEATS such candidates.
+ * This covers what one evaluation's samples cannot: the host's state
+ * between one evaluation and the next (round 11: one kernel measured
+ * 897 and 1304 us on a host of the same load). */
+double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest);
+
+/* The band within which two speedups are not told apart: the larger of
+ * their NOISE (kf_lineage_noise of both, in quadrature) and the run's
+ * REPEAT (kf_lineage_repeat), and never below KF_LINEAGE_SAME_BAND. */
+double kf_lineage_band (double noise, double repeat);
 
 /* The id of PARENT_ID's most recently finished child, or 0. */
 int64_t kf_lineage_last_child (kf_db_t *db, int64_t parent_id);

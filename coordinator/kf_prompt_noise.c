@@ -10,6 +10,7 @@
  */
 #include "kf_prompt_target.h"
 #include "kf_json.h"
+#include "kf_lineage.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,16 @@ s_screen_gap (FILE *f, json_t *hardware)
     fprintf (f, "Screen against full timing in this run so far: the short screen figure and "
              "the full-protocol figure of one kernel differed by up to %.2fx (the largest "
              "ratio, either way, among the %.0f candidates timed both ways), so a screen "
-             "figure can be off by that much, or more.\n", gap, n);
+             "figure can be off by that much, or more.", gap, n);
+    //  Round 11: one kernel's two timings came out a median 16% apart,
+    //  where each median's own samples said +/-2-4%. Comparisons of the
+    //  search take the larger (kf_lineage_band).
+    double typical = kf_jnum (hardware, "screen_full_typical", 0);
+    if (typical >= 1)
+        fprintf (f, " The median of those ratios is %.2fx: two timings of one kernel in this "
+                 "run typically differ by %.0f%%, so two kernels' figures closer than that are "
+                 "not told apart.", typical, 100 * (typical - 1));
+    fputs ("\n", f);
 }
 
 bool
@@ -149,18 +159,39 @@ void
 kf_prompt_noise_line (FILE *f, json_t *k)
 {
     s_faults (f, k);
-    double c = s_spread (json_object_get (k, "timing_candidate"));
-    double r = s_spread (json_object_get (k, "timing_reference"));
-    if (c < 0 || r < 0)
+    json_t *tc = json_object_get (k, "timing_candidate");
+    json_t *tr = json_object_get (k, "timing_reference");
+    double c = s_spread (tc), r = s_spread (tr);
+    if (c < 0)
         return;
+    //  A reference of PyTorch's is one figure (its median) without
+    //  samples: its spread is not known and not added.
+    char ref[160] = "";
+    if (r >= 0)
+        snprintf (ref, sizeof ref, " and the reference's by +/-%.1f%%", 100 * r);
     //  Independent spreads add in quadrature; the paired ratio of a
     //  sample's two figures varies by about that much.
-    double s = sqrt (c * c + r * r);
-    fprintf (f, "Noise: the timing samples of this kernel spread by +/-%.1f%% and the "
-             "reference's by +/-%.1f%% (half the width between the 10th and 90th percentile "
-             "sample, over the median; the two added in quadrature give +/-%.1f%%), so "
-             "speedups within about +/-%.1f%% of each other are not a real difference.\n",
-             100 * c, 100 * r, 100 * s, 100 * s);
+    double s = sqrt (c * c + (r > 0 ? r * r : 0));
+    fprintf (f, "Noise: the timing samples of this kernel spread by +/-%.1f%%%s (half the "
+             "width between the 10th and 90th percentile sample, over the median", 100 * c, ref);
+    if (r >= 0)
+        fprintf (f, "; the two added in quadrature give +/-%.1f%%", 100 * s);
+    fputs (r >= 0 ? ")" : "); the reference's time is one figure, measured once", f);
+    //  Round 11: that spread of single samples was quoted as the noise of
+    //  the figures ("+/-190%" for two figures 5% apart). A figure is the
+    //  median of its samples, known to about twice its standard error.
+    double n = kf_jnum (tc, "samples", 0);
+    if (n >= 2) {
+        double m = kf_lineage_noise (tc, r >= 0 ? tr : NULL);
+        fprintf (f, ". This kernel's figure is the median of %.0f samples, which lies within "
+                 "about +/-%.1f%% of what the same timing would give again (twice the "
+                 "median's standard error%s), so speedups within about +/-%.1f%% of each "
+                 "other are not a real difference; figures timed under other load or another "
+                 "state of the host can differ by more.\n", n, 100 * m,
+                 r >= 0 ? ", the reference's added in quadrature" : "", 100 * (m > 0.01 ? m : 0.01));
+    } else
+        fprintf (f, ", so speedups within about +/-%.1f%% of each other are not a real "
+                 "difference.\n", 100 * s);
     //  Round 5: the host's load and condition while it was timed.
     char load[400];
     json_t *l = json_object_get (k, "host_load"), *cond = json_object_get (k, "host_condition");

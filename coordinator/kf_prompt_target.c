@@ -507,7 +507,9 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
     //  this run so far (round 4: 2.4x, said in one lineage line only).
     json_t *gap = out ? kf_db_row (db,
                                    "SELECT max(greatest(screen_speedup / speedup,"
-                                   "  speedup / screen_speedup)) AS gap, count(*) AS n"
+                                   "  speedup / screen_speedup)) AS gap, count(*) AS n,"
+                                   " exp(percentile_cont(0.5) WITHIN GROUP (ORDER BY"
+                                   "  abs(ln(screen_speedup / speedup)))) AS typical"
                                    " FROM candidates WHERE run_id = $1::bigint"
                                    " AND screen_speedup > 0 AND speedup > 0"
                                    " AND fidelity = 'full'",
@@ -516,6 +518,7 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
     if (gap && json_is_number (json_object_get (gap, "gap"))) {
         json_object_set_new (out, "screen_full_gap", json_real (kf_jnum (gap, "gap", 0)));
         json_object_set (out, "screen_full_count", json_object_get (gap, "n"));
+        json_object_set (out, "screen_full_typical", json_object_get (gap, "typical"));
     }
     json_decref (gap);
     //  The run's task, so the Target section can set its traffic and its

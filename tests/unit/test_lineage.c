@@ -82,6 +82,49 @@ s_noise (void)
     CHECK (kf_lineage_noise (NULL, NULL) == 0);
     json_decref (tc);
     json_decref (tr);
+
+    //  Round 11: candidate 7 (median 1322 us of 338 samples, p10-p90
+    //  1025-2000 us) against its parent (1381 us of 187, 699-5842 us),
+    //  both against a PyTorch reference timed once. Half the samples'
+    //  p10-p90 width called that "+/-190%" for figures 5% apart; twice
+    //  each median's standard error is +/-4% and +/-27%.
+    tc = json_pack ("{s:f, s:f, s:f, s:i}", "median_ns", 1322e3, "p10_ns", 1025e3, "p90_ns",
+                    2000e3, "samples", 338);
+    tr = json_pack ("{s:f, s:f, s:f, s:i}", "median_ns", 1381e3, "p10_ns", 699e3, "p90_ns",
+                    5842e3, "samples", 187);
+    double cn = kf_lineage_noise (tc, NULL), pn = kf_lineage_noise (tr, NULL);
+    printf ("round 11's candidate 7: +/-%.1f%%, its parent +/-%.1f%%\n", 100 * cn, 100 * pn);
+    CHECK (cn > 0.035 && cn < 0.045);
+    CHECK (pn > 0.26 && pn < 0.27);
+    c = s_child (2.91, "full", sqrt (cn * cn + pn * pn));
+    kf_lineage_reason (c, 2.78, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (strstr (buf, "within noise of the parent: 2.91x against the parent's 2.78x; timing "
+                        "noise about +/-27%") != NULL);
+    json_decref (c);
+    json_decref (tc);
+    json_decref (tr);
+
+    //  The run's repeat noise: one kernel timed twice in round 11's
+    //  softsign run came out a median 16% apart (897 and 1304 us for one
+    //  of them), more than the samples' +/-2% says. 2.50x against 2.78x
+    //  (10% slower) is within that; past it, a loss.
+    c = s_child (2.50, "full", 0.02);
+    json_object_set_new (c, "repeat", json_real (0.16));
+    kf_lineage_reason (c, 2.78, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (strstr (buf, "within noise of the parent: 2.50x against the parent's 2.78x; timing "
+                        "noise about +/-16% (the same kernel timed twice in this run came out "
+                        "a median 16% apart)") != NULL);
+    json_decref (c);
+    c = s_child (2.20, "full", 0.02);
+    json_object_set_new (c, "repeat", json_real (0.16));
+    kf_lineage_reason (c, 2.78, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed beyond the timing noise") != NULL);
+    json_decref (c);
+    CHECK (fabs (kf_lineage_band (0.02, 0.16) - 0.16) < 1e-12);
+    CHECK (fabs (kf_lineage_band (0.27, 0.16) - 0.27) < 1e-12);
+    CHECK (fabs (kf_lineage_band (0, 0) - KF_LINEAGE_SAME_BAND) < 1e-12);
 }
 
 static void

@@ -137,5 +137,25 @@ main (void)
                         "+/-11.2%)"));
     free (text);
     json_decref (k);
+    /* Round 11: a PyTorch reference is one figure without samples, and
+     * the line was left out; and the samples' spread was the only noise
+     * said, where the figure is their median. Round 11's candidate 7:
+     * 338 samples, p10-p90 1025-2000 us around 1322 us. */
+    k = json_pack ("{s:{s:f, s:f, s:f, s:i}, s:{s:f, s:s}}", "timing_candidate", "median_ns",
+                   1322e3, "p10_ns", 1025e3, "p90_ns", 2000e3, "samples", 338,
+                   "timing_reference", "median_ns", 3841.7e3, "kind", "pytorch-eager");
+    text = NULL;
+    f = open_memstream (&text, &size);
+    kf_prompt_noise_line (f, k);
+    fclose (f);
+    printf ("%s", text ? text : "");
+    CHECK (s_has (text, "the timing samples of this kernel spread by +/-36.9% (half the width "
+                        "between the 10th and 90th percentile sample, over the median); the "
+                        "reference's time is one figure, measured once."));
+    CHECK (s_has (text, "This kernel's figure is the median of 338 samples, which lies within "
+                        "about +/-3.9% of what the same timing would give again"));
+    CHECK (s_has (text, "speedups within about +/-3.9% of each other are not a real difference"));
+    free (text);
+    json_decref (k);
     return kf_test_done ("test_target_round4");
 }
