@@ -464,8 +464,12 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "found so far.\n", (long long) s_id (base));
         s_kernel (f, in, language, base, true);
     }
+    //  A tuning prompt keeps the parent's structure: what was tried from
+    //  it is one verdict line each, no other kernel's code (round 11).
+    if (in->templated)
+        kf_prompt_tune_tried (f, in);
     size_t n_children = json_array_size (in->children);
-    if (base && n_children) {
+    if (base && n_children && !in->templated) {
         fprintf (f, "\n## Recent attempts from this kernel\nIts last %zu children, newest "
                  "first; do not repeat what failed or regressed.\n", n_children);
         size_t i;
@@ -474,7 +478,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
             fprintf (f, "- candidate %lld (generation %lld): %s\n", (long long) s_id (c),
                      (long long) kf_jint (c, "generation"), kf_jstr (c, "reason"));
     }
-    if (in->last) {
+    if (in->last && !in->templated) {
         fprintf (f, "\n## Last kernel tried from it (candidate %lld)\n", (long long) s_id (in->last));
         s_runtime_line (f, in->last);
         s_figures (f, in, in->last);

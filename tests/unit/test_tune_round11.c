@@ -128,6 +128,41 @@ s_tuning_prompt (json_t *spec, json_t *hw, json_t *base, const char *language,
     return kf_prompt_build (&in);
 }
 
+//  1b. The tuning prompt itself (kf_prompt.c's s_standing calls
+//  kf_prompt_tune_tried in place of its two blocks); a kernel prompt
+//  keeps them.
+static void
+s_tried_in_prompt (void)
+{
+    json_t *spec = s_matmul (), *hw = s_host (2);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 5, "source", "BASE_CODE", "status",
+                              "correct", "speedup", 34.6);
+    json_t *last = json_pack ("{s:i, s:s, s:s, s:f}", "id", 18, "source", "LAST_KERNEL_CODE",
+                              "status", "correct", "speedup", 33.0);
+    json_t *children = json_pack ("[{s:i, s:i, s:s}]", "id", 18, "generation", 2, "reason",
+                                  "correct, 1.79 ms, slower than the parent");
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .last = last, .children = children, .templated = true,
+                          .tune_points = 8 };
+    char *p = kf_prompt_build (&in);
+    CHECK (s_has (p, "## Tried from this kernel so far"));
+    CHECK (s_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent"));
+    CHECK (p && !s_has (p, "LAST_KERNEL_CODE"));
+    CHECK (p && !s_has (p, "## Recent attempts from this kernel")
+           && !s_has (p, "## Last kernel tried"));
+    free (p);
+    in.templated = false;
+    p = kf_prompt_build (&in);
+    CHECK (s_has (p, "## Last kernel tried from it (candidate 18)") && s_has (p, "LAST_KERNEL_CODE"));
+    CHECK (p && !s_has (p, "## Tried from this kernel so far"));
+    free (p);
+    json_decref (children);
+    json_decref (last);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 //  2. Candidate 17: two threads, 181 GFLOP/s, 79% of one core's 229.
 static void
 s_one_core (void)
@@ -314,6 +349,7 @@ int
 main (void)
 {
     s_tried_lines ();
+    s_tried_in_prompt ();
     s_one_core ();
     s_example_order ();
     s_defaults ();
