@@ -480,6 +480,19 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     }
     if (json_array_size (aside))
         fputs (". Take such an idea up again only with a reason it should pay now.", f);
+    //  Round 11: an idea with enough tries in flight is held back by the
+    //  planner (kf_search_idea_held) until they are judged.
+    json_t *held = json_object_get (in->ideas, "held");
+    const char *h;
+    json_t *in_flight;
+    int said = 0;
+    json_object_foreach (held, h, in_flight)
+        fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Held back until the tries "
+                 "in flight are judged, since with the judged ones they are enough to tell "
+                 "whether the idea pays here: ", h, (long long) json_integer_value (in_flight),
+                 json_integer_value (in_flight) == 1 ? "y" : "ies");
+    if (said)
+        fputs (".", f);
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))

@@ -121,10 +121,11 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
         kf_prompt_time_text (single_ns, one, sizeof one);
         fprintf (f, " On this host threads have bought nothing so far: the %lld kernel%s of "
                  "this run that start%s threads, timed in full, %s slower than its fastest "
-                 "single-thread kernel (candidate %lld, %s a call); the fastest of them, "
-                 "candidate %lld, takes %s.", (long long) count, count == 1 ? "" : "s",
+                 "single-thread kernel (candidate %lld, %s a call); %s candidate %lld, "
+                 "takes %s.", (long long) count, count == 1 ? "" : "s",
                  count == 1 ? "s" : "", count == 1 ? "was" : "were all",
                  (long long) kf_jint (runs, "single_id"), one,
+                 count == 1 ? "that one," : "the fastest of them,",
                  (long long) kf_jint (runs, "threaded_id"), took);
     }
 }

@@ -637,6 +637,11 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
                              "notes", notes, "aside", set_aside);
     if (threads)
         json_object_set_new (out->prompt, "threads", threads);
+    json_t *held_in_flight = json_object ();
+    for (size_t k = 0; k < count; k++)
+        if (held[k])
+            json_object_set_new (held_in_flight, ideas[k], json_integer (known.pending[k]));
+    json_object_set_new (out->prompt, "held", held_in_flight);
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones. So do what the
     //  kernels were built from and what the siblings took, which the

@@ -201,7 +201,9 @@ typedef struct {
                                    ...], notes: {idea: note}, aside: [idea, ...],
                                    threads: the run's threaded and single-thread
                                    kernels timed in full, as kf_prompt_thread_cost
-                                   reads them, where the task has a threads idea}
+                                   reads them, where the task has a threads idea,
+                                   held: {idea: tries in flight} for the ideas
+                                   kf_search_idea_held held back}
                                    (caller's), or NULL */
     char archive[17];           /* the archive's fingerprint, with the ideas set
                                    aside folded in when there are any, and the

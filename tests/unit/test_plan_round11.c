@@ -284,7 +284,14 @@ s_test_paragraph (void)
     //  Every threaded kernel slower than the single-thread best: said.
     CHECK (p && strstr (p, "On this host threads have bought nothing so far: the 2 kernels of "
                            "this run that start threads, timed in full, were all slower than "
-                           "its fastest single-thread kernel (candidate 5, 1.71 ms a call)"));
+                           "its fastest single-thread kernel (candidate 5, 1.71 ms a call); "
+                           "the fastest of them, candidate 6, takes 1.84 ms."));
+    free (p);
+    json_object_set_new (json_object_get (plan, "threads"), "threaded", json_integer (1));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "the 1 kernel of this run that starts threads, timed in full, was "
+                           "slower than its fastest single-thread kernel (candidate 5, 1.71 ms "
+                           "a call); that one, candidate 6, takes 1.84 ms."));
     free (p);
     //  A threaded parent of 1.84 ms: against the single-thread best, not
     //  the break-even.
@@ -367,6 +374,14 @@ s_test_unjudged (void)
     CHECK (p && strstr (p, want));
     CHECK (p && !strstr (p, "build yours another way"));
     CHECK (p && strstr (p, "leave that idea to the sibling"));
+    free (p);
+    //  An idea held back for its tries in flight is named, with how many.
+    json_object_set_new (plan, "held", json_pack ("{s:i}", ideas[threads], 2));
+    p = kf_prompt_build (&in);
+    snprintf (want, sizeof want, " Held back until the tries in flight are judged, since with "
+              "the judged ones they are enough to tell whether the idea pays here: %s (2 tries "
+              "in flight).", ideas[threads]);
+    CHECK (p && strstr (p, want));
     free (p);
     json_decref (siblings);
     json_decref (plan);
