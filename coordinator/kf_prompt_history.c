@@ -135,6 +135,12 @@ s_outcome (json_t *c, bool in_changed, char *buf, size_t size)
                                        json_object_get (c, "host_condition"), load, sizeof load);
     if ((loaded || in_changed) && *load && n >= 0 && (size_t) n < size)
         snprintf (buf + n, size - (size_t) n, "; %s", load);
+    //  Round 11: quiet timings said nothing, so a reader could not tell a
+    //  quiet host from an unknown one, nor set two outcomes side by side.
+    else if (kf_jnum (json_object_get (c, "host_load"), "runnable_others", -1) >= 0 && n >= 0
+             && (size_t) n < size)
+        snprintf (buf + n, size - (size_t) n, "; timed on a quiet host (%.1f other runnable "
+                  "tasks)", kf_jnum (json_object_get (c, "host_load"), "runnable_others", 0));
     return buf;
 }
 
@@ -502,18 +508,4 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                "how it does it (another split, order or width) rather than keeping it as it "
                "is.", f);
     fputs ("\n", f);
-}
-
-void
-kf_prompt_version_line (FILE *f, const kf_prompt_in_t *in)
-{
-    if (in->prompt_version <= 0)
-        return;
-    if (in->prompt_version == 1)
-        fputs ("\n(The four sections below are the original ones, prompt version v1: no "
-               "meta-prompter has rewritten them in this run yet.)\n", f);
-    else
-        fprintf (f, "\n(The four sections below are of prompt version v%d, rewritten by the "
-                 "meta-prompter at generation %d from the outcomes so far.)\n",
-                 in->prompt_version, in->prompt_version_generation);
 }

@@ -56,10 +56,6 @@ void kf_prompt_direction (FILE *f, const kf_prompt_in_t *in);
  * sibling and left to "This attempt". */
 void kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in);
 
-/* The line that names the version of the evolvable sections below it,
- * when IN->prompt_version is known. */
-void kf_prompt_version_line (FILE *f, const kf_prompt_in_t *in);
-
 /* The idea label of a search candidate at GENERATION, SLOT of IN's run,
  * or NULL when there are no ideas for the task and target. */
 const char *kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot);
