@@ -254,8 +254,12 @@ static const char *const s_strategies_host[] = {
         "- Block the loops so a tile of each operand stays in L1/L2 while it is reused; order "
         "the innermost loop so it walks contiguous memory (transpose or pack a block of the "
         "operand that is read with a stride).\n"
-        "- Compute a small register block of outputs (e.g. 4x16 floats) per inner step with "
-        "FMA, so each loaded value is used several times.\n"
+        "- Compute a register block of outputs per inner step with FMA, so each loaded value "
+        "is used several times: x86-64 has 16 vector registers (32 with AVX-512), and an FMA "
+        "takes about 4 cycles with up to two started a cycle on recent cores, so at least 8 "
+        "independent vector accumulators are needed to keep them busy; leave a few registers "
+        "for the loaded operands (e.g. 6 rows x 2 vectors = 12 accumulators with AVX2, 8 rows "
+        "x 3 vectors = 24 with AVX-512).\n"
         "- Split the output into blocks across cores with threads.\n",
     [KF_CLASS_ATTENTION] =
         "- Process a block of queries at a time against blocks of keys with an online softmax, "
@@ -406,24 +410,36 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  low; there they are an add-on once the math is vectorised. The third
 //  stand-alone direction is the vector function in intrinsics, the
 //  approximation and the SIMD as one change.
+#define S_EW_APPROX                                                                        \
+    "cut the cost of each element's expensive function, by a branch-free approximation "   \
+    "within the tolerance that the compiler can vectorise"
+#define S_EW_SIMD                                                                          \
+    "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA " \
+    "macros) that compute the expensive function in vector registers themselves (range "   \
+    "reduction, a polynomial, 2^k in the exponent field), never a libm call per lane"
+#define S_EW_THREADS                                                                       \
+    "use every core, by threads over contiguous ranges once each element's math is "      \
+    "vectorised (threads multiply one core's rate; over scalar libm calls that rate stays " \
+    "low and the threads' start costs more than they gain)"
+//  Round 9: "keep more loads in flight" went to a kernel its polynomial
+//  keeps compute-bound; what unrolling buys there is independent FMA
+//  chains.
+#define S_EW_UNROLL                                                                        \
+    "hide the FMA latency, by unrolling so the polynomials of several vectors run as "     \
+    "independent chains once each element's math is vectorised"
+#define S_EW_PLAIN                                                                         \
+    "remove the per-element overhead, by the simplest loop the compiler vectorises fully"
 static const char *const s_ideas_host_ew[] = {
-    "cut the cost of each element's expensive function, by a branch-free approximation "
-    "within the tolerance that the compiler can vectorise",
+    S_EW_APPROX,
     "call fewer expensive functions per element, by an exact identity that needs one exp "
     "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
     "tanh(u) = 1 - 2 / (e^(2u) + 1))",
-    "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA "
-    "macros) that compute the expensive function in vector registers themselves (range "
-    "reduction, a polynomial, 2^k in the exponent field), never a libm call per lane",
-    "use every core, by threads over contiguous ranges once each element's math is "
-    "vectorised (threads multiply one core's rate; over scalar libm calls that rate stays "
-    "low and the threads' start costs more than they gain)",
-    //  Round 9: "keep more loads in flight" went to a kernel its
-    //  polynomial keeps compute-bound; what unrolling buys there is
-    //  independent FMA chains.
-    "hide the FMA latency, by unrolling so the polynomials of several vectors run as "
-    "independent chains once each element's math is vectorised",
-    "remove the per-element overhead, by the simplest loop the compiler vectorises fully", NULL };
+    S_EW_SIMD, S_EW_THREADS, S_EW_UNROLL, S_EW_PLAIN, NULL };
+//  Round 12: a formula of one libm call (SELU's exp) was handed the
+//  identity for several calls (Mish's tanh(softplus)); the simplest loop
+//  takes its place among the stand-alone directions.
+static const char *const s_ideas_host_ew_one_call[] = {
+    S_EW_APPROX, S_EW_SIMD, S_EW_PLAIN, S_EW_THREADS, S_EW_UNROLL, NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
     "use every core's share of the memory bandwidth, by threads over contiguous ranges",
     "skip the output's write-allocate read, by non-temporal (streaming) stores of whole "
@@ -539,6 +555,10 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
     kf_task_class_t c = kf_prompt_task_class (spec);
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST && kf_prompt_rows_along_k (spec))
         return s_counted (s_ideas_host_mm_rows_k, count);
+    kf_formula_t fm;
+    if (c == KF_CLASS_ELEMENTWISE && k == KF_TARGET_HOST && kf_prompt_costly_math (spec)
+        && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 1)
+        return s_counted (s_ideas_host_ew_one_call, count);
     if (c != KF_CLASS_ELEMENTWISE || kf_prompt_costly_math (spec))
         return kf_prompt_ideas (c, k, count);
     return s_counted (k == KF_TARGET_HOST ? s_ideas_host_ew_cheap : s_ideas_gpu_ew_cheap,

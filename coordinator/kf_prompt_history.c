@@ -493,9 +493,14 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     json_t *in_flight;
     int said = 0;
     json_object_foreach (held, h, in_flight)
-        fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Held back until the tries "
-                 "in flight are judged, since with the judged ones they are enough to tell "
-                 "whether the idea pays here: ", h, (long long) json_integer_value (in_flight),
+        //  Round 12: "held back" read as a contradiction beside a
+        //  sibling of this generation that takes the idea: say where the
+        //  tries are.
+        fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Not given to another "
+                 "attempt until the tries of it already in flight (a sibling's of this "
+                 "generation, or earlier candidates not judged yet) are judged, since with the "
+                 "judged ones they are enough to tell whether it pays here: ", h,
+                 (long long) json_integer_value (in_flight),
                  json_integer_value (in_flight) == 1 ? "y" : "ies");
     if (said)
         fputs (".", f);

@@ -239,33 +239,47 @@ s_rank (json_t *t)
     return json_array_size (json_object_get (t, "shape"));
 }
 
-double
-kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
+//  The product's shapes: *BATCH products (1 for a plain one) of
+//  2*M*N*K operations each, MNK (may be NULL) its M, N and K; 0 when the
+//  shapes do not say. Exactly two matrices among the inputs (a bias or
+//  scale may come with them), one matrix out; of rank 2, or all three of
+//  rank 3 with one batch size (torch.bmm: round 12's bmm_relu read
+//  "compute: not known"). A second product would make the count a guess.
+static double
+s_matmul (json_t *spec, long long *batch, long long mnk[3])
 {
+    *batch = 1;
     if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL)
         return 0;
-    //  Exactly two matrices among the inputs (a bias or scale may come
-    //  with them), nothing of higher rank, one matrix out: a second
-    //  product or a batch would make the count a guess.
     json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
+    json_t *out = json_array_get (outputs, 0);
+    size_t rank = s_rank (out);
+    if (json_array_size (outputs) != 1 || (rank != 2 && rank != 3))
+        return 0;
+    size_t o = rank - 2;   //  the first matrix dimension
     json_t *mat[2] = { NULL, NULL };
     int n = 0;
     size_t i;
     json_t *t;
     json_array_foreach (inputs, i, t) {
-        if (s_rank (t) > 2)
+        if (s_rank (t) > rank || (rank == 3 && s_rank (t) == 2))
             return 0;
-        if (s_rank (t) == 2 && n++ < 2)
+        if (s_rank (t) == rank && n++ < 2)
             mat[n - 1] = t;
     }
-    json_t *out = json_array_get (outputs, 0);
-    if (n != 2 || json_array_size (outputs) != 1 || s_rank (out) != 2)
+    if (n != 2)
         return 0;
-    long long om = s_dim (out, 0), on = s_dim (out, 1);
+    if (rank == 3) {
+        *batch = s_dim (out, 0);
+        if (*batch <= 0 || s_dim (mat[0], 0) != *batch || s_dim (mat[1], 0) != *batch)
+            return 0;
+    }
+    long long om = s_dim (out, o), on = s_dim (out, o + 1);
     double flops = 0;
     for (int a = 0; a < 2; a++) {
         json_t *x = mat[a], *w = mat[1 - a];
-        long long m = s_dim (x, 0), kx = s_dim (x, 1), w0 = s_dim (w, 0), w1 = s_dim (w, 1);
+        long long m = s_dim (x, o), kx = s_dim (x, o + 1), w0 = s_dim (w, o),
+                  w1 = s_dim (w, o + 1);
         //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N].
         long long cand[2][3] = { { m, w0, kx }, { m, w1, kx } };
         bool fits[2] = { w1 == kx, w0 == kx };
@@ -281,7 +295,14 @@ kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
                 memcpy (mnk, cand[c], sizeof cand[c]);
         }
     }
-    return flops;
+    return flops * (double) *batch;
+}
+
+double
+kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
+{
+    long long batch;
+    return s_matmul (spec, &batch, mnk);
 }
 
 void
@@ -307,11 +328,11 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  from its shapes (round 3: "compute: not known" for a GEMM), an
     //  elementwise formula's operations from its code (round 11: "not
     //  known" beside "x / (1 + |x|)").
-    long long mnk[3] = { 0, 0, 0 };
+    long long mnk[3] = { 0, 0, 0 }, batch = 1;
     kf_formula_t fm = { .counted = false };
     double derived = 0, ew = 0;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
-        derived = kf_prompt_matmul_flops (spec, mnk);
+        derived = s_matmul (spec, &batch, mnk);
         if (!(derived > 0) && kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
             && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 0 && fm.ops > 0)
             ew = fm.ops * s_output_elements (spec);
@@ -351,7 +372,12 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                  "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
                  "one thread.", one_core, 100 * r.gflops / one_core);
     char b[48], kinds[128];
-    if (derived > 0)
+    if (derived > 0 && batch > 1)
+        fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
+                 "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
+                 "states no count; the other work is not counted).", batch, batch, mnk[0],
+                 mnk[1], mnk[2], s_count (derived, b, sizeof b));
+    else if (derived > 0)
         fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "
                  "= %s operations, derived from the shapes (the task states no count; the "
                  "other work is not counted).", mnk[0], mnk[1], mnk[2], s_count (derived, b,

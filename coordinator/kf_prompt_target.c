@@ -142,8 +142,9 @@ s_host_measured (FILE *f, json_t *d, double achieved, json_t *spec)
                      : "");
     }
     if (kf_jhas_num (d, "thread_start_join_us") && kf_jnum (d, "thread_start_join_us", 0) > 0)
-        fprintf (f, "  Starting and joining one POSIX thread takes %.1f us here (the median of "
-                 "51 pthread_create + pthread_join), paid inside every timed call that starts "
+        fprintf (f, "  Starting and joining one POSIX thread takes %.1f us here (the lowest of "
+                 "five medians of 51 pthread_create + pthread_join: on a busy host the wait for "
+                 "a CPU comes on top), paid inside every timed call that starts "
                  "threads: threading pays only when each thread's share of the work takes "
                  "well over that.\n", kf_jnum (d, "thread_start_join_us", 0));
     kf_prompt_task_libm_line (f, spec, d);
@@ -523,8 +524,10 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
     json_decref (gap);
     //  The run's task, so the Target section can set its traffic and its
     //  libm calls against these figures (round 11; kf_prompt_position.c).
-    json_t *task = out ? kf_db_row (db, "SELECT t.spec FROM runs r JOIN tasks t"
-                                    " ON t.id = r.task_id WHERE r.id = $1::bigint", 1,
+    //  The derived task (runs.spec) has a PyTorch task's tensors; the
+    //  stored one has only its source.
+    json_t *task = out ? kf_db_row (db, "SELECT coalesce(r.spec, t.spec) AS spec FROM runs r"
+                                    " JOIN tasks t ON t.id = r.task_id WHERE r.id = $1::bigint", 1,
                                     (const char *[]) { run }, NULL)
                        : NULL;
     if (task && json_is_object (json_object_get (task, "spec")))

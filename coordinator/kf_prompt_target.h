@@ -73,8 +73,10 @@ void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware
  * is a matrix product and its shapes give M, N, K unambiguously: exactly
  * two rank-2 inputs, x [M,K] with weight [N,K] (nn.Linear) or with
  * [K,N] (torch.matmul), the one output [M,N], no input of higher rank
- * (every reading of the pair that fits must give the same count); with
- * MNK (or NULL) set to {M, N, K}. 0 otherwise. */
+ * (every reading of the pair that fits must give the same count); or
+ * B batched products (torch.bmm: both matrices and the output of rank 3
+ * with one leading size B), B*2*M*N*K; with MNK (or NULL) set to {M, N,
+ * K} of one product. 0 otherwise. */
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
 
 /* Writes one line on the page faults of K's process per timed call,

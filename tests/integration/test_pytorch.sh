@@ -80,6 +80,8 @@ check "every generate job (4 or more) was given the derived task" \
     [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE payload->'task'->'inputs'->0->>'name' = 'in0'))::text FROM jobs WHERE run_id = $run AND kind = 'generate'")" = true ]
 check "every prompt shows the PyTorch source and what in[] holds" \
     [ "$(sql "SELECT (count(*) >= 4 AND count(*) = count(*) FILTER (WHERE prompt LIKE '%torch.softmax%' AND prompt LIKE '%forward''s tensor arguments (in0)%'))::text FROM candidates WHERE run_id = $run")" = true ]
+check "the prompts state the derived task's traffic time (the stored task has no tensors)" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND prompt LIKE '%This task reads N = 250 KiB and writes M = 250 KiB%'")" -ge 1 ]
 check "every evaluate job carries reference_data with the data's key and hash, and no data frame" \
     [ "$(sql "SELECT (count(*) >= 1 AND count(*) = count(*) FILTER (WHERE jsonb_array_length(j.payload->'reference_data'->'tensors') = 10 AND (j.payload->'reference_data'->>'sets')::int = 5 AND (j.payload->'reference_data'->>'eager_ns')::float8 > 0 AND j.payload->'reference_data'->'data' = r.ref_data->'data' AND cardinality(j.blobs) = 1))::text FROM jobs j, runs r WHERE r.id = $run AND j.run_id = r.id AND j.kind = 'evaluate'")" = true ]
 check "nothing of tensor size in the database: every blob under 1 MiB" \

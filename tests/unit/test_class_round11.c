@@ -288,9 +288,60 @@ s_test_softsign_figures (void)
     json_decref (spec);
 }
 
+//  Round 12: SELU (one exp) was handed the identity idea for a formula of
+//  several calls (Mish's tanh(softplus(x))); a formula of several calls
+//  keeps it.
+static void
+s_test_one_call_ideas (void)
+{
+    static const char *selu_src =
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return F.selu(x + 0.5)\n";
+    static const char *mish_src =
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return F.mish(x)\n";
+    const char *srcs[2] = { selu_src, mish_src };
+    for (int m = 0; m < 2; m++) {
+        json_t *spec = s_ew (m ? "mish" : "selu", srcs[m], 4096, 1024);
+        size_t n = 0;
+        const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+        bool identity = false, approx = false;
+        for (size_t i = 0; i < n; i++) {
+            identity |= strstr (ideas[i], "exact identity") != NULL;
+            approx |= strstr (ideas[i], "branch-free approximation") != NULL;
+        }
+        CHECK (n >= 5 && approx);
+        CHECK (identity == (m == 1));
+        json_decref (spec);
+    }
+}
+
+//  Round 12: the host matrix product's strategy asked for "a small
+//  register block (e.g. 4x16 floats)": 4 accumulators, too few to cover
+//  the FMA latency; it now sizes the block by the registers.
+static void
+s_test_register_block (void)
+{
+    json_t *spec = s_mm (s_tanh_src);
+    json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
+    const char *st = json_string_value (json_object_get (sections, "strategies"));
+    printf ("%s", st ? st : "");
+    CHECK (s_has (st, "at least 8 independent vector accumulators"));
+    CHECK (s_has (st, "32 with AVX-512"));
+    CHECK (!s_has (st, "4x16"));
+    json_decref (sections);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_one_call_ideas ();
+    s_test_register_block ();
     s_test_philosophy ();
     s_test_formula ();
     s_test_libm ();

@@ -144,7 +144,7 @@ main (void)
      * contradicting the other. */
     CHECK (s_has (p, "not the archive's fitness that kernel prompts quote"));
     CHECK (s_has (p, "- v1 (the default sections): 6 kernels finished (5 correct, 1 "
-                     "incorrect), version score 0.810, best 3.100x"));
+                     "incorrect), version score 0.810, best full-protocol 3.100x"));
     CHECK (s_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
                      "weights once.\"): 3 kernels finished (1 correct, 2 compile_failed), "
                      "version score 0.420; no longer in the archive of versions (outscored)"));

@@ -238,7 +238,7 @@ test_meta_prompt (void)
     CHECK (s_has (p, "compared by their version scores"));
     /* 5: finished and pending apart; the idea cut at a word. */
     CHECK (s_has (p, "- v1 (the default sections): 3 kernels finished (3 correct), version "
-                     "score 0.878, best 2.780x; 2 more written with it and not finished yet"));
+                     "score 0.878, best full-protocol 2.780x; 2 more written with it and not finished yet"));
     CHECK (s_has (p, "rows of W at a...\""));
     CHECK (!s_has (p, "at a tim"));
     free (p);

@@ -378,9 +378,10 @@ s_test_unjudged (void)
     //  An idea held back for its tries in flight is named, with how many.
     json_object_set_new (plan, "held", json_pack ("{s:i}", ideas[threads], 2));
     p = kf_prompt_build (&in);
-    snprintf (want, sizeof want, " Held back until the tries in flight are judged, since with "
-              "the judged ones they are enough to tell whether the idea pays here: %s (2 tries "
-              "in flight).", ideas[threads]);
+    snprintf (want, sizeof want, " Not given to another attempt until the tries of it already "
+              "in flight (a sibling's of this generation, or earlier candidates not judged yet) "
+              "are judged, since with the judged ones they are enough to tell whether it pays "
+              "here: %s (2 tries in flight).", ideas[threads]);
     CHECK (p && strstr (p, want));
     free (p);
     json_decref (siblings);

@@ -234,6 +234,23 @@ s_flops (void)
     json_array_remove (inputs, 3);
     json_object_set_new (json_array_get (inputs, 0), "shape", json_pack ("[i,i,i]", 8, 64, 384));
     CHECK (kf_prompt_matmul_flops (spec, NULL) == 0);
+    //  Round 12: torch.bmm, every matrix of rank 3 with one batch size:
+    //  8 products of 2*64*256*384 ("compute: not known" before).
+    json_t *out0 = json_array_get (json_object_get (spec, "outputs"), 0);
+    json_object_set_new (json_array_get (inputs, 1), "shape", json_pack ("[i,i,i]", 8, 384, 256));
+    json_object_set_new (out0, "shape", json_pack ("[i,i,i]", 8, 64, 256));
+    CHECK (kf_prompt_matmul_flops (spec, mnk) == 8 * 2.0 * 64 * 256 * 384);
+    CHECK (mnk[0] == 64 && mnk[1] == 256 && mnk[2] == 384);
+    json_object_del (base, "compute");
+    p = kf_prompt_build (&in);
+    CHECK (s_has (p, "The compute figures count the 8 matrix products' B*2*M*N*K = "
+                     "8*2*64*256*384 = 101 million operations, derived from the shapes"));
+    free (p);
+    //  ... but not two batch sizes.
+    json_object_set_new (json_array_get (inputs, 1), "shape", json_pack ("[i,i,i]", 4, 384, 256));
+    CHECK (kf_prompt_matmul_flops (spec, NULL) == 0);
+    json_object_set_new (json_array_get (inputs, 1), "shape", json_pack ("[i,i]", 384, 256));
+    json_object_set_new (out0, "shape", json_pack ("[i,i]", 64, 256));
     json_object_set_new (json_array_get (inputs, 0), "shape", json_pack ("[i,i]", 64, 384));
     //  An output the product does not give (a sum after it): no count.
     json_object_set_new (json_array_get (json_object_get (spec, "outputs"), 0), "shape",
