@@ -70,7 +70,7 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
             double g = kf_jnum (c, "screen_gap", 0);
             if (g > 1)
                 snprintf (gap, sizeof gap, "; in this run screen and full figures of one kernel "
-                          "differed by up to %.1fx", g);
+                          "differed by up to %.2fx", g);
             if (parent_speedup > 0)
                 snprintf (buf, size, "correct at %.2fx on the screen only (a short timing, not "
                           "comparable with the parent's full-protocol %.2fx%s)", s,

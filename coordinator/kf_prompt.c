@@ -587,6 +587,9 @@ kf_prompt_build (const kf_prompt_in_t *in)
                "so a busier or quieter machine moves a kernel's figure without the reference "
                "moving with it. Compare kernels by runtime and by their share of the peaks "
                "as well as by speedup.\n", f);
+    json_t *timed = in->base ? in->base : in->best;
+    json_t *device = json_array_get (json_object_get (in->hardware, "devices"), 0);
+    kf_prompt_reference_rate_line (f, spec, device, kf_jnum (timed, "reference_ns", 0));
 
     //  An example.
     bool cuda = !strcmp (language, "cuda");

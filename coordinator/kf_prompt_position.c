@@ -306,6 +306,40 @@ kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
 }
 
 void
+kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref_ns)
+{
+    if (!(ref_ns > 0))
+        return;
+    double flops = kf_prompt_matmul_flops (spec, NULL);
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0);
+    double bytes = s_side_bytes (spec, "inputs") + s_side_bytes (spec, "outputs");
+    double copy = kf_jnum (d, "copy_one_core_gbs", 0);
+    double rate, ceiling;
+    const char *unit, *what;
+    if (flops > 0 && peak > 0) {
+        rate = flops / ref_ns;
+        ceiling = peak;
+        unit = "GFLOP/s";
+        what = "one core's f32 FMA peak";
+    }
+    else if (bytes > 0 && copy > 0) {
+        rate = bytes / ref_ns;
+        ceiling = copy;
+        unit = "GB/s";
+        what = "one core's copy rate (bytes read plus written)";
+    }
+    else
+        return;
+    if (rate >= KF_PROMPT_SLOW_REFERENCE * ceiling)
+        return;
+    fprintf (f, "The reference is slow here: %.3g ms a call, %.3g %s, %.1f%% of %s (%.0f %s), so "
+             "a kernel at a tenth of that rate is already %.0fx faster than it. "
+             "Speedups against it run high; judge a kernel by its time and its share of the "
+             "peaks, not by the size of its speedup.\n", ref_ns * 1e-6, rate, unit,
+             100 * rate / ceiling, what, ceiling, unit, 0.1 * ceiling / rate);
+}
+
+void
 kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                          kf_target_kind_t kind)
 {

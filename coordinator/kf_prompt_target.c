@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+//  More L3 than this for each CPU is no real core's (the largest are
+//  about 12 MiB a core), so a figure above it is a virtual machine's view.
+#define S_L3_PER_CPU_MAX (32.0 * 1024 * 1024)
+
 /* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
  * in the order they pass them. */
 static const struct { const char *language, *flags; } s_flags[] = {
@@ -212,6 +216,14 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved, json_t 
             fprintf (f, ", %s %s", kf_rates_bytes (kf_jnum (d, caches[i][0], 0), b, sizeof b),
                      caches[i][1]);
             s_sharing (f, d, shared[i]);
+            //  Rounds 11-12: "508.0 MiB L3" on a 2-CPU virtual machine,
+            //  what its CPUID said; no core has that much to itself.
+            double cpus = kf_jnum (d, "cores", 0);
+            if (i == 2 && cpus > 0 && kf_jnum (d, caches[i][0], 0) > S_L3_PER_CPU_MAX * cpus)
+                fprintf (f, " (as the CPU reports it: more than %.0f MiB for each of %.0f "
+                         "CPUs, so a virtual machine's view of a larger host's cache, shared "
+                         "with work outside it; do not size blocks by it)",
+                         S_L3_PER_CPU_MAX / (1024 * 1024), cpus);
         }
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));

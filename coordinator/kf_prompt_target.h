@@ -57,6 +57,17 @@ void kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d);
  * the bound or more. Nothing when the formula makes none. */
 void kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d);
 
+/* Writes one line, where the reference took REF_NS a call and that is
+ * under KF_PROMPT_SLOW_REFERENCE of host device D's one-core figure for
+ * task SPEC (its matrix product's operations against the one-core FMA
+ * peak, else its traffic against the one-core copy rate): the
+ * reference's rate and share, and that speedups against it run high.
+ * Rounds 11 and 12: PyTorch eager took 59 ms for a 302-MFLOP product and
+ * 90 ms for SELU over 16 MiB, and no prompt said what that made of a
+ * 100x speedup. Nothing otherwise. */
+#define KF_PROMPT_SLOW_REFERENCE 0.1
+void kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref_ns);
+
 /* Writes one line on kernel K's position against the peaks (its
  * evaluation's bandwidth and compute figures, the device's measured
  * ceilings), when it was timed: memory and compute both, in the words of

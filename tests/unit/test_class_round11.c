@@ -337,9 +337,64 @@ s_test_register_block (void)
     json_decref (spec);
 }
 
+//  Rounds 11-12: PyTorch eager took 59.2 ms for a 302-MFLOP product and
+//  no prompt said what that makes of a 35x speedup.
+static void
+s_test_slow_reference (void)
+{
+    json_t *spec = s_mm (s_tanh_src);
+    json_t *hw = s_hw (NULL);
+    json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_reference_rate_line (f, spec, d, 59215000.0);
+    kf_prompt_reference_rate_line (f, spec, d, 2000000.0);   //  151 GFLOP/s: not slow
+    fclose (f);
+    printf ("%s", text ? text : "");
+    CHECK (s_has (text, "The reference is slow here: 59.2 ms a call, 5.1 GFLOP/s, 2.2% of one "
+                        "core's f32 FMA peak (229 GFLOP/s), so a kernel at a tenth of that rate "
+                        "is already 4x faster than it."));
+    CHECK (text && !strstr (strstr (text, "\n") + 1, "slow"));
+    free (text);
+    json_decref (spec);
+    //  Softsign's 32 MiB in 90 ms: 0.37 GB/s against one core's 41.6.
+    spec = s_ew ("softsign", s_softsign_src, 4096, 1024);
+    text = NULL;
+    f = open_memstream (&text, &size);
+    kf_prompt_reference_rate_line (f, spec, d, 90e6);
+    fclose (f);
+    CHECK (s_has (text, "The reference is slow here: 90 ms a call, 0.373 GB/s, 0.9% of one core's "
+                        "copy rate"));
+    free (text);
+    json_decref (spec);
+    json_decref (hw);
+}
+
+//  Rounds 11-12: "508.0 MiB L3" on a 2-CPU virtual machine, said as a
+//  fact a model could size its blocks by.
+static void
+s_test_vm_l3 (void)
+{
+    json_t *hw = s_hw (NULL);
+    json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
+    json_object_set_new (d, "l3_bytes", json_integer (508LL * 1024 * 1024));
+    char *text = s_target (hw);
+    CHECK (s_has (text, "508.0 MiB L3 (as the CPU reports it: more than 32 MiB for each of 2 "
+                        "CPUs, so a virtual machine's view of a larger host's cache"));
+    free (text);
+    json_object_set_new (d, "l3_bytes", json_integer (32LL * 1024 * 1024));
+    text = s_target (hw);
+    CHECK (s_has (text, "32.0 MiB L3") && !s_has (text, "do not size blocks by it"));
+    free (text);
+    json_decref (hw);
+}
+
 int
 main (void)
 {
+    s_test_vm_l3 ();
+    s_test_slow_reference ();
     s_test_one_call_ideas ();
     s_test_register_block ();
     s_test_philosophy ();
