@@ -241,8 +241,14 @@ static const char *s_philosophy_common =
 static const char *const s_strategies_host[] = {
     [KF_CLASS_ELEMENTWISE] =
         "- Keep the loop simple, pointers restrict, and let -O3 with the target flags "
-        "vectorise it; check that the formula has no call the compiler cannot vectorise (erff, tanhf from "
-        "libm usually are not): a polynomial or rational approximation is.\n"
+        "vectorise it; check that the formula has no call the compiler cannot vectorise (expf, "
+        "erff, tanhf from libm are not, under -std=c11 without -ffast-math): a polynomial or "
+        "rational approximation is.\n"
+        "- Once the math is vectorised the loop is bound by memory again: the output is "
+        "written once and never read back, so non-temporal (streaming) stores save the "
+        "cache-line read an ordinary store makes first; GCC does not emit them for a plain "
+        "loop, so they take intrinsics (_mm256_stream_ps, _mm512_stream_ps) on an aligned "
+        "destination, then _mm_sfence().\n"
         "- Split large tensors across cores with a few threads, each on a contiguous range.\n",
     [KF_CLASS_ROW_REDUCTION] =
         "- Walk each row contiguously and finish it while it is in cache; use several "
@@ -316,7 +322,9 @@ static const char *s_strategies_host_cheap =
     "may not vectorise.\n"
     "- Split large tensors across cores with a few threads, each on a contiguous range.\n"
     "- The output is written once and never read back: non-temporal (streaming) stores can "
-    "save the cache-line read an ordinary store to an uncached line costs.\n";
+    "save the cache-line read an ordinary store to an uncached line costs; GCC does not emit "
+    "them for a plain loop, so they take intrinsics (_mm256_stream_ps, _mm512_stream_ps) on "
+    "an aligned destination, then _mm_sfence().\n";
 static const char *s_strategies_gpu_cheap =
     "- Consecutive threads on consecutive elements, wide (16-byte) loads where aligned, "
     "a grid-stride loop, and enough blocks to fill every multiprocessor.\n"
@@ -427,6 +435,11 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 #define S_EW_UNROLL                                                                        \
     "hide the FMA latency, by unrolling so the polynomials of several vectors run as "     \
     "independent chains once each element's math is vectorised"
+//  Round 12: SELU's best kernel won by streaming stores once its exp was
+//  vectorised, an idea only the cheap formulas' list had.
+#define S_EW_STREAM                                                                        \
+    "skip the output's write-allocate read, by non-temporal (streaming) stores once each " \
+    "element's math is vectorised (the loop is then bound by memory again)"
 #define S_EW_PLAIN                                                                         \
     "remove the per-element overhead, by the simplest loop the compiler vectorises fully"
 static const char *const s_ideas_host_ew[] = {
@@ -434,12 +447,12 @@ static const char *const s_ideas_host_ew[] = {
     "call fewer expensive functions per element, by an exact identity that needs one exp "
     "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
     "tanh(u) = 1 - 2 / (e^(2u) + 1))",
-    S_EW_SIMD, S_EW_THREADS, S_EW_UNROLL, S_EW_PLAIN, NULL };
+    S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, S_EW_PLAIN, NULL };
 //  Round 12: a formula of one libm call (SELU's exp) was handed the
 //  identity for several calls (Mish's tanh(softplus)); the simplest loop
 //  takes its place among the stand-alone directions.
 static const char *const s_ideas_host_ew_one_call[] = {
-    S_EW_APPROX, S_EW_SIMD, S_EW_PLAIN, S_EW_THREADS, S_EW_UNROLL, NULL };
+    S_EW_APPROX, S_EW_SIMD, S_EW_PLAIN, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
     "use every core's share of the memory bandwidth, by threads over contiguous ranges",
     "skip the output's write-allocate read, by non-temporal (streaming) stores of whole "
