@@ -96,6 +96,7 @@ struct kf_coord_t {
     long errors[KF_PROTO_N_ERRORS];
     int64_t started;
     int64_t next_heartbeat, next_lease_check;
+    int64_t next_seen_write; /* when workers.last_seen is next written */
     bool dispatch_needed;
     bool ready;              /* database connected, migrated, listening */
     bool waiting_logged;
@@ -140,6 +141,11 @@ void kf_coord_forget_job (kf_coord_worker_t *w, int64_t job_id);
  * model_profile), as SQL: they go only to a worker that has torch
  * (kf_coord_dispatch.c), and a run waiting for one says so
  * (kf_coord_fit.c). */
+/* Heartbeats between two writes of the live workers' workers.last_seen
+ * (kf_coord_cron): 50 of the default 1 s, well inside the ten minutes
+ * the prompt's host condition looks back. */
+#define KF_COORD_SEEN_BEATS 50
+
 #define KF_COORD_TORCH_KINDS "('reference', 'model_profile')"
 /* Whether W's HELLO said it found a Python with torch. */
 bool kf_coord_worker_has_torch (const kf_coord_worker_t *w);

@@ -599,6 +599,24 @@ kf_coord_on_worker_message (kf_coord_t *self, zframe_t *route, kf_msg_t **msg_p)
 
 /* ---- cron ---------------------------------------------------------------- */
 
+/* Every KF_COORD_SEEN_BEATS heartbeats, the workers still heard from get
+ * workers.last_seen = now(): it was written at HELLO only, so a worker
+ * connected for over ten minutes counted as gone where the prompt and the
+ * stored host condition ask who is "seen in the last ten minutes" (round
+ * 12: the same exec host read "also runs 1 compile worker" and then "no
+ * compile worker" within one run). */
+static void
+s_seen_write (kf_coord_t *self, int64_t now)
+{
+    if (!self->ready || now < self->next_seen_write)
+        return;
+    self->next_seen_write = now + (int64_t) self->cfg.heartbeat_ms * KF_COORD_SEEN_BEATS;
+    for (kf_coord_worker_t *w = zhashx_first (self->by_id); w; w = zhashx_next (self->by_id)) {
+        const char *params[1] = { w->id };
+        kf_db_exec (self->db, "UPDATE workers SET last_seen = now() WHERE id = $1", 1, params);
+    }
+}
+
 void
 kf_coord_cron (kf_coord_t *self)
 {
@@ -624,6 +642,7 @@ kf_coord_cron (kf_coord_t *self)
         for (kf_coord_worker_t *w = zlistx_first (dead); w; w = zlistx_next (dead))
             s_worker_lost (self, w, "missed its heartbeats");
         zlistx_destroy (&dead);
+        s_seen_write (self, now);
     }
     if (self->ready && now >= self->next_lease_check) {
         int64_t last_pass = self->next_lease_check - 1000;

@@ -61,6 +61,12 @@ fleet cudafleet --workers 2 --credits 2 --role bench --backends cuda --arch sm_9
 CUDA_FLEET=$PID
 check "a: both fleets registered" \
     wait_until 60 eval 'registered hostfleet 2 && registered cudafleet 2'
+# Round 12: last_seen was written at HELLO only, so a worker connected for
+# ten minutes counted as gone from its host; the coordinator now writes it
+# for the live workers every 50 heartbeats (10 s here).
+SEEN0=$(sql "SELECT max(last_seen) FROM workers WHERE id LIKE 'hostfleet-%'")
+check "a: a connected worker's last_seen moves on without a new HELLO" \
+    wait_until 60 eval '[ "$(sql "SELECT count(*) FROM workers WHERE id LIKE '"'"'hostfleet-%'"'"' AND last_seen > '"'"'$SEEN0'"'"'")" -ge 1 ]'
 
 # Both fleets are idle with free credits when the jobs arrive, so a wrong
 # match would be taken, not merely left for the right fleet.
