@@ -4,7 +4,9 @@
 #include "kf_prompt_threads.h"
 #include "kf_json.h"
 #include "kf_prompt_class.h"
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 bool
 kf_prompt_threads_host (json_t *hardware, double *start_us, double *cores)
@@ -53,10 +55,32 @@ s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
 //  rather than the break-even (round 11: "1.84 ms: not far above 1.4 ms"
 //  of a threaded kernel no faster than one thread).
 static void
-s_threaded (FILE *f, double ns, json_t *runs)
+s_threaded (FILE *f, double ns, json_t *runs, int64_t parent_id)
 {
     double single_ns = kf_jnum (runs, "single_ns", 0);
     int64_t single_id = kf_jint (runs, "single_id");
+    //  Round 12: the like-for-like comparison is with its own parent where
+    //  that runs on one thread and was timed in full.
+    char key[24];
+    snprintf (key, sizeof key, "%lld", (long long) parent_id);
+    double parent_ns = kf_jnum (json_object_get (runs, "one_thread"), key, 0);
+    if (parent_id > 0 && parent_ns > 0) {
+        char took[32], one[32];
+        kf_prompt_time_text (ns, took, sizeof took);
+        kf_prompt_time_text (parent_ns, one, sizeof one);
+        fprintf (f, ", its own thread starts included, against %s for its parent, candidate "
+                 "%lld, on one thread: %.0f%% %s time, %s", one, (long long) parent_id,
+                 100 * fabs (1 - ns / parent_ns), ns < parent_ns ? "less" : "more",
+                 ns < parent_ns ? "its threads and any other change together"
+                                : "so its threads have not paid here");
+        if (single_id != parent_id && single_ns > 0 && single_ns < ns) {
+            kf_prompt_time_text (single_ns, one, sizeof one);
+            fprintf (f, "; the run's fastest single-thread kernel, candidate %lld, takes %s",
+                     (long long) single_id, one);
+        }
+        fputs (".", f);
+        return;
+    }
     if (!(single_ns > 0)) {
         fputs (", its own thread starts included; no single-thread kernel of this run has a "
                "full-protocol time to set it against yet.", f);
@@ -70,9 +94,24 @@ s_threaded (FILE *f, double ns, json_t *runs)
                  "call, %s against the fastest single-thread kernel's %s (candidate %lld).",
                  100 * (1 - ns / single_ns), took, one, (long long) single_id);
     else
-        fprintf (f, ", its own thread starts included: its threads bought nothing, %s against "
-                 "the fastest single-thread kernel's %s (candidate %lld), %.0f%% slower.",
-                 took, one, (long long) single_id, 100 * (ns / single_ns - 1));
+        fprintf (f, ", its own thread starts included: it is no faster than the run's fastest "
+                 "single-thread kernel, %s against %s (candidate %lld, which may differ in more "
+                 "than threads), %.0f%% slower.", took, one, (long long) single_id,
+                 100 * (ns / single_ns - 1));
+}
+
+//  The parent of IN's kernel to improve, from the run's history; 0 when
+//  not known.
+static int64_t
+s_parent_of (const kf_prompt_in_t *in)
+{
+    int64_t id = kf_jint (in->base, "id");
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c)
+        if (id && kf_jint (c, "id") == id)
+            return kf_jint (c, "parent_id");
+    return kf_jint (in->base, "parent_id");
 }
 
 void
@@ -105,7 +144,7 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
         kf_prompt_time_text (ns, took, sizeof took);
         fprintf (f, " The kernel to improve takes %s a call", took);
         if (threaded)
-            s_threaded (f, ns, runs);
+            s_threaded (f, ns, runs, s_parent_of (in));
         else
             s_one_thread (f, start_us, cores, ns, even_ns);
         double best_ns = kf_jnum (in->best, "candidate_ns", 0);

@@ -300,10 +300,34 @@ s_test_paragraph (void)
     json_object_set_new (plan, "mine", json_string (ideas[block]));
     p = kf_prompt_build (&in);
     CHECK (p && strstr (p, "The kernel to improve takes 1.84 ms a call, its own thread starts "
-                           "included: its threads bought nothing, 1.84 ms against the fastest "
-                           "single-thread kernel's 1.71 ms (candidate 5), 8% slower."));
+                           "included: it is no faster than the run's fastest single-thread "
+                           "kernel, 1.84 ms against 1.71 ms (candidate 5, which may differ in "
+                           "more than threads), 8% slower."));
     CHECK (p && !strstr (p, "threads save at most"));
     free (p);
+    //  Round 12: like for like, against its own one-thread parent.
+    json_t *history_kept = in.history;
+    json_t *one = json_pack ("[{s:i, s:i, s:s, s:s, s:b}]", "id", 6, "parent_id", 4, "status",
+                             "correct", "phase", "search", "finished", 1);
+    in.history = one;
+    json_object_set_new (base, "id", json_integer (6));
+    json_object_set_new (json_object_get (plan, "threads"), "one_thread",
+                         json_pack ("{s:f, s:f}", "4", 3.44e6, "5", 1.71e6));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "The kernel to improve takes 1.84 ms a call, its own thread starts "
+                           "included, against 3.44 ms for its parent, candidate 4, on one "
+                           "thread: 47% less time, its threads and any other change together; "
+                           "the run's fastest single-thread kernel, candidate 5, takes 1.71 ms."));
+    free (p);
+    json_object_set_new (json_object_get (plan, "threads"), "one_thread",
+                         json_pack ("{s:f}", "4", 1.70e6));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "against 1.7 ms for its parent, candidate 4, on one thread: 8% more "
+                           "time, so its threads have not paid here"));
+    free (p);
+    json_object_del (json_object_get (plan, "threads"), "one_thread");
+    in.history = history_kept;
+    json_decref (one);
     //  One faster than the single-thread best: what it bought.
     json_object_set_new (base, "candidate_ns", json_real (1.2e6));
     json_object_set_new (json_object_get (plan, "threads"), "threaded_ns", json_real (1.2e6));
