@@ -62,15 +62,6 @@ s_round (FILE *f, json_t *r)
         fprintf (f, ", queued at generation %lld", (long long) kf_jint (r, "generation"));
 }
 
-//  TEXT cut at a word within MAX bytes, "..." where cut.
-static void
-s_cut (FILE *f, const char *text, int max)
-{
-    int len = (int) strcspn (text, "\n");
-    int n = kf_meta_word_cut (text, len, max);
-    fprintf (f, "%.*s%s", n, text, n < len || text[len] ? "..." : "");
-}
-
 //  The last round that ended, in one line, when it rejected edits or
 //  failed; nothing when all it proposed made the version shown.
 static void
@@ -89,7 +80,7 @@ s_last_round (FILE *f, json_t *last)
         fputs (", failed and made no new version", f);
         if (*kf_jstr (last, "reason")) {
             fputs (": ", f);
-            s_cut (f, kf_jstr (last, "reason"), S_REASON_MAX);
+            kf_meta_quote_cut (f, kf_jstr (last, "reason"), S_REASON_MAX);
         }
         fputs (".)\n", f);
         return;
@@ -111,7 +102,7 @@ s_last_round (FILE *f, json_t *last)
         fputs (i ? "; " : "", f);
         if (*kf_jstr (e, "section"))
             fprintf (f, "%s: ", kf_jstr (e, "section"));
-        s_cut (f, kf_jstr (e, "reason"), S_REASON_MAX);
+        kf_meta_quote_cut (f, kf_jstr (e, "reason"), S_REASON_MAX);
     }
     fputs (".)\n", f);
 }
@@ -141,7 +132,7 @@ kf_meta_version_line (FILE *f, const kf_prompt_in_t *in)
                  (long long) kf_jint (newer, "generation"));
         if (*kf_jstr (newer, "why")) {
             fputs (": ", f);
-            s_cut (f, kf_jstr (newer, "why"), 400);
+            kf_meta_quote_cut (f, kf_jstr (newer, "why"), 400);
         }
         fputs (".", f);
     }

@@ -115,10 +115,8 @@ kf_meta_word_cut (const char *text, int len, int max)
     return n;
 }
 
-//  The first line of TEXT within MAX bytes, cut at a word, "..." where
-//  anything was left out.
-static void
-s_quote_cut (FILE *f, const char *text, int max)
+void
+kf_meta_quote_cut (FILE *f, const char *text, int max)
 {
     int len = (int) strcspn (text, "\n");
     int n = kf_meta_word_cut (text, len, max);
@@ -134,10 +132,10 @@ s_edit (FILE *f, json_t *e)
         fprintf (f, "%s: appended \"", kf_jstr (e, "section"));
     else {
         fprintf (f, "%s: replaced \"", kf_jstr (e, "section"));
-        s_quote_cut (f, search, 80);
+        kf_meta_quote_cut (f, search, 80);
         fputs ("\" with \"", f);
     }
-    s_quote_cut (f, replace, 120);
+    kf_meta_quote_cut (f, replace, 120);
     fputc ('"', f);
 }
 
@@ -335,7 +333,7 @@ s_did (FILE *f, json_t *o, const char *language)
         fprintf (d, "a tuning template of candidate %lld", (long long) parent);
     else if (*kf_jstr (o, "idea")) {
         fputs ("asked to try \"", d);
-        s_quote_cut (d, kf_jstr (o, "idea"), KF_META_DID_MAX);
+        kf_meta_quote_cut (d, kf_jstr (o, "idea"), KF_META_DID_MAX);
         fputc ('"', d);
     }
     int c[3], p[3];

@@ -15,6 +15,7 @@
 
 #include "kf_db.h"
 #include <jansson.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* The kernel source shown at most, per kernel. */
@@ -40,6 +41,10 @@ void kf_meta_outcome_ideas (json_t *run, json_t *outcomes);
  * blanks and commas off; at a UTF-8 character when one word is longer),
  * the caller adding "..." (round 11: an idea quoted "at a tim"). */
 int kf_meta_word_cut (const char *text, int len, int max);
+
+/* Writes the first line of TEXT within MAX bytes, cut at a word
+ * (kf_meta_word_cut), with "..." where anything was left out. */
+void kf_meta_quote_cut (FILE *f, const char *text, int max);
 
 /* Fewer full-protocol outcomes than this, and the meta-prompter is asked
  * not to rewrite the philosophy (round 4: it rewrote it from 3 outcomes
