@@ -93,7 +93,7 @@ check "a meta round ran" \
 check "the meta-prompter is told what became of the prompt versions" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'meta'
               AND payload->>'prompt' LIKE '%## What became of your earlier edits%'
-              AND payload->>'prompt' ~ '- v1 \(the default sections\): [0-9]+ kernels? \('")" -ge 1 ]
+              AND payload->>'prompt' ~ '- v1 \(the default sections\): [0-9]+ kernels? finished \('")" -ge 1 ]
 check "and the coordinates' axes by name" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND kind = 'meta'
               AND payload->>'prompt' LIKE '%Coordinates are the kernel''s cell%'
