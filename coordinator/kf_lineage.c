@@ -163,7 +163,7 @@ kf_lineage_noise (json_t *tc, json_t *tr)
 }
 
 double
-kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest)
+kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count)
 {
     char run[24];
     const char *params[1] = { S_I64 (run, run_id) };
@@ -174,9 +174,12 @@ kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest)
                              "  FROM candidates WHERE run_id = $1 AND screen_speedup > 0"
                              "  AND speedup > 0 AND fidelity = 'full') x",
                              1, params, NULL);
-    double typical = kf_jnum (row, "n", 0) >= KF_LINEAGE_REPEATS ? kf_jnum (row, "typical", 0) : 0;
+    long n = (long) kf_jint (row, "n");
+    double typical = n >= KF_LINEAGE_REPEATS ? kf_jnum (row, "typical", 0) : 0;
     if (largest)
-        *largest = typical > 0 ? kf_jnum (row, "largest", 0) : 0;
+        *largest = n > 0 ? kf_jnum (row, "largest", 0) : 0;
+    if (count)
+        *count = n;
     json_decref (row);
     return typical;
 }
@@ -203,25 +206,22 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
      * and full figures of one kernel came in this run. */
     json_t *par = kf_db_row (db,
                              "SELECT p.fidelity, p.run_id, e.figures->'candidate' AS tc,"
-                             " e.figures->'reference' AS tr,"
-                             " (SELECT max(greatest(c.screen_speedup / c.speedup,"
-                             "   c.speedup / c.screen_speedup)) FROM candidates c"
-                             "  WHERE c.run_id = p.run_id AND c.screen_speedup > 0"
-                             "  AND c.speedup > 0 AND c.fidelity = 'full') AS gap"
+                             " e.figures->'reference' AS tr"
                              " FROM candidates p LEFT JOIN LATERAL (SELECT figures"
                              "  FROM evaluations WHERE candidate_id = p.id AND correct"
                              "  ORDER BY id DESC LIMIT 1) e ON true WHERE p.id = $1",
                              1, params, NULL);
     double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
                                         json_object_get (par, "tr")) : 0;
-    double repeat = kf_lineage_repeat (db, kf_jint (par, "run_id"), NULL);
+    double gap = 0;
+    double repeat = kf_lineage_repeat (db, kf_jint (par, "run_id"), &gap, NULL);
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
         double cn = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
         json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
         json_object_set_new (c, "repeat", json_real (repeat));
-        json_object_set_new (c, "screen_gap", json_real (kf_jnum (par, "gap", 0)));
+        json_object_set_new (c, "screen_gap", json_real (gap));
         if (*kf_jstr (par, "fidelity"))
             json_object_set_new (c, "parent_fidelity", json_string (kf_jstr (par, "fidelity")));
         char reason[400];

@@ -62,12 +62,13 @@ double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
 
 /* How far apart the same kernel's figures came when RUN_ID timed it
  * twice (each candidate's screen and full speedup): the median of the
- * ratios, less 1 (0.16: 16% apart), and in *LARGEST (when not NULL) the
- * largest ratio; 0 for both before KF_LINEAGE_REPEATS such candidates.
+ * ratios, less 1 (0.16: 16% apart), 0 before KF_LINEAGE_REPEATS such
+ * candidates; in *LARGEST (when not NULL) the largest ratio (0 with
+ * none) and in *COUNT (when not NULL) how many candidates there are.
  * This covers what one evaluation's samples cannot: the host's state
  * between one evaluation and the next (round 11: one kernel measured
  * 897 and 1304 us on a host of the same load). */
-double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest);
+double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count);
 
 /* The band within which two speedups are not told apart: the larger of
  * their NOISE (kf_lineage_noise of both, in quadrature) and the run's

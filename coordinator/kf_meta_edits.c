@@ -145,10 +145,13 @@ s_replace (const char *text, const char *search, const char *replace)
     return kf_strdupf ("%.*s%s%s", (int) (hit - text), text, replace, hit + strlen (search));
 }
 
-//  Whether candidate ID is among OUTCOMES with a full-protocol figure.
+//  Whether candidate ID is among OUTCOMES with a full-protocol figure;
+//  any candidate when OUTCOMES is NULL.
 static bool
 s_full (json_t *outcomes, long long id)
 {
+    if (!outcomes)
+        return true;
     size_t i;
     json_t *o;
     json_array_foreach (outcomes, i, o)
@@ -158,9 +161,9 @@ s_full (json_t *outcomes, long long id)
     return false;
 }
 
-//  The distinct full-protocol outcomes of OUTCOMES that TEXT names:
-//  numbers after "candidate"/"candidates" (a list: "12, 14 and 17",
-//  "12/14") or after '#'.
+//  The distinct full-protocol outcomes of OUTCOMES (NULL: any
+//  candidates) that TEXT names: numbers after "candidate"/"candidates"
+//  (a list: "12, 14 and 17", "12/14") or after '#'.
 static int
 s_named_full (const char *text, json_t *outcomes)
 {
@@ -294,28 +297,6 @@ s_has_word (const char *s, size_t len, const char *word)
     return false;
 }
 
-//  Whether the LEN bytes at S name a candidate: "candidate 2",
-//  "candidates 4 and 5", "#2".
-static bool
-s_names_candidate (const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        size_t j = i;
-        if (s[i] == '#')
-            j = i + 1;
-        else if (i + 9 <= len && !strncasecmp (s + i, "candidate", 9)) {
-            j = i + 9 + (i + 9 < len && s[i + 9] == 's');
-            while (j < len && s[j] == ' ')
-                j++;
-        }
-        else
-            continue;
-        if (j < len && isdigit ((unsigned char) s[j]))
-            return true;
-    }
-    return false;
-}
-
 //  TEXT with KF_META_RANK_MARK (for TOP) before the end of each sentence
 //  that names a candidate with a rank word, or NULL when none does (or
 //  out of memory). *MARKED gets the count, *WORD the first word found.
@@ -347,7 +328,10 @@ s_rank_mark (const char *text, long long top, int *marked, const char **word)
         const char *cut = e;
         while (cut > s && (cut[-1] == ' ' || cut[-1] == '\t'))
             cut--;
-        if (rank && s_names_candidate (s, len) && !s_mem_has (s, len, "ranked when written")) {
+        char *sentence = rank ? strndup (s, len) : NULL;
+        bool names = sentence && s_named_full (sentence, NULL) > 0;
+        free (sentence);
+        if (names && !s_mem_has (s, len, "ranked when written")) {
             fprintf (f, "%.*s", (int) (cut - s), s);
             fprintf (f, KF_META_RANK_MARK, top);
             fprintf (f, "%.*s", (int) (e - cut), cut);

@@ -12,6 +12,7 @@
 #include "kf_prompt_class.h"
 #include "kf_isa.h"
 #include "kf_json.h"
+#include "kf_lineage.h"
 #include "kf_rates.h"
 #include <math.h>
 #include <stdlib.h>
@@ -517,23 +518,18 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
     }
     json_decref (row);
     //  How far the screen and full figures of one kernel came apart in
-    //  this run so far (round 4: 2.4x, said in one lineage line only).
-    json_t *gap = out ? kf_db_row (db,
-                                   "SELECT max(greatest(screen_speedup / speedup,"
-                                   "  speedup / screen_speedup)) AS gap, count(*) AS n,"
-                                   " exp(percentile_cont(0.5) WITHIN GROUP (ORDER BY"
-                                   "  abs(ln(screen_speedup / speedup)))) AS typical"
-                                   " FROM candidates WHERE run_id = $1::bigint"
-                                   " AND screen_speedup > 0 AND speedup > 0"
-                                   " AND fidelity = 'full'",
-                                   1, (const char *[]) { run }, NULL)
-                      : NULL;
-    if (gap && json_is_number (json_object_get (gap, "gap"))) {
-        json_object_set_new (out, "screen_full_gap", json_real (kf_jnum (gap, "gap", 0)));
-        json_object_set (out, "screen_full_count", json_object_get (gap, "n"));
-        json_object_set (out, "screen_full_typical", json_object_get (gap, "typical"));
+    //  this run so far (round 4: 2.4x, said in one lineage line only):
+    //  the largest ratio, how many, and once there are enough the median
+    //  one (kf_lineage_repeat, which the children's lines use too).
+    double largest = 0;
+    long pairs = 0;
+    double typical = out ? kf_lineage_repeat (db, run_id, &largest, &pairs) : 0;
+    if (pairs > 0) {
+        json_object_set_new (out, "screen_full_gap", json_real (largest));
+        json_object_set_new (out, "screen_full_count", json_integer (pairs));
+        if (typical > 0)
+            json_object_set_new (out, "screen_full_typical", json_real (1 + typical));
     }
-    json_decref (gap);
     //  The run's task, so the Target section can set its traffic and its
     //  libm calls against these figures (round 11; kf_prompt_position.c).
     //  The derived task (runs.spec) has a PyTorch task's tensors; the

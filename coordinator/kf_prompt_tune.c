@@ -9,6 +9,7 @@
 #include "kf_prompt_tune.h"
 #include "kf_descriptor.h"
 #include "kf_json.h"
+#include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_tune.h"
 #include <math.h>
@@ -120,26 +121,6 @@ s_table (FILE *f, json_t *configs)
     }
 }
 
-//  Whether SOURCE starts threads: pthread_create, thrd_create or an
-//  OpenMP parallel region in its code (comments and strings removed),
-//  the calls analysis/kf_descriptor.c's threads rule reads.
-static bool
-s_starts_threads (const char *source)
-{
-    char *code = source ? strdup (source) : NULL;
-    if (!code)
-        return false;
-    kf_descriptor_strip (code);
-    bool threads = strstr (code, "pthread_create") || strstr (code, "thrd_create");
-    for (const char *at = code; !threads && (at = strstr (at, "omp")); at += 3) {
-        const char *eol = strchr (at, '\n');
-        const char *par = strstr (at, "parallel");
-        threads = par && (!eol || par < eol);
-    }
-    free (code);
-    return threads;
-}
-
 //  Round 11: the run's best matmul kernel started two threads and ran at
 //  79% of ONE core's measured peak, no faster than the one-thread
 //  kernels, and no prompt said so. When the kernel to template starts
@@ -150,7 +131,8 @@ static void
 s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
 {
     json_t *k = in->base;
-    if (kind != KF_TARGET_HOST || !k || !s_starts_threads (kf_jstr (k, "source")))
+    if (kind != KF_TARGET_HOST || !k
+        || !kf_prompt_source_does (kf_jstr (k, "source"), in->language, KF_IDEA_THREADS))
         return;
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);

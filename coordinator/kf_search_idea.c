@@ -399,7 +399,7 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                 1, params);
     //  Two timings of one kernel in this run differ by its repeat noise
     //  whatever their samples say (kf_lineage_repeat; round 11: 16%).
-    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL) : 0;
+    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL, NULL) : 0;
     size_t i;
     json_t *t;
     json_array_foreach (rows, i, t) {
@@ -447,26 +447,20 @@ s_threads_listed (const char *const *ideas, size_t n)
 
 //  Round 11: the threads prediction of the prompt's own paragraph, for
 //  the plan: KNOWN's threads_lose of ELITES (N) and CHOSEN, from the exec
-//  host's figures and each kernel's latest time a call; and into
+//  host's figures in HARDWARE and each kernel's latest time a call; and into
 //  *SUMMARY, for the paragraph, the run's fastest single-thread and
 //  threaded kernels timed in full and how many threaded ones there are
 //  (caller's). 0, or -1 on a database error.
 static int
-s_threads_read (kf_db_t *db, json_t *run, const char *language, const kf_elite_t *elites,
-                size_t n, const kf_elite_t *chosen, kf_search_idea_known_t *known,
-                json_t **summary)
+s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
+                const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                kf_search_idea_known_t *known, json_t **summary)
 {
     *summary = NULL;
-    const char *target = kf_jstr (run, "target"), *colon = strchr (target, ':');
-    char backend[32], arch[64], id[24];
-    snprintf (backend, sizeof backend, "%.*s",
-              (int) (colon ? (size_t) (colon - target) : strlen (target)), target);
-    snprintf (arch, sizeof arch, "%s", colon ? colon + 1 : "");
+    char id[24];
     snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
-    json_t *hw = kf_prompt_hardware (db, backend, arch, kf_jint (run, "id"));
     double start_us, cores;
-    bool host = kf_prompt_threads_host (hw, &start_us, &cores);
-    json_decref (hw);
+    bool host = kf_prompt_threads_host (hardware, &start_us, &cores);
     //  The source as text to look for thread starts in (escape encoding
     //  keeps ASCII as it is; a source need not be valid UTF-8).
     const char *params[1] = { id };
@@ -563,7 +557,7 @@ int
 kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
                        const kf_elite_t *elites, size_t n, int island,
                        const kf_elite_t *chosen, const char *fingerprint,
-                       kf_search_idea_t *out)
+                       json_t *hardware, kf_search_idea_t *out)
 {
     memset (out, 0, sizeof *out);
     out->parent = chosen;
@@ -595,7 +589,8 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
                                                  generation, slot, &known)
              ? 0 : -1;
     if (rc == 0 && s_threads_listed (ideas, count))
-        rc = s_threads_read (db, run, in.language, elites, n, chosen, &known, &threads);
+        rc = s_threads_read (db, run, hardware, in.language, elites, n, chosen, &known,
+                             &threads);
     json_decref (rows);
     if (rc) {
         json_decref (tries);

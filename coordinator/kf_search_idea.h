@@ -216,11 +216,13 @@ typedef struct {
  * FINGERPRINT is the archive's, copied into OUT->archive with the ideas
  * set aside folded in, and what the kernels were built from and the
  * generation's siblings took where that changed the plan, so two
- * candidates planned on equal fingerprints saw the same record. POPULATION 0 (a tuning candidate): no idea, CHOSEN
- * stays. 0, or -1 on a database error. */
+ * candidates planned on equal fingerprints saw the same record. HARDWARE
+ * is the run's target (kf_prompt_hardware, as the prompt gets it), whose
+ * thread cost says where threads lose. POPULATION 0 (a tuning
+ * candidate): no idea, CHOSEN stays. 0, or -1 on a database error. */
 int kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
                            const kf_elite_t *elites, size_t n, int island,
                            const kf_elite_t *chosen, const char *fingerprint,
-                           kf_search_idea_t *out);
+                           json_t *hardware, kf_search_idea_t *out);
 
 #endif

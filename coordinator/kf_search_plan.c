@@ -418,11 +418,17 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
                                                                        : &snap->elites[sel.parent];
     /* This slot's idea, none that lost here, from a kernel that lacks it (kf_search_idea.h). */
     kf_search_idea_t idea;
+    char backend[32], arch[64];
+    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
+    json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
     if (kf_search_idea_choose (self->db, run, tuning ? 0 : st->population, generation, slot,
                                sel.from_island ? snap->pool : snap->elites,
                                sel.from_island ? snap->n_pool : snap->n_elites,
-                               sel.from_island ? home : -1, parent, snap->fingerprint, &idea))
+                               sel.from_island ? home : -1, parent, snap->fingerprint, hardware,
+                               &idea)) {
+        json_decref (hardware);
         return -1;
+    }
     parent = idea.parent;
     if (parent && st->islands && (tuning || sel.strategy != KF_SELECT_ISLAND))
         island = parent->island >= 0 && parent->island < st->island_count ? parent->island : home;
@@ -478,8 +484,6 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     /* The prompt: the parent as the kernel to improve (the run's best when
      * nothing is selected yet), the last kernel tried from it, the
      * inspirations, the hints and the evolvable sections of this run. */
-    char backend[32], arch[64];
-    kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     int64_t version_id = 0;
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
     /* The fastest kernel the search holds, counted or not (a held or
@@ -492,7 +496,6 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     json_t *children = parent ? kf_lineage_children (self->db, parent->candidate_id,
                                                      parent->speedup, KF_LINEAGE_CHILDREN)
                               : NULL;
-    json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
     json_t *compiler = kf_prompt_compiler (self->db, backend);
     json_t *stats = kf_prompt_input_stats (self->db, run_id);
     json_t *tune_points = kf_search_setting (self, run, "tuning_configs");
