@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@
 /* RLIMIT_FSIZE of the candidate's process: kf_subproc's default. */
 #define KF_RUN_FILE_BYTES ((rlim_t) 256 << 20)
 #define S_MAX_SCRATCH 64
+
+static cpu_set_t s_all;
+static bool s_all_ok;
 
 typedef int (s_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int, const kf_ctx_t *);
 
@@ -237,6 +241,8 @@ kf_runner_main (int argc, char **argv)
     setrlimit (RLIMIT_FSIZE, &fsize);
     //  A folder the worker shares with every candidate (eval_shared_dir,
     //  for tests) is the one other place it may reach.
+    //  Every CPU the runner may use, before the judge narrows it.
+    s_all_ok = sched_getaffinity (0, sizeof s_all, &s_all) == 0;
     const char *files[] = { candidate, NULL };
     const char *dirs[] = { cwd, argc > 3 && argv[3][0] ? argv[3] : NULL, NULL };
     char report[240];
@@ -310,6 +316,10 @@ kf_runner_main (int argc, char **argv)
             continue;
         }
         memcpy (st.values, msg.call.values, msg.call.n * sizeof (double));
+        //  The judge woke this thread on its own CPU (kf_runner_link.c,
+        //  s_start_here); the calls may use every CPU the runner had.
+        if (s_all_ok)
+            (void) sched_setaffinity (0, sizeof s_all, &s_all);
         int rc = 0;
         uint32_t k;
         for (k = 0; k < msg.call.calls && rc == 0; k++) {

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# test_eval_threads.sh - a kernel's threads run side by side under the
+# host judge (docs/evaluation.md, "Threads"):
+#
+#   the runner's calls may use every CPU it has: the judge narrows the
+#   runner's main thread to the judge's own CPU while it waits for a call
+#   (kf_runner_link.c, s_start_here), and the runner widens it again
+#   before calling kf_forward (kf_runner.c). The fixture refuses to run
+#   with fewer than two CPUs on a host of two or more, so both kernels
+#   below are "correct" only when the calls get them back;
+#
+#   on a quiet host of two or more CPUs, the GELU split over two threads
+#   started in each call (tests/fixtures/kernels/gelu_threads.c) times
+#   at most 0.65 of the same kernel on one thread (the least medians of
+#   three pairs; about 0.53 here). Round 12 found 15-21 ms against 21.5 ms
+#   (0.72-0.98; a plain program: 10.7 against 21.3 ms):
+#   the scheduler kept the started thread beside its creator, since the
+#   judge's own work made its CPU look busy. Beside other work two
+#   threads cannot halve a time, so the ratio is checked only when the
+#   judge saw no other runnable task in either timing, and says so.
+#
+# Each evaluation runs through the exec worker standalone (`kf-exec-worker
+# --eval`) against the GELU example's reference, with the default timing
+# protocol.
+. "$(dirname "$0")/lib.sh"
+
+EX=$ROOT/examples/tasks/gelu
+W=$T/w
+mkdir -p "$W"
+sed 's/^#define NTHREADS 2$/#define NTHREADS 1/' "$ROOT/tests/fixtures/kernels/gelu_threads.c" \
+    >"$W/gelu_one.c"
+check "the one-thread copy has NTHREADS 1" grep -q '^#define NTHREADS 1$' "$W/gelu_one.c"
+
+build() {   # build SOURCE NAME [--reference]
+    "$BIN/kf-compile-worker" --cache-dir off --build "$1" -o "$W/$2.so" "${@:3}" \
+        >"$W/$2.build.json" 2>>"$W/build.err" \
+        && jq -e .result.compiled "$W/$2.build.json" >/dev/null
+}
+check "the GELU reference builds" build "$EX/reference.c" ref --reference
+check "the two-thread kernel builds" build "$ROOT/tests/fixtures/kernels/gelu_threads.c" two
+check "the one-thread kernel builds" build "$W/gelu_one.c" one
+
+evaluate() {   # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json
+    cat >"$W/$2.job.json" <<JSON
+{"payload": {"task": "$EX/task.json", "seed": 5}, "frames": ["$W/$1.so", "$W/ref.so"]}
+JSON
+    mkdir -p "$T/tmp-$2"
+    (cd "$T/tmp-$2" && TMPDIR=$T/tmp-$2 HOME=$T/tmp-$2 timeout -k 5 120 \
+        "$BIN/kf-exec-worker" --eval-time-limit-s 60 --eval "$W/$2.job.json" \
+        >"$W/$2.json" 2>"$W/$2.err")
+}
+field() { jq -r "$2 // \"none\"" "$W/$1.json" 2>/dev/null; }
+
+quiet=0
+least_one=
+least_two=
+for k in 1 2 3; do
+    evaluate one "one-$k"
+    evaluate two "two-$k"
+    for side in one two; do
+        check "$side-$k: correct ($(field "$side-$k" .result.verdict): $(field "$side-$k" .result.detail | head -c 160))" \
+            [ "$(field "$side-$k" .result.verdict)" = correct ]
+    done
+    m1=$(field "one-$k" .result.candidate.median_ns)
+    m2=$(field "two-$k" .result.candidate.median_ns)
+    o1=$(field "one-$k" .result.host_load.runnable_others_max)
+    o2=$(field "two-$k" .result.host_load.runnable_others_max)
+    say "pair $k: one thread $(awk -v n="$m1" 'BEGIN { printf "%.2f", n / 1e6 }') ms," \
+        "two threads $(awk -v n="$m2" 'BEGIN { printf "%.2f", n / 1e6 }') ms;" \
+        "other runnable tasks seen (most): $o1 and $o2"
+    if [ "$o1" = 0 ] && [ "$o2" = 0 ]; then
+        quiet=$((quiet + 1))
+        least_one=$(awk -v a="$m1" -v b="${least_one:-$m1}" 'BEGIN { print (a < b ? a : b) }')
+        least_two=$(awk -v a="$m2" -v b="${least_two:-$m2}" 'BEGIN { print (a < b ? a : b) }')
+    fi
+done
+
+cpus=$(nproc)
+if [ "$cpus" -lt 2 ]; then
+    say "not checked: this host lends $cpus CPU, and two threads need two"
+elif [ "$quiet" -eq 0 ]; then
+    say "not checked: every pair was timed beside other runnable tasks"
+else
+    ratio=$(awk -v a="$least_two" -v b="$least_one" 'BEGIN { printf "%.3f", a / b }')
+    check "on a quiet host two threads take at most 0.65 of one thread's time (the least of $quiet quiet pairs' medians: $ratio)" \
+        awk -v r="$ratio" 'BEGIN { exit !(r <= 0.65) }'
+fi
+finish
