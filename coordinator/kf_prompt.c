@@ -591,12 +591,15 @@ kf_prompt_build (const kf_prompt_in_t *in)
     json_t *device = json_array_get (json_object_get (in->hardware, "devices"), 0);
     kf_prompt_reference_rate_line (f, spec, device, kf_jnum (timed, "reference_ns", 0));
 
-    //  An example.
+    //  An example, where a kernel is to be written: a tuning round
+    //  templates the kernel it shows.
     bool cuda = !strcmp (language, "cuda");
-    fprintf (f, "\n## Example\nA correct %s kernel for a different task. %s\n", language,
-             s_example_task);
-    s_code_block (f, language,
-                  in->example ? in->example : cuda ? s_example_cuda : s_example_c);
+    if (!in->templated) {
+        fprintf (f, "\n## Example\nA correct %s kernel for a different task. %s\n", language,
+                 s_example_task);
+        s_code_block (f, language,
+                      in->example ? in->example : cuda ? s_example_cuda : s_example_c);
+    }
 
     //  Where the search stands, what became of the run's other
     //  candidates, and where this attempt should go.
@@ -617,22 +620,19 @@ kf_prompt_build (const kf_prompt_in_t *in)
 
     //  How to think about it: the sections meta-prompting evolves, with
     //  their version (round 4: no prompt said which it used). A tuning
-    //  round keeps its kernel's structure, so the kernel-writing advice
-    //  there is background only.
-    json_t *dflt = in->sections ? NULL
-                                : kf_prompt_default_sections_for (language, in->target, spec);
-    kf_meta_version_line (f, in);   //  with the meta rounds' state (kf_meta_note.h)
-    if (in->templated)
-        fputs ("\n(The four sections below were written for writing a new kernel. In this "
-               "tuning round they are background on the task: the template keeps its "
-               "kernel's structure, so advice to change the approach or to combine the wins "
-               "of several kernels does not apply here; the tuning instructions after them "
-               "do.)\n", f);
-    s_sections (f, in->sections ? in->sections : dflt);
-    json_decref (dflt);
-
+    //  round keeps its kernel's structure: the kernel-writing advice is
+    //  left out there (round 12: four sections of background in every
+    //  tuning prompt), and its attempts do not count for a version.
     if (in->templated)
         kf_prompt_tune_section (f, in);
+    else {
+        json_t *dflt = in->sections ? NULL
+                                    : kf_prompt_default_sections_for (language, in->target,
+                                                                      spec);
+        kf_meta_version_line (f, in);   //  with the meta rounds' state (kf_meta_note.h)
+        s_sections (f, in->sections ? in->sections : dflt);
+        json_decref (dflt);
+    }
 
     //  A verdict that quotes a screen figure needs the word explained
     //  once (docs/search.md, "Fidelity").

@@ -582,7 +582,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
         json_decref (best);
         return rc || failed ? -1 : 0;
     }
-    if (kf_meta_attach (self, cand, version_id)) {
+    if (kf_meta_attach (self, cand, tuning ? 0 : version_id)) {
         free (prompt);
         free (reused);
         json_decref (best);
