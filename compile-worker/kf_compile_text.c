@@ -357,6 +357,53 @@ s_loop_at (s_vec_loop_t *loops, int *n, long at)
     return &loops[(*n)++];
 }
 
+//  A loop kept scalar by a call that is no arithmetic (a thread's start
+//  or join, a function of the kernel's own that GCC did not inline):
+//  these share one line of the summary (s_plain_calls).
+static bool
+s_plain_call (const s_vec_loop_t *l)
+{
+    return !l->n_widths && !l->simd && l->call[0] && strcmp (l->call, "__builtin_memcpy")
+           && strcmp (l->call, "__builtin_memset") && !s_math_call (l->call)
+           && strcmp (l->call, "__builtin_prefetch");
+}
+
+//  Round 12: one line each for six such loops ("nothing to fix unless
+//  this is the hot loop") cost a prompt lines that said nothing. One line
+//  names them all, each function once.
+static void
+s_plain_calls (FILE *f, const s_vec_loop_t *loops, int n_loops)
+{
+    int count = 0;
+    for (int i = 0; i < n_loops; i++)
+        count += s_plain_call (&loops[i]);
+    if (!count)
+        return;
+    fprintf (f, "- line%s", count == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int i = 0; i < n_loops; i++)
+        if (s_plain_call (&loops[i])) {
+            fprintf (f, "%s%ld", sep, loops[i].line);
+            sep = ", ";
+        }
+    fprintf (f, ": not vectorised: %s ", count == 1 ? "it calls" : "they call");
+    sep = "";
+    for (int i = 0; i < n_loops; i++) {
+        if (!s_plain_call (&loops[i]))
+            continue;
+        bool named = false;
+        for (int j = 0; j < i && !named; j++)
+            named = s_plain_call (&loops[j]) && !strcmp (loops[j].call, loops[i].call);
+        if (!named) {
+            fprintf (f, "%s%s", sep, loops[i].call);
+            sep = ", ";
+        }
+    }
+    fputs (", no arithmetic (a library or system call, or a function of the kernel's own "
+           "that is not inlined); nothing to fix unless one is the hot loop, and then the "
+           "call belongs outside it\n", f);
+}
+
 //  One loop's line of the summary; SIMD_CODE: the code is explicit SIMD.
 static void
 s_vec_line (FILE *f, const s_vec_loop_t *l, bool simd_code)
@@ -384,10 +431,6 @@ s_vec_line (FILE *f, const s_vec_loop_t *l, bool simd_code)
                  "GCC does not vectorise past; on a linear walk the hardware prefetcher "
                  "already fetches ahead, so without the hint the loop may vectorise\n",
                  l->line);
-    else if (l->call[0])
-        fprintf (f, "- line %ld: not vectorised: it calls %s, which is no arithmetic (a "
-                 "library or system call); nothing to fix unless this is the hot loop, "
-                 "and then the call belongs outside it\n", l->line, l->call);
     else if (l->branch && simd_code)
         //  Round 9: the blocking loops around a GEMM's intrinsics tile
         //  (`j < jb + JB ? ... : ...` bounds) got the clamp advice.
@@ -548,11 +591,15 @@ kf_compile_vec_summary_src (const char *report, const char *source_name, const c
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n_loops && shown < KF_COMPILE_VEC_SHOWN; i++) {
             const s_vec_loop_t *l = &loops[i];
-            if ((pass == 0) != l->branch || !(l->n_widths || l->reason[0] || l->simd))
+            if ((pass == 0) != l->branch || !(l->n_widths || l->reason[0] || l->simd)
+                || s_plain_call (l))
                 continue;
             s_vec_line (f, l, simd_code);
             shown++;
         }
+    s_plain_calls (f, loops, n_loops);
+    for (int i = 0; i < n_loops; i++)
+        shown += s_plain_call (&loops[i]);
     if (yes + no > shown)
         fprintf (f, "- (%d more loop%s not listed)\n", yes + no - shown,
                  yes + no - shown == 1 ? "" : "s");
