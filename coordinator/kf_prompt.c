@@ -14,6 +14,7 @@
  */
 #include "kf_prompt.h"
 #include "kf_meta_note.h"
+#include "kf_prompt_diff.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
@@ -441,6 +442,7 @@ static void
 s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
 {
     json_t *base = in->base && *kf_jstr (in->base, "source") ? in->base : NULL;
+    const char *base_src = base ? kf_jstr (base, "source") : NULL;  //  variants: diffs
     json_t *best = in->best && *kf_jstr (in->best, "source") ? in->best : NULL;
     bool base_is_best = best ? base && s_id (base) == s_id (best) : in->base_is_best;
     const char *standing = best ? kf_jstr (best, "standing") : "";
@@ -492,7 +494,8 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         if (s_same (in->last, base) || s_same (in->last, best))
             fputs ("(It is the kernel above.)\n", f);
         else if (*kf_jstr (in->last, "source"))
-            s_code_block (f, language, kf_jstr (in->last, "source"));
+            kf_prompt_code_or_diff (f, language, kf_jstr (in->last, "source"), base_src,
+                                    (long long) s_id (base), "It");
     }
     //  Inspirations not shown above already.
     int shown = 0;
@@ -525,7 +528,8 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      kf_jnum (k, "from_run_speedup", 0));
         s_runtime_line (f, k);
         s_swept_line (f, k);
-        s_code_block (f, language, kf_jstr (k, "source"));
+        kf_prompt_code_or_diff (f, language, kf_jstr (k, "source"), base_src,
+                                (long long) s_id (base), "This kernel");
     }
 }
 
