@@ -208,6 +208,12 @@ kf_runner_recv (int sock, void *buf, size_t size, int *fd)
     do
         n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
+    //  The judge woke this thread on its own CPU (kf_runner_link.c,
+    //  s_start_here): whatever the message starts (a load that runs the
+    //  candidate's constructors or a runtime's thread pool, the calls)
+    //  may use every CPU the runner was started with.
+    if (s_all_ok)
+        (void) sched_setaffinity (0, sizeof s_all, &s_all);
     *fd = -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
@@ -220,6 +226,8 @@ kf_runner_main (int argc, char **argv)
 {
     //  Dies with the judge; a judge that is already gone leaves us alone.
     prctl (PR_SET_PDEATHSIG, SIGKILL);
+    //  Every CPU the runner may use, before the judge first narrows it.
+    s_all_ok = sched_getaffinity (0, sizeof s_all, &s_all) == 0;
     if (getppid () == 1 || argc < 3)
         return 2;
     //  "opencl:DEVICE": the OpenCL runner (kf_runner_ocl.c) instead.
@@ -241,8 +249,6 @@ kf_runner_main (int argc, char **argv)
     setrlimit (RLIMIT_FSIZE, &fsize);
     //  A folder the worker shares with every candidate (eval_shared_dir,
     //  for tests) is the one other place it may reach.
-    //  Every CPU the runner may use, before the judge narrows it.
-    s_all_ok = sched_getaffinity (0, sizeof s_all, &s_all) == 0;
     const char *files[] = { candidate, NULL };
     const char *dirs[] = { cwd, argc > 3 && argv[3][0] ? argv[3] : NULL, NULL };
     char report[240];
@@ -316,10 +322,6 @@ kf_runner_main (int argc, char **argv)
             continue;
         }
         memcpy (st.values, msg.call.values, msg.call.n * sizeof (double));
-        //  The judge woke this thread on its own CPU (kf_runner_link.c,
-        //  s_start_here); the calls may use every CPU the runner had.
-        if (s_all_ok)
-            (void) sched_setaffinity (0, sizeof s_all, &s_all);
         int rc = 0;
         uint32_t k;
         for (k = 0; k < msg.call.calls && rc == 0; k++) {

@@ -129,9 +129,9 @@ s_stop (kf_runner_t *self, kf_run_reply_t *reply)
 }
 
 //  Where the runner's main thread wakes: on the judge's CPU, which the
-//  judge leaves for recv at once. Its calls widen the thread to every CPU
-//  again (kf_runner.c), so threads a kernel starts go where the judge was
-//  not. Left to the scheduler, the main thread woke on another CPU, and a
+//  judge leaves for recv at once. The runner widens the thread to every
+//  CPU again as it takes the message (kf_runner_recv), so threads a kernel
+//  starts go where the judge was not. Left to the scheduler, the main thread woke on another CPU, and a
 //  thread it started stayed beside it for the whole call: the judge's own
 //  work (the reference's batch, the checks) kept the judge's CPU looking
 //  busy to the scheduler's averages though it sat idle. A two-thread GELU

@@ -2,12 +2,13 @@
 # test_eval_threads.sh - a kernel's threads run side by side under the
 # host judge (docs/evaluation.md, "Threads"):
 #
-#   the runner's calls may use every CPU it has: the judge narrows the
-#   runner's main thread to the judge's own CPU while it waits for a call
-#   (kf_runner_link.c, s_start_here), and the runner widens it again
-#   before calling kf_forward (kf_runner.c). The fixture refuses to run
-#   with fewer than two CPUs on a host of two or more, so both kernels
-#   below are "correct" only when the calls get them back;
+#   the runner's load and calls may use every CPU it has: the judge
+#   narrows the runner's main thread to the judge's own CPU while it waits
+#   for a message (kf_runner_link.c, s_start_here), and the runner widens
+#   it again as it takes each one (kf_runner.c, kf_runner_recv). The
+#   fixture refuses to run when the thread that loaded it or the one that
+#   calls it had fewer than two CPUs on a host of two or more, so both
+#   kernels below are "correct" only when load and calls get them back;
 #
 #   on a quiet host of two or more CPUs, the GELU split over two threads
 #   started in each call (tests/fixtures/kernels/gelu_threads.c) times
