@@ -80,7 +80,14 @@ kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
             n += (size_t) snprintf (buf + n, size - n, "%sno other worker registered on the "
                                     "exec host", n ? "; " : "");
     }
-    return runnable >= 0.5 || share >= 0.1;
+    return kf_prompt_load_busy (load);
+}
+
+bool
+kf_prompt_load_busy (json_t *load)
+{
+    return kf_jnum (load, "runnable_others", -1) >= 0.5
+           || kf_jnum (load, "others_cpu_share", -1) >= 0.1;
 }
 
 //  The run's own measured noise and the host's load over its timings

@@ -114,6 +114,10 @@ void kf_prompt_run_noise (FILE *f, json_t *hardware);
  * more other runnable tasks, or 10% or more of the CPUs' time). */
 bool kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size);
 
+/* Whether a timing's host_load says other work ran beside it: half a
+ * runnable task or more on average, or a tenth of the CPUs' time. */
+bool kf_prompt_load_busy (json_t *load);
+
 /* The SIMD extensions every host exec worker seen in the last ten
  * minutes reported (capabilities devices[0].isa; the most recently seen
  * one's alone when none is that recent), in the first one's order,

@@ -147,8 +147,11 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
             s_threaded (f, ns, runs, s_parent_of (in));
         else
             s_one_thread (f, start_us, cores, ns, even_ns);
+        //  Only near the break-even (round 13: "4.18 ms a call, so a
+        //  successor of it gains even less" where a start costs 1% of it).
         double best_ns = kf_jnum (in->best, "candidate_ns", 0);
-        if (best_ns > 0 && best_ns < ns && kf_jint (in->best, "id") != kf_jint (in->base, "id")) {
+        if (best_ns > 0 && best_ns < ns && best_ns < KF_PROMPT_THREADS_NEAR * even_ns
+            && kf_jint (in->best, "id") != kf_jint (in->base, "id")) {
             kf_prompt_time_text (best_ns, took, sizeof took);
             fprintf (f, " The run's best kernel takes %s a call, so a successor of it gains "
                      "even less from threads started per call.", took);
@@ -161,7 +164,9 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
         fprintf (f, " On this host threads have bought nothing so far: the %lld kernel%s of "
                  "this run that start%s threads, timed in full, %s slower than its fastest "
                  "single-thread kernel (candidate %lld, %s a call); %s candidate %lld, "
-                 "takes %s.", (long long) count, count == 1 ? "" : "s",
+                 "takes %s. These are different kernels: the comparison says what the run "
+                 "has found, not what a second thread costs one kernel.",
+                 (long long) count, count == 1 ? "" : "s",
                  count == 1 ? "s" : "", count == 1 ? "was" : "were all",
                  (long long) kf_jint (runs, "single_id"), one,
                  count == 1 ? "that one," : "the fastest of them,",

@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* A call within this many break-evens is near enough to it that a faster
+ * successor is said to gain less from threads (round 13). */
+#define KF_PROMPT_THREADS_NEAR 10
+
 /* The exec host's figures from HARDWARE (kf_prompt_hardware): *START_US,
  * one thread's start and join, and *CORES; false when either is unknown
  * or there is one core (then no prediction is made). */

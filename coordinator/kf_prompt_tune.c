@@ -145,8 +145,15 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     double ns = kf_jnum (k, "candidate_ns", 0);
     if (!(gflops > 0) && ns > 0)
         gflops = kf_prompt_matmul_flops (in->spec, NULL) / ns;
-    bool by_compute = gflops > 0 && peak > 0, by_copy = gbs > 0 && copy > 0;
-    if ((!by_compute && !by_copy) || (by_compute && gflops > peak) || (by_copy && gbs > copy))
+    //  The bandwidth says something of threads only for a kernel that
+    //  moves data near one core's rate; and a figure timed beside other
+    //  work says nothing (round 13: an erf kernel bound by its arithmetic,
+    //  at 36% of one core's copy rate and timed with 60% of the CPUs
+    //  taken, was called one core's worth).
+    bool by_compute = gflops > 0 && peak > 0,
+         by_copy = gbs > 0 && copy > 0 && gbs >= KF_PROMPT_TUNE_NEAR_COPY * copy;
+    if ((!by_compute && !by_copy) || (by_compute && gflops > peak) || (by_copy && gbs > copy)
+        || kf_prompt_load_busy (json_object_get (k, "host_load")))
         return;
     long long id = (long long) kf_jint (k, "id");
     fprintf (f, "Candidate %lld starts threads, yet it measured no more than one core's worth:",

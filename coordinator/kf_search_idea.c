@@ -52,6 +52,19 @@ kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
     return speedup > parent_speedup * (1 + band) ? 1 : 0;
 }
 
+//  A try's verdict (kf_search_idea_verdict), or 3 when the child or its
+//  parent was timed beside other work (round 13: ideas were set aside as
+//  "lost" by children timed with 43-63% of the CPUs taken, against parents
+//  timed on a quiet host, and both ideas won later).
+static int
+s_try_verdict (json_t *t)
+{
+    if (json_is_true (json_object_get (t, "loaded")))
+        return 3;
+    return kf_search_idea_verdict (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
+                                   kf_jnum (t, "noise", 0));
+}
+
 json_t *
 kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside)
 {
@@ -64,10 +77,8 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         json_array_foreach (tries, j, t)
             if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
                 tried++;
-                int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0),
-                                                kf_jnum (t, "parent_speedup", 0),
-                                                kf_jnum (t, "noise", 0));
-                told += v != 2;
+                int v = s_try_verdict (t);
+                told += v < 2;
                 lost += v < 0;
                 won += v == 1;
             }
@@ -87,7 +98,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                 continue;
             double s = kf_jnum (t, "speedup", 0), p = kf_jnum (t, "parent_speedup", 0);
             double noise = kf_jnum (t, "noise", 0);
-            int v = kf_search_idea_verdict (s, p, noise);
+            int v = s_try_verdict (t);
             //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
             //  13% loss called even; the band that made it so is said.
             char band[48] = "";
@@ -97,7 +108,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             snprintf (note + used, sizeof note - used, "%s %s%s (%.2fx vs parent %.2fx)",
                       said++ ? "," : "",
                       v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "inconclusive, timings spread"
-                                                               : "within noise",
+                      : v == 3 ? "inconclusive, timed beside other work" : "within noise",
                       band, s, p);
             used = strlen (note);
         }
@@ -122,10 +133,8 @@ kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const in
         json_t *t;
         json_array_foreach (tries, j, t)
             if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
-                int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0),
-                                                kf_jnum (t, "parent_speedup", 0),
-                                                kf_jnum (t, "noise", 0));
-                told += v != 2;
+                int v = s_try_verdict (t);
+                told += v < 2;
                 won += v == 1;
             }
         held[i] = won == 0 && told + pending[i] >= KF_SEARCH_IDEA_NO_WIN;
@@ -383,7 +392,8 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                 "SELECT c.generation, c.slot, c.selection->>'idea' AS idea,"
                                 " c.speedup, p.speedup AS parent_speedup,"
                                 " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
-                                " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr"
+                                " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
+                                " ec.figures->'host_load' AS tl, ep.figures->'host_load' AS pl"
                                 " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
                                 " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
                                 "  WHERE candidate_id = c.id AND correct"
@@ -411,6 +421,9 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
         double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
         double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
         json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));
+        json_object_set_new (t, "loaded",
+                             json_boolean (kf_prompt_load_busy (json_object_get (t, "tl"))
+                                           || kf_prompt_load_busy (json_object_get (t, "pl"))));
     }
     return rows;
 }

@@ -626,6 +626,15 @@ s_test_thread_cost (void)
     CHECK (p && strstr (p, "The run's best kernel takes 819 us a call, so a successor of it "
                            "gains even less from threads started per call."));
     free (p);
+    //  Round 13: far above the break-even (977 us here) a faster best says
+    //  nothing of threads ("4.18 ms a call, so a successor gains even less"
+    //  where a start cost 1% of it).
+    json_object_set_new (base, "candidate_ns", json_real (20e6));
+    json_object_set_new (best, "candidate_ns", json_real (15e6));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "The kernel to improve takes 20 ms a call")
+           && !strstr (p, "gains even less"));
+    free (p);
     in.best = NULL;
     json_decref (best);
     json_object_set_new (plan, "mine", json_string (ideas[threads]));

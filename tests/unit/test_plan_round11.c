@@ -285,7 +285,9 @@ s_test_paragraph (void)
     CHECK (p && strstr (p, "On this host threads have bought nothing so far: the 2 kernels of "
                            "this run that start threads, timed in full, were all slower than "
                            "its fastest single-thread kernel (candidate 5, 1.71 ms a call); "
-                           "the fastest of them, candidate 6, takes 1.84 ms."));
+                           "the fastest of them, candidate 6, takes 1.84 ms. These are "
+                           "different kernels: the comparison says what the run has found, "
+                           "not what a second thread costs one kernel."));
     free (p);
     json_object_set_new (json_object_get (plan, "threads"), "threaded", json_integer (1));
     p = kf_prompt_build (&in);

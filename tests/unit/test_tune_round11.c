@@ -206,6 +206,21 @@ s_one_core (void)
     CHECK (s_has (p, "Candidate 9 starts threads, yet it measured no more than one core's "
                      "worth: 9.0 GB/s, 75% of the 12.0 GB/s one core copies alone"));
     free (p);
+    //  Round 13: the same figure timed beside other work says nothing.
+    json_object_set_new (base, "host_load",
+                         json_pack ("{s:i, s:f, s:f}", "cpus", 2, "runnable_others", 1.1,
+                                    "others_cpu_share", 0.6));
+    p = s_tuning_prompt (spec, hw, base, "c", "host");
+    CHECK (p && !s_has (p, "starts threads, yet"));
+    free (p);
+    json_object_del (base, "host_load");
+    //  ... nor does a bandwidth far below one core's copy rate (an erf
+    //  kernel bound by its arithmetic at 36% of it).
+    json_object_set_new (json_object_get (base, "bandwidth"), "candidate_gbs",
+                         json_real (4.3));
+    p = s_tuning_prompt (spec, hw, base, "c", "host");
+    CHECK (p && !s_has (p, "starts threads, yet"));
+    free (p);
     json_object_set_new (json_object_get (base, "bandwidth"), "candidate_gbs",
                          json_real (20.0));
     p = s_tuning_prompt (spec, hw, base, "c", "host");

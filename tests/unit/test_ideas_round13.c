@@ -1,0 +1,77 @@
+/*  test_ideas_round13.c - a try timed beside other work is no evidence
+ *  about its idea (round 13 of issue 15: "hide FMA latency" and "pack the
+ *  operand" were set aside as lost by children timed with 43-63% of the
+ *  CPUs taken, against parents timed on a quiet host; both ideas were in
+ *  the winning kernels later). */
+#include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../kf_test.h"
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *
+s_load (double runnable, double share)
+{
+    return json_pack ("{s:i, s:f, s:f}", "cpus", 2, "runnable_others", runnable,
+                      "others_cpu_share", share);
+}
+
+static void
+test_busy (void)
+{
+    json_t *quiet = s_load (0.03, 0.01), *run1 = s_load (1.1, 0.05),
+           *share = s_load (0.2, 0.43);
+    CHECK (!kf_prompt_load_busy (quiet));
+    CHECK (kf_prompt_load_busy (run1) && kf_prompt_load_busy (share));
+    CHECK (!kf_prompt_load_busy (NULL));   //  no figure: not said to be busy
+    json_decref (quiet);
+    json_decref (run1);
+    json_decref (share);
+}
+
+static void
+test_record (void)
+{
+    const char *ideas[] = { "hide FMA latency, by more accumulators",
+                            "pack the operand, by panels" };
+    //  Candidate 9 of round 13: 65.34x against its parent's 121.33x,
+    //  timed while others took 60% of the CPUs.
+    json_t *tries = json_pack ("[{s:s, s:f, s:f, s:f, s:b}]", "idea", ideas[0], "speedup",
+                               65.34, "parent_speedup", 121.33, "noise", 0.05, "loaded", 1);
+    bool aside[2] = { true, true };
+    json_t *notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (!aside[0] && !aside[1]);
+    CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[0])),
+                    "tried: inconclusive, timed beside other work (65.34x vs parent "
+                    "121.33x)"));
+    json_decref (notes);
+    //  Two loaded tries without a win set nothing aside either ...
+    json_array_append_new (tries, json_pack ("{s:s, s:f, s:f, s:f, s:b}", "idea", ideas[0],
+                                             "speedup", 100.0, "parent_speedup", 121.33,
+                                             "noise", 0.05, "loaded", 1));
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (!aside[0]);
+    json_decref (notes);
+    //  ... and do not count towards holding the idea while a try is in flight.
+    int pending[2] = { 1, 0 };
+    bool held[2] = { true, true }, none[2] = { false, false };
+    kf_search_idea_held (ideas, 2, tries, pending, none, held);
+    CHECK (!held[0] && !held[1]);
+    //  The same try timed on a quiet host is a loss, and sets the idea aside.
+    json_object_set_new (json_array_get (tries, 0), "loaded", json_false ());
+    json_array_remove (tries, 1);
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (aside[0] && !aside[1]);
+    CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[0])),
+                    "tried: lost (65.34x vs parent 121.33x)"));
+    json_decref (notes);
+    json_decref (tries);
+}
+
+int
+main (void)
+{
+    test_busy ();
+    test_record ();
+    return kf_test_done ("test_ideas_round13");
+}
