@@ -68,7 +68,8 @@ static const char *s_advice[2][KF_GRADIENT_DIMS][S_LEVELS] = {
         "asynchronous copies" },
       { "a direct translation of the reference",
         "fusing the operations into a single pass over the data",
-        "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
+        "a reformulated algorithm (the same result by another route: an identity, fewer "
+        "passes over the data, another order of the operations)",
         "an asymptotically better or hardware-specific algorithm (tensor cores, matrix engines)" },
       { "no synchronisation at all (each thread independent)",
         "block/work-group barriers so threads cooperate through shared memory",
@@ -80,7 +81,8 @@ static const char *s_advice[2][KF_GRADIENT_DIMS][S_LEVELS] = {
         "register blocks inside cache blocks, with prefetching" },
       { "a direct translation of the reference",
         "fusing the operations into a single pass over the data",
-        "a reformulated algorithm (online softmax, Welford, single-pass statistics)",
+        "a reformulated algorithm (the same result by another route: an identity, fewer "
+        "passes over the data, another order of the operations)",
         "an asymptotically better algorithm or FMA micro-kernels (AMX or VNNI where present)" },
       { "a single thread",
         "splitting the work over several threads, each on its own share, started and "

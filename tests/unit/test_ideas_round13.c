@@ -3,6 +3,7 @@
  *  operand" were set aside as lost by children timed with 43-63% of the
  *  CPUs taken, against parents timed on a quiet host; both ideas were in
  *  the winning kernels later). */
+#include "../../coordinator/kf_gradient.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -68,10 +69,31 @@ test_record (void)
     json_decref (tries);
 }
 
+//  Round 13: a hint towards a reformulated algorithm named online softmax
+//  and Welford in a matrix product's prompt; it says what the level means.
+static void
+test_hint_words (void)
+{
+    kf_transition_t t[3];
+    for (int k = 0; k < 3; k++)
+        t[k] = (kf_transition_t) { { 1, 1, 1 }, { 1, 2, 1 }, 0.70, 0.80, true, 0 };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 3, 1.0, &g);
+    int parent[3] = { 1, 1, 1 };
+    for (int host = 0; host < 2; host++) {
+        char *hints = kf_gradient_hints (&g, t, 3, 0, parent, 3, 2, host);
+        CHECK (hints && strstr (hints, "a reformulated algorithm (the same result by another "
+                                       "route: an identity, fewer passes over the data")
+               && !strstr (hints, "softmax") && !strstr (hints, "Welford"));
+        free (hints);
+    }
+}
+
 int
 main (void)
 {
     test_busy ();
     test_record ();
+    test_hint_words ();
     return kf_test_done ("test_ideas_round13");
 }
