@@ -25,6 +25,15 @@ export KF_CACHE_DIR=$T/compile-cache   # each test compiles from a cold cache
 
 say() { echo "$NAME: $*" >&2; }
 
+# build_so SOURCE NAME [ARGS...]: SOURCE built standalone (kf-compile-worker
+# --build) into $W/NAME.so, its JSON in $W/NAME.build.json; true when it
+# compiled. $W is the test's work folder.
+build_so() {
+    "$BIN/kf-compile-worker" --cache-dir off --build "$1" -o "$W/$2.so" "${@:3}" \
+        >"$W/$2.build.json" 2>>"$W/build.err" \
+        && jq -e .result.compiled "$W/$2.build.json" >/dev/null
+}
+
 check() {   # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
     local what=$1
     shift

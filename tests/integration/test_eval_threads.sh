@@ -32,14 +32,9 @@ sed 's/^#define NTHREADS 2$/#define NTHREADS 1/' "$ROOT/tests/fixtures/kernels/g
     >"$W/gelu_one.c"
 check "the one-thread copy has NTHREADS 1" grep -q '^#define NTHREADS 1$' "$W/gelu_one.c"
 
-build() {   # build SOURCE NAME [--reference]
-    "$BIN/kf-compile-worker" --cache-dir off --build "$1" -o "$W/$2.so" "${@:3}" \
-        >"$W/$2.build.json" 2>>"$W/build.err" \
-        && jq -e .result.compiled "$W/$2.build.json" >/dev/null
-}
-check "the GELU reference builds" build "$EX/reference.c" ref --reference
-check "the two-thread kernel builds" build "$ROOT/tests/fixtures/kernels/gelu_threads.c" two
-check "the one-thread kernel builds" build "$W/gelu_one.c" one
+check "the GELU reference builds" build_so "$EX/reference.c" ref --reference
+check "the two-thread kernel builds" build_so "$ROOT/tests/fixtures/kernels/gelu_threads.c" two
+check "the one-thread kernel builds" build_so "$W/gelu_one.c" one
 
 evaluate() {   # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json
     cat >"$W/$2.job.json" <<JSON

@@ -25,14 +25,9 @@ mkdir -p "$W"
 # A protocol long enough for a few dozen exchanges with the runner.
 TIMING='{"min_time_s": 0.2, "min_samples": 20, "warmup_s": 0.02, "warmup_calls": 2}'
 
-build() {   # build SOURCE NAME [--reference]
-    "$BIN/kf-compile-worker" --cache-dir off --build "$1" -o "$W/$2.so" "${@:3}" \
-        >"$W/$2.build.json" 2>>"$W/build.err" \
-        && jq -e .result.compiled "$W/$2.build.json" >/dev/null
-}
-check "the softmax reference builds" build "$EX/reference.c" ref --reference
-check "the honest candidate builds" build "$H/honest.c" honest
-check "busy_after builds" build "$H/busy_after.c" busy_after
+check "the softmax reference builds" build_so "$EX/reference.c" ref --reference
+check "the honest candidate builds" build_so "$H/honest.c" honest
+check "busy_after builds" build_so "$H/busy_after.c" busy_after
 
 # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json.
 evaluate() {

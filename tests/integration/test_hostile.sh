@@ -105,20 +105,15 @@ JOB_CANARY=kf-job-canary-$$-$RANDOM
 DB_CANARY=kf-db-canary-$$-$RANDOM
 
 # --- building -------------------------------------------------------------
-build() {   # build SOURCE NAME [--reference]
-    "$BIN/kf-compile-worker" --cache-dir off --build "$1" -o "$W/$2.so" "${@:3}" \
-        >"$W/$2.build.json" 2>>"$W/build.err" \
-        && jq -e .result.compiled "$W/$2.build.json" >/dev/null
-}
-check "the softmax example's reference builds" build "$EX/reference.c" ref --reference
+check "the softmax example's reference builds" build_so "$EX/reference.c" ref --reference
 for c in "${CASES[@]}"; do
     read -r name kind class <<<"$c"
     if [ "$kind" = sandbox ]; then
         cat "$H/sandbox_attack.h" "$H/$name.c" >"$W/$name.c"
-        check "$name builds" build "$W/$name.c" "$name" --reference
+        check "$name builds" build_so "$W/$name.c" "$name" --reference
         continue     # its job names the mode: written with the mode's runs
     fi
-    check "$name builds" build "$H/$name.c" "$name"
+    check "$name builds" build_so "$H/$name.c" "$name"
     cat >"$W/$name.job.json" <<EOF
 {"payload": {"task": "$EX/task.json", "seed": 11, "timing": $TIMING},
  "frames": ["$W/$name.so", "$W/ref.so"]}
