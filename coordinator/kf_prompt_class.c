@@ -440,19 +440,20 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 #define S_EW_STREAM                                                                        \
     "skip the output's write-allocate read, by non-temporal (streaming) stores once each " \
     "element's math is vectorised (the loop is then bound by memory again)"
-#define S_EW_PLAIN                                                                         \
-    "remove the per-element overhead, by the simplest loop the compiler vectorises fully"
 static const char *const s_ideas_host_ew[] = {
     S_EW_APPROX,
     "call fewer expensive functions per element, by an exact identity that needs one exp "
     "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
     "tanh(u) = 1 - 2 / (e^(2u) + 1))",
-    S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, S_EW_PLAIN, NULL };
+    S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
 //  Round 12: a formula of one libm call (SELU's exp) was handed the
-//  identity for several calls (Mish's tanh(softplus)); the simplest loop
-//  takes its place among the stand-alone directions.
+//  identity for several calls (Mish's tanh(softplus)). Round 13: nor is
+//  "the simplest loop the compiler vectorises fully" an attempt of its
+//  own where a libm call keeps any loop scalar: it is the approximation
+//  again (two of erf's three first attempts were one kernel). Threads,
+//  which run side by side under the judge since round 13, come third.
 static const char *const s_ideas_host_ew_one_call[] = {
-    S_EW_APPROX, S_EW_SIMD, S_EW_PLAIN, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
+    S_EW_APPROX, S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
 static const char *const s_ideas_host_ew_cheap[] = {
     "use every core's share of the memory bandwidth, by threads over contiguous ranges",
     "skip the output's write-allocate read, by non-temporal (streaming) stores of whole "

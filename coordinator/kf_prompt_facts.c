@@ -254,6 +254,12 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
              "that moves results by about %g or more, or that fails on more than %g%% of "
              "elements, is not. Results need not be bit-identical.\n", rtol / 10, rtol,
              100 * (1 - match));
+    //  Round 13: GELU's negative tail, x times 1 + erf(x / sqrt 2) where
+    //  that sum cancels, needs erfc; nothing said so.
+    fprintf (f, "The relative test holds for small outputs too, down to the absolute bound: "
+             "where a factor of the result is a difference of nearly equal numbers (1 + "
+             "erf(x) for x well below 0, e^x - 1 near 0), compute that factor directly "
+             "(erfc(-x), expm1(x)), or its rounding error becomes a large relative one.\n");
 }
 
 json_t *

@@ -4,6 +4,7 @@
  *  CPUs taken, against parents timed on a quiet host; both ideas were in
  *  the winning kernels later). */
 #include "../../coordinator/kf_gradient.h"
+#include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -89,9 +90,28 @@ test_hint_words (void)
     }
 }
 
+//  Round 13: the tolerance text says where small outputs lose relative
+//  accuracy (GELU's negative tail needs erfc, not 1 + erf).
+static void
+test_tolerance_words (void)
+{
+    json_t *spec = json_pack ("{s:[{s:s, s:[i], s:s}]}", "outputs", "name", "y", "shape", 8,
+                              "dtype", "f32");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_tolerance_section (f, spec);
+    fclose (f);
+    CHECK (text && strstr (text, "(1 + erf(x) for x well below 0, e^x - 1 near 0), compute that "
+                                 "factor directly (erfc(-x), expm1(x))"));
+    free (text);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_tolerance_words ();
     test_busy ();
     test_record ();
     test_hint_words ();
