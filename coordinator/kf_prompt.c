@@ -337,13 +337,6 @@ static const char s_opencl_contract[] =
     "with exactly that local size. Tensors are dense and row-major.\n";
 
 static void
-s_code_block (FILE *f, const char *language, const char *source)
-{
-    size_t n = strlen (source);
-    fprintf (f, "```%s\n%s%s```\n", language, source, n && source[n - 1] == '\n' ? "" : "\n");
-}
-
-static void
 s_sections (FILE *f, json_t *sections)
 {
     for (int i = 0; i < KF_PROMPT_SECTIONS; i++) {
@@ -433,7 +426,7 @@ s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bo
     if (k == in->base)
         s_compiler_report (f, k, "the parent");
     if (code && *kf_jstr (k, "source"))
-        s_code_block (f, language, kf_jstr (k, "source"));
+        kf_prompt_code_block (f, language, kf_jstr (k, "source"));
 }
 
 //  What the search has: the fastest kernel it holds (marked when it does
@@ -487,7 +480,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         char *log = s_log_head (in->last);
         if (log && *log) {
             fputs ("Log:\n", f);
-            s_code_block (f, "text", log);
+            kf_prompt_code_block (f, "text", log);
         }
         free (log);
         s_compiler_report (f, in->last, "it");
@@ -568,14 +561,14 @@ kf_prompt_build (const kf_prompt_in_t *in)
     kf_prompt_tolerance_section (f, spec);
     json_t *ref = json_object_get (spec, "reference");
     fprintf (f, "\n## Reference implementation (%s)\n", kf_jstr (ref, "language"));
-    s_code_block (f, kf_jstr (ref, "language"), kf_jstr (ref, "source"));
+    kf_prompt_code_block (f, kf_jstr (ref, "language"), kf_jstr (ref, "source"));
 
     //  The contract.
     if (opencl)
         fputs (s_opencl_contract, f);
     else {
         fputs ("\n## The kernel contract (kf_kernel.h, included as \"kf_kernel.h\")\n", f);
-        s_code_block (f, "c", kf_contract_text);
+        kf_prompt_code_block (f, "c", kf_contract_text);
     }
 
     kf_prompt_target_section (f, in->target, language, in->hardware, in->compiler);
@@ -601,7 +594,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
     if (!in->templated) {
         fprintf (f, "\n## Example\nA correct %s kernel for a different task. %s\n", language,
                  s_example_task);
-        s_code_block (f, language,
+        kf_prompt_code_block (f, language,
                       in->example ? in->example : cuda ? s_example_cuda : s_example_c);
     }
 

@@ -157,14 +157,18 @@ kf_prompt_code_or_diff (FILE *f, const char *language, const char *source, const
     char *diff = base && *base ? kf_prompt_diff (base, source, KF_PROMPT_DIFF_SHARE, &common,
                                                  &lines)
                                : NULL;
-    const char *text = diff ? diff : source;
-    size_t n = strlen (text);
     if (diff)
         fprintf (f, "%s shares %d of its %d lines with the kernel to improve (candidate %lld), "
                  "so only what differs is shown: a unified diff whose '-' lines are the kernel "
                  "to improve's, '+' lines this kernel's, with %d unchanged lines around each "
                  "change.\n", who, common, lines, base_id, KF_PROMPT_DIFF_CONTEXT);
-    fprintf (f, "```%s\n%s%s```\n", diff ? "diff" : language, text,
-             n && text[n - 1] == '\n' ? "" : "\n");
+    kf_prompt_code_block (f, diff ? "diff" : language, diff ? diff : source);
     free (diff);
+}
+
+void
+kf_prompt_code_block (FILE *f, const char *language, const char *source)
+{
+    size_t n = strlen (source);
+    fprintf (f, "```%s\n%s%s```\n", language, source, n && source[n - 1] == '\n' ? "" : "\n");
 }

@@ -36,4 +36,7 @@ char *kf_prompt_diff (const char *a, const char *b, double share, int *common, i
 void kf_prompt_code_or_diff (FILE *f, const char *language, const char *source,
                              const char *base, long long base_id, const char *who);
 
+/* SOURCE in a ```LANGUAGE fenced block, ending in one newline. */
+void kf_prompt_code_block (FILE *f, const char *language, const char *source);
+
 #endif

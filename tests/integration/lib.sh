@@ -34,6 +34,21 @@ build_so() {
         && jq -e .result.compiled "$W/$2.build.json" >/dev/null
 }
 
+# eval_so NAME TAG SEED [TIMING]: $W/NAME.so judged against $W/ref.so on
+# $EX/task.json by `kf-exec-worker --eval`, in a TMPDIR and HOME of its
+# own under $T; its JSON in $W/TAG.json. TIMING: a timing protocol as a
+# JSON object (default: the task's).
+eval_so() {
+    local timing=${4:+, \"timing\": $4}
+    cat >"$W/$2.job.json" <<JSON
+{"payload": {"task": "$EX/task.json", "seed": $3$timing}, "frames": ["$W/$1.so", "$W/ref.so"]}
+JSON
+    mkdir -p "$T/tmp-$2"
+    (cd "$T/tmp-$2" && TMPDIR=$T/tmp-$2 HOME=$T/tmp-$2 timeout -k 5 120 \
+        "$BIN/kf-exec-worker" --eval-time-limit-s 60 --eval "$W/$2.job.json" \
+        >"$W/$2.json" 2>"$W/$2.err")
+}
+
 check() {   # check DESCRIPTION COMMAND...: passes when COMMAND succeeds
     local what=$1
     shift

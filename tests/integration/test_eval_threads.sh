@@ -36,15 +36,7 @@ check "the GELU reference builds" build_so "$EX/reference.c" ref --reference
 check "the two-thread kernel builds" build_so "$ROOT/tests/fixtures/kernels/gelu_threads.c" two
 check "the one-thread kernel builds" build_so "$W/gelu_one.c" one
 
-evaluate() {   # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json
-    cat >"$W/$2.job.json" <<JSON
-{"payload": {"task": "$EX/task.json", "seed": 5}, "frames": ["$W/$1.so", "$W/ref.so"]}
-JSON
-    mkdir -p "$T/tmp-$2"
-    (cd "$T/tmp-$2" && TMPDIR=$T/tmp-$2 HOME=$T/tmp-$2 timeout -k 5 120 \
-        "$BIN/kf-exec-worker" --eval-time-limit-s 60 --eval "$W/$2.job.json" \
-        >"$W/$2.json" 2>"$W/$2.err")
-}
+evaluate() { eval_so "$1" "$2" 5; }   # evaluate NAME TAG: one --eval of NAME
 field() { jq -r "$2 // \"none\"" "$W/$1.json" 2>/dev/null; }
 
 quiet=0

@@ -30,16 +30,7 @@ check "the honest candidate builds" build_so "$H/honest.c" honest
 check "busy_after builds" build_so "$H/busy_after.c" busy_after
 
 # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json.
-evaluate() {
-    cat >"$W/$2.job.json" <<EOF
-{"payload": {"task": "$EX/task.json", "seed": 11, "timing": $TIMING},
- "frames": ["$W/$1.so", "$W/ref.so"]}
-EOF
-    mkdir -p "$T/tmp-$2"
-    (cd "$T/tmp-$2" && TMPDIR=$T/tmp-$2 HOME=$T/tmp-$2 timeout -k 5 120 \
-        "$BIN/kf-exec-worker" --eval-time-limit-s 60 --eval "$W/$2.job.json" \
-        >"$W/$2.json" 2>"$W/$2.err")
-}
+evaluate() { eval_so "$1" "$2" 11 "$TIMING"; }
 verdict() { jq -r '.result.verdict // "none"' "$W/$1.json" 2>/dev/null; }
 detail() { jq -r '.result.detail // .error // ""' "$W/$1.json" 2>/dev/null; }
 after_ms() { jq -r '(.result.isolation.cpu_after_calls_s // 1) * 1000' "$W/$1.json" 2>/dev/null; }
