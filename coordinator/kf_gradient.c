@@ -315,6 +315,26 @@ s_find (s_group_t *groups, size_t ng, int dim, int from, int to)
     return NULL;
 }
 
+/* Round 13: whether a record of dimension DIM that the lines below quote
+ * points against the gradient's direction (UP: more elaborate), from any
+ * level to any other: a step that way that mostly did not pay, or a step
+ * the other way that mostly did ("consider scalar loads and stores" over
+ * "going from scalar access to SIMD-vectorised raised fitness in 2 of 2
+ * moves", when the parent's level was neither end of that record). */
+static bool
+s_against (const s_group_t *groups, size_t ng, int dim, bool up, int min_moves)
+{
+    for (size_t i = 0; i < ng; i++) {
+        const s_group_t *gr = &groups[i];
+        if (gr->dim != dim || !s_record (gr, min_moves))
+            continue;
+        bool along = (gr->to > gr->from) == up, paid = 2 * gr->improved > gr->n;
+        if (along != paid)
+            return true;
+    }
+    return false;
+}
+
 char *
 kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
                    int64_t parent_id, const int parent[KF_GRADIENT_DIMS], int max_hints,
@@ -352,14 +372,14 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
      * parent's level to the next) is the more specific evidence, so
      * where that step mostly did not pay, or the step back from the
      * target to the parent's level mostly did, the gradient's hint is
-     * left out and the record speaks. */
+     * left out and the record speaks. Round 13: so it is where any
+     * record of that dimension, between any two levels, points the
+     * other way (s_against). */
     s_group_t *back = NULL;
     if (best >= 0) {
         int target = g->combined[best] > 0 ? parent[best] + 1 : parent[best] - 1;
-        s_group_t *same = s_find (groups, ng, best, parent[best], target);
         back = s_find (groups, ng, best, target, parent[best]);
-        if ((s_record (same, min_moves) && 2 * same->improved < same->n)
-            || (s_record (back, min_moves) && 2 * back->improved > back->n))
+        if (s_against (groups, ng, best, g->combined[best] > 0, min_moves))
             best = -1;
         if (!s_record (back, min_moves))
             back = NULL;

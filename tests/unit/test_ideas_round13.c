@@ -90,6 +90,32 @@ test_hint_words (void)
     }
 }
 
+//  Round 13: "consider scalar loads and stores, one step simpler than
+//  the parent's" beside a record of moves from scalar access to a more
+//  elaborate level that paid. The gradient's line is left out where any
+//  record of its dimension points the other way.
+static void
+test_hints_agree (void)
+{
+    kf_transition_t t[5];
+    for (int k = 0; k < 3; k++)   //  down from level 2 to 1: paid
+        t[k] = (kf_transition_t) { { 2, 1, 1 }, { 1, 1, 1 }, 0.60, 0.80, true, 0 };
+    for (int k = 3; k < 5; k++)   //  up from level 0 to 2: paid too
+        t[k] = (kf_transition_t) { { 0, 1, 1 }, { 2, 1, 1 }, 0.60, 0.70, true, 0 };
+    kf_gradient_t g;
+    kf_gradient_estimate (t, 5, 1.0, &g);
+    int parent[3] = { 1, 1, 1 };
+    char *hints = kf_gradient_hints (&g, t, 5, 0, parent, 3, 2, true);
+    CHECK (g.combined[0] < 0);
+    CHECK (hints && strstr (hints, "raised fitness in 2 of 2 moves"));
+    CHECK (hints && !strstr (hints, "consider"));
+    free (hints);
+    //  With no record against it, the gradient's line stays.
+    hints = kf_gradient_hints (&g, t, 3, 0, parent, 3, 2, true);
+    CHECK (hints && strstr (hints, "consider"));
+    free (hints);
+}
+
 //  Round 13: the tolerance text says where small outputs lose relative
 //  accuracy (GELU's negative tail needs erfc, not 1 + erf).
 static void
@@ -115,5 +141,6 @@ main (void)
     test_busy ();
     test_record ();
     test_hint_words ();
+    test_hints_agree ();
     return kf_test_done ("test_ideas_round13");
 }
