@@ -498,8 +498,9 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  tries are.
         fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Not given to another "
                  "attempt until the tries of it already in flight (a sibling's of this "
-                 "generation, or earlier candidates not judged yet) are judged, since with the "
-                 "judged ones they are enough to tell whether it pays here: ", h,
+                 "generation, or earlier candidates not judged yet) are judged: an idea is not "
+                 "handed out again while its first try is unjudged, nor while its tries, "
+                 "judged and in flight, are enough to tell whether it pays here: ", h,
                  (long long) json_integer_value (in_flight),
                  json_integer_value (in_flight) == 1 ? "y" : "ies");
     if (said)

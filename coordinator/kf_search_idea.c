@@ -122,7 +122,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
 
 void
 kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
-                     const bool *aside, bool *held)
+                     const int *earlier, const bool *aside, bool *held)
 {
     for (size_t i = 0; i < n; i++) {
         held[i] = false;
@@ -137,7 +137,8 @@ kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const in
                 told += v < 2;
                 won += v == 1;
             }
-        held[i] = won == 0 && told + pending[i] >= KF_SEARCH_IDEA_NO_WIN;
+        held[i] = won == 0 && (told + pending[i] >= KF_SEARCH_IDEA_NO_WIN
+                               || (told == 0 && earlier && earlier[i] > 0));
     }
 }
 
@@ -273,7 +274,8 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
     known->built = malloc ((n + 1) * sizeof *known->built);
     known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
     known->pending = calloc (count + 1, sizeof *known->pending);
-    if (!known->built || !known->siblings || !known->pending) {
+    known->earlier = calloc (count + 1, sizeof *known->earlier);
+    if (!known->built || !known->siblings || !known->pending || !known->earlier) {
         kf_search_idea_known_free (known);
         return -1;
     }
@@ -300,6 +302,7 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
         bool self = here && kf_jint (r, "slot") == slot;
         bool pending = json_is_true (json_object_get (r, "pending"));
         known->pending[idx] += search && pending && !self;
+        known->earlier[idx] += search && pending && kf_jint (r, "generation") < generation;
         //  A sibling's, or one in flight from an earlier generation
         //  (round 11: candidate 12 and a sibling both took cache blocking
         //  from candidate 6).
@@ -318,6 +321,7 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
     free (known->built);
     free (known->siblings);
     free (known->pending);
+    free (known->earlier);
     free (known->threads_lose);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
@@ -617,7 +621,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     bool *held = aside + count, *back = aside + 2 * count;
     size_t *plain_order = order + count;
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
-    kf_search_idea_held (ideas, count, tries, known.pending, aside, held);
+    kf_search_idea_held (ideas, count, tries, known.pending, known.earlier, aside, held);
     json_decref (tries);
     for (size_t k = 0; k < count; k++)
         back[k] = aside[k] || held[k];

@@ -101,9 +101,13 @@ json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries
  * (kf_search_idea_known_t) that, with its judged tries from TRIES (as for
  * kf_search_idea_record), reach KF_SEARCH_IDEA_NO_WIN with no win among
  * the judged: the plan hands it out after the others, as one set aside,
- * until those tries are judged. PENDING NULL: none held. */
+ * until those tries are judged. Round 13: so is an idea with no judged
+ * try and EARLIER[i] tries in flight from an earlier generation
+ * (generation 1 was handed an idea twice while generation 0's try of it
+ * was unjudged, and other ideas were untried). PENDING NULL: none held;
+ * EARLIER NULL: none of the second kind. */
 void kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
-                          const bool *aside, bool *held);
+                          const int *earlier, const bool *aside, bool *held);
 
 /* ORDER (N indices): the ideas from START on, cyclically, those not ASIDE
  * first; slot k of a generation that starts at START leans towards
@@ -148,6 +152,8 @@ typedef struct {
                                             handed it and not judged yet
                                             (the one planned excluded);
                                             NULL: none known */
+    int *earlier;                        /* per idea: those of them planned in
+                                            an earlier generation */
     bool *threads_lose;                  /* per elite of the pool: threads
                                             started per call are predicted to
                                             lose there (kf_prompt_threads_lose);
@@ -162,7 +168,8 @@ typedef struct {
  * candidates of GENERATION other than SLOT took, with their parents, and
  * so those of other generations still pending (round 11: cache blocking
  * from candidate 6 twice in flight at once); per idea, how many search
- * candidates other than (GENERATION, SLOT) are pending; ideas not in
+ * candidates other than (GENERATION, SLOT) are pending, and how many of
+ * them are of an earlier generation; ideas not in
  * IDEAS (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
  * when out of memory. */
 int kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,

@@ -4,6 +4,7 @@
  *  CPUs taken, against parents timed on a quiet host; both ideas were in
  *  the winning kernels later). */
 #include "../../coordinator/kf_gradient.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -57,7 +58,7 @@ test_record (void)
     //  ... and do not count towards holding the idea while a try is in flight.
     int pending[2] = { 1, 0 };
     bool held[2] = { true, true }, none[2] = { false, false };
-    kf_search_idea_held (ideas, 2, tries, pending, none, held);
+    kf_search_idea_held (ideas, 2, tries, pending, NULL, none, held);
     CHECK (!held[0] && !held[1]);
     //  The same try timed on a quiet host is a loss, and sets the idea aside.
     json_object_set_new (json_array_get (tries, 0), "loaded", json_false ());
@@ -116,6 +117,65 @@ test_hints_agree (void)
     free (hints);
 }
 
+//  Round 13: generation 1 was handed an idea whose only try, of
+//  generation 0, was not judged yet, while ideas no attempt had taken
+//  were left. Such an idea is held back like one with enough tries in
+//  flight.
+static void
+test_first_try_unjudged (void)
+{
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas (KF_CLASS_MATMUL, KF_TARGET_HOST, &n);
+    CHECK (n == 6);
+    if (n != 6)
+        return;
+    //  Generation 0 took ideas 0, 1 and 2 from candidate 9, a kernel
+    //  outside this pool, and none is judged yet.
+    json_t *rows = json_array ();
+    for (int k = 0; k < 3; k++)
+        json_array_append_new (rows, json_pack ("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:b}",
+                                                "id", 2 + k, "generation", 0, "slot", k,
+                                                "parent_id", 9, "phase", "search", "generator",
+                                                "model", "idea", ideas[k], "pending", 1));
+    kf_elite_t elites[1] = { { .candidate_id = 1, .speedup = 1.0 } };
+    kf_search_idea_known_t known;
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 1, &elites[0], 1, 0, &known) == 0);
+    CHECK (known.earlier && known.earlier[0] == 1 && known.earlier[1] == 1
+           && known.earlier[2] == 1 && known.earlier[3] == 0);
+    bool aside[6] = { false }, held[6], back[6];
+    json_t *tries = json_array ();
+    kf_search_idea_held (ideas, n, tries, known.pending, NULL, aside, held);
+    CHECK (!held[0] && !held[1] && !held[2]);   //  without the rule
+    kf_search_idea_held (ideas, n, tries, known.pending, known.earlier, aside, held);
+    CHECK (held[0] && held[1] && held[2] && !held[3]);
+    //  The selected parent does idea 3 already and is the only kernel:
+    //  the slot passes to an idea no attempt has taken, not to 0, 1 or 2.
+    unsigned does = 1u << kf_prompt_idea_feature (ideas[3]);
+    CHECK (kf_prompt_idea_feature (ideas[3]) != KF_IDEA_OTHER);
+    for (int with = 0; with < 2; with++) {
+        for (size_t k = 0; k < n; k++)
+            back[k] = with && held[k];
+        size_t order[6];
+        kf_search_idea_order (n, 3, back, order);
+        int pick = -1;
+        size_t idx = kf_search_idea_fit_known (ideas, n, order, back, 3, 0, elites, &does, 1,
+                                               -1, &elites[0], does, &known, &pick);
+        if (with)
+            CHECK (idx == 4 || idx == 5);
+        else
+            CHECK (idx == 0);   //  what the plan did before
+    }
+    //  Once the try is judged, the idea is free again.
+    json_array_append_new (tries, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[0],
+                                             "speedup", 2.0, "parent_speedup", 1.0, "noise",
+                                             0.05));
+    kf_search_idea_held (ideas, n, tries, known.pending, known.earlier, aside, held);
+    CHECK (!held[0] && held[1]);
+    json_decref (tries);
+    json_decref (rows);
+    kf_search_idea_known_free (&known);
+}
+
 //  Round 13: the tolerance text says where small outputs lose relative
 //  accuracy (GELU's negative tail needs erfc, not 1 + erf).
 static void
@@ -142,5 +202,6 @@ main (void)
     test_record ();
     test_hint_words ();
     test_hints_agree ();
+    test_first_try_unjudged ();
     return kf_test_done ("test_ideas_round13");
 }
