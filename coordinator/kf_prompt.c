@@ -574,6 +574,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
     kf_prompt_target_section (f, in->target, language, in->hardware, in->compiler);
     if (kind == KF_TARGET_HOST && !opencl) {
         kf_prompt_host_layout (f, spec);
+        kf_prompt_host_strides (f, spec);
         kf_prompt_host_call_facts (f);
     }
     //  A PyTorch reference is timed once, by the reference job, not

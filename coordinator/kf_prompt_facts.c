@@ -325,3 +325,39 @@ kf_prompt_host_call_facts (FILE *f)
            "own), or in a static scratch buffer allocated once and reused (scratch only: no "
            "results kept between calls).\n", f);
 }
+
+void
+kf_prompt_host_strides (FILE *f, json_t *spec)
+{
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    if (c != KF_CLASS_MATMUL && c != KF_CLASS_ATTENTION)
+        return;
+    const char *lists[2] = { "inputs", "outputs" };
+    int named = 0;
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *t;
+        json_array_foreach (json_object_get (spec, lists[l]), i, t) {
+            json_t *shape = json_object_get (t, "shape");
+            size_t dims = json_array_size (shape);
+            long long cols = dims >= 2 ? json_integer_value (json_array_get (shape, dims - 1)) : 0;
+            long long rows = dims >= 2 ? json_integer_value (json_array_get (shape, dims - 2)) : 0;
+            long long size = (long long) kf_dtype_size (kf_dtype_from_name (kf_jstr (t,
+                                                                                  "dtype")));
+            long long bytes = cols * size;
+            if (cols <= 0 || rows < 16 || bytes <= 0 || bytes % 4096)
+                continue;
+            fprintf (f, named++ ? ", %s's %lld" : "Row strides: %s's rows are %lld bytes long",
+                     kf_jstr (t, "name"), bytes);
+        }
+    }
+    if (!named)
+        return;
+    fprintf (f, ", %s of 4096 bytes. An x86 L1 data cache of 64 sets (32 "
+             "KiB 8-way, 48 KiB 12-way) picks a line's set by address bits 6-11, so one column "
+             "of successive rows falls in a single set: a loop that walks down a column, or a "
+             "block that keeps more rows in use at once than the cache has ways (8-12), evicts "
+             "its own lines, and a load 4096 bytes from a recent store can wait on that store "
+             "(4K aliasing). Walk such a tensor along its rows, or copy the block you reuse "
+             "into a contiguous panel once.\n", named == 1 ? "a multiple" : "multiples");
+}

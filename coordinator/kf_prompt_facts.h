@@ -39,4 +39,11 @@ json_t *kf_prompt_input_stats (kf_db_t *db, int64_t run_id);
  * the thread kf_forward runs on and of the threads it starts. */
 void kf_prompt_host_call_facts (FILE *f);
 
+/* Round 13: a matrix product's weight had 4096-byte rows and no prompt
+ * said what that does to an L1 cache indexed by address bits 6-11. For a
+ * matrix-product or attention task, a sentence naming each tensor of
+ * SPEC of two or more dimensions and at least 16 rows whose rows are a
+ * multiple of 4096 bytes long, and what follows; nothing when none is. */
+void kf_prompt_host_strides (FILE *f, json_t *spec);
+
 #endif

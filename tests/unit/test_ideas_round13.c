@@ -176,6 +176,58 @@ test_first_try_unjudged (void)
     kf_search_idea_known_free (&known);
 }
 
+//  Round 13: mm_softplus's w had rows of 4096 bytes and no prompt said
+//  what that does to the L1's sets.
+static char *
+s_strides (json_t *spec)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_host_strides (f, spec);
+    fclose (f);
+    return text;
+}
+
+static void
+test_strides (void)
+{
+    json_t *mm = json_pack ("{s:{s:s, s:s}, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                            " s:[{s:s, s:[i,i], s:s}]}",
+                            "reference", "language", "pytorch", "source",
+                            "return torch.matmul(a, w)", "inputs", "name", "a", "shape", 512,
+                            768, "dtype", "f32", "name", "w", "shape", 768, 1024, "dtype", "f32",
+                            "outputs", "name", "y", "shape", 512, 1024, "dtype", "f32");
+    CHECK (kf_prompt_task_class (mm) == KF_CLASS_MATMUL);
+    char *text = s_strides (mm);
+    CHECK (text && strstr (text, "Row strides: w's rows are 4096 bytes long, y's 4096, "
+                                 "multiples of 4096 bytes.")
+           && strstr (text, "4K aliasing") && !strstr (text, "a's"));
+    free (text);
+    //  f64 rows of 512: 4096 bytes too; rows of 1000 floats are not.
+    json_object_set_new (json_array_get (json_object_get (mm, "inputs"), 1), "dtype",
+                         json_string ("f64"));
+    json_array_set_new (json_object_get (json_array_get (json_object_get (mm, "inputs"), 1),
+                                         "shape"), 1, json_integer (512));
+    json_array_set_new (json_object_get (json_array_get (json_object_get (mm, "outputs"), 0),
+                                         "shape"), 1, json_integer (1000));
+    text = s_strides (mm);
+    CHECK (text && strstr (text, "Row strides: w's rows are 4096 bytes long, a multiple of "
+                                 "4096 bytes."));
+    free (text);
+    //  An elementwise task of such rows walks them contiguously: nothing.
+    json_t *ew = json_pack ("{s:{s:s, s:s}, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}]}",
+                            "reference", "language", "pytorch", "source",
+                            "return torch.sigmoid(x)", "inputs", "name", "x", "shape", 512,
+                            1024, "dtype", "f32", "outputs", "name", "y", "shape", 512, 1024,
+                            "dtype", "f32");
+    text = s_strides (ew);
+    CHECK (text && !*text);
+    free (text);
+    json_decref (ew);
+    json_decref (mm);
+}
+
 //  Round 13: the tolerance text says where small outputs lose relative
 //  accuracy (GELU's negative tail needs erfc, not 1 + erf).
 static void
@@ -203,5 +255,6 @@ main (void)
     test_hint_words ();
     test_hints_agree ();
     test_first_try_unjudged ();
+    test_strides ();
     return kf_test_done ("test_ideas_round13");
 }

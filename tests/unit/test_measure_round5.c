@@ -157,6 +157,9 @@ s_kernel_lines (void)
     fclose (f);
     CHECK (s_has (text, "Page faults: 2564 minor page faults per timed call in this kernel's "
                         "process: memory mapped and touched afresh in every call"));
+    //  Round 13: with the usual causes, threads' stacks first.
+    CHECK (s_has (text, "The usual causes: threads started in each call (each new thread "
+                        "faults in every page of stack it touches"));
     free (text);
     json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
                          json_real (0.1));
