@@ -57,7 +57,14 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * (write-allocate) counted too (1.5x copy_one_core_gbs; a streaming
  * store makes no such read); "read_cold_one_core_gbs", one thread reading
  * "read_cold_one_core_bytes" bytes flushed from every cache level first
- * (clflush), the best of three; the copy and read figures need AVX2;
+ * (clflush), the best of three; "read_cold_all_cores_gbs", one thread
+ * per logical CPU each reading its share of "read_cold_all_cores_bytes"
+ * (at least 32 MiB in all), flushed first, let go together: the bytes
+ * over the time from the first thread's start to the last one's finish,
+ * the best of three; "read_l2_one_core_gbs", one thread reading
+ * "read_l2_one_core_bytes" (half of cpu0's L2) again and again, warm,
+ * the best of twenty runs, where the L2's size is known; the copy and
+ * read figures need AVX2;
  * "clock_mhz_measured", the clock a chain of dependent
  * integer adds (one per cycle) runs at, on x86. A figure that could not
  * be measured is left out.

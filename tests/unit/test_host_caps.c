@@ -261,8 +261,13 @@ s_measured (void)
     x86 = true;
 #endif
     //  Round 5: the ordinary copy's traffic with its write-allocate read,
-    //  and a cold-cache one-core read, beside the rest.
-    CHECK (n == (stream ? 9 : 3) + (x86 ? 1 : 0));
+    //  and a cold-cache one-core read, beside the rest; round 13: the
+    //  cold read of all cores at once, and one core's L2 read where the
+    //  L2's size is known.
+    bool l2 = json_object_get (d, "read_l2_one_core_gbs") != NULL;
+    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0));
+    if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
+        CHECK (l2);
     //  The clock a dependent add chain runs at (round 4: none was given):
     //  a real core's, 0.2 to 7 GHz; within 0.4x to 2.5x of what cpuinfo
     //  says where it says (base clock against turbo, a throttled VM). An
@@ -305,6 +310,26 @@ s_measured (void)
         CHECK (s_num (d, "read_cold_one_core_gbs") > 0.1);
         CHECK (s_num (d, "read_cold_one_core_gbs") < 2000);
         CHECK (json_integer_value (json_object_get (d, "read_cold_one_core_bytes")) == 32 << 20);
+        //  Round 13: every CPU reading its share of a flushed buffer at
+        //  once (at least 32 MiB in all, whole pages a thread).
+        CHECK (s_num (d, "read_cold_all_cores_gbs") > 0.1);
+        CHECK (s_num (d, "read_cold_all_cores_gbs") < 2000.0 * (double) cpus);
+        json_int_t all = json_integer_value (json_object_get (d, "read_cold_all_cores_bytes"));
+        CHECK (all % (4096 * cpus) == 0 && all > (32 << 20) - 4096 * cpus && all <= 128 << 20);
+    }
+    //  Round 13: one core reading half its L2 again and again: faster than
+    //  the cold read from memory, at most 128 bytes a cycle (two 64-byte
+    //  loads), and its bytes within the L2.
+    if (l2) {
+        double gbs = s_num (d, "read_l2_one_core_gbs");
+        json_int_t bytes = json_integer_value (json_object_get (d, "read_l2_one_core_bytes"));
+        printf ("L2 read %.1f GB/s of %lld bytes: %.1f bytes a cycle\n", gbs, (long long) bytes,
+                gbs * 1e3 / s_num (d, "clock_mhz_measured"));
+        CHECK (gbs > s_num (d, "read_cold_one_core_gbs"));
+        CHECK (gbs * 1e3 < 128.0 * s_num (d, "clock_mhz_measured"));
+        CHECK (bytes > 0 && bytes % 4096 == 0);
+        if (sysconf (_SC_LEVEL2_CACHE_SIZE) > 0)
+            CHECK (bytes <= sysconf (_SC_LEVEL2_CACHE_SIZE) / 2);
     }
     CHECK (kf_host_caps_measure (NULL) == 0);
     //  The one FMA loop: its unit and its count of flops.
