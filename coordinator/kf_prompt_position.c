@@ -4,7 +4,8 @@
  *
  *  The task side: its traffic at one core's copy rates, with ordinary and
  *  with streaming stores, in milliseconds (round 11: 41.6 GB/s read plus
- *  write beside 42.0 GB/s streaming read as one figure), and the libm
+ *  write beside 42.0 GB/s streaming read as one figure), then at the cold
+ *  read rates (kf_prompt_budget.c; round 13), and the libm
  *  calls its formula makes per kernel call set against its bound (round
  *  11: 196,608 scalar tanhf calls cost about as much as the whole matrix
  *  product, and no prompt said so). The kernel side: its position line,
@@ -13,6 +14,7 @@
  *  states none.
  */
 #include "kf_prompt_target.h"
+#include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_formula.h"
 #include "kf_json.h"
@@ -53,9 +55,8 @@ kf_prompt_tensor_bytes (json_t *tensor)
     return s_dtype_bytes (kf_jstr (tensor, "dtype")) * s_numel (tensor);
 }
 
-//  The bytes of SPEC's tensors in LIST ("inputs", "outputs").
-static double
-s_side_bytes (json_t *spec, const char *list)
+double
+kf_prompt_side_bytes (json_t *spec, const char *list)
 {
     double bytes = 0;
     size_t i;
@@ -65,8 +66,8 @@ s_side_bytes (json_t *spec, const char *list)
     return bytes;
 }
 
-static double
-s_output_elements (json_t *spec)
+double
+kf_prompt_output_elements (json_t *spec)
 {
     double n = 0;
     size_t i;
@@ -96,7 +97,7 @@ s_count (double v, char *buf, size_t size)
 static bool
 s_traffic_ms (json_t *spec, json_t *d, double *ordinary, double *stream)
 {
-    double n = s_side_bytes (spec, "inputs"), m = s_side_bytes (spec, "outputs");
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
     double copy = kf_jnum (d, "copy_one_core_gbs", 0);
     double traffic = kf_jnum (d, "copy_one_core_traffic_gbs", 0);
     double streaming = kf_jnum (d, "copy_stream_one_core_gbs", 0);
@@ -114,7 +115,7 @@ kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d)
     double ordinary, stream;
     if (!s_traffic_ms (spec, d, &ordinary, &stream))
         return;
-    double n = s_side_bytes (spec, "inputs"), m = s_side_bytes (spec, "outputs");
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
     char bn[32], bm[32], bt[32];
     fprintf (f, "  This task reads N = %s and writes M = %s: at these one-core "
              "(warm-cache) copy rates that takes", kf_rates_bytes (n, bn, sizeof bn),
@@ -142,6 +143,8 @@ kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d)
         else
             fputs (": by these figures streaming stores save no time here", f);
     }
+    //  Round 13: the rates above are warm; the timing's are cold.
+    kf_prompt_task_cold_text (f, n, m, d);
     fputs (".\n", f);
 }
 
@@ -155,7 +158,7 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
     long long mnk[3] = { 0, 0, 0 };
     double flops = c == KF_CLASS_MATMUL ? kf_prompt_matmul_flops (spec, mnk) : 0;
     int per = c == KF_CLASS_ELEMENTWISE ? fm.calls : flops > 0 ? fm.after_product : 0;
-    double outputs = s_output_elements (spec);
+    double outputs = kf_prompt_output_elements (spec);
     if (per <= 0 || !(outputs > 0))
         return;
     char b[48];
@@ -312,7 +315,7 @@ kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref_ns)
         return;
     double flops = kf_prompt_matmul_flops (spec, NULL);
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);
-    double bytes = s_side_bytes (spec, "inputs") + s_side_bytes (spec, "outputs");
+    double bytes = kf_prompt_side_bytes (spec, "inputs") + kf_prompt_side_bytes (spec, "outputs");
     double copy = kf_jnum (d, "copy_one_core_gbs", 0);
     double rate, ceiling;
     const char *unit, *what;
@@ -369,7 +372,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         derived = s_matmul (spec, &batch, mnk);
         if (!(derived > 0) && kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
             && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 0 && fm.ops > 0)
-            ew = fm.ops * s_output_elements (spec);
+            ew = fm.ops * kf_prompt_output_elements (spec);
     }
     double count = derived > 0 ? derived : ew;
     if (count > 0) {
@@ -422,7 +425,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                  "the reference (the task states no count; a division or square root counts "
                  "as one though it costs several products).", fm.ops, fm.ops == 1 ? "" : "s",
                  kf_prompt_formula_kinds (fm.kinds, kinds, sizeof kinds),
-                 s_output_elements (spec), s_count (ew, b, sizeof b));
+                 kf_prompt_output_elements (spec), s_count (ew, b, sizeof b));
     fputs ("\n", f);
 }
 

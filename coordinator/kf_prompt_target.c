@@ -1,6 +1,8 @@
 /*  kf_prompt_target.c - the target section and the host's memory layout
  *  (kf_prompt_target.h); a task's and a kernel's position against the
- *  peaks are kf_prompt_position.c's, the noise kf_prompt_noise.c's.
+ *  peaks are kf_prompt_position.c's, the host's read rates and a task's
+ *  budget at the cold ones kf_prompt_budget.c's, the noise
+ *  kf_prompt_noise.c's.
  *
  *  Every figure printed comes from a worker's HELLO or an evaluation: a
  *  fact the workers do not report (a clock, a cache size, an ISA) is left
@@ -8,6 +10,7 @@
  *  true about it (what -march=native means) it says that instead.
  */
 #include "kf_prompt_target.h"
+#include "kf_prompt_budget.h"
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_isa.h"
@@ -66,10 +69,14 @@ s_sharing (FILE *f, json_t *d, const char *key)
 //  What the host exec worker measured of one core and of all of them
 //  (exec-worker/kf_host_measure.c; round 3 of the model in the loop: the
 //  all-core peak read as one core's, no thread start cost, no word on
-//  streaming stores). Each figure only when reported.
+//  streaming stores). Each figure only when reported. HARDWARE gives the
+//  fastest rate a kernel of the run reached, the run's task and the ISA
+//  kernels are compiled for.
 static void
-s_host_measured (FILE *f, json_t *d, double achieved, json_t *spec)
+s_host_measured (FILE *f, json_t *d, json_t *hardware)
 {
+    double achieved = kf_jnum (hardware, "achieved_gflops", 0);
+    json_t *spec = json_object_get (hardware, "task");
     double one = kf_jnum (d, "peak_gflops_one_core", 0);
     double all = kf_jnum (d, "peak_gflops_all_threads", 0);
     double cores = kf_jnum (d, "cores", 0);
@@ -153,6 +160,7 @@ s_host_measured (FILE *f, json_t *d, double achieved, json_t *spec)
                  "threads: threading pays only when each thread's share of the work takes "
                  "well over that.\n", kf_jnum (d, "thread_start_join_us", 0));
     kf_prompt_task_libm_line (f, spec, d);
+    kf_prompt_task_budget_line (f, spec, d, kf_jstr (hardware, "compile_isa"));
 }
 
 //  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;
@@ -189,7 +197,7 @@ s_host_clock (FILE *f, json_t *d)
 }
 
 static void
-s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved, json_t *spec)
+s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
 {
     char b[32];
     fprintf (f, "- %s", *kf_jstr (d, "name") ? kf_jstr (d, "name") : "unnamed device");
@@ -258,22 +266,11 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, double hw_achieved, json_t 
                      "read plus bytes written, ordinary stores).\n",
                      kf_jnum (d, "copy_bandwidth_gbs", 0));
     }
-    //  Round 5: a cold-cache one-core rate was guessed; stated beside
-    //  the all-core figure.
-    if (kind == KF_TARGET_HOST && kf_jhas_num (d, "read_cold_one_core_gbs")
-        && kf_jnum (d, "read_cold_one_core_gbs", 0) > 0) {
-        char b[32];
-        fprintf (f, "  Memory read by one core with cold caches: %.1f GB/s (one thread reading "
-                 "%s flushed from every cache level first, the best of three; bytes read)",
-                 kf_jnum (d, "read_cold_one_core_gbs", 0),
-                 kf_rates_bytes (kf_jnum (d, "read_cold_one_core_bytes", 0), b, sizeof b));
-        if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0)
-            fprintf (f, ", against %.0f GB/s for the copy on every core at once above",
-                     kf_jnum (d, "copy_bandwidth_gbs", 0));
-        fputs (": the rate a one-thread kernel's inputs arrive at in the timing.\n", f);
-    }
+    //  The reads, cold and from L2 (kf_prompt_budget.c).
     if (kind == KF_TARGET_HOST)
-        s_host_measured (f, d, hw_achieved, spec);
+        kf_prompt_host_reads (f, d);
+    if (kind == KF_TARGET_HOST)
+        s_host_measured (f, d, hardware);
     if (kf_jhas_num (d, "peak_gflops") && kf_jnum (d, "peak_gflops", 0) > 0
         && !(kind == KF_TARGET_HOST && kf_jhas_num (d, "peak_gflops_one_core")))
         fprintf (f, "  Compute peak: %.0f GFLOP/s in f32 FMA, measured by the exec worker "
@@ -326,8 +323,7 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
         size_t i;
         json_t *d;
         json_array_foreach (devices, i, d)
-            s_device (f, d, kind, kf_jnum (hardware, "achieved_gflops", 0),
-                      json_object_get (hardware, "task"));
+            s_device (f, d, kind, hardware);
     }
     //  The build.
     const char *flags = kf_prompt_build_flags (language);

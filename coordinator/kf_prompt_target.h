@@ -41,10 +41,16 @@ void kf_prompt_host_layout (FILE *f, json_t *spec);
 /* The bytes of TENSOR (a spec's {shape, dtype}). */
 double kf_prompt_tensor_bytes (json_t *tensor);
 
+/* The bytes of task SPEC's tensors in LIST ("inputs" or "outputs"), and
+ * the elements of its outputs. */
+double kf_prompt_side_bytes (json_t *spec, const char *list);
+double kf_prompt_output_elements (json_t *spec);
+
 /* Writes one line on the time task SPEC's traffic (N bytes read, M
  * written) takes at host device D's one-core copy rates: with ordinary
  * stores (N + 2M), with streaming stores (N + M), in ms, and what
- * streaming saves by those figures. Nothing when D has no copy rate. */
+ * streaming saves by those figures; then at D's cold read rates
+ * (kf_prompt_task_cold_text). Nothing when D has no copy rate. */
 void kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d);
 
 /* Writes one line on the libm calls (tanh, exp, erf, log, sigmoid, ...)

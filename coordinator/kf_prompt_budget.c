@@ -1,0 +1,212 @@
+/*  kf_prompt_budget.c - the host's read rates, and what a task's bytes
+ *  cost at the cold ones (kf_prompt_budget.h).
+ *
+ *  Every figure is the exec worker's (kf_host_measure.c) or follows from
+ *  its figures and the task's shapes by one division, and the text says
+ *  which: the model is to set a formula against them, so a derived
+ *  figure read as a measured one would mislead it twice.
+ */
+#include "kf_prompt_budget.h"
+#include "kf_prompt_class.h"
+#include "kf_prompt_target.h"
+#include "kf_json.h"
+#include "kf_rates.h"
+#include <math.h>
+#include <string.h>
+
+double
+kf_prompt_host_mhz (json_t *d)
+{
+    double measured = kf_jnum (d, "clock_mhz_measured", 0);
+    return measured > 0 ? measured : fmax (kf_jnum (d, "clock_mhz", 0), 0);
+}
+
+void
+kf_prompt_host_reads (FILE *f, json_t *d)
+{
+    char b[32];
+    double one = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    double all = kf_jnum (d, "read_cold_all_cores_gbs", 0);
+    double cpus = kf_jnum (d, "cores", 0);
+    //  Round 5: a cold-cache one-core rate was guessed; stated beside
+    //  the all-core copy.
+    if (one > 0) {
+        fprintf (f, "  Memory read by one core with cold caches: %.1f GB/s (one thread reading "
+                 "%s flushed from every cache level first, the best of three; bytes read)", one,
+                 kf_rates_bytes (kf_jnum (d, "read_cold_one_core_bytes", 0), b, sizeof b));
+        if (kf_jnum (d, "copy_bandwidth_gbs", 0) > 0)
+            fprintf (f, ", against %.0f GB/s for the copy on every core at once above",
+                     kf_jnum (d, "copy_bandwidth_gbs", 0));
+        fputs (": the rate a one-thread kernel's inputs arrive at in the timing.\n", f);
+    }
+    //  Round 13: a threaded kernel's inputs arrive at the rate all cores
+    //  draw together, which the copy above (warm, memcpy's own stores)
+    //  does not give.
+    if (all > 0) {
+        fprintf (f, "  Memory read by all cores at once with cold caches: %.1f GB/s in all (one "
+                 "thread on each", all);
+        if (cpus >= 1)
+            fprintf (f, " of the %.0f logical CPUs", cpus);
+        else
+            fputs (" logical CPU", f);
+        fprintf (f, " reading its share of %s flushed first, let go together and timed from the "
+                 "first start to the last finish, the best of three; bytes read)",
+                 kf_rates_bytes (kf_jnum (d, "read_cold_all_cores_bytes", 0), b, sizeof b));
+        if (one > 0)
+            fprintf (f, ", %.1fx one core's", all / one);
+        fputs (": the rate a threaded kernel's inputs arrive at in the timing", f);
+        if (one > 0 && cpus > 1 && all < 1.2 * one)
+            fputs ("; near one core's, so by this figure more threads speed the arithmetic, "
+                   "not the reads", f);
+        fputs (".\n", f);
+    }
+    //  Round 13: a matrix product's author asked for the L2's rate to size
+    //  cache blocks by.
+    double l2 = kf_jnum (d, "read_l2_one_core_gbs", 0), mhz = kf_prompt_host_mhz (d);
+    if (l2 > 0) {
+        fputs ("  One core reading from its L2: ", f);
+        if (kf_jnum (d, "read_l2_one_core_bytes", 0) > 0)
+            fprintf (f, "%s (half the L2) read again and again, warm, ",
+                     kf_rates_bytes (kf_jnum (d, "read_l2_one_core_bytes", 0), b, sizeof b));
+        fprintf (f, "%.0f GB/s", l2);
+        if (mhz > 0)
+            fprintf (f, ", %.0f bytes a cycle at %.0f MHz", l2 * 1e3 / mhz, mhz);
+        if (one > 0)
+            fprintf (f, ", %.1fx its cold read from memory", l2 / one);
+        fputs (" (the best of twenty runs; bytes read): the rate a block kept in L2 feeds one "
+               "core's arithmetic.\n", f);
+    }
+}
+
+double
+kf_prompt_cold_ms (double n, double m, json_t *d, bool all)
+{
+    double rate = kf_jnum (d, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs", 0);
+    return rate > 0 && n + m > 0 ? (n + m) / rate * 1e-6 : 0;
+}
+
+void
+kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d)
+{
+    double r1 = kf_prompt_cold_ms (n, 0, d, false), ra = kf_prompt_cold_ms (n, 0, d, true);
+    if (!(r1 > 0) && !(ra > 0))
+        return;
+    fputs (". With the timing's cold caches, reading N takes about", f);
+    if (r1 > 0)
+        fprintf (f, " %.3g ms at one core's cold read rate (%.1f GB/s)", r1,
+                 kf_jnum (d, "read_cold_one_core_gbs", 0));
+    if (r1 > 0 && ra > 0)
+        fputs (" and", f);
+    if (ra > 0)
+        fprintf (f, " %.3g ms at all cores' (%.1f GB/s)", ra,
+                 kf_jnum (d, "read_cold_all_cores_gbs", 0));
+    if (!(m > 0))
+        return;
+    //  No cold write rate is measured: the writes at the read rate are a
+    //  guess, and said to be.
+    fputs ("; N + M with the writes at that rate too (an estimate: no write rate was measured "
+           "cold, and ordinary stores add their write-allocate read) about", f);
+    if (r1 > 0)
+        fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n, m, d, false));
+    if (r1 > 0 && ra > 0)
+        fputs (" and", f);
+    if (ra > 0)
+        fprintf (f, " %.3g ms on all cores", kf_prompt_cold_ms (n, m, d, true));
+}
+
+//  Whether the space-separated LIST holds WORD.
+static bool
+s_has_word (const char *list, const char *word)
+{
+    size_t n = strlen (word);
+    for (const char *p = list; (p = strstr (p, word)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+            return true;
+    return false;
+}
+
+//  The f32 lanes of the widest vector ISA names, with *NAME its name; 0
+//  when it names none of them.
+static int
+s_lanes (const char *isa, const char **name)
+{
+    static const struct { const char *word, *name; int lanes; } units[] = {
+        { "avx512f", "AVX-512", 16 }, { "avx2", "AVX2", 8 }, { "sse4.2", "SSE", 4 },
+        { "neon", "NEON", 4 },
+    };
+    for (size_t i = 0; isa && i < sizeof units / sizeof units[0]; i++)
+        if (s_has_word (isa, units[i].word)) {
+            *name = units[i].name;
+            return units[i].lanes;
+        }
+    return 0;
+}
+
+//  A count of cycles or instructions: whole above 10, one decimal below.
+static void
+s_amount (FILE *f, double v)
+{
+    fprintf (f, v >= 10 ? "%.0f" : "%.1f", v);
+}
+
+void
+kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
+{
+    if (kf_prompt_task_class (spec) != KF_CLASS_ELEMENTWISE)
+        return;
+    const char *unit = NULL;
+    int lanes = s_lanes (isa && *isa ? isa : kf_jstr (d, "isa"), &unit);
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
+    double outputs = kf_prompt_output_elements (spec), mhz = kf_prompt_host_mhz (d);
+    //  SMT siblings share one core's units: the instructions a vector may
+    //  take are a physical core's.
+    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
+                                                         : kf_jnum (d, "cores", 0);
+    double one_ms = kf_prompt_cold_ms (n, m, d, false);
+    double all_ms = cores >= 1 ? kf_prompt_cold_ms (n, m, d, true) : 0;
+    if (lanes == 0 || !(outputs > 0) || !(m > 0) || !(mhz > 0) || !(one_ms > 0 || all_ms > 0))
+        return;
+    double vectors = ceil (outputs / lanes);
+    double one = one_ms * 1e3 * mhz / vectors, all = all_ms * 1e3 * mhz * cores / vectors;
+    char b[32];
+    fprintf (f, "  Arithmetic budget per vector of %d f32 lanes (%s), %.0f vectors of outputs: "
+             "the task's N + M = %s at the cold read rates above (the writes at the read rate) "
+             "take about", lanes, unit, vectors, kf_rates_bytes (n + m, b, sizeof b));
+    if (one > 0) {
+        fprintf (f, " %.3g ms on one core, ", one_ms);
+        s_amount (f, one);
+        fprintf (f, " cycles per vector at %.0f MHz", mhz);
+    }
+    if (one > 0 && all > 0)
+        fputs (", and", f);
+    if (all > 0) {
+        fprintf (f, " %.3g ms on all %.0f cores, ", all_ms, cores);
+        s_amount (f, all);
+        fprintf (f, " cycles per vector on each core (each with 1/%.0f of the vectors)", cores);
+    }
+    //  Round 13: cycles alone do not say how long a polynomial may be;
+    //  the FMAs a cycle do, from the peak measured with the same loop
+    //  as the ceiling.
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0);
+    double fmas = peak > 0 ? peak * 1e3 / (2.0 * lanes * mhz) : 0;
+    if (fmas > 0) {
+        fprintf (f, ". One core's measured FMA peak, %.0f GFLOP/s, is %.1f vector FMAs a cycle "
+                 "at that clock (peak / (2 flops x %d lanes x clock)), so the budget is about ",
+                 peak, fmas, lanes);
+        if (one > 0) {
+            s_amount (f, one * fmas);
+            fputs (" vector FMAs per vector on one core", f);
+        }
+        if (one > 0 && all > 0)
+            fputs (" and ", f);
+        if (all > 0) {
+            s_amount (f, all * fmas);
+            fputs (one > 0 ? " on all cores" : " vector FMAs per vector on all cores", f);
+        }
+        fputs (" (or as many other vector instructions of like throughput)", f);
+    }
+    fputs (". Derived, not measured: the task's bytes over the measured cold read rates give "
+           "the time memory needs, times the clock the cycles, shared over the vectors; a "
+           "formula taking more per vector than this is bound by its arithmetic, not by "
+           "memory.\n", f);
+}

@@ -1,0 +1,49 @@
+/*  kf_prompt_budget.h - the host's read rates in the Target section, and
+ *  what they make of a task: its memory time with the timing's cold
+ *  caches, and for an elementwise task the cycles of arithmetic each
+ *  vector of outputs may take before arithmetic, not memory, bounds it.
+ *
+ *  Round 13 of the model in the loop: an erf-GELU's author had only
+ *  warm-cache copy rates to set the task against (the timing flushes the
+ *  caches, so inputs come from memory), no cold rate of all cores reading
+ *  at once, no measure of how long a SIMD polynomial may be, and a matrix
+ *  product's author no L2 rate to size blocks by.
+ */
+#ifndef KF_PROMPT_BUDGET_H
+#define KF_PROMPT_BUDGET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Writes the lines on host device D's measured reads (exec-worker's
+ * kf_host_caps.h): one core's cold-cache read, all cores' cold-cache read
+ * at once, one core's read from its L2. Each only where D has it. */
+void kf_prompt_host_reads (FILE *f, json_t *d);
+
+/* D's clock in MHz: the measured one, else the one the host reports;
+ * 0 when neither is known. */
+double kf_prompt_host_mhz (json_t *d);
+
+/* The time N bytes read and M written take at D's cold read rate, in ms:
+ * of one core (ALL false) or of all cores at once (ALL true), the writes
+ * counted at the read rate (no cold write rate is measured); 0 when
+ * that rate is unknown or N + M is not positive. */
+double kf_prompt_cold_ms (double n, double m, json_t *d, bool all);
+
+/* Writes, as the end of a task's traffic line, the time reading N bytes
+ * takes at D's cold read rates, and reading N and writing M; each rate
+ * only where measured, nothing when neither is. */
+void kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d);
+
+/* Writes one line for an elementwise task SPEC on host device D: the
+ * cycles per vector of L f32 lanes (16 with AVX-512, 8 with AVX2, 4 with
+ * SSE or NEON, by ISA: the extensions the kernel is compiled for, or
+ * NULL or "" for D's "isa") that the task's memory time at the cold read
+ * rates leaves, at one core and at all cores, at D's clock; and the
+ * vector FMAs a cycle one core's measured FMA peak implies, so the
+ * budget reads as instructions. Derived, and said to be. Each part only
+ * where its figures are known; nothing for another class of task. */
+void kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa);
+
+#endif
