@@ -205,10 +205,17 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
         if (j != k)
             places[m++] = j;
     int chosen_built = known ? known->chosen_built : -1;
-    for (int pass = 0; pass < 2; pass++)
+    //  Round 14: an idea held back only until its tries in flight are
+    //  judged (not LOST) comes before the siblings' places: packing went
+    //  to two attempts of a generation while threads waited.
+    size_t first_sibling = 1 + (n - apart);
+    for (int tier = 0; tier < 5; tier++)
         for (size_t s = 0; s < m; s++) {
             size_t idx = order[places[s]];
-            if (aside[idx] != (pass == 1))
+            bool sib = s >= first_sibling;
+            bool lost = !known || !known->lost || known->lost[idx];
+            int t = !aside[idx] ? (sib ? 2 : 0) : lost ? 4 : sib ? 3 : 1;
+            if (t != tier)
                 continue;
             if (!chosen
                 || !s_has (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
@@ -625,6 +632,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     json_decref (tries);
     for (size_t k = 0; k < count; k++)
         back[k] = aside[k] || held[k];
+    known.lost = aside;
     size_t start = ((size_t) generation * (size_t) population) % count;
     kf_search_idea_order (count, start, back, order);
     kf_search_idea_order (count, start, aside, plain_order);

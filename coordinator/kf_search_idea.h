@@ -154,6 +154,11 @@ typedef struct {
                                             NULL: none known */
     int *earlier;                        /* per idea: those of them planned in
                                             an earlier generation */
+    const bool *lost;                    /* per idea: set aside by its record
+                                            (kf_search_idea_record; not
+                                            owned); an idea held back but not
+                                            lost comes before the siblings'
+                                            places. NULL: all held are lost */
     bool *threads_lose;                  /* per elite of the pool: threads
                                             started per call are predicted to
                                             lose there (kf_prompt_threads_lose);

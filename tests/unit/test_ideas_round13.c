@@ -165,6 +165,26 @@ test_first_try_unjudged (void)
         else
             CHECK (idx == 0);   //  what the plan did before
     }
+    //  Round 14: slot 2, whose own idea (5) the parent was built from,
+    //  took packing (4), a sibling's idea of this generation, while the
+    //  held ideas waited: a held idea that did not lose comes first.
+    known.chosen_built = 5;
+    for (int with = 0; with < 2; with++) {
+        known.lost = with ? aside : NULL;
+        size_t order[6];
+        for (size_t k = 0; k < n; k++)
+            back[k] = held[k];
+        kf_search_idea_order (n, 3, back, order);
+        int pick = -1;
+        size_t idx = kf_search_idea_fit_known (ideas, n, order, back, 3, 2, elites, &does, 1,
+                                               -1, &elites[0], 0, &known, &pick);
+        if (with)
+            CHECK (idx == 0 || idx == 1 || idx == 2);
+        else
+            CHECK (idx == 3 || idx == 4);   //  a sibling's, as before
+    }
+    known.lost = NULL;
+    known.chosen_built = -1;
     //  Once the try is judged, the idea is free again.
     json_array_append_new (tries, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[0],
                                              "speedup", 2.0, "parent_speedup", 1.0, "noise",
