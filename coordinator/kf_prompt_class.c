@@ -432,19 +432,27 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  Round 9: "keep more loads in flight" went to a kernel its polynomial
 //  keeps compute-bound; what unrolling buys there is independent FMA
 //  chains.
+//  Round 14: a plain-C parent the compiler vectorises cannot be
+//  interleaved by a pragma; the means are said.
 #define S_EW_UNROLL                                                                        \
     "hide the FMA latency, by unrolling so the polynomials of several vectors run as "     \
-    "independent chains once each element's math is vectorised"
+    "independent chains once each element's math is vectorised (interleaving them takes "  \
+    "explicit vectors, intrinsics or GCC vector types; #pragma GCC unroll only repeats "   \
+    "the loop body)"
 //  Round 12: SELU's best kernel won by streaming stores once its exp was
 //  vectorised, an idea only the cheap formulas' list had.
 #define S_EW_STREAM                                                                        \
     "skip the output's write-allocate read, by non-temporal (streaming) stores once each " \
-    "element's math is vectorised (the loop is then bound by memory again)"
+    "element's math is vectorised, written from the registers the results are in (it "    \
+    "pays only where the loop is bound by memory, not by its arithmetic)"
 static const char *const s_ideas_host_ew[] = {
     S_EW_APPROX,
-    "call fewer expensive functions per element, by an exact identity that needs one exp "
-    "where the formula calls several (tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2); "
-    "tanh(u) = 1 - 2 / (e^(2u) + 1))",
+    //  Round 14: Mish's identity was the only example, in a log-sigmoid
+    //  task's prompt; kinds of identity, each with an example.
+    "call fewer expensive functions per element, by an exact identity that shares or "
+    "removes calls: one exp for every function of the same argument (sigmoid and "
+    "softplus from one e^-|x|), a composition in closed form (tanh(softplus(x)) = n / "
+    "(n + 2), n = e^x (e^x + 2)), a log of a product as one log",
     S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
 //  Round 12: a formula of one libm call (SELU's exp) was handed the
 //  identity for several calls (Mish's tanh(softplus)). Round 13: nor is

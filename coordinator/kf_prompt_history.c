@@ -461,8 +461,11 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  Round 10: a sibling planned later was said to "take" the idea
         //  its slot leans towards, and the planner may pass it over.
         if (!planned)
-            fputs (" (a sibling planned after this one leans towards it, and takes another "
-                   "idea if its kernel already does it)", f);
+            //  Round 14: "leans towards it ... if its kernel" read as
+            //  unclear about whose kernel.
+            fputs (" (that sibling is planned after this one: its slot is meant for this "
+                   "idea, but it takes another if the kernel it starts from does this one "
+                   "already)", f);
         told[listed++] = other;
         others++;
     }

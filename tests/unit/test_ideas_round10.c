@@ -147,9 +147,9 @@ s_test_siblings (void)
                           .siblings = siblings };
     char *p = kf_prompt_build (&in);
     char want[800];
-    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s; %s (a "
-              "sibling planned after this one leans towards it, and takes another idea if its "
-              "kernel already does it).", ideas[block], ideas[order[2]]);
+    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s; %s (that "
+              "sibling is planned after this one: its slot is meant for this idea, but it takes "
+              "another if the kernel it starts from does this one already).", ideas[block], ideas[order[2]]);
     CHECK (p && strstr (p, want));
     CHECK (p && strstr (p, "attempt 1 starts from candidate 4, the same kernel as this attempt"));
     CHECK (p && !strstr (p, "takes this same idea"));
