@@ -150,10 +150,13 @@ s_add_name (kf_formula_t *f, const char *name, size_t n)
 {
     char word[24];
     snprintf (word, sizeof word, "%.*s", (int) n, name);
-    const char *at = strstr (f->names, word);
+    //  A whole entry of the list only (round 14: "sigmoid" was found at
+    //  the end of "logsigmoid", and a formula of both was named
+    //  "logsigmoid" alone).
     size_t len = strlen (word);
-    if (at && (at[len] == ',' || !at[len]))
-        return;
+    for (const char *at = strstr (f->names, word); at; at = strstr (at + 1, word))
+        if ((at == f->names || at[-1] == ' ') && (at[len] == ',' || !at[len]))
+            return;
     size_t used = strlen (f->names);
     if (used + len + 3 < sizeof f->names)
         snprintf (f->names + used, sizeof f->names - used, "%s%s", used ? ", " : "", word);

@@ -186,6 +186,15 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
         fprintf (f, ", against %.3g ms for the matrix product's %s operations at one core's "
                  "measured FMA peak (%.0f GFLOP/s)", bound, s_count (flops, b, sizeof b), peak);
     }
+    //  Round 13: the timing's caches are cold, so the cold read rate
+    //  where it was measured (the budget line's figure), else the warm
+    //  copy rate.
+    else if (c == KF_CLASS_ELEMENTWISE
+             && (bound = kf_prompt_cold_ms (kf_prompt_side_bytes (spec, "inputs"),
+                                            kf_prompt_side_bytes (spec, "outputs"), d, false))
+                    > 0)
+        fprintf (f, ", against %.3g ms for its memory traffic at one core's cold read rate "
+                 "(the writes at that rate too, an estimate)", bound);
     else if (c == KF_CLASS_ELEMENTWISE && s_traffic_ms (spec, d, &ordinary, &stream)) {
         bound = stream > 0 && (!(ordinary > 0) || stream < ordinary) ? stream : ordinary;
         fprintf (f, ", against %.3g ms for its memory traffic at one core's copy rate", bound);

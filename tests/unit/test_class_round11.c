@@ -201,6 +201,12 @@ s_test_formula (void)
     CHECK (kf_prompt_formula (spec, &fm) && fm.after_product == 2
            && !strcmp (fm.names, "gelu, sigmoid"));
     json_decref (spec);
+    //  Round 14: sigmoid after logsigmoid is a name of its own.
+    spec = s_ew ("logsigmoid_gate", "class Model(nn.Module):\n    def forward(self, x, g):\n"
+                 "        return F.logsigmoid(x) * torch.sigmoid(g)\n", 64, 64);
+    CHECK (kf_prompt_formula (spec, &fm) && fm.calls == 3
+           && !strcmp (fm.names, "logsigmoid, sigmoid"));
+    json_decref (spec);
 }
 
 //  ---------------------------------------------------------------------
@@ -244,6 +250,13 @@ s_test_libm (void)
     p = s_target (hw);
     CHECK (s_has (p, "so 4.19 million in each kernel call"));
     CHECK (s_has (p, "against 0.799 ms for its memory traffic at one core's copy rate"));
+    free (p);
+    //  Round 13: against the cold read rate where one was measured: 32
+    //  MiB at 16 GB/s (bytes as 1e9 a GB), 2.1 ms.
+    json_object_set_new (json_array_get (json_object_get (hw, "devices"), 0),
+                         "read_cold_one_core_gbs", json_real (16.0));
+    p = s_target (hw);
+    CHECK (s_has (p, "against 2.1 ms for its memory traffic at one core's cold read rate"));
     free (p);
     json_decref (hw);
     json_decref (spec);
