@@ -210,3 +210,21 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
            "formula taking more per vector than this is bound by its arithmetic, not by "
            "memory.\n", f);
 }
+
+void
+kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
+{
+    long long mnk[3] = { 0, 0, 0 };
+    double flops = kf_prompt_matmul_flops (spec, mnk);
+    double one = kf_jnum (d, "peak_gflops_one_core", 0), all = kf_jnum (d, "peak_gflops", 0);
+    if (!(flops > 0) || !(one > 0))
+        return;
+    fprintf (f, "  Compute floor: the product's 2 x M x N x K = %.4g million operations (M = "
+             "%lld, N = %lld, K = %lld per product) take at least %.3g ms at one core's "
+             "measured FMA peak", flops * 1e-6, mnk[0], mnk[1], mnk[2], flops / one * 1e-6);
+    if (all > one)
+        fprintf (f, " and %.3g ms at every core's together (%.0f GFLOP/s)", flops / all * 1e-6,
+                 all);
+    fputs (": a kernel of f32 FMAs is never faster, and its time over this floor is the "
+           "share of the peak it reaches.\n", f);
+}

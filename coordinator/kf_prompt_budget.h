@@ -46,4 +46,11 @@ void kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d);
  * where its figures are known; nothing for another class of task. */
 void kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa);
 
+/* Round 14: a matrix product's prompt gave no operation count, and the
+ * model worked out 604 million itself. For task SPEC's product
+ * (kf_prompt_matmul_flops), its operations and the least time they take
+ * at device D's one-core FMA peak and at the summed peak; nothing when
+ * either is unknown. */
+void kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d);
+
 #endif

@@ -161,6 +161,7 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
                  "well over that.\n", kf_jnum (d, "thread_start_join_us", 0));
     kf_prompt_task_libm_line (f, spec, d);
     kf_prompt_task_budget_line (f, spec, d, kf_jstr (hardware, "compile_isa"));
+    kf_prompt_task_product_line (f, spec, d);
 }
 
 //  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;

@@ -304,11 +304,42 @@ s_budget (void)
     json_decref (hw);
 }
 
+//  Round 14: a matrix product's operations and the least time they take
+//  at the measured peaks (512^3: 268 million, 1.32 ms at 204 GFLOP/s, 0.639
+//  ms at 420).
+static void
+s_product (void)
+{
+    json_t *spec = s_matmul ();
+    json_t *hw = s_hw (spec);
+    char *p = s_target (hw, "host");
+    CHECK (s_has (p, "Compute floor: the product's 2 x M x N x K = 268.4 million operations "
+                     "(M = 512, N = 512, K = 512 per product) take at least 1.32 ms at one "
+                     "core's measured FMA peak and 0.639 ms at every core's together (420 "
+                     "GFLOP/s)"));
+    free (p);
+    json_object_del (s_dev (hw), "peak_gflops_one_core");
+    p = s_target (hw, "host");
+    CHECK (p && !strstr (p, "Compute floor"));
+    free (p);
+    json_decref (hw);
+    json_decref (spec);
+    //  An elementwise task has no product.
+    spec = s_gelu (64, 64);
+    hw = s_hw (spec);
+    p = s_target (hw, "host");
+    CHECK (p && !strstr (p, "Compute floor"));
+    free (p);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     s_reads ();
     s_traffic ();
     s_budget ();
+    s_product ();
     return kf_test_done ("test_target_round13");
 }
