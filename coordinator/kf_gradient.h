@@ -40,6 +40,12 @@
  * 0); below it, the move failed. */
 #define KF_GRADIENT_CORRECT 0.5
 
+/* A record of moves whose children's speedups are within this share of
+ * their parents' (geometric mean) is quoted as no record: the timing
+ * noise of one kernel's two figures is of this order (kf_lineage.h's
+ * KF_LINEAGE_SAME_BAND is the least band). */
+#define KF_GRADIENT_SAME 0.03
+
 /* One parent->child move, oldest first in the arrays below. */
 typedef struct {
     int parent[KF_GRADIENT_DIMS];   /* levels 0..3 */

@@ -603,14 +603,18 @@ kf_prompt_build (const kf_prompt_in_t *in)
     //  candidates, and where this attempt should go.
     s_standing (f, in, language);
     kf_prompt_other_results (f, in);
-    if (in->hints && *in->hints) {
+    //  Round 14: a tuning request keeps its parent's structure, and the
+    //  hints (moves along the archive's coordinates) are structural.
+    if (in->hints && *in->hints && !in->templated) {
         char *hints = kf_prompt_hints_for_target (in->hints, kind);
         if (hints)
             fprintf (f, "\n## Hints from the search so far\n(From the measured moves of "
                      "parents to children along the archive's coordinates; \"fitness\" is 0 "
                      "for a kernel that does not compile, 0.1 for a wrong one and 0.5 + "
-                     "0.5 s/(1 + s) for a correct one at speedup s, so +0.01 is a small "
-                     "change.)\n%s%s", hints,
+                     "0.5 s/(1 + s) for a correct one at speedup s, so at high speedups it "
+                     "hardly moves: the records give the children's speedups against their "
+                     "parents', and moves within 3%% of their parents' are not quoted.)\n%s%s",
+                     hints,
                      hints[strlen (hints) - 1] == '\n' ? "" : "\n");
         free (hints);
     }

@@ -105,4 +105,8 @@ bool kf_prompt_source_does (const char *source, const char *language, kf_idea_fe
  * all ideas). */
 unsigned kf_prompt_source_features (const char *source, const char *language);
 
+/* FEATURES (bits as above) in words, comma-separated, into BUF: "threads,
+ * streaming (non-temporal) stores"; "" for none. Returns BUF. */
+const char *kf_prompt_feature_words (unsigned features, char *buf, size_t size);
+
 #endif

@@ -282,3 +282,29 @@ kf_prompt_source_does (const char *source, const char *language, kf_idea_feature
 {
     return f != KF_IDEA_OTHER && (kf_prompt_source_features (source, language) >> f) & 1u;
 }
+
+const char *
+kf_prompt_feature_words (unsigned features, char *buf, size_t size)
+{
+    //  Round 14: a try was described by the idea it was handed; these say
+    //  what its code did (the words of kf_prompt_source_features' reading).
+    static const char *const words[] = {
+        [KF_IDEA_THREADS] = "threads", [KF_IDEA_SIMD] = "explicit SIMD (intrinsics or vector types)",
+        [KF_IDEA_STREAM] = "streaming (non-temporal) stores",
+        [KF_IDEA_UNROLL] = "several vectors an iteration (unrolled)",
+        [KF_IDEA_APPROX] = "approximate math (a polynomial or bit tricks)",
+        [KF_IDEA_BLOCK] = "cache blocking", [KF_IDEA_MICRO] = "a register tile",
+        [KF_IDEA_PACK] = "packed operands", [KF_IDEA_FUSED_ROW] = "one fused pass per row",
+        [KF_IDEA_ACCUMULATORS] = "several independent accumulators",
+        [KF_IDEA_EPILOGUE] = "the output written once (no read back)",
+    };
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t f = 1; f < sizeof words / sizeof words[0] && used < size; f++)
+        if ((features >> f) & 1u) {
+            int n = snprintf (buf + used, size - used, "%s%s", used ? ", " : "", words[f]);
+            used = n < 0 ? size : used + (size_t) n;
+        }
+    return buf;
+}

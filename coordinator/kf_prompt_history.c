@@ -3,6 +3,7 @@
  */
 #include "kf_prompt_history.h"
 #include "kf_lineage.h"
+#include "kf_meta_ideas.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
 #include "kf_json.h"
@@ -25,12 +26,17 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 "SELECT c.id, c.generation, c.slot, c.phase, c.parent_id,"
                                 " c.status, c.speedup, c.fidelity, c.norm_hash,"
                                 " c.selection->>'idea' AS idea,"
+                                " (c.selection->>'features')::bigint AS features,"
+                                " (p.selection->>'features')::bigint AS parent_features,"
                                 " (c.finished_at IS NOT NULL) AS finished,"
                                 " left(c.verdict_detail, 600) AS detail,"
                                 " CASE WHEN c.status = 'compile_failed'"
                                 "  THEN left(c.log, 4000) END AS log, e.candidate_ns,"
-                                " e.host_load, e.host_condition"
-                                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns,"
+                                " e.host_load, e.host_condition, e.tc, e.tr"
+                                " FROM candidates c"
+                                " LEFT JOIN candidates p ON p.id = c.parent_id"
+                                " LEFT JOIN LATERAL (SELECT candidate_ns,"
+                                "  figures->'candidate' AS tc, figures->'reference' AS tr,"
                                 "  figures->'host_load' AS host_load,"
                                 "  figures->'host_condition' AS host_condition"
                                 "  FROM evaluations WHERE candidate_id = c.id"
@@ -100,6 +106,37 @@ s_idea_of (const kf_prompt_in_t *in, json_t *c)
                                                 (int) kf_jint (c, "slot"));
 }
 
+//  Round 14: a try was told by the idea it was handed, not by what its
+//  code did. The features candidate C's code has and its parent's has
+//  not (kf_prompt_source_features' bits, kept with the plan); 0 where
+//  either is unknown.
+static unsigned
+s_added (json_t *c)
+{
+    json_t *f = json_object_get (c, "features"), *p = json_object_get (c, "parent_features");
+    if (!json_is_integer (f))
+        return 0;
+    //  Written from scratch: everything its code does is its own.
+    if (!kf_jint (c, "parent_id"))
+        return (unsigned) json_integer_value (f);
+    return json_is_integer (p) ? (unsigned) (json_integer_value (f) & ~json_integer_value (p))
+                               : 0;
+}
+
+//  "; its code added to its parent's: threads, ..." for candidate C, or
+//  nothing.
+static void
+s_added_text (json_t *c, char *buf, size_t size)
+{
+    char words[300];
+    kf_prompt_feature_words (s_added (c), words, sizeof words);
+    if (*words)
+        snprintf (buf, size, "; its code added %s: %s",
+                  kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words);
+    else if (size)
+        buf[0] = '\0';
+}
+
 //  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen
 //  timing only" or "did not compile: error: ...".
 static const char *
@@ -118,9 +155,19 @@ s_outcome (json_t *c, bool in_changed, char *buf, size_t size)
     if (kf_jnum (c, "candidate_ns", 0) > 0)
         kf_prompt_time_text (kf_jnum (c, "candidate_ns", 0), t, sizeof t);
     const char *fid = kf_jstr (c, "fidelity");
-    const char *how = !strcmp (fid, "screen") ? ", screen timing only"
-                    : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
-                    : !strcmp (fid, "full") ? ", full protocol" : "";
+    //  Round 14: a screen figure with a +/-30% spread was quoted like a
+    //  full one; its spread is said beside it.
+    char how[160];
+    double noise = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
+    char spread[96] = "";
+    if (noise > 0)
+        snprintf (spread, sizeof spread, " (+/-%.0f%%, a short timing: not a verdict)",
+                  100 * noise);
+    snprintf (how, sizeof how, "%s%s",
+              !strcmp (fid, "screen") ? ", screen timing only"
+              : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
+              : !strcmp (fid, "full") ? ", full protocol" : "",
+              !strcmp (fid, "screen") || !strcmp (fid, "pending") ? spread : "");
     int n;
     if (json_is_number (json_object_get (c, "speedup")))
         n = snprintf (buf, size, "correct, %s%s%.2fx%s%s", t, *t ? " (" : "",
@@ -156,13 +203,15 @@ s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
         return;
     }
     const char *idea = s_idea_of (in, c);
-    int n = snprintf (buf, size, "generation %d, attempt %d%s%s", gen, slot + 1,
-                      idea ? ": " : "", idea ? idea : "");
-    if (n >= 0 && (size_t) n < size && kf_jint (c, "parent_id"))
-        snprintf (buf + n, size - (size_t) n, "; from candidate %lld",
-                  (long long) kf_jint (c, "parent_id"));
-    else if (n >= 0 && (size_t) n < size)
-        snprintf (buf + n, size - (size_t) n, "; written from scratch");
+    char added[360];
+    s_added_text (c, added, sizeof added);
+    if (kf_jint (c, "parent_id"))
+        snprintf (buf, size, "generation %d, attempt %d%s%s; from candidate %lld%s", gen,
+                  slot + 1, idea ? ": " : "", idea ? idea : "",
+                  (long long) kf_jint (c, "parent_id"), added);
+    else
+        snprintf (buf, size, "generation %d, attempt %d%s%s; written from scratch%s", gen,
+                  slot + 1, idea ? ": " : "", idea ? idea : "", added);
 }
 
 static bool
@@ -274,6 +323,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     if (!in->history)
         return;
     int listed = 0, judged = 0;
+    bool know_code = false;
     int64_t best = -1;
     size_t i;
     json_t *c;
@@ -283,21 +333,36 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         if (strcmp (kf_jstr (c, "phase"), "search") || s_pending_here (in, c))
             continue;
         const char *idea = s_idea_of (in, c);
-        if (!idea || strcmp (idea, mine))
+        //  Round 14: a try of another idea whose code did this one too
+        //  (candidate 3's streaming stores under the intrinsics idea).
+        kf_idea_feature_t feat = kf_prompt_idea_feature (mine);
+        bool by_code = feat != KF_IDEA_OTHER && ((s_added (c) >> feat) & 1u);
+        if (!by_code && (!idea || strcmp (idea, mine)))
             continue;
+        by_code = by_code && (!idea || strcmp (idea, mine));
         judged += !json_is_false (json_object_get (c, "finished"));
         if (in->best && s_same (in->best, c))
             best = kf_jint (c, "id");
-        char outcome[400], from[80] = "";
+        char outcome[400], from[80] = "", added[360], handed[300] = "";
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         //  Round 11: "another way than that try" of a try whose code no
         //  prompt shows; what the coordinator knows of it is where it
         //  starts.
         if (json_is_false (json_object_get (c, "finished")))
             s_from (in, c, from, sizeof from);
-        fprintf (f, "%s candidate %lld (generation %lld%s): %s", listed++ ? ";" : " Tried before "
-                 "in this run (newest first):", (long long) kf_jint (c, "id"),
-                 (long long) kf_jint (c, "generation"), from, outcome);
+        s_added_text (c, added, sizeof added);
+        if (by_code) {
+            //  The other idea by what it is about, not its whole text.
+            char other[200];
+            kf_idea_feature_t of = kf_prompt_idea_feature (idea);
+            kf_prompt_feature_words (of == KF_IDEA_OTHER ? 0 : 1u << of, other, sizeof other);
+            snprintf (handed, sizeof handed, ", handed another idea (%s), though its code "
+                      "does this one too", *other ? other : idea ? idea : "unknown");
+        }
+        fprintf (f, "%s candidate %lld (generation %lld%s%s): %s%s", listed++ ? ";"
+                 : " Tried before in this run (newest first):", (long long) kf_jint (c, "id"),
+                 (long long) kf_jint (c, "generation"), from, handed, outcome, added);
+        know_code |= *added != '\0';
     }
     //  Round 10: "learn from how that went" after a try not judged yet;
     //  and "if it failed or lost" when that try is the run's best.
@@ -309,10 +374,11 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
                "why it should pay now; if it won, take it further than that try did.", f);
     else if (listed)
-        fputs (". How that went is not known yet, and its code is not shown: nothing here says "
-               "how it was built beyond the kernel it starts from, so build yours as this "
-               "attempt's idea reads for the kernel to improve; a later attempt will read how "
-               "both went.", f);
+        fprintf (f, ". How that went is not known yet, and its code is not shown: nothing here "
+                 "says how it was built beyond %s, so build yours as this "
+                 "attempt's idea reads for the kernel to improve; a later attempt will read how "
+                 "both went.", know_code ? "the kernel it starts from and what its code added"
+                                         : "the kernel it starts from");
     else
         fputs (" No earlier candidate of this run has tried it yet.", f);
 }
@@ -411,10 +477,10 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     if (in->population <= 0 || in->templated)
         return;
     size_t n;
-    const char *const *ideas = kf_prompt_ideas_for (in->spec,
-                                                    kf_prompt_target_kind (in->target,
-                                                                           in->language),
-                                                    &n);
+    //  The ideas of the sections' version, as the planner had them
+    //  (kf_meta_ideas.h).
+    const char **ideas = kf_meta_ideas (in->sections, in->spec,
+                                        kf_prompt_target_kind (in->target, in->language), &n);
     if (!n)
         return;
     size_t start = (size_t) in->generation * (size_t) in->population;
@@ -437,7 +503,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  list (req ...29403); it is listed as what it is, with where it
     //  starts, and no demand to differ from code no prompt shows.
     const char *told[64];
-    int listed = 0, others = 0;
+    int listed = 0, others = 0, twin = -1;
     for (int k = 0; k < in->population && listed < 64; k++) {
         const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
         json_t *planned = s_sibling_planned (in, k);
@@ -451,6 +517,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                  other);
         if (same) {
             char from[80];
+            twin = k;
             s_from (in, planned, from, sizeof from);
             fprintf (f, " (this attempt's idea too: attempt %d takes it%s; it is in flight, "
                      "not judged yet, and its code is not shown)", k + 1, from);
@@ -469,25 +536,41 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         told[listed++] = other;
         others++;
     }
+    //  Round 14: "leave that idea to the sibling" beside a sibling that
+    //  takes this attempt's own idea read as "leave your own idea".
     if (others)
-        fputs (others > 1 ? ". Build this kernel around this attempt's idea and leave those "
-                            "ideas to the siblings: use one of them only where your idea needs "
-                            "it, not as the main idea."
-                          : ". Build this kernel around this attempt's idea and leave that idea "
-                            "to the sibling: use it only where your idea needs it, not as the "
-                            "main idea.", f);
+        fprintf (f, ". Build this kernel around this attempt's idea%s and leave %s to the "
+                 "%s: use %s only where your idea needs it, not as the main idea.",
+                 twin >= 0 ? " (done another way than the sibling that takes it too)" : "",
+                 others > 1 ? "the other ideas listed" : twin >= 0 ? "the other idea listed"
+                                                                   : "that idea",
+                 others > 1 ? "siblings that take them" : "sibling that takes it",
+                 others > 1 ? "one of them" : "it");
     else if (listed)
         fputs (".", f);
     json_t *aside = json_object_get (in->ideas, "aside");
     size_t i;
     json_t *a;
+    int set = 0;
     json_array_foreach (aside, i, a) {
-        fprintf (f, "%s%s", i ? "; " : " Set aside in this run, since no try of it timed in "
+        //  Round 14: an idea both handed to this attempt and listed as set
+        //  aside read as a contradiction; the planner hands one out only
+        //  when it has none other left for the slot (kf_search_idea_fit).
+        if (!strcmp (json_string_value (a), mine)) {
+            fputs (" This attempt's idea was set aside in this run (no try of it timed in full "
+                   "beat its parent beyond the timing noise) and comes back here only because "
+                   "the planner had no other idea left for this attempt: the others are taken "
+                   "by siblings, held back, set aside too, or done already by the kernels to "
+                   "improve. Do it another way than the tries of it above, for a reason it "
+                   "should pay now.", f);
+            continue;
+        }
+        fprintf (f, "%s%s", set++ ? "; " : " Set aside in this run, since no try of it timed in "
                  "full beat its parent beyond the timing noise (every try lost, or two or more "
                  "did not win): ", json_string_value (a));
         s_note (f, in, json_string_value (a));
     }
-    if (json_array_size (aside))
+    if (set)
         fputs (". Take such an idea up again only with a reason it should pay now.", f);
     //  Round 11: an idea with enough tries in flight is held back by the
     //  planner (kf_search_idea_held) until they are judged.
@@ -517,4 +600,5 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                "how it does it (another split, order or width) rather than keeping it as it "
                "is.", f);
     fputs ("\n", f);
+    free (ideas);
 }

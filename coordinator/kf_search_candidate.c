@@ -15,6 +15,7 @@
 #include "kf_descriptor.h"
 #include "kf_fidelity.h"
 #include "kf_meta.h"
+#include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_reference.h"
 #include "kf_rename.h"
@@ -158,13 +159,23 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
     char *why = NULL, coords[48];
     kf_descriptor_classify (source, strlen (source), kf_jstr (run, "language"), &c, &why);
     snprintf (coords, sizeof coords, "{%d,%d,%d}", c.mem, c.algo, c.sync);
-    const char *params[6] = { S_I64 (cand, cand_id), hash, gen->generator,
-                              coords, why, norm };
+    /* Round 14: tries were told by the idea they were handed, not by what
+     * their code did (a shared reciprocal, streaming stores under the
+     * intrinsics idea). What the code does is read once, here, and kept
+     * with the plan (kf_prompt_source_features' bits), so a try counts
+     * for every idea its code added to its parent's. */
+    char features[24];
+    snprintf (features, sizeof features, "%u",
+              kf_prompt_source_features (source, kf_jstr (run, "language")));
+    const char *params[7] = { S_I64 (cand, cand_id), hash, gen->generator,
+                              coords, why, norm, features };
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET source_hash = $2, generator = $3,"
                              " status = 'compiling', coords = $4::int[], coords_why = $5,"
-                             " norm_hash = $6 WHERE id = $1 RETURNING phase",
-                             6, params, NULL);
+                             " norm_hash = $6, selection = coalesce(selection, '{}'::jsonb)"
+                             " || jsonb_build_object('features', $7::bigint)"
+                             " WHERE id = $1 RETURNING phase",
+                             7, params, NULL);
     free (why);
     if (!row)
         return -1;

@@ -65,6 +65,26 @@ s_try_verdict (json_t *t)
                                    kf_jnum (t, "noise", 0));
 }
 
+//  Whether try T counts for IDEA: it was handed IDEA, or (round 14) its
+//  code added what IDEA is about to its parent's ("added": the feature
+//  bits the child's source has and its parent's has not): candidate 3,
+//  handed the intrinsics idea, stored streaming too, and the planner
+//  handed streaming out twice more as untried. *BY_CODE (when not NULL)
+//  says which.
+static bool
+s_counts (json_t *t, const char *idea, bool *by_code)
+{
+    if (by_code)
+        *by_code = false;
+    if (!strcmp (kf_jstr (t, "idea"), idea))
+        return true;
+    kf_idea_feature_t f = kf_prompt_idea_feature (idea);
+    bool added = f != KF_IDEA_OTHER && ((kf_jint (t, "added") >> f) & 1);
+    if (by_code)
+        *by_code = added;
+    return added;
+}
+
 json_t *
 kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside)
 {
@@ -75,7 +95,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         size_t j;
         json_t *t;
         json_array_foreach (tries, j, t)
-            if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
+            if (s_counts (t, ideas[i], NULL)) {
                 tried++;
                 int v = s_try_verdict (t);
                 told += v < 2;
@@ -94,7 +114,8 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         int said = 0;
         for (size_t k = json_array_size (tries); k-- > 0 && said < KF_SEARCH_IDEA_NOTED;) {
             t = json_array_get (tries, k);
-            if (strcmp (kf_jstr (t, "idea"), ideas[i]))
+            bool by_code;
+            if (!s_counts (t, ideas[i], &by_code))
                 continue;
             double s = kf_jnum (t, "speedup", 0), p = kf_jnum (t, "parent_speedup", 0);
             double noise = kf_jnum (t, "noise", 0);
@@ -105,11 +126,15 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (v == 0 || v == 2)
                 snprintf (band, sizeof band, " of +/-%.0f%%",
                           100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND));
-            snprintf (note + used, sizeof note - used, "%s %s%s (%.2fx vs parent %.2fx)",
+            char whose[96] = "";
+            if (by_code)
+                snprintf (whose, sizeof whose, " in candidate %lld, handed another idea",
+                          (long long) kf_jint (t, "id"));
+            snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx)",
                       said++ ? "," : "",
                       v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "inconclusive, timings spread"
                       : v == 3 ? "inconclusive, timed beside other work" : "within noise",
-                      band, s, p);
+                      band, whose, s, p);
             used = strlen (note);
         }
         if (tried > said)
@@ -132,7 +157,7 @@ kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const in
         size_t j;
         json_t *t;
         json_array_foreach (tries, j, t)
-            if (!strcmp (kf_jstr (t, "idea"), ideas[i])) {
+            if (s_counts (t, ideas[i], NULL)) {
                 int v = s_try_verdict (t);
                 told += v < 2;
                 won += v == 1;
@@ -400,7 +425,9 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
-                                "SELECT c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                "SELECT c.id, c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                " (c.selection->>'features')::bigint AS features,"
+                                " (p.selection->>'features')::bigint AS parent_features,"
                                 " c.speedup, p.speedup AS parent_speedup,"
                                 " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
                                 " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
@@ -429,6 +456,12 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                                   (int) kf_jint (t, "slot"));
             json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
         }
+        //  What the child's code added to its parent's (s_counts); nothing
+        //  where either was written before features were kept.
+        json_t *cf = json_object_get (t, "features"), *pf = json_object_get (t, "parent_features");
+        json_object_set_new (t, "added", json_integer (json_is_integer (cf) && json_is_integer (pf)
+                                                       ? json_integer_value (cf)
+                                                         & ~json_integer_value (pf) : 0));
         double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
         double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
         json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));

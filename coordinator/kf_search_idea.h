@@ -87,7 +87,10 @@ int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_
 int kf_search_idea_verdict (double speedup, double parent_speedup, double noise);
 
 /* The record of IDEAS (N) from TRIES, the run's counted tries oldest
- * first as [{idea, speedup, parent_speedup, noise}]: ASIDE[i] is set when
+ * first as [{id, idea, added, speedup, parent_speedup, noise}]: a try
+ * counts for the idea it was handed and (round 14) for every idea whose
+ * feature its code ADDED to its parent's (kf_prompt_source_features'
+ * bits; its note then names the candidate). ASIDE[i] is set when
  * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
  * times or more and none won (tries too spread to tell count for
  * neither); returns {idea: note} for each idea tried, the note "tried:
@@ -206,7 +209,8 @@ char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_e
 
 /* What kf_search_idea_choose decided. */
 typedef struct {
-    const char *idea;           /* the idea handed to the attempt (static text), or
+    const char *idea;           /* the idea handed to the attempt (static text, or
+                                   borrowed from the SECTIONS planned with), or
                                    NULL: the task has none */
     const kf_elite_t *parent;   /* the kernel it starts from */
     json_t *prompt;             /* for kf_prompt_in_t.ideas: {mine, order: [idea,
@@ -223,6 +227,7 @@ typedef struct {
 } kf_search_idea_t;
 
 /* The idea of (GENERATION, SLOT) of RUN (its spec, target, language;
+ * the ideas of SECTIONS' version, kf_meta_ideas: NULL for the defaults;
  * POPULATION per generation) and its parent, from the pool ELITES (N;
  * ISLAND as above) and the selected CHOSEN, the run's tries read from DB;
  * FINGERPRINT is the archive's, copied into OUT->archive with the ideas
@@ -232,7 +237,8 @@ typedef struct {
  * is the run's target (kf_prompt_hardware, as the prompt gets it), whose
  * thread cost says where threads lose. POPULATION 0 (a tuning
  * candidate): no idea, CHOSEN stays. 0, or -1 on a database error. */
-int kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
+int kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int population,
+                           int generation, int slot,
                            const kf_elite_t *elites, size_t n, int island,
                            const kf_elite_t *chosen, const char *fingerprint,
                            json_t *hardware, kf_search_idea_t *out);

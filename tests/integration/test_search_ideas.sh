@@ -27,6 +27,11 @@ check "all 6 search candidates were planned" \
 check "each stores the idea it was handed" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
               AND coalesce(selection->>'idea', '') = ''")" -eq 0 ]
+# Round 14: tries are told by what their code did, read once when the
+# source arrives (kf_prompt_source_features' bits).
+check "each candidate with a source keeps what its code does" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND source_hash IS NOT NULL
+              AND jsonb_typeof(selection->'features') IS DISTINCT FROM 'number'")" -eq 0 ]
 check "... and its prompt leans towards that idea" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'search'
               AND strpos(prompt, 'This attempt''s idea: ' || (selection->>'idea')) = 0")" -eq 0 ]

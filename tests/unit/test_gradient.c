@@ -203,7 +203,8 @@ test_risk (void)
         CHECK (strstr (hints, "Children that made their memory access more elaborate have done"
                               " better so far (strength ") != NULL);
         CHECK (strstr (hints, "over 2 moves; risk: 3 of 5 attempts failed") != NULL);
-        CHECK (strstr (hints, "raised fitness in 2 of 2 moves (mean change +0.125); risk: 3 of"
+        CHECK (strstr (hints, "raised fitness in 2 of 2 moves (the children's speedups 2.81x their parents' on "
+                              "geometric mean); risk: 3 of"
                               " 5 attempts failed") != NULL);
     }
     free (hints);
