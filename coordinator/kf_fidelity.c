@@ -463,7 +463,9 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
     const char *tp[2] = { id, fit };
     if (kf_db_exec (self->db, "UPDATE transitions SET child_fitness = $2 WHERE child_id = $1",
                     2, tp) < 0
-        || kf_meta_refit (self, run_id)   /* the figure, and maybe the run's best, moved */
+        /* The figure, and maybe the run's best, moved; a meta round that
+         * waited for it may go now (kf_meta_waits). */
+        || kf_meta_after_candidate (self, run_id, cand_id)
         || s_recell (self, run_id, cand_id)
         /* A full figure is judged like any other: suspicious, it is
          * re-verified before it counts. */

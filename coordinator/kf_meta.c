@@ -20,7 +20,9 @@
  */
 #include "kf_meta.h"
 #include "kf_json.h"
+#include "kf_lineage.h"
 #include "kf_log.h"
+#include "kf_meta_ideas.h"
 #include "kf_meta_note.h"
 #include "kf_meta_prompt.h"
 #include "kf_meta_score.h"
@@ -209,7 +211,12 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
-        "  e.reference_ns, e.figures->'correctness' AS correctness, e.fidelity,"
+        "  e.reference_ns, e.figures->'correctness' AS correctness,"
+        //  Round 14: the candidate's own standing, as the kernel prompts
+        //  read it (kf_prompt_history.c): 'pending' while its full
+        //  protocol is in flight, where the evaluation said 'screen' only.
+        "  coalesce(c.fidelity, e.fidelity) AS fidelity,"
+        "  e.figures->'candidate' AS tc, e.figures->'reference' AS tr,"
         "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at,"
         //  What the kernel did and what it was timed under (round 6: the
         //  outcomes read alike, coordinates only, and no load).
@@ -222,16 +229,27 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  FROM candidates c"
         "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
         "  LEFT JOIN candidates p ON p.id = c.parent_id"
+        //  The evaluation its standing rests on: the full protocol's for
+        //  a full candidate, a screen's for one held at its screen.
         "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
-        "   ORDER BY id DESC LIMIT 1) e ON true"
+        "   ORDER BY (c.fidelity IS NULL OR fidelity IS NOT DISTINCT FROM"
+        "    CASE c.fidelity WHEN 'full' THEN 'full' ELSE 'screen' END) DESC, id DESC"
+        "   LIMIT 1) e ON true"
         "  WHERE c.run_id = $1 AND c.finished_at IS NOT NULL"
         "  ORDER BY c.finished_at DESC, c.id DESC LIMIT $2) r"
         " ORDER BY r.finished_at, r.candidate_id",
         2, params);
     size_t i;
     json_t *row;
-    json_array_foreach (rows, i, row)
+    json_array_foreach (rows, i, row) {
         json_object_del (row, "finished_at");
+        //  A screen figure's spread, said beside it (kf_meta_prompt.c).
+        double noise = kf_lineage_noise (json_object_get (row, "tc"), json_object_get (row, "tr"));
+        if (noise > 0 && strcmp (kf_jstr (row, "fidelity"), "full"))
+            json_object_set_new (row, "noise", json_real (noise));
+        json_object_del (row, "tc");
+        json_object_del (row, "tr");
+    }
     kf_json_drop_nulls (rows);
     return rows;
 }
@@ -473,7 +491,8 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
                                     "  AND phase = 'search') AS planned,"
                                     " (SELECT count(*) FROM jobs WHERE run_id = $1"
                                     "  AND kind = 'meta' AND state IN ('queued', 'leased'))"
-                                    "  AS open",
+                                    "  AS open, (SELECT count(*) FROM candidates"
+                                    "  WHERE run_id = $1 AND fidelity = 'pending') AS pending",
                                     1, rp, NULL);
         int generations = (int) kf_jint (run, "generations");
         int population = (int) kf_jint (run, "population");
@@ -484,9 +503,14 @@ kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id
         //  search is planned (nothing would be written with what it
         //  proposes); in a short run, rounds come more often than
         //  meta_every (kf_meta_score.h).
+        //  A round waits (a while) for the full-protocol figures of
+        //  kernels whose screen asked for one, so it shows them
+        //  (kf_meta_waits; kf_fidelity.c calls again when one lands).
         if (counts && kf_jint (counts, "open") == 0
             && kf_meta_due (round, kf_jint (counts, "finished"), kf_jint (counts, "planned"),
-                            total, interval, population))
+                            total, interval, population)
+            && !kf_meta_waits (round, kf_jint (counts, "finished"), interval, population,
+                               kf_jint (counts, "pending")))
             rc = s_queue_meta (self, run, settings, round);
         json_decref (counts);
     }
@@ -576,6 +600,19 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
     json_t *log = NULL;
     json_t *sections = kf_meta_apply_edits_ruled (json_object_get (parent, "sections"), edits,
                                                   max_edits, outside, &rules, &log);
+    //  The idea list's edits (kf_meta_ideas.h), logged with the others.
+    json_t *ideas = kf_meta_idea_list (sections, spec,
+                                       kf_prompt_target_kind (kf_jstr (parent, "target"),
+                                                              kf_jstr (parent, "language")));
+    json_t *idea_edits = kf_meta_parse_idea_edits (text);
+    int ideas_changed = 0;
+    json_t *edited = kf_meta_apply_idea_edits (ideas, idea_edits, max_edits, log,
+                                               &ideas_changed);
+    if (ideas_changed)
+        json_object_set (sections, KF_META_IDEAS_KEY, edited);
+    json_decref (edited);
+    json_decref (ideas);
+    json_decref (idea_edits);
     json_decref (shown);
     free (task);
     free (outside);

@@ -56,9 +56,11 @@ json_t *kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id
 /* Records that CANDIDATE_ID was written with VERSION_ID (0: nothing). */
 int kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id);
 
-/* CANDIDATE_ID of RUN_ID reached its final state: its prompt version's
- * fitness follows, and when enough candidates have finished since the
- * last meta job, the next one is queued. */
+/* CANDIDATE_ID of RUN_ID reached its final state, or its full-protocol
+ * figure came in: its prompt version's fitness follows, and when enough
+ * candidates have finished since the last meta job, the next one is
+ * queued (once no full-protocol timing is in flight, or a generation's
+ * worth more have finished: kf_meta_waits). */
 int kf_meta_after_candidate (kf_search_t *self, int64_t run_id, int64_t candidate_id);
 
 /* Every prompt version of RUN_ID gets its fitness again from its latest

@@ -161,11 +161,28 @@ s_full (json_t *outcomes, long long id)
     return false;
 }
 
-//  The distinct full-protocol outcomes of OUTCOMES (NULL: any
-//  candidates) that TEXT names: numbers after "candidate"/"candidates"
-//  (a list: "12, 14 and 17", "12/14") or after '#'.
+//  Whether candidate ID is among OUTCOMES with a screen figure only: a
+//  speedup timed by the screen, its full protocol pending or never run.
+static bool
+s_screen_only (json_t *outcomes, long long id)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        if (kf_jint (o, "candidate_id") == id && json_is_number (json_object_get (o, "speedup"))
+            && (!strcmp (kf_jstr (o, "fidelity"), "screen")
+                || !strcmp (kf_jstr (o, "fidelity"), "pending")))
+            return true;
+    return false;
+}
+
+//  The distinct candidates of OUTCOMES that TEXT names and WANT accepts
+//  (s_full, s_screen_only): numbers after "candidate"/"candidates" (a
+//  list: "12, 14 and 17", "12/14") or after '#'. *FIRST (may be NULL)
+//  gets the first of them.
 static int
-s_named_full (const char *text, json_t *outcomes)
+s_named (const char *text, json_t *outcomes, bool (*want) (json_t *, long long),
+         long long *first)
 {
     long long seen[32];
     int n = 0;
@@ -192,8 +209,11 @@ s_named_full (const char *text, json_t *outcomes)
             bool dup = false;
             for (int k = 0; k < n; k++)
                 dup = dup || seen[k] == id;
-            if (!dup && n < 32 && s_full (outcomes, id))
+            if (!dup && n < 32 && want (outcomes, id)) {
+                if (!n && first)
+                    *first = id;
                 seen[n++] = id;
+            }
             //  Round 11: "Candidates 4 (1.80 ms, full) and 5 (1.71 ms)": a
             //  number's figures in brackets stand between it and the next.
             const char *q = p;
@@ -227,6 +247,14 @@ s_named_full (const char *text, json_t *outcomes)
         p--;   //  the outer step lands on what ended the list
     }
     return n;
+}
+
+//  The distinct full-protocol outcomes of OUTCOMES (NULL: any
+//  candidates) that TEXT names.
+static int
+s_named_full (const char *text, json_t *outcomes)
+{
+    return s_named (text, outcomes, s_full, NULL);
 }
 
 //  Whether TEXT calls itself a guess (the prompt's other way out).
@@ -297,6 +325,91 @@ s_has_word (const char *s, size_t len, const char *word)
     return false;
 }
 
+//  Where the sentence at S ends: at a newline, or at . ! ? ; before a
+//  blank or the end ("1.38 ms" goes on).
+static const char *
+s_sentence_end (const char *s)
+{
+    const char *e = s;
+    while (*e && *e != '\n' && !(strchr (".!?;", *e) && (!e[1] || e[1] == ' ' || e[1] == '\n')))
+        e++;
+    return e;
+}
+
+//  Whether the LEN bytes at S hold a measured figure: a number followed
+//  by a unit of time, a speedup's "x", a rate or a percentage ("2319 us",
+//  "2.1x", "14 GB/s", "27%").
+static bool
+s_has_figure (const char *s, size_t len)
+{
+    static const char *const units[] = { "ms", "us", "ns", "\xc2\xb5s", "x", "GB/s",
+                                         "GFLOP/s", "%", NULL };
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit ((unsigned char) s[i]) || (i && isalnum ((unsigned char) s[i - 1])))
+            continue;
+        size_t j = i;
+        while (j < len && (isdigit ((unsigned char) s[j]) || s[j] == '.' || s[j] == ','))
+            j++;
+        if (j < len && s[j] == ' ')
+            j++;
+        for (int k = 0; units[k]; k++) {
+            size_t u = strlen (units[k]);
+            if (j + u <= len && !strncmp (s + j, units[k], u)
+                && (j + u == len || !isalnum ((unsigned char) s[j + u])))
+                return true;
+        }
+        i = j;
+    }
+    return false;
+}
+
+//  TEXT with KF_META_SCREEN_MARK after each sentence that names a
+//  candidate of OUTCOMES whose figure is a screen timing only and holds a
+//  figure, or NULL when none does (or out of memory). *MARKED gets the
+//  count, *WHO the first such candidate.
+static char *
+s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
+{
+    *marked = 0;
+    *who = 0;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&out, &size);
+    if (!f)
+        return NULL;
+    const char *s = text;
+    while (*s) {
+        const char *e = s_sentence_end (s);
+        size_t len = (size_t) (e - s);
+        long long id = 0;
+        char *sentence = s_has_figure (s, len) && !s_mem_has (s, len, "screen timing only when")
+                             ? strndup (s, len) : NULL;
+        bool names = sentence && s_named (sentence, outcomes, s_screen_only, &id) > 0;
+        free (sentence);
+        const char *cut = e;
+        while (cut > s && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        if (names) {
+            fprintf (f, "%.*s", (int) (cut - s), s);
+            fprintf (f, KF_META_SCREEN_MARK, id);
+            fprintf (f, "%.*s", (int) (e - cut), cut);
+            if (!*who)
+                *who = id;
+            (*marked)++;
+        }
+        else
+            fprintf (f, "%.*s", (int) len, s);
+        if (*e)
+            fputc (*e++, f);
+        s = e;
+    }
+    if (fclose (f) != 0 || !*marked) {
+        free (out);
+        return NULL;
+    }
+    return out;
+}
+
 //  TEXT with KF_META_RANK_MARK (for TOP) before the end of each sentence
 //  that names a candidate with a rank word, or NULL when none does (or
 //  out of memory). *MARKED gets the count, *WORD the first word found.
@@ -316,10 +429,7 @@ s_rank_mark (const char *text, long long top, int *marked, const char **word)
     while (*s) {
         //  A sentence ends at a newline, or at . ! ? ; before a blank or
         //  the end ("1.38 ms" goes on).
-        const char *e = s;
-        while (*e && *e != '\n'
-               && !(strchr (".!?;", *e) && (!e[1] || e[1] == ' ' || e[1] == '\n')))
-            e++;
+        const char *e = s_sentence_end (s);
         size_t len = (size_t) (e - s);
         const char *rank = NULL;
         for (int k = 0; ranks[k] && !rank; k++)
@@ -448,7 +558,7 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         //  few full figures is refused unless it corrects a fact the
         //  task's text shows; a strategy that names too few is kept,
         //  marked as a guess; a rank beside a candidate is kept, marked.
-        char *marked = NULL, *ranked = NULL;
+        char *marked = NULL, *ranked = NULL, *screened = NULL;
         char note[400] = "", quote[120] = "";
         int named_full = KF_META_EVIDENCE_MIN;
         if (!reason[0] && outcomes && where && !strcmp (where, "philosophy")
@@ -472,6 +582,11 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         if (!reason[0] && top > 0 && where && *replace
             && (ranked = s_rank_mark (replace, top, &ranks, &rank)))
             replace = ranked;
+        int screens = 0;
+        long long screen_id = 0;
+        if (!reason[0] && outcomes && where && *replace
+            && (screened = s_screen_mark (replace, outcomes, &screens, &screen_id)))
+            replace = screened;
         if (named_full < KF_META_EVIDENCE_MIN) {
             size_t rl2 = strlen (replace);
             bool nl = rl2 && replace[rl2 - 1] == '\n';
@@ -488,6 +603,13 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
             snprintf (note + nl, sizeof note - nl, "%saccepted, %d sentence%s marked as ranked "
                       "when written: \"%s\" beside a candidate goes stale when a later kernel "
                       "passes it", nl ? "; " : "", ranks, ranks == 1 ? "" : "s", rank);
+        }
+        if (screens) {
+            size_t nl = strlen (note);
+            snprintf (note + nl, sizeof note - nl, "%saccepted, %d sentence%s marked: a figure "
+                      "beside candidate %lld, whose figure in this run is a screen timing only "
+                      "(cite full-protocol figures)", nl ? "; " : "", screens,
+                      screens == 1 ? "" : "s", screen_id);
         }
         if (!reason[0]) {
             char *text = s_replace (kf_jstr (out, where), search, replace);
@@ -510,6 +632,7 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         json_array_append_new (entries, entry);
         free (marked);
         free (ranked);
+        free (screened);
         free (search_buf);
         free (replace_buf);
     }

@@ -72,6 +72,18 @@ json_t *kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edi
 #define KF_META_RANK_MARK " (ranked when written, among the kernels up to number %lld: a " \
                           "later one may be faster; compare the figures)"
 
+/* A sentence of an accepted edit that names a candidate whose figure
+ * among the outcomes shown is a screen timing only (fidelity 'screen',
+ * or 'pending' while its full protocol runs) and holds a figure (a
+ * number with ms, us, ns, x, GB/s, GFLOP/s or %) is kept with this mark
+ * after it, %lld that candidate. Round 14: a strategy cited "candidate 3
+ * with streaming stores, 2319 us on the screen only", and kept citing it
+ * after the full protocol had it at 2.21 ms. Marked, not rejected, as
+ * ranks are: the figure in the sentence may be another candidate's. */
+#define KF_META_SCREEN_MARK " (candidate %lld's figure was a screen timing only when " \
+                            "written: short and noisy, its full protocol may differ; take " \
+                            "its figure from the list of attempts)"
+
 /* What kf_meta_apply_edits_ruled holds edits to: OUTCOMES as in
  * kf_meta_apply_edits_judged (NULL: no evidence rules, no rank marks),
  * TASK the task's own text (its description and reference source) that a

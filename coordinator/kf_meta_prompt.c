@@ -7,6 +7,7 @@
 #include "kf_text.h"
 #include "kf_prompt.h"
 #include "kf_meta_edits.h"
+#include "kf_meta_ideas.h"
 #include "kf_meta_score.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
@@ -365,17 +366,38 @@ s_did (FILE *f, json_t *o, const char *language)
     free (text);
 }
 
+//  What an outcome's figure is (round 14: candidate 3 was shown at
+//  "2.32 ms (screen timing)" while its full protocol was in flight; the
+//  next kernel prompt had it at 2.21 ms, and a strategy quoted the screen
+//  figure). The fidelity is the candidate's own (kf_meta.c), its spread
+//  kf_lineage_noise's of the screen's samples.
+static void
+s_fidelity (FILE *f, json_t *o)
+{
+    const char *fid = kf_jstr (o, "fidelity");
+    bool pending = !strcmp (fid, "pending");
+    if (!strcmp (fid, "full")) {
+        fputs (" (full protocol)", f);
+        return;
+    }
+    if (!pending && strcmp (fid, "screen"))
+        return;
+    fprintf (f, " (screen timing only%s", pending ? ", its full protocol still running" : "");
+    if (kf_jnum (o, "noise", 0) > 0)
+        fprintf (f, ", +/-%.0f%%", 100 * kf_jnum (o, "noise", 0));
+    fputs (": a short, noisy figure; not one to cite in a section)", f);
+}
+
 static void
 s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
              (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
              (long long) kf_jint (o, "prompt_version"), kf_jstr (o, "status"));
-    if (json_is_number (json_object_get (o, "speedup")))
-        fprintf (f, ", %.3fx the reference%s%s%s",
-                 json_number_value (json_object_get (o, "speedup")),
-                 *kf_jstr (o, "fidelity") ? " (" : "", kf_jstr (o, "fidelity"),
-                 *kf_jstr (o, "fidelity") ? " timing)" : "");
+    if (json_is_number (json_object_get (o, "speedup"))) {
+        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (o, "speedup")));
+        s_fidelity (f, o);
+    }
     if (json_is_number (json_object_get (o, "candidate_ns")))
         fprintf (f, ", %.0f ns (reference %.0f ns)",
                  json_number_value (json_object_get (o, "candidate_ns")),
@@ -494,6 +516,28 @@ s_task (FILE *f, json_t *spec)
     }
 }
 
+//  The ideas attempts are handed (LIST, kf_meta_idea_list's), numbered as
+//  an idea edit names them, dropped ones marked (round 14: the most
+//  harmful text of a run was an idea, which no meta edit could reach).
+static void
+s_ideas (FILE *f, json_t *list)
+{
+    if (!json_array_size (list))
+        return;
+    fputs ("\n## Ideas (each attempt of the search is handed one of these in turn)\n", f);
+    size_t i;
+    json_t *e;
+    json_array_foreach (list, i, e) {
+        fprintf (f, "%zu. ", i + 1);
+        if (json_object_get (e, "dropped")) {
+            fputs ("(dropped, no longer handed out: ", f);
+            kf_meta_quote_cut (f, kf_jstr (e, "dropped"), 160);
+            fputs (") ", f);
+        }
+        fprintf (f, "%s\n", kf_jstr (e, "text"));
+    }
+}
+
 //  The meta-prompter's instructions (for a language model; the offline
 //  one reads the payload's structured fields instead): the sections, the
 //  target's figures, the outcomes, the code behind the best and the worst of them (what the
@@ -525,6 +569,10 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
         const char *name = kf_prompt_section_names[i];
         fprintf (f, "\n## Section %s\n%s", name, kf_jstr (sections, name));
     }
+    json_t *ideas = kf_meta_idea_list (sections, json_object_get (run, "spec"),
+                                       kf_prompt_target_kind (kf_jstr (run, "target"),
+                                                              kf_jstr (run, "language")));
+    s_ideas (f, ideas);
     s_task (f, json_object_get (run, "spec"));
     s_target (f, base->hardware,
               kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
@@ -566,6 +614,21 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
              "touches anything outside the four sections, or beyond the first %d, is "
              "rejected. Keep each section short and concrete.\n",
              max_edits, max_edits);
+    if (json_array_size (ideas))
+        fprintf (f,
+                 "You may also change the list of ideas, by at most %d lines of their own, "
+                 "outside the edit blocks:\n"
+                 "DROP IDEA <number>: <why, naming the outcomes or the task text that show it>\n"
+                 "REWORD IDEA <number>: <the idea's new text, one line of at most %d "
+                 "characters>\n"
+                 "A dropped idea is no longer handed to attempts. Numbers never change: a "
+                 "dropped idea keeps its place and a reworded one its number. Drop or reword "
+                 "an idea that is wrong for this task (it describes another task's formula or "
+                 "identity, or a means the target lacks), not one that lost once: the planner "
+                 "already hands out last an idea whose tries lost. The list changes with the "
+                 "new version your accepted edits make.\n",
+                 max_edits, KF_META_IDEA_MAX);
+    json_decref (ideas);
     //  Claims on thin evidence (round 4: "the per-element math binds",
     //  written from 3 outcomes, refuted by the next ones).
     int full = 0;
@@ -604,6 +667,20 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
            "are read by the kernels of many later generations, and a rank is wrong as soon as "
            "one of them beats it, while a figure stays true. A sentence that names a "
            "candidate with such a word is kept but marked \"(ranked when written, ...)\".\n",
+           f);
+    //  Round 14: a strategy cited a screen figure that the full protocol
+    //  later replaced, and an appended guess ("bound by arithmetic") stood
+    //  beside the kept line it contradicted ("bound by memory again").
+    fputs ("Cite full-protocol figures only. A screen figure is short and noisy and is "
+           "replaced when the full protocol runs, while your sections keep what you wrote: a "
+           "sentence that puts a figure beside a candidate whose outcome above is a screen "
+           "timing only is kept but marked \"(candidate N's figure was a screen timing only "
+           "when written, ...)\".\n"
+           "One line, one claim: a new line that contradicts a line the sections keep (one "
+           "says the loop is bound by memory, the new one by arithmetic) replaces it. Copy "
+           "the old line exactly as the SEARCH text and write the corrected line as the "
+           "REPLACE text, rather than appending beside it: two lines that disagree leave the "
+           "kernel writer to guess which holds.\n",
            f);
     //  When the edits take effect (round 4: gen-2 prompts showed v1 after
     //  v2 was accepted: they had been planned before it).

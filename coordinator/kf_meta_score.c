@@ -162,3 +162,12 @@ kf_meta_judged (json_t *version)
 {
     return json_integer_value (json_object_get (version, "finished")) > 0;
 }
+
+bool
+kf_meta_waits (int round, int64_t finished, int interval, int population, int64_t pending)
+{
+    if (pending <= 0 || round < 0 || interval <= 0 || population <= 0)
+        return false;
+    int64_t due = (int64_t) (round + 1) * interval * population;
+    return finished < due + population;
+}

@@ -77,6 +77,17 @@ int kf_meta_interval (int meta_every, int generations);
 bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int interval,
                   int population);
 
+/* Whether a round that is due (kf_meta_due) waits for PENDING full-
+ * protocol timings of the run (candidates whose screen asked for one):
+ * while fewer than POPULATION candidates have finished past the point it
+ * became due (ROUND, FINISHED, INTERVAL as there). Round 14: a round
+ * queued as a kernel's screen came in showed it at the screen's 2.32 ms,
+ * its full protocol said 2.21 ms a little later, and a strategy quoted
+ * the screen figure. The wait is bounded so that a run whose kernels keep
+ * asking for the full protocol still gets its rounds. */
+bool kf_meta_waits (int round, int64_t finished, int interval, int population,
+                    int64_t pending);
+
 /* The version new kernels are written with now, from VERSIONS (the
  * run's archive, newest first: {id, number, fitness (absent or null
  * while none finished), used}), POPULATION a generation's size: the

@@ -5,6 +5,7 @@
 #include "kf_hash.h"
 #include "kf_json.h"
 #include "kf_lineage.h"
+#include "kf_meta_ideas.h"
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
@@ -611,7 +612,8 @@ s_round11_text (FILE *f, const bool *held, size_t count, const kf_search_idea_kn
 }
 
 int
-kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation, int slot,
+kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int population,
+                       int generation, int slot,
                        const kf_elite_t *elites, size_t n, int island,
                        const kf_elite_t *chosen, const char *fingerprint,
                        json_t *hardware, kf_search_idea_t *out)
@@ -623,12 +625,11 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
                           .language = kf_jstr (run, "language"),
                           .target = kf_jstr (run, "target"), .population = population };
     size_t count = 0;
-    const char *const *ideas = population > 0 && generation >= 0 && slot >= 0
-                               ? kf_prompt_ideas_for (in.spec,
-                                                      kf_prompt_target_kind (in.target,
-                                                                             in.language),
-                                                      &count)
-                               : NULL;
+    //  The list of the sections' version (kf_meta_ideas.h); freed below.
+    const char **ideas = population > 0 && generation >= 0 && slot >= 0
+                         ? kf_meta_ideas (sections, in.spec,
+                                          kf_prompt_target_kind (in.target, in.language), &count)
+                         : NULL;
     if (!count)
         return 0;
     json_t *tries = s_tries (db, run, &in);
@@ -656,6 +657,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
         free (aside);
         free (order);
         free (features);
+        free (ideas);
         return -1;
     }
     bool *held = aside + count, *back = aside + 2 * count;
@@ -744,6 +746,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, int population, int generation,
     free (aside);
     free (order);
     free (features);
+    free (ideas);
     if (rc) {
         json_decref (out->prompt);
         out->prompt = NULL;

@@ -421,12 +421,15 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     char backend[32], arch[64];
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
-    if (kf_search_idea_choose (self->db, run, tuning ? 0 : st->population, generation, slot,
-                               sel.from_island ? snap->pool : snap->elites,
+    int64_t version_id = 0;   /* the sections' version: its ideas are handed out */
+    json_t *sections = kf_meta_sections (self, run_id, &version_id);
+    if (kf_search_idea_choose (self->db, run, sections, tuning ? 0 : st->population,
+                               generation, slot, sel.from_island ? snap->pool : snap->elites,
                                sel.from_island ? snap->n_pool : snap->n_elites,
                                sel.from_island ? home : -1, parent, snap->fingerprint, hardware,
                                &idea)) {
         json_decref (hardware);
+        json_decref (sections);
         return -1;
     }
     parent = idea.parent;
@@ -484,8 +487,6 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st, s_snapsh
     /* The prompt: the parent as the kernel to improve (the run's best when
      * nothing is selected yet), the last kernel tried from it, the
      * inspirations, the hints and the evolvable sections of this run. */
-    int64_t version_id = 0;
-    json_t *sections = kf_meta_sections (self, run_id, &version_id);
     /* The fastest kernel the search holds, counted or not (a held or
      * re-verifying one is marked so in the prompt), and the parent with
      * what was tried from it (kf_lineage.c). */

@@ -14,7 +14,9 @@
 # 2. A run whose meta_model is a command that answers with one good edit
 #    and three bad ones (search text absent, outside the sections, a
 #    forged section marker): the bad ones are rejected and logged with
-#    their reasons, the good one makes a version. It is 3 generations
+#    their reasons, the good one makes a version; with two idea edits
+#    (one reworded, one dropped) that make its idea list, which later
+#    candidates are planned from. It is 3 generations
 #    long with the default meta_every, and has meta rounds all the same.
 # 3. meta_prompting=false: no meta job, no prompt version, and the
 #    prompts still have the default sections.
@@ -56,6 +58,8 @@ cat >"$T/badmeta.sh" <<'EOF'
 cat >/dev/null
 cat <<'REPLY'
 Diagnosis: scripted.
+REWORD IDEA 1: SCRIPTED IDEA: read each row once, in one fused pass
+DROP IDEA 5: scripted: blocking rows does not pay here
 SECTION: pitfalls
 <<<<<<< SEARCH
 =======
@@ -255,10 +259,33 @@ check "a forged marker: rejected and logged" \
     [ "$(sql "SELECT count(*) FROM prompt_edits WHERE job_id = $first_job AND NOT accepted
               AND reason = 'edits a section marker'")" -eq 1 ]
 check "the coordinator's log names the rejections" grep -q "edit rejected: search text is outside" "$T/coordinator.log"
-check "the version made by the good edit holds it, and only it" \
+check "the version made by the good edits holds them, and only them" \
     [ "$(sql "SELECT count(*) FROM prompt_versions WHERE meta_job_id = $first_job
-              AND jsonb_array_length(edits) = 1 AND sections->>'pitfalls' LIKE '%SCRIPTED GOOD EDIT%'
+              AND jsonb_array_length(edits) = 3 AND sections->>'pitfalls' LIKE '%SCRIPTED GOOD EDIT%'
               AND sections->>'analysis' NOT LIKE '%<<<kf:%'")" -eq 1 ]
+# Round 14: the idea list, edited by place (kf_meta_ideas.h).
+check "the meta prompt lists the ideas, numbered" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE id = $first_job
+              AND payload->>'prompt' LIKE '%## Ideas (each attempt%1. read each row once%5. reuse cached%'")" -eq 1 ]
+check "both idea edits were accepted and logged" \
+    [ "$(sql "SELECT count(*) FROM prompt_edits WHERE job_id = $first_job AND accepted
+              AND section = 'ideas'")" -eq 2 ]
+check "the version holds the reworded idea in its place and the dropped one marked" \
+    [ "$(sql "SELECT count(*) FROM prompt_versions WHERE meta_job_id = $first_job
+              AND sections->'ideas'->0->>'text' LIKE 'SCRIPTED IDEA:%'
+              AND sections->'ideas'->4->>'dropped' LIKE 'scripted:%'
+              AND jsonb_array_length(sections->'ideas') = 5")" -eq 1 ]
+v2="SELECT id FROM prompt_versions WHERE meta_job_id = $first_job"
+under=$(sql "SELECT count(*) FROM candidates WHERE prompt_version_id = ($v2) AND phase = 'search'")
+say "search candidates written with the version the idea edits made: $under"
+check "no candidate of that version was handed the dropped idea" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE prompt_version_id = ($v2)
+              AND selection->>'idea' LIKE 'reuse cached data across rows%'")" -eq 0 ]
+if [ "$under" -gt 0 ]; then
+    check "the reworded idea reached the kernel prompts of that version" \
+        [ "$(sql "SELECT count(*) FROM candidates WHERE prompt_version_id = ($v2)
+                  AND prompt LIKE '%SCRIPTED IDEA: read each row once%'")" -ge 1 ]
+fi
 check "kfctl show counts the rejected edits" \
     sh -c "'$BIN/kfctl' show $run2 | grep -q '^rejected edits: '"
 

@@ -126,7 +126,7 @@ test_prompt (void)
                      "two full-protocol outcomes that show it, or says it is a guess to test"));
     /* Shares of the measured peaks. */
     CHECK (s_has (p, "- candidate 7 (generation 1, prompt v1): correct, 4.200x the reference "
-                     "(full timing); memory 4.3 GB/s = 25% of the measured copy bandwidth; "
+                     "(full protocol); memory 4.3 GB/s = 25% of the measured copy bandwidth; "
                      "compute 55.0 GFLOP/s = 50% of the measured peak"));
     /* The long kernel is cut at a whole line, the cut said. */
     CHECK (s_has (p, " more lines)\n```\n"));

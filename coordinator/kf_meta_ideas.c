@@ -1,0 +1,254 @@
+/*  kf_meta_ideas.c - the idea list as a version holds it, and the
+ *  meta-prompter's edits of it (kf_meta_ideas.h). Pure: the versions are
+ *  kf_meta.c's.
+ */
+#include "kf_meta_ideas.h"
+#include "kf_json.h"
+#include "kf_str.h"
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+//  The version's own list, when it holds a well-formed one.
+static json_t *
+s_stored (json_t *sections)
+{
+    json_t *list = json_object_get (sections, KF_META_IDEAS_KEY);
+    if (!json_array_size (list))
+        return NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach (list, i, e)
+        if (!json_is_string (json_object_get (e, "text")))
+            return NULL;
+    return list;
+}
+
+const char **
+kf_meta_ideas (json_t *sections, json_t *spec, kf_target_kind_t kind, size_t *count)
+{
+    *count = 0;
+    json_t *list = s_stored (sections);
+    size_t n = 0;
+    const char *const *dflt = list ? NULL : kf_prompt_ideas_for (spec, kind, &n);
+    if (list)
+        n = json_array_size (list);
+    const char **out = n ? calloc (n, sizeof *out) : NULL;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = list ? json_array_get (list, i) : NULL;
+        if (!list)
+            out[(*count)++] = dflt[i];
+        else if (!json_object_get (e, "dropped"))
+            out[(*count)++] = kf_jstr (e, "text");
+    }
+    if (!*count) {
+        free (out);
+        return NULL;
+    }
+    return out;
+}
+
+json_t *
+kf_meta_idea_list (json_t *sections, json_t *spec, kf_target_kind_t kind)
+{
+    json_t *list = s_stored (sections);
+    if (list)
+        return json_deep_copy (list);
+    size_t n = 0;
+    const char *const *dflt = kf_prompt_ideas_for (spec, kind, &n);
+    json_t *out = json_array ();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new (out, json_pack ("{s:s}", "text", dflt[i]));
+    return out;
+}
+
+//  The line at *P (without its newline and a CR before it) and *P moved
+//  past it; NULL at the end.
+static const char *
+s_line (const char **p, size_t *len)
+{
+    if (!**p)
+        return NULL;
+    const char *line = *p;
+    *len = strcspn (line, "\n");
+    *p = line + *len + (line[*len] ? 1 : 0);
+    if (*len && line[*len - 1] == '\r')
+        (*len)--;
+    return line;
+}
+
+//  Whether the LEN bytes at LINE open with MARKER, blanks after it only.
+static bool
+s_marker (const char *line, size_t len, const char *marker)
+{
+    size_t m = strlen (marker);
+    if (len < m || strncmp (line, marker, m))
+        return false;
+    for (size_t i = m; i < len; i++)
+        if (line[i] != ' ' && line[i] != '\t')
+            return false;
+    return true;
+}
+
+json_t *
+kf_meta_parse_idea_edits (const char *text)
+{
+    static const struct { const char *word, *action; } verbs[] = {
+        { "drop idea", "drop" }, { "reword idea", "reword" } };
+    json_t *edits = json_array ();
+    const char *p = text ? text : "";
+    const char *line;
+    size_t len;
+    bool in_block = false;
+    while ((line = s_line (&p, &len))) {
+        //  A block's text is the sections' business, whatever it holds.
+        if (!in_block && s_marker (line, len, "<<<<<<< SEARCH")) {
+            in_block = true;
+            continue;
+        }
+        if (in_block) {
+            in_block = !s_marker (line, len, ">>>>>>> REPLACE");
+            continue;
+        }
+        const char *s = line, *end = line + len;
+        while (s < end && strchr ("-*#` \t", *s))
+            s++;
+        for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
+            size_t w = strlen (verbs[v].word);
+            if ((size_t) (end - s) <= w || strncasecmp (s, verbs[v].word, w))
+                continue;
+            const char *q = s + w;
+            while (q < end && (*q == ' ' || *q == '#'))
+                q++;
+            if (q == end || !isdigit ((unsigned char) *q))
+                continue;
+            long n = 0;
+            while (q < end && isdigit ((unsigned char) *q) && n < 100000)
+                n = n * 10 + (*q++ - '0');
+            //  "3:", "3**:", "3 -": the text follows the separator.
+            while (q < end && strchr ("*` \t", *q))
+                q++;
+            if (q < end && (*q == ':' || *q == '-'))
+                q++;
+            while (q < end && (*q == ' ' || *q == '\t' || *q == '*' || *q == '`'))
+                q++;
+            const char *t = end;
+            while (t > q && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '*' || t[-1] == '`'))
+                t--;
+            json_array_append_new (edits, json_pack ("{s:s, s:I, s:s%}", "action",
+                                                     verbs[v].action, "idea", (json_int_t) n,
+                                                     "text", q, (size_t) (t - q)));
+            break;
+        }
+    }
+    return edits;
+}
+
+//  Why TEXT cannot be an idea of LIST in place of idea K (REASON, SIZE
+//  bytes; empty: it can).
+static void
+s_check_text (json_t *list, size_t k, const char *text, char *reason, size_t size)
+{
+    size_t len = strlen (text);
+    if (!len) {
+        snprintf (reason, size, "a reworded idea needs its new text");
+        return;
+    }
+    if (len > KF_META_IDEA_MAX) {
+        snprintf (reason, size, "the new text is %zu bytes (at most %d)", len, KF_META_IDEA_MAX);
+        return;
+    }
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char) text[i] < 0x20 || text[i] == 0x7f) {
+            snprintf (reason, size, "the new text holds a control character");
+            return;
+        }
+    if (strstr (text, "<<<kf:") || strstr (text, "<<<<<<<") || strstr (text, ">>>>>>>")) {
+        snprintf (reason, size, "the new text holds a section or edit marker");
+        return;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach (list, i, e)
+        if (!strcasecmp (kf_jstr (e, "text"), text)) {
+            if (i == k)
+                snprintf (reason, size, "the new text equals the idea's text");
+            else
+                snprintf (reason, size, "the new text is idea %zu's (an idea is known by its "
+                          "text: two alike would be one)", i + 1);
+            return;
+        }
+}
+
+json_t *
+kf_meta_apply_idea_edits (json_t *list, json_t *edits, int max_edits, json_t *log,
+                          int *accepted)
+{
+    json_t *out = json_deep_copy (list);
+    size_t n = json_array_size (out);
+    bool *touched = calloc (n + 1, sizeof *touched);
+    size_t live = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach (out, i, e)
+        live += !json_object_get (e, "dropped");
+    *accepted = 0;
+    json_array_foreach (edits, i, e) {
+        const char *action = kf_jstr (e, "action"), *text = kf_jstr (e, "text");
+        bool drop = !strcmp (action, "drop");
+        json_int_t number = json_integer_value (json_object_get (e, "idea"));
+        json_t *idea = number >= 1 && (size_t) number <= n ? json_array_get (out, number - 1)
+                                                           : NULL;
+        char reason[300] = "", search[40];
+        snprintf (search, sizeof search, "idea %lld", (long long) number);
+        if (!touched)
+            snprintf (reason, sizeof reason, "out of memory");
+        else if (*accepted >= max_edits)
+            snprintf (reason, sizeof reason, "too many idea edits: at most %d per update",
+                      max_edits);
+        else if (!idea)
+            snprintf (reason, sizeof reason, "no idea %lld: the list has %zu",
+                      (long long) number, n);
+        else if (json_object_get (idea, "dropped"))
+            snprintf (reason, sizeof reason, "idea %lld is dropped already", (long long) number);
+        else if (touched[number - 1])
+            snprintf (reason, sizeof reason, "idea %lld was edited earlier in this reply",
+                      (long long) number);
+        else if (drop && !*text)
+            snprintf (reason, sizeof reason, "a dropped idea needs its reason after the colon");
+        else if (drop && strlen (text) > KF_META_IDEA_MAX)
+            snprintf (reason, sizeof reason, "the reason is %zu bytes (at most %d)",
+                      strlen (text), KF_META_IDEA_MAX);
+        else if (drop && live <= 1)
+            snprintf (reason, sizeof reason, "dropping idea %lld would leave no idea to hand "
+                      "out", (long long) number);
+        else if (!drop)
+            s_check_text (out, (size_t) number - 1, text, reason, sizeof reason);
+        const char *old = idea ? kf_jstr (idea, "text") : search;
+        char *replace = drop ? kf_strdupf ("dropped: %s", text) : strdup (text);
+        json_array_append_new (log, json_pack ("{s:s, s:s, s:s, s:b}", "section",
+                                               KF_META_IDEAS_KEY, "search", old, "replace",
+                                               replace ? replace : "", "accepted", !reason[0]));
+        if (reason[0])
+            json_object_set_new (json_array_get (log, json_array_size (log) - 1), "reason",
+                                 json_string (reason));
+        else {
+            touched[number - 1] = true;
+            if (drop) {
+                json_object_set_new (idea, "dropped", json_string (text));
+                live--;
+            }
+            else
+                json_object_set_new (idea, "text", json_string (text));
+            (*accepted)++;
+        }
+        free (replace);
+    }
+    free (touched);
+    return out;
+}

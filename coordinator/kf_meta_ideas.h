@@ -1,0 +1,70 @@
+/*  kf_meta_ideas.h - the list of ideas a run hands its attempts, as the
+ *  meta-prompter may edit it (kf_meta.h).
+ *
+ *  Each attempt of the search is handed one idea from a fixed list per
+ *  task class (kf_prompt_ideas_for). Round 14 found the most harmful text
+ *  of a run there (an idea described by another task's identity), and the
+ *  meta round could not touch it. A meta reply may now carry, besides its
+ *  SEARCH/REPLACE blocks, lines
+ *
+ *      DROP IDEA 3: why, with the outcomes that show it
+ *      REWORD IDEA 2: the idea's new text
+ *
+ *  numbered as the meta prompt lists the ideas. The accepted ones make the
+ *  new version's list, kept in its sections object under KF_META_IDEAS_KEY
+ *  (prompt_versions.sections; absent: the task's defaults) as every idea
+ *  of the list with the dropped ones marked, so an idea's number never
+ *  changes: a dropped idea keeps its place, a reworded one its number.
+ *  The planner (kf_search_idea.c) and the kernel prompt take the list of
+ *  the version a kernel is written with (kf_meta_ideas). Pure functions,
+ *  no database.
+ */
+#ifndef KF_META_IDEAS_H
+#define KF_META_IDEAS_H
+
+#include "kf_prompt_class.h"
+#include <jansson.h>
+#include <stddef.h>
+
+/* The key of a version's sections object that holds its edited list:
+ * [{text, dropped (the reason; absent while the idea is handed out)}]. */
+#define KF_META_IDEAS_KEY "ideas"
+
+/* The longest a reworded idea may be, in bytes (the longest default is
+ * about 260). */
+#define KF_META_IDEA_MAX 320
+
+/* The ideas handed out under SECTIONS (a version's sections object, may
+ * be NULL: the defaults), for SPEC on a target of KIND, dropped ones left
+ * out: an array of *COUNT texts borrowed from SECTIONS or static (the
+ * caller frees the array only, and keeps SECTIONS while it uses them).
+ * NULL with *COUNT 0 when there are none (or out of memory). */
+const char **kf_meta_ideas (json_t *sections, json_t *spec, kf_target_kind_t kind,
+                            size_t *count);
+
+/* Every idea under SECTIONS, numbered by place, dropped ones marked:
+ * [{text, dropped?}] (caller's; the defaults, none dropped, where SECTIONS
+ * holds no list). */
+json_t *kf_meta_idea_list (json_t *sections, json_t *spec, kf_target_kind_t kind);
+
+/* The idea edits in TEXT, a meta reply: lines "DROP IDEA N: reason" and
+ * "REWORD IDEA N: text" (any case, markdown emphasis or a list dash
+ * before them allowed) outside SEARCH/REPLACE blocks, as [{action ("drop"
+ * or "reword"), idea (N), text}] in order (caller's; empty when none). */
+json_t *kf_meta_parse_idea_edits (const char *text);
+
+/* Applies EDITS (kf_meta_parse_idea_edits') to a copy of LIST
+ * (kf_meta_idea_list's), at most MAX_EDITS accepted, and appends one
+ * {section "ideas", search (the idea's text, "idea N" when there is
+ * none), replace (the new text, or "dropped: reason"), accepted, reason}
+ * per edit to LOG. An edit is refused, with the reason, when N is not an
+ * idea of the list, the idea is dropped already or was edited earlier in
+ * the reply, a drop gives no reason or would leave no idea, or a new
+ * text is empty, longer than KF_META_IDEA_MAX, holds a control character
+ * or a section marker, equals the old one or another idea's (an idea is
+ * known by its text: two alike would be one). Returns the new list
+ * (caller's); *ACCEPTED gets how many were applied. */
+json_t *kf_meta_apply_idea_edits (json_t *list, json_t *edits, int max_edits, json_t *log,
+                                  int *accepted);
+
+#endif
