@@ -399,7 +399,9 @@ s_test_unjudged (void)
               "judged yet, and its code is not shown); %s.", ideas[block], ideas[threads]);
     CHECK (p && strstr (p, want));
     CHECK (p && !strstr (p, "build yours another way"));
-    CHECK (p && strstr (p, "leave that idea to the sibling"));
+    //  Round 14: "leave that idea" beside a sibling taking this idea
+    //  read as "leave your own idea"; the other one is named as such.
+    CHECK (p && strstr (p, "leave the other idea listed to the sibling that takes it"));
     free (p);
     //  An idea held back for its tries in flight is named, with how many.
     json_object_set_new (plan, "held", json_pack ("{s:i}", ideas[threads], 2));
