@@ -538,14 +538,20 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     }
     //  Round 14: "leave that idea to the sibling" beside a sibling that
     //  takes this attempt's own idea read as "leave your own idea".
-    if (others)
-        fprintf (f, ". Build this kernel around this attempt's idea%s and leave %s to the "
-                 "%s: use %s only where your idea needs it, not as the main idea.",
-                 twin >= 0 ? " (done another way than the sibling that takes it too)" : "",
-                 others > 1 ? "the other ideas listed" : twin >= 0 ? "the other idea listed"
-                                                                   : "that idea",
+    if (others && twin >= 0)
+        fprintf (f, ". Build this kernel around this attempt's idea (done another way than "
+                 "the sibling that takes it too) and leave %s to the %s: use %s only where "
+                 "your idea needs it, not as the main idea.",
+                 others > 1 ? "the other ideas listed" : "the other idea listed",
                  others > 1 ? "siblings that take them" : "sibling that takes it",
                  others > 1 ? "one of them" : "it");
+    else if (others)
+        fputs (others > 1 ? ". Build this kernel around this attempt's idea and leave those "
+                            "ideas to the siblings: use one of them only where your idea needs "
+                            "it, not as the main idea."
+                          : ". Build this kernel around this attempt's idea and leave that idea "
+                            "to the sibling: use it only where your idea needs it, not as the "
+                            "main idea.", f);
     else if (listed)
         fputs (".", f);
     json_t *aside = json_object_get (in->ideas, "aside");

@@ -4,7 +4,9 @@
 #ifndef KF_TEST_H
 #define KF_TEST_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 static int kf_test_checks, kf_test_failures;
 
@@ -17,6 +19,13 @@ static int kf_test_checks, kf_test_failures;
                      __LINE__, #cond);                                       \
         }                                                                    \
     } while (0)
+
+/* Whether TEXT (NULL: no) holds PART. */
+static inline bool
+kf_test_has (const char *text, const char *part)
+{
+    return text && strstr (text, part);
+}
 
 static inline int
 kf_test_done (const char *name)

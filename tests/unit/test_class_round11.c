@@ -22,12 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 static const char *s_softsign_src =
     "\"\"\"softsign(x) * 1.5 - 0.25: x / (1 + |x|), scaled and shifted.\n\n"
     "x is 4096 x 1024 f32. Cheap arithmetic per element\n"
@@ -125,13 +119,13 @@ s_test_philosophy (void)
     json_t *spec = s_ew ("softsign_affine", s_softsign_src, 4096, 1024);
     char *p = s_philosophy (spec);
     CHECK (p != NULL);
-    CHECK (!s_has (p, "additions, products, minima and maxima only"));
-    CHECK (s_has (p, "the formula here calls no exp, tanh, erf or log; its code computes "
-                     "absolute values, additions, divisions and products, 5 operations an "
-                     "element."));
-    CHECK (s_has (p, "- A division or a square root is not as cheap as an addition or a "
-                     "product: in SIMD registers a divide or square root costs several times "
-                     "a multiply (no figure for it is measured on this target)"));
+    CHECK (!kf_test_has (p, "additions, products, minima and maxima only"));
+    CHECK (kf_test_has (p, "the formula here calls no exp, tanh, erf or log; its code computes "
+                           "absolute values, additions, divisions and products, 5 operations an "
+                           "element."));
+    CHECK (kf_test_has (p, "- A division or a square root is not as cheap as an addition or a "
+                           "product: in SIMD registers a divide or square root costs several times "
+                           "a multiply (no figure for it is measured on this target)"));
     free (p);
     json_decref (spec);
 
@@ -140,9 +134,9 @@ s_test_philosophy (void)
                  "        y = x * 2.0 + 1.0  # not a divide: / here is a comment\n"
                  "        return torch.relu(y)\n", 64, 64);
     p = s_philosophy (spec);
-    CHECK (s_has (p, "its code computes additions, minima/maxima and products, 3 "
-                     "operations an element."));
-    CHECK (!s_has (p, "A division"));
+    CHECK (kf_test_has (p, "its code computes additions, minima/maxima and products, 3 "
+                           "operations an element."));
+    CHECK (!kf_test_has (p, "A division"));
     free (p);
     json_decref (spec);
 
@@ -150,9 +144,9 @@ s_test_philosophy (void)
     spec = s_ew ("rolled", "class Model(nn.Module):\n    def forward(self, x):\n"
                  "        return torch.roll(x, 1) / 2\n", 64, 64);
     p = s_philosophy (spec);
-    CHECK (s_has (p, "the formula here calls no exp, tanh, erf or log. The work is bound by "
-                     "memory traffic"));
-    CHECK (!s_has (p, "its code computes"));
+    CHECK (kf_test_has (p, "the formula here calls no exp, tanh, erf or log. The work is bound by "
+                           "memory traffic"));
+    CHECK (!kf_test_has (p, "its code computes"));
     free (p);
     json_decref (spec);
 }
@@ -219,15 +213,15 @@ s_test_libm (void)
     json_t *hw = s_hw (spec);
     char *p = s_target (hw);
     printf ("%s\n", p ? p : "");
-    CHECK (s_has (p, "Calls of tanh: the formula makes 1 libm call per output element, so "
-                     "196608 in each kernel call (196608 output elements). As scalar libm "
-                     "calls, at about 40 cycles each (an assumption, not measured on this "
-                     "host"));
-    CHECK (s_has (p, "they take about 2.11 ms of one core at 3727 MHz, against 1.32 ms for "
-                     "the matrix product's 302 million operations at one core's measured FMA "
-                     "peak (229 GFLOP/s): 160% of that bound."));
-    CHECK (s_has (p, "compute tanh in SIMD registers instead, by a polynomial or rational "
-                     "approximation within the stated tolerance"));
+    CHECK (kf_test_has (p, "Calls of tanh: the formula makes 1 libm call per output element, so "
+                           "196608 in each kernel call (196608 output elements). As scalar libm "
+                           "calls, at about 40 cycles each (an assumption, not measured on this "
+                           "host"));
+    CHECK (kf_test_has (p, "they take about 2.11 ms of one core at 3727 MHz, against 1.32 ms for "
+                           "the matrix product's 302 million operations at one core's measured FMA "
+                           "peak (229 GFLOP/s): 160% of that bound."));
+    CHECK (kf_test_has (p, "compute tanh in SIMD registers instead, by a polynomial or rational "
+                           "approximation within the stated tolerance"));
     free (p);
     json_decref (hw);
     json_decref (spec);
@@ -237,7 +231,7 @@ s_test_libm (void)
                  "        return torch.matmul(torch.tanh(a), b)\n");
     hw = s_hw (spec);
     p = s_target (hw);
-    CHECK (p && !s_has (p, "Calls of"));
+    CHECK (p && !kf_test_has (p, "Calls of"));
     free (p);
     json_decref (hw);
     json_decref (spec);
@@ -248,15 +242,15 @@ s_test_libm (void)
                  "        return torch.tanh(x) * 2\n", 4096, 1024);
     hw = s_hw (spec);
     p = s_target (hw);
-    CHECK (s_has (p, "so 4.19 million in each kernel call"));
-    CHECK (s_has (p, "against 0.799 ms for its memory traffic at one core's copy rate"));
+    CHECK (kf_test_has (p, "so 4.19 million in each kernel call"));
+    CHECK (kf_test_has (p, "against 0.799 ms for its memory traffic at one core's copy rate"));
     free (p);
     //  Round 13: against the cold read rate where one was measured: 32
     //  MiB at 16 GB/s (bytes as 1e9 a GB), 2.1 ms.
     json_object_set_new (json_array_get (json_object_get (hw, "devices"), 0),
                          "read_cold_one_core_gbs", json_real (16.0));
     p = s_target (hw);
-    CHECK (s_has (p, "against 2.1 ms for its memory traffic at one core's cold read rate"));
+    CHECK (kf_test_has (p, "against 2.1 ms for its memory traffic at one core's cold read rate"));
     free (p);
     json_decref (hw);
     json_decref (spec);
@@ -271,13 +265,13 @@ s_test_softsign_figures (void)
     json_t *spec = s_ew ("softsign_affine", s_softsign_src, 4096, 1024);
     json_t *hw = s_hw (spec);
     char *p = s_target (hw);
-    CHECK (s_has (p, "This task reads N = 16.0 MiB and writes M = 16.0 MiB: at these "
-                     "one-core (warm-cache) copy rates that takes about 0.807 ms with ordinary "
-                     "stores (N + 2M = 48.0 MiB of traffic at 62.4 GB/s) and about 0.799 ms "
-                     "with streaming stores "
-                     "(N + M = 32.0 MiB at 42.0 GB/s): by these figures streaming stores save "
-                     "about 1% of the time here."));
-    CHECK (p && !s_has (p, "Calls of"));
+    CHECK (kf_test_has (p, "This task reads N = 16.0 MiB and writes M = 16.0 MiB: at these "
+                           "one-core (warm-cache) copy rates that takes about 0.807 ms with ordinary "
+                           "stores (N + 2M = 48.0 MiB of traffic at 62.4 GB/s) and about 0.799 ms "
+                           "with streaming stores "
+                           "(N + M = 32.0 MiB at 42.0 GB/s): by these figures streaming stores save "
+                           "about 1% of the time here."));
+    CHECK (p && !kf_test_has (p, "Calls of"));
     free (p);
 
     //  Candidate 2 of round 11: 1.38 ms.
@@ -290,11 +284,11 @@ s_test_softsign_figures (void)
     kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST);
     fclose (f);
     printf ("%s\n", text ? text : "");
-    CHECK (!s_has (text, "compute: not known"));
-    CHECK (s_has (text, "compute: 15.2 GFLOP/s"));
-    CHECK (s_has (text, "The compute figures count the formula's 5 operations an element "
-                        "(absolute values, additions, divisions and products, as its code "
-                        "reads) over 4194304 output elements = 21 million operations"));
+    CHECK (!kf_test_has (text, "compute: not known"));
+    CHECK (kf_test_has (text, "compute: 15.2 GFLOP/s"));
+    CHECK (kf_test_has (text, "The compute figures count the formula's 5 operations an element "
+                              "(absolute values, additions, divisions and products, as its code "
+                              "reads) over 4194304 output elements = 21 million operations"));
     free (text);
     json_decref (k);
     json_decref (hw);
@@ -342,8 +336,8 @@ s_test_one_call_ideas (void)
             stream |= strstr (ideas[i], "by non-temporal (streaming) stores") != NULL;
         CHECK (stream);
         json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
-        CHECK (s_has (json_string_value (json_object_get (sections, "strategies")),
-                      "they take intrinsics (_mm256_stream_ps, _mm512_stream_ps)"));
+        CHECK (kf_test_has (json_string_value (json_object_get (sections, "strategies")),
+                            "they take intrinsics (_mm256_stream_ps, _mm512_stream_ps)"));
         json_decref (sections);
         json_decref (spec);
     }
@@ -359,9 +353,9 @@ s_test_register_block (void)
     json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
     const char *st = json_string_value (json_object_get (sections, "strategies"));
     printf ("%s", st ? st : "");
-    CHECK (s_has (st, "at least 8 independent vector accumulators"));
-    CHECK (s_has (st, "32 with AVX-512"));
-    CHECK (!s_has (st, "4x16"));
+    CHECK (kf_test_has (st, "at least 8 independent vector accumulators"));
+    CHECK (kf_test_has (st, "32 with AVX-512"));
+    CHECK (!kf_test_has (st, "4x16"));
     json_decref (sections);
     json_decref (spec);
 }
@@ -381,9 +375,9 @@ s_test_slow_reference (void)
     kf_prompt_reference_rate_line (f, spec, d, 2000000.0);   //  151 GFLOP/s: not slow
     fclose (f);
     printf ("%s", text ? text : "");
-    CHECK (s_has (text, "The reference is slow here: 59.2 ms a call, 5.1 GFLOP/s, 2.2% of one "
-                        "core's f32 FMA peak (229 GFLOP/s), so a kernel at a tenth of that rate "
-                        "is already 4x faster than it."));
+    CHECK (kf_test_has (text, "The reference is slow here: 59.2 ms a call, 5.1 GFLOP/s, 2.2% of one "
+                              "core's f32 FMA peak (229 GFLOP/s), so a kernel at a tenth of that rate "
+                              "is already 4x faster than it."));
     CHECK (text && !strstr (strstr (text, "\n") + 1, "slow"));
     free (text);
     json_decref (spec);
@@ -393,8 +387,8 @@ s_test_slow_reference (void)
     f = open_memstream (&text, &size);
     kf_prompt_reference_rate_line (f, spec, d, 90e6);
     fclose (f);
-    CHECK (s_has (text, "The reference is slow here: 90 ms a call, 0.373 GB/s, 0.9% of one core's "
-                        "copy rate"));
+    CHECK (kf_test_has (text, "The reference is slow here: 90 ms a call, 0.373 GB/s, 0.9% of one core's "
+                              "copy rate"));
     free (text);
     json_decref (spec);
     json_decref (hw);
@@ -409,12 +403,12 @@ s_test_vm_l3 (void)
     json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
     json_object_set_new (d, "l3_bytes", json_integer (508LL * 1024 * 1024));
     char *text = s_target (hw);
-    CHECK (s_has (text, "508.0 MiB L3 (as the CPU reports it: more than 32 MiB for each of 2 "
-                        "CPUs, so a virtual machine's view of a larger host's cache"));
+    CHECK (kf_test_has (text, "508.0 MiB L3 (as the CPU reports it: more than 32 MiB for each of 2 "
+                              "CPUs, so a virtual machine's view of a larger host's cache"));
     free (text);
     json_object_set_new (d, "l3_bytes", json_integer (32LL * 1024 * 1024));
     text = s_target (hw);
-    CHECK (s_has (text, "32.0 MiB L3") && !s_has (text, "do not size blocks by it"));
+    CHECK (kf_test_has (text, "32.0 MiB L3") && !kf_test_has (text, "do not size blocks by it"));
     free (text);
     json_decref (hw);
 }

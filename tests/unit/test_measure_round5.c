@@ -18,15 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *want)
-{
-    bool ok = text && strstr (text, want);
-    if (!ok)
-        fprintf (stderr, "missing: \"%s\"\n", want);
-    return ok;
-}
-
 static char *
 s_target (json_t *hw)
 {
@@ -56,14 +47,14 @@ s_target_section (void)
     json_t *hw = s_host ();
     char *text = s_target (hw);
     //  Bytes moved both ways.
-    CHECK (s_has (text, "with ordinary stores 20.0 GB/s counting the bytes read plus the bytes "
-                        "written (2 bytes per byte copied), which is 30.0 GB/s of memory "
-                        "traffic once the write-allocate read"));
-    CHECK (s_has (text, "with streaming (non-temporal) stores 26.0 GB/s, read plus write"));
-    CHECK (s_has (text, "moves N + 2M; with streaming stores N + M"));
+    CHECK (kf_test_has (text, "with ordinary stores 20.0 GB/s counting the bytes read plus the bytes "
+                              "written (2 bytes per byte copied), which is 30.0 GB/s of memory "
+                              "traffic once the write-allocate read"));
+    CHECK (kf_test_has (text, "with streaming (non-temporal) stores 26.0 GB/s, read plus write"));
+    CHECK (kf_test_has (text, "moves N + 2M; with streaming stores N + M"));
     //  The cold one-core read beside the all-core figure.
-    CHECK (s_has (text, "Memory read by one core with cold caches: 14.5 GB/s"));
-    CHECK (s_has (text, "against 24 GB/s for the copy on every core at once"));
+    CHECK (kf_test_has (text, "Memory read by one core with cold caches: 14.5 GB/s"));
+    CHECK (kf_test_has (text, "against 24 GB/s for the copy on every core at once"));
     CHECK (!strstr (text, "lower bound"));
     CHECK (!strstr (text, "threads at once did no more than one core"));
     free (text);
@@ -73,8 +64,8 @@ s_target_section (void)
     json_object_set_new (dev, "peak_gflops_all_threads", json_real (61));
     json_object_set_new (dev, "peak_gflops_one_core", json_real (65));
     text = s_target (hw);
-    CHECK (s_has (text, "When this was measured, 2 threads at once did no more than one core "
-                        "alone"));
+    CHECK (kf_test_has (text, "When this was measured, 2 threads at once did no more than one core "
+                              "alone"));
     free (text);
     json_object_set_new (dev, "peak_gflops_all_threads", json_real (130));
     json_object_set_new (dev, "peak_gflops_one_core", json_real (72));
@@ -82,13 +73,13 @@ s_target_section (void)
     //  more than every figure.
     json_object_set_new (hw, "achieved_gflops", json_real (88.4));
     text = s_target (hw);
-    CHECK (s_has (text, "reached 88.4 GFLOP/s, above the one-core figure: if it ran on one "
-                        "thread, the one-core figure is a lower bound"));
+    CHECK (kf_test_has (text, "reached 88.4 GFLOP/s, above the one-core figure: if it ran on one "
+                              "thread, the one-core figure is a lower bound"));
     free (text);
     json_object_set_new (hw, "achieved_gflops", json_real (150));
     text = s_target (hw);
-    CHECK (s_has (text, "These peaks are lower bounds"));
-    CHECK (s_has (text, "take 150.0 GFLOP/s as the ceiling"));
+    CHECK (kf_test_has (text, "These peaks are lower bounds"));
+    CHECK (kf_test_has (text, "take 150.0 GFLOP/s as the ceiling"));
     free (text);
     json_object_del (hw, "achieved_gflops");
     //  The run's noise with its count; the load range; the condition
@@ -101,28 +92,28 @@ s_target_section (void)
     json_object_set_new (hw, "screen_full_gap", json_real (1.1));
     json_object_set_new (hw, "screen_full_count", json_integer (1));
     text = s_target (hw);
-    CHECK (s_has (text, "over 7 timed correct kernels, the speedup's own samples spread by a "
-                        "median of +/-4.0% and at most +/-30.0%"));
-    CHECK (s_has (text, "0.1 to 1.6 other runnable tasks on 2 CPUs"));
-    CHECK (s_has (text, "not comparable by the ratio of their figures"));
-    CHECK (s_has (text, "condition changed during this run: 3 timings ran with other workers "
-                        "registered on it and 4 with none"));
-    CHECK (s_has (text, "one candidate timed both ways"));
-    CHECK (s_has (text, "one pair bounds nothing"));
+    CHECK (kf_test_has (text, "over 7 timed correct kernels, the speedup's own samples spread by a "
+                              "median of +/-4.0% and at most +/-30.0%"));
+    CHECK (kf_test_has (text, "0.1 to 1.6 other runnable tasks on 2 CPUs"));
+    CHECK (kf_test_has (text, "not comparable by the ratio of their figures"));
+    CHECK (kf_test_has (text, "condition changed during this run: 3 timings ran with other workers "
+                              "registered on it and 4 with none"));
+    CHECK (kf_test_has (text, "one candidate timed both ways"));
+    CHECK (kf_test_has (text, "one pair bounds nothing"));
     CHECK (!strstr (text, "can be off by that much"));
     free (text);
     json_object_set_new (hw, "screen_full_count", json_integer (4));
     text = s_target (hw);
-    CHECK (s_has (text, "among the 4 candidates timed both ways"));
+    CHECK (kf_test_has (text, "among the 4 candidates timed both ways"));
     CHECK (!strstr (text, "typically differ"));
     free (text);
     //  Round 11: the same kernel's two timings came out a median 16%
     //  apart where each median's samples said +/-2-4%; the run says so.
     json_object_set_new (hw, "screen_full_typical", json_real (1.16));
     text = s_target (hw);
-    CHECK (s_has (text, "The median of those ratios is 1.16x: two timings of one kernel in this "
-                        "run typically differ by 16%, so two kernels' figures closer than that "
-                        "are not told apart."));
+    CHECK (kf_test_has (text, "The median of those ratios is 1.16x: two timings of one kernel in this "
+                              "run typically differ by 16%, so two kernels' figures closer than that "
+                              "are not told apart."));
     free (text);
     json_decref (hw);
 }
@@ -143,11 +134,11 @@ s_kernel_lines (void)
     FILE *f = open_memstream (&text, &size);
     kf_prompt_noise_line (f, k);
     fclose (f);
-    CHECK (s_has (text, "This kernel was timed with 1.6 other runnable tasks on 2 CPUs (other "
-                        "processes took 45% of the CPUs' time while it was timed); the exec "
-                        "host shared with 1 compile and 0 other exec workers"));
-    CHECK (s_has (text, "not a like-for-like comparison"));
-    CHECK (!s_has (text, "Page faults"));    //  not counted: not said
+    CHECK (kf_test_has (text, "This kernel was timed with 1.6 other runnable tasks on 2 CPUs (other "
+                              "processes took 45% of the CPUs' time while it was timed); the exec "
+                              "host shared with 1 compile and 0 other exec workers"));
+    CHECK (kf_test_has (text, "not a like-for-like comparison"));
+    CHECK (!kf_test_has (text, "Page faults"));    //  not counted: not said
     free (text);
     //  Round 10: the page faults of the kernel's process per timed call.
     json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
@@ -155,25 +146,25 @@ s_kernel_lines (void)
     f = open_memstream (&text, &size);
     kf_prompt_noise_line (f, k);
     fclose (f);
-    CHECK (s_has (text, "Page faults: 2564 minor page faults per timed call in this kernel's "
-                        "process: memory mapped and touched afresh in every call"));
+    CHECK (kf_test_has (text, "Page faults: 2564 minor page faults per timed call in this kernel's "
+                              "process: memory mapped and touched afresh in every call"));
     //  Round 13: with the usual causes, threads' stacks first.
-    CHECK (s_has (text, "The usual causes: threads started in each call (each new thread "
-                        "faults in every page of stack it touches"));
+    CHECK (kf_test_has (text, "The usual causes: threads started in each call (each new thread "
+                              "faults in every page of stack it touches"));
     free (text);
     json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
                          json_real (0.1));
     f = open_memstream (&text, &size);
     kf_prompt_noise_line (f, k);
     fclose (f);
-    CHECK (s_has (text, "Page faults: none in the timed calls"));
+    CHECK (kf_test_has (text, "Page faults: none in the timed calls"));
     free (text);
     //  A quiet host: said, without the warning.
     char buf[300];
     json_t *quiet = json_pack ("{s:i, s:f, s:f}", "cpus", 2, "runnable_others", 0.1,
                                "others_cpu_share", 0.02);
     CHECK (!kf_prompt_load_text (quiet, NULL, buf, sizeof buf));
-    CHECK (s_has (buf, "timed with 0.1 other runnable tasks on 2 CPUs"));
+    CHECK (kf_test_has (buf, "timed with 0.1 other runnable tasks on 2 CPUs"));
     CHECK (kf_prompt_load_text (json_object_get (k, "host_load"), NULL, buf, sizeof buf));
     CHECK (!kf_prompt_load_text (NULL, NULL, buf, sizeof buf) && buf[0] == 0);
     json_decref (quiet);
@@ -185,9 +176,9 @@ s_kernel_lines (void)
     f = open_memstream (&text, &size);
     kf_prompt_position_line (f, k, NULL, NULL, KF_TARGET_HOST);
     fclose (f);
-    CHECK (s_has (text, "The measured peak (72.0 GFLOP/s"));
-    CHECK (s_has (text, "is a lower bound: this kernel reached 88.4 GFLOP/s"));
-    CHECK (s_has (text, "100.0% of the measured peak (88 GFLOP/s)"));
+    CHECK (kf_test_has (text, "The measured peak (72.0 GFLOP/s"));
+    CHECK (kf_test_has (text, "is a lower bound: this kernel reached 88.4 GFLOP/s"));
+    CHECK (kf_test_has (text, "100.0% of the measured peak (88 GFLOP/s)"));
     CHECK (!strstr (text, "above the measured f32 FMA peak"));
     free (text);
     json_decref (k);
@@ -199,7 +190,7 @@ s_kernel_lines (void)
     f = open_memstream (&text, &size);
     kf_prompt_position_line (f, k, NULL, hw, KF_TARGET_HOST);
     fclose (f);
-    CHECK (s_has (text, "against one core's peak (219.5 GFLOP/s) this kernel is at 56%"));
+    CHECK (kf_test_has (text, "against one core's peak (219.5 GFLOP/s) this kernel is at 56%"));
     free (text);
     json_decref (hw);
     json_decref (k);
@@ -227,10 +218,10 @@ s_other_results (void)
     FILE *f = open_memstream (&text, &size);
     kf_prompt_other_results (f, &in);
     fclose (f);
-    CHECK (s_has (text, "6.42x), full protocol; timed with 1.6 other runnable tasks on 2 CPUs"));
-    CHECK (s_has (text, "9.60x), full protocol; timed with 0.1 other runnable tasks on 2 CPUs "
-                        "(other processes took 1% of the CPUs' time while it was timed); no "
-                        "other worker registered on the exec host"));
+    CHECK (kf_test_has (text, "6.42x), full protocol; timed with 1.6 other runnable tasks on 2 CPUs"));
+    CHECK (kf_test_has (text, "9.60x), full protocol; timed with 0.1 other runnable tasks on 2 CPUs "
+                              "(other processes took 1% of the CPUs' time while it was timed); no "
+                              "other worker registered on the exec host"));
     free (text);
     //  One condition throughout: a quiet outcome's line stays short, and
     //  still says it was quiet (round 11: the run's best said nothing, so
@@ -241,9 +232,9 @@ s_other_results (void)
     f = open_memstream (&text, &size);
     kf_prompt_other_results (f, &in);
     fclose (f);
-    CHECK (s_has (text, "6.42x), full protocol; timed with 1.6 other runnable tasks"));
-    CHECK (s_has (text, "9.60x), full protocol; timed on a quiet host (0.1 other runnable "
-                        "tasks)\n"));
+    CHECK (kf_test_has (text, "6.42x), full protocol; timed with 1.6 other runnable tasks"));
+    CHECK (kf_test_has (text, "9.60x), full protocol; timed on a quiet host (0.1 other runnable "
+                              "tasks)\n"));
     free (text);
     json_decref (history);
 }

@@ -13,12 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what) != NULL;
-}
-
 //  One edit judged against OUTCOMES: its log entry (caller's) and the
 //  new sections in *OUT (caller's).
 static json_t *
@@ -59,8 +53,8 @@ main (void)
                          &out);
     printf ("philosophy: %s\n", kf_jstr (e, "reason"));
     CHECK (json_is_false (json_object_get (e, "accepted")));
-    CHECK (s_has (kf_jstr (e, "reason"), "edits the philosophy from 3 outcomes with a "
-                                         "full-protocol figure (at least 4 needed)"));
+    CHECK (kf_test_has (kf_jstr (e, "reason"), "edits the philosophy from 3 outcomes with a "
+                                               "full-protocol figure (at least 4 needed)"));
     CHECK (!strcmp (kf_jstr (out, "philosophy"), "Memory bound."));
     json_decref (e);
     json_decref (out);
@@ -88,7 +82,7 @@ main (void)
         e = s_judge (sections, "strategies", "", lists[i], outcomes, &out);
         CHECK (json_is_true (json_object_get (e, "accepted")));
         CHECK (!json_object_get (e, "reason"));
-        CHECK (!s_has (kf_jstr (out, "strategies"), "a guess to test"));
+        CHECK (!kf_test_has (kf_jstr (out, "strategies"), "a guess to test"));
         json_decref (e);
         json_decref (out);
     }
@@ -101,14 +95,14 @@ main (void)
         e = s_judge (sections, "strategies", "", thin[i], outcomes, &out);
         printf ("strategy %d: %s\n", i, kf_jstr (e, "reason"));
         CHECK (json_is_true (json_object_get (e, "accepted")));
-        CHECK (s_has (kf_jstr (e, "reason"), "accepted, marked as a guess to test: names "));
-        CHECK (s_has (kf_jstr (out, "strategies"), KF_META_GUESS_MARK));
-        CHECK (s_has (kf_jstr (e, "replace"), KF_META_GUESS_MARK));
+        CHECK (kf_test_has (kf_jstr (e, "reason"), "accepted, marked as a guess to test: names "));
+        CHECK (kf_test_has (kf_jstr (out, "strategies"), KF_META_GUESS_MARK));
+        CHECK (kf_test_has (kf_jstr (e, "replace"), KF_META_GUESS_MARK));
         json_decref (e);
         json_decref (out);
     }
     e = s_judge (sections, "strategies", "", "- Pack B into panels.\n", outcomes, &out);
-    CHECK (s_has (kf_jstr (out, "strategies"), "- Pack B into panels." KF_META_GUESS_MARK));
+    CHECK (kf_test_has (kf_jstr (out, "strategies"), "- Pack B into panels." KF_META_GUESS_MARK));
     json_decref (e);
     json_decref (out);
     /* One that says it is a guess: as written. */
@@ -138,11 +132,11 @@ main (void)
                              "name", "gemm");
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (s_has (p, "These rules are checked: a philosophy edit with fewer than 4 "
-                     "full-protocol outcomes is rejected, and a new strategy that names fewer "
-                     "than 2 of them as \"candidate N\" and does not call itself a guess is "
-                     "kept, marked \"(a guess to test: fewer than two full-protocol outcomes "
-                     "show it)\"."));
+    CHECK (kf_test_has (p, "These rules are checked: a philosophy edit with fewer than 4 "
+                           "full-protocol outcomes is rejected, and a new strategy that names fewer "
+                           "than 2 of them as \"candidate N\" and does not call itself a guess is "
+                           "kept, marked \"(a guess to test: fewer than two full-protocol outcomes "
+                           "show it)\"."));
     free (p);
     json_decref (run);
     json_decref (outcomes);

@@ -15,12 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what) != NULL;
-}
-
 /* Round 6 of issue 15: the outcomes carried no load and no word of what
  * each kernel did (coordinates only, nearly the same for all). Each
  * names the load it was timed under, the idea its attempt was asked to
@@ -48,19 +42,19 @@ s_round6 (json_t *run, json_t *sections)
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
     printf ("%s", p ? p : "");
-    CHECK (s_has (p, "- candidate 17 (generation 1, prompt v1): correct, 64.500x the reference "
-                     "(screen timing only: a short, noisy figure; not one to cite in a "
-                     "section)"));
-    CHECK (s_has (p, "; timed with 3.5 other runnable tasks on 2 CPUs (other processes took "
-                     "40% of the CPUs' time while it was timed); the exec host shared with 1 "
-                     "compile and 0 other exec workers\n"));
-    CHECK (s_has (p, "\n  what it did: asked to try \"pack B into panels\"; from candidate 6, "
-                     "it moved memory (SIMD width, cache blocking) 1 SIMD vectorised -> 2 "));
-    CHECK (s_has (p, ", threads 1 threads (fork-join) -> 0 single thread\n"));
-    CHECK (s_has (p, "\n  what it did: a tuning template of candidate 8; the sweep chose "
-                     "UNROLL=2 NTHREADS=1\n"));
+    CHECK (kf_test_has (p, "- candidate 17 (generation 1, prompt v1): correct, 64.500x the reference "
+                           "(screen timing only: a short, noisy figure; not one to cite in a "
+                           "section)"));
+    CHECK (kf_test_has (p, "; timed with 3.5 other runnable tasks on 2 CPUs (other processes took "
+                           "40% of the CPUs' time while it was timed); the exec host shared with 1 "
+                           "compile and 0 other exec workers\n"));
+    CHECK (kf_test_has (p, "\n  what it did: asked to try \"pack B into panels\"; from candidate 6, "
+                           "it moved memory (SIMD width, cache blocking) 1 SIMD vectorised -> 2 "));
+    CHECK (kf_test_has (p, ", threads 1 threads (fork-join) -> 0 single thread\n"));
+    CHECK (kf_test_has (p, "\n  what it did: a tuning template of candidate 8; the sweep chose "
+                           "UNROLL=2 NTHREADS=1\n"));
     /* Written from scratch, no evaluation: no load said. */
-    CHECK (s_has (p, "\n  what it did: written from scratch\n"));
+    CHECK (kf_test_has (p, "\n  what it did: written from scratch\n"));
     /* Bounded: an idea of any length is cut. */
     char longidea[2000];
     memset (longidea, 'x', sizeof longidea - 1);
@@ -72,7 +66,7 @@ s_round6 (json_t *run, json_t *sections)
     free (p);
     /* Round 9: the target's figures, as the kernel prompts give them,
      * where the worker's are known; nothing where they are not. */
-    CHECK (!s_has (p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL,
+    CHECK (!kf_test_has (p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL,
                                             NULL), "## The target"));
     free (p);
     base.hardware = json_pack ("{s:[{s:s, s:i, s:f, s:f, s:f, s:f, s:f}]}", "devices", "name",
@@ -80,10 +74,10 @@ s_round6 (json_t *run, json_t *sections)
                                "peak_gflops_one_core", 226.0, "peak_gflops_all_threads", 450.0,
                                "copy_bandwidth_gbs", 40.2, "thread_start_join_us", 488.7);
     p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (s_has (p, "\n## The target (fixed; what the outcomes were measured on)\n- AMD EPYC, "
-                     "2 logical CPUs, 3630 MHz measured; f32 FMA peak 226 GFLOP/s on one core, "
-                     "450 with every CPU; copy bandwidth 40.2 GB/s; starting and joining one "
-                     "thread 488.7 us, paid in every timed call that starts threads.\n"));
+    CHECK (kf_test_has (p, "\n## The target (fixed; what the outcomes were measured on)\n- AMD EPYC, "
+                           "2 logical CPUs, 3630 MHz measured; f32 FMA peak 226 GFLOP/s on one core, "
+                           "450 with every CPU; copy bandwidth 40.2 GB/s; starting and joining one "
+                           "thread 488.7 us, paid in every timed call that starts threads.\n"));
     free (p);
     json_decref (base.hardware);
     base.hardware = NULL;
@@ -136,30 +130,30 @@ main (void)
     CHECK (p != NULL);
     printf ("%s", p ? p : "");
     //  Which version is shown, and what became of each.
-    CHECK (s_has (p, "Below are the sections of prompt version v2, the version new kernels are "
-                     "written with now; your edits apply to this text and make a new version "
-                     "from v2."));
-    CHECK (s_has (p, "## What became of your earlier edits"));
+    CHECK (kf_test_has (p, "Below are the sections of prompt version v2, the version new kernels are "
+                           "written with now; your edits apply to this text and make a new version "
+                           "from v2."));
+    CHECK (kf_test_has (p, "## What became of your earlier edits"));
     /* Round 7: the version's measure and the archive's fitness of the
      * kernel prompts' hints are two formulas; the model read them as one
      * contradicting the other. */
-    CHECK (s_has (p, "not the archive's fitness that kernel prompts quote"));
-    CHECK (s_has (p, "- v1 (the default sections): 6 kernels finished (5 correct, 1 "
-                     "incorrect), version score 0.810, best full-protocol 3.100x"));
-    CHECK (s_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
-                     "weights once.\"): 3 kernels finished (1 correct, 2 compile_failed), "
-                     "version score 0.420; no longer in the archive of versions (outscored)"));
-    CHECK (s_has (p, "rejected in the same round: analysis: search text not found"));
-    CHECK (s_has (p, "- a round that made no version; rejected: philosophy: section would grow "
-                     "past its limit"));
+    CHECK (kf_test_has (p, "not the archive's fitness that kernel prompts quote"));
+    CHECK (kf_test_has (p, "- v1 (the default sections): 6 kernels finished (5 correct, 1 "
+                           "incorrect), version score 0.810, best full-protocol 3.100x"));
+    CHECK (kf_test_has (p, "- v2 (from v1 at generation 3; edits: strategies: appended \"Pack the "
+                           "weights once.\"): 3 kernels finished (1 correct, 2 compile_failed), "
+                           "version score 0.420; no longer in the archive of versions (outscored)"));
+    CHECK (kf_test_has (p, "rejected in the same round: analysis: search text not found"));
+    CHECK (kf_test_has (p, "- a round that made no version; rejected: philosophy: section would grow "
+                           "past its limit"));
     //  The axes named, once and on each outcome, in the host's words.
-    CHECK (s_has (p, "{memory, algorithm, threads} below, each level 0 to 3"));
-    CHECK (s_has (p, "3. threads: 0 single thread, 1 threads (fork-join)"));
-    CHECK (s_has (p, "coordinates {1,2,3} (memory (SIMD width, cache blocking) 1: SIMD "
-                     "vectorised, algorithm 2: reformulated, threads 3: atomics/locks across "
-                     "threads)"));
+    CHECK (kf_test_has (p, "{memory, algorithm, threads} below, each level 0 to 3"));
+    CHECK (kf_test_has (p, "3. threads: 0 single thread, 1 threads (fork-join)"));
+    CHECK (kf_test_has (p, "coordinates {1,2,3} (memory (SIMD width, cache blocking) 1: SIMD "
+                           "vectorised, algorithm 2: reformulated, threads 3: atomics/locks across "
+                           "threads)"));
     //  A figure names its protocol.
-    CHECK (s_has (p, "6.410x the reference (screen timing only"));
+    CHECK (kf_test_has (p, "6.410x the reference (screen timing only"));
     free (p);
     //  The best outcome's figure is a screen above the run's counted best
     //  (round 3 of the model in the loop: "two bests in one prompt"): its
@@ -175,20 +169,20 @@ main (void)
                                      "int kf_forward (void) { return 2; }");
     p = kf_meta_prompt_text (run, sections, &base2, outcomes, 3, best_kernel, best_outcome,
                              worst_outcome, history);
-    CHECK (s_has (p, "## The best of these outcomes (candidate 4: correct, 49.761x the "
-                     "reference, on the short screen timing only: not comparable with a "
-                     "full-protocol figure, and never counted as the run's best)"));
-    CHECK (s_has (p, "## The worst of these outcomes (candidate 3: correct, 44.876x the "
-                     "reference, full protocol)"));
-    CHECK (s_has (p, "## The best kernel so far (candidate 5, 46.200x: the run's best figure "
-                     "that counts)"));
+    CHECK (kf_test_has (p, "## The best of these outcomes (candidate 4: correct, 49.761x the "
+                           "reference, on the short screen timing only: not comparable with a "
+                           "full-protocol figure, and never counted as the run's best)"));
+    CHECK (kf_test_has (p, "## The worst of these outcomes (candidate 3: correct, 44.876x the "
+                           "reference, full protocol)"));
+    CHECK (kf_test_has (p, "## The best kernel so far (candidate 5, 46.200x: the run's best figure "
+                           "that counts)"));
     free (p);
     json_decref (best_kernel);
     json_decref (worst_outcome);
     json_decref (best_outcome);
     //  No history yet: no section for it.
     p = kf_meta_prompt_text (run, sections, &base1, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (p && !s_has (p, "What became of your earlier edits"));
+    CHECK (p && !kf_test_has (p, "What became of your earlier edits"));
     free (p);
     json_decref (history);
     json_decref (outcomes);

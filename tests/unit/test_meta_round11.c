@@ -25,12 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what) != NULL;
-}
-
 //  The outcomes a round was shown: candidates 2, 3 and 9 full, 7 screen.
 static json_t *
 s_outcomes (void)
@@ -82,24 +76,24 @@ test_ranks (void)
                          &rules, &out);
     printf ("rank: %s\n%s\n", kf_jstr (e, "reason"), kf_jstr (out, "strategies"));
     CHECK (json_is_true (json_object_get (e, "accepted")));
-    CHECK (s_has (kf_jstr (out, "strategies"),
-                  "Candidate 2 did this (1.38 ms, the best full-protocol figure) (ranked when "
-                  "written, among the kernels up to number 9: a later one may be faster; "
-                  "compare the figures).\n"));
+    CHECK (kf_test_has (kf_jstr (out, "strategies"),
+                        "Candidate 2 did this (1.38 ms, the best full-protocol figure) (ranked when "
+                        "written, among the kernels up to number 9: a later one may be faster; "
+                        "compare the figures).\n"));
     /* The first sentence names candidates and no rank: as written. */
-    CHECK (s_has (kf_jstr (out, "strategies"),
-                  "candidates 2 and 3 wrote the output once. Candidate 2"));
-    CHECK (s_has (kf_jstr (e, "reason"), "1 sentence marked as ranked when written: \"best\""));
+    CHECK (kf_test_has (kf_jstr (out, "strategies"),
+                        "candidates 2 and 3 wrote the output once. Candidate 2"));
+    CHECK (kf_test_has (kf_jstr (e, "reason"), "1 sentence marked as ranked when written: \"best\""));
     json_decref (e);
     json_decref (out);
     /* Fastest, slowest, '#N', any section. */
     e = s_judge ("pitfalls", "", "- #3 is the fastest kernel; threads lost.", &rules, &out);
-    CHECK (s_has (kf_jstr (out, "pitfalls"), "- #3 is the fastest kernel (ranked when written"));
-    CHECK (s_has (kf_jstr (out, "pitfalls"), "compare the figures); threads lost."));
+    CHECK (kf_test_has (kf_jstr (out, "pitfalls"), "- #3 is the fastest kernel (ranked when written"));
+    CHECK (kf_test_has (kf_jstr (out, "pitfalls"), "compare the figures); threads lost."));
     json_decref (e);
     json_decref (out);
     e = s_judge ("analysis", "", "2. Why is candidate 7 the slowest?", &rules, &out);
-    CHECK (s_has (kf_jstr (out, "analysis"), "the slowest (ranked when written"));
+    CHECK (kf_test_has (kf_jstr (out, "analysis"), "the slowest (ranked when written"));
     json_decref (e);
     json_decref (out);
     /* Figures without a rank, or a rank naming no candidate: not marked. */
@@ -109,7 +103,7 @@ test_ranks (void)
     for (int i = 0; plain[i]; i++) {
         e = s_judge ("strategies", "", plain[i], &rules, &out);
         CHECK (json_is_true (json_object_get (e, "accepted")));
-        CHECK (!s_has (kf_jstr (out, "strategies"), "ranked when written"));
+        CHECK (!kf_test_has (kf_jstr (out, "strategies"), "ranked when written"));
         json_decref (e);
         json_decref (out);
     }
@@ -124,7 +118,7 @@ test_ranks (void)
     json_decref (out);
     /* Without the outcomes shown, no rules: as before. */
     e = s_judge ("strategies", "", "- Candidate 2 is the best.", NULL, &out);
-    CHECK (!s_has (kf_jstr (out, "strategies"), "ranked when written"));
+    CHECK (!kf_test_has (kf_jstr (out, "strategies"), "ranked when written"));
     json_decref (e);
     json_decref (out);
     json_decref (outcomes);
@@ -146,10 +140,10 @@ test_factual (void)
                          &rules, &out);
     printf ("factual: %s\n", kf_jstr (e, "reason"));
     CHECK (json_is_true (json_object_get (e, "accepted")));
-    CHECK (s_has (kf_jstr (out, "philosophy"), "one divide per element"));
-    CHECK (s_has (kf_jstr (e, "reason"), "accepted as a factual correction from 2 "
-                                         "full-protocol outcomes: it quotes the task's "
-                                         "\"x / (1 + torch.abs(x))\""));
+    CHECK (kf_test_has (kf_jstr (out, "philosophy"), "one divide per element"));
+    CHECK (kf_test_has (kf_jstr (e, "reason"), "accepted as a factual correction from 2 "
+                                               "full-protocol outcomes: it quotes the task's "
+                                               "\"x / (1 + torch.abs(x))\""));
     json_decref (e);
     json_decref (out);
     /* Curly quotes, any case of the words. */
@@ -171,8 +165,8 @@ test_factual (void)
         e = s_judge ("philosophy", search, not_fact[i], &rules, &out);
         CHECK (!json_is_true (json_object_get (e, "accepted")));
         CHECK (!strcmp (kf_jstr (out, "philosophy"), search));
-        CHECK (s_has (kf_jstr (e, "reason"), "or say \"Factual correction:\" and quote the "
-                                             "task's text that shows the error"));
+        CHECK (kf_test_has (kf_jstr (e, "reason"), "or say \"Factual correction:\" and quote the "
+                                                   "task's text that shows the error"));
         json_decref (e);
         json_decref (out);
     }
@@ -218,37 +212,37 @@ test_meta_prompt (void)
     CHECK (p != NULL);
     printf ("%s", p ? p : "");
     /* 1: figures, not ranks. */
-    CHECK (s_has (p, "Cite figures, not ranks: write \"candidate 3 (944 us, full protocol)\", "
-                     "never that a candidate is the best, the fastest, the slowest or the "
-                     "worst."));
-    CHECK (s_has (p, "is kept but marked \"(ranked when written, ...)\""));
+    CHECK (kf_test_has (p, "Cite figures, not ranks: write \"candidate 3 (944 us, full protocol)\", "
+                           "never that a candidate is the best, the fastest, the slowest or the "
+                           "worst."));
+    CHECK (kf_test_has (p, "is kept but marked \"(ranked when written, ...)\""));
     /* 3: the exception, how it is marked, and the task's text to quote. */
-    CHECK (s_has (p, "One exception: a plain factual error that the task's own text or "
-                     "reference code contradicts"));
-    CHECK (s_has (p, "by an edit whose new text contains \"Factual correction:\" and quotes in "
-                     "double quotes at least 8 characters copied exactly"));
-    CHECK (s_has (p, "A factual correction as above is accepted whatever the count."));
-    CHECK (s_has (p, "## The task (fixed; what a factual correction quotes)\nSoftsign, then an "
-                     "affine map: y = a * x / (1 + |x|) + b.\nReference implementation "
-                     "(pytorch):\n```\nreturn a * (x / (1 + torch.abs(x))) + b\n```"));
+    CHECK (kf_test_has (p, "One exception: a plain factual error that the task's own text or "
+                           "reference code contradicts"));
+    CHECK (kf_test_has (p, "by an edit whose new text contains \"Factual correction:\" and quotes in "
+                           "double quotes at least 8 characters copied exactly"));
+    CHECK (kf_test_has (p, "A factual correction as above is accepted whatever the count."));
+    CHECK (kf_test_has (p, "## The task (fixed; what a factual correction quotes)\nSoftsign, then an "
+                           "affine map: y = a * x / (1 + |x|) + b.\nReference implementation "
+                           "(pytorch):\n```\nreturn a * (x / (1 + torch.abs(x))) + b\n```"));
     /* 4: one name per formula. */
-    CHECK (!s_has (p, "mean fitness"));
-    CHECK (s_has (p, "A version's \"version score\" is its own measure, not the archive's "
-                     "fitness that kernel prompts quote"));
-    CHECK (s_has (p, "compared by their version scores"));
+    CHECK (!kf_test_has (p, "mean fitness"));
+    CHECK (kf_test_has (p, "A version's \"version score\" is its own measure, not the archive's "
+                           "fitness that kernel prompts quote"));
+    CHECK (kf_test_has (p, "compared by their version scores"));
     /* 5: finished and pending apart; the idea cut at a word. */
-    CHECK (s_has (p, "- v1 (the default sections): 3 kernels finished (3 correct), version "
-                     "score 0.878, best full-protocol 2.780x; 2 more written with it and not finished yet"));
-    CHECK (s_has (p, "rows of W at a...\""));
-    CHECK (!s_has (p, "at a tim"));
+    CHECK (kf_test_has (p, "- v1 (the default sections): 3 kernels finished (3 correct), version "
+                           "score 0.878, best full-protocol 2.780x; 2 more written with it and not finished yet"));
+    CHECK (kf_test_has (p, "rows of W at a...\""));
+    CHECK (!kf_test_has (p, "at a tim"));
     free (p);
     json_decref (history);
     /* Nothing finished yet, two pending. */
     history = json_pack ("[{s:i, s:i, s:i, s:i}]", "number", 1, "generation", 0, "candidates",
                          0, "pending", 2);
     p = s_meta_prompt (outcomes, history);
-    CHECK (s_has (p, "- v1 (the default sections): no kernel finished under it yet (2 more "
-                     "written with it and not finished yet)"));
+    CHECK (kf_test_has (p, "- v1 (the default sections): no kernel finished under it yet (2 more "
+                           "written with it and not finished yet)"));
     free (p);
     json_decref (history);
     json_decref (outcomes);
@@ -266,12 +260,12 @@ test_pick_reason (void)
     json_t *pick = kf_meta_pick (versions, 3, why, sizeof why);
     printf ("why: %s\n", why);
     CHECK (pick && kf_jint (pick, "number") == 1);
-    CHECK (s_has (why, "v1 has the highest draw: version score 0.878, the mean over its latest "
-                       "finished kernels (5 kernels written with it: 3 finished, 2 not "
-                       "finished yet), plus a bonus for versions used less"));
-    CHECK (s_has (why, "chosen over the newer v2 (version score 0.300; 5 kernels written with "
-                       "it: 4 finished, 1 not finished yet)"));
-    CHECK (!s_has (why, "fitness"));
+    CHECK (kf_test_has (why, "v1 has the highest draw: version score 0.878, the mean over its latest "
+                             "finished kernels (5 kernels written with it: 3 finished, 2 not "
+                             "finished yet), plus a bonus for versions used less"));
+    CHECK (kf_test_has (why, "chosen over the newer v2 (version score 0.300; 5 kernels written with "
+                             "it: 4 finished, 1 not finished yet)"));
+    CHECK (!kf_test_has (why, "fitness"));
     json_decref (versions);
 }
 
@@ -331,11 +325,11 @@ test_kernel_prompt (void)
     json_t *state = json_pack ("{s:{s:i, s:i, s:i, s:s}}", "in_flight", "round", 1,
                                "generation", 1, "parent_version", 1, "since", "10:03 UTC");
     char *p = s_kernel_prompt (state, 1, 0);
-    CHECK (s_has (p, "(The four sections below are the original ones, prompt version v1: no "
-                     "meta-prompter has rewritten them in this run yet. A meta round rewriting "
-                     "these sections has been in flight since 10:03 UTC (round 1, queued at "
-                     "generation 1): the version it makes, if its edits are accepted, applies "
-                     "to the attempts planned after its reply is judged, not to this one.)"));
+    CHECK (kf_test_has (p, "(The four sections below are the original ones, prompt version v1: no "
+                           "meta-prompter has rewritten them in this run yet. A meta round rewriting "
+                           "these sections has been in flight since 10:03 UTC (round 1, queued at "
+                           "generation 1): the version it makes, if its edits are accepted, applies "
+                           "to the attempts planned after its reply is judged, not to this one.)"));
     free (p);
     json_decref (state);
     /* The last round's edits rejected: said, and why, in one line. */
@@ -351,12 +345,12 @@ test_kernel_prompt (void)
     p = s_kernel_prompt (state, 1, 0);
     char *line = s_line_of (p, "(The last meta round");
     printf ("last round: %s\n", line ? line : "(none)");
-    CHECK (s_has (line, "(The last meta round, round 1, queued at generation 1, made no new "
-                        "version: what it proposed was rejected: philosophy: edits the "
-                        "philosophy from 2 outcomes with a full-protocol figure (at least 4 "
-                        "needed)"));
-    CHECK (s_has (line, "...; strategies: search text not found in the named section; and 1 "
-                        "more.)"));
+    CHECK (kf_test_has (line, "(The last meta round, round 1, queued at generation 1, made no new "
+                              "version: what it proposed was rejected: philosophy: edits the "
+                              "philosophy from 2 outcomes with a full-protocol figure (at least 4 "
+                              "needed)"));
+    CHECK (kf_test_has (line, "...; strategies: search text not found in the named section; and 1 "
+                              "more.)"));
     CHECK (line && strlen (line) < 400);
     free (line);
     free (p);
@@ -366,41 +360,41 @@ test_kernel_prompt (void)
                        2, "generation", 3, "state", "done", "accepted", 2, "made", 3,
                        "rejected", "section", "analysis", "reason", "search text not found");
     p = s_kernel_prompt (state, 3, 3);
-    CHECK (s_has (p, "(The last meta round, round 2, queued at generation 3, made v3 from 2 "
-                     "edits and had 1 rejected: analysis: search text not found.)"));
+    CHECK (kf_test_has (p, "(The last meta round, round 2, queued at generation 3, made v3 from 2 "
+                           "edits and had 1 rejected: analysis: search text not found.)"));
     free (p);
     json_decref (state);
     state = json_pack ("{s:{s:i, s:s, s:s}}", "last_round", "round", 1, "state", "failed",
                        "reason", "the gateway gave up after 3 attempts");
     p = s_kernel_prompt (state, 1, 0);
-    CHECK (s_has (p, "(The last meta round, round 1, failed and made no new version: the "
-                     "gateway gave up after 3 attempts.)"));
+    CHECK (kf_test_has (p, "(The last meta round, round 1, failed and made no new version: the "
+                           "gateway gave up after 3 attempts.)"));
     free (p);
     json_decref (state);
     /* A newer version passed over: v1 is no longer "not rewritten yet". */
     state = json_pack ("{s:{s:i, s:i, s:s}}", "newer", "number", 2, "generation", 3, "why",
                        "v1 has the highest draw: version score 0.900");
     p = s_kernel_prompt (state, 1, 0);
-    CHECK (s_has (p, "(The four sections below are the original ones, prompt version v1. v2, "
-                     "written by the meta-prompter at generation 3, was passed over for this "
-                     "attempt: v1 has the highest draw: version score 0.900.)"));
-    CHECK (!s_has (p, "no meta-prompter has rewritten them"));
+    CHECK (kf_test_has (p, "(The four sections below are the original ones, prompt version v1. v2, "
+                           "written by the meta-prompter at generation 3, was passed over for this "
+                           "attempt: v1 has the highest draw: version score 0.900.)"));
+    CHECK (!kf_test_has (p, "no meta-prompter has rewritten them"));
     free (p);
     json_decref (state);
     /* A round in flight on another version than the one shown. */
     state = json_pack ("{s:{s:i, s:i, s:i}}", "in_flight", "round", 2, "generation", 4,
                        "parent_version", 2);
     p = s_kernel_prompt (state, 1, 0);
-    CHECK (s_has (p, " A meta round rewriting v2's sections has been in flight (round 2, "
-                     "queued at generation 4)"));
+    CHECK (kf_test_has (p, " A meta round rewriting v2's sections has been in flight (round 2, "
+                           "queued at generation 4)"));
     free (p);
     json_decref (state);
     /* No state: the lines as before, and no meta text. */
     p = s_kernel_prompt (NULL, 2, 2);
-    CHECK (s_has (p, "(The four sections below are of prompt version v2, rewritten by the "
-                     "meta-prompter at generation 2 from the outcomes so far.)\n"));
-    CHECK (!s_has (p, "meta round"));
-    CHECK (!s_has (p, KF_META_NOTE_KEY));
+    CHECK (kf_test_has (p, "(The four sections below are of prompt version v2, rewritten by the "
+                           "meta-prompter at generation 2 from the outcomes so far.)\n"));
+    CHECK (!kf_test_has (p, "meta round"));
+    CHECK (!kf_test_has (p, KF_META_NOTE_KEY));
     free (p);
 }
 

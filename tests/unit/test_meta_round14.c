@@ -23,12 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what) != NULL;
-}
-
 static json_t *
 s_sections (void)
 {
@@ -60,14 +54,14 @@ s_figures (void)
     json_t *sections = s_sections ();
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (s_has (p, "- candidate 3 (generation 0, prompt v1): correct, 2.200x the reference "
-                     "(screen timing only, its full protocol still running, +/-6%: a short, "
-                     "noisy figure; not one to cite in a section)"));
-    CHECK (s_has (p, "- candidate 4 (generation 0, prompt v1): correct, 2.400x the reference "
-                     "(full protocol)"));
-    CHECK (s_has (p, "Cite full-protocol figures only."));
-    CHECK (s_has (p, "One line, one claim: a new line that contradicts a line the sections keep"));
-    CHECK (s_has (p, "Copy the old line exactly as the SEARCH text"));
+    CHECK (kf_test_has (p, "- candidate 3 (generation 0, prompt v1): correct, 2.200x the reference "
+                           "(screen timing only, its full protocol still running, +/-6%: a short, "
+                           "noisy figure; not one to cite in a section)"));
+    CHECK (kf_test_has (p, "- candidate 4 (generation 0, prompt v1): correct, 2.400x the reference "
+                           "(full protocol)"));
+    CHECK (kf_test_has (p, "Cite full-protocol figures only."));
+    CHECK (kf_test_has (p, "One line, one claim: a new line that contradicts a line the sections keep"));
+    CHECK (kf_test_has (p, "Copy the old line exactly as the SEARCH text"));
     //  The ideas, numbered, and how to edit them.
     size_t n = 0;
     const char *const *dflt = kf_prompt_ideas_for (json_object_get (run, "spec"), KF_TARGET_HOST,
@@ -76,10 +70,10 @@ s_figures (void)
     char line[400];
     snprintf (line, sizeof line, "\n## Ideas (each attempt of the search is handed one of "
               "these in turn)\n1. %s\n2. %s\n", n ? dflt[0] : "", n > 1 ? dflt[1] : "");
-    CHECK (s_has (p, line));
-    CHECK (s_has (p, "DROP IDEA <number>: <why"));
-    CHECK (s_has (p, "REWORD IDEA <number>: <the idea's new text, one line of at most 320 "
-                     "characters>"));
+    CHECK (kf_test_has (p, line));
+    CHECK (kf_test_has (p, "DROP IDEA <number>: <why"));
+    CHECK (kf_test_has (p, "REWORD IDEA <number>: <the idea's new text, one line of at most 320 "
+                           "characters>"));
     free (p);
 
     //  A dropped idea is shown dropped, in its place.
@@ -89,7 +83,7 @@ s_figures (void)
     p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
     snprintf (line, sizeof line, "\n2. (dropped, no longer handed out: another task's) %s\n",
               n > 1 ? dflt[1] : "");
-    CHECK (s_has (p, line));
+    CHECK (kf_test_has (p, line));
     free (p);
 
     //  A due round waits for full figures in flight, one generation's
@@ -141,18 +135,18 @@ s_screen_cited (void)
     char want[600];
     snprintf (want, sizeof want, "2319 us on the screen only)%s. Candidates 5 and 6", mark);
     CHECK (json_is_true (json_object_get (e, "accepted")));
-    CHECK (s_has (kf_jstr (out, "strategies"), want));
+    CHECK (kf_test_has (kf_jstr (out, "strategies"), want));
     //  Only the sentence that cites it.
-    CHECK (!s_has (kf_jstr (out, "strategies"), "vectorise. (candidate"));
-    CHECK (s_has (kf_jstr (e, "reason"), "1 sentence marked: a figure beside candidate 3, whose "
-                                         "figure in this run is a screen timing only"));
+    CHECK (!kf_test_has (kf_jstr (out, "strategies"), "vectorise. (candidate"));
+    CHECK (kf_test_has (kf_jstr (e, "reason"), "1 sentence marked: a figure beside candidate 3, whose "
+                                               "figure in this run is a screen timing only"));
     json_decref (e);
     json_decref (out);
     //  Named without a figure: left alone; so is a full candidate's figure.
     e = s_judge (sections, "pitfalls", "- Tails.",
                  "- Candidate 3 uses streaming stores. Candidate 5 ran at 2.3x.", outcomes, &out);
-    CHECK (!s_has (kf_jstr (out, "pitfalls"), "screen timing only when"));
-    CHECK (!kf_jstr (e, "reason")[0] || !s_has (kf_jstr (e, "reason"), "screen"));
+    CHECK (!kf_test_has (kf_jstr (out, "pitfalls"), "screen timing only when"));
+    CHECK (!kf_jstr (e, "reason")[0] || !kf_test_has (kf_jstr (e, "reason"), "screen"));
     json_decref (e);
     json_decref (out);
     //  A pending candidate is screen-only too; a kept mark is not marked again.
@@ -164,7 +158,7 @@ s_screen_cited (void)
     json_decref (e);
     json_decref (out);
     e = s_judge (sections, "pitfalls", "- Tails.", "- Candidate 3 took 2.32 ms.", outcomes, &out);
-    CHECK (s_has (kf_jstr (out, "pitfalls"), "2.32 ms (candidate 3's figure was a screen"));
+    CHECK (kf_test_has (kf_jstr (out, "pitfalls"), "2.32 ms (candidate 3's figure was a screen"));
     json_decref (e);
     json_decref (out);
     json_decref (outcomes);
@@ -225,10 +219,10 @@ s_ideas (void)
         CHECK (!strcmp (kf_jstr (entry, "section"), "ideas"));
         CHECK (json_is_true (json_object_get (entry, "accepted")) == !reasons[i]);
         if (reasons[i])
-            CHECK (s_has (kf_jstr (entry, "reason"), reasons[i]));
+            CHECK (kf_test_has (kf_jstr (entry, "reason"), reasons[i]));
     }
     CHECK (!strcmp (kf_jstr (json_array_get (log, 0), "search"), dflt[1]));
-    CHECK (s_has (kf_jstr (json_array_get (log, 0), "replace"), "dropped: it describes"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 0), "replace"), "dropped: it describes"));
     //  The version's list, as the planner and the kernel prompt take it.
     json_t *sections = s_sections ();
     json_object_set (sections, KF_META_IDEAS_KEY, out);
@@ -255,10 +249,10 @@ s_ideas (void)
     log = json_array ();
     json_t *again = kf_meta_apply_idea_edits (out, edits, 3, log, &accepted);
     CHECK (accepted == 0);
-    CHECK (s_has (kf_jstr (json_array_get (log, 0), "reason"), "(at most 320)"));
-    CHECK (s_has (kf_jstr (json_array_get (log, 1), "reason"), "control character"));
-    CHECK (s_has (kf_jstr (json_array_get (log, 2), "reason"), "marker"));
-    CHECK (s_has (kf_jstr (json_array_get (log, 3), "reason"), "equals the idea's text"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 0), "reason"), "(at most 320)"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 1), "reason"), "control character"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 2), "reason"), "marker"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 3), "reason"), "equals the idea's text"));
     CHECK (json_equal (again, out));
     json_decref (again);
     json_decref (log);
@@ -270,8 +264,8 @@ s_ideas (void)
     log = json_array ();
     again = kf_meta_apply_idea_edits (out, edits, 100, log, &accepted);
     CHECK (accepted == (int) n - 2);   //  one was dropped already, one must stay
-    CHECK (s_has (kf_jstr (json_array_get (log, 1), "reason"), "idea 2 is dropped already"));
-    CHECK (s_has (kf_jstr (json_array_get (log, n - 1), "reason"), "would leave no idea"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 1), "reason"), "idea 2 is dropped already"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, n - 1), "reason"), "would leave no idea"));
     json_t *holder = json_pack ("{s:O}", KF_META_IDEAS_KEY, again);
     ideas = kf_meta_ideas (holder, spec, KF_TARGET_HOST, &count);
     CHECK (count == 1);
@@ -282,7 +276,7 @@ s_ideas (void)
     log = json_array ();
     again = kf_meta_apply_idea_edits (out, edits, 1, log, &accepted);
     CHECK (accepted == 1);
-    CHECK (s_has (kf_jstr (json_array_get (log, 2), "reason"), "too many idea edits: at most 1"));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 2), "reason"), "too many idea edits: at most 1"));
     json_decref (again);
     json_decref (log);
     json_decref (edits);

@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what) != NULL;
-}
-
 static void
 test_pick (void)
 {
@@ -35,7 +29,7 @@ test_pick (void)
     json_t *pick = kf_meta_pick (versions, 3, why, sizeof why);
     CHECK (pick && json_integer_value (json_object_get (pick, "number")) == 2);
     printf ("why: %s\n", why);
-    CHECK (s_has (why, "v2 is on trial: the newest version, 1 of its first 3 kernels written"));
+    CHECK (kf_test_has (why, "v2 is on trial: the newest version, 1 of its first 3 kernels written"));
     json_decref (versions);
     /* Both tried: the score decides, and the reason names the newer
      * version passed over with its figures. */
@@ -45,10 +39,10 @@ test_pick (void)
     pick = kf_meta_pick (versions, 3, why, sizeof why);
     CHECK (pick && json_integer_value (json_object_get (pick, "number")) == 1);
     printf ("why: %s\n", why);
-    CHECK (s_has (why, "v1 has the highest draw: version score 0.900, the mean over its "
-                       "latest finished kernels (6 kernels written with it, finished or not)"));
-    CHECK (s_has (why, "chosen over the newer v2 (version score 0.300; 5 kernels written with "
-                       "it, finished or not)"));
+    CHECK (kf_test_has (why, "v1 has the highest draw: version score 0.900, the mean over its "
+                             "latest finished kernels (6 kernels written with it, finished or not)"));
+    CHECK (kf_test_has (why, "chosen over the newer v2 (version score 0.300; 5 kernels written with "
+                             "it, finished or not)"));
     json_decref (versions);
     versions = json_array ();
     CHECK (kf_meta_pick (versions, 3, why, sizeof why) == NULL);
@@ -102,34 +96,34 @@ test_prompt (void)
     CHECK (p != NULL);
     printf ("%s", p ? p : "");
     /* Which version is edited, and why. */
-    CHECK (s_has (p, "Below are the sections of prompt version v3, the version new kernels are "
-                     "written with now (v3 is on trial: the newest version, 0 of its first 3 "
-                     "kernels written); your edits apply to this text and make a new version "
-                     "from v3."));
+    CHECK (kf_test_has (p, "Below are the sections of prompt version v3, the version new kernels are "
+                           "written with now (v3 is on trial: the newest version, 0 of its first 3 "
+                           "kernels written); your edits apply to this text and make a new version "
+                           "from v3."));
     /* The sibling is marked; the base and its ancestor are not. */
-    CHECK (s_has (p, "- v2 (from v1 at generation 2; edits: strategies: appended \"Pack W.\"): "
-                     "2 kernels finished (), version score 0.000; not the base you edit: its "
-                     "edits are NOT in the sections shown (v3's)"));
-    CHECK (s_has (p, "- v3 (from v1 at generation 3; edits: pitfalls: appended \"No fusing."
-                     "\"): no kernel finished under it yet; the version you edit"));
-    CHECK (!s_has (p, "- v1 (the default sections): 6 kernels finished (), version score "
-                      "0.000; not"));
+    CHECK (kf_test_has (p, "- v2 (from v1 at generation 2; edits: strategies: appended \"Pack W.\"): "
+                           "2 kernels finished (), version score 0.000; not the base you edit: its "
+                           "edits are NOT in the sections shown (v3's)"));
+    CHECK (kf_test_has (p, "- v3 (from v1 at generation 3; edits: pitfalls: appended \"No fusing."
+                           "\"): no kernel finished under it yet; the version you edit"));
+    CHECK (!kf_test_has (p, "- v1 (the default sections): 6 kernels finished (), version score "
+                            "0.000; not"));
     /* When a new version takes effect. */
-    CHECK (s_has (p, "used from the next kernel planned after this reply is judged: the "
-                     "kernels already planned keep the version they were planned with"));
-    CHECK (s_has (p, "The new version is then tried on 3 kernels"));
+    CHECK (kf_test_has (p, "used from the next kernel planned after this reply is judged: the "
+                           "kernels already planned keep the version they were planned with"));
+    CHECK (kf_test_has (p, "The new version is then tried on 3 kernels"));
     /* Hypotheses, and no philosophy rewrite from 2 full outcomes. */
-    CHECK (s_has (p, "State each diagnosis as a hypothesis and name the outcomes it rests on"));
-    CHECK (s_has (p, "Do not rewrite the philosophy from fewer than 4 outcomes with a "
-                     "full-protocol figure: this round has 2, so leave the philosophy's claims"));
-    CHECK (s_has (p, "A strategy or pitfall that says what works or what loses names at least "
-                     "two full-protocol outcomes that show it, or says it is a guess to test"));
+    CHECK (kf_test_has (p, "State each diagnosis as a hypothesis and name the outcomes it rests on"));
+    CHECK (kf_test_has (p, "Do not rewrite the philosophy from fewer than 4 outcomes with a "
+                           "full-protocol figure: this round has 2, so leave the philosophy's claims"));
+    CHECK (kf_test_has (p, "A strategy or pitfall that says what works or what loses names at least "
+                           "two full-protocol outcomes that show it, or says it is a guess to test"));
     /* Shares of the measured peaks. */
-    CHECK (s_has (p, "- candidate 7 (generation 1, prompt v1): correct, 4.200x the reference "
-                     "(full protocol); memory 4.3 GB/s = 25% of the measured copy bandwidth; "
-                     "compute 55.0 GFLOP/s = 50% of the measured peak"));
+    CHECK (kf_test_has (p, "- candidate 7 (generation 1, prompt v1): correct, 4.200x the reference "
+                           "(full protocol); memory 4.3 GB/s = 25% of the measured copy bandwidth; "
+                           "compute 55.0 GFLOP/s = 50% of the measured peak"));
     /* The long kernel is cut at a whole line, the cut said. */
-    CHECK (s_has (p, " more lines)\n```\n"));
+    CHECK (kf_test_has (p, " more lines)\n```\n"));
     const char *mark = p ? strstr (p, " more lines)\n```\n") : NULL;
     if (mark) {
         const char *start = mark;
@@ -179,15 +173,15 @@ test_derived_compute (void)
                             "copy_bandwidth_gbs", 62.0);
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hw };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (s_has (p, "memory 2.2 GB/s = 4% of the measured copy bandwidth; compute 125.8 "
-                     "GFLOP/s = 27% of the measured peak (55% of one core's), counting the "
-                     "product's 2*M*N*K from the shapes"));
+    CHECK (kf_test_has (p, "memory 2.2 GB/s = 4% of the measured copy bandwidth; compute 125.8 "
+                           "GFLOP/s = 27% of the measured peak (55% of one core's), counting the "
+                           "product's 2*M*N*K from the shapes"));
     free (p);
     /* Not a matrix product: no compute share is made up. */
     json_object_set_new (json_object_get (run, "spec"), "op", json_string ("softmax"));
     json_array_remove (json_object_get (json_object_get (run, "spec"), "inputs"), 1);
     p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
-    CHECK (p && !s_has (p, "GFLOP/s = "));
+    CHECK (p && !kf_test_has (p, "GFLOP/s = "));
     free (p);
     json_decref (hw);
     json_decref (outcomes);

@@ -24,12 +24,6 @@ s_num (json_t *obj, const char *key)
     return json_is_number (v) ? json_number_value (v) : NAN;
 }
 
-static bool
-s_has (const char *text, const char *part)
-{
-    return text && strstr (text, part);
-}
-
 //  The evaluation result of a profiled run, as the host judge writes it:
 //  40 calls of 1.3 ms, the rates against the host's ceilings.
 static json_t *
@@ -65,17 +59,17 @@ s_hardware (bool verbose)
     CHECK (fabs (s_num (m, "instructions_per_call") - 412034561 / 40.0) < 1);
     //  ":u" (perf's fall-back to user space) is not part of the name.
     CHECK (json_object_get (json_object_get (m, "events"), "cycles") != NULL);
-    CHECK (s_has (summary, "counted over 40 timed calls of kf_forward"));
-    CHECK (s_has (summary, "IPC 2.25 (instructions per cycle)"));
-    CHECK (s_has (summary, "cache misses 2.99 per 1000 instructions (15.0% of cache references"));
-    CHECK (s_has (summary, "branch misses 0.40% of branches (0.39 per 1000 instructions)"));
-    CHECK (s_has (summary, "some ran 80% of the time and are scaled"));
-    CHECK (s_has (summary, "cores busy during the calls: 1.0"));
+    CHECK (kf_test_has (summary, "counted over 40 timed calls of kf_forward"));
+    CHECK (kf_test_has (summary, "IPC 2.25 (instructions per cycle)"));
+    CHECK (kf_test_has (summary, "cache misses 2.99 per 1000 instructions (15.0% of cache references"));
+    CHECK (kf_test_has (summary, "branch misses 0.40% of branches (0.39 per 1000 instructions)"));
+    CHECK (kf_test_has (summary, "some ran 80% of the time and are scaled"));
+    CHECK (kf_test_has (summary, "cores busy during the calls: 1.0"));
     //  Both rates, and which ceiling is nearer: a GEMM is compute's.
-    CHECK (s_has (summary, "memory: moves at least 12.0 MiB at 0.5 GB/s, 5% of the measured "
-                           "copy bandwidth (9 GB/s)"));
-    CHECK (s_has (summary, "compute: 5.2 GFLOP/s, 85.2% of the measured peak (6 GFLOP/s)"));
-    CHECK (s_has (summary, "nearer the compute ceiling (85% against 5%)"));
+    CHECK (kf_test_has (summary, "memory: moves at least 12.0 MiB at 0.5 GB/s, 5% of the measured "
+                                 "copy bandwidth (9 GB/s)"));
+    CHECK (kf_test_has (summary, "compute: 5.2 GFLOP/s, 85.2% of the measured peak (6 GFLOP/s)"));
+    CHECK (kf_test_has (summary, "nearer the compute ceiling (85% against 5%)"));
     json_decref (m);
     free (summary);
     json_decref (eval);
@@ -84,10 +78,10 @@ s_hardware (bool verbose)
     //  caches: never a share over 100%, never served from cache.
     eval = s_eval (19.0, 0);
     CHECK (kf_profile_perf_condense (text, size, eval, &m, &summary, &error) == 0);
-    CHECK (s_has (summary, "above the measured copy bandwidth (9 GB/s) although every call "
-                           "starts with its data flushed from the caches"));
-    CHECK (!s_has (summary, "202%") && !s_has (summary, "fits") && !s_has (summary, "served"));
-    CHECK (s_has (summary, "compute: not known (the task gives no operation count)"));
+    CHECK (kf_test_has (summary, "above the measured copy bandwidth (9 GB/s) although every call "
+                                 "starts with its data flushed from the caches"));
+    CHECK (!kf_test_has (summary, "202%") && !kf_test_has (summary, "fits") && !kf_test_has (summary, "served"));
+    CHECK (kf_test_has (summary, "compute: not known (the task gives no operation count)"));
     CHECK (json_object_get (m, "gflops") == NULL);
     json_decref (m);
     free (summary);
@@ -106,7 +100,7 @@ s_software (void)
     char *summary = NULL, *error = NULL;
     CHECK (kf_profile_perf_condense (text, size, eval, &m, &summary, &error) == 0);
     //  No hardware counters: no IPC or misses claimed, the cores still.
-    CHECK (!s_has (summary, "IPC") && !s_has (summary, "misses"));
+    CHECK (!kf_test_has (summary, "IPC") && !kf_test_has (summary, "misses"));
     CHECK (fabs (s_num (m, "cpus_busy") - 406.42 / 52.0) < 0.01);
     CHECK (s_num (json_object_get (json_object_get (m, "events"), "page-faults"), "value") == 61);
     json_decref (m);
@@ -118,10 +112,10 @@ s_software (void)
                       "<not counted>,msec,task-clock,0,100.00,,\n"
                       "<not counted>,,cycles:u,0,100.00,,\n";
     CHECK (kf_profile_perf_condense (off, strlen (off), eval, &m, &summary, &error) == -1);
-    CHECK (m == NULL && summary == NULL && s_has (error, "perf counted nothing"));
+    CHECK (m == NULL && summary == NULL && kf_test_has (error, "perf counted nothing"));
     free (error);
     CHECK (kf_profile_perf_condense ("", 0, eval, &m, &summary, &error) == -1);
-    CHECK (s_has (error, "no counts"));
+    CHECK (kf_test_has (error, "no counts"));
     free (error);
     json_decref (eval);
 }
@@ -134,16 +128,16 @@ s_probe (void)
     char *perf, *version, *events;
     int paranoid;
     char *why = kf_profile_perf_probe ("off", NULL, &perf, &version, &events, &paranoid);
-    CHECK (s_has (why, "perf is turned off") && !perf && !version && !events);
+    CHECK (kf_test_has (why, "perf is turned off") && !perf && !version && !events);
     free (why);
     why = kf_profile_perf_probe ("/bin/false", NULL, &perf, &version, &events, &paranoid);
-    CHECK (s_has (why, "/bin/false does not run as perf"));
+    CHECK (kf_test_has (why, "/bin/false does not run as perf"));
     free (why);
     why = kf_profile_perf_probe (NULL, "cycles;rm -rf", &perf, &version, &events, &paranoid);
-    CHECK (s_has (why, "is not a list of event names"));
+    CHECK (kf_test_has (why, "is not a list of event names"));
     free (why);
     why = kf_profile_perf_probe (NULL, "-o,/etc/x", &perf, &version, &events, &paranoid);
-    CHECK (s_has (why, "is not a list of event names"));
+    CHECK (kf_test_has (why, "is not a list of event names"));
     free (why);
     char *found = kf_profile_on_path ("perf");
     if (!found) {
@@ -154,7 +148,7 @@ s_probe (void)
     free (found);
     why = kf_profile_perf_probe (NULL, "task-clock,page-faults", &perf, &version, &events,
                                  &paranoid);
-    CHECK (why == NULL && s_has (perf, "perf") && s_has (version, "perf version")
+    CHECK (why == NULL && kf_test_has (perf, "perf") && kf_test_has (version, "perf version")
            && !strcmp (events, "task-clock,page-faults"));
     free (why);
     free (perf);
@@ -163,7 +157,7 @@ s_probe (void)
     why = kf_profile_perf_probe (NULL, NULL, &perf, &version, &events, &paranoid);
     if (why) {
         printf ("test_profile_perf: hardware counters here: %s\n", why);
-        CHECK (perf == NULL && s_has (why, "perf stat"));
+        CHECK (perf == NULL && kf_test_has (why, "perf stat"));
     }
     else
         CHECK (!strcmp (events, "task-clock," KF_PROFILE_PERF_EVENTS));

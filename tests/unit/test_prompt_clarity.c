@@ -18,12 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 static json_t *
 s_linear (void)
 {
@@ -59,16 +53,16 @@ s_target (void)
     json_t *spec = s_linear (), *hw = s_vm ();
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "The code is compiled for the instruction sets the flags above enable "
-                     "(sse4.2 avx avx2 fma avx512f avx512vnni), which every exec host of this "
-                     "target has"));
-    CHECK (s_has (p, "The exec hosts also have avx512bf16 avx512fp16 avxvnni amx-tile amx-bf16 "
-                     "amx-int8, but the flags do not enable them: their intrinsics do not "
-                     "compile here."));
-    CHECK (!s_has (p, "(sse4.2 avx avx2 fma avx512f avx512vnni avx512bf16"));
+    CHECK (kf_test_has (p, "The code is compiled for the instruction sets the flags above enable "
+                           "(sse4.2 avx avx2 fma avx512f avx512vnni), which every exec host of this "
+                           "target has"));
+    CHECK (kf_test_has (p, "The exec hosts also have avx512bf16 avx512fp16 avxvnni amx-tile amx-bf16 "
+                           "amx-int8, but the flags do not enable them: their intrinsics do not "
+                           "compile here."));
+    CHECK (!kf_test_has (p, "(sse4.2 avx avx2 fma avx512f avx512vnni avx512bf16"));
     //  Per core or shared, as the worker counted the CPUs of each cache.
-    CHECK (s_has (p, "48 KiB L1d per core, 2.0 MiB L2 per core, 480.0 MiB L3 shared by both "
-                     "cores"));
+    CHECK (kf_test_has (p, "48 KiB L1d per core, 2.0 MiB L2 per core, 480.0 MiB L3 shared by both "
+                           "cores"));
     free (p);
     //  All enabled: no second sentence.
     json_object_set_new (hw, "compile_isa", json_string ("sse4.2 avx avx2"));
@@ -76,12 +70,12 @@ s_target (void)
     json_object_set_new (d, "l3_shared_cpus", json_integer (16));
     json_object_set_new (d, "cores", json_integer (64));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "enable (sse4.2 avx avx2)") && !s_has (p, "The exec hosts also have"));
-    CHECK (s_has (p, "480.0 MiB L3 shared by each group of 16 logical CPUs"));
+    CHECK (kf_test_has (p, "enable (sse4.2 avx avx2)") && !kf_test_has (p, "The exec hosts also have"));
+    CHECK (kf_test_has (p, "480.0 MiB L3 shared by each group of 16 logical CPUs"));
     json_object_set_new (d, "l3_shared_cpus", json_integer (64));
     free (p);
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "480.0 MiB L3 shared by all 64 cores"));
+    CHECK (kf_test_has (p, "480.0 MiB L3 shared by all 64 cores"));
     free (p);
     json_decref (hw);
     json_decref (spec);
@@ -96,34 +90,34 @@ s_tuning (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .base = base, .templated = true, .tune_points = 8 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1 */"));
-    CHECK (s_has (p, "threads to start, at most the 2 cores of this host"));
-    CHECK (!s_has (p, "NTHREADS=1,4,8"));
-    CHECK (s_has (p, "A constant the kernel already has as a #define becomes a parameter when "
-                     "you wrap it in #ifndef"));
-    CHECK (s_has (p, "Leave fixed, as a plain #define, a constant that the code's structure "
-                     "hard-wires"));
-    CHECK (!s_has (p, "a combination of two changes that must be built should be the default"));
-    CHECK (s_has (p, "if you want such a combination timed for certain, make its values the "
-                     "defaults"));
+    CHECK (kf_test_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1 */"));
+    CHECK (kf_test_has (p, "threads to start, at most the 2 cores of this host"));
+    CHECK (!kf_test_has (p, "NTHREADS=1,4,8"));
+    CHECK (kf_test_has (p, "A constant the kernel already has as a #define becomes a parameter when "
+                           "you wrap it in #ifndef"));
+    CHECK (kf_test_has (p, "Leave fixed, as a plain #define, a constant that the code's structure "
+                           "hard-wires"));
+    CHECK (!kf_test_has (p, "a combination of two changes that must be built should be the default"));
+    CHECK (kf_test_has (p, "if you want such a combination timed for certain, make its values the "
+                           "defaults"));
     free (p);
     //  One core: no thread count; 16 cores: 1, 8, 16.
     json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
     json_object_set_new (d, "cores", json_integer (1));
     p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "NTHREADS="));
-    CHECK (s_has (p, "this host has 1 core, so the thread count is no parameter"));
+    CHECK (!kf_test_has (p, "NTHREADS="));
+    CHECK (kf_test_has (p, "this host has 1 core, so the thread count is no parameter"));
     free (p);
     json_object_set_new (d, "cores", json_integer (16));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "NTHREADS=2,1,8,16 */"));
+    CHECK (kf_test_has (p, "NTHREADS=2,1,8,16 */"));
     free (p);
     //  A GPU target gets GPU parameters, no host threads.
     in.language = "cuda";
     in.target = "cuda:sm_90";
     in.hardware = NULL;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "kf-tune: BLOCK=") && !s_has (p, "NTHREADS") && !s_has (p, "ROWS_PER_STEP"));
+    CHECK (kf_test_has (p, "kf-tune: BLOCK=") && !kf_test_has (p, "NTHREADS") && !kf_test_has (p, "ROWS_PER_STEP"));
     free (p);
     json_decref (base);
     json_decref (hw);
@@ -137,17 +131,17 @@ s_direction (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
                           .slot = 0, .population = 2 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Attempt 1 of 2 in generation 0. This attempt's idea: "));
-    CHECK (s_has (p, "The sibling attempts of this generation take: "));
-    CHECK (s_has (p, "Build this kernel around this attempt's idea and leave that idea to the "
-                     "sibling: use it only where your idea needs it, not as the main idea."));
-    CHECK (!s_has (p, "Explore a different idea from those"));
-    CHECK (!s_has (p, "Lean towards"));
+    CHECK (kf_test_has (p, "Attempt 1 of 2 in generation 0. This attempt's idea: "));
+    CHECK (kf_test_has (p, "The sibling attempts of this generation take: "));
+    CHECK (kf_test_has (p, "Build this kernel around this attempt's idea and leave that idea to the "
+                           "sibling: use it only where your idea needs it, not as the main idea."));
+    CHECK (!kf_test_has (p, "Explore a different idea from those"));
+    CHECK (!kf_test_has (p, "Lean towards"));
     free (p);
     in.population = 3;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "leave those ideas to the siblings: use one of them only where your idea "
-                     "needs it"));
+    CHECK (kf_test_has (p, "leave those ideas to the siblings: use one of them only where your idea "
+                           "needs it"));
     free (p);
     json_decref (spec);
 }
@@ -162,24 +156,24 @@ s_accuracy (void)
                               "max_rel_err", 0.0544, "cosine", 1.0);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "max abs error 1.53e-05 (above the absolute limit 1e-05 only where the "
-                     "relative error is below 0.01: those elements pass on the relative "
-                     "limit);"));
-    CHECK (s_has (p, "an element passes when |got - want| / |want| < 0.01 or |got - want| <= "
-                     "1e-05, either one sufficing;"));
+    CHECK (kf_test_has (p, "max abs error 1.53e-05 (above the absolute limit 1e-05 only where the "
+                           "relative error is below 0.01: those elements pass on the relative "
+                           "limit);"));
+    CHECK (kf_test_has (p, "an element passes when |got - want| / |want| < 0.01 or |got - want| <= "
+                           "1e-05, either one sufficing;"));
     free (p);
     //  Both within their limits: no note, no rule.
     json_t *c = json_object_get (base, "correctness");
     json_object_set_new (c, "max_abs_err", json_real (2e-6));
     json_object_set_new (c, "max_rel_err", json_real (0.002));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "max abs error 2e-06;") && !s_has (p, "either one sufficing"));
+    CHECK (kf_test_has (p, "max abs error 2e-06;") && !kf_test_has (p, "either one sufficing"));
     free (p);
     //  An incorrect kernel's figures are not explained away.
     json_object_set_new (base, "status", json_string ("incorrect"));
     json_object_set_new (c, "max_abs_err", json_real (0.5));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "max abs error 0.5;") && !s_has (p, "above the absolute limit"));
+    CHECK (kf_test_has (p, "max abs error 0.5;") && !kf_test_has (p, "above the absolute limit"));
     free (p);
     json_decref (base);
     json_decref (spec);
@@ -213,17 +207,17 @@ s_flops (void)
                           .base = base };
     char *p = kf_prompt_build (&in);
     //  12582912 operations in 161 us: 78.2 GFLOP/s of the 96 measured.
-    CHECK (s_has (p, "compute: 78.2 GFLOP/s, 81.4% of the measured peak (96 GFLOP/s)"));
-    CHECK (s_has (p, "The compute figures count the matrix product's 2*M*N*K = 2*64*256*384 = "
-                     "12.6 million operations, derived from the shapes"));
-    CHECK (!s_has (p, "compute: not known"));
+    CHECK (kf_test_has (p, "compute: 78.2 GFLOP/s, 81.4% of the measured peak (96 GFLOP/s)"));
+    CHECK (kf_test_has (p, "The compute figures count the matrix product's 2*M*N*K = 2*64*256*384 = "
+                           "12.6 million operations, derived from the shapes"));
+    CHECK (!kf_test_has (p, "compute: not known"));
     free (p);
     //  A task's own count wins, and is not called derived.
     json_object_set_new (base, "compute", json_pack ("{s:f, s:f, s:f}", "flops", 1.3e7,
                                                      "candidate_gflops", 80.0, "peak_gflops",
                                                      96.0));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "compute: 80") && !s_has (p, "derived from the shapes"));
+    CHECK (kf_test_has (p, "compute: 80") && !kf_test_has (p, "derived from the shapes"));
     free (p);
     //  torch.matmul: [M,K] x [K,N].
     json_object_set_new (json_array_get (inputs, 1), "shape", json_pack ("[i,i]", 384, 256));
@@ -243,8 +237,8 @@ s_flops (void)
     CHECK (mnk[0] == 64 && mnk[1] == 256 && mnk[2] == 384);
     json_object_del (base, "compute");
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "The compute figures count the 8 matrix products' B*2*M*N*K = "
-                     "8*2*64*256*384 = 101 million operations, derived from the shapes"));
+    CHECK (kf_test_has (p, "The compute figures count the 8 matrix products' B*2*M*N*K = "
+                           "8*2*64*256*384 = 101 million operations, derived from the shapes"));
     free (p);
     //  ... but not two batch sizes.
     json_object_set_new (json_array_get (inputs, 1), "shape", json_pack ("[i,i,i]", 4, 384, 256));

@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *what)
-{
-    return text && strstr (text, what);
-}
-
 //  A kernel of LINES lines "  y[i] = x[i] * K;" with line CHANGED (0:
 //  none) saying "  y[i] = x[i] * 2 + K;" instead.
 static char *
@@ -62,7 +56,7 @@ test_diff (void)
     memcpy (p, "  y[i] = x[i] + 30;\n", 20);
     d = kf_prompt_diff (a, b2, KF_PROMPT_DIFF_SHARE, &common, &lines);
     CHECK (d && strstr (d, "@@ -3,10 +3,10 @@\n") && strstr (d, "\n@@ -28,5 +28,5 @@\n"));
-    CHECK (d && s_has (d, "+  y[i] = x[i] + 30;\n") && s_has (d, "-  y[i] = x[i] * 30;\n"));
+    CHECK (d && kf_test_has (d, "+  y[i] = x[i] + 30;\n") && kf_test_has (d, "-  y[i] = x[i] * 30;\n"));
     free (d);
     free (b2);
     free (b);
@@ -113,19 +107,19 @@ test_prompt (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .inspirations = insp };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "This kernel shares 59 of its 60 lines with the kernel to improve "
-                     "(candidate 2), so only what differs is shown: a unified diff whose '-' "
-                     "lines are the kernel to improve's, '+' lines this kernel's, with 2 "
-                     "unchanged lines around each change.\n```diff\n@@ -28,5 +28,5 @@\n"));
-    CHECK (s_has (p, "+  y[i] = x[i] * 2 + 30;\n"));
+    CHECK (kf_test_has (p, "This kernel shares 59 of its 60 lines with the kernel to improve "
+                           "(candidate 2), so only what differs is shown: a unified diff whose '-' "
+                           "lines are the kernel to improve's, '+' lines this kernel's, with 2 "
+                           "unchanged lines around each change.\n```diff\n@@ -28,5 +28,5 @@\n"));
+    CHECK (kf_test_has (p, "+  y[i] = x[i] * 2 + 30;\n"));
     //  The other inspiration shares no line: whole.
-    CHECK (s_has (p, "```c\n  y[i] = x[i] / 1;\n"));
+    CHECK (kf_test_has (p, "```c\n  y[i] = x[i] / 1;\n"));
     free (p);
     in.inspirations = NULL;
     in.last = last;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "It shares 59 of its 60 lines with the kernel to improve (candidate 2)"));
-    CHECK (!s_has (p, "```c\n  y[i] = x[i] * 2 + 30;"));
+    CHECK (kf_test_has (p, "It shares 59 of its 60 lines with the kernel to improve (candidate 2)"));
+    CHECK (!kf_test_has (p, "```c\n  y[i] = x[i] * 2 + 30;"));
     free (p);
     json_decref (last);
     json_decref (insp);

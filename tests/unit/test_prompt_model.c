@@ -38,12 +38,6 @@
 #include <strings.h>
 
 static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
-static bool
 s_has_ci (const char *hay, const char *needle)
 {
     return hay && strcasestr (hay, needle);
@@ -91,14 +85,14 @@ s_cheap_elementwise (void)
             char *all = json_dumps (s, 0);
             CHECK (!s_has_ci (all, "expensive") && !s_has_ci (all, "erff")
                    && !s_has_ci (all, "fast math"));
-            CHECK (s_has (json_string_value (json_object_get (s, "philosophy")),
-                          "bound by memory traffic, so the aim is the copy bandwidth"));
+            CHECK (kf_test_has (json_string_value (json_object_get (s, "philosophy")),
+                                "bound by memory traffic, so the aim is the copy bandwidth"));
             //  GCC leaves fminf/fmaxf as libm calls under -std=c11 without
             //  -ffast-math (checked: no vminps); only a conditional
             //  expression vectorises. The round-3 model caught the claim.
             if (k == 0)
-                CHECK (!s_has (all, "fminf/fmaxf or a conditional expression vectorises")
-                       && s_has (all, "fminf/fmaxf stay calls into libm"));
+                CHECK (!kf_test_has (all, "fminf/fmaxf or a conditional expression vectorises")
+                       && kf_test_has (all, "fminf/fmaxf stay calls into libm"));
             free (all);
             json_decref (s);
             //  Every sibling of every generation: no approximation.
@@ -120,14 +114,14 @@ s_cheap_elementwise (void)
     json_t *elu = s_pytorch ("ew", s_elu, 64, 64, 64);
     CHECK (kf_prompt_costly_math (elu));
     json_t *s = kf_prompt_default_sections_for ("c", "host", elu);
-    CHECK (s_has (json_string_value (json_object_get (s, "philosophy")),
-                  "unless the per-element formula is expensive"));
+    CHECK (kf_test_has (json_string_value (json_object_get (s, "philosophy")),
+                        "unless the per-element formula is expensive"));
     json_decref (s);
     size_t n = 0;
     const char *const *ideas = kf_prompt_ideas_for (elu, KF_TARGET_HOST, &n);
     bool approx = false;
     for (size_t i = 0; i < n; i++)
-        approx |= s_has (ideas[i], "expensive function, by a branch-free approximation");
+        approx |= kf_test_has (ideas[i], "expensive function, by a branch-free approximation");
     CHECK (approx);
     //  A plain swish and a sigmoid are costly, hyphenated or not.
     json_t *sw = s_pytorch ("sw", "# a self-gated swish\nreturn x * torch.sigmoid(x)\n", 4, 4,
@@ -165,26 +159,26 @@ s_host_facts (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .compiler = gcc };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "does not fuse a*b+c into one FMA (-ffp-contract=off)"));
-    CHECK (s_has (p, "will not vectorise a reduction loop"));
-    CHECK (s_has (p, "#define _GNU_SOURCE"));
+    CHECK (kf_test_has (p, "does not fuse a*b+c into one FMA (-ffp-contract=off)"));
+    CHECK (kf_test_has (p, "will not vectorise a reduction loop"));
+    CHECK (kf_test_has (p, "#define _GNU_SOURCE"));
     //  A memcpy's store kind is the C library's choice; the count leaves
     //  out the write-allocate read (round 3).
-    CHECK (s_has (p, "(bytes read plus bytes written; the read of each destination line that "
-                     "an ordinary store makes first, write-allocate, is not counted"));
-    CHECK (s_has (p, "every tensor is dense and row-major"));
-    CHECK (s_has (p, "a read or write past its last element faults"));
-    CHECK (s_has (p, "At the main shape: in0 4096, bias 4096, out0 4096 bytes."));
-    CHECK (s_has (p, "creating and joining them is part of every timed call"));
-    CHECK (s_has (p, "scratch_alloc on the host is malloc (16-byte aligned), at most 64 blocks"));
+    CHECK (kf_test_has (p, "(bytes read plus bytes written; the read of each destination line that "
+                           "an ordinary store makes first, write-allocate, is not counted"));
+    CHECK (kf_test_has (p, "every tensor is dense and row-major"));
+    CHECK (kf_test_has (p, "a read or write past its last element faults"));
+    CHECK (kf_test_has (p, "At the main shape: in0 4096, bias 4096, out0 4096 bytes."));
+    CHECK (kf_test_has (p, "creating and joining them is part of every timed call"));
+    CHECK (kf_test_has (p, "scratch_alloc on the host is malloc (16-byte aligned), at most 64 blocks"));
     //  Round 10: not "fresh memory each call"; what faults and what not.
-    CHECK (s_has (p, "a block of up to 32 MiB comes back from the allocator's heap with its "
-                     "pages already in; a larger one is mapped anew in every call"));
-    CHECK (!s_has (p, "fresh memory each call"));
-    CHECK (s_has (p, "the threads you start may use the memory"));
-    CHECK (s_has (p, "faults its pages in each time"));
+    CHECK (kf_test_has (p, "a block of up to 32 MiB comes back from the allocator's heap with its "
+                           "pages already in; a larger one is mapped anew in every call"));
+    CHECK (!kf_test_has (p, "fresh memory each call"));
+    CHECK (kf_test_has (p, "the threads you start may use the memory"));
+    CHECK (kf_test_has (p, "faults its pages in each time"));
     //  No screen figure shown: nothing to explain.
-    CHECK (!s_has (p, "is the short first timing"));
+    CHECK (!kf_test_has (p, "is the short first timing"));
     free (p);
     //  A parent whose verdict quotes its screen figure: the word explained.
     json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:s}", "id", 4, "source", "CODE", "status",
@@ -196,14 +190,14 @@ s_host_facts (void)
     json_object_set_new (base, "worker", json_string ("vm-execute-1"));
     in.base = base;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "A \"screen\" is the short first timing"));
+    CHECK (kf_test_has (p, "A \"screen\" is the short first timing"));
     //  Each figure says its protocol and machine.
-    CHECK (s_has (p, "the reference's speed) [full protocol, on vm-execute-1]"));
+    CHECK (kf_test_has (p, "the reference's speed) [full protocol, on vm-execute-1]"));
     free (p);
     json_object_set_new (base, "fidelity", json_string ("screen"));
     json_object_del (base, "worker");
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "the reference's speed) [screen timing]"));
+    CHECK (kf_test_has (p, "the reference's speed) [screen timing]"));
     free (p);
     //  Its worst relative error is above the relative limit, and the
     //  prompt says why that passed.
@@ -211,38 +205,38 @@ s_host_facts (void)
                          json_pack ("{s:f, s:f, s:f}", "max_abs_err", 1.9e-6, "max_rel_err",
                                     0.0101, "cosine", 0.999999));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "max rel error 0.0101 (above the relative limit 0.01 only where the "
-                     "reference is near zero"));
+    CHECK (kf_test_has (p, "max rel error 0.0101 (above the relative limit 0.01 only where the "
+                           "reference is near zero"));
     free (p);
     json_object_set_new (base, "correctness", json_pack ("{s:f}", "max_rel_err", 0.002));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "max rel error 0.002;") && !s_has (p, "near zero"));
+    CHECK (kf_test_has (p, "max rel error 0.002;") && !kf_test_has (p, "near zero"));
     free (p);
     in.base = NULL;
     json_decref (base);
     in.compiler = clang;
     p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "-ffp-contract=off") && s_has (p, "#define _GNU_SOURCE"));
+    CHECK (!kf_test_has (p, "-ffp-contract=off") && kf_test_has (p, "#define _GNU_SOURCE"));
     free (p);
     in.spec = odd;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "At the main shape: in0 4, bias 4, out0 4 bytes."));
+    CHECK (kf_test_has (p, "At the main shape: in0 4, bias 4, out0 4 bytes."));
     free (p);
     //  A PyTorch reference is timed once: the prompt says so; a native
     //  reference (timed beside every kernel) does not get that sentence.
     in.spec = spec;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "the reference is PyTorch eager, timed once by the run's reference job"));
+    CHECK (kf_test_has (p, "the reference is PyTorch eager, timed once by the run's reference job"));
     free (p);
     json_object_set_new (json_object_get (odd, "reference"), "language", json_string ("c"));
     in.spec = odd;
     p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "timed once by the run's reference job"));
+    CHECK (!kf_test_has (p, "timed once by the run's reference job"));
     free (p);
     //  No host layout for a GPU target.
     kf_prompt_in_t gin = { .spec = spec, .language = "cuda", .target = "cuda:sm_90" };
     p = kf_prompt_build (&gin);
-    CHECK (!s_has (p, "Memory layout:") && !s_has (p, "_GNU_SOURCE"));
+    CHECK (!kf_test_has (p, "Memory layout:") && !kf_test_has (p, "_GNU_SOURCE"));
     free (p);
     json_decref (clang);
     json_decref (gcc);
@@ -265,14 +259,14 @@ s_tuning (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .last = last, .templated = true, .tune_points = 8 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "NAME=v1,v2,... tokens separated by spaces"));
-    CHECK (s_has (p, "values integers or identifiers"));
-    CHECK (s_has (p, "put first in the list when the list lacks it"));
-    CHECK (s_has (p, "in a fixed order that you do not choose"));
-    CHECK (s_has (p, "say briefly what limits the kernel you turn into a template"));
-    CHECK (!s_has (p, "what limited the last kernel tried"));
-    CHECK (s_has (p, "the two fastest are timed again with the full protocol"));
-    CHECK (s_has (p, "Rewrite the kernel under") && !s_has (p, "is a template already"));
+    CHECK (kf_test_has (p, "NAME=v1,v2,... tokens separated by spaces"));
+    CHECK (kf_test_has (p, "values integers or identifiers"));
+    CHECK (kf_test_has (p, "put first in the list when the list lacks it"));
+    CHECK (kf_test_has (p, "in a fixed order that you do not choose"));
+    CHECK (kf_test_has (p, "say briefly what limits the kernel you turn into a template"));
+    CHECK (!kf_test_has (p, "what limited the last kernel tried"));
+    CHECK (kf_test_has (p, "the two fastest are timed again with the full protocol"));
+    CHECK (kf_test_has (p, "Rewrite the kernel under") && !kf_test_has (p, "is a template already"));
     free (p);
     //  A kernel swept before: refined around the point that won, whose
     //  values are named, with the whole previous table.
@@ -288,13 +282,13 @@ s_tuning (void)
     json_object_set_new (won, "full_speedup", json_real (2.2));
     json_object_set_new (won, "full_median_ns", json_real (1.48e6));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "is a template already, and its code shows its own defaults, not the point "
-                     "that won (STREAM=1 PF=512)"));
-    CHECK (s_has (p, "make the winning values the defaults"));
-    CHECK (s_has (p, "measured 2 points:"));
-    CHECK (s_has (p, "- STREAM=1 PF=512: correct, 4.050x, 810 us per call (screen timing; then "
-                     "the full protocol: 2.200x, 1480 us per call)"));
-    CHECK (!s_has (p, "Rewrite the kernel under"));
+    CHECK (kf_test_has (p, "is a template already, and its code shows its own defaults, not the point "
+                           "that won (STREAM=1 PF=512)"));
+    CHECK (kf_test_has (p, "make the winning values the defaults"));
+    CHECK (kf_test_has (p, "measured 2 points:"));
+    CHECK (kf_test_has (p, "- STREAM=1 PF=512: correct, 4.050x, 810 us per call (screen timing; then "
+                           "the full protocol: 2.200x, 1480 us per call)"));
+    CHECK (!kf_test_has (p, "Rewrite the kernel under"));
     free (p);
     //  The swept kernel as an inspiration (from an earlier run): the
     //  point that won is named beside its figure.
@@ -304,8 +298,8 @@ s_tuning (void)
     in.inspirations = insp;
     in.templated = false;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Swept over 2 points: its figure is the point STREAM=1 PF=512; the code "
-                     "below shows its own defaults."));
+    CHECK (kf_test_has (p, "Swept over 2 points: its figure is the point STREAM=1 PF=512; the code "
+                           "below shows its own defaults."));
     free (p);
     in.inspirations = NULL;
     in.templated = true;
@@ -315,8 +309,8 @@ s_tuning (void)
     json_object_set (last, "configs", json_object_get (base, "configs"));
     json_object_del (base, "configs");
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "The last template made from this kernel (candidate 9) measured 2 points:"));
-    CHECK (s_has (p, "- STREAM=1 PF=512: correct, 4.050x"));
+    CHECK (kf_test_has (p, "The last template made from this kernel (candidate 9) measured 2 points:"));
+    CHECK (kf_test_has (p, "- STREAM=1 PF=512: correct, 4.050x"));
     free (p);
     json_object_del (last, "configs");
     //  A generation prompt with a parent: a lean the parent already
@@ -324,16 +318,16 @@ s_tuning (void)
     in.templated = false;
     in.population = 3;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says"));
-    CHECK (!s_has (p, "\"fitness\" is 0"));
+    CHECK (kf_test_has (p, "If the kernel to improve already does what this attempt's idea says"));
+    CHECK (!kf_test_has (p, "\"fitness\" is 0"));
     free (p);
     //  Hints come with what their words and figures mean.
     in.hints = "- Moving synchronisation from none to cross-thread combining raised fitness in "
                "2 of 3 moves (mean change +0.003).\n";
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "\"fitness\" is 0 for a kernel that does not compile, 0.1 for a wrong "
-                     "one and 0.5 + 0.5 s/(1 + s)"));
-    CHECK (s_has (p, "what limited the last kernel tried"));
+    CHECK (kf_test_has (p, "\"fitness\" is 0 for a kernel that does not compile, 0.1 for a wrong "
+                           "one and 0.5 + 0.5 s/(1 + s)"));
+    CHECK (kf_test_has (p, "what limited the last kernel tried"));
     free (p);
     json_decref (last);
     json_decref (base);

@@ -20,12 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 static json_t *
 s_spec (void)
 {
@@ -61,43 +55,43 @@ s_peaks (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw };
     char *p = kf_prompt_build (&in);
     //  1: one core and all cores, each labelled.
-    CHECK (s_has (p, "Compute peak in f32 FMA (avx512f instructions), measured by the exec "
-                     "worker at start: 60 GFLOP/s on one core alone, 95 GFLOP/s with one "
-                     "thread on each of the 2 logical CPUs at once (1.6x one core's)"));
-    CHECK (s_has (p, "the shares of the compute peak below are of 96 GFLOP/s, each core's best "
-                     "run summed"));
-    CHECK (!s_has (p, "96 GFLOP/s in f32 FMA, measured by the exec worker (avx512f) (all cores"));
+    CHECK (kf_test_has (p, "Compute peak in f32 FMA (avx512f instructions), measured by the exec "
+                           "worker at start: 60 GFLOP/s on one core alone, 95 GFLOP/s with one "
+                           "thread on each of the 2 logical CPUs at once (1.6x one core's)"));
+    CHECK (kf_test_has (p, "the shares of the compute peak below are of 96 GFLOP/s, each core's best "
+                           "run summed"));
+    CHECK (!kf_test_has (p, "96 GFLOP/s in f32 FMA, measured by the exec worker (avx512f) (all cores"));
     //  2: the thread's cost.
-    CHECK (s_has (p, "Starting and joining one POSIX thread takes 8.5 us here (the lowest of "
-                     "five medians of 51 pthread_create + pthread_join: on a busy host the "
-                     "wait for a CPU comes on top)"));
-    CHECK (s_has (p, "threading pays only when each thread's share of the work takes well "
-                     "over that"));
+    CHECK (kf_test_has (p, "Starting and joining one POSIX thread takes 8.5 us here (the lowest of "
+                           "five medians of 51 pthread_create + pthread_join: on a busy host the "
+                           "wait for a CPU comes on top)"));
+    CHECK (kf_test_has (p, "threading pays only when each thread's share of the work takes well "
+                           "over that"));
     //  3: how the copy was counted, write-allocate, streaming stores.
-    CHECK (s_has (p, "Memory peak: 14 GB/s, a memcpy on every core at once measured by the "
-                     "exec worker (bytes read plus bytes written; the read of each destination "
-                     "line that an ordinary store makes first, write-allocate, is not counted"));
+    CHECK (kf_test_has (p, "Memory peak: 14 GB/s, a memcpy on every core at once measured by the "
+                           "exec worker (bytes read plus bytes written; the read of each destination "
+                           "line that an ordinary store makes first, write-allocate, is not counted"));
     //  (Round 5: bytes moved both ways; a worker without the traffic
     //  figure says what its memcpy figure leaves out.)
-    CHECK (s_has (p, "One core copying 32.0 MiB: 7.5 GB/s with memcpy (bytes read plus bytes "
-                     "written; the write-allocate read of each destination line not counted); "
-                     "with streaming (non-temporal) stores 12.0 GB/s, read plus write and "
-                     "nothing else (they skip the write-allocate read"));
-    CHECK (!s_has (p, "ordinary stores) (all cores together)"));
+    CHECK (kf_test_has (p, "One core copying 32.0 MiB: 7.5 GB/s with memcpy (bytes read plus bytes "
+                           "written; the write-allocate read of each destination line not counted); "
+                           "with streaming (non-temporal) stores 12.0 GB/s, read plus write and "
+                           "nothing else (they skip the write-allocate read"));
+    CHECK (!kf_test_has (p, "ordinary stores) (all cores together)"));
     //  4: compiles beside the timing.
-    CHECK (s_has (p, "The exec host (kf-node-1) is shared: it also runs 1 compile worker, so "
-                     "other candidates may be compiled while this one is timed"));
+    CHECK (kf_test_has (p, "The exec host (kf-node-1) is shared: it also runs 1 compile worker, so "
+                           "other candidates may be compiled while this one is timed"));
     free (p);
     json_object_set_new (hw, "exec_workers_beside", json_integer (2));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "it also runs 1 compile worker and 2 other exec workers, so other "
-                     "candidates may be compiled or timed while this one is timed"));
+    CHECK (kf_test_has (p, "it also runs 1 compile worker and 2 other exec workers, so other "
+                           "candidates may be compiled or timed while this one is timed"));
     free (p);
     json_object_set_new (hw, "compile_workers_beside", json_integer (0));
     json_object_set_new (hw, "exec_workers_beside", json_integer (0));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "No compile worker and no other exec worker is registered on the exec "
-                     "host (kf-node-1): as far as the workers' host names tell"));
+    CHECK (kf_test_has (p, "No compile worker and no other exec worker is registered on the exec "
+                           "host (kf-node-1): as far as the workers' host names tell"));
     free (p);
     //  A worker that measured none of it: the old line, nothing invented.
     json_object_del (hw, "host");
@@ -108,10 +102,10 @@ s_peaks (void)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         json_object_del (d, keys[i]);
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Compute peak: 96 GFLOP/s in f32 FMA, measured by the exec worker "
-                     "(avx512f) (all cores together)."));
-    CHECK (!s_has (p, "one core alone") && !s_has (p, "POSIX thread takes")
-           && !s_has (p, "One core copying") && !s_has (p, "exec host ("));
+    CHECK (kf_test_has (p, "Compute peak: 96 GFLOP/s in f32 FMA, measured by the exec worker "
+                           "(avx512f) (all cores together)."));
+    CHECK (!kf_test_has (p, "one core alone") && !kf_test_has (p, "POSIX thread takes")
+           && !kf_test_has (p, "One core copying") && !kf_test_has (p, "exec host ("));
     free (p);
     json_decref (hw);
     json_decref (spec);
@@ -136,24 +130,24 @@ s_parents (void)
     char *p = kf_prompt_build (&in);
     //  (Round 4: "usually starts from another kernel" was contradicted;
     //  without the plan's siblings the prompt says only what is sure.)
-    CHECK (s_has (p, "Each attempt of this generation draws its own kernel to improve from the "
-                     "archive's cells, so a sibling may start from this same kernel or from "
-                     "another."));
+    CHECK (kf_test_has (p, "Each attempt of this generation draws its own kernel to improve from the "
+                           "archive's cells, so a sibling may start from this same kernel or from "
+                           "another."));
     free (p);
     //  A tuning prompt says why this elite and names the run's best.
     in.templated = true;
     in.tune_points = 8;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Why this kernel: a tuning round turns the fastest kernels of the archive "
-                     "into templates, one per cell (each cell holds the fastest kernel of one "
-                     "approach; this one's cell is at coordinates (memory, algorithm, threads) "
-                     "{1,0,1}). Candidate 5 (3.500x) is the fastest of its cell, not of the "
-                     "run: the run's best figure is candidate 9's, 7.250x"));
-    CHECK (!s_has (p, "draws its own kernel to improve"));
+    CHECK (kf_test_has (p, "Why this kernel: a tuning round turns the fastest kernels of the archive "
+                           "into templates, one per cell (each cell holds the fastest kernel of one "
+                           "approach; this one's cell is at coordinates (memory, algorithm, threads) "
+                           "{1,0,1}). Candidate 5 (3.500x) is the fastest of its cell, not of the "
+                           "run: the run's best figure is candidate 9's, 7.250x"));
+    CHECK (!kf_test_has (p, "draws its own kernel to improve"));
     free (p);
     in.best = base;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Candidate 5 (3.500x) is also the run's best kernel."));
+    CHECK (kf_test_has (p, "Candidate 5 (3.500x) is also the run's best kernel."));
     free (p);
     json_decref (base);
     json_decref (best);
@@ -184,16 +178,16 @@ static void
 s_grids (void)
 {
     char *host = s_show ("host");
-    CHECK (s_has (host, "memory x threads\n") && s_has (host, "algorithm x threads\n"));
-    CHECK (s_has (host, "\n  SIMD          ") && s_has (host, "    fork-join"));
-    CHECK (s_has (host, "(SIMD, reformulated, fork-join)"));
-    CHECK (!s_has (host, "coalesced") && !s_has (host, "barriers") && !s_has (host, "warp")
-           && !s_has (host, "synchronisation"));
+    CHECK (kf_test_has (host, "memory x threads\n") && kf_test_has (host, "algorithm x threads\n"));
+    CHECK (kf_test_has (host, "\n  SIMD          ") && kf_test_has (host, "    fork-join"));
+    CHECK (kf_test_has (host, "(SIMD, reformulated, fork-join)"));
+    CHECK (!kf_test_has (host, "coalesced") && !kf_test_has (host, "barriers") && !kf_test_has (host, "warp")
+           && !kf_test_has (host, "synchronisation"));
     free (host);
     char *gpu = s_show ("cuda:sm_90");
-    CHECK (s_has (gpu, "memory x synchronisation\n"));
-    CHECK (s_has (gpu, "(coalesced, reformulated, barriers)"));
-    CHECK (!s_has (gpu, "fork-join"));
+    CHECK (kf_test_has (gpu, "memory x synchronisation\n"));
+    CHECK (kf_test_has (gpu, "(coalesced, reformulated, barriers)"));
+    CHECK (!kf_test_has (gpu, "fork-join"));
     free (gpu);
     CHECK (kf_descriptor_target_is_host ("host") && !kf_descriptor_target_is_host ("hostile")
            && !kf_descriptor_target_is_host ("cuda:sm_90") && !kf_descriptor_target_is_host (NULL));

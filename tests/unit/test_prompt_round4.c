@@ -18,12 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 static long
 s_at (const char *hay, const char *needle)
 {
@@ -124,25 +118,25 @@ s_other_results (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .generation = 2, .slot = 0, .population = 3, .history = history };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "\n## Other results so far\nThe run's other candidates, newest first "
-                     "(those not judged yet on top), that this prompt does not show above"));
-    CHECK (s_has (p, "- candidate 12 (generation 0, attempt 1: use each loaded value several "
-                     "times from registers, by a register-blocked micro-kernel of dot products "
-                     "along k: "));
-    CHECK (s_has (p, "; from candidate 1): not judged yet (still being written, compiled "
-                     "or timed)\n"));
-    CHECK (!s_has (p, "- candidate 13 ("));
-    CHECK (s_has (p, "- candidate 6 (generation 0, attempt 3: use every core, by output blocks "
-                     "split across threads; from candidate 1): correct, "
-                     "4.58 ms (3.28x), screen timing only\n"));
-    CHECK (s_has (p, "- candidate 7 (generation 1, attempt 1: "));
-    CHECK (s_has (p, "did not compile: k.c:3:5: error: expected ';' before '}'\n"));
-    CHECK (s_has (p, "- candidate 9 (generation 1, attempt 2: "));
-    CHECK (s_has (p, "wrong results: out0: 12.5% of elements off\n"));
-    CHECK (s_has (p, "- candidate 11 (generation 1, attempt 3: "));
-    CHECK (s_has (p, "repeated candidate 2's source (not judged again; its verdict: correct at "
-                     "3.69x)\n"));
-    CHECK (!s_has (p, "- candidate 2 ("));          //  the kernel to improve, shown above
+    CHECK (kf_test_has (p, "\n## Other results so far\nThe run's other candidates, newest first "
+                           "(those not judged yet on top), that this prompt does not show above"));
+    CHECK (kf_test_has (p, "- candidate 12 (generation 0, attempt 1: use each loaded value several "
+                           "times from registers, by a register-blocked micro-kernel of dot products "
+                           "along k: "));
+    CHECK (kf_test_has (p, "; from candidate 1): not judged yet (still being written, compiled "
+                           "or timed)\n"));
+    CHECK (!kf_test_has (p, "- candidate 13 ("));
+    CHECK (kf_test_has (p, "- candidate 6 (generation 0, attempt 3: use every core, by output blocks "
+                           "split across threads; from candidate 1): correct, "
+                           "4.58 ms (3.28x), screen timing only\n"));
+    CHECK (kf_test_has (p, "- candidate 7 (generation 1, attempt 1: "));
+    CHECK (kf_test_has (p, "did not compile: k.c:3:5: error: expected ';' before '}'\n"));
+    CHECK (kf_test_has (p, "- candidate 9 (generation 1, attempt 2: "));
+    CHECK (kf_test_has (p, "wrong results: out0: 12.5% of elements off\n"));
+    CHECK (kf_test_has (p, "- candidate 11 (generation 1, attempt 3: "));
+    CHECK (kf_test_has (p, "repeated candidate 2's source (not judged again; its verdict: correct at "
+                           "3.69x)\n"));
+    CHECK (!kf_test_has (p, "- candidate 2 ("));          //  the kernel to improve, shown above
     CHECK (s_count (p, "\n- candidate ") == KF_PROMPT_OTHER_RESULTS);
     CHECK (s_at (p, "## Other results so far") > s_at (p, "## Kernel to improve"));
     CHECK (s_at (p, "## Other results so far") > 0
@@ -151,7 +145,7 @@ s_other_results (void)
     //  Without a history (or in a tuning prompt) there is no section.
     in.history = NULL;
     p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "## Other results so far"));
+    CHECK (!kf_test_has (p, "## Other results so far"));
     free (p);
     json_decref (history);
     json_decref (base);
@@ -172,36 +166,36 @@ s_idea_tried (void)
     CHECK (!strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 1)));
     CHECK (strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 2)));
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "This attempt's idea: keep the rows of x and W that are reused in L1/L2, "
-                     "by cache blocking over the rows of both and over k. Tried before in this "
-                     "run (newest first): candidate 5 (generation 0): correct, "
-                     "2.45 ms (6.12x), full protocol. Learn from how that went"));
+    CHECK (kf_test_has (p, "This attempt's idea: keep the rows of x and W that are reused in L1/L2, "
+                           "by cache blocking over the rows of both and over k. Tried before in this "
+                           "run (newest first): candidate 5 (generation 0): correct, "
+                           "2.45 ms (6.12x), full protocol. Learn from how that went"));
     //  The parent-already-does-it clause stays.
-    CHECK (s_has (p, "If the kernel to improve already does what this attempt's idea says, "
-                     "change how it does it"));
+    CHECK (kf_test_has (p, "If the kernel to improve already does what this attempt's idea says, "
+                           "change how it does it"));
     free (p);
     //  Round 10: a try not judged yet has nothing to learn from yet.
     json_object_set_new (json_array_get (history, 0), "finished", json_false ());
     p = kf_prompt_build (&in);
     //  Round 11: nor a way to differ from code no prompt shows.
-    CHECK (s_has (p, "How that went is not known yet, and its code is not shown"));
-    CHECK (!s_has (p, "another way than that try"));
-    CHECK (!s_has (p, "Learn from how that went"));
+    CHECK (kf_test_has (p, "How that went is not known yet, and its code is not shown"));
+    CHECK (!kf_test_has (p, "another way than that try"));
+    CHECK (!kf_test_has (p, "Learn from how that went"));
     free (p);
     json_object_del (json_array_get (history, 0), "finished");
     //  Round 10: "if it failed or lost" when the try is the run's best.
     in.best = json_array_get (history, 0);
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "2.45 ms (6.12x), full protocol. Candidate 5 is the run's best kernel so "
-                     "far: this idea won there, so take it further than that try did"));
-    CHECK (!s_has (p, "if it failed or lost"));
+    CHECK (kf_test_has (p, "2.45 ms (6.12x), full protocol. Candidate 5 is the run's best kernel so "
+                           "far: this idea won there, so take it further than that try did"));
+    CHECK (!kf_test_has (p, "if it failed or lost"));
     free (p);
     in.best = NULL;
     //  A new idea says so (gen 2 slot 2: the fourth idea; gen 0 took the
     //  first three).
     in.slot = 2;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "No earlier candidate of this run has tried it yet."));
+    CHECK (kf_test_has (p, "No earlier candidate of this run has tried it yet."));
     free (p);
     json_decref (history);
     json_decref (base);
@@ -217,19 +211,19 @@ s_sibling_parents (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .generation = 1, .slot = 1, .population = 3, .siblings = siblings };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, " Where the siblings start: attempt 1 starts from candidate 2, the same "
-                     "kernel as this attempt. One sibling is planned after this one and draws "
-                     "its kernel to improve from the archive's cells when it is, possibly this "
-                     "same kernel."));
-    CHECK (!s_has (p, "usually starts from"));
+    CHECK (kf_test_has (p, " Where the siblings start: attempt 1 starts from candidate 2, the same "
+                           "kernel as this attempt. One sibling is planned after this one and draws "
+                           "its kernel to improve from the archive's cells when it is, possibly this "
+                           "same kernel."));
+    CHECK (!kf_test_has (p, "usually starts from"));
     free (p);
     json_decref (siblings);
     siblings = json_pack ("[{s:i, s:i}, {s:i}]", "slot", 0, "parent_id", 1, "slot", 2);
     in.siblings = siblings;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, " Where the siblings start: attempt 1 starts from candidate 1; attempt 3 "
-                     "writes its kernel from scratch. Siblings that share"));
-    CHECK (!s_has (p, "planned after this one"));
+    CHECK (kf_test_has (p, " Where the siblings start: attempt 1 starts from candidate 1; attempt 3 "
+                           "writes its kernel from scratch. Siblings that share"));
+    CHECK (!kf_test_has (p, "planned after this one"));
     free (p);
     json_decref (siblings);
     json_decref (base);
@@ -244,14 +238,14 @@ s_version (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host",
                           .prompt_version = 2, .prompt_version_generation = 2 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "(The four sections below are of prompt version v2, rewritten by the "
-                     "meta-prompter at generation 2 from the outcomes so far.)"));
+    CHECK (kf_test_has (p, "(The four sections below are of prompt version v2, rewritten by the "
+                           "meta-prompter at generation 2 from the outcomes so far.)"));
     CHECK (s_at (p, "prompt version v2") > 0
            && s_at (p, "prompt version v2") < s_at (p, "## Optimisation philosophy"));
     free (p);
     in.prompt_version = 1;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "(The four sections below are the original ones, prompt version v1"));
+    CHECK (kf_test_has (p, "(The four sections below are the original ones, prompt version v1"));
     free (p);
     json_decref (spec);
 }
@@ -265,12 +259,12 @@ s_axes (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .inspirations = insp };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "### Inspiration 1, coordinates (memory, algorithm, threads) {0,0,0}"));
-    CHECK (!s_has (p, "sync)"));
+    CHECK (kf_test_has (p, "### Inspiration 1, coordinates (memory, algorithm, threads) {0,0,0}"));
+    CHECK (!kf_test_has (p, "sync)"));
     free (p);
     in.templated = true;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "this one's cell is at coordinates (memory, algorithm, threads) {1,0,1}"));
+    CHECK (kf_test_has (p, "this one's cell is at coordinates (memory, algorithm, threads) {1,0,1}"));
     free (p);
     json_decref (insp);
     json_decref (base);
@@ -284,43 +278,43 @@ s_facts (void)
     json_t *spec = s_mish (), *base = s_kernel (2, 3.7, "{1,0,1}");
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Outputs are written by the judge before every call (a NaN pattern, so a "
-                     "stale result is caught), so their pages are resident when kf_forward "
-                     "starts"));
-    CHECK (s_has (p, "kf_forward runs on the main thread of the candidate's own process, whose "
-                     "stack is the exec host's stack limit (RLIMIT_STACK"));
-    CHECK (s_has (p, "threads you start get glibc's default stack"));
+    CHECK (kf_test_has (p, "Outputs are written by the judge before every call (a NaN pattern, so a "
+                           "stale result is caught), so their pages are resident when kf_forward "
+                           "starts"));
+    CHECK (kf_test_has (p, "kf_forward runs on the main thread of the candidate's own process, whose "
+                           "stack is the exec host's stack limit (RLIMIT_STACK"));
+    CHECK (kf_test_has (p, "threads you start get glibc's default stack"));
     //  Round 6: a stack buffer of a thread started per call faults its
     //  pages in again on every call (2x slower); where to keep it instead.
-    CHECK (s_has (p, "A thread's stack is released when the thread exits"));
-    CHECK (s_has (p, "a large buffer on the stack of a thread created in each call is faulted "
-                     "in again"));
-    CHECK (s_has (p, "on the calling thread's stack (kf_forward's own), or in a static scratch "
-                     "buffer allocated once and reused"));
+    CHECK (kf_test_has (p, "A thread's stack is released when the thread exits"));
+    CHECK (kf_test_has (p, "a large buffer on the stack of a thread created in each call is faulted "
+                           "in again"));
+    CHECK (kf_test_has (p, "on the calling thread's stack (kf_forward's own), or in a static scratch "
+                           "buffer allocated once and reused"));
     //  4.06 ms over 4096 elements.
-    CHECK (s_has (p, "Per output element: 991 ns (4096 output elements at the main shape); the "
-                     "reference 3.66e+03 ns."));
-    CHECK (!s_has (p, "Layout of the linear layer"));
+    CHECK (kf_test_has (p, "Per output element: 991 ns (4096 output elements at the main shape); the "
+                           "reference 3.66e+03 ns."));
+    CHECK (!kf_test_has (p, "Layout of the linear layer"));
     //  Round 9: no hardware known here, so no cycles; with the host's
     //  measured clock and one core's peak, the element's time in both.
-    CHECK (!s_has (p, "cycles an element"));
+    CHECK (!kf_test_has (p, "cycles an element"));
     free (p);
     in.hardware = json_pack ("{s:[{s:f, s:f}]}", "devices", "clock_mhz_measured", 3630.0,
                              "peak_gflops_one_core", 226.0);
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "the reference 3.66e+03 ns. That is 3.6e+03 cycles an element at the "
-                     "measured clock (3630 MHz), time in which one core at its measured FMA "
-                     "peak does 224014 f32 flops"));
+    CHECK (kf_test_has (p, "the reference 3.66e+03 ns. That is 3.6e+03 cycles an element at the "
+                           "measured clock (3630 MHz), time in which one core at its measured FMA "
+                           "peak does 224014 f32 flops"));
     json_decref (in.hardware);
     in.hardware = NULL;
     //  Not a tuning prompt: the sections are not background.
-    CHECK (!s_has (p, "they are background"));
+    CHECK (!kf_test_has (p, "they are background"));
     free (p);
     //  On a GPU none of the host's call facts.
     kf_prompt_in_t gpu = { .spec = spec, .language = "cuda", .target = "cuda:sm_90" };
     p = kf_prompt_build (&gpu);
-    CHECK (!s_has (p, "RLIMIT_STACK"));
-    CHECK (!s_has (p, "A thread's stack is released"));
+    CHECK (!kf_test_has (p, "RLIMIT_STACK"));
+    CHECK (!kf_test_has (p, "A thread's stack is released"));
     free (p);
     json_decref (spec);
 
@@ -329,32 +323,32 @@ s_facts (void)
     spec = s_gemm ();
     in.spec = spec;
     p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "Per output element"));
-    CHECK (s_has (p, "Layout of the linear layer: nn.Linear and F.linear store the weight as "
-                     "[out_features][in_features] (row-major), here linear_weight [768][512]: "
-                     "in y = x @ W^T both x's rows and W's rows are contiguous along the "
-                     "reduction dimension (in_features), so neither operand needs a "
-                     "transpose"));
+    CHECK (!kf_test_has (p, "Per output element"));
+    CHECK (kf_test_has (p, "Layout of the linear layer: nn.Linear and F.linear store the weight as "
+                           "[out_features][in_features] (row-major), here linear_weight [768][512]: "
+                           "in y = x @ W^T both x's rows and W's rows are contiguous along the "
+                           "reduction dimension (in_features), so neither operand needs a "
+                           "transpose"));
     free (p);
 
     //  The tuning prompt: the kf-tune grammar, code paths, background.
     in.templated = true;
     in.tune_points = 8;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "A line is read as a kf-tune line when \"kf-tune:\" is preceded on it "
-                     "only by blanks, '/' and '*': `/* kf-tune: A=1,2 B=4,8 */` on a line of "
-                     "its own, `// kf-tune: A=1,2` and ` * kf-tune: A=1,2` inside a block "
-                     "comment all count"));
-    CHECK (s_has (p, "a template may add code that follows a parameter"));
+    CHECK (kf_test_has (p, "A line is read as a kf-tune line when \"kf-tune:\" is preceded on it "
+                           "only by blanks, '/' and '*': `/* kf-tune: A=1,2 B=4,8 */` on a line of "
+                           "its own, `// kf-tune: A=1,2` and ` * kf-tune: A=1,2` inside a block "
+                           "comment all count"));
+    CHECK (kf_test_has (p, "a template may add code that follows a parameter"));
     //  Round 12: the kernel-writing sections and the other task's
     //  example cost a tuning prompt tokens and say nothing to it.
-    CHECK (!s_has (p, "## Optimisation philosophy") && !s_has (p, "## Common pitfalls")
-           && !s_has (p, "## Before you write code") && !s_has (p, "## Example"));
-    CHECK (!s_has (p, "prompt version v"));
+    CHECK (!kf_test_has (p, "## Optimisation philosophy") && !kf_test_has (p, "## Common pitfalls")
+           && !kf_test_has (p, "## Before you write code") && !kf_test_has (p, "## Example"));
+    CHECK (!kf_test_has (p, "prompt version v"));
     free (p);
     in.templated = false;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Optimisation philosophy") && s_has (p, "## Example"));
+    CHECK (kf_test_has (p, "## Optimisation philosophy") && kf_test_has (p, "## Example"));
     free (p);
     json_decref (base);
     json_decref (spec);

@@ -32,12 +32,6 @@
 #include <string.h>
 #include <strings.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 //  Case-insensitive search.
 static bool
 s_has_ci (const char *hay, const char *needle)
@@ -92,19 +86,19 @@ s_best (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .best = best, .inspirations = insp };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Best kernel so far (candidate 12) (held for audit"));
-    CHECK (s_has (p, "FASTEST_HELD_CODE"));
-    CHECK (s_has (p, "## Kernel to improve (candidate 7)"));
+    CHECK (kf_test_has (p, "## Best kernel so far (candidate 12) (held for audit"));
+    CHECK (kf_test_has (p, "FASTEST_HELD_CODE"));
+    CHECK (kf_test_has (p, "## Kernel to improve (candidate 7)"));
     //  The best is shown once, not again as an inspiration.
     const char *first = strstr (p, "FASTEST_HELD_CODE");
     CHECK (first && !strstr (first + 1, "FASTEST_HELD_CODE"));
-    CHECK (s_has (p, "OTHER_CODE"));
+    CHECK (kf_test_has (p, "OTHER_CODE"));
     free (p);
     //  The parent is the best: one section, called so, marked if held.
     in.base = best;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Kernel to improve: the best kernel so far (candidate 12) (held for audit"));
-    CHECK (!s_has (p, "not the fastest kernel found so far"));
+    CHECK (kf_test_has (p, "## Kernel to improve: the best kernel so far (candidate 12) (held for audit"));
+    CHECK (!kf_test_has (p, "not the fastest kernel found so far"));
     free (p);
     json_decref (insp);
     json_decref (base);
@@ -132,19 +126,19 @@ s_facts (void)
                                     "cosine", 0.999991));
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "relative error |got - want| / |want| is below 0.01"));
-    CHECK (s_has (p, "at most 1e-05 (f32)"));
-    CHECK (s_has (p, "At least 99% of each output's elements"));
-    CHECK (s_has (p, "at least 0.99985"));
-    CHECK (s_has (p, "Results need not be bit-identical"));
+    CHECK (kf_test_has (p, "relative error |got - want| / |want| is below 0.01"));
+    CHECK (kf_test_has (p, "at most 1e-05 (f32)"));
+    CHECK (kf_test_has (p, "At least 99% of each output's elements"));
+    CHECK (kf_test_has (p, "at least 0.99985"));
+    CHECK (kf_test_has (p, "Results need not be bit-identical"));
     //  The parent's measured error and cosine, though it is correct.
-    CHECK (s_has (p, "max abs error 0.00031") && s_has (p, "cosine similarity 0.999991"));
+    CHECK (kf_test_has (p, "max abs error 0.00031") && kf_test_has (p, "cosine similarity 0.999991"));
     //  Every shape case.
-    CHECK (s_has (p, "- case 1: x [64, 1000], y [64, 1000]"));
-    CHECK (s_has (p, "- case 2: x [3, 17], y [3, 17]"));
-    CHECK (s_has (p, "2 of each shape case"));
+    CHECK (kf_test_has (p, "- case 1: x [64, 1000], y [64, 1000]"));
+    CHECK (kf_test_has (p, "- case 2: x [3, 17], y [3, 17]"));
+    CHECK (kf_test_has (p, "2 of each shape case"));
     //  A native input as declared.
-    CHECK (s_has (p, "x: f32 [512, 2048]; values: 2 x Student-t with 4 degrees of freedom"));
+    CHECK (kf_test_has (p, "x: f32 [512, 2048]; values: 2 x Student-t with 4 degrees of freedom"));
     free (p);
     //  A PyTorch task: the derived default dist is not the truth.
     json_t *torch = json_pack (
@@ -164,12 +158,12 @@ s_facts (void)
     kf_prompt_in_t tin = { .spec = torch, .language = "c", .target = "host",
                            .input_stats = stats };
     p = kf_prompt_build (&tin);
-    CHECK (!s_has (p, "normal, mean 0, std 1"));
-    CHECK (s_has (p, "in0: f32 [64, 256]; values: as the reference's get_inputs() draws them"));
-    CHECK (s_has (p, "measured in the first exported set: min -8.25, max 8.5, mean 0.003, std 2"));
-    CHECK (s_has (p, "gate_weight: f32 [512, 256]; values: the module's own tensor"));
-    CHECK (s_has (p, "init0 = 256: get_init_inputs()[0], the module constructor's argument 'dim'"));
-    CHECK (s_has (p, "init1 = 512: get_init_inputs()[1], the module constructor's argument 'hidden'"));
+    CHECK (!kf_test_has (p, "normal, mean 0, std 1"));
+    CHECK (kf_test_has (p, "in0: f32 [64, 256]; values: as the reference's get_inputs() draws them"));
+    CHECK (kf_test_has (p, "measured in the first exported set: min -8.25, max 8.5, mean 0.003, std 2"));
+    CHECK (kf_test_has (p, "gate_weight: f32 [512, 256]; values: the module's own tensor"));
+    CHECK (kf_test_has (p, "init0 = 256: get_init_inputs()[0], the module constructor's argument 'dim'"));
+    CHECK (kf_test_has (p, "init1 = 512: get_init_inputs()[1], the module constructor's argument 'hidden'"));
     free (p);
     json_decref (stats);
     json_decref (torch);
@@ -203,24 +197,24 @@ s_target (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .compiler = cc, .base = base };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "Xeon Test CPU, 16 cores"));
-    CHECK (s_has (p, "Memory peak: 40 GB/s") || s_has (p, "Memory peak: 41 GB/s"));
-    CHECK (s_has (p, "Compute peak: 1210 GFLOP/s in f32 FMA"));
-    CHECK (s_has (p, "Build: cc (cc (Debian 12.2.0-14) 12.2.0) with -O3 -march=native"));
-    CHECK (!s_has (p, "Copyright"));
-    CHECK (s_has (p, "__AVX512F__"));
+    CHECK (kf_test_has (p, "Xeon Test CPU, 16 cores"));
+    CHECK (kf_test_has (p, "Memory peak: 40 GB/s") || kf_test_has (p, "Memory peak: 41 GB/s"));
+    CHECK (kf_test_has (p, "Compute peak: 1210 GFLOP/s in f32 FMA"));
+    CHECK (kf_test_has (p, "Build: cc (cc (Debian 12.2.0-14) 12.2.0) with -O3 -march=native"));
+    CHECK (!kf_test_has (p, "Copyright"));
+    CHECK (kf_test_has (p, "__AVX512F__"));
     //  The peak's source names instructions the CPU has.
-    CHECK (s_has (p, "measured its FMA peak with avx512f instructions, so the CPU has them"));
-    CHECK (s_has (p, "cold caches"));
+    CHECK (kf_test_has (p, "measured its FMA peak with avx512f instructions, so the CPU has them"));
+    CHECK (kf_test_has (p, "cold caches"));
     //  Above the copy figure on the host, whose every call starts with
     //  cold caches: never as 200%, never as served from a cache (the
     //  worker's roofline_applies false notwithstanding), both rates.
-    CHECK (s_has (p, "memory: moves at least 8.0 MiB at 81 GB/s, above the measured copy "
-                     "bandwidth (40 GB/s) although every call starts with its data flushed"));
-    CHECK (!s_has (p, "200%") && !s_has (p, "served from cache") && !s_has (p, "fits"));
-    CHECK (s_has (p, "compute: 605 GFLOP/s, 50.0% of the measured peak (1210 GFLOP/s)"));
+    CHECK (kf_test_has (p, "memory: moves at least 8.0 MiB at 81 GB/s, above the measured copy "
+                           "bandwidth (40 GB/s) although every call starts with its data flushed"));
+    CHECK (!kf_test_has (p, "200%") && !kf_test_has (p, "served from cache") && !kf_test_has (p, "fits"));
+    CHECK (kf_test_has (p, "compute: 605 GFLOP/s, 50.0% of the measured peak (1210 GFLOP/s)"));
     //  +/-3% and +/-2%: about +/-3.6% together.
-    CHECK (s_has (p, "spread by +/-3.0%") && s_has (p, "+/-2.0%") && s_has (p, "+/-3.6%"));
+    CHECK (kf_test_has (p, "spread by +/-3.0%") && kf_test_has (p, "+/-2.0%") && kf_test_has (p, "+/-3.6%"));
     free (p);
     //  Facts the worker reports are printed; the ISA advice then goes.
     json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
@@ -228,21 +222,21 @@ s_target (void)
     json_object_set_new (d, "clock_mhz", json_real (3100));
     json_object_set_new (d, "l2_bytes", json_integer (2097152));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "3100 MHz") && s_has (p, "2.0 MiB L2") && s_has (p, "ISA avx512f"));
-    CHECK (!s_has (p, "no full list is reported"));
+    CHECK (kf_test_has (p, "3100 MHz") && kf_test_has (p, "2.0 MiB L2") && kf_test_has (p, "ISA avx512f"));
+    CHECK (!kf_test_has (p, "no full list is reported"));
     //  Not even with a cache size: 8 MiB is larger than a 2 MiB L2.
-    CHECK (!s_has (p, "fits"));
+    CHECK (!kf_test_has (p, "fits"));
     free (p);
     //  The ISA the code is compiled for: the exec hosts' shared list, as
     //  the cc toolchain builds it, not -march=native (issue 15).
     json_object_set_new (hw, "compile_isa", json_string ("sse4.2 avx avx2 fma avx512f"));
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "with -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -mavx512f -std=c11 "
-                     "-shared -fPIC"));
-    CHECK (s_has (p, "The code is compiled for the instruction sets the flags above enable "
-                     "(sse4.2 avx avx2 fma avx512f), which every exec host of this target has, "
-                     "not for the compile host"));
-    CHECK (!s_has (p, "-march=native"));
+    CHECK (kf_test_has (p, "with -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -mavx512f -std=c11 "
+                           "-shared -fPIC"));
+    CHECK (kf_test_has (p, "The code is compiled for the instruction sets the flags above enable "
+                           "(sse4.2 avx avx2 fma avx512f), which every exec host of this target has, "
+                           "not for the compile host"));
+    CHECK (!kf_test_has (p, "-march=native"));
     free (p);
     json_object_del (hw, "compile_isa");
     //  A GPU keeps data in its L2 between the calls of a sample: 8 MiB
@@ -259,17 +253,17 @@ s_target (void)
     kf_prompt_in_t gin = { .spec = spec, .language = "cuda", .target = "cuda:sm_90",
                            .hardware = gpu, .base = gbase };
     p = kf_prompt_build (&gin);
-    CHECK (s_has (p, "8080 GB/s, above the measured copy bandwidth (4000 GB/s): the working set "
-                     "(8.0 MiB) fits in the 50.0 MiB L2"));
-    CHECK (!s_has (p, "202%"));
-    CHECK (s_has (p, "compute: not known (the task gives no operation count)"));
+    CHECK (kf_test_has (p, "8080 GB/s, above the measured copy bandwidth (4000 GB/s): the working set "
+                           "(8.0 MiB) fits in the 50.0 MiB L2"));
+    CHECK (!kf_test_has (p, "202%"));
+    CHECK (kf_test_has (p, "compute: not known (the task gives no operation count)"));
     free (p);
     json_object_set_new (gbase, "bandwidth",
                          json_pack ("{s:f, s:f, s:f, s:b}", "bytes", 67108864.0, "candidate_gbs",
                                     4400.0, "copy_gbs", 4000.0, "roofline_applies", 0));
     p = kf_prompt_build (&gin);
-    CHECK (s_has (p, "although the working set (64.0 MiB) is larger than the 50.0 MiB L2"));
-    CHECK (!s_has (p, "fits") && !s_has (p, "110%"));
+    CHECK (kf_test_has (p, "although the working set (64.0 MiB) is larger than the 50.0 MiB L2"));
+    CHECK (!kf_test_has (p, "fits") && !kf_test_has (p, "110%"));
     free (p);
     json_decref (gbase);
     json_decref (gpu);
@@ -364,10 +358,10 @@ s_classes (void)
     free (all);
     json_decref (s);
     s = kf_prompt_default_sections_for ("c", "host", t);
-    CHECK (s_has (json_string_value (json_object_get (s, "pitfalls")), "row maximum"));
+    CHECK (kf_test_has (json_string_value (json_object_get (s, "pitfalls")), "row maximum"));
     json_decref (s);
     s = kf_prompt_default_sections_for ("c", "host", mm);
-    CHECK (s_has (json_string_value (json_object_get (s, "philosophy")), "bound by arithmetic"));
+    CHECK (kf_test_has (json_string_value (json_object_get (s, "philosophy")), "bound by arithmetic"));
     CHECK (!s_has_ci (json_string_value (json_object_get (s, "philosophy")),
                       "bound by memory traffic unless"));
     json_decref (s);
@@ -381,23 +375,23 @@ s_classes (void)
                        "read from global memory once.\n- Moving synchronisation from none to "
                        "warp/sub-group primitives raised fitness in 3 of 4 moves.\n";
     char *h = kf_prompt_hints_for_target (hint, KF_TARGET_HOST);
-    CHECK (h && !s_has (h, "shared/local") && !s_has (h, "warp") && s_has (h, "cache blocking")
-           && s_has (h, "none to threads that wait for each other")
-           && !s_has (h, "SIMD lane operations"));
+    CHECK (h && !kf_test_has (h, "shared/local") && !kf_test_has (h, "warp") && kf_test_has (h, "cache blocking")
+           && kf_test_has (h, "none to threads that wait for each other")
+           && !kf_test_has (h, "SIMD lane operations"));
     free (h);
     //  The host's levels in plain words of what the threads do (the
     //  model in the loop could not read "cross-thread combining").
     h = kf_prompt_hints_for_target ("- Moving synchronisation from none to global coordination "
                                     "raised fitness in 2 of 3 moves.\n", KF_TARGET_HOST);
-    CHECK (h && !s_has (h, "cross-thread combining") && !s_has (h, "global coordination")
-           && s_has (h, "threads sharing results through atomics or locks"));
+    CHECK (h && !kf_test_has (h, "cross-thread combining") && !kf_test_has (h, "global coordination")
+           && kf_test_has (h, "threads sharing results through atomics or locks"));
     free (h);
     h = kf_prompt_hints_for_target (hint, KF_TARGET_CUDA);
     CHECK (h && !strcmp (h, hint));
     free (h);
     kf_prompt_in_t in = { .spec = gelu, .language = "c", .target = "host", .hints = hint };
     char *p = kf_prompt_build (&in);
-    CHECK (!s_has (p, "warp/sub-group") && s_has (p, "## Hints from the search so far"));
+    CHECK (!kf_test_has (p, "warp/sub-group") && kf_test_has (p, "## Hints from the search so far"));
     free (p);
     json_decref (scan);
     json_decref (att);
@@ -417,8 +411,8 @@ s_generation0 (void)
                               .generation = 0, .slot = slot, .population = 8 };
         prompts[slot] = kf_prompt_build (&in);
         CHECK (!s_has_ci (prompts[slot], "last kernel"));
-        CHECK (s_has (prompts[slot], "## This attempt"));
-        CHECK (s_has (prompts[slot], "say briefly which approach you take and why"));
+        CHECK (kf_test_has (prompts[slot], "## This attempt"));
+        CHECK (kf_test_has (prompts[slot], "say briefly which approach you take and why"));
     }
     for (int a = 0; a < 8; a++)
         for (int b = a + 1; b < 8; b++)
@@ -427,7 +421,7 @@ s_generation0 (void)
     const char *lean0 = strstr (prompts[0], "This attempt's idea: ");
     const char *lean1 = strstr (prompts[1], "This attempt's idea: ");
     CHECK (lean0 && lean1 && strncmp (lean0, lean1, 40) != 0);
-    CHECK (s_has (prompts[0], "leave those ideas to the siblings"));
+    CHECK (kf_test_has (prompts[0], "leave those ideas to the siblings"));
     for (int i = 0; i < 8; i++)
         free (prompts[i]);
     json_decref (spec);
@@ -445,9 +439,9 @@ s_lineage (void)
                     "did not compile: kernel.c:9:5: error: 'n' undeclared"));
     json_decref (c);
     c = json_pack ("{s:s, s:f}", "status", "correct", "speedup", 1.2);
-    CHECK (s_has (kf_lineage_reason (c, 2.0, buf, sizeof buf), "regressed beyond the timing "
-                                                               "noise: 1.20x against the "
-                                                               "parent's 2.00x"));
+    CHECK (kf_test_has (kf_lineage_reason (c, 2.0, buf, sizeof buf), "regressed beyond the timing "
+                                                                     "noise: 1.20x against the "
+                                                                     "parent's 2.00x"));
     json_decref (c);
     c = json_pack ("{s:s, s:s}", "status", "incorrect", "detail",
                    "set 2: output 'y': 97.10% of elements within tolerance (need 99%)\nmore");
@@ -475,11 +469,11 @@ s_lineage (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .last = last, .children = children };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Recent attempts from this kernel"));
-    CHECK (s_has (p, "- candidate 21 (generation 3): wrong results: set 1: bad"));
-    CHECK (s_has (p, "- candidate 19 (generation 2): correct but regressed"));
-    CHECK (s_has (p, "## Last kernel tried from it (candidate 21)"));
-    CHECK (s_has (p, "say briefly what limited the last kernel tried"));
+    CHECK (kf_test_has (p, "## Recent attempts from this kernel"));
+    CHECK (kf_test_has (p, "- candidate 21 (generation 3): wrong results: set 1: bad"));
+    CHECK (kf_test_has (p, "- candidate 19 (generation 2): correct but regressed"));
+    CHECK (kf_test_has (p, "## Last kernel tried from it (candidate 21)"));
+    CHECK (kf_test_has (p, "say briefly what limited the last kernel tried"));
     free (p);
     json_decref (children);
     json_decref (last);
@@ -544,26 +538,26 @@ s_tuning (void)
                           .last = last, .templated = true, .tune_points = 8 };
     char *p = kf_prompt_build (&in);
     //  Swept before: named by id and figure, refined around its winner.
-    CHECK (s_has (p, "The kernel under \"Kernel to improve\" (candidate 7, 2.000x) is a "
-                     "template already"));
-    CHECK (s_has (p, "not the point that won (UNROLL=2)"));
-    CHECK (s_has (p, "At most 8 points are built and timed"));
-    CHECK (s_has (p, "within the tolerance above (relative error below 0.01, 99% of elements, "
-                     "cosine at least 0.99985), not the other points bit for bit"));
+    CHECK (kf_test_has (p, "The kernel under \"Kernel to improve\" (candidate 7, 2.000x) is a "
+                           "template already"));
+    CHECK (kf_test_has (p, "not the point that won (UNROLL=2)"));
+    CHECK (kf_test_has (p, "At most 8 points are built and timed"));
+    CHECK (kf_test_has (p, "within the tolerance above (relative error below 0.01, 99% of elements, "
+                           "cosine at least 0.99985), not the other points bit for bit"));
     CHECK (!s_has_ci (p, "threads per block"));
-    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP="));
+    CHECK (kf_test_has (p, "kf-tune: ROWS_PER_STEP="));
     //  The whole previous table, not only the winner.
-    CHECK (s_has (p, "measured 4 points"));
-    CHECK (s_has (p, "- UNROLL=1: correct, 2.000x, 1 us per call (full timing)"));
-    CHECK (s_has (p, "- UNROLL=2: correct, 2.600x, 0.77 us per call (full timing)"));
-    CHECK (s_has (p, "- UNROLL=4: incorrect: set 1: bad"));
-    CHECK (s_has (p, "- UNROLL=8: not run (over the time limit"));
-    CHECK (!s_has (p, "## This attempt"));
+    CHECK (kf_test_has (p, "measured 4 points"));
+    CHECK (kf_test_has (p, "- UNROLL=1: correct, 2.000x, 1 us per call (full timing)"));
+    CHECK (kf_test_has (p, "- UNROLL=2: correct, 2.600x, 0.77 us per call (full timing)"));
+    CHECK (kf_test_has (p, "- UNROLL=4: incorrect: set 1: bad"));
+    CHECK (kf_test_has (p, "- UNROLL=8: not run (over the time limit"));
+    CHECK (!kf_test_has (p, "## This attempt"));
     free (p);
     in.target = "cuda:sm_90";
     in.language = "cuda";
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "threads per block"));
+    CHECK (kf_test_has (p, "threads per block"));
     free (p);
     json_decref (last);
     json_decref (base);

@@ -21,12 +21,6 @@ s_words (const kf_rates_t *r)
     return out;
 }
 
-static bool
-s_has (const char *text, const char *part)
-{
-    return text && strstr (text, part);
-}
-
 int
 main (void)
 {
@@ -35,14 +29,14 @@ main (void)
     kf_rates_t gemm = { .bytes = 12 * MIB, .gbs = 5, .copy_gbs = 100, .gflops = 800,
                         .peak_gflops = 1000, .held = -1 };
     char *w = s_words (&gemm);
-    CHECK (s_has (w, " memory: moves at least 12.0 MiB at 5 GB/s, 5% of the measured copy "
-                     "bandwidth (100 GB/s);"));
-    CHECK (s_has (w, " compute: 800 GFLOP/s, 80.0% of the measured peak (1000 GFLOP/s)"));
-    CHECK (s_has (w, "; nearer the compute ceiling (80% against 5%)."));
+    CHECK (kf_test_has (w, " memory: moves at least 12.0 MiB at 5 GB/s, 5% of the measured copy "
+                           "bandwidth (100 GB/s);"));
+    CHECK (kf_test_has (w, " compute: 800 GFLOP/s, 80.0% of the measured peak (1000 GFLOP/s)"));
+    CHECK (kf_test_has (w, "; nearer the compute ceiling (80% against 5%)."));
     free (w);
     gemm.gflops = 10;
     w = s_words (&gemm);
-    CHECK (s_has (w, "nearer the memory ceiling (5% against 1%)"));
+    CHECK (kf_test_has (w, "nearer the memory ceiling (5% against 1%)"));
     free (w);
 
     //  Above the copy figure with cold caches (the host): explained, not
@@ -50,20 +44,20 @@ main (void)
     kf_rates_t host = { .bytes = 8 * MIB, .gbs = 202, .copy_gbs = 100, .held = 1,
                         .cold = true };
     w = s_words (&host);
-    CHECK (!s_has (w, "202%") && !s_has (w, "fits") && !s_has (w, "served from cache"));
-    CHECK (s_has (w, "above the measured copy bandwidth (100 GB/s) although every call starts "
-                     "with its data flushed from the caches"));
-    CHECK (s_has (w, "compute: not known (the task gives no operation count)"));
-    CHECK (!s_has (w, "nearer"));
+    CHECK (!kf_test_has (w, "202%") && !kf_test_has (w, "fits") && !kf_test_has (w, "served from cache"));
+    CHECK (kf_test_has (w, "above the measured copy bandwidth (100 GB/s) although every call starts "
+                           "with its data flushed from the caches"));
+    CHECK (kf_test_has (w, "compute: not known (the task gives no operation count)"));
+    CHECK (!kf_test_has (w, "nearer"));
     free (w);
 
     //  A GPU: 8 MiB fits the 50 MiB L2 that keeps it between calls.
     kf_rates_t small = { .bytes = 8 * MIB, .gbs = 8000, .copy_gbs = 4000, .cache_bytes = 50 * MIB,
                          .cache_name = "L2", .held = -1 };
     w = s_words (&small);
-    CHECK (s_has (w, "the working set (8.0 MiB) fits in the 50.0 MiB L2, which keeps it between "
-                     "calls, so it is served from cache"));
-    CHECK (!s_has (w, "200%"));
+    CHECK (kf_test_has (w, "the working set (8.0 MiB) fits in the 50.0 MiB L2, which keeps it between "
+                           "calls, so it is served from cache"));
+    CHECK (!kf_test_has (w, "200%"));
     free (w);
 
     //  64 MiB never fits a 50 MiB L2, whatever else says it stays.
@@ -71,31 +65,31 @@ main (void)
     big.bytes = 64 * MIB;
     big.held = 1;
     w = s_words (&big);
-    CHECK (!s_has (w, "fits") && !s_has (w, "served from cache"));
-    CHECK (s_has (w, "although the working set (64.0 MiB) is larger than the 50.0 MiB L2: the "
-                     "copy figure understates"));
+    CHECK (!kf_test_has (w, "fits") && !kf_test_has (w, "served from cache"));
+    CHECK (kf_test_has (w, "although the working set (64.0 MiB) is larger than the 50.0 MiB L2: the "
+                           "copy figure understates"));
     free (w);
 
     //  No size known: the worker's judgement, named vaguely; none: vaguer.
     kf_rates_t unsized = { .bytes = 8 * MIB, .gbs = 300, .copy_gbs = 100, .held = 1 };
     w = s_words (&unsized);
-    CHECK (s_has (w, "fits in the cache, which keeps it between calls"));
+    CHECK (kf_test_has (w, "fits in the cache, which keeps it between calls"));
     free (w);
     unsized.held = 0;
     w = s_words (&unsized);
-    CHECK (s_has (w, "is larger than the cache") && !s_has (w, "fits"));
+    CHECK (kf_test_has (w, "is larger than the cache") && !kf_test_has (w, "fits"));
     free (w);
     unsized.held = -1;
     w = s_words (&unsized);
-    CHECK (s_has (w, "some of the data is served from cache") && !s_has (w, "fits"));
+    CHECK (kf_test_has (w, "some of the data is served from cache") && !kf_test_has (w, "fits"));
     free (w);
 
     //  Compute above the f32 FMA peak is said so, not as a share.
     kf_rates_t hot = { .gflops = 1500, .peak_gflops = 1000, .held = -1 };
     w = s_words (&hot);
-    CHECK (s_has (w, " compute: 1500 GFLOP/s, above the measured f32 FMA peak (1000 GFLOP/s)")
-           && !s_has (w, "150%"));
-    CHECK (!s_has (w, "memory"));
+    CHECK (kf_test_has (w, " compute: 1500 GFLOP/s, above the measured f32 FMA peak (1000 GFLOP/s)")
+           && !kf_test_has (w, "150%"));
+    CHECK (!kf_test_has (w, "memory"));
     free (w);
 
     //  Nothing measured: nothing written.

@@ -16,15 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *text, const char *want)
-{
-    bool ok = text && strstr (text, want);
-    if (!ok)
-        fprintf (stderr, "missing: \"%s\"\n", want);
-    return ok;
-}
-
 static char *
 s_target (json_t *hw, const char *target)
 {
@@ -126,26 +117,26 @@ s_reads (void)
     json_t *hw = s_hw (spec);
     char *p = s_target (hw, "host");
     printf ("%s\n", p ? p : "");
-    CHECK (s_has (p, "Memory read by one core with cold caches: 31.5 GB/s"));
-    CHECK (s_has (p, "  Memory read by all cores at once with cold caches: 43.2 GB/s in all (one "
-                     "thread on each of the 2 logical CPUs reading its share of 32.0 MiB flushed "
-                     "first, let go together and timed from the first start to the last finish, "
-                     "the best of three; bytes read), 1.4x one core's: the rate a threaded "
-                     "kernel's inputs arrive at in the timing.\n"));
+    CHECK (kf_test_has (p, "Memory read by one core with cold caches: 31.5 GB/s"));
+    CHECK (kf_test_has (p, "  Memory read by all cores at once with cold caches: 43.2 GB/s in all (one "
+                           "thread on each of the 2 logical CPUs reading its share of 32.0 MiB flushed "
+                           "first, let go together and timed from the first start to the last finish, "
+                           "the best of three; bytes read), 1.4x one core's: the rate a threaded "
+                           "kernel's inputs arrive at in the timing.\n"));
     //  The L2 for a matrix product's blocks: 195.2e9 / 3.4e9 = 57 bytes
     //  a cycle, 6.2x the cold read.
-    CHECK (s_has (p, "  One core reading from its L2: 512 KiB (half the L2) read again and "
-                     "again, warm, 195 GB/s, 57 bytes a cycle at 3400 MHz, 6.2x its cold read "
-                     "from memory (the best of twenty runs; bytes read)"));
+    CHECK (kf_test_has (p, "  One core reading from its L2: 512 KiB (half the L2) read again and "
+                           "again, warm, 195 GB/s, 57 bytes a cycle at 3400 MHz, 6.2x its cold read "
+                           "from memory (the best of twenty runs; bytes read)"));
     //  No budget for a matrix product.
     CHECK (p && !strstr (p, "Arithmetic budget"));
     free (p);
     //  All cores no faster than one: said what it means.
     json_object_set_new (s_dev (hw), "read_cold_all_cores_gbs", json_real (33.0));
     p = s_target (hw, "host");
-    CHECK (s_has (p, "1.0x one core's: the rate a threaded kernel's inputs arrive at in the "
-                     "timing; near one core's, so by this figure more threads speed the "
-                     "arithmetic, not the reads.\n"));
+    CHECK (kf_test_has (p, "1.0x one core's: the rate a threaded kernel's inputs arrive at in the "
+                           "timing; near one core's, so by this figure more threads speed the "
+                           "arithmetic, not the reads.\n"));
     free (p);
     //  Neither measured: neither line.
     json_object_del (s_dev (hw), "read_cold_all_cores_gbs");
@@ -153,7 +144,7 @@ s_reads (void)
     p = s_target (hw, "host");
     CHECK (p && !strstr (p, "Memory read by all cores"));
     CHECK (p && !strstr (p, "from its L2"));
-    CHECK (s_has (p, "Memory read by one core with cold caches"));
+    CHECK (kf_test_has (p, "Memory read by one core with cold caches"));
     free (p);
     //  A GPU target says none of it.
     json_decref (hw);
@@ -181,22 +172,22 @@ s_traffic (void)
               "cold, and ordinary stores add their write-allocate read) about %.3g ms on one "
               "core and %.3g ms on all cores.\n", n / 31.5e6, n / 43.2e6, (n + m) / 31.5e6,
               (n + m) / 43.2e6);
-    CHECK (s_has (p, "This task reads N = 64.0 MiB and writes M = 64.0 MiB: at these one-core "
-                     "(warm-cache) copy rates"));
-    CHECK (s_has (p, want));
+    CHECK (kf_test_has (p, "This task reads N = 64.0 MiB and writes M = 64.0 MiB: at these one-core "
+                           "(warm-cache) copy rates"));
+    CHECK (kf_test_has (p, want));
     free (p);
     //  One core's cold rate alone.
     json_object_del (s_dev (hw), "read_cold_all_cores_gbs");
     p = s_target (hw, "host");
     snprintf (want, sizeof want, "reading N takes about %.3g ms at one core's cold read rate "
               "(31.5 GB/s); N + M", n / 31.5e6);
-    CHECK (s_has (p, want));
+    CHECK (kf_test_has (p, want));
     CHECK (p && !strstr (p, "at all cores'"));
     free (p);
     //  No cold rate: the warm line as before.
     json_object_del (s_dev (hw), "read_cold_one_core_gbs");
     p = s_target (hw, "host");
-    CHECK (s_has (p, "This task reads N = 64.0 MiB"));
+    CHECK (kf_test_has (p, "This task reads N = 64.0 MiB"));
     CHECK (p && !strstr (p, "With the timing's cold caches"));
     free (p);
     json_decref (hw);
@@ -225,12 +216,12 @@ s_budget (void)
     char *p = s_target (hw, "host");
     double one, all, fmas;
     s_expect (3400, 16, 31.5, 43.2, 2, 204, &one, &all, &fmas);
-    CHECK (s_has (p, "  Arithmetic budget per vector of 16 f32 lanes (AVX-512), 1048576 vectors "
-                     "of outputs: the task's N + M = 128.0 MiB at the cold read rates above"));
+    CHECK (kf_test_has (p, "  Arithmetic budget per vector of 16 f32 lanes (AVX-512), 1048576 vectors "
+                           "of outputs: the task's N + M = 128.0 MiB at the cold read rates above"));
     CHECK (s_near (s_after (p, "ms on one core, "), one));
     CHECK (s_near (s_after (p, "ms on all 2 cores, "), all));
-    CHECK (s_has (p, "cycles per vector at 3400 MHz"));
-    CHECK (s_has (p, "cycles per vector on each core (each with 1/2 of the vectors)"));
+    CHECK (kf_test_has (p, "cycles per vector at 3400 MHz"));
+    CHECK (kf_test_has (p, "cycles per vector on each core (each with 1/2 of the vectors)"));
     CHECK (s_near (s_after (p, "One core's measured FMA peak, 204 GFLOP/s, is "), fmas));
     const char *q = p ? strstr (p, "(peak / (2 flops x 16 lanes x clock)), so the budget is "
                                    "about ")
@@ -239,8 +230,8 @@ s_budget (void)
     CHECK (q && sscanf (strstr (q, "about") + 5, "%lf vector FMAs per vector on one core and %lf "
                         "on all cores", &a, &b) == 2);
     CHECK (s_near (a, one * fmas) && s_near (b, all * fmas));
-    CHECK (s_has (p, "on all cores (or as many other vector instructions of like throughput). "
-                     "Derived, not measured:"));
+    CHECK (kf_test_has (p, "on all cores (or as many other vector instructions of like throughput). "
+                           "Derived, not measured:"));
     const char *line = p ? strstr (p, "  Arithmetic budget") : NULL;
     if (line)
         printf ("%.*s\n", (int) strcspn (line, "\n"), line);
@@ -250,7 +241,7 @@ s_budget (void)
     json_object_set_new (hw, "compile_isa", json_string ("sse4.2 avx avx2 fma"));
     p = s_target (hw, "host");
     s_expect (3400, 8, 31.5, 43.2, 2, 204, &one, &all, &fmas);
-    CHECK (s_has (p, "Arithmetic budget per vector of 8 f32 lanes (AVX2), 2097152 vectors"));
+    CHECK (kf_test_has (p, "Arithmetic budget per vector of 8 f32 lanes (AVX2), 2097152 vectors"));
     CHECK (s_near (s_after (p, "ms on one core, "), one));
     CHECK (s_near (s_after (p, "One core's measured FMA peak, 204 GFLOP/s, is "), fmas));
     free (p);
@@ -262,14 +253,14 @@ s_budget (void)
     p = s_target (hw, "host");
     s_expect (2096, 16, 31.5, 43.2, 2, 0, &one, &all, &fmas);
     CHECK (s_near (s_after (p, "ms on one core, "), one));
-    CHECK (s_has (p, "cycles per vector at 2096 MHz"));
+    CHECK (kf_test_has (p, "cycles per vector at 2096 MHz"));
     CHECK (p && strstr (p, "Arithmetic budget") && !strstr (p, "vector FMAs a cycle"));
     free (p);
 
     //  One core's cold rate alone: no all-core budget.
     json_object_del (s_dev (hw), "read_cold_all_cores_gbs");
     p = s_target (hw, "host");
-    CHECK (s_has (p, "cycles per vector at 2096 MHz. Derived, not measured"));
+    CHECK (kf_test_has (p, "cycles per vector at 2096 MHz. Derived, not measured"));
     CHECK (p && !strstr (p, "on all 2 cores"));
     free (p);
     json_decref (hw);
@@ -313,10 +304,10 @@ s_product (void)
     json_t *spec = s_matmul ();
     json_t *hw = s_hw (spec);
     char *p = s_target (hw, "host");
-    CHECK (s_has (p, "Compute floor: the product's 2 x M x N x K = 268.4 million operations "
-                     "(M = 512, N = 512, K = 512 per product) take at least 1.32 ms at one "
-                     "core's measured FMA peak and 0.639 ms at every core's together (420 "
-                     "GFLOP/s)"));
+    CHECK (kf_test_has (p, "Compute floor: the product's 2 x M x N x K = 268.4 million operations "
+                           "(M = 512, N = 512, K = 512 per product) take at least 1.32 ms at one "
+                           "core's measured FMA peak and 0.639 ms at every core's together (420 "
+                           "GFLOP/s)"));
     free (p);
     json_object_del (s_dev (hw), "peak_gflops_one_core");
     p = s_target (hw, "host");

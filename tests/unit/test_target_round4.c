@@ -19,12 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 //  The 2-CPU VM of round 4, as its exec worker reports it.
 static json_t *
 s_hw (int threads_per_core, int physical)
@@ -64,34 +58,34 @@ main (void)
     CHECK (p != NULL);
     printf ("%s\n", p ? p : "");
     /* Logical CPUs, each a core of its own. */
-    CHECK (s_has (p, "Xeon VM, 2 logical CPUs, each a physical core of its own (no SMT "
-                     "siblings, per the host's topology)"));
-    CHECK (!s_has (p, "Xeon VM, 2 cores"));
+    CHECK (kf_test_has (p, "Xeon VM, 2 logical CPUs, each a physical core of its own (no SMT "
+                           "siblings, per the host's topology)"));
+    CHECK (!kf_test_has (p, "Xeon VM, 2 cores"));
     /* The clock, both figures with their sources. */
-    CHECK (s_has (p, "clock 2600 MHz by /proc/cpuinfo cpu MHz (what the kernel reports; in a "
-                     "virtual machine often the base clock), 3900 MHz measured at start by the "
-                     "exec worker (a chain of dependent integer adds, one per cycle"));
+    CHECK (kf_test_has (p, "clock 2600 MHz by /proc/cpuinfo cpu MHz (what the kernel reports; in a "
+                           "virtual machine often the base clock), 3900 MHz measured at start by the "
+                           "exec worker (a chain of dependent integer adds, one per cycle"));
     /* The all-core memory peak below one core's copy: explained. */
-    CHECK (s_has (p, "Memory peak: 15 GB/s, a memcpy on every core at once"));
-    CHECK (s_has (p, "It is below one core's copy (17.2 GB/s, below): the two were measured "
-                     "at different moments"));
-    CHECK (s_has (p, "the memory can do at least 17.2 GB/s"));
+    CHECK (kf_test_has (p, "Memory peak: 15 GB/s, a memcpy on every core at once"));
+    CHECK (kf_test_has (p, "It is below one core's copy (17.2 GB/s, below): the two were measured "
+                           "at different moments"));
+    CHECK (kf_test_has (p, "the memory can do at least 17.2 GB/s"));
     /* One compute ceiling, the other figure explained beside it. */
-    CHECK (s_has (p, "the shares of the compute peak below are of 110 GFLOP/s, each core's "
-                     "best run summed (every core at its best at once, the ceiling; the 92 "
-                     "GFLOP/s of all threads together is one run timed to the last thread's "
-                     "end"));
+    CHECK (kf_test_has (p, "the shares of the compute peak below are of 110 GFLOP/s, each core's "
+                           "best run summed (every core at its best at once, the ceiling; the 92 "
+                           "GFLOP/s of all threads together is one run timed to the last thread's "
+                           "end"));
     /* Warm buffers, said. */
-    CHECK (s_has (p, "The copy figures are warm-cache rates: the buffers were written just "
-                     "before and fit in the L3; the timing flushes the caches before each "
-                     "call"));
+    CHECK (kf_test_has (p, "The copy figures are warm-cache rates: the buffers were written just "
+                           "before and fit in the L3; the timing flushes the caches before each "
+                           "call"));
     free (p);
     json_decref (hw);
     /* SMT siblings: one core, two threads. */
     hw = s_hw (2, 1);
     p = s_section (hw);
-    CHECK (s_has (p, "2 logical CPUs on 1 physical core, 2 SMT threads (hyperthreads) per "
-                     "core: threads on one core share its execution units"));
+    CHECK (kf_test_has (p, "2 logical CPUs on 1 physical core, 2 SMT threads (hyperthreads) per "
+                           "core: threads on one core share its execution units"));
     free (p);
     json_decref (hw);
     /* An all-core figure above one core's: no explanation needed. */
@@ -99,8 +93,8 @@ main (void)
     json_object_set_new (json_array_get (json_object_get (hw, "devices"), 0),
                          "copy_bandwidth_gbs", json_real (30.0));
     p = s_section (hw);
-    CHECK (s_has (p, "Memory peak: 30 GB/s"));
-    CHECK (!s_has (p, "It is below one core's copy"));
+    CHECK (kf_test_has (p, "Memory peak: 30 GB/s"));
+    CHECK (!kf_test_has (p, "It is below one core's copy"));
     free (p);
     json_decref (hw);
     /* The run's screen-against-full disagreement (kf_prompt_hardware's
@@ -110,14 +104,14 @@ main (void)
     json_object_set_new (hw, "screen_full_gap", json_real (2.41));
     json_object_set_new (hw, "screen_full_count", json_integer (7));
     p = s_section (hw);
-    CHECK (s_has (p, "Screen against full timing in this run so far: the short screen figure "
-                     "and the full-protocol figure of one kernel differed by up to 2.41x (the "
-                     "largest ratio, either way, among the 7 candidates timed both ways)"));
+    CHECK (kf_test_has (p, "Screen against full timing in this run so far: the short screen figure "
+                           "and the full-protocol figure of one kernel differed by up to 2.41x (the "
+                           "largest ratio, either way, among the 7 candidates timed both ways)"));
     free (p);
     json_decref (hw);
     hw = s_hw (1, 2);
     p = s_section (hw);
-    CHECK (!s_has (p, "Screen against full timing"));
+    CHECK (!kf_test_has (p, "Screen against full timing"));
     free (p);
     json_decref (hw);
     /* The noise figure says how it is computed. */
@@ -131,10 +125,10 @@ main (void)
     kf_prompt_noise_line (f, k);
     fclose (f);
     printf ("%s", text ? text : "");
-    CHECK (s_has (text, "the timing samples of this kernel spread by +/-10.0% and the "
-                        "reference's by +/-5.0% (half the width between the 10th and 90th "
-                        "percentile sample, over the median; the two added in quadrature give "
-                        "+/-11.2%)"));
+    CHECK (kf_test_has (text, "the timing samples of this kernel spread by +/-10.0% and the "
+                              "reference's by +/-5.0% (half the width between the 10th and 90th "
+                              "percentile sample, over the median; the two added in quadrature give "
+                              "+/-11.2%)"));
     free (text);
     json_decref (k);
     /* Round 11: a PyTorch reference is one figure without samples, and
@@ -149,12 +143,12 @@ main (void)
     kf_prompt_noise_line (f, k);
     fclose (f);
     printf ("%s", text ? text : "");
-    CHECK (s_has (text, "the timing samples of this kernel spread by +/-36.9% (half the width "
-                        "between the 10th and 90th percentile sample, over the median); the "
-                        "reference's time is one figure, measured once."));
-    CHECK (s_has (text, "This kernel's figure is the median of 338 samples, which lies within "
-                        "about +/-3.9% of what the same timing would give again"));
-    CHECK (s_has (text, "speedups within about +/-3.9% of each other are not a real difference"));
+    CHECK (kf_test_has (text, "the timing samples of this kernel spread by +/-36.9% (half the width "
+                              "between the 10th and 90th percentile sample, over the median); the "
+                              "reference's time is one figure, measured once."));
+    CHECK (kf_test_has (text, "This kernel's figure is the median of 338 samples, which lies within "
+                              "about +/-3.9% of what the same timing would give again"));
+    CHECK (kf_test_has (text, "speedups within about +/-3.9% of each other are not a real difference"));
     free (text);
     json_decref (k);
     return kf_test_done ("test_target_round4");

@@ -20,12 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool
-s_has (const char *hay, const char *needle)
-{
-    return hay && strstr (hay, needle);
-}
-
 static int
 s_count (const char *hay, const char *needle)
 {
@@ -93,21 +87,21 @@ s_tried_lines (void)
                                   12, "generation", 1, "reason", "incorrect: set 1");
     kf_prompt_in_t in = { .base = base, .last = last, .children = children, .templated = true };
     char *p = s_tried (&in);
-    CHECK (s_has (p, "## Tried from this kernel so far"));
-    CHECK (s_has (p, "the template keeps candidate 5's structure"));
-    CHECK (s_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent\n"));
-    CHECK (s_has (p, "- candidate 12 (generation 1): incorrect: set 1\n"));
+    CHECK (kf_test_has (p, "## Tried from this kernel so far"));
+    CHECK (kf_test_has (p, "the template keeps candidate 5's structure"));
+    CHECK (kf_test_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent\n"));
+    CHECK (kf_test_has (p, "- candidate 12 (generation 1): incorrect: set 1\n"));
     //  The last kernel is among the children: listed once, no code.
     CHECK (s_count (p, "candidate 18") == 1);
-    CHECK (!s_has (p, "LAST_KERNEL_CODE") && !s_has (p, "LAST_KERNEL_LOG"));
-    CHECK (!s_has (p, "## Last kernel tried") && !s_has (p, "```"));
+    CHECK (!kf_test_has (p, "LAST_KERNEL_CODE") && !kf_test_has (p, "LAST_KERNEL_LOG"));
+    CHECK (!kf_test_has (p, "## Last kernel tried") && !kf_test_has (p, "```"));
     free (p);
     //  A last kernel not among the children: one verdict line of its own.
     in.children = NULL;
     p = s_tried (&in);
-    CHECK (s_has (p, "- candidate 18 (the last kernel tried from it): correct, 1.79 ms a call, "
-                     "33.000x the reference's speed\n"));
-    CHECK (!s_has (p, "LAST_KERNEL_CODE"));
+    CHECK (kf_test_has (p, "- candidate 18 (the last kernel tried from it): correct, 1.79 ms a call, "
+                           "33.000x the reference's speed\n"));
+    CHECK (!kf_test_has (p, "LAST_KERNEL_CODE"));
     free (p);
     //  Nothing tried: nothing written.
     in.last = NULL;
@@ -145,16 +139,16 @@ s_tried_in_prompt (void)
                           .base = base, .last = last, .children = children, .templated = true,
                           .tune_points = 8 };
     char *p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Tried from this kernel so far"));
-    CHECK (s_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent"));
-    CHECK (p && !s_has (p, "LAST_KERNEL_CODE"));
-    CHECK (p && !s_has (p, "## Recent attempts from this kernel")
-           && !s_has (p, "## Last kernel tried"));
+    CHECK (kf_test_has (p, "## Tried from this kernel so far"));
+    CHECK (kf_test_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent"));
+    CHECK (p && !kf_test_has (p, "LAST_KERNEL_CODE"));
+    CHECK (p && !kf_test_has (p, "## Recent attempts from this kernel")
+           && !kf_test_has (p, "## Last kernel tried"));
     free (p);
     in.templated = false;
     p = kf_prompt_build (&in);
-    CHECK (s_has (p, "## Last kernel tried from it (candidate 18)") && s_has (p, "LAST_KERNEL_CODE"));
-    CHECK (p && !s_has (p, "## Tried from this kernel so far"));
+    CHECK (kf_test_has (p, "## Last kernel tried from it (candidate 18)") && kf_test_has (p, "LAST_KERNEL_CODE"));
+    CHECK (p && !kf_test_has (p, "## Tried from this kernel so far"));
     free (p);
     json_decref (children);
     json_decref (last);
@@ -172,46 +166,46 @@ s_one_core (void)
                               "status", "correct", "speedup", 35.5, "compute",
                               "candidate_gflops", 181.0);
     char *p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "Candidate 17 starts threads, yet it measured no more than one core's "
-                     "worth: 181.0 GFLOP/s, 79% of the 229.0 GFLOP/s one core reaches alone"));
-    CHECK (s_has (p, "Make the thread count a parameter and put 1 among its values, after the "
-                     "count candidate 17 starts"));
-    if (s_has (p, "## Tuning parameters"))
+    CHECK (kf_test_has (p, "Candidate 17 starts threads, yet it measured no more than one core's "
+                           "worth: 181.0 GFLOP/s, 79% of the 229.0 GFLOP/s one core reaches alone"));
+    CHECK (kf_test_has (p, "Make the thread count a parameter and put 1 among its values, after the "
+                           "count candidate 17 starts"));
+    if (kf_test_has (p, "## Tuning parameters"))
         printf ("%s", strstr (p, "## Tuning parameters"));
     free (p);
     //  Above one core's peak: the threads paid, nothing said.
     json_object_set_new (json_object_get (base, "compute"), "candidate_gflops",
                          json_real (300.0));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     //  No compute figure of its own: 2*M*N*K over its time (181 GFLOP/s).
     json_object_del (base, "compute");
     json_object_set_new (base, "candidate_ns", json_real (4194304.0 / 181.0));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "measured no more than one core's worth: 181.0 GFLOP/s, 79%"));
+    CHECK (kf_test_has (p, "measured no more than one core's worth: 181.0 GFLOP/s, 79%"));
     free (p);
     //  One thread (pthread_create only in a comment): nothing said.
     json_object_set_new (base, "source",
                          json_string ("/* no pthread_create here */\nint kf_forward (void) "
                                       "{ return 0; }\n"));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     //  A memory-bound threaded kernel: 9 GB/s against one core's 12.
     json_decref (base);
     base = json_pack ("{s:i, s:s, s:s, s:f, s:{s:f}}", "id", 9, "source", s_threaded,
                       "status", "correct", "speedup", 2.76, "bandwidth", "candidate_gbs", 9.0);
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "Candidate 9 starts threads, yet it measured no more than one core's "
-                     "worth: 9.0 GB/s, 75% of the 12.0 GB/s one core copies alone"));
+    CHECK (kf_test_has (p, "Candidate 9 starts threads, yet it measured no more than one core's "
+                           "worth: 9.0 GB/s, 75% of the 12.0 GB/s one core copies alone"));
     free (p);
     //  Round 13: the same figure timed beside other work says nothing.
     json_object_set_new (base, "host_load",
                          json_pack ("{s:i, s:f, s:f}", "cpus", 2, "runnable_others", 1.1,
                                     "others_cpu_share", 0.6));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     json_object_del (base, "host_load");
     //  ... nor does a bandwidth far below one core's copy rate (an erf
@@ -219,12 +213,12 @@ s_one_core (void)
     json_object_set_new (json_object_get (base, "bandwidth"), "candidate_gbs",
                          json_real (4.3));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     json_object_set_new (json_object_get (base, "bandwidth"), "candidate_gbs",
                          json_real (20.0));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     json_decref (base);
     json_decref (hw);
@@ -239,27 +233,27 @@ s_example_order (void)
     json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 5, "source", "#define MR 8\n",
                               "status", "correct", "speedup", 34.6);
     char *p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1 */"));
-    CHECK (!s_has (p, "NTHREADS=1,2 */") && !s_has (p, "UNROLL=1,2,4"));
-    CHECK (s_has (p, "Each list starts with the kernel's own default, the value of its "
-                     "#define, then the other values: the example is for a kernel with #define "
-                     "ROWS_PER_STEP 2 and #define UNROLL 4 that starts 2 threads (#define "
-                     "NTHREADS 2), so its list is NTHREADS=2,1"));
+    CHECK (kf_test_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 NTHREADS=2,1 */"));
+    CHECK (!kf_test_has (p, "NTHREADS=1,2 */") && !kf_test_has (p, "UNROLL=1,2,4"));
+    CHECK (kf_test_has (p, "Each list starts with the kernel's own default, the value of its "
+                           "#define, then the other values: the example is for a kernel with #define "
+                           "ROWS_PER_STEP 2 and #define UNROLL 4 that starts 2 threads (#define "
+                           "NTHREADS 2), so its list is NTHREADS=2,1"));
     free (p);
     json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
     json_object_set_new (d, "cores", json_integer (16));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "NTHREADS=2,1,8,16 */"));
+    CHECK (kf_test_has (p, "NTHREADS=2,1,8,16 */"));
     free (p);
     json_object_set_new (d, "cores", json_integer (1));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 */") && !s_has (p, "NTHREADS="));
-    CHECK (s_has (p, "its lists begin ROWS_PER_STEP=2 and UNROLL=4"));
+    CHECK (kf_test_has (p, "kf-tune: ROWS_PER_STEP=2,1,4 UNROLL=4,1,2,8 */") && !kf_test_has (p, "NTHREADS="));
+    CHECK (kf_test_has (p, "its lists begin ROWS_PER_STEP=2 and UNROLL=4"));
     free (p);
     p = s_tuning_prompt (spec, NULL, base, "cuda", "cuda:sm_90");
-    CHECK (s_has (p, "kf-tune: BLOCK=256,128,512 VEC=4,1,2 */"));
-    CHECK (s_has (p, "#define BLOCK 256 and #define VEC 4"));
-    CHECK (p && !s_has (p, "starts threads, yet"));
+    CHECK (kf_test_has (p, "kf-tune: BLOCK=256,128,512 VEC=4,1,2 */"));
+    CHECK (kf_test_has (p, "#define BLOCK 256 and #define VEC 4"));
+    CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     json_decref (base);
     json_decref (hw);
@@ -274,13 +268,13 @@ s_defaults (void)
     json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 5, "source", "#define KC 256\n",
                               "status", "correct", "speedup", 34.6);
     char *p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "The defaults must reproduce candidate 5 as it is: each default is the "
-                     "value candidate 5 uses, so the all-defaults point, the first one built, "
-                     "is candidate 5 itself"));
-    CHECK (s_has (p, "A default may differ from candidate 5's choice only where you say so in "
-                     "your Analysis"));
-    CHECK (s_has (p, "make its values the defaults and say so in your Analysis, keeping the "
-                     "parent's values in the lists"));
+    CHECK (kf_test_has (p, "The defaults must reproduce candidate 5 as it is: each default is the "
+                           "value candidate 5 uses, so the all-defaults point, the first one built, "
+                           "is candidate 5 itself"));
+    CHECK (kf_test_has (p, "A default may differ from candidate 5's choice only where you say so in "
+                           "your Analysis"));
+    CHECK (kf_test_has (p, "make its values the defaults and say so in your Analysis, keeping the "
+                           "parent's values in the lists"));
     free (p);
     //  A template swept before: its winner becomes the defaults instead.
     json_object_set_new (base, "configs",
@@ -288,8 +282,8 @@ s_defaults (void)
                                     "KC", 256, "verdict", "correct", "speedup", 30.0, "params",
                                     "KC", 512, "verdict", "correct", "speedup", 34.6));
     p = s_tuning_prompt (spec, hw, base, "c", "host");
-    CHECK (s_has (p, "make the winning values the defaults"));
-    CHECK (p && !s_has (p, "The defaults must reproduce"));
+    CHECK (kf_test_has (p, "make the winning values the defaults"));
+    CHECK (p && !kf_test_has (p, "The defaults must reproduce"));
     free (p);
     json_decref (base);
     json_decref (hw);
@@ -320,11 +314,11 @@ s_hints (void)
     };
     kf_gradient_estimate (a, 4, 1.0, &g);
     char *h = kf_gradient_hints (&g, a, 4, 0, parent, 3, 2, true);
-    CHECK (s_has (h, "consider register blocks inside cache blocks, with prefetching"));
-    CHECK (h && !s_has (h, "- Going from register blocks inside cache blocks to loops blocked"));
-    CHECK (s_has (h, "this agrees with the record of the opposite step, from register blocks "
-                     "inside cache blocks to loops blocked so each block of data is reused "
-                     "while it is in cache, which raised fitness in only 0 of 2 moves"));
+    CHECK (kf_test_has (h, "consider register blocks inside cache blocks, with prefetching"));
+    CHECK (h && !kf_test_has (h, "- Going from register blocks inside cache blocks to loops blocked"));
+    CHECK (kf_test_has (h, "this agrees with the record of the opposite step, from register blocks "
+                           "inside cache blocks to loops blocked so each block of data is reused "
+                           "while it is in cache, which raised fitness in only 0 of 2 moves"));
     printf ("%s", h ? h : "(none)\n");
     free (h);
     //  The very step advised (2 -> 3) mostly lost: the gradient's hint
@@ -337,10 +331,10 @@ s_hints (void)
     kf_gradient_estimate (b, 5, 1.0, &g);
     CHECK (g.combined[0] > 0.1);
     h = kf_gradient_hints (&g, b, 5, 0, parent, 3, 2, true);
-    CHECK (h && !s_has (h, "consider"));
-    CHECK (s_has (h, "- Going from loops blocked so each block of data is reused while it is in "
-                     "cache to register blocks inside cache blocks (memory access) raised "
-                     "fitness in only 0 of 2 moves"));
+    CHECK (h && !kf_test_has (h, "consider"));
+    CHECK (kf_test_has (h, "- Going from loops blocked so each block of data is reused while it is in "
+                           "cache to register blocks inside cache blocks (memory access) raised "
+                           "fitness in only 0 of 2 moves"));
     printf ("%s", h ? h : "(none)\n");
     free (h);
     //  The step back paid (3 -> 2 in 2 of 2): no advice to go up.
@@ -352,10 +346,10 @@ s_hints (void)
     kf_gradient_estimate (c, 5, 1.0, &g);
     CHECK (g.combined[0] > 0.1);
     h = kf_gradient_hints (&g, c, 5, 0, parent, 3, 2, true);
-    CHECK (h && !s_has (h, "consider"));
-    CHECK (s_has (h, "- Going from register blocks inside cache blocks to loops blocked so each "
-                     "block of data is reused while it is in cache (memory access) raised "
-                     "fitness in 2 of 2 moves"));
+    CHECK (h && !kf_test_has (h, "consider"));
+    CHECK (kf_test_has (h, "- Going from register blocks inside cache blocks to loops blocked so each "
+                           "block of data is reused while it is in cache (memory access) raised "
+                           "fitness in 2 of 2 moves"));
     printf ("%s", h ? h : "(none)\n");
     free (h);
 }
