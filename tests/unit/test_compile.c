@@ -272,6 +272,41 @@ main (void)
                                "inlined); nothing to fix unless one is the hot loop"));
     CHECK (sum && !strstr (sum, "more loop"));
     free (sum);
+    //  Round 14: GCC 12 at -O3 -march=x86-64 -mavx512f (its own words)
+    //  reports a loop at 64 then 32 bytes, the second its epilogue; the
+    //  model read "also a copy with 32-byte vectors" as GCC preferring
+    //  256-bit vectors. A loop of 8 floats vectorised at 32 bytes only is
+    //  narrower than the others; a report that is 32 bytes at most (AVX2)
+    //  gets no AVX-512 line.
+    sum = kf_compile_vec_summary (
+        "kernel.c:2:23: optimized: loop vectorized using 32 byte vectors\n"
+        "kernel.c:6:23: optimized: loop vectorized using 64 byte vectors\n"
+        "kernel.c:6:23: optimized: loop vectorized using 32 byte vectors\n"
+        "kernel.c:7:14: optimized: basic block part vectorized using 32 byte vectors\n",
+        "kernel.c", &vec);
+    printf ("%s", sum ? sum : "(none)\n");
+    CHECK (sum && vec == 2 && strstr (sum, "- line 6: vectorised, 64-byte vectors; its 32-byte "
+                                           "copy is the loop's remainder (epilogue), for the "
+                                           "iterations left after the last full 64-byte "
+                                           "vector\n"));
+    CHECK (sum && !strstr (sum, "also a copy"));
+    CHECK (sum && strstr (sum, "- line 2: vectorised, 32-byte vectors, narrower than the "
+                               "64-byte vectors of other loops (GCC picked this width for "
+                               "this loop's trip count or data types)\n"));
+    CHECK (sum && strstr (sum, "At these flags GCC vectorises plain loops with 64-byte "
+                               "(AVX-512) vectors; a narrower copy of a loop is its remainder, "
+                               "so no pragma or target attribute is needed"));
+    free (sum);
+    sum = kf_compile_vec_summary (
+        "kernel.c:2:23: optimized: loop vectorized using 32 byte vectors\n"
+        "kernel.c:2:23: optimized: loop vectorized using 16 byte vectors\n"
+        "kernel.c:10:23: optimized: loop vectorized using 32 byte vectors\n",
+        "kernel.c", &vec);
+    CHECK (sum && strstr (sum, "- line 2: vectorised, 32-byte vectors; its 16-byte copy is the "
+                               "loop's remainder"));
+    CHECK (sum && strstr (sum, "- line 10: vectorised, 32-byte vectors\n"));
+    CHECK (sum && !strstr (sum, "AVX-512") && !strstr (sum, "narrower"));
+    free (sum);
     //  Round 9: a streaming store intrinsic is vector code already.
     sum = kf_compile_vec_summary (
         "kernel.c:112:21: missed: couldn't vectorize loop\n"
