@@ -9,6 +9,7 @@
  */
 #include "kf_prompt_class.h"
 #include "kf_prompt_formula.h"
+#include "kf_prompt_layout.h"
 #include "kf_json.h"
 #include "kf_str.h"
 #include <ctype.h>
@@ -494,8 +495,10 @@ static const char *const s_ideas_host_mm[] = {
     "write the output once, by fusing the epilogue (bias, activation) into the product "
     "loop", NULL };
 //  Round 6: y = x @ W^T of nn.Linear reads both operands along k already
-//  (the Data section's layout note, kf_prompt_facts.c), and packing the
-//  weight "for unit stride" lost twice. These follow the layout.
+//  (the Data section's layout note, kf_prompt_layout.c), and packing the
+//  weight "for unit stride" lost twice. These follow the layout, and
+//  serve a @ b.T too (round 14), whose layout note says which operand
+//  is W.
 static const char *const s_ideas_host_mm_rows_k[] = {
     "use each loaded value several times from registers, by a register-blocked micro-kernel "
     "of dot products along k: a few rows of x against a few rows of W at a time, each read "
@@ -533,15 +536,10 @@ static const char *const s_ideas_gpu_other[] = {
 bool
 kf_prompt_rows_along_k (json_t *spec)
 {
-    //  Also the Data section's layout note's test (kf_prompt_facts.c).
-    //  Round 11: a torch.matmul task whose docstring said "not an
-    //  nn.Linear weight" got the nn.Linear layout note, strategies and
-    //  ideas; only the code counts.
-    char *code = kf_prompt_python_code (kf_jstr (json_object_get (spec, "reference"), "source"));
-    bool yes = code && (strstr (code, "nn.Linear") || strstr (code, "F.linear")
-                        || strstr (code, "functional.linear"));
-    free (code);
-    return yes;
+    //  Also the Data section's layout note's test (kf_prompt_layout.c):
+    //  nn.Linear, and since round 14 a product against an operand used
+    //  transposed (torch.matmul(a, b.T), b [N][K]).
+    return kf_prompt_product_layout (spec, NULL, 0) != KF_PRODUCT_OTHER;
 }
 
 static const char *const *

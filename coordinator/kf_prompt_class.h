@@ -62,9 +62,11 @@ const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_
  * no transpose or packing for unit stride. */
 const char *const *kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count);
 
-/* Whether SPEC's reference is a linear layer (nn.Linear, F.linear): its
- * weight is [out][in], so y = x @ W^T reads both operands contiguously
- * along the reduction dimension (the Data section's layout note). */
+/* Whether SPEC's reference reads both operands of its matrix product
+ * along the reduction dimension as stored: a linear layer (nn.Linear,
+ * F.linear, weight [out][in]) or a product against an operand used
+ * transposed (a @ b.T, b [N][K]), as kf_prompt_product_layout reads it
+ * (the Data section's layout note, kf_prompt_layout.h). */
 bool kf_prompt_rows_along_k (json_t *spec);
 
 /* Whether SPEC's op, description, attributes.fn or reference source

@@ -11,6 +11,8 @@
  */
 #include "kf_prompt_facts.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_formula.h"
+#include "kf_prompt_layout.h"
 #include "kf_json.h"
 #include "kf_task.h"
 #include <ctype.h>
@@ -63,39 +65,6 @@ s_stats (FILE *f, json_t *st)
              100 * kf_jnum (st, "zero_fraction", 0));
 }
 
-//  The parameter names of `def NAME(self, ...)` in SRC, as a JSON array
-//  (caller's), or NULL: they say what init<i> and in<i> stand for.
-static json_t *
-s_params_of (const char *src, const char *name)
-{
-    char needle[64];
-    snprintf (needle, sizeof needle, "def %s(", name);
-    const char *at = strstr (src, needle);
-    if (!at)
-        return NULL;
-    at += strlen (needle);
-    const char *end = strchr (at, ')');
-    if (!end)
-        return NULL;
-    json_t *names = json_array ();
-    while (at < end) {
-        while (at < end && (isspace ((unsigned char) *at) || *at == ','))
-            at++;
-        const char *start = at;
-        while (at < end && (isalnum ((unsigned char) *at) || *at == '_'))
-            at++;
-        if (at > start)
-            json_array_append_new (names, json_stringn (start, (size_t) (at - start)));
-        while (at < end && *at != ',')
-            at++;   //  annotations and defaults
-    }
-    //  Not self.
-    if (json_array_size (names) && !strcmp (json_string_value (json_array_get (names, 0)),
-                                             "self"))
-        json_array_remove (names, 0);
-    return names;
-}
-
 static void
 s_scalars (FILE *f, json_t *spec)
 {
@@ -104,8 +73,8 @@ s_scalars (FILE *f, json_t *spec)
         return;
     const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     bool torch = s_pytorch (spec);
-    json_t *init = torch ? s_params_of (src, "__init__") : NULL;
-    json_t *fwd = torch ? s_params_of (src, "forward") : NULL;
+    json_t *init = torch ? kf_prompt_python_params (src, "__init__") : NULL;
+    json_t *fwd = torch ? kf_prompt_python_params (src, "forward") : NULL;
     fputs ("Scalars (read with kf_scalar(ctx, \"NAME\", fallback)):\n", f);
     const char *key;
     json_t *v;
@@ -132,35 +101,6 @@ s_scalars (FILE *f, json_t *spec)
     }
     json_decref (init);
     json_decref (fwd);
-}
-
-//  Round 4: the weight of nn.Linear / F.linear is [out][in], so x @ W^T
-//  reads both operands along the reduction dimension; generic advice to
-//  "transpose or pack the strided operand" pushed a model to a transpose
-//  it did not need.
-static void
-s_linear_layout (FILE *f, json_t *spec)
-{
-    if (!kf_prompt_rows_along_k (spec))
-        return;
-    fputs ("Layout of the linear layer: nn.Linear and F.linear store the weight as "
-           "[out_features][in_features] (row-major)", f);
-    size_t i;
-    json_t *t;
-    json_array_foreach (json_object_get (spec, "inputs"), i, t) {
-        const char *name = kf_jstr (t, "name");
-        size_t n = strlen (name);
-        json_t *shape = json_object_get (t, "shape");
-        if (n >= 6 && !strcmp (name + n - 6, "weight") && json_array_size (shape) == 2) {
-            fprintf (f, ", here %s [%lld][%lld]", name,
-                     (long long) json_integer_value (json_array_get (shape, 0)),
-                     (long long) json_integer_value (json_array_get (shape, 1)));
-            break;
-        }
-    }
-    fputs (": in y = x @ W^T both x's rows and W's rows are contiguous along the reduction "
-           "dimension (in_features), so neither operand needs a transpose to be read "
-           "contiguously; each output is a dot product of a row of x with a row of W.\n", f);
 }
 
 void
@@ -197,7 +137,7 @@ kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats)
         s_shape (f, json_object_get (t, "shape"));
         fputs ("\n", f);
     }
-    s_linear_layout (f, spec);
+    kf_prompt_layout_note (f, spec);
     s_scalars (f, spec);
     json_t *cases = json_object_get (spec, "shapes");
     if (json_array_size (cases)) {

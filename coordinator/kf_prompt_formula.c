@@ -47,6 +47,37 @@ kf_prompt_python_code (const char *src)
     return out;
 }
 
+json_t *
+kf_prompt_python_params (const char *src, const char *name)
+{
+    char needle[64];
+    snprintf (needle, sizeof needle, "def %s(", name);
+    const char *at = strstr (src, needle);
+    if (!at)
+        return NULL;
+    at += strlen (needle);
+    const char *end = strchr (at, ')');
+    if (!end)
+        return NULL;
+    json_t *names = json_array ();
+    while (at < end) {
+        while (at < end && (isspace ((unsigned char) *at) || *at == ','))
+            at++;
+        const char *start = at;
+        while (at < end && (isalnum ((unsigned char) *at) || *at == '_'))
+            at++;
+        if (at > start)
+            json_array_append_new (names, json_stringn (start, (size_t) (at - start)));
+        while (at < end && *at != ',')
+            at++;   //  annotations and defaults
+    }
+    //  Not self.
+    if (json_array_size (names) && !strcmp (json_string_value (json_array_get (names, 0)),
+                                             "self"))
+        json_array_remove (names, 0);
+    return names;
+}
+
 #define S_BIT(k) (1u << KF_OP_##k)
 
 //  Elementwise functions and the operations each does per element.

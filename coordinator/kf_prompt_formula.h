@@ -20,6 +20,11 @@
  * included, blanked to spaces (caller frees; NULL when out of memory). */
 char *kf_prompt_python_code (const char *src);
 
+/* The parameter names of `def NAME(self, ...)` in SRC, self left out, as
+ * a JSON array (caller's), or NULL where there is no such def: forward's
+ * say what a PyTorch task's in<i> stand for. */
+json_t *kf_prompt_python_params (const char *src, const char *name);
+
 /* The kinds of arithmetic a formula does, as bits 1 << KF_OP_*. */
 typedef enum {
     KF_OP_ABS, KF_OP_ADD, KF_OP_DIV, KF_OP_MINMAX, KF_OP_MUL, KF_OP_SQRT, KF_OP_CMP,
