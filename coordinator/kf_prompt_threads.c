@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 bool
 kf_prompt_threads_host (json_t *hardware, double *start_us, double *cores)
@@ -114,16 +115,63 @@ s_parent_of (const kf_prompt_in_t *in)
     return kf_jint (in->base, "parent_id");
 }
 
-void
-kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
+//  The run's kernels timed in full, threaded and not: the planner's
+//  summary (IN->ideas "threads"), or where a prompt has none (a tuning
+//  round plans no idea) the same read from IN->history, each kernel
+//  threaded or not by the features read from its code when it was built
+//  (kf_prompt_source_features). Caller's reference.
+static json_t *
+s_runs (const kf_prompt_in_t *in)
 {
-    double start_us, cores;
+    json_t *runs = json_object_get (in->ideas, "threads");
+    if (runs || !json_array_size (in->history))
+        return json_incref (runs);
+    int64_t single_id = 0, fast_id = 0;
+    double single_ns = 0, fast_ns = 0;
+    int count = 0;
+    json_t *one_thread = json_object ();
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        json_t *features = json_object_get (c, "features");
+        double ns = kf_jnum (c, "candidate_ns", 0);
+        int64_t id = kf_jint (c, "id");
+        if (strcmp (kf_jstr (c, "status"), "correct") || strcmp (kf_jstr (c, "fidelity"), "full")
+            || !json_is_integer (features) || !(ns > 0) || !id)
+            continue;
+        if (json_integer_value (features) & (1 << KF_IDEA_THREADS)) {
+            count++;
+            if (!fast_id || ns < fast_ns) {
+                fast_id = id;
+                fast_ns = ns;
+            }
+            continue;
+        }
+        char key[24];
+        snprintf (key, sizeof key, "%lld", (long long) id);
+        json_object_set_new (one_thread, key, json_real (ns));
+        if (!single_id || ns < single_ns) {
+            single_id = id;
+            single_ns = ns;
+        }
+    }
+    runs = json_pack ("{s:i, s:o}", "threaded", count, "one_thread", one_thread);
+    if (runs && single_id)
+        json_object_update_new (runs, json_pack ("{s:I, s:f}", "single_id",
+                                                 (json_int_t) single_id, "single_ns", single_ns));
+    if (runs && fast_id)
+        json_object_update_new (runs, json_pack ("{s:I, s:f}", "threaded_id",
+                                                 (json_int_t) fast_id, "threaded_ns", fast_ns));
+    return runs;
+}
+
+//  The paragraph for IN's kernel to improve (THREADED: it starts
+//  threads) on a host of CORES whose thread start and join takes
+//  START_US.
+static void
+s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, double cores)
+{
     double ns = kf_jnum (in->base, "candidate_ns", 0);
-    bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
-                                                       in->language, KF_IDEA_THREADS);
-    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded)
-        || !kf_prompt_threads_host (in->hardware, &start_us, &cores))
-        return;
     double even_ns = kf_prompt_threads_even_ns (start_us, cores);
     char took[32], even[32];
     kf_prompt_time_text (even_ns, even, sizeof even);
@@ -135,7 +183,7 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
              start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
     //  What the run's threaded kernels did against its single-thread
     //  best, timed in full (round 11: every one lost, and no prompt said).
-    json_t *runs = json_object_get (in->ideas, "threads");
+    json_t *runs = s_runs (in);
     double single_ns = kf_jnum (runs, "single_ns", 0), fast_ns = kf_jnum (runs, "threaded_ns", 0);
     int64_t count = kf_jint (runs, "threaded");
     //  Round 10: generation 0 has no kernel to improve, and its threads
@@ -157,8 +205,8 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
                      "even less from threads started per call.", took);
         }
     }
+    char one[32];
     if (count > 0 && single_ns > 0 && fast_ns >= single_ns) {
-        char one[32];
         kf_prompt_time_text (fast_ns, took, sizeof took);
         kf_prompt_time_text (single_ns, one, sizeof one);
         fprintf (f, " On this host threads have bought nothing so far: the %lld kernel%s of "
@@ -172,4 +220,68 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
                  count == 1 ? "that one," : "the fastest of them,",
                  (long long) kf_jint (runs, "threaded_id"), took);
     }
+    //  Round 14: a one-thread kernel's tuning prompt said nothing of a
+    //  threaded kernel of the run 1.5 times faster.
+    else if (!threaded && count > 0 && single_ns > 0 && fast_ns > 0) {
+        kf_prompt_time_text (fast_ns, took, sizeof took);
+        kf_prompt_time_text (single_ns, one, sizeof one);
+        fprintf (f, " In this run threads have paid so far: the fastest kernel that starts "
+                 "threads, candidate %lld, takes %s a call, %.0f%% less than the fastest "
+                 "single-thread kernel (candidate %lld, %s), timed in full. These are "
+                 "different kernels: the comparison says what the run has found, not what a "
+                 "second thread gains one kernel.", (long long) kf_jint (runs, "threaded_id"),
+                 took, 100 * (1 - fast_ns / single_ns), (long long) kf_jint (runs, "single_id"),
+                 one);
+    }
+    json_decref (runs);
+}
+
+void
+kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
+{
+    double start_us, cores;
+    bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
+                                                       in->language, KF_IDEA_THREADS);
+    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded)
+        || !kf_prompt_threads_host (in->hardware, &start_us, &cores))
+        return;
+    s_cost (f, in, threaded, start_us, cores);
+}
+
+//  Round 14: the tuning prompt of a one-thread kernel (3.25 ms a call,
+//  where a two-thread kernel of the run was 1.5 times faster) said
+//  nothing of threads, and the model added NTHREADS=1,2 on its own.
+void
+kf_prompt_thread_param (FILE *f, const kf_prompt_in_t *in)
+{
+    json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
+    double cores = kf_jnum (d, "cores", 0);
+    const char *source = kf_jstr (in->base, "source");
+    if (!*source || cores < 2 || kf_prompt_source_does (source, in->language, KF_IDEA_THREADS))
+        return;
+    long long id = (long long) kf_jint (in->base, "id");
+    double start_us, host_cores;
+    bool known = kf_prompt_threads_host (in->hardware, &start_us, &host_cores);
+    if (known && kf_prompt_threads_lose (start_us, cores, kf_jnum (in->base, "candidate_ns", 0),
+                                         false)) {
+        fprintf (f, "Candidate %lld starts no threads, and threads started in each of its "
+                 "calls would lose on this host: leave the thread count out of the template.",
+                 id);
+        s_cost (f, in, false, start_us, cores);
+        fputs ("\n", f);
+        return;
+    }
+    fprintf (f, "Candidate %lld starts no threads, and this host has %.0f cores: the template "
+             "may make the thread count a parameter, with 1 as its default (#define NTHREADS "
+             "1) so that the all-defaults point is still candidate %lld on one thread, and "
+             "the counts worth trying after it (NTHREADS=1,2", id, cores, id);
+    long c = (long) cores;
+    if (c / 2 > 2)
+        fprintf (f, ",%ld", c / 2);
+    if (c > 2)
+        fprintf (f, ",%ld", c);
+    fputs (").", f);
+    if (known)
+        s_cost (f, in, false, start_us, cores);
+    fputs ("\n", f);
 }

@@ -43,7 +43,17 @@ bool kf_prompt_threads_lose (double start_us, double cores, double ns, bool thre
  * run's fastest single-thread kernel (IN->ideas "threads", from the
  * planner: {single_id, single_ns, threaded, threaded_id, threaded_ns},
  * full-protocol times); and, where every threaded kernel of the run was
- * slower than that one, that. Nothing without the host's figures. */
+ * slower than that one, that, or for a one-thread kernel to improve,
+ * where the fastest threaded one was faster, that. Nothing without the
+ * host's figures. */
 void kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea);
+
+/* The tuning request's word on threads for a kernel to improve (IN->base)
+ * that starts none, on a host of two cores or more: the template may
+ * make the thread count a parameter of default 1 (the all-defaults point
+ * is then the parent), with the paragraph above, the run's figures read
+ * from IN->history where IN->ideas has none; where threads are predicted
+ * to lose (kf_prompt_threads_lose), to leave it out. Nothing otherwise. */
+void kf_prompt_thread_param (FILE *f, const kf_prompt_in_t *in);
 
 #endif

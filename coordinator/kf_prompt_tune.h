@@ -12,9 +12,10 @@
 #include "kf_prompt.h"
 #include <stdio.h>
 
-/* A threaded kernel's bandwidth is set against one core's copy rate only
- * from this share of it up: below, its arithmetic binds, and the figure
- * says nothing of its threads (round 13). */
+/* A threaded kernel's bandwidth is set against one core's cold read rate
+ * (its copy rate where no cold rate was measured) only from this share
+ * of it up: below, its arithmetic binds, and the figure says nothing of
+ * its threads (round 13). */
 #define KF_PROMPT_TUNE_NEAR_COPY 0.5
 
 /* Writes the "## Tuning parameters" section for IN (in->templated). */
