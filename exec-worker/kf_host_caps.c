@@ -241,6 +241,53 @@ s_clock (const char *cpuinfo, json_t *device)
     return 2;
 }
 
+//  The CPU's identity by CPUID as cpuinfo gives it (the first CPU's
+//  "vendor_id", "cpu family" and "model" lines): "cpu_vendor",
+//  "cpu_family", "cpu_model". Round 15: a virtual machine's model name
+//  was "AMD EPYC", and the model had to guess the core's generation.
+//  Only all three, and only where cpuinfo has them (x86).
+static int
+s_ident (const char *cpuinfo, json_t *device)
+{
+    FILE *f = fopen (cpuinfo, "r");
+    if (!f)
+        return 0;
+    size_t cap = 0;
+    char *line = NULL, vendor[64] = "";
+    long family = -1, model = -1;
+    while (getline (&line, &cap, f) > 0 && !(*vendor && family >= 0 && model >= 0)) {
+        char *colon = strchr (line, ':');
+        if (!colon)
+            continue;
+        //  The key: the text before the colon, its tabs and spaces off
+        //  ("model" is not "model name").
+        size_t k = (size_t) (colon - line);
+        while (k > 0 && (line[k - 1] == ' ' || line[k - 1] == '\t'))
+            k--;
+        char *value = colon + 1, *end = NULL;
+        value += strspn (value, " \t");
+        value[strcspn (value, "\n")] = 0;
+        if (k == 9 && !strncmp (line, "vendor_id", 9) && !*vendor && *value)
+            snprintf (vendor, sizeof vendor, "%s", value);
+        else if (k == 10 && !strncmp (line, "cpu family", 10) && family < 0) {
+            long v = strtol (value, &end, 10);
+            family = end != value && !*end && v >= 0 ? v : -1;
+        }
+        else if (k == 5 && !strncmp (line, "model", 5) && model < 0) {
+            long v = strtol (value, &end, 10);
+            model = end != value && !*end && v >= 0 ? v : -1;
+        }
+    }
+    free (line);
+    fclose (f);
+    if (!*vendor || family < 0 || model < 0)
+        return 0;
+    json_object_set_new (device, "cpu_vendor", json_string (vendor));
+    json_object_set_new (device, "cpu_family", json_integer (family));
+    json_object_set_new (device, "cpu_model", json_integer (model));
+    return 3;
+}
+
 int
 kf_host_cpu_model (char *model, size_t size)
 {
@@ -270,7 +317,9 @@ kf_host_caps_read (const char *cache_dir, const char *cpuinfo, json_t *device)
     if (!json_is_object (device))
         return 0;
     int added = (cache_dir ? s_caches (cache_dir, device) : 0)
-                + (cpuinfo ? s_isa_read (cpuinfo, device) + s_clock (cpuinfo, device) : 0);
+                + (cpuinfo ? s_isa_read (cpuinfo, device) + s_clock (cpuinfo, device)
+                                 + s_ident (cpuinfo, device)
+                           : 0);
     //  The CPUs' folder is the cache folder's grandparent when it is
     //  ".../cpuN/cache" (sysfs's layout).
     size_t n = cache_dir ? strlen (cache_dir) : 0;

@@ -19,7 +19,11 @@
  * shared_cpu_list: 1 is per core, the CPU count is shared), and "isa",
  * the SIMD extensions present among those a kernel may target, in the
  * compiler's spelling, space-separated ("sse4.2 avx avx2 fma avx512f").
- * "clock_mhz" with "clock_source" when CPUINFO gives "cpu MHz"; and, when
+ * "clock_mhz" with "clock_source" when CPUINFO gives "cpu MHz";
+ * "cpu_vendor" (a string, "AuthenticAMD"), "cpu_family" and "cpu_model"
+ * (integers, CPUID's display family and model as cpuinfo writes them in
+ * decimal) when CPUINFO gives all three ("vendor_id", "cpu family",
+ * "model": x86 only); and, when
  * CACHE_DIR is sysfs's ".../cpuN/cache", from the cpuM/topology folders
  * beside it: "logical_cpus", "physical_cores" (distinct package and
  * core_id pairs) and "threads_per_core" (cpu0's thread_siblings_list:
@@ -66,7 +70,10 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * the best of twenty runs, where the L2's size is known; the copy and
  * read figures need AVX2;
  * "clock_mhz_measured", the clock a chain of dependent
- * integer adds (one per cycle) runs at, on x86. A figure that could not
+ * integer adds (one per cycle) runs at, on x86; "vec_lanes" and the
+ * "vec_OP_cycles" and "vec_OP_latency_cycles" of the widest f32 vector's
+ * divide, square root, reciprocal estimate and FMA, in cycles of such an
+ * add chain timed beside them (kf_host_vec.h). A figure that could not
  * be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);

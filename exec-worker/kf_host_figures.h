@@ -31,7 +31,7 @@
 /* The measurement's version, kept in the file as "version": raised
  * whenever a figure is measured differently, so a file of the old
  * measurement is not read as the new one. */
-#define KF_HOST_FIGURES_VERSION 5
+#define KF_HOST_FIGURES_VERSION 6
 
 /* Whether CAPS (kf_host_caps_measure's figures) were measured on a quiet
  * host of CPUS logical CPUs: the FMA loop on every CPU at once did at

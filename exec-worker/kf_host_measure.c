@@ -2,7 +2,8 @@
  *  start (kf_host_caps.h): its FMA peak alone, the same loop on every
  *  logical CPU at once, the cost of starting and joining a thread, a
  *  copy with ordinary against streaming stores, a cold-cache read by one
- *  core and by all of them at once, and a read from L2.
+ *  core and by all of them at once, a read from L2, and (kf_host_vec.c)
+ *  the cycles of a vector divide, square root, reciprocal and FMA.
  *
  *  The FMA figures are measured once (kf_host_fma_peaks) for both the
  *  model's Target section and the all-core ceiling evaluations are
@@ -15,6 +16,7 @@
 #include "kf_clock.h"
 #include "kf_host_caps.h"
 #include "kf_host_measure.h"
+#include "kf_host_vec.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -712,6 +714,9 @@ kf_host_measure_caps (void)
     s_set (d, "peak_gflops_all_threads", peaks.all_threads, 1e-9);
     s_set (d, "thread_start_join_us", kf_host_measure_spawn_s (), 1e6);
     s_set (d, "clock_mhz_measured", s_clock_hz (), 1e-6);
+    //  Divide, square root, reciprocal estimate and FMA in cycles
+    //  (kf_host_vec.c).
+    kf_host_vec_costs (d);
     //  One source buffer for the copy and the reads: each first touch
     //  of a page costs (kf_host_figures.h), so it is paid once.
     long cpus = kf_host_cpus ();

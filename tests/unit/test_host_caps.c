@@ -173,6 +173,73 @@ s_cpuid_caches (void)
     CHECK (kf_host_caps_cpuid_caches (NULL, sizes) == 0);
 }
 
+//  Round 15: a virtual machine's model name was "AMD EPYC", and the
+//  model had to guess the core. cpuinfo's vendor_id, cpu family and model
+//  (the first CPU's; "model" is not "model name"), all three or none.
+static void
+s_ident (void)
+{
+    char root[] = "/tmp/kf_host_ident.XXXXXX";
+    CHECK (mkdtemp (root) != NULL);
+    char cpuinfo[600];
+    snprintf (cpuinfo, sizeof cpuinfo, "%s/cpuinfo", root);
+    //  This machine's first lines; a second CPU that differs is not read.
+    s_write (root, "cpuinfo",
+             "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+             "model name\t: AMD EPYC\nstepping\t: 1\n\n"
+             "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n");
+    json_t *d = json_object ();
+    CHECK (kf_host_caps_read (NULL, cpuinfo, d) == 3);
+    CHECK (!strcmp (s_str (d, "cpu_vendor"), "AuthenticAMD"));
+    CHECK (json_integer_value (json_object_get (d, "cpu_family")) == 26);
+    CHECK (json_integer_value (json_object_get (d, "cpu_model")) == 2);
+    json_decref (d);
+    //  The model name first: not taken for the model.
+    s_write (root, "cpuinfo",
+             "vendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+             "model name\t: Intel(R) Xeon(R) Platinum 8480+\nmodel\t\t: 143\n"
+             "cpu MHz\t\t: 2000.000\n");
+    d = json_object ();
+    CHECK (kf_host_caps_read (NULL, cpuinfo, d) == 2 + 3);
+    CHECK (!strcmp (s_str (d, "cpu_vendor"), "GenuineIntel"));
+    CHECK (json_integer_value (json_object_get (d, "cpu_family")) == 6);
+    CHECK (json_integer_value (json_object_get (d, "cpu_model")) == 143);
+    json_decref (d);
+    //  No family, a model that is not a number, an ARM cpuinfo: nothing.
+    static const char *const partial[] = {
+        "vendor_id\t: AuthenticAMD\nmodel\t\t: 2\n",
+        "vendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: two\n",
+        "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\nmodel name\t: ARMv8\n",
+    };
+    for (size_t i = 0; i < sizeof partial / sizeof partial[0]; i++) {
+        s_write (root, "cpuinfo", partial[i]);
+        d = json_object ();
+        CHECK (kf_host_caps_read (NULL, cpuinfo, d) == 0);
+        CHECK (!json_object_get (d, "cpu_vendor") && !json_object_get (d, "cpu_model"));
+        json_decref (d);
+    }
+    unlink (cpuinfo);
+    rmdir (root);
+    //  This machine: what grep finds in its cpuinfo.
+    d = json_object ();
+    kf_host_caps_read (NULL, "/proc/cpuinfo", d);
+    FILE *p = popen ("grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2", "r");
+    char line[64] = "";
+    if (p) {
+        if (!fgets (line, sizeof line, p))
+            line[0] = 0;
+        pclose (p);
+    }
+    if (atoi (line) > 0) {
+        CHECK (json_integer_value (json_object_get (d, "cpu_family")) == atoi (line));
+        CHECK (*s_str (d, "cpu_vendor"));
+    }
+    printf ("this host's CPU: %s family %lld model %lld\n", s_str (d, "cpu_vendor"),
+            (long long) json_integer_value (json_object_get (d, "cpu_family")),
+            (long long) json_integer_value (json_object_get (d, "cpu_model")));
+    json_decref (d);
+}
+
 //  This machine: what its sysfs and cpuinfo say, read by the shell.
 static void
 s_this_host (void)
@@ -265,7 +332,16 @@ s_measured (void)
     //  cold read of all cores at once, and one core's L2 read where the
     //  L2's size is known.
     bool l2 = json_object_get (d, "read_l2_one_core_gbs") != NULL;
-    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0));
+    //  Round 15: the widest vector's divide, square root, reciprocal
+    //  estimate and FMA, throughput and latency, and its lanes
+    //  (test_host_vec.c checks their values).
+    bool vec = false;
+#if defined(__x86_64__)
+    vec = __builtin_cpu_supports ("avx512f")
+          || (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
+#endif
+    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (vec ? 9 : 0));
+    CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
     //  The clock a dependent add chain runs at (round 4: none was given):
@@ -486,6 +562,7 @@ main (void)
 {
     s_fixture ();
     s_cpuid_caches ();
+    s_ident ();
     s_this_host ();
     s_measured ();
     s_peak_reached ();

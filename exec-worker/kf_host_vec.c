@@ -1,0 +1,268 @@
+/*  kf_host_vec.c - the cycles one core's widest f32 vector divide, square
+ *  root, reciprocal estimate and FMA take (kf_host_vec.h).
+ *
+ *  Each instruction is timed two ways. Throughput: many instructions
+ *  that depend on nothing but two constant registers (an FMA on its own
+ *  register, sixteen or ten chains: more than latency times pipes), so
+ *  the unit's issue rate bounds the loop. Latency: one chain, each
+ *  instruction taking the one before as input. The time per instruction
+ *  becomes cycles against a chain of dependent integer adds, one a cycle
+ *  (as kf_host_measure.c's clock), timed just before it: the clock
+ *  measured a moment earlier, beside other work, was 2% off a busy
+ *  host's (an FMA's latency of 4 read 3.92).
+ *
+ *  Operands keep away from the values a divider or square root could
+ *  finish early on: the divide chain is x = 2 / x from 1.3 (1.3, 1.54,
+ *  1.3, ...), the reciprocal chain x = rcp (x) likewise; a square root
+ *  chain of its own would fall to 1.0 within 25 steps, so its chain is
+ *  x = sqrt (x) then x = x * x + 0 (an FMA), and the FMA's own latency,
+ *  measured beside it, is taken off.
+ *
+ *  In assembly, each value in its own register, for the reason
+ *  kf_host_measure.c's FMA loops are: a C compiler at -O1 kept such
+ *  arrays in memory. Never instrumented.
+ */
+#include "kf_host_vec.h"
+#include "kf_clock.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define S_MEASURED __attribute__ ((no_sanitize ("address", "undefined"), noinline))
+
+//  A run is at least S_RUN_S: long beside the clock's reading (tens of
+//  nanoseconds), short beside a scheduler's slice, so most runs are not
+//  interrupted even on a busy host. Each instruction is timed in S_PAIRS
+//  pairs of runs, the add chain then the instruction, so the two runs of
+//  a pair see one clock: a host's clock moved by 8% within milliseconds
+//  (each instruction's best run set against the add chain's best read a
+//  divide's latency as 9.26 cycles beside an FMA's 4.02). Nor is every
+//  pair fit to count: on a virtual machine whose other CPU was busy, the
+//  FMA's throughput read 0.85 cycles in most pairs (presumably a physical
+//  core's units shared with a CPU the guest sees as separate), and in
+//  others the add chain ran 2-4% slow; s_cycles keeps the pairs where
+//  both runs were near their fastest.
+#define S_RUN_S 10e-6
+#define S_PAIRS 21
+
+typedef void (*s_loop_fn) (long n, const float *c);
+
+//  The constants, broadcast to the top registers: the chains' start, the
+//  divide chain's numerator, zero, the independent instructions' source,
+//  and the FMA's multiplier and addend (x * 0.999999 + 1e-7 stays near
+//  0.1 from 1.3, never denormal).
+static const float s_const[6] = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
+
+#if defined(__x86_64__)
+#define S_R10(m) m (0) m (1) m (2) m (3) m (4) m (5) m (6) m (7) m (8) m (9)
+#define S_R16(m) S_R10 (m) m (10) m (11) m (12) m (13) m (14) m (15)
+#define S_ADD(r) "add %[one], %[x]\n\t"
+
+//  AVX-512: zmm26-31 hold the constants, zmm0-15 the results.
+#define S_SET512                                                                                \
+    "vbroadcastss 0(%[c]), %%zmm26\n\tvbroadcastss 4(%[c]), %%zmm27\n\t"                        \
+    "vbroadcastss 8(%[c]), %%zmm28\n\tvbroadcastss 12(%[c]), %%zmm29\n\t"                       \
+    "vbroadcastss 16(%[c]), %%zmm30\n\tvbroadcastss 20(%[c]), %%zmm31\n\t" S_R16 (S_INIT512)
+#define S_INIT512(r) "vmovaps %%zmm26, %%zmm" #r "\n\t"
+#define S_DIV512(r) "vdivps %%zmm26, %%zmm29, %%zmm" #r "\n\t"
+#define S_SQRT512(r) "vsqrtps %%zmm29, %%zmm" #r "\n\t"
+#define S_RCP512(r) "vrcp14ps %%zmm29, %%zmm" #r "\n\t"
+#define S_FMA512(r) "vfmadd213ps %%zmm31, %%zmm30, %%zmm" #r "\n\t"
+#define S_DIV512_LAT(r) "vdivps %%zmm0, %%zmm27, %%zmm0\n\t"
+#define S_SQRT512_LAT(r) "vsqrtps %%zmm0, %%zmm0\n\tvfmadd213ps %%zmm28, %%zmm0, %%zmm0\n\t"
+#define S_RCP512_LAT(r) "vrcp14ps %%zmm0, %%zmm0\n\t"
+#define S_FMA512_LAT(r) "vfmadd213ps %%zmm31, %%zmm30, %%zmm0\n\t"
+#define S_LOOP512(name, m)                                                                      \
+    __attribute__ ((target ("avx512f"))) S_MEASURED static void name (long n, const float *c)   \
+    {                                                                                           \
+        __asm__ volatile (S_SET512 "1:\n\t" S_R16 (m) "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"    \
+                          : [n] "+r"(n)                                                         \
+                          : [c] "r"(c)                                                          \
+                          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",     \
+                            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",        \
+                            "xmm15", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31",      \
+                            "cc", "memory");                                                    \
+    }
+
+//  AVX2 and FMA: ymm10-15 hold the constants, ymm0-9 the results.
+#define S_SET256                                                                                \
+    "vbroadcastss 0(%[c]), %%ymm10\n\tvbroadcastss 4(%[c]), %%ymm11\n\t"                        \
+    "vbroadcastss 8(%[c]), %%ymm12\n\tvbroadcastss 12(%[c]), %%ymm13\n\t"                       \
+    "vbroadcastss 16(%[c]), %%ymm14\n\tvbroadcastss 20(%[c]), %%ymm15\n\t" S_R10 (S_INIT256)
+#define S_INIT256(r) "vmovaps %%ymm10, %%ymm" #r "\n\t"
+#define S_DIV256(r) "vdivps %%ymm10, %%ymm13, %%ymm" #r "\n\t"
+#define S_SQRT256(r) "vsqrtps %%ymm13, %%ymm" #r "\n\t"
+#define S_RCP256(r) "vrcpps %%ymm13, %%ymm" #r "\n\t"
+#define S_FMA256(r) "vfmadd213ps %%ymm15, %%ymm14, %%ymm" #r "\n\t"
+#define S_DIV256_LAT(r) "vdivps %%ymm0, %%ymm11, %%ymm0\n\t"
+#define S_SQRT256_LAT(r) "vsqrtps %%ymm0, %%ymm0\n\tvfmadd213ps %%ymm12, %%ymm0, %%ymm0\n\t"
+#define S_RCP256_LAT(r) "vrcpps %%ymm0, %%ymm0\n\t"
+#define S_FMA256_LAT(r) "vfmadd213ps %%ymm15, %%ymm14, %%ymm0\n\t"
+#define S_LOOP256(name, m)                                                                      \
+    __attribute__ ((target ("avx2,fma"))) S_MEASURED static void name (long n, const float *c)  \
+    {                                                                                           \
+        __asm__ volatile (S_SET256 "1:\n\t" S_R10 (m) "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"    \
+                          : [n] "+r"(n)                                                         \
+                          : [c] "r"(c)                                                          \
+                          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",     \
+                            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",        \
+                            "xmm15", "cc", "memory");                                           \
+    }
+
+S_LOOP512 (s_div512, S_DIV512)
+S_LOOP512 (s_sqrt512, S_SQRT512)
+S_LOOP512 (s_rcp512, S_RCP512)
+S_LOOP512 (s_fma512, S_FMA512)
+S_LOOP512 (s_div512_lat, S_DIV512_LAT)
+S_LOOP512 (s_sqrt512_lat, S_SQRT512_LAT)
+S_LOOP512 (s_rcp512_lat, S_RCP512_LAT)
+S_LOOP512 (s_fma512_lat, S_FMA512_LAT)
+S_LOOP256 (s_div256, S_DIV256)
+S_LOOP256 (s_sqrt256, S_SQRT256)
+S_LOOP256 (s_rcp256, S_RCP256)
+S_LOOP256 (s_fma256, S_FMA256)
+S_LOOP256 (s_div256_lat, S_DIV256_LAT)
+S_LOOP256 (s_sqrt256_lat, S_SQRT256_LAT)
+S_LOOP256 (s_rcp256_lat, S_RCP256_LAT)
+S_LOOP256 (s_fma256_lat, S_FMA256_LAT)
+
+//  Dependent register adds, one a cycle: the clock the loops above
+//  run at (a register operand: recent cores fold add-immediate chains).
+S_MEASURED static void
+s_adds (long n, const float *c)
+{
+    (void) c;
+    unsigned long x = 0, one = 1;
+    __asm__ volatile ("1:\n\t" S_R16 (S_ADD) "dec %[n]\n\tjnz 1b\n\t"
+                      : [n] "+r"(n), [x] "+r"(x)
+                      : [one] "r"(one)
+                      : "cc");
+}
+
+//  The shortest of three runs of N rounds of FN, in seconds.
+static double
+s_run3 (s_loop_fn fn, long n)
+{
+    double best = 0;
+    for (int r = 0; r < 3; r++) {
+        double t0 = kf_clock_now ();
+        fn (n, s_const);
+        double t = kf_clock_now () - t0;
+        if (r == 0 || t < best)
+            best = t;
+    }
+    return best;
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+//  The rounds of FN that take S_RUN_S: doubled until the shortest of
+//  three runs does (one interrupted run does not stop the doubling early).
+static long
+s_rounds (s_loop_fn fn)
+{
+    long n = 16;
+    while (s_run3 (fn, n) < S_RUN_S && n < (1L << 24))
+        n *= 2;
+    return n;
+}
+
+//  Cycles per instruction of FN (PER_ROUND instructions a round), from
+//  S_PAIRS pairs of runs, the add chain (ADDS rounds of 16) just before
+//  FN: the median ratio of FN's time per instruction to the add chain's
+//  over the pairs where both runs came within 2% of their fastest (not
+//  cut, not slowed by a neighbour, near the highest clock seen); where no
+//  pair did, the lowest ratio of those whose add run did. 0 when a run
+//  took no time.
+static double
+s_cycles (s_loop_fn fn, int per_round, long adds)
+{
+    long n = s_rounds (fn);
+    double add[S_PAIRS], op[S_PAIRS], ratio[S_PAIRS], fast_add = 0, fast_op = 0, lowest = 0;
+    for (int r = 0; r < S_PAIRS; r++) {
+        double t0 = kf_clock_now ();
+        s_adds (adds, s_const);
+        double t1 = kf_clock_now ();
+        fn (n, s_const);
+        double t2 = kf_clock_now ();
+        add[r] = (t1 - t0) / ((double) adds * 16);
+        op[r] = (t2 - t1) / ((double) n * per_round);
+        if (!(add[r] > 0 && op[r] > 0))
+            return 0;
+        fast_add = r == 0 || add[r] < fast_add ? add[r] : fast_add;
+        fast_op = r == 0 || op[r] < fast_op ? op[r] : fast_op;
+    }
+    int kept = 0;
+    for (int r = 0; r < S_PAIRS; r++) {
+        if (add[r] > 1.02 * fast_add)
+            continue;
+        if (lowest == 0 || op[r] / add[r] < lowest)
+            lowest = op[r] / add[r];
+        if (op[r] <= 1.02 * fast_op)
+            ratio[kept++] = op[r] / add[r];
+    }
+    qsort (ratio, (size_t) kept, sizeof ratio[0], s_cmp);
+    return kept > 0 ? ratio[kept / 2] : lowest;
+}
+
+static void
+s_set (json_t *device, const char *key, double cycles, int *added)
+{
+    if (!(cycles > 0) || !isfinite (cycles))
+        return;
+    json_object_set_new (device, key, json_real (round (cycles * 100) / 100));
+    (*added)++;
+}
+#endif
+
+int
+kf_host_vec_costs (json_t *device)
+{
+    int added = 0;
+#if defined(__x86_64__)
+    if (!json_is_object (device))
+        return 0;
+    static const char *const ops[4] = { "div", "sqrt", "rcp", "fma" };
+    static const s_loop_fn w512[2][4] = {
+        { s_div512, s_sqrt512, s_rcp512, s_fma512 },
+        { s_div512_lat, s_sqrt512_lat, s_rcp512_lat, s_fma512_lat },
+    };
+    static const s_loop_fn w256[2][4] = {
+        { s_div256, s_sqrt256, s_rcp256, s_fma256 },
+        { s_div256_lat, s_sqrt256_lat, s_rcp256_lat, s_fma256_lat },
+    };
+    __builtin_cpu_init ();
+    bool has512 = __builtin_cpu_supports ("avx512f");
+    if (!has512 && !(__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")))
+        return 0;
+    const s_loop_fn (*loops)[4] = has512 ? w512 : w256;
+    int per_round = has512 ? 16 : 10;
+    long adds = s_rounds (s_adds);
+    double cycles[2][4];
+    for (int lat = 0; lat < 2; lat++)
+        for (int i = 0; i < 4; i++)
+            cycles[lat][i] = s_cycles (loops[lat][i], per_round, adds);
+    //  The square root's chain is a root and an FMA a link.
+    cycles[1][1] = cycles[1][3] > 0 ? cycles[1][1] - cycles[1][3] : 0;
+    json_object_set_new (device, "vec_lanes", json_integer (has512 ? 16 : 8));
+    added++;
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        snprintf (key, sizeof key, "vec_%s_cycles", ops[i]);
+        s_set (device, key, cycles[0][i], &added);
+        snprintf (key, sizeof key, "vec_%s_latency_cycles", ops[i]);
+        s_set (device, key, cycles[1][i], &added);
+    }
+#else
+    (void) device;
+#endif
+    return added;
+}

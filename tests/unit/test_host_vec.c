@@ -1,0 +1,107 @@
+/*  test_host_vec.c - the host probe's vector instruction costs
+ *  (exec-worker/kf_host_vec.c; round 15 of the model in the loop: no cost
+ *  for vdivps, vsqrtps or rcp14 was given, and the model had to choose
+ *  between them).
+ *
+ *  On this machine: each figure is there, in the widest vector the CPU
+ *  has, in a range no x86 core leaves, a chain never faster than
+ *  independent instructions of the same kind, the estimate cheaper than
+ *  the divide, and the whole probe a few milliseconds of CPU. The
+ *  worker's start-up figures (kf_host_caps_measure) carry them too.
+ */
+#include "../kf_test.h"
+#include "../../exec-worker/kf_host_caps.h"
+#include "../../exec-worker/kf_host_vec.h"
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double
+s_num (json_t *o, const char *key)
+{
+    return json_number_value (json_object_get (o, key));
+}
+
+static double
+s_cpu_s (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+//  The figures of D, checked against what any x86 core does.
+static void
+s_ranges (json_t *d)
+{
+    static const char *const ops[4] = { "div", "sqrt", "rcp", "fma" };
+    double tput[4], lat[4];
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        snprintf (key, sizeof key, "vec_%s_cycles", ops[i]);
+        tput[i] = s_num (d, key);
+        snprintf (key, sizeof key, "vec_%s_latency_cycles", ops[i]);
+        lat[i] = s_num (d, key);
+        printf ("%s: 1 per %.2f cycles, latency %.2f\n", ops[i], tput[i], lat[i]);
+        //  A chain waits for each result; independent ones need not.
+        CHECK (tput[i] > 0 && lat[i] >= 0.9 * tput[i]);
+    }
+    //  FMA: one to four a cycle issued, three to six cycles from one to
+    //  the next on every core since Haswell (2 to 8 leaves the clock's
+    //  error room).
+    CHECK (tput[3] >= 0.2 && tput[3] <= 2.0);
+    CHECK (lat[3] >= 2.0 && lat[3] <= 8.0);
+    //  A divide and a square root: slower than an FMA, and not by more
+    //  than any core's (a 512-bit divide split in two on older cores:
+    //  about 10 to 20 cycles a divide, 20 to 30 from one to the next).
+    CHECK (tput[0] > tput[3] && tput[0] <= 40 && lat[0] > lat[3] && lat[0] <= 60);
+    CHECK (tput[1] > tput[3] && tput[1] <= 60 && lat[1] >= 4 && lat[1] <= 80);
+    //  The estimate: never dearer than the divide it stands in for.
+    CHECK (tput[2] < tput[0] && lat[2] < lat[0] && tput[2] >= 0.2);
+}
+
+static void
+s_this_host (void)
+{
+    bool wide = false, avx2 = false;
+#if defined(__x86_64__)
+    __builtin_cpu_init ();
+    wide = __builtin_cpu_supports ("avx512f");
+    avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+#endif
+    //  The worker's start-up figures carry them, at its measured clock.
+    json_t *d = json_object ();
+    kf_host_caps_measure (d);
+    double mhz = s_num (d, "clock_mhz_measured");
+    if (!wide && !avx2) {
+        CHECK (!json_object_get (d, "vec_lanes"));
+        json_decref (d);
+        return;
+    }
+    CHECK (mhz > 0);
+    CHECK (s_num (d, "vec_lanes") == (wide ? 16 : 8));
+    s_ranges (d);
+    //  Measured again alone: a few milliseconds of CPU (its processor
+    //  time, which a loaded machine's waits do not inflate).
+    json_t *again = json_object ();
+    double c0 = s_cpu_s ();
+    int n = kf_host_vec_costs (again);
+    double cpu = s_cpu_s () - c0;
+    printf ("probe alone: %d keys in %.1f ms of CPU\n", n, cpu * 1e3);
+    CHECK (n == 9);
+    CHECK (cpu < 0.1);
+    s_ranges (again);
+    json_decref (again);
+    //  No object: nothing.
+    CHECK (kf_host_vec_costs (NULL) == 0);
+    json_decref (d);
+}
+
+int
+main (void)
+{
+    s_this_host ();
+    return kf_test_done ("test_host_vec");
+}
