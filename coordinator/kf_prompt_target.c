@@ -11,6 +11,7 @@
  */
 #include "kf_prompt_target.h"
 #include "kf_prompt_budget.h"
+#include "kf_prompt_core.h"
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_isa.h"
@@ -120,6 +121,8 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
                      "(measured at start, beside the host's other work) and one core does at "
                      "least %.1f GFLOP/s.\n", achieved, achieved);
     }
+    //  Round 15: what a divide, a square root and an estimate cost.
+    kf_prompt_host_vec_line (f, d);
     if (kf_jhas_num (d, "copy_one_core_gbs") && kf_jnum (d, "copy_one_core_gbs", 0) > 0) {
         char b[32];
         fputs ("  One core copying", f);
@@ -238,6 +241,8 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));
     fputs ("\n", f);
+    if (kind == KF_TARGET_HOST)
+        kf_prompt_host_cpu_line (f, d);
     const char *scope = kind == KF_TARGET_HOST && kf_jhas_num (d, "cores") ? " (all cores together)"
                                                                       : "";
     if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0) {

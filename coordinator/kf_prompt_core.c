@@ -1,0 +1,178 @@
+/*  kf_prompt_core.c - the host's core by its CPUID family and model, and
+ *  its vector divide, square root, reciprocal estimate and FMA costs
+ *  (kf_prompt_core.h).
+ *
+ *  The family and model are the worker's (/proc/cpuinfo); the name is
+ *  this file's table, from the family and model ranges the Linux kernel
+ *  assigns to each Zen generation (arch/x86/kernel/cpu/amd.c) and
+ *  Intel's model numbers of its server cores (intel-family.h). The costs
+ *  are measured (exec-worker/kf_host_vec.c); what the line works out from
+ *  them is said to be derived.
+ */
+#include "kf_prompt_core.h"
+#include "kf_json.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  First match wins: Zen+ before the Zen ranges that hold its models.
+static const struct {
+    const char *vendor;
+    long family, lo, hi;
+    const char *name;
+} s_uarch[] = {
+    { "AuthenticAMD", 0x17, 0x08, 0x08, "AMD Zen+" },
+    { "AuthenticAMD", 0x17, 0x18, 0x18, "AMD Zen+" },
+    { "AuthenticAMD", 0x17, 0x00, 0x2f, "AMD Zen" },
+    { "AuthenticAMD", 0x17, 0x50, 0x5f, "AMD Zen" },
+    { "AuthenticAMD", 0x17, 0x30, 0x4f, "AMD Zen 2" },
+    { "AuthenticAMD", 0x17, 0x60, 0x7f, "AMD Zen 2" },
+    { "AuthenticAMD", 0x17, 0x90, 0x91, "AMD Zen 2" },
+    { "AuthenticAMD", 0x17, 0xa0, 0xaf, "AMD Zen 2" },
+    { "AuthenticAMD", 0x19, 0x00, 0x0f, "AMD Zen 3" },
+    { "AuthenticAMD", 0x19, 0x20, 0x5f, "AMD Zen 3" },
+    { "AuthenticAMD", 0x19, 0x10, 0x1f, "AMD Zen 4" },
+    { "AuthenticAMD", 0x19, 0x60, 0xaf, "AMD Zen 4" },
+    { "AuthenticAMD", 0x1a, 0x00, 0x2f, "AMD Zen 5" },
+    { "AuthenticAMD", 0x1a, 0x40, 0x4f, "AMD Zen 5" },
+    { "AuthenticAMD", 0x1a, 0x60, 0x7f, "AMD Zen 5" },
+    { "AuthenticAMD", 0x1a, 0x50, 0x5f, "AMD Zen 6" },
+    { "AuthenticAMD", 0x1a, 0x80, 0xaf, "AMD Zen 6" },
+    { "AuthenticAMD", 0x1a, 0xc0, 0xcf, "AMD Zen 6" },
+    { "GenuineIntel", 6, 0x3f, 0x3f, "Intel Haswell-EP" },
+    { "GenuineIntel", 6, 0x4f, 0x4f, "Intel Broadwell-EP" },
+    { "GenuineIntel", 6, 0x55, 0x55,
+      "Intel Skylake-SP core (Skylake-SP, Cascade Lake and Cooper Lake Xeons share this family "
+      "and model)" },
+    { "GenuineIntel", 6, 0x6a, 0x6a, "Intel Ice Lake-SP" },
+    { "GenuineIntel", 6, 0x6c, 0x6c, "Intel Ice Lake-D" },
+    { "GenuineIntel", 6, 0x8f, 0x8f, "Intel Sapphire Rapids" },
+    { "GenuineIntel", 6, 0xcf, 0xcf, "Intel Emerald Rapids" },
+    { "GenuineIntel", 6, 0xad, 0xad, "Intel Granite Rapids" },
+    { "GenuineIntel", 6, 0xae, 0xae, "Intel Granite Rapids-D" },
+    { "GenuineIntel", 6, 0xaf, 0xaf, "Intel Sierra Forest (E-cores only, no AVX-512)" },
+};
+
+const char *
+kf_prompt_cpu_uarch (const char *vendor, long family, long model)
+{
+    for (size_t i = 0; vendor && i < sizeof s_uarch / sizeof s_uarch[0]; i++)
+        if (!strcmp (vendor, s_uarch[i].vendor) && family == s_uarch[i].family
+            && model >= s_uarch[i].lo && model <= s_uarch[i].hi)
+            return s_uarch[i].name;
+    return NULL;
+}
+
+void
+kf_prompt_host_cpu_line (FILE *f, json_t *d)
+{
+    const char *vendor = kf_jstr (d, "cpu_vendor");
+    if (!*vendor || !kf_jhas_num (d, "cpu_family") || !kf_jhas_num (d, "cpu_model"))
+        return;
+    long family = (long) kf_jnum (d, "cpu_family", -1), model = (long) kf_jnum (d, "cpu_model", -1);
+    if (family < 0 || model < 0)
+        return;
+    const char *name = kf_prompt_cpu_uarch (vendor, family, model);
+    fprintf (f, "  CPU by its CPUID family and model (/proc/cpuinfo's vendor_id, cpu family and "
+             "model; the name above is only what the host calls it): %s, family %ld (0x%02lx), "
+             "model %ld (0x%02lx)", vendor, family, family, model, model);
+    if (name)
+        fprintf (f, ": %s.\n", name);
+    else
+        fputs (", which this prompt's table of microarchitectures does not name.\n", f);
+}
+
+//  V cycles as text: one decimal from 1 up, two below (an FMA's 0.5).
+static const char *
+s_cyc (double v, char *buf, size_t size)
+{
+    snprintf (buf, size, v >= 1 ? "%.1f" : "%.2f", v);
+    return buf;
+}
+
+//  X times as text: whole from 10 up, one decimal below.
+static const char *
+s_times (double x, char *buf, size_t size)
+{
+    snprintf (buf, size, x >= 10 ? "%.0f" : "%.1f", x);
+    return buf;
+}
+
+//  "NAME (INSN) 1 per T cycles, latency L" for OP, as much of it as D
+//  has; FIRST: no "; " before it. Returns whether it wrote anything.
+static bool
+s_op (FILE *f, json_t *d, const char *op, const char *name, const char *insn, bool first)
+{
+    char key[64], a[16], b[16];
+    snprintf (key, sizeof key, "vec_%s_cycles", op);
+    double tput = kf_jnum (d, key, 0);
+    snprintf (key, sizeof key, "vec_%s_latency_cycles", op);
+    double lat = kf_jnum (d, key, 0);
+    if (!(tput > 0) && !(lat > 0))
+        return false;
+    fprintf (f, "%s%s (%s)", first ? "" : "; ", name, insn);
+    if (tput > 0)
+        fprintf (f, " 1 per %s cycles", s_cyc (tput, a, sizeof a));
+    if (lat > 0)
+        fprintf (f, "%s latency %s", tput > 0 ? "," : "", s_cyc (lat, b, sizeof b));
+    return true;
+}
+
+void
+kf_prompt_host_vec_line (FILE *f, json_t *d)
+{
+    double lanes = kf_jnum (d, "vec_lanes", 0);
+    if (lanes != 16 && lanes != 8)
+        return;
+    bool wide = lanes == 16;
+    const char *ops[4][3] = {
+        { "div", "divide", "vdivps" },
+        { "sqrt", "square root", "vsqrtps" },
+        { "rcp", "reciprocal estimate",
+          wide ? "vrcp14ps, relative error at most 2^-14" : "vrcpps, relative error at most "
+                                                            "1.5 x 2^-12" },
+        { "fma", "FMA", "vfmadd231ps and the like" },
+    };
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream (&text, &size);
+    if (!m)
+        return;
+    bool any = false;
+    for (int i = 0; i < 4; i++)
+        any = s_op (m, d, ops[i][0], ops[i][1], ops[i][2], !any) || any;
+    fclose (m);
+    if (any) {
+        fprintf (f, "  Vector instruction costs on one core, %s, measured at start by the exec "
+                 "worker in cycles (against a chain of dependent integer adds, one a cycle, "
+                 "timed beside each; throughput: cycles per instruction "
+                 "with many independent ones in flight; latency: cycles from one instruction "
+                 "to a dependent one): %s.",
+                 wide ? "16-lane f32 (512-bit zmm)" : "8-lane f32 (256-bit ymm)", text);
+        double div = kf_jnum (d, "vec_div_cycles", 0), sq = kf_jnum (d, "vec_sqrt_cycles", 0);
+        double fma = kf_jnum (d, "vec_fma_cycles", 0), rcp = kf_jnum (d, "vec_rcp_cycles", 0);
+        double div_l = kf_jnum (d, "vec_div_latency_cycles", 0);
+        double rcp_l = kf_jnum (d, "vec_rcp_latency_cycles", 0);
+        double fma_l = kf_jnum (d, "vec_fma_latency_cycles", 0);
+        char a[16], b[16], c[16], e[16];
+        //  Round 15: the choice was between these, so the line sets them
+        //  side by side.
+        if (fma > 0 && div > 0) {
+            fprintf (f, " Derived from these: a divide takes the throughput of %s FMAs",
+                     s_times (div / fma, a, sizeof a));
+            if (sq > 0)
+                fprintf (f, ", a square root that of %s", s_times (sq / fma, a, sizeof a));
+            if (rcp > 0 && rcp_l > 0 && fma_l > 0 && div_l > 0)
+                fprintf (f, "; a reciprocal estimate refined by one Newton step (r + r * (1 - x "
+                         "* r): two FMAs; it about doubles the correct bits but is not correctly "
+                         "rounded) comes to 1 per %s cycles and a latency of %s (the three "
+                         "added up, as if none overlapped), against the divide's 1 per %s and %s",
+                         s_cyc (rcp + 2 * fma, a, sizeof a), s_cyc (rcp_l + 2 * fma_l, b, sizeof b),
+                         s_cyc (div, c, sizeof c), s_cyc (div_l, e, sizeof e));
+            fputs (".", f);
+        }
+        fputs ("\n", f);
+    }
+    free (text);
+}
