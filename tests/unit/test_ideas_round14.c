@@ -205,6 +205,19 @@ test_hint_ratio (void)
     free (hints);
 }
 
+//  Round 14: the default strategies asserted "bound by memory again" for
+//  a vectorised loop whose budget said it was bound by its arithmetic.
+static void
+test_strategy_bound (json_t *spec)
+{
+    json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
+    const char *st = json_string_value (json_object_get (sections, "strategies"));
+    CHECK (kf_test_has (st, "bound by memory only if the task's bytes at the measured rates "
+                            "take longer than its arithmetic"));
+    CHECK (st && !strstr (st, "bound by memory again"));
+    json_decref (sections);
+}
+
 int
 main (void)
 {
@@ -218,6 +231,7 @@ main (void)
         test_prompt (spec, ideas, simd, stream);
     }
     test_hint_ratio ();
+    test_strategy_bound (spec);
     json_decref (spec);
     return kf_test_done ("test_ideas_round14");
 }
