@@ -620,7 +620,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  "outside the edit blocks:\n"
                  "DROP IDEA <number>: <why, naming the outcomes or the task text that show it>\n"
                  "REWORD IDEA <number>: <the idea's new text, one line of at most %d "
-                 "characters>\n"
+                 "bytes (an ASCII character is one byte)>\n"
                  "A dropped idea is no longer handed to attempts. Numbers never change: a "
                  "dropped idea keeps its place and a reworded one its number. Drop or reword "
                  "an idea that is wrong for this task (it describes another task's formula or "

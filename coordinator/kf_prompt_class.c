@@ -138,19 +138,24 @@ kf_prompt_costly_math (json_t *spec)
 {
     //  Functions a compiler turns into a libm call or a long polynomial;
     //  square roots, divisions, minima and maxima have SIMD instructions.
-    static const char *const costly[] = {
-        "exp", "expf", "exp2", "exp2f", "expm1", "expm1f", "log", "logf", "log1p", "log2",
-        "tanh", "tanhf", "erf", "erff", "erfc", "erfcf", "sigmoid", "logsigmoid", "gelu",
-        "silu", "swish", "softplus", "elu", "selu", "celu", "mish", "pow", "powf", "sin",
-        "sinf", "cos", "cosf", "softmax", "logsumexp", NULL
-    };
+    //  The formula count's libm names (kf_prompt_libm_name), each also
+    //  with C's f suffix, and the row functions built of exp.
+    static const char *const rows[] = { "softmax", "logsumexp", NULL };
     const char *texts[4] = { kf_jstr (spec, "op"), kf_jstr (spec, "description"),
                              kf_jstr (json_object_get (spec, "reference"), "source"),
                              kf_jstr (json_object_get (spec, "attributes"), "fn") };
-    for (size_t t = 0; t < 4; t++)
-        for (size_t i = 0; costly[i]; i++)
-            if (s_word (texts[t], costly[i]))
+    for (size_t t = 0; t < 4; t++) {
+        for (size_t i = 0; rows[i]; i++)
+            if (s_word (texts[t], rows[i]))
                 return true;
+        const char *name;
+        for (size_t i = 0; (name = kf_prompt_libm_name (i)); i++) {
+            char f[32];
+            snprintf (f, sizeof f, "%sf", name);
+            if (s_word (texts[t], name) || s_word (texts[t], f))
+                return true;
+        }
+    }
     return false;
 }
 

@@ -113,6 +113,12 @@ static const struct { const char *name; int calls; } s_libm[] = {
     { "acos", 1 },
 };
 
+const char *
+kf_prompt_libm_name (size_t i)
+{
+    return i < sizeof s_libm / sizeof s_libm[0] ? s_libm[i].name : NULL;
+}
+
 static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addmm", "einsum",
                                           NULL };
 

@@ -56,6 +56,13 @@ typedef struct {
  * PyTorch or has no forward. */
 bool kf_prompt_formula (json_t *spec, kf_formula_t *f);
 
+/* The I-th name of the functions the count takes for libm calls (tanh,
+ * exp, atan, ...), NULL past the last: one list for the count and for
+ * kf_prompt_costly_math (round 15: atan was counted as a call but not
+ * known as costly, and the prompt said the formula calls no exp, tanh,
+ * erf or log and is bound by memory). */
+const char *kf_prompt_libm_name (size_t i);
+
 /* KINDS as words in a list, in the order of kf_formula_op_t: "absolute
  * values, additions, divisions and products" (into BUF). */
 const char *kf_prompt_formula_kinds (unsigned kinds, char *buf, size_t size);

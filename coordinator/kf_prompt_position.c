@@ -292,10 +292,12 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
         json_t *x = mat[a], *w = mat[1 - a];
         long long m = s_dim (x, o), kx = s_dim (x, o + 1), w0 = s_dim (w, o),
                   w1 = s_dim (w, o + 1);
-        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N].
-        long long cand[2][3] = { { m, w0, kx }, { m, w1, kx } };
-        bool fits[2] = { w1 == kx, w0 == kx };
-        for (int c = 0; c < 2; c++) {
+        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N], or
+        //  (round 15: a.T @ b read "compute: not known") x stored [K,M]
+        //  and used transposed, by [K,N].
+        long long cand[3][3] = { { m, w0, kx }, { m, w1, kx }, { kx, w1, m } };
+        bool fits[3] = { w1 == kx, w0 == kx, w0 == m };
+        for (int c = 0; c < 3; c++) {
             if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
                 || om <= 0 || on <= 0)
                 continue;

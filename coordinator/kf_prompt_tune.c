@@ -174,8 +174,13 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
                  copy, cold > 0 ? "reads from memory alone with cold caches (the kernel's "
                                   "bytes are timed cold too)"
                                 : "copies alone");
-    fprintf (f, ". Its threads bought nothing measurable on this host; these figures do not "
-             "say whether their start or a second CPU busy with other work is why. Make the thread count a "
+    //  Round 15: "bought nothing measurable" was said of a kernel whose
+    //  one-thread form took 1.36 times as long: one core bound by its
+    //  arithmetic stays within one core's bytes with two threads too.
+    fprintf (f, ". So its figures stay within what one core does alone; that does not show "
+             "what its threads bought (a kernel bound by its arithmetic on one core gains from "
+             "a second one without leaving these bounds), and no one-thread timing of it "
+             "exists yet. Make the thread count a "
              "parameter and put 1 among its values, after the count candidate %lld starts "
              "(NTHREADS=2,1 for a kernel that starts 2), so that the one-thread point is timed "
              "beside the parent's.\n", id);

@@ -72,8 +72,9 @@ s_figures (void)
               "these in turn)\n1. %s\n2. %s\n", n ? dflt[0] : "", n > 1 ? dflt[1] : "");
     CHECK (kf_test_has (p, line));
     CHECK (kf_test_has (p, "DROP IDEA <number>: <why"));
+    //  Round 15: "characters" where the limit counts bytes.
     CHECK (kf_test_has (p, "REWORD IDEA <number>: <the idea's new text, one line of at most 320 "
-                           "characters>"));
+                           "bytes (an ASCII character is one byte)>"));
     free (p);
 
     //  A dropped idea is shown dropped, in its place.
