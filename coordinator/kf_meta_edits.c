@@ -18,9 +18,8 @@
 //  on every call.
 #define S_SECTION_MAX 6000
 
-//  The line at *P (without its newline) and *P moved past it; NULL at the end.
-static const char *
-s_line (const char **p, size_t *len)
+const char *
+kf_meta_edit_line (const char **p, size_t *len)
 {
     if (!**p)
         return NULL;
@@ -33,8 +32,8 @@ s_line (const char **p, size_t *len)
     return line;
 }
 
-static bool
-s_is (const char *line, size_t len, const char *marker)
+bool
+kf_meta_edit_marker (const char *line, size_t len, const char *marker)
 {
     //  Markers may carry trailing blanks; anything else on the line is text.
     size_t m = strlen (marker);
@@ -54,7 +53,7 @@ kf_meta_parse_edits (const char *text)
     const char *line;
     size_t len;
     char section[64] = "";
-    while ((line = s_line (&p, &len))) {
+    while ((line = kf_meta_edit_line (&p, &len))) {
         //  "SECTION: pitfalls" (also "Section: pitfalls", with markdown
         //  emphasis or a list dash, as models like to write it).
         const char *s = line;
@@ -76,16 +75,16 @@ kf_meta_parse_edits (const char *text)
                 *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
             continue;
         }
-        if (!s_is (line, len, "<<<<<<< SEARCH"))
+        if (!kf_meta_edit_marker (line, len, "<<<<<<< SEARCH"))
             continue;
         //  SEARCH text up to =======, REPLACE text up to >>>>>>> REPLACE.
         const char *search = p, *mid = NULL, *replace = NULL, *end = NULL;
-        while ((line = s_line (&p, &len))) {
-            if (!mid && s_is (line, len, "=======")) {
+        while ((line = kf_meta_edit_line (&p, &len))) {
+            if (!mid && kf_meta_edit_marker (line, len, "=======")) {
                 mid = line;
                 replace = p;
             }
-            else if (mid && s_is (line, len, ">>>>>>> REPLACE")) {
+            else if (mid && kf_meta_edit_marker (line, len, ">>>>>>> REPLACE")) {
                 end = line;
                 break;
             }

@@ -6,6 +6,8 @@
 #define KF_META_EDITS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 /* Parses the edits in TEXT: blocks of
  *     SECTION: name          (optional)
@@ -97,5 +99,14 @@ typedef struct {
 json_t *kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
                                    const char *outside, const kf_meta_rules_t *rules,
                                    json_t **log);
+
+/* The line at *P (without its newline and a CR before it), *LEN its
+ * length, and *P moved past it; NULL at the end. Shared by the edit
+ * blocks' reader and the idea lines' (kf_meta_ideas.c). */
+const char *kf_meta_edit_line (const char **p, size_t *len);
+
+/* Whether the LEN bytes at LINE are MARKER ("<<<<<<< SEARCH"), with
+ * blanks after it only. */
+bool kf_meta_edit_marker (const char *line, size_t len, const char *marker);
 
 #endif

@@ -3,6 +3,7 @@
  *  kf_meta.c's.
  */
 #include "kf_meta_ideas.h"
+#include "kf_meta_edits.h"
 #include "kf_json.h"
 #include "kf_str.h"
 #include <ctype.h>
@@ -67,34 +68,6 @@ kf_meta_idea_list (json_t *sections, json_t *spec, kf_target_kind_t kind)
     return out;
 }
 
-//  The line at *P (without its newline and a CR before it) and *P moved
-//  past it; NULL at the end.
-static const char *
-s_line (const char **p, size_t *len)
-{
-    if (!**p)
-        return NULL;
-    const char *line = *p;
-    *len = strcspn (line, "\n");
-    *p = line + *len + (line[*len] ? 1 : 0);
-    if (*len && line[*len - 1] == '\r')
-        (*len)--;
-    return line;
-}
-
-//  Whether the LEN bytes at LINE open with MARKER, blanks after it only.
-static bool
-s_marker (const char *line, size_t len, const char *marker)
-{
-    size_t m = strlen (marker);
-    if (len < m || strncmp (line, marker, m))
-        return false;
-    for (size_t i = m; i < len; i++)
-        if (line[i] != ' ' && line[i] != '\t')
-            return false;
-    return true;
-}
-
 json_t *
 kf_meta_parse_idea_edits (const char *text)
 {
@@ -105,14 +78,14 @@ kf_meta_parse_idea_edits (const char *text)
     const char *line;
     size_t len;
     bool in_block = false;
-    while ((line = s_line (&p, &len))) {
+    while ((line = kf_meta_edit_line (&p, &len))) {
         //  A block's text is the sections' business, whatever it holds.
-        if (!in_block && s_marker (line, len, "<<<<<<< SEARCH")) {
+        if (!in_block && kf_meta_edit_marker (line, len, "<<<<<<< SEARCH")) {
             in_block = true;
             continue;
         }
         if (in_block) {
-            in_block = !s_marker (line, len, ">>>>>>> REPLACE");
+            in_block = !kf_meta_edit_marker (line, len, ">>>>>>> REPLACE");
             continue;
         }
         const char *s = line, *end = line + len;
