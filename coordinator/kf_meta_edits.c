@@ -362,15 +362,16 @@ s_has_figure (const char *s, size_t len)
     return false;
 }
 
-//  TEXT with KF_META_SCREEN_MARK after each sentence that names a
-//  candidate of OUTCOMES whose figure is a screen timing only and holds a
-//  figure, or NULL when none does (or out of memory). *MARKED gets the
-//  count, *WHO the first such candidate.
+//  TEXT with a mark before the end of each sentence MARK (called with
+//  the sentence's LEN bytes at S and CTX) writes one for into BUF, or NULL
+//  when no sentence has one (or out of memory); *MARKED gets the count.
+//  One walker for the screen and the rank marks below.
+typedef bool (*s_mark_fn) (const char *s, size_t len, void *ctx, char *buf, size_t size);
+
 static char *
-s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
+s_mark_sentences (const char *text, s_mark_fn mark, void *ctx, int *marked)
 {
     *marked = 0;
-    *who = 0;
     char *out = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&out, &size);
@@ -378,22 +379,16 @@ s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
         return NULL;
     const char *s = text;
     while (*s) {
+        //  A sentence ends at a newline, or at . ! ? ; before a blank or
+        //  the end ("1.38 ms" goes on).
         const char *e = s_sentence_end (s);
         size_t len = (size_t) (e - s);
-        long long id = 0;
-        char *sentence = s_has_figure (s, len) && !s_mem_has (s, len, "screen timing only when")
-                             ? strndup (s, len) : NULL;
-        bool names = sentence && s_named (sentence, outcomes, s_screen_only, &id) > 0;
-        free (sentence);
         const char *cut = e;
         while (cut > s && (cut[-1] == ' ' || cut[-1] == '\t'))
             cut--;
-        if (names) {
-            fprintf (f, "%.*s", (int) (cut - s), s);
-            fprintf (f, KF_META_SCREEN_MARK, id);
-            fprintf (f, "%.*s", (int) (e - cut), cut);
-            if (!*who)
-                *who = id;
+        char buf[256];
+        if (mark (s, len, ctx, buf, sizeof buf)) {
+            fprintf (f, "%.*s%s%.*s", (int) (cut - s), s, buf, (int) (e - cut), cut);
             (*marked)++;
         }
         else
@@ -409,55 +404,80 @@ s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
     return out;
 }
 
+typedef struct {
+    json_t *outcomes;
+    long long who;
+} s_screen_ctx_t;
+
+//  KF_META_SCREEN_MARK for a sentence that holds a figure and names a
+//  candidate whose figure is a screen timing only.
+static bool
+s_screen_one (const char *s, size_t len, void *ctx, char *buf, size_t size)
+{
+    s_screen_ctx_t *c = ctx;
+    long long id = 0;
+    char *sentence = s_has_figure (s, len) && !s_mem_has (s, len, "screen timing only when")
+                         ? strndup (s, len) : NULL;
+    bool names = sentence && s_named (sentence, c->outcomes, s_screen_only, &id) > 0;
+    free (sentence);
+    if (!names)
+        return false;
+    snprintf (buf, size, KF_META_SCREEN_MARK, id);
+    if (!c->who)
+        c->who = id;
+    return true;
+}
+
+//  TEXT with KF_META_SCREEN_MARK after each sentence that names a
+//  candidate of OUTCOMES whose figure is a screen timing only and holds a
+//  figure, or NULL when none does (or out of memory). *MARKED gets the
+//  count, *WHO the first such candidate.
+static char *
+s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
+{
+    s_screen_ctx_t c = { .outcomes = outcomes };
+    char *out = s_mark_sentences (text, s_screen_one, &c, marked);
+    *who = c.who;
+    return out;
+}
+
+typedef struct {
+    long long top;
+    const char *word;
+} s_rank_ctx_t;
+
+//  KF_META_RANK_MARK for a sentence that names a candidate with a rank
+//  word.
+static bool
+s_rank_one (const char *s, size_t len, void *ctx, char *buf, size_t size)
+{
+    static const char *const ranks[] = { "best", "fastest", "slowest", "worst", "quickest",
+                                         NULL };
+    s_rank_ctx_t *c = ctx;
+    const char *rank = NULL;
+    for (int k = 0; ranks[k] && !rank; k++)
+        if (s_has_word (s, len, ranks[k]))
+            rank = ranks[k];
+    char *sentence = rank ? strndup (s, len) : NULL;
+    bool names = sentence && s_named_full (sentence, NULL) > 0;
+    free (sentence);
+    if (!names || s_mem_has (s, len, "ranked when written"))
+        return false;
+    snprintf (buf, size, KF_META_RANK_MARK, c->top);
+    if (!c->word)
+        c->word = rank;
+    return true;
+}
+
 //  TEXT with KF_META_RANK_MARK (for TOP) before the end of each sentence
 //  that names a candidate with a rank word, or NULL when none does (or
 //  out of memory). *MARKED gets the count, *WORD the first word found.
 static char *
 s_rank_mark (const char *text, long long top, int *marked, const char **word)
 {
-    static const char *const ranks[] = { "best", "fastest", "slowest", "worst", "quickest",
-                                         NULL };
-    *marked = 0;
-    *word = NULL;
-    char *out = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&out, &size);
-    if (!f)
-        return NULL;
-    const char *s = text;
-    while (*s) {
-        //  A sentence ends at a newline, or at . ! ? ; before a blank or
-        //  the end ("1.38 ms" goes on).
-        const char *e = s_sentence_end (s);
-        size_t len = (size_t) (e - s);
-        const char *rank = NULL;
-        for (int k = 0; ranks[k] && !rank; k++)
-            if (s_has_word (s, len, ranks[k]))
-                rank = ranks[k];
-        const char *cut = e;
-        while (cut > s && (cut[-1] == ' ' || cut[-1] == '\t'))
-            cut--;
-        char *sentence = rank ? strndup (s, len) : NULL;
-        bool names = sentence && s_named_full (sentence, NULL) > 0;
-        free (sentence);
-        if (names && !s_mem_has (s, len, "ranked when written")) {
-            fprintf (f, "%.*s", (int) (cut - s), s);
-            fprintf (f, KF_META_RANK_MARK, top);
-            fprintf (f, "%.*s", (int) (e - cut), cut);
-            if (!*word)
-                *word = rank;
-            (*marked)++;
-        }
-        else
-            fprintf (f, "%.*s", (int) len, s);
-        if (*e)
-            fputc (*e++, f);
-        s = e;
-    }
-    if (fclose (f) != 0 || !*marked) {
-        free (out);
-        return NULL;
-    }
+    s_rank_ctx_t c = { .top = top };
+    char *out = s_mark_sentences (text, s_rank_one, &c, marked);
+    *word = c.word;
     return out;
 }
 
