@@ -111,4 +111,16 @@ unsigned kf_prompt_source_features (const char *source, const char *language);
  * streaming (non-temporal) stores"; "" for none. Returns BUF. */
 const char *kf_prompt_feature_words (unsigned features, char *buf, size_t size);
 
+/* What a candidate's code added to its parent's, from its ROW (a history
+ * or try row with "features" and "parent_features", the bits kept with
+ * the plan, and "parent_id"): the child's bits less its parent's, all of
+ * them for a kernel written from scratch, 0 where either is unknown. */
+unsigned kf_prompt_features_added (json_t *row);
+
+/* Round 14: whether a try handed the idea HANDED (may be NULL) whose code
+ * ADDED those feature bits counts for IDEA: it was handed IDEA, or its
+ * code added what IDEA is about (candidate 3, handed intrinsics, stored
+ * streaming too). *BY_CODE (when not NULL) is set for the second. */
+bool kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool *by_code);
+
 #endif

@@ -20,6 +20,7 @@
 #include "kf_descriptor.h"
 #include "kf_descriptor_acc.h"
 #include "kf_descriptor_text.h"
+#include "kf_json.h"
 #include "kf_text.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,4 +308,31 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
             used = n < 0 ? size : used + (size_t) n;
         }
     return buf;
+}
+
+unsigned
+kf_prompt_features_added (json_t *row)
+{
+    json_t *f = json_object_get (row, "features"), *p = json_object_get (row, "parent_features");
+    if (!json_is_integer (f))
+        return 0;
+    //  Written from scratch: everything its code does is its own.
+    if (!kf_jint (row, "parent_id"))
+        return (unsigned) json_integer_value (f);
+    return json_is_integer (p) ? (unsigned) (json_integer_value (f) & ~json_integer_value (p))
+                               : 0;
+}
+
+bool
+kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool *by_code)
+{
+    if (by_code)
+        *by_code = false;
+    if (handed && idea && !strcmp (handed, idea))
+        return true;
+    kf_idea_feature_t f = kf_prompt_idea_feature (idea);
+    bool yes = f != KF_IDEA_OTHER && ((added >> f) & 1u);
+    if (by_code)
+        *by_code = yes;
+    return yes;
 }

@@ -106,30 +106,13 @@ s_idea_of (const kf_prompt_in_t *in, json_t *c)
                                                 (int) kf_jint (c, "slot"));
 }
 
-//  Round 14: a try was told by the idea it was handed, not by what its
-//  code did. The features candidate C's code has and its parent's has
-//  not (kf_prompt_source_features' bits, kept with the plan); 0 where
-//  either is unknown.
-static unsigned
-s_added (json_t *c)
-{
-    json_t *f = json_object_get (c, "features"), *p = json_object_get (c, "parent_features");
-    if (!json_is_integer (f))
-        return 0;
-    //  Written from scratch: everything its code does is its own.
-    if (!kf_jint (c, "parent_id"))
-        return (unsigned) json_integer_value (f);
-    return json_is_integer (p) ? (unsigned) (json_integer_value (f) & ~json_integer_value (p))
-                               : 0;
-}
-
 //  "; its code added to its parent's: threads, ..." for candidate C, or
 //  nothing.
 static void
 s_added_text (json_t *c, char *buf, size_t size)
 {
     char words[300];
-    kf_prompt_feature_words (s_added (c), words, sizeof words);
+    kf_prompt_feature_words (kf_prompt_features_added (c), words, sizeof words);
     if (*words)
         snprintf (buf, size, "; its code added %s: %s",
                   kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words);
@@ -335,11 +318,9 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         const char *idea = s_idea_of (in, c);
         //  Round 14: a try of another idea whose code did this one too
         //  (candidate 3's streaming stores under the intrinsics idea).
-        kf_idea_feature_t feat = kf_prompt_idea_feature (mine);
-        bool by_code = feat != KF_IDEA_OTHER && ((s_added (c) >> feat) & 1u);
-        if (!by_code && (!idea || strcmp (idea, mine)))
+        bool by_code;
+        if (!kf_prompt_try_counts (idea, kf_prompt_features_added (c), mine, &by_code))
             continue;
-        by_code = by_code && (!idea || strcmp (idea, mine));
         judged += !json_is_false (json_object_get (c, "finished"));
         if (in->best && s_same (in->best, c))
             best = kf_jint (c, "id");

@@ -66,24 +66,12 @@ s_try_verdict (json_t *t)
                                    kf_jnum (t, "noise", 0));
 }
 
-//  Whether try T counts for IDEA: it was handed IDEA, or (round 14) its
-//  code added what IDEA is about to its parent's ("added": the feature
-//  bits the child's source has and its parent's has not): candidate 3,
-//  handed the intrinsics idea, stored streaming too, and the planner
-//  handed streaming out twice more as untried. *BY_CODE (when not NULL)
-//  says which.
+//  Whether try T counts for IDEA (kf_prompt_try_counts, by its "added").
 static bool
 s_counts (json_t *t, const char *idea, bool *by_code)
 {
-    if (by_code)
-        *by_code = false;
-    if (!strcmp (kf_jstr (t, "idea"), idea))
-        return true;
-    kf_idea_feature_t f = kf_prompt_idea_feature (idea);
-    bool added = f != KF_IDEA_OTHER && ((kf_jint (t, "added") >> f) & 1);
-    if (by_code)
-        *by_code = added;
-    return added;
+    return kf_prompt_try_counts (kf_jstr (t, "idea"), (unsigned) kf_jint (t, "added"), idea,
+                                 by_code);
 }
 
 json_t *
@@ -426,7 +414,7 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
-                                "SELECT c.id, c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                "SELECT c.id, c.parent_id, c.generation, c.slot, c.selection->>'idea' AS idea,"
                                 " (c.selection->>'features')::bigint AS features,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
                                 " c.speedup, p.speedup AS parent_speedup,"
@@ -457,12 +445,8 @@ s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                                   (int) kf_jint (t, "slot"));
             json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
         }
-        //  What the child's code added to its parent's (s_counts); nothing
-        //  where either was written before features were kept.
-        json_t *cf = json_object_get (t, "features"), *pf = json_object_get (t, "parent_features");
-        json_object_set_new (t, "added", json_integer (json_is_integer (cf) && json_is_integer (pf)
-                                                       ? json_integer_value (cf)
-                                                         & ~json_integer_value (pf) : 0));
+        //  What the child's code added to its parent's (s_counts).
+        json_object_set_new (t, "added", json_integer (kf_prompt_features_added (t)));
         double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
         double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
         json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));
