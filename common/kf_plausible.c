@@ -78,6 +78,18 @@ kf_plausible_outlier (double speedup, double run_best, long counted,
 }
 
 bool
+kf_plausible_new_best (double speedup, double run_best, long counted, char *reason,
+                       size_t size)
+{
+    if (counted < 1 || !(speedup > run_best))
+        return false;
+    snprintf (reason, size, KF_PLAUSIBLE_CONFIRM " (%.2fx against the run's best counted"
+              " %.2fx): timed once more before it counts, at the lower figure",
+              speedup, run_best);
+    return true;
+}
+
+bool
 kf_plausible_holds (double first, double again, double tolerance, char *reason, size_t size)
 {
     if (tolerance < 0)

@@ -10,6 +10,8 @@
  *  - the run's distribution: its speedup is more than a factor above the
  *    run's best counted speedup (never below 1x), once the run has enough
  *    counted correct candidates.
+ *  A third, the confirmation rule, suspects nothing: a result that would
+ *  become the run's new best is timed once more (kf_plausible_new_best).
  *  Speed against the reference alone is never suspicious: a slow baseline
  *  (PyTorch eager on a CPU) is easily beaten 50x by an honest kernel.
  *  A suspicious result is evaluated again; it counts when that evaluation
@@ -71,6 +73,18 @@ bool kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char 
  * 0) re-verifies every correct result. */
 bool kf_plausible_outlier (double speedup, double run_best, long counted,
                            const kf_plausible_rules_t *rules, char *reason, size_t size);
+
+/* The confirmation rule (a run's `confirm_best` switch): a correct
+ * result that would become the run's new best is timed once more before
+ * it counts, and counts at the lower of its two figures. One timing of a
+ * kernel can be far from the next (round 15: the same source took 1531.6
+ * and 3290.7 us on one host), and the run's best is the figure a search
+ * is judged by. True, with REASON (which begins KF_PLAUSIBLE_CONFIRM),
+ * when COUNTED >= 1 and SPEEDUP > RUN_BEST: the run's first counted
+ * figure has nothing to beat. */
+#define KF_PLAUSIBLE_CONFIRM "a new best"
+bool kf_plausible_new_best (double speedup, double run_best, long counted, char *reason,
+                            size_t size);
 
 /* Whether a re-verified speedup AGAIN holds the first figure FIRST:
  * AGAIN >= (1 - TOLERANCE) x FIRST. False, with REASON, when not. */

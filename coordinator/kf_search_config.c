@@ -60,6 +60,7 @@ static const struct {
     { "stop_after", S_INT, 0, 100000 },        /* kf_stop.c */
     { "stop_margin", S_NUM, 0, 100 },
     { "memory", S_BOOL, 0, 0 },                /* kf_memory.c */
+    { "confirm_best", S_BOOL, 0, 0 },          /* kf_verify.c */
 };
 #define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
 

@@ -80,6 +80,15 @@ s_fresh_seed (int64_t seed)
     return fresh == seed ? (fresh + 1) & 0xffffffffffffLL : fresh;
 }
 
+/* Whether RUN times a would-be new best once more (its `confirm_best`
+ * switch, else the default in force). */
+static bool
+s_confirms (kf_search_t *self, json_t *run)
+{
+    json_t *v = json_object_get (json_object_get (run, "config"), "confirm_best");
+    return json_is_true (v ? v : kf_search_default (self, "confirm_best"));
+}
+
 int
 kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       const kf_eval_result_t *result, double speedup, char *reason,
@@ -107,8 +116,11 @@ kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_
                                  2, p, NULL);
         if (!row)
             return -1;
-        if (kf_plausible_outlier (speedup, kf_jnum (row, "best", 0), (long) kf_jint (row, "n"),
-                                  rules, why, sizeof why))
+        double best = kf_jnum (row, "best", 0);
+        long n = (long) kf_jint (row, "n");
+        if (kf_plausible_outlier (speedup, best, n, rules, why, sizeof why)
+            || (s_confirms (self, run)
+                && kf_plausible_new_best (speedup, best, n, why, sizeof why)))
             snprintf (reason, size, "%s", why);
         json_decref (row);
     }
@@ -167,8 +179,9 @@ kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                     "  lease_ms, coalesce(worker, '') FROM jobs WHERE id = $1",
                     2, ip) != 1)
         return -1;
-    kf_info ("run %s candidate %s: %.2fx is suspicious (%s); re-verifying with seed %s",
-             run_id, cand, speedup, reason, seed);
+    kf_info ("run %s candidate %s: %.2fx %s (%s); re-verifying with seed %s", run_id, cand,
+             speedup, strncmp (reason, KF_PLAUSIBLE_CONFIRM, strlen (KF_PLAUSIBLE_CONFIRM))
+                 ? "is suspicious" : "would be the run's best", reason, seed);
     kf_search_event (self, kf_jint (run, "id"), "verify",
                      json_pack ("{s:I, s:s, s:s, s:f}", "candidate_id", (json_int_t) cand_id,
                                 "state", "pending", "reason", reason, "speedup", speedup));
@@ -312,6 +325,11 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
         }
         if (kf_plausible_ceiling (&f, self->plausible.margin, why, sizeof why))
             snprintf (what, sizeof what, "%s", why);
+        else if (!strncmp (kf_jstr (cand, "verify_reason"), KF_PLAUSIBLE_CONFIRM,
+                           strlen (KF_PLAUSIBLE_CONFIRM)))
+            /* A confirmation suspected nothing: a slower second timing
+             * is what it counts, not a reason to hold the kernel. */
+            holds = true;
         else
             holds = kf_plausible_holds (first, again, self->plausible.tolerance, what,
                                         sizeof what);

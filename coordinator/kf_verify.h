@@ -4,7 +4,10 @@
  *  The coordinator judges every correct result itself, from the task and
  *  the figures (common/kf_plausible.c): it is suspicious when it beats the
  *  measured memory or compute ceiling of the worker that timed it, or its
- *  speedup is far beyond the run's distribution. The worker's own audit
+ *  speedup is far beyond the run's distribution. A result that would be
+ *  the run's new best goes the same way, suspected of nothing (the run's
+ *  `confirm_best` switch): it is timed once more and counts at the lower
+ *  figure, whatever the second timing says. The worker's own audit
  *  flag can only add suspicion, never remove it. A suspicious candidate is
  *  made final as 'correct' with verify_state 'pending' (it enters the
  *  archive, so the search explores from it, but does not count towards
@@ -29,9 +32,10 @@
     " AND ((audit_reason IS NULL AND verify_state IS DISTINCT FROM 'pending')" \
     "  OR audit_verdict = 'accepted'))"
 
-/* Whether a correct RESULT of JOB (SPEEDUP) of CAND_ID of RUN is
- * suspicious: past a ceiling of the worker that timed it, flagged by that
- * worker, or far beyond the run's counted speedups. Returns 1 with the
+/* Whether a correct RESULT of JOB (SPEEDUP) of CAND_ID of RUN is timed
+ * again: past a ceiling of the worker that timed it, flagged by that
+ * worker, far beyond the run's counted speedups, or (confirm_best) above
+ * the best of them. Returns 1 with the
  * reason in REASON (SIZE bytes), 0 when it is not, -1 on a database
  * error. Changes nothing. */
 int kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,

@@ -89,7 +89,7 @@ check "three workers" wait_until 180 jtrue '.workers | length == 3' kfctl status
 # (the fast kernel its 4th call hands out) in place of a candidate.
 run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 3 --seed 9 --model command:gen \
       --set max_in_flight=1 --set full_margin=0.3 --set "screen_timing=$SCREEN" --set dedup=false \
-      --set meta_prompting=false --json \
+      --set meta_prompting=false --set confirm_best=false --json \
       2>"$T/submit.err" | jq -r .run_id)
 check "run submitted" [ -n "$run" ]
 

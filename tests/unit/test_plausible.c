@@ -127,6 +127,23 @@ s_holds (void)
     CHECK (!kf_plausible_holds (10, 9.9, 0, why, sizeof why));
 }
 
+//  Round 15: one source timed 588.26x, then 273.80x in a later sweep;
+//  the first figure became the run's best. A would-be new best is timed
+//  once more; the first counted figure has nothing to beat, and a figure
+//  at or below the best is no new best.
+static void
+s_new_best (void)
+{
+    char why[300] = "";
+    CHECK (kf_plausible_new_best (588.26, 414.96, 4, why, sizeof why));
+    CHECK (!strncmp (why, KF_PLAUSIBLE_CONFIRM, strlen (KF_PLAUSIBLE_CONFIRM)));
+    CHECK (strstr (why, "588.26x against the run's best counted 414.96x") != NULL);
+    CHECK (kf_plausible_new_best (1.01, 1.0, 1, why, sizeof why));
+    CHECK (!kf_plausible_new_best (414.96, 414.96, 4, why, sizeof why));
+    CHECK (!kf_plausible_new_best (300, 414.96, 4, why, sizeof why));
+    CHECK (!kf_plausible_new_best (5, 0, 0, why, sizeof why));
+}
+
 static void
 s_task (void)
 {
@@ -154,6 +171,7 @@ main (void)
     s_beyond_ceiling ();
     s_beyond_distribution ();
     s_holds ();
+    s_new_best ();
     s_task ();
     return kf_test_done ("test_plausible");
 }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test_confirm_best.sh - a correct result that would be the run's new best
+# is timed once more before it counts, and counts at the lower figure
+# (the run's `confirm_best` switch; docs/evaluation.md, "Plausibility and
+# re-verification"). Model round 15 counted a best of 588.26x from one
+# timing; the same source timed again took 2.1 times as long.
+#
+# A command model answers the first prompt of each run with a slow GELU
+# (the reference's loop run 8 times over) and every later one with the
+# reference's single loop. With population 1 the slow kernel is the run's
+# first counted figure; the fast one then beats it, so it is evaluated a
+# second time (an evaluate job that names the first worker to avoid; this
+# worker is alone, so it takes it) and counts at the lower of its two
+# figures, without being held however far apart they are. With the switch
+# off, the same run counts the fast kernel's one figure.
+. "$(dirname "$0")/lib.sh"
+
+# kern.sh TAG: the first call for TAG answers the slow kernel.
+cat >"$T/kern.sh" <<SH
+n=\$(cat "$T/count-\$1" 2>/dev/null || echo 0)
+echo \$((n + 1)) >"$T/count-\$1"
+cat >/dev/null
+printf 'Analysis: a plain loop.\n\`\`\`c\n'
+if [ "\$n" = 0 ]; then
+    sed -e 's/^int\$/static int/' -e 's/^kf_forward (/s_once (/' "$ROOT/examples/tasks/gelu/reference.c"
+    printf 'int\nkf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n'
+    printf '            const kf_ctx_t *ctx)\n{\n    for (int r = 0; r < 8; r++)\n'
+    printf '        if (s_once (in, n_in, out, n_out, ctx))\n            return 1;\n    return 0;\n}\n'
+else
+    cat "$ROOT/examples/tasks/gelu/reference.c"
+fi
+printf '\`\`\`\n'
+SH
+printf 'command_on = sh %s on\ncommand_off = sh %s off\n' "$T/kern.sh" "$T/kern.sh" >"$T/models.conf"
+
+db_new
+start_coordinator "${COORD_FAST[@]}"
+start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --models-file "$T/models.conf" --command-timeout-s 60
+start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
+
+submit() {   # submit MODEL [SET...]: a 2 x 1 run, its JSON summary
+    local model=$1
+    shift
+    kfctl submit "$ROOT/examples/tasks/gelu/task.json" --model "command:$model" \
+        --generations 2 --population 1 --seed 7 --set tuning=false "$@" \
+        --wait --json --timeout 10
+}
+
+out=$(submit on)
+run=$(jq -r .run_id <<<"$out")
+say "run $run (confirm_best on): $(jq -c '{status, best_speedup, first_speedup}' <<<"$out")"
+check "the run is done" [ "$(jq -r .status <<<"$out")" = done ]
+slow=$(sql "SELECT id FROM candidates WHERE run_id = $run AND generation = 0")
+fast=$(sql "SELECT id FROM candidates WHERE run_id = $run AND generation = 1")
+say "slow kernel $slow: $(sql "SELECT status || ' ' || speedup FROM candidates WHERE id = $slow");
+fast kernel $fast: $(sql "SELECT status || ' ' || speedup || ' ' || coalesce(verify_speedup::text, '-') FROM candidates WHERE id = ${fast:-0}")"
+check "both kernels are correct, the fast one faster" \
+    [ "$(sql "SELECT a.status = 'correct' AND b.status = 'correct' AND b.speedup > a.speedup
+              FROM candidates a, candidates b WHERE a.id = $slow AND b.id = ${fast:-0}")" = t ]
+check "the run's first counted figure was not timed again: it had nothing to beat" \
+    [ "$(sql "SELECT verify_state IS NULL FROM candidates WHERE id = $slow")" = t ]
+check "the new best was timed again, as a new best" \
+    [ "$(sql "SELECT verify_state = 'verified' AND verify_reason LIKE 'a new best (%against the run''s best counted%'
+              AND verify_speedup > 0 AND audit_reason IS NULL FROM candidates WHERE id = ${fast:-0}")" = t ]
+check "by a second evaluate job that names the first worker" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE candidate_id = ${fast:-0} AND kind = 'evaluate'
+              AND state = 'done' AND avoid_worker IS NOT NULL")" = 1 ]
+check "it counts at the lower of its two full-protocol figures" \
+    [ "$(sql "SELECT c.speedup = least(e.speedup, c.verify_speedup) FROM candidates c
+              JOIN evaluations e ON e.candidate_id = c.id AND e.fidelity IS DISTINCT FROM 'screen'
+              WHERE c.id = ${fast:-0}")" = t ]
+best=$(jq -r '.best_speedup // 0' <<<"$out")
+check "and the run's best is that figure ($best)" \
+    [ "$(sql "SELECT abs(speedup - $best) <= 1e-6 * speedup FROM candidates WHERE id = ${fast:-0}")" = t ]
+check "the run is accounted for" run_accounted "$run" 2
+
+out=$(submit off --set confirm_best=false)
+off=$(jq -r .run_id <<<"$out")
+say "run $off (confirm_best off): $(jq -c '{status, best_speedup}' <<<"$out")"
+check "with the switch off the run is done" [ "$(jq -r .status <<<"$out")" = done ]
+check "and its new best counts from one timing" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $off AND generation = 1
+              AND status = 'correct' AND verify_state IS NULL")" = 1 ]
+check "no evaluate job of it names a worker to avoid" \
+    [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $off AND avoid_worker IS NOT NULL")" = 0 ]
+finish
