@@ -15,6 +15,7 @@
 #define KF_SEARCH_INT_H
 
 #include "kf_search.h"
+#include "kf_gradient.h"
 #include "kf_select.h"
 #include <stdbool.h>
 
@@ -59,6 +60,43 @@ const char *kf_search_budget_spent (json_t *run, char *why, size_t size);
 /* Writes the defaults in force into runs.config for every search key the
  * submitter left out, once, at the run's start. Returns 0, or -1. */
 int kf_search_resolve_config (kf_search_t *self, int64_t run_id);
+
+/* ---- kf_search_snapshot.c ----------------------------------------------- */
+
+/* What planning needs of the run's archive, read once per planning pass:
+ * the elites in cell order, the islands' own archives (by island, then
+ * cell) with the candidates they are made of, the recent transitions
+ * (oldest first) and the gradients over them. */
+typedef struct {
+    kf_elite_t *elites;
+    size_t n_elites;
+    kf_elite_t *members;     /* archive-worthy candidates, with their islands */
+    size_t n_members;
+    kf_elite_t *pool;        /* the islands' archives, from the members */
+    size_t n_pool;
+    kf_transition_t *trans;
+    size_t n_trans;
+    kf_gradient_t grad;
+    char fingerprint[17];    /* of the elites' (cell, source) pairs, the
+                                islands' included */
+    bool loaded;
+} kf_search_snapshot_t;
+
+/* Fills SNAP (zeroed, or loaded already: then nothing) for RUN_ID under
+ * ST: the grid, the islands' archives when ST has islands, the
+ * transitions and gradients when it has gradients, the fingerprint.
+ * Returns 0, or -1. */
+int kf_search_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
+                             kf_search_snapshot_t *snap);
+
+/* Frees what SNAP holds and zeroes it. */
+void kf_search_snapshot_free (kf_search_snapshot_t *snap);
+
+/* Island migration at the start of GENERATION: each island's fittest
+ * elite joins the next island's archive (a ring), in the database and in
+ * SNAP. Idempotent. Returns 0, or -1. */
+int kf_search_migrate (kf_search_t *self, int64_t run_id, const kf_search_settings_t *st,
+                       kf_search_snapshot_t *snap, int generation);
 
 /* ---- kf_search_plan.c --------------------------------------------------- */
 
