@@ -39,6 +39,23 @@ s_any (const char *text, const char *const *words)
     return false;
 }
 
+//  Whether one of OP's parts (split at every character that is not a
+//  letter or a digit: "mm_at_relu_bias") is one of the NULL-ended PARTS.
+static bool
+s_any_part (const char *op, const char *const *parts)
+{
+    for (const char *p = op; *p;) {
+        size_t n = 0;
+        while (isalnum ((unsigned char) p[n]))
+            n++;
+        for (size_t i = 0; n && parts[i]; i++)
+            if (strlen (parts[i]) == n && !strncasecmp (p, parts[i], n))
+                return true;
+        p += n ? n : 1;
+    }
+    return false;
+}
+
 static int64_t
 s_numel (json_t *tensor)
 {
@@ -64,15 +81,22 @@ kf_prompt_task_class (json_t *spec)
                                         "std(", "argmax", "argmin", ".max(", ".min(", NULL };
     static const char *const ew[] = { "activation", "gelu", "relu", "silu", "sigmoid", "tanh",
                                       "elementwise", "swish", "add", "mul", NULL };
+    //  Round 15: an op of parts ("mm_at_relu_bias") names its product by
+    //  a part the words above miss ("mm"), and its activation's part made
+    //  it elementwise; the product's and the reduction's parts come first.
+    static const char *const matmul_parts[] = { "mm", "bmm", "addmm", "baddbmm", "gemv", "mv",
+                                                "matmul", "linear", NULL };
+    static const char *const rows_parts[] = { "sum", "mean", "var", "std", "reduce", "amax",
+                                              "amin", "argmax", "argmin", NULL };
     const char *op = kf_jstr (spec, "op");
     if (*op) {
         if (s_any (op, attention))
             return KF_CLASS_ATTENTION;
         if (s_any (op, scan))
             return KF_CLASS_SCAN;
-        if (s_any (op, matmul))
+        if (s_any (op, matmul) || s_any_part (op, matmul_parts))
             return KF_CLASS_MATMUL;
-        if (s_any (op, rows) || !strcmp (op, "row_reduction"))
+        if (s_any (op, rows) || !strcmp (op, "row_reduction") || s_any_part (op, rows_parts))
             return KF_CLASS_ROW_REDUCTION;
         if (s_any (op, ew))
             return KF_CLASS_ELEMENTWISE;
@@ -488,7 +512,7 @@ static const char *const s_ideas_host_rows[] = {
     "use every core, by rows split across threads in contiguous groups",
     "process a full vector per instruction, by explicit SIMD intrinsics for the row loop",
     "reuse cached data across rows, by blocking several rows together", NULL };
-//  A product whose operands' layout is not known here: the innermost loop
+//  A product whose operands' layout is not read: the innermost loop
 //  first follows the layout, and packing is offered for a strided operand.
 static const char *const s_ideas_host_mm[] = {
     "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
@@ -504,22 +528,8 @@ static const char *const s_ideas_host_mm[] = {
     "operand inside the cache blocks",
     "write the output once, by fusing the epilogue (bias, activation) into the product "
     "loop", NULL };
-//  Round 6: y = x @ W^T of nn.Linear reads both operands along k already
-//  (the Data section's layout note, kf_prompt_layout.c), and packing the
-//  weight "for unit stride" lost twice. These follow the layout, and
-//  serve a @ b.T too (round 14), whose layout note says which operand
-//  is W.
-static const char *const s_ideas_host_mm_rows_k[] = {
-    "use each loaded value several times from registers, by a register-blocked micro-kernel "
-    "of dot products along k: a few rows of x against a few rows of W at a time, each read "
-    "along k as stored, one vector accumulator per output",
-    "keep the rows of x and W that are reused in L1/L2, by cache blocking over the rows of "
-    "both and over k",
-    "use every core, by output blocks split across threads",
-    "keep more FMAs in flight, by unrolling k so each output has several independent vector "
-    "accumulators",
-    "write the output once, by fusing the epilogue (bias, activation) into the product "
-    "loop", NULL };
+//  A product whose layout is read (nn.Linear, a @ b.T, a.T @ b, a @ b)
+//  gets the ideas of that layout instead (kf_prompt_layout_ideas).
 static const char *const s_ideas_host_other[] = {
     "make the innermost loop contiguous, by restructuring the loops",
     "use every core, by threads over independent work",
@@ -549,7 +559,8 @@ kf_prompt_rows_along_k (json_t *spec)
     //  Also the Data section's layout note's test (kf_prompt_layout.c):
     //  nn.Linear, and since round 14 a product against an operand used
     //  transposed (torch.matmul(a, b.T), b [N][K]).
-    return kf_prompt_product_layout (spec, NULL, 0) != KF_PRODUCT_OTHER;
+    kf_product_layout_t kind = kf_prompt_product_layout (spec, NULL, 0);
+    return kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED;
 }
 
 static const char *const *
@@ -579,17 +590,111 @@ kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
     return s_counted (list, count);
 }
 
+//  Idea lists written for one task (its operands' names, its function,
+//  its tolerance) must live as long as the static ones: callers keep the
+//  pointers (kf_meta_ideas), and the planner compares the texts it
+//  recorded. Each distinct list is kept once; a coordinator serves few
+//  tasks.
+#define S_KEPT_LISTS 128
+#define S_KEPT_IDEAS 8
+static const char *s_kept[S_KEPT_LISTS][S_KEPT_IDEAS + 1];
+static size_t s_kept_lists;
+
+const char *const *
+kf_prompt_ideas_kept (char **texts, size_t n)
+{
+    bool ok = n && n <= S_KEPT_IDEAS;
+    for (size_t i = 0; i < n; i++)
+        ok &= texts[i] != NULL;
+    const char *const *kept = NULL;
+    for (size_t l = 0; ok && !kept && l < s_kept_lists; l++) {
+        size_t i = 0;
+        while (i < n && s_kept[l][i] && !strcmp (s_kept[l][i], texts[i]))
+            i++;
+        if (i == n && !s_kept[l][n])
+            kept = s_kept[l];
+    }
+    if (ok && !kept && s_kept_lists < S_KEPT_LISTS) {
+        for (size_t i = 0; i < n; i++) {
+            s_kept[s_kept_lists][i] = texts[i];
+            texts[i] = NULL;
+        }
+        kept = s_kept[s_kept_lists++];
+    }
+    for (size_t i = 0; i < n; i++)
+        free (texts[i]);
+    return kept;
+}
+
+//  Round 15: atan(x) * rsqrt(x * x + 1) was bound by its arithmetic on
+//  one core (about 20 cycles a vector) once its atan was in SIMD code, and
+//  no idea cut that arithmetic; a meta round had to reword one for it.
+//  The formula's own functions and the task's tolerance are named.
+static char *
+s_cut_idea (json_t *spec)
+{
+    kf_formula_t fm;
+    bool read = kf_prompt_formula (spec, &fm);
+    char what[160] = "its costly functions";
+    if (read && *fm.names) {
+        bool div = fm.counted && fm.kinds & 1u << KF_OP_DIV;
+        bool sqrt = fm.counted && fm.kinds & 1u << KF_OP_SQRT;
+        snprintf (what, sizeof what, "its %s%s", fm.names,
+                  div && sqrt ? ", divisions and square roots"
+                  : div ? " and divisions" : sqrt ? " and square roots" : "");
+    }
+    json_t *tol = json_object_get (spec, "tolerance");
+    char within[96] = "the task's tolerance";
+    if (json_is_number (json_object_get (tol, "rtol"))
+        && json_is_number (json_object_get (tol, "atol")))
+        snprintf (within, sizeof within, "the task's tolerance (rtol %g, atol %g)",
+                  json_number_value (json_object_get (tol, "rtol")),
+                  json_number_value (json_object_get (tol, "atol")));
+    return kf_strdupf ("spend fewer instructions an element on %s once they are computed in "
+                       "vector registers, by a cheaper form that stays within %s: a range "
+                       "reduction to a shorter interval, a polynomial or rational form of "
+                       "lower degree, a reciprocal or reciprocal square root estimate "
+                       "(the rcp and rsqrt instructions) refined by one Newton step in place "
+                       "of a divide or square root; count the instructions an element "
+                       "before and after", what, within);
+}
+
+//  The host list of a costly elementwise formula: the cut in its
+//  arithmetic comes after threads, before the add-ons that pay only
+//  where memory bounds the loop.
+static const char *const *
+s_costly_list (json_t *spec, const char *const *list, size_t *count)
+{
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    for (size_t i = 0; list[i] && n + 1 < S_KEPT_IDEAS; i++) {
+        texts[n++] = strdup (list[i]);
+        if (!strcmp (list[i], S_EW_THREADS))
+            texts[n++] = s_cut_idea (spec);
+    }
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (!kept)
+        return s_counted (list, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
 const char *const *
 kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 {
     kf_task_class_t c = kf_prompt_task_class (spec);
-    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST && kf_prompt_rows_along_k (spec))
-        return s_counted (s_ideas_host_mm_rows_k, count);
+    const char *const *kept;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST
+        && (kept = kf_prompt_layout_ideas (spec, count)))
+        return kept;
     kf_formula_t fm;
-    if (c == KF_CLASS_ELEMENTWISE && k == KF_TARGET_HOST && kf_prompt_costly_math (spec)
-        && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 1)
-        return s_counted (s_ideas_host_ew_one_call, count);
-    if (c != KF_CLASS_ELEMENTWISE || kf_prompt_costly_math (spec))
+    bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
+    if (costly && k == KF_TARGET_HOST)
+        return s_costly_list (spec, kf_prompt_formula (spec, &fm) && fm.counted
+                                    && fm.calls == 1 ? s_ideas_host_ew_one_call
+                                                     : s_ideas_host_ew, count);
+    if (c != KF_CLASS_ELEMENTWISE || costly)
         return kf_prompt_ideas (c, k, count);
     return s_counted (k == KF_TARGET_HOST ? s_ideas_host_ew_cheap : s_ideas_gpu_ew_cheap,
                       count);

@@ -56,11 +56,19 @@ const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_
 
 /* The same for task SPEC: an elementwise formula without costly math
  * (kf_prompt_costly_math false) gets directions about memory traffic,
- * not about approximating a function it does not have; a host matrix
- * product whose operands are both read along k as stored (nn.Linear,
- * kf_prompt_rows_along_k) gets directions that follow that layout, with
- * no transpose or packing for unit stride. */
+ * not about approximating a function it does not have, and one with it
+ * on the host a direction that cuts the arithmetic of its functions
+ * (named, with the tolerance); a host matrix product whose layout is
+ * read (kf_prompt_layout_ideas: nn.Linear, a @ b.T, a.T @ b, a @ b)
+ * gets directions that follow that layout, naming its operands. */
 const char *const *kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count);
+
+/* TEXTS (N of them, each the caller's allocation, taken) as a NULL-ended
+ * list kept for the process's life, one copy of each distinct list: the
+ * idea lists written for a task (its operands' names, its function, its
+ * tolerance) live as long as the static ones. NULL where a text is NULL,
+ * N is 0 or over 8, or the store is full. */
+const char *const *kf_prompt_ideas_kept (char **texts, size_t n);
 
 /* Whether SPEC's reference reads both operands of its matrix product
  * along the reduction dimension as stored: a linear layer (nn.Linear,

@@ -5,12 +5,16 @@
  *  ideas ("i-k-j over a row-major [K][N] operand", "packing blocks of the
  *  strided operand"), written for a [K][N] operand it does not have; only
  *  nn.Linear was known to read both operands along k. This reader follows
- *  the common spellings of a product against a transposed operand. It is
+ *  the common spellings of a product against a transposed operand, and
+ *  since round 15 of a first operand used transposed (a.T @ b, whose
+ *  prompt had no note and "dot products along k" where neither operand is
+ *  contiguous along k), of both, and of a plain a @ b. It is
  *  no Python parser: a product whose operands it cannot read (indexing, a
  *  call it does not know, keyword arguments, einsum) makes the answer
  *  KF_PRODUCT_OTHER, and the prompt keeps its general advice.
  */
 #include "kf_prompt_layout.h"
+#include "kf_prompt_class.h"
 #include "kf_prompt_formula.h"
 #include "kf_json.h"
 #include <ctype.h>
@@ -170,43 +174,55 @@ s_operand (json_t *spec, json_t *fwd, const char *p, const char *end, s_operand_
     op->known = n > 0;
 }
 
-//  Whether the first operand's TEXT [P, END) is used as stored: read
-//  where it can be, else free of every transposing word.
-static bool
-s_first_as_stored (json_t *spec, json_t *fwd, const char *p, const char *end)
+//  How the first operand's TEXT [P, END) is used: 0 as stored, 1
+//  transposed (read, its name into OP), -1 not known. One not read is
+//  taken as stored where it has no transposing word (torch.relu(x) @ w.T).
+static int
+s_first (json_t *spec, json_t *fwd, const char *p, const char *end, s_operand_t *op)
 {
-    s_operand_t op;
-    s_operand (spec, fwd, p, end, &op);
-    if (op.known)
-        return op.transposes % 2 == 0;
+    s_operand (spec, fwd, p, end, op);
+    if (op->known)
+        return op->transposes % 2;
     static const char *const words[] = { ".T", ".t(", ".mT", "transpose", "permute", "swap" };
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t wl = strlen (words[i]);
         for (const char *at = p; at + wl <= end; at++)
             if (!strncmp (at, words[i], wl) && (at + wl == end || !s_word_char (at[wl])
                                                 || words[i][wl - 1] != 'T'))
-                return false;
+                return -1;
     }
-    return p < end;
+    return p < end ? 0 : -1;
 }
 
 typedef struct {
     json_t *spec, *fwd;
     int products;
-    bool other;         /* a product not of the form x @ w^T */
-    char operand[64];   /* the first product's transposed operand */
+    bool other;             /* products of different layouts, or one not read */
+    kf_product_t first;     /* the first product's layout and operands */
 } s_scan_t;
 
 static void
 s_product (s_scan_t *s, const char *a, const char *a_end, const char *b, const char *b_end)
 {
-    s_operand_t op;
-    s_operand (s->spec, s->fwd, b, b_end, &op);
+    s_operand_t opa, opb;
+    s_operand (s->spec, s->fwd, b, b_end, &opb);
+    int a_t = s_first (s->spec, s->fwd, a, a_end, &opa);
     s->products++;
-    if (!op.known || op.transposes % 2 == 0 || !s_first_as_stored (s->spec, s->fwd, a, a_end))
+    if (!opb.known || a_t < 0) {
         s->other = true;
-    else if (!s->operand[0])
-        snprintf (s->operand, sizeof s->operand, "%s", op.name);
+        return;
+    }
+    //  Round 15: a.T @ b, a stored [K][M], is read too (it had no note).
+    bool b_t = opb.transposes % 2;
+    kf_product_layout_t kind = b_t ? (a_t ? KF_PRODUCT_BOTH_TRANSPOSED : KF_PRODUCT_TRANSPOSED)
+                                   : (a_t ? KF_PRODUCT_FIRST_TRANSPOSED : KF_PRODUCT_PLAIN);
+    if (s->products > 1) {
+        s->other |= kind != s->first.kind;
+        return;
+    }
+    s->first.kind = kind;
+    snprintf (s->first.a, sizeof s->first.a, "%s", opa.known ? opa.name : "");
+    snprintf (s->first.b, sizeof s->first.b, "%s", opb.name);
 }
 
 //  A @ B: the operands either side, as far as names, attributes, calls
@@ -311,10 +327,11 @@ s_call (s_scan_t *s, const char *code, const char *at, size_t name_len, int skip
 }
 
 kf_product_layout_t
-kf_prompt_product_layout (json_t *spec, char *operand, size_t size)
+kf_prompt_product_read (json_t *spec, kf_product_t *product)
 {
-    if (operand && size)
-        operand[0] = 0;
+    kf_product_t none = { .kind = KF_PRODUCT_OTHER };
+    if (product)
+        *product = none;
     const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     char *code = kf_prompt_python_code (src);
     if (!code)
@@ -323,6 +340,8 @@ kf_prompt_product_layout (json_t *spec, char *operand, size_t size)
     if (strstr (code, "nn.Linear") || strstr (code, "F.linear")
         || strstr (code, "functional.linear")) {
         free (code);
+        if (product)
+            product->kind = KF_PRODUCT_LINEAR;
         return KF_PRODUCT_LINEAR;
     }
     s_scan_t s = { .spec = spec, .fwd = kf_prompt_python_params (src, "forward") };
@@ -356,9 +375,32 @@ kf_prompt_product_layout (json_t *spec, char *operand, size_t size)
     free (code);
     if (s.other || !s.products)
         return KF_PRODUCT_OTHER;
+    if (product)
+        *product = s.first;
+    return s.first.kind;
+}
+
+kf_product_layout_t
+kf_prompt_product_layout (json_t *spec, char *operand, size_t size)
+{
+    kf_product_t p;
+    kf_prompt_product_read (spec, &p);
+    const char *name = p.kind == KF_PRODUCT_FIRST_TRANSPOSED ? p.a
+                       : p.kind == KF_PRODUCT_TRANSPOSED || p.kind == KF_PRODUCT_BOTH_TRANSPOSED
+                       ? p.b : "";
     if (operand && size)
-        snprintf (operand, size, "%s", s.operand);
-    return KF_PRODUCT_TRANSPOSED;
+        snprintf (operand, size, "%s", name);
+    return p.kind;
+}
+
+const char *
+kf_prompt_product_input (json_t *spec, const char *name)
+{
+    json_t *fwd = kf_prompt_python_params (kf_jstr (json_object_get (spec, "reference"),
+                                                    "source"), "forward");
+    json_t *t = name && *name ? s_input_of (spec, fwd, name) : NULL;
+    json_decref (fwd);
+    return t ? kf_jstr (t, "name") : name;
 }
 
 static void
@@ -375,13 +417,98 @@ s_dims (FILE *f, json_t *shape)
 //  "transpose or pack the strided operand" pushed a model to a transpose
 //  it did not need. Round 14: the same of a @ b.T, b named as the task
 //  names it.
+//  "in0 (a in its code)", or the name alone where the two are one.
+static void
+s_named (FILE *f, json_t *spec, const char *name)
+{
+    const char *in = kf_prompt_product_input (spec, name);
+    if (strcmp (in, name))
+        fprintf (f, "%s (%s in its code)", in, name);
+    else
+        fputs (name, f);
+}
+
+//  " in0 is [1024][384], stored row-major as [K][M]: K = 1024 ..., M = 384
+//  output rows." for the operand the code calls NAME, stored as
+//  [ROWS][COLS] of those letters.
+static void
+s_stored (FILE *f, json_t *spec, const char *name, char rows, char cols)
+{
+    const char *in = kf_prompt_product_input (spec, name);
+    json_t *fwd = kf_prompt_python_params (kf_jstr (json_object_get (spec, "reference"),
+                                                    "source"), "forward");
+    json_t *t = s_input_of (spec, fwd, name);
+    json_decref (fwd);
+    json_t *shape = t ? json_object_get (t, "shape") : NULL;
+    size_t rank = json_array_size (shape);
+    fprintf (f, " %s is ", in);
+    if (rank < 2) {
+        fprintf (f, "stored row-major as [%c][%c].", rows, cols);
+        return;
+    }
+    s_dims (f, shape);
+    fprintf (f, ", %s row-major as [%c][%c]:", rank > 2 ? "each of its matrices stored" : "stored",
+             rows, cols);
+    for (int d = 0; d < 2; d++) {
+        char c = d ? cols : rows;
+        fprintf (f, "%s %c = %lld %s", d ? "," : "", c,
+                 (long long) json_integer_value (json_array_get (shape, rank - 2 + (size_t) d)),
+                 c == 'K' ? "the reduction dimension" : c == 'M' ? "output rows"
+                                                                 : "output columns");
+    }
+    fputs (".", f);
+}
+
+//  Round 15: relu(a.T @ b + bias), a stored [K][M], had no note, and the
+//  ideas' "dot products along k" did not fit it: for each k a row of a
+//  holds the output rows' values contiguously, the friendly layout for
+//  the outer-product order, and packing it needs no transpose.
+static void
+s_note_first (FILE *f, json_t *spec, const kf_product_t *p)
+{
+    bool both = p->kind == KF_PRODUCT_BOTH_TRANSPOSED;
+    const char *a = kf_prompt_product_input (spec, p->a);
+    const char *b = kf_prompt_product_input (spec, p->b);
+    fputs ("Layout of the product: the reference multiplies ", f);
+    s_named (f, spec, p->a);
+    fputs (" transposed by ", f);
+    s_named (f, spec, p->b);
+    fputs (both ? " transposed." : ".", f);
+    s_stored (f, spec, p->a, 'K', 'M');
+    s_stored (f, spec, p->b, both ? 'N' : 'K', both ? 'K' : 'N');
+    if (!both) {
+        fprintf (f, " So for each k, %s[k][i0..i0+MR] is a contiguous run of %s's row k, as "
+                 "%s[k][j0..j0+NR] is of %s's row k; neither operand is contiguous along k, "
+                 "so dot products along k do not fit. The outer-product order reads both "
+                 "along their rows: keep a register tile of C (MR rows by NR columns) over "
+                 "all of k, and at each k broadcast %s[k][i] for each of its MR rows against "
+                 "the vectors of %s[k][j0..j0+NR]. Packing %s for it is a plain strided copy "
+                 "of those runs (MR floats of row k, then of row k+1), with no transpose.\n",
+                 a, a, b, b, a, b, a);
+        return;
+    }
+    fprintf (f, " So for each k, %s[k][i0..i0+V] is a contiguous run along the output rows "
+             "i, while %s is contiguous along k (%s[j][k0..k0+V]): no loop order reads both "
+             "along their rows as stored. The product is (%s @ %s) transposed: either a "
+             "register tile over k takes vectors of %s's row k and broadcasts %s[j][k] for "
+             "each output column j (values K floats apart), its vectors running along i, so "
+             "the tile is transposed as it is stored; or each cache block of %s is packed "
+             "transposed, as [K][N], and both are then read along rows in the outer-product "
+             "order.\n", a, b, b, b, a, a, b, b);
+}
+
 void
 kf_prompt_layout_note (FILE *f, json_t *spec)
 {
-    char name[64];
-    kf_product_layout_t kind = kf_prompt_product_layout (spec, name, sizeof name);
-    if (kind == KF_PRODUCT_OTHER)
+    kf_product_t p;
+    kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
+    if (kind == KF_PRODUCT_OTHER || kind == KF_PRODUCT_PLAIN)
         return;
+    if (kind == KF_PRODUCT_FIRST_TRANSPOSED || kind == KF_PRODUCT_BOTH_TRANSPOSED) {
+        s_note_first (f, spec, &p);
+        return;
+    }
+    const char *name = p.b;
     size_t i;
     json_t *t;
     if (kind == KF_PRODUCT_LINEAR) {
@@ -431,4 +558,117 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
              "%s; neither operand needs a transpose or a packed copy to be read "
              "contiguously. It is the x @ W^T of the strategies and ideas, with W = %s.\n",
              in, in, in);
+}
+
+//  ---------------------------------------------------------------------
+//  The product ideas that follow the layout
+
+//  TEMPLATE with each "@A" and "@B" replaced by A and B (caller frees).
+static char *
+s_fill (const char *template, const char *a, const char *b)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    for (const char *p = template; *p; p++)
+        if (p[0] == '@' && (p[1] == 'A' || p[1] == 'B'))
+            fputs (*++p == 'A' ? a : b, f);
+        else
+            fputc (*p, f);
+    fclose (f);
+    return text;
+}
+
+#define S_THREADS "use every core, by output blocks split across threads"
+#define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
+                   "product loop"
+#define S_BLOCKS "keep each operand's block in L1/L2 while it is reused, by cache blocking of " \
+                 "all three loops around the kernel's inner loops"
+
+//  Round 6: y = x @ W^T of nn.Linear reads both operands along k already,
+//  and packing the weight "for unit stride" lost twice; round 14: a @ b.T
+//  reads the same. Round 15: these said "rows of x ... rows of W" beside a
+//  note that named in0 and in1, and the general list's "dot products
+//  along k where both operands are contiguous along k" went to a.T @ b,
+//  where neither is. Each layout has its own texts, with its operands'
+//  names.
+static const char *const s_rows_k[] = {
+    "use each loaded value several times from registers, by a register-blocked micro-kernel "
+    "of dot products along k: a few rows of @A against a few rows of @B at a time, each read "
+    "along k as stored, one vector accumulator per output",
+    "keep the rows of @A and @B that are reused in L1/L2, by cache blocking over the rows of "
+    "both and over k",
+    S_THREADS,
+    "keep more FMAs in flight, by unrolling k so each output has several independent vector "
+    "accumulators",
+    S_EPILOGUE, NULL };
+static const char *const s_first_t[] = {
+    "make every load contiguous, by the outer-product order: a tile of the output (MR rows by "
+    "NR columns) kept in vector registers over all of k, and at each k each of the MR values "
+    "@A[k][i0..i0+MR] (a contiguous run of @A's row k) broadcast against the vectors of "
+    "@B[k][j0..j0+NR]; neither operand is contiguous along k, so dot products along k do not "
+    "fit",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel inside cache blocks, over panels of @A and @B copied in the order it reads "
+    "them: the runs @A[k][i0..i0+MR] and @B[k][j0..j0+NR] one k after the other, a plain "
+    "strided copy with no transpose (blocking, packing and micro-kernel as one change)",
+    S_THREADS, S_BLOCKS,
+    "read each cache block as one contiguous stream, by packing the blocks of @A and @B "
+    "inside the cache blocks: copies of the runs @A[k][i0..i0+MR] and @B[k][j0..j0+NR], no "
+    "transpose (unpacked, a block's rows lie a whole row of the operand apart)",
+    S_EPILOGUE, NULL };
+static const char *const s_both_t[] = {
+    "make every load contiguous, by the outer-product order of the transposed output: C^T = "
+    "@B @ @A, a tile of C^T kept in vector registers over all of k, each @B[j][k] broadcast "
+    "against the vectors of @A[k][i0..i0+V] (a contiguous run of @A's row k), the tile "
+    "transposed as it is stored",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel inside cache blocks, over panels packed in the order it reads them: @B's "
+    "block transposed to [K][N] once, @A's runs @A[k][i0..i0+MR] copied as they are "
+    "(blocking, packing and micro-kernel as one change)",
+    S_THREADS, S_BLOCKS,
+    "read both operands along their rows, by packing each cache block of @B transposed (as "
+    "[K][N]) inside the cache blocks, so the outer-product order reads @A[k][i0..i0+MR] and "
+    "the packed row k of @B",
+    S_EPILOGUE, NULL };
+static const char *const s_plain[] = {
+    "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
+    "reads both operands along their rows: i-k-j, each @A[i][k] broadcast against the "
+    "vectors of @B's row k (@B is [K][N], contiguous along j, not along k), a tile of the "
+    "output kept in vector registers over k",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel inside cache blocks, over panels packed in the order it reads them: @A's "
+    "rows interleaved so @A[i0..i0+MR][k] is contiguous for each k, @B's rows copied in "
+    "strips of NR columns (blocking, packing and micro-kernel as one change)",
+    S_THREADS, S_BLOCKS,
+    "make the innermost loop read contiguous memory, by packing blocks of @A, the operand "
+    "this order reads with a stride (@A[i0..i0+MR][k] lie K floats apart), inside the cache "
+    "blocks",
+    S_EPILOGUE, NULL };
+
+const char *const *
+kf_prompt_layout_ideas (json_t *spec, size_t *count)
+{
+    kf_product_t p;
+    kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
+    const char *const *list = kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED
+                              ? s_rows_k
+                              : kind == KF_PRODUCT_FIRST_TRANSPOSED ? s_first_t
+                              : kind == KF_PRODUCT_BOTH_TRANSPOSED ? s_both_t
+                              : kind == KF_PRODUCT_PLAIN ? s_plain : NULL;
+    if (!list)
+        return NULL;
+    const char *a = kind == KF_PRODUCT_LINEAR ? "x" : *p.a ? kf_prompt_product_input (spec, p.a)
+                                                           : "A";
+    const char *b = kind == KF_PRODUCT_LINEAR ? "W" : kf_prompt_product_input (spec, p.b);
+    char *texts[8];
+    size_t n = 0;
+    for (; list[n] && n < sizeof texts / sizeof texts[0]; n++)
+        texts[n] = s_fill (list[n], a, b);
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (kept && count)
+        *count = n;
+    return kept;
 }

@@ -4,7 +4,9 @@
  *  nn.Linear's weight is [out][in], and in torch.matmul(a, b.T) b is
  *  [N][K]: each output is a dot product of two rows contiguous along k.
  *  A host kernel of such a product needs no transpose or packing for unit
- *  stride, and the prompt says so (the Data section's layout note, the
+ *  stride; in a.T @ b, a [K][M], each k's row holds the output rows'
+ *  values contiguously, the layout of the outer-product order. The
+ *  prompt says so (the Data section's layout note, the
  *  strategies and ideas of kf_prompt_class.c).
  */
 #ifndef KF_PROMPT_LAYOUT_H
@@ -16,23 +18,51 @@
 typedef enum {
     KF_PRODUCT_OTHER,       /* no product, or one this reader does not follow */
     KF_PRODUCT_LINEAR,      /* nn.Linear or F.linear */
-    KF_PRODUCT_TRANSPOSED   /* every product is x @ w^T, w stored [N][K] */
+    KF_PRODUCT_TRANSPOSED,  /* every product is x @ w^T, w stored [N][K] */
+    KF_PRODUCT_FIRST_TRANSPOSED,    /* every product is a^T @ b, a [K][M], b [K][N] */
+    KF_PRODUCT_BOTH_TRANSPOSED,     /* every product is a^T @ b^T, a [K][M], b [N][K] */
+    KF_PRODUCT_PLAIN        /* every product is a @ b, b stored [K][N] */
 } kf_product_layout_t;
 
+/* A product's layout and its operands as the code names them ("a",
+ * "self.weight"; "" where not read: a first operand that is an
+ * expression). */
+typedef struct {
+    kf_product_layout_t kind;
+    char a[64], b[64];
+} kf_product_t;
+
 /* How SPEC's reference code (comments and strings left out) multiplies:
- * KF_PRODUCT_LINEAR where it uses nn.Linear or F.linear;
- * KF_PRODUCT_TRANSPOSED where it has at least one matrix product (@,
- * matmul, mm, bmm, addmm, baddbmm) and in each the second operand is a
- * tensor used transposed (w.T, w.t(), w.mT, w.transpose of its last two
- * dimensions) and the first is not. Then OPERAND (SIZE bytes, when not
- * NULL) gets the second operand's name as the code writes it ("b",
- * "self.weight"). */
+ * KF_PRODUCT_LINEAR where it uses nn.Linear or F.linear; else, where it
+ * has at least one matrix product (@, matmul, mm, bmm, addmm, baddbmm)
+ * and every one has the same layout, that layout: which of its operands
+ * is a tensor used transposed (w.T, w.t(), w.mT, w.transpose of its last
+ * two dimensions), the first only where it is read as a name; else
+ * KF_PRODUCT_OTHER. PRODUCT (when not NULL) gets the kind and the first
+ * product's operands. */
+kf_product_layout_t kf_prompt_product_read (json_t *spec, kf_product_t *product);
+
+/* The same kind; OPERAND (SIZE bytes, when not NULL) gets the operand
+ * used transposed as the code names it: the second for
+ * KF_PRODUCT_TRANSPOSED and KF_PRODUCT_BOTH_TRANSPOSED, the first for
+ * KF_PRODUCT_FIRST_TRANSPOSED, else "". */
 kf_product_layout_t kf_prompt_product_layout (json_t *spec, char *operand, size_t size);
 
+/* The task's in[] name ("in1") of the tensor SPEC's forward calls NAME
+ * (borrowed from SPEC), or NAME itself where it is none of them. */
+const char *kf_prompt_product_input (json_t *spec, const char *name);
+
 /* Writes to F the Data section's note on the product's layout where
- * kf_prompt_product_layout is not KF_PRODUCT_OTHER: which operand is
- * stored [N][K] (its in[] name, shape and name in the code) and that both
- * are read along k as stored. */
+ * kf_prompt_product_read says an operand is used transposed or a linear
+ * layer: which operand is stored how (its in[] name, shape and name in
+ * the code) and which loop order reads both along their rows. */
 void kf_prompt_layout_note (FILE *f, json_t *spec);
+
+/* The host ideas for SPEC's product that follow its layout (see the
+ * ideas of kf_prompt_class.h), naming its operands by their in[] names
+ * ("x" and "W" of a linear layer): NULL-ended, kept for the process's
+ * life, *COUNT of them; NULL where the layout is not known
+ * (KF_PRODUCT_OTHER). */
+const char *const *kf_prompt_layout_ideas (json_t *spec, size_t *count);
 
 #endif

@@ -9,11 +9,16 @@
  *     transposed (x @ w.T, w.t(), w.mT, w.transpose(0, 1) or (-1, -2),
  *     torch.matmul, torch.mm, torch.bmm, torch.addmm, a.matmul(b.T))
  *     is read as such, and nn.Linear / F.linear as before;
- *  2. a transposed first operand (a.T @ b), a plain a @ b, attention's
- *     q @ k^T then @ v, a transpose of other dimensions, words in a
- *     docstring or a comment are not;
+ *  2. round 15: a transposed first operand (a.T @ b), both, a plain
+ *     a @ b are read as such; attention's q @ k^T then @ v, a transpose
+ *     of other dimensions, an operand not read are not; words in a
+ *     docstring or a comment are not the code;
  *  3. the Data section's note names the operand by its in[] name, its
- *     name in the code and its shape; the ideas and strategies follow.
+ *     name in the code and its shape; the ideas and strategies follow;
+ *  4. round 15: relu(a.T @ b + bias) (tests/fixtures/pytorch
+ *     mm_at_relu_bias) had no note and got "dot products along k where
+ *     both operands are contiguous along k": its note names a [K][M] and
+ *     the outer-product order, its ideas that order, by in0 and in1.
  */
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -52,7 +57,8 @@ s_layout (const char *args, const char *body, int rank, char *name, size_t size)
 {
     json_t *spec = s_task (args, body, rank);
     kf_product_layout_t kind = kf_prompt_product_layout (spec, name, size);
-    CHECK (kf_prompt_rows_along_k (spec) == (kind != KF_PRODUCT_OTHER));
+    CHECK (kf_prompt_rows_along_k (spec)
+           == (kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED));
     json_decref (spec);
     return kind;
 }
@@ -105,35 +111,55 @@ s_test_spellings (void)
     CHECK (s_layout ("x, w", "return F.linear(x, w)", 2, NULL, 0) == KF_PRODUCT_LINEAR);
 }
 
+//  Round 15: a first operand used transposed (a.T @ b, a stored [K][M]),
+//  both, and a plain a @ b are read as such; what is not read stays
+//  KF_PRODUCT_OTHER.
 static void
 s_test_not (void)
 {
-    static const char *const no[] = {
-        "return a.T @ b",
-        "return a.T @ b.T",
-        "return torch.matmul(a.t(), b)",
-        "return torch.matmul(a.transpose(0, 1), b.T)",
-        "return a @ b",
-        "return torch.matmul(a, b)",
-        "return a @ b.T.T",
-        "return torch.softmax(a @ b.transpose(-2, -1), dim=-1) @ a",
-        "return a @ b.T[:, :512]",
-        "return torch.matmul(input=a, other=b.T)",
-        "return torch.einsum('ik,jk->ij', a, b)",
-        "return a @ b  # a @ b.T",
-        "\"\"\"a @ b.T\"\"\"\n        return a @ b",
-        "return a @ b.transpose(0, 1)",
-        NULL };
-    for (int i = 0; no[i]; i++) {
-        //  The last: of three dimensions, (0, 1) swaps a batch dimension.
-        int rank = no[i + 1] ? 2 : 3;
-        kf_product_layout_t kind = s_layout ("a, b", no[i], rank, NULL, 0);
-        if (kind != KF_PRODUCT_OTHER)
-            fprintf (stderr, "  read as a @ b^T: %s\n", no[i]);
-        CHECK (kind == KF_PRODUCT_OTHER);
+    static const struct { const char *code; kf_product_layout_t kind; const char *name; } cases[] = {
+        { "return a.T @ b", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return torch.matmul(a.t(), b)", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return torch.relu(a.mT @ b + 1.0)", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return torch.mm(a.transpose(0, 1), b)", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return a.transpose(-1, -2).contiguous() @ b", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return torch.addmm(c, a.T, b)", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return a.T.matmul(b)", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return (a.T) @ b", KF_PRODUCT_FIRST_TRANSPOSED, "a" },
+        { "return a.T @ b.T", KF_PRODUCT_BOTH_TRANSPOSED, "b" },
+        { "return torch.matmul(a.transpose(0, 1), b.T)", KF_PRODUCT_BOTH_TRANSPOSED, "b" },
+        { "return a @ b", KF_PRODUCT_PLAIN, "" },
+        { "return torch.matmul(a, b)", KF_PRODUCT_PLAIN, "" },
+        { "return a @ b.T.T", KF_PRODUCT_PLAIN, "" },
+        { "return a.T.T @ b", KF_PRODUCT_PLAIN, "" },
+        { "return a @ b  # a @ b.T", KF_PRODUCT_PLAIN, "" },
+        { "\"\"\"a @ b.T\"\"\"\n        return a @ b", KF_PRODUCT_PLAIN, "" },
+        //  Products of two layouts, or an operand not read.
+        { "return torch.softmax(a @ b.transpose(-2, -1), dim=-1) @ a", KF_PRODUCT_OTHER, "" },
+        { "return a.T @ b + a @ b", KF_PRODUCT_OTHER, "" },
+        { "return a @ b.T[:, :512]", KF_PRODUCT_OTHER, "" },
+        { "return a[:, :512].T @ b", KF_PRODUCT_OTHER, "" },
+        { "return torch.matmul(input=a, other=b.T)", KF_PRODUCT_OTHER, "" },
+        { "return torch.einsum('ik,jk->ij', a, b)", KF_PRODUCT_OTHER, "" },
+        { "return a.permute(1, 0) @ b", KF_PRODUCT_OTHER, "" },
+        { NULL, KF_PRODUCT_OTHER, NULL } };
+    for (int i = 0; cases[i].code; i++) {
+        char name[64] = "?";
+        kf_product_layout_t kind = s_layout ("a, b", cases[i].code, 2, name, sizeof name);
+        if (kind != cases[i].kind || strcmp (name, cases[i].name))
+            fprintf (stderr, "  read as %d (%s), not %d: %s\n", (int) kind, name,
+                     (int) cases[i].kind, cases[i].code);
+        CHECK (kind == cases[i].kind && !strcmp (name, cases[i].name));
     }
-    //  .T of three dimensions reverses them all.
+    //  Of three dimensions, (0, 1) swaps a batch dimension and .T
+    //  reverses them all; the last two are the matrices'.
+    CHECK (s_layout ("a, b", "return a @ b.transpose(0, 1)", 3, NULL, 0) == KF_PRODUCT_OTHER);
     CHECK (s_layout ("a, b", "return a @ b.T", 3, NULL, 0) == KF_PRODUCT_OTHER);
+    CHECK (s_layout ("x, a", "return a.T @ x", 3, NULL, 0) == KF_PRODUCT_OTHER);
+    CHECK (s_layout ("x, a", "return torch.bmm(a.transpose(1, 2), x)", 3, NULL, 0)
+           == KF_PRODUCT_FIRST_TRANSPOSED);
+    CHECK (s_layout ("x, a", "return torch.baddbmm(x, a.mT, x)", 3, NULL, 0)
+           == KF_PRODUCT_FIRST_TRANSPOSED);
     //  No product at all.
     CHECK (s_layout ("a, b", "return a * b", 2, NULL, 0) == KF_PRODUCT_OTHER);
 }
@@ -226,6 +252,106 @@ s_test_notes (void)
     json_decref (spec);
 }
 
+//  Round 15: relu(a.T @ b + bias), a stored [1024][384] (k by m): the note
+//  names the operand used transposed, its shape, the loop order that
+//  reads both along rows and that packing it needs no transpose; the
+//  ideas follow the layout and name in0 and in1.
+static void
+s_test_first_fixture (void)
+{
+    FILE *f = fopen ("tests/fixtures/pytorch/mm_at_relu_bias.py", "r");
+    CHECK (f);
+    if (!f)
+        return;
+    char src[4096];
+    size_t n = fread (src, 1, sizeof src - 1, f);
+    src[n] = 0;
+    fclose (f);
+    json_t *spec = json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i], s:s}], s:[{s:s, s:[i,i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "mm_at_relu_bias", "op", "", "description", "a task",
+                              "inputs", "name", "in0", "shape", 1024, 384, "dtype", "f32",
+                              "name", "in1", "shape", 1024, 768, "dtype", "f32", "name", "in2",
+                              "shape", 768, "dtype", "f32", "outputs", "name", "out0", "shape",
+                              384, 768, "dtype", "f32", "reference", "language", "pytorch",
+                              "source", src, "tolerance", "rtol", 0.01, "atol", 1e-5);
+    char name[64];
+    CHECK (kf_prompt_product_layout (spec, name, sizeof name) == KF_PRODUCT_FIRST_TRANSPOSED
+           && !strcmp (name, "a"));
+    CHECK (!kf_prompt_rows_along_k (spec));
+    char *note = s_note (spec);
+    printf ("%s", note ? note : "(none)\n");
+    CHECK (note && strstr (note, "Layout of the product: the reference multiplies in0 (a in its "
+                                 "code) transposed by in1 (b in its code). in0 is [1024][384], "
+                                 "stored row-major as [K][M]: K = 1024 the reduction "
+                                 "dimension, M = 384 output rows. in1 is [1024][768], stored "
+                                 "row-major as [K][N]: K = 1024 the reduction dimension, N = "
+                                 "768 output columns."));
+    CHECK (note && strstr (note, "So for each k, in0[k][i0..i0+MR] is a contiguous run of "
+                                 "in0's row k, as in1[k][j0..j0+NR] is of in1's row k; "
+                                 "neither operand is contiguous along k"));
+    CHECK (note && strstr (note, "The outer-product order reads both along their rows"));
+    CHECK (note && strstr (note, "Packing in0 for it is a plain strided copy of those runs"));
+    CHECK (note && strstr (note, "with no transpose.\n"));
+    free (note);
+    f = open_memstream (&note, &n);
+    kf_prompt_data_section (f, spec, NULL);
+    fclose (f);
+    CHECK (note && strstr (note, "Layout of the product: the reference multiplies in0"));
+    free (note);
+    //  No "dot products along k", no rows of x or W: the outer-product
+    //  order of in0's and in1's rows, and packing without a transpose.
+    size_t count = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    CHECK (count >= KF_PROMPT_IDEAS_APART);
+    for (size_t i = 0; i < count; i++) {
+        CHECK (!strstr (ideas[i], "where both operands are contiguous along k")
+               && !strstr (ideas[i], "rows of x") && !strstr (ideas[i], "[K][N] operand"));
+    }
+    CHECK (count && strstr (ideas[0], "by the outer-product order")
+           && strstr (ideas[0], "in0[k][i0..i0+MR] (a contiguous run of in0's row k)")
+           && strstr (ideas[0], "in1[k][j0..j0+NR]")
+           && strstr (ideas[0], "neither operand is contiguous along k, so dot products along k "
+                                "do not fit"));
+    CHECK (count > 1 && strstr (ideas[1], "a plain strided copy with no transpose"));
+    //  The same list each time (callers keep the pointers).
+    size_t again = 0;
+    CHECK (kf_prompt_ideas_for (spec, KF_TARGET_HOST, &again) == ideas && again == count);
+    json_decref (spec);
+    //  Both used transposed: the note says so, and the ideas do not read
+    //  it as a.T @ b.
+    spec = s_task ("a, b", "return a.T @ b.T", 2);
+    note = s_note (spec);
+    CHECK (note && strstr (note, "multiplies in0 (a in its code) transposed by in1 (b in its "
+                                 "code) transposed. in0 is [384][1024], stored row-major as "
+                                 "[K][M]"));
+    CHECK (note && strstr (note, "in1 is [768][1024], stored row-major as [N][K]"));
+    CHECK (note && strstr (note, "The product is (in1 @ in0) transposed"));
+    free (note);
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    CHECK (count && strstr (ideas[0], "C^T = in1 @ in0"));
+    json_decref (spec);
+    //  Round 15: a @ b.T's ideas name its operands, not x and W.
+    spec = s_task ("a, b", "return a @ b.T", 2);
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    CHECK (count && strstr (ideas[0], "a few rows of in0 against a few rows of in1 at a time"));
+    CHECK (count > 1 && strstr (ideas[1], "the rows of in0 and in1 that are reused"));
+    json_decref (spec);
+    //  A linear layer keeps x and W, the names of its note's y = x @ W^T.
+    spec = s_task ("x", "return F.linear(x, self.w)", 2);
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    CHECK (count && strstr (ideas[0], "a few rows of x against a few rows of W"));
+    json_decref (spec);
+    //  A plain a @ b: i-k-j over in1's rows, packing in0.
+    spec = s_task ("a, b", "return a @ b", 2);
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    CHECK (count && strstr (ideas[0], "i-k-j, each in0[i][k] broadcast against the vectors of "
+                                      "in1's row k"));
+    CHECK (count > 4 && strstr (ideas[4], "by packing blocks of in0"));
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -233,5 +359,6 @@ main (void)
     s_test_not ();
     s_test_fixture ();
     s_test_notes ();
+    s_test_first_fixture ();
     return kf_test_done ("test_prompt_layout");
 }
