@@ -221,7 +221,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         //  What the kernel did and what it was timed under (round 6: the
         //  outcomes read alike, coordinates only, and no load).
         "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"
-        "  c.selection->>'idea' AS idea,"
+        "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
         "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
         "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
         "   AND jsonb_typeof(e3.figures->'best_config') = 'object'"
@@ -249,6 +249,18 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
             json_object_set_new (row, "noise", json_real (noise));
         json_object_del (row, "tc");
         json_object_del (row, "tr");
+        //  Whether its figure counts towards the run's best yet, as the
+        //  kernel prompts read it (round 15: candidate 6 at 41.078x, being
+        //  timed again, beside a heading that named candidate 5 at 25.574x
+        //  the best that counts, unexplained).
+        if (!strcmp (kf_jstr (row, "status"), "correct"))
+            json_object_set_new (row, "standing", json_string (kf_lineage_standing (
+                                     kf_jstr (row, "fidelity"), kf_jstr (row, "verify_state"),
+                                     kf_jstr (row, "audit_reason"),
+                                     kf_jstr (row, "audit_verdict"))));
+        json_object_del (row, "verify_state");
+        json_object_del (row, "audit_reason");
+        json_object_del (row, "audit_verdict");
     }
     kf_json_drop_nulls (rows);
     return rows;

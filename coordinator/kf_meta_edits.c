@@ -144,6 +144,65 @@ s_replace (const char *text, const char *search, const char *replace)
     return kf_strdupf ("%.*s%s%s", (int) (hit - text), text, replace, hit + strlen (search));
 }
 
+//  Whether the LEN bytes found at HIT in TEXT are whole sentences or
+//  lines: they begin at the text's or a line's start (after a list
+//  marker), or after a sentence's end (. ! ? ; and a blank), and end at
+//  the text's or a line's end, or with a sentence's end. Else REASON
+//  (SIZE bytes) says where the search text cuts a sentence. Round 15: a
+//  SEARCH that began after "...at the same position, and" spliced
+//  "Factual correction: the formula calls atan ..." into that sentence.
+static bool
+s_whole_sentences (const char *text, const char *hit, size_t len, char *reason, size_t size)
+{
+    //  The start: back over blanks, then over a list marker ("-", "*")
+    //  that opens a line.
+    const char *b = hit;
+    while (b > text && (b[-1] == ' ' || b[-1] == '\t'))
+        b--;
+    const char *m = b;
+    if (m > text && (m[-1] == '-' || m[-1] == '*'))
+        for (m--; m > text && (m[-1] == ' ' || m[-1] == '\t'); m--)
+            ;
+    bool line_start = b == text || b[-1] == '\n' || m == text || m[-1] == '\n';
+    //  After a sentence's end and a blank ("3." of a numbered list too);
+    //  a closing bracket or quote may stand after the mark.
+    const char *p = b > text && strchr (")\"'", b[-1]) ? b - 1 : b;
+    bool after_end = b < hit && p > text && strchr (".!?;", p[-1]);
+    //  The end: the text's or a line's, blanks aside, or a sentence's end
+    //  with a blank, a newline or nothing after it ("1.38" goes on).
+    const char *e = hit + len, *last = e;
+    while (last > hit && (last[-1] == ' ' || last[-1] == '\t' || last[-1] == '\n'))
+        last--;
+    const char *a = e;
+    while (*a == ' ' || *a == '\t')
+        a++;
+    bool line_end = !*a || *a == '\n' || (len && e[-1] == '\n');
+    const char *q = last > hit && strchr (")\"'", last[-1]) ? last - 1 : last;
+    bool sentence_end = q > hit && strchr (".!?;", q[-1]) && (a > e || last < e);
+    if ((line_start || after_end) && (line_end || sentence_end))
+        return true;
+    if (!(line_start || after_end)) {
+        //  Up to 40 bytes before it on its line, from a word's start.
+        const char *from = b - (b - text < 40 ? b - text : 40);
+        for (const char *c = from; c < b; c++)
+            if (*c == '\n')
+                from = c + 1;
+        if (from > text && from[-1] != ' ' && from[-1] != '\n')
+            while (from < b && *from++ != ' ')
+                ;
+        snprintf (reason, size, "search text starts inside a sentence (after \"%s%.*s\"): "
+                  "quote whole sentences or lines, so the new text cannot splice into one",
+                  from > text && from[-1] != '\n' ? "..." : "", (int) (b - from), from);
+    }
+    else {
+        int n = (int) strcspn (e, "\n");
+        snprintf (reason, size, "search text ends inside a sentence (before \"%.*s%s\"): "
+                  "quote whole sentences or lines, so the new text cannot splice into one",
+                  n < 40 ? n : 40, e, n > 40 ? "..." : "");
+    }
+    return false;
+}
+
 //  Whether candidate ID is among OUTCOMES with a full-protocol figure;
 //  any candidate when OUTCOMES is NULL.
 static bool
@@ -572,6 +631,11 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
                                        : "search text not found in any section");
             else if (hits > 1)
                 snprintf (reason, sizeof reason, "search text is ambiguous: found %s", "more than once");
+            else if (*search) {
+                const char *in = kf_jstr (out, where);
+                s_whole_sentences (in, strstr (in, search), strlen (search), reason,
+                                   sizeof reason);
+            }
         }
         //  The evidence rules (kf_meta_edits.h): the philosophy from too
         //  few full figures is refused unless it corrects a fact the

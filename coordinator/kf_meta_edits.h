@@ -22,9 +22,12 @@ json_t *kf_meta_parse_edits (const char *text);
 
 /* Applies EDITS to a copy of SECTIONS, in order. An edit applies when its
  * search text occurs exactly once in one section (the named one, when it
- * names one; an empty search with a named section appends), its
- * replacement does not forge a section marker, and fewer than MAX_EDITS
- * edits have been accepted. OUTSIDE (may be NULL) is the rest of the
+ * names one; an empty search with a named section appends), it is whole
+ * sentences or lines (it starts at a line's start, after a list marker
+ * or after a sentence's end, and ends at a line's end or a sentence's:
+ * round 15's SEARCH began mid-sentence and its REPLACE was spliced into
+ * it), its replacement does not forge a section marker, and fewer than
+ * MAX_EDITS edits have been accepted. OUTSIDE (may be NULL) is the rest of the
  * prompt: a search text found only there is "outside the evolvable
  * sections". Returns the new sections (caller's) and sets *LOG (caller's)
  * to one {section, search, replace, accepted, reason} per edit. */

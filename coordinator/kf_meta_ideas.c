@@ -72,7 +72,7 @@ json_t *
 kf_meta_parse_idea_edits (const char *text)
 {
     static const struct { const char *word, *action; } verbs[] = {
-        { "drop idea", "drop" }, { "reword idea", "reword" } };
+        { "drop idea", "drop" }, { "reword idea", "reword" }, { "add idea", "add" } };
     json_t *edits = json_array ();
     const char *p = text ? text : "";
     const char *line;
@@ -96,9 +96,14 @@ kf_meta_parse_idea_edits (const char *text)
             if ((size_t) (end - s) <= w || strncasecmp (s, verbs[v].word, w))
                 continue;
             const char *q = s + w;
+            bool add = !strcmp (verbs[v].action, "add");
+            //  "ADD IDEA: text" has no number ("ADD IDEA 7: text", a
+            //  model numbering the new one, is read the same).
+            if (add && isalpha ((unsigned char) *q))
+                continue;
             while (q < end && (*q == ' ' || *q == '#'))
                 q++;
-            if (q == end || !isdigit ((unsigned char) *q))
+            if (!add && (q == end || !isdigit ((unsigned char) *q)))
                 continue;
             long n = 0;
             while (q < end && isdigit ((unsigned char) *q) && n < 100000)
@@ -114,7 +119,8 @@ kf_meta_parse_idea_edits (const char *text)
             while (t > q && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '*' || t[-1] == '`'))
                 t--;
             json_array_append_new (edits, json_pack ("{s:s, s:I, s:s%}", "action",
-                                                     verbs[v].action, "idea", (json_int_t) n,
+                                                     verbs[v].action, "idea",
+                                                     (json_int_t) (add ? 0 : n),
                                                      "text", q, (size_t) (t - q)));
             break;
         }
@@ -129,7 +135,9 @@ s_check_text (json_t *list, size_t k, const char *text, char *reason, size_t siz
 {
     size_t len = strlen (text);
     if (!len) {
-        snprintf (reason, size, "a reworded idea needs its new text");
+        snprintf (reason, size, "%s", k < json_array_size (list)
+                                          ? "a reworded idea needs its new text"
+                                          : "an added idea needs its text after the colon");
         return;
     }
     if (len > KF_META_IDEA_MAX) {
@@ -158,6 +166,38 @@ s_check_text (json_t *list, size_t k, const char *text, char *reason, size_t siz
         }
 }
 
+//  An ADD IDEA line's TEXT: appended to LIST unless refused, and logged
+//  in LOG as one with an empty search ("appended"); *ACCEPTED and *ADDS
+//  count what this reply applied (round 15: a missing idea could only be
+//  had by rewording one that was not wrong).
+static void
+s_add (json_t *list, const char *text, int max_edits, json_t *log, int *accepted, int *adds)
+{
+    char reason[300] = "";
+    if (*accepted >= max_edits)
+        snprintf (reason, sizeof reason, "too many idea edits: at most %d per update",
+                  max_edits);
+    else if (*adds >= KF_META_IDEA_ADDS)
+        snprintf (reason, sizeof reason, "too many added ideas: at most %d per update",
+                  KF_META_IDEA_ADDS);
+    else if (json_array_size (list) >= KF_META_IDEAS_MAX)
+        snprintf (reason, sizeof reason, "the list holds %zu ideas, dropped ones included (at "
+                  "most %d): drop or reword one instead", json_array_size (list),
+                  KF_META_IDEAS_MAX);
+    else
+        s_check_text (list, json_array_size (list), text, reason, sizeof reason);
+    json_t *entry = json_pack ("{s:s, s:s, s:s, s:b}", "section", KF_META_IDEAS_KEY, "search",
+                               "", "replace", text, "accepted", !reason[0]);
+    if (reason[0])
+        json_object_set_new (entry, "reason", json_string (reason));
+    else {
+        json_array_append_new (list, json_pack ("{s:s}", "text", text));
+        (*accepted)++;
+        (*adds)++;
+    }
+    json_array_append_new (log, entry);
+}
+
 json_t *
 kf_meta_apply_idea_edits (json_t *list, json_t *edits, int max_edits, json_t *log,
                           int *accepted)
@@ -171,9 +211,14 @@ kf_meta_apply_idea_edits (json_t *list, json_t *edits, int max_edits, json_t *lo
     json_array_foreach (out, i, e)
         live += !json_object_get (e, "dropped");
     *accepted = 0;
+    int adds = 0;
     json_array_foreach (edits, i, e) {
         const char *action = kf_jstr (e, "action"), *text = kf_jstr (e, "text");
         bool drop = !strcmp (action, "drop");
+        if (!strcmp (action, "add")) {
+            s_add (out, text, max_edits, log, accepted, &adds);
+            continue;
+        }
         json_int_t number = json_integer_value (json_object_get (e, "idea"));
         json_t *idea = number >= 1 && (size_t) number <= n ? json_array_get (out, number - 1)
                                                            : NULL;

@@ -9,6 +9,7 @@
 #include "kf_meta_edits.h"
 #include "kf_meta_ideas.h"
 #include "kf_meta_score.h"
+#include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
 #include "kf_tune.h"
@@ -388,8 +389,26 @@ s_fidelity (FILE *f, json_t *o)
     fputs (": a short, noisy figure; not one to cite in a section)", f);
 }
 
+//  Why outcome O's figure does not count towards the run's best yet, from
+//  its standing (kf_lineage_standing, set by kf_meta.c), or NULL when it
+//  counts or is a screen figure (said beside the figure already).
+static const char *
+s_uncounted (json_t *o)
+{
+    const char *standing = kf_jstr (o, "standing");
+    if (!strcmp (standing, "being re-verified"))
+        return "timed again before it counts (a second full-protocol timing on fresh inputs, "
+               "for a would-be new best or a figure too good to believe)";
+    if (!strcmp (standing, "full timing pending"))
+        return "waiting for its full-protocol timing";
+    if (!strcmp (standing, "held for audit"))
+        return "held for a person's audit (its second timing did not confirm it)";
+    return NULL;
+}
+
 static void
-s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device)
+s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device,
+                double counted)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
              (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
@@ -397,6 +416,12 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
     if (json_is_number (json_object_get (o, "speedup"))) {
         fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (o, "speedup")));
         s_fidelity (f, o);
+        //  Faster than the best that counts, and not counted: why (round
+        //  15: candidate 6 at 41.078x under "the best kernel so far
+        //  (candidate 5, 25.574x)").
+        if (s_uncounted (o) && kf_jnum (o, "speedup", 0) > counted)
+            fprintf (f, "; above the run's best that counts, but not counted yet: %s",
+                     s_uncounted (o));
     }
     if (json_is_number (json_object_get (o, "candidate_ns")))
         fprintf (f, ", %.0f ns (reference %.0f ns)",
@@ -410,6 +435,15 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
                  json_number_value (json_object_get (c, "max_abs_err")),
                  json_number_value (json_object_get (c, "max_rel_err")),
                  json_number_value (json_object_get (c, "cosine")));
+    //  A correct one's accuracy, as the kernel prompts give it (round 15:
+    //  a pitfall on candidate 5's bias-first sum, max abs error 9.54e-06
+    //  against a bound of 1e-05, could not cite it from the meta prompt).
+    else if (json_is_object (c)) {
+        if (kf_jhas_num (c, "max_abs_err"))
+            fprintf (f, "; max abs error %.3g", kf_jnum (c, "max_abs_err", 0));
+        if (kf_jhas_num (c, "max_rel_err"))
+            fprintf (f, "; max rel error %.3g", kf_jnum (c, "max_rel_err", 0));
+    }
     if (*kf_jstr (o, "coords"))
         s_coords (f, kf_jstr (o, "coords"), language);
     //  The load it was timed under, as kernel prompts give it (round 6:
@@ -443,7 +477,7 @@ s_source (FILE *f, const char *source)
 //  The code behind one of the outcomes shown, under TITLE: what the
 //  evaluation said of it, and its source.
 static void
-s_outcome_kernel (FILE *f, const char *title, json_t *k)
+s_outcome_kernel (FILE *f, const char *title, json_t *k, json_t *outcomes, double counted)
 {
     fprintf (f, "\n## %s (candidate %lld: %s", title, (long long) kf_jint (k, "id"),
              kf_jstr (k, "status"));
@@ -458,6 +492,12 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k)
                "figure, and never counted as the run's best", f);
     else if (!strcmp (fid, "full"))
         fputs (", full protocol", f);
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        if (kf_jint (o, "candidate_id") == kf_jint (k, "id") && s_uncounted (o)
+            && kf_jnum (o, "speedup", 0) > counted)
+            fprintf (f, "; not counted yet: %s", s_uncounted (o));
     fputs (")\n", f);
     if (*kf_jstr (k, "detail"))
         fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
@@ -496,6 +536,13 @@ s_target (FILE *f, json_t *hardware, bool host)
     fputs (".\n", f);
 }
 
+//  Whether SPEC lists its outputs (their dtypes give the bounds).
+static bool
+s_has_outputs (json_t *spec)
+{
+    return json_array_size (json_object_get (spec, "outputs")) > 0;
+}
+
 //  The task's own text, fixed: what the sections must agree with and what
 //  a factual correction of the philosophy quotes (round 11: the meta
 //  prompt named the task only, so a model that had not seen a kernel
@@ -514,6 +561,31 @@ s_task (FILE *f, json_t *spec)
                  *kf_jstr (ref, "language") ? kf_jstr (ref, "language") : "source");
         s_source (f, kf_jstr (ref, "source"));
     }
+    //  The accuracy bounds, as the kernel prompt states them, for the
+    //  outcomes' errors (round 15).
+    if (s_has_outputs (spec))
+        kf_prompt_tolerance_section (f, spec);
+}
+
+//  Which rule makes the best kernel the one that counts, with the
+//  OUTCOMES above COUNTED that do not count yet (round 15: "The best
+//  kernel so far (candidate 5, 25.574x ...)" beside candidate 6 at 41.078x
+//  full-protocol, waiting for its second timing, and nothing said why).
+static void
+s_counts_rule (FILE *f, json_t *outcomes, double counted)
+{
+    fputs ("A figure counts once the full protocol has timed it and, where the run times it a "
+           "second time (a would-be new best, or a figure too good to believe), once that "
+           "timing has confirmed it; a screen figure never counts.", f);
+    int n = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        if (s_uncounted (o) && kf_jnum (o, "speedup", 0) > counted)
+            fprintf (f, "%s candidate %lld (%.3fx, %s)", n++ ? ";" : " Faster, not counted yet:",
+                     (long long) kf_jint (o, "candidate_id"), kf_jnum (o, "speedup", 0),
+                     kf_jstr (o, "standing"));
+    fputs (n ? ".\n" : "\n", f);
 }
 
 //  The ideas attempts are handed (LIST, kf_meta_idea_list's), numbered as
@@ -580,17 +652,23 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     s_history (f, history, base->number);
     fputs ("\n## Recent outcomes (oldest first)\n", f);
     s_axes (f, kf_jstr (run, "language"));
+    if (s_has_outputs (json_object_get (run, "spec")))
+        fputs ("A correct outcome's max abs and rel errors are its worst over the input sets; "
+               "the bounds are under \"What counts as correct\" above.\n", f);
+    //  The run's best that counts: its best kernel (runs.best_candidate_id).
+    double counted = best_kernel ? kf_jnum (best_kernel, "speedup", 0) : 0;
     size_t i;
     json_t *o;
     json_array_foreach (outcomes, i, o)
         s_outcome_line (f, o, kf_jstr (run, "language"), json_object_get (run, "spec"),
-                        json_array_get (json_object_get (base->hardware, "devices"), 0));
+                        json_array_get (json_object_get (base->hardware, "devices"), 0),
+                        counted);
     if (best_outcome)
         s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
                                            : "The code behind these outcomes",
-                          best_outcome);
+                          best_outcome, outcomes, counted);
     if (worst_outcome)
-        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome);
+        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome, outcomes, counted);
     if (best_kernel && *kf_jstr (best_kernel, "source")
         && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
     {
@@ -598,6 +676,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                     "that counts)\n",
                  (long long) kf_jint (best_kernel, "id"),
                  json_number_value (json_object_get (best_kernel, "speedup")));
+        s_counts_rule (f, outcomes, counted);
         s_source (f, kf_jstr (best_kernel, "source"));
     }
     fprintf (f,
@@ -612,7 +691,10 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
              ">>>>>>> REPLACE\n"
              "An edit whose search text is not found exactly once in its section, that "
              "touches anything outside the four sections, or beyond the first %d, is "
-             "rejected. Keep each section short and concrete.\n",
+             "rejected. The search text must quote whole sentences or whole lines: it starts "
+             "where a line or a sentence starts and ends where one ends (its full stop "
+             "included), or it is rejected, since a replacement of part of a sentence is "
+             "spliced into the rest of it. Keep each section short and concrete.\n",
              max_edits, max_edits);
     if (json_array_size (ideas))
         fprintf (f,
@@ -621,13 +703,19 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  "DROP IDEA <number>: <why, naming the outcomes or the task text that show it>\n"
                  "REWORD IDEA <number>: <the idea's new text, one line of at most %d "
                  "bytes (an ASCII character is one byte)>\n"
+                 "ADD IDEA: <a new idea's text, one line of at most %d bytes>\n"
                  "A dropped idea is no longer handed to attempts. Numbers never change: a "
-                 "dropped idea keeps its place and a reworded one its number. Drop or reword "
-                 "an idea that is wrong for this task (it describes another task's formula or "
-                 "identity, or a means the target lacks), not one that lost once: the planner "
-                 "already hands out last an idea whose tries lost. The list changes with the "
-                 "new version your accepted edits make.\n",
-                 max_edits, KF_META_IDEA_MAX);
+                 "dropped idea keeps its place, a reworded one its number, and an added one "
+                 "takes the next number and is handed out in turn like the others. Drop or "
+                 "reword an idea that is wrong for this task (it describes another task's "
+                 "formula or identity, or a means the target lacks), not one that lost once: "
+                 "the planner already hands out last an idea whose tries lost. Add an idea "
+                 "the list lacks that the outcomes point to (what binds the kernels, a "
+                 "combination no attempt has been handed), at most %d a reply, not one the "
+                 "list already has in other words; the list holds at most %d, dropped ones "
+                 "included. The list changes with the new version your accepted edits make.\n",
+                 max_edits, KF_META_IDEA_MAX, KF_META_IDEA_MAX, KF_META_IDEA_ADDS,
+                 KF_META_IDEAS_MAX);
     json_decref (ideas);
     //  Claims on thin evidence (round 4: "the per-element math binds",
     //  written from 3 outcomes, refuted by the next ones).
