@@ -125,11 +125,11 @@ s_has_word (const char *list, const char *word)
     return false;
 }
 
-//  The f32 lanes of the widest vector ISA names, with *NAME its name; 0
-//  when it names none of them.
-static int
-s_lanes (const char *isa, const char **name)
+int
+kf_prompt_vector_lanes (json_t *d, const char *isa, const char **name)
 {
+    if (!isa || !*isa)
+        isa = kf_jstr (d, "isa");
     static const struct { const char *word, *name; int lanes; } units[] = {
         { "avx512f", "AVX-512", 16 }, { "avx2", "AVX2", 8 }, { "sse4.2", "SSE", 4 },
         { "neon", "NEON", 4 },
@@ -140,6 +140,15 @@ s_lanes (const char *isa, const char **name)
             return units[i].lanes;
         }
     return 0;
+}
+
+double
+kf_prompt_vector_cycles (json_t *spec, json_t *d, int lanes, double ms, double threads)
+{
+    double outputs = kf_prompt_output_elements (spec), mhz = kf_prompt_host_mhz (d);
+    if (lanes <= 0 || !(outputs > 0) || !(mhz > 0) || !(ms > 0) || !(threads >= 1))
+        return 0;
+    return ms * 1e3 * mhz * threads / ceil (outputs / lanes);
 }
 
 //  A count of cycles or instructions: whole above 10, one decimal below.
@@ -155,7 +164,7 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     if (kf_prompt_task_class (spec) != KF_CLASS_ELEMENTWISE)
         return;
     const char *unit = NULL;
-    int lanes = s_lanes (isa && *isa ? isa : kf_jstr (d, "isa"), &unit);
+    int lanes = kf_prompt_vector_lanes (d, isa, &unit);
     double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
     double outputs = kf_prompt_output_elements (spec), mhz = kf_prompt_host_mhz (d);
     //  SMT siblings share one core's units: the instructions a vector may
@@ -167,7 +176,8 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     if (lanes == 0 || !(outputs > 0) || !(m > 0) || !(mhz > 0) || !(one_ms > 0 || all_ms > 0))
         return;
     double vectors = ceil (outputs / lanes);
-    double one = one_ms * 1e3 * mhz / vectors, all = all_ms * 1e3 * mhz * cores / vectors;
+    double one = kf_prompt_vector_cycles (spec, d, lanes, one_ms, 1);
+    double all = kf_prompt_vector_cycles (spec, d, lanes, all_ms, cores);
     char b[32];
     fprintf (f, "  Arithmetic budget per vector of %d f32 lanes (%s), %.0f vectors of outputs: "
              "the task's N + M = %s at the cold read rates above (the writes at the read rate) "

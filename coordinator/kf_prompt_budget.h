@@ -36,6 +36,19 @@ double kf_prompt_cold_ms (double n, double m, json_t *d, bool all);
  * only where measured, nothing when neither is. */
 void kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d);
 
+/* The f32 lanes of the widest vector unit of ISA (the extensions the
+ * kernel is compiled for; NULL or "" for host device D's "isa"): 16 with
+ * AVX-512, 8 with AVX2, 4 with SSE or NEON, *NAME its name; 0 when it
+ * names none of them. */
+int kf_prompt_vector_lanes (json_t *d, const char *isa, const char **name);
+
+/* Cycles of one core per vector of LANES f32 outputs of task SPEC, for
+ * MS of time at host device D's clock with THREADS cores sharing the
+ * vectors evenly: MS x clock x THREADS / vectors. 0 when a figure is
+ * unknown. The budget line's figures and a kernel's position (round 15)
+ * are both this. */
+double kf_prompt_vector_cycles (json_t *spec, json_t *d, int lanes, double ms, double threads);
+
 /* Writes one line for an elementwise task SPEC on host device D: the
  * cycles per vector of L f32 lanes (16 with AVX-512, 8 with AVX2, 4 with
  * SSE or NEON, by ISA: the extensions the kernel is compiled for, or

@@ -46,10 +46,37 @@ s_screen_gap (FILE *f, json_t *hardware)
     //  search take the larger (kf_lineage_band).
     double typical = kf_jnum (hardware, "screen_full_typical", 0);
     if (typical >= 1)
-        fprintf (f, " The median of those ratios is %.2fx: two timings of one kernel in this "
-                 "run typically differ by %.0f%%, so two kernels' figures closer than that are "
-                 "not told apart.", typical, 100 * (typical - 1));
+        fprintf (f, " The median of those ratios is %.2fx and the largest %.2fx: two timings "
+                 "of one kernel in this run typically differ by %.0f%% and have differed by "
+                 "%.0f%%, so two kernels' figures closer than the median are not told apart, "
+                 "and a screen figure alone does not separate figures within the largest.",
+                 typical, gap, 100 * (typical - 1), 100 * (gap - 1));
     fputs ("\n", f);
+}
+
+void
+kf_prompt_screen_sweep (FILE *f, json_t *hardware)
+{
+    double gap = kf_jnum (hardware, "screen_full_gap", 0);
+    double n = kf_jnum (hardware, "screen_full_count", 0);
+    double typical = kf_jnum (hardware, "screen_full_typical", 0);
+    if (!(gap >= 1) || !(n >= 1))
+        return;
+    //  Round 15: one kernel's screen figure was 1.46x off its full one
+    //  while the run's earlier prompts quoted "up to 1.22x", and a sweep's
+    //  points are ranked by their screens.
+    fputs ("Screen against full in this run so far: the screen and full-protocol figures of "
+           "one kernel differed by ", f);
+    if (typical >= 1)
+        fprintf (f, "%.2fx at the median and up to %.2fx", typical, gap);
+    else
+        fprintf (f, "%s%.2fx", n >= 2 ? "up to " : "", gap);
+    fprintf (f, " (over the %.0f candidate%s timed both ways%s). The points of this sweep are "
+             "ranked by their screen figures and only the fastest go on to the full protocol, "
+             "so points whose screen figures lie within %.2fx of each other are not separated: "
+             "which of them reaches the full protocol is as much the screen's noise as their "
+             "speed.\n", n, n == 1 ? "" : "s", n < 3 ? "; too few to bound the spread, which "
+             "can be larger" : "", gap);
 }
 
 bool

@@ -82,7 +82,13 @@ void kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref
  * Where the evaluation has no compute figure, task SPEC's
  * kf_prompt_matmul_flops stands in, or an elementwise formula's counted
  * operations times its output elements (kf_prompt_formula.h), labelled
- * as derived (kf_prompt_position.c defines these). */
+ * as derived (kf_prompt_position.c defines these). On the host (round
+ * 15) the bytes are N + 2M for a kernel whose code (K's "source") has no
+ * streaming stores, each ordinary store reading its line first, N + M
+ * for one that has them, and the line says which; and for an
+ * elementwise task (or a row reduction or scan with as many outputs as
+ * inputs) the time in cycles of each core per vector of output on the
+ * threads the code runs, beside the Target section's budget. */
 void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                               kf_target_kind_t kind);
 
@@ -109,6 +115,15 @@ void kf_prompt_noise_line (FILE *f, json_t *k);
  * far screen and full figures of one kernel came apart, saying how many
  * candidates each figure rests on (kf_prompt_noise.c). */
 void kf_prompt_run_noise (FILE *f, json_t *hardware);
+
+/* Writes, for a tuning prompt, the run's screen-against-full spread
+ * (HARDWARE's screen_full_gap, _typical and _count) as its range, the
+ * median and the largest ratio, and that a sweep's points are ranked by
+ * their screen figures with only the fastest timed in full, so points
+ * within that spread of each other are not separated (round 15: a
+ * screen 1.46x off its full figure, where "up to 1.22x" was quoted).
+ * Nothing before any candidate was timed both ways. */
+void kf_prompt_screen_sweep (FILE *f, json_t *hardware);
 
 /* Into BUF, the host's load while a kernel was timed: LOAD its
  * evaluation's "host_load" (exec-worker/kf_host_load.h) and COND its

@@ -2,11 +2,13 @@
  *  exec host (kf_prompt_threads.h).
  */
 #include "kf_prompt_threads.h"
+#include "kf_descriptor_text.h"
 #include "kf_json.h"
 #include "kf_prompt_class.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool
@@ -51,15 +53,123 @@ s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
              100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
 }
 
+//  The feature bits of kernel K (kf_prompt_source_features): those kept
+//  with the plan in its row of HISTORY, else read from its source; and
+//  *PARENT its parent (its row's, else its own field), 0 when not known.
+static unsigned
+s_features_of (json_t *history, json_t *k, const char *language, int64_t *parent)
+{
+    int64_t id = kf_jint (k, "id");
+    *parent = kf_jint (k, "parent_id");
+    size_t i;
+    json_t *c;
+    json_array_foreach (history, i, c)
+        if (id && kf_jint (c, "id") == id) {
+            if (kf_jint (c, "parent_id"))
+                *parent = kf_jint (c, "parent_id");
+            if (json_is_integer (json_object_get (c, "features")))
+                return (unsigned) json_integer_value (json_object_get (c, "features"));
+        }
+    return kf_prompt_source_features (kf_jstr (k, "source"), language);
+}
+
+int64_t
+kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns, unsigned *features)
+{
+    *ns = 0;
+    if (features)
+        *features = 0;
+    int64_t parent = 0;
+    unsigned mine = k ? s_features_of (in->history, k, in->language, &parent) : 0;
+    if (!(mine & (1u << KF_IDEA_THREADS)))
+        return 0;
+    unsigned want = mine & ~(1u << KF_IDEA_THREADS);
+    if (features)
+        *features = want;
+    int64_t id = kf_jint (k, "id"), twin = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        json_t *features = json_object_get (c, "features");
+        double t = kf_jnum (c, "candidate_ns", 0);
+        int64_t cid = kf_jint (c, "id");
+        if (!cid || cid == id || !json_is_integer (features)
+            || (unsigned) json_integer_value (features) != want
+            || strcmp (kf_jstr (c, "status"), "correct") || strcmp (kf_jstr (c, "fidelity"), "full")
+            || !(t > 0))
+            continue;
+        //  Its parent where that is one (the closest code), else the
+        //  fastest.
+        if (!twin || cid == parent || (twin != parent && t < *ns)) {
+            twin = cid;
+            *ns = t;
+        }
+    }
+    return twin;
+}
+
+double
+kf_prompt_threads_in_use (const char *source, const char *language, json_t *hardware,
+                          bool *assumed)
+{
+    *assumed = false;
+    if (!kf_prompt_source_does (source, language, KF_IDEA_THREADS))
+        return source && *source ? 1 : 0;
+    //  A count the code fixes: #define NTHREADS 2 (or NUM_THREADS, ...).
+    char *code = strdup (source);
+    long count = 0;
+    if (code) {
+        kf_descriptor_strip_text (code, false);
+        kf_descriptor_blank_if0 (code);
+        for (const char *p = strstr (code, "#define"); p && !count; p = strstr (p + 1, "#define")) {
+            char name[64];
+            long v;
+            if (sscanf (p, "#define %63[A-Za-z0-9_] %ld", name, &v) == 2
+                && strstr (name, "THREAD") && v >= 1 && v <= 4096)
+                count = v;
+        }
+        free (code);
+    }
+    if (count >= 1)
+        return (double) count;
+    //  None: all the host's cores, said to be assumed.
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
+                                                         : kf_jnum (d, "cores", 0);
+    *assumed = cores >= 1;
+    return cores >= 1 ? cores : 0;
+}
+
 //  A threaded kernel to improve of NS a call: its time includes its
 //  starts, so it is set against the run's fastest single-thread kernel
 //  rather than the break-even (round 11: "1.84 ms: not far above 1.4 ms"
 //  of a threaded kernel no faster than one thread).
 static void
-s_threaded (FILE *f, double ns, json_t *runs, int64_t parent_id)
+s_threaded (FILE *f, double ns, json_t *runs, int64_t parent_id, int64_t twin_id, double twin_ns,
+            unsigned twin_features)
 {
     double single_ns = kf_jnum (runs, "single_ns", 0);
     int64_t single_id = kf_jint (runs, "single_id");
+    //  Round 15: "its threads bought 24%" set a two-thread kernel of
+    //  ordinary stores against a one-thread one of streaming stores; the
+    //  same body on one thread (candidate 3, 2.95 ms against 2.17 ms) was
+    //  in the run. Where the run has the same design on one thread, that.
+    if (twin_id > 0 && twin_ns > 0) {
+        char one[32], words[256];
+        kf_prompt_time_text (twin_ns, one, sizeof one);
+        kf_prompt_feature_words (twin_features, words, sizeof words);
+        fprintf (f, ", its own thread starts included, against %s for the same design on one "
+                 "thread (candidate %lld, whose code reads as the kernel to improve's less its "
+                 "threads: %s; timed in full): ", one, (long long) twin_id,
+                 *words ? words : "none of the other features either");
+        if (ns < twin_ns)
+            fprintf (f, "its threads bought %.0f%% of the call (the one-thread form takes "
+                     "%.2f times as long).", 100 * (1 - ns / twin_ns), twin_ns / ns);
+        else
+            fprintf (f, "%.0f%% more time with threads, so its threads have not paid here.",
+                     100 * (ns / twin_ns - 1));
+        return;
+    }
     //  Round 12: the like-for-like comparison is with its own parent where
     //  that runs on one thread and was timed in full.
     char key[24];
@@ -191,8 +301,12 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     if (ns > 0) {
         kf_prompt_time_text (ns, took, sizeof took);
         fprintf (f, " The kernel to improve takes %s a call", took);
-        if (threaded)
-            s_threaded (f, ns, runs, s_parent_of (in));
+        if (threaded) {
+            double twin_ns;
+            unsigned features;
+            int64_t twin = kf_prompt_threads_twin (in, in->base, &twin_ns, &features);
+            s_threaded (f, ns, runs, s_parent_of (in), twin, twin_ns, features);
+        }
         else
             s_one_thread (f, start_us, cores, ns, even_ns);
         //  Only near the break-even (round 13: "4.18 ms a call, so a

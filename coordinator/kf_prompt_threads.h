@@ -36,11 +36,29 @@ double kf_prompt_threads_even_ns (double start_us, double cores);
  * threaded kernel (its time includes its starts) or an unknown time. */
 bool kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded);
 
+/* Round 15: the run's one-thread form of threaded kernel K: a correct
+ * kernel of IN->history timed in full whose feature bits (those kept
+ * with the plan, kf_prompt_source_features) are K's less the threads
+ * bit, the same design on one thread; K's parent where it is one, else
+ * the fastest. Its id, *NS its time and *FEATURES (may be NULL) the bits
+ * they share; 0 (and *NS 0) when there is none or K starts no threads. */
+int64_t kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns,
+                                unsigned *features);
+
+/* The threads kernel SOURCE (in LANGUAGE) runs its work on: 1 for one
+ * that starts none; for one that does, the value of a #define whose
+ * name holds THREAD (NTHREADS 2), else the physical cores of HARDWARE's
+ * first device with *ASSUMED set. 0 when not known. */
+double kf_prompt_threads_in_use (const char *source, const char *language, json_t *hardware,
+                                 bool *assumed);
+
 /* The paragraph "What threads cost here" beside a threads IDEA or a
  * kernel to improve (IN->base) that starts threads: the break-even; for
  * a one-thread kernel to improve, its time against it (the ratio and the
  * net at best); for a threaded one, what its threads bought against the
- * run's fastest single-thread kernel (IN->ideas "threads", from the
+ * same design on one thread where the run has it
+ * (kf_prompt_threads_twin), else against the run's fastest
+ * single-thread kernel (IN->ideas "threads", from the
  * planner: {single_id, single_ns, threaded, threaded_id, threaded_ns},
  * full-protocol times); and, where every threaded kernel of the run was
  * slower than that one, that, or for a one-thread kernel to improve,

@@ -136,6 +136,37 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     if (kind != KF_TARGET_HOST || !k
         || !kf_prompt_source_does (kf_jstr (k, "source"), in->language, KF_IDEA_THREADS))
         return;
+    //  Round 15: "its threads bought nothing measurable" was said from its
+    //  bandwidth of a kernel whose same body on one thread was in the run
+    //  and took 2.95 ms against its 2.17 ms. A measured twin says it.
+    double twin_ns, ns = kf_jnum (k, "candidate_ns", 0);
+    unsigned features;
+    int64_t twin = kf_prompt_threads_twin (in, k, &twin_ns, &features);
+    long long id = (long long) kf_jint (k, "id");
+    if (twin > 0 && ns > 0) {
+        char took[32], one[32], words[256];
+        kf_prompt_time_text (ns, took, sizeof took);
+        kf_prompt_time_text (twin_ns, one, sizeof one);
+        kf_prompt_feature_words (features, words, sizeof words);
+        fprintf (f, "Candidate %lld starts threads, and this run holds the same design on one "
+                 "thread: candidate %lld, whose code reads as candidate %lld's less its threads "
+                 "(%s), takes %s a call against candidate %lld's %s (timed in full). ", id,
+                 (long long) twin, id, *words ? words : "none of the other features either",
+                 one, id, took);
+        if (ns < twin_ns)
+            fprintf (f, "So its threads bought %.0f%% of the call (the one-thread form takes "
+                     "%.2f times as long): keep the thread count candidate %lld starts as the "
+                     "default; the one-thread form is measured already, so a 1 in the "
+                     "list spends a point on a known answer.\n",
+                     100 * (1 - ns / twin_ns), twin_ns / ns, id);
+        else
+            fprintf (f, "So its threads have not paid here (%.0f%% more time with them): make "
+                     "the thread count a parameter and put 1 among its values, after the count "
+                     "candidate %lld starts (NTHREADS=2,1 for a kernel that starts 2), so that "
+                     "the one-thread point is timed beside the parent's.\n",
+                     100 * (ns / twin_ns - 1), id);
+        return;
+    }
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);
     //  Round 14: the kernel's bytes are timed with cold caches, so they
@@ -149,7 +180,6 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     double gbs = kf_jnum (json_object_get (k, "bandwidth"), "candidate_gbs", 0);
     //  A matrix product with no count of its own: 2*M*N*K over its time,
     //  as the position line derives it (kf_prompt_target.c).
-    double ns = kf_jnum (k, "candidate_ns", 0);
     if (!(gflops > 0) && ns > 0)
         gflops = kf_prompt_matmul_flops (in->spec, NULL) / ns;
     //  The bandwidth says something of threads only for a kernel that
@@ -162,7 +192,6 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     if ((!by_compute && !by_copy) || (by_compute && gflops > peak) || (by_copy && gbs > copy)
         || kf_prompt_load_busy (json_object_get (k, "host_load")))
         return;
-    long long id = (long long) kf_jint (k, "id");
     fprintf (f, "Candidate %lld starts threads, yet it measured no more than one core's worth:",
              id);
     if (by_compute)
@@ -303,6 +332,7 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "full.\n",
              points, kf_jnum (tol, "rtol", 1e-2),
              100 * kf_jnum (tol, "min_match", 0.99), kf_jnum (tol, "min_cosine", 0.99985));
+    kf_prompt_screen_sweep (f, in->hardware);
     s_one_core (f, in, kind);
     if (kind == KF_TARGET_HOST && in->base)
         kf_prompt_thread_param (f, in);
