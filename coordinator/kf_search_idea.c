@@ -157,6 +157,23 @@ kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const in
 }
 
 void
+kf_search_idea_spent (const char *const *ideas, size_t n, json_t *tries, bool *spent)
+{
+    for (size_t i = 0; i < n; i++) {
+        int told = 0, won = 0;
+        size_t j;
+        json_t *t;
+        json_array_foreach (tries, j, t)
+            if (s_counts (t, ideas[i], NULL)) {
+                int v = s_try_verdict (t);
+                told += v < 2;
+                won += v == 1;
+            }
+        spent[i] = told >= KF_SEARCH_IDEA_NO_WIN && won == 0;
+    }
+}
+
+void
 kf_search_idea_order (size_t n, size_t start, const bool *aside, size_t *order)
 {
     size_t k = 0;
@@ -199,6 +216,30 @@ s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int 
     return false;
 }
 
+//  Round 15: whether idea IDX taken from a kernel with FEATURES makes the
+//  kernel a sibling of the generation is making already (threads on the
+//  streaming parent, streaming on the threaded one).
+static bool
+s_converges (const char *const *ideas, size_t idx, unsigned features,
+             const kf_search_idea_known_t *known)
+{
+    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+    for (size_t s = 0; f != KF_IDEA_OTHER && known && s < known->n_siblings; s++)
+        if (known->siblings[s].made_known && known->siblings[s].made == (features | 1u << f))
+            return true;
+    return false;
+}
+
+//  Whether idea IDX is not to be taken from the kernel ID: it has it
+//  (s_has), or it would make a sibling's kernel (s_converges).
+static bool
+s_taken (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
+         bool lose, const kf_search_idea_known_t *known)
+{
+    return s_has (ideas, idx, id, features, built, lose, known)
+           || s_converges (ideas, idx, features, known);
+}
+
 size_t
 kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *order,
                           const bool *aside, int population, int slot,
@@ -219,6 +260,7 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
         if (j != k)
             places[m++] = j;
     int chosen_built = known ? known->chosen_built : -1;
+    const bool *spent = known ? known->spent : NULL;
     //  Round 14: an idea held back only until its tries in flight are
     //  judged (not LOST) comes before the siblings' places: packing went
     //  to two attempts of a generation while threads waited.
@@ -229,19 +271,19 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             bool sib = s >= first_sibling;
             bool lost = !known || !known->lost || known->lost[idx];
             int t = !aside[idx] ? (sib ? 2 : 0) : lost ? 4 : sib ? 3 : 1;
-            if (t != tier)
+            if (t != tier || (spent && spent[idx]))
                 continue;
             if (!chosen
-                || !s_has (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
-                           known && known->chosen_threads_lose, known))
+                || !s_taken (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
+                             known && known->chosen_threads_lose, known))
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
                     && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
-                    && !s_has (ideas, idx, elites[e].candidate_id, features[e],
-                               known && known->built ? known->built[e] : -1,
-                               known && known->threads_lose && known->threads_lose[e],
-                               known)) {
+                    && !s_taken (ideas, idx, elites[e].candidate_id, features[e],
+                                 known && known->built ? known->built[e] : -1,
+                                 known && known->threads_lose && known->threads_lose[e],
+                                 known)) {
                     *pick = (int) e;
                     return idx;
                 }
@@ -252,10 +294,12 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
     for (int pass = 0; chosen && known && pass < 2; pass++)
         for (size_t s = 0; s < m; s++) {
             size_t idx = order[places[s]];
-            if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1))
+            if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1)
+                || (spent && spent[idx]))
                 continue;
             if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, known->chosen_threads_lose,
-                        known))
+                        known)
+                && !s_converges (ideas, idx, chosen_features, known))
                 return idx;
         }
     //  Siblings take every idea left from CHOSEN: the first another
@@ -266,119 +310,19 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             size_t idx = order[places[s]];
             if (elites[e].candidate_id != chosen->candidate_id
                 && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
+                && !(spent && spent[idx])
                 && !s_has (ideas, idx, elites[e].candidate_id, 0, -1,
-                           known->threads_lose && known->threads_lose[e], known)) {
+                           known->threads_lose && known->threads_lose[e], known)
+                && !s_converges (ideas, idx, features[e], known)) {
                 *pick = (int) e;
                 return idx;
             }
         }
+    //  Nothing left but repeats: the slot's own, or the first not spent.
+    for (size_t s = 0; spent && spent[order[k]] && s < m; s++)
+        if (!spent[order[places[s]]])
+            return order[places[s]];
     return order[k];
-}
-
-//  The index of TEXT in IDEAS (N), or -1.
-static int
-s_idea_index (const char *const *ideas, size_t n, const char *text)
-{
-    for (size_t i = 0; text && i < n; i++)
-        if (!strcmp (ideas[i], text))
-            return (int) i;
-    return -1;
-}
-
-int
-kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
-                           const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
-                           int generation, int slot, kf_search_idea_known_t *known)
-{
-    memset (known, 0, sizeof *known);
-    known->chosen_built = -1;
-    known->built = malloc ((n + 1) * sizeof *known->built);
-    known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
-    known->pending = calloc (count + 1, sizeof *known->pending);
-    known->earlier = calloc (count + 1, sizeof *known->earlier);
-    if (!known->built || !known->siblings || !known->pending || !known->earlier) {
-        kf_search_idea_known_free (known);
-        return -1;
-    }
-    for (size_t e = 0; e < n; e++)
-        known->built[e] = -1;
-    size_t i;
-    json_t *r;
-    json_array_foreach (rows, i, r) {
-        int idx = s_idea_index (ideas, count, json_string_value (json_object_get (r, "idea")));
-        if (idx < 0)
-            continue;
-        int64_t id = kf_jint (r, "id");
-        //  The task's own kernel was given, not written to the idea its
-        //  slot leans towards.
-        if (strcmp (kf_jstr (r, "generator"), "initial")) {
-            for (size_t e = 0; e < n; e++)
-                if (elites[e].candidate_id == id)
-                    known->built[e] = idx;
-            if (chosen && chosen->candidate_id == id)
-                known->chosen_built = idx;
-        }
-        bool search = !strcmp (kf_jstr (r, "phase"), "search");
-        bool here = kf_jint (r, "generation") == generation;
-        bool self = here && kf_jint (r, "slot") == slot;
-        bool pending = json_is_true (json_object_get (r, "pending"));
-        known->pending[idx] += search && pending && !self;
-        known->earlier[idx] += search && pending && kf_jint (r, "generation") < generation;
-        //  A sibling's, or one in flight from an earlier generation
-        //  (round 11: candidate 12 and a sibling both took cache blocking
-        //  from candidate 6).
-        if (search && !self && (here || pending))
-            known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
-                .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx };
-    }
-    return 0;
-}
-
-void
-kf_search_idea_known_free (kf_search_idea_known_t *known)
-{
-    if (!known)
-        return;
-    free (known->built);
-    free (known->siblings);
-    free (known->pending);
-    free (known->earlier);
-    free (known->threads_lose);
-    memset (known, 0, sizeof *known);
-    known->chosen_built = -1;
-}
-
-char *
-kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
-                           size_t n)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    fputs ("|known:", f);
-    for (size_t e = 0; known->built && e < n; e++)
-        if (known->built[e] >= 0)
-            fprintf (f, "b%zu=%d,", e, known->built[e]);
-    //  A sibling's parent by every place it holds in the pool (a kernel
-    //  on several islands holds several).
-    for (size_t s = 0; s < known->n_siblings; s++) {
-        bool named = false;
-        for (size_t e = 0; e < n; e++)
-            if (elites[e].candidate_id == known->siblings[s].parent_id) {
-                fprintf (f, "%s%zu", named ? "." : "s", e);
-                named = true;
-            }
-        if (named)
-            fprintf (f, "=%zu,", known->siblings[s].idea);
-    }
-    fprintf (f, "c=%d", known->chosen_built);
-    if (fclose (f)) {
-        free (text);
-        return NULL;
-    }
-    return text;
 }
 
 //  ---------------------------------------------------------------------
@@ -466,12 +410,13 @@ s_ideas_taken (kf_db_t *db, json_t *run)
     snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
-                                "SELECT id, generation, slot, parent_id, phase, generator,"
-                                " selection->>'idea' AS idea,"
-                                " (finished_at IS NULL OR fidelity = 'pending') AS pending"
-                                " FROM candidates"
-                                " WHERE run_id = $1 AND selection->>'idea' IS NOT NULL"
-                                " ORDER BY id",
+                                "SELECT c.id, c.generation, c.slot, c.parent_id, c.phase,"
+                                " c.generator, c.selection->>'idea' AS idea,"
+                                " (p.selection->>'features')::bigint AS parent_features,"
+                                " (c.finished_at IS NULL OR c.fidelity = 'pending') AS pending"
+                                " FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id"
+                                " WHERE c.run_id = $1 AND c.selection->>'idea' IS NOT NULL"
+                                " ORDER BY c.id",
                                 1, params);
     kf_json_drop_nulls (rows);
     return rows;
@@ -573,15 +518,22 @@ s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language
     return 0;
 }
 
-//  What the timings and the tries in flight changed (round 11), by the
-//  ideas' and elites' places: "|held:2|slow:0,3,c".
+//  What the timings and the tries in flight changed (round 11), and the
+//  ideas spent (round 15), by the ideas' and elites' places:
+//  "|held:2|spent:1|slow:0,3,c".
 static void
-s_round11_text (FILE *f, const bool *held, size_t count, const kf_search_idea_known_t *known,
-                size_t n)
+s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
+                const kf_search_idea_known_t *known, size_t n)
 {
     const char *sep = "|held:";
     for (size_t k = 0; k < count; k++)
         if (held[k]) {
+            fprintf (f, "%s%zu", sep, k);
+            sep = ",";
+        }
+    sep = "|spent:";
+    for (size_t k = 0; k < count; k++)
+        if (spent[k]) {
             fprintf (f, "%s%zu", sep, k);
             sep = ",";
         }
@@ -618,7 +570,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         return 0;
     json_t *tries = s_tries (db, run, &in);
     //  Set aside (judged tries), held (tries in flight), and either.
-    bool *aside = calloc (3 * count, sizeof *aside);
+    bool *aside = calloc (4 * count, sizeof *aside);
     size_t *order = calloc (2 * count, sizeof *order);
     unsigned *features = calloc (n + 1, sizeof *features);
     //  What the pool's kernels were built from, what the siblings planned
@@ -644,10 +596,12 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         free (ideas);
         return -1;
     }
-    bool *held = aside + count, *back = aside + 2 * count;
+    bool *held = aside + count, *back = aside + 2 * count, *spent = aside + 3 * count;
     size_t *plain_order = order + count;
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
     kf_search_idea_held (ideas, count, tries, known.pending, known.earlier, aside, held);
+    kf_search_idea_spent (ideas, count, tries, spent);
+    known.spent = spent;
     json_decref (tries);
     for (size_t k = 0; k < count; k++)
         back[k] = aside[k] || held[k];
@@ -660,8 +614,8 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
     size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
     if (chosen && (back[here] || aside[plain_here]
-                   || s_has (ideas, here, chosen->candidate_id, own, known.chosen_built,
-                             known.chosen_threads_lose, &known)
+                   || s_taken (ideas, here, chosen->candidate_id, own, known.chosen_built,
+                               known.chosen_threads_lose, &known)
                    || s_has (ideas, plain_here, chosen->candidate_id, own, -1, false, NULL)))
         for (size_t k = 0; k < n; k++)
             features[k] = island >= 0 && elites[k].island != island ? ~0u
@@ -709,7 +663,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     size_t more_size = 0;
     FILE *mf = changed ? open_memstream (&more, &more_size) : NULL;
     if (mf) {
-        s_round11_text (mf, held, count, &known, n);
+        s_round11_text (mf, held, spent, count, &known, n);
         if (fclose (mf)) {
             free (more);
             more = NULL;

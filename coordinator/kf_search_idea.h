@@ -132,10 +132,16 @@ size_t kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *ord
                            int *pick);
 
 /* What an earlier-planned sibling of the generation took: the kernel it
- * starts from (0: none) and the index of its idea. */
+ * starts from (0: none) and the index of its idea; and (round 15) MADE,
+ * the features of the kernel it is to write: its parent's
+ * (candidates.selection.features) with its idea's, when MADE_KNOWN (a
+ * sibling of the same generation whose parent's features are stored and
+ * whose idea is a feature code shows). */
 typedef struct {
     int64_t parent_id;
     size_t idea;
+    unsigned made;
+    bool made_known;
 } kf_search_idea_sibling_t;
 
 /* What the plan knows of the pool beyond its sources (round 10): the idea
@@ -167,10 +173,21 @@ typedef struct {
                                             lose there (kf_prompt_threads_lose);
                                             NULL: none */
     bool chosen_threads_lose;            /* the same of the selected parent */
+    const bool *spent;                   /* per idea: kf_search_idea_spent (not
+                                            owned); NULL: none */
 } kf_search_idea_known_t;
 
+/* Round 15: streaming stores were handed out a third time after two
+ * tries of it within the noise of their parents. SPENT[i] is set for an
+ * idea with KF_SEARCH_IDEA_NO_WIN or more judged tries in TRIES (as for
+ * kf_search_idea_record: counted by the idea handed or by the code) and
+ * no win among them: the plan hands it out again only when no other idea
+ * is left to hand out at all, not as one set aside is, after the others. */
+void kf_search_idea_spent (const char *const *ideas, size_t n, json_t *tries, bool *spent);
+
 /* KNOWN from ROWS, the run's candidates with a stored idea, as [{id,
- * generation, slot, parent_id, phase, generator, idea, pending}]: the
+ * generation, slot, parent_id, parent_features, phase, generator, idea,
+ * pending}]: the
  * idea each of ELITES (N) and CHOSEN was built from (none for the task's
  * own initial kernel, which no idea made), and the ideas the search
  * candidates of GENERATION other than SLOT took, with their parents, and
@@ -193,7 +210,11 @@ void kf_search_idea_known_free (kf_search_idea_known_t *known);
  * every idea, the slot's own is kept with CHOSEN unless a sibling takes
  * it from CHOSEN; then the first, in the same order, that no sibling
  * takes from it; only when siblings take every idea from it, the slot's
- * own. */
+ * own. Round 15: two attempts of one generation wrote one kernel from two
+ * parents (streaming stores on the threaded parent, threads on the
+ * streaming one): an idea is not taken from a kernel whose features with
+ * the idea's are a sibling's MADE; and a SPENT idea comes only when no
+ * other is left. */
 size_t kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *order,
                                  const bool *aside, int population, int slot,
                                  const kf_elite_t *elites, const unsigned *features,

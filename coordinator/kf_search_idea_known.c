@@ -1,0 +1,128 @@
+/*  kf_search_idea_known.c - what the plan knows of the pool beyond its
+ *  sources (kf_search_idea_known_t, kf_search_idea.h): the idea each
+ *  kernel was built from, what the generation's siblings took from which
+ *  kernel, and the tries in flight; read from the run's candidates and
+ *  folded into the archive's fingerprint by the elites' places.
+ */
+#include "kf_search_idea.h"
+#include "kf_json.h"
+#include "kf_prompt_class.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  The index of TEXT in IDEAS (N), or -1.
+static int
+s_idea_index (const char *const *ideas, size_t n, const char *text)
+{
+    for (size_t i = 0; text && i < n; i++)
+        if (!strcmp (ideas[i], text))
+            return (int) i;
+    return -1;
+}
+
+int
+kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
+                           const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                           int generation, int slot, kf_search_idea_known_t *known)
+{
+    memset (known, 0, sizeof *known);
+    known->chosen_built = -1;
+    known->built = malloc ((n + 1) * sizeof *known->built);
+    known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
+    known->pending = calloc (count + 1, sizeof *known->pending);
+    known->earlier = calloc (count + 1, sizeof *known->earlier);
+    if (!known->built || !known->siblings || !known->pending || !known->earlier) {
+        kf_search_idea_known_free (known);
+        return -1;
+    }
+    for (size_t e = 0; e < n; e++)
+        known->built[e] = -1;
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        int idx = s_idea_index (ideas, count, json_string_value (json_object_get (r, "idea")));
+        if (idx < 0)
+            continue;
+        int64_t id = kf_jint (r, "id");
+        //  The task's own kernel was given, not written to the idea its
+        //  slot leans towards.
+        if (strcmp (kf_jstr (r, "generator"), "initial")) {
+            for (size_t e = 0; e < n; e++)
+                if (elites[e].candidate_id == id)
+                    known->built[e] = idx;
+            if (chosen && chosen->candidate_id == id)
+                known->chosen_built = idx;
+        }
+        bool search = !strcmp (kf_jstr (r, "phase"), "search");
+        bool here = kf_jint (r, "generation") == generation;
+        bool self = here && kf_jint (r, "slot") == slot;
+        bool pending = json_is_true (json_object_get (r, "pending"));
+        known->pending[idx] += search && pending && !self;
+        known->earlier[idx] += search && pending && kf_jint (r, "generation") < generation;
+        //  A sibling's, or one in flight from an earlier generation
+        //  (round 11: candidate 12 and a sibling both took cache blocking
+        //  from candidate 6).
+        if (search && !self && (here || pending)) {
+            //  Round 15: what the sibling's kernel is to do, when its
+            //  parent's features are stored and its idea is one code shows.
+            kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+            json_t *pf = json_object_get (r, "parent_features");
+            bool made = here && f != KF_IDEA_OTHER && json_is_integer (pf);
+            known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
+                .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx,
+                .made = made ? (unsigned) json_integer_value (pf) | 1u << f : 0,
+                .made_known = made };
+        }
+    }
+    return 0;
+}
+
+void
+kf_search_idea_known_free (kf_search_idea_known_t *known)
+{
+    if (!known)
+        return;
+    free (known->built);
+    free (known->siblings);
+    free (known->pending);
+    free (known->earlier);
+    free (known->threads_lose);
+    memset (known, 0, sizeof *known);
+    known->chosen_built = -1;
+}
+
+char *
+kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
+                           size_t n)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    fputs ("|known:", f);
+    for (size_t e = 0; known->built && e < n; e++)
+        if (known->built[e] >= 0)
+            fprintf (f, "b%zu=%d,", e, known->built[e]);
+    //  A sibling's parent by every place it holds in the pool (a kernel
+    //  on several islands holds several).
+    for (size_t s = 0; s < known->n_siblings; s++) {
+        bool named = false;
+        for (size_t e = 0; e < n; e++)
+            if (elites[e].candidate_id == known->siblings[s].parent_id) {
+                fprintf (f, "%s%zu", named ? "." : "s", e);
+                named = true;
+            }
+        if (named && known->siblings[s].made_known)
+            fprintf (f, "=%zu:%x,", known->siblings[s].idea, known->siblings[s].made);
+        else if (named)
+            fprintf (f, "=%zu,", known->siblings[s].idea);
+    }
+    fprintf (f, "c=%d", known->chosen_built);
+    if (fclose (f)) {
+        free (text);
+        return NULL;
+    }
+    return text;
+}
