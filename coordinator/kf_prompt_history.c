@@ -3,6 +3,7 @@
  */
 #include "kf_prompt_history.h"
 #include "kf_lineage.h"
+#include "kf_prompt_changed.h"
 #include "kf_meta_ideas.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
@@ -45,6 +46,12 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 " ORDER BY c.finished_at DESC NULLS FIRST, c.id DESC LIMIT $2",
                                 2, params);
     kf_json_drop_nulls (rows);
+    //  Round 15: a try whose code added no feature the reading knows is
+    //  told by how much of its parent's code it changed.
+    if (rows && kf_prompt_history_changes (db, rows)) {
+        json_decref (rows);
+        return NULL;
+    }
     return rows;
 }
 
@@ -113,9 +120,13 @@ s_added_text (json_t *c, char *buf, size_t size)
 {
     char words[300];
     kf_prompt_feature_words (kf_prompt_features_added (c), words, sizeof words);
+    char counts[120];
     if (*words)
         snprintf (buf, size, "; its code added %s: %s",
                   kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words);
+    //  Round 15: "regressed" said nothing of what such a try changed.
+    else if (*kf_prompt_changed_text (c, counts, sizeof counts))
+        snprintf (buf, size, "; its code added no feature this reading knows: it %s", counts);
     else if (size)
         buf[0] = '\0';
 }
@@ -308,6 +319,13 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     int listed = 0, judged = 0;
     bool know_code = false;
     int64_t best = -1;
+    //  Round 15: "this idea won there" of a best kernel handed threads,
+    //  whose code written from scratch unrolled too. The win is this
+    //  idea's when the best was handed it or its code added it to its own
+    //  parent's; else the best does it too, and CREDIT is false.
+    bool credit = true;
+    int best_judged = 0;
+    char best_other[200] = "";
     size_t i;
     json_t *c;
     json_array_foreach (in->history, i, c) {
@@ -322,8 +340,11 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         if (!kf_prompt_try_counts (idea, kf_prompt_features_added (c), mine, &by_code))
             continue;
         judged += !json_is_false (json_object_get (c, "finished"));
-        if (in->best && s_same (in->best, c))
+        if (in->best && s_same (in->best, c)) {
             best = kf_jint (c, "id");
+            credit = !by_code || kf_jint (c, "parent_id");
+            best_judged = !json_is_false (json_object_get (c, "finished"));
+        }
         char outcome[400], from[80] = "", added[360], handed[300] = "";
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         //  Round 11: "another way than that try" of a try whose code no
@@ -339,6 +360,9 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             kf_prompt_feature_words (of == KF_IDEA_OTHER ? 0 : 1u << of, other, sizeof other);
             snprintf (handed, sizeof handed, ", handed another idea (%s), though its code "
                       "does this one too", *other ? other : idea ? idea : "unknown");
+            if (in->best && s_same (in->best, c))
+                snprintf (best_other, sizeof best_other, "%s",
+                          *other ? other : idea ? idea : "unknown");
         }
         fprintf (f, "%s candidate %lld (generation %lld%s%s): %s%s", listed++ ? ";"
                  : " Tried before in this run (newest first):", (long long) kf_jint (c, "id"),
@@ -347,10 +371,20 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     }
     //  Round 10: "learn from how that went" after a try not judged yet;
     //  and "if it failed or lost" when that try is the run's best.
-    if (best >= 0)
+    if (best >= 0 && credit)
         fprintf (f, ". Candidate %lld is the run's best kernel so far: this idea won there, "
                  "so take it further than that try did (another width, depth or split), "
                  "or combine it with what the best does not do yet.", (long long) best);
+    else if (best >= 0)
+        fprintf (f, ". Candidate %lld is the run's best kernel so far and does this too, but "
+                 "it was handed another idea (%s) and wrote this one with the rest from "
+                 "scratch, so its win does not say what this idea is worth here%s",
+                 (long long) best, best_other,
+                 judged > best_judged ? ". Learn from how the other tries went: if one failed "
+                                        "or lost, do it differently or say why it should pay "
+                                        "now; if one won, take it further than it did."
+                                      : ": build this idea on it as this attempt's main "
+                                        "change.");
     else if (judged)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
                "why it should pay now; if it won, take it further than that try did.", f);

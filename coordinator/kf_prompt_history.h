@@ -30,8 +30,10 @@
 /* RUN_ID's candidates, those not finished first, then the finished ones
  * newest first, at most KF_PROMPT_HISTORY_READ, as [{id, generation,
  * slot, phase ("search", "tuning"), parent_id, finished, status, speedup,
- * fidelity, candidate_ns, detail, log (a failed compile's), norm_hash}]
- * (absent keys: unknown). Caller's; NULL on a database error. */
+ * fidelity, candidate_ns, detail, log (a failed compile's), norm_hash,
+ * features, parent_features, and changed, parent_lines, lines for a try
+ * whose code added no feature: kf_prompt_changed.h}] (absent keys:
+ * unknown). Caller's; NULL on a database error. */
 json_t *kf_prompt_history (kf_db_t *db, int64_t run_id);
 
 /* The search candidates of RUN_ID's GENERATION planned so far, as

@@ -18,6 +18,7 @@
 #include "kf_meta.h"
 #include "kf_models.h"
 #include "kf_prompt.h"
+#include "kf_prompt_changed.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_target.h"
@@ -222,6 +223,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     json_t *children = parent ? kf_lineage_children (self->db, parent->candidate_id,
                                                      parent->speedup, KF_LINEAGE_CHILDREN)
                               : NULL;
+    /* Round 15: each verdict with what the child changed (kf_prompt_changed.h). */
+    bool children_failed = children
+                           && kf_prompt_children_changes (self->db, children,
+                                                          parent->candidate_id);
     json_t *compiler = kf_prompt_compiler (self->db, backend);
     json_t *stats = kf_prompt_input_stats (self->db, run_id);
     json_t *tune_points = kf_search_setting (self, run, "tuning_configs");
@@ -275,7 +280,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     json_decref (last);
     json_decref (inspirations);
     json_decref (sections);
-    int rc = prompt && !memory_failed ? 0 : -1;
+    int rc = prompt && !memory_failed && !children_failed ? 0 : -1;
 
     char runid[24], gen[24], slotbuf[24], parentbuf[24], isl[24];
     char *sel_text = json_dumps (selection, JSON_COMPACT);

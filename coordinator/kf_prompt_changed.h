@@ -1,0 +1,47 @@
+/*  kf_prompt_changed.h - what a try changed of its parent's code, told
+ *  by lines where no feature reading names it.
+ *
+ *  Round 15: "Tried before" and "Tried from this kernel so far" said a try
+ *  "regressed" with nothing of what it changed when its code added no
+ *  feature the reading knows (kf_prompt_source_features), so a template
+ *  author had to guess which changes were refuted. Such a try is now told
+ *  by how many of its parent's lines it changed, counted by the diff the
+ *  prompt shows inspirations with (kf_prompt_diff.c), and a child of the
+ *  kernel to improve by what its code added too.
+ */
+#ifndef KF_PROMPT_CHANGED_H
+#define KF_PROMPT_CHANGED_H
+
+#include "kf_db.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How CHILD differs from PARENT by lines (kf_prompt_diff's reading: a
+ * last line without a newline counts): *PARENT_LINES, *CHANGED (the
+ * parent's lines the child does not keep) and *LINES (the child's). False
+ * when either is missing or too long to compare (KF_PROMPT_DIFF_MAX_LINES)
+ * or memory ran out. */
+bool kf_prompt_changed_counts (const char *parent, const char *child, int *changed,
+                               int *parent_lines, int *lines);
+
+/* ROW's counts ({changed, parent_lines, lines}, as
+ * kf_prompt_history_changes sets them) in words, "changed 34 of its
+ * parent's 120 lines (its own has 126)", into BUF; empty without them. */
+const char *kf_prompt_changed_text (json_t *row, char *buf, size_t size);
+
+/* For each search row of HISTORY (kf_prompt_history's) with a parent and
+ * both features stored whose code added none (kf_prompt_features_added),
+ * sets changed, parent_lines and lines from the two sources. 0, or -1 on
+ * a database error. */
+int kf_prompt_history_changes (kf_db_t *db, json_t *history);
+
+/* For each row of CHILDREN (kf_lineage_children's, of PARENT_ID) appends
+ * to its reason what it changed: "; its code added to its parent's:
+ * threads", else "; its code added no feature this reading knows: it
+ * changed 34 of its parent's 120 lines (its own has 126)". 0, or -1 on a
+ * database error. */
+int kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id);
+
+#endif
