@@ -127,7 +127,8 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
             char words[300];
             kf_prompt_feature_words (kf_prompt_features_added (row), words, sizeof words);
             if (*words)
-                snprintf (what, sizeof what, "; its code added to its parent's: %s", words);
+                snprintf (what, sizeof what, "; what its code added to its parent's: %s",
+                          words);
             else {
                 s_count (db, row, kf_jint (c, "id"), parent_id);
                 char counts[120];

@@ -38,7 +38,7 @@ const char *kf_prompt_changed_text (json_t *row, char *buf, size_t size);
 int kf_prompt_history_changes (kf_db_t *db, json_t *history);
 
 /* For each row of CHILDREN (kf_lineage_children's, of PARENT_ID) appends
- * to its reason what it changed: "; its code added to its parent's:
+ * to its reason what it changed: "; what its code added to its parent's:
  * threads", else "; its code added no feature this reading knows: it
  * changed 34 of its parent's 120 lines (its own has 126)". 0, or -1 on a
  * database error. */

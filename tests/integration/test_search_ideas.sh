@@ -46,6 +46,13 @@ check "no two attempts of a generation start from one kernel with one idea" \
               AND b.generation = a.generation AND b.slot > a.slot AND b.phase = 'search'
               AND b.parent_id = a.parent_id AND b.selection->>'idea' = a.selection->>'idea'
               WHERE a.run_id = $run AND a.phase = 'search'")" -eq 0 ]
+# Round 15: a child of the kernel to improve is told by what its code
+# added to its parent's, or by how many of its parent's lines it changed
+# (kf_prompt_changed.c), beside its verdict.
+check "a prompt tells what a child of its kernel changed" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run
+              AND (prompt LIKE '%; what its code added to its parent''s: %'
+                   OR prompt LIKE '%of its parent''s % lines (its own has%')")" -gt 0 ]
 check "a tuning candidate is handed no idea" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'tuning'
               AND selection->>'idea' IS NOT NULL")" -eq 0 ]
