@@ -274,11 +274,19 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     if (!row)
         return failed ? -1 : 0;
     json_decref (row);
-    /* Its cell keeps it, at the figure that counts. */
-    const char *ap[3] = { id, sp, fit };
+    /* Its cell keeps it, and its parent's move is recorded, at the
+     * figure that counts. */
+    const char *ap[3] = { id, sp, fit }, *tp[2] = { id, fit };
     if (counted < first
-        && kf_db_exec (self->db, "UPDATE archive_cells SET speedup = $2, fitness = $3"
-                                 " WHERE candidate_id = $1", 3, ap) < 0)
+        && (kf_db_exec (self->db, "UPDATE archive_cells SET speedup = $2, fitness = $3"
+                                  " WHERE candidate_id = $1", 3, ap) < 0
+            || kf_db_exec (self->db,
+                           "UPDATE transitions SET"
+                           " child_fitness = CASE WHEN child_id = $1 THEN $2::float8"
+                           "  ELSE child_fitness END,"
+                           " parent_fitness = CASE WHEN parent_id = $1 THEN $2::float8"
+                           "  ELSE parent_fitness END"
+                           " WHERE child_id = $1 OR parent_id = $1", 2, tp) < 0))
         return -1;
     if (holds)
         kf_info ("run %lld candidate %lld re-verified: %.2fx (first %.2fx)", (long long) run_id,
