@@ -222,6 +222,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         //  outcomes read alike, coordinates only, and no load).
         "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"
         "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
+        "  (c.selection->>'features')::bigint AS features,"
         "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
         "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
         "   AND jsonb_typeof(e3.figures->'best_config') = 'object'"

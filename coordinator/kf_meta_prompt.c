@@ -267,8 +267,10 @@ s_history (FILE *f, json_t *history, int64_t base)
 //  the copy bandwidth" and nothing of compute, where the kernel prompts
 //  derive 2*M*N*K from the shapes; the meta prompt now does the same (on
 //  DEVICE's peaks, every core's and one core's).
+//  Round 15: on the HOST, an outcome whose code has no streaming stores
+//  counts N + 2M, as the kernel prompts do (kf_prompt_store_factor).
 static void
-s_shares (FILE *f, json_t *o, json_t *spec, json_t *device)
+s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
 {
     json_t *bw = json_object_get (o, "bandwidth"), *cp = json_object_get (o, "compute");
     double gbs = kf_jnum (bw, "candidate_gbs", 0), copy = kf_jnum (bw, "copy_gbs", 0);
@@ -280,9 +282,13 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device)
         if (!(peak > 0))
             peak = kf_jnum (device, "peak_gflops", 0);
     }
+    json_t *ft = json_object_get (o, "features");
+    bool ordinary = host && json_is_integer (ft)
+                    && !(json_integer_value (ft) & (1 << KF_IDEA_STREAM));
+    gbs *= ordinary ? kf_prompt_store_factor (spec, false) : 1;
     if (gbs > 0 && copy > 0)
-        fprintf (f, "; memory %.1f GB/s = %.0f%% of the measured copy bandwidth", gbs,
-                 100 * gbs / copy);
+        fprintf (f, "; memory %.1f GB/s = %.0f%% of the measured copy bandwidth%s", gbs,
+                 100 * gbs / copy, ordinary ? " (N + 2M: its code has no streaming stores)" : "");
     if (gf > 0 && peak > 0)
         fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
     double one_core = kf_jnum (device, "peak_gflops_one_core", 0);
@@ -408,7 +414,7 @@ s_uncounted (json_t *o)
 
 static void
 s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device,
-                double counted)
+                bool host, double counted)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
              (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
@@ -427,7 +433,7 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
         fprintf (f, ", %.0f ns (reference %.0f ns)",
                  json_number_value (json_object_get (o, "candidate_ns")),
                  json_number_value (json_object_get (o, "reference_ns")));
-    s_shares (f, o, spec, device);
+    s_shares (f, o, spec, device, host);
     json_t *c = json_object_get (o, "correctness");
     if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
         fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
@@ -662,6 +668,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     json_array_foreach (outcomes, i, o)
         s_outcome_line (f, o, kf_jstr (run, "language"), json_object_get (run, "spec"),
                         json_array_get (json_object_get (base->hardware, "devices"), 0),
+                        kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
+                            == KF_TARGET_HOST,
                         counted);
     if (best_outcome)
         s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"

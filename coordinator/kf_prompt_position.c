@@ -428,6 +428,13 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
     fputs (".", f);
 }
 
+double
+kf_prompt_store_factor (json_t *spec, bool streaming)
+{
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
+    return !streaming && m > 0 ? (n + 2 * m) / (n + m) : 1;
+}
+
 void
 kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                          kf_target_kind_t kind)
@@ -453,14 +460,13 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  the 64 GB/s peak. On the host the outputs count twice unless the
     //  code stores with streaming (non-temporal) stores.
     const char *source = kf_jstr (k, "source");
-    double out_bytes = kf_prompt_side_bytes (spec, "outputs");
     int stores = 0;   /* 1 ordinary, 2 streaming, 0 not known */
-    if (kind == KF_TARGET_HOST && *source && r.bytes > 0 && r.gbs > 0 && out_bytes > 0) {
+    if (kind == KF_TARGET_HOST && *source && r.bytes > 0 && r.gbs > 0
+        && kf_prompt_side_bytes (spec, "outputs") > 0) {
         stores = kf_prompt_source_does (source, NULL, KF_IDEA_STREAM) ? 2 : 1;
-        if (stores == 1) {
-            r.gbs *= (r.bytes + out_bytes) / r.bytes;
-            r.bytes += out_bytes;
-        }
+        double more = kf_prompt_store_factor (spec, stores == 2);
+        r.gbs *= more;
+        r.bytes *= more;
     }
     //  No count from the task: a plain matrix product's 2*M*N*K follows
     //  from its shapes (round 3: "compute: not known" for a GEMM), an

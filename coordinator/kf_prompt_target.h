@@ -46,6 +46,13 @@ double kf_prompt_tensor_bytes (json_t *tensor);
 double kf_prompt_side_bytes (json_t *spec, const char *list);
 double kf_prompt_output_elements (json_t *spec);
 
+/* How much more traffic a host kernel of task SPEC moves than its
+ * inputs and outputs once: (N + 2M) / (N + M) when its stores are
+ * ordinary (each reads its line before writing it; round 15: 128 MiB
+ * moved, not 96), 1 when STREAMING (non-temporal stores read nothing)
+ * or SPEC names no outputs. */
+double kf_prompt_store_factor (json_t *spec, bool streaming);
+
 /* Writes one line on the time task SPEC's traffic (N bytes read, M
  * written) takes at host device D's one-core copy rates: with ordinary
  * stores (N + 2M), with streaming stores (N + M), in ms, and what

@@ -14,7 +14,9 @@
 #include "../../coordinator/kf_meta_edits.h"
 #include "../../coordinator/kf_meta_ideas.h"
 #include "../../coordinator/kf_meta_prompt.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "kf_json.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,9 +252,49 @@ s_prompt (void)
     json_decref (run);
 }
 
+//  Round 15: the meta prompt said candidate 1 moved its bytes at 46.4
+//  GB/s, "72% of the measured copy bandwidth", counting N + M; with
+//  ordinary stores it moved N + 2M, 61.9 GB/s, 97% of 64. A kernel of
+//  streaming stores keeps N + M.
+static void
+s_store_count (void)
+{
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+                              " s:[{s:s, s:[i, i], s:s}]}",
+                              "name", "atan_rsqrt", "description", "elementwise", "inputs",
+                              "name", "x", "shape", 2048, 4096, "dtype", "f32", "name", "y0",
+                              "shape", 2048, 4096, "dtype", "f32", "outputs", "name", "y",
+                              "shape", 2048, 4096, "dtype", "f32");
+    json_t *run = json_pack ("{s:s, s:s, s:O}", "language", "c", "target", "host", "spec", spec);
+    json_t *outcomes = json_pack (
+        "[{s:i, s:i, s:i, s:s, s:f, s:s, s:{s:f, s:f}, s:i},"
+        " {s:i, s:i, s:i, s:s, s:f, s:s, s:{s:f, s:f}, s:i}]",
+        "candidate_id", 1, "generation", 0, "prompt_version", 1, "status", "correct",
+        "speedup", 414.96, "fidelity", "full", "bandwidth", "candidate_gbs", 46.4, "copy_gbs",
+        64.0, "features", (1 << KF_IDEA_SIMD) | (1 << KF_IDEA_THREADS),
+        "candidate_id", 2, "generation", 0, "prompt_version", 1, "status", "correct",
+        "speedup", 315.0, "fidelity", "full", "bandwidth", "candidate_gbs", 35.3, "copy_gbs",
+        64.0, "features", (1 << KF_IDEA_SIMD) | (1 << KF_IDEA_STREAM));
+    json_t *sections = s_sections ();
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 2, NULL, NULL, NULL, NULL);
+    CHECK (fabs (kf_prompt_store_factor (spec, false) - 4.0 / 3) < 1e-12);
+    CHECK (kf_prompt_store_factor (spec, true) == 1);
+    CHECK (kf_test_has (p, "memory 61.9 GB/s = 97% of the measured copy bandwidth (N + 2M: its "
+                           "code has no streaming stores)"));
+    CHECK (kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth"));
+    CHECK (!kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth (N + 2M"));
+    free (p);
+    json_decref (sections);
+    json_decref (outcomes);
+    json_decref (run);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_store_count ();
     s_add_ideas ();
     s_whole_sentences ();
     s_prompt ();
