@@ -214,7 +214,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     }
     f->counted = true;
     //  The libm calls' spans, to tell an epilogue's from the product.
-    struct s_span { const char *at, *close; int calls; } spans[32];
+    struct s_span { const char *at, *open, *close; int calls; } spans[32];
     size_t n_spans = 0;
     //  The first product and where it ends: a call's closing ')', the
     //  end of the line of an @ (its operands are on it).
@@ -258,7 +258,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                     f->calls += s_libm[i].calls;
                     s_add_name (f, last, n);
                     if (n_spans < sizeof spans / sizeof spans[0])
-                        spans[n_spans++] = (struct s_span) { at, s_close (q, end),
+                        spans[n_spans++] = (struct s_span) { at, q, s_close (q, end),
                                                              s_libm[i].calls };
                     known = true;
                 }
@@ -330,6 +330,15 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         }
     }
     f->product = product != NULL;
+    for (size_t i = 0; i < n_spans; i++) {
+        f->related |= spans[i].calls > 1;
+        for (size_t j = 0; j < n_spans; j++) {
+            size_t a = (size_t) (spans[i].close - spans[i].open);
+            f->related |= j != i && ((spans[j].at > spans[i].open && spans[j].at < spans[i].close)
+                                     || (j > i && a == (size_t) (spans[j].close - spans[j].open)
+                                         && !strncmp (spans[i].open, spans[j].open, a)));
+        }
+    }
     //  An epilogue's call takes the product as its argument or comes
     //  after it; one inside it works on an operand.
     for (size_t i = 0; product && i < n_spans; i++)

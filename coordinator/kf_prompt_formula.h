@@ -41,7 +41,11 @@ typedef enum {
  * indexing, a loop, a matrix product's @): OPS and KINDS then mean
  * nothing. AFTER_PRODUCT counts the libm calls that come after the
  * first matrix product in forward or take it as their argument (an
- * epilogue's); PRODUCT says whether forward names one. */
+ * epilogue's); PRODUCT says whether forward names one. RELATED: an
+ * exact identity may share or remove a call (round 16: exp(-x*x/2) *
+ * cos(3*x) was handed one, and none exists): two of its libm calls take
+ * the same argument, one takes another's result, or one function makes
+ * several calls (softplus, mish). */
 typedef struct {
     bool counted;
     int ops;
@@ -49,6 +53,7 @@ typedef struct {
     int calls;
     int after_product;
     bool product;
+    bool related;
     char names[64];
 } kf_formula_t;
 

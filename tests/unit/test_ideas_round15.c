@@ -66,12 +66,28 @@ test_cut (void)
     //  The other ideas are those of one libm call, unchanged.
     CHECK (s_index (ideas, n, "by a branch-free approximation") == 0);
     json_decref (spec);
-    //  Several calls: each named, the identity idea kept.
-    spec = s_spec ("t", "return torch.exp(x) * torch.tanh(y0)");
+    //  Several calls of one argument: each named, the identity idea kept.
+    spec = s_spec ("t", "return torch.exp(x) * torch.tanh(x)");
     ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
     cut = s_index (ideas, n, "spend fewer instructions an element on its exp, tanh once");
     CHECK (cut < n && s_index (ideas, n, "by an exact identity") < n);
     json_decref (spec);
+    //  Round 16: calls no identity relates (other arguments, neither inside
+    //  the other) get no identity idea; one inside another, or a function
+    //  of several calls, does.
+    static const struct { const char *code; bool identity; } related[] = {
+        { "return torch.exp(-x * x / 2) * torch.cos(3 * x) + y0 / 4", false },
+        { "return torch.exp(x) * torch.tanh(y0)", false },
+        { "return x * torch.tanh(torch.log1p(torch.exp(x)))", true },
+        { "return torch.sigmoid(x) * F.softplus(y0)", true },
+        { "return torch.sin(x) + torch.cos(x)", true },
+    };
+    for (size_t i = 0; i < sizeof related / sizeof related[0]; i++) {
+        spec = s_spec ("t", related[i].code);
+        ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+        CHECK ((s_index (ideas, n, "by an exact identity") < n) == related[i].identity);
+        json_decref (spec);
+    }
     //  A formula without costly math, or a GPU, has none.
     spec = s_spec ("t", "return x * 2.0 + y0");
     ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
