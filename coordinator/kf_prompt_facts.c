@@ -175,13 +175,21 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     size_t i;
     json_t *t;
     int n = 0;
+    double atol = 0;
     json_array_foreach (json_object_get (spec, "outputs"), i, t) {
         int dt = kf_dtype_from_name (kf_jstr (t, "dtype"));
         if (dt < 0 || dt >= 8 || seen[dt])
             continue;
         seen[dt] = 1;
+        atol = n ? atol : kf_task_atol (spec, dt);
         fprintf (f, "%s %g (%s)", n++ ? "," : "", kf_task_atol (spec, dt), kf_dtype_name (dt));
     }
+    //  Round 16: "relative error well below 0.001 is fine" read as the
+    //  whole budget, where the absolute bound passes every small output.
+    if (n == 1 && atol > 0 && rtol > 0)
+        fprintf (f, " (either test suffices: where |want| is below %g, the absolute bound is "
+                 "the looser, so an error up to %g passes there whatever the relative error)",
+                 atol / rtol, atol);
     size_t cases = json_array_size (json_object_get (spec, "shapes"));
     fprintf (f, ". At least %g%% of each output's elements must pass, the cosine similarity "
              "of each whole output with the reference's must be at least %.6g, and NaN or "
