@@ -75,6 +75,9 @@ check "it counts at the lower of its two full-protocol figures" \
 best=$(jq -r '.best_speedup // 0' <<<"$out")
 check "and the run's best is that figure ($best)" \
     [ "$(sql "SELECT abs(speedup - $best) <= 1e-6 * speedup FROM candidates WHERE id = ${fast:-0}")" = t ]
+check "its verdict says which of its two figures counts" \
+    [ "$(sql "SELECT verdict_detail LIKE '%; re-verified on %: %x (the lower figure, %x, is the one that counts)'
+              FROM candidates WHERE id = ${fast:-0}")" = t ]
 check "its parent's move is recorded at the figure that counts" \
     [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates c ON c.id = t.child_id
               WHERE t.child_id = ${fast:-0} AND t.child_fitness = c.fitness")" = 1 ]
