@@ -78,6 +78,16 @@ check "and the run's best is that figure ($best)" \
 check "its verdict says which of its two figures counts" \
     [ "$(sql "SELECT verdict_detail LIKE '%; re-verified on %: %x (the lower figure, %x, is the one that counts)'
               FROM candidates WHERE id = ${fast:-0}")" = t ]
+# The time shown is the timing whose figure counts (the first, or the
+# re-verification's where that is the lower).
+counted_ns=$(sql "SELECT CASE WHEN c.verify_speedup = c.speedup
+                  THEN (c.verify_figures->'candidate'->>'median_ns')::float8 ELSE e.candidate_ns END
+                  FROM candidates c JOIN evaluations e ON e.candidate_id = c.id
+                  AND e.fidelity IS DISTINCT FROM 'screen' WHERE c.id = ${fast:-0}")
+check "kfctl show gives the time of the timing that counts (${counted_ns:-none} ns)" \
+    jtrue "[.candidates[] | select(.id == ${fast:-0}) | .candidate_ns] as \$t
+           | (\$t | length) == 1 and ((\$t[0] - ${counted_ns:-0}) | fabs) <= 1e-6 * \$t[0]" \
+    kfctl show "$run" --json
 check "its parent's move is recorded at the figure that counts" \
     [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates c ON c.id = t.child_id
               WHERE t.child_id = ${fast:-0} AND t.child_fitness = c.fitness")" = 1 ]
