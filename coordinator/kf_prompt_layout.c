@@ -556,8 +556,23 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
     fprintf (f, " So the rows of both operands are contiguous along k: read %s along k as "
              "stored, each output a dot product of a row of the first operand with a row of "
              "%s; neither operand needs a transpose or a packed copy to be read "
-             "contiguously. It is the x @ W^T of the strategies and ideas, with W = %s.\n",
+             "contiguously. It is the x @ W^T of the strategies and ideas, with W = %s.",
              in, in, in);
+    //  Round 16: q @ k^T with K = 64 was told dot products along k, each
+    //  4 vectors long and then summed across its lanes; the model found
+    //  the broadcast form over a transposed block faster, and a meta
+    //  round had to say so.
+    long long k = rank >= 2 ? (long long) json_integer_value (json_array_get (shape, rank - 1))
+                            : 0;
+    if (k > 0 && k <= 128)
+        fprintf (f, " K is short here (%lld): a dot product of %lld f32 is %lld AVX-512 "
+                 "vectors (%lld AVX2), and summing its vector accumulator across the lanes at "
+                 "the end costs about as much as its FMAs; a register tile of outputs fed by "
+                 "broadcasts of the first operand against vectors of a transposed copy of %s's "
+                 "block (the outer-product order, the copy a small [K][NR] panel) needs no "
+                 "such sums, and is the alternative to time.", k, k, (k + 15) / 16, (k + 7) / 8,
+                 in);
+    fputc ('\n', f);
 }
 
 //  ---------------------------------------------------------------------

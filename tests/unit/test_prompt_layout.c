@@ -164,6 +164,36 @@ s_test_not (void)
     CHECK (s_layout ("a, b", "return a * b", 2, NULL, 0) == KF_PRODUCT_OTHER);
 }
 
+//  Round 16: q @ k^T with K = 64 (bmm_bt_softmax) was told dot products
+//  along k, each 4 vectors then summed across lanes; the note now says
+//  what a short k costs that way, and names the broadcast form to time.
+static void
+s_test_short_k (void)
+{
+    FILE *f = fopen ("tests/fixtures/pytorch/bmm_bt_softmax.py", "r");
+    CHECK (f);
+    if (!f)
+        return;
+    char src[4096];
+    size_t n = fread (src, 1, sizeof src - 1, f);
+    src[n] = 0;
+    fclose (f);
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i,i,i], s:s}, {s:s, s:[i,i,i], s:s}],"
+                              " s:[{s:s, s:[i,i,i], s:s}], s:{s:s, s:s}}",
+                              "name", "bmm_bt_softmax", "description", "a task", "inputs",
+                              "name", "in0", "shape", 8, 512, 64, "dtype", "f32", "name", "in1",
+                              "shape", 8, 512, 64, "dtype", "f32", "outputs", "name", "out0",
+                              "shape", 8, 512, 512, "dtype", "f32", "reference", "language",
+                              "pytorch", "source", src);
+    char *note = s_note (spec);
+    CHECK (note && strstr (note, "K is short here (64): a dot product of 64 f32 is 4 AVX-512 "
+                                 "vectors (8 AVX2), and summing its vector accumulator across "
+                                 "the lanes at the end costs about as much as its FMAs"));
+    CHECK (note && strstr (note, "transposed copy of in1's block (the outer-product order"));
+    free (note);
+    json_decref (spec);
+}
+
 static void
 s_test_fixture (void)
 {
@@ -197,6 +227,8 @@ s_test_fixture (void)
                                  "read contiguously. It is the x @ W^T of the strategies and "
                                  "ideas, with W = in1.\n"));
     CHECK (note && !strstr (note, "nn.Linear"));
+    //  K = 1024 is no short k.
+    CHECK (note && !strstr (note, "K is short here"));
     free (note);
     //  The Data section carries it.
     f = open_memstream (&note, &n);
@@ -358,6 +390,7 @@ main (void)
     s_test_spellings ();
     s_test_not ();
     s_test_fixture ();
+    s_test_short_k ();
     s_test_notes ();
     s_test_first_fixture ();
     return kf_test_done ("test_prompt_layout");
