@@ -134,6 +134,21 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
     return notes;
 }
 
+//  The judged tries of IDEA in TRIES into *TOLD, the won ones into *WON.
+static void
+s_tally (json_t *tries, const char *idea, int *told, int *won)
+{
+    *told = *won = 0;
+    size_t j;
+    json_t *t;
+    json_array_foreach (tries, j, t)
+        if (s_counts (t, idea, NULL)) {
+            int v = s_try_verdict (t);
+            *told += v < 2;
+            *won += v == 1;
+        }
+}
+
 void
 kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
                      const int *earlier, const bool *aside, bool *held)
@@ -142,15 +157,8 @@ kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const in
         held[i] = false;
         if (!pending || pending[i] <= 0 || aside[i])
             continue;
-        int told = 0, won = 0;
-        size_t j;
-        json_t *t;
-        json_array_foreach (tries, j, t)
-            if (s_counts (t, ideas[i], NULL)) {
-                int v = s_try_verdict (t);
-                told += v < 2;
-                won += v == 1;
-            }
+        int told, won;
+        s_tally (tries, ideas[i], &told, &won);
         held[i] = won == 0 && (told + pending[i] >= KF_SEARCH_IDEA_NO_WIN
                                || (told == 0 && earlier && earlier[i] > 0));
     }
@@ -160,15 +168,8 @@ void
 kf_search_idea_spent (const char *const *ideas, size_t n, json_t *tries, bool *spent)
 {
     for (size_t i = 0; i < n; i++) {
-        int told = 0, won = 0;
-        size_t j;
-        json_t *t;
-        json_array_foreach (tries, j, t)
-            if (s_counts (t, ideas[i], NULL)) {
-                int v = s_try_verdict (t);
-                told += v < 2;
-                won += v == 1;
-            }
+        int told, won;
+        s_tally (tries, ideas[i], &told, &won);
         spent[i] = told >= KF_SEARCH_IDEA_NO_WIN && won == 0;
     }
 }
