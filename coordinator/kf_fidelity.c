@@ -173,8 +173,8 @@ s_bar (kf_search_t *self, int64_t cand_id, double *elite, double *best)
  * that its own changed from the screen's to the full protocol's: its
  * elite may have been displaced by a screen figure that did not hold, or
  * the candidate may win a cell its screen lost. */
-static int
-s_recell (kf_search_t *self, int64_t run_id, int64_t cand_id)
+int
+kf_fidelity_recell (kf_search_t *self, int64_t run_id, int64_t cand_id)
 {
     char run[24];
     const char *p[1] = { S_I64 (run, run_id) };
@@ -466,7 +466,7 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
         /* The figure, and maybe the run's best, moved; a meta round that
          * waited for it may go now (kf_meta_waits). */
         || kf_meta_after_candidate (self, run_id, cand_id)
-        || s_recell (self, run_id, cand_id)
+        || kf_fidelity_recell (self, run_id, cand_id)
         /* A full figure is judged like any other: suspicious, it is
          * re-verified before it counts. */
         || kf_verify_check (self, run, job, cand_id, result, full, true))

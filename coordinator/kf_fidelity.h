@@ -87,4 +87,9 @@ int kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
  * held for audit at its screen figure: 0, or -1. */
 int kf_fidelity_job_failed (kf_search_t *self, json_t *job, const char *reason);
 
+/* CAND_ID of RUN_ID has a new figure: its archive cell is chosen again
+ * among the cell's correct candidates at their figures now (a lowered
+ * elite may no longer be the cell's fastest). 0, or -1. */
+int kf_fidelity_recell (kf_search_t *self, int64_t run_id, int64_t cand_id);
+
 #endif

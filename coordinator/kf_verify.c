@@ -10,6 +10,7 @@
  *  again; only what fails that waits for `kfctl audit`.
  */
 #include "kf_verify.h"
+#include "kf_fidelity.h"
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_meta.h"
@@ -278,12 +279,12 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     if (!row)
         return failed ? -1 : 0;
     json_decref (row);
-    /* Its cell keeps it, and its parent's move is recorded, at the
+    /* Its cell is chosen again (a lowered elite may no longer be the
+     * cell's fastest: test_netns), and its moves are recorded, at the
      * figure that counts. */
-    const char *ap[3] = { id, sp, fit }, *tp[2] = { id, fit };
+    const char *tp[2] = { id, fit };
     if (counted < first
-        && (kf_db_exec (self->db, "UPDATE archive_cells SET speedup = $2, fitness = $3"
-                                  " WHERE candidate_id = $1", 3, ap) < 0
+        && (kf_fidelity_recell (self, run_id, cand_id)
             || kf_db_exec (self->db,
                            "UPDATE transitions SET"
                            " child_fitness = CASE WHEN child_id = $1 THEN $2::float8"

@@ -197,7 +197,15 @@ fi
 run show "$tuned"
 check "show: the best kernel's absolute times, p10-p90 included" \
     grep -Eq "^best kernel times: [0-9.]+ us \(p10-p90 [0-9.]+-[0-9.]+\) against the reference's [0-9.]+ us" "$T/out"
-cns=$(printf '%.1f' "$(sql "SELECT candidate_ns / 1000 FROM evaluations WHERE candidate_id = $bestc AND correct ORDER BY id DESC LIMIT 1")")
+# The median of the timing whose figure counts: a would-be best is timed
+# again (confirm_best) and counts at the lower figure, with that timing's
+# median.
+cns=$(printf '%.1f' "$(sql "SELECT CASE WHEN c.verify_speedup = c.speedup
+                             AND c.verify_figures->'candidate' ? 'median_ns'
+                             THEN (c.verify_figures->'candidate'->>'median_ns')::float8 / 1000
+                             ELSE (SELECT e.candidate_ns / 1000 FROM evaluations e
+                                   WHERE e.candidate_id = c.id AND e.correct ORDER BY e.id DESC LIMIT 1) END
+                             FROM candidates c WHERE c.id = $bestc")")
 check "show: the candidate table gives each candidate's median (TIME_US, REF_US)" \
     bash -c "grep -q 'TIME_US *REF_US' '$T/out' && grep -Eq '^ +$bestc .* $cns +[0-9.]+ ' '$T/out'"
 run runs
