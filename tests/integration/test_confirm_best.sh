@@ -12,7 +12,7 @@
 # second time (an evaluate job that names the first worker to avoid; this
 # worker is alone, so it takes it) and counts at the lower of its two
 # figures, without being held however far apart they are. With the switch
-# off, the same run counts the fast kernel's one figure.
+# off (the default), the same run counts the fast kernel's one figure.
 . "$(dirname "$0")/lib.sh"
 
 # kern.sh TAG: the first call for TAG answers the slow kernel.
@@ -49,7 +49,7 @@ submit() {   # submit MODEL [SET...]: a 2 x 1 run, its JSON summary
         --wait --json --timeout 10
 }
 
-out=$(submit on)
+out=$(submit on --set confirm_best=true)
 run=$(jq -r .run_id <<<"$out")
 say "run $run (confirm_best on): $(jq -c '{status, best_speedup, first_speedup}' <<<"$out")"
 check "the run is done" [ "$(jq -r .status <<<"$out")" = done ]
@@ -93,7 +93,7 @@ check "its parent's move is recorded at the figure that counts" \
               WHERE t.child_id = ${fast:-0} AND t.child_fitness = c.fitness")" = 1 ]
 check "the run is accounted for" run_accounted "$run" 2
 
-out=$(submit off --set confirm_best=false)
+out=$(submit off)
 off=$(jq -r .run_id <<<"$out")
 say "run $off (confirm_best off): $(jq -c '{status, best_speedup}' <<<"$out")"
 check "with the switch off the run is done" [ "$(jq -r .status <<<"$out")" = done ]
