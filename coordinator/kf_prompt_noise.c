@@ -110,6 +110,33 @@ kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
     return kf_prompt_load_busy (load);
 }
 
+size_t
+kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size)
+{
+    buf[0] = 0;
+    double cpus = kf_jnum (load, "cpus", 0), allowed = kf_jnum (load, "cpus_allowed", 0);
+    double wall = kf_jnum (load, "wall_s", 0), others = -1;
+    //  Other processes' CPU seconds over the timing's wall seconds: how
+    //  many cores' worth they kept busy on average.
+    if (kf_jhas_num (load, "others_cpu_s") && wall > 0)
+        others = kf_jnum (load, "others_cpu_s", 0) / wall;
+    else if (kf_jhas_num (load, "others_cpu_share") && cpus > 0)
+        others = kf_jnum (load, "others_cpu_share", 0) * cpus;
+    size_t n = 0;
+    if (others >= 0)
+        n += (size_t) snprintf (buf, size, "other work took %.1f of a core on average", others);
+    if (threaded && allowed >= 1 && n < size) {
+        n += (size_t) snprintf (buf + n, size - n, "%sthe kernel could use %.0f CPU%s",
+                                n ? " and " : "", allowed, allowed == 1 ? "" : "s");
+        if (allowed == 1 && n < size)
+            n += (size_t) snprintf (buf + n, size - n, ", so its threads took turns on one");
+        else if (others >= 0 && allowed >= cpus && n < size)
+            n += (size_t) snprintf (buf + n, size - n, ", so at most about %.1f CPUs' time "
+                                    "was left to its threads", fmax (allowed - others, 0));
+    }
+    return n < size ? n : size - 1;
+}
+
 bool
 kf_prompt_load_busy (json_t *load)
 {

@@ -142,6 +142,17 @@ void kf_prompt_screen_sweep (FILE *f, json_t *hardware);
  * more other runnable tasks, or 10% or more of the CPUs' time). */
 bool kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size);
 
+/* Into BUF, what a threaded kernel had of the host while it was timed,
+ * from LOAD (its evaluation's "host_load"): "other work took 0.6 of a
+ * core on average and the kernel could use 2 CPUs, so at most about 1.4
+ * CPUs' time was left to its threads" (the last part only where it could
+ * use every CPU); of a one-thread kernel (THREADED false) the first part
+ * only. Each part only where measured; "" and 0 when neither
+ * is (a host without /proc/stat records no load). Returns the length.
+ * Round 16: threads bought 4% where two cores gave 1.8 times one core's
+ * rate, and no prompt said whether the second CPU was the kernel's. */
+size_t kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size);
+
 /* Whether a timing's host_load says other work ran beside it: half a
  * runnable task or more on average, or a tenth of the CPUs' time. */
 bool kf_prompt_load_busy (json_t *load);

@@ -5,6 +5,7 @@
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_target.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -138,6 +139,30 @@ kf_prompt_threads_in_use (const char *source, const char *language, json_t *hard
                                                          : kf_jnum (d, "cores", 0);
     *assumed = cores >= 1;
     return cores >= 1 ? cores : 0;
+}
+
+void
+kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t twin)
+{
+    char text[240];
+    bool said = false;
+    if (kf_prompt_load_cores (json_object_get (k, "host_load"), true, text, sizeof text)) {
+        fprintf (f, " While candidate %lld was timed, %s", (long long) kf_jint (k, "id"), text);
+        said = true;
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c)
+        if (twin > 0 && kf_jint (c, "id") == twin
+            && kf_prompt_load_cores (json_object_get (c, "host_load"), false, text,
+                                     sizeof text)) {
+            fprintf (f, "%s candidate %lld (one thread) was timed, %s", said ? "; while" : " While",
+                     (long long) twin, text);
+            said = true;
+            break;
+        }
+    if (said)
+        fputs (".", f);
 }
 
 //  A threaded kernel to improve of NS a call: its time includes its
@@ -306,6 +331,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             unsigned features;
             int64_t twin = kf_prompt_threads_twin (in, in->base, &twin_ns, &features);
             s_threaded (f, ns, runs, s_parent_of (in), twin, twin_ns, features);
+            kf_prompt_threads_load (f, in, in->base, twin);
         }
         else
             s_one_thread (f, start_us, cores, ns, even_ns);

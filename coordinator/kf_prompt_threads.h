@@ -45,6 +45,14 @@ bool kf_prompt_threads_lose (double start_us, double cores, double ns, bool thre
 int64_t kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns,
                                 unsigned *features);
 
+/* What threaded kernel K and, where TWIN (its one-thread form, 0: none)
+ * is in IN->history with a load, TWIN had of the host while each was
+ * timed (kf_prompt_load_cores): " While candidate 6 was timed, other
+ * work took 0.6 of a core on average and the kernel could use 2 CPUs,
+ * ...; while candidate 4 was timed, ...". Nothing for a kernel without
+ * a recorded load. */
+void kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t twin);
+
 /* The threads kernel SOURCE (in LANGUAGE) runs its work on: 1 for one
  * that starts none; for one that does, the value of a #define whose
  * name holds THREAD (NTHREADS 2), else the physical cores of HARDWARE's

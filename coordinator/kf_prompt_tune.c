@@ -150,9 +150,11 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         kf_prompt_feature_words (features, words, sizeof words);
         fprintf (f, "Candidate %lld starts threads, and this run holds the same design on one "
                  "thread: candidate %lld, whose code reads as candidate %lld's less its threads "
-                 "(%s), takes %s a call against candidate %lld's %s (timed in full). ", id,
+                 "(%s), takes %s a call against candidate %lld's %s (timed in full).", id,
                  (long long) twin, id, *words ? words : "none of the other features either",
                  one, id, took);
+        kf_prompt_threads_load (f, in, k, twin);
+        fputs (" ", f);
         if (ns < twin_ns)
             fprintf (f, "So its threads bought %.0f%% of the call (the one-thread form takes "
                      "%.2f times as long): keep the thread count candidate %lld starts as the "

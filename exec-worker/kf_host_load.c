@@ -9,6 +9,7 @@
 #include "kf_host_load.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,15 @@ kf_host_load_note (kf_host_load_t *l, const char *path)
     l->readings++;
 }
 
+int
+kf_host_load_allowed (void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity (0, sizeof set, &set) != 0)
+        return 0;
+    return CPU_COUNT (&set);
+}
+
 static double
 s_round (double x, double unit)
 {
@@ -96,5 +106,7 @@ kf_host_load_json (const kf_host_load_t *l)
         double share = others / (wall * cpus);
         json_object_set_new (o, "others_cpu_share", json_real (s_round (fmin (share, 1), 0.001)));
     }
+    if (l->cpus_allowed > 0)
+        json_object_set_new (o, "cpus_allowed", json_integer (l->cpus_allowed));
     return o;
 }

@@ -34,6 +34,7 @@ typedef struct {
     int runnable_max, readings;
     double own_cpu_s;        /* the judge's and the candidate's CPU over the sampling */
     double wall_s;
+    int cpus_allowed;        /* CPUs the candidate's process may run on; 0: not known */
 } kf_host_load_t;
 
 /* Reads PATH (a /proc/stat file) into *S; S->ok false when its "cpu"
@@ -44,11 +45,17 @@ void kf_host_load_snap (const char *path, kf_host_load_snap_t *s);
  * task, not counted); nothing when the file has no such line. */
 void kf_host_load_note (kf_host_load_t *l, const char *path);
 
+/* How many CPUs this process may run on (sched_getaffinity), which the
+ * candidate's runner, forked from it, inherits; 0 when not known. Round
+ * 16: threads bought 4% where both cores gave 1.8 times one core's rate,
+ * and no prompt could say whether the second CPU was the kernel's. */
+int kf_host_load_allowed (void);
+
 /* The result's "host_load" object from L, or NULL when the before and
  * after snapshots were not both read:
  * {"cpus": N, "runnable_others": mean, "runnable_others_max": max,
  *  "readings": n, "others_cpu_s": s, "others_cpu_share": s / (wall * cpus),
- *  "wall_s": wall}. others_cpu_s is the CPUs' busy time over the
+ *  "wall_s": wall, "cpus_allowed": n (only when known)}. others_cpu_s is the CPUs' busy time over the
  * sampling less OWN_CPU_S, never below 0; runnable_others only with
  * readings. Caller owns it. */
 json_t *kf_host_load_json (const kf_host_load_t *l);

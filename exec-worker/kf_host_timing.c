@@ -332,6 +332,7 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
         kf_host_load_snap (h->proc_stat, &l->after);
         l->wall_s = kf_eval_now () - t0;
         l->own_cpu_s = s_own_cpu_s (e) - own0;
+        l->cpus_allowed = kf_host_load_allowed ();
     }
     kf_perf_gate_close (&h->gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)

@@ -120,6 +120,10 @@ s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
                   -1, &r->load_runnable, why, size));
     KF_FIELD_TRY (kf_field_num (o, "others_cpu_share", "host_load.others_cpu_share", 0, 1, -1,
                   &r->load_others_share, why, size));
+    int64_t allowed = 0;
+    KF_FIELD_TRY (kf_field_count (o, "cpus_allowed", "host_load.cpus_allowed", &allowed, why,
+                                  size));
+    r->load_cpus_allowed = (double) allowed;
     return 0;
 }
 
@@ -273,6 +277,9 @@ kf_eval_result_encode (const kf_eval_result_t *self)
             json_object_set_new (l, "runnable_others", json_real (self->load_runnable));
         if (self->load_others_share >= 0)
             json_object_set_new (l, "others_cpu_share", json_real (self->load_others_share));
+        if (self->load_cpus_allowed > 0)
+            json_object_set_new (l, "cpus_allowed",
+                                 json_integer ((json_int_t) self->load_cpus_allowed));
     }
     if (*self->fidelity)
         json_object_set_new (out, "fidelity", json_string (self->fidelity));

@@ -51,6 +51,7 @@ typedef struct {
     double wall_s;                 /* 0 when absent */
     bool has_load;                 /* host_load: the host's load over the timing */
     double load_cpus, load_runnable, load_others_share;   /* runnable others, -1: absent */
+    double load_cpus_allowed;      /* CPUs the candidate could run on, 0: absent */
     char fidelity[8];              /* "screen", "full", or "" (not a sweep's) */
     size_t n_configs;              /* a sweep's table, 0 otherwise */
     json_t *configs;               /* borrowed array, or NULL */

@@ -78,6 +78,15 @@ main (void)
     CHECK (json_integer_value (json_object_get (o, "readings")) == 3);
     CHECK (fabs (s_num (o, "others_cpu_s") - 0.9) < 1e-6);
     CHECK (fabs (s_num (o, "others_cpu_share") - 0.45) < 1e-6);
+    //  Not known, not said.
+    CHECK (!json_object_get (o, "cpus_allowed"));
+    json_decref (o);
+    //  Round 16: the CPUs the candidate could use go with the load, as
+    //  this process reads them (the runner is forked from it).
+    l.cpus_allowed = kf_host_load_allowed ();
+    CHECK (l.cpus_allowed >= 1 && l.cpus_allowed <= (int) sysconf (_SC_NPROCESSORS_CONF));
+    o = kf_host_load_json (&l);
+    CHECK (json_integer_value (json_object_get (o, "cpus_allowed")) == l.cpus_allowed);
     json_decref (o);
     //  The judge's own CPU beyond the busy time: others took nothing.
     l.own_cpu_s = 5;

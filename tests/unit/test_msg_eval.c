@@ -26,7 +26,8 @@ static const char *s_full =
     " \"best_config\": {\"BLOCK\": 128}, \"tuning\": {\"configs\": 2},"
     " \"phases_s\": {\"load\": 0.1},"
     " \"host_load\": {\"cpus\": 2, \"runnable_others\": 1.6, \"runnable_others_max\": 3,"
-    "  \"others_cpu_share\": 0.45, \"others_cpu_s\": 0.9, \"wall_s\": 1.0}}";
+    "  \"others_cpu_share\": 0.45, \"others_cpu_s\": 0.9, \"wall_s\": 1.0,"
+    "  \"cpus_allowed\": 2}}";
 
 /* Decodes TEXT; returns the rc and leaves WHY. */
 static int
@@ -89,6 +90,8 @@ s_every_field (void)
      * CI suite said nothing of it). */
     CHECK (r.has_load && r.load_cpus == 2 && r.load_runnable == 1.6);
     CHECK (r.load_others_share == 0.45);
+    /* Round 16: the CPUs the candidate could run on travel with the load. */
+    CHECK (r.load_cpus_allowed == 2);
     /* What the spec does not name stays in the JSON, for storage. */
     CHECK (json_is_object (json_object_get (r.json, "tuning")));
 
@@ -109,6 +112,7 @@ s_every_field (void)
     CHECK (back.wall_s == 1.25 && !strcmp (back.fidelity, "screen") && back.n_configs == 2);
     CHECK (json_equal (back.best_config, r.best_config));
     CHECK (back.has_load && back.load_runnable == 1.6 && back.load_cpus == 2);
+    CHECK (back.load_cpus_allowed == 2);
     CHECK (json_is_object (json_object_get (enc, "phases_s")));
     kf_eval_result_free (&back);
     json_decref (enc);
@@ -197,6 +201,7 @@ s_refusals (void)
     s_refused ("host_load", "{\"runnable_others\": -1}", "result.host_load.runnable_others");
     s_refused ("host_load", "{\"others_cpu_share\": 1.5}", "result.host_load.others_cpu_share");
     s_refused ("host_load", "{\"cpus\": \"two\"}", "result.host_load.cpus");
+    s_refused ("host_load", "{\"cpus_allowed\": 1.5}", "result.host_load.cpus_allowed");
     /* Optional fields may be null or absent. */
     json_t *j = json_loads (s_full, 0, NULL);
     json_object_set_new (j, "speedup", json_null ());
