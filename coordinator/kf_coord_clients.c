@@ -52,22 +52,15 @@ static const char *s_counter_names[KF_COORD_N] = {
  * evaluation): the absolute times behind best_speedup. STATUS leaves them
  * out: it must answer while the evaluations table is locked
  * (test_metrics_hang), and it shows no times. */
-/* A re-verified candidate that counts at its second figure shows that
- * timing's medians (round 16: 341.23x beside the first timing's 2103.5
+/* A re-verified candidate that counts at its second figure has that
+ * timing as its latest evaluation (kf_verify.c), so its medians follow
+ * the counted figure (round 16: 341.23x beside the first timing's 2103.5
  * us, which gave 387.35x). */
-#define S_TIMED_AGAIN(c) \
-    "(" c ".verify_speedup = " c ".speedup AND " c ".verify_figures->'candidate' ? 'median_ns')"
 #define S_RUN_TIMES \
-    " (SELECT CASE WHEN " S_TIMED_AGAIN ("b") \
-    "  THEN (b.verify_figures->'candidate'->>'median_ns')::float8" \
-    "  ELSE (SELECT e.candidate_ns FROM evaluations e WHERE e.candidate_id = b.id" \
-    "  AND e.correct ORDER BY e.id DESC LIMIT 1) END" \
-    "  FROM candidates b WHERE b.id = r.best_candidate_id) AS best_ns," \
-    " (SELECT CASE WHEN " S_TIMED_AGAIN ("b") \
-    "  THEN (b.verify_figures->'reference'->>'median_ns')::float8" \
-    "  ELSE (SELECT e.reference_ns FROM evaluations e WHERE e.candidate_id = b.id" \
-    "  AND e.correct ORDER BY e.id DESC LIMIT 1) END" \
-    "  FROM candidates b WHERE b.id = r.best_candidate_id) AS reference_ns,"
+    " (SELECT e.candidate_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id" \
+    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS best_ns," \
+    " (SELECT e.reference_ns FROM evaluations e WHERE e.candidate_id = r.best_candidate_id" \
+    "  AND e.correct ORDER BY e.id DESC LIMIT 1) AS reference_ns,"
 #define S_RUN_NO_TIMES " NULL::float8 AS best_ns, NULL::float8 AS reference_ns,"
 #define S_RUN_TAIL \
     /* Progress (s_run_progress): candidates open now, the best figure \
@@ -694,15 +687,8 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
                 " (e.figures->'candidate'->>'p90_ns')::float8 AS candidate_p90_ns,"
                 " (e.figures->'reference'->>'p10_ns')::float8 AS reference_p10_ns,"
                 " (e.figures->'reference'->>'p90_ns')::float8 AS reference_p90_ns"
-                " FROM candidates c LEFT JOIN LATERAL (SELECT"
-                "  CASE WHEN " S_TIMED_AGAIN ("c")
-                "   THEN (c.verify_figures->'candidate'->>'median_ns')::float8"
-                "   ELSE candidate_ns END AS candidate_ns,"
-                "  CASE WHEN " S_TIMED_AGAIN ("c")
-                "   THEN (c.verify_figures->'reference'->>'median_ns')::float8"
-                "   ELSE reference_ns END AS reference_ns,"
-                "  CASE WHEN " S_TIMED_AGAIN ("c") " THEN c.verify_figures ELSE figures END"
-                "  AS figures FROM evaluations WHERE candidate_id = c.id"
+                " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns, reference_ns,"
+                "  figures FROM evaluations WHERE candidate_id = c.id"
                 "  ORDER BY correct DESC, id DESC LIMIT 1) e ON true"
                 " WHERE c.run_id = $1"
                 " ORDER BY c.generation, c.slot",

@@ -237,10 +237,11 @@ s_candidate (kf_search_t *self, json_t *job, int *rc)
 
 /* Decides the pending candidate CAND (s_candidate's row) of CAND_ID: it
  * HOLDS or not, WHAT says why not; AGAIN (NAN: none) the re-verified
- * speedup on WORKER, RESULT its figures (may be NULL). */
+ * speedup on WORKER, RESULT its figures and JOB the re-verification's job
+ * (both NULL when the job failed). */
 static int
 s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double again,
-          const char *worker, const kf_eval_result_t *result, const char *what)
+          const char *worker, json_t *job, const kf_eval_result_t *result, const char *what)
 {
     if (strcmp (kf_jstr (cand, "verify_state"), "pending"))
         return 0;   /* decided before: a late duplicate */
@@ -279,6 +280,13 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     if (!row)
         return failed ? -1 : 0;
     json_decref (row);
+    /* A second timing that counts is the candidate's evaluation of
+     * record: every reader of times (prompts, kfctl show, export) takes a
+     * candidate's latest evaluation, so it is recorded as one, after the
+     * first. One that does not count stays in verify_figures only. */
+    if (counted < first && job && result
+        && kf_search_record_evaluation (self, job, cand_id, result))
+        return -1;
     /* Its cell is chosen again (a lowered elite may no longer be the
      * cell's fastest: test_netns), and its moves are recorded, at the
      * figure that counts. */
@@ -352,7 +360,7 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
                                         sizeof what);
     }
     rc = s_decide (self, cand, kf_jint (job, "candidate_id"), holds,
-                   again > 0 ? again : NAN, worker, result, what);
+                   again > 0 ? again : NAN, worker, job, result, what);
     json_decref (cand);
     return rc;
 }
@@ -366,7 +374,7 @@ kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason)
         return rc;
     char what[600];
     snprintf (what, sizeof what, "job failed: %.500s", reason);
-    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), false, NAN, "", NULL, what);
+    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), false, NAN, "", NULL, NULL, what);
     json_decref (cand);
     return rc;
 }

@@ -233,8 +233,10 @@ kill_hard() {
 # screen, at most two that are not re-verifications (a first evaluation
 # and the full-protocol one a screen asked for; docs/search.md,
 # "Fidelity") and at most one re-verification (an evaluate job that
-# avoids the first worker), at most one evaluation of each fidelity, and
-# no job of RUN left queued or leased.
+# avoids the first worker), at most one screen evaluation, at most one
+# full-protocol evaluation from its own jobs and one from its
+# re-verification (recorded when that second timing is the one that
+# counts, kf_verify.c), and no job of RUN left queued or leased.
 run_accounted() {
     local run=$1 total=$2
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL
@@ -251,7 +253,10 @@ run_accounted() {
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
              AND j.avoid_worker IS NOT NULL) > 1
          OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id AND e.fidelity = 'screen') > 1
-         OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id
-             AND e.fidelity IS DISTINCT FROM 'screen') > 1)")" -eq 0 ] &&
+         OR (SELECT count(*) FROM evaluations e JOIN jobs j ON j.id = e.job_id
+             WHERE e.candidate_id = c.id AND e.fidelity IS DISTINCT FROM 'screen'
+             AND j.avoid_worker IS NULL) > 1
+         OR (SELECT count(*) FROM evaluations e JOIN jobs j ON j.id = e.job_id
+             WHERE e.candidate_id = c.id AND j.avoid_worker IS NOT NULL) > 1)")" -eq 0 ] &&
     [ "$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND state IN ('queued', 'leased')")" -eq 0 ]
 }

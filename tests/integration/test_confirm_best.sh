@@ -11,8 +11,10 @@
 # first counted figure; the fast one then beats it, so it is evaluated a
 # second time (an evaluate job that names the first worker to avoid; this
 # worker is alone, so it takes it) and counts at the lower of its two
-# figures, without being held however far apart they are. With the switch
-# off (the default), the same run counts the fast kernel's one figure.
+# figures, without being held however far apart they are: the fast
+# kernel's second process runs its loop three times, so the second figure
+# is the lower and must become its evaluation of record. With the switch
+# off, the same run counts the fast kernel's one figure.
 . "$(dirname "$0")/lib.sh"
 
 # kern.sh TAG: the first call for TAG answers the slow kernel.
@@ -27,7 +29,18 @@ if [ "\$n" = 0 ]; then
     printf '            const kf_ctx_t *ctx)\n{\n    for (int r = 0; r < 8; r++)\n'
     printf '        if (s_once (in, n_in, out, n_out, ctx))\n            return 1;\n    return 0;\n}\n'
 else
-    cat "$ROOT/examples/tasks/gelu/reference.c"
+    # The fast kernel: the first process that runs it leaves a mark in
+    # the shared folder; any later one (its second timing) runs the loop
+    # three times, so the second figure is the lower one, whatever the
+    # machine's noise, and must be the one that counts.
+    printf '#define _POSIX_C_SOURCE 200809L\n#include <fcntl.h>\n#include <unistd.h>\n'
+    sed -e 's/^int\$/static int/' -e 's/^kf_forward (/s_once (/' "$ROOT/examples/tasks/gelu/reference.c"
+    printf 'int\nkf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n'
+    printf '            const kf_ctx_t *ctx)\n{\n    static int passes;\n    if (!passes) {\n'
+    printf '        int fd = open ("$T/k/mark-%s", O_WRONLY | O_CREAT | O_EXCL, 0666);\n' "\$1"
+    printf '        passes = fd >= 0 ? 1 : 3;\n        if (fd >= 0)\n            close (fd);\n    }\n'
+    printf '    for (int r = 0; r < passes; r++)\n'
+    printf '        if (s_once (in, n_in, out, n_out, ctx))\n            return 1;\n    return 0;\n}\n'
 fi
 printf '\`\`\`\n'
 SH
@@ -38,7 +51,9 @@ start_coordinator "${COORD_FAST[@]}"
 start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
     --models-file "$T/models.conf" --command-timeout-s 60
 start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
-start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
+mkdir -m 1777 "$T/k"
+start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --eval-shared-dir "$T/k"
 check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 
 submit() {   # submit MODEL [SET...]: a 2 x 1 run, its JSON summary
@@ -71,7 +86,17 @@ check "by a second evaluate job that names the first worker" \
 check "it counts at the lower of its two full-protocol figures" \
     [ "$(sql "SELECT c.speedup = least(e.speedup, c.verify_speedup) FROM candidates c
               JOIN evaluations e ON e.candidate_id = c.id AND e.fidelity IS DISTINCT FROM 'screen'
+              JOIN jobs j ON j.id = e.job_id AND j.avoid_worker IS NULL
               WHERE c.id = ${fast:-0}")" = t ]
+# Every reader of times takes a candidate's latest evaluation: the timing
+# that counts must be it (the second one only where it is the lower).
+say "the fast kernel's evaluations: $(sql "SELECT string_agg(round(e.speedup::numeric, 3) || 'x'
+     || CASE WHEN j.avoid_worker IS NULL THEN ' first' ELSE ' re-verification' END, ', ' ORDER BY e.id)
+     FROM evaluations e JOIN jobs j ON j.id = e.job_id WHERE e.candidate_id = ${fast:-0}")"
+check "its evaluation of record (the latest) is the timing that counts" \
+    [ "$(sql "SELECT abs(e.speedup - c.speedup) <= 1e-9 * c.speedup FROM candidates c
+              JOIN LATERAL (SELECT speedup FROM evaluations WHERE candidate_id = c.id AND correct
+              ORDER BY id DESC LIMIT 1) e ON true WHERE c.id = ${fast:-0}")" = t ]
 best=$(jq -r '.best_speedup // 0' <<<"$out")
 check "and the run's best is that figure ($best)" \
     [ "$(sql "SELECT abs(speedup - $best) <= 1e-6 * speedup FROM candidates WHERE id = ${fast:-0}")" = t ]
@@ -83,7 +108,8 @@ check "its verdict says which of its two figures counts" \
 counted_ns=$(sql "SELECT CASE WHEN c.verify_speedup = c.speedup
                   THEN (c.verify_figures->'candidate'->>'median_ns')::float8 ELSE e.candidate_ns END
                   FROM candidates c JOIN evaluations e ON e.candidate_id = c.id
-                  AND e.fidelity IS DISTINCT FROM 'screen' WHERE c.id = ${fast:-0}")
+                  AND e.fidelity IS DISTINCT FROM 'screen'
+                  JOIN jobs j ON j.id = e.job_id AND j.avoid_worker IS NULL WHERE c.id = ${fast:-0}")
 check "kfctl show gives the time of the timing that counts (${counted_ns:-none} ns)" \
     jtrue "[.candidates[] | select(.id == ${fast:-0}) | .candidate_ns] as \$t
            | (\$t | length) == 1 and ((\$t[0] - ${counted_ns:-0}) | fabs) <= 1e-6 * \$t[0]" \
@@ -93,7 +119,7 @@ check "its parent's move is recorded at the figure that counts" \
               WHERE t.child_id = ${fast:-0} AND t.child_fitness = c.fitness")" = 1 ]
 check "the run is accounted for" run_accounted "$run" 2
 
-out=$(submit off)
+out=$(submit off --set confirm_best=false)
 off=$(jq -r .run_id <<<"$out")
 say "run $off (confirm_best off): $(jq -c '{status, best_speedup}' <<<"$out")"
 check "with the switch off the run is done" [ "$(jq -r .status <<<"$out")" = done ]

@@ -53,8 +53,11 @@ check "every evaluate job and evaluation ran the full protocol" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE kind = 'evaluate' AND candidate_id IS NOT NULL
               AND fidelity IS DISTINCT FROM 'full'") + $(sql "SELECT count(*) FROM evaluations
               WHERE fidelity IS DISTINCT FROM 'full'")" = "0 + 0" ]
-check "at most one evaluation per candidate" \
-    [ "$(sql "SELECT count(*) FROM (SELECT candidate_id FROM evaluations GROUP BY 1 HAVING count(*) > 1) d")" -eq 0 ]
+# (A re-verification whose second timing counts adds one of its own:
+# kf_verify.c.)
+check "at most one evaluation per candidate from its own evaluate jobs" \
+    [ "$(sql "SELECT count(*) FROM (SELECT e.candidate_id FROM evaluations e JOIN jobs j ON j.id = e.job_id
+              WHERE j.avoid_worker IS NULL GROUP BY 1 HAVING count(*) > 1) d")" -eq 0 ]
 check "without --tune every candidate is built and timed once" \
     [ "$(sql "SELECT count(*) FROM evaluations WHERE jsonb_array_length(coalesce(figures->'configs', '[]')) > 1")" -eq 0 ]
 check "every prompt is stored" \

@@ -50,6 +50,14 @@ for t in "${tasks[@]}"; do
     check "$t: the cells hold correct kernels of more than one source" \
         [ "$(sql "SELECT count(DISTINCT c.source_hash) FROM archive_cells a JOIN candidates c ON c.id = a.candidate_id
                   WHERE a.run_id = $r AND c.status = 'correct'")" -ge 2 ]
+    # What the best check below reads, for a failure's post-mortem: the
+    # fastest correct candidates with every state that decides whether
+    # they count.
+    say "$t: fastest correct: $(sql "SELECT string_agg(id || ' ' || round(speedup::numeric, 3) || 'x'
+        || ' fidelity=' || coalesce(fidelity, '-') || ' verify=' || coalesce(verify_state, '-')
+        || ' audit=' || coalesce(audit_verdict, CASE WHEN audit_reason IS NULL THEN '-' ELSE 'held' END),
+        '; ' ORDER BY speedup DESC) FROM (SELECT * FROM candidates WHERE run_id = $r AND status = 'correct'
+        ORDER BY speedup DESC LIMIT 4) s")"
     check "$t: the best is the run's fastest counted correct candidate" \
         [ "$(sql "SELECT (r.best_candidate_id = (SELECT id FROM candidates WHERE run_id = $r AND $counts
                   ORDER BY speedup DESC, id LIMIT 1) AND r.best_speedup > 0)::text FROM runs r WHERE r.id = $r")" = true ]
