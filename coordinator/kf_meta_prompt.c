@@ -9,6 +9,7 @@
 #include "kf_meta_edits.h"
 #include "kf_meta_ideas.h"
 #include "kf_meta_score.h"
+#include "kf_prompt_epilogue.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
@@ -296,6 +297,8 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
         fprintf (f, " (%.0f%% of one core's)", 100 * gf / one_core);
     if (derived > 0 && peak > 0)
         fputs (", counting the product's 2*M*N*K from the shapes", f);
+    if (derived > 0 && host)   //  round 16: and the softmax after it, estimated
+        kf_prompt_epilogue_brief (f, spec, device);
 }
 
 void

@@ -8,6 +8,8 @@
  */
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_epilogue.h"
+#include "kf_prompt_layout.h"
 #include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_rates.h"
@@ -237,4 +239,7 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
                  all);
     fputs (": a kernel of f32 FMAs is never faster, and its time over this floor is the "
            "share of the peak it reaches.\n", f);
+    //  Round 16: the softmax after q @ k^T had no count and no time.
+    kf_prompt_epilogue_line (f, spec, d);
+    kf_prompt_working_set_line (f, spec, d);
 }

@@ -8,6 +8,7 @@
  *  a row.
  */
 #include "kf_prompt_class.h"
+#include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_layout.h"
 #include "kf_json.h"
@@ -683,6 +684,32 @@ s_costly_list (json_t *spec, const char *const *list, size_t *count)
     return kept;
 }
 
+//  Round 16: a product's list names the epilogue the task holds and
+//  blocks no short k, as the layouts' lists do (kf_prompt_layout.c).
+static const char *const *
+s_product_list (json_t *spec, size_t *count)
+{
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    bool own = false;
+    for (; s_ideas_host_mm[n] && n < S_KEPT_IDEAS; n++) {
+        const char *idea = s_ideas_host_mm[n];
+        char *t = strstr (idea, "by fusing the epilogue") ? kf_prompt_epilogue_idea (spec)
+                  : strstr (idea, "by cache blocking")
+                      ? kf_prompt_short_k_block (spec, "A", "B", false) : NULL;
+        own |= t != NULL;
+        texts[n] = t ? t : strdup (idea);
+    }
+    const char *const *kept = own ? kf_prompt_ideas_kept (texts, n) : NULL;
+    for (size_t i = 0; !own && i < n; i++)
+        free (texts[i]);
+    if (!kept)
+        return s_counted (s_ideas_host_mm, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
 const char *const *
 kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 {
@@ -691,6 +718,8 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST
         && (kept = kf_prompt_layout_ideas (spec, count)))
         return kept;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST)
+        return s_product_list (spec, count);
     kf_formula_t fm;
     bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
     if (costly && k == KF_TARGET_HOST)

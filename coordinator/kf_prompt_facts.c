@@ -197,11 +197,24 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
              "random input sets of the main shape%s, and again on the outputs of the timing "
              "runs.\n", 100 * match, cosine,
              cases ? " and 2 of each shape case" : "");
-    fprintf (f, "So: a reordered summation or an approximation of exp, tanh or erf with "
-             "relative error well below %g is fine; lower-precision storage or accumulation "
-             "that moves results by about %g or more, or that fails on more than %g%% of "
-             "elements, is not. Results need not be bit-identical.\n", rtol / 10, rtol,
-             100 * (1 - match));
+    //  Round 16: a softmax's exp was held to "well below 0.001" where
+    //  each probability tolerates rtol 0.01; a degree-3 exp made the
+    //  run's best kernel. What the output does with the exp decides.
+    kf_formula_t fm;
+    if (kf_prompt_formula (spec, &fm) && !strcmp (fm.row, "softmax") && fm.row_outer
+        && rtol > 0)
+        fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its row. An exp with "
+                 "relative error up to e moves each probability by at most about 2e relative "
+                 "(e in its numerator, at most e in the row's sum of such terms), so an exp "
+                 "approximation with relative error below %g (rtol / 4, half the bound after "
+                 "that doubling) passes every probability, far looser than libm's accuracy; "
+                 "a reordered summation is fine too", rtol / 4);
+    else
+        fprintf (f, "So: a reordered summation or an approximation of exp, tanh or erf with "
+                 "relative error well below %g is fine", rtol / 10);
+    fprintf (f, "; lower-precision storage or accumulation that moves results by about %g or "
+             "more, or that fails on more than %g%% of elements, is not. Results need not be "
+             "bit-identical.\n", rtol, 100 * (1 - match));
     //  Round 13: GELU's negative tail, x times 1 + erf(x / sqrt 2) where
     //  that sum cancels, needs erfc; nothing said so.
     fprintf (f, "The relative test holds for small outputs too, down to the absolute bound: "

@@ -122,6 +122,9 @@ kf_prompt_libm_name (size_t i)
 static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addmm", "einsum",
                                           NULL };
 
+//  Functions of a whole row (the last dimension) an epilogue may apply.
+static const char *const s_row_fns[] = { "softmax", "log_softmax", NULL };
+
 //  Python words that bring control flow or a construct the count cannot
 //  follow.
 static const char *const s_refused[] = { "for", "while", "if", "elif", "else", "lambda", "in",
@@ -167,6 +170,45 @@ s_forward (const char *code, const char **start, const char **end)
     }
     *end = p;
     return true;
+}
+
+//  Whether the sign at P (CODE's) is one of a literal or a name, not an
+//  operation between two values: after '=', '(', ',', '[' or ':'.
+static bool
+s_unary (const char *code, const char *p)
+{
+    while (p > code && (p[-1] == ' ' || p[-1] == '\t'))
+        p--;
+    return p == code || strchr ("=(,[:\n", p[-1]) != NULL;
+}
+
+//  Where the right operand of the @ before P ends, before END: a name
+//  chain with its calls and indexing (k.transpose(1, 2)), or a
+//  parenthesised expression.
+static const char *
+s_operand_end (const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (p < end) {
+        if (*p == '(' || *p == '[') {
+            char open = *p, close = open == '(' ? ')' : ']';
+            int depth = 0;
+            for (; p < end; p++) {
+                depth += *p == open;
+                if (*p == close && --depth == 0)
+                    break;
+            }
+            p += p < end;
+            continue;
+        }
+        if (isalnum ((unsigned char) *p) || *p == '_' || *p == '.') {
+            p++;
+            continue;
+        }
+        break;
+    }
+    return p;
 }
 
 //  The ')' that closes the '(' at OPEN, before END; END when none.
@@ -219,6 +261,11 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     //  The first product and where it ends: a call's closing ')', the
     //  end of the line of an @ (its operands are on it).
     const char *product = NULL, *product_end = NULL;
+    //  Known functions' spans and operations, to count an epilogue's;
+    //  the row function's span; the last operation or call.
+    struct s_fn { const char *at, *close; int ops; } fns[32];
+    size_t n_fns = 0;
+    const char *row_at = NULL, *row_close = NULL, *latest = NULL;
     while (p < end) {
         char c = *p;
         if (isspace ((unsigned char) c) || c == '(' || c == ')' || c == ',' || c == ':'
@@ -247,12 +294,22 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             if (q >= end || *q != '(')
                 continue;
             bool known = false;
+            latest = at;
             for (size_t i = 0; i < sizeof s_arith / sizeof s_arith[0]; i++)
                 if (strlen (s_arith[i].name) == n && !strncmp (last, s_arith[i].name, n)) {
                     f->ops += s_arith[i].ops;
                     f->kinds |= s_arith[i].kinds;
+                    if (n_fns < sizeof fns / sizeof fns[0])
+                        fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops };
                     known = true;
                 }
+            if (s_in (last, n, s_row_fns) && !row_at) {
+                row_at = at;
+                row_close = s_close (q, end);
+                snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);
+                f->counted = false;
+                known = true;
+            }
             for (size_t i = 0; i < sizeof s_libm / sizeof s_libm[0]; i++)
                 if (strlen (s_libm[i].name) == n && !strncmp (last, s_libm[i].name, n)) {
                     f->calls += s_libm[i].calls;
@@ -275,6 +332,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             continue;
         }
         p++;
+        const char *op_at = p - 1;
+        int ops_before = f->ops;
         switch (c) {
         case '*':
             if (*p == '*') {
@@ -317,16 +376,23 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             }
             break;
         case '@':
+            //  Its operands: the expression before it on its line, the
+            //  operand after it (round 16: the / 8 after q @ k^T).
             if (!product) {
                 product = p - 1;
-                product_end = memchr (p, '\n', (size_t) (end - p));
-                product_end = product_end ? product_end : end;
+                product_end = s_operand_end (p, end);
             }
+            latest = op_at;
             f->counted = false;
             break;
         default:
             f->counted = false;
             break;
+        }
+        if (f->ops > ops_before && !((c == '-' || c == '+') && s_unary (code, op_at))) {
+            latest = op_at;
+            if (product && op_at >= product_end)
+                f->epi_ops += f->ops - ops_before;
         }
     }
     f->product = product != NULL;
@@ -344,6 +410,13 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     for (size_t i = 0; product && i < n_spans; i++)
         if (spans[i].at >= product_end || (spans[i].at < product && spans[i].close > product))
             f->after_product += spans[i].calls;
+    for (size_t i = 0; product && i < n_fns; i++)
+        if (fns[i].at >= product_end || (fns[i].at < product && fns[i].close > product))
+            f->epi_ops += fns[i].ops;
+    if (!product || !row_at
+        || !(row_at >= product_end || (row_at < product && row_close > product)))
+        f->row[0] = 0;
+    f->row_outer = *f->row && (!latest || latest < row_close);
     free (code);
     return true;
 }

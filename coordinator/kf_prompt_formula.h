@@ -55,6 +55,16 @@ typedef struct {
     bool product;
     bool related;
     char names[64];
+    /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.
+     * EPI_OPS: the arithmetic operations per output after the product
+     * (an operator, a known function; a sign of a literal is none), as
+     * AFTER_PRODUCT counts its calls; ROW: the row function applied to
+     * the product's result ("softmax", "log_softmax"; "" where none),
+     * ROW_OUTER when it is the last thing forward does (its result is
+     * the output). */
+    int epi_ops;
+    char row[16];
+    bool row_outer;
 } kf_formula_t;
 
 /* Reads SPEC's reference into F; returns false (F zeroed) where it is not

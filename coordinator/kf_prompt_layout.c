@@ -15,7 +15,12 @@
  */
 #include "kf_prompt_layout.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
+#include "kf_prompt_target.h"
+#include "kf_rates.h"
+#include "kf_str.h"
+#include "kf_task.h"
 #include "kf_json.h"
 #include <ctype.h>
 #include <stdbool.h>
@@ -596,6 +601,94 @@ s_fill (const char *template, const char *a, const char *b)
     return text;
 }
 
+//  Round 16: q @ k^T with K = 64 was offered cache blocking "over k",
+//  where a row along k is 256 bytes. The rows of a 32 x 32 tile's two
+//  operands over all of k (64 rows) are said to fit L1 comfortably when
+//  they take at most half of it: of S_L1_ASSUMED (the smallest L1d of
+//  recent x86 cores) where the ideas are written, which know no target,
+//  of the reported L1d in the Target section's working-set line.
+#define S_L1_ASSUMED 32768.0
+#define S_TILE_ROWS 64
+
+//  The product's K and its operands' element size; false where unknown.
+static bool
+s_k (json_t *spec, long long *k, double *elem)
+{
+    long long mnk[3] = { 0, 0, 0 };
+    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
+    int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
+    *elem = dt >= 0 ? (double) kf_dtype_size (dt) : 0;
+    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || !(*elem > 0))
+        return false;
+    *k = mnk[2];
+    return *k > 0;
+}
+
+char *
+kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
+{
+    long long k;
+    double elem;
+    if (!s_k (spec, &k, &elem) || S_TILE_ROWS * k * elem > S_L1_ASSUMED / 2)
+        return NULL;
+    return kf_strdupf ("keep each operand's block in L1/L2 while it is reused, by cache "
+                       "blocking over the %s, not over k: a row of %s or %s along k is %.0f "
+                       "bytes (K = %lld), so a 32 x 32 tile's rows of both over all of k take "
+                       "%.0f KiB, at most half of a 32 KiB L1 (the Target section sets the "
+                       "working set against this host's caches)",
+                       rows ? "rows of both" : "rows and columns of the output", a, b,
+                       (double) k * elem, k, S_TILE_ROWS * k * elem / 1024);
+}
+
+void
+kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
+{
+    long long mnk[3] = { 0, 0, 0 }, k;
+    double flops = kf_prompt_matmul_flops (spec, mnk), elem;
+    double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
+    if (!(flops > 0) || !(l1 > 0) || !(l2 > 0) || !s_k (spec, &k, &elem))
+        return;
+    double batch = flops / (2.0 * (double) mnk[0] * (double) mnk[1] * (double) k);
+    double a = (double) mnk[0] * (double) k * elem, b = (double) mnk[1] * (double) k * elem;
+    kf_product_t p;
+    kf_prompt_product_read (spec, &p);
+    char ba[32], bb[32], bc[32], b1[32], b2[32];
+    fprintf (f, "  Working set of one product%s: the first operand", batch > 1.5 ? " (one "
+             "batch)" : "");
+    if (*p.a) {
+        fputc (' ', f);
+        s_named (f, spec, p.a);
+    }
+    fprintf (f, " is M x K = %lld x %lld, %s; the second", mnk[0], k,
+             kf_rates_bytes (a, ba, sizeof ba));
+    if (*p.b) {
+        fputc (' ', f);
+        s_named (f, spec, p.b);
+    }
+    fprintf (f, " N x K = %lld x %lld, %s; its output M x N = %lld x %lld, %s. Against this "
+             "host's L1d of %s and L2 of %s: ", mnk[1], k, kf_rates_bytes (b, bb, sizeof bb),
+             mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem, bc,
+                                             sizeof bc),
+             kf_rates_bytes (l1, b1, sizeof b1), kf_rates_bytes (l2, b2, sizeof b2));
+    if (a + b <= l2 / 2)
+        fputs ("both operands fit L2 together with room to spare, so after their first read "
+               "each reuse comes from L2 at worst, and what cache blocking can add is keeping "
+               "the block in use in L1", f);
+    else if (a + b <= l2)
+        fputs ("both operands fit L2 together, with little room beside them", f);
+    else
+        fputs ("the two operands do not fit L2 together: blocks sized to L2 are what cache "
+               "blocking buys", f);
+    if (S_TILE_ROWS * k * elem <= l1 / 2)
+        fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
+                 "of k (%.0f KiB) fit half of L1 and blocking over k has nothing to gain.\n",
+                 (double) k * elem, S_TILE_ROWS * k * elem / 1024);
+    else
+        fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
+                 "of k (%.0f KiB) take more than half of L1: blocking over k keeps them "
+                 "there.\n", (double) k * elem, S_TILE_ROWS * k * elem / 1024);
+}
+
 #define S_THREADS "use every core, by output blocks split across threads"
 #define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
                    "product loop"
@@ -680,8 +773,15 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
     const char *b = kind == KF_PRODUCT_LINEAR ? "W" : kf_prompt_product_input (spec, p.b);
     char *texts[8];
     size_t n = 0;
-    for (; list[n] && n < sizeof texts / sizeof texts[0]; n++)
-        texts[n] = s_fill (list[n], a, b);
+    for (; list[n] && n < sizeof texts / sizeof texts[0]; n++) {
+        //  Round 16: the epilogue the task holds (a softmax, not "bias,
+        //  activation"); no blocking over a short k.
+        char *own = !strcmp (list[n], S_EPILOGUE) ? kf_prompt_epilogue_idea (spec)
+                    : !strcmp (list[n], S_BLOCKS) || list[n] == s_rows_k[1]
+                        ? kf_prompt_short_k_block (spec, a, b, list[n] == s_rows_k[1])
+                        : NULL;
+        texts[n] = own ? own : s_fill (list[n], a, b);
+    }
     const char *const *kept = kf_prompt_ideas_kept (texts, n);
     if (kept && count)
         *count = n;

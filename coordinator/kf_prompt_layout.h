@@ -13,6 +13,7 @@
 #define KF_PROMPT_LAYOUT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef enum {
@@ -64,5 +65,18 @@ void kf_prompt_layout_note (FILE *f, json_t *spec);
  * life, *COUNT of them; NULL where the layout is not known
  * (KF_PRODUCT_OTHER). */
 const char *const *kf_prompt_layout_ideas (json_t *spec, size_t *count);
+
+/* Round 16: the cache-blocking idea for SPEC's product where K is short
+ * (a 32 x 32 tile's rows of both operands over all of k within half of a
+ * 32 KiB L1): blocking over the rows of both operands A and B (ROWS) or
+ * over the output's rows and columns, not over k, with the figures;
+ * caller frees. NULL where K is longer or not known. */
+char *kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows);
+
+/* Writes the Target section's line on one product's working set (each
+ * operand's and the output's bytes) against host device D's L1d and L2,
+ * and whether blocking over k can pay; nothing where the shapes or the
+ * caches are not known. */
+void kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d);
 
 #endif

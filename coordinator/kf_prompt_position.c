@@ -17,6 +17,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_threads.h"
 #include "kf_json.h"
@@ -527,17 +528,24 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                  "one thread.", one_core, 100 * r.gflops / one_core);
     if (kind == KF_TARGET_HOST)
         s_per_vector (f, k, spec, hardware, stores);
+    //  Round 16: the epilogue's work, where read, counted and estimated
+    //  (the same reckoning as the Target section's and the meta round's).
+    kf_epilogue_t ep;
+    double pms, ems;
+    bool epilogue = derived > 0 && kf_prompt_epilogue_ms (spec, dev, &ep, &pms, &ems);
+    const char *rest = epilogue ? ")." : "; the other work is not counted).";
     if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
-                 "states no count; the other work is not counted).", batch, batch, mnk[0],
-                 mnk[1], mnk[2], s_count (derived, b, sizeof b));
+                 "states no count%s", batch, batch, mnk[0], mnk[1], mnk[2],
+                 s_count (derived, b, sizeof b), rest);
     else if (derived > 0)
         fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "
-                 "= %s operations, derived from the shapes (the task states no count; the "
-                 "other work is not counted).", mnk[0], mnk[1], mnk[2], s_count (derived, b,
-                                                                             sizeof b));
-    else if (ew > 0)
+                 "= %s operations, derived from the shapes (the task states no count%s",
+                 mnk[0], mnk[1], mnk[2], s_count (derived, b, sizeof b), rest);
+    if (epilogue)
+        kf_prompt_epilogue_position (f, spec, dev);
+    if (ew > 0)
         fprintf (f, " The compute figures count the formula's %d operation%s an element (%s, "
                  "as its code reads) over %.0f output elements = %s operations, derived from "
                  "the reference (the task states no count; a division or square root counts "

@@ -1,0 +1,207 @@
+/*  kf_prompt_epilogue.c - a matrix product's epilogue, counted and
+ *  estimated (kf_prompt_epilogue.h).
+ *
+ *  Round 16: the position line's "68% of one core's peak" for
+ *  softmax(q @ k^T / 8) counted the product alone and read as room left
+ *  in the product loop, which a model's own breakdown put at about 92%
+ *  of one core's peak, the softmax taking the rest. No exp rate is
+ *  measured on the host, so the epilogue's time is an estimate from its
+ *  operation count at the FMA peak, and is said to be one.
+ */
+#include "kf_prompt_epilogue.h"
+#include "kf_prompt_formula.h"
+#include "kf_prompt_target.h"
+#include "kf_json.h"
+#include "kf_str.h"
+#include <stdlib.h>
+#include <string.h>
+
+bool
+kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
+{
+    memset (e, 0, sizeof *e);
+    kf_formula_t fm;
+    long long mnk[3];
+    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || !kf_prompt_formula (spec, &fm)
+        || !fm.product || (!*fm.row && fm.epi_ops <= 0 && fm.after_product <= 0))
+        return false;
+    memcpy (e->row, fm.row, sizeof e->row);
+    e->ops = fm.epi_ops;
+    e->calls = fm.after_product;
+    //  A softmax's maximum, subtraction and sum, and the multiply by the
+    //  row's reciprocal sum (a log-softmax: the subtraction of the sum's
+    //  log), beside its one exp.
+    if (*e->row) {
+        e->ops += 4;
+        e->calls += 1;
+    }
+    if (fm.after_product > 0)
+        snprintf (e->names, sizeof e->names, "%s", fm.names);
+    e->outputs = kf_prompt_output_elements (spec);
+    e->vector_ops = e->ops + (double) e->calls * KF_PROMPT_EXP_OPS;
+    return e->outputs > 0;
+}
+
+bool
+kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *product_ms,
+                       double *epi_ms)
+{
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0);
+    if (!kf_prompt_epilogue (spec, e) || !(peak > 0))
+        return false;
+    *product_ms = kf_prompt_matmul_flops (spec, NULL) / peak * 1e-6;
+    //  An operation an element is one vector lane's share of an FMA's
+    //  issue slot; the peak counts an FMA as 2.
+    *epi_ms = e->outputs * e->vector_ops * 2 / peak * 1e-6;
+    return *epi_ms > 0 && *product_ms > 0;
+}
+
+//  "the softmax", "the tanh and 2 other operations", "the 1 operation".
+static void
+s_what (FILE *f, const kf_epilogue_t *e)
+{
+    if (*e->row)
+        fprintf (f, "the %s", e->row);
+    else if (*e->names)
+        fprintf (f, "the %s%s", e->names, e->ops > 0 ? " and the arithmetic" : "");
+    else
+        fprintf (f, "the %d operation%s", e->ops, e->ops == 1 ? "" : "s");
+}
+
+//  The product's share of the estimated floor, and what a kernel's
+//  figures would show there.
+static void
+s_floor (FILE *f, double product, double epi)
+{
+    fprintf (f, "With the product's %.3g ms at one core's FMA peak, the estimated one-core "
+             "floor is %.3g ms, of which the product is %.0f%%: a kernel at that floor would show "
+             "%.0f%% of one core's peak in the product's figures, and the percent of the peak "
+             "given for a kernel excludes this work.", product, product + epi,
+             100 * product / (product + epi), 100 * product / (product + epi));
+}
+
+void
+kf_prompt_epilogue_position (FILE *f, json_t *spec, json_t *d)
+{
+    kf_epilogue_t e;
+    double product, epi;
+    if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
+        return;
+    fputs (" Those shares are the product's alone: ", f);
+    s_what (f, &e);
+    fprintf (f, " after it is not counted (estimated at %.3g ms of one core, the Target "
+             "section's Epilogue line). ", epi);
+    s_floor (f, product, epi);
+}
+
+void
+kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
+{
+    kf_epilogue_t e;
+    double product, epi;
+    if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
+        return;
+    s_what (f, &e);
+    fputs (" after the product is not in that count: per output element ", f);
+    int besides = e.ops - (*e.row ? 4 : 0);
+    if (*e.row) {
+        fprintf (f, "it does one exp, a maximum and a sum pass over its row and %s",
+                 strcmp (e.row, "softmax") ? "a subtraction of the sum's log"
+                                           : "a multiply by the row's reciprocal sum");
+        if (besides > 0)
+            fprintf (f, ", and %d operation%s forward writes after the product besides",
+                     besides, besides == 1 ? "" : "s");
+        if (e.calls > 1)
+            fprintf (f, ", and %d libm call%s", e.calls - 1, e.calls == 2 ? "" : "s");
+        fprintf (f, ": %d operation%s and %d call%s in all", e.ops, e.ops == 1 ? "" : "s",
+                 e.calls, e.calls == 1 ? "" : "s");
+    }
+    else
+        fprintf (f, "forward does %d operation%s and %d libm call%s%s%s%s after it", e.ops,
+                 e.ops == 1 ? "" : "s", e.calls, e.calls == 1 ? "" : "s",
+                 *e.names ? " (" : "", e.names, *e.names ? ")" : "");
+    fprintf (f, ", each call taken as about %d vector operations (an estimate from an exp's "
+             "operation count: a range reduction, a degree-5 polynomial, the 2^k scaling; no "
+             "exp rate is measured on this host%s), so about %.0f an element over %.0f "
+             "outputs: about %.3g ms at one core's measured FMA peak (%.0f GFLOP/s, each "
+             "operation in an FMA's issue slot; an estimate)", KF_PROMPT_EXP_OPS,
+             *e.names ? ", and tanh, erf or log take more" : "", e.vector_ops, e.outputs, epi,
+             kf_jnum (d, "peak_gflops_one_core", 0));
+    //  A softmax's passes over a row cost arithmetic, not memory, where
+    //  the row stays in L1.
+    json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
+    json_t *shape = json_object_get (out, "shape");
+    double row = (double) json_integer_value (json_array_get (shape,
+                                                              json_array_size (shape) - 1));
+    double row_bytes = row * kf_prompt_tensor_bytes (out) / (e.outputs > 0 ? e.outputs : 1);
+    if (*e.row && row > 0 && row_bytes <= 16384)
+        fprintf (f, "; a row of %.0f outputs is %.0f bytes and stays in L1 between its passes, "
+                 "so they cost arithmetic, not memory", row, row_bytes);
+    fputs (". ", f);
+    s_floor (f, product, epi);
+}
+
+void
+kf_prompt_epilogue_line (FILE *f, json_t *spec, json_t *d)
+{
+    kf_epilogue_t e;
+    double product, epi;
+    if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
+        return;
+    fputs ("  Epilogue: ", f);
+    kf_prompt_epilogue_text (f, spec, d);
+    fputs ("\n", f);
+}
+
+void
+kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d)
+{
+    kf_epilogue_t e;
+    double product, epi;
+    if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
+        return;
+    fputs ("; ", f);
+    s_what (f, &e);
+    fprintf (f, " after the product is not counted (estimated at %.3g ms of one core from its "
+             "%.0f operations an element, an exp as %d; the product is %.0f%% of the estimated "
+             "%.3g ms one-core floor)", epi, e.vector_ops, KF_PROMPT_EXP_OPS,
+             100 * product / (product + epi), product + epi);
+}
+
+char *
+kf_prompt_epilogue_idea (json_t *spec)
+{
+    kf_epilogue_t e;
+    if (!kf_prompt_epilogue (spec, &e))
+        return NULL;
+    json_t *tol = json_object_get (spec, "tolerance");
+    char within[96] = "the task's tolerance";
+    if (json_is_number (json_object_get (tol, "rtol"))
+        && json_is_number (json_object_get (tol, "atol")))
+        snprintf (within, sizeof within, "the task's tolerance (rtol %g, atol %g)",
+                  json_number_value (json_object_get (tol, "rtol")),
+                  json_number_value (json_object_get (tol, "atol")));
+    if (*e.row)
+        return kf_strdupf ("write each row of scores once, by fusing the epilogue (the %s "
+                           "over each row) into the product: apply it to each tile of scores "
+                           "while they sit in registers, with the scaling folded into the "
+                           "exp's argument, the row's maximum and sum kept in one pass (an "
+                           "online %s: rescale the running sum by e^(old max - new max) when "
+                           "the maximum grows), an exp cheaper than libm's that stays within "
+                           "%s, and the finished row %s while it is still in L1",
+                           e.row, e.row, within, strcmp (e.row, "softmax")
+                                                 ? "shifted by its sum's log"
+                                                 : "scaled by its reciprocal sum");
+    char what[128];
+    if (*e.names)
+        snprintf (what, sizeof what, "the %s%s", e.names,
+                  e.ops > 0 ? " and the arithmetic forward does after the product" : "");
+    else
+        snprintf (what, sizeof what, "the %d operation%s forward does after the product",
+                  e.ops, e.ops == 1 ? "" : "s");
+    return kf_strdupf ("write the output once, by fusing the epilogue (%s) into the product "
+                       "loop: apply it to each tile of outputs while it is in registers%s",
+                       what, e.calls > 0 ? ", its calls as vector code within the task's "
+                                           "tolerance, never a libm call per element"
+                                         : "");
+}

@@ -1,0 +1,80 @@
+/*  kf_prompt_epilogue.h - the work a matrix product's task does after the
+ *  product (its epilogue), counted per output and estimated in time.
+ *
+ *  Round 16 of the model in the loop: softmax(q @ k^T / 8) read "68% of
+ *  one core's peak" counting the product's flops alone, while its 2
+ *  million exps took about a quarter of the time; its ideas spoke of a
+ *  "bias, activation" epilogue. The count, the estimate and the idea
+ *  come from the reference's forward (kf_prompt_formula.h), one
+ *  reckoning for the Target section, a kernel's position line and the
+ *  meta round's outcomes.
+ */
+#ifndef KF_PROMPT_EPILOGUE_H
+#define KF_PROMPT_EPILOGUE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* What follows SPEC's product, per output element: ROW the row function
+ * ("softmax", "log_softmax"; "" for none), OPS its arithmetic
+ * operations (a softmax's maximum, subtraction, sum and scaling by the
+ * row's reciprocal sum, and what forward writes besides), CALLS its libm
+ * calls (a softmax's exp), NAMES those calls ("tanh"), OUTPUTS the
+ * output elements, VECTOR_OPS the vector operations an element is
+ * estimated at: OPS plus each call as an exp's operation count
+ * (KF_PROMPT_EXP_OPS; no exp rate is measured). */
+typedef struct {
+    char row[16];
+    int ops;
+    int calls;
+    char names[64];
+    double outputs;
+    double vector_ops;
+} kf_epilogue_t;
+
+/* Vector operations an exp is taken at: a range reduction (a multiply, a
+ * rounding, a subtraction), a degree-5 polynomial (5 FMAs) and the 2^k
+ * scaling (2 integer operations). An estimate from the operation count,
+ * said to be one wherever it is used. */
+#define KF_PROMPT_EXP_OPS 10
+
+/* Reads SPEC's epilogue into E: true where SPEC is a matrix product
+ * whose operation count follows from its shapes and whose forward does
+ * something readable after the product; false (E zeroed) otherwise. */
+bool kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e);
+
+/* The estimated one-core times, in ms, at host device D's measured
+ * one-core FMA peak (each vector operation in an FMA's issue slot):
+ * *PRODUCT_MS the product's, *EPI_MS the epilogue's. False where SPEC has
+ * no epilogue (kf_prompt_epilogue) or D no such peak. */
+bool kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *product_ms,
+                            double *epi_ms);
+
+/* Writes what the epilogue does per output and its estimated time, and
+ * the product's share of the estimated one-core floor (product plus
+ * epilogue), beginning "the softmax after the product is not in that
+ * count: ..." and ending with a full stop; nothing where
+ * kf_prompt_epilogue_ms is false. */
+void kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d);
+
+/* The position line's sentences for a kernel whose compute figures count
+ * the product alone: " Those shares are the product's alone: the
+ * softmax after it is not counted (estimated ...)." and the product's
+ * share of the estimated floor. */
+void kf_prompt_epilogue_position (FILE *f, json_t *spec, json_t *d);
+
+/* The Target section's line: "  Epilogue: " and kf_prompt_epilogue_text. */
+void kf_prompt_epilogue_line (FILE *f, json_t *spec, json_t *d);
+
+/* The same reckoning as a clause of a meta round's outcome line: "; the
+ * softmax after the product is not counted (estimated ...)". */
+void kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d);
+
+/* The host idea that fuses SPEC's epilogue, naming it (a softmax: in
+ * the tile while the scores are in registers, the row's maximum and sum
+ * in one pass, a cheaper exp within the task's tolerance); caller frees.
+ * NULL where no epilogue is read: the general text stands. */
+char *kf_prompt_epilogue_idea (json_t *spec);
+
+#endif
