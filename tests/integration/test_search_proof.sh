@@ -35,9 +35,11 @@ ids=$(IFS=,; echo "${run[*]}")
 all_done() { [ "$(sql "SELECT count(*) FROM runs WHERE id IN ($ids) AND status <> 'running'")" -eq 6 ]; }
 check "the six runs end" wait_until 540 all_done
 
-# A candidate counts towards the run's figures when correct and not held
-# for audit (or accepted after it).
-counts_first="status = 'correct' AND (audit_reason IS NULL OR audit_verdict = 'accepted')"
+# A candidate counts towards the run's figures when correct, timed with
+# the full protocol (a screen's figure never counts: docs/search.md,
+# "Fidelity") and not held for audit (or accepted after it).
+counts_first="status = 'correct' AND (fidelity IS NULL OR fidelity = 'full')
+              AND (audit_reason IS NULL OR audit_verdict = 'accepted')"
 counts="$counts_first AND speedup > 0"
 for t in "${tasks[@]}"; do
     r=${run[$t]}
