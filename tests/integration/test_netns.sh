@@ -215,11 +215,14 @@ jobs_in() {   # jobs_in RUN KIND STATE: how many
 }
 # fresh_eval RUN: the exec worker (EXEC_ID) holds a candidate's evaluation on its
 # first attempt; its id in JOB. Each fault that counts an attempt hits
-# another job, so none comes near max_attempts.
+# another job, so none comes near max_attempts. A candidate's first
+# evaluation, not a re-verification (a job that avoids a worker): only a
+# re-verification whose figure counts is recorded as an evaluation
+# (kf_verify.c), and the database fault's check counts one.
 fresh_eval() {
     JOB=$(sql "SELECT id FROM jobs WHERE run_id = $1 AND kind = 'evaluate' AND state = 'leased'
                AND candidate_id IS NOT NULL AND attempts = 1 AND worker = '$EXEC_ID'
-               LIMIT 1")
+               AND avoid_worker IS NULL LIMIT 1")
     [ -n "$JOB" ]
 }
 # fault_eval: a fresh evaluation on the exec worker for the faults of steps
