@@ -509,6 +509,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
              "%s", in->slot + 1, in->population, in->generation, mine);
     s_note (f, in, mine);
     fputs (".", f);
+    //  Round 16: SIMD and streaming stores went to two attempts from a
+    //  kernel at the copy bandwidth; the planner pairs them
+    //  (kf_search_idea_pair).
+    json_t *with = json_object_get (in->ideas, "with");
+    if (json_is_string (json_object_get (with, "idea")))
+        fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve moves "
+                 "its bytes at %.0f%% of the measured copy bandwidth (as its position line "
+                 "counts them), at or above the %.0f%% at which the planner takes a kernel to "
+                 "be bound by memory: there an idea that does not cut the bytes moved can "
+                 "change nothing measurable alone.", kf_jstr (with, "idea"),
+                 100 * kf_jnum (with, "share", 0), 100 * kf_jnum (with, "bound", 0));
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said
@@ -593,23 +604,33 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     }
     if (set)
         fputs (". Take such an idea up again only with a reason it should pay now.", f);
-    //  Round 11: an idea with enough tries in flight is held back by the
+    //  Round 11: an idea with tries in flight is held back by the
     //  planner (kf_search_idea_held) until they are judged.
     json_t *held = json_object_get (in->ideas, "held");
     const char *h;
     json_t *in_flight;
     int said = 0;
-    json_object_foreach (held, h, in_flight)
+    json_object_foreach (held, h, in_flight) {
+        long long tries = (long long) json_integer_value (in_flight);
+        //  Round 16: this attempt's own idea listed as "not given to
+        //  another attempt (1 try in flight)" read as a contradiction.
+        if (!strcmp (h, mine)) {
+            fprintf (f, " This attempt's idea has %lld tr%s in flight elsewhere, not judged "
+                     "yet, and comes here only because the planner had no idea without a try "
+                     "in flight left for this attempt: the others are taken by siblings, set "
+                     "aside, or done already by the kernels to improve. Do it another way than "
+                     "the try%s in flight (another split, order or width).", tries,
+                     tries == 1 ? "y" : "ies", tries == 1 ? "" : "s");
+            continue;
+        }
         //  Round 12: "held back" read as a contradiction beside a
         //  sibling of this generation that takes the idea: say where the
         //  tries are.
         fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Not given to another "
-                 "attempt until the tries of it already in flight (a sibling's of this "
-                 "generation, or earlier candidates not judged yet) are judged: an idea is not "
-                 "handed out again while its first try is unjudged, nor while its tries, "
-                 "judged and in flight, are enough to tell whether it pays here: ", h,
-                 (long long) json_integer_value (in_flight),
-                 json_integer_value (in_flight) == 1 ? "y" : "ies");
+                 "attempt while an idea without a try in flight is left, since the tries of "
+                 "it already in flight (a sibling's of this generation, or earlier candidates "
+                 "not judged yet) are not judged: ", h, tries, tries == 1 ? "y" : "ies");
+    }
     if (said)
         fputs (".", f);
     //  Round 3 said siblings "usually" start from other kernels; round 4

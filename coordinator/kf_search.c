@@ -229,8 +229,9 @@ s_typed_done (kf_search_t *self, json_t *run, json_t *job, int64_t cand, json_t 
     if (compile)
         rc = kf_search_compiled (self, run, cand, r, frames);
     else if (!eval)
-        rc = !strcmp (kind, "meta") ? kf_meta_job_done (self, job, r)
-                                    : kf_search_generated (self, run, cand, r);
+        rc = strcmp (kind, "meta") ? kf_search_generated (self, run, cand, r)
+             : kf_meta_job_done (self, job, r) ? -1
+             : kf_search_replan (self, kf_jint (run, "id"));
     else if ((rc = kf_verify_job_done (self, run, job, r)) == 1
              && (rc = kf_fidelity_job_done (self, run, job, r)) == 1)
         rc = kf_search_evaluated (self, run, job, cand, r);   /* a first evaluation */

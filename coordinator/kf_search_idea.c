@@ -150,18 +150,10 @@ s_tally (json_t *tries, const char *idea, int *told, int *won)
 }
 
 void
-kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
-                     const int *earlier, const bool *aside, bool *held)
+kf_search_idea_held (size_t n, const int *pending, const bool *aside, bool *held)
 {
-    for (size_t i = 0; i < n; i++) {
-        held[i] = false;
-        if (!pending || pending[i] <= 0 || aside[i])
-            continue;
-        int told, won;
-        s_tally (tries, ideas[i], &told, &won);
-        held[i] = won == 0 && (told + pending[i] >= KF_SEARCH_IDEA_NO_WIN
-                               || (told == 0 && earlier && earlier[i] > 0));
-    }
+    for (size_t i = 0; i < n; i++)
+        held[i] = pending && pending[i] > 0 && !aside[i];
 }
 
 void
@@ -262,16 +254,23 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             places[m++] = j;
     int chosen_built = known ? known->chosen_built : -1;
     const bool *spent = known ? known->spent : NULL;
-    //  Round 14: an idea held back only until its tries in flight are
-    //  judged (not LOST) comes before the siblings' places: packing went
-    //  to two attempts of a generation while threads waited.
+    //  Tiers: ideas free of tries in flight, the slot's own and the
+    //  places no sibling leans towards first, then the siblings' places;
+    //  then ideas held back for a try in flight (not LOST), in the same
+    //  order; then those set aside. Round 14 put a held idea before the
+    //  siblings' places (packing went to two attempts of a generation
+    //  while threads waited); round 16 found held ideas handed out while
+    //  free ones were left (cache blocking and threads each to a second
+    //  attempt before the first was judged), so a free idea in a
+    //  sibling's place, which that sibling has not taken yet (planned
+    //  siblings' ideas are in flight), now comes first.
     size_t first_sibling = 1 + (n - apart);
     for (int tier = 0; tier < 5; tier++)
         for (size_t s = 0; s < m; s++) {
             size_t idx = order[places[s]];
             bool sib = s >= first_sibling;
             bool lost = !known || !known->lost || known->lost[idx];
-            int t = !aside[idx] ? (sib ? 2 : 0) : lost ? 4 : sib ? 3 : 1;
+            int t = !aside[idx] ? (sib ? 1 : 0) : lost ? 4 : sib ? 3 : 2;
             if (t != tier || (spent && spent[idx]))
                 continue;
             if (!chosen
@@ -412,7 +411,7 @@ s_ideas_taken (kf_db_t *db, json_t *run)
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
                                 "SELECT c.id, c.generation, c.slot, c.parent_id, c.phase,"
-                                " c.generator, c.selection->>'idea' AS idea,"
+                                " c.generator, c.selection->>'idea' AS idea, c.selection->>'with' AS with,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
                                 " (c.finished_at IS NULL OR c.fidelity = 'pending') AS pending"
                                 " FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id"
@@ -600,7 +599,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     bool *held = aside + count, *back = aside + 2 * count, *spent = aside + 3 * count;
     size_t *plain_order = order + count;
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
-    kf_search_idea_held (ideas, count, tries, known.pending, known.earlier, aside, held);
+    kf_search_idea_held (count, known.pending, aside, held);
     kf_search_idea_spent (ideas, count, tries, spent);
     known.spent = spent;
     json_decref (tries);
@@ -629,6 +628,23 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
                                        elites, features, n, island, chosen, own, &plain_pick);
     out->idea = ideas[idx];
     out->parent = pick >= 0 ? &elites[pick] : chosen;
+    //  Round 16: an idea that moves no fewer bytes goes to a parent at the
+    //  memory bound only with one that does (kf_search_idea_bound.c).
+    int with = -1;
+    double share = 0;
+    json_t *from = out->parent && !kf_search_idea_cuts_bytes (out->idea)
+                   ? kf_prompt_kernel (db, out->parent->candidate_id) : NULL;
+    if (from) {
+        share = kf_search_idea_memory_share (from, in.spec,
+                                             kf_prompt_target_kind (in.target, in.language));
+        int built = pick < 0 ? known.chosen_built : known.built ? known.built[pick] : -1;
+        with = kf_search_idea_pair (ideas, count, idx, share,
+                                    kf_prompt_source_features (kf_jstr (from, "source"),
+                                                               in.language),
+                                    built, spent);
+        json_decref (from);
+    }
+    out->with = with >= 0 ? ideas[with] : NULL;
     json_t *listed = json_array (), *set_aside = json_array ();
     char folded[400] = "";
     for (size_t k = 0; k < count; k++) {
@@ -649,6 +665,10 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         if (held[k])
             json_object_set_new (held_in_flight, ideas[k], json_integer (known.pending[k]));
     json_object_set_new (out->prompt, "held", held_in_flight);
+    if (out->with)
+        json_object_set_new (out->prompt, "with",
+                             json_pack ("{s:s, s:f, s:f}", "idea", out->with, "share", share,
+                                        "bound", KF_SEARCH_IDEA_BOUND));
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones. So do what the
     //  kernels were built from and what the siblings took, which the
@@ -658,13 +678,15 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     //  either both plans are the plain one of the cells and sources, or
     //  both saw the same), so that two runs whose siblings or timings
     //  differed to no effect still compare (test_search_switches).
-    bool changed = idx != plain || pick != plain_pick;
+    bool changed = idx != plain || pick != plain_pick || with >= 0;
     char *seen = changed ? kf_search_idea_known_text (&known, elites, n) : NULL;
     char *more = NULL;
     size_t more_size = 0;
     FILE *mf = changed ? open_memstream (&more, &more_size) : NULL;
     if (mf) {
         s_round11_text (mf, held, spent, count, &known, n);
+        if (with >= 0)
+            fprintf (mf, "|with:%d", with);
         if (fclose (mf)) {
             free (more);
             more = NULL;

@@ -57,6 +57,7 @@
 #define KF_SEARCH_IDEA_H
 
 #include "kf_db.h"
+#include "kf_prompt_target.h"
 #include "kf_select.h"
 #include <jansson.h>
 #include <stdbool.h>
@@ -99,18 +100,18 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
 
 /* Round 11: cache blocking was handed out four times, and set aside only
- * after the fourth, because tries still in flight counted for nothing.
- * HELD[i] is set for an idea not ASIDE with PENDING[i] tries in flight
- * (kf_search_idea_known_t) that, with its judged tries from TRIES (as for
- * kf_search_idea_record), reach KF_SEARCH_IDEA_NO_WIN with no win among
- * the judged: the plan hands it out after the others, as one set aside,
- * until those tries are judged. Round 13: so is an idea with no judged
- * try and EARLIER[i] tries in flight from an earlier generation
- * (generation 1 was handed an idea twice while generation 0's try of it
- * was unjudged, and other ideas were untried). PENDING NULL: none held;
- * EARLIER NULL: none of the second kind. */
-void kf_search_idea_held (const char *const *ideas, size_t n, json_t *tries, const int *pending,
-                          const int *earlier, const bool *aside, bool *held);
+ * after the fourth, because tries still in flight counted for nothing;
+ * round 13 held an idea whose first try was unjudged only when that try
+ * was of an earlier generation, and round 16 found it handed to a second
+ * attempt all the same (cache blocking, threads, a 12 x 32 tile, each
+ * while its first try was unjudged). HELD[i] is set for every idea not
+ * ASIDE with PENDING[i] > 0 tries in flight: search candidates planned or
+ * running and not judged yet, of any generation, siblings of the
+ * generation planned before this attempt included (kf_search_idea_known_t).
+ * The plan hands a held idea out only when no idea without a try in
+ * flight is left for the slot, before the ideas set aside, and the prompt
+ * says so. PENDING NULL: none held. */
+void kf_search_idea_held (size_t n, const int *pending, const bool *aside, bool *held);
 
 /* ORDER (N indices): the ideas from START on, cyclically, those not ASIDE
  * first; slot k of a generation that starts at START leans towards
@@ -161,8 +162,6 @@ typedef struct {
                                             handed it and not judged yet
                                             (the one planned excluded);
                                             NULL: none known */
-    int *earlier;                        /* per idea: those of them planned in
-                                            an earlier generation */
     const bool *lost;                    /* per idea: set aside by its record
                                             (kf_search_idea_record; not
                                             owned); an idea held back but not
@@ -193,8 +192,7 @@ void kf_search_idea_spent (const char *const *ideas, size_t n, json_t *tries, bo
  * candidates of GENERATION other than SLOT took, with their parents, and
  * so those of other generations still pending (round 11: cache blocking
  * from candidate 6 twice in flight at once); per idea, how many search
- * candidates other than (GENERATION, SLOT) are pending, and how many of
- * them are of an earlier generation; ideas not in
+ * candidates other than (GENERATION, SLOT) are pending; ideas not in
  * IDEAS (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
  * when out of memory. */
 int kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
@@ -228,11 +226,50 @@ size_t kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_
 char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
                                  size_t n);
 
+/* Round 16 (kf_search_idea_bound.c): a kernel whose bytes move at this
+ * share of the measured copy bandwidth or more, counted as its position
+ * line counts them, is taken to be at the memory bound. 0.90: round 16's
+ * parents at 93% and 100% were each handed an idea that could change
+ * nothing measurable there, and a kernel's figure moves by several
+ * percent between two timings on the host. */
+#define KF_SEARCH_IDEA_BOUND 0.90
+
+/* KERNEL's (a prompt kernel object: its latest evaluation's bandwidth
+ * figures and its source) bytes a second over the measured copy
+ * bandwidth, with a host kernel's outputs counted twice where its code
+ * stores without streaming stores (kf_prompt_store_factor of SPEC), as
+ * kf_prompt_position_line does; 0 where either rate is unknown. */
+double kf_search_idea_memory_share (json_t *kernel, json_t *spec, kf_target_kind_t kind);
+
+/* Whether IDEA cuts the bytes a call moves: streaming stores (no read of
+ * a line before it is written), one fused pass per row (the row read
+ * once), an epilogue fused into the product (the output written once). */
+bool kf_search_idea_cuts_bytes (const char *idea);
+
+/* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
+ * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
+ * itself; else the first idea that cuts bytes and that the parent
+ * neither does (PARENT_FEATURES, bits of kf_prompt_source_features) nor
+ * was built from (PARENT_BUILT, or -1), not SPENT (may be NULL); -1 when
+ * there is none (the idea then goes alone: nothing in the list would cut
+ * this parent's bytes). */
+int kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double share,
+                         unsigned parent_features, int parent_built, const bool *spent);
+
+/* Round 16: whether HANDED, the idea a planned candidate was handed (may
+ * be NULL: none), is missing from IDEAS (N), the list of the prompt
+ * version the run picks now: a meta round dropped it (or reworded it)
+ * after the candidate was planned, and a prompt not yet sent is made
+ * again (kf_search_replan). */
+bool kf_search_idea_dropped (const char *handed, const char *const *ideas, size_t n);
+
 /* What kf_search_idea_choose decided. */
 typedef struct {
     const char *idea;           /* the idea handed to the attempt (static text, or
                                    borrowed from the SECTIONS planned with), or
                                    NULL: the task has none */
+    const char *with;           /* the idea paired with it (kf_search_idea_pair),
+                                   or NULL */
     const kf_elite_t *parent;   /* the kernel it starts from */
     json_t *prompt;             /* for kf_prompt_in_t.ideas: {mine, order: [idea,
                                    ...], notes: {idea: note}, aside: [idea, ...],
@@ -240,7 +277,9 @@ typedef struct {
                                    kernels timed in full, as kf_prompt_thread_cost
                                    reads them, where the task has a threads idea,
                                    held: {idea: tries in flight} for the ideas
-                                   kf_search_idea_held held back}
+                                   kf_search_idea_held held back, with: {idea,
+                                   share, bound} where kf_search_idea_pair
+                                   paired one with the attempt's}
                                    (caller's), or NULL */
     char archive[17];           /* the archive's fingerprint, with the ideas set
                                    aside folded in when there are any, and the

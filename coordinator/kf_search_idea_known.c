@@ -29,10 +29,10 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
     known->built = malloc ((n + 1) * sizeof *known->built);
-    known->siblings = calloc (json_array_size (rows) + 1, sizeof *known->siblings);
+    //  Each row's idea, and the one paired with it (round 16).
+    known->siblings = calloc (2 * json_array_size (rows) + 1, sizeof *known->siblings);
     known->pending = calloc (count + 1, sizeof *known->pending);
-    known->earlier = calloc (count + 1, sizeof *known->earlier);
-    if (!known->built || !known->siblings || !known->pending || !known->earlier) {
+    if (!known->built || !known->siblings || !known->pending) {
         kf_search_idea_known_free (known);
         return -1;
     }
@@ -59,7 +59,6 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
         bool self = here && kf_jint (r, "slot") == slot;
         bool pending = json_is_true (json_object_get (r, "pending"));
         known->pending[idx] += search && pending && !self;
-        known->earlier[idx] += search && pending && kf_jint (r, "generation") < generation;
         //  A sibling's, or one in flight from an earlier generation
         //  (round 11: candidate 12 and a sibling both took cache blocking
         //  from candidate 6).
@@ -73,6 +72,19 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
                 .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx,
                 .made = made ? (unsigned) json_integer_value (pf) | 1u << f : 0,
                 .made_known = made };
+            //  Round 16: the idea paired with it (kf_search_idea_pair) is
+            //  taken from that parent too, and is in flight.
+            int with = s_idea_index (ideas, count,
+                                     json_string_value (json_object_get (r, "with")));
+            if (with >= 0) {
+                kf_search_idea_sibling_t *main = &known->siblings[known->n_siblings - 1];
+                kf_idea_feature_t wf = kf_prompt_idea_feature (ideas[with]);
+                if (main->made_known && wf != KF_IDEA_OTHER)
+                    main->made |= 1u << wf;
+                known->pending[with] += pending;
+                known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
+                    .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) with };
+            }
         }
     }
     return 0;
@@ -86,7 +98,6 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
     free (known->built);
     free (known->siblings);
     free (known->pending);
-    free (known->earlier);
     free (known->threads_lose);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
@@ -125,4 +136,10 @@ kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t
         return NULL;
     }
     return text;
+}
+
+bool
+kf_search_idea_dropped (const char *handed, const char *const *ideas, size_t n)
+{
+    return handed && *handed && s_idea_index (ideas, n, handed) < 0;
 }

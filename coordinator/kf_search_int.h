@@ -104,6 +104,13 @@ int kf_search_migrate (kf_search_t *self, int64_t run_id, const kf_search_settin
  * start): plans what may be planned, or ends the run. Returns 0, or -1. */
 int kf_search_fill (kf_search_t *self, int64_t run_id);
 
+/* Round 16: a meta round dropped an idea (DROP IDEA) while kernels planned
+ * before it still waited to be generated with it. Each search candidate
+ * of RUN_ID whose generate job is still queued and whose idea the prompt
+ * version the run picks now does not list (kf_search_idea_dropped) is
+ * planned again, its prompt and job payload replaced. 0, or -1. */
+int kf_search_replan (kf_search_t *self, int64_t run_id);
+
 /* ---- kf_search_archive.c ------------------------------------------------ */
 
 /* Whether RUN_ID's next candidate, of GENERATION (POPULATION a

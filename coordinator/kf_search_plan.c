@@ -16,6 +16,7 @@
 #include "kf_log.h"
 #include "kf_memory.h"
 #include "kf_meta.h"
+#include "kf_meta_ideas.h"
 #include "kf_models.h"
 #include "kf_prompt.h"
 #include "kf_prompt_changed.h"
@@ -105,10 +106,14 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
  * SEQ keying every draw. A search candidate's parent is selected from the
  * archive; a tuning candidate's is TUNE_PARENT (an elite index). Inserts
  * the row with its prompt and queues its generate job (or, for the task's
- * initial kernel, goes straight to compiling it). */
+ * initial kernel, goes straight to compiling it). REPLAN: the search
+ * candidate (GENERATION, SLOT) exists and its generate job is queued: its
+ * plan and prompt are made again, now, and replace the row's and the
+ * job's (kf_search_replan). */
 static int
 s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
-        kf_search_snapshot_t *snap, int generation, int slot, int64_t seq, bool tuning, int tune_parent)
+        kf_search_snapshot_t *snap, int generation, int slot, int64_t seq, bool tuning, int tune_parent,
+        bool replan)
 {
     int64_t run_id = kf_jint (run, "id");
     int64_t seed = kf_jint (run, "seed");
@@ -182,6 +187,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                                    (json_int_t) snap->n_trans, "hints", hints != NULL);
     if (idea.idea)
         json_object_set_new (selection, "idea", json_string (idea.idea));
+    if (idea.with)
+        json_object_set_new (selection, "with", json_string (idea.with));
     if (parent)
         json_object_set_new (selection, "parent_coords",
                              json_pack ("[i,i,i]", parent->coords[0], parent->coords[1],
@@ -294,7 +301,17 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                                reused ? NULL : hints };
     json_t *row = NULL;
     bool failed = true;
-    if (rc == 0)
+    if (rc == 0 && replan)
+        row = kf_db_row (self->db,
+                         "UPDATE candidates c SET parent_id = $4, prompt = $6, island = $8,"
+                         " selection = $9, inspirations = $10, hints = $11"
+                         " WHERE c.run_id = $1 AND c.generation = $2 AND c.slot = $3"
+                         " AND c.language = $5 AND c.phase = $7 AND EXISTS (SELECT 1 FROM jobs j"
+                         "  WHERE j.candidate_id = c.id AND j.kind = 'generate'"
+                         "  AND j.state = 'queued')"
+                         " RETURNING id",
+                         11, params, &failed);
+    else if (rc == 0)
         row = kf_db_row (self->db,
                          "INSERT INTO candidates (run_id, generation, slot, parent_id,"
                          " language, prompt, phase, island, selection, inspirations, hints)"
@@ -319,7 +336,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
         json_decref (best);
         return -1;
     }
-    if (slot == 0) {
+    if (slot == 0 && !replan) {
         const char *p2[2] = { runid, gen };
         if (kf_db_exec (self->db,
                         "UPDATE runs SET generation = greatest(generation, $2) WHERE id = $1",
@@ -383,6 +400,17 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     if (rc || kf_db_exec (self->db, "UPDATE candidates SET model = $2 WHERE id = $1", 2, mp) < 0) {
         json_decref (payload);
         return -1;
+    }
+    if (replan) {
+        char *text = json_dumps (payload, JSON_COMPACT);
+        json_decref (payload);
+        const char *jp[2] = { candbuf, text };
+        rc = text && kf_db_exec (self->db,
+                                 "UPDATE jobs SET payload = $2::jsonb, updated_at = now()"
+                                 " WHERE candidate_id = $1 AND kind = 'generate'"
+                                 " AND state = 'queued'", 2, jp) >= 0 ? 0 : -1;
+        free (text);
+        return rc;
     }
     return kf_search_insert_job (self, run_id, cand, "generate", "generate", NULL, NULL,
                                  payload, NULL);
@@ -453,7 +481,7 @@ s_fill (kf_search_t *self, int64_t run_id)
             break;
         }
         rc = s_plan (self, run, &st, &snap, (int) (planned / st.population),
-                     (int) (planned % st.population), planned, false, -1);
+                     (int) (planned % st.population), planned, false, -1, false);
         planned++;
         open++;
     }
@@ -471,7 +499,7 @@ s_fill (kf_search_t *self, int64_t run_id)
         int generation = st.generations + rounds;
         for (int i = 0; i < n && rc == 0; i++)
             rc = s_plan (self, run, &st, &snap, generation, i,
-                         total + (int64_t) rounds * st.population + i, true, best[i]);
+                         total + (int64_t) rounds * st.population + i, true, best[i], false);
         free (best);
         open += n;
     }
@@ -498,6 +526,56 @@ s_fill (kf_search_t *self, int64_t run_id)
             rc = kf_search_finish_run (self, run_id, status, reason);
     }
     kf_search_snapshot_free (&snap);
+    json_decref (run);
+    return rc;
+}
+
+int
+kf_search_replan (kf_search_t *self, int64_t run_id)
+{
+    json_t *run = kf_search_run_row (self, run_id);
+    if (!run)
+        return -1;
+    char id[24];
+    const char *params[1] = { S_I64 (id, run_id) };
+    //  Search candidates whose prompt waits in a queued generate job: no
+    //  model has it yet.
+    json_t *rows = strcmp (kf_jstr (run, "status"), "running") ? json_array ()
+                   : kf_db_query (self->db,
+                                  "SELECT c.generation, c.slot, c.selection->>'idea' AS idea"
+                                  " FROM candidates c JOIN jobs j ON j.candidate_id = c.id"
+                                  " AND j.kind = 'generate' AND j.state = 'queued'"
+                                  " WHERE c.run_id = $1 AND c.phase = 'search'"
+                                  " AND c.selection->>'idea' IS NOT NULL ORDER BY c.id",
+                                  1, params);
+    json_t *sections = rows && json_array_size (rows) ? kf_meta_sections (self, run_id, NULL)
+                                                      : NULL;
+    int rc = rows && (sections || !json_array_size (rows)) ? 0 : -1;
+    size_t count = 0;
+    const char **ideas = sections
+                         ? kf_meta_ideas (sections, json_object_get (run, "spec"),
+                                          kf_prompt_target_kind (kf_jstr (run, "target"),
+                                                                 kf_jstr (run, "language")),
+                                          &count)
+                         : NULL;
+    kf_search_settings_t st;
+    kf_search_settings (self, run, &st);
+    kf_search_snapshot_t snap = { 0 };
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r)
+        if (rc == 0 && kf_search_idea_dropped (kf_jstr (r, "idea"), ideas, count)) {
+            int generation = (int) kf_jint (r, "generation"), slot = (int) kf_jint (r, "slot");
+            kf_info ("run %lld: generation %d attempt %d planned again: its idea is no "
+                     "longer in the prompt version's list", (long long) run_id, generation,
+                     slot + 1);
+            rc = s_plan (self, run, &st, &snap, generation, slot,
+                         (int64_t) generation * st.population + slot, false, -1, true);
+        }
+    kf_search_snapshot_free (&snap);
+    free (ideas);
+    json_decref (sections);
+    json_decref (rows);
     json_decref (run);
     return rc;
 }

@@ -55,11 +55,11 @@ test_record (void)
     notes = kf_search_idea_record (ideas, 2, tries, aside);
     CHECK (!aside[0]);
     json_decref (notes);
-    //  ... and do not count towards holding the idea while a try is in flight.
+    //  ... and a try in flight holds the idea whatever they say (round 16).
     int pending[2] = { 1, 0 };
-    bool held[2] = { true, true }, none[2] = { false, false };
-    kf_search_idea_held (ideas, 2, tries, pending, NULL, none, held);
-    CHECK (!held[0] && !held[1]);
+    bool held[2] = { false, true }, none[2] = { false, false };
+    kf_search_idea_held (2, pending, none, held);
+    CHECK (held[0] && !held[1]);
     //  The same try timed on a quiet host is a loss, and sets the idea aside.
     json_object_set_new (json_array_get (tries, 0), "loaded", json_false ());
     json_array_remove (tries, 1);
@@ -140,13 +140,10 @@ test_first_try_unjudged (void)
     kf_elite_t elites[1] = { { .candidate_id = 1, .speedup = 1.0 } };
     kf_search_idea_known_t known;
     CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 1, &elites[0], 1, 0, &known) == 0);
-    CHECK (known.earlier && known.earlier[0] == 1 && known.earlier[1] == 1
-           && known.earlier[2] == 1 && known.earlier[3] == 0);
+    CHECK (known.pending && known.pending[0] == 1 && known.pending[1] == 1
+           && known.pending[2] == 1 && known.pending[3] == 0);
     bool aside[6] = { false }, held[6], back[6];
-    json_t *tries = json_array ();
-    kf_search_idea_held (ideas, n, tries, known.pending, NULL, aside, held);
-    CHECK (!held[0] && !held[1] && !held[2]);   //  without the rule
-    kf_search_idea_held (ideas, n, tries, known.pending, known.earlier, aside, held);
+    kf_search_idea_held (n, known.pending, aside, held);
     CHECK (held[0] && held[1] && held[2] && !held[3]);
     //  The selected parent does idea 3 already and is the only kernel:
     //  the slot passes to an idea no attempt has taken, not to 0, 1 or 2.
@@ -167,31 +164,39 @@ test_first_try_unjudged (void)
     }
     //  Round 14: slot 2, whose own idea (5) the parent was built from,
     //  took packing (4), a sibling's idea of this generation, while the
-    //  held ideas waited: a held idea that did not lose comes first.
+    //  held ideas waited. Round 16: slots 0 and 1 of generation 1 are
+    //  planned before slot 2 and took ideas 3 and 4, which are in flight
+    //  now too; every idea is held or built, and a held idea comes before
+    //  one set aside (idea 0 here, every try of it lost).
+    kf_search_idea_known_free (&known);
+    for (int k = 0; k < 2; k++)
+        json_array_append_new (rows, json_pack ("{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:b}",
+                                                "id", 5 + k, "generation", 1, "slot", k,
+                                                "parent_id", 9, "phase", "search", "generator",
+                                                "model", "idea", ideas[3 + k], "pending", 1));
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 1, &elites[0], 1, 2, &known) == 0);
+    aside[0] = true;
+    kf_search_idea_held (n, known.pending, aside, held);
+    CHECK (!held[0] && held[1] && held[3] && held[4] && !held[5]);
     known.chosen_built = 5;
-    for (int with = 0; with < 2; with++) {
-        known.lost = with ? aside : NULL;
-        size_t order[6];
-        for (size_t k = 0; k < n; k++)
-            back[k] = held[k];
-        kf_search_idea_order (n, 3, back, order);
-        int pick = -1;
-        size_t idx = kf_search_idea_fit_known (ideas, n, order, back, 3, 2, elites, &does, 1,
-                                               -1, &elites[0], 0, &known, &pick);
-        if (with)
-            CHECK (idx == 0 || idx == 1 || idx == 2);
-        else
-            CHECK (idx == 3 || idx == 4);   //  a sibling's, as before
-    }
+    known.lost = aside;
+    size_t order[6];
+    for (size_t k = 0; k < n; k++)
+        back[k] = aside[k] || held[k];
+    kf_search_idea_order (n, 3, back, order);
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, n, order, back, 3, 2, elites, &does, 1, -1,
+                                           &elites[0], 0, &known, &pick);
+    CHECK (idx >= 1 && idx <= 4);
+    aside[0] = false;
     known.lost = NULL;
     known.chosen_built = -1;
     //  Once the try is judged, the idea is free again.
-    json_array_append_new (tries, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[0],
-                                             "speedup", 2.0, "parent_speedup", 1.0, "noise",
-                                             0.05));
-    kf_search_idea_held (ideas, n, tries, known.pending, known.earlier, aside, held);
+    json_object_set_new (json_array_get (rows, 0), "pending", json_false ());
+    kf_search_idea_known_free (&known);
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 1, &elites[0], 1, 2, &known) == 0);
+    kf_search_idea_held (n, known.pending, aside, held);
     CHECK (!held[0] && held[1]);
-    json_decref (tries);
     json_decref (rows);
     kf_search_idea_known_free (&known);
 }

@@ -69,7 +69,7 @@ test_by_code (const char *const *ideas, size_t n, size_t simd, size_t stream)
     int pending[16] = { 0 };
     pending[stream] = 1;
     bool held[16];
-    kf_search_idea_held (ideas, n, tries, pending, NULL, aside, held);
+    kf_search_idea_held (n, pending, aside, held);
     CHECK (held[stream]);
     json_decref (notes);
     //  No features kept (a candidate of an older run): the label alone.
