@@ -28,7 +28,7 @@
 #   KF_ABLATE_TASKS="examples/tasks/gelu/task.json examples/tasks/softmax/task.json"
 #   KF_ABLATE_GENERATIONS=3 KF_ABLATE_POPULATION=4 KF_ABLATE_SEEDS="1"
 #   KF_ABLATE_MODEL=offline         the generator (command:NAME needs KF_MODELS_FILE)
-#   KF_ABLATE_VARIANTS="all meta_prompting islands gradients memory tuning screening dedup"
+#   KF_ABLATE_VARIANTS="all meta_prompting islands gradients memory tuning screening dedup confirm_best"
 #   KF_ABLATE_OUT=FILE              also write the table (Markdown) to FILE
 #   KF_ABLATE_KEEP=1                keep the scratch folder (logs) and say where
 set -u
@@ -45,7 +45,7 @@ GENS=${KF_ABLATE_GENERATIONS:-3}
 POP=${KF_ABLATE_POPULATION:-4}
 SEEDS=${KF_ABLATE_SEEDS:-1}
 MODEL=${KF_ABLATE_MODEL:-offline}
-VARIANTS=${KF_ABLATE_VARIANTS:-"all meta_prompting islands gradients memory tuning screening dedup"}
+VARIANTS=${KF_ABLATE_VARIANTS:-"all meta_prompting islands gradients memory tuning screening dedup confirm_best"}
 OUT=${KF_ABLATE_OUT:-}
 # One short protocol for every run, so a variant's time goes to its search.
 TIMING='{"min_time_s":0.2,"min_samples":5,"warmup_s":0.1,"warmup_calls":3}'
@@ -58,7 +58,7 @@ command -v psql >/dev/null && command -v jq >/dev/null \
     || { echo "$PROG: psql and jq are needed (make deps)" >&2; exit 2; }
 for v in $VARIANTS; do
     case $v in
-        all|meta_prompting|islands|gradients|memory|tuning|screening|dedup) ;;
+        all|meta_prompting|islands|gradients|memory|tuning|screening|dedup|confirm_best) ;;
         *) echo "$PROG: unknown variant '$v'" >&2; exit 2 ;;
     esac
 done
