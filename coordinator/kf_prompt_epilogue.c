@@ -16,6 +16,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+//  What each row function does per output element: its operations and
+//  exps, in words; and how its finished row is completed. A softmax's
+//  maximum, subtraction, sum and multiply by the row's reciprocal sum
+//  beside its exp; a layer norm's two sums (mean and variance) and its
+//  subtraction and scaling, a reciprocal square root per row.
+static const struct s_row {
+    const char *name;
+    int ops, exps;
+    const char *does, *finish;
+} s_rows[] = {
+    { "softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a multiply by the "
+      "row's reciprocal sum", "scaled by its reciprocal sum" },
+    { "log_softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a subtraction "
+      "of the sum's log", "shifted by its sum's log" },
+    { "layer_norm", 4, 0, "a sum and a sum-of-squares pass over its row (its mean and "
+      "variance), a subtraction of the mean and a multiply by the row's reciprocal standard "
+      "deviation", "shifted by its mean and scaled by 1/sqrt(variance + eps)" },
+};
+
+static const struct s_row *
+s_row (const char *name)
+{
+    for (size_t i = 0; i < sizeof s_rows / sizeof s_rows[0]; i++)
+        if (!strcmp (s_rows[i].name, name))
+            return &s_rows[i];
+    return NULL;
+}
+
 bool
 kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
 {
@@ -28,12 +56,10 @@ kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
     memcpy (e->row, fm.row, sizeof e->row);
     e->ops = fm.epi_ops;
     e->calls = fm.after_product;
-    //  A softmax's maximum, subtraction and sum, and the multiply by the
-    //  row's reciprocal sum (a log-softmax: the subtraction of the sum's
-    //  log), beside its one exp.
-    if (*e->row) {
-        e->ops += 4;
-        e->calls += 1;
+    const struct s_row *row = s_row (e->row);
+    if (row) {
+        e->ops += row->ops;
+        e->calls += row->exps;
     }
     if (fm.after_product > 0)
         snprintf (e->names, sizeof e->names, "%s", fm.names);
@@ -103,40 +129,42 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
         return;
     s_what (f, &e);
     fputs (" after the product is not in that count: per output element ", f);
-    int besides = e.ops - (*e.row ? 4 : 0);
-    if (*e.row) {
-        fprintf (f, "it does one exp, a maximum and a sum pass over its row and %s",
-                 strcmp (e.row, "softmax") ? "a subtraction of the sum's log"
-                                           : "a multiply by the row's reciprocal sum");
+    const struct s_row *row = s_row (e.row);
+    int besides = e.ops - (row ? row->ops : 0), more = e.calls - (row ? row->exps : 0);
+    if (row) {
+        fprintf (f, "it does %s", row->does);
         if (besides > 0)
             fprintf (f, ", and %d operation%s forward writes after the product besides",
                      besides, besides == 1 ? "" : "s");
-        if (e.calls > 1)
-            fprintf (f, ", and %d libm call%s", e.calls - 1, e.calls == 2 ? "" : "s");
-        fprintf (f, ": %d operation%s and %d call%s in all", e.ops, e.ops == 1 ? "" : "s",
-                 e.calls, e.calls == 1 ? "" : "s");
+        if (more > 0)
+            fprintf (f, ", and %d libm call%s", more, more == 1 ? "" : "s");
+        fprintf (f, ": %d operation%s", e.ops, e.ops == 1 ? "" : "s");
+        if (e.calls > 0)
+            fprintf (f, " and %d call%s", e.calls, e.calls == 1 ? "" : "s");
+        fputs (" in all", f);
     }
     else
         fprintf (f, "forward does %d operation%s and %d libm call%s%s%s%s after it", e.ops,
                  e.ops == 1 ? "" : "s", e.calls, e.calls == 1 ? "" : "s",
                  *e.names ? " (" : "", e.names, *e.names ? ")" : "");
-    fprintf (f, ", each call taken as about %d vector operations (an estimate from an exp's "
-             "operation count: a range reduction, a degree-5 polynomial, the 2^k scaling; no "
-             "exp rate is measured on this host%s), so about %.0f an element over %.0f "
-             "outputs: about %.3g ms at one core's measured FMA peak (%.0f GFLOP/s, each "
-             "operation in an FMA's issue slot; an estimate)", KF_PROMPT_EXP_OPS,
-             *e.names ? ", and tanh, erf or log take more" : "", e.vector_ops, e.outputs, epi,
-             kf_jnum (d, "peak_gflops_one_core", 0));
-    //  A softmax's passes over a row cost arithmetic, not memory, where
-    //  the row stays in L1.
+    if (e.calls > 0)
+        fprintf (f, ", each call taken as about %d vector operations (an estimate from an "
+                 "exp's operation count: a range reduction, a degree-5 polynomial, the 2^k "
+                 "scaling; no exp rate is measured on this host%s)", KF_PROMPT_EXP_OPS,
+                 *e.names ? ", and tanh, erf or log take more" : "");
+    fprintf (f, ", so about %.0f an element over %.0f outputs: about %.3g ms at one core's "
+             "measured FMA peak (%.0f GFLOP/s, each operation in an FMA's issue slot; an "
+             "estimate)", e.vector_ops, e.outputs, epi, kf_jnum (d, "peak_gflops_one_core", 0));
+    //  A row function's passes over a row cost arithmetic, not memory,
+    //  where the row stays in L1.
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
     json_t *shape = json_object_get (out, "shape");
-    double row = (double) json_integer_value (json_array_get (shape,
+    double width = (double) json_integer_value (json_array_get (shape,
                                                               json_array_size (shape) - 1));
-    double row_bytes = row * kf_prompt_tensor_bytes (out) / (e.outputs > 0 ? e.outputs : 1);
-    if (*e.row && row > 0 && row_bytes <= 16384)
+    double row_bytes = width * kf_prompt_tensor_bytes (out) / (e.outputs > 0 ? e.outputs : 1);
+    if (row && width > 0 && row_bytes <= 16384)
         fprintf (f, "; a row of %.0f outputs is %.0f bytes and stays in L1 between its passes, "
-                 "so they cost arithmetic, not memory", row, row_bytes);
+                 "so they cost arithmetic, not memory", width, row_bytes);
     fputs (". ", f);
     s_floor (f, product, epi);
 }
@@ -181,17 +209,23 @@ kf_prompt_epilogue_idea (json_t *spec)
         snprintf (within, sizeof within, "the task's tolerance (rtol %g, atol %g)",
                   json_number_value (json_object_get (tol, "rtol")),
                   json_number_value (json_object_get (tol, "atol")));
-    if (*e.row)
-        return kf_strdupf ("write each row of scores once, by fusing the epilogue (the %s "
-                           "over each row) into the product: apply it to each tile of scores "
+    const struct s_row *row = s_row (e.row);
+    if (row && row->exps)
+        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
+                           "over each row) into the product: apply it to each tile of outputs "
                            "while they sit in registers, with the scaling folded into the "
                            "exp's argument, the row's maximum and sum kept in one pass (an "
                            "online %s: rescale the running sum by e^(old max - new max) when "
                            "the maximum grows), an exp cheaper than libm's that stays within "
                            "%s, and the finished row %s while it is still in L1",
-                           e.row, e.row, within, strcmp (e.row, "softmax")
-                                                 ? "shifted by its sum's log"
-                                                 : "scaled by its reciprocal sum");
+                           e.row, e.row, within, row->finish);
+    if (row)
+        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
+                           "over each row) into the product: keep each row's sum and sum of "
+                           "squares while its tiles of outputs sit in registers (one pass; "
+                           "Welford's update where the two sums would cancel, within %s), and "
+                           "the finished row %s while it is still in L1", e.row, within,
+                           row->finish);
     char what[128];
     if (*e.names)
         snprintf (what, sizeof what, "the %s%s", e.names,

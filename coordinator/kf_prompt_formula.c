@@ -123,7 +123,7 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
                                           NULL };
 
 //  Functions of a whole row (the last dimension) an epilogue may apply.
-static const char *const s_row_fns[] = { "softmax", "log_softmax", NULL };
+static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", NULL };
 
 //  Python words that bring control flow or a construct the count cannot
 //  follow.

@@ -59,7 +59,7 @@ typedef struct {
      * EPI_OPS: the arithmetic operations per output after the product
      * (an operator, a known function; a sign of a literal is none), as
      * AFTER_PRODUCT counts its calls; ROW: the row function applied to
-     * the product's result ("softmax", "log_softmax"; "" where none),
+     * the product's result ("softmax", "log_softmax", "layer_norm"; "" where none),
      * ROW_OUTER when it is the last thing forward does (its result is
      * the output). */
     int epi_ops;

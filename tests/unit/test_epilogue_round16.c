@@ -15,7 +15,10 @@
  *     against the host's L1d and L2;
  *  3. "an approximation of exp ... with relative error well below 0.001"
  *     for an output that is a softmax, whose probabilities tolerate about
- *     half the relative bound in each exp.
+ *     half the relative bound in each exp;
+ *  4. the same for round 17's linear_layernorm.py: a layer norm after
+ *     nn.Linear is counted (two sums, a subtraction, a multiply; no exp)
+ *     and its idea names it.
  */
 #include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_prompt_budget.h"
@@ -290,6 +293,51 @@ test_tolerance (void)
     json_decref (spec);
 }
 
+static void
+test_layer_norm (void)
+{
+    size_t n = 0;
+    char *src = kf_file_read ("tests/fixtures/pytorch/linear_layernorm.py", 1 << 20, &n);
+    CHECK (src != NULL);
+    json_t *spec = json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s},"
+                              " s:{s:f, s:f}}", "name", "linear_layernorm", "op", "pytorch",
+                              "description", "a layer", "inputs", "name", "in0", "shape", 2048,
+                              512, "dtype", "f32", "name", "linear.weight", "shape", 256, 512,
+                              "dtype", "f32", "name", "linear.bias", "shape", 256, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 2048, 256, "dtype", "f32",
+                              "reference", "language", "pytorch", "source", src ? src : "",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    free (src);
+    json_t *d = s_device ();
+    kf_epilogue_t e;
+    CHECK (kf_prompt_epilogue (spec, &e) && !strcmp (e.row, "layer_norm") && e.ops == 4
+           && e.calls == 0 && e.vector_ops == 4);
+    char *p = s_text (kf_prompt_epilogue_line, spec, d);
+    printf ("%s", p);
+    CHECK (kf_test_has (p, "Epilogue: the layer_norm after the product is not in that count: "
+                           "per output element it does a sum and a sum-of-squares pass over "
+                           "its row (its mean and variance), a subtraction of the mean and a "
+                           "multiply by the row's reciprocal standard deviation: 4 operations "
+                           "in all, so about 4 an element over 524288 outputs"));
+    CHECK (!kf_test_has (p, "each call taken"));
+    free (p);
+    size_t count = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
+    size_t epi = s_index (ideas, count, "by fusing the epilogue (the layer_norm over each row)");
+    CHECK (epi < count && s_index (ideas, count, "bias, activation") == count);
+    if (epi < count) {
+        printf ("%s\n", ideas[epi]);
+        CHECK (strstr (ideas[epi], "keep each row's sum and sum of squares") && !strstr (ideas[epi],
+                                                                                        "exp"));
+    }
+    p = s_tolerance (spec);
+    CHECK (!kf_test_has (p, "softmax"));
+    free (p);
+    json_decref (d);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -297,5 +345,6 @@ main (void)
     test_ideas ();
     test_meta ();
     test_tolerance ();
+    test_layer_norm ();
     return kf_test_done ("test_epilogue_round16");
 }
