@@ -10,6 +10,7 @@
  */
 #include "kf_gradient.h"
 #include "kf_descriptor.h"
+#include "kf_lineage.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,11 +111,36 @@ s_failed (const kf_transition_t *t)
     return !(t->child_fitness >= KF_GRADIENT_CORRECT);
 }
 
+static double s_speedup (double fitness);
+
+/* How T's child compares with its parent: 1 better, -1 worse, 0 within
+ * BAND (kf_lineage_verdict) or the same fitness; by the fitness alone
+ * where BAND is 0 or a speedup cannot be read back. */
+static int
+s_told (const kf_transition_t *t, double band)
+{
+    double sc = s_speedup (t->child_fitness), sp = s_speedup (t->parent_fitness);
+    if (band > 0 && sc > 0 && sp > 0) {
+        int v = kf_lineage_verdict (sc, sp, band);
+        return v == 2 ? 0 : v;
+    }
+    double df = t->child_fitness - t->parent_fitness;
+    return df > 0 ? 1 : df < 0 ? -1 : 0;
+}
+
 void
 kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
                       kf_gradient_t *out)
 {
+    kf_gradient_estimate_within (t, n, decay, 0, out);
+}
+
+void
+kf_gradient_estimate_within (const kf_transition_t *t, size_t n, double decay, double band,
+                             kf_gradient_t *out)
+{
     memset (out, 0, sizeof *out);
+    out->band = band > 0 ? band : 0;
     for (int d = 0; d < KF_GRADIENT_DIMS; d++)
         out->risk[d][0] = out->risk[d][1] = 0.5;   /* the prior alone */
     if (!t || !n)
@@ -124,9 +150,10 @@ kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
     out->n = n;
     double wsum = 0, wabs = 0;
     double f[KF_GRADIENT_DIMS] = { 0 };
-    /* up/down: weight moved, weight improved, weight novel (correct
-     * children only); tried/failed: every child that moved */
-    double up[KF_GRADIENT_DIMS][3] = { { 0 } }, down[KF_GRADIENT_DIMS][3] = { { 0 } };
+    /* up/down: weight moved, weight improved, weight novel, weight told
+     * (beyond the band, or any with no band) (correct children only);
+     * tried/failed: every child that moved */
+    double up[KF_GRADIENT_DIMS][4] = { { 0 } }, down[KF_GRADIENT_DIMS][4] = { { 0 } };
     double tried[KF_GRADIENT_DIMS][2] = { { 0 } }, failed[KF_GRADIENT_DIMS][2] = { { 0 } };
     for (size_t i = 0; i < n; i++) {
         double w = s_weight (i, n, decay);
@@ -148,7 +175,8 @@ kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
         if (bad)
             continue;
         out->correct++;
-        double df = t[i].child_fitness - t[i].parent_fitness;
+        int told = s_told (&t[i], out->band);
+        double df = told ? t[i].child_fitness - t[i].parent_fitness : 0;
         wsum += w;
         wabs += w * fabs (df);
         for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
@@ -159,14 +187,15 @@ kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
             out->moves[d]++;
             double *acc = move > 0 ? up[d] : down[d];
             acc[0] += w;
-            acc[1] += df > 0 ? w : 0;
+            acc[1] += told > 0 ? w : 0;
             acc[2] += t[i].novel ? w : 0;
+            acc[3] += told || out->band == 0 ? w : 0;
         }
     }
     for (int d = 0; d < KF_GRADIENT_DIMS; d++) {
         out->fitness[d] = wsum > 0 ? f[d] / wsum : 0;
         out->fitness_n[d] = wabs > 0 ? f[d] / wabs : 0;
-        out->rate[d] = (up[d][1] + 1) / (up[d][0] + 2) - (down[d][1] + 1) / (down[d][0] + 2);
+        out->rate[d] = (up[d][1] + 1) / (up[d][3] + 2) - (down[d][1] + 1) / (down[d][3] + 2);
         out->explore[d] = (up[d][2] + 1) / (up[d][0] + 2) - (down[d][2] + 1) / (down[d][0] + 2);
         out->combined[d] = (out->fitness_n[d] + out->rate[d] + out->explore[d]) / 3;
         for (int dir = 0; dir < 2; dir++)
@@ -190,8 +219,10 @@ kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
     for (size_t i = 0; t && i < n; i++)
         if (s_same (t[i].parent, coords)) {
             double w = s_weight (i, n, decay);
-            children += w;
-            improved += t[i].child_fitness > t[i].parent_fitness ? w : 0;
+            double band = g ? g->band : 0;
+            int told = s_told (&t[i], band);
+            children += told || band == 0 ? w : 0;
+            improved += told > 0 ? w : 0;
         }
     /* The cell's own record, and a smaller bonus for cells rarely tried
      * (it must not outweigh a record of improving children). */
@@ -209,7 +240,7 @@ kf_gradient_weight (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
 
 typedef struct {
     int dim, from, to;
-    int n, improved;         /* correct children */
+    int n, improved, worse;  /* correct children; the rest were within noise */
     int tries, failed;       /* every child that made the move */
     double sum_df;
     double sum_log;          /* log of child/parent speedup, over n_ratio */
@@ -266,7 +297,7 @@ s_speedup (double fitness)
 static bool
 s_record (const s_group_t *gr, int min_moves)
 {
-    return gr && gr->n >= min_moves && 2 * gr->improved != gr->n
+    return gr && gr->n >= min_moves && gr->improved != gr->worse
            && (!gr->n_ratio || fabs (gr->sum_log / gr->n_ratio) > log1p (KF_GRADIENT_SAME));
 }
 
@@ -278,7 +309,7 @@ s_record (const s_group_t *gr, int min_moves)
  * move it could make. */
 static size_t
 s_groups (const kf_transition_t *t, size_t n, const int parent[KF_GRADIENT_DIMS],
-          int min_moves, s_group_t *groups)
+          int min_moves, double band, s_group_t *groups)
 {
     memset (groups, 0, sizeof (s_group_t) * KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS);
     size_t ng = 0;
@@ -301,7 +332,9 @@ s_groups (const kf_transition_t *t, size_t n, const int parent[KF_GRADIENT_DIMS]
                         }
                         double df = t[i].child_fitness - t[i].parent_fitness;
                         gr->n++;
-                        gr->improved += df > 0;
+                        int told = s_told (&t[i], band);
+                        gr->improved += told > 0;
+                        gr->worse += told < 0;
                         gr->sum_df += df;
                         double sc = s_speedup (t[i].child_fitness);
                         double sp = s_speedup (t[i].parent_fitness);
@@ -317,7 +350,8 @@ s_groups (const kf_transition_t *t, size_t n, const int parent[KF_GRADIENT_DIMS]
                     continue;
                 double score = 0;
                 if (record)
-                    score = fabs ((double) gr->improved / gr->n - 0.5) * sqrt ((double) gr->n);
+                    score = fabs ((double) (gr->improved - gr->worse) / (2.0 * gr->n))
+                            * sqrt ((double) gr->n);
                 if (trap) {
                     double s = ((double) gr->failed / gr->tries - 0.5) * sqrt ((double) gr->tries);
                     score = s > score ? s : score;
@@ -366,7 +400,7 @@ s_against (const s_group_t *groups, size_t ng, int dim, bool up, int min_moves)
         const s_group_t *gr = &groups[i];
         if (gr->dim != dim || !s_record (gr, min_moves))
             continue;
-        bool along = (gr->to > gr->from) == up, paid = 2 * gr->improved > gr->n;
+        bool along = (gr->to > gr->from) == up, paid = gr->improved > gr->worse;
         if (along != paid)
             return true;
     }
@@ -390,7 +424,7 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
         return NULL;
     int hints = 0;
     s_group_t groups[KF_GRADIENT_DIMS * S_LEVELS * S_LEVELS];
-    size_t ng = s_groups (t, n, parent, min_moves, groups);
+    size_t ng = s_groups (t, n, parent, min_moves, g->band, groups);
 
     /* 1. Along the strongest gradient the parent can still follow, with
      *    how often children that went that way broke. */
@@ -482,12 +516,15 @@ kf_gradient_hints (const kf_gradient_t *g, const kf_transition_t *t, size_t n,
         const char *from = s_plain[w][gr->dim][gr->from];
         const char *to = s_plain[w][gr->dim][gr->to];
         if (s_record (gr, min_moves)) {
-            bool good = 2 * gr->improved > gr->n;
-            char change[120];
+            bool good = gr->improved > gr->worse;
+            char change[120], ties[64] = "";
+            int even = gr->n - gr->improved - gr->worse;
+            if (even > 0)
+                snprintf (ties, sizeof ties, ", %d within the timing noise", even);
             fprintf (f, "- Going from %s to %s (%s) raised fitness in %s%d of %d moves "
-                        "(%s)%s; ",
+                        "(%s%s)%s; ",
                      from, to, s_dim_names[w][gr->dim], good ? "" : "only ", gr->improved, gr->n,
-                     s_change (gr, change, sizeof change),
+                     s_change (gr, change, sizeof change), ties,
                      good ? "" : "; it has mostly not paid off here");
             s_risk (f, gr->failed, gr->tries);
             fputs (".\n", f);

@@ -70,6 +70,8 @@ typedef struct {
     size_t n;                             /* transitions seen */
     size_t correct;                       /* of them, with a correct child (used
                                              for F, R, E) */
+    double band;                          /* the timing noise the estimate was told
+                                             (kf_gradient_estimate_within); 0: none */
 } kf_gradient_t;
 
 /* Estimates from the N transitions T (oldest first); DECAY in (0, 1]
@@ -77,6 +79,16 @@ typedef struct {
  * read the transitions with a correct child only; the risks read all. */
 void kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
                            kf_gradient_t *out);
+
+/* The same, where a correct child whose speedup is within BAND of its
+ * parent's (kf_lineage_verdict: "within noise") counts as neither better
+ * nor worse: its change adds nothing to F, and R, the curiosity weight
+ * (kf_gradient_weight) and the hints' records (kf_gradient_hints) count
+ * it as no improvement and no loss, as its prompt line says. BAND is
+ * kept in OUT->band for those. Round 16: a child 20% slower where one
+ * kernel's two timings came up to 24% apart counted as a loss. */
+void kf_gradient_estimate_within (const kf_transition_t *t, size_t n, double decay,
+                                  double band, kf_gradient_t *out);
 
 /* The curiosity weight (> 0) of an elite at COORDS: how promising the
  * gradients and the cell's own children say it is to mutate it. */

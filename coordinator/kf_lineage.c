@@ -85,24 +85,26 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
          * KF_LINEAGE_SAME_BAND; past KF_LINEAGE_UNTOLD nothing is told. */
         double noise = kf_jnum (c, "noise", 0), repeat = kf_jnum (c, "repeat", 0);
         double band = kf_lineage_band (noise, repeat);
+        double median = kf_jnum (c, "repeat_median", 0);
         char within[240] = "";
         if (repeat > 0 && repeat >= noise)
             snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (the same kernel "
-                      "timed twice in this run came out a median %.0f%% apart)", 100 * band,
-                      100 * repeat);
+                      "timed twice in this run came out within %.0f%% of itself 9 times in 10, "
+                      "a median %.0f%% apart)", 100 * band, 100 * repeat, 100 * median);
         else if (noise > 0)
             snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (how far each "
                       "median may lie from its kernel's figure, from its samples' spread and "
                       "count, for both kernels)", 100 * band);
+        int v = kf_lineage_verdict (s, parent_speedup, band);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
-        else if (band > KF_LINEAGE_UNTOLD)
+        else if (v == 2)
             snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but the timings "
                       "are too spread to tell the two apart%s", s, parent_speedup, within);
-        else if (s < parent_speedup * (1 - band))
+        else if (v < 0)
             snprintf (buf, size, "correct but regressed beyond the timing noise: %.2fx against "
                       "the parent's %.2fx%s", s, parent_speedup, within);
-        else if (s > parent_speedup * (1 + band))
+        else if (v > 0)
             snprintf (buf, size, "improved beyond the timing noise: %.2fx against the parent's "
                       "%.2fx%s", s, parent_speedup, within);
         else
@@ -148,6 +150,16 @@ s_rel (json_t *t)
     return (p90 - p10) / (2 * med);
 }
 
+int
+kf_lineage_verdict (double speedup, double parent_speedup, double band)
+{
+    if (band > KF_LINEAGE_UNTOLD)
+        return 2;
+    if (speedup > parent_speedup * (1 + band))
+        return 1;
+    return parent_speedup > speedup * (1 + band) ? -1 : 0;
+}
+
 double
 kf_lineage_band (double noise, double repeat)
 {
@@ -165,23 +177,73 @@ kf_lineage_noise (json_t *tc, json_t *tr)
 double
 kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count)
 {
+    return kf_lineage_repeat_all (db, run_id, largest, count, NULL);
+}
+
+static int
+s_cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+//  The Q quantile of the N sorted values V, interpolated as
+//  PostgreSQL's percentile_cont does.
+static double
+s_quantile (const double *v, size_t n, double q)
+{
+    double at = q * (double) (n - 1);
+    size_t lo = (size_t) floor (at);
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (at - (double) lo) * (v[lo + 1] - v[lo]);
+}
+
+double
+kf_lineage_repeat_gaps (double *gaps, size_t n, double *median)
+{
+    if (median)
+        *median = 0;
+    if (n < KF_LINEAGE_REPEATS)
+        return 0;
+    qsort (gaps, n, sizeof *gaps, s_cmp_double);
+    if (median)
+        *median = exp (s_quantile (gaps, n, 0.5)) - 1;
+    return exp (s_quantile (gaps, n, KF_LINEAGE_REPEAT_SHARE)) - 1;
+}
+
+double
+kf_lineage_repeat_all (kf_db_t *db, int64_t run_id, double *largest, long *count,
+                       double *median)
+{
     char run[24];
     const char *params[1] = { S_I64 (run, run_id) };
-    json_t *row = kf_db_row (db,
-                             "SELECT exp(percentile_cont(0.5) WITHIN GROUP (ORDER BY d)) - 1"
-                             "  AS typical, exp(max(d)) AS largest, count(*) AS n"
-                             " FROM (SELECT abs(ln(screen_speedup / speedup)) AS d"
-                             "  FROM candidates WHERE run_id = $1 AND screen_speedup > 0"
-                             "  AND speedup > 0 AND fidelity = 'full') x",
-                             1, params, NULL);
-    long n = (long) kf_jint (row, "n");
-    double typical = n >= KF_LINEAGE_REPEATS ? kf_jnum (row, "typical", 0) : 0;
+    json_t *rows = kf_db_query (db,
+                                "SELECT abs(ln(screen_speedup / speedup)) AS d"
+                                " FROM candidates WHERE run_id = $1 AND screen_speedup > 0"
+                                " AND speedup > 0 AND fidelity = 'full'",
+                                1, params);
+    size_t n = json_array_size (rows);
+    double *gaps = n ? calloc (n, sizeof *gaps) : NULL;
+    double big = 0;
+    size_t k = 0;
+    for (size_t i = 0; gaps && i < n; i++) {
+        double d = kf_jnum (json_array_get (rows, i), "d", -1);
+        if (d >= 0) {
+            gaps[k++] = d;
+            big = d > big ? d : big;
+        }
+    }
+    json_decref (rows);
+    double wide = gaps ? kf_lineage_repeat_gaps (gaps, k, median) : 0;
+    if (!gaps && median)
+        *median = 0;
+    free (gaps);
     if (largest)
-        *largest = n > 0 ? kf_jnum (row, "largest", 0) : 0;
+        *largest = k > 0 ? exp (big) : 0;
     if (count)
-        *count = n;
-    json_decref (row);
-    return typical;
+        *count = (long) k;
+    return wide;
 }
 
 json_t *
@@ -213,14 +275,15 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                              1, params, NULL);
     double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
                                         json_object_get (par, "tr")) : 0;
-    double gap = 0;
-    double repeat = kf_lineage_repeat (db, kf_jint (par, "run_id"), &gap, NULL);
+    double gap = 0, median = 0;
+    double repeat = kf_lineage_repeat_all (db, kf_jint (par, "run_id"), &gap, NULL, &median);
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
         double cn = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
         json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
         json_object_set_new (c, "repeat", json_real (repeat));
+        json_object_set_new (c, "repeat_median", json_real (median));
         json_object_set_new (c, "screen_gap", json_real (gap));
         if (*kf_jstr (par, "fidelity"))
             json_object_set_new (c, "parent_fidelity", json_string (kf_jstr (par, "fidelity")));
@@ -228,7 +291,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
-                                            "screen_gap", "parent_fidelity" };
+                                            "repeat_median", "screen_gap", "parent_fidelity" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
             json_object_del (c, drop[k]);
         if (!json_is_number (json_object_get (c, "speedup"))

@@ -43,10 +43,21 @@ json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speed
 /* The one-line reason of child C (a row as above, without "reason") next
  * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. C may
  * carry "noise" (the relative spread of the difference, kf_lineage_noise
- * of both), "repeat" (kf_lineage_repeat of the run), "fidelity" and "parent_fidelity" (candidates.fidelity) and
+ * of both), "repeat" and "repeat_median" (kf_lineage_repeat of the run), "fidelity" and "parent_fidelity" (candidates.fidelity) and
  * "screen_gap" (the largest ratio of one kernel's screen and full figures
  * in the run). Pure, so the rule is tested without a database. */
 const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
+
+/* How SPEEDUP compares with PARENT_SPEEDUP within BAND
+ * (kf_lineage_band): 1 faster by more than the ratio 1 + BAND, -1 slower
+ * by more than that same ratio, 0 within it, 2 when BAND is past
+ * KF_LINEAGE_UNTOLD (nothing told). The one rule for the children's
+ * lines, the ideas' tries (kf_search_idea_verdict) and the gradients
+ * (kf_gradient.c), so a "within noise" child counts as neither a win
+ * nor a loss anywhere. Round 16: a child 20% slower was "regressed"
+ * where one kernel timed twice in the run came out a median 17% apart,
+ * and up to 24%. Pure. */
+int kf_lineage_verdict (double speedup, double parent_speedup, double band);
 
 /* How far a speedup may lie from its kernel's figure, relative to it,
  * from its evaluation's candidate and reference timings
@@ -61,13 +72,33 @@ double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
 #define KF_LINEAGE_REPEATS 3
 
 /* How far apart the same kernel's figures came when RUN_ID timed it
- * twice (each candidate's screen and full speedup): the median of the
- * ratios, less 1 (0.16: 16% apart), 0 before KF_LINEAGE_REPEATS such
- * candidates; in *LARGEST (when not NULL) the largest ratio (0 with
- * none) and in *COUNT (when not NULL) how many candidates there are.
+ * twice (each candidate's screen and full speedup): the ratio that 9 in
+ * 10 of them stayed within, less 1 (0.24: within 24%), 0 before
+ * KF_LINEAGE_REPEATS such candidates; in *MEDIAN (when not NULL) the
+ * median ratio less 1 on the same terms, in *LARGEST (when not NULL)
+ * the largest ratio (0 with none) and in *COUNT (when not NULL) how many
+ * candidates there are. Each pair is two timings of one kernel, so its
+ * ratio is what a child's ratio to an unchanged parent would be: a band
+ * at the median would call half of such pairs changed (round 16: 17%
+ * at the median called a child 20% slower "regressed", where pairs of
+ * one kernel had come 24% apart).
  * This covers what one evaluation's samples cannot: the host's state
  * between one evaluation and the next (round 11: one kernel measured
  * 897 and 1304 us on a host of the same load). */
+double kf_lineage_repeat_all (kf_db_t *db, int64_t run_id, double *largest, long *count,
+                              double *median);
+
+/* The share of a run's repeats whose gap sets the band (the rest may
+ * still read as a change: 1 in 10 of unchanged kernels). */
+#define KF_LINEAGE_REPEAT_SHARE 0.9
+
+/* The rule of kf_lineage_repeat_all from the N repeats' GAPS (each
+ * |ln(screen / full)|; sorted in place): the KF_LINEAGE_REPEAT_SHARE
+ * quantile as a ratio less 1, and in *MEDIAN (when not NULL) the median
+ * so; 0 for both below KF_LINEAGE_REPEATS. Pure. */
+double kf_lineage_repeat_gaps (double *gaps, size_t n, double *median);
+
+/* kf_lineage_repeat_all without the median. */
 double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count);
 
 /* The band within which two speedups are not told apart: the larger of

@@ -525,12 +525,15 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
     //  one (kf_lineage_repeat, which the children's lines use too).
     double largest = 0;
     long pairs = 0;
-    double typical = out ? kf_lineage_repeat (db, run_id, &largest, &pairs) : 0;
+    double typical = 0, band = out ? kf_lineage_repeat_all (db, run_id, &largest, &pairs,
+                                                            &typical) : 0;
     if (pairs > 0) {
         json_object_set_new (out, "screen_full_gap", json_real (largest));
         json_object_set_new (out, "screen_full_count", json_integer (pairs));
         if (typical > 0)
             json_object_set_new (out, "screen_full_typical", json_real (1 + typical));
+        if (band > 0)
+            json_object_set_new (out, "screen_full_band", json_real (1 + band));
     }
     //  The run's task, so the Target section can set its traffic and its
     //  libm calls against these figures (round 11; kf_prompt_position.c).

@@ -45,12 +45,9 @@ kf_search_idea_pick (const char *idea, const char *language, const kf_elite_t *e
 int
 kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
 {
-    double band = noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND;
-    if (band > KF_LINEAGE_UNTOLD)
-        return 2;
-    if (speedup < parent_speedup * (1 - band))
-        return -1;
-    return speedup > parent_speedup * (1 + band) ? 1 : 0;
+    //  The children's lines' rule (kf_lineage_verdict), so a try and its
+    //  line never disagree (round 16).
+    return kf_lineage_verdict (speedup, parent_speedup, kf_lineage_band (noise, 0));
 }
 
 //  A try's verdict (kf_search_idea_verdict), or 3 when the child or its
