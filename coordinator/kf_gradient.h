@@ -85,8 +85,9 @@ void kf_gradient_estimate (const kf_transition_t *t, size_t n, double decay,
  * nor worse: its change adds nothing to F, and R, the curiosity weight
  * (kf_gradient_weight) and the hints' records (kf_gradient_hints) count
  * it as no improvement and no loss, as its prompt line says. BAND is
- * kept in OUT->band for those. Round 16: a child 20% slower where one
- * kernel's two timings came up to 24% apart counted as a loss. */
+ * kept in OUT->band for those. Round 16: a child its parent outran 1.20
+ * times, where one kernel's two timings came up to 24% apart, counted
+ * as a loss. */
 void kf_gradient_estimate_within (const kf_transition_t *t, size_t n, double decay,
                                   double band, kf_gradient_t *out);
 

@@ -54,9 +54,9 @@ const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size
  * KF_LINEAGE_UNTOLD (nothing told). The one rule for the children's
  * lines, the ideas' tries (kf_search_idea_verdict) and the gradients
  * (kf_gradient.c), so a "within noise" child counts as neither a win
- * nor a loss anywhere. Round 16: a child 20% slower was "regressed"
- * where one kernel timed twice in the run came out a median 17% apart,
- * and up to 24%. Pure. */
+ * nor a loss anywhere. Round 16: a child its parent outran 1.20 times
+ * was "regressed" where one kernel timed twice in the run came out a
+ * median 17% apart, and up to 24%. Pure. */
 int kf_lineage_verdict (double speedup, double parent_speedup, double band);
 
 /* How far a speedup may lie from its kernel's figure, relative to it,
@@ -80,8 +80,8 @@ double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
  * candidates there are. Each pair is two timings of one kernel, so its
  * ratio is what a child's ratio to an unchanged parent would be: a band
  * at the median would call half of such pairs changed (round 16: 17%
- * at the median called a child 20% slower "regressed", where pairs of
- * one kernel had come 24% apart).
+ * at the median called a child its parent outran 1.20 times
+ * "regressed", where pairs of one kernel had come 24% apart).
  * This covers what one evaluation's samples cannot: the host's state
  * between one evaluation and the next (round 11: one kernel measured
  * 897 and 1304 us on a host of the same load). */

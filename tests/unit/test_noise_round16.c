@@ -37,7 +37,7 @@ s_test_verdict (void)
     CHECK (kf_lineage_verdict (307.07, 368.50, 0.17) == -1);
     CHECK (kf_lineage_verdict (368.50, 307.07, 0.24) == 0);
     CHECK (kf_lineage_verdict (368.50, 307.07, 0.17) == 1);
-    //  Symmetric: 20% slower and 20% faster are the same distance.
+    //  Symmetric: a ratio of 1.20 either way is the same distance.
     CHECK (kf_lineage_verdict (100, 120, 0.19) == -1 && kf_lineage_verdict (120, 100, 0.19) == 1);
     CHECK (kf_lineage_verdict (100, 120, 0.21) == 0 && kf_lineage_verdict (120, 100, 0.21) == 0);
     CHECK (kf_lineage_verdict (1, 3, 0.6) == 2);
@@ -62,8 +62,8 @@ s_test_band (void)
     printf ("repeats: median %.3f, 9 in 10 within %.3f\n", median, band);
     CHECK (fabs (median - 0.116) < 0.002);
     CHECK (fabs (band - 0.211) < 0.002);
-    //  Candidate 13 (20% slower) is within that band, not within the
-    //  median's.
+    //  Candidate 13 (its parent 1.20 times as fast) is within that band,
+    //  not within the median's.
     CHECK (kf_lineage_verdict (307.07, 368.50, kf_lineage_band (0.03, band)) == 0);
     CHECK (kf_lineage_verdict (307.07, 368.50, kf_lineage_band (0.03, median)) == -1);
     //  Too few repeats: no band of their own.
