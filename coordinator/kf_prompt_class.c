@@ -345,8 +345,11 @@ static const char *const s_strategies_gpu[] = {
 static const char *s_strategies_host_mm_rows_k =
     "- Both operands are read along k as they are stored (the Data section's layout note): "
     "each output is a dot product of two contiguous rows, so no transpose or packing is "
-    "needed for unit stride; vectorise along k with one vector accumulator per output, "
-    "summed across its lanes once at the end.\n"
+    "needed for unit stride. Two inner loops fit: dot products along k, one vector "
+    "accumulator per output summed across its lanes at the end (no copy, one lane sum per "
+    "output); or the outer-product order, a tile of outputs in registers fed by broadcasts "
+    "of x against vectors of a copy of W's block transposed to [K][NR] panels (one copy a "
+    "call, no lane sums). Time both; the second is the form tuned GEMM libraries use.\n"
     "- Compute a small block of outputs (a few rows of x against a few rows of W) per inner "
     "step, so each loaded vector feeds several FMAs; block the rows and k so the reused "
     "rows stay in L1/L2.\n"

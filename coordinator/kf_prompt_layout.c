@@ -558,11 +558,14 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
     else
         fprintf (f, "%s is stored row-major as [N][K] (N the output columns, K the reduction "
                  "dimension).", in);
+    //  Round 17: the outer-product order's copy is not for unit stride.
     fprintf (f, " So the rows of both operands are contiguous along k: read %s along k as "
              "stored, each output a dot product of a row of the first operand with a row of "
              "%s; neither operand needs a transpose or a packed copy to be read "
-             "contiguously. It is the x @ W^T of the strategies and ideas, with W = %s.",
-             in, in, in);
+             "contiguously. It is the x @ W^T of the strategies and ideas, with W = %s. A dot "
+             "product ends in a sum across its vector's lanes, one per output; the "
+             "outer-product order needs none, at the price of a copy of %s's block "
+             "transposed to [K][NR] panels.", in, in, in, in);
     //  Round 16: q @ k^T with K = 64 was told dot products along k, each
     //  4 vectors long and then summed across its lanes; the model found
     //  the broadcast form over a transposed block faster, and a meta
@@ -684,9 +687,11 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
                  "of k (%.0f KiB) fit half of L1 and blocking over k has nothing to gain.\n",
                  (double) k * elem, S_TILE_ROWS * k * elem / 1024);
     else
+        //  Round 17: "128 KiB take more than half of L1" beside a 48 KiB L1.
         fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
-                 "of k (%.0f KiB) take more than half of L1: blocking over k keeps them "
-                 "there.\n", (double) k * elem, S_TILE_ROWS * k * elem / 1024);
+                 "of k (%.0f KiB) %s: blocking over k keeps a slice of them there.\n",
+                 (double) k * elem, S_TILE_ROWS * k * elem / 1024,
+                 S_TILE_ROWS * k * elem > l1 ? "do not fit L1" : "take more than half of L1");
 }
 
 #define S_THREADS "use every core, by output blocks split across threads"
@@ -711,6 +716,11 @@ static const char *const s_rows_k[] = {
     S_THREADS,
     "keep more FMAs in flight, by unrolling k so each output has several independent vector "
     "accumulators",
+    //  Round 17: every idea was a dot product, each with a lane sum.
+    "use each loaded value several times from registers with no sum across lanes per output, "
+    "by the outer-product order over a copy of @B's block transposed to [K][NR] panels (made "
+    "once per call; not for unit stride, which both already have): a tile of MR x NR outputs "
+    "in vector registers over all of k, each @A[i][k] broadcast against the panel's row k",
     S_EPILOGUE, NULL };
 static const char *const s_first_t[] = {
     "make every load contiguous, by the outer-product order: a tile of the output (MR rows by "

@@ -50,7 +50,16 @@ s_test_siblings (void)
     json_t *spec = s_spec ("linear_gelu_tanh", "class Model(nn.Module):\n"
                            "    def __init__(self):\n        self.linear = nn.Linear(512, 768)\n");
     size_t n = 0;
-    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    const char *const *all_ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    //  Round 10's five ideas: round 17's outer-product order, which no
+    //  kernel here is read as doing, is left out of this scenario.
+    const char *ideas[8];
+    size_t kept = 0;
+    for (size_t i = 0; i < n && kept < 8; i++)
+        if (!strstr (all_ideas[i], "by the outer-product order"))
+            ideas[kept++] = all_ideas[i];
+    CHECK (n == 6 && kept == 5);
+    n = kept;
     size_t block = s_index (ideas, n, "by cache blocking");
     size_t threads = s_index (ideas, n, "split across threads");
     CHECK (n == 5 && block < n && threads < n);

@@ -225,7 +225,10 @@ s_test_fixture (void)
                                  "along k: read in1 along k as stored"));
     CHECK (note && strstr (note, "neither operand needs a transpose or a packed copy to be "
                                  "read contiguously. It is the x @ W^T of the strategies and "
-                                 "ideas, with W = in1.\n"));
+                                 "ideas, with W = in1. A dot product ends in a sum across its "
+                                 "vector's lanes, one per output; the outer-product order "
+                                 "needs none, at the price of a copy of in1's block transposed "
+                                 "to [K][NR] panels.\n"));
     CHECK (note && !strstr (note, "nn.Linear"));
     //  K = 1024 is no short k.
     CHECK (note && !strstr (note, "K is short here"));
@@ -248,6 +251,15 @@ s_test_fixture (void)
     const char *strategies = json_string_value (json_object_get (sections, "strategies"));
     CHECK (strategies && strstr (strategies, "no transpose or packing is needed for unit "
                                              "stride"));
+    //  Round 17: the strategies told only the dot-product form, with a
+    //  lane sum per output; the outer-product order is the other to time.
+    CHECK (strategies && strstr (strategies, "or the outer-product order, a tile of outputs in "
+                                             "registers fed by broadcasts of x"));
+    bool outer = false;
+    for (size_t i = 0; i < count; i++)
+        outer |= strstr (ideas[i], "by the outer-product order over a copy of in1's block "
+                                   "transposed to [K][NR] panels") != NULL;
+    CHECK (outer);
     json_decref (sections);
     json_decref (spec);
 }

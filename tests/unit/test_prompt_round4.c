@@ -161,10 +161,11 @@ s_idea_tried (void)
     json_array_append_new (history, s_done (5, 0, 1, "correct", 2.45e6, "full"));
     json_array_append_new (history, s_done (6, 0, 2, "correct", 4.58e6, "screen"));
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
-                          .generation = 2, .slot = 0, .population = 3, .history = history };
-    //  The premise: gen 2 slot 0 and gen 0 slot 1 share an idea.
-    CHECK (!strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 1)));
-    CHECK (strcmp (kf_prompt_idea_at (&in, 2, 0), kf_prompt_idea_at (&in, 0, 2)));
+                          .generation = 2, .slot = 1, .population = 3, .history = history };
+    //  The premise: gen 2 slot 1 and gen 0 slot 1 share an idea (six
+    //  ideas: gen 2 starts again at the first).
+    CHECK (!strcmp (kf_prompt_idea_at (&in, 2, 1), kf_prompt_idea_at (&in, 0, 1)));
+    CHECK (strcmp (kf_prompt_idea_at (&in, 2, 1), kf_prompt_idea_at (&in, 0, 2)));
     char *p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "This attempt's idea: keep the rows of x and W that are reused in L1/L2, "
                            "by cache blocking over the rows of both and over k. Tried before in this "
@@ -191,9 +192,10 @@ s_idea_tried (void)
     CHECK (!kf_test_has (p, "if it failed or lost"));
     free (p);
     in.best = NULL;
-    //  A new idea says so (gen 2 slot 2: the fourth idea; gen 0 took the
+    //  A new idea says so (gen 1 slot 0: the fourth idea; gen 0 took the
     //  first three).
-    in.slot = 2;
+    in.generation = 1;
+    in.slot = 0;
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "No earlier candidate of this run has tried it yet."));
     free (p);
