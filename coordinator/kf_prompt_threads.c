@@ -125,8 +125,10 @@ kf_prompt_threads_in_use (const char *source, const char *language, json_t *hard
         for (const char *p = strstr (code, "#define"); p && !count; p = strstr (p + 1, "#define")) {
             char name[64];
             long v;
+            //  Round 17: MAX_THREADS 8, an array's bound beside a count
+            //  taken from sysconf, was read as 8 threads.
             if (sscanf (p, "#define %63[A-Za-z0-9_] %ld", name, &v) == 2
-                && strstr (name, "THREAD") && v >= 1 && v <= 4096)
+                && strstr (name, "THREAD") && !strstr (name, "MAX") && v >= 1 && v <= 4096)
                 count = v;
         }
         free (code);

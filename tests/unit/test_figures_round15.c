@@ -23,6 +23,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
+#include "../../common/kf_str.h"
 #include "../kf_test.h"
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,14 @@ s_test_per_vector (void)
     free (p);
     //  No thread count in the code: the host's cores, said to be assumed.
     json_object_set_new (k, "source", json_string (strstr (s_ordinary, "static void")));
+    p = s_position (k, spec, hw, KF_TARGET_HOST);
+    CHECK (kf_test_has (p, "each of its 2 threads taking 1/2 of the vectors (assumed: one on "
+                           "each core of the host, as its code fixes no count)"));
+    free (p);
+    //  Round 17: a bound (MAX_THREADS 8) is no count: the host's cores.
+    char *bounded = kf_strdupf ("#define MAX_THREADS 8\n%s", strstr (s_ordinary, "static void"));
+    json_object_set_new (k, "source", json_string (bounded));
+    free (bounded);
     p = s_position (k, spec, hw, KF_TARGET_HOST);
     CHECK (kf_test_has (p, "each of its 2 threads taking 1/2 of the vectors (assumed: one on "
                            "each core of the host, as its code fixes no count)"));
