@@ -650,13 +650,8 @@ s_cut_idea (json_t *spec)
                   div && sqrt ? ", divisions and square roots"
                   : div ? " and divisions" : sqrt ? " and square roots" : "");
     }
-    json_t *tol = json_object_get (spec, "tolerance");
-    char within[96] = "the task's tolerance";
-    if (json_is_number (json_object_get (tol, "rtol"))
-        && json_is_number (json_object_get (tol, "atol")))
-        snprintf (within, sizeof within, "the task's tolerance (rtol %g, atol %g)",
-                  json_number_value (json_object_get (tol, "rtol")),
-                  json_number_value (json_object_get (tol, "atol")));
+    char within[96];
+    kf_prompt_tolerance_within (spec, within, sizeof within);
     return kf_strdupf ("spend fewer instructions an element on %s once they are computed in "
                        "vector registers, by a cheaper form that stays within %s: a range "
                        "reduction to a shorter interval, a polynomial or rational form of "

@@ -190,10 +190,27 @@ kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d)
         return;
     fputs ("; ", f);
     s_what (f, &e);
+    //  Round 17: "an exp as 10" was said of a layer norm, which has none.
+    char exps[32] = "";
+    if (e.calls > 0)
+        snprintf (exps, sizeof exps, ", an exp as %d", KF_PROMPT_EXP_OPS);
     fprintf (f, " after the product is not counted (estimated at %.3g ms of one core from its "
-             "%.0f operations an element, an exp as %d; the product is %.0f%% of the estimated "
-             "%.3g ms one-core floor)", epi, e.vector_ops, KF_PROMPT_EXP_OPS,
-             100 * product / (product + epi), product + epi);
+             "%.0f operations an element%s; the product is %.0f%% of the estimated %.3g ms "
+             "one-core floor)", epi, e.vector_ops, exps, 100 * product / (product + epi),
+             product + epi);
+}
+
+void
+kf_prompt_tolerance_within (json_t *spec, char *out, size_t size)
+{
+    json_t *tol = json_object_get (spec, "tolerance");
+    if (json_is_number (json_object_get (tol, "rtol"))
+        && json_is_number (json_object_get (tol, "atol")))
+        snprintf (out, size, "the task's tolerance (rtol %g, atol %g)",
+                  json_number_value (json_object_get (tol, "rtol")),
+                  json_number_value (json_object_get (tol, "atol")));
+    else
+        snprintf (out, size, "the task's tolerance");
 }
 
 char *
@@ -202,13 +219,8 @@ kf_prompt_epilogue_idea (json_t *spec)
     kf_epilogue_t e;
     if (!kf_prompt_epilogue (spec, &e))
         return NULL;
-    json_t *tol = json_object_get (spec, "tolerance");
-    char within[96] = "the task's tolerance";
-    if (json_is_number (json_object_get (tol, "rtol"))
-        && json_is_number (json_object_get (tol, "atol")))
-        snprintf (within, sizeof within, "the task's tolerance (rtol %g, atol %g)",
-                  json_number_value (json_object_get (tol, "rtol")),
-                  json_number_value (json_object_get (tol, "atol")));
+    char within[96];
+    kf_prompt_tolerance_within (spec, within, sizeof within);
     const struct s_row *row = s_row (e.row);
     if (row && row->exps)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "

@@ -77,4 +77,9 @@ void kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d);
  * NULL where no epilogue is read: the general text stands. */
 char *kf_prompt_epilogue_idea (json_t *spec);
 
+/* "the task's tolerance (rtol R, atol A)" of SPEC into OUT (SIZE bytes),
+ * or without the figures where it has none: how the ideas that trade
+ * accuracy for speed name their bound. */
+void kf_prompt_tolerance_within (json_t *spec, char *out, size_t size);
+
 #endif

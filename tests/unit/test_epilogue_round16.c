@@ -324,6 +324,11 @@ test_layer_norm (void)
                            "in all, so about 4 an element over 524288 outputs"));
     CHECK (!kf_test_has (p, "each call taken"));
     free (p);
+    //  Round 17: the meta round's brief spoke of "an exp as 10" for it.
+    p = s_text (kf_prompt_epilogue_brief, spec, d);
+    CHECK (kf_test_has (p, "from its 4 operations an element; the product is"));
+    CHECK (!kf_test_has (p, "an exp"));
+    free (p);
     size_t count = 0;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
     size_t epi = s_index (ideas, count, "by fusing the epilogue (the layer_norm over each row)");
