@@ -11,16 +11,11 @@
  *  contiguous along k), of both, and of a plain a @ b. It is
  *  no Python parser: a product whose operands it cannot read (indexing, a
  *  call it does not know, keyword arguments, einsum) makes the answer
- *  KF_PRODUCT_OTHER, and the prompt keeps its general advice.
+ *  KF_PRODUCT_OTHER, and the prompt keeps its general advice. The ideas
+ *  and figures that follow a layout read here are kf_prompt_layout_ideas.c.
  */
 #include "kf_prompt_layout.h"
-#include "kf_prompt_class.h"
-#include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
-#include "kf_prompt_target.h"
-#include "kf_rates.h"
-#include "kf_str.h"
-#include "kf_task.h"
 #include "kf_json.h"
 #include <ctype.h>
 #include <stdbool.h>
@@ -422,9 +417,8 @@ s_dims (FILE *f, json_t *shape)
 //  "transpose or pack the strided operand" pushed a model to a transpose
 //  it did not need. Round 14: the same of a @ b.T, b named as the task
 //  names it.
-//  "in0 (a in its code)", or the name alone where the two are one.
-static void
-s_named (FILE *f, json_t *spec, const char *name)
+void
+kf_prompt_product_name (FILE *f, json_t *spec, const char *name)
 {
     const char *in = kf_prompt_product_input (spec, name);
     if (strcmp (in, name))
@@ -475,9 +469,9 @@ s_note_first (FILE *f, json_t *spec, const kf_product_t *p)
     const char *a = kf_prompt_product_input (spec, p->a);
     const char *b = kf_prompt_product_input (spec, p->b);
     fputs ("Layout of the product: the reference multiplies ", f);
-    s_named (f, spec, p->a);
+    kf_prompt_product_name (f, spec, p->a);
     fputs (" transposed by ", f);
-    s_named (f, spec, p->b);
+    kf_prompt_product_name (f, spec, p->b);
     fputs (both ? " transposed." : ".", f);
     s_stored (f, spec, p->a, 'K', 'M');
     s_stored (f, spec, p->b, both ? 'N' : 'K', both ? 'K' : 'N');
@@ -581,219 +575,4 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
                  "such sums, and is the alternative to time.", k, k, (k + 15) / 16, (k + 7) / 8,
                  in);
     fputc ('\n', f);
-}
-
-//  ---------------------------------------------------------------------
-//  The product ideas that follow the layout
-
-//  TEMPLATE with each "@A" and "@B" replaced by A and B (caller frees).
-static char *
-s_fill (const char *template, const char *a, const char *b)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    for (const char *p = template; *p; p++)
-        if (p[0] == '@' && (p[1] == 'A' || p[1] == 'B'))
-            fputs (*++p == 'A' ? a : b, f);
-        else
-            fputc (*p, f);
-    fclose (f);
-    return text;
-}
-
-//  Round 16: q @ k^T with K = 64 was offered cache blocking "over k",
-//  where a row along k is 256 bytes. The rows of a 32 x 32 tile's two
-//  operands over all of k (64 rows) are said to fit L1 comfortably when
-//  they take at most half of it: of S_L1_ASSUMED (the smallest L1d of
-//  recent x86 cores) where the ideas are written, which know no target,
-//  of the reported L1d in the Target section's working-set line.
-#define S_L1_ASSUMED 32768.0
-#define S_TILE_ROWS 64
-
-//  The product's K and its operands' element size; false where unknown.
-static bool
-s_k (json_t *spec, long long *k, double *elem)
-{
-    long long mnk[3] = { 0, 0, 0 };
-    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
-    int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
-    *elem = dt >= 0 ? (double) kf_dtype_size (dt) : 0;
-    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || !(*elem > 0))
-        return false;
-    *k = mnk[2];
-    return *k > 0;
-}
-
-char *
-kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
-{
-    long long k;
-    double elem;
-    if (!s_k (spec, &k, &elem) || S_TILE_ROWS * k * elem > S_L1_ASSUMED / 2)
-        return NULL;
-    return kf_strdupf ("keep each operand's block in L1/L2 while it is reused, by cache "
-                       "blocking over the %s, not over k: a row of %s or %s along k is %.0f "
-                       "bytes (K = %lld), so a 32 x 32 tile's rows of both over all of k take "
-                       "%.0f KiB, at most half of a 32 KiB L1 (the Target section sets the "
-                       "working set against this host's caches)",
-                       rows ? "rows of both" : "rows and columns of the output", a, b,
-                       (double) k * elem, k, S_TILE_ROWS * k * elem / 1024);
-}
-
-void
-kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
-{
-    long long mnk[3] = { 0, 0, 0 }, k;
-    double flops = kf_prompt_matmul_flops (spec, mnk), elem;
-    double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
-    if (!(flops > 0) || !(l1 > 0) || !(l2 > 0) || !s_k (spec, &k, &elem))
-        return;
-    double batch = flops / (2.0 * (double) mnk[0] * (double) mnk[1] * (double) k);
-    double a = (double) mnk[0] * (double) k * elem, b = (double) mnk[1] * (double) k * elem;
-    kf_product_t p;
-    kf_prompt_product_read (spec, &p);
-    char ba[32], bb[32], bc[32], b1[32], b2[32];
-    fprintf (f, "  Working set of one product%s: the first operand", batch > 1.5 ? " (one "
-             "batch)" : "");
-    if (*p.a) {
-        fputc (' ', f);
-        s_named (f, spec, p.a);
-    }
-    fprintf (f, " is M x K = %lld x %lld, %s; the second", mnk[0], k,
-             kf_rates_bytes (a, ba, sizeof ba));
-    if (*p.b) {
-        fputc (' ', f);
-        s_named (f, spec, p.b);
-    }
-    fprintf (f, " N x K = %lld x %lld, %s; its output M x N = %lld x %lld, %s. Against this "
-             "host's L1d of %s and L2 of %s: ", mnk[1], k, kf_rates_bytes (b, bb, sizeof bb),
-             mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem, bc,
-                                             sizeof bc),
-             kf_rates_bytes (l1, b1, sizeof b1), kf_rates_bytes (l2, b2, sizeof b2));
-    if (a + b <= l2 / 2)
-        fputs ("both operands fit L2 together with room to spare, so after their first read "
-               "each reuse comes from L2 at worst, and what cache blocking can add is keeping "
-               "the block in use in L1", f);
-    else if (a + b <= l2)
-        fputs ("both operands fit L2 together, with little room beside them", f);
-    else
-        fputs ("the two operands do not fit L2 together: blocks sized to L2 are what cache "
-               "blocking buys", f);
-    if (S_TILE_ROWS * k * elem <= l1 / 2)
-        fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
-                 "of k (%.0f KiB) fit half of L1 and blocking over k has nothing to gain.\n",
-                 (double) k * elem, S_TILE_ROWS * k * elem / 1024);
-    else
-        //  Round 17: "128 KiB take more than half of L1" beside a 48 KiB L1.
-        fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
-                 "of k (%.0f KiB) %s: blocking over k keeps a slice of them there.\n",
-                 (double) k * elem, S_TILE_ROWS * k * elem / 1024,
-                 S_TILE_ROWS * k * elem > l1 ? "do not fit L1" : "take more than half of L1");
-}
-
-#define S_THREADS "use every core, by output blocks split across threads"
-#define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
-                   "product loop"
-#define S_BLOCKS "keep each operand's block in L1/L2 while it is reused, by cache blocking of " \
-                 "all three loops around the kernel's inner loops"
-
-//  Round 6: y = x @ W^T of nn.Linear reads both operands along k already,
-//  and packing the weight "for unit stride" lost twice; round 14: a @ b.T
-//  reads the same. Round 15: these said "rows of x ... rows of W" beside a
-//  note that named in0 and in1, and the general list's "dot products
-//  along k where both operands are contiguous along k" went to a.T @ b,
-//  where neither is. Each layout has its own texts, with its operands'
-//  names.
-static const char *const s_rows_k[] = {
-    "use each loaded value several times from registers, by a register-blocked micro-kernel "
-    "of dot products along k: a few rows of @A against a few rows of @B at a time, each read "
-    "along k as stored, one vector accumulator per output",
-    "keep the rows of @A and @B that are reused in L1/L2, by cache blocking over the rows of "
-    "both and over k",
-    S_THREADS,
-    "keep more FMAs in flight, by unrolling k so each output has several independent vector "
-    "accumulators",
-    //  Round 17: every idea was a dot product, each with a lane sum.
-    "use each loaded value several times from registers with no sum across lanes per output, "
-    "by the outer-product order over a copy of @B's block transposed to [K][NR] panels (made "
-    "once per call; not for unit stride, which both already have): a tile of MR x NR outputs "
-    "in vector registers over all of k, each @A[i][k] broadcast against the panel's row k",
-    S_EPILOGUE, NULL };
-static const char *const s_first_t[] = {
-    "make every load contiguous, by the outer-product order: a tile of the output (MR rows by "
-    "NR columns) kept in vector registers over all of k, and at each k each of the MR values "
-    "@A[k][i0..i0+MR] (a contiguous run of @A's row k) broadcast against the vectors of "
-    "@B[k][j0..j0+NR]; neither operand is contiguous along k, so dot products along k do not "
-    "fit",
-    "use each loaded value several times from registers, by a register-blocked FMA "
-    "micro-kernel inside cache blocks, over panels of @A and @B copied in the order it reads "
-    "them: the runs @A[k][i0..i0+MR] and @B[k][j0..j0+NR] one k after the other, a plain "
-    "strided copy with no transpose (blocking, packing and micro-kernel as one change)",
-    S_THREADS, S_BLOCKS,
-    "read each cache block as one contiguous stream, by packing the blocks of @A and @B "
-    "inside the cache blocks: copies of the runs @A[k][i0..i0+MR] and @B[k][j0..j0+NR], no "
-    "transpose (unpacked, a block's rows lie a whole row of the operand apart)",
-    S_EPILOGUE, NULL };
-static const char *const s_both_t[] = {
-    "make every load contiguous, by the outer-product order of the transposed output: C^T = "
-    "@B @ @A, a tile of C^T kept in vector registers over all of k, each @B[j][k] broadcast "
-    "against the vectors of @A[k][i0..i0+V] (a contiguous run of @A's row k), the tile "
-    "transposed as it is stored",
-    "use each loaded value several times from registers, by a register-blocked FMA "
-    "micro-kernel inside cache blocks, over panels packed in the order it reads them: @B's "
-    "block transposed to [K][N] once, @A's runs @A[k][i0..i0+MR] copied as they are "
-    "(blocking, packing and micro-kernel as one change)",
-    S_THREADS, S_BLOCKS,
-    "read both operands along their rows, by packing each cache block of @B transposed (as "
-    "[K][N]) inside the cache blocks, so the outer-product order reads @A[k][i0..i0+MR] and "
-    "the packed row k of @B",
-    S_EPILOGUE, NULL };
-static const char *const s_plain[] = {
-    "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
-    "reads both operands along their rows: i-k-j, each @A[i][k] broadcast against the "
-    "vectors of @B's row k (@B is [K][N], contiguous along j, not along k), a tile of the "
-    "output kept in vector registers over k",
-    "use each loaded value several times from registers, by a register-blocked FMA "
-    "micro-kernel inside cache blocks, over panels packed in the order it reads them: @A's "
-    "rows interleaved so @A[i0..i0+MR][k] is contiguous for each k, @B's rows copied in "
-    "strips of NR columns (blocking, packing and micro-kernel as one change)",
-    S_THREADS, S_BLOCKS,
-    "make the innermost loop read contiguous memory, by packing blocks of @A, the operand "
-    "this order reads with a stride (@A[i0..i0+MR][k] lie K floats apart), inside the cache "
-    "blocks",
-    S_EPILOGUE, NULL };
-
-const char *const *
-kf_prompt_layout_ideas (json_t *spec, size_t *count)
-{
-    kf_product_t p;
-    kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
-    const char *const *list = kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED
-                              ? s_rows_k
-                              : kind == KF_PRODUCT_FIRST_TRANSPOSED ? s_first_t
-                              : kind == KF_PRODUCT_BOTH_TRANSPOSED ? s_both_t
-                              : kind == KF_PRODUCT_PLAIN ? s_plain : NULL;
-    if (!list)
-        return NULL;
-    const char *a = kind == KF_PRODUCT_LINEAR ? "x" : *p.a ? kf_prompt_product_input (spec, p.a)
-                                                           : "A";
-    const char *b = kind == KF_PRODUCT_LINEAR ? "W" : kf_prompt_product_input (spec, p.b);
-    char *texts[8];
-    size_t n = 0;
-    for (; list[n] && n < sizeof texts / sizeof texts[0]; n++) {
-        //  Round 16: the epilogue the task holds (a softmax, not "bias,
-        //  activation"); no blocking over a short k.
-        char *own = !strcmp (list[n], S_EPILOGUE) ? kf_prompt_epilogue_idea (spec)
-                    : !strcmp (list[n], S_BLOCKS) || list[n] == s_rows_k[1]
-                        ? kf_prompt_short_k_block (spec, a, b, list[n] == s_rows_k[1])
-                        : NULL;
-        texts[n] = own ? own : s_fill (list[n], a, b);
-    }
-    const char *const *kept = kf_prompt_ideas_kept (texts, n);
-    if (kept && count)
-        *count = n;
-    return kept;
 }

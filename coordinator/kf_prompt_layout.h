@@ -53,11 +53,17 @@ kf_product_layout_t kf_prompt_product_layout (json_t *spec, char *operand, size_
  * (borrowed from SPEC), or NAME itself where it is none of them. */
 const char *kf_prompt_product_input (json_t *spec, const char *name);
 
+/* Writes to F the operand the code calls NAME as the task names it:
+ * "in0 (a in its code)", or NAME alone where the two are one. */
+void kf_prompt_product_name (FILE *f, json_t *spec, const char *name);
+
 /* Writes to F the Data section's note on the product's layout where
  * kf_prompt_product_read says an operand is used transposed or a linear
  * layer: which operand is stored how (its in[] name, shape and name in
  * the code) and which loop order reads both along their rows. */
 void kf_prompt_layout_note (FILE *f, json_t *spec);
+
+/* The rest is kf_prompt_layout_ideas.c. */
 
 /* The host ideas for SPEC's product that follow its layout (see the
  * ideas of kf_prompt_class.h), naming its operands by their in[] names
