@@ -14,6 +14,7 @@
 #define KF_META_PROMPT_H
 
 #include "kf_db.h"
+#include "kf_meta_history.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -21,14 +22,7 @@
 /* The kernel source shown at most, per kernel. */
 #define KF_META_SOURCE_MAX 6000
 
-/* The run's prompt versions in order (caller's; NULL on a database
- * error): [{number, parent (number, absent for v1), generation, edits
- * [{section, search, replace}], in_archive, candidates (finished),
- * verdicts {status: count}, mean_fitness (the version's fitness,
- * kf_meta_score.h), best_speedup (absent when
- * none), rejected [{section, reason}]}], then one entry {round_job,
- * rejected} per meta round that made no version. */
-json_t *kf_meta_history (kf_db_t *db, int64_t run_id);
+/* kf_meta_history and the history section: kf_meta_history.h. */
 
 /* Sets "idea" on each search outcome of OUTCOMES (kf_meta.c's rows:
  * generation, slot, phase) to the idea its attempt was asked to try
