@@ -25,6 +25,7 @@
 #include "kf_meta_ideas.h"
 #include "kf_meta_note.h"
 #include "kf_meta_prompt.h"
+#include "kf_meta_guess.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
 #include "kf_str.h"
@@ -221,6 +222,11 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         //  What the kernel did and what it was timed under (round 6: the
         //  outcomes read alike, coordinates only, and no load).
         "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"
+        //  The parent's figure and code, and when it finished: the
+        //  guesses' evidence (kf_meta_guess.h).
+        "  p.speedup AS parent_speedup, p.fidelity AS parent_fidelity,"
+        "  (p.selection->>'features')::bigint AS parent_features,"
+        "  extract(epoch FROM c.finished_at)::float8 AS finished_s,"
         "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
         "  (c.selection->>'features')::bigint AS features,"
         "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
@@ -613,6 +619,17 @@ kf_meta_job_done (kf_search_t *self, json_t *job, const kf_generate_result_t *re
     json_t *log = NULL;
     json_t *sections = kf_meta_apply_edits_ruled (json_object_get (parent, "sections"), edits,
                                                   max_edits, outside, &rules, &log);
+    //  The guesses the reply retracts (kf_meta_guess.h), numbered as the
+    //  prompt listed the parent's.
+    json_t *retractions = kf_meta_parse_retractions (text);
+    int retracted = 0;
+    json_t *kept = kf_meta_apply_retractions (json_object_get (parent, "sections"), sections,
+                                              retractions, max_edits, log, &retracted);
+    json_decref (retractions);
+    if (kept) {
+        json_decref (sections);
+        sections = kept;
+    }
     //  The idea list's edits (kf_meta_ideas.h), logged with the others.
     json_t *ideas = kf_meta_idea_list (sections, spec,
                                        kf_prompt_target_kind (kf_jstr (parent, "target"),

@@ -19,6 +19,8 @@ kf_meta_history (kf_db_t *db, int64_t run_id)
     json_t *versions = kf_db_query (
         db,
         "SELECT v.number, p.number AS parent, v.generation, v.edits, v.in_archive,"
+        //  When it was made: the guesses' outcomes since (kf_meta_guess.h).
+        " extract(epoch FROM v.created_at)::float8 AS made_s,"
         " s.candidates, v.fitness AS mean_fitness, s.best_speedup, s.verdicts,"
         " (SELECT count(*) FROM candidates c WHERE c.prompt_version_id = v.id"
         "  AND c.finished_at IS NULL) AS pending,"
@@ -61,6 +63,13 @@ s_edit (FILE *f, json_t *e)
     const char *search = kf_jstr (e, "search"), *replace = kf_jstr (e, "replace");
     if (!*search)
         fprintf (f, "%s: appended \"", kf_jstr (e, "section"));
+    else if (!*replace) {
+        //  A retracted guess (kf_meta_guess.h).
+        fprintf (f, "%s: removed \"", kf_jstr (e, "section"));
+        kf_meta_quote_cut (f, search, 120);
+        fputc ('"', f);
+        return;
+    }
     else {
         fprintf (f, "%s: replaced \"", kf_jstr (e, "section"));
         kf_meta_quote_cut (f, search, 80);

@@ -7,6 +7,7 @@
 #include "kf_text.h"
 #include "kf_prompt.h"
 #include "kf_meta_edits.h"
+#include "kf_meta_guess.h"
 #include "kf_meta_ideas.h"
 #include "kf_meta_score.h"
 #include "kf_prompt_epilogue.h"
@@ -361,6 +362,20 @@ s_target (FILE *f, json_t *hardware, bool host)
         fprintf (f, "; f32 peak %.0f GFLOP/s", kf_jnum (d, "peak_gflops", 0));
     if (kf_jnum (d, "copy_bandwidth_gbs", 0) > 0)
         fprintf (f, "; copy bandwidth %.1f GB/s", kf_jnum (d, "copy_bandwidth_gbs", 0));
+    //  Round 17: with the copy figure alone a per-vector claim could not
+    //  be checked: the timing flushes the caches, so inputs arrive at the
+    //  cold read rates (kf_prompt_budget.h).
+    double one = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    double all = kf_jnum (d, "read_cold_all_cores_gbs", 0);
+    if (host && (one > 0 || all > 0)) {
+        fputs ("; memory read with cold caches (the rate the timing's inputs arrive at, bytes "
+               "read)", f);
+        if (one > 0)
+            fprintf (f, " %.1f GB/s by one core (a one-thread kernel)", one);
+        if (all > 0)
+            fprintf (f, "%s %.1f GB/s by all cores at once (a threaded kernel)",
+                     one > 0 ? "," : "", all);
+    }
     if (host && kf_jnum (d, "thread_start_join_us", 0) > 0)
         fprintf (f, "; starting and joining one thread %.1f us, paid in every timed call that "
                  "starts threads", kf_jnum (d, "thread_start_join_us", 0));
@@ -496,6 +511,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                         kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
                             == KF_TARGET_HOST,
                         counted);
+    //  Round 17: a refuted guess stayed in the sections (kf_meta_guess.h).
+    kf_meta_guess_text (f, sections, outcomes, history, base->number);
     if (best_outcome)
         s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
                                            : "The code behind these outcomes",
@@ -550,6 +567,19 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  max_edits, KF_META_IDEA_MAX, KF_META_IDEA_MAX, KF_META_IDEA_ADDS,
                  KF_META_IDEAS_MAX);
     json_decref (ideas);
+    json_t *guesses = kf_meta_guess_lines (sections);
+    if (json_array_size (guesses))
+        fprintf (f,
+                 "You may also retract a guess listed under \"Guesses the sections hold\", by "
+                 "a line of its own outside the edit blocks, at most %d a reply:\n"
+                 "RETRACT GUESS <number>: <why, naming the outcomes that refute it, as "
+                 "\"candidate N\" with their figures>\n"
+                 "A retraction removes the guess's whole line from its section. To keep part "
+                 "of the line, copy it as an edit's SEARCH text and write what still holds as "
+                 "the REPLACE text instead. Retract a guess that outcomes refute; one that no "
+                 "outcome has tested yet stays.\n",
+                 max_edits);
+    json_decref (guesses);
     //  Claims on thin evidence (round 4: "the per-element math binds",
     //  written from 3 outcomes, refuted by the next ones).
     int full = 0;
