@@ -686,7 +686,10 @@ kf_coord_on_client_message (kf_coord_t *self, zsock_t *sock, zframe_t *route, kf
                 " (e.figures->'candidate'->>'p10_ns')::float8 AS candidate_p10_ns,"
                 " (e.figures->'candidate'->>'p90_ns')::float8 AS candidate_p90_ns,"
                 " (e.figures->'reference'->>'p10_ns')::float8 AS reference_p10_ns,"
-                " (e.figures->'reference'->>'p90_ns')::float8 AS reference_p90_ns"
+                " (e.figures->'reference'->>'p90_ns')::float8 AS reference_p90_ns,"
+                /* round 17: a tuning screen is the best of its sweep's
+                 * points (kfctl says so beside a screen figure) */
+                " c.phase, e.figures->'tuning'->'screened' AS screen_points"
                 " FROM candidates c LEFT JOIN LATERAL (SELECT candidate_ns, reference_ns,"
                 "  figures FROM evaluations WHERE candidate_id = c.id"
                 "  ORDER BY correct DESC, id DESC LIMIT 1) e ON true"

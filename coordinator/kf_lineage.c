@@ -66,18 +66,22 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
         const char *fid = kf_jstr (c, "fidelity");
         if ((!strcmp (fid, "screen") || !strcmp (fid, "pending"))
             && strcmp (kf_jstr (c, "parent_fidelity"), "screen")) {
-            char gap[200] = "";
+            char gap[200] = "", best[120] = "";
+            if (kf_lineage_screen_points (c) > 1) {
+                snprintf (best, sizeof best, KF_LINEAGE_BEST_OF, kf_lineage_screen_points (c));
+                strcat (best, "; ");
+            }
             double g = kf_jnum (c, "screen_gap", 0);
             if (g > 1)
                 snprintf (gap, sizeof gap, "; in this run screen and full figures of one kernel "
                           "differed by up to %.2fx", g);
             if (parent_speedup > 0)
-                snprintf (buf, size, "correct at %.2fx on the screen only (a short timing, not "
-                          "comparable with the parent's full-protocol %.2fx%s)", s,
+                snprintf (buf, size, "correct at %.2fx on the screen only (%sa short timing, "
+                          "not comparable with the parent's full-protocol %.2fx%s)", s, best,
                           parent_speedup, gap);
             else
-                snprintf (buf, size, "correct at %.2fx on the screen only (a short timing%s)", s,
-                          gap);
+                snprintf (buf, size, "correct at %.2fx on the screen only (%sa short timing%s)",
+                          s, best, gap);
             return buf;
         }
         /* A change counts once it is beyond the timing noise both figures
@@ -151,6 +155,13 @@ s_rel (json_t *t)
 }
 
 int
+kf_lineage_screen_points (json_t *c)
+{
+    json_int_t n = json_integer_value (json_object_get (c, "screen_points"));
+    return !strcmp (kf_jstr (c, "phase"), "tuning") && n > 1 && n < 100000 ? (int) n : 0;
+}
+
+int
 kf_lineage_verdict (double speedup, double parent_speedup, double band)
 {
     if (band > KF_LINEAGE_UNTOLD)
@@ -212,28 +223,45 @@ kf_lineage_repeat_gaps (double *gaps, size_t n, double *median)
     return exp (s_quantile (gaps, n, KF_LINEAGE_REPEAT_SHARE)) - 1;
 }
 
+size_t
+kf_lineage_repeat_rows (json_t *rows, double *gaps)
+{
+    size_t k = 0, i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        double screen = kf_jnum (r, "screen_speedup", 0), full = kf_jnum (r, "speedup", 0);
+        json_int_t points = json_integer_value (json_object_get (r, "screen_points"));
+        //  A tuning screen counts only where it timed one point.
+        bool tuning = !strcmp (kf_jstr (r, "phase"), "tuning");
+        if (screen > 0 && full > 0 && (!tuning || points == 1))
+            gaps[k++] = fabs (log (screen / full));
+    }
+    return k;
+}
+
 double
 kf_lineage_repeat_all (kf_db_t *db, int64_t run_id, double *largest, long *count,
                        double *median)
 {
     char run[24];
     const char *params[1] = { S_I64 (run, run_id) };
+    //  Round 17: a tuning candidate's screen is the best of its sweep's
+    //  points (kf_lineage_repeat_rows leaves those out).
     json_t *rows = kf_db_query (db,
-                                "SELECT abs(ln(screen_speedup / speedup)) AS d"
-                                " FROM candidates WHERE run_id = $1 AND screen_speedup > 0"
-                                " AND speedup > 0 AND fidelity = 'full'",
+                                "SELECT c.screen_speedup, c.speedup, c.phase,"
+                                " (SELECT coalesce(e.figures->'tuning'->'screened',"
+                                "   e.figures->'tuning'->'configs') FROM evaluations e"
+                                "  WHERE e.candidate_id = c.id AND e.fidelity = 'screen'"
+                                "  ORDER BY e.id LIMIT 1) AS screen_points"
+                                " FROM candidates c WHERE c.run_id = $1 AND c.screen_speedup > 0"
+                                " AND c.speedup > 0 AND c.fidelity = 'full'",
                                 1, params);
     size_t n = json_array_size (rows);
     double *gaps = n ? calloc (n, sizeof *gaps) : NULL;
     double big = 0;
-    size_t k = 0;
-    for (size_t i = 0; gaps && i < n; i++) {
-        double d = kf_jnum (json_array_get (rows, i), "d", -1);
-        if (d >= 0) {
-            gaps[k++] = d;
-            big = d > big ? d : big;
-        }
-    }
+    size_t k = gaps ? kf_lineage_repeat_rows (rows, gaps) : 0;
+    for (size_t i = 0; i < k; i++)
+        big = gaps[i] > big ? gaps[i] : big;
     json_decref (rows);
     double wide = gaps ? kf_lineage_repeat_gaps (gaps, k, median) : 0;
     if (!gaps && median)
@@ -255,7 +283,8 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                 "SELECT c.id, c.generation, c.slot, c.status, c.speedup,"
                                 " c.verdict_detail AS detail, left(c.log, 8000) AS log,"
                                 " c.fidelity, e.figures->'candidate' AS tc,"
-                                " e.figures->'reference' AS tr"
+                                " e.figures->'reference' AS tr, c.phase,"
+                                " e.figures->'tuning'->'screened' AS screen_points"
                                 " FROM candidates c LEFT JOIN LATERAL (SELECT figures"
                                 "  FROM evaluations WHERE candidate_id = c.id AND correct"
                                 "  ORDER BY id DESC LIMIT 1) e ON true"
@@ -291,7 +320,8 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
-                                            "repeat_median", "screen_gap", "parent_fidelity" };
+                                            "repeat_median", "screen_gap", "parent_fidelity",
+                                            "screen_points" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
             json_object_del (c, drop[k]);
         if (!json_is_number (json_object_get (c, "speedup"))

@@ -48,6 +48,18 @@ json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speed
  * in the run). Pure, so the rule is tested without a database. */
 const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
 
+/* A tuning candidate's screen figure is the best of the points its sweep
+ * screened, so it reads high (round 17: candidate 20 screened 154.72x
+ * as the best of 8 points and timed 95.18x in full). How many points
+ * stand behind C's screen figure: C's "screen_points" (the sweep's
+ * figures.tuning.screened) when its "phase" is "tuning" and more than
+ * one point ran; 0 otherwise. Pure. */
+int kf_lineage_screen_points (json_t *c);
+
+/* The words for that, with %d the points: said wherever a tuning
+ * candidate's screen-only figure is printed. */
+#define KF_LINEAGE_BEST_OF "the best of %d points its tuning sweep screened, so it reads high"
+
 /* How SPEEDUP compares with PARENT_SPEEDUP within BAND
  * (kf_lineage_band): 1 faster by more than the ratio 1 + BAND, -1 slower
  * by more than that same ratio, 0 within it, 2 when BAND is past
@@ -97,6 +109,13 @@ double kf_lineage_repeat_all (kf_db_t *db, int64_t run_id, double *largest, long
  * quantile as a ratio less 1, and in *MEDIAN (when not NULL) the median
  * so; 0 for both below KF_LINEAGE_REPEATS. Pure. */
 double kf_lineage_repeat_gaps (double *gaps, size_t n, double *median);
+
+/* The gaps |ln(screen / full)| of ROWS ({screen_speedup, speedup, phase,
+ * screen_points}) into GAPS (room for all of them), a tuning candidate's
+ * left out unless its screen timed one point (kf_lineage_screen_points):
+ * the best of N screened points is biased upward, not a repeat of one
+ * kernel's timing. Returns how many. Pure. */
+size_t kf_lineage_repeat_rows (json_t *rows, double *gaps);
 
 /* kf_lineage_repeat_all without the median. */
 double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count);

@@ -230,6 +230,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
         "  (c.selection->>'features')::bigint AS features,"
         "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
+        "  e.figures->'tuning'->'screened' AS screen_points,"
         "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
         "   AND jsonb_typeof(e3.figures->'best_config') = 'object'"
         "   ORDER BY e3.correct DESC, e3.id DESC LIMIT 1) AS best_config"

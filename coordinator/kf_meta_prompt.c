@@ -9,6 +9,7 @@
 #include "kf_meta_edits.h"
 #include "kf_meta_guess.h"
 #include "kf_meta_ideas.h"
+#include "kf_lineage.h"
 #include "kf_meta_score.h"
 #include "kf_prompt_epilogue.h"
 #include "kf_prompt_facts.h"
@@ -216,6 +217,12 @@ s_fidelity (FILE *f, json_t *o)
     if (!pending && strcmp (fid, "screen"))
         return;
     fprintf (f, " (screen timing only%s", pending ? ", its full protocol still running" : "");
+    //  Round 17: candidate 20's 154.72x was the best of 8 points; 95.18x
+    //  in full.
+    if (kf_lineage_screen_points (o) > 1) {
+        fputs ("; ", f);
+        fprintf (f, KF_LINEAGE_BEST_OF, kf_lineage_screen_points (o));
+    }
     if (kf_jnum (o, "noise", 0) > 0)
         fprintf (f, ", +/-%.0f%%", 100 * kf_jnum (o, "noise", 0));
     fputs (": a short, noisy figure; not one to cite in a section)", f);

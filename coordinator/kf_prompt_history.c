@@ -33,13 +33,14 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 " left(c.verdict_detail, 600) AS detail,"
                                 " CASE WHEN c.status = 'compile_failed'"
                                 "  THEN left(c.log, 4000) END AS log, e.candidate_ns,"
-                                " e.host_load, e.host_condition, e.tc, e.tr"
+                                " e.host_load, e.host_condition, e.tc, e.tr, e.screen_points"
                                 " FROM candidates c"
                                 " LEFT JOIN candidates p ON p.id = c.parent_id"
                                 " LEFT JOIN LATERAL (SELECT candidate_ns,"
                                 "  figures->'candidate' AS tc, figures->'reference' AS tr,"
                                 "  figures->'host_load' AS host_load,"
-                                "  figures->'host_condition' AS host_condition"
+                                "  figures->'host_condition' AS host_condition,"
+                                "  figures->'tuning'->'screened' AS screen_points"
                                 "  FROM evaluations WHERE candidate_id = c.id"
                                 "  ORDER BY id DESC LIMIT 1) e ON true"
                                 " WHERE c.run_id = $1"
@@ -151,16 +152,23 @@ s_outcome (json_t *c, bool in_changed, char *buf, size_t size)
     const char *fid = kf_jstr (c, "fidelity");
     //  Round 14: a screen figure with a +/-30% spread was quoted like a
     //  full one; its spread is said beside it.
-    char how[160];
+    char how[320];
     double noise = kf_lineage_noise (json_object_get (c, "tc"), json_object_get (c, "tr"));
     char spread[96] = "";
     if (noise > 0)
         snprintf (spread, sizeof spread, " (+/-%.0f%%, a short timing: not a verdict)",
                   100 * noise);
-    snprintf (how, sizeof how, "%s%s",
+    //  Round 17: a tuning screen is the best of its sweep's points.
+    char best[120] = "";
+    if (kf_lineage_screen_points (c) > 1) {
+        strcpy (best, ": ");
+        snprintf (best + 2, sizeof best - 2, KF_LINEAGE_BEST_OF, kf_lineage_screen_points (c));
+    }
+    snprintf (how, sizeof how, "%s%s%s",
               !strcmp (fid, "screen") ? ", screen timing only"
               : !strcmp (fid, "pending") ? ", screen timing, the full one pending"
               : !strcmp (fid, "full") ? ", full protocol" : "",
+              !strcmp (fid, "screen") || !strcmp (fid, "pending") ? best : "",
               !strcmp (fid, "screen") || !strcmp (fid, "pending") ? spread : "");
     int n;
     if (json_is_number (json_object_get (c, "speedup")))
