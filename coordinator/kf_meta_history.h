@@ -15,7 +15,8 @@
 
 /* The run's prompt versions in order (caller's; NULL on a database
  * error): [{number, parent (number, absent for v1), generation, edits
- * [{section, search, replace}], in_archive, candidates (finished),
+ * [{section, search, replace (empty: a retracted guess)}], in_archive,
+ * made_s (when it was made, seconds since the epoch), candidates (finished),
  * verdicts {status: count}, mean_fitness (the version's fitness,
  * kf_meta_score.h), best_speedup (absent when
  * none), rejected [{section, reason}]}], then one entry {round_job,

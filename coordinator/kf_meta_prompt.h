@@ -59,11 +59,15 @@ typedef struct {
  * RUN ({language, target, spec}), the SECTIONS of version BASE, OUTCOMES
  * (kf_meta.c's rows, oldest first, with bandwidth and compute figures,
  * host_load and host_condition where measured, and what each kernel did:
- * idea, parent_id, parent_coords, phase, best_config where known), at most MAX_EDITS, the code behind BEST_OUTCOME and
+ * idea, parent_id, parent_coords, phase, best_config where known; for the
+ * guesses' evidence parent_speedup, parent_fidelity, features,
+ * parent_features, finished_s: kf_meta_guess.h; screen_points, a tuning
+ * screen's points), at most MAX_EDITS, the code behind BEST_OUTCOME and
  * WORST_OUTCOME (either NULL; cut at whole lines, the cut marked), the
  * run's BEST_KERNEL when it is not among them, and HISTORY
  * (kf_meta_history's, or NULL; a version that is neither BASE nor one it
- * was made from is marked as not in the sections shown). Pure. */
+ * was made from is marked as not in the sections shown; its versions'
+ * made_s date the guesses' outcomes). Pure. */
 char *kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                            json_t *outcomes, int max_edits, json_t *best_kernel,
                            json_t *best_outcome, json_t *worst_outcome, json_t *history);

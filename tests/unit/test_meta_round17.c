@@ -202,11 +202,31 @@ s_retract (void)
     json_decref (r);
 }
 
+//  A version made by a retraction says what it removed.
+static void
+s_removed (void)
+{
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:[{s:s, s:s, s:s}]}]", "number", 3,
+                                 "parent", 2, "generation", 2, "edits", "section",
+                                 "strategies", "search", S_SLACK, "replace", "");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_meta_history_text (f, history, 3);
+    fclose (f);
+    CHECK (kf_test_has (text, "- v3 (from v2 at generation 2; edits: strategies: removed \"- "
+                              "Spend the tolerance"));
+    CHECK (!kf_test_has (text, "replaced"));
+    free (text);
+    json_decref (history);
+}
+
 int
 main (void)
 {
     s_lines ();
     s_prompt ();
     s_retract ();
+    s_removed ();
     return kf_test_done ("test_meta_round17");
 }
