@@ -270,7 +270,7 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
         //  evaluator's rule, kf_eval_elem.h: rel < rtol or abs <= atol).
         //  Say so, or the figures read as a contradiction (round 3).
         bool correct = !strcmp (kf_jstr (k, "status"), "correct"), either = false;
-        double rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
+        double rel, rtol = kf_jnum (json_object_get (in->spec, "tolerance"), "rtol", 1e-2);
         double atol = s_loosest_atol (in->spec);
         if (kf_jhas_num (c, "max_abs_err")) {
             fprintf (f, " max abs error %.3g", kf_jnum (c, "max_abs_err", 0));
@@ -288,6 +288,10 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
                          "zero: those elements pass on the absolute limit)", rtol);
                 either = true;
             }
+            //  Round 17: the room left, as a factor (the parent at 1.1e-6).
+            else if (correct && (rel = kf_jnum (c, "max_rel_err", 0)) > 0 && rel * 10 <= rtol)
+                fprintf (f, " (%.0f times below the relative limit %g: room to spend on "
+                         "cheaper math)", rtol / rel, rtol);
             fputs (";", f);
         }
         if (either)

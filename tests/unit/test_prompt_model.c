@@ -211,6 +211,15 @@ s_host_facts (void)
     json_object_set_new (base, "correctness", json_pack ("{s:f}", "max_rel_err", 0.002));
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "max rel error 0.002;") && !kf_test_has (p, "near zero"));
+    //  Within a tenth of the limit: no room worth a word.
+    CHECK (!kf_test_has (p, "times below the relative limit"));
+    free (p);
+    //  Round 17: the parent kept libm's 1.14e-6 against 0.01; the room
+    //  left is said as a factor.
+    json_object_set_new (base, "correctness", json_pack ("{s:f}", "max_rel_err", 1.14e-6));
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "max rel error 1.14e-06 (8772 times below the relative limit 0.01: "
+                           "room to spend on cheaper math);"));
     free (p);
     in.base = NULL;
     json_decref (base);
