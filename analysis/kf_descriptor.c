@@ -235,7 +235,7 @@ static const s_rule_t s_c_rules[] = {
       "compiler vector extension", 0, 0, false },
     { DIM_MEM, 1, "\\bv(padd|pmax|pmin|addv|maxv|minv|zip|uzp|trn|ext)q?_\\w+",
       "NEON lane operation", 0, 0, false },
-    { DIM_MEM, 1, STMT " (float|double|int)\\s+\\w+ \\[[^];]+\\] = \\{ 0",
+    { DIM_MEM, 1, STMT " (float|double)\\s+\\w+ \\[[^];]+\\] = \\{ 0",
       "per-lane accumulator array", 0, 0, false },
     { DIM_MEM, 1, "\\bfor \\( \\w+ = 0 ; \\w+ \\+ ([2-9]|[1-9][0-9]+) <= \\w+ ; \\w+ \\+= \\1 \\)",
       "loop strip-mined by a constant width (vector lanes)", 0, 0, false },

@@ -255,8 +255,13 @@ kf_prompt_source_features (const char *source, const char *language)
            || kf_text_matches (t, "_mm(256|512)?_loadu?_(ps|pd|si(128|256|512))[[:space:]]*"
                                   "\\([^;]*\\+[[:space:]]*(4|8|16|24|32|48|64|96|128)"
                                   "[[:space:]]*[])]"));
-    //  Approximate math is a note of the descriptors, not a level (round 7).
-    S_SET (KF_IDEA_APPROX, c.algo >= 2 || strstr (w, "approximate math") || acc.horner >= 3
+    //  Approximate math is a note of the descriptors, not a level (round
+    //  7); of the level-2 rewrites only those of one element's function
+    //  cut its math (round 17: a layer norm's one-pass variance, a
+    //  rewrite of a row's statistics, was read as approximate math).
+    S_SET (KF_IDEA_APPROX, strstr (w, "approximate math") || strstr (w, "tanh rewritten")
+                           || strstr (w, "in place of tanh(softplus)")
+                           || strstr (w, "log cosh as") || acc.horner >= 3
                            || kf_text_matches (t, "_slli_epi32[[:space:]]*\\([^;]*,[[:space:]]*"
                                                   "23[[:space:]]*\\)"));
     //  On the host, blocking for a cache, not a register tile alone (the
