@@ -109,6 +109,21 @@ kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns, unsigne
     return twin;
 }
 
+bool
+kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin)
+{
+    int64_t parent = 0, id = kf_jint (k, "id");
+    s_features_of (in->history, k, in->language, &parent);
+    if (twin <= 0 || twin == parent)
+        return twin > 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c)
+        if (kf_jint (c, "id") == twin)
+            return id && kf_jint (c, "parent_id") == id;
+    return false;
+}
+
 double
 kf_prompt_threads_in_use (const char *source, const char *language, json_t *hardware,
                           bool *assumed)
@@ -382,7 +397,9 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     //  product (3.40 ms) against a one-thread register tile (3.21 ms),
     //  while the run held the like-for-like pair (2.1x). A pair first;
     //  designs against each other only as what they are.
-    if (pair > 0) {
+    //  The kernel to improve's own pair is said above already.
+    bool said = threaded && pair > 0 && pair == kf_jint (in->base, "id");
+    if (pair > 0 && !said) {
         kf_prompt_time_text (pair_ns, took, sizeof took);
         kf_prompt_time_text (pair_one_ns, one, sizeof one);
         fprintf (f, " Like for like in this run: candidate %lld starts threads and takes %s a "
@@ -394,7 +411,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         else
             fprintf (f, "its threads cost %.0f%% more time.", 100 * (pair_ns / pair_one_ns - 1));
     }
-    else if (count > 0 && single_ns > 0 && fast_ns >= single_ns) {
+    else if (!pair && count > 0 && single_ns > 0 && fast_ns >= single_ns) {
         kf_prompt_time_text (fast_ns, took, sizeof took);
         kf_prompt_time_text (single_ns, one, sizeof one);
         fprintf (f, " No kernel of this run is timed both with and without its threads yet. "
@@ -410,7 +427,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     }
     //  Round 14: a one-thread kernel's tuning prompt said nothing of a
     //  threaded kernel of the run 1.5 times faster.
-    else if (!threaded && count > 0 && single_ns > 0 && fast_ns > 0) {
+    else if (!pair && !threaded && count > 0 && single_ns > 0 && fast_ns > 0) {
         kf_prompt_time_text (fast_ns, took, sizeof took);
         kf_prompt_time_text (single_ns, one, sizeof one);
         fprintf (f, " Across designs in this run: the fastest kernel that starts threads, "

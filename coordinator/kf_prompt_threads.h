@@ -53,6 +53,11 @@ int64_t kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns,
  * a recorded load. */
 void kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t twin);
 
+/* Whether TWIN is threaded kernel K's parent or a child of K (IN->history
+ * or K's own parent_id): the closest code, where the feature bits alone
+ * cannot tell a 4 x 4 register tile from a 5 x 4 one (round 17). */
+bool kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin);
+
 /* The threads kernel SOURCE (in LANGUAGE) runs its work on: 1 for one
  * that starts none; for one that does, the value of a #define whose
  * name holds THREAD (NTHREADS 2), else the physical cores of HARDWARE's

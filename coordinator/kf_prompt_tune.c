@@ -155,12 +155,22 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
                  one, id, took);
         kf_prompt_threads_load (f, in, k, twin);
         fputs (" ", f);
-        if (ns < twin_ns)
+        //  Round 17: a 4 x 4 tile read as a 5 x 4 one less its threads;
+        //  only a parent or child is close enough to call its own form.
+        bool own = kf_prompt_threads_twin_related (in, k, twin);
+        if (ns < twin_ns && own)
             fprintf (f, "So its threads bought %.0f%% of the call (the one-thread form takes "
                      "%.2f times as long): keep the thread count candidate %lld starts as the "
                      "default; the one-thread form is measured already, so a 1 in the "
                      "list spends a point on a known answer.\n",
                      100 * (1 - ns / twin_ns), twin_ns / ns, id);
+        else if (ns < twin_ns)
+            fprintf (f, "So threads look to have bought about %.0f%% of the call, but "
+                     "candidate %lld is neither its parent nor its child and may differ in more "
+                     "than its threads (the tags cannot tell a tile's shape): keep the count "
+                     "candidate %lld starts as the default, and put 1 among its values so that "
+                     "its own one-thread form is timed.\n",
+                     100 * (1 - ns / twin_ns), (long long) twin, id);
         else
             fprintf (f, "So its threads have not paid here (%.0f%% more time with them): make "
                      "the thread count a parameter and put 1 among its values, after the count "

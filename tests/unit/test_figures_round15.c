@@ -207,6 +207,7 @@ s_test_twin (void)
 {
     json_t *spec = s_spec (), *hw = s_host (), *history = s_history ();
     json_t *base = s_kernel (1, s_ordinary, 2.17e6);
+    json_object_set_new (base, "parent_id", json_integer (3));
     //  The planner's summary: the fastest one-thread kernel is 2.
     json_t *ideas = json_pack ("{s:{s:i, s:{s:f, s:f}, s:i, s:f, s:i, s:f}}", "threads",
                                "threaded", 1, "one_thread", "2", 2.85e6, "3", 2.95e6,
@@ -251,6 +252,15 @@ s_test_twin (void)
                             "one-thread form takes 1.36 times as long)"));
     CHECK (at && !strstr (at, "measured no more than one core's worth"));
     free (p);
+    //  Round 17: a twin that is neither parent nor child may differ in
+    //  more than its threads; its one-thread form is not called measured.
+    json_object_del (base, "parent_id");
+    p = kf_prompt_build (&tune);
+    CHECK (kf_test_has (p, "candidate 3 is neither its parent nor its child and may differ in "
+                           "more than its threads"));
+    CHECK (!kf_test_has (p, "the one-thread form is measured already"));
+    free (p);
+    json_object_set_new (base, "parent_id", json_integer (3));
     //  Without the twin, the bandwidth reasoning as before.
     json_array_remove (history, 2);
     p = kf_prompt_build (&tune);

@@ -127,9 +127,9 @@ static void
 s_test_prompts (void)
 {
     json_t *spec = s_spec (), *hw = s_host (), *history = s_history ();
-    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:O}", "id", 6, "source",
-                              s_threaded_src, "status", "correct", "candidate_ns", 1.96e6,
-                              "speedup", 400.0, "host_load",
+    json_t *base = json_pack ("{s:i, s:i, s:s, s:s, s:f, s:f, s:O}", "id", 6, "parent_id", 4,
+                              "source", s_threaded_src, "status", "correct", "candidate_ns",
+                              1.96e6, "speedup", 400.0, "host_load",
                               json_object_get (json_array_get (history, 0), "host_load"));
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .base = base, .history = history };
