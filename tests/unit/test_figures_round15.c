@@ -261,11 +261,13 @@ s_test_twin (void)
     CHECK (!kf_test_has (p, "the one-thread form is measured already"));
     free (p);
     json_object_set_new (base, "parent_id", json_integer (3));
-    //  Without the twin, the bandwidth reasoning as before.
+    //  Without the twin, the bandwidth reasoning: candidate 1's 46.4 GB/s
+    //  of N + M is 61.9 of N + 2M (its stores are ordinary), above one
+    //  core's cold read, so not "one core's worth" (round 17: 43.5 GB/s
+    //  of N + M was called 94% of one core's read).
     json_array_remove (history, 2);
     p = kf_prompt_build (&tune);
-    CHECK (kf_test_has (p, "Candidate 1 starts threads, yet it measured no more than one core's "
-                           "worth"));
+    CHECK (p && !strstr (p, "measured no more than one core's worth"));
     free (p);
     json_decref (ideas);
     json_decref (base);
