@@ -219,8 +219,8 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
                  "a tenfold margin where its result reaches the output without cancelling; "
                  "libm's accuracy (about 1e-7) is %.0f times tighter than that, so a shorter "
                  "polynomial, a table with a short series, or a reciprocal estimate "
-                 "such as AVX-512's rcp14 (2^-14 = 6.1e-05 relative) fits where its error stays below "
-                 "it. A reordered summation is fine too", rtol / 10, -log2 (rtol / 10),
+                 "such as AVX-512's rcp14 (2^-14 = 6.1e-05 relative) stays within it. A "
+                 "reordered summation is fine too", rtol / 10, -log2 (rtol / 10),
                  rtol / 10 / 1e-7);
     fprintf (f, "; lower-precision storage or accumulation that moves results by about %g or "
              "more, or that fails on more than %g%% of elements, is not. Results need not be "
