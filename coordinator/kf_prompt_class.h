@@ -94,7 +94,13 @@ char *kf_prompt_hints_for_target (const char *hints, kf_target_kind_t k);
 typedef enum {
     KF_IDEA_OTHER, KF_IDEA_THREADS, KF_IDEA_SIMD, KF_IDEA_STREAM, KF_IDEA_UNROLL,
     KF_IDEA_APPROX, KF_IDEA_BLOCK, KF_IDEA_MICRO, KF_IDEA_PACK, KF_IDEA_FUSED_ROW,
-    KF_IDEA_ACCUMULATORS, KF_IDEA_EPILOGUE
+    KF_IDEA_ACCUMULATORS, KF_IDEA_EPILOGUE,
+    /* Round 17: cheaper math by hardware estimates or a table (rcp/rsqrt
+     * estimates, getexp/getmant, a permute table), which a parent's
+     * polynomial already tagged approximate hid; the outer-product order
+     * of a product (an element of one operand broadcast against a vector
+     * of the other's row, accumulating a row of outputs). */
+    KF_IDEA_ESTIMATE, KF_IDEA_OUTER
 } kf_idea_feature_t;
 
 /* The feature IDEA (one of the lists' texts) is about; KF_IDEA_OTHER for
@@ -105,7 +111,7 @@ kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
  * streaming stores, unrolling or several accumulators, approximate math,
  * cache blocking, a register micro-kernel, packing, a fused row pass, on
  * the host an epilogue fused into the product (the output never read
- * back) -
+ * back), hardware estimates or tables, the outer-product order -
  * read by the descriptors (analysis/kf_descriptor.h) and from the code
  * in the forms models write (kf_prompt_does.c). False for
  * KF_IDEA_OTHER. */

@@ -22,6 +22,7 @@
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
 #include "kf_text.h"
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ kf_prompt_idea_feature (const char *idea)
         { "by explicit SIMD intrinsics", KF_IDEA_SIMD },
         { "by unrolling", KF_IDEA_UNROLL },
         { "by a branch-free approximation", KF_IDEA_APPROX },
+        //  Round 17: the outer-product order over a transposed copy,
+        //  before "micro-kernel", which its text may name.
+        { "by the outer-product order", KF_IDEA_OUTER },
         { "micro-kernel", KF_IDEA_MICRO },
         { "by cache blocking", KF_IDEA_BLOCK }, { "by blocking several rows", KF_IDEA_BLOCK },
         { "by packing", KF_IDEA_PACK },
@@ -215,7 +219,134 @@ s_reads_output (const char *t)
 }
 
 //  ---------------------------------------------------------------------
+//  Round 17: cheaper math and the outer-product order
+
+//  Hardware estimates and tables in place of a divide, a square root or
+//  a polynomial's range reduction: a reciprocal or reciprocal square root
+//  estimate, an exponent and mantissa split by getexp/getmant, a permute
+//  of a table held in registers; the GPU's fast intrinsics. Candidate 7
+//  (vrcp14ps, a vpermps table, getexp/getmant over candidate 1's
+//  polynomial) read only as "explicit SIMD", as approximate math was its
+//  parent's already.
+static bool
+s_estimates (const char *t)
+{
+    return kf_text_matches (t, "\\b_mm(256|512)?_(rcp|rsqrt)(14|28)?_(p|s)[sd]\\b|"
+                               "\\b_mm(256|512)?_(getexp|getmant)_(p|s)[sd]\\b|"
+                               "\\bv(recpe|rsqrte)q?_f(32|64)\\b|"
+                               "\\b(__frcp_r[nzud]|__frsqrt_rn|__fdividef|__expf|__logf|__tanhf)\\b")
+           || kf_text_matches (t, "\\b(_mm(256|512)?_permutex2?var_p[sd]|_mm256_permutevar8x32_ps|"
+                                  "vqtbl[1-4]q_u8)[[:space:]]*\\([^;]*"
+                                  "([Tt]ab|[Ll]ut|LUT|[Tt]able)");
+}
+
+//  Whether ARG (an argument's text, LEN long) is a broadcast of one
+//  element of an array: _mm512_set1_ps (a[i * K + k]), a pointer's
+//  target, or a name assigned from one (NAMES, N of them).
+static bool
+s_broadcast_arg (const char *arg, size_t len, char names[S_NAMES][64], int n)
+{
+    char a[256];
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < sizeof a; i++)
+        if (arg[i] != ' ' && arg[i] != '\t' && arg[i] != '\n')
+            a[k++] = arg[i];
+    a[k] = '\0';
+    if (kf_text_matches (a, "^(_mm(256|512)?_set1_p[sd]|_mm(256|512)?_broadcast_?s[sd](_p[sd])?)"
+                            "\\((.*\\[|[*&])"))
+        return true;
+    for (int i = 0; i < n; i++)
+        if (!strcmp (a, names[i]))
+            return true;
+    return false;
+}
+
+//  The outer-product order: an FMA acc = fmadd (b, v, acc) whose factor b
+//  broadcasts one element of an operand against a vector v of the
+//  other's row (a packed or transposed copy, or a [K][N] operand as
+//  stored), so a row of outputs accumulates with no sum across lanes; in
+//  plain C, acc[j] += a * bt[k * NR + j] into a local array, with a taken
+//  from an element. A dot product's fmadd (load (x + k), load (w + k),
+//  acc) has no broadcast; a polynomial's broadcast is its addend.
+static bool
+s_outer (const char *t)
+{
+    char names[S_NAMES][64];
+    int n = 0;
+    regex_t re;
+    regmatch_t m[2];
+    if (regcomp (&re, "\\b([[:alpha:]_][[:alnum:]_]*)[[:space:]]*=[[:space:]]*"
+                      "(_mm(256|512)?_set1_p[sd]|_mm(256|512)?_broadcast_?s[sd](_p[sd])?)"
+                      "[[:space:]]*\\(([^;)]*\\[|[[:space:]]*[*&])", REG_EXTENDED) == 0) {
+        for (const char *p = t; n < S_NAMES && regexec (&re, p, 2, m, p == t ? 0 : REG_NOTBOL) == 0;
+             p += m[0].rm_eo)
+            snprintf (names[n++], 64, "%.*s", (int) (m[1].rm_eo - m[1].rm_so), p + m[1].rm_so);
+        regfree (&re);
+    }
+    for (const char *p = strstr (t, "fmadd_p"); p; p = strstr (p + 1, "fmadd_p")) {
+        const char *q = strchr (p, '(');
+        const char *end = strpbrk (p, ";{}");
+        if (!q || (end && end < q))
+            continue;
+        //  The three arguments, split at the commas of depth 0.
+        const char *arg[4] = { q + 1, NULL, NULL, NULL };
+        size_t len[3] = { 0, 0, 0 };
+        int depth = 0, k = 0;
+        for (const char *r = q + 1; *r && k < 3; r++) {
+            depth += *r == '(';
+            if (*r == ')' && depth-- == 0) {
+                len[k] = (size_t) (r - arg[k]);
+                k++;
+                break;
+            }
+            if (*r == ',' && depth == 0) {
+                len[k] = (size_t) (r - arg[k]);
+                arg[++k] = r + 1;
+            }
+        }
+        if (k != 3)
+            continue;
+        //  Accumulating: the addend is the name assigned.
+        char acc[64], add[64];
+        const char *eq = p;
+        while (eq > t && (s_ident (eq[-1]) || eq[-1] == ' ' || eq[-1] == '\t'))
+            eq--;
+        if (eq == t || eq[-1] != '=' || eq - 1 == t || strchr ("=!<>", eq[-2]))
+            continue;
+        s_name_before (t, eq - 1, acc);
+        s_name_before (arg[2], arg[2] + len[2], add);
+        if (*acc && !strcmp (acc, add)
+            && (s_broadcast_arg (arg[0], len[0], names, n)
+                || s_broadcast_arg (arg[1], len[1], names, n)))
+            return true;
+    }
+    //  Plain C: acc[j] += a * b[...] with a = x[...], acc a local array.
+    if (regcomp (&re, "\\b([[:alpha:]_][[:alnum:]_]*)[[:space:]]*\\[[^];]*\\][[:space:]]*\\+=[[:space:]]*"
+                      "([[:alpha:]_][[:alnum:]_]*)[[:space:]]*\\*[[:space:]]*[[:alpha:]_][[:alnum:]_]*"
+                      "[[:space:]]*\\[", REG_EXTENDED) != 0)
+        return false;
+    regmatch_t c[3];
+    bool hit = false;
+    for (const char *p = t; !hit && regexec (&re, p, 3, c, p == t ? 0 : REG_NOTBOL) == 0;
+         p += c[0].rm_eo) {
+        char dst[64], s[64], pat[200];
+        snprintf (dst, sizeof dst, "%.*s", (int) (c[1].rm_eo - c[1].rm_so), p + c[1].rm_so);
+        snprintf (s, sizeof s, "%.*s", (int) (c[2].rm_eo - c[2].rm_so), p + c[2].rm_so);
+        bool vec = false;
+        snprintf (pat, sizeof pat, "\\b%s[[:space:]]*=[^;=]*[[:alnum:]_][[:space:]]*\\[", s);
+        hit = kf_descriptor_acc_local_array (t, dst, &vec) >= 1 && kf_text_matches (t, pat);
+    }
+    regfree (&re);
+    return hit;
+}
+
+//  ---------------------------------------------------------------------
 //  Features
+
+//  Independent chains of one sum that hide an FMA's latency (4 cycles on
+//  the x86 cores since Skylake, 3-4 on Arm's): fewer leave the FMA units
+//  idle most cycles.
+#define S_CHAINS 4
 
 unsigned
 kf_prompt_source_features (const char *source, const char *language)
@@ -246,15 +377,23 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));
-    //  Several vectors per iteration: a pragma, two accumulators or more,
-    //  or a load at a constant offset of whole vectors from the index.
+    //  Several vectors per iteration: a pragma, four accumulators of one
+    //  kind or more, or a load at a constant offset of whole vectors from
+    //  the index. Round 17: a dot product over two chains (a0, a1, loads at
+    //  k and k + 16) is not what "hide the FMA latency" asks for: at 4
+    //  cycles an FMA, two chains issue one FMA every 2 cycles, a quarter
+    //  of two units' peak; its loads at + 16 are its chains' (fewer than
+    //  4 of one kind), not an elementwise loop's unrolling.
+    bool chains = acc.same >= 2 && acc.same < S_CHAINS;
     S_SET (KF_IDEA_UNROLL,
            kf_text_matches (t, "#[[:space:]]*pragma[[:space:]]+(GCC[[:space:]]+)?unroll")
-           || kf_text_matches (t, "\\b[[:alpha:]_]*acc[[:alpha:]_]*1\\b[^;]*=[^;]*;")
-           || acc.same >= 2 || strstr (w, "per-lane accumulator") || strstr (w, "register tile")
-           || kf_text_matches (t, "_mm(256|512)?_loadu?_(ps|pd|si(128|256|512))[[:space:]]*"
-                                  "\\([^;]*\\+[[:space:]]*(4|8|16|24|32|48|64|96|128)"
-                                  "[[:space:]]*[])]"));
+           || kf_text_matches (t, "\\b[[:alpha:]_]*acc[[:alpha:]_]*3\\b[^;]*=[^;]*;")
+           || acc.same >= S_CHAINS || strstr (w, "per-lane accumulator")
+           || strstr (w, "register tile")
+           || (!chains
+               && kf_text_matches (t, "_mm(256|512)?_loadu?_(ps|pd|si(128|256|512))[[:space:]]*"
+                                      "\\([^;]*\\+[[:space:]]*(4|8|16|24|32|48|64|96|128)"
+                                      "[[:space:]]*[])]")));
     //  Approximate math is a note of the descriptors, not a level (round
     //  7); of the level-2 rewrites only those of one element's function
     //  cut its math (round 17: a layer norm's one-pass variance, a
@@ -274,7 +413,9 @@ kf_prompt_source_features (const char *source, const char *language)
                          || kf_text_matches (t, "\\b[[:alnum:]_]*[Pp]ack[[:alnum:]_]*[[:space:]]*"
                                                 "\\[[^];]*\\][[:space:]]*=[^=]"));
     S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1);
-    S_SET (KF_IDEA_ACCUMULATORS, strstr (w, "per-lane accumulator") || acc.same >= 2);
+    S_SET (KF_IDEA_ACCUMULATORS, strstr (w, "per-lane accumulator") || acc.same >= S_CHAINS);
+    S_SET (KF_IDEA_ESTIMATE, s_estimates (t));
+    S_SET (KF_IDEA_OUTER, s_outer (t));
     //  On a GPU the output reaches the kernel as a parameter of any name.
     S_SET (KF_IDEA_EPILOGUE, host && !s_reads_output (t));
 #undef S_SET
@@ -303,6 +444,10 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
         [KF_IDEA_PACK] = "packed operands", [KF_IDEA_FUSED_ROW] = "one fused pass per row",
         [KF_IDEA_ACCUMULATORS] = "several independent accumulators",
         [KF_IDEA_EPILOGUE] = "the output written once (no read back)",
+        [KF_IDEA_ESTIMATE] = "cheaper math by hardware estimates or tables (rcp/rsqrt "
+                             "estimate, getexp/getmant, a permute table)",
+        [KF_IDEA_OUTER] = "the outer-product order (an element broadcast against a vector of "
+                          "the other operand's row)",
     };
     size_t used = 0;
     if (size)
@@ -336,7 +481,11 @@ kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool
     if (handed && idea && !strcmp (handed, idea))
         return true;
     kf_idea_feature_t f = kf_prompt_idea_feature (idea);
-    bool yes = f != KF_IDEA_OTHER && ((added >> f) & 1u);
+    //  Round 17: cheaper math over a parent's polynomial is what an
+    //  approximation idea is about too.
+    unsigned bits = f == KF_IDEA_OTHER ? 0
+                    : (1u << f) | (f == KF_IDEA_APPROX ? 1u << KF_IDEA_ESTIMATE : 0);
+    bool yes = (added & bits) != 0;
     if (by_code)
         *by_code = yes;
     return yes;

@@ -9,7 +9,17 @@
  *     iteration (unrolled)" and "several independent accumulators", and
  *     unrolling was credited with the threads' gain;
  *  2. a layer norm's one-pass variance (sum of squares / N - mean^2), a
- *     rewrite of a row's statistics, was tagged "approximate math".
+ *     rewrite of a row's statistics, was tagged "approximate math";
+ *  3. a dot product over two chains (a0, a1: loads at k and k + 16) was
+ *     tagged "unrolled" and "several independent accumulators", so the
+ *     unrolling idea (4 chains or more hide a 4-cycle FMA) was withheld
+ *     from it and credited with its result;
+ *  4. candidate 7's cheaper math over candidate 1's polynomial (vrcp14ps
+ *     for a divide, a vpermps table, getexp/getmant) read only as
+ *     "explicit SIMD", and an approximation idea got no credit for it;
+ *  5. the outer-product order of a product (an element of x broadcast
+ *     against a vector of W's transposed row) had no tag, so its idea
+ *     went to kernels that did it already.
  *
  *  The kernels below are trimmed from the round's answers.
  */
@@ -104,6 +114,88 @@ static const char s_logistic[] =
     "        y[i] = 2.0f / (1.0f + expf (-2.0f * x[i])) - 1.0f;\n"
     "    return 0;\n}\n";
 
+//  Round 17's candidate 5's inner loop: one dot product, two chains.
+static const char s_two_chains[] =
+    "#include <immintrin.h>\n#include <stdint.h>\n"
+    "static float dot1 (const float *x, const float *w, int64_t K) {\n"
+    "    __m512 a0 = _mm512_setzero_ps (), a1 = _mm512_setzero_ps ();\n"
+    "    int64_t k = 0;\n"
+    "    for (; k + 32 <= K; k += 32) {\n"
+    "        a0 = _mm512_fmadd_ps (_mm512_loadu_ps (x + k), _mm512_loadu_ps (w + k), a0);\n"
+    "        a1 = _mm512_fmadd_ps (_mm512_loadu_ps (x + k + 16), _mm512_loadu_ps (w + k + 16), a1);\n"
+    "    }\n"
+    "    return _mm512_reduce_add_ps (_mm512_add_ps (a0, a1));\n}\n"
+    "int kf_forward (const float *x, const float *w, float *y, int64_t M, int64_t N, int64_t K) {\n"
+    "    for (int64_t i = 0; i < M; i++)\n"
+    "        for (int64_t j = 0; j < N; j++)\n"
+    "            y[i * N + j] = dot1 (x + i * K, w + j * K, K);\n"
+    "    return 0;\n}\n";
+
+//  Round 17's candidate 7 (parent candidate 1), trimmed: log1p by
+//  getexp/getmant and a 16-entry table, tanh's divide by vrcp14ps.
+static const char s_estimates[] =
+    "#include <immintrin.h>\n#include <math.h>\n"
+    "static __m512 gate16 (__m512 x, __m512 g, __m512 inv_tab, __m512 log_tab) {\n"
+    "    const __m512 one = _mm512_set1_ps (1.0f);\n"
+    "    __m512 w = _mm512_fmadd_ps (x, x, one);\n"
+    "    __m512 e = _mm512_getexp_ps (w);\n"
+    "    __m512 m = _mm512_getmant_ps (w, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src);\n"
+    "    __m512i idx = _mm512_srli_epi32 (_mm512_castps_si512 (w), 19);\n"
+    "    __m512 inv = _mm512_permutexvar_ps (idx, inv_tab);\n"
+    "    __m512 lc = _mm512_permutexvar_ps (idx, log_tab);\n"
+    "    __m512 r = _mm512_fmsub_ps (m, inv, one);\n"
+    "    __m512 p = _mm512_fmadd_ps (_mm512_set1_ps (-0.25f), r, _mm512_set1_ps (0.33333333f));\n"
+    "    p = _mm512_fmadd_ps (p, r, _mm512_set1_ps (-0.5f));\n"
+    "    __m512 lg = _mm512_fmadd_ps (e, _mm512_set1_ps (0.69314718f), _mm512_fmadd_ps (p, _mm512_mul_ps (r, r), _mm512_add_ps (r, lc)));\n"
+    "    __m512 g2 = _mm512_mul_ps (g, g);\n"
+    "    __m512 num = _mm512_set1_ps (-2.76076847742355e-16f);\n"
+    "    num = _mm512_fmadd_ps (num, g2, _mm512_set1_ps (2.00018790482477e-13f));\n"
+    "    num = _mm512_fmadd_ps (num, g2, _mm512_set1_ps (-8.60467152213735e-11f));\n"
+    "    num = _mm512_fmadd_ps (num, g2, _mm512_set1_ps (5.12229709037114e-08f));\n"
+    "    __m512 den = _mm512_fmadd_ps (g2, _mm512_set1_ps (1.18534705686654e-04f), _mm512_set1_ps (4.89352518554385e-03f));\n"
+    "    return _mm512_mul_ps (lg, _mm512_mul_ps (_mm512_mul_ps (num, g), _mm512_rcp14_ps (den)));\n}\n"
+    "int kf_forward (const float *x, const float *g, float *y, long n) {\n"
+    "    float it[16], lt[16];\n"
+    "    for (int k = 0; k < 16; k++) { it[k] = 16.0f / (16 + k); lt[k] = logf ((16 + k) / 16.0f); }\n"
+    "    __m512 inv_tab = _mm512_loadu_ps (it), log_tab = _mm512_loadu_ps (lt);\n"
+    "    for (long i = 0; i + 16 <= n; i += 16)\n"
+    "        _mm512_storeu_ps (y + i, gate16 (_mm512_loadu_ps (x + i), _mm512_loadu_ps (g + i), inv_tab, log_tab));\n"
+    "    return 0;\n}\n";
+
+//  The outer-product order over W transposed to [K][16] panels: each x
+//  element broadcast against the panel's row k, two rows of 16 outputs.
+static const char s_outer_simd[] =
+    "#include <immintrin.h>\n"
+    "int kf_forward (const float *x, const float *w, float *y, long M, long N, long K) {\n"
+    "    static float wt[512 * 16];\n"
+    "    for (long j0 = 0; j0 < N; j0 += 16) {\n"
+    "        for (long k = 0; k < K; k++)\n"
+    "            for (long j = 0; j < 16; j++) wt[k * 16 + j] = w[(j0 + j) * K + k];\n"
+    "        for (long i = 0; i < M; i += 2) {\n"
+    "            __m512 c0 = _mm512_setzero_ps (), c1 = _mm512_setzero_ps ();\n"
+    "            for (long k = 0; k < K; k++) {\n"
+    "                __m512 b = _mm512_loadu_ps (wt + k * 16);\n"
+    "                __m512 a0 = _mm512_set1_ps (x[i * K + k]);\n"
+    "                c0 = _mm512_fmadd_ps (a0, b, c0);\n"
+    "                c1 = _mm512_fmadd_ps (_mm512_set1_ps (x[(i + 1) * K + k]), b, c1);\n"
+    "            }\n"
+    "            _mm512_storeu_ps (y + i * N + j0, c0);\n"
+    "            _mm512_storeu_ps (y + (i + 1) * N + j0, c1);\n"
+    "        }\n    }\n    return 0;\n}\n";
+//  The same order in plain C, for the compiler to vectorise over j.
+static const char s_outer_c[] =
+    "int kf_forward (const float *x, const float *wt, float *y, long M, long N, long K) {\n"
+    "    for (long i = 0; i < M; i++)\n"
+    "        for (long j0 = 0; j0 < N; j0 += 16) {\n"
+    "            float acc[16] = { 0 };\n"
+    "            for (long k = 0; k < K; k++) {\n"
+    "                const float a = x[i * K + k];\n"
+    "                for (int j = 0; j < 16; j++)\n"
+    "                    acc[j] += a * wt[(j0 / 16 * K + k) * 16 + j];\n"
+    "            }\n"
+    "            for (int j = 0; j < 16; j++) y[i * N + j0 + j] = acc[j];\n"
+    "        }\n    return 0;\n}\n";
+
 static char *
 s_why (const char *source)
 {
@@ -165,11 +257,76 @@ test_still_read (void)
     CHECK (kf_prompt_source_features (s_logistic, "c") & BIT (KF_IDEA_APPROX));
 }
 
+static void
+test_two_chains (void)
+{
+    unsigned f = kf_prompt_source_features (s_two_chains, "c");
+    CHECK (f & BIT (KF_IDEA_SIMD));
+    CHECK (!(f & BIT (KF_IDEA_UNROLL)));
+    CHECK (!(f & BIT (KF_IDEA_ACCUMULATORS)));
+    CHECK (!kf_prompt_source_does (s_two_chains, "c", KF_IDEA_UNROLL));
+    //  The layer norm of candidate 6 keeps its two sums and chains alike.
+    CHECK (!(kf_prompt_source_features (s_layer_norm, "c") & BIT (KF_IDEA_UNROLL)));
+}
+
+static void
+test_estimates (void)
+{
+    unsigned f = kf_prompt_source_features (s_estimates, "c");
+    unsigned parent = kf_prompt_source_features (s_one_thread, "c");
+    CHECK (f & BIT (KF_IDEA_ESTIMATE));
+    CHECK (!(parent & BIT (KF_IDEA_ESTIMATE)));
+    CHECK (parent & BIT (KF_IDEA_APPROX));
+    json_t *row = json_pack ("{s:i, s:i, s:i}", "parent_id", 1, "features", (int) f,
+                             "parent_features", (int) parent);
+    unsigned added = kf_prompt_features_added (row);
+    CHECK (added == (BIT (KF_IDEA_SIMD) | BIT (KF_IDEA_ESTIMATE)));
+    char words[512];
+    kf_prompt_feature_words (added, words, sizeof words);
+    CHECK (strstr (words, "rcp/rsqrt estimate") && strstr (words, "explicit SIMD"));
+    //  The approximation idea is credited with the cheaper math.
+    bool by_code = false;
+    CHECK (kf_prompt_try_counts ("process 16 elements per instruction, by explicit SIMD "
+                                 "intrinsics", added, "cut the cost of each element's expensive "
+                                 "function, by a branch-free approximation", &by_code));
+    CHECK (by_code);
+    json_decref (row);
+    //  Neither the elementwise threads nor the two chains hold estimates.
+    CHECK (!(kf_prompt_source_features (s_threads_only, "c") & BIT (KF_IDEA_ESTIMATE)));
+    CHECK (!(kf_prompt_source_features (s_two_chains, "c") & BIT (KF_IDEA_ESTIMATE)));
+}
+
+static void
+test_outer (void)
+{
+    CHECK (kf_prompt_source_does (s_outer_simd, "c", KF_IDEA_OUTER));
+    CHECK (kf_prompt_source_does (s_outer_c, "c", KF_IDEA_OUTER));
+    //  A dot product, a polynomial's broadcast coefficients, a per-lane sum:
+    //  no outer product.
+    CHECK (!kf_prompt_source_does (s_two_chains, "c", KF_IDEA_OUTER));
+    CHECK (!kf_prompt_source_does (s_estimates, "c", KF_IDEA_OUTER));
+    CHECK (!kf_prompt_source_does (s_lanes, "c", KF_IDEA_OUTER));
+    CHECK (!kf_prompt_source_does (s_layer_norm, "c", KF_IDEA_OUTER));
+    //  The sixth idea of nn.Linear's list (kf_prompt_layout_ideas.c).
+    const char *idea = "use each loaded value several times from registers with no sum across "
+                       "lanes per output, by the outer-product order over a copy of W's block "
+                       "transposed to [K][NR] panels (made once per call; not for unit stride, "
+                       "which both already have): a tile of MR x NR outputs in vector registers "
+                       "over all of k, each x[i][k] broadcast against the panel's row k";
+    CHECK (kf_prompt_idea_feature (idea) == KF_IDEA_OUTER);
+    char words[256];
+    kf_prompt_feature_words (BIT (KF_IDEA_OUTER), words, sizeof words);
+    CHECK (strstr (words, "outer-product order") != NULL);
+}
+
 int
 main (void)
 {
     test_threads_only ();
     test_layer_norm ();
     test_still_read ();
+    test_two_chains ();
+    test_estimates ();
+    test_outer ();
     return kf_test_done ("test_tags_round17");
 }
