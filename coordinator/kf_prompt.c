@@ -17,6 +17,7 @@
 #include "kf_prompt_diff.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
+#include "kf_prompt_hints.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
 #include "kf_task.h"
@@ -607,21 +608,9 @@ kf_prompt_build (const kf_prompt_in_t *in)
     //  candidates, and where this attempt should go.
     s_standing (f, in, language);
     kf_prompt_other_results (f, in);
-    //  Round 14: a tuning request keeps its parent's structure, and the
-    //  hints (moves along the archive's coordinates) are structural.
-    if (in->hints && *in->hints && !in->templated) {
-        char *hints = kf_prompt_hints_for_target (in->hints, kind);
-        if (hints)
-            fprintf (f, "\n## Hints from the search so far\n(From the measured moves of "
-                     "parents to children along the archive's coordinates; \"fitness\" is 0 "
-                     "for a kernel that does not compile, 0.1 for a wrong one and 0.5 + "
-                     "0.5 s/(1 + s) for a correct one at speedup s, so at high speedups it "
-                     "hardly moves: the records give the children's speedups against their "
-                     "parents', and moves within 3%% of their parents' are not quoted.)\n%s%s",
-                     hints,
-                     hints[strlen (hints) - 1] == '\n' ? "" : "\n");
-        free (hints);
-    }
+    //  The gradient's hints, less those on too few moves or against the
+    //  plan's set-aside list (kf_prompt_hints.h).
+    kf_prompt_hints_section (f, in, kind);
     kf_prompt_direction (f, in);
 
     //  How to think about it: the sections meta-prompting evolves, with
@@ -719,7 +708,7 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              " e.figures->'compute' AS compute,"
                              " e.figures->'candidate' AS timing_candidate,"
                              " e.figures->'reference' AS timing_reference,"
-                             " e.figures->'host_load' AS host_load,"
+                             " e.figures->'host_load' AS host_load, e.figures->'one_core' AS one_core,"
                              " e.figures->'host_condition' AS host_condition,"
                              /* The sweep's whole table (tb): a swept
                               * candidate's full-protocol job re-times one

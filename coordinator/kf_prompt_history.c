@@ -467,15 +467,32 @@ s_sibling_planned (const kf_prompt_in_t *in, int k)
     return NULL;
 }
 
+//  Round 17: the plan's prediction for later sibling slot K
+//  (kf_search_idea_later), or NULL.
+static json_t *
+s_sibling_later (const kf_prompt_in_t *in, int k)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach (json_object_get (in->ideas, "later"), i, r)
+        if (kf_jint (r, "slot") == k && json_is_string (json_object_get (r, "idea")))
+            return r;
+    return NULL;
+}
+
 //  The idea sibling slot K leans towards: as planned (stored with it),
-//  else its place in the run's order of ideas (IN->ideas), else its
-//  slot's place.
+//  else as the plan predicts it (round 17: by the slot's place in the
+//  order, three prompts of one generation named three sets of
+//  siblings), else its place in the run's order of ideas (IN->ideas),
+//  else its slot's place.
 static const char *
 s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, int k)
 {
     json_t *r = s_sibling_planned (in, k);
     if (json_is_string (json_object_get (r, "idea")))
         return json_string_value (json_object_get (r, "idea"));
+    if ((r = s_sibling_later (in, k)))
+        return kf_jstr (r, "idea");
     json_t *order = json_object_get (in->ideas, "order");
     if (json_array_size (order))
         return json_string_value (json_array_get (order, (size_t) k % json_array_size (order)));
@@ -528,6 +545,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                  "be bound by memory: there an idea that does not cut the bytes moved can "
                  "change nothing measurable alone.", kf_jstr (with, "idea"),
                  100 * kf_jnum (with, "share", 0), 100 * kf_jnum (with, "bound", 0));
+    //  Round 17: threads "once each element's math is vectorised" and
+    //  streaming stores went to generation 0, where no kernel is
+    //  vectorised yet: the attempt is to write that base as well.
+    kf_idea_feature_t feat = kf_prompt_idea_feature (mine);
+    if ((feat == KF_IDEA_THREADS || feat == KF_IDEA_STREAM)
+        && !(in->base && *kf_jstr (in->base, "source")))
+        fputs (" No kernel exists yet for this idea to build on: first write the simplest "
+               "correct vectorised form of the whole computation (each element's math in "
+               "vector registers, by the compiler or by intrinsics, with no other idea's "
+               "tricks), then add this idea to it. That base is part of this attempt, not a "
+               "sibling's idea taken.", f);
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said
@@ -561,7 +589,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         s_note (f, in, other);
         //  Round 10: a sibling planned later was said to "take" the idea
         //  its slot leans towards, and the planner may pass it over.
-        if (!planned)
+        //  Round 17: a prediction says what the plan hands that slot from
+        //  this attempt's kernel (or from scratch).
+        if (!planned && s_sibling_later (in, k))
+            fprintf (f, " (that sibling is planned after this one: the planner hands it this "
+                     "idea if it %s, and may hand it another if it draws a kernel that does "
+                     "this one already)",
+                     in->base && *kf_jstr (in->base, "source")
+                         ? "starts from the same kernel as this attempt"
+                         : "is written from scratch too");
+        else if (!planned)
             //  Round 14: "leans towards it ... if its kernel" read as
             //  unclear about whose kernel.
             fputs (" (that sibling is planned after this one: its slot is meant for this "
@@ -612,6 +649,25 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     }
     if (set)
         fputs (". Take such an idea up again only with a reason it should pay now.", f);
+    //  Round 17: the epilogue's fusion went to generation 0 beside an
+    //  Epilogue line putting the epilogue at 1% of the floor
+    //  (kf_search_idea_small).
+    json_t *small = json_object_get (in->ideas, "small");
+    if (json_is_string (json_object_get (small, "idea"))) {
+        if (strcmp (kf_jstr (small, "idea"), mine))
+            fprintf (f, " Held back before any try: %s. The Epilogue line of the Target "
+                     "section estimates that work at about %.1f%% of the one-core floor, below "
+                     "the %.0f%% under which the planner hands out its fusion only when no "
+                     "other idea is left: fusing it can save no more than that share.",
+                     kf_jstr (small, "idea"), 100 * kf_jnum (small, "share", 0),
+                     100 * kf_jnum (small, "bound", 0));
+        else
+            fprintf (f, " This attempt's idea comes here only because no other idea is left "
+                     "for it: the Epilogue line of the Target section estimates that work at "
+                     "about %.1f%% of the one-core floor, so fusing it can save no more than "
+                     "that share; make the product itself faster as well.",
+                     100 * kf_jnum (small, "share", 0));
+    }
     //  Round 11: an idea with tries in flight is held back by the
     //  planner (kf_search_idea_held) until they are judged.
     json_t *held = json_object_get (in->ideas, "held");

@@ -598,6 +598,12 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
     kf_search_idea_held (count, known.pending, aside, held);
     kf_search_idea_spent (ideas, count, tries, spent);
+    //  Round 17: an epilogue too small to pay for its fusion waits as a
+    //  spent idea does (kf_search_idea_small.c).
+    double small_share;
+    int small = kf_search_idea_small (ideas, count, in.spec, hardware, &small_share);
+    if (small >= 0)
+        spent[small] = true;
     known.spent = spent;
     json_decref (tries);
     for (size_t k = 0; k < count; k++)
@@ -662,6 +668,17 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         if (held[k])
             json_object_set_new (held_in_flight, ideas[k], json_integer (known.pending[k]));
     json_object_set_new (out->prompt, "held", held_in_flight);
+    if (small >= 0)
+        json_object_set_new (out->prompt, "small",
+                             json_pack ("{s:s, s:f, s:f}", "idea", ideas[small], "share",
+                                        small_share, "bound", KF_SEARCH_IDEA_SMALL));
+    //  Round 17: what the generation's later slots would be handed from
+    //  the same kernel, so each prompt of it names the same siblings.
+    json_t *later = kf_search_idea_later (ideas, count, start, aside, &known, population, slot,
+                                          idx, with, pick, elites, features, n, island, chosen,
+                                          own);
+    if (later)
+        json_object_set_new (out->prompt, "later", later);
     if (out->with)
         json_object_set_new (out->prompt, "with",
                              json_pack ("{s:s, s:f, s:f}", "idea", out->with, "share", share,

@@ -302,5 +302,36 @@ int kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int popul
                            const kf_elite_t *elites, size_t n, int island,
                            const kf_elite_t *chosen, const char *fingerprint,
                            json_t *hardware, kf_search_idea_t *out);
+/* Round 17: the epilogue-fusion idea went to generation 0 of a linear
+ * layer and layer norm whose Epilogue line put the layer norm at 1% of
+ * the estimated one-core floor. Where SPEC's epilogue is estimated
+ * (kf_prompt_epilogue_ms, at HARDWARE's first device) at less than this
+ * share of that floor, fusing it can save no more: the idea that fuses
+ * it is handed out only when no other idea is left, as a spent one is. */
+#define KF_SEARCH_IDEA_SMALL 0.05
+
+/* The index in IDEAS (COUNT) of the idea that fuses SPEC's epilogue
+ * where that epilogue is below KF_SEARCH_IDEA_SMALL of the floor, with
+ * its share in *SHARE; -1 (and *SHARE 0) otherwise. */
+int kf_search_idea_small (const char *const *ideas, size_t count, json_t *spec,
+                          json_t *hardware, double *share);
+
+/* Round 17: attempt 1 of a generation named as its later siblings'
+ * ideas those at their slots' places in the order, while the plan moves
+ * the ideas in flight to the back before it fills a later slot. The
+ * ideas the plan would hand each later slot of the generation (SLOT + 1
+ * to POPULATION - 1) starting from CHOSEN, as kf_search_idea_choose
+ * plans a slot: IDEAS (COUNT) in their order from START, ASIDE the ideas
+ * set aside, KNOWN as read for this slot (not changed), with this slot's
+ * IDX and paired WITH (-1: none) taken from its kernel (ELITES[PICK], or
+ * CHOSEN where PICK < 0) in flight, and each later slot's idea in flight
+ * once predicted; FEATURES, N, ISLAND and OWN as for
+ * kf_search_idea_fit_known. [{slot, idea, moved: planned off CHOSEN}],
+ * caller's; NULL when out of memory. */
+json_t *kf_search_idea_later (const char *const *ideas, size_t count, size_t start,
+                              const bool *aside, const kf_search_idea_known_t *known,
+                              int population, int slot, size_t idx, int with, int pick,
+                              const kf_elite_t *elites, const unsigned *features, size_t n,
+                              int island, const kf_elite_t *chosen, unsigned own);
 
 #endif
