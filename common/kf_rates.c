@@ -93,7 +93,9 @@ kf_rates_write (FILE *f, const kf_rates_t *r)
     if (have_bw) {
         fputs (" memory: ", f);
         if (r->bytes > 0)
-            fprintf (f, "moves at least %s at ", kf_rates_bytes (r->bytes, b, sizeof b));
+            fprintf (f, "moves at least %s%s%s%s at ", kf_rates_bytes (r->bytes, b, sizeof b),
+                     r->traffic ? " (" : "", r->traffic ? r->traffic : "",
+                     r->traffic ? ")" : "");
         s_rate (f, r->gbs);
         fputs (" GB/s", f);
         if (r->copy_gbs > 0 && r->gbs > r->copy_gbs)

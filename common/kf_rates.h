@@ -28,6 +28,8 @@
 typedef struct {
     double bytes;            /* least bytes one call moves (inputs read, outputs
                               * written); 0: unknown */
+    const char *traffic;     /* what BYTES and GBS count ("N + M"), said beside
+                              * the bytes; NULL: nothing said */
     double gbs;              /* achieved GB/s (bytes / ns); 0: not measured */
     double copy_gbs;         /* the device's measured copy bandwidth; 0: unknown */
     double ref_gbs;          /* the reference's GB/s; 0: not stated */

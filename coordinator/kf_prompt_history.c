@@ -536,15 +536,24 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     fputs (".", f);
     //  Round 16: SIMD and streaming stores went to two attempts from a
     //  kernel at the copy bandwidth; the planner pairs them
-    //  (kf_search_idea_pair).
+    //  (kf_search_idea_pair). Round 17: the figure names its traffic
+    //  and the rate it is set against (kf_search_idea_memory_share); a
+    //  plan made before counted N + 2M against the copy figure.
     json_t *with = json_object_get (in->ideas, "with");
-    if (json_is_string (json_object_get (with, "idea")))
-        fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve moves "
-                 "its bytes at %.0f%% of the measured copy bandwidth (as its position line "
-                 "counts them), at or above the %.0f%% at which the planner takes a kernel to "
-                 "be bound by memory: there an idea that does not cut the bytes moved can "
-                 "change nothing measurable alone.", kf_jstr (with, "idea"),
-                 100 * kf_jnum (with, "share", 0), 100 * kf_jnum (with, "bound", 0));
+    if (json_is_string (json_object_get (with, "idea"))) {
+        fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve moves ",
+                 kf_jstr (with, "idea"));
+        if (*kf_jstr (with, "traffic") && kf_jnum (with, "rate_gbs", 0) > 0)
+            fprintf (f, "%s at %.0f%% of the %.1f GB/s of %s", kf_jstr (with, "traffic"),
+                     100 * kf_jnum (with, "share", 0), kf_jnum (with, "rate_gbs", 0),
+                     kf_jstr (with, "against"));
+        else
+            fprintf (f, "its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
+                     "measured copy bandwidth", 100 * kf_jnum (with, "share", 0));
+        fprintf (f, ", at or above the %.0f%% at which the planner takes a kernel to be bound "
+                 "by memory: there an idea that does not cut the bytes moved can change "
+                 "nothing measurable alone.", 100 * kf_jnum (with, "bound", 0));
+    }
     //  Round 17: threads "once each element's math is vectorised" and
     //  streaming stores went to generation 0, where no kernel is
     //  vectorised yet: the attempt is to write that base as well.

@@ -429,11 +429,36 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
     fputs (".", f);
 }
 
-double
-kf_prompt_store_factor (json_t *spec, bool streaming)
+//  A share as people read it: "67%", or "1.25 times" above the rate.
+static void
+s_share (FILE *f, const kf_share_t *s)
 {
-    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
-    return !streaming && m > 0 ? (n + 2 * m) / (n + m) : 1;
+    if (s->share > 1)
+        fprintf (f, "%.2f times the", s->share);
+    else
+        fprintf (f, "%.0f%% of the", 100 * s->share);
+    fprintf (f, " %.1f GB/s of %s", s->rate, s->rate_name);
+}
+
+//  A host kernel's bytes as they cross the bus (N + 2M for ordinary
+//  stores) against the cold read rates the timing meets.
+static void
+s_cold_shares (FILE *f, json_t *bw, json_t *spec, json_t *dev, kf_stores_t stores)
+{
+    kf_share_t one = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_ONE_CORE);
+    kf_share_t all = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_ALL_CORES);
+    char b[48];
+    fprintf (f, " Counting %s = %s, as it crosses the memory bus (%s), it moves %.1f GB/s",
+             one.traffic, kf_rates_bytes (one.bytes, b, sizeof b), one.why, one.gbs);
+    if (one.share > 0) {
+        fputs (": ", f);
+        s_share (f, &one);
+    }
+    if (all.share > 0) {
+        fputs (one.share > 0 ? " and " : ": ", f);
+        s_share (f, &all);
+    }
+    fputs (".", f);
 }
 
 void
@@ -455,19 +480,19 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     if (json_is_boolean (json_object_get (bw, "roofline_applies")))
         r.held = json_is_true (json_object_get (bw, "roofline_applies")) ? 0 : 1;
     s_kept_cache (hardware, kind, &r);
-    //  Round 15: "72% of the measured copy bandwidth" counted inputs and
-    //  outputs once (96 MiB) for a kernel of ordinary stores, each of
-    //  which first reads its line: it moved 128 MiB at 62 GB/s, 97% of
-    //  the 64 GB/s peak. On the host the outputs count twice unless the
-    //  code stores with streaming (non-temporal) stores.
-    const char *source = kf_jstr (k, "source");
-    int stores = 0;   /* 1 ordinary, 2 streaming, 0 not known */
-    if (kind == KF_TARGET_HOST && *source && r.bytes > 0 && r.gbs > 0
-        && kf_prompt_side_bytes (spec, "outputs") > 0) {
-        stores = kf_prompt_source_does (source, NULL, KF_IDEA_STREAM) ? 2 : 1;
-        double more = kf_prompt_store_factor (spec, stores == 2);
-        r.gbs *= more;
-        r.bytes *= more;
+    //  Round 15: a kernel of ordinary stores moves N + 2M, each store
+    //  reading its line first. Round 17: that N + 2M was set against the
+    //  copy figure, which counts N + M (90% where like for like said
+    //  68%): against the copy the kernel counts N + M, and its N + 2M is
+    //  set against the cold read rates below (kf_prompt_memory_share).
+    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+    kf_stores_t stores = r.bytes > 0 && r.gbs > 0 ? kf_prompt_stores (k, spec, NULL, kind)
+                                                  : KF_STORES_UNKNOWN;
+    kf_share_t copy = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_COPY);
+    if (r.bytes > 0 && kind == KF_TARGET_HOST) {
+        r.gbs = copy.gbs;
+        r.bytes = copy.bytes;
+        r.traffic = copy.traffic;
     }
     //  No count from the task: a plain matrix product's 2*M*N*K follows
     //  from its shapes (round 3: "compute: not known" for a GEMM), an
@@ -503,15 +528,8 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     fputs ("Position against the peaks:", f);
     kf_rates_write (f, &r);
     char b[48], kinds[128];
-    if (stores == 1)
-        fprintf (f, " Memory counts N + 2M = %s, counting the read each ordinary store makes "
-                 "of its line first: this kernel's code has no streaming (non-temporal) "
-                 "stores%s.", kf_rates_bytes (r.bytes, b, sizeof b),
-                 r.ref_gbs > 0 ? " (the reference's rate counts N + M)" : "");
-    else if (stores == 2)
-        fprintf (f, " Memory counts N + M = %s: this kernel's code writes with streaming "
-                 "(non-temporal) stores, which do not read a line before writing it.",
-                 kf_rates_bytes (r.bytes, b, sizeof b));
+    if (stores != KF_STORES_UNKNOWN)
+        s_cold_shares (f, bw, spec, dev, stores);
     if (measured_peak > 0)
         fprintf (f, " The measured peak (%.1f GFLOP/s, taken at the worker's start beside the "
                  "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "
@@ -520,14 +538,13 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  Round 7: a one-thread kernel read "28% of the measured peak"
     //  against every core summed, when 56% of its one core was the room
     //  it had left; both shares are stated.
-    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
     double one_core = kind == KF_TARGET_HOST ? kf_jnum (dev, "peak_gflops_one_core", 0) : 0;
     if (one_core > 0 && r.gflops > 0 && r.peak_gflops > one_core * 1.05)
         fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
                  "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
                  "one thread.", one_core, 100 * r.gflops / one_core);
     if (kind == KF_TARGET_HOST)
-        s_per_vector (f, k, spec, hardware, stores);
+        s_per_vector (f, k, spec, hardware, (int) stores);
     //  Round 16: the epilogue's work, where read, counted and estimated
     //  (the same reckoning as the Target section's and the meta round's).
     kf_epilogue_t ep;

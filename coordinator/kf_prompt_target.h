@@ -53,6 +53,66 @@ double kf_prompt_output_elements (json_t *spec);
  * or SPEC names no outputs. */
 double kf_prompt_store_factor (json_t *spec, bool streaming);
 
+/* A kernel's bytes a second as a share of one measured rate, with the
+ * traffic counted as that rate counts its own (kf_prompt_share.c, the
+ * one writer of such a share; round 17: one kernel read "57.9 GB/s, 90%
+ * of the measured copy bandwidth" counting N + 2M against a copy that
+ * counts N + M, and "43.5 GB/s, 94% of one core's read" counting N + M).
+ * The rates: */
+typedef enum {
+    KF_SHARE_COPY,        /* the evaluation's "copy_gbs": a memcpy on every core, bytes read
+                           * plus written (no write-allocate read; the C library picks its
+                           * stores), so the kernel counts N + M, as the copy does */
+    KF_SHARE_ONE_CORE,    /* one core's cold read ("read_cold_one_core_gbs"), or where not
+                           * measured its fastest copy counted as whole traffic (the larger
+                           * of "copy_one_core_traffic_gbs", 1.5x "copy_one_core_gbs", and
+                           * "copy_stream_one_core_gbs"): bytes that cross the memory bus,
+                           * so the kernel counts N + 2M for ordinary stores */
+    KF_SHARE_ALL_CORES    /* all cores' cold read ("read_cold_all_cores_gbs"), counted as
+                           * one core's */
+} kf_share_rate_t;
+
+/* What a host kernel's code stores with (kf_prompt_stores). */
+typedef enum {
+    KF_STORES_UNKNOWN,    /* no source, or not the host: counted N + M */
+    KF_STORES_ORDINARY,   /* each store reads its line first: N + 2M against a read rate */
+    KF_STORES_STREAMING   /* non-temporal stores read nothing: N + M */
+} kf_stores_t;
+
+typedef struct {
+    double gbs;           /* the kernel's bytes a second, counted as TRAFFIC says */
+    double bytes;         /* the bytes one call moves, counted so; 0 not known */
+    double rate;          /* the measured rate, GB/s; 0 not measured */
+    double share;         /* gbs / rate; 0 where either is not known */
+    bool doubled;         /* TRAFFIC is N + 2M */
+    const char *traffic;  /* "N + M" or "N + 2M" */
+    const char *why;      /* why that count, a clause ("each ordinary store reads its
+                           * line first"); static text */
+    const char *rate_name;  /* "the measured copy bandwidth", "one core's cold read
+                             * rate", "all cores' cold read rate", "one core's copy
+                             * rate counted as its whole traffic"; static text */
+} kf_share_t;
+
+/* The stores of KERNEL's (a prompt kernel object) "source" in LANGUAGE
+ * on KIND: ordinary or streaming on the host where the source is known
+ * and SPEC names outputs, else KF_STORES_UNKNOWN. */
+kf_stores_t kf_prompt_stores (json_t *kernel, json_t *spec, const char *language,
+                              kf_target_kind_t kind);
+
+/* The share of BANDWIDTH (an evaluation's "bandwidth" object: its
+ * "candidate_gbs" and "bytes" count N + M, its "copy_gbs") against
+ * AGAINST, host device DEVICE's rates (hardware's first device; NULL for
+ * KF_SHARE_COPY alone), for a kernel of task SPEC storing with STORES.
+ * Each caller's sentence names r.traffic and r.rate_name.
+ * The meta prompt's s_shares (an outcome's "features" bits, no source):
+ * stores = host && json_is_integer (features) ? (features & (1 <<
+ * KF_IDEA_STREAM) ? KF_STORES_STREAMING : KF_STORES_ORDINARY) :
+ * KF_STORES_UNKNOWN, then kf_prompt_memory_share (bw, spec, device,
+ * stores, KF_SHARE_COPY) for the copy share (N + M) and with
+ * KF_SHARE_ONE_CORE / KF_SHARE_ALL_CORES for the cold read shares. */
+kf_share_t kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device,
+                                   kf_stores_t stores, kf_share_rate_t against);
+
 /* Writes one line on the time task SPEC's traffic (N bytes read, M
  * written) takes at host device D's one-core copy rates: with ordinary
  * stores (N + 2M), with streaming stores (N + M), in ms, and what

@@ -184,18 +184,15 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     //  Round 14: the kernel's bytes are timed with cold caches, so they
     //  are set against one core's cold read rate where the host has one,
     //  not its warm copy rate (37.0 GB/s was "91% of the 40.7 GB/s one
-    //  core copies alone").
-    double cold = kf_jnum (d, "read_cold_one_core_gbs", 0);
-    double copy = cold > 0 ? cold : fmax (kf_jnum (d, "copy_one_core_gbs", 0),
-                                          kf_jnum (d, "copy_stream_one_core_gbs", 0));
+    //  core copies alone"). Round 17: counted as they cross the bus, N +
+    //  2M for ordinary stores, as the position line's cold shares are
+    //  (43.5 GB/s of N + M was "94% of one core's read").
+    kf_share_t one = kf_prompt_memory_share (json_object_get (k, "bandwidth"), in->spec, d,
+                                             kf_prompt_stores (k, in->spec, in->language,
+                                                               KF_TARGET_HOST),
+                                             KF_SHARE_ONE_CORE);
     double gflops = kf_jnum (json_object_get (k, "compute"), "candidate_gflops", 0);
-    double gbs = kf_jnum (json_object_get (k, "bandwidth"), "candidate_gbs", 0);
-    //  Round 17: 43.5 GB/s of N + M was "94% of one core's read" while
-    //  its position line said 57.9 GB/s of N + 2M: ordinary stores read
-    //  each line first, so the traffic counts as the position line's.
-    bool streaming = kf_prompt_source_does (kf_jstr (k, "source"), in->language, KF_IDEA_STREAM);
-    double factor = kf_prompt_store_factor (in->spec, streaming);
-    gbs *= factor;
+    double gbs = one.gbs, copy = one.rate;
     //  A matrix product with no count of its own: 2*M*N*K over its time,
     //  as the position line derives it (kf_prompt_target.c).
     if (!(gflops > 0) && ns > 0)
@@ -217,11 +214,10 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
                  "FMA peak the exec worker measured)%s", gflops, 100 * gflops / peak, peak,
                  by_copy ? ";" : "");
     if (by_copy)
-        fprintf (f, " %.1f GB/s counting %s, %.0f%% of the %.1f GB/s one core %s", gbs,
-                 factor > 1 ? "N + 2M (each ordinary store reads its line first)" : "N + M",
-                 100 * gbs / copy, copy, cold > 0 ? "reads from memory alone with cold caches (the kernel's "
-                                  "bytes are timed cold too)"
-                                : "copies alone");
+        fprintf (f, " %.1f GB/s counting %s (%s), %.0f%% of the %.1f GB/s of %s (%s)", gbs,
+                 one.traffic, one.why, 100 * one.share, copy, one.rate_name,
+                 strstr (one.rate_name, "cold") ? "the kernel's bytes are timed cold too"
+                                                : "warm caches; the kernel's bytes are timed cold");
     //  Round 15: "bought nothing measurable" was said of a kernel whose
     //  one-thread form took 1.36 times as long: one core bound by its
     //  arithmetic stays within one core's bytes with two threads too.

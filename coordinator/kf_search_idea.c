@@ -634,14 +634,14 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     //  Round 16: an idea that moves no fewer bytes goes to a parent at the
     //  memory bound only with one that does (kf_search_idea_bound.c).
     int with = -1;
-    double share = 0;
+    kf_share_t share = { .share = 0 };
     json_t *from = out->parent && !kf_search_idea_cuts_bytes (out->idea)
                    ? kf_prompt_kernel (db, out->parent->candidate_id) : NULL;
     if (from) {
-        share = kf_search_idea_memory_share (from, in.spec,
+        share = kf_search_idea_memory_share (from, in.spec, hardware,
                                              kf_prompt_target_kind (in.target, in.language));
         int built = pick < 0 ? known.chosen_built : known.built ? known.built[pick] : -1;
-        with = kf_search_idea_pair (ideas, count, idx, share,
+        with = kf_search_idea_pair (ideas, count, idx, share.share,
                                     kf_prompt_source_features (kf_jstr (from, "source"),
                                                                in.language),
                                     built, spent);
@@ -681,8 +681,10 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         json_object_set_new (out->prompt, "later", later);
     if (out->with)
         json_object_set_new (out->prompt, "with",
-                             json_pack ("{s:s, s:f, s:f}", "idea", out->with, "share", share,
-                                        "bound", KF_SEARCH_IDEA_BOUND));
+                             json_pack ("{s:s, s:f, s:f, s:s, s:s, s:f}", "idea", out->with,
+                                        "share", share.share, "bound", KF_SEARCH_IDEA_BOUND,
+                                        "traffic", share.traffic, "against", share.rate_name,
+                                        "rate_gbs", share.rate));
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones. So do what the
     //  kernels were built from and what the siblings took, which the

@@ -227,19 +227,23 @@ char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_e
                                  size_t n);
 
 /* Round 16 (kf_search_idea_bound.c): a kernel whose bytes move at this
- * share of the measured copy bandwidth or more, counted as its position
- * line counts them, is taken to be at the memory bound. 0.90: round 16's
- * parents at 93% and 100% were each handed an idea that could change
- * nothing measurable there, and a kernel's figure moves by several
- * percent between two timings on the host. */
+ * share of the memory rate or more (kf_search_idea_memory_share) is
+ * taken to be at the memory bound. 0.90: round 16's parents at 93% and
+ * 100% were each handed an idea that could change nothing measurable
+ * there, and a kernel's figure moves by several percent between two
+ * timings on the host. */
 #define KF_SEARCH_IDEA_BOUND 0.90
 
 /* KERNEL's (a prompt kernel object: its latest evaluation's bandwidth
- * figures and its source) bytes a second over the measured copy
- * bandwidth, with a host kernel's outputs counted twice where its code
- * stores without streaming stores (kf_prompt_store_factor of SPEC), as
- * kf_prompt_position_line does; 0 where either rate is unknown. */
-double kf_search_idea_memory_share (json_t *kernel, json_t *spec, kf_target_kind_t kind);
+ * figures and its source) share of the memory rate it is bound by
+ * (kf_prompt_memory_share): on the host, all cores' cold read rate of
+ * HARDWARE's first device, its bytes counted N + 2M where its code stores
+ * without streaming stores (round 17: N + 2M against the copy figure,
+ * which counts N + M, read 90% where it was 67%); where no cold read
+ * was measured, and on a GPU, the measured copy bandwidth, counting N +
+ * M as the copy does. share 0 where a rate is unknown. */
+kf_share_t kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *hardware,
+                                        kf_target_kind_t kind);
 
 /* Whether IDEA cuts the bytes a call moves: streaming stores (no read of
  * a line before it is written), one fused pass per row (the row read

@@ -210,9 +210,12 @@ s_target (void)
     //  cold caches: never as 200%, never as served from a cache (the
     //  worker's roofline_applies false notwithstanding), both rates.
     //  Round 15: the worker's 8 MiB (N + M) and the read each ordinary
-    //  store makes of its line first (M = 4 MiB), 12 MiB.
-    CHECK (kf_test_has (p, "memory: moves at least 12.0 MiB at 122 GB/s, above the measured copy "
-                           "bandwidth (40 GB/s) although every call starts with its data flushed"));
+    //  store makes of its line first (M = 4 MiB), 12 MiB. Round 17:
+    //  against the copy figure, which counts N + M, the kernel does too.
+    CHECK (kf_test_has (p, "memory: moves at least 8.0 MiB (N + M) at 81 GB/s, above the measured "
+                           "copy bandwidth (40 GB/s) although every call starts with its data "
+                           "flushed"));
+    CHECK (kf_test_has (p, "Counting N + 2M = 12.0 MiB, as it crosses the memory bus"));
     CHECK (!kf_test_has (p, "200%") && !kf_test_has (p, "served from cache") && !kf_test_has (p, "fits"));
     CHECK (kf_test_has (p, "compute: 605 GFLOP/s, 50.0% of the measured peak (1210 GFLOP/s)"));
     //  +/-3% and +/-2%: about +/-3.6% together.

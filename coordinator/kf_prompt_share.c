@@ -1,0 +1,90 @@
+/*  kf_prompt_share.c - a kernel's bytes a second as a share of one
+ *  measured memory rate, the traffic counted as that rate counts its own
+ *  (declared in kf_prompt_target.h).
+ *
+ *  Round 17: one elementwise kernel (N = 64 MiB read, M = 32 MiB
+ *  written, ordinary stores) read "128.0 MiB at 57.9 GB/s, 90% of the
+ *  measured copy bandwidth" in its position line, N + 2M set against a
+ *  memcpy that counts N + M, and "43.5 GB/s, 94% of the 46.4 GB/s one
+ *  core reads" in its tuning prompt, N + M set against a read that
+ *  counts every byte crossing the bus; the planner's bound rule rested
+ *  on the first. One writer now: against the copy figure the kernel
+ *  counts N + M, as the copy does; against a read rate (or a copy
+ *  counted as its whole traffic) it counts what crosses the bus, N + 2M
+ *  where each ordinary store reads its line first.
+ */
+#include "kf_prompt_target.h"
+#include "kf_prompt_class.h"
+#include "kf_json.h"
+#include <math.h>
+
+double
+kf_prompt_store_factor (json_t *spec, bool streaming)
+{
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
+    return !streaming && m > 0 ? (n + 2 * m) / (n + m) : 1;
+}
+
+kf_stores_t
+kf_prompt_stores (json_t *kernel, json_t *spec, const char *language, kf_target_kind_t kind)
+{
+    const char *source = kf_jstr (kernel, "source");
+    if (kind != KF_TARGET_HOST || !*source || !(kf_prompt_side_bytes (spec, "outputs") > 0))
+        return KF_STORES_UNKNOWN;
+    return kf_prompt_source_does (source, language, KF_IDEA_STREAM) ? KF_STORES_STREAMING
+                                                                    : KF_STORES_ORDINARY;
+}
+
+//  One core's rate for bytes that cross the bus: its cold read where
+//  measured, else its fastest copy counted whole (an ordinary copy's
+//  write-allocate read included, a streaming one's read plus write).
+static double
+s_one_core (json_t *d, const char **name)
+{
+    double cold = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    if (cold > 0) {
+        *name = "one core's cold read rate";
+        return cold;
+    }
+    double whole = kf_jnum (d, "copy_one_core_traffic_gbs", 0);
+    if (!(whole > 0))
+        whole = 1.5 * kf_jnum (d, "copy_one_core_gbs", 0);
+    *name = "one core's copy rate counted as its whole traffic";
+    return fmax (whole, kf_jnum (d, "copy_stream_one_core_gbs", 0));
+}
+
+kf_share_t
+kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stores_t stores,
+                        kf_share_rate_t against)
+{
+    kf_share_t r = { .gbs = kf_jnum (bandwidth, "candidate_gbs", 0),
+                     .bytes = kf_jnum (bandwidth, "bytes", 0),
+                     .traffic = "N + M",
+                     .why = "the inputs read and the outputs written, once each" };
+    if (against == KF_SHARE_COPY) {
+        r.rate = kf_jnum (bandwidth, "copy_gbs", 0);
+        r.rate_name = "the measured copy bandwidth";
+        r.why = "as the copy figure counts its own bytes, read plus written";
+    }
+    else {
+        if (against == KF_SHARE_ONE_CORE)
+            r.rate = s_one_core (device, &r.rate_name);
+        else {
+            r.rate = kf_jnum (device, "read_cold_all_cores_gbs", 0);
+            r.rate_name = "all cores' cold read rate";
+        }
+        if (stores == KF_STORES_ORDINARY) {
+            double more = kf_prompt_store_factor (spec, false);
+            r.gbs *= more;
+            r.bytes *= more;
+            r.doubled = more > 1;
+            r.traffic = "N + 2M";
+            r.why = "each ordinary store reads its line first: the code has no streaming "
+                    "(non-temporal) stores";
+        }
+        else if (stores == KF_STORES_STREAMING)
+            r.why = "the code's streaming (non-temporal) stores read no line first";
+    }
+    r.share = r.gbs > 0 && r.rate > 0 ? r.gbs / r.rate : 0;
+    return r;
+}
