@@ -262,6 +262,28 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     kf_eval_roofline (result, bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
 }
 
+//  The result's "one_core": the full timing's CPU seconds a second of
+//  calls, and the kernel's own time with its process on one CPU (ST 0),
+//  or why a try gave none (ST -1); ST 1: not tried (its threads did not
+//  run side by side), the figure alone.
+static void
+s_report_one_core (const kf_host_one_core_t *oc, int st, json_t *result)
+{
+    if (st > 0 && !(oc->cpu_per_wall > 0))
+        return;
+    json_t *o = json_pack ("{s:f, s:b}", "cpu_per_wall", round (oc->cpu_per_wall * 100) / 100,
+                           "tried", st <= 0);
+    if (st == 0) {
+        json_object_set_new (o, "median_ns", json_real (oc->ns));
+        json_object_set_new (o, "samples", json_integer (oc->samples));
+        json_object_set_new (o, "calls_per_sample", json_integer (oc->calls));
+        json_object_set_new (o, "took_s", json_real (oc->took_s));
+    }
+    else if (st < 0)
+        json_object_set_new (o, "why_not", json_string (oc->why));
+    json_object_set_new (result, "one_core", o);
+}
+
 //  Work the candidate's process did between answering and being stopped
 //  is work it hid from the clock (a thread finishing after kf_forward
 //  returned). Idle threads of a runtime spin a little there too, so a
@@ -304,6 +326,8 @@ s_host_child_main (const char *dir, json_t *job)
     kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
     json_t *result = NULL;
     kf_host_timing_t tm = { 0 };
+    kf_host_one_core_t one_core = { 0 };
+    int one_core_st = 1;
     void *ref_lib = NULL;
     size_t data_size = 0;
 
@@ -331,6 +355,9 @@ s_host_child_main (const char *dir, json_t *job)
         }
     }
     kf_runner_hide_job (dir, job);
+    //  Read before the candidate's process can touch the file.
+    snprintf (path, sizeof path, "%s/candidate.so", dir);
+    bool starts_threads = !probe && kf_host_so_starts_threads (path);
     kf_run_start_t opts = { .cuda_device = -1 };
     if (!probe && !(e->runner = kf_runner_for_job (dir, job, &opts)))
         goto done;
@@ -412,6 +439,11 @@ s_host_child_main (const char *dir, json_t *job)
             st = kf_host_time (e, timing, &tm);
         if (st == KF_HOST_OK)
             st = s_check_hidden_work (e, &tm);
+        //  A kernel whose threads ran side by side, timed in full (not a
+        //  screen): its own time on one CPU too (kf_host_time_one_core).
+        const char *fidelity = json_string_value (json_object_get (job, "fidelity"));
+        if (st == KF_HOST_OK && !(fidelity && !strcmp (fidelity, "screen")))
+            one_core_st = kf_host_time_one_core (e, timing, &tm, starts_threads, &one_core);
         if (st == KF_HOST_REF_FAILED) {
             kf_eval_write_verdict (dir, "reference_failed", e->detail);
             goto done;
@@ -432,8 +464,10 @@ s_host_child_main (const char *dir, json_t *job)
     json_object_set_new (result, "isolation", json_pack ("{s:s, s:s, s:f}", "candidate",
                          "own process", "confinement", kf_runner_confinement (e->runner),
                          "cpu_after_calls_s", kf_runner_cpu_outside_s (e->runner)));
-    if (tm.p.samples > 0 && !strcmp (verdict, "correct"))
+    if (tm.p.samples > 0 && !strcmp (verdict, "correct")) {
         s_report_timing (e, task, job, &tm, result);
+        s_report_one_core (&one_core, one_core_st, result);
+    }
     else
         json_object_set_new (result, "speedup", json_null ());
     json_object_set_new (result, "split_s", kf_eval_split_json ());

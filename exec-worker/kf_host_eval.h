@@ -133,7 +133,50 @@ typedef struct {
     int n_fault_rates;       /*   page faults of its process per call; freed by */
     int cap_fault_rates;     /*   kf_host_timing_free */
     bool faults_unknown;     /* a count could not be read: no figure */
+    double cand_cpu_s;       /* the candidate's process's CPU time over its timed */
+    double cand_wall_s;      /*   calls, and those calls' time on the judge's clock */
 } kf_host_timing_t;
+
+/* A kernel's own one-core figure (kf_host_time_one_core). */
+typedef struct {
+    double cpu_per_wall;     /* the full timing's CPU time per second of calls */
+    bool tried;              /* it starts threads: timed on one CPU */
+    double ns;               /* the median per call on one CPU; 0: none */
+    int samples, calls;
+    double took_s;
+    char why[512];           /* tried and no figure: why */
+} kf_host_one_core_t;
+
+/* A full timing whose candidate used this many CPU seconds a second of
+ * its calls or more ran threads side by side. */
+#define KF_HOST_THREADED_CPU 1.2
+
+/* The sample number of the one-core timing's inputs: none of the full
+ * timing's. */
+#define KF_HOST_ONE_CORE_SAMPLE (1 << 20)
+
+/* --- kf_host_threads.c */
+
+/* Whether the shared object at PATH imports what starts threads
+ * (pthread_create, thrd_create, GOMP_parallel*, __kmpc_fork_call, clone),
+ * read from its dynamic symbols without loading it. */
+bool kf_host_so_starts_threads (const char *path);
+
+/* After a full timing FULL of E: where the candidate starts threads
+ * (STARTS, kf_host_so_starts_threads) or its process used
+ * KF_HOST_THREADED_CPU CPU seconds a second of its calls or more (its
+ * threads ran side by side), and it may use two CPUs or more, the same
+ * kernel timed again with its process, every thread of it, allowed one
+ * CPU (kf_runner_one_cpu, the CPUs given back after), by the same
+ * protocol with fewer repeats (TIMING's floors: a quarter of the
+ * samples' time, at most 5 samples, 2 warm-up calls) and no reference
+ * timed beside it, its outputs checked. 0 with OC->ns; 1 when not tried
+ * (OC->cpu_per_wall says why); -1 when tried and no figure came (OC->why:
+ * a check failed, a warm-up call took 20 times its full time or more, or
+ * its process used more than one CPU's time). E's detail is left as it
+ * was. */
+int kf_host_time_one_core (kf_host_eval_t *e, json_t *timing, const kf_host_timing_t *full,
+                           bool starts, kf_host_one_core_t *oc);
 
 /* Frees what T holds. */
 void kf_host_timing_free (kf_host_timing_t *t);

@@ -41,6 +41,10 @@
 //  process (tens of microseconds) is under 1% of it.
 #define S_WINDOW_S 4e-3
 
+//  A warm-up call on one CPU past this many times the kernel's time on
+//  every CPU ends the one-core timing (kf_host_time_one_core).
+#define S_ONE_CORE_LIMIT 20.0
+
 //  Each sample starts cold, like the first call of a real model step,
 //  for both sides alike: the lines of every tensor of the batch (inputs,
 //  the candidate's and the reference's outputs, every copy used) are
@@ -137,6 +141,11 @@ typedef struct {
     size_t flush_size;
     kf_perf_gate_t gate;
     const char *proc_stat;
+    //  Timing on one CPU (kf_host_time_one_core): the candidate alone,
+    //  on one set of inputs whose right answers are made once.
+    bool one_core, ready;
+    int ready_used;
+    double limit_ns;         // a warm-up call past this ends it
     void *expect[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
     const void *ref[KF_RUN_MAX_VARIANTS][KF_HOST_MAX_TENSORS];
 } s_timer_t;
@@ -212,6 +221,32 @@ s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *n
     return KF_HOST_OK;
 }
 
+//  A sample on one CPU: the inputs of one sample of its own and their
+//  right answers made before the first (untimed, the reference's calls
+//  on every CPU), each later one on them again with its outputs
+//  poisoned. The figure is no verdict, so the inputs need not be new
+//  to every call; the answers are still checked.
+static int
+s_one_core_batch (s_timer_t *h, kf_eval_sample_t *s, int used)
+{
+    kf_host_eval_t *e = h->e;
+    if (!h->ready || used > h->ready_used) {
+        s_sample_inputs (h, KF_HOST_ONE_CORE_SAMPLE, used, false);
+        double ignored;
+        if (e->ref_fn && s_ref_batch (h, 0, used, s->salt, &ignored) != KF_HOST_OK) {
+            snprintf (s->why, sizeof s->why, "kf_forward returned non-zero");
+            return KF_HOST_REF_FAILED;
+        }
+        h->ready = true;
+        h->ready_used = used;
+    }
+    else
+        for (int v = 0; v < used; v++)
+            for (int o = 0; o < e->n_out; o++)
+                kf_eval_poison (e->out[o].dtype, e->cand_buf[v][o].data, e->out[o].numel);
+    return KF_HOST_OK;
+}
+
 //  One sample (kf_eval_timer_t): in the warm-up one call of the last
 //  correctness set (variant 0); then a batch on inputs of the sample's
 //  own, set up before the reference's batch (or the candidate's, timed
@@ -235,19 +270,39 @@ s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
         double wall;
         int st = kf_host_cand_call (e, 1, &wall, "warm-up");
         s->ns = wall * 1e9;
+        //  On one CPU a kernel whose threads wait for each other can
+        //  take far longer than in full: it is not timed further.
+        if (st == KF_HOST_OK && h->one_core && h->limit_ns > 0 && s->ns > h->limit_ns) {
+            snprintf (e->detail, sizeof e->detail, "a call took %.1f ms on one CPU, more than "
+                      "%.0f times its time on every CPU", s->ns * 1e-6, S_ONE_CORE_LIMIT);
+            return KF_HOST_CRASHED;
+        }
         return st;
     }
     int used = t->ref_calls > t->cand_calls ? t->ref_calls : t->cand_calls;
-    if (s->side == KF_EVAL_REF || !paired)
+    if (h->one_core) {
+        int st = s_one_core_batch (h, s, t->cand_calls);
+        if (st != KF_HOST_OK)
+            return st;
+        used = t->cand_calls;
+    }
+    else if (s->side == KF_EVAL_REF || !paired)
         s_sample_inputs (h, s->sample, used, paired);
     if (s->side == KF_EVAL_CAND) {
         //  Its process's page faults over the timed calls (round 10: a
         //  kernel that took fresh scratch memory in every call lost half
         //  its time to faults, and nothing said so).
         long long f0 = kf_runner_minor_faults (e->runner);
+        double cpu0 = kf_runner_cpu_s (e->runner);
         int st = s_cand_batch (h, s->sample, s->calls, used, s->salt, &s->ns);
         long long f1 = kf_runner_minor_faults (e->runner);
         kf_host_timing_t *t = h->t;
+        //  Its process's CPU time against the clock over the timed
+        //  calls: above 1, its threads ran side by side.
+        if (st == KF_HOST_OK && s->sample >= 0) {
+            t->cand_cpu_s += kf_runner_cpu_s (e->runner) - cpu0;
+            t->cand_wall_s += s->ns * 1e-9;
+        }
         if (f0 < 0 || f1 < f0 || s->calls < 1)
             t->faults_unknown = true;
         else if (!t->faults_unknown) {
@@ -283,8 +338,10 @@ s_own_cpu_s (kf_host_eval_t *e)
     return own + (e->runner ? kf_runner_cpu_s (e->runner) : 0);
 }
 
-int
-kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
+//  The timing of kf_host_time, or on one CPU (ONE_CORE, LIMIT_NS the
+//  warm-up's limit) that of kf_host_time_one_core.
+static int
+s_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t, bool one_core, double limit_ns)
 {
     s_timer_t *h = calloc (1, sizeof *h);
     if (!h) {
@@ -293,6 +350,8 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
     }
     h->e = e;
     h->t = t;
+    h->one_core = one_core;
+    h->limit_ns = limit_ns;
 #if defined(__x86_64__)
     h->flush_size = 1;              // clflush needs no buffer
 #else
@@ -303,7 +362,7 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
     bool ok = h->flush != NULL;
     //  A profile's counters, on only around the candidate's timed batches
     //  (kf_perf_gate.h); without perf_control, nothing.
-    kf_perf_gate_open (&h->gate, json_object_get (timing, "perf_control"));
+    kf_perf_gate_open (&h->gate, one_core ? NULL : json_object_get (timing, "perf_control"));
     for (int v = 0; ok && v < e->variants; v++)
         for (int i = 0; ok && i < e->n_in; i++)
             ok = (h->expect[v][i] = malloc (e->in[i].bytes ? e->in[i].bytes : 1)) != NULL;
@@ -316,10 +375,10 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
         //  Batches of about S_WINDOW_S, at most one call per variant; no
         //  trial sample (a call costs the same in a loop on the host).
         kf_eval_timer_t p = {
-            .sample = s_timer_sample, .arg = h, .paired = e->ref_fn != NULL, .trial = false,
-            .target_ns = { S_WINDOW_S * 1e9, S_WINDOW_S * 1e9 },
+            .sample = s_timer_sample, .arg = h, .paired = e->ref_fn != NULL && !one_core,
+            .trial = false, .target_ns = { S_WINDOW_S * 1e9, S_WINDOW_S * 1e9 },
             .max_calls = { e->variants, e->variants }, .max_samples = 100000,
-            .warm = &e->warm, .harness_st = KF_HOST_CRASHED, .detail = e->detail,
+            .warm = one_core ? NULL : &e->warm, .harness_st = KF_HOST_CRASHED, .detail = e->detail,
             .detail_size = sizeof e->detail
         };
         //  The host's load over the whole timing (kf_host_load.h):
@@ -341,6 +400,68 @@ kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
     free (h->flush);
     free (h);
     return st;
+}
+
+int
+kf_host_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t)
+{
+    return s_time (e, timing, t, false, 0);
+}
+
+int
+kf_host_time_one_core (kf_host_eval_t *e, json_t *timing, const kf_host_timing_t *full,
+                       bool starts, kf_host_one_core_t *oc)
+{
+    memset (oc, 0, sizeof *oc);
+    double full_ns = full->p.samples > 0 ? kf_eval_median (full->p.cand_ns, full->p.samples) : 0;
+    oc->cpu_per_wall = full->cand_wall_s > 0 ? full->cand_cpu_s / full->cand_wall_s : 0;
+    if (!e->runner || full->load.cpus_allowed < 2 || !(full_ns > 0))
+        return 1;
+    if (!starts && oc->cpu_per_wall < KF_HOST_THREADED_CPU)
+        return 1;
+    oc->tried = true;
+    //  The same protocol with fewer repeats: a quarter of the samples'
+    //  time and at most 5 samples' floor, 2 warm-up calls, no reference
+    //  timed beside it. A threaded kernel takes about twice as long on
+    //  one CPU, so this costs about half the full timing's candidate part.
+    json_t *t1 = json_is_object (timing) ? json_deep_copy (timing) : json_object ();
+    kf_eval_floors_t fl;
+    kf_eval_floors (timing, &fl);
+    json_object_set_new (t1, "min_time_s", json_real (fl.min_time_s / 4));
+    json_object_set_new (t1, "min_samples", json_integer (fl.min_samples < 5 ? fl.min_samples : 5));
+    json_object_set_new (t1, "warmup_s", json_real (0));
+    json_object_set_new (t1, "warmup_calls", json_integer (2));
+    char detail[sizeof e->detail];
+    snprintf (detail, sizeof detail, "%s", e->detail);
+    kf_host_timing_t one = { 0 };
+    int st = -1;
+    if (kf_runner_one_cpu (e->runner, true) == 0) {
+        st = s_time (e, t1, &one, true, S_ONE_CORE_LIMIT * full_ns);
+        if (kf_runner_one_cpu (e->runner, false) != 0 && st == KF_HOST_OK) {
+            snprintf (e->detail, sizeof e->detail, "harness: the CPUs could not be given back");
+            st = KF_HOST_CRASHED;
+        }
+    }
+    else
+        snprintf (e->detail, sizeof e->detail, "harness: one CPU could not be set");
+    json_decref (t1);
+    if (st == KF_HOST_OK && one.cand_cpu_s > 1.1 * one.cand_wall_s + 2e-3) {
+        //  Its process used more than one CPU's time: it left the CPU.
+        snprintf (e->detail, sizeof e->detail, "its process used %.2f s of CPU in %.2f s on one "
+                  "CPU", one.cand_cpu_s, one.cand_wall_s);
+        st = KF_HOST_CRASHED;
+    }
+    if (st == KF_HOST_OK && one.p.samples > 0) {
+        oc->ns = kf_eval_median (one.p.cand_ns, one.p.samples);
+        oc->samples = one.p.samples;
+        oc->calls = one.p.cand_calls;
+        oc->took_s = one.load.wall_s;
+    }
+    else
+        snprintf (oc->why, sizeof oc->why, "%s", e->detail);
+    snprintf (e->detail, sizeof e->detail, "%s", detail);
+    kf_host_timing_free (&one);
+    return oc->ns > 0 ? 0 : -1;
 }
 
 void

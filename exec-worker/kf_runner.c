@@ -211,8 +211,11 @@ kf_runner_recv (int sock, void *buf, size_t size, int *fd)
     //  The judge woke this thread on its own CPU (kf_runner_link.c,
     //  s_start_here): whatever the message starts (a load that runs the
     //  candidate's constructors or a runtime's thread pool, the calls)
-    //  may use every CPU the runner was started with.
-    if (s_all_ok)
+    //  may use every CPU the runner was started with; calls the judge
+    //  times on one CPU (kf_runner_one_cpu) keep the one it set.
+    const kf_run_call_msg_t *call = buf;
+    bool one = n >= (ssize_t) sizeof *call && call->op == KF_RUN_OP_CALL && call->one_cpu;
+    if (s_all_ok && !one)
         (void) sched_setaffinity (0, sizeof s_all, &s_all);
     *fd = -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))

@@ -76,7 +76,8 @@ typedef struct {
     kf_run_layout_t layout;
 } kf_run_setup_msg_t;
 typedef struct {
-    uint32_t op, calls, n, pad;   /* KF_RUN_OP_CALL */
+    uint32_t op, calls, n;        /* KF_RUN_OP_CALL */
+    uint32_t one_cpu;             /* 1: the calls keep the one CPU the judge set */
     double values[KF_RUN_MAX_SCALARS];
 } kf_run_call_msg_t;
 
@@ -153,6 +154,14 @@ int kf_runner_setup (kf_runner_t *self, int fd, const kf_run_layout_t *layout,
  * (a runner that ended is KF_RUN_CRASHED, with its signal). */
 int kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
                     double *wall_s, kf_run_reply_t *reply);
+
+/* ONE true: the calls that follow run with every thread of the runner,
+ * and every thread its calls start, allowed one CPU only (the judge's
+ * when this is called), the runner told to keep it (kf_run_call_msg_t's
+ * ONE_CPU), so a threaded kernel's threads share one core. ONE false:
+ * every thread allowed the CPUs the judge has again. 0, or -1 when the
+ * affinity could not be set (nothing is then changed for the calls). */
+int kf_runner_one_cpu (kf_runner_t *self, bool one);
 
 /* A bare message OP (a device runner's own, kf_dev_share.h) and its answer,
  * as kf_runner_call: *WALL_S the judge's clock around it. */

@@ -35,6 +35,7 @@ struct kf_runner {
     double round_trip;
     double stop_cpu;         // the runner's own CPU for one stop (median of the pings')
     char confinement[240];
+    int one_cpu;             // the CPU of calls timed on one (kf_runner_one_cpu), -1: all
 };
 
 double
@@ -147,6 +148,52 @@ s_start_here (kf_runner_t *self)
     CPU_ZERO (&one);
     CPU_SET (cpu, &one);
     (void) sched_setaffinity (self->pid, sizeof one, &one);
+}
+
+//  Every thread of the runner allowed SET only: its main thread (the
+//  threads a call starts inherit it) and the threads earlier calls left
+//  (a kernel's thread pool), read from /proc. -1 when the main thread's
+//  could not be set.
+static int
+s_pin_all (kf_runner_t *self, const cpu_set_t *set)
+{
+    if (sched_setaffinity (self->pid, sizeof *set, set) != 0)
+        return -1;
+    char path[64];
+    snprintf (path, sizeof path, "/proc/%d/task", (int) self->pid);
+    DIR *d = opendir (path);
+    for (struct dirent *t; d && (t = readdir (d));) {
+        pid_t tid = (pid_t) atoi (t->d_name);
+        if (tid > 0 && tid != self->pid)
+            (void) sched_setaffinity (tid, sizeof *set, set);
+    }
+    if (d)
+        closedir (d);
+    return 0;
+}
+
+int
+kf_runner_one_cpu (kf_runner_t *self, bool one)
+{
+    if (!self || self->dead)
+        return -1;
+    cpu_set_t set;
+    CPU_ZERO (&set);
+    if (!one) {
+        //  The runner started with the judge's CPUs (kf_runner_recv).
+        self->one_cpu = -1;
+        if (sched_getaffinity (0, sizeof set, &set) != 0)
+            return -1;
+        return s_pin_all (self, &set);
+    }
+    int cpu = sched_getcpu ();
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return -1;
+    CPU_SET (cpu, &set);
+    if (s_pin_all (self, &set) != 0)
+        return -1;
+    self->one_cpu = cpu;
+    return 0;
 }
 
 //  The runner's answer. Its end instead (a fault it reported, or none)
@@ -296,7 +343,16 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
         self->dead = true;
         return -1;
     }
-    s_start_here (self);
+    if (self->one_cpu >= 0) {
+        //  Calls timed on one CPU: every thread on it again (a thread a
+        //  call started and left may have been moved meanwhile).
+        cpu_set_t one;
+        CPU_ZERO (&one);
+        CPU_SET (self->one_cpu, &one);
+        (void) s_pin_all (self, &one);
+    }
+    else
+        s_start_here (self);
     double t0 = kf_eval_now ();
     kill (self->pid, SIGCONT);
     if (s_send (self, msg, size, fd) != 0) {
@@ -406,6 +462,7 @@ kf_runner_spawn (const char *candidate, const char *run_dir, const kf_run_start_
     }
     self->pid = pid;
     self->sock = sv[0];
+    self->one_cpu = -1;
     if (clock_getcpuclockid (pid, &self->cpu) != 0)
         self->cpu = CLOCK_MONOTONIC;   // never: pid is our child
     return self;
@@ -484,6 +541,7 @@ kf_runner_call (kf_runner_t *self, uint32_t calls, const double *values, int n,
     memset (&msg, 0, sizeof msg);
     msg.op = KF_RUN_OP_CALL;
     msg.calls = calls;
+    msg.one_cpu = self->one_cpu >= 0;
     msg.n = (uint32_t) (n < 0 ? 0 : n > KF_RUN_MAX_SCALARS ? KF_RUN_MAX_SCALARS : n);
     if (msg.n)
         memcpy (msg.values, values, msg.n * sizeof (double));

@@ -516,6 +516,9 @@ kf_sweep_run (const kf_sweep_limits_t *limits, const kf_sweep_ops_t *ops, json_t
                                                 : json_deep_copy (self->full_timing);
     json_t *screen_payload = json_deep_copy (payload);
     json_object_set (screen_payload, "timing", self->screen_timing);
+    //  Its child knows a screen by it (no one-core timing, kf_host_eval.h).
+    if (n > 1)
+        json_object_set_new (screen_payload, "fidelity", json_string ("screen"));
     self->start = ops->now (ops->arg);
 
     //  Config 0's limit: one evaluation's, less a quarter of the job kept

@@ -127,6 +127,25 @@ s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     return 0;
 }
 
+/* one_core (docs/evaluation.md): a threaded kernel's own time with its
+ * process held to one CPU. */
+static int
+s_one_core (json_t *result, kf_eval_result_t *r, char *why, size_t size)
+{
+    bool bad = false;
+    json_t *o = kf_field_object (result, "one_core", &bad);
+    if (bad)
+        return kf_field_bad (why, size, "one_core", "must be an object");
+    r->has_one_core = o != NULL;
+    if (!o)
+        return 0;
+    KF_FIELD_TRY (kf_field_num (o, "median_ns", "one_core.median_ns", 0, HUGE_VAL, 0,
+                                &r->one_core_ns, why, size));
+    KF_FIELD_TRY (kf_field_num (o, "cpu_per_wall", "one_core.cpu_per_wall", 0, HUGE_VAL, 0,
+                                &r->one_core_cpu_per_wall, why, size));
+    return 0;
+}
+
 /* A sweep's table: an array of objects, each with its params object. */
 static int
 s_sweep (json_t *result, kf_eval_result_t *r, char *why, size_t size)
@@ -187,6 +206,7 @@ s_decode (json_t *json, void *self, char *why, size_t size)
     KF_FIELD_TRY (kf_field_num (json, "wall_s", "wall_s", 0, HUGE_VAL, 0, &r->wall_s, why, size));
     KF_FIELD_TRY (s_sweep (json, r, why, size));
     KF_FIELD_TRY (s_load (json, r, why, size));
+    KF_FIELD_TRY (s_one_core (json, r, why, size));
     return 0;
 }
 

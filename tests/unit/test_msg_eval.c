@@ -27,7 +27,8 @@ static const char *s_full =
     " \"phases_s\": {\"load\": 0.1},"
     " \"host_load\": {\"cpus\": 2, \"runnable_others\": 1.6, \"runnable_others_max\": 3,"
     "  \"others_cpu_share\": 0.45, \"others_cpu_s\": 0.9, \"wall_s\": 1.0,"
-    "  \"cpus_allowed\": 2}}";
+    "  \"cpus_allowed\": 2},"
+    " \"one_core\": {\"median_ns\": 1900.0, \"cpu_per_wall\": 1.9, \"samples\": 5}}";
 
 /* Decodes TEXT; returns the rc and leaves WHY. */
 static int
@@ -202,6 +203,9 @@ s_refusals (void)
     s_refused ("host_load", "{\"others_cpu_share\": 1.5}", "result.host_load.others_cpu_share");
     s_refused ("host_load", "{\"cpus\": \"two\"}", "result.host_load.cpus");
     s_refused ("host_load", "{\"cpus_allowed\": 1.5}", "result.host_load.cpus_allowed");
+    s_refused ("one_core", "[1]", "result.one_core: must be an object");
+    s_refused ("one_core", "{\"median_ns\": -1}", "result.one_core.median_ns");
+    s_refused ("one_core", "{\"cpu_per_wall\": \"two\"}", "result.one_core.cpu_per_wall");
     /* Optional fields may be null or absent. */
     json_t *j = json_loads (s_full, 0, NULL);
     json_object_set_new (j, "speedup", json_null ());
@@ -215,6 +219,7 @@ s_refusals (void)
     kf_eval_result_free (&r);
     CHECK (kf_eval_result_decode (j, &r, why, sizeof why) == 0);
     CHECK (!r.has_load && r.load_runnable == -1);
+    CHECK (r.has_one_core && r.one_core_ns == 1900.0 && r.one_core_cpu_per_wall == 1.9);
     kf_eval_result_free (&r);
     json_decref (j);
 }
