@@ -7,6 +7,7 @@
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,27 @@ kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns, unsigne
     return twin;
 }
 
+double
+kf_prompt_threads_own_ns (json_t *k)
+{
+    return kf_jnum (json_object_get (k, "one_core"), "median_ns", 0);
+}
+
+void
+kf_prompt_threads_own_text (FILE *f, double ns, double one_ns)
+{
+    char one[32];
+    kf_prompt_time_text (one_ns, one, sizeof one);
+    fprintf (f, "on one core the same code takes %s a call (its process, every thread of it, "
+             "held to one CPU; timed after its full timing): ", one);
+    if (ns < one_ns)
+        fprintf (f, "its threads buy %.0f%% of the call (on one core it takes %.2f times as "
+                 "long)", 100 * (1 - ns / one_ns), one_ns / ns);
+    else
+        fprintf (f, "its threads buy nothing here, %.0f%% more time with them than on one core",
+                 100 * (ns / one_ns - 1));
+}
+
 bool
 kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin)
 {
@@ -187,11 +209,20 @@ kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t tw
 //  rather than the break-even (round 11: "1.84 ms: not far above 1.4 ms"
 //  of a threaded kernel no faster than one thread).
 static void
-s_threaded (FILE *f, double ns, json_t *runs, int64_t parent_id, int64_t twin_id, double twin_ns,
-            unsigned twin_features)
+s_threaded (FILE *f, double ns, double own_ns, json_t *runs, int64_t parent_id, int64_t twin_id,
+            double twin_ns, unsigned twin_features)
 {
     double single_ns = kf_jnum (runs, "single_ns", 0);
     int64_t single_id = kf_jint (runs, "single_id");
+    //  Round 17: a twin read by tags may differ in more than threads (a
+    //  4 x 4 tile against a 5 x 4 one); the kernel's own time on one
+    //  core is the same code, so it comes first.
+    if (own_ns > 0) {
+        fputs (", its own thread starts included; ", f);
+        kf_prompt_threads_own_text (f, ns, own_ns);
+        fputs (".", f);
+        return;
+    }
     //  Round 15: "its threads bought 24%" set a two-thread kernel of
     //  ordinary stores against a one-thread one of streaming stores; the
     //  same body on one thread (candidate 3, 2.95 ms against 2.17 ms) was
@@ -200,13 +231,14 @@ s_threaded (FILE *f, double ns, json_t *runs, int64_t parent_id, int64_t twin_id
         char one[32], words[256];
         kf_prompt_time_text (twin_ns, one, sizeof one);
         kf_prompt_feature_words (twin_features, words, sizeof words);
-        fprintf (f, ", its own thread starts included, against %s for the same design on one "
-                 "thread (candidate %lld, whose code reads as the kernel to improve's less its "
-                 "threads: %s; timed in full): ", one, (long long) twin_id,
+        fprintf (f, ", its own thread starts included, against %s for a kernel of like design "
+                 "on one thread (candidate %lld, whose code's features read as the kernel to "
+                 "improve's less its threads: %s; timed in full; the features cannot tell a "
+                 "tile's shape): ", one, (long long) twin_id,
                  *words ? words : "none of the other features either");
         if (ns < twin_ns)
-            fprintf (f, "its threads bought %.0f%% of the call (the one-thread form takes "
-                     "%.2f times as long).", 100 * (1 - ns / twin_ns), twin_ns / ns);
+            fprintf (f, "threads look to have bought about %.0f%% of the call (that kernel "
+                     "takes %.2f times as long).", 100 * (1 - ns / twin_ns), twin_ns / ns);
         else
             fprintf (f, "%.0f%% more time with threads, so its threads have not paid here.",
                      100 * (ns / twin_ns - 1));
@@ -326,19 +358,30 @@ s_like_pair (const kf_prompt_in_t *in, double *ns, int64_t *one, double *one_ns)
     int64_t best = 0;
     size_t i;
     json_t *c;
-    json_array_foreach (in->history, i, c) {
-        double t = kf_jnum (c, "candidate_ns", 0), twin_ns;
-        json_t *features = json_object_get (c, "features");
-        if (!json_is_integer (features) || !(json_integer_value (features) & (1 << KF_IDEA_THREADS))
-            || strcmp (kf_jstr (c, "status"), "correct") || strcmp (kf_jstr (c, "fidelity"), "full")
-            || !(t > 0) || (best && t >= *ns))
-            continue;
-        int64_t twin = kf_prompt_threads_twin (in, c, &twin_ns, NULL);
-        if (twin > 0) {
-            best = kf_jint (c, "id");
-            *ns = t;
-            *one = twin;
-            *one_ns = twin_ns;
+    //  Its own one-core figure first (*ONE its own id): the same code.
+    for (int own = 1; own >= 0 && !best; own--) {
+        json_array_foreach (in->history, i, c) {
+            double t = kf_jnum (c, "candidate_ns", 0), twin_ns;
+            double own_ns = kf_prompt_threads_own_ns (c);
+            json_t *features = json_object_get (c, "features");
+            bool threaded = json_is_integer (features)
+                            && (json_integer_value (features) & (1 << KF_IDEA_THREADS));
+            if ((own ? !(own_ns > 0) : !threaded) || strcmp (kf_jstr (c, "status"), "correct")
+                || strcmp (kf_jstr (c, "fidelity"), "full") || !(t > 0) || (best && t >= *ns))
+                continue;
+            if (own) {
+                best = *one = kf_jint (c, "id");
+                *ns = t;
+                *one_ns = own_ns;
+                continue;
+            }
+            int64_t twin = kf_prompt_threads_twin (in, c, &twin_ns, NULL);
+            if (twin > 0) {
+                best = kf_jint (c, "id");
+                *ns = t;
+                *one = twin;
+                *one_ns = twin_ns;
+            }
         }
     }
     return best;
@@ -374,7 +417,8 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             double twin_ns;
             unsigned features;
             int64_t twin = kf_prompt_threads_twin (in, in->base, &twin_ns, &features);
-            s_threaded (f, ns, runs, s_parent_of (in), twin, twin_ns, features);
+            s_threaded (f, ns, kf_prompt_threads_own_ns (in->base), runs, s_parent_of (in),
+                        twin, twin_ns, features);
             kf_prompt_threads_load (f, in, in->base, twin);
         }
         else
@@ -399,17 +443,27 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     //  designs against each other only as what they are.
     //  The kernel to improve's own pair is said above already.
     bool said = threaded && pair > 0 && pair == kf_jint (in->base, "id");
-    if (pair > 0 && !said) {
+    if (pair > 0 && !said && pair_one == pair) {
+        kf_prompt_time_text (pair_ns, took, sizeof took);
+        fprintf (f, " Like for like in this run: candidate %lld starts threads and takes %s a "
+                 "call; ", (long long) pair, took);
+        kf_prompt_threads_own_text (f, pair_ns, pair_one_ns);
+        fputs (".", f);
+    }
+    else if (pair > 0 && !said) {
         kf_prompt_time_text (pair_ns, took, sizeof took);
         kf_prompt_time_text (pair_one_ns, one, sizeof one);
-        fprintf (f, " Like for like in this run: candidate %lld starts threads and takes %s a "
-                 "call; candidate %lld, whose code reads as its less the threads, takes %s on "
-                 "one thread (both timed in full): ", (long long) pair, took,
-                 (long long) pair_one, one);
+        fprintf (f, " Nearest to like for like in this run: candidate %lld starts threads and "
+                 "takes %s a call; candidate %lld, a kernel of like design whose code's "
+                 "features read as its less the threads, takes %s on one thread (both timed in "
+                 "full; the features cannot tell a tile's shape): ",
+                 (long long) pair, took, (long long) pair_one, one);
         if (pair_ns < pair_one_ns)
-            fprintf (f, "its threads bought %.0f%% of the call.", 100 * (1 - pair_ns / pair_one_ns));
+            fprintf (f, "threads look to have bought about %.0f%% of the call.",
+                     100 * (1 - pair_ns / pair_one_ns));
         else
-            fprintf (f, "its threads cost %.0f%% more time.", 100 * (pair_ns / pair_one_ns - 1));
+            fprintf (f, "threads look to have cost about %.0f%% more time.",
+                     100 * (pair_ns / pair_one_ns - 1));
     }
     else if (!pair && count > 0 && single_ns > 0 && fast_ns >= single_ns) {
         kf_prompt_time_text (fast_ns, took, sizeof took);

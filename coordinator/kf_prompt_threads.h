@@ -53,6 +53,18 @@ int64_t kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns,
  * a recorded load. */
 void kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t twin);
 
+/* Kernel K's own one-core figure: the median per call the exec worker
+ * timed with its process, every thread of it, held to one CPU after its
+ * full timing (its evaluation's "one_core", docs/evaluation.md); 0 when
+ * none (a kernel whose threads did not run side by side, or an older
+ * evaluation). */
+double kf_prompt_threads_own_ns (json_t *k);
+
+/* "on one core the same code takes 4.46 ms a call (...): its threads buy
+ * 51% of the call (...)" for a kernel of NS a call on every CPU and
+ * ONE_NS on one, without a full stop. */
+void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns);
+
 /* Whether TWIN is threaded kernel K's parent or a child of K (IN->history
  * or K's own parent_id): the closest code, where the feature bits alone
  * cannot tell a 4 x 4 register tile from a 5 x 4 one (round 17). */

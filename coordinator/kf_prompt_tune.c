@@ -129,6 +129,20 @@ s_table (FILE *f, json_t *configs)
 //  (compute against one core's FMA peak, bandwidth against one core's
 //  cold read or copy) is within them, say so and ask for 1 among the
 //  thread counts.
+//  "parent" or "child": TWIN's relation to K, which
+//  kf_prompt_threads_twin_related found.
+static const char *
+s_parent_or_child (const kf_prompt_in_t *in, json_t *k, int64_t twin)
+{
+    int64_t id = kf_jint (k, "id"), parent = kf_jint (k, "parent_id");
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c)
+        if (id && kf_jint (c, "id") == id && kf_jint (c, "parent_id"))
+            parent = kf_jint (c, "parent_id");
+    return twin == parent ? "parent" : "child";
+}
+
 static void
 s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
 {
@@ -139,31 +153,53 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     //  Round 15: "its threads bought nothing measurable" was said from its
     //  bandwidth of a kernel whose same body on one thread was in the run
     //  and took 2.95 ms against its 2.17 ms. A measured twin says it.
-    double twin_ns, ns = kf_jnum (k, "candidate_ns", 0);
+    double twin_ns, ns = kf_jnum (k, "candidate_ns", 0), own_ns = kf_prompt_threads_own_ns (k);
     unsigned features;
     int64_t twin = kf_prompt_threads_twin (in, k, &twin_ns, &features);
     long long id = (long long) kf_jint (k, "id");
+    //  Its own one-core figure first: the same code, so its one-thread
+    //  point is a known answer (round 17: a 4 x 4 tile read by its tags as
+    //  a 5 x 4 one less its threads was called "measured already").
+    if (own_ns > 0 && ns > 0) {
+        char took[32];
+        kf_prompt_time_text (ns, took, sizeof took);
+        fprintf (f, "Candidate %lld starts threads and takes %s a call; ", id, took);
+        kf_prompt_threads_own_text (f, ns, own_ns);
+        fputs (".", f);
+        kf_prompt_threads_load (f, in, k, 0);
+        if (ns < own_ns)
+            fprintf (f, " Keep the thread count candidate %lld starts as the default; its "
+                     "one-core time is measured already, so a 1 in the list spends a point on "
+                     "a known answer.\n", id);
+        else
+            fprintf (f, " Make the thread count a parameter and put 1 among its values, after "
+                     "the count candidate %lld starts (NTHREADS=2,1 for a kernel that starts "
+                     "2): a one-thread form starts no threads at all.\n", id);
+        return;
+    }
     if (twin > 0 && ns > 0) {
         char took[32], one[32], words[256];
         kf_prompt_time_text (ns, took, sizeof took);
         kf_prompt_time_text (twin_ns, one, sizeof one);
         kf_prompt_feature_words (features, words, sizeof words);
-        fprintf (f, "Candidate %lld starts threads, and this run holds the same design on one "
-                 "thread: candidate %lld, whose code reads as candidate %lld's less its threads "
-                 "(%s), takes %s a call against candidate %lld's %s (timed in full).", id,
-                 (long long) twin, id, *words ? words : "none of the other features either",
-                 one, id, took);
+        fprintf (f, "Candidate %lld starts threads, and this run holds a kernel of like design "
+                 "on one thread: candidate %lld, whose code's features read as candidate %lld's "
+                 "less its threads (%s), takes %s a call against candidate %lld's %s (timed in "
+                 "full).", id, (long long) twin, id,
+                 *words ? words : "none of the other features either", one, id, took);
         kf_prompt_threads_load (f, in, k, twin);
         fputs (" ", f);
-        //  Round 17: a 4 x 4 tile read as a 5 x 4 one less its threads;
-        //  only a parent or child is close enough to call its own form.
+        //  Round 17: a 4 x 4 tile read as a 5 x 4 one less its threads:
+        //  features alone never make its one-thread form measured, and a
+        //  parent or child is only the closest code.
         bool own = kf_prompt_threads_twin_related (in, k, twin);
         if (ns < twin_ns && own)
-            fprintf (f, "So its threads bought %.0f%% of the call (the one-thread form takes "
-                     "%.2f times as long): keep the thread count candidate %lld starts as the "
-                     "default; the one-thread form is measured already, so a 1 in the "
-                     "list spends a point on a known answer.\n",
-                     100 * (1 - ns / twin_ns), twin_ns / ns, id);
+            fprintf (f, "So threads look to have bought about %.0f%% of the call (that kernel, "
+                     "its %s, takes %.2f times as long), though the features cannot tell a "
+                     "tile's shape: keep the thread count candidate %lld starts as the default, "
+                     "and put 1 among its values so that its own one-thread form is timed.\n",
+                     100 * (1 - ns / twin_ns), s_parent_or_child (in, k, twin), twin_ns / ns,
+                     id);
         else if (ns < twin_ns)
             fprintf (f, "So threads look to have bought about %.0f%% of the call, but "
                      "candidate %lld is neither its parent nor its child and may differ in more "
