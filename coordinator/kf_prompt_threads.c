@@ -131,19 +131,21 @@ kf_prompt_threads_own_text (FILE *f, double ns, double one_ns)
                  100 * (ns / one_ns - 1));
 }
 
-bool
+const char *
 kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin)
 {
     int64_t parent = 0, id = kf_jint (k, "id");
     s_features_of (in->history, k, in->language, &parent);
-    if (twin <= 0 || twin == parent)
-        return twin > 0;
+    if (twin <= 0)
+        return NULL;
+    if (twin == parent)
+        return "parent";
     size_t i;
     json_t *c;
     json_array_foreach (in->history, i, c)
         if (kf_jint (c, "id") == twin)
-            return id && kf_jint (c, "parent_id") == id;
-    return false;
+            return id && kf_jint (c, "parent_id") == id ? "child" : NULL;
+    return NULL;
 }
 
 double

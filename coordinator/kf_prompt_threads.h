@@ -65,10 +65,11 @@ double kf_prompt_threads_own_ns (json_t *k);
  * ONE_NS on one, without a full stop. */
 void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns);
 
-/* Whether TWIN is threaded kernel K's parent or a child of K (IN->history
- * or K's own parent_id): the closest code, where the feature bits alone
- * cannot tell a 4 x 4 register tile from a 5 x 4 one (round 17). */
-bool kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin);
+/* TWIN's relation to threaded kernel K: "parent" or "child" (IN->history
+ * or K's own parent_id), the closest code, where the feature bits alone
+ * cannot tell a 4 x 4 register tile from a 5 x 4 one (round 17); NULL
+ * for neither. */
+const char *kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twin);
 
 /* The threads kernel SOURCE (in LANGUAGE) runs its work on: 1 for one
  * that starts none; for one that does, the value of a #define whose

@@ -129,20 +129,6 @@ s_table (FILE *f, json_t *configs)
 //  (compute against one core's FMA peak, bandwidth against one core's
 //  cold read or copy) is within them, say so and ask for 1 among the
 //  thread counts.
-//  "parent" or "child": TWIN's relation to K, which
-//  kf_prompt_threads_twin_related found.
-static const char *
-s_parent_or_child (const kf_prompt_in_t *in, json_t *k, int64_t twin)
-{
-    int64_t id = kf_jint (k, "id"), parent = kf_jint (k, "parent_id");
-    size_t i;
-    json_t *c;
-    json_array_foreach (in->history, i, c)
-        if (id && kf_jint (c, "id") == id && kf_jint (c, "parent_id"))
-            parent = kf_jint (c, "parent_id");
-    return twin == parent ? "parent" : "child";
-}
-
 static void
 s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
 {
@@ -192,13 +178,13 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         //  Round 17: a 4 x 4 tile read as a 5 x 4 one less its threads:
         //  features alone never make its one-thread form measured, and a
         //  parent or child is only the closest code.
-        bool own = kf_prompt_threads_twin_related (in, k, twin);
+        const char *own = kf_prompt_threads_twin_related (in, k, twin);
         if (ns < twin_ns && own)
             fprintf (f, "So threads look to have bought about %.0f%% of the call (that kernel, "
                      "its %s, takes %.2f times as long), though the features cannot tell a "
                      "tile's shape: keep the thread count candidate %lld starts as the default, "
                      "and put 1 among its values so that its own one-thread form is timed.\n",
-                     100 * (1 - ns / twin_ns), s_parent_or_child (in, k, twin), twin_ns / ns,
+                     100 * (1 - ns / twin_ns), own, twin_ns / ns,
                      id);
         else if (ns < twin_ns)
             fprintf (f, "So threads look to have bought about %.0f%% of the call, but "
