@@ -45,6 +45,60 @@ kf_meta_edit_marker (const char *line, size_t len, const char *marker)
     return true;
 }
 
+const char *
+kf_meta_reply_line (const char **p, bool *in_block, size_t *len)
+{
+    const char *line;
+    while ((line = kf_meta_edit_line (p, len))) {
+        if (!*in_block && kf_meta_edit_marker (line, *len, "<<<<<<< SEARCH")) {
+            *in_block = true;
+            continue;
+        }
+        if (*in_block) {
+            *in_block = !kf_meta_edit_marker (line, *len, ">>>>>>> REPLACE");
+            continue;
+        }
+        const char *end = line + *len;
+        while (line < end && strchr ("-*#` \t", *line))
+            line++;
+        *len = (size_t) (end - line);
+        return line;
+    }
+    return NULL;
+}
+
+bool
+kf_meta_command (const char *line, size_t len, const char *verb, bool numbered, long *n,
+                 const char **text, size_t *text_len)
+{
+    const char *end = line + len;
+    size_t w = strlen (verb);
+    if (len <= w || strncasecmp (line, verb, w) || isalpha ((unsigned char) line[w]))
+        return false;
+    const char *q = line + w;
+    while (q < end && (*q == ' ' || *q == '#'))
+        q++;
+    if (numbered && (q == end || !isdigit ((unsigned char) *q)))
+        return false;
+    long v = 0;
+    while (q < end && isdigit ((unsigned char) *q) && v < 100000)
+        v = v * 10 + (*q++ - '0');
+    //  "3:", "3**:", "3 -": the text follows the separator.
+    while (q < end && strchr ("*` \t", *q))
+        q++;
+    if (q < end && (*q == ':' || *q == '-'))
+        q++;
+    while (q < end && strchr ("*` \t", *q))
+        q++;
+    const char *t = end;
+    while (t > q && strchr ("*` \t", t[-1]))
+        t--;
+    *n = numbered ? v : 0;
+    *text = q;
+    *text_len = (size_t) (t - q);
+    return true;
+}
+
 json_t *
 kf_meta_parse_edits (const char *text)
 {

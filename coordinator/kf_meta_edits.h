@@ -112,4 +112,21 @@ const char *kf_meta_edit_line (const char **p, size_t *len);
  * blanks after it only. */
 bool kf_meta_edit_marker (const char *line, size_t len, const char *marker);
 
+/* The next line of a meta reply at *P that lies outside its SEARCH/REPLACE
+ * blocks (whatever a block holds is the sections' business), with the list
+ * and emphasis marks before it ("- ", "* ", "#", "`") skipped; *LEN its
+ * length, *IN_BLOCK (false at the start) the reader's state. NULL at the
+ * end. Shared by the command readers: RETRACT GUESS (kf_meta_guess.c) and
+ * DROP/REWORD/ADD IDEA (kf_meta_ideas.c). */
+const char *kf_meta_reply_line (const char **p, bool *in_block, size_t *len);
+
+/* Whether the LEN bytes at LINE (from kf_meta_reply_line) are the command
+ * VERB (any case), a number when NUMBERED ("VERB 3", "VERB #3"), then an
+ * optional ':' or '-' and the command's text: *N the number (0 when not
+ * NUMBERED; a number written anyway is read and ignored), *TEXT and
+ * *TEXT_LEN the text without the emphasis marks around it. A word that
+ * runs on from VERB ("ideas") is not the command. */
+bool kf_meta_command (const char *line, size_t len, const char *verb, bool numbered, long *n,
+                      const char **text, size_t *text_len);
+
 #endif

@@ -257,46 +257,15 @@ kf_meta_guess_text (FILE *f, json_t *sections, json_t *outcomes, json_t *history
 json_t *
 kf_meta_parse_retractions (const char *text)
 {
-    static const char verb[] = "retract guess";
     json_t *out = json_array ();
-    const char *p = text ? text : "", *line;
-    size_t len;
+    const char *p = text ? text : "", *line, *why;
+    size_t len, why_len;
     bool in_block = false;
-    while ((line = kf_meta_edit_line (&p, &len))) {
-        //  A block's text is the sections' business, whatever it holds.
-        if (!in_block && kf_meta_edit_marker (line, len, "<<<<<<< SEARCH")) {
-            in_block = true;
-            continue;
-        }
-        if (in_block) {
-            in_block = !kf_meta_edit_marker (line, len, ">>>>>>> REPLACE");
-            continue;
-        }
-        const char *s = line, *end = line + len;
-        while (s < end && strchr ("-*#` \t", *s))
-            s++;
-        size_t w = sizeof verb - 1;
-        if ((size_t) (end - s) <= w || strncasecmp (s, verb, w))
-            continue;
-        const char *q = s + w;
-        while (q < end && (*q == ' ' || *q == '#'))
-            q++;
-        if (q == end || !isdigit ((unsigned char) *q))
-            continue;
-        long n = 0;
-        while (q < end && isdigit ((unsigned char) *q) && n < 100000)
-            n = n * 10 + (*q++ - '0');
-        while (q < end && strchr ("*` \t", *q))
-            q++;
-        if (q < end && (*q == ':' || *q == '-'))
-            q++;
-        while (q < end && strchr ("*` \t", *q))
-            q++;
-        const char *t = end;
-        while (t > q && strchr ("*` \t", t[-1]))
-            t--;
-        json_array_append_new (out, json_pack ("{s:I, s:s%}", "guess", (json_int_t) n, "text",
-                                               q, (size_t) (t - q)));
+    long n;
+    while ((line = kf_meta_reply_line (&p, &in_block, &len))) {
+        if (kf_meta_command (line, len, "retract guess", true, &n, &why, &why_len))
+            json_array_append_new (out, json_pack ("{s:I, s:s%}", "guess", (json_int_t) n,
+                                                   "text", why, why_len));
     }
     return out;
 }

@@ -74,54 +74,20 @@ kf_meta_parse_idea_edits (const char *text)
     static const struct { const char *word, *action; } verbs[] = {
         { "drop idea", "drop" }, { "reword idea", "reword" }, { "add idea", "add" } };
     json_t *edits = json_array ();
-    const char *p = text ? text : "";
-    const char *line;
-    size_t len;
+    const char *p = text ? text : "", *line, *body;
+    size_t len, body_len;
     bool in_block = false;
-    while ((line = kf_meta_edit_line (&p, &len))) {
-        //  A block's text is the sections' business, whatever it holds.
-        if (!in_block && kf_meta_edit_marker (line, len, "<<<<<<< SEARCH")) {
-            in_block = true;
-            continue;
-        }
-        if (in_block) {
-            in_block = !kf_meta_edit_marker (line, len, ">>>>>>> REPLACE");
-            continue;
-        }
-        const char *s = line, *end = line + len;
-        while (s < end && strchr ("-*#` \t", *s))
-            s++;
+    long n;
+    while ((line = kf_meta_reply_line (&p, &in_block, &len))) {
         for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
-            size_t w = strlen (verbs[v].word);
-            if ((size_t) (end - s) <= w || strncasecmp (s, verbs[v].word, w))
-                continue;
-            const char *q = s + w;
-            bool add = !strcmp (verbs[v].action, "add");
             //  "ADD IDEA: text" has no number ("ADD IDEA 7: text", a
             //  model numbering the new one, is read the same).
-            if (add && isalpha ((unsigned char) *q))
+            bool add = !strcmp (verbs[v].action, "add");
+            if (!kf_meta_command (line, len, verbs[v].word, !add, &n, &body, &body_len))
                 continue;
-            while (q < end && (*q == ' ' || *q == '#'))
-                q++;
-            if (!add && (q == end || !isdigit ((unsigned char) *q)))
-                continue;
-            long n = 0;
-            while (q < end && isdigit ((unsigned char) *q) && n < 100000)
-                n = n * 10 + (*q++ - '0');
-            //  "3:", "3**:", "3 -": the text follows the separator.
-            while (q < end && strchr ("*` \t", *q))
-                q++;
-            if (q < end && (*q == ':' || *q == '-'))
-                q++;
-            while (q < end && (*q == ' ' || *q == '\t' || *q == '*' || *q == '`'))
-                q++;
-            const char *t = end;
-            while (t > q && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '*' || t[-1] == '`'))
-                t--;
             json_array_append_new (edits, json_pack ("{s:s, s:I, s:s%}", "action",
-                                                     verbs[v].action, "idea",
-                                                     (json_int_t) (add ? 0 : n),
-                                                     "text", q, (size_t) (t - q)));
+                                                     verbs[v].action, "idea", (json_int_t) n,
+                                                     "text", body, body_len));
             break;
         }
     }

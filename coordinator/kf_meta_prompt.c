@@ -92,13 +92,11 @@ kf_meta_quote_cut (FILE *f, const char *text, int max)
 //  the copy bandwidth" and nothing of compute, where the kernel prompts
 //  derive 2*M*N*K from the shapes; the meta prompt now does the same (on
 //  DEVICE's peaks, every core's and one core's).
-//  Round 15: on the HOST, an outcome whose code has no streaming stores
-//  counts N + 2M, as the kernel prompts do (kf_prompt_store_factor).
+//  An outcome's memory and compute figures against the device's.
 static void
 s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
 {
     json_t *bw = json_object_get (o, "bandwidth"), *cp = json_object_get (o, "compute");
-    double gbs = kf_jnum (bw, "candidate_gbs", 0), copy = kf_jnum (bw, "copy_gbs", 0);
     double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
     double ns = kf_jnum (o, "candidate_ns", 0), derived = 0;
     long long mnk[3];
@@ -107,13 +105,27 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
         if (!(peak > 0))
             peak = kf_jnum (device, "peak_gflops", 0);
     }
+    //  The kernel prompts' one count (kf_prompt_memory_share): N + M
+    //  against the copy figure, which counts its own bytes so; N + 2M,
+    //  where its code has no streaming stores, against all cores' cold
+    //  read rate (round 17: N + 2M was set against the copy, 90% where
+    //  like for like said 68%).
     json_t *ft = json_object_get (o, "features");
-    bool ordinary = host && json_is_integer (ft)
-                    && !(json_integer_value (ft) & (1 << KF_IDEA_STREAM));
-    gbs *= ordinary ? kf_prompt_store_factor (spec, false) : 1;
-    if (gbs > 0 && copy > 0)
-        fprintf (f, "; memory %.1f GB/s = %.0f%% of the measured copy bandwidth%s", gbs,
-                 100 * gbs / copy, ordinary ? " (N + 2M: its code has no streaming stores)" : "");
+    kf_stores_t stores = !host || !json_is_integer (ft) ? KF_STORES_UNKNOWN
+                         : json_integer_value (ft) & (1 << KF_IDEA_STREAM) ? KF_STORES_STREAMING
+                                                                             : KF_STORES_ORDINARY;
+    kf_share_t copy = kf_prompt_memory_share (bw, spec, device, stores, KF_SHARE_COPY);
+    kf_share_t cold = kf_prompt_memory_share (bw, spec, device, stores, KF_SHARE_ALL_CORES);
+    if (copy.share > 0)
+        fprintf (f, "; memory %.1f GB/s = %.0f%% of %s", copy.gbs, 100 * copy.share,
+                 copy.rate_name);
+    if (cold.doubled && cold.gbs > 0) {
+        fprintf (f, "; counting %s (its code has no streaming stores), %.1f GB/s", cold.traffic,
+                 cold.gbs);
+        if (cold.share > 0)
+            fprintf (f, " = %.0f%% of %s (%.1f GB/s)", 100 * cold.share, cold.rate_name,
+                     cold.rate);
+    }
     if (gf > 0 && peak > 0)
         fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
     double one_core = kf_jnum (device, "peak_gflops_one_core", 0);
