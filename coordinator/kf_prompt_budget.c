@@ -77,6 +77,21 @@ kf_prompt_host_reads (FILE *f, json_t *d)
             fprintf (f, ", %.1fx its cold read from memory", l2 / one);
         fputs (" (the best of twenty runs; bytes read): the rate a block kept in L2 feeds one "
                "core's arithmetic.\n", f);
+        //  Round 17: two threads of a tile kernel fed from L2 scaled
+        //  poorly, and only one core's L2 read was measured.
+        double l2_all = kf_jnum (d, "read_l2_all_cores_gbs", 0);
+        if (l2_all > 0) {
+            fprintf (f, "  Every logical CPU reading from L2 at once (%s in all, a quarter of an "
+                     "L2 each, let go together): %.0f GB/s, %.2fx one core's", kf_rates_bytes (
+                     kf_jnum (d, "read_l2_all_cores_bytes", 0), b, sizeof b), l2_all, l2_all / l2);
+            if (l2_all < 1.3 * l2)
+                fputs ("; near one core's, so threads whose blocks stay in L2 gain little in "
+                       "their reads (the logical CPUs may share a core and its L2)", f);
+            else
+                fprintf (f, "; threads whose blocks stay in L2 can draw about %.1fx one core's "
+                         "reads", l2_all / l2);
+            fputs (".\n", f);
+        }
     }
 }
 

@@ -67,8 +67,12 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * over the time from the first thread's start to the last one's finish,
  * the best of three; "read_l2_one_core_gbs", one thread reading
  * "read_l2_one_core_bytes" (half of cpu0's L2) again and again, warm,
- * the best of twenty runs, where the L2's size is known; the copy and
- * read figures need AVX2;
+ * the best of twenty runs, where the L2's size is known;
+ * "read_l2_all_cores_gbs", one thread per logical CPU each reading its
+ * own quarter of an L2 again and again, warm, let go together, all
+ * bytes over the first start to the last finish, the best of ten
+ * ("read_l2_all_cores_bytes" in all), where one core's was measured and
+ * there are two CPUs or more; the copy and read figures need AVX2;
  * "clock_mhz_measured", the clock a chain of dependent
  * integer adds (one per cycle) runs at, on x86; "vec_lanes" and the
  * "vec_OP_cycles" and "vec_OP_latency_cycles" of the widest f32 vector's

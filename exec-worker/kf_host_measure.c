@@ -1,8 +1,7 @@
 /*  kf_host_measure.c - what one core of the host can do, measured once at
  *  start (kf_host_caps.h): its FMA peak alone, the same loop on every
- *  logical CPU at once, the cost of starting and joining a thread, a
- *  copy with ordinary against streaming stores, a cold-cache read by one
- *  core and by all of them at once, a read from L2, and (kf_host_vec.c)
+ *  logical CPU at once, the cost of starting and joining a thread, its
+ *  clock, (kf_host_reads.c) its copies and reads, and (kf_host_vec.c)
  *  the cycles of a vector divide, square root, reciprocal and FMA.
  *
  *  The FMA figures are measured once (kf_host_fma_peaks) for both the
@@ -32,8 +31,6 @@
 
 #define S_SPAWNS 51
 #define S_SPAWN_ROUNDS 5
-//  Each copy buffer: past a typical L2, so the copy leaves the core.
-#define S_COPY_BYTES ((size_t) 32 << 20)
 
 long
 kf_host_cpus (void)
@@ -53,7 +50,7 @@ kf_host_cpus (void)
 //  Zen 5 core that does 230 (round 6: a one-thread GEMM at 136 GFLOP/s
 //  read as "98.7% of peak"). Never instrumented either: a sanitized
 //  build measured 7 GFLOP/s in round 2.
-#define S_MEASURED __attribute__ ((no_sanitize ("address", "undefined"), noinline))
+#define S_MEASURED KF_HOST_MEASURED
 #if defined(__x86_64__)
 #define S_CHAINS_512 24
 #define S_CHAINS_256 12
@@ -236,17 +233,10 @@ kf_host_fma_one_core (const char **isa)
     return best;
 }
 
-//  The threads wait for a go, so the loop starts on all of them at once;
-//  a failed pthread_create still lets those started finish.
-typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool go;
-} s_start_t;
 
 typedef struct {
     pthread_t thread;
-    s_start_t *start;
+    kf_host_start_t *start;
     kf_host_fma_fn fma;
     double flops, best;
 } s_fma_job_t;
@@ -279,7 +269,7 @@ s_fma_all (long cpus, kf_host_fma_fn fma, double *all, double *summed)
     s_fma_job_t *jobs = calloc ((size_t) cpus, sizeof *jobs);
     if (!jobs)
         return;
-    s_start_t start = { .go = false };
+    kf_host_start_t start = { .go = false };
     pthread_mutex_init (&start.lock, NULL);
     pthread_cond_init (&start.cond, NULL);
     long started = 0;
@@ -386,274 +376,6 @@ kf_host_measure_spawn_s (void)
     return best;
 }
 
-//  A copy of N bytes with ordinary stores (each destination line is
-//  read into the cache before it is written: the write-allocate read) or
-//  with streaming stores that bypass the cache (no such read). Explicit
-//  loops: the C library's memcpy picks streaming stores by size itself.
-#if defined(__x86_64__)
-__attribute__ ((target ("avx2"))) S_MEASURED static void
-s_copy_plain (char *dst, const char *src, size_t n)
-{
-    for (size_t i = 0; i + 32 <= n; i += 32)
-        _mm256_store_si256 ((__m256i *) (dst + i), _mm256_load_si256 ((const __m256i *) (src + i)));
-}
-
-__attribute__ ((target ("avx2"))) S_MEASURED static void
-s_copy_stream (char *dst, const char *src, size_t n)
-{
-    for (size_t i = 0; i + 32 <= n; i += 32)
-        _mm256_stream_si256 ((__m256i *) (dst + i), _mm256_load_si256 ((const __m256i *) (src + i)));
-    _mm_sfence ();
-}
-
-//  Every line of N bytes at P out of every cache level.
-S_MEASURED static void
-s_flush (const char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i += 64)
-        _mm_clflush (p + i);
-    _mm_mfence ();
-}
-
-//  A read of N bytes (P 32-byte aligned), four independent sums,
-//  returned so it is not dropped. Each sum a named variable: as an
-//  array, GCC at -O1 kept them in memory, each add waiting for the store
-//  of the one before, as it did the FMA chains. And loads as plain
-//  dereferences: _mm256_load_si256, an inline function of its own, kept
-//  UBSan's checks in a sanitized build, and their calls spilled the sums
-//  too (11 bytes a cycle from L2, round 13).
-#define S_LOAD(q) (*(const __m256i *) (q))
-__attribute__ ((target ("avx2"))) S_MEASURED static double
-s_read (const char *p, size_t n)
-{
-    __m256i a0 = _mm256_setzero_si256 (), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t i = 0; i + 128 <= n; i += 128) {
-        a0 = _mm256_add_epi64 (a0, S_LOAD (p + i));
-        a1 = _mm256_add_epi64 (a1, S_LOAD (p + i + 32));
-        a2 = _mm256_add_epi64 (a2, S_LOAD (p + i + 64));
-        a3 = _mm256_add_epi64 (a3, S_LOAD (p + i + 96));
-    }
-    __m256i a = _mm256_add_epi64 (_mm256_add_epi64 (a0, a1), _mm256_add_epi64 (a2, a3));
-    return (double) ((unsigned long long) _mm256_extract_epi64 (a, 0)
-                     + (unsigned long long) _mm256_extract_epi64 (a, 1)
-                     + (unsigned long long) _mm256_extract_epi64 (a, 2)
-                     + (unsigned long long) _mm256_extract_epi64 (a, 3));
-}
-#endif
-
-//  One core reading N bytes at BUF from memory with cold caches (round
-//  5: the model had to guess it): the buffer flushed from every cache
-//  level before each of three reads, the best, in bytes per second.
-#if defined(__x86_64__)
-static double
-s_read_cold (const char *buf, size_t n)
-{
-    double best = 0, sum = 0;
-    for (int r = 0; r < 3; r++) {
-        s_flush (buf, n);
-        double t0 = kf_clock_now ();
-        sum += s_read (buf, n);
-        double t = kf_clock_now () - t0;
-        if (t > 0 && n / t > best)
-            best = n / t;
-    }
-    volatile double keep = sum;
-    (void) keep;
-    return best;
-}
-#endif
-
-//  Every logical CPU reading its own share of a buffer flushed from the
-//  caches first (round 13: a threaded kernel's inputs arrive at the rate
-//  all cores draw from memory at once, and only one core's cold rate was
-//  measured). At least S_ALL_SHARE bytes a thread, so the threads' skew
-//  leaving the barrier (tens of microseconds) stays small beside their
-//  reads; at most S_ALL_BYTES_MAX in all (a fresh page on a virtual
-//  machine can take microseconds to touch).
-#define S_ALL_SHARE ((size_t) 2 << 20)
-#define S_ALL_BYTES_MAX ((size_t) 128 << 20)
-
-static size_t
-s_read_all_bytes (long cpus)
-{
-    size_t n = (size_t) cpus * S_ALL_SHARE;
-    return n < S_COPY_BYTES ? S_COPY_BYTES : n > S_ALL_BYTES_MAX ? S_ALL_BYTES_MAX : n;
-}
-
-#if defined(__x86_64__)
-typedef struct {
-    pthread_t thread;
-    s_start_t *start;
-    pthread_barrier_t *barrier;   //  NULL at the go: stop (not every thread started)
-    char *p;
-    size_t n;
-    double t0[3], t1[3];
-} s_read_job_t;
-
-static void *
-s_read_thread (void *arg)
-{
-    s_read_job_t *job = arg;
-    pthread_mutex_lock (&job->start->lock);
-    while (!job->start->go)
-        pthread_cond_wait (&job->start->cond, &job->start->lock);
-    pthread_mutex_unlock (&job->start->lock);
-    if (!job->barrier)
-        return NULL;
-    //  Written by its own thread first: an untouched page would fault in
-    //  inside the timed read, or read as the shared zero page, cached.
-    memset (job->p, 3, job->n);
-    double sum = 0;
-    for (int r = 0; r < 3; r++) {
-        s_flush (job->p, job->n);
-        pthread_barrier_wait (job->barrier);
-        job->t0[r] = kf_clock_now ();
-        sum += s_read (job->p, job->n);
-        job->t1[r] = kf_clock_now ();
-        //  No thread flushes while another still reads.
-        pthread_barrier_wait (job->barrier);
-    }
-    volatile double keep = sum;
-    (void) keep;
-    return NULL;
-}
-
-//  CPUS threads each reading N / CPUS bytes of BUF, flushed first, let go
-//  together by a barrier: the bytes read over the time from the first
-//  thread's start to the last one's finish, the best of three rounds, in
-//  bytes per second; 0 when a thread could not start.
-static double
-s_read_cold_all (char *buf, size_t n, long cpus)
-{
-    size_t share = n / (size_t) cpus / 4096 * 4096;
-    s_read_job_t *jobs = share > 0 ? calloc ((size_t) cpus, sizeof *jobs) : NULL;
-    if (!jobs)
-        return 0;
-    s_start_t start = { .go = false };
-    pthread_mutex_init (&start.lock, NULL);
-    pthread_cond_init (&start.cond, NULL);
-    pthread_barrier_t barrier;
-    long started = 0;
-    for (; started < cpus; started++) {
-        jobs[started].start = &start;
-        jobs[started].p = buf + (size_t) started * share;
-        jobs[started].n = share;
-        if (pthread_create (&jobs[started].thread, NULL, s_read_thread, &jobs[started]) != 0)
-            break;
-    }
-    bool all = started == cpus && pthread_barrier_init (&barrier, NULL, (unsigned) cpus) == 0;
-    pthread_mutex_lock (&start.lock);
-    for (long i = 0; i < started; i++)
-        jobs[i].barrier = all ? &barrier : NULL;
-    start.go = true;
-    pthread_cond_broadcast (&start.cond);
-    pthread_mutex_unlock (&start.lock);
-    for (long i = 0; i < started; i++)
-        pthread_join (jobs[i].thread, NULL);
-    double best = 0;
-    for (int r = 0; all && r < 3; r++) {
-        double first = jobs[0].t0[r], last = jobs[0].t1[r];
-        for (long i = 1; i < cpus; i++) {
-            first = fmin (first, jobs[i].t0[r]);
-            last = fmax (last, jobs[i].t1[r]);
-        }
-        if (last > first && (double) share * (double) cpus / (last - first) > best)
-            best = (double) share * (double) cpus / (last - first);
-    }
-    if (all)
-        pthread_barrier_destroy (&barrier);
-    pthread_cond_destroy (&start.cond);
-    pthread_mutex_destroy (&start.lock);
-    free (jobs);
-    return best;
-}
-
-//  One core reading N bytes of BUF that stay in its L2 (round 13: a
-//  matrix product's author had no L2 rate to size cache blocks by): one
-//  read to bring them in, then runs of S_L2_PASSES reads back to back
-//  (about half a millisecond), the best of S_L2_RUNS, in bytes per
-//  second.
-#define S_L2_PASSES 64
-#define S_L2_RUNS 20
-static double
-s_read_l2 (const char *buf, size_t n)
-{
-    double best = 0, sum = s_read (buf, n);
-    for (int r = 0; r < S_L2_RUNS; r++) {
-        double t0 = kf_clock_now ();
-        for (int i = 0; i < S_L2_PASSES; i++) {
-            sum += s_read (buf, n);
-            //  The same read of the same bytes: never merged into one.
-            __asm__ volatile ("" ::: "memory");
-        }
-        double t = kf_clock_now () - t0;
-        if (t > 0 && S_L2_PASSES * (double) n / t > best)
-            best = S_L2_PASSES * (double) n / t;
-    }
-    volatile double keep = sum;
-    (void) keep;
-    return best;
-}
-#endif
-
-//  The bytes the L2 read reads: half of cpu0's L2 (sysfs, else what the
-//  C library reads from the CPU), the other half left to what else the
-//  core keeps there; 0 where the L2 is unknown, or its half would not be
-//  well past the L1d (it would measure the L1d).
-static size_t
-s_l2_read_bytes (void)
-{
-    json_t *c = json_object ();
-    kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", NULL, c);
-    const long sizes[3] = { sysconf (_SC_LEVEL1_DCACHE_SIZE), sysconf (_SC_LEVEL2_CACHE_SIZE),
-                            sysconf (_SC_LEVEL3_CACHE_SIZE) };
-    kf_host_caps_cpuid_caches (c, sizes);
-    double l1 = json_number_value (json_object_get (c, "l1d_bytes"));
-    double l2 = json_number_value (json_object_get (c, "l2_bytes"));
-    json_decref (c);
-    size_t n = (size_t) (l2 / 2) / 4096 * 4096;
-    return n >= 4096 && n >= 2 * l1 && n <= S_COPY_BYTES ? n : 0;
-}
-
-//  One core's copy rates from SRC to DST (S_COPY_BYTES each), the best
-//  of three of each kind: ORDINARY and STREAM as bytes read plus bytes
-//  written per second (2 per byte copied); *TRAFFIC the ordinary copy's
-//  whole memory traffic, the write-allocate read of each destination line
-//  counted too (3 per byte copied); *COLD one core's cold-cache read of
-//  the source (s_read_cold). 0 where AVX2 is not available here.
-static void
-s_copy_rates (char *src, char *dst, double *ordinary, double *traffic, double *stream,
-              double *cold)
-{
-    *ordinary = *traffic = *stream = *cold = 0;
-#if defined(__x86_64__)
-    if (!__builtin_cpu_supports ("avx2") || !src || !dst)
-        return;
-    memset (src, 1, S_COPY_BYTES);
-    memset (dst, 2, S_COPY_BYTES);
-    for (int r = 0; r < 3; r++) {
-        double t0 = kf_clock_now ();
-        s_copy_plain (dst, src, S_COPY_BYTES);
-        double t = kf_clock_now () - t0;
-        if (t > 0 && 2.0 * S_COPY_BYTES / t > *ordinary) {
-            *ordinary = 2.0 * S_COPY_BYTES / t;
-            *traffic = 3.0 * S_COPY_BYTES / t;
-        }
-        t0 = kf_clock_now ();
-        s_copy_stream (dst, src, S_COPY_BYTES);
-        t = kf_clock_now () - t0;
-        if (t > 0 && 2.0 * S_COPY_BYTES / t > *stream)
-            *stream = 2.0 * S_COPY_BYTES / t;
-    }
-    volatile char keep = dst[S_COPY_BYTES - 1];
-    (void) keep;
-    *cold = s_read_cold (src, S_COPY_BYTES);
-#else
-    (void) src;
-    (void) dst;
-#endif
-}
-
 //  The core's clock, measured: a chain of dependent register-to-register
 //  integer adds, each waiting for the one before, runs one add per cycle
 //  on x86 cores, so adds per second are cycles per second
@@ -694,8 +416,8 @@ s_clock_hz (void)
     return best;
 }
 
-static void
-s_set (json_t *device, const char *key, double value, double scale)
+void
+kf_host_set_figure (json_t *device, const char *key, double value, double scale)
 {
     if (!(value > 0))
         return;
@@ -710,43 +432,14 @@ kf_host_measure_caps (void)
         return NULL;
     kf_host_fma_peaks_t peaks;
     kf_host_fma_peaks (&peaks);
-    s_set (d, "peak_gflops_one_core", peaks.one_core, 1e-9);
-    s_set (d, "peak_gflops_all_threads", peaks.all_threads, 1e-9);
-    s_set (d, "thread_start_join_us", kf_host_measure_spawn_s (), 1e6);
-    s_set (d, "clock_mhz_measured", s_clock_hz (), 1e-6);
+    kf_host_set_figure (d, "peak_gflops_one_core", peaks.one_core, 1e-9);
+    kf_host_set_figure (d, "peak_gflops_all_threads", peaks.all_threads, 1e-9);
+    kf_host_set_figure (d, "thread_start_join_us", kf_host_measure_spawn_s (), 1e6);
+    kf_host_set_figure (d, "clock_mhz_measured", s_clock_hz (), 1e-6);
     //  Divide, square root, reciprocal estimate and FMA in cycles
     //  (kf_host_vec.c).
     kf_host_vec_costs (d);
-    //  One source buffer for the copy and the reads: each first touch
-    //  of a page costs (kf_host_figures.h), so it is paid once.
-    long cpus = kf_host_cpus ();
-    size_t all_bytes = s_read_all_bytes (cpus), l2_bytes = s_l2_read_bytes ();
-    char *src = aligned_alloc (64, all_bytes), *dst = aligned_alloc (64, S_COPY_BYTES);
-    double ordinary, traffic, stream, cold, cold_all = 0, l2 = 0;
-    s_copy_rates (src, dst, &ordinary, &traffic, &stream, &cold);
-#if defined(__x86_64__)
-    if (ordinary > 0) {
-        cold_all = s_read_cold_all (src, all_bytes, cpus);
-        l2 = l2_bytes > 0 ? s_read_l2 (src, l2_bytes) : 0;
-    }
-#endif
-    free (src);
-    free (dst);
-    s_set (d, "copy_one_core_gbs", ordinary, 1e-9);
-    s_set (d, "copy_one_core_traffic_gbs", traffic, 1e-9);
-    s_set (d, "copy_stream_one_core_gbs", stream, 1e-9);
-    if (ordinary > 0)
-        json_object_set_new (d, "copy_one_core_bytes", json_integer ((json_int_t) S_COPY_BYTES));
-    s_set (d, "read_cold_one_core_gbs", cold, 1e-9);
-    if (cold > 0)
-        json_object_set_new (d, "read_cold_one_core_bytes", json_integer ((json_int_t) S_COPY_BYTES));
-    s_set (d, "read_cold_all_cores_gbs", cold_all, 1e-9);
-    if (cold_all > 0)
-        json_object_set_new (d, "read_cold_all_cores_bytes",
-                             json_integer ((json_int_t) (all_bytes / (size_t) cpus / 4096 * 4096
-                                                         * (size_t) cpus)));
-    s_set (d, "read_l2_one_core_gbs", l2, 1e-9);
-    if (l2 > 0)
-        json_object_set_new (d, "read_l2_one_core_bytes", json_integer ((json_int_t) l2_bytes));
+    //  The copy and the reads (kf_host_reads.c).
+    kf_host_measure_memory (d);
     return d;
 }

@@ -332,6 +332,11 @@ s_measured (void)
     //  cold read of all cores at once, and one core's L2 read where the
     //  L2's size is known.
     bool l2 = json_object_get (d, "read_l2_one_core_gbs") != NULL;
+    //  Round 17: every logical CPU reading from its L2 at once, where
+    //  there are two or more (two threads of an L2-bound kernel scaled
+    //  poorly, and nothing measured whether their L2 reads add up).
+    bool l2_all = json_object_get (d, "read_l2_all_cores_gbs") != NULL;
+    CHECK (!l2_all || l2);
     //  Round 15: the widest vector's divide, square root, reciprocal
     //  estimate and FMA, throughput and latency, and its lanes
     //  (test_host_vec.c checks their values).
@@ -340,7 +345,8 @@ s_measured (void)
     vec = __builtin_cpu_supports ("avx512f")
           || (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
 #endif
-    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (vec ? 9 : 0));
+    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
+                + (vec ? 9 : 0));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
@@ -406,6 +412,20 @@ s_measured (void)
         CHECK (bytes > 0 && bytes % 4096 == 0);
         if (sysconf (_SC_LEVEL2_CACHE_SIZE) > 0)
             CHECK (bytes <= sysconf (_SC_LEVEL2_CACHE_SIZE) / 2);
+        //  All cores at once, each a quarter of its L2: measured wherever
+        //  one core's was and there are two CPUs or more; at most
+        //  128 bytes a cycle a CPU, and whole pages a thread.
+        CHECK (l2_all == (cpus >= 2));
+        if (l2_all) {
+            double all = s_num (d, "read_l2_all_cores_gbs");
+            json_int_t all_bytes = json_integer_value (json_object_get (d, "read_l2_all_cores_bytes"));
+            printf ("L2 read on all %ld CPUs %.1f GB/s (%.2fx one core's) of %lld bytes\n", cpus,
+                    all, all / gbs, (long long) all_bytes);
+            CHECK (all > s_num (d, "read_cold_all_cores_gbs"));
+            CHECK (all * 1e3 < 128.0 * (double) cpus * s_num (d, "clock_mhz_measured"));
+            CHECK (all_bytes > 0 && all_bytes % (4096 * cpus) == 0);
+            CHECK (all_bytes / cpus <= bytes / 2);
+        }
     }
     CHECK (kf_host_caps_measure (NULL) == 0);
     //  The one FMA loop: its unit and its count of flops.

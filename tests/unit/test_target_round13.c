@@ -130,7 +130,25 @@ s_reads (void)
                            "from memory (the best of twenty runs; bytes read)"));
     //  No budget for a matrix product.
     CHECK (p && !strstr (p, "Arithmetic budget"));
+    //  Round 17: no line on all cores' L2 where none was measured.
+    CHECK (p && !strstr (p, "reading from L2 at once"));
     free (p);
+    //  Round 17: all cores' L2 read beside one core's (two threads of an
+    //  L2-bound tile kernel scaled poorly, and nothing said why).
+    json_object_set_new (s_dev (hw), "read_l2_all_cores_gbs", json_real (380.0));
+    json_object_set_new (s_dev (hw), "read_l2_all_cores_bytes", json_integer (524288));
+    p = s_target (hw, "host");
+    CHECK (kf_test_has (p, "  Every logical CPU reading from L2 at once (512 KiB in all, a quarter "
+                           "of an L2 each, let go together): 380 GB/s, 1.95x one core's; threads "
+                           "whose blocks stay in L2 can draw about 1.9x one core's reads.\n"));
+    free (p);
+    json_object_set_new (s_dev (hw), "read_l2_all_cores_gbs", json_real (201.0));
+    p = s_target (hw, "host");
+    CHECK (kf_test_has (p, "201 GB/s, 1.03x one core's; near one core's, so threads whose blocks "
+                           "stay in L2 gain little in their reads (the logical CPUs may share a "
+                           "core and its L2).\n"));
+    free (p);
+    json_object_del (s_dev (hw), "read_l2_all_cores_gbs");
     //  All cores no faster than one: said what it means.
     json_object_set_new (s_dev (hw), "read_cold_all_cores_gbs", json_real (33.0));
     p = s_target (hw, "host");
