@@ -30,8 +30,10 @@
 
 /* The measurement's version, kept in the file as "version": raised
  * whenever a figure is measured differently, so a file of the old
- * measurement is not read as the new one. */
-#define KF_HOST_FIGURES_VERSION 6
+ * measurement is not read as the new one, nor a file without a figure
+ * the measurement now makes (7: read_l2_all_cores_gbs; test_host_caps
+ * lists the keys of this version). */
+#define KF_HOST_FIGURES_VERSION 7
 
 /* Whether CAPS (kf_host_caps_measure's figures) were measured on a quiet
  * host of CPUS logical CPUs: the FMA loop on every CPU at once did at
