@@ -375,3 +375,20 @@ kf_descriptor_close (const char *open)
     }
     return NULL;
 }
+
+const char *
+kf_descriptor_cell_text (const char *target, const char *coords, char *out, size_t size)
+{
+    int c[3];
+    if (!size)
+        return out;
+    if (!coords || sscanf (coords, "{%d,%d,%d}", &c[0], &c[1], &c[2]) != 3) {
+        snprintf (out, size, "%s", coords ? coords : "");
+        return out;
+    }
+    snprintf (out, size, "%s: %s %s, %s %s, %s %s", coords, kf_descriptor_dim_short (target, 0),
+              kf_descriptor_level_short (target, 0, c[0]), kf_descriptor_dim_short (target, 1),
+              kf_descriptor_level_short (target, 1, c[1]), kf_descriptor_dim_short (target, 2),
+              kf_descriptor_level_short (target, 2, c[2]));
+    return out;
+}

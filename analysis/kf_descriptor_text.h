@@ -40,4 +40,12 @@ const char *kf_descriptor_close (const char *open);
  * removed, strings kept), newly allocated; NULL when out of memory. */
 char *kf_descriptor_asm_text (const char *t);
 
+/* A cell's coordinates COORDS ("{1,0,0}") with each axis and level named
+ * for a run on TARGET (kf_descriptor_level_short): "{1,0,0}: memory SIMD,
+ * algorithm direct, threads one thread" (round 18: "coordinates (memory,
+ * algorithm, threads) {1,0,0}" read as archive jargon); COORDS as it is
+ * where it is not three numbers. Writes OUT (SIZE bytes), returns it. */
+const char *kf_descriptor_cell_text (const char *target, const char *coords, char *out,
+                                     size_t size);
+
 #endif

@@ -132,7 +132,8 @@ kf_rates_write (FILE *f, const kf_rates_t *r)
         }
     }
     else
-        fputs (" compute: not known (the task gives no operation count)", f);
+        fprintf (f, " compute: not known (%s)",
+                 r->uncounted ? r->uncounted : "the task gives no operation count");
     //  Which ceiling is nearer, where both shares mean something.
     if (mem_share >= 0 && cp_share >= 0)
         fprintf (f, "; nearer the %s ceiling (%.0f%% against %.0f%%)",

@@ -44,6 +44,9 @@ typedef struct {
                               * calls, 0 it does not, -1 not known */
     bool cold;               /* every call starts with its data flushed from
                               * every cache (the host's timing protocol) */
+    const char *uncounted;   /* why no operation count, where GFLOPS is 0 (a
+                              * clause); NULL: "the task gives no operation
+                              * count" */
 } kf_rates_t;
 
 /* Whether R's working set stays in cache between calls: 1, 0, or -1 when

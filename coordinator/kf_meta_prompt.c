@@ -119,7 +119,11 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
     if (copy.share > 0)
         fprintf (f, "; memory %.1f GB/s = %.0f%% of %s", copy.gbs, 100 * copy.share,
                  copy.rate_name);
-    if (cold.doubled && cold.gbs > 0) {
+    //  Round 18: the note stood on the others only, and a reader had to
+    //  infer streaming stores from its absence.
+    if (stores == KF_STORES_STREAMING && copy.share > 0)
+        fputs ("; its code has streaming stores, so N + M is what crosses the bus", f);
+    else if (cold.doubled && cold.gbs > 0) {
         fprintf (f, "; counting %s (its code has no streaming stores), %.1f GB/s", cold.traffic,
                  cold.gbs);
         if (cold.share > 0)
@@ -362,7 +366,7 @@ s_outcome_kernel (FILE *f, const char *title, json_t *k, json_t *outcomes, doubl
 //  cost or one core's peak the kernel prompts give; it quoted them from
 //  kernel prompts it had seen, which a real meta-model has not).
 static void
-s_target (FILE *f, json_t *hardware, bool host)
+s_target (FILE *f, json_t *hardware, json_t *spec, bool host)
 {
     json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
     if (!d)
@@ -399,6 +403,11 @@ s_target (FILE *f, json_t *hardware, bool host)
         fprintf (f, "; starting and joining one thread %.1f us, paid in every timed call that "
                  "starts threads", kf_jnum (d, "thread_start_join_us", 0));
     fputs (".\n", f);
+    //  Round 18: the kernel prompts' copy rates and floors for this
+    //  task's bytes (N + M, N + 2M, on one core and on all) were left out,
+    //  and the meta-prompter recomputed them to judge the outcomes.
+    if (host)
+        kf_prompt_task_traffic_line (f, spec, d);
 }
 
 //  Whether SPEC lists its outputs (their dtypes give the bounds).
@@ -511,7 +520,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                                                               kf_jstr (run, "language")));
     s_ideas (f, ideas);
     s_task (f, json_object_get (run, "spec"));
-    s_target (f, base->hardware,
+    s_target (f, base->hardware, json_object_get (run, "spec"),
               kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
                   == KF_TARGET_HOST);
     kf_meta_history_text (f, history, base->number);

@@ -25,6 +25,7 @@
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_descriptor.h"
+#include "kf_descriptor_text.h"
 #include "kf_str.h"
 #include <math.h>
 #include <stdio.h>
@@ -511,11 +512,10 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                    "of the archive); borrow what helps.\n", f);
         //  The axes in the target's words (round 4: "sync" here,
         //  "threads" in the meta prompt for a host run).
+        char cell[256];
         if (*kf_jstr (k, "coords"))
-            fprintf (f, "\n### Inspiration %d, coordinates (%s, %s, %s) %s\n", ++shown,
-                     kf_descriptor_dim_short (in->target, 0),
-                     kf_descriptor_dim_short (in->target, 1),
-                     kf_descriptor_dim_short (in->target, 2), kf_jstr (k, "coords"));
+            fprintf (f, "\n### Inspiration %d, of the archive's cell %s\n", ++shown,
+                     kf_descriptor_cell_text (in->target, kf_jstr (k, "coords"), cell, sizeof cell));
         else
             fprintf (f, "\n### Inspiration %d\n", ++shown);
         if (from_run)

@@ -273,8 +273,10 @@ static const char *const s_strategies_host[] = {
     [KF_CLASS_ELEMENTWISE] =
         "- Keep the loop simple, pointers restrict, and let -O3 with the target flags "
         "vectorise it; check that the formula has no call the compiler cannot vectorise (expf, "
-        "erff, tanhf from libm are not, under -std=c11 without -ffast-math): a polynomial or "
-        "rational approximation is.\n"
+        "erff, tanhf, atan2f and every other libm function are not, under -std=c11 without "
+        "-ffast-math, nor is sqrtf, which may set errno here; such a loop stays one scalar "
+        "call an element): a polynomial or rational approximation, or a square root by "
+        "intrinsic (_mm512_sqrt_ps), is.\n"
         //  Round 14: "bound by memory again" was asserted where the
         //  prompt's own budget said the loop was bound by its arithmetic,
         //  and a meta line saying so stood beside it.
@@ -301,7 +303,8 @@ static const char *const s_strategies_host[] = {
         "takes about 4 cycles with up to two started a cycle on recent cores, so at least 8 "
         "independent vector accumulators are needed to keep them busy; leave a few registers "
         "for the loaded operands (e.g. 6 rows x 2 vectors = 12 accumulators with AVX2, 8 rows "
-        "x 3 vectors = 24 with AVX-512).\n"
+        "x 3 vectors = 24 with AVX-512; pick the vectors a row so they divide the output's "
+        "columns, or handle the columns left over: 3 vectors of 16 floats do not divide 512).\n"
         "- Split the output into blocks across cores with threads.\n",
     [KF_CLASS_ATTENTION] =
         "- Process a block of queries at a time against blocks of keys with an online softmax, "

@@ -444,8 +444,10 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
         [KF_IDEA_PACK] = "packed operands", [KF_IDEA_FUSED_ROW] = "one fused pass per row",
         [KF_IDEA_ACCUMULATORS] = "several independent accumulators",
         [KF_IDEA_EPILOGUE] = "the output written once (no read back)",
-        [KF_IDEA_ESTIMATE] = "cheaper math by hardware estimates or tables (rcp/rsqrt "
-                             "estimate, getexp/getmant, a permute table)",
+        //  Round 18: "(rcp/rsqrt estimate, getexp/getmant, a permute
+        //  table)" read as what the kernel did, where it used one of them.
+        [KF_IDEA_ESTIMATE] = "cheaper math by a hardware estimate or table (one of: an "
+                             "rcp/rsqrt estimate, getexp/getmant, a permute table)",
         [KF_IDEA_OUTER] = "the outer-product order (an element broadcast against a vector of "
                           "the other operand's row)",
     };

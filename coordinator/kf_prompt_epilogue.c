@@ -33,6 +33,11 @@ static const struct s_row {
     { "layer_norm", 4, 0, "a sum and a sum-of-squares pass over its row (its mean and "
       "variance), a subtraction of the mean and a multiply by the row's reciprocal standard "
       "deviation", "shifted by its mean and scaled by 1/sqrt(variance + eps)" },
+    //  A row's mean (of squares, in an RMS norm), then a factor of it on
+    //  each element.
+    { "mean", 3, 0, "a pass over its row for the row's mean (of its squares, for an RMS "
+      "norm) before any element of the row can be finished, then a multiply by a factor "
+      "of the row", "scaled by the factor its mean gives" },
 };
 
 static const struct s_row *
@@ -86,7 +91,9 @@ kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *produc
 static void
 s_what (FILE *f, const kf_epilogue_t *e)
 {
-    if (*e->row)
+    if (!strcmp (e->row, "mean"))
+        fputs ("the row's mean and its factor", f);
+    else if (*e->row)
         fprintf (f, "the %s", e->row);
     else if (*e->names)
         fprintf (f, "the %s%s", e->names, e->ops > 0 ? " and the arithmetic" : "");
@@ -231,6 +238,13 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "the maximum grows), an exp cheaper than libm's that stays within "
                            "%s, and the finished row %s while it is still in L1",
                            e.row, e.row, within, row->finish);
+    if (row && !strcmp (row->name, "mean"))
+        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (a row's "
+                           "mean and a factor of it, over each row) into the product: add each "
+                           "tile's squares (or values) into its rows' sums while the tile sits "
+                           "in registers, store the tile, and scale the finished row by its "
+                           "factor while it is still in L1 (no element can be finished before "
+                           "its whole row's sum is known, within %s)", within);
     if (row)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: keep each row's sum and sum of "

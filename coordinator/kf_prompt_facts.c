@@ -213,15 +213,17 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
         //  Round 17: "well below 0.001" read as a ceiling to stay far
         //  under; all three generation-0 kernels kept libm's 1.1e-6
         //  against 1e-2. The budget as a number, in bits and in kind.
+        //  Round 18: atan2's task was told of "exp, log, tanh, erf" only.
         fprintf (f, "So: the relative budget is a number to spend. A function approximation "
-                 "(exp, log, tanh, erf, a reciprocal or square root) whose own relative error "
-                 "is up to %g (rtol / 10, about %.0f correct bits of a float's 24) passes with "
+                 "(%s%s%sexp, log, tanh, erf, a reciprocal or square root) whose own relative "
+                 "error is up to %g (rtol / 10, about %.0f correct bits of a float's 24) passes with "
                  "a tenfold margin where its result reaches the output without cancelling; "
                  "libm's accuracy (about 1e-7) is %.0f times tighter than that, so a shorter "
                  "polynomial, a table with a short series, or a reciprocal estimate "
                  "such as AVX-512's rcp14 (2^-14 = 6.1e-05 relative) stays within it. A "
-                 "reordered summation is fine too", rtol / 10, -log2 (rtol / 10),
-                 rtol / 10 / 1e-7);
+                 "reordered summation is fine too", *fm.names ? "this task's " : "",
+                 fm.names, *fm.names ? ", as of any such as " : "", rtol / 10,
+                 -log2 (rtol / 10), rtol / 10 / 1e-7);
     fprintf (f, "; lower-precision storage or accumulation that moves results by about %g or "
              "more, or that fails on more than %g%% of elements, is not. Results need not be "
              "bit-identical.\n", rtol, 100 * (1 - match));

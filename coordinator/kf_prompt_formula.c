@@ -110,7 +110,7 @@ static const struct { const char *name; int calls; } s_libm[] = {
     { "elu", 1 }, { "selu", 1 }, { "celu", 1 }, { "mish", 3 }, { "sin", 1 }, { "cos", 1 },
     { "tan", 1 }, { "pow", 1 }, { "atan", 1 }, { "tanhshrink", 1 }, { "cosh", 1 },
     { "sinh", 1 }, { "asinh", 1 }, { "acosh", 1 }, { "atanh", 1 }, { "asin", 1 },
-    { "acos", 1 },
+    { "acos", 1 }, { "atan2", 1 }, { "arctan2", 1 }, { "hypot", 1 },
 };
 
 const char *
@@ -123,7 +123,10 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
                                           NULL };
 
 //  Functions of a whole row (the last dimension) an epilogue may apply.
-static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", NULL };
+//  Round 18: an RMS norm written as y.pow(2).mean(dim=-1) was read as
+//  elementwise work, and its fusion told to finish each tile of outputs
+//  in registers, where each row's mean is needed first.
+static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", NULL };
 
 //  Python words that bring control flow or a construct the count cannot
 //  follow.
@@ -224,6 +227,33 @@ s_close (const char *open, const char *end)
     return end;
 }
 
+//  Whether the call whose '(' is OPEN and ')' CLOSE has the literal 2 as
+//  its last argument ("y.pow(2)", "torch.pow(y, 2.0)", "exponent=2"): a
+//  square, one product, no libm call (round 18: an RMS norm's
+//  y.pow(2) was costed as 524288 libm calls, 164% of the product's time,
+//  and the prompt asked for a polynomial approximation of pow).
+static bool
+s_pow_square (const char *open, const char *close)
+{
+    const char *arg = open + 1;
+    int depth = 0;
+    for (const char *p = open + 1; p < close; p++) {
+        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
+        if (*p == ',' && depth == 0)
+            arg = p + 1;
+    }
+    while (arg < close && isspace ((unsigned char) *arg))
+        arg++;
+    if (close - arg > 9 && !strncmp (arg, "exponent=", 9))
+        arg += 9;
+    const char *e = close;
+    while (e > arg && isspace ((unsigned char) e[-1]))
+        e--;
+    size_t n = (size_t) (e - arg);
+    return (n == 1 && *arg == '2') || (n == 2 && !strncmp (arg, "2.", 2))
+           || (n == 3 && !strncmp (arg, "2.0", 3));
+}
+
 static void
 s_add_name (kf_formula_t *f, const char *name, size_t n)
 {
@@ -310,7 +340,14 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 f->counted = false;
                 known = true;
             }
-            for (size_t i = 0; i < sizeof s_libm / sizeof s_libm[0]; i++)
+            if (n == 3 && !strncmp (last, "pow", 3) && s_pow_square (q, s_close (q, end))) {
+                f->ops++;
+                f->kinds |= S_BIT (MUL);
+                if (n_fns < sizeof fns / sizeof fns[0])
+                    fns[n_fns++] = (struct s_fn) { at, s_close (q, end), 1 };
+                known = true;
+            }
+            for (size_t i = 0; !known && i < sizeof s_libm / sizeof s_libm[0]; i++)
                 if (strlen (s_libm[i].name) == n && !strncmp (last, s_libm[i].name, n)) {
                     f->calls += s_libm[i].calls;
                     s_add_name (f, last, n);

@@ -559,13 +559,26 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  streaming stores went to generation 0, where no kernel is
     //  vectorised yet: the attempt is to write that base as well.
     kf_idea_feature_t feat = kf_prompt_idea_feature (mine);
+    //  Round 18: a product's simplest vectorised form, with no register
+    //  tile, re-reads the second operand from L2 for every row (about 9
+    //  ms against a 3.53 ms FMA floor), so its threads were timed on a
+    //  base 2-3 times too slow to judge them by.
     if ((feat == KF_IDEA_THREADS || feat == KF_IDEA_STREAM)
-        && !(in->base && *kf_jstr (in->base, "source")))
-        fputs (" No kernel exists yet for this idea to build on: first write the simplest "
-               "correct vectorised form of the whole computation (each element's math in "
-               "vector registers, by the compiler or by intrinsics, with no other idea's "
-               "tricks), then add this idea to it. That base is part of this attempt, not a "
-               "sibling's idea taken.", f);
+        && !(in->base && *kf_jstr (in->base, "source"))) {
+        if (kf_prompt_task_class (in->spec) == KF_CLASS_MATMUL)
+            fputs (" No kernel exists yet for this idea to build on: first write a sound "
+                   "vectorised product (a small register tile of outputs held in vector "
+                   "registers over k, as the strategies describe; without one every row "
+                   "reads the second operand again from L2, far below the FMA floor), then add "
+                   "this idea to it. That base is part of this attempt, not a sibling's idea "
+                   "taken.", f);
+        else
+            fputs (" No kernel exists yet for this idea to build on: first write the simplest "
+                   "correct vectorised form of the whole computation (each element's math in "
+                   "vector registers, by the compiler or by intrinsics, with no other idea's "
+                   "tricks), then add this idea to it. That base is part of this attempt, not "
+                   "a sibling's idea taken.", f);
+    }
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said
@@ -697,6 +710,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                      tries == 1 ? "y" : "ies", tries == 1 ? "" : "s");
             continue;
         }
+        //  Round 18: tries that are all this generation's siblings',
+        //  named in their sentence already, made a second list of the
+        //  same ideas, read as planner noise.
+        int mates = 0;
+        for (int k = 0; k < in->population; k++) {
+            const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
+            mates += other && !strcmp (other, h) && s_sibling_planned (in, k);
+        }
+        if (tries <= mates)
+            continue;
         //  Round 12: "held back" read as a contradiction beside a
         //  sibling of this generation that takes the idea: say where the
         //  tries are.

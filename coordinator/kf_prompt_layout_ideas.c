@@ -98,16 +98,23 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.a);
     }
-    fprintf (f, " is M x K = %lld x %lld, %s; the second", mnk[0], k,
+    //  Round 18: a @ b with b stored [K][N] was called "N x K" with "a row
+    //  along k" of both: each operand by its own layout (round 15's
+    //  a.T @ b reads neither along k).
+    bool a_k = p.kind != KF_PRODUCT_FIRST_TRANSPOSED && p.kind != KF_PRODUCT_BOTH_TRANSPOSED;
+    bool b_k = p.kind != KF_PRODUCT_PLAIN && p.kind != KF_PRODUCT_FIRST_TRANSPOSED;
+    fprintf (f, a_k ? " is M x K = %lld x %lld, %s; the second" : " is stored K x M = %lld x "
+             "%lld (along m), %s; the second", a_k ? mnk[0] : k, a_k ? k : mnk[0],
              kf_rates_bytes (a, ba, sizeof ba));
     if (*p.b) {
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.b);
     }
-    fprintf (f, " N x K = %lld x %lld, %s; its output M x N = %lld x %lld, %s. Against this "
-             "host's L1d of %s and L2 of %s: ", mnk[1], k, kf_rates_bytes (b, bb, sizeof bb),
-             mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem, bc,
-                                             sizeof bc),
+    fprintf (f, b_k ? " N x K = %lld x %lld, %s" : " is stored K x N = %lld x %lld (along n), "
+             "%s", b_k ? mnk[1] : k, b_k ? k : mnk[1], kf_rates_bytes (b, bb, sizeof bb));
+    fprintf (f, "; its output M x N = %lld x %lld, %s. Against this host's L1d of %s and L2 of "
+             "%s: ", mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem,
+                                                      bc, sizeof bc),
              kf_rates_bytes (l1, b1, sizeof b1), kf_rates_bytes (l2, b2, sizeof b2));
     if (a + b <= l2 / 2)
         fputs ("both operands fit L2 together with room to spare, so after their first read "
@@ -118,16 +125,32 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
     else
         fputs ("the two operands do not fit L2 together: blocks sized to L2 are what cache "
                "blocking buys", f);
-    if (S_TILE_ROWS * k * elem <= l1 / 2)
+    double tile = S_TILE_ROWS * k * elem;
+    if (a_k && b_k)
         fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
-                 "of k (%.0f KiB) fit half of L1 and blocking over k has nothing to gain.\n",
-                 (double) k * elem, S_TILE_ROWS * k * elem / 1024);
+                 "of k (%.0f KiB)", (double) k * elem, tile / 1024);
+    else {
+        fputs ("; a 32 x 32 tile's operands over all of k, ", f);
+        for (int side = 0; side < 2; side++) {
+            bool along = side ? b_k : a_k;
+            double other = (double) (side ? mnk[1] : mnk[0]);
+            if (along)
+                fprintf (f, "32 rows of the %s along k (%.0f bytes each)",
+                         side ? "second" : "first", (double) k * elem);
+            else
+                fprintf (f, "32 %s of the %s (%.0f bytes of each of its %lld rows along %s, "
+                         "%.0f bytes apart)", side ? "columns" : "rows", side ? "second" : "first",
+                         32 * elem, k, side ? "n" : "m", other * elem);
+            fputs (side ? ", " : " and ", f);
+        }
+        fprintf (f, "take %.0f KiB,", tile / 1024);
+    }
+    if (tile <= l1 / 2)
+        fputs (" fit half of L1 and blocking over k has nothing to gain.\n", f);
     else
         //  Round 17: "128 KiB take more than half of L1" beside a 48 KiB L1.
-        fprintf (f, "; a row along k is %.0f bytes, so a 32 x 32 tile's rows of both over all "
-                 "of k (%.0f KiB) %s: blocking over k keeps a slice of them there.\n",
-                 (double) k * elem, S_TILE_ROWS * k * elem / 1024,
-                 S_TILE_ROWS * k * elem > l1 ? "do not fit L1" : "take more than half of L1");
+        fprintf (f, " %s: blocking over k keeps a slice of them there.\n",
+                 tile > l1 ? "do not fit L1" : "take more than half of L1");
 }
 
 #define S_THREADS "use every core, by output blocks split across threads"

@@ -8,6 +8,7 @@
  */
 #include "kf_prompt_tune.h"
 #include "kf_descriptor.h"
+#include "kf_descriptor_text.h"
 #include "kf_json.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
@@ -264,10 +265,11 @@ s_why (FILE *f, const kf_prompt_in_t *in)
     long long id = (long long) kf_jint (in->base, "id");
     fprintf (f, "Why this kernel: a tuning round turns the fastest kernels of the archive into "
              "templates, one per cell (each cell holds the fastest kernel of one approach");
+    char cell[256];
     if (*kf_jstr (in->base, "coords"))
-        fprintf (f, "; this one's cell is at coordinates (%s, %s, %s) %s",
-                 kf_descriptor_dim_short (in->target, 0), kf_descriptor_dim_short (in->target, 1),
-                 kf_descriptor_dim_short (in->target, 2), kf_jstr (in->base, "coords"));
+        fprintf (f, "; this one's cell is %s", kf_descriptor_cell_text (in->target,
+                                                                     kf_jstr (in->base, "coords"),
+                                                                     cell, sizeof cell));
     fputs (")", f);
     long long best = in->best ? (long long) kf_jint (in->best, "id") : 0;
     if (best && best != id && json_is_number (json_object_get (in->best, "speedup")))

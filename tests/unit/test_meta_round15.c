@@ -276,8 +276,10 @@ s_store_count (void)
         "speedup", 315.0, "fidelity", "full", "bandwidth", "candidate_gbs", 35.3, "copy_gbs",
         64.0, "features", (1 << KF_IDEA_SIMD) | (1 << KF_IDEA_STREAM));
     json_t *sections = s_sections ();
-    json_t *hardware = json_pack ("{s:[{s:s, s:f}]}", "devices", "name", "cpu",
-                                  "read_cold_all_cores_gbs", 95.5);
+    json_t *hardware = json_pack ("{s:[{s:s, s:f, s:f, s:f, s:f}]}", "devices", "name", "cpu",
+                                  "read_cold_all_cores_gbs", 95.5, "copy_one_core_gbs", 42.7,
+                                  "copy_one_core_traffic_gbs", 64.1, "copy_stream_one_core_gbs",
+                                  54.0);
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hardware };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 2, NULL, NULL, NULL, NULL);
     if (getenv ("KF_TEST_SHOW"))
@@ -291,6 +293,16 @@ s_store_count (void)
                            "cores' cold read rate (95.5 GB/s)"));
     CHECK (kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth"));
     CHECK (!kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth; counting"));
+    //  Round 18: the task's bytes at the copy rates and the floors, as
+    //  the kernel prompts give them.
+    CHECK (kf_test_has (p, "  This task reads N = 64.0 MiB and writes M = 32.0 MiB: at these "
+                           "one-core (warm-cache) copy rates that takes about 2.09 ms with "
+                           "ordinary stores"));
+    CHECK (kf_test_has (p, "N + M, the floor with streaming stores, takes about 1.05 ms on all "
+                           "cores"));
+    //  Round 18: a kernel of streaming stores says so.
+    CHECK (kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth; its code has "
+                           "streaming stores, so N + M is what crosses the bus"));
     CHECK (!kf_test_has (p, "61.9 GB/s = 97%"));
     free (p);
     json_decref (sections);

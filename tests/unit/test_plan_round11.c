@@ -407,6 +407,13 @@ s_test_unjudged (void)
               "in flight).", ideas[threads]);
     CHECK (p && strstr (p, want));
     free (p);
+    //  Round 18: its one try in flight is attempt 2's, named in the
+    //  siblings' sentence already: not listed a second time.
+    json_object_set_new (plan, "held", json_pack ("{s:i}", ideas[threads], 1));
+    p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, "Not given to another attempt"));
+    CHECK (p && strstr (p, ideas[threads]));
+    free (p);
     json_decref (siblings);
     json_decref (plan);
     json_decref (history);

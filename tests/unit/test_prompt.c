@@ -94,7 +94,7 @@ s_build (void)
     CHECK (s_at (p, "97.1000% of elements within tolerance") > 0);
     CHECK (s_at (p, "max rel error 0.874") > 0);
     CHECK (s_at (p, "cosine similarity 0.998710") > 0);
-    CHECK (s_at (p, "coordinates (memory, algorithm, synchronisation) {2,2,2}") > 0);
+    CHECK (s_at (p, "of the archive's cell {2,2,2}: memory tiled, algorithm reformulated, synchronisation warp") > 0);
     CHECK (s_at (p, "```cuda") > 0);
     CHECK (s_at (p, "kf-tune") < 0);   //  no tuning request unless asked
     CHECK (s_at (p, "Call nothing beyond the CUDA runtime") > s_at (p, "## Requirements"));

@@ -140,8 +140,8 @@ s_parents (void)
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "Why this kernel: a tuning round turns the fastest kernels of the archive "
                            "into templates, one per cell (each cell holds the fastest kernel of one "
-                           "approach; this one's cell is at coordinates (memory, algorithm, threads) "
-                           "{1,0,1}). Candidate 5 (3.500x) is the fastest of its cell, not of the "
+                           "approach; this one's cell is {1,0,1}: memory SIMD, algorithm direct, "
+                           "threads fork-join). Candidate 5 (3.500x) is the fastest of its cell, not of the "
                            "run: the run's best figure is candidate 9's, 7.250x"));
     CHECK (!kf_test_has (p, "draws its own kernel to improve"));
     free (p);

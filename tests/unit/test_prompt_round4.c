@@ -261,12 +261,12 @@ s_axes (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .inspirations = insp };
     char *p = kf_prompt_build (&in);
-    CHECK (kf_test_has (p, "### Inspiration 1, coordinates (memory, algorithm, threads) {0,0,0}"));
+    CHECK (kf_test_has (p, "### Inspiration 1, of the archive's cell {0,0,0}: memory scalar, algorithm direct, threads one thread"));
     CHECK (!kf_test_has (p, "sync)"));
     free (p);
     in.templated = true;
     p = kf_prompt_build (&in);
-    CHECK (kf_test_has (p, "this one's cell is at coordinates (memory, algorithm, threads) {1,0,1}"));
+    CHECK (kf_test_has (p, "this one's cell is {1,0,1}: memory SIMD, algorithm direct, threads fork-join"));
     free (p);
     json_decref (insp);
     json_decref (base);
