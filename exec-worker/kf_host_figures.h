@@ -31,17 +31,26 @@
 /* The measurement's version, kept in the file as "version": raised
  * whenever a figure is measured differently, so a file of the old
  * measurement is not read as the new one, nor a file without a figure
- * the measurement now makes (7: read_l2_all_cores_gbs; test_host_caps
- * lists the keys of this version). */
-#define KF_HOST_FIGURES_VERSION 7
+ * the measurement now makes (7: read_l2_all_cores_gbs; 8:
+ * copy_stream_all_cores_gbs, and figures kept only where other processes
+ * took little of the CPUs, so a file kept by the FMA rule alone is
+ * measured again; test_host_caps lists the keys of this version). */
+#define KF_HOST_FIGURES_VERSION 8
+
+/* The most of the CPUs' time that other processes may take while the
+ * figures are measured, for the figures to be kept. */
+#define KF_HOST_FIGURES_OTHERS_MAX 0.10
 
 /* Whether CAPS (kf_host_caps_measure's figures) were measured on a quiet
  * host of CPUS logical CPUs: the FMA loop on every CPU at once did at
- * least half of CPUS times what one thread did alone. Figures measured
- * beside other work are used by the process that measured them but not
- * kept: a low copy or compute ceiling kept for the boot would hold every
- * honest kernel for audit. */
-bool kf_host_figures_quiet (json_t *caps, long cpus);
+ * least half of CPUS times what one thread did alone, and other
+ * processes took at most KF_HOST_FIGURES_OTHERS_MAX of the CPUs' time
+ * over the whole measurement (OTHERS_SHARE, from /proc/stat less the
+ * measuring process's own CPU time; below 0: not known, the FMA rule
+ * alone). Figures measured beside other work are used by the process
+ * that measured them but not kept: a low copy or compute ceiling kept for
+ * the boot would hold every honest kernel for audit. */
+bool kf_host_figures_quiet (json_t *caps, double others_share, long cpus);
 
 /* What kept figures hold for: {version, boot_id, cpu, cpus} of this
  * boot, CPU model and CPU count (caller's); NULL when no boot id can be
