@@ -67,6 +67,25 @@ s_sharing (FILE *f, json_t *d, const char *key)
         fprintf (f, " shared by each group of %.0f logical CPUs", n);
 }
 
+//  The L1's ways and sets, and the stride at which lines share a set
+//  (round 18: the model could not tell that an unpacked panel of b, its
+//  rows 2048 bytes apart, falls in few of the L1's sets).
+static void
+s_l1_geometry (FILE *f, json_t *d)
+{
+    double bytes = kf_jnum (d, "l1d_bytes", 0), ways = kf_jnum (d, "l1d_ways", 0);
+    double line = kf_jnum (d, "l1d_line_bytes", 0);
+    if (!(bytes > 0 && ways >= 1 && line >= 1))
+        return;
+    double sets = bytes / (ways * line);
+    if (sets < 1 || sets != (double) (long) sets)
+        return;
+    char b[32];
+    fprintf (f, " (%.0f-way, %.0f sets of %.0f-byte lines: addresses %s apart fall in one set, "
+             "so at most %.0f lines at that stride stay in L1 at once)", ways, sets, line,
+             kf_rates_bytes (sets * line, b, sizeof b), ways);
+}
+
 //  What the host exec worker measured of one core and of all of them
 //  (exec-worker/kf_host_measure.c; round 3 of the model in the loop: the
 //  all-core peak read as one core's, no thread start cost, no word on
@@ -145,6 +164,14 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
             fprintf (f, "; with streaming (non-temporal) stores %.1f GB/s, read plus write and "
                      "nothing else (they skip the write-allocate read and leave the destination "
                      "out of the caches)", kf_jnum (d, "copy_stream_one_core_gbs", 0));
+        //  Round 18: two threads of a streaming elementwise kernel stopped
+        //  near 46-50 GB/s against 86.2 GB/s of all cores' cold reads, and
+        //  no figure said what reads and streaming writes reach together.
+        if (kf_jnum (d, "copy_stream_all_cores_gbs", 0) > 0 && kf_jnum (d, "cores", 0) > 1)
+            fprintf (f, "; every logical CPU at once, each copying its own cold share with "
+                     "streaming stores, %.1f GB/s read plus written (the ceiling of a kernel "
+                     "on all cores that reads N and streams M)",
+                     kf_jnum (d, "copy_stream_all_cores_gbs", 0));
         fputs (". A kernel reading N bytes and writing M with ordinary stores moves N + 2M; "
                "with streaming stores N + M.\n", f);
         kf_prompt_task_traffic_line (f, spec, d);
@@ -229,6 +256,8 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
             fprintf (f, ", %s %s", kf_rates_bytes (kf_jnum (d, caches[i][0], 0), b, sizeof b),
                      caches[i][1]);
             s_sharing (f, d, shared[i]);
+            if (i == 0)
+                s_l1_geometry (f, d);
             //  Rounds 11-12: "508.0 MiB L3" on a 2-CPU virtual machine,
             //  what its CPUID said; no core has that much to itself.
             double cpus = kf_jnum (d, "cores", 0);

@@ -98,6 +98,19 @@ s_caches (const char *dir, json_t *device)
             continue;
         json_object_set_new (device, keys[l], json_integer ((json_int_t) bytes));
         added++;
+        //  The L1's geometry: which addresses compete for a set (round 18:
+        //  a panel with rows 2048 bytes apart falls in few of its sets).
+        static const char *const l1[][2] = { { "ways_of_associativity", "l1d_ways" },
+                                             { "coherency_line_size", "l1d_line_bytes" } };
+        for (size_t k = 0; l == 1 && k < sizeof l1 / sizeof l1[0]; k++) {
+            char value[32];
+            snprintf (path, sizeof path, "%s/index%d/%s", dir, i, l1[k][0]);
+            long v = s_line (path, value, sizeof value) ? atol (value) : 0;
+            if (v > 0 && v <= 4096) {
+                json_object_set_new (device, l1[k][1], json_integer (v));
+                added++;
+            }
+        }
         //  Per core or shared: the CPUs this cache serves.
         char list[256];
         snprintf (path, sizeof path, "%s/index%d/shared_cpu_list", dir, i);

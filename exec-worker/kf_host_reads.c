@@ -126,9 +126,9 @@ typedef struct {
     pthread_t thread;
     kf_host_start_t *start;
     pthread_barrier_t *barrier;   //  NULL at the go: stop (not every thread started)
-    char *p;
+    char *p, *dst;                //  dst: a streaming copy of p's N bytes there
     size_t n;
-    int rounds, passes;           //  passes 0: flushed, one read a round
+    int rounds, passes;           //  passes 0: flushed, one read (or copy) a round
     double t0[S_ROUNDS_MAX], t1[S_ROUNDS_MAX];
 } s_read_job_t;
 
@@ -145,14 +145,22 @@ s_read_thread (void *arg)
     //  Written by its own thread first: an untouched page would fault in
     //  inside the timed read, or read as the shared zero page, cached.
     memset (job->p, 3, job->n);
+    if (job->dst)
+        memset (job->dst, 4, job->n);
     double sum = job->passes ? s_read (job->p, job->n) : 0;
     for (int r = 0; r < job->rounds; r++) {
-        if (!job->passes)
+        if (!job->passes) {
             s_flush (job->p, job->n);
+            if (job->dst)
+                s_flush (job->dst, job->n);
+        }
         pthread_barrier_wait (job->barrier);
         job->t0[r] = kf_clock_now ();
         for (int i = 0; i < (job->passes ? job->passes : 1); i++) {
-            sum += s_read (job->p, job->n);
+            if (job->dst)
+                s_copy_stream (job->dst, job->p, job->n);
+            else
+                sum += s_read (job->p, job->n);
             __asm__ volatile ("" ::: "memory");
         }
         job->t1[r] = kf_clock_now ();
@@ -166,12 +174,16 @@ s_read_thread (void *arg)
 
 //  CPUS threads each reading SHARE bytes of BUF, let go together by a
 //  barrier, ROUNDS times: PASSES reads back to back of bytes read once
-//  before (0: one read of bytes flushed from the caches first). The bytes
-//  read over the time from the first thread's start to the last one's
-//  finish, the best round, in bytes per second; 0 when a thread could
-//  not start.
+//  before (0: one read of bytes flushed from the caches first). STREAM:
+//  each copies the first half of its share to the second with streaming
+//  stores instead (round 18: two threads of an elementwise kernel with
+//  streaming stores stopped near 46-50 GB/s against 86.2 GB/s of cold
+//  reads, and no figure said what reads and streaming writes together
+//  reach). The bytes read (and written) over the time from the first
+//  thread's start to the last one's finish, the best round, in bytes per
+//  second; 0 when a thread could not start.
 static double
-s_read_all (char *buf, size_t share, long cpus, int rounds, int passes)
+s_read_all (char *buf, size_t share, long cpus, int rounds, int passes, bool stream)
 {
     s_read_job_t *jobs = share > 0 ? calloc ((size_t) cpus, sizeof *jobs) : NULL;
     if (!jobs)
@@ -182,8 +194,11 @@ s_read_all (char *buf, size_t share, long cpus, int rounds, int passes)
     pthread_barrier_t barrier;
     long started = 0;
     for (; started < cpus; started++) {
-        jobs[started] = (s_read_job_t) { .start = &start, .p = buf + (size_t) started * share,
-                                         .n = share, .rounds = rounds, .passes = passes };
+        char *p = buf + (size_t) started * share;
+        size_t half = share / 2 / 4096 * 4096;
+        jobs[started] = (s_read_job_t) { .start = &start, .p = p, .dst = stream ? p + half : NULL,
+                                         .n = stream ? half : share, .rounds = rounds,
+                                         .passes = passes };
         if (pthread_create (&jobs[started].thread, NULL, s_read_thread, &jobs[started]) != 0)
             break;
     }
@@ -196,7 +211,8 @@ s_read_all (char *buf, size_t share, long cpus, int rounds, int passes)
     pthread_mutex_unlock (&start.lock);
     for (long i = 0; i < started; i++)
         pthread_join (jobs[i].thread, NULL);
-    double best = 0, bytes = (double) share * (double) cpus * (passes ? passes : 1);
+    double best = 0, bytes = (double) jobs[0].n * (stream ? 2 : 1) * (double) cpus
+                             * (passes ? passes : 1);
     for (int r = 0; all && r < rounds; r++) {
         double first = jobs[0].t0[r], last = jobs[0].t1[r];
         for (long i = 1; i < cpus; i++) {
@@ -311,7 +327,7 @@ s_read_l2_all (char *buf, size_t buf_bytes, size_t n, long cpus)
     size_t share = n / 2 / 4096 * 4096;
     if (cpus < 2 || share < 4096 || share * (size_t) cpus > buf_bytes)
         return 0;
-    return s_read_all (buf, share, cpus, S_ROUNDS_MAX, S_L2_PASSES);
+    return s_read_all (buf, share, cpus, S_ROUNDS_MAX, S_L2_PASSES, false);
 #else
     (void) buf;
     (void) buf_bytes;
@@ -337,11 +353,12 @@ kf_host_measure_memory (json_t *d)
     size_t all_bytes = s_read_all_bytes (cpus), l2_bytes = s_l2_read_bytes ();
     size_t cold_share = all_bytes / (size_t) cpus / 4096 * 4096;
     char *src = aligned_alloc (64, all_bytes), *dst = aligned_alloc (64, S_COPY_BYTES);
-    double ordinary, traffic, stream, cold, cold_all = 0, l2 = 0, l2_all = 0;
+    double ordinary, traffic, stream, cold, cold_all = 0, l2 = 0, l2_all = 0, stream_all = 0;
     s_copy_rates (src, dst, &ordinary, &traffic, &stream, &cold);
 #if defined(__x86_64__)
     if (ordinary > 0) {
-        cold_all = s_read_all (src, cold_share, cpus, 3, 0);
+        cold_all = s_read_all (src, cold_share, cpus, 3, 0, false);
+        stream_all = s_read_all (src, cold_share, cpus, 3, 0, true);
         l2 = l2_bytes > 0 ? s_read_l2 (src, l2_bytes) : 0;
         l2_all = l2 > 0 ? s_read_l2_all (src, all_bytes, l2_bytes, cpus) : 0;
     }
@@ -356,6 +373,9 @@ kf_host_measure_memory (json_t *d)
     s_set_bytes (d, "read_cold_one_core_bytes", cold, S_COPY_BYTES);
     kf_host_set_figure (d, "read_cold_all_cores_gbs", cold_all, 1e-9);
     s_set_bytes (d, "read_cold_all_cores_bytes", cold_all, cold_share * (size_t) cpus);
+    kf_host_set_figure (d, "copy_stream_all_cores_gbs", stream_all, 1e-9);
+    s_set_bytes (d, "copy_stream_all_cores_bytes", stream_all,
+                 cold_share / 2 / 4096 * 4096 * 2 * (size_t) cpus);
     kf_host_set_figure (d, "read_l2_one_core_gbs", l2, 1e-9);
     s_set_bytes (d, "read_l2_one_core_bytes", l2, l2_bytes);
     kf_host_set_figure (d, "read_l2_all_cores_gbs", l2_all, 1e-9);

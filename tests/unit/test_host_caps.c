@@ -54,6 +54,11 @@ s_index (const char *root, int i, const char *level, const char *type, const cha
     s_write (dir, "size", size);
     if (cpus)
         s_write (dir, "shared_cpu_list", cpus);
+    //  The L1's geometry (round 18): 12 ways of 64-byte lines.
+    if (!strcmp (level, "1\n") && !strcmp (type, "Data\n")) {
+        s_write (dir, "ways_of_associativity", "12\n");
+        s_write (dir, "coherency_line_size", "64\n");
+    }
 }
 
 static void
@@ -78,7 +83,9 @@ s_fixture (void)
     char cpuinfo[600];
     snprintf (cpuinfo, sizeof cpuinfo, "%s/cpuinfo", root);
     json_t *d = json_object ();
-    CHECK (kf_host_caps_read (cache, cpuinfo, d) == 7);
+    CHECK (kf_host_caps_read (cache, cpuinfo, d) == 9);
+    CHECK (json_integer_value (json_object_get (d, "l1d_ways")) == 12);
+    CHECK (json_integer_value (json_object_get (d, "l1d_line_bytes")) == 64);
     CHECK (json_integer_value (json_object_get (d, "l1d_shared_cpus")) == 1);
     CHECK (json_integer_value (json_object_get (d, "l2_shared_cpus")) == 2);
     CHECK (json_integer_value (json_object_get (d, "l3_shared_cpus")) == 8);
@@ -93,7 +100,7 @@ s_fixture (void)
     snprintf (l3, sizeof l3, "%s/index3", cache);
     s_write (l3, "shared_cpu_list", "0-x\n");
     d = json_object ();
-    CHECK (kf_host_caps_read (cache, NULL, d) == 5);
+    CHECK (kf_host_caps_read (cache, NULL, d) == 7);
     CHECK (json_object_get (d, "l3_bytes") && !json_object_get (d, "l3_shared_cpus"));
     json_decref (d);
     //  An ARM Features line; no cache folder: only the ISA.
@@ -123,7 +130,7 @@ s_fixture (void)
     s_index (dir, 0, "1\n", "Data\n", "32K\n", "0,2\n");
     s_write (root, "cpuinfo", "processor\t: 0\ncpu MHz\t\t: 2599.998\nflags\t\t: avx2\n");
     d = json_object ();
-    CHECK (kf_host_caps_read (dir, cpuinfo, d) == 2 + 1 + 2 + 3);
+    CHECK (kf_host_caps_read (dir, cpuinfo, d) == 2 + 1 + 2 + 2 + 3);
     CHECK (json_integer_value (json_object_get (d, "logical_cpus")) == 4);
     CHECK (json_integer_value (json_object_get (d, "physical_cores")) == 2);
     CHECK (json_integer_value (json_object_get (d, "threads_per_core")) == 2);
@@ -346,7 +353,8 @@ s_measured (void)
     vec = __builtin_cpu_supports ("avx512f")
           || (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
 #endif
-    CHECK (n == (stream ? 11 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
+    //  Round 18: and all cores' streaming copy with them (2 keys).
+    CHECK (n == (stream ? 13 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
                 + (vec ? 9 : 0));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
@@ -399,6 +407,15 @@ s_measured (void)
         CHECK (s_num (d, "read_cold_all_cores_gbs") < 2000.0 * (double) cpus);
         json_int_t all = json_integer_value (json_object_get (d, "read_cold_all_cores_bytes"));
         CHECK (all % (4096 * cpus) == 0 && all > (32 << 20) - 4096 * cpus && all <= 128 << 20);
+        //  Round 18: every CPU copying half its cold share to the other
+        //  half with streaming stores, bytes read plus written: whole
+        //  pages a thread, within the cold read's buffer.
+        double sall = s_num (d, "copy_stream_all_cores_gbs");
+        json_int_t sbytes = json_integer_value (json_object_get (d, "copy_stream_all_cores_bytes"));
+        printf ("streaming copy on all %ld CPUs %.1f GB/s of %lld bytes (cold read %.1f)\n",
+                cpus, sall, (long long) sbytes, s_num (d, "read_cold_all_cores_gbs"));
+        CHECK (sall > 0.1 && sall < 2000.0 * (double) cpus);
+        CHECK (sbytes > 0 && sbytes % (2 * 4096 * cpus) == 0 && sbytes <= all);
     }
     //  Round 13: one core reading half its L2 again and again: faster than
     //  the cold read from memory, at most 128 bytes a cycle (two 64-byte
@@ -457,8 +474,12 @@ s_measured (void)
         "copy_one_core_traffic_gbs", "copy_stream_one_core_gbs", "copy_one_core_bytes",
         "read_cold_one_core_gbs", "read_cold_one_core_bytes", "read_cold_all_cores_gbs",
         "read_cold_all_cores_bytes", "read_l2_one_core_gbs", "read_l2_one_core_bytes",
-        "read_l2_all_cores_gbs", "read_l2_all_cores_bytes" };
-    CHECK (KF_HOST_FIGURES_VERSION == 7);
+        "read_l2_all_cores_gbs", "read_l2_all_cores_bytes", "copy_stream_all_cores_gbs",
+        "copy_stream_all_cores_bytes" };
+    //  (Version 8: all cores' streaming copy, and files kept under the FMA
+    //  rule alone, before the other processes' share was counted, are
+    //  measured again.)
+    CHECK (KF_HOST_FIGURES_VERSION == 8);
     const char *key;
     json_t *value;
     json_object_foreach (d, key, value) {
