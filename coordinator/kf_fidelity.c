@@ -15,6 +15,7 @@
 #include "kf_json.h"
 #include "kf_log.h"
 #include "kf_meta.h"
+#include "kf_repeat.h"
 #include "kf_str.h"
 #include "kf_verify.h"
 
@@ -466,6 +467,7 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
         /* The figure, and maybe the run's best, moved; a meta round that
          * waited for it may go now (kf_meta_waits). */
         || kf_meta_after_candidate (self, run_id, cand_id)
+        || kf_repeat_follow (self, cand_id)
         || kf_fidelity_recell (self, run_id, cand_id)
         /* A full figure is judged like any other: suspicious, it is
          * re-verified before it counts. */

@@ -92,3 +92,26 @@ kf_repeat_resolve (kf_search_t *self, int64_t run_id, int64_t cand_id)
     json_decref (waiting);
     return rc;
 }
+
+int
+kf_repeat_follow (kf_search_t *self, int64_t orig_id)
+{
+    char orig[24];
+    const char *p[1] = { S_I64 (orig, orig_id) };
+    //  Round 18: candidate 29 showed 58.24x, the screen figure of the
+    //  candidate it repeats, beside that one's figure of record, 51.95x.
+    if (kf_db_exec (self->db,
+                    "UPDATE candidates r SET speedup = o.speedup, fitness = o.fitness,"
+                    " verdict_detail = coalesce(r.verdict_detail, '') || '; candidate ' || o.id"
+                    "  || '''s figure became ' || to_char(o.speedup, 'FM999999990.00') || 'x'"
+                    " FROM candidates o WHERE o.id = $1 AND r.duplicate_of = o.id"
+                    " AND r.finished_at IS NOT NULL AND r.status = 'correct'"
+                    " AND r.speedup IS DISTINCT FROM o.speedup",
+                    1, p) < 0)
+        return -1;
+    //  The parent's move to a repeat stands at the figure that stands.
+    return kf_db_exec (self->db,
+                       "UPDATE transitions t SET child_fitness = r.fitness FROM candidates r"
+                       " WHERE t.child_id = r.id AND r.duplicate_of = $1 AND r.status = 'correct'",
+                       1, p) < 0 ? -1 : 0;
+}

@@ -27,4 +27,10 @@ int kf_repeat_check (kf_search_t *self, int64_t run_id, int64_t cand_id, const c
  * its verdict. Returns 0, or -1. */
 int kf_repeat_resolve (kf_search_t *self, int64_t run_id, int64_t cand_id);
 
+/* The figure of ORIG_ID changed (full protocol, or a re-verification
+ * that counts): its correct repeats take it, and so do their parents'
+ * moves. Called before the cell of ORIG_ID is chosen again, since its
+ * repeats share its cell. Returns 0, or -1. */
+int kf_repeat_follow (kf_search_t *self, int64_t orig_id);
+
 #endif

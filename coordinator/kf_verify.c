@@ -15,6 +15,7 @@
 #include "kf_log.h"
 #include "kf_meta.h"
 #include "kf_plausible.h"
+#include "kf_repeat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -292,7 +293,8 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
      * figure that counts. */
     const char *tp[2] = { id, fit };
     if (counted < first
-        && (kf_fidelity_recell (self, run_id, cand_id)
+        && (kf_repeat_follow (self, cand_id)
+            || kf_fidelity_recell (self, run_id, cand_id)
             || kf_db_exec (self->db,
                            "UPDATE transitions SET"
                            " child_fitness = CASE WHEN child_id = $1 THEN $2::float8"

@@ -73,7 +73,15 @@ printf '\`\`\`c\n'
 sed -e "s/@REPS@/\$reps/" "$T/kernel.in"
 printf '\`\`\`\n'
 EOF
-echo "command_gen = sh $T/gen.sh" >"$T/models.conf"
+# A second generator hands out the fast kernel every time: its second
+# kernel repeats its first (the last run below).
+cat >"$T/same.sh" <<EOF
+cat >/dev/null
+printf '\`\`\`c\n'
+sed -e "s/@REPS@/1/" "$T/kernel.in"
+printf '\`\`\`\n'
+EOF
+printf 'command_gen = sh %s/gen.sh\ncommand_same = sh %s/same.sh\n' "$T" "$T" >"$T/models.conf"
 
 start_coordinator "${COORD[@]}"
 start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
@@ -233,4 +241,46 @@ check "... and its figures are the full ones, the best of the run" \
               AND c.verdict_detail LIKE '%REPS=1%full protocol on %'
               FROM candidates c JOIN runs r ON r.id = c.run_id
               JOIN evaluations e ON e.candidate_id = c.id AND e.fidelity = 'full' WHERE c.id = $cand")" = t ]
+
+# ---- a repeat takes the figure that stands. Round 18: candidate 29, a
+# repeat, showed 58.24x, the screen figure of candidate 28, whose full
+# protocol then gave 51.95x. Here the first kernel's full evaluation is
+# frozen until its repeat has taken its verdict.
+run3=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
+       --seed 11 --model command:same --set max_in_flight=1 --set "screen_timing=$SCREEN" \
+       --set meta_prompting=false --set confirm_best=false --json 2>"$T/submit3.err" | jq -r .run_id)
+run3=${run3:-0}
+full_job() {
+    sql "SELECT j.candidate_id FROM jobs j JOIN candidates c ON c.id = j.candidate_id
+         WHERE c.run_id = $run3 AND j.kind = 'evaluate' AND j.fidelity = 'full' AND j.state = 'leased'"
+}
+check "run 3: the first kernel's full-protocol evaluation is leased" \
+    wait_until 400 eval '[ -n "$(full_job)" ]'
+orig=$(full_job)
+orig=${orig:-0}
+check "... and running" wait_until 60 eval '[ -n "$(live_descendants "$EXEC_PID")" ]'
+child=
+for c in $(live_descendants "$EXEC_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
+repeat_done() {
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run3 AND duplicate_of = $orig
+              AND finished_at IS NOT NULL")" -ge 1 ]
+}
+check "... while it is frozen, the second kernel repeats it and takes its screen verdict" \
+    wait_until 300 repeat_done
+for c in $child; do kill -CONT "$c" 2>/dev/null; done
+run3_done() { [ "$(sql "SELECT status FROM runs WHERE id = $run3")" != running ]; }
+check "run 3 ends" wait_until 400 run3_done
+say "run 3: $(sql "SELECT string_agg(id || ' ' || coalesce(fidelity, '-') || ' ' || round(speedup::numeric, 4)
+     || ' (screen ' || coalesce(round(screen_speedup::numeric, 4)::text, '-') || ') dup of '
+     || coalesce(duplicate_of::text, '-'), ', ' ORDER BY id) FROM candidates WHERE run_id = $run3")"
+check "the first kernel was timed in full, to another figure than its screen's (the premise)" \
+    [ "$(sql "SELECT fidelity = 'full' AND speedup <> screen_speedup FROM candidates WHERE id = $orig")" = t ]
+check "its repeat took the full figure, and says so" \
+    [ "$(sql "SELECT count(*) FROM candidates r JOIN candidates o ON o.id = r.duplicate_of
+              WHERE o.id = $orig AND r.status = 'correct' AND r.speedup = o.speedup
+              AND r.fitness = o.fitness AND r.fidelity = 'screen'
+              AND r.verdict_detail LIKE '%; candidate ' || o.id || '_s figure became %x'")" -ge 1 ]
+check "... and so did its parent's move to it" \
+    [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates r ON r.id = t.child_id
+              WHERE r.duplicate_of = $orig AND t.child_fitness IS DISTINCT FROM r.fitness")" = 0 ]
 finish
