@@ -324,7 +324,11 @@ static const char *s_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
 };
 static const char *s_dim_names[DIM_COUNT] = { "memory", "algorithm", "synchronisation" };
 static const char *s_host_level_names[DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
-    { "scalar", "SIMD vectorised", "cache- or register-blocked", "multi-level blocking" },
+    //  Round 18: "multi-level blocking" was read as packing; it is two
+    //  levels of blocks, packed or not.
+    { "scalar", "SIMD vectorised", "cache- or register-blocked",
+      "multi-level blocking (a register tile inside cache blocks, or nested cache blocks; "
+      "packed or not)" },
     { "direct translation", "fused", "reformulated", "novel" },
     { "single thread", "threads (fork-join)", "cooperating threads", "atomics/locks across threads" },
 };

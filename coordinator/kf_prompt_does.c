@@ -218,6 +218,52 @@ s_reads_output (const char *t)
     return false;
 }
 
+//  Whether a multiply-add's factor F is read from memory: an element, or
+//  a load of a vector.
+static bool
+s_from_memory (const char *f)
+{
+    return strchr (f, '[') || strstr (f, "load");
+}
+
+//  F without the casts before it: (double) x[i] is x[i] (white space is
+//  already out of the accumulators' factors).
+static const char *
+s_uncast (const char *f)
+{
+    static const char *const casts[] = { "(double)", "(float)", "(long)", "(int)",
+                                         "(int64_t)", NULL };
+    for (int k = 0; casts[k];)
+        if (!strncmp (f, casts[k], strlen (casts[k]))) {
+            f += strlen (casts[k]);
+            k = 0;
+        }
+        else
+            k++;
+    return f;
+}
+
+//  Whether the code accumulates a product: a register tile, or a
+//  multiply-add of two other values both read from memory (a dot
+//  product's a[i][k] * b[k][j]); not a Horner step (p = p * t + c), a sum
+//  of squares ((double) x[i] * x[i]) nor Welford's d * (x - mean). Where it does
+//  not, it has no epilogue to fuse (round 18: "the output written once
+//  (no read back)" on every elementwise kernel).
+static bool
+s_has_product (const kf_descriptor_acc_t *acc)
+{
+    if (acc->tile > 0)
+        return true;
+    for (int i = 0; i < acc->n; i++) {
+        const char *a = acc->ops[i][0], *b = acc->ops[i][1];
+        if (acc->madd[i] && s_from_memory (a) && s_from_memory (b)
+            && strcmp (s_uncast (a), s_uncast (b))
+            && strcmp (a, acc->names[i]) && strcmp (b, acc->names[i]))
+            return true;
+    }
+    return false;
+}
+
 //  ---------------------------------------------------------------------
 //  Round 17: cheaper math and the outer-product order
 
@@ -412,12 +458,16 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_PACK, strstr (w, "packed")
                          || kf_text_matches (t, "\\b[[:alnum:]_]*[Pp]ack[[:alnum:]_]*[[:space:]]*"
                                                 "\\[[^];]*\\][[:space:]]*=[^=]"));
-    S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1);
+    //  A kernel with a product is "fused" by its epilogue (the idea
+    //  below), not by a row's passes (round 18: "one fused pass per row"
+    //  for a product whose RMS norm ran in a pass of its own).
+    bool product = s_has_product (&acc);
+    S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1 && !product);
     S_SET (KF_IDEA_ACCUMULATORS, strstr (w, "per-lane accumulator") || acc.same >= S_CHAINS);
     S_SET (KF_IDEA_ESTIMATE, s_estimates (t));
     S_SET (KF_IDEA_OUTER, s_outer (t));
     //  On a GPU the output reaches the kernel as a parameter of any name.
-    S_SET (KF_IDEA_EPILOGUE, host && !s_reads_output (t));
+    S_SET (KF_IDEA_EPILOGUE, host && product && !s_reads_output (t));
 #undef S_SET
     free (code);
     free (why);
