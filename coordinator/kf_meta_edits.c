@@ -4,6 +4,7 @@
  *  versions and the meta job are kf_meta.c's.
  */
 #include "kf_meta_edits.h"
+#include "kf_meta_claims.h"
 #include "kf_json.h"
 #include "kf_meta_prompt.h"
 #include "kf_prompt.h"
@@ -475,14 +476,8 @@ s_has_figure (const char *s, size_t len)
     return false;
 }
 
-//  TEXT with a mark before the end of each sentence MARK (called with
-//  the sentence's LEN bytes at S and CTX) writes one for into BUF, or NULL
-//  when no sentence has one (or out of memory); *MARKED gets the count.
-//  One walker for the screen and the rank marks below.
-typedef bool (*s_mark_fn) (const char *s, size_t len, void *ctx, char *buf, size_t size);
-
-static char *
-s_mark_sentences (const char *text, s_mark_fn mark, void *ctx, int *marked)
+char *
+kf_meta_mark_sentences (const char *text, kf_meta_mark_fn mark, void *ctx, int *marked)
 {
     *marked = 0;
     char *out = NULL;
@@ -549,7 +544,7 @@ static char *
 s_screen_mark (const char *text, json_t *outcomes, int *marked, long long *who)
 {
     s_screen_ctx_t c = { .outcomes = outcomes };
-    char *out = s_mark_sentences (text, s_screen_one, &c, marked);
+    char *out = kf_meta_mark_sentences (text, s_screen_one, &c, marked);
     *who = c.who;
     return out;
 }
@@ -589,7 +584,7 @@ static char *
 s_rank_mark (const char *text, long long top, int *marked, const char **word)
 {
     s_rank_ctx_t c = { .top = top };
-    char *out = s_mark_sentences (text, s_rank_one, &c, marked);
+    char *out = kf_meta_mark_sentences (text, s_rank_one, &c, marked);
     *word = c.word;
     return out;
 }
@@ -695,7 +690,7 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         //  few full figures is refused unless it corrects a fact the
         //  task's text shows; a strategy that names too few is kept,
         //  marked as a guess; a rank beside a candidate is kept, marked.
-        char *marked = NULL, *ranked = NULL, *screened = NULL;
+        char *marked = NULL, *ranked = NULL, *screened = NULL, *claimed = NULL;
         char note[400] = "", quote[120] = "";
         int named_full = KF_META_EVIDENCE_MIN;
         if (!reason[0] && outcomes && where && !strcmp (where, "philosophy")
@@ -724,6 +719,11 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         if (!reason[0] && outcomes && where && *replace
             && (screened = s_screen_mark (replace, outcomes, &screens, &screen_id)))
             replace = screened;
+        int claims = 0;
+        char fn[32] = "";
+        if (!reason[0] && where && *replace && (claimed = kf_meta_claims_mark (replace, &claims,
+                                                                               fn, sizeof fn)))
+            replace = claimed;
         if (named_full < KF_META_EVIDENCE_MIN) {
             size_t rl2 = strlen (replace);
             bool nl = rl2 && replace[rl2 - 1] == '\n';
@@ -748,6 +748,12 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
                       "(cite full-protocol figures)", nl ? "; " : "", screens,
                       screens == 1 ? "" : "s", screen_id);
         }
+        if (claims) {
+            size_t nl = strlen (note);
+            snprintf (note + nl, sizeof note - nl, "%saccepted, %d sentence%s marked: says %s "
+                      "vectorises, which this run's compiler does not do", nl ? "; " : "",
+                      claims, claims == 1 ? "" : "s", fn);
+        }
         if (!reason[0]) {
             char *text = s_replace (kf_jstr (out, where), search, replace);
             if (!text)
@@ -770,6 +776,7 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
         free (marked);
         free (ranked);
         free (screened);
+        free (claimed);
         free (search_buf);
         free (replace_buf);
     }

@@ -103,6 +103,13 @@ json_t *kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edit
                                    const char *outside, const kf_meta_rules_t *rules,
                                    json_t **log);
 
+/* TEXT with a mark before the end of each sentence that MARK (called
+ * with the sentence's LEN bytes at S and CTX) writes one for into BUF, or
+ * NULL when no sentence has one (or out of memory); *MARKED gets the
+ * count. One walker for the screen, rank and claim marks. */
+typedef bool (*kf_meta_mark_fn) (const char *s, size_t len, void *ctx, char *buf, size_t size);
+char *kf_meta_mark_sentences (const char *text, kf_meta_mark_fn mark, void *ctx, int *marked);
+
 /* The line at *P (without its newline and a CR before it), *LEN its
  * length, and *P moved past it; NULL at the end. Shared by the edit
  * blocks' reader and the idea lines' (kf_meta_ideas.c). */

@@ -275,8 +275,10 @@ static const char *const s_strategies_host[] = {
         "vectorise it; check that the formula has no call the compiler cannot vectorise (expf, "
         "erff, tanhf, atan2f and every other libm function are not, under -std=c11 without "
         "-ffast-math, nor is sqrtf, which may set errno here; such a loop stays one scalar "
-        "call an element): a polynomial or rational approximation, or a square root by "
-        "intrinsic (_mm512_sqrt_ps), is.\n"
+        "call an element, and neither __attribute__((optimize(\"no-math-errno\"))), "
+        "#pragma GCC optimize nor __builtin_sqrtf changes that with this compiler): a "
+        "polynomial or rational approximation, or a square root by intrinsic "
+        "(_mm512_sqrt_ps), is.\n"
         //  Round 14: "bound by memory again" was asserted where the
         //  prompt's own budget said the loop was bound by its arithmetic,
         //  and a meta line saying so stood beside it.
