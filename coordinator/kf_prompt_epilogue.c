@@ -21,23 +21,30 @@
 //  maximum, subtraction, sum and multiply by the row's reciprocal sum
 //  beside its exp; a layer norm's two sums (mean and variance) and its
 //  subtraction and scaling, a reciprocal square root per row.
+//  How a row function is fused into the product: an online maximum and
+//  sum (an exp per element), a sum and a sum of squares, or one mean.
+typedef enum { S_FUSE_ONLINE, S_FUSE_SUMS, S_FUSE_MEAN } s_fuse_t;
+
 static const struct s_row {
     const char *name;
     int ops, exps;
-    const char *does, *finish;
+    const char *does, *finish, *label;
+    s_fuse_t fuse;
 } s_rows[] = {
     { "softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a multiply by the "
-      "row's reciprocal sum", "scaled by its reciprocal sum" },
+      "row's reciprocal sum", "scaled by its reciprocal sum", "the softmax", S_FUSE_ONLINE },
     { "log_softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a subtraction "
-      "of the sum's log", "shifted by its sum's log" },
+      "of the sum's log", "shifted by its sum's log", "the log_softmax", S_FUSE_ONLINE },
     { "layer_norm", 4, 0, "a sum and a sum-of-squares pass over its row (its mean and "
       "variance), a subtraction of the mean and a multiply by the row's reciprocal standard "
-      "deviation", "shifted by its mean and scaled by 1/sqrt(variance + eps)" },
+      "deviation", "shifted by its mean and scaled by 1/sqrt(variance + eps)", "the layer_norm",
+      S_FUSE_SUMS },
     //  A row's mean (of squares, in an RMS norm), then a factor of it on
     //  each element.
     { "mean", 3, 0, "a pass over its row for the row's mean (of its squares, for an RMS "
       "norm) before any element of the row can be finished, then a multiply by a factor "
-      "of the row", "scaled by the factor its mean gives" },
+      "of the row", "scaled by the factor its mean gives", "the row's mean and its factor",
+      S_FUSE_MEAN },
 };
 
 static const struct s_row *
@@ -91,10 +98,9 @@ kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *produc
 static void
 s_what (FILE *f, const kf_epilogue_t *e)
 {
-    if (!strcmp (e->row, "mean"))
-        fputs ("the row's mean and its factor", f);
-    else if (*e->row)
-        fprintf (f, "the %s", e->row);
+    const struct s_row *row = s_row (e->row);
+    if (row)
+        fputs (row->label, f);
     else if (*e->names)
         fprintf (f, "the %s%s", e->names, e->ops > 0 ? " and the arithmetic" : "");
     else
@@ -229,7 +235,7 @@ kf_prompt_epilogue_idea (json_t *spec)
     char within[96];
     kf_prompt_tolerance_within (spec, within, sizeof within);
     const struct s_row *row = s_row (e.row);
-    if (row && row->exps)
+    if (row && row->fuse == S_FUSE_ONLINE)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: apply it to each tile of outputs "
                            "while they sit in registers, with the scaling folded into the "
@@ -238,7 +244,7 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "the maximum grows), an exp cheaper than libm's that stays within "
                            "%s, and the finished row %s while it is still in L1",
                            e.row, e.row, within, row->finish);
-    if (row && !strcmp (row->name, "mean"))
+    if (row && row->fuse == S_FUSE_MEAN)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (a row's "
                            "mean and a factor of it, over each row) into the product: add each "
                            "tile's squares (or values) into its rows' sums while the tile sits "

@@ -254,6 +254,32 @@ s_pow_square (const char *open, const char *close)
            || (n == 3 && !strncmp (arg, "2.0", 3));
 }
 
+//  Whether the call whose '(' is OPEN and ')' CLOSE names the last
+//  dimension among its arguments: -1, dim=-1 or axis=-1, spaces aside.
+//  A mean over another dimension, or over the whole tensor, is no
+//  row function (round 18's open item: any mean after a product was).
+static bool
+s_last_dim (const char *open, const char *close)
+{
+    char arg[16];
+    size_t n = 0;
+    int depth = 0;
+    for (const char *p = open + 1; p <= close; p++) {
+        if (p == close || (*p == ',' && depth == 0)) {
+            arg[n < sizeof arg ? n : sizeof arg - 1] = '\0';
+            if (n < sizeof arg && (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1")
+                                   || !strcmp (arg, "axis=-1")))
+                return true;
+            n = 0;
+            continue;
+        }
+        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
+        if (!isspace ((unsigned char) *p) && n < sizeof arg)
+            arg[n++] = *p;
+    }
+    return false;
+}
+
 static void
 s_add_name (kf_formula_t *f, const char *name, size_t n)
 {
@@ -333,7 +359,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                         fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops };
                     known = true;
                 }
-            if (s_in (last, n, s_row_fns) && !row_at) {
+            if (s_in (last, n, s_row_fns) && !row_at
+                && (strncmp (last, "mean", n) || s_last_dim (q, s_close (q, end)))) {
                 row_at = at;
                 row_close = s_close (q, end);
                 snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);

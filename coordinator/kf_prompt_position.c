@@ -508,19 +508,19 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  known" beside "x / (1 + |x|)").
     long long mnk[3] = { 0, 0, 0 }, batch = 1;
     kf_formula_t fm = { .counted = false };
+    bool formula = kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
+                   && kf_prompt_formula (spec, &fm);
     double derived = 0, ew = 0;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
         derived = s_matmul (spec, &batch, mnk);
-        if (!(derived > 0) && kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
-            && kf_prompt_formula (spec, &fm) && fm.counted && fm.calls == 0 && fm.ops > 0)
+        if (!(derived > 0) && formula && fm.counted && fm.calls == 0 && fm.ops > 0)
             ew = fm.ops * kf_prompt_output_elements (spec);
     }
     double count = derived > 0 ? derived : ew;
     //  Round 18: "the task gives no operation count" for atan2 * sqrt(...),
     //  where the count stops at a libm call whose cost is the kernel's.
     char uncounted[320];
-    if (!(count > 0) && kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
-        && kf_prompt_formula (spec, &fm) && fm.calls > 0) {
+    if (!(count > 0) && formula && fm.calls > 0) {
         snprintf (uncounted, sizeof uncounted, "the formula calls %s, whose operations depend "
                   "on how the kernel computes it: set its cycles per vector against the "
                   "Target section's arithmetic budget", fm.names);

@@ -28,6 +28,7 @@
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_str.h"
 #include "../kf_test.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ s_hw (json_t *task)
 {
     json_t *hw = json_pack (
         "{s:s, s:s, s:[{s:s, s:i, s:f, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f,"
-        " s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:f}], s:O}",
+        " s:f, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}], s:O}",
         "backend", "host", "arch", "x86_64", "devices", "name", "AMD EPYC", "cores", 2,
         "copy_bandwidth_gbs", 64.1, "peak_gflops", 459.2, "peak_source", "avx512f",
         "peak_gflops_one_core", 227.9, "peak_gflops_all_threads", 400.4,
@@ -92,7 +93,8 @@ s_hw (json_t *task)
         64.1, "copy_stream_one_core_gbs", 54.0, "copy_one_core_bytes", (json_int_t) 33554432,
         "clock_mhz", 2096.0, "clock_mhz_measured", 3624.9, "logical_cpus", 2,
         "physical_cores", 2, "threads_per_core", 1, "read_cold_one_core_gbs", 46.4,
-        "read_cold_all_cores_gbs", 86.2, "l1d_bytes", 49152.0, "l2_bytes", 1048576.0, "task",
+        "read_cold_all_cores_gbs", 86.2, "l1d_bytes", 49152.0, "l2_bytes", 1048576.0,
+        "l1d_ways", 12.0, "l1d_line_bytes", 64.0, "copy_stream_all_cores_gbs", 71.3, "task",
         task);
     return hw;
 }
@@ -134,6 +136,10 @@ main (void)
     CHECK (p && !strstr (p, "The work is bound by memory traffic"));
     CHECK (kf_test_has (p, "atan2f and every other libm function are not"));
     CHECK (kf_test_has (p, "nor is sqrtf, which may set errno here"));
+    //  ... nor does an attribute, a pragma or a builtin change that (the
+    //  meta round's false claim; kf_meta_claims.h).
+    CHECK (kf_test_has (p, "neither __attribute__((optimize(\"no-math-errno\"))), #pragma GCC "
+                           "optimize nor __builtin_sqrtf changes that with this compiler"));
     free (p);
     p = s_text (1, spec);
     CHECK (kf_test_has (p, "  Calls of atan2: the formula makes 1 libm call per output element"));
@@ -189,6 +195,26 @@ main (void)
     CHECK (!strstr (fm.names, "pow"));
     //  5. The row's mean is a row function.
     CHECK (!strcmp (fm.row, "mean"));
+    //  ... over the last dimension only: a mean over another dimension or
+    //  the whole tensor is no row function (round 18's open item).
+    const char *means[][2] = { { "mean(-1, keepdim=True)", "mean" },
+                               { "mean( dim = -1 )", "mean" },
+                               { "mean(axis=-1)", "mean" },
+                               { "mean(dim=0, keepdim=True)", "" },
+                               { "mean()", "" } };
+    for (size_t i = 0; i < sizeof means / sizeof means[0]; i++) {
+        const char *at = strstr (s_mm_src, "mean(dim=-1, keepdim=True)");
+        char *src = kf_strdupf ("%.*s%s%s", (int) (at - s_mm_src), s_mm_src, means[i][0],
+                                at + strlen ("mean(dim=-1, keepdim=True)"));
+        json_t *other = s_mm_spec ();
+        json_object_set_new (json_object_get (other, "reference"), "source", json_string (src));
+        kf_formula_t mf;
+        bool read = kf_prompt_formula (other, &mf);
+        printf ("%s: row function '%s'\n", means[i][0], read ? mf.row : "(not read)");
+        CHECK (read && !strcmp (mf.row, means[i][1]));
+        json_decref (other);
+        free (src);
+    }
     p = s_text (1, spec);
     CHECK (p && !strstr (p, "Calls of pow"));
     CHECK (p && !strstr (p, "libm call (pow)"));
@@ -203,6 +229,13 @@ main (void)
                            "of its 768 rows along n, 2048 bytes apart), take 192 KiB, do not fit "
                            "L1"));
     CHECK (p && !strstr (p, "N x K = 512 x 768"));
+    //  What reads and streaming writes reach on all cores together.
+    CHECK (kf_test_has (p, "every logical CPU at once, each copying its own cold share with "
+                           "streaming stores, 71.3 GB/s read plus written"));
+    //  The L1's geometry, from which the sets a panel falls in follow.
+    CHECK (kf_test_has (p, "48 KiB L1d (12-way, 64 sets of 64-byte lines: addresses 4 KiB "
+                           "apart fall in one set, so at most 12 lines at that stride stay in "
+                           "L1 at once)"));
     if (getenv ("KF_TEST_SHOW"))
         fputs (p ? p : "", stdout);
     free (p);
