@@ -244,10 +244,14 @@ check "... and its figures are the full ones, the best of the run" \
 
 # ---- a repeat takes the figure that stands. Round 18: candidate 29, a
 # repeat, showed 58.24x, the screen figure of candidate 28, whose full
-# protocol then gave 51.95x. Here the first kernel's full evaluation is
-# frozen until its repeat has taken its verdict.
+# protocol then gave 51.95x. Both kernels are planned at once; the
+# second repeats the first and waits for its verdict, which it takes when
+# the first is made final at its screen figure. The first one's full
+# evaluation is frozen until then (a candidate whose full evaluation
+# runs holds its place in max_in_flight, so the two are planned
+# together).
 run3=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
-       --seed 11 --model command:same --set max_in_flight=1 --set "screen_timing=$SCREEN" \
+       --seed 11 --model command:same --set max_in_flight=2 --set "screen_timing=$SCREEN" \
        --set meta_prompting=false --set confirm_best=false --json 2>"$T/submit3.err" | jq -r .run_id)
 run3=${run3:-0}
 full_job() {
