@@ -47,6 +47,11 @@ typedef struct {
     double flops;            /* declared work of one call (0: not declared) */
     double cand_ns;          /* the candidate's median time per call */
     double copy_gbs;         /* measured copy bandwidth, read + write (0: unknown) */
+    double read_gbs;         /* measured rate of every core reading cold data at once
+                              * (0: unknown): no mix of reads and writes arrives faster,
+                              * and a kernel that reads more than it writes may pass the
+                              * copy's rate (round 19: 12 GB/s against a 10 GB/s copy,
+                              * with reads at 19.9 GB/s) */
     double peak_gflops;      /* measured FMA peak (0: unknown) */
     bool bw_applies;         /* the data is larger than the cache, so the
                               * copy bandwidth binds */

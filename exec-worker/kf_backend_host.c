@@ -250,6 +250,7 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     json_t *given = json_object_get (job, "ceilings");
     if (json_is_object (given)) {
         ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
+        ceil.read_gbs = kf_eval_num (given, "read_gbs", 0);
         ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
         ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
     }

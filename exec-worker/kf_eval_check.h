@@ -250,6 +250,7 @@ json_t *kf_eval_degen_json (const kf_eval_degen_t *d);
 /* --- Ceilings and the roofline (kf_eval_roofline.c). */
 typedef struct {
     double copy_gbs;         /* measured copy bandwidth, read + write */
+    double read_gbs;         /* measured cold read of every core at once (0: none) */
     double peak_gflops;      /* measured f32 FMA rate of the whole device */
     const char *peak_source; /* how PEAK_GFLOPS was found */
 } kf_eval_ceilings_t;

@@ -145,7 +145,7 @@ s_save (const char *path, json_t *key)
 }
 
 static double
-s_cpu_s (int clock)
+s_clock_s (clockid_t clock)
 {
     struct timespec t;
     return clock_gettime (clock, &t) == 0 ? (double) t.tv_sec + (double) t.tv_nsec * 1e-9 : 0;
@@ -158,7 +158,7 @@ s_measure (void)
 {
     kf_host_load_t load = { .own_cpu_s = 0 };
     kf_host_load_snap ("/proc/stat", &load.before);
-    double wall0 = s_cpu_s (CLOCK_MONOTONIC), own0 = s_cpu_s (CLOCK_PROCESS_CPUTIME_ID);
+    double wall0 = s_clock_s (CLOCK_MONOTONIC), own0 = s_clock_s (CLOCK_PROCESS_CPUTIME_ID);
     //  The copy first, then the FMA loops (whose figures the caps share):
     //  the order a worker's start measured them in before.
     s_ceil.copy_gbs = kf_eval_measure_copy_gbs ();
@@ -168,8 +168,8 @@ s_measure (void)
     s_ceil.peak_source = p.summed > 0 ? p.isa : NULL;
     s_caps = kf_host_measure_caps ();
     kf_host_load_snap ("/proc/stat", &load.after);
-    load.wall_s = s_cpu_s (CLOCK_MONOTONIC) - wall0;
-    load.own_cpu_s = s_cpu_s (CLOCK_PROCESS_CPUTIME_ID) - own0;
+    load.wall_s = s_clock_s (CLOCK_MONOTONIC) - wall0;
+    load.own_cpu_s = s_clock_s (CLOCK_PROCESS_CPUTIME_ID) - own0;
     json_t *o = kf_host_load_json (&load);
     double share = kf_eval_num (o, "others_cpu_share", -1);
     json_decref (o);
@@ -246,4 +246,5 @@ kf_eval_host_ceilings (kf_eval_ceilings_t *c)
 {
     pthread_once (&s_once, s_figures);
     *c = s_ceil;
+    c->read_gbs = kf_eval_num (s_caps, "read_cold_all_cores_gbs", 0);
 }

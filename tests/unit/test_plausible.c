@@ -35,6 +35,21 @@ s_honest_fast (void)
                                     .copy_gbs = 100, .peak_gflops = 2000, .bw_applies = true };
     CHECK (!kf_plausible_ceiling (&host, s_rules.margin, why, sizeof why));
     CHECK (!kf_plausible_outlier (54.31, 26.45, 5, &s_rules, why, sizeof why));
+    //  Round 19: a host kernel reading two inputs and streaming one
+    //  output at 12 GB/s, on a VM whose copy measured 10 GB/s and whose
+    //  cores together read cold data at 19.9 GB/s, was held for audit. The
+    //  ceiling is the faster of the two; past it the rule still holds.
+    kf_plausible_figures_t reads = { .bytes = 100663296, .cand_ns = 100663296 / 12.0,
+                                     .copy_gbs = 10, .read_gbs = 19.9, .bw_applies = true };
+    CHECK (!kf_plausible_ceiling (&reads, s_rules.margin, why, sizeof why));
+    reads.cand_ns = 100663296 / 30.0;
+    CHECK (kf_plausible_ceiling (&reads, s_rules.margin, why, sizeof why));
+    printf ("%s\n", why);
+    CHECK (strstr (why, "above the measured rate of every core reading cold data, 20 GB/s"));
+    reads.read_gbs = 0;
+    reads.cand_ns = 100663296 / 12.0;
+    CHECK (kf_plausible_ceiling (&reads, s_rules.margin, why, sizeof why));
+    CHECK (strstr (why, "above the measured copy bandwidth of 10 GB/s"));
     //  The first big leap of a run whose first kernels were slow: 26x
     //  after 2.9x is under 8x of it.
     CHECK (!kf_plausible_outlier (23.0, 2.9, 4, &s_rules, why, sizeof why));
