@@ -159,7 +159,7 @@ s_protocol (const char *fidelity)
 static void
 s_outcome (FILE *f, json_t *o, const char *why, unsigned bits)
 {
-    char words[200];
+    char words[KF_PROMPT_FEATURE_WORDS_MAX];
     fprintf (f, "\n  - candidate %lld (generation %lld, from candidate %lld; ",
              (long long) kf_jint (o, "candidate_id"), (long long) kf_jint (o, "generation"),
              (long long) kf_jint (o, "parent_id"));
@@ -215,7 +215,7 @@ kf_meta_guess_text (FILE *f, json_t *sections, json_t *outcomes, json_t *history
         kf_meta_quote_cut (f, line, KF_META_GUESS_QUOTE);
         fputs ("\"\n", f);
         unsigned bits = kf_meta_guess_features (line);
-        char words[300];
+        char words[KF_PROMPT_FEATURE_WORDS_MAX];
         if (!bits) {
             fputs ("  It names nothing a kernel's idea or code is read as (threads, streaming "
                    "stores, intrinsics, approximate math, blocking, ...): judge it from the "

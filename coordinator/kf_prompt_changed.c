@@ -121,10 +121,10 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
         if (failed)
             return -1;
         kf_json_drop_nulls (row);
-        char what[400] = "";
+        char what[KF_PROMPT_FEATURE_WORDS_MAX + 64] = "";
         if (row && json_is_integer (json_object_get (row, "features"))
             && json_is_integer (json_object_get (row, "parent_features"))) {
-            char words[300];
+            char words[KF_PROMPT_FEATURE_WORDS_MAX];
             kf_prompt_feature_words (kf_prompt_features_added (row), words, sizeof words);
             if (*words)
                 snprintf (what, sizeof what, "; what its code added to its parent's: %s",

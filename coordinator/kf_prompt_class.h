@@ -122,7 +122,10 @@ bool kf_prompt_source_does (const char *source, const char *language, kf_idea_fe
 unsigned kf_prompt_source_features (const char *source, const char *language);
 
 /* FEATURES (bits as above) in words, comma-separated, into BUF: "threads,
- * streaming (non-temporal) stores"; "" for none. Returns BUF. */
+ * streaming (non-temporal) stores"; "" for none. Returns BUF. Every
+ * feature's words together fit in KF_PROMPT_FEATURE_WORDS_MAX bytes
+ * (test_tags_round18). */
+#define KF_PROMPT_FEATURE_WORDS_MAX 1024
 const char *kf_prompt_feature_words (unsigned features, char *buf, size_t size);
 
 /* What a candidate's code added to its parent's, from its ROW (a history

@@ -208,6 +208,15 @@ s_reads (const char *t, const char *p, size_t len)
 static bool
 s_reads_output (const char *t)
 {
+    //  The output's pointer handed to an aggregate by position ({ a, b,
+    //  out[0].data, n }) lands in a field whose name this reading cannot
+    //  tell, unless the field is called out: what the code reads through
+    //  it is not known, so it may read the output back (round 19: a job
+    //  struct's Y, read back by the epilogue pass, was "written once").
+    if (kf_text_matches (t, "=[[:space:]]*\\{[^;}]*[,{][[:space:]]*(\\([^()]*\\)[[:space:]]*)?"
+                            "out[[:space:]]*\\[[^]]*\\][[:space:]]*(\\.|->)[[:space:]]*data")
+        && !kf_text_matches (t, "(->|\\.)[[:space:]]*out\\b"))
+        return true;
     char names[S_NAMES][64];
     int n = s_output_names (t, names);
     for (int k = 0; k < n; k++)
@@ -245,10 +254,10 @@ s_uncast (const char *f)
 
 //  Whether the code accumulates a product: a register tile, or a
 //  multiply-add of two other values both read from memory (a dot
-//  product's a[i][k] * b[k][j]); not a Horner step (p = p * t + c), a sum
-//  of squares ((double) x[i] * x[i]) nor Welford's d * (x - mean). Where it does
-//  not, it has no epilogue to fuse (round 18: "the output written once
-//  (no read back)" on every elementwise kernel).
+//  product's a[i][k] * b[k][j]); not a Horner step (p = p * t + c), a
+//  sum of squares ((double) x[i] * x[i]) nor Welford's d * (x - mean).
+//  Where it does not, it has no epilogue to fuse (round 18: "the output
+//  written once (no read back)" on every elementwise kernel).
 static bool
 s_has_product (const kf_descriptor_acc_t *acc)
 {
@@ -455,7 +464,8 @@ kf_prompt_source_features (const char *source, const char *language)
                                      || strstr (w, "inside cache blocks")
                                : c.mem >= 2);
     S_SET (KF_IDEA_MICRO, strstr (w, "register tile") || kf_descriptor_acc_is_tile (&acc));
-    S_SET (KF_IDEA_PACK, strstr (w, "packed")
+    //  The descriptors' packing rule, not a level name's "packed or not".
+    S_SET (KF_IDEA_PACK, strstr (w, "operand packed into")
                          || kf_text_matches (t, "\\b[[:alnum:]_]*[Pp]ack[[:alnum:]_]*[[:space:]]*"
                                                 "\\[[^];]*\\][[:space:]]*=[^=]"));
     //  A kernel with a product is "fused" by its epilogue (the idea

@@ -140,7 +140,7 @@ kf_prompt_hints_section (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kin
                  "tell a trend from the timing noise.)\n", thin, thin == 1 ? "" : "s",
                  KF_PROMPT_HINT_MOVES);
     if (against) {
-        char words[200];
+        char words[KF_PROMPT_FEATURE_WORDS_MAX];
         fprintf (f, "(Left out: a hint towards %s, an idea the list under \"This attempt\" "
                  "sets aside, since its tries in this run did not win.)\n",
                  kf_prompt_feature_words (against, words, sizeof words));

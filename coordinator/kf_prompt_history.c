@@ -120,7 +120,8 @@ s_idea_of (const kf_prompt_in_t *in, json_t *c)
 static void
 s_added_text (json_t *c, char *buf, size_t size)
 {
-    char words[300];
+    //  Every feature's words fit (round 19: "... a permu." cut mid-word).
+    char words[KF_PROMPT_FEATURE_WORDS_MAX];
     kf_prompt_feature_words (kf_prompt_features_added (c), words, sizeof words);
     char counts[120];
     if (*words)
@@ -354,7 +355,8 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             credit = !by_code || kf_jint (c, "parent_id");
             best_judged = !json_is_false (json_object_get (c, "finished"));
         }
-        char outcome[400], from[80] = "", added[360], handed[300] = "";
+        char outcome[400], from[80] = "", added[KF_PROMPT_FEATURE_WORDS_MAX + 64],
+            handed[300] = "";
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         //  Round 11: "another way than that try" of a try whose code no
         //  prompt shows; what the coordinator knows of it is where it

@@ -165,7 +165,7 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         return;
     }
     if (twin > 0 && ns > 0) {
-        char took[32], one[32], words[256];
+        char took[32], one[32], words[KF_PROMPT_FEATURE_WORDS_MAX];
         kf_prompt_time_text (ns, took, sizeof took);
         kf_prompt_time_text (twin_ns, one, sizeof one);
         kf_prompt_feature_words (features, words, sizeof words);

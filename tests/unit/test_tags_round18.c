@@ -10,7 +10,13 @@
  *     in a pass of its own: a product's kernel is "fused" by its epilogue
  *     (the tag above), not by a row's passes;
  *  3. "multi-level blocking", the host's memory level 3, was read as
- *     packing: its name now says what its two levels are.
+ *     packing: its name now says what its two levels are;
+ *  4. round 19: a kernel's feature words were cut mid-word ("a permu.")
+ *     by a caller's buffer;
+ *  5. round 19: "packed operands" for a kernel that packs nothing (read
+ *     from the level-3 name of 3.), and "the output written once" for one
+ *     that hands its output to a job struct by position and reads it back
+ *     through the struct's field.
  *
  *  The kernels below are trimmed from the round's answers.
  */
@@ -92,6 +98,50 @@ static const char s_fused[] =
     "      o[i * N + j] = z / (1.0f + expf (-z));\n    }\n"
     "  return 0;\n}\n";
 
+//  Round 19's candidate 4 in short: a register tile inside cache blocks,
+//  nothing packed (memory level 3, whose name says "packed or not").
+static const char s_tile_in_blocks[] =
+    "#include \"kf_kernel.h\"\n#include <immintrin.h>\n#define KF_NC 96\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx) {\n"
+    "  const float *A = in[0].data, *B = in[1].data;\n  float *Y = out[0].data;\n"
+    "  int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];\n"
+    "  for (int64_t jb = 0; jb < N; jb += KF_NC)\n"
+    "    for (int64_t i = 0; i + 2 <= M; i += 2)\n"
+    "      for (int64_t j = jb; j + 2 <= jb + KF_NC && j + 2 <= N; j += 2) {\n"
+    "        __m256 c00 = _mm256_setzero_ps (), c01 = _mm256_setzero_ps ();\n"
+    "        __m256 c10 = _mm256_setzero_ps (), c11 = _mm256_setzero_ps ();\n"
+    "        for (int64_t k = 0; k + 8 <= K; k += 8) {\n"
+    "          __m256 a0 = _mm256_loadu_ps (A + i * K + k), a1 = _mm256_loadu_ps (A + (i + 1) "
+    "* K + k);\n"
+    "          __m256 b0 = _mm256_loadu_ps (B + j * K + k), b1 = _mm256_loadu_ps (B + (j + 1) "
+    "* K + k);\n"
+    "          c00 = _mm256_fmadd_ps (a0, b0, c00);\n          c01 = _mm256_fmadd_ps (a0, b1, c01);\n"
+    "          c10 = _mm256_fmadd_ps (a1, b0, c10);\n          c11 = _mm256_fmadd_ps (a1, b1, c11);\n"
+    "        }\n        Y[i * N + j] = _mm256_reduce_add_ps (c00);\n      }\n  return 0;\n}\n";
+
+//  Round 19's candidate 5 in short: the output handed to a job struct by
+//  position, its field Y read back by the epilogue pass.
+static const char s_job_reads_back[] =
+    "#include \"kf_kernel.h\"\n#include <pthread.h>\n"
+    "typedef struct { const float *A, *B; float *Y; int64_t M, N, K; } kf_job_t;\n"
+    "static void *kf_run (void *arg) {\n  const kf_job_t *jb = arg;\n"
+    "  const float *A = jb->A, *B = jb->B;\n  float *Y = jb->Y;\n"
+    "  for (int64_t i = 0; i < jb->M; i++) {\n"
+    "    for (int64_t j = 0; j < jb->N; j++) {\n      float acc = 0.0f;\n"
+    "      for (int64_t k = 0; k < jb->K; k++)\n"
+    "        acc += A[i * jb->K + k] * B[j * jb->K + k];\n"
+    "      Y[i * jb->N + j] = acc;\n    }\n"
+    "    float *row = Y + i * jb->N, mx = 0.0f;\n"
+    "    for (int64_t j = 0; j < jb->N; j++)\n      mx = row[j] > mx ? row[j] : mx;\n"
+    "    for (int64_t j = 0; j < jb->N; j++)\n      row[j] /= mx + 1e-5f;\n  }\n"
+    "  return NULL;\n}\n"
+    "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+    "                const kf_ctx_t *ctx) {\n"
+    "  kf_job_t j0 = { (const float *) in[0].data, (const float *) in[1].data,\n"
+    "                  (float *) out[0].data, in[0].shape[0], in[1].shape[0], in[0].shape[1] };\n"
+    "  kf_run (&j0);\n  return 0;\n}\n";
+
 static unsigned
 s_features (const char *name, const char *source)
 {
@@ -132,5 +182,19 @@ main (void)
     printf ("host memory level 3: %s\n", level3);
     CHECK (kf_test_has (level3, "a register tile inside cache blocks, or nested cache blocks; "
                                 "packed or not"));
+    //  5. Round 19: a register tile inside cache blocks, nothing packed,
+    //  was tagged "packed operands" (the level's name says "packed or
+    //  not"); an output handed to a job struct by position and read back
+    //  through its field was "written once".
+    CHECK (!(s_features ("tile in blocks", s_tile_in_blocks) & BIT (KF_IDEA_PACK)));
+    CHECK (s_features ("tile in blocks", s_tile_in_blocks) & BIT (KF_IDEA_BLOCK));
+    CHECK (!(s_features ("job reads back", s_job_reads_back) & BIT (KF_IDEA_EPILOGUE)));
+
+    //  4. Every feature's words fit the size callers keep for them (round
+    //  19: "... getexp/getmant, a permu." was cut mid-word).
+    char all[4096];
+    size_t n = strlen (kf_prompt_feature_words (~0u, all, sizeof all));
+    printf ("every feature in words: %zu bytes\n", n);
+    CHECK (n > 0 && n + 1 < KF_PROMPT_FEATURE_WORDS_MAX);
     return kf_test_done ("test_tags_round18");
 }
