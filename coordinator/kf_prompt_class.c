@@ -278,7 +278,7 @@ static const char *const s_strategies_host[] = {
         "call an element, and neither __attribute__((optimize(\"no-math-errno\"))), "
         "#pragma GCC optimize nor __builtin_sqrtf changes that with this compiler): a "
         "polynomial or rational approximation, or a square root by intrinsic "
-        "(_mm512_sqrt_ps), is.\n"
+        "(_mm256_sqrt_ps with AVX2, _mm512_sqrt_ps with AVX-512), is.\n"
         //  Round 14: "bound by memory again" was asserted where the
         //  prompt's own budget said the loop was bound by its arithmetic,
         //  and a meta line saying so stood beside it.
@@ -462,11 +462,16 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  low; there they are an add-on once the math is vectorised. The third
 //  stand-alone direction is the vector function in intrinsics, the
 //  approximation and the SIMD as one change.
+//  Round 19: "process 16 elements per instruction" on an AVX2 host, and
+//  an approximation "the compiler can vectorise" for a formula with a
+//  square root, which it keeps a scalar call.
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
-    "within the tolerance that the compiler can vectorise"
+    "within the tolerance, in plain code the compiler can vectorise (a square root there " \
+    "takes the intrinsic: the compiler keeps sqrtf a scalar call)"
 #define S_EW_SIMD                                                                          \
-    "process 16 elements per instruction, by explicit SIMD intrinsics (guarded by the ISA " \
+    "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
+    "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \
     "macros) that compute the expensive function in vector registers themselves (range "   \
     "reduction, a polynomial, 2^k in the exponent field), never a libm call per lane"
 #define S_EW_THREADS                                                                       \

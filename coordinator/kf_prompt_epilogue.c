@@ -22,29 +22,37 @@
 //  beside its exp; a layer norm's two sums (mean and variance) and its
 //  subtraction and scaling, a reciprocal square root per row.
 //  How a row function is fused into the product: an online maximum and
-//  sum (an exp per element), a sum and a sum of squares, or one mean.
-typedef enum { S_FUSE_ONLINE, S_FUSE_SUMS, S_FUSE_MEAN } s_fuse_t;
+//  sum (an exp per element), a sum and a sum of squares, or one statistic
+//  of the row (a mean, a maximum) that scales it.
+typedef enum { S_FUSE_ONLINE, S_FUSE_SUMS, S_FUSE_STAT } s_fuse_t;
 
 static const struct s_row {
     const char *name;
     int ops, exps;
     const char *does, *finish, *label;
     s_fuse_t fuse;
+    const char *folds, *stat;   //  S_FUSE_STAT: what a tile folds into, the statistic
 } s_rows[] = {
     { "softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a multiply by the "
-      "row's reciprocal sum", "scaled by its reciprocal sum", "the softmax", S_FUSE_ONLINE },
+      "row's reciprocal sum", "scaled by its reciprocal sum", "the softmax", S_FUSE_ONLINE, NULL, NULL },
     { "log_softmax", 4, 1, "one exp, a maximum and a sum pass over its row and a subtraction "
-      "of the sum's log", "shifted by its sum's log", "the log_softmax", S_FUSE_ONLINE },
+      "of the sum's log", "shifted by its sum's log", "the log_softmax", S_FUSE_ONLINE, NULL, NULL },
     { "layer_norm", 4, 0, "a sum and a sum-of-squares pass over its row (its mean and "
       "variance), a subtraction of the mean and a multiply by the row's reciprocal standard "
       "deviation", "shifted by its mean and scaled by 1/sqrt(variance + eps)", "the layer_norm",
-      S_FUSE_SUMS },
+      S_FUSE_SUMS, NULL, NULL },
     //  A row's mean (of squares, in an RMS norm), then a factor of it on
     //  each element.
     { "mean", 3, 0, "a pass over its row for the row's mean (of its squares, for an RMS "
       "norm) before any element of the row can be finished, then a multiply by a factor "
       "of the row", "scaled by the factor its mean gives", "the row's mean and its factor",
-      S_FUSE_MEAN },
+      S_FUSE_STAT, "sums (of squares or values)", "sum" },
+    //  Round 19: a row divided by its largest magnitude, z / amax(|z|),
+    //  was told to be finished tile by tile in registers.
+    { "amax", 3, 0, "a pass over its row for the row's largest value (of magnitudes, where "
+      "the code takes abs first) before any element of the row can be finished, then a "
+      "multiply by a factor of the row", "scaled by the factor its maximum gives",
+      "the row's maximum and its factor", S_FUSE_STAT, "largest magnitudes", "maximum" },
 };
 
 static const struct s_row *
@@ -94,17 +102,23 @@ kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *produc
     return *epi_ms > 0 && *product_ms > 0;
 }
 
-//  "the softmax", "the tanh and 2 other operations", "the 1 operation".
-static void
+//  "the softmax", "the tanh and the arithmetic", "the 1 operation";
+//  returns whether its verb takes the plural (round 19: "the 3
+//  operations after the product is not in that count").
+static bool
 s_what (FILE *f, const kf_epilogue_t *e)
 {
     const struct s_row *row = s_row (e->row);
-    if (row)
+    if (row) {
         fputs (row->label, f);
-    else if (*e->names)
+        return strstr (row->label, " and ") != NULL;
+    }
+    if (*e->names) {
         fprintf (f, "the %s%s", e->names, e->ops > 0 ? " and the arithmetic" : "");
-    else
-        fprintf (f, "the %d operation%s", e->ops, e->ops == 1 ? "" : "s");
+        return e->ops > 0 || strchr (e->names, ',') || strstr (e->names, " and ");
+    }
+    fprintf (f, "the %d operation%s", e->ops, e->ops == 1 ? "" : "s");
+    return e->ops != 1;
 }
 
 //  The product's share of the estimated floor, and what a kernel's
@@ -127,9 +141,9 @@ kf_prompt_epilogue_position (FILE *f, json_t *spec, json_t *d)
     if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
         return;
     fputs (" Those shares are the product's alone: ", f);
-    s_what (f, &e);
-    fprintf (f, " after it is not counted (estimated at %.3g ms of one core, the Target "
-             "section's Epilogue line). ", epi);
+    bool plural = s_what (f, &e);
+    fprintf (f, " after it %s not counted (estimated at %.3g ms of one core, the Target "
+             "section's Epilogue line). ", plural ? "are" : "is", epi);
     s_floor (f, product, epi);
 }
 
@@ -140,8 +154,9 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     double product, epi;
     if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
         return;
-    s_what (f, &e);
-    fputs (" after the product is not in that count: per output element ", f);
+    bool plural = s_what (f, &e);
+    fprintf (f, " after the product %s not in that count: per output element ",
+             plural ? "are" : "is");
     const struct s_row *row = s_row (e.row);
     int besides = e.ops - (row ? row->ops : 0), more = e.calls - (row ? row->exps : 0);
     if (row) {
@@ -244,13 +259,13 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "the maximum grows), an exp cheaper than libm's that stays within "
                            "%s, and the finished row %s while it is still in L1",
                            e.row, e.row, within, row->finish);
-    if (row && row->fuse == S_FUSE_MEAN)
-        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (a row's "
-                           "mean and a factor of it, over each row) into the product: add each "
-                           "tile's squares (or values) into its rows' sums while the tile sits "
-                           "in registers, store the tile, and scale the finished row by its "
-                           "factor while it is still in L1 (no element can be finished before "
-                           "its whole row's sum is known, within %s)", within);
+    if (row && row->fuse == S_FUSE_STAT)
+        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (%s, over "
+                           "each row) into the product: fold each tile into its rows' %s while "
+                           "the tile sits in registers, store the tile, and scale the finished "
+                           "row by its factor while it is still in L1 (no element can be "
+                           "finished before its whole row's %s is known, within %s)",
+                           row->label, row->folds, row->stat, within);
     if (row)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: keep each row's sum and sum of "

@@ -126,7 +126,9 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
 //  Round 18: an RMS norm written as y.pow(2).mean(dim=-1) was read as
 //  elementwise work, and its fusion told to finish each tile of outputs
 //  in registers, where each row's mean is needed first.
-static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", NULL };
+//  Round 19: and a row's largest magnitude, z / z.abs().amax(dim=-1).
+static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", "amax",
+                                         NULL };
 
 //  Python words that bring control flow or a construct the count cannot
 //  follow.
@@ -359,8 +361,11 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                         fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops };
                     known = true;
                 }
+            //  A reduction (a mean, a maximum) is a row function over
+            //  the last dimension only.
+            bool reduction = n == 4 && (!strncmp (last, "mean", 4) || !strncmp (last, "amax", 4));
             if (s_in (last, n, s_row_fns) && !row_at
-                && (strncmp (last, "mean", n) || s_last_dim (q, s_close (q, end)))) {
+                && (!reduction || s_last_dim (q, s_close (q, end)))) {
                 row_at = at;
                 row_close = s_close (q, end);
                 snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);

@@ -230,7 +230,7 @@ s_threaded (FILE *f, double ns, double own_ns, json_t *runs, int64_t parent_id, 
     //  same body on one thread (candidate 3, 2.95 ms against 2.17 ms) was
     //  in the run. Where the run has the same design on one thread, that.
     if (twin_id > 0 && twin_ns > 0) {
-        char one[32], words[256];
+        char one[32], words[KF_PROMPT_FEATURE_WORDS_MAX];
         kf_prompt_time_text (twin_ns, one, sizeof one);
         kf_prompt_feature_words (twin_features, words, sizeof words);
         fprintf (f, ", its own thread starts included, against %s for a kernel of like design "
@@ -405,6 +405,16 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
              "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
              "threads started in every call pay only where the call takes well over %s.",
              start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
+    //  Round 19: "saves at most 50%" for a call bound by memory, where all
+    //  cores read cold data 1.6 times as fast as one core, not twice.
+    json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
+    double read_one = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    double read_all = kf_jnum (d, "read_cold_all_cores_gbs", 0);
+    if (read_one > 0 && read_all > read_one && read_all < cores * read_one)
+        fprintf (f, " That is for work that divides over the cores; a call bound by memory "
+                 "saves at most %.0f%%, as all cores read cold data at %.1f GB/s against one "
+                 "core's %.1f (%.2fx).", 100 * (1 - read_one / read_all), read_all, read_one,
+                 read_all / read_one);
     //  What the run's threaded kernels did against its single-thread
     //  best, timed in full (round 11: every one lost, and no prompt said).
     json_t *runs = s_runs (in);
