@@ -13,7 +13,10 @@
  *     instruction", "_mm512_sqrt_ps", "such as AVX-512's rcp14" (named
  *     as within any budget), and an approximation "the compiler can
  *     vectorise" for a formula with a square root, which it keeps a
- *     scalar call.
+ *     scalar call;
+ *  6. a kernel above the copy figure with its data cold was told "so
+ *     treat memory bandwidth as the limit", beside 57 cycles a vector
+ *     against an arithmetic budget of 39.
  */
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
@@ -22,6 +25,7 @@
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_rates.h"
 #include "../kf_test.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,10 +200,31 @@ test_host (void)
     json_decref (spec);
 }
 
+//  6. Above the copy figure, cold: which ceiling binds is not said to be
+//  memory's.
+static void
+test_above_copy (void)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_rates_t r = { .bytes = 100663296, .traffic = "N + M", .gbs = 10.1, .copy_gbs = 9.9,
+                     .cold = true, .uncounted = "the formula calls asinh" };
+    CHECK (f && kf_rates_write (f, &r));
+    if (f)
+        fclose (f);
+    printf ("rates:%s\n", text ? text : "");
+    CHECK (text && !strstr (text, "treat memory bandwidth as the limit"));
+    CHECK (kf_test_has (text, "so it does not say which ceiling binds: set the call's time "
+                              "against the Target section's floors"));
+    free (text);
+}
+
 int
 main (void)
 {
     test_amax ();
     test_host ();
+    test_above_copy ();
     return kf_test_done ("test_prompt_round19");
 }
