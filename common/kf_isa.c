@@ -34,6 +34,12 @@ s_has (const char *list, const char *word, size_t n)
     return false;
 }
 
+bool
+kf_isa_has (const char *isa, const char *name)
+{
+    return name && s_has (isa, name, strlen (name));
+}
+
 size_t
 kf_isa_flags (const char *isa, const char **flags, size_t max)
 {

@@ -35,6 +35,10 @@ char *kf_isa_flags_line (const char *isa, char *buf, size_t size);
  * (caller frees); NULL on allocation failure. */
 char *kf_isa_select (const char *isa, bool enabled);
 
+/* Whether the space-separated ISA list names NAME ("avx2" in "sse4.2 avx
+ * avx2 fma"); false for a NULL list. */
+bool kf_isa_has (const char *isa, const char *name);
+
 /* The words of A that B holds too, in A's order, space-separated (caller
  * frees); NULL on allocation failure. A NULL B keeps all of A. */
 char *kf_isa_common (const char *a, const char *b);

@@ -129,6 +129,8 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
 //  Round 19: and a row's largest magnitude, z / z.abs().amax(dim=-1).
 static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", "amax",
                                          NULL };
+//  Of those, the reductions: row functions over the last dimension only.
+static const char *const s_row_reductions[] = { "mean", "amax", NULL };
 
 //  Python words that bring control flow or a construct the count cannot
 //  follow.
@@ -229,6 +231,27 @@ s_close (const char *open, const char *end)
     return end;
 }
 
+//  The top-level arguments of the call whose '(' is OPEN and ')' CLOSE,
+//  one after another: *ARG (ARG_SIZE bytes) the next one with its white
+//  space removed (cut to fit), *AT where to go on from. False past the
+//  last.
+static bool
+s_next_arg (const char **at, const char *close, char *arg, size_t arg_size)
+{
+    const char *p = *at;
+    if (p >= close)
+        return false;
+    size_t n = 0;
+    for (int depth = 0; p < close && !(*p == ',' && depth == 0); p++) {
+        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
+        if (!isspace ((unsigned char) *p) && n + 1 < arg_size)
+            arg[n++] = *p;
+    }
+    arg[n] = '\0';
+    *at = p + 1;
+    return true;
+}
+
 //  Whether the call whose '(' is OPEN and ')' CLOSE has the literal 2 as
 //  its last argument ("y.pow(2)", "torch.pow(y, 2.0)", "exponent=2"): a
 //  square, one product, no libm call (round 18: an RMS norm's
@@ -237,23 +260,11 @@ s_close (const char *open, const char *end)
 static bool
 s_pow_square (const char *open, const char *close)
 {
-    const char *arg = open + 1;
-    int depth = 0;
-    for (const char *p = open + 1; p < close; p++) {
-        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
-        if (*p == ',' && depth == 0)
-            arg = p + 1;
-    }
-    while (arg < close && isspace ((unsigned char) *arg))
-        arg++;
-    if (close - arg > 9 && !strncmp (arg, "exponent=", 9))
-        arg += 9;
-    const char *e = close;
-    while (e > arg && isspace ((unsigned char) e[-1]))
-        e--;
-    size_t n = (size_t) (e - arg);
-    return (n == 1 && *arg == '2') || (n == 2 && !strncmp (arg, "2.", 2))
-           || (n == 3 && !strncmp (arg, "2.0", 3));
+    char arg[16] = "", last[16] = "";
+    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
+        memcpy (last, arg, sizeof last);
+    const char *v = strncmp (last, "exponent=", 9) ? last : last + 9;
+    return !strcmp (v, "2") || !strcmp (v, "2.") || !strcmp (v, "2.0");
 }
 
 //  Whether the call whose '(' is OPEN and ')' CLOSE names the last
@@ -264,21 +275,9 @@ static bool
 s_last_dim (const char *open, const char *close)
 {
     char arg[16];
-    size_t n = 0;
-    int depth = 0;
-    for (const char *p = open + 1; p <= close; p++) {
-        if (p == close || (*p == ',' && depth == 0)) {
-            arg[n < sizeof arg ? n : sizeof arg - 1] = '\0';
-            if (n < sizeof arg && (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1")
-                                   || !strcmp (arg, "axis=-1")))
-                return true;
-            n = 0;
-            continue;
-        }
-        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
-        if (!isspace ((unsigned char) *p) && n < sizeof arg)
-            arg[n++] = *p;
-    }
+    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
+        if (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1") || !strcmp (arg, "axis=-1"))
+            return true;
     return false;
 }
 
@@ -361,11 +360,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                         fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops };
                     known = true;
                 }
-            //  A reduction (a mean, a maximum) is a row function over
-            //  the last dimension only.
-            bool reduction = n == 4 && (!strncmp (last, "mean", 4) || !strncmp (last, "amax", 4));
             if (s_in (last, n, s_row_fns) && !row_at
-                && (!reduction || s_last_dim (q, s_close (q, end)))) {
+                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end)))) {
                 row_at = at;
                 row_close = s_close (q, end);
                 snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);

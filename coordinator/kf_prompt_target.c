@@ -67,17 +67,6 @@ s_sharing (FILE *f, json_t *d, const char *key)
         fprintf (f, " shared by each group of %.0f logical CPUs", n);
 }
 
-//  Whether the space-separated LIST holds WORD.
-static bool
-s_has_word (const char *list, const char *word)
-{
-    size_t n = strlen (word);
-    for (const char *p = strstr (list, word); p; p = strstr (p + 1, word))
-        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-            return true;
-    return false;
-}
-
 //  The L1's ways and sets, and the stride at which lines share a set
 //  (round 18: the model could not tell that an unpacked panel of b, its
 //  rows 2048 bytes apart, falls in few of the L1's sets).
@@ -433,11 +422,11 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
                          strchr (off, ' ') ? "them" : "it", strchr (off, ' ') ? "their" : "its");
             //  Round 19: how many vector registers a tile of accumulators
             //  and its operands must fit in was not said.
-            if (s_has_word (on, "avx512f"))
+            if (kf_isa_has (on, "avx512f"))
                 fputs (" With AVX-512 a kernel has 32 vector registers of 16 floats (zmm0-31), "
                        "and 8 mask registers: a register tile of accumulators and the operands "
                        "it loads must fit in them, or the compiler spills to the stack.", f);
-            else if (s_has_word (on, "avx") || s_has_word (on, "avx2"))
+            else if (kf_isa_has (on, "avx") || kf_isa_has (on, "avx2"))
                 fputs (" With AVX2 a kernel has 16 vector registers of 8 floats (ymm0-15): a "
                        "register tile of accumulators and the operands it loads must fit in "
                        "them, or the compiler spills to the stack.", f);

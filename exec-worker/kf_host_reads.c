@@ -113,6 +113,14 @@ s_read_cold (const char *buf, size_t n)
 #define S_ALL_SHARE ((size_t) 2 << 20)
 #define S_ALL_BYTES_MAX ((size_t) 128 << 20)
 
+//  Half of N bytes, whole pages: a share split in two (a streaming copy's
+//  source and destination) or half of an L2.
+static size_t
+s_half_pages (size_t n)
+{
+    return n / 2 / 4096 * 4096;
+}
+
 static size_t
 s_read_all_bytes (long cpus)
 {
@@ -195,7 +203,7 @@ s_read_all (char *buf, size_t share, long cpus, int rounds, int passes, bool str
     long started = 0;
     for (; started < cpus; started++) {
         char *p = buf + (size_t) started * share;
-        size_t half = share / 2 / 4096 * 4096;
+        size_t half = s_half_pages (share);
         jobs[started] = (s_read_job_t) { .start = &start, .p = p, .dst = stream ? p + half : NULL,
                                          .n = stream ? half : share, .rounds = rounds,
                                          .passes = passes };
@@ -324,7 +332,7 @@ static double
 s_read_l2_all (char *buf, size_t buf_bytes, size_t n, long cpus)
 {
 #if defined(__x86_64__)
-    size_t share = n / 2 / 4096 * 4096;
+    size_t share = s_half_pages (n);
     if (cpus < 2 || share < 4096 || share * (size_t) cpus > buf_bytes)
         return 0;
     return s_read_all (buf, share, cpus, S_ROUNDS_MAX, S_L2_PASSES, false);
@@ -375,9 +383,9 @@ kf_host_measure_memory (json_t *d)
     s_set_bytes (d, "read_cold_all_cores_bytes", cold_all, cold_share * (size_t) cpus);
     kf_host_set_figure (d, "copy_stream_all_cores_gbs", stream_all, 1e-9);
     s_set_bytes (d, "copy_stream_all_cores_bytes", stream_all,
-                 cold_share / 2 / 4096 * 4096 * 2 * (size_t) cpus);
+                 s_half_pages (cold_share) * 2 * (size_t) cpus);
     kf_host_set_figure (d, "read_l2_one_core_gbs", l2, 1e-9);
     s_set_bytes (d, "read_l2_one_core_bytes", l2, l2_bytes);
     kf_host_set_figure (d, "read_l2_all_cores_gbs", l2_all, 1e-9);
-    s_set_bytes (d, "read_l2_all_cores_bytes", l2_all, l2_bytes / 2 / 4096 * 4096 * (size_t) cpus);
+    s_set_bytes (d, "read_l2_all_cores_bytes", l2_all, s_half_pages (l2_bytes) * (size_t) cpus);
 }
