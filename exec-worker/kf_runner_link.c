@@ -301,19 +301,17 @@ s_cmp (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-//  Whether the runner is quiet right after an answer: no thread of it on
-//  a CPU or waiting for one. When it is not, it is watched a little
-//  longer (letting a thread that keeps working show its work, and a
-//  preempted runner reach its recv) before the stop.
-static bool
-s_quiet (kf_runner_t *self)
+//  The window after an answer: the runner, stopped at the answer, runs
+//  again while any thread of it is on a CPU or waiting for one, up to
+//  about a millisecond (letting a thread that keeps working show its
+//  work; an honest runner is back in its recv within microseconds).
+static void
+s_watch (kf_runner_t *self)
 {
-    if (!s_busy (self->pid))
-        return true;
+    kill (self->pid, SIGCONT);
     struct timespec nap = { 0, S_WATCH_NS };
     for (int k = 0; k < S_WATCH_LOOKS && s_busy (self->pid); k++)
         nanosleep (&nap, NULL);
-    return false;
 }
 
 //  One message and its answer: resume the runner, send, wait, stop it
@@ -364,30 +362,28 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
     *wall_s = kf_eval_now () - t0;
     if (self->dead)
         return -1;
-    //  What the runner does between its answer and the stop is counted
-    //  as work hidden from the clock. But a process's CPU clock read from
-    //  another process counts what each thread ran only up to that
-    //  thread's last tick or switch: a thread still on its CPU when the
-    //  answer arrives (the answering one on its way back to recv, all the
-    //  more on a loaded machine) would show up to a tick (4 ms at HZ=250)
-    //  of the work it did before answering only after the stop, an
-    //  honest single-threaded kernel's call charged as hidden work. So
-    //  when the runner is quiet right after (the answering thread in its
-    //  recv microseconds later), the figure is taken then, every count
-    //  exact. A runner that is not keeps a thread working after its
-    //  answer (or was preempted, its count exact already): everything
-    //  from the answer to the stop counts, the watch included.
-    double cpu_answered = kf_runner_cpu_s (self);
-    if (s_quiet (self))
-        cpu_answered = kf_runner_cpu_s (self);
+    //  What the runner does after its answer is counted as work hidden
+    //  from the clock. A process's CPU clock read from another process
+    //  counts what each thread ran only up to that thread's last tick or
+    //  switch, so a thread still on its CPU would show up to a tick (4 ms
+    //  at HZ=250, 10 at HZ=100) of the call's own work later: an honest
+    //  kernel's call charged as hidden work on a loaded machine. So the
+    //  runner is stopped at the answer, every thread off its CPU and every
+    //  count exact, then let run once more for the window (s_watch) and
+    //  stopped again: what it used between the two stops is exactly what
+    //  it did after answering.
     //  A runner that said what went wrong (it does not load, a call
     //  returned non-zero) and then ended is reported by what it said.
     kf_run_reply_t ended;
     if (s_stop (self, rc == 0 ? reply : &ended) != 0)
         return -1;
-    //  The stop itself costs the runner some CPU (woken in its recv to
-    //  take the signal; more on a loaded machine): what the pings' stops
-    //  cost, before any candidate code was loaded, is not its work.
+    double cpu_answered = kf_runner_cpu_s (self);
+    s_watch (self);
+    if (s_stop (self, rc == 0 ? reply : &ended) != 0)
+        return -1;
+    //  The stops and the resume cost the runner some CPU (woken in its
+    //  recv to take each signal; more on a loaded machine): what they cost
+    //  in the pings, before any candidate code was loaded, is not its work.
     double after = kf_runner_cpu_s (self) - cpu_answered - self->stop_cpu;
     self->cpu_outside += after > 0 ? after : 0;
     return rc;

@@ -9,6 +9,10 @@
 #   process used between its answers and its stops stays far below what
 #   the check allows;
 #
+#   an honest two-thread kernel whose helper spins a moment between calls
+#   (tests/hostile/honest_spin.c) is not charged the work it did in its
+#   calls, idle and loaded;
+#
 #   a kernel whose threads keep working after each call has returned
 #   (tests/hostile/busy_after.c) is still "incorrect", "work hidden from
 #   the clock", under the same load and without it.
@@ -28,6 +32,7 @@ TIMING='{"min_time_s": 0.2, "min_samples": 20, "warmup_s": 0.02, "warmup_calls":
 check "the softmax reference builds" build_so "$EX/reference.c" ref --reference
 check "the honest candidate builds" build_so "$H/honest.c" honest
 check "busy_after builds" build_so "$H/busy_after.c" busy_after
+check "honest_spin builds" build_so "$H/honest_spin.c" honest_spin
 
 # evaluate NAME TAG: one --eval of NAME, its output in $W/TAG.json.
 evaluate() { eval_so "$1" "$2" 11 "$TIMING"; }
@@ -44,6 +49,16 @@ honest() {
     check "$1: its process used $(after_ms "$1") ms of CPU after its answers (under 5)" \
         awk -v ms="$(after_ms "$1")" 'BEGIN { exit !(ms < 5) }'
 }
+# spin TAG: the two-thread kernel whose helper spins 100 us between calls
+# (tests/hostile/honest_spin.c) is correct and far from the allowance:
+# what it did in its calls is never counted after them.
+spin() {
+    evaluate honest_spin "$1"
+    check "$1: honest_spin is correct ($(verdict "$1"): $(detail "$1" | head -c 200))" \
+        [ "$(verdict "$1")" = correct ]
+    check "$1: its process used $(after_ms "$1") ms of CPU after its answers (under 5)" \
+        awk -v ms="$(after_ms "$1")" 'BEGIN { exit !(ms < 5) }'
+}
 # busy TAG: held as work hidden from the clock.
 busy() {
     evaluate busy_after "$1"
@@ -53,6 +68,7 @@ busy() {
 }
 
 busy idle-busy
+for k in 1 2; do spin "idle-spin-$k"; done
 
 # Every core kept busy, as stress-ng --cpu N does for the suite
 # (tests/stress.sh), waited for until its workers run.
@@ -63,6 +79,7 @@ stress=$!
 check "stress-ng keeps $cpus core(s) busy" \
     wait_until 30 bash -c "[ \$(pgrep -c -P $stress) -ge $cpus ]"
 for k in 1 2 3; do honest "loaded-honest-$k"; done
+for k in 1 2; do spin "loaded-spin-$k"; done
 for k in 1 2; do busy "loaded-busy-$k"; done
 stop_all
 finish

@@ -667,6 +667,8 @@ main (int argc, char **argv)
                 json_number_value (json_object_get (r, "speedup")),
                 json_number_value (json_object_get (json_object_get (r, "candidate"), "median_ns")),
                 json_number_value (json_object_get (json_object_get (r, "reference"), "median_ns")));
+        if (strcmp (s_str (r, "verdict"), "correct"))
+            printf ("  good_softmax.c: %s\n", s_str (r, "detail"));
         CHECK (strcmp (s_str (r, "verdict"), "correct") == 0);
         CHECK (json_number_value (json_object_get (r, "speedup")) > 0);
         json_t *c = json_object_get (r, "correctness");
