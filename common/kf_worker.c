@@ -667,6 +667,7 @@ s_main (const kf_config_t *config, const char *role, json_t *caps, kf_job_fn *ha
         .handler_arg = handler_arg,
         .heartbeat_ms = (int) kf_config_int (config, "heartbeat_ms"),
         .liveness = (int) kf_config_int (config, "liveness"),
+        .drain_ms = (int) kf_config_int (config, "drain_s") * 1000,
         .curve_cert = kf_config_str (config, "curve_cert"),
         .curve_server_key = kf_config_str (config, "curve_server_key"),
         .allow_plain_tcp = kf_config_bool (config, "allow_plain_tcp"),

@@ -112,7 +112,7 @@ typedef struct {
     int liveness;                /* 0: 3 */
     int backoff_min_ms;          /* 0: 100 */
     int backoff_max_ms;          /* 0: 5000 */
-    int drain_ms;                /* 0: 30000 */
+    int drain_ms;                /* 0: 30000 (the drain_s key) */
     size_t max_message;          /* 0: protocol default */
     const char *curve_cert;      /* our secret certificate, or NULL */
     const char *curve_server_key;   /* coordinator's public cert file or Z85 key */
@@ -131,6 +131,9 @@ int kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop);
     { "heartbeat_ms", KF_CFG_INT, "1000", 50, 60000, "heartbeat interval" },   \
     { "liveness", KF_CFG_INT, "3", 1, 100,                                    \
       "missed heartbeats before the coordinator counts as gone (reconnect)" }, \
+    { "drain_s", KF_CFG_INT, "30", 1, 86400,                                  \
+      "after SIGTERM, seconds to finish the jobs held before exiting (what"    \
+      " is left is given to another worker)" },                                \
     { "name", KF_CFG_STR, NULL, 0, -1, "display name (default: the worker id)" }, \
     { "curve_cert", KF_CFG_STR, NULL, 0, -1,                                  \
       "our secret certificate (kfctl keygen), for a tcp:// coordinator" },     \

@@ -158,7 +158,7 @@ start_coordinator() {   # start_coordinator ARGS...: uses $DB_URL
     COORD_PID=$PID
 }
 
-start_workers() {   # one worker of each role
+start_workers() {   # one worker of each role; EXEC_ARGS: more for the exec worker
     start gateway "$BIN/kf-llm-gateway" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
     GATEWAY_PID=$PID
     start compile "$BIN/kf-compile-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}"
@@ -166,7 +166,7 @@ start_workers() {   # one worker of each role
     # No profiler: where perf can count, new elites would get profile jobs
     # still running when a run ends (test_profile_host.sh is about them).
     start exec "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
-        --perf off
+        --perf off ${EXEC_ARGS[@]+"${EXEC_ARGS[@]}"}
     EXEC_PID=$PID
 }
 

@@ -55,12 +55,14 @@ check "and all 15 jobs end done" wait_until 120 eval \
     '[ "$(sql "SELECT count(*) FROM jobs WHERE role = '"'drain'"' AND state = '"'done'"'")" = 15 ]'
 
 # SIGTERM during an evaluation. The job is caught by freezing its
-# subprocess (below), not by making it long: a worker finishes its jobs
-# within 30 s of SIGTERM (kf_worker.c's drain_ms), and a long evaluation
-# on a loaded machine under ASan outlasted that.
+# subprocess (below), not by making it long. A worker finishes its jobs
+# within drain_s of SIGTERM (30 s by default); under ASan on a loaded
+# machine an evaluation outlasted that, so this worker gets ten minutes:
+# the checks wait for the job's state, not for a window.
 stop_all
 db_new
 start_coordinator "${COORD_FAST[@]}"
+EXEC_ARGS=(--drain-s 600)
 start_workers
 check "three workers" wait_until 120 jtrue '.workers | length == 3' kfctl status --json
 check "kfctl workers --json carries host, capabilities.devices and last_heartbeat_ms_ago" \
@@ -105,4 +107,40 @@ check "no evaluate job used more than one attempt" \
 check "every candidate in a final state" \
     jtrue '(.candidates | length) >= 2 and ([.candidates[] | select(.status | IN("correct","incorrect","compile_failed","crashed","timeout","failed") | not)] | length) == 0' \
     kfctl show "$run" --json --timeout 30
+
+# drain_s bounds the wait: an exec worker given 2 s, its evaluation frozen
+# for good, exits with the job unfinished and the coordinator hands the
+# job to another worker. By default (30 s) it would still be waiting.
+kill -TERM "$PID"
+wait "$PID" 2>/dev/null
+start exec3 "$BIN/kf-exec-worker" --coordinator "$KF_WORKER_ENDPOINT" "${WORKER_HB[@]}" \
+    --perf off --drain-s 2
+EXEC3_PID=$PID
+run=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 1 --population 2 \
+      --seed 4 --json | jq -r .run_id)
+check "exec3 gets a candidate's evaluation" wait_until 300 eval '[ -n "$(cand_eval)" ]'
+# Frozen while the job is still leased (an evaluation that ended between
+# the look and the freeze is let go, and the next one caught).
+for try in 1 2 3 4 5 6 7 8 9 10; do
+    job=$(cand_eval)
+    [ -n "$job" ] || { wait_until 60 eval '[ -n "$(cand_eval)" ]'; continue; }
+    child=
+    for c in $(live_descendants "$EXEC3_PID"); do kill -STOP "$c" 2>/dev/null && child="$child $c"; done
+    [ -n "$child" ] && [ "$(sql "SELECT state FROM jobs WHERE id = $job")" = leased ] && break
+    for c in $child; do kill -CONT "$c" 2>/dev/null; done
+done
+holder=$(sql "SELECT worker FROM jobs WHERE id = $job")
+say "job $job held by $holder, froze:${child:- none} (try $try)"
+kill -TERM "$EXEC3_PID"
+wait "$EXEC3_PID" 2>/dev/null
+check "with --drain-s 2 it exits with the frozen job unfinished" \
+    grep -q "1 job(s) still running at exit" "$T/exec3.log"
+log_s() { date -d "$(grep -m1 "$1" "$T/exec3.log" | cut -d' ' -f1)" +%s; }
+waited=$(( $(log_s "still running at exit") - $(log_s "stopping: 1 job(s)") ))
+check "it waited about 2 s, not the default 30 (waited $waited s)" [ "$waited" -lt 20 ]
+check "the coordinator requeued the job it held" \
+    wait_until 60 grep -q "left; requeueing its 1 job(s)" "$T/coordinator.log"
+check "job $job is no longer leased to $holder" wait_until 60 eval \
+    '[ "$(sql "SELECT state = '"'leased'"' AND worker = '"'$holder'"' FROM jobs WHERE id = $job")" = f ]'
+for c in $child; do kill -KILL "$c" 2>/dev/null; done
 finish
