@@ -12,6 +12,7 @@
 #include "kf_prompt_core.h"
 #include "kf_json.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,37 @@ s_op (FILE *f, json_t *d, const char *op, const char *name, const char *insn, bo
     return true;
 }
 
+//  Round 19: whether divides and square roots share a unit, and how
+//  many loads and FMAs a cycle can start, were asked for. From the
+//  interleaved divide and square root (vec_divsqrt_cycles) and the load
+//  and FMA throughputs.
+static void
+s_ports (FILE *f, json_t *d, double div, double sq)
+{
+    double mixed = kf_jnum (d, "vec_divsqrt_cycles", 0);
+    double load = kf_jnum (d, "vec_load_cycles", 0), fma = kf_jnum (d, "vec_fma_cycles", 0);
+    double fma_mem = kf_jnum (d, "vec_fma_mem_cycles", 0);
+    char a[16], b[16];
+    if (mixed > 0 && div > 0 && sq > 0) {
+        double shared = (div + sq) / 2, apart = fmax (div, sq) / 2;
+        //  Told apart only where the two predictions differ by a fifth.
+        if (shared > 1.2 * apart)
+            fprintf (f, " A divide and a square root in turn come to 1 per %s cycles each, %s.",
+                     s_cyc (mixed, a, sizeof a),
+                     mixed >= (shared + apart) / 2
+                         ? "near the average of the two: one unit does both, so a formula's "
+                           "divides and square roots add up"
+                         : "near half the slower one's: they run side by side, so a formula's "
+                           "divides and square roots overlap");
+    }
+    if (load > 0 && fma > 0)
+        fprintf (f, " Per cycle one core starts about %s vector loads from L1 and %s FMAs%s.",
+                 s_times (1 / load, a, sizeof a), s_times (1 / fma, b, sizeof b),
+                 fma_mem > 0 && fma_mem > 1.15 * fma
+                     ? " (fewer with an operand from memory, see above: a register tile "
+                       "keeps its operands in registers)" : "");
+}
+
 void
 kf_prompt_host_vec_line (FILE *f, json_t *d)
 {
@@ -126,13 +158,20 @@ kf_prompt_host_vec_line (FILE *f, json_t *d)
     if (lanes != 16 && lanes != 8)
         return;
     bool wide = lanes == 16;
-    const char *ops[4][3] = {
+    const char *ops[][3] = {
         { "div", "divide", "vdivps" },
         { "sqrt", "square root", "vsqrtps" },
         { "rcp", "reciprocal estimate",
           wide ? "vrcp14ps, relative error at most 2^-14" : "vrcpps, relative error at most "
                                                             "1.5 x 2^-12" },
+        { "rsqrt", "reciprocal square root estimate",
+          wide ? "vrsqrt14ps, relative error at most 2^-14"
+               : "vrsqrtps, relative error at most 1.5 x 2^-12" },
         { "fma", "FMA", "vfmadd231ps and the like" },
+        { "fma_mem", "FMA with one operand from L1",
+          wide ? "a float broadcast by the instruction, {1to16}" : "a whole vector" },
+        { "load", "vector load from L1", "vmovups" },
+        { "bcast", "broadcast of one float from L1", "vbroadcastss" },
     };
     char *text = NULL;
     size_t size = 0;
@@ -140,7 +179,7 @@ kf_prompt_host_vec_line (FILE *f, json_t *d)
     if (!m)
         return;
     bool any = false;
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         any = s_op (m, d, ops[i][0], ops[i][1], ops[i][2], !any) || any;
     fclose (m);
     if (any) {
@@ -172,6 +211,7 @@ kf_prompt_host_vec_line (FILE *f, json_t *d)
                          s_cyc (div, c, sizeof c), s_cyc (div_l, e, sizeof e));
             fputs (".", f);
         }
+        s_ports (f, d, div, sq);
         fputs ("\n", f);
     }
     free (text);

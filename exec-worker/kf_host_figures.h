@@ -34,8 +34,10 @@
  * the measurement now makes (7: read_l2_all_cores_gbs; 8:
  * copy_stream_all_cores_gbs, and figures kept only where other processes
  * took little of the CPUs, so a file kept by the FMA rule alone is
- * measured again; test_host_caps lists the keys of this version). */
-#define KF_HOST_FIGURES_VERSION 8
+ * measured again; 9: the rsqrt, load, broadcast, FMA-from-L1 and
+ * divide-with-square-root costs of kf_host_vec.h; test_host_caps lists
+ * the keys of this version). */
+#define KF_HOST_FIGURES_VERSION 9
 
 /* The most of the CPUs' time that other processes may take while the
  * figures are measured, for the figures to be kept. */

@@ -54,7 +54,11 @@ typedef void (*s_loop_fn) (long n, const float *c);
 //  divide chain's numerator, zero, the independent instructions' source,
 //  and the FMA's multiplier and addend (x * 0.999999 + 1e-7 stays near
 //  0.1 from 1.3, never denormal).
-static const float s_const[6] = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
+//  Loads read the first 64 bytes, the addend of the FMA with a memory
+//  operand its first vector (1.3 and the rest: x * 0.999999 + m stays
+//  finite).
+static const float s_const[16] __attribute__ ((aligned (64)))
+    = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
 
 #if defined(__x86_64__)
 #define S_R10(m) m (0) m (1) m (2) m (3) m (4) m (5) m (6) m (7) m (8) m (9)
@@ -75,6 +79,13 @@ static const float s_const[6] = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
 #define S_SQRT512_LAT(r) "vsqrtps %%zmm0, %%zmm0\n\tvfmadd213ps %%zmm28, %%zmm0, %%zmm0\n\t"
 #define S_RCP512_LAT(r) "vrcp14ps %%zmm0, %%zmm0\n\t"
 #define S_FMA512_LAT(r) "vfmadd213ps %%zmm31, %%zmm30, %%zmm0\n\t"
+#define S_RSQRT512(r) "vrsqrt14ps %%zmm29, %%zmm" #r "\n\t"
+#define S_RSQRT512_LAT(r) "vrsqrt14ps %%zmm0, %%zmm0\n\t"
+#define S_LOAD512(r) "vmovups 0(%[c]), %%zmm" #r "\n\t"
+#define S_BCAST512(r) "vbroadcastss 4(%[c]), %%zmm" #r "\n\t"
+#define S_FMAMEM512(r) "vfmadd213ps 20(%[c])%{1to16%}, %%zmm30, %%zmm" #r "\n\t"
+//  A divide and a square root in turn (their throughput together).
+#define S_DIVSQRT512(r) "vdivps %%zmm26, %%zmm29, %%zmm" #r "\n\tvsqrtps %%zmm29, %%zmm" #r "\n\t"
 #define S_LOOP512(name, m)                                                                      \
     __attribute__ ((target ("avx512f"))) S_MEASURED static void name (long n, const float *c)   \
     {                                                                                           \
@@ -101,6 +112,12 @@ static const float s_const[6] = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
 #define S_SQRT256_LAT(r) "vsqrtps %%ymm0, %%ymm0\n\tvfmadd213ps %%ymm12, %%ymm0, %%ymm0\n\t"
 #define S_RCP256_LAT(r) "vrcpps %%ymm0, %%ymm0\n\t"
 #define S_FMA256_LAT(r) "vfmadd213ps %%ymm15, %%ymm14, %%ymm0\n\t"
+#define S_RSQRT256(r) "vrsqrtps %%ymm13, %%ymm" #r "\n\t"
+#define S_RSQRT256_LAT(r) "vrsqrtps %%ymm0, %%ymm0\n\t"
+#define S_LOAD256(r) "vmovups 0(%[c]), %%ymm" #r "\n\t"
+#define S_BCAST256(r) "vbroadcastss 4(%[c]), %%ymm" #r "\n\t"
+#define S_FMAMEM256(r) "vfmadd213ps 0(%[c]), %%ymm14, %%ymm" #r "\n\t"
+#define S_DIVSQRT256(r) "vdivps %%ymm10, %%ymm13, %%ymm" #r "\n\tvsqrtps %%ymm13, %%ymm" #r "\n\t"
 #define S_LOOP256(name, m)                                                                      \
     __attribute__ ((target ("avx2,fma"))) S_MEASURED static void name (long n, const float *c)  \
     {                                                                                           \
@@ -112,6 +129,18 @@ static const float s_const[6] = { 1.3f, 2.0f, 0.0f, 1.7f, 0.999999f, 1e-7f };
                             "xmm15", "cc", "memory");                                           \
     }
 
+S_LOOP512 (s_rsqrt512, S_RSQRT512)
+S_LOOP512 (s_rsqrt512_lat, S_RSQRT512_LAT)
+S_LOOP512 (s_load512, S_LOAD512)
+S_LOOP512 (s_bcast512, S_BCAST512)
+S_LOOP512 (s_fmamem512, S_FMAMEM512)
+S_LOOP512 (s_divsqrt512, S_DIVSQRT512)
+S_LOOP256 (s_rsqrt256, S_RSQRT256)
+S_LOOP256 (s_rsqrt256_lat, S_RSQRT256_LAT)
+S_LOOP256 (s_load256, S_LOAD256)
+S_LOOP256 (s_bcast256, S_BCAST256)
+S_LOOP256 (s_fmamem256, S_FMAMEM256)
+S_LOOP256 (s_divsqrt256, S_DIVSQRT256)
 S_LOOP512 (s_div512, S_DIV512)
 S_LOOP512 (s_sqrt512, S_SQRT512)
 S_LOOP512 (s_rcp512, S_RCP512)
@@ -230,36 +259,46 @@ kf_host_vec_costs (json_t *device)
 #if defined(__x86_64__)
     if (!json_is_object (device))
         return 0;
-    static const char *const ops[4] = { "div", "sqrt", "rcp", "fma" };
-    static const s_loop_fn w512[2][4] = {
-        { s_div512, s_sqrt512, s_rcp512, s_fma512 },
-        { s_div512_lat, s_sqrt512_lat, s_rcp512_lat, s_fma512_lat },
-    };
-    static const s_loop_fn w256[2][4] = {
-        { s_div256, s_sqrt256, s_rcp256, s_fma256 },
-        { s_div256_lat, s_sqrt256_lat, s_rcp256_lat, s_fma256_lat },
+    //  Each op's throughput and latency loops for 512 and 256 bits (NULL:
+    //  not measured), and instructions a round over the round's
+    //  registers (a divide and a square root per register for divsqrt).
+    static const struct {
+        const char *op;
+        s_loop_fn tput[2], lat[2];
+        int per_register;
+    } ops[] = {
+        { "div", { s_div512, s_div256 }, { s_div512_lat, s_div256_lat }, 1 },
+        { "sqrt", { s_sqrt512, s_sqrt256 }, { s_sqrt512_lat, s_sqrt256_lat }, 1 },
+        { "rcp", { s_rcp512, s_rcp256 }, { s_rcp512_lat, s_rcp256_lat }, 1 },
+        { "fma", { s_fma512, s_fma256 }, { s_fma512_lat, s_fma256_lat }, 1 },
+        { "rsqrt", { s_rsqrt512, s_rsqrt256 }, { s_rsqrt512_lat, s_rsqrt256_lat }, 1 },
+        { "load", { s_load512, s_load256 }, { NULL, NULL }, 1 },
+        { "bcast", { s_bcast512, s_bcast256 }, { NULL, NULL }, 1 },
+        { "fma_mem", { s_fmamem512, s_fmamem256 }, { NULL, NULL }, 1 },
+        { "divsqrt", { s_divsqrt512, s_divsqrt256 }, { NULL, NULL }, 2 },
     };
     __builtin_cpu_init ();
     bool has512 = __builtin_cpu_supports ("avx512f");
     if (!has512 && !(__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")))
         return 0;
-    const s_loop_fn (*loops)[4] = has512 ? w512 : w256;
-    int per_round = has512 ? 16 : 10;
+    int w = has512 ? 0 : 1, registers = has512 ? 16 : 10;
     long adds = s_rounds (s_adds);
-    double cycles[2][4];
-    for (int lat = 0; lat < 2; lat++)
-        for (int i = 0; i < 4; i++)
-            cycles[lat][i] = s_cycles (loops[lat][i], per_round, adds);
-    //  The square root's chain is a root and an FMA a link.
-    cycles[1][1] = cycles[1][3] > 0 ? cycles[1][1] - cycles[1][3] : 0;
     json_object_set_new (device, "vec_lanes", json_integer (has512 ? 16 : 8));
     added++;
-    for (int i = 0; i < 4; i++) {
+    double fma_lat = s_cycles (ops[3].lat[w], registers, adds);
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char key[64];
-        snprintf (key, sizeof key, "vec_%s_cycles", ops[i]);
-        s_set (device, key, cycles[0][i], &added);
-        snprintf (key, sizeof key, "vec_%s_latency_cycles", ops[i]);
-        s_set (device, key, cycles[1][i], &added);
+        snprintf (key, sizeof key, "vec_%s_cycles", ops[i].op);
+        s_set (device, key, s_cycles (ops[i].tput[w], registers * ops[i].per_register, adds),
+               &added);
+        if (!ops[i].lat[w])
+            continue;
+        double lat = i == 3 ? fma_lat : s_cycles (ops[i].lat[w], registers, adds);
+        //  The square root's chain is a root and an FMA a link.
+        if (i == 1)
+            lat = fma_lat > 0 ? lat - fma_lat : 0;
+        snprintf (key, sizeof key, "vec_%s_latency_cycles", ops[i].op);
+        s_set (device, key, lat, &added);
     }
 #else
     (void) device;

@@ -60,6 +60,23 @@ s_ranges (json_t *d)
     CHECK (tput[1] > tput[3] && tput[1] <= 60 && lat[1] >= 4 && lat[1] <= 80);
     //  The estimate: never dearer than the divide it stands in for.
     CHECK (tput[2] < tput[0] && lat[2] < lat[0] && tput[2] >= 0.2);
+    //  Round 19: the reciprocal square root estimate, loads, broadcasts,
+    //  the FMA with an operand from L1, and a divide and a square root in
+    //  turn.
+    double rsqrt = s_num (d, "vec_rsqrt_cycles"), rsqrt_l = s_num (d, "vec_rsqrt_latency_cycles");
+    double load = s_num (d, "vec_load_cycles"), bcast = s_num (d, "vec_bcast_cycles");
+    double fma_mem = s_num (d, "vec_fma_mem_cycles"), mixed = s_num (d, "vec_divsqrt_cycles");
+    printf ("rsqrt: 1 per %.2f cycles, latency %.2f; load 1 per %.2f; broadcast 1 per %.2f; "
+            "FMA from L1 1 per %.2f; divide and square root in turn 1 per %.2f\n", rsqrt,
+            rsqrt_l, load, bcast, fma_mem, mixed);
+    CHECK (rsqrt >= 0.2 && rsqrt < tput[1] && rsqrt_l >= 0.9 * rsqrt && rsqrt_l < lat[1]);
+    //  One to three loads a cycle on every core since Haswell.
+    CHECK (load >= 0.2 && load <= 2.0 && bcast >= 0.2 && bcast <= 2.0);
+    CHECK (fma_mem >= 0.9 * tput[3] && fma_mem <= 4.0);
+    //  Between half the slower (side by side) and the average of the two
+    //  (one unit), with the clock's error room.
+    double slower = tput[0] > tput[1] ? tput[0] : tput[1];
+    CHECK (mixed >= 0.4 * slower && mixed <= 1.25 * (tput[0] + tput[1]) / 2);
 }
 
 static void
@@ -90,7 +107,7 @@ s_this_host (void)
     int n = kf_host_vec_costs (again);
     double cpu = s_cpu_s () - c0;
     printf ("probe alone: %d keys in %.1f ms of CPU\n", n, cpu * 1e3);
-    CHECK (n == 9);
+    CHECK (n == 15);
     CHECK (cpu < 0.1);
     s_ranges (again);
     json_decref (again);
