@@ -9,6 +9,7 @@
 #include "kf_hash.h"
 #include "kf_json.h"
 #include "kf_prompt.h"
+#include "kf_prompt_target.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +103,12 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
         int v = kf_lineage_verdict (s, parent_speedup, band);
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
+        //  Round 19: "regressed beyond the timing noise" of a child the
+        //  same prompt said was timed beside other work.
+        else if (json_is_true (json_object_get (c, "loaded")) && v != 2)
+            snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but it or its "
+                      "parent was timed beside other work, so the two are not compared like "
+                      "for like%s", s, parent_speedup, within);
         else if (v == 2)
             snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but the timings "
                       "are too spread to tell the two apart%s", s, parent_speedup, within);
@@ -284,7 +291,8 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                 " c.verdict_detail AS detail, left(c.log, 8000) AS log,"
                                 " c.fidelity, e.figures->'candidate' AS tc,"
                                 " e.figures->'reference' AS tr, c.phase,"
-                                " e.figures->'tuning'->'screened' AS screen_points"
+                                " e.figures->'tuning'->'screened' AS screen_points,"
+                                " e.figures->'host_load' AS tl"
                                 " FROM candidates c LEFT JOIN LATERAL (SELECT figures"
                                 "  FROM evaluations WHERE candidate_id = c.id AND correct"
                                 "  ORDER BY id DESC LIMIT 1) e ON true"
@@ -297,7 +305,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
      * and full figures of one kernel came in this run. */
     json_t *par = kf_db_row (db,
                              "SELECT p.fidelity, p.run_id, e.figures->'candidate' AS tc,"
-                             " e.figures->'reference' AS tr"
+                             " e.figures->'reference' AS tr, e.figures->'host_load' AS tl"
                              " FROM candidates p LEFT JOIN LATERAL (SELECT figures"
                              "  FROM evaluations WHERE candidate_id = p.id AND correct"
                              "  ORDER BY id DESC LIMIT 1) e ON true WHERE p.id = $1",
@@ -314,6 +322,9 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         json_object_set_new (c, "repeat", json_real (repeat));
         json_object_set_new (c, "repeat_median", json_real (median));
         json_object_set_new (c, "screen_gap", json_real (gap));
+        json_object_set_new (c, "loaded",
+                             json_boolean (kf_prompt_load_busy (json_object_get (c, "tl"))
+                                           || kf_prompt_load_busy (json_object_get (par, "tl"))));
         if (*kf_jstr (par, "fidelity"))
             json_object_set_new (c, "parent_fidelity", json_string (kf_jstr (par, "fidelity")));
         char reason[400];
@@ -321,7 +332,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
                                             "repeat_median", "screen_gap", "parent_fidelity",
-                                            "screen_points" };
+                                            "screen_points", "tl", "loaded" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
             json_object_del (c, drop[k]);
         if (!json_is_number (json_object_get (c, "speedup"))

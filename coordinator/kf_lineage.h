@@ -43,9 +43,10 @@ json_t *kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speed
 /* The one-line reason of child C (a row as above, without "reason") next
  * to a parent at PARENT_SPEEDUP (0: unknown), written into BUF. C may
  * carry "noise" (the relative spread of the difference, kf_lineage_noise
- * of both), "repeat" and "repeat_median" (kf_lineage_repeat of the run), "fidelity" and "parent_fidelity" (candidates.fidelity) and
+ * of both), "repeat" and "repeat_median" (kf_lineage_repeat of the run), "fidelity" and "parent_fidelity" (candidates.fidelity),
  * "screen_gap" (the largest ratio of one kernel's screen and full figures
- * in the run). Pure, so the rule is tested without a database. */
+ * in the run) and "loaded" (true: it or its parent was timed beside other
+ * work, kf_prompt_load_busy; then no verdict but "too spread"). Pure, so the rule is tested without a database. */
 const char *kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size);
 
 /* A tuning candidate's screen figure is the best of the points its sweep

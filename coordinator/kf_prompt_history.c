@@ -320,6 +320,28 @@ s_from (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
         snprintf (buf, size, ", from candidate %lld", (long long) p);
 }
 
+//  What the try of this idea that is the run's best, candidate BEST,
+//  showed against its parent, by the verdict the planner gave it
+//  (kf_search_idea_choose's "verdicts"; round 19: "this idea won there"
+//  of a try the same prompt called within noise of its parent).
+static const char *
+s_best_words (const kf_prompt_in_t *in, int64_t best, bool *won)
+{
+    char key[24];
+    snprintf (key, sizeof key, "%lld", (long long) best);
+    json_t *v = json_object_get (json_object_get (in->ideas, "verdicts"), key);
+    *won = !json_is_integer (v) || json_integer_value (v) == 1;
+    if (!json_is_integer (v))
+        return ": this idea won there";
+    switch (json_integer_value (v)) {
+    case 1: return ": this idea won there against its parent";
+    case 0: return ", but that try came out within noise of its parent";
+    case 2: return ", but that try's timings were too spread to tell it from its parent";
+    case 3: return ", but that try or its parent was timed beside other work";
+    default: return ", though that try came out below its parent";
+    }
+}
+
 //  Where the run tried this attempt's idea before, and how it went.
 static void
 s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
@@ -382,10 +404,14 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     }
     //  Round 10: "learn from how that went" after a try not judged yet;
     //  and "if it failed or lost" when that try is the run's best.
+    bool won = true;
+    const char *how = best >= 0 ? s_best_words (in, best, &won) : "";
     if (best >= 0 && credit)
-        fprintf (f, ". Candidate %lld is the run's best kernel so far: this idea won there, "
-                 "so take it further than that try did (another width, depth or split), "
-                 "or combine it with what the best does not do yet.", (long long) best);
+        fprintf (f, ". Candidate %lld is the run's best kernel so far%s%s take it further than "
+                 "that try did (another width, depth or split)%s, or combine it with what the "
+                 "best does not do yet.", (long long) best, how,
+                 won ? ", so" : ": this idea has not shown a gain of its own yet, so",
+                 won ? "" : " only with a reason it should pay now");
     else if (best >= 0)
         fprintf (f, ". Candidate %lld is the run's best kernel so far and does this too, but "
                  "it was handed another idea (%s) and wrote this one with the rest from "
@@ -514,6 +540,34 @@ s_note (FILE *f, const kf_prompt_in_t *in, const char *idea)
         fprintf (f, " (%s)", note);
 }
 
+//  Round 19: "do it another way than the try in flight" did not say
+//  what that try did. The run's candidates handed IDEA and not judged
+//  yet, this attempt aside: where each starts and what its code added,
+//  when it is written.
+static void
+s_own_in_flight (FILE *f, const kf_prompt_in_t *in, const char *idea)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        if (!json_is_false (json_object_get (c, "finished"))
+            || strcmp (kf_jstr (c, "phase"), "search")
+            || (kf_jint (c, "generation") == in->generation && kf_jint (c, "slot") == in->slot))
+            continue;
+        const char *its = s_idea_of (in, c);
+        if (!its || strcmp (its, idea))
+            continue;
+        char from[80] = "", added[KF_PROMPT_FEATURE_WORDS_MAX + 64] = "";
+        s_from (in, c, from, sizeof from);
+        s_added_text (c, added, sizeof added);
+        fprintf (f, " Candidate %lld (generation %lld%s) has it in flight%s.",
+                 (long long) kf_jint (c, "id"), (long long) kf_jint (c, "generation"), from,
+                 *added ? added : json_is_integer (json_object_get (c, "features"))
+                                  ? "; its code adds no feature this reading knows"
+                                  : "; its code is not written yet");
+    }
+}
+
 void
 kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
 {
@@ -590,7 +644,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  list (req ...29403); it is listed as what it is, with where it
     //  starts, and no demand to differ from code no prompt shows.
     const char *told[64];
-    int listed = 0, others = 0, twin = -1;
+    int listed = 0, others = 0, twin = -1, predicted = 0, meant = 0;
     for (int k = 0; k < in->population && listed < 64; k++) {
         const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
         json_t *planned = s_sibling_planned (in, k);
@@ -616,19 +670,14 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  its slot leans towards, and the planner may pass it over.
         //  Round 17: a prediction says what the plan hands that slot from
         //  this attempt's kernel (or from scratch).
-        if (!planned && s_sibling_later (in, k))
-            fprintf (f, " (that sibling is planned after this one: the planner hands it this "
-                     "idea if it %s, and may hand it another if it draws a kernel that does "
-                     "this one already)",
-                     in->base && *kf_jstr (in->base, "source")
-                         ? "starts from the same kernel as this attempt"
-                         : "is written from scratch too");
-        else if (!planned)
-            //  Round 14: "leans towards it ... if its kernel" read as
-            //  unclear about whose kernel.
-            fputs (" (that sibling is planned after this one: its slot is meant for this "
-                   "idea, but it takes another if the kernel it starts from does this one "
-                   "already)", f);
+        //  Round 19: what "planned after this one" means is said once,
+        //  after the list (it was said for every such sibling, part of
+        //  over 2,000 characters of planner bookkeeping).
+        if (!planned) {
+            fputs (" (planned after this one)", f);
+            predicted += s_sibling_later (in, k) != NULL;
+            meant += s_sibling_later (in, k) == NULL;
+        }
         told[listed++] = other;
         others++;
     }
@@ -650,6 +699,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                             "main idea.", f);
     else if (listed)
         fputs (".", f);
+    //  Round 14: "leans towards it ... if its kernel" read as unclear
+    //  about whose kernel.
+    if (predicted)
+        fprintf (f, " A sibling planned after this one is handed the idea listed for it if it "
+                 "%s, and may be handed another if it draws a kernel that does that idea "
+                 "already.", in->base && *kf_jstr (in->base, "source")
+                             ? "starts from the same kernel as this attempt"
+                             : "is written from scratch too");
+    else if (meant)
+        fputs (" A sibling planned after this one is meant for the idea listed for it, but "
+               "takes another if the kernel it starts from does that idea already.", f);
     json_t *aside = json_object_get (in->ideas, "aside");
     size_t i;
     json_t *a;
@@ -699,17 +759,15 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     const char *h;
     json_t *in_flight;
     int said = 0;
+    long long own_tries = 0;
     json_object_foreach (held, h, in_flight) {
         long long tries = (long long) json_integer_value (in_flight);
         //  Round 16: this attempt's own idea listed as "not given to
         //  another attempt (1 try in flight)" read as a contradiction.
+        //  Round 19: said after the list of the others, which it broke
+        //  (a missing full stop, then a doubled one).
         if (!strcmp (h, mine)) {
-            fprintf (f, " This attempt's idea has %lld tr%s in flight elsewhere, not judged "
-                     "yet, and comes here only because the planner had no idea without a try "
-                     "in flight left for this attempt: the others are taken by siblings, set "
-                     "aside, or done already by the kernels to improve. Do it another way than "
-                     "the try%s in flight (another split, order or width).", tries,
-                     tries == 1 ? "y" : "ies", tries == 1 ? "" : "s");
+            own_tries = tries;
             continue;
         }
         //  Round 18: tries that are all this generation's siblings',
@@ -725,13 +783,27 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  Round 12: "held back" read as a contradiction beside a
         //  sibling of this generation that takes the idea: say where the
         //  tries are.
-        fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Not given to another "
-                 "attempt while an idea without a try in flight is left, since the tries of "
-                 "it already in flight (a sibling's of this generation, or earlier candidates "
-                 "not judged yet) are not judged: ", h, tries, tries == 1 ? "y" : "ies");
+        //  Round 19: by what each is about, not its whole text again.
+        char about[200];
+        kf_idea_feature_t hf = kf_prompt_idea_feature (h);
+        kf_prompt_feature_words (hf == KF_IDEA_OTHER ? 0 : 1u << hf, about, sizeof about);
+        fprintf (f, "%s%s (%lld tr%s in flight)", said++ ? "; " : " Held back while an idea "
+                 "without a try in flight is left, its tries (a sibling's of this generation, "
+                 "or earlier candidates) not judged yet: ", *about ? about : h, tries,
+                 tries == 1 ? "y" : "ies");
     }
     if (said)
         fputs (".", f);
+    if (own_tries > 0) {
+        fprintf (f, " This attempt's idea has %lld tr%s in flight elsewhere, not judged "
+                 "yet, and comes here only because the planner had no idea without a try "
+                 "in flight left for this attempt: the others are taken by siblings, set "
+                 "aside, or done already by the kernels to improve.", own_tries,
+                 own_tries == 1 ? "y" : "ies");
+        s_own_in_flight (f, in, mine);
+        fprintf (f, " Do it another way than the tr%s in flight (another split, order or "
+                 "width).", own_tries == 1 ? "y" : "ies");
+    }
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))

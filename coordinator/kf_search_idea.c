@@ -596,6 +596,16 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     bool *held = aside + count, *back = aside + 2 * count, *spent = aside + 3 * count;
     size_t *plain_order = order + count;
     json_t *notes = kf_search_idea_record (ideas, count, tries, aside);
+    //  Each counted try's verdict by its id, for the prompt's words on
+    //  the run's best (round 19: "won there" beside "within noise").
+    json_t *verdicts = json_object ();
+    size_t ti;
+    json_t *tv;
+    json_array_foreach (tries, ti, tv) {
+        char key[24];
+        snprintf (key, sizeof key, "%lld", (long long) kf_jint (tv, "id"));
+        json_object_set_new (verdicts, key, json_integer (s_try_verdict (tv)));
+    }
     kf_search_idea_held (count, known.pending, aside, held);
     kf_search_idea_spent (ideas, count, tries, spent);
     //  Round 17: an epilogue too small to pay for its fusion waits as a
@@ -659,8 +669,8 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
                       k);
         }
     }
-    out->prompt = json_pack ("{s:s, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
-                             "notes", notes, "aside", set_aside);
+    out->prompt = json_pack ("{s:s, s:o, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
+                             "notes", notes, "aside", set_aside, "verdicts", verdicts);
     if (threads)
         json_object_set_new (out->prompt, "threads", threads);
     json_t *held_in_flight = json_object ();

@@ -88,7 +88,7 @@ test_in_flight (json_t *spec)
     CHECK (p && strstr (p, "This attempt's idea has 1 try in flight elsewhere, not judged yet, "
                            "and comes here only because the planner had no idea without a try "
                            "in flight left for this attempt"));
-    CHECK (p && !strstr (p, "Not given to another attempt"));
+    CHECK (p && !strstr (p, "Held back while an idea"));
     free (p);
     json_decref (plan);
 }

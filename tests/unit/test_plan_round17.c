@@ -106,12 +106,14 @@ test_siblings (json_t *spec)
                           .slot = 0, .population = 3, .ideas = plan };
     char *p = kf_prompt_build (&in);
     char want[2000];
-    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s (that "
-              "sibling is planned after this one: the planner hands it this idea if it is "
-              "written from scratch too", ideas[second]);
+    snprintf (want, sizeof want, "The sibling attempts of this generation take: %s (planned "
+              "after this one)", ideas[second]);
     CHECK (p && strstr (p, want));
-    snprintf (want, sizeof want, "; %s (that sibling is planned after this one", ideas[third]);
+    snprintf (want, sizeof want, "; %s (planned after this one)", ideas[third]);
     CHECK (p && strstr (p, want));
+    CHECK (p && strstr (p, " A sibling planned after this one is handed the idea listed for it "
+                           "if it is written from scratch too, and may be handed another if it "
+                           "draws a kernel that does that idea already."));
     snprintf (want, sizeof want, "take: %s", ideas[1]);
     CHECK (p && !strstr (p, want));
     free (p);

@@ -1,0 +1,258 @@
+/*  test_plan_round19.c - what round 19 of the model in the loop (issue
+ *  15, docs/search.md "Nineteenth round") found in how the plan and the
+ *  tries are told:
+ *
+ *  1. "(tried: within noise ...)" beside "this idea won there" of the
+ *     same try, the run's best: the best's words follow the planner's
+ *     verdict of that try;
+ *  2. "correct but regressed beyond the timing noise" of a child the same
+ *     prompt said was timed beside other work;
+ *  3. this attempt's own idea held in flight, said inside the list of the
+ *     other held ideas (a missing full stop, then a doubled one), and
+ *     "do it another way than the try in flight" without a word of what
+ *     that try did;
+ *  4. what "planned after this one" means said again for every sibling,
+ *     and held ideas given in full a second time: over 2,000 characters
+ *     of planner bookkeeping;
+ *  5. no figure for the rsqrt estimate, loads a cycle, the FMA with an
+ *     operand from memory, or whether divide and square root share a
+ *     unit (the vector cost line, kf_prompt_host_vec_line).
+ */
+#include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_core.h"
+#include "../kf_test.h"
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *
+s_spec (void)
+{
+    return json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "t", "op", "asinh_gate", "description", "a task", "inputs",
+                      "name", "in0", "shape", 4096, "dtype", "f32", "outputs", "name", "out0",
+                      "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
+                      "source", "def forward(self, x):\n    return torch.asinh(x) * 2\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static size_t
+s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == f)
+            return i;
+    return n;
+}
+
+#define S_BIT(f) (1u << (f))
+
+//  1. The best's words by the verdict of its try
+static void
+test_best_words (json_t *spec, const char *const *ideas, size_t approx)
+{
+    //  Candidate 7, handed the approximation idea from candidate 2, the
+    //  run's best; the planner called its try within noise of its parent.
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:i, s:s, s:f, s:s, s:s, s:b}]",
+                                 "id", 7, "generation", 1, "slot", 0, "phase", "search",
+                                 "parent_id", 2, "status", "correct", "speedup", 52.76,
+                                 "fidelity", "full", "idea", ideas[approx], "finished", 1);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 7, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 52.76);
+    json_t *plan = json_pack ("{s:s, s:{s:s}, s:[], s:{s:i}}", "mine", ideas[approx], "notes",
+                              ideas[approx], "tried: within noise of +/-27% (52.76x vs parent "
+                              "48.23x)", "aside", "verdicts", "7", 0);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .best = base, .generation = 2, .slot = 0, .population = 3,
+                          .ideas = plan, .history = history };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, "won there"));
+    CHECK (p && strstr (p, "Candidate 7 is the run's best kernel so far, but that try came out "
+                           "within noise of its parent: this idea has not shown a gain of its "
+                           "own yet, so take it further than that try did (another width, "
+                           "depth or split) only with a reason it should pay now, or combine "
+                           "it with what the best does not do yet."));
+    free (p);
+    //  Timed beside other work: not known.
+    json_object_set_new (json_object_get (plan, "verdicts"), "7", json_integer (3));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Candidate 7 is the run's best kernel so far, but that try or its "
+                           "parent was timed beside other work: this idea has not shown"));
+    free (p);
+    //  Beyond the noise: a win, said as one.
+    json_object_set_new (json_object_get (plan, "verdicts"), "7", json_integer (1));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Candidate 7 is the run's best kernel so far: this idea won there "
+                           "against its parent, so take it further than that try did (another "
+                           "width, depth or split), or combine"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (history);
+}
+
+//  2. No verdict on a timing beside other work
+static void
+test_loaded_child (void)
+{
+    json_t *c = json_pack ("{s:s, s:f, s:s, s:f, s:b}", "status", "correct", "speedup", 29.73,
+                           "fidelity", "full", "noise", 0.17, "loaded", 0);
+    char buf[600];
+    kf_lineage_reason (c, 42.24, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed beyond the timing noise") != NULL);
+    json_object_set_new (c, "loaded", json_true ());
+    kf_lineage_reason (c, 42.24, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed") == NULL);
+    CHECK (strstr (buf, "correct at 29.73x against the parent's 42.24x, but it or its parent "
+                        "was timed beside other work, so the two are not compared like for "
+                        "like") != NULL);
+    //  Within noise or improved: no verdict either.
+    json_object_set_new (c, "speedup", json_real (60.0));
+    kf_lineage_reason (c, 42.24, buf, sizeof buf);
+    CHECK (strstr (buf, "improved") == NULL && strstr (buf, "not compared like for like"));
+    json_decref (c);
+}
+
+//  3. This attempt's own idea in flight, after the list, with its try
+static void
+test_own_in_flight (json_t *spec, const char *const *ideas, size_t threads, size_t stream)
+{
+    //  Candidate 12 took the threads idea from candidate 5 and is not
+    //  judged yet; its code splits the output by threads.
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:i, s:s, s:s, s:b, s:I, s:I}]",
+                                 "id", 12, "generation", 1, "slot", 2, "phase", "search",
+                                 "parent_id", 5, "status", "pending", "idea", ideas[threads],
+                                 "finished", 0, "features", (json_int_t) S_BIT (KF_IDEA_THREADS),
+                                 "parent_features", (json_int_t) 0);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 5, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 27.3);
+    //  Streaming is held too, listed first; then this attempt's own.
+    json_t *plan = json_pack ("{s:s, s:{s:i, s:i}}", "mine", ideas[threads], "held",
+                              ideas[stream], 1, ideas[threads], 1);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .generation = 2, .slot = 1, .population = 3, .ideas = plan,
+                          .history = history };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, ".."));
+    CHECK (p && !strstr (p, "in flight) This attempt"));
+    CHECK (p && strstr (p, "(1 try in flight). This attempt's idea has 1 try in flight "
+                           "elsewhere"));
+    CHECK (p && strstr (p, " Candidate 12 (generation 1, from this same kernel (candidate 5)) "
+                           "has it in flight; its code added to its parent's: "));
+    CHECK (p && strstr (p, "Do it another way than the try in flight (another split, order or "
+                           "width)."));
+    //  The held idea by what it is about, not its text.
+    char about[200], want[400];
+    kf_prompt_feature_words (S_BIT (kf_prompt_idea_feature (ideas[stream])), about,
+                             sizeof about);
+    snprintf (want, sizeof want, "not judged yet: %s (1 try in flight).", about);
+    CHECK (p && strstr (p, want));
+    free (p);
+    //  Not written yet: said so.
+    json_object_del (json_array_get (history, 0), "features");
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "has it in flight; its code is not written yet."));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (history);
+}
+
+//  4. "planned after this one" explained once
+static void
+test_later_once (json_t *spec, const char *const *ideas, size_t n)
+{
+    json_t *order = json_array ();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new (order, json_string (ideas[i]));
+    json_t *plan = json_pack ("{s:s, s:o}", "mine", ideas[0], "order", order);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
+                          .slot = 0, .population = 3, .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "(planned after this one); "));
+    const char *first = p ? strstr (p, "A sibling planned after this one") : NULL;
+    CHECK (first && !strstr (first + 1, "A sibling planned after this one"));
+    CHECK (p && !strstr (p, "that sibling is planned after this one"));
+    free (p);
+    json_decref (plan);
+}
+
+//  5. The vector cost line's new figures
+static char *
+s_vec_line (json_t *d)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    kf_prompt_host_vec_line (f, d);
+    fclose (f);
+    return text;
+}
+
+static void
+test_ports (void)
+{
+    //  This VM's figures (test_host_vec): AVX2, one divider.
+    json_t *d = json_pack ("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
+                           " s:f, s:f, s:f}", "vec_lanes", 8,
+                           "vec_div_cycles", 3.5, "vec_div_latency_cycles", 10.5,
+                           "vec_sqrt_cycles", 5.0, "vec_sqrt_latency_cycles", 14.9,
+                           "vec_rcp_cycles", 0.5, "vec_rcp_latency_cycles", 3.0,
+                           "vec_fma_cycles", 0.5, "vec_fma_latency_cycles", 4.0,
+                           "vec_rsqrt_cycles", 0.5, "vec_rsqrt_latency_cycles", 3.0,
+                           "vec_load_cycles", 0.5, "vec_bcast_cycles", 0.5,
+                           "vec_fma_mem_cycles", 0.63, "vec_divsqrt_cycles", 4.24);
+    CHECK (d != NULL);
+    char *p = s_vec_line (d);
+    CHECK (p && strstr (p, "reciprocal square root estimate (vrsqrtps, relative error at most "
+                           "1.5 x 2^-12) 1 per 0.50 cycles, latency 3.0"));
+    CHECK (p && strstr (p, "FMA with one operand from L1 (a whole vector) 1 per 0.63 cycles"));
+    CHECK (p && strstr (p, "vector load from L1 (vmovups) 1 per 0.50 cycles"));
+    CHECK (p && strstr (p, "broadcast of one float from L1 (vbroadcastss) 1 per 0.50 cycles"));
+    CHECK (p && strstr (p, "A divide and a square root in turn come to 1 per 4.2 cycles each, "
+                           "near the average of the two: one unit does both"));
+    CHECK (p && strstr (p, "Per cycle one core starts about 2.0 vector loads from L1 and 2.0 "
+                           "FMAs (fewer with an operand from memory"));
+    free (p);
+    //  Side by side: half the slower one's.
+    json_object_set_new (d, "vec_divsqrt_cycles", json_real (2.6));
+    json_object_set_new (d, "vec_fma_mem_cycles", json_real (0.5));
+    p = s_vec_line (d);
+    CHECK (p && strstr (p, "near half the slower one's: they run side by side"));
+    CHECK (p && strstr (p, "2.0 FMAs.") && !strstr (p, "fewer with an operand"));
+    free (p);
+    //  AVX-512's names where the vectors are 512 bits.
+    json_object_set_new (d, "vec_lanes", json_integer (16));
+    p = s_vec_line (d);
+    CHECK (p && strstr (p, "(vrsqrt14ps, relative error at most 2^-14)")
+           && strstr (p, "(a float broadcast by the instruction, {1to16})"));
+    free (p);
+    json_decref (d);
+}
+
+int
+main (void)
+{
+    json_t *spec = s_spec ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = s_index (ideas, n, KF_IDEA_APPROX);
+    size_t threads = s_index (ideas, n, KF_IDEA_THREADS);
+    size_t stream = s_index (ideas, n, KF_IDEA_STREAM);
+    CHECK (approx < n && threads < n && stream < n);
+    if (approx < n && threads < n && stream < n) {
+        test_best_words (spec, ideas, approx);
+        test_own_in_flight (spec, ideas, threads, stream);
+        test_later_once (spec, ideas, n);
+    }
+    test_loaded_child ();
+    test_ports ();
+    json_decref (spec);
+    return kf_test_done ("test_plan_round19");
+}
