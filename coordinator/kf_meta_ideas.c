@@ -227,12 +227,40 @@ kf_meta_apply_idea_edits (json_t *list, json_t *edits, int max_edits, json_t *lo
                 json_object_set_new (idea, "dropped", json_string (text));
                 live--;
             }
-            else
+            else {
+                //  Round 19: the old words kept, so the tries handed the
+                //  idea before are still its (kf_meta_ideas_canon).
+                json_t *was = json_object_get (idea, "was");
+                if (!json_is_array (was))
+                    json_object_set_new (idea, "was", was = json_array ());
+                json_array_append_new (was, json_string (kf_jstr (idea, "text")));
                 json_object_set_new (idea, "text", json_string (text));
+            }
             (*accepted)++;
         }
         free (replace);
     }
     free (touched);
     return out;
+}
+
+void
+kf_meta_ideas_canon (json_t *sections, json_t *rows)
+{
+    json_t *list = s_stored (sections);
+    size_t i, j, k;
+    json_t *e, *w, *r;
+    json_array_foreach (list, i, e) {
+        json_t *was = json_object_get (e, "was");
+        if (!json_array_size (was))
+            continue;
+        json_array_foreach (rows, j, r) {
+            const char *idea = json_string_value (json_object_get (r, "idea"));
+            json_array_foreach (was, k, w)
+                if (idea && json_is_string (w) && !strcmp (idea, json_string_value (w))) {
+                    json_object_set_new (r, "idea", json_string (kf_jstr (e, "text")));
+                    break;
+                }
+        }
+    }
 }

@@ -31,7 +31,8 @@
 #include <stddef.h>
 
 /* The key of a version's sections object that holds its edited list:
- * [{text, dropped (the reason; absent while the idea is handed out)}]. */
+ * [{text, dropped (the reason; absent while the idea is handed out),
+ * was (a reworded idea's earlier texts, oldest first)}]. */
 #define KF_META_IDEAS_KEY "ideas"
 
 /* The longest a reworded idea may be, in bytes (the longest default is
@@ -50,6 +51,13 @@
  * NULL with *COUNT 0 when there are none (or out of memory). */
 const char **kf_meta_ideas (json_t *sections, json_t *spec, kf_target_kind_t kind,
                             size_t *count);
+
+/* Round 19: a meta round's rewording made the planner call an idea
+ * untried after two tries, since tries are matched to ideas by text.
+ * Sets the "idea" of each row of ROWS (candidates, as the planner and the
+ * prompt read them) that holds an earlier text of an idea of SECTIONS
+ * ("was") to that idea's text now. */
+void kf_meta_ideas_canon (json_t *sections, json_t *rows);
 
 /* Every idea under SECTIONS, numbered by place, dropped ones marked:
  * [{text, dropped?}] (caller's; the defaults, none dropped, where SECTIONS

@@ -135,9 +135,11 @@ const char *kf_prompt_feature_words (unsigned features, char *buf, size_t size);
 unsigned kf_prompt_features_added (json_t *row);
 
 /* Round 14: whether a try handed the idea HANDED (may be NULL) whose code
- * ADDED those feature bits counts for IDEA: it was handed IDEA, or its
- * code added what IDEA is about (candidate 3, handed intrinsics, stored
- * streaming too). *BY_CODE (when not NULL) is set for the second. */
+ * ADDED those feature bits counts for IDEA: it was handed IDEA, or IDEA
+ * in other words (round 19: a meta round's rewording; the same subject,
+ * kf_prompt_idea_feature, other than KF_IDEA_OTHER), or its code added
+ * what IDEA is about (candidate 3, handed intrinsics, stored streaming
+ * too). *BY_CODE (when not NULL) is set for the last. */
 bool kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool *by_code);
 
 #endif

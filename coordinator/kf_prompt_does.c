@@ -543,6 +543,11 @@ kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool
     if (handed && idea && !strcmp (handed, idea))
         return true;
     kf_idea_feature_t f = kf_prompt_idea_feature (idea);
+    //  Round 19: a meta round's rewording of an idea made the planner
+    //  call it untried after two tries; the same idea in other words
+    //  (one subject) keeps its tries.
+    if (handed && f != KF_IDEA_OTHER && kf_prompt_idea_feature (handed) == f)
+        return true;
     //  Round 17: cheaper math over a parent's polynomial is what an
     //  approximation idea is about too.
     unsigned bits = f == KF_IDEA_OTHER ? 0

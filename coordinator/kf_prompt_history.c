@@ -555,7 +555,7 @@ s_own_in_flight (FILE *f, const kf_prompt_in_t *in, const char *idea)
             || (kf_jint (c, "generation") == in->generation && kf_jint (c, "slot") == in->slot))
             continue;
         const char *its = s_idea_of (in, c);
-        if (!its || strcmp (its, idea))
+        if (!its || !kf_prompt_try_counts (its, 0, idea, NULL))
             continue;
         char from[80] = "", added[KF_PROMPT_FEATURE_WORDS_MAX + 64] = "";
         s_from (in, c, from, sizeof from);

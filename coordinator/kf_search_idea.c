@@ -566,6 +566,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     if (!count)
         return 0;
     json_t *tries = s_tries (db, run, &in);
+    kf_meta_ideas_canon (sections, tries);
     //  Set aside (judged tries), held (tries in flight), and either.
     bool *aside = calloc (4 * count, sizeof *aside);
     size_t *order = calloc (2 * count, sizeof *order);
@@ -575,6 +576,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     //  where threads are predicted to lose (round 11).
     kf_search_idea_known_t known = { .chosen_built = -1 };
     json_t *rows = tries && aside && order && features ? s_ideas_taken (db, run) : NULL;
+    kf_meta_ideas_canon (sections, rows);
     json_t *threads = NULL;
     int rc = rows && !kf_search_idea_known_read (rows, ideas, count, elites, n, chosen,
                                                  generation, slot, &known)

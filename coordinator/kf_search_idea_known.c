@@ -11,14 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-//  The index of TEXT in IDEAS (N), or -1.
+//  The index of TEXT in IDEAS (N), or -1. Round 19: an idea a meta round
+//  reworded is found by its subject (kf_prompt_idea_feature) where one
+//  idea alone has it, so a try in the old words still counts as taken.
 static int
 s_idea_index (const char *const *ideas, size_t n, const char *text)
 {
     for (size_t i = 0; text && i < n; i++)
         if (!strcmp (ideas[i], text))
             return (int) i;
-    return -1;
+    kf_idea_feature_t f = text ? kf_prompt_idea_feature (text) : KF_IDEA_OTHER;
+    int found = -1;
+    for (size_t i = 0; f != KF_IDEA_OTHER && i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == f) {
+            if (found >= 0)
+                return -1;
+            found = (int) i;
+        }
+    return found;
 }
 
 int

@@ -242,6 +242,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
      * (kf_prompt_history.h). */
     json_t *history = kf_prompt_history (self->db, run_id);
     json_t *siblings = tuning ? NULL : kf_prompt_siblings (self->db, run_id, generation);
+    kf_meta_ideas_canon (sections, history);
+    kf_meta_ideas_canon (sections, siblings);
     int version_number = 0, version_generation = 0;
     kf_prompt_version_of (self->db, version_id, &version_number, &version_generation);
     kf_prompt_in_t in = { .spec = spec, .language = language,

@@ -14,11 +14,18 @@
  *  4. what "planned after this one" means said again for every sibling,
  *     and held ideas given in full a second time: over 2,000 characters
  *     of planner bookkeeping;
+ *  6. a meta round's rewording of an idea made the planner call it
+ *     untried after two tries, and hand it beside its old words in one
+ *     generation: the reworded idea keeps its old texts ("was") and rows
+ *     in the old words read as the new (kf_meta_ideas_canon); an idea in
+ *     other words on the same subject counts its tries
+ *     (kf_prompt_try_counts);
  *  5. no figure for the rsqrt estimate, loads a cycle, the FMA with an
  *     operand from memory, or whether divide and square root share a
  *     unit (the vector cost line, kf_prompt_host_vec_line).
  */
 #include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_meta_ideas.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_core.h"
@@ -236,6 +243,53 @@ test_ports (void)
     json_decref (d);
 }
 
+//  6. A reworded idea keeps its tries
+static void
+test_reword (const char *const *ideas, size_t threads)
+{
+    json_t *list = json_pack ("[{s:s}, {s:s}]", "text", "the first idea", "text", ideas[threads]);
+    json_t *edits = kf_meta_parse_idea_edits ("REWORD IDEA 2: use every core, by threads over "
+                                              "column blocks of the output\n");
+    json_t *log = json_array ();
+    int accepted = 0;
+    json_t *out = kf_meta_apply_idea_edits (list, edits, 3, log, &accepted);
+    CHECK (accepted == 1);
+    json_t *two = json_array_get (out, 1);
+    CHECK (!strcmp (json_string_value (json_object_get (two, "text")),
+                    "use every core, by threads over column blocks of the output"));
+    CHECK (json_array_size (json_object_get (two, "was")) == 1
+           && !strcmp (json_string_value (json_array_get (json_object_get (two, "was"), 0)),
+                       ideas[threads]));
+    //  Rows in the old words read as the new; others stay.
+    json_t *sections = json_pack ("{s:O}", KF_META_IDEAS_KEY, out);
+    json_t *rows = json_pack ("[{s:i, s:s}, {s:i, s:s}, {s:i}]", "id", 6, "idea", ideas[threads],
+                              "id", 7, "idea", "the first idea", "id", 8);
+    kf_meta_ideas_canon (sections, rows);
+    CHECK (!strcmp (json_string_value (json_object_get (json_array_get (rows, 0), "idea")),
+                    "use every core, by threads over column blocks of the output"));
+    CHECK (!strcmp (json_string_value (json_object_get (json_array_get (rows, 1), "idea")),
+                    "the first idea"));
+    CHECK (!json_object_get (json_array_get (rows, 2), "idea"));
+    //  No list, nothing changes.
+    kf_meta_ideas_canon (NULL, rows);
+    CHECK (!strcmp (json_string_value (json_object_get (json_array_get (rows, 1), "idea")),
+                    "the first idea"));
+    //  The same subject in other words counts; another subject does not.
+    bool by_code = true;
+    CHECK (kf_prompt_try_counts (ideas[threads], 0,
+                                 "use every core, by threads over column blocks", &by_code));
+    CHECK (!by_code);
+    CHECK (!kf_prompt_try_counts ("use every core, by threads", 0, "hide latency by unrolling",
+                                  NULL));
+    CHECK (!kf_prompt_try_counts ("something else", 0, "another thing", NULL));
+    json_decref (rows);
+    json_decref (sections);
+    json_decref (out);
+    json_decref (log);
+    json_decref (edits);
+    json_decref (list);
+}
+
 int
 main (void)
 {
@@ -250,6 +304,7 @@ main (void)
         test_best_words (spec, ideas, approx);
         test_own_in_flight (spec, ideas, threads, stream);
         test_later_once (spec, ideas, n);
+        test_reword (ideas, threads);
     }
     test_loaded_child ();
     test_ports ();
