@@ -75,9 +75,12 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
         if (search && !self && (here || pending)) {
             //  Round 15: what the sibling's kernel is to do, when its
             //  parent's features are stored and its idea is one code shows.
+            //  Round 19: an earlier generation's try in flight too (threads
+            //  with streaming stores was handed from candidate 3 while
+            //  candidate 9 made it from candidate 2).
             kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
             json_t *pf = json_object_get (r, "parent_features");
-            bool made = here && f != KF_IDEA_OTHER && json_is_integer (pf);
+            bool made = f != KF_IDEA_OTHER && json_is_integer (pf);
             known->siblings[known->n_siblings++] = (kf_search_idea_sibling_t) {
                 .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx,
                 .made = made ? (unsigned) json_integer_value (pf) | 1u << f : 0,

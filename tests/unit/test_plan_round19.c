@@ -20,6 +20,11 @@
  *     in the old words read as the new (kf_meta_ideas_canon); an idea in
  *     other words on the same subject counts its tries
  *     (kf_prompt_try_counts);
+ *  7. one combination handed from two parents: candidate 9, of an
+ *     earlier generation and in flight, made threads with streaming from
+ *     the threaded kernel, and this attempt was handed threads on the
+ *     streaming one (kf_search_idea_known_read knew what a try in flight
+ *     makes only for this generation's siblings);
  *  5. no figure for the rsqrt estimate, loads a cycle, the FMA with an
  *     operand from memory, or whether divide and square root share a
  *     unit (the vector cost line, kf_prompt_host_vec_line).
@@ -29,6 +34,7 @@
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_core.h"
+#include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +296,42 @@ test_reword (const char *const *ideas, size_t threads)
     json_decref (list);
 }
 
+//  7. Two parents, one kernel, across generations
+static void
+test_converge_earlier (const char *const *ideas, size_t n, size_t threads, size_t stream)
+{
+    //  Candidate 9 (generation 1, in flight): streaming from candidate 2,
+    //  which has threads and SIMD. This is generation 2, attempt 1.
+    json_t *rows = json_pack ("[{s:i, s:i, s:i, s:i, s:I, s:s, s:s, s:s, s:b}]",
+                              "id", 9, "generation", 1, "slot", 2, "parent_id", 2,
+                              "parent_features",
+                              (json_int_t) (S_BIT (KF_IDEA_THREADS) | S_BIT (KF_IDEA_SIMD)),
+                              "phase", "search", "generator", "model", "idea", ideas[stream],
+                              "pending", 1);
+    kf_elite_t elites[2] = { { .candidate_id = 2, .speedup = 40 },
+                             { .candidate_id = 3, .speedup = 38 } };
+    unsigned features[2] = { S_BIT (KF_IDEA_THREADS) | S_BIT (KF_IDEA_SIMD),
+                             S_BIT (KF_IDEA_STREAM) | S_BIT (KF_IDEA_SIMD) };
+    kf_search_idea_known_t known;
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 2, &elites[1], 2, 0, &known) == 0);
+    CHECK (known.n_siblings == 1 && known.siblings[0].made_known
+           && known.siblings[0].made
+                  == (S_BIT (KF_IDEA_THREADS) | S_BIT (KF_IDEA_SIMD) | S_BIT (KF_IDEA_STREAM)));
+    //  The slot leans towards threads; from candidate 3 it would make
+    //  candidate 9's kernel.
+    size_t order[16];
+    bool aside[16] = { false };
+    for (size_t k = 0; k < n; k++)
+        order[k] = (threads + k) % n;
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, 2, -1,
+                                           &elites[1], features[1], &known, &pick);
+    const kf_elite_t *from = pick >= 0 ? &elites[pick] : &elites[1];
+    CHECK (!(idx == threads && from == &elites[1]));
+    kf_search_idea_known_free (&known);
+    json_decref (rows);
+}
+
 int
 main (void)
 {
@@ -305,6 +347,7 @@ main (void)
         test_own_in_flight (spec, ideas, threads, stream);
         test_later_once (spec, ideas, n);
         test_reword (ideas, threads);
+        test_converge_earlier (ideas, n, threads, stream);
     }
     test_loaded_child ();
     test_ports ();
