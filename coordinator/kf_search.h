@@ -85,7 +85,9 @@ int kf_search_record_evaluation (kf_search_t *self, json_t *job, int64_t cand_id
                                  const kf_eval_result_t *result);
 
 /* Offers CAND_ID of RUN_ID to its archive cell at SPEEDUP and FITNESS
- * (decimal text): MAP-Elites insertion, docs/search.md. Returns 0, or -1. */
+ * (decimal text): MAP-Elites insertion, docs/search.md; a candidate that
+ * holds its cell afterwards and has no profile job gets one where a worker
+ * can profile (kf_search_profile_elite). Returns 0, or -1. */
 int kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
                              const char *speedup, const char *fitness);
 

@@ -141,15 +141,21 @@ kf_search_archive_offer (kf_search_t *self, int64_t run_id, int64_t cand_id,
     snprintf (cell, sizeof cell, "{%d,%d,%d}", kf_descriptor_bin (m, bins),
               kf_descriptor_bin (a, bins), kf_descriptor_bin (y, bins));
     const char *p2[5] = { run, cell, cand, fitness, speedup };
-    return kf_db_exec (self->db,
-                       "INSERT INTO archive_cells (run_id, cell, candidate_id, fitness, speedup)"
-                       " VALUES ($1, $2::int[], $3, $4, $5)"
-                       " ON CONFLICT (run_id, cell) DO UPDATE SET candidate_id = EXCLUDED.candidate_id,"
-                       " fitness = EXCLUDED.fitness, speedup = EXCLUDED.speedup, updated_at = now()"
-                       " WHERE archive_cells.fitness < EXCLUDED.fitness"
-                       " OR (archive_cells.fitness = EXCLUDED.fitness"
-                       "     AND archive_cells.speedup < EXCLUDED.speedup)",
-                       5, p2) < 0 ? -1 : 0;
+    if (kf_db_exec (self->db,
+                    "INSERT INTO archive_cells (run_id, cell, candidate_id, fitness, speedup)"
+                    " VALUES ($1, $2::int[], $3, $4, $5)"
+                    " ON CONFLICT (run_id, cell) DO UPDATE SET candidate_id = EXCLUDED.candidate_id,"
+                    " fitness = EXCLUDED.fitness, speedup = EXCLUDED.speedup, updated_at = now()"
+                    " WHERE archive_cells.fitness < EXCLUDED.fitness"
+                    " OR (archive_cells.fitness = EXCLUDED.fitness"
+                    "     AND archive_cells.speedup < EXCLUDED.speedup)",
+                    5, p2) < 0)
+        return -1;
+    /* A new elite is profiled for its children's prompts, where a worker
+     * can (kf_search_profile.c): here, so a cell that falls to another
+     * kernel when it is built again (a re-verified or repeated figure,
+     * kf_fidelity.c; an audit's rejection) has its elite profiled too. */
+    return kf_search_profile_elite (self, run_id, cand_id);
 }
 
 /* A correct candidate counts towards the run's figures unless it waits

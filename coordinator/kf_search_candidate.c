@@ -71,11 +71,8 @@ s_finish_candidate (kf_search_t *self, int64_t run_id, int64_t cand_id,
                     " ON CONFLICT (child_id) DO NOTHING",
                     1, params) < 0)
         return -1;
+    /* A new elite is profiled too (kf_search_archive_offer). */
     if (correct && kf_search_archive_offer (self, run_id, cand_id, sp, fit))
-        return -1;
-    /* A new elite is profiled for its children's prompts, where a worker
-     * can (kf_search_profile.c). */
-    if (correct && kf_search_profile_elite (self, run_id, cand_id))
         return -1;
     /* A result held for audit or waiting for its re-verification still
      * enters the archive, so the search keeps exploring from it; only the
