@@ -243,6 +243,29 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
             fputs (one > 0 ? " on all cores" : " vector FMAs per vector on all cores", f);
         }
         fputs (" (or as many other vector instructions of like throughput)", f);
+        //  Round 20: the budget was the streaming stores' (N + M) for
+        //  every attempt, also those whose stores read the output first.
+        double one2 = kf_prompt_vector_cycles (spec, d, lanes,
+                                               kf_prompt_cold_ms (n, 2 * m, d, false), 1);
+        double all2 = cores >= 1 ? kf_prompt_vector_cycles (
+                                       spec, d, lanes, kf_prompt_cold_ms (n, 2 * m, d, true),
+                                       cores)
+                                 : 0;
+        if (one2 > 0 || all2 > 0) {
+            fprintf (f, ". With ordinary stores, which read each output line before writing "
+                     "it (N + 2M = %s), the budget is about ",
+                     kf_rates_bytes (n + 2 * m, b, sizeof b));
+            if (one2 > 0) {
+                s_amount (f, one2 * fmas);
+                fputs (" on one core", f);
+            }
+            if (one2 > 0 && all2 > 0)
+                fputs (" and ", f);
+            if (all2 > 0) {
+                s_amount (f, all2 * fmas);
+                fputs (" on all cores", f);
+            }
+        }
     }
     fputs (". Derived, not measured: the task's bytes over the measured cold read rates give "
            "the time memory needs, times the clock the cycles, shared over the vectors; a "

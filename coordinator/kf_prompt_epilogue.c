@@ -176,13 +176,17 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
                  e.ops == 1 ? "" : "s", e.calls, e.calls == 1 ? "" : "s",
                  *e.names ? " (" : "", e.names, *e.names ? ")" : "");
     if (e.calls > 0)
-        fprintf (f, ", each call taken as about %d vector operations (an estimate from an "
+        fprintf (f, ", each call taken as about %d operations an element (an estimate from an "
                  "exp's operation count: a range reduction, a degree-5 polynomial, the 2^k "
                  "scaling; no exp rate is measured on this host%s)", KF_PROMPT_EXP_OPS,
                  *e.names ? ", and tanh, erf or log take more" : "");
-    fprintf (f, ", so about %.0f an element over %.0f outputs: about %.3g ms at one core's "
-             "measured FMA peak (%.0f GFLOP/s, each operation in an FMA's issue slot; an "
-             "estimate)", e.vector_ops, e.outputs, epi, kf_jnum (d, "peak_gflops_one_core", 0));
+    //  Round 20: "vector operations" beside "an element" read as 8 times
+    //  too many; each operation an element is one lane of a vector
+    //  instruction.
+    fprintf (f, ", so about %.0f an element over %.0f outputs, each operation one lane of a "
+             "vector instruction: about %.3g ms at one core's measured FMA peak (%.0f GFLOP/s, "
+             "each vector instruction in an FMA's issue slot; an estimate)", e.vector_ops,
+             e.outputs, epi, kf_jnum (d, "peak_gflops_one_core", 0));
     //  A row function's passes over a row cost arithmetic, not memory,
     //  where the row stays in L1.
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);

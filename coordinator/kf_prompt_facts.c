@@ -165,6 +165,27 @@ kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats)
 //  Which hardware reciprocal estimates stay within a relative BUDGET
 //  without a Newton step (round 19: "AVX-512's rcp14" was named on an
 //  AVX2 host, and as within any budget).
+//  exp, log, tanh and erf less those in NAMES (the task's own, ", "
+//  between), into BUF (round 20: "this task's pow, tanh, as of any such
+//  as exp, log, tanh, erf" named tanh twice, in broken words).
+static const char *
+s_others (const char *names, char *buf, size_t size)
+{
+    static const char *const common[] = { "exp", "log", "tanh", "erf" };
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
+        bool named = false;
+        for (const char *p = names; p && (p = strstr (p, common[i])); p++)
+            named |= (p == names || p[-1] == ' ') && (!p[strlen (common[i])]
+                                                      || p[strlen (common[i])] == ',');
+        if (!named && used < size)
+            used += (size_t) snprintf (buf + used, size - used, "%s%s", used ? ", " : "",
+                                       common[i]);
+    }
+    return buf;
+}
+
 static const char *
 s_estimates (double budget)
 {
@@ -230,20 +251,23 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
                  "approximation with relative error below %g (rtol / 4, half the bound after "
                  "that doubling) passes every probability, far looser than libm's accuracy; "
                  "a reordered summation is fine too", rtol / 4);
-    else if (rtol > 0)
+    else if (rtol > 0) {
+        char others[64];
         //  Round 17: "well below 0.001" read as a ceiling to stay far
         //  under; all three generation-0 kernels kept libm's 1.1e-6
         //  against 1e-2. The budget as a number, in bits and in kind.
         //  Round 18: atan2's task was told of "exp, log, tanh, erf" only.
         fprintf (f, "So: the relative budget is a number to spend. A function approximation "
-                 "(%s%s%sexp, log, tanh, erf, a reciprocal or square root) whose own relative "
+                 "(%s%s%s%s, a reciprocal or square root) whose own relative "
                  "error is up to %g (rtol / 10, about %.0f correct bits of a float's 24) passes with "
                  "a tenfold margin where its result reaches the output without cancelling; "
                  "libm's accuracy (about 1e-7) is %.0f times tighter than that, so a shorter "
                  "polynomial or a table with a short series stays within it; %s. A "
                  "reordered summation is fine too", *fm.names ? "this task's " : "",
-                 fm.names, *fm.names ? ", as of any such as " : "", rtol / 10,
+                 fm.names, *fm.names ? ", or any other: " : "", s_others (fm.names, others,
+                                                                       sizeof others), rtol / 10,
                  -log2 (rtol / 10), rtol / 10 / 1e-7, s_estimates (rtol / 10));
+    }
     fprintf (f, "; lower-precision storage or accumulation that moves results by about %g or "
              "more, or that fails on more than %g%% of elements, is not. Results need not be "
              "bit-identical.\n", rtol, 100 * (1 - match));
@@ -252,7 +276,18 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     fprintf (f, "The relative test holds for small outputs too, down to the absolute bound: "
              "where a factor of the result is a difference of nearly equal numbers (1 + "
              "erf(x) for x well below 0, e^x - 1 near 0), compute that factor directly "
-             "(erfc(-x), expm1(x)), or its rounding error becomes a large relative one.\n");
+             "(erfc(-x), expm1(x)), or its rounding error becomes a large relative one.");
+    //  Round 20: root * tanh(b) + 0.5 * a has terms of either sign, and
+    //  nothing said that an approximation's error in one term is judged
+    //  against their sum.
+    kf_formula_t terms;
+    if (kf_prompt_formula (spec, &terms) && (terms.kinds & (1u << KF_OP_ADD))
+        && (terms.calls > 0 || terms.product))
+        fputs (" The same holds where this task adds terms that can have opposite signs: an "
+               "error in one term counts against their sum, which is small where they nearly "
+               "cancel, so spend less of the budget on a term's approximation than its own "
+               "size would allow (check it on the inputs where the terms cancel).", f);
+    fputs ("\n", f);
 }
 
 json_t *

@@ -743,7 +743,9 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             fprintf (f, " Held back before any try: %s. The Epilogue line of the Target "
                      "section estimates that work at about %.1f%% of the one-core floor, below "
                      "the %.0f%% under which the planner hands out its fusion only when no "
-                     "other idea is left: fusing it can save no more than that share.",
+                     "other idea is left: fusing it can save no more than that share. It is "
+                     "held back as an attempt's main idea only, not forbidden: fuse it where "
+                     "it costs your kernel nothing else.",
                      kf_jstr (small, "idea"), 100 * kf_jnum (small, "share", 0),
                      100 * kf_jnum (small, "bound", 0));
         else

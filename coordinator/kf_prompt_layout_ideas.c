@@ -153,7 +153,11 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
                  tile > l1 ? "do not fit L1" : "take more than half of L1");
 }
 
-#define S_THREADS "use every core, by output blocks split across threads"
+//  Round 20: nothing said how to split on a host whose cores each have
+//  their own L2.
+#define S_THREADS "use every core, by output blocks split across threads, each thread's " \
+                  "share of the operand it re-reads kept in its own L2 (by column blocks " \
+                  "each reads 1/T of @B and all of @A; by row blocks 1/T of @A and all of @B)"
 #define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
                    "product loop"
 #define S_BLOCKS "keep each operand's block in L1/L2 while it is reused, by cache blocking of " \
@@ -214,15 +218,18 @@ static const char *const s_plain[] = {
     "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
     "reads both operands along their rows: i-k-j, each @A[i][k] broadcast against the "
     "vectors of @B's row k (@B is [K][N], contiguous along j, not along k), a tile of the "
-    "output kept in vector registers over k",
+    "output kept in vector registers over k (over k the tile steps down @B's rows, N floats "
+    "apart, so @B's strip comes from L2, not L1, where those rows fall in one L1 set)",
     "use each loaded value several times from registers, by a register-blocked FMA "
     "micro-kernel inside cache blocks, over panels packed in the order it reads them: @A's "
     "rows interleaved so @A[i0..i0+MR][k] is contiguous for each k, @B's rows copied in "
     "strips of NR columns (blocking, packing and micro-kernel as one change)",
     S_THREADS, S_BLOCKS,
-    "make the innermost loop read contiguous memory, by packing blocks of @A, the operand "
-    "this order reads with a stride (@A[i0..i0+MR][k] lie K floats apart), inside the cache "
-    "blocks",
+    //  Round 20: this packed @A, whose MR rows the micro-kernel reads as
+    //  MR contiguous streams; the strided walk is @B's, down its rows.
+    "read each cache block as one contiguous stream, by packing blocks of @B, the operand "
+    "the register tile walks down (@B[k][j0..j0+NR] and @B[k+1][j0..j0+NR] lie N floats "
+    "apart), into panels of NR columns stored k after k, inside the cache blocks",
     S_EPILOGUE, NULL };
 
 const char *const *

@@ -107,10 +107,11 @@ test_count (void)
                            "per output element it does one exp, a maximum and a sum pass over "
                            "its row and a multiply by the row's reciprocal sum, and 1 operation "
                            "forward writes after the product besides: 5 operations and 1 call "
-                           "in all, each call taken as about 10 vector operations"));
+                           "in all, each call taken as about 10 operations an element"));
     CHECK (kf_test_has (p, "no exp rate is measured on this host"));
-    CHECK (kf_test_has (p, "about 15 an element over 2097152 outputs: about 0.276 ms at one "
-                           "core's measured FMA peak (228 GFLOP/s"));
+    CHECK (kf_test_has (p, "about 15 an element over 2097152 outputs, each operation one lane "
+                           "of a vector instruction: about 0.276 ms at one core's measured FMA "
+                           "peak (228 GFLOP/s"));
     CHECK (kf_test_has (p, "a row of 512 outputs is 2048 bytes and stays in L1"));
     CHECK (kf_test_has (p, "With the product's 1.18 ms at one core's FMA peak, the estimated "
                            "one-core "

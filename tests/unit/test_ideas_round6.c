@@ -546,9 +546,10 @@ s_test_layout (void)
     CHECK (kf_prompt_rows_along_k (doc));
     json_decref (doc);
     ideas = kf_prompt_ideas_for (mm, KF_TARGET_HOST, &n);
-    //  Round 15: the operand read with a stride is named (a plain a @ b).
-    CHECK (s_index (ideas, n, "by packing blocks of a, the operand this order reads with a "
-                              "stride") < n);
+    //  Round 15: the operand read with a stride is named (a plain a @ b);
+    //  round 20: it is b, whose strip the register tile walks down.
+    CHECK (s_index (ideas, n, "by packing blocks of b, the operand the register tile walks "
+                              "down") < n);
     json_t *sections = kf_prompt_default_sections_for ("c", "host", mm);
     CHECK (strstr (json_string_value (json_object_get (sections, "strategies")),
                    "transpose or pack a block of the operand"));

@@ -387,12 +387,12 @@ s_test_first_fixture (void)
     ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
     CHECK (count && strstr (ideas[0], "a few rows of x against a few rows of W"));
     json_decref (spec);
-    //  A plain a @ b: i-k-j over in1's rows, packing in0.
+    //  A plain a @ b: i-k-j over in1's rows, packing in1 (round 20).
     spec = s_task ("a, b", "return a @ b", 2);
     ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &count);
     CHECK (count && strstr (ideas[0], "i-k-j, each in0[i][k] broadcast against the vectors of "
                                       "in1's row k"));
-    CHECK (count > 4 && strstr (ideas[4], "by packing blocks of in0"));
+    CHECK (count > 4 && strstr (ideas[4], "by packing blocks of in1"));
     json_decref (spec);
 }
 

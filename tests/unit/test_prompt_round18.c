@@ -171,7 +171,7 @@ main (void)
     }
     //  2. The task's own function named in the budget.
     p = s_text (2, spec);
-    CHECK (kf_test_has (p, "A function approximation (this task's atan2, as of any such as exp, "
+    CHECK (kf_test_has (p, "A function approximation (this task's atan2, or any other: exp, "
                            "log, tanh, erf, a reciprocal or square root) whose own relative "
                            "error is up to 0.001"));
     free (p);
