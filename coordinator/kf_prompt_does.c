@@ -440,11 +440,17 @@ kf_prompt_source_features (const char *source, const char *language)
     //  of two units' peak; its loads at + 16 are its chains' (fewer than
     //  4 of one kind), not an elementwise loop's unrolling.
     bool chains = acc.same >= 2 && acc.same < S_CHAINS;
+    //  Round 20: the descriptors' "per-lane accumulator array" is any
+    //  zeroed float array, an intrinsics kernel's tail buffer (float
+    //  ta[8] = { 0 }) too; it counts as accumulators only where some
+    //  array element is summed into.
+    bool lanes_acc = strstr (w, "per-lane accumulator")
+                     && kf_text_matches (t, "[[:alnum:]_][[:space:]]*\\[[^];]*\\][[:space:]]*"
+                                            "\\+=");
     S_SET (KF_IDEA_UNROLL,
            kf_text_matches (t, "#[[:space:]]*pragma[[:space:]]+(GCC[[:space:]]+)?unroll")
            || kf_text_matches (t, "\\b[[:alpha:]_]*acc[[:alpha:]_]*3\\b[^;]*=[^;]*;")
-           || acc.same >= S_CHAINS || strstr (w, "per-lane accumulator")
-           || strstr (w, "register tile")
+           || acc.same >= S_CHAINS || lanes_acc || strstr (w, "register tile")
            || (!chains
                && kf_text_matches (t, "_mm(256|512)?_loadu?_(ps|pd|si(128|256|512))[[:space:]]*"
                                       "\\([^;]*\\+[[:space:]]*(4|8|16|24|32|48|64|96|128)"
@@ -473,7 +479,7 @@ kf_prompt_source_features (const char *source, const char *language)
     //  for a product whose RMS norm ran in a pass of its own).
     bool product = s_has_product (&acc);
     S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1 && !product);
-    S_SET (KF_IDEA_ACCUMULATORS, strstr (w, "per-lane accumulator") || acc.same >= S_CHAINS);
+    S_SET (KF_IDEA_ACCUMULATORS, lanes_acc || acc.same >= S_CHAINS);
     S_SET (KF_IDEA_ESTIMATE, s_estimates (t));
     S_SET (KF_IDEA_OUTER, s_outer (t));
     //  On a GPU the output reaches the kernel as a parameter of any name.

@@ -15,7 +15,11 @@
  *     strided operand; b's strip, walked down its rows, is;
  *  6. nothing said how to split a product over threads whose cores each
  *     have their own L2;
- *  7. an epilogue held back before any try read as forbidden to fuse.
+ *  7. an epilogue held back before any try read as forbidden to fuse;
+ *  8. a one-vector intrinsics loop with a zeroed tail buffer (float
+ *     ta[8] = { 0 }) was tagged "several vectors an iteration (unrolled)"
+ *     and "several independent accumulators", and the planner counted it
+ *     as a try of unrolling.
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_budget.h"
@@ -178,11 +182,46 @@ test_product (void)
     json_decref (spec);
 }
 
+//  8. A tail buffer is no accumulator
+static void
+test_tail_buffer (void)
+{
+    const char *one =
+        "#include <immintrin.h>\n#include <string.h>\n"
+        "static __m256 f (__m256 a) { return _mm256_mul_ps (a, a); }\n"
+        "void k (const float *a, float *y, long n) {\n"
+        "    long i = 0;\n"
+        "    for (; i + 8 <= n; i += 8)\n"
+        "        _mm256_storeu_ps (y + i, f (_mm256_loadu_ps (a + i)));\n"
+        "    if (i < n) {\n"
+        "        float ta[8] = { 0 }, ty[8];\n"
+        "        memcpy (ta, a + i, (size_t) (n - i) * sizeof (float));\n"
+        "        _mm256_storeu_ps (ty, f (_mm256_loadu_ps (ta)));\n"
+        "        memcpy (y + i, ty, (size_t) (n - i) * sizeof (float));\n"
+        "    }\n}\n";
+    unsigned f = kf_prompt_source_features (one, "c");
+    CHECK (f & (1u << KF_IDEA_SIMD));
+    CHECK (!(f & (1u << KF_IDEA_UNROLL)));
+    CHECK (!(f & (1u << KF_IDEA_ACCUMULATORS)));
+    //  An array summed into lane by lane still is one.
+    const char *lanes =
+        "float dot (const float *x, const float *y, long n) {\n"
+        "    float acc[8] = { 0 };\n"
+        "    for (long i = 0; i + 8 <= n; i += 8)\n"
+        "        for (int j = 0; j < 8; j++)\n"
+        "            acc[j] += x[i + j] * y[i + j];\n"
+        "    float s = 0;\n    for (int j = 0; j < 8; j++)\n        s += acc[j];\n"
+        "    return s;\n}\n";
+    f = kf_prompt_source_features (lanes, "c");
+    CHECK (f & (1u << KF_IDEA_ACCUMULATORS));
+}
+
 int
 main (void)
 {
     test_cbrt ();
     test_budget ();
     test_product ();
+    test_tail_buffer ();
     return kf_test_done ("test_prompt_round20");
 }
