@@ -208,7 +208,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
     const char *params[2] = { S_I64 (id, run_id), S_I64 (lim, limit) };
     json_t *rows = kf_db_query (
         self->db,
-        "SELECT * FROM (SELECT c.id AS candidate_id, c.generation, c.status,"
+        "SELECT * FROM (SELECT c.id AS candidate_id, c.generation, c.status, c.fitness,"
         "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"

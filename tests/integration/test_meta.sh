@@ -209,12 +209,19 @@ check "... their sources are in its prompt" \
               WHERE c.id IN ((j.payload->'best_outcome'->>'candidate_id')::bigint,
                              (j.payload->'worst_outcome'->>'candidate_id')::bigint)
               AND strpos(j.payload->>'prompt', left(convert_from(b.data, 'UTF8'), 300)) = 0)")" -eq 0 ]
+# By the fitness each outcome had when the job was made (a re-verification
+# or a repeat's figure may move it later).
+fit_of="(SELECT (b->>'fitness')::float8 FROM jsonb_array_elements(j.payload->'outcomes') b
+         WHERE b->>'candidate_id' = j.payload->"
 check "... the best the fittest of the outcomes shown, the worst the least fit" \
     [ "$(sql "SELECT count(*) $ends AND EXISTS (SELECT 1 FROM jsonb_array_elements(j.payload->'outcomes') o
               JOIN candidates c ON c.id = (o->>'candidate_id')::bigint
               WHERE c.source_hash IS NOT NULL
-              AND (c.fitness > (SELECT fitness FROM candidates WHERE id = (j.payload->'best_outcome'->>'candidate_id')::bigint)
-                   OR c.fitness < (SELECT fitness FROM candidates WHERE id = (j.payload->'worst_outcome'->>'candidate_id')::bigint)))")" -eq 0 ]
+              AND ((o->>'fitness')::float8 > $fit_of'best_outcome'->>'candidate_id')
+                   OR (o->>'fitness')::float8 < $fit_of'worst_outcome'->>'candidate_id')))")" -eq 0 ]
+check "the outcomes carry their fitness" \
+    [ "$(sql "SELECT count(*) $ends AND EXISTS (SELECT 1 FROM jsonb_array_elements(j.payload->'outcomes') o
+              WHERE o->>'status' = 'correct' AND NOT o ? 'fitness')")" -eq 0 ]
 
 kfctl show "$run" >"$T/show.txt"
 check "kfctl show lists the prompt versions" grep -q "^prompt versions: $versions" "$T/show.txt"
