@@ -386,6 +386,10 @@ kf_prompt_host_strides (FILE *f, json_t *spec)
              "of successive rows falls in a single set: a loop that walks down a column, or a "
              "block that keeps more rows in use at once than the cache has ways (8-12), evicts "
              "its own lines, and a load 4096 bytes from a recent store can wait on that store "
-             "(4K aliasing). Walk such a tensor along its rows, or copy the block you reuse "
-             "into a contiguous panel once.\n", named == 1 ? "a multiple" : "multiples");
+             "(4K aliasing). The hardware prefetchers do not cross a 4 KiB page, so a walk "
+             "that takes one line from each such row gets no prefetch either; and L2 picks its "
+             "set by more bits, yet such a column still uses a fraction of its sets (1 in 64 "
+             "where L2 has 1024 sets of 64-byte lines). Walk such a tensor along its rows, or "
+             "copy the block you reuse into a contiguous panel once.\n",
+             named == 1 ? "a multiple" : "multiples");
 }

@@ -16,6 +16,8 @@
  *  6. nothing said how to split a product over threads whose cores each
  *     have their own L2;
  *  7. an epilogue held back before any try read as forbidden to fuse;
+ *  9. nothing said that the hardware prefetchers stop at a 4 KiB page,
+ *     nor what a column of 4096-byte rows does to L2 (kf_prompt_host_strides);
  *  8. a one-vector intrinsics loop with a zeroed tail buffer (float
  *     ta[8] = { 0 }) was tagged "several vectors an iteration (unrolled)"
  *     and "several independent accumulators", and the planner counted it
@@ -178,6 +180,15 @@ test_product (void)
                                  "own L2 (by column blocks each reads 1/T of in1 and all of "
                                  "in0"));
     CHECK (kf_prompt_idea_feature (pack) == KF_IDEA_PACK);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_host_strides (f, spec);
+    fclose (f);
+    CHECK (kf_test_has (text, "Row strides: in1's rows are 4096 bytes long"));
+    CHECK (kf_test_has (text, "The hardware prefetchers do not cross a 4 KiB page"));
+    CHECK (kf_test_has (text, "1 in 64 where L2 has 1024 sets"));
+    free (text);
     CHECK (kf_prompt_idea_feature (threads) == KF_IDEA_THREADS);
     json_decref (spec);
 }
