@@ -29,6 +29,10 @@ case "$KF_BUILD" in /*) LOGS=$KF_BUILD/test-logs ;; *) LOGS=$ROOT/$KF_BUILD/test
 rm -rf "$LOGS"
 SUITE_TMP=$(mktemp -d /tmp/kfsuite.XXXXXX)
 chmod 755 "$SUITE_TMP"
+# The exec workers' measured host figures: one file for the suite, not the
+# user's (~/.cache/kernelfoundry): a figures file kept by a test's worker
+# was read by a later kf-local system (round 20), and a user's by the tests.
+export KF_HOST_FIGURES=$SUITE_TMP/host-figures.json
 declare -A RUNNING=()   # pid of a test's runner -> test name
 cleanup() {
     # Interrupted: the running tests first (SIGTERM lets each clean up).
