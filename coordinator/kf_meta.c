@@ -219,6 +219,9 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  coalesce(c.fidelity, e.fidelity) AS fidelity,"
         "  e.figures->'candidate' AS tc, e.figures->'reference' AS tr,"
         "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at,"
+        //  Round 20: a threaded kernel's time on one core, which the kernel
+        //  prompts gave and the meta prompt did not.
+        "  e.figures->'one_core' AS one_core,"
         //  What the kernel did and what it was timed under (round 6: the
         //  outcomes read alike, coordinates only, and no load).
         "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"

@@ -2,6 +2,7 @@
  *  edits (kf_meta_prompt.h).
  */
 #include "kf_meta_prompt.h"
+#include "kf_prompt_threads.h"
 #include "kf_descriptor.h"
 #include "kf_json.h"
 #include "kf_text.h"
@@ -133,12 +134,20 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
     if (gf > 0 && peak > 0)
         fprintf (f, "; compute %.1f GFLOP/s = %.0f%% of the measured peak", gf, 100 * gf / peak);
     double one_core = kf_jnum (device, "peak_gflops_one_core", 0);
+    //  Round 20: "(72% of one core's)" of a two-thread kernel read as one
+    //  core at 72%.
     if (gf > 0 && one_core > 0 && peak > one_core * 1.05)
-        fprintf (f, " (%.0f%% of one core's)", 100 * gf / one_core);
+        fprintf (f, " (%.0f%% of one core's peak, all its threads' work set against one core)",
+                 100 * gf / one_core);
     if (derived > 0 && peak > 0)
         fputs (", counting the product's 2*M*N*K from the shapes", f);
     if (derived > 0 && host)   //  round 16: and the softmax after it, estimated
         kf_prompt_epilogue_brief (f, spec, device);
+    double one_ns = kf_jnum (json_object_get (o, "one_core"), "median_ns", 0);
+    if (ns > 0 && one_ns > 0) {
+        fputs ("; ", f);
+        kf_prompt_threads_own_text (f, ns, one_ns);
+    }
 }
 
 void

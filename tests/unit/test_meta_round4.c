@@ -174,8 +174,18 @@ test_derived_compute (void)
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hw };
     char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
     CHECK (kf_test_has (p, "memory 2.2 GB/s = 4% of the measured copy bandwidth; compute 125.8 "
-                           "GFLOP/s = 27% of the measured peak (55% of one core's), counting the "
-                           "product's 2*M*N*K from the shapes"));
+                           "GFLOP/s = 27% of the measured peak (55% of one core's peak, all its "
+                           "threads' work set against one core), counting the product's 2*M*N*K "
+                           "from the shapes"));
+    CHECK (p && !strstr (p, "on one core the same code takes"));
+    free (p);
+    /* Round 20: a threaded kernel's time on one core, as the kernel
+     * prompts give it. */
+    json_object_set_new (json_array_get (outcomes, 0), "one_core",
+                         json_pack ("{s:f}", "median_ns", 180000.0));
+    p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (kf_test_has (p, "from the shapes; on one core the same code takes "));
+    CHECK (kf_test_has (p, "its threads buy 44% of the call"));
     free (p);
     /* Not a matrix product: no compute share is made up. */
     json_object_set_new (json_object_get (run, "spec"), "op", json_string ("softmax"));
