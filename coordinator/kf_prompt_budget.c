@@ -187,6 +187,23 @@ s_amount (FILE *f, double v)
     fprintf (f, v >= 10 ? "%.0f" : "%.1f", v);
 }
 
+//  "ONE UNIT on one core and ALL on all cores", either alone where the
+//  other is not known (0); UNIT after the first figure only.
+static void
+s_fmas (FILE *f, double one, double all, const char *unit)
+{
+    if (one > 0) {
+        s_amount (f, one);
+        fprintf (f, "%s on one core", unit);
+    }
+    if (one > 0 && all > 0)
+        fputs (" and ", f);
+    if (all > 0) {
+        s_amount (f, all);
+        fprintf (f, "%s on all cores", one > 0 ? "" : unit);
+    }
+}
+
 void
 kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
 {
@@ -232,16 +249,7 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
         fprintf (f, ". One core's measured FMA peak, %.0f GFLOP/s, is %.1f vector FMAs a cycle "
                  "at that clock (peak / (2 flops x %d lanes x clock)), so the budget is about ",
                  peak, fmas, lanes);
-        if (one > 0) {
-            s_amount (f, one * fmas);
-            fputs (" vector FMAs per vector on one core", f);
-        }
-        if (one > 0 && all > 0)
-            fputs (" and ", f);
-        if (all > 0) {
-            s_amount (f, all * fmas);
-            fputs (one > 0 ? " on all cores" : " vector FMAs per vector on all cores", f);
-        }
+        s_fmas (f, one * fmas, all * fmas, " vector FMAs per vector");
         fputs (" (or as many other vector instructions of like throughput)", f);
         //  Round 20: the budget was the streaming stores' (N + M) for
         //  every attempt, also those whose stores read the output first.
@@ -255,16 +263,7 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
             fprintf (f, ". With ordinary stores, which read each output line before writing "
                      "it (N + 2M = %s), the budget is about ",
                      kf_rates_bytes (n + 2 * m, b, sizeof b));
-            if (one2 > 0) {
-                s_amount (f, one2 * fmas);
-                fputs (" on one core", f);
-            }
-            if (one2 > 0 && all2 > 0)
-                fputs (" and ", f);
-            if (all2 > 0) {
-                s_amount (f, all2 * fmas);
-                fputs (" on all cores", f);
-            }
+            s_fmas (f, one2 * fmas, all2 * fmas, "");
         }
     }
     fputs (". Derived, not measured: the task's bytes over the measured cold read rates give "
