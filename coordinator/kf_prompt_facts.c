@@ -174,15 +174,10 @@ s_others (const char *names, char *buf, size_t size)
     static const char *const common[] = { "exp", "log", "tanh", "erf" };
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
-        bool named = false;
-        for (const char *p = names; p && (p = strstr (p, common[i])); p++)
-            named |= (p == names || p[-1] == ' ') && (!p[strlen (common[i])]
-                                                      || p[strlen (common[i])] == ',');
-        if (!named && used < size)
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        if (!kf_prompt_formula_named (names, common[i]) && used < size)
             used += (size_t) snprintf (buf + used, size - used, "%s%s", used ? ", " : "",
                                        common[i]);
-    }
     return buf;
 }
 
@@ -243,7 +238,8 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     //  each probability tolerates rtol 0.01; a degree-3 exp made the
     //  run's best kernel. What the output does with the exp decides.
     kf_formula_t fm;
-    if (kf_prompt_formula (spec, &fm) && !strcmp (fm.row, "softmax") && fm.row_outer
+    bool read = kf_prompt_formula (spec, &fm);
+    if (read && !strcmp (fm.row, "softmax") && fm.row_outer
         && rtol > 0)
         fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its row. An exp with "
                  "relative error up to e moves each probability by at most about 2e relative "
@@ -280,9 +276,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     //  Round 20: root * tanh(b) + 0.5 * a has terms of either sign, and
     //  nothing said that an approximation's error in one term is judged
     //  against their sum.
-    kf_formula_t terms;
-    if (kf_prompt_formula (spec, &terms) && (terms.kinds & (1u << KF_OP_ADD))
-        && (terms.calls > 0 || terms.product))
+    if (read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product))
         fputs (" The same holds where this task adds terms that can have opposite signs: an "
                "error in one term counts against their sum, which is small where they nearly "
                "cancel, so spend less of the budget on a term's approximation than its own "

@@ -305,6 +305,16 @@ s_last_dim (const char *open, const char *close)
     return false;
 }
 
+bool
+kf_prompt_formula_named (const char *names, const char *word)
+{
+    size_t len = strlen (word);
+    for (const char *at = strstr (names, word); at; at = strstr (at + 1, word))
+        if ((at == names || at[-1] == ' ') && (at[len] == ',' || !at[len]))
+            return true;
+    return false;
+}
+
 static void
 s_add_name (kf_formula_t *f, const char *name, size_t n)
 {
@@ -314,9 +324,8 @@ s_add_name (kf_formula_t *f, const char *name, size_t n)
     //  the end of "logsigmoid", and a formula of both was named
     //  "logsigmoid" alone).
     size_t len = strlen (word);
-    for (const char *at = strstr (f->names, word); at; at = strstr (at + 1, word))
-        if ((at == f->names || at[-1] == ' ') && (at[len] == ',' || !at[len]))
-            return;
+    if (kf_prompt_formula_named (f->names, word))
+        return;
     size_t used = strlen (f->names);
     if (used + len + 3 < sizeof f->names)
         snprintf (f->names + used, sizeof f->names - used, "%s%s", used ? ", " : "", word);

@@ -67,6 +67,10 @@ typedef struct {
     bool row_outer;
 } kf_formula_t;
 
+/* Whether WORD is a whole entry of NAMES (kf_formula_t's list, ", "
+ * between): "sigmoid" is not found in "logsigmoid". */
+bool kf_prompt_formula_named (const char *names, const char *word);
+
 /* Reads SPEC's reference into F; returns false (F zeroed) where it is not
  * PyTorch or has no forward. */
 bool kf_prompt_formula (json_t *spec, kf_formula_t *f);
