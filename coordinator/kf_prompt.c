@@ -435,6 +435,25 @@ s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bo
         kf_prompt_code_block (f, language, kf_jstr (k, "source"));
 }
 
+//  Round 20: where the plan moved this attempt off the kernel the
+//  archive chose (kf_search_idea_choose's "moved"), why ("Chosen from
+//  the archive" gave no reason, and the model read the move as chance).
+static void
+s_moved (FILE *f, const kf_prompt_in_t *in)
+{
+    json_t *m = json_object_get (in->ideas, "moved");
+    if (!m)
+        return;
+    fprintf (f, "The archive offered candidate %lld for this attempt; %s, so the attempt "
+             "starts from this kernel instead.\n", (long long) kf_jint (m, "from"),
+             json_is_true (json_object_get (m, "scalar"))
+                 ? "this attempt's idea takes vectorised math as given, and that kernel's "
+                   "math is scalar (no explicit SIMD, and the compiler vectorised none of "
+                   "its loops)"
+                 : "that kernel has this attempt's idea already, a sibling of this generation "
+                   "takes it from there, or it is predicted not to pay there");
+}
+
 //  What the search has: the fastest kernel it holds (marked when it does
 //  not count yet), the kernel to improve, what was tried from it.
 static void
@@ -459,10 +478,14 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         if (base_is_best)
             fprintf (f, "\n## Kernel to improve: the best kernel so far (candidate %lld)%s\n",
                      (long long) s_id (base), best ? mark : "");
+        else if (json_object_get (in->ideas, "moved"))
+            fprintf (f, "\n## Kernel to improve (candidate %lld)\nIt is not the fastest "
+                     "kernel found so far.\n", (long long) s_id (base));
         else
             fprintf (f, "\n## Kernel to improve (candidate %lld)\nChosen from the archive of "
                      "distinct approaches for this attempt; it is not the fastest kernel "
                      "found so far.\n", (long long) s_id (base));
+        s_moved (f, in);
         s_kernel (f, in, language, base, true);
     }
     //  A tuning prompt keeps the parent's structure: what was tried from

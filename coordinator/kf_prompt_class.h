@@ -107,6 +107,11 @@ typedef enum {
  * one no code shows (the simplest loop). */
 kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
 
+/* Round 20: whether IDEA takes vectorised math as given ("threads ...
+ * once each element's math is vectorised"): its text says "once" and,
+ * after it, "vectorised". */
+bool kf_prompt_idea_needs_vectors (const char *idea);
+
 /* Whether SOURCE (in LANGUAGE) already does F: threads, SIMD intrinsics,
  * streaming stores, unrolling or several accumulators, approximate math,
  * cache blocking, a register micro-kernel, packing, a fused row pass, on

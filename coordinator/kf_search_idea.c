@@ -185,20 +185,47 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
                                      n_elites, island, chosen, chosen_features, NULL, pick);
 }
 
+//  What makes an idea unfit for a kernel, beyond having it (s_has's
+//  UNFIT): threads predicted to lose there, or (round 20) a kernel whose
+//  math is not vectorised, for an idea whose premise is vectorised code.
+#define S_UNFIT_THREADS 1u
+#define S_UNFIT_SCALAR 2u
+
+static unsigned
+s_unfit_chosen (const kf_search_idea_known_t *known)
+{
+    return !known ? 0
+                  : (known->chosen_threads_lose ? S_UNFIT_THREADS : 0)
+                        | (known->chosen_scalar ? S_UNFIT_SCALAR : 0);
+}
+
+static unsigned
+s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
+{
+    return !known ? 0
+                  : (known->threads_lose && known->threads_lose[e] ? S_UNFIT_THREADS : 0)
+                        | (known->scalar && known->scalar[e] ? S_UNFIT_SCALAR : 0);
+}
+
 //  Whether the kernel ID (with FEATURES, built from the idea BUILT) has
 //  idea IDX: its source shows it, or it was built from it, or a sibling
 //  takes it from that kernel (round 10: two siblings from candidate 4
 //  both took cache blocking, and candidate 1 was handed the loop order
 //  it was written to).
 //  Round 11: and a kernel the threads idea is predicted to lose on
-//  (LOSE: kf_prompt_threads_lose) counts as having it.
+//  (UNFIT: kf_prompt_threads_lose) counts as having it. Round 20: so
+//  does a kernel whose math is scalar for an idea that takes vectorised
+//  math as given (three ideas "once each element's math is vectorised"
+//  went to the plain-C first kernel in one generation, and each try had
+//  to vectorise it as well: the siblings came out near-identical).
 static bool
 s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-       bool lose, const kf_search_idea_known_t *known)
+       unsigned unfit, const kf_search_idea_known_t *known)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
     if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx
-        || (lose && f == KF_IDEA_THREADS))
+        || ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
+        || ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx])))
         return true;
     for (size_t s = 0; known && s < known->n_siblings; s++)
         if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
@@ -224,9 +251,9 @@ s_converges (const char *const *ideas, size_t idx, unsigned features,
 //  (s_has), or it would make a sibling's kernel (s_converges).
 static bool
 s_taken (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-         bool lose, const kf_search_idea_known_t *known)
+         unsigned unfit, const kf_search_idea_known_t *known)
 {
-    return s_has (ideas, idx, id, features, built, lose, known)
+    return s_has (ideas, idx, id, features, built, unfit, known)
            || s_converges (ideas, idx, features, known);
 }
 
@@ -272,15 +299,14 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
                 continue;
             if (!chosen
                 || !s_taken (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
-                             known && known->chosen_threads_lose, known))
+                             s_unfit_chosen (known), known))
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
                     && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                     && !s_taken (ideas, idx, elites[e].candidate_id, features[e],
                                  known && known->built ? known->built[e] : -1,
-                                 known && known->threads_lose && known->threads_lose[e],
-                                 known)) {
+                                 s_unfit_elite (known, e), known)) {
                     *pick = (int) e;
                     return idx;
                 }
@@ -294,8 +320,7 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1)
                 || (spent && spent[idx]))
                 continue;
-            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, known->chosen_threads_lose,
-                        known)
+            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, s_unfit_chosen (known), known)
                 && !s_converges (ideas, idx, chosen_features, known))
                 return idx;
         }
@@ -308,8 +333,8 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             if (elites[e].candidate_id != chosen->candidate_id
                 && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                 && !(spent && spent[idx])
-                && !s_has (ideas, idx, elites[e].candidate_id, 0, -1,
-                           known->threads_lose && known->threads_lose[e], known)
+                && !s_has (ideas, idx, elites[e].candidate_id, 0, -1, s_unfit_elite (known, e),
+                           known)
                 && !s_converges (ideas, idx, features[e], known)) {
                 *pick = (int) e;
                 return idx;
@@ -342,6 +367,30 @@ s_features (kf_db_t *db, int64_t id, const char *language)
     unsigned f = kf_prompt_source_features (text, language);
     free (text);
     return f;
+}
+
+//  Round 20: whether candidate ID (with FEATURES) does its math in
+//  scalar code: no explicit SIMD, and its build's vectoriser report (the
+//  compile worker's summary line, KF_COMPILE_VEC_MARK) vectorised no
+//  loop. A build with no report (another compiler) is not known to be
+//  scalar.
+static bool
+s_scalar (kf_db_t *db, int64_t id, unsigned features)
+{
+    if ((features >> KF_IDEA_SIMD) & 1u)
+        return false;
+    char buf[24];
+    snprintf (buf, sizeof buf, "%lld", (long long) id);
+    const char *params[1] = { buf };
+    json_t *rows = kf_db_query (db,
+                                "SELECT substring(log from 'vectoriser, -fopt-info-vec, on this"
+                                " build\\): ([0-9]+) loops? vectorised') AS loops"
+                                " FROM candidates WHERE id = $1::bigint",
+                                1, params);
+    const char *loops = kf_jstr (json_array_get (rows, 0), "loops");
+    bool scalar = *loops && atoi (loops) == 0;
+    json_decref (rows);
+    return scalar;
 }
 
 //  RUN's counted tries, oldest first, as kf_search_idea_record reads
@@ -515,9 +564,10 @@ s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language
     return 0;
 }
 
-//  What the timings and the tries in flight changed (round 11), and the
-//  ideas spent (round 15), by the ideas' and elites' places:
-//  "|held:2|spent:1|slow:0,3,c".
+//  What the timings and the tries in flight changed (round 11), the
+//  ideas spent (round 15) and the kernels whose math is scalar (round
+//  20), by the ideas' and elites' places:
+//  "|held:2|spent:1|slow:0,3,c|scalar:1,c".
 static void
 s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
                 const kf_search_idea_known_t *known, size_t n)
@@ -541,6 +591,14 @@ s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
             sep = ",";
         }
     if (known->chosen_threads_lose)
+        fprintf (f, "%sc", sep);
+    sep = "|scalar:";
+    for (size_t e = 0; known->scalar && e < n; e++)
+        if (known->scalar[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_scalar)
         fprintf (f, "%sc", sep);
 }
 
@@ -627,15 +685,23 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     //  The pool's sources are read only when the selected kernel has its
     //  slot's idea already (as before: most plans read one source).
     unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
+    known.chosen_scalar = chosen && s_scalar (db, chosen->candidate_id, own);
     size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
     if (chosen && (back[here] || aside[plain_here]
                    || s_taken (ideas, here, chosen->candidate_id, own, known.chosen_built,
-                               known.chosen_threads_lose, &known)
-                   || s_has (ideas, plain_here, chosen->candidate_id, own, -1, false, NULL)))
-        for (size_t k = 0; k < n; k++)
-            features[k] = island >= 0 && elites[k].island != island ? ~0u
-                          : elites[k].candidate_id == chosen->candidate_id
-                              ? own : s_features (db, elites[k].candidate_id, in.language);
+                               s_unfit_chosen (&known), &known)
+                   || s_has (ideas, plain_here, chosen->candidate_id, own, -1, 0, NULL))) {
+        known.scalar = calloc (n + 1, sizeof *known.scalar);
+        for (size_t k = 0; k < n; k++) {
+            bool other = island >= 0 && elites[k].island != island;
+            bool same = elites[k].candidate_id == chosen->candidate_id;
+            features[k] = other ? ~0u
+                          : same ? own : s_features (db, elites[k].candidate_id, in.language);
+            if (known.scalar && !other)
+                known.scalar[k] = same ? known.chosen_scalar
+                                       : s_scalar (db, elites[k].candidate_id, features[k]);
+        }
+    }
     int pick = -1, plain_pick = -1;
     size_t idx = kf_search_idea_fit_known (ideas, count, order, back, population, slot, elites,
                                            features, n, island, chosen, own, &known, &pick);
@@ -675,6 +741,12 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
                              "notes", notes, "aside", set_aside, "verdicts", verdicts);
     if (threads)
         json_object_set_new (out->prompt, "threads", threads);
+    //  Round 20: why the attempt starts elsewhere than the archive chose.
+    if (pick >= 0 && chosen)
+        json_object_set_new (out->prompt, "moved",
+                             json_pack ("{s:I, s:b}", "from", (json_int_t) chosen->candidate_id,
+                                        "scalar", known.chosen_scalar
+                                                      && kf_prompt_idea_needs_vectors (out->idea)));
     json_t *held_in_flight = json_object ();
     for (size_t k = 0; k < count; k++)
         if (held[k])

@@ -172,6 +172,12 @@ typedef struct {
                                             lose there (kf_prompt_threads_lose);
                                             NULL: none */
     bool chosen_threads_lose;            /* the same of the selected parent */
+    bool *scalar;                        /* per elite of the pool (round 20):
+                                            its math is not vectorised (no
+                                            explicit SIMD, and its build's
+                                            report vectorised no loop); NULL:
+                                            none known */
+    bool chosen_scalar;                  /* the same of the selected parent */
     const bool *spent;                   /* per idea: kf_search_idea_spent (not
                                             owned); NULL: none */
 } kf_search_idea_known_t;

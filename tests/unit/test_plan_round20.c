@@ -1,0 +1,173 @@
+/*  test_plan_round20.c - what round 20 of the model in the loop (issue
+ *  15, docs/search.md "Twentieth round") found in the plan: ideas whose
+ *  text takes vectorised math as given ("threads ... once each element's
+ *  math is vectorised", unrolling, streaming stores) were handed to the
+ *  plain-C first kernel, whose loops the compiler had not vectorised,
+ *  three times in one generation; each try vectorised it as well, and
+ *  the siblings came out near-identical. Such an idea now goes to a
+ *  kernel of the pool whose math is vectorised, and a scalar kernel is
+ *  handed an idea without that premise, and the prompt says why the
+ *  attempt starts elsewhere than the archive's choice.
+ */
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../kf_test.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define S_BIT(f) (1u << (f))
+
+static json_t *
+s_spec (void)
+{
+    return json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "t", "op", "asinh_gate", "description", "a task", "inputs",
+                      "name", "in0", "shape", 4096, "dtype", "f32", "outputs", "name", "out0",
+                      "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
+                      "source", "def forward(self, x):\n    return torch.asinh(x) * 2\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static size_t
+s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == f)
+            return i;
+    return n;
+}
+
+//  The plan of SLOT's place at IDEA (the order starts there), from
+//  candidate 1 (plain C) among ELITES, with the kernels' scalar flags
+//  as SCALAR says (NULL: none known, the plan before round 20).
+static size_t
+s_plan (const char *const *ideas, size_t n, size_t idea, const kf_elite_t *elites,
+        const unsigned *features, size_t n_elites, const bool *scalar, int *pick)
+{
+    size_t order[16];
+    bool aside[16] = { false };
+    for (size_t k = 0; k < n; k++)
+        order[k] = (idea + k) % n;
+    kf_search_idea_known_t known = { .chosen_built = -1 };
+    bool flags[8] = { false };
+    if (scalar) {
+        memcpy (flags, scalar, n_elites * sizeof *flags);
+        known.scalar = flags;
+        known.chosen_scalar = scalar[0];
+    }
+    return kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, n_elites,
+                                     -1, &elites[0], features[0], &known, pick);
+}
+
+//  The prompt says why the attempt starts elsewhere than the archive's
+//  choice ("Chosen from the archive" read as chance).
+static void
+s_moved_words (json_t *spec, const char *idea)
+{
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 3, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 37.6);
+    json_t *best = json_pack ("{s:i, s:s, s:s, s:f}", "id", 2, "source",
+                              "int kf_forward (void) { return 1; }", "status", "correct",
+                              "speedup", 60.25);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:I, s:b}}", "mine", idea, "notes", "aside",
+                              "moved", "from", (json_int_t) 1, "scalar", 1);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .best = best, .generation = 1, .slot = 0, .population = 3,
+                          .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "## Kernel to improve (candidate 3)\nIt is not the fastest kernel "
+                           "found so far.\nThe archive offered candidate 1 for this attempt; "
+                           "this attempt's idea takes vectorised math as given, and that "
+                           "kernel's math is scalar (no explicit SIMD, and the compiler "
+                           "vectorised none of its loops), so the attempt starts from this "
+                           "kernel instead."));
+    CHECK (p && !strstr (p, "Chosen from the archive"));
+    free (p);
+    json_object_set_new (json_object_get (plan, "moved"), "scalar", json_false ());
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "The archive offered candidate 1 for this attempt; that kernel has "
+                           "this attempt's idea already"));
+    free (p);
+    //  Not moved: the archive's choice, as before.
+    json_object_del (plan, "moved");
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Chosen from the archive of distinct approaches"));
+    CHECK (p && !strstr (p, "The archive offered"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (best);
+}
+
+int
+main (void)
+{
+    json_t *spec = s_spec ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t threads = s_index (ideas, n, KF_IDEA_THREADS);
+    size_t unroll = s_index (ideas, n, KF_IDEA_UNROLL);
+    size_t stream = s_index (ideas, n, KF_IDEA_STREAM);
+    size_t simd = s_index (ideas, n, KF_IDEA_SIMD);
+    size_t approx = s_index (ideas, n, KF_IDEA_APPROX);
+    CHECK (threads < n && unroll < n && stream < n && simd < n && approx < n);
+    if (!(threads < n && unroll < n && stream < n && simd < n && approx < n))
+        return kf_test_done ("test_plan_round20");
+
+    //  Which texts take vectorised math as given.
+    CHECK (kf_prompt_idea_needs_vectors (ideas[threads]));
+    CHECK (kf_prompt_idea_needs_vectors (ideas[unroll]));
+    CHECK (kf_prompt_idea_needs_vectors (ideas[stream]));
+    CHECK (!kf_prompt_idea_needs_vectors (ideas[simd]));
+    CHECK (!kf_prompt_idea_needs_vectors (ideas[approx]));
+    CHECK (!kf_prompt_idea_needs_vectors (NULL));
+    CHECK (kf_prompt_idea_needs_vectors ("cheaper math once vectorised: range reduction"));
+    CHECK (!kf_prompt_idea_needs_vectors ("read each row once, by a single fused pass"));
+
+    //  Round 20's generation 1 of signed_cbrt_tanh: candidate 1 plain C
+    //  (not vectorised), candidate 2 threads with intrinsics, candidate 3
+    //  streaming with intrinsics.
+    kf_elite_t elites[3] = { { .candidate_id = 1, .speedup = 4.35 },
+                             { .candidate_id = 2, .speedup = 60.25 },
+                             { .candidate_id = 3, .speedup = 37.6 } };
+    unsigned features[3] = { 0, S_BIT (KF_IDEA_THREADS) | S_BIT (KF_IDEA_SIMD),
+                             S_BIT (KF_IDEA_STREAM) | S_BIT (KF_IDEA_SIMD) };
+    bool scalar[3] = { true, false, false };
+    size_t premised[3] = { threads, unroll, stream };
+    for (int i = 0; i < 3; i++) {
+        size_t at = premised[i];
+        int pick = -1;
+        size_t idx = s_plan (ideas, n, at, elites, features, 3, scalar, &pick);
+        const kf_elite_t *from = pick >= 0 ? &elites[pick] : &elites[0];
+        printf ("slot at '%.40s...': '%.40s...' from candidate %lld\n", ideas[at], ideas[idx],
+                (long long) from->candidate_id);
+        //  Never an idea with that premise from the scalar kernel.
+        CHECK (!(from == &elites[0] && kf_prompt_idea_needs_vectors (ideas[idx])));
+        //  The slot keeps its idea, from a vectorised kernel that lacks it.
+        CHECK (idx == at && from != &elites[0]);
+        CHECK (!((features[from - elites] >> kf_prompt_idea_feature (ideas[idx])) & 1u));
+    }
+    //  The plan before round 20 (no scalar flags): threads from the
+    //  plain-C kernel, what the round saw.
+    {
+        int pick = -1;
+        size_t idx = s_plan (ideas, n, threads, elites, features, 3, NULL, &pick);
+        CHECK (idx == threads && pick < 0);
+    }
+    //  A pool of scalar kernels only: the slot at threads gets an idea
+    //  without the premise (vectorising it), from candidate 1.
+    {
+        bool all[3] = { true, true, true };
+        unsigned none[3] = { 0, 0, 0 };
+        int pick = -1;
+        size_t idx = s_plan (ideas, n, threads, elites, none, 3, all, &pick);
+        printf ("all scalar: '%.50s...' pick %d\n", ideas[idx], pick);
+        CHECK (!kf_prompt_idea_needs_vectors (ideas[idx]));
+    }
+    s_moved_words (spec, ideas[threads]);
+    json_decref (spec);
+    return kf_test_done ("test_plan_round20");
+}
