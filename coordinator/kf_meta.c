@@ -211,6 +211,13 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "SELECT * FROM (SELECT c.id AS candidate_id, c.generation, c.status, c.fitness,"
         "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
         "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
+        //  Round 20: the vectoriser's report of a built kernel (the
+        //  compile worker's summary and its loop lines), which the kernel
+        //  prompts gave and the meta-prompter had to quote from memory.
+        "  CASE WHEN c.status <> 'compile_failed'"
+        "   AND position('Compiler report (GCC''s vectoriser' in c.log) > 0 THEN substring(c.log"
+        "   from position('Compiler report (GCC''s vectoriser' in c.log) for 700) END"
+        "   AS vec_report,"
         "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
         "  e.reference_ns, e.figures->'correctness' AS correctness,"
         //  Round 14: the candidate's own standing, as the kernel prompts

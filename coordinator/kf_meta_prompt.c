@@ -270,6 +270,49 @@ s_uncounted (json_t *o)
     return NULL;
 }
 
+//  Round 20: the vectoriser's report of a built outcome (kf_meta.c's
+//  vec_report: the compile worker's summary line, then its loop lines),
+//  as "vectoriser: 0 loops vectorised, 1 not; line 102: not vectorised
+//  because of a branch in the loop ...": the summary after its mark and
+//  the first S_VEC_LINES loop lines, each at most S_VEC_LINE bytes, on
+//  one line, control characters and backquotes replaced (the loop lines
+//  quote the candidate's code).
+#define S_VEC_LINES 2
+#define S_VEC_LINE 160
+static void
+s_vec_report (FILE *f, const char *report)
+{
+    const char *colon = strstr (report, "build):");
+    if (!colon)
+        return;
+    const char *p = colon + strlen ("build):");
+    fputs ("\n  vectoriser:", f);
+    for (int shown = -1; *p && shown < S_VEC_LINES;) {
+        size_t len = strcspn (p, "\n");
+        bool loop = !strncmp (p, "- line", 6);
+        //  Of explicit SIMD, "not vectorised" says nothing of scalar code.
+        if (!strncmp (p, "This code is explicit SIMD", 26))
+            fputs (" (explicit SIMD: the report is of GCC's auto-vectoriser only)", f);
+        if (shown < 0 || loop) {
+            const char *q = loop ? p + 2 : p;
+            size_t n = len - (size_t) (q - p);
+            //  The summary's full stop gives way to the separator.
+            if (shown < 0 && n > 0 && q[n - 1] == '.')
+                n--;
+            if (shown >= 0)
+                fputs ("; ", f);
+            for (size_t i = 0; i < n && i < S_VEC_LINE; i++) {
+                unsigned char c = (unsigned char) q[i];
+                fputc (c < 0x20 || c == 0x7f || c == '`' ? ' ' : c, f);
+            }
+            if (n > S_VEC_LINE)
+                fputs (" ...", f);
+            shown++;
+        }
+        p += len + (p[len] == '\n');
+    }
+}
+
 static void
 s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device,
                 bool host, double counted)
@@ -324,6 +367,7 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
     if (*kf_jstr (o, "log"))
         fprintf (f, "\n  compiler: %.*s", (int) strcspn (kf_jstr (o, "log"), "\n"),
                  kf_jstr (o, "log"));
+    s_vec_report (f, kf_jstr (o, "vec_report"));
     fputs ("\n", f);
 }
 

@@ -9,6 +9,7 @@
  *  handed an idea without that premise, and the prompt says why the
  *  attempt starts elsewhere than the archive's choice.
  */
+#include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -102,6 +103,45 @@ s_moved_words (json_t *spec, const char *idea)
     json_decref (best);
 }
 
+//  The meta prompt's outcomes carry the vectoriser's report, which the
+//  kernel prompts gave and the meta-prompter quoted from memory.
+static void
+s_meta_report (void)
+{
+    json_t *run = json_pack ("{s:s, s:s, s:{s:s}}", "language", "c", "target", "host", "spec",
+                             "name", "signed_cbrt_tanh");
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "Elementwise.",
+                                  "strategies", "- Vectorise the loop.", "pitfalls", "- Tails.",
+                                  "analysis", "1. What binds?");
+    json_t *outcomes = json_pack (
+        "[{s:i, s:i, s:s, s:i, s:s, s:f, s:s, s:s},"
+        " {s:i, s:i, s:s, s:i, s:s, s:f, s:s, s:s}]",
+        "candidate_id", 1, "generation", 0, "phase", "search", "parent_id", 0, "status",
+        "correct", "speedup", 4.35, "fidelity", "full", "vec_report",
+        "Compiler report (GCC's vectoriser, -fopt-info-vec, on this build): 0 loops "
+        "vectorised, 1 not.\n- line 102: not vectorised because of a branch in the loop "
+        "(control flow in loop): an if `x`\n- line 120: not vectorised: it calls cbrtf\n"
+        "- line 130: a third\n",
+        "candidate_id", 2, "generation", 0, "phase", "search", "parent_id", 0, "status",
+        "correct", "speedup", 60.25, "fidelity", "full", "vec_report",
+        "Compiler report (GCC's vectoriser, -fopt-info-vec, on this build): 0 loops "
+        "vectorised, 3 not.\nThis code is explicit SIMD (intrinsics or vector types): the "
+        "report is about ...\n- line 40: not vectorised: loop of vectors\n");
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (p && strstr (p, "\n  vectoriser: 0 loops vectorised, 1 not; line 102: not "
+                           "vectorised because of a branch in the loop (control flow in "
+                           "loop): an if  x ; line 120: not vectorised: it calls cbrtf\n"));
+    CHECK (p && !strstr (p, "a third"));
+    CHECK (p && strstr (p, "\n  vectoriser: 0 loops vectorised, 3 not (explicit SIMD: the "
+                           "report is of GCC's auto-vectoriser only); line 40: not "
+                           "vectorised: loop of vectors\n"));
+    free (p);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (run);
+}
+
 int
 main (void)
 {
@@ -168,6 +208,7 @@ main (void)
         CHECK (!kf_prompt_idea_needs_vectors (ideas[idx]));
     }
     s_moved_words (spec, ideas[threads]);
+    s_meta_report ();
     json_decref (spec);
     return kf_test_done ("test_plan_round20");
 }
