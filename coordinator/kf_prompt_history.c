@@ -119,6 +119,16 @@ s_outcome (json_t *c, bool in_changed, char *buf, size_t size)
              && (size_t) n < size)
         snprintf (buf + n, size - (size_t) n, "; timed on a quiet host (%.1f other runnable "
                   "tasks)", kf_jnum (json_object_get (c, "host_load"), "runnable_others", 0));
+    //  Round 20: the exec worker takes a full timing beside other work
+    //  again after a quiet moment (its result's "retimed"); which stands.
+    json_t *again = json_object_get (c, "retimed");
+    size_t used = strlen (buf);
+    if (json_is_object (again) && used < size)
+        snprintf (buf + used, size - used, "; timed twice, the first time beside other work: "
+                  "the exec worker waited %.1f s for a quiet host%s, and the %s timing, the "
+                  "less disturbed, stands", kf_jnum (again, "waited_s", 0),
+                  json_is_true (json_object_get (again, "quiet")) ? "" : " (none came)",
+                  strcmp (kf_jstr (again, "kept"), "second") ? "first" : "second");
     return buf;
 }
 

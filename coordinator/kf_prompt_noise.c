@@ -11,6 +11,7 @@
 #include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_lineage.h"
+#include "kf_load_busy.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -145,8 +146,8 @@ kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size)
 bool
 kf_prompt_load_busy (json_t *load)
 {
-    return kf_jnum (load, "runnable_others", -1) >= 0.5
-           || kf_jnum (load, "others_cpu_share", -1) >= 0.1;
+    return kf_load_busy (kf_jnum (load, "runnable_others", -1),
+                         kf_jnum (load, "others_cpu_share", -1));
 }
 
 //  The run's own measured noise and the host's load over its timings

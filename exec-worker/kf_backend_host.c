@@ -24,6 +24,7 @@
 #include "kf_host_caps.h"
 #include "kf_eval_set.h"
 #include "kf_host_eval.h"
+#include "kf_json.h"
 #include "kf_refdata.h"
 #include "kf_task.h"
 
@@ -289,18 +290,76 @@ s_report_one_core (const kf_host_one_core_t *oc, int st, json_t *result)
 //  is work it hid from the clock (a thread finishing after kf_forward
 //  returned). Idle threads of a runtime spin a little there too, so a
 //  small share is allowed.
+//  CAND_S: the timed calls' seconds so far (the process's CPU after its
+//  answers adds up over every exchange).
 static int
-s_check_hidden_work (kf_host_eval_t *e, const kf_host_timing_t *tm)
+s_check_hidden_work (kf_host_eval_t *e, double cand_s)
 {
     double outside = kf_runner_cpu_outside_s (e->runner);
-    double allowed = 0.01 + 0.05 * tm->p.cand_s;
+    double allowed = 0.01 + 0.05 * cand_s;
     if (outside <= allowed)
         return KF_HOST_OK;
     snprintf (e->detail, sizeof e->detail,
               "timing: the candidate's process used %.1f ms of CPU after its calls had"
               " returned (against %.1f ms of timed calls; %.1f ms allowed): work hidden"
-              " from the clock", outside * 1e3, tm->p.cand_s * 1e3, allowed * 1e3);
+              " from the clock", outside * 1e3, cand_s * 1e3, allowed * 1e3);
     return KF_HOST_INCORRECT;
+}
+
+//  The share of the CPUs' time other processes took over T, as the
+//  result reports it; 1 when it was not read (any reading beats it).
+static double
+s_others_share (const kf_host_timing_t *t)
+{
+    json_t *o = kf_host_load_json (&t->load);
+    double share = o ? kf_jnum (o, "others_cpu_share", 1) : 1;
+    json_decref (o);
+    return share;
+}
+
+//  Round 20 of the model in the loop: a timing beside other work was
+//  said so, and never taken again; the planner could only call its try
+//  inconclusive and hand the idea out once more. A full timing (TM, its
+//  checks passed) that was beside other work is taken again once, after
+//  waiting up to WAIT_S for the host to be quiet, and the one with the
+//  smaller share taken by others stands; *RETIMED says what happened
+//  (caller's). The second timing's checks count as the first's did.
+static int
+s_time_again (kf_host_eval_t *e, json_t *timing, double wait_s, kf_host_timing_t *tm,
+              json_t **retimed)
+{
+    *retimed = NULL;
+    if (!(wait_s > 0) || !kf_host_load_busy (&tm->load))
+        return KF_HOST_OK;
+    bool quiet = false;
+    double waited = kf_host_load_wait_quiet ("/proc/stat", wait_s, &quiet);
+    kf_host_timing_t again = { 0 };
+    int st = kf_host_time (e, timing, &again);
+    if (st == KF_HOST_OK)
+        st = s_check_hidden_work (e, tm->p.cand_s + again.p.cand_s);
+    if (st != KF_HOST_OK) {
+        kf_host_timing_free (&again);
+        return st;
+    }
+    double first = s_others_share (tm), second = s_others_share (&again);
+    const kf_host_timing_t *both[2] = { tm, &again };
+    json_t *each[2];
+    for (int k = 0; k < 2; k++) {
+        json_t *load = kf_host_load_json (&both[k]->load);
+        each[k] = json_pack ("{s:f, s:o}", "median_ns",
+                             kf_eval_median (both[k]->p.cand_ns, both[k]->p.samples),
+                             "host_load", load ? load : json_null ());
+    }
+    *retimed = json_pack ("{s:f, s:b, s:s, s:o, s:o}", "waited_s", round (waited * 1e3) / 1e3,
+                          "quiet", quiet, "kept", second < first ? "second" : "first",
+                          "first", each[0], "second", each[1]);
+    if (second < first) {
+        kf_host_timing_t t = *tm;
+        *tm = again;
+        again = t;
+    }
+    kf_host_timing_free (&again);
+    return KF_HOST_OK;
 }
 
 static int
@@ -327,6 +386,7 @@ s_host_child_main (const char *dir, json_t *job)
     kf_eval_degen_init (&degen, (int) json_array_size (json_object_get (task, "outputs")));
     json_t *result = NULL;
     kf_host_timing_t tm = { 0 };
+    json_t *retimed = NULL;
     kf_host_one_core_t one_core = { 0 };
     int one_core_st = 1;
     void *ref_lib = NULL;
@@ -439,11 +499,18 @@ s_host_child_main (const char *dir, json_t *job)
         if (st == KF_HOST_OK)
             st = kf_host_time (e, timing, &tm);
         if (st == KF_HOST_OK)
-            st = s_check_hidden_work (e, &tm);
+            st = s_check_hidden_work (e, tm.p.cand_s);
+        const char *fidelity = json_string_value (json_object_get (job, "fidelity"));
+        bool screen = fidelity && !strcmp (fidelity, "screen");
+        //  Beside other work: once more after a quiet moment (not a
+        //  screen, which is short and noisy by design).
+        if (st == KF_HOST_OK && !screen)
+            st = s_time_again (e, timing, fmin (kf_jnum (timing, "retime_wait_s", 0),
+                                                KF_HOST_RETIME_WAIT_MAX_S),
+                               &tm, &retimed);
         //  A kernel whose threads ran side by side, timed in full (not a
         //  screen): its own time on one CPU too (kf_host_time_one_core).
-        const char *fidelity = json_string_value (json_object_get (job, "fidelity"));
-        if (st == KF_HOST_OK && !(fidelity && !strcmp (fidelity, "screen")))
+        if (st == KF_HOST_OK && !screen)
             one_core_st = kf_host_time_one_core (e, timing, &tm, starts_threads, &one_core);
         if (st == KF_HOST_REF_FAILED) {
             kf_eval_write_verdict (dir, "reference_failed", e->detail);
@@ -467,6 +534,8 @@ s_host_child_main (const char *dir, json_t *job)
                          "cpu_after_calls_s", kf_runner_cpu_outside_s (e->runner)));
     if (tm.p.samples > 0 && !strcmp (verdict, "correct")) {
         s_report_timing (e, task, job, &tm, result);
+        if (retimed)
+            json_object_set (result, "retimed", retimed);
         s_report_one_core (&one_core, one_core_st, result);
     }
     else
@@ -478,6 +547,7 @@ done:
     kf_runner_destroy (&e->runner);
     json_decref (result);
     kf_host_timing_free (&tm);
+    json_decref (retimed);
     const char *e_data = e->data;
     kf_host_teardown (e);
     free (e);

@@ -151,6 +151,11 @@ typedef struct {
  * its calls or more ran threads side by side. */
 #define KF_HOST_THREADED_CPU 1.2
 
+/* The longest wait for a quiet host before a full timing beside other
+ * work is taken again (the job's timing.retime_wait_s, capped here: the
+ * evaluation's lease runs meanwhile). */
+#define KF_HOST_RETIME_WAIT_MAX_S 60.0
+
 /* The sample number of the one-core timing's inputs: none of the full
  * timing's. */
 #define KF_HOST_ONE_CORE_SAMPLE (1 << 20)

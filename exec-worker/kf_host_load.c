@@ -7,12 +7,14 @@
  *  finer figure.
  */
 #include "kf_host_load.h"
+#include "kf_load_busy.h"
 
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void
@@ -109,4 +111,45 @@ kf_host_load_json (const kf_host_load_t *l)
     if (l->cpus_allowed > 0)
         json_object_set_new (o, "cpus_allowed", json_integer (l->cpus_allowed));
     return o;
+}
+
+bool
+kf_host_load_busy (const kf_host_load_t *l)
+{
+    if (!l->before.ok || !l->after.ok)
+        return false;
+    double runnable = l->readings > 0 ? l->runnable_sum / l->readings : -1;
+    int cpus = l->after.cpus > 0 ? l->after.cpus : 1;
+    double others = l->after.busy_s - l->before.busy_s - l->own_cpu_s;
+    double share = l->wall_s > 0 ? fmax (others, 0) / (l->wall_s * cpus) : -1;
+    return kf_load_busy (runnable, share);
+}
+
+static double
+s_now (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+double
+kf_host_load_wait_quiet (const char *path, double max_s, bool *quiet)
+{
+    double t0 = s_now ();
+    int calm = 0;
+    for (;;) {
+        kf_host_load_snap_t s;
+        kf_host_load_snap (path, &s);
+        //  No count to read: nothing to wait for.
+        calm = s.running < 1 ? KF_HOST_QUIET_READINGS : s.running == 1 ? calm + 1 : 0;
+        double waited = s_now () - t0;
+        if (calm >= KF_HOST_QUIET_READINGS || waited >= max_s) {
+            if (quiet)
+                *quiet = calm >= KF_HOST_QUIET_READINGS;
+            return waited;
+        }
+        struct timespec step = { 0, (long) (KF_HOST_QUIET_STEP_S * 1e9) };
+        nanosleep (&step, NULL);
+    }
 }

@@ -60,4 +60,17 @@ int kf_host_load_allowed (void);
  * readings. Caller owns it. */
 json_t *kf_host_load_json (const kf_host_load_t *l);
 
+/* Whether L's timing was beside other work (common/kf_load_busy.h's
+ * rule, on the figures kf_host_load_json reports); false when they were
+ * not read. */
+bool kf_host_load_busy (const kf_host_load_t *l);
+
+/* Waits, at most MAX_S seconds, until PATH (a /proc/stat file) has shown
+ * no runnable task but the reader for KF_HOST_QUIET_READINGS readings in
+ * a row, KF_HOST_QUIET_STEP_S apart. Returns the seconds waited; *QUIET
+ * (when not NULL) says whether the quiet came. */
+#define KF_HOST_QUIET_READINGS 5
+#define KF_HOST_QUIET_STEP_S 0.01
+double kf_host_load_wait_quiet (const char *path, double max_s, bool *quiet);
+
 #endif

@@ -33,6 +33,11 @@ chmod 755 "$SUITE_TMP"
 # user's (~/.cache/kernelfoundry): a figures file kept by a test's worker
 # was read by a later kf-local system (round 20), and a user's by the tests.
 export KF_HOST_FIGURES=$SUITE_TMP/host-figures.json
+# A full timing beside other work is not taken again in the suite (the
+# coordinator's eval_retime_wait_s): the suite runs its tests side by
+# side, so nearly every timing is beside other work, and each would wait
+# for a quiet that never comes. test_retime turns it on in its own jobs.
+export KF_EVAL_RETIME_WAIT_S=0
 declare -A RUNNING=()   # pid of a test's runner -> test name
 cleanup() {
     # Interrupted: the running tests first (SIGTERM lets each clean up).

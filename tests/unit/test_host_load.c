@@ -93,8 +93,35 @@ main (void)
     o = kf_host_load_json (&l);
     CHECK (s_num (o, "others_cpu_s") == 0 && s_num (o, "others_cpu_share") == 0);
     json_decref (o);
+    //  Busy by the coordinator's rule (common/kf_load_busy.h): 1.0
+    //  runnable and 45% taken above; a quiet one is not.
+    l.own_cpu_s = 0.6;
+    CHECK (kf_host_load_busy (&l));
+    kf_host_load_t calm = l;
+    calm.runnable_sum = 0.3;
+    calm.own_cpu_s = 1.4;   //  others 0.1 s of 2 CPU-seconds: 5%
+    CHECK (!kf_host_load_busy (&calm));
+    calm.runnable_sum = 1.5;   //  0.5 on average over 3 readings
+    CHECK (kf_host_load_busy (&calm));
+    //  Round 20: the wait for a quiet host before a second timing. Only
+    //  the reader runnable: quiet after KF_HOST_QUIET_READINGS readings.
+    bool quiet = false;
+    s_file (path, "cpu  1 0 0 0\nprocs_running 1\n");
+    double waited = kf_host_load_wait_quiet (path, 5.0, &quiet);
+    printf ("quiet file: %.3f s\n", waited);
+    CHECK (quiet && waited < 2.0);
+    //  Two others runnable throughout: the whole wait, and not quiet.
+    s_file (path, "cpu  1 0 0 0\nprocs_running 3\n");
+    waited = kf_host_load_wait_quiet (path, 0.2, &quiet);
+    printf ("busy file: %.3f s\n", waited);
+    CHECK (!quiet && waited >= 0.2 && waited < 5.0);
+    //  No count to read: nothing to wait for.
+    s_file (path, "cpu  1 0 0 0\n");
+    waited = kf_host_load_wait_quiet (path, 5.0, &quiet);
+    CHECK (quiet && waited < 2.0);
     //  No snapshot, no object; a file without procs_running adds no reading.
     l.after.ok = false;
+    CHECK (!kf_host_load_busy (&l));
     CHECK (kf_host_load_json (&l) == NULL);
     s_file (path, "cpu  1 0 0 0\n");
     int before = l.readings;

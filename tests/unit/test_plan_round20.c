@@ -142,6 +142,43 @@ s_meta_report (void)
     json_decref (run);
 }
 
+//  A timing the exec worker took again after a quiet moment says so in
+//  the outcome's line (kf_backend_host.c, s_time_again).
+static void
+s_retimed_words (json_t *spec, const char *idea)
+{
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:i, s:s, s:f, s:s, s:s, s:b, s:f,"
+                                 " s:{s:i, s:f, s:f}, s:{s:f, s:b, s:s}}]",
+                                 "id", 8, "generation", 1, "slot", 1, "phase", "search",
+                                 "parent_id", 3, "status", "correct", "speedup", 30.1,
+                                 "fidelity", "full", "idea", idea, "finished", 1,
+                                 "candidate_ns", 1.05e7, "host_load", "cpus", 2,
+                                 "runnable_others", 0.0, "others_cpu_share", 0.02, "retimed",
+                                 "waited_s", 1.02, "quiet", 1, "kept", "second");
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 3, "source",
+                              "int kf_forward (void) { return 0; }", "status", "correct",
+                              "speedup", 37.6);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[]}", "mine", idea, "notes", "aside");
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .best = base, .generation = 2, .slot = 0, .population = 3,
+                          .ideas = plan, .history = history };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "; timed twice, the first time beside other work: the exec worker "
+                           "waited 1.0 s for a quiet host, and the second timing, the less "
+                           "disturbed, stands"));
+    free (p);
+    json_object_set_new (json_object_get (json_array_get (history, 0), "retimed"), "quiet",
+                         json_false ());
+    json_object_set_new (json_object_get (json_array_get (history, 0), "retimed"), "kept",
+                         json_string ("first"));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "waited 1.0 s for a quiet host (none came), and the first timing"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (history);
+}
+
 int
 main (void)
 {
@@ -209,6 +246,7 @@ main (void)
     }
     s_moved_words (spec, ideas[threads]);
     s_meta_report ();
+    s_retimed_words (spec, ideas[threads]);
     json_decref (spec);
     return kf_test_done ("test_plan_round20");
 }
