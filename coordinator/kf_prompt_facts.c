@@ -337,15 +337,17 @@ kf_prompt_host_call_facts (FILE *f)
     //  buffer elsewhere. glibc keeps an exited thread's stack for the next
     //  thread but gives its pages back (madvise MADV_DONTNEED): a 4 MiB
     //  stack buffer took 1020 page faults in every call's new thread here,
-    //  none on the calling thread after the first call.
+    //  none on the calling thread after the first call. Scratch blocks
+    //  keep their pages too (kf_scratch.h, round 20).
     fputs ("A thread's stack is released when the thread exits: glibc may reuse the "
            "mapping for the next thread, but hands its pages back to the kernel, so a large "
            "buffer on the stack of a thread created in each call is faulted in again "
            "(zero-filled, one page fault per 4 KiB) on every call; measured here, such a "
            "kernel ran 2x slower. Keep large per-thread buffers where their pages stay "
            "resident from one call to the next: on the calling thread's stack (kf_forward's "
-           "own), or in a static scratch buffer allocated once and reused (scratch only: no "
-           "results kept between calls).\n", f);
+           "own), in blocks kf_forward takes from ctx->scratch_alloc and hands to the "
+           "threads, or in a static scratch buffer allocated once and reused (scratch only: "
+           "no results kept between calls).\n", f);
 }
 
 void

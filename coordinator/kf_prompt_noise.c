@@ -217,14 +217,17 @@ s_faults (FILE *f, json_t *k)
                "mapped already).\n", f);
     else
         //  Round 13: 64 a call beside a scratch text that said blocks
-        //  come back with their pages in; the usual causes are named.
+        //  come back with their pages in; the usual causes are named
+        //  (scratch only when it grows: kf_scratch.h keeps its pages).
         fprintf (f, "Page faults: %.0f minor page faults per timed call in this kernel's "
                  "process: memory mapped and touched afresh in every call (given back to "
                  "the system between calls, or first touched there), each fault a trip into "
                  "the operating system that also zeroes the new memory. The usual causes: "
                  "threads started in each call (each new thread faults in every page of stack "
-                 "it touches, since glibc gives an exited thread's stack pages back), a "
-                 "scratch block over 32 MiB, or memory the kernel maps itself.\n", n);
+                 "it touches, since glibc gives an exited thread's stack pages back), "
+                 "scratch blocks that grow from call to call (scratch_alloc maps memory only "
+                 "for what earlier calls did not take), or memory the kernel maps itself.\n",
+                 n);
 }
 
 void

@@ -17,12 +17,12 @@
 #include "kf_host_load.h"
 #include "kf_kernel.h"
 #include "kf_runner.h"
+#include "kf_scratch.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 
 #define KF_HOST_MAX_TENSORS 32
-#define KF_HOST_MAX_SCRATCH 64
 
 typedef int (kf_host_forward_fn) (const kf_tensor_t *, int, kf_tensor_t *, int,
                                   const kf_ctx_t *);
@@ -47,11 +47,6 @@ typedef struct {
 } kf_host_arena_t;
 
 typedef struct {
-    void *ptrs[KF_HOST_MAX_SCRATCH];
-    int n;
-} kf_host_scratch_t;
-
-typedef struct {
     kf_host_forward_fn *ref_fn;
     kf_runner_t *runner;     /* the candidate's process; NULL for a probe */
     int n_in, n_out;
@@ -71,7 +66,7 @@ typedef struct {
     kf_ctx_t ctx;
     const char **scalar_names;
     double *scalars;
-    kf_host_scratch_t scratch;
+    kf_scratch_t *scratch;   /* the reference's ctx->scratch_alloc, reset each call */
     kf_eval_tol_t tol;
     kf_eval_worst_t worst;   /* correctness figures, worst over the sets */
     char detail[512];
@@ -99,9 +94,6 @@ enum { KF_HOST_OK = 0, KF_HOST_INCORRECT, KF_HOST_CRASHED, KF_HOST_REF_FAILED };
  * with E->detail. */
 int kf_host_setup (kf_host_eval_t *e, json_t *task, int variants);
 void kf_host_teardown (kf_host_eval_t *e);
-
-/* Frees what the reference's calls took with ctx->scratch_alloc. */
-void kf_host_scratch_reset (kf_host_scratch_t *s);
 
 /* The reference's kf_forward on variant V of E's inputs into its own
  * outputs of variant V, PHASE 'R' kept for the parent. Returns its return

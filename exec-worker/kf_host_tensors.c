@@ -132,29 +132,6 @@ s_arena_free (kf_host_arena_t *a)
     a->fd = -1;
 }
 
-// --------------------------------------------------------------------------
-//  Scratch memory of the reference's calls
-
-static void *
-s_scratch_alloc (void *state, size_t bytes)
-{
-    kf_host_scratch_t *s = state;
-    if (s->n >= KF_HOST_MAX_SCRATCH)
-        return NULL;
-    void *p = malloc (bytes ? bytes : 1);
-    if (p)
-        s->ptrs[s->n++] = p;
-    return p;
-}
-
-void
-kf_host_scratch_reset (kf_host_scratch_t *s)
-{
-    for (int i = 0; i < s->n; i++)
-        free (s->ptrs[i]);
-    s->n = 0;
-}
-
 int
 kf_host_check_memory (kf_host_eval_t *e, int v, void *const *expect, const char *when)
 {
@@ -220,8 +197,14 @@ kf_host_setup (kf_host_eval_t *e, json_t *task, int variants)
     e->ctx.backend = KF_BACKEND_HOST;
     e->ctx.scalar_names = e->scalar_names;
     e->ctx.scalars = e->scalars;
-    e->ctx.scratch_alloc = s_scratch_alloc;
-    e->ctx.scratch_state = &e->scratch;
+    //  The reference's scratch is the candidate's kind (kf_scratch.h), so
+    //  neither side's time holds page faults the other's does not.
+    if (!(e->scratch = kf_scratch_new (0))) {
+        snprintf (e->detail, sizeof e->detail, "out of memory for the scratch arena");
+        return -1;
+    }
+    e->ctx.scratch_alloc = kf_scratch_alloc;
+    e->ctx.scratch_state = e->scratch;
     //  Exported data brings its own scalars, per set, under names of its own.
     //  Copies of every tensor for timed batches: as many as fit
     //  S_VARIANT_BYTES, so that no call of a batch finds what another left.
@@ -277,6 +260,8 @@ kf_host_teardown (kf_host_eval_t *e)
         e->in_clone[i] = e->ref_saved[i] = NULL;
     }
     s_arena_free (&e->arena);
+    kf_scratch_destroy (&e->scratch);
+    e->ctx.scratch_state = NULL;
     free (e->scalar_names);
     free (e->scalars);
     e->scalar_names = NULL;
@@ -292,7 +277,7 @@ kf_host_ref_call (kf_host_eval_t *e, int v)
     kf_eval_set_phase ('R');
     int rc = e->ref_fn (e->in_t[v], e->n_in, e->ref_t[v], e->n_out, &e->ctx);
     kf_eval_set_phase ('H');
-    kf_host_scratch_reset (&e->scratch);
+    kf_scratch_reset (e->scratch);
     return rc;
 }
 

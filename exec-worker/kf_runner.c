@@ -13,6 +13,7 @@
 #include "kf_runner_ze.h"
 #include "kf_eval_channel.h"
 #include "kf_eval_check.h"
+#include "kf_scratch.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,7 +33,6 @@
 #define S_SOCK 3
 /* RLIMIT_FSIZE of the candidate's process: kf_subproc's default. */
 #define KF_RUN_FILE_BYTES ((rlim_t) 256 << 20)
-#define S_MAX_SCRATCH 64
 
 static cpu_set_t s_all;
 static bool s_all_ok;
@@ -110,21 +110,8 @@ typedef struct {
     const char *names[KF_RUN_MAX_SCALARS];
     double values[KF_RUN_MAX_SCALARS];
     kf_ctx_t ctx;
-    void *scratch[S_MAX_SCRATCH];
-    int n_scratch;
+    kf_scratch_t *scratch;      /* the host's ctx->scratch_alloc, one per setup */
 } s_state_t;
-
-static void *
-s_scratch_alloc (void *state, size_t bytes)
-{
-    s_state_t *s = state;
-    if (s->n_scratch >= S_MAX_SCRATCH)
-        return NULL;
-    void *p = malloc (bytes ? bytes : 1);
-    if (p)
-        s->scratch[s->n_scratch++] = p;
-    return p;
-}
 
 static void
 s_unmap (s_state_t *s)
@@ -135,6 +122,8 @@ s_unmap (s_state_t *s)
             s->maps[i] = NULL;
         }
     s_n_guards = 0;
+    kf_scratch_destroy (&s->scratch);
+    s->ctx.scratch_state = NULL;        // kf_scratch_alloc refuses until a setup
 }
 
 //  Maps each tensor of each variant from FD with an inaccessible page
@@ -178,9 +167,15 @@ s_map (s_state_t *s, int fd, const kf_run_layout_t *l, char *why, size_t why_siz
             kf_run_tensor_view (i < l->n_in ? &s->in[v][i] : &s->out[v][i - l->n_in], t,
                                 m + t->region - t->bytes);
         }
+    //  The scratch arena lives as long as these tensors: the calls of one
+    //  shape case find their blocks' pages resident from the second on.
+    if (!(s->scratch = kf_scratch_new (0))) {
+        snprintf (why, why_size, "setup: out of memory for the scratch arena");
+        return -1;
+    }
     s->ctx.backend = KF_BACKEND_HOST;
-    s->ctx.scratch_alloc = s_scratch_alloc;
-    s->ctx.scratch_state = s;
+    s->ctx.scratch_alloc = kf_scratch_alloc;
+    s->ctx.scratch_state = s->scratch;
     return 0;
 }
 
@@ -275,8 +270,10 @@ kf_runner_main (int argc, char **argv)
     for (;;) {
         int fd;
         ssize_t n = kf_runner_recv (s_sock, &msg, sizeof msg, &fd);
-        if (n <= 0)
+        if (n <= 0) {
+            s_unmap (&st);
             return 0;                   // the judge is done with us
+        }
         if (msg.op == KF_RUN_OP_PING && !fn) {
             if (cuda >= 0)
                 kf_runner_cuda_ping ();
@@ -332,9 +329,7 @@ kf_runner_main (int argc, char **argv)
             if (cuda >= 0)
                 kf_runner_cuda_next_call ();
             rc = fn (st.in[v], (int) st.layout.n_in, st.out[v], (int) st.layout.n_out, &st.ctx);
-            for (int i = 0; i < st.n_scratch; i++)
-                free (st.scratch[i]);
-            st.n_scratch = 0;
+            kf_scratch_reset (st.scratch);
         }
         //  On a GPU the answer waits for every kernel the calls started,
         //  on any stream; an error there ends the process (a context

@@ -70,6 +70,16 @@ evaluate fresh.job.json >fresh.out.json 2>>runs.err
 check "a candidate that maps 40 MiB afresh in every call: over 256 faults a call" \
     jqe '.result.verdict == "correct" and .result.candidate.minor_faults_per_call > 256' \
     fresh.out.json
+# The same through ctx->scratch_alloc: blocks of 1, 8 and 40 MiB each
+# call, every page written. The runner's arena (exec-worker/kf_scratch.h)
+# hands them back resident after the warm-up; under malloc the 40 MiB
+# block was mapped anew in every call (15685 faults a call here).
+build "$K/scratch_blocks_softmax.c" -o blocks.so >blocks.json 2>>build.err
+sed 's/"good.json"/"blocks.json"/' job.json >blocks.job.json
+evaluate blocks.job.json >blocks.out.json 2>>runs.err
+check "a candidate that takes 1, 8 and 40 MiB of scratch each call: under 16 faults a call" \
+    jqe '.result.verdict == "correct" and .result.candidate.minor_faults_per_call < 16' \
+    blocks.out.json
 
 check "no sanitizer report from the workers" \
     bash -c "! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$W'/*.err"

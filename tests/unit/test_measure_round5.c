@@ -157,6 +157,9 @@ s_kernel_lines (void)
     //  Round 13: with the usual causes, threads' stacks first.
     CHECK (kf_test_has (text, "The usual causes: threads started in each call (each new thread "
                               "faults in every page of stack it touches"));
+    //  Round 20: scratch keeps its pages (kf_scratch.h) unless it grows.
+    CHECK (kf_test_has (text, "scratch blocks that grow from call to call"));
+    CHECK (!kf_test_has (text, "over 32 MiB"));
     free (text);
     json_object_set_new (json_object_get (k, "timing_candidate"), "minor_faults_per_call",
                          json_real (0.1));
