@@ -142,9 +142,16 @@ unsigned kf_prompt_features_added (json_t *row);
 /* Round 14: whether a try handed the idea HANDED (may be NULL) whose code
  * ADDED those feature bits counts for IDEA: it was handed IDEA, or IDEA
  * in other words (round 19: a meta round's rewording; the same subject,
- * kf_prompt_idea_feature, other than KF_IDEA_OTHER), or its code added
- * what IDEA is about (candidate 3, handed intrinsics, stored streaming
- * too). *BY_CODE (when not NULL) is set for the last. */
+ * kf_prompt_idea_bits, other than none), or its code added what IDEA is
+ * about (candidate 3, handed intrinsics, stored streaming too; every
+ * part of an idea of several). *BY_CODE (when not NULL) is set for the
+ * last. */
 bool kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool *by_code);
+
+/* Round 20: the features IDEA needs, as bits of kf_idea_feature_t: its
+ * subject's (kf_prompt_idea_feature), and for an idea of several parts
+ * done "as one change" each part it names (cache blocking, packing, a
+ * micro-kernel); 0 for KF_IDEA_OTHER. */
+unsigned kf_prompt_idea_bits (const char *idea);
 
 #endif

@@ -548,6 +548,24 @@ kf_prompt_features_added (json_t *row)
                                : 0;
 }
 
+unsigned
+kf_prompt_idea_bits (const char *idea)
+{
+    kf_idea_feature_t f = kf_prompt_idea_feature (idea);
+    unsigned bits = f == KF_IDEA_OTHER ? 0 : 1u << f;
+    if (!idea || !strstr (idea, "as one change"))
+        return bits;
+    static const struct { const char *word; kf_idea_feature_t f; } parts[] = {
+        { "blocking", KF_IDEA_BLOCK }, { "cache blocks", KF_IDEA_BLOCK },
+        { "packing", KF_IDEA_PACK }, { "packed", KF_IDEA_PACK },
+        { "micro-kernel", KF_IDEA_MICRO },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr (idea, parts[i].word))
+            bits |= 1u << parts[i].f;
+    return bits;
+}
+
 bool
 kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool *by_code)
 {
@@ -555,17 +573,19 @@ kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool
         *by_code = false;
     if (handed && idea && !strcmp (handed, idea))
         return true;
-    kf_idea_feature_t f = kf_prompt_idea_feature (idea);
+    unsigned need = kf_prompt_idea_bits (idea);
     //  Round 19: a meta round's rewording of an idea made the planner
     //  call it untried after two tries; the same idea in other words
-    //  (one subject) keeps its tries.
-    if (handed && f != KF_IDEA_OTHER && kf_prompt_idea_feature (handed) == f)
+    //  (one subject, every part of it) keeps its tries.
+    if (handed && need && kf_prompt_idea_bits (handed) == need)
         return true;
     //  Round 17: cheaper math over a parent's polynomial is what an
-    //  approximation idea is about too.
-    unsigned bits = f == KF_IDEA_OTHER ? 0
-                    : (1u << f) | (f == KF_IDEA_APPROX ? 1u << KF_IDEA_ESTIMATE : 0);
-    bool yes = (added & bits) != 0;
+    //  approximation idea is about too. Round 20: an idea of several
+    //  parts counts by code only where the code added every part (a
+    //  register tile in cache blocks was said to do "blocking, packing
+    //  and micro-kernel as one change" without packing anything).
+    unsigned either = (need >> KF_IDEA_APPROX) & 1u ? 1u << KF_IDEA_ESTIMATE : 0;
+    bool yes = need && ((added & need) == need || (added & either));
     if (by_code)
         *by_code = yes;
     return yes;

@@ -179,6 +179,61 @@ s_retimed_words (json_t *spec, const char *idea)
     json_decref (history);
 }
 
+//  A kernel counts as doing an idea of several parts only where its code
+//  added every part: candidate 5 (a register tile in cache blocks, no
+//  packing) was said to do "blocking, packing and micro-kernel as one
+//  change" too.
+static void
+s_parts (void)
+{
+    json_t *spec = json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+                              " s:[{s:s, s:[i, i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "mm", "op", "mm", "description", "a @ b",
+                              "inputs", "name", "in0", "shape", 512, 768, "dtype", "f32",
+                              "name", "in1", "shape", 768, 1024, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 512, 1024, "dtype", "f32",
+                              "reference", "language", "pytorch", "source",
+                              "import torch\nimport torch.nn as nn\n\n\n"
+                              "class Model(nn.Module):\n"
+                              "    def forward(self, a, b):\n"
+                              "        return a @ b\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    const char *whole = NULL;
+    //  A register tile on its own (a list whose operands' layout is not
+    //  read has it apart).
+    const char *tile = "use each loaded value several times from registers, by a "
+                       "register-blocked micro-kernel";
+    for (size_t i = 0; i < n; i++)
+        if (strstr (ideas[i], "as one change"))
+            whole = ideas[i];
+    CHECK (whole != NULL);
+    if (!whole) {
+        json_decref (spec);
+        return;
+    }
+    unsigned parts = S_BIT (KF_IDEA_MICRO) | S_BIT (KF_IDEA_BLOCK) | S_BIT (KF_IDEA_PACK);
+    CHECK (kf_prompt_idea_bits (whole) == parts);
+    CHECK (kf_prompt_idea_bits (tile) == S_BIT (KF_IDEA_MICRO));
+    bool by_code = true;
+    //  Candidate 5: a register tile and cache blocks, handed threads.
+    CHECK (!kf_prompt_try_counts ("use every core, by threads", S_BIT (KF_IDEA_MICRO)
+                                  | S_BIT (KF_IDEA_BLOCK), whole, &by_code));
+    CHECK (!by_code);
+    //  Every part added: it does.
+    CHECK (kf_prompt_try_counts ("use every core, by threads", parts | S_BIT (KF_IDEA_THREADS),
+                                 whole, &by_code));
+    CHECK (by_code);
+    //  The register tile alone is another idea than the three in one.
+    CHECK (!kf_prompt_try_counts (tile, S_BIT (KF_IDEA_MICRO), whole, NULL));
+    CHECK (kf_prompt_try_counts (whole, 0, tile, NULL) == false);
+    //  One part's idea is counted by that part, as before.
+    CHECK (kf_prompt_try_counts ("use every core, by threads", S_BIT (KF_IDEA_MICRO), tile,
+                                 NULL));
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -247,6 +302,7 @@ main (void)
     s_moved_words (spec, ideas[threads]);
     s_meta_report ();
     s_retimed_words (spec, ideas[threads]);
+    s_parts ();
     json_decref (spec);
     return kf_test_done ("test_plan_round20");
 }
