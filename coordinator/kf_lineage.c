@@ -410,8 +410,24 @@ s_directive (const char *text, size_t n)
     return false;
 }
 
-void
-kf_lineage_norm_hash (const char *src, size_t size, char out[65])
+//  A numeric literal starts at SRC[I]: a digit, or a point before one,
+//  that does not continue a name (x2, a1b).
+static bool
+s_number_at (const char *src, size_t size, size_t i)
+{
+    char ch = src[i];
+    bool digit = ch >= '0' && ch <= '9';
+    bool point = ch == '.' && i + 1 < size && src[i + 1] >= '0' && src[i + 1] <= '9';
+    if (!digit && !point)
+        return false;
+    char before = i > 0 ? src[i - 1] : ' ';
+    return !(isalnum ((unsigned char) before) || before == '_' || before == '.');
+}
+
+//  The normal form kf_lineage_norm_hash and kf_lineage_shape_hash hash:
+//  with NUMBERS, every numeric literal (1, 0x1f, 2.5e-3f, .5) as '#'.
+static void
+s_norm_hash (const char *src, size_t size, bool numbers, char out[65])
 {
     char *buf = malloc (size + 1);
     if (!buf) {
@@ -445,6 +461,13 @@ kf_lineage_norm_hash (const char *src, size_t size, char out[65])
                 bool white = isspace ((unsigned char) src[k]);
                 if (white && n > 0 && buf[n - 1] == ' ')
                     continue;
+                //  A directive's values are numbers too (kf-tune: KC=64,128).
+                if (numbers && s_number_at (src, i, k)) {
+                    buf[n++] = '#';
+                    while (k + 1 < i && (isalnum ((unsigned char) src[k + 1]) || src[k + 1] == '.'))
+                        k++;
+                    continue;
+                }
                 buf[n++] = white ? ' ' : src[k];
             }
             continue;
@@ -457,6 +480,17 @@ kf_lineage_norm_hash (const char *src, size_t size, char out[65])
         if (space && n > 0)
             buf[n++] = ' ';
         space = false;
+        if (numbers && s_number_at (src, size, i)) {
+            buf[n++] = '#';
+            for (i++; i < size; i++) {
+                char c = src[i], p = src[i - 1];
+                bool sign = (c == '+' || c == '-')
+                            && (p == 'e' || p == 'E' || p == 'p' || p == 'P');
+                if (!(isalnum ((unsigned char) c) || c == '.' || sign))
+                    break;
+            }
+            continue;
+        }
         if (ch == '"' || ch == '\'') {
             //  A literal as it is, escapes included.
             buf[n++] = src[i++];
@@ -473,6 +507,18 @@ kf_lineage_norm_hash (const char *src, size_t size, char out[65])
     }
     kf_sha256_hex (buf, n, out);
     free (buf);
+}
+
+void
+kf_lineage_norm_hash (const char *src, size_t size, char out[65])
+{
+    s_norm_hash (src, size, false, out);
+}
+
+void
+kf_lineage_shape_hash (const char *src, size_t size, char out[65])
+{
+    s_norm_hash (src, size, true, out);
 }
 
 json_t *

@@ -147,6 +147,12 @@ const char *kf_lineage_standing (const char *fidelity, const char *verify_state,
  * the same hash build the same kernels. */
 void kf_lineage_norm_hash (const char *source, size_t size, char out[65]);
 
+/* Round 20: the same hash with every numeric literal (and a directive's
+ * values) made one mark: two sources with the same shape differ in their
+ * numbers only (KC = 128 against 256, one template's two winning points),
+ * so one template could expose what tells them apart. */
+void kf_lineage_shape_hash (const char *source, size_t size, char out[65]);
+
 /* The earliest other candidate of RUN_ID than CAND_ID, of the same phase
  * (search or tuning: one is swept, the other not), whose normalised hash
  * is NORM_HASH, an original before a repeat: {id, status, speedup,

@@ -110,6 +110,44 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
  * candidate (GENERATION, SLOT) exists and its generate job is queued: its
  * plan and prompt are made again, now, and replace the row's and the
  * job's (kf_search_replan). */
+/* Round 20: a tuning round templated two elites of one design that
+ * differed in constants only, and so swept the same parameters twice.
+ * Of ELITES' indexes in BEST (N, best first), those whose source has the
+ * shape (kf_lineage_shape_hash) of none before them, at most MAX, in
+ * BEST's order; a source that cannot be read is kept. Returns the count. */
+static int
+s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n, int max)
+{
+    char (*shape)[65] = calloc ((size_t) n + 1, sizeof *shape);
+    int kept = 0;
+    for (int i = 0; i < n && kept < max; i++) {
+        char id[24];
+        snprintf (id, sizeof id, "%lld", (long long) elites[best[i]].candidate_id);
+        void *data = NULL;
+        size_t size = 0;
+        bool dup = false;
+        char mine[65] = "";
+        if (kf_db_fetch_blob (self->db, "SELECT b.data FROM candidates c JOIN blobs b"
+                                        " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
+                              id, &data, &size) == 0 && data) {
+            kf_lineage_shape_hash (data, size, mine);
+            for (int k = 0; shape && k < kept; k++)
+                dup |= !strcmp (shape[k], mine);
+        }
+        free (data);
+        if (dup) {
+            kf_debug ("tuning: candidate %s has the shape of one planned already: not "
+                      "templated again", id);
+            continue;
+        }
+        if (shape)
+            memcpy (shape[kept], mine, sizeof mine);
+        best[kept++] = best[i];
+    }
+    free (shape);
+    return kept;
+}
+
 static int
 s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
         kf_search_snapshot_t *snap, int generation, int slot, int64_t seq, bool tuning, int tune_parent,
@@ -494,10 +532,12 @@ s_fill (kf_search_t *self, int64_t run_id)
          * tuning_configs points (docs/search.md). */
         rc = kf_search_snapshot_load (self, run_id, &st, &snap);
         int want = st.population < st.in_flight ? st.population : st.in_flight;
-        int *best = calloc ((size_t) want + 1, sizeof *best);
-        int n = rc == 0 ? kf_select_near_best (snap.elites, snap.n_elites, st.tuning_near,
-                                               best, want)
-                        : 0;
+        int all = (int) snap.n_elites;
+        int *best = calloc ((size_t) all + 1, sizeof *best);
+        int n = rc == 0 && best ? kf_select_near_best (snap.elites, snap.n_elites,
+                                                       st.tuning_near, best, all)
+                                : 0;
+        n = s_distinct_shapes (self, snap.elites, best, n, want);
         int generation = st.generations + rounds;
         for (int i = 0; i < n && rc == 0; i++)
             rc = s_plan (self, run, &st, &snap, generation, i,

@@ -9,6 +9,7 @@
  *  handed an idea without that premise, and the prompt says why the
  *  attempt starts elsewhere than the archive's choice.
  */
+#include "../../coordinator/kf_lineage.h"
 #include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
@@ -234,6 +235,41 @@ s_parts (void)
     json_decref (spec);
 }
 
+//  Two elites of one design that differ in constants only have one
+//  shape, so a tuning round templates one of them (kf_search_plan.c,
+//  s_distinct_shapes): round 20 swept such cells once each.
+static bool
+s_same_shape (const char *a, const char *b)
+{
+    char x[65], y[65];
+    kf_lineage_shape_hash (a, strlen (a), x);
+    kf_lineage_shape_hash (b, strlen (b), y);
+    return !strcmp (x, y);
+}
+
+static void
+s_shapes (void)
+{
+    const char *kc128 = "#define KC 128\nfor (int i = 0; i < 0x40; i++) x2[i] = 2.5f * y[i] "
+                        "+ 1e-3; // tile\n";
+    const char *kc256 = "#define KC 256\nfor (int i = 0; i < 0x80; i++) x2[i] = 3.0f * y[i] "
+                        "+ 2.5e-4; /* other words */\n";
+    CHECK (s_same_shape (kc128, kc256));
+    char a[65], b[65];
+    kf_lineage_norm_hash (kc128, strlen (kc128), a);
+    kf_lineage_norm_hash (kc256, strlen (kc256), b);
+    CHECK (strcmp (a, b) != 0);   //  not one source: both are judged
+    //  A digit inside a name is the name.
+    CHECK (!s_same_shape ("x2[i] = 1;", "x3[i] = 1;"));
+    CHECK (!s_same_shape ("a = b + 1;", "a = b - 1;"));
+    //  A template's points and defaults are numbers too; its parameters
+    //  are not.
+    CHECK (s_same_shape ("// kf-tune: KC=64,128 MC=96\nint kc = KC;",
+                         "// kf-tune: KC=32,256 MC=192\nint kc = KC;"));
+    CHECK (!s_same_shape ("// kf-tune: KC=64,128\nint kc = KC;",
+                          "// kf-tune: NC=64,128\nint kc = KC;"));
+}
+
 int
 main (void)
 {
@@ -303,6 +339,7 @@ main (void)
     s_meta_report ();
     s_retimed_words (spec, ideas[threads]);
     s_parts ();
+    s_shapes ();
     json_decref (spec);
     return kf_test_done ("test_plan_round20");
 }
