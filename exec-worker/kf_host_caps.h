@@ -77,7 +77,8 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * integer adds (one per cycle) runs at, on x86; "vec_lanes" and the
  * "vec_OP_cycles" and "vec_OP_latency_cycles" of the widest f32 vector's
  * divide, square root, reciprocal estimate and FMA, in cycles of such an
- * add chain timed beside them (kf_host_vec.h). A figure that could not
+ * add chain timed beside them, and the throughput of other vector
+ * instructions alone and beside FMAs (kf_host_vec.h). A figure that could not
  * be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);

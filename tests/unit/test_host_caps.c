@@ -354,9 +354,10 @@ s_measured (void)
           || (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
 #endif
     //  Round 18: and all cores' streaming copy with them (2 keys); round 19:
-    //  six more vector costs (kf_host_vec.h).
+    //  six more vector costs (kf_host_vec.h); round 20: seven instructions
+    //  alone and beside FMAs (14).
     CHECK (n == (stream ? 13 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
-                + (vec ? 15 : 0));
+                + (vec ? 29 : 0));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
@@ -477,11 +478,17 @@ s_measured (void)
         "read_cold_all_cores_bytes", "read_l2_one_core_gbs", "read_l2_one_core_bytes",
         "read_l2_all_cores_gbs", "read_l2_all_cores_bytes", "copy_stream_all_cores_gbs",
         "copy_stream_all_cores_bytes", "vec_rsqrt_cycles", "vec_rsqrt_latency_cycles",
-        "vec_load_cycles", "vec_bcast_cycles", "vec_fma_mem_cycles", "vec_divsqrt_cycles" };
+        "vec_load_cycles", "vec_bcast_cycles", "vec_fma_mem_cycles", "vec_divsqrt_cycles",
+        "vec_perm_cycles", "vec_perm_with_fma_cycles", "vec_shuf_cycles",
+        "vec_shuf_with_fma_cycles", "vec_blend_cycles", "vec_blend_with_fma_cycles",
+        "vec_and_cycles", "vec_and_with_fma_cycles", "vec_cmp_cycles", "vec_cmp_with_fma_cycles",
+        "vec_cvt_cycles", "vec_cvt_with_fma_cycles", "vec_iadd_cycles",
+        "vec_iadd_with_fma_cycles" };
     //  (Version 8: all cores' streaming copy, and files kept under the FMA
     //  rule alone, before the other processes' share was counted, are
-    //  measured again; 9: round 19's vector costs.)
-    CHECK (KF_HOST_FIGURES_VERSION == 9);
+    //  measured again; 9: round 19's vector costs; 10: round 20's
+    //  instructions beside FMAs.)
+    CHECK (KF_HOST_FIGURES_VERSION == 10);
     const char *key;
     json_t *value;
     json_object_foreach (d, key, value) {
