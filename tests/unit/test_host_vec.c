@@ -49,16 +49,19 @@ s_units (json_t *d, double fma)
         double mix = s_num (d, key);
         printf ("%s: alone 1 per %.2f cycles; two FMAs and one in turn 1 per %.2f (the two "
                 "FMAs alone %.2f)\n", ops[i], alone, mix, 2 * fma);
-        //  Every one of these issues at least once every four cycles and
-        //  at most four a cycle on any x86 core since Haswell (a 512-bit
-        //  one split in two on Zen 4 included).
+        //  Every one of these issues at most four a cycle and at least
+        //  once every four cycles on any x86 core since Haswell (a
+        //  512-bit one split in two on Zen 4 included): as multiples of
+        //  the FMA's cycles, whose pairs they were timed in, 0.2 to 8
+        //  leaves room for an FMA of 0.5 or 1 cycle.
         CHECK (alone >= 0.2 * fma && alone <= 8 * fma);
         //  The FMAs' chains are the same as alone, so the mix never
-        //  beats the two FMAs (the same pairs: 2% of a clock's error);
+        //  beats the two FMAs (the same pairs: 5% for the clock and a
+        //  neighbour that came or went between the two runs of a pair);
         //  nor does it take longer than the three one after another, with
         //  the room of the instruction's own figure timed apart (a
         //  factor of 2: a neighbour on the core may have come or gone).
-        CHECK (mix >= 0.98 * 2 * fma);
+        CHECK (mix >= 0.95 * 2 * fma);
         CHECK (mix <= 2 * (2 * fma + alone));
     }
 }
