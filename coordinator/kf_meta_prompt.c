@@ -452,6 +452,16 @@ s_target (FILE *f, json_t *hardware, json_t *spec, bool host)
             fprintf (f, "%s %.1f GB/s by all cores at once (a threaded kernel)",
                      one > 0 ? "," : "", all);
     }
+    //  Round 20: and the rate outputs leave at with streaming stores.
+    double w1 = kf_jnum (d, "write_stream_one_core_gbs", 0);
+    double wa = kf_jnum (d, "write_stream_all_cores_gbs", 0);
+    if (host && (w1 > 0 || wa > 0)) {
+        fputs ("; memory written with streaming stores alone (bytes written)", f);
+        if (w1 > 0)
+            fprintf (f, " %.1f GB/s by one core", w1);
+        if (wa > 0)
+            fprintf (f, "%s %.1f GB/s by all cores at once", w1 > 0 ? "," : "", wa);
+    }
     if (host && kf_jnum (d, "thread_start_join_us", 0) > 0)
         fprintf (f, "; starting and joining one thread %.1f us, paid in every timed call that "
                  "starts threads", kf_jnum (d, "thread_start_join_us", 0));

@@ -62,6 +62,25 @@ kf_prompt_host_reads (FILE *f, json_t *d)
                    "not the reads", f);
         fputs (".\n", f);
     }
+    //  Round 20: no rate at which a kernel's outputs leave, with
+    //  streaming stores, was given.
+    double w1 = kf_prompt_write_gbs (d, false), wa = kf_prompt_write_gbs (d, true);
+    if (w1 > 0 || wa > 0) {
+        fputs ("  Memory written with streaming (non-temporal) stores alone, nothing read, "
+               "into lines no cache holds:", f);
+        if (w1 > 0)
+            fprintf (f, " %.1f GB/s by one core (one thread writing %s, flushed from the caches "
+                     "first, the best of three)", w1,
+                     kf_rates_bytes (kf_jnum (d, "write_stream_one_core_bytes", 0), b, sizeof b));
+        if (w1 > 0 && wa > 0)
+            fputs (",", f);
+        if (wa > 0)
+            fprintf (f, " %.1f GB/s by all cores at once (each thread writing its share of %s, "
+                     "let go together, as the read above)", wa,
+                     kf_rates_bytes (kf_jnum (d, "write_stream_all_cores_bytes", 0), b, sizeof b));
+        fputs ("; bytes written: the rate a kernel's outputs leave at with streaming stores.\n",
+               f);
+    }
     //  Round 13: a matrix product's author asked for the L2's rate to size
     //  cache blocks by.
     double l2 = kf_jnum (d, "read_l2_one_core_gbs", 0), mhz = kf_prompt_host_mhz (d);
@@ -96,10 +115,21 @@ kf_prompt_host_reads (FILE *f, json_t *d)
 }
 
 double
+kf_prompt_write_gbs (json_t *d, bool all)
+{
+    return kf_jnum (d, all ? "write_stream_all_cores_gbs" : "write_stream_one_core_gbs", 0);
+}
+
+//  Round 20: the writes at the streaming-store write rate where it was
+//  measured; before it was, and where it is not, at the read rate (an
+//  estimate the texts say is one). The two times are added: reads and
+//  writes share the memory channels and a core's line buffers.
+double
 kf_prompt_cold_ms (double n, double m, json_t *d, bool all)
 {
-    double rate = kf_jnum (d, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs", 0);
-    return rate > 0 && n + m > 0 ? (n + m) / rate * 1e-6 : 0;
+    double read = kf_jnum (d, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs", 0);
+    double write = kf_prompt_write_gbs (d, all) > 0 ? kf_prompt_write_gbs (d, all) : read;
+    return read > 0 && n + m > 0 ? (n / read + m / write) * 1e-6 : 0;
 }
 
 void
@@ -119,10 +149,23 @@ kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d)
                  kf_jnum (d, "read_cold_all_cores_gbs", 0));
     if (!(m > 0))
         return;
-    //  No cold write rate is measured: the writes at the read rate are a
-    //  guess, and said to be.
-    fputs ("; with the writes at that rate too (an estimate: no write rate was measured "
-           "cold), N + M, the floor with streaming stores, takes about", f);
+    //  Without a write rate the writes at the read rate are a guess, and
+    //  said to be.
+    double w1 = kf_prompt_write_gbs (d, false), wa = kf_prompt_write_gbs (d, true);
+    if ((w1 > 0 || !(r1 > 0)) && (wa > 0 || !(ra > 0))) {
+        fputs ("; with the writes at the streaming-store write rate (", f);
+        if (r1 > 0)
+            fprintf (f, "%.1f GB/s on one core", w1);
+        if (r1 > 0 && ra > 0)
+            fputs (", ", f);
+        if (ra > 0)
+            fprintf (f, "%.1f GB/s on all cores", wa);
+        fputs (") and the two times added, N + M, the floor with streaming stores, takes "
+               "about", f);
+    }
+    else
+        fputs ("; with the writes at that rate too (an estimate: no write rate was measured "
+               "cold), N + M, the floor with streaming stores, takes about", f);
     if (r1 > 0)
         fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n, m, d, false));
     if (r1 > 0 && ra > 0)
@@ -132,15 +175,16 @@ kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d)
     //  Round 17: the floor a kernel of ordinary stores meets was not
     //  said (128 MiB at one core's 46.4 GB/s, about 2.9 ms, where N + M
     //  gave 2.17 ms): cheaper math on one thread could gain 12% at most.
+    //  The line reads are reads: N + M read, M written.
     char b[32];
     fprintf (f, ", and N + 2M = %s, the floor with ordinary stores (each reads its line "
              "first), about", kf_rates_bytes (n + 2 * m, b, sizeof b));
     if (r1 > 0)
-        fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n, 2 * m, d, false));
+        fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n + m, m, d, false));
     if (r1 > 0 && ra > 0)
         fputs (" and", f);
     if (ra > 0)
-        fprintf (f, " %.3g ms on all cores", kf_prompt_cold_ms (n, 2 * m, d, true));
+        fprintf (f, " %.3g ms on all cores", kf_prompt_cold_ms (n + m, m, d, true));
 }
 
 //  Whether the space-separated LIST holds WORD.
@@ -225,9 +269,11 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     double one = kf_prompt_vector_cycles (spec, d, lanes, one_ms, 1);
     double all = kf_prompt_vector_cycles (spec, d, lanes, all_ms, cores);
     char b[32];
+    bool writes = kf_prompt_write_gbs (d, false) > 0 || kf_prompt_write_gbs (d, true) > 0;
     fprintf (f, "  Arithmetic budget per vector of %d f32 lanes (%s), %.0f vectors of outputs: "
-             "the task's N + M = %s at the cold read rates above (the writes at the read rate) "
-             "take about", lanes, unit, vectors, kf_rates_bytes (n + m, b, sizeof b));
+             "the task's N + M = %s at the cold read rates above (the writes at the %s rate) "
+             "take about", lanes, unit, vectors, kf_rates_bytes (n + m, b, sizeof b),
+             writes ? "streaming-store write" : "read");
     if (one > 0) {
         fprintf (f, " %.3g ms on one core, ", one_ms);
         s_amount (f, one);
@@ -254,9 +300,9 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
         //  Round 20: the budget was the streaming stores' (N + M) for
         //  every attempt, also those whose stores read the output first.
         double one2 = kf_prompt_vector_cycles (spec, d, lanes,
-                                               kf_prompt_cold_ms (n, 2 * m, d, false), 1);
+                                               kf_prompt_cold_ms (n + m, m, d, false), 1);
         double all2 = cores >= 1 ? kf_prompt_vector_cycles (
-                                       spec, d, lanes, kf_prompt_cold_ms (n, 2 * m, d, true),
+                                       spec, d, lanes, kf_prompt_cold_ms (n + m, m, d, true),
                                        cores)
                                  : 0;
         if (one2 > 0 || all2 > 0) {
@@ -266,10 +312,10 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
             s_fmas (f, one2 * fmas, all2 * fmas, "");
         }
     }
-    fputs (". Derived, not measured: the task's bytes over the measured cold read rates give "
-           "the time memory needs, times the clock the cycles, shared over the vectors; a "
-           "formula taking more per vector than this is bound by its arithmetic, not by "
-           "memory.\n", f);
+    fprintf (f, ". Derived, not measured: the task's bytes over the measured cold %s rates "
+             "give the time memory needs, times the clock the cycles, shared over the vectors; "
+             "a formula taking more per vector than this is bound by its arithmetic, not by "
+             "memory.\n", writes ? "read and write" : "read");
 }
 
 void

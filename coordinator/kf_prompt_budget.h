@@ -16,19 +16,27 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Writes the lines on host device D's measured reads (exec-worker's
- * kf_host_caps.h): one core's cold-cache read, all cores' cold-cache read
- * at once, one core's read from its L2. Each only where D has it. */
+/* Writes the lines on host device D's measured reads and writes
+ * (exec-worker's kf_host_caps.h): one core's cold-cache read, all cores'
+ * cold-cache read at once, one core's and all cores' write with streaming
+ * stores, one core's read from its L2. Each only where D has it. */
 void kf_prompt_host_reads (FILE *f, json_t *d);
 
 /* D's clock in MHz: the measured one, else the one the host reports;
  * 0 when neither is known. */
 double kf_prompt_host_mhz (json_t *d);
 
-/* The time N bytes read and M written take at D's cold read rate, in ms:
- * of one core (ALL false) or of all cores at once (ALL true), the writes
- * counted at the read rate (no cold write rate is measured); 0 when
- * that rate is unknown or N + M is not positive. */
+/* D's streaming-store write rate, GB/s, of one core (ALL false) or of all
+ * cores at once (ALL true), "write_stream_*_gbs"; 0 where not measured. */
+double kf_prompt_write_gbs (json_t *d, bool all);
+
+/* The time N bytes read and M written take at D's cold rates, in ms, of
+ * one core (ALL false) or of all cores at once (ALL true): N at the cold
+ * read rate plus M at the streaming-store write rate (round 20), or at
+ * the read rate where D has no write rate; 0 when the read rate is
+ * unknown or N + M is not positive. An ordinary store's read of its line
+ * is a read: N + M read, M written (its line's write-back counted at the
+ * streaming-store rate too, the one write rate measured). */
 double kf_prompt_cold_ms (double n, double m, json_t *d, bool all);
 
 /* Writes, as the end of a task's traffic line, the time reading N bytes

@@ -1,6 +1,6 @@
-/*  kf_prompt_core.c - the host's core by its CPUID family and model, and
- *  its vector divide, square root, reciprocal estimate and FMA costs
- *  (kf_prompt_core.h).
+/*  kf_prompt_core.c - the host's core by its CPUID family and model, its
+ *  vector divide, square root, reciprocal estimate and FMA costs, and
+ *  which vector instructions share the FMAs' units (kf_prompt_core.h).
  *
  *  The family and model are the worker's (/proc/cpuinfo); the name is
  *  this file's table, from the family and model ranges the Linux kernel
@@ -215,4 +215,79 @@ kf_prompt_host_vec_line (FILE *f, json_t *d)
         fputs ("\n", f);
     }
     free (text);
+}
+
+//  Where X's mix with two FMAs falls. On units of its own X adds nothing
+//  to the slower of the two FMAs alone and X alone; on the FMAs' units it
+//  adds about an FMA's time (their pipes take three instructions where
+//  the two FMAs took two). Under a quarter of an FMA's time past the
+//  first: beside; three quarters or more: shares; between: partly.
+typedef enum { S_BESIDE, S_PARTLY, S_SHARES } s_units_t;
+
+static s_units_t
+s_units_of (double fma, double alone, double mix)
+{
+    double excess = mix - fmax (2 * fma, alone);
+    return excess < 0.25 * fma ? S_BESIDE : excess < 0.75 * fma ? S_PARTLY : S_SHARES;
+}
+
+void
+kf_prompt_host_units_line (FILE *f, json_t *d)
+{
+    double lanes = kf_jnum (d, "vec_lanes", 0), fma = kf_jnum (d, "vec_fma_cycles", 0);
+    if ((lanes != 16 && lanes != 8) || !(fma > 0))
+        return;
+    bool wide = lanes == 16;
+    //  The order within a group: the cheapest alone first.
+    static const struct {
+        const char *op, *avx2, *avx512;
+    } xs[] = {
+        { "and", "vandps", "vpandd" },
+        { "iadd", "vpaddd", "vpaddd" },
+        { "cmp", "vcmpps", "vcmpps into a mask register" },
+        { "cvt", "vcvtps2dq", "vcvtps2dq" },
+        { "shuf", "vshufps", "vshufps" },
+        { "blend", "vblendvps", "vblendmps" },
+        { "perm", "vpermps", "vpermps" },
+    };
+    static const char *const heads[] = {
+        [S_BESIDE] = "; beside the FMAs, on other units (in a loop bound by its FMAs they cost "
+                     "almost nothing): ",
+        [S_PARTLY] = "; partly on the FMAs' units: ",
+        [S_SHARES] = "; on the FMAs' units, each costing a loop bound by its FMAs the time of "
+                     "as many FMAs as given: ",
+    };
+    //  A group's cycles to two decimals: the mixes differ by hundredths.
+    char a[16], c[16];
+    bool any = false;
+    for (int kind = S_BESIDE; kind <= S_SHARES; kind++) {
+        bool first = true;
+        for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+            char key[64];
+            snprintf (key, sizeof key, "vec_%s_cycles", xs[i].op);
+            double alone = kf_jnum (d, key, 0);
+            snprintf (key, sizeof key, "vec_%s_with_fma_cycles", xs[i].op);
+            double mix = kf_jnum (d, key, 0);
+            if (!(alone > 0) || !(mix > 0) || (int) s_units_of (fma, alone, mix) != kind)
+                continue;
+            if (!any)
+                fprintf (f, "  Other vector instructions beside FMAs, measured at start by the "
+                         "exec worker: two independent FMAs and one of these in turn, many such "
+                         "groups in flight, in cycles per group against %.2f for the two FMAs "
+                         "alone (in brackets each instruction's own cycles per instruction "
+                         "alone)",
+                         2 * fma);
+            any = true;
+            fprintf (f, "%s%s %.2f (%s", first ? heads[kind] : ", ",
+                     wide ? xs[i].avx512 : xs[i].avx2, mix, s_cyc (alone, c, sizeof c));
+            //  What X added to the two FMAs, in FMAs.
+            if (kind == S_SHARES)
+                fprintf (f, "; %s FMA%s", s_times ((mix - 2 * fma) / fma, a, sizeof a),
+                         mix - 2 * fma < 1.05 * fma ? "" : "s");
+            fputs (")", f);
+            first = false;
+        }
+    }
+    if (any)
+        fputs (".\n", f);
 }

@@ -1,6 +1,7 @@
 /*  kf_prompt_core.h - the host's core in the Target section: what it is
- *  by its CPUID family and model, and what its vector divide, square
- *  root, reciprocal estimate and FMA cost in cycles (kf_prompt_core.c).
+ *  by its CPUID family and model, what its vector divide, square root,
+ *  reciprocal estimate and FMA cost in cycles, and which other vector
+ *  instructions share the FMAs' units (kf_prompt_core.c).
  *
  *  Round 15 of the model in the loop: a virtual machine's model name was
  *  "AMD EPYC", so the model guessed the core's generation; and choosing
@@ -32,5 +33,15 @@ void kf_prompt_host_cpu_line (FILE *f, json_t *d);
  * estimate with one Newton step costs against a divide (derived, and
  * said to be). Nothing when D has no such figures. */
 void kf_prompt_host_vec_line (FILE *f, json_t *d);
+
+/* Writes one line on which of host device D's vector instructions share
+ * the FMAs' execution units and which run beside them, from each
+ * instruction's measured mix with FMAs (exec-worker/kf_host_vec.c's
+ * "vec_X_with_fma_cycles": two independent FMAs and one X in turn) set
+ * against the FMAs alone ("vec_fma_cycles") and X alone
+ * ("vec_X_cycles"), with those cycles. Round 20: the model could not
+ * tell which instructions compete with its FMAs. Nothing when D has no
+ * such figures. */
+void kf_prompt_host_units_line (FILE *f, json_t *d);
 
 #endif

@@ -152,10 +152,11 @@ kf_prompt_task_traffic_line (FILE *f, json_t *spec, json_t *d)
     //  Round 18: the saving by the measured copies (11%) and by the cold
     //  floors (2.17 against 2.89 ms, 25%) stood side by side, unreconciled.
     if (ordinary > 0 && stream > 0 && m > 0 && kf_prompt_cold_ms (n, m, d, false) > 0)
-        fputs (" The two savings differ because the cold floors count bytes alone, the writes "
-               "at the read rate, while the copies above time each kind of store as it runs: "
-               "take the copies' figure for what streaming stores save, and the floors for "
-               "how far a kernel is from done.", f);
+        fprintf (f, " The two savings differ because the cold floors count bytes alone, the "
+                 "writes at the %s rate, while the copies above time each kind of store as it "
+                 "runs: take the copies' figure for what streaming stores save, and the floors "
+                 "for how far a kernel is from done.",
+                 kf_prompt_write_gbs (d, false) > 0 ? "streaming-store write" : "read");
     fputs ("\n", f);
 }
 
@@ -204,8 +205,10 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
              && (bound = kf_prompt_cold_ms (kf_prompt_side_bytes (spec, "inputs"),
                                             kf_prompt_side_bytes (spec, "outputs"), d, false))
                     > 0)
-        fprintf (f, ", against %.3g ms for its memory traffic at one core's cold read rate "
-                 "(the writes at that rate too, an estimate)", bound);
+        fprintf (f, ", against %.3g ms for its memory traffic at one core's cold read rate %s",
+                 bound, kf_prompt_write_gbs (d, false) > 0
+                            ? "and streaming-store write rate"
+                            : "(the writes at that rate too, an estimate)");
     else if (c == KF_CLASS_ELEMENTWISE && s_traffic_ms (spec, d, &ordinary, &stream)) {
         bound = stream > 0 && (!(ordinary > 0) || stream < ordinary) ? stream : ordinary;
         fprintf (f, ", against %.3g ms for its memory traffic at one core's copy rate", bound);
@@ -429,10 +432,15 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
                                           cores);
     if (budget > 0) {
         fprintf (f, "; the arithmetic budget for %s, reckoned as in the Target section with "
-                 "%s at the cold read rates, is about %.0f", threads == 1 ? "one core" : "all cores",
-                 stores == 1 ? "N + 2M" : "N + M", budget);
-        //  No verdict: the budget counts the writes at the read rate, an
-        //  estimate; the two figures side by side are the evidence.
+                 "%s at the cold read rates%s, is about %.0f",
+                 threads == 1 ? "one core" : "all cores", stores == 1 ? "N + 2M" : "N + M",
+                 kf_prompt_write_gbs (d, threads != 1) > 0
+                     ? " (the writes at the streaming-store write rate)"
+                     : "",
+                 budget);
+        //  No verdict: the budget counts the writes at the streaming-store
+        //  rate, or the read rate where none was measured, an estimate; the
+        //  two figures side by side are the evidence.
     }
     fputs (".", f);
 }

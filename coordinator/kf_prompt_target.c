@@ -142,6 +142,8 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
     }
     //  Round 15: what a divide, a square root and an estimate cost.
     kf_prompt_host_vec_line (f, d);
+    //  Round 20: which instructions compete with the FMAs.
+    kf_prompt_host_units_line (f, d);
     if (kf_jhas_num (d, "copy_one_core_gbs") && kf_jnum (d, "copy_one_core_gbs", 0) > 0) {
         char b[32];
         fputs ("  One core copying", f);

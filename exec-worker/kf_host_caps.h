@@ -72,12 +72,18 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * own quarter of an L2 again and again, warm, let go together, all
  * bytes over the first start to the last finish, the best of ten
  * ("read_l2_all_cores_bytes" in all), where one core's was measured and
- * there are two CPUs or more; the copy and read figures need AVX2;
+ * there are two CPUs or more; "write_stream_one_core_gbs", one thread
+ * writing "write_stream_one_core_bytes" with streaming stores alone
+ * (nothing read), flushed from the caches first, the best of three, and
+ * "write_stream_all_cores_gbs", one thread per logical CPU each so
+ * writing its share of "write_stream_all_cores_bytes", let go together
+ * as the cold read's; the copy, read and write figures need AVX2;
  * "clock_mhz_measured", the clock a chain of dependent
  * integer adds (one per cycle) runs at, on x86; "vec_lanes" and the
  * "vec_OP_cycles" and "vec_OP_latency_cycles" of the widest f32 vector's
  * divide, square root, reciprocal estimate and FMA, in cycles of such an
- * add chain timed beside them (kf_host_vec.h). A figure that could not
+ * add chain timed beside them, and the throughput of other vector
+ * instructions alone and beside FMAs (kf_host_vec.h). A figure that could not
  * be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);

@@ -35,9 +35,11 @@
  * copy_stream_all_cores_gbs, and figures kept only where other processes
  * took little of the CPUs, so a file kept by the FMA rule alone is
  * measured again; 9: the rsqrt, load, broadcast, FMA-from-L1 and
- * divide-with-square-root costs of kf_host_vec.h; test_host_caps lists
- * the keys of this version). */
-#define KF_HOST_FIGURES_VERSION 9
+ * divide-with-square-root costs of kf_host_vec.h; 10: the other vector
+ * instructions alone and beside FMAs; 11: the streaming-store writes of
+ * one core and all cores; test_host_caps lists the keys of this
+ * version). */
+#define KF_HOST_FIGURES_VERSION 11
 
 /* The most of the CPUs' time that other processes may take while the
  * figures are measured, for the figures to be kept. */

@@ -56,10 +56,11 @@ json_t *kf_host_measure_caps (void);
  * wait for a CPU to it); 0 when no thread starts. A few milliseconds. */
 double kf_host_measure_spawn_s (void);
 
-/* Sets DEVICE's copy and read figures (kf_host_reads.c): one core's
- * copy with ordinary and with streaming stores, one core's and all
- * cores' read from memory with cold caches, and one core's and all
- * cores' read from L2, each with the bytes it read. */
+/* Sets DEVICE's copy, read and write figures (kf_host_reads.c): one
+ * core's copy with ordinary and with streaming stores, one core's and all
+ * cores' read from memory with cold caches, one core's and all cores'
+ * write of memory with streaming stores alone, and one core's and all
+ * cores' read from L2, each with the bytes it moved. */
 void kf_host_measure_memory (json_t *device);
 
 /* Sets DEVICE's KEY to VALUE * SCALE to one decimal, where VALUE > 0. */

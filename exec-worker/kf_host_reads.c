@@ -1,8 +1,9 @@
 /*  kf_host_reads.c - what the host's memory gives one core and all of
  *  them at once, measured once at start (kf_host_measure.h): a copy with
  *  ordinary against streaming stores, a read from memory with cold
- *  caches, and a read from L2, each by one core and (the reads) by every
- *  logical CPU at once.
+ *  caches, a write with streaming stores alone, and a read from L2, each
+ *  by one core and (all but the ordinary copy) by every logical CPU at
+ *  once.
  *
  *  Round 17 of the model in the loop: two threads of a tile kernel whose
  *  operands stay in L2 scaled poorly on a 2-CPU host (3.07 ms against
@@ -43,6 +44,19 @@ s_copy_stream (char *dst, const char *src, size_t n)
 {
     for (size_t i = 0; i + 32 <= n; i += 32)
         _mm256_stream_si256 ((__m256i *) (dst + i), _mm256_load_si256 ((const __m256i *) (src + i)));
+    _mm_sfence ();
+}
+
+//  N bytes at DST written with streaming stores alone, nothing read
+//  (round 20: the floors counted a kernel's writes at the cold read
+//  rate, for want of a write rate). Each line written whole, in order:
+//  a write-combining buffer goes to memory once its line is full.
+__attribute__ ((target ("avx2"))) KF_HOST_MEASURED static void
+s_write_stream (char *dst, size_t n)
+{
+    __m256i v = _mm256_set1_epi32 (5);
+    for (size_t i = 0; i + 32 <= n; i += 32)
+        _mm256_stream_si256 ((__m256i *) (dst + i), v);
     _mm_sfence ();
 }
 
@@ -101,6 +115,25 @@ s_read_cold (const char *buf, size_t n)
     (void) keep;
     return best;
 }
+
+//  One core writing N bytes at BUF with streaming stores, none of them in
+//  a cache (flushed before each of three writes, as the cold read's: a
+//  streaming store to a line a cache holds must take it out first), the
+//  best, in bytes per second.
+static double
+s_write_cold (char *buf, size_t n)
+{
+    double best = 0;
+    for (int r = 0; r < 3; r++) {
+        s_flush (buf, n);
+        double t0 = kf_clock_now ();
+        s_write_stream (buf, n);
+        double t = kf_clock_now () - t0;
+        if (t > 0 && n / t > best)
+            best = n / t;
+    }
+    return best;
+}
 #endif
 
 //  Every logical CPU reading its own share of a buffer flushed from the
@@ -130,12 +163,20 @@ s_read_all_bytes (long cpus)
 
 #if defined(__x86_64__)
 #define S_ROUNDS_MAX 10
+//  What each thread of s_read_all does with its share.
+typedef enum {
+    S_READ,            //  reads it
+    S_COPY_STREAM,     //  copies its first half to its second with streaming stores
+    S_WRITE_STREAM     //  writes it with streaming stores
+} s_all_t;
+
 typedef struct {
     pthread_t thread;
     kf_host_start_t *start;
     pthread_barrier_t *barrier;   //  NULL at the go: stop (not every thread started)
     char *p, *dst;                //  dst: a streaming copy of p's N bytes there
     size_t n;
+    bool write;                   //  p's N bytes written with streaming stores, not read
     int rounds, passes;           //  passes 0: flushed, one read (or copy) a round
     double t0[S_ROUNDS_MAX], t1[S_ROUNDS_MAX];
 } s_read_job_t;
@@ -167,6 +208,8 @@ s_read_thread (void *arg)
         for (int i = 0; i < (job->passes ? job->passes : 1); i++) {
             if (job->dst)
                 s_copy_stream (job->dst, job->p, job->n);
+            else if (job->write)
+                s_write_stream (job->p, job->n);
             else
                 sum += s_read (job->p, job->n);
             __asm__ volatile ("" ::: "memory");
@@ -180,19 +223,22 @@ s_read_thread (void *arg)
     return NULL;
 }
 
-//  CPUS threads each reading SHARE bytes of BUF, let go together by a
-//  barrier, ROUNDS times: PASSES reads back to back of bytes read once
-//  before (0: one read of bytes flushed from the caches first). STREAM:
-//  each copies the first half of its share to the second with streaming
-//  stores instead (round 18: two threads of an elementwise kernel with
-//  streaming stores stopped near 46-50 GB/s against 86.2 GB/s of cold
-//  reads, and no figure said what reads and streaming writes together
-//  reach). The bytes read (and written) over the time from the first
+//  CPUS threads each reading SHARE bytes of BUF (WHAT S_READ), let go
+//  together by a barrier, ROUNDS times: PASSES reads back to back of
+//  bytes read once before (0: one read of bytes flushed from the caches
+//  first). S_COPY_STREAM: each copies the first half of its share to the
+//  second with streaming stores instead (round 18: two threads of an
+//  elementwise kernel with streaming stores stopped near 46-50 GB/s
+//  against 86.2 GB/s of cold reads, and no figure said what reads and
+//  streaming writes together reach); S_WRITE_STREAM: each writes its
+//  share with streaming stores, reading nothing (round 20: no cold write
+//  rate). The bytes read (and written) over the time from the first
 //  thread's start to the last one's finish, the best round, in bytes per
 //  second; 0 when a thread could not start.
 static double
-s_read_all (char *buf, size_t share, long cpus, int rounds, int passes, bool stream)
+s_read_all (char *buf, size_t share, long cpus, int rounds, int passes, s_all_t what)
 {
+    bool stream = what == S_COPY_STREAM;
     s_read_job_t *jobs = share > 0 ? calloc ((size_t) cpus, sizeof *jobs) : NULL;
     if (!jobs)
         return 0;
@@ -206,7 +252,7 @@ s_read_all (char *buf, size_t share, long cpus, int rounds, int passes, bool str
         size_t half = s_half_pages (share);
         jobs[started] = (s_read_job_t) { .start = &start, .p = p, .dst = stream ? p + half : NULL,
                                          .n = stream ? half : share, .rounds = rounds,
-                                         .passes = passes };
+                                         .passes = passes, .write = what == S_WRITE_STREAM };
         if (pthread_create (&jobs[started].thread, NULL, s_read_thread, &jobs[started]) != 0)
             break;
     }
@@ -335,7 +381,7 @@ s_read_l2_all (char *buf, size_t buf_bytes, size_t n, long cpus)
     size_t share = s_half_pages (n);
     if (cpus < 2 || share < 4096 || share * (size_t) cpus > buf_bytes)
         return 0;
-    return s_read_all (buf, share, cpus, S_ROUNDS_MAX, S_L2_PASSES, false);
+    return s_read_all (buf, share, cpus, S_ROUNDS_MAX, S_L2_PASSES, S_READ);
 #else
     (void) buf;
     (void) buf_bytes;
@@ -362,11 +408,14 @@ kf_host_measure_memory (json_t *d)
     size_t cold_share = all_bytes / (size_t) cpus / 4096 * 4096;
     char *src = aligned_alloc (64, all_bytes), *dst = aligned_alloc (64, S_COPY_BYTES);
     double ordinary, traffic, stream, cold, cold_all = 0, l2 = 0, l2_all = 0, stream_all = 0;
+    double write = 0, write_all = 0;
     s_copy_rates (src, dst, &ordinary, &traffic, &stream, &cold);
 #if defined(__x86_64__)
     if (ordinary > 0) {
-        cold_all = s_read_all (src, cold_share, cpus, 3, 0, false);
-        stream_all = s_read_all (src, cold_share, cpus, 3, 0, true);
+        cold_all = s_read_all (src, cold_share, cpus, 3, 0, S_READ);
+        stream_all = s_read_all (src, cold_share, cpus, 3, 0, S_COPY_STREAM);
+        write = s_write_cold (dst, S_COPY_BYTES);
+        write_all = s_read_all (src, cold_share, cpus, 3, 0, S_WRITE_STREAM);
         l2 = l2_bytes > 0 ? s_read_l2 (src, l2_bytes) : 0;
         l2_all = l2 > 0 ? s_read_l2_all (src, all_bytes, l2_bytes, cpus) : 0;
     }
@@ -384,6 +433,10 @@ kf_host_measure_memory (json_t *d)
     kf_host_set_figure (d, "copy_stream_all_cores_gbs", stream_all, 1e-9);
     s_set_bytes (d, "copy_stream_all_cores_bytes", stream_all,
                  s_half_pages (cold_share) * 2 * (size_t) cpus);
+    kf_host_set_figure (d, "write_stream_one_core_gbs", write, 1e-9);
+    s_set_bytes (d, "write_stream_one_core_bytes", write, S_COPY_BYTES);
+    kf_host_set_figure (d, "write_stream_all_cores_gbs", write_all, 1e-9);
+    s_set_bytes (d, "write_stream_all_cores_bytes", write_all, cold_share * (size_t) cpus);
     kf_host_set_figure (d, "read_l2_one_core_gbs", l2, 1e-9);
     s_set_bytes (d, "read_l2_one_core_bytes", l2, l2_bytes);
     kf_host_set_figure (d, "read_l2_all_cores_gbs", l2_all, 1e-9);

@@ -1,5 +1,6 @@
 /*  kf_host_vec.c - the cycles one core's widest f32 vector divide, square
- *  root, reciprocal estimate and FMA take (kf_host_vec.h).
+ *  root, reciprocal estimate and FMA take, and other vector instructions
+ *  alone and beside FMAs (kf_host_vec.h).
  *
  *  Each instruction is timed two ways. Throughput: many instructions
  *  that depend on nothing but two constant registers (an FMA on its own
@@ -130,6 +131,75 @@ static const float s_const[16] __attribute__ ((aligned (64)))
                             "xmm15", "cc", "memory");                                           \
     }
 
+//  Instructions a kernel mixes with its FMAs, each on its own (into the
+//  result registers, from constants) and in a mix: two FMAs (each on a
+//  chain of its own, as S_FMA) then the instruction, its result into a
+//  register nothing reads, so the mix has the FMAs' chains and nothing
+//  more. Two FMAs to one: with one to one, an instruction that runs on
+//  only one of the FMAs' two pipes and the FMAs' alone take the same
+//  time as one on a pipe of its own (Intel's 512-bit shuffles on port 5,
+//  where its second FMA unit is: each 1 a cycle), and two to one tells
+//  them apart (1.5 FMA times against 1). AVX-512 has no vblendvps nor
+//  (without AVX512DQ) vandps: vblendmps with a mask, vpandd.
+#define S_PERM512(r) "vpermps %%zmm29, %%zmm27, %%zmm" #r "\n\t"
+#define S_SHUF512(r) "vshufps $0x1b, %%zmm27, %%zmm29, %%zmm" #r "\n\t"
+#define S_BLEND512(r) "vblendmps %%zmm27, %%zmm29, %%zmm" #r "%{%%k1%}\n\t"
+#define S_AND512(r) "vpandd %%zmm27, %%zmm29, %%zmm" #r "\n\t"
+#define S_CMP512(r) "vcmpps $1, %%zmm27, %%zmm29, %%k2\n\t"
+#define S_CVT512(r) "vcvtps2dq %%zmm29, %%zmm" #r "\n\t"
+#define S_IADD512(r) "vpaddd %%zmm27, %%zmm29, %%zmm" #r "\n\t"
+#define S_MIX512(x)                                                                             \
+    S_FMA512 (0) S_FMA512 (1) x (16) S_FMA512 (2) S_FMA512 (3) x (16) S_FMA512 (4)              \
+    S_FMA512 (5) x (16) S_FMA512 (6) S_FMA512 (7) x (16) S_FMA512 (8) S_FMA512 (9) x (16)       \
+    S_FMA512 (10) S_FMA512 (11) x (16) S_FMA512 (12) S_FMA512 (13) x (16) S_FMA512 (14)         \
+    S_FMA512 (15) x (16)
+#define S_XLOOP512(name, body)                                                                  \
+    __attribute__ ((target ("avx512f"))) S_MEASURED static void name (long n, const float *c)   \
+    {                                                                                           \
+        __asm__ volatile (S_SET512 "kxnorw %%k1, %%k1, %%k1\n\t1:\n\t" body                     \
+                          "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"                                \
+                          : [n] "+r"(n)                                                         \
+                          : [c] "r"(c)                                                          \
+                          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",     \
+                            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",        \
+                            "xmm15", "xmm16", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30",      \
+                            "xmm31", "k1", "k2", "cc", "memory");                               \
+    }
+#define S_PERM256(r) "vpermps %%ymm13, %%ymm11, %%ymm" #r "\n\t"
+#define S_SHUF256(r) "vshufps $0x1b, %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_BLEND256(r) "vblendvps %%ymm10, %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_AND256(r) "vandps %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_CMP256(r) "vcmpps $1, %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_CVT256(r) "vcvtps2dq %%ymm13, %%ymm" #r "\n\t"
+#define S_IADD256(r) "vpaddd %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+//  The mix's instruction writes ymm12, the zero no FMA of it reads.
+#define S_MIX256(x)                                                                             \
+    S_FMA256 (0) S_FMA256 (1) x (12) S_FMA256 (2) S_FMA256 (3) x (12) S_FMA256 (4)              \
+    S_FMA256 (5) x (12) S_FMA256 (6) S_FMA256 (7) x (12) S_FMA256 (8) S_FMA256 (9) x (12)
+#define S_XLOOP256(name, body)                                                                  \
+    __attribute__ ((target ("avx2,fma"))) S_MEASURED static void name (long n, const float *c)  \
+    {                                                                                           \
+        __asm__ volatile (S_SET256 "1:\n\t" body "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"       \
+                          : [n] "+r"(n)                                                         \
+                          : [c] "r"(c)                                                          \
+                          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",     \
+                            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",        \
+                            "xmm15", "cc", "memory");                                           \
+    }
+//  Each instruction X: s_X512, s_X512_fma (the mix), s_X256, s_X256_fma.
+#define S_XLOOPS(x, X)                                                                          \
+    S_XLOOP512 (s_##x##512, S_R16 (S_##X##512))                                                 \
+    S_XLOOP512 (s_##x##512_fma, S_MIX512 (S_##X##512))                                          \
+    S_XLOOP256 (s_##x##256, S_R10 (S_##X##256))                                                 \
+    S_XLOOP256 (s_##x##256_fma, S_MIX256 (S_##X##256))
+
+S_XLOOPS (perm, PERM)
+S_XLOOPS (shuf, SHUF)
+S_XLOOPS (blend, BLEND)
+S_XLOOPS (and, AND)
+S_XLOOPS (cmp, CMP)
+S_XLOOPS (cvt, CVT)
+S_XLOOPS (iadd, IADD)
 S_LOOP512 (s_rsqrt512, S_RSQRT512)
 S_LOOP512 (s_rsqrt512_lat, S_RSQRT512_LAT)
 S_LOOP512 (s_load512, S_LOAD512)
@@ -269,7 +339,8 @@ kf_host_vec_costs (json_t *device)
         return 0;
     //  Each op's throughput and latency loops for 512 and 256 bits (NULL:
     //  not measured), instructions a round over the round's registers (a
-    //  divide and a square root per register for divsqrt), and the op an
+    //  divide and a square root per register for divsqrt; for an X's mix,
+    //  one group of two FMAs and the X per two registers), and the op an
     //  op is told against (-1: none). Such an op's throughput is timed in
     //  pairs with its base's, not with the add chain's, and is the base's
     //  cycles times the ratio: a neighbour on the same physical core
@@ -280,7 +351,8 @@ kf_host_vec_costs (json_t *device)
     static const struct {
         const char *op;
         s_loop_fn tput[2], lat[2];
-        int per_register, base;
+        double per_register;
+        int base;
     } ops[] = {
         { "div", { s_div512, s_div256 }, { s_div512_lat, s_div256_lat }, 1, -1 },
         { "sqrt", { s_sqrt512, s_sqrt256 }, { s_sqrt512_lat, s_sqrt256_lat }, 1, -1 },
@@ -291,6 +363,12 @@ kf_host_vec_costs (json_t *device)
         { "bcast", { s_bcast512, s_bcast256 }, { NULL, NULL }, 1, -1 },
         { "fma_mem", { s_fmamem512, s_fmamem256 }, { NULL, NULL }, 1, 3 },
         { "divsqrt", { s_divsqrt512, s_divsqrt256 }, { NULL, NULL }, 2, 0 },
+        //  Each X alone, then in its mix with FMAs.
+#define S_X(x)                                                                                  \
+    { #x, { s_##x##512, s_##x##256 }, { NULL, NULL }, 1, 3 },                                   \
+        { #x "_with_fma", { s_##x##512_fma, s_##x##256_fma }, { NULL, NULL }, 0.5, 3 },
+        S_X (perm) S_X (shuf) S_X (blend) S_X (and) S_X (cmp) S_X (cvt) S_X (iadd)
+#undef S_X
     };
     __builtin_cpu_init ();
     bool has512 = __builtin_cpu_supports ("avx512f");
@@ -309,16 +387,18 @@ kf_host_vec_costs (json_t *device)
     added++;
     double fma_lat = s_cycles (ops[3].lat[w], registers, adds);
     double tput[sizeof ops / sizeof ops[0]] = { 0 };
+    long base_n[sizeof ops / sizeof ops[0]] = { 0 };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char key[64];
         snprintf (key, sizeof key, "vec_%s_cycles", ops[i].op);
-        int per = registers * ops[i].per_register, b = ops[i].base;
+        int per = (int) (registers * ops[i].per_register), b = ops[i].base;
+        if (b >= 0 && tput[b] > 0 && !base_n[b])
+            base_n[b] = s_rounds (ops[b].tput[w]);
         if (b < 0)
             tput[i] = s_cycles (ops[i].tput[w], per, adds);
         else if (tput[b] > 0)
-            tput[i] = tput[b] * s_ratio (ops[i].tput[w], per, ops[b].tput[w],
-                                         s_rounds (ops[b].tput[w]),
-                                         registers * ops[b].per_register);
+            tput[i] = tput[b] * s_ratio (ops[i].tput[w], per, ops[b].tput[w], base_n[b],
+                                         (int) (registers * ops[b].per_register));
         s_set (device, key, tput[i], &added);
         if (!ops[i].lat[w])
             continue;

@@ -27,11 +27,23 @@
  * average of the two where one unit does both, near half the slower
  * where they run side by side). Round 19: the model asked for loads per
  * cycle, whether divide and square root share a unit, the rsqrt
- * estimate's cost, and the FMA rate with an operand from memory. Each from 21
- * pairs of runs of about 10 us, the add chain then the instruction: the
- * median ratio of the pairs where both runs came within 2% of their
- * fastest. A few milliseconds in all. A figure not measured is left
- * out. Returns the number of keys added. */
+ * estimate's cost, and the FMA rate with an operand from memory. And for
+ * X in perm (vpermps), shuf (vshufps), blend (vblendvps with 256 bits,
+ * vblendmps with a mask register with 512), and (vandps; vpandd), cmp
+ * (vcmpps, into a mask register with 512), cvt (vcvtps2dq) and iadd
+ * (vpaddd): "vec_X_cycles", X's throughput alone, and
+ * "vec_X_with_fma_cycles", the cycles of two independent FMAs and one X
+ * issued in turn, many such groups in flight: near the two FMAs' own (2
+ * x vec_fma_cycles) where X runs on other units, an FMA's more or so
+ * where it takes the FMAs' units. Round 20: the model could not tell
+ * which instructions compete with FMAs for execution ports, which differ
+ * from core to core. Each figure from 21 pairs of runs of about 10 us,
+ * the add chain then the instruction (fma_mem, divsqrt and the X figures:
+ * their base instruction, the FMA alone or the divide, then the
+ * instruction, and the base's cycles times the ratio): the median ratio
+ * of the pairs where both runs came within 2% of their fastest. About
+ * 30 ms of CPU in all, 10 of them warming the wide units. A figure not
+ * measured is left out. Returns the number of keys added. */
 int kf_host_vec_costs (json_t *device);
 
 #endif

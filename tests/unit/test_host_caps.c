@@ -354,9 +354,11 @@ s_measured (void)
           || (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
 #endif
     //  Round 18: and all cores' streaming copy with them (2 keys); round 19:
-    //  six more vector costs (kf_host_vec.h).
-    CHECK (n == (stream ? 13 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
-                + (vec ? 15 : 0));
+    //  six more vector costs (kf_host_vec.h); round 20: one core's and all
+    //  cores' streaming writes (4 keys), seven instructions alone and
+    //  beside FMAs (14).
+    CHECK (n == (stream ? 17 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
+                + (vec ? 29 : 0));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
@@ -417,6 +419,20 @@ s_measured (void)
                 cpus, sall, (long long) sbytes, s_num (d, "read_cold_all_cores_gbs"));
         CHECK (sall > 0.1 && sall < 2000.0 * (double) cpus);
         CHECK (sbytes > 0 && sbytes % (2 * 4096 * cpus) == 0 && sbytes <= all);
+        //  Round 20: streaming stores alone, nothing read, into lines no
+        //  cache holds: one core 32 MiB, every CPU its share of the cold
+        //  read's buffer. A core stores at most two 32-byte vectors a
+        //  cycle, so one core writes at most 64 bytes a cycle (the clock
+        //  is the fastest seen, so a slowed write stays below it).
+        double w1 = s_num (d, "write_stream_one_core_gbs");
+        double wall = s_num (d, "write_stream_all_cores_gbs");
+        printf ("streaming writes: one core %.1f GB/s, all %ld CPUs %.1f GB/s (%.1f bytes a "
+                "cycle on one)\n", w1, cpus, wall, w1 * 1e3 / s_num (d, "clock_mhz_measured"));
+        CHECK (w1 > 0.1 && w1 * 1e3 <= 64.0 * s_num (d, "clock_mhz_measured"));
+        CHECK (json_integer_value (json_object_get (d, "write_stream_one_core_bytes"))
+               == 32 << 20);
+        CHECK (wall > 0.1 && wall * 1e3 <= 64.0 * (double) cpus * s_num (d, "clock_mhz_measured"));
+        CHECK (json_integer_value (json_object_get (d, "write_stream_all_cores_bytes")) == all);
     }
     //  Round 13: one core reading half its L2 again and again: faster than
     //  the cold read from memory, at most 128 bytes a cycle (two 64-byte
@@ -477,11 +493,18 @@ s_measured (void)
         "read_cold_all_cores_bytes", "read_l2_one_core_gbs", "read_l2_one_core_bytes",
         "read_l2_all_cores_gbs", "read_l2_all_cores_bytes", "copy_stream_all_cores_gbs",
         "copy_stream_all_cores_bytes", "vec_rsqrt_cycles", "vec_rsqrt_latency_cycles",
-        "vec_load_cycles", "vec_bcast_cycles", "vec_fma_mem_cycles", "vec_divsqrt_cycles" };
+        "vec_load_cycles", "vec_bcast_cycles", "vec_fma_mem_cycles", "vec_divsqrt_cycles",
+        "vec_perm_cycles", "vec_perm_with_fma_cycles", "vec_shuf_cycles",
+        "vec_shuf_with_fma_cycles", "vec_blend_cycles", "vec_blend_with_fma_cycles",
+        "vec_and_cycles", "vec_and_with_fma_cycles", "vec_cmp_cycles", "vec_cmp_with_fma_cycles",
+        "vec_cvt_cycles", "vec_cvt_with_fma_cycles", "vec_iadd_cycles",
+        "vec_iadd_with_fma_cycles", "write_stream_one_core_gbs", "write_stream_one_core_bytes",
+        "write_stream_all_cores_gbs", "write_stream_all_cores_bytes" };
     //  (Version 8: all cores' streaming copy, and files kept under the FMA
     //  rule alone, before the other processes' share was counted, are
-    //  measured again; 9: round 19's vector costs.)
-    CHECK (KF_HOST_FIGURES_VERSION == 9);
+    //  measured again; 9: round 19's vector costs; 10: round 20's
+    //  instructions beside FMAs; 11: its streaming writes.)
+    CHECK (KF_HOST_FIGURES_VERSION == 11);
     const char *key;
     json_t *value;
     json_object_foreach (d, key, value) {
