@@ -350,49 +350,6 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
 //  ---------------------------------------------------------------------
 //  What the database holds
 
-//  The features of candidate ID's source (kf_prompt_source_features).
-static unsigned
-s_features (kf_db_t *db, int64_t id, const char *language)
-{
-    char buf[24];
-    snprintf (buf, sizeof buf, "%lld", (long long) id);
-    void *data = NULL;
-    size_t size = 0;
-    if (kf_db_fetch_blob (db, "SELECT b.data FROM candidates c JOIN blobs b"
-                              " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
-                          buf, &data, &size) != 0 || !data)
-        return 0;
-    char *text = strndup (data, size);
-    free (data);
-    unsigned f = kf_prompt_source_features (text, language);
-    free (text);
-    return f;
-}
-
-//  Round 20: whether candidate ID (with FEATURES) does its math in
-//  scalar code: no explicit SIMD, and its build's vectoriser report (the
-//  compile worker's summary line, KF_COMPILE_VEC_MARK) vectorised no
-//  loop. A build with no report (another compiler) is not known to be
-//  scalar.
-static bool
-s_scalar (kf_db_t *db, int64_t id, unsigned features)
-{
-    if ((features >> KF_IDEA_SIMD) & 1u)
-        return false;
-    char buf[24];
-    snprintf (buf, sizeof buf, "%lld", (long long) id);
-    const char *params[1] = { buf };
-    json_t *rows = kf_db_query (db,
-                                "SELECT substring(log from 'vectoriser, -fopt-info-vec, on this"
-                                " build\\): ([0-9]+) loops? vectorised') AS loops"
-                                " FROM candidates WHERE id = $1::bigint",
-                                1, params);
-    const char *loops = kf_jstr (json_array_get (rows, 0), "loops");
-    bool scalar = *loops && atoi (loops) == 0;
-    json_decref (rows);
-    return scalar;
-}
-
 //  RUN's counted tries, oldest first, as kf_search_idea_record reads
 //  them: search children timed in full, against parents timed in full,
 //  each with the idea it was handed (stored, else by its place for a
@@ -684,8 +641,8 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     kf_search_idea_order (count, start, aside, plain_order);
     //  The pool's sources are read only when the selected kernel has its
     //  slot's idea already (as before: most plans read one source).
-    unsigned own = chosen ? s_features (db, chosen->candidate_id, in.language) : 0;
-    known.chosen_scalar = chosen && s_scalar (db, chosen->candidate_id, own);
+    unsigned own = chosen ? kf_search_idea_features (db, chosen->candidate_id, in.language) : 0;
+    known.chosen_scalar = chosen && kf_search_idea_scalar (db, chosen->candidate_id, own);
     size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
     if (chosen && (back[here] || aside[plain_here]
                    || s_taken (ideas, here, chosen->candidate_id, own, known.chosen_built,
@@ -696,10 +653,10 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
             bool other = island >= 0 && elites[k].island != island;
             bool same = elites[k].candidate_id == chosen->candidate_id;
             features[k] = other ? ~0u
-                          : same ? own : s_features (db, elites[k].candidate_id, in.language);
+                          : same ? own : kf_search_idea_features (db, elites[k].candidate_id, in.language);
             if (known.scalar && !other)
                 known.scalar[k] = same ? known.chosen_scalar
-                                       : s_scalar (db, elites[k].candidate_id, features[k]);
+                                       : kf_search_idea_scalar (db, elites[k].candidate_id, features[k]);
         }
     }
     int pick = -1, plain_pick = -1;

@@ -344,4 +344,13 @@ json_t *kf_search_idea_later (const char *const *ideas, size_t count, size_t sta
                               const kf_elite_t *elites, const unsigned *features, size_t n,
                               int island, const kf_elite_t *chosen, unsigned own);
 
+/* kf_search_idea_db.c: the features of candidate ID's source in DB, as
+ * kf_prompt_source_features reads them in LANGUAGE (0 when it cannot be
+ * read); and (round 20) whether candidate ID, with those FEATURES, does
+ * its math in scalar code: no explicit SIMD, and its build's vectoriser
+ * report (the compile worker's summary line) vectorised no loop; a build
+ * with no report (another compiler) is not known to be scalar. */
+unsigned kf_search_idea_features (kf_db_t *db, int64_t id, const char *language);
+bool kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features);
+
 #endif
