@@ -652,11 +652,11 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
         for (size_t k = 0; k < n; k++) {
             bool other = island >= 0 && elites[k].island != island;
             bool same = elites[k].candidate_id == chosen->candidate_id;
-            features[k] = other ? ~0u
-                          : same ? own : kf_search_idea_features (db, elites[k].candidate_id, in.language);
+            int64_t id = elites[k].candidate_id;
+            features[k] = other ? ~0u : same ? own : kf_search_idea_features (db, id, in.language);
             if (known.scalar && !other)
                 known.scalar[k] = same ? known.chosen_scalar
-                                       : kf_search_idea_scalar (db, elites[k].candidate_id, features[k]);
+                                       : kf_search_idea_scalar (db, id, features[k]);
         }
     }
     int pick = -1, plain_pick = -1;
