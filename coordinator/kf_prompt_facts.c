@@ -348,6 +348,13 @@ kf_prompt_host_call_facts (FILE *f)
            "own), in blocks kf_forward takes from ctx->scratch_alloc and hands to the "
            "threads, or in a static scratch buffer allocated once and reused (scratch only: "
            "no results kept between calls).\n", f);
+    //  Round 21: whether starting more threads than CPUs, to win CPU time
+    //  from a busy host's other work, is allowed or gaming was asked.
+    fputs ("Threads beyond the CPUs the kernel may use (the Target section's count) are "
+           "allowed, and share those CPUs by time slices: on a busy host more threads can take "
+           "CPU time from other processes, but every timing says the load it saw and kernels "
+           "are compared under like load, so size the threads to the CPUs rather than to the "
+           "host's other work.\n", f);
 }
 
 void

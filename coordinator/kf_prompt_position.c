@@ -267,10 +267,13 @@ s_rank (json_t *t)
 
 //  The product's shapes: *BATCH products (1 for a plain one) of
 //  2*M*N*K operations each, MNK (may be NULL) its M, N and K; 0 when the
-//  shapes do not say. Exactly two matrices among the inputs (a bias or
-//  scale may come with them), one matrix out; of rank 2, or all three of
-//  rank 3 with one batch size (torch.bmm: round 12's bmm_relu read
-//  "compute: not known"). A second product would make the count a guess.
+//  shapes do not say. Two matrices among the inputs make the product (a
+//  bias or a scale may come with them, and since round 21 a residual of
+//  the output's shape: mm_bt_gelu_residual read "compute: not known"),
+//  one matrix out; of rank 2, or all of rank 3 with one batch size
+//  (torch.bmm: round 12's bmm_relu read "compute: not known"). Pairs
+//  that fit with different counts make the count a guess: 0.
+#define S_MATS 4
 static double
 s_matmul (json_t *spec, long long *batch, long long mnk[3])
 {
@@ -283,46 +286,69 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     if (json_array_size (outputs) != 1 || (rank != 2 && rank != 3))
         return 0;
     size_t o = rank - 2;   //  the first matrix dimension
-    json_t *mat[2] = { NULL, NULL };
+    json_t *mat[S_MATS];
     int n = 0;
     size_t i;
     json_t *t;
     json_array_foreach (inputs, i, t) {
         if (s_rank (t) > rank || (rank == 3 && s_rank (t) == 2))
             return 0;
-        if (s_rank (t) == rank && n++ < 2)
-            mat[n - 1] = t;
+        if (s_rank (t) == rank) {
+            if (n == S_MATS)
+                return 0;
+            mat[n++] = t;
+        }
     }
-    if (n != 2)
+    //  Of more than two, those of the output's shape are the epilogue's (a
+    //  residual); any other third makes the count a guess (two layers?).
+    long long om = s_dim (out, o), on = s_dim (out, o + 1);
+    if (n > 2) {
+        json_t *other[S_MATS];
+        int kept = 0;
+        for (int a = 0; a < n; a++)
+            if (!(s_dim (mat[a], o) == om && s_dim (mat[a], o + 1) == on))
+                other[kept++] = mat[a];
+        if (kept > 2)
+            return 0;
+        //  Fewer: square shapes, every pair of the matrices tried.
+        if (kept == 2) {
+            memcpy (mat, other, sizeof other[0] * 2);
+            n = 2;
+        }
+    }
+    if (n < 2)
         return 0;
     if (rank == 3) {
         *batch = s_dim (out, 0);
-        if (*batch <= 0 || s_dim (mat[0], 0) != *batch || s_dim (mat[1], 0) != *batch)
-            return 0;
-    }
-    long long om = s_dim (out, o), on = s_dim (out, o + 1);
-    double flops = 0;
-    for (int a = 0; a < 2; a++) {
-        json_t *x = mat[a], *w = mat[1 - a];
-        long long m = s_dim (x, o), kx = s_dim (x, o + 1), w0 = s_dim (w, o),
-                  w1 = s_dim (w, o + 1);
-        //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N], or
-        //  (round 15: a.T @ b read "compute: not known") x stored [K,M]
-        //  and used transposed, by [K,N].
-        long long cand[3][3] = { { m, w0, kx }, { m, w1, kx }, { kx, w1, m } };
-        bool fits[3] = { w1 == kx, w0 == kx, w0 == m };
-        for (int c = 0; c < 3; c++) {
-            if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
-                || om <= 0 || on <= 0)
-                continue;
-            double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
-            if (flops > 0 && v != flops)
+        for (int a = 0; a < n; a++)
+            if (*batch <= 0 || s_dim (mat[a], 0) != *batch)
                 return 0;
-            flops = v;
-            if (mnk)
-                memcpy (mnk, cand[c], sizeof cand[c]);
-        }
     }
+    double flops = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b)
+                continue;
+            json_t *x = mat[a], *w = mat[b];
+            long long m = s_dim (x, o), kx = s_dim (x, o + 1), w0 = s_dim (w, o),
+                      w1 = s_dim (w, o + 1);
+            //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N], or
+            //  (round 15: a.T @ b read "compute: not known") x stored [K,M]
+            //  and used transposed, by [K,N].
+            long long cand[3][3] = { { m, w0, kx }, { m, w1, kx }, { kx, w1, m } };
+            bool fits[3] = { w1 == kx, w0 == kx, w0 == m };
+            for (int c = 0; c < 3; c++) {
+                if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
+                    || om <= 0 || on <= 0)
+                    continue;
+                double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
+                if (flops > 0 && v != flops)
+                    return 0;
+                flops = v;
+                if (mnk)
+                    memcpy (mnk, cand[c], sizeof cand[c]);
+            }
+        }
     return flops * (double) *batch;
 }
 
