@@ -111,10 +111,13 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
  * plan and prompt are made again, now, and replace the row's and the
  * job's (kf_search_replan). */
 /* Round 20: a tuning round templated two elites of one design that
- * differed in constants only, and so swept the same parameters twice.
- * Of ELITES' indexes in BEST (N, best first), those whose source has the
- * shape (kf_lineage_shape_hash) of none before them, at most MAX, in
- * BEST's order; a source that cannot be read is kept. Returns the count. */
+ * differed in constants only, and so swept the same parameters twice;
+ * round 21 swept a kernel's template again from the kernel and from the
+ * template's own winner, one source twice. Of ELITES' indexes in BEST
+ * (N, best first), those whose start (the template s_reuse_template would
+ * sweep, else the source) has the shape (kf_lineage_shape_hash) of none
+ * before them, at most MAX, in BEST's order; a kernel that cannot be read
+ * is kept. Returns the count. */
 static int
 s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n, int max)
 {
@@ -123,18 +126,21 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
     for (int i = 0; i < n && kept < max; i++) {
         char id[24];
         snprintf (id, sizeof id, "%lld", (long long) elites[best[i]].candidate_id);
-        void *data = NULL;
-        size_t size = 0;
+        json_t *k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
+        char *start = NULL, label[256];
+        int64_t template_id = 0;
+        if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label) != 0)
+            start = NULL;
+        const char *text = start ? start : k ? kf_jstr (k, "source") : "";
         bool dup = false;
         char mine[65] = "";
-        if (kf_db_fetch_blob (self->db, "SELECT b.data FROM candidates c JOIN blobs b"
-                                        " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
-                              id, &data, &size) == 0 && data) {
-            kf_lineage_shape_hash (data, size, mine);
-            for (int k = 0; shape && k < kept; k++)
-                dup |= !strcmp (shape[k], mine);
+        if (*text) {
+            kf_lineage_shape_hash (text, strlen (text), mine);
+            for (int j = 0; shape && j < kept; j++)
+                dup |= !strcmp (shape[j], mine);
         }
-        free (data);
+        free (start);
+        json_decref (k);
         if (dup) {
             kf_debug ("tuning: candidate %s has the shape of one planned already: not "
                       "templated again", id);
