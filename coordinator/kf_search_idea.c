@@ -50,13 +50,30 @@ kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
     return kf_lineage_verdict (speedup, parent_speedup, kf_lineage_band (noise, 0));
 }
 
-//  A try's verdict (kf_search_idea_verdict), or 3 when the child or its
-//  parent was timed beside other work (round 13: ideas were set aside as
-//  "lost" by children timed with 43-63% of the CPUs taken, against parents
-//  timed on a quiet host, and both ideas won later).
-static int
-s_try_verdict (json_t *t)
+//  Round 21: whether try T is judged for IDEA by its own one-core time
+//  (s_tries' one_core_gain): a threads idea, and a try timed beside other
+//  work whose evaluation timed the same kernel on one CPU as well, under
+//  the load its full timing saw ("its threads buy 28%" beside "this idea
+//  has not shown a gain of its own yet").
+static bool
+s_by_one_core (json_t *t, const char *idea)
 {
+    return json_is_true (json_object_get (t, "loaded"))
+           && kf_jnum (t, "one_core_gain", 0) > 0
+           && kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
+}
+
+//  A try's verdict for IDEA (kf_search_idea_verdict), or 3 when the
+//  child or its parent was timed beside other work (round 13: ideas were
+//  set aside as "lost" by children timed with 43-63% of the CPUs taken,
+//  against parents timed on a quiet host, and both ideas won later),
+//  unless the threads idea's try can be judged by its one-core time.
+static int
+s_try_verdict (json_t *t, const char *idea)
+{
+    if (s_by_one_core (t, idea))
+        return kf_search_idea_verdict (kf_jnum (t, "one_core_gain", 0), 1.0,
+                                       kf_jnum (t, "own_noise", 0));
     if (json_is_true (json_object_get (t, "loaded")))
         return 3;
     return kf_search_idea_verdict (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
@@ -83,7 +100,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         json_array_foreach (tries, j, t)
             if (s_counts (t, ideas[i], NULL)) {
                 tried++;
-                int v = s_try_verdict (t);
+                int v = s_try_verdict (t, ideas[i]);
                 told += v < 2;
                 lost += v < 0;
                 won += v == 1;
@@ -104,8 +121,9 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (!s_counts (t, ideas[i], &by_code))
                 continue;
             double s = kf_jnum (t, "speedup", 0), p = kf_jnum (t, "parent_speedup", 0);
-            double noise = kf_jnum (t, "noise", 0);
-            int v = s_try_verdict (t);
+            bool one = s_by_one_core (t, ideas[i]);
+            double noise = kf_jnum (t, one ? "own_noise" : "noise", 0);
+            int v = s_try_verdict (t, ideas[i]);
             //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
             //  13% loss called even; the band that made it so is said.
             char band[48] = "";
@@ -116,11 +134,18 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (by_code)
                 snprintf (whose, sizeof whose, " in candidate %lld, handed another idea",
                           (long long) kf_jint (t, "id"));
-            snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx)",
-                      said++ ? "," : "",
-                      v < 0 ? "lost" : v == 1 ? "won" : v == 2 ? "inconclusive, timings spread"
-                      : v == 3 ? "inconclusive, timed beside other work" : "within noise",
-                      band, whose, s, p);
+            const char *word = v < 0 ? "lost" : v == 1 ? "won" : v == 2
+                               ? "inconclusive, timings spread"
+                               : v == 3 ? "inconclusive, timed beside other work"
+                                        : "within noise";
+            if (one)
+                snprintf (note + used, sizeof note - used, "%s %s%s%s against its own one-core "
+                          "time, timed beside other work (its threads bought %+.0f%%; %.2fx vs "
+                          "parent %.2fx not like for like)", said++ ? "," : "", word, band,
+                          whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p);
+            else
+                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx)",
+                          said++ ? "," : "", word, band, whose, s, p);
             used = strlen (note);
         }
         if (tried > said)
@@ -140,7 +165,7 @@ s_tally (json_t *tries, const char *idea, int *told, int *won)
     json_t *t;
     json_array_foreach (tries, j, t)
         if (s_counts (t, idea, NULL)) {
-            int v = s_try_verdict (t);
+            int v = s_try_verdict (t, idea);
             *told += v < 2;
             *won += v == 1;
         }
@@ -350,60 +375,6 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
 //  ---------------------------------------------------------------------
 //  What the database holds
 
-//  RUN's counted tries, oldest first, as kf_search_idea_record reads
-//  them: search children timed in full, against parents timed in full,
-//  each with the idea it was handed (stored, else by its place for a
-//  candidate planned before ideas were stored). NULL on a database error.
-static json_t *
-s_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
-{
-    char id[24];
-    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
-    const char *params[1] = { id };
-    json_t *rows = kf_db_query (db,
-                                "SELECT c.id, c.parent_id, c.generation, c.slot, c.selection->>'idea' AS idea,"
-                                " (c.selection->>'features')::bigint AS features,"
-                                " (p.selection->>'features')::bigint AS parent_features,"
-                                " c.speedup, p.speedup AS parent_speedup,"
-                                " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
-                                " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
-                                " ec.figures->'host_load' AS tl, ep.figures->'host_load' AS pl"
-                                " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
-                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
-                                "  WHERE candidate_id = c.id AND correct"
-                                "  ORDER BY id DESC LIMIT 1) ec ON true"
-                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
-                                "  WHERE candidate_id = p.id AND correct"
-                                "  ORDER BY id DESC LIMIT 1) ep ON true"
-                                " WHERE c.run_id = $1 AND c.phase = 'search'"
-                                " AND c.finished_at IS NOT NULL AND c.status = 'correct'"
-                                " AND c.fidelity = 'full' AND c.speedup > 0"
-                                " AND p.status = 'correct' AND p.fidelity = 'full'"
-                                " AND p.speedup > 0 ORDER BY c.id",
-                                1, params);
-    //  Two timings of one kernel in this run differ by its repeat noise
-    //  whatever their samples say (kf_lineage_repeat; round 11: 16%).
-    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL, NULL) : 0;
-    size_t i;
-    json_t *t;
-    json_array_foreach (rows, i, t) {
-        if (!json_is_string (json_object_get (t, "idea"))) {
-            const char *idea = kf_prompt_idea_at (in, (int) kf_jint (t, "generation"),
-                                                  (int) kf_jint (t, "slot"));
-            json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
-        }
-        //  What the child's code added to its parent's (s_counts).
-        json_object_set_new (t, "added", json_integer (kf_prompt_features_added (t)));
-        double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
-        double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
-        json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));
-        json_object_set_new (t, "loaded",
-                             json_boolean (kf_prompt_load_busy (json_object_get (t, "tl"))
-                                           || kf_prompt_load_busy (json_object_get (t, "pl"))));
-    }
-    return rows;
-}
-
 //  The run's candidates with a stored idea, as kf_search_idea_known_read
 //  reads them; NULL on a database error.
 static json_t *
@@ -580,7 +551,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
                          : NULL;
     if (!count)
         return 0;
-    json_t *tries = s_tries (db, run, &in);
+    json_t *tries = kf_search_idea_tries (db, run, &in);
     kf_meta_ideas_canon (sections, tries);
     //  Set aside (judged tries), held (tries in flight), and either.
     bool *aside = calloc (4 * count, sizeof *aside);
@@ -621,7 +592,8 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     json_array_foreach (tries, ti, tv) {
         char key[24];
         snprintf (key, sizeof key, "%lld", (long long) kf_jint (tv, "id"));
-        json_object_set_new (verdicts, key, json_integer (s_try_verdict (tv)));
+        json_object_set_new (verdicts, key,
+                             json_integer (s_try_verdict (tv, kf_jstr (tv, "idea"))));
     }
     kf_search_idea_held (count, known.pending, aside, held);
     kf_search_idea_spent (ideas, count, tries, spent);

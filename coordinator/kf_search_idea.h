@@ -57,6 +57,7 @@
 #define KF_SEARCH_IDEA_H
 
 #include "kf_db.h"
+#include "kf_prompt.h"
 #include "kf_prompt_target.h"
 #include "kf_select.h"
 #include <jansson.h>
@@ -352,5 +353,15 @@ json_t *kf_search_idea_later (const char *const *ideas, size_t count, size_t sta
  * with no report (another compiler) is not known to be scalar. */
 unsigned kf_search_idea_features (kf_db_t *db, int64_t id, const char *language);
 bool kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features);
+
+/* kf_search_idea_db.c: RUN's counted tries, oldest first, as
+ * kf_search_idea_record reads them: search children timed in full against
+ * parents timed in full, each with the idea it was handed, what its code
+ * added, its noise, whether it or its parent was timed beside other work
+ * (loaded) and, since round 21, a threaded child's one_core_gain (its own
+ * one-core time over its full time, in one evaluation) and own_noise. IN
+ * gives the ideas of candidates planned before ideas were stored. NULL on
+ * a database error. */
+json_t *kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in);
 
 #endif

@@ -1,10 +1,15 @@
 /*  kf_search_idea_db.c - what the plan reads of one kernel from the
  *  database (kf_search_idea.h): the features its source shows, and
- *  whether its math is scalar.
+ *  whether its math is scalar; and the run's counted tries.
  */
 #include "kf_search_idea.h"
 #include "kf_json.h"
+#include "kf_lineage.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_history.h"
+#include "kf_prompt_target.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,3 +54,66 @@ kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features)
     return scalar;
 }
 
+//  RUN's counted tries, oldest first, as kf_search_idea_record reads
+//  them: search children timed in full, against parents timed in full,
+//  each with the idea it was handed (stored, else by its place for a
+//  candidate planned before ideas were stored). NULL on a database error.
+json_t *
+kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
+{
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.id, c.parent_id, c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                " (c.selection->>'features')::bigint AS features,"
+                                " (p.selection->>'features')::bigint AS parent_features,"
+                                " c.speedup, p.speedup AS parent_speedup,"
+                                " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
+                                " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
+                                " ec.figures->'host_load' AS tl, ep.figures->'host_load' AS pl,"
+                                " ec.figures->'one_core' AS oc"
+                                " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
+                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
+                                "  WHERE candidate_id = c.id AND correct"
+                                "  ORDER BY id DESC LIMIT 1) ec ON true"
+                                " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
+                                "  WHERE candidate_id = p.id AND correct"
+                                "  ORDER BY id DESC LIMIT 1) ep ON true"
+                                " WHERE c.run_id = $1 AND c.phase = 'search'"
+                                " AND c.finished_at IS NOT NULL AND c.status = 'correct'"
+                                " AND c.fidelity = 'full' AND c.speedup > 0"
+                                " AND p.status = 'correct' AND p.fidelity = 'full'"
+                                " AND p.speedup > 0 ORDER BY c.id",
+                                1, params);
+    //  Two timings of one kernel in this run differ by its repeat noise
+    //  whatever their samples say (kf_lineage_repeat; round 11: 16%).
+    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL, NULL) : 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach (rows, i, t) {
+        if (!json_is_string (json_object_get (t, "idea"))) {
+            const char *idea = kf_prompt_idea_at (in, (int) kf_jint (t, "generation"),
+                                                  (int) kf_jint (t, "slot"));
+            json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
+        }
+        //  What the child's code added to its parent's (s_counts).
+        json_object_set_new (t, "added", json_integer (kf_prompt_features_added (t)));
+        double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
+        double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
+        json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));
+        //  Round 21: a threaded child's own one-core time, taken in its
+        //  evaluation under the load its full timing saw.
+        double one = kf_jnum (json_object_get (t, "oc"), "median_ns", 0);
+        double full = kf_jnum (json_object_get (t, "tc"), "median_ns", 0);
+        if (one > 0 && full > 0) {
+            json_object_set_new (t, "one_core_gain", json_real (one / full));
+            json_object_set_new (t, "own_noise", json_real (cn));
+        }
+        json_object_del (t, "oc");
+        json_object_set_new (t, "loaded",
+                             json_boolean (kf_prompt_load_busy (json_object_get (t, "tl"))
+                                           || kf_prompt_load_busy (json_object_get (t, "pl"))));
+    }
+    return rows;
+}

@@ -5,12 +5,17 @@
  *     operation count)": a residual of the output's shape beside the two
  *     operands hid the product's 2*M*N*K;
  *  2. whether more threads than CPUs, to win CPU time from a busy host's
- *     other work, is allowed or gaming was not said.
+ *     other work, is allowed or gaming was not said;
+ *  3. a threads try timed beside other work stayed "inconclusive" though
+ *     its own one-core time, taken in the same evaluation, showed what its
+ *     threads bought ("its threads buy 28%").
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "kf_json.h"
 #include "../kf_test.h"
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +94,50 @@ test_threads_beyond (void)
     free (text);
 }
 
+static void
+test_one_core_verdict (void)
+{
+    const char *ideas[2] = { "use every core, by threads over contiguous ranges",
+                             "skip the output's write-allocate read, by non-temporal "
+                             "(streaming) stores" };
+    //  Candidate 11: threads from candidate 4, both timed beside other
+    //  work; on one CPU its own code took 28% longer than with its threads.
+    json_t *tries = json_pack ("[{s:i, s:s, s:i, s:f, s:f, s:f, s:b, s:f, s:f}]", "id", 11,
+                               "idea", ideas[0], "added", 1 << KF_IDEA_THREADS, "speedup", 40.69,
+                               "parent_speedup", 26.66, "noise", 0.22, "loaded", 1,
+                               "one_core_gain", 1.28, "own_noise", 0.05);
+    bool aside[2];
+    json_t *notes = kf_search_idea_record (ideas, 2, tries, aside);
+    const char *note = kf_jstr (notes, ideas[0]);
+    printf ("%s\n", note);
+    CHECK (strstr (note, "tried: won against its own one-core time, timed beside other work "
+                         "(its threads bought +28%; 40.69x vs parent 26.66x not like for like)"));
+    CHECK (!aside[0]);
+    json_decref (notes);
+    //  Within its own noise: within noise, and the band said.
+    json_object_set_new (json_array_get (tries, 0), "one_core_gain", json_real (1.02));
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (strstr (kf_jstr (notes, ideas[0]), "tried: within noise of +/-"));
+    json_decref (notes);
+    //  No one-core figure: inconclusive, as before.
+    json_object_del (json_array_get (tries, 0), "one_core_gain");
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (strstr (kf_jstr (notes, ideas[0]), "inconclusive, timed beside other work"));
+    json_decref (notes);
+    //  Another idea the same try counts for is not judged by its threads.
+    json_object_set_new (json_array_get (tries, 0), "one_core_gain", json_real (1.28));
+    json_object_set_new (json_array_get (tries, 0), "idea", json_string (ideas[1]));
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (strstr (kf_jstr (notes, ideas[1]), "inconclusive, timed beside other work"));
+    json_decref (notes);
+    json_decref (tries);
+}
+
 int
 main (void)
 {
     test_flops ();
     test_threads_beyond ();
+    test_one_core_verdict ();
     return kf_test_done ("test_prompt_round21");
 }
