@@ -26,9 +26,22 @@
 bool kf_prompt_changed_counts (const char *parent, const char *child, int *changed,
                                int *parent_lines, int *lines);
 
-/* ROW's counts ({changed, parent_lines, lines}, as
+/* Room for kf_prompt_changed_ops' and kf_prompt_changed_text's words. */
+#define KF_PROMPT_CHANGED_OPS_MAX 400
+#define KF_PROMPT_CHANGED_TEXT_MAX (KF_PROMPT_CHANGED_OPS_MAX + 200)
+
+/* Round 21: the kinds of vector intrinsic (FMAs, divides, rcp/rsqrt
+ * estimates, shuffles, ...) whose count in the code differs between
+ * PARENT and CHILD, "divides 1 to 0, rcp/rsqrt estimates 1 to 2", each
+ * call counted once as written, into BUF (SIZE bytes; whole kinds only);
+ * empty when none differs. */
+const char *kf_prompt_changed_ops (const char *parent, const char *child, char *buf,
+                                   size_t size);
+
+/* ROW's counts ({changed, parent_lines, lines, ops}, as
  * kf_prompt_history_changes sets them) in words, "changed 34 of its
- * parent's 120 lines (its own has 126)", into BUF; empty without them. */
+ * parent's 120 lines (its own has 126); the vector operations ...: divides
+ * 1 to 0", into BUF; empty without them. */
 const char *kf_prompt_changed_text (json_t *row, char *buf, size_t size);
 
 /* For each search row of HISTORY (kf_prompt_history's) with a parent and

@@ -314,8 +314,10 @@ s_broadcast_arg (const char *arg, size_t len, char names[S_NAMES][64], int n)
         if (arg[i] != ' ' && arg[i] != '\t' && arg[i] != '\n')
             a[k++] = arg[i];
     a[k] = '\0';
-    if (kf_text_matches (a, "^(_mm(256|512)?_set1_p[sd]|_mm(256|512)?_broadcast_?s[sd](_p[sd])?)"
-                            "\\((.*\\[|[*&])"))
+    //  Round 21: _mm256_broadcast_ss (a0 + k) takes a pointer whatever
+    //  its spelling; set1 an element only where it reads one.
+    if (kf_text_matches (a, "^(_mm(256|512)?_broadcast_?s[sd](_p[sd])?\\(|_mm(256|512)?_set1_p[sd]"
+                            "\\((.*\\[|[*&]))"))
         return true;
     for (int i = 0; i < n; i++)
         if (!strcmp (a, names[i]))
@@ -338,8 +340,9 @@ s_outer (const char *t)
     regex_t re;
     regmatch_t m[2];
     if (regcomp (&re, "\\b([[:alpha:]_][[:alnum:]_]*)[[:space:]]*=[[:space:]]*"
-                      "(_mm(256|512)?_set1_p[sd]|_mm(256|512)?_broadcast_?s[sd](_p[sd])?)"
-                      "[[:space:]]*\\(([^;)]*\\[|[[:space:]]*[*&])", REG_EXTENDED) == 0) {
+                      "(_mm(256|512)?_broadcast_?s[sd](_p[sd])?[[:space:]]*\\(|"
+                      "_mm(256|512)?_set1_p[sd][[:space:]]*\\(([^;)]*\\[|[[:space:]]*[*&]))",
+                 REG_EXTENDED) == 0) {
         for (const char *p = t; n < S_NAMES && regexec (&re, p, 2, m, p == t ? 0 : REG_NOTBOL) == 0;
              p += m[0].rm_eo)
             snprintf (names[n++], 64, "%.*s", (int) (m[1].rm_eo - m[1].rm_so), p + m[1].rm_so);
@@ -478,9 +481,13 @@ kf_prompt_source_features (const char *source, const char *language)
                                : c.mem >= 2);
     S_SET (KF_IDEA_MICRO, strstr (w, "register tile") || kf_descriptor_acc_is_tile (&acc));
     //  The descriptors' packing rule, not a level name's "packed or not".
+    //  Round 21: and a routine named for packing (pack_b (B, N, K, Bp,
+    //  ...) wrote its panels through a pointer named dst); the
+    //  intrinsics' _mm256_packs_epi32 and unpacklo are no such routine.
     S_SET (KF_IDEA_PACK, strstr (w, "operand packed into")
                          || kf_text_matches (t, "\\b[[:alnum:]_]*[Pp]ack[[:alnum:]_]*[[:space:]]*"
-                                                "\\[[^];]*\\][[:space:]]*=[^=]"));
+                                                "\\[[^];]*\\][[:space:]]*=[^=]")
+                         || kf_text_matches (t, "\\b[Pp]ack[[:alnum:]_]*[[:space:]]*\\("));
     //  A kernel with a product is "fused" by its epilogue (the idea
     //  below), not by a row's passes (round 18: "one fused pass per row"
     //  for a product whose RMS norm ran in a pass of its own).

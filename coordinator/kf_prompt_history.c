@@ -42,6 +42,9 @@ s_idea_of (const kf_prompt_in_t *in, json_t *c)
                                                 (int) kf_jint (c, "slot"));
 }
 
+//  Room for s_added_text's words.
+#define S_ADDED_MAX (KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + 64)
+
 //  "; its code added to its parent's: threads, ..." for candidate C, or
 //  nothing.
 static void
@@ -50,7 +53,7 @@ s_added_text (json_t *c, char *buf, size_t size)
     //  Every feature's words fit (round 19: "... a permu." cut mid-word).
     char words[KF_PROMPT_FEATURE_WORDS_MAX];
     kf_prompt_feature_words (kf_prompt_features_added (c), words, sizeof words);
-    char counts[120];
+    char counts[KF_PROMPT_CHANGED_TEXT_MAX];
     if (*words)
         snprintf (buf, size, "; its code added %s: %s",
                   kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words);
@@ -144,7 +147,7 @@ s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
         return;
     }
     const char *idea = s_idea_of (in, c);
-    char added[360];
+    char added[S_ADDED_MAX];
     s_added_text (c, added, sizeof added);
     if (kf_jint (c, "parent_id"))
         snprintf (buf, size, "generation %d, attempt %d%s%s; from candidate %lld%s", gen,
@@ -234,7 +237,7 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
                    "not judged yet on top), that this prompt does not show above (one line each; their code is "
                    "not shown). Do not repeat an approach that failed or lost here unless you "
                    "know why it did and change that.\n", f);
-        char origin[600], outcome[400];
+        char origin[S_ADDED_MAX + 600], outcome[400];
         s_origin (in, c, origin, sizeof origin);
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,
@@ -314,7 +317,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             credit = !by_code || kf_jint (c, "parent_id");
             best_judged = !json_is_false (json_object_get (c, "finished"));
         }
-        char outcome[400], from[80] = "", added[KF_PROMPT_FEATURE_WORDS_MAX + 64],
+        char outcome[400], from[80] = "", added[S_ADDED_MAX],
             handed[300] = "";
         s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         //  Round 11: "another way than that try" of a try whose code no
@@ -494,7 +497,7 @@ s_own_in_flight (FILE *f, const kf_prompt_in_t *in, const char *idea)
         const char *its = s_idea_of (in, c);
         if (!its || !kf_prompt_try_counts (its, 0, idea, NULL))
             continue;
-        char from[80] = "", added[KF_PROMPT_FEATURE_WORDS_MAX + 64] = "";
+        char from[80] = "", added[S_ADDED_MAX] = "";
         s_from (in, c, from, sizeof from);
         s_added_text (c, added, sizeof added);
         fprintf (f, " Candidate %lld (generation %lld%s) has it in flight%s.",
