@@ -465,10 +465,16 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  Round 19: "process 16 elements per instruction" on an AVX2 host, and
 //  an approximation "the compiler can vectorise" for a formula with a
 //  square root, which it keeps a scalar call.
+//  Round 21: "plain code" for a log1p, whose range reduction takes the
+//  float's exponent bits, read as forbidding the bit casts; GCC 12 at -O3
+//  vectorises a loop whose bits go through memcpy into a uint32_t (seen:
+//  "loop vectorized using 32 byte vectors" for such a log).
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
     "within the tolerance, in plain code the compiler can vectorise (a square root there " \
-    "takes the intrinsic: the compiler keeps sqrtf a scalar call)"
+    "takes the intrinsic: the compiler keeps sqrtf a scalar call; the float's exponent "   \
+    "and mantissa bits, which a log's or exp's range reduction takes, go through memcpy "  \
+    "into a uint32_t and back, which vectorises, where frexpf and ldexpf stay calls)"
 #define S_EW_SIMD                                                                          \
     "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
     "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \
@@ -543,7 +549,7 @@ static const char *const s_ideas_host_mm[] = {
     "make the innermost loop read contiguous memory, by packing blocks of the strided "
     "operand inside the cache blocks",
     "write the output once, by fusing the epilogue (bias, activation) into the product "
-    "loop", NULL };
+    "loop" KF_PROMPT_EPILOGUE_K_CHUNKS, NULL };
 //  A product whose layout is read (nn.Linear, a @ b.T, a.T @ b, a @ b)
 //  gets the ideas of that layout instead (kf_prompt_layout_ideas).
 static const char *const s_ideas_host_other[] = {

@@ -285,8 +285,9 @@ kf_prompt_epilogue_idea (json_t *spec)
         snprintf (what, sizeof what, "the %d operation%s forward does after the product",
                   e.ops, e.ops == 1 ? "" : "s");
     return kf_strdupf ("write the output once, by fusing the epilogue (%s) into the product "
-                       "loop: apply it to each tile of outputs while it is in registers%s",
+                       "loop: apply it to each tile of outputs while it is in registers%s%s",
                        what, e.calls > 0 ? ", its calls as vector code within the task's "
                                            "tolerance, never a libm call per element"
-                                         : "");
+                                         : "",
+                       KF_PROMPT_EPILOGUE_K_CHUNKS);
 }

@@ -82,4 +82,12 @@ char *kf_prompt_epilogue_idea (json_t *spec);
  * accuracy for speed name their bound. */
 void kf_prompt_tolerance_within (json_t *spec, char *out, size_t size);
 
+/* Round 21: "write the output once" against a kernel that blocks k and
+ * keeps its partial sums in the output (a k chunk at a time): the idea
+ * says where its epilogue goes in such a kernel. Appended to each
+ * epilogue idea's text. */
+#define KF_PROMPT_EPILOGUE_K_CHUNKS \
+    " (in a kernel that blocks k and keeps partial sums in the output, at the last k " \
+    "chunk's store, so that no pass reads the output back afterwards)"
+
 #endif

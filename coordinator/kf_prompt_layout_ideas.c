@@ -15,6 +15,7 @@
 #include "kf_str.h"
 #include "kf_task.h"
 #include "kf_json.h"
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,36 @@ kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
                        "working set against this host's caches)",
                        rows ? "rows of both" : "rows and columns of the output", a, b,
                        (double) k * elem, k, S_TILE_ROWS * k * elem / 1024);
+}
+
+//  Round 21: the threads idea asks each thread's share of the operand it
+//  re-reads to stay in its own L2, and at 384 x 1024 @ (768 x 1024)^T on
+//  two cores that share is 1.5 MiB of the second operand against a 512
+//  KiB L2: the model had to work out that it cannot, and that each
+//  thread still blocks k. The shares, from operands of A and B bytes,
+//  against each core's L2.
+static void
+s_thread_shares (FILE *f, double a, double b, double l2, json_t *d)
+{
+    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
+                                                         : kf_jnum (d, "cores", 0);
+    if (!(cores >= 2))
+        return;
+    char sa[32], sb[32], s2[32];
+    fprintf (f, " Split over the %.0f cores (an L2 of %s each): by column blocks a thread "
+             "re-reads its 1/%.0f of the second operand, %s, for all of the first; by row "
+             "blocks its 1/%.0f of the first, %s, for all of the second", cores,
+             kf_rates_bytes (l2, s2, sizeof s2), cores, kf_rates_bytes (b / cores, sb, sizeof sb),
+             cores, kf_rates_bytes (a / cores, sa, sizeof sa));
+    double small = fmin (a, b) / cores;
+    if (small > l2)
+        fputs (": neither share fits its L2, so each thread still blocks k (and its share's "
+               "rows or columns) inside its share, as one core's kernel does.", f);
+    else if (fmax (a, b) / cores > l2)
+        fprintf (f, ": only the %s split's share fits its L2.",
+                 b <= a ? "column" : "row");
+    else
+        fputs (": either split's share fits its L2.", f);
 }
 
 void
@@ -146,11 +177,13 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
         fprintf (f, "take %.0f KiB,", tile / 1024);
     }
     if (tile <= l1 / 2)
-        fputs (" fit half of L1 and blocking over k has nothing to gain.\n", f);
+        fputs (" fit half of L1 and blocking over k has nothing to gain.", f);
     else
         //  Round 17: "128 KiB take more than half of L1" beside a 48 KiB L1.
-        fprintf (f, " %s: blocking over k keeps a slice of them there.\n",
+        fprintf (f, " %s: blocking over k keeps a slice of them there.",
                  tile > l1 ? "do not fit L1" : "take more than half of L1");
+    s_thread_shares (f, a, b, l2, d);
+    fputc ('\n', f);
 }
 
 //  Round 20: nothing said how to split on a host whose cores each have
@@ -159,7 +192,7 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
                   "share of the operand it re-reads kept in its own L2 (by column blocks " \
                   "each reads 1/T of @B and all of @A; by row blocks 1/T of @A and all of @B)"
 #define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
-                   "product loop"
+                   "product loop" KF_PROMPT_EPILOGUE_K_CHUNKS
 #define S_BLOCKS "keep each operand's block in L1/L2 while it is reused, by cache blocking of " \
                  "all three loops around the kernel's inner loops"
 

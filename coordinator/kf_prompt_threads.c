@@ -410,7 +410,16 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
     double read_one = kf_jnum (d, "read_cold_one_core_gbs", 0);
     double read_all = kf_jnum (d, "read_cold_all_cores_gbs", 0);
-    if (read_one > 0 && read_all > read_one && read_all < cores * read_one)
+    //  Round 21: not for a product or attention, whose work is their
+    //  FMAs' (the paragraph stood in a GEMM's prompt of 604 MFLOP).
+    kf_task_class_t tc = kf_prompt_task_class (in->spec);
+    bool fma_bound = tc == KF_CLASS_MATMUL || tc == KF_CLASS_ATTENTION;
+    bool memory_less = read_one > 0 && read_all > read_one && read_all < cores * read_one;
+    if (memory_less && fma_bound)
+        fputs (" A product's time is its multiply-adds, which divide over the cores; the "
+               "memory's lower limit on that saving, which an elementwise call meets, is not "
+               "this task's.", f);
+    else if (memory_less)
         fprintf (f, " That is for work that divides over the cores; a call bound by memory "
                  "saves at most %.0f%%, as all cores read cold data at %.1f GB/s against one "
                  "core's %.1f (%.2fx).", 100 * (1 - read_one / read_all), read_all, read_one,

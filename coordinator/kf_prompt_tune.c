@@ -74,9 +74,16 @@ s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
         if (cores > 2)
             fprintf (f, ",%ld", cores);
         fputs (" */\n", f);
+        //  Round 21: "at most the 2 cores" read as a rule against a kernel
+        //  of 4 workers (two a CPU, to win time back from the host's other
+        //  work), whose count the prompt also said to keep; and a count its
+        //  code reads at run time (sysconf) had no #define to list.
         fprintf (f, "(on this CPU target: rows or tiles per step, unroll depth, accumulators, "
-                 "cache block sizes in elements, threads to start, at most the %ld cores of "
-                 "this host; not GPU launch sizes)\n", cores);
+                 "cache block sizes in elements, threads to start; not GPU launch sizes. "
+                 "Thread counts beyond the %ld cores of this host are allowed, but pay only "
+                 "where the host's other work takes CPU time; a kernel that starts more keeps "
+                 "its own count as the default. A count the code reads at run time (sysconf) "
+                 "is made a parameter as a factor of it, e.g. WORKERS_PER_CPU=2,1)\n", cores);
     }
     if (kind != KF_TARGET_HOST)
         fputs (s_example_kinds[kind], f);
