@@ -450,6 +450,10 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
                  ? "this attempt's idea takes vectorised math as given, and that kernel's "
                    "math is scalar (no explicit SIMD, and the compiler vectorised none of "
                    "its loops)"
+             : json_is_true (json_object_get (m, "arith"))
+                 ? "that kernel's time is its arithmetic (its cycles a vector, timed, were "
+                   "half as many again as the Target section's memory budget or more), and "
+                   "streaming stores save memory time only"
                  : "that kernel has this attempt's idea already, a sibling of this generation "
                    "takes it from there, or it is predicted not to pay there");
 }

@@ -412,58 +412,67 @@ s_memory_style (json_t *spec)
     return largest > 0 && kf_prompt_output_elements (spec) >= largest;
 }
 
+bool
+kf_prompt_per_vector (json_t *k, json_t *spec, json_t *hardware, int stores,
+                      kf_per_vector_t *pv)
+{
+    memset (pv, 0, sizeof *pv);
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    pv->lanes = kf_prompt_vector_lanes (d, kf_jstr (hardware, "compile_isa"), &pv->unit);
+    pv->ms = kf_jnum (k, "candidate_ns", 0) * 1e-6;
+    pv->mhz = kf_prompt_host_mhz (d);
+    pv->threads = kf_prompt_threads_in_use (kf_jstr (k, "source"), NULL, hardware, &pv->assumed);
+    pv->cycles = kf_prompt_vector_cycles (spec, d, pv->lanes, pv->ms, pv->threads);
+    if (!s_memory_style (spec) || !(pv->cycles > 0))
+        return false;
+    //  The Target section's budget for as many cores (one, or all of them).
+    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
+                                                         : kf_jnum (d, "cores", 0);
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
+    double read = stores == 1 ? n + m : n;
+    if (pv->threads == 1)
+        pv->budget = kf_prompt_vector_cycles (spec, d, pv->lanes,
+                                              kf_prompt_cold_ms (read, m, d, false), 1);
+    else if (cores >= 1 && pv->threads >= cores)
+        pv->budget = kf_prompt_vector_cycles (spec, d, pv->lanes,
+                                              kf_prompt_cold_ms (read, m, d, true), cores);
+    pv->write_rate = kf_prompt_write_gbs (d, pv->threads != 1) > 0;
+    return true;
+}
+
 //  Round 15: a kernel's time in cycles of each core per vector of
 //  output on the threads it runs (candidate 2, 2.85 ms on one core, was
 //  about 20 cycles a vector against a memory budget of 15, so bound by
 //  its arithmetic; the model had to work that out), beside the budget
 //  the Target section derives (kf_prompt_budget.c), one reckoning for
-//  both. STORES as the position line read them: 1 ordinary (the
-//  outputs' bytes count twice in the budget too), 2 streaming, 0 not
-//  known.
+//  both (kf_prompt_per_vector).
 static void
 s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
 {
-    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-    const char *unit = NULL;
-    int lanes = kf_prompt_vector_lanes (d, kf_jstr (hardware, "compile_isa"), &unit);
-    double ms = kf_jnum (k, "candidate_ns", 0) * 1e-6, mhz = kf_prompt_host_mhz (d);
-    bool assumed;
-    double threads = kf_prompt_threads_in_use (kf_jstr (k, "source"), NULL, hardware, &assumed);
-    double cycles = kf_prompt_vector_cycles (spec, d, lanes, ms, threads);
-    if (!s_memory_style (spec) || !(cycles > 0))
+    kf_per_vector_t pv;
+    if (!kf_prompt_per_vector (k, spec, hardware, stores, &pv))
         return;
     char t[32];
-    fprintf (f, " Per vector: %s a call is about ", kf_prompt_time_text (ms * 1e6, t, sizeof t));
-    fprintf (f, cycles >= 10 ? "%.0f" : "%.1f", cycles);
-    fprintf (f, " cycles of each core per vector of %d f32 lanes (%s) of output, ", lanes, unit);
-    if (threads == 1)
+    fprintf (f, " Per vector: %s a call is about ",
+             kf_prompt_time_text (pv.ms * 1e6, t, sizeof t));
+    fprintf (f, pv.cycles >= 10 ? "%.0f" : "%.1f", pv.cycles);
+    fprintf (f, " cycles of each core per vector of %d f32 lanes (%s) of output, ", pv.lanes,
+             pv.unit);
+    if (pv.threads == 1)
         fputs ("on its one thread", f);
     else
-        fprintf (f, "each of its %.0f threads taking 1/%.0f of the vectors (%s)", threads,
-                 threads, assumed ? "assumed: one on each core of the host, as its code "
-                                    "fixes no count"
-                                  : "the count its code defines");
-    fprintf (f, ", at %.0f MHz (time x clock x threads / %.0f vectors; derived)", mhz,
-             ceil (kf_prompt_output_elements (spec) / lanes));
-    //  The Target section's budget for as many cores (one, or all of them).
-    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
-                                                         : kf_jnum (d, "cores", 0);
-    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
-    double read = stores == 1 ? n + m : n, budget = 0;
-    if (threads == 1)
-        budget = kf_prompt_vector_cycles (spec, d, lanes, kf_prompt_cold_ms (read, m, d, false),
-                                          1);
-    else if (cores >= 1 && threads >= cores)
-        budget = kf_prompt_vector_cycles (spec, d, lanes, kf_prompt_cold_ms (read, m, d, true),
-                                          cores);
-    if (budget > 0) {
+        fprintf (f, "each of its %.0f threads taking 1/%.0f of the vectors (%s)", pv.threads,
+                 pv.threads, pv.assumed ? "assumed: one on each core of the host, as its code "
+                                          "fixes no count"
+                                        : "the count its code defines");
+    fprintf (f, ", at %.0f MHz (time x clock x threads / %.0f vectors; derived)", pv.mhz,
+             ceil (kf_prompt_output_elements (spec) / pv.lanes));
+    if (pv.budget > 0) {
         fprintf (f, "; the arithmetic budget for %s, reckoned as in the Target section with "
                  "%s at the cold read rates%s, is about %.0f",
-                 threads == 1 ? "one core" : "all cores", stores == 1 ? "N + 2M" : "N + M",
-                 kf_prompt_write_gbs (d, threads != 1) > 0
-                     ? " (the writes at the streaming-store write rate)"
-                     : "",
-                 budget);
+                 pv.threads == 1 ? "one core" : "all cores", stores == 1 ? "N + 2M" : "N + M",
+                 pv.write_rate ? " (the writes at the streaming-store write rate)" : "",
+                 pv.budget);
         //  No verdict: the budget counts the writes at the streaming-store
         //  rate, or the read rate where none was measured, an estimate; the
         //  two figures side by side are the evidence.

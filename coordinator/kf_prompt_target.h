@@ -141,6 +141,29 @@ void kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d);
 #define KF_PROMPT_SLOW_REFERENCE 0.1
 void kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref_ns);
 
+/* A host kernel's time a call in cycles of each core per vector of
+ * output (kf_prompt_per_vector). */
+typedef struct {
+    double cycles;      /* each core's cycles per vector on its threads */
+    double budget;      /* the Target section's memory budget for as many
+                           cores (one, or all); 0 where neither applies */
+    double threads;     /* threads it runs (its code's count, or assumed) */
+    double ms;          /* its time a call */
+    double mhz;         /* the host's clock */
+    int lanes;          /* f32 lanes of the vector unit */
+    const char *unit;   /* the unit's name; static text */
+    bool assumed;       /* THREADS assumed one a core (its code fixes none) */
+    bool write_rate;    /* the budget counts writes at the streaming rate */
+} kf_per_vector_t;
+
+/* *PV for kernel K ("candidate_ns", "source") of SPEC on HARDWARE's first
+ * device, its STORES as kf_prompt_stores reads them (1 ordinary: N + 2M
+ * in the budget, 2 streaming, 0 not known): false (nothing to say) for a
+ * task whose work does not go by its output as an elementwise task's
+ * does, or with no time. */
+bool kf_prompt_per_vector (json_t *k, json_t *spec, json_t *hardware, int stores,
+                           kf_per_vector_t *pv);
+
 /* Writes one line on kernel K's position against the peaks (its
  * evaluation's bandwidth and compute figures, the device's measured
  * ceilings), when it was timed: memory and compute both, in the words of

@@ -211,17 +211,20 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
 }
 
 //  What makes an idea unfit for a kernel, beyond having it (s_has's
-//  UNFIT): threads predicted to lose there, or (round 20) a kernel whose
-//  math is not vectorised, for an idea whose premise is vectorised code.
+//  UNFIT): threads predicted to lose there, (round 20) a kernel whose
+//  math is not vectorised, for an idea whose premise is vectorised code,
+//  or (round 21) a kernel bound by its arithmetic, for streaming stores.
 #define S_UNFIT_THREADS 1u
 #define S_UNFIT_SCALAR 2u
+#define S_UNFIT_ARITH 4u
 
 static unsigned
 s_unfit_chosen (const kf_search_idea_known_t *known)
 {
     return !known ? 0
                   : (known->chosen_threads_lose ? S_UNFIT_THREADS : 0)
-                        | (known->chosen_scalar ? S_UNFIT_SCALAR : 0);
+                        | (known->chosen_scalar ? S_UNFIT_SCALAR : 0)
+                        | (known->chosen_arith ? S_UNFIT_ARITH : 0);
 }
 
 static unsigned
@@ -229,7 +232,8 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
 {
     return !known ? 0
                   : (known->threads_lose && known->threads_lose[e] ? S_UNFIT_THREADS : 0)
-                        | (known->scalar && known->scalar[e] ? S_UNFIT_SCALAR : 0);
+                        | (known->scalar && known->scalar[e] ? S_UNFIT_SCALAR : 0)
+                        | (known->arith && known->arith[e] ? S_UNFIT_ARITH : 0);
 }
 
 //  Whether the kernel ID (with FEATURES, built from the idea BUILT) has
@@ -243,6 +247,8 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
 //  math as given (three ideas "once each element's math is vectorised"
 //  went to the plain-C first kernel in one generation, and each try had
 //  to vectorise it as well: the siblings came out near-identical).
+//  Round 21: so does a kernel bound by its arithmetic for streaming
+//  stores (kf_search_idea_arith_bound).
 static bool
 s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
        unsigned unfit, const kf_search_idea_known_t *known)
@@ -250,7 +256,8 @@ s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int 
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
     if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx
         || ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
-        || ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx])))
+        || ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx]))
+        || ((unfit & S_UNFIT_ARITH) && f == KF_IDEA_STREAM))
         return true;
     for (size_t s = 0; known && s < known->n_siblings; s++)
         if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
@@ -396,12 +403,12 @@ s_ideas_taken (kf_db_t *db, json_t *run)
     return rows;
 }
 
-//  Whether one of IDEAS (N) is the threads idea.
+//  Whether one of IDEAS (N) is about FEATURE.
 static bool
-s_threads_listed (const char *const *ideas, size_t n)
+s_listed (const char *const *ideas, size_t n, kf_idea_feature_t feature)
 {
     for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS)
+        if (kf_prompt_idea_feature (ideas[i]) == feature)
             return true;
     return false;
 }
@@ -411,9 +418,11 @@ s_threads_listed (const char *const *ideas, size_t n)
 //  host's figures in HARDWARE and each kernel's latest time a call; and into
 //  *SUMMARY, for the paragraph, the run's fastest single-thread and
 //  threaded kernels timed in full and how many threaded ones there are
-//  (caller's). 0, or -1 on a database error.
+//  (caller's). Round 21: and KNOWN's arith, the kernels bound by their
+//  arithmetic (kf_search_idea_arith_bound), from the same times. 0, or
+//  -1 on a database error.
 static int
-s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
+s_timings_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
                 const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
                 kf_search_idea_known_t *known, json_t **summary)
 {
@@ -436,7 +445,10 @@ s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language
                                 " ORDER BY c.id",
                                 1, params);
     known->threads_lose = calloc (n + 1, sizeof *known->threads_lose);
-    if (!rows || !known->threads_lose) {
+    known->arith = calloc (n + 1, sizeof *known->arith);
+    json_t *spec = json_object_get (run, "spec");
+    kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
+    if (!rows || !known->threads_lose || !known->arith) {
         json_decref (rows);
         return -1;
     }
@@ -455,11 +467,17 @@ s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language
         double ns = kf_jnum (r, "candidate_ns", 0);
         bool threaded = kf_prompt_source_does (kf_jstr (r, "source"), language, KF_IDEA_THREADS);
         bool lose = host && kf_prompt_threads_lose (start_us, cores, ns, threaded);
+        double cycles, budget;
+        bool arith = kf_search_idea_arith_bound (r, spec, hardware, kind, &cycles, &budget);
         for (size_t e = 0; e < n; e++)
-            if (elites[e].candidate_id == cid)
+            if (elites[e].candidate_id == cid) {
                 known->threads_lose[e] = lose;
-        if (chosen && chosen->candidate_id == cid)
+                known->arith[e] = arith;
+            }
+        if (chosen && chosen->candidate_id == cid) {
             known->chosen_threads_lose = lose;
+            known->chosen_arith = arith;
+        }
         if (strcmp (kf_jstr (r, "fidelity"), "full"))
             continue;
         if (threaded) {
@@ -494,8 +512,8 @@ s_threads_read (kf_db_t *db, json_t *run, json_t *hardware, const char *language
 
 //  What the timings and the tries in flight changed (round 11), the
 //  ideas spent (round 15) and the kernels whose math is scalar (round
-//  20), by the ideas' and elites' places:
-//  "|held:2|spent:1|slow:0,3,c|scalar:1,c".
+//  20) or bound by their arithmetic (round 21), by the ideas' and
+//  elites' places: "|held:2|spent:1|slow:0,3,c|scalar:1,c|arith:0".
 static void
 s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
                 const kf_search_idea_known_t *known, size_t n)
@@ -527,6 +545,14 @@ s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
             sep = ",";
         }
     if (known->chosen_scalar)
+        fprintf (f, "%sc", sep);
+    sep = "|arith:";
+    for (size_t e = 0; known->arith && e < n; e++)
+        if (known->arith[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_arith)
         fprintf (f, "%sc", sep);
 }
 
@@ -567,9 +593,14 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     int rc = rows && !kf_search_idea_known_read (rows, ideas, count, elites, n, chosen,
                                                  generation, slot, &known)
              ? 0 : -1;
-    if (rc == 0 && s_threads_listed (ideas, count))
-        rc = s_threads_read (db, run, hardware, in.language, elites, n, chosen, &known,
+    if (rc == 0 && (s_listed (ideas, count, KF_IDEA_THREADS)
+                    || s_listed (ideas, count, KF_IDEA_STREAM)))
+        rc = s_timings_read (db, run, hardware, in.language, elites, n, chosen, &known,
                              &threads);
+    if (!s_listed (ideas, count, KF_IDEA_THREADS)) {
+        json_decref (threads);    //  the threads paragraph's, of no idea here
+        threads = NULL;
+    }
     json_decref (rows);
     if (rc) {
         json_decref (tries);
@@ -673,9 +704,13 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     //  Round 20: why the attempt starts elsewhere than the archive chose.
     if (pick >= 0 && chosen)
         json_object_set_new (out->prompt, "moved",
-                             json_pack ("{s:I, s:b}", "from", (json_int_t) chosen->candidate_id,
-                                        "scalar", known.chosen_scalar
-                                                      && kf_prompt_idea_needs_vectors (out->idea)));
+                             json_pack ("{s:I, s:b, s:b}", "from",
+                                        (json_int_t) chosen->candidate_id, "scalar",
+                                        known.chosen_scalar
+                                            && kf_prompt_idea_needs_vectors (out->idea),
+                                        "arith", known.chosen_arith
+                                                     && kf_prompt_idea_feature (out->idea)
+                                                            == KF_IDEA_STREAM));
     json_t *held_in_flight = json_object ();
     for (size_t k = 0; k < count; k++)
         if (held[k])

@@ -179,6 +179,11 @@ typedef struct {
                                             report vectorised no loop); NULL:
                                             none known */
     bool chosen_scalar;                  /* the same of the selected parent */
+    bool *arith;                         /* per elite of the pool (round 21):
+                                            bound by its arithmetic
+                                            (kf_search_idea_arith_bound);
+                                            NULL: none known */
+    bool chosen_arith;                   /* the same of the selected parent */
     const bool *spent;                   /* per idea: kf_search_idea_spent (not
                                             owned); NULL: none */
 } kf_search_idea_known_t;
@@ -256,6 +261,25 @@ kf_share_t kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *ha
  * a line before it is written), one fused pass per row (the row read
  * once), an epilogue fused into the product (the output written once). */
 bool kf_search_idea_cuts_bytes (const char *idea);
+
+/* Round 21: streaming stores went twice to kernels of signed log1p whose
+ * prompt said "about 36 cycles ... a vector; the arithmetic budget ... is
+ * about 21": stores that skip the read of their line save memory time,
+ * and such a kernel's time is its arithmetic. A kernel whose cycles per
+ * vector (kf_prompt_per_vector, with the stores its code uses) are
+ * KF_SEARCH_IDEA_ARITH times the budget or more is bound by its
+ * arithmetic: streaming stores are unfit for it as for a kernel that
+ * does them (the plan moves the idea to a kernel of the pool near its
+ * budget, or passes to the next idea). The margin leaves a kernel timed
+ * beside other work, whose cycles the load inflates, its idea. */
+#define KF_SEARCH_IDEA_ARITH 1.5
+
+/* Whether KERNEL ("candidate_ns", "source") of SPEC on HARDWARE's host
+ * is bound by its arithmetic as above; *CYCLES and *BUDGET get the two
+ * figures (0 where not known). False off the host, for a task whose work
+ * does not go by its output, or where either figure is not known. */
+bool kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
+                                 kf_target_kind_t kind, double *cycles, double *budget);
 
 /* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes

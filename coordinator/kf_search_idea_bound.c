@@ -9,6 +9,9 @@
  *  17 all cores' cold read, its bytes counted as they cross the bus:
  *  kf_search_idea_memory_share), such an idea is paired with one that
  *  cuts the bytes moved and that the parent does not do yet.
+ *
+ *  Round 21: and streaming stores, which cut bytes, are not handed to a
+ *  kernel bound by its arithmetic (kf_search_idea_arith_bound).
  */
 #include "kf_search_idea.h"
 #include "kf_json.h"
@@ -52,4 +55,19 @@ kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double shar
             && !(spent && spent[c]))
             return (int) c;
     return -1;
+}
+
+bool
+kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
+                            kf_target_kind_t kind, double *cycles, double *budget)
+{
+    *cycles = *budget = 0;
+    kf_per_vector_t pv;
+    if (kind != KF_TARGET_HOST
+        || !kf_prompt_per_vector (kernel, spec, hardware,
+                                  (int) kf_prompt_stores (kernel, spec, NULL, kind), &pv))
+        return false;
+    *cycles = pv.cycles;
+    *budget = pv.budget;
+    return pv.budget > 0 && pv.cycles >= KF_SEARCH_IDEA_ARITH * pv.budget;
 }

@@ -113,6 +113,7 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
     free (known->pending);
     free (known->threads_lose);
     free (known->scalar);
+    free (known->arith);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
 }
