@@ -277,11 +277,11 @@ static void
 s_units_rule (FILE *f, double fma, double fast, const char *fast_name)
 {
     char a[16], b[16];
-    fprintf (f, " Rule of thumb for a formula's cycles per vector on one core: the largest of %s x "
-             "(its FMAs + the FMAs in brackets of each op partly or wholly on the FMAs' units), "
-             "%s x all its vector instructions but loads and stores, FMAs included (the rate of "
-             "%s alone, the fastest: no more issue), and each op's count x its own cycles "
-             "alone; ops beside the FMAs add nothing more.",
+    fprintf (f, " Rule of thumb for a formula's cycles per vector on one core: about the "
+             "largest of %s x (its FMAs + the FMAs in brackets of each op partly or wholly on "
+             "the FMAs' units), %s x all its vector instructions but loads and stores, FMAs "
+             "included (the rate of %s alone, the fastest: no more issue), and each op's count "
+             "x its own cycles alone; ops beside the FMAs add nothing more.",
              s_cyc (fma, a, sizeof a), s_cyc (fast, b, sizeof b), fast_name);
 }
 
