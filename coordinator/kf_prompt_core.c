@@ -217,18 +217,72 @@ kf_prompt_host_vec_line (FILE *f, json_t *d)
     free (text);
 }
 
-//  Where X's mix with two FMAs falls. On units of its own X adds nothing
-//  to the slower of the two FMAs alone and X alone; on the FMAs' units it
-//  adds about an FMA's time (their pipes take three instructions where
-//  the two FMAs took two). Under a quarter of an FMA's time past the
-//  first: beside; three quarters or more: shares; between: partly.
+//  Where X's mix with FMAS FMAs (two; four for vhaddps) falls. On units
+//  of its own X adds nothing to the slower of the FMAs alone and X alone;
+//  on the FMAs' units it adds about an FMA's time (their pipes take
+//  three instructions where the two FMAs took two). Under a quarter of
+//  an FMA's time past the first: beside; three quarters or more: shares;
+//  between: partly.
 typedef enum { S_BESIDE, S_PARTLY, S_SHARES } s_units_t;
 
 static s_units_t
-s_units_of (double fma, double alone, double mix)
+s_units_of (double fma, int fmas, double alone, double mix)
 {
-    double excess = mix - fmax (2 * fma, alone);
+    double excess = mix - fmax (fmas * fma, alone);
     return excess < 0.25 * fma ? S_BESIDE : excess < 0.75 * fma ? S_PARTLY : S_SHARES;
+}
+
+//  The instructions of the units line, in its order within a group: the
+//  cheapest alone first (here). FMAS: the FMAs of its mix; AVX512 NULL:
+//  no 512-bit form, never measured there.
+static const struct {
+    const char *op, *avx2, *avx512;
+    int fmas;
+} s_xs[] = {
+    { "and", "vandps", "vpandd", 2 },
+    { "iadd", "vpaddd", "vpaddd", 2 },
+    { "cmp", "vcmpps", "vcmpps into a mask register", 2 },
+    { "cvt", "vcvtps2dq", "vcvtps2dq", 2 },
+    { "cvtf", "vcvtdq2ps", "vcvtdq2ps", 2 },
+    { "max", "vmaxps", "vmaxps", 2 },
+    { "round", "vroundps", "vrndscaleps", 2 },
+    { "shift", "vpslld", "vpslld", 2 },
+    { "shuf", "vshufps", "vshufps", 2 },
+    { "blend", "vblendvps", "vblendmps", 2 },
+    { "perm", "vpermps", "vpermps", 2 },
+    { "hadd", "vhaddps", NULL, 4 },
+};
+
+//  X's cycles alone (ALONE) and in its mix (MIX), 0 where D lacks either.
+static void
+s_x_figures (json_t *d, size_t i, double *alone, double *mix)
+{
+    char key[64];
+    snprintf (key, sizeof key, "vec_%s_cycles", s_xs[i].op);
+    *alone = kf_jnum (d, key, 0);
+    snprintf (key, sizeof key, "vec_%s_with_fma_cycles", s_xs[i].op);
+    *mix = kf_jnum (d, key, 0);
+    if (!(*alone > 0) || !(*mix > 0))
+        *alone = *mix = 0;
+}
+
+//  Round 21: the model had an arithmetic budget in FMAs and a formula of
+//  some 40 mixed ops a vector. From the figures: the FMAs and the FMA
+//  time each op on their units adds, at the FMA's rate; every vector
+//  instruction at the fastest one's rate alone (vandps, 4 a cycle here:
+//  10 FMAs and 20 vandps took 7.50 cycles, 10 FMAs and 25 mixed ops
+//  beside them 9.11 against 8.75 so counted); each op at its own rate (10
+//  FMAs and 20 vmaxps: 10.0). FAST: that rate, FAST_NAME its instruction.
+static void
+s_units_rule (FILE *f, double fma, double fast, const char *fast_name)
+{
+    char a[16], b[16];
+    fprintf (f, " Rule of thumb for a formula's cycles per vector on one core: about the "
+             "largest of %s x (its FMAs + the FMAs in brackets of each op partly or wholly on "
+             "the FMAs' units), %s x all its vector instructions but loads and stores, FMAs "
+             "included (the rate of %s alone, the fastest: no more issue), and each op's count "
+             "x its own cycles alone; ops beside the FMAs add nothing more.",
+             s_cyc (fma, a, sizeof a), s_cyc (fast, b, sizeof b), fast_name);
 }
 
 void
@@ -238,56 +292,52 @@ kf_prompt_host_units_line (FILE *f, json_t *d)
     if ((lanes != 16 && lanes != 8) || !(fma > 0))
         return;
     bool wide = lanes == 16;
-    //  The order within a group: the cheapest alone first.
-    static const struct {
-        const char *op, *avx2, *avx512;
-    } xs[] = {
-        { "and", "vandps", "vpandd" },
-        { "iadd", "vpaddd", "vpaddd" },
-        { "cmp", "vcmpps", "vcmpps into a mask register" },
-        { "cvt", "vcvtps2dq", "vcvtps2dq" },
-        { "shuf", "vshufps", "vshufps" },
-        { "blend", "vblendvps", "vblendmps" },
-        { "perm", "vpermps", "vpermps" },
-    };
     static const char *const heads[] = {
-        [S_BESIDE] = "; beside the FMAs, on other units (in a loop bound by its FMAs they cost "
-                     "almost nothing): ",
+        [S_BESIDE] = "; beside the FMAs: ",
         [S_PARTLY] = "; partly on the FMAs' units: ",
-        [S_SHARES] = "; on the FMAs' units, each costing a loop bound by its FMAs the time of "
-                     "as many FMAs as given: ",
+        [S_SHARES] = "; on the FMAs' units: ",
     };
     //  A group's cycles to two decimals: the mixes differ by hundredths.
     char a[16], c[16];
     bool any = false;
+    double fast = 0;
+    const char *fast_name = NULL;
     for (int kind = S_BESIDE; kind <= S_SHARES; kind++) {
         bool first = true;
-        for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-            char key[64];
-            snprintf (key, sizeof key, "vec_%s_cycles", xs[i].op);
-            double alone = kf_jnum (d, key, 0);
-            snprintf (key, sizeof key, "vec_%s_with_fma_cycles", xs[i].op);
-            double mix = kf_jnum (d, key, 0);
-            if (!(alone > 0) || !(mix > 0) || (int) s_units_of (fma, alone, mix) != kind)
+        for (size_t i = 0; i < sizeof s_xs / sizeof s_xs[0]; i++) {
+            const char *name = wide ? s_xs[i].avx512 : s_xs[i].avx2;
+            int fmas = s_xs[i].fmas;
+            double alone, mix;
+            s_x_figures (d, i, &alone, &mix);
+            if (!name || !(alone > 0) || (int) s_units_of (fma, fmas, alone, mix) != kind)
                 continue;
             if (!any)
                 fprintf (f, "  Other vector instructions beside FMAs, measured at start by the "
                          "exec worker: two independent FMAs and one of these in turn, many such "
                          "groups in flight, in cycles per group against %.2f for the two FMAs "
-                         "alone (in brackets each instruction's own cycles per instruction "
-                         "alone)",
+                         "alone (in brackets each instruction's own cycles alone and, where it "
+                         "takes time on the FMAs' units, the FMAs' time it adds)",
                          2 * fma);
             any = true;
-            fprintf (f, "%s%s %.2f (%s", first ? heads[kind] : ", ",
-                     wide ? xs[i].avx512 : xs[i].avx2, mix, s_cyc (alone, c, sizeof c));
-            //  What X added to the two FMAs, in FMAs.
-            if (kind == S_SHARES)
-                fprintf (f, "; %s FMA%s", s_times ((mix - 2 * fma) / fma, a, sizeof a),
-                         mix - 2 * fma < 1.05 * fma ? "" : "s");
+            if (!(fast > 0) || alone < fast) {
+                fast = alone;
+                fast_name = name;
+            }
+            fprintf (f, "%s%s", first ? heads[kind] : ", ", name);
+            if (fmas == 4)
+                fprintf (f, " with four FMAs against %.2f", 4 * fma);
+            fprintf (f, " %.2f (%s", mix, s_cyc (alone, c, sizeof c));
+            //  What X added to its FMAs, in FMAs.
+            if (kind != S_BESIDE)
+                fprintf (f, "; %s FMA%s", s_times ((mix - fmas * fma) / fma, a, sizeof a),
+                         mix - fmas * fma < 1.05 * fma ? "" : "s");
             fputs (")", f);
             first = false;
         }
     }
-    if (any)
-        fputs (".\n", f);
+    if (!any)
+        return;
+    fputs (".", f);
+    s_units_rule (f, fma, fast, fast_name);
+    fputs ("\n", f);
 }

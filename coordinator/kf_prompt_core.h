@@ -40,8 +40,11 @@ void kf_prompt_host_vec_line (FILE *f, json_t *d);
  * "vec_X_with_fma_cycles": two independent FMAs and one X in turn) set
  * against the FMAs alone ("vec_fma_cycles") and X alone
  * ("vec_X_cycles"), with those cycles. Round 20: the model could not
- * tell which instructions compete with its FMAs. Nothing when D has no
- * such figures. */
+ * tell which instructions compete with its FMAs. Round 21: five more
+ * (vroundps, vpslld, vmaxps, vcvtdq2ps, vhaddps, whose mix is four FMAs
+ * and one), the FMAs' time each op partly or wholly on their units adds,
+ * and a rule of thumb from the figures turning a formula's op counts
+ * into cycles a vector. Nothing when D has no such figures. */
 void kf_prompt_host_units_line (FILE *f, json_t *d);
 
 #endif

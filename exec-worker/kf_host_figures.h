@@ -37,9 +37,10 @@
  * measured again; 9: the rsqrt, load, broadcast, FMA-from-L1 and
  * divide-with-square-root costs of kf_host_vec.h; 10: the other vector
  * instructions alone and beside FMAs; 11: the streaming-store writes of
- * one core and all cores; test_host_caps lists the keys of this
+ * one core and all cores; 12: vroundps, vpslld, vmaxps, vcvtdq2ps and
+ * vhaddps alone and beside FMAs; test_host_caps lists the keys of this
  * version). */
-#define KF_HOST_FIGURES_VERSION 11
+#define KF_HOST_FIGURES_VERSION 12
 
 /* The most of the CPUs' time that other processes may take while the
  * figures are measured, for the figures to be kept. */

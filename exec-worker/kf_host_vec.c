@@ -148,6 +148,15 @@ static const float s_const[16] __attribute__ ((aligned (64)))
 #define S_CMP512(r) "vcmpps $1, %%zmm27, %%zmm29, %%k2\n\t"
 #define S_CVT512(r) "vcvtps2dq %%zmm29, %%zmm" #r "\n\t"
 #define S_IADD512(r) "vpaddd %%zmm27, %%zmm29, %%zmm" #r "\n\t"
+//  Round 21 (a log1p and sigmoid kernel of some 40 mixed ops a vector;
+//  a GEMM's horizontal sums): vrndscaleps (AVX-512's vroundps) and
+//  vroundps to the floor, a shift by an immediate (vpslld: exp's 2^n),
+//  vmaxps (vminps on the same units on every x86 core), vcvtdq2ps, and
+//  vhaddps, which has no 512-bit form: not measured there.
+#define S_ROUND512(r) "vrndscaleps $9, %%zmm29, %%zmm" #r "\n\t"
+#define S_SHIFT512(r) "vpslld $23, %%zmm29, %%zmm" #r "\n\t"
+#define S_MAX512(r) "vmaxps %%zmm27, %%zmm29, %%zmm" #r "\n\t"
+#define S_CVTF512(r) "vcvtdq2ps %%zmm29, %%zmm" #r "\n\t"
 #define S_MIX512(x)                                                                             \
     S_FMA512 (0) S_FMA512 (1) x (16) S_FMA512 (2) S_FMA512 (3) x (16) S_FMA512 (4)              \
     S_FMA512 (5) x (16) S_FMA512 (6) S_FMA512 (7) x (16) S_FMA512 (8) S_FMA512 (9) x (16)       \
@@ -172,10 +181,24 @@ static const float s_const[16] __attribute__ ((aligned (64)))
 #define S_CMP256(r) "vcmpps $1, %%ymm11, %%ymm13, %%ymm" #r "\n\t"
 #define S_CVT256(r) "vcvtps2dq %%ymm13, %%ymm" #r "\n\t"
 #define S_IADD256(r) "vpaddd %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_ROUND256(r) "vroundps $9, %%ymm13, %%ymm" #r "\n\t"
+#define S_SHIFT256(r) "vpslld $23, %%ymm13, %%ymm" #r "\n\t"
+#define S_MAX256(r) "vmaxps %%ymm11, %%ymm13, %%ymm" #r "\n\t"
+#define S_CVTF256(r) "vcvtdq2ps %%ymm13, %%ymm" #r "\n\t"
+#define S_HADD256(r) "vhaddps %%ymm11, %%ymm13, %%ymm" #r "\n\t"
 //  The mix's instruction writes ymm12, the zero no FMA of it reads.
 #define S_MIX256(x)                                                                             \
     S_FMA256 (0) S_FMA256 (1) x (12) S_FMA256 (2) S_FMA256 (3) x (12) S_FMA256 (4)              \
     S_FMA256 (5) x (12) S_FMA256 (6) S_FMA256 (7) x (12) S_FMA256 (8) S_FMA256 (9) x (12)
+//  vhaddps takes 2 cycles alone here, two FMAs one: a mix of two FMAs and
+//  one took its 2.00 alone, as if beside them, while four FMAs and one
+//  took 2.70 against their 2.00, 1.4 FMAs' time more. So its mix is four
+//  FMAs to one, twenty FMAs (two on each chain) and five vhaddps a round.
+#define S_MIX256_4(x)                                                                           \
+    S_FMA256 (0) S_FMA256 (1) S_FMA256 (2) S_FMA256 (3) x (12) S_FMA256 (4) S_FMA256 (5)        \
+    S_FMA256 (6) S_FMA256 (7) x (12) S_FMA256 (8) S_FMA256 (9) S_FMA256 (0) S_FMA256 (1)        \
+    x (12) S_FMA256 (2) S_FMA256 (3) S_FMA256 (4) S_FMA256 (5) x (12) S_FMA256 (6)              \
+    S_FMA256 (7) S_FMA256 (8) S_FMA256 (9) x (12)
 #define S_XLOOP256(name, body)                                                                  \
     __attribute__ ((target ("avx2,fma"))) S_MEASURED static void name (long n, const float *c)  \
     {                                                                                           \
@@ -200,6 +223,13 @@ S_XLOOPS (and, AND)
 S_XLOOPS (cmp, CMP)
 S_XLOOPS (cvt, CVT)
 S_XLOOPS (iadd, IADD)
+S_XLOOPS (round, ROUND)
+S_XLOOPS (shift, SHIFT)
+S_XLOOPS (max, MAX)
+S_XLOOPS (cvtf, CVTF)
+//  vhaddps: 256 bits alone (its 512-bit loops are NULL in the table).
+S_XLOOP256 (s_hadd256, S_R10 (S_HADD256))
+S_XLOOP256 (s_hadd256_fma, S_MIX256_4 (S_HADD256))
 S_LOOP512 (s_rsqrt512, S_RSQRT512)
 S_LOOP512 (s_rsqrt512_lat, S_RSQRT512_LAT)
 S_LOOP512 (s_load512, S_LOAD512)
@@ -368,6 +398,9 @@ kf_host_vec_costs (json_t *device)
     { #x, { s_##x##512, s_##x##256 }, { NULL, NULL }, 1, 3 },                                   \
         { #x "_with_fma", { s_##x##512_fma, s_##x##256_fma }, { NULL, NULL }, 0.5, 3 },
         S_X (perm) S_X (shuf) S_X (blend) S_X (and) S_X (cmp) S_X (cvt) S_X (iadd)
+        S_X (round) S_X (shift) S_X (max) S_X (cvtf)
+        { "hadd", { NULL, s_hadd256 }, { NULL, NULL }, 1, 3 },
+        { "hadd_with_fma", { NULL, s_hadd256_fma }, { NULL, NULL }, 0.5, 3 },
 #undef S_X
     };
     __builtin_cpu_init ();
@@ -392,6 +425,9 @@ kf_host_vec_costs (json_t *device)
         char key[64];
         snprintf (key, sizeof key, "vec_%s_cycles", ops[i].op);
         int per = (int) (registers * ops[i].per_register), b = ops[i].base;
+        //  No form of this width (vhaddps at 512 bits): left out.
+        if (!ops[i].tput[w])
+            continue;
         if (b >= 0 && tput[b] > 0 && !base_n[b])
             base_n[b] = s_rounds (ops[b].tput[w]);
         if (b < 0)

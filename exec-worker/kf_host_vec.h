@@ -37,12 +37,19 @@
  * x vec_fma_cycles) where X runs on other units, an FMA's more or so
  * where it takes the FMAs' units. Round 20: the model could not tell
  * which instructions compete with FMAs for execution ports, which differ
- * from core to core. Each figure from 21 pairs of runs of about 10 us,
+ * from core to core. Round 21 (a log1p and sigmoid of some 40 mixed ops
+ * a vector; a GEMM's horizontal sums), the same way: X in round
+ * (vroundps; vrndscaleps with 512 bits), shift (vpslld by 23), max
+ * (vmaxps; vminps shares its units), cvtf (vcvtdq2ps) and hadd (vhaddps,
+ * 256 bits only: with AVX-512 it is left out, having no 512-bit form;
+ * its mix is four FMAs and one, as it takes two FMAs' time alone and a
+ * mix of two could not show it on their units). Each figure from 21
+ * pairs of runs of about 10 us,
  * the add chain then the instruction (fma_mem, divsqrt and the X figures:
  * their base instruction, the FMA alone or the divide, then the
  * instruction, and the base's cycles times the ratio): the median ratio
  * of the pairs where both runs came within 2% of their fastest. About
- * 30 ms of CPU in all, 10 of them warming the wide units. A figure not
+ * 35 ms of CPU in all, 10 of them warming the wide units. A figure not
  * measured is left out. Returns the number of keys added. */
 int kf_host_vec_costs (json_t *device);
 
