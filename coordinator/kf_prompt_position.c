@@ -417,11 +417,10 @@ s_memory_style (json_t *spec)
 //  about 20 cycles a vector against a memory budget of 15, so bound by
 //  its arithmetic; the model had to work that out), beside the budget
 //  the Target section derives (kf_prompt_budget.c), one reckoning for
-//  both. STORES as the position line read them: 1 ordinary (the
-//  outputs' bytes count twice in the budget too), 2 streaming, 0 not
-//  known.
-static void
-s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
+//  both. Round 21: the meta prompt's outcomes have it too, from here.
+bool
+kf_prompt_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, kf_stores_t stores,
+                      const char *lead)
 {
     json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
     const char *unit = NULL;
@@ -431,9 +430,9 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
     double threads = kf_prompt_threads_in_use (kf_jstr (k, "source"), NULL, hardware, &assumed);
     double cycles = kf_prompt_vector_cycles (spec, d, lanes, ms, threads);
     if (!s_memory_style (spec) || !(cycles > 0))
-        return;
+        return false;
     char t[32];
-    fprintf (f, " Per vector: %s a call is about ", kf_prompt_time_text (ms * 1e6, t, sizeof t));
+    fprintf (f, "%s%s a call is about ", lead, kf_prompt_time_text (ms * 1e6, t, sizeof t));
     fprintf (f, cycles >= 10 ? "%.0f" : "%.1f", cycles);
     fprintf (f, " cycles of each core per vector of %d f32 lanes (%s) of output, ", lanes, unit);
     if (threads == 1)
@@ -449,7 +448,7 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
     double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
                                                          : kf_jnum (d, "cores", 0);
     double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
-    double read = stores == 1 ? n + m : n, budget = 0;
+    double read = stores == KF_STORES_ORDINARY ? n + m : n, budget = 0;
     if (threads == 1)
         budget = kf_prompt_vector_cycles (spec, d, lanes, kf_prompt_cold_ms (read, m, d, false),
                                           1);
@@ -459,7 +458,8 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
     if (budget > 0) {
         fprintf (f, "; the arithmetic budget for %s, reckoned as in the Target section with "
                  "%s at the cold read rates%s, is about %.0f",
-                 threads == 1 ? "one core" : "all cores", stores == 1 ? "N + 2M" : "N + M",
+                 threads == 1 ? "one core" : "all cores",
+                 stores == KF_STORES_ORDINARY ? "N + 2M" : "N + M",
                  kf_prompt_write_gbs (d, threads != 1) > 0
                      ? " (the writes at the streaming-store write rate)"
                      : "",
@@ -468,7 +468,7 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
         //  rate, or the read rate where none was measured, an estimate; the
         //  two figures side by side are the evidence.
     }
-    fputs (".", f);
+    return true;
 }
 
 //  A share as people read it: "67%", or "1.25 times" above the rate.
@@ -595,8 +595,9 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
                  "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
                  "one thread.", one_core, 100 * r.gflops / one_core);
-    if (kind == KF_TARGET_HOST)
-        s_per_vector (f, k, spec, hardware, (int) stores);
+    if (kind == KF_TARGET_HOST && kf_prompt_per_vector (f, k, spec, hardware, stores,
+                                                        " Per vector: "))
+        fputs (".", f);
     //  Round 16: the epilogue's work, where read, counted and estimated
     //  (the same reckoning as the Target section's and the meta round's).
     kf_epilogue_t ep;
