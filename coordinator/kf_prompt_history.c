@@ -185,17 +185,17 @@ s_shown (const kf_prompt_in_t *in, json_t *c)
            || s_in (in->children, c) || s_in (in->inspirations, c);
 }
 
-//  How the prompt shows candidate C above with its figures and code, or
-//  NULL where it does not (kf_prompt.c's s_standing).
+//  How the prompt shows candidate C above with its figures and code, as
+//  a kernel other than the kernel to improve or the best (whose lines
+//  here say what the try was to them, round 4), or NULL (kf_prompt.c's
+//  s_standing).
 static const char *
 s_shown_as (const kf_prompt_in_t *in, json_t *c)
 {
-    return s_same (in->base, c) ? "the kernel to improve"
-           : s_same (in->best, c) ? "the best kernel so far"
-           : in->templated ? NULL
-           : s_same (in->last, c) ? "the last kernel tried"
-           : s_in (in->inspirations, c) ? "an inspiration"
-                                        : NULL;
+    if (in->templated || s_same (in->base, c) || s_same (in->best, c))
+        return NULL;
+    return s_same (in->last, c) ? "the last kernel tried"
+           : s_in (in->inspirations, c) ? "an inspiration" : NULL;
 }
 
 //  Candidate C is not judged yet and of this generation or a later one:
