@@ -238,7 +238,7 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         "  (p.selection->>'features')::bigint AS parent_features,"
         "  extract(epoch FROM c.finished_at)::float8 AS finished_s,"
         "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
-        "  (c.selection->>'features')::bigint AS features,"
+        "  (c.selection->>'features')::bigint AS features, c.source_hash,"
         "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
         "  e.figures->'tuning'->'screened' AS screen_points,"
         "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
@@ -279,6 +279,11 @@ s_outcomes (kf_search_t *self, int64_t run_id, int limit)
         json_object_del (row, "verify_state");
         json_object_del (row, "audit_reason");
         json_object_del (row, "audit_verdict");
+        //  Round 21: its code, for its threads (kf_prompt_per_vector_text); not sent.
+        if (json_is_number (json_object_get (row, "candidate_ns")))
+            json_object_set_new (row, "source",
+                                 kf_prompt_source (self->db, kf_jstr (row, "source_hash")));
+        json_object_del (row, "source_hash");
     }
     kf_json_drop_nulls (rows);
     return rows;
@@ -397,6 +402,10 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
                                         best_outcome, worst_outcome, history);
     json_decref (base.hardware);
     json_decref (history);
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        json_object_del (o, "source");   //  the prompt's; the job needs none
     json_t *payload = json_pack ("{s:s, s:s, s:s, s:O, s:I, s:I, s:s, s:o, s:i, s:s, s:f, s:i,"
                                  " s:i}",
                                  "model", kf_jstr (settings, "meta_model"), "language",

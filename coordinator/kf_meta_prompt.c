@@ -7,11 +7,13 @@
 #include "kf_json.h"
 #include "kf_text.h"
 #include "kf_prompt.h"
+#include "kf_meta_code.h"
 #include "kf_meta_edits.h"
 #include "kf_meta_guess.h"
 #include "kf_meta_ideas.h"
 #include "kf_lineage.h"
 #include "kf_meta_score.h"
+#include "kf_prompt_budget.h"
 #include "kf_prompt_epilogue.h"
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
@@ -95,8 +97,9 @@ kf_meta_quote_cut (FILE *f, const char *text, int max)
 //  DEVICE's peaks, every core's and one core's).
 //  An outcome's memory and compute figures against the device's.
 static void
-s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
+s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
 {
+    json_t *device = json_array_get (json_object_get (hardware, "devices"), 0);
     json_t *bw = json_object_get (o, "bandwidth"), *cp = json_object_get (o, "compute");
     double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
     double ns = kf_jnum (o, "candidate_ns", 0), derived = 0;
@@ -148,6 +151,11 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *device, bool host)
         fputs ("; ", f);
         kf_prompt_threads_own_text (f, ns, one_ns);
     }
+    //  Round 21: the kernel prompts set each kernel's cycles a vector
+    //  against the budget ("about 36 cycles a vector ... budget about
+    //  21"), the meta prompt gave neither; the same function writes both.
+    if (host && ns > 0)
+        kf_prompt_per_vector_text (f, o, spec, hardware, stores, "; per vector: ");
 }
 
 void
@@ -253,23 +261,6 @@ s_fidelity (FILE *f, json_t *o)
     fputs (": a short, noisy figure; not one to cite in a section)", f);
 }
 
-//  Why outcome O's figure does not count towards the run's best yet, from
-//  its standing (kf_lineage_standing, set by kf_meta.c), or NULL when it
-//  counts or is a screen figure (said beside the figure already).
-static const char *
-s_uncounted (json_t *o)
-{
-    const char *standing = kf_jstr (o, "standing");
-    if (!strcmp (standing, "being re-verified"))
-        return "timed again before it counts (a second full-protocol timing on fresh inputs, "
-               "for a would-be new best or a figure too good to believe)";
-    if (!strcmp (standing, "full timing pending"))
-        return "waiting for its full-protocol timing";
-    if (!strcmp (standing, "held for audit"))
-        return "held for a person's audit (its second timing did not confirm it)";
-    return NULL;
-}
-
 //  Round 20: the vectoriser's report of a built outcome (kf_meta.c's
 //  vec_report: the compile worker's summary line, then its loop lines),
 //  as "vectoriser: 0 loops vectorised, 1 not; line 102: not vectorised
@@ -314,7 +305,7 @@ s_vec_report (FILE *f, const char *report)
 }
 
 static void
-s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *device,
+s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *hardware,
                 bool host, double counted)
 {
     fprintf (f, "- candidate %lld (generation %lld, prompt v%lld): %s",
@@ -326,15 +317,15 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
         //  Faster than the best that counts, and not counted: why (round
         //  15: candidate 6 at 41.078x under "the best kernel so far
         //  (candidate 5, 25.574x)").
-        if (s_uncounted (o) && kf_jnum (o, "speedup", 0) > counted)
+        if (kf_meta_uncounted (o) && kf_jnum (o, "speedup", 0) > counted)
             fprintf (f, "; above the run's best that counts, but not counted yet: %s",
-                     s_uncounted (o));
+                     kf_meta_uncounted (o));
     }
     if (json_is_number (json_object_get (o, "candidate_ns")))
         fprintf (f, ", %.0f ns (reference %.0f ns)",
                  json_number_value (json_object_get (o, "candidate_ns")),
                  json_number_value (json_object_get (o, "reference_ns")));
-    s_shares (f, o, spec, device, host);
+    s_shares (f, o, spec, hardware, host);
     json_t *c = json_object_get (o, "correctness");
     if (json_is_object (c) && !json_is_true (json_object_get (o, "correct")))
         fprintf (f, "; match %.4f, max abs err %.3g, max rel err %.3g, cosine %.6f",
@@ -369,49 +360,6 @@ s_outcome_line (FILE *f, json_t *o, const char *language, json_t *spec, json_t *
                  kf_jstr (o, "log"));
     s_vec_report (f, kf_jstr (o, "vec_report"));
     fputs ("\n", f);
-}
-
-//  A kernel's source in a code block, at most KF_META_SOURCE_MAX bytes,
-//  cut at a whole line with "(N more lines)" after it (round 4: the
-//  worst kernel ended mid-expression, "xr[r * K + ", read as broken).
-static void
-s_source (FILE *f, const char *source)
-{
-    char *head = kf_text_head (source, KF_META_SOURCE_MAX);
-    fprintf (f, "```\n%s\n```\n", head ? head : "");
-    free (head);
-}
-
-//  The code behind one of the outcomes shown, under TITLE: what the
-//  evaluation said of it, and its source.
-static void
-s_outcome_kernel (FILE *f, const char *title, json_t *k, json_t *outcomes, double counted)
-{
-    fprintf (f, "\n## %s (candidate %lld: %s", title, (long long) kf_jint (k, "id"),
-             kf_jstr (k, "status"));
-    if (json_is_number (json_object_get (k, "speedup")))
-        fprintf (f, ", %.3fx the reference", json_number_value (json_object_get (k, "speedup")));
-    //  A screen figure is short and noisy and never the run's best: said,
-    //  so it is not read against the best kernel's full-protocol figure
-    //  (the round-3 model saw two "bests" in one prompt).
-    const char *fid = kf_jstr (k, "fidelity");
-    if (!strcmp (fid, "screen") || !strcmp (fid, "pending"))
-        fputs (", on the short screen timing only: not comparable with a full-protocol "
-               "figure, and never counted as the run's best", f);
-    else if (!strcmp (fid, "full"))
-        fputs (", full protocol", f);
-    size_t i;
-    json_t *o;
-    json_array_foreach (outcomes, i, o)
-        if (kf_jint (o, "candidate_id") == kf_jint (k, "id") && s_uncounted (o)
-            && kf_jnum (o, "speedup", 0) > counted)
-            fprintf (f, "; not counted yet: %s", s_uncounted (o));
-    fputs (")\n", f);
-    if (*kf_jstr (k, "detail"))
-        fprintf (f, "verdict: %.600s\n", kf_jstr (k, "detail"));
-    if (!strcmp (kf_jstr (k, "status"), "compile_failed") && *kf_jstr (k, "log"))
-        fprintf (f, "compiler:\n```\n%.1500s\n```\n", kf_jstr (k, "log"));
-    s_source (f, kf_jstr (k, "source"));
 }
 
 //  The target's figures the outcomes are judged against (round 9: the
@@ -471,6 +419,10 @@ s_target (FILE *f, json_t *hardware, json_t *spec, bool host)
     //  and the meta-prompter recomputed them to judge the outcomes.
     if (host)
         kf_prompt_task_traffic_line (f, spec, d);
+    //  Round 21: and the budget each outcome's cycles a vector are set
+    //  against (kf_prompt_per_vector_text's "as in the Target section").
+    if (host)
+        kf_prompt_task_budget_line (f, spec, d, kf_jstr (hardware, "compile_isa"));
 }
 
 //  Whether SPEC lists its outputs (their dtypes give the bounds).
@@ -496,33 +448,12 @@ s_task (FILE *f, json_t *spec)
     if (*kf_jstr (ref, "source")) {
         fprintf (f, "Reference implementation (%s):\n",
                  *kf_jstr (ref, "language") ? kf_jstr (ref, "language") : "source");
-        s_source (f, kf_jstr (ref, "source"));
+        kf_meta_source (f, kf_jstr (ref, "source"));
     }
     //  The accuracy bounds, as the kernel prompt states them, for the
     //  outcomes' errors (round 15).
     if (s_has_outputs (spec))
         kf_prompt_tolerance_section (f, spec);
-}
-
-//  Which rule makes the best kernel the one that counts, with the
-//  OUTCOMES above COUNTED that do not count yet (round 15: "The best
-//  kernel so far (candidate 5, 25.574x ...)" beside candidate 6 at 41.078x
-//  full-protocol, waiting for its second timing, and nothing said why).
-static void
-s_counts_rule (FILE *f, json_t *outcomes, double counted)
-{
-    fputs ("A figure counts once the full protocol has timed it and, where the run times it a "
-           "second time (a would-be new best, or a figure too good to believe), once that "
-           "timing has confirmed it; a screen figure never counts.", f);
-    int n = 0;
-    size_t i;
-    json_t *o;
-    json_array_foreach (outcomes, i, o)
-        if (s_uncounted (o) && kf_jnum (o, "speedup", 0) > counted)
-            fprintf (f, "%s candidate %lld (%.3fx, %s)", n++ ? ";" : " Faster, not counted yet:",
-                     (long long) kf_jint (o, "candidate_id"), kf_jnum (o, "speedup", 0),
-                     kf_jstr (o, "standing"));
-    fputs (n ? ".\n" : "\n", f);
 }
 
 //  The ideas attempts are handed (LIST, kf_meta_idea_list's), numbered as
@@ -598,28 +529,13 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     json_t *o;
     json_array_foreach (outcomes, i, o)
         s_outcome_line (f, o, kf_jstr (run, "language"), json_object_get (run, "spec"),
-                        json_array_get (json_object_get (base->hardware, "devices"), 0),
+                        base->hardware,
                         kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
                             == KF_TARGET_HOST,
                         counted);
     //  Round 17: a refuted guess stayed in the sections (kf_meta_guess.h).
     kf_meta_guess_text (f, sections, outcomes, history, base->number);
-    if (best_outcome)
-        s_outcome_kernel (f, worst_outcome ? "The best of these outcomes"
-                                           : "The code behind these outcomes",
-                          best_outcome, outcomes, counted);
-    if (worst_outcome)
-        s_outcome_kernel (f, "The worst of these outcomes", worst_outcome, outcomes, counted);
-    if (best_kernel && *kf_jstr (best_kernel, "source")
-        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
-    {
-        fprintf (f, "\n## The best kernel so far (candidate %lld, %.3fx: the run's best figure "
-                    "that counts)\n",
-                 (long long) kf_jint (best_kernel, "id"),
-                 json_number_value (json_object_get (best_kernel, "speedup")));
-        s_counts_rule (f, outcomes, counted);
-        s_source (f, kf_jstr (best_kernel, "source"));
-    }
+    kf_meta_code (f, outcomes, best_kernel, best_outcome, worst_outcome, counted);
     fprintf (f,
              "\n## What to do\n"
              "First, under \"Diagnosis:\", say which guidance was missing, misleading or too "

@@ -458,13 +458,17 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
                    "takes it from there, or it is predicted not to pay there");
 }
 
-//  What the search has: the fastest kernel it holds (marked when it does
-//  not count yet), the kernel to improve, what was tried from it.
+//  What the search has: the kernel to improve, whole, then the fastest
+//  kernel it holds (marked when it does not count yet), then what was
+//  tried from the kernel to improve. Round 21: the best came first and
+//  whole beside a kernel to improve sharing 80% of its lines (60-77 KB
+//  prompts); the kernel to improve now comes first, so the best can be
+//  its diff against it, and every later kernel the shorter diff against
+//  either (SHOWN, kf_prompt_diff.h), whole only where no diff is shorter.
 static void
 s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
 {
     json_t *base = in->base && *kf_jstr (in->base, "source") ? in->base : NULL;
-    const char *base_src = base ? kf_jstr (base, "source") : NULL;  //  variants: diffs
     json_t *best = in->best && *kf_jstr (in->best, "source") ? in->best : NULL;
     bool base_is_best = best ? base && s_id (base) == s_id (best) : in->base_is_best;
     const char *standing = best ? kf_jstr (best, "standing") : "";
@@ -472,12 +476,8 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
     if (*standing && strcmp (standing, "counted"))
         snprintf (mark, sizeof mark, " (%s: its figure is not confirmed yet, so it is not the "
                   "run's reported result)", standing);
-    if (best && !base_is_best) {
-        fprintf (f, "\n## Best kernel so far (candidate %lld)%s\nThe fastest correct kernel "
-                 "the search holds; shown for reference, the kernel to change is the next "
-                 "one.\n", (long long) s_id (best), mark);
-        s_kernel (f, in, language, best, true);
-    }
+    kf_prompt_shown_t shown[2];
+    int n_shown = 0;
     if (base) {
         if (base_is_best)
             fprintf (f, "\n## Kernel to improve: the best kernel so far (candidate %lld)%s\n",
@@ -491,6 +491,21 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "found so far.\n", (long long) s_id (base));
         s_moved (f, in);
         s_kernel (f, in, language, base, true);
+        shown[n_shown++] = (kf_prompt_shown_t) { kf_jstr (base, "source"), (long long) s_id (base),
+                                                 "the kernel to improve" };
+    }
+    if (best && !base_is_best) {
+        fprintf (f, "\n## Best kernel so far (candidate %lld)%s\nThe fastest correct kernel "
+                 "the search holds; shown for reference", (long long) s_id (best), mark);
+        if (base)
+            fprintf (f, ": the kernel to change is the kernel to improve above (candidate "
+                     "%lld), not this one", (long long) s_id (base));
+        fputs (".\n", f);
+        s_kernel (f, in, language, best, false);
+        kf_prompt_code_or_diff (f, language, kf_jstr (best, "source"), shown, n_shown,
+                                "The best kernel");
+        shown[n_shown++] = (kf_prompt_shown_t) { kf_jstr (best, "source"), (long long) s_id (best),
+                                                 "the best kernel so far" };
     }
     //  A tuning prompt keeps the parent's structure: what was tried from
     //  it is one verdict line each, no other kernel's code (round 11).
@@ -498,8 +513,9 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         kf_prompt_tune_tried (f, in);
     size_t n_children = json_array_size (in->children);
     if (base && n_children && !in->templated) {
-        fprintf (f, "\n## Recent attempts from this kernel\nIts last %zu children, newest "
-                 "first; do not repeat what failed or regressed.\n", n_children);
+        fprintf (f, "\n## Recent attempts from the kernel to improve (candidate %lld)\nIts last "
+                 "%zu children, newest first; do not repeat what failed or regressed.\n",
+                 (long long) s_id (base), n_children);
         size_t i;
         json_t *c;
         json_array_foreach (in->children, i, c)
@@ -507,7 +523,8 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      (long long) kf_jint (c, "generation"), kf_jstr (c, "reason"));
     }
     if (in->last && !in->templated) {
-        fprintf (f, "\n## Last kernel tried from it (candidate %lld)\n", (long long) s_id (in->last));
+        fprintf (f, "\n## Last kernel tried from the kernel to improve (candidate %lld)\n",
+                 (long long) s_id (in->last));
         s_runtime_line (f, in->last);
         s_figures (f, in, in->last);
         char *log = s_log_head (in->last);
@@ -520,31 +537,31 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         if (s_same (in->last, base) || s_same (in->last, best))
             fputs ("(It is the kernel above.)\n", f);
         else if (*kf_jstr (in->last, "source"))
-            kf_prompt_code_or_diff (f, language, kf_jstr (in->last, "source"), base_src,
-                                    (long long) s_id (base), "It");
+            kf_prompt_code_or_diff (f, language, kf_jstr (in->last, "source"), shown, n_shown,
+                                    "It");
     }
     //  Inspirations not shown above already.
-    int shown = 0;
+    int listed = 0;
     size_t n_insp = json_array_size (in->inspirations);
     for (size_t i = 0; i < n_insp; i++) {
         json_t *k = json_array_get (in->inspirations, i);
         //  A kernel remembered from an earlier run (kf_memory.h) comes on
         //  top of the run's own inspirations.
         int64_t from_run = kf_jint (k, "from_run");
-        if ((!from_run && shown >= KF_PROMPT_MAX_INSPIRATIONS) || s_same (k, base)
+        if ((!from_run && listed >= KF_PROMPT_MAX_INSPIRATIONS) || s_same (k, base)
             || s_same (k, best) || s_same (k, in->last))
             continue;
-        if (!shown)
+        if (!listed)
             fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells "
                    "of the archive); borrow what helps.\n", f);
         //  The axes in the target's words (round 4: "sync" here,
         //  "threads" in the meta prompt for a host run).
         char cell[256];
         if (*kf_jstr (k, "coords"))
-            fprintf (f, "\n### Inspiration %d, of the archive's cell %s\n", ++shown,
+            fprintf (f, "\n### Inspiration %d, of the archive's cell %s\n", ++listed,
                      kf_descriptor_cell_text (in->target, kf_jstr (k, "coords"), cell, sizeof cell));
         else
-            fprintf (f, "\n### Inspiration %d\n", ++shown);
+            fprintf (f, "\n### Inspiration %d\n", ++listed);
         if (from_run)
             fprintf (f, "From an earlier run (run %lld, candidate %lld) of this op on this "
                      "target: %.3fx there, against that run's own timing of the reference, "
@@ -553,8 +570,8 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      kf_jnum (k, "from_run_speedup", 0));
         s_runtime_line (f, k);
         s_swept_line (f, k);
-        kf_prompt_code_or_diff (f, language, kf_jstr (k, "source"), base_src,
-                                (long long) s_id (base), "This kernel");
+        kf_prompt_code_or_diff (f, language, kf_jstr (k, "source"), shown, n_shown,
+                                "This kernel");
     }
 }
 

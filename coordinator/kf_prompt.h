@@ -121,6 +121,10 @@ json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch,
  * source and latest evaluation included (caller's), or NULL. */
 json_t *kf_prompt_kernel (kf_db_t *db, int64_t candidate_id);
 
+/* The source stored under blob HASH as a JSON string (caller's), or NULL
+ * (none, no such blob, or a database error). */
+json_t *kf_prompt_source (kf_db_t *db, const char *hash);
+
 /* The text of section NAME in PROMPT (between its markers), or NULL
  * (caller frees). */
 char *kf_prompt_section_text (const char *prompt, const char *name);

@@ -149,19 +149,68 @@ done:
     return text;
 }
 
-void
-kf_prompt_code_or_diff (FILE *f, const char *language, const char *source, const char *base,
-                        long long base_id, const char *who)
+//  The sentence before a diff of WHO against AGAINST into BUF (SIZE
+//  bytes); its length, as snprintf counts it.
+static int
+s_intro (char *buf, size_t size, const char *who, const kf_prompt_shown_t *against, int common,
+         int lines)
 {
-    int common = 0, lines = 0;
-    char *diff = base && *base ? kf_prompt_diff (base, source, KF_PROMPT_DIFF_SHARE, &common,
-                                                 &lines)
-                               : NULL;
+    return snprintf (buf, size, "%s shares %d of its %d lines with %s (candidate %lld), so only "
+                     "what differs is shown: a unified diff whose '-' lines are %s's, '+' "
+                     "lines this kernel's, with %d unchanged lines around each change.\n",
+                     who, common, lines, against->name, against->id, against->name,
+                     KF_PROMPT_DIFF_CONTEXT);
+}
+
+void
+kf_prompt_diff_intro (FILE *f, const char *who, const kf_prompt_shown_t *against, int common,
+                      int lines)
+{
+    char buf[600];
+    s_intro (buf, sizeof buf, who, against, common, lines);
+    fputs (buf, f);
+}
+
+char *
+kf_prompt_diff_shortest (const char *source, const kf_prompt_shown_t *shown, int n,
+                         const char *who, int *which, int *common, int *lines)
+{
+    *which = -1;
+    *common = *lines = 0;
+    if (!source)
+        return NULL;
+    //  Round 21: whole, unless a diff and its sentence are shorter.
+    size_t least = strlen (source);
+    char *text = NULL;
+    for (int k = 0; k < n; k++) {
+        if (!shown[k].source || !*shown[k].source)
+            continue;
+        int c = 0, l = 0;
+        char *diff = kf_prompt_diff (shown[k].source, source, 0.0, &c, &l);
+        size_t size = diff ? strlen (diff) + (size_t) s_intro (NULL, 0, who, &shown[k], c, l)
+                           : 0;
+        if (diff && size < least) {
+            free (text);
+            text = diff;
+            least = size;
+            *which = k;
+            *common = c;
+            *lines = l;
+        }
+        else
+            free (diff);
+    }
+    return text;
+}
+
+void
+kf_prompt_code_or_diff (FILE *f, const char *language, const char *source,
+                        const kf_prompt_shown_t *shown, int n, const char *who)
+{
+    int which, common, lines;
+    char *diff = kf_prompt_diff_shortest (source, shown, n, who, &which, &common, &lines);
     if (diff)
-        fprintf (f, "%s shares %d of its %d lines with the kernel to improve (candidate %lld), "
-                 "so only what differs is shown: a unified diff whose '-' lines are the kernel "
-                 "to improve's, '+' lines this kernel's, with %d unchanged lines around each "
-                 "change.\n", who, common, lines, base_id, KF_PROMPT_DIFF_CONTEXT);
+        kf_prompt_diff_intro (f, who, &shown[which], common, lines);
     kf_prompt_code_block (f, diff ? "diff" : language, diff ? diff : source);
     free (diff);
 }

@@ -188,6 +188,19 @@ s_shown (const kf_prompt_in_t *in, json_t *c)
            || s_in (in->children, c) || s_in (in->inspirations, c);
 }
 
+//  How the prompt shows candidate C above with its figures and code, as
+//  a kernel other than the kernel to improve or the best (whose lines
+//  here say what the try was to them, round 4), or NULL (kf_prompt.c's
+//  s_standing).
+static const char *
+s_shown_as (const kf_prompt_in_t *in, json_t *c)
+{
+    if (in->templated || s_same (in->base, c) || s_same (in->best, c))
+        return NULL;
+    return s_same (in->last, c) ? "the last kernel tried"
+           : s_in (in->inspirations, c) ? "an inspiration" : NULL;
+}
+
 //  Candidate C is not judged yet and of this generation or a later one:
 //  a sibling (the section "This attempt" says where it starts), not a
 //  result.
@@ -319,7 +332,15 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         }
         char outcome[400], from[80] = "", added[S_ADDED_MAX],
             handed[300] = "";
-        s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
+        //  Round 21: a try this prompt shows above with its figures and
+        //  code (an inspiration, most often) came twice, its figures here
+        //  again: named here, shown there once.
+        const char *where = s_shown_as (in, c);
+        if (where)
+            snprintf (outcome, sizeof outcome, "its figures and code are shown above, as %s",
+                      where);
+        else
+            s_outcome (c, s_conditions_differ (in->history), outcome, sizeof outcome);
         //  Round 11: "another way than that try" of a try whose code no
         //  prompt shows; what the coordinator knows of it is where it
         //  starts.

@@ -11,6 +11,19 @@
 #include <string.h>
 
 json_t *
+kf_prompt_source (kf_db_t *db, const char *hash)
+{
+    void *data = NULL;
+    size_t n = 0;
+    if (!hash || !*hash
+        || kf_db_fetch_blob (db, "SELECT data FROM blobs WHERE hash = $1", hash, &data, &n))
+        return NULL;
+    json_t *src = json_stringn (data, n);
+    free (data);
+    return src;
+}
+
+json_t *
 kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
 {
     char id[24];
@@ -53,16 +66,9 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                              1, params, NULL);
     if (!row)
         return NULL;
-    const char *hash = kf_jstr (row, "source_hash");
-    void *data = NULL;
-    size_t n = 0;
-    if (*hash && kf_db_fetch_blob (db, "SELECT data FROM blobs WHERE hash = $1", hash, &data,
-                                   &n) == 0) {
-        json_t *src = json_stringn (data, n);
-        if (src)
-            json_object_set_new (row, "source", src);
-        free (data);
-    }
+    json_t *src = kf_prompt_source (db, kf_jstr (row, "source_hash"));
+    if (src)
+        json_object_set_new (row, "source", src);
     json_object_del (row, "source_hash");
     //  The sweep's table is the screen's; the full-protocol job that
     //  followed timed its chosen point again: put that figure beside it.

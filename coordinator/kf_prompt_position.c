@@ -445,16 +445,17 @@ kf_prompt_per_vector (json_t *k, json_t *spec, json_t *hardware, int stores,
 //  about 20 cycles a vector against a memory budget of 15, so bound by
 //  its arithmetic; the model had to work that out), beside the budget
 //  the Target section derives (kf_prompt_budget.c), one reckoning for
-//  both (kf_prompt_per_vector).
-static void
-s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
+//  both (kf_prompt_per_vector). Round 21: the meta prompt's outcomes
+//  have it too, from here.
+bool
+kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardware,
+                           kf_stores_t stores, const char *lead)
 {
     kf_per_vector_t pv;
-    if (!kf_prompt_per_vector (k, spec, hardware, stores, &pv))
-        return;
+    if (!kf_prompt_per_vector (k, spec, hardware, (int) stores, &pv))
+        return false;
     char t[32];
-    fprintf (f, " Per vector: %s a call is about ",
-             kf_prompt_time_text (pv.ms * 1e6, t, sizeof t));
+    fprintf (f, "%s%s a call is about ", lead, kf_prompt_time_text (pv.ms * 1e6, t, sizeof t));
     fprintf (f, pv.cycles >= 10 ? "%.0f" : "%.1f", pv.cycles);
     fprintf (f, " cycles of each core per vector of %d f32 lanes (%s) of output, ", pv.lanes,
              pv.unit);
@@ -467,17 +468,18 @@ s_per_vector (FILE *f, json_t *k, json_t *spec, json_t *hardware, int stores)
                                         : "the count its code defines");
     fprintf (f, ", at %.0f MHz (time x clock x threads / %.0f vectors; derived)", pv.mhz,
              ceil (kf_prompt_output_elements (spec) / pv.lanes));
-    if (pv.budget > 0) {
+    if (pv.budget > 0)
         fprintf (f, "; the arithmetic budget for %s, reckoned as in the Target section with "
                  "%s at the cold read rates%s, is about %.0f",
-                 pv.threads == 1 ? "one core" : "all cores", stores == 1 ? "N + 2M" : "N + M",
+                 pv.threads == 1 ? "one core" : "all cores",
+                 stores == KF_STORES_ORDINARY ? "N + 2M" : "N + M",
                  pv.write_rate ? " (the writes at the streaming-store write rate)" : "",
                  pv.budget);
-        //  No verdict: the budget counts the writes at the streaming-store
-        //  rate, or the read rate where none was measured, an estimate; the
-        //  two figures side by side are the evidence.
-    }
-    fputs (".", f);
+    //  No verdict: the budget counts the writes at the streaming-store
+    //  rate, or the read rate where none was measured, an estimate; the
+    //  two figures side by side are the evidence (the plan's own verdict,
+    //  with a margin: kf_search_idea_arith_bound).
+    return true;
 }
 
 //  A share as people read it: "67%", or "1.25 times" above the rate.
@@ -604,8 +606,9 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         fprintf (f, " The peak above is every core's summed; against one core's peak (%.1f "
                  "GFLOP/s) this kernel is at %.0f%%, the share that applies if it runs on "
                  "one thread.", one_core, 100 * r.gflops / one_core);
-    if (kind == KF_TARGET_HOST)
-        s_per_vector (f, k, spec, hardware, (int) stores);
+    if (kind == KF_TARGET_HOST && kf_prompt_per_vector_text (f, k, spec, hardware, stores,
+                                                        " Per vector: "))
+        fputs (".", f);
     //  Round 16: the epilogue's work, where read, counted and estimated
     //  (the same reckoning as the Target section's and the meta round's).
     kf_epilogue_t ep;

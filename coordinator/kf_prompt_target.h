@@ -182,6 +182,17 @@ bool kf_prompt_per_vector (json_t *k, json_t *spec, json_t *hardware, int stores
 void kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                               kf_target_kind_t kind);
 
+/* The position line's per-vector figure of host kernel K (its
+ * "candidate_ns", and its "source" for the threads it runs) for task
+ * SPEC on HARDWARE, after LEAD and without a full stop: "2.85 ms a call
+ * is about 36 cycles of each core per vector of 8 f32 lanes ... the
+ * arithmetic budget for one core ... is about 21", the budget counting
+ * the outputs twice where STORES is KF_STORES_ORDINARY. False, and
+ * nothing written, where the task's work does not go by its output or a
+ * figure is unknown (kf_prompt_position.c). */
+bool kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardware,
+                                kf_stores_t stores, const char *lead);
+
 /* The operations of task SPEC's matrix product, 2*M*N*K, when its class
  * is a matrix product and its shapes give M, N, K unambiguously: exactly
  * two rank-2 inputs, x [M,K] with weight [N,K] (nn.Linear) or with

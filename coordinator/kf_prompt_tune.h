@@ -23,8 +23,8 @@ void kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in);
 
 /* Writes what was tried from IN's base (in->children, in->last) as one
  * verdict line each, no code, log or figures: a tuning prompt's stand-in
- * for a kernel prompt's "Recent attempts from this kernel" and "Last
- * kernel tried from it" blocks (round 11: 175 lines of another kernel's
+ * for a kernel prompt's "Recent attempts from the kernel to improve" and
+ * "Last kernel tried from the kernel to improve" blocks (round 11: 175 lines of another kernel's
  * code in a prompt whose template keeps the parent's structure). The
  * last kernel's sweep table, when it was a template, is
  * kf_prompt_tune_section's. Writes nothing when nothing was tried. */

@@ -75,8 +75,8 @@ check "no prompt of generation 0 asks about a last kernel" \
               AND prompt ILIKE '%last kernel%'")" -eq 0 ]
 check "a later prompt lists the parent's recent children and its last one" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND generation = 2
-              AND prompt LIKE '%## Recent attempts from this kernel%'
-              AND prompt LIKE '%## Last kernel tried from it (candidate %'")" -ge 1 ]
+              AND prompt LIKE '%## Recent attempts from the kernel to improve%'
+              AND prompt LIKE '%## Last kernel tried from the kernel to improve (candidate %'")" -ge 1 ]
 # One prompt per job the gateway answered: the candidates' and the
 # meta-prompter's (a short run has meta rounds too, docs/search.md).
 asked=$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND role = 'generate'

@@ -28,7 +28,7 @@ test_diff (void)
 {
     char *a = s_source (40, 0), *b = s_source (40, 20);
     int common = 0, lines = 0;
-    char *d = kf_prompt_diff (a, b, KF_PROMPT_DIFF_SHARE, &common, &lines);
+    char *d = kf_prompt_diff (a, b, 0.5, &common, &lines);
     CHECK (d && common == 39 && lines == 40);
     //  One hunk: two lines of context each side of the change.
     CHECK (d && !strcmp (d, "@@ -18,5 +18,5 @@\n"
@@ -49,12 +49,12 @@ test_diff (void)
     fclose (f);
     char *p = strstr (b2, "  y[i] = x[i] * 10;\n");
     memcpy (p, "  y[i] = x[i] + 10;\n", 20);
-    d = kf_prompt_diff (a, b2, KF_PROMPT_DIFF_SHARE, &common, &lines);
+    d = kf_prompt_diff (a, b2, 0.5, &common, &lines);
     CHECK (d && strstr (d, "@@ -3,10 +3,10 @@\n") && !strstr (d + 1, "\n@@"));
     free (d);
     p = strstr (b2, "  y[i] = x[i] * 30;\n");
     memcpy (p, "  y[i] = x[i] + 30;\n", 20);
-    d = kf_prompt_diff (a, b2, KF_PROMPT_DIFF_SHARE, &common, &lines);
+    d = kf_prompt_diff (a, b2, 0.5, &common, &lines);
     CHECK (d && strstr (d, "@@ -3,10 +3,10 @@\n") && strstr (d, "\n@@ -28,5 +28,5 @@\n"));
     CHECK (d && kf_test_has (d, "+  y[i] = x[i] + 30;\n") && kf_test_has (d, "-  y[i] = x[i] * 30;\n"));
     free (d);
@@ -68,13 +68,13 @@ test_diff (void)
     CHECK (d && !strcmp (d, "@@ -1,4 +1,3 @@\n a\n b\n-c\n d\n"));
     free (d);
     //  The same source, a source too unlike, one too long: shown whole.
-    CHECK (kf_prompt_diff (a, a, KF_PROMPT_DIFF_SHARE, &common, &lines) == NULL
+    CHECK (kf_prompt_diff (a, a, 0.5, &common, &lines) == NULL
            && common == 40);
     CHECK (kf_prompt_diff ("a\nb\nc\nd\n", "a\nx\ny\nz\n", 0.5, &common, &lines) == NULL
            && common == 1);
     char *big = s_source (KF_PROMPT_DIFF_MAX_LINES + 1, 0);
-    CHECK (kf_prompt_diff (big, a, KF_PROMPT_DIFF_SHARE, &common, &lines) == NULL);
-    CHECK (kf_prompt_diff (NULL, a, KF_PROMPT_DIFF_SHARE, &common, &lines) == NULL);
+    CHECK (kf_prompt_diff (big, a, 0.5, &common, &lines) == NULL);
+    CHECK (kf_prompt_diff (NULL, a, 0.5, &common, &lines) == NULL);
     free (big);
     free (a);
 }

@@ -474,10 +474,10 @@ s_lineage (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .last = last, .children = children };
     char *p = kf_prompt_build (&in);
-    CHECK (kf_test_has (p, "## Recent attempts from this kernel"));
+    CHECK (kf_test_has (p, "## Recent attempts from the kernel to improve"));
     CHECK (kf_test_has (p, "- candidate 21 (generation 3): wrong results: set 1: bad"));
     CHECK (kf_test_has (p, "- candidate 19 (generation 2): correct but regressed"));
-    CHECK (kf_test_has (p, "## Last kernel tried from it (candidate 21)"));
+    CHECK (kf_test_has (p, "## Last kernel tried from the kernel to improve (candidate 21)"));
     CHECK (kf_test_has (p, "say briefly what limited the last kernel tried"));
     free (p);
     json_decref (children);

@@ -142,12 +142,12 @@ s_tried_in_prompt (void)
     CHECK (kf_test_has (p, "## Tried from this kernel so far"));
     CHECK (kf_test_has (p, "- candidate 18 (generation 2): correct, 1.79 ms, slower than the parent"));
     CHECK (p && !kf_test_has (p, "LAST_KERNEL_CODE"));
-    CHECK (p && !kf_test_has (p, "## Recent attempts from this kernel")
+    CHECK (p && !kf_test_has (p, "## Recent attempts from the kernel to improve")
            && !kf_test_has (p, "## Last kernel tried"));
     free (p);
     in.templated = false;
     p = kf_prompt_build (&in);
-    CHECK (kf_test_has (p, "## Last kernel tried from it (candidate 18)") && kf_test_has (p, "LAST_KERNEL_CODE"));
+    CHECK (kf_test_has (p, "## Last kernel tried from the kernel to improve (candidate 18)") && kf_test_has (p, "LAST_KERNEL_CODE"));
     CHECK (p && !kf_test_has (p, "## Tried from this kernel so far"));
     free (p);
     json_decref (children);
