@@ -311,10 +311,8 @@ s_check_hidden_work (kf_host_eval_t *e, double cand_s)
 static double
 s_others_share (const kf_host_timing_t *t)
 {
-    json_t *o = kf_host_load_json (&t->load);
-    double share = o ? kf_jnum (o, "others_cpu_share", 1) : 1;
-    json_decref (o);
-    return share;
+    double share = kf_host_load_share (&t->load);
+    return share >= 0 ? share : 1;
 }
 
 //  Round 20 of the model in the loop: a timing beside other work was

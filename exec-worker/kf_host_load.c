@@ -81,6 +81,16 @@ s_round (double x, double unit)
     return round (x / unit) * unit;
 }
 
+double
+kf_host_load_share (const kf_host_load_t *l)
+{
+    if (!l->before.ok || !l->after.ok || !(l->wall_s > 0))
+        return -1;
+    int cpus = l->after.cpus > 0 ? l->after.cpus : 1;
+    double others = l->after.busy_s - l->before.busy_s - l->own_cpu_s;
+    return fmin (fmax (others, 0) / (l->wall_s * cpus), 1);
+}
+
 json_t *
 kf_host_load_json (const kf_host_load_t *l)
 {
@@ -104,10 +114,9 @@ kf_host_load_json (const kf_host_load_t *l)
     json_object_set_new (o, "others_cpu_s", json_real (s_round (others, 0.001)));
     double wall = l->wall_s > 0 ? l->wall_s : 0;
     json_object_set_new (o, "wall_s", json_real (s_round (wall, 0.001)));
-    if (wall > 0) {
-        double share = others / (wall * cpus);
-        json_object_set_new (o, "others_cpu_share", json_real (s_round (fmin (share, 1), 0.001)));
-    }
+    double share = kf_host_load_share (l);
+    if (share >= 0)
+        json_object_set_new (o, "others_cpu_share", json_real (s_round (share, 0.001)));
     if (l->cpus_allowed > 0)
         json_object_set_new (o, "cpus_allowed", json_integer (l->cpus_allowed));
     return o;
@@ -119,10 +128,7 @@ kf_host_load_busy (const kf_host_load_t *l)
     if (!l->before.ok || !l->after.ok)
         return false;
     double runnable = l->readings > 0 ? l->runnable_sum / l->readings : -1;
-    int cpus = l->after.cpus > 0 ? l->after.cpus : 1;
-    double others = l->after.busy_s - l->before.busy_s - l->own_cpu_s;
-    double share = l->wall_s > 0 ? fmax (others, 0) / (l->wall_s * cpus) : -1;
-    return kf_load_busy (runnable, share);
+    return kf_load_busy (runnable, kf_host_load_share (l));
 }
 
 static double

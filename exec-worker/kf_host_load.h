@@ -60,6 +60,12 @@ int kf_host_load_allowed (void);
  * readings. Caller owns it. */
 json_t *kf_host_load_json (const kf_host_load_t *l);
 
+/* The share of the CPUs' time other processes took over L's wall time
+ * (0 to 1; the "others_cpu_share" kf_host_load_json reports, unrounded),
+ * or -1 where it was not read. One reckoning for the report, the busy
+ * rule and the retiming's choice. */
+double kf_host_load_share (const kf_host_load_t *l);
+
 /* Whether L's timing was beside other work (common/kf_load_busy.h's
  * rule, on the figures kf_host_load_json reports); false when they were
  * not read. */
