@@ -72,8 +72,8 @@ s_ops (void)
     //  own 2.00 (as if beside); four FMAs and one take 2.57 against the
     //  four's 2.00: 1.1 FMAs more. Read as a mix of two, 3.1 FMAs.
     CHECK (kf_test_has (p, "; on the FMAs' units: vblendvps 1.50 (0.50; 1.0 FMA), vpermps 2.00 "
-                           "(1.3; 2.0 FMAs), vhaddps with four FMAs against 2.00 2.57 (2.0; 1.1 "
-                           "FMAs). "));
+                           "(1.3; 2.0 FMAs), vhaddps 2.57 (2.0; 1.1 FMAs; a mix of four FMAs "
+                           "and it, against 2.00 for the four alone). "));
     //  Short: the twelve and the rule in under 1200 characters (1100;
     //  round 20's longer group heads made it 1266).
     CHECK (p && strlen (p) < 1200);
