@@ -11,6 +11,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_plan.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,19 +90,8 @@ static size_t
 s_plan (const char *const *ideas, size_t n, size_t idea, const kf_elite_t *elites,
         const unsigned *features, size_t n_elites, const bool *arith, int *pick)
 {
-    size_t order[16];
-    bool aside[16] = { false };
-    for (size_t k = 0; k < n; k++)
-        order[k] = (idea + k) % n;
-    kf_search_idea_known_t known = { .chosen_built = -1 };
-    bool flags[8] = { false };
-    if (arith) {
-        memcpy (flags, arith, n_elites * sizeof *flags);
-        known.arith = flags;
-        known.chosen_arith = arith[0];
-    }
-    return kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, n_elites,
-                                     -1, &elites[0], features[0], &known, pick);
+    return kf_test_plan (ideas, n, idea, elites, features, n_elites, KF_TEST_PLAN_ARITH, arith,
+                         pick);
 }
 
 static void
