@@ -271,8 +271,8 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     char b[32];
     bool writes = kf_prompt_write_gbs (d, false) > 0 || kf_prompt_write_gbs (d, true) > 0;
     fprintf (f, "  Arithmetic budget per vector of %d f32 lanes (%s), %.0f vectors of outputs: "
-             "the task's N + M = %s at the cold read rates above (the writes at the %s rate) "
-             "take about", lanes, unit, vectors, kf_rates_bytes (n + m, b, sizeof b),
+             "the task's N + M = %s, its bytes with streaming stores, at the cold read rates "
+             "above (the writes at the %s rate) take about", lanes, unit, vectors, kf_rates_bytes (n + m, b, sizeof b),
              writes ? "streaming-store write" : "read");
     if (one > 0) {
         fprintf (f, " %.3g ms on one core, ", one_ms);
@@ -305,11 +305,27 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                                        spec, d, lanes, kf_prompt_cold_ms (n + m, m, d, true),
                                        cores)
                                  : 0;
+        //  Round 22: the position line's "budget ... is about 20" (N +
+        //  2M, in cycles) beside this line's 15 cycles (N + M) read as two
+        //  budgets of one kernel: each is in cycles, with its stores.
         if (one2 > 0 || all2 > 0) {
             fprintf (f, ". With ordinary stores, which read each output line before writing "
                      "it (N + 2M = %s), the budget is about ",
                      kf_rates_bytes (n + 2 * m, b, sizeof b));
-            s_fmas (f, one2 * fmas, all2 * fmas, "");
+            if (one2 > 0) {
+                s_amount (f, one2);
+                fputs (" cycles per vector on one core", f);
+            }
+            if (one2 > 0 && all2 > 0)
+                fputs (" and ", f);
+            if (all2 > 0) {
+                s_amount (f, all2);
+                fputs (" on each of all cores", f);
+            }
+            fputs (", that is ", f);
+            s_fmas (f, one2 * fmas, all2 * fmas, " vector FMAs");
+            fputs (": a kernel's position line sets its cycles against the budget of the stores "
+                   "its code uses", f);
         }
     }
     fprintf (f, ". Derived, not measured: the task's bytes over the measured cold %s rates "
