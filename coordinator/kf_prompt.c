@@ -444,18 +444,34 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
     json_t *m = json_object_get (in->ideas, "moved");
     if (!m)
         return;
+    //  Round 22: the one reason that held (kf_search_idea_choose's "why"),
+    //  not three joined by "or".
+    static const struct {
+        const char *why, *text;
+    } reasons[] = {
+        { "code", "that kernel's code does this attempt's idea already" },
+        { "built", "that kernel was written to this attempt's idea" },
+        { "threads", "threads are predicted to lose on that kernel (its time a call is below "
+                     "what starting them costs to win back)" },
+        { "scalar", "this attempt's idea takes vectorised math as given, and that kernel's "
+                    "math is scalar (no explicit SIMD, and the compiler vectorised none of its "
+                    "loops)" },
+        { "arith", "that kernel's time is its arithmetic (its cycles a vector, timed, were half "
+                   "as many again as the Target section's memory budget or more), and "
+                   "streaming stores save memory time only" },
+        { "sibling", "a sibling of this generation takes this idea from that kernel" },
+        { "converges", "this idea on that kernel would make the kernel a sibling of this "
+                       "generation is making already" },
+    };
+    const char *why = kf_jstr (m, "why"), *text = NULL;
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (!strcmp (why, reasons[i].why))
+            text = reasons[i].text;
     fprintf (f, "The archive offered candidate %lld for this attempt; %s, so the attempt "
              "starts from this kernel instead.\n", (long long) kf_jint (m, "from"),
-             json_is_true (json_object_get (m, "scalar"))
-                 ? "this attempt's idea takes vectorised math as given, and that kernel's "
-                   "math is scalar (no explicit SIMD, and the compiler vectorised none of "
-                   "its loops)"
-             : json_is_true (json_object_get (m, "arith"))
-                 ? "that kernel's time is its arithmetic (its cycles a vector, timed, were "
-                   "half as many again as the Target section's memory budget or more), and "
-                   "streaming stores save memory time only"
-                 : "that kernel has this attempt's idea already, a sibling of this generation "
-                   "takes it from there, or it is predicted not to pay there");
+             text ? text
+                  : "the planner passed over it for this idea (another kernel of the pool "
+                    "lacks the idea and is not slower than the reference)");
 }
 
 //  What the search has: the kernel to improve, whole, then the fastest

@@ -559,14 +559,21 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  plan made before counted N + 2M against the copy figure.
     json_t *with = json_object_get (in->ideas, "with");
     if (json_is_string (json_object_get (with, "idea"))) {
-        fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve moves ",
+        fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve ",
                  kf_jstr (with, "idea"));
-        if (*kf_jstr (with, "traffic") && kf_jnum (with, "rate_gbs", 0) > 0)
-            fprintf (f, "%s at %.0f%% of the %.1f GB/s of %s", kf_jstr (with, "traffic"),
+        //  Round 22: by its cycles a vector against the budget for the
+        //  cores it runs on (kf_search_idea.c).
+        if (kf_jnum (with, "cycles", 0) > 0)
+            fprintf (f, "takes about %.0f cycles a vector against a memory budget of about %.0f "
+                     "for the cores it runs on (its position line), so its bytes take %.0f%% "
+                     "of its time", kf_jnum (with, "cycles", 0), kf_jnum (with, "budget", 0),
+                     100 * kf_jnum (with, "share", 0));
+        else if (*kf_jstr (with, "traffic") && kf_jnum (with, "rate_gbs", 0) > 0)
+            fprintf (f, "moves %s at %.0f%% of the %.1f GB/s of %s", kf_jstr (with, "traffic"),
                      100 * kf_jnum (with, "share", 0), kf_jnum (with, "rate_gbs", 0),
                      kf_jstr (with, "against"));
         else
-            fprintf (f, "its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
+            fprintf (f, "moves its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
                      "measured copy bandwidth", 100 * kf_jnum (with, "share", 0));
         fprintf (f, ", at or above the %.0f%% at which the planner takes a kernel to be bound "
                  "by memory: there an idea that does not cut the bytes moved can change "

@@ -252,7 +252,7 @@ static const char *const s_plain[] = {
     "reads both operands along their rows: i-k-j, each @A[i][k] broadcast against the "
     "vectors of @B's row k (@B is [K][N], contiguous along j, not along k), a tile of the "
     "output kept in vector registers over k (over k the tile steps down @B's rows, N floats "
-    "apart, so @B's strip comes from L2, not L1, where those rows fall in one L1 set)",
+    "apart, @S)",
     "use each loaded value several times from registers, by a register-blocked FMA "
     "micro-kernel inside cache blocks, over panels packed in the order it reads them: @A's "
     "rows interleaved so @A[i0..i0+MR][k] is contiguous for each k, @B's rows copied in "
@@ -264,6 +264,39 @@ static const char *const s_plain[] = {
     "the register tile walks down (@B[k][j0..j0+NR] and @B[k+1][j0..j0+NR] lie N floats "
     "apart), into panels of NR columns stored k after k, inside the cache blocks",
     S_EPILOGUE, NULL };
+
+//  Round 22: "those rows fall in one L1 set" of a [768][640] operand,
+//  whose rows 2560 bytes apart spread over 8 of an L1's 64 sets (a 32
+//  KiB, 8-way L1 of 64-byte lines: S_L1_ASSUMED); the model nearly gave
+//  up blocking k on it. What a strip of @B's rows keeps in L1, from its
+//  stride: one set for rows 4 KiB apart, else the sets the stride
+//  reaches.
+static char *
+s_strip_sets (json_t *spec)
+{
+    long long mnk[3] = { 0, 0, 0 }, k;
+    double elem;
+    if (!s_k (spec, &k, &elem) || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+        return strdup ("so a strip over all of k comes from L2 unless k is blocked");
+    long long stride = (long long) (mnk[1] * elem), sets = 64, ways = 8;
+    if (stride % 64 == 0) {
+        long long a = (stride / 64) % sets, b = sets;
+        while (a) {    //  gcd
+            long long t = b % a;
+            b = a;
+            a = t;
+        }
+        sets = 64 / b;
+    }
+    if (sets == 1)
+        return kf_strdupf ("%lld bytes, a multiple of 4 KiB: those rows fall in one L1 set, so "
+                           "at most %lld of them stay in L1 at once and the strip comes from L2",
+                           stride, ways);
+    return kf_strdupf ("%lld bytes: those rows spread over %s%lld of a 32 KiB 8-way L1's 64 sets, "
+                       "so about %lld of them stay in L1 at once: a k block of no more rows "
+                       "keeps the strip there", stride, stride % 64 ? "about " : "", sets,
+                       sets * ways);
+}
 
 const char *const *
 kf_prompt_layout_ideas (json_t *spec, size_t *count)
@@ -290,6 +323,16 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
                         ? kf_prompt_short_k_block (spec, a, b, list[n] == s_rows_k[1])
                         : NULL;
         texts[n] = own ? own : s_fill (list[n], a, b);
+        char *at = texts[n] ? strstr (texts[n], "@S") : NULL;
+        char *sets = at ? s_strip_sets (spec) : NULL;
+        if (sets) {
+            char *whole = kf_strdupf ("%.*s%s%s", (int) (at - texts[n]), texts[n], sets, at + 2);
+            if (whole) {
+                free (texts[n]);
+                texts[n] = whole;
+            }
+        }
+        free (sets);
     }
     const char *const *kept = kf_prompt_ideas_kept (texts, n);
     if (kept && count)

@@ -249,20 +249,36 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
 //  to vectorise it as well: the siblings came out near-identical).
 //  Round 21: so does a kernel bound by its arithmetic for streaming
 //  stores (kf_search_idea_arith_bound).
+//  Round 22: and why, for the prompt ("that kernel has this attempt's
+//  idea already, a sibling ..., or it is predicted not to pay there"
+//  named three reasons where one held): "code", "built", "threads",
+//  "scalar", "arith" or "sibling"; NULL when it lacks the idea.
+static const char *
+s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
+           unsigned unfit, const kf_search_idea_known_t *known)
+{
+    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+    if (f != KF_IDEA_OTHER && ((features >> f) & 1u))
+        return "code";
+    if (built == (int) idx)
+        return "built";
+    if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
+        return "threads";
+    if ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx]))
+        return "scalar";
+    if ((unfit & S_UNFIT_ARITH) && f == KF_IDEA_STREAM)
+        return "arith";
+    for (size_t s = 0; known && s < known->n_siblings; s++)
+        if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
+            return "sibling";
+    return NULL;
+}
+
 static bool
 s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
        unsigned unfit, const kf_search_idea_known_t *known)
 {
-    kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
-    if ((f != KF_IDEA_OTHER && ((features >> f) & 1u)) || built == (int) idx
-        || ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
-        || ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx]))
-        || ((unfit & S_UNFIT_ARITH) && f == KF_IDEA_STREAM))
-        return true;
-    for (size_t s = 0; known && s < known->n_siblings; s++)
-        if (known->siblings[s].parent_id == id && known->siblings[s].idea == idx)
-            return true;
-    return false;
+    return s_has_why (ideas, idx, id, features, built, unfit, known) != NULL;
 }
 
 //  Round 15: whether idea IDX taken from a kernel with FEATURES makes the
@@ -675,11 +691,14 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     kf_share_t share = { .share = 0 };
     json_t *from = out->parent && !kf_search_idea_cuts_bytes (out->idea)
                    ? kf_prompt_kernel (db, out->parent->candidate_id) : NULL;
+    double cycles = 0, budget = 0, at = 0;
     if (from) {
-        share = kf_search_idea_memory_share (from, in.spec, hardware,
-                                             kf_prompt_target_kind (in.target, in.language));
+        double bound = kf_search_idea_bound_share (from, in.spec, hardware,
+                                                   kf_prompt_target_kind (in.target, in.language),
+                                                   &share, &cycles, &budget);
+        at = cycles > 0 && budget > 0 ? budget / cycles : 0;
         int built = pick < 0 ? known.chosen_built : known.built ? known.built[pick] : -1;
-        with = kf_search_idea_pair (ideas, count, idx, share.share,
+        with = kf_search_idea_pair (ideas, count, idx, bound,
                                     kf_prompt_source_features (kf_jstr (from, "source"),
                                                                in.language),
                                     built, spent);
@@ -702,15 +721,15 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     if (threads)
         json_object_set_new (out->prompt, "threads", threads);
     //  Round 20: why the attempt starts elsewhere than the archive chose.
-    if (pick >= 0 && chosen)
+    if (pick >= 0 && chosen) {
+        const char *why = s_has_why (ideas, idx, chosen->candidate_id, own, known.chosen_built,
+                                     s_unfit_chosen (&known), &known);
+        if (!why && s_converges (ideas, idx, own, &known))
+            why = "converges";
         json_object_set_new (out->prompt, "moved",
-                             json_pack ("{s:I, s:b, s:b}", "from",
-                                        (json_int_t) chosen->candidate_id, "scalar",
-                                        known.chosen_scalar
-                                            && kf_prompt_idea_needs_vectors (out->idea),
-                                        "arith", known.chosen_arith
-                                                     && kf_prompt_idea_feature (out->idea)
-                                                            == KF_IDEA_STREAM));
+                             json_pack ("{s:I, s:s}", "from", (json_int_t) chosen->candidate_id,
+                                        "why", why ? why : ""));
+    }
     json_t *held_in_flight = json_object ();
     for (size_t k = 0; k < count; k++)
         if (held[k])
@@ -727,7 +746,12 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
                                           own);
     if (later)
         json_object_set_new (out->prompt, "later", later);
-    if (out->with)
+    if (out->with && at > share.share)
+        json_object_set_new (out->prompt, "with",
+                             json_pack ("{s:s, s:f, s:f, s:f, s:f}", "idea", out->with,
+                                        "cycles", cycles, "budget", budget, "share", fmin (at, 1),
+                                        "bound", KF_SEARCH_IDEA_BOUND));
+    else if (out->with)
         json_object_set_new (out->prompt, "with",
                              json_pack ("{s:s, s:f, s:f, s:s, s:s, s:f}", "idea", out->with,
                                         "share", share.share, "bound", KF_SEARCH_IDEA_BOUND,

@@ -281,6 +281,18 @@ bool kf_search_idea_cuts_bytes (const char *idea);
 bool kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
                                  kf_target_kind_t kind, double *cycles, double *budget);
 
+/* Round 22: a one-thread kernel at its one core's cold read rate (about
+ * 20 cycles a vector against a budget of 20) read 51% of all cores' rate
+ * (kf_search_idea_memory_share), below KF_SEARCH_IDEA_BOUND, and was
+ * handed "spend fewer instructions" alone. The share of the memory bound
+ * KERNEL is at: the larger of *SHARE (kf_search_idea_memory_share's, set)
+ * and its budget over its cycles for the cores it runs on (*CYCLES and
+ * *BUDGET set as kf_search_idea_arith_bound sets them), for
+ * kf_search_idea_pair. */
+double kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
+                                   kf_target_kind_t kind, kf_share_t *share, double *cycles,
+                                   double *budget);
+
 /* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
  * itself; else the first idea that cuts bytes and that the parent

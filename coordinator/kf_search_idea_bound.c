@@ -17,6 +17,7 @@
 #include "kf_json.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
+#include <math.h>
 
 kf_share_t
 kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *hardware,
@@ -70,4 +71,15 @@ kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
     *cycles = pv.cycles;
     *budget = pv.budget;
     return pv.budget > 0 && pv.cycles >= KF_SEARCH_IDEA_ARITH * pv.budget;
+}
+
+double
+kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
+                            kf_target_kind_t kind, kf_share_t *share, double *cycles,
+                            double *budget)
+{
+    *share = kf_search_idea_memory_share (kernel, spec, hardware, kind);
+    kf_search_idea_arith_bound (kernel, spec, hardware, kind, cycles, budget);
+    double at = *cycles > 0 && *budget > 0 ? *budget / *cycles : 0;
+    return fmax (share->share, at);
 }

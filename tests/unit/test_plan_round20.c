@@ -64,8 +64,8 @@ s_moved_words (json_t *spec, const char *idea)
     json_t *best = json_pack ("{s:i, s:s, s:s, s:f}", "id", 2, "source",
                               "int kf_forward (void) { return 1; }", "status", "correct",
                               "speedup", 60.25);
-    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:I, s:b}}", "mine", idea, "notes", "aside",
-                              "moved", "from", (json_int_t) 1, "scalar", 1);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:I, s:s}}", "mine", idea, "notes", "aside",
+                              "moved", "from", (json_int_t) 1, "why", "scalar");
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .best = best, .generation = 1, .slot = 0, .population = 3,
                           .ideas = plan };
@@ -78,10 +78,17 @@ s_moved_words (json_t *spec, const char *idea)
                            "kernel instead."));
     CHECK (p && !strstr (p, "Chosen from the archive"));
     free (p);
-    json_object_set_new (json_object_get (plan, "moved"), "scalar", json_false ());
+    //  Round 22: the one reason that held, not three joined by "or".
+    json_object_set_new (json_object_get (plan, "moved"), "why", json_string ("code"));
     p = kf_prompt_build (&in);
-    CHECK (p && strstr (p, "The archive offered candidate 1 for this attempt; that kernel has "
-                           "this attempt's idea already"));
+    CHECK (p && strstr (p, "The archive offered candidate 1 for this attempt; that kernel's "
+                           "code does this attempt's idea already, so the attempt starts"));
+    CHECK (p && !strstr (p, "or it is predicted not to pay there"));
+    free (p);
+    json_object_set_new (json_object_get (plan, "moved"), "why", json_string ("sibling"));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "The archive offered candidate 1 for this attempt; a sibling of this "
+                           "generation takes this idea from that kernel, so"));
     free (p);
     //  Not moved: the archive's choice, as before.
     json_object_del (plan, "moved");

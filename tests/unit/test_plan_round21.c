@@ -136,9 +136,9 @@ test_moved (void)
     json_t *spec = s_spec ();
     json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 7, "source", s_one_thread, "status",
                               "correct", "speedup", 26.5);
-    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:I, s:b, s:b}}", "mine",
+    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:I, s:s}}", "mine",
                               "cut the bytes with streaming stores", "notes", "aside", "moved",
-                              "from", (json_int_t) 1, "scalar", 0, "arith", 1);
+                              "from", (json_int_t) 1, "why", "arith");
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .best = base, .generation = 1, .slot = 2, .population = 3,
                           .ideas = plan };

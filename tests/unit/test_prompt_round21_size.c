@@ -218,7 +218,16 @@ test_meta_code (void)
     json_object_del (json_array_get (outcomes, 2), "standing");
     p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, best, bo, wo, NULL);
     CHECK (kf_test_has (p, "full protocol; it awaits confirmation: its figure does not count "
-                           "yet; the run's best figure that counts is candidate 5's"));
+                           "yet, as a would-be new best is timed a second time, on fresh "
+                           "inputs, before it counts; the run's best figure that counts is "
+                           "candidate 5's"));
+    free (p);
+    //  Round 22: nor with "counted", as a full-protocol figure reads until
+    //  its second timing is queued.
+    json_object_set_new (json_array_get (outcomes, 2), "standing", json_string ("counted"));
+    p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, best, bo, wo, NULL);
+    CHECK (kf_test_has (p, "full protocol; it awaits confirmation: its figure does not count "
+                           "yet, as a would-be new best"));
     free (p);
     json_decref (sections);
     json_decref (wo);
