@@ -400,4 +400,18 @@ bool kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features);
  * a database error. */
 json_t *kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in);
 
+/* Round 11: the threads prediction of the prompt's own paragraph, for the
+ * plan: KNOWN's threads_lose of ELITES (N) and CHOSEN, from the exec host's
+ * figures in HARDWARE and each kernel's latest time a call; and into
+ * *SUMMARY, for the paragraph, the run's fastest single-thread and threaded
+ * kernels timed in full and how many threaded ones there are (caller's).
+ * Round 21: and KNOWN's arith, the kernels bound by their arithmetic
+ * (kf_search_idea_arith_bound), from the same times. 0, or -1 on a database
+ * error.
+ */
+int kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
+                            const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                            kf_search_idea_known_t *known, json_t **summary);
+
+
 #endif

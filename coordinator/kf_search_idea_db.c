@@ -1,6 +1,7 @@
 /*  kf_search_idea_db.c - what the plan reads of one kernel from the
  *  database (kf_search_idea.h): the features its source shows, and
- *  whether its math is scalar; and the run's counted tries.
+ *  whether its math is scalar; the run's counted tries; and its kernels'
+ *  latest times, read for threads and for the arithmetic bound.
  */
 #include "kf_search_idea.h"
 #include "kf_json.h"
@@ -8,6 +9,7 @@
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
+#include "kf_prompt_threads.h"
 
 #include <math.h>
 
@@ -116,4 +118,93 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                            || kf_prompt_load_busy (json_object_get (t, "pl"))));
     }
     return rows;
+}
+
+int
+kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
+                        const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
+                        kf_search_idea_known_t *known, json_t **summary)
+{
+    *summary = NULL;
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    double start_us, cores;
+    bool host = kf_prompt_threads_host (hardware, &start_us, &cores);
+    //  The source as text to look for thread starts in (escape encoding
+    //  keeps ASCII as it is; a source need not be valid UTF-8).
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.id, c.fidelity, e.candidate_ns,"
+                                " encode(b.data, 'escape') AS source"
+                                " FROM candidates c JOIN blobs b ON b.hash = c.source_hash"
+                                " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
+                                "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
+                                " WHERE c.run_id = $1 AND c.status = 'correct'"
+                                " AND c.finished_at IS NOT NULL AND e.candidate_ns > 0"
+                                " ORDER BY c.id",
+                                1, params);
+    known->threads_lose = calloc (n + 1, sizeof *known->threads_lose);
+    known->arith = calloc (n + 1, sizeof *known->arith);
+    json_t *spec = json_object_get (run, "spec");
+    kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
+    if (!rows || !known->threads_lose || !known->arith) {
+        json_decref (rows);
+        return -1;
+    }
+    int64_t single_id = 0, fast_id = 0;
+    double single_ns = 0, fast_ns = 0;
+    int threaded_count = 0;
+    //  Each single-thread kernel timed in full, by id: a threaded kernel
+    //  is set against its own parent where that is one (round 12: against
+    //  the fastest single-thread kernel, of another inner loop, "its
+    //  threads bought nothing" was a comparison of two designs).
+    json_t *one_thread = json_object ();
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        int64_t cid = kf_jint (r, "id");
+        double ns = kf_jnum (r, "candidate_ns", 0);
+        bool threaded = kf_prompt_source_does (kf_jstr (r, "source"), language, KF_IDEA_THREADS);
+        bool lose = host && kf_prompt_threads_lose (start_us, cores, ns, threaded);
+        double cycles, budget;
+        bool arith = kf_search_idea_arith_bound (r, spec, hardware, kind, &cycles, &budget);
+        for (size_t e = 0; e < n; e++)
+            if (elites[e].candidate_id == cid) {
+                known->threads_lose[e] = lose;
+                known->arith[e] = arith;
+            }
+        if (chosen && chosen->candidate_id == cid) {
+            known->chosen_threads_lose = lose;
+            known->chosen_arith = arith;
+        }
+        if (strcmp (kf_jstr (r, "fidelity"), "full"))
+            continue;
+        if (threaded) {
+            threaded_count++;
+            if (!fast_id || ns < fast_ns) {
+                fast_id = cid;
+                fast_ns = ns;
+            }
+        }
+        else {
+            char key[24];
+            snprintf (key, sizeof key, "%lld", (long long) cid);
+            json_object_set_new (one_thread, key, json_real (ns));
+            if (!single_id || ns < single_ns) {
+                single_id = cid;
+                single_ns = ns;
+            }
+        }
+    }
+    json_decref (rows);
+    *summary = json_pack ("{s:i, s:o}", "threaded", threaded_count, "one_thread", one_thread);
+    if (single_id)
+        json_object_update_new (*summary, json_pack ("{s:I, s:f}", "single_id",
+                                                     (json_int_t) single_id, "single_ns",
+                                                     single_ns));
+    if (fast_id)
+        json_object_update_new (*summary, json_pack ("{s:I, s:f}", "threaded_id",
+                                                     (json_int_t) fast_id, "threaded_ns",
+                                                     fast_ns));
+    return 0;
 }
