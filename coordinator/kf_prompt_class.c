@@ -471,10 +471,11 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  "loop vectorized using 32 byte vectors" for such a log).
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
-    "within the tolerance, in plain code the compiler can vectorise (a square root there " \
-    "takes the intrinsic: the compiler keeps sqrtf a scalar call; the float's exponent "   \
-    "and mantissa bits, which a log's or exp's range reduction takes, go through memcpy "  \
-    "into a uint32_t and back, which vectorises, where frexpf and ldexpf stay calls)"
+    "within the tolerance, in plain code the compiler can vectorise or in intrinsics (the " \
+    "idea is the cheaper formula; in plain code a square root takes the intrinsic, as the " \
+    "compiler keeps sqrtf a scalar call, and the float's exponent and mantissa bits, which " \
+    "a log's or exp's range reduction takes, go through memcpy into a uint32_t and back, " \
+    "which vectorises, where frexpf and ldexpf stay calls)"
 #define S_EW_SIMD                                                                          \
     "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
     "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \

@@ -124,6 +124,18 @@ s_op (FILE *f, json_t *d, const char *op, const char *name, const char *insn, bo
 //  many loads and FMAs a cycle can start, were asked for. From the
 //  interleaved divide and square root (vec_divsqrt_cycles) and the load
 //  and FMA throughputs.
+//  Whether D's interleaved divide and square root (vec_divsqrt_cycles)
+//  say one unit does both (their cycles add up), against DIV and SQ
+//  alone; told apart only where the two predictions differ by a fifth.
+static bool
+s_one_unit (json_t *d, double div, double sq)
+{
+    double mixed = kf_jnum (d, "vec_divsqrt_cycles", 0);
+    double shared = (div + sq) / 2, apart = fmax (div, sq) / 2;
+    return mixed > 0 && div > 0 && sq > 0 && shared > 1.2 * apart
+           && mixed >= (shared + apart) / 2;
+}
+
 static void
 s_ports (FILE *f, json_t *d, double div, double sq)
 {
@@ -137,7 +149,7 @@ s_ports (FILE *f, json_t *d, double div, double sq)
         if (shared > 1.2 * apart)
             fprintf (f, " A divide and a square root in turn come to 1 per %s cycles each, %s.",
                      s_cyc (mixed, a, sizeof a),
-                     mixed >= (shared + apart) / 2
+                     s_one_unit (d, div, sq)
                          ? "near the average of the two: one unit does both, so a formula's "
                            "divides and square roots add up"
                          : "near half the slower one's: they run side by side, so a formula's "
@@ -273,16 +285,25 @@ s_x_figures (json_t *d, size_t i, double *alone, double *mix)
 //  10 FMAs and 20 vandps took 7.50 cycles, 10 FMAs and 25 mixed ops
 //  beside them 9.11 against 8.75 so counted); each op at its own rate (10
 //  FMAs and 20 vmaxps: 10.0). FAST: that rate, FAST_NAME its instruction.
+//  Round 22: a formula of two square roots and a divide sat at 13.5
+//  cycles of the divide unit against a 15-cycle memory budget, and the
+//  rule named no divide: where D's figures say divides and square roots
+//  share one unit, theirs are one more bound, added up.
 static void
-s_units_rule (FILE *f, double fma, double fast, const char *fast_name)
+s_units_rule (FILE *f, json_t *d, double fma, double fast, const char *fast_name)
 {
-    char a[16], b[16];
+    char a[16], b[16], c[16], e[16];
     fprintf (f, " Rule of thumb for a formula's cycles per vector on one core: about the "
              "largest of %s x (its FMAs + the FMAs in brackets of each op partly or wholly on "
              "the FMAs' units), %s x all its vector instructions but loads and stores, FMAs "
-             "included (the rate of %s alone, the fastest: no more issue), and each op's count "
-             "x its own cycles alone; ops beside the FMAs add nothing more.",
+             "included (the rate of %s alone, the fastest: no more issue), ",
              s_cyc (fma, a, sizeof a), s_cyc (fast, b, sizeof b), fast_name);
+    double div = kf_jnum (d, "vec_div_cycles", 0), sq = kf_jnum (d, "vec_sqrt_cycles", 0);
+    if (s_one_unit (d, div, sq))
+        fprintf (f, "its divides x %s + square roots x %s (one unit does both: they add up), ",
+                 s_cyc (div, c, sizeof c), s_cyc (sq, e, sizeof e));
+    fputs ("and each op's count x its own cycles alone; ops beside the FMAs add nothing "
+           "more.", f);
 }
 
 void
@@ -341,6 +362,6 @@ kf_prompt_host_units_line (FILE *f, json_t *d)
     if (!any)
         return;
     fputs (".", f);
-    s_units_rule (f, fma, fast, fast_name);
+    s_units_rule (f, d, fma, fast, fast_name);
     fputs ("\n", f);
 }

@@ -352,9 +352,9 @@ kf_prompt_host_call_facts (FILE *f)
     //  from a busy host's other work, is allowed or gaming was asked.
     fputs ("Threads beyond the CPUs the kernel may use (the Target section's count) are "
            "allowed, and share those CPUs by time slices: on a busy host more threads can take "
-           "CPU time from other processes, but every timing says the load it saw and kernels "
-           "are compared under like load, so size the threads to the CPUs rather than to the "
-           "host's other work.\n", f);
+           "CPU time from other processes, and every timing says the load it saw. As a rule "
+           "start one thread a CPU; more pay only while other work takes CPU time, and a "
+           "kernel that starts more is compared with others under like load.\n", f);
 }
 
 void

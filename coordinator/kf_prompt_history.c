@@ -597,11 +597,14 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                    "this idea to it. That base is part of this attempt, not a sibling's idea "
                    "taken.", f);
         else
+            //  Round 22: "with no other idea's tricks" for a tanh, which has
+            //  no vector form without an approximation (a sibling's idea).
             fputs (" No kernel exists yet for this idea to build on: first write the simplest "
                    "correct vectorised form of the whole computation (each element's math in "
                    "vector registers, by the compiler or by intrinsics, with no other idea's "
-                   "tricks), then add this idea to it. That base is part of this attempt, not "
-                   "a sibling's idea taken.", f);
+                   "tricks; where a function has no vector form, the approximation that gives "
+                   "it one is part of this base), then add this idea to it. That base is part "
+                   "of this attempt, not a sibling's idea taken.", f);
     }
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);

@@ -122,8 +122,10 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
         //  core read as "threads never pay", while the ceiling above and
         //  the ideas spoke of every core.
         if (all > 0 && cores > 1 && all < 1.2 * one)
-            fprintf (f, "  When this was measured, %.0f threads at once did no more than one "
-                     "core alone (the host's other work held the other CPUs): a threaded "
+            //  Round 22: "when this was measured" read against the cold
+            //  reads' "2.0x one core's" as a contradiction: it is the FMAs'.
+            fprintf (f, "  When the FMA peak was measured, %.0f threads at once did no more "
+                     "than one core alone (the host's other work held the other CPUs): a threaded "
                      "kernel gains only while CPUs are free, and each outcome's load below says "
                      "how busy they were when it was timed.\n", cores);
         //  Round 5: a one-thread GEMM reached 88.4 GFLOP/s against a

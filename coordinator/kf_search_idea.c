@@ -63,21 +63,40 @@ s_by_one_core (json_t *t, const char *idea)
            && kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
 }
 
+//  Round 22: whether a loaded try's verdict V holds all the same, as the
+//  load could only have worked against it: a win by a child timed under
+//  at least its parent's share of the CPUs taken by others, a loss by
+//  one timed under at most its parent's ("inconclusive, timed beside
+//  other work (19.58x vs parent 9.54x)" for a packing try twice as fast
+//  under more load than its parent's).
+static bool
+s_load_against (json_t *t, int v)
+{
+    json_t *cl = json_object_get (json_object_get (t, "tl"), "others_cpu_share");
+    json_t *pl = json_object_get (json_object_get (t, "pl"), "others_cpu_share");
+    if (!json_is_number (cl) || !json_is_number (pl))
+        return false;
+    double c = json_number_value (cl), p = json_number_value (pl);
+    return (v == 1 && c >= p) || (v == -1 && c <= p);
+}
+
 //  A try's verdict for IDEA (kf_search_idea_verdict), or 3 when the
 //  child or its parent was timed beside other work (round 13: ideas were
 //  set aside as "lost" by children timed with 43-63% of the CPUs taken,
 //  against parents timed on a quiet host, and both ideas won later),
-//  unless the threads idea's try can be judged by its one-core time.
+//  unless the threads idea's try can be judged by its one-core time, or
+//  the load worked against what the figures show (s_load_against).
 static int
 s_try_verdict (json_t *t, const char *idea)
 {
     if (s_by_one_core (t, idea))
         return kf_search_idea_verdict (kf_jnum (t, "one_core_gain", 0), 1.0,
                                        kf_jnum (t, "own_noise", 0));
-    if (json_is_true (json_object_get (t, "loaded")))
+    int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
+                                    kf_jnum (t, "noise", 0));
+    if (json_is_true (json_object_get (t, "loaded")) && !s_load_against (t, v))
         return 3;
-    return kf_search_idea_verdict (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
-                                   kf_jnum (t, "noise", 0));
+    return v;
 }
 
 //  Whether try T counts for IDEA (kf_prompt_try_counts, by its "added").
@@ -112,7 +131,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         //  were handed out four times in three generations).
         aside[i] = told > 0 && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0));
         //  The newest tries first, each with both figures.
-        char note[400] = "tried:";
+        char note[640] = "tried:";
         size_t used = strlen (note);
         int said = 0;
         for (size_t k = json_array_size (tries); k-- > 0 && said < KF_SEARCH_IDEA_NOTED;) {
@@ -144,8 +163,13 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                           "parent %.2fx not like for like)", said++ ? "," : "", word, band,
                           whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p);
             else
-                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx)",
-                          said++ ? "," : "", word, band, whose, s, p);
+                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx%s)",
+                          said++ ? "," : "", word, band, whose, s, p,
+                          (v == 1 || v == -1) && json_is_true (json_object_get (t, "loaded"))
+                              ? v == 1 ? ", timed beside at least as much other work as its "
+                                         "parent"
+                                       : ", timed beside no more other work than its parent"
+                              : "");
             used = strlen (note);
         }
         if (tried > said)

@@ -64,8 +64,8 @@ s_target_section (void)
     json_object_set_new (dev, "peak_gflops_all_threads", json_real (61));
     json_object_set_new (dev, "peak_gflops_one_core", json_real (65));
     text = s_target (hw);
-    CHECK (kf_test_has (text, "When this was measured, 2 threads at once did no more than one core "
-                              "alone"));
+    CHECK (kf_test_has (text, "When the FMA peak was measured, 2 threads at once did no more "
+                              "than one core alone"));
     free (text);
     json_object_set_new (dev, "peak_gflops_all_threads", json_real (130));
     json_object_set_new (dev, "peak_gflops_one_core", json_real (72));

@@ -10,12 +10,24 @@
  *  2. the plain product's loop-order idea said the rows of a [768][640]
  *     operand "fall in one L1 set": 2560 bytes apart, they spread over 8
  *     of its 64 sets.
+ *  3. a packing try twice as fast as its parent (19.58x against 9.54x),
+ *     timed beside more of other work than its parent, read
+ *     "inconclusive, timed beside other work": the load could only have
+ *     slowed it, so the win holds (and a loss under less load than the
+ *     parent's holds too).
+ *  4. texts: the units line's rule of thumb named no divide (two square
+ *     roots and a divide took 13.5 cycles of one unit against a 15-cycle
+ *     budget); "when this was measured, 2 threads did no more than one
+ *     core" read against the cold reads' 2.0x; the approximation idea's
+ *     "plain code" again; the vectorised base "with no other idea's
+ *     tricks" for a tanh, which has no vector form without one.
  *  (The reason an attempt moved: test_plan_round20; the budget in cycles
  *  for ordinary stores: test_prompt_round20; the meta prompt's unconfirmed
  *  best: test_prompt_round21_size.)
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_core.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include <stdlib.h>
@@ -47,7 +59,7 @@ s_host (void)
                       "AMD EPYC", "cores", 2, "physical_cores", 2, "clock_mhz_measured", 3243.0,
                       "read_cold_one_core_gbs", 20.0, "read_cold_all_cores_gbs", 39.4,
                       "write_stream_one_core_gbs", 22.2, "write_stream_all_cores_gbs", 42.8,
-                      "isa", "sse4.2 avx2");
+                      "thread_start_join_us", 25.3, "isa", "sse4.2 avx2");
 }
 
 static const char *s_one_thread =
@@ -159,10 +171,108 @@ test_strip_sets (void)
     json_decref (spec);
 }
 
+//  One try of IDEA: child SPEEDUP against PARENT, the CPUs' shares other
+//  work took while each was timed.
+static json_t *
+s_try (const char *idea, double speedup, double parent, double child_load, double parent_load)
+{
+    return json_pack ("{s:i, s:s, s:i, s:f, s:f, s:f, s:b, s:{s:f, s:f}, s:{s:f, s:f}}", "id",
+                      13, "idea", idea, "added", 0, "speedup", speedup, "parent_speedup", parent,
+                      "noise", 0.15, "loaded", 1, "tl", "others_cpu_share", child_load,
+                      "runnable_others", 2.0, "pl", "others_cpu_share", parent_load,
+                      "runnable_others", 1.5);
+}
+
+static void
+test_loaded_verdicts (void)
+{
+    const char *ideas[1] = { "read each cache block as one contiguous stream, by packing "
+                             "blocks of in1" };
+    bool aside[1];
+    struct {
+        double s, p, cl, pl;
+        const char *word;
+    } cases[] = {
+        { 19.58, 9.54, 0.62, 0.55, "won" },                       //  more load, faster
+        { 19.58, 9.54, 0.40, 0.55, "inconclusive, timed beside" },  //  less load
+        { 7.0, 14.0, 0.40, 0.55, "lost" },                        //  less load, slower
+        { 7.0, 14.0, 0.62, 0.55, "inconclusive, timed beside" },    //  more load
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *tries = json_array ();
+        json_array_append_new (tries, s_try (ideas[0], cases[i].s, cases[i].p, cases[i].cl,
+                                             cases[i].pl));
+        json_t *notes = kf_search_idea_record (ideas, 1, tries, aside);
+        const char *note = json_string_value (json_object_get (notes, ideas[0]));
+        printf ("%s\n", note ? note : "(none)");
+        char want[80];
+        snprintf (want, sizeof want, "tried: %s", cases[i].word);
+        CHECK (note && !strncmp (note, want, strlen (want)));
+        json_decref (notes);
+        json_decref (tries);
+    }
+}
+
+static char *
+s_units (json_t *d)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    if (!f)
+        return NULL;
+    kf_prompt_host_units_line (f, d);
+    fclose (f);
+    return text;
+}
+
+static void
+test_texts (void)
+{
+    //  This VM's divide 3.5, square root 5.0, in turn 5.0 each: one unit.
+    json_t *d = json_pack ("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "vec_lanes", 8,
+                           "vec_fma_cycles", 0.5, "vec_and_cycles", 0.25,
+                           "vec_and_with_fma_cycles", 1.07, "vec_div_cycles", 3.5,
+                           "vec_sqrt_cycles", 5.0, "vec_divsqrt_cycles", 5.0);
+    char *p = s_units (d);
+    CHECK (kf_test_has (p, "its divides x 3.5 + square roots x 5.0 (one unit does both: they add "
+                           "up), and each op's count x its own cycles alone"));
+    free (p);
+    //  Side by side (in turn at half the slower one's): no such bound.
+    json_object_set_new (d, "vec_divsqrt_cycles", json_real (2.6));
+    p = s_units (d);
+    CHECK (p && !strstr (p, "its divides x"));
+    free (p);
+    json_decref (d);
+    json_t *spec = s_elementwise ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = s_index (ideas, n, KF_IDEA_APPROX), threads = s_index (ideas, n,
+                                                                           KF_IDEA_THREADS);
+    CHECK (approx < n && strstr (ideas[approx], "in plain code the compiler can vectorise or in "
+                                                "intrinsics (the idea is the cheaper formula"));
+    //  Generation 0's threads attempt: the base's approximation is its own.
+    json_t *plan = json_pack ("{s:s, s:{}, s:[]}", "mine", threads < n ? ideas[threads] : "x",
+                              "notes", "aside");
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
+                          .slot = 1, .population = 3, .ideas = plan };
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "where a function has no vector form, the approximation that gives "
+                           "it one is part of this base"));
+    //  The call facts: one thread a CPU as a rule.
+    CHECK (p && strstr (p, "As a rule start one thread a CPU; more pay only while other work "
+                           "takes CPU time"));
+    free (p);
+    json_decref (plan);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_pair ();
+    test_texts ();
+    test_loaded_verdicts ();
     test_strip_sets ();
     return kf_test_done ("test_prompt_round22");
 }
