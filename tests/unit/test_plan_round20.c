@@ -15,6 +15,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include "../kf_test_plan.h"
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +32,6 @@ s_spec (void)
                       "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
                       "source", "def forward(self, x):\n    return torch.asinh(x) * 2\n",
                       "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
 }
 
 //  The plan from candidate 1 (plain C) among ELITES, with the kernels'
@@ -273,11 +265,11 @@ main (void)
     json_t *spec = s_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t threads = s_index (ideas, n, KF_IDEA_THREADS);
-    size_t unroll = s_index (ideas, n, KF_IDEA_UNROLL);
-    size_t stream = s_index (ideas, n, KF_IDEA_STREAM);
-    size_t simd = s_index (ideas, n, KF_IDEA_SIMD);
-    size_t approx = s_index (ideas, n, KF_IDEA_APPROX);
+    size_t threads = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    size_t unroll = kf_test_idea_index (ideas, n, KF_IDEA_UNROLL);
+    size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
+    size_t simd = kf_test_idea_index (ideas, n, KF_IDEA_SIMD);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
     CHECK (threads < n && unroll < n && stream < n && simd < n && approx < n);
     if (!(threads < n && unroll < n && stream < n && simd < n && approx < n))
         return kf_test_done ("test_plan_round20");

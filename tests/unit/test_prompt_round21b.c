@@ -22,6 +22,7 @@
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,26 +161,14 @@ s_host (void)
                       524288.0, "isa", "sse4.2 avx2");
 }
 
-static char *
-s_text (void (*fn) (FILE *, json_t *, json_t *), json_t *spec, json_t *d)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    fn (f, spec, d);
-    fclose (f);
-    return text;
-}
-
 static void
 test_rules (void)
 {
     json_t *spec = s_gemm (), *hw = s_host ();
     json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
     //  The threads' shares against each core's L2.
-    char *ws = s_text (kf_prompt_working_set_line, spec, d);
+    char *ws;
+    KF_TEST_CAPTURE (ws, f, kf_prompt_working_set_line (f, spec, d));
     printf ("%s", ws ? ws : "(none)\n");
     CHECK (ws && strstr (ws, "Split over the 2 cores (an L2 of 512 KiB each): by column blocks "
                              "a thread re-reads its 1/2 of the second operand, 1.5 MiB, for "
@@ -206,13 +195,10 @@ test_rules (void)
                               "speedup", 29.66, "candidate_ns", 10.9e6);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .base = base };
-    char *cost = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&cost, &size);
-    if (f) {
-        kf_prompt_thread_cost (f, &in, threads ? threads : "use every core, by threads");
-        fclose (f);
-    }
+    char *cost;
+    KF_TEST_CAPTURE (cost, f,
+                     kf_prompt_thread_cost (f, &in, threads ? threads : "use every core, by "
+                                                                           "threads"));
     printf ("%s\n", cost ? cost : "(none)");
     CHECK (cost && strstr (cost, "A product's time is its multiply-adds, which divide over the "
                                "cores"));

@@ -30,6 +30,7 @@
 #include "../../coordinator/kf_prompt_core.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,15 +69,6 @@ static const char *s_one_thread =
     "{ for (long i = 0; i < n; i += 8) _mm256_storeu_ps (out + i, _mm256_loadu_ps (a + i));\n"
     "  return 0; }\n";
 
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
-}
-
 static void
 test_pair (void)
 {
@@ -93,7 +85,7 @@ test_pair (void)
     CHECK (cycles > 19 && cycles < 22);
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t approx = s_index (ideas, n, KF_IDEA_APPROX), stream = s_index (ideas, n, KF_IDEA_STREAM);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
     CHECK (approx < n && stream < n);
     unsigned simd = 1u << KF_IDEA_SIMD;
     if (approx < n && stream < n)
@@ -213,19 +205,6 @@ test_loaded_verdicts (void)
     }
 }
 
-static char *
-s_units (json_t *d)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    if (!f)
-        return NULL;
-    kf_prompt_host_units_line (f, d);
-    fclose (f);
-    return text;
-}
-
 static void
 test_texts (void)
 {
@@ -234,20 +213,21 @@ test_texts (void)
                            "vec_fma_cycles", 0.5, "vec_and_cycles", 0.25,
                            "vec_and_with_fma_cycles", 1.07, "vec_div_cycles", 3.5,
                            "vec_sqrt_cycles", 5.0, "vec_divsqrt_cycles", 5.0);
-    char *p = s_units (d);
+    char *p;
+    KF_TEST_CAPTURE (p, f, kf_prompt_host_units_line (f, d));
     CHECK (kf_test_has (p, "its divides x 3.5 + square roots x 5.0 (one unit does both: they add "
                            "up), and each op's count x its own cycles alone"));
     free (p);
     //  Side by side (in turn at half the slower one's): no such bound.
     json_object_set_new (d, "vec_divsqrt_cycles", json_real (2.6));
-    p = s_units (d);
+    KF_TEST_CAPTURE (p, f, kf_prompt_host_units_line (f, d));
     CHECK (p && !strstr (p, "its divides x"));
     free (p);
     json_decref (d);
     json_t *spec = s_elementwise ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t approx = s_index (ideas, n, KF_IDEA_APPROX), threads = s_index (ideas, n,
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), threads = kf_test_idea_index (ideas, n,
                                                                            KF_IDEA_THREADS);
     CHECK (approx < n && strstr (ideas[approx], "in plain code the compiler can vectorise or in "
                                                 "intrinsics (the idea is the cheaper formula"));
