@@ -470,8 +470,7 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
     fprintf (f, "The archive offered candidate %lld for this attempt; %s, so the attempt "
              "starts from this kernel instead.\n", (long long) kf_jint (m, "from"),
              text ? text
-                  : "the planner passed over it for this idea (another kernel of the pool "
-                    "lacks the idea and is not slower than the reference)");
+                  : "the planner moved this idea to a kernel of the pool that lacks it");
 }
 
 //  What the search has: the kernel to improve, whole, then the fastest

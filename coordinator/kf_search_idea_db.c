@@ -166,8 +166,14 @@ kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *
         double ns = kf_jnum (r, "candidate_ns", 0);
         bool threaded = kf_prompt_source_does (kf_jstr (r, "source"), language, KF_IDEA_THREADS);
         bool lose = host && kf_prompt_threads_lose (start_us, cores, ns, threaded);
+        //  Read only for the kernels the plan may start from: the
+        //  reading parses the source again.
+        bool pooled = chosen && chosen->candidate_id == cid;
+        for (size_t e = 0; e < n && !pooled; e++)
+            pooled = elites[e].candidate_id == cid;
         double cycles, budget;
-        bool arith = kf_search_idea_arith_bound (r, spec, hardware, kind, &cycles, &budget);
+        bool arith = pooled
+                     && kf_search_idea_arith_bound (r, spec, hardware, kind, &cycles, &budget);
         for (size_t e = 0; e < n; e++)
             if (elites[e].candidate_id == cid) {
                 known->threads_lose[e] = lose;
