@@ -103,6 +103,11 @@ typedef enum {
     KF_IDEA_ESTIMATE, KF_IDEA_OUTER
 } kf_idea_feature_t;
 
+/* Round 22: how a second try of an idea about FEATURE differs from one
+ * in flight whose code is not written yet ("another formula: a lower
+ * degree, ..."): static text. */
+const char *kf_prompt_feature_other_way (kf_idea_feature_t feature);
+
 /* The feature IDEA (one of the lists' texts) is about; KF_IDEA_OTHER for
  * one no code shows (the simplest loop). */
 kf_idea_feature_t kf_prompt_idea_feature (const char *idea);

@@ -597,3 +597,32 @@ kf_prompt_try_counts (const char *handed, unsigned added, const char *idea, bool
         *by_code = yes;
     return yes;
 }
+
+//  Round 22: "do it another way than the try in flight (another split,
+//  order or width)" where that try's code was not written yet: the model
+//  could differ only by remembering its own answer. The way to differ,
+//  by what the idea is about, so two tries of it start apart.
+const char *
+kf_prompt_feature_other_way (kf_idea_feature_t feature)
+{
+    switch (feature) {
+    case KF_IDEA_THREADS:
+        return "a split other than equal contiguous ranges, such as chunks taken from a shared "
+               "counter, or another thread count";
+    case KF_IDEA_APPROX:
+    case KF_IDEA_ESTIMATE:
+        return "another formula: a lower degree, an estimate with a Newton step in place of a "
+               "divide or root, or another identity";
+    case KF_IDEA_BLOCK:
+        return "other block sizes or another order of the blocked loops";
+    case KF_IDEA_MICRO:
+    case KF_IDEA_OUTER:
+    case KF_IDEA_PACK:
+        return "another tile shape (rows x vectors) or another packed layout";
+    case KF_IDEA_UNROLL:
+    case KF_IDEA_ACCUMULATORS:
+        return "another depth: more or fewer independent chains";
+    default:
+        return "another split, order or width";
+    }
+}

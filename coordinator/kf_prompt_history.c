@@ -774,8 +774,8 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                  "aside, or done already by the kernels to improve.", own_tries,
                  own_tries == 1 ? "y" : "ies");
         s_own_in_flight (f, in, mine);
-        fprintf (f, " Do it another way than the tr%s in flight (another split, order or "
-                 "width).", own_tries == 1 ? "y" : "ies");
+        fprintf (f, " Do it another way than the tr%s in flight (%s).",
+                 own_tries == 1 ? "y" : "ies", kf_prompt_feature_other_way (kf_prompt_idea_feature (mine)));
     }
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.

@@ -156,8 +156,10 @@ test_own_in_flight (json_t *spec, const char *const *ideas, size_t threads, size
                            "elsewhere"));
     CHECK (p && strstr (p, " Candidate 12 (generation 1, from this same kernel (candidate 5)) "
                            "has it in flight; its code added to its parent's: "));
-    CHECK (p && strstr (p, "Do it another way than the try in flight (another split, order or "
-                           "width)."));
+    //  Round 22: how, by what the idea is about.
+    CHECK (p && strstr (p, "Do it another way than the try in flight (a split other than equal "
+                           "contiguous ranges, such as chunks taken from a shared counter, or "
+                           "another thread count)."));
     //  The held idea by what it is about, not its text.
     char about[200], want[400];
     kf_prompt_feature_words (S_BIT (kf_prompt_idea_feature (ideas[stream])), about,
