@@ -150,14 +150,16 @@ test_strip_sets (void)
 {
     json_t *spec = s_plain (640);
     size_t n;
-    const char *idea = s_order_idea (kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n), n);
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    const char *idea = s_order_idea (ideas, n);
     printf ("640: %s\n", idea ? idea : "(none)");
     CHECK (idea && strstr (idea, "N floats apart, 2560 bytes: those rows spread over 8 of a 32 "
                              "KiB 8-way L1's 64 sets, so about 64 of them stay in L1 at once"));
     CHECK (idea && !strstr (idea, "one L1 set"));
     json_decref (spec);
     spec = s_plain (1024);
-    idea = s_order_idea (kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n), n);
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    idea = s_order_idea (ideas, n);
     CHECK (idea && strstr (idea, "4096 bytes, a multiple of 4 KiB: those rows fall in one L1 "
                              "set, so at most 8 of them stay in L1 at once"));
     json_decref (spec);
