@@ -73,10 +73,21 @@ check "the profiler's HELLO names perf, its version and events" \
                      AND capabilities->'profiler'->>'events' LIKE 'task-clock,%')::int
               FROM workers WHERE name = '$PROFILER'")" = 1 ]
 
-out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 6 --population 2 \
-      --seed 11 --wait --json --timeout 10 2>"$T/submit.err")
+# A child planned after its parent's profile came back shows it under the
+# kernel to improve; one planned before shows none. The planner does not
+# wait for profiles, so on a loaded host a run can end before any came
+# back (checks 48 and 56 of this VM's clean-clone runs, one core kept
+# busy): up to three runs, until one has such a child.
+for seed in 11 13 14; do
+    out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 6 --population 2 \
+          --seed "$seed" --wait --json --timeout 10 2>"$T/submit.err")
+    run=$(jq -r .run_id <<<"$out")
+    after="FROM candidates c JOIN jobs p ON p.candidate_id = c.parent_id AND p.kind = 'profile'
+           AND p.state = 'done' WHERE c.run_id = $run AND c.created_at > p.updated_at"
+    [ "$(jq -r .status <<<"$out")" = done ] && [ "$(sql "SELECT count(*) $after")" -ge 1 ] && break
+    say "run $run (seed $seed): no child was planned after its parent's profile came back"
+done
 check "the run ends done" [ "$(jq -r .status <<<"$out")" = done ]
-run=$(jq -r .run_id <<<"$out")
 P="FROM jobs WHERE run_id = $run AND kind = 'profile'"
 check "elites were profiled" [ "$(sql "SELECT count(*) $P AND state = 'done'")" -ge 1 ]
 check "every elite of the archive has its profile job" \
@@ -102,10 +113,6 @@ check "each profile is perf's: calls counted, counters, both rates" \
               AND result->>'summary' LIKE '%rates in the profiled run: memory: moves at least %'
               AND result->>'summary' LIKE '%compute: %')")" -eq 0 ]
 sql "SELECT result->>'summary' $P AND state = 'done' ORDER BY id LIMIT 1" | sed 's/^/  | /' >&2
-# A child planned after its parent's profile came back shows it under the
-# kernel to improve; one planned before shows none.
-after="FROM candidates c JOIN jobs p ON p.candidate_id = c.parent_id AND p.kind = 'profile'
-       AND p.state = 'done' WHERE c.run_id = $run AND c.created_at > p.updated_at"
 check "children were planned after their parent's profile" [ "$(sql "SELECT count(*) $after")" -ge 1 ]
 check "  and each of their prompts carries it" \
     [ "$(sql "SELECT count(*) $after AND c.prompt NOT LIKE '%Profile (perf stat):
