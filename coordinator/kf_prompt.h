@@ -125,6 +125,10 @@ json_t *kf_prompt_kernel (kf_db_t *db, int64_t candidate_id);
  * (none, no such blob, or a database error). */
 json_t *kf_prompt_source (kf_db_t *db, const char *hash);
 
+/* Candidate CANDIDATE_ID's source as a C string (caller frees), or NULL
+ * when it has none or the database failed. */
+char *kf_prompt_source_of (kf_db_t *db, int64_t candidate_id);
+
 /* The text of section NAME in PROMPT (between its markers), or NULL
  * (caller frees). */
 char *kf_prompt_section_text (const char *prompt, const char *name);

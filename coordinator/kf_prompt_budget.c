@@ -23,6 +23,13 @@ kf_prompt_host_mhz (json_t *d)
     return measured > 0 ? measured : fmax (kf_jnum (d, "clock_mhz", 0), 0);
 }
 
+double
+kf_prompt_host_cores (json_t *d)
+{
+    double physical = kf_jnum (d, "physical_cores", 0);
+    return physical >= 1 ? physical : fmax (kf_jnum (d, "cores", 0), 0);
+}
+
 void
 kf_prompt_host_reads (FILE *f, json_t *d)
 {
@@ -259,8 +266,7 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     double outputs = kf_prompt_output_elements (spec), mhz = kf_prompt_host_mhz (d);
     //  SMT siblings share one core's units: the instructions a vector may
     //  take are a physical core's.
-    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
-                                                         : kf_jnum (d, "cores", 0);
+    double cores = kf_prompt_host_cores (d);
     double one_ms = kf_prompt_cold_ms (n, m, d, false);
     double all_ms = cores >= 1 ? kf_prompt_cold_ms (n, m, d, true) : 0;
     if (lanes == 0 || !(outputs > 0) || !(m > 0) || !(mhz > 0) || !(one_ms > 0 || all_ms > 0))

@@ -26,6 +26,10 @@ void kf_prompt_host_reads (FILE *f, json_t *d);
  * 0 when neither is known. */
 double kf_prompt_host_mhz (json_t *d);
 
+/* Host device D's physical cores, else its logical CPUs (SMT siblings
+ * share one core's units), 0 where neither is known. */
+double kf_prompt_host_cores (json_t *d);
+
 /* D's streaming-store write rate, GB/s, of one core (ALL false) or of all
  * cores at once (ALL true), "write_stream_*_gbs"; 0 where not measured. */
 double kf_prompt_write_gbs (json_t *d, bool all);

@@ -3,6 +3,7 @@
  */
 #include "kf_prompt_changed.h"
 #include "kf_json.h"
+#include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_diff.h"
 #include "kf_descriptor_text.h"
@@ -11,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define S_I64(buf, v) (snprintf ((buf), sizeof (buf), "%lld", (long long) (v)), (buf))
 
 //  TEXT's lines as kf_prompt_diff counts them: a last line without '\n'
 //  counts.
@@ -161,28 +160,12 @@ kf_prompt_changed_text (json_t *row, char *buf, size_t size)
     return buf;
 }
 
-//  Candidate ID's source (caller's), or NULL.
-static char *
-s_source (kf_db_t *db, int64_t id)
-{
-    char buf[24];
-    void *data = NULL;
-    size_t size = 0;
-    if (kf_db_fetch_blob (db, "SELECT b.data FROM candidates c JOIN blobs b"
-                              " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
-                          S_I64 (buf, id), &data, &size) != 0 || !data)
-        return NULL;
-    char *text = strndup (data, size);
-    free (data);
-    return text;
-}
-
 //  Sets ROW's counts of candidate ID against PARENT_ID, when both
 //  sources are there.
 static void
 s_count (kf_db_t *db, json_t *row, int64_t id, int64_t parent_id)
 {
-    char *parent = s_source (db, parent_id), *child = parent ? s_source (db, id) : NULL;
+    char *parent = kf_prompt_source_of (db, parent_id), *child = parent ? kf_prompt_source_of (db, id) : NULL;
     int changed, parent_lines, lines;
     char ops[KF_PROMPT_CHANGED_OPS_MAX];
     if (kf_prompt_changed_counts (parent, child, &changed, &parent_lines, &lines))

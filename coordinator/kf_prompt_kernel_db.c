@@ -23,6 +23,22 @@ kf_prompt_source (kf_db_t *db, const char *hash)
     return src;
 }
 
+char *
+kf_prompt_source_of (kf_db_t *db, int64_t candidate_id)
+{
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) candidate_id);
+    void *data = NULL;
+    size_t n = 0;
+    if (kf_db_fetch_blob (db, "SELECT b.data FROM candidates c JOIN blobs b"
+                              " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
+                          id, &data, &n) != 0 || !data)
+        return NULL;
+    char *text = strndup (data, n);
+    free (data);
+    return text;
+}
+
 json_t *
 kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
 {

@@ -15,6 +15,7 @@
 #include "kf_str.h"
 #include "kf_task.h"
 #include "kf_json.h"
+#include "kf_prompt_budget.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -89,8 +90,7 @@ kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
 static void
 s_thread_shares (FILE *f, double a, double b, double l2, json_t *d)
 {
-    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
-                                                         : kf_jnum (d, "cores", 0);
+    double cores = kf_prompt_host_cores (d);
     if (!(cores >= 2))
         return;
     char sa[32], sb[32], s2[32];

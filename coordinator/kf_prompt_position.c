@@ -426,8 +426,7 @@ kf_prompt_per_vector (json_t *k, json_t *spec, json_t *hardware, int stores,
     if (!s_memory_style (spec) || !(pv->cycles > 0))
         return false;
     //  The Target section's budget for as many cores (one, or all of them).
-    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
-                                                         : kf_jnum (d, "cores", 0);
+    double cores = kf_prompt_host_cores (d);
     double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
     double read = stores == 1 ? n + m : n;
     if (pv->threads == 1)

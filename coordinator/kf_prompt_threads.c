@@ -4,6 +4,7 @@
 #include "kf_prompt_threads.h"
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
+#include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include <math.h>
@@ -176,8 +177,7 @@ kf_prompt_threads_in_use (const char *source, const char *language, json_t *hard
         return (double) count;
     //  None: all the host's cores, said to be assumed.
     json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-    double cores = kf_jnum (d, "physical_cores", 0) >= 1 ? kf_jnum (d, "physical_cores", 0)
-                                                         : kf_jnum (d, "cores", 0);
+    double cores = kf_prompt_host_cores (d);
     *assumed = cores >= 1;
     return cores >= 1 ? cores : 0;
 }

@@ -20,16 +20,9 @@
 unsigned
 kf_search_idea_features (kf_db_t *db, int64_t id, const char *language)
 {
-    char buf[24];
-    snprintf (buf, sizeof buf, "%lld", (long long) id);
-    void *data = NULL;
-    size_t size = 0;
-    if (kf_db_fetch_blob (db, "SELECT b.data FROM candidates c JOIN blobs b"
-                              " ON b.hash = c.source_hash WHERE c.id = $1::bigint",
-                          buf, &data, &size) != 0 || !data)
+    char *text = kf_prompt_source_of (db, id);
+    if (!text)
         return 0;
-    char *text = strndup (data, size);
-    free (data);
     unsigned f = kf_prompt_source_features (text, language);
     free (text);
     return f;
