@@ -20,6 +20,7 @@
 #include "kf_prompt_hints.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
+#include "kf_retune.h"
 #include "kf_task.h"
 #include "kf_tune.h"
 #include "kf_json.h"
@@ -172,20 +173,18 @@ s_swept_line (FILE *f, json_t *k)
     json_t *configs = json_object_get (k, "configs");
     if (json_array_size (configs) < 2)
         return;
-    json_t *won = NULL;
-    size_t i;
-    json_t *row;
-    json_array_foreach (configs, i, row)
-        if (!strcmp (kf_jstr (row, "verdict"), "correct")
-            && json_is_number (json_object_get (row, "speedup"))
-            && (!won || kf_jnum (row, "speedup", 0) > kf_jnum (won, "speedup", 0)))
-            won = row;
-    char label[256];
+    //  The point whose figure the kernel has: the full protocol's first
+    //  (kf_retune_winner), as the retuning round takes it.
+    json_t *won = kf_retune_winner (configs);
+    char label[256], both[1024];
     if (!won || !kf_tune_params_label (json_object_get (won, "params"), label, sizeof label)
         || !*label)
         return;
     fprintf (f, "Swept over %zu points: its figure is the point %s; the code below shows its "
-             "own defaults.\n", json_array_size (configs), label);
+             "own defaults.", json_array_size (configs), label);
+    if (kf_retune_combination (configs, both, sizeof both))
+        fprintf (f, " %s", both);
+    fputs ("\n", f);
 }
 
 //  The largest absolute limit of SPEC's outputs (kf_task_atol by dtype):

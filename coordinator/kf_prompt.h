@@ -89,6 +89,9 @@ typedef struct {
     bool templated;          /* ask for a kf-tune templated kernel (tuning
                                 rounds: E.2 of the paper) */
     int tune_points;         /* points of a templated kernel built at most */
+    json_t *converged;       /* a template of BASE (or BASE) whose sweep won
+                                at its own defaults, templated anew
+                                (kf_retune_converged), or NULL */
     json_t *history;         /* the run's finished candidates, newest first
                                 (kf_prompt_history), or NULL */
     json_t *siblings;        /* this generation's candidates planned so far

@@ -62,8 +62,10 @@ double kf_prompt_threads_own_ns (json_t *k);
 
 /* "on one core the same code takes 4.46 ms a call (...): its threads buy
  * 51% of the call (...)" for a kernel of NS a call on every CPU and
- * ONE_NS on one, without a full stop. */
-void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns);
+ * ONE_NS on one, without a full stop; where LOAD (the kernel's
+ * host_load, or NULL) says other work ran beside the timing
+ * (kf_prompt_load_busy), that the two are not like for like. */
+void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns, json_t *load);
 
 /* TWIN's relation to threaded kernel K: "parent" or "child" (IN->history
  * or K's own parent_id), the closest code, where the feature bits alone

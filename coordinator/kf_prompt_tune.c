@@ -13,6 +13,7 @@
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
+#include "kf_retune.h"
 #include "kf_tune.h"
 #include <math.h>
 #include <stdlib.h>
@@ -158,7 +159,7 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         char took[32];
         kf_prompt_time_text (ns, took, sizeof took);
         fprintf (f, "Candidate %lld starts threads and takes %s a call; ", id, took);
-        kf_prompt_threads_own_text (f, ns, own_ns);
+        kf_prompt_threads_own_text (f, ns, own_ns, json_object_get (k, "host_load"));
         fputs (".", f);
         kf_prompt_threads_load (f, in, k, 0);
         if (ns < own_ns)
@@ -291,6 +292,41 @@ s_why (FILE *f, const kf_prompt_in_t *in)
         fputs (".\n", f);
 }
 
+//  Round 22: a second tuning round swept a template whose sweep had won
+//  at its own defaults, and so built its source and points again. Such
+//  a template (IN's converged) comes to the model instead, with what
+//  its sweep found and what a new template must change; its table is
+//  given here unless the section shows it already (as the kernel to
+//  improve's or the last template's).
+static void
+s_converged (FILE *f, const kf_prompt_in_t *in)
+{
+    json_t *t = in->converged;
+    if (!t)
+        return;
+    long long id = (long long) kf_jint (t, "id");
+    json_t *configs = json_object_get (t, "configs");
+    char label[256] = "";
+    kf_tune_params_label (json_object_get (kf_retune_winner (configs), "params"), label,
+                          sizeof label);
+    bool shown = (in->base && kf_jint (in->base, "id") == id)
+                 || (in->last && kf_jint (in->last, "id") == id
+                     && json_array_size (json_object_get (in->base, "configs")) < 2);
+    fprintf (f, "Candidate %lld's sweep of %zu points found none faster than its own "
+             "defaults%s%s%s. Sweeping the same lists around them again would build the same "
+             "points, so this round asks you for a new template rather than sweeping it: keep "
+             "those defaults, and add a parameter for a choice that sweep did not cover (a "
+             "block or tile size, an unroll depth, a prefetch distance, a thread count), or "
+             "move a list past its edge where the fastest value sits at one. A template with "
+             "the same parameters and lists has candidate %lld's source and takes its verdict "
+             "without a sweep.\n", id, json_array_size (configs), *label ? " (" : "", label,
+             *label ? ")" : "", id);
+    if (!shown) {
+        fprintf (f, "Candidate %lld's sweep:\n", id);
+        s_table (f, configs);
+    }
+}
+
 void
 kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
 {
@@ -398,6 +434,11 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
         fputs ("Keep the values near the fastest point, drop those that lost clearly, and "
                "try values beyond the edge where the fastest point sits at one.\n", f);
     }
+    char both[1024];
+    if (kf_retune_combination (json_array_size (configs) > 1 ? configs : child, both,
+                               sizeof both))
+        fprintf (f, "%s\n", both);
+    s_converged (f, in);
 }
 
 void

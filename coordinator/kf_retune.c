@@ -3,6 +3,7 @@
  */
 #include "kf_retune.h"
 #include "kf_json.h"
+#include "kf_tune.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,4 +134,89 @@ kf_retune_source (const char *source, json_t *params, bool *changed)
         line += n;
     }
     return out;
+}
+
+bool
+kf_retune_converged (const char *source, json_t *configs)
+{
+    json_t *won = kf_retune_winner (configs);
+    json_t *params = json_object_get (won, "params");
+    if (!kf_retune_is_template (source) || json_array_size (configs) < 2 || !params)
+        return false;
+    bool changed = true;
+    char *again = kf_retune_source (source, params, &changed);
+    bool same = again && !changed;
+    free (again);
+    return same;
+}
+
+//  Whether A and B (params objects) hold the same value for every key.
+static bool
+s_same_params (json_t *a, json_t *b)
+{
+    return json_object_size (a) == json_object_size (b) && json_equal (a, b);
+}
+
+size_t
+kf_retune_combination (json_t *configs, char *buf, size_t size)
+{
+    buf[0] = 0;
+    json_t *won = kf_retune_winner (configs);
+    json_t *wp = json_object_get (won, "params");
+    json_t *base = json_array_get (configs, 0);
+    json_t *dp = json_object_get (base, "params");
+    if (!wp || !json_is_object (dp) || won == base
+        || strcmp (kf_jstr (base, "verdict"), "correct"))
+        return 0;
+    //  The parameters the winner moved, and each of them moved alone.
+    const char *key;
+    json_t *v;
+    int moved = 0;
+    json_object_foreach (wp, key, v)
+        moved += !json_equal (v, json_object_get (dp, key));
+    if (moved < 2)
+        return 0;
+    char label[256];
+    kf_tune_params_label (wp, label, sizeof label);
+    size_t n = (size_t) snprintf (buf, size, "The point that won (%s) moved %d parameters "
+                                  "from the defaults at once: %.2fx on the screen against the "
+                                  "defaults' %.2fx", label, moved,
+                                  kf_jnum (won, "speedup", 0), kf_jnum (base, "speedup", 0));
+    int alone = 0;
+    bool each_less = true;
+    json_object_foreach (wp, key, v) {
+        if (json_equal (v, json_object_get (dp, key)))
+            continue;
+        json_t *want = json_deep_copy (dp);
+        json_object_set (want, key, v);
+        size_t i;
+        json_t *row, *hit = NULL;
+        json_array_foreach (configs, i, row)
+            if (s_same_params (json_object_get (row, "params"), want))
+                hit = row;
+        json_decref (want);
+        if (!hit || n >= size)
+            continue;
+        json_t *one = json_pack ("{s:O}", key, v);
+        kf_tune_params_label (one, label, sizeof label);
+        json_decref (one);
+        bool ok = !strcmp (kf_jstr (hit, "verdict"), "correct");
+        each_less &= ok && kf_jnum (hit, "speedup", 0) < kf_jnum (won, "speedup", 0) / 1.05;
+        if (ok)
+            n += (size_t) snprintf (buf + n, size - n, "%s %s gave %.2fx",
+                                    alone++ ? "," : "; moved alone,", label,
+                                    kf_jnum (hit, "speedup", 0));
+        else
+            n += (size_t) snprintf (buf + n, size - n, "%s %s was %s",
+                                    alone++ ? "," : "; moved alone,", label,
+                                    kf_jstr (hit, "verdict"));
+    }
+    if (n < size)
+        n += (size_t) snprintf (buf + n, size - n, "%s",
+                                alone == moved && each_less
+                                    ? ": the combination won, not any of its moves alone."
+                                : alone ? "." : "; no point moved them one at a time.");
+    if (n >= size)
+        n = size - 1;
+    return n;
 }

@@ -29,4 +29,22 @@ json_t *kf_retune_winner (json_t *configs);
  * NULL) says whether any default moved. */
 char *kf_retune_source (const char *source, json_t *params, bool *changed);
 
+/* Round 22: a template whose sweep won at its own defaults, swept again
+ * around its winner, is its own source again, and its points the ones
+ * timed already (a slot spent on a copy). Whether SOURCE (a template)
+ * with CONFIGS (its sweep's table, as for kf_retune_winner) is such a
+ * one: two or more points were timed, one was correct, and the winner's
+ * values are SOURCE's defaults. */
+bool kf_retune_converged (const char *source, json_t *configs);
+
+/* Round 22: a sweep's winner moved two parameters from the defaults at
+ * once (streaming stores and two threads, 40.8x), each of which moved
+ * alone had been neutral, and no prompt said the combination won. Of
+ * CONFIGS (the all-defaults point first, as the sweep builds it), where
+ * the winner (kf_retune_winner) differs from the defaults in two or more
+ * parameters, a sentence into BUF (SIZE) setting its screen figure
+ * against the defaults' and each of those moves alone where it was
+ * timed; its length, 0 (BUF empty) otherwise. */
+size_t kf_retune_combination (json_t *configs, char *buf, size_t size);
+
 #endif

@@ -113,7 +113,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
     json_t *notes = json_object ();
     for (size_t i = 0; i < n; i++) {
         aside[i] = false;
-        int tried = 0, told = 0, lost = 0, won = 0;
+        int tried = 0, told = 0, lost = 0, won = 0, loaded = 0;
         size_t j;
         json_t *t;
         json_array_foreach (tries, j, t)
@@ -123,13 +123,22 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                 told += v < 2;
                 lost += v < 0;
                 won += v == 1;
+                loaded += v == 3;
             }
         if (!tried)
             continue;
         //  Every try lost; or two or more and none won (round 9: on a
         //  loaded host every try fell within a +/-25% band, and threads
-        //  were handed out four times in three generations).
-        aside[i] = told > 0 && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0));
+        //  were handed out four times in three generations). Round 22:
+        //  threads went out four times more while other work held the
+        //  second core, every try "inconclusive, timed beside other work":
+        //  threads gain only from cores the load holds, so two such tries
+        //  and no win set the threads idea aside too (it comes back to the
+        //  front once a try of it wins). Another idea's loaded tries set
+        //  nothing aside (round 13: ideas set aside so won later).
+        aside[i] = (told > 0 && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0)))
+                   || (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS
+                       && loaded >= KF_SEARCH_IDEA_NO_WIN && won == 0);
         //  The newest tries first, each with both figures.
         char note[640] = "tried:";
         size_t used = strlen (note);

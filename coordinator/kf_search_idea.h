@@ -95,7 +95,9 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
  * bits; its note then names the candidate). ASIDE[i] is set when
  * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
  * times or more and none won (tries too spread to tell count for
- * neither); returns {idea: note} for each idea tried, the note "tried:
+ * neither), or (round 22) it is the threads idea, KF_SEARCH_IDEA_NO_WIN
+ * of its tries were timed beside other work that left them inconclusive,
+ * and none won; returns {idea: note} for each idea tried, the note "tried:
  * lost (20.10x vs parent 36.20x), won (...)" over the newest
  * KF_SEARCH_IDEA_NOTED tries (caller's). */
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);

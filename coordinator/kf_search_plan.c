@@ -59,14 +59,20 @@ s_last_kernel (kf_search_t *self, int64_t parent_id)
  * correct template an earlier round made of it. Then *SOURCE is that
  * template with its last sweep's winning point made the defaults (caller
  * frees), *TEMPLATE_ID its candidate and LABEL the point; *SOURCE stays
- * NULL when there is none (a model templates the kernel). 0, or -1. */
+ * NULL when there is none (a model templates the kernel). Round 22: a
+ * template whose sweep won at its own defaults (kf_retune_converged)
+ * would be swept again over the same points: *SOURCE stays NULL and
+ * *CONVERGED (when not NULL) is that template (caller's), for the model
+ * to template anew. 0, or -1. */
 static int
 s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *template_id,
-                  char *label, size_t label_size)
+                  char *label, size_t label_size, json_t **converged)
 {
     *source = NULL;
     *template_id = 0;
     label[0] = 0;
+    if (converged)
+        *converged = NULL;
     json_t *tpl = NULL;
     if (kf_retune_is_template (kf_jstr (kernel, "source")))
         tpl = json_incref (kernel);
@@ -88,6 +94,12 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
         json_decref (row);
     }
     if (!tpl || !kf_retune_is_template (kf_jstr (tpl, "source"))) {
+        json_decref (tpl);
+        return 0;
+    }
+    if (kf_retune_converged (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"))) {
+        if (converged)
+            *converged = json_incref (tpl);
         json_decref (tpl);
         return 0;
     }
@@ -129,7 +141,7 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
         json_t *k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
         char *start = NULL, label[256];
         int64_t template_id = 0;
-        if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label) != 0)
+        if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label, NULL))
             start = NULL;
         const char *text = start ? start : k ? kf_jstr (k, "source") : "";
         bool dup = false;
@@ -304,12 +316,15 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                           .prompt_version_generation = version_generation };
     /* A kernel that is a template already, or has one from an earlier
      * round, is swept again around its winner; no model templates it
-     * again (kf_retune.h). */
+     * again (kf_retune.h), unless that sweep won at its own defaults:
+     * then the model is asked for a new parameter (CONVERGED). */
     char *reused = NULL, point[256];
     int64_t template_id = 0;
+    json_t *converged = NULL;
     int reuse_rc = tuning && best ? s_reuse_template (self, best, &reused, &template_id, point,
-                                                      sizeof point)
+                                                      sizeof point, &converged)
                                   : 0;
+    in.converged = converged;
     char *prompt = !sections ? NULL
                    : reused ? kf_strdupf ("No model was asked: candidate %lld is a template "
                                           "already, so this tuning round sweeps it again with "
@@ -322,6 +337,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
         free (prompt);
         prompt = NULL;
     }
+    json_decref (converged);
     json_decref (hardware);
     json_decref (compiler);
     json_decref (stats);

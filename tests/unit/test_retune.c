@@ -83,6 +83,28 @@ main (void)
     CHECK (src && !strcmp (src, s_template) && !changed);
     free (src);
     json_decref (same);
+
+    //  Round 22: a sweep whose winner is the template's own defaults has
+    //  converged (a sweep around it is the same sweep); one whose winner
+    //  moved has not, nor a table of one point, nor a plain kernel.
+    CHECK (!kf_retune_converged (s_template, configs));
+    json_t *stayed = json_pack ("[{s:{s:i, s:i, s:s}, s:s, s:f, s:s, s:f},"
+                                " {s:{s:i, s:i, s:s}, s:s, s:f, s:s, s:f}]",
+                                "params", "BLOCK", 64, "VEC", 1, "MODE", "FAST", "verdict",
+                                "correct", "speedup", 4.0, "fidelity", "screen",
+                                "full_speedup", 3.9,
+                                "params", "BLOCK", 128, "VEC", 1, "MODE", "FAST", "verdict",
+                                "correct", "speedup", 4.2, "fidelity", "screen",
+                                "full_speedup", 3.5);
+    CHECK (kf_retune_converged (s_template, stayed));
+    CHECK (!kf_retune_converged ("int kf_forward (void) { return 0; }\n", stayed));
+    json_t *one = json_pack ("[O]", json_array_get (stayed, 0));
+    CHECK (!kf_retune_converged (s_template, one));
+    json_decref (one);
+    //  The second point's full figure now wins: the defaults moved.
+    json_object_set_new (json_array_get (stayed, 1), "full_speedup", json_real (4.1));
+    CHECK (!kf_retune_converged (s_template, stayed));
+    json_decref (stayed);
     json_decref (configs);
     return kf_test_done ("test_retune");
 }
