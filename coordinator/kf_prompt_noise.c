@@ -116,18 +116,25 @@ kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
     return kf_prompt_load_busy (load);
 }
 
+double
+kf_prompt_load_others (json_t *load)
+{
+    //  Other processes' CPU seconds over the timing's wall seconds: how
+    //  many cores' worth they kept busy on average.
+    double cpus = kf_jnum (load, "cpus", 0), wall = kf_jnum (load, "wall_s", 0);
+    if (kf_jhas_num (load, "others_cpu_s") && wall > 0)
+        return kf_jnum (load, "others_cpu_s", 0) / wall;
+    if (kf_jhas_num (load, "others_cpu_share") && cpus > 0)
+        return kf_jnum (load, "others_cpu_share", 0) * cpus;
+    return -1;
+}
+
 size_t
 kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size)
 {
     buf[0] = 0;
     double cpus = kf_jnum (load, "cpus", 0), allowed = kf_jnum (load, "cpus_allowed", 0);
-    double wall = kf_jnum (load, "wall_s", 0), others = -1;
-    //  Other processes' CPU seconds over the timing's wall seconds: how
-    //  many cores' worth they kept busy on average.
-    if (kf_jhas_num (load, "others_cpu_s") && wall > 0)
-        others = kf_jnum (load, "others_cpu_s", 0) / wall;
-    else if (kf_jhas_num (load, "others_cpu_share") && cpus > 0)
-        others = kf_jnum (load, "others_cpu_share", 0) * cpus;
+    double others = kf_prompt_load_others (load);
     size_t n = 0;
     if (others >= 0)
         n += (size_t) snprintf (buf, size, "other work took %.1f of a core on average", others);

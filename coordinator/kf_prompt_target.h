@@ -148,6 +148,10 @@ typedef struct {
     double budget;      /* the Target section's memory budget for as many
                            cores (one, or all); 0 where neither applies */
     double threads;     /* threads it runs (its code's count, or assumed) */
+    double cpus;        /* CPUs' time its threads had: THREADS, or (round
+                           22) fewer where its timing's host_load says
+                           other work took cores (at least 1) */
+    double others;      /* cores' worth other work took (0: none said) */
     double ms;          /* its time a call */
     double mhz;         /* the host's clock */
     int lanes;          /* f32 lanes of the vector unit */
@@ -250,6 +254,10 @@ size_t kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size
 /* Whether a timing's host_load says other work ran beside it: half a
  * runnable task or more on average, or a tenth of the CPUs' time. */
 bool kf_prompt_load_busy (json_t *load);
+
+/* How many cores' worth of CPU time other processes took on average
+ * while a timing ran (its host_load LOAD); below 0 when not measured. */
+double kf_prompt_load_others (json_t *load);
 
 /* The SIMD extensions every host exec worker seen in the last ten
  * minutes reported (capabilities devices[0].isa; the most recently seen

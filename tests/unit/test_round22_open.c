@@ -10,6 +10,11 @@
  *     (11.2 ms, where the same math on one thread had taken 6.63 ms) was
  *     quoted as like for like: it now says it is not, and the kernel's
  *     full time is set against the run's one-thread figures too;
+ *     Its position line said "about 41 cycles of each core per vector
+ *     ... each of its 2 threads taking 1/2 of the vectors" while other
+ *     work took 1.3 of the 2 cores: the cycles are counted over the CPU
+ *     time the load left (at least one CPU), against that many cores'
+ *     budget;
  *  3. threads were handed out four times while other work held the
  *     second core, each try inconclusive: two such tries and no win set
  *     the threads idea aside (not another idea's: round 13);
@@ -21,6 +26,7 @@
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_retune.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -187,6 +193,42 @@ test_one_core_loaded (void)
 }
 
 static void
+test_per_vector_loaded (void)
+{
+    json_t *spec = s_spec (), *hw = s_host ();
+    const char *threaded = "#include <pthread.h>\n#define NTHREADS 2\n"
+                           "static void *work (void *a) { return a; }\n"
+                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);"
+                           " pthread_join (t, 0); return 0; }\n";
+    //  6.7 ms over 2048 x 4096 / 8 vectors at 3243 MHz: 20.7 cycles on
+    //  one CPU, 41.4 counted over two.
+    json_t *k = json_pack ("{s:s, s:f, s:{s:i, s:f, s:f, s:f}}", "source", threaded,
+                           "candidate_ns", 6.7e6, "host_load", "cpus", 2, "runnable_others",
+                           1.4, "others_cpu_s", 2.6, "wall_s", 2.0);
+    kf_per_vector_t pv;
+    CHECK (kf_prompt_per_vector (k, spec, hw, 1, &pv));
+    printf ("loaded: %.1f cycles over %.1f CPUs, budget %.1f\n", pv.cycles, pv.cpus, pv.budget);
+    CHECK (pv.threads == 2 && pv.cpus == 1 && pv.cycles > 20 && pv.cycles < 21.5);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_per_vector_text (f, k, spec, hw, KF_STORES_ORDINARY,
+                                                         ""));
+    printf ("%s\n", text ? text : "(none)");
+    CHECK (text && strstr (text, "over the about 1.0 CPUs' time its 2 threads had (the count its "
+                                 "code defines; other work took 1.3 of a core while it was "
+                                 "timed), at 3243 MHz (time x clock x CPUs /")
+           && strstr (text, "the arithmetic budget for one core"));
+    free (text);
+    //  Quiet: both threads' cores, all cores' budget.
+    json_object_set_new (k, "host_load", json_pack ("{s:i, s:f, s:f, s:f}", "cpus", 2,
+                                                    "runnable_others", 0.02, "others_cpu_s",
+                                                    0.02, "wall_s", 2.0));
+    CHECK (kf_prompt_per_vector (k, spec, hw, 1, &pv) && pv.cpus == 2 && pv.cycles > 41);
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
+}
+
+static void
 test_threads_aside (void)
 {
     size_t n;
@@ -278,6 +320,7 @@ main (void)
     test_combination ();
     test_converged ();
     test_one_core_loaded ();
+    test_per_vector_loaded ();
     test_threads_aside ();
     return kf_test_done ("test_round22_open");
 }
