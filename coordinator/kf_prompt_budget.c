@@ -30,6 +30,56 @@ kf_prompt_host_cores (json_t *d)
     return physical >= 1 ? physical : fmax (kf_jnum (d, "cores", 0), 0);
 }
 
+//  BYTES to one decimal of KiB, or whole bytes below one KiB.
+static void
+s_small_bytes (FILE *f, double bytes)
+{
+    if (bytes >= 1024)
+        fprintf (f, "%.1f KiB", bytes / 1024);
+    else
+        fprintf (f, "%.0f bytes", bytes);
+}
+
+//  " (N cycles)" where D has KEY.
+static void
+s_cycles (FILE *f, json_t *d, const char *key)
+{
+    if (kf_jnum (d, key, 0) > 0)
+        fprintf (f, " (%.0f cycles)", kf_jnum (d, key, 0));
+}
+
+//  A model in the loop (host target, AVX2 2-CPU VM) could not size a
+//  software prefetch distance: no latency was given. What is in flight
+//  to keep a read rate going is the latency times the rate (Little's
+//  law), in bytes and 64-byte lines; derived, and said to be.
+static void
+s_latency (FILE *f, json_t *d)
+{
+    double mem = kf_jnum (d, "mem_latency_ns", 0), one = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    if (!(mem > 0) || !(one > 0))
+        return;
+    double l2 = kf_jnum (d, "l2_latency_ns", 0), l2_gbs = kf_jnum (d, "read_l2_one_core_gbs", 0);
+    fprintf (f, "  Load latency of one core (a chain of dependent loads of random lines, the "
+             "best run): %.0f ns from memory", mem);
+    s_cycles (f, d, "mem_latency_cycles");
+    if (l2 > 0) {
+        fprintf (f, ", %.1f ns from L2", l2);
+        s_cycles (f, d, "l2_latency_cycles");
+    }
+    //  ns x GB/s is bytes.
+    fprintf (f, ". At %.0f ns and one core's cold read rate of %.1f GB/s a core needs about ",
+             mem, one);
+    s_small_bytes (f, mem * one);
+    fprintf (f, ", %.0f cache lines, in flight (latency x rate, derived): prefetch that far "
+             "ahead of use", fmax (1, round (mem * one / 64)));
+    if (l2 > 0 && l2_gbs > 0) {
+        fprintf (f, "; from L2 (%.1f ns at %.0f GB/s) about ", l2, l2_gbs);
+        s_small_bytes (f, l2 * l2_gbs);
+        fprintf (f, ", %.0f lines", fmax (1, round (l2 * l2_gbs / 64)));
+    }
+    fputs (".\n", f);
+}
+
 void
 kf_prompt_host_reads (FILE *f, json_t *d)
 {
@@ -119,6 +169,7 @@ kf_prompt_host_reads (FILE *f, json_t *d)
             fputs (".\n", f);
         }
     }
+    s_latency (f, d);
 }
 
 double

@@ -19,7 +19,10 @@
 /* Writes the lines on host device D's measured reads and writes
  * (exec-worker's kf_host_caps.h): one core's cold-cache read, all cores'
  * cold-cache read at once, one core's and all cores' write with streaming
- * stores, one core's read from its L2. Each only where D has it. */
+ * stores, one core's read from its L2, and one core's load latency from
+ * memory (and L2) with the bytes and lines a core must keep in flight
+ * at its cold (and L2) read rate: the prefetch distance. Each only where
+ * D has it. */
 void kf_prompt_host_reads (FILE *f, json_t *d);
 
 /* D's clock in MHz: the measured one, else the one the host reports;

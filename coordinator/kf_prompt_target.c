@@ -10,6 +10,7 @@
  *  true about it (what -march=native means) it says that instead.
  */
 #include "kf_prompt_target.h"
+#include "kf_prompt_blocking.h"
 #include "kf_prompt_budget.h"
 #include "kf_prompt_core.h"
 #include "kf_prompt.h"
@@ -22,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-//  More L3 than this for each CPU is no real core's (the largest are
-//  about 12 MiB a core), so a figure above it is a virtual machine's view.
-#define S_L3_PER_CPU_MAX (32.0 * 1024 * 1024)
 
 /* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
  * in the order they pass them. */
@@ -196,6 +194,7 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
     kf_prompt_task_libm_line (f, spec, d);
     kf_prompt_task_budget_line (f, spec, d, kf_jstr (hardware, "compile_isa"));
     kf_prompt_task_product_line (f, spec, d);
+    kf_prompt_blocking_line (f, spec, d, kf_jstr (hardware, "compile_isa"));
 }
 
 //  Logical CPUs and what they are (kf_host_caps.c's sysfs topology;
@@ -265,11 +264,12 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
             //  Rounds 11-12: "508.0 MiB L3" on a 2-CPU virtual machine,
             //  what its CPUID said; no core has that much to itself.
             double cpus = kf_jnum (d, "cores", 0);
-            if (i == 2 && cpus > 0 && kf_jnum (d, caches[i][0], 0) > S_L3_PER_CPU_MAX * cpus)
+            if (i == 2 && cpus > 0
+                && kf_jnum (d, caches[i][0], 0) > KF_PROMPT_L3_PER_CPU_MAX * cpus)
                 fprintf (f, " (as the CPU reports it: more than %.0f MiB for each of %.0f "
                          "CPUs, so a virtual machine's view of a larger host's cache, shared "
                          "with work outside it; do not size blocks by it)",
-                         S_L3_PER_CPU_MAX / (1024 * 1024), cpus);
+                         KF_PROMPT_L3_PER_CPU_MAX / (1024 * 1024), cpus);
         }
     if (*kf_jstr (d, "isa"))
         fprintf (f, ", ISA %s", kf_jstr (d, "isa"));

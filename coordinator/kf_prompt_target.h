@@ -18,6 +18,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* More L3 than this for each CPU is no real core's (the largest are
+ * about 12 MiB a core), so a figure above it is a virtual machine's view
+ * of a larger host's cache: not one to size blocks by. */
+#define KF_PROMPT_L3_PER_CPU_MAX (32.0 * 1024 * 1024)
+
 /* The flags the compile worker builds LANGUAGE with (static text with
  * "ARCH" standing for the target's arch), or NULL for a language it
  * builds another way (OpenCL C through clang and llvm-spirv).

@@ -83,8 +83,12 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * "vec_OP_cycles" and "vec_OP_latency_cycles" of the widest f32 vector's
  * divide, square root, reciprocal estimate and FMA, in cycles of such an
  * add chain timed beside them, and the throughput of other vector
- * instructions alone and beside FMAs (kf_host_vec.h). A figure that could not
- * be measured is left out.
+ * instructions alone and beside FMAs (kf_host_vec.h); "mem_latency_ns"
+ * and "l2_latency_ns", one core's dependent loads of random lines from
+ * memory (a buffer of 4x the L3, 64 to 256 MiB, flushed first) and from
+ * L2 (half of it, warm), the best of several runs, with
+ * "mem_latency_cycles" and "l2_latency_cycles" at the measured clock
+ * (kf_host_latency.c). A figure that could not be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);
 

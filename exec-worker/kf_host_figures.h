@@ -5,10 +5,11 @@
  *  (kf_eval_host_ceilings) are measured at the first call of either, in
  *  one go, and written to a file; a later worker start or standalone
  *  `--eval` on the same boot of the same CPU reads them back instead of
- *  measuring again. The measurement copies about 400 MiB and runs FMA on
- *  every core: seconds of a machine's time at every start, and on a
- *  virtual machine whose freed memory goes back to its host (a first
- *  touch at 40-200 MB/s) most of a short evaluation's wall time.
+ *  measuring again. The measurement copies about 400 MiB, writes 64 to
+ *  256 MiB more for the load latency, and runs FMA on every core:
+ *  seconds of a machine's time at every start, and on a virtual machine
+ *  whose freed memory goes back to its host (a first touch at 40-200
+ *  MB/s) most of a short evaluation's wall time.
  *
  *  The file is used only when it was written on this boot
  *  (/proc/sys/kernel/random/boot_id), for this CPU model and number of
@@ -38,9 +39,10 @@
  * divide-with-square-root costs of kf_host_vec.h; 10: the other vector
  * instructions alone and beside FMAs; 11: the streaming-store writes of
  * one core and all cores; 12: vroundps, vpslld, vmaxps, vcvtdq2ps and
- * vhaddps alone and beside FMAs; test_host_caps lists the keys of this
- * version). */
-#define KF_HOST_FIGURES_VERSION 12
+ * vhaddps alone and beside FMAs; 13: one core's load latency from
+ * memory and from L2, in ns and cycles; test_host_caps lists the keys of
+ * this version). */
+#define KF_HOST_FIGURES_VERSION 13
 
 /* The most of the CPUs' time that other processes may take while the
  * figures are measured, for the figures to be kept. */

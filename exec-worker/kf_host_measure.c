@@ -1,8 +1,9 @@
 /*  kf_host_measure.c - what one core of the host can do, measured once at
  *  start (kf_host_caps.h): its FMA peak alone, the same loop on every
  *  logical CPU at once, the cost of starting and joining a thread, its
- *  clock, (kf_host_reads.c) its copies and reads, and (kf_host_vec.c)
- *  the cycles of a vector divide, square root, reciprocal and FMA.
+ *  clock, (kf_host_reads.c) its copies and reads, (kf_host_vec.c)
+ *  the cycles of a vector divide, square root, reciprocal and FMA, and
+ *  (kf_host_latency.c) a load's latency from memory and from L2.
  *
  *  The FMA figures are measured once (kf_host_fma_peaks) for both the
  *  model's Target section and the all-core ceiling evaluations are
@@ -441,5 +442,8 @@ kf_host_measure_caps (void)
     kf_host_vec_costs (d);
     //  The copy and the reads (kf_host_reads.c).
     kf_host_measure_memory (d);
+    //  A load's latency from memory and from L2 (kf_host_latency.c),
+    //  after the clock: in cycles too.
+    kf_host_measure_latency (d);
     return d;
 }

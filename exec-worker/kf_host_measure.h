@@ -63,6 +63,20 @@ double kf_host_measure_spawn_s (void);
  * cores' read from L2, each with the bytes it moved. */
 void kf_host_measure_memory (json_t *device);
 
+/* The sizes in bytes of cpu0's L1 data cache, L2 and L3 into SIZES[0..2]
+ * (sysfs, else what the C library reads from the CPU:
+ * kf_host_caps_cpuid_caches); 0 for one not known. */
+void kf_host_cache_sizes (double sizes[3]);
+
+/* Sets DEVICE's load latencies (kf_host_latency.c): "mem_latency_ns",
+ * one core's dependent loads of random lines of a buffer past the last
+ * level cache, flushed from the caches first, and "l2_latency_ns", of a
+ * buffer of half the L2, warm (where the L2's size is known and its half
+ * is well past the L1d); each also in cycles ("mem_latency_cycles",
+ * "l2_latency_cycles") where DEVICE has "clock_mhz_measured". A figure
+ * that could not be measured is left out. */
+void kf_host_measure_latency (json_t *device);
+
 /* Sets DEVICE's KEY to VALUE * SCALE to one decimal, where VALUE > 0. */
 void kf_host_set_figure (json_t *device, const char *key, double value, double scale);
 

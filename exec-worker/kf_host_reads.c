@@ -316,17 +316,26 @@ s_read_l2 (const char *buf, size_t n)
 //  C library reads from the CPU), the other half left to what else the
 //  core keeps there; 0 where the L2 is unknown, or its half would not be
 //  well past the L1d (it would measure the L1d).
-static size_t
-s_l2_read_bytes (void)
+void
+kf_host_cache_sizes (double sizes[3])
 {
     json_t *c = json_object ();
     kf_host_caps_read ("/sys/devices/system/cpu/cpu0/cache", NULL, c);
-    const long sizes[3] = { sysconf (_SC_LEVEL1_DCACHE_SIZE), sysconf (_SC_LEVEL2_CACHE_SIZE),
+    const long cpuid[3] = { sysconf (_SC_LEVEL1_DCACHE_SIZE), sysconf (_SC_LEVEL2_CACHE_SIZE),
                             sysconf (_SC_LEVEL3_CACHE_SIZE) };
-    kf_host_caps_cpuid_caches (c, sizes);
-    double l1 = json_number_value (json_object_get (c, "l1d_bytes"));
-    double l2 = json_number_value (json_object_get (c, "l2_bytes"));
+    kf_host_caps_cpuid_caches (c, cpuid);
+    static const char *const keys[3] = { "l1d_bytes", "l2_bytes", "l3_bytes" };
+    for (int i = 0; i < 3; i++)
+        sizes[i] = json_number_value (json_object_get (c, keys[i]));
     json_decref (c);
+}
+
+static size_t
+s_l2_read_bytes (void)
+{
+    double sizes[3];
+    kf_host_cache_sizes (sizes);
+    double l1 = sizes[0], l2 = sizes[1];
     size_t n = (size_t) (l2 / 2) / 4096 * 4096;
     return n >= 4096 && n >= 2 * l1 && n <= S_COPY_BYTES ? n : 0;
 }

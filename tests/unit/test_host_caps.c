@@ -362,8 +362,11 @@ s_measured (void)
 #if defined(__x86_64__)
     wide = __builtin_cpu_supports ("avx512f");
 #endif
+    //  Version 13: a load's latency from memory everywhere, from L2 where
+    //  its size is known, each in cycles too where the clock was measured.
+    bool l2_lat = json_object_get (d, "l2_latency_ns") != NULL;
     CHECK (n == (stream ? 17 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
-                + (vec ? (wide ? 37 : 39) : 0));
+                + (vec ? (wide ? 37 : 39) : 0) + (x86 ? 2 : 1) * (1 + (l2_lat ? 1 : 0)));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
@@ -467,6 +470,27 @@ s_measured (void)
             CHECK (all_bytes / cpus <= bytes / 2);
         }
     }
+    //  A model in the loop could not size a prefetch distance without a
+    //  load's latency: from memory, tens to hundreds of nanoseconds
+    //  (more than a cycle's worth of L2), from L2 a few nanoseconds,
+    //  above an L1 hit's 4 cycles and below memory's; in cycles at the
+    //  measured clock, to the figures' rounding.
+    double mem_ns = s_num (d, "mem_latency_ns"), l2_ns = s_num (d, "l2_latency_ns");
+    printf ("load latency: memory %.1f ns (%.1f cycles), L2 %.1f ns (%.1f cycles)\n", mem_ns,
+            s_num (d, "mem_latency_cycles"), l2_ns, s_num (d, "l2_latency_cycles"));
+    CHECK (isfinite (mem_ns) && mem_ns > 20 && mem_ns < 2000);
+    CHECK (!l2 || l2_lat);
+    if (l2_lat)
+        CHECK (isfinite (l2_ns) && l2_ns > 0.5 && l2_ns < 50 && l2_ns < mem_ns / 2);
+    if (x86) {
+        double mhz = s_num (d, "clock_mhz_measured");
+        CHECK (fabs (s_num (d, "mem_latency_cycles") - mem_ns * mhz / 1e3) < 0.06 * mhz / 1e3 + 0.06);
+        if (l2_lat) {
+            CHECK (s_num (d, "l2_latency_cycles") > 4);
+            CHECK (fabs (s_num (d, "l2_latency_cycles") - l2_ns * mhz / 1e3)
+                   < 0.06 * mhz / 1e3 + 0.06);
+        }
+    }
     CHECK (kf_host_caps_measure (NULL) == 0);
     //  The one FMA loop: its unit and its count of flops.
     const char *isa = NULL;
@@ -507,13 +531,15 @@ s_measured (void)
         "write_stream_all_cores_gbs", "write_stream_all_cores_bytes", "vec_round_cycles",
         "vec_round_with_fma_cycles", "vec_shift_cycles", "vec_shift_with_fma_cycles",
         "vec_max_cycles", "vec_max_with_fma_cycles", "vec_cvtf_cycles",
-        "vec_cvtf_with_fma_cycles", "vec_hadd_cycles", "vec_hadd_with_fma_cycles" };
+        "vec_cvtf_with_fma_cycles", "vec_hadd_cycles", "vec_hadd_with_fma_cycles",
+        "mem_latency_ns", "mem_latency_cycles", "l2_latency_ns", "l2_latency_cycles" };
     //  (Version 8: all cores' streaming copy, and files kept under the FMA
     //  rule alone, before the other processes' share was counted, are
     //  measured again; 9: round 19's vector costs; 10: round 20's
     //  instructions beside FMAs; 11: its streaming writes; 12: round
-    //  21's five instructions more beside FMAs.)
-    CHECK (KF_HOST_FIGURES_VERSION == 12);
+    //  21's five instructions more beside FMAs; 13: a load's latency
+    //  from memory and from L2.)
+    CHECK (KF_HOST_FIGURES_VERSION == 13);
     const char *key;
     json_t *value;
     json_object_foreach (d, key, value) {

@@ -1,0 +1,101 @@
+/*  kf_prompt_blocking.c - the register tile and cache blocks of an f32
+ *  matrix product sized from the host's caches and vector width
+ *  (kf_prompt_blocking.h), the sizes the product ideas name (MR, NR and
+ *  the cache blocks) but cannot give: the ideas know no target.
+ *
+ *  The rules are the usual ones of a GotoBLAS/BLIS-style kernel: NR two
+ *  vectors, MR as many rows as leave room in the registers for B's two
+ *  vectors and A's broadcast; a KC x NR panel of B with an MR x KC sliver
+ *  of A in half of L1d, an MC x KC block of A in half of L2, a KC x NC
+ *  panel of B in half of a core's L3 share: the other half for what else
+ *  passes through (C's tile, the next panel). Starting points to time,
+ *  not optima.
+ */
+#include "kf_prompt_blocking.h"
+#include "kf_prompt_budget.h"
+#include "kf_prompt_target.h"
+#include "kf_json.h"
+#include "kf_rates.h"
+#include "kf_task.h"
+#include <math.h>
+#include <string.h>
+
+#define S_F32 4.0
+
+int
+kf_prompt_blocking (int lanes, double l1d, double l2, double l3_share, kf_blocking_t *b)
+{
+    if ((lanes != 8 && lanes != 16) || !(l1d > 0) || !(l2 > 0) || !b)
+        return -1;
+    kf_blocking_t r = { .lanes = lanes, .registers = lanes == 16 ? 32 : 16, .nr = 2 * lanes };
+    //  MR rows of 2 accumulators each, beside B's 2 vectors and A's one
+    //  broadcast: (16 - 3) / 2 = 6 with AVX2, (32 - 3) / 2 = 14 with
+    //  AVX-512.
+    r.mr = (r.registers - 3) / 2;
+    r.kc = (long) floor (l1d / 2 / ((r.nr + r.mr) * S_F32)) / 8 * 8;
+    if (r.kc < 8)
+        return -1;
+    r.mc = (long) floor (l2 / 2 / ((double) r.kc * S_F32)) / r.mr * r.mr;
+    if (r.mc < r.mr)
+        return -1;
+    r.nc = l3_share > 0 ? (long) floor (l3_share / 2 / ((double) r.kc * S_F32)) / r.nr * r.nr
+                        : 0;
+    *b = r;
+    return 0;
+}
+
+//  BYTES as "%.1f KiB" or "%.1f MiB".
+static const char *
+s_kib (double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1024.0 * 1024)
+        snprintf (buf, size, "%.1f MiB", bytes / (1024.0 * 1024));
+    else
+        snprintf (buf, size, "%.1f KiB", bytes / 1024);
+    return buf;
+}
+
+//  One core's share of D's L3, 0 where not known or not believable.
+static double
+s_l3_share (json_t *d)
+{
+    double l3 = kf_jnum (d, "l3_bytes", 0), cpus = kf_jnum (d, "cores", 0);
+    double sharing = kf_jnum (d, "l3_shared_cpus", 0);
+    if (!(l3 > 0) || !(sharing >= 1) || (cpus > 0 && l3 > KF_PROMPT_L3_PER_CPU_MAX * cpus))
+        return 0;
+    return l3 / sharing;
+}
+
+void
+kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
+{
+    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
+    int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
+    const char *name = NULL;
+    int lanes = kf_prompt_vector_lanes (d, isa, &name);
+    double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
+    double share = s_l3_share (d);
+    kf_blocking_t b;
+    if (!(kf_prompt_matmul_flops (spec, NULL) > 0) || dt < 0 || kf_dtype_size (dt) != 4
+        || kf_prompt_blocking (lanes, l1, l2, share, &b) != 0)
+        return;
+    char s1[32], s2[32], s3[32], s4[32], s5[32];
+    fprintf (f, "  Block sizes for this host (derived from its caches and %s, f32: the MR, NR "
+             "and cache blocks the ideas name): NR = %d (2 vectors of %d floats) and MR = %d "
+             "(%d accumulators, B's 2 vectors and A's broadcast in the %d vector registers); "
+             "KC = %ld, so a KC x NR panel of B (%s) and an MR x KC sliver of A (%s) take about "
+             "half of the %s L1d; MC = %ld, so an MC x KC block of A (%s) takes about half of "
+             "the %s L2", name, b.nr, b.lanes, b.mr, b.mr * 2, b.registers, b.kc,
+             s_kib ((double) b.kc * b.nr * S_F32, s1, sizeof s1),
+             s_kib ((double) b.mr * (double) b.kc * S_F32, s2, sizeof s2),
+             kf_rates_bytes (l1, s3, sizeof s3), b.mc,
+             s_kib ((double) b.mc * (double) b.kc * S_F32, s4, sizeof s4),
+             kf_rates_bytes (l2, s5, sizeof s5));
+    if (b.nc > 0)
+        fprintf (f, "; NC = %ld, so a KC x NC panel of B (%s) takes about half of one core's "
+                 "%s share of the L3", b.nc, s_kib ((double) b.kc * (double) b.nc * S_F32, s1,
+                                                     sizeof s1),
+                 s_kib (share, s2, sizeof s2));
+    fputs (". Starting points: round them to the task's shapes and time their neighbours.\n",
+           f);
+}
