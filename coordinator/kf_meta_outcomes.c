@@ -16,33 +16,6 @@
 //  speedup, runtimes and correctness numbers come from the evaluations
 //  row, never from a summary of it, so what the meta-prompter reads is
 //  what was measured.
-//  The value of one hex digit (encode's are lower case).
-static unsigned
-s_nibble (char c)
-{
-    return c >= 'a' ? (unsigned) (c - 'a' + 10) : (unsigned) (c - '0');
-}
-
-//  The source whose bytes HEX spells (encode(data, 'hex'); NULL: no
-//  blob) as a JSON string, as kf_prompt_source makes it from the blob:
-//  NULL when there is none or it is not valid UTF-8.
-static json_t *
-s_unhex (json_t *hex)
-{
-    const char *h = json_string_value (hex);
-    if (!h)
-        return NULL;
-    size_t n = strlen (h) / 2;
-    char *data = malloc (n + 1);
-    if (!data)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        data[i] = (char) (s_nibble (h[2 * i]) << 4 | s_nibble (h[2 * i + 1]));
-    json_t *src = json_stringn (data, n);
-    free (data);
-    return src;
-}
-
 json_t *
 kf_meta_outcomes (kf_db_t *db, int64_t run_id, int limit)
 {
@@ -129,7 +102,7 @@ kf_meta_outcomes (kf_db_t *db, int64_t run_id, int limit)
         json_object_del (row, "audit_verdict");
         //  Round 21: its code, for its threads (kf_prompt_per_vector_text); not sent.
         if (json_is_number (json_object_get (row, "candidate_ns")))
-            json_object_set_new (row, "source", s_unhex (json_object_get (row, "source_hex")));
+            json_object_set_new (row, "source", kf_prompt_source_hex (json_object_get (row, "source_hex")));
         json_object_del (row, "source_hex");
         json_object_del (row, "source_hash");
     }

@@ -126,7 +126,13 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
     for (int i = 0; i < n && kept < max; i++) {
         char id[24];
         snprintf (id, sizeof id, "%lld", (long long) elites[best[i]].candidate_id);
-        json_t *k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
+        //  Its id and source are what s_reuse_template reads of a kernel
+        //  that is no template; a template's own sweep table it reads too.
+        json_t *k = kf_prompt_kernel_source (self->db, elites[best[i]].candidate_id);
+        if (k && kf_retune_is_template (kf_jstr (k, "source"))) {
+            json_decref (k);
+            k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
+        }
         char *start = NULL, label[256];
         int64_t template_id = 0;
         if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label) != 0)
