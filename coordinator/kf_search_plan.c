@@ -204,7 +204,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
     int64_t version_id = 0;   /* the sections' version: its ideas are handed out */
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
-    if (kf_search_idea_choose (self->db, self->idea_cache, run, sections, tuning ? 0 : st->population,
+    if (kf_search_idea_choose (self->db, self->idea_cache, run, sections,
+                               tuning ? 0 : st->population,
                                generation, slot, sel.from_island ? snap->pool : snap->elites,
                                sel.from_island ? snap->n_pool : snap->n_elites,
                                sel.from_island ? home : -1, parent, snap->fingerprint, hardware,
