@@ -102,7 +102,8 @@ kf_meta_outcomes (kf_db_t *db, int64_t run_id, int limit)
         json_object_del (row, "audit_verdict");
         //  Round 21: its code, for its threads (kf_prompt_per_vector_text); not sent.
         if (json_is_number (json_object_get (row, "candidate_ns")))
-            json_object_set_new (row, "source", kf_prompt_source_hex (json_object_get (row, "source_hex")));
+            json_object_set_new (row, "source",
+                                 kf_prompt_source_hex (json_object_get (row, "source_hex")));
         json_object_del (row, "source_hex");
         json_object_del (row, "source_hash");
     }

@@ -387,8 +387,9 @@ json_t *kf_search_idea_later (const char *const *ideas, size_t count, size_t sta
 
 /* kf_search_idea_db.c: the features of candidate ID's source in DB, as
  * kf_prompt_source_features reads them in LANGUAGE (0 when it cannot be
- * read), kept in CACHE (may be NULL) for RUN_ID's next plans; and (round 20) whether candidate ID, with those FEATURES, does
- * its math in scalar code: no explicit SIMD, and its build's vectoriser
+ * read), kept in CACHE (may be NULL) for RUN_ID's next plans; and
+ * (round 20) whether candidate ID, with those FEATURES, does its math in
+ * scalar code: no explicit SIMD, and its build's vectoriser
  * report (the compile worker's summary line) vectorised no loop; a build
  * with no report (another compiler) is not known to be scalar. */
 unsigned kf_search_idea_features (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id,
