@@ -82,6 +82,7 @@ kf_coord_new (const kf_coord_config_t *cfg)
     memcpy (self->search.lease_ms, cfg->lease_ms, sizeof cfg->lease_ms);
     self->search.defaults = cfg->search_defaults;
     self->search.plausible = cfg->plausible;
+    self->search.idea_cache = kf_search_idea_cache_new ();
     self->dispatch_needed = true;
     kf_info ("serving workers on %s, clients on %s, status on %s, events on %s",
              cfg->worker_endpoint, cfg->client_endpoint, cfg->status_endpoint,
@@ -151,6 +152,7 @@ kf_coord_destroy (kf_coord_t **self_p)
         zhashx_destroy (&self->drained);
         kf_db_destroy (&self->db);
         json_decref (self->search.events);
+        kf_search_idea_cache_destroy (&self->search.idea_cache);
         free (self);
     }
 }

@@ -447,6 +447,8 @@ s_on_cancel (kf_coord_t *self, zsock_t *sock, zframe_t *route, int64_t run_id)
     else if (n == 0)
         kf_coord_reply_error (self, sock, route, "not-found", "no running run with that id");
     else {
+        //  What its plans parsed is of no more use (kf_search_idea_cache.h).
+        kf_search_idea_cache_drop (self->search.idea_cache, run_id);
         json_t *ev = json_pack ("{s:I, s:s, s:s, s:s}", "run_id", (json_int_t) run_id,
                                 "event", "finished", "status", "cancelled", "reason",
                                 "cancelled by user");

@@ -10,7 +10,7 @@
  *  kf_meta_pick draws, so a version on trial is edited, not dropped), and
  *  why it is that one, the recent outcomes
  *  with their figures straight from the evaluations table, the code
- *  behind the best and the worst of them, and a prompt
+ *  behind the best and the worst of them (both kf_meta_outcomes.c), and a prompt
  *  for a model that explains the edit format. Its reply is text: the
  *  edits are parsed and checked in the coordinator (kf_meta_edits.c), not
  *  in the gateway, because only the coordinator knows the sections and
@@ -20,16 +20,15 @@
  */
 #include "kf_meta.h"
 #include "kf_json.h"
-#include "kf_lineage.h"
 #include "kf_log.h"
 #include "kf_meta_ideas.h"
 #include "kf_meta_note.h"
+#include "kf_meta_outcomes.h"
 #include "kf_meta_prompt.h"
 #include "kf_meta_guess.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
 #include "kf_str.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,146 +196,6 @@ kf_meta_attach (kf_search_t *self, int64_t candidate_id, int64_t version_id)
 //  ---------------------------------------------------------------------
 //  The meta job
 
-//  The recent outcomes of RUN with the evaluation's own figures: verdict,
-//  speedup, runtimes and correctness numbers come from the evaluations
-//  row, never from a summary of it, so what the meta-prompter reads is
-//  what was measured.
-static json_t *
-s_outcomes (kf_search_t *self, int64_t run_id, int limit)
-{
-    char id[24], lim[24];
-    const char *params[2] = { S_I64 (id, run_id), S_I64 (lim, limit) };
-    json_t *rows = kf_db_query (
-        self->db,
-        "SELECT * FROM (SELECT c.id AS candidate_id, c.generation, c.status, c.fitness,"
-        "  c.verdict_detail AS detail, c.coords::text AS coords, v.number AS prompt_version,"
-        "  CASE WHEN c.status = 'compile_failed' THEN left(c.log, 1500) END AS log,"
-        //  Round 20: the vectoriser's report of a built kernel (the
-        //  compile worker's summary and its loop lines), which the kernel
-        //  prompts gave and the meta-prompter had to quote from memory.
-        "  CASE WHEN c.status <> 'compile_failed'"
-        "   AND position('Compiler report (GCC''s vectoriser' in c.log) > 0 THEN substring(c.log"
-        "   from position('Compiler report (GCC''s vectoriser' in c.log) for 700) END"
-        "   AS vec_report,"
-        "  e.id AS evaluation_id, e.verdict, e.correct, e.speedup, e.candidate_ns,"
-        "  e.reference_ns, e.figures->'correctness' AS correctness,"
-        //  Round 14: the candidate's own standing, as the kernel prompts
-        //  read it (kf_prompt_history.c): 'pending' while its full
-        //  protocol is in flight, where the evaluation said 'screen' only.
-        "  coalesce(c.fidelity, e.fidelity) AS fidelity,"
-        "  e.figures->'candidate' AS tc, e.figures->'reference' AS tr,"
-        "  e.figures->'bandwidth' AS bandwidth, e.figures->'compute' AS compute, c.finished_at,"
-        //  Round 20: a threaded kernel's time on one core, which the kernel
-        //  prompts gave and the meta prompt did not.
-        "  e.figures->'one_core' AS one_core,"
-        //  What the kernel did and what it was timed under (round 6: the
-        //  outcomes read alike, coordinates only, and no load).
-        "  c.phase, c.slot, c.parent_id, p.coords::text AS parent_coords,"
-        //  The parent's figure and code, and when it finished: the
-        //  guesses' evidence (kf_meta_guess.h).
-        "  p.speedup AS parent_speedup, p.fidelity AS parent_fidelity,"
-        "  (p.selection->>'features')::bigint AS parent_features,"
-        "  extract(epoch FROM c.finished_at)::float8 AS finished_s,"
-        "  c.selection->>'idea' AS idea, c.verify_state, c.audit_reason, c.audit_verdict,"
-        "  (c.selection->>'features')::bigint AS features, c.source_hash,"
-        "  e.figures->'host_load' AS host_load, e.figures->'host_condition' AS host_condition,"
-        "  e.figures->'tuning'->'screened' AS screen_points,"
-        "  (SELECT e3.figures->'best_config' FROM evaluations e3 WHERE e3.candidate_id = c.id"
-        "   AND jsonb_typeof(e3.figures->'best_config') = 'object'"
-        "   ORDER BY e3.correct DESC, e3.id DESC LIMIT 1) AS best_config"
-        "  FROM candidates c"
-        "  LEFT JOIN prompt_versions v ON v.id = c.prompt_version_id"
-        "  LEFT JOIN candidates p ON p.id = c.parent_id"
-        //  The evaluation its standing rests on: the full protocol's for
-        //  a full candidate, a screen's for one held at its screen.
-        "  LEFT JOIN LATERAL (SELECT * FROM evaluations WHERE candidate_id = c.id"
-        "   ORDER BY (c.fidelity IS NULL OR fidelity IS NOT DISTINCT FROM"
-        "    CASE c.fidelity WHEN 'full' THEN 'full' ELSE 'screen' END) DESC, id DESC"
-        "   LIMIT 1) e ON true"
-        "  WHERE c.run_id = $1 AND c.finished_at IS NOT NULL"
-        "  ORDER BY c.finished_at DESC, c.id DESC LIMIT $2) r"
-        " ORDER BY r.finished_at, r.candidate_id",
-        2, params);
-    size_t i;
-    json_t *row;
-    json_array_foreach (rows, i, row) {
-        json_object_del (row, "finished_at");
-        //  A screen figure's spread, said beside it (kf_meta_prompt.c).
-        double noise = kf_lineage_noise (json_object_get (row, "tc"), json_object_get (row, "tr"));
-        if (noise > 0 && strcmp (kf_jstr (row, "fidelity"), "full"))
-            json_object_set_new (row, "noise", json_real (noise));
-        json_object_del (row, "tc");
-        json_object_del (row, "tr");
-        //  Whether its figure counts towards the run's best yet, as the
-        //  kernel prompts read it (round 15: candidate 6 at 41.078x, being
-        //  timed again, beside a heading that named candidate 5 at 25.574x
-        //  the best that counts, unexplained).
-        if (!strcmp (kf_jstr (row, "status"), "correct"))
-            json_object_set_new (row, "standing", json_string (kf_lineage_standing (
-                                     kf_jstr (row, "fidelity"), kf_jstr (row, "verify_state"),
-                                     kf_jstr (row, "audit_reason"),
-                                     kf_jstr (row, "audit_verdict"))));
-        json_object_del (row, "verify_state");
-        json_object_del (row, "audit_reason");
-        json_object_del (row, "audit_verdict");
-        //  Round 21: its code, for its threads (kf_prompt_per_vector_text); not sent.
-        if (json_is_number (json_object_get (row, "candidate_ns")))
-            json_object_set_new (row, "source",
-                                 kf_prompt_source (self->db, kf_jstr (row, "source_hash")));
-        json_object_del (row, "source_hash");
-    }
-    kf_json_drop_nulls (rows);
-    return rows;
-}
-
-//  The kernels behind the best and the worst of OUTCOMES (by fitness; on
-//  equal fitness the faster, then the newer), among those with a source,
-//  as prompt kernel objects into *BEST and *WORST (the caller's; NULL when
-//  there is none, *WORST also when it would be *BEST). Returns 0, or -1.
-static int
-s_extremes (kf_search_t *self, json_t *outcomes, json_t **best, json_t **worst)
-{
-    *best = *worst = NULL;
-    if (!json_array_size (outcomes))
-        return 0;
-    char *ids = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&ids, &size);
-    if (!f)
-        return -1;
-    size_t i;
-    json_t *o;
-    fputc ('{', f);
-    json_array_foreach (outcomes, i, o)
-        fprintf (f, "%s%lld", i ? "," : "", (long long) kf_jint (o, "candidate_id"));
-    fputc ('}', f);
-    if (fclose (f) != 0) {
-        free (ids);
-        return -1;
-    }
-    const char *params[1] = { ids };
-    bool failed = false;
-    json_t *row = kf_db_row (
-        self->db,
-        "SELECT (SELECT id FROM candidates WHERE id = ANY ($1::bigint[])"
-        "  AND source_hash IS NOT NULL AND fitness IS NOT NULL"
-        "  ORDER BY fitness DESC, speedup DESC NULLS LAST, id DESC LIMIT 1) AS best,"
-        " (SELECT id FROM candidates WHERE id = ANY ($1::bigint[])"
-        "  AND source_hash IS NOT NULL AND fitness IS NOT NULL"
-        "  ORDER BY fitness, speedup NULLS FIRST, id DESC LIMIT 1) AS worst",
-        1, params, &failed);
-    free (ids);
-    if (failed)
-        return -1;
-    int64_t b = kf_jint (row, "best"), w = kf_jint (row, "worst");
-    json_decref (row);
-    if (b)
-        *best = kf_prompt_kernel (self->db, b);
-    if (w && w != b)
-        *worst = kf_prompt_kernel (self->db, w);
-    return 0;
-}
-
 //  Queues the run's next meta job (RUN is its row, SETTINGS its settings).
 static int
 s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
@@ -373,12 +232,12 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
         json_decref (parent);
         return moved < 0 ? -1 : 0;
     }
-    json_t *outcomes = s_outcomes (self, run_id, S_OUTCOMES_MAX);
+    json_t *outcomes = kf_meta_outcomes (self->db, run_id, S_OUTCOMES_MAX);
     if (!outcomes)
         outcomes = json_array ();
     kf_meta_outcome_ideas (run, outcomes);
     json_t *best_outcome = NULL, *worst_outcome = NULL;
-    if (s_extremes (self, outcomes, &best_outcome, &worst_outcome)) {
+    if (kf_meta_extremes (self->db, outcomes, &best_outcome, &worst_outcome)) {
         json_decref (outcomes);
         json_decref (parent);
         return -1;

@@ -124,9 +124,20 @@ json_t *kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch,
  * source and latest evaluation included (caller's), or NULL. */
 json_t *kf_prompt_kernel (kf_db_t *db, int64_t candidate_id);
 
+/* Candidate CANDIDATE_ID with its id and source only, as kf_prompt_kernel
+ * has them, in one query (caller's), or NULL: for a reader that needs no
+ * more, such as the tuning round's shapes. */
+json_t *kf_prompt_kernel_source (kf_db_t *db, int64_t candidate_id);
+
 /* The source stored under blob HASH as a JSON string (caller's), or NULL
  * (none, no such blob, or a database error). */
 json_t *kf_prompt_source (kf_db_t *db, const char *hash);
+
+/* The same from HEX, a blob's bytes as a query spells them with
+ * encode(data, 'hex') (a string; NULL or null: no blob), so a query can
+ * bring the source with its row: NULL where kf_prompt_source gives none
+ * (no blob, or bytes that are not UTF-8). */
+json_t *kf_prompt_source_hex (json_t *hex);
 
 /* Candidate CANDIDATE_ID's source as a C string (caller frees), or NULL
  * when it has none or the database failed. */

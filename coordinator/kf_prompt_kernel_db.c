@@ -23,6 +23,47 @@ kf_prompt_source (kf_db_t *db, const char *hash)
     return src;
 }
 
+//  The value of one hex digit (encode's are lower case).
+static unsigned
+s_nibble (char c)
+{
+    return c >= 'a' ? (unsigned) (c - 'a' + 10) : (unsigned) (c - '0');
+}
+
+json_t *
+kf_prompt_source_hex (json_t *hex)
+{
+    const char *h = json_string_value (hex);
+    if (!h)
+        return NULL;
+    size_t n = strlen (h) / 2;
+    char *data = malloc (n + 1);
+    if (!data)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        data[i] = (char) (s_nibble (h[2 * i]) << 4 | s_nibble (h[2 * i + 1]));
+    json_t *src = json_stringn (data, n);
+    free (data);
+    return src;
+}
+
+json_t *
+kf_prompt_kernel_source (kf_db_t *db, int64_t candidate_id)
+{
+    json_t *row = kf_db_row_id (db,
+                                "SELECT c.id, encode(b.data, 'hex') AS source_hex"
+                                " FROM candidates c LEFT JOIN blobs b ON b.hash = c.source_hash"
+                                " WHERE c.id = $1",
+                                candidate_id, NULL);
+    if (!row)
+        return NULL;
+    json_t *src = kf_prompt_source_hex (json_object_get (row, "source_hex"));
+    if (src)
+        json_object_set_new (row, "source", src);
+    json_object_del (row, "source_hex");
+    return row;
+}
+
 char *
 kf_prompt_source_of (kf_db_t *db, int64_t candidate_id)
 {

@@ -181,6 +181,7 @@ kf_search_finish_run (kf_search_t *self, int64_t run_id, const char *status,
         return -1;
     }
     if (row) {
+        kf_search_idea_cache_drop (self->idea_cache, run_id);
         kf_info ("run %lld %s: %s", (long long) run_id, status, reason);
         kf_search_event (self, run_id, "finished",
                  json_pack ("{s:s, s:s, s:O, s:O}", "status", status, "reason",

@@ -509,8 +509,8 @@ s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
 }
 
 int
-kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int population,
-                       int generation, int slot,
+kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
+                       json_t *sections, int population, int generation, int slot,
                        const kf_elite_t *elites, size_t n, int island,
                        const kf_elite_t *chosen, const char *fingerprint,
                        json_t *hardware, kf_search_idea_t *out)
@@ -547,7 +547,7 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
              ? 0 : -1;
     if (rc == 0 && (s_listed (ideas, count, KF_IDEA_THREADS)
                     || s_listed (ideas, count, KF_IDEA_STREAM)))
-        rc = kf_search_idea_timings (db, run, hardware, in.language, elites, n, chosen,
+        rc = kf_search_idea_timings (db, cache, run, hardware, in.language, elites, n, chosen,
                                      &known, &threads);
     if (!s_listed (ideas, count, KF_IDEA_THREADS)) {
         json_decref (threads);    //  the threads paragraph's, of no idea here
@@ -596,7 +596,10 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
     kf_search_idea_order (count, start, aside, plain_order);
     //  The pool's sources are read only when the selected kernel has its
     //  slot's idea already (as before: most plans read one source).
-    unsigned own = chosen ? kf_search_idea_features (db, chosen->candidate_id, in.language) : 0;
+    int64_t run_id = kf_jint (run, "id");
+    unsigned own = chosen ? kf_search_idea_features (db, cache, run_id, chosen->candidate_id,
+                                                     in.language)
+                          : 0;
     known.chosen_scalar = chosen && kf_search_idea_scalar (db, chosen->candidate_id, own);
     size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
     if (chosen && (back[here] || aside[plain_here]
@@ -608,7 +611,9 @@ kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int populatio
             bool other = island >= 0 && elites[k].island != island;
             bool same = elites[k].candidate_id == chosen->candidate_id;
             int64_t id = elites[k].candidate_id;
-            features[k] = other ? ~0u : same ? own : kf_search_idea_features (db, id, in.language);
+            features[k] = other  ? ~0u
+                          : same ? own
+                                 : kf_search_idea_features (db, cache, run_id, id, in.language);
             if (known.scalar && !other)
                 known.scalar[k] = same ? known.chosen_scalar
                                        : kf_search_idea_scalar (db, id, features[k]);

@@ -59,6 +59,7 @@
 #include "kf_db.h"
 #include "kf_prompt.h"
 #include "kf_prompt_target.h"
+#include "kf_search_idea_cache.h"
 #include "kf_select.h"
 #include <jansson.h>
 #include <stdbool.h>
@@ -345,8 +346,11 @@ typedef struct {
  * candidates planned on equal fingerprints saw the same record. HARDWARE
  * is the run's target (kf_prompt_hardware, as the prompt gets it), whose
  * thread cost says where threads lose. POPULATION 0 (a tuning
- * candidate): no idea, CHOSEN stays. 0, or -1 on a database error. */
-int kf_search_idea_choose (kf_db_t *db, json_t *run, json_t *sections, int population,
+ * candidate): no idea, CHOSEN stays. CACHE (may be NULL) keeps what the
+ * plan parsed of the run's sources for its next plans. 0, or -1 on a
+ * database error. */
+int kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
+                           json_t *sections, int population,
                            int generation, int slot,
                            const kf_elite_t *elites, size_t n, int island,
                            const kf_elite_t *chosen, const char *fingerprint,
@@ -385,11 +389,13 @@ json_t *kf_search_idea_later (const char *const *ideas, size_t count, size_t sta
 
 /* kf_search_idea_db.c: the features of candidate ID's source in DB, as
  * kf_prompt_source_features reads them in LANGUAGE (0 when it cannot be
- * read); and (round 20) whether candidate ID, with those FEATURES, does
- * its math in scalar code: no explicit SIMD, and its build's vectoriser
+ * read), kept in CACHE (may be NULL) for RUN_ID's next plans; and
+ * (round 20) whether candidate ID, with those FEATURES, does its math in
+ * scalar code: no explicit SIMD, and its build's vectoriser
  * report (the compile worker's summary line) vectorised no loop; a build
  * with no report (another compiler) is not known to be scalar. */
-unsigned kf_search_idea_features (kf_db_t *db, int64_t id, const char *language);
+unsigned kf_search_idea_features (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id,
+                                  int64_t id, const char *language);
 bool kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features);
 
 /* kf_search_idea_db.c: RUN's counted tries, oldest first, as
@@ -408,12 +414,15 @@ json_t *kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in
  * *SUMMARY, for the paragraph, the run's fastest single-thread and threaded
  * kernels timed in full and how many threaded ones there are (caller's).
  * Round 21: and KNOWN's arith, the kernels bound by their arithmetic
- * (kf_search_idea_arith_bound), from the same times. 0, or -1 on a database
- * error.
+ * (kf_search_idea_arith_bound), from the same times. Each source's threads
+ * are read once a run, kept in CACHE (may be NULL: none kept past this
+ * call); only ELITES' and CHOSEN's sources are read each time. 0, or -1
+ * on a database error.
  */
-int kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
-                            const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
-                            kf_search_idea_known_t *known, json_t **summary);
+int kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
+                            json_t *hardware, const char *language, const kf_elite_t *elites,
+                            size_t n, const kf_elite_t *chosen, kf_search_idea_known_t *known,
+                            json_t **summary);
 
 
 #endif

@@ -6,6 +6,8 @@
 #include "kf_search_idea.h"
 #include "kf_json.h"
 #include "kf_lineage.h"
+#include "kf_log.h"
+#include "kf_pgarray.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
@@ -18,13 +20,33 @@
 #include <string.h>
 
 unsigned
-kf_search_idea_features (kf_db_t *db, int64_t id, const char *language)
+kf_search_idea_features (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id, int64_t id,
+                         const char *language)
 {
-    char *text = kf_prompt_source_of (db, id);
-    if (!text)
-        return 0;
-    unsigned f = kf_prompt_source_features (text, language);
+    //  By the source's hash: what its parse found is kept (the source
+    //  never changes), and the source is read only the first time.
+    json_t *row = kf_db_row_id (db, "SELECT source_hash FROM candidates WHERE id = $1::bigint",
+                                id, NULL);
+    const char *hash = kf_jstr (row, "source_hash");
+    unsigned f = 0;
+    void *data = NULL;
+    size_t n = 0;
+    if (!*hash || kf_search_idea_cache_get (cache, run_id, hash, KF_SEARCH_IDEA_BYTES, &f)
+        || kf_db_fetch_blob (db, "SELECT data FROM blobs WHERE hash = $1", hash, &data, &n)
+        || !data) {
+        free (data);
+        json_decref (row);
+        return f;
+    }
+    //  As kf_prompt_source_of reads it.
+    char *text = strndup (data, n);
+    free (data);
+    if (text) {
+        f = kf_prompt_source_features (text, language);
+        kf_search_idea_cache_put (cache, run_id, hash, KF_SEARCH_IDEA_BYTES, f);
+    }
     free (text);
+    json_decref (row);
     return f;
 }
 
@@ -113,35 +135,108 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     return rows;
 }
 
+//  SOURCE's (of HASH) features, parsed in LANGUAGE, into CACHE.
+static int
+s_keep (kf_search_idea_cache_t *cache, int64_t run_id, const char *hash, const char *source,
+        const char *language)
+{
+    unsigned f = kf_prompt_source_features (source, language);
+    return kf_search_idea_cache_put (cache, run_id, hash, KF_SEARCH_IDEA_ESCAPED, f);
+}
+
+//  Into CACHE (ESCAPED), the features of ROWS' sources that it lacks:
+//  first those the query read (a row's own "source"), then the others'
+//  blobs, read here in one query. Each source is parsed once. 0, or -1.
+static int
+s_parse_new (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id, json_t *rows,
+             const char *language)
+{
+    kf_pgarray_t *missing = kf_pgarray_new ();
+    int rc = missing ? 0 : -1;
+    unsigned f;
+    size_t i;
+    json_t *r;
+    for (int pass = 0; pass < 2; pass++)
+        json_array_foreach (rows, i, r) {
+            const char *hash = kf_jstr (r, "source_hash");
+            bool read = json_is_string (json_object_get (r, "source"));
+            if (rc || read != (pass == 0)
+                || kf_search_idea_cache_get (cache, run_id, hash, KF_SEARCH_IDEA_ESCAPED, &f))
+                continue;
+            rc = read ? s_keep (cache, run_id, hash, kf_jstr (r, "source"), language)
+                      : kf_pgarray_add (missing, hash);
+        }
+    if (rc == 0 && kf_pgarray_size (missing)) {
+        const char *params[1] = { kf_pgarray_text (missing) };
+        json_t *blobs = kf_db_query (db,
+                                     "SELECT hash, encode(data, 'escape') AS source FROM blobs"
+                                     " WHERE hash = ANY($1::text[])",
+                                     1, params);
+        rc = blobs ? 0 : -1;
+        json_array_foreach (blobs, i, r)
+            if (rc == 0)
+                rc = s_keep (cache, run_id, kf_jstr (r, "hash"), kf_jstr (r, "source"),
+                             language);
+        json_decref (blobs);
+    }
+    kf_pgarray_destroy (&missing);
+    return rc;
+}
+
 int
-kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *language,
-                        const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
-                        kf_search_idea_known_t *known, json_t **summary)
+kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
+                        json_t *hardware, const char *language, const kf_elite_t *elites,
+                        size_t n, const kf_elite_t *chosen, kf_search_idea_known_t *known,
+                        json_t **summary)
 {
     *summary = NULL;
     char id[24];
-    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
+    int64_t run_id = kf_jint (run, "id");
+    snprintf (id, sizeof id, "%lld", (long long) run_id);
     double start_us, cores;
     bool host = kf_prompt_threads_host (hardware, &start_us, &cores);
+    //  Without the run's cache, one for this plan alone.
+    kf_search_idea_cache_t *own = cache ? NULL : kf_search_idea_cache_new ();
+    cache = cache ? cache : own;
+    long hits, puts0;
+    kf_search_idea_cache_counts (cache, &hits, &puts0);
+    //  Only the kernels the plan may start from come with their source,
+    //  for their arithmetic bound; the others' threads are their
+    //  sources' features, parsed once (kf_search_idea_cache.h).
+    kf_pgarray_t *starts = kf_pgarray_new ();
+    int rc = starts && cache ? 0 : -1;
+    for (size_t e = 0; rc == 0 && e <= n; e++) {
+        const kf_elite_t *k = e < n ? &elites[e] : chosen;
+        char kid[24];
+        if (k) {
+            snprintf (kid, sizeof kid, "%lld", (long long) k->candidate_id);
+            rc = kf_pgarray_add (starts, kid);
+        }
+    }
     //  The source as text to look for thread starts in (escape encoding
     //  keeps ASCII as it is; a source need not be valid UTF-8).
-    const char *params[1] = { id };
-    json_t *rows = kf_db_query (db,
-                                "SELECT c.id, c.fidelity, e.candidate_ns,"
-                                " encode(b.data, 'escape') AS source"
-                                " FROM candidates c JOIN blobs b ON b.hash = c.source_hash"
-                                " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
-                                "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
-                                " WHERE c.run_id = $1 AND c.status = 'correct'"
-                                " AND c.finished_at IS NOT NULL AND e.candidate_ns > 0"
-                                " ORDER BY c.id",
-                                1, params);
+    const char *params[2] = { id, rc == 0 ? kf_pgarray_text (starts) : "{}" };
+    json_t *rows = rc ? NULL
+                   : kf_db_query (db,
+                                  "SELECT c.id, c.fidelity, e.candidate_ns, c.source_hash,"
+                                  " CASE WHEN c.id = ANY($2::bigint[])"
+                                  "  THEN encode(b.data, 'escape') END AS source"
+                                  " FROM candidates c JOIN blobs b ON b.hash = c.source_hash"
+                                  " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
+                                  "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
+                                  " WHERE c.run_id = $1 AND c.status = 'correct'"
+                                  " AND c.finished_at IS NOT NULL AND e.candidate_ns > 0"
+                                  " ORDER BY c.id",
+                                  2, params);
+    kf_pgarray_destroy (&starts);
     known->threads_lose = calloc (n + 1, sizeof *known->threads_lose);
     known->arith = calloc (n + 1, sizeof *known->arith);
     json_t *spec = json_object_get (run, "spec");
     kf_target_kind_t kind = kf_prompt_target_kind (kf_jstr (run, "target"), language);
-    if (!rows || !known->threads_lose || !known->arith) {
+    if (!rows || !known->threads_lose || !known->arith
+        || s_parse_new (db, cache, run_id, rows, language)) {
         json_decref (rows);
+        kf_search_idea_cache_destroy (&own);
         return -1;
     }
     int64_t single_id = 0, fast_id = 0;
@@ -157,7 +252,11 @@ kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *
     json_array_foreach (rows, i, r) {
         int64_t cid = kf_jint (r, "id");
         double ns = kf_jnum (r, "candidate_ns", 0);
-        bool threaded = kf_prompt_source_does (kf_jstr (r, "source"), language, KF_IDEA_THREADS);
+        unsigned features = 0;
+        if (!kf_search_idea_cache_get (cache, run_id, kf_jstr (r, "source_hash"),
+                                       KF_SEARCH_IDEA_ESCAPED, &features))
+            rc = -1;    //  s_parse_new read every source: no blob for one
+        bool threaded = (features >> KF_IDEA_THREADS) & 1u;
         bool lose = host && kf_prompt_threads_lose (start_us, cores, ns, threaded);
         //  Read only for the kernels the plan may start from: the
         //  reading parses the source again.
@@ -195,7 +294,16 @@ kf_search_idea_timings (kf_db_t *db, json_t *run, json_t *hardware, const char *
             }
         }
     }
+    long puts;
+    kf_search_idea_cache_counts (cache, &hits, &puts);
+    kf_debug ("run %lld: timings of %zu kernels, %ld sources parsed",
+              (long long) run_id, json_array_size (rows), puts - puts0);
     json_decref (rows);
+    kf_search_idea_cache_destroy (&own);
+    if (rc) {
+        json_decref (one_thread);
+        return -1;
+    }
     *summary = json_pack ("{s:i, s:o}", "threaded", threaded_count, "one_thread", one_thread);
     if (single_id)
         json_object_update_new (*summary, json_pack ("{s:I, s:f}", "single_id",

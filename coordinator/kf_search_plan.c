@@ -138,7 +138,13 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
     for (int i = 0; i < n && kept < max; i++) {
         char id[24];
         snprintf (id, sizeof id, "%lld", (long long) elites[best[i]].candidate_id);
-        json_t *k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
+        //  Its id and source are what s_reuse_template reads of a kernel
+        //  that is no template; a template's own sweep table it reads too.
+        json_t *k = kf_prompt_kernel_source (self->db, elites[best[i]].candidate_id);
+        if (k && kf_retune_is_template (kf_jstr (k, "source"))) {
+            json_decref (k);
+            k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
+        }
         char *start = NULL, label[256];
         int64_t template_id = 0;
         if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label, NULL))
@@ -210,7 +216,8 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     json_t *hardware = kf_prompt_hardware (self->db, backend, arch, run_id);
     int64_t version_id = 0;   /* the sections' version: its ideas are handed out */
     json_t *sections = kf_meta_sections (self, run_id, &version_id);
-    if (kf_search_idea_choose (self->db, run, sections, tuning ? 0 : st->population,
+    if (kf_search_idea_choose (self->db, self->idea_cache, run, sections,
+                               tuning ? 0 : st->population,
                                generation, slot, sel.from_island ? snap->pool : snap->elites,
                                sel.from_island ? snap->n_pool : snap->n_elites,
                                sel.from_island ? home : -1, parent, snap->fingerprint, hardware,

@@ -13,6 +13,7 @@
 
 #include "kf_db.h"
 #include "kf_plausible.h"
+#include "kf_search_idea_cache.h"
 #include <czmq.h>
 #include <jansson.h>
 
@@ -32,6 +33,9 @@ typedef struct {
      * its finish asks for a fill (kf_search_plan.c). */
     int64_t filling;
     bool fill_again;
+    /* What the plans parsed of each run's sources, kept for its next
+     * plans (kf_search_idea_cache.h; owned, may be NULL: none kept). */
+    kf_search_idea_cache_t *idea_cache;
 } kf_search_t;
 
 /* The run's reference is ready (runs.ref_artifact set): plans the first

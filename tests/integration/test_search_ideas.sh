@@ -10,7 +10,8 @@
 . "$(dirname "$0")/lib.sh"
 
 db_new
-start_coordinator "${COORD_FAST[@]}"
+# Debug records: each plan's timings say how many sources it parsed.
+start_coordinator "${COORD_FAST[@]}" --verbose
 start_workers
 check "status answers with three workers" \
     wait_until 180 jtrue '.workers | length == 3' kfctl status --json
@@ -53,6 +54,21 @@ check "a prompt tells what a child of its kernel changed" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run
               AND (prompt LIKE '%; what its code added to its parent''s: %'
                    OR prompt LIKE '%of its parent''s % lines (its own has%')")" -gt 0 ]
+# Each source is parsed once a run, not once a plan (kf_search_idea_cache.h):
+# a plan's timings read the run's kernels and parse only the sources no
+# earlier plan did; a later plan still reads the kernels judged since.
+timings=$(grep -o "run $run: timings of [0-9]* kernels, [0-9]* sources parsed" \
+          "$T/coordinator.log")
+parsed=$(awk '{ s += $(NF - 2) } END { print s + 0 }' <<<"$timings")
+first=$(awk '$(NF - 2) > 0 { print $(NF - 4); exit }' <<<"$timings")
+last=$(tail -n 1 <<<"$timings" | awk '{ print $(NF - 4) }')
+say "timings: $(grep -c . <<<"$timings") plans, $parsed sources parsed, kernels read" \
+    "${first:-none} at the first parse, ${last:-none} at the last plan"
+check "the plans parsed no source twice" \
+    [ "$parsed" -le "$(sql "SELECT count(DISTINCT source_hash) FROM candidates
+                            WHERE run_id = $run AND status = 'correct'")" ]
+check "... and a later plan read the kernels judged since the first parse" \
+    [ "${last:-0}" -gt "${first:-999999}" ]
 check "a tuning candidate is handed no idea" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND phase = 'tuning'
               AND selection->>'idea' IS NOT NULL")" -eq 0 ]
