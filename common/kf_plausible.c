@@ -35,6 +35,9 @@ kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reas
 {
     if (!(margin >= 1))
         margin = 1;
+    if (f->ceilings_busy && margin < KF_PLAUSIBLE_MARGIN_BUSY)
+        margin = KF_PLAUSIBLE_MARGIN_BUSY;
+    const char *busy = f->ceilings_busy ? ", measured beside other work" : "";
     double gbs = kf_plausible_gbs (f), gflops = kf_plausible_gflops (f);
     /* The margin is for what a measured ceiling is not: the exact best a
      * kernel can do. A copy loop is one way to move bytes, and an honest
@@ -48,17 +51,18 @@ kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reas
             snprintf (reason, size,
                       "moves its inputs and outputs at %.0f GB/s, above the measured rate of"
                       " every core reading cold data, %.0f GB/s (over %.2gx it; the copy"
-                      " bandwidth: %.0f GB/s)", gbs, f->read_gbs, margin, f->copy_gbs);
+                      " bandwidth: %.0f GB/s%s)", gbs, f->read_gbs, margin, f->copy_gbs, busy);
         else
             snprintf (reason, size,
                       "moves its inputs and outputs at %.0f GB/s, above the measured copy"
-                      " bandwidth of %.0f GB/s (over %.2gx it)", gbs, f->copy_gbs, margin);
+                      " bandwidth of %.0f GB/s (over %.2gx it%s)", gbs, f->copy_gbs, margin,
+                      busy);
         return true;
     }
     if (f->peak_gflops > 0 && gflops > margin * f->peak_gflops) {
         snprintf (reason, size,
                   "computes at %.0f GFLOP/s, above the measured FMA peak of %.0f GFLOP/s"
-                  " (over %.2gx it)", gflops, f->peak_gflops, margin);
+                  " (over %.2gx it%s)", gflops, f->peak_gflops, margin, busy);
         return true;
     }
     return false;

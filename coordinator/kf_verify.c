@@ -66,6 +66,7 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, const kf_eval_res
     if (!(cache > 0))
         cache = kf_jnum (dev, "cache_bytes", 0);
     f->bw_applies = cache > 0 ? f->bytes > cache : result->roofline_applies;
+    f->ceilings_busy = json_is_true (json_object_get (dev, "figures_measured_busy"));
     json_decref (row);
     return 0;
 }

@@ -253,6 +253,8 @@ typedef struct {
     double read_gbs;         /* measured cold read of every core at once (0: none) */
     double peak_gflops;      /* measured f32 FMA rate of the whole device */
     const char *peak_source; /* how PEAK_GFLOPS was found */
+    bool busy;               /* measured while other work ran (kf_plausible.h's
+                                KF_PLAUSIBLE_MARGIN_BUSY) */
 } kf_eval_ceilings_t;
 
 /* The host's ceilings (threads on every core: memcpy of 64 MiB slices,

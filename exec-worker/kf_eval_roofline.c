@@ -129,7 +129,7 @@ kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
     kf_plausible_figures_t f = { .bytes = bytes, .flops = flops, .cand_ns = cand_ns,
                                  .copy_gbs = c->copy_gbs, .read_gbs = c->read_gbs,
                                  .peak_gflops = c->peak_gflops,
-                                 .bw_applies = bw_applies };
+                                 .bw_applies = bw_applies, .ceilings_busy = c->busy };
     double cand_gbs = kf_plausible_gbs (&f);
     double ref_gbs = ref_ns > 0 ? bytes / ref_ns : 0;   // bytes per ns = GB/s
     json_object_set_new (result, "bandwidth", json_pack (

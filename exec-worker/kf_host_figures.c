@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define S_FILE_MAX ((size_t) 64 << 10)
+#define S_BUSY "measured, not kept (the host was busy)"
 
 static char *s_path;
 static bool s_remeasure;
@@ -221,8 +222,8 @@ s_figures (void)
         //  hold every honest kernel of the boot for audit.
         if (key && quiet && s_ceil.copy_gbs > 0 && s_ceil.peak_source)
             s_save (s_path, key);
-        else if (key && s_caps && !quiet)
-            s_source = "measured, not kept (the host was busy)";
+        else if (s_caps && !quiet)
+            s_source = S_BUSY;
         else if (key)
             s_source = "measured, not kept (a figure could not be measured)";
     }
@@ -247,4 +248,5 @@ kf_eval_host_ceilings (kf_eval_ceilings_t *c)
     pthread_once (&s_once, s_figures);
     *c = s_ceil;
     c->read_gbs = kf_eval_num (s_caps, "read_cold_all_cores_gbs", 0);
+    c->busy = s_source && !strcmp (s_source, S_BUSY);
 }

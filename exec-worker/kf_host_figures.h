@@ -72,8 +72,9 @@ void kf_host_figures_use_file (const char *path, bool remeasure);
 
 /* Where the figures came from once either call above ran: "measured"
  * (and kept where a file was given), "measured, not kept (the host was
- * busy)" (kf_host_figures_quiet), "measured, not kept (a figure could not
- * be measured)", "file" (read back), or NULL before. */
+ * busy)" (kf_host_figures_quiet; also where no file was given: the
+ * ceilings then carry `busy`, kf_eval_check.h), "measured, not kept (a
+ * figure could not be measured)", "file" (read back), or NULL before. */
 const char *kf_host_figures_source (void);
 
 #endif

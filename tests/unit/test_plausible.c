@@ -50,6 +50,18 @@ s_honest_fast (void)
     reads.cand_ns = 100663296 / 12.0;
     CHECK (kf_plausible_ceiling (&reads, s_rules.margin, why, sizeof why));
     CHECK (strstr (why, "above the measured copy bandwidth of 10 GB/s"));
+    //  Round 23: ceilings measured beside other work (every core's cold
+    //  read at 22 GB/s, 39 quiet) held two honest kernels at 26 GB/s. They
+    //  bind at KF_PLAUSIBLE_MARGIN_BUSY: 26 passes, 50 does not.
+    kf_plausible_figures_t busy = { .bytes = 100663296, .cand_ns = 100663296 / 26.0,
+                                    .copy_gbs = 15.5, .read_gbs = 22.2, .bw_applies = true };
+    CHECK (kf_plausible_ceiling (&busy, s_rules.margin, why, sizeof why));
+    busy.ceilings_busy = true;
+    CHECK (!kf_plausible_ceiling (&busy, s_rules.margin, why, sizeof why));
+    busy.cand_ns = 100663296 / 50.0;
+    CHECK (kf_plausible_ceiling (&busy, s_rules.margin, why, sizeof why));
+    printf ("%s\n", why);
+    CHECK (strstr (why, "(over 2x it; the copy bandwidth: 16 GB/s, measured beside other work)"));
     //  The first big leap of a run whose first kernels were slow: 26x
     //  after 2.9x is under 8x of it.
     CHECK (!kf_plausible_outlier (23.0, 2.9, 4, &s_rules, why, sizeof why));
