@@ -336,15 +336,10 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
     fputs ("\n## Tuning parameters\n", f);
     json_t *configs = json_object_get (in->base, "configs");
     //  A kernel that was swept already is a template: the code shown has
-    //  its own defaults, and the point that won may differ from them.
-    json_t *won = NULL;
-    size_t i;
-    json_t *row;
-    json_array_foreach (configs, i, row)
-        if (json_is_number (json_object_get (row, "speedup"))
-            && !strcmp (kf_jstr (row, "verdict"), "correct")
-            && (!won || kf_jnum (row, "speedup", 0) > kf_jnum (won, "speedup", 0)))
-            won = row;
+    //  its own defaults, and the point that won (the full protocol's
+    //  first, as the kernel's figure and the retuning take it) may differ
+    //  from them.
+    json_t *won = kf_retune_winner (configs);
     s_why (f, in);
     if (in->base && *kf_jstr (in->base, "source") && json_array_size (configs) > 1) {
         char label[256] = "";
