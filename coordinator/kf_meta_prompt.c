@@ -570,7 +570,11 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  "the list lacks that the outcomes point to (what binds the kernels, a "
                  "combination no attempt has been handed), at most %d a reply, not one the "
                  "list already has in other words; the list holds at most %d, dropped ones "
-                 "included. The list changes with the new version your accepted edits make.\n",
+                 "included. Word an idea as what to do to whatever kernel it is handed, not "
+                 "as a change to one kernel of these outcomes: the planner hands it to any "
+                 "kernel that lacks it, threaded or not, with either kind of store, and the "
+                 "attempt it goes to sees only its text. The list changes with the new "
+                 "version your accepted edits make.\n",
                  max_edits, KF_META_IDEA_MAX, KF_META_IDEA_MAX, KF_META_IDEA_ADDS,
                  KF_META_IDEAS_MAX);
     json_decref (ideas);

@@ -218,12 +218,12 @@ kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d)
             fputs (", ", f);
         if (ra > 0)
             fprintf (f, "%.1f GB/s on all cores", wa);
-        fputs (") and the two times added, N + M, the floor with streaming stores, takes "
+        fputs (") and the two times added, N + M, the cold estimate with streaming stores, takes "
                "about", f);
     }
     else
         fputs ("; with the writes at that rate too (an estimate: no write rate was measured "
-               "cold), N + M, the floor with streaming stores, takes about", f);
+               "cold), N + M, the cold estimate with streaming stores, takes about", f);
     if (r1 > 0)
         fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n, m, d, false));
     if (r1 > 0 && ra > 0)
@@ -235,8 +235,8 @@ kf_prompt_task_cold_text (FILE *f, double n, double m, json_t *d)
     //  gave 2.17 ms): cheaper math on one thread could gain 12% at most.
     //  The line reads are reads: N + M read, M written.
     char b[32];
-    fprintf (f, ", and N + 2M = %s, the floor with ordinary stores (each reads its line "
-             "first), about", kf_rates_bytes (n + 2 * m, b, sizeof b));
+    fprintf (f, ", and N + 2M = %s, the cold estimate with ordinary stores (each reads its "
+             "line first), about", kf_rates_bytes (n + 2 * m, b, sizeof b));
     if (r1 > 0)
         fprintf (f, " %.3g ms on one core", kf_prompt_cold_ms (n + m, m, d, false));
     if (r1 > 0 && ra > 0)

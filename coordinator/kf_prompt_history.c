@@ -743,6 +743,10 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             own_tries = tries;
             continue;
         }
+        //  Round 23: the idea handed with this one ("Together with it, in
+        //  the same kernel") was listed as held back in the same paragraph.
+        if (!strcmp (h, kf_jstr (json_object_get (in->ideas, "with"), "idea")))
+            continue;
         //  Round 18: tries that are all this generation's siblings',
         //  named in their sentence already, made a second list of the
         //  same ideas, read as planner noise.

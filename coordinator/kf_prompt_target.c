@@ -98,13 +98,6 @@ s_host_measured (FILE *f, json_t *d, json_t *hardware)
     double one = kf_jnum (d, "peak_gflops_one_core", 0);
     double all = kf_jnum (d, "peak_gflops_all_threads", 0);
     double cores = kf_jnum (d, "cores", 0);
-    //  Round 23: all cores' cold read at 22 GB/s (39 quiet) and a copy of
-    //  15.5, measured at the worker's start beside other work, were given
-    //  as the host's figures.
-    if (json_is_true (json_object_get (d, "figures_measured_busy")))
-        fputs ("  The exec worker measured the figures below at its start while other work "
-               "ran on the host, so they may read low, the all-core ones most: a kernel may "
-               "beat them by up to 2x without anything being wrong.\n", f);
     if (one > 0) {
         fprintf (f, "  Compute peak in f32 FMA (%s instructions), measured by the exec worker "
                  "at start: %.0f GFLOP/s on one core alone", *kf_jstr (d, "peak_source")
@@ -283,6 +276,15 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
     fputs ("\n", f);
     if (kind == KF_TARGET_HOST)
         kf_prompt_host_cpu_line (f, d);
+    //  Round 23: all cores' cold read at 22 GB/s (39 quiet) and a copy of
+    //  15.5, measured at the worker's start beside other work, were given
+    //  as the host's figures.
+    if (json_is_true (json_object_get (d, "figures_measured_busy")))
+        fputs ("  The exec worker measured the figures below at its start while other work "
+               "ran on the host, so its rates may read low, the all-core ones most (a kernel "
+               "may beat them by up to 2x without anything being wrong), and its costs in "
+               "cycles high (where the FMA's cost below and the FMA peak disagree, the peak is "
+               "the one the budget uses): the estimates built on them are no bounds.\n", f);
     const char *scope = kind == KF_TARGET_HOST && kf_jhas_num (d, "cores") ? " (all cores together)"
                                                                       : "";
     if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0) {
@@ -531,7 +533,9 @@ kf_prompt_host_layout (FILE *f, json_t *spec)
            "timed one. A block that does not fit where earlier calls' blocks lay (larger, "
            "or asked in another order) gets new memory once, kept for the calls after it. "
            "A block's contents at the start of a call are unspecified: scratch only, no "
-           "results kept between calls.\n", f);
+           "results kept between calls. On x86 the timing flushes the tensors' lines from "
+           "the caches before each timed batch, not the scratch blocks': what of them the "
+           "last call and the tensors' traffic left in a cache is still there.\n", f);
 }
 
 json_t *

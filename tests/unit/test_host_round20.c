@@ -179,9 +179,9 @@ s_writes (void)
     double n = 4096.0 * 4096 * 4, m = n;
     char want[800];
     snprintf (want, sizeof want, "; with the writes at the streaming-store write rate (21.3 GB/s "
-              "on one core, 40.3 GB/s on all cores) and the two times added, N + M, the floor "
-              "with streaming stores, takes about %.3g ms on one core and %.3g ms on all cores, "
-              "and N + 2M = 192.0 MiB, the floor with ordinary stores (each reads its line "
+              "on one core, 40.3 GB/s on all cores) and the two times added, N + M, the cold "
+              "estimate with streaming stores, takes about %.3g ms on one core and %.3g ms on all cores, "
+              "and N + 2M = 192.0 MiB, the cold estimate with ordinary stores (each reads its line "
               "first), about %.3g ms on one core and %.3g ms on all cores.",
               n / 16.7e6 + m / 21.3e6, n / 35.5e6 + m / 40.3e6, (n + m) / 16.7e6 + m / 21.3e6,
               (n + m) / 35.5e6 + m / 40.3e6);
@@ -189,7 +189,7 @@ s_writes (void)
     CHECK (p && !strstr (p, "no write rate was measured"));
     CHECK (fabs (kf_prompt_cold_ms (n, m, s_dev (hw), false) - (n / 16.7e6 + m / 21.3e6))
            < 1e-9);
-    CHECK (kf_test_has (p, "the cold floors count bytes alone, the writes at the streaming-store "
+    CHECK (kf_test_has (p, "the cold estimates count bytes alone, the writes at the streaming-store "
                            "write rate, while"));
     CHECK (kf_test_has (p, "at the cold read rates above (the writes at the streaming-store write "
                            "rate) take about"));

@@ -298,7 +298,7 @@ s_store_count (void)
     CHECK (kf_test_has (p, "  This task reads N = 64.0 MiB and writes M = 32.0 MiB: at these "
                            "one-core (warm-cache) copy rates that takes about 2.09 ms with "
                            "ordinary stores"));
-    CHECK (kf_test_has (p, "N + M, the floor with streaming stores, takes about 1.05 ms on all "
+    CHECK (kf_test_has (p, "N + M, the cold estimate with streaming stores, takes about 1.05 ms on all "
                            "cores"));
     //  Round 18: a kernel of streaming stores says so.
     CHECK (kf_test_has (p, "memory 35.3 GB/s = 55% of the measured copy bandwidth; its code has "

@@ -146,7 +146,7 @@ main (void)
     CHECK (kf_test_has (p, "compute atan2 in SIMD registers instead"));
     //  3. The two savings told apart.
     CHECK (kf_test_has (p, "streaming stores save about 11% of the time here"));
-    CHECK (kf_test_has (p, " The two savings differ because the cold floors count bytes alone"));
+    CHECK (kf_test_has (p, " The two savings differ because the cold estimates count bytes alone"));
     if (getenv ("KF_TEST_SHOW"))
         fputs (p ? p : "", stdout);
     free (p);

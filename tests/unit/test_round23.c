@@ -4,10 +4,21 @@
  *  1. an exec worker started while other work ran measured every core's
  *     cold read at 22 GB/s (39 on a quiet host) and a copy of 15.5 GB/s;
  *     the Target section gave them as the host's figures, unmarked (the
- *     ceilings' margin is test_plausible's).
+ *     ceilings' margin is test_plausible's);
+ *  2. an attempt handed an idea "together with" streaming stores read,
+ *     in the same paragraph, streaming stores "held back" (a try in
+ *     flight);
+ *  3. an idea the meta-prompter added "on the threaded kernel with
+ *     ordinary stores" went to a one-thread kernel of streaming stores:
+ *     the meta prompt asks for ideas worded for whatever kernel they go
+ *     to.
  */
+#include "../../coordinator/kf_meta_ideas.h"
+#include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,17 +59,84 @@ test_busy_figures (void)
                               .generation = 0, .slot = 0, .population = 3 };
         char *p = kf_prompt_build (&in);
         bool said = p && strstr (p, "The exec worker measured the figures below at its start "
-                                    "while other work ran on the host, so they may read low");
+                                    "while other work ran on the host, so its rates may read low");
         CHECK (said == (busy == 1));
+        if (said != (busy == 1) && p)
+            printf ("%s\n", strstr (p, "## Target") ? strstr (p, "## Target") : p);
         free (p);
         json_decref (hw);
     }
     json_decref (spec);
 }
 
+static void
+test_with_not_held (void)
+{
+    json_t *spec = s_spec (), *hw = s_host (false);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
+    CHECK (approx < n && stream < n);
+    if (approx >= n || stream >= n) {
+        json_decref (hw);
+        json_decref (spec);
+        return;
+    }
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f}", "id", 1, "source",
+                              "int kf_forward (void) { return 0; }\n", "status", "correct",
+                              "speedup", 31.4);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:s, s:f, s:f, s:f, s:f}, s:{s:i}}", "mine",
+                              ideas[approx], "notes", "aside", "with", "idea", ideas[stream],
+                              "cycles", 20.2, "budget", 20.0, "share", 0.99, "bound", 0.9,
+                              "held", ideas[stream], 1);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .best = base, .generation = 1, .slot = 0,
+                          .population = 3, .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Together with it") && !strstr (p, "Held back while an idea"));
+    free (p);
+    //  Another idea held is still said.
+    size_t threads = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    if (threads < n)
+        json_object_set_new (json_object_get (plan, "held"), ideas[threads], json_integer (1));
+    p = kf_prompt_build (&in);
+    CHECK (threads < n && p && strstr (p, "Held back while an idea"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
+static void
+test_meta_idea_words (void)
+{
+    json_t *run = json_pack ("{s:s, s:s, s:{s:s}}", "language", "c", "target", "host", "spec",
+                             "name", "silu_sqrt_add");
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s, s:[s]}", "philosophy", "P", "strategies",
+                                  "S", "pitfalls", "X", "analysis", "A", KF_META_IDEAS_KEY,
+                                  "use streaming stores");
+    json_t *outcomes = json_pack ("[{s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:s}]", "candidate_id", 7,
+                                  "generation", 1, "slot", 0, "prompt_version", 1, "phase",
+                                  "search", "status", "correct", "speedup", 36.9, "fidelity",
+                                  "full");
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3 };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    CHECK (p && strstr (p, "ADD IDEA:")
+           && strstr (p, "Word an idea as what to do to whatever kernel it is handed, not as a "
+                         "change to one kernel of these outcomes"));
+    free (p);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (run);
+}
+
 int
 main (void)
 {
     test_busy_figures ();
+    test_with_not_held ();
+    test_meta_idea_words ();
     return kf_test_done ("test_round23");
 }

@@ -15,7 +15,7 @@
  *     paired every idea that moves no fewer bytes with one that does: it
  *     sets the kernel against all cores' cold read now, 67%, and hands
  *     the idea alone;
- *  3. the floor with ordinary stores, N + 2M = 128 MiB at one core's
+ *  3. the cold estimate with ordinary stores, N + 2M = 128 MiB at one core's
  *     cold read (about 2.9 ms), was stated nowhere: the Target section
  *     gives it beside N + M's, on one core and on all cores.
  */
@@ -168,9 +168,9 @@ s_test_floors (json_t *hw)
     kf_prompt_task_cold_text (f, 2.0 * 2048 * 4096 * 4, 2048.0 * 4096 * 4,
                               json_array_get (json_object_get (hw, "devices"), 0));
     fclose (f);
-    CHECK (kf_test_has (p, "N + M, the floor with streaming stores, takes about 2.17 ms on one "
+    CHECK (kf_test_has (p, "N + M, the cold estimate with streaming stores, takes about 2.17 ms on one "
                            "core and 1.17 ms on all cores"));
-    CHECK (kf_test_has (p, "N + 2M = 128.0 MiB, the floor with ordinary stores (each reads its "
+    CHECK (kf_test_has (p, "N + 2M = 128.0 MiB, the cold estimate with ordinary stores (each reads its "
                            "line first), about 2.89 ms on one core and 1.56 ms on all cores"));
     free (p);
 }
