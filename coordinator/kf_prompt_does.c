@@ -39,6 +39,12 @@ kf_prompt_idea_feature (const char *idea)
         //  Round 17: the outer-product order over a transposed copy,
         //  before "micro-kernel", which its text may name.
         { "by the outer-product order", KF_IDEA_OUTER },
+        //  Round 23: the plain [K][N] product's loop-order idea is that
+        //  order (@A[i][k] broadcast against @B's row k), and went three
+        //  times to kernels that walked it already, as it was about no
+        //  feature the reader knows.
+        { "by the loop order that reads both operands along their rows: i-k-j",
+          KF_IDEA_OUTER },
         { "micro-kernel", KF_IDEA_MICRO },
         { "by cache blocking", KF_IDEA_BLOCK }, { "by blocking several rows", KF_IDEA_BLOCK },
         { "by packing", KF_IDEA_PACK },

@@ -11,7 +11,11 @@
  *  3. an idea the meta-prompter added "on the threaded kernel with
  *     ordinary stores" went to a one-thread kernel of streaming stores:
  *     the meta prompt asks for ideas worded for whatever kernel they go
- *     to.
+ *     to;
+ *  4. the plain product's loop-order idea (i-k-j, @A[i][k] broadcast
+ *     against @B's row k) went three times to kernels that walked that
+ *     order already: it is the outer-product feature, which the reader
+ *     finds in such a kernel.
  */
 #include "../../coordinator/kf_meta_ideas.h"
 #include "../../coordinator/kf_meta_prompt.h"
@@ -132,9 +136,51 @@ test_meta_idea_words (void)
     json_decref (run);
 }
 
+static void
+test_order_idea (void)
+{
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s},"
+                              " {s:s, s:[i], s:s}], s:[{s:s, s:[i, i], s:s}], s:{s:s, s:s},"
+                              " s:{s:f, s:f}}",
+                              "name", "mm_leaky_rowscale", "op", "mm_leaky_rowscale", "inputs",
+                              "name", "in0", "shape", 384, 1024, "dtype", "f32", "name", "in1",
+                              "shape", 1024, 512, "dtype", "f32", "name", "in2", "shape", 384,
+                              "dtype", "f32", "outputs", "name", "out0", "shape", 384, 512,
+                              "dtype", "f32", "reference", "language", "pytorch", "source",
+                              "class Model(nn.Module):\n    def forward(self, a, b, r):\n"
+                              "        return F.leaky_relu(a @ b, 0.1) * r[:, None]\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    const char *order = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strstr (ideas[i], "i-k-j"))
+            order = ideas[i];
+    CHECK (order && kf_prompt_idea_feature (order) == KF_IDEA_OUTER);
+    //  Candidate 4's walk: a row of A broadcast against B's row vectors.
+    const char *ikj =
+        "#include <immintrin.h>\n"
+        "int kf_forward (const float *a, const float *b, const float *r, float *y)\n"
+        "{\n"
+        "    for (int i = 0; i < 384; i++)\n"
+        "        for (int j = 0; j < 512; j += 8) {\n"
+        "            __m256 acc = _mm256_setzero_ps ();\n"
+        "            for (int k = 0; k < 1024; k++)\n"
+        "                acc = _mm256_fmadd_ps (_mm256_broadcast_ss (a + i * 1024 + k),\n"
+        "                                       _mm256_loadu_ps (b + k * 512 + j), acc);\n"
+        "            _mm256_storeu_ps (y + i * 512 + j, _mm256_mul_ps (acc,\n"
+        "                              _mm256_set1_ps (r[i])));\n"
+        "        }\n"
+        "    return 0;\n"
+        "}\n";
+    CHECK (kf_prompt_source_does (ikj, "c", KF_IDEA_OUTER));
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_order_idea ();
     test_busy_figures ();
     test_with_not_held ();
     test_meta_idea_words ();
