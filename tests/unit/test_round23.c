@@ -15,7 +15,9 @@
  *  4. the plain product's loop-order idea (i-k-j, @A[i][k] broadcast
  *     against @B's row k) went three times to kernels that walked that
  *     order already: it is the outer-product feature, which the reader
- *     finds in such a kernel.
+ *     finds in such a kernel; and it says how many rows of @B a k block
+ *     may take before its walk needs more 4 KiB pages than a first-level
+ *     data TLB commonly holds (128 rows 2 KiB apart fill 64 entries).
  */
 #include "../../coordinator/kf_meta_ideas.h"
 #include "../../coordinator/kf_meta_prompt.h"
@@ -157,6 +159,12 @@ test_order_idea (void)
         if (strstr (ideas[i], "i-k-j"))
             order = ideas[i];
     CHECK (order && kf_prompt_idea_feature (order) == KF_IDEA_OUTER);
+    //  Rows 2 KiB apart: two a page, so 128 rows fill 64 TLB entries.
+    CHECK (order && strstr (order, "2048 bytes: those rows spread over 2 of a 32 KiB 8-way L1's "
+                                   "64 sets, so about 16 of them stay in L1 at once: a k block "
+                                   "of no more rows keeps the strip there; and a k block of more "
+                                   "than 128 rows walks more 4 KiB pages than the 64 entries a "
+                                   "first-level data TLB commonly holds for them"));
     //  Candidate 4's walk: a row of A broadcast against B's row vectors.
     const char *ikj =
         "#include <immintrin.h>\n"
