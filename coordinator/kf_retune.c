@@ -150,13 +150,6 @@ kf_retune_converged (const char *source, json_t *configs)
     return same;
 }
 
-//  Whether A and B (params objects) hold the same value for every key.
-static bool
-s_same_params (json_t *a, json_t *b)
-{
-    return json_object_size (a) == json_object_size (b) && json_equal (a, b);
-}
-
 size_t
 kf_retune_combination (json_t *configs, char *buf, size_t size)
 {
@@ -192,7 +185,7 @@ kf_retune_combination (json_t *configs, char *buf, size_t size)
         size_t i;
         json_t *row, *hit = NULL;
         json_array_foreach (configs, i, row)
-            if (s_same_params (json_object_get (row, "params"), want))
+            if (json_equal (json_object_get (row, "params"), want))
                 hit = row;
         json_decref (want);
         if (!hit || n >= size)
