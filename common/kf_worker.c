@@ -287,11 +287,14 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
             slot = i;
     const char *token = kf_msg_str (msg, "lease_token");
     if (slot < 0 || job_id <= 0) {
-        /* The coordinator sent more than our credits: hand it back. */
-        json_t *body = json_pack ("{s:I, s:I, s:b, s:{}, s:s}", "job_id",
+        /* The coordinator sent more than our credits: hand it back
+         * unstarted ("returned": the attempt is not spent), with the jobs
+         * we hold, so its count of our credits meets ours. */
+        json_t *body = json_pack ("{s:I, s:I, s:b, s:{}, s:s, s:b, s:o}", "job_id",
                                   (json_int_t) job_id, "lease",
                                   (json_int_t) kf_msg_int (msg, "lease", 0), "ok", 0,
-                                  "result", "error", "worker has no free credit");
+                                  "result", "error", "worker has no free credit",
+                                  "returned", 1, "jobs", s_jobs_array (self));
         if (token)
             json_object_set_new (body, "lease_token", json_string (token));
         s_send (self, "RESULT", body);

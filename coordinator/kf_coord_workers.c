@@ -167,6 +167,22 @@ s_worker_lost (kf_coord_t *self, kf_coord_worker_t *w, const char *why)
 
 /* ---- worker messages --------------------------------------------------- */
 
+/* Counts each job of the array JOBS that W does not count yet as taking
+ * one of its credits. */
+static void
+s_hold_jobs (kf_coord_worker_t *w, json_t *jobs)
+{
+    size_t i, k;
+    json_t *v, *u;
+    json_array_foreach (jobs, i, v) {
+        bool counted = !json_is_integer (v);
+        json_array_foreach (w->jobs, k, u)
+            counted |= json_integer_value (u) == json_integer_value (v);
+        if (!counted)
+            json_array_append (w->jobs, v);
+    }
+}
+
 /* Hands back the leases W holds that its HELLO's JOBS no longer lists. */
 static void
 s_unlisted_back (kf_coord_t *self, kf_coord_worker_t *w, json_t *jobs)
@@ -214,12 +230,18 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
         /* A new identity on a known connection: the old one is gone. */
         s_worker_lost (self, prev, "was replaced on its connection");
     kf_coord_worker_t *w = zhashx_lookup (self->by_id, id);
+    /* A second HELLO on the same connection (the worker answered two
+     * unknown-worker ERRORs, each to a message sent before its first
+     * HELLO) may have crossed a JOB sent since: that JOB is still on its
+     * way, so the leases it does not list are kept, not handed back. */
+    bool same_route = w && w->route_key && !strcmp (w->route_key, route_key);
     if (w) {
         /* The same worker again (it reconnected): new route. Leases it
          * held and no longer lists were lost on its side (a restart, a
          * result it could not keep): back to the queue now, without the
          * attempt (issue 13, item 9), instead of at their lease's end. */
-        s_unlisted_back (self, w, json_object_get (msg->body, "jobs"));
+        if (!same_route)
+            s_unlisted_back (self, w, json_object_get (msg->body, "jobs"));
         zhashx_delete (self->by_route, w->route_key);
         free (w->route_key);
         zframe_destroy (&w->route);
@@ -261,12 +283,19 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     kf_pgarray_destroy (&backends);
     const char *arch = json_string_value (json_object_get (w->caps, "arch"));
     snprintf (w->arch, sizeof w->arch, "%s", arch ? arch : "");
-    /* Jobs it still runs keep their credits busy. */
-    json_t *jobs = json_object_get (msg->body, "jobs");
+    /* Jobs it still runs keep their credits busy, and so do the leases
+     * on their way to it over this same connection. */
     json_array_clear (w->jobs);
-    json_array_foreach (jobs, i, b)
-        if (json_is_integer (b))
-            json_array_append (w->jobs, b);
+    s_hold_jobs (w, json_object_get (msg->body, "jobs"));
+    if (same_route) {
+        int64_t held[512];
+        size_t n = kf_lease_book_jobs (w->book, held, 512);
+        json_t *ids = json_array ();
+        for (size_t k = 0; k < n && k < 512; k++)
+            json_array_append_new (ids, json_integer (held[k]));
+        s_hold_jobs (w, ids);
+        json_decref (ids);
+    }
     zhashx_insert (self->by_route, route_key, w);
 
     char *caps = json_dumps (w->caps, JSON_COMPACT);
@@ -374,6 +403,12 @@ s_on_result (kf_coord_t *self, kf_coord_worker_t *w, kf_msg_t **msg_p)
     }
     s_decode_result (self, w, *msg_p, job_id);
     kf_coord_forget_job (w, job_id);
+    /* A JOB handed back unstarted for want of a free credit (the worker
+     * holds more than we counted) lists what the worker holds: those take
+     * its credits until their RESULTs come, so the job is not sent back
+     * to it at once. */
+    if (json_is_true (json_object_get ((*msg_p)->body, "returned")))
+        s_hold_jobs (w, json_object_get ((*msg_p)->body, "jobs"));
     w->finished++;
     self->dispatch_needed = true;
     kf_inbox_add (self->results, msg_p);

@@ -16,6 +16,12 @@
 #   e. an ERROR from a worker is never answered with an ERROR;
 #   f. failures of 20 jobs (60 attempts) add no statement texts: the job id
 #      and lease travel as parameters (counters.db_prepared stays small).
+#   g. a second HELLO on the same connection that does not list a JOB sent
+#      since (the two crossed) keeps that lease: the worker's RESULT for it
+#      counts, and the job is neither requeued nor sent twice;
+#   h. a JOB a worker hands back for want of a free credit costs no attempt,
+#      and the jobs that worker lists keep its credits busy: the job waits
+#      for another worker instead of going straight back to it.
 # KF_PEERS_ONLY="d e" runs only those sections.
 . "$(dirname "$0")/lib.sh"
 
@@ -133,6 +139,33 @@ if want f; then
     after=$(kfctl status --json | jq -r '.counters.db_prepared // 100000')
     say "prepared statement texts: $before before the failures, $after after"
     check "f: 60 failed RESULTs added at most a few statement texts" [ "$after" -le $((before + 5)) ]
+fi
+
+# --- g. a HELLO that crossed a JOB on the same connection ---------------------
+if want g; then
+    sql "INSERT INTO jobs (role, kind, payload) VALUES ('ten', 'noop', '{}')" >/dev/null
+    peer cross "hello cross ten 1 $CAPS" "jobs 1 120000" "hello cross ten 1 $CAPS []" \
+        "expect WELCOME 60000" \
+        'send RESULT {"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": true, "result": {}}' \
+        "waitfile $T/end"
+    check "g: the job is done on its first lease, by the worker whose HELLO crossed it" \
+        wait_until 60 sqlis "done cross 1" "SELECT state || ' ' || worker || ' ' || attempts FROM jobs WHERE role = 'ten'"
+    check "g: the job was sent once" [ "$(lines cross JOB | wc -l)" = 1 ]
+fi
+
+# --- h. a JOB handed back for want of a free credit --------------------------
+if want h; then
+    sql "INSERT INTO jobs (role, kind, payload) VALUES ('eleven', 'noop', '{}')" >/dev/null
+    peer full "hello full eleven 1 $CAPS" "jobs 1 120000" \
+        'send RESULT {"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": false, "result": {}, "error": "worker has no free credit", "returned": true, "jobs": [999999]}' \
+        "waitfile $T/end"
+    check "h: the job is back in the queue, its attempt given back" \
+        wait_until 60 sqlis "queued 0" "SELECT state || ' ' || attempts FROM jobs WHERE role = 'eleven'"
+    start h-fleet "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --role eleven --heartbeat-ms 200 \
+        --id-prefix h11 --until-jobs 1
+    check "h: another worker does it on the next attempt" \
+        wait_until 60 sqlis "done 1" "SELECT state || ' ' || attempts FROM jobs WHERE role = 'eleven' AND worker LIKE 'h11%'"
+    check "h: the worker whose credits were full was not sent it again" [ "$(lines full JOB | wc -l)" = 1 ]
 fi
 
 touch "$T/end"

@@ -1,5 +1,7 @@
 /*  test_worker_keep.c - the worker side of issue 13, item 9, against a
  *  coordinator played by this test on a ROUTER:
+ *    - a JOB beyond the worker's credits is handed back unstarted
+ *      ("returned": its attempt is not spent), listing the jobs it holds;
  *    - the worker heartbeats at the interval WELCOME names (100 ms), not
  *      at its own (5 s), and takes the coordinator for gone after the
  *      liveness WELCOME names;
@@ -114,6 +116,18 @@ main (void)
                                                   "lease", 3, "lease_token", token, "kind",
                                                   "noop", "payload"));
     kf_msg_send (&job, router, route, NULL);
+
+    /* 0. A second JOB while its one credit runs job 7: handed back
+     * unstarted ("returned", so no attempt is spent), listing job 7. */
+    job = kf_msg_new ("JOB", json_pack ("{s:i, s:i, s:s, s:s, s:{}}", "job_id", 8, "lease", 1,
+                                        "lease_token", token, "kind", "noop", "payload"));
+    kf_msg_send (&job, router, route, NULL);
+    m = s_expect (router, "RESULT", 30000, &route, NULL);
+    CHECK (m && kf_msg_int (m, "job_id", 0) == 8 && !json_is_true (json_object_get (m->body, "ok")));
+    CHECK (m && json_is_true (json_object_get (m->body, "returned")));
+    json_t *held = m ? json_object_get (m->body, "jobs") : NULL;
+    CHECK (json_array_size (held) == 1 && json_integer_value (json_array_get (held, 0)) == 7);
+    kf_msg_destroy (&m);
 
     /* 1. Heartbeats at WELCOME's 100 ms: five arrive long before the
      * worker's own 5 s would have sent one. */
