@@ -80,6 +80,27 @@ s_latency (FILE *f, json_t *d)
     fputs (".\n", f);
 }
 
+//  Round 23's best product kernel came from a k block of 64 rows 2 KiB
+//  apart, and no prompt said how many pages a first-level data TLB
+//  covers: the exec worker measures it (kf_host_tlb.c), the second
+//  level's too where its step showed.
+static void
+s_tlb (FILE *f, json_t *d)
+{
+    double l1 = kf_jnum (d, "dtlb_l1_pages", 0), l2 = kf_jnum (d, "dtlb_l2_pages", 0);
+    if (!(l1 >= 1))
+        return;
+    char b[32];
+    fprintf (f, "  Data TLB of one core (measured: one line on each of N 4 KiB pages, the step "
+             "in a dependent load's time): the first level covers %.0f pages (%s)", l1,
+             kf_rates_bytes (l1 * 4096, b, sizeof b));
+    if (l2 > l1)
+        fprintf (f, ", the second %.0f (%s)", l2, kf_rates_bytes (l2 * 4096, b, sizeof b));
+    fputs (". A loop that walks more pages at once than the first level covers (rows of a "
+           "block 4 KiB or more apart each take a page) pays a second-level lookup, several "
+           "cycles, on its loads to pages the first level no longer holds.\n", f);
+}
+
 void
 kf_prompt_host_reads (FILE *f, json_t *d)
 {
@@ -170,6 +191,7 @@ kf_prompt_host_reads (FILE *f, json_t *d)
         }
     }
     s_latency (f, d);
+    s_tlb (f, d);
 }
 
 double

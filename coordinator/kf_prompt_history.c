@@ -4,6 +4,7 @@
 #include "kf_prompt_history.h"
 #include "kf_lineage.h"
 #include "kf_prompt_changed.h"
+#include "kf_prompt_layout.h"
 #include "kf_meta_ideas.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
@@ -548,8 +549,12 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  Round 3: "lean towards X ... explore a different idea from those"
     //  read as excluding X itself. X is this attempt's main idea; the
     //  siblings' ideas are theirs, usable here only as a means to X.
+    //  Round 23: with this host's measured data TLB (kf_prompt_idea_on_host).
+    json_t *device = json_array_get (json_object_get (in->hardware, "devices"), 0);
+    char *shown = kf_prompt_idea_on_host (mine, in->spec, device);
     fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
-             "%s", in->slot + 1, in->population, in->generation, mine);
+             "%s", in->slot + 1, in->population, in->generation, shown ? shown : mine);
+    free (shown);
     s_note (f, in, mine);
     fputs (".", f);
     //  Round 16: SIMD and streaming stores went to two attempts from a

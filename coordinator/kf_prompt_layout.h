@@ -72,6 +72,15 @@ void kf_prompt_layout_note (FILE *f, json_t *spec);
  * (KF_PRODUCT_OTHER). */
 const char *const *kf_prompt_layout_ideas (json_t *spec, size_t *count);
 
+/* IDEA as an attempt on DEVICE (an exec worker's device object, may be
+ * NULL) reads it: where IDEA holds the plain product's clause on how many
+ * rows of SPEC's @B a k block may take against the 64 entries a
+ * first-level data TLB commonly holds, and DEVICE has "dtlb_l1_pages",
+ * the clause with that measured count and the rows from it; else IDEA as
+ * it is. The idea lists themselves know no host, so an idea's text stays
+ * the key its tries are matched by. Caller frees; NULL without memory. */
+char *kf_prompt_idea_on_host (const char *idea, json_t *spec, json_t *device);
+
 /* Round 16: the cache-blocking idea for SPEC's product where K is short
  * (a 32 x 32 tile's rows of both operands over all of k within half of a
  * 32 KiB L1): blocking over the rows of both operands A and B (ROWS) or

@@ -265,6 +265,39 @@ static const char *const s_plain[] = {
     "apart), into panels of NR columns stored k after k, inside the cache blocks",
     S_EPILOGUE, NULL };
 
+//  The bytes between two rows of the plain product's @B ([K][N]), or 0
+//  where the product is not known.
+static long long
+s_b_stride (json_t *spec)
+{
+    long long mnk[3] = { 0, 0, 0 }, k;
+    double elem;
+    if (!s_k (spec, &k, &elem) || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+        return 0;
+    return (long long) (mnk[1] * elem);
+}
+
+//  Round 23: a k block of 128 rows 2 KiB apart walked 64 pages, the
+//  first-level data TLB of the helper's Zen 3 and of many x86 cores,
+//  and its best product kernel came from a block of 64 rows; no prompt
+//  said how many pages a block touches. The clause for rows STRIDE bytes
+//  apart against ENTRIES pages: the 64 commonly held where ENTRIES is 0
+//  (the idea lists know no host), else the host's measured count
+//  (kf_prompt_idea_on_host). Caller frees.
+static char *
+s_tlb_clause (long long stride, long long entries)
+{
+    long long n = entries > 0 ? entries : 64;
+    long long rows = stride >= 4096 ? n : n * 4096 / (stride > 0 ? stride : 1);
+    if (entries > 0)
+        return kf_strdupf ("; and a k block of more than %lld rows walks more 4 KiB pages than "
+                           "the %lld entries this host's first-level data TLB holds, measured",
+                           rows, n);
+    return kf_strdupf ("; and a k block of more than %lld rows walks more 4 KiB pages than the "
+                       "64 entries a first-level data TLB commonly holds for them (this host's "
+                       "count is not measured)", rows);
+}
+
 //  Round 22: "those rows fall in one L1 set" of a [768][640] operand,
 //  whose rows 2560 bytes apart spread over 8 of an L1's 64 sets (a 32
 //  KiB, 8-way L1 of 64-byte lines: S_L1_ASSUMED); the model nearly gave
@@ -274,11 +307,9 @@ static const char *const s_plain[] = {
 static char *
 s_strip_sets (json_t *spec)
 {
-    long long mnk[3] = { 0, 0, 0 }, k;
-    double elem;
-    if (!s_k (spec, &k, &elem) || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+    long long stride = s_b_stride (spec), sets = 64, ways = 8;
+    if (!stride)
         return strdup ("so a strip over all of k comes from L2 unless k is blocked");
-    long long stride = (long long) (mnk[1] * elem), sets = 64, ways = 8;
     if (stride % 64 == 0) {
         long long a = (stride / 64) % sets, b = sets;
         while (a) {    //  gcd
@@ -288,23 +319,39 @@ s_strip_sets (json_t *spec)
         }
         sets = 64 / b;
     }
-    //  Round 23: a k block of 128 rows 2 KiB apart walked 64 pages, the
-    //  first-level data TLB of the helper's Zen 3 and of many x86 cores,
-    //  and its best product kernel came from a block of 64 rows; no prompt
-    //  said how many pages a block touches.
-    long long tlb_rows = stride >= 4096 ? 64 : 64 * 4096 / (stride > 0 ? stride : 1);
-    char pages[240];
-    snprintf (pages, sizeof pages, "; and a k block of more than %lld rows walks more 4 KiB "
-              "pages than the 64 entries a first-level data TLB commonly holds for them (this "
-              "host's count is not measured)", tlb_rows);
-    if (sets == 1)
-        return kf_strdupf ("%lld bytes, a multiple of 4 KiB: those rows fall in one L1 set, so "
-                           "at most %lld of them stay in L1 at once and the strip comes from "
-                           "L2%s", stride, ways, pages);
-    return kf_strdupf ("%lld bytes: those rows spread over %s%lld of a 32 KiB 8-way L1's 64 sets, "
-                       "so about %lld of them stay in L1 at once: a k block of no more rows "
-                       "keeps the strip there%s", stride, stride % 64 ? "about " : "", sets,
-                       sets * ways, pages);
+    char *pages = s_tlb_clause (stride, 0);
+    char *text = !pages ? NULL
+                 : sets == 1
+                     ? kf_strdupf ("%lld bytes, a multiple of 4 KiB: those rows fall in one L1 "
+                                   "set, so at most %lld of them stay in L1 at once and the "
+                                   "strip comes from L2%s", stride, ways, pages)
+                     : kf_strdupf ("%lld bytes: those rows spread over %s%lld of a 32 KiB 8-way "
+                                   "L1's 64 sets, so about %lld of them stay in L1 at once: a k "
+                                   "block of no more rows keeps the strip there%s", stride,
+                                   stride % 64 ? "about " : "", sets, sets * ways, pages);
+    free (pages);
+    return text;
+}
+
+char *
+kf_prompt_idea_on_host (const char *idea, json_t *spec, json_t *device)
+{
+    if (!idea)
+        return NULL;
+    //  The list's text stays the key an idea's tries are matched by
+    //  (kf_search_idea.h): only the attempt's reading of it names the
+    //  host's count, where the exec worker measured one.
+    long long stride = s_b_stride (spec);
+    double entries = kf_jnum (device, "dtlb_l1_pages", 0);
+    char *common = stride && entries >= 1 ? s_tlb_clause (stride, 0) : NULL;
+    const char *at = common ? strstr (idea, common) : NULL;
+    char *measured = at ? s_tlb_clause (stride, (long long) entries) : NULL;
+    char *text = measured ? kf_strdupf ("%.*s%s%s", (int) (at - idea), idea, measured,
+                                        at + strlen (common))
+                          : strdup (idea);
+    free (common);
+    free (measured);
+    return text;
 }
 
 const char *const *

@@ -88,7 +88,10 @@ int kf_host_caps_cpuid_caches (json_t *device, const long sizes[3]);
  * memory (a buffer of 4x the L3, 64 to 256 MiB, flushed first) and from
  * L2 (half of it, warm), the best of several runs, with
  * "mem_latency_cycles" and "l2_latency_cycles" at the measured clock
- * (kf_host_latency.c). A figure that could not be measured is left out.
+ * (kf_host_latency.c); "dtlb_l1_pages" and "dtlb_l2_pages", how many 4
+ * KiB pages one core's first- and second-level data TLBs cover, where a
+ * sweep of dependent loads, one line a page, shows a clear step
+ * (kf_host_tlb.c). A figure that could not be measured is left out.
  * Returns the number of keys added. */
 int kf_host_caps_measure (json_t *device);
 

@@ -40,9 +40,10 @@
  * instructions alone and beside FMAs; 11: the streaming-store writes of
  * one core and all cores; 12: vroundps, vpslld, vmaxps, vcvtdq2ps and
  * vhaddps alone and beside FMAs; 13: one core's load latency from
- * memory and from L2, in ns and cycles; test_host_caps lists the keys of
+ * memory and from L2, in ns and cycles; 14: the pages one core's first-
+ * and second-level data TLBs cover; test_host_caps lists the keys of
  * this version). */
-#define KF_HOST_FIGURES_VERSION 13
+#define KF_HOST_FIGURES_VERSION 14
 
 /* The most of the CPUs' time that other processes may take while the
  * figures are measured, for the figures to be kept. */

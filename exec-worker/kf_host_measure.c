@@ -445,5 +445,8 @@ kf_host_measure_caps (void)
     //  A load's latency from memory and from L2 (kf_host_latency.c),
     //  after the clock: in cycles too.
     kf_host_measure_latency (d);
+    //  How many 4 KiB pages the data TLBs cover (kf_host_tlb.c): its
+    //  step is in cycles.
+    kf_host_measure_tlb (d);
     return d;
 }

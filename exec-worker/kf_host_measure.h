@@ -77,6 +77,24 @@ void kf_host_cache_sizes (double sizes[3]);
  * that could not be measured is left out. */
 void kf_host_measure_latency (json_t *device);
 
+/* Sets DEVICE's data TLB reach (kf_host_tlb.c): "dtlb_l1_pages", how
+ * many 4 KiB pages one core's first-level data TLB covers, the last count
+ * of a sweep (16 to 384 pages, one line on each, the lines in L1) before
+ * the dependent loads' time steps up by at least 3 cycles (1 ns without
+ * "clock_mhz_measured"), and "dtlb_l2_pages", the second level's, from a
+ * sweep from twice the L1d's lines to 4096 pages (as many as half the L2
+ * holds lines of), by at least 12 cycles (4 ns), where each shows a
+ * clear step; left out where none shows (a virtual machine may blur it),
+ * the second also where the first is. About 0.1 s. */
+void kf_host_measure_tlb (json_t *device);
+
+/* The step of a sweep: COST[i] the time a load at PAGES[i] pages (N
+ * points, PAGES rising). The last PAGES before the first point that
+ * stands at least JUMP above the lowest cost before it, with every point
+ * before it within JUMP / 2 of that lowest (at least two) and every
+ * point after it as high; 0 where there is no such point. */
+int kf_host_tlb_step (const int *pages, const double *cost, int n, double jump);
+
 /* Sets DEVICE's KEY to VALUE * SCALE to one decimal, where VALUE > 0. */
 void kf_host_set_figure (json_t *device, const char *key, double value, double scale);
 

@@ -365,8 +365,16 @@ s_measured (void)
     //  Version 13: a load's latency from memory everywhere, from L2 where
     //  its size is known, each in cycles too where the clock was measured.
     bool l2_lat = json_object_get (d, "l2_latency_ns") != NULL;
+    //  Version 14: the data TLBs' pages, where their steps showed (a
+    //  virtual machine may blur them); the second only with the first.
+    bool tlb1 = json_object_get (d, "dtlb_l1_pages") != NULL;
+    bool tlb2 = json_object_get (d, "dtlb_l2_pages") != NULL;
+    CHECK (!tlb2 || tlb1);
+    printf ("data TLB: first level %lld pages, second %lld (0: no clear step)\n",
+            (long long) s_num (d, "dtlb_l1_pages"), (long long) s_num (d, "dtlb_l2_pages"));
     CHECK (n == (stream ? 17 : 3) + (x86 ? 1 : 0) + (l2 ? 2 : 0) + (l2_all ? 2 : 0)
-                + (vec ? (wide ? 37 : 39) : 0) + (x86 ? 2 : 1) * (1 + (l2_lat ? 1 : 0)));
+                + (vec ? (wide ? 37 : 39) : 0) + (x86 ? 2 : 1) * (1 + (l2_lat ? 1 : 0))
+                + (tlb1 ? 1 : 0) + (tlb2 ? 1 : 0));
     CHECK (!vec || (json_object_get (d, "vec_div_cycles") && json_object_get (d, "vec_lanes")));
     if (stream && sysconf (_SC_LEVEL2_CACHE_SIZE) >= 256 << 10)
         CHECK (l2);
@@ -532,14 +540,15 @@ s_measured (void)
         "vec_round_with_fma_cycles", "vec_shift_cycles", "vec_shift_with_fma_cycles",
         "vec_max_cycles", "vec_max_with_fma_cycles", "vec_cvtf_cycles",
         "vec_cvtf_with_fma_cycles", "vec_hadd_cycles", "vec_hadd_with_fma_cycles",
-        "mem_latency_ns", "mem_latency_cycles", "l2_latency_ns", "l2_latency_cycles" };
+        "mem_latency_ns", "mem_latency_cycles", "l2_latency_ns", "l2_latency_cycles",
+        "dtlb_l1_pages", "dtlb_l2_pages" };
     //  (Version 8: all cores' streaming copy, and files kept under the FMA
     //  rule alone, before the other processes' share was counted, are
     //  measured again; 9: round 19's vector costs; 10: round 20's
     //  instructions beside FMAs; 11: its streaming writes; 12: round
     //  21's five instructions more beside FMAs; 13: a load's latency
-    //  from memory and from L2.)
-    CHECK (KF_HOST_FIGURES_VERSION == 13);
+    //  from memory and from L2; 14: the data TLBs' pages.)
+    CHECK (KF_HOST_FIGURES_VERSION == 14);
     const char *key;
     json_t *value;
     json_object_foreach (d, key, value) {
