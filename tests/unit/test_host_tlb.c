@@ -65,7 +65,9 @@ test_measured (void)
     char *text = json_dumps (d, JSON_COMPACT);
     printf ("measured in %.3f s: %s\n", took, text ? text : "");
     free (text);
-    CHECK (took < 0.5);
+    //  A bound against a runaway sweep, not a speed target (the time is
+    //  printed above; 0.04-0.25 s on the 2-CPU VM, loaded or not).
+    CHECK (took < 5.0);
     json_t *l1 = json_object_get (d, "dtlb_l1_pages"), *l2 = json_object_get (d, "dtlb_l2_pages");
     CHECK (!l1 || (json_is_integer (l1) && json_integer_value (l1) >= 24
                    && json_integer_value (l1) <= 320));
