@@ -72,6 +72,23 @@ int kf_lineage_screen_points (json_t *c);
  * median 17% apart, and up to 24%. Pure. */
 int kf_lineage_verdict (double speedup, double parent_speedup, double band);
 
+/* Round 24: a try timed beside other work was "inconclusive, timed beside
+ * other work (12.41x vs parent 1.18x)". The verdict V of SPEEDUP against
+ * PARENT_SPEEDUP (kf_lineage_verdict within BAND) where the child or its
+ * parent was timed beside other work (LOADED), their timings' host loads
+ * TL and PL (figures.host_load; either may be NULL): a win or a loss
+ * still holds when its ratio is past 1 + BAND times what the load could
+ * account for (kf_lineage_load_factor); else 3 (not told: the load). Not
+ * LOADED: kf_lineage_verdict's answer. Pure. */
+int kf_lineage_verdict_loaded (double speedup, double parent_speedup, double band, bool loaded,
+                               json_t *tl, json_t *pl);
+
+/* The most the load could stretch the ratio of verdict V (1: the child
+ * faster, -1: slower): the share of the CPUs' time the faster one's
+ * timing had over the slower one's (1 - others_cpu_share of each), at
+ * least 1; 0 where V is neither or a share is unknown or past 0.95. */
+double kf_lineage_load_factor (int v, json_t *tl, json_t *pl);
+
 /* How far a speedup may lie from its kernel's figure, relative to it,
  * from its evaluation's candidate and reference timings
  * (figures.candidate, figures.reference): twice the standard error of

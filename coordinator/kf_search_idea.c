@@ -63,40 +63,24 @@ s_by_one_core (json_t *t, const char *idea)
            && kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
 }
 
-//  Round 22: whether a loaded try's verdict V holds all the same, as the
-//  load could only have worked against it: a win by a child timed under
-//  at least its parent's share of the CPUs taken by others, a loss by
-//  one timed under at most its parent's ("inconclusive, timed beside
-//  other work (19.58x vs parent 9.54x)" for a packing try twice as fast
-//  under more load than its parent's).
-static bool
-s_load_against (json_t *t, int v)
-{
-    json_t *cl = json_object_get (json_object_get (t, "tl"), "others_cpu_share");
-    json_t *pl = json_object_get (json_object_get (t, "pl"), "others_cpu_share");
-    if (!json_is_number (cl) || !json_is_number (pl))
-        return false;
-    double c = json_number_value (cl), p = json_number_value (pl);
-    return (v == 1 && c >= p) || (v == -1 && c <= p);
-}
-
 //  A try's verdict for IDEA (kf_search_idea_verdict), or 3 when the
 //  child or its parent was timed beside other work (round 13: ideas were
 //  set aside as "lost" by children timed with 43-63% of the CPUs taken,
 //  against parents timed on a quiet host, and both ideas won later),
 //  unless the threads idea's try can be judged by its one-core time, or
-//  the load worked against what the figures show (s_load_against).
+//  the gap is past what the load could account for (round 22: a packing
+//  try twice as fast under more load than its parent's was called
+//  inconclusive; kf_lineage_verdict_loaded).
 static int
 s_try_verdict (json_t *t, const char *idea)
 {
     if (s_by_one_core (t, idea))
         return kf_search_idea_verdict (kf_jnum (t, "one_core_gain", 0), 1.0,
                                        kf_jnum (t, "own_noise", 0));
-    int v = kf_search_idea_verdict (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
-                                    kf_jnum (t, "noise", 0));
-    if (json_is_true (json_object_get (t, "loaded")) && !s_load_against (t, v))
-        return 3;
-    return v;
+    return kf_lineage_verdict_loaded (kf_jnum (t, "speedup", 0), kf_jnum (t, "parent_speedup", 0),
+                                      kf_lineage_band (kf_jnum (t, "noise", 0), 0),
+                                      json_is_true (json_object_get (t, "loaded")),
+                                      json_object_get (t, "tl"), json_object_get (t, "pl"));
 }
 
 //  Whether try T counts for IDEA (kf_prompt_try_counts, by its "added").

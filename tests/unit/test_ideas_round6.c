@@ -62,7 +62,9 @@ s_test_lost (void)
     CHECK (kf_search_idea_verdict (35.5, 36.2, 0.05) == 0);
     CHECK (kf_search_idea_verdict (30.0, 36.2, 0.25) == 0);    //  within a wide noise
     CHECK (kf_search_idea_verdict (40.0, 36.2, 0.02) == 1);
-    CHECK (kf_search_idea_verdict (10.0, 36.2, 1.01) == 2);    //  too spread to tell
+    CHECK (kf_search_idea_verdict (20.0, 36.2, 1.01) == 2);    //  too spread to tell
+    //  Round 24: a gap past even a band that wide is told.
+    CHECK (kf_search_idea_verdict (10.0, 36.2, 1.01) == -1);
 
     json_t *spec = s_spec ("matmul", "return torch.matmul(a, b)");
     size_t n = 0;
@@ -133,15 +135,15 @@ s_test_lost (void)
     //  heaviest load) are named and count for nothing: two of them set
     //  nothing aside, and one beside a told loss leaves that loss alone.
     json_t *spread = json_pack ("[{s:s, s:f, s:f, s:f}, {s:s, s:f, s:f, s:f}]", "idea",
-                                ideas[block], "speedup", 2.0, "parent_speedup", 4.53, "noise",
-                                1.01, "idea", ideas[block], "speedup", 9.0, "parent_speedup",
+                                ideas[block], "speedup", 3.0, "parent_speedup", 4.53, "noise",
+                                1.01, "idea", ideas[block], "speedup", 6.0, "parent_speedup",
                                 4.53, "noise", 0.8);
     bool aside_spread[16] = { false };
     json_t *notes_spread = kf_search_idea_record (ideas, n, spread, aside_spread);
     CHECK (!aside_spread[block]);
     CHECK (!strcmp (json_string_value (json_object_get (notes_spread, ideas[block])),
-                    "tried: inconclusive, timings spread of +/-80% (9.00x vs parent 4.53x), "
-                    "inconclusive, timings spread of +/-101% (2.00x vs parent 4.53x)"));
+                    "tried: inconclusive, timings spread of +/-80% (6.00x vs parent 4.53x), "
+                    "inconclusive, timings spread of +/-101% (3.00x vs parent 4.53x)"));
     json_decref (notes_spread);
     json_array_append_new (spread, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[block],
                                               "speedup", 2.0, "parent_speedup", 4.53,

@@ -40,7 +40,9 @@ s_test_verdict (void)
     //  Symmetric: a ratio of 1.20 either way is the same distance.
     CHECK (kf_lineage_verdict (100, 120, 0.19) == -1 && kf_lineage_verdict (120, 100, 0.19) == 1);
     CHECK (kf_lineage_verdict (100, 120, 0.21) == 0 && kf_lineage_verdict (120, 100, 0.21) == 0);
-    CHECK (kf_lineage_verdict (1, 3, 0.6) == 2);
+    CHECK (kf_lineage_verdict (1, 1.5, 0.6) == 2 && kf_lineage_verdict (1.5, 1, 0.6) == 2);
+    //  Round 24: past the band a gap is told, however wide the band.
+    CHECK (kf_lineage_verdict (1, 3, 0.6) == -1 && kf_lineage_verdict (12.41, 1.18, 0.86) == 1);
     //  The ideas' tries read the same rule.
     CHECK (kf_search_idea_verdict (307.07, 368.50, 0.24) == 0);
     CHECK (kf_search_idea_verdict (307.07, 368.50, 0.17) == -1);

@@ -1,0 +1,110 @@
+/*  test_round24.c - what round 24 of the model in the loop (issue 15,
+ *  docs/search.md "Twenty-fourth round") found:
+ *
+ *  1. a child at 12.41x against its parent's 1.18x read "too spread to
+ *     tell the two apart; timing noise about +/-86%", and its idea's try
+ *     "inconclusive, timed beside other work": a gap past the noise band
+ *     is told however wide the band, and a gap past what the load could
+ *     account for (the ratio of the CPU time the two timings had) is told
+ *     beside other work too.
+ */
+#include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../kf_test.h"
+#include "../kf_test_text.h"
+#include <stdlib.h>
+#include <string.h>
+
+//  A correct child at SPEEDUP, its combined noise NOISE, LOADED or not,
+//  with the host loads' others_cpu_share C (child) and P (parent); < 0:
+//  no such figure.
+static json_t *
+s_child (double speedup, double noise, bool loaded, double c, double p)
+{
+    json_t *ch = json_pack ("{s:s, s:f, s:s, s:s, s:f, s:b}", "status", "correct", "speedup",
+                            speedup, "fidelity", "full", "parent_fidelity", "full", "noise",
+                            noise, "loaded", loaded);
+    if (c >= 0)
+        json_object_set_new (ch, "tl", json_pack ("{s:f}", "others_cpu_share", c));
+    if (p >= 0)
+        json_object_set_new (ch, "pl", json_pack ("{s:f}", "others_cpu_share", p));
+    return ch;
+}
+
+static void
+s_test_told (void)
+{
+    char buf[600];
+    //  Quiet host, band +/-86%: 12.41x against 1.18x is a win.
+    json_t *c = s_child (12.41, 0.86, false, -1, -1);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    printf ("quiet, wide band: %s\n", buf);
+    CHECK (kf_test_has (buf, "improved beyond the timing noise: 12.41x against the parent's 1.18x"));
+    json_decref (c);
+    //  Within that band: nothing told.
+    c = s_child (1.50, 0.86, false, -1, -1);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    CHECK (kf_test_has (buf, "too spread to tell the two apart"));
+    json_decref (c);
+    //  Beside other work: the child had half the CPUs' time, its parent
+    //  70%; the load could account for at most 1.4x, not 10.5x.
+    c = s_child (12.41, 0.20, true, 0.5, 0.3);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    printf ("loaded, narrowed: %s\n", buf);
+    CHECK (kf_test_has (buf, "improved beyond the timing noise"));
+    CHECK (kf_test_has (buf, "could only have narrowed this gap"));
+    json_decref (c);
+    c = s_child (12.41, 0.20, true, 0.1, 0.8);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    printf ("loaded, widened: %s\n", buf);
+    CHECK (kf_test_has (buf, "improved beyond the timing noise"));
+    CHECK (kf_test_has (buf, "could account for a ratio of at most 4.50"));
+    json_decref (c);
+    //  A gap the load could account for: not compared like for like.
+    c = s_child (3.0, 0.20, true, 0.1, 0.8);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    CHECK (kf_test_has (buf, "not compared like for like"));
+    json_decref (c);
+    //  Shares unknown: beside other work, nothing told.
+    c = s_child (12.41, 0.20, true, -1, -1);
+    kf_lineage_reason (c, 1.18, buf, sizeof buf);
+    CHECK (kf_test_has (buf, "not compared like for like"));
+    json_decref (c);
+    CHECK (kf_lineage_verdict_loaded (12.41, 1.18, 0.2, true, NULL, NULL) == 3);
+    CHECK (kf_lineage_verdict_loaded (1.18, 12.41, 0.2, false, NULL, NULL) == -1);
+}
+
+//  The idea's try: the same rule.
+static void
+s_test_try (void)
+{
+    json_t *spec = json_pack ("{s:s, s:s}", "op", "celu", "description", "celu(a) * g + b");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    CHECK (n > 0);
+    if (!n) {
+        json_decref (spec);
+        return;
+    }
+    json_t *tries = json_pack ("[{s:s, s:f, s:f, s:f, s:b, s:{s:f}, s:{s:f}}]", "idea", ideas[0],
+                               "speedup", 12.41, "parent_speedup", 1.18, "noise", 0.86,
+                               "loaded", 1, "tl", "others_cpu_share", 0.5, "pl",
+                               "others_cpu_share", 0.3);
+    bool aside[64] = { false };
+    json_t *notes = kf_search_idea_record (ideas, n < 64 ? n : 64, tries, aside);
+    const char *note = json_string_value (json_object_get (notes, ideas[0]));
+    printf ("try: %s\n", note ? note : "(none)");
+    CHECK (note && !kf_test_has (note, "inconclusive"));
+    json_decref (notes);
+    json_decref (tries);
+    json_decref (spec);
+}
+
+int
+main (void)
+{
+    s_test_told ();
+    s_test_try ();
+    return kf_test_done ("test_round24");
+}
