@@ -11,6 +11,10 @@
  *  on this thread and kf_worker_complete sends the RESULT from here too,
  *  and the caller's hooks put its descriptors and timer into the same
  *  zmq_poll. The slot bookkeeping is shared by both modes.
+ *
+ *  The idle work (kf_worker_idle_t) runs in a detached thread too, only
+ *  while no job is held, and says it is done over the same inproc socket
+ *  as the job threads, with an empty first frame where they put a job id.
  */
 #include "kf_worker.h"
 #include "kf_secrets.h"
@@ -64,6 +68,10 @@ struct kf_worker_t {
     int64_t reconnect_at;    /* 0: connected */
     int backoff_ms;
     bool welcomed;
+    json_t *caps;            /* what HELLO says; the idle work may replace it */
+    int64_t idle_at;         /* ms, monotonic: the idle work is due; 0: never */
+    bool idle_running;
+    zlistx_t *deferred;      /* kf_msg_t JOBs that came while the idle work ran */
 };
 
 static volatile sig_atomic_t *s_stop_flag;
@@ -232,7 +240,7 @@ s_hello (s_worker_t *self)
     json_t *body = json_pack (
         "{s:s, s:s, s:i, s:O, s:s, s:s, s:i, s:o}", "worker_id",
         self->worker_id, "role", cfg->role, "credits", cfg->credits,
-        "capabilities", cfg->capabilities, "name",
+        "capabilities", self->caps, "name",
         cfg->name ? cfg->name : self->worker_id, "host", host, "pid",
         (int) getpid (), "jobs", s_jobs_array (self));
     s_send (self, "HELLO", body);
@@ -276,6 +284,49 @@ s_connect (s_worker_t *self)
     s_hello (self);
 }
 
+//  Runs the JOB *MSG_P, whose slot is taken, in a thread of its own.
+static void
+s_start_thread (s_worker_t *self, kf_msg_t **msg_p)
+{
+    kf_msg_t *msg = *msg_p;
+    int64_t job_id = kf_msg_int (msg, "job_id", 0);
+    const char *token = kf_msg_str (msg, "lease_token");
+    s_job_thread_t *jt = calloc (1, sizeof *jt);
+    jt->cfg = self->cfg;
+    memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
+    jt->kind = strdup (kf_msg_str (msg, "kind"));
+    jt->token = token ? strdup (token) : NULL;
+    jt->job.lease_token = jt->token;
+    jt->job.job_id = job_id;
+    jt->job.lease = kf_msg_int (msg, "lease", 0);
+    jt->job.kind = jt->kind;
+    jt->job.payload = json_incref (json_object_get (msg->body, "payload"));
+    jt->frames = msg->frames;
+    jt->job.frames = jt->frames;
+    msg->frames = NULL;
+    kf_msg_destroy (msg_p);
+
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create (&tid, &attr, s_job_main, jt)) {
+        kf_error ("cannot start a job thread");
+        free (jt->kind);
+        free (jt->token);
+        json_decref (jt->job.payload);
+        zmsg_destroy (&jt->frames);
+        free (jt);
+        for (int i = 0; i < self->cfg->credits; i++)
+            if (self->jobs[i] == job_id) {
+                self->jobs[i] = 0;
+                self->running--;
+                break;
+            }
+    }
+    pthread_attr_destroy (&attr);
+}
+
 static void
 s_start_job (s_worker_t *self, kf_msg_t **msg_p)
 {
@@ -317,38 +368,15 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
         kf_msg_destroy (msg_p);
         return;
     }
-    s_job_thread_t *jt = calloc (1, sizeof *jt);
-    jt->cfg = self->cfg;
-    memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
-    jt->kind = strdup (kf_msg_str (msg, "kind"));
-    jt->token = token ? strdup (token) : NULL;
-    jt->job.lease_token = jt->token;
-    jt->job.job_id = job_id;
-    jt->job.lease = kf_msg_int (msg, "lease", 0);
-    jt->job.kind = jt->kind;
-    jt->job.payload = json_incref (json_object_get (msg->body, "payload"));
-    jt->frames = msg->frames;
-    jt->job.frames = jt->frames;
-    msg->frames = NULL;
-    kf_msg_destroy (msg_p);
-
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init (&attr);
-    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create (&tid, &attr, s_job_main, jt)) {
-        kf_error ("cannot start a job thread");
-        free (jt->kind);
-        free (jt->token);
-        json_decref (jt->job.payload);
-        zmsg_destroy (&jt->frames);
-        free (jt);
+    self->jobs[slot] = job_id;
+    self->running++;
+    //  The idle work holds the host: the job starts when it is done.
+    if (self->idle_running) {
+        zlistx_add_end (self->deferred, *msg_p);
+        *msg_p = NULL;
+        return;
     }
-    else {
-        self->jobs[slot] = job_id;
-        self->running++;
-    }
-    pthread_attr_destroy (&attr);
+    s_start_thread (self, msg_p);
 }
 
 static void
@@ -457,6 +485,84 @@ s_hook_items (s_worker_t *self, long *wait)
     }
 }
 
+//  The idle work's thread: its function's answer, pushed to the loop as
+//  [empty frame, next ms (int64), capabilities as JSON text or ""].
+typedef struct {
+    const kf_worker_idle_t *idle;
+    char results_ep[64];
+} s_idle_thread_t;
+
+static void *
+s_idle_main (void *arg)
+{
+    s_idle_thread_t *it = arg;
+    json_t *caps = NULL;
+    int64_t next = it->idle->fn (it->idle->arg, &caps);
+    char *text = caps ? json_dumps (caps, JSON_COMPACT) : NULL;
+    json_decref (caps);
+    zsock_t *push = zsock_new_push (it->results_ep);
+    zmsg_t *msg = zmsg_new ();
+    zmsg_addmem (msg, NULL, 0);
+    zmsg_addmem (msg, &next, sizeof next);
+    zmsg_addstr (msg, text ? text : "");
+    zmsg_send (&msg, push);
+    zsock_destroy (&push);
+    free (text);
+    free (it);
+    return NULL;
+}
+
+static void
+s_idle_start (s_worker_t *self)
+{
+    s_idle_thread_t *it = calloc (1, sizeof *it);
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    if (it) {
+        it->idle = self->cfg->idle;
+        memcpy (it->results_ep, self->results_ep, sizeof it->results_ep);
+    }
+    if (!it || pthread_create (&tid, &attr, s_idle_main, it)) {
+        kf_error ("cannot start the idle work's thread; it is not tried again");
+        free (it);
+        self->idle_at = 0;
+    }
+    else
+        self->idle_running = true;
+    pthread_attr_destroy (&attr);
+}
+
+//  The idle work is done (ZMSG: s_idle_main's frames after the first):
+//  new capabilities said at once in a HELLO, the jobs that waited started.
+static void
+s_idle_done (s_worker_t *self, zmsg_t *zmsg)
+{
+    self->idle_running = false;
+    zframe_t *nf = zmsg_pop (zmsg);
+    int64_t next = -1;
+    if (nf && zframe_size (nf) == sizeof next)
+        memcpy (&next, zframe_data (nf), sizeof next);
+    zframe_destroy (&nf);
+    self->idle_at = next >= 0 ? zclock_mono () + next : 0;
+    char *text = zmsg_popstr (zmsg);
+    json_t *caps = text && *text ? json_loads (text, 0, NULL) : NULL;
+    free (text);
+    if (caps) {
+        json_decref (self->caps);
+        self->caps = caps;
+        //  Without a connection the next one's HELLO says them.
+        if (self->dealer) {
+            kf_info ("capabilities changed: HELLO again on the same connection");
+            s_hello (self);
+        }
+    }
+    kf_msg_t *msg;
+    while ((msg = zlistx_detach (self->deferred, NULL)))
+        s_start_thread (self, &msg);
+}
+
 static void
 s_on_result (s_worker_t *self)
 {
@@ -464,6 +570,12 @@ s_on_result (s_worker_t *self)
     if (!zmsg)
         return;
     zframe_t *idf = zmsg_pop (zmsg);
+    if (idf && zframe_size (idf) == 0) {
+        zframe_destroy (&idf);
+        s_idle_done (self, zmsg);
+        zmsg_destroy (&zmsg);
+        return;
+    }
     uint64_t job_id = 0;
     if (idf && zframe_size (idf) == 8)
         memcpy (&job_id, zframe_data (idf), 8);
@@ -524,13 +636,20 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     self.items_max = 2 + 64;
     self.items = calloc ((size_t) self.items_max, sizeof *self.items);
     self.last_heartbeat = zclock_mono ();
+    self.caps = json_incref (c.capabilities);
+    self.deferred = zlistx_new ();
+    zlistx_set_destructor (self.deferred, (zlistx_destructor_fn *) kf_msg_destroy);
+    if (c.handler && c.idle && c.idle->fn && c.idle->first_ms >= 0)
+        self.idle_at = zclock_mono () + c.idle->first_ms;
     snprintf (self.results_ep, sizeof self.results_ep,
               "inproc://kf-worker-results-%p", (void *) &self);
     self.results = zsock_new_pull (self.results_ep);
     if (!self.results || !self.jobs || !self.leases || !self.tokens || !self.items
-        || !self.held) {
+        || !self.held || !self.deferred) {
         zsock_destroy (&self.results);
         zlistx_destroy (&self.held);
+        zlistx_destroy (&self.deferred);
+        json_decref (self.caps);
         free (self.tokens);
         free (self.jobs);
         free (self.leases);
@@ -553,7 +672,8 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                 s_send (&self, "HEARTBEAT",
                         json_pack ("{s:i, s:o}", "credits", 0, "jobs", s_jobs_array (&self)));
         }
-        if (drain_deadline && (self.running == 0 || now >= drain_deadline))
+        if (drain_deadline && ((self.running == 0 && !self.idle_running)
+                               || now >= drain_deadline))
             break;
         if (!self.reconnect_at && self.dealer
             && now - self.last_heard > (int64_t) self.heartbeat_ms * self.liveness) {
@@ -581,9 +701,17 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
             self.next_heartbeat = now + self.heartbeat_ms;
             self.last_heartbeat = now;
         }
+        //  The idle work, in a moment without a job.
+        bool idle_free = self.idle_at && !self.idle_running && !self.running && !drain_deadline;
+        if (idle_free && now >= self.idle_at) {
+            s_idle_start (&self);
+            idle_free = false;
+        }
         int64_t wait = self.next_heartbeat - now;
         if (self.reconnect_at && self.reconnect_at - now < wait)
             wait = self.reconnect_at - now;
+        if (idle_free && self.idle_at - now < wait)
+            wait = self.idle_at - now;
         if (wait < 0)
             wait = 0;
         //  The hooks' items follow ours; without a dealer its slot polls
@@ -649,49 +777,11 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
         kf_warn ("%zu finished result(s) never sent: the coordinator was not reachable",
                  zlistx_size (self.held));
     zlistx_destroy (&self.held);
+    zlistx_destroy (&self.deferred);
+    json_decref (self.caps);
     free (self.items);
     kf_info ("stopped");
     return 0;
-}
-
-static int
-s_main (const kf_config_t *config, const char *role, json_t *caps, kf_job_fn *handler,
-        kf_job_start_fn *start, const kf_worker_hooks_t *hooks, void *handler_arg)
-{
-    kf_worker_config_t cfg = {
-        .endpoint = kf_config_str (config, "coordinator"),
-        .role = role,
-        .name = kf_config_str (config, "name"),
-        .credits = (int) kf_config_int (config, "credits"),
-        .capabilities = caps,
-        .handler = handler,
-        .start = start,
-        .hooks = hooks,
-        .handler_arg = handler_arg,
-        .heartbeat_ms = (int) kf_config_int (config, "heartbeat_ms"),
-        .liveness = (int) kf_config_int (config, "liveness"),
-        .drain_ms = (int) kf_config_int (config, "drain_s") * 1000,
-        .curve_cert = kf_config_str (config, "curve_cert"),
-        .curve_server_key = kf_config_str (config, "curve_server_key"),
-        .allow_plain_tcp = kf_config_bool (config, "allow_plain_tcp"),
-    };
-    static volatile sig_atomic_t stop = 0;
-    kf_worker_catch_signals (&stop);
-    return kf_worker_run (&cfg, &stop) == 0 ? 0 : 1;
-}
-
-int
-kf_worker_main (const kf_config_t *config, const char *role, json_t *caps,
-                kf_job_fn *handler, void *handler_arg)
-{
-    return s_main (config, role, caps, handler, NULL, NULL, handler_arg);
-}
-
-int
-kf_worker_main_async (const kf_config_t *config, const char *role, json_t *caps,
-                      kf_job_start_fn *start, const kf_worker_hooks_t *hooks, void *arg)
-{
-    return s_main (config, role, caps, NULL, start, hooks, arg);
 }
 
 int

@@ -68,6 +68,23 @@ int kf_job_fail (kf_job_result_t *res, const char *fmt, ...)
 /* Runs in a job thread; must be thread-safe. Fills RES. */
 typedef void (kf_job_fn) (void *arg, const kf_job_t *job, kf_job_result_t *res);
 
+/* Threaded mode, optional: work a worker does in a moment when it holds
+ * no job (the exec worker measures its host's figures again where they
+ * were taken beside other work: exec-worker/kf_figures_retry.h). It
+ * runs on a thread of its own, so heartbeats go on; a JOB that arrives
+ * meanwhile takes its credit at once and starts when this returns, so
+ * the two never run side by side. It may set *CAPS to new capabilities
+ * (then the worker's), which the worker announces at once with a fresh
+ * HELLO on its current connection. Returns the milliseconds until the
+ * next call is due, or -1 for no more calls. */
+typedef int64_t (kf_idle_fn) (void *arg, json_t **caps);
+
+typedef struct {
+    kf_idle_fn *fn;
+    void *arg;
+    int64_t first_ms;        /* the first call is due this long after the start */
+} kf_worker_idle_t;
+
 /* The running loop, as the asynchronous mode's callbacks see it. */
 typedef struct kf_worker_t kf_worker_t;
 
@@ -108,6 +125,7 @@ typedef struct {
     kf_job_start_fn *start;      /* asynchronous mode (exactly one of the two) */
     const kf_worker_hooks_t *hooks;   /* asynchronous mode, optional */
     void *handler_arg;           /* for handler, start and hooks */
+    const kf_worker_idle_t *idle;   /* threaded mode, optional */
     int heartbeat_ms;            /* 0: 1000 */
     int liveness;                /* 0: 3 */
     int backoff_min_ms;          /* 0: 100 */
@@ -170,6 +188,11 @@ struct kf_config_t *kf_worker_load_config (const char *program, const char *usag
 struct kf_config_t;
 int kf_worker_main (const struct kf_config_t *config, const char *role, json_t *caps,
                     kf_job_fn *handler, void *handler_arg);
+
+/* kf_worker_main with work for the moments it holds no job (IDLE,
+ * borrowed; NULL: none). */
+int kf_worker_main_idle (const struct kf_config_t *config, const char *role, json_t *caps,
+                         kf_job_fn *handler, void *handler_arg, const kf_worker_idle_t *idle);
 
 /* The same for the asynchronous mode: START and HOOKS (may be NULL). */
 int kf_worker_main_async (const struct kf_config_t *config, const char *role,

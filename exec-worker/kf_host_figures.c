@@ -28,6 +28,9 @@ static const char *s_source;
 static json_t *s_caps;                 // one core's figures
 static kf_eval_ceilings_t s_ceil;      // the all-core ceilings
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+//  Held where the figures are read or replaced after the first
+//  measurement (kf_host_figures_again runs beside jobs' threads).
+static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
 kf_host_figures_use_file (const char *path, bool remeasure)
@@ -40,7 +43,10 @@ kf_host_figures_use_file (const char *path, bool remeasure)
 const char *
 kf_host_figures_source (void)
 {
-    return s_source;
+    pthread_mutex_lock (&s_lock);
+    const char *source = s_source;
+    pthread_mutex_unlock (&s_lock);
+    return source;
 }
 
 json_t *
@@ -123,16 +129,17 @@ done:
     return rc;
 }
 
-//  Writes the figures with KEY to PATH (through a rename: a worker
-//  starting beside reads the old file or the new, never half of one).
+//  Writes the figures CEIL and CAPS with KEY to PATH (through a rename:
+//  a worker starting beside reads the old file or the new, never half of
+//  one).
 static void
-s_save (const char *path, json_t *key)
+s_save (const char *path, json_t *key, const kf_eval_ceilings_t *ceil, json_t *caps)
 {
     json_t *doc = json_deep_copy (key);
-    json_object_set (doc, "caps", s_caps);
-    json_object_set_new (doc, "ceilings", json_pack ("{s:f, s:f, s:s}", "copy_gbs", s_ceil.copy_gbs,
-                                                     "peak_gflops", s_ceil.peak_gflops,
-                                                     "peak_source", s_ceil.peak_source));
+    json_object_set (doc, "caps", caps);
+    json_object_set_new (doc, "ceilings", json_pack ("{s:f, s:f, s:s}", "copy_gbs", ceil->copy_gbs,
+                                                     "peak_gflops", ceil->peak_gflops,
+                                                     "peak_source", ceil->peak_source));
     char *text = json_dumps (doc, JSON_INDENT (1));
     char *dir = strdup (path), *slash = dir ? strrchr (dir, '/') : NULL;
     if (text && slash && slash[1]) {
@@ -152,22 +159,23 @@ s_clock_s (clockid_t clock)
     return clock_gettime (clock, &t) == 0 ? (double) t.tv_sec + (double) t.tv_nsec * 1e-9 : 0;
 }
 
-//  Measures every figure; returns the share of the CPUs' time that other
-//  processes took meanwhile (-1: not known).
+//  Measures every figure into *CEIL and *CAPS (caller's); returns the
+//  share of the CPUs' time that other processes took meanwhile (-1: not
+//  known).
 static double
-s_measure (void)
+s_measure (kf_eval_ceilings_t *ceil, json_t **caps)
 {
     kf_host_load_t load = { .own_cpu_s = 0 };
     kf_host_load_snap ("/proc/stat", &load.before);
     double wall0 = s_clock_s (CLOCK_MONOTONIC), own0 = s_clock_s (CLOCK_PROCESS_CPUTIME_ID);
     //  The copy first, then the FMA loops (whose figures the caps share):
     //  the order a worker's start measured them in before.
-    s_ceil.copy_gbs = kf_eval_measure_copy_gbs ();
+    ceil->copy_gbs = kf_eval_measure_copy_gbs ();
     kf_host_fma_peaks_t p;
     kf_host_fma_peaks (&p);
-    s_ceil.peak_gflops = p.summed / 1e9;
-    s_ceil.peak_source = p.summed > 0 ? p.isa : NULL;
-    s_caps = kf_host_measure_caps ();
+    ceil->peak_gflops = p.summed / 1e9;
+    ceil->peak_source = p.summed > 0 ? p.isa : NULL;
+    *caps = kf_host_measure_caps ();
     kf_host_load_snap ("/proc/stat", &load.after);
     load.wall_s = s_clock_s (CLOCK_MONOTONIC) - wall0;
     load.own_cpu_s = s_clock_s (CLOCK_PROCESS_CPUTIME_ID) - own0;
@@ -192,6 +200,36 @@ kf_host_figures_quiet (json_t *caps, double others_share, long cpus)
            && !(others_share > KF_HOST_FIGURES_OTHERS_MAX);
 }
 
+//  Takes CEIL and CAPS (measured while others took OTHERS of the CPUs)
+//  as the figures in use, and keeps them in the file where KEY (the
+//  file's key; NULL: no file) is given and they are whole and quiet.
+//  Returns whether they were quiet.
+static bool
+s_take (const kf_eval_ceilings_t *ceil, json_t *caps, double others, json_t *key)
+{
+    bool quiet = caps && kf_host_figures_quiet (caps, others, kf_host_cpus ());
+    const char *source = "measured";
+    //  Only whole figures are kept: one that could not be measured
+    //  (no AVX2, no threads) is measured again next time. And only
+    //  a quiet host's: figures taken beside other work (round 8: a
+    //  copy ceiling of 3 GB/s measured beside the test suite) would
+    //  hold every honest kernel of the boot for audit.
+    if (key && quiet && ceil->copy_gbs > 0 && ceil->peak_source)
+        s_save (s_path, key, ceil, caps);
+    else if (caps && !quiet)
+        source = S_BUSY;
+    else if (key)
+        source = "measured, not kept (a figure could not be measured)";
+    pthread_mutex_lock (&s_lock);
+    json_t *old = s_caps;
+    s_caps = caps;
+    s_ceil = *ceil;
+    s_source = source;
+    pthread_mutex_unlock (&s_lock);
+    json_decref (old);
+    return quiet;
+}
+
 //  The thread start cost measured now, where it is lower than the kept
 //  one (or none was kept): kf_host_figures.h.
 static void
@@ -212,20 +250,10 @@ s_figures (void)
         s_spawn_lower ();
     }
     else {
-        double others = s_measure ();
-        s_source = "measured";
-        bool quiet = s_caps && kf_host_figures_quiet (s_caps, others, kf_host_cpus ());
-        //  Only whole figures are kept: one that could not be measured
-        //  (no AVX2, no threads) is measured again next time. And only
-        //  a quiet host's: figures taken beside other work (round 8: a
-        //  copy ceiling of 3 GB/s measured beside the test suite) would
-        //  hold every honest kernel of the boot for audit.
-        if (key && quiet && s_ceil.copy_gbs > 0 && s_ceil.peak_source)
-            s_save (s_path, key);
-        else if (s_caps && !quiet)
-            s_source = S_BUSY;
-        else if (key)
-            s_source = "measured, not kept (a figure could not be measured)";
+        kf_eval_ceilings_t ceil = { 0 };
+        json_t *caps = NULL;
+        double others = s_measure (&ceil, &caps);
+        s_take (&ceil, caps, others, key);
     }
     json_decref (key);
 }
@@ -236,17 +264,67 @@ kf_host_caps_measure (json_t *device)
     if (!json_is_object (device))
         return 0;
     pthread_once (&s_once, s_figures);
-    if (!s_caps)
-        return 0;
-    json_object_update (device, s_caps);
-    return (int) json_object_size (s_caps);
+    pthread_mutex_lock (&s_lock);
+    int n = s_caps ? (int) json_object_size (s_caps) : 0;
+    if (s_caps)
+        json_object_update (device, s_caps);
+    pthread_mutex_unlock (&s_lock);
+    return n;
 }
 
 void
 kf_eval_host_ceilings (kf_eval_ceilings_t *c)
 {
     pthread_once (&s_once, s_figures);
+    pthread_mutex_lock (&s_lock);
     *c = s_ceil;
     c->read_gbs = kf_eval_num (s_caps, "read_cold_all_cores_gbs", 0);
     c->busy = s_source && !strcmp (s_source, S_BUSY);
+    pthread_mutex_unlock (&s_lock);
+}
+
+//  How long the glance before a measurement again looks at the host.
+#define S_GLANCE_S 0.5
+
+int
+kf_host_figures_again (kf_host_figures_again_t *out)
+{
+    *out = (kf_host_figures_again_t) { .others_share = -1 };
+    kf_eval_ceilings_t was;
+    kf_eval_host_ceilings (&was);
+    out->was_read_gbs = was.read_gbs;
+    out->was_copy_gbs = was.copy_gbs;
+    if (!was.busy)
+        return -1;
+    //  A glance first: where others hold the CPUs now, the measurement
+    //  (a second or two of every core) would only be thrown away.
+    kf_host_load_t glance = { .own_cpu_s = 0 };
+    kf_host_load_snap ("/proc/stat", &glance.before);
+    double wall0 = s_clock_s (CLOCK_MONOTONIC), own0 = s_clock_s (CLOCK_PROCESS_CPUTIME_ID);
+    struct timespec step = { 0, (long) (S_GLANCE_S * 1e9) };
+    nanosleep (&step, NULL);
+    kf_host_load_snap ("/proc/stat", &glance.after);
+    glance.wall_s = s_clock_s (CLOCK_MONOTONIC) - wall0;
+    glance.own_cpu_s = s_clock_s (CLOCK_PROCESS_CPUTIME_ID) - own0;
+    double share = kf_host_load_share (&glance);
+    if (share > KF_HOST_FIGURES_OTHERS_MAX) {
+        out->others_share = share;
+        out->glance_only = true;
+        return 0;
+    }
+    kf_host_fma_peaks_again ();
+    kf_eval_ceilings_t ceil = { 0 };
+    json_t *caps = NULL;
+    out->others_share = s_measure (&ceil, &caps);
+    out->read_gbs = kf_eval_num (caps, "read_cold_all_cores_gbs", 0);
+    out->copy_gbs = ceil.copy_gbs;
+    //  Figures beside other work again: those in use stay.
+    if (!caps || !kf_host_figures_quiet (caps, out->others_share, kf_host_cpus ())) {
+        json_decref (caps);
+        return 0;
+    }
+    json_t *key = s_path ? kf_host_figures_key () : NULL;
+    out->quiet = s_take (&ceil, caps, out->others_share, key);
+    json_decref (key);
+    return 0;
 }

@@ -78,4 +78,25 @@ void kf_host_figures_use_file (const char *path, bool remeasure);
  * figure could not be measured)", "file" (read back), or NULL before. */
 const char *kf_host_figures_source (void);
 
+/* One try at measuring the figures again (kf_host_figures_again). */
+typedef struct {
+    bool quiet;              /* taken: the figures in use (and the file's) from now on */
+    bool glance_only;        /* busy at a first glance (half a second of
+                              * /proc/stat), so nothing was measured */
+    double others_share;     /* others' share of the CPUs meanwhile; -1 not known */
+    double was_read_gbs, read_gbs;   /* all cores' cold read, before and measured now */
+    double was_copy_gbs, copy_gbs;   /* the copy ceiling, the same */
+} kf_host_figures_again_t;
+
+/* Where the figures in use were measured beside other work (the source
+ * above says "the host was busy"): a glance at the host, and where
+ * others took at most KF_HOST_FIGURES_OTHERS_MAX of the CPUs over it,
+ * every figure measured again (a second or two of every core: call it
+ * off the heartbeat's thread, with no job running). Figures that pass
+ * kf_host_figures_quiet become the ones in use, the source says
+ * "measured", and the file keeps them as at a quiet start; others are
+ * dropped. Returns 0 with *OUT filled, or -1 (nothing done) where the
+ * figures in use were not measured busy. */
+int kf_host_figures_again (kf_host_figures_again_t *out);
+
 #endif

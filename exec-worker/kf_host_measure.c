@@ -304,34 +304,49 @@ s_fma_all (long cpus, kf_host_fma_fn fma, double *all, double *summed)
 
 //  The host's FMA figures, measured once per process (the capabilities'
 //  figures and the roofline's ceiling are the same measurement: they
-//  were two, with two loops, and disagreed).
+//  were two, with two loops, and disagreed), and again when the first
+//  measurement was beside other work (kf_host_fma_peaks_again).
 static kf_host_fma_peaks_t s_peaks;
 static pthread_once_t s_peaks_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t s_peaks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 s_measure_peaks (void)
 {
+    kf_host_fma_peaks_t p = { 0 };
     long cpus = kf_host_cpus ();
     const char *isa = NULL;
-    s_peaks.one_core = kf_host_fma_one_core (&isa);
-    s_peaks.isa = isa;
+    p.one_core = kf_host_fma_one_core (&isa);
+    p.isa = isa;
     kf_host_fma_fn fma = kf_host_fma_pick (NULL);
 #if defined(__x86_64__)
     if (isa && !strcmp (isa, "avx2+fma"))
         fma = s_fma_avx2;
 #endif
-    s_fma_all (cpus, fma, &s_peaks.all_threads, &s_peaks.summed);
+    s_fma_all (cpus, fma, &p.all_threads, &p.summed);
     //  No ceiling below what one core was seen to do: the threads ran
     //  beside the host's other work too.
-    if (s_peaks.summed > 0 && s_peaks.summed < s_peaks.one_core)
-        s_peaks.summed = s_peaks.one_core;
+    if (p.summed > 0 && p.summed < p.one_core)
+        p.summed = p.one_core;
+    pthread_mutex_lock (&s_peaks_lock);
+    s_peaks = p;
+    pthread_mutex_unlock (&s_peaks_lock);
 }
 
 void
 kf_host_fma_peaks (kf_host_fma_peaks_t *p)
 {
     pthread_once (&s_peaks_once, s_measure_peaks);
+    pthread_mutex_lock (&s_peaks_lock);
     *p = s_peaks;
+    pthread_mutex_unlock (&s_peaks_lock);
+}
+
+void
+kf_host_fma_peaks_again (void)
+{
+    pthread_once (&s_peaks_once, s_measure_peaks);
+    s_measure_peaks ();
 }
 
 static void *

@@ -38,6 +38,11 @@ typedef struct {
  * calls copy them. A figure that could not be measured is 0. */
 void kf_host_fma_peaks (kf_host_fma_peaks_t *p);
 
+/* Measures the FMA figures anew: kf_host_fma_peaks gives the new ones
+ * from then on (the first were taken beside other work,
+ * kf_host_figures_again). */
+void kf_host_fma_peaks_again (void);
+
 /* One core's FMA rate measured now, in flops per second: after a 20 ms
  * warm-up (a core's clock rises under load), the best of runs of about
  * 3 ms (until 7 in a row did not better it by 1%, at most 40) of each

@@ -20,6 +20,7 @@
 #include "kf_config.h"
 #include "kf_eval_check.h"
 #include "kf_exec.h"
+#include "kf_figures_retry.h"
 #include "kf_runner.h"
 #include "kf_sandbox.h"
 #include "kf_file.h"
@@ -93,6 +94,13 @@ static const kf_cfg_entry_t s_table[] = {
     { "remeasure", KF_CFG_BOOL, "false", 0, -1,
       "measure the host's figures now, even where host_figures holds this boot's, and "
       "keep the new ones" },
+    { "figures_retry_s", KF_CFG_DOUBLE, "45", 0, 86400,
+      "host backend: while the figures were measured beside other work "
+      "(figures_measured_busy), seconds between tries to measure them again in a moment "
+      "without a job; quiet ones replace them, are kept in host_figures, and a fresh HELLO "
+      "tells the coordinator (0: never try)" },
+    { "figures_retries", KF_CFG_INT, "40", 1, 1000000,
+      "host backend: the most tries figures_retry_s makes" },
     { "profile_launches", KF_CFG_INT, "4", 1, 64, "kernel launches one profile job profiles" },
     { "profile_time_limit_s", KF_CFG_DOUBLE, "300", 1, 3600,
       "wall-clock limit of one profile job (ncu replays each launch many times)" },
@@ -678,7 +686,14 @@ main (int argc, char **argv)
         kf_info ("profiling unavailable: %s", kf_profile_unavailable (profile));
 
     kf_exec_config_t exec = s_exec_config (config, backend, device);
-    int rc = kf_worker_main (config, "execute", caps, kf_exec_handle, &exec);
+    //  Figures measured beside other work: again when the host is quiet.
+    kf_figures_retry_t retry;
+    kf_worker_idle_t idle = { .fn = kf_figures_retry_idle, .arg = &retry };
+    idle.first_ms = kf_figures_retry_init (&retry, caps, kf_config_double (config, "figures_retry_s"),
+                                           (int) kf_config_int (config, "figures_retries"));
+    int rc = kf_worker_main_idle (config, "execute", caps, kf_exec_handle, &exec,
+                                  idle.first_ms >= 0 ? &idle : NULL);
+    kf_figures_retry_free (&retry);
     kf_profile_set_shared (NULL);
     kf_profile_destroy (&profile);
     kf_torch_ref_set_shared (NULL);
