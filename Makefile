@@ -52,7 +52,7 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps test test-stress unit bench-dispatch bench-gateway bench-eval bench-eval-floors bench-cuda-levels test-gpu clean check-deps docs fuzz
+.PHONY: all deps test test-stress test-quiet unit bench-dispatch bench-gateway bench-eval bench-eval-floors bench-cuda-levels test-gpu clean check-deps docs fuzz
 # Objects of tests and tools are intermediate files of a chain of pattern
 # rules; keep them, or every make deletes and rebuilds them.
 .SECONDARY:
@@ -161,6 +161,13 @@ test-stress:
 	$(MAKE) deps
 	$(MAKE) -j2 BUILD=build-asan SAN=1 OPT=-O1 all
 	KF_BUILD=build-asan tests/stress.sh
+
+# Tests that need a host no other work runs on (tests/quiet/), not in the
+# suite: run them on a quiet machine.
+test-quiet:
+	$(MAKE) deps
+	$(MAKE) -j2 BUILD=build-asan SAN=1 OPT=-O1 all
+	KF_BUILD=build-asan KF_QUIET=1 KF_ONLY=integration KF_TESTS="test_figures_again" tests/run.sh
 
 unit: all
 	KF_BUILD=$(BUILD) KF_ONLY=unit tests/run.sh

@@ -7,6 +7,7 @@
 #   KF_BUILD=build-asan   which build to test (default build)
 #   KF_ONLY=unit|integration   run one half
 #   KF_TESTS="test_proto test_e2e"   run only these
+#   KF_QUIET=1                 add tests/quiet/ (a host no other work runs on)
 #   KF_JOBS=2   tests at once (default 2; 1 runs them one after another)
 #
 # Tests run side by side: each waits for the states it needs, never for
@@ -150,7 +151,12 @@ if want unit; then
 fi
 if want integration; then
     integration=()
-    for t in tests/integration/test_*.sh; do
+    #  tests/quiet/ holds what needs a host no other work runs on (it
+    #  cannot pass beside the load this suite must bear): only with
+    #  KF_QUIET=1 (make test-quiet).
+    quiet=()
+    [ "${KF_QUIET:-0}" = 1 ] && quiet=(tests/quiet/test_*.sh)
+    for t in tests/integration/test_*.sh "${quiet[@]}"; do
         name=$(basename "$t" .sh)
         selected "$name" && integration+=("$name 600 $t")
     done

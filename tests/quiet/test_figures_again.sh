@@ -15,7 +15,7 @@
 #
 # Every wait is for a state, bounded. The quiet this needs is the host's:
 # on a machine other work keeps busy the last wait runs out.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 
 db_new
 start_coordinator "${COORD_HB[@]}"
