@@ -60,7 +60,7 @@ s_last_kernel (kf_search_t *self, int64_t parent_id)
  * template with its last sweep's winning point made the defaults (caller
  * frees), *TEMPLATE_ID its candidate and LABEL the point; *SOURCE stays
  * NULL when there is none (a model templates the kernel). Round 22: a
- * template whose sweep won at its own defaults (kf_retune_converged)
+ * template whose sweep won at its own defaults (kf_retune_recentre)
  * would be swept again over the same points: *SOURCE stays NULL and
  * *CONVERGED (when not NULL) is that template (caller's), for the model
  * to template anew. 0, or -1. */
@@ -97,17 +97,21 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
         json_decref (tpl);
         return 0;
     }
-    if (kf_retune_converged (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"))) {
+    //  One reading gives the re-centred source and whether it is a copy.
+    json_t *won = NULL;
+    bool same = false;
+    char *centred = kf_retune_recentre (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"),
+                                        &won, &same);
+    if (centred && same) {
+        free (centred);
         if (converged)
             *converged = json_incref (tpl);
         json_decref (tpl);
         return 0;
     }
-    json_t *won = kf_retune_winner (json_object_get (tpl, "configs"));
-    json_t *params = json_object_get (won, "params");
-    *source = params ? kf_retune_source (kf_jstr (tpl, "source"), params, NULL)
-                     : strdup (kf_jstr (tpl, "source"));
+    *source = centred;
     *template_id = kf_jint (tpl, "id");
+    json_t *params = json_object_get (won, "params");
     if (params)
         kf_tune_params_label (params, label, label_size);
     json_decref (tpl);
