@@ -91,7 +91,7 @@ typedef struct {
     int tune_points;         /* points of a templated kernel built at most */
     json_t *converged;       /* a template of BASE (or BASE) whose sweep won
                                 at its own defaults, templated anew
-                                (kf_retune_converged), or NULL */
+                                (kf_retune_recentre), or NULL */
     json_t *history;         /* the run's finished candidates, newest first
                                 (kf_prompt_history), or NULL */
     json_t *siblings;        /* this generation's candidates planned so far

@@ -56,23 +56,31 @@ s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
              100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
 }
 
+//  The row of candidate ID in HISTORY (kf_prompt_history: one a
+//  candidate), borrowed; NULL when ID is 0 or has none.
+static json_t *
+s_row (json_t *history, int64_t id)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach (history, i, c)
+        if (id && kf_jint (c, "id") == id)
+            return c;
+    return NULL;
+}
+
 //  The feature bits of kernel K (kf_prompt_source_features): those kept
 //  with the plan in its row of HISTORY, else read from its source; and
 //  *PARENT its parent (its row's, else its own field), 0 when not known.
 static unsigned
 s_features_of (json_t *history, json_t *k, const char *language, int64_t *parent)
 {
-    int64_t id = kf_jint (k, "id");
     *parent = kf_jint (k, "parent_id");
-    size_t i;
-    json_t *c;
-    json_array_foreach (history, i, c)
-        if (id && kf_jint (c, "id") == id) {
-            if (kf_jint (c, "parent_id"))
-                *parent = kf_jint (c, "parent_id");
-            if (json_is_integer (json_object_get (c, "features")))
-                return (unsigned) json_integer_value (json_object_get (c, "features"));
-        }
+    json_t *c = s_row (history, kf_jint (k, "id"));
+    if (kf_jint (c, "parent_id"))
+        *parent = kf_jint (c, "parent_id");
+    if (json_is_integer (json_object_get (c, "features")))
+        return (unsigned) json_integer_value (json_object_get (c, "features"));
     return kf_prompt_source_features (kf_jstr (k, "source"), language);
 }
 
@@ -148,12 +156,8 @@ kf_prompt_threads_twin_related (const kf_prompt_in_t *in, json_t *k, int64_t twi
         return NULL;
     if (twin == parent)
         return "parent";
-    size_t i;
-    json_t *c;
-    json_array_foreach (in->history, i, c)
-        if (kf_jint (c, "id") == twin)
-            return id && kf_jint (c, "parent_id") == id ? "child" : NULL;
-    return NULL;
+    json_t *c = s_row (in->history, twin);
+    return c && id && kf_jint (c, "parent_id") == id ? "child" : NULL;
 }
 
 double
@@ -198,17 +202,12 @@ kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t tw
         fprintf (f, " While candidate %lld was timed, %s", (long long) kf_jint (k, "id"), text);
         said = true;
     }
-    size_t i;
-    json_t *c;
-    json_array_foreach (in->history, i, c)
-        if (twin > 0 && kf_jint (c, "id") == twin
-            && kf_prompt_load_cores (json_object_get (c, "host_load"), false, text,
-                                     sizeof text)) {
-            fprintf (f, "%s candidate %lld (one thread) was timed, %s", said ? "; while" : " While",
-                     (long long) twin, text);
-            said = true;
-            break;
-        }
+    json_t *c = twin > 0 ? s_row (in->history, twin) : NULL;
+    if (c && kf_prompt_load_cores (json_object_get (c, "host_load"), false, text, sizeof text)) {
+        fprintf (f, "%s candidate %lld (one thread) was timed, %s", said ? "; while" : " While",
+                 (long long) twin, text);
+        said = true;
+    }
     if (said)
         fputs (".", f);
 }
@@ -305,13 +304,8 @@ s_threaded (FILE *f, double ns, double own_ns, json_t *load, json_t *runs, int64
 static int64_t
 s_parent_of (const kf_prompt_in_t *in)
 {
-    int64_t id = kf_jint (in->base, "id");
-    size_t i;
-    json_t *c;
-    json_array_foreach (in->history, i, c)
-        if (id && kf_jint (c, "id") == id)
-            return kf_jint (c, "parent_id");
-    return kf_jint (in->base, "parent_id");
+    json_t *c = s_row (in->history, kf_jint (in->base, "id"));
+    return c ? kf_jint (c, "parent_id") : kf_jint (in->base, "parent_id");
 }
 
 //  The run's kernels timed in full, threaded and not: the planner's
@@ -479,11 +473,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     //  The kernel to improve's own pair is said above already.
     bool said = threaded && pair > 0 && pair == kf_jint (in->base, "id");
     if (pair > 0 && !said && pair_one == pair) {
-        json_t *load = NULL, *c;
-        size_t i;
-        json_array_foreach (in->history, i, c)
-            if (kf_jint (c, "id") == pair)
-                load = json_object_get (c, "host_load");
+        json_t *load = json_object_get (s_row (in->history, pair), "host_load");
         kf_prompt_time_text (pair_ns, took, sizeof took);
         fprintf (f, " %s in this run: candidate %lld starts threads and takes %s a call; ",
                  kf_prompt_load_busy (load) ? "Nearest to like for like" : "Like for like",

@@ -136,18 +136,19 @@ kf_retune_source (const char *source, json_t *params, bool *changed)
     return out;
 }
 
-bool
-kf_retune_converged (const char *source, json_t *configs)
+char *
+kf_retune_recentre (const char *source, json_t *configs, json_t **winner, bool *converged)
 {
     json_t *won = kf_retune_winner (configs);
     json_t *params = json_object_get (won, "params");
-    if (!kf_retune_is_template (source) || json_array_size (configs) < 2 || !params)
-        return false;
     bool changed = true;
-    char *again = kf_retune_source (source, params, &changed);
-    bool same = again && !changed;
-    free (again);
-    return same;
+    char *out = params ? kf_retune_source (source, params, &changed) : strdup (source);
+    if (winner)
+        *winner = won;
+    if (converged)
+        *converged = out && params && !changed && json_array_size (configs) >= 2
+                     && kf_retune_is_template (source);
+    return out;
 }
 
 size_t

@@ -29,13 +29,20 @@ json_t *kf_retune_winner (json_t *configs);
  * NULL) says whether any default moved. */
 char *kf_retune_source (const char *source, json_t *params, bool *changed);
 
-/* Round 22: a template whose sweep won at its own defaults, swept again
- * around its winner, is its own source again, and its points the ones
- * timed already (a slot spent on a copy). Whether SOURCE (a template)
- * with CONFIGS (its sweep's table, as for kf_retune_winner) is such a
- * one: two or more points were timed, one was correct, and the winner's
- * values are SOURCE's defaults. */
-bool kf_retune_converged (const char *source, json_t *configs);
+/* SOURCE (not NULL) re-centred on the winner of CONFIGS (its sweep's
+ * table, as for kf_retune_winner): kf_retune_source with the winner's
+ * values, or SOURCE as it is when no point was correct (caller frees;
+ * NULL on allocation failure). *WINNER (when not NULL) is that winner,
+ * borrowed from CONFIGS, or NULL. Round 22: a template whose sweep won at
+ * its own defaults, swept again around its winner, is its own source
+ * again, and its points the ones timed already (a slot spent on a copy).
+ * *CONVERGED (when not NULL) says whether SOURCE is such a one: a
+ * template, two or more points were timed, one was correct, and the
+ * winner's values are SOURCE's defaults (the copy returned moved none).
+ * One reading answers both, so the tuning round that reuses a template
+ * parses it once. */
+char *kf_retune_recentre (const char *source, json_t *configs, json_t **winner,
+                          bool *converged);
 
 /* Round 22: a sweep's winner moved two parameters from the defaults at
  * once (streaming stores and two threads, 40.8x), each of which moved

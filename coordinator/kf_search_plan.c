@@ -26,6 +26,7 @@
 #include "kf_retune.h"
 #include "kf_search_idea.h"
 #include "kf_str.h"
+#include "kf_take.h"
 #include "kf_tune.h"
 #include "kf_stop.h"
 #include <stdio.h>
@@ -60,7 +61,7 @@ s_last_kernel (kf_search_t *self, int64_t parent_id)
  * template with its last sweep's winning point made the defaults (caller
  * frees), *TEMPLATE_ID its candidate and LABEL the point; *SOURCE stays
  * NULL when there is none (a model templates the kernel). Round 22: a
- * template whose sweep won at its own defaults (kf_retune_converged)
+ * template whose sweep won at its own defaults (kf_retune_recentre)
  * would be swept again over the same points: *SOURCE stays NULL and
  * *CONVERGED (when not NULL) is that template (caller's), for the model
  * to template anew. 0, or -1. */
@@ -97,21 +98,44 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
         json_decref (tpl);
         return 0;
     }
-    if (kf_retune_converged (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"))) {
+    //  One reading gives the re-centred source and whether it is a copy.
+    json_t *won = NULL;
+    bool same = false;
+    char *centred = kf_retune_recentre (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"),
+                                        &won, &same);
+    if (centred && same) {
+        free (centred);
         if (converged)
             *converged = json_incref (tpl);
         json_decref (tpl);
         return 0;
     }
-    json_t *won = kf_retune_winner (json_object_get (tpl, "configs"));
-    json_t *params = json_object_get (won, "params");
-    *source = params ? kf_retune_source (kf_jstr (tpl, "source"), params, NULL)
-                     : strdup (kf_jstr (tpl, "source"));
+    *source = centred;
     *template_id = kf_jint (tpl, "id");
+    json_t *params = json_object_get (won, "params");
     if (params)
         kf_tune_params_label (params, label, label_size);
     json_decref (tpl);
     return *source ? 0 : -1;
+}
+
+/* What s_reuse_template found for one elite of a tuning round, found
+ * once: s_distinct_shapes looks each elite up to compare their starts,
+ * and s_plan takes what it found for the elites it keeps. */
+typedef struct {
+    int64_t kernel_id;     /* the elite it was found for; 0: not looked up */
+    char *source;          /* the re-centred template (owned), or NULL */
+    int64_t template_id;
+    char label[256];       /* the winning point */
+    json_t *converged;     /* a template whose sweep won at its defaults (owned) */
+} s_reuse_t;
+
+static void
+s_reuse_clear (s_reuse_t *reuse)
+{
+    free (reuse->source);
+    json_decref (reuse->converged);
+    memset (reuse, 0, sizeof *reuse);
 }
 
 /* Plans one candidate: (GENERATION, SLOT) of PHASE, its sequence number
@@ -129,9 +153,11 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
  * (N, best first), those whose start (the template s_reuse_template would
  * sweep, else the source) has the shape (kf_lineage_shape_hash) of none
  * before them, at most MAX, in BEST's order; a kernel that cannot be read
- * is kept. Returns the count. */
+ * is kept. Returns the count; REUSE[k] (N entries, zeroed) holds what
+ * s_reuse_template found for the k-th kept (caller clears them). */
 static int
-s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n, int max)
+s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n, int max,
+                   s_reuse_t *reuse)
 {
     char (*shape)[65] = calloc ((size_t) n + 1, sizeof *shape);
     int kept = 0;
@@ -145,11 +171,14 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
             json_decref (k);
             k = kf_prompt_kernel (self->db, elites[best[i]].candidate_id);
         }
-        char *start = NULL, label[256];
-        int64_t template_id = 0;
-        if (k && s_reuse_template (self, k, &start, &template_id, label, sizeof label, NULL))
-            start = NULL;
-        const char *text = start ? start : k ? kf_jstr (k, "source") : "";
+        //  Found for the kept one's plan; a lookup that failed is made again there.
+        s_reuse_t *found = &reuse[kept];
+        if (k && s_reuse_template (self, k, &found->source, &found->template_id, found->label,
+                                   sizeof found->label, &found->converged) == 0)
+            found->kernel_id = elites[best[i]].candidate_id;
+        else
+            s_reuse_clear (found);
+        const char *text = found->source ? found->source : k ? kf_jstr (k, "source") : "";
         bool dup = false;
         char mine[65] = "";
         if (*text) {
@@ -157,9 +186,9 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
             for (int j = 0; shape && j < kept; j++)
                 dup |= !strcmp (shape[j], mine);
         }
-        free (start);
         json_decref (k);
         if (dup) {
+            s_reuse_clear (found);
             kf_debug ("tuning: candidate %s has the shape of one planned already: not "
                       "templated again", id);
             continue;
@@ -175,7 +204,7 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
 static int
 s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
         kf_search_snapshot_t *snap, int generation, int slot, int64_t seq, bool tuning, int tune_parent,
-        bool replan)
+        bool replan, s_reuse_t *reuse)
 {
     int64_t run_id = kf_jint (run, "id");
     int64_t seed = kf_jint (run, "seed");
@@ -325,12 +354,20 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
      * round, is swept again around its winner; no model templates it
      * again (kf_retune.h), unless that sweep won at its own defaults:
      * then the model is asked for a new parameter (CONVERGED). */
-    char *reused = NULL, point[256];
+    char *reused = NULL, point[sizeof reuse->label];
     int64_t template_id = 0;
     json_t *converged = NULL;
-    int reuse_rc = tuning && best ? s_reuse_template (self, best, &reused, &template_id, point,
-                                                      sizeof point, &converged)
-                                  : 0;
+    int reuse_rc = 0;
+    if (tuning && best && reuse && reuse->kernel_id && reuse->kernel_id == kf_jint (best, "id")) {
+        //  Found already, for this kernel (s_distinct_shapes).
+        reused = KF_TAKE (&reuse->source);
+        template_id = reuse->template_id;
+        memcpy (point, reuse->label, sizeof point);
+        converged = KF_TAKE (&reuse->converged);
+    }
+    else if (tuning && best)
+        reuse_rc = s_reuse_template (self, best, &reused, &template_id, point, sizeof point,
+                                     &converged);
     in.converged = converged;
     char *prompt = !sections ? NULL
                    : reused ? kf_strdupf ("No model was asked: candidate %lld is a template "
@@ -550,7 +587,7 @@ s_fill (kf_search_t *self, int64_t run_id)
             break;
         }
         rc = s_plan (self, run, &st, &snap, (int) (planned / st.population),
-                     (int) (planned % st.population), planned, false, -1, false);
+                     (int) (planned % st.population), planned, false, -1, false, NULL);
         planned++;
         open++;
     }
@@ -563,14 +600,19 @@ s_fill (kf_search_t *self, int64_t run_id)
         int want = st.population < st.in_flight ? st.population : st.in_flight;
         int all = (int) snap.n_elites;
         int *best = calloc ((size_t) all + 1, sizeof *best);
-        int n = rc == 0 && best ? kf_select_near_best (snap.elites, snap.n_elites,
-                                                       st.tuning_near, best, all)
-                                : 0;
-        n = s_distinct_shapes (self, snap.elites, best, n, want);
+        s_reuse_t *reuse = calloc ((size_t) all + 1, sizeof *reuse);
+        int n = rc == 0 && best && reuse ? kf_select_near_best (snap.elites, snap.n_elites,
+                                                                st.tuning_near, best, all)
+                                         : 0;
+        n = s_distinct_shapes (self, snap.elites, best, n, want, reuse);
         int generation = st.generations + rounds;
         for (int i = 0; i < n && rc == 0; i++)
             rc = s_plan (self, run, &st, &snap, generation, i,
-                         total + (int64_t) rounds * st.population + i, true, best[i], false);
+                         total + (int64_t) rounds * st.population + i, true, best[i], false,
+                         &reuse[i]);
+        for (int i = 0; reuse && i < n; i++)
+            s_reuse_clear (&reuse[i]);
+        free (reuse);
         free (best);
         open += n;
     }
@@ -641,7 +683,7 @@ kf_search_replan (kf_search_t *self, int64_t run_id)
                      "longer in the prompt version's list", (long long) run_id, generation,
                      slot + 1);
             rc = s_plan (self, run, &st, &snap, generation, slot,
-                         (int64_t) generation * st.population + slot, false, -1, true);
+                         (int64_t) generation * st.population + slot, false, -1, true, NULL);
         }
     kf_search_snapshot_free (&snap);
     free (ideas);

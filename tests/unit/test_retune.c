@@ -86,8 +86,14 @@ main (void)
 
     //  Round 22: a sweep whose winner is the template's own defaults has
     //  converged (a sweep around it is the same sweep); one whose winner
-    //  moved has not, nor a table of one point, nor a plain kernel.
-    CHECK (!kf_retune_converged (s_template, configs));
+    //  moved has not, nor a table of one point, nor a plain kernel. One
+    //  call gives the re-centred source, its winner and that answer.
+    json_t *winner = NULL;
+    bool converged = true;
+    src = kf_retune_recentre (s_template, configs, &winner, &converged);
+    CHECK (src && !converged && winner == json_array_get (configs, 2));
+    CHECK (src && strstr (src, "#define BLOCK 32   /* rows per step */\n") != NULL);
+    free (src);
     json_t *stayed = json_pack ("[{s:{s:i, s:i, s:s}, s:s, s:f, s:s, s:f},"
                                 " {s:{s:i, s:i, s:s}, s:s, s:f, s:s, s:f}]",
                                 "params", "BLOCK", 64, "VEC", 1, "MODE", "FAST", "verdict",
@@ -96,14 +102,33 @@ main (void)
                                 "params", "BLOCK", 128, "VEC", 1, "MODE", "FAST", "verdict",
                                 "correct", "speedup", 4.2, "fidelity", "screen",
                                 "full_speedup", 3.5);
-    CHECK (kf_retune_converged (s_template, stayed));
-    CHECK (!kf_retune_converged ("int kf_forward (void) { return 0; }\n", stayed));
+    src = kf_retune_recentre (s_template, stayed, &winner, &converged);
+    CHECK (src && !strcmp (src, s_template) && converged);
+    CHECK (winner == json_array_get (stayed, 0));
+    free (src);
+    const char *plain = "int kf_forward (void) { return 0; }\n";
+    src = kf_retune_recentre (plain, stayed, NULL, &converged);
+    CHECK (src && !strcmp (src, plain) && !converged);
+    free (src);
     json_t *one = json_pack ("[O]", json_array_get (stayed, 0));
-    CHECK (!kf_retune_converged (s_template, one));
+    src = kf_retune_recentre (s_template, one, NULL, &converged);
+    CHECK (src && !strcmp (src, s_template) && !converged);
+    free (src);
     json_decref (one);
+    //  No correct point: the source as it is, no winner.
+    json_t *none = json_pack ("[{s:{s:i}, s:s}, {s:{s:i}, s:s}]", "params", "BLOCK", 32,
+                              "verdict", "incorrect", "params", "BLOCK", 128, "verdict",
+                              "incorrect");
+    src = kf_retune_recentre (s_template, none, &winner, &converged);
+    CHECK (src && !strcmp (src, s_template) && !converged && winner == NULL);
+    free (src);
+    json_decref (none);
     //  The second point's full figure now wins: the defaults moved.
     json_object_set_new (json_array_get (stayed, 1), "full_speedup", json_real (4.1));
-    CHECK (!kf_retune_converged (s_template, stayed));
+    src = kf_retune_recentre (s_template, stayed, &winner, &converged);
+    CHECK (src && !converged && winner == json_array_get (stayed, 1));
+    CHECK (src && strstr (src, "#define BLOCK 128   /* rows per step */\n") != NULL);
+    free (src);
     json_decref (stayed);
     json_decref (configs);
     return kf_test_done ("test_retune");

@@ -3,7 +3,7 @@
  *
  *  1. a second tuning round swept a template whose sweep had won at its
  *     own defaults: its source and points again (candidate 28, the same
- *     source as candidate 22). Such a template (kf_retune_converged) goes
+ *     source as candidate 22). Such a template (kf_retune_recentre) goes
  *     to the model, whose tuning prompt says what the sweep found and
  *     what a new template must change (test_retune has the rule itself);
  *  2. "its threads buy 40%" from a one-CPU time taken beside other work
