@@ -23,6 +23,18 @@ kf_meta_uncounted (json_t *o)
     return NULL;
 }
 
+bool
+kf_meta_unconfirmed (json_t *outcomes, long long id)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (outcomes, i, o)
+        if (kf_jint (o, "candidate_id") == id && json_is_number (json_object_get (o, "speedup"))
+            && !strcmp (kf_jstr (o, "fidelity"), "full") && kf_meta_uncounted (o))
+            return true;
+    return false;
+}
+
 //  TEXT in a code block of LANGUAGE ("" for none), at most
 //  KF_META_SOURCE_MAX bytes, cut at a whole line with "(N more lines)"
 //  after it (round 4: the worst kernel ended mid-expression,

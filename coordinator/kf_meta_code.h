@@ -11,12 +11,19 @@
 #define KF_META_CODE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Why outcome O's figure does not count towards the run's best yet, from
  * its standing (kf_lineage_standing, set by kf_meta.c), or NULL when it
  * counts or is a screen figure (said beside the figure already). */
 const char *kf_meta_uncounted (json_t *o);
+
+/* Round 24: whether candidate ID of OUTCOMES has a full-protocol figure
+ * that does not count yet (kf_meta_uncounted): a meta round cited two
+ * such figures, 10.5 and 10.2 ms, which their second timings replaced
+ * with 12.7 and 12.5 ms while the sections kept the first. */
+bool kf_meta_unconfirmed (json_t *outcomes, long long id);
 
 /* SOURCE in a code block, at most KF_META_SOURCE_MAX bytes, cut at a
  * whole line with "(N more lines)" after it. */

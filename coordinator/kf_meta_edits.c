@@ -5,6 +5,7 @@
  */
 #include "kf_meta_edits.h"
 #include "kf_meta_claims.h"
+#include "kf_meta_code.h"
 #include "kf_json.h"
 #include "kf_meta_prompt.h"
 #include "kf_prompt.h"
@@ -289,6 +290,13 @@ s_screen_only (json_t *outcomes, long long id)
     return false;
 }
 
+//  A screen figure, or a full one that awaits confirmation (round 24).
+static bool
+s_unsettled (json_t *outcomes, long long id)
+{
+    return s_screen_only (outcomes, id) || kf_meta_unconfirmed (outcomes, id);
+}
+
 //  The distinct candidates of OUTCOMES that TEXT names and WANT accepts
 //  (s_full, s_screen_only): numbers after "candidate"/"candidates" (a
 //  list: "12, 14 and 17", "12/14") or after '#'. *FIRST (may be NULL)
@@ -525,12 +533,14 @@ s_screen_one (const char *s, size_t len, void *ctx, char *buf, size_t size)
     s_screen_ctx_t *c = ctx;
     long long id = 0;
     char *sentence = s_has_figure (s, len) && !s_mem_has (s, len, "screen timing only when")
+                             && !s_mem_has (s, len, "awaited confirmation when")
                          ? strndup (s, len) : NULL;
-    bool names = sentence && s_named (sentence, c->outcomes, s_screen_only, &id) > 0;
+    bool names = sentence && s_named (sentence, c->outcomes, s_unsettled, &id) > 0;
     free (sentence);
     if (!names)
         return false;
-    snprintf (buf, size, KF_META_SCREEN_MARK, id);
+    snprintf (buf, size, s_screen_only (c->outcomes, id) ? KF_META_SCREEN_MARK
+                                                         : KF_META_UNCONFIRMED_MARK, id);
     if (!c->who)
         c->who = id;
     return true;
@@ -745,7 +755,7 @@ kf_meta_apply_edits_ruled (json_t *sections, json_t *edits, int max_edits,
             size_t nl = strlen (note);
             snprintf (note + nl, sizeof note - nl, "%saccepted, %d sentence%s marked: a figure "
                       "beside candidate %lld, whose figure in this run is a screen timing only "
-                      "(cite full-protocol figures)", nl ? "; " : "", screens,
+                      "or awaits confirmation (cite figures that count)", nl ? "; " : "", screens,
                       screens == 1 ? "" : "s", screen_id);
         }
         if (claims) {

@@ -89,6 +89,12 @@ json_t *kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edi
                             "written: short and noisy, its full protocol may differ; take " \
                             "its figure from the list of attempts)"
 
+/* Round 24: the same for a full-protocol figure that awaited its second
+ * timing when it was cited (kf_meta_unconfirmed). */
+#define KF_META_UNCONFIRMED_MARK " (candidate %lld's figure awaited confirmation when " \
+                                 "written: its second timing may have replaced it; take " \
+                                 "its figure from the list of attempts)"
+
 /* What kf_meta_apply_edits_ruled holds edits to: OUTCOMES as in
  * kf_meta_apply_edits_judged (NULL: no evidence rules, no rank marks),
  * TASK the task's own text (its description and reference source) that a

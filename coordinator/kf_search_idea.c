@@ -155,14 +155,24 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                           "time, timed beside other work (its threads bought %+.0f%%; %.2fx vs "
                           "parent %.2fx not like for like)", said++ ? "," : "", word, band,
                           whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p);
-            else
+            else {
+                //  Told beside other work: the load worked against the gap
+                //  (factor 1), or could account for less than it.
+                char why[160] = "";
+                double f = json_is_true (json_object_get (t, "loaded"))
+                               ? kf_lineage_load_factor (v, json_object_get (t, "tl"),
+                                                         json_object_get (t, "pl"))
+                               : 0;
+                if (f > 1.005)
+                    snprintf (why, sizeof why, ", timed beside other work that could account "
+                              "for %.2fx of it at most", f);
+                else if (f > 0)
+                    snprintf (why, sizeof why, v == 1 ? ", timed beside at least as much other "
+                              "work as its parent" : ", timed beside no more other work than "
+                              "its parent");
                 snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx%s)",
-                          said++ ? "," : "", word, band, whose, s, p,
-                          (v == 1 || v == -1) && json_is_true (json_object_get (t, "loaded"))
-                              ? v == 1 ? ", timed beside at least as much other work as its "
-                                         "parent"
-                                       : ", timed beside no more other work than its parent"
-                              : "");
+                          said++ ? "," : "", word, band, whose, s, p, why);
+            }
             used = strlen (note);
         }
         if (tried > said)

@@ -6,9 +6,15 @@
  *     "inconclusive, timed beside other work": a gap past the noise band
  *     is told however wide the band, and a gap past what the load could
  *     account for (the ratio of the CPU time the two timings had) is told
- *     beside other work too.
+ *     beside other work too;
+ *  2. a meta round cited "candidate 6 (packed, 10.5 ms, full protocol)"
+ *     while that figure awaited confirmation; its second timing read
+ *     12.7 ms and the sections kept 10.5: such a citation is marked like
+ *     a screen figure's, and the meta prompt says so.
  */
+#include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_meta_edits.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -101,10 +107,47 @@ s_test_try (void)
     json_decref (spec);
 }
 
+//  2.
+static void
+s_test_unconfirmed (void)
+{
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "Memory bound.",
+                                  "strategies", "- Vectorise.", "pitfalls", "- Tails.",
+                                  "analysis", "What binds?");
+    json_t *outcomes = json_pack ("[{s:i, s:s, s:f, s:s}, {s:i, s:s, s:f, s:s}]",
+                                  "candidate_id", 6, "fidelity", "full", "speedup", 13.8,
+                                  "standing", "being re-verified", "candidate_id", 4,
+                                  "fidelity", "full", "speedup", 11.5, "standing", "counted");
+    json_t *edits = json_pack ("[{s:s, s:s, s:s}]", "section", "strategies", "search",
+                               "- Vectorise.", "replace",
+                               "- Pack in1 into panels: candidate 6 (packed, 10.5 ms, full "
+                               "protocol) against candidate 4 (12.6 ms, full protocol).");
+    json_t *log = NULL;
+    json_t *out = kf_meta_apply_edits_judged (sections, edits, 3, NULL, outcomes, &log);
+    char mark[300];
+    snprintf (mark, sizeof mark, KF_META_UNCONFIRMED_MARK, 6LL);
+    const char *got = kf_jstr (out, "strategies");
+    printf ("unconfirmed cited: %s\n", got);
+    CHECK (kf_test_has (got, mark));
+    CHECK (kf_test_has (kf_jstr (json_array_get (log, 0), "reason"), "awaits confirmation"));
+    json_decref (out);
+    json_decref (log);
+    //  Once it counts, the same sentence is left alone.
+    json_object_set_new (json_array_get (outcomes, 0), "standing", json_string ("counted"));
+    out = kf_meta_apply_edits_judged (sections, edits, 3, NULL, outcomes, &log);
+    CHECK (!kf_test_has (kf_jstr (out, "strategies"), "awaited confirmation"));
+    json_decref (out);
+    json_decref (log);
+    json_decref (edits);
+    json_decref (outcomes);
+    json_decref (sections);
+}
+
 int
 main (void)
 {
     s_test_told ();
     s_test_try ();
+    s_test_unconfirmed ();
     return kf_test_done ("test_round24");
 }
