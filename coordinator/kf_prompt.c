@@ -18,6 +18,7 @@
 #include "kf_prompt_facts.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_hints.h"
+#include "kf_prompt_slim.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
 #include "kf_retune.h"
@@ -375,6 +376,28 @@ s_same (json_t *a, json_t *b)
     return *x && !strcmp (x, y);
 }
 
+//  Round 24: whether inspiration I of LIST is one listed before it.
+static bool
+s_same_before (json_t *list, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (s_same (json_array_get (list, j), json_array_get (list, i)))
+            return true;
+    return false;
+}
+
+//  Round 24: every kernel shown with code, so a later one can be its diff
+//  against any of them (the last try and the inspirations too), at most
+//  the kernel to improve, the best, the last try and the inspirations
+//  (an earlier run's on top).
+#define S_SHOWN_MAX (3 + KF_PROMPT_MAX_INSPIRATIONS + 4)
+static void
+s_show (kf_prompt_shown_t *shown, int *n, json_t *k, const char *name)
+{
+    if (*n < S_SHOWN_MAX && *kf_jstr (k, "source"))
+        shown[(*n)++] = (kf_prompt_shown_t) { kf_jstr (k, "source"), (long long) s_id (k), name };
+}
+
 //  A kernel shown with its figures and code.
 //  The first line of the vectoriser's summary that the compile worker
 //  adds to a built kernel's log (KF_COMPILE_VEC_MARK of
@@ -490,7 +513,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
     if (*standing && strcmp (standing, "counted"))
         snprintf (mark, sizeof mark, " (%s: its figure is not confirmed yet, so it is not the "
                   "run's reported result)", standing);
-    kf_prompt_shown_t shown[2];
+    kf_prompt_shown_t shown[S_SHOWN_MAX];
     int n_shown = 0;
     if (base) {
         if (base_is_best)
@@ -505,8 +528,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "found so far.\n", (long long) s_id (base));
         s_moved (f, in);
         s_kernel (f, in, language, base, true);
-        shown[n_shown++] = (kf_prompt_shown_t) { kf_jstr (base, "source"), (long long) s_id (base),
-                                                 "the kernel to improve" };
+        s_show (shown, &n_shown, base, "the kernel to improve");
     }
     if (best && !base_is_best) {
         fprintf (f, "\n## Best kernel so far (candidate %lld)%s\nThe fastest correct kernel "
@@ -515,11 +537,12 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
             fprintf (f, ": the kernel to change is the kernel to improve above (candidate "
                      "%lld), not this one", (long long) s_id (base));
         fputs (".\n", f);
-        s_kernel (f, in, language, best, false);
-        kf_prompt_code_or_diff (f, language, kf_jstr (best, "source"), shown, n_shown,
-                                "The best kernel");
-        shown[n_shown++] = (kf_prompt_shown_t) { kf_jstr (best, "source"), (long long) s_id (best),
-                                                 "the best kernel so far" };
+        if (!kf_prompt_best_named (f, in, best, language)) {
+            s_kernel (f, in, language, best, false);
+            kf_prompt_code_or_diff (f, language, kf_jstr (best, "source"), shown, n_shown,
+                                    "The best kernel");
+            s_show (shown, &n_shown, best, "the best kernel so far");
+        }
     }
     //  A tuning prompt keeps the parent's structure: what was tried from
     //  it is one verdict line each, no other kernel's code (round 11).
@@ -550,11 +573,14 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         s_compiler_report (f, in->last, "it");
         if (s_same (in->last, base) || s_same (in->last, best))
             fputs ("(It is the kernel above.)\n", f);
-        else if (*kf_jstr (in->last, "source"))
+        else if (*kf_jstr (in->last, "source")) {
             kf_prompt_code_or_diff (f, language, kf_jstr (in->last, "source"), shown, n_shown,
                                     "It");
+            s_show (shown, &n_shown, in->last, "the last kernel tried");
+        }
     }
     //  Inspirations not shown above already.
+    char names[S_SHOWN_MAX][32];
     int listed = 0;
     size_t n_insp = json_array_size (in->inspirations);
     for (size_t i = 0; i < n_insp; i++) {
@@ -563,7 +589,7 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
         //  top of the run's own inspirations.
         int64_t from_run = kf_jint (k, "from_run");
         if ((!from_run && listed >= KF_PROMPT_MAX_INSPIRATIONS) || s_same (k, base)
-            || s_same (k, best) || s_same (k, in->last))
+            || s_same (k, best) || s_same (k, in->last) || s_same_before (in->inspirations, i))
             continue;
         if (!listed)
             fputs ("\n## Inspirations\nCorrect kernels that took other approaches (other cells "
@@ -582,10 +608,14 @@ s_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      "so not a figure of this run; not this run's best, shown for its "
                      "ideas only.\n", (long long) from_run, (long long) s_id (k),
                      kf_jnum (k, "from_run_speedup", 0));
+        if (kf_prompt_inspiration_named (f, in, k, language))
+            continue;
         s_runtime_line (f, k);
         s_swept_line (f, k);
         kf_prompt_code_or_diff (f, language, kf_jstr (k, "source"), shown, n_shown,
                                 "This kernel");
+        snprintf (names[n_shown % S_SHOWN_MAX], sizeof names[0], "inspiration %d", listed);
+        s_show (shown, &n_shown, k, names[n_shown % S_SHOWN_MAX]);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "kf_lineage.h"
 #include "kf_prompt_changed.h"
 #include "kf_prompt_layout.h"
+#include "kf_prompt_slim.h"
 #include "kf_meta_ideas.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
@@ -199,7 +200,7 @@ s_shown_as (const kf_prompt_in_t *in, json_t *c)
     if (in->templated || s_same (in->base, c) || s_same (in->best, c))
         return NULL;
     return s_same (in->last, c) ? "the last kernel tried"
-           : s_in (in->inspirations, c) ? "an inspiration" : NULL;
+           : kf_prompt_inspiration_whole (in, c) ? "an inspiration" : NULL;
 }
 
 //  Candidate C is not judged yet and of this generation or a later one:

@@ -1,0 +1,92 @@
+/*  kf_prompt_slim.c - which kernels a prompt leaves as one line, not
+ *  code (kf_prompt_slim.h).
+ */
+#include "kf_prompt_slim.h"
+#include "kf_json.h"
+#include "kf_prompt_class.h"
+#include <string.h>
+
+//  K's figure, or 0 where it has none.
+static double
+s_speedup (json_t *k)
+{
+    return k && kf_jhas_num (k, "speedup") ? kf_jnum (k, "speedup", 0) : 0;
+}
+
+bool
+kf_prompt_inspiration_slow (const kf_prompt_in_t *in, json_t *k)
+{
+    if (!k || kf_jint (k, "from_run"))
+        return false;
+    double own = s_speedup (k);
+    double against = s_speedup (in->base) > 0 ? s_speedup (in->base) : s_speedup (in->best);
+    return own > 0 && against > 0 && own * KF_PROMPT_INSPIRATION_SLOWER < against;
+}
+
+bool
+kf_prompt_inspiration_whole (const kf_prompt_in_t *in, json_t *c)
+{
+    size_t i;
+    json_t *k;
+    json_array_foreach (in->inspirations, i, k) {
+        const char *x = kf_jstr (k, "norm_hash"), *y = kf_jstr (c, "norm_hash");
+        bool same = (kf_jint (k, "id") && kf_jint (k, "id") == kf_jint (c, "id"))
+                    || (*x && !strcmp (x, y));
+        if (same)
+            return !kf_prompt_inspiration_slow (in, k);
+    }
+    return false;
+}
+
+void
+kf_prompt_kernel_line (FILE *f, json_t *k, const char *language, const char *why)
+{
+    fprintf (f, "Candidate %lld", (long long) kf_jint (k, "id"));
+    if (s_speedup (k) > 0) {
+        //  Which protocol the figure is from, as the runtime line says it.
+        const char *fid = kf_jstr (k, "fidelity");
+        const char *how = !strcmp (fid, "screen") ? "screen timing"
+                        : !strcmp (fid, "pending") ? "screen timing, the full one pending"
+                        : *fid ? "full protocol" : "";
+        fprintf (f, ": %.3fx the reference's speed%s%s%s", s_speedup (k), *how ? " (" : "", how,
+                 *how ? ")" : "");
+    }
+    char words[KF_PROMPT_FEATURE_WORDS_MAX];
+    kf_prompt_feature_words (kf_prompt_source_features (kf_jstr (k, "source"), language), words,
+                             sizeof words);
+    if (*words)
+        fprintf (f, "; its code has: %s.\n", words);
+    else
+        fputs ("; its code has none of the techniques the feature reading knows (threads, "
+               "SIMD intrinsics, blocking, ...).\n", f);
+    fprintf (f, "Its code is left out: %s.\n", why);
+}
+
+bool
+kf_prompt_inspiration_named (FILE *f, const kf_prompt_in_t *in, json_t *k,
+                             const char *language)
+{
+    if (!kf_prompt_inspiration_slow (in, k))
+        return false;
+    bool of_base = s_speedup (in->base) > 0;
+    char why[300];
+    snprintf (why, sizeof why, "its figure is below 1/%g of %s's (%.3fx), too far behind to hold "
+              "an idea that kernel can borrow", KF_PROMPT_INSPIRATION_SLOWER,
+              of_base ? "the kernel to improve" : "the best kernel so far",
+              s_speedup (of_base ? in->base : in->best));
+    kf_prompt_kernel_line (f, k, language, why);
+    return true;
+}
+
+bool
+kf_prompt_best_named (FILE *f, const kf_prompt_in_t *in, json_t *best, const char *language)
+{
+    long long base = in->base ? (long long) kf_jint (in->base, "id") : 0;
+    if (!in->templated || !base || !best || base == (long long) kf_jint (best, "id"))
+        return false;
+    char why[200];
+    snprintf (why, sizeof why, "this prompt templates the kernel to improve (candidate %lld), "
+              "keeping its structure, not this one", base);
+    kf_prompt_kernel_line (f, best, language, why);
+    return true;
+}
