@@ -12,6 +12,7 @@
  *  not optima.
  */
 #include "kf_prompt_blocking.h"
+#include "kf_prompt_layout.h"
 #include "kf_prompt_budget.h"
 #include "kf_prompt_target.h"
 #include "kf_json.h"
@@ -96,6 +97,14 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  "%s share of the L3", b.nc, s_kib ((double) b.kc * (double) b.nc * S_F32, s1,
                                                      sizeof s1),
                  s_kib (share, s2, sizeof s2));
+    //  Round 24: "KC = 184" beside the loop-order idea's "about 64 rows
+    //  stay in L1" for the same @B read in place, 2560 bytes apart.
+    long long stride = 0, rows = kf_prompt_strip_rows_l1 (spec, &stride);
+    if (rows > 0 && rows < b.kc)
+        fprintf (f, ". KC assumes B packed into panels of NR columns stored k after k; read "
+                 "in place, B's rows are %lld bytes apart and about %lld of them stay in L1 at "
+                 "once, so an unpacked strip takes a k block of at most about %lld rows", stride,
+                 rows, rows);
     fputs (". Starting points: round them to the task's shapes and time their neighbours.\n",
            f);
 }

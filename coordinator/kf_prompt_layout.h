@@ -72,6 +72,12 @@ void kf_prompt_layout_note (FILE *f, json_t *spec);
  * (KF_PRODUCT_OTHER). */
 const char *const *kf_prompt_layout_ideas (json_t *spec, size_t *count);
 
+/* Round 24: how many rows of the plain product's @B ([K][N], read in
+ * place, *STRIDE bytes apart) a 32 KiB 8-way L1 holds at once (8 times
+ * the sets they fall in), or 0 (*STRIDE 0) where SPEC is no such product:
+ * the bound on an unpacked strip's k block, beside the packed KC. */
+long long kf_prompt_strip_rows_l1 (json_t *spec, long long *stride);
+
 /* IDEA as an attempt on DEVICE (an exec worker's device object, may be
  * NULL) reads it: where IDEA holds the plain product's clause on how many
  * rows of SPEC's @B a k block may take against the 64 entries a

@@ -304,12 +304,11 @@ s_tlb_clause (long long stride, long long entries)
 //  up blocking k on it. What a strip of @B's rows keeps in L1, from its
 //  stride: one set for rows 4 KiB apart, else the sets the stride
 //  reaches.
-static char *
-s_strip_sets (json_t *spec)
+//  The L1 sets (of S_L1_ASSUMED's 64) rows STRIDE bytes apart fall in.
+static long long
+s_sets (long long stride)
 {
-    long long stride = s_b_stride (spec), sets = 64, ways = 8;
-    if (!stride)
-        return strdup ("so a strip over all of k comes from L2 unless k is blocked");
+    long long sets = 64;
     if (stride % 64 == 0) {
         long long a = (stride / 64) % sets, b = sets;
         while (a) {    //  gcd
@@ -319,6 +318,23 @@ s_strip_sets (json_t *spec)
         }
         sets = 64 / b;
     }
+    return sets;
+}
+
+long long
+kf_prompt_strip_rows_l1 (json_t *spec, long long *stride)
+{
+    *stride = s_b_stride (spec);
+    return *stride ? s_sets (*stride) * 8 : 0;
+}
+
+static char *
+s_strip_sets (json_t *spec)
+{
+    long long stride = s_b_stride (spec), ways = 8;
+    if (!stride)
+        return strdup ("so a strip over all of k comes from L2 unless k is blocked");
+    long long sets = s_sets (stride);
     char *pages = s_tlb_clause (stride, 0);
     char *text = !pages ? NULL
                  : sets == 1

@@ -10,11 +10,18 @@
  *  2. a meta round cited "candidate 6 (packed, 10.5 ms, full protocol)"
  *     while that figure awaited confirmation; its second timing read
  *     12.7 ms and the sections kept 10.5: such a citation is marked like
- *     a screen figure's, and the meta prompt says so.
+ *     a screen figure's, and the meta prompt says so;
+ *  3. celu(a, 0.5) * g[None, :] + b (one exp an element) was handed the
+ *     idea of an exact identity that shares calls, twice;
+ *  4. the Target section's "KC = 184" (for B packed into panels) stood
+ *     beside the loop-order idea's "about 64 rows stay in L1" for the same
+ *     B read in place, 2560 bytes apart, with nothing saying which holds.
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
 #include "../../coordinator/kf_meta_edits.h"
+#include "../../coordinator/kf_prompt_blocking.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -143,9 +150,67 @@ s_test_unconfirmed (void)
     json_decref (sections);
 }
 
+//  3.
+static void
+s_test_one_call (void)
+{
+    json_t *spec = json_pack (
+        "{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}, {s:s, s:[i], s:s}],"
+        " s:[{s:s, s:[i, i], s:s}]}",
+        "name", "celu_colscale_add", "description", "celu(a, 0.5) * g[None, :] + b",
+        "reference", "language", "pytorch", "source",
+        "import torch\nimport torch.nn.functional as F\n\nclass Model(torch.nn.Module):\n"
+        "    def forward(self, a, b, g):\n"
+        "        return F.celu(a, alpha=0.5) * g[None, :] + b\n",
+        "inputs", "name", "in0", "shape", 2048, 4096, "dtype", "f32", "name", "in1", "shape",
+        2048, 4096, "dtype", "f32", "name", "in2", "shape", 4096, "dtype", "f32", "outputs",
+        "name", "out0", "shape", 2048, 4096, "dtype", "f32");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    bool identity = false;
+    for (size_t i = 0; i < n; i++)
+        identity |= kf_test_has (ideas[i], "exact identity");
+    printf ("celu: %zu ideas, the identity %s\n", n, identity ? "among them" : "not among them");
+    CHECK (n >= 3 && !identity);
+    json_decref (spec);
+}
+
+//  4.
+static void
+s_test_kc (void)
+{
+    json_t *spec = json_pack (
+        "{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+        " s:[{s:s, s:[i, i], s:s}]}",
+        "name", "mm_colrms", "description", "a @ b, then each column over its RMS",
+        "reference", "language", "pytorch", "source",
+        "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n"
+        "        p = a @ b\n        return p * torch.rsqrt((p * p).mean(dim=0, keepdim=True) "
+        "+ 1e-5)\n",
+        "inputs", "name", "in0", "shape", 512, 768, "dtype", "f32", "name", "in1", "shape", 768,
+        640, "dtype", "f32", "outputs", "name", "out0", "shape", 512, 640, "dtype", "f32");
+    json_t *d = json_pack ("{s:f, s:f, s:f, s:f, s:s}", "l1d_bytes", 32768.0, "l2_bytes",
+                           524288.0, "l3_bytes", 33554432.0, "cores", 2.0, "simd", "avx2");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_blocking_line (f, spec, d, "avx2");
+    fclose (f);
+    printf ("blocking: %s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "KC = "));
+    CHECK (kf_test_has (text, "KC assumes B packed into panels of NR columns stored k after k; "
+                              "read in place, B's rows are 2560 bytes apart and about 64 of them "
+                              "stay in L1 at once"));
+    free (text);
+    json_decref (d);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_one_call ();
+    s_test_kc ();
     s_test_told ();
     s_test_try ();
     s_test_unconfirmed ();
