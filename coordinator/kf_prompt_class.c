@@ -710,6 +710,8 @@ s_product_list (json_t *spec, size_t *count)
     for (; s_ideas_host_mm[n] && n < S_KEPT_IDEAS; n++) {
         const char *idea = s_ideas_host_mm[n];
         char *t = strstr (idea, "by fusing the epilogue") ? kf_prompt_epilogue_idea (spec)
+                  : strstr (idea, "across threads")
+                      ? kf_prompt_epilogue_threads_idea (spec, "A", "B")
                   : strstr (idea, "by cache blocking")
                       ? kf_prompt_short_k_block (spec, "A", "B", false) : NULL;
         own |= t != NULL;

@@ -64,14 +64,50 @@ s_row (const char *name)
     return NULL;
 }
 
+//  Round 24: the reduction over each column's rows in words, from FM,
+//  into E; false where it is no such reduction: dim 0 of a batched
+//  product reduces over its batches. The reduction's own operations an
+//  element: an add, a maximum or a minimum; a norm's square besides.
+static bool
+s_col_read (const kf_formula_t *fm, const long long mnk[3], double flops, kf_epilogue_t *e)
+{
+    if (!*fm->col || (fm->col_dim == 0
+                      && flops > 1.5 * 2.0 * (double) mnk[0] * (double) mnk[1] * (double) mnk[2]))
+        return false;
+    bool norm = !strcmp (fm->col, "norm") || !strcmp (fm->col, "vector_norm");
+    bool sum = !strcmp (fm->col, "mean") || !strcmp (fm->col, "sum"), max = !strcmp (fm->col,
+                                                                                     "amax");
+    const char *of = fm->col_squares ? " of squares" : fm->col_abs ? " of magnitudes" : "";
+    if (norm)
+        snprintf (e->col_stat, sizeof e->col_stat, "norm (a sum of squares' square root)");
+    else if (sum)
+        snprintf (e->col_stat, sizeof e->col_stat, "%s%s", fm->col, of);
+    else
+        snprintf (e->col_stat, sizeof e->col_stat, "%s %s", max ? "largest" : "smallest",
+                  fm->col_abs ? "magnitude" : "value");
+    snprintf (e->col_fold, sizeof e->col_fold, "%s%s", norm || sum ? "sums" : max ? "maxima"
+                                                                         : "minima",
+              norm ? " of squares" : of);
+    unsigned scale = 1u << KF_OP_MUL | 1u << KF_OP_DIV | 1u << KF_OP_SQRT;
+    snprintf (e->col_then, sizeof e->col_then, "%s", fm->col_outer ? ""
+                                                     : fm->col_after & scale ? "scale"
+                                                     : fm->col_after & (1u << KF_OP_ADD) ? "shift"
+                                                                                          : "step");
+    memcpy (e->col, fm->col, sizeof e->col);
+    e->col_dim = fm->col_dim;
+    e->ops += norm ? 2 : 1;
+    return true;
+}
+
 bool
 kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
 {
     memset (e, 0, sizeof *e);
     kf_formula_t fm;
     long long mnk[3];
-    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || !kf_prompt_formula (spec, &fm)
-        || !fm.product || (!*fm.row && fm.epi_ops <= 0 && fm.after_product <= 0))
+    double flops = kf_prompt_matmul_flops (spec, mnk);
+    if (!(flops > 0) || !kf_prompt_formula (spec, &fm) || !fm.product
+        || (!*fm.row && !*fm.col && fm.epi_ops <= 0 && fm.after_product <= 0))
         return false;
     memcpy (e->row, fm.row, sizeof e->row);
     e->ops = fm.epi_ops;
@@ -80,6 +116,10 @@ kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
     if (row) {
         e->ops += row->ops;
         e->calls += row->exps;
+    }
+    if (!row && !s_col_read (&fm, mnk, flops, e) && e->ops <= 0 && e->calls <= 0) {
+        memset (e, 0, sizeof *e);
+        return false;
     }
     if (fm.after_product > 0)
         snprintf (e->names, sizeof e->names, "%s", fm.names);
@@ -112,6 +152,11 @@ s_what (FILE *f, const kf_epilogue_t *e)
     if (row) {
         fputs (row->label, f);
         return strstr (row->label, " and ") != NULL;
+    }
+    if (*e->col) {
+        fprintf (f, "the reduction over each column's rows (a %s)%s%s", e->col_stat,
+                 *e->col_then ? " and its per-column " : "", e->col_then);
+        return *e->col_then;
     }
     if (*e->names) {
         fprintf (f, "the %s%s", e->names, e->ops > 0 ? " and the arithmetic" : "");
@@ -147,6 +192,57 @@ kf_prompt_epilogue_position (FILE *f, json_t *spec, json_t *d)
     s_floor (f, product, epi);
 }
 
+//  Round 24: "Epilogue: ... 5 operations and 0 libm calls" of a column's
+//  RMS hid that its rsqrt needs every row of the column first. What the
+//  reduction over each column's rows is, what follows it, and the count
+//  (per element, those on the statistic included as if per element).
+static void
+s_col_does (FILE *f, json_t *spec, const kf_epilogue_t *e)
+{
+    long long mnk[3] = { 0, 0, 0 };
+    kf_prompt_matmul_flops (spec, mnk);
+    bool norm = !strcmp (e->col, "norm") || !strcmp (e->col, "vector_norm");
+    fprintf (f, "it is no elementwise work but a reduction over each column's rows (a %s over "
+             "dim %d: each of the %lld columns over all %lld rows)", e->col_stat, e->col_dim,
+             mnk[1], mnk[0]);
+    if (*e->col_then)
+        fprintf (f, ", then a per-column %s of each element %s, so no element of a column can "
+                 "be finished before all of that column's rows are", e->col_then,
+                 !strcmp (e->col_then, "scale") ? "by a factor of the statistic"
+                 : !strcmp (e->col_then, "shift") ? "by the statistic" : "with the statistic");
+    else
+        fputs (", whose result is the output", f);
+    int own = norm ? 2 : 1;
+    fprintf (f, "; per output element forward writes %d operation%s and %d libm call%s%s%s%s "
+             "around it and the reduction does %d (%s), %d in all, those on a column's "
+             "statistic (done once per column) counted as if per element", e->ops - own,
+             e->ops - own == 1 ? "" : "s", e->calls, e->calls == 1 ? "" : "s",
+             *e->names ? " (" : "", e->names, *e->names ? ")" : "", own,
+             norm ? "a square and an add" : !strcmp (e->col, "amax") ? "a maximum"
+             : !strcmp (e->col, "amin") ? "a minimum" : "an add", e->ops);
+}
+
+//  The column strip the per-column step's second pass reads: 16 columns
+//  (two 8-lane vectors) over all rows, against the host's caches.
+static void
+s_col_strip (FILE *f, json_t *spec, json_t *d)
+{
+    long long mnk[3] = { 0, 0, 0 };
+    kf_prompt_matmul_flops (spec, mnk);
+    json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
+    double elem = kf_prompt_tensor_bytes (out) / (double) (mnk[0] * mnk[1] > 0 ? mnk[0] * mnk[1]
+                                                                                  : 1);
+    double strip = 16.0 * (double) mnk[0] * elem;
+    double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
+    fprintf (f, "; a strip of 16 columns over all %lld rows is %.0f KiB (its rows %.0f bytes "
+             "apart)", mnk[0], strip / 1024, (double) mnk[1] * elem);
+    if (l1 > 0 && l2 > 0)
+        fprintf (f, ", %s from its last tile's store to the second pass over it",
+                 strip <= l1 / 2 ? "half of L1 at most, so it can stay in L1"
+                 : strip <= l2 / 2 ? "half of L2 at most, so it can stay in L2"
+                                   : "more than half of L2, so it may not stay in L2");
+}
+
 void
 kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
 {
@@ -155,11 +251,13 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     if (!kf_prompt_epilogue_ms (spec, d, &e, &product, &epi))
         return;
     bool plural = s_what (f, &e);
-    fprintf (f, " after the product %s not in that count: per output element ",
-             plural ? "are" : "is");
+    fprintf (f, " after the product %s not in that count: %s", plural ? "are" : "is",
+             *e.col ? "" : "per output element ");
     const struct s_row *row = s_row (e.row);
     int besides = e.ops - (row ? row->ops : 0), more = e.calls - (row ? row->exps : 0);
-    if (row) {
+    if (*e.col)
+        s_col_does (f, spec, &e);
+    else if (row) {
         fprintf (f, "it does %s", row->does);
         if (besides > 0)
             fprintf (f, ", and %d operation%s forward writes after the product besides",
@@ -197,6 +295,8 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     if (row && width > 0 && row_bytes <= 16384)
         fprintf (f, "; a row of %.0f outputs is %.0f bytes and stays in L1 between its passes, "
                  "so they cost arithmetic, not memory", width, row_bytes);
+    if (*e.col && *e.col_then)
+        s_col_strip (f, spec, d);
     fputs (". ", f);
     s_floor (f, product, epi);
 }
@@ -254,6 +354,28 @@ kf_prompt_epilogue_idea (json_t *spec)
     char within[96];
     kf_prompt_tolerance_within (spec, within, sizeof within);
     const struct s_row *row = s_row (e.row);
+    long long mnk[3] = { 0, 0, 0 };
+    kf_prompt_matmul_flops (spec, mnk);
+    //  Round 24: "apply it to each tile of outputs while it is in
+    //  registers" cannot be done where each element waits for its whole
+    //  column's statistic: only the statistic is fused.
+    if (*e.col && !*e.col_then)
+        return kf_strdupf ("write only the columns' statistics, by fusing the epilogue (the %s "
+                           "over each column's rows) into the product loop: fold each tile "
+                           "into its columns' running %s at the tile's final store, while it "
+                           "is in registers%s, and never store the product itself",
+                           e.col_stat, e.col_fold, KF_PROMPT_EPILOGUE_K_CHUNKS);
+    if (*e.col)
+        return kf_strdupf ("write the output once and read it back only from cache, by fusing "
+                           "the epilogue (the %s over each column's rows, then a per-column "
+                           "%s) into the product loop as far as it goes: fold each tile into "
+                           "its columns' running %s at the tile's final store, while it is in "
+                           "registers%s; the %s cannot be applied tile by tile, as it needs "
+                           "every row of the column first: apply it in a second pass over each "
+                           "strip of columns once all %lld of its rows are stored, while the "
+                           "strip is still in cache, within %s",
+                           e.col_stat, e.col_then, e.col_fold, KF_PROMPT_EPILOGUE_K_CHUNKS,
+                           e.col_then, mnk[0], within);
     if (row && row->fuse == S_FUSE_ONLINE)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: apply it to each tile of outputs "
@@ -290,4 +412,32 @@ kf_prompt_epilogue_idea (json_t *spec)
                                            "tolerance, never a libm call per element"
                                          : "",
                        KF_PROMPT_EPILOGUE_K_CHUNKS);
+}
+
+char *
+kf_prompt_epilogue_threads_idea (json_t *spec, const char *a, const char *b)
+{
+    kf_epilogue_t e;
+    long long mnk[3] = { 0, 0, 0 };
+    if (!kf_prompt_epilogue (spec, &e) || !*e.col || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+        return NULL;
+    return kf_strdupf ("use every core, by column blocks of the output split across threads, "
+                       "each thread owning whole columns over all %lld rows, so that it "
+                       "finishes their %s%s%s itself with no partial results combined across "
+                       "threads and no barrier (row blocks would need both, the epilogue "
+                       "reducing over each column's rows); each thread re-reads its 1/T of %s "
+                       "and all of %s, its share kept in its own L2 where it fits", mnk[0],
+                       e.col_stat, *e.col_then ? " and per-column " : "", e.col_then, b, a);
+}
+
+void
+kf_prompt_epilogue_split (FILE *f, json_t *spec)
+{
+    kf_epilogue_t e;
+    if (!kf_prompt_epilogue (spec, &e) || !*e.col)
+        return;
+    fprintf (f, " The epilogue reduces over each column's rows: by column blocks each thread "
+             "finishes whole columns by itself; by row blocks the threads would combine each "
+             "column's partial %s across threads%s.", e.col_fold,
+             *e.col_then ? " and wait at a barrier before the second pass" : "");
 }

@@ -26,6 +26,19 @@
  * (KF_PROMPT_EXP_OPS; no exp rate is measured). */
 typedef struct {
     char row[16];
+    /* Round 24: COL, where the epilogue reduces over the product's rows
+     * (kf_formula_t's COL; "" where not, or where a row function is read):
+     * COL_STAT the statistic in words ("mean of its squares"), COL_FOLD
+     * what a tile folds into ("sums of squares"), COL_THEN what follows
+     * on each element ("scale", "shift", "step"; "" where the statistic
+     * is the output), COL_DIM its dimension as forward writes it. OPS
+     * counts the reduction's own operation an element (an add, a maximum;
+     * a norm's square besides). */
+    char col[16];
+    char col_stat[48];
+    char col_fold[48];
+    char col_then[8];
+    int col_dim;
     int ops;
     int calls;
     char names[64];
@@ -76,6 +89,17 @@ void kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d);
  * in one pass, a cheaper exp within the task's tolerance); caller frees.
  * NULL where no epilogue is read: the general text stands. */
 char *kf_prompt_epilogue_idea (json_t *spec);
+
+/* Round 24: for an epilogue that reduces over each column's rows (a
+ * column's RMS after the product), the threads idea that splits by
+ * column blocks, each thread owning whole columns, with A and B the
+ * operands' names; caller frees. NULL where SPEC's epilogue is no such
+ * reduction: the general text stands. */
+char *kf_prompt_epilogue_threads_idea (json_t *spec, const char *a, const char *b);
+
+/* Round 24: the working-set line's clause on splitting threads for such
+ * an epilogue (" By column blocks each thread ..."); nothing otherwise. */
+void kf_prompt_epilogue_split (FILE *f, json_t *spec);
 
 /* "the task's tolerance (rtol R, atol A)" of SPEC into OUT (SIZE bytes),
  * or without the figures where it has none: how the ideas that trade

@@ -132,6 +132,13 @@ static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm",
 //  Of those, the reductions: row functions over the last dimension only.
 static const char *const s_row_reductions[] = { "mean", "amax", NULL };
 
+//  Round 24: reductions over the product's rows (each column's), which
+//  an epilogue may apply over dim 0 or -2; of them the norms take no
+//  positional dimension (their second argument is the order).
+static const char *const s_col_fns[] = { "mean", "sum", "amax", "amin", "norm", "vector_norm",
+                                         NULL };
+static const char *const s_norms[] = { "norm", "vector_norm", NULL };
+
 //  Python words that bring control flow or a construct the count cannot
 //  follow.
 static const char *const s_refused[] = { "for", "while", "if", "elif", "else", "lambda", "in",
@@ -305,6 +312,46 @@ s_last_dim (const char *open, const char *close)
     return false;
 }
 
+//  Whether the call whose '(' is OPEN and ')' CLOSE reduces over the
+//  rows of a matrix: dim 0 or -2 among its arguments (dim=, axis=, a
+//  one-entry tuple or list; a bare one only where POSITIONAL), into *DIM.
+static bool
+s_rows_dim (const char *open, const char *close, bool positional, int *dim)
+{
+    char arg[16];
+    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);) {
+        const char *v = !strncmp (arg, "dim=", 4) ? arg + 4 : !strncmp (arg, "axis=", 5) ? arg + 5
+                        : positional ? arg : NULL;
+        static const char *const zero[] = { "0", "(0,)", "[0]", NULL };
+        static const char *const minus2[] = { "-2", "(-2,)", "[-2]", NULL };
+        if (v && (s_in (v, strlen (v), zero) || s_in (v, strlen (v), minus2))) {
+            *dim = s_in (v, strlen (v), zero) ? 0 : -2;
+            return true;
+        }
+    }
+    return false;
+}
+
+//  Where the receiver of the call whose name chain starts at AT (CODE's)
+//  begins: "(p * p)" of (p * p).mean(0), "p.pow(2)" of p.pow(2).sum(0),
+//  AT itself where the chain starts with a name (p.sum(0), torch.sum).
+static const char *
+s_receiver (const char *code, const char *at)
+{
+    const char *s = at;
+    while (*s == '.' && s > code && (s[-1] == ')' || s[-1] == ']')) {
+        int depth = 0;
+        for (s--; s > code; s--) {
+            depth += (*s == ')' || *s == ']') - (*s == '(' || *s == '[');
+            if (depth == 0)
+                break;
+        }
+        while (s > code && (isalnum ((unsigned char) s[-1]) || s[-1] == '_' || s[-1] == '.'))
+            s--;
+    }
+    return s;
+}
+
 bool
 kf_prompt_formula_named (const char *names, const char *word)
 {
@@ -353,9 +400,14 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     const char *product = NULL, *product_end = NULL;
     //  Known functions' spans and operations, to count an epilogue's;
     //  the row function's span; the last operation or call.
-    struct s_fn { const char *at, *close; int ops; } fns[32];
+    struct s_fn { const char *at, *close; int ops; unsigned kinds; } fns[32];
     size_t n_fns = 0;
     const char *row_at = NULL, *row_close = NULL, *latest = NULL;
+    //  The column reduction's span (its receiver to its ')'), and the
+    //  operators' places and kinds, to tell its argument's from the rest.
+    const char *col_at = NULL, *col_close = NULL;
+    struct s_op { const char *at; unsigned kinds; } op_list[64];
+    size_t n_ops = 0;
     while (p < end) {
         char c = *p;
         if (isspace ((unsigned char) c) || c == '(' || c == ')' || c == ',' || c == ':'
@@ -390,7 +442,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                     f->ops += s_arith[i].ops;
                     f->kinds |= s_arith[i].kinds;
                     if (n_fns < sizeof fns / sizeof fns[0])
-                        fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops };
+                        fns[n_fns++] = (struct s_fn) { at, s_close (q, end), s_arith[i].ops,
+                                                       s_arith[i].kinds };
                     known = true;
                 }
             if (s_in (last, n, s_row_fns) && !row_at
@@ -401,11 +454,17 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 f->counted = false;
                 known = true;
             }
+            if (s_in (last, n, s_col_fns) && !col_at
+                && s_rows_dim (q, s_close (q, end), !s_in (last, n, s_norms), &f->col_dim)) {
+                col_at = s_receiver (code, at);
+                col_close = s_close (q, end);
+                snprintf (f->col, sizeof f->col, "%.*s", (int) n, last);
+            }
             if (n == 3 && !strncmp (last, "pow", 3) && s_pow_square (q, s_close (q, end))) {
                 f->ops++;
                 f->kinds |= S_BIT (MUL);
                 if (n_fns < sizeof fns / sizeof fns[0])
-                    fns[n_fns++] = (struct s_fn) { at, s_close (q, end), 1 };
+                    fns[n_fns++] = (struct s_fn) { at, s_close (q, end), 1, S_BIT (MUL) };
                 known = true;
             }
             for (size_t i = 0; !known && i < sizeof s_libm / sizeof s_libm[0]; i++)
@@ -492,6 +551,11 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         }
         if (f->ops > ops_before && !((c == '-' || c == '+') && s_unary (code, op_at))) {
             latest = op_at;
+            if (n_ops < sizeof op_list / sizeof op_list[0])
+                op_list[n_ops++] = (struct s_op) { op_at, c == '*' ? S_BIT (MUL)
+                                                          : c == '/' ? S_BIT (DIV)
+                                                          : c == '+' || c == '-' ? S_BIT (ADD)
+                                                                                 : S_BIT (CMP) };
             if (product && op_at >= product_end)
                 f->epi_ops += f->ops - ops_before;
         }
@@ -518,6 +582,28 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         || !(row_at >= product_end || (row_at < product && row_close > product)))
         f->row[0] = 0;
     f->row_outer = *f->row && (!latest || latest < row_close);
+    if (!product || !col_at
+        || !(col_at >= product_end || (col_at <= product && col_close > product)))
+        f->col[0] = 0;
+    if (*f->col) {
+        //  What follows the statistic: the operations after it, and those
+        //  before it on its own line (p * rsqrt(...)); not the product's
+        //  line's (p = a @ b + bias).
+        const char *line = col_at;
+        while (line > code && line[-1] != '\n')
+            line--;
+        f->col_squares = s_in (f->col, strlen (f->col), s_norms);
+        for (size_t i = 0; i < n_ops + n_fns; i++) {
+            const char *at = i < n_ops ? op_list[i].at : fns[i - n_ops].at;
+            unsigned kinds = i < n_ops ? op_list[i].kinds : fns[i - n_ops].kinds;
+            bool inside = at >= col_at && at < col_close;
+            f->col_squares |= inside && (kinds & S_BIT (MUL));
+            f->col_abs |= inside && (kinds & S_BIT (ABS));
+            if (!inside && at >= product_end && (at > col_close || at >= line))
+                f->col_after |= kinds;
+        }
+        f->col_outer = !f->col_after && (!latest || latest <= col_close);
+    }
     free (code);
     return true;
 }

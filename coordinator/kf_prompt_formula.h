@@ -65,6 +65,22 @@ typedef struct {
     int epi_ops;
     char row[16];
     bool row_outer;
+    /* Round 24: p * rsqrt((p * p).mean(dim=0, keepdim=True) + 1e-5) was
+     * read as 5 elementwise operations, its fusion told to finish each
+     * tile in registers. COL: a reduction over the product's rows, each
+     * column's ("mean", "sum", "amax", "amin", "norm", "vector_norm"; ""
+     * where none): the first such call over dim 0 or -2 (dim=, axis=, or
+     * positional but for a norm, whose positional argument is its order)
+     * whose argument holds the product or comes after it; COL_DIM the
+     * dimension as written. COL_SQUARES: its argument squares (a product
+     * in it) or it is a norm; COL_ABS: its argument takes abs. COL_AFTER:
+     * the kinds (1 << KF_OP_*) of the operations after the product outside
+     * the call and its argument (a per-column scale: products, divisions,
+     * square roots); COL_OUTER when it is the last thing forward does. */
+    char col[16];
+    int col_dim;
+    bool col_squares, col_abs, col_outer;
+    unsigned col_after;
 } kf_formula_t;
 
 /* Whether WORD is a whole entry of NAMES (kf_formula_t's list, ", "

@@ -88,7 +88,7 @@ kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
 //  thread still blocks k. The shares, from operands of A and B bytes,
 //  against each core's L2.
 static void
-s_thread_shares (FILE *f, double a, double b, double l2, json_t *d)
+s_thread_shares (FILE *f, json_t *spec, double a, double b, double l2, json_t *d)
 {
     double cores = kf_prompt_host_cores (d);
     if (!(cores >= 2))
@@ -108,6 +108,9 @@ s_thread_shares (FILE *f, double a, double b, double l2, json_t *d)
                  b <= a ? "column" : "row");
     else
         fputs (": either split's share fits its L2.", f);
+    //  Round 24: the two splits read as equals beside an epilogue that
+    //  reduces over each column's rows.
+    kf_prompt_epilogue_split (f, spec);
 }
 
 void
@@ -182,7 +185,7 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
         //  Round 17: "128 KiB take more than half of L1" beside a 48 KiB L1.
         fprintf (f, " %s: blocking over k keeps a slice of them there.",
                  tile > l1 ? "do not fit L1" : "take more than half of L1");
-    s_thread_shares (f, a, b, l2, d);
+    s_thread_shares (f, spec, a, b, l2, d);
     fputc ('\n', f);
 }
 
@@ -390,7 +393,10 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
     for (; list[n] && n < sizeof texts / sizeof texts[0]; n++) {
         //  Round 16: the epilogue the task holds (a softmax, not "bias,
         //  activation"); no blocking over a short k.
+        //  Round 24: and threads over column blocks where the epilogue
+        //  reduces over each column's rows.
         char *own = !strcmp (list[n], S_EPILOGUE) ? kf_prompt_epilogue_idea (spec)
+                    : !strcmp (list[n], S_THREADS) ? kf_prompt_epilogue_threads_idea (spec, a, b)
                     : !strcmp (list[n], S_BLOCKS) || list[n] == s_rows_k[1]
                         ? kf_prompt_short_k_block (spec, a, b, list[n] == s_rows_k[1])
                         : NULL;
