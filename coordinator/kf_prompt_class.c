@@ -740,9 +740,7 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
     kf_formula_t fm;
     bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
     if (costly && k == KF_TARGET_HOST)
-        //  Round 24: celu(a) * g[None, :] + b (one exp) had the identity
-        //  idea twice: the broadcast's indexing left it uncounted, while
-        //  its one known call was read all the same.
+        //  Round 24: celu(a) * g[None, :] + b, uncounted for its indexing.
         return s_costly_list (spec, kf_prompt_formula (spec, &fm)
                                     && (fm.counted || fm.calls >= 1)
                                     && (fm.calls == 1 || !fm.related)
