@@ -737,14 +737,10 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
         return kept;
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST)
         return s_product_list (spec, count);
-    kf_formula_t fm;
     bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
     if (costly && k == KF_TARGET_HOST)
-        //  Round 24: celu(a) * g[None, :] + b, uncounted for its indexing.
-        return s_costly_list (spec, kf_prompt_formula (spec, &fm)
-                                    && (fm.counted || fm.calls >= 1)
-                                    && (fm.calls == 1 || !fm.related)
-                                    ? s_ideas_host_ew_one_call : s_ideas_host_ew, count);
+        return s_costly_list (spec, kf_prompt_formula_no_identity (spec) ? s_ideas_host_ew_one_call
+                                                                        : s_ideas_host_ew, count);
     if (c != KF_CLASS_ELEMENTWISE || costly)
         return kf_prompt_ideas (c, k, count);
     return s_counted (k == KF_TARGET_HOST ? s_ideas_host_ew_cheap : s_ideas_gpu_ew_cheap,

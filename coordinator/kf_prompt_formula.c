@@ -634,3 +634,11 @@ kf_prompt_formula_kinds (unsigned kinds, char *buf, size_t size)
     }
     return buf;
 }
+
+bool
+kf_prompt_formula_no_identity (json_t *spec)
+{
+    kf_formula_t fm;
+    return kf_prompt_formula (spec, &fm) && (fm.counted || fm.calls >= 1)
+           && (fm.calls == 1 || !fm.related);
+}

@@ -91,6 +91,13 @@ bool kf_prompt_formula_named (const char *names, const char *word);
  * PyTorch or has no forward. */
 bool kf_prompt_formula (json_t *spec, kf_formula_t *f);
 
+/* Whether no exact identity can share or remove a libm call of SPEC's
+ * formula: it makes one known call, or calls unrelated (kf_formula_t's
+ * RELATED). Round 24: celu(a) * g[None, :] + b (one exp) was handed the
+ * identity idea twice, its broadcast's indexing leaving it uncounted
+ * while its one known call was read all the same. */
+bool kf_prompt_formula_no_identity (json_t *spec);
+
 /* The I-th name of the functions the count takes for libm calls (tanh,
  * exp, atan, ...), NULL past the last: one list for the count and for
  * kf_prompt_costly_math (round 15: atan was counted as a call but not
