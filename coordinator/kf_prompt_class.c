@@ -468,14 +468,16 @@ kf_prompt_default_sections_for (const char *language, const char *target, json_t
 //  Round 21: "plain code" for a log1p, whose range reduction takes the
 //  float's exponent bits, read as forbidding the bit casts; GCC 12 at -O3
 //  vectorises a loop whose bits go through memcpy into a uint32_t (seen:
-//  "loop vectorized using 32 byte vectors" for such a log).
+//  "loop vectorized using 32 byte vectors" for such a log); round 24's,
+//  with ternary clamps, stayed scalar ("a branch in the loop"): 112 ms.
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
     "within the tolerance, in plain code the compiler can vectorise or in intrinsics (the " \
     "idea is the cheaper formula; in plain code a square root takes the intrinsic, as the " \
     "compiler keeps sqrtf a scalar call, and the float's exponent and mantissa bits, which " \
     "a log's or exp's range reduction takes, go through memcpy into a uint32_t and back, " \
-    "which vectorises, where frexpf and ldexpf stay calls)"
+    "where frexpf and ldexpf stay calls; whether the loop vectorised is the compiler's "    \
+    "report to read, as a branch it cannot make a select keeps it scalar)"
 #define S_EW_SIMD                                                                          \
     "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
     "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \

@@ -50,10 +50,8 @@
 #define S_L2_RUNS 20
 #define S_L2_RUNS_MAX 400
 
-//  STEPS dependent loads from P; returns where the chain stopped (the
-//  next run's start, and kept so the loads are not dropped).
-KF_HOST_MEASURED static void *
-s_chase (void *p, long steps)
+KF_HOST_MEASURED void *
+kf_host_chase (void *p, long steps)
 {
     void **q = p;
     for (long i = 0; i < steps; i++)
@@ -61,8 +59,8 @@ s_chase (void *p, long steps)
     return q;
 }
 
-static uint64_t
-s_rand (uint64_t *state)
+uint64_t
+kf_host_rand (uint64_t *state)
 {
     //  xorshift64*: a fixed seed, the same order at every start.
     *state ^= *state >> 12;
@@ -89,7 +87,7 @@ s_cycle (char *buf, size_t n)
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t) i;
     for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t) (s_rand (&seed) % (i + 1));
+        size_t j = (size_t) (kf_host_rand (&seed) % (i + 1));
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -114,7 +112,7 @@ s_best (void **p, long steps, int runs, int runs_max)
     double best = 0;
     for (int r = 0, since = 0; r < runs_max && since < runs; r++, since++) {
         double t0 = kf_clock_now ();
-        *p = s_chase (*p, steps);
+        *p = kf_host_chase (*p, steps);
         double t = (kf_clock_now () - t0) / (double) steps;
         if (t > 0 && (best == 0 || t < 0.99 * best))
             since = -1;
@@ -167,7 +165,7 @@ s_l2_latency (double l1, double l2)
     double best = 0;
     size_t n = bytes / S_LINE;
     if (s_cycle (buf, n) == 0) {
-        void *p = s_chase (buf, 2 * (long) n);
+        void *p = kf_host_chase (buf, 2 * (long) n);
         best = s_best (&p, S_L2_STEPS, S_L2_RUNS, S_L2_RUNS_MAX);
     }
     free (buf);

@@ -10,10 +10,19 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* A measured loop: never instrumented (a sanitized build measured 7
  * GFLOP/s in round 2) and never inlined into its timing. */
 #define KF_HOST_MEASURED __attribute__ ((no_sanitize ("address", "undefined"), noinline))
+
+/* STEPS dependent loads from P, each the address of the next (the
+ * latency and TLB chases, kf_host_latency.c, kf_host_tlb.c); returns
+ * where the chain stopped, the next run's start, so no load is dropped. */
+KF_HOST_MEASURED void *kf_host_chase (void *p, long steps);
+
+/* xorshift64* from *STATE: the chases' fixed-seed orders. */
+uint64_t kf_host_rand (uint64_t *state);
 
 /* The measuring threads wait for a go, so a loop starts on all of them at
  * once; a failed pthread_create still lets those started finish. */

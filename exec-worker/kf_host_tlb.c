@@ -97,26 +97,6 @@ kf_host_tlb_step (const int *pages, const double *cost, int n, double jump)
     return 0;
 }
 
-//  STEPS dependent loads from P; returns where the chain stopped.
-KF_HOST_MEASURED static void *
-s_chase (void *p, long steps)
-{
-    void **q = p;
-    for (long i = 0; i < steps; i++)
-        q = (void **) *q;
-    return q;
-}
-
-static uint64_t
-s_rand (uint64_t *state)
-{
-    //  xorshift64*: a fixed seed, the same order at every start.
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    return *state * 0x2545F4914F6CDD1DULL;
-}
-
 //  ORDER[0..N-1] a random order of 0..N-1.
 static void
 s_shuffle (uint32_t *order, int n, uint64_t *seed)
@@ -124,7 +104,7 @@ s_shuffle (uint32_t *order, int n, uint64_t *seed)
     for (int i = 0; i < n; i++)
         order[i] = (uint32_t) i;
     for (int i = n - 1; i > 0; i--) {
-        int j = (int) (s_rand (seed) % (uint64_t) (i + 1));
+        int j = (int) (kf_host_rand (seed) % (uint64_t) (i + 1));
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -147,11 +127,11 @@ s_point (char *base, int n, uint32_t *order, uint64_t *seed)
     for (int i = 0; i < n; i++)
         *(void **) s_line (base, (int) order[i]) = s_line (base, (int) order[(i + 1) % n]);
     long steps = 2L * n > S_STEPS_MIN ? 2L * n : S_STEPS_MIN;
-    void *p = s_chase (s_line (base, (int) order[0]), 2L * n);
+    void *p = kf_host_chase (s_line (base, (int) order[0]), 2L * n);
     double best = 0;
     for (int r = 0, since = 0; r < S_RUNS_MAX && since < S_RUNS; r++, since++) {
         double t0 = kf_clock_now ();
-        p = s_chase (p, steps);
+        p = kf_host_chase (p, steps);
         double t = (kf_clock_now () - t0) / (double) steps;
         if (t > 0 && (best == 0 || t < 0.99 * best))
             since = -1;
