@@ -13,6 +13,7 @@
  *  Every wait is for a message or a state, bounded by a generous ceiling
  *  for a loaded machine. */
 #include "../kf_test.h"
+#include "../kf_test_worker.h"
 #include "kf_proto.h"
 #include "kf_worker.h"
 #include <pthread.h>
@@ -47,20 +48,6 @@ s_handler (void *arg, const kf_job_t *job, kf_job_result_t *res)
     while (!atomic_load (&s_gate))
         zclock_sleep (10);
     res->ok = true;
-}
-
-typedef struct {
-    kf_worker_config_t cfg;
-    volatile sig_atomic_t stop;
-    int rc;
-} s_run_t;
-
-static void *
-s_worker_main (void *arg)
-{
-    s_run_t *run = arg;
-    run->rc = kf_worker_run (&run->cfg, &run->stop);
-    return NULL;
 }
 
 /* The next message of TYPE on ROUTER within MS (HEARTBEATs before it
@@ -115,12 +102,12 @@ main (void)
 
     json_t *caps = json_pack ("{s:[s], s:i}", "backends", "host", "v", 1);
     kf_worker_idle_t idle = { .fn = s_idle, .first_ms = 300 };
-    s_run_t run = { .cfg = { .endpoint = endpoint, .role = "idle", .worker_id = "idler",
+    kf_test_worker_t run = { .cfg = { .endpoint = endpoint, .role = "idle", .worker_id = "idler",
                              .credits = 1, .capabilities = caps, .handler = s_handler,
                              .idle = &idle, .heartbeat_ms = 100, .liveness = 100 } };
     pthread_t tid;
     int64_t t0 = zclock_mono ();
-    pthread_create (&tid, NULL, s_worker_main, &run);
+    pthread_create (&tid, NULL, kf_test_worker_main, &run);
 
     zframe_t *route = NULL;
     kf_msg_t *m = s_expect (router, "HELLO", 30000, &route, NULL, NULL);

@@ -12,6 +12,7 @@
  *  Every wait is for a message or a socket event, bounded by a generous
  *  ceiling for a loaded machine. */
 #include "../kf_test.h"
+#include "../kf_test_worker.h"
 #include "kf_proto.h"
 #include "kf_worker.h"
 #include <pthread.h>
@@ -31,20 +32,6 @@ s_handler (void *arg, const kf_job_t *job, kf_job_result_t *res)
     res->ok = true;
     res->result = json_pack ("{s:b}", "kept", 1);
     atomic_store (&s_finished, 1);
-}
-
-typedef struct {
-    kf_worker_config_t cfg;
-    volatile sig_atomic_t stop;
-    int rc;
-} s_run_t;
-
-static void *
-s_worker_main (void *arg)
-{
-    s_run_t *run = arg;
-    run->rc = kf_worker_run (&run->cfg, &run->stop);
-    return NULL;
 }
 
 /* The next message of TYPE on ROUTER within MS (others skipped, HEARTBEATs
@@ -95,14 +82,14 @@ main (void)
     zsock_wait (monitor);
 
     json_t *caps = json_pack ("{s:[s], s:s}", "backends", "host", "arch", "x86_64");
-    s_run_t run = { .cfg = { .endpoint = endpoint, .role = "keep", .worker_id = "keeper",
+    kf_test_worker_t run = { .cfg = { .endpoint = endpoint, .role = "keep", .worker_id = "keeper",
                              .credits = 1, .capabilities = caps, .handler = s_handler,
                              .heartbeat_ms = 5000, .liveness = 3,
                              /* At least 1 s without a connection after it takes
                               * us for gone: the job finishes in that window. */
                              .backoff_min_ms = 2000, .backoff_max_ms = 2000 } };
     pthread_t tid;
-    pthread_create (&tid, NULL, s_worker_main, &run);
+    pthread_create (&tid, NULL, kf_test_worker_main, &run);
 
     zframe_t *route = NULL;
     kf_msg_t *m = s_expect (router, "HELLO", 30000, &route, NULL);
