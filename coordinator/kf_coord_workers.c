@@ -167,20 +167,28 @@ s_worker_lost (kf_coord_t *self, kf_coord_worker_t *w, const char *why)
 
 /* ---- worker messages --------------------------------------------------- */
 
+/* Counts job ID as taking one of W's credits, unless W counts it already. */
+static void
+s_hold_job (kf_coord_worker_t *w, json_int_t id)
+{
+    size_t k;
+    json_t *u;
+    json_array_foreach (w->jobs, k, u)
+        if (json_integer_value (u) == id)
+            return;
+    json_array_append_new (w->jobs, json_integer (id));
+}
+
 /* Counts each job of the array JOBS that W does not count yet as taking
  * one of its credits. */
 static void
 s_hold_jobs (kf_coord_worker_t *w, json_t *jobs)
 {
-    size_t i, k;
-    json_t *v, *u;
-    json_array_foreach (jobs, i, v) {
-        bool counted = !json_is_integer (v);
-        json_array_foreach (w->jobs, k, u)
-            counted |= json_integer_value (u) == json_integer_value (v);
-        if (!counted)
-            json_array_append (w->jobs, v);
-    }
+    size_t i;
+    json_t *v;
+    json_array_foreach (jobs, i, v)
+        if (json_is_integer (v))
+            s_hold_job (w, json_integer_value (v));
 }
 
 /* Hands back the leases W holds that its HELLO's JOBS no longer lists. */
@@ -290,11 +298,8 @@ s_on_hello (kf_coord_t *self, zframe_t *route, const char *route_key, kf_msg_t *
     if (same_route) {
         int64_t held[512];
         size_t n = kf_lease_book_jobs (w->book, held, 512);
-        json_t *ids = json_array ();
         for (size_t k = 0; k < n && k < 512; k++)
-            json_array_append_new (ids, json_integer (held[k]));
-        s_hold_jobs (w, ids);
-        json_decref (ids);
+            s_hold_job (w, held[k]);
     }
     zhashx_insert (self->by_route, route_key, w);
 
