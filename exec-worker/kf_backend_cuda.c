@@ -477,6 +477,10 @@ s_cuda_child_main (const char *dir, json_t *job)
         if (c > 0)
             kf_eval_case_label (task, c, label, sizeof label);
         st = kf_cuda_setup (ce, case_task);
+        //  The timing sets' memory, taken before the candidate's first
+        //  call can take the device's (kf_cuda_variants.c).
+        if (st == KF_CUDA_OK && c == 0 && !probe)
+            st = kf_cuda_variants_reserve (e, info.memory_bytes);
         int n_sets = c > 0 ? 2 : e->rd ? e->rd->n_sets : 5;
         for (int set = 0; set < n_sets && st == KF_CUDA_OK; set++) {
             char when[320];
@@ -506,8 +510,8 @@ s_cuda_child_main (const char *dir, json_t *job)
     //  own, each checked after every sample (kf_cuda_variants.c); where
     //  they do not fit (and in a profile), on the main shape's last set,
     //  whose outputs are checked after the timing loop.
-    if (st == KF_CUDA_OK && e->runner)
-        st = kf_cuda_variants_setup (e, seed, info.memory_bytes);
+    if (st == KF_CUDA_OK)
+        st = kf_cuda_variants_setup (e, seed);
     if (st == KF_CUDA_OK && e->runner && !e->var && n_cases > 1)
         st = kf_cuda_share_with_runner (e);
     if (st == KF_CUDA_OK && (st = kf_cuda_poison_outputs (e, e->cand_d)) == KF_CUDA_OK

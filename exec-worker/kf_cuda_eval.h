@@ -133,12 +133,15 @@ json_t *kf_cuda_probe (int device, char *why, size_t why_size);
 
 /* With the candidate in the runner: N sets (2 to KF_CUDA_MAX_VARIANTS,
  * as many as MEMORY_BYTES / 8 holds; none when not even 2 fit) of the
- * main case's inputs, drawn fresh with SEED or the exported sets in
- * turn, their right outputs computed (the reference) or copied (the
+ * main case's inputs allocated, before the candidate's first call.
+ * KF_CUDA_OK (E->var may stay NULL) or KF_CUDA_HARNESS with E->detail. */
+int kf_cuda_variants_reserve (kf_cuda_eval_t *e, size_t memory_bytes);
+/* The reserved sets filled, drawn fresh with SEED or the exported sets
+ * in turn, their right outputs computed (the reference) or copied (the
  * exported data), the candidate's outputs beside each; the runner maps
- * them and its calls cycle through them. KF_CUDA_OK (E->var may stay
- * NULL) or another KF_CUDA_* with E->detail. */
-int kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed, size_t memory_bytes);
+ * them and its calls cycle through them. KF_CUDA_OK (nothing to do with
+ * none reserved) or another KF_CUDA_* with E->detail. */
+int kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed);
 /* Every set's candidate outputs poisoned; waits for the device. */
 int kf_cuda_variants_poison (kf_cuda_eval_t *e);
 /* After a sample of CALLS calls: the sets those calls used checked

@@ -12,7 +12,10 @@
  *  work, and one that leaves a set unwritten or wrong in any sample is
  *  incorrect. Memory allowing (an eighth of the device for the sets, their
  *  staged inputs and right outputs together), at least two sets; else the
- *  timing keeps the case's own buffers, as before.
+ *  timing keeps the case's own buffers, as before. The memory is taken
+ *  before the candidate's first call (a candidate that takes all the
+ *  device's memory there must not leave the judge without its sets) and
+ *  filled after the correctness pass.
  */
 #include "kf_cuda_eval.h"
 
@@ -131,7 +134,7 @@ s_same_scalars (const kf_eval_refdata_t *rd, int n)
 }
 
 int
-kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed, size_t memory_bytes)
+kf_cuda_variants_reserve (kf_cuda_eval_t *e, size_t memory_bytes)
 {
     if (!e->runner || e->var)
         return KF_CUDA_OK;
@@ -168,16 +171,23 @@ kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed, size_t memory_bytes)
             if (!(rc = kf_cuda_dbuf_new (&v->out_d[s][o], e->out[o].bytes, &v->share, &at)))
                 rc = kf_cuda_dbuf_new (&v->ref_d[s][o], e->out[o].bytes, NULL, NULL);
     }
-    if (rc)
-        return kf_cuda_harness (e, rc, "allocating the timing sets");
-    for (int s = 0; s < n; s++) {
+    return rc ? kf_cuda_harness (e, rc, "allocating the timing sets") : KF_CUDA_OK;
+}
+
+int
+kf_cuda_variants_setup (kf_cuda_eval_t *e, uint64_t seed)
+{
+    struct kf_cuda_variants_s *v = e->var;
+    if (!v)
+        return KF_CUDA_OK;
+    for (int s = 0; s < v->n; s++) {
         int st = s_fill (e, v, seed, s);
         if (st)
             return st;
     }
     if (e->rd)
         e->ctx.scalars = e->rd->values;
-    return kf_cuda_runner_layout (e, &v->share, v->in_d[0], v->out_d[0], n, shared);
+    return kf_cuda_runner_layout (e, &v->share, v->in_d[0], v->out_d[0], v->n, v->variant_bytes);
 }
 
 int
