@@ -104,7 +104,7 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
     double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
     double ns = kf_jnum (o, "candidate_ns", 0), derived = 0;
     long long mnk[3];
-    if (!(gf > 0) && ns > 0 && (derived = kf_prompt_matmul_flops (spec, mnk)) > 0) {
+    if (!(gf > 0) && ns > 0 && (derived = kf_prompt_product_flops (spec, mnk)) > 0) {
         gf = derived / ns;
         if (!(peak > 0))
             peak = kf_jnum (device, "peak_gflops", 0);

@@ -217,7 +217,7 @@ s_per_element (FILE *f, json_t *spec, json_t *k, json_t *hardware, bool host)
     long long mnk[3];
     json_t *compute = json_object_get (k, "compute");
     if (!kf_jhas_num (k, "candidate_ns") || !(kf_jnum (k, "candidate_ns", 0) > 0)
-        || kf_jnum (compute, "flops", 0) > 0 || kf_prompt_matmul_flops (spec, mnk) > 0)
+        || kf_jnum (compute, "flops", 0) > 0 || kf_prompt_product_flops (spec, mnk) > 0)
         return;
     double elements = 0;
     size_t i, d;

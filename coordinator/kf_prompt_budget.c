@@ -417,18 +417,40 @@ void
 kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
 {
     long long mnk[3] = { 0, 0, 0 };
-    double flops = kf_prompt_matmul_flops (spec, mnk);
+    double flops = kf_prompt_product_flops (spec, mnk);
     double one = kf_jnum (d, "peak_gflops_one_core", 0), all = kf_jnum (d, "peak_gflops", 0);
     if (!(flops > 0) || !(one > 0))
         return;
-    fprintf (f, "  Compute floor: the product's 2 x M x N x K = %.4g million operations (M = "
-             "%lld, N = %lld, K = %lld per product) take at least %.3g ms at one core's "
-             "measured FMA peak", flops * 1e-6, mnk[0], mnk[1], mnk[2], flops / one * 1e-6);
+    long long groups = 0;
+    if (kf_prompt_conv_flops (spec, NULL, &groups) > 0)
+        fprintf (f, "  Compute floor: the convolution is a matrix product in disguise (each "
+                 "output element a dot product over input channels and kernel taps): M = %lld "
+                 "output channels%s, N = %lld (batch x output positions), K = %lld (input "
+                 "channels x kernel taps), 2 x M x N x K%s = %.4g million operations; they take "
+                 "at least %.3g ms at one core's measured FMA peak", mnk[0],
+                 groups > 1 ? " of a group" : "", mnk[1], mnk[2],
+                 groups > 1 ? " x the groups" : "", flops * 1e-6, flops / one * 1e-6);
+    else
+        fprintf (f, "  Compute floor: the product's 2 x M x N x K = %.4g million operations (M = "
+                 "%lld, N = %lld, K = %lld per product) take at least %.3g ms at one core's "
+                 "measured FMA peak", flops * 1e-6, mnk[0], mnk[1], mnk[2], flops / one * 1e-6);
     if (all > one)
         fprintf (f, " and %.3g ms at every core's together (%.0f GFLOP/s)", flops / all * 1e-6,
                  all);
     fputs (": a kernel of f32 FMAs is never faster, and its time over this floor is the "
-           "share of the peak it reaches.\n", f);
+           "share of the peak it reaches.", f);
+    //  The implicit product's second operand is no tensor: a copy of it
+    //  (im2col) is the input times the taps.
+    if (groups > 0 && kf_prompt_conv_flops (spec, NULL, NULL) > 0) {
+        char b[32];
+        fprintf (f, " The product's second operand is the input read at shifted positions, "
+                 "never stored: a copy of it laid out as K x N (im2col) would take %s, each "
+                 "input value once per tap; a kernel that reads the input in place reuses "
+                 "each value across the taps and all M output channels from its caches.",
+                 kf_rates_bytes ((double) mnk[1] * (double) mnk[2] * (double) groups * 4.0, b,
+                                 sizeof b));
+    }
+    fputc ('\n', f);
     //  Round 16: the softmax after q @ k^T had no count and no time.
     kf_prompt_epilogue_line (f, spec, d);
     kf_prompt_working_set_line (f, spec, d);

@@ -172,7 +172,7 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
         return;
     kf_task_class_t c = kf_prompt_task_class (spec);
     long long mnk[3] = { 0, 0, 0 };
-    double flops = c == KF_CLASS_MATMUL ? kf_prompt_matmul_flops (spec, mnk) : 0;
+    double flops = c == KF_CLASS_MATMUL ? kf_prompt_product_flops (spec, mnk) : 0;
     int per = c == KF_CLASS_ELEMENTWISE ? fm.calls : flops > 0 ? fm.after_product : 0;
     double outputs = kf_prompt_output_elements (spec);
     if (per <= 0 || !(outputs > 0))
@@ -356,6 +356,65 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     return flops * (double) *batch;
 }
 
+//  A convolution's count (round 25: conv1d_relu read no compute floor):
+//  the reference calls a convolution (not a transposed one), one output
+//  of rank 3 to 5 [B][C_out][spatial...], and among the inputs a weight
+//  of that rank [C_out][C_in / groups][kernel...] and an input [B][C_in]
+//  [spatial...]. Each output element takes C_in / groups x kernel
+//  multiply-adds; as a product, GROUPS products of M = C_out / groups,
+//  N = B x the output's spatial size, K = C_in / groups x kernel size.
+static double
+s_conv (json_t *spec, long long *groups, long long mnk[3])
+{
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    if (!src || (!strstr (src, "conv") && !strstr (src, "Conv")) || strstr (src, "onv_transpose")
+        || strstr (src, "onvTranspose"))
+        return 0;
+    json_t *outputs = json_object_get (spec, "outputs"), *out = json_array_get (outputs, 0);
+    size_t rank = s_rank (out);
+    if (json_array_size (outputs) != 1 || rank < 3 || rank > 5)
+        return 0;
+    long long b = s_dim (out, 0), c_out = s_dim (out, 1), spatial = 1;
+    for (size_t i = 2; i < rank; i++)
+        spatial *= s_dim (out, i) > 0 ? s_dim (out, i) : 0;
+    json_t *weight = NULL, *x = NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, "inputs"), i, t) {
+        if (s_rank (t) != rank)
+            continue;
+        if (s_dim (t, 0) == c_out && s_dim (t, 0) != b && !weight)
+            weight = t;
+        else if (s_dim (t, 0) == b && !x)
+            x = t;
+    }
+    if (!weight || !x || b <= 0 || c_out <= 0 || spatial <= 0)
+        return 0;
+    long long per = s_dim (weight, 1), kernel = 1, c_in = s_dim (x, 1);
+    for (size_t d = 2; d < rank; d++)
+        kernel *= s_dim (weight, d) > 0 ? s_dim (weight, d) : 0;
+    if (per <= 0 || kernel <= 0 || c_in <= 0 || c_in % per || c_out % (c_in / per))
+        return 0;
+    *groups = c_in / per;
+    if (mnk) {
+        mnk[0] = c_out / *groups;
+        mnk[1] = b * spatial;
+        mnk[2] = per * kernel;
+    }
+    return 2.0 * (double) (c_out / *groups) * (double) (b * spatial) * (double) (per * kernel)
+           * (double) *groups;
+}
+
+double
+kf_prompt_conv_flops (json_t *spec, long long mnk[3], long long *groups)
+{
+    long long g = 1;
+    double flops = kf_prompt_task_class (spec) == KF_CLASS_MATMUL ? s_conv (spec, &g, mnk) : 0;
+    if (groups)
+        *groups = g;
+    return flops;
+}
+
 double
 kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
 {
@@ -363,12 +422,19 @@ kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
     return s_matmul (spec, &batch, mnk);
 }
 
+double
+kf_prompt_product_flops (json_t *spec, long long mnk[3])
+{
+    double conv = kf_prompt_conv_flops (spec, mnk, NULL);
+    return conv > 0 ? conv : kf_prompt_matmul_flops (spec, mnk);
+}
+
 void
 kf_prompt_reference_rate_line (FILE *f, json_t *spec, json_t *d, double ref_ns)
 {
     if (!(ref_ns > 0))
         return;
-    double flops = kf_prompt_matmul_flops (spec, NULL);
+    double flops = kf_prompt_product_flops (spec, NULL);
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);
     double bytes = kf_prompt_side_bytes (spec, "inputs") + kf_prompt_side_bytes (spec, "outputs");
     double copy = kf_jnum (d, "copy_one_core_gbs", 0);
@@ -581,7 +647,8 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                    && kf_prompt_formula (spec, &fm);
     double derived = 0, ew = 0;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
-        derived = s_matmul (spec, &batch, mnk);
+        derived = kf_prompt_conv_flops (spec, mnk, &batch);
+        derived = derived > 0 ? derived : s_matmul (spec, &batch, mnk);
         if (!(derived > 0) && formula && fm.counted && fm.calls == 0 && fm.ops > 0)
             ew = fm.ops * kf_prompt_output_elements (spec);
     }

@@ -647,7 +647,7 @@ kf_prompt_hardware (kf_db_t *db, const char *backend, const char *arch, int64_t 
         //  A matrix product without an operation count: 2*M*N*K over the
         //  fastest kernel's time, as its position line derives it.
         double derived = kf_jnum (rn, "fastest_ns", 0) > 0
-                             ? kf_prompt_matmul_flops (json_object_get (out, "task"), NULL)
+                             ? kf_prompt_product_flops (json_object_get (out, "task"), NULL)
                              : 0;
         if (derived > 0)
             achieved = fmax (achieved, derived / kf_jnum (rn, "fastest_ns", 0));

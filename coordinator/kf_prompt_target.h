@@ -211,6 +211,19 @@ bool kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardwa
  * with one leading size B), B*2*M*N*K; with MNK (or NULL) set to {M, N,
  * K} of one product. 0 otherwise. */
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
+/* The same for a convolution (torch's convNd, not transposed): the
+ * multiply-adds of its one output [B][C_out][spatial...] from a weight
+ * [C_out][C_in / groups][kernel...] and an input [B][C_in][...], twice;
+ * MNK its implicit product per group (M = C_out / groups, N = B x the
+ * output's spatial size, K = C_in / groups x the kernel's size) and
+ * *GROUPS (may be NULL) the groups. 0 where SPEC is no such
+ * convolution. */
+double kf_prompt_conv_flops (json_t *spec, long long mnk[3], long long *groups);
+/* The operations of SPEC's product: a convolution's, else a matrix
+ * product's (the two above); for the figures that go by the count alone
+ * (a floor, a share of the peak), where the product's structure (its
+ * operands' layout, blocks, epilogue) is kf_prompt_matmul_flops's. */
+double kf_prompt_product_flops (json_t *spec, long long mnk[3]);
 
 /* Writes one line on the page faults of K's process per timed call,
  * when the judge counted them (the host), then one on the timing noise

@@ -227,7 +227,7 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
     //  A matrix product with no count of its own: 2*M*N*K over its time,
     //  as the position line derives it (kf_prompt_target.c).
     if (!(gflops > 0) && ns > 0)
-        gflops = kf_prompt_matmul_flops (in->spec, NULL) / ns;
+        gflops = kf_prompt_product_flops (in->spec, NULL) / ns;
     //  The bandwidth says something of threads only for a kernel that
     //  moves data near one core's rate; and a figure timed beside other
     //  work says nothing (round 13: an erf kernel bound by its arithmetic,

@@ -1,0 +1,99 @@
+/*  test_round25.c - what round 25 of the model in the loop (issue 15,
+ *  docs/search.md "Twenty-fifth round") found:
+ *
+ *  1. conv1d_relu (a width-3 conv1d of 64 into 128 channels over 8 x 2048
+ *     steps, then ReLU) was classed a matrix product but read no compute
+ *     floor: only matrix products of rank 2 or 3 were counted. A
+ *     convolution is counted as its implicit product (M output channels,
+ *     N batch x output positions, K input channels x taps), groups too;
+ *     a transposed convolution is not counted (its count differs).
+ */
+#include "../../common/kf_json.h"
+#include "../../coordinator/kf_prompt_blocking.h"
+#include "../../coordinator/kf_prompt_budget.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_target.h"
+#include "../kf_test.h"
+#include "../kf_test_text.h"
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *
+s_conv_spec (const char *source, int c_in, int per_group)
+{
+    return json_pack ("{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i, i], s:s}, {s:s, s:[i, i, i], s:s},"
+                      " {s:s, s:[i], s:s}], s:[{s:s, s:[i, i, i], s:s}]}",
+                      "name", "conv1d_relu", "description", "relu(conv1d(x, w, b, padding=1))",
+                      "reference", "language", "pytorch", "source", source,
+                      "inputs", "name", "in0", "shape", 8, c_in, 2048, "dtype", "f32",
+                      "name", "conv_weight", "shape", 128, per_group, 3, "dtype", "f32",
+                      "name", "conv_bias", "shape", 128, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", 8, 128, 2048, "dtype", "f32");
+}
+
+static char *
+s_product_line (json_t *spec)
+{
+    json_t *d = json_pack ("{s:f, s:f, s:f, s:f, s:f, s:s}", "peak_gflops_one_core", 103.0,
+                           "peak_gflops", 205.0, "l1d_bytes", 32768.0, "l2_bytes", 524288.0,
+                           "cores", 2.0, "simd", "avx2");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_task_product_line (f, spec, d);
+    fclose (f);
+    json_decref (d);
+    return text;
+}
+
+static const char *s_conv_src =
+    "import torch.nn as nn\nimport torch.nn.functional as F\n\nclass Model(nn.Module):\n"
+    "    def __init__(self, channels_in, channels_out):\n        super().__init__()\n"
+    "        self.conv = nn.Conv1d(channels_in, channels_out, kernel_size=3, padding=1)\n\n"
+    "    def forward(self, x):\n        return F.relu(self.conv(x))\n";
+
+//  1.
+static void
+s_test_conv_floor (void)
+{
+    json_t *spec = s_conv_spec (s_conv_src, 64, 64);
+    CHECK (kf_prompt_task_class (spec) == KF_CLASS_MATMUL);
+    long long mnk[3] = { 0 }, groups = 0;
+    double flops = kf_prompt_conv_flops (spec, mnk, &groups);
+    printf ("conv1d: %.0f operations, M %lld N %lld K %lld, %lld group(s)\n", flops, mnk[0],
+            mnk[1], mnk[2], groups);
+    CHECK (flops == 2.0 * 128 * 8 * 2048 * 64 * 3);
+    CHECK (mnk[0] == 128 && mnk[1] == 8 * 2048 && mnk[2] == 192 && groups == 1);
+    CHECK (kf_prompt_product_flops (spec, NULL) == flops && kf_prompt_matmul_flops (spec, NULL) == 0);
+    char *text = s_product_line (spec);
+    printf ("product line: %s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "M = 128 output channels, N = 16384 (batch x output positions), "
+                              "K = 192 (input channels x kernel taps), 2 x M x N x K = 805.3 "
+                              "million operations; they take at least 7.82 ms at one core's "
+                              "measured FMA peak"));
+    free (text);
+    json_decref (spec);
+
+    //  Two groups of 32 input channels each: half the multiply-adds.
+    spec = s_conv_spec (s_conv_src, 64, 32);
+    flops = kf_prompt_conv_flops (spec, mnk, &groups);
+    CHECK (flops == 2.0 * 128 * 8 * 2048 * 32 * 3 && groups == 2 && mnk[0] == 64 && mnk[2] == 96);
+    text = s_product_line (spec);
+    CHECK (kf_test_has (text, "M = 64 output channels of a group"));
+    CHECK (kf_test_has (text, "2 x M x N x K x the groups = 402.7 million"));
+    free (text);
+    json_decref (spec);
+
+    //  A transposed convolution counts otherwise: no figure.
+    spec = s_conv_spec ("import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):"
+                        "\n        return self.deconv(x)  # nn.ConvTranspose1d\n", 64, 64);
+    CHECK (kf_prompt_conv_flops (spec, NULL, NULL) == 0);
+    json_decref (spec);
+}
+
+int
+main (void)
+{
+    s_test_conv_floor ();
+    return kf_test_done ("test_round25");
+}
