@@ -4,8 +4,9 @@
  *  One thread owns the DEALER (ZeroMQ sockets are not thread-safe). Each
  *  job runs in a detached thread that owns its copy of the job, calls the
  *  handler, encodes the RESULT and pushes it over inproc to the main
- *  thread, which forwards it. So the handler may block for minutes while
- *  heartbeats keep flowing.
+ *  thread, which forwards it (kf_worker_threads.c; the RESULT kept while
+ *  not registered, kf_worker_results.c). So the handler may block for
+ *  minutes while heartbeats keep flowing.
  *
  *  In asynchronous mode there are no job threads: the start function runs
  *  on this thread and kf_worker_complete sends the RESULT from here too,
@@ -16,63 +17,16 @@
  *  while no job is held, and says it is done over the same inproc socket
  *  as the job threads, with an empty first frame where they put a job id.
  */
-#include "kf_worker.h"
-#include "kf_secrets.h"
+#include "kf_worker_internal.h"
 #include "kf_config.h"
 #include "kf_curve.h"
 #include "kf_log.h"
 #include "kf_proto.h"
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
-typedef struct {
-    const kf_worker_config_t *cfg;
-    char results_ep[64];
-    kf_job_t job;            /* kind, token and payload owned here */
-    char *kind;
-    char *token;
-    zmsg_t *frames;
-} s_job_thread_t;
-
-/* A finished RESULT not sent yet: no registered connection to send on. */
-typedef struct {
-    int64_t job_id;
-    zmsg_t *msg;             /* encoded RESULT (no routing frame) */
-    size_t bytes;
-} s_held_t;
-
 typedef struct kf_worker_t s_worker_t;
-
-struct kf_worker_t {
-    const kf_worker_config_t *cfg;
-    char worker_id[256];
-    zsock_t *dealer;
-    zsock_t *results;        /* PULL: encoded RESULTs from job threads */
-    char results_ep[64];
-    int64_t *jobs;           /* job ids in progress, 0 = free slot */
-    int64_t *leases;         /* the lease of each slot's job */
-    char **tokens;           /* the lease token of each slot's job (owned) */
-    int running;
-    int heartbeat_ms;        /* ours until a WELCOME names the coordinator's */
-    int liveness;
-    zlistx_t *held;          /* s_held_t, oldest first */
-    size_t held_bytes;
-    int64_t last_heartbeat;  /* ms, monotonic: when we last sent one */
-    zmq_pollitem_t *items;   /* asynchronous mode: ours, then the hooks' */
-    int items_max;
-    int64_t last_heard;      /* ms, monotonic */
-    int64_t next_heartbeat;
-    int64_t reconnect_at;    /* 0: connected */
-    int backoff_ms;
-    bool welcomed;
-    json_t *caps;            /* what HELLO says; the idle work may replace it */
-    int64_t idle_at;         /* ms, monotonic: the idle work is due; 0: never */
-    bool idle_running;
-    zlistx_t *deferred;      /* kf_msg_t JOBs that came while the idle work ran */
-};
 
 static volatile sig_atomic_t *s_stop_flag;
 
@@ -96,63 +50,6 @@ kf_worker_catch_signals (volatile sig_atomic_t *stop)
     sigaction (SIGTERM, &sa, NULL);
 }
 
-//  The RESULT for RES, whose contents it takes. Pure, so job threads and
-//  the loop thread both use it.
-static kf_msg_t *
-s_result_msg (int64_t job_id, int64_t lease, const char *token, kf_job_result_t *res)
-{
-    json_t *body = json_pack ("{s:I, s:I, s:b, s:o}", "job_id", (json_int_t) job_id,
-                              "lease", (json_int_t) lease, "ok", res->ok, "result",
-                              res->result ? res->result : json_object ());
-    res->result = NULL;
-    //  The lease token proves the RESULT comes from the lease's holder.
-    if (body && token)
-        json_object_set_new (body, "lease_token", json_string (token));
-    if (body && !res->ok) {
-        json_object_set_new (body, "error",
-                             json_string (res->error ? res->error : "job failed"));
-        if (res->final)
-            json_object_set_new (body, "final", json_true ());
-    }
-    free (res->error);
-    res->error = NULL;
-    //  Verdict details, compiler logs and errors go to the database and
-    //  the next prompt: none carries a secret of this worker's.
-    kf_secrets_scrub (body);
-    kf_msg_t *msg = kf_msg_new ("RESULT", body);
-    if (msg && res->frames) {
-        zmsg_destroy (&msg->frames);
-        msg->frames = res->frames;
-        res->frames = NULL;
-    }
-    zmsg_destroy (&res->frames);
-    return msg;
-}
-
-static void *
-s_job_main (void *arg)
-{
-    s_job_thread_t *jt = arg;
-    kf_job_result_t res = { 0 };
-    jt->cfg->handler (jt->cfg->handler_arg, &jt->job, &res);
-    kf_msg_t *msg = s_result_msg (jt->job.job_id, jt->job.lease, jt->token, &res);
-    zsock_t *push = zsock_new_push (jt->results_ep);
-    /* The job id travels first, in the routing position of the same
-     * message, so the main thread knows which slot is free again; the
-     * rest is the encoded RESULT it forwards unchanged. */
-    uint64_t id = (uint64_t) jt->job.job_id;
-    zframe_t *idf = zframe_new (&id, sizeof id);
-    kf_msg_send (&msg, push, idf, NULL);
-    zframe_destroy (&idf);
-    zsock_destroy (&push);
-    free (jt->kind);
-    free (jt->token);
-    json_decref (jt->job.payload);
-    zmsg_destroy (&jt->frames);
-    free (jt);
-    return NULL;
-}
-
 static void
 s_send (s_worker_t *self, const char *type, json_t *body)
 {
@@ -161,74 +58,6 @@ s_send (s_worker_t *self, const char *type, json_t *body)
         kf_msg_send (&msg, self->dealer, NULL, NULL);
     else
         kf_msg_destroy (&msg);
-}
-
-//  The jobs we hold: running, and finished with the RESULT not sent yet
-//  (so the coordinator does not hand them back on our HELLO).
-static json_t *
-s_jobs_array (s_worker_t *self)
-{
-    json_t *a = json_array ();
-    for (int i = 0; i < self->cfg->credits; i++)
-        if (self->jobs[i])
-            json_array_append_new (a, json_integer (self->jobs[i]));
-    for (s_held_t *h = zlistx_first (self->held); h; h = zlistx_next (self->held))
-        json_array_append_new (a, json_integer (h->job_id));
-    return a;
-}
-
-static void
-s_held_free (void **item)
-{
-    s_held_t *h = *item;
-    if (h)
-        zmsg_destroy (&h->msg);
-    free (h);
-    *item = NULL;
-}
-
-//  Sends the encoded RESULT *ZMSG_P of JOB_ID now when we are registered,
-//  else keeps it for the next WELCOME (oldest dropped past
-//  KF_WORKER_HELD_BYTES: their leases lapse on the coordinator's side).
-static void
-s_send_result (s_worker_t *self, int64_t job_id, zmsg_t **zmsg_p)
-{
-    if (self->dealer && self->welcomed && zmsg_send (zmsg_p, self->dealer) == 0)
-        return;
-    s_held_t *h = calloc (1, sizeof *h);
-    if (!h) {
-        zmsg_destroy (zmsg_p);
-        return;
-    }
-    h->job_id = job_id;
-    h->msg = *zmsg_p;
-    h->bytes = zmsg_content_size (h->msg);
-    *zmsg_p = NULL;
-    zlistx_add_end (self->held, h);
-    self->held_bytes += h->bytes;
-    while (self->held_bytes > KF_WORKER_HELD_BYTES && zlistx_size (self->held) > 1) {
-        s_held_t *old = zlistx_detach (self->held, NULL);
-        kf_warn ("dropping the result of job %lld kept for the coordinator (over %u bytes)",
-                 (long long) old->job_id, KF_WORKER_HELD_BYTES);
-        self->held_bytes -= old->bytes;
-        s_held_free ((void **) &old);
-    }
-}
-
-//  After a WELCOME: the results kept meanwhile, oldest first.
-static void
-s_flush_held (s_worker_t *self)
-{
-    s_held_t *h;
-    while (self->dealer && (h = zlistx_first (self->held))) {
-        if (zmsg_send (&h->msg, self->dealer))
-            break;                   /* kept for the next WELCOME */
-        zlistx_detach_cur (self->held);
-        self->held_bytes -= h->bytes;
-        kf_info ("sent the result of job %lld kept while not registered",
-                 (long long) h->job_id);
-        s_held_free ((void **) &h);
-    }
 }
 
 static void
@@ -242,7 +71,7 @@ s_hello (s_worker_t *self)
         self->worker_id, "role", cfg->role, "credits", cfg->credits,
         "capabilities", self->caps, "name",
         cfg->name ? cfg->name : self->worker_id, "host", host, "pid",
-        (int) getpid (), "jobs", s_jobs_array (self));
+        (int) getpid (), "jobs", kf_worker_jobs_array (self));
     s_send (self, "HELLO", body);
 }
 
@@ -284,49 +113,6 @@ s_connect (s_worker_t *self)
     s_hello (self);
 }
 
-//  Runs the JOB *MSG_P, whose slot is taken, in a thread of its own.
-static void
-s_start_thread (s_worker_t *self, kf_msg_t **msg_p)
-{
-    kf_msg_t *msg = *msg_p;
-    int64_t job_id = kf_msg_int (msg, "job_id", 0);
-    const char *token = kf_msg_str (msg, "lease_token");
-    s_job_thread_t *jt = calloc (1, sizeof *jt);
-    jt->cfg = self->cfg;
-    memcpy (jt->results_ep, self->results_ep, sizeof jt->results_ep);
-    jt->kind = strdup (kf_msg_str (msg, "kind"));
-    jt->token = token ? strdup (token) : NULL;
-    jt->job.lease_token = jt->token;
-    jt->job.job_id = job_id;
-    jt->job.lease = kf_msg_int (msg, "lease", 0);
-    jt->job.kind = jt->kind;
-    jt->job.payload = json_incref (json_object_get (msg->body, "payload"));
-    jt->frames = msg->frames;
-    jt->job.frames = jt->frames;
-    msg->frames = NULL;
-    kf_msg_destroy (msg_p);
-
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init (&attr);
-    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create (&tid, &attr, s_job_main, jt)) {
-        kf_error ("cannot start a job thread");
-        free (jt->kind);
-        free (jt->token);
-        json_decref (jt->job.payload);
-        zmsg_destroy (&jt->frames);
-        free (jt);
-        for (int i = 0; i < self->cfg->credits; i++)
-            if (self->jobs[i] == job_id) {
-                self->jobs[i] = 0;
-                self->running--;
-                break;
-            }
-    }
-    pthread_attr_destroy (&attr);
-}
-
 static void
 s_start_job (s_worker_t *self, kf_msg_t **msg_p)
 {
@@ -345,7 +131,7 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
                                   (json_int_t) job_id, "lease",
                                   (json_int_t) kf_msg_int (msg, "lease", 0), "ok", 0,
                                   "result", "error", "worker has no free credit",
-                                  "returned", 1, "jobs", s_jobs_array (self));
+                                  "returned", 1, "jobs", kf_worker_jobs_array (self));
         if (token)
             json_object_set_new (body, "lease_token", json_string (token));
         s_send (self, "RESULT", body);
@@ -376,7 +162,7 @@ s_start_job (s_worker_t *self, kf_msg_t **msg_p)
         *msg_p = NULL;
         return;
     }
-    s_start_thread (self, msg_p);
+    kf_worker_start_thread (self, msg_p);
 }
 
 static void
@@ -415,7 +201,7 @@ s_on_coordinator (s_worker_t *self)
         }
         kf_info ("registered with %s as %s", self->cfg->endpoint,
                  self->worker_id);
-        s_flush_held (self);
+        kf_worker_flush_held (self);
     }
     else if (!strcmp (msg->type, "JOB")) {
         s_start_job (self, &msg);
@@ -429,33 +215,6 @@ s_on_coordinator (s_worker_t *self)
                      kf_msg_str (msg, "reason"));
     }
     kf_msg_destroy (&msg);
-}
-
-int
-kf_worker_complete (kf_worker_t *self, int64_t job_id, kf_job_result_t *res)
-{
-    int slot = -1;
-    for (int i = 0; job_id > 0 && i < self->cfg->credits && slot < 0; i++)
-        if (self->jobs[i] == job_id)
-            slot = i;
-    if (slot < 0) {
-        free (res->error);
-        json_decref (res->result);
-        zmsg_destroy (&res->frames);
-        memset (res, 0, sizeof *res);
-        return -1;
-    }
-    kf_msg_t *msg = s_result_msg (job_id, self->leases[slot], self->tokens[slot], res);
-    self->jobs[slot] = 0;
-    self->leases[slot] = 0;
-    free (self->tokens[slot]);
-    self->tokens[slot] = NULL;
-    self->running--;
-    //  Without a registered connection it is kept for the next WELCOME.
-    zmsg_t *zmsg = msg ? kf_msg_encode (&msg, NULL, NULL) : NULL;
-    if (zmsg)
-        s_send_result (self, job_id, &zmsg);
-    return 0;
 }
 
 int64_t
@@ -485,55 +244,6 @@ s_hook_items (s_worker_t *self, long *wait)
     }
 }
 
-//  The idle work's thread: its function's answer, pushed to the loop as
-//  [empty frame, next ms (int64), capabilities as JSON text or ""].
-typedef struct {
-    const kf_worker_idle_t *idle;
-    char results_ep[64];
-} s_idle_thread_t;
-
-static void *
-s_idle_main (void *arg)
-{
-    s_idle_thread_t *it = arg;
-    json_t *caps = NULL;
-    int64_t next = it->idle->fn (it->idle->arg, &caps);
-    char *text = caps ? json_dumps (caps, JSON_COMPACT) : NULL;
-    json_decref (caps);
-    zsock_t *push = zsock_new_push (it->results_ep);
-    zmsg_t *msg = zmsg_new ();
-    zmsg_addmem (msg, NULL, 0);
-    zmsg_addmem (msg, &next, sizeof next);
-    zmsg_addstr (msg, text ? text : "");
-    zmsg_send (&msg, push);
-    zsock_destroy (&push);
-    free (text);
-    free (it);
-    return NULL;
-}
-
-static void
-s_idle_start (s_worker_t *self)
-{
-    s_idle_thread_t *it = calloc (1, sizeof *it);
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init (&attr);
-    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-    if (it) {
-        it->idle = self->cfg->idle;
-        memcpy (it->results_ep, self->results_ep, sizeof it->results_ep);
-    }
-    if (!it || pthread_create (&tid, &attr, s_idle_main, it)) {
-        kf_error ("cannot start the idle work's thread; it is not tried again");
-        free (it);
-        self->idle_at = 0;
-    }
-    else
-        self->idle_running = true;
-    pthread_attr_destroy (&attr);
-}
-
 //  The idle work is done (ZMSG: s_idle_main's frames after the first):
 //  new capabilities said at once in a HELLO, the jobs that waited started.
 static void
@@ -560,7 +270,7 @@ s_idle_done (s_worker_t *self, zmsg_t *zmsg)
     }
     kf_msg_t *msg;
     while ((msg = zlistx_detach (self->deferred, NULL)))
-        s_start_thread (self, &msg);
+        kf_worker_start_thread (self, &msg);
 }
 
 static void
@@ -586,7 +296,7 @@ s_on_result (s_worker_t *self)
             self->running--;
             break;
         }
-    s_send_result (self, (int64_t) job_id, &zmsg);
+    kf_worker_send_result (self, (int64_t) job_id, &zmsg);
 }
 
 int
@@ -632,7 +342,7 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
     self.heartbeat_ms = c.heartbeat_ms;
     self.liveness = c.liveness;
     self.held = zlistx_new ();
-    zlistx_set_destructor (self.held, s_held_free);
+    zlistx_set_destructor (self.held, kf_worker_held_free);
     self.items_max = 2 + 64;
     self.items = calloc ((size_t) self.items_max, sizeof *self.items);
     self.last_heartbeat = zclock_mono ();
@@ -670,7 +380,7 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
              * coordinator stops sending jobs at once. */
             if (self.dealer && self.running)
                 s_send (&self, "HEARTBEAT",
-                        json_pack ("{s:i, s:o}", "credits", 0, "jobs", s_jobs_array (&self)));
+                        json_pack ("{s:i, s:o}", "credits", 0, "jobs", kf_worker_jobs_array (&self)));
         }
         if (drain_deadline && ((self.running == 0 && !self.idle_running)
                                || now >= drain_deadline))
@@ -697,14 +407,14 @@ kf_worker_run (const kf_worker_config_t *cfg, volatile sig_atomic_t *stop)
                 s_send (&self, "HEARTBEAT",
                         json_pack ("{s:i, s:o}", "credits",
                                    drain_deadline ? 0 : c.credits, "jobs",
-                                   s_jobs_array (&self)));
+                                   kf_worker_jobs_array (&self)));
             self.next_heartbeat = now + self.heartbeat_ms;
             self.last_heartbeat = now;
         }
         //  The idle work, in a moment without a job.
         bool idle_free = self.idle_at && !self.idle_running && !self.running && !drain_deadline;
         if (idle_free && now >= self.idle_at) {
-            s_idle_start (&self);
+            kf_worker_idle_start (&self);
             idle_free = false;
         }
         int64_t wait = self.next_heartbeat - now;

@@ -5,7 +5,8 @@
  *  coalescing or shared memory mean nothing on a CPU. So the starting
  *  sections, the directions sibling prompts are pointed at and the
  *  vocabulary of the gradient's hints are chosen here from the task's
- *  class and the target's kind.
+ *  class and the target's kind (kf_prompt_class.c; the directions, the
+ *  idea lists, are kf_prompt_ideas.c).
  */
 #ifndef KF_PROMPT_CLASS_H
 #define KF_PROMPT_CLASS_H

@@ -7,15 +7,18 @@
  *  without being told how it went, is told that its siblings "usually"
  *  start from other kernels when two of them share its parent, and cannot
  *  tell which version of the evolvable sections it reads. The readers here
- *  fetch what the run knows (the search planner calls them, kf_search_plan.c);
- *  the writers put it in the prompt (kf_prompt.c calls them) without I/O,
- *  so every sentence is tested from plain JSON.
+ *  fetch what the run knows (the search planner calls them, kf_search_plan.c;
+ *  kf_prompt_history_db.c); the writers put it in the prompt (kf_prompt.c
+ *  calls them) without I/O, so every sentence is tested from plain JSON:
+ *  "Other results so far" and the candidates in words (kf_prompt_history.c),
+ *  "This attempt" (kf_prompt_attempt.c).
  */
 #ifndef KF_PROMPT_HISTORY_H
 #define KF_PROMPT_HISTORY_H
 
 #include "kf_db.h"
 #include "kf_prompt.h"
+#include "kf_prompt_changed.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,5 +64,36 @@ void kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in);
 /* The idea label of a search candidate at GENERATION, SLOT of IN's run,
  * or NULL when there are no ideas for the task and target. */
 const char *kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slot);
+
+//  ---------------------------------------------------------------------
+//  The run's candidates in words (kf_prompt_history.c), for both sections
+
+/* Room for kf_prompt_added_text's words. */
+#define KF_PROMPT_ADDED_MAX (KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + 64)
+
+/* The idea candidate C was handed: as stored with it (kf_search_idea.h),
+ * else its slot's place (kf_prompt_idea_at). Borrowed. */
+const char *kf_prompt_idea_of (const kf_prompt_in_t *in, json_t *c);
+
+/* "; its code added to its parent's: threads, ..." for candidate C in
+ * BUF, or nothing. */
+void kf_prompt_added_text (json_t *c, char *buf, size_t size);
+
+/* Candidate C's outcome in a line in BUF (returned): "correct, 4.58 ms
+ * (2.10x), screen timing only" or "did not compile: error: ..."; with the
+ * host's condition when IN_CHANGED (kf_prompt_conditions_differ). */
+const char *kf_prompt_outcome (json_t *c, bool in_changed, char *buf, size_t size);
+
+/* Whether A and B are one candidate: the same id, or the same normalised
+ * source. */
+bool kf_prompt_same_candidate (json_t *a, json_t *b);
+
+/* Candidate C is not judged yet and of IN's generation or a later one: a
+ * sibling, not a result. */
+bool kf_prompt_pending_here (const kf_prompt_in_t *in, json_t *c);
+
+/* Whether HISTORY's timings were taken under different host conditions:
+ * some with other workers registered on the exec host, some with none. */
+bool kf_prompt_conditions_differ (json_t *history);
 
 #endif

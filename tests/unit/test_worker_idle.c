@@ -50,39 +50,6 @@ s_handler (void *arg, const kf_job_t *job, kf_job_result_t *res)
     res->ok = true;
 }
 
-/* The next message of TYPE on ROUTER within MS (HEARTBEATs before it
- * counted in *BEATS, and in *LISTED those that list job 11). */
-static kf_msg_t *
-s_expect (zsock_t *router, const char *type, int ms, zframe_t **route, int *beats, int *listed)
-{
-    int64_t until = zclock_mono () + ms;
-    while (zclock_mono () < until) {
-        zmq_pollitem_t item = { zsock_resolve (router), 0, ZMQ_POLLIN, 0 };
-        if (zmq_poll (&item, 1, 20) <= 0)
-            continue;
-        zframe_t *r = NULL;
-        kf_msg_t *m = NULL;
-        if (kf_msg_recv (router, KF_EP_WORKER_IN, 1 << 20, true, &r, &m, NULL) != KF_PROTO_OK)
-            continue;
-        if (!strcmp (m->type, "HEARTBEAT")) {
-            if (beats)
-                (*beats)++;
-            json_t *jobs = json_object_get (m->body, "jobs");
-            if (listed && json_array_size (jobs) == 1
-                && json_integer_value (json_array_get (jobs, 0)) == 11)
-                (*listed)++;
-        }
-        if (!strcmp (m->type, type)) {
-            zframe_destroy (route);
-            *route = r;
-            return m;
-        }
-        zframe_destroy (&r);
-        kf_msg_destroy (&m);
-    }
-    return NULL;
-}
-
 static bool
 s_wait_for (atomic_int *v, int want, int ms)
 {
@@ -110,7 +77,8 @@ main (void)
     pthread_create (&tid, NULL, kf_test_worker_main, &run);
 
     zframe_t *route = NULL;
-    kf_msg_t *m = s_expect (router, "HELLO", 30000, &route, NULL, NULL);
+    kf_msg_t *m;
+    m = kf_test_worker_expect (router, "HELLO", 30000, &route, NULL, NULL, NULL, 0);
     CHECK (m && kf_msg_int (m, "credits", 0) == 1);
     CHECK (m && json_integer_value (json_object_get (json_object_get (m->body, "capabilities"),
                                                      "v")) == 1);
@@ -132,7 +100,7 @@ main (void)
     //  While it runs: heartbeats, the job listed; then a HELLO with the
     //  new capabilities and the job, on the same connection.
     int beats = 0, listed = 0;
-    m = s_expect (router, "HELLO", 30000, &route, &beats, &listed);
+    m = kf_test_worker_expect (router, "HELLO", 30000, &route, NULL, &beats, &listed, 11);
     printf ("test_worker_idle: %d heartbeats during the idle work, %d listing the job\n", beats,
             listed);
     CHECK (m != NULL);
@@ -154,12 +122,12 @@ main (void)
     zclock_sleep (600);
     CHECK (atomic_load (&s_calls) == 1);
     atomic_store (&s_gate, 1);
-    m = s_expect (router, "RESULT", 30000, &route, NULL, NULL);
+    m = kf_test_worker_expect (router, "RESULT", 30000, &route, NULL, NULL, NULL, 0);
     CHECK (m && kf_msg_int (m, "job_id", 0) == 11);
     kf_msg_destroy (&m);
     CHECK (s_wait_for (&s_calls, 2, 30000));
     //  It returned -1 and no capabilities: no HELLO, no further call.
-    m = s_expect (router, "HELLO", 600, &route, NULL, NULL);
+    m = kf_test_worker_expect (router, "HELLO", 600, &route, NULL, NULL, NULL, 0);
     CHECK (m == NULL);
     kf_msg_destroy (&m);
     CHECK (atomic_load (&s_calls) == 2);

@@ -34,41 +34,6 @@ s_handler (void *arg, const kf_job_t *job, kf_job_result_t *res)
     atomic_store (&s_finished, 1);
 }
 
-/* The next message of TYPE on ROUTER within MS (others skipped, HEARTBEATs
- * counted in *BEATS when given), from a routing id other than NOT (when
- * given); its routing id in *ROUTE. */
-static kf_msg_t *
-s_expect_from (zsock_t *router, const char *type, int ms, zframe_t **route, int *beats,
-               zframe_t *not)
-{
-    int64_t until = zclock_mono () + ms;
-    while (zclock_mono () < until) {
-        zmq_pollitem_t item = { zsock_resolve (router), 0, ZMQ_POLLIN, 0 };
-        if (zmq_poll (&item, 1, 50) <= 0)
-            continue;
-        zframe_t *r = NULL;
-        kf_msg_t *m = NULL;
-        if (kf_msg_recv (router, KF_EP_WORKER_IN, 1 << 20, true, &r, &m, NULL) != KF_PROTO_OK)
-            continue;
-        if (beats && !strcmp (m->type, "HEARTBEAT"))
-            (*beats)++;
-        if (!strcmp (m->type, type) && !(not && zframe_eq (not, r))) {
-            zframe_destroy (route);
-            *route = r;
-            return m;
-        }
-        zframe_destroy (&r);
-        kf_msg_destroy (&m);
-    }
-    return NULL;
-}
-
-static kf_msg_t *
-s_expect (zsock_t *router, const char *type, int ms, zframe_t **route, int *beats)
-{
-    return s_expect_from (router, type, ms, route, beats, NULL);
-}
-
 int
 main (void)
 {
@@ -92,7 +57,8 @@ main (void)
     pthread_create (&tid, NULL, kf_test_worker_main, &run);
 
     zframe_t *route = NULL;
-    kf_msg_t *m = s_expect (router, "HELLO", 30000, &route, NULL);
+    kf_msg_t *m;
+    m = kf_test_worker_expect (router, "HELLO", 30000, &route, NULL, NULL, NULL, 0);
     CHECK (m != NULL);
     kf_msg_destroy (&m);
     kf_msg_t *w = kf_msg_new ("WELCOME", json_pack ("{s:s, s:i, s:i}", "worker_id", "keeper",
@@ -109,7 +75,7 @@ main (void)
     job = kf_msg_new ("JOB", json_pack ("{s:i, s:i, s:s, s:s, s:{}}", "job_id", 8, "lease", 1,
                                         "lease_token", token, "kind", "noop", "payload"));
     kf_msg_send (&job, router, route, NULL);
-    m = s_expect (router, "RESULT", 30000, &route, NULL);
+    m = kf_test_worker_expect (router, "RESULT", 30000, &route, NULL, NULL, NULL, 0);
     CHECK (m && kf_msg_int (m, "job_id", 0) == 8 && !json_is_true (json_object_get (m->body, "ok")));
     CHECK (m && json_is_true (json_object_get (m->body, "returned")));
     json_t *held = m ? json_object_get (m->body, "jobs") : NULL;
@@ -124,7 +90,7 @@ main (void)
         /* We heartbeat too (every 50 ms), so it keeps us for alive. */
         kf_msg_t *hb = kf_msg_new ("HEARTBEAT", NULL);
         kf_msg_send (&hb, router, route, NULL);
-        m = s_expect (router, "HEARTBEAT", 50, &route, &beats);
+        m = kf_test_worker_expect (router, "HEARTBEAT", 50, &route, NULL, &beats, NULL, 0);
         kf_msg_destroy (&m);
     }
     CHECK (beats >= 5);
@@ -146,7 +112,7 @@ main (void)
     /* 3. It comes back: HELLO lists the finished job, and after WELCOME
      * the kept RESULT arrives with the lease and its token. */
     zframe_t *old = zframe_dup (route);
-    m = s_expect_from (router, "HELLO", 30000, &route, NULL, old);
+    m = kf_test_worker_expect (router, "HELLO", 30000, &route, old, NULL, NULL, 0);
     zframe_destroy (&old);
     CHECK (m != NULL);
     json_t *jobs = m ? json_object_get (m->body, "jobs") : NULL;
@@ -155,7 +121,7 @@ main (void)
     w = kf_msg_new ("WELCOME", json_pack ("{s:s, s:i, s:i}", "worker_id", "keeper",
                                           "heartbeat_ms", 100, "liveness", 3));
     kf_msg_send (&w, router, route, NULL);
-    m = s_expect (router, "RESULT", 30000, &route, NULL);
+    m = kf_test_worker_expect (router, "RESULT", 30000, &route, NULL, NULL, NULL, 0);
     CHECK (m != NULL);
     CHECK (m && kf_msg_int (m, "job_id", 0) == 7 && kf_msg_int (m, "lease", 0) == 3);
     CHECK (m && kf_msg_str (m, "lease_token") && !strcmp (kf_msg_str (m, "lease_token"), token));

@@ -1,0 +1,320 @@
+/*  kf_prompt_ideas.c - the ideas handed to a generation's attempts, one
+ *  each, by the task's class and the target's kind (declared in
+ *  kf_prompt_class.h): the general lists, and those written for one task
+ *  (its formula, its tolerance, its product's epilogue), kept as long as
+ *  the general ones.
+ */
+#include "kf_prompt_class.h"
+#include "kf_prompt_epilogue.h"
+#include "kf_prompt_formula.h"
+#include "kf_prompt_layout.h"
+#include "kf_str.h"
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  ---------------------------------------------------------------------
+//  Directions for sibling prompts
+
+//  Each idea says its effect, then its means (round 5: "intrinsics" told
+//  the model nothing of what to gain). Ideas that need each other are one
+//  idea (a micro-kernel with the cache blocks and packed panels it needs).
+//  Round 6: generation 0 of an elementwise task got an approximation and
+//  two add-ons to it ("... once the formula has no libm call left"), one
+//  idea in three slots. So each list opens with at least
+//  KF_PROMPT_IDEAS_APART stand-alone directions, each worth trying from
+//  the plain kernel and each a different change; the ideas that pay only
+//  on top of another ("once ...", "inside the cache blocks") come after.
+//  Round 7: threads as a stand-alone first idea for an arithmetic-bound
+//  task made a kernel sure to lose (0.25x: threads over scalar libm
+//  calls). Threads multiply one core's rate, which scalar libm calls keep
+//  low; there they are an add-on once the math is vectorised. The third
+//  stand-alone direction is the vector function in intrinsics, the
+//  approximation and the SIMD as one change.
+//  Round 19: "process 16 elements per instruction" on an AVX2 host, and
+//  an approximation "the compiler can vectorise" for a formula with a
+//  square root, which it keeps a scalar call.
+//  Round 21: "plain code" for a log1p, whose range reduction takes the
+//  float's exponent bits, read as forbidding the bit casts; GCC 12 at -O3
+//  vectorises a loop whose bits go through memcpy into a uint32_t (seen:
+//  "loop vectorized using 32 byte vectors" for such a log); round 24's,
+//  with ternary clamps, stayed scalar ("a branch in the loop"): 112 ms.
+#define S_EW_APPROX                                                                        \
+    "cut the cost of each element's expensive function, by a branch-free approximation "   \
+    "within the tolerance, in plain code the compiler can vectorise or in intrinsics (the " \
+    "idea is the cheaper formula; in plain code a square root takes the intrinsic, as the " \
+    "compiler keeps sqrtf a scalar call, and the float's exponent and mantissa bits, which " \
+    "a log's or exp's range reduction takes, go through memcpy into a uint32_t and back, " \
+    "where frexpf and ldexpf stay calls; whether the loop vectorised is the compiler's "    \
+    "report to read, as a branch it cannot make a select keeps it scalar)"
+#define S_EW_SIMD                                                                          \
+    "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
+    "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \
+    "macros) that compute the expensive function in vector registers themselves (range "   \
+    "reduction, a polynomial, 2^k in the exponent field), never a libm call per lane"
+#define S_EW_THREADS                                                                       \
+    "use every core, by threads over contiguous ranges once each element's math is "      \
+    "vectorised (threads multiply one core's rate; over scalar libm calls that rate stays " \
+    "low and the threads' start costs more than they gain)"
+//  Round 9: "keep more loads in flight" went to a kernel its polynomial
+//  keeps compute-bound; what unrolling buys there is independent FMA
+//  chains.
+//  Round 14: a plain-C parent the compiler vectorises cannot be
+//  interleaved by a pragma; the means are said.
+#define S_EW_UNROLL                                                                        \
+    "hide the FMA latency, by unrolling so the polynomials of several vectors run as "     \
+    "independent chains once each element's math is vectorised (interleaving them takes "  \
+    "explicit vectors, intrinsics or GCC vector types; #pragma GCC unroll only repeats "   \
+    "the loop body)"
+//  Round 12: SELU's best kernel won by streaming stores once its exp was
+//  vectorised, an idea only the cheap formulas' list had.
+#define S_EW_STREAM                                                                        \
+    "skip the output's write-allocate read, by non-temporal (streaming) stores once each " \
+    "element's math is vectorised, written from the registers the results are in (it "    \
+    "pays only where the loop is bound by memory, not by its arithmetic)"
+static const char *const s_ideas_host_ew[] = {
+    S_EW_APPROX,
+    //  Round 14: Mish's identity was the only example, in a log-sigmoid
+    //  task's prompt; kinds of identity, each with an example.
+    "call fewer expensive functions per element, by an exact identity that shares or "
+    "removes calls: one exp for every function of the same argument (sigmoid and "
+    "softplus from one e^-|x|), a composition in closed form (tanh(softplus(x)) = n / "
+    "(n + 2), n = e^x (e^x + 2)), a log of a product as one log",
+    S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
+//  Round 12: a formula of one libm call (SELU's exp) was handed the
+//  identity for several calls (Mish's tanh(softplus)). Round 13: nor is
+//  "the simplest loop the compiler vectorises fully" an attempt of its
+//  own where a libm call keeps any loop scalar: it is the approximation
+//  again (two of erf's three first attempts were one kernel). Threads,
+//  which run side by side under the judge since round 13, come third.
+//  Round 16: nor calls that no identity relates (exp(-x*x/2) * cos(3*x):
+//  other arguments, neither inside the other).
+static const char *const s_ideas_host_ew_one_call[] = {
+    S_EW_APPROX, S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, NULL };
+static const char *const s_ideas_host_ew_cheap[] = {
+    "use every core's share of the memory bandwidth, by threads over contiguous ranges",
+    "skip the output's write-allocate read, by non-temporal (streaming) stores of whole "
+    "cache lines",
+    "process a full vector per instruction with no per-element overhead, by explicit SIMD "
+    "intrinsics guarded by the ISA macros",
+    "remove the per-element overhead, by the simplest loop the compiler vectorises fully",
+    "keep more loads in flight, by unrolling so several vectors are processed per "
+    "iteration", NULL };
+static const char *const s_ideas_host_rows[] = {
+    "read each row once, by a single fused pass (online maximum and sum, or Welford)",
+    "overlap the additions, by several independent accumulators per row",
+    "use every core, by rows split across threads in contiguous groups",
+    "process a full vector per instruction, by explicit SIMD intrinsics for the row loop",
+    "reuse cached data across rows, by blocking several rows together", NULL };
+//  A product whose operands' layout is not read: the innermost loop
+//  first follows the layout, and packing is offered for a strided operand.
+static const char *const s_ideas_host_mm[] = {
+    "make the innermost loop walk contiguous memory in SIMD lanes, by the loop order that "
+    "reads every operand along its rows (i-k-j over a row-major [K][N] operand; dot "
+    "products along k where both operands are contiguous along k)",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel inside cache blocks, over operand panels packed into the order it reads "
+    "them (blocking, packing and micro-kernel as one change)",
+    "use every core, by output blocks split across threads",
+    "keep each operand's block in L1/L2 while it is reused, by cache blocking of all three "
+    "loops around the kernel's inner loops",
+    "make the innermost loop read contiguous memory, by packing blocks of the strided "
+    "operand inside the cache blocks",
+    "write the output once, by fusing the epilogue (bias, activation) into the product "
+    "loop" KF_PROMPT_EPILOGUE_K_CHUNKS, NULL };
+//  A product whose layout is read (nn.Linear, a @ b.T, a.T @ b, a @ b)
+//  gets the ideas of that layout instead (kf_prompt_layout_ideas).
+static const char *const s_ideas_host_other[] = {
+    "make the innermost loop contiguous, by restructuring the loops",
+    "use every core, by threads over independent work",
+    "process a full vector per instruction, by explicit SIMD intrinsics",
+    "read the data once, by fusing passes", NULL };
+static const char *const s_ideas_gpu_ew[] = {
+    "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
+    "fast math intrinsics within the tolerance", "several elements per thread", NULL };
+static const char *const s_ideas_gpu_ew_cheap[] = {
+    "wide vector loads and stores", "a grid-stride loop sized to the multiprocessors",
+    "several elements per thread", "streaming loads and stores that do not stay in cache",
+    NULL };
+static const char *const s_ideas_gpu_rows[] = {
+    "one warp per row with shuffle reductions", "one block per row with a two-level reduction",
+    "a single fused pass per row", "vectorised row loads", NULL };
+//  Double buffering pays only on top of shared-memory tiles: after them.
+static const char *const s_ideas_gpu_mm[] = {
+    "shared-memory tiling with register tiles", "tensor cores or the matrix engine",
+    "fusing the epilogue into the product", "double-buffered tile loads", NULL };
+static const char *const s_ideas_gpu_other[] = {
+    "shared-memory staging of reused data", "fewer launches by fusing work",
+    "more work per thread", NULL };
+
+bool
+kf_prompt_rows_along_k (json_t *spec)
+{
+    //  Also the Data section's layout note's test (kf_prompt_layout.c):
+    //  nn.Linear, and since round 14 a product against an operand used
+    //  transposed (torch.matmul(a, b.T), b [N][K]).
+    kf_product_layout_t kind = kf_prompt_product_layout (spec, NULL, 0);
+    return kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED;
+}
+
+static const char *const *
+s_counted (const char *const *list, size_t *count)
+{
+    size_t n = 0;
+    while (list[n])
+        n++;
+    if (count)
+        *count = n;
+    return list;
+}
+
+const char *const *
+kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
+{
+    const char *const *list;
+    bool host = k == KF_TARGET_HOST;
+    switch (c) {
+    case KF_CLASS_ELEMENTWISE: list = host ? s_ideas_host_ew : s_ideas_gpu_ew; break;
+    case KF_CLASS_ROW_REDUCTION:
+    case KF_CLASS_SCAN: list = host ? s_ideas_host_rows : s_ideas_gpu_rows; break;
+    case KF_CLASS_MATMUL:
+    case KF_CLASS_ATTENTION: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
+    default: list = host ? s_ideas_host_other : s_ideas_gpu_other; break;
+    }
+    return s_counted (list, count);
+}
+
+//  Idea lists written for one task (its operands' names, its function,
+//  its tolerance) must live as long as the static ones: callers keep the
+//  pointers (kf_meta_ideas), and the planner compares the texts it
+//  recorded. Each distinct list is kept once (a few KiB); past 4096
+//  distinct lists in one coordinator's life a task gets the general list
+//  of its class, as a task whose layout is not read does.
+#define S_KEPT_LISTS 4096
+#define S_KEPT_IDEAS 8
+static const char *s_kept[S_KEPT_LISTS][S_KEPT_IDEAS + 1];
+static size_t s_kept_lists;
+
+const char *const *
+kf_prompt_ideas_kept (char **texts, size_t n)
+{
+    bool ok = n && n <= S_KEPT_IDEAS;
+    for (size_t i = 0; i < n; i++)
+        ok &= texts[i] != NULL;
+    const char *const *kept = NULL;
+    for (size_t l = 0; ok && !kept && l < s_kept_lists; l++) {
+        size_t i = 0;
+        while (i < n && s_kept[l][i] && !strcmp (s_kept[l][i], texts[i]))
+            i++;
+        if (i == n && !s_kept[l][n])
+            kept = s_kept[l];
+    }
+    if (ok && !kept && s_kept_lists < S_KEPT_LISTS) {
+        for (size_t i = 0; i < n; i++) {
+            s_kept[s_kept_lists][i] = texts[i];
+            texts[i] = NULL;
+        }
+        kept = s_kept[s_kept_lists++];
+    }
+    for (size_t i = 0; i < n; i++)
+        free (texts[i]);
+    return kept;
+}
+
+//  Round 15: atan(x) * rsqrt(x * x + 1) was bound by its arithmetic on
+//  one core (about 20 cycles a vector) once its atan was in SIMD code, and
+//  no idea cut that arithmetic; a meta round had to reword one for it.
+//  The formula's own functions and the task's tolerance are named.
+static char *
+s_cut_idea (json_t *spec)
+{
+    kf_formula_t fm;
+    bool read = kf_prompt_formula (spec, &fm);
+    char what[160] = "its costly functions";
+    if (read && *fm.names) {
+        bool div = fm.counted && fm.kinds & 1u << KF_OP_DIV;
+        bool sqrt = fm.counted && fm.kinds & 1u << KF_OP_SQRT;
+        snprintf (what, sizeof what, "its %s%s", fm.names,
+                  div && sqrt ? ", divisions and square roots"
+                  : div ? " and divisions" : sqrt ? " and square roots" : "");
+    }
+    char within[96];
+    kf_prompt_tolerance_within (spec, within, sizeof within);
+    return kf_strdupf ("spend fewer instructions an element on %s once they are computed in "
+                       "vector registers, by a cheaper form that stays within %s: a range "
+                       "reduction to a shorter interval, a polynomial or rational form of "
+                       "lower degree, a reciprocal or reciprocal square root estimate "
+                       "(the rcp and rsqrt instructions) refined by one Newton step in place "
+                       "of a divide or square root; count the instructions an element "
+                       "before and after", what, within);
+}
+
+//  The host list of a costly elementwise formula: the cut in its
+//  arithmetic comes after threads, before the add-ons that pay only
+//  where memory bounds the loop.
+static const char *const *
+s_costly_list (json_t *spec, const char *const *list, size_t *count)
+{
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    for (size_t i = 0; list[i] && n + 1 < S_KEPT_IDEAS; i++) {
+        texts[n++] = strdup (list[i]);
+        if (!strcmp (list[i], S_EW_THREADS))
+            texts[n++] = s_cut_idea (spec);
+    }
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (!kept)
+        return s_counted (list, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
+//  Round 16: a product's list names the epilogue the task holds and
+//  blocks no short k, as the layouts' lists do (kf_prompt_layout.c).
+static const char *const *
+s_product_list (json_t *spec, size_t *count)
+{
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    bool own = false;
+    for (; s_ideas_host_mm[n] && n < S_KEPT_IDEAS; n++) {
+        const char *idea = s_ideas_host_mm[n];
+        char *t = strstr (idea, "by fusing the epilogue") ? kf_prompt_epilogue_idea (spec)
+                  : strstr (idea, "across threads")
+                      ? kf_prompt_epilogue_threads_idea (spec, "A", "B")
+                  : strstr (idea, "by cache blocking")
+                      ? kf_prompt_short_k_block (spec, "A", "B", false) : NULL;
+        own |= t != NULL;
+        texts[n] = t ? t : strdup (idea);
+    }
+    const char *const *kept = own ? kf_prompt_ideas_kept (texts, n) : NULL;
+    for (size_t i = 0; !own && i < n; i++)
+        free (texts[i]);
+    if (!kept)
+        return s_counted (s_ideas_host_mm, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
+const char *const *
+kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
+{
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    const char *const *kept;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST
+        && (kept = kf_prompt_layout_ideas (spec, count)))
+        return kept;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST)
+        return s_product_list (spec, count);
+    bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
+    if (costly && k == KF_TARGET_HOST)
+        return s_costly_list (spec, kf_prompt_formula_no_identity (spec) ? s_ideas_host_ew_one_call
+                                                                        : s_ideas_host_ew, count);
+    if (c != KF_CLASS_ELEMENTWISE || costly)
+        return kf_prompt_ideas (c, k, count);
+    return s_counted (k == KF_TARGET_HOST ? s_ideas_host_ew_cheap : s_ideas_gpu_ew_cheap,
+                      count);
+}
