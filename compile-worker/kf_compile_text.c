@@ -475,10 +475,22 @@ s_vec_line (FILE *f, const s_vec_loop_t *l, bool simd_code, int widest)
     else if (l->branch)
         //  Round 6: GCC made compare and blend of clamps, or left a loop
         //  scalar for an if; a pragma or a branch-free form fixed it.
+        //  Round 25: the model's ternaries with arithmetic in an arm kept
+        //  its loop scalar (163 ms against 14 ms) and the line did not say
+        //  which construct; GCC 12 at -O3 -std=c11 -mavx2, measured:
+        //  a > 5 ? a : a * a * 0.5f + 1 and the same with the arm's value
+        //  computed before it stay scalar, a > 0 ? a : 0 and the bit mask
+        //  blend vectorise, sqrtf(x) stays scalar.
         fprintf (f, "- line %ld: not vectorised because of a branch in the loop (%s): an if "
-                 "or ?: here that GCC could not turn into a select; a branch-free form "
-                 "(each clamp one select of its own, v = v < lo ? lo : v; arithmetic on a "
-                 "mask) or a select in intrinsics lets it vectorise\n", l->line, l->reason);
+                 "or ?: here that GCC could not turn into a select. With -std=c11 trapping "
+                 "math is on, so GCC runs no float operation that only one side of a ?: "
+                 "needs, even one written before it (it moves it into that side): "
+                 "c ? a : a * a * 0.5f + 1.0f stays a branch where v = v < lo ? lo : v "
+                 "(a choice between plain values, each clamp its own select) does not, and "
+                 "a sqrtf is a branch too (errno). Forms that vectorise: compute both values, "
+                 "then blend their bits by a mask (memcpy each into a uint32_t, m = "
+                 "-(uint32_t) (c), r = (a_bits & m) | (b_bits & ~m), memcpy back), or a "
+                 "select in intrinsics\n", l->line, l->reason);
     else
         fprintf (f, "- line %ld: not vectorised: %s\n", l->line, l->reason);
 }

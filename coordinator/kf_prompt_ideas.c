@@ -40,14 +40,21 @@
 //  vectorises a loop whose bits go through memcpy into a uint32_t (seen:
 //  "loop vectorized using 32 byte vectors" for such a log); round 24's,
 //  with ternary clamps, stayed scalar ("a branch in the loop"): 112 ms.
+//  Round 25: "a square root takes the intrinsic" in plain code read as a
+//  contradiction, and ternaries with arithmetic on one side kept a loop
+//  scalar again (163 ms against 14 ms): the mask blend is named (GCC 12,
+//  -O3 -std=c11 -mavx2: it vectorises, c ? a : a * a * 0.5f + 1 does not).
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
     "within the tolerance, in plain code the compiler can vectorise or in intrinsics (the " \
-    "idea is the cheaper formula; in plain code a square root takes the intrinsic, as the " \
-    "compiler keeps sqrtf a scalar call, and the float's exponent and mantissa bits, which " \
-    "a log's or exp's range reduction takes, go through memcpy into a uint32_t and back, " \
-    "where frexpf and ldexpf stay calls; whether the loop vectorised is the compiler's "    \
-    "report to read, as a branch it cannot make a select keeps it scalar)"
+    "idea is the cheaper formula; in plain code the float's exponent and mantissa bits, "  \
+    "which a log's or exp's range reduction takes, go through memcpy into a uint32_t and " \
+    "back, where frexpf and ldexpf stay calls, and a choice between two computed values "  \
+    "is a blend of their bits by a mask (m = -(uint32_t) (c); (a & m) | (b & ~m)), as "    \
+    "with -std=c11 a ?: or if with arithmetic on one side keeps the loop scalar, and so "   \
+    "does sqrtf: a square root is the intrinsic's, in a loop of intrinsics, or an "        \
+    "estimate from the bits refined by Newton steps; whether the loop vectorised is the "  \
+    "compiler's report to read)"
 #define S_EW_SIMD                                                                          \
     "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
     "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \

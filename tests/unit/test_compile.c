@@ -335,10 +335,10 @@ main (void)
     CHECK (sum && strstr (sum, "- line 30: not auto-vectorised because of a branch in the loop "
                                "(not vectorized: control flow in loop.); in explicit-SIMD code "
                                "usually a loop around the vector code"));
-    CHECK (sum && !strstr (sum, "each clamp one select"));
+    CHECK (sum && !strstr (sum, "each clamp its own select"));
     free (sum);
     sum = kf_compile_vec_summary_src (no_type, "kernel.c", plain, strlen (plain), &vec);
-    CHECK (sum && strstr (sum, "each clamp one select"));
+    CHECK (sum && strstr (sum, "each clamp its own select"));
     CHECK (sum && !strstr (sum, "explicit SIMD"));
     free (sum);
     sum = kf_compile_vec_summary (no_type, "kernel.c", &vec);
