@@ -121,6 +121,12 @@ s_table (FILE *f, json_t *configs)
                 fprintf (f, "; then the full protocol: %.3fx, %.4g us per call",
                          kf_jnum (row, "full_speedup", 0),
                          kf_jnum (row, "full_median_ns", 0) / 1e3);
+            //  The load each point was timed under (round 25), so a point
+            //  slower under more load is not read as lost.
+            double share = kf_jnum (json_object_get (row, "host_load"), "others_cpu_share", -1);
+            if (share >= 0)
+                fprintf (f, "; other processes took %.0f%% of the CPUs' time meanwhile",
+                         100 * share);
             fputs (")\n", f);
         }
         else
@@ -426,8 +432,9 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
         fprintf (f, "The previous tuning of this kernel measured %zu points:\n",
                  json_array_size (configs));
         s_table (f, configs);
-        fputs ("Keep the values near the fastest point, drop those that lost clearly, and "
-               "try values beyond the edge where the fastest point sits at one.\n", f);
+        fputs ("Keep the values near the fastest point, drop those that lost clearly under a "
+               "like load, and try values beyond the edge where the fastest point sits at "
+               "one.\n", f);
     }
     char both[1024];
     if (kf_retune_combination (json_array_size (configs) > 1 ? configs : child, both,

@@ -299,10 +299,11 @@ s_fake_evaluate (void *arg, json_t *payload, int frame, double limit_s, kf_job_r
     f->clock += took;
     double sp = full ? f->full[frame] : f->speedup[frame];
     if (!strcmp (v, "correct"))
-        res->result = json_pack ("{s:s, s:s, s:f, s:f, s:{s:f}, s:{s:f}, s:{s:f}}", "verdict", v,
-                                 "detail", "all checks passed", "speedup", sp, "wall_s", took,
-                                 "candidate", "median_ns", 1000 / sp, "reference", "median_ns",
-                                 1000.0, "phases_s", "timing", 0.1);
+        res->result = json_pack ("{s:s, s:s, s:f, s:f, s:{s:f}, s:{s:f}, s:{s:f}, s:{s:f}}",
+                                 "verdict", v, "detail", "all checks passed", "speedup", sp,
+                                 "wall_s", took, "candidate", "median_ns", 1000 / sp,
+                                 "reference", "median_ns", 1000.0, "phases_s", "timing", 0.1,
+                                 "host_load", "others_cpu_share", 0.1 * frame);
     else
         res->result = json_pack ("{s:s, s:s, s:n, s:f}", "verdict", v, "detail", "wrong",
                                  "speedup", "wall_s", took);
@@ -390,6 +391,9 @@ s_test_plan (void)
     CHECK (strstr (s_str (slow, "detail"), "exceeded the 7 s limit"));
     CHECK (strstr (s_str (slow, "detail"), "config 3's limit 7 s: 3 x the 2.00 s config 0 took"));
     CHECK (f.screens == 6 && f.fulls == 2);
+    //  Each point keeps the host's load it was timed under (round 25).
+    CHECK (json_number_value (json_object_get (json_object_get (s_cfg_row (r, 2), "host_load"),
+                                               "others_cpu_share")) > 0.19);
     CHECK (s_count_fidelity (r, "full") == 2 && s_count_fidelity (r, "screen") == 4);
     CHECK (!strcmp (s_str (s_cfg_row (r, 1), "fidelity"), "full"));
     CHECK (!strcmp (s_str (s_cfg_row (r, 2), "fidelity"), "full"));
