@@ -149,7 +149,8 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
     double one_ns = kf_jnum (json_object_get (o, "one_core"), "median_ns", 0);
     if (ns > 0 && one_ns > 0) {
         fputs ("; ", f);
-        kf_prompt_threads_own_text (f, ns, one_ns, json_object_get (o, "host_load"));
+        kf_prompt_threads_own_text (f, ns, one_ns, json_object_get (o, "host_load"),
+                                    kf_prompt_threads_side_by_side (o));
     }
     //  Round 21: the kernel prompts set each kernel's cycles a vector
     //  against the budget ("about 36 cycles a vector ... budget about

@@ -64,8 +64,19 @@ double kf_prompt_threads_own_ns (json_t *k);
  * 51% of the call (...)" for a kernel of NS a call on every CPU and
  * ONE_NS on one, without a full stop; where LOAD (the kernel's
  * host_load, or NULL) says other work ran beside the timing
- * (kf_prompt_load_busy), that the two are not like for like. */
-void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns, json_t *load);
+ * (kf_prompt_load_busy), that the two are not like for like; where
+ * CPU_PER_WALL (kf_prompt_threads_side_by_side, 0: not known) is under
+ * KF_PROMPT_SIDE_BY_SIDE, that its threads hardly ran side by side. */
+void kf_prompt_threads_own_text (FILE *f, double ns, double one_ns, json_t *load,
+                                 double cpu_per_wall);
+/* Below this many CPU-seconds a second of its calls (its full timing's,
+ * CPU_PER_WALL above) a threaded kernel's threads did not run side by
+ * side: the text says the gap to its one-core time is not theirs (the
+ * host judge's own threshold for a threaded kernel, kf_host_eval.h). */
+#define KF_PROMPT_SIDE_BY_SIDE 1.2
+/* K's CPU-seconds a second of calls in its full timing (its one_core
+ * record's cpu_per_wall), 0 where not measured. */
+double kf_prompt_threads_side_by_side (json_t *k);
 
 /* TWIN's relation to threaded kernel K: "parent" or "child" (IN->history
  * or K's own parent_id), the closest code, where the feature bits alone

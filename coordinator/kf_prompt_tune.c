@@ -165,7 +165,8 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         char took[32];
         kf_prompt_time_text (ns, took, sizeof took);
         fprintf (f, "Candidate %lld starts threads and takes %s a call; ", id, took);
-        kf_prompt_threads_own_text (f, ns, own_ns, json_object_get (k, "host_load"));
+        kf_prompt_threads_own_text (f, ns, own_ns, json_object_get (k, "host_load"),
+                                    kf_prompt_threads_side_by_side (k));
         fputs (".", f);
         kf_prompt_threads_load (f, in, k, 0);
         if (ns < own_ns)

@@ -142,14 +142,14 @@ test_one_core_loaded (void)
 {
     json_t *busy = s_busy ();
     char *text;
-    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 6.7e6, 11.2e6, busy));
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 6.7e6, 11.2e6, busy, 0));
     printf ("%s\n", text ? text : "(none)");
     CHECK (text && strstr (text, "its threads buy 40% of the call")
            && strstr (text, "; but both were timed beside other work (other work took 1.2 of "
                             "a core on average), which may take a larger share of one CPU "
                             "than of all of them, so this is not like for like"));
     free (text);
-    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 6.7e6, 11.2e6, NULL));
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 6.7e6, 11.2e6, NULL, 0));
     CHECK (text && !strstr (text, "not like for like"));
     free (text);
     //  The kernel to improve's thread paragraph goes on to the run's

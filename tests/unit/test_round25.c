@@ -16,7 +16,11 @@
  *  3. a refinement prompt's table of the last sweep showed points at 5.9x
  *     and 6.7x beside the defaults' 20.6x, and said "drop those that lost
  *     clearly", with nothing to tell the host's load from theirs: each
- *     point carries its load (kf_sweep.c) and the table says it.
+ *     point carries its load (kf_sweep.c) and the table says it;
+ *  4. "its threads buy 4%" of a kernel that starts its helper thread only
+ *     when the host looks idle: whether its threads ran side by side in
+ *     its timing is its CPU time per second of calls, and the text says
+ *     so where that is near one CPU.
  */
 #include "../../common/kf_json.h"
 #include "../../compile-worker/kf_compile.h"
@@ -25,6 +29,7 @@
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_prompt_threads.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 #include <stdlib.h>
@@ -177,9 +182,30 @@ s_test_sweep_load (void)
     json_decref (spec);
 }
 
+//  4.
+static void
+s_test_side_by_side (void)
+{
+    char *text = NULL;
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 18.7e6, 19.3e6, NULL, 1.02));
+    printf ("one CPU's worth: %s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "its threads buy 3% of the call"));
+    CHECK (kf_test_has (text, "in its full timing its process used 1.02 CPU-seconds a second of "
+                              "its calls, so its threads hardly ran side by side there"));
+    free (text);
+    text = NULL;
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 10.1e6, 19.3e6, NULL, 1.85));
+    CHECK (text && !strstr (text, "hardly ran side by side"));
+    free (text);
+    json_t *k = json_pack ("{s:{s:f}}", "one_core", "cpu_per_wall", 1.02);
+    CHECK (kf_prompt_threads_side_by_side (k) == 1.02);
+    json_decref (k);
+}
+
 int
 main (void)
 {
+    s_test_side_by_side ();
     s_test_sweep_load ();
     s_test_conv_floor ();
     s_test_branch_words ();
