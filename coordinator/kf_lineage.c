@@ -199,6 +199,11 @@ double
 kf_lineage_load_factor (int v, json_t *tl, json_t *pl)
 {
     double c = kf_jnum (tl, "others_cpu_share", -1), p = kf_jnum (pl, "others_cpu_share", -1);
+    //  A timing over undisturbed samples had its CPU whenever it counted.
+    if (kf_prompt_load_undisturbed (tl))
+        c = 0;
+    if (kf_prompt_load_undisturbed (pl))
+        p = 0;
     if (!(c >= 0 && c <= 0.95 && p >= 0 && p <= 0.95) || (v != 1 && v != -1))
         return 0;
     //  The faster one's timing had (1 - its share) of the CPUs' time, the

@@ -86,7 +86,9 @@ int kf_lineage_verdict_loaded (double speedup, double parent_speedup, double ban
 /* The most the load could stretch the ratio of verdict V (1: the child
  * faster, -1: slower): the share of the CPUs' time the faster one's
  * timing had over the slower one's (1 - others_cpu_share of each), at
- * least 1; 0 where V is neither or a share is unknown or past 0.95. */
+ * least 1; 0 where V is neither or a share is unknown or past 0.95. A
+ * timing whose figures are over undisturbed samples only counts as having
+ * had all of it (kf_prompt_load_undisturbed). */
 double kf_lineage_load_factor (int v, json_t *tl, json_t *pl);
 
 /* How far a speedup may lie from its kernel's figure, relative to it,

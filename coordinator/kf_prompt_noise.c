@@ -102,6 +102,11 @@ kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
                                 100 * share);
     if (n && runnable >= 0 && share >= 0 && n < size)
         n += (size_t) snprintf (buf + n, size - n, ")");
+    //  The figures are over the samples in which neither side waited for
+    //  a CPU (exec-worker/kf_host_wait.h): the load ran, but not in them.
+    if (n && kf_prompt_load_undisturbed (load) && n < size)
+        n += (size_t) snprintf (buf + n, size - n, ", its figures taken over the samples in "
+                                "which neither it nor the reference waited for a CPU");
     if (json_is_object (cond) && n < size) {
         double c = kf_jnum (cond, "compile_workers_beside", 0);
         double e = kf_jnum (cond, "exec_workers_beside", 0);
@@ -151,8 +156,16 @@ kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size)
 }
 
 bool
+kf_prompt_load_undisturbed (json_t *load)
+{
+    return json_is_true (json_object_get (load, "undisturbed_only"));
+}
+
+bool
 kf_prompt_load_busy (json_t *load)
 {
+    if (kf_prompt_load_undisturbed (load))
+        return false;
     return kf_load_busy (kf_jnum (load, "runnable_others", -1),
                          kf_jnum (load, "others_cpu_share", -1));
 }

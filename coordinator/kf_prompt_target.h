@@ -270,8 +270,16 @@ bool kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size);
 size_t kf_prompt_load_cores (json_t *load, bool threaded, char *buf, size_t size);
 
 /* Whether a timing's host_load says other work ran beside it: half a
- * runnable task or more on average, or a tenth of the CPUs' time. */
+ * runnable task or more on average, or a tenth of the CPUs' time; never
+ * where its figures are over undisturbed samples only
+ * (kf_prompt_load_undisturbed). */
 bool kf_prompt_load_busy (json_t *load);
+
+/* Whether a timing's host_load says its figures are over the samples in
+ * which neither side waited for a CPU ("undisturbed_only",
+ * exec-worker/kf_host_wait.h): other work may have run, but not while
+ * the samples counted were taken. */
+bool kf_prompt_load_undisturbed (json_t *load);
 
 /* How many cores' worth of CPU time other processes took on average
  * while a timing ran (its host_load LOAD); below 0 when not measured. */

@@ -119,13 +119,15 @@ kf_host_load_json (const kf_host_load_t *l)
         json_object_set_new (o, "others_cpu_share", json_real (s_round (share, 0.001)));
     if (l->cpus_allowed > 0)
         json_object_set_new (o, "cpus_allowed", json_integer (l->cpus_allowed));
+    if (l->waits_known)
+        json_object_set_new (o, "undisturbed_only", json_boolean (l->undisturbed_only));
     return o;
 }
 
 bool
 kf_host_load_busy (const kf_host_load_t *l)
 {
-    if (!l->before.ok || !l->after.ok)
+    if (!l->before.ok || !l->after.ok || (l->waits_known && l->undisturbed_only))
         return false;
     double runnable = l->readings > 0 ? l->runnable_sum / l->readings : -1;
     return kf_load_busy (runnable, kf_host_load_share (l));

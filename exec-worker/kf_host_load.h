@@ -35,6 +35,8 @@ typedef struct {
     double own_cpu_s;        /* the judge's and the candidate's CPU over the sampling */
     double wall_s;
     int cpus_allowed;        /* CPUs the candidate's process may run on; 0: not known */
+    bool waits_known;        /* the sides' waits for a CPU were measured (kf_host_wait.h), */
+    bool undisturbed_only;   /*   and the figures are over pairs in which neither waited */
 } kf_host_load_t;
 
 /* Reads PATH (a /proc/stat file) into *S; S->ok false when its "cpu"
@@ -55,7 +57,8 @@ int kf_host_load_allowed (void);
  * after snapshots were not both read:
  * {"cpus": N, "runnable_others": mean, "runnable_others_max": max,
  *  "readings": n, "others_cpu_s": s, "others_cpu_share": s / (wall * cpus),
- *  "wall_s": wall, "cpus_allowed": n (only when known)}. others_cpu_s is the CPUs' busy time over the
+ *  "wall_s": wall, "cpus_allowed": n (only when known),
+ *  "undisturbed_only": b (only where waits were measured)}. others_cpu_s is the CPUs' busy time over the
  * sampling less OWN_CPU_S, never below 0; runnable_others only with
  * readings. Caller owns it. */
 json_t *kf_host_load_json (const kf_host_load_t *l);
@@ -68,7 +71,8 @@ double kf_host_load_share (const kf_host_load_t *l);
 
 /* Whether L's timing was beside other work (common/kf_load_busy.h's
  * rule, on the figures kf_host_load_json reports); false when they were
- * not read. */
+ * not read, and when its figures are over undisturbed pairs only: the
+ * other work ran, but not while the samples counted were taken. */
 bool kf_host_load_busy (const kf_host_load_t *l);
 
 /* Waits, at most MAX_S seconds, until PATH (a /proc/stat file) has shown

@@ -21,8 +21,13 @@
  *  most as many calls as there are copies. With exported PyTorch data (no
  *  reference kernel to run) the calls go through the exported sets
  *  instead.
+ *
+ *  Around each timed batch, outside its clock, the judge reads how long
+ *  the batch's side waited for a CPU (kf_host_wait.h) and tells the
+ *  protocol, which prefers the pairs in which neither side waited.
  */
 #include "kf_host_eval.h"
+#include "kf_host_wait.h"
 #include "kf_perf_gate.h"
 #include "kf_task.h"
 
@@ -168,19 +173,25 @@ s_sample_inputs (s_timer_t *h, int n, int used, bool paired)
     h->t->fresh_inputs += fresh;
 }
 
-//  The reference's batch of sample N: CALLS calls timed, then, untimed,
-//  the right answers of the variants the batch did not reach, and the
-//  inputs as they were.
+//  The reference's batch of sample N: CALLS calls timed (*WAIT_NS the
+//  judge's wait for a CPU meanwhile, when asked), then, untimed, the
+//  right answers of the variants the batch did not reach, and the inputs
+//  as they were.
 static int
-s_ref_batch (s_timer_t *h, int calls, int used, unsigned salt, double *ns)
+s_ref_batch (s_timer_t *h, int calls, int used, unsigned salt, double *ns, double *wait_ns)
 {
     kf_host_eval_t *e = h->e;
     s_flush (e, used, h->flush, h->flush_size, salt);
+    kf_host_wait_t w;
+    if (wait_ns)
+        kf_host_wait_begin (&w, 0);
     double t0 = kf_eval_now ();
     for (int k = 0; k < calls; k++)
         if (kf_host_ref_call (e, k))
             return KF_HOST_REF_FAILED;
     *ns = (kf_eval_now () - t0) * 1e9;
+    if (wait_ns)
+        *wait_ns = kf_host_wait_end (&w);
     for (int v = calls; v < used; v++)
         if (kf_host_ref_call (e, v))
             return KF_HOST_REF_FAILED;
@@ -194,9 +205,11 @@ s_ref_batch (s_timer_t *h, int calls, int used, unsigned salt, double *ns)
 }
 
 //  The candidate's batch of sample N: CALLS calls in its process, the
-//  perf counters on around them, then every variant it used checked.
+//  perf counters on around them (*WAIT_NS its threads' and the judge's
+//  wait for a CPU meanwhile), then every variant it used checked.
 static int
-s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *ns)
+s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *ns,
+              double *wait_ns)
 {
     kf_host_eval_t *e = h->e;
     char when[64];
@@ -206,6 +219,7 @@ s_cand_batch (s_timer_t *h, int n, int calls, int used, unsigned salt, double *n
     kf_perf_gate_set (&h->gate, true);
     int st = kf_host_cand_call (e, calls, &wall, when);
     kf_perf_gate_set (&h->gate, false);
+    *wait_ns = kf_runner_wait_ns (e->runner);
     if (st != KF_HOST_OK)
         return st;
     *ns = wall * 1e9;
@@ -233,7 +247,7 @@ s_one_core_batch (s_timer_t *h, kf_eval_sample_t *s, int used)
     if (!h->ready || used > h->ready_used) {
         s_sample_inputs (h, KF_HOST_ONE_CORE_SAMPLE, used, false);
         double ignored;
-        if (e->ref_fn && s_ref_batch (h, 0, used, s->salt, &ignored) != KF_HOST_OK) {
+        if (e->ref_fn && s_ref_batch (h, 0, used, s->salt, &ignored, NULL) != KF_HOST_OK) {
             snprintf (s->why, sizeof s->why, "kf_forward returned non-zero");
             return KF_HOST_REF_FAILED;
         }
@@ -294,7 +308,7 @@ s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
         //  its time to faults, and nothing said so).
         long long f0 = kf_runner_minor_faults (e->runner);
         double cpu0 = kf_runner_cpu_s (e->runner);
-        int st = s_cand_batch (h, s->sample, s->calls, used, s->salt, &s->ns);
+        int st = s_cand_batch (h, s->sample, s->calls, used, s->salt, &s->ns, &s->wait_ns);
         long long f1 = kf_runner_minor_faults (e->runner);
         kf_host_timing_t *t = h->t;
         //  Its process's CPU time against the clock over the timed
@@ -320,7 +334,7 @@ s_timer_sample (void *arg, const kf_eval_timing_t *t, kf_eval_sample_t *s)
         }
         return st;
     }
-    int st = s_ref_batch (h, s->calls, used, s->salt, &s->ns);
+    int st = s_ref_batch (h, s->calls, used, s->salt, &s->ns, &s->wait_ns);
     if (st)
         snprintf (s->why, sizeof s->why, "kf_forward returned non-zero");
     return st;
@@ -378,6 +392,7 @@ s_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t, bool one_core, d
             .sample = s_timer_sample, .arg = h, .paired = e->ref_fn != NULL && !one_core,
             .trial = false, .target_ns = { S_WINDOW_S * 1e9, S_WINDOW_S * 1e9 },
             .max_calls = { e->variants, e->variants }, .max_samples = 100000,
+            .undisturbed = true,
             .warm = one_core ? NULL : &e->warm, .harness_st = KF_HOST_CRASHED, .detail = e->detail,
             .detail_size = sizeof e->detail
         };
@@ -392,6 +407,8 @@ s_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t, bool one_core, d
         l->wall_s = kf_eval_now () - t0;
         l->own_cpu_s = s_own_cpu_s (e) - own0;
         l->cpus_allowed = kf_host_load_allowed ();
+        l->waits_known = t->p.waits_known;
+        l->undisturbed_only = t->p.undisturbed_only;
     }
     kf_perf_gate_close (&h->gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)

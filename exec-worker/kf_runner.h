@@ -185,6 +185,14 @@ double kf_runner_cpu_outside_s (kf_runner_t *self);
  * -1 when it cannot be read. */
 long long kf_runner_minor_faults (kf_runner_t *self);
 
+/* The runner's process id; 0 when it has ended. */
+int kf_runner_pid (kf_runner_t *self);
+
+/* How long the runner's threads and the judge's waited for a CPU over the
+ * last exchange, from before the resume to the stop at the answer (not
+ * the window after it), ns (kf_host_wait.h); -1 when not read. */
+double kf_runner_wait_ns (kf_runner_t *self);
+
 /* The runner's confinement, as it reported it ("seccomp, landlock abi 7"). */
 const char *kf_runner_confinement (kf_runner_t *self);
 

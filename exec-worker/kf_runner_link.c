@@ -5,6 +5,7 @@
 #include "kf_runner.h"
 #include "kf_eval_channel.h"
 #include "kf_file.h"
+#include "kf_host_wait.h"
 #include "kf_subproc.h"
 #include "kf_take.h"
 
@@ -36,6 +37,7 @@ struct kf_runner {
     double stop_cpu;         // the runner's own CPU for one stop (median of the pings')
     char confinement[240];
     int one_cpu;             // the CPU of calls timed on one (kf_runner_one_cpu), -1: all
+    double wait_ns;          // the last exchange's waits for a CPU (kf_runner_wait_ns)
 };
 
 double
@@ -45,6 +47,18 @@ kf_runner_cpu_s (kf_runner_t *self)
     if (!self || self->dead || clock_gettime (self->cpu, &ts) != 0)
         return 0;
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int
+kf_runner_pid (kf_runner_t *self)
+{
+    return self && !self->dead ? (int) self->pid : 0;
+}
+
+double
+kf_runner_wait_ns (kf_runner_t *self)
+{
+    return self ? self->wait_ns : -1;
 }
 
 long long
@@ -324,6 +338,7 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
             kf_run_reply_t *reply)
 {
     *wall_s = 0;
+    self->wait_ns = -1;
     if (self->dead) {
         s_set (reply, KF_RUN_CRASHED, "harness: the candidate's process has ended%s", "");
         return -1;
@@ -351,6 +366,10 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
     }
     else
         s_start_here (self);
+    //  The waits for a CPU of the runner's threads and the judge's over
+    //  the exchange, up to the stop at the answer (kf_host_wait.h).
+    kf_host_wait_t waits;
+    kf_host_wait_begin (&waits, (int) self->pid);
     double t0 = kf_eval_now ();
     kill (self->pid, SIGCONT);
     if (s_send (self, msg, size, fd) != 0) {
@@ -377,6 +396,7 @@ s_exchange (kf_runner_t *self, const void *msg, size_t size, int fd, double *wal
     kf_run_reply_t ended;
     if (s_stop (self, rc == 0 ? reply : &ended) != 0)
         return -1;
+    self->wait_ns = kf_host_wait_end (&waits);
     double cpu_answered = kf_runner_cpu_s (self);
     s_watch (self);
     if (s_stop (self, rc == 0 ? reply : &ended) != 0)
@@ -459,6 +479,7 @@ kf_runner_spawn (const char *candidate, const char *run_dir, const kf_run_start_
     self->pid = pid;
     self->sock = sv[0];
     self->one_cpu = -1;
+    self->wait_ns = -1;
     if (clock_getcpuclockid (pid, &self->cpu) != 0)
         self->cpu = CLOCK_MONOTONIC;   // never: pid is our child
     return self;

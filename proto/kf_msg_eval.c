@@ -124,6 +124,8 @@ s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     KF_FIELD_TRY (kf_field_count (o, "cpus_allowed", "host_load.cpus_allowed", &allowed, why,
                                   size));
     r->load_cpus_allowed = (double) allowed;
+    KF_FIELD_TRY (kf_field_bool (o, "undisturbed_only", "host_load.undisturbed_only",
+                                 &r->load_undisturbed, why, size));
     return 0;
 }
 
