@@ -5,6 +5,7 @@
 #include "kf_lineage.h"
 #include "kf_prompt_changed.h"
 #include "kf_prompt_layout.h"
+#include "kf_prompt_siblings.h"
 #include "kf_prompt_slim.h"
 #include "kf_meta_ideas.h"
 #include "kf_prompt_target.h"
@@ -398,99 +399,6 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         fputs (" No earlier candidate of this run has tried it yet.", f);
 }
 
-//  Which kernel each sibling starts from, as far as the plan knows: the
-//  siblings planned before this attempt have their parents; the later
-//  ones draw theirs when they are planned.
-static void
-s_sibling_parents (FILE *f, const kf_prompt_in_t *in)
-{
-    if (!in->siblings) {
-        fputs (" Each attempt of this generation draws its own kernel to improve from the "
-               "archive's cells, so a sibling may start from this same kernel or from "
-               "another.", f);
-        return;
-    }
-    int64_t mine = kf_jint (in->base, "id");
-    int later = 0, told = 0;
-    for (int k = 0; k < in->population; k++) {
-        if (k == in->slot)
-            continue;
-        json_t *row = NULL, *r;
-        size_t i;
-        json_array_foreach (in->siblings, i, r)
-            if (kf_jint (r, "slot") == k)
-                row = r;
-        if (!row) {
-            later++;
-            continue;
-        }
-        int64_t p = kf_jint (row, "parent_id");
-        fprintf (f, "%s attempt %d ", told++ ? ";" : " Where the siblings start:", k + 1);
-        if (!p)
-            fputs ("writes its kernel from scratch", f);
-        else if (p == mine)
-            fprintf (f, "starts from candidate %lld, the same kernel as this attempt",
-                     (long long) p);
-        else
-            fprintf (f, "starts from candidate %lld", (long long) p);
-    }
-    if (told)
-        fputs (".", f);
-    if (later)
-        fprintf (f, " %s planned after this one and draw%s %s kernel to improve from the "
-                 "archive's cells when %s, possibly this same kernel.",
-                 later == 1 ? "One sibling is" : "The other siblings are",
-                 later == 1 ? "s" : "", later == 1 ? "its" : "their",
-                 later == 1 ? "it is" : "they are");
-    if (told || later)
-        fputs (" Siblings that share a kernel to improve still follow different ideas.", f);
-}
-
-//  Sibling slot K's row among the candidates planned so far; NULL when
-//  K is planned later.
-static json_t *
-s_sibling_planned (const kf_prompt_in_t *in, int k)
-{
-    size_t i;
-    json_t *r;
-    json_array_foreach (in->siblings, i, r)
-        if (kf_jint (r, "slot") == k)
-            return r;
-    return NULL;
-}
-
-//  Round 17: the plan's prediction for later sibling slot K
-//  (kf_search_idea_later), or NULL.
-static json_t *
-s_sibling_later (const kf_prompt_in_t *in, int k)
-{
-    size_t i;
-    json_t *r;
-    json_array_foreach (json_object_get (in->ideas, "later"), i, r)
-        if (kf_jint (r, "slot") == k && json_is_string (json_object_get (r, "idea")))
-            return r;
-    return NULL;
-}
-
-//  The idea sibling slot K leans towards: as planned (stored with it),
-//  else as the plan predicts it (round 17: by the slot's place in the
-//  order, three prompts of one generation named three sets of
-//  siblings), else its place in the run's order of ideas (IN->ideas),
-//  else its slot's place.
-static const char *
-s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, int k)
-{
-    json_t *r = s_sibling_planned (in, k);
-    if (json_is_string (json_object_get (r, "idea")))
-        return json_string_value (json_object_get (r, "idea"));
-    if ((r = s_sibling_later (in, k)))
-        return kf_jstr (r, "idea");
-    json_t *order = json_object_get (in->ideas, "order");
-    if (json_array_size (order))
-        return json_string_value (json_array_get (order, (size_t) k % json_array_size (order)));
-    return ideas[((size_t) in->generation * (size_t) in->population + (size_t) k) % n];
-}
-
 //  Round 6: an idea that had lost was offered again with no word of it.
 //  How the run's counted tries of IDEA went, in brackets: " (tried: lost
 //  (20.10x vs parent 36.20x))" (kf_search_idea_record), or nothing.
@@ -623,8 +531,8 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     const char *told[64];
     int listed = 0, others = 0, twin = -1, predicted = 0, meant = 0;
     for (int k = 0; k < in->population && listed < 64; k++) {
-        const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
-        json_t *planned = s_sibling_planned (in, k);
+        const char *other = k == in->slot ? NULL : kf_prompt_sibling_idea (in, ideas, n, k);
+        json_t *planned = kf_prompt_sibling_planned (in, k);
         bool same = other && !strcmp (other, mine);
         bool again = !other || (same && !planned);
         for (int j = 0; !again && !same && j < listed; j++)
@@ -652,8 +560,8 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  over 2,000 characters of planner bookkeeping).
         if (!planned) {
             fputs (" (planned after this one)", f);
-            predicted += s_sibling_later (in, k) != NULL;
-            meant += s_sibling_later (in, k) == NULL;
+            predicted += kf_prompt_sibling_later (in, k) != NULL;
+            meant += kf_prompt_sibling_later (in, k) == NULL;
         }
         told[listed++] = other;
         others++;
@@ -758,8 +666,8 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  same ideas, read as planner noise.
         int mates = 0;
         for (int k = 0; k < in->population; k++) {
-            const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
-            mates += other && !strcmp (other, h) && s_sibling_planned (in, k);
+            const char *other = k == in->slot ? NULL : kf_prompt_sibling_idea (in, ideas, n, k);
+            mates += other && !strcmp (other, h) && kf_prompt_sibling_planned (in, k);
         }
         if (tries <= mates)
             continue;
@@ -790,7 +698,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.
     if (listed && in->base && *kf_jstr (in->base, "source"))
-        s_sibling_parents (f, in);
+        kf_prompt_sibling_parents (f, in);
     if (in->base && *kf_jstr (in->base, "source"))
         fputs (" If the kernel to improve already does what this attempt's idea says, change "
                "how it does it (another split, order or width) rather than keeping it as it "
