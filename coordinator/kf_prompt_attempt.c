@@ -4,6 +4,7 @@
  *  candidates are put in words by kf_prompt_history.c.
  */
 #include "kf_prompt_history.h"
+#include "kf_prompt_credit.h"
 #include "kf_prompt_layout.h"
 #include "kf_prompt_slim.h"
 #include "kf_meta_ideas.h"
@@ -63,6 +64,32 @@ s_best_words (const kf_prompt_in_t *in, int64_t best, bool *won)
     }
 }
 
+//  Round 24: the run's candidates handed IDEA whose code did not do it
+//  (kf_prompt_credit.h), newest first, KF_PROMPT_IDEA_TRIES at most:
+//  no tries of it, each with what its code did instead.
+static void
+s_not_done (FILE *f, const kf_prompt_in_t *in, const char *idea, bool by_change)
+{
+    int said = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c) {
+        if (said >= KF_PROMPT_IDEA_TRIES)
+            break;
+        if (strcmp (kf_jstr (c, "phase"), "search") || kf_prompt_pending_here (in, c)
+            || kf_prompt_try_credit (c, kf_prompt_idea_of (in, c), idea, by_change)
+                   != KF_CREDIT_NOT_DONE)
+            continue;
+        char added[KF_PROMPT_ADDED_MAX];
+        kf_prompt_added_text (c, added, sizeof added);
+        fprintf (f, "%s candidate %lld (generation %lld%s)", said++ ? ";" : " Handed this idea, "
+                 "not done (its code shows no change of it, so no try of it):",
+                 (long long) kf_jint (c, "id"), (long long) kf_jint (c, "generation"), added);
+    }
+    if (said)
+        fputs (".", f);
+}
+
 //  Where the run tried this attempt's idea before, and how it went.
 static void
 s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
@@ -71,6 +98,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         return;
     int listed = 0, judged = 0;
     bool know_code = false;
+    bool by_change = !json_is_false (json_object_get (in->ideas, "by_change"));
     int64_t best = -1;
     //  Round 15: "this idea won there" of a best kernel handed threads,
     //  whose code written from scratch unrolled too. The win is this
@@ -89,9 +117,12 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         const char *idea = kf_prompt_idea_of (in, c);
         //  Round 14: a try of another idea whose code did this one too
         //  (candidate 3's streaming stores under the intrinsics idea).
-        bool by_code;
-        if (!kf_prompt_try_counts (idea, kf_prompt_features_added (c), mine, &by_code))
+        //  Round 24: one handed this idea whose code did not do it is no
+        //  try of it (kf_prompt_credit.h), said apart below.
+        kf_credit_t cr = kf_prompt_try_credit (c, idea, mine, by_change);
+        if (!kf_prompt_credit_counts (cr))
             continue;
+        bool by_code = cr == KF_CREDIT_CODE;
         judged += !json_is_false (json_object_get (c, "finished"));
         if (in->best && kf_prompt_same_candidate (in->best, c)) {
             best = kf_jint (c, "id");
@@ -162,6 +193,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
                                          : "the kernel it starts from");
     else
         fputs (" No earlier candidate of this run has tried it yet.", f);
+    s_not_done (f, in, mine, by_change);
 }
 
 //  Which kernel each sibling starts from, as far as the plan knows: the

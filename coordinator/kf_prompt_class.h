@@ -101,7 +101,15 @@ typedef enum {
      * polynomial already tagged approximate hid; the outer-product order
      * of a product (an element of one operand broadcast against a vector
      * of the other's row, accumulating a row of outputs). */
-    KF_IDEA_ESTIMATE, KF_IDEA_OUTER
+    KF_IDEA_ESTIMATE, KF_IDEA_OUTER,
+    /* Round 24: how threads split the work, beside that they start: taken
+     * as they go from a shared counter (atomic_fetch_add,
+     * __atomic_fetch_add, __sync_fetch_and_add, a claim under a lock) or
+     * a dynamic schedule, not fixed shares. No idea is about it alone: it
+     * is a way of doing the threads idea (kf_prompt_credit.h). Candidate
+     * 7's fixed halves turned chunks from a counter read as "added no
+     * feature this reading knows". */
+    KF_IDEA_DYNAMIC
 } kf_idea_feature_t;
 
 /* Round 22: how a second try of an idea about FEATURE differs from one
@@ -118,7 +126,8 @@ kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
  * after it, "vectorised". */
 bool kf_prompt_idea_needs_vectors (const char *idea);
 
-/* Whether SOURCE (in LANGUAGE) already does F: threads, SIMD intrinsics,
+/* Whether SOURCE (in LANGUAGE) already does F: threads (and whether they
+ * take their work from a shared counter as they go), SIMD intrinsics,
  * streaming stores, unrolling or several accumulators, approximate math,
  * cache blocking, a register micro-kernel, packing, a fused row pass, on
  * the host an epilogue fused into the product (the output never read

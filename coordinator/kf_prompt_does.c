@@ -444,6 +444,11 @@ kf_prompt_source_features (const char *source, const char *language)
     unsigned f = 0;
 #define S_SET(feature, cond) (f |= (cond) ? 1u << (feature) : 0)
     S_SET (KF_IDEA_THREADS, c.sync >= 1);
+    //  Round 24: the descriptors' work counter (kf_descriptor_host.c: a
+    //  lone counter's fetch-adds, a claim under a lock) or a dynamic
+    //  schedule; with atomics on shared data as well (level 3) the
+    //  counter is not told apart, and the threads are read as before.
+    S_SET (KF_IDEA_DYNAMIC, c.sync >= 1 && strstr (w, "dynamic work distribution"));
     S_SET (KF_IDEA_SIMD, strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
@@ -536,13 +541,20 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
                              "rcp/rsqrt estimate, getexp/getmant, a permute table)",
         [KF_IDEA_OUTER] = "the outer-product order (an element broadcast against a vector of "
                           "the other operand's row)",
+        //  Round 24: not "threads" alone, which read as fixed shares.
+        [KF_IDEA_DYNAMIC] = "threads that take their work as they go (chunks from a shared "
+                            "counter or a dynamic schedule, not fixed shares)",
     };
     size_t used = 0;
     if (size)
         buf[0] = '\0';
+    //  Threads that take their work as they go are said once, in the
+    //  threads' place.
+    bool dynamic = (features >> KF_IDEA_DYNAMIC) & 1u, threads = (features >> KF_IDEA_THREADS) & 1u;
     for (size_t f = 1; f < sizeof words / sizeof words[0] && used < size; f++)
-        if ((features >> f) & 1u) {
-            int n = snprintf (buf + used, size - used, "%s%s", used ? ", " : "", words[f]);
+        if ((features >> f) & 1u && !(f == KF_IDEA_DYNAMIC && threads)) {
+            const char *w = f == KF_IDEA_THREADS && dynamic ? words[KF_IDEA_DYNAMIC] : words[f];
+            int n = snprintf (buf + used, size - used, "%s%s", used ? ", " : "", w);
             used = n < 0 ? size : used + (size_t) n;
         }
     return buf;

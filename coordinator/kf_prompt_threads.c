@@ -94,7 +94,8 @@ kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns, unsigne
     unsigned mine = k ? s_features_of (in->history, k, in->language, &parent) : 0;
     if (!(mine & (1u << KF_IDEA_THREADS)))
         return 0;
-    unsigned want = mine & ~(1u << KF_IDEA_THREADS);
+    //  How the threads split the work is no part of the one-thread form.
+    unsigned want = mine & ~(1u << KF_IDEA_THREADS | 1u << KF_IDEA_DYNAMIC);
     if (features)
         *features = want;
     int64_t id = kf_jint (k, "id"), twin = 0;
@@ -420,8 +421,15 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     double even_ns = kf_prompt_threads_even_ns (start_us, cores);
     char took[32], even[32];
     kf_prompt_time_text (even_ns, even, sizeof even);
+    //  Round 24: a kernel whose threads took chunks from a shared counter
+    //  read as one of fixed shares.
     if (threaded)
-        fputs (" The kernel to improve starts threads.", f);
+        fputs (kf_prompt_source_does (kf_jstr (in->base, "source"), in->language,
+                                      KF_IDEA_DYNAMIC)
+                   ? " The kernel to improve starts threads, which take their work as they go "
+                     "(chunks from a shared counter or a dynamic schedule), not fixed shares."
+                   : " The kernel to improve starts threads.",
+               f);
     fprintf (f, " What threads cost here: one thread's start and join takes %.1f us; over %.0f "
              "cores a call saves at most %.0f%% of its time and pays for %.0f start%s, so "
              "threads started in every call pay only where the call takes well over %s.",

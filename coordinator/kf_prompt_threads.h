@@ -39,7 +39,8 @@ bool kf_prompt_threads_lose (double start_us, double cores, double ns, bool thre
 /* Round 15: the run's one-thread form of threaded kernel K: a correct
  * kernel of IN->history timed in full whose feature bits (those kept
  * with the plan, kf_prompt_source_features) are K's less the threads
- * bit, the same design on one thread; K's parent where it is one, else
+ * bits (that it starts them, and how they split the work), the same
+ * design on one thread; K's parent where it is one, else
  * the fastest. Its id, *NS its time and *FEATURES (may be NULL) the bits
  * they share; 0 (and *NS 0) when there is none or K starts no threads. */
 int64_t kf_prompt_threads_twin (const kf_prompt_in_t *in, json_t *k, double *ns,

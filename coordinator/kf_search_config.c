@@ -61,6 +61,7 @@ static const struct {
     { "stop_margin", S_NUM, 0, 100 },
     { "memory", S_BOOL, 0, 0 },                /* kf_memory.c */
     { "confirm_best", S_BOOL, 0, 0 },          /* kf_verify.c */
+    { "idea_credit", S_BOOL, 0, 0 },           /* kf_prompt_credit.h */
 };
 #define S_N_KEYS (sizeof s_keys / sizeof s_keys[0])
 

@@ -8,6 +8,7 @@
 #include "kf_meta_ideas.h"
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_credit.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
@@ -83,12 +84,52 @@ s_try_verdict (json_t *t, const char *idea)
                                       json_object_get (t, "tl"), json_object_get (t, "pl"));
 }
 
-//  Whether try T counts for IDEA (kf_prompt_try_counts, by its "added").
+//  How try T counts for IDEA (kf_prompt_try_credit): by what its code
+//  changed, unless the run's idea_credit is off (kf_search_idea_tries'
+//  "by_change").
+static kf_credit_t
+s_credit (json_t *t, const char *idea)
+{
+    return kf_prompt_try_credit (t, kf_jstr (t, "idea"), idea,
+                                 !json_is_false (json_object_get (t, "by_change")));
+}
+
+//  Whether try T counts for IDEA, *BY_CODE (may be NULL) set where it
+//  was handed another idea.
 static bool
 s_counts (json_t *t, const char *idea, bool *by_code)
 {
-    return kf_prompt_try_counts (kf_jstr (t, "idea"), (unsigned) kf_jint (t, "added"), idea,
-                                 by_code);
+    kf_credit_t c = s_credit (t, idea);
+    if (by_code)
+        *by_code = c == KF_CREDIT_CODE;
+    return kf_prompt_credit_counts (c);
+}
+
+//  Round 24: the tries handed IDEA whose code did not do it, newest
+//  first, into NOTE (at its end, USED bytes in, SIZE in all): "handed,
+//  not done: candidate 7 (no change of it in its code)". They count
+//  neither way.
+static void
+s_not_done (json_t *tries, const char *idea, char *note, size_t used, size_t size)
+{
+    int n = 0, said = 0;
+    char ids[96] = "";
+    for (size_t k = json_array_size (tries); k-- > 0;) {
+        json_t *t = json_array_get (tries, k);
+        if (s_credit (t, idea) != KF_CREDIT_NOT_DONE)
+            continue;
+        if (n++ < KF_SEARCH_IDEA_NOTED) {
+            size_t at = strlen (ids);
+            snprintf (ids + at, sizeof ids - at, "%s%lld", said++ ? ", " : "",
+                      (long long) kf_jint (t, "id"));
+        }
+    }
+    if (!n || used >= size)
+        return;
+    snprintf (note + used, size - used, "%shanded, not done: candidate%s %s%s (%s)",
+              used ? "; " : "", n > 1 ? "s" : "", ids, n > said ? " and earlier" : "",
+              kf_prompt_idea_bits (idea) ? "no change of it in the code"
+                                         : "the code changed what other ideas are about");
 }
 
 json_t *
@@ -109,8 +150,13 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                 won += v == 1;
                 loaded += v == 3;
             }
-        if (!tried)
+        if (!tried) {
+            char note[320] = "";
+            s_not_done (tries, ideas[i], note, 0, sizeof note);
+            if (*note)
+                json_object_set_new (notes, ideas[i], json_string (note));
             continue;
+        }
         //  Every try lost; or two or more and none won (round 9: on a
         //  loaded host every try fell within a +/-25% band, and threads
         //  were handed out four times in three generations). Round 22:
@@ -178,6 +224,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         if (tried > said)
             snprintf (note + used, sizeof note - used, ", and %d earlier tr%s", tried - said,
                       tried - said == 1 ? "y" : "ies");
+        s_not_done (tries, ideas[i], note, strlen (note), sizeof note);
         json_object_set_new (notes, ideas[i], json_string (note));
     }
     return notes;
@@ -316,8 +363,11 @@ s_converges (const char *const *ideas, size_t idx, unsigned features,
              const kf_search_idea_known_t *known)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
+    //  How threads split the work does not make another kernel (round 24).
+    unsigned split = 1u << KF_IDEA_DYNAMIC;
     for (size_t s = 0; f != KF_IDEA_OTHER && known && s < known->n_siblings; s++)
-        if (known->siblings[s].made_known && known->siblings[s].made == (features | 1u << f))
+        if (known->siblings[s].made_known
+            && (known->siblings[s].made & ~split) == ((features | 1u << f) & ~split))
             return true;
     return false;
 }
@@ -653,6 +703,9 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     }
     out->prompt = json_pack ("{s:s, s:o, s:o, s:o, s:o}", "mine", out->idea, "order", listed,
                              "notes", notes, "aside", set_aside, "verdicts", verdicts);
+    //  The prompt's "Tried before" credits as the record does.
+    if (json_is_false (json_object_get (json_object_get (run, "config"), "idea_credit")))
+        json_object_set_new (out->prompt, "by_change", json_false ());
     if (threads)
         json_object_set_new (out->prompt, "threads", threads);
     //  Round 20: why the attempt starts elsewhere than the archive chose.

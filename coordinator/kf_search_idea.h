@@ -90,10 +90,15 @@ int kf_search_idea_pick (const char *idea, const char *language, const kf_elite_
 int kf_search_idea_verdict (double speedup, double parent_speedup, double noise);
 
 /* The record of IDEAS (N) from TRIES, the run's counted tries oldest
- * first as [{id, idea, added, speedup, parent_speedup, noise}]: a try
- * counts for the idea it was handed and (round 14) for every idea whose
- * feature its code ADDED to its parent's (kf_prompt_source_features'
- * bits; its note then names the candidate). ASIDE[i] is set when
+ * first as [{id, idea, added, features, parent_features, parent_id,
+ * by_change, speedup, parent_speedup, noise}]: a try counts for the idea
+ * it was handed and (round 14) for every idea whose feature its code
+ * ADDED to its parent's (kf_prompt_source_features' bits; its note then
+ * names the candidate); round 24: where its features and its parent's
+ * are known and BY_CHANGE is not false, for the idea handed only where
+ * its code did it (kf_prompt_try_credit), the rest noted "handed, not
+ * done: candidate 7 (no change of it in the code)", counted neither
+ * way. ASIDE[i] is set when
  * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
  * times or more and none won (tries too spread to tell count for
  * neither), or (round 22) it is the threads idea, KF_SEARCH_IDEA_NO_WIN

@@ -106,6 +106,8 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     //  Two timings of one kernel in this run differ by its repeat noise
     //  whatever their samples say (kf_lineage_repeat; round 11: 16%).
     double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL, NULL) : 0;
+    bool credit_off = json_is_false (json_object_get (json_object_get (run, "config"),
+                                                      "idea_credit"));
     size_t i;
     json_t *t;
     json_array_foreach (rows, i, t) {
@@ -114,8 +116,11 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                                   (int) kf_jint (t, "slot"));
             json_object_set_new (t, "idea", idea ? json_string (idea) : json_null ());
         }
-        //  What the child's code added to its parent's (s_counts).
+        //  What the child's code added to its parent's (s_counts), and
+        //  (round 24) whether it counts by what its code changed: the
+        //  run's idea_credit, on where a run from before it lacks it.
         json_object_set_new (t, "added", json_integer (kf_prompt_features_added (t)));
+        json_object_set_new (t, "by_change", json_boolean (!credit_off));
         double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
         double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
         json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));

@@ -46,7 +46,8 @@ submit() {   # submit NAME ARGS...: a run through --wait; its id in $NAME
 }
 submit A --config "$T/on.json"
 submit A2 --config "$T/on.json"
-submit B --config "$T/on.json" --set islands=false --set gradients=false --set tuning=false
+submit B --config "$T/on.json" --set islands=false --set gradients=false --set tuning=false \
+    --set idea_credit=false
 say "runs: A $A, A2 $A2, B $B"
 count() { sql "SELECT count(*) FROM candidates WHERE run_id = $1 AND ($2)"; }
 
@@ -194,6 +195,11 @@ check "... but other strategies (no curiosity, no island)" \
 check "run B's stored config has the switches off and the defaults filled in" \
     [ "$(sql "SELECT (config->>'islands') || (config->>'gradients') || (config->>'tuning')
               || (config ? 'gradient_decay')::text FROM runs WHERE id = $B")" = "falsefalsefalsetrue" ]
+# Round 24: the try credit by what the code changed is a switch too
+# (kf_prompt_credit.h), on by default.
+check "run B keeps idea_credit off, run A has it on by default" \
+    [ "$(sql "SELECT (config->>'idea_credit') FROM runs WHERE id = $B")" = false ] &&
+    [ "$(sql "SELECT (config->>'idea_credit') FROM runs WHERE id = $A")" = true ]
 check "an unknown strategy is refused by the coordinator, naming it" \
     sh -c "'$BIN/kfctl' submit '$T/task.json' --set selection.greedy=1 2>&1 | grep -q greedy"
 check "a misspelt switch is refused, naming it" \
