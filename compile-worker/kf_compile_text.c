@@ -7,6 +7,7 @@
  */
 #include "kf_compile.h"
 #include "kf_descriptor.h"
+#include "kf_descriptor_host.h"
 #include "kf_text.h"
 
 #include <ctype.h>
@@ -504,10 +505,10 @@ kf_compile_source_simd (const char *source, size_t size)
     if (!code)
         return false;
     kf_descriptor_strip (code);
-    bool simd = kf_text_matches (code, "\\b__m(64|128|256|512)[dhi]?\\b"
-                                       "|\\b_mm(256|512)?_[[:alnum:]_]+[[:space:]]*\\("
-                                       "|\\b(vector_size|ext_vector_type)\\b"
-                                       "|\\b(float|int|uint)(8|16|32|64)x[0-9]+(x[0-9])?_t\\b");
+    //  Code that computes in vector registers, not code that only loads
+    //  and stores them (round 25: scalar math streamed out through
+    //  _mm256_stream_ps read as explicit SIMD).
+    bool simd = kf_descriptor_simd_math (code);
     free (code);
     return simd;
 }

@@ -18,6 +18,7 @@
  */
 #include "kf_prompt_class.h"
 #include "kf_descriptor.h"
+#include "kf_descriptor_host.h"
 #include "kf_descriptor_acc.h"
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
@@ -449,7 +450,10 @@ kf_prompt_source_features (const char *source, const char *language)
     //  schedule; with atomics on shared data as well (level 3) the
     //  counter is not told apart, and the threads are read as before.
     S_SET (KF_IDEA_DYNAMIC, c.sync >= 1 && strstr (w, "dynamic work distribution"));
-    S_SET (KF_IDEA_SIMD, strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"));
+    //  Round 25: intrinsics that only load and store (scalar math
+    //  streamed out by _mm256_stream_ps) are no explicit SIMD.
+    S_SET (KF_IDEA_SIMD, (strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"))
+                             && kf_descriptor_simd_math (t));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));

@@ -323,8 +323,11 @@ main (void)
         "kernel.c:30:5: missed: not vectorized: control flow in loop.\n"
         "kernel.c:41:5: missed: couldn't vectorize loop\n"
         "kernel.c:41:60: missed: statement clobbers memory: _4 = expf (v_14);\n";
+    //  Round 25: intrinsics that compute; loads and stores alone are no
+    //  explicit SIMD (test_round25).
     const char *intrin = "#include <immintrin.h>\nvoid f (float *y, const float *x) {\n"
-                         "  __m512 v = _mm512_loadu_ps (x);\n  _mm512_storeu_ps (y, v);\n}\n";
+                         "  __m512 v = _mm512_loadu_ps (x);\n"
+                         "  _mm512_storeu_ps (y, _mm512_mul_ps (v, v));\n}\n";
     const char *plain = "/* a port of _mm512_loadu_ps (x) code, __m512 */\n"
                         "void f (float *y, const float *x) { y[0] = x[0]; }\n";
     sum = kf_compile_vec_summary_src (no_type, "kernel.c", intrin, strlen (intrin), &vec);

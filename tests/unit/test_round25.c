@@ -20,9 +20,15 @@
  *  4. "its threads buy 4%" of a kernel that starts its helper thread only
  *     when the host looks idle: whether its threads ran side by side in
  *     its timing is its CPU time per second of calls, and the text says
- *     so where that is near one CPU.
+ *     so where that is near one CPU;
+ *  5. candidate 1 of softplus_beta_gate computed in scalar C and only
+ *     stored through _mm256_stream_ps: it read as explicit SIMD, so its
+ *     compiler report called its branchy element loop "a loop around the
+ *     vector code, which needs nothing", and the planner handed it an
+ *     idea for vectorised code. Only intrinsics that compute count.
  */
 #include "../../common/kf_json.h"
+#include "../../analysis/kf_descriptor_host.h"
 #include "../../compile-worker/kf_compile.h"
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_budget.h"
@@ -202,9 +208,46 @@ s_test_side_by_side (void)
     json_decref (k);
 }
 
+//  5.
+static void
+s_test_simd_math (void)
+{
+    const char *streamed =
+        "#include <immintrin.h>\n#include \"kf_kernel.h\"\n"
+        "int kf_forward (const kf_tensor_t *in, int n_in, kf_tensor_t *out, int n_out,\n"
+        "                const kf_ctx_t *ctx) {\n"
+        "  const float *a = in[0].data; float *y = out[0].data; float buf[64];\n"
+        "  for (long i = 0; i < 8388608; i += 64) {\n"
+        "    for (int j = 0; j < 64; j++) { float v = a[i + j]; buf[j] = v > 5.0f ? v : v * v; }\n"
+        "    for (int j = 0; j < 64; j += 8) _mm256_stream_ps (y + i + j, _mm256_loadu_ps (buf + j));\n"
+        "  }\n  _mm_sfence ();\n  return 0;\n}\n";
+    const char *computed =
+        "#include <immintrin.h>\n"
+        "void f (const float *a, float *y) { __m256 v = _mm256_loadu_ps (a);\n"
+        "  _mm256_storeu_ps (y, _mm256_fmadd_ps (v, v, v)); }\n";
+    CHECK (!kf_compile_source_simd (streamed, strlen (streamed)));
+    CHECK (kf_compile_source_simd (computed, strlen (computed)));
+    CHECK (!kf_descriptor_simd_math (streamed));
+    CHECK (kf_descriptor_simd_math ("typedef float v8 __attribute__ ((vector_size (32)));"));
+    unsigned f = kf_prompt_source_features (streamed, "c");
+    printf ("streamed: features 0x%x\n", f);
+    CHECK (!((f >> KF_IDEA_SIMD) & 1u) && ((f >> KF_IDEA_STREAM) & 1u));
+    CHECK ((kf_prompt_source_features (computed, "c") >> KF_IDEA_SIMD) & 1u);
+    int vec = 0;
+    char *sum = kf_compile_vec_summary_src ("kernel.c:6:5: missed: couldn't vectorize loop\n"
+                                            "kernel.c:6:5: missed: not vectorized: control flow "
+                                            "in loop.\n", "kernel.c", streamed,
+                                            strlen (streamed), &vec);
+    printf ("streamed report: %s", sum ? sum : "(none)\n");
+    CHECK (kf_test_has (sum, "- line 6: not vectorised because of a branch in the loop"));
+    CHECK (sum && !strstr (sum, "explicit SIMD"));
+    free (sum);
+}
+
 int
 main (void)
 {
+    s_test_simd_math ();
     s_test_side_by_side ();
     s_test_sweep_load ();
     s_test_conv_floor ();
