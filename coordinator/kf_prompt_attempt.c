@@ -584,6 +584,15 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         s_own_in_flight (f, in, mine);
         fprintf (f, " Do it another way than the tr%s in flight (%s).",
                  own_tries == 1 ? "y" : "ies", kf_prompt_feature_other_way (kf_prompt_idea_feature (mine)));
+        //  Round 25: all three attempts of a generation were handed one
+        //  idea the kernels had done already; the model re-derived it
+        //  twice. A try counts for what its code changed
+        //  (kf_prompt_credit.h), so another change is no lost slot.
+        fputs (" Where the kernel to improve does this idea already and a larger cost is left "
+               "elsewhere (its position against the figures above), cut that cost instead and "
+               "say which in your analysis: the run counts a try for the ideas its code shows "
+               "it changed (threads, SIMD, blocking and the like), not only for the one it was "
+               "handed.", f);
     }
     //  Round 3 said siblings "usually" start from other kernels; round 4
     //  found two with the same parent. Say what the plan knows.

@@ -14,6 +14,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,10 @@ test_in_flight (json_t *spec)
                            "and comes here only because the planner had no idea without a try "
                            "in flight left for this attempt"));
     CHECK (p && !strstr (p, "Held back while an idea"));
+    //  Round 25: and where that idea is done already, another cost may
+    //  be cut instead (a try counts for what its code changed).
+    CHECK (kf_test_has (p, "Where the kernel to improve does this idea already and a larger "
+                           "cost is left elsewhere"));
     free (p);
     json_decref (plan);
 }
