@@ -258,6 +258,11 @@ kf_meta_ideas_canon (json_t *sections, json_t *rows)
             const char *idea = json_string_value (json_object_get (r, "idea"));
             json_array_foreach (was, k, w)
                 if (idea && json_is_string (w) && !strcmp (idea, json_string_value (w))) {
+                    //  Round 25: the run's other results showed a kernel
+                    //  written under v1 with v2's words: the words it was
+                    //  handed stay beside the idea's current ones.
+                    if (!json_object_get (r, "idea_handed"))
+                        json_object_set_new (r, "idea_handed", json_string (idea));
                     json_object_set_new (r, "idea", json_string (kf_jstr (e, "text")));
                     break;
                 }

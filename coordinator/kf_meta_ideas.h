@@ -56,7 +56,9 @@ const char **kf_meta_ideas (json_t *sections, json_t *spec, kf_target_kind_t kin
  * untried after two tries, since tries are matched to ideas by text.
  * Sets the "idea" of each row of ROWS (candidates, as the planner and the
  * prompt read them) that holds an earlier text of an idea of SECTIONS
- * ("was") to that idea's text now. */
+ * ("was") to that idea's text now, keeping the text it held as
+ * "idea_handed" (round 25: a row's own line shows the words the kernel
+ * was written under). */
 void kf_meta_ideas_canon (json_t *sections, json_t *rows);
 
 /* Every idea under SECTIONS, numbered by place, dropped ones marked:

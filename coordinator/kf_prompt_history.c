@@ -142,7 +142,11 @@ s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
                   (long long) kf_jint (c, "parent_id"));
         return;
     }
-    const char *idea = kf_prompt_idea_of (in, c);
+    //  The words it was handed, where a meta round reworded the idea
+    //  since (kf_meta_ideas_canon keeps them).
+    const char *idea = json_string_value (json_object_get (c, "idea_handed"));
+    if (!idea)
+        idea = kf_prompt_idea_of (in, c);
     char added[KF_PROMPT_ADDED_MAX];
     kf_prompt_added_text (c, added, sizeof added);
     if (kf_jint (c, "parent_id"))

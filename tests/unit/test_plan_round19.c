@@ -278,6 +278,11 @@ test_reword (const char *const *ideas, size_t threads)
     CHECK (!strcmp (json_string_value (json_object_get (json_array_get (rows, 1), "idea")),
                     "the first idea"));
     CHECK (!json_object_get (json_array_get (rows, 2), "idea"));
+    //  Round 25: the words a row was handed stay beside the new ones.
+    const char *handed = json_string_value (json_object_get (json_array_get (rows, 0),
+                                                             "idea_handed"));
+    CHECK (handed && !strcmp (handed, ideas[threads]));
+    CHECK (!json_object_get (json_array_get (rows, 1), "idea_handed"));
     //  No list, nothing changes.
     kf_meta_ideas_canon (NULL, rows);
     CHECK (!strcmp (json_string_value (json_object_get (json_array_get (rows, 1), "idea")),
