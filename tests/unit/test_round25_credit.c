@@ -24,6 +24,7 @@
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_search.h"
 #include "../../coordinator/kf_search_idea.h"
+#include "../../common/kf_file.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 #include <stdio.h>
@@ -36,14 +37,8 @@
 static char *
 s_read (const char *path)
 {
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return NULL;
-    char *text = calloc (1, 1 << 16);
-    size_t n = text ? fread (text, 1, (1 << 16) - 1, f) : 0;
-    (void) n;
-    fclose (f);
-    return text;
+    size_t size;
+    return kf_file_read (path, 1 << 16, &size);
 }
 
 //  Round 24's candidate 7 and its parent (candidate 2): SIMD celu rows,
