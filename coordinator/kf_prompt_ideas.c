@@ -8,6 +8,7 @@
 #include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_layout.h"
+#include "kf_prompt_target.h"
 #include "kf_str.h"
 #include <stdbool.h>
 #include <stdio.h>
@@ -130,6 +131,32 @@ static const char *const s_ideas_host_mm[] = {
     "operand inside the cache blocks",
     "write the output once, by fusing the epilogue (bias, activation) into the product "
     "loop" KF_PROMPT_EPILOGUE_K_CHUNKS, NULL };
+//  Round 25 and 26: a convolution got the product's list, in terms of
+//  operands it does not have ("i-k-j over a row-major [K][N] operand"),
+//  and the model proposed Winograd through the meta round in both runs
+//  (conv1d: the best kernel was one). Its own list, in its own terms;
+//  the minimal-filtering idea only for 3-tap kernels (s_conv_list).
+#define S_CONV_WINOGRAD                                                                     \
+    "do fewer multiplies, by Winograd's minimal filtering for the 3-tap kernel (F(2,3) "     \
+    "along a dimension: 4 multiplies give 2 outputs where the direct form takes 6; "        \
+    "F(2x2,3x3) over two: 16 for 4 outputs instead of 36), the filter transformed once a "  \
+    "call, the input and output transforms adds and halvings, well within the tolerance "   \
+    "at this small tile"
+static const char *const s_ideas_host_conv[] = {
+    "process a vector of output positions per instruction, by explicit SIMD intrinsics "
+    "along each output row (the positions are contiguous; each tap is the same input row "
+    "one position over, an unaligned load, against one broadcast weight)",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel: several output channels by one or two vectors of positions per step, "
+    "each input vector used by every channel of the block and each weight by every "
+    "position",
+    "use every core, by output blocks split across threads (blocks of output channels, or "
+    "of batch and positions)",
+    "keep each input block in L1/L2 while every output channel uses it, by cache blocking "
+    "over input channels and positions around the register tile",
+    "write each output once, by fusing the epilogue (bias, activation) into the store of "
+    "each register tile, so that no pass reads the output back",
+    S_CONV_WINOGRAD, NULL };
 //  A product whose layout is read (nn.Linear, a @ b.T, a.T @ b, a @ b)
 //  gets the ideas of that layout instead (kf_prompt_layout_ideas).
 static const char *const s_ideas_host_other[] = {
@@ -306,11 +333,38 @@ s_product_list (json_t *spec, size_t *count)
     return kept;
 }
 
+//  A convolution's list (s_ideas_host_conv), without the minimal
+//  filtering where a tap count is not 3.
+static const char *const *
+s_conv_list (json_t *spec, size_t *count)
+{
+    long long taps[3] = { 0, 0, 0 };
+    int dims = kf_prompt_conv_taps (spec, taps);
+    bool three = dims > 0;
+    for (int d = 0; d < dims; d++)
+        three &= taps[d] == 3;
+    if (three)
+        return s_counted (s_ideas_host_conv, count);
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    for (size_t i = 0; s_ideas_host_conv[i] && n < S_KEPT_IDEAS; i++)
+        if (strcmp (s_ideas_host_conv[i], S_CONV_WINOGRAD))
+            texts[n++] = strdup (s_ideas_host_conv[i]);
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (!kept)
+        return s_counted (s_ideas_host_conv, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
 const char *const *
 kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 {
     kf_task_class_t c = kf_prompt_task_class (spec);
     const char *const *kept;
+    if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST && kf_prompt_conv_taps (spec, NULL) > 0)
+        return s_conv_list (spec, count);
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST
         && (kept = kf_prompt_layout_ideas (spec, count)))
         return kept;

@@ -364,7 +364,7 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
 //  multiply-adds; as a product, GROUPS products of M = C_out / groups,
 //  N = B x the output's spatial size, K = C_in / groups x kernel size.
 static double
-s_conv (json_t *spec, long long *groups, long long mnk[3])
+s_conv (json_t *spec, long long *groups, long long mnk[3], long long taps[3], int *dims)
 {
     const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     if (!src || (!strstr (src, "conv") && !strstr (src, "Conv")) || strstr (src, "onv_transpose")
@@ -396,6 +396,10 @@ s_conv (json_t *spec, long long *groups, long long mnk[3])
     if (per <= 0 || kernel <= 0 || c_in <= 0 || c_in % per || c_out % (c_in / per))
         return 0;
     *groups = c_in / per;
+    for (size_t d = 2; taps && d < rank; d++)
+        taps[d - 2] = s_dim (weight, d);
+    if (dims)
+        *dims = (int) rank - 2;
     if (mnk) {
         mnk[0] = c_out / *groups;
         mnk[1] = b * spatial;
@@ -409,10 +413,21 @@ double
 kf_prompt_conv_flops (json_t *spec, long long mnk[3], long long *groups)
 {
     long long g = 1;
-    double flops = kf_prompt_task_class (spec) == KF_CLASS_MATMUL ? s_conv (spec, &g, mnk) : 0;
+    double flops = kf_prompt_task_class (spec) == KF_CLASS_MATMUL
+                       ? s_conv (spec, &g, mnk, NULL, NULL) : 0;
     if (groups)
         *groups = g;
     return flops;
+}
+
+int
+kf_prompt_conv_taps (json_t *spec, long long taps[3])
+{
+    long long g = 1;
+    int dims = 0;
+    if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL || !(s_conv (spec, &g, NULL, taps, &dims) > 0))
+        return 0;
+    return dims;
 }
 
 double

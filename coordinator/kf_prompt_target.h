@@ -219,6 +219,9 @@ double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
  * *GROUPS (may be NULL) the groups. 0 where SPEC is no such
  * convolution. */
 double kf_prompt_conv_flops (json_t *spec, long long mnk[3], long long *groups);
+/* Such a convolution's kernel: the number of its spatial dimensions (1
+ * to 3) with their taps in TAPS; 0 where SPEC is no such convolution. */
+int kf_prompt_conv_taps (json_t *spec, long long taps[3]);
 /* The operations of SPEC's product: a convolution's, else a matrix
  * product's (the two above); for the figures that go by the count alone
  * (a floor, a share of the peak), where the product's structure (its

@@ -265,9 +265,44 @@ s_test_handed_words (void)
     json_decref (history);
 }
 
+//  7.
+static void
+s_test_conv_ideas (void)
+{
+    json_t *spec = s_conv_spec (s_conv_src, 64, 64);
+    long long taps[3] = { 0, 0, 0 };
+    CHECK (kf_prompt_conv_taps (spec, taps) == 1 && taps[0] == 3);
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    bool winograd = false, gemm_words = false;
+    unsigned features = 0;
+    for (size_t i = 0; i < n; i++) {
+        printf ("conv idea %zu (feature %d): %.90s\n", i, (int) kf_prompt_idea_feature (ideas[i]),
+                ideas[i]);
+        winograd |= strstr (ideas[i], "Winograd's minimal filtering") != NULL;
+        gemm_words |= strstr (ideas[i], "[K][N]") != NULL;
+        features |= 1u << kf_prompt_idea_feature (ideas[i]);
+    }
+    CHECK (n == 6 && winograd && !gemm_words);
+    CHECK ((features >> KF_IDEA_SIMD) & (features >> KF_IDEA_MICRO) & (features >> KF_IDEA_THREADS)
+           & (features >> KF_IDEA_BLOCK) & (features >> KF_IDEA_EPILOGUE) & 1u);
+    json_decref (spec);
+    //  A 5-tap kernel: no minimal filtering for 3 taps.
+    spec = s_conv_spec (s_conv_src, 64, 64);
+    json_array_set_new (json_object_get (json_array_get (json_object_get (spec, "inputs"), 1),
+                                         "shape"), 2, json_integer (5));
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    winograd = false;
+    for (size_t i = 0; i < n; i++)
+        winograd |= strstr (ideas[i], "Winograd") != NULL;
+    CHECK (n == 5 && !winograd);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_conv_ideas ();
     s_test_handed_words ();
     s_test_simd_math ();
     s_test_side_by_side ();
