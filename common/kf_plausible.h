@@ -59,6 +59,12 @@ typedef struct {
                               * and a kernel that reads more than it writes may pass the
                               * copy's rate (round 19: 12 GB/s against a 10 GB/s copy,
                               * with reads at 19.9 GB/s) */
+    double stream_gbs;       /* measured copy with streaming stores, read + write, the
+                              * faster of one core's and every core's (0: unknown): a
+                              * kernel that streams its outputs moves N + M bytes at up
+                              * to this (round 26: honest kernels at 25-30 GB/s held
+                              * against a 22 GB/s copy, with streaming copies at
+                              * 29-32 GB/s) */
     double peak_gflops;      /* measured FMA peak (0: unknown) */
     bool bw_applies;         /* the data is larger than the cache, so the
                               * copy bandwidth binds */

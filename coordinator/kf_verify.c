@@ -55,6 +55,8 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, const kf_eval_res
     if (!(f->copy_gbs > 0))
         f->copy_gbs = result->copy_gbs;
     f->read_gbs = kf_jnum (dev, "read_cold_all_cores_gbs", 0);
+    f->stream_gbs = fmax (kf_jnum (dev, "copy_stream_one_core_gbs", 0),
+                          kf_jnum (dev, "copy_stream_all_cores_gbs", 0));
     f->peak_gflops = kf_jnum (dev, "peak_gflops", 0);
     if (!(f->peak_gflops > 0))
         f->peak_gflops = result->peak_gflops;

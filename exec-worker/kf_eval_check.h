@@ -251,6 +251,8 @@ json_t *kf_eval_degen_json (const kf_eval_degen_t *d);
 typedef struct {
     double copy_gbs;         /* measured copy bandwidth, read + write */
     double read_gbs;         /* measured cold read of every core at once (0: none) */
+    double stream_gbs;       /* measured copy with streaming stores, the faster of one
+                                core's and every core's (0: none; kf_plausible.h) */
     double peak_gflops;      /* measured f32 FMA rate of the whole device */
     const char *peak_source; /* how PEAK_GFLOPS was found */
     bool busy;               /* measured while other work ran (kf_plausible.h's

@@ -128,6 +128,7 @@ kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
     (void) speedup;
     kf_plausible_figures_t f = { .bytes = bytes, .flops = flops, .cand_ns = cand_ns,
                                  .copy_gbs = c->copy_gbs, .read_gbs = c->read_gbs,
+                                 .stream_gbs = c->stream_gbs,
                                  .peak_gflops = c->peak_gflops,
                                  .bw_applies = bw_applies, .ceilings_busy = c->busy };
     double cand_gbs = kf_plausible_gbs (&f);

@@ -279,6 +279,8 @@ kf_eval_host_ceilings (kf_eval_ceilings_t *c)
     pthread_mutex_lock (&s_lock);
     *c = s_ceil;
     c->read_gbs = kf_eval_num (s_caps, "read_cold_all_cores_gbs", 0);
+    c->stream_gbs = fmax (kf_eval_num (s_caps, "copy_stream_one_core_gbs", 0),
+                          kf_eval_num (s_caps, "copy_stream_all_cores_gbs", 0));
     c->busy = s_source && !strcmp (s_source, S_BUSY);
     pthread_mutex_unlock (&s_lock);
 }

@@ -50,6 +50,21 @@ s_honest_fast (void)
     reads.cand_ns = 100663296 / 12.0;
     CHECK (kf_plausible_ceiling (&reads, s_rules.margin, why, sizeof why));
     CHECK (strstr (why, "above the measured copy bandwidth of 10 GB/s"));
+    //  Round 26: a kernel that streams its outputs moved 96 MiB at 30 GB/s
+    //  against a 22 GB/s plain copy and a 21 GB/s cold read, with copies
+    //  by streaming stores measured at 29.1 (every core) and 32.5 GB/s
+    //  (one core): held for audit, though honest. The streaming copy is a
+    //  ceiling too; past it the rule still holds.
+    kf_plausible_figures_t streamed = { .bytes = 100663296, .cand_ns = 100663296 / 30.0,
+                                        .copy_gbs = 22, .read_gbs = 21, .bw_applies = true };
+    CHECK (kf_plausible_ceiling (&streamed, s_rules.margin, why, sizeof why));
+    streamed.stream_gbs = 32.5;
+    CHECK (!kf_plausible_ceiling (&streamed, s_rules.margin, why, sizeof why));
+    streamed.cand_ns = 100663296 / 40.0;
+    CHECK (kf_plausible_ceiling (&streamed, s_rules.margin, why, sizeof why));
+    printf ("%s\n", why);
+    CHECK (strstr (why, "above the measured copy with streaming stores, 32 GB/s (over 1.1x it; "
+                        "the plain copy: 22 GB/s)"));
     //  Round 23: ceilings measured beside other work (every core's cold
     //  read at 22 GB/s, 39 quiet) held two honest kernels at 26 GB/s. They
     //  bind at KF_PLAUSIBLE_MARGIN_BUSY: 26 passes, 50 does not.
