@@ -11,6 +11,7 @@
 #include "kf_prompt_formula.h"
 #include "kf_json.h"
 #include <ctype.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,39 @@ s_close (const char *open, const char *end)
             return p;
     }
     return end;
+}
+
+//  Round 26: where (a > 0, log1p (a), expm1 (a)) was handed the idea of
+//  an identity that shares the calls, twice: the two take the same
+//  argument, but each element needs only one. Whether the calls at A and
+//  B lie in different arguments of one where (...) of CODE (up to END).
+static bool
+s_other_arms (const char *code, const char *end, const char *a, const char *b)
+{
+    for (const char *w = code; (w = strstr (w, "where")) && w < end; w += 5) {
+        const char *open = w + 5;
+        while (open < end && (*open == ' ' || *open == '\t'))
+            open++;
+        if (open >= end || *open != '(' || (w > code && (isalnum ((unsigned char) w[-1])
+                                                        || w[-1] == '_')))
+            continue;
+        const char *close = s_close (open, end);
+        if (!(a > open && a < close && b > open && b < close))
+            continue;
+        //  Which top-level argument each lies in.
+        int depth = 0, arg = 0, arg_a = -1, arg_b = -1;
+        for (const char *p = open + 1; p < close; p++) {
+            if (p == a)
+                arg_a = arg;
+            if (p == b)
+                arg_b = arg;
+            depth += *p == '(' || *p == '[';
+            depth -= *p == ')' || *p == ']';
+            arg += depth == 0 && *p == ',';
+        }
+        return arg_a >= 0 && arg_b >= 0 && arg_a != arg_b;
+    }
+    return false;
 }
 
 //  The top-level arguments of the call whose '(' is OPEN and ')' CLOSE,
@@ -567,7 +601,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             size_t a = (size_t) (spans[i].close - spans[i].open);
             f->related |= j != i && ((spans[j].at > spans[i].open && spans[j].at < spans[i].close)
                                      || (j > i && a == (size_t) (spans[j].close - spans[j].open)
-                                         && !strncmp (spans[i].open, spans[j].open, a)));
+                                         && !strncmp (spans[i].open, spans[j].open, a)
+                                         && !s_other_arms (code, end, spans[i].at, spans[j].at)));
         }
     }
     //  An epilogue's call takes the product as its argument or comes

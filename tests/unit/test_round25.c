@@ -35,6 +35,7 @@
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../kf_test.h"
@@ -299,9 +300,43 @@ s_test_conv_ideas (void)
     json_decref (spec);
 }
 
+//  8.
+static json_t *
+s_where_spec (const char *forward)
+{
+    char src[512];
+    snprintf (src, sizeof src, "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+              "    def forward(self, a, b):\n        return %s\n", forward);
+    return json_pack ("{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+                      " s:[{s:s, s:[i, i], s:s}]}", "name", "logexp_where", "description",
+                      "where(a > 0, log1p(a), expm1(a)) * b", "reference", "language", "pytorch",
+                      "source", src, "inputs", "name", "in0", "shape", 2048, 4096, "dtype", "f32",
+                      "name", "in1", "shape", 2048, 4096, "dtype", "f32", "outputs", "name",
+                      "out0", "shape", 2048, 4096, "dtype", "f32");
+}
+
+static void
+s_test_where_arms (void)
+{
+    json_t *spec = s_where_spec ("torch.where(a > 0, torch.log1p(a), torch.expm1(a)) * b");
+    CHECK (kf_prompt_formula_no_identity (spec));
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    bool identity = false;
+    for (size_t i = 0; i < n; i++)
+        identity |= strstr (ideas[i], "by an exact identity") != NULL;
+    CHECK (n > 0 && !identity);
+    json_decref (spec);
+    //  The same two calls multiplied, both needed by every element: a pair.
+    spec = s_where_spec ("torch.log1p(a) * torch.expm1(a) * b");
+    CHECK (!kf_prompt_formula_no_identity (spec));
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_where_arms ();
     s_test_conv_ideas ();
     s_test_handed_words ();
     s_test_simd_math ();
