@@ -227,13 +227,31 @@ kf_prompt_threads_load (FILE *f, const kf_prompt_in_t *in, json_t *k, int64_t tw
         fputs (".", f);
 }
 
+//  Round 26: "threads look to have bought about 69% of the call (that
+//  kernel takes 3.26 times as long)" on 2 CPUs, of a one-thread kernel
+//  of another design. Past what CORES can divide a call by (with a
+//  margin for the timings' noise), the two differ in more than threads:
+//  says so and returns true, else writes nothing.
+#define S_BEYOND_CORES 1.15
+static bool
+s_beyond_threads (FILE *f, double ns, double one_ns, double cores)
+{
+    if (!(cores >= 1) || !(ns > 0) || !(one_ns > S_BEYOND_CORES * cores * ns))
+        return false;
+    fprintf (f, "that kernel takes %.2f times as long, more than %.0f CPUs can divide a call "
+             "by, so the two differ in more than their threads (a tile, a loop order, a "
+             "layout) and this says nothing of what threads buy.", one_ns / ns, cores);
+    return true;
+}
+
 //  A threaded kernel to improve of NS a call: its time includes its
 //  starts, so it is set against the run's fastest single-thread kernel
 //  rather than the break-even (round 11: "1.84 ms: not far above 1.4 ms"
 //  of a threaded kernel no faster than one thread).
 static void
-s_threaded (FILE *f, double ns, double own_ns, json_t *load, double cpu_per_wall, json_t *runs,
-            int64_t parent_id, int64_t twin_id, double twin_ns, unsigned twin_features)
+s_threaded (FILE *f, double ns, double own_ns, json_t *load, double cpu_per_wall, double cores,
+            json_t *runs, int64_t parent_id, int64_t twin_id, double twin_ns,
+            unsigned twin_features)
 {
     double single_ns = kf_jnum (runs, "single_ns", 0);
     int64_t single_id = kf_jint (runs, "single_id");
@@ -265,7 +283,9 @@ s_threaded (FILE *f, double ns, double own_ns, json_t *load, double cpu_per_wall
                  "improve's less its threads: %s; timed in full; the features cannot tell a "
                  "tile's shape): ", lead, one, (long long) twin_id,
                  *words ? words : "none of the other features either");
-        if (ns < twin_ns)
+        if (s_beyond_threads (f, ns, twin_ns, cores))
+            ;
+        else if (ns < twin_ns)
             fprintf (f, "threads look to have bought about %.0f%% of the call (that kernel "
                      "takes %.2f times as long).", 100 * (1 - ns / twin_ns), twin_ns / ns);
         else
@@ -469,8 +489,8 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             int64_t twin = kf_prompt_threads_twin (in, in->base, &twin_ns, &features);
             s_threaded (f, ns, kf_prompt_threads_own_ns (in->base),
                         json_object_get (in->base, "host_load"),
-                        kf_prompt_threads_side_by_side (in->base), runs, s_parent_of (in),
-                        twin, twin_ns, features);
+                        kf_prompt_threads_side_by_side (in->base), cores, runs,
+                        s_parent_of (in), twin, twin_ns, features);
             kf_prompt_threads_load (f, in, in->base, twin);
         }
         else
@@ -513,7 +533,9 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  "features read as its less the threads, takes %s on one thread (both timed in "
                  "full; the features cannot tell a tile's shape): ",
                  (long long) pair, took, (long long) pair_one, one);
-        if (pair_ns < pair_one_ns)
+        if (s_beyond_threads (f, pair_ns, pair_one_ns, cores))
+            ;
+        else if (pair_ns < pair_one_ns)
             fprintf (f, "threads look to have bought about %.0f%% of the call.",
                      100 * (1 - pair_ns / pair_one_ns));
         else

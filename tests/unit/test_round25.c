@@ -333,9 +333,44 @@ s_test_where_arms (void)
     json_decref (spec);
 }
 
+//  9.
+static void
+s_test_beyond_threads (void)
+{
+    json_t *spec = s_conv_spec (s_conv_src, 64, 64);
+    json_t *hw = json_pack ("{s:s, s:[{s:s, s:i, s:i, s:f, s:f}]}", "backend", "host",
+                            "devices", "name", "AMD EPYC", "cores", 2, "physical_cores", 2,
+                            "clock_mhz_measured", 3243.0, "thread_start_join_us", 25.3);
+    const char *threaded = "#include <pthread.h>\n#define NTHREADS 2\n"
+                           "static void *work (void *a) { return a; }\n"
+                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);"
+                           " pthread_join (t, 0); return 0; }\n";
+    json_t *history = json_pack ("[{s:i, s:s, s:s, s:f, s:i}, {s:i, s:s, s:s, s:f, s:i}]",
+                                 "id", 5, "status", "correct", "fidelity", "full",
+                                 "candidate_ns", 4.84e6, "features",
+                                 (int) (1u << KF_IDEA_THREADS), "id", 4, "status", "correct",
+                                 "fidelity", "full", "candidate_ns", 15.8e6, "features", 0);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 5, "source", threaded,
+                              "status", "correct", "candidate_ns", 4.84e6, "speedup", 2.43);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .history = history };
+    char *text = NULL;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, NULL));
+    printf ("beyond: %s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "that kernel takes 3.26 times as long, more than 2 CPUs can divide "
+                              "a call by, so the two differ in more than their threads"));
+    CHECK (text && !strstr (text, "threads look to have bought"));
+    free (text);
+    json_decref (base);
+    json_decref (history);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_beyond_threads ();
     s_test_where_arms ();
     s_test_conv_ideas ();
     s_test_handed_words ();
