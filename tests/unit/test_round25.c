@@ -367,9 +367,42 @@ s_test_beyond_threads (void)
     json_decref (spec);
 }
 
+// 10.
+static void
+s_test_converged_load (void)
+{
+    json_t *spec = s_where_spec ("torch.where(a > 0, torch.log1p(a), torch.expm1(a)) * b");
+    json_t *hw = json_pack ("{s:s, s:[{s:s, s:i, s:i, s:f}]}", "backend", "host", "devices",
+                            "name", "AMD EPYC", "cores", 2, "physical_cores", 2,
+                            "clock_mhz_measured", 3243.0);
+    json_t *configs = json_pack (
+        "[{s:{s:i}, s:s, s:f, s:s, s:f, s:{s:f}}, {s:{s:i}, s:s, s:f, s:s, s:f, s:{s:f}}]",
+        "params", "PF", 512, "verdict", "correct", "speedup", 40.3, "fidelity", "full",
+        "median_ns", 4.56e6, "host_load", "others_cpu_share", 0.51,
+        "params", "PF", 1024, "verdict", "correct", "speedup", 38.0, "fidelity", "screen",
+        "median_ns", 4.83e6, "host_load", "others_cpu_share", 0.60);
+    json_t *tpl = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:o}", "id", 19, "source",
+                             "/* kf-tune: PF=512,1024 */\nint kf_forward (void) { return 0; }\n",
+                             "status", "correct", "speedup", 40.3, "candidate_ns", 4.56e6,
+                             "configs", configs);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = tpl, .best = tpl, .templated = true, .tune_points = 8,
+                          .generation = 4, .converged = tpl };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "Candidate 19's sweep of 2 points found none faster than its own "
+                           "defaults"));
+    CHECK (kf_test_has (p, "That sweep was timed while other processes took 51-60% of the "
+                           "CPUs' time"));
+    free (p);
+    json_decref (tpl);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_converged_load ();
     s_test_beyond_threads ();
     s_test_where_arms ();
     s_test_conv_ideas ();
