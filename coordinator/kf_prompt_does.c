@@ -52,6 +52,7 @@ kf_prompt_idea_feature (const char *idea)
         { "by a single fused pass", KF_IDEA_FUSED_ROW },
         { "by several independent accumulators", KF_IDEA_ACCUMULATORS },
         { "by fusing the epilogue", KF_IDEA_EPILOGUE },
+        { "by software prefetch", KF_IDEA_PREFETCH },
     };
     for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
         if (strstr (idea, map[i].word))
@@ -454,6 +455,7 @@ kf_prompt_source_features (const char *source, const char *language)
     //  streamed out by _mm256_stream_ps) are no explicit SIMD.
     S_SET (KF_IDEA_SIMD, (strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"))
                              && kf_descriptor_simd_math (t));
+    S_SET (KF_IDEA_PREFETCH, kf_text_matches (t, "\\b(_mm_prefetch|__builtin_prefetch)\\b"));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));
@@ -548,6 +550,7 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
         //  Round 24: not "threads" alone, which read as fixed shares.
         [KF_IDEA_DYNAMIC] = "threads that take their work as they go (chunks from a shared "
                             "counter or a dynamic schedule, not fixed shares)",
+        [KF_IDEA_PREFETCH] = "software prefetch ahead of the loads",
     };
     size_t used = 0;
     if (size)
@@ -644,6 +647,8 @@ kf_prompt_feature_other_way (kf_idea_feature_t feature)
     case KF_IDEA_UNROLL:
     case KF_IDEA_ACCUMULATORS:
         return "another depth: more or fewer independent chains";
+    case KF_IDEA_PREFETCH:
+        return "another distance, or every input stream prefetched";
     default:
         return "another split, order or width";
     }

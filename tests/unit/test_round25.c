@@ -399,9 +399,37 @@ s_test_converged_load (void)
     json_decref (spec);
 }
 
+// 11.
+static void
+s_test_prefetch (void)
+{
+    json_t *spec = s_where_spec ("torch.where(a > 0, torch.log1p(a), torch.expm1(a)) * b");
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    const char *prefetch = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_PREFETCH)
+            prefetch = ideas[i];
+    printf ("prefetch idea: %s\n", prefetch ? prefetch : "(none)");
+    CHECK (kf_test_has (prefetch, "by software prefetch a fixed distance ahead of each input "
+                                  "stream"));
+    json_decref (spec);
+    const char *src = "#include <immintrin.h>\nvoid f (const float *a, float *y, long n) {\n"
+                      "  for (long i = 0; i < n; i += 8) {\n"
+                      "    _mm_prefetch ((const char *) (a + i + 512), _MM_HINT_T0);\n"
+                      "    __m256 v = _mm256_loadu_ps (a + i);\n"
+                      "    _mm256_storeu_ps (y + i, _mm256_mul_ps (v, v));\n  }\n}\n";
+    unsigned f = kf_prompt_source_features (src, "c");
+    CHECK ((f >> KF_IDEA_PREFETCH) & 1u);
+    char words[KF_PROMPT_FEATURE_WORDS_MAX];
+    kf_prompt_feature_words (1u << KF_IDEA_PREFETCH, words, sizeof words);
+    CHECK (!strcmp (words, "software prefetch ahead of the loads"));
+}
+
 int
 main (void)
 {
+    s_test_prefetch ();
     s_test_converged_load ();
     s_test_beyond_threads ();
     s_test_where_arms ();
