@@ -149,8 +149,13 @@ kf_eval_time (const kf_eval_timer_t *p, json_t *timing, kf_eval_timing_t *t)
             //  are undisturbed, for a bounded time.
             if (floors_took < 0)
                 floors_took = measured;
+            //  None of the floors' pairs clean: the host is busy all
+            //  along, and more samples would only measure its load again
+            //  (the suite's hosts: every sample waits, and every timing
+            //  doubled its sampling for nothing).
             if (!prefer || t->samples - t->disturbed_n >= fl.min_samples
-                || measured >= floors_took * (1 + KF_EVAL_EXTRA_SHARE))
+                || measured >= floors_took * (1 + KF_EVAL_EXTRA_SHARE)
+                || t->disturbed_n == t->samples)
                 break;
         }
         unsigned salt = (unsigned) t->samples;

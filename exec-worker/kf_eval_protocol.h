@@ -115,7 +115,8 @@ bool kf_eval_disturbed (double wait_ns, double wall_ns);
 
 /* Past the floors, samples go on until MIN_SAMPLES pairs are undisturbed,
  * for at most this share of the measured time the floors took again
- * (1: the sampling at most doubles), and never past max_samples. */
+ * (1: the sampling at most doubles), never past max_samples, and not at
+ * all when every pair so far was disturbed (a host busy all along). */
 #define KF_EVAL_EXTRA_SHARE 1.0
 
 /* The selection rule, on T's TAKEN pairs and their DISTURBED marks: where

@@ -67,6 +67,13 @@ s_most (int side, int sample)
     return side == KF_EVAL_CAND && (sample < 10 ? sample % 5 < 3 : sample % 5 == 0);
 }
 
+//  One candidate sample in five clean, before and after the floors.
+static bool
+s_most_bad (int side, int sample)
+{
+    return side == KF_EVAL_CAND && sample % 5 != 0;
+}
+
 static bool
 s_every (int side, int sample)
 {
@@ -184,16 +191,23 @@ s_rule (void)
     json_decref (j);
     kf_eval_timing_free (&t);
 
-    //  None clean: the extra samples stop once they took as much measured
-    //  time as the floors' (ten pairs more), and every pair is counted.
+    //  None clean in the floors: a host busy all along, no extra samples
+    //  (they would measure its load again), and every pair is counted.
     s_backend_t every = { s_every, true };
     t = s_run (&every, true, 100000, &j);
-    CHECK (t.taken == 20 && t.samples == 20 && t.disturbed_n == 20 && !t.undisturbed_only);
+    CHECK (t.taken == 10 && t.samples == 10 && t.disturbed_n == 10 && !t.undisturbed_only);
     CHECK (json_is_false (json_object_get (j, "undisturbed_only")));
     json_decref (j);
     kf_eval_timing_free (&t);
+    //  Clean ones in the floors but too few: the extra samples stop once
+    //  they took as much measured time as the floors' (ten pairs more).
+    s_backend_t most_bad = { s_most_bad, true };
+    t = s_run (&most_bad, true, 100000, &j);
+    CHECK (t.taken == 20 && t.samples == 20 && !t.undisturbed_only);
+    json_decref (j);
+    kf_eval_timing_free (&t);
     //  ... and never past max_samples.
-    t = s_run (&every, true, 13, &j);
+    t = s_run (&most_bad, true, 13, &j);
     CHECK (t.taken == 13 && t.samples == 13);
     json_decref (j);
     kf_eval_timing_free (&t);
