@@ -55,6 +55,31 @@ s_any_part (const char *op, const char *const *parts)
     return false;
 }
 
+//  How often TEXT holds any of the NULL-ended WORDS, each occurrence
+//  counted.
+static int
+s_count (const char *text, const char *const *words)
+{
+    int n = 0;
+    for (size_t i = 0; words[i]; i++)
+        for (const char *p = strstr (text, words[i]); p; p = strstr (p + 1, words[i]))
+            n++;
+    return n;
+}
+
+//  Round 27: attention as a user writes it without the fused call (the
+//  host's PyTorch has none): a softmax between two products, "q @ k^T"
+//  and "@ v". Its name's "softmax" had made it a row reduction, and the
+//  products alone a matrix product; one product before a softmax
+//  (bmm_bt_softmax) stays one.
+static bool
+s_attention_by_calls (const char *src)
+{
+    static const char *const softmax[] = { "softmax(", NULL };
+    static const char *const products[] = { " @ ", "matmul(", "bmm(", "einsum(", NULL };
+    return s_count (src, softmax) >= 1 && s_count (src, products) >= 2;
+}
+
 static int64_t
 s_numel (json_t *tensor)
 {
@@ -87,6 +112,9 @@ kf_prompt_task_class (json_t *spec)
                                                 "matmul", "linear", NULL };
     static const char *const rows_parts[] = { "sum", "mean", "var", "std", "reduce", "amax",
                                               "amin", "argmax", "argmin", NULL };
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    if (s_attention_by_calls (src))
+        return KF_CLASS_ATTENTION;
     const char *op = kf_jstr (spec, "op");
     if (*op) {
         if (s_any (op, attention))
@@ -114,7 +142,6 @@ kf_prompt_task_class (json_t *spec)
                                             "sum(", "mean(", "amax", "amin", "max(dim",
                                             "logsumexp", "var(", "std(", "argmax", "argmin",
                                             ".max(", ".min(", NULL };
-    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
     if (s_any (src, (const char *const[]) { "scaled_dot_product_attention", "MultiheadAttention",
                                              NULL }))
         return KF_CLASS_ATTENTION;
@@ -221,9 +248,13 @@ static const char *const s_bound[] = {
         "matrix if it can stay in blocks; the products are bound by arithmetic, the softmax by "
         "how often the scores are re-read.\n",
     [KF_CLASS_SCAN] =
-        "- A scan carries a dependency along its dimension: the gain comes from splitting the "
-        "dimension into blocks that are scanned independently and then fixed up with their "
-        "carries, while every element is still read and written once.\n",
+        "- A scan carries a dependency along its dimension: each output adds one element to "
+        "the one before it, a chain of dependent additions. Independent rows (or other "
+        "independent scans) break that chain: scan several at once, and split them across "
+        "cores; only where there are too few of them, split the dimension itself into blocks "
+        "scanned independently and fixed up with their carries. Every element is still read "
+        "and written once, so a scan over large rows is bound by memory traffic once its "
+        "chain is hidden.\n",
     [KF_CLASS_OTHER] =
         "- Work out first whether the operation is bound by memory traffic or by arithmetic "
         "(bytes moved against operations done) and optimise for that limit.\n",
@@ -311,8 +342,13 @@ static const char *const s_strategies_host[] = {
         "so the score block stays in cache; vectorise the dot products over the head "
         "dimension.\n",
     [KF_CLASS_SCAN] =
-        "- Scan blocks that fit in L1 independently (several threads), then add each block's "
-        "carry in a second, vectorised pass.\n",
+        "- Within a vector, a prefix sum takes log2(lanes) shift-and-add steps (lanes "
+        "shifted in with zeros by permutes or alignr), then the carry of the elements before "
+        "it, broadcast from the last lane of the previous vector.\n"
+        "- Many independent rows: give each thread a contiguous group of rows and scan "
+        "several rows at once per thread so one row's dependent adds overlap another's. Few "
+        "long rows: scan blocks of a row independently (one per thread), then add each "
+        "block's carry in a second, vectorised pass.\n",
     [KF_CLASS_OTHER] =
         "- Make the innermost loop contiguous and simple enough to vectorise; block for the "
         "caches when data is reused; use threads for independent parts.\n",

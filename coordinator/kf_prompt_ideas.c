@@ -123,6 +123,47 @@ static const char *const s_ideas_host_rows[] = {
     "use every core, by rows split across threads in contiguous groups",
     "process a full vector per instruction, by explicit SIMD intrinsics for the row loop",
     "reuse cached data across rows, by blocking several rows together", NULL };
+//  Round 27: a scan (cumsum of a gated input) got the row reduction's
+//  list, whose first idea was an online maximum and sum. Its own list:
+//  the in-register prefix sum, rows interleaved against the carry
+//  chain, rows to threads; the elementwise add-ons where memory binds.
+static const char *const s_ideas_host_scan[] = {
+    "process a vector of a row per instruction, by explicit SIMD intrinsics for an "
+    "in-register prefix sum (log2(lanes) shift-and-add steps, lanes shifted in with "
+    "zeros), plus the running carry broadcast from the last lane of the vector before",
+    "hide the latency of the carry chain, by several independent accumulators: scan "
+    "several rows at once, each with its own running carry, so one row's dependent adds "
+    "overlap another's",
+    "use every core, by rows split across threads in contiguous groups (no carry crosses "
+    "a thread)",
+    "skip the output's write-allocate read, by non-temporal (streaming) stores once the "
+    "scan is vectorised, written from the registers the results are in",
+    S_EW_PREFETCH, NULL };
+//  Round 27: attention (two products around a softmax) got the
+//  product's list, which speaks of one product's operands and epilogue.
+static const char *const s_ideas_host_attention[] = {
+    "never write the score matrix to memory, by a single fused pass per block of queries "
+    "over blocks of keys: the block's scores in registers or L1, an online softmax "
+    "(running maximum and sum, the accumulated output rescaled when the maximum grows) and "
+    "the product with V in the same loop",
+    "use each loaded value several times from registers, by a register-blocked FMA "
+    "micro-kernel for both products (several queries by a vector of keys for the scores; "
+    "several queries by a vector of V's features for the output)",
+    "use every core, by (batch, head, query block) units split across threads",
+    "make the innermost loop read contiguous memory, by packing K transposed per head "
+    "(keys along the vector lanes) inside the fused pass, once per call",
+    "cut the cost of the softmax's exponentials, by a branch-free approximation of exp on "
+    "the scores less their maximum (all at most 0), within the tolerance",
+    NULL };
+static const char *const s_ideas_gpu_scan[] = {
+    "a warp-level scan by shuffles, then block carries through shared memory",
+    "several rows per block, one warp per row", "vectorised row loads and stores",
+    "a single pass with decoupled look-back across blocks of a long row", NULL };
+static const char *const s_ideas_gpu_attention[] = {
+    "flash attention: query tiles per block, key and value tiles in shared memory, an "
+    "online softmax in registers",
+    "tensor cores (or the matrix engine) for both products",
+    "fast exp intrinsics for the softmax within the tolerance", NULL };
 //  A product whose operands' layout is not read: the innermost loop
 //  first follows the layout, and packing is offered for a strided operand.
 static const char *const s_ideas_host_mm[] = {
@@ -218,10 +259,10 @@ kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
     bool host = k == KF_TARGET_HOST;
     switch (c) {
     case KF_CLASS_ELEMENTWISE: list = host ? s_ideas_host_ew : s_ideas_gpu_ew; break;
-    case KF_CLASS_ROW_REDUCTION:
-    case KF_CLASS_SCAN: list = host ? s_ideas_host_rows : s_ideas_gpu_rows; break;
-    case KF_CLASS_MATMUL:
-    case KF_CLASS_ATTENTION: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
+    case KF_CLASS_ROW_REDUCTION: list = host ? s_ideas_host_rows : s_ideas_gpu_rows; break;
+    case KF_CLASS_SCAN: list = host ? s_ideas_host_scan : s_ideas_gpu_scan; break;
+    case KF_CLASS_MATMUL: list = host ? s_ideas_host_mm : s_ideas_gpu_mm; break;
+    case KF_CLASS_ATTENTION: list = host ? s_ideas_host_attention : s_ideas_gpu_attention; break;
     default: list = host ? s_ideas_host_other : s_ideas_gpu_other; break;
     }
     return s_counted (list, count);
@@ -366,6 +407,27 @@ s_conv_list (json_t *spec, size_t *count)
     return kept;
 }
 
+//  Round 27: a scan whose elements pass through an expensive function
+//  first (cumsum of x * sigmoid(g)) gets the approximation idea second:
+//  the function, not the scan, is most of the arithmetic.
+static const char *const *
+s_scan_list (size_t *count)
+{
+    char *texts[S_KEPT_IDEAS];
+    size_t n = 0;
+    for (size_t i = 0; s_ideas_host_scan[i] && n + 1 < S_KEPT_IDEAS; i++) {
+        texts[n++] = strdup (s_ideas_host_scan[i]);
+        if (i == 0)
+            texts[n++] = strdup (S_EW_APPROX);
+    }
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (!kept)
+        return s_counted (s_ideas_host_scan, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
 const char *const *
 kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
 {
@@ -378,6 +440,8 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
         return kept;
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST)
         return s_product_list (spec, count);
+    if (c == KF_CLASS_SCAN && k == KF_TARGET_HOST && kf_prompt_costly_math (spec))
+        return s_scan_list (count);
     bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
     if (costly && k == KF_TARGET_HOST)
         return s_costly_list (spec, kf_prompt_formula_no_identity (spec) ? s_ideas_host_ew_one_call

@@ -326,9 +326,36 @@ s_classes (void)
     json_t *att = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
                              "F.scaled_dot_product_attention(q, k, v)");
     CHECK (kf_prompt_task_class (att) == KF_CLASS_ATTENTION);
+    //  Round 27: attention written out, under a name with "softmax" in
+    //  it; one product before a softmax stays a product.
+    json_t *att2 = json_pack ("{s:s, s:{s:s, s:s}}", "op", "heads_softmax_av", "reference",
+                              "language", "pytorch", "source",
+                              "scores = q @ k.transpose(-2, -1) * s\n"
+                              "return torch.softmax(scores, dim=-1) @ v\n");
+    CHECK (kf_prompt_task_class (att2) == KF_CLASS_ATTENTION);
+    json_t *bmm_sm = json_pack ("{s:s, s:{s:s, s:s}}", "op", "bmm_bt_softmax", "reference",
+                                "language", "pytorch", "source",
+                                "return torch.softmax(torch.bmm(a, b.transpose(1, 2)), dim=-1)\n");
+    CHECK (kf_prompt_task_class (bmm_sm) == KF_CLASS_MATMUL);
     json_t *scan = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
                               "torch.cumsum(x, dim=1)");
     CHECK (kf_prompt_task_class (scan) == KF_CLASS_SCAN);
+    //  Round 27: a scan and attention have idea lists of their own; a
+    //  scan of an expensive function gets the approximation second.
+    size_t n_ideas = 0;
+    const char *const *ideas = kf_prompt_ideas_for (scan, KF_TARGET_HOST, &n_ideas);
+    CHECK (n_ideas >= 4 && strstr (ideas[0], "prefix sum"));
+    for (size_t i = 0; i < n_ideas; i++)
+        CHECK (!strstr (ideas[i], "online maximum") && !strstr (ideas[i], "by a branch-free"));
+    json_t *scan_sig = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
+                                  "torch.cumsum(x * torch.sigmoid(g), dim=1)");
+    ideas = kf_prompt_ideas_for (scan_sig, KF_TARGET_HOST, &n_ideas);
+    CHECK (n_ideas >= 5 && strstr (ideas[0], "prefix sum")
+           && strstr (ideas[1], "by a branch-free approximation"));
+    ideas = kf_prompt_ideas_for (att2, KF_TARGET_HOST, &n_ideas);
+    CHECK (n_ideas >= 4 && strstr (ideas[0], "online softmax"));
+    CHECK (kf_prompt_idea_feature (ideas[0]) == KF_IDEA_FUSED_ROW);
+    json_decref (scan_sig);
     //  Round 10: words of a docstring are no layers. Log-cosh "with a
     //  small linear term" is elementwise, and so is a formula on inputs
     //  drawn from a normal distribution; the calls still decide.
@@ -400,6 +427,8 @@ s_classes (void)
     free (p);
     json_decref (scan);
     json_decref (att);
+    json_decref (att2);
+    json_decref (bmm_sm);
     json_decref (mm);
     json_decref (t);
     json_decref (gelu);
