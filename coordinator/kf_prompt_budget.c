@@ -421,6 +421,10 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
     double one = kf_jnum (d, "peak_gflops_one_core", 0), all = kf_jnum (d, "peak_gflops", 0);
     if (!(flops > 0) || !(one > 0))
         return;
+    if (kf_prompt_attention_flops (spec, NULL, NULL) > 0) {
+        kf_prompt_attention_line (f, spec, d);
+        return;
+    }
     long long groups = 0;
     if (kf_prompt_conv_flops (spec, NULL, &groups) > 0)
         fprintf (f, "  Compute floor: the convolution is a matrix product in disguise (each "

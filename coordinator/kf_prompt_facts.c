@@ -199,6 +199,37 @@ s_estimates (double budget)
            "2^-14 = 6.1e-05)";
 }
 
+//  Round 27: a cumsum of terms of either sign was told that an
+//  approximation of rtol / 10 "passes with a tenfold margin where its
+//  result reaches the output without cancelling"; a running sum of
+//  centred terms crosses zero along every row, so nearly every row
+//  cancels somewhere. The budget in numbers: with outputs spread about
+//  normally (sd s) and each term's error e relative, the errors add up
+//  to about e s, and an output fails where |y| < e s / rtol, a share of
+//  about 0.8 e / rtol of them.
+static void
+s_scan_budget (FILE *f, json_t *spec, double rtol, double match)
+{
+    double allowed = 1 - match;
+    double e = allowed * rtol / 0.8 / 3;
+    fprintf (f, " Where a scan's terms take either sign (centred inputs), its running sum passes "
+             "near zero along a row, so most rows cancel somewhere: with an error of relative "
+             "size e in each term, the errors add up to about e times the sum's typical size, "
+             "and an output fails where its own size is below that error divided by rtol: a "
+             "share of about 0.8 e / rtol of the outputs (for outputs spread about normally). "
+             "e = rtol / 10 fails about 8%%, over the %g%% allowed; keep each term's error "
+             "below about %.2g (a third of the %.2g that would fail %g%%), which an "
+             "approximation of a few more terms or one Newton step reaches at little cost (a "
+             "hardware reciprocal estimate alone does not: refine it).",
+             100 * allowed, e, 3 * e, 100 * allowed);
+    json_t *ref = json_object_get (spec, "reference");
+    if (!strcmp (kf_jstr (ref, "language"), "pytorch") && strstr (kf_jstr (ref, "source"), "cumsum"))
+        fputs (" On the CPU, PyTorch accumulates an f32 cumsum in double (its result equals a "
+               "cumsum in double rounded to f32): an f32 carry "
+               "differs from it by rounding that grows with the row, about the square root of "
+               "the row's length times 6e-8 of the sum's size, far inside the tolerance.", f);
+}
+
 void
 kf_prompt_tolerance_section (FILE *f, json_t *spec)
 {
@@ -281,6 +312,8 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
                "error in one term counts against their sum, which is small where they nearly "
                "cancel, so spend less of the budget on a term's approximation than its own "
                "size would allow (check it on the inputs where the terms cancel).", f);
+    if (kf_prompt_task_class (spec) == KF_CLASS_SCAN && rtol > 0 && match < 1)
+        s_scan_budget (f, spec, rtol, match);
     fputs ("\n", f);
 }
 

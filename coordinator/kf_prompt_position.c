@@ -441,7 +441,21 @@ double
 kf_prompt_product_flops (json_t *spec, long long mnk[3])
 {
     double conv = kf_prompt_conv_flops (spec, mnk, NULL);
-    return conv > 0 ? conv : kf_prompt_matmul_flops (spec, mnk);
+    if (conv > 0)
+        return conv;
+    //  Round 27: attention's two products; MNK those of its first (queries
+    //  x keys x features).
+    long long n[4];
+    double att = kf_prompt_attention_flops (spec, NULL, n);
+    if (att > 0) {
+        if (mnk) {
+            mnk[0] = n[0];
+            mnk[1] = n[1];
+            mnk[2] = n[2];
+        }
+        return att;
+    }
+    return kf_prompt_matmul_flops (spec, mnk);
 }
 
 void

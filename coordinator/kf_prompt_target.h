@@ -227,6 +227,16 @@ int kf_prompt_conv_taps (json_t *spec, long long taps[3]);
  * (a floor, a share of the peak), where the product's structure (its
  * operands' layout, blocks, epilogue) is kf_prompt_matmul_flops's. */
 double kf_prompt_product_flops (json_t *spec, long long mnk[3]);
+/* Round 27: attention's operations (its class, inputs q [..., S, D], k
+ * [..., Sk, D], v [..., Sk, Dv], output [..., S, Dv], the leading sizes
+ * alike): 2 x S x Sk x (D + Dv) for each of the *HEADS leading pairs
+ * (may be NULL); SIZES (or NULL) {S, Sk, D, Dv}. 0 otherwise. Part of
+ * kf_prompt_product_flops. */
+double kf_prompt_attention_flops (json_t *spec, long long *heads, long long sizes[4]);
+/* Writes the Target section's compute floor of attention (its two
+ * products and the softmax's exponentials), where it has a count and
+ * D holds the FMA peak. */
+void kf_prompt_attention_line (FILE *f, json_t *spec, json_t *d);
 
 /* Writes one line on the page faults of K's process per timed call,
  * when the judge counted them (the host), then one on the timing noise

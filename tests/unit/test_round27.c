@@ -1,0 +1,131 @@
+/*  test_round27.c - what round 27 of the model in the loop (issue 15,
+ *  docs/search.md "Twenty-seventh round") found:
+ *
+ *  1. attention written out (q @ k^T, a softmax, @ v) had no compute
+ *     floor: its count is its two products, 2 x S x Sk x (D + Dv) a
+ *     (batch, head) pair, with the softmax's exponentials beside;
+ *  2. a cumsum of centred terms was told that an approximation of
+ *     rtol / 10 "passes with a tenfold margin where its result reaches
+ *     the output without cancelling"; a running sum crosses zero along
+ *     its row, and the share of outputs failing is about 0.8 e / rtol:
+ *     the budget of a scan is stated as a number, with how the host's
+ *     PyTorch accumulates.
+ */
+#include "../../common/kf_json.h"
+#include "../../coordinator/kf_prompt_budget.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_facts.h"
+#include "../../coordinator/kf_prompt_target.h"
+#include "../kf_test.h"
+#include "../kf_test_text.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const char *s_att_src =
+    "    def forward(self, q, k, v):\n"
+    "        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(dim))\n"
+    "        return torch.softmax(scores, dim=-1) @ v\n";
+
+static json_t *
+s_att_spec (int keys, int dv)
+{
+    return json_pack ("{s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i, i, i], s:s}, {s:s, s:[i, i, i, i], "
+                      "s:s}, {s:s, s:[i, i, i, i], s:s}], s:[{s:s, s:[i, i, i, i], s:s}]}",
+                      "name", "heads_softmax_av", "reference", "language", "pytorch", "source",
+                      s_att_src, "inputs", "name", "in0", "shape", 4, 8, 512, 64, "dtype", "f32",
+                      "name", "in1", "shape", 4, 8, keys, 64, "dtype", "f32", "name", "in2",
+                      "shape", 4, 8, keys, dv, "dtype", "f32", "outputs", "name", "out0",
+                      "shape", 4, 8, 512, dv, "dtype", "f32");
+}
+
+static char *
+s_product_line (json_t *spec)
+{
+    json_t *d = json_pack ("{s:f, s:f}", "peak_gflops_one_core", 227.0, "peak_gflops", 449.0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_task_product_line (f, spec, d);
+    fclose (f);
+    json_decref (d);
+    return text;
+}
+
+//  1.
+static void
+s_test_attention_floor (void)
+{
+    json_t *spec = s_att_spec (512, 64);
+    CHECK (kf_prompt_task_class (spec) == KF_CLASS_ATTENTION);
+    long long heads = 0, n[4] = { 0 };
+    double flops = kf_prompt_attention_flops (spec, &heads, n);
+    CHECK (flops == 2.0 * 32 * 512 * 512 * (64 + 64));
+    CHECK (heads == 32 && n[0] == 512 && n[1] == 512 && n[2] == 64 && n[3] == 64);
+    CHECK (kf_prompt_product_flops (spec, NULL) == flops);
+    char *text = s_product_line (spec);
+    printf ("attention line: %s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "Compute floor: attention is two products around a softmax"));
+    CHECK (kf_test_has (text, "2147 million operations; they take at least 9.46 ms at one core's "
+                              "measured FMA peak and 4.78 ms at every core's"));
+    CHECK (kf_test_has (text, "8.389 million exponentials"));
+    CHECK (!kf_test_has (text, "2 x M x N x K"));
+    free (text);
+    json_decref (spec);
+    //  Other keys and value widths; shapes that do not chain count nothing.
+    spec = s_att_spec (256, 32);
+    CHECK (kf_prompt_attention_flops (spec, NULL, NULL) == 2.0 * 32 * 512 * 256 * (64 + 32));
+    json_decref (spec);
+    spec = s_att_spec (512, 64);
+    json_array_set_new (json_object_get (json_array_get (json_object_get (spec, "inputs"), 2),
+                                         "shape"), 2, json_integer (500));
+    CHECK (kf_prompt_attention_flops (spec, NULL, NULL) == 0);
+    json_decref (spec);
+}
+
+static char *
+s_tolerance (json_t *spec)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_tolerance_section (f, spec);
+    fclose (f);
+    return text;
+}
+
+//  2.
+static void
+s_test_scan_budget (void)
+{
+    json_t *scan = json_pack ("{s:s, s:{s:s, s:s}, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], "
+                              "s:s}]}", "name", "cumsum_gate", "reference", "language", "pytorch",
+                              "source", "return torch.cumsum(x * torch.sigmoid(g), dim=1)\n",
+                              "inputs", "name", "in0", "shape", 1024, 8192, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 1024, 8192, "dtype", "f32");
+    char *text = s_tolerance (scan);
+    printf ("scan tolerance: %s", text);
+    CHECK (kf_test_has (text, "a share of about 0.8 e / rtol of the outputs"));
+    CHECK (kf_test_has (text, "keep each term's error below about 4.2e-05"));
+    CHECK (kf_test_has (text, "PyTorch accumulates an f32 cumsum in double"));
+    free (text);
+    //  A reference in C: no word on PyTorch's accumulation.
+    json_object_set_new (json_object_get (scan, "reference"), "language", json_string ("c"));
+    text = s_tolerance (scan);
+    CHECK (kf_test_has (text, "0.8 e / rtol") && !kf_test_has (text, "PyTorch accumulates"));
+    free (text);
+    json_decref (scan);
+    json_t *ew = json_pack ("{s:s, s:{s:s, s:s}}", "name", "gate", "reference", "language",
+                            "pytorch", "source", "return x * torch.sigmoid(g)\n");
+    text = s_tolerance (ew);
+    CHECK (!kf_test_has (text, "0.8 e / rtol"));
+    free (text);
+    json_decref (ew);
+}
+
+int
+main (void)
+{
+    s_test_attention_floor ();
+    s_test_scan_budget ();
+    return kf_test_done ("test_round27");
+}
