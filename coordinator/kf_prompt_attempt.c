@@ -83,7 +83,9 @@ s_not_done (FILE *f, const kf_prompt_in_t *in, const char *idea, bool by_change)
         char added[KF_PROMPT_ADDED_MAX];
         kf_prompt_added_text (c, added, sizeof added);
         fprintf (f, "%s candidate %lld (generation %lld%s)", said++ ? ";" : " Handed this idea, "
-                 "not done (its code shows no change of it, so no try of it):",
+                 "not seen done (the reading of its code, which knows each feature's usual forms but "
+                 "not every way to write them, sees no change of it, so it is not counted as a "
+                 "try of it):",
                  (long long) kf_jint (c, "id"), (long long) kf_jint (c, "generation"), added);
     }
     if (said)

@@ -150,9 +150,16 @@ kf_prompt_changed_text (json_t *row, char *buf, size_t size)
         || !json_is_integer (json_object_get (row, "parent_lines")))
         return buf;
     const char *ops = kf_jstr (row, "ops");
-    snprintf (buf, size, "changed %lld of its parent's %lld lines (its own has %lld)%s%s",
-              (long long) kf_jint (row, "changed"), (long long) kf_jint (row, "parent_lines"),
-              (long long) kf_jint (row, "lines"),
+    //  Round 27: "changed 1 of its parent's 145 lines (its own has 199)"
+    //  of a try that wrote a new function of 54 lines read as a try that
+    //  did next to nothing; the lines it wrote beside the parent's count.
+    long long changed = kf_jint (row, "changed"), parent_lines = kf_jint (row, "parent_lines");
+    long long lines = kf_jint (row, "lines"), added = lines - (parent_lines - changed);
+    char wrote[64] = "";
+    if (added > changed)
+        snprintf (wrote, sizeof wrote, " and wrote %lld lines new", added - changed);
+    snprintf (buf, size, "changed %lld of its parent's %lld lines%s (its own has %lld)%s%s",
+              changed, parent_lines, wrote, lines,
               *ops ? "; the vector operations its code writes, by kind (each call once, as "
                      "written): "
                    : "",

@@ -107,7 +107,8 @@ s_counts (json_t *t, const char *idea, bool *by_code)
 
 //  Round 24: the tries handed IDEA whose code did not do it, newest
 //  first, into NOTE (at its end, USED bytes in, SIZE in all): "handed,
-//  not done: candidate 7 (no change of it in its code)". They count
+//  not seen done: candidate 7 (the reading of its code sees no change
+//  of it)". They count
 //  neither way.
 static void
 s_not_done (json_t *tries, const char *idea, char *note, size_t used, size_t size)
@@ -126,9 +127,9 @@ s_not_done (json_t *tries, const char *idea, char *note, size_t used, size_t siz
     }
     if (!n || used >= size)
         return;
-    snprintf (note + used, size - used, "%shanded, not done: candidate%s %s%s (%s)",
+    snprintf (note + used, size - used, "%shanded, not seen done: candidate%s %s%s (%s)",
               used ? "; " : "", n > 1 ? "s" : "", ids, n > said ? " and earlier" : "",
-              kf_prompt_idea_bits (idea) ? "no change of it in the code"
+              kf_prompt_idea_bits (idea) ? "the reading of its code sees no change of it"
                                          : "the code changed what other ideas are about");
 }
 

@@ -183,11 +183,14 @@ test_prompt (json_t *spec, const char *const *ideas, size_t threads, size_t unro
                           "it was handed another idea (threads)") != NULL);
         //  Round 24: handed unrolling, its code shows none: no try of
         //  unrolling, said apart with what its code did.
-        CHECK (strstr (p, "Handed this idea, not done (its code shows no change of it, so no "
-                          "try of it): candidate 7 (generation 1; its code added no feature "
-                          "this reading knows: it changed 34 of its parent's 120 lines") != NULL);
+        CHECK (strstr (p, "Handed this idea, not seen done (the reading of its code, which "
+                          "knows each feature's usual forms but not every way to write them, "
+                          "sees no change of it, so it is not counted as a try of it): "
+                          "candidate 7 (generation 1; its code added no feature this reading "
+                          "knows: it changed 34 of its parent's 120 lines") != NULL);
         CHECK (strstr (p, "its code added no feature this reading knows: it changed 34 of "
-                          "its parent's 120 lines (its own has 126)") != NULL);
+                          "its parent's 120 lines and wrote 6 lines new (its own has 126)")
+               != NULL);
     }
     free (p);
     //  Handed the idea: the win is its.
@@ -223,7 +226,8 @@ test_counts (void)
                              126);
     char buf[120];
     CHECK (!strcmp (kf_prompt_changed_text (row, buf, sizeof buf),
-                    "changed 34 of its parent's 120 lines (its own has 126)"));
+                    "changed 34 of its parent's 120 lines and wrote 6 lines new (its own "
+                    "has 126)"));
     json_object_del (row, "changed");
     CHECK (!*kf_prompt_changed_text (row, buf, sizeof buf));
     json_decref (row);

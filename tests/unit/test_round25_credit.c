@@ -233,11 +233,11 @@ s_test_record (void)
     const char *id_note = kf_jstr (notes, s_ideas[S_IDENTITY]);
     const char *th_note = kf_jstr (notes, s_ideas[S_THREADS]);
     printf ("identity: %s\nthreads: %s\n", id_note, th_note);
-    CHECK (!strcmp (id_note, "handed, not done: candidate 7 (the code changed what other "
+    CHECK (!strcmp (id_note, "handed, not seen done: candidate 7 (the code changed what other "
                              "ideas are about)"));
     CHECK (!strcmp (th_note, "tried: won in candidate 7, handed another idea (13.65x vs "
-                             "parent 9.30x); handed, not done: candidate 8 (no change of it "
-                             "in the code)"));
+                             "parent 9.30x); handed, not seen done: candidate 8 (the reading of "
+                             "its code sees no change of it)"));
     //  Neither idea is set aside: the identity was not tried, and threads
     //  won where done; candidate 8's loss is no loss of threads.
     CHECK (!aside[S_IDENTITY] && !aside[S_THREADS]);
@@ -297,16 +297,19 @@ s_test_prompt (void)
                               "int kf_forward (void) { return 0; }", "status", "correct",
                               "speedup", 10.0);
     json_t *plan = json_pack ("{s:s, s:{s:s}, s:[]}", "mine", threads ? threads : "", "notes",
-                              threads ? threads : "", "handed, not done: candidate 8 (no change "
-                              "of it in the code)", "aside");
+                              threads ? threads : "", "handed, not seen done: candidate 8 (the "
+                              "reading of its code sees no change of it)", "aside");
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .generation = 2, .slot = 0, .population = 1, .ideas = plan,
                           .history = history };
     char *p = kf_prompt_build (&in);
-    CHECK (kf_test_has (p, "(handed, not done: candidate 8 (no change of it in the code))"));
+    CHECK (kf_test_has (p, "(handed, not seen done: candidate 8 (the reading of its code sees no "
+                           "change of it))"));
     CHECK (kf_test_has (p, "No earlier candidate of this run has tried it yet. Handed this "
-                           "idea, not done (its code shows no change of it, so no try of it): "
-                           "candidate 8 (generation 1)."));
+                           "idea, not seen done (the reading of its code, which knows each "
+                           "feature's usual forms but not every way to write them, sees no "
+                           "change of it, so it is not counted as a try of it): candidate 8 "
+                           "(generation 1)."));
     CHECK (!kf_test_has (p, "Tried before in this run"));
     free (p);
     //  Off: a try of the idea handed, as before.
@@ -314,7 +317,7 @@ s_test_prompt (void)
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "Tried before in this run (newest first): candidate 8 (generation "
                            "1): correct"));
-    CHECK (!kf_test_has (p, "Handed this idea, not done"));
+    CHECK (!kf_test_has (p, "Handed this idea, not seen done"));
     free (p);
     json_decref (plan);
     json_decref (base);

@@ -9,10 +9,13 @@
  *     the output without cancelling"; a running sum crosses zero along
  *     its row, and the share of outputs failing is about 0.8 e / rtol:
  *     the budget of a scan is stated as a number, with how the host's
- *     PyTorch accumulates.
+ *     PyTorch accumulates;
+ *  3. a try that wrote a new function of 54 lines read "changed 1 of its
+ *     parent's 145 lines (its own has 199)": the lines written new count.
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_prompt_budget.h"
+#include "../../coordinator/kf_prompt_changed.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_target.h"
@@ -122,9 +125,25 @@ s_test_scan_budget (void)
     json_decref (ew);
 }
 
+//  3.
+static void
+s_test_lines_new (void)
+{
+    json_t *row = json_pack ("{s:i, s:i, s:i}", "changed", 1, "parent_lines", 145, "lines", 199);
+    char buf[160];
+    CHECK (!strcmp (kf_prompt_changed_text (row, buf, sizeof buf),
+                    "changed 1 of its parent's 145 lines and wrote 54 lines new (its own has "
+                    "199)"));
+    json_object_set_new (row, "lines", json_integer (140));
+    CHECK (!strcmp (kf_prompt_changed_text (row, buf, sizeof buf),
+                    "changed 1 of its parent's 145 lines (its own has 140)"));
+    json_decref (row);
+}
+
 int
 main (void)
 {
+    s_test_lines_new ();
     s_test_attention_floor ();
     s_test_scan_budget ();
     return kf_test_done ("test_round27");
