@@ -670,7 +670,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  from its shapes (round 3: "compute: not known" for a GEMM), an
     //  elementwise formula's operations from its code (round 11: "not
     //  known" beside "x / (1 + |x|)").
-    long long mnk[3] = { 0, 0, 0 }, batch = 1;
+    long long mnk[3] = { 0, 0, 0 }, batch = 1, heads = 0;
     kf_formula_t fm = { .counted = false };
     bool formula = kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
                    && kf_prompt_formula (spec, &fm);
@@ -678,6 +678,8 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
         derived = kf_prompt_conv_flops (spec, mnk, &batch);
         derived = derived > 0 ? derived : s_matmul (spec, &batch, mnk);
+        if (!(derived > 0))
+            derived = kf_prompt_attention_flops (spec, &heads, NULL);
         if (!(derived > 0) && formula && fm.counted && fm.calls == 0 && fm.ops > 0)
             ew = fm.ops * kf_prompt_output_elements (spec);
     }
@@ -735,7 +737,12 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     double pms, ems;
     bool epilogue = derived > 0 && kf_prompt_epilogue_ms (spec, dev, &ep, &pms, &ems);
     const char *rest = epilogue ? ")." : "; the other work is not counted).";
-    if (derived > 0 && batch > 1)
+    if (heads > 0)
+        fprintf (f, " The compute figures count attention's two products, 2 x queries x keys x "
+                 "(q's and v's features) for each of the %lld (batch, head) pairs = %s "
+                 "operations, derived from the shapes (the task states no count; the "
+                 "softmax's exponentials are not counted).", heads, s_count (derived, b, sizeof b));
+    else if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
                  "states no count%s", batch, batch, mnk[0], mnk[1], mnk[2],

@@ -73,6 +73,25 @@ s_test_attention_floor (void)
     CHECK (kf_test_has (text, "8.389 million exponentials"));
     CHECK (!kf_test_has (text, "2 x M x N x K"));
     free (text);
+    //  An outcome's position: "compute: not known (the task gives no
+    //  operation count)" in every attention prompt of the round.
+    json_t *k = json_pack ("{s:f, s:f, s:{s:f, s:f, s:f}}", "candidate_ns", 13.1168e6,
+                           "reference_ns", 1790.0896e6, "bandwidth", "bytes", 4 * 4194304.0,
+                           "candidate_gbs", 1.28, "copy_gbs", 62.0);
+    json_t *hw = json_pack ("{s:[{s:f, s:f}]}", "devices", "peak_gflops", 449.0,
+                            "peak_gflops_one_core", 227.0);
+    size_t size = 0;
+    text = NULL;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST);
+    fclose (f);
+    printf ("position: %s", text ? text : "(none)\n");
+    CHECK (!kf_test_has (text, "compute: not known"));
+    CHECK (kf_test_has (text, "compute: 164 GFLOP/s"));
+    CHECK (kf_test_has (text, "count attention's two products") && kf_test_has (text, "32 (batch, head) pairs"));
+    free (text);
+    json_decref (k);
+    json_decref (hw);
     json_decref (spec);
     //  Other keys and value widths; shapes that do not chain count nothing.
     spec = s_att_spec (256, 32);
