@@ -107,6 +107,15 @@ kf_prompt_load_text (json_t *load, json_t *cond, char *buf, size_t size)
     if (n && kf_prompt_load_undisturbed (load) && n < size)
         n += (size_t) snprintf (buf + n, size - n, ", its figures taken over the samples in "
                                 "which neither it nor the reference waited for a CPU");
+    //  Round 27: under 62-86% load two full timings of one kernel differed
+    //  up to 3.5x, and nothing told how much of a figure was waiting. The
+    //  kernel's own threads' waits for a CPU (run_delay) over its timed
+    //  calls say it; summed over threads, so past 100% with several.
+    else if (n && kf_jnum (load, "cand_wait_share", 0) >= 0.05 && n < size)
+        n += (size_t) snprintf (buf + n, size - n, ", its own threads waiting for a CPU for "
+                                "%.0f%% of its timed calls' time (summed over its threads): "
+                                "that much of its figure is the host's, not its code's",
+                                100 * kf_jnum (load, "cand_wait_share", 0));
     if (json_is_object (cond) && n < size) {
         double c = kf_jnum (cond, "compile_workers_beside", 0);
         double e = kf_jnum (cond, "exec_workers_beside", 0);

@@ -74,6 +74,10 @@ s_note_wait (kf_eval_timing_t *t, const kf_eval_sample_t *s, bool *disturbed)
     t->waits_known = true;
     t->wait_s += s->wait_ns * 1e-9;
     t->wall_s += s->ns * 1e-9;
+    if (s->side == KF_EVAL_CAND) {
+        t->cand_wait_s += s->wait_ns * 1e-9;
+        t->cand_wall_s += s->ns * 1e-9;
+    }
     *disturbed |= kf_eval_disturbed (s->wait_ns, s->ns);
 }
 

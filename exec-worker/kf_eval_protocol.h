@@ -57,6 +57,7 @@ typedef struct {
     int taken;                       /* pairs taken; SAMPLES those the figures use */
     int disturbed_n;                 /* of TAKEN, the disturbed */
     double wait_s, wall_s;           /* the sides' waits and the samples' time, added up */
+    double cand_wait_s, cand_wall_s; /* the same of the candidate's samples alone */
     bool waits_known;                /* some sample's wait was measured */
     bool undisturbed_only;           /* the figures are over undisturbed pairs only */
 } kf_eval_timing_t;

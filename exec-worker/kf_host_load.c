@@ -119,8 +119,10 @@ kf_host_load_json (const kf_host_load_t *l)
         json_object_set_new (o, "others_cpu_share", json_real (s_round (share, 0.001)));
     if (l->cpus_allowed > 0)
         json_object_set_new (o, "cpus_allowed", json_integer (l->cpus_allowed));
-    if (l->waits_known)
+    if (l->waits_known) {
         json_object_set_new (o, "undisturbed_only", json_boolean (l->undisturbed_only));
+        json_object_set_new (o, "cand_wait_share", json_real (s_round (l->cand_wait_share, 0.001)));
+    }
     return o;
 }
 

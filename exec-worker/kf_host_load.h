@@ -37,6 +37,7 @@ typedef struct {
     int cpus_allowed;        /* CPUs the candidate's process may run on; 0: not known */
     bool waits_known;        /* the sides' waits for a CPU were measured (kf_host_wait.h), */
     bool undisturbed_only;   /*   and the figures are over pairs in which neither waited */
+    double cand_wait_share;  /* the candidate's threads' waits over its samples' time */
 } kf_host_load_t;
 
 /* Reads PATH (a /proc/stat file) into *S; S->ok false when its "cpu"
@@ -58,7 +59,8 @@ int kf_host_load_allowed (void);
  * {"cpus": N, "runnable_others": mean, "runnable_others_max": max,
  *  "readings": n, "others_cpu_s": s, "others_cpu_share": s / (wall * cpus),
  *  "wall_s": wall, "cpus_allowed": n (only when known),
- *  "undisturbed_only": b (only where waits were measured)}. others_cpu_s is the CPUs' busy time over the
+ *  "undisturbed_only": b and "cand_wait_share": the candidate's threads' waits for a CPU
+ *  summed, over its timed samples' time (both only where waits were measured)}. others_cpu_s is the CPUs' busy time over the
  * sampling less OWN_CPU_S, never below 0; runnable_others only with
  * readings. Caller owns it. */
 json_t *kf_host_load_json (const kf_host_load_t *l);

@@ -409,6 +409,7 @@ s_time (kf_host_eval_t *e, json_t *timing, kf_host_timing_t *t, bool one_core, d
         l->cpus_allowed = kf_host_load_allowed ();
         l->waits_known = t->p.waits_known;
         l->undisturbed_only = t->p.undisturbed_only;
+        l->cand_wait_share = t->p.cand_wall_s > 0 ? t->p.cand_wait_s / t->p.cand_wall_s : 0;
     }
     kf_perf_gate_close (&h->gate);
     for (int v = 0; v < KF_RUN_MAX_VARIANTS; v++)

@@ -157,6 +157,9 @@ s_rule (void)
     t = s_run (&some, false, 100000, &j);
     CHECK (t.taken == 10 && t.samples == 10 && t.disturbed_n == 5 && !t.undisturbed_only);
     CHECK (json_is_false (json_object_get (j, "undisturbed_only")));
+    //  Round 27: the candidate's own waits, apart from the reference's.
+    CHECK (t.cand_wall_s > 0 && t.cand_wall_s < t.wall_s);
+    CHECK (t.cand_wait_s > 0 && t.cand_wait_s < t.wait_s);
     json_decref (j);
     kf_eval_timing_free (&t);
 
@@ -291,7 +294,9 @@ s_not_loaded (void)
     CHECK (kf_host_load_busy (&l));         // measured, but disturbed pairs counted
     l.undisturbed_only = true;
     CHECK (!kf_host_load_busy (&l));
+    l.cand_wait_share = 0.4;
     json_t *o = kf_host_load_json (&l);
+    CHECK (fabs (s_jnum (o, "cand_wait_share") - 0.4) < 1e-9);
     CHECK (json_is_true (json_object_get (o, "undisturbed_only")));
     CHECK (fabs (s_jnum (o, "others_cpu_share") - 0.5) < 1e-9);   // the load is still said
 

@@ -10,6 +10,9 @@
  *     its row, and the share of outputs failing is about 0.8 e / rtol:
  *     the budget of a scan is stated as a number, with how the host's
  *     PyTorch accumulates;
+ *  4. under 62-86% load, two full timings of one kernel differed up to
+ *     3.5x and nothing said how much of a figure was waiting: the
+ *     kernel's own threads' waits for a CPU over its timed calls;
  *  3. a try that wrote a new function of 54 lines read "changed 1 of its
  *     parent's 145 lines (its own has 199)": the lines written new count.
  */
@@ -159,9 +162,33 @@ s_test_lines_new (void)
     json_decref (row);
 }
 
+//  4.
+static void
+s_test_own_wait (void)
+{
+    json_t *load = json_pack ("{s:i, s:f, s:f, s:f, s:b, s:f}", "cpus", 2, "runnable_others", 6.9,
+                              "others_cpu_s", 1.58, "wall_s", 1.0, "undisturbed_only", 0,
+                              "cand_wait_share", 0.62);
+    char buf[600];
+    CHECK (kf_prompt_load_text (load, NULL, buf, sizeof buf));
+    printf ("load: %s\n", buf);
+    CHECK (kf_test_has (buf, "its own threads waiting for a CPU for 62% of its timed calls' "
+                             "time (summed over its threads)"));
+    //  Over clean samples, or hardly waiting: not said.
+    json_object_set_new (load, "undisturbed_only", json_true ());
+    kf_prompt_load_text (load, NULL, buf, sizeof buf);
+    CHECK (!kf_test_has (buf, "its own threads waiting"));
+    json_object_set_new (load, "undisturbed_only", json_false ());
+    json_object_set_new (load, "cand_wait_share", json_real (0.01));
+    kf_prompt_load_text (load, NULL, buf, sizeof buf);
+    CHECK (!kf_test_has (buf, "its own threads waiting"));
+    json_decref (load);
+}
+
 int
 main (void)
 {
+    s_test_own_wait ();
     s_test_lines_new ();
     s_test_attention_floor ();
     s_test_scan_budget ();
