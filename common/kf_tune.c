@@ -221,9 +221,13 @@ s_parse_line (kf_tune_t *stage, const char *text, size_t len, const char *source
         size_t tok_len = i - start;
         if (tok_len == 4 && !memcmp (tok, "when", 4)) {
             int last = stage->n_params - 1;
-            if (last < first || (n_conds && conds[n_conds - 1].param == last)) {
-                snprintf (why, why_size, last < first ? "'when' before any parameter"
-                          : "parameter '%s' has a second condition", stage->params[last].name);
+            if (last < first) {
+                snprintf (why, why_size, "'when' before any parameter");
+                return -1;
+            }
+            if (n_conds && conds[n_conds - 1].param == last) {
+                snprintf (why, why_size, "parameter '%s' has a second condition",
+                          stage->params[last].name);
                 return -1;
             }
             while (i < len && isspace ((unsigned char) text[i]))

@@ -160,6 +160,7 @@ s_tune_log (const char *source, char *buf, size_t size)
     size_t n = fread (buf, 1, size - 1, tmp);
     buf[n] = 0;
     fclose (tmp);
+    fputs (buf, stderr);
     int params = kf_tune_params (t);
     kf_tune_destroy (&t);
     return params;
@@ -253,7 +254,7 @@ s_test_conditions (void)
     static const struct { const char *line, *why; } bad[] = {
         { "// kf-tune: A=1,2 B=3,4 when C=1\n", "'C', which is not declared" },
         { "// kf-tune: B=3,4 when Z=1\n// kf-tune: Z=1,2\n", "'Z', which is not declared" },
-        { "// kf-tune: Z=1,2 Y=1,2\n// kf-tune: when Y=1 A=1,2\n", "before any parameter" },
+        { "// kf-tune: Z=1,2 Y=1,2\n// kf-tune: when Z=1 A=1,2\n", "before any parameter" },
         { "// kf-tune: A=1,2 when A=1\n", "condition on itself" },
         { "// kf-tune: A=1,2 B=3,4 when A=5\n", "'5' is not one of A's values" },
         { "// kf-tune: A=1,2 when B=3 B=3,4 when A=1\n", "lead back" },
