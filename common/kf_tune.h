@@ -7,7 +7,14 @@
  *
  *  (values are integers or identifiers) and gives each one a default with
  *  an `#ifndef NAME / #define NAME value` guard, so `-DNAME=value` selects
- *  another point. The space is the cartesian product of the value lists.
+ *  another point. A parameter may be followed by a condition,
+ *
+ *      kf-tune: PREFETCH=0,1 DIST=8,4,16 when PREFETCH=1
+ *
+ *  and is then active only while that parameter (itself active) takes one
+ *  of the listed values; an inactive parameter is held at its default, so
+ *  points differing only there are one point. The space is the set of
+ *  distinct points of the value lists' cartesian product.
  *  When it is larger than the cap, the selection is deterministic: the
  *  all-defaults point first, then its one-parameter neighbours, then points
  *  spread over the rest of the space (docs/evaluation.md, "Tuning").
@@ -36,7 +43,7 @@ void kf_tune_destroy (kf_tune_t **self_p);
 /* Number of parameters. */
 int kf_tune_params (const kf_tune_t *self);
 
-/* Number of points in the whole space (saturates at 1e9). */
+/* Number of distinct points in the whole space (saturates at 1e9). */
 long kf_tune_space (const kf_tune_t *self);
 
 /* Number of selected points, and how many of the space were left out. */
@@ -50,8 +57,8 @@ json_t *kf_tune_config_json (const kf_tune_t *self, int i);
 /* "NAME=value NAME2=value" of point I into BUF. Returns BUF. */
 char *kf_tune_config_label (const kf_tune_t *self, int i, char *buf, size_t size);
 
-/* "-DNAME=value" of point I's parameter P into BUF. Returns 0, or -1 when
- * I or P is out of range or BUF too small. */
+/* "-DNAME=value" of point I's parameter P into BUF (an inactive one at its
+ * default). Returns 0, or -1 when I or P is out of range or BUF too small. */
 int kf_tune_config_define (const kf_tune_t *self, int i, int p, char *buf, size_t size);
 
 /* The label of a {NAME: value} object as kf_tune_config_json makes, in

@@ -32,6 +32,14 @@ static const char *const s_examples[] = {
     [KF_TARGET_INTEL] = "    /* kf-tune: WG=128,64,256 VEC=4,1,2 */\n",
 };
 
+//  A conditional parameter on each kind of target: the distance matters
+//  only when prefetching, the tile only when staging through local memory.
+static const char *const s_when_examples[] = {
+    [KF_TARGET_HOST] = "PREFETCH=0,1 PREFETCH_DIST=8,4,16 when PREFETCH=1",
+    [KF_TARGET_CUDA] = "SMEM=1,0 TILE=32,16,64 when SMEM=1",
+    [KF_TARGET_INTEL] = "SLM=1,0 TILE=32,16,64 when SLM=1",
+};
+
 //  The example's defaults in words, for the sentence after it.
 static const char *const s_example_defaults[] = {
     [KF_TARGET_HOST] = "#define ROWS_PER_STEP 2 and #define UNROLL 4",
@@ -423,18 +431,24 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "` * kf-tune: A=1,2` inside a block comment all count, and what follows \"*/\" on "
              "the line is ignored; a line with code before \"kf-tune:\" is not read. Put "
              "every parameter on one such line. A parameter's default is the value of its "
-             "#define, put first in the list when the list lacks it. The points after the "
-             "one-parameter moves are spread evenly over the remaining combinations in a fixed "
-             "order that you do not choose, so a point that changes two parameters at once "
-             "may not be built; if you want such a combination timed for certain, make its "
-             "values the defaults and say so in your Analysis, keeping the parent's values "
-             "in the lists. A point that does not build or is wrong loses "
-             "only itself. Every point is first timed with a short screen (cold caches as "
-             "always, fewer samples); the two fastest are timed again with the full protocol, "
-             "and the faster full figure is the kernel's: a screen ranking can invert in "
-             "full.\n",
+             "#define, put first in the list when the list lacks it.\n",
              points, kf_jnum (tol, "rtol", 1e-2),
              100 * kf_jnum (tol, "min_match", 0.99), kf_jnum (tol, "min_cosine", 0.99985));
+    //  Issue 15: a prefetch distance listed beside PREFETCH=0,1 spent
+    //  points on copies of the PREFETCH=0 code.
+    fprintf (f, "A parameter that changes the code only for some values of another takes a "
+             "condition after its list, `when OTHER=v1,v2`, as in `kf-tune: %s`: points that "
+             "differ only in a parameter whose condition does not hold are one point, built "
+             "with that parameter at its default, and count once against the limit.\n",
+             s_when_examples[kind]);
+    fputs ("The points after the one-parameter moves are spread evenly over the remaining "
+           "combinations in a fixed order that you do not choose, so a point that changes two "
+           "parameters at once may not be built; if you want such a combination timed for "
+           "certain, make its values the defaults and say so in your Analysis, keeping the "
+           "parent's values in the lists. A point that does not build or is wrong loses only "
+           "itself. Every point is first timed with a short screen (cold caches as always, "
+           "fewer samples); the two fastest are timed again with the full protocol, and the "
+           "faster full figure is the kernel's: a screen ranking can invert in full.\n", f);
     kf_prompt_screen_sweep (f, in->hardware);
     s_one_core (f, in, kind);
     if (kind == KF_TARGET_HOST && in->base)

@@ -279,6 +279,10 @@ s_tuning (void)
     CHECK (kf_test_has (p, "NAME=v1,v2,... tokens separated by spaces"));
     CHECK (kf_test_has (p, "values integers or identifiers"));
     CHECK (kf_test_has (p, "put first in the list when the list lacks it"));
+    //  Issue 15: the condition of a parameter, with the host's example.
+    CHECK (kf_test_has (p, "takes a condition after its list, `when OTHER=v1,v2`, as in "
+                           "`kf-tune: PREFETCH=0,1 PREFETCH_DIST=8,4,16 when PREFETCH=1`"));
+    CHECK (kf_test_has (p, "built with that parameter at its default"));
     CHECK (kf_test_has (p, "in a fixed order that you do not choose"));
     CHECK (kf_test_has (p, "say briefly what limits the kernel you turn into a template"));
     CHECK (!kf_test_has (p, "what limited the last kernel tried"));

@@ -263,6 +263,7 @@ s_example_order (void)
     p = s_tuning_prompt (spec, NULL, base, "cuda", "cuda:sm_90");
     CHECK (kf_test_has (p, "kf-tune: BLOCK=256,128,512 VEC=4,1,2 */"));
     CHECK (kf_test_has (p, "#define BLOCK 256 and #define VEC 4"));
+    CHECK (kf_test_has (p, "`kf-tune: SMEM=1,0 TILE=32,16,64 when SMEM=1`"));
     CHECK (p && !kf_test_has (p, "starts threads, yet"));
     free (p);
     json_decref (base);
