@@ -506,52 +506,6 @@ s_listed (const char *const *ideas, size_t n, kf_idea_feature_t feature)
     return false;
 }
 
-//  What the timings and the tries in flight changed (round 11), the
-//  ideas spent (round 15) and the kernels whose math is scalar (round
-//  20) or bound by their arithmetic (round 21), by the ideas' and
-//  elites' places: "|held:2|spent:1|slow:0,3,c|scalar:1,c|arith:0".
-static void
-s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
-                const kf_search_idea_known_t *known, size_t n)
-{
-    const char *sep = "|held:";
-    for (size_t k = 0; k < count; k++)
-        if (held[k]) {
-            fprintf (f, "%s%zu", sep, k);
-            sep = ",";
-        }
-    sep = "|spent:";
-    for (size_t k = 0; k < count; k++)
-        if (spent[k]) {
-            fprintf (f, "%s%zu", sep, k);
-            sep = ",";
-        }
-    sep = "|slow:";
-    for (size_t e = 0; known->threads_lose && e < n; e++)
-        if (known->threads_lose[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_threads_lose)
-        fprintf (f, "%sc", sep);
-    sep = "|scalar:";
-    for (size_t e = 0; known->scalar && e < n; e++)
-        if (known->scalar[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_scalar)
-        fprintf (f, "%sc", sep);
-    sep = "|arith:";
-    for (size_t e = 0; known->arith && e < n; e++)
-        if (known->arith[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_arith)
-        fprintf (f, "%sc", sep);
-}
-
 int
 kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                        json_t *sections, int population, int generation, int slot,
@@ -760,7 +714,7 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     size_t more_size = 0;
     FILE *mf = changed ? open_memstream (&more, &more_size) : NULL;
     if (mf) {
-        s_round11_text (mf, held, spent, count, &known, n);
+        kf_search_idea_known_more (mf, held, spent, count, &known, n);
         if (with >= 0)
             fprintf (mf, "|with:%d", with);
         if (fclose (mf)) {

@@ -65,6 +65,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Counted tries of an idea with no win among them that set it aside,
  * whatever the noise said of each. */
@@ -245,6 +246,14 @@ size_t kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_
  * to fold into the archive's fingerprint; NULL when out of memory. */
 char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
                                  size_t n);
+
+/* What the timings and the tries in flight changed (round 11), the ideas
+ * spent (round 15) and the kernels whose math is scalar (round 20) or
+ * bound by their arithmetic (round 21), by the ideas' (HELD, SPENT:
+ * COUNT of them) and KNOWN's elites' (N) places, into F:
+ * "|held:2|spent:1|slow:0,3,c|scalar:1,c|arith:0". */
+void kf_search_idea_known_more (FILE *f, const bool *held, const bool *spent, size_t count,
+                                const kf_search_idea_known_t *known, size_t n);
 
 /* Round 16 (kf_search_idea_bound.c): a kernel whose bytes move at this
  * share of the memory rate or more (kf_search_idea_memory_share) is
