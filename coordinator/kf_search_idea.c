@@ -595,6 +595,9 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     int small = kf_search_idea_small (ideas, count, in.spec, hardware, &small_share);
     if (small >= 0)
         spent[small] = true;
+    //  Round 25's notes: so does threads where all cores gave no more
+    //  than one at the exec worker's start (kf_search_idea_small.c).
+    kf_search_idea_idle_cores (ideas, count, in.spec, hardware, spent);
     known.spent = spent;
     json_decref (tries);
     for (size_t k = 0; k < count; k++)

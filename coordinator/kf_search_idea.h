@@ -383,6 +383,16 @@ int kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *r
 int kf_search_idea_small (const char *const *ideas, size_t count, json_t *spec,
                           json_t *hardware, double *share);
 
+/* Round 25's notes: the threads idea was handed as a plain win on a host
+ * whose start figures found two threads no faster than one. Where
+ * HARDWARE's figure that bounds SPEC's task gains less than
+ * KF_PROMPT_CORES_GAIN_MIN from all cores (kf_prompt_cores_no_gain),
+ * each idea of IDEAS (COUNT) about threads is marked in SPENT, so it is
+ * handed out only when no other idea is left (and then with the figures,
+ * kf_prompt_thread_cost). The number marked. */
+int kf_search_idea_idle_cores (const char *const *ideas, size_t count, json_t *spec,
+                               json_t *hardware, bool *spent);
+
 /* Round 17: attempt 1 of a generation named as its later siblings'
  * ideas those at their slots' places in the order, while the plan moves
  * the ideas in flight to the back before it fills a later slot. The

@@ -1,4 +1,4 @@
-/*  test_idea_premise.c - two misfires of the ideas handed to attempts
+/*  test_idea_premise.c - three misfires of the ideas handed to attempts
  *  that the model rounds found (issue 15, "signals that steer";
  *  docs/search.md, the open notes after round 25):
  *
@@ -10,7 +10,10 @@
  *     20's "once each element's math is vectorised"), the planner moves
  *     such an idea to a kernel that has it, and a clause that only says
  *     what to do in a kernel with a feature is left out for one without;
- *  2. a meta round added "keep the streaming stores but ...", and the
+ *  2. threads were handed as a plain win where the exec worker's start
+ *     figures found all cores no faster than one: they wait as a spent
+ *     idea does, and are said with the figures when handed;
+ *  3. a meta round added "keep the streaming stores but ...", and the
  *     planner handed it to kernels that stream nothing: a meta round's
  *     ideas go through the same premise reading.
  */
@@ -18,6 +21,7 @@
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
+#include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -228,7 +232,7 @@ s_lists (void)
     CHECK (!kf_prompt_idea_premise (NULL));
 }
 
-//  1 and 2. The plan: an idea whose premise the selected kernel lacks
+//  1 and 3. The plan: an idea whose premise the selected kernel lacks
 //  moves to a kernel of the pool that has it and lacks the idea, or the
 //  slot takes another idea.
 static void
@@ -256,7 +260,7 @@ s_plan (void)
     CHECK (!(kf_prompt_idea_premise (l[idx]) & ~unblocked[pick >= 0 ? pick : 0]));
     json_decref (spec);
 
-    //  2. A meta round adds "keep the streaming stores but ..." to the
+    //  3. A meta round adds "keep the streaming stores but ..." to the
     //  costly formula's list; the threaded kernel selected streams
     //  nothing, the other does.
     spec = s_ew_spec ("asinh_gate", "torch.asinh(x) * 2");
@@ -395,6 +399,93 @@ s_reworded (void)
     json_decref (spec);
 }
 
+//  A host of 2 CPUs with the FMA peak and the streaming copy measured at
+//  start as given.
+static json_t *
+s_hardware (double fma_one, double fma_all, double copy_one, double copy_all)
+{
+    return json_pack ("{s:s, s:[{s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:s}]}", "backend", "host",
+                      "devices", "name", "vm", "cores", 2, "thread_start_join_us", 40.0,
+                      "peak_gflops_one_core", fma_one, "peak_gflops_all_threads", fma_all,
+                      "copy_stream_one_core_gbs", copy_one, "copy_stream_all_cores_gbs",
+                      copy_all, "isa", "sse4.2 avx avx2 fma");
+}
+
+//  2. Threads where the host's start figures found no gain from all cores.
+static void
+s_cores (void)
+{
+    json_t *mm = s_mm_spec (), *cheap = s_ew_spec ("scale_shift", "x * 2 + 1");
+    json_t *fma_flat = s_hardware (65, 61, 20, 38);     //  FMA 0.94x, copy 1.9x
+    json_t *copy_flat = s_hardware (65, 124, 20, 21);   //  FMA 1.9x, copy 1.05x
+    json_t *both = s_hardware (65, 124, 20, 38);
+    kf_prompt_cores_gain_t g;
+    CHECK (kf_prompt_cores_no_gain (fma_flat, mm, &g) && !strcmp (g.unit, "GFLOP/s"));
+    CHECK (!kf_prompt_cores_no_gain (fma_flat, cheap, NULL));
+    CHECK (kf_prompt_cores_no_gain (copy_flat, cheap, &g) && !strcmp (g.unit, "GB/s"));
+    CHECK (!kf_prompt_cores_no_gain (copy_flat, mm, NULL));
+    CHECK (!kf_prompt_cores_no_gain (both, mm, NULL) && !kf_prompt_cores_no_gain (both, cheap,
+                                                                                  NULL));
+    //  Within 15%: no gain; 20%: a gain.
+    json_t *near = s_hardware (65, 74, 20, 22.5);
+    json_t *some = s_hardware (65, 78, 20, 24);
+    CHECK (kf_prompt_cores_no_gain (near, mm, NULL) && kf_prompt_cores_no_gain (near, cheap, NULL));
+    CHECK (!kf_prompt_cores_no_gain (some, mm, NULL) && !kf_prompt_cores_no_gain (some, cheap,
+                                                                                  NULL));
+    //  The plan: threads wait as a spent idea does, so the slot at them
+    //  takes another idea.
+    size_t n;
+    const char *const *l = kf_prompt_ideas_for (mm, KF_TARGET_HOST, &n);
+    size_t threads = kf_test_idea_index (l, n, KF_IDEA_THREADS);
+    bool spent[16] = { false };
+    CHECK (kf_search_idea_idle_cores (l, n, mm, fma_flat, spent) == 1 && spent[threads]);
+    bool none[16] = { false };
+    CHECK (kf_search_idea_idle_cores (l, n, mm, both, none) == 0 && !none[threads]);
+    {
+        kf_elite_t e[1] = { { .candidate_id = 1, .speedup = 5.0 } };
+        unsigned f[1] = { S_BIT (KF_IDEA_SIMD) };
+        size_t order[16];
+        bool aside[16] = { false };
+        for (size_t k = 0; k < n; k++)
+            order[k] = (threads + k) % n;
+        kf_search_idea_known_t known = { .chosen_built = -1, .spent = spent };
+        int pick = -1;
+        size_t idx = kf_search_idea_fit_known (l, n, order, aside, 3, 0, e, f, 1, -1, &e[0],
+                                               f[0], &known, &pick);
+        CHECK (idx != threads);
+        known.spent = none;
+        idx = kf_search_idea_fit_known (l, n, order, aside, 3, 0, e, f, 1, -1, &e[0], f[0],
+                                        &known, &pick);
+        CHECK (idx == threads);
+    }
+    //  When handed, the figures are said.
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 2, "source", s_plain_c,
+                              "status", "correct", "speedup", 4.0, "candidate_ns", 9e6);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[]}", "mine", l[threads], "notes", "aside");
+    kf_prompt_in_t in = { .spec = mm, .language = "c", .target = "host", .base = base,
+                          .best = base, .generation = 1, .slot = 0, .population = 3,
+                          .ideas = plan, .hardware = fma_flat };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "Measured by the exec worker at start, this host's f32 FMA peak was "
+                           "61.0 GFLOP/s with a thread on each of its 2 logical CPUs against "
+                           "65.0 on one core alone (0.94x, under the 15% gain"));
+    CHECK (kf_test_has (p, "this idea is no sure win here"));
+    free (p);
+    in.hardware = both;
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "What threads cost here") && !kf_test_has (p, "no sure win"));
+    free (p);
+    json_decref (plan);
+    json_decref (base);
+    json_decref (near);
+    json_decref (some);
+    json_decref (fma_flat);
+    json_decref (copy_flat);
+    json_decref (both);
+    json_decref (mm);
+    json_decref (cheap);
+}
+
 int
 main (void)
 {
@@ -402,5 +493,6 @@ main (void)
     s_plan ();
     s_moved_words ();
     s_reworded ();
+    s_cores ();
     return kf_test_done ("test_idea_premise");
 }
