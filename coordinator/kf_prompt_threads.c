@@ -629,15 +629,13 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
     double start_us, cores;
     bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
                                                        in->language, KF_IDEA_THREADS);
-    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded)
-        || !kf_prompt_threads_host (in->hardware, &start_us, &cores))
-        return;
-    s_cost (f, in, threaded, start_us, cores);
+    bool idea_threads = kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
+    if ((idea_threads || threaded) && kf_prompt_threads_host (in->hardware, &start_us, &cores))
+        s_cost (f, in, threaded, start_us, cores);
     //  Round 25's notes: threads handed although the start figures found
     //  all cores no faster than one; said with the figures.
     kf_prompt_cores_gain_t gain;
-    if (kf_prompt_idea_feature (idea) == KF_IDEA_THREADS
-        && kf_prompt_cores_no_gain (in->hardware, in->spec, &gain))
+    if (idea_threads && kf_prompt_cores_no_gain (in->hardware, in->spec, &gain))
         kf_prompt_cores_gain_text (f, &gain);
 }
 

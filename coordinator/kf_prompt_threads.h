@@ -139,7 +139,9 @@ double kf_prompt_threads_in_use (const char *source, const char *language, json_
  * full-protocol times); and, where every threaded kernel of the run was
  * slower than that one, that, or for a one-thread kernel to improve,
  * where the fastest threaded one was faster, that. Nothing without the
- * host's figures. */
+ * host's figures. Beside a threads IDEA where all cores gave no gain at
+ * start (kf_prompt_cores_no_gain), those figures
+ * (kf_prompt_cores_gain_text), with or without the paragraph. */
 void kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea);
 
 /* The tuning request's word on threads for a kernel to improve (IN->base)
