@@ -353,8 +353,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  Round 23: with this host's measured data TLB (kf_prompt_idea_on_host).
     json_t *device = json_array_get (json_object_get (in->hardware, "devices"), 0);
     char *shown = kf_prompt_idea_on_host (mine, in->spec, device);
+    //  Round 25's notes: without a clause that holds only where the kernel
+    //  to improve has a feature it lacks ("at the last k chunk's store"
+    //  for a kernel that blocks nothing; kf_prompt_idea_for_parent). A
+    //  kernel written from scratch may have it: the clause stays.
+    const char *base = kf_jstr (in->base, "source");
+    unsigned has = *base ? kf_prompt_source_features (base, in->language) : ~0u;
+    char *worded = kf_prompt_idea_for_parent (shown ? shown : mine, has);
     fprintf (f, "\n## This attempt\nAttempt %d of %d in generation %d. This attempt's idea: "
-             "%s", in->slot + 1, in->population, in->generation, shown ? shown : mine);
+             "%s", in->slot + 1, in->population, in->generation,
+             worded ? worded : shown ? shown : mine);
+    free (worded);
     free (shown);
     s_note (f, in, mine);
     fputs (".", f);
@@ -365,8 +374,10 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  plan made before counted N + 2M against the copy figure.
     json_t *with = json_object_get (in->ideas, "with");
     if (json_is_string (json_object_get (with, "idea"))) {
+        worded = kf_prompt_idea_for_parent (kf_jstr (with, "idea"), has);
         fprintf (f, " Together with it, in the same kernel: %s. The kernel to improve ",
-                 kf_jstr (with, "idea"));
+                 worded ? worded : kf_jstr (with, "idea"));
+        free (worded);
         //  Round 22: by its cycles a vector against the budget for the
         //  cores it runs on (kf_search_idea.c).
         if (kf_jnum (with, "cycles", 0) > 0)

@@ -125,10 +125,30 @@ const char *kf_prompt_feature_other_way (kf_idea_feature_t feature);
  * one no code shows (the simplest loop). */
 kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
 
-/* Round 20: whether IDEA takes vectorised math as given ("threads ...
- * once each element's math is vectorised"): its text says "once" and,
- * after it, "vectorised". */
-bool kf_prompt_idea_needs_vectors (const char *idea);
+/* What IDEA's text takes as given of the kernel it is handed with, its
+ * premises (kf_prompt_premise.c), as bits of kf_idea_feature_t and
+ * KF_PREMISE_VECTORS: a feature named after a word that presupposes it
+ * (once, keep, already, existing) in the same clause, or right after a
+ * definite one (the, its, each, their): "packing ... inside the cache
+ * blocks", "keep the streaming stores but ...", "threads ... once each
+ * element's math is vectorised" (round 20's rule, of which this is the
+ * general form). What the idea adds itself (kf_prompt_idea_bits) is no
+ * premise, nor a clause kf_prompt_idea_for_parent drops. The lists' texts
+ * and a meta round's are read alike; 0 for NULL. */
+unsigned kf_prompt_idea_premise (const char *idea);
+
+/* The premise of math computed in vector registers, by intrinsics or by
+ * the compiler: held by a kernel that is not scalar
+ * (kf_search_idea_scalar), not by a feature bit. */
+#define KF_PREMISE_VECTORS (1u << 31)
+
+/* IDEA as handed to an attempt from a kernel whose code does FEATURES
+ * (kf_prompt_source_features): a clause that says what to do where the
+ * kernel has a feature ("in a kernel that blocks k ..., at the last k
+ * chunk's store", KF_PROMPT_EPILOGUE_K_CHUNKS) left out where it lacks
+ * that feature (round 25: the fused epilogue "at the last k chunk" went
+ * to a kernel that blocks nothing). Caller frees; NULL for NULL. */
+char *kf_prompt_idea_for_parent (const char *idea, unsigned features);
 
 /* Whether SOURCE (in LANGUAGE) already does F: threads (and whether they
  * take their work from a shared counter as they go), SIMD intrinsics,

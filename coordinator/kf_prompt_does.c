@@ -60,13 +60,6 @@ kf_prompt_idea_feature (const char *idea)
     return KF_IDEA_OTHER;
 }
 
-bool
-kf_prompt_idea_needs_vectors (const char *idea)
-{
-    const char *once = idea ? strstr (idea, "once ") : NULL;
-    return once && strstr (once, "vectorised");
-}
-
 //  ---------------------------------------------------------------------
 //  The output read back
 

@@ -203,8 +203,11 @@ static const char *const s_ideas_host_conv[] = {
     "of batch and positions)",
     "keep each input block in L1/L2 while every output channel uses it, by cache blocking "
     "over input channels and positions around the register tile",
-    "write each output once, by fusing the epilogue (bias, activation) into the store of "
-    "each register tile, so that no pass reads the output back",
+    //  Round 25's notes: "the store of each register tile" took a tile as
+    //  given; the fusion pays in a kernel without one too.
+    "write each output once, by fusing the epilogue (bias, activation) into the store of its "
+    "finished sum, straight from the register it was summed in, so that no pass reads the "
+    "output back",
     S_CONV_WINOGRAD, NULL };
 //  A product whose layout is read (nn.Linear, a @ b.T, a.T @ b, a @ b)
 //  gets the ideas of that layout instead (kf_prompt_layout_ideas).

@@ -4,6 +4,7 @@
  *  inspirations, each with the figures its evaluation measured.
  */
 #include "kf_prompt_standing.h"
+#include "kf_prompt_class.h"
 #include "kf_prompt_diff.h"
 #include "kf_prompt_slim.h"
 #include "kf_prompt_target.h"
@@ -347,6 +348,20 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
         if (!strcmp (why, reasons[i].why))
             text = reasons[i].text;
+    //  Round 25's notes: an idea whose text builds on a feature ("inside
+    //  the cache blocks") moved off a kernel without it: which feature.
+    unsigned lacks = (unsigned) kf_jint (m, "lacks");
+    char words[KF_PROMPT_FEATURE_WORDS_MAX], premise[KF_PROMPT_FEATURE_WORDS_MAX + 160];
+    if (!strcmp (why, "premise") && lacks) {
+        kf_prompt_feature_words (lacks & ~KF_PREMISE_VECTORS, words, sizeof words);
+        bool several = lacks & (lacks - 1);
+        snprintf (premise, sizeof premise, "this attempt's idea takes %s%s%s as given (its "
+                  "words build on %s), and that kernel's code does %s", words,
+                  *words && lacks & KF_PREMISE_VECTORS ? " and " : "",
+                  lacks & KF_PREMISE_VECTORS ? "vectorised math" : "", several ? "them" : "it",
+                  several ? "none of them" : "not have it");
+        text = premise;
+    }
     fprintf (f, "The archive offered candidate %lld for this attempt; %s, so the attempt "
              "starts from this kernel instead.\n", (long long) kf_jint (m, "from"),
              text ? text

@@ -36,6 +36,58 @@ kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded)
            && ns < kf_prompt_threads_even_ns (start_us, cores);
 }
 
+//  The pair of figures named ONE and ALL of device D into *G, WHAT and
+//  UNIT its words; false where either is not measured.
+static bool
+s_pair (json_t *d, const char *one, const char *all, const char *what, const char *unit,
+        kf_prompt_cores_gain_t *g)
+{
+    *g = (kf_prompt_cores_gain_t) { .what = what, .unit = unit, .one = kf_jnum (d, one, 0),
+                                    .all = kf_jnum (d, all, 0), .cores = kf_jnum (d, "cores", 0) };
+    return g->one > 0 && g->all > 0 && g->cores >= 2;
+}
+
+bool
+kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_gain_t *gain)
+{
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    kf_prompt_cores_gain_t fma, copy;
+    bool has_fma = s_pair (d, "peak_gflops_one_core", "peak_gflops_all_threads",
+                           "f32 FMA peak", "GFLOP/s", &fma);
+    bool has_copy = s_pair (d, "copy_stream_one_core_gbs", "copy_stream_all_cores_gbs",
+                            "copy rate with streaming stores (read plus written)", "GB/s", &copy)
+                    || s_pair (d, "read_cold_one_core_gbs", "read_cold_all_cores_gbs",
+                               "cold read rate", "GB/s", &copy);
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    bool compute = c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION;
+    bool memory = (c == KF_CLASS_ELEMENTWISE && !kf_prompt_costly_math (spec))
+                  || c == KF_CLASS_ROW_REDUCTION || c == KF_CLASS_SCAN;
+    const kf_prompt_cores_gain_t *g;
+    if ((compute && has_fma) || !has_copy)
+        g = has_fma ? &fma : NULL;
+    else if (memory || !has_fma)
+        g = &copy;
+    else
+        g = fma.all / fma.one >= copy.all / copy.one ? &fma : &copy;
+    if (!g || g->all >= KF_PROMPT_CORES_GAIN_MIN * g->one)
+        return false;
+    if (gain)
+        *gain = *g;
+    return true;
+}
+
+void
+kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *g)
+{
+    fprintf (f, " Measured by the exec worker at start, this host's %s was %.1f %s with a "
+             "thread on each of its %.0f logical CPUs against %.1f on one core alone (%.2fx, "
+             "under the %.0f%% gain that would make threads a win to expect): whether other "
+             "work held the other CPUs then or they share one core's units, this idea is no "
+             "sure win here, and threads gain only from CPUs that are free while the kernel is "
+             "timed.", g->what, g->all, g->unit, g->cores, g->one,
+             g->all / g->one, 100 * (KF_PROMPT_CORES_GAIN_MIN - 1));
+}
+
 //  A one-thread kernel to improve of NS a call against the break-even
 //  EVEN_NS: below it, the loss the planner predicts too; above it, the
 //  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
@@ -577,10 +629,14 @@ kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea)
     double start_us, cores;
     bool threaded = in->base && kf_prompt_source_does (kf_jstr (in->base, "source"),
                                                        in->language, KF_IDEA_THREADS);
-    if ((kf_prompt_idea_feature (idea) != KF_IDEA_THREADS && !threaded)
-        || !kf_prompt_threads_host (in->hardware, &start_us, &cores))
-        return;
-    s_cost (f, in, threaded, start_us, cores);
+    bool idea_threads = kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
+    if ((idea_threads || threaded) && kf_prompt_threads_host (in->hardware, &start_us, &cores))
+        s_cost (f, in, threaded, start_us, cores);
+    //  Round 25's notes: threads handed although the start figures found
+    //  all cores no faster than one; said with the figures.
+    kf_prompt_cores_gain_t gain;
+    if (idea_threads && kf_prompt_cores_no_gain (in->hardware, in->spec, &gain))
+        kf_prompt_cores_gain_text (f, &gain);
 }
 
 //  Round 14: the tuning prompt of a one-thread kernel (3.25 ms a call,

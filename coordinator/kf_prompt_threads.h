@@ -26,6 +26,42 @@
  * or there is one core (then no prediction is made). */
 bool kf_prompt_threads_host (json_t *hardware, double *start_us, double *cores);
 
+/* Round 25's notes: the threads idea was handed as a plain win on a host
+ * whose start figures found two threads no faster than one (a VM whose
+ * second vCPU was busy). What all cores gave over one core alone when the
+ * exec worker measured HARDWARE's first device at start, in the figure
+ * that bounds a task of SPEC: the f32 FMA peak (peak_gflops_all_threads
+ * against peak_gflops_one_core) for a product or attention; the copy
+ * with streaming stores (copy_stream_all_cores_gbs against
+ * copy_stream_one_core_gbs), else the cold read, for a cheap elementwise
+ * task, a row reduction or a scan; for a costly formula or another task,
+ * either may bound it, so the one that gained more. Where the bounding
+ * figure is not measured, the other stands in. */
+typedef struct {
+    const char *what;    /* "f32 FMA peak", "copy rate with streaming stores", ... */
+    const char *unit;    /* "GFLOP/s", "GB/s" */
+    double one, all;     /* one core alone, one thread on each logical CPU at once */
+    double cores;        /* logical CPUs */
+} kf_prompt_cores_gain_t;
+
+/* All cores give less than this many times one core's figure: threads are
+ * no win to expect here (15%: within what one start's measurement moves by
+ * on a busy host, and below what a second thread's start and join leave
+ * of a call of a few milliseconds). */
+#define KF_PROMPT_CORES_GAIN_MIN 1.15
+
+/* Whether HARDWARE's start figures show no gain from all cores for SPEC's
+ * task (above; under KF_PROMPT_CORES_GAIN_MIN), the figure into *GAIN
+ * (may be NULL); false where neither figure is measured or there is one
+ * CPU. */
+bool kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_gain_t *gain);
+
+/* The sentence that states GAIN beside the threads idea: " Measured by the
+ * exec worker at start, this host's f32 FMA peak was 61 GFLOP/s with a
+ * thread on each of its 2 logical CPUs against 65 on one core alone
+ * (0.94x, ...): ... this idea is no sure win here ...". */
+void kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *gain);
+
 /* The time a call must take before threads started in it can pay: CORES
  * starts' worth of START_US, in ns. */
 double kf_prompt_threads_even_ns (double start_us, double cores);
@@ -103,7 +139,9 @@ double kf_prompt_threads_in_use (const char *source, const char *language, json_
  * full-protocol times); and, where every threaded kernel of the run was
  * slower than that one, that, or for a one-thread kernel to improve,
  * where the fastest threaded one was faster, that. Nothing without the
- * host's figures. */
+ * host's figures. Beside a threads IDEA where all cores gave no gain at
+ * start (kf_prompt_cores_no_gain), those figures
+ * (kf_prompt_cores_gain_text), with or without the paragraph. */
 void kf_prompt_thread_cost (FILE *f, const kf_prompt_in_t *in, const char *idea);
 
 /* The tuning request's word on threads for a kernel to improve (IN->base)

@@ -286,28 +286,34 @@ kf_search_idea_fit (const char *const *ideas, size_t n, const size_t *order,
 }
 
 //  What makes an idea unfit for a kernel, beyond having it (s_has's
-//  UNFIT): threads predicted to lose there, (round 20) a kernel whose
-//  math is not vectorised, for an idea whose premise is vectorised code,
-//  or (round 21) a kernel bound by its arithmetic, for streaming stores.
-#define S_UNFIT_THREADS 1u
-#define S_UNFIT_SCALAR 2u
-#define S_UNFIT_ARITH 4u
+//  UNFIT): in the low word the premises it lacks (kf_prompt_idea_premise:
+//  the features its code does not do, and since round 20 vectorised math
+//  where it is scalar); threads predicted to lose there; (round 21) a
+//  kernel bound by its arithmetic, for streaming stores.
+#define S_UNFIT_THREADS (1ull << 32)
+#define S_UNFIT_ARITH (1ull << 33)
 
-static unsigned
-s_unfit_chosen (const kf_search_idea_known_t *known)
+static uint64_t
+s_lacks (unsigned features, bool scalar)
+{
+    return (~features & ~KF_PREMISE_VECTORS) | (scalar ? KF_PREMISE_VECTORS : 0);
+}
+
+static uint64_t
+s_unfit_chosen (const kf_search_idea_known_t *known, unsigned features)
 {
     return !known ? 0
-                  : (known->chosen_threads_lose ? S_UNFIT_THREADS : 0)
-                        | (known->chosen_scalar ? S_UNFIT_SCALAR : 0)
+                  : s_lacks (features, known->chosen_scalar)
+                        | (known->chosen_threads_lose ? S_UNFIT_THREADS : 0)
                         | (known->chosen_arith ? S_UNFIT_ARITH : 0);
 }
 
-static unsigned
-s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
+static uint64_t
+s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
 {
     return !known ? 0
-                  : (known->threads_lose && known->threads_lose[e] ? S_UNFIT_THREADS : 0)
-                        | (known->scalar && known->scalar[e] ? S_UNFIT_SCALAR : 0)
+                  : s_lacks (features, known->scalar && known->scalar[e])
+                        | (known->threads_lose && known->threads_lose[e] ? S_UNFIT_THREADS : 0)
                         | (known->arith && known->arith[e] ? S_UNFIT_ARITH : 0);
 }
 
@@ -327,10 +333,13 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e)
 //  Round 22: and why, for the prompt ("that kernel has this attempt's
 //  idea already, a sibling ..., or it is predicted not to pay there"
 //  named three reasons where one held): "code", "built", "threads",
-//  "scalar", "arith" or "sibling"; NULL when it lacks the idea.
+//  "scalar", "premise", "arith" or "sibling"; NULL when it lacks the idea.
+//  Round 25's notes: an idea whose text takes any other feature as given
+//  (packing "inside the cache blocks", a meta round's "keep the streaming
+//  stores but ...") goes the way of vectorised math: "premise".
 static const char *
 s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-           unsigned unfit, const kf_search_idea_known_t *known)
+           uint64_t unfit, const kf_search_idea_known_t *known)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
     if (f != KF_IDEA_OTHER && ((features >> f) & 1u))
@@ -339,8 +348,9 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
         return "built";
     if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
         return "threads";
-    if ((unfit & S_UNFIT_SCALAR) && kf_prompt_idea_needs_vectors (ideas[idx]))
-        return "scalar";
+    unsigned lacks = kf_prompt_idea_premise (ideas[idx]) & (unsigned) unfit;
+    if (lacks)
+        return lacks == KF_PREMISE_VECTORS ? "scalar" : "premise";
     if ((unfit & S_UNFIT_ARITH) && f == KF_IDEA_STREAM)
         return "arith";
     for (size_t s = 0; known && s < known->n_siblings; s++)
@@ -351,7 +361,7 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
 
 static bool
 s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-       unsigned unfit, const kf_search_idea_known_t *known)
+       uint64_t unfit, const kf_search_idea_known_t *known)
 {
     return s_has_why (ideas, idx, id, features, built, unfit, known) != NULL;
 }
@@ -377,7 +387,7 @@ s_converges (const char *const *ideas, size_t idx, unsigned features,
 //  (s_has), or it would make a sibling's kernel (s_converges).
 static bool
 s_taken (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
-         unsigned unfit, const kf_search_idea_known_t *known)
+         uint64_t unfit, const kf_search_idea_known_t *known)
 {
     return s_has (ideas, idx, id, features, built, unfit, known)
            || s_converges (ideas, idx, features, known);
@@ -425,14 +435,14 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
                 continue;
             if (!chosen
                 || !s_taken (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
-                             s_unfit_chosen (known), known))
+                             s_unfit_chosen (known, chosen_features), known))
                 return idx;
             for (size_t e = 0; e < n_elites; e++)
                 if (elites[e].candidate_id != chosen->candidate_id
                     && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                     && !s_taken (ideas, idx, elites[e].candidate_id, features[e],
                                  known && known->built ? known->built[e] : -1,
-                                 s_unfit_elite (known, e), known)) {
+                                 s_unfit_elite (known, e, features[e]), known)) {
                     *pick = (int) e;
                     return idx;
                 }
@@ -446,7 +456,8 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             if ((s > 0 && aside[idx] != (pass == 1)) || (s == 0 && pass == 1)
                 || (spent && spent[idx]))
                 continue;
-            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1, s_unfit_chosen (known), known)
+            if (!s_has (ideas, idx, chosen->candidate_id, 0, -1,
+                        s_unfit_chosen (known, chosen_features), known)
                 && !s_converges (ideas, idx, chosen_features, known))
                 return idx;
         }
@@ -459,8 +470,8 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             if (elites[e].candidate_id != chosen->candidate_id
                 && (island < 0 || elites[e].island == island) && !s_slower (&elites[e], chosen)
                 && !(spent && spent[idx])
-                && !s_has (ideas, idx, elites[e].candidate_id, 0, -1, s_unfit_elite (known, e),
-                           known)
+                && !s_has (ideas, idx, elites[e].candidate_id, 0, -1,
+                           s_unfit_elite (known, e, features[e]), known)
                 && !s_converges (ideas, idx, features[e], known)) {
                 *pick = (int) e;
                 return idx;
@@ -505,52 +516,6 @@ s_listed (const char *const *ideas, size_t n, kf_idea_feature_t feature)
         if (kf_prompt_idea_feature (ideas[i]) == feature)
             return true;
     return false;
-}
-
-//  What the timings and the tries in flight changed (round 11), the
-//  ideas spent (round 15) and the kernels whose math is scalar (round
-//  20) or bound by their arithmetic (round 21), by the ideas' and
-//  elites' places: "|held:2|spent:1|slow:0,3,c|scalar:1,c|arith:0".
-static void
-s_round11_text (FILE *f, const bool *held, const bool *spent, size_t count,
-                const kf_search_idea_known_t *known, size_t n)
-{
-    const char *sep = "|held:";
-    for (size_t k = 0; k < count; k++)
-        if (held[k]) {
-            fprintf (f, "%s%zu", sep, k);
-            sep = ",";
-        }
-    sep = "|spent:";
-    for (size_t k = 0; k < count; k++)
-        if (spent[k]) {
-            fprintf (f, "%s%zu", sep, k);
-            sep = ",";
-        }
-    sep = "|slow:";
-    for (size_t e = 0; known->threads_lose && e < n; e++)
-        if (known->threads_lose[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_threads_lose)
-        fprintf (f, "%sc", sep);
-    sep = "|scalar:";
-    for (size_t e = 0; known->scalar && e < n; e++)
-        if (known->scalar[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_scalar)
-        fprintf (f, "%sc", sep);
-    sep = "|arith:";
-    for (size_t e = 0; known->arith && e < n; e++)
-        if (known->arith[e]) {
-            fprintf (f, "%s%zu", sep, e);
-            sep = ",";
-        }
-    if (known->chosen_arith)
-        fprintf (f, "%sc", sep);
 }
 
 int
@@ -631,6 +596,9 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     int small = kf_search_idea_small (ideas, count, in.spec, hardware, &small_share);
     if (small >= 0)
         spent[small] = true;
+    //  Round 25's notes: so does threads where all cores gave no more
+    //  than one at the exec worker's start (kf_search_idea_small.c).
+    kf_search_idea_idle_cores (ideas, count, in.spec, hardware, spent);
     known.spent = spent;
     json_decref (tries);
     for (size_t k = 0; k < count; k++)
@@ -649,7 +617,7 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     size_t here = order[(size_t) slot % count], plain_here = plain_order[(size_t) slot % count];
     if (chosen && (back[here] || aside[plain_here]
                    || s_taken (ideas, here, chosen->candidate_id, own, known.chosen_built,
-                               s_unfit_chosen (&known), &known)
+                               s_unfit_chosen (&known, own), &known)
                    || s_has (ideas, plain_here, chosen->candidate_id, own, -1, 0, NULL))) {
         known.scalar = calloc (n + 1, sizeof *known.scalar);
         for (size_t k = 0; k < n; k++) {
@@ -712,12 +680,16 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     //  Round 20: why the attempt starts elsewhere than the archive chose.
     if (pick >= 0 && chosen) {
         const char *why = s_has_why (ideas, idx, chosen->candidate_id, own, known.chosen_built,
-                                     s_unfit_chosen (&known), &known);
+                                     s_unfit_chosen (&known, own), &known);
         if (!why && s_converges (ideas, idx, own, &known))
             why = "converges";
+        //  Round 25's notes: what of the idea's premise that kernel lacks.
+        unsigned lacks = kf_prompt_idea_premise (ideas[idx])
+                         & (unsigned) s_unfit_chosen (&known, own);
         json_object_set_new (out->prompt, "moved",
-                             json_pack ("{s:I, s:s}", "from", (json_int_t) chosen->candidate_id,
-                                        "why", why ? why : ""));
+                             json_pack ("{s:I, s:s, s:I}", "from",
+                                        (json_int_t) chosen->candidate_id, "why", why ? why : "",
+                                        "lacks", (json_int_t) lacks));
     }
     json_t *held_in_flight = json_object ();
     for (size_t k = 0; k < count; k++)
@@ -761,7 +733,7 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     size_t more_size = 0;
     FILE *mf = changed ? open_memstream (&more, &more_size) : NULL;
     if (mf) {
-        s_round11_text (mf, held, spent, count, &known, n);
+        kf_search_idea_known_more (mf, held, spent, count, &known, n);
         if (with >= 0)
             fprintf (mf, "|with:%d", with);
         if (fclose (mf)) {

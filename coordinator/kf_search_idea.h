@@ -65,6 +65,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Counted tries of an idea with no win among them that set it aside,
  * whatever the noise said of each. */
@@ -246,6 +247,14 @@ size_t kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_
 char *kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t *elites,
                                  size_t n);
 
+/* What the timings and the tries in flight changed (round 11), the ideas
+ * spent (round 15) and the kernels whose math is scalar (round 20) or
+ * bound by their arithmetic (round 21), by the ideas' (HELD, SPENT:
+ * COUNT of them) and KNOWN's elites' (N) places, into F:
+ * "|held:2|spent:1|slow:0,3,c|scalar:1,c|arith:0". */
+void kf_search_idea_known_more (FILE *f, const bool *held, const bool *spent, size_t count,
+                                const kf_search_idea_known_t *known, size_t n);
+
 /* Round 16 (kf_search_idea_bound.c): a kernel whose bytes move at this
  * share of the memory rate or more (kf_search_idea_memory_share) is
  * taken to be at the memory bound. 0.90: round 16's parents at 93% and
@@ -373,6 +382,16 @@ int kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *r
  * its share in *SHARE; -1 (and *SHARE 0) otherwise. */
 int kf_search_idea_small (const char *const *ideas, size_t count, json_t *spec,
                           json_t *hardware, double *share);
+
+/* Round 25's notes: the threads idea was handed as a plain win on a host
+ * whose start figures found two threads no faster than one. Where
+ * HARDWARE's figure that bounds SPEC's task gains less than
+ * KF_PROMPT_CORES_GAIN_MIN from all cores (kf_prompt_cores_no_gain),
+ * each idea of IDEAS (COUNT) about threads is marked in SPENT, so it is
+ * handed out only when no other idea is left (and then with the figures,
+ * kf_prompt_thread_cost). The number marked. */
+int kf_search_idea_idle_cores (const char *const *ideas, size_t count, json_t *spec,
+                               json_t *hardware, bool *spent);
 
 /* Round 17: attempt 1 of a generation named as its later siblings'
  * ideas those at their slots' places in the order, while the plan moves

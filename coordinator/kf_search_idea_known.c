@@ -158,3 +158,45 @@ kf_search_idea_dropped (const char *handed, const char *const *ideas, size_t n)
 {
     return handed && *handed && s_idea_index (ideas, n, handed) < 0;
 }
+
+void
+kf_search_idea_known_more (FILE *f, const bool *held, const bool *spent, size_t count,
+                           const kf_search_idea_known_t *known, size_t n)
+{
+    const char *sep = "|held:";
+    for (size_t k = 0; k < count; k++)
+        if (held[k]) {
+            fprintf (f, "%s%zu", sep, k);
+            sep = ",";
+        }
+    sep = "|spent:";
+    for (size_t k = 0; k < count; k++)
+        if (spent[k]) {
+            fprintf (f, "%s%zu", sep, k);
+            sep = ",";
+        }
+    sep = "|slow:";
+    for (size_t e = 0; known->threads_lose && e < n; e++)
+        if (known->threads_lose[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_threads_lose)
+        fprintf (f, "%sc", sep);
+    sep = "|scalar:";
+    for (size_t e = 0; known->scalar && e < n; e++)
+        if (known->scalar[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_scalar)
+        fprintf (f, "%sc", sep);
+    sep = "|arith:";
+    for (size_t e = 0; known->arith && e < n; e++)
+        if (known->arith[e]) {
+            fprintf (f, "%s%zu", sep, e);
+            sep = ",";
+        }
+    if (known->chosen_arith)
+        fprintf (f, "%sc", sep);
+}

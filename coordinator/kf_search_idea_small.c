@@ -1,6 +1,7 @@
-/*  kf_search_idea_small.c - an idea whose own estimate caps its gain at a
- *  few percent is handed out only when no other is left
- *  (kf_search_idea_small, kf_search_idea.h).
+/*  kf_search_idea_small.c - an idea whose gain an estimate or the host's
+ *  own figures cap at a few percent is handed out only when no other is
+ *  left (kf_search_idea_small, kf_search_idea_idle_cores,
+ *  kf_search_idea.h).
  *
  *  Round 17 of the model in the loop: generation 0 of a 512 -> 256
  *  linear layer with a layer norm after it handed one of its three
@@ -14,6 +15,7 @@
 #include "kf_json.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_epilogue.h"
+#include "kf_prompt_threads.h"
 
 int
 kf_search_idea_small (const char *const *ideas, size_t count, json_t *spec, json_t *hardware,
@@ -32,4 +34,22 @@ kf_search_idea_small (const char *const *ideas, size_t count, json_t *spec, json
             return (int) i;
         }
     return -1;
+}
+
+//  Round 25's notes: threads were handed on a host whose start figures
+//  found all cores no faster than one core alone (a VM whose second vCPU
+//  was busy).
+int
+kf_search_idea_idle_cores (const char *const *ideas, size_t count, json_t *spec,
+                           json_t *hardware, bool *spent)
+{
+    if (!kf_prompt_cores_no_gain (hardware, spec, NULL))
+        return 0;
+    int marked = 0;
+    for (size_t i = 0; i < count; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS) {
+            spent[i] = true;
+            marked++;
+        }
+    return marked;
 }

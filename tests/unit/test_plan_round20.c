@@ -22,6 +22,14 @@
 
 #define S_BIT(f) (1u << (f))
 
+//  Whether IDEA takes vectorised math as given (round 20's reading, now
+//  the general premise's, kf_prompt_idea_premise).
+static bool
+s_needs_vectors (const char *idea)
+{
+    return kf_prompt_idea_premise (idea) & KF_PREMISE_VECTORS;
+}
+
 static json_t *
 s_spec (void)
 {
@@ -275,14 +283,14 @@ main (void)
         return kf_test_done ("test_plan_round20");
 
     //  Which texts take vectorised math as given.
-    CHECK (kf_prompt_idea_needs_vectors (ideas[threads]));
-    CHECK (kf_prompt_idea_needs_vectors (ideas[unroll]));
-    CHECK (kf_prompt_idea_needs_vectors (ideas[stream]));
-    CHECK (!kf_prompt_idea_needs_vectors (ideas[simd]));
-    CHECK (!kf_prompt_idea_needs_vectors (ideas[approx]));
-    CHECK (!kf_prompt_idea_needs_vectors (NULL));
-    CHECK (kf_prompt_idea_needs_vectors ("cheaper math once vectorised: range reduction"));
-    CHECK (!kf_prompt_idea_needs_vectors ("read each row once, by a single fused pass"));
+    CHECK (s_needs_vectors (ideas[threads]));
+    CHECK (s_needs_vectors (ideas[unroll]));
+    CHECK (s_needs_vectors (ideas[stream]));
+    CHECK (!s_needs_vectors (ideas[simd]));
+    CHECK (!s_needs_vectors (ideas[approx]));
+    CHECK (!s_needs_vectors (NULL));
+    CHECK (s_needs_vectors ("cheaper math once vectorised: range reduction"));
+    CHECK (!s_needs_vectors ("read each row once, by a single fused pass"));
 
     //  Round 20's generation 1 of signed_cbrt_tanh: candidate 1 plain C
     //  (not vectorised), candidate 2 threads with intrinsics, candidate 3
@@ -302,7 +310,7 @@ main (void)
         printf ("slot at '%.40s...': '%.40s...' from candidate %lld\n", ideas[at], ideas[idx],
                 (long long) from->candidate_id);
         //  Never an idea with that premise from the scalar kernel.
-        CHECK (!(from == &elites[0] && kf_prompt_idea_needs_vectors (ideas[idx])));
+        CHECK (!(from == &elites[0] && s_needs_vectors (ideas[idx])));
         //  The slot keeps its idea, from a vectorised kernel that lacks it.
         CHECK (idx == at && from != &elites[0]);
         CHECK (!((features[from - elites] >> kf_prompt_idea_feature (ideas[idx])) & 1u));
@@ -322,7 +330,7 @@ main (void)
         int pick = -1;
         size_t idx = s_plan (ideas, n, threads, elites, none, 3, all, &pick);
         printf ("all scalar: '%.50s...' pick %d\n", ideas[idx], pick);
-        CHECK (!kf_prompt_idea_needs_vectors (ideas[idx]));
+        CHECK (!s_needs_vectors (ideas[idx]));
     }
     s_moved_words (spec, ideas[threads]);
     s_meta_report ();
