@@ -77,7 +77,11 @@ s_attention_by_calls (const char *src)
 {
     static const char *const softmax[] = { "softmax(", NULL };
     static const char *const products[] = { " @ ", "matmul(", "bmm(", "einsum(", NULL };
-    return s_count (src, softmax) >= 1 && s_count (src, products) >= 2;
+    //  The calls of forward, not a docstring's formula ("softmax(q @ k^T
+    //  / 8)" above a bmm made bmm_bt_softmax two products).
+    const char *body = strstr (src, "def forward");
+    body = body ? body : src;
+    return s_count (body, softmax) >= 1 && s_count (body, products) >= 2;
 }
 
 static int64_t

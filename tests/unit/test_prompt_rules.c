@@ -335,6 +335,7 @@ s_classes (void)
     CHECK (kf_prompt_task_class (att2) == KF_CLASS_ATTENTION);
     json_t *bmm_sm = json_pack ("{s:s, s:{s:s, s:s}}", "op", "bmm_bt_softmax", "reference",
                                 "language", "pytorch", "source",
+                                "\"\"\"softmax(q @ k^T / 8)\"\"\"\n    def forward(self, a, b):\n"
                                 "return torch.softmax(torch.bmm(a, b.transpose(1, 2)), dim=-1)\n");
     CHECK (kf_prompt_task_class (bmm_sm) == KF_CLASS_MATMUL);
     json_t *scan = json_pack ("{s:{s:s, s:s}}", "reference", "language", "pytorch", "source",
