@@ -149,7 +149,13 @@ s_ports (FILE *f, json_t *d, double div, double sq)
         if (shared > 1.2 * apart)
             fprintf (f, " A divide and a square root in turn come to 1 per %s cycles each, %s.",
                      s_cyc (mixed, a, sizeof a),
-                     s_one_unit (d, div, sq)
+                     //  Round 27's Zen 5: 4.5 in turn beside 2.5 and 4.5 alone,
+                     //  the slower one's, not the average "near" which it read.
+                     s_one_unit (d, div, sq) && mixed > 1.15 * shared
+                         ? "above the average of the two, near the slower one's alone: one "
+                           "unit does both and mixing them costs more besides, so a formula's "
+                           "divides and square roots add up, each at about the slower one's cost"
+                     : s_one_unit (d, div, sq)
                          ? "near the average of the two: one unit does both, so a formula's "
                            "divides and square roots add up"
                          : "near half the slower one's: they run side by side, so a formula's "

@@ -397,7 +397,10 @@ s_measured (void)
         //  both in one process, so a slow FMA run cannot hide a slow clock).
         printf ("clock %.0f MHz, one-core FMA %.1f GFLOP/s: %.1f flops a cycle\n", mhz,
                 s_num (d, "peak_gflops_one_core"), s_num (d, "peak_gflops_one_core") * 1e3 / mhz);
-        CHECK (s_num (d, "peak_gflops_one_core") * 1e3 <= 64.5 * mhz);
+        //  The two are timed apart and a boosting core's clock moves
+        //  between them: a Zen 5 VM read 3548 MHz beside 233.9 GFLOP/s
+        //  (65.9 a cycle). 15% on top of 64 still catches round 9's 117.
+        CHECK (s_num (d, "peak_gflops_one_core") * 1e3 <= 64 * 1.15 * mhz);
     }
     //  One core's f32 FMA rate: above nothing (a sanitized build on a
     //  loaded machine measured 1.4), below any core's 2 x 512-bit FMA at

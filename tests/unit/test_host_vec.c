@@ -127,10 +127,11 @@ s_ranges (json_t *d)
     //  slows both (timed apart, 6 runs of 20 read it faster here, and CI
     //  read 0.68 against 0.83).
     CHECK (fma_mem >= 0.9 * tput[3] && fma_mem <= 4.0);
-    //  Between half the slower (side by side) and the average of the two
-    //  (one unit), with the clock's error room.
+    //  Between half the slower (side by side) and the slower alone (one
+    //  unit; a Zen 5 VM took 4.5 in turn beside 2.5 and 4.5 alone, past
+    //  the average), with the clock's error room.
     double slower = tput[0] > tput[1] ? tput[0] : tput[1];
-    CHECK (mixed >= 0.4 * slower && mixed <= 1.25 * (tput[0] + tput[1]) / 2);
+    CHECK (mixed >= 0.4 * slower && mixed <= 1.25 * slower);
     s_units (d, tput[3]);
 }
 

@@ -235,6 +235,16 @@ test_ports (void)
     CHECK (p && strstr (p, "Per cycle one core starts about 2.0 vector loads from L1 and 2.0 "
                            "FMAs (fewer with an operand from memory"));
     free (p);
+    //  Round 27's Zen 5: 4.5 in turn beside 2.5 and 4.5 alone.
+    json_object_set_new (d, "vec_div_cycles", json_real (2.5));
+    json_object_set_new (d, "vec_sqrt_cycles", json_real (4.5));
+    json_object_set_new (d, "vec_divsqrt_cycles", json_real (4.5));
+    p = s_vec_line (d);
+    CHECK (p && strstr (p, "in turn come to 1 per 4.5 cycles each, above the average of the "
+                           "two, near the slower one's alone"));
+    free (p);
+    json_object_set_new (d, "vec_div_cycles", json_real (3.5));
+    json_object_set_new (d, "vec_sqrt_cycles", json_real (5.0));
     //  Side by side: half the slower one's.
     json_object_set_new (d, "vec_divsqrt_cycles", json_real (2.6));
     json_object_set_new (d, "vec_fma_mem_cycles", json_real (0.5));
