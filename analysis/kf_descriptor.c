@@ -25,6 +25,7 @@
 #include "kf_descriptor_tiles.h"
 #include "kf_descriptor_acc.h"
 #include "kf_descriptor_flow.h"
+#include "kf_descriptor_algo.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -375,6 +376,16 @@ static const s_rule_t s_epilogue_rule = {
     DIM_ALGO, 1, NULL, "epilogue applied to the accumulators before their store (fused epilogue)", 0, 0, false };
 static const s_rule_t s_logcosh_rule = {
     DIM_ALGO, 2, NULL, S_LOGCOSH ": |x| through exp(-2|x|) and back into the sum", 0, 0, false };
+//  Algorithms that change the arithmetic, read by code on the host
+//  (kf_descriptor_algo.c, round 26: a Winograd kernel read as direct).
+static const s_rule_t s_algo_read_rules[KF_ALGO_COUNT] = {
+    { DIM_ALGO, 3, NULL, "Winograd minimal filtering (its tile transforms or matrices)", 0, 0, false },
+    { DIM_ALGO, 3, NULL, "FFT (twiddle factors cos/sin of 2 pi k / n, butterflies)", 0, 0, false },
+    { DIM_ALGO, 3, NULL, "Strassen-like split (sums of quadrants of both operands)", 0, 0, false },
+    { DIM_ALGO, 2, NULL, "im2col: the input's patches unfolded into a matrix", 0, 0, false },
+    { DIM_ALGO, 2, NULL, "running sum rescaled by exp of a max difference (online softmax)", 0, 0, false },
+    { DIM_ALGO, 2, NULL, "running second-moment update (Welford)", 0, 0, false },
+};
 
 
 //  Table patterns to regcomp syntax: a space becomes optional white space.
@@ -465,7 +476,7 @@ s_count (const regex_t *re, const char *text, int limit, char *snippet, size_t s
         if (count == 0) {
             size_t n = 0;
             bool space = false;
-            for (regoff_t k = m[0].rm_so; k < m[0].rm_eo && n + 4 < size; k++) {
+            for (regoff_t k = m[0].rm_so; k < m[0].rm_eo && n + 5 < size; k++) {
                 char c = p[k];
                 if (isspace ((unsigned char) c) || (n == 0 && (c == ';' || c == '{' || c == '}'))) {
                     space = n > 0;      //  and no statement-start anchor
@@ -476,7 +487,7 @@ s_count (const regex_t *re, const char *text, int limit, char *snippet, size_t s
                 space = false;
                 snippet[n++] = c;
             }
-            if (n + 4 >= size && m[0].rm_so + (regoff_t) n < m[0].rm_eo) {
+            if (n + 5 >= size && m[0].rm_so + (regoff_t) n < m[0].rm_eo) {
                 memcpy (snippet + n, "...", 3);
                 n += 3;
             }
@@ -640,7 +651,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
     free (with_strings);
 
     //  Room for every rule and every piece of evidence read by code.
-    size_t max_hits = table->n_rules + s_algo_table.n_rules + 16;
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 16 + KF_ALGO_COUNT;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -683,6 +694,10 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
             for (size_t i = 0; i < N_OF (found); i++)
                 s_add_hit (hits, &n_hits, found[i].rule, found[i].count, found[i].snip);
         }
+        kf_descriptor_algo_t al;
+        if (kf_descriptor_algo (code, &al) == 0)
+            for (int i = 0; i < KF_ALGO_COUNT; i++)
+                s_add_hit (hits, &n_hits, &s_algo_read_rules[i], al.count[i], al.snip[i]);
     }
 
     kf_descriptor_acc_t *acc = calloc (1, sizeof *acc);
@@ -742,43 +757,6 @@ kf_descriptor_level_name_for (const char *language, int dim, int level)
         return "?";
     return language && !strcmp (language, "c") ? s_host_level_names[dim][level]
                                                 : s_level_names[dim][level];
-}
-
-//  The same levels in a word or two, for a grid's axes (kfctl show, the
-//  HTML report): the GPU's are docs/descriptors.md's short names.
-static const char *s_short_names[2][DIM_COUNT][KF_DESCRIPTOR_LEVELS] = {
-    { { "scalar", "coalesced", "tiled", "hierarchical" },
-      { "direct", "fused", "reformulated", "novel" },
-      { "none", "barriers", "warp", "global" } },
-    { { "scalar", "SIMD", "blocked", "multi-level" },
-      { "direct", "fused", "reformulated", "novel" },
-      { "one thread", "fork-join", "cooperating", "atomics/locks" } },
-};
-static const char *s_short_dims[2][DIM_COUNT] = {
-    { "memory", "algorithm", "synchronisation" },
-    { "memory", "algorithm", "threads" },
-};
-
-bool
-kf_descriptor_target_is_host (const char *target)
-{
-    return target && !strncmp (target, "host", 4) && (target[4] == 0 || target[4] == ':');
-}
-
-const char *
-kf_descriptor_level_short (const char *target, int dim, int level)
-{
-    if (dim < 0 || dim >= DIM_COUNT || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
-        return "?";
-    return s_short_names[kf_descriptor_target_is_host (target)][dim][level];
-}
-
-const char *
-kf_descriptor_dim_short (const char *target, int dim)
-{
-    if (dim < 0 || dim >= DIM_COUNT)
-        return "?";
-    return s_short_dims[kf_descriptor_target_is_host (target)][dim];
 }
 
 const char *

@@ -74,13 +74,16 @@ s_compile (void)
         }
 }
 
-//  Copies TEXT[so, eo) into SNIP, white space squeezed.
+//  Copies TEXT[so, eo) into SNIP, white space squeezed. A step may write
+//  two bytes (a space and a character), and "..." and the NUL follow:
+//  n + 5 < KF_HOST_SNIP keeps all of them inside (with n + 4 a long
+//  snippet ending on a space wrote the NUL one past the end).
 static void
 s_snip (char *snip, const char *text, regoff_t so, regoff_t eo)
 {
     size_t n = 0;
     bool space = false;
-    for (regoff_t k = so; k < eo && n + 4 < KF_HOST_SNIP; k++) {
+    for (regoff_t k = so; k < eo && n + 5 < KF_HOST_SNIP; k++) {
         char c = text[k];
         if (isspace ((unsigned char) c) || (n == 0 && (c == ';' || c == '{' || c == '}'))) {
             space = n > 0;
@@ -91,7 +94,7 @@ s_snip (char *snip, const char *text, regoff_t so, regoff_t eo)
         space = false;
         snip[n++] = c;
     }
-    if (n + 4 >= KF_HOST_SNIP) {
+    if (n + 5 >= KF_HOST_SNIP) {
         memcpy (snip + n, "...", 3);
         n += 3;
     }

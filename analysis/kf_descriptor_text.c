@@ -1,6 +1,7 @@
 /*  kf_descriptor_text.c - what of a source is evidence for the
  *  descriptors (kf_descriptor_text.h): comments and literals blanked,
- *  `#if 0` regions blanked, the strings of asm statements collected.
+ *  `#if 0` regions blanked, the strings of asm statements collected;
+ *  and the short names of the levels, for a grid's axes.
  */
 #include "kf_descriptor.h"
 #include "kf_descriptor_text.h"
@@ -374,6 +375,46 @@ kf_descriptor_close (const char *open)
             return p;
     }
     return NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  Names of levels
+
+//  The same levels in a word or two, for a grid's axes (kfctl show, the
+//  HTML report): the GPU's are docs/descriptors.md's short names.
+static const char *s_short_names[2][3][KF_DESCRIPTOR_LEVELS] = {
+    { { "scalar", "coalesced", "tiled", "hierarchical" },
+      { "direct", "fused", "reformulated", "novel" },
+      { "none", "barriers", "warp", "global" } },
+    { { "scalar", "SIMD", "blocked", "multi-level" },
+      { "direct", "fused", "reformulated", "novel" },
+      { "one thread", "fork-join", "cooperating", "atomics/locks" } },
+};
+static const char *s_short_dims[2][3] = {
+    { "memory", "algorithm", "synchronisation" },
+    { "memory", "algorithm", "threads" },
+};
+
+bool
+kf_descriptor_target_is_host (const char *target)
+{
+    return target && !strncmp (target, "host", 4) && (target[4] == 0 || target[4] == ':');
+}
+
+const char *
+kf_descriptor_level_short (const char *target, int dim, int level)
+{
+    if (dim < 0 || dim >= 3 || level < 0 || level >= KF_DESCRIPTOR_LEVELS)
+        return "?";
+    return s_short_names[kf_descriptor_target_is_host (target)][dim][level];
+}
+
+const char *
+kf_descriptor_dim_short (const char *target, int dim)
+{
+    if (dim < 0 || dim >= 3)
+        return "?";
+    return s_short_dims[kf_descriptor_target_is_host (target)][dim];
 }
 
 const char *

@@ -256,6 +256,23 @@ s_classify_built (const s_ctx_t *ctx, s_build_t *b, const char *dir,
     }
 }
 
+//  Adds TEXT (taken; NULL adds nothing) to B's log on a line of its own.
+static void
+s_log_add (s_build_t *b, char *text)
+{
+    if (!text)
+        return;
+    size_t len = strlen (b->log) + strlen (text) + 2;
+    char *log = malloc (len);
+    if (log) {
+        snprintf (log, len, "%s%s%s", b->log, *b->log && b->log[strlen (b->log) - 1] != '\n'
+                                                  ? "\n" : "", text);
+        free (b->log);
+        b->log = log;
+    }
+    free (text);
+}
+
 //  The vectoriser's report the build wrote to DIR/vec.txt, summarised
 //  (kf_compile_vec_summary) and added to B's log, so the compile cache
 //  keeps it with the artifact; *VECTORISED gets its count of loops.
@@ -275,17 +292,7 @@ s_add_report (s_build_t *b, const char *dir, const s_ctx_t *ctx, const char *sou
                                                          ctx->source_size, vectorised)
                            : NULL;
     free (report);
-    if (!summary)
-        return;
-    size_t len = strlen (b->log) + strlen (summary) + 2;
-    char *log = malloc (len);
-    if (log) {
-        snprintf (log, len, "%s%s%s", b->log, *b->log && b->log[strlen (b->log) - 1] != '\n'
-                                                  ? "\n" : "", summary);
-        free (b->log);
-        b->log = log;
-    }
-    free (summary);
+    s_log_add (b, summary);
 }
 
 //  The loops vectorised by a cached build, from its log's summary: 0 when
@@ -402,6 +409,10 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         b->compiled = true;
         b->log = log ? log : strdup ("");
         s_add_report (b, dir, ctx, tc->source_name, &vectorised);
+        //  Vector registers spilled to the stack, after the vectoriser's
+        //  summary and kept in the cache with it (kf_compile_spill.c).
+        if (!strcmp (tc->language, "c"))
+            s_log_add (b, kf_compile_spill_report (dir, "kernel.so", &limits));
         kf_compile_cache_put (cache_dir, key, b->so, b->so_size, b->log ? b->log : "",
                               cfg ? cfg->cache_max_bytes : 0);
     }

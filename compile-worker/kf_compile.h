@@ -21,6 +21,7 @@
 #define KF_COMPILE_H
 
 #include "kf_worker.h"
+#include "kf_subproc.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -103,6 +104,28 @@ char *kf_compile_vec_summary_src (const char *report, const char *source_name,
 /* Whether SOURCE (SIZE bytes) is written with SIMD intrinsics or vector
  * types, comments and strings not read. */
 bool kf_compile_source_simd (const char *source, size_t size);
+
+/* The first words of the register-spill report the compile worker adds
+ * to a host build's log after the vectoriser's summary; the coordinator's
+ * prompts show it with the compiler report (kf_prompt_standing.c). */
+#define KF_COMPILE_SPILL_MARK "Compiler report (register spills, objdump -d of this build):"
+/* The most of objdump's listing read (a candidate can make a huge object). */
+#define KF_COMPILE_SPILL_READ_MAX ((size_t) 8 << 20)
+
+/* The spill report of DISASM (SIZE bytes of `objdump -d
+ * --no-show-raw-insn`): per function, the full-width moves of xmm/ymm/zmm
+ * registers to a stack slot ((%rsp) or (%rbp), no index register) and
+ * back; the mark, then the functions that do both, most moves first (at
+ * most three named), in one sentence, then one on what spills mean.
+ * Caller frees; NULL when no function both stores and loads. */
+char *kf_compile_spill_summary (const char *disasm, size_t size);
+
+/* kf_compile_spill_summary of OBJECT in DIR, disassembled by the objdump
+ * found in PATH under LIMITS (at most 10 s, its output capped at
+ * KF_COMPILE_SPILL_READ_MAX). NULL when there is no objdump, it cannot
+ * run, or nothing spills. Caller frees. */
+char *kf_compile_spill_report (const char *dir, const char *object,
+                               const kf_subproc_limits_t *limits);
 
 /* True when LOG holds a diagnostic located in the file SOURCE_NAME
  * ("kernel.c:7:5: error: ..."): a failure the same source always meets. */

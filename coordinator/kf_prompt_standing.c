@@ -260,37 +260,44 @@ s_show (kf_prompt_shown_t *shown, int *n, json_t *k, const char *name)
 //  A kernel shown with its figures and code.
 //  The first line of the vectoriser's summary that the compile worker
 //  adds to a built kernel's log (KF_COMPILE_VEC_MARK of
-//  compile-worker/kf_compile.h; test_prompt_round5 holds the two equal).
+//  compile-worker/kf_compile.h; test_prompt_round5 holds the two equal),
+//  and the first words of its register-spill report, which follows it
+//  (KF_COMPILE_SPILL_MARK; test_compile_spill holds those equal).
 #define S_VEC_MARK "Compiler report (GCC's vectoriser, -fopt-info-vec, on this build):"
+#define S_SPILL_MARK "Compiler report (register spills, objdump -d of this build):"
 #define S_VEC_MAX 1800
+#define S_SPILL_MAX 1000
 
-//  K's log without the vectoriser's summary (caller frees).
+//  Where the compiler's reports start in LOG (its end when it has none).
+static const char *
+s_reports (const char *log)
+{
+    const char *vec = strstr (log, S_VEC_MARK), *spill = strstr (log, S_SPILL_MARK);
+    const char *at = vec && (!spill || vec < spill) ? vec : spill;
+    return at ? at : log + strlen (log);
+}
+
+//  K's log without the compiler's reports (caller frees).
 static char *
 s_log_head (json_t *k)
 {
     const char *log = kf_jstr (k, "log");
-    const char *at = strstr (log, S_VEC_MARK);
-    size_t n = at ? (size_t) (at - log) : strlen (log);
+    size_t n = (size_t) (s_reports (log) - log);
     while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' '))
         n--;
     return strndup (log, n);
 }
 
-//  "Compiler report for WHOM (...): 2 loops vectorised, 1 not." and its
-//  loop lines, from K's log (round 5: the model guessed what the compiler
-//  did with the parent). The report quotes the candidate's code: it is
-//  cut at S_VEC_MAX bytes on a whole line, control characters and
-//  backquotes replaced.
+//  "Compiler report for WHOM" and the rest of the report at AT, N bytes
+//  at most MAX, cut on a whole line, control characters and backquotes
+//  replaced (the report quotes the candidate's code).
 static void
-s_compiler_report (FILE *f, json_t *k, const char *whom)
+s_report_part (FILE *f, const char *at, size_t n, size_t max, const char *whom)
 {
-    const char *at = strstr (kf_jstr (k, "log"), S_VEC_MARK);
-    if (!at)
-        return;
     const char *rest = at + strlen ("Compiler report");
-    size_t n = strlen (rest);
-    if (n > S_VEC_MAX) {
-        n = S_VEC_MAX;
+    n -= strlen ("Compiler report");
+    if (n > max) {
+        n = max;
         while (n > 0 && rest[n - 1] != '\n')
             n--;
     }
@@ -301,7 +308,27 @@ s_compiler_report (FILE *f, json_t *k, const char *whom)
     }
     if (n && rest[n - 1] != '\n')
         fputc ('\n', f);
-    fputs ("(Line numbers are of its source as shown.)\n", f);
+}
+
+//  "Compiler report for WHOM (...): 2 loops vectorised, 1 not." and its
+//  loop lines, from K's log (round 5: the model guessed what the compiler
+//  did with the parent), cut at S_VEC_MAX bytes; then the functions that
+//  spill vector registers, if any (issue 15: the model could not see that
+//  a register tile was too large for the registers).
+static void
+s_compiler_report (FILE *f, json_t *k, const char *whom)
+{
+    const char *log = kf_jstr (k, "log");
+    const char *vec = strstr (log, S_VEC_MARK), *spill = strstr (log, S_SPILL_MARK);
+    if (vec) {
+        size_t n = spill && spill > vec ? (size_t) (spill - vec) : strlen (vec);
+        s_report_part (f, vec, n, S_VEC_MAX, whom);
+        fputs ("(Line numbers are of its source as shown.)\n", f);
+    }
+    if (spill) {
+        size_t n = vec && vec > spill ? (size_t) (vec - spill) : strlen (spill);
+        s_report_part (f, spill, n, S_SPILL_MAX, whom);
+    }
 }
 
 static void

@@ -1,0 +1,258 @@
+/*  test_compile_spill.c - the register-spill report of a host build
+ *  (compile-worker/kf_compile_spill.c) and its way into the prompt
+ *  (coordinator/kf_prompt_standing.c): the counting on listings written
+ *  here, a real build of a kernel that spills (twenty ymm accumulators,
+ *  tests/fixtures/kernels/spill_ymm20.c) and of one that does not
+ *  (nospill_ymm4.c), both for AVX2 and FMA, and the report in the prompt
+ *  beside the vectoriser's. Run from the repository root.
+ */
+#include "../../compile-worker/kf_compile.h"
+#include "../../compile-worker/kf_toolchain.h"
+#include "../../coordinator/kf_prompt.h"
+#include "kf_hash.h"
+#include "../kf_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void
+s_test_counting (void)
+{
+    const char *listing =
+        "\nkernel.so:     file format elf64-x86-64\n\n"
+        "Disassembly of section .text:\n\n"
+        "0000000000001100 <kf_forward>:\n"
+        "    1100:\tvmovaps %ymm3,-0x60(%rsp)\n"
+        "    1106:\tvmovups %ymm4,0x20(%rsp)\n"
+        "    110c:\tvmovups 0x20(%rsp),%ymm1\n"
+        "    1112:\tvfmadd231ps -0x60(%rbp),%ymm2,%ymm0\n"     //  an operand, not a reload
+        "    1118:\tvmovaps -0x40(%rbp),%zmm7\n"
+        "    111e:\tvmovups %ymm5,(%rsp,%rax,4)\n"             //  a local array element
+        "    1124:\tvmovss %xmm0,-0x4(%rsp)\n"                 //  a scalar
+        "    112a:\tvmovups (%rdi),%ymm6\n"                    //  a load of the input
+        "    1130:\tret\n\n"
+        "0000000000001140 <hsum>:\n"
+        "    1140:\tvmovups %ymm0,-0x28(%rsp)\n"               //  stored, read back as scalars
+        "    1146:\tvmovss -0x28(%rsp),%xmm1\n"
+        "    114c:\tret\n";
+    char *r = kf_compile_spill_summary (listing, strlen (listing));
+    CHECK (r && !strncmp (r, KF_COMPILE_SPILL_MARK, strlen (KF_COMPILE_SPILL_MARK)));
+    CHECK (r && strstr (r, " kf_forward has 2 instructions that store zmm registers to the stack "
+                           "and 2 that load them back."));
+    CHECK (r && !strstr (r, "hsum"));
+    CHECK (r && strstr (r, "16 ymm with AVX2, 32 zmm with AVX-512"));
+    CHECK (r && strchr (r, '\n') == r + strlen (r) - 1);
+    free (r);
+
+    //  Nothing to say: no function both stores and loads; no listing.
+    const char *clean = "0000000000001140 <hsum>:\n    1140:\tvmovups %ymm0,-0x28(%rsp)\n";
+    CHECK (kf_compile_spill_summary (clean, strlen (clean)) == NULL);
+    CHECK (kf_compile_spill_summary (NULL, 0) == NULL);
+    CHECK (kf_compile_spill_summary ("", 0) == NULL);
+
+    //  Many functions, odd names, a line cut short: three named, the
+    //  names' odd characters dropped, the rest counted, the text bounded.
+    char big[16384];
+    size_t used = 0;
+    for (int i = 0; i < 70 && used + 400 < sizeof big; i++)
+        used += (size_t) snprintf (big + used, sizeof big - used,
+                                   "%016x <f%d`\x1b_%s>:\n    10:\tvmovaps %%ymm1,-0x20(%%rsp)\n"
+                                   "    14:\tvmovaps -0x20(%%rsp),%%ymm%d\n%s",
+                                   i * 64, i, i == 3 ? "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" : "",
+                                   i % 16, i == 5 ? "    18:\tvmovaps -0x20(%rsp),%ymm2\n" : "");
+    snprintf (big + used, sizeof big - used, "    20:\tvmovaps %%ymm1,-0x2");
+    r = kf_compile_spill_summary (big, strlen (big));
+    CHECK (r && strstr (r, " f5_ has 1 instruction that stores ymm registers to the stack and 2 "
+                           "that load them back"));
+    CHECK (r && strstr (r, "; 61 more functions do so."));
+    CHECK (r && !strchr (r, '`') && !strchr (r, '\x1b') && strlen (r) < 1000);
+    free (r);
+}
+
+//  Builds tests/fixtures/kernels/NAME.c for AVX2 and FMA; the log, or NULL.
+static char *
+s_build (const char *name, double *wall_s)
+{
+    char path[256];
+    snprintf (path, sizeof path, "tests/fixtures/kernels/%s.c", name);
+    FILE *f = fopen (path, "rb");
+    CHECK (f != NULL);
+    if (!f)
+        return NULL;
+    char src[16384];
+    size_t n = fread (src, 1, sizeof src - 1, f);
+    fclose (f);
+    src[n] = 0;
+    char hash[65];
+    kf_sha256_hex (src, n, hash);
+    kf_compile_config_t cfg = { .time_limit_s = 60, .output_cap = 64 * 1024 };
+    kf_job_t job = { .kind = "compile" };
+    job.payload = json_pack ("{s:s, s:{s:s, s:s}, s:s}", "language", "c", "target", "backend", "host",
+                             "arch", "avx2 fma", "source_hash", hash);
+    job.frames = zmsg_new ();
+    zmsg_addmem (job.frames, src, n);
+    kf_job_result_t res = { 0 };
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    kf_compile_handle (&cfg, &job, &res);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    *wall_s = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    const char *log = json_string_value (json_object_get (res.result, "log"));
+    CHECK (res.ok && json_is_true (json_object_get (res.result, "compiled")) && log);
+    char *copy = log ? strdup (log) : NULL;
+    json_decref (job.payload);
+    zmsg_destroy (&job.frames);
+    free (res.error);
+    json_decref (res.result);
+    zmsg_destroy (&res.frames);
+    return copy;
+}
+
+//  GCC needs binutils, so objdump is almost always there; without it the
+//  worker says nothing, and the checks that need it are skipped.
+static bool
+s_have_objdump (void)
+{
+    char *path = kf_toolchain_which ("objdump", NULL);
+    if (!path)
+        fprintf (stderr, "  no objdump in PATH: the checks of real builds are skipped\n");
+    free (path);
+    return path != NULL;
+}
+
+static void
+s_test_build (void)
+{
+    if (!s_have_objdump ())
+        return;
+    double spill_s = 0, clean_s = 0;
+    char *log = s_build ("spill_ymm20", &spill_s);
+    const char *at = log ? strstr (log, KF_COMPILE_SPILL_MARK) : NULL;
+    CHECK (at && strstr (at, " kf_forward has ") && strstr (at, "ymm registers to the stack"));
+    //  After the vectoriser's summary, which the prompts cut at its mark.
+    const char *vec = log ? strstr (log, KF_COMPILE_VEC_MARK) : NULL;
+    CHECK (vec && at && vec < at);
+    if (!at || getenv ("KF_TEST_VERBOSE"))
+        fprintf (stderr, "  log:\n%s\n", log ? log : "(none)");
+    free (log);
+    log = s_build ("nospill_ymm4", &clean_s);
+    CHECK (log && !strstr (log, KF_COMPILE_SPILL_MARK));
+    free (log);
+    fprintf (stderr, "  builds with the report: spill_ymm20 %.3f s, nospill_ymm4 %.3f s\n",
+             spill_s, clean_s);
+}
+
+//  The report on an object in a folder: timed (what the compile pays
+//  for it), and silent without objdump or without an object.
+static void
+s_test_report_runs (void)
+{
+    if (!s_have_objdump ())
+        return;
+    kf_subproc_limits_t l;
+    kf_subproc_limits_default (&l);
+    char *dir = kf_subproc_mkdtemp (&l);
+    CHECK (dir != NULL);
+    if (!dir)
+        return;
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "cc -O3 -march=x86-64 -mavx2 -mfma -std=c11 -shared -fPIC -Icommon "
+              "tests/fixtures/kernels/spill_ymm20.c -o %s/kernel.so && echo junk > %s/junk.so",
+              dir, dir);
+    CHECK (system (cmd) == 0);
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    char *r = kf_compile_spill_report (dir, "kernel.so", &l);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    CHECK (r && strstr (r, " kf_forward has "));
+    free (r);
+    fprintf (stderr, "  objdump and the count: %.1f ms\n",
+             ((double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9) * 1e3);
+    CHECK (kf_compile_spill_report (dir, "junk.so", &l) == NULL);
+    CHECK (kf_compile_spill_report (dir, "absent.so", &l) == NULL);
+    char *path = getenv ("PATH") ? strdup (getenv ("PATH")) : NULL;
+    setenv ("PATH", "/nonexistent", 1);
+    CHECK (kf_compile_spill_report (dir, "kernel.so", &l) == NULL);
+    if (path)
+        setenv ("PATH", path, 1);
+    free (path);
+    kf_subproc_rmtree (dir);
+    free (dir);
+}
+
+static json_t *
+s_spec (void)
+{
+    return json_pack ("{s:s, s:s, s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "t", "op", "elementwise", "description", "a task", "inputs", "name",
+                      "in0", "shape", 4096, "dtype", "f32", "outputs", "name", "out0", "shape",
+                      4096, "dtype", "f32", "reference", "language", "pytorch", "source",
+                      "return torch.relu(x)", "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+//  The report reaches the prompt, for the parent and the last kernel,
+//  and stays out of the last kernel's log block.
+static void
+s_test_prompt (void)
+{
+    //  The coordinator's copy of the mark is its own (no include of the
+    //  compile worker's folder): the two must read the same.
+    const char *src = "int kf_forward (void) { return 0; }";
+    char log[2048];
+    snprintf (log, sizeof log, "kernel.c:3:1: warning: unused variable 'q'\n"
+              "%s 1 loop vectorised, 0 not.\n- line 7: vectorised, 32-byte vectors\n"
+              "%s kf_forward has 24 instructions that store ymm registers to the stack and 31 "
+              "that load them back. Unless ...\n", KF_COMPILE_VEC_MARK, KF_COMPILE_SPILL_MARK);
+    json_t *spec = s_spec ();
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:s}", "id", 4, "source", src, "status",
+                              "correct", "speedup", 3.0, "log", log);
+    json_t *last = json_pack ("{s:i, s:s, s:s, s:f, s:s}", "id", 5, "source", src, "status",
+                              "correct", "speedup", 2.0, "log", log);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .last = last, .generation = 1, .slot = 0, .population = 3 };
+    char *p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Compiler report for the parent (register spills, objdump -d of this "
+                           "build): kf_forward has 24 instructions that store ymm registers"));
+    CHECK (p && strstr (p, "Compiler report for it (register spills"));
+    CHECK (p && strstr (p, "vectorised, 32-byte vectors\n(Line numbers are of its source as shown.)\n"
+                           "Compiler report for the parent (register spills"));
+    const char *logblock = p ? strstr (p, "Log:\n") : NULL;
+    const char *report_it = p ? strstr (p, "Compiler report for it") : NULL;
+    CHECK (logblock && report_it && logblock < report_it
+           && !memmem (logblock, (size_t) (report_it - logblock), "24 instructions", 15));
+    free (p);
+
+    //  A spill report without the vectoriser's (clang builds): shown
+    //  alone, and still not in the log block.
+    snprintf (log, sizeof log, "kernel.c:3:1: warning: unused variable 'q'\n%s kf_forward has 2 "
+              "instructions that store ymm registers to the stack and 2 that load them back.\n",
+              KF_COMPILE_SPILL_MARK);
+    json_object_set_new (base, "log", json_string (log));
+    json_object_set_new (last, "log", json_string (log));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "Compiler report for the parent (register spills, objdump -d of this "
+                           "build): kf_forward has 2 instructions"));
+    CHECK (p && !strstr (p, "(Line numbers are of its source as shown.)"));
+    logblock = p ? strstr (p, "Log:\n") : NULL;
+    report_it = p ? strstr (p, "Compiler report for it") : NULL;
+    CHECK (logblock && report_it && logblock < report_it
+           && memmem (logblock, (size_t) (report_it - logblock), "unused variable", 15)
+           && !memmem (logblock, (size_t) (report_it - logblock), "2 instructions", 14));
+    free (p);
+    json_decref (last);
+    json_decref (base);
+    json_decref (spec);
+}
+
+int
+main (void)
+{
+    s_test_counting ();
+    s_test_build ();
+    s_test_report_runs ();
+    s_test_prompt ();
+    return kf_test_done ("test_compile_spill");
+}
