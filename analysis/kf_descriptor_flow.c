@@ -11,6 +11,7 @@
  *  function of its own loads its values back from the output.
  */
 #include "kf_descriptor_flow.h"
+#include "kf_descriptor_regex.h"
 #include "kf_descriptor_text.h"
 
 #include <ctype.h>
@@ -58,12 +59,7 @@ static bool s_ok;
 static void
 s_compile (void)
 {
-    s_ok = true;
-    for (int i = 0; i < R_COUNT; i++)
-        if (regcomp (&s_re[i], s_patterns[i], REG_EXTENDED) != 0) {
-            fprintf (stderr, "kf_descriptor_flow: pattern %d does not compile\n", i);
-            s_ok = false;
-        }
+    s_ok = kf_descriptor_regcomp (s_re, s_patterns, R_COUNT, "kf_descriptor_flow");
 }
 
 static bool

@@ -11,6 +11,7 @@
  *  the second every atomic operation compared with the counter's.
  */
 #include "kf_descriptor_host.h"
+#include "kf_descriptor_regex.h"
 #include "kf_descriptor_text.h"
 #include "kf_text.h"
 
@@ -66,12 +67,7 @@ static bool s_ok;
 static void
 s_compile (void)
 {
-    s_ok = true;
-    for (int i = 0; i < R_COUNT; i++)
-        if (regcomp (&s_re[i], s_patterns[i], REG_EXTENDED) != 0) {
-            fprintf (stderr, "kf_descriptor_host: pattern %d does not compile\n", i);
-            s_ok = false;
-        }
+    s_ok = kf_descriptor_regcomp (s_re, s_patterns, R_COUNT, "kf_descriptor_host");
 }
 
 //  Copies TEXT[so, eo) into SNIP, white space squeezed. A step may write

@@ -255,6 +255,19 @@ s_counted (const char *const *list, size_t *count)
     return list;
 }
 
+//  TEXTS (N, taken) kept as a task's list (kf_prompt_ideas_kept), with
+//  *COUNT; FALLBACK, counted, where they cannot be kept.
+static const char *const *
+s_kept_or (char **texts, size_t n, const char *const *fallback, size_t *count)
+{
+    const char *const *kept = kf_prompt_ideas_kept (texts, n);
+    if (!kept)
+        return s_counted (fallback, count);
+    if (count)
+        *count = n;
+    return kept;
+}
+
 const char *const *
 kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count)
 {
@@ -349,12 +362,7 @@ s_costly_list (json_t *spec, const char *const *list, size_t *count)
         if (!strcmp (list[i], S_EW_THREADS))
             texts[n++] = s_cut_idea (spec);
     }
-    const char *const *kept = kf_prompt_ideas_kept (texts, n);
-    if (!kept)
-        return s_counted (list, count);
-    if (count)
-        *count = n;
-    return kept;
+    return s_kept_or (texts, n, list, count);
 }
 
 //  Round 16: a product's list names the epilogue the task holds and
@@ -375,14 +383,11 @@ s_product_list (json_t *spec, size_t *count)
         own |= t != NULL;
         texts[n] = t ? t : strdup (idea);
     }
-    const char *const *kept = own ? kf_prompt_ideas_kept (texts, n) : NULL;
-    for (size_t i = 0; !own && i < n; i++)
+    if (own)
+        return s_kept_or (texts, n, s_ideas_host_mm, count);
+    for (size_t i = 0; i < n; i++)
         free (texts[i]);
-    if (!kept)
-        return s_counted (s_ideas_host_mm, count);
-    if (count)
-        *count = n;
-    return kept;
+    return s_counted (s_ideas_host_mm, count);
 }
 
 //  A convolution's list (s_ideas_host_conv), without the minimal
@@ -402,12 +407,7 @@ s_conv_list (json_t *spec, size_t *count)
     for (size_t i = 0; s_ideas_host_conv[i] && n < S_KEPT_IDEAS; i++)
         if (strcmp (s_ideas_host_conv[i], S_CONV_WINOGRAD))
             texts[n++] = strdup (s_ideas_host_conv[i]);
-    const char *const *kept = kf_prompt_ideas_kept (texts, n);
-    if (!kept)
-        return s_counted (s_ideas_host_conv, count);
-    if (count)
-        *count = n;
-    return kept;
+    return s_kept_or (texts, n, s_ideas_host_conv, count);
 }
 
 //  Round 27: a scan whose elements pass through an expensive function
@@ -423,12 +423,7 @@ s_scan_list (size_t *count)
         if (i == 0)
             texts[n++] = strdup (S_EW_APPROX);
     }
-    const char *const *kept = kf_prompt_ideas_kept (texts, n);
-    if (!kept)
-        return s_counted (s_ideas_host_scan, count);
-    if (count)
-        *count = n;
-    return kept;
+    return s_kept_or (texts, n, s_ideas_host_scan, count);
 }
 
 const char *const *

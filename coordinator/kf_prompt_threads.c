@@ -335,12 +335,10 @@ s_threaded (FILE *f, double ns, double own_ns, json_t *load, double cpu_per_wall
                  "improve's less its threads: %s; timed in full; the features cannot tell a "
                  "tile's shape): ", lead, one, (long long) twin_id,
                  *words ? words : "none of the other features either");
-        if (s_beyond_threads (f, ns, twin_ns, cores))
-            ;
-        else if (ns < twin_ns)
+        if (!s_beyond_threads (f, ns, twin_ns, cores) && ns < twin_ns)
             fprintf (f, "threads look to have bought about %.0f%% of the call (that kernel "
                      "takes %.2f times as long).", 100 * (1 - ns / twin_ns), twin_ns / ns);
-        else
+        else if (ns >= twin_ns)
             fprintf (f, "%.0f%% more time with threads, so its threads have not paid here.",
                      100 * (ns / twin_ns - 1));
         return;
@@ -585,12 +583,10 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  "features read as its less the threads, takes %s on one thread (both timed in "
                  "full; the features cannot tell a tile's shape): ",
                  (long long) pair, took, (long long) pair_one, one);
-        if (s_beyond_threads (f, pair_ns, pair_one_ns, cores))
-            ;
-        else if (pair_ns < pair_one_ns)
+        if (!s_beyond_threads (f, pair_ns, pair_one_ns, cores) && pair_ns < pair_one_ns)
             fprintf (f, "threads look to have bought about %.0f%% of the call.",
                      100 * (1 - pair_ns / pair_one_ns));
-        else
+        else if (pair_ns >= pair_one_ns)
             fprintf (f, "threads look to have cost about %.0f%% more time.",
                      100 * (pair_ns / pair_one_ns - 1));
     }

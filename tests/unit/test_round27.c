@@ -44,19 +44,6 @@ s_att_spec (int keys, int dv)
                       "shape", 4, 8, 512, dv, "dtype", "f32");
 }
 
-static char *
-s_product_line (json_t *spec)
-{
-    json_t *d = json_pack ("{s:f, s:f}", "peak_gflops_one_core", 227.0, "peak_gflops", 449.0);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    kf_prompt_task_product_line (f, spec, d);
-    fclose (f);
-    json_decref (d);
-    return text;
-}
-
 //  1.
 static void
 s_test_attention_floor (void)
@@ -68,7 +55,10 @@ s_test_attention_floor (void)
     CHECK (flops == 2.0 * 32 * 512 * 512 * (64 + 64));
     CHECK (heads == 32 && n[0] == 512 && n[1] == 512 && n[2] == 64 && n[3] == 64);
     CHECK (kf_prompt_product_flops (spec, NULL) == flops);
-    char *text = s_product_line (spec);
+    json_t *d = json_pack ("{s:f, s:f}", "peak_gflops_one_core", 227.0, "peak_gflops", 449.0);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_task_product_line (f, spec, d));
+    json_decref (d);
     printf ("attention line: %s", text ? text : "(none)\n");
     CHECK (kf_test_has (text, "Compute floor: attention is two products around a softmax"));
     CHECK (kf_test_has (text, "2147 million operations; they take at least 9.46 ms at one core's "
@@ -83,11 +73,7 @@ s_test_attention_floor (void)
                            "candidate_gbs", 1.28, "copy_gbs", 62.0);
     json_t *hw = json_pack ("{s:[{s:f, s:f}]}", "devices", "peak_gflops", 449.0,
                             "peak_gflops_one_core", 227.0);
-    size_t size = 0;
-    text = NULL;
-    FILE *f = open_memstream (&text, &size);
-    kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST);
-    fclose (f);
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
     printf ("position: %s", text ? text : "(none)\n");
     CHECK (!kf_test_has (text, "compute: not known"));
     CHECK (kf_test_has (text, "compute: 164 GFLOP/s"));
@@ -110,11 +96,8 @@ s_test_attention_floor (void)
 static char *
 s_tolerance (json_t *spec)
 {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream (&text, &size);
-    kf_prompt_tolerance_section (f, spec);
-    fclose (f);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
     return text;
 }
 
