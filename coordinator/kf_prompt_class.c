@@ -346,9 +346,12 @@ static const char *const s_strategies_host[] = {
         "so the score block stays in cache; vectorise the dot products over the head "
         "dimension.\n",
     [KF_CLASS_SCAN] =
-        "- Within a vector, a prefix sum takes log2(lanes) shift-and-add steps (lanes "
-        "shifted in with zeros by permutes or alignr), then the carry of the elements before "
-        "it, broadcast from the last lane of the previous vector.\n"
+        "- Along the contiguous dimension, a prefix sum within a vector takes log2(lanes) "
+        "shift-and-add steps (lanes shifted in with zeros by permutes or alignr), then the "
+        "carry of the elements before it, broadcast from the last lane of the previous "
+        "vector. Along a slower dimension (down columns), each lane carries its own column's "
+        "running sum: a row of outputs is the row of outputs before it plus a row of inputs, "
+        "no prefix within a vector.\n"
         "- Many independent rows: give each thread a contiguous group of rows and scan "
         "several rows at once per thread so one row's dependent adds overlap another's. Few "
         "long rows: scan blocks of a row independently (one per thread), then add each "

@@ -121,6 +121,12 @@ typedef enum {
  * degree, ..."): static text. */
 const char *kf_prompt_feature_other_way (kf_idea_feature_t feature);
 
+/* Round 28: whether SPEC's scan (a cumsum and the like in its reference)
+ * runs along a dimension other than the last, contiguous one ("dim=0" of
+ * a matrix): its lanes are then columns, each its own running sum. False
+ * where no dim is read. */
+bool kf_prompt_scan_down (json_t *spec);
+
 /* The feature IDEA (one of the lists' texts) is about; KF_IDEA_OTHER for
  * one no code shows (the simplest loop). */
 kf_idea_feature_t kf_prompt_idea_feature (const char *idea);

@@ -9,6 +9,7 @@
 #include "kf_prompt_formula.h"
 #include "kf_prompt_layout.h"
 #include "kf_prompt_target.h"
+#include "kf_json.h"
 #include "kf_str.h"
 #include <stdbool.h>
 #include <stdio.h>
@@ -127,6 +128,22 @@ static const char *const s_ideas_host_rows[] = {
 //  list, whose first idea was an online maximum and sum. Its own list:
 //  the in-register prefix sum, rows interleaved against the carry
 //  chain, rows to threads; the elementwise add-ons where memory binds.
+//  Round 28: a scan down columns (cumsum over dim 0 of a matrix) was
+//  handed the in-register prefix and rows to threads: along a slower
+//  dimension the lanes are columns, each its own running sum.
+static const char *const s_ideas_host_scan_cols[] = {
+    "process a vector of columns per instruction, by explicit SIMD intrinsics across the "
+    "contiguous dimension: each lane keeps its own column's running sum, so a row of "
+    "outputs is the row of outputs before it plus a row of inputs, with no prefix within "
+    "a vector",
+    "use every core, by columns split across threads in contiguous blocks, each thread "
+    "walking all the rows of its block (no carry crosses a thread)",
+    "keep the running sums in registers, by cache blocking of the columns: a strip a few "
+    "vectors wide walked down every row before the next strip, so no row of sums goes "
+    "back to memory",
+    "skip the output's write-allocate read, by non-temporal (streaming) stores once the "
+    "scan is vectorised, written from the registers the results are in",
+    S_EW_PREFETCH, NULL };
 static const char *const s_ideas_host_scan[] = {
     "process a vector of a row per instruction, by explicit SIMD intrinsics for an "
     "in-register prefix sum (log2(lanes) shift-and-add steps, lanes shifted in with "
@@ -410,20 +427,55 @@ s_conv_list (json_t *spec, size_t *count)
     return s_kept_or (texts, n, s_ideas_host_conv, count);
 }
 
+bool
+kf_prompt_scan_down (json_t *spec)
+{
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    static const char *const calls[] = { "cumsum(", "cumprod(", "cummax(", "cummin(",
+                                         "logcumsumexp(", NULL };
+    const char *at = NULL;
+    for (size_t i = 0; calls[i] && !at; i++)
+        at = strstr (src, calls[i]);
+    size_t rank = json_array_size (
+        json_object_get (json_array_get (json_object_get (spec, "inputs"), 0), "shape"));
+    if (!at || rank < 2)
+        return false;
+    //  The call's dim on its line: "dim=D", or D as its second argument
+    //  (torch.cumsum(x, 0)).
+    const char *end = strchr (at, '\n');
+    const char *dim = strstr (at, "dim=");
+    if (dim && (!end || dim < end))
+        dim += 4;
+    else if ((dim = strchr (at, ',')) && (!end || dim < end))
+        dim++;
+    else
+        return false;
+    char *after;
+    long d = strtol (dim, &after, 10);
+    if (after == dim)
+        return false;
+    return d >= 0 ? (size_t) d + 1 < rank : (size_t) (-d) > 1;
+}
+
 //  Round 27: a scan whose elements pass through an expensive function
 //  first (cumsum of x * sigmoid(g)) gets the approximation idea second:
-//  the function, not the scan, is most of the arithmetic.
+//  the function, not the scan, is most of the arithmetic. Round 28: a
+//  scan down the columns gets the columns' list.
 static const char *const *
-s_scan_list (size_t *count)
+s_scan_list (json_t *spec, size_t *count)
 {
+    const char *const *list = kf_prompt_scan_down (spec) ? s_ideas_host_scan_cols
+                                                         : s_ideas_host_scan;
+    if (!kf_prompt_costly_math (spec))
+        return s_counted (list, count);
     char *texts[S_KEPT_IDEAS];
     size_t n = 0;
-    for (size_t i = 0; s_ideas_host_scan[i] && n + 1 < S_KEPT_IDEAS; i++) {
-        texts[n++] = strdup (s_ideas_host_scan[i]);
+    for (size_t i = 0; list[i] && n + 1 < S_KEPT_IDEAS; i++) {
+        texts[n++] = strdup (list[i]);
         if (i == 0)
             texts[n++] = strdup (S_EW_APPROX);
     }
-    return s_kept_or (texts, n, s_ideas_host_scan, count);
+    return s_kept_or (texts, n, list, count);
 }
 
 const char *const *
@@ -438,8 +490,8 @@ kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t *count)
         return kept;
     if (c == KF_CLASS_MATMUL && k == KF_TARGET_HOST)
         return s_product_list (spec, count);
-    if (c == KF_CLASS_SCAN && k == KF_TARGET_HOST && kf_prompt_costly_math (spec))
-        return s_scan_list (count);
+    if (c == KF_CLASS_SCAN && k == KF_TARGET_HOST)
+        return s_scan_list (spec, count);
     bool costly = c == KF_CLASS_ELEMENTWISE && kf_prompt_costly_math (spec);
     if (costly && k == KF_TARGET_HOST)
         return s_costly_list (spec, kf_prompt_formula_no_identity (spec) ? s_ideas_host_ew_one_call

@@ -13,6 +13,9 @@
  *  4. under 62-86% load, two full timings of one kernel differed up to
  *     3.5x and nothing said how much of a figure was waiting: the
  *     kernel's own threads' waits for a CPU over its timed calls;
+ *  5. round 28: a scan down the columns (cumsum over dim 0) was handed
+ *     the in-register prefix of a row and rows to threads; its lanes are
+ *     columns, each its own running sum;
  *  3. a try that wrote a new function of 54 lines read "changed 1 of its
  *     parent's 145 lines (its own has 199)": the lines written new count.
  */
@@ -168,9 +171,35 @@ s_test_own_wait (void)
     json_decref (load);
 }
 
+//  5.
+static void
+s_test_scan_down (void)
+{
+    const char *srcs[] = { "return torch.relu(torch.cumsum(x, dim=0))\n",
+                           "return torch.cumsum(x, 0)\n", "return torch.cumsum(x, dim=-2)\n",
+                           "return torch.cumsum(x, dim=1)\n", "return torch.cumsum(x, dim=-1)\n",
+                           "return torch.cumsum(x, 1)\n", "return torch.cumsum(x)\n" };
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        json_t *spec = json_pack ("{s:{s:s, s:s}, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], "
+                                  "s:s}]}", "reference", "language", "pytorch", "source", srcs[i],
+                                  "inputs", "name", "in0", "shape", 4096, 2048, "dtype", "f32",
+                                  "outputs", "name", "out0", "shape", 4096, 2048, "dtype", "f32");
+        bool down = i < 3;
+        CHECK (kf_prompt_task_class (spec) == KF_CLASS_SCAN);
+        CHECK (kf_prompt_scan_down (spec) == down);
+        size_t n = 0;
+        const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+        CHECK (n >= 4 && (strstr (ideas[0], "vector of columns") != NULL) == down);
+        for (size_t j = 0; down && j < n; j++)
+            CHECK (!strstr (ideas[j], "prefix sum") && !strstr (ideas[j], "rows split"));
+        json_decref (spec);
+    }
+}
+
 int
 main (void)
 {
+    s_test_scan_down ();
     s_test_own_wait ();
     s_test_lines_new ();
     s_test_attention_floor ();
