@@ -13,6 +13,7 @@
 #include "kf_prompt_epilogue.h"
 #include "kf_json.h"
 #include <stdio.h>
+#include <string.h>
 
 //  A tensor's rank and one of its sizes (0 where absent).
 static size_t
@@ -25,6 +26,28 @@ static long long
 s_dim (json_t *t, size_t d)
 {
     return json_integer_value (json_array_get (json_object_get (t, "shape"), d));
+}
+
+bool
+kf_prompt_attention_causal (json_t *spec)
+{
+    //  Round 28: a causal mask (torch.triu of ones, masked_fill with -inf)
+    //  leaves a query its own key and those before it; the floor counted
+    //  the whole square, and a kernel read 173% of one core's peak.
+    const char *src = kf_jstr (json_object_get (spec, "reference"), "source");
+    const char *body = strstr (src, "def forward");
+    body = body ? body : src;
+    return strstr (body, "triu(") || strstr (body, "tril(") || strstr (body, "is_causal=True");
+}
+
+//  The (query, key) pairs a head computes: all S x SK, or with a causal
+//  mask over a square the S (S + 1) / 2 on and below the diagonal.
+static double
+s_pairs (json_t *spec, long long s, long long sk)
+{
+    if (s == sk && kf_prompt_attention_causal (spec))
+        return (double) s * (double) (s + 1) / 2;
+    return (double) s * (double) sk;
 }
 
 double
@@ -59,7 +82,7 @@ kf_prompt_attention_flops (json_t *spec, long long *heads, long long sizes[4])
         sizes[2] = dk;
         sizes[3] = dv;
     }
-    return 2.0 * (double) b * (double) s * (double) sk * (double) (dk + dv);
+    return 2.0 * (double) b * s_pairs (spec, s, sk) * (double) (dk + dv);
 }
 
 void
@@ -70,21 +93,29 @@ kf_prompt_attention_line (FILE *f, json_t *spec, json_t *d)
     double one = kf_jnum (d, "peak_gflops_one_core", 0), all = kf_jnum (d, "peak_gflops", 0);
     if (!(flops > 0) || !(one > 0))
         return;
-    double scores = (double) b * (double) n[0] * (double) n[1];
+    double pairs = s_pairs (spec, n[0], n[1]), scores = (double) b * pairs;
+    bool causal = pairs < (double) n[0] * (double) n[1];
     fprintf (f, "  Compute floor: attention is two products around a softmax: the scores q k^T "
-             "(2 x %lld queries x %lld keys x %lld features) and their weights times v (2 x "
-             "%lld x %lld x %lld), over %lld independent (batch, head) pairs: %.4g million "
-             "operations; they take at least %.3g ms at one core's measured FMA peak", n[0],
-             n[1], n[2], n[0], n[1], n[3], b, flops * 1e-6, flops / one * 1e-6);
+             "(a multiply and an add for each of %lld features of each (query, key) pair) and "
+             "their weights times v (the same for %lld features), over %lld queries x %lld "
+             "keys", n[2], n[3], n[0], n[1]);
+    if (causal)
+        fprintf (f, ", of which the causal mask leaves %.0f pairs (each query with its own key "
+                 "and those before it: %lld x %lld / 2, about half; a kernel that skips the "
+                 "masked blocks does no more)", pairs, n[0], n[0] + 1);
+    fprintf (f, ", in each of %lld independent (batch, head) pairs: %.4g million operations; "
+             "they take at least %.3g ms at one core's measured FMA peak", b, flops * 1e-6,
+             flops / one * 1e-6);
     if (all > one)
         fprintf (f, " and %.3g ms at every core's together (%.0f GFLOP/s)", flops / all * 1e-6,
                  all);
-    fprintf (f, ". The softmax between them takes %.4g million exponentials (one a score), "
+    fprintf (f, ". The softmax between them takes %.4g million exponentials (one a score%s), "
              "about %.3g ms more on one core counting an exp as %d vector operations, each an "
              "FMA's issue slot: a kernel of f32 "
              "FMAs is never faster than the products' floor, and the score matrix (%.4g MiB "
              "for all pairs) need never reach memory if each block of queries keeps its "
              "scores in cache (an online softmax rescales the output as the maximum grows).\n",
-             scores * 1e-6, scores * KF_PROMPT_EXP_OPS * 2 / one * 1e-6, KF_PROMPT_EXP_OPS,
+             scores * 1e-6, causal ? " left by the mask" : "",
+             scores * KF_PROMPT_EXP_OPS * 2 / one * 1e-6, KF_PROMPT_EXP_OPS,
              scores * 4 / (1024.0 * 1024.0));
 }

@@ -738,10 +738,15 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     bool epilogue = derived > 0 && kf_prompt_epilogue_ms (spec, dev, &ep, &pms, &ems);
     const char *rest = epilogue ? ")." : "; the other work is not counted).";
     if (heads > 0)
-        fprintf (f, " The compute figures count attention's two products, 2 x queries x keys x "
+        fprintf (f, " The compute figures count attention's two products, 2 x %s x "
                  "(q's and v's features) for each of the %lld (batch, head) pairs = %s "
                  "operations, derived from the shapes (the task states no count; the "
-                 "softmax's exponentials are not counted).", heads, s_count (derived, b, sizeof b));
+                 "softmax's exponentials are not counted).",
+                 kf_prompt_attention_causal (spec)
+                     ? "the (query, key) pairs the causal mask leaves (about half of queries x "
+                       "keys)"
+                     : "queries x keys",
+                 heads, s_count (derived, b, sizeof b));
     else if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "

@@ -233,6 +233,10 @@ double kf_prompt_product_flops (json_t *spec, long long mnk[3]);
  * (may be NULL); SIZES (or NULL) {S, Sk, D, Dv}. 0 otherwise. Part of
  * kf_prompt_product_flops. */
 double kf_prompt_attention_flops (json_t *spec, long long *heads, long long sizes[4]);
+/* Round 28: whether SPEC's attention is causal (its forward masks with
+ * triu or tril, or says is_causal=True): over a square it then counts
+ * the S (S + 1) / 2 pairs on and below the diagonal. */
+bool kf_prompt_attention_causal (json_t *spec);
 /* Writes the Target section's compute floor of attention (its two
  * products and the softmax's exponentials), where it has a count and
  * D holds the FMA peak. */

@@ -16,6 +16,12 @@
  *  5. round 28: a scan down the columns (cumsum over dim 0) was handed
  *     the in-register prefix of a row and rows to threads; its lanes are
  *     columns, each its own running sum;
+ *  6. round 28: causal attention (scores masked above the diagonal)
+ *     was counted over the whole square: a kernel read 173% of one
+ *     core's peak and "one core does at least 389.6 GFLOP/s". Only the
+ *     pairs on and below the diagonal count. And an outcome timed over
+ *     undisturbed samples beside 5.9 other runnable tasks read "timed on
+ *     a quiet host";
  *  3. a try that wrote a new function of 54 lines read "changed 1 of its
  *     parent's 145 lines (its own has 199)": the lines written new count.
  */
@@ -24,6 +30,7 @@
 #include "../../coordinator/kf_prompt_changed.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -86,6 +93,22 @@ s_test_attention_floor (void)
     json_decref (hw);
     json_decref (spec);
     //  Other keys and value widths; shapes that do not chain count nothing.
+    //  6. Causal: the pairs on and below the diagonal.
+    spec = s_att_spec (512, 64);
+    json_object_set_new (json_object_get (spec, "reference"), "source", json_string (
+        "    def forward(self, q, k, v):\n        s = q @ k.transpose(-2, -1)\n"
+        "        s = s.masked_fill(torch.triu(torch.ones(512, 512, dtype=torch.bool), "
+        "diagonal=1), float('-inf'))\n        return torch.softmax(s, dim=-1) @ v\n"));
+    CHECK (kf_prompt_attention_causal (spec));
+    CHECK (kf_prompt_attention_flops (spec, NULL, NULL) == 2.0 * 32 * (512.0 * 513 / 2) * 128);
+    d = json_pack ("{s:f, s:f}", "peak_gflops_one_core", 227.0, "peak_gflops", 449.0);
+    KF_TEST_CAPTURE (text, f, kf_prompt_task_product_line (f, spec, d));
+    json_decref (d);
+    printf ("causal line: %s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "the causal mask leaves 131328 pairs"));
+    CHECK (kf_test_has (text, "1076 million operations"));
+    free (text);
+    json_decref (spec);
     spec = s_att_spec (256, 32);
     CHECK (kf_prompt_attention_flops (spec, NULL, NULL) == 2.0 * 32 * 512 * 256 * (64 + 32));
     json_decref (spec);
@@ -169,6 +192,18 @@ s_test_own_wait (void)
     kf_prompt_load_text (load, NULL, buf, sizeof buf);
     CHECK (!kf_test_has (buf, "its own threads waiting"));
     json_decref (load);
+    //  6. Over undisturbed samples beside 5.9 other runnable tasks: no
+    //  "quiet host"; the load and the samples' rule are said.
+    json_t *c = json_pack ("{s:s, s:f, s:f, s:s, s:{s:i, s:f, s:f, s:f, s:b}}", "status",
+                           "correct", "speedup", 201.8, "time_ns", 1.829e6, "fidelity", "full",
+                           "host_load", "cpus", 2, "runnable_others", 5.9, "others_cpu_s", 1.2,
+                           "wall_s", 1.0, "undisturbed_only", 1);
+    kf_prompt_outcome (c, false, buf, sizeof buf);
+    printf ("outcome: %s\n", buf);
+    CHECK (!kf_test_has (buf, "quiet host"));
+    CHECK (kf_test_has (buf, "5.9 other runnable tasks")
+           && kf_test_has (buf, "neither it nor the reference waited for a CPU"));
+    json_decref (c);
 }
 
 //  5.
