@@ -329,8 +329,9 @@ s_measured (void)
 #endif
     //  The first call measures every figure of the boot at once
     //  (kf_host_figures.h): one core's and the all-core ceilings, a
-    //  thread on each CPU for the latter.
-    CHECK (cpu < 1.5 * (double) sysconf (_SC_NPROCESSORS_ONLN));
+    //  thread on each CPU for the latter. A Zen 5 VM's AVX-512 figures
+    //  took 3.21 s of CPU under AddressSanitizer on 2 CPUs (5.3 s wall).
+    CHECK (cpu < 2.5 * (double) sysconf (_SC_NPROCESSORS_ONLN));
     bool x86 = false;
 #if defined(__x86_64__)
     x86 = true;
