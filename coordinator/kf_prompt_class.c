@@ -77,10 +77,7 @@ s_attention_by_calls (const char *src)
 {
     static const char *const softmax[] = { "softmax(", NULL };
     static const char *const products[] = { " @ ", "matmul(", "bmm(", "einsum(", NULL };
-    //  The calls of forward, not a docstring's formula ("softmax(q @ k^T
-    //  / 8)" above a bmm made bmm_bt_softmax two products).
-    const char *body = strstr (src, "def forward");
-    body = body ? body : src;
+    const char *body = kf_prompt_forward_from (src);
     return s_count (body, softmax) >= 1 && s_count (body, products) >= 2;
 }
 

@@ -155,6 +155,13 @@ s_in (const char *word, size_t n, const char *const *list)
     return false;
 }
 
+const char *
+kf_prompt_forward_from (const char *source)
+{
+    const char *def = source ? strstr (source, "def forward") : NULL;
+    return def ? def : source;
+}
+
 //  forward's body in CODE: [*start, *end), or false.
 static bool
 s_forward (const char *code, const char **start, const char **end)

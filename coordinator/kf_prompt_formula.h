@@ -87,6 +87,12 @@ typedef struct {
  * between): "sigmoid" is not found in "logsigmoid". */
 bool kf_prompt_formula_named (const char *names, const char *word);
 
+/* Where forward's definition starts in a reference's SOURCE (SOURCE
+ * itself where it has none): the text from there holds the calls forward
+ * and the methods after it make, not a docstring's formula above it
+ * (round 27: "softmax(q @ k^T / 8)" above one bmm read as attention). */
+const char *kf_prompt_forward_from (const char *source);
+
 /* Reads SPEC's reference into F; returns false (F zeroed) where it is not
  * PyTorch or has no forward. */
 bool kf_prompt_formula (json_t *spec, kf_formula_t *f);

@@ -255,16 +255,15 @@ s_kept_cache (json_t *hardware, kf_target_kind_t kind, kf_rates_t *r)
         r->cache_bytes = kf_jnum (d, "cache_bytes", 0);
 }
 
-//  Dimension I of tensor T's shape, or -1.
-static long long
-s_dim (json_t *t, size_t i)
+long long
+kf_prompt_dim (json_t *t, size_t i)
 {
     json_t *d = json_array_get (json_object_get (t, "shape"), i);
     return json_is_integer (d) ? (long long) json_integer_value (d) : -1;
 }
 
-static size_t
-s_rank (json_t *t)
+size_t
+kf_prompt_rank (json_t *t)
 {
     return json_array_size (json_object_get (t, "shape"));
 }
@@ -286,7 +285,7 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
         return 0;
     json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
     json_t *out = json_array_get (outputs, 0);
-    size_t rank = s_rank (out);
+    size_t rank = kf_prompt_rank (out);
     if (json_array_size (outputs) != 1 || (rank != 2 && rank != 3))
         return 0;
     size_t o = rank - 2;   //  the first matrix dimension
@@ -295,9 +294,9 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     size_t i;
     json_t *t;
     json_array_foreach (inputs, i, t) {
-        if (s_rank (t) > rank || (rank == 3 && s_rank (t) == 2))
+        if (kf_prompt_rank (t) > rank || (rank == 3 && kf_prompt_rank (t) == 2))
             return 0;
-        if (s_rank (t) == rank) {
+        if (kf_prompt_rank (t) == rank) {
             if (n == S_MATS)
                 return 0;
             mat[n++] = t;
@@ -305,12 +304,12 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     }
     //  Of more than two, those of the output's shape are the epilogue's (a
     //  residual); any other third makes the count a guess (two layers?).
-    long long om = s_dim (out, o), on = s_dim (out, o + 1);
+    long long om = kf_prompt_dim (out, o), on = kf_prompt_dim (out, o + 1);
     if (n > 2) {
         json_t *other[S_MATS];
         int kept = 0;
         for (int a = 0; a < n; a++)
-            if (!(s_dim (mat[a], o) == om && s_dim (mat[a], o + 1) == on))
+            if (!(kf_prompt_dim (mat[a], o) == om && kf_prompt_dim (mat[a], o + 1) == on))
                 other[kept++] = mat[a];
         if (kept > 2)
             return 0;
@@ -323,9 +322,9 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     if (n < 2)
         return 0;
     if (rank == 3) {
-        *batch = s_dim (out, 0);
+        *batch = kf_prompt_dim (out, 0);
         for (int a = 0; a < n; a++)
-            if (*batch <= 0 || s_dim (mat[a], 0) != *batch)
+            if (*batch <= 0 || kf_prompt_dim (mat[a], 0) != *batch)
                 return 0;
     }
     double flops = 0;
@@ -334,8 +333,8 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
             if (a == b)
                 continue;
             json_t *x = mat[a], *w = mat[b];
-            long long m = s_dim (x, o), kx = s_dim (x, o + 1), w0 = s_dim (w, o),
-                      w1 = s_dim (w, o + 1);
+            long long m = kf_prompt_dim (x, o), kx = kf_prompt_dim (x, o + 1), w0 = kf_prompt_dim (w, o),
+                      w1 = kf_prompt_dim (w, o + 1);
             //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N], or
             //  (round 15: a.T @ b read "compute: not known") x stored [K,M]
             //  and used transposed, by [K,N].
@@ -371,33 +370,33 @@ s_conv (json_t *spec, long long *groups, long long mnk[3], long long taps[3], in
         || strstr (src, "onvTranspose"))
         return 0;
     json_t *outputs = json_object_get (spec, "outputs"), *out = json_array_get (outputs, 0);
-    size_t rank = s_rank (out);
+    size_t rank = kf_prompt_rank (out);
     if (json_array_size (outputs) != 1 || rank < 3 || rank > 5)
         return 0;
-    long long b = s_dim (out, 0), c_out = s_dim (out, 1), spatial = 1;
+    long long b = kf_prompt_dim (out, 0), c_out = kf_prompt_dim (out, 1), spatial = 1;
     for (size_t i = 2; i < rank; i++)
-        spatial *= s_dim (out, i) > 0 ? s_dim (out, i) : 0;
+        spatial *= kf_prompt_dim (out, i) > 0 ? kf_prompt_dim (out, i) : 0;
     json_t *weight = NULL, *x = NULL;
     size_t i;
     json_t *t;
     json_array_foreach (json_object_get (spec, "inputs"), i, t) {
-        if (s_rank (t) != rank)
+        if (kf_prompt_rank (t) != rank)
             continue;
-        if (s_dim (t, 0) == c_out && s_dim (t, 0) != b && !weight)
+        if (kf_prompt_dim (t, 0) == c_out && kf_prompt_dim (t, 0) != b && !weight)
             weight = t;
-        else if (s_dim (t, 0) == b && !x)
+        else if (kf_prompt_dim (t, 0) == b && !x)
             x = t;
     }
     if (!weight || !x || b <= 0 || c_out <= 0 || spatial <= 0)
         return 0;
-    long long per = s_dim (weight, 1), kernel = 1, c_in = s_dim (x, 1);
+    long long per = kf_prompt_dim (weight, 1), kernel = 1, c_in = kf_prompt_dim (x, 1);
     for (size_t d = 2; d < rank; d++)
-        kernel *= s_dim (weight, d) > 0 ? s_dim (weight, d) : 0;
+        kernel *= kf_prompt_dim (weight, d) > 0 ? kf_prompt_dim (weight, d) : 0;
     if (per <= 0 || kernel <= 0 || c_in <= 0 || c_in % per || c_out % (c_in / per))
         return 0;
     *groups = c_in / per;
     for (size_t d = 2; taps && d < rank; d++)
-        taps[d - 2] = s_dim (weight, d);
+        taps[d - 2] = kf_prompt_dim (weight, d);
     if (dims)
         *dims = (int) rank - 2;
     if (mnk) {

@@ -210,6 +210,10 @@ bool kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardwa
  * B batched products (torch.bmm: both matrices and the output of rank 3
  * with one leading size B), B*2*M*N*K; with MNK (or NULL) set to {M, N,
  * K} of one product. 0 otherwise. */
+/* A tensor spec's rank, and its size along dimension I (-1 where it has
+ * none); kf_prompt_position.c. */
+size_t kf_prompt_rank (json_t *tensor);
+long long kf_prompt_dim (json_t *tensor, size_t i);
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
 /* The same for a convolution (torch's convNd, not transposed): the
  * multiply-adds of its one output [B][C_out][spatial...] from a weight
