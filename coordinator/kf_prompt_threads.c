@@ -47,6 +47,28 @@ s_pair (json_t *d, const char *one, const char *all, const char *what, const cha
     return g->one > 0 && g->all > 0 && g->cores >= 2;
 }
 
+//  The memory's pair of D: all cores' and one core's streaming copy
+//  (what a kernel that reads and writes meets), else their cold reads.
+static bool
+s_memory_pair (json_t *d, kf_prompt_cores_gain_t *g)
+{
+    return s_pair (d, "copy_stream_one_core_gbs", "copy_stream_all_cores_gbs",
+                   "copy rate with streaming stores (read plus written)", "GB/s", g)
+           || s_pair (d, "read_cold_one_core_gbs", "read_cold_all_cores_gbs", "cold read rate",
+                      "GB/s", g);
+}
+
+//  A task whose time is its bytes: plain elementwise work, a row
+//  reduction, a scan (not a product's or attention's multiply-adds, nor
+//  an elementwise formula of costly calls).
+static bool
+s_memory_task (json_t *spec)
+{
+    kf_task_class_t c = kf_prompt_task_class (spec);
+    return (c == KF_CLASS_ELEMENTWISE && !kf_prompt_costly_math (spec))
+           || c == KF_CLASS_ROW_REDUCTION || c == KF_CLASS_SCAN;
+}
+
 bool
 kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_gain_t *gain)
 {
@@ -54,14 +76,10 @@ kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_gain_t 
     kf_prompt_cores_gain_t fma, copy;
     bool has_fma = s_pair (d, "peak_gflops_one_core", "peak_gflops_all_threads",
                            "f32 FMA peak", "GFLOP/s", &fma);
-    bool has_copy = s_pair (d, "copy_stream_one_core_gbs", "copy_stream_all_cores_gbs",
-                            "copy rate with streaming stores (read plus written)", "GB/s", &copy)
-                    || s_pair (d, "read_cold_one_core_gbs", "read_cold_all_cores_gbs",
-                               "cold read rate", "GB/s", &copy);
+    bool has_copy = s_memory_pair (d, &copy);
     kf_task_class_t c = kf_prompt_task_class (spec);
     bool compute = c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION;
-    bool memory = (c == KF_CLASS_ELEMENTWISE && !kf_prompt_costly_math (spec))
-                  || c == KF_CLASS_ROW_REDUCTION || c == KF_CLASS_SCAN;
+    bool memory = s_memory_task (spec);
     const kf_prompt_cores_gain_t *g;
     if ((compute && has_fma) || !has_copy)
         g = has_fma ? &fma : NULL;
@@ -92,8 +110,11 @@ kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *g)
 //  EVEN_NS: below it, the loss the planner predicts too; above it, the
 //  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
 //  most of their gain goes on starting them" at 2.4 times the break-even).
+//  GAIN: what all cores do against one at best (the cores, or the
+//  memory's measured ratio for a task bound by memory). Round 28: "a net
+//  gain of 49%" for a scan whose copy rates gave all cores 1.33x.
 static void
-s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
+s_one_thread (FILE *f, double start_us, double cores, double gain, double ns, double even_ns)
 {
     if (kf_prompt_threads_lose (start_us, cores, ns, false)) {
         fputs (": below that, so threads started in each call lose here unless the work per "
@@ -101,11 +122,14 @@ s_one_thread (FILE *f, double start_us, double cores, double ns, double even_ns)
         return;
     }
     char saved[32], cost[32];
-    kf_prompt_time_text (ns * (1 - 1 / cores), saved, sizeof saved);
-    kf_prompt_time_text ((cores - 1) * start_us * 1e3, cost, sizeof cost);
-    fprintf (f, ", %.1f times that: threads save at most %s of it a call and pay %s to start, "
-             "a net gain of %.0f%% of the call at best.", ns / even_ns, saved, cost,
-             100 * (ns * (1 - 1 / cores) - (cores - 1) * start_us * 1e3) / ns);
+    double save_ns = gain > 1 ? ns * (1 - 1 / gain) : 0, cost_ns = (cores - 1) * start_us * 1e3;
+    kf_prompt_time_text (save_ns, saved, sizeof saved);
+    kf_prompt_time_text (cost_ns, cost, sizeof cost);
+    fprintf (f, ", %.1f times that: threads save %s%s of it a call%s and pay %s to start, "
+             "a net %s of %.0f%% of the call at best.", ns / even_ns,
+             save_ns > 0 ? "at most " : "", save_ns > 0 ? saved : "nothing",
+             gain < cores ? " (the memory's figures above)" : "", cost,
+             save_ns >= cost_ns ? "gain" : "loss", 100 * fabs (save_ns - cost_ns) / ns);
 }
 
 //  The row of candidate ID in HISTORY (kf_prompt_history: one a
@@ -506,23 +530,32 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
              start_us, cores, 100 * (1 - 1 / cores), cores - 1, cores > 2 ? "s" : "", even);
     //  Round 19: "saves at most 50%" for a call bound by memory, where all
     //  cores read cold data 1.6 times as fast as one core, not twice.
+    //  Round 28: the streaming copy first (a scan reads and writes), and
+    //  all cores no faster than one said too (41.3 GB/s on both had
+    //  dropped the sentence).
     json_t *d = json_array_get (json_object_get (in->hardware, "devices"), 0);
-    double read_one = kf_jnum (d, "read_cold_one_core_gbs", 0);
-    double read_all = kf_jnum (d, "read_cold_all_cores_gbs", 0);
+    kf_prompt_cores_gain_t mem;
     //  Round 21: not for a product or attention, whose work is their
     //  FMAs' (the paragraph stood in a GEMM's prompt of 604 MFLOP).
     kf_task_class_t tc = kf_prompt_task_class (in->spec);
     bool fma_bound = tc == KF_CLASS_MATMUL || tc == KF_CLASS_ATTENTION;
-    bool memory_less = read_one > 0 && read_all > read_one && read_all < cores * read_one;
+    bool memory_less = s_memory_pair (d, &mem) && mem.all < cores * mem.one;
+    double gain = cores;
     if (memory_less && fma_bound)
         fputs (" A product's time is its multiply-adds, which divide over the cores; the "
                "memory's lower limit on that saving, which an elementwise call meets, is not "
                "this task's.", f);
-    else if (memory_less)
-        fprintf (f, " That is for work that divides over the cores; a call bound by memory "
-                 "saves at most %.0f%%, as all cores read cold data at %.1f GB/s against one "
-                 "core's %.1f (%.2fx).", 100 * (1 - read_one / read_all), read_all, read_one,
-                 read_all / read_one);
+    else if (memory_less) {
+        fputs (" That is for work that divides over the cores; a call bound by memory ", f);
+        if (mem.all > mem.one)
+            fprintf (f, "saves at most %.0f%%", 100 * (1 - mem.one / mem.all));
+        else
+            fputs ("saves nothing", f);
+        fprintf (f, ", as all cores' %s was %.1f GB/s against one core's %.1f (%.2fx).",
+                 mem.what, mem.all, mem.one, mem.all / mem.one);
+        if (s_memory_task (in->spec))
+            gain = mem.all / mem.one;
+    }
     //  What the run's threaded kernels did against its single-thread
     //  best, timed in full (round 11: every one lost, and no prompt said).
     json_t *runs = s_runs (in);
@@ -544,7 +577,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             kf_prompt_threads_load (f, in, in->base, twin);
         }
         else
-            s_one_thread (f, start_us, cores, ns, even_ns);
+            s_one_thread (f, start_us, cores, gain, ns, even_ns);
         //  Only near the break-even (round 13: "4.18 ms a call, so a
         //  successor of it gains even less" where a start costs 1% of it).
         double best_ns = kf_jnum (in->best, "candidate_ns", 0);
