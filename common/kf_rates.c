@@ -58,12 +58,18 @@ s_cache (FILE *f, const kf_rates_t *r)
     "against the Target section's floors (its bytes at the measured cold read rates) and " \
     "its arithmetic budget per vector"
 
+static const char *
+s_copy_name (const kf_rates_t *r)
+{
+    return r->copy_name ? r->copy_name : "the measured copy bandwidth";
+}
+
 //  Memory above the copy figure: why, never as a share over 100%.
 static void
 s_above_copy (FILE *f, const kf_rates_t *r)
 {
     char b[32];
-    fprintf (f, ", above the measured copy bandwidth (%.0f GB/s)", r->copy_gbs);
+    fprintf (f, ", above %s (%.0f GB/s)", s_copy_name (r), r->copy_gbs);
     int fits = kf_rates_fits (r);
     if (fits > 0) {
         fputs (": the working set", f);
@@ -109,7 +115,7 @@ kf_rates_write (FILE *f, const kf_rates_t *r)
             s_above_copy (f, r);
         else if (r->copy_gbs > 0) {
             mem_share = r->gbs / r->copy_gbs;
-            fprintf (f, ", %.0f%% of the measured copy bandwidth (%.0f GB/s)", 100 * mem_share,
+            fprintf (f, ", %.0f%% of %s (%.0f GB/s)", 100 * mem_share, s_copy_name (r),
                      r->copy_gbs);
         }
         if (r->ref_gbs > 0) {

@@ -32,6 +32,8 @@ typedef struct {
                               * the bytes; NULL: nothing said */
     double gbs;              /* achieved GB/s (bytes / ns); 0: not measured */
     double copy_gbs;         /* the device's measured copy bandwidth; 0: unknown */
+    const char *copy_name;   /* what COPY_GBS is, where not the device's copy
+                              * figure; NULL: "the measured copy bandwidth" */
     double ref_gbs;          /* the reference's GB/s; 0: not stated */
     double gflops;           /* achieved GFLOP/s; 0: the task gives no count */
     double peak_gflops;      /* the measured FMA peak; 0: unknown */

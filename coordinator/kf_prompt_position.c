@@ -661,6 +661,8 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                                                   : KF_STORES_UNKNOWN;
     kf_share_t copy = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_COPY);
     if (r.bytes > 0 && kind == KF_TARGET_HOST) {
+        r.copy_gbs = copy.rate;
+        r.copy_name = copy.rate_name;
         r.gbs = copy.gbs;
         r.bytes = copy.bytes;
         r.traffic = copy.traffic;

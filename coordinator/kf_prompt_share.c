@@ -17,6 +17,7 @@
 #include "kf_prompt_class.h"
 #include "kf_json.h"
 #include <math.h>
+#include <stddef.h>
 
 double
 kf_prompt_store_factor (json_t *spec, bool streaming)
@@ -53,6 +54,30 @@ s_one_core (json_t *d, const char **name)
     return fmax (whole, kf_jnum (d, "copy_stream_one_core_gbs", 0));
 }
 
+double
+kf_prompt_copy_ceiling (json_t *d, double copy_gbs, const char **name, const char **share_name)
+{
+    static const struct {
+        const char *key, *name, *share_name;
+    } faster[] = {
+        { "copy_stream_all_cores_gbs", "all cores' streaming copy",
+          "all cores' streaming copy, the fastest copy measured" },
+        { "copy_stream_one_core_gbs", "one core's streaming copy",
+          "one core's streaming copy, the fastest copy measured" },
+        { "copy_one_core_gbs", "one core's memcpy", "one core's memcpy, the fastest copy measured" },
+    };
+    double best = copy_gbs;
+    *name = "the all-core memcpy";
+    *share_name = "the measured copy bandwidth";
+    for (size_t i = 0; i < sizeof faster / sizeof faster[0]; i++)
+        if (kf_jnum (d, faster[i].key, 0) > best) {
+            best = kf_jnum (d, faster[i].key, 0);
+            *name = faster[i].name;
+            *share_name = faster[i].share_name;
+        }
+    return best;
+}
+
 kf_share_t
 kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stores_t stores,
                         kf_share_rate_t against)
@@ -62,8 +87,13 @@ kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stor
                      .traffic = "N + M",
                      .why = "the inputs read and the outputs written, once each" };
     if (against == KF_SHARE_COPY) {
+        //  Round 28: a one-thread streaming kernel read 95-110% of the
+        //  all-core memcpy (33 GB/s under load), where one core's
+        //  streaming copy had reached 42.1 GB/s: the copy figure is the
+        //  fastest copy measured.
         r.rate = kf_jnum (bandwidth, "copy_gbs", 0);
-        r.rate_name = "the measured copy bandwidth";
+        const char *name;
+        r.rate = r.rate > 0 ? kf_prompt_copy_ceiling (device, r.rate, &name, &r.rate_name) : 0;
         r.why = "as the copy figure counts its own bytes, read plus written";
     }
     else {

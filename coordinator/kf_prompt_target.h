@@ -98,6 +98,14 @@ typedef struct {
                              * rate counted as its whole traffic"; static text */
 } kf_share_t;
 
+/* The ceiling of a copy counted N + M on host device D: COPY_GBS (the
+ * worker's memcpy on every core), or the fastest of its other copies
+ * where one went faster; *NAME says which ("one core's streaming copy"),
+ * *SHARE_NAME the same as a share's yardstick ("..., the fastest copy
+ * measured", or "the measured copy bandwidth"); static text. */
+double kf_prompt_copy_ceiling (json_t *d, double copy_gbs, const char **name,
+                               const char **share_name);
+
 /* The stores of KERNEL's (a prompt kernel object) "source" in LANGUAGE
  * on KIND: ordinary or streaming on the host where the source is known
  * and SPEC names outputs, else KF_STORES_UNKNOWN. */
