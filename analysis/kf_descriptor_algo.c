@@ -33,7 +33,7 @@
 #define EXPCALL "[[:alnum:]_]*exp[[:alnum:]_]*" W "\\(" W "_mm(256|512)?_sub_p[sd]" W "\\("
 
 enum { R_PAIR, R_TRIPLE, R_IPAIR, R_ITRIPLE, R_F43, R_TWOPI, R_CEXP, R_COS, R_SIN, R_QUAD,
-       R_SUM, R_STORE, R_INDEX, R_MEMCPY, R_ONLINE, R_ONLINE_VAR, R_WELFORD, R_COUNT };
+       R_SUM, R_STORE, R_INDEX, R_MEMCPY, R_ONLINE, R_FACTOR, R_WELFORD, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     "(" OPND ")" W "([-+])" W "(" OPND ")",
     "(" OPND ")" W "([-+])" W "(" OPND ")" W "([-+])" W "(" OPND ")",
@@ -61,10 +61,10 @@ static const char *const s_patterns[R_COUNT] = {
     "(\\[([^];]*)\\]|\\+([^,;]*)),",
     //  The running sum multiplied by exp of a difference, in place.
     "\\b(" NAME ")" W "=" W "_mm(256|512)?_(mul|fmadd)_p[sd]" W "\\(" W "\\1" W "," W EXPCALL,
-    //  The factor in a variable, then (three statements later at most)
-    //  the running sum multiplied by it.
-    "\\b(" NAME ")" W "=" W EXPCALL "[^;]*;([^;]*;){0,3}[^;]*\\b(" NAME ")" W "=" W
-    "_mm(256|512)?_(mul|fmadd)_p[sd]" W "\\(" W "(\\4" W "," W "\\1|\\1" W "," W "\\4)\\b",
+    //  A factor: a name set to exp of a difference, in a vector or not
+    //  (al = exp_neg (_mm512_sub_ps (m, mn)), al = expf (mo - mn)).
+    "\\b(" NAME ")" W "=" W "(" EXPCALL "|[[:alnum:]_]*exp[[:alnum:]_]*" W "\\(" W OPND W "-"
+    W OPND W "\\))",
     //  M2 += delta * (x - mean), as an FMA or an add of a product.
     "\\b(" NAME ")" W "=" W "_mm(256|512)?_fn?madd_p[sd]" W "\\(" W NAME W "," W
     "_mm(256|512)?_sub_p[sd]" W "\\(" W NAME W "," W NAME W "\\)" W "," W "\\1" W "\\)"
@@ -579,6 +579,147 @@ s_count (int re, const char *code, int kind, kf_descriptor_algo_t *out)
     }
 }
 
+//  ---------------------------------------------------------------------
+//  The online softmax's rescale, followed by name
+
+#define S_FACTORS 16
+#define S_STATEMENT 512
+
+//  ST (NUL-terminated) without white space except one blank between two
+//  words, and without line continuations, into OUT.
+static void
+s_squeeze (const char *st, size_t len, char *out, size_t size)
+{
+    size_t k = 0;
+    bool blank = false;
+    for (size_t i = 0; i < len && k + 2 < size; i++) {
+        char c = st[i];
+        if (isspace ((unsigned char) c) || c == '\\') {
+            blank = true;
+            continue;
+        }
+        if (blank && k > 0 && (isalnum ((unsigned char) out[k - 1]) || out[k - 1] == '_')
+            && (isalnum ((unsigned char) c) || c == '_'))
+            out[k++] = ' ';
+        blank = false;
+        out[k++] = c;
+    }
+    out[k] = 0;
+}
+
+//  The first argument of the call whose arguments start at *P (past its
+//  opening parenthesis), into OUT; *P moves past its comma.
+static bool
+s_argument (const char **p, char *out, size_t size)
+{
+    int depth = 0;
+    const char *a = *p;
+    for (; **p; (*p)++) {
+        depth += **p == '(' || **p == '[';
+        if (depth == 0 && (**p == ',' || **p == ')'))
+            break;
+        depth -= **p == ')' || **p == ']';
+    }
+    size_t n = (size_t) (*p - a);
+    if (!**p || n == 0 || n >= size)
+        return false;
+    memcpy (out, a, n);
+    out[n] = 0;
+    (*p)++;
+    return true;
+}
+
+//  Whether the N factors hold NAME's LEN bytes already.
+static bool
+s_factor_at (const char factor[][S_OPND], int n, const char *name, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (strlen (factor[i]) == len && !strncmp (factor[i], name, len))
+            return true;
+    return false;
+}
+
+static bool
+s_factor (const char *name, const char factor[][S_OPND], int n)
+{
+    return s_factor_at (factor, n, name, strlen (name));
+}
+
+//  Whether statement S (squeezed) multiplies a running value by one of
+//  the N factors in place: x *= f; x = x * f (+ ...); x = f * x;
+//  x = _mm*_mul/fmadd_p[sd] (x, f, ...) or (f, x, ...).
+static bool
+s_rescales (const char *s, const char factor[][S_OPND], int n)
+{
+    const char *eq = strchr (s, '=');
+    if (!eq || eq == s || eq[1] == '=' || strchr ("!<>", eq[-1]))
+        return false;
+    bool times = eq[-1] == '*';
+    const char *end = eq - times, *lhs = end;
+    while (lhs > s && lhs[-1] != ' ')
+        lhs--;
+    char name[S_OPND];
+    if (end - lhs <= 0 || (size_t) (end - lhs) >= sizeof name)
+        return false;
+    snprintf (name, sizeof name, "%.*s", (int) (end - lhs), lhs);
+    const char *rhs = eq + 1;
+    if (times)
+        return s_factor (rhs, factor, n);
+    if (!strncmp (rhs, "_mm", 3)) {
+        const char *op = rhs + 3 + strspn (rhs + 3, "0123456789");
+        const char *open = strchr (op, '(');
+        if (!open || (strncmp (op, "_mul_p", 6) && strncmp (op, "_fmadd_p", 8)))
+            return false;
+        const char *p = open + 1;
+        char a[S_OPND], b[S_OPND];
+        if (!s_argument (&p, a, sizeof a) || !s_argument (&p, b, sizeof b))
+            return false;
+        return (!strcmp (a, name) && s_factor (b, factor, n))
+               || (!strcmp (b, name) && s_factor (a, factor, n));
+    }
+    size_t len = strlen (name);
+    for (int i = 0; i < n; i++) {
+        size_t flen = strlen (factor[i]);
+        //  x * f or f * x, the whole of the right side or a sum's first term.
+        for (int order = 0; order < 2; order++) {
+            const char *first = order ? factor[i] : name, *second = order ? name : factor[i];
+            size_t l1 = order ? flen : len, l2 = order ? len : flen;
+            if (!strncmp (rhs, first, l1) && rhs[l1] == '*' && !strncmp (rhs + l1 + 1, second, l2)
+                && strchr ("+-", rhs[l1 + 1 + l2]))
+                return true;
+        }
+    }
+    return false;
+}
+
+//  Round 28: two online softmaxes read as direct translations. One set
+//  its factor (al0 = exp_neg (_mm512_sub_ps (m0, mn0))) some thirty
+//  statements before the running sum took it (l0 = _mm512_fmadd_ps (l0,
+//  al0, s)); the other kept its sums in an array (lrow[q] = lrow[q] * al
+//  + ...). Each factor of REGION is followed by name to its statements.
+static void
+s_online (const char *region, kf_descriptor_algo_t *out)
+{
+    char factor[S_FACTORS][S_OPND];
+    int n = 0;
+    regmatch_t m[2];
+    for (const char *p = region; n < S_FACTORS && *p
+         && regexec (&s_re[R_FACTOR], p, 2, m, p == region ? 0 : REG_NOTBOL) == 0;
+         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1) {
+        size_t len = (size_t) (m[1].rm_eo - m[1].rm_so);
+        if (len < S_OPND && !s_factor_at (factor, n, p + m[1].rm_so, len))
+            snprintf (factor[n++], S_OPND, "%.*s", (int) len, p + m[1].rm_so);
+    }
+    char st[S_STATEMENT];
+    for (const char *p = region; n > 0 && *p;) {
+        size_t len = strcspn (p, ";{}");
+        s_squeeze (p, len, st, sizeof st);
+        if (s_rescales (st, factor, n))
+            s_note (out, KF_ALGO_ONLINE, p, len);
+        p += len + (p[len] != 0);
+    }
+}
+
 static void
 s_note_fact (kf_descriptor_algo_t *out, int kind, const s_fact_t *f)
 {
@@ -614,6 +755,7 @@ kf_descriptor_algo (const char *code, kf_descriptor_algo_t *out)
         if (twiddle)
             s_note_fact (out, KF_ALGO_FFT, s_butterfly (f));
         s_im2col (region, out);
+        s_online (region, out);
         free (region);
         if (!close)
             break;
@@ -625,7 +767,6 @@ kf_descriptor_algo (const char *code, kf_descriptor_algo_t *out)
     s_count (R_F43, code, KF_ALGO_WINOGRAD, out);
     s_strassen (code, out);
     s_count (R_ONLINE, code, KF_ALGO_ONLINE, out);
-    s_count (R_ONLINE_VAR, code, KF_ALGO_ONLINE, out);
     s_count (R_WELFORD, code, KF_ALGO_WELFORD, out);
     return 0;
 }

@@ -501,8 +501,10 @@ kf_prompt_source_features (const char *source, const char *language)
     //  A kernel with a product is "fused" by its epilogue (the idea
     //  below), not by a row's passes (round 18: "one fused pass per row"
     //  for a product whose RMS norm ran in a pass of its own).
+    //  Round 28: attention's one pass over the keys, an online softmax,
+    //  is its fused pass (candidate 4 read "not seen done").
     bool product = s_has_product (&acc);
-    S_SET (KF_IDEA_FUSED_ROW, c.algo >= 1 && !product);
+    S_SET (KF_IDEA_FUSED_ROW, (c.algo >= 1 && !product) || strstr (w, "(online softmax)"));
     S_SET (KF_IDEA_ACCUMULATORS, lanes_acc || acc.same >= S_CHAINS);
     S_SET (KF_IDEA_ESTIMATE, s_estimates (t));
     S_SET (KF_IDEA_OUTER, s_outer (t));

@@ -10,10 +10,16 @@
  *  2. a one-thread streaming kernel read "95% of the measured copy
  *     bandwidth (33 GB/s)", the all-core memcpy taken under load, where
  *     one core's streaming copy had reached 42.1 GB/s: the copy share is
- *     of the fastest copy measured.
+ *     of the fastest copy measured;
+ *  3. two online softmaxes over the keys (attention in one pass) read
+ *     as direct translations, and their fused pass "not seen done": a
+ *     rescale factor set thirty statements before the sums took it, and
+ *     sums kept in an array (tests/fixtures/descriptors/c_r28_*: the
+ *     coordinates; here the feature).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../kf_test.h"
@@ -133,9 +139,37 @@ s_test_copy_yardstick (void)
     json_decref (spec);
 }
 
+//  3.
+static void
+s_test_online_pass (void)
+{
+    static const struct {
+        const char *file;
+        bool fused;
+    } cases[] = { { "c_r28_attention_online_far.c", true },
+                  { "c_r28_attention_online_rowsums.c", true },
+                  { "c_r28_attention_threepass.c", false } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], *src = NULL;
+        snprintf (path, sizeof path, "%s/tests/fixtures/descriptors/%s",
+                  getenv ("KF_ROOT") ? getenv ("KF_ROOT") : ".", cases[i].file);
+        FILE *f = fopen (path, "r");
+        size_t size = 0;
+        if (f) {
+            src = calloc (1, 1 << 16);
+            size = src ? fread (src, 1, (1 << 16) - 1, f) : 0;
+            fclose (f);
+        }
+        CHECK (size > 0);
+        CHECK (src && kf_prompt_source_does (src, "c", KF_IDEA_FUSED_ROW) == cases[i].fused);
+        free (src);
+    }
+}
+
 int
 main (void)
 {
+    s_test_online_pass ();
     s_test_copy_yardstick ();
     s_test_memory_gain ();
     return kf_test_done ("test_round28");
