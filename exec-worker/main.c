@@ -28,6 +28,7 @@
 #include "kf_profile.h"
 #include "kf_str.h"
 #include "kf_task.h"
+#include "kf_host_caps.h"
 #include "kf_host_figures.h"
 #include "kf_torch_ref.h"
 #include "kf_worker.h"
@@ -170,6 +171,7 @@ s_exec_config (const kf_config_t *config, const char *backend, int device)
 #define S_USAGE                                                                     \
     "kf-exec-worker [options]\n"                                                    \
     "       kf-exec-worker [options] --eval JOB.json [--out PREFIX] [--repeat N]\n" \
+    "       kf-exec-worker [options] --measure-host\n"                              \
     "\n"                                                                            \
     "--eval runs one job (evaluate, profile or reference) from JOB.json through\n"  \
     "the worker's handler, without a coordinator, and prints the result as JSON;\n" \
@@ -180,7 +182,31 @@ s_exec_config (const kf_config_t *config, const char *backend, int device)
     "the reference also what --eval printed for a reference job); see\n"          \
     "docs/evaluation.md, \"Standalone use\". --repeat N (evaluate jobs) probes\n"   \
     "the device first, as a running worker does at start-up, then runs the job\n" \
-    "N times, printing each result with handler_s, the handler's wall time."
+    "N times, printing each result with handler_s, the handler's wall time.\n"   \
+    "--measure-host measures the host's figures (FMA peaks, copy and read\n"      \
+    "rates, clock, latencies) as a host worker's start does, keeps them in\n"     \
+    "host_figures where the host was quiet, prints them as JSON with where\n"     \
+    "they came from (\"source\") and exits 0; with remeasure it measures anew."
+
+//  --measure-host: the figures a host worker's start takes, measured or
+//  read from the file, on stdout with their source. A test suite measures
+//  them once, alone, before its tests run beside each other: measured
+//  beside other work they are never kept, and every worker and --eval of
+//  the suite measured them again (seconds of every core each).
+static int
+s_measure_host (void)
+{
+    json_t *d = json_object ();
+    kf_host_caps_measure (d);
+    const char *source = kf_host_figures_source ();
+    json_object_set_new (d, "source", json_string (source ? source : "unknown"));
+    char *text = json_dumps (d, JSON_SORT_KEYS);
+    if (text)
+        puts (text);
+    free (text);
+    json_decref (d);
+    return 0;
+}
 
 //  PATH as written when absolute, else relative to the folder of the job
 //  file BASE. Caller frees.
@@ -603,9 +629,13 @@ main (int argc, char **argv)
     const char *eval = kf_worker_take_arg (&argc, argv, "--eval", false, &missing);
     const char *prefix = kf_worker_take_arg (&argc, argv, "--out", false, &missing);
     const char *repeat_arg = kf_worker_take_arg (&argc, argv, "--repeat", false, &missing);
+    bool measure = kf_worker_take_arg (&argc, argv, "--measure-host", true, &missing) != NULL;
     if (missing)
         return kf_worker_usage_error (S_PROGRAM, "%s needs a value (see --help)",
                                       "--eval/--out/--repeat");
+    if (measure && eval)
+        return kf_worker_usage_error (S_PROGRAM, "%s and --eval are two uses: one at a time",
+                                      "--measure-host");
     if (prefix && !eval)
         return kf_worker_usage_error (S_PROGRAM, "%s is for --eval only", "--out");
     if (repeat_arg && !eval)
@@ -632,6 +662,10 @@ main (int argc, char **argv)
     char *figures = kf_file_cache_dir (kf_config_str (config, "host_figures"), "host-figures.json");
     kf_host_figures_use_file (figures, kf_config_bool (config, "remeasure"));
     free (figures);
+    if (measure) {
+        kf_config_destroy (&config);
+        return s_measure_host ();
+    }
     kf_sandbox_hide (kf_config_str (config, "curve_cert"));
     json_t *caps = NULL;
     if (!eval) {

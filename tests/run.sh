@@ -208,6 +208,17 @@ for q in "${queue[@]}"; do
     case " $SLOW " in *" ${q%% *} "*) ;; *) ordered+=("$q") ;; esac
 done
 
+# The host's figures, measured once while no test runs: taken beside
+# another test they are never kept (kf_host_figures.h), and every exec
+# worker and --eval of the suite measured them again, seconds of every
+# core each (test_hostile's 70 evaluations: nearly all of its CPU).
+figures=$("$KF_BUILD/bin/kf-exec-worker" --measure-host 2>/dev/null | jq -r .source 2>/dev/null)
+if [ "$figures" = measured ] || [ "$figures" = file ]; then
+    echo "host figures: measured before the tests, kept for the suite ($KF_HOST_FIGURES)"
+else
+    echo "host figures: not kept (${figures:-no answer}): each exec worker measures them again"
+fi
+
 for q in "${ordered[@]}"; do
     read -r name limit path <<<"$q"
     while [ ${#RUNNING[@]} -ge "$JOBS" ]; do reap; done

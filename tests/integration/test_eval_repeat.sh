@@ -81,6 +81,19 @@ check "a candidate that takes 1, 8 and 40 MiB of scratch each call: under 16 fau
     jqe '.result.verdict == "correct" and .result.candidate.minor_faults_per_call < 16' \
     blocks.out.json
 
+# --measure-host: the figures once, kept in the file named, read back by
+# the next call (what tests/run.sh does before its tests start).
+"$BIN/kf-exec-worker" --measure-host --host-figures "$W/figures.json" >m1.json 2>m.err
+"$BIN/kf-exec-worker" --measure-host --host-figures "$W/figures.json" >m2.json 2>>m.err
+say "--measure-host: $(jq -r .source m1.json), then $(jq -r .source m2.json)"
+check "--measure-host prints the figures with their source" \
+    jqe '.copy_stream_one_core_gbs > 0 and .clock_mhz_measured > 0 and (.source | type) == "string"' \
+    m1.json
+check "  and a second call reads them back where the first kept them" \
+    [ ! -s "$W/figures.json" -o "$(jq -r .source m2.json)" = file ]
+check "--measure-host with --eval is refused (exit 2)" \
+    bash -c "'$BIN/kf-exec-worker' --measure-host --eval job.json >/dev/null 2>&1; [ \$? -eq 2 ]"
+
 check "no sanitizer report from the workers" \
     bash -c "! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$W'/*.err"
 cd "$ROOT" || exit 1
