@@ -66,7 +66,16 @@ kf_repeat_check (kf_search_t *self, int64_t run_id, int64_t cand_id, const char 
                               S_I64 (orig, dup_id) };
     if (kf_db_exec (self->db,
                     "UPDATE candidates SET source_hash = $2, generator = $3, norm_hash = $4,"
-                    " duplicate_of = $5::bigint, status = 'waiting' WHERE id = $1",
+                    " duplicate_of = $5::bigint, status = 'waiting',"
+                    //  What its code does is the original's (the same
+                    //  source): a repeat had none, and an idea's credit
+                    //  read it as a try that added nothing (test_search_ideas
+                    //  caught one when the load made the generator repeat).
+                    " selection = coalesce(selection, '{}'::jsonb) || coalesce((SELECT"
+                    "  jsonb_build_object('features', o.selection->'features') FROM candidates o"
+                    "  WHERE o.id = $5::bigint AND jsonb_typeof(o.selection->'features') = 'number'),"
+                    "  '{}'::jsonb)"
+                    " WHERE id = $1",
                     5, params) < 0)
         return -1;
     if (finished && s_reuse_verdict (self, run_id, cand_id, dup_id))

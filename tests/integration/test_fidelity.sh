@@ -284,6 +284,10 @@ check "its repeat took the full figure, and says so" \
               WHERE o.id = $orig AND r.status = 'correct' AND r.speedup = o.speedup
               AND r.fitness = o.fitness AND r.fidelity = 'screen'
               AND r.verdict_detail LIKE '%; candidate ' || o.id || '_s figure became %x'")" -ge 1 ]
+check "... and keeps what its code does, the original's (a repeat had no features)" \
+    [ "$(sql "SELECT count(*) FROM candidates r JOIN candidates o ON o.id = r.duplicate_of
+              WHERE o.id = $orig AND jsonb_typeof(r.selection->'features') = 'number'
+              AND r.selection->'features' = o.selection->'features'")" -ge 1 ]
 check "... and so did its parent's move to it" \
     [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates r ON r.id = t.child_id
               WHERE r.duplicate_of = $orig AND t.child_fitness IS DISTINCT FROM r.fitness")" = 0 ]
