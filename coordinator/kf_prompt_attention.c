@@ -22,7 +22,8 @@ kf_prompt_attention_causal (json_t *spec)
     //  Round 28: a causal mask (torch.triu of ones, masked_fill with -inf)
     //  leaves a query its own key and those before it; the floor counted
     //  the whole square, and a kernel read 173% of one core's peak.
-    const char *body = kf_prompt_forward_from (kf_jstr (json_object_get (spec, "reference"), "source"));
+    json_t *ref = json_object_get (spec, "reference");
+    const char *body = kf_prompt_forward_from (kf_jstr (ref, "source"));
     return strstr (body, "triu(") || strstr (body, "tril(") || strstr (body, "is_causal=True");
 }
 
@@ -45,20 +46,23 @@ kf_prompt_attention_flops (json_t *spec, long long *heads, long long sizes[4])
     json_t *q = json_array_get (in, 0), *k = json_array_get (in, 1), *v = json_array_get (in, 2);
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
     size_t r = kf_prompt_rank (q);
-    if (!v || !out || r < 2 || kf_prompt_rank (k) != r || kf_prompt_rank (v) != r || kf_prompt_rank (out) != r)
+    if (!v || !out || r < 2 || kf_prompt_rank (k) != r || kf_prompt_rank (v) != r
+        || kf_prompt_rank (out) != r)
         return 0;
     //  The leading sizes (batch, heads) alike in all four.
     long long b = 1;
     for (size_t d = 0; d + 2 < r; d++) {
         long long n = kf_prompt_dim (q, d);
-        if (n <= 0 || kf_prompt_dim (k, d) != n || kf_prompt_dim (v, d) != n || kf_prompt_dim (out, d) != n)
+        if (n <= 0 || kf_prompt_dim (k, d) != n || kf_prompt_dim (v, d) != n
+            || kf_prompt_dim (out, d) != n)
             return 0;
         b *= n;
     }
-    long long s = kf_prompt_dim (q, r - 2), dk = kf_prompt_dim (q, r - 1), sk = kf_prompt_dim (k, r - 2);
-    long long dv = kf_prompt_dim (v, r - 1);
+    long long s = kf_prompt_dim (q, r - 2), dk = kf_prompt_dim (q, r - 1);
+    long long sk = kf_prompt_dim (k, r - 2), dv = kf_prompt_dim (v, r - 1);
     if (s <= 0 || dk <= 0 || sk <= 0 || dv <= 0 || kf_prompt_dim (k, r - 1) != dk
-        || kf_prompt_dim (v, r - 2) != sk || kf_prompt_dim (out, r - 2) != s || kf_prompt_dim (out, r - 1) != dv)
+        || kf_prompt_dim (v, r - 2) != sk || kf_prompt_dim (out, r - 2) != s
+        || kf_prompt_dim (out, r - 1) != dv)
         return 0;
     if (heads)
         *heads = b;

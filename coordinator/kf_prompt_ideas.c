@@ -430,7 +430,8 @@ s_conv_list (json_t *spec, size_t *count)
 bool
 kf_prompt_scan_down (json_t *spec)
 {
-    const char *src = kf_prompt_forward_from (kf_jstr (json_object_get (spec, "reference"), "source"));
+    json_t *ref = json_object_get (spec, "reference");
+    const char *src = kf_prompt_forward_from (kf_jstr (ref, "source"));
     static const char *const calls[] = { "cumsum(", "cumprod(", "cummax(", "cummin(",
                                          "logcumsumexp(", NULL };
     const char *at = NULL;

@@ -333,8 +333,8 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
             if (a == b)
                 continue;
             json_t *x = mat[a], *w = mat[b];
-            long long m = kf_prompt_dim (x, o), kx = kf_prompt_dim (x, o + 1), w0 = kf_prompt_dim (w, o),
-                      w1 = kf_prompt_dim (w, o + 1);
+            long long m = kf_prompt_dim (x, o), kx = kf_prompt_dim (x, o + 1);
+            long long w0 = kf_prompt_dim (w, o), w1 = kf_prompt_dim (w, o + 1);
             //  x [M,K] by weight [N,K] (nn.Linear), or x [M,K] by [K,N], or
             //  (round 15: a.T @ b read "compute: not known") x stored [K,M]
             //  and used transposed, by [K,N].

@@ -64,17 +64,21 @@ kf_prompt_copy_ceiling (json_t *d, double copy_gbs, const char **name, const cha
           "all cores' streaming copy, the fastest copy measured" },
         { "copy_stream_one_core_gbs", "one core's streaming copy",
           "one core's streaming copy, the fastest copy measured" },
-        { "copy_one_core_gbs", "one core's memcpy", "one core's memcpy, the fastest copy measured" },
+        { "copy_one_core_gbs", "one core's memcpy",
+          "one core's memcpy, the fastest copy measured" },
     };
     double best = copy_gbs;
-    *name = "the all-core memcpy";
-    *share_name = "the measured copy bandwidth";
+    const char *n = "the all-core memcpy", *sn = "the measured copy bandwidth";
     for (size_t i = 0; i < sizeof faster / sizeof faster[0]; i++)
         if (kf_jnum (d, faster[i].key, 0) > best) {
             best = kf_jnum (d, faster[i].key, 0);
-            *name = faster[i].name;
-            *share_name = faster[i].share_name;
+            n = faster[i].name;
+            sn = faster[i].share_name;
         }
+    if (name)
+        *name = n;
+    if (share_name)
+        *share_name = sn;
     return best;
 }
 
@@ -92,8 +96,7 @@ kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stor
         //  streaming copy had reached 42.1 GB/s: the copy figure is the
         //  fastest copy measured.
         r.rate = kf_jnum (bandwidth, "copy_gbs", 0);
-        const char *name;
-        r.rate = r.rate > 0 ? kf_prompt_copy_ceiling (device, r.rate, &name, &r.rate_name) : 0;
+        r.rate = r.rate > 0 ? kf_prompt_copy_ceiling (device, r.rate, NULL, &r.rate_name) : 0;
         r.why = "as the copy figure counts its own bytes, read plus written";
     }
     else {

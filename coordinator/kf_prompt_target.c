@@ -306,9 +306,9 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
             //  Round 28: below the streaming copies too (33 against 42.1
             //  and 56.2), and a one-thread kernel read 110% of it: the
             //  shares are of the fastest copy now.
-            const char *name, *share_name;
+            const char *name;
             double peak = kf_jnum (d, "copy_bandwidth_gbs", 0);
-            double best = kf_prompt_copy_ceiling (d, peak, &name, &share_name);
+            double best = kf_prompt_copy_ceiling (d, peak, &name, NULL);
             if (best > peak)
                 fprintf (f, " It is below %s (%.1f GB/s, below): the copies were measured at "
                          "different moments of the worker's start on a host that runs other "

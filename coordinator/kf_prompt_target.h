@@ -102,7 +102,8 @@ typedef struct {
  * worker's memcpy on every core), or the fastest of its other copies
  * where one went faster; *NAME says which ("one core's streaming copy"),
  * *SHARE_NAME the same as a share's yardstick ("..., the fastest copy
- * measured", or "the measured copy bandwidth"); static text. */
+ * measured", or "the measured copy bandwidth"); static text. Either may
+ * be NULL. */
 double kf_prompt_copy_ceiling (json_t *d, double copy_gbs, const char **name,
                                const char **share_name);
 

@@ -73,7 +73,8 @@ kf_repeat_check (kf_search_t *self, int64_t run_id, int64_t cand_id, const char 
                     //  caught one when the load made the generator repeat).
                     " selection = coalesce(selection, '{}'::jsonb) || coalesce((SELECT"
                     "  jsonb_build_object('features', o.selection->'features') FROM candidates o"
-                    "  WHERE o.id = $5::bigint AND jsonb_typeof(o.selection->'features') = 'number'),"
+                    "  WHERE o.id = $5::bigint"
+                    "  AND jsonb_typeof(o.selection->'features') = 'number'),"
                     "  '{}'::jsonb)"
                     " WHERE id = $1",
                     5, params) < 0)

@@ -26,7 +26,8 @@ cp "$ROOT/tests/fixtures/search/slow_softmax_reference.c" "$T/reference.c"
 cp "$ROOT/tests/fixtures/search/simd_softmax.c" "$T/simd.c"
 # A quarter of the example's rows: the long-double reference takes 60 ms
 # a call at 256 rows, and every evaluation times it at least five times
-# (three quarters of this test's CPU went to its expl); at 64 rows it
+# (its expl took seven tenths of the exec worker's CPU, about half the
+# test's); at 64 rows it
 # is as far above every kernel, for a quarter of that.
 jq '.initial = {"language": "c", "file": "simd.c"} | .inputs[0].shape = [64, 2048]
     | .outputs[0].shape = [64, 2048]' "$ROOT/examples/tasks/softmax/task.json" >"$T/task.json"
