@@ -412,7 +412,7 @@ s_build (const s_ctx_t *ctx, s_build_t *b)
         //  Vector registers spilled to the stack, after the vectoriser's
         //  summary and kept in the cache with it (kf_compile_spill.c).
         if (!strcmp (tc->language, "c"))
-            s_log_add (b, kf_compile_spill_report (dir, "kernel.so", &limits));
+            s_log_add (b, kf_compile_spill_report (dir, "kernel.so", tc->source_name, &limits));
         kf_compile_cache_put (cache_dir, key, b->so, b->so_size, b->log ? b->log : "",
                               cfg ? cfg->cache_max_bytes : 0);
     }

@@ -112,19 +112,21 @@ bool kf_compile_source_simd (const char *source, size_t size);
 /* The most of objdump's listing read (a candidate can make a huge object). */
 #define KF_COMPILE_SPILL_READ_MAX ((size_t) 8 << 20)
 
-/* The spill report of DISASM (SIZE bytes of `objdump -d
+/* The spill report of DISASM (SIZE bytes of `objdump -d -l --inlines
  * --no-show-raw-insn`): per function, the full-width moves of xmm/ymm/zmm
  * registers to a stack slot ((%rsp) or (%rbp), no index register) and
  * back; the mark, then the functions that do both, most moves first (at
- * most three named), in one sentence, then one on what spills mean.
- * Caller frees; NULL when no function both stores and loads. */
-char *kf_compile_spill_summary (const char *disasm, size_t size);
+ * most three named, each with the lines of the file SOURCE that have the
+ * most moves, when the listing has line tables and SOURCE is not NULL),
+ * in one sentence, then one on what spills mean. Caller frees; NULL when
+ * no function both stores and loads. */
+char *kf_compile_spill_summary (const char *disasm, size_t size, const char *source);
 
-/* kf_compile_spill_summary of OBJECT in DIR, disassembled by the objdump
- * found in PATH under LIMITS (at most 10 s, its output capped at
- * KF_COMPILE_SPILL_READ_MAX). NULL when there is no objdump, it cannot
- * run, or nothing spills. Caller frees. */
-char *kf_compile_spill_report (const char *dir, const char *object,
+/* kf_compile_spill_summary of OBJECT in DIR, built from the file SOURCE,
+ * disassembled by the objdump found in PATH under LIMITS (at most 10 s,
+ * its output capped at KF_COMPILE_SPILL_READ_MAX). NULL when there is no
+ * objdump, it cannot run, or nothing spills. Caller frees. */
+char *kf_compile_spill_report (const char *dir, const char *object, const char *source,
                                const kf_subproc_limits_t *limits);
 
 /* True when LOG holds a diagnostic located in the file SOURCE_NAME

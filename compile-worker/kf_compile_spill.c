@@ -2,15 +2,24 @@
  *  compiler report (kf_compile.h).
  *
  *  After a host kernel compiles, its shared object is disassembled
- *  (`objdump -d --no-show-raw-insn`, found in PATH; nothing is said when
- *  there is none) and, per function, the full-width moves of xmm / ymm /
- *  zmm registers to and from a stack slot are counted: `vmovaps %ymm3,
- *  -0x60(%rsp)` stores one, `vmovups 0x20(%rsp),%ymm1` loads one back,
- *  with %rbp as the base too. A slot indexed by a register
- *  (`(%rsp,%rax,4)`) is a local array, not a spill, and scalar moves
- *  (vmovss) are not counted. A function is reported only when it both
- *  stores and loads: a horizontal sum through a local `float t[8]`
+ *  (`objdump -d -l --inlines --no-show-raw-insn`, found in PATH; nothing
+ *  is said when there is none) and, per function, the full-width moves of
+ *  xmm / ymm / zmm registers to and from a stack slot are counted:
+ *  `vmovaps %ymm3, -0x60(%rsp)` stores one, `vmovups 0x20(%rsp),%ymm1`
+ *  loads one back, with %rbp as the base too. A slot indexed by a
+ *  register (`(%rsp,%rax,4)`) is a local array, not a spill, and scalar
+ *  moves (vmovss) are not counted. A function is reported only when it
+ *  both stores and loads: a horizontal sum through a local `float t[8]`
  *  stores a vector once and reads it back as scalars.
+ *
+ *  The build carries line tables (-g, kf_toolchain_cc.c), so each move
+ *  has a line of the candidate's source: the location objdump prints
+ *  before it, or, for an intrinsic inlined from a header, the "inlined by
+ *  kernel.c:N" line under the header's (round 28: "run_job has 6
+ *  instructions that store zmm registers" could not be acted on without
+ *  knowing whether they sit in an inner loop). A move is inside a loop
+ *  when it lies between a backward jump and the jump's target; how many
+ *  are, and their lines, are named.
  *
  *  Bounded: objdump runs under the build's limits with a time limit of
  *  its own and its output capped (a candidate can make a huge object);
@@ -29,12 +38,35 @@
 #define S_FUNCS 64
 #define S_NAME 48
 #define S_SHOWN 3
+#define S_LINES 64              /* in-loop lines kept per function */
+#define S_MOVES 4096            /* moves and loops placed per function */
+#define S_LOOPS 1024
+#define S_RANGES 4              /* line ranges named per function */
 
 typedef struct {
     char name[S_NAME];
     int stores, loads;
     char widest;                /* 'x', 'y' or 'z' */
+    int in_loops;               /* moves inside a loop; -1: not placed */
+    int lines[S_LINES], n_lines;        /* their source lines, when known */
 } s_func_t;
+
+//  The function being read: its moves by address and line, and its
+//  loops, each a backward jump from FROM to TO.
+typedef struct {
+    struct {
+        unsigned long addr;
+        int line;
+    } move[S_MOVES];
+    int n_moves;
+    struct {
+        unsigned long from, to;
+    } loop[S_LOOPS];
+    int n_loops;
+    unsigned long ret[S_LOOPS];
+    int n_rets;
+    bool overflow;
+} s_scan_t;
 
 //  Whether MN is a full-width vector move: (v)movaps/ups/apd/upd,
 //  vmovdqa/dqu and their AVX-512 element-size forms.
@@ -77,6 +109,58 @@ s_stack_slot (const char *op, size_t n)
     return rest >= 6 && (!strncmp (open, "(%rsp)", 6) || !strncmp (open, "(%rbp)", 6));
 }
 
+static int
+s_int_cmp (const void *a, const void *b)
+{
+    int x = *(const int *) a, y = *(const int *) b;
+    return (x > y) - (x < y);
+}
+
+//  Whether SCAN's loop K holds a return: then its jump is a block the
+//  compiler placed after the body jumping back into it, not a loop.
+static bool
+s_returns (const s_scan_t *scan, int k)
+{
+    for (int i = 0; i < scan->n_rets; i++)
+        if (scan->loop[k].to <= scan->ret[i] && scan->ret[i] <= scan->loop[k].from)
+            return true;
+    return false;
+}
+
+//  Places FN's moves of SCAN: inside a loop when between a conditional
+//  backward jump and its target with no return between them (GCC
+//  rotates loops at -O2 and above, so a loop ends in a conditional jump
+//  back); the lines of those kept. Empties SCAN.
+static void
+s_place (s_func_t *fn, s_scan_t *scan)
+{
+    int kept = 0;
+    for (int k = 0; k < scan->n_loops; k++)
+        if (!s_returns (scan, k))
+            scan->loop[kept++] = scan->loop[k];
+    scan->n_loops = kept;
+    if (fn && !scan->overflow) {
+        fn->in_loops = 0;
+        for (int i = 0; i < scan->n_moves; i++) {
+            unsigned long a = scan->move[i].addr;
+            int k = 0;
+            while (k < scan->n_loops && !(scan->loop[k].to <= a && a <= scan->loop[k].from))
+                k++;
+            if (k == scan->n_loops)
+                continue;
+            fn->in_loops++;
+            int line = scan->move[i].line, j = 0;
+            while (j < fn->n_lines && fn->lines[j] != line)
+                j++;
+            if (line > 0 && j == fn->n_lines && fn->n_lines < S_LINES)
+                fn->lines[fn->n_lines++] = line;
+        }
+        qsort (fn->lines, (size_t) fn->n_lines, sizeof fn->lines[0], s_int_cmp);
+    }
+    scan->n_moves = scan->n_loops = scan->n_rets = 0;
+    scan->overflow = false;
+}
+
 //  The function of F named NAME (LEN bytes), added when there is room;
 //  NULL when not.
 static s_func_t *
@@ -86,6 +170,7 @@ s_func (s_func_t *f, int *n, const char *name, size_t len)
         return NULL;
     s_func_t *fn = &f[(*n)++];
     memset (fn, 0, sizeof *fn);
+    fn->in_loops = -1;
     size_t k = 0;
     //  The name as objdump prints it, from a source the candidate wrote:
     //  only identifier characters kept.
@@ -96,22 +181,51 @@ s_func (s_func_t *f, int *n, const char *name, size_t len)
     return fn;
 }
 
-//  Reads one instruction line ("  1130:\tvmovaps %ymm3,-0x60(%rsp)") into FN.
+//  A conditional jump's target when MN is one and OPS names it ("15b0
+//  <kf_forward+0x4b0>"), else 0.
+static unsigned long
+s_jump_target (const char *mn, size_t mn_len, const char *ops)
+{
+    if (mn_len < 2 || mn[0] != 'j' || !strncmp (mn, "jmp", 3) || !isxdigit ((unsigned char) *ops))
+        return 0;
+    char *after;
+    unsigned long to = strtoul (ops, &after, 16);
+    return after > ops && (*after == ' ' || *after == 0) ? to : 0;
+}
+
+//  Reads one instruction line ("  1130:\tvmovaps %ymm3,-0x60(%rsp)") of
+//  source line AT into FN and SCAN.
 static void
-s_instruction (s_func_t *fn, const char *line, size_t len)
+s_instruction (s_func_t *fn, s_scan_t *scan, const char *line, size_t len, int at)
 {
     const char *tab = memchr (line, '\t', len);
     if (!fn || !tab)
         return;
+    unsigned long addr = strtoul (line, NULL, 16);
     const char *mn = tab + 1, *end = line + len;
     size_t mn_len = 0;
     while (mn + mn_len < end && !isspace ((unsigned char) mn[mn_len]))
         mn_len++;
-    if (!s_vector_move (mn, mn_len))
-        return;
     const char *ops = mn + mn_len;
     while (ops < end && isspace ((unsigned char) *ops))
         ops++;
+    if (mn_len == 3 && !strncmp (mn, "ret", 3)) {
+        if (scan->n_rets == S_LOOPS)
+            scan->overflow = true;
+        else
+            scan->ret[scan->n_rets++] = addr;
+    }
+    unsigned long to = s_jump_target (mn, mn_len, ops);
+    if (to && to <= addr) {
+        if (scan->n_loops == S_LOOPS)
+            scan->overflow = true;
+        else {
+            scan->loop[scan->n_loops].from = addr;
+            scan->loop[scan->n_loops++].to = to;
+        }
+    }
+    if (!s_vector_move (mn, mn_len))
+        return;
     //  AT&T order, source first; the comma between the operands is the
     //  first one outside parentheses.
     int depth = 0;
@@ -136,6 +250,74 @@ s_instruction (s_func_t *fn, const char *line, size_t len)
         return;
     if (reg > fn->widest)
         fn->widest = reg;
+    if (scan->n_moves == S_MOVES)
+        scan->overflow = true;
+    else {
+        scan->move[scan->n_moves].addr = addr;
+        scan->move[scan->n_moves++].line = at;
+    }
+}
+
+//  A location line of the listing: "/dir/kernel.c:50", "/usr/.../
+//  avx512fintrin.h:13368 (discriminator 3)" or "inlined by
+//  /dir/kernel.c:50 (kf_forward)". Returns -1 when LINE is none, else the
+//  line number when its file is SOURCE (by its last path part), 0 when
+//  it is another file; *INLINED tells which form it was.
+static int
+s_location (const char *line, size_t len, const char *source, bool *inlined)
+{
+    static const char by[] = "inlined by ";
+    *inlined = len > sizeof by - 1 && !strncmp (line, by, sizeof by - 1);
+    if (*inlined) {
+        line += sizeof by - 1;
+        len -= sizeof by - 1;
+    }
+    size_t tok = 0;
+    while (tok < len && !isspace ((unsigned char) line[tok]))
+        tok++;
+    size_t colon = tok;
+    while (colon > 0 && isdigit ((unsigned char) line[colon - 1]))
+        colon--;
+    if (colon == tok || colon < 2 || line[colon - 1] != ':')
+        return -1;
+    size_t base = colon - 1;
+    while (base > 0 && line[base - 1] != '/')
+        base--;
+    size_t n = strlen (source);
+    if (colon - 1 - base != n || strncmp (line + base, source, n))
+        return 0;
+    long at = strtol (line + colon, NULL, 10);
+    return at > 0 && at < 1000000 ? (int) at : 0;
+}
+
+//  " (20 of them in loops, at lines 40-59)": where FN's moves are, when
+//  its loops were placed.
+static void
+s_where (FILE *out, const s_func_t *fn)
+{
+    int moves = fn->stores + fn->loads;
+    if (fn->in_loops < 0)
+        return;
+    if (fn->in_loops == 0) {
+        fputs (" (none of them in a loop)", out);
+        return;
+    }
+    fprintf (out, " (%s%d of them in loops", fn->in_loops == moves ? "all " : "", fn->in_loops);
+    int ranges = 0, i = 0;
+    while (i < fn->n_lines && ranges < S_RANGES) {
+        int j = i;
+        while (j + 1 < fn->n_lines && fn->lines[j + 1] == fn->lines[j] + 1)
+            j++;
+        fprintf (out, "%s%d", ranges ? ", " : fn->n_lines == 1 ? ", at line " : ", at lines ",
+                 fn->lines[i]);
+        if (j > i)
+            fprintf (out, "-%d", fn->lines[j]);
+        ranges++;
+        i = j + 1;
+    }
+    if (i < fn->n_lines)
+        fprintf (out, " and %d more line%s", fn->n_lines - i, fn->n_lines - i == 1 ? "" : "s");
+    fputc (')', out);
 }
 
 static int
@@ -146,26 +328,43 @@ s_by_moves (const void *a, const void *b)
 }
 
 char *
-kf_compile_spill_summary (const char *disasm, size_t size)
+kf_compile_spill_summary (const char *disasm, size_t size, const char *source)
 {
     if (!disasm)
         return NULL;
     s_func_t *f = calloc (S_FUNCS, sizeof *f);
-    if (!f)
+    s_scan_t *scan = calloc (1, sizeof *scan);
+    if (!f || !scan) {
+        free (f);
+        free (scan);
         return NULL;
-    int n = 0;
+    }
+    int n = 0, at = 0;
     s_func_t *fn = NULL;
     for (const char *line = disasm, *end = disasm + size; line < end;) {
         const char *nl = memchr (line, '\n', (size_t) (end - line));
         size_t len = nl ? (size_t) (nl - line) : (size_t) (end - line);
         //  "0000000000001120 <kf_forward>:" opens a function.
         const char *lt = memchr (line, '<', len);
-        if (lt && len >= 3 && line[len - 1] == ':' && line[len - 2] == '>' && isxdigit ((unsigned char) *line))
+        int loc;
+        bool inlined;
+        if (lt && len >= 3 && line[len - 1] == ':' && line[len - 2] == '>'
+            && isxdigit ((unsigned char) *line)) {
+            s_place (fn, scan);
             fn = s_func (f, &n, lt + 1, (size_t) (line + len - 2 - (lt + 1)));
-        else if (len > 0 && isspace ((unsigned char) *line))
-            s_instruction (fn, line, len);
+            at = 0;
+        } else if (len > 0 && isspace ((unsigned char) *line))
+            s_instruction (fn, scan, line, len, at);
+        else if (source && (loc = s_location (line, len, source, &inlined)) >= 0) {
+            //  A header's location is followed by the candidate's line
+            //  that inlined it, if any; until then the line is not known.
+            if (!inlined || loc > 0)
+                at = loc;
+        }
         line += len + 1;
     }
+    s_place (fn, scan);
+    free (scan);
     int spilling = 0;
     for (int i = 0; i < n; i++)
         if (f[i].stores > 0 && f[i].loads > 0)
@@ -176,18 +375,20 @@ kf_compile_spill_summary (const char *disasm, size_t size)
     FILE *out = spilling ? open_memstream (&text, &text_size) : NULL;
     if (out) {
         fputs (KF_COMPILE_SPILL_MARK, out);
-        for (int i = 0; i < spilling && i < S_SHOWN; i++)
+        for (int i = 0; i < spilling && i < S_SHOWN; i++) {
             fprintf (out, "%s %s has %d instruction%s that store%s %cmm registers to the stack and %d "
                      "that load%s them back", i ? ";" : "", f[i].name, f[i].stores,
                      f[i].stores == 1 ? "" : "s", f[i].stores == 1 ? "s" : "", f[i].widest,
                      f[i].loads, f[i].loads == 1 ? "s" : "");
+            s_where (out, &f[i]);
+        }
         if (spilling > S_SHOWN)
             fprintf (out, "; %d more function%s do%s so", spilling - S_SHOWN,
                      spilling - S_SHOWN == 1 ? "" : "s", spilling - S_SHOWN == 1 ? "es" : "");
         fputs (". Unless the code keeps a local array of vectors, these are register spills: it "
                "keeps more vectors live at once than the registers hold (16 ymm with AVX2, 32 zmm "
                "with AVX-512), so the compiler parks some on the stack and loads them again, "
-               "adding memory traffic.\n", out);
+               "adding memory traffic; in a loop, on every pass.\n", out);
         if (fclose (out) != 0) {
             free (text);
             text = NULL;
@@ -198,7 +399,8 @@ kf_compile_spill_summary (const char *disasm, size_t size)
 }
 
 char *
-kf_compile_spill_report (const char *dir, const char *object, const kf_subproc_limits_t *limits)
+kf_compile_spill_report (const char *dir, const char *object, const char *source,
+                         const kf_subproc_limits_t *limits)
 {
     char *objdump = kf_toolchain_which ("objdump", NULL);
     if (!objdump)
@@ -208,14 +410,14 @@ kf_compile_spill_report (const char *dir, const char *object, const kf_subproc_l
     l.output_cap = KF_COMPILE_SPILL_READ_MAX;
     if (l.time_limit_s <= 0 || l.time_limit_s > 10)
         l.time_limit_s = 10;
-    char *argv[] = { objdump, "-d", "--no-show-raw-insn", (char *) object, NULL };
+    char *argv[] = { objdump, "-d", "-l", "--inlines", "--no-show-raw-insn", (char *) object, NULL };
     kf_subproc_result_t run;
     char *text = NULL;
     if (kf_subproc_run (argv, &l, &run) == 0) {
         //  A killed or failed objdump may have written half a listing:
         //  what it wrote is still counted, and says at least that much.
         if (run.output)
-            text = kf_compile_spill_summary (run.output, run.output_len);
+            text = kf_compile_spill_summary (run.output, run.output_len, source);
         kf_subproc_result_free (&run);
     }
     free (objdump);

@@ -7,7 +7,10 @@
  *  neither faults on an exec host that lacks an extension of the compile
  *  host nor leaves out one it has. A job without that list (no exec
  *  worker has reported one) keeps -march=native. -shared -fPIC because
- *  the evaluator dlopens it; -lm because kernels call expf and friends.
+ *  the evaluator dlopens it; -lm because kernels call expf and friends;
+ *  -g for line tables, so the register-spill report can name the
+ *  candidate's lines (kf_compile_spill.c). GCC and clang make the same
+ *  code with or without -g.
  */
 #include "kf_toolchain.h"
 #include "kf_isa.h"
@@ -43,6 +46,7 @@ s_line (int mode, const char *program, const kf_toolchain_args_t *args,
         kf_argv_add (&a, isa[i]);
     kf_argv_add (&a, "-std=c11");
     if (mode == S_BUILD) {
+        kf_argv_add (&a, "-g");
         kf_argv_add (&a, "-shared");
         kf_argv_add (&a, "-fPIC");
     }

@@ -323,12 +323,17 @@ s_compiler_report (FILE *f, json_t *k, const char *whom)
     if (vec) {
         size_t n = spill && spill > vec ? (size_t) (spill - vec) : strlen (vec);
         s_report_part (f, vec, n, S_VEC_MAX, whom);
-        fputs ("(Line numbers are of its source as shown.)\n", f);
     }
+    bool spill_lines = false;
     if (spill) {
         size_t n = vec && vec > spill ? (size_t) (vec - spill) : strlen (spill);
         s_report_part (f, spill, n, S_SPILL_MAX, whom);
+        spill_lines = memmem (spill, n, " at line ", 9) != NULL;
     }
+    //  Both reports name lines: the vectoriser's loops, the spills'
+    //  moves (round 28: a spill count without a place could not be used).
+    if (vec || spill_lines)
+        fputs ("(Line numbers are of its source as shown.)\n", f);
 }
 
 static void

@@ -27,7 +27,7 @@
 /* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
  * in the order they pass them. */
 static const struct { const char *language, *flags; } s_flags[] = {
-    { "c", "-O3 -march=native -std=c11 -shared -fPIC (linked with -lm)" },
+    { "c", "-O3 -march=native -std=c11 -g -shared -fPIC (linked with -lm)" },
     { "cuda", "-O3 -arch=ARCH -shared -cudart shared -Xcompiler -fPIC" },
 };
 

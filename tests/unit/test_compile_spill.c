@@ -37,10 +37,10 @@ s_test_counting (void)
         "    1140:\tvmovups %ymm0,-0x28(%rsp)\n"               //  stored, read back as scalars
         "    1146:\tvmovss -0x28(%rsp),%xmm1\n"
         "    114c:\tret\n";
-    char *r = kf_compile_spill_summary (listing, strlen (listing));
+    char *r = kf_compile_spill_summary (listing, strlen (listing), "kernel.c");
     CHECK (r && !strncmp (r, KF_COMPILE_SPILL_MARK, strlen (KF_COMPILE_SPILL_MARK)));
     CHECK (r && strstr (r, " kf_forward has 2 instructions that store zmm registers to the stack "
-                           "and 2 that load them back."));
+                           "and 2 that load them back (none of them in a loop)."));
     CHECK (r && !strstr (r, "hsum"));
     CHECK (r && strstr (r, "16 ymm with AVX2, 32 zmm with AVX-512"));
     CHECK (r && strchr (r, '\n') == r + strlen (r) - 1);
@@ -48,9 +48,9 @@ s_test_counting (void)
 
     //  Nothing to say: no function both stores and loads; no listing.
     const char *clean = "0000000000001140 <hsum>:\n    1140:\tvmovups %ymm0,-0x28(%rsp)\n";
-    CHECK (kf_compile_spill_summary (clean, strlen (clean)) == NULL);
-    CHECK (kf_compile_spill_summary (NULL, 0) == NULL);
-    CHECK (kf_compile_spill_summary ("", 0) == NULL);
+    CHECK (kf_compile_spill_summary (clean, strlen (clean), "kernel.c") == NULL);
+    CHECK (kf_compile_spill_summary (NULL, 0, "kernel.c") == NULL);
+    CHECK (kf_compile_spill_summary ("", 0, NULL) == NULL);
 
     //  Many functions, odd names, a line cut short: three named, the
     //  names' odd characters dropped, the rest counted, the text bounded.
@@ -63,11 +63,49 @@ s_test_counting (void)
                                    i * 64, i, i == 3 ? "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" : "",
                                    i % 16, i == 5 ? "    18:\tvmovaps -0x20(%rsp),%ymm2\n" : "");
     snprintf (big + used, sizeof big - used, "    20:\tvmovaps %%ymm1,-0x2");
-    r = kf_compile_spill_summary (big, strlen (big));
+    r = kf_compile_spill_summary (big, strlen (big), "kernel.c");
     CHECK (r && strstr (r, " f5_ has 1 instruction that stores ymm registers to the stack and 2 "
                            "that load them back"));
     CHECK (r && strstr (r, "; 61 more functions do so."));
     CHECK (r && !strchr (r, '`') && !strchr (r, '\x1b') && strlen (r) < 1000);
+    free (r);
+
+    //  With line tables (objdump -d -l --inlines of a -g build): each move
+    //  counts at the candidate's line, an inlined intrinsic's at the line
+    //  that inlined it, never at the header's; a header location without
+    //  one leaves the line unknown, and another file's is none of ours.
+    const char *lines =
+        "0000000000001100 <kf_forward>:\n"
+        "kf_forward():\n"
+        "/tmp/kf-x/kernel.c:12\n"
+        "    1100:\tvmovaps %zmm3,-0x60(%rsp)\n"
+        "_mm512_fmadd_ps():\n"
+        "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h:13368 (discriminator 3)\n"
+        "inlined by /tmp/kf-x/kernel.c:50 (kf_forward)\n"
+        "    1106:\tvmovaps 0x1c8(%rsp),%zmm1\n"
+        "    110c:\tvmovaps %zmm1,0x1c8(%rsp)\n"
+        "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512fintrin.h:13368 (discriminator 3)\n"
+        "    1112:\tvmovaps 0x188(%rsp),%zmm1\n"
+        "/tmp/kf-x/other.c:50\n"
+        "    1118:\tvmovaps 0x148(%rsp),%zmm1\n"
+        "/tmp/kf-x/kernel.c:46\n"
+        "    111e:\tvmovaps 0x108(%rsp),%zmm2\n"
+        "    1124:\tvmovaps %zmm2,0x108(%rsp)\n"
+        "    112a:\tvmovaps 0xc8(%rsp),%zmm2\n"
+        "inlined by /tmp/kf-x/kernel.c:50 (kf_forward)\n"
+        "    1130:\tvmovaps 0x88(%rsp),%zmm1\n"
+        "    1134:\tjne    1106 <kf_forward+0x6>\n"
+        "    1136:\tjmp    1140 <kf_forward+0x40>\n"
+        "    1138:\tvmovaps 0x88(%rsp),%zmm1\n"
+        "    113c:\tret\n";
+    //  The loop is 1106 to 1134 (a backward jump): eight of the ten moves.
+    r = kf_compile_spill_summary (lines, strlen (lines), "kernel.c");
+    CHECK (r && strstr (r, " kf_forward has 3 instructions that store zmm registers to the stack "
+                           "and 7 that load them back (8 of them in loops, at lines 46, 50)."));
+    free (r);
+    //  Without a source name, no lines.
+    r = kf_compile_spill_summary (lines, strlen (lines), NULL);
+    CHECK (r && strstr (r, "and 7 that load them back (8 of them in loops). "));
     free (r);
 }
 
@@ -131,6 +169,11 @@ s_test_build (void)
     char *log = s_build ("spill_ymm20", &spill_s);
     const char *at = log ? strstr (log, KF_COMPILE_SPILL_MARK) : NULL;
     CHECK (at && strstr (at, " kf_forward has ") && strstr (at, "ymm registers to the stack"));
+    //  The build's line tables place the spills: the fixture's loop is
+    //  lines 39 to 60 (its weights reloaded there every pass).
+    const char *first = at ? strstr (at, " of them in loops, at lines ") : NULL;
+    long line = first ? strtol (first + strlen (" of them in loops, at lines "), NULL, 10) : 0;
+    CHECK (line >= 39 && line <= 60);
     //  After the vectoriser's summary, which the prompts cut at its mark.
     const char *vec = log ? strstr (log, KF_COMPILE_VEC_MARK) : NULL;
     CHECK (vec && at && vec < at);
@@ -164,17 +207,17 @@ s_test_report_runs (void)
     CHECK (system (cmd) == 0);
     struct timespec t0, t1;
     clock_gettime (CLOCK_MONOTONIC, &t0);
-    char *r = kf_compile_spill_report (dir, "kernel.so", &l);
+    char *r = kf_compile_spill_report (dir, "kernel.so", "kernel.c", &l);
     clock_gettime (CLOCK_MONOTONIC, &t1);
     CHECK (r && strstr (r, " kf_forward has "));
     free (r);
     fprintf (stderr, "  objdump and the count: %.1f ms\n",
              ((double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9) * 1e3);
-    CHECK (kf_compile_spill_report (dir, "junk.so", &l) == NULL);
-    CHECK (kf_compile_spill_report (dir, "absent.so", &l) == NULL);
+    CHECK (kf_compile_spill_report (dir, "junk.so", "kernel.c", &l) == NULL);
+    CHECK (kf_compile_spill_report (dir, "absent.so", "kernel.c", &l) == NULL);
     char *path = getenv ("PATH") ? strdup (getenv ("PATH")) : NULL;
     setenv ("PATH", "/nonexistent", 1);
-    CHECK (kf_compile_spill_report (dir, "kernel.so", &l) == NULL);
+    CHECK (kf_compile_spill_report (dir, "kernel.so", "kernel.c", &l) == NULL);
     if (path)
         setenv ("PATH", path, 1);
     free (path);
@@ -217,8 +260,9 @@ s_test_prompt (void)
     CHECK (p && strstr (p, "Compiler report for the parent (register spills, objdump -d of this "
                            "build): kf_forward has 24 instructions that store ymm registers"));
     CHECK (p && strstr (p, "Compiler report for it (register spills"));
-    CHECK (p && strstr (p, "vectorised, 32-byte vectors\n(Line numbers are of its source as shown.)\n"
-                           "Compiler report for the parent (register spills"));
+    CHECK (p && strstr (p, "vectorised, 32-byte vectors\nCompiler report for the parent (register "
+                           "spills"));
+    CHECK (p && strstr (p, "load them back. Unless ...\n(Line numbers are of its source as shown.)"));
     const char *logblock = p ? strstr (p, "Log:\n") : NULL;
     const char *report_it = p ? strstr (p, "Compiler report for it") : NULL;
     CHECK (logblock && report_it && logblock < report_it
@@ -236,6 +280,14 @@ s_test_prompt (void)
     CHECK (p && strstr (p, "Compiler report for the parent (register spills, objdump -d of this "
                            "build): kf_forward has 2 instructions"));
     CHECK (p && !strstr (p, "(Line numbers are of its source as shown.)"));
+    free (p);
+    //  One that names lines gets the note after it.
+    snprintf (log, sizeof log, "%s kf_forward has 2 instructions that store ymm registers to the "
+              "stack and 2 that load them back (4 of them in loops, at line 9).\n", KF_COMPILE_SPILL_MARK);
+    json_object_set_new (base, "log", json_string (log));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "(4 of them in loops, at line 9).\n(Line numbers are of its source as "
+                           "shown.)"));
     logblock = p ? strstr (p, "Log:\n") : NULL;
     report_it = p ? strstr (p, "Compiler report for it") : NULL;
     CHECK (logblock && report_it && logblock < report_it

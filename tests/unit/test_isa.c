@@ -80,11 +80,11 @@ main (void)
 
     //  The cc toolchain builds what the job's target names.
     s_cc_line ("sse4.2 avx avx2 fma", line, sizeof line);
-    CHECK (!strcmp (line, "cc -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -std=c11 -shared "
-                          "-fPIC -I. -o kernel.so kernel.c -lm"));
+    CHECK (!strcmp (line, "cc -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -std=c11 -g "
+                          "-shared -fPIC -I. -o kernel.so kernel.c -lm"));
     CHECK (!strstr (line, "native"));
     s_cc_line (NULL, line, sizeof line);
-    CHECK (!strcmp (line, "cc -O3 -march=native -std=c11 -shared -fPIC -I. -o kernel.so "
+    CHECK (!strcmp (line, "cc -O3 -march=native -std=c11 -g -shared -fPIC -I. -o kernel.so "
                           "kernel.c -lm"));
     //  Its preprocessing line has the same target flags (the coordinates
     //  read the branches the build compiled).

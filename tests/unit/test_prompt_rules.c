@@ -237,7 +237,7 @@ s_target (void)
     json_object_set_new (hw, "compile_isa", json_string ("sse4.2 avx avx2 fma avx512f"));
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "with -O3 -march=x86-64 -msse4.2 -mavx -mavx2 -mfma -mavx512f -std=c11 "
-                           "-shared -fPIC"));
+                           "-g -shared -fPIC"));
     CHECK (kf_test_has (p, "The code is compiled for the instruction sets the flags above enable "
                            "(sse4.2 avx avx2 fma avx512f), which every exec host of this target has, "
                            "not for the compile host"));
