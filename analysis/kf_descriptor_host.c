@@ -45,10 +45,19 @@ static const char s_atomic_call_p[] = "\\b(atomic_\\w+|__atomic_\\w+|__sync_\\w+
 static const char s_atomic_type_p[] =
     "\\b(_Atomic|atomic_(bool|char|schar|uchar|short|ushort|int|uint|long|ulong|llong|"
     "ullong|size_t|ptrdiff_t|intptr_t|uintptr_t|flag))\\b";
-//  A local one-dimensional buffer without an initialiser: `float wp[KB * NP];`.
+//  A local buffer without an initialiser, of one dimension or more:
+//  `float wp[KB * NP];`, `float Kp[DMAX][KB];` (round 28: a K^T packed
+//  into a three-dimensional buffer read as nothing). Its name: group 3.
 static const char s_buffer_p[] =
-    "(^|[;{}])" W "(float|double)[[:space:]]+(" NAME ")" W "\\[[^];[]+\\]"
-    "(" W "__attribute__" W "\\(\\([^;]*\\)\\))?" W ";";
+    "(^|[;{}])" W "(float|double)[[:space:]]+(" NAME ")" W "(\\[[^];[]+\\]" W ")+"
+    "(__attribute__" W "\\(\\([^;]*\\)\\))?" W ";";
+//  A buffer taken from an allocator, the kernel's scratch or the C
+//  library's: `float *restrict kt = (float *) scratch_alloc (ctx, n)`,
+//  `double *wp = aligned_alloc (64, n)`. Its name: group 6.
+static const char s_alloc_buffer_p[] =
+    "(^|[;{}])" W "(const[[:space:]]+)?(float|double)" W "\\*" W
+    "((restrict|__restrict|__restrict__)[[:space:]]+)?(" NAME ")" W "=" W
+    "[^;]*\\b[[:alnum:]_]*(alloc|scratch)[[:alnum:]_]*" W "\\(";
 
 //  A loop stepping by a constant: `for (int64_t j0 = 0; j0 < N; j0 += JW)`.
 static const char s_block_p[] =
@@ -57,9 +66,10 @@ static const char s_block_p[] =
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
-enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_BLOCK, R_LOCK, R_COUNT };
+enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_LOCK, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
-    s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_block_p, s_lock_p };
+    s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
+    s_block_p, s_lock_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -191,33 +201,42 @@ s_autovec (const char *code, char *snip)
 }
 
 //  Packing: a local buffer filled element by element from an operand read
-//  at a computed (strided) position, `wp[k * NP + c] = src[cc * K + k]`.
+//  at a computed (strided) position, `wp[k * NP + c] = src[cc * K + k]`,
+//  `Kp[d][j] = k[(j0 + j) * D + d] * scale`: the buffers RE declares,
+//  each named by its group GROUP; the first fill's text in SNIP (when the
+//  count is 0 on entry).
 static int
-s_packing (const char *code, char *snip)
+s_packing_by (const regex_t *re, int group, const char *code, char *snip, int count)
 {
-    int count = 0;
     const char *p = code;
-    regmatch_t m[4];
-    while (*p && regexec (&s_re[R_BUFFER], p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
+    regmatch_t m[8];
+    while (*p && regexec (re, p, 8, m, p == code ? 0 : REG_NOTBOL) == 0) {
         char name[64];
-        size_t len = (size_t) (m[3].rm_eo - m[3].rm_so);
+        size_t len = (size_t) (m[group].rm_eo - m[group].rm_so);
         if (len < sizeof name) {
-            memcpy (name, p + m[3].rm_so, len);
+            memcpy (name, p + m[group].rm_so, len);
             name[len] = 0;
             char pattern[256];
             snprintf (pattern, sizeof pattern,
-                      "\\b%s" W "\\[[^];=]*\\]" W "=" W NAME W "\\[[^];]*\\*[^];]*\\]", name);
-            regex_t re;
-            if (regcomp (&re, pattern, REG_EXTENDED) == 0) {
+                      "\\b%s" W "(\\[[^];=]*\\]" W ")+=" W NAME W "\\[[^];]*\\*[^];]*\\]", name);
+            regex_t fill;
+            if (regcomp (&fill, pattern, REG_EXTENDED) == 0) {
                 char one[KF_HOST_SNIP];
-                if (s_count (&re, code, one) > 0 && count++ == 0)
+                if (s_count (&fill, code, one) > 0 && count++ == 0)
                     memcpy (snip, one, sizeof one);
-                regfree (&re);
+                regfree (&fill);
             }
         }
         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
     }
     return count;
+}
+
+static int
+s_packing (const char *code, char *snip)
+{
+    int count = s_packing_by (&s_re[R_BUFFER], 3, code, snip, 0);
+    return s_packing_by (&s_re[R_ALLOC_BUFFER], 6, code, snip, count);
 }
 
 //  ---------------------------------------------------------------------
