@@ -100,6 +100,10 @@ static const struct { const char *name; int ops; unsigned kinds; } s_arith[] = {
     { "hardswish", 5, S_BIT (ADD) | S_BIT (MUL) | S_BIT (MINMAX) },
     { "leaky_relu", 2, S_BIT (MUL) | S_BIT (MINMAX) }, { "where", 1, S_BIT (CMP) },
     { "sign", 1, S_BIT (CMP) },
+    //  A scan's running operation: one per element, along its dimension
+    //  (round 27: cumsum(x * sigmoid(g)) read "compute: not known").
+    { "cumsum", 1, S_BIT (ADD) }, { "cumprod", 1, S_BIT (MUL) },
+    { "cummax", 1, S_BIT (MINMAX) }, { "cummin", 1, S_BIT (MINMAX) },
 };
 
 //  Functions a compiler makes libm calls of, and how many a call makes

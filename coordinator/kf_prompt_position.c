@@ -671,9 +671,12 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  from its shapes (round 3: "compute: not known" for a GEMM), an
     //  elementwise formula's operations from its code (round 11: "not
     //  known" beside "x / (1 + |x|)").
+    //  A scan's too: its running sum is one addition an element (round
+    //  27: "not known" for cumsum(x * sigmoid(g))).
     long long mnk[3] = { 0, 0, 0 }, batch = 1, heads = 0;
     kf_formula_t fm = { .counted = false };
-    bool formula = kf_prompt_task_class (spec) == KF_CLASS_ELEMENTWISE
+    kf_task_class_t cls = kf_prompt_task_class (spec);
+    bool formula = (cls == KF_CLASS_ELEMENTWISE || cls == KF_CLASS_SCAN)
                    && kf_prompt_formula (spec, &fm);
     double derived = 0, ew = 0;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {

@@ -15,7 +15,11 @@
  *     as direct translations, and their fused pass "not seen done": a
  *     rescale factor set thirty statements before the sums took it, and
  *     sums kept in an array (tests/fixtures/descriptors/c_r28_*: the
- *     coordinates; here the feature).
+ *     coordinates; here the feature);
+ *  4. (round 27's, left open) a scan's position line said "compute: not
+ *     known (the task gives no operation count)": the running sum is one
+ *     addition an element, and the formula under it is counted as an
+ *     elementwise one (its calls named where it has any).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_prompt.h"
@@ -166,9 +170,41 @@ s_test_online_pass (void)
     }
 }
 
+//  4.
+static void
+s_test_scan_count (void)
+{
+    json_t *spec = s_scan (), *hw = s_hw (true);
+    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 3, "source",
+                           "void kf_forward (const float *x, float *y) { y[0] = x[0]; }\n",
+                           "candidate_ns", 2.124e6, "bandwidth", "candidate_gbs", 31.6, "bytes",
+                           67108864.0, "copy_gbs", 33.4);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    printf ("scan position: %s\n", text);
+    CHECK (!kf_test_has (text, "compute: not known"));
+    CHECK (kf_test_has (text, "The compute figures count the formula's 2 operations an element "
+                              "(additions and minima/maxima, as its code reads) over 8388608 "
+                              "output elements"));
+    free (text);
+    //  Round 27's cumsum_gate: a sigmoid under the sum, named.
+    json_object_set_new (json_object_get (spec, "reference"), "source",
+                         json_string ("    def forward(self, x, g):\n"
+                                      "        return torch.cumsum(x * torch.sigmoid(g), dim=1)\n"));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    printf ("gated scan position: %s\n", text);
+    CHECK (kf_test_has (text, "the formula calls sigmoid, whose operations depend on how the "
+                              "kernel computes it"));
+    free (text);
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    s_test_scan_count ();
     s_test_online_pass ();
     s_test_copy_yardstick ();
     s_test_memory_gain ();
