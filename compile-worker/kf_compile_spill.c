@@ -18,8 +18,9 @@
  *  kernel.c:N" line under the header's (round 28: "run_job has 6
  *  instructions that store zmm registers" could not be acted on without
  *  knowing whether they sit in an inner loop). A move is inside a loop
- *  when it lies between a backward jump and the jump's target; how many
- *  are, and their lines, are named.
+ *  when it lies between a conditional backward jump and the jump's
+ *  target with no return between them (s_place); how many are, and
+ *  their lines, are named.
  *
  *  Bounded: objdump runs under the build's limits with a time limit of
  *  its own and its output capped (a candidate can make a huge object);
@@ -209,7 +210,7 @@ s_instruction (s_func_t *fn, s_scan_t *scan, const char *line, size_t len, int a
     const char *ops = mn + mn_len;
     while (ops < end && isspace ((unsigned char) *ops))
         ops++;
-    if (mn_len == 3 && !strncmp (mn, "ret", 3)) {
+    if ((mn_len == 3 || (mn_len == 4 && mn[3] == 'q')) && !strncmp (mn, "ret", 3)) {
         if (scan->n_rets == S_LOOPS)
             scan->overflow = true;
         else

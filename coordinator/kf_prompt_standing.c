@@ -328,7 +328,7 @@ s_compiler_report (FILE *f, json_t *k, const char *whom)
     if (spill) {
         size_t n = vec && vec > spill ? (size_t) (vec - spill) : strlen (spill);
         s_report_part (f, spill, n, S_SPILL_MAX, whom);
-        spill_lines = memmem (spill, n, " at line ", 9) != NULL;
+        spill_lines = memmem (spill, n, " at line", 8) != NULL;     /* " at lines 40-59" too */
     }
     //  Both reports name lines: the vectoriser's loops, the spills'
     //  moves (round 28: a spill count without a place could not be used).

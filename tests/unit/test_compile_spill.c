@@ -97,15 +97,25 @@ s_test_counting (void)
         "    1134:\tjne    1106 <kf_forward+0x6>\n"
         "    1136:\tjmp    1140 <kf_forward+0x40>\n"
         "    1138:\tvmovaps 0x88(%rsp),%zmm1\n"
-        "    113c:\tret\n";
+        "    113c:\tret\n"
+        //  No loop: a block after the return jumping back over it, and an
+        //  unconditional jump back.
+        "0000000000001200 <g>:\n"
+        "    1200:\tvmovaps %ymm1,-0x20(%rsp)\n"
+        "    1206:\tvmovaps -0x20(%rsp),%ymm1\n"
+        "    120c:\tretq\n"
+        "    120e:\tjne    1200 <g>\n"
+        "    1210:\tjmp    1200 <g>\n";
     //  The loop is 1106 to 1134 (a backward jump): eight of the ten moves.
     r = kf_compile_spill_summary (lines, strlen (lines), "kernel.c");
     CHECK (r && strstr (r, " kf_forward has 3 instructions that store zmm registers to the stack "
-                           "and 7 that load them back (8 of them in loops, at lines 46, 50)."));
+                           "and 7 that load them back (8 of them in loops, at lines 46, 50);"));
+    CHECK (r && strstr (r, " g has 1 instruction that stores ymm registers to the stack and 1 "
+                           "that loads them back (none of them in a loop)."));
     free (r);
     //  Without a source name, no lines.
     r = kf_compile_spill_summary (lines, strlen (lines), NULL);
-    CHECK (r && strstr (r, "and 7 that load them back (8 of them in loops). "));
+    CHECK (r && strstr (r, "and 7 that load them back (8 of them in loops);"));
     free (r);
 }
 
@@ -288,6 +298,14 @@ s_test_prompt (void)
     p = kf_prompt_build (&in);
     CHECK (p && strstr (p, "(4 of them in loops, at line 9).\n(Line numbers are of its source as "
                            "shown.)"));
+    free (p);
+    snprintf (log, sizeof log, "%s kf_forward has 2 instructions that store ymm registers to the "
+              "stack and 2 that load them back (4 of them in loops, at lines 9-12).\n",
+              KF_COMPILE_SPILL_MARK);
+    json_object_set_new (base, "log", json_string (log));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "(4 of them in loops, at lines 9-12).\n(Line numbers are of its source "
+                           "as shown.)"));
     logblock = p ? strstr (p, "Log:\n") : NULL;
     report_it = p ? strstr (p, "Compiler report for it") : NULL;
     CHECK (logblock && report_it && logblock < report_it
