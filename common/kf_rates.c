@@ -61,7 +61,7 @@ s_cache (FILE *f, const kf_rates_t *r)
 static const char *
 s_copy_name (const kf_rates_t *r)
 {
-    return r->copy_name ? r->copy_name : "the measured copy bandwidth";
+    return r->copy_name ? r->copy_name : KF_RATES_COPY_NAME;
 }
 
 //  Memory above the copy figure: why, never as a share over 100%.

@@ -25,6 +25,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* The name of a device's copy figure where nothing names a faster copy:
+ * the position line's default and the prompts' copy yardstick's. */
+#define KF_RATES_COPY_NAME "the measured copy bandwidth"
+
 typedef struct {
     double bytes;            /* least bytes one call moves (inputs read, outputs
                               * written); 0: unknown */
@@ -33,7 +37,7 @@ typedef struct {
     double gbs;              /* achieved GB/s (bytes / ns); 0: not measured */
     double copy_gbs;         /* the device's measured copy bandwidth; 0: unknown */
     const char *copy_name;   /* what COPY_GBS is, where not the device's copy
-                              * figure; NULL: "the measured copy bandwidth" */
+                              * figure; NULL: KF_RATES_COPY_NAME */
     double ref_gbs;          /* the reference's GB/s; 0: not stated */
     double gflops;           /* achieved GFLOP/s; 0: the task gives no count */
     double peak_gflops;      /* the measured FMA peak; 0: unknown */

@@ -16,6 +16,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_class.h"
 #include "kf_json.h"
+#include "kf_rates.h"
 #include <math.h>
 #include <stddef.h>
 
@@ -68,7 +69,7 @@ kf_prompt_copy_ceiling (json_t *d, double copy_gbs, const char **name, const cha
           "one core's memcpy, the fastest copy measured" },
     };
     double best = copy_gbs;
-    const char *n = "the all-core memcpy", *sn = "the measured copy bandwidth";
+    const char *n = "the all-core memcpy", *sn = KF_RATES_COPY_NAME;
     for (size_t i = 0; i < sizeof faster / sizeof faster[0]; i++)
         if (kf_jnum (d, faster[i].key, 0) > best) {
             best = kf_jnum (d, faster[i].key, 0);
