@@ -15,8 +15,14 @@
  *  (/proc/sys/kernel/random/boot_id), for this CPU model and number of
  *  CPUs, by this version of the measurement, is owned by this user and
  *  writable by no one else, and every figure in it is a finite positive
- *  number; anything else is measured again and the file rewritten,
- *  where the host was quiet while it measured (kf_host_figures_quiet).
+ *  number; anything else is measured again and the file rewritten.
+ *  Figures measured beside other work (kf_host_figures_quiet) are kept
+ *  marked "busy", in place of no quiet file: a start that reads them
+ *  uses them as the start that measured them did (the ceilings carry
+ *  `busy`), and a later quiet measurement (kf_host_figures_again)
+ *  replaces them. On a host that is never quiet (a test suite beside
+ *  other work) every start then reads one measurement instead of
+ *  making its own.
  *  `--remeasure` (kf_host_figures_use_file's REMEASURE) measures anew
  *  and rewrites it. The thread start cost takes milliseconds and is
  *  measured again at every start that reads the file: the lower of the
@@ -56,8 +62,8 @@
  * over the whole measurement (OTHERS_SHARE, from /proc/stat less the
  * measuring process's own CPU time; below 0: not known, the FMA rule
  * alone). Figures measured beside other work are used by the process
- * that measured them but not kept: a low copy or compute ceiling kept for
- * the boot would hold every honest kernel for audit. */
+ * that measured them and kept marked busy: a low copy or compute ceiling
+ * kept unmarked for the boot would hold every honest kernel for audit. */
 bool kf_host_figures_quiet (json_t *caps, double others_share, long cpus);
 
 /* What kept figures hold for: {version, boot_id, cpu, cpus} of this
@@ -72,10 +78,12 @@ json_t *kf_host_figures_key (void);
 void kf_host_figures_use_file (const char *path, bool remeasure);
 
 /* Where the figures came from once either call above ran: "measured"
- * (and kept where a file was given), "measured, not kept (the host was
- * busy)" (kf_host_figures_quiet; also where no file was given: the
- * ceilings then carry `busy`, kf_eval_check.h), "measured, not kept (a
- * figure could not be measured)", "file" (read back), or NULL before. */
+ * (and kept where a file was given), "measured, kept marked busy (the
+ * host was busy)" (kf_host_figures_quiet), "measured, not kept (the host
+ * was busy)" (no file given, or the file holds quiet figures), "measured,
+ * not kept (a figure could not be measured)", "file" (read back), "file,
+ * marked busy (measured beside other work)", or NULL before. The busy
+ * ones' ceilings carry `busy` (kf_eval_check.h). */
 const char *kf_host_figures_source (void);
 
 /* One try at measuring the figures again (kf_host_figures_again). */
@@ -89,7 +97,7 @@ typedef struct {
 } kf_host_figures_again_t;
 
 /* Where the figures in use were measured beside other work (the source
- * above says "the host was busy"): a glance at the host, and where
+ * above names them busy): a glance at the host, and where
  * others took at most KF_HOST_FIGURES_OTHERS_MAX of the CPUs over it,
  * every figure measured again (a second or two of every core: call it
  * off the heartbeat's thread, with no job running). Figures that pass

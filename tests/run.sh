@@ -214,16 +214,20 @@ for q in "${queue[@]}"; do
     case " $SLOW " in *" ${q%% *} "*) ;; *) ordered+=("$q") ;; esac
 done
 
-# The host's figures, measured once while no test runs: taken beside
-# another test they are never kept (kf_host_figures.h), and every exec
-# worker and --eval of the suite measured them again, seconds of every
+# The host's figures, measured once before the tests: otherwise every
+# exec worker and --eval of the suite measures them, seconds of every
 # core each (test_hostile: 304 CPU s in a whole suite before, 244 after).
+# Taken while other work runs on the machine they are kept marked busy
+# (kf_host_figures.h), and the suite's workers read them so.
 figures=$("$KF_BUILD/bin/kf-exec-worker" --measure-host 2>/dev/null | jq -r .source 2>/dev/null)
-if [ "$figures" = measured ] || [ "$figures" = file ]; then
-    echo "host figures: measured before the tests, kept for the suite ($KF_HOST_FIGURES)"
-else
-    echo "host figures: not kept (${figures:-no answer}): each exec worker measures them again"
-fi
+case "$figures" in
+measured | file)
+    echo "host figures: measured before the tests, kept for the suite ($KF_HOST_FIGURES)" ;;
+*"kept marked busy"* | "file, marked busy"*)
+    echo "host figures: measured beside other work, kept marked busy for the suite ($KF_HOST_FIGURES)" ;;
+*)
+    echo "host figures: not kept (${figures:-no answer}): each exec worker measures them again" ;;
+esac
 
 for q in "${ordered[@]}"; do
     read -r name limit path <<<"$q"

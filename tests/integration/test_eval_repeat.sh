@@ -90,7 +90,7 @@ check "--measure-host prints the figures with their source" \
     jqe '.copy_stream_one_core_gbs > 0 and .clock_mhz_measured > 0 and (.source | type) == "string"' \
     m1.json
 check "  and a second call reads them back where the first kept them" \
-    [ ! -s "$W/figures.json" -o "$(jq -r .source m2.json)" = file ]
+    bash -c "[ ! -s '$W/figures.json' ] || jq -e '.source | startswith(\"file\")' m2.json >/dev/null"
 check "--measure-host with --eval is refused (exit 2)" \
     bash -c "'$BIN/kf-exec-worker' --measure-host --eval job.json >/dev/null 2>&1; [ \$? -eq 2 ]"
 

@@ -260,7 +260,9 @@ what_left() {
 # them once, before any test) starts each: a worker reads only a file its
 # own user owns, so each mode gets a copy of its own. Without it, every
 # run of the other user's mode measured them again (taken beside another
-# test they are never kept): a fifth of this test's CPU in a profile.
+# test they were not kept): a fifth of this test's CPU in a profile. Now
+# a first run beside other work keeps them marked busy, so each mode
+# measures at most once.
 for mode in "${MODES[@]}"; do
     mkdir -p "$T/cache-$mode"
     if [ -n "${KF_HOST_FIGURES:-}" ] && [ -s "$KF_HOST_FIGURES" ]; then
