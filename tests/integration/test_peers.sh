@@ -165,7 +165,16 @@ if want h; then
         --id-prefix h11 --until-jobs 1
     check "h: another worker does it on the next attempt" \
         wait_until 60 sqlis "done 1" "SELECT state || ' ' || attempts FROM jobs WHERE role = 'eleven' AND worker LIKE 'h11%'"
-    check "h: the worker whose credits were full was not sent it again" [ "$(lines full JOB | wc -l)" = 1 ]
+    # Stop 45 saw this fail once beside seven other tests: what it was sent
+    # and when goes to the log, with the coordinator's lines about it.
+    once() {
+        [ "$(lines full JOB | wc -l)" = 1 ] && return 0
+        lines full JOB >&2
+        grep -E "full|eleven" "$T/coordinator.log" >&2
+        sql "SELECT id, state, attempts, worker, lease FROM jobs WHERE role = 'eleven'" >&2
+        return 1
+    }
+    check "h: the worker whose credits were full was not sent it again" once
 fi
 
 touch "$T/end"
