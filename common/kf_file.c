@@ -1,10 +1,10 @@
 /*  kf_file.c - whole-file reads and writes (kf_file.h). */
 #include "kf_file.h"
 #include "kf_str.h"
-#include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +29,15 @@ kf_file_read_proc (const char *path, char *buf, size_t size)
     return n;
 }
 
-char *
-kf_file_read (const char *path, size_t max, size_t *size)
+static char *
+s_read (const char *path, size_t max, size_t *size, bool own)
 {
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return NULL;
     struct stat st;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (size_t) st.st_size > max) {
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (size_t) st.st_size > max
+        || (own && (st.st_uid != geteuid () || (st.st_mode & (S_IWGRP | S_IWOTH))))) {
         close (fd);
         return NULL;
     }
@@ -59,6 +60,18 @@ kf_file_read (const char *path, size_t max, size_t *size)
         *size = got;
     }
     return data;
+}
+
+char *
+kf_file_read (const char *path, size_t max, size_t *size)
+{
+    return s_read (path, max, size, false);
+}
+
+char *
+kf_file_read_own (const char *path, size_t max, size_t *size)
+{
+    return s_read (path, max, size, true);
 }
 
 int

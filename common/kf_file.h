@@ -14,6 +14,10 @@
  * Returns the data NUL-terminated (caller frees) with *SIZE, or NULL. */
 char *kf_file_read (const char *path, size_t max, size_t *size);
 
+/* As kf_file_read, and only a file owned by this process's user that no
+ * one else may write (a cache another user could have planted). */
+char *kf_file_read_own (const char *path, size_t max, size_t *size);
+
 /* Reads the start of a file the kernel makes (/proc/PID/stat, a task's
  * children list), at most SIZE - 1 bytes, into BUF, NUL-terminated (an
  * empty string when it cannot be read). Returns the bytes read, or -1. */

@@ -23,9 +23,9 @@
 #include "kf_msg_reference.h"
 #include "kf_str.h"
 #include "kf_file.h"
-#include "kf_python.h"
 #include "kf_subproc.h"
 #include "kf_text.h"
+#include "kf_torch_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,84 +85,6 @@ s_load_json (const char *dir, const char *name)
 //  (kf_text.h). Caller frees.
 #define s_tail kf_text_tail
 
-// --------------------------------------------------------------------------
-//  Finding the interpreter
-
-//  Runs PYTHON in the sandbox the jobs use and asks torch for its version
-//  and whether CUDA works. Returns 0 with *VERSION, *EXE (sys.executable)
-//  and *CUDA, or -1 with WHY.
-static int
-s_probe (const char *python, char **version, char **exe, bool *cuda,
-         char *why, size_t why_size)
-{
-    kf_subproc_limits_t limits;
-    kf_subproc_limits_default (&limits);
-    limits.time_limit_s = 120;   //  a cold import of torch and CUDA takes seconds
-    limits.memory_bytes = 0;
-    limits.max_procs = 512;
-    char *dir = kf_subproc_workdir (&limits);
-    if (!dir) {
-        snprintf (why, why_size, "no temporary directory: %s", strerror (errno));
-        return -1;
-    }
-    char *argv[] = { (char *) python, "-B", "-s", "-c",
-                     "import sys, torch\n"
-                     "print('KF-TORCH', torch.__version__, int(torch.cuda.is_available()),"
-                     " sys.executable)\n", NULL };
-    kf_subproc_result_t run;
-    int rc = -1;
-    if (kf_subproc_run (argv, &limits, &run) != 0) {
-        snprintf (why, why_size, "%s", errno == ENOENT ? "not found" : strerror (errno));
-        kf_subproc_rmtree (dir);
-        free (dir);
-        return -1;
-    }
-    const char *line = strstr (run.output, "KF-TORCH ");
-    char v[128], e[4096];
-    int c;
-    if (!run.timed_out && run.exit_code == 0 && line
-        && sscanf (line, "KF-TORCH %127s %d %4095[^\n]", v, &c, e) == 3) {
-        *version = strdup (v);
-        *exe = strdup (e);
-        *cuda = c != 0;
-        rc = 0;
-    }
-    else
-        kf_python_why (run.output, run.timed_out, limits.time_limit_s, why, why_size);
-    kf_subproc_result_free (&run);
-    kf_subproc_rmtree (dir);
-    free (dir);
-    return rc;
-}
-
-static void
-s_discover (kf_torch_ref_t *self, const char *configured)
-{
-    const char *candidates[KF_PYTHON_MAX];
-    int n = kf_python_candidates (configured, candidates);
-    char *tried = NULL;
-    size_t tried_size = 0;
-    FILE *f = open_memstream (&tried, &tried_size);
-    for (int i = 0; i < n && !self->python; i++) {
-        char why[256] = "";
-        char *version = NULL, *exe = NULL;
-        bool cuda = false;
-        if (s_probe (candidates[i], &version, &exe, &cuda, why, sizeof why) == 0) {
-            //  sys.executable names what PATH found; a venv's path stays
-            //  a venv's path, so its packages stay in use.
-            self->python = strdup (candidates[i][0] == '/' || !exe[0] ? candidates[i] : exe);
-            self->version = version;
-            self->cuda = cuda;
-            free (exe);
-        }
-        else if (f)
-            fprintf (f, "%s%s (%s)", ftell (f) ? ", " : "", candidates[i], why);
-    }
-    if (f)
-        fclose (f);
-    self->tried = tried ? tried : strdup ("");
-}
-
 kf_torch_ref_t *
 kf_torch_ref_new (const kf_torch_ref_config_t *config)
 {
@@ -184,10 +106,22 @@ kf_torch_ref_new (const kf_torch_ref_config_t *config)
     self->default_device = strdup (config->default_device ? config->default_device : "cpu");
     self->time_limit_s = config->time_limit_s > 0 ? config->time_limit_s : 600;
     self->memory_bytes = config->memory_bytes;
-    s_discover (self, config->python);
+    kf_torch_found_t found;
+    if (kf_torch_find (config->python, config->found_file, &found) != 0) {
+        kf_torch_found_free (&found);
+        kf_refcache_destroy (&self->cache);
+        free (self->default_device);
+        free (self);
+        return NULL;
+    }
+    self->python = found.python;
+    self->version = found.version;
+    self->cuda = found.cuda;
+    self->tried = found.tried;
     if (self->python)
-        kf_info ("PyTorch references: %s (torch %s%s)", self->python, self->version,
-                 self->cuda ? ", CUDA" : "");
+        kf_info ("PyTorch references: %s (torch %s%s%s%s)", self->python, self->version,
+                 self->cuda ? ", CUDA" : "", found.kept ? "; as kept in " : "",
+                 found.kept ? config->found_file : "");
     else
         kf_info ("PyTorch references: no Python with torch (tried: %s)", self->tried);
     return self;

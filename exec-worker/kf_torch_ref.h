@@ -19,6 +19,8 @@
 
 typedef struct {
     const char *python;          /* interpreter; NULL or "": discover one */
+    const char *found_file;      /* where the one found is kept for the boot
+                                  * (kf_torch_probe.h); NULL: asked anew */
     const char *cache_dir;       /* the reference store (kf_refcache.h): the
                                   * data, and results asked again; NULL: a
                                   * private folder for the data, removed at

@@ -69,6 +69,11 @@ static const kf_cfg_entry_t s_table[] = {
     { "python", KF_CFG_STR, NULL, 0, -1,
       "Python with torch for reference jobs (default: the first of $KF_PYTHON, "
       "/opt/torch/.venv/bin/python3, /usr/bin/python3, python3 on PATH that imports torch)" },
+    { "python_found", KF_CFG_STR, NULL, 0, -1,
+      "file that keeps, for the boot, which Python imports torch (and its version, and "
+      "whether CUDA works), so a later start does not import torch to ask again while "
+      "the candidates and torch's files are unchanged; 'off': asked at every start "
+      "(default: $XDG_CACHE_HOME or ~/.cache, then kernelfoundry/python-found.json)" },
     { "reference_cache_dir", KF_CFG_STR, NULL, 0, -1,
       "where PyTorch reference data and results stay on this host; 'off': a private "
       "folder removed at exit, no result reused (default: $XDG_CACHE_HOME or ~/.cache, "
@@ -508,16 +513,19 @@ s_torch_setup (const kf_config_t *config, const char *backend, int device, char 
                char **default_device)
 {
     *cache_dir = kf_file_cache_dir (kf_config_str (config, "reference_cache_dir"), "reference");
+    char *found = kf_file_cache_dir (kf_config_str (config, "python_found"), "python-found.json");
     *default_device = strcmp (backend, "cuda") == 0 ? kf_strdupf ("cuda:%d", device)
                                                     : strdup ("cpu");
     kf_torch_ref_config_t ref_config = {
         .python = kf_config_str (config, "python"),
+        .found_file = found,
         .cache_dir = *cache_dir,
         .cache_max_bytes = (size_t) kf_config_int (config, "reference_cache_max_mb") << 20,
         .default_device = *default_device,
         .time_limit_s = kf_config_double (config, "reference_time_limit_s"),
     };
     kf_torch_ref_t *torch_ref = kf_torch_ref_new (&ref_config);
+    free (found);
     kf_torch_ref_set_shared (torch_ref);
     return torch_ref;
 }

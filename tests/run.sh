@@ -38,6 +38,10 @@ chmod 755 "$SUITE_TMP"
 # user's (~/.cache/kernelfoundry): a figures file kept by a test's worker
 # was read by a later kf-local system (round 20), and a user's by the tests.
 export KF_HOST_FIGURES=$SUITE_TMP/host-figures.json
+# Likewise the Python found to import torch (kf_torch_probe.h): asked by
+# the suite's first exec worker, taken back by the others (an import of
+# torch, 1.5 s of CPU, at each of about a hundred worker starts).
+export KF_PYTHON_FOUND=$SUITE_TMP/python-found.json
 # A full timing beside other work is not taken again in the suite (the
 # coordinator's eval_retime_wait_s): the suite runs its tests side by
 # side, so nearly every timing is beside other work, and each would wait
