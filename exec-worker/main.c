@@ -190,14 +190,15 @@ s_exec_config (const kf_config_t *config, const char *backend, int device)
     "N times, printing each result with handler_s, the handler's wall time.\n"   \
     "--measure-host measures the host's figures (FMA peaks, copy and read\n"      \
     "rates, clock, latencies) as a host worker's start does, keeps them in\n"     \
-    "host_figures where the host was quiet, prints them as JSON with where\n"     \
-    "they came from (\"source\") and exits 0; with remeasure it measures anew."
+    "host_figures (marked busy where the host was not quiet), prints them as\n"  \
+    "JSON with where they came from (\"source\") and exits 0; with remeasure\n"  \
+    "it measures anew. It is for the host backend only (exit 2 otherwise)."
 
 //  --measure-host: the figures a host worker's start takes, measured or
 //  read from the file, on stdout with their source. A test suite measures
-//  them once, alone, before its tests run beside each other: measured
-//  beside other work they are never kept, and every worker and --eval of
-//  the suite measured them again (seconds of every core each).
+//  them once, alone, before its tests run beside each other: else every
+//  worker and --eval of the suite would measure them (seconds of every
+//  core each), and beside other work none would be quiet.
 static int
 s_measure_host (void)
 {
@@ -671,8 +672,15 @@ main (int argc, char **argv)
     kf_host_figures_use_file (figures, kf_config_bool (config, "remeasure"));
     free (figures);
     if (measure) {
+        //  Only the host backend judges by these figures: another
+        //  backend's worker measures its device at its own start.
+        const char *backend = kf_config_str (config, "backend");
+        bool host = !strcmp (backend, "host");
+        if (!host)
+            fprintf (stderr, "kf-exec-worker: --measure-host measures the host backend's figures; "
+                     "--backend %s does not use them (it measures its device at start)\n", backend);
         kf_config_destroy (&config);
-        return s_measure_host ();
+        return host ? s_measure_host () : 2;
     }
     kf_sandbox_hide (kf_config_str (config, "curve_cert"));
     json_t *caps = NULL;

@@ -91,6 +91,9 @@ check "--measure-host prints the figures with their source" \
     m1.json
 check "  and a second call reads them back where the first kept them" \
     bash -c "[ ! -s '$W/figures.json' ] || jq -e '.source | startswith(\"file\")' m2.json >/dev/null"
+check "--measure-host with another backend is refused (exit 2), saying why" \
+    bash -c "'$BIN/kf-exec-worker' --measure-host --backend opencl >/dev/null 2>mb.err; [ \$? -eq 2 ] \
+             && grep -q 'host backend' mb.err"
 check "--measure-host with --eval is refused (exit 2)" \
     bash -c "'$BIN/kf-exec-worker' --measure-host --eval job.json >/dev/null 2>&1; [ \$? -eq 2 ]"
 
