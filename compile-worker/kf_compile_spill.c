@@ -20,7 +20,10 @@
  *  knowing whether they sit in an inner loop). A move is inside a loop
  *  when it lies between a conditional backward jump and the jump's
  *  target with no return between them (s_place); how many are, and
- *  their lines, are named.
+ *  their lines, are named, and what those loops say of why: a call in
+ *  them (no vector register keeps its value across a call in the System
+ *  V ABI), else how many distinct vector registers they name against
+ *  the 16 (32 where a zmm or a register above 15 shows AVX-512).
  *
  *  Bounded: objdump runs under the build's limits with a time limit of
  *  its own and its output capped (a candidate can make a huge object);
@@ -32,6 +35,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +47,9 @@
 #define S_MOVES 4096            /* moves and loops placed per function */
 #define S_LOOPS 1024
 #define S_RANGES 4              /* line ranges named per function */
+#define S_INSNS 16384           /* instructions whose registers are read, per function */
+#define S_CALLS 256             /* calls placed per function */
+#define S_CALLEE 40
 
 typedef struct {
     char name[S_NAME];
@@ -50,6 +57,11 @@ typedef struct {
     char widest;                /* 'x', 'y' or 'z' */
     int in_loops;               /* moves inside a loop; -1: not placed */
     int lines[S_LINES], n_lines;        /* their source lines, when known */
+    //  Why, as the loops holding moves say: the distinct vector registers
+    //  they use (-1: not known), the highest one's number, and the
+    //  functions they call (a call keeps no vector register's value).
+    int regs, top_reg, calls;
+    char callee[S_CALLEE];
 } s_func_t;
 
 //  The function being read: its moves by address and line, and its
@@ -66,7 +78,17 @@ typedef struct {
     int n_loops;
     unsigned long ret[S_LOOPS];
     int n_rets;
-    bool overflow;
+    struct {
+        unsigned long addr;
+        uint32_t regs;          /* the vector registers it names, by number */
+    } insn[S_INSNS];
+    int n_insns;
+    struct {
+        unsigned long addr;
+        char name[S_CALLEE];
+    } call[S_CALLS];
+    int n_calls;
+    bool overflow, insn_overflow;
 } s_scan_t;
 
 //  Whether MN is a full-width vector move: (v)movaps/ups/apd/upd,
@@ -128,10 +150,40 @@ s_returns (const s_scan_t *scan, int k)
     return false;
 }
 
+//  What the loops of SCAN marked in HOLDS (those with a move in them)
+//  say of why: FN's registers used in them and the calls they make.
+static void
+s_why (s_func_t *fn, const s_scan_t *scan, const bool *holds)
+{
+    uint32_t used = 0;
+    for (int i = 0; i < scan->n_insns; i++)
+        for (int k = 0; k < scan->n_loops; k++)
+            if (holds[k] && scan->loop[k].to <= scan->insn[i].addr
+                && scan->insn[i].addr <= scan->loop[k].from) {
+                used |= scan->insn[i].regs;
+                break;
+            }
+    for (int i = 0; i < scan->n_calls; i++)
+        for (int k = 0; k < scan->n_loops; k++)
+            if (holds[k] && scan->loop[k].to <= scan->call[i].addr
+                && scan->call[i].addr <= scan->loop[k].from) {
+                if (!fn->calls++)
+                    snprintf (fn->callee, sizeof fn->callee, "%s", scan->call[i].name);
+                break;
+            }
+    fn->regs = scan->insn_overflow ? -1 : 0;
+    for (int r = 0; r < 32 && !scan->insn_overflow; r++)
+        if (used & (UINT32_C (1) << r)) {
+            fn->regs++;
+            fn->top_reg = r;
+        }
+}
+
 //  Places FN's moves of SCAN: inside a loop when between a conditional
 //  backward jump and its target with no return between them (GCC
 //  rotates loops at -O2 and above, so a loop ends in a conditional jump
-//  back); the lines of those kept. Empties SCAN.
+//  back); the lines of those kept, and what those loops say of why
+//  (s_why). Empties SCAN.
 static void
 s_place (s_func_t *fn, s_scan_t *scan)
 {
@@ -140,6 +192,7 @@ s_place (s_func_t *fn, s_scan_t *scan)
         if (!s_returns (scan, k))
             scan->loop[kept++] = scan->loop[k];
     scan->n_loops = kept;
+    bool holds[S_LOOPS] = { false };
     if (fn && !scan->overflow) {
         fn->in_loops = 0;
         for (int i = 0; i < scan->n_moves; i++) {
@@ -149,6 +202,8 @@ s_place (s_func_t *fn, s_scan_t *scan)
                 k++;
             if (k == scan->n_loops)
                 continue;
+            for (int o = k; o < scan->n_loops; o++)
+                holds[o] |= scan->loop[o].to <= a && a <= scan->loop[o].from;
             fn->in_loops++;
             int line = scan->move[i].line, j = 0;
             while (j < fn->n_lines && fn->lines[j] != line)
@@ -157,9 +212,11 @@ s_place (s_func_t *fn, s_scan_t *scan)
                 fn->lines[fn->n_lines++] = line;
         }
         qsort (fn->lines, (size_t) fn->n_lines, sizeof fn->lines[0], s_int_cmp);
+        if (fn->in_loops > 0)
+            s_why (fn, scan, holds);
     }
-    scan->n_moves = scan->n_loops = scan->n_rets = 0;
-    scan->overflow = false;
+    scan->n_moves = scan->n_loops = scan->n_rets = scan->n_insns = scan->n_calls = 0;
+    scan->overflow = scan->insn_overflow = false;
 }
 
 //  The function of F named NAME (LEN bytes), added when there is room;
@@ -210,6 +267,35 @@ s_instruction (s_func_t *fn, s_scan_t *scan, const char *line, size_t len, int a
     const char *ops = mn + mn_len;
     while (ops < end && isspace ((unsigned char) *ops))
         ops++;
+    //  The vector registers it names ("%ymm12"), by number.
+    uint32_t regs = 0;
+    for (const char *p = ops; p + 4 < end; p++)
+        if (s_register (p, (size_t) (end - p))) {
+            long r = strtol (p + 4, NULL, 10);
+            if (r >= 0 && r < 32)
+                regs |= UINT32_C (1) << r;
+        }
+    if (scan->n_insns == S_INSNS)
+        scan->insn_overflow = true;
+    else if (regs) {
+        scan->insn[scan->n_insns].addr = addr;
+        scan->insn[scan->n_insns++].regs = regs;
+    }
+    //  A call ("call 1030 <expf@plt>"): its callee's name, identifier
+    //  characters only (a candidate names its functions).
+    if ((mn_len == 4 || (mn_len == 5 && mn[4] == 'q')) && !strncmp (mn, "call", 4)
+        && scan->n_calls < S_CALLS) {
+        const char *lt = memchr (ops, '<', (size_t) (end - ops));
+        size_t k = 0;
+        char *name = scan->call[scan->n_calls].name;
+        for (const char *p = lt ? lt + 1 : end; p < end && *p != '>' && k + 1 < S_CALLEE; p++)
+            if (isalnum ((unsigned char) *p) || strchr ("_.@+", *p))
+                name[k++] = *p;
+        name[k] = 0;
+        if (!k)
+            snprintf (name, S_CALLEE, "a function through a pointer");
+        scan->call[scan->n_calls++].addr = addr;
+    }
     if ((mn_len == 3 || (mn_len == 4 && mn[3] == 'q')) && !strncmp (mn, "ret", 3)) {
         if (scan->n_rets == S_LOOPS)
             scan->overflow = true;
@@ -318,6 +404,20 @@ s_where (FILE *out, const s_func_t *fn)
     }
     if (i < fn->n_lines)
         fprintf (out, " and %d more line%s", fn->n_lines - i, fn->n_lines - i == 1 ? "" : "s");
+    //  Why: a call keeps no vector register (the System V ABI saves none
+    //  of them across one), else how many registers the loops use.
+    if (fn->calls > 0)
+        fprintf (out, "; those loops call %s%s, and no vector register keeps its value across a "
+                 "call, so every vector live across it goes to the stack and back", fn->callee,
+                 fn->calls > 1 ? " and more" : "");
+    else if (fn->regs > 0) {
+        int have = fn->top_reg >= 16 || fn->widest == 'z' ? 32 : 16;
+        if (fn->regs >= have)
+            fprintf (out, "; those loops use all %d vector registers", have);
+        else
+            fprintf (out, "; those loops use %d of the %s vector registers", fn->regs,
+                     have == 32 ? "32" : "16 (or, with AVX-512, 32)");
+    }
     fputc (')', out);
 }
 
@@ -388,8 +488,9 @@ kf_compile_spill_summary (const char *disasm, size_t size, const char *source)
                      spilling - S_SHOWN == 1 ? "" : "s", spilling - S_SHOWN == 1 ? "es" : "");
         fputs (". Unless the code keeps a local array of vectors, these are register spills: it "
                "keeps more vectors live at once than the registers hold (16 ymm with AVX2, 32 zmm "
-               "with AVX-512), so the compiler parks some on the stack and loads them again, "
-               "adding memory traffic; in a loop, on every pass.\n", out);
+               "with AVX-512), or keeps vectors live across a call, which no vector register "
+               "survives, so the compiler parks some on the stack and loads them again, adding "
+               "memory traffic; in a loop, on every pass.\n", out);
         if (fclose (out) != 0) {
             free (text);
             text = NULL;
