@@ -115,6 +115,21 @@ kf_file_replace (const char *dir, const char *name, const void *data, size_t siz
     return 0;
 }
 
+int
+kf_file_replace_path (const char *path, const void *data, size_t size)
+{
+    char *dir = strdup (path), *slash = dir ? strrchr (dir, '/') : NULL;
+    int rc = -1;
+    if (slash && slash[1]) {
+        *slash = 0;
+        rc = kf_file_replace (*dir ? dir : "/", slash + 1, data, size);
+        if (rc == 0)
+            chmod (path, 0644);
+    }
+    free (dir);
+    return rc;
+}
+
 typedef struct {
     char name[256];
     time_t mtime;

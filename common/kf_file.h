@@ -35,6 +35,10 @@ int kf_file_write (const char *dir, const char *name, const void *data, size_t s
  * a concurrent writer never sees a half-written DIR/NAME. */
 int kf_file_replace (const char *dir, const char *name, const void *data, size_t size);
 
+/* kf_file_replace of PATH (a folder, '/', then a name), left at mode
+ * 0644 whatever the umask. Returns 0 or -1. */
+int kf_file_replace_path (const char *path, const void *data, size_t size);
+
 /* Keeps the cache folder DIR under MAX_BYTES, least recently used first.
  * An entry is a name with several files NAME.EXT, EXTS (NULL-ended) listing
  * every extension it may have; its first extension present in MARKERS

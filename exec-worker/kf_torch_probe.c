@@ -196,13 +196,8 @@ s_save (const char *keep, json_t *key, int chosen, const kf_torch_found_t *found
                              "version", found->version, "exe", exe, "tried", found->tried,
                              "cuda", found->cuda, "torch_files", s_torch_files (dir));
     char *text = doc ? json_dumps (doc, JSON_INDENT (1)) : NULL;
-    char *folder = strdup (keep), *slash = folder ? strrchr (folder, '/') : NULL;
-    if (text && slash && slash[1]) {
-        *slash = 0;
-        if (kf_file_replace (*folder ? folder : "/", slash + 1, text, strlen (text)) == 0)
-            chmod (keep, 0644);
-    }
-    free (folder);
+    if (text)
+        kf_file_replace_path (keep, text, strlen (text));
     free (text);
     json_decref (doc);
 }
