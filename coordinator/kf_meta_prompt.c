@@ -558,7 +558,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
         fprintf (f,
                  "You may also change the list of ideas, by at most %d lines of their own, "
                  "outside the edit blocks:\n"
-                 "DROP IDEA <number>: <why, naming the outcomes or the task text that show it>\n"
+                 "DROP IDEA <number>: <why, naming the outcomes or the task text that show it, "
+                 "one line of at most %d bytes>\n"
                  "REWORD IDEA <number>: <the idea's new text, one line of at most %d "
                  "bytes (an ASCII character is one byte)>\n"
                  "ADD IDEA: <a new idea's text, one line of at most %d bytes>\n"
@@ -576,8 +577,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  "kernel that lacks it, threaded or not, with either kind of store, and the "
                  "attempt it goes to sees only its text. The list changes with the new "
                  "version your accepted edits make.\n",
-                 max_edits, KF_META_IDEA_MAX, KF_META_IDEA_MAX, KF_META_IDEA_ADDS,
-                 KF_META_IDEAS_MAX);
+                 max_edits, KF_META_IDEA_MAX, KF_META_IDEA_MAX, KF_META_IDEA_MAX,
+                 KF_META_IDEA_ADDS, KF_META_IDEAS_MAX);
     json_decref (ideas);
     json_t *guesses = kf_meta_guess_lines (sections);
     if (json_array_size (guesses))

@@ -72,6 +72,9 @@ s_figures (void)
               "these in turn)\n1. %s\n2. %s\n", n ? dflt[0] : "", n > 1 ? dflt[1] : "");
     CHECK (kf_test_has (p, line));
     CHECK (kf_test_has (p, "DROP IDEA <number>: <why"));
+    //  Round 29: a drop's reason of 325 bytes was refused, and the prompt
+    //  gave the limit for the other two lines only.
+    CHECK (kf_test_has (p, "that show it, one line of at most 320 bytes>"));
     //  Round 15: "characters" where the limit counts bytes.
     CHECK (kf_test_has (p, "REWORD IDEA <number>: <the idea's new text, one line of at most 320 "
                            "bytes (an ASCII character is one byte)>"));
