@@ -78,6 +78,17 @@ kf_prompt_inspiration_named (FILE *f, const kf_prompt_in_t *in, json_t *k,
     return true;
 }
 
+void
+kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k)
+{
+    double own = s_speedup (k), against = s_speedup (in->base);
+    if (!k || kf_jint (k, "from_run") || !(own > 0) || !(own * KF_PROMPT_INSPIRATION_BEHIND < against))
+        return;
+    fprintf (f, "It is slower than the kernel to improve (%.3fx against %.3fx): take an idea "
+             "from it, not its whole design, and not what its figures show did not pay.\n", own,
+             against);
+}
+
 bool
 kf_prompt_best_named (FILE *f, const kf_prompt_in_t *in, json_t *best, const char *language)
 {

@@ -26,6 +26,18 @@
  * kernel to improve. */
 #define KF_PROMPT_INSPIRATION_SLOWER 5.0
 
+/* An inspiration shown whole but this many times slower than the kernel
+ * to improve says so (round 29: a two-thread split that had just lost,
+ * 35.08x against the parent's 98.70x, came whole without a word to the
+ * next try of the same idea, which read it as the design to follow). */
+#define KF_PROMPT_INSPIRATION_BEHIND 1.05
+
+/* "It is slower than the kernel to improve (A against B): ..." for
+ * inspiration K of IN, where it is KF_PROMPT_INSPIRATION_BEHIND times
+ * slower than IN's base; nothing otherwise (no figure, an earlier run's
+ * kernel). */
+void kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k);
+
 /* Whether inspiration K of IN is too slow to show whole: its speedup is
  * below 1/KF_PROMPT_INSPIRATION_SLOWER of the kernel to improve's (IN's
  * base), or of the run's best's where the base has no figure. False for a

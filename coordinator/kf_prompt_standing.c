@@ -517,6 +517,7 @@ kf_prompt_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
             continue;
         s_runtime_line (f, k);
         s_swept_line (f, k);
+        kf_prompt_inspiration_behind (f, in, k);
         kf_prompt_code_or_diff (f, language, kf_jstr (k, "source"), shown, n_shown,
                                 "This kernel");
         snprintf (names[n_shown % S_SHOWN_MAX], sizeof names[0], "inspiration %d", listed);

@@ -98,7 +98,16 @@ test_slow_inspiration (void)
                            "can borrow.\n"));
     CHECK (!kf_test_has (p, "accS"));
     CHECK (kf_test_has (p, "accF"));
+    //  Round 29: one shown whole but slower says so.
+    CHECK (kf_test_has (p, "It is slower than the kernel to improve (10.000x against 13.100x): "
+                           "take an idea from it, not its whole design"));
     free (p);
+    //  ... and not one as fast.
+    json_object_set_new (json_array_get (insp, 1), "speedup", json_real (13.0));
+    p = s_build (&in, "inspiration as fast");
+    CHECK (kf_test_has (p, "accF") && !kf_test_has (p, "It is slower than"));
+    free (p);
+    json_object_set_new (json_array_get (insp, 1), "speedup", json_real (10.0));
     //  No kernel to improve: against the run's best.
     in.base = NULL;
     in.best = base;
