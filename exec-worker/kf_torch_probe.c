@@ -3,6 +3,7 @@
  */
 #include "kf_torch_probe.h"
 #include "kf_file.h"
+#include "kf_profile.h"
 #include "kf_python.h"
 #include "kf_str.h"
 #include "kf_subproc.h"
@@ -84,25 +85,11 @@ s_stat (const char *path)
 }
 
 //  Where NAME runs from: itself with a '/', else the first executable of
-//  that name on PATH (as execvp finds it). Caller frees; NULL: none.
+//  that name on PATH (kf_profile_on_path). Caller frees; NULL: none.
 static char *
 s_which (const char *name)
 {
-    if (strchr (name, '/'))
-        return strdup (name);
-    const char *path = getenv ("PATH");
-    char *copy = strdup (path && *path ? path : "/usr/local/bin:/usr/bin:/bin"), *save = NULL;
-    char *found = NULL;
-    for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d && !found;
-         d = strtok_r (NULL, ":", &save)) {
-        char *full = kf_strdupf ("%s/%s", *d ? d : ".", name);
-        if (full && access (full, X_OK) == 0)
-            found = full;
-        else
-            free (full);
-    }
-    free (copy);
-    return found;
+    return strchr (name, '/') ? strdup (name) : kf_profile_on_path (name);
 }
 
 //  What the answer holds for: this boot, driver and visible devices, and
