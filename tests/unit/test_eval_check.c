@@ -231,7 +231,7 @@ s_test_compare (void)
     kf_eval_tol_from_task (task, &tol, &w0);
     json_t *normal = json_pack ("{s:s}", "kind", "normal");
     const char *damage[] = { "none", "noise", "unwritten", "nan", "inf", "wrong", "wrong few",
-                             "zero ref", "poison in ref" };
+                             "zero ref", "poison in ref", "at rtol", "ever worse" };
     size_t sizes[] = { 1, 1000, 65536 * 3 + 17 };
     int bad = 0, cases = 0;
     for (int dt = 0; dt < 2; dt++) {
@@ -254,6 +254,13 @@ s_test_compare (void)
                         cv = NAN;
                     else if (!strcmp (damage[d], "inf") && i % 1003 == 3)
                         cv = INFINITY;
+                    else if (!strcmp (damage[d], "at rtol"))
+                        //  On either side of the relative tolerance, by
+                        //  less than a float's rounding: the exact rules.
+                        cv = rv * (1 + (i % 2 ? 1e-2 : -1e-2) * (1 + ((double) (i % 5) - 2) * 1e-8));
+                    else if (!strcmp (damage[d], "ever worse"))
+                        //  A new largest relative error at every element.
+                        cv = rv * (1 + 1e-9 * (double) i);
                     else if (!strcmp (damage[d], "zero ref") && i % 3 == 0) {
                         rv = 0;
                         cv = i % 2 ? 1e-6 : 0;
@@ -307,8 +314,55 @@ s_test_compare (void)
     }
     printf ("  %d of %d comparisons agree\n", cases - bad, cases);
     CHECK (bad == 0);
+    //  What a timed sample's check costs: 1 M floats with small errors,
+    //  on one thread (the sanitizers' build is what the suite runs).
+    size_t n = (size_t) 1 << 20;
+    float *ref = malloc (n * 4), *c = malloc (n * 4);
+    kf_eval_fill (normal, KF_F32, ref, n, 3);
+    for (size_t i = 0; i < n; i++)
+        c[i] = ref[i] * (1 + 1e-6f * (float) (i % 3));
+    kf_eval_spec_t s = { .name = "y", .dtype = KF_F32, .numel = n, .bytes = n * 4 };
+    kf_eval_worst_t w;
+    kf_eval_tol_from_task (task, &tol, &w);
+    char detail[512];
+    s_old_cmp_t o;
+    double t0 = s_now ();
+    int rc = kf_eval_compare_output (&tol, &w, &s, c, ref, "set 0", detail, sizeof detail);
+    double t1 = s_now ();
+    s_old_compare (&tol, &s, c, ref, &o);
+    double t2 = s_now ();
+    printf ("  1 M f32 compared: %.1f ms now (threads as the host has), %.1f ms the old way\n",
+            (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    CHECK (rc == 0 && o.matched == n);
+    free (ref);
+    free (c);
     json_decref (normal);
     json_decref (task);
+}
+
+//  Poison fills every element of every dtype with the value the checks
+//  read as poison, and nothing past them.
+static void
+s_test_poison (void)
+{
+    printf (" poison written whole, for every dtype, and no further\n");
+    int dtypes[] = { KF_F32, KF_F64, KF_F16, KF_BF16, KF_I32, KF_I64 };
+    size_t sizes[] = { 1, 2, 3, 1000, 65536 + 7 };
+    int bad = 0;
+    for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z], es = kf_dtype_size (dtypes[t]);
+            unsigned char *p = malloc ((n + 1) * es);
+            memset (p, 0x5a, (n + 1) * es);
+            kf_eval_poison (dtypes[t], p, n);
+            for (size_t i = 0; i < n; i++)
+                bad += !kf_eval_is_poison (dtypes[t], p, i);
+            for (size_t b = n * es; b < (n + 1) * es; b++)
+                bad += p[b] != 0x5a;
+            free (p);
+        }
+    printf ("  %d elements or bytes wrong\n", bad);
+    CHECK (bad == 0);
 }
 
 // --------------------------------------------------------------------------
@@ -399,6 +453,7 @@ main (void)
 {
     s_test_fill ();
     s_test_compare ();
+    s_test_poison ();
     s_test_warm ();
     s_test_phases ();
     return kf_test_done ("test_eval_check");
