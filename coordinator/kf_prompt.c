@@ -15,6 +15,7 @@
  *  claims a figure the evaluation did not measure.
  */
 #include "kf_prompt.h"
+#include "kf_prompt_changed.h"
 #include "kf_meta_note.h"
 #include "kf_prompt_diff.h"
 #include "kf_prompt_facts.h"
@@ -299,6 +300,11 @@ kf_prompt_build (const kf_prompt_in_t *in)
         : in->last ? "what limited the last kernel tried and what you change and why"
         : in->base ? "what limits the kernel to improve and what you change and why"
                    : "which approach you take and why";
+    //  Round 29: what a try changed was told by counts of lines only.
+    const char *change_what =
+        in->templated && in->base ? "which of the kernel's choices become parameters"
+        : in->base                ? "what this try changes of the kernel to improve"
+                                  : "the approach this kernel takes";
     fprintf (f,
              "\n## Requirements\n"
              "- Match the reference's results for every input and shape case above, within "
@@ -308,10 +314,11 @@ kf_prompt_build (const kf_prompt_in_t *in)
              "- %s\n%s"
              "\n## Answer\n"
              "First, under \"Analysis:\", say briefly %s. Then give the complete source in one "
-             "```%s code block.\n",
+             "```%s code block whose first line is a comment, `// change: ` and %s in words "
+             "(at most %d characters): later prompts quote it beside this try's figures.\n",
              opencl ? "Give every kernel a kf-launch line whose arguments follow its parameters."
                     : "Keep kf_forward's signature exactly as the contract declares it.",
-             libraries, first_ask, language);
+             libraries, first_ask, language, change_what, KF_PROMPT_SAID_MAX);
     if (fclose (f) != 0) {
         free (text);
         return NULL;

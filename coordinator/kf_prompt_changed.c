@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 //  TEXT's lines as kf_prompt_diff counts them: a last line without '\n'
 //  counts.
@@ -167,6 +168,108 @@ kf_prompt_changed_text (json_t *row, char *buf, size_t size)
     return buf;
 }
 
+//  LINE (LEN bytes) past its comment opener and spaces, when it starts
+//  with "change:" in any case; NULL otherwise.
+static const char *
+s_said_start (const char *line, size_t len)
+{
+    const char *p = line, *end = line + len;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (end - p < 2 || p[0] != '/' || (p[1] != '/' && p[1] != '*'))
+        return NULL;
+    p += 2;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '*' || *p == '/'))
+        p++;
+    if (end - p < 7 || strncasecmp (p, "change:", 7))
+        return NULL;
+    return p + 7;
+}
+
+const char *
+kf_prompt_changed_said (const char *source, char *buf, size_t size)
+{
+    if (!size)
+        return buf;
+    buf[0] = '\0';
+    if (!source)
+        return buf;
+    const char *line = source, *from = NULL, *end = NULL;
+    for (int n = 0; n < KF_PROMPT_SAID_LINES && *line && !from; n++) {
+        const char *nl = strchr (line, '\n');
+        end = nl ? nl : line + strlen (line);
+        from = s_said_start (line, (size_t) (end - line));
+        line = nl ? nl + 1 : end;
+    }
+    if (!from)
+        return buf;
+    //  A block comment's close, and what follows it, are not said.
+    for (const char *q = from; q + 1 < end; q++)
+        if (q[0] == '*' && q[1] == '/') {
+            end = q;
+            break;
+        }
+    char clean[KF_PROMPT_SAID_MAX * 2 + 8];
+    size_t n = 0, cap = size - 1 < KF_PROMPT_SAID_MAX ? size - 1 : KF_PROMPT_SAID_MAX;
+    int angles = 0;
+    char last_angle = 0;
+    for (const char *q = from; q < end && n < sizeof clean - 1; q++) {
+        unsigned char ch = (unsigned char) *q;
+        if (ch >= 0x80 && ch < 0xc0)
+            continue;    //  a character's continuation: its lead said '?'
+        char out = ch >= 0xc0 ? '?' : (ch < 0x20 || ch == 0x7f) ? ' ' : (char) ch;
+        if (out == '<' || out == '>') {
+            angles = out == last_angle ? angles + 1 : 1;
+            last_angle = out;
+            if (angles > 2)
+                continue;
+        }
+        else
+            angles = 0, last_angle = 0;
+        if (out == ' ' && (n == 0 || clean[n - 1] == ' '))
+            continue;
+        clean[n++] = out;
+    }
+    while (n && clean[n - 1] == ' ')
+        n--;
+    clean[n] = '\0';
+    if (n <= cap) {
+        memcpy (buf, clean, n + 1);
+        return buf;
+    }
+    //  Too long: whole words within CAP less the "...".
+    size_t cut = cap >= 3 ? cap - 3 : 0;
+    while (cut > 0 && clean[cut] != ' ')
+        cut--;
+    if (cut == 0)
+        cut = cap >= 3 ? cap - 3 : 0;
+    memcpy (buf, clean, cut);
+    strcpy (buf + cut, cap >= 3 ? "..." : "");
+    return buf;
+}
+
+const char *
+kf_prompt_said_text (json_t *row, char *buf, size_t size)
+{
+    const char *said = kf_jstr (row, "said");
+    if (!*said)
+        snprintf (buf, size, "%s", "");
+    else
+        snprintf (buf, size, "; its author's words for it: \"%s\"", said);
+    return buf;
+}
+
+//  Sets ROW's said from candidate ID's code.
+static void
+s_said (kf_db_t *db, json_t *row, int64_t id)
+{
+    char *source = kf_prompt_source_of (db, id);
+    char said[KF_PROMPT_SAID_MAX + 1];
+    if (*kf_prompt_changed_said (source, said, sizeof said))
+        json_object_set_new (row, "said", json_string (said));
+    free (source);
+}
+
 //  Sets ROW's counts of candidate ID against PARENT_ID, when both
 //  sources are there.
 static void
@@ -189,12 +292,15 @@ kf_prompt_history_changes (kf_db_t *db, json_t *history)
 {
     size_t i;
     json_t *c;
-    json_array_foreach (history, i, c)
-        if (!strcmp (kf_jstr (c, "phase"), "search") && kf_jint (c, "parent_id")
-            && json_is_integer (json_object_get (c, "features"))
+    json_array_foreach (history, i, c) {
+        if (strcmp (kf_jstr (c, "phase"), "search"))
+            continue;
+        if (kf_jint (c, "parent_id") && json_is_integer (json_object_get (c, "features"))
             && json_is_integer (json_object_get (c, "parent_features"))
             && !kf_prompt_features_added (c))
             s_count (db, c, kf_jint (c, "id"), kf_jint (c, "parent_id"));
+        s_said (db, c, kf_jint (c, "id"));
+    }
     return 0;
 }
 
@@ -231,8 +337,11 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
             }
         }
         json_decref (row);
-        if (*what) {
-            char *reason = kf_strdupf ("%s%s", kf_jstr (c, "reason"), what);
+        s_said (db, c, kf_jint (c, "id"));
+        char said[KF_PROMPT_SAID_TEXT_MAX];
+        kf_prompt_said_text (c, said, sizeof said);
+        if (*what || *said) {
+            char *reason = kf_strdupf ("%s%s%s", kf_jstr (c, "reason"), what, said);
             if (!reason)
                 return -1;
             json_object_set_new (c, "reason", json_string (reason));

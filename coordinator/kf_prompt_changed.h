@@ -44,17 +44,37 @@ const char *kf_prompt_changed_ops (const char *parent, const char *child, char *
  * 1 to 0", into BUF; empty without them. */
 const char *kf_prompt_changed_text (json_t *row, char *buf, size_t size);
 
+/* Round 29: "changed 2 of its parent's 144 lines" did not say what the
+ * two lines did, and the next template swept the same prefetch distance
+ * again. Every answer is asked to begin its code with "// change: " and
+ * what the try changes in words; this is that line of SOURCE (one of its
+ * first KF_PROMPT_SAID_LINES lines; "/" "* change: ... *" "/" too, any
+ * case), cleaned: printable ASCII only (a character beyond it reads '?'),
+ * no run of three '<' or '>' (the prompts' section marks), whitespace
+ * folded, cut at a word within KF_PROMPT_SAID_MAX bytes with "...". BUF
+ * (SIZE bytes) is empty when there is no such line or it says nothing. */
+#define KF_PROMPT_SAID_LINES 40
+#define KF_PROMPT_SAID_MAX 160
+const char *kf_prompt_changed_said (const char *source, char *buf, size_t size);
+
 /* For each search row of HISTORY (kf_prompt_history's) with a parent and
  * both features stored whose code added none (kf_prompt_features_added),
- * sets changed, parent_lines and lines from the two sources. 0, or -1 on
- * a database error. */
+ * sets changed, parent_lines and lines from the two sources; and for each
+ * search row whose code has a change line, sets said
+ * (kf_prompt_changed_said). 0, or -1 on a database error. */
 int kf_prompt_history_changes (kf_db_t *db, json_t *history);
 
 /* For each row of CHILDREN (kf_lineage_children's, of PARENT_ID) appends
  * to its reason what it changed: "; what its code added to its parent's:
  * threads", else "; its code added no feature this reading knows: it
- * changed 34 of its parent's 120 lines (its own has 126)". 0, or -1 on a
- * database error. */
+ * changed 34 of its parent's 120 lines (its own has 126)", and its
+ * author's words for the change where its code has them
+ * (kf_prompt_said_text). 0, or -1 on a database error. */
 int kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id);
+
+/* "; its author's words for it: \"...\"" for ROW's said, or nothing,
+ * into BUF. */
+#define KF_PROMPT_SAID_TEXT_MAX (KF_PROMPT_SAID_MAX + 48)
+const char *kf_prompt_said_text (json_t *row, char *buf, size_t size);
 
 #endif

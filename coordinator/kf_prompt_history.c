@@ -49,15 +49,18 @@ kf_prompt_added_text (json_t *c, char *buf, size_t size)
     //  Every feature's words fit (round 19: "... a permu." cut mid-word).
     char words[KF_PROMPT_FEATURE_WORDS_MAX];
     kf_prompt_feature_words (kf_prompt_features_added (c), words, sizeof words);
-    char counts[KF_PROMPT_CHANGED_TEXT_MAX];
+    char counts[KF_PROMPT_CHANGED_TEXT_MAX], said[KF_PROMPT_SAID_TEXT_MAX];
+    kf_prompt_said_text (c, said, sizeof said);
     if (*words)
-        snprintf (buf, size, "; its code added %s: %s",
-                  kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words);
+        snprintf (buf, size, "; its code added %s: %s%s",
+                  kf_jint (c, "parent_id") ? "to its parent's" : "(written from scratch)", words,
+                  said);
     //  Round 15: "regressed" said nothing of what such a try changed.
     else if (*kf_prompt_changed_text (c, counts, sizeof counts))
-        snprintf (buf, size, "; its code added no feature this reading knows: it %s", counts);
-    else if (size)
-        buf[0] = '\0';
+        snprintf (buf, size, "; its code added no feature this reading knows: it %s%s", counts,
+                  said);
+    else
+        snprintf (buf, size, "%s", said);
 }
 
 //  One candidate's outcome in a line: "correct, 4.58 ms (2.10x), screen

@@ -69,14 +69,16 @@ const char *kf_prompt_idea_at (const kf_prompt_in_t *in, int generation, int slo
 //  The run's candidates in words (kf_prompt_history.c), for both sections
 
 /* Room for kf_prompt_added_text's words. */
-#define KF_PROMPT_ADDED_MAX (KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + 64)
+#define KF_PROMPT_ADDED_MAX                                                                    \
+    (KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + KF_PROMPT_SAID_TEXT_MAX + 64)
 
 /* The idea candidate C was handed: as stored with it (kf_search_idea.h),
  * else its slot's place (kf_prompt_idea_at). Borrowed. */
 const char *kf_prompt_idea_of (const kf_prompt_in_t *in, json_t *c);
 
 /* "; its code added to its parent's: threads, ..." for candidate C in
- * BUF, or nothing. */
+ * BUF, then its author's words for the change where its code has them
+ * (kf_prompt_said_text), or nothing. */
 void kf_prompt_added_text (json_t *c, char *buf, size_t size);
 
 /* Candidate C's outcome in a line in BUF (returned): "correct, 4.58 ms
