@@ -102,15 +102,25 @@ s_cpus (void)
     return n < 1 ? 1 : n > S_MAX_THREADS ? S_MAX_THREADS : n;
 }
 
+//  Fewer blocks than this are done by the calling thread alone: every
+//  timed sample compares its outputs, and starting and joining a thread
+//  for each of a 2-block output cost more than the second block (thread
+//  starts and joins were 2-3% of the exec worker's CPU in test_faults).
+#define S_MIN_THREADED_BLOCKS 4
+
 static void
 s_parallel (size_t n_blocks, s_block_fn *fn, void *arg)
 {
-    size_t n = (size_t) s_cpus ();
+    if (n_blocks == 0)
+        return;
+    size_t n = n_blocks < S_MIN_THREADED_BLOCKS ? 1 : (size_t) s_cpus ();
     if (n > n_blocks)
         n = n_blocks;
-    s_team_t team[S_MAX_THREADS];
+    s_team_t team[S_MAX_THREADS] = {
+        { .fn = fn, .arg = arg, .first = 0, .stride = n, .n_blocks = n_blocks }
+    };
     size_t started = 1;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 1; k < n; k++)
         team[k] = (s_team_t) { .fn = fn, .arg = arg, .first = k, .stride = n, .n_blocks = n_blocks };
     for (size_t k = 1; k < n; k++) {
         if (pthread_create (&team[k].thread, NULL, s_team_run, &team[k]) != 0)
