@@ -11,7 +11,8 @@
 #   first one's verdict instead of being compiled and evaluated again;
 # - the prompts of one generation differ, generation 0 asks nothing about
 #   a "last kernel", and later prompts list the parent's recent children
-#   and name the last one tried from it;
+#   and name the last one tried from it, each try with its own words for
+#   what it changed (the "// change: " line its code opens with);
 # - a run whose command cannot start generates nothing, and ends failed
 #   with the reason rather than done.
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +22,7 @@ mkdir -p "$T/prompts"
     echo '# Keeps the prompt; answers with the reference GELU under a fresh comment.'
     echo 'n=$(date +%s%N)'
     echo "cat >\"$T/prompts/req-\$n.md\""
-    echo 'printf "Analysis: the plain loop.\n\`\`\`c\n/* answer %s */\n" "$n"'
+    echo 'printf "Analysis: the plain loop.\n\`\`\`c\n// change: the plain loop, answer %s\n" "$n"'
     echo "cat \"$ROOT/examples/tasks/gelu/reference.c\""
     echo 'printf "\`\`\`\n"'
 } >"$T/kern.sh"
@@ -77,6 +78,11 @@ check "a later prompt lists the parent's recent children and its last one" \
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND generation = 2
               AND prompt LIKE '%## Recent attempts from the kernel to improve%'
               AND prompt LIKE '%## Last kernel tried from the kernel to improve (candidate %'")" -ge 1 ]
+# Round 29: each try's own words for what it changed (its code's first
+# line) reach the later prompts' lists of tries.
+check "a later prompt quotes a try's change line" \
+    [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND generation > 0
+              AND prompt LIKE '%its author''s words for it: \"the plain loop, answer %'")" -ge 1 ]
 # One prompt per job the gateway answered: the candidates' and the
 # meta-prompter's (a short run has meta rounds too, docs/search.md).
 asked=$(sql "SELECT count(*) FROM jobs WHERE run_id = $run AND role = 'generate'
