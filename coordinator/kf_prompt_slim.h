@@ -35,7 +35,9 @@
 /* "It is slower than the kernel to improve (A against B): ..." for
  * inspiration K of IN, where it is KF_PROMPT_INSPIRATION_BEHIND times
  * slower than IN's base; nothing otherwise (no figure, an earlier run's
- * kernel). */
+ * kernel). Where the base ran threads side by side and K one thread that
+ * takes less than the base on one core, it says K is the faster per
+ * core instead. */
 void kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k);
 
 /* Whether inspiration K of IN is too slow to show whole: its speedup is

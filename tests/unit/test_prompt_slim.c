@@ -102,6 +102,25 @@ test_slow_inspiration (void)
     CHECK (kf_test_has (p, "It is slower than the kernel to improve (10.000x against 13.100x): "
                            "take an idea from it, not its whole design"));
     free (p);
+    //  Round 30: ... unless the kernel to improve runs threads side by
+    //  side and this one, on one thread, is faster than it on one core.
+    json_object_set_new (base, "one_core", json_pack ("{s:f, s:f}", "median_ns", 20e6,
+                                                      "cpu_per_wall", 1.9));
+    p = s_build (&in, "slower inspiration, faster per core");
+    CHECK (kf_test_has (p, "It is slower than the kernel to improve (10.000x against 13.100x), "
+                           "but on one thread: the kernel to improve runs threads side by side "
+                           "and takes 20 ms a call on one core, this one 18.6 ms, so per core "
+                           "its design is the faster one"));
+    CHECK (!kf_test_has (p, "take an idea from it, not its whole design"));
+    free (p);
+    //  Slower on one core too: the plain words.
+    json_object_set_new (base, "one_core", json_pack ("{s:f, s:f}", "median_ns", 17e6,
+                                                      "cpu_per_wall", 1.9));
+    p = s_build (&in, "slower inspiration, slower per core");
+    CHECK (kf_test_has (p, "It is slower than the kernel to improve (10.000x against 13.100x): "
+                           "take an idea from it, not its whole design"));
+    free (p);
+    json_object_del (base, "one_core");
     //  ... and not one as fast.
     json_object_set_new (json_array_get (insp, 1), "speedup", json_real (13.0));
     p = s_build (&in, "inspiration as fast");
