@@ -111,10 +111,12 @@ kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *g)
 //  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
 //  most of their gain goes on starting them" at 2.4 times the break-even).
 //  GAIN: what all cores do against one at best (the cores, or the
-//  memory's measured ratio for a task bound by memory). Round 28: "a net
+//  memory's measured ratio for a task bound by memory, or the run's own
+//  threaded kernel against its best on one thread where MEASURED). Round 28: "a net
 //  gain of 49%" for a scan whose copy rates gave all cores 1.33x.
 static void
-s_one_thread (FILE *f, double start_us, double cores, double gain, double ns, double even_ns)
+s_one_thread (FILE *f, double start_us, double cores, double gain, bool measured, double ns,
+              double even_ns)
 {
     if (kf_prompt_threads_lose (start_us, cores, ns, false)) {
         fputs (": below that, so threads started in each call lose here unless the work per "
@@ -128,7 +130,8 @@ s_one_thread (FILE *f, double start_us, double cores, double gain, double ns, do
     fprintf (f, ", %.1f times that: threads save %s%s of it a call%s and pay %s to start, "
              "a net %s of %.0f%% of the call at best.", ns / even_ns,
              save_ns > 0 ? "at most " : "", save_ns > 0 ? saved : "nothing",
-             gain < cores ? " (the memory's figures above)" : "", cost,
+             measured ? " (this run's pair above)"
+             : gain < cores ? " (the memory's figures above)" : "", cost,
              save_ns >= cost_ns ? "gain" : "loss", 100 * fabs (save_ns - cost_ns) / ns);
 }
 
@@ -505,6 +508,9 @@ s_like_pair (const kf_prompt_in_t *in, double *ns, int64_t *one, double *one_ns)
     return best;
 }
 
+//  A measured time below a prediction by this factor or more beats it.
+#define S_BEATS 0.95
+
 //  The paragraph for IN's kernel to improve (THREADED: it starts
 //  threads) on a host of CORES whose thread start and join takes
 //  START_US.
@@ -541,6 +547,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     bool fma_bound = tc == KF_CLASS_MATMUL || tc == KF_CLASS_ATTENTION;
     bool memory_less = s_memory_pair (d, &mem) && mem.all < cores * mem.one;
     double gain = cores;
+    bool measured = false;
     if (memory_less && fma_bound)
         fputs (" A product's time is its multiply-adds, which divide over the cores; the "
                "memory's lower limit on that saving, which an elementwise call meets, is not "
@@ -561,6 +568,26 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     json_t *runs = s_runs (in);
     double single_ns = kf_jnum (runs, "single_ns", 0), fast_ns = kf_jnum (runs, "threaded_ns", 0);
     int64_t count = kf_jint (runs, "threaded");
+    //  Round 30: "a call bound by memory saves nothing, as all cores'
+    //  copy rate ... (0.98x)" beside a threaded kernel of the run 22%
+    //  faster than its best on one thread: the host's figure is a
+    //  prediction, the run's own pair a measurement of this task.
+    if (memory_less && !fma_bound && single_ns > 0 && fast_ns > 0
+        && fast_ns < single_ns * (mem.all > mem.one ? mem.one / mem.all : 1) * S_BEATS) {
+        char t_fast[32], t_single[32];
+        kf_prompt_time_text (fast_ns, t_fast, sizeof t_fast);
+        kf_prompt_time_text (single_ns, t_single, sizeof t_single);
+        fprintf (f, " This run measured more: its fastest kernel with threads (candidate %lld, "
+                 "%s) takes %.0f%% less than its fastest on one thread (candidate %lld, %s), "
+                 "both timed in full; for this task go by that pair, not by the host's copy "
+                 "rates.", (long long) kf_jint (runs, "threaded_id"), t_fast,
+                 100 * (1 - fast_ns / single_ns), (long long) kf_jint (runs, "single_id"),
+                 t_single);
+        if (s_memory_task (in->spec)) {
+            gain = fmin (cores, single_ns / fast_ns);
+            measured = true;
+        }
+    }
     //  Round 10: generation 0 has no kernel to improve, and its threads
     //  attempts read nothing of the cost; the break-even stands alone.
     if (ns > 0) {
@@ -577,7 +604,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             kf_prompt_threads_load (f, in, in->base, twin);
         }
         else
-            s_one_thread (f, start_us, cores, gain, ns, even_ns);
+            s_one_thread (f, start_us, cores, gain, measured, ns, even_ns);
         //  Only near the break-even (round 13: "4.18 ms a call, so a
         //  successor of it gains even less" where a start costs 1% of it).
         double best_ns = kf_jnum (in->best, "candidate_ns", 0);

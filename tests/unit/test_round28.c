@@ -81,6 +81,44 @@ s_timed (const char *source)
                       67108864.0, "copy_gbs", 33.4);
 }
 
+//  Round 30: the host's copy pair said a call bound by memory saves
+//  nothing (0.98x) beside a threaded kernel of the run 22% faster than
+//  its best on one thread; the run's own pair is said, and goes first.
+static void
+s_test_measured_pair (void)
+{
+    json_t *spec = s_scan (), *hw = s_hw (false);
+    json_t *base = json_pack ("{s:i, s:s, s:f}", "id", 1, "source",
+                              "void kf_forward (const float *x, float *y) { y[0] = x[0]; }\n",
+                              "candidate_ns", 4.52e6);
+    json_t *history = json_pack ("[{s:i, s:s, s:s, s:i, s:f}, {s:i, s:s, s:s, s:i, s:f}]",
+                                 "id", 2, "status", "correct", "fidelity", "full", "features",
+                                 1 << KF_IDEA_THREADS, "candidate_ns", 3.53e6, "id", 1, "status",
+                                 "correct", "fidelity", "full", "features", 0, "candidate_ns",
+                                 4.52e6);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .history = history };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+    printf ("threads (a measured pair): %s\n", text);
+    CHECK (kf_test_has (text, "a call bound by memory saves nothing"));
+    CHECK (kf_test_has (text, "This run measured more: its fastest kernel with threads "
+                              "(candidate 2, 3.53 ms) takes 22% less than its fastest on one "
+                              "thread (candidate 1, 4.52 ms), both timed in full; for this task "
+                              "go by that pair, not by the host's copy rates."));
+    CHECK (kf_test_has (text, "threads save at most 990 us of it a call (this run's pair above)"));
+    free (text);
+    //  A threaded kernel no faster than the copy pair predicts: no word.
+    json_object_set_new (json_array_get (history, 0), "candidate_ns", json_real (4.5e6));
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+    CHECK (text && !kf_test_has (text, "This run measured more"));
+    free (text);
+    json_decref (history);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 //  1.
 static void
 s_test_memory_gain (void)
@@ -211,5 +249,6 @@ main (void)
     s_test_online_pass ();
     s_test_copy_yardstick ();
     s_test_memory_gain ();
+    s_test_measured_pair ();
     return kf_test_done ("test_round28");
 }
