@@ -171,7 +171,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                    || (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS
                        && loaded >= KF_SEARCH_IDEA_NO_WIN && won == 0);
         //  The newest tries first, each with both figures.
-        char note[640] = "tried:";
+        char note[1024] = "tried:";
         size_t used = strlen (note);
         int said = 0;
         for (size_t k = json_array_size (tries); k-- > 0 && said < KF_SEARCH_IDEA_NOTED;) {
@@ -193,6 +193,17 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (by_code)
                 snprintf (whose, sizeof whose, " in candidate %lld, handed another idea",
                           (long long) kf_jint (t, "id"));
+            //  Round 30: "won (267.95x vs parent 231.03x)" for a prefetch
+            //  whose try also added streaming stores, which alone (in
+            //  another candidate) were faster still: the gain is the
+            //  pair's, and the note says what else the code added (a try
+            //  handed another idea says so already).
+            unsigned others = by_code ? 0
+                                      : (unsigned) kf_jint (t, "added")
+                                            & ~kf_prompt_idea_bits (ideas[i]);
+            char words[KF_PROMPT_FEATURE_WORDS_MAX] = "", also[KF_PROMPT_FEATURE_WORDS_MAX + 48] = "";
+            if (others && *kf_prompt_feature_words (others, words, sizeof words))
+                snprintf (also, sizeof also, ", its code adding %s too", words);
             const char *word = v < 0 ? "lost" : v == 1 ? "won" : v == 2
                                ? "inconclusive, timings spread"
                                : v == 3 ? "inconclusive, timed beside other work"
@@ -200,8 +211,8 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             if (one)
                 snprintf (note + used, sizeof note - used, "%s %s%s%s against its own one-core "
                           "time, timed beside other work (its threads bought %+.0f%%; %.2fx vs "
-                          "parent %.2fx not like for like)", said++ ? "," : "", word, band,
-                          whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p);
+                          "parent %.2fx not like for like%s)", said++ ? "," : "", word, band,
+                          whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p, also);
             else {
                 //  Told beside other work: the load worked against the gap
                 //  (factor 1), or could account for less than it.
@@ -217,8 +228,8 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                     snprintf (why, sizeof why, v == 1 ? ", timed beside at least as much other "
                               "work as its parent" : ", timed beside no more other work than "
                               "its parent");
-                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx%s)",
-                          said++ ? "," : "", word, band, whose, s, p, why);
+                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx%s%s)",
+                          said++ ? "," : "", word, band, whose, s, p, why, also);
             }
             used = strlen (note);
         }

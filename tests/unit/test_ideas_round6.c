@@ -106,6 +106,22 @@ s_test_lost (void)
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[block])),
                     "tried: within noise of +/-5% (36.00x vs parent 36.20x)"));
     CHECK (json_object_size (notes) == 3);
+    //  Round 30: a win whose code also added another feature says so
+    //  (a prefetch's "won" was its streaming stores').
+    json_t *pair = json_pack ("[{s:s, s:f, s:f, s:f, s:i}]", "idea", ideas[threads], "speedup",
+                              50.0, "parent_speedup", 36.2, "noise", 0.05, "added",
+                              (1 << KF_IDEA_THREADS) | (1 << KF_IDEA_STREAM));
+    bool aside_pair[16] = { false };
+    json_t *notes_pair = kf_search_idea_record (ideas, n, pair, aside_pair);
+    char stream[KF_PROMPT_FEATURE_WORDS_MAX], pair_want[KF_PROMPT_FEATURE_WORDS_MAX + 80];
+    kf_prompt_feature_words (1u << KF_IDEA_STREAM, stream, sizeof stream);
+    snprintf (pair_want, sizeof pair_want, "tried: won (50.00x vs parent 36.20x, its code adding %s too)",
+              stream);
+    const char *got = json_string_value (json_object_get (notes_pair, ideas[threads]));
+    printf ("  a win with more added: %s\n", got ? got : "(none)");
+    CHECK (got && !strcmp (got, pair_want));
+    json_decref (notes_pair);
+    json_decref (pair);
     //  Round 9: a 13% loss under a loaded host's +/-15% noise is even,
     //  and the note says by which band.
     json_t *loaded = json_pack ("[{s:s, s:f, s:f, s:f}]", "idea", ideas[threads], "speedup",
