@@ -322,6 +322,20 @@ s_cmp_exact (kf_elem_part_t *p, uint32_t cx, uint32_t rx, double rtol, double at
 //  sanitizers on); it now takes about two thirds of the time.
 #define S_NEAR 1e-12
 
+//  The running figures of s_cmp_f32 into P, its counts of unwritten and
+//  non-finite elements kept.
+static void
+s_cmp_store (kf_elem_part_t *p, uint64_t matched, double dot, double nr, double nc,
+             double max_abs, double max_rel)
+{
+    p->matched = matched;
+    p->dot = dot;
+    p->nr = nr;
+    p->nc = nc;
+    p->max_abs = max_abs;
+    p->max_rel = max_rel;
+}
+
 static void
 s_cmp_f32 (const uint32_t *cb, const uint32_t *rb, size_t lo, size_t hi, double rtol,
            double atol, kf_elem_part_t *p)
@@ -339,8 +353,7 @@ s_cmp_f32 (const uint32_t *cb, const uint32_t *rb, size_t lo, size_t hi, double 
         bool within = ae <= atol || ae < below * ar;
         bool finite = ae - ae == 0 && ar - ar == 0;
         if (!finite || (!within && ae <= above * ar) || ae > max_rel * (1 - S_NEAR) * ar) {
-            *p = (kf_elem_part_t) { matched, p->unwritten, p->nonfinite, dot, nr, nc, max_abs,
-                                    max_rel };
+            s_cmp_store (p, matched, dot, nr, nc, max_abs, max_rel);
             s_cmp_exact (p, cx, rx, rtol, atol);
             matched = p->matched, dot = p->dot, nr = p->nr, nc = p->nc;
             max_abs = p->max_abs, max_rel = p->max_rel;
@@ -352,7 +365,7 @@ s_cmp_f32 (const uint32_t *cb, const uint32_t *rb, size_t lo, size_t hi, double 
         nr += rv * rv;
         nc += cv * cv;
     }
-    *p = (kf_elem_part_t) { matched, p->unwritten, p->nonfinite, dot, nr, nc, max_abs, max_rel };
+    s_cmp_store (p, matched, dot, nr, nc, max_abs, max_rel);
 }
 
 static void
