@@ -6,6 +6,7 @@
 #include "kf_prompt.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_diff.h"
+#include "kf_meta_prompt.h"
 #include "kf_descriptor_text.h"
 #include "kf_str.h"
 #include <ctype.h>
@@ -233,18 +234,9 @@ kf_prompt_changed_said (const char *source, char *buf, size_t size)
     while (n && clean[n - 1] == ' ')
         n--;
     clean[n] = '\0';
-    if (n <= cap) {
-        memcpy (buf, clean, n + 1);
-        return buf;
-    }
-    //  Too long: whole words within CAP less the "...".
-    size_t cut = cap >= 3 ? cap - 3 : 0;
-    while (cut > 0 && clean[cut] != ' ')
-        cut--;
-    if (cut == 0)
-        cut = cap >= 3 ? cap - 3 : 0;
-    memcpy (buf, clean, cut);
-    strcpy (buf + cut, cap >= 3 ? "..." : "");
+    //  Too long: whole words within CAP less the "..." (kf_meta_word_cut).
+    int keep = n <= cap ? (int) n : kf_meta_word_cut (clean, (int) n, cap >= 3 ? (int) cap - 3 : 0);
+    snprintf (buf, size, "%.*s%s", keep, clean, (size_t) keep < n ? "..." : "");
     return buf;
 }
 
@@ -252,30 +244,25 @@ const char *
 kf_prompt_said_text (json_t *row, char *buf, size_t size)
 {
     const char *said = kf_jstr (row, "said");
-    if (!*said)
-        snprintf (buf, size, "%s", "");
-    else
-        snprintf (buf, size, "; its author's words for it: \"%s\"", said);
+    snprintf (buf, size, *said ? "; its author's words for it: \"%s\"" : "%s", said);
     return buf;
 }
 
-//  Sets ROW's said from candidate ID's code.
+//  Sets ROW's said from its candidate's code, SOURCE.
 static void
-s_said (kf_db_t *db, json_t *row, int64_t id)
+s_said (json_t *row, const char *source)
 {
-    char *source = kf_prompt_source_of (db, id);
     char said[KF_PROMPT_SAID_MAX + 1];
     if (*kf_prompt_changed_said (source, said, sizeof said))
         json_object_set_new (row, "said", json_string (said));
-    free (source);
 }
 
-//  Sets ROW's counts of candidate ID against PARENT_ID, when both
-//  sources are there.
+//  Sets ROW's counts of its candidate's code, CHILD, against PARENT_ID's,
+//  when both sources are there.
 static void
-s_count (kf_db_t *db, json_t *row, int64_t id, int64_t parent_id)
+s_count (kf_db_t *db, json_t *row, const char *child, int64_t parent_id)
 {
-    char *parent = kf_prompt_source_of (db, parent_id), *child = parent ? kf_prompt_source_of (db, id) : NULL;
+    char *parent = child ? kf_prompt_source_of (db, parent_id) : NULL;
     int changed, parent_lines, lines;
     char ops[KF_PROMPT_CHANGED_OPS_MAX];
     if (kf_prompt_changed_counts (parent, child, &changed, &parent_lines, &lines))
@@ -284,7 +271,6 @@ s_count (kf_db_t *db, json_t *row, int64_t id, int64_t parent_id)
                                                 "ops", kf_prompt_changed_ops (parent, child, ops,
                                                                               sizeof ops)));
     free (parent);
-    free (child);
 }
 
 int
@@ -295,11 +281,14 @@ kf_prompt_history_changes (kf_db_t *db, json_t *history)
     json_array_foreach (history, i, c) {
         if (strcmp (kf_jstr (c, "phase"), "search"))
             continue;
+        //  One read of its code for both.
+        char *source = kf_prompt_source_of (db, kf_jint (c, "id"));
         if (kf_jint (c, "parent_id") && json_is_integer (json_object_get (c, "features"))
             && json_is_integer (json_object_get (c, "parent_features"))
             && !kf_prompt_features_added (c))
-            s_count (db, c, kf_jint (c, "id"), kf_jint (c, "parent_id"));
-        s_said (db, c, kf_jint (c, "id"));
+            s_count (db, c, source, kf_jint (c, "parent_id"));
+        s_said (c, source);
+        free (source);
     }
     return 0;
 }
@@ -320,6 +309,7 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
         if (failed)
             return -1;
         kf_json_drop_nulls (row);
+        char *source = kf_prompt_source_of (db, kf_jint (c, "id"));
         char what[KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + 64] = "";
         if (row && json_is_integer (json_object_get (row, "features"))
             && json_is_integer (json_object_get (row, "parent_features"))) {
@@ -329,7 +319,7 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
                 snprintf (what, sizeof what, "; what its code added to its parent's: %s",
                           words);
             else {
-                s_count (db, row, kf_jint (c, "id"), parent_id);
+                s_count (db, row, source, parent_id);
                 char counts[KF_PROMPT_CHANGED_TEXT_MAX];
                 if (*kf_prompt_changed_text (row, counts, sizeof counts))
                     snprintf (what, sizeof what, "; its code added no feature this reading "
@@ -337,7 +327,8 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
             }
         }
         json_decref (row);
-        s_said (db, c, kf_jint (c, "id"));
+        s_said (c, source);
+        free (source);
         char said[KF_PROMPT_SAID_TEXT_MAX];
         kf_prompt_said_text (c, said, sizeof said);
         if (*what || *said) {

@@ -83,7 +83,8 @@ void
 kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k)
 {
     double own = s_speedup (k), against = s_speedup (in->base);
-    if (!k || kf_jint (k, "from_run") || !(own > 0) || !(own * KF_PROMPT_INSPIRATION_BEHIND < against))
+    if (!k || kf_jint (k, "from_run") || !(own > 0)
+        || !(own * KF_PROMPT_INSPIRATION_BEHIND < against))
         return;
     //  Round 30: a one-thread kernel at 50.36x was called slower than a
     //  kernel to improve at 66.48x that ran two threads side by side and

@@ -201,7 +201,8 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             unsigned others = by_code ? 0
                                       : (unsigned) kf_jint (t, "added")
                                             & ~kf_prompt_idea_bits (ideas[i]);
-            char words[KF_PROMPT_FEATURE_WORDS_MAX] = "", also[KF_PROMPT_FEATURE_WORDS_MAX + 48] = "";
+            char words[KF_PROMPT_FEATURE_WORDS_MAX] = "";
+            char also[KF_PROMPT_FEATURE_WORDS_MAX + 48] = "";
             if (others && *kf_prompt_feature_words (others, words, sizeof words))
                 snprintf (also, sizeof also, ", its code adding %s too", words);
             const char *word = v < 0 ? "lost" : v == 1 ? "won" : v == 2

@@ -296,20 +296,6 @@ typedef struct {
     kf_elem_part_t *parts;   // one block's share each
 } s_cmp_t;
 
-//  One float element by the rules of kf_elem_check, into P.
-static void
-s_cmp_exact (kf_elem_part_t *p, uint32_t cx, uint32_t rx, double rtol, double atol)
-{
-    if (cx == 0x7fc0dead && rx != 0x7fc0dead) {
-        p->unwritten++;
-        return;
-    }
-    float cf, rf;
-    memcpy (&cf, &cx, 4);
-    memcpy (&rf, &rx, 4);
-    kf_elem_compare (p, cf, rf, rtol, atol);
-}
-
 //  Floats by the same rules as kf_elem_check, with the same sums in the
 //  same order, but without its division per element: an element is
 //  within rtol when its error is below rtol*|ref| by more than a relative
@@ -354,7 +340,7 @@ s_cmp_f32 (const uint32_t *cb, const uint32_t *rb, size_t lo, size_t hi, double 
         bool finite = ae - ae == 0 && ar - ar == 0;
         if (!finite || (!within && ae <= above * ar) || ae > max_rel * (1 - S_NEAR) * ar) {
             s_cmp_store (p, matched, dot, nr, nc, max_abs, max_rel);
-            s_cmp_exact (p, cx, rx, rtol, atol);
+            kf_elem_check (p, KF_F32, cb, rb, i, rtol, atol);
             matched = p->matched, dot = p->dot, nr = p->nr, nc = p->nc;
             max_abs = p->max_abs, max_rel = p->max_rel;
             continue;

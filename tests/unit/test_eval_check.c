@@ -257,7 +257,8 @@ s_test_compare (void)
                     else if (!strcmp (damage[d], "at rtol"))
                         //  On either side of the relative tolerance, by
                         //  less than a float's rounding: the exact rules.
-                        cv = rv * (1 + (i % 2 ? 1e-2 : -1e-2) * (1 + ((double) (i % 5) - 2) * 1e-8));
+                        cv = rv * (1 + (i % 2 ? 1e-2 : -1e-2)
+                                           * (1 + ((double) (i % 5) - 2) * 1e-8));
                     else if (!strcmp (damage[d], "ever worse"))
                         //  A new largest relative error at every element.
                         cv = rv * (1 + 1e-9 * (double) i);

@@ -115,8 +115,8 @@ s_test_lost (void)
     json_t *notes_pair = kf_search_idea_record (ideas, n, pair, aside_pair);
     char stream[KF_PROMPT_FEATURE_WORDS_MAX], pair_want[KF_PROMPT_FEATURE_WORDS_MAX + 80];
     kf_prompt_feature_words (1u << KF_IDEA_STREAM, stream, sizeof stream);
-    snprintf (pair_want, sizeof pair_want, "tried: won (50.00x vs parent 36.20x, its code adding %s too)",
-              stream);
+    snprintf (pair_want, sizeof pair_want,
+              "tried: won (50.00x vs parent 36.20x, its code adding %s too)", stream);
     const char *got = json_string_value (json_object_get (notes_pair, ideas[threads]));
     printf ("  a win with more added: %s\n", got ? got : "(none)");
     CHECK (got && !strcmp (got, pair_want));
