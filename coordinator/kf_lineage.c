@@ -338,6 +338,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                 " c.verdict_detail AS detail, left(c.log, 8000) AS log,"
                                 " c.fidelity, e.figures->'candidate' AS tc,"
                                 " e.figures->'reference' AS tr, c.phase,"
+                                " c.selection->>'said' AS said,"
                                 " e.figures->'tuning'->'screened' AS screen_points,"
                                 " e.figures->'host_load' AS tl"
                                 " FROM candidates c LEFT JOIN LATERAL (SELECT figures"

@@ -248,20 +248,12 @@ kf_prompt_said_text (json_t *row, char *buf, size_t size)
     return buf;
 }
 
-//  Sets ROW's said from its candidate's code, SOURCE.
-static void
-s_said (json_t *row, const char *source)
-{
-    char said[KF_PROMPT_SAID_MAX + 1];
-    if (*kf_prompt_changed_said (source, said, sizeof said))
-        json_object_set_new (row, "said", json_string (said));
-}
-
-//  Sets ROW's counts of its candidate's code, CHILD, against PARENT_ID's,
+//  Sets ROW's counts of candidate CHILD_ID's code against PARENT_ID's,
 //  when both sources are there.
 static void
-s_count (kf_db_t *db, json_t *row, const char *child, int64_t parent_id)
+s_count (kf_db_t *db, json_t *row, int64_t child_id, int64_t parent_id)
 {
+    char *child = kf_prompt_source_of (db, child_id);
     char *parent = child ? kf_prompt_source_of (db, parent_id) : NULL;
     int changed, parent_lines, lines;
     char ops[KF_PROMPT_CHANGED_OPS_MAX];
@@ -271,6 +263,7 @@ s_count (kf_db_t *db, json_t *row, const char *child, int64_t parent_id)
                                                 "ops", kf_prompt_changed_ops (parent, child, ops,
                                                                               sizeof ops)));
     free (parent);
+    free (child);
 }
 
 int
@@ -281,14 +274,10 @@ kf_prompt_history_changes (kf_db_t *db, json_t *history)
     json_array_foreach (history, i, c) {
         if (strcmp (kf_jstr (c, "phase"), "search"))
             continue;
-        //  One read of its code for both.
-        char *source = kf_prompt_source_of (db, kf_jint (c, "id"));
         if (kf_jint (c, "parent_id") && json_is_integer (json_object_get (c, "features"))
             && json_is_integer (json_object_get (c, "parent_features"))
             && !kf_prompt_features_added (c))
-            s_count (db, c, source, kf_jint (c, "parent_id"));
-        s_said (c, source);
-        free (source);
+            s_count (db, c, kf_jint (c, "id"), kf_jint (c, "parent_id"));
     }
     return 0;
 }
@@ -309,7 +298,6 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
         if (failed)
             return -1;
         kf_json_drop_nulls (row);
-        char *source = kf_prompt_source_of (db, kf_jint (c, "id"));
         char what[KF_PROMPT_FEATURE_WORDS_MAX + KF_PROMPT_CHANGED_TEXT_MAX + 64] = "";
         if (row && json_is_integer (json_object_get (row, "features"))
             && json_is_integer (json_object_get (row, "parent_features"))) {
@@ -319,7 +307,7 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
                 snprintf (what, sizeof what, "; what its code added to its parent's: %s",
                           words);
             else {
-                s_count (db, row, source, parent_id);
+                s_count (db, row, kf_jint (c, "id"), parent_id);
                 char counts[KF_PROMPT_CHANGED_TEXT_MAX];
                 if (*kf_prompt_changed_text (row, counts, sizeof counts))
                     snprintf (what, sizeof what, "; its code added no feature this reading "
@@ -327,8 +315,6 @@ kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id)
             }
         }
         json_decref (row);
-        s_said (c, source);
-        free (source);
         char said[KF_PROMPT_SAID_TEXT_MAX];
         kf_prompt_said_text (c, said, sizeof said);
         if (*what || *said) {

@@ -59,9 +59,9 @@ const char *kf_prompt_changed_said (const char *source, char *buf, size_t size);
 
 /* For each search row of HISTORY (kf_prompt_history's) with a parent and
  * both features stored whose code added none (kf_prompt_features_added),
- * sets changed, parent_lines and lines from the two sources; and for each
- * search row whose code has a change line, sets said
- * (kf_prompt_changed_said). 0, or -1 on a database error. */
+ * sets changed, parent_lines and lines from the two sources. (A row's
+ * said, its change line, is kept with the candidate when its source
+ * arrives: kf_search_generated.) 0, or -1 on a database error. */
 int kf_prompt_history_changes (kf_db_t *db, json_t *history);
 
 /* For each row of CHILDREN (kf_lineage_children's, of PARENT_ID) appends
@@ -72,8 +72,8 @@ int kf_prompt_history_changes (kf_db_t *db, json_t *history);
  * (kf_prompt_said_text). 0, or -1 on a database error. */
 int kf_prompt_children_changes (kf_db_t *db, json_t *children, int64_t parent_id);
 
-/* "; its author's words for it: \"...\"" for ROW's said, or nothing,
- * into BUF. */
+/* "; its author's words for it: \"...\"" for ROW's said (the change
+ * line kept with its candidate), or nothing, into BUF. */
 #define KF_PROMPT_SAID_TEXT_MAX (KF_PROMPT_SAID_MAX + 48)
 const char *kf_prompt_said_text (json_t *row, char *buf, size_t size);
 

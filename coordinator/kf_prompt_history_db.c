@@ -18,7 +18,7 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
     json_t *rows = kf_db_query (db,
                                 "SELECT c.id, c.generation, c.slot, c.phase, c.parent_id,"
                                 " c.status, c.speedup, c.fidelity, c.norm_hash,"
-                                " c.selection->>'idea' AS idea,"
+                                " c.selection->>'idea' AS idea, c.selection->>'said' AS said,"
                                 " (c.selection->>'features')::bigint AS features,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
                                 " (c.finished_at IS NOT NULL) AS finished,"

@@ -15,6 +15,7 @@
 #include "kf_descriptor.h"
 #include "kf_fidelity.h"
 #include "kf_meta.h"
+#include "kf_prompt_changed.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_reference.h"
@@ -142,6 +143,18 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
     char hash[65], cand[24], blobs[80], backend[32], arch[320];
     if (kf_search_store_blob (self, source, strlen (source), hash))
         return -1;
+    /* Round 29: the author's own words for what the try changes are read
+     * once, here, and kept with the candidate for every later prompt that
+     * lists it (kf_prompt_history, kf_lineage_children). */
+    char said[KF_PROMPT_SAID_MAX + 1];
+    if (*kf_prompt_changed_said (source, said, sizeof said)) {
+        const char *sp[2] = { S_I64 (cand, cand_id), said };
+        if (kf_db_exec (self->db,
+                        "UPDATE candidates SET selection = coalesce(selection, '{}'::jsonb)"
+                        " || jsonb_build_object('said', $2::text) WHERE id = $1",
+                        2, sp) < 0)
+            return -1;
+    }
     /* A source the run has judged before (comments and spacing aside) is
      * not compiled and timed again: its earlier verdict is reused. */
     char norm[65];
