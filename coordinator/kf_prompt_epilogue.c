@@ -53,6 +53,11 @@ static const struct s_row {
       "the code takes abs first) before any element of the row can be finished, then a "
       "multiply by a factor of the row", "scaled by the factor its maximum gives",
       "the row's maximum and its factor", S_FUSE_STAT, "largest magnitudes", "maximum" },
+    //  Round 30: F.normalize over the last dimension, y / max(||y||, eps).
+    { "normalize", 3, 0, "a pass over its row for the sum of its squares (its Euclidean "
+      "length) before any element of the row can be finished, then a multiply by "
+      "1/max(length, eps)", "scaled by 1/max(its length, eps)",
+      "the row's length and its factor", S_FUSE_STAT, "sums of squares", "sum of squares" },
 };
 
 static const struct s_row *
@@ -419,7 +424,20 @@ kf_prompt_epilogue_threads_idea (json_t *spec, const char *a, const char *b)
 {
     kf_epilogue_t e;
     long long mnk[3] = { 0, 0, 0 };
-    if (!kf_prompt_epilogue (spec, &e) || !*e.col || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+    if (!kf_prompt_epilogue (spec, &e) || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+        return NULL;
+    const struct s_row *row = s_row (e.row);
+    //  Round 30: a row's epilogue offered "by column blocks ... or by row
+    //  blocks" as equals, where column blocks split each row's statistic.
+    if (row)
+        return kf_strdupf ("use every core, by row blocks of the output split across threads, "
+                           "each thread owning whole rows over all %lld columns, so that it "
+                           "finishes the epilogue (%s) of each of its rows itself with no "
+                           "partial results combined across threads and no barrier (column "
+                           "blocks would need both, the epilogue reducing over each row); each "
+                           "thread re-reads its 1/T of %s and all of %s, its share kept in its "
+                           "own L2 where it fits", mnk[1], row->label, a, b);
+    if (!*e.col)
         return NULL;
     return kf_strdupf ("use every core, by column blocks of the output split across threads, "
                        "each thread owning whole columns over all %lld rows, so that it "
@@ -434,7 +452,17 @@ void
 kf_prompt_epilogue_split (FILE *f, json_t *spec)
 {
     kf_epilogue_t e;
-    if (!kf_prompt_epilogue (spec, &e) || !*e.col)
+    if (!kf_prompt_epilogue (spec, &e))
+        return;
+    const struct s_row *row = s_row (e.row);
+    if (row) {
+        fprintf (f, " The epilogue reduces over each row: by row blocks each thread finishes "
+                 "whole rows by itself; by column blocks the threads would combine each row's "
+                 "partial %s across threads and wait at a barrier before finishing it.",
+                 row->folds ? row->folds : "statistics");
+        return;
+    }
+    if (!*e.col)
         return;
     fprintf (f, " The epilogue reduces over each column's rows: by column blocks each thread "
              "finishes whole columns by itself; by row blocks the threads would combine each "

@@ -93,12 +93,14 @@ char *kf_prompt_epilogue_idea (json_t *spec);
 /* Round 24: for an epilogue that reduces over each column's rows (a
  * column's RMS after the product), the threads idea that splits by
  * column blocks, each thread owning whole columns, with A and B the
- * operands' names; caller frees. NULL where SPEC's epilogue is no such
- * reduction: the general text stands. */
+ * operands' names; round 30: for one over each row (a softmax, a row's
+ * norm), by row blocks, each thread owning whole rows. Caller frees.
+ * NULL where SPEC's epilogue is neither: the general text stands. */
 char *kf_prompt_epilogue_threads_idea (json_t *spec, const char *a, const char *b);
 
 /* Round 24: the working-set line's clause on splitting threads for such
- * an epilogue (" By column blocks each thread ..."); nothing otherwise. */
+ * an epilogue (" By column blocks each thread ...", or " By row blocks"
+ * for a row's); nothing otherwise. */
 void kf_prompt_epilogue_split (FILE *f, json_t *spec);
 
 /* "the task's tolerance (rtol R, atol A)" of SPEC into OUT (SIZE bytes),

@@ -132,8 +132,10 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
 //  elementwise work, and its fusion told to finish each tile of outputs
 //  in registers, where each row's mean is needed first.
 //  Round 19: and a row's largest magnitude, z / z.abs().amax(dim=-1).
+//  Round 30: and F.normalize(a @ w.t(), dim=1), each row scaled to unit
+//  length, whose fusion was offered as "(bias, activation)".
 static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", "amax",
-                                         NULL };
+                                         "normalize", NULL };
 //  Of those, the reductions: row functions over the last dimension only.
 static const char *const s_row_reductions[] = { "mean", "amax", NULL };
 
@@ -357,6 +359,25 @@ s_last_dim (const char *open, const char *close)
     return false;
 }
 
+//  Whether F.normalize's call, whose '(' is OPEN and ')' CLOSE, scales
+//  each row of an output of RANK dimensions to unit Euclidean length: p
+//  2 (its default) and dim -1, or dim 1 (its default) of a matrix.
+static bool
+s_normalize_rows (const char *open, const char *close, size_t rank)
+{
+    char arg[24], p[24] = "2", dim[24] = "1";
+    int n = 0;
+    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg); n++) {
+        if (!strncmp (arg, "p=", 2) || (n == 1 && !strchr (arg, '=')))
+            snprintf (p, sizeof p, "%s", arg + (arg[0] == 'p' ? 2 : 0));
+        else if (!strncmp (arg, "dim=", 4) || (n == 2 && !strchr (arg, '=')))
+            snprintf (dim, sizeof dim, "%s", arg + (arg[0] == 'd' ? 4 : 0));
+    }
+    if (strcmp (p, "2") && strcmp (p, "2.") && strcmp (p, "2.0"))
+        return false;
+    return !strcmp (dim, "-1") || (rank == 2 && !strcmp (dim, "1"));
+}
+
 //  Whether the call whose '(' is OPEN and ')' CLOSE reduces over the
 //  rows of a matrix: dim 0 or -2 among its arguments (dim=, axis=, a
 //  one-entry tuple or list; a bare one only where POSITIONAL), into *DIM.
@@ -437,6 +458,9 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         return false;
     }
     f->counted = true;
+    size_t rank = json_array_size (json_object_get (json_array_get (json_object_get (spec,
+                                                                                     "outputs"),
+                                                                    0), "shape"));
     //  The libm calls' spans, to tell an epilogue's from the product.
     struct s_span { const char *at, *open, *close; int calls; } spans[32];
     size_t n_spans = 0;
@@ -491,8 +515,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                                                        s_arith[i].kinds };
                     known = true;
                 }
+            bool norm = n == 9 && !strncmp (last, "normalize", 9);
             if (s_in (last, n, s_row_fns) && !row_at
-                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end)))) {
+                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end)))
+                && (!norm || s_normalize_rows (q, s_close (q, end), rank))) {
                 row_at = at;
                 row_close = s_close (q, end);
                 snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);
