@@ -373,8 +373,9 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
                    "as many again as the Target section's memory budget or more), and "
                    "streaming stores save memory time only" },
         { "sibling", "a sibling of this generation takes this idea from that kernel" },
-        { "converges", "this idea on that kernel would make the kernel a sibling of this "
-                       "generation is making already" },
+        { "converges", "this idea on that kernel would make the kernel another attempt in "
+                       "flight is making already (the same features, or the two ideas "
+                       "crossed: each added to a kernel that has the other)" },
     };
     const char *why = kf_jstr (m, "why"), *text = NULL;
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)

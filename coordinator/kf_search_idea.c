@@ -380,7 +380,8 @@ s_has (const char *const *ideas, size_t idx, int64_t id, unsigned features, int 
 
 //  Round 15: whether idea IDX taken from a kernel with FEATURES makes the
 //  kernel a sibling of the generation is making already (threads on the
-//  streaming parent, streaming on the threaded one).
+//  streaming parent, streaming on the threaded one): the same features
+//  in all, or (round 30) the two ideas crossed.
 static bool
 s_converges (const char *const *ideas, size_t idx, unsigned features,
              const kf_search_idea_known_t *known)
@@ -388,10 +389,21 @@ s_converges (const char *const *ideas, size_t idx, unsigned features,
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
     //  How threads split the work does not make another kernel (round 24).
     unsigned split = 1u << KF_IDEA_DYNAMIC;
-    for (size_t s = 0; f != KF_IDEA_OTHER && known && s < known->n_siblings; s++)
-        if (known->siblings[s].made_known
-            && (known->siblings[s].made & ~split) == ((features | 1u << f) & ~split))
+    for (size_t s = 0; f != KF_IDEA_OTHER && known && s < known->n_siblings; s++) {
+        const kf_search_idea_sibling_t *sib = &known->siblings[s];
+        if (!sib->made_known)
+            continue;
+        if ((sib->made & ~split) == ((features | 1u << f) & ~split))
             return true;
+        //  Round 30: the two ideas crossed, each added to a kernel that
+        //  has the other (threads from the outer-product kernel while the
+        //  outer product from the threaded one was in flight): both make
+        //  a kernel with the two, whatever else their parents differ in.
+        kf_idea_feature_t g = kf_prompt_idea_feature (ideas[sib->idea]);
+        if (g != KF_IDEA_OTHER && g != f && g != KF_IDEA_DYNAMIC && f != KF_IDEA_DYNAMIC
+            && ((sib->made >> f) & 1u) && ((features >> g) & 1u))
+            return true;
+    }
     return false;
 }
 

@@ -5,12 +5,16 @@
  *     unit length, was not read as a row's epilogue: its fusion idea
  *     said "(bias, activation)" three prompts running;
  *  2. the threads idea offered column blocks and row blocks as equals,
- *     where column blocks split each row's sum of squares across threads.
+ *     where column blocks split each row's sum of squares across threads;
+ *  3. threads were handed from the one-thread outer-product kernel
+ *     (candidate 6) while the outer product from the threaded kernel
+ *     (candidate 5) was in flight: two tries of one kernel.
  */
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_search_idea.h"
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
 #include "../kf_test.h"
@@ -114,10 +118,77 @@ test_normalize_ideas (void)
     json_decref (spec);
 }
 
+#define S_BIT(f) (1u << (f))
+
+static size_t
+s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == f)
+            return i;
+    return n;
+}
+
+//  3. The round's candidates 5, 6 and 12, their features as stored.
+static void
+test_crossed (void)
+{
+    json_t *spec = s_spec ("F.normalize(a @ w.t(), dim=1)", 2);
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t threads = s_index (ideas, n, KF_IDEA_THREADS), outer = s_index (ideas, n, KF_IDEA_OUTER);
+    CHECK (threads < n && outer < n);
+    if (threads >= n || outer >= n) {
+        json_decref (spec);
+        return;
+    }
+    unsigned common = S_BIT (KF_IDEA_SIMD) | S_BIT (KF_IDEA_MICRO) | S_BIT (KF_IDEA_BLOCK)
+                      | S_BIT (KF_IDEA_UNROLL);
+    unsigned f5 = common | S_BIT (KF_IDEA_THREADS) | S_BIT (KF_IDEA_ACCUMULATORS);
+    unsigned f6 = common | S_BIT (KF_IDEA_OUTER) | S_BIT (KF_IDEA_PACK)
+                  | S_BIT (KF_IDEA_EPILOGUE);
+    //  Candidate 12 (generation 1, in flight): the outer product from 5.
+    json_t *rows = json_pack ("[{s:i, s:i, s:i, s:i, s:I, s:s, s:s, s:s, s:b}]", "id", 12,
+                              "generation", 1, "slot", 2, "parent_id", 5, "parent_features",
+                              (json_int_t) f5, "phase", "search", "generator", "model", "idea",
+                              ideas[outer], "pending", 1);
+    kf_elite_t elites[2] = { { .candidate_id = 5, .speedup = 66.48 },
+                             { .candidate_id = 6, .speedup = 50.36 } };
+    unsigned features[2] = { f5, f6 };
+    kf_search_idea_known_t known;
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 2, &elites[1], 2, 0, &known) == 0);
+    //  Generation 2, attempt 1 leans towards threads, from candidate 6.
+    size_t order[16];
+    bool aside[16] = { false };
+    for (size_t k = 0; k < n && k < 16; k++)
+        order[k] = (threads + k) % n;
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, 2, -1,
+                                           &elites[1], f6, &known, &pick);
+    const kf_elite_t *from = pick >= 0 ? &elites[pick] : &elites[1];
+    if (getenv ("KF_TEST_SHOW"))
+        printf ("handed: %s, from candidate %lld\n", ideas[idx],
+                (long long) from->candidate_id);
+    CHECK (!(idx == threads && from == &elites[1]));
+    kf_search_idea_known_free (&known);
+    json_decref (rows);
+    //  With no such try in flight, threads from candidate 6 it is.
+    rows = json_array ();
+    CHECK (kf_search_idea_known_read (rows, ideas, n, elites, 2, &elites[1], 2, 0, &known) == 0);
+    pick = -1;
+    idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, 2, -1,
+                                    &elites[1], f6, &known, &pick);
+    CHECK (idx == threads && pick < 0);
+    kf_search_idea_known_free (&known);
+    json_decref (rows);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_normalize_read ();
     test_normalize_ideas ();
+    test_crossed ();
     return kf_test_done ("test_round30");
 }
