@@ -10,7 +10,6 @@
 #include "kf_descriptor.h"
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
-#include "kf_load_busy.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
@@ -339,19 +338,10 @@ s_converged (FILE *f, const kf_prompt_in_t *in)
              *label ? ")" : "", id);
     //  Round 26: such a sweep timed while others took 51-60% of the CPUs
     //  (its defaults, the run's best code, at 4.3-4.6 ms against 3.31 ms
-    //  quiet) read as settled.
-    double lo = -1, hi = -1;
-    size_t i;
-    json_t *row;
-    json_array_foreach (configs, i, row) {
-        json_t *load = json_object_get (row, "host_load");
-        double share = kf_jnum (load, "others_cpu_share", -1);
-        if (share < 0 || kf_prompt_load_undisturbed (load))
-            continue;
-        lo = lo < 0 || share < lo ? share : lo;
-        hi = share > hi ? share : hi;
-    }
-    if (hi >= 0 && kf_load_busy (-1, hi))
+    //  quiet) read as settled. (Since round 30 such a sweep is swept
+    //  again once, where the plan can: kf_search_plan.c.)
+    double lo, hi;
+    if (kf_retune_sweep_busy (configs, &lo, &hi))
         fprintf (f, "That sweep was timed while other processes took %.0f-%.0f%% of the CPUs' "
                  "time, so its points' differences may be the load's: \"none faster\" is "
                  "no proof that the lists hold nothing better.\n", 100 * lo, 100 * hi);

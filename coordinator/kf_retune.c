@@ -3,6 +3,8 @@
  */
 #include "kf_retune.h"
 #include "kf_json.h"
+#include "kf_load_busy.h"
+#include "kf_prompt_target.h"
 #include "kf_tune.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -213,4 +215,25 @@ kf_retune_combination (json_t *configs, char *buf, size_t size)
     if (n >= size)
         n = size - 1;
     return n;
+}
+
+bool
+kf_retune_sweep_busy (json_t *configs, double *lo, double *hi)
+{
+    double least = -1, most = -1;
+    size_t i;
+    json_t *row;
+    json_array_foreach (configs, i, row) {
+        json_t *load = json_object_get (row, "host_load");
+        double share = kf_jnum (load, "others_cpu_share", -1);
+        if (share < 0 || kf_prompt_load_undisturbed (load))
+            continue;
+        least = least < 0 || share < least ? share : least;
+        most = share > most ? share : most;
+    }
+    if (lo)
+        *lo = least;
+    if (hi)
+        *hi = most;
+    return most >= 0 && kf_load_busy (-1, most);
 }

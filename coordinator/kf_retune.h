@@ -44,6 +44,14 @@ char *kf_retune_source (const char *source, json_t *params, bool *changed);
 char *kf_retune_recentre (const char *source, json_t *configs, json_t **winner,
                           bool *converged);
 
+/* Round 26 and 30: a sweep timed while other processes took 51-72% of
+ * the CPUs read as "none faster than its own defaults". Whether CONFIGS'
+ * points (a sweep's table, each row's host_load) were timed beside other
+ * work (kf_load_busy on the largest share of the CPUs others took, the
+ * points timed over undisturbed samples left out); *LO and *HI (when not
+ * NULL) the least and largest such share, -1 where none was read. */
+bool kf_retune_sweep_busy (json_t *configs, double *lo, double *hi);
+
 /* Round 22: a sweep's winner moved two parameters from the defaults at
  * once (streaming stores and two threads, 40.8x), each of which moved
  * alone had been neutral, and no prompt said the combination won. Of

@@ -156,11 +156,15 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
             return -1;
     }
     /* A source the run has judged before (comments and spacing aside) is
-     * not compiled and timed again: its earlier verdict is reused. */
+     * not compiled and timed again: its earlier verdict is reused; but
+     * for a template swept again because its sweep was timed beside
+     * other work. */
     char norm[65];
     int repeat = kf_repeat_check (self, run_id, cand_id, source, hash,
                                   gen->generator,
-                                  json_is_true (kf_search_setting (self, run, "dedup")), norm);
+                                  json_is_true (kf_search_setting (self, run, "dedup"))
+                                      && strcmp (gen->generator, KF_SEARCH_TEMPLATE_AGAIN),
+                                  norm);
     if (repeat)
         return repeat < 0 ? -1 : 0;
     /* Coordinates come from the source alone (comments and strings removed

@@ -22,6 +22,11 @@
 /* The final status of a correct candidate. */
 #define KF_SEARCH_CORRECT "correct"
 
+/* The generator of a tuning template swept again as it is, its last
+ * sweep having been timed beside other work (round 30): not taken for a
+ * repeat of that template (kf_repeat.h). */
+#define KF_SEARCH_TEMPLATE_AGAIN "template-again"
+
 /* ---- kf_search.c -------------------------------------------------------- */
 
 /* RUN_ID's row with its task's spec and name and the best candidate's

@@ -55,25 +55,44 @@ s_last_kernel (kf_search_t *self, int64_t parent_id)
     return id ? kf_prompt_kernel (self->db, id) : NULL;
 }
 
+/* What s_reuse_template found for one elite of a tuning round, found
+ * once: s_distinct_shapes looks each elite up to compare their starts,
+ * and s_plan takes what it found for the elites it keeps. */
+typedef struct {
+    int64_t kernel_id;     /* the elite it was found for; 0: not looked up */
+    char *source;          /* the re-centred template (owned), or NULL */
+    int64_t template_id;
+    char label[256];       /* the winning point */
+    json_t *converged;     /* a template whose sweep won at its defaults (owned) */
+    bool again;            /* SOURCE is that template as it is, swept again: its sweep
+                              was timed beside other work (round 30) */
+} s_reuse_t;
+
+static void
+s_reuse_clear (s_reuse_t *reuse)
+{
+    free (reuse->source);
+    json_decref (reuse->converged);
+    memset (reuse, 0, sizeof *reuse);
+}
+
 /* The template a tuning round reuses for KERNEL (a prompt kernel object):
  * KERNEL itself when it declares kf-tune parameters, else the fastest
- * correct template an earlier round made of it. Then *SOURCE is that
- * template with its last sweep's winning point made the defaults (caller
- * frees), *TEMPLATE_ID its candidate and LABEL the point; *SOURCE stays
- * NULL when there is none (a model templates the kernel). Round 22: a
- * template whose sweep won at its own defaults (kf_retune_recentre)
- * would be swept again over the same points: *SOURCE stays NULL and
- * *CONVERGED (when not NULL) is that template (caller's), for the model
- * to template anew. 0, or -1. */
+ * correct template an earlier round made of it, into OUT. Then its
+ * source is that template with its last sweep's winning point made the
+ * defaults (caller frees), template_id its candidate and label the
+ * point; source stays NULL when there is none (a model templates the
+ * kernel). Round 22: a template whose sweep won at its own defaults
+ * (kf_retune_recentre) would be swept again over the same points: source
+ * stays NULL and converged is that template (caller's), for the model to
+ * template anew; unless (round 30) that sweep was timed beside other
+ * work (kf_retune_sweep_busy) and no such template of KERNEL was swept
+ * again yet: then source is that template as it is, and again is set.
+ * 0, or -1. */
 static int
-s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *template_id,
-                  char *label, size_t label_size, json_t **converged)
+s_reuse_template (kf_search_t *self, json_t *kernel, s_reuse_t *out)
 {
-    *source = NULL;
-    *template_id = 0;
-    label[0] = 0;
-    if (converged)
-        *converged = NULL;
+    memset (out, 0, sizeof *out);
     json_t *tpl = NULL;
     if (kf_retune_is_template (kf_jstr (kernel, "source")))
         tpl = json_incref (kernel);
@@ -103,39 +122,34 @@ s_reuse_template (kf_search_t *self, json_t *kernel, char **source, int64_t *tem
     bool same = false;
     char *centred = kf_retune_recentre (kf_jstr (tpl, "source"), json_object_get (tpl, "configs"),
                                         &won, &same);
-    if (centred && same) {
+    //  Round 30: such a sweep timed while others took 59-72% of the CPUs
+    //  was taken as settled. It is swept again as it is, once a kernel.
+    if (centred && same && kf_retune_sweep_busy (json_object_get (tpl, "configs"), NULL, NULL)) {
+        bool failed = false;
+        json_t *row = kf_db_row_id (self->db,
+                                    "SELECT count(*) AS n FROM candidates WHERE parent_id = $1"
+                                    " AND generator = '" KF_SEARCH_TEMPLATE_AGAIN "'",
+                                    kf_jint (kernel, "id"), &failed);
+        out->again = !failed && kf_jint (row, "n") == 0;
+        json_decref (row);
+        if (failed) {
+            free (centred);
+            json_decref (tpl);
+            return -1;
+        }
+    }
+    if (centred && same && !out->again) {
         free (centred);
-        if (converged)
-            *converged = json_incref (tpl);
-        json_decref (tpl);
+        out->converged = tpl;
         return 0;
     }
-    *source = centred;
-    *template_id = kf_jint (tpl, "id");
+    out->source = centred;
+    out->template_id = kf_jint (tpl, "id");
     json_t *params = json_object_get (won, "params");
     if (params)
-        kf_tune_params_label (params, label, label_size);
+        kf_tune_params_label (params, out->label, sizeof out->label);
     json_decref (tpl);
-    return *source ? 0 : -1;
-}
-
-/* What s_reuse_template found for one elite of a tuning round, found
- * once: s_distinct_shapes looks each elite up to compare their starts,
- * and s_plan takes what it found for the elites it keeps. */
-typedef struct {
-    int64_t kernel_id;     /* the elite it was found for; 0: not looked up */
-    char *source;          /* the re-centred template (owned), or NULL */
-    int64_t template_id;
-    char label[256];       /* the winning point */
-    json_t *converged;     /* a template whose sweep won at its defaults (owned) */
-} s_reuse_t;
-
-static void
-s_reuse_clear (s_reuse_t *reuse)
-{
-    free (reuse->source);
-    json_decref (reuse->converged);
-    memset (reuse, 0, sizeof *reuse);
+    return out->source ? 0 : -1;
 }
 
 /* Plans one candidate: (GENERATION, SLOT) of PHASE, its sequence number
@@ -173,8 +187,7 @@ s_distinct_shapes (kf_search_t *self, const kf_elite_t *elites, int *best, int n
         }
         //  Found for the kept one's plan; a lookup that failed is made again there.
         s_reuse_t *found = &reuse[kept];
-        if (k && s_reuse_template (self, k, &found->source, &found->template_id, found->label,
-                                   sizeof found->label, &found->converged) == 0)
+        if (k && s_reuse_template (self, k, found) == 0)
             found->kernel_id = elites[best[i]].candidate_id;
         else
             s_reuse_clear (found);
@@ -354,22 +367,28 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
      * round, is swept again around its winner; no model templates it
      * again (kf_retune.h), unless that sweep won at its own defaults:
      * then the model is asked for a new parameter (CONVERGED). */
-    char *reused = NULL, point[sizeof reuse->label];
-    int64_t template_id = 0;
-    json_t *converged = NULL;
+    s_reuse_t found = { 0 };
     int reuse_rc = 0;
     if (tuning && best && reuse && reuse->kernel_id && reuse->kernel_id == kf_jint (best, "id")) {
         //  Found already, for this kernel (s_distinct_shapes).
-        reused = KF_TAKE (&reuse->source);
-        template_id = reuse->template_id;
-        memcpy (point, reuse->label, sizeof point);
-        converged = KF_TAKE (&reuse->converged);
+        found = *reuse;
+        reuse->source = NULL;
+        reuse->converged = NULL;
     }
     else if (tuning && best)
-        reuse_rc = s_reuse_template (self, best, &reused, &template_id, point, sizeof point,
-                                     &converged);
+        reuse_rc = s_reuse_template (self, best, &found);
+    char *reused = KF_TAKE (&found.source);
+    json_t *converged = KF_TAKE (&found.converged);
+    int64_t template_id = found.template_id;
+    const char *point = found.label;
     in.converged = converged;
     char *prompt = !sections ? NULL
+                   : reused && found.again
+                       ? kf_strdupf ("No model was asked: candidate %lld's sweep found none "
+                                     "faster than its own defaults, but it was timed while "
+                                     "other processes took a large share of the CPUs, so this "
+                                     "tuning round sweeps the same template again, its points "
+                                     "built and timed once more.\n", (long long) template_id)
                    : reused ? kf_strdupf ("No model was asked: candidate %lld is a template "
                                           "already, so this tuning round sweeps it again with "
                                           "the winning point of its last sweep%s%s%s made the "
@@ -456,7 +475,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     if (reused) {
         /* The reused template goes straight to compiling, as the task's
          * initial kernel does. */
-        kf_generate_result_t given = { .source = reused, .generator = "template", .model = "",
+        kf_generate_result_t given = { .source = reused,
+                                       .generator = found.again ? KF_SEARCH_TEMPLATE_AGAIN
+                                                                : "template",
+                                       .model = "",
                                        .error_kind = "", .detail = "" };
         rc = rc ? rc : kf_search_generated (self, run, cand, &given);
         free (reused);

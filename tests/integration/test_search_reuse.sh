@@ -10,7 +10,10 @@
 #   already is a template or has one from the first round: the template
 #   is swept again around its winning point (generator "template", no
 #   generate job), unless that sweep won at its own defaults (round 22:
-#   then the model is asked for a new template);
+#   then the model is asked for a new template; round 30: where that
+#   sweep was timed beside other work, the same template is swept once
+#   more, generator "template-again", compiled and timed, not taken for
+#   a repeat);
 # - the meta-prompter's prompt says what became of its earlier edits
 #   (each prompt version, its kernels' verdicts and mean fitness) and
 #   names the axes of the coordinates.
@@ -69,6 +72,8 @@ check "the second round reused a template, or asked anew for one whose sweep sta
               AND generation = $first + 1
               AND ((generator = 'template'
                     AND prompt LIKE 'No model was asked: candidate % is a template already%')
+                   OR (generator = 'template-again'
+                       AND prompt LIKE 'No model was asked: candidate %''s sweep found none faster%')
                    OR prompt LIKE '%sweep of % points found none faster than its own defaults%')")" -ge 1 ]
 say "second round: $(sql "SELECT count(*) FILTER (WHERE generator = 'template') || ' reused, '
      || count(*) FILTER (WHERE prompt LIKE '%found none faster than its own defaults%')
@@ -94,6 +99,16 @@ check "no candidate is left open after the run ended" \
 say "tuning candidates that repeated an earlier source: $(sql "SELECT count(*) FROM candidates
      WHERE run_id = $run AND phase = 'tuning' AND generator = 'template'
      AND verdict_detail LIKE 'the same source as candidate%'")"
+again=$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND generator = 'template-again'")
+say "templates swept again after a sweep beside other work: $again"
+if [ "$again" -gt 0 ]; then
+    check "each was compiled and timed, not taken for a repeat of its template" \
+        [ "$(sql "SELECT count(*) FROM candidates c WHERE c.run_id = $run
+                  AND c.generator = 'template-again'
+                  AND (c.verdict_detail LIKE 'the same source as candidate%'
+                       OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.candidate_id = c.id
+                                      AND j.kind = 'compile'))")" -eq 0 ]
+fi
 check "a reused template was compiled as a sweep" \
     [ "$(sql "SELECT count(*) FROM jobs j JOIN candidates c ON c.id = j.candidate_id
               WHERE c.run_id = $run AND c.generator = 'template' AND j.kind = 'compile'

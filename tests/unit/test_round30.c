@@ -8,12 +8,17 @@
  *     where column blocks split each row's sum of squares across threads;
  *  3. threads were handed from the one-thread outer-product kernel
  *     (candidate 6) while the outer product from the threaded kernel
- *     (candidate 5) was in flight: two tries of one kernel.
+ *     (candidate 5) was in flight: two tries of one kernel;
+ *  4. candidate 22's sweep, timed while other processes took 59-72% of
+ *     the CPUs, was taken as "none faster than its own defaults" and not
+ *     swept again (the plan now sweeps such a template once more:
+ *     kf_retune_sweep_busy; test_search_reuse where the load makes one).
  */
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_retune.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -184,9 +189,32 @@ test_crossed (void)
     json_decref (spec);
 }
 
+//  4. The sweep's load, point by point.
+static void
+test_sweep_busy (void)
+{
+    json_t *busy = json_pack ("[{s:{s:i}, s:{s:f}}, {s:{s:i}, s:{s:f}}]", "params", "TASK_ROWS",
+                              48, "host_load", "others_cpu_share", 0.59, "params", "TASK_ROWS",
+                              24, "host_load", "others_cpu_share", 0.72);
+    double lo = 0, hi = 0;
+    CHECK (kf_retune_sweep_busy (busy, &lo, &hi) && lo == 0.59 && hi == 0.72);
+    //  Timed over undisturbed samples: the load did not reach the figures.
+    json_t *clean = json_pack ("[{s:{s:i}, s:{s:f, s:b}}]", "params", "TASK_ROWS", 48,
+                               "host_load", "others_cpu_share", 0.70, "undisturbed_only", 1);
+    CHECK (!kf_retune_sweep_busy (clean, &lo, &hi) && hi < 0);
+    json_t *quiet = json_pack ("[{s:{s:i}, s:{s:f}}]", "params", "TASK_ROWS", 48, "host_load",
+                               "others_cpu_share", 0.02);
+    CHECK (!kf_retune_sweep_busy (quiet, NULL, NULL));
+    CHECK (!kf_retune_sweep_busy (NULL, NULL, NULL));
+    json_decref (busy);
+    json_decref (clean);
+    json_decref (quiet);
+}
+
 int
 main (void)
 {
+    test_sweep_busy ();
     test_normalize_read ();
     test_normalize_ideas ();
     test_crossed ();
