@@ -1,14 +1,26 @@
 /*  kf_test_plan.h - the plan of one slot for the round tests of the
  *  planner (test_plan_round20.c, test_plan_round21.c): slot 0 of a
  *  generation of 3 whose order starts at IDEA, from ELITES[0], with one
- *  per-elite flag of the pool's knowledge set as the test says.
+ *  per-elite flag of the pool's knowledge set as the test says; and
+ *  where in a list of ideas the one about a feature is.
  */
 #ifndef KF_TEST_PLAN_H
 #define KF_TEST_PLAN_H
 
+#include "../coordinator/kf_prompt_class.h"
 #include "../coordinator/kf_search_idea.h"
 #include <stdbool.h>
 #include <string.h>
+
+/* The index of the first of IDEAS (N) about feature F, or N. */
+static inline size_t
+kf_test_plan_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_feature (ideas[i]) == f)
+            return i;
+    return n;
+}
 
 /* Which flag of kf_search_idea_known_t FLAGS sets. */
 typedef enum { KF_TEST_PLAN_SCALAR, KF_TEST_PLAN_ARITH } kf_test_plan_flag_t;

@@ -19,6 +19,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_plan.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,6 @@ s_spec (void)
                       "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
                       "source", "def forward(self, x):\n    return F.logsigmoid(x) * 2\n",
                       "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
 }
 
 //  1. Counted by code
@@ -227,7 +219,8 @@ main (void)
     json_t *spec = s_spec ();
     size_t n = 0;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t simd = s_index (ideas, n, KF_IDEA_SIMD), stream = s_index (ideas, n, KF_IDEA_STREAM);
+    size_t simd = kf_test_plan_index (ideas, n, KF_IDEA_SIMD);
+    size_t stream = kf_test_plan_index (ideas, n, KF_IDEA_STREAM);
     CHECK (n <= 16 && simd < n && stream < n);
     if (n <= 16 && simd < n && stream < n) {
         test_by_code (ideas, n, simd, stream);

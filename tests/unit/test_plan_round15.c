@@ -17,6 +17,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_plan.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,15 +31,6 @@ s_spec (void)
                       "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
                       "source", "def forward(self, x):\n    return F.logsigmoid(x) * 2\n",
                       "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
 }
 
 #define S_BIT(f) (1u << (f))
@@ -239,9 +231,9 @@ main (void)
     json_t *spec = s_spec ();
     size_t n = 0;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t threads = s_index (ideas, n, KF_IDEA_THREADS), stream = s_index (ideas, n,
-                                                                             KF_IDEA_STREAM);
-    size_t unroll = s_index (ideas, n, KF_IDEA_UNROLL);
+    size_t threads = kf_test_plan_index (ideas, n, KF_IDEA_THREADS);
+    size_t stream = kf_test_plan_index (ideas, n, KF_IDEA_STREAM);
+    size_t unroll = kf_test_plan_index (ideas, n, KF_IDEA_UNROLL);
     CHECK (n >= 3 && n <= 16 && threads < n && stream < n && unroll < n);
     if (n >= 3 && n <= 16 && threads < n && stream < n && unroll < n) {
         test_converge (ideas, n, threads, stream);

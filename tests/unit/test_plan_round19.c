@@ -36,6 +36,7 @@
 #include "../../coordinator/kf_prompt_core.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
+#include "../kf_test_plan.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,15 +50,6 @@ s_spec (void)
                       "shape", 4096, "dtype", "f32", "reference", "language", "pytorch",
                       "source", "def forward(self, x):\n    return torch.asinh(x) * 2\n",
                       "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
 }
 
 #define S_BIT(f) (1u << (f))
@@ -355,9 +347,9 @@ main (void)
     json_t *spec = s_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t approx = s_index (ideas, n, KF_IDEA_APPROX);
-    size_t threads = s_index (ideas, n, KF_IDEA_THREADS);
-    size_t stream = s_index (ideas, n, KF_IDEA_STREAM);
+    size_t approx = kf_test_plan_index (ideas, n, KF_IDEA_APPROX);
+    size_t threads = kf_test_plan_index (ideas, n, KF_IDEA_THREADS);
+    size_t stream = kf_test_plan_index (ideas, n, KF_IDEA_STREAM);
     CHECK (approx < n && threads < n && stream < n);
     if (approx < n && threads < n && stream < n) {
         test_best_words (spec, ideas, approx);

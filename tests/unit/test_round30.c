@@ -23,6 +23,7 @@
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
 #include "../kf_test.h"
+#include "../kf_test_plan.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,15 +126,6 @@ test_normalize_ideas (void)
 
 #define S_BIT(f) (1u << (f))
 
-static size_t
-s_index (const char *const *ideas, size_t n, kf_idea_feature_t f)
-{
-    for (size_t i = 0; i < n; i++)
-        if (kf_prompt_idea_feature (ideas[i]) == f)
-            return i;
-    return n;
-}
-
 //  3. The round's candidates 5, 6 and 12, their features as stored.
 static void
 test_crossed (void)
@@ -141,7 +133,8 @@ test_crossed (void)
     json_t *spec = s_spec ("F.normalize(a @ w.t(), dim=1)", 2);
     size_t n = 0;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t threads = s_index (ideas, n, KF_IDEA_THREADS), outer = s_index (ideas, n, KF_IDEA_OUTER);
+    size_t threads = kf_test_plan_index (ideas, n, KF_IDEA_THREADS);
+    size_t outer = kf_test_plan_index (ideas, n, KF_IDEA_OUTER);
     CHECK (threads < n && outer < n);
     if (threads >= n || outer >= n) {
         json_decref (spec);
