@@ -121,6 +121,16 @@ s_op_counts (const char *source, int count[S_OP_KINDS])
     return true;
 }
 
+int
+kf_prompt_source_arith (const char *source)
+{
+    int count[S_OP_KINDS];
+    if (!source || !s_op_counts (source, count))
+        return -1;
+    return count[S_OP_FMA] + count[S_OP_MUL] + count[S_OP_ADD] + count[S_OP_DIV]
+           + count[S_OP_SQRT] + count[S_OP_EST];
+}
+
 const char *
 kf_prompt_changed_ops (const char *parent, const char *child, char *buf, size_t size)
 {

@@ -38,6 +38,15 @@ bool kf_prompt_changed_counts (const char *parent, const char *child, int *chang
 const char *kf_prompt_changed_ops (const char *parent, const char *child, char *buf,
                                    size_t size);
 
+/* Round 30: a try handed cheaper math that cut its parent's polynomial
+ * (21 to 17 vector instructions) read "not seen done", its features the
+ * same, and the idea was handed again. SOURCE's vector arithmetic calls
+ * (FMAs, multiplies, adds, divides, square roots, rcp/rsqrt estimates),
+ * each counted once as written, as kf_prompt_changed_ops counts them; -1
+ * for NULL or without memory. Kept with each candidate as
+ * selection.arith when its source arrives. */
+int kf_prompt_source_arith (const char *source);
+
 /* ROW's counts ({changed, parent_lines, lines, ops}, as
  * kf_prompt_history_changes sets them) in words, "changed 34 of its
  * parent's 120 lines (its own has 126); the vector operations ...: divides

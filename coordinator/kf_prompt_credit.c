@@ -37,6 +37,18 @@ s_handed (const char *handed, const char *idea)
            && (!strcmp (handed, idea) || (need && kf_prompt_idea_bits (handed) == need));
 }
 
+//  Round 30: whether ROW's code, handed an idea of cheaper math (NEED has
+//  the approximation) over a parent that approximates already, writes
+//  fewer vector arithmetic calls than its parent's (a polynomial of lower
+//  degree: 21 to 17 a vector), both counts kept (selection.arith).
+static bool
+s_cheaper (json_t *row, unsigned need)
+{
+    json_t *a = json_object_get (row, "arith"), *pa = json_object_get (row, "parent_arith");
+    return (need & S_BIT (KF_IDEA_APPROX)) && json_is_integer (a) && json_is_integer (pa)
+           && json_integer_value (a) < json_integer_value (pa);
+}
+
 kf_credit_t
 kf_prompt_try_credit (json_t *row, const char *handed, const char *idea, bool by_change)
 {
@@ -66,7 +78,8 @@ kf_prompt_try_credit (json_t *row, const char *handed, const char *idea, bool by
         if (!need)
             return added || (changed & S_BIT (KF_IDEA_DYNAMIC)) ? KF_CREDIT_NOT_DONE
                                                                  : KF_CREDIT_HANDED;
-        return ((child & need) == need && (changed & terms)) || (added & either)
+        return ((child & need) == need && ((changed & terms) || s_cheaper (row, need)))
+                   || (added & either)
                    ? KF_CREDIT_HANDED
                    : KF_CREDIT_NOT_DONE;
     }

@@ -54,7 +54,9 @@ unsigned kf_prompt_features_changed (json_t *row, bool *known);
  * code or its parent's not known (a try not written yet): as
  * kf_prompt_try_counts, by the idea handed and by what its code added.
  * Else by what its code changed: HANDED where its code does every
- * feature of IDEA and changed one of IDEA's terms, or where it was
+ * feature of IDEA and changed one of IDEA's terms (or, round 30, for an
+ * approximation writes fewer vector arithmetic calls than its parent's:
+ * ROW's arith and parent_arith, kf_prompt_source_arith), or where it was
  * written from scratch, or IDEA is one no feature shows and its code
  * added nothing another idea is about; CODE for another idea handed
  * where its code added all of IDEA's features (kf_prompt_try_counts) or,

@@ -21,6 +21,8 @@ kf_prompt_history (kf_db_t *db, int64_t run_id)
                                 " c.selection->>'idea' AS idea, c.selection->>'said' AS said,"
                                 " (c.selection->>'features')::bigint AS features,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
+                                " (c.selection->>'arith')::int AS arith,"
+                                " (p.selection->>'arith')::int AS parent_arith,"
                                 " (c.finished_at IS NOT NULL) AS finished,"
                                 " left(c.verdict_detail, 600) AS detail,"
                                 " CASE WHEN c.status = 'compile_failed'"

@@ -145,16 +145,19 @@ kf_search_generated (kf_search_t *self, json_t *run, int64_t cand_id,
         return -1;
     /* Round 29: the author's own words for what the try changes are read
      * once, here, and kept with the candidate for every later prompt that
-     * lists it (kf_prompt_history, kf_lineage_children). */
-    char said[KF_PROMPT_SAID_MAX + 1];
-    if (*kf_prompt_changed_said (source, said, sizeof said)) {
-        const char *sp[2] = { S_I64 (cand, cand_id), said };
-        if (kf_db_exec (self->db,
-                        "UPDATE candidates SET selection = coalesce(selection, '{}'::jsonb)"
-                        " || jsonb_build_object('said', $2::text) WHERE id = $1",
-                        2, sp) < 0)
-            return -1;
-    }
+     * lists it (kf_prompt_history, kf_lineage_children); round 30: and
+     * how many vector arithmetic calls its code writes, which an idea's
+     * credit compares with its parent's (kf_prompt_credit.h). */
+    char said[KF_PROMPT_SAID_MAX + 1], arith[24];
+    kf_prompt_changed_said (source, said, sizeof said);
+    const char *sp[3] = { S_I64 (cand, cand_id), said,
+                          S_I64 (arith, kf_prompt_source_arith (source)) };
+    if (kf_db_exec (self->db,
+                    "UPDATE candidates SET selection = coalesce(selection, '{}'::jsonb)"
+                    " || jsonb_strip_nulls(jsonb_build_object('said', nullif($2, ''),"
+                    " 'arith', nullif($3::int, -1))) WHERE id = $1",
+                    3, sp) < 0)
+        return -1;
     /* A source the run has judged before (comments and spacing aside) is
      * not compiled and timed again: its earlier verdict is reused; but
      * for a template swept again because its sweep was timed beside

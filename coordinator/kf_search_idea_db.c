@@ -85,6 +85,8 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                 "SELECT c.id, c.parent_id, c.generation, c.slot, c.selection->>'idea' AS idea,"
                                 " (c.selection->>'features')::bigint AS features,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
+                                " (c.selection->>'arith')::int AS arith,"
+                                " (p.selection->>'arith')::int AS parent_arith,"
                                 " c.speedup, p.speedup AS parent_speedup,"
                                 " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
                                 " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
