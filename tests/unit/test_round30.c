@@ -123,6 +123,22 @@ test_normalize_ideas (void)
     CHECK (kf_test_has (text, "by column blocks the threads would combine each row's partial "
                               "sums of squares across threads"));
     free (text);
+    //  The Target section's Epilogue line now costs it beside the
+    //  product's floor (1.38 ms at the round's one-core peak).
+    json_t *d = json_pack ("{s:f}", "peak_gflops_one_core", 218.0);
+    text = NULL;
+    f = open_memstream (&text, &size);
+    kf_prompt_epilogue_line (f, spec, d);
+    fclose (f);
+    if (getenv ("KF_TEST_SHOW"))
+        printf ("epilogue line: %s\n", text);
+    CHECK (kf_test_has (text, "Epilogue: "));
+    kf_epilogue_t e;
+    double product = 0, epi = 0;
+    CHECK (kf_prompt_epilogue_ms (spec, d, &e, &product, &epi) && product > 1.3 && product < 1.5
+           && epi > 0 && epi < product);
+    free (text);
+    json_decref (d);
     json_decref (spec);
     //  A product with no row's epilogue keeps the general threads text.
     spec = s_spec ("a @ w.t()", 2);
