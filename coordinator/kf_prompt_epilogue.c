@@ -13,6 +13,7 @@
 #include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_str.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,11 @@ static const struct s_row {
       "the code takes abs first) before any element of the row can be finished, then a "
       "multiply by a factor of the row", "scaled by the factor its maximum gives",
       "the row's maximum and its factor", S_FUSE_STAT, "largest magnitudes", "maximum" },
+    //  Round 31: logsumexp over each row, one value a row out.
+    { "logsumexp", 3, 1, "a maximum and a sum-of-exponentials pass over its row (the exp of "
+      "each element less the maximum), then one log of the sum plus the maximum for the row",
+      "reduced to its maximum plus the log of its sum", "the logsumexp", S_FUSE_ONLINE,
+      "maxima and sums of exponentials", "maximum and sum of exponentials" },
     //  Round 30: F.normalize over the last dimension, y / max(||y||, eps).
     { "normalize", 3, 0, "a pass over its row for the sum of its squares (its Euclidean "
       "length) before any element of the row can be finished, then a multiply by "
@@ -129,6 +135,11 @@ kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
     if (fm.after_product > 0)
         snprintf (e->names, sizeof e->names, "%s", fm.names);
     e->outputs = kf_prompt_output_elements (spec);
+    double product = (double) mnk[0] * (double) mnk[1];
+    if (row && product > 1.5 * e->outputs) {
+        e->reduced = true;
+        e->outputs = product;
+    }
     e->vector_ops = e->ops + (double) e->calls * KF_PROMPT_EXP_OPS;
     return e->outputs > 0;
 }
@@ -257,7 +268,7 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
         return;
     bool plural = s_what (f, &e);
     fprintf (f, " after the product %s not in that count: %s", plural ? "are" : "is",
-             *e.col ? "" : "per output element ");
+             *e.col ? "" : e.reduced ? "per element of the product " : "per output element ");
     const struct s_row *row = s_row (e.row);
     int besides = e.ops - (row ? row->ops : 0), more = e.calls - (row ? row->exps : 0);
     if (*e.col)
@@ -286,20 +297,27 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     //  Round 20: "vector operations" beside "an element" read as 8 times
     //  too many; each operation an element is one lane of a vector
     //  instruction.
-    fprintf (f, ", so about %.0f an element over %.0f outputs, each operation one lane of a "
+    fprintf (f, ", so about %.0f an element over %.0f %s, each operation one lane of a "
              "vector instruction: about %.3g ms at one core's measured FMA peak (%.0f GFLOP/s, "
              "each vector instruction in an FMA's issue slot; an estimate)", e.vector_ops,
-             e.outputs, epi, kf_jnum (d, "peak_gflops_one_core", 0));
+             e.outputs, e.reduced ? "elements of the product (one value a row is output)"
+                                  : "outputs", epi, kf_jnum (d, "peak_gflops_one_core", 0));
     //  A row function's passes over a row cost arithmetic, not memory,
     //  where the row stays in L1.
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
     json_t *shape = json_object_get (out, "shape");
-    double width = (double) json_integer_value (json_array_get (shape,
-                                                              json_array_size (shape) - 1));
-    double row_bytes = width * kf_prompt_tensor_bytes (out) / (e.outputs > 0 ? e.outputs : 1);
+    long long mnk[3] = { 0, 0, 0 };
+    kf_prompt_matmul_flops (spec, mnk);
+    double width = e.reduced ? (double) mnk[1]
+                             : (double) json_integer_value (json_array_get (shape,
+                                                                            json_array_size (shape)
+                                                                                - 1));
+    double elem = kf_prompt_tensor_bytes (out) / fmax (kf_prompt_output_elements (spec), 1);
+    double row_bytes = width * elem;
     if (row && width > 0 && row_bytes <= 16384)
-        fprintf (f, "; a row of %.0f outputs is %.0f bytes and stays in L1 between its passes, "
-                 "so they cost arithmetic, not memory", width, row_bytes);
+        fprintf (f, "; a row of %.0f %s is %.0f bytes and stays in L1 between its passes, "
+                 "so they cost arithmetic, not memory", width,
+                 e.reduced ? "products" : "outputs", row_bytes);
     if (*e.col && *e.col_then)
         s_col_strip (f, spec, d);
     fputs (". ", f);
@@ -381,6 +399,19 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "strip is still in cache, within %s",
                            e.col_stat, e.col_then, e.col_fold, KF_PROMPT_EPILOGUE_K_CHUNKS,
                            e.col_then, mnk[0], within);
+    //  Round 31: a row reduced to one value: the product is never stored.
+    if (row && e.reduced)
+        return kf_strdupf ("never store the product, by fusing the epilogue (%s over each row) "
+                           "into the product: fold each tile of the product into its rows' "
+                           "running %s while the tile sits in registers%s%s%s, and write each "
+                           "row's one value once its last tile is folded",
+                           row->label, row->folds ? row->folds : "sums and sums of squares",
+                           row->fuse == S_FUSE_ONLINE ? " (online: rescale the running sum by "
+                                                        "e^(old max - new max) when the maximum "
+                                                        "grows; an exp cheaper than libm's "
+                                                        "that stays within " : "",
+                           row->fuse == S_FUSE_ONLINE ? within : "",
+                           row->fuse == S_FUSE_ONLINE ? ")" : "");
     if (row && row->fuse == S_FUSE_ONLINE)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: apply it to each tile of outputs "

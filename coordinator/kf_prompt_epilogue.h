@@ -44,6 +44,10 @@ typedef struct {
     char names[64];
     double outputs;
     double vector_ops;
+    /* Round 31: a row function that reduces each row to one value
+     * (logsumexp(a @ w.t(), dim=1)): the product is no output, and
+     * OUTPUTS counts its elements, which the epilogue works on. */
+    bool reduced;
 } kf_epilogue_t;
 
 /* Vector operations an exp is taken at: a range reduction (a multiply, a

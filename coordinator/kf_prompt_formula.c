@@ -134,10 +134,11 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
 //  Round 19: and a row's largest magnitude, z / z.abs().amax(dim=-1).
 //  Round 30: and F.normalize(a @ w.t(), dim=1), each row scaled to unit
 //  length, whose fusion was offered as "(bias, activation)".
+//  Round 31: and logsumexp(a @ w.t(), dim=1), each row reduced to one value.
 static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", "amax",
-                                         "normalize", NULL };
+                                         "normalize", "logsumexp", NULL };
 //  Of those, the reductions: row functions over the last dimension only.
-static const char *const s_row_reductions[] = { "mean", "amax", NULL };
+static const char *const s_row_reductions[] = { "mean", "amax", "logsumexp", NULL };
 
 //  Round 24: reductions over the product's rows (each column's), which
 //  an epilogue may apply over dim 0 or -2; of them the norms take no
@@ -349,12 +350,16 @@ s_pow_third (const char *open, const char *close)
 //  dimension among its arguments: -1, dim=-1 or axis=-1, spaces aside.
 //  A mean over another dimension, or over the whole tensor, is no
 //  row function (round 18's open item: any mean after a product was).
+//  Round 31: or dim 1 where the output has RANK 1, a matrix's rows each
+//  reduced to one value (logsumexp(p, dim=1)).
 static bool
-s_last_dim (const char *open, const char *close)
+s_last_dim (const char *open, const char *close, size_t rank)
 {
     char arg[16];
     for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
-        if (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1") || !strcmp (arg, "axis=-1"))
+        if (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1") || !strcmp (arg, "axis=-1")
+            || (rank == 1 && (!strcmp (arg, "1") || !strcmp (arg, "dim=1")
+                              || !strcmp (arg, "axis=1"))))
             return true;
     return false;
 }
@@ -517,7 +522,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 }
             bool norm = n == 9 && !strncmp (last, "normalize", 9);
             if (s_in (last, n, s_row_fns) && !row_at
-                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end)))
+                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end), rank))
                 && (!norm || s_normalize_rows (q, s_close (q, end), rank))) {
                 row_at = at;
                 row_close = s_close (q, end);

@@ -286,8 +286,14 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     json_t *inputs = json_object_get (spec, "inputs"), *outputs = json_object_get (spec, "outputs");
     json_t *out = json_array_get (outputs, 0);
     size_t rank = kf_prompt_rank (out);
-    if (json_array_size (outputs) != 1 || (rank != 2 && rank != 3))
+    if (json_array_size (outputs) != 1 || rank < 1 || rank > 3)
         return 0;
+    //  Round 31: a product each of whose rows the epilogue reduces to one
+    //  value (logsumexp(a @ w.t(), dim=1): [M] out of [M][N]); its N is
+    //  the operands'.
+    bool reduced = rank == 1;
+    if (reduced)
+        rank = 2;
     size_t o = rank - 2;   //  the first matrix dimension
     json_t *mat[S_MATS];
     int n = 0;
@@ -304,7 +310,7 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
     }
     //  Of more than two, those of the output's shape are the epilogue's (a
     //  residual); any other third makes the count a guess (two layers?).
-    long long om = kf_prompt_dim (out, o), on = kf_prompt_dim (out, o + 1);
+    long long om = kf_prompt_dim (out, o), on = reduced ? 0 : kf_prompt_dim (out, o + 1);
     if (n > 2) {
         json_t *other[S_MATS];
         int kept = 0;
@@ -341,8 +347,8 @@ s_matmul (json_t *spec, long long *batch, long long mnk[3])
             long long cand[3][3] = { { m, w0, kx }, { m, w1, kx }, { kx, w1, m } };
             bool fits[3] = { w1 == kx, w0 == kx, w0 == m };
             for (int c = 0; c < 3; c++) {
-                if (!fits[c] || cand[c][0] != om || cand[c][1] != on || cand[c][2] <= 0
-                    || om <= 0 || on <= 0)
+                if (!fits[c] || cand[c][0] != om || (!reduced && cand[c][1] != on)
+                    || cand[c][1] <= 0 || cand[c][2] <= 0 || om <= 0)
                     continue;
                 double v = 2.0 * (double) cand[c][0] * (double) cand[c][1] * (double) cand[c][2];
                 if (flops > 0 && v != flops)

@@ -16,7 +16,10 @@
  *  5. candidate 7, handed cheaper math over a parent with a polynomial,
  *     cut it from 21 to 17 instructions a vector (16 to 12 vector
  *     arithmetic calls as written), and read "Handed this idea, not seen
- *     done": its features changed only by streaming stores.
+ *     done": its features changed only by streaming stores;
+ *  6. (round 31) logsumexp(a @ w.t(), dim=1), each row of the product
+ *     reduced to one value, read no compute floor and no epilogue: the
+ *     product's shape was taken from the output's, [512].
  */
 #include "../../coordinator/kf_prompt_changed.h"
 #include "../../coordinator/kf_prompt_class.h"
@@ -24,6 +27,7 @@
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_retune.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../../common/kf_json.h"
@@ -277,9 +281,65 @@ test_cheaper_math (void)
     json_decref (spec);
 }
 
+//  6. The round-31 fixture (tests/fixtures/pytorch/mm_bt_logsumexp.py),
+//  its forward returning RET over an output of OUT_N values.
+static json_t *
+s_lse_spec (const char *ret, int out_n)
+{
+    char *src = kf_strdupf ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                            "    def forward(self, a, w):\n        return %s\n", ret);
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "mm_bt_logsumexp", "op", "mm_bt_logsumexp", "inputs",
+                              "name", "a", "shape", 512, 256, "dtype", "f32", "name", "w",
+                              "shape", 1024, 256, "dtype", "f32", "outputs", "name", "out0",
+                              "shape", out_n, "dtype", "f32", "reference", "language",
+                              "pytorch", "source", src, "tolerance", "rtol", 1e-3, "atol", 1e-5);
+    free (src);
+    return spec;
+}
+
+static void
+test_logsumexp (void)
+{
+    json_t *spec = s_lse_spec ("torch.logsumexp(a @ w.t(), dim=1)", 512);
+    long long mnk[3] = { 0, 0, 0 };
+    CHECK (kf_prompt_matmul_flops (spec, mnk) == 2.0 * 512 * 1024 * 256 && mnk[0] == 512
+           && mnk[1] == 1024 && mnk[2] == 256);
+    kf_formula_t fm;
+    CHECK (kf_prompt_formula (spec, &fm) && fm.product && !strcmp (fm.row, "logsumexp"));
+    char *idea = kf_prompt_epilogue_idea (spec);
+    if (getenv ("KF_TEST_SHOW"))
+        printf ("lse idea: %s\n", idea ? idea : "(none)");
+    CHECK (kf_test_has (idea, "never store the product, by fusing the epilogue (the logsumexp "
+                              "over each row) into the product"));
+    CHECK (kf_test_has (idea, "write each row's one value once its last tile is folded"));
+    free (idea);
+    json_t *d = json_pack ("{s:f}", "peak_gflops_one_core", 219.0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&text, &size);
+    kf_prompt_epilogue_line (f, spec, d);
+    fclose (f);
+    if (getenv ("KF_TEST_SHOW"))
+        printf ("lse line: %s\n", text);
+    CHECK (kf_test_has (text, "over 524288 elements of the product (one value a row is output)"));
+    CHECK (kf_test_has (text, "a row of 1024 products is 4096 bytes"));
+    free (text);
+    json_decref (d);
+    json_decref (spec);
+    //  Over the columns ([1024] out): no row's epilogue; the product's
+    //  count is the same (read as w @ a.t(), each of its rows reduced).
+    spec = s_lse_spec ("torch.logsumexp(a @ w.t(), dim=0)", 1024);
+    CHECK (kf_prompt_formula (spec, &fm) && !*fm.row);
+    CHECK (kf_prompt_matmul_flops (spec, NULL) == 2.0 * 512 * 1024 * 256);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_logsumexp ();
     test_cheaper_math ();
     test_sweep_busy ();
     test_normalize_read ();
