@@ -369,6 +369,40 @@ s_plain_call (const s_vec_loop_t *l)
            && strcmp (l->call, "__builtin_prefetch");
 }
 
+//  A loop of vector operations already (intrinsics, vector types), which
+//  the auto-vectoriser leaves as it is: these share one line too
+//  (s_vector_loops).
+static bool
+s_vector_loop (const s_vec_loop_t *l)
+{
+    return !l->n_widths && l->simd;
+}
+
+//  Round 31: an intrinsics kernel's report listed loop after loop "not
+//  auto-vectorised: its statements are vector operations already", each
+//  with the vectoriser's own words, and read as noise: one line names
+//  them all.
+static int
+s_vector_loops (FILE *f, const s_vec_loop_t *loops, int n_loops)
+{
+    int count = 0;
+    for (int i = 0; i < n_loops; i++)
+        count += s_vector_loop (&loops[i]);
+    if (!count)
+        return 0;
+    fprintf (f, "- line%s", count == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int i = 0; i < n_loops; i++)
+        if (s_vector_loop (&loops[i])) {
+            fprintf (f, "%s%ld", sep, loops[i].line);
+            sep = ", ";
+        }
+    fprintf (f, ": not auto-vectorised: %s statements are vector operations already "
+             "(intrinsics or vector types), nothing for the vectoriser to do\n",
+             count == 1 ? "its" : "their");
+    return count;
+}
+
 //  Round 12: one line each for six such loops ("nothing to fix unless
 //  this is the hot loop") cost a prompt lines that said nothing. One line
 //  names them all, each function once.
@@ -449,10 +483,6 @@ s_vec_line (FILE *f, const s_vec_loop_t *l, bool simd_code, int widest)
 {
     if (l->n_widths)
         s_vec_widths (f, l, widest);
-    else if (l->simd)
-        fprintf (f, "- line %ld: not auto-vectorised: its statements are vector operations "
-                 "already (intrinsics or vector types), nothing for the vectoriser to do%s%s\n",
-                 l->line, l->reason[0] ? "; its words: " : "", l->reason);
     else if (l->call[0] && (!strcmp (l->call, "__builtin_memcpy")
                             || !strcmp (l->call, "__builtin_memset")))
         fprintf (f, "- line %ld: a copy or fill GCC turned into a call to %s (the library's "
@@ -640,11 +670,12 @@ kf_compile_vec_summary_src (const char *report, const char *source_name, const c
         for (int i = 0; i < n_loops && shown < KF_COMPILE_VEC_SHOWN; i++) {
             const s_vec_loop_t *l = &loops[i];
             if ((pass == 0) != l->branch || !(l->n_widths || l->reason[0] || l->simd)
-                || s_plain_call (l))
+                || s_plain_call (l) || s_vector_loop (l))
                 continue;
             s_vec_line (f, l, simd_code, widest);
             shown++;
         }
+    shown += s_vector_loops (f, loops, n_loops);
     s_plain_calls (f, loops, n_loops);
     for (int i = 0; i < n_loops; i++)
         shown += s_plain_call (&loops[i]);

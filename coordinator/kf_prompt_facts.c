@@ -312,6 +312,16 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
                "error in one term counts against their sum, which is small where they nearly "
                "cancel, so spend less of the budget on a term's approximation than its own "
                "size would allow (check it on the inputs where the terms cancel).", f);
+    //  Round 31: that gave no number (x * sigmoid(1.702 x) + 0.1 sin(3 x)
+    //  crosses zero with each term near 0.05): there the absolute bound
+    //  decides.
+    if (read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product) && n == 1
+        && atol > 0)
+        fprintf (f, " In numbers: where the sum is near zero an element passes on the absolute "
+                 "bound, and a term of size T computed to relative error e is off by about e x "
+                 "T there, so e must stay below %g / T (%g for a term of size 0.1, %g for one "
+                 "of size 1); elements that fail both tests count against the %g%% allowed to "
+                 "fail.", atol, atol / 0.1, atol, 100 * (1 - match));
     if (kf_prompt_task_class (spec) == KF_CLASS_SCAN && rtol > 0 && match < 1)
         s_scan_budget (f, spec, rtol, match);
     fputs ("\n", f);

@@ -179,6 +179,37 @@ kf_prompt_load_busy (json_t *load)
                          kf_jnum (load, "others_cpu_share", -1));
 }
 
+//  Timings of the run with other processes taking this share of the
+//  CPUs' time or more, and how many of them, that make the run heavily
+//  loaded (at least half its timings, two at the least).
+#define S_HEAVY_SHARE 0.5
+#define S_HEAVY_MIN 2
+
+//  Round 31: other processes took 50-70% of the CPUs in most timings,
+//  screen and full figures of one kernel differed by up to 1.74x, and
+//  the prompts said the load of every figure but not what to make of it.
+static void
+s_heavy_load (FILE *f, json_t *hardware)
+{
+    json_t *rn = json_object_get (hardware, "run_noise");
+    double heavy = kf_jnum (rn, "heavy_n", 0), n = kf_jnum (rn, "load_n", 0);
+    if (heavy < S_HEAVY_MIN || 2 * heavy < n)
+        return;
+    fprintf (f, "Heavy load: %.0f of this run's %.0f timings were taken while other processes "
+             "took %.0f%% of the CPUs' time or more (up to %.0f%%). Under such load a figure "
+             "tells as much of the load as of the code", heavy, n, 100 * S_HEAVY_SHARE,
+             100 * kf_jnum (rn, "share_max", 0));
+    double gap = kf_jnum (hardware, "screen_full_gap", 0);
+    if (gap >= 1 && kf_jnum (hardware, "screen_full_count", 0) >= 1)
+        fprintf (f, " (two timings of one kernel here have differed by %.2fx)", gap);
+    fputs (". So: set a kernel against one timed under like load (each outcome below names "
+           "its load), not against the best figure of the run; take a gain smaller than that "
+           "spread as no gain either way; prefer a change that should win by a wide margin "
+           "(fewer passes over memory, vectorised or cheaper math, better blocking) to a small "
+           "retuning this noise cannot resolve; and read a threaded kernel's figure as what "
+           "the CPUs the load left gave it, which a quiet host would better.\n", f);
+}
+
 //  The run's own measured noise and the host's load over its timings
 //  (kf_prompt_hardware's run_noise; round 5: the noise wording rested on
 //  one or two candidates, and the host's state changed mid-run unsaid).
@@ -207,6 +238,7 @@ s_run_noise (FILE *f, json_t *hardware)
                    "each outcome below names the load it was timed under.", f);
         fputs ("\n", f);
     }
+    s_heavy_load (f, hardware);
     double shared = kf_jnum (rn, "shared_n", 0), alone = kf_jnum (rn, "alone_n", 0);
     if (shared >= 1 && alone >= 1)
         fprintf (f, "The exec host's condition changed during this run: %.0f timing%s ran "

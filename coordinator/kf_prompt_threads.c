@@ -7,6 +7,7 @@
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
+#include "kf_search_idea.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -560,7 +561,21 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             fputs ("saves nothing", f);
         fprintf (f, ", as all cores' %s was %.1f GB/s against one core's %.1f (%.2fx).",
                  mem.what, mem.all, mem.one, mem.all / mem.one);
-        if (s_memory_task (in->spec))
+        //  Round 31: "a call bound by memory saves nothing" stood in the
+        //  prompts of a sine-and-sigmoid kernel whose arithmetic took
+        //  several times its memory budget, and threads gained it 1.56-1.93x.
+        //  Whether the kernel to improve is such a call, by the plan's rule.
+        double cycles, budget;
+        bool arith = in->base
+                     && kf_search_idea_arith_bound (in->base, in->spec, in->hardware,
+                                                    KF_TARGET_HOST, &cycles, &budget);
+        if (arith)
+            fprintf (f, " The kernel to improve is not such a call: its time is about %.0f "
+                     "cycles of each core per vector of output against a memory budget of "
+                     "about %.0f (%.1f times; the figures of its position against the peaks), so "
+                     "its time is its arithmetic, which divides over the cores.", cycles, budget,
+                     cycles / budget);
+        else if (s_memory_task (in->spec))
             gain = mem.all / mem.one;
     }
     //  What the run's threaded kernels did against its single-thread
