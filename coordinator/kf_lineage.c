@@ -277,6 +277,14 @@ kf_lineage_repeat_gaps (double *gaps, size_t n, double *median)
     return exp (s_quantile (gaps, n, KF_LINEAGE_REPEAT_SHARE)) - 1;
 }
 
+double
+kf_lineage_repeat_early (double wide, double largest, long count)
+{
+    if (count >= KF_LINEAGE_REPEATS)
+        return wide;
+    return count > 0 && largest > 1 ? largest - 1 : 0;
+}
+
 size_t
 kf_lineage_repeat_rows (json_t *rows, double *gaps)
 {

@@ -120,6 +120,14 @@ double kf_lineage_noise (json_t *timing_candidate, json_t *timing_reference);
 double kf_lineage_repeat_all (kf_db_t *db, int64_t run_id, double *largest, long *count,
                               double *median);
 
+/* Round 31: before KF_LINEAGE_REPEATS pairs the band is 0, and one try
+ * of an idea timed under 50-70% load was called lost, and its idea set
+ * aside, by its samples' few per cent, while the prompt said two timings
+ * of one kernel had differed by up to 1.74x. The band to judge an idea's
+ * tries by: WIDE (kf_lineage_repeat_all's) once COUNT pairs make it,
+ * before that the LARGEST ratio less 1 (0 with no pair). Pure. */
+double kf_lineage_repeat_early (double wide, double largest, long count);
+
 /* The share of a run's repeats whose gap sets the band (the rest may
  * still read as a change: 1 in 10 of unchanged kernels). */
 #define KF_LINEAGE_REPEAT_SHARE 0.9

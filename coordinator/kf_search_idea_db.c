@@ -106,8 +106,13 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                 " AND p.speedup > 0 ORDER BY c.id",
                                 1, params);
     //  Two timings of one kernel in this run differ by its repeat noise
-    //  whatever their samples say (kf_lineage_repeat; round 11: 16%).
-    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), NULL, NULL) : 0;
+    //  whatever their samples say (kf_lineage_repeat; round 11: 16%), and
+    //  before there are pairs enough for that, by as much as they have
+    //  (round 31: kf_lineage_repeat_early).
+    double largest = 0;
+    long pairs = 0;
+    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), &largest, &pairs) : 0;
+    repeat = kf_lineage_repeat_early (repeat, largest, pairs);
     bool credit_off = json_is_false (json_object_get (json_object_get (run, "config"),
                                                       "idea_credit"));
     size_t i;
