@@ -83,6 +83,8 @@ s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
         if (cores > 2)
             fprintf (f, ",%ld", cores);
         fputs (" */\n", f);
+        //  Round 31: the example's 1 beside "a 1 in the list spends a point
+        //  on a known answer" (s_one_core) read as a contradiction.
         //  Round 21: "at most the 2 cores" read as a rule against a kernel
         //  of 4 workers (two a CPU, to win time back from the host's other
         //  work), whose count the prompt also said to keep; and a count its
@@ -92,7 +94,10 @@ s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
                  "Thread counts beyond the %ld cores of this host are allowed, but pay only "
                  "where the host's other work takes CPU time; a kernel that starts more keeps "
                  "its own count as the default. A count the code reads at run time (sysconf) "
-                 "is made a parameter as a factor of it, e.g. WORKERS_PER_CPU=2,1)\n", cores);
+                 "is made a parameter as a factor of it, e.g. WORKERS_PER_CPU=2,1. The 1 in "
+                 "the example times the kernel's one-thread form, a point worth spending only "
+                 "where that time is not measured yet: what this prompt says of the kernel's "
+                 "own one-core time decides)\n", cores);
     }
     if (kind != KF_TARGET_HOST)
         fputs (s_example_kinds[kind], f);

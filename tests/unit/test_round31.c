@@ -18,7 +18,10 @@
  *     said two timings of one kernel had differed by up to 1.74x: before
  *     the run has pairs enough for its 9-in-10 band, an idea's tries are
  *     judged by the largest gap it has seen (kf_lineage_repeat_early);
- *  5. (test_compile) the vectoriser's report of an intrinsics kernel
+ *  5. a tuning prompt's example listed NTHREADS=2,1 beside "a 1 in the
+ *     list spends a point on a known answer" for a kernel whose one-core
+ *     time was measured, and read as a contradiction;
+ *  6. (test_compile) the vectoriser's report of an intrinsics kernel
  *     listed each loop of vector operations on its own line.
  */
 #include "../../common/kf_json.h"
@@ -192,6 +195,31 @@ test_early_band (void)
     }
 }
 
+//  5.
+static void
+test_tuning_one (void)
+{
+    json_t *spec = s_spec (), *hw = s_host ();
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:{s:f}}", "id", 9, "source",
+                              "#include <pthread.h>\n#define NTHREADS 2\n"
+                              "static void *work (void *a) { return a; }\n"
+                              "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, "
+                              "work, 0);\n    pthread_join (t, 0); return 0; }\n",
+                              "status", "correct", "speedup", 522.0, "candidate_ns", 4.13e6,
+                              "one_core", "median_ns", 7.9e6);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .templated = true, .tune_points = 8 };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "NTHREADS=2,1 */"));
+    CHECK (kf_test_has (p, "so a 1 in the list spends a point on a known answer"));
+    CHECK (kf_test_has (p, "The 1 in the example times the kernel's one-thread form, a point "
+                           "worth spending only where that time is not measured yet"));
+    free (p);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -199,5 +227,6 @@ main (void)
     test_heavy_load ();
     test_cancel_number ();
     test_early_band ();
+    test_tuning_one ();
     return kf_test_done ("test_round31");
 }
