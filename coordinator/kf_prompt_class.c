@@ -422,7 +422,9 @@ static const char *s_pitfalls_common =
     "- Sizes need not be multiples of the vector width or block size: handle the tail, and "
     "every shape case listed in the task.\n";
 static const char *s_pitfalls_exp =
-    "- Subtract the row maximum before exponentiating, or large inputs overflow.\n";
+    "- Subtract the maximum of the values a sum of exponentials runs over (each row's, or "
+    "each column's where the softmax is over dim 0) before exponentiating, or large inputs "
+    "overflow.\n";
 static const char *s_pitfalls_matmul =
     "- Accumulate in at least the precision the reference uses; a long sum in low precision "
     "drifts past the tolerance.\n";

@@ -75,6 +75,14 @@ s_row (const char *name)
     return NULL;
 }
 
+//  Round 32: whether E's column function is a softmax (each column
+//  mapped to a distribution, or its log), not a reduction.
+static bool
+s_col_softmax (const kf_epilogue_t *e)
+{
+    return !strcmp (e->col, "softmax") || !strcmp (e->col, "log_softmax");
+}
+
 //  Round 24: the reduction over each column's rows in words, from FM,
 //  into E; false where it is no such reduction: dim 0 of a batched
 //  product reduces over its batches. The reduction's own operations an
@@ -85,6 +93,17 @@ s_col_read (const kf_formula_t *fm, const long long mnk[3], double flops, kf_epi
     if (!*fm->col || (fm->col_dim == 0
                       && flops > 1.5 * 2.0 * (double) mnk[0] * (double) mnk[1] * (double) mnk[2]))
         return false;
+    memcpy (e->col, fm->col, sizeof e->col);
+    e->col_dim = fm->col_dim;
+    if (s_col_softmax (e)) {
+        snprintf (e->col_stat, sizeof e->col_stat, "maximum and sum of exponentials");
+        snprintf (e->col_fold, sizeof e->col_fold, "maxima and sums of exponentials");
+        snprintf (e->col_then, sizeof e->col_then, "exp and %s",
+                  strcmp (e->col, "softmax") ? "shift" : "scale");
+        e->ops += 4;
+        e->calls += 1;
+        return true;
+    }
     bool norm = !strcmp (fm->col, "norm") || !strcmp (fm->col, "vector_norm");
     bool sum = !strcmp (fm->col, "mean") || !strcmp (fm->col, "sum"), max = !strcmp (fm->col,
                                                                                      "amax");
@@ -104,8 +123,6 @@ s_col_read (const kf_formula_t *fm, const long long mnk[3], double flops, kf_epi
                                                      : fm->col_after & scale ? "scale"
                                                      : fm->col_after & (1u << KF_OP_ADD) ? "shift"
                                                                                           : "step");
-    memcpy (e->col, fm->col, sizeof e->col);
-    e->col_dim = fm->col_dim;
     e->ops += norm ? 2 : 1;
     return true;
 }
@@ -217,6 +234,17 @@ s_col_does (FILE *f, json_t *spec, const kf_epilogue_t *e)
 {
     long long mnk[3] = { 0, 0, 0 };
     kf_prompt_matmul_flops (spec, mnk);
+    if (s_col_softmax (e)) {
+        fprintf (f, "it is no elementwise work but a %s over each column (dim %d: each of the "
+                 "%lld columns over all %lld rows): a maximum and a sum-of-exponentials pass "
+                 "over the column, then each element's exp %s, so no element of a column can "
+                 "be finished before all of that column's rows are; %d operation%s and %d "
+                 "call%s an element in all", e->col, e->col_dim, mnk[1], mnk[0],
+                 strcmp (e->col, "softmax") ? "shifted by the column's log-sum"
+                                            : "scaled by the column's reciprocal sum",
+                 e->ops, e->ops == 1 ? "" : "s", e->calls, e->calls == 1 ? "" : "s");
+        return;
+    }
     bool norm = !strcmp (e->col, "norm") || !strcmp (e->col, "vector_norm");
     fprintf (f, "it is no elementwise work but a reduction over each column's rows (a %s over "
              "dim %d: each of the %lld columns over all %lld rows)", e->col_stat, e->col_dim,
@@ -393,11 +421,14 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "the epilogue (the %s over each column's rows, then a per-column "
                            "%s) into the product loop as far as it goes: fold each tile into "
                            "its columns' running %s at the tile's final store, while it is in "
-                           "registers%s; the %s cannot be applied tile by tile, as it needs "
+                           "registers%s%s; the %s cannot be applied tile by tile, as it needs "
                            "every row of the column first: apply it in a second pass over each "
                            "strip of columns once all %lld of its rows are stored, while the "
                            "strip is still in cache, within %s",
                            e.col_stat, e.col_then, e.col_fold, KF_PROMPT_EPILOGUE_K_CHUNKS,
+                           s_col_softmax (&e) ? " (online: rescale a column's running sum by "
+                                                "e^(old max - new max) when its maximum grows)"
+                                              : "",
                            e.col_then, mnk[0], within);
     //  Round 31: a row reduced to one value: the product is never stored.
     if (row && e.reduced)

@@ -33,11 +33,14 @@ typedef struct {
      * on each element ("scale", "shift", "step"; "" where the statistic
      * is the output), COL_DIM its dimension as forward writes it. OPS
      * counts the reduction's own operation an element (an add, a maximum;
-     * a norm's square besides). */
+     * a norm's square besides). Round 32: a softmax over each column
+     * ("softmax", "log_softmax") is read here too: its statistic the
+     * column's maximum and sum of exponentials, then "exp and scale"
+     * ("exp and shift") on each element, its exp counted in CALLS. */
     char col[16];
     char col_stat[48];
     char col_fold[48];
-    char col_then[8];
+    char col_then[16];
     int col_dim;
     int ops;
     int calls;

@@ -270,14 +270,16 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     //  run's best kernel. What the output does with the exp decides.
     kf_formula_t fm;
     bool read = kf_prompt_formula (spec, &fm);
-    if (read && !strcmp (fm.row, "softmax") && fm.row_outer
-        && rtol > 0)
-        fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its row. An exp with "
+    //  Round 32: a softmax over each column (dim 0) read "over its row".
+    bool col_softmax = read && !strcmp (fm.col, "softmax") && fm.col_outer;
+    if (((read && !strcmp (fm.row, "softmax") && fm.row_outer) || col_softmax) && rtol > 0)
+        fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its %s. An exp with "
                  "relative error up to e moves each probability by at most about 2e relative "
-                 "(e in its numerator, at most e in the row's sum of such terms), so an exp "
+                 "(e in its numerator, at most e in the %s's sum of such terms), so an exp "
                  "approximation with relative error below %g (rtol / 4, half the bound after "
                  "that doubling) passes every probability, far looser than libm's accuracy; "
-                 "a reordered summation is fine too", rtol / 4);
+                 "a reordered summation is fine too", col_softmax ? "column" : "row",
+                 col_softmax ? "column" : "row", rtol / 4);
     else if (rtol > 0) {
         char others[64];
         //  Round 17: "well below 0.001" read as a ceiling to stay far

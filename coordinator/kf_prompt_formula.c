@@ -143,8 +143,11 @@ static const char *const s_row_reductions[] = { "mean", "amax", "logsumexp", NUL
 //  Round 24: reductions over the product's rows (each column's), which
 //  an epilogue may apply over dim 0 or -2; of them the norms take no
 //  positional dimension (their second argument is the order).
+//  Round 32: and the softmaxes, which map each column rather than reduce
+//  it (softmax(a @ w.t(), dim=0) read as a softmax over each row).
 static const char *const s_col_fns[] = { "mean", "sum", "amax", "amin", "norm", "vector_norm",
-                                         NULL };
+                                         "softmax", "log_softmax", NULL };
+static const char *const s_softmaxes[] = { "softmax", "log_softmax", NULL };
 static const char *const s_norms[] = { "norm", "vector_norm", NULL };
 
 //  Python words that bring control flow or a construct the count cannot
@@ -523,6 +526,8 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             bool norm = n == 9 && !strncmp (last, "normalize", 9);
             if (s_in (last, n, s_row_fns) && !row_at
                 && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end), rank))
+                && (!s_in (last, n, s_softmaxes)
+                    || !s_rows_dim (q, s_close (q, end), true, &(int) { 0 }))
                 && (!norm || s_normalize_rows (q, s_close (q, end), rank))) {
                 row_at = at;
                 row_close = s_close (q, end);

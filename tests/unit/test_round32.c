@@ -1,0 +1,126 @@
+/*  test_round32.c - what round 32 of the model in the loop (issue 15,
+ *  docs/search.md "Thirty-second round") found in the prompts of
+ *  softmax(a @ w.t(), dim=0), each column of a [512][1024] product turned
+ *  into a distribution over its 512 rows
+ *  (tests/fixtures/pytorch/mm_bt_colsoftmax.py):
+ *
+ *  1. the softmax was read as one over each row: the correctness section
+ *     said "e^(x - max) / sum over its row", the Epilogue line "a maximum
+ *     and a sum pass over its row ... a row of 1024 outputs is 4096 bytes
+ *     and stays in L1", the threads text "by row blocks each thread
+ *     finishes whole rows", and the pitfalls "Subtract the row maximum":
+ *     a softmax over dim 0 is now read as a column's (kf_formula_t's COL),
+ *     its maximum and sum of exponentials the statistic, each element's
+ *     exp and scale the per-column step.
+ */
+#include "../../common/kf_json.h"
+#include "../../common/kf_str.h"
+#include "../../coordinator/kf_prompt_epilogue.h"
+#include "../../coordinator/kf_prompt_facts.h"
+#include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../kf_test.h"
+#include "../kf_test_text.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  The round's fixture with forward's return line RET.
+static json_t *
+s_spec (const char *ret)
+{
+    char *src = kf_strdupf ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                            "    def __init__(self):\n        super().__init__()\n\n"
+                            "    def forward(self, a, w):\n        return %s\n\n\n"
+                            "def get_inputs():\n    return [torch.randn(512, 256), "
+                            "torch.randn(1024, 256) / 256 ** 0.5]\n", ret);
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "mm_bt_colsoftmax", "op", "mm_bt_colsoftmax", "inputs",
+                              "name", "a", "shape", 512, 256, "dtype", "f32", "name", "w",
+                              "shape", 1024, 256, "dtype", "f32", "outputs", "name", "out0",
+                              "shape", 512, 1024, "dtype", "f32", "reference", "language",
+                              "pytorch", "source", src, "tolerance", "rtol", 1e-2, "atol", 1e-5);
+    free (src);
+    return spec;
+}
+
+static void
+test_read (void)
+{
+    static const char *const cols[] = { "torch.softmax(a @ w.t(), dim=0)",
+                                        "torch.softmax(a @ w.t(), 0)",
+                                        "F.softmax(a @ w.t(), dim=-2)",
+                                        "(a @ w.t()).softmax(dim=0)" };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        json_t *spec = s_spec (cols[i]);
+        kf_formula_t fm;
+        bool read = kf_prompt_formula (spec, &fm);
+        printf ("%s: row '%s', col '%s'\n", cols[i], read ? fm.row : "?", read ? fm.col : "?");
+        CHECK (read && !strcmp (fm.col, "softmax") && !*fm.row && fm.col_outer);
+        json_decref (spec);
+    }
+    //  Over the last dimension it is a row's, as before.
+    json_t *spec = s_spec ("torch.softmax(a @ w.t(), dim=1)");
+    kf_formula_t fm;
+    CHECK (kf_prompt_formula (spec, &fm) && !strcmp (fm.row, "softmax") && !*fm.col);
+    json_decref (spec);
+    spec = s_spec ("torch.log_softmax(a @ w.t(), dim=0)");
+    CHECK (kf_prompt_formula (spec, &fm) && !strcmp (fm.col, "log_softmax") && !*fm.row);
+    json_decref (spec);
+}
+
+static void
+test_texts (void)
+{
+    json_t *spec = s_spec ("torch.softmax(a @ w.t(), dim=0)");
+    json_t *d = json_pack ("{s:f, s:f, s:f}", "peak_gflops_one_core", 118.0, "l1d_bytes",
+                           32768.0, "l2_bytes", 1048576.0);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_epilogue_line (f, spec, d));
+    printf ("epilogue line: %s", text);
+    CHECK (kf_test_has (text, "it is no elementwise work but a softmax over each column (dim 0: "
+                              "each of the 1024 columns over all 512 rows): a maximum and a "
+                              "sum-of-exponentials pass over the column, then each element's exp "
+                              "scaled by the column's reciprocal sum"));
+    CHECK (kf_test_has (text, "4 operations and 1 call an element in all"));
+    CHECK (kf_test_has (text, "a strip of 16 columns over all 512 rows is 32 KiB (its rows 4096 "
+                              "bytes apart)"));
+    CHECK (!kf_test_has (text, "over its row") && !kf_test_has (text, "stays in L1 between"));
+    free (text);
+    char *idea = kf_prompt_epilogue_idea (spec);
+    printf ("idea: %s\n", idea ? idea : "(none)");
+    CHECK (kf_test_has (idea, "fold each tile into its columns' running maxima and sums of "
+                              "exponentials"));
+    CHECK (kf_test_has (idea, "(online: rescale a column's running sum by e^(old max - new max) "
+                              "when its maximum grows)"));
+    CHECK (kf_test_has (idea, "the exp and scale cannot be applied tile by tile"));
+    free (idea);
+    char *threads = kf_prompt_epilogue_threads_idea (spec, "a", "w");
+    printf ("threads: %s\n", threads ? threads : "(none)");
+    CHECK (kf_test_has (threads, "by column blocks of the output split across threads, each "
+                                 "thread owning whole columns over all 512 rows"));
+    free (threads);
+    KF_TEST_CAPTURE (text, f, kf_prompt_epilogue_split (f, spec));
+    CHECK (kf_test_has (text, "by column blocks each thread finishes whole columns by itself"));
+    free (text);
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
+    CHECK (kf_test_has (text, "So: the output is a softmax, e^(x - max) / sum over its column."));
+    CHECK (!kf_test_has (text, "over its row"));
+    free (text);
+    json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
+    const char *pitfalls = kf_jstr (sections, "pitfalls");
+    CHECK (kf_test_has (pitfalls, "each column's where the softmax is over dim 0"));
+    CHECK (!kf_test_has (pitfalls, "Subtract the row maximum"));
+    json_decref (sections);
+    json_decref (d);
+    json_decref (spec);
+}
+
+int
+main (void)
+{
+    test_read ();
+    test_texts ();
+    return kf_test_done ("test_round32");
+}
