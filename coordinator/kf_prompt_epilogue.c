@@ -149,6 +149,8 @@ kf_prompt_epilogue (json_t *spec, kf_epilogue_t *e)
         memset (e, 0, sizeof *e);
         return false;
     }
+    memcpy (e->mnk, mnk, sizeof e->mnk);
+    e->flops = flops;
     if (fm.after_product > 0)
         snprintf (e->names, sizeof e->names, "%s", fm.names);
     e->outputs = kf_prompt_output_elements (spec);
@@ -168,7 +170,7 @@ kf_prompt_epilogue_ms (json_t *spec, json_t *d, kf_epilogue_t *e, double *produc
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);
     if (!kf_prompt_epilogue (spec, e) || !(peak > 0))
         return false;
-    *product_ms = kf_prompt_matmul_flops (spec, NULL) / peak * 1e-6;
+    *product_ms = e->flops / peak * 1e-6;
     //  An operation an element is one vector lane's share of an FMA's
     //  issue slot; the peak counts an FMA as 2.
     *epi_ms = e->outputs * e->vector_ops * 2 / peak * 1e-6;
@@ -230,10 +232,9 @@ kf_prompt_epilogue_position (FILE *f, json_t *spec, json_t *d)
 //  reduction over each column's rows is, what follows it, and the count
 //  (per element, those on the statistic included as if per element).
 static void
-s_col_does (FILE *f, json_t *spec, const kf_epilogue_t *e)
+s_col_does (FILE *f, const kf_epilogue_t *e)
 {
-    long long mnk[3] = { 0, 0, 0 };
-    kf_prompt_matmul_flops (spec, mnk);
+    const long long *mnk = e->mnk;
     if (s_col_softmax (e)) {
         fprintf (f, "it is no elementwise work but a %s over each column (dim %d: each of the "
                  "%lld columns over all %lld rows): a maximum and a sum-of-exponentials pass "
@@ -269,10 +270,8 @@ s_col_does (FILE *f, json_t *spec, const kf_epilogue_t *e)
 //  The column strip the per-column step's second pass reads: 16 columns
 //  (two 8-lane vectors) over all rows, against the host's caches.
 static void
-s_col_strip (FILE *f, json_t *spec, json_t *d)
+s_col_strip (FILE *f, json_t *spec, json_t *d, const long long mnk[3])
 {
-    long long mnk[3] = { 0, 0, 0 };
-    kf_prompt_matmul_flops (spec, mnk);
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
     double elem = kf_prompt_tensor_bytes (out) / (double) (mnk[0] * mnk[1] > 0 ? mnk[0] * mnk[1]
                                                                                   : 1);
@@ -300,7 +299,7 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     const struct s_row *row = s_row (e.row);
     int besides = e.ops - (row ? row->ops : 0), more = e.calls - (row ? row->exps : 0);
     if (*e.col)
-        s_col_does (f, spec, &e);
+        s_col_does (f, &e);
     else if (row) {
         fprintf (f, "it does %s", row->does);
         if (besides > 0)
@@ -334,9 +333,7 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
     //  where the row stays in L1.
     json_t *out = json_array_get (json_object_get (spec, "outputs"), 0);
     json_t *shape = json_object_get (out, "shape");
-    long long mnk[3] = { 0, 0, 0 };
-    kf_prompt_matmul_flops (spec, mnk);
-    double width = e.reduced ? (double) mnk[1]
+    double width = e.reduced ? (double) e.mnk[1]
                              : (double) json_integer_value (json_array_get (shape,
                                                                             json_array_size (shape)
                                                                                 - 1));
@@ -347,7 +344,7 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
                  "so they cost arithmetic, not memory", width,
                  e.reduced ? "products" : "outputs", row_bytes);
     if (*e.col && *e.col_then)
-        s_col_strip (f, spec, d);
+        s_col_strip (f, spec, d, e.mnk);
     fputs (". ", f);
     s_floor (f, product, epi);
 }
@@ -405,8 +402,7 @@ kf_prompt_epilogue_idea (json_t *spec)
     char within[96];
     kf_prompt_tolerance_within (spec, within, sizeof within);
     const struct s_row *row = s_row (e.row);
-    long long mnk[3] = { 0, 0, 0 };
-    kf_prompt_matmul_flops (spec, mnk);
+    const long long *mnk = e.mnk;
     //  Round 24: "apply it to each tile of outputs while it is in
     //  registers" cannot be done where each element waits for its whole
     //  column's statistic: only the statistic is fused.
@@ -485,9 +481,9 @@ char *
 kf_prompt_epilogue_threads_idea (json_t *spec, const char *a, const char *b)
 {
     kf_epilogue_t e;
-    long long mnk[3] = { 0, 0, 0 };
-    if (!kf_prompt_epilogue (spec, &e) || !(kf_prompt_matmul_flops (spec, mnk) > 0))
+    if (!kf_prompt_epilogue (spec, &e))
         return NULL;
+    const long long *mnk = e.mnk;
     const struct s_row *row = s_row (e.row);
     //  Round 30: a row's epilogue offered "by column blocks ... or by row
     //  blocks" as equals, where column blocks split each row's statistic.

@@ -42,6 +42,9 @@ typedef struct {
     char col_fold[48];
     char col_then[16];
     int col_dim;
+    /* The product's M, N and K (kf_prompt_matmul_flops) and its count. */
+    long long mnk[3];
+    double flops;
     int ops;
     int calls;
     char names[64];
