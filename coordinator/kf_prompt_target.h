@@ -166,6 +166,9 @@ typedef struct {
                            22) fewer where its timing's host_load says
                            other work took cores (at least 1) */
     double others;      /* cores' worth other work took (0: none said) */
+    double used;        /* round 32: CPU-seconds a second of calls its
+                           process used in its full timing, where under
+                           THREADS and the load's reckoning (0: not) */
     double ms;          /* its time a call */
     double mhz;         /* the host's clock */
     int lanes;          /* f32 lanes of the vector unit */

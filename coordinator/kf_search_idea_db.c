@@ -213,7 +213,11 @@ kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     long hits, puts0;
     kf_search_idea_cache_counts (cache, &hits, &puts0);
     //  Only the kernels the plan may start from come with their source,
-    //  for their arithmetic bound; the others' threads are their
+    //  for their arithmetic bound (round 32: and the load and CPU time
+    //  their timing saw, as the prompt reckons the bound with: without
+    //  them a two-thread kernel that had one CPU read as half its cycles
+    //  a vector, and was handed streaming stores that its prompt said its
+    //  arithmetic would leave unpaid); the others' threads are their
     //  sources' features, parsed once (kf_search_idea_cache.h).
     kf_pgarray_t *starts = kf_pgarray_new ();
     int rc = starts && cache ? 0 : -1;
@@ -231,10 +235,12 @@ kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     json_t *rows = rc ? NULL
                    : kf_db_query (db,
                                   "SELECT c.id, c.fidelity, e.candidate_ns, c.source_hash,"
+                                  " e.figures->'host_load' AS host_load,"
+                                  " e.figures->'one_core' AS one_core,"
                                   " CASE WHEN c.id = ANY($2::bigint[])"
                                   "  THEN encode(b.data, 'escape') END AS source"
                                   " FROM candidates c JOIN blobs b ON b.hash = c.source_hash"
-                                  " JOIN LATERAL (SELECT candidate_ns FROM evaluations"
+                                  " JOIN LATERAL (SELECT candidate_ns, figures FROM evaluations"
                                   "  WHERE candidate_id = c.id ORDER BY id DESC LIMIT 1) e ON true"
                                   " WHERE c.run_id = $1 AND c.status = 'correct'"
                                   " AND c.finished_at IS NOT NULL AND e.candidate_ns > 0"

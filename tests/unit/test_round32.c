@@ -11,7 +11,13 @@
  *     finishes whole rows", and the pitfalls "Subtract the row maximum":
  *     a softmax over dim 0 is now read as a column's (kf_formula_t's COL),
  *     its maximum and sum of exponentials the statistic, each element's
- *     exp and scale the per-column step.
+ *     exp and scale the per-column step;
+ *  2. a two-thread kernel whose process used 0.95 CPU-seconds a second of
+ *     its calls read "each of its 2 threads taking 1/2 of the vectors",
+ *     half the cycles a vector it spent, and the plan, reading its row
+ *     without the timing's load, handed it streaming stores that its own
+ *     prompt said its arithmetic would leave unpaid (its threads' CPU
+ *     time now counts in both; test_round25 has the one-core wording).
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -19,6 +25,8 @@
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 #include <stdio.h>
@@ -117,10 +125,56 @@ test_texts (void)
     json_decref (spec);
 }
 
+//  2. The round's elementwise task and host (AVX-512, 2 cores).
+static void
+test_cpu_time (void)
+{
+    json_t *spec = json_pack ("{s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
+                              " s:{s:s, s:s}}", "inputs", "name", "x", "shape", 2048, 8192,
+                              "dtype", "f32", "outputs", "name", "out0", "shape", 2048, 8192,
+                              "dtype", "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, x):\n        return torch.sigmoid(2.0 * x) "
+                              "* torch.tanh(x) + 0.25 * torch.cos(x)\n");
+    json_t *hw = json_pack ("{s:s, s:s, s:[{s:i, s:f, s:f, s:f, s:f, s:f, s:f}]}", "backend",
+                            "host", "compile_isa", "sse4.2 avx2 avx512f", "devices", "cores", 2,
+                            "clock_mhz_measured", 3000.0, "read_cold_one_core_gbs", 24.2,
+                            "read_cold_all_cores_gbs", 18.3, "write_stream_one_core_gbs", 25.0,
+                            "write_stream_all_cores_gbs", 25.1, "thread_start_join_us", 19.1);
+    json_t *k = json_pack ("{s:s, s:f}", "source",
+                           "#include <pthread.h>\n#define NTHREADS 2\n"
+                           "static void *work (void *a) { return a; }\n"
+                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);"
+                           "\n    pthread_join (t, 0); return 0; }\n",
+                           "candidate_ns", 14.08e6);
+    kf_per_vector_t pv;
+    double cycles, budget;
+    CHECK (kf_prompt_per_vector (k, spec, hw, 1, &pv) && pv.threads == 2 && pv.cpus == 2);
+    double two = pv.cycles;
+    bool arith_two = kf_search_idea_arith_bound (k, spec, hw, KF_TARGET_HOST, &cycles, &budget);
+    printf ("2 CPUs: %.1f cycles, budget %.1f, arith %d\n", cycles, budget, arith_two);
+    json_object_set_new (k, "one_core", json_pack ("{s:f}", "cpu_per_wall", 0.95));
+    CHECK (kf_prompt_per_vector (k, spec, hw, 1, &pv) && pv.cpus == 1 && pv.used == 0.95);
+    CHECK (pv.cycles > 0.45 * two && pv.cycles < 0.55 * two);
+    bool arith_one = kf_search_idea_arith_bound (k, spec, hw, KF_TARGET_HOST, &cycles, &budget);
+    printf ("its 0.95 CPU: %.1f cycles, budget %.1f, arith %d\n", cycles, budget, arith_one);
+    CHECK (!arith_two && arith_one);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_per_vector_text (f, k, spec, hw, KF_STORES_ORDINARY, ""));
+    printf ("%s\n", text);
+    CHECK (kf_test_has (text, "over the about 1.0 CPUs' time its 2 threads had (the count its "
+                              "code defines; its process used 0.95 CPU-seconds a second of its "
+                              "calls in that timing)"));
+    free (text);
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_read ();
     test_texts ();
+    test_cpu_time ();
     return kf_test_done ("test_round32");
 }
