@@ -90,14 +90,18 @@
     "each input stream (_mm_prefetch in a loop of intrinsics; in a plain loop GCC would "   \
     "vectorise, a prefetch keeps it scalar), the distance from the Target section's load " \
     "latency times read rate, once the loop is bound by memory"
+#define S_EW_IDENTITY_HEAD                                                               \
+    "call fewer expensive functions per element, by an exact identity that shares or "  \
+    "removes calls: "
+#define S_EW_IDENTITY                                                                     \
+    S_EW_IDENTITY_HEAD "one exp for every function of the same argument (sigmoid and "    \
+    "softplus from one e^-|x|), a composition in closed form (tanh(softplus(x)) = n / "   \
+    "(n + 2), n = e^x (e^x + 2)), a log of a product as one log"
 static const char *const s_ideas_host_ew[] = {
     S_EW_APPROX,
     //  Round 14: Mish's identity was the only example, in a log-sigmoid
     //  task's prompt; kinds of identity, each with an example.
-    "call fewer expensive functions per element, by an exact identity that shares or "
-    "removes calls: one exp for every function of the same argument (sigmoid and "
-    "softplus from one e^-|x|), a composition in closed form (tanh(softplus(x)) = n / "
-    "(n + 2), n = e^x (e^x + 2)), a log of a product as one log",
+    S_EW_IDENTITY,
     S_EW_SIMD, S_EW_THREADS, S_EW_STREAM, S_EW_UNROLL, S_EW_PREFETCH, NULL };
 //  Round 12: a formula of one libm call (SELU's exp) was handed the
 //  identity for several calls (Mish's tanh(softplus)). Round 13: nor is
@@ -366,6 +370,44 @@ s_cut_idea (json_t *spec)
                        "before and after", what, within);
 }
 
+//  Round 32: the identity idea's examples were Mish's and softplus's in
+//  a task of sigmoid(2x) * tanh(x) + 0.25 cos(x), where tanh(x) = 2
+//  sigmoid(2x) - 1 was the one that applied. Identities between the
+//  functions SPEC's formula names come first, the general kinds after.
+static char *
+s_identity_idea (json_t *spec)
+{
+    static const struct {
+        const char *a, *b, *text;
+    } known[] = {
+        { "tanh", "sigmoid", "tanh(x) = 2 sigmoid(2x) - 1, so sigmoid(2x) and tanh(x) come from "
+                             "one e^-2x" },
+        { "sigmoid", "softplus", "sigmoid and softplus of one x from one e^-|x|" },
+        { "tanh", "softplus", "tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2)" },
+        { "sin", "cos", "sin and cos of one argument from one range reduction" },
+        { "tanh", "exp", "tanh(x) = 1 - 2 / (e^2x + 1) from the exp of 2x" },
+        { "sigmoid", "exp", "sigmoid(x) = e^x / (1 + e^x) from the exp of x" },
+        { "log", "exp", "log(e^a * b) = a + log(b), a log of a product as a sum" },
+    };
+    kf_formula_t fm;
+    char own[400] = "";
+    size_t used = 0;
+    if (kf_prompt_formula (spec, &fm))
+        for (size_t i = 0; i < sizeof known / sizeof known[0] && used < sizeof own; i++)
+            if (kf_prompt_formula_named (fm.names, known[i].a)
+                && kf_prompt_formula_named (fm.names, known[i].b)) {
+                int w = snprintf (own + used, sizeof own - used, "%s%s", used ? "; " : "",
+                                  known[i].text);
+                used = w < 0 ? sizeof own : used + (size_t) w;
+            }
+    if (!used || used >= sizeof own)
+        return strdup (S_EW_IDENTITY);
+    return kf_strdupf (S_EW_IDENTITY_HEAD "for this task's %s: %s (check the arguments match "
+                       "the formula's); in general one exp for every function of the same "
+                       "argument, a composition in closed form, a log of a product as one log",
+                       fm.names, own);
+}
+
 //  The host list of a costly elementwise formula: the cut in its
 //  arithmetic comes after threads, before the add-ons that pay only
 //  where memory bounds the loop.
@@ -375,7 +417,7 @@ s_costly_list (json_t *spec, const char *const *list, size_t *count)
     char *texts[S_KEPT_IDEAS];
     size_t n = 0;
     for (size_t i = 0; list[i] && n + 1 < S_KEPT_IDEAS; i++) {
-        texts[n++] = strdup (list[i]);
+        texts[n++] = strcmp (list[i], S_EW_IDENTITY) ? strdup (list[i]) : s_identity_idea (spec);
         if (!strcmp (list[i], S_EW_THREADS))
             texts[n++] = s_cut_idea (spec);
     }

@@ -17,7 +17,9 @@
  *     half the cycles a vector it spent, and the plan, reading its row
  *     without the timing's load, handed it streaming stores that its own
  *     prompt said its arithmetic would leave unpaid (its threads' CPU
- *     time now counts in both; test_round25 has the one-core wording).
+ *     time now counts in both; test_round25 has the one-core wording);
+ *  3. the identity idea's examples were Mish's and softplus's, where
+ *     tanh(x) = 2 sigmoid(2x) - 1 was the one the task's formula had.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -170,11 +172,48 @@ test_cpu_time (void)
     json_decref (spec);
 }
 
+//  3. The identity idea of an elementwise task of forward's line RET.
+static const char *
+s_identity (const char *ret)
+{
+    char *src = kf_strdupf ("    def forward(self, x):\n        return %s\n", ret);
+    json_t *spec = json_pack ("{s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}", "inputs", "name", "x", "shape",
+                              2048, 8192, "dtype", "f32", "outputs", "name", "out0", "shape",
+                              2048, 8192, "dtype", "f32", "reference", "language", "pytorch",
+                              "source", src, "tolerance", "rtol", 1e-2, "atol", 1e-5);
+    free (src);
+    size_t n = 0;
+    const char *const *list = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    json_decref (spec);
+    for (size_t i = 0; list && i < n; i++)
+        if (strstr (list[i], "by an exact identity"))
+            return list[i];
+    return NULL;
+}
+
+static void
+test_identity (void)
+{
+    const char *idea = s_identity ("torch.sigmoid(2.0 * x) * torch.tanh(x) + 0.25 * "
+                                   "torch.cos(x)");
+    printf ("identity: %s\n", idea ? idea : "(none)");
+    CHECK (kf_test_has (idea, "for this task's sigmoid, tanh, cos: tanh(x) = 2 sigmoid(2x) - 1, "
+                              "so sigmoid(2x) and tanh(x) come from one e^-2x"));
+    CHECK (idea && !strstr (idea, "softplus") && !strstr (idea, "sin and cos"));
+    idea = s_identity ("torch.sin(x) * torch.cos(x) + torch.exp(-x * x)");
+    CHECK (kf_test_has (idea, "sin and cos of one argument from one range reduction"));
+    //  No pair the table knows: the general kinds with their examples.
+    idea = s_identity ("torch.exp(-x * x) + torch.log1p(x * x)");
+    CHECK (idea == NULL || kf_test_has (idea, "(sigmoid and softplus from one e^-|x|)"));
+}
+
 int
 main (void)
 {
     test_read ();
     test_texts ();
     test_cpu_time ();
+    test_identity ();
     return kf_test_done ("test_round32");
 }
