@@ -159,6 +159,14 @@ test_own_in_flight (json_t *spec, const char *const *ideas, size_t threads, size
     snprintf (want, sizeof want, "not judged yet: %s (1 try in flight).", about);
     CHECK (p && strstr (p, want));
     free (p);
+    //  Round 32: and its change line, where its author wrote one.
+    json_object_set_new (json_array_get (history, 0), "said",
+                         json_string ("rows dealt to 2 threads from a shared counter"));
+    p = kf_prompt_build (&in);
+    CHECK (p && strstr (p, "; its author's words for it: \"rows dealt to 2 threads from a "
+                           "shared counter\". Do it another way than the try in flight"));
+    free (p);
+    json_object_del (json_array_get (history, 0), "said");
     //  Not written yet: said so.
     json_object_del (json_array_get (history, 0), "features");
     p = kf_prompt_build (&in);
