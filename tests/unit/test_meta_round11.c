@@ -153,6 +153,14 @@ test_factual (void)
     CHECK (json_is_true (json_object_get (e, "accepted")));
     json_decref (e);
     json_decref (out);
+    /* Round 32: a quote of a sentence the task's text breaks over two
+     * lines, quoted as one. */
+    e = s_judge ("philosophy", search,
+                 "Factual correction: \"Softsign, then an affine map: y = a * x / (1 + |x|) + b. "
+                 "return a * (x\" is the task.", &rules, &out);
+    CHECK (json_is_true (json_object_get (e, "accepted")));
+    json_decref (e);
+    json_decref (out);
     /* Not a correction: no words, a quote not in the task, a short one,
      * or a quote of the philosophy itself. */
     const char *not_fact[] = {
