@@ -67,6 +67,35 @@ s_l3_share (json_t *d)
     return l3 / sharing;
 }
 
+//  Round 32: "MC = 1484" and "NC = 23808" for a product of M = 512 and
+//  N = 1024, "round them to the task's shapes" left to the reader: the
+//  blocks as the task's M, N and K make them.
+static void
+s_to_shapes (FILE *f, json_t *spec, const kf_blocking_t *b)
+{
+    long long mnk[3] = { 0, 0, 0 };
+    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0)
+        return;
+    long long m = mnk[0], n = mnk[1], k = mnk[2];
+    fprintf (f, ". For this task's M = %lld, N = %lld, K = %lld: ", m, n, k);
+    if (b->kc >= k)
+        fprintf (f, "K fits one KC block (KC = %lld, no k blocking)", k);
+    else {
+        long long blocks = (k + b->kc - 1) / b->kc;
+        long long even = ((k + blocks - 1) / blocks + 7) / 8 * 8;
+        if (even < b->kc)
+            fprintf (f, "KC = %ld takes K in %lld blocks, and KC = %lld makes them even",
+                     b->kc, blocks, even);
+        else
+            fprintf (f, "KC = %ld takes K in %lld blocks, the last of %lld", b->kc, blocks,
+                     k - (blocks - 1) * b->kc);
+    }
+    if (b->mc >= m)
+        fprintf (f, "; MC is past M, so all %lld rows of A are one block", m);
+    if (b->nc >= n)
+        fprintf (f, "; NC is past N, so B's panel is all %lld columns", n);
+}
+
 void
 kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
 {
@@ -105,6 +134,6 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  "in place, B's rows are %lld bytes apart and about %lld of them stay in L1 at "
                  "once, so an unpacked strip takes a k block of at most about %lld rows", stride,
                  rows, rows);
-    fputs (". Starting points: round them to the task's shapes and time their neighbours.\n",
-           f);
+    s_to_shapes (f, spec, &b);
+    fputs (". Starting points: time their neighbours.\n", f);
 }

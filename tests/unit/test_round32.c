@@ -19,13 +19,16 @@
  *     prompt said its arithmetic would leave unpaid (its threads' CPU
  *     time now counts in both; test_round25 has the one-core wording);
  *  3. the identity idea's examples were Mish's and softplus's, where
- *     tanh(x) = 2 sigmoid(2x) - 1 was the one the task's formula had.
+ *     tanh(x) = 2 sigmoid(2x) - 1 was the one the task's formula had;
+ *  4. "MC = 1484" and "NC = 23808" were given for M = 512 and N = 1024,
+ *     with "round them to the task's shapes" left to the reader.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -208,6 +211,26 @@ test_identity (void)
     CHECK (idea == NULL || kf_test_has (idea, "(sigmoid and softplus from one e^-|x|)"));
 }
 
+//  4.
+static void
+test_blocks (void)
+{
+    json_t *spec = s_spec ("torch.softmax(a @ w.t(), dim=0)");
+    json_t *d = json_pack ("{s:i, s:f, s:f, s:f, s:i, s:s}", "cores", 2, "l1d_bytes", 32768.0,
+                           "l2_bytes", 1048576.0, "l3_bytes", 33554432.0, "l3_shared_cpus", 2,
+                           "isa", "sse4.2 avx2 avx512f");
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, spec, d, "sse4.2 avx2 avx512f"));
+    printf ("%s", text);
+    CHECK (kf_test_has (text, "For this task's M = 512, N = 1024, K = 256: KC = 88 takes K in 3 "
+                              "blocks, the last of 80; MC is past M, so all 512 rows of A are "
+                              "one block; NC is past N, so B's panel is all 1024 columns."));
+    CHECK (!kf_test_has (text, "round them to the task's shapes"));
+    free (text);
+    json_decref (d);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -215,5 +238,6 @@ main (void)
     test_texts ();
     test_cpu_time ();
     test_identity ();
+    test_blocks ();
     return kf_test_done ("test_round32");
 }
