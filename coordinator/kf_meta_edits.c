@@ -4,6 +4,7 @@
  *  versions and the meta job are kf_meta.c's.
  */
 #include "kf_meta_edits.h"
+#include "kf_meta_quote.h"
 #include "kf_meta_claims.h"
 #include "kf_meta_code.h"
 #include "kf_json.h"
@@ -390,69 +391,14 @@ s_says_guess (const char *text)
     return false;
 }
 
-static bool s_quoted_in (const char *text, const char *task, char *quote, size_t size);
-
-//  A copy of S (N bytes) with each run of spaces, tabs and line breaks
-//  made one space (caller frees; NULL without memory).
-static char *
-s_squeezed (const char *s, size_t n)
-{
-    char *out = malloc (n + 1);
-    size_t k = 0;
-    for (size_t i = 0; out && i < n; i++) {
-        bool space = s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r';
-        if (space && k > 0 && out[k - 1] == ' ')
-            continue;
-        out[k++] = space ? ' ' : s[i];
-    }
-    if (out)
-        out[k] = '\0';
-    return out;
-}
-
 //  Whether TEXT is a factual correction (kf_meta_edits.h): it says so and
-//  quotes, in straight or curly double quotes, KF_META_QUOTE_MIN bytes or
-//  more found verbatim in TASK, spacing aside (round 32: a sentence of the
-//  task's docstring, quoted as one line, crossed its line break and was
-//  refused). QUOTE (SIZE bytes) gets the quote found.
+//  quotes the task (kf_meta_quotes_task). QUOTE (SIZE bytes) gets the
+//  quote found.
 static bool
 s_factual (const char *text, const char *task, char *quote, size_t size)
 {
-    if (!task || !*task || !strcasestr (text, "factual correction"))
-        return false;
-    char *flat = s_squeezed (task, strlen (task));
-    bool found = flat && s_quoted_in (text, flat, quote, size);
-    free (flat);
-    return found;
-}
-
-//  Whether TEXT quotes KF_META_QUOTE_MIN bytes or more of TASK (spacing
-//  squeezed as s_squeezed does), into QUOTE.
-static bool
-s_quoted_in (const char *text, const char *task, char *quote, size_t size)
-{
-    static const char *const opens[] = { "\"", "\xe2\x80\x9c", NULL };
-    static const char *const closes[] = { "\"", "\xe2\x80\x9d", NULL };
-    for (int k = 0; opens[k]; k++) {
-        for (const char *q = strstr (text, opens[k]); q; ) {
-            const char *in = q + strlen (opens[k]);
-            const char *end = strstr (in, closes[k]);
-            if (!end)
-                break;
-            size_t n = (size_t) (end - in);
-            if (n >= KF_META_QUOTE_MIN && n < 2000) {
-                char *span = s_squeezed (in, n);
-                bool found = span && strlen (span) >= KF_META_QUOTE_MIN && strstr (task, span);
-                if (found)
-                    snprintf (quote, size, "%s", span);
-                free (span);
-                if (found)
-                    return true;
-            }
-            q = strstr (end + strlen (closes[k]), opens[k]);
-        }
-    }
-    return false;
+    return task && *task && strcasestr (text, "factual correction")
+           && kf_meta_quotes_task (text, task, quote, size);
 }
 
 //  Whether the LEN bytes at S hold NEEDLE.
