@@ -58,9 +58,8 @@ json_t *kf_meta_apply_edits_judged (json_t *sections, json_t *edits, int max_edi
  * is still accepted when it is a factual correction: its new text holds
  * KF_META_FACT_WORDS (any case) and, in double quotes, at least
  * KF_META_QUOTE_MIN bytes found in the task's own text, spacing aside
- * (kf_meta_quote.h; round
- * 11: "additions, products, minima and maxima only" for a formula with a
- * divide could not be fixed from 2 outcomes). */
+ * (kf_meta_quote.h; round 11: "additions, products, minima and maxima
+ * only" for a formula with a divide could not be fixed from 2 outcomes). */
 #define KF_META_FACT_WORDS "Factual correction:"
 #define KF_META_QUOTE_MIN 8
 
