@@ -369,6 +369,26 @@ s_plain_call (const s_vec_loop_t *l)
            && strcmp (l->call, "__builtin_prefetch");
 }
 
+//  "- lines 7, 9" (or "- line 7") for the LOOPS (N_LOOPS) that PICK
+//  takes, nothing when none; returns how many.
+static int
+s_lines (FILE *f, const s_vec_loop_t *loops, int n_loops, bool (*pick) (const s_vec_loop_t *))
+{
+    int count = 0;
+    for (int i = 0; i < n_loops; i++)
+        count += pick (&loops[i]);
+    if (!count)
+        return 0;
+    fprintf (f, "- line%s", count == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int i = 0; i < n_loops; i++)
+        if (pick (&loops[i])) {
+            fprintf (f, "%s%ld", sep, loops[i].line);
+            sep = ", ";
+        }
+    return count;
+}
+
 //  A loop of vector operations already (intrinsics, vector types), which
 //  the auto-vectoriser leaves as it is: these share one line too
 //  (s_vector_loops).
@@ -385,18 +405,9 @@ s_vector_loop (const s_vec_loop_t *l)
 static int
 s_vector_loops (FILE *f, const s_vec_loop_t *loops, int n_loops)
 {
-    int count = 0;
-    for (int i = 0; i < n_loops; i++)
-        count += s_vector_loop (&loops[i]);
+    int count = s_lines (f, loops, n_loops, s_vector_loop);
     if (!count)
         return 0;
-    fprintf (f, "- line%s", count == 1 ? "" : "s");
-    const char *sep = " ";
-    for (int i = 0; i < n_loops; i++)
-        if (s_vector_loop (&loops[i])) {
-            fprintf (f, "%s%ld", sep, loops[i].line);
-            sep = ", ";
-        }
     fprintf (f, ": not auto-vectorised: %s statements are vector operations already "
              "(intrinsics or vector types), nothing for the vectoriser to do\n",
              count == 1 ? "its" : "their");
@@ -409,20 +420,11 @@ s_vector_loops (FILE *f, const s_vec_loop_t *loops, int n_loops)
 static void
 s_plain_calls (FILE *f, const s_vec_loop_t *loops, int n_loops)
 {
-    int count = 0;
-    for (int i = 0; i < n_loops; i++)
-        count += s_plain_call (&loops[i]);
+    int count = s_lines (f, loops, n_loops, s_plain_call);
     if (!count)
         return;
-    fprintf (f, "- line%s", count == 1 ? "" : "s");
-    const char *sep = " ";
-    for (int i = 0; i < n_loops; i++)
-        if (s_plain_call (&loops[i])) {
-            fprintf (f, "%s%ld", sep, loops[i].line);
-            sep = ", ";
-        }
     fprintf (f, ": not vectorised: %s ", count == 1 ? "it calls" : "they call");
-    sep = "";
+    const char *sep = "";
     for (int i = 0; i < n_loops; i++) {
         if (!s_plain_call (&loops[i]))
             continue;
