@@ -21,6 +21,14 @@
         }                                                \
     } while (0)
 
+/* The source of a kernel that starts 2 threads (#define NTHREADS 2), as
+ * the feature reading sees one. */
+#define KF_TEST_TWO_THREADS                                                 \
+    "#include <pthread.h>\n#define NTHREADS 2\n"                             \
+    "static void *work (void *a) { return a; }\n"                            \
+    "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);\n" \
+    "    pthread_join (t, 0); return 0; }\n"
+
 /* The index in IDEAS (N) of the first idea about FEATURE, or N. */
 static inline size_t
 kf_test_idea_index (const char *const *ideas, size_t n, kf_idea_feature_t feature)

@@ -20,6 +20,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +47,7 @@ s_host (void)
                       "peak_gflops_one_core", 228.0, "copy_bandwidth_gbs", 64.0);
 }
 
-static const char *s_threaded =
-    "#include <pthread.h>\n#define NTHREADS 2\n"
-    "static void *work (void *a) { return a; }\n"
-    "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);\n"
-    "    pthread_join (t, 0); return 0; }\n";
+static const char *s_threaded = KF_TEST_TWO_THREADS;
 
 //  Candidate 17 (threads, SIMD, 2.42 ms), parent 5 (threads, SIMD, 3.40
 //  ms), candidate 4 (SIMD, one thread, 3.21 ms: like design by its

@@ -201,10 +201,7 @@ test_tuning_one (void)
 {
     json_t *spec = s_spec (), *hw = s_host ();
     json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:{s:f}}", "id", 9, "source",
-                              "#include <pthread.h>\n#define NTHREADS 2\n"
-                              "static void *work (void *a) { return a; }\n"
-                              "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, "
-                              "work, 0);\n    pthread_join (t, 0); return 0; }\n",
+                              KF_TEST_TWO_THREADS,
                               "status", "correct", "speedup", 522.0, "candidate_ns", 4.13e6,
                               "one_core", "median_ns", 7.9e6);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,

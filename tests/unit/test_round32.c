@@ -145,12 +145,8 @@ test_cpu_time (void)
                             "clock_mhz_measured", 3000.0, "read_cold_one_core_gbs", 24.2,
                             "read_cold_all_cores_gbs", 18.3, "write_stream_one_core_gbs", 25.0,
                             "write_stream_all_cores_gbs", 25.1, "thread_start_join_us", 19.1);
-    json_t *k = json_pack ("{s:s, s:f}", "source",
-                           "#include <pthread.h>\n#define NTHREADS 2\n"
-                           "static void *work (void *a) { return a; }\n"
-                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);"
-                           "\n    pthread_join (t, 0); return 0; }\n",
-                           "candidate_ns", 14.08e6);
+    json_t *k = json_pack ("{s:s, s:f}", "source", KF_TEST_TWO_THREADS, "candidate_ns",
+                           14.08e6);
     kf_per_vector_t pv;
     double cycles, budget;
     CHECK (kf_prompt_per_vector (k, spec, hw, 1, &pv) && pv.threads == 2 && pv.cpus == 2);
