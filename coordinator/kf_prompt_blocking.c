@@ -14,6 +14,7 @@
 #include "kf_prompt_blocking.h"
 #include "kf_prompt_layout.h"
 #include "kf_prompt_budget.h"
+#include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_rates.h"
@@ -128,8 +129,10 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  s_kib (share, s2, sizeof s2));
     //  Round 24: "KC = 184" beside the loop-order idea's "about 64 rows
     //  stay in L1" for the same @B read in place, 2560 bytes apart.
+    //  Round 33: not where B is stored [N][K] and read along k as stored
+    //  (a @ w.t()): "B's rows are 4096 bytes apart" was of a [K][N] B.
     long long stride = 0, rows = kf_prompt_strip_rows_l1 (spec, &stride);
-    if (rows > 0 && rows < b.kc)
+    if (rows > 0 && rows < b.kc && !kf_prompt_rows_along_k (spec))
         fprintf (f, ". KC assumes B packed into panels of NR columns stored k after k; read "
                  "in place, B's rows are %lld bytes apart and about %lld of them stay in L1 at "
                  "once, so an unpacked strip takes a k block of at most about %lld rows", stride,

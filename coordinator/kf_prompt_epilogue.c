@@ -277,9 +277,17 @@ s_col_strip (FILE *f, json_t *spec, json_t *d, const long long mnk[3])
                                                                                   : 1);
     double strip = 16.0 * (double) mnk[0] * elem;
     double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
+    double stride = (double) mnk[1] * elem;
     fprintf (f, "; a strip of 16 columns over all %lld rows is %.0f KiB (its rows %.0f bytes "
-             "apart)", mnk[0], strip / 1024, (double) mnk[1] * elem);
-    if (l1 > 0 && l2 > 0)
+             "apart)", mnk[0], strip / 1024, stride);
+    //  Round 33: "half of L2 at most, so it can stay in L2" of a strip
+    //  whose rows 4096 bytes apart take one line each in the same few sets.
+    if (stride >= 4096 && fmod (stride, 4096) == 0)
+        fputs (", a multiple of 4 KiB: the strip's line in each row falls in the same few "
+               "sets of every cache level (the Row strides paragraph), so far less of it than "
+               "its size stays cached from its last tile's store to a second pass over it; "
+               "fold the statistics as its tiles are stored, or copy or pad the strip", f);
+    else if (l1 > 0 && l2 > 0)
         fprintf (f, ", %s from its last tile's store to the second pass over it",
                  strip <= l1 / 2 ? "half of L1 at most, so it can stay in L1"
                  : strip <= l2 / 2 ? "half of L2 at most, so it can stay in L2"

@@ -100,6 +100,11 @@ test_texts (void)
     CHECK (kf_test_has (text, "a strip of 16 columns over all 512 rows is 32 KiB (its rows 4096 "
                               "bytes apart)"));
     CHECK (!kf_test_has (text, "over its row") && !kf_test_has (text, "stays in L1 between"));
+    //  Round 33: rows 4096 bytes apart alias in the caches' sets; "half of
+    //  L2 at most, so it can stay in L2" was not so.
+    CHECK (kf_test_has (text, "bytes apart), a multiple of 4 KiB: the strip's line in each row "
+                              "falls in the same few sets of every cache level"));
+    CHECK (!kf_test_has (text, "so it can stay in L2"));
     free (text);
     char *idea = kf_prompt_epilogue_idea (spec);
     printf ("idea: %s\n", idea ? idea : "(none)");
@@ -222,6 +227,9 @@ test_blocks (void)
                               "blocks, the last of 80; MC is past M, so all 512 rows of A are "
                               "one block; NC is past N, so B's panel is all 1024 columns."));
     CHECK (!kf_test_has (text, "round them to the task's shapes"));
+    //  Round 33: w is stored [N][K] and read along k: no "B's rows are
+    //  4096 bytes apart", which is of a [K][N] B.
+    CHECK (!kf_test_has (text, "4096 bytes apart"));
     free (text);
     json_decref (d);
     json_decref (spec);
