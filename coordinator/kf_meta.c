@@ -257,6 +257,8 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     kf_meta_base_t base = { .number = kf_jint (parent, "number"), .why = why,
                             .population = (int) kf_jint (run, "population"),
                             .hardware = kf_prompt_hardware (self->db, backend, arch, run_id) };
+    if (best)
+        kf_meta_outcomes_awaiting (outcomes, kf_jint (best, "id"), kf_jnum (best, "speedup", 0));
     char *prompt = kf_meta_prompt_text (run, sections, &base, outcomes, max_edits, best,
                                         best_outcome, worst_outcome, history);
     json_decref (base.hardware);

@@ -18,6 +18,14 @@
  * error. */
 json_t *kf_meta_outcomes (kf_db_t *db, int64_t run_id, int limit);
 
+/* Round 33: a full-protocol figure faster than the run's counted best
+ * (BEST_ID's COUNTED speedup) reads "counted" until its second timing is
+ * queued, and a meta edit citing candidate 2's 1.93 ms (timed again at
+ * 4.04 ms) went in unmarked. Such an outcome of OUTCOMES is given the
+ * standing "being re-verified", which it is about to have: the prompt
+ * and the evidence rules then say so alike. */
+void kf_meta_outcomes_awaiting (json_t *outcomes, int64_t best_id, double counted);
+
 /* The kernels behind the best and the worst of OUTCOMES (by fitness; on
  * equal fitness the faster, then the newer), among those with a source,
  * as prompt kernel objects into *BEST and *WORST (the caller's; NULL when
