@@ -165,7 +165,8 @@ kf_meta_outcomes_awaiting (json_t *outcomes, int64_t best_id, double counted)
     size_t i;
     json_t *o;
     json_array_foreach (outcomes, i, o)
-        if (!strcmp (kf_jstr (o, "standing"), "counted") && !strcmp (kf_jstr (o, "fidelity"), "full")
+        if (!strcmp (kf_jstr (o, "standing"), "counted")
+            && !strcmp (kf_jstr (o, "fidelity"), "full")
             && kf_jint (o, "candidate_id") != best_id && kf_jnum (o, "speedup", 0) > counted)
             json_object_set_new (o, "standing", json_string ("being re-verified"));
 }
