@@ -383,7 +383,11 @@ s_identity_idea (json_t *spec)
         { "tanh", "sigmoid", "tanh(x) = 2 sigmoid(2x) - 1, so sigmoid(2x) and tanh(x) come from "
                              "one e^-2x" },
         { "sigmoid", "softplus", "sigmoid and softplus of one x from one e^-|x|" },
-        { "tanh", "softplus", "tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2)" },
+        //  Round 34: softplus(x) - 0.5 tanh(x) got Mish's composition
+        //  alone; of one x the two share e^x.
+        { "tanh", "softplus", "tanh(x) and softplus(x) of one x from one u = e^x (tanh(x) = "
+                              "(u^2 - 1) / (u^2 + 1), softplus(x) = log(1 + u)); a composition "
+                              "tanh(softplus(x)) = n / (n + 2), n = u (u + 2)" },
         { "sin", "cos", "sin and cos of one argument from one range reduction" },
         { "tanh", "exp", "tanh(x) = 1 - 2 / (e^2x + 1) from the exp of 2x" },
         { "sigmoid", "exp", "sigmoid(x) = e^x / (1 + e^x) from the exp of x" },

@@ -211,6 +211,10 @@ test_identity (void)
     CHECK (kf_test_has (idea, "for this task's sigmoid, tanh, cos: tanh(x) = 2 sigmoid(2x) - 1, "
                               "so sigmoid(2x) and tanh(x) come from one e^-2x"));
     CHECK (idea && !strstr (idea, "softplus") && !strstr (idea, "sin and cos"));
+    //  Round 34: softplus and tanh of one x share e^x; Mish's
+    //  composition is the other case.
+    idea = s_identity ("F.softplus(x) - 0.5 * torch.tanh(x)");
+    CHECK (kf_test_has (idea, "tanh(x) and softplus(x) of one x from one u = e^x"));
     idea = s_identity ("torch.sin(x) * torch.cos(x) + torch.exp(-x * x)");
     CHECK (kf_test_has (idea, "sin and cos of one argument from one range reduction"));
     //  No pair the table knows: the general kinds with their examples.
