@@ -159,6 +159,12 @@ if want h; then
     peer full "hello full eleven 1 $CAPS" "jobs 1 120000" \
         'send RESULT {"job_id": $job, "lease": $lease, "lease_token": "$token", "ok": false, "result": {}, "error": "worker has no free credit", "returned": true, "jobs": [999999]}' \
         "waitfile $T/end"
+    # The job starts queued with 0 attempts too: wait until the full
+    # worker was sent it (a run beside other work checked the queue before
+    # the dispatch, and the second worker took the job first; stop 45 and
+    # session 53 saw the last check below fail so).
+    sent_full() { [ "$(lines full JOB | wc -l)" -ge 1 ]; }
+    check "h: the worker with no free credit is sent the job" wait_until 60 sent_full
     check "h: the job is back in the queue, its attempt given back" \
         wait_until 60 sqlis "queued 0" "SELECT state || ' ' || attempts FROM jobs WHERE role = 'eleven'"
     start h-fleet "$FLEET" --endpoint "$KF_WORKER_ENDPOINT" --role eleven --heartbeat-ms 200 \
