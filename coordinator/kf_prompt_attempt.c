@@ -447,8 +447,13 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             again = !strcmp (told[j], other);
         if (again)
             continue;
+        //  Round 34: a sibling's idea read "64 entries a first-level data
+        //  TLB commonly holds" beside this attempt's "the 72 entries this
+        //  host's ... holds, measured": each as on this host.
+        char *on_host = kf_prompt_idea_on_host (other, in->spec, device);
         fprintf (f, "%s%s", listed ? "; " : " The sibling attempts of this generation take: ",
-                 other);
+                 on_host ? on_host : other);
+        free (on_host);
         if (same) {
             char from[80];
             twin = k;

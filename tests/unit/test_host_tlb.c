@@ -145,6 +145,25 @@ test_order_idea (void)
     CHECK (p && kf_test_has (p, "than the 96 entries this host's first-level data TLB holds, "
                                 "measured"));
     free (p);
+    //  Round 34: a sibling taking it read "64 entries ... commonly" beside
+    //  this attempt's measured count: siblings' ideas as on this host too.
+    size_t n = 0;
+    const char *const *list = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t at = 0;
+    while (at < n && list[at] != order && strcmp (list[at], order))
+        at++;
+    CHECK (at < n);
+    json_t *as_sibling = json_pack ("{s:s}", "mine", list[(at + 1) % n]);
+    kf_prompt_in_t sib = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                           .population = (int) n, .slot = (int) ((at + 1) % n),
+                           .ideas = as_sibling };
+    p = kf_prompt_build (&sib);
+    const char *list_at = p ? strstr (p, "The sibling attempts of this generation take:") : NULL;
+    CHECK (list_at && kf_test_has (list_at, "than the 96 entries this host's first-level data "
+                                            "TLB holds, measured"));
+    CHECK (list_at && !strstr (list_at, "commonly holds"));
+    free (p);
+    json_decref (as_sibling);
     json_object_del (json_array_get (json_object_get (hw, "devices"), 0), "dtlb_l1_pages");
     p = kf_prompt_build (&in);
     CHECK (p && kf_test_has (p, "than the 64 entries a first-level data TLB commonly holds for "
