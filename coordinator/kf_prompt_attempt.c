@@ -4,7 +4,6 @@
  *  candidates are put in words by kf_prompt_history.c.
  */
 #include "kf_prompt_history.h"
-#include "kf_prompt_changed.h"
 #include "kf_prompt_credit.h"
 #include "kf_prompt_layout.h"
 #include "kf_prompt_slim.h"
@@ -322,17 +321,16 @@ s_own_in_flight (FILE *f, const kf_prompt_in_t *in, const char *idea)
         if (!its || !kf_prompt_try_counts (its, 0, idea, NULL))
             continue;
         char from[80] = "", added[KF_PROMPT_ADDED_MAX] = "";
-        char said[KF_PROMPT_SAID_TEXT_MAX];
         s_from (in, c, from, sizeof from);
+        //  With its author's words for it where written (round 32: "do it
+        //  another way (another tile shape ...)" beside no word of the
+        //  shape the try in flight took).
         kf_prompt_added_text (c, added, sizeof added);
-        //  Round 32: "do it another way (another tile shape ...)" with no
-        //  word of the shape the try in flight took: its change line.
-        fprintf (f, " Candidate %lld (generation %lld%s) has it in flight%s%s.",
+        fprintf (f, " Candidate %lld (generation %lld%s) has it in flight%s.",
                  (long long) kf_jint (c, "id"), (long long) kf_jint (c, "generation"), from,
                  *added ? added : json_is_integer (json_object_get (c, "features"))
                                   ? "; its code adds no feature this reading knows"
-                                  : "; its code is not written yet",
-                 kf_prompt_said_text (c, said, sizeof said));
+                                  : "; its code is not written yet");
     }
 }
 

@@ -165,6 +165,15 @@ test_own_in_flight (json_t *spec, const char *const *ideas, size_t threads, size
     p = kf_prompt_build (&in);
     CHECK (p && strstr (p, "; its author's words for it: \"rows dealt to 2 threads from a "
                            "shared counter\". Do it another way than the try in flight"));
+    //  Once (round 34: it was said twice in one sentence).
+    const char *flight = p ? strstr (p, " Candidate 12 (generation 1, from this same kernel")
+                           : NULL;
+    const char *words = flight ? strstr (flight, "its author's words for it: \"rows dealt")
+                               : NULL;
+    const char *again = words ? strstr (words + 1, "its author's words for it: \"rows dealt")
+                              : NULL;
+    const char *end = words ? strstr (words, "Do it another way") : NULL;
+    CHECK (words && end && !(again && again < end));
     free (p);
     json_object_del (json_array_get (history, 0), "said");
     //  Not written yet: said so.
