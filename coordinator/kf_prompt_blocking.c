@@ -82,11 +82,18 @@ s_to_shapes (FILE *f, json_t *spec, const kf_blocking_t *b)
     if (b->kc >= k)
         fprintf (f, "K fits one KC block (KC = %lld, no k blocking)", k);
     else {
-        long long blocks = (k + b->kc - 1) / b->kc;
-        long long even = ((k + blocks - 1) / blocks + 7) / 8 * 8;
-        if (even < b->kc)
-            fprintf (f, "KC = %ld takes K in %lld blocks, and KC = %lld makes them even",
-                     b->kc, blocks, even);
+        //  Round 34: "KC = 80 makes them even" of K = 384 (5 x 80 is 400):
+        //  a KC of whole vectors that divides K, in at most twice the
+        //  blocks, or the last block's size.
+        long long blocks = (k + b->kc - 1) / b->kc, even = 0, many = 0;
+        for (long long n = blocks; n <= 2 * blocks && !even; n++)
+            if (k % n == 0 && (k / n) % 8 == 0) {
+                even = k / n;
+                many = n;
+            }
+        if (even)
+            fprintf (f, "KC = %ld takes K in %lld blocks, and KC = %lld makes %lld even ones",
+                     b->kc, blocks, even, many);
         else
             fprintf (f, "KC = %ld takes K in %lld blocks, the last of %lld", b->kc, blocks,
                      k - (blocks - 1) * b->kc);

@@ -234,9 +234,24 @@ test_blocks (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, spec, d, "sse4.2 avx2 avx512f"));
     printf ("%s", text);
     CHECK (kf_test_has (text, "For this task's M = 512, N = 1024, K = 256: KC = 88 takes K in 3 "
-                              "blocks, the last of 80; MC is past M, so all 512 rows of A are "
-                              "one block; NC is past N, so B's panel is all 1024 columns."));
+                              "blocks, and KC = 64 makes 4 even ones; MC is past M, so all 512 "
+                              "rows of A are one block; NC is past N, so B's panel is all 1024 "
+                              "columns."));
     CHECK (!kf_test_has (text, "round them to the task's shapes"));
+    //  Round 34: K = 384 read "KC = 80 makes them even" (5 x 80 is 400).
+    json_t *k384 = json_pack ("{s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}", "inputs", "name", "a",
+                              "shape", 512, 384, "dtype", "f32", "name", "w", "shape", 384, 768,
+                              "dtype", "f32", "outputs", "name", "out0", "shape", 512, 768,
+                              "dtype", "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, a, w):\n"
+                              "        return torch.relu(a @ w) ** 2\n");
+    char *t384;
+    KF_TEST_CAPTURE (t384, f, kf_prompt_blocking_line (f, k384, d, "sse4.2 avx2 avx512f"));
+    CHECK (kf_test_has (t384, "K = 384: KC = 88 takes K in 5 blocks, and KC = 64 makes 6 even "
+                              "ones"));
+    free (t384);
+    json_decref (k384);
     //  Round 33: w is stored [N][K] and read along k: no "B's rows are
     //  4096 bytes apart", which is of a [K][N] B.
     CHECK (!kf_test_has (text, "4096 bytes apart"));
