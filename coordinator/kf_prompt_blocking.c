@@ -72,10 +72,9 @@ s_l3_share (json_t *d)
 //  N = 1024, "round them to the task's shapes" left to the reader: the
 //  blocks as the task's M, N and K make them.
 static void
-s_to_shapes (FILE *f, json_t *spec, const kf_blocking_t *b)
+s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b)
 {
-    long long mnk[3] = { 0, 0, 0 };
-    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0)
+    if (mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0)
         return;
     long long m = mnk[0], n = mnk[1], k = mnk[2];
     fprintf (f, ". For this task's M = %lld, N = %lld, K = %lld: ", m, n, k);
@@ -114,7 +113,8 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
     double share = s_l3_share (d);
     kf_blocking_t b;
-    if (!(kf_prompt_matmul_flops (spec, NULL) > 0) || dt < 0 || kf_dtype_size (dt) != 4
+    long long mnk[3] = { 0, 0, 0 };
+    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || dt < 0 || kf_dtype_size (dt) != 4
         || kf_prompt_blocking (lanes, l1, l2, share, &b) != 0)
         return;
     char s1[32], s2[32], s3[32], s4[32], s5[32];
@@ -144,6 +144,6 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  "in place, B's rows are %lld bytes apart and about %lld of them stay in L1 at "
                  "once, so an unpacked strip takes a k block of at most about %lld rows", stride,
                  rows, rows);
-    s_to_shapes (f, spec, &b);
+    s_to_shapes (f, mnk, &b);
     fputs (". Starting points: time their neighbours.\n", f);
 }

@@ -9,6 +9,7 @@
  *  operation count at the FMA peak, and is said to be one.
  */
 #include "kf_prompt_epilogue.h"
+#include "kf_prompt_facts.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_target.h"
 #include "kf_json.h"
@@ -282,7 +283,7 @@ s_col_strip (FILE *f, json_t *spec, json_t *d, const long long mnk[3])
              "apart)", mnk[0], strip / 1024, stride);
     //  Round 33: "half of L2 at most, so it can stay in L2" of a strip
     //  whose rows 4096 bytes apart take one line each in the same few sets.
-    if (stride >= 4096 && fmod (stride, 4096) == 0)
+    if (kf_prompt_stride_aliases ((long long) stride))
         fputs (", a multiple of 4 KiB: the strip's line in each row falls in the same few "
                "sets of every cache level (the Row strides paragraph), so far less of it than "
                "its size stays cached from its last tile's store to a second pass over it; "

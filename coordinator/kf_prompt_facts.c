@@ -421,7 +421,7 @@ kf_prompt_host_strides (FILE *f, json_t *spec)
             long long size = (long long) kf_dtype_size (kf_dtype_from_name (kf_jstr (t,
                                                                                   "dtype")));
             long long bytes = cols * size;
-            if (cols <= 0 || rows < 16 || bytes <= 0 || bytes % 4096)
+            if (cols <= 0 || rows < 16 || !kf_prompt_stride_aliases (bytes))
                 continue;
             fprintf (f, named++ ? ", %s's %lld" : "Row strides: %s's rows are %lld bytes long",
                      kf_jstr (t, "name"), bytes);

@@ -13,6 +13,7 @@
 
 #include "kf_db.h"
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -45,5 +46,14 @@ void kf_prompt_host_call_facts (FILE *f);
  * SPEC of two or more dimensions and at least 16 rows whose rows are a
  * multiple of 4096 bytes long, and what follows; nothing when none is. */
 void kf_prompt_host_strides (FILE *f, json_t *spec);
+
+/* Whether rows BYTES long alias in a cache indexed by address bits 6-11
+ * (a multiple of 4096 bytes): the rule of kf_prompt_host_strides, which
+ * the column strip of an epilogue (kf_prompt_epilogue.c) keeps too. */
+static inline bool
+kf_prompt_stride_aliases (long long bytes)
+{
+    return bytes > 0 && bytes % 4096 == 0;
+}
 
 #endif

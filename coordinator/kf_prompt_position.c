@@ -588,16 +588,16 @@ kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardware,
              pv.unit);
     if (pv.threads == 1)
         fputs ("on its one thread", f);
-    else if (pv.cpus < pv.threads && pv.used > 0)
-        fprintf (f, "over the about %.1f CPUs' time its %.0f threads had (%s; its process used "
-                 "%.2f CPU-seconds a second of its calls in that timing)", pv.cpus, pv.threads,
-                 pv.assumed ? "one a core assumed, as its code fixes no count"
-                            : "the count its code defines", pv.used);
-    else if (pv.cpus < pv.threads)
-        fprintf (f, "over the about %.1f CPUs' time its %.0f threads had (%s; other work took "
-                 "%.1f of a core while it was timed)", pv.cpus, pv.threads,
-                 pv.assumed ? "one a core assumed, as its code fixes no count"
-                            : "the count its code defines", pv.others);
+    else if (pv.cpus < pv.threads) {
+        fprintf (f, "over the about %.1f CPUs' time its %.0f threads had (%s; ", pv.cpus,
+                 pv.threads, pv.assumed ? "one a core assumed, as its code fixes no count"
+                                        : "the count its code defines");
+        if (pv.used > 0)
+            fprintf (f, "its process used %.2f CPU-seconds a second of its calls in that "
+                     "timing)", pv.used);
+        else
+            fprintf (f, "other work took %.1f of a core while it was timed)", pv.others);
+    }
     else
         fprintf (f, "each of its %.0f threads taking 1/%.0f of the vectors (%s)", pv.threads,
                  pv.threads, pv.assumed ? "assumed: one on each core of the host, as its code "
