@@ -28,6 +28,7 @@
 #include "kf_meta_guess.h"
 #include "kf_meta_score.h"
 #include "kf_prompt.h"
+#include "kf_prompt_facts.h"
 #include "kf_str.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,34 @@ s_versions (kf_search_t *self, int64_t run_id)
         1, params);
 }
 
+//  The guess lines of SECTIONS that outcomes since have tested, as a
+//  kernel prompt lists them after the sections (kf_meta_guess_tested),
+//  under KF_META_TESTED_KEY; nothing where there are none.
+static void
+s_guesses_tested (kf_search_t *self, json_t *run, json_t *sections, int64_t number)
+{
+    json_t *lines = kf_meta_guess_lines (sections);
+    size_t n = json_array_size (lines);
+    json_decref (lines);
+    if (!n)
+        return;
+    json_t *outcomes = kf_meta_outcomes (self->db, kf_jint (run, "id"), S_OUTCOMES_MAX);
+    json_t *history = kf_meta_history (self->db, kf_jint (run, "id"));
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = outcomes ? open_memstream (&text, &size) : NULL;
+    if (f) {
+        kf_meta_outcome_ideas (run, outcomes);
+        kf_meta_guess_tested (f, sections, outcomes, history, number);
+        fclose (f);
+        if (size)
+            json_object_set_new (sections, KF_META_TESTED_KEY, json_string (text));
+    }
+    free (text);
+    json_decref (outcomes);
+    json_decref (history);
+}
+
 json_t *
 kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
 {
@@ -175,8 +204,10 @@ kf_meta_sections (kf_search_t *self, int64_t run_id, int64_t *version_id)
         json_decref (sections);
         sections = NULL;   //  a database error
     }
-    else if (sections)
+    else if (sections) {
         json_object_set_new (sections, KF_META_NOTE_KEY, state);
+        s_guesses_tested (self, run, sections, kf_jint (pick, "number"));
+    }
     json_decref (versions);
     json_decref (run);
     return sections;
@@ -256,12 +287,14 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     kf_search_split_target (kf_jstr (run, "target"), backend, sizeof backend, arch, sizeof arch);
     kf_meta_base_t base = { .number = kf_jint (parent, "number"), .why = why,
                             .population = (int) kf_jint (run, "population"),
-                            .hardware = kf_prompt_hardware (self->db, backend, arch, run_id) };
+                            .hardware = kf_prompt_hardware (self->db, backend, arch, run_id),
+                            .output_range = kf_prompt_output_range (self->db, run_id) };
     if (best)
         kf_meta_outcomes_awaiting (outcomes, kf_jint (best, "id"), kf_jnum (best, "speedup", 0));
     char *prompt = kf_meta_prompt_text (run, sections, &base, outcomes, max_edits, best,
                                         best_outcome, worst_outcome, history);
     json_decref (base.hardware);
+    json_decref (base.output_range);
     json_decref (history);
     size_t i;
     json_t *o;

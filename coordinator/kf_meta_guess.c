@@ -184,6 +184,71 @@ s_outcome (FILE *f, json_t *o, const char *why, unsigned bits)
                  s_protocol (kf_jstr (o, "parent_fidelity")), s / p);
 }
 
+//  Whether outcome O finished after MADE (0: any) and bears on BITS.
+static bool
+s_since_bears (json_t *o, double made, unsigned bits, const char **why)
+{
+    double at = kf_jnum (o, "finished_s", 0);
+    return !(made > 0 && at > 0 && at < made) && s_bears (o, bits, why);
+}
+
+//  How many of the newest KF_META_GUESS_OUTCOMES of OUTCOMES (oldest
+//  first) bear on BITS since MADE; *FROM the index of the oldest of them.
+static size_t
+s_bearing (json_t *outcomes, double made, unsigned bits, size_t *from)
+{
+    size_t n = json_array_size (outcomes), shown = 0;
+    const char *why = "";
+    *from = n;
+    for (size_t k = n; k-- > 0 && shown < KF_META_GUESS_OUTCOMES;)
+        if (s_since_bears (json_array_get (outcomes, k), made, bits, &why)) {
+            shown++;
+            *from = k;
+        }
+    return shown;
+}
+
+//  Those outcomes, oldest first, one s_outcome each.
+static void
+s_bearing_write (FILE *f, json_t *outcomes, size_t from, double made, unsigned bits)
+{
+    const char *why = "";
+    for (size_t k = from; k < json_array_size (outcomes); k++) {
+        json_t *o = json_array_get (outcomes, k);
+        if (s_since_bears (o, made, bits, &why))
+            s_outcome (f, o, why, bits);
+    }
+}
+
+void
+kf_meta_guess_tested (FILE *f, json_t *sections, json_t *outcomes, json_t *history,
+                      int64_t base)
+{
+    json_t *lines = kf_meta_guess_lines (sections);
+    size_t i, said = 0;
+    json_t *g;
+    json_array_foreach (lines, i, g) {
+        const char *line = kf_jstr (g, "line");
+        unsigned bits = kf_meta_guess_features (line);
+        json_t *by = s_added_by (history, base, line);
+        size_t from;
+        if (!bits || !s_bearing (outcomes, by ? kf_jnum (by, "made_s", 0) : 0, bits, &from))
+            continue;
+        if (!said++)
+            fputs ("\nTested since: lines above that call themselves guesses, each with the "
+                   "kernels finished since it was written that were handed what it is about "
+                   "or whose code added it, against their parents (the attempts list gives "
+                   "each figure's noise and load; a meta round may retract a guess they "
+                   "refute):\n", f);
+        fputs ("- \"", f);
+        kf_meta_quote_cut (f, line, 160);
+        fputs ("\":", f);
+        s_bearing_write (f, outcomes, from, by ? kf_jnum (by, "made_s", 0) : 0, bits);
+        fputs ("\n", f);
+    }
+    json_decref (lines);
+}
+
 void
 kf_meta_guess_text (FILE *f, json_t *sections, json_t *outcomes, json_t *history,
                     int64_t base)
@@ -225,16 +290,7 @@ kf_meta_guess_text (FILE *f, json_t *sections, json_t *outcomes, json_t *history
         kf_prompt_feature_words (bits, words, sizeof words);
         //  The newest KF_META_GUESS_OUTCOMES that bear on it (OUTCOMES are
         //  oldest first), listed oldest first.
-        size_t n = json_array_size (outcomes), shown = 0, from = n;
-        const char *why = "";
-        for (size_t k = n; k-- > 0 && shown < KF_META_GUESS_OUTCOMES;) {
-            json_t *o = json_array_get (outcomes, k);
-            if (!(made > 0 && kf_jnum (o, "finished_s", 0) > 0
-                  && kf_jnum (o, "finished_s", 0) < made) && s_bears (o, bits, &why)) {
-                shown++;
-                from = k;
-            }
-        }
+        size_t from, shown = s_bearing (outcomes, made, bits, &from);
         fprintf (f, "  About: %s. ", words);
         if (!shown) {
             fprintf (f, "No outcome shown here finished since %s was handed or added that.\n",
@@ -243,12 +299,7 @@ kf_meta_guess_text (FILE *f, json_t *sections, json_t *outcomes, json_t *history
         }
         fprintf (f, "Outcomes since %s that bear on it:", by ? "that version was made"
                                                               : "the run began");
-        for (size_t k = from; k < n; k++) {
-            json_t *o = json_array_get (outcomes, k);
-            if (!(made > 0 && kf_jnum (o, "finished_s", 0) > 0
-                  && kf_jnum (o, "finished_s", 0) < made) && s_bears (o, bits, &why))
-                s_outcome (f, o, why, bits);
-        }
+        s_bearing_write (f, outcomes, from, made, bits);
         fputs ("\n", f);
     }
     json_decref (lines);

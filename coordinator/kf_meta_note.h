@@ -25,6 +25,10 @@
  * state below; kf_prompt.c writes the four sections by name only. */
 #define KF_META_NOTE_KEY "meta_state"
 
+/* The key of the sections object that holds kf_meta_guess_tested's text,
+ * written after the sections (kf_meta_sections; absent: none tested). */
+#define KF_META_TESTED_KEY "guesses_tested"
+
 /* RUN_ID's meta rounds as a kernel prompt tells them (caller's; NULL on a
  * database error): {in_flight: {round, generation, since, parent_version}
  * when a meta job is queued or leased, last_round: {round, generation,

@@ -438,7 +438,7 @@ s_has_outputs (json_t *spec)
 //  prompt named the task only, so a model that had not seen a kernel
 //  prompt could neither see the philosophy's error nor quote the formula).
 static void
-s_task (FILE *f, json_t *spec)
+s_task (FILE *f, json_t *spec, json_t *output_range)
 {
     json_t *ref = json_object_get (spec, "reference");
     if (!*kf_jstr (spec, "description") && !*kf_jstr (ref, "source"))
@@ -454,7 +454,7 @@ s_task (FILE *f, json_t *spec)
     //  The accuracy bounds, as the kernel prompt states them, for the
     //  outcomes' errors (round 15).
     if (s_has_outputs (spec))
-        kf_prompt_tolerance_section (f, spec);
+        kf_prompt_tolerance_section (f, spec, output_range);
 }
 
 //  The ideas attempts are handed (LIST, kf_meta_idea_list's), numbered as
@@ -514,7 +514,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                                        kf_prompt_target_kind (kf_jstr (run, "target"),
                                                               kf_jstr (run, "language")));
     s_ideas (f, ideas);
-    s_task (f, json_object_get (run, "spec"));
+    s_task (f, json_object_get (run, "spec"), base->output_range);
     s_target (f, base->hardware, json_object_get (run, "spec"),
               kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))
                   == KF_TARGET_HOST);

@@ -53,6 +53,7 @@ typedef struct {
     const char *why;
     int population;
     json_t *hardware;   /* kf_prompt_hardware's object, or NULL: not said */
+    json_t *output_range;   /* kf_prompt_output_range's, or NULL */
 } kf_meta_base_t;
 
 /* The meta-prompter's prompt (caller frees; NULL on allocation failure):

@@ -158,6 +158,7 @@ s_sections (FILE *f, json_t *sections)
         fprintf (f, "\n## %s\n<<<kf:%s>>>\n%s%s<<<kf:end %s>>>\n", s_section_titles[i], name,
                  text, n && text[n - 1] != '\n' ? "\n" : "", name);
     }
+    fputs (kf_jstr (sections, KF_META_TESTED_KEY), f);   //  kf_meta_guess_tested's
 }
 
 
@@ -193,7 +194,7 @@ kf_prompt_build (const kf_prompt_in_t *in)
     if (*kf_jstr (spec, "instructions"))
         fprintf (f, "\nInstructions from the user: %s\n", kf_jstr (spec, "instructions"));
     kf_prompt_data_section (f, spec, in->input_stats);
-    kf_prompt_tolerance_section (f, spec);
+    kf_prompt_tolerance_section (f, spec, in->output_range);
     json_t *ref = json_object_get (spec, "reference");
     fprintf (f, "\n## Reference implementation (%s)\n", kf_jstr (ref, "language"));
     kf_prompt_code_block (f, kf_jstr (ref, "language"), kf_jstr (ref, "source"));

@@ -68,6 +68,7 @@ typedef struct {
     json_t *hardware;        /* kf_prompt_hardware's object, or NULL: unknown */
     json_t *compiler;        /* a compile worker's capabilities, or NULL */
     json_t *input_stats;     /* kf_prompt_input_stats, or NULL */
+    json_t *output_range;    /* kf_prompt_output_range, or NULL */
     const char *example;     /* a correct kernel for another task; NULL: the
                                 built-in one for LANGUAGE */
     json_t *base;            /* the kernel to improve: the selected parent, or

@@ -143,6 +143,12 @@ kf_idea_feature_t kf_prompt_idea_feature (const char *idea);
  * and a meta round's are read alike; 0 for NULL. */
 unsigned kf_prompt_idea_premise (const char *idea);
 
+/* Whether IDEA names the kernel ID ("candidate 8", "candidates 8 and",
+ * "candidate #8"): round 34's meta round wrote an idea from candidate 8's
+ * code that the planner then handed to candidate 8, the idea's feature
+ * being one no code reading tells. */
+bool kf_prompt_idea_cites (const char *idea, int64_t id);
+
 /* The premise of math computed in vector registers, by intrinsics or by
  * the compiler: held by a kernel that is not scalar
  * (kf_search_idea_scalar), not by a feature bit. */

@@ -230,8 +230,30 @@ s_scan_budget (FILE *f, json_t *spec, double rtol, double match)
                "the row's length times 6e-8 of the sum's size, far inside the tolerance.", f);
 }
 
+//  Round 34: softplus(x) - 0.5 tanh(x), never below 0.5, was told its
+//  terms "can have opposite signs" and to spend less of the budget on
+//  each where they cancel, with a budget for sums near zero it never
+//  reaches. Where the exported outputs keep one sign, the smallest of
+//  them bounds what an error in one term costs: said instead. True
+//  when said.
+static bool
+s_one_sign (FILE *f, json_t *range, double rtol, double atol)
+{
+    double lo = kf_jnum (range, "min", 0), hi = kf_jnum (range, "max", 0);
+    double floor = lo > 0 ? lo : hi < 0 ? -hi : 0;
+    if (!(floor > 0) || !(rtol > 0) || floor < atol / rtol)
+        return false;
+    fprintf (f, " This task adds terms, but in the exported input sets its outputs never "
+             "change sign: every one lies between %.3g and %.3g, so no sum comes near zero. "
+             "An error of e x T in a term of size T moves an output by at most e x T / %.3g "
+             "of its value, within the relative bound wherever e stays below %g / T: a term "
+             "no larger than the output may spend the whole budget.", lo, hi, floor,
+             rtol * floor);
+    return true;
+}
+
 void
-kf_prompt_tolerance_section (FILE *f, json_t *spec)
+kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
 {
     json_t *tol = json_object_get (spec, "tolerance");
     double rtol = kf_jnum (tol, "rtol", 1e-2), match = kf_jnum (tol, "min_match", 0.99);
@@ -309,7 +331,10 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     //  Round 20: root * tanh(b) + 0.5 * a has terms of either sign, and
     //  nothing said that an approximation's error in one term is judged
     //  against their sum.
-    if (read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product))
+    bool adds = read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product);
+    if (adds && n == 1 && s_one_sign (f, output_range, rtol, atol))
+        adds = false;
+    if (adds)
         fputs (" The same holds where this task adds terms that can have opposite signs: an "
                "error in one term counts against their sum, which is small where they nearly "
                "cancel, so spend less of the budget on a term's approximation than its own "
@@ -317,8 +342,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     //  Round 31: that gave no number (x * sigmoid(1.702 x) + 0.1 sin(3 x)
     //  crosses zero with each term near 0.05): there the absolute bound
     //  decides.
-    if (read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product) && n == 1
-        && atol > 0)
+    if (adds && n == 1 && atol > 0)
         fprintf (f, " In numbers: where the sum is near zero an element passes on the absolute "
                  "bound, and a term of size T computed to relative error e is off by about e x "
                  "T there, so e must stay below %g / T (%g for a term of size 0.1, %g for one "
@@ -329,14 +353,48 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec)
     fputs ("\n", f);
 }
 
-json_t *
-kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
+//  RUN_ID's reference data manifest, in a row whose "t" it is (caller's).
+static json_t *
+s_manifest (kf_db_t *db, int64_t run_id)
 {
     char id[24];
     snprintf (id, sizeof id, "%lld", (long long) run_id);
     const char *params[1] = { id };
-    json_t *row = kf_db_row (db, "SELECT ref_data->'tensors' AS t FROM runs WHERE id = $1",
-                             1, params, NULL);
+    return kf_db_row (db, "SELECT ref_data->'tensors' AS t FROM runs WHERE id = $1", 1, params,
+                      NULL);
+}
+
+json_t *
+kf_prompt_output_range (kf_db_t *db, int64_t run_id)
+{
+    json_t *row = s_manifest (db, run_id), *range = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get (row, "t"), i, e) {
+        json_t *st = json_object_get (e, "stats");
+        if (strcmp (kf_jstr (e, "role"), "output"))
+            continue;
+        if (!kf_jhas_num (st, "min") || !kf_jhas_num (st, "max")) {
+            json_decref (range);   // an output unsummarised: no range
+            range = NULL;
+            break;
+        }
+        double lo = kf_jnum (st, "min", 0), hi = kf_jnum (st, "max", 0);
+        if (range) {
+            lo = fmin (lo, kf_jnum (range, "min", 0));
+            hi = fmax (hi, kf_jnum (range, "max", 0));
+            json_decref (range);
+        }
+        range = json_pack ("{s:f, s:f}", "min", lo, "max", hi);
+    }
+    json_decref (row);
+    return range;
+}
+
+json_t *
+kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
+{
+    json_t *row = s_manifest (db, run_id);
     json_t *manifest = json_object_get (row, "t");
     json_t *out = json_array ();
     bool any = false;

@@ -26,8 +26,15 @@ void kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats);
 
 /* Writes the correctness rule with the task's numbers: rtol, atol per
  * output dtype, the share of elements that must pass, the cosine, the
- * input sets per shape, and what that leaves room for. */
-void kf_prompt_tolerance_section (FILE *f, json_t *spec);
+ * input sets per shape, and what that leaves room for; OUTPUT_RANGE:
+ * kf_prompt_output_range's, or NULL. */
+void kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range);
+
+/* The smallest and largest value over every exported output of RUN_ID
+ * ({"min", "max"}, from the manifest's stats), or NULL where any output
+ * was not summarised (caller's). kf_prompt_tolerance_section reads it:
+ * outputs of one sign bound what a term's error costs. */
+json_t *kf_prompt_output_range (kf_db_t *db, int64_t run_id);
 
 /* Statistics of the exported inputs of RUN_ID's PyTorch reference, in
  * spec.inputs order (args, then parameters, then buffers, as the derived

@@ -646,7 +646,9 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         f->related |= spans[i].calls > 1;
         for (size_t j = 0; j < n_spans; j++) {
             size_t a = (size_t) (spans[i].close - spans[i].open);
-            f->related |= j != i && ((spans[j].at > spans[i].open && spans[j].at < spans[i].close)
+            bool inside = j != i && spans[j].at > spans[i].open && spans[j].at < spans[i].close;
+            f->nested |= inside;
+            f->related |= j != i && (inside
                                      || (j > i && a == (size_t) (spans[j].close - spans[j].open)
                                          && !strncmp (spans[i].open, spans[j].open, a)
                                          && !s_other_arms (code, end, spans[i].at, spans[j].at)));

@@ -54,6 +54,9 @@ typedef struct {
     int after_product;
     bool product;
     bool related;
+    /* Round 34: NESTED: one libm call's argument holds another's (tanh of
+     * a softplus): only then does a composition's identity apply. */
+    bool nested;
     char names[64];
     /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.
      * EPI_OPS: the arithmetic operations per output after the product

@@ -377,21 +377,26 @@ s_cut_idea (json_t *spec)
 static char *
 s_identity_idea (json_t *spec)
 {
+    //  NEST: the identity is a composition's, for formulas where one
+    //  call takes another's result (round 34 gave Mish's to softplus(x)
+    //  - 0.5 tanh(x)).
     static const struct {
         const char *a, *b, *text;
+        bool nest;
     } known[] = {
         { "tanh", "sigmoid", "tanh(x) = 2 sigmoid(2x) - 1, so sigmoid(2x) and tanh(x) come from "
-                             "one e^-2x" },
-        { "sigmoid", "softplus", "sigmoid and softplus of one x from one e^-|x|" },
+                             "one e^-2x", false },
+        { "sigmoid", "softplus", "sigmoid and softplus of one x from one e^-|x|", false },
         //  Round 34: softplus(x) - 0.5 tanh(x) got Mish's composition
         //  alone; of one x the two share e^x.
         { "tanh", "softplus", "tanh(x) and softplus(x) of one x from one u = e^x (tanh(x) = "
-                              "(u^2 - 1) / (u^2 + 1), softplus(x) = log(1 + u)); a composition "
-                              "tanh(softplus(x)) = n / (n + 2), n = u (u + 2)" },
-        { "sin", "cos", "sin and cos of one argument from one range reduction" },
-        { "tanh", "exp", "tanh(x) = 1 - 2 / (e^2x + 1) from the exp of 2x" },
-        { "sigmoid", "exp", "sigmoid(x) = e^x / (1 + e^x) from the exp of x" },
-        { "log", "exp", "log(e^a * b) = a + log(b), a log of a product as a sum" },
+                              "(u^2 - 1) / (u^2 + 1), softplus(x) = log(1 + u))", false },
+        { "tanh", "softplus", "a composition tanh(softplus(x)) = n / (n + 2), n = u (u + 2), "
+                              "u = e^x", true },
+        { "sin", "cos", "sin and cos of one argument from one range reduction", false },
+        { "tanh", "exp", "tanh(x) = 1 - 2 / (e^2x + 1) from the exp of 2x", false },
+        { "sigmoid", "exp", "sigmoid(x) = e^x / (1 + e^x) from the exp of x", false },
+        { "log", "exp", "log(e^a * b) = a + log(b), a log of a product as a sum", false },
     };
     kf_formula_t fm;
     char own[400] = "";
@@ -399,7 +404,7 @@ s_identity_idea (json_t *spec)
     if (kf_prompt_formula (spec, &fm))
         for (size_t i = 0; i < sizeof known / sizeof known[0] && used < sizeof own; i++)
             if (kf_prompt_formula_named (fm.names, known[i].a)
-                && kf_prompt_formula_named (fm.names, known[i].b)) {
+                && kf_prompt_formula_named (fm.names, known[i].b) && (!known[i].nest || fm.nested)) {
                 int w = snprintf (own + used, sizeof own - used, "%s%s", used ? "; " : "",
                                   known[i].text);
                 used = w < 0 ? sizeof own : used + (size_t) w;

@@ -166,3 +166,20 @@ kf_prompt_idea_for_parent (const char *idea, unsigned features)
 {
     return idea ? s_without_clauses (idea, features, false) : NULL;
 }
+
+bool
+kf_prompt_idea_cites (const char *idea, int64_t id)
+{
+    static const char word[] = "candidate";
+    for (const char *p = idea ? idea : ""; id > 0 && (p = strstr (p, word)); ) {
+        p += sizeof word - 1;
+        p += *p == 's';
+        while (*p == ' ' || *p == '#')
+            p++;
+        char *end;
+        long long n = strtoll (p, &end, 10);
+        if (end > p && n == id && !isdigit ((unsigned char) *end))
+            return true;
+    }
+    return false;
+}

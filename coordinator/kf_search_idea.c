@@ -345,7 +345,8 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
 //  Round 22: and why, for the prompt ("that kernel has this attempt's
 //  idea already, a sibling ..., or it is predicted not to pay there"
 //  named three reasons where one held): "code", "built", "threads",
-//  "scalar", "premise", "arith" or "sibling"; NULL when it lacks the idea.
+//  "scalar", "premise", "arith", "cited" or "sibling"; NULL when it lacks
+//  the idea.
 //  Round 25's notes: an idea whose text takes any other feature as given
 //  (packing "inside the cache blocks", a meta round's "keep the streaming
 //  stores but ...") goes the way of vectorised math: "premise".
@@ -358,6 +359,8 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
         return "code";
     if (built == (int) idx)
         return "built";
+    if (kf_prompt_idea_cites (ideas[idx], id))
+        return "cited";
     if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
         return "threads";
     unsigned lacks = kf_prompt_idea_premise (ideas[idx]) & (unsigned) unfit;

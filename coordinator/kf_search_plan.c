@@ -341,6 +341,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                                                           parent->candidate_id);
     json_t *compiler = kf_prompt_compiler (self->db, backend);
     json_t *stats = kf_prompt_input_stats (self->db, run_id);
+    json_t *range = kf_prompt_output_range (self->db, run_id);
     json_t *tune_points = kf_search_setting (self, run, "tuning_configs");
     /* What became of the run's other candidates, which kernels this
      * generation's siblings start from, and the sections' version
@@ -354,6 +355,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     kf_prompt_in_t in = { .spec = spec, .language = language,
                           .target = kf_jstr (run, "target"), .hardware = hardware,
                           .compiler = compiler, .input_stats = stats,
+                          .output_range = range,
                           .base = best, .best = top, .last = last, .children = children,
                           .inspirations = inspirations, .hints = hints,
                           .sections = sections, .generation = generation, .slot = slot,
@@ -404,6 +406,7 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
     json_decref (hardware);
     json_decref (compiler);
     json_decref (stats);
+    json_decref (range);
     json_decref (top);
     json_decref (children);
     json_decref (history);

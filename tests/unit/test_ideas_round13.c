@@ -263,7 +263,7 @@ test_tolerance_words (void)
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&text, &size);
-    kf_prompt_tolerance_section (f, spec);
+    kf_prompt_tolerance_section (f, spec, NULL);
     fclose (f);
     CHECK (text && strstr (text, "(1 + erf(x) for x well below 0, e^x - 1 near 0), compute that "
                                  "factor directly (erfc(-x), expm1(x))"));

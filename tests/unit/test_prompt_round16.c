@@ -18,7 +18,7 @@ s_section (json_t *spec)
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream (&text, &size);
-    kf_prompt_tolerance_section (f, spec);
+    kf_prompt_tolerance_section (f, spec, NULL);
     fclose (f);
     return text;
 }

@@ -118,7 +118,7 @@ s_text (int which, json_t *spec)
         json_decref (hw);
     }
     else
-        kf_prompt_tolerance_section (f, spec);
+        kf_prompt_tolerance_section (f, spec, NULL);
     fclose (f);
     return text;
 }

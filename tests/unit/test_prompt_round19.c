@@ -106,7 +106,7 @@ s_text (int which, json_t *spec, const char *isa)
     else if (which == 1)
         kf_prompt_target_section (f, "host", "c", hw, NULL);
     else if (which == 2)
-        kf_prompt_tolerance_section (f, spec);
+        kf_prompt_tolerance_section (f, spec, NULL);
     else {
         kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw };
         kf_prompt_thread_cost (f, &in, "use every core, by threads over contiguous ranges");

@@ -95,7 +95,7 @@ s_tolerance (json_t *spec)
     FILE *f = open_memstream (&text, &size);
     if (!f)
         return NULL;
-    kf_prompt_tolerance_section (f, spec);
+    kf_prompt_tolerance_section (f, spec, NULL);
     fclose (f);
     return text;
 }

@@ -123,7 +123,7 @@ static char *
 s_tolerance (json_t *spec)
 {
     char *text;
-    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, NULL));
     return text;
 }
 

@@ -144,7 +144,7 @@ test_cancel_number (void)
 {
     json_t *spec = s_spec ();
     char *text;
-    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, NULL));
     printf ("tolerance: %s\n", text);
     CHECK (kf_test_has (text, "spend less of the budget on a term's approximation"));
     CHECK (kf_test_has (text, "In numbers: where the sum is near zero an element passes on the "
@@ -162,7 +162,7 @@ test_cancel_number (void)
                       "language", "pytorch", "source",
                       "    def forward(self, x):\n        return torch.sin(3 * x)\n",
                       "tolerance", "rtol", 0.01, "atol", 1e-5);
-    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, NULL));
     CHECK (text && !kf_test_has (text, "In numbers"));
     free (text);
     json_decref (spec);

@@ -128,7 +128,7 @@ test_texts (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_epilogue_split (f, spec));
     CHECK (kf_test_has (text, "by column blocks each thread finishes whole columns by itself"));
     free (text);
-    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec));
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, NULL));
     CHECK (kf_test_has (text, "So: the output is a softmax, e^(x - max) / sum over its column."));
     CHECK (!kf_test_has (text, "over its row"));
     free (text);
