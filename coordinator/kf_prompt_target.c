@@ -289,6 +289,12 @@ s_device (FILE *f, json_t *d, kf_target_kind_t kind, json_t *hardware)
                "may beat them by up to 2x without anything being wrong), and its costs in "
                "cycles high (where the FMA's cost below and the FMA peak disagree, the peak is "
                "the one the budget uses): the estimates built on them are no bounds.\n", f);
+    //  Round 34: figures measured again mid-run changed with no word.
+    if (*kf_jstr (d, "figures_measured_again_at"))
+        fprintf (f, "  The exec worker measured the figures below again at %s, on a quiet "
+                 "host, in place of those it took at its start beside other work: figures "
+                 "quoted earlier in this run (in verdicts, in the sections) may be the old "
+                 "ones.\n", kf_jstr (d, "figures_measured_again_at"));
     const char *scope = kind == KF_TARGET_HOST && kf_jhas_num (d, "cores") ? " (all cores together)"
                                                                       : "";
     if (kf_jhas_num (d, "copy_bandwidth_gbs") && kf_jnum (d, "copy_bandwidth_gbs", 0) > 0) {

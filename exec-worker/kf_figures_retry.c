@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int64_t
 kf_figures_retry_next_ms (kf_figures_outcome_t outcome, int tries, int max_tries, double every_s)
@@ -68,6 +69,21 @@ kf_figures_retry_free (kf_figures_retry_t *r)
     r->caps = NULL;
 }
 
+void
+kf_figures_retry_mark (json_t *dev, json_t *old)
+{
+    char at[32];
+    time_t now = time (NULL);
+    struct tm tm;
+    if (gmtime_r (&now, &tm) && strftime (at, sizeof at, "%Y-%m-%d %H:%M UTC", &tm))
+        json_object_set_new (dev, "figures_measured_again_at", json_string (at));
+    json_t *was = json_object_get (old, "thread_start_join_us");
+    json_t *now_us = json_object_get (dev, "thread_start_join_us");
+    if (json_is_number (was) && json_is_number (now_us)
+        && json_number_value (was) > 0 && json_number_value (was) < json_number_value (now_us))
+        json_object_set (dev, "thread_start_join_us", was);
+}
+
 int64_t
 kf_figures_retry_idle (void *arg, json_t **caps)
 {
@@ -92,6 +108,9 @@ kf_figures_retry_idle (void *arg, json_t **caps)
     //  backend's, which read the figures now in use); the rest as it was.
     json_t *found = kf_exec_capabilities ("host");
     json_t *devices = json_object_get (found, "devices");
+    if (json_array_size (devices) > 0 && r->caps)
+        kf_figures_retry_mark (json_array_get (devices, 0),
+                       json_array_get (json_object_get (r->caps, "devices"), 0));
     if (json_array_size (devices) > 0 && r->caps) {
         json_object_set (r->caps, "devices", devices);
         *caps = json_deep_copy (r->caps);

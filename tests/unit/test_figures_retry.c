@@ -58,5 +58,19 @@ main (void)
     CHECK (kf_figures_retry_init (&r, cuda, 45, 40) == -1 && !r.caps);
     json_decref (cuda);
     json_decref (caps);
+
+    //  Round 34: the figures measured again say when, and keep the lower
+    //  thread start (19.1 us at the start, 61.9 us again).
+    json_t *old = json_pack ("{s:f}", "thread_start_join_us", 19.1);
+    json_t *dev = json_pack ("{s:f}", "thread_start_join_us", 61.9);
+    kf_figures_retry_mark (dev, old);
+    const char *at = json_string_value (json_object_get (dev, "figures_measured_again_at"));
+    CHECK (at && strlen (at) == 20 && !strcmp (at + 16, " UTC"));
+    CHECK (json_number_value (json_object_get (dev, "thread_start_join_us")) == 19.1);
+    json_object_set_new (old, "thread_start_join_us", json_real (80.0));
+    kf_figures_retry_mark (dev, old);
+    CHECK (json_number_value (json_object_get (dev, "thread_start_join_us")) == 19.1);
+    json_decref (old);
+    json_decref (dev);
     return kf_test_done ("test_figures_retry");
 }

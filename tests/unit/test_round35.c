@@ -17,7 +17,10 @@
  *     to test" in every kernel prompt until the next meta round: the
  *     kernel prompt lists the outcomes since (kf_meta_guess_tested);
  *  5. a meta round's idea written from candidate 8's code went to
- *     candidate 8 ("cited", kf_prompt_idea_cites).
+ *     candidate 8 ("cited", kf_prompt_idea_cites);
+ *  6. the host's figures, measured again mid-run, changed (a thread
+ *     start of 19.1 us, then 61.9 us) with no word: the Target section
+ *     says when (test_figures_retry has the mark and the thread start).
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -28,6 +31,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -244,6 +248,26 @@ test_cites (void)
     CHECK (idx != 0 || pick == 1);
 }
 
+//  6.
+static void
+test_again (void)
+{
+    json_t *hw = json_pack ("{s:[{s:s, s:i, s:s}]}", "devices", "name", "cpu", "cores", 2,
+                            "figures_measured_again_at", "2026-12-06 12:51 UTC");
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_target_section (f, "host", "c", hw, NULL));
+    CHECK (kf_test_has (text, "The exec worker measured the figures below again at 2026-12-06 "
+                              "12:51 UTC, on a quiet host, in place of those it took at its "
+                              "start beside other work"));
+    free (text);
+    json_object_del (json_array_get (json_object_get (hw, "devices"), 0),
+                     "figures_measured_again_at");
+    KF_TEST_CAPTURE (text, f, kf_prompt_target_section (f, "host", "c", hw, NULL));
+    CHECK (text && !strstr (text, "again at"));
+    free (text);
+    json_decref (hw);
+}
+
 int
 main (void)
 {
@@ -252,5 +276,6 @@ main (void)
     test_nested ();
     test_guess_tested ();
     test_cites ();
+    test_again ();
     return kf_test_done ("test_round35");
 }
