@@ -292,6 +292,26 @@ s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, in
 }
 
 //  Round 6: an idea that had lost was offered again with no word of it.
+const char *
+kf_prompt_idea_head (const char *text, char *buf, size_t size)
+{
+    size_t n = strlen (text), stop = n;
+    for (size_t i = 24; i < n; i++)
+        if (text[i] == ':' || text[i] == ';' || (text[i] == '(' && text[i - 1] == ' ')) {
+            stop = i - (text[i] == '(');
+            break;
+        }
+    bool cut = false;
+    if (stop > KF_PROMPT_IDEA_HEAD_MAX) {
+        stop = KF_PROMPT_IDEA_HEAD_MAX;
+        while (stop > 24 && text[stop] != ' ')
+            stop--;
+        cut = true;
+    }
+    snprintf (buf, size, "%.*s%s", (int) stop, text, cut ? " [cut]" : "");
+    return buf;
+}
+
 //  How the run's counted tries of IDEA went, in brackets: " (tried: lost
 //  (20.10x vs parent 36.20x))" (kf_search_idea_record), or nothing.
 static void
@@ -448,9 +468,12 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  Round 34: a sibling's idea read "64 entries a first-level data
         //  TLB commonly holds" beside this attempt's "the 72 entries this
         //  host's ... holds, measured": each as on this host.
+        //  Round 34's notes: each sibling's idea in full, about 1.5 KB of
+        //  every "This attempt": its head says which it is.
         char *on_host = kf_prompt_idea_on_host (other, in->spec, device);
+        char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
         fprintf (f, "%s%s", listed ? "; " : " The sibling attempts of this generation take: ",
-                 on_host ? on_host : other);
+                 kf_prompt_idea_head (on_host ? on_host : other, head, sizeof head));
         free (on_host);
         if (same) {
             char from[80];

@@ -54,6 +54,14 @@ void kf_prompt_version_of (kf_db_t *db, int64_t version_id, int *number, int *ge
  * prompt or without a population. */
 void kf_prompt_direction (FILE *f, const kf_prompt_in_t *in);
 
+/* Round 34's notes: every sibling's idea in full made about 1.5 KB of
+ * each "This attempt". The head of an idea's TEXT, as the siblings' list
+ * gives it, into BUF: up to its first colon, semicolon or bracket past
+ * its first few words, cut at a word past KF_PROMPT_IDEA_HEAD_MAX bytes
+ * (then " [cut]" ends it); the whole text where it has no such break. */
+#define KF_PROMPT_IDEA_HEAD_MAX 150
+const char *kf_prompt_idea_head (const char *text, char *buf, size_t size);
+
 /* "## Other results so far": up to KF_PROMPT_OTHER_RESULTS lines, newest
  * first, for the run's candidates in IN->history that the prompt does not
  * show already (base, best, last, children, inspirations); one of an

@@ -11,6 +11,7 @@
  *     not measured" where it has none;
  *  4. the Target section's latency line names the count.
  */
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_budget.h"
 #include "../../coordinator/kf_prompt_class.h"
@@ -159,8 +160,9 @@ test_order_idea (void)
                            .ideas = as_sibling };
     p = kf_prompt_build (&sib);
     const char *list_at = p ? strstr (p, "The sibling attempts of this generation take:") : NULL;
-    CHECK (list_at && kf_test_has (list_at, "than the 96 entries this host's first-level data "
-                                            "TLB holds, measured"));
+    //  Round 35: the sibling's idea by its head (kf_prompt_idea_head).
+    char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
+    CHECK (list_at && kf_test_has (list_at, kf_prompt_idea_head (list[at], head, sizeof head)));
     CHECK (list_at && !strstr (list_at, "commonly holds"));
     free (p);
     json_decref (as_sibling);

@@ -14,6 +14,7 @@
  *  fingerprint by the elites' places, so equal fingerprints still mean
  *  equal plans.
  */
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -156,8 +157,10 @@ s_test_siblings (void)
                           .siblings = siblings };
     char *p = kf_prompt_build (&in);
     char want[800];
+    char h1[KF_PROMPT_IDEA_HEAD_MAX + 8], h2[KF_PROMPT_IDEA_HEAD_MAX + 8];
     snprintf (want, sizeof want, "The sibling attempts of this generation take: %s; %s (planned "
-              "after this one).", ideas[block], ideas[order[2]]);
+              "after this one).", kf_prompt_idea_head (ideas[block], h1, sizeof h1),
+              kf_prompt_idea_head (ideas[order[2]], h2, sizeof h2));
     CHECK (p && strstr (p, want));
     //  Round 19: what "planned after this one" means, said once.
     CHECK (p && strstr (p, " A sibling planned after this one is meant for the idea listed for "
@@ -175,7 +178,7 @@ s_test_siblings (void)
     //  differ from code no prompt shows.
     snprintf (want, sizeof want, "The sibling attempts of this generation take: %s (this "
               "attempt's idea too: attempt 1 takes it, from candidate 9; it is in flight",
-              ideas[threads]);
+              kf_prompt_idea_head (ideas[threads], h1, sizeof h1));
     CHECK (p && strstr (p, want));
     CHECK (p && !strstr (p, "build yours another way"));
     free (p);

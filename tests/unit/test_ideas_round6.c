@@ -16,6 +16,7 @@
  *  4. a GEMM of nn.Linear (both operands contiguous along k) was offered
  *     packing of the strided operand, against the layout note.
  */
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -223,7 +224,9 @@ s_test_lost (void)
     //  Where a sibling's idea was tried, its note follows it.
     for (int k = 1; k < 3; k++) {
         const char *note = json_string_value (json_object_get (notes, ideas[order[k]]));
-        snprintf (want, sizeof want, "%s%s%s%s", ideas[order[k]], note ? " (" : "",
+        char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
+        snprintf (want, sizeof want, "%s%s%s%s",
+                  kf_prompt_idea_head (ideas[order[k]], head, sizeof head), note ? " (" : "",
                   note ? note : "", note ? ")" : "");
         CHECK (p && strstr (p, want));
     }

@@ -13,6 +13,7 @@
  *  4. "take the idea another way than that try" of a try whose code no
  *     prompt shows, and a sibling with the same idea left out of the list.
  */
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_threads.h"
@@ -388,10 +389,12 @@ s_test_unjudged (void)
                                   ideas[threads]);
     in.siblings = siblings;
     p = kf_prompt_build (&in);
-    char want[1200];
+    char want[1200], h1[KF_PROMPT_IDEA_HEAD_MAX + 8], h2[KF_PROMPT_IDEA_HEAD_MAX + 8];
     snprintf (want, sizeof want, "The sibling attempts of this generation take: %s (this "
               "attempt's idea too: attempt 1 takes it, from candidate 4; it is in flight, not "
-              "judged yet, and its code is not shown); %s.", ideas[block], ideas[threads]);
+              "judged yet, and its code is not shown); %s.",
+              kf_prompt_idea_head (ideas[block], h1, sizeof h1),
+              kf_prompt_idea_head (ideas[threads], h2, sizeof h2));
     CHECK (p && strstr (p, want));
     CHECK (p && !strstr (p, "build yours another way"));
     //  Round 14: "leave that idea" beside a sibling taking this idea
@@ -414,7 +417,7 @@ s_test_unjudged (void)
     json_object_set_new (plan, "held", json_pack ("{s:i}", ideas[threads], 1));
     p = kf_prompt_build (&in);
     CHECK (p && !strstr (p, "Held back while an idea"));
-    CHECK (p && strstr (p, ideas[threads]));
+    CHECK (p && strstr (p, h2));
     free (p);
     json_decref (siblings);
     json_decref (plan);

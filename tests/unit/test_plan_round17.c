@@ -12,6 +12,7 @@
  *  4. "consider cache blocking" (over 2 moves, one a loss) beside the
  *     plan's "Set aside ... cache blocking ... lost".
  */
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
@@ -106,10 +107,12 @@ test_siblings (json_t *spec)
                           .slot = 0, .population = 3, .ideas = plan };
     char *p = kf_prompt_build (&in);
     char want[2000];
+    char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
     snprintf (want, sizeof want, "The sibling attempts of this generation take: %s (planned "
-              "after this one)", ideas[second]);
+              "after this one)", kf_prompt_idea_head (ideas[second], head, sizeof head));
     CHECK (p && strstr (p, want));
-    snprintf (want, sizeof want, "; %s (planned after this one)", ideas[third]);
+    snprintf (want, sizeof want, "; %s (planned after this one)",
+              kf_prompt_idea_head (ideas[third], head, sizeof head));
     CHECK (p && strstr (p, want));
     CHECK (p && strstr (p, " A sibling planned after this one is handed the idea listed for it "
                            "if it is written from scratch too, and may be handed another if it "

@@ -20,7 +20,9 @@
  *     candidate 8 ("cited", kf_prompt_idea_cites);
  *  6. the host's figures, measured again mid-run, changed (a thread
  *     start of 19.1 us, then 61.9 us) with no word: the Target section
- *     says when (test_figures_retry has the mark and the thread start).
+ *     says when (test_figures_retry has the mark and the thread start);
+ *  7. (round 34's notes) every sibling's idea was given in full, about
+ *     1.5 KB of each "This attempt": now by its head (kf_prompt_idea_head).
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -31,6 +33,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -268,6 +271,25 @@ test_again (void)
     json_decref (hw);
 }
 
+//  7.
+static void
+test_head (void)
+{
+    char h[KF_PROMPT_IDEA_HEAD_MAX + 8];
+    CHECK (!strcmp (kf_prompt_idea_head ("cut the passes over memory: fuse the two loops", h,
+                                         sizeof h), "cut the passes over memory"));
+    CHECK (!strcmp (kf_prompt_idea_head ("use every core, by threads over contiguous ranges "
+                                         "(one a CPU)", h, sizeof h),
+                    "use every core, by threads over contiguous ranges"));
+    CHECK (!strcmp (kf_prompt_idea_head ("unroll by four", h, sizeof h), "unroll by four"));
+    char longer[400];
+    memset (longer, 0, sizeof longer);
+    for (int i = 0; i < 40; i++)
+        strcat (longer, "word ");
+    kf_prompt_idea_head (longer, h, sizeof h);
+    CHECK (strlen (h) <= KF_PROMPT_IDEA_HEAD_MAX + 6 && kf_test_has (h, "word [cut]"));
+}
+
 int
 main (void)
 {
@@ -277,5 +299,6 @@ main (void)
     test_guess_tested ();
     test_cites ();
     test_again ();
+    test_head ();
     return kf_test_done ("test_round35");
 }
