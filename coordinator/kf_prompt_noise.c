@@ -60,6 +60,9 @@ s_screen_gap (FILE *f, json_t *hardware)
     fputs ("\n", f);
 }
 
+//  A screen-to-full spread past which a sweep's small steps are noise.
+#define S_SWEEP_COARSE 1.25
+
 void
 kf_prompt_screen_sweep (FILE *f, json_t *hardware)
 {
@@ -81,8 +84,17 @@ kf_prompt_screen_sweep (FILE *f, json_t *hardware)
              "ranked by their screen figures and only the fastest go on to the full protocol, "
              "so points whose screen figures lie within %.2fx of each other are not separated: "
              "which of them reaches the full protocol is as much the screen's noise as their "
-             "speed.\n", n, n == 1 ? "" : "s", n < 3 ? "; too few to bound the spread, which "
+             "speed.", n, n == 1 ? "" : "s", n < 3 ? "; too few to bound the spread, which "
              "can be larger" : "", gap);
+    //  Round 34: sweeps of one-parameter steps a few per cent apart, under
+    //  a 1.87x spread, were ranked by the load of the moment, and the
+    //  prompt said so but still asked for small steps.
+    if (gap >= S_SWEEP_COARSE)
+        fprintf (f, " So spend the points on choices that could move the time by more than "
+                 "%.0f%% (another tile shape or block size, another thread count, another loop "
+                 "order), fewer of them if need be, not on small steps of one parameter: points "
+                 "a few per cent apart are ranked by the noise here.", 100 * (gap - 1));
+    fputs ("\n", f);
 }
 
 bool
