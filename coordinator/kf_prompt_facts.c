@@ -331,7 +331,9 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  Round 20: root * tanh(b) + 0.5 * a has terms of either sign, and
     //  nothing said that an approximation's error in one term is judged
     //  against their sum.
-    bool adds = read && (fm.kinds & (1u << KF_OP_ADD)) && (fm.calls > 0 || fm.product);
+    //  Round 35: not for a product whose epilogue calls no function
+    //  (clamp(a @ w + bias)): its terms are no approximations.
+    bool adds = read && (fm.kinds & (1u << KF_OP_ADD)) && fm.calls > 0;
     if (adds && n == 1 && s_one_sign (f, output_range, rtol, atol))
         adds = false;
     if (adds)

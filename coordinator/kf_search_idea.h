@@ -263,6 +263,13 @@ void kf_search_idea_known_more (FILE *f, const bool *held, const bool *spent, si
  * timings on the host. */
 #define KF_SEARCH_IDEA_BOUND 0.90
 
+/* A kernel whose cycles a vector are below its memory budget by this
+ * factor or more (the budget over its cycles) beats the estimate: the
+ * estimate is loose for it (a core overlaps reads and writes), and its
+ * budget says nothing of whether memory binds it
+ * (kf_search_idea_bound_share leaves the budget out). */
+#define KF_SEARCH_IDEA_LOOSE 1.25
+
 /* KERNEL's (a prompt kernel object: its latest evaluation's bandwidth
  * figures and its source) share of the memory rate it is bound by
  * (kf_prompt_memory_share): on the host, all cores' cold read rate of

@@ -81,5 +81,12 @@ kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
     *share = kf_search_idea_memory_share (kernel, spec, hardware, kind);
     kf_search_idea_arith_bound (kernel, spec, hardware, kind, cycles, budget);
     double at = *cycles > 0 && *budget > 0 ? *budget / *cycles : 0;
+    //  Round 35: a one-thread kernel at 16 cycles a vector against a
+    //  budget of 27 was called bound by memory ("its bytes take 100% of
+    //  its time") and handed streaming stores with another idea; cheaper
+    //  math alone then took it from 4.69 to 3.85 ms. Coming in well under
+    //  the estimate shows the estimate loose there, not where memory binds.
+    if (at > KF_SEARCH_IDEA_LOOSE)
+        at = 0;
     return fmax (share->share, at);
 }
