@@ -327,6 +327,14 @@ double kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardwar
 int kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double share,
                          unsigned parent_features, int parent_built, const bool *spent);
 
+/* Round 35: streaming stores went with two attempts' ideas while a
+ * third candidate tried them alone, so no try could tell the ideas
+ * apart. kf_search_idea_pair, the paired idea also none HELD (with a try
+ * in flight; may be NULL); -1 when out of memory. */
+int kf_search_idea_pair_free (const char *const *ideas, size_t n, size_t idx, double share,
+                              unsigned parent_features, int parent_built, const bool *spent,
+                              const bool *held);
+
 /* Round 16: whether HANDED, the idea a planned candidate was handed (may
  * be NULL: none), is missing from IDEAS (N), the list of the prompt
  * version the run picks now: a meta round dropped it (or reworded it)

@@ -30,7 +30,10 @@
  *     shows the estimate loose (KF_SEARCH_IDEA_LOOSE);
  *  9. (round 35) clamp(a @ w + bias, -1, 1) was told to spend less of the
  *     budget on a term's approximation where terms cancel: it calls no
- *     function, and its terms are no approximations.
+ *     function, and its terms are no approximations;
+ * 10. (round 35) streaming stores went with two attempts' ideas while a
+ *     third candidate tried them alone: a paired idea has no try in
+ *     flight (kf_search_idea_pair_free).
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -352,6 +355,21 @@ test_loose (void)
     CHECK (budget / cycles > KF_SEARCH_IDEA_LOOSE);
     CHECK (bound < KF_SEARCH_IDEA_BOUND && bound == share.share);
     json_decref (k);
+    //  10.
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
+    CHECK (approx < n && stream < n && n <= 16);
+    bool held[16] = { false }, spent[16] = { false };
+    unsigned simd = 1u << KF_IDEA_SIMD;
+    if (approx < n && stream < n && n <= 16) {
+        CHECK (kf_search_idea_pair_free (ideas, n, approx, 0.99, simd, -1, spent, held)
+               == (int) stream);
+        held[stream] = true;
+        CHECK (kf_search_idea_pair_free (ideas, n, approx, 0.99, simd, -1, spent, held)
+               != (int) stream);
+    }
     json_decref (hw);
     json_decref (spec);
 }
