@@ -10,6 +10,7 @@
 #include "kf_meta_code.h"
 #include "kf_meta_edits.h"
 #include "kf_meta_guess.h"
+#include "kf_prompt_layout.h"
 #include "kf_meta_ideas.h"
 #include "kf_lineage.h"
 #include "kf_meta_score.h"
@@ -460,8 +461,12 @@ s_task (FILE *f, json_t *spec, json_t *output_range)
 //  The ideas attempts are handed (LIST, kf_meta_idea_list's), numbered as
 //  an idea edit names them, dropped ones marked (round 14: the most
 //  harmful text of a run was an idea, which no meta edit could reach).
+//  Round 35: the list read "64 entries a first-level data TLB commonly
+//  holds (this host's count is not measured)" where the kernel prompts of
+//  the run said "the 72 entries this host's ... holds, measured": each
+//  idea as on the host of DEVICE (kf_prompt_idea_on_host), as they do.
 static void
-s_ideas (FILE *f, json_t *list)
+s_ideas (FILE *f, json_t *list, json_t *spec, json_t *device)
 {
     if (!json_array_size (list))
         return;
@@ -475,7 +480,9 @@ s_ideas (FILE *f, json_t *list)
             kf_meta_quote_cut (f, kf_jstr (e, "dropped"), 160);
             fputs (") ", f);
         }
-        fprintf (f, "%s\n", kf_jstr (e, "text"));
+        char *on_host = kf_prompt_idea_on_host (kf_jstr (e, "text"), spec, device);
+        fprintf (f, "%s\n", on_host ? on_host : kf_jstr (e, "text"));
+        free (on_host);
     }
 }
 
@@ -513,7 +520,8 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
     json_t *ideas = kf_meta_idea_list (sections, json_object_get (run, "spec"),
                                        kf_prompt_target_kind (kf_jstr (run, "target"),
                                                               kf_jstr (run, "language")));
-    s_ideas (f, ideas);
+    s_ideas (f, ideas, json_object_get (run, "spec"),
+             json_array_get (json_object_get (base->hardware, "devices"), 0));
     s_task (f, json_object_get (run, "spec"), base->output_range);
     s_target (f, base->hardware, json_object_get (run, "spec"),
               kf_prompt_target_kind (kf_jstr (run, "target"), kf_jstr (run, "language"))

@@ -33,7 +33,13 @@
  *     function, and its terms are no approximations;
  * 10. (round 35) streaming stores went with two attempts' ideas while a
  *     third candidate tried them alone: a paired idea has no try in
- *     flight (kf_search_idea_pair_free).
+ *     flight (kf_search_idea_pair_free);
+ * 11. (round 35) "its threads buy nothing here, 15% more time with them
+ *     than on one core" stood beside "its threads hardly ran side by side
+ *     there ...: the gap is not what its threads buy";
+ * 12. (round 35) the meta prompt's idea list read "64 entries ... commonly
+ *     holds (this host's count is not measured)" where the kernel prompts
+ *     said "the 72 entries this host's ... holds, measured".
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -46,6 +52,8 @@
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_prompt_threads.h"
+#include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -374,6 +382,51 @@ test_loose (void)
     json_decref (spec);
 }
 
+//  11.
+static void
+test_apart (void)
+{
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 5.63e6, 4.89e6, NULL, 0.91));
+    printf ("apart: %s\n", text);
+    CHECK (kf_test_has (text, "its full timing took 15% more time than that"));
+    CHECK (kf_test_has (text, "so its threads hardly ran side by side there"));
+    CHECK (text && !strstr (text, "buy nothing"));
+    free (text);
+    //  Side by side: the verdict stands.
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 5.63e6, 4.89e6, NULL, 1.9));
+    CHECK (kf_test_has (text, "its threads buy nothing here, 15% more time with them"));
+    free (text);
+}
+
+//  12. A matrix product's meta prompt on a host whose TLB was measured.
+static void
+test_meta_tlb (void)
+{
+    json_t *run = json_pack ("{s:s, s:s, s:{s:s, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+                             " s:[{s:s, s:[i, i], s:s}], s:{s:s, s:s}}}", "language", "c",
+                             "target", "host", "spec", "name", "mm", "inputs", "name", "a",
+                             "shape", 768, 512, "dtype", "f32", "name", "w", "shape", 512, 640,
+                             "dtype", "f32", "outputs", "name", "out0", "shape", 768, 640,
+                             "dtype", "f32", "reference", "language", "pytorch", "source",
+                             "    def forward(self, a, w):\n        return a @ w\n");
+    json_t *hw = json_pack ("{s:[{s:s, s:i, s:i}]}", "devices", "name", "cpu", "cores", 2,
+                            "dtlb_l1_pages", 72);
+    json_t *sections = kf_prompt_default_sections_for ("c", "host", json_object_get (run,
+                                                                                     "spec"));
+    kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hw };
+    json_t *outcomes = json_array ();
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    const char *ideas = p ? strstr (p, "## Ideas") : NULL;
+    CHECK (kf_test_has (ideas, "72 entries this host's first-level data TLB holds, measured"));
+    CHECK (ideas && !strstr (ideas, "commonly holds"));
+    free (p);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (hw);
+    json_decref (run);
+}
+
 int
 main (void)
 {
@@ -385,5 +438,7 @@ main (void)
     test_again ();
     test_head ();
     test_loose ();
+    test_apart ();
+    test_meta_tlb ();
     return kf_test_done ("test_round35");
 }
