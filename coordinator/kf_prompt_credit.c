@@ -66,6 +66,15 @@ kf_prompt_try_credit (json_t *row, const char *handed, const char *idea, bool by
     }
     unsigned child = (unsigned) kf_jint (row, "features");
     unsigned need = kf_prompt_idea_bits (idea), terms = kf_prompt_idea_terms (idea);
+    //  Round 35: cheaper math handed with streaming stores (the planner's
+    //  pair, kf_search_idea_pair) read "not seen done: the code changed
+    //  what other ideas are about", the stores being the pair's: what the
+    //  paired idea is about is not another idea's change.
+    if (s_handed (handed, idea) && *kf_jstr (row, "with")) {
+        unsigned paired = kf_prompt_idea_bits (kf_jstr (row, "with")) & ~need;
+        added &= ~paired;
+        changed &= ~paired;
+    }
     //  Cheaper math by estimates does an approximation idea over a
     //  parent's polynomial (round 17), whatever else the code does.
     unsigned either = terms & ~need & S_BIT (KF_IDEA_ESTIMATE);

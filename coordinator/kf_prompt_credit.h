@@ -61,7 +61,9 @@ unsigned kf_prompt_features_changed (json_t *row, bool *known);
  * added nothing another idea is about; CODE for another idea handed
  * where its code added all of IDEA's features (kf_prompt_try_counts) or,
  * for threads, changed how its threads split the work; NOT_DONE for the
- * rest of the tries handed IDEA. */
+ * rest of the tries handed IDEA. What ROW's "with", the idea it was
+ * handed with (kf_search_idea_pair), is about counts as neither added
+ * nor changed for the idea handed. */
 kf_credit_t kf_prompt_try_credit (json_t *row, const char *handed, const char *idea,
                                   bool by_change);
 

@@ -83,6 +83,7 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     const char *params[1] = { id };
     json_t *rows = kf_db_query (db,
                                 "SELECT c.id, c.parent_id, c.generation, c.slot, c.selection->>'idea' AS idea,"
+                                " c.selection->>'with' AS with,"
                                 " (c.selection->>'features')::bigint AS features,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
                                 " (c.selection->>'arith')::int AS arith,"

@@ -39,7 +39,10 @@
  *     there ...: the gap is not what its threads buy";
  * 12. (round 35) the meta prompt's idea list read "64 entries ... commonly
  *     holds (this host's count is not measured)" where the kernel prompts
- *     said "the 72 entries this host's ... holds, measured".
+ *     said "the 72 entries this host's ... holds, measured";
+ * 13. (round 35) candidate 7, handed cheaper math with streaming stores
+ *     (the planner's pair), read "handed, not seen done: the code changed
+ *     what other ideas are about", its stores being the pair's.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -53,6 +56,7 @@
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
+#include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -377,6 +381,23 @@ test_loose (void)
         held[stream] = true;
         CHECK (kf_search_idea_pair_free (ideas, n, approx, 0.99, simd, -1, spent, held)
                != (int) stream);
+    }
+    //  13. The cut idea (no feature shows it) handed with streaming stores.
+    size_t cut = n;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp (ideas[i], "spend fewer instructions", 24))
+            cut = i;
+    CHECK (cut < n && kf_prompt_idea_bits (ideas[cut]) == 0);
+    if (cut < n && stream < n) {
+        unsigned par = simd | 1u << KF_IDEA_APPROX;
+        json_t *row = json_pack ("{s:i, s:i, s:I, s:I, s:s}", "id", 7, "parent_id", 1,
+                                 "features", (json_int_t) (par | 1u << KF_IDEA_STREAM),
+                                 "parent_features", (json_int_t) par, "with", ideas[stream]);
+        CHECK (kf_prompt_try_credit (row, ideas[cut], ideas[cut], true) == KF_CREDIT_HANDED);
+        //  Streaming stores it was not handed with: another idea's change.
+        json_object_del (row, "with");
+        CHECK (kf_prompt_try_credit (row, ideas[cut], ideas[cut], true) == KF_CREDIT_NOT_DONE);
+        json_decref (row);
     }
     json_decref (hw);
     json_decref (spec);
