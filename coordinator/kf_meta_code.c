@@ -178,8 +178,16 @@ kf_meta_code (FILE *f, json_t *outcomes, json_t *best_kernel, json_t *best_outco
                                            (long long) kf_jint (worst_outcome, "id"),
                                            "the worst outcome's kernel" };
     }
-    if (best_kernel && *kf_jstr (best_kernel, "source")
-        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id")) {
+    //  Round 33: the best kernel was shown again, as a diff, after its
+    //  code had been shown in full as the worst outcome's.
+    if (best_kernel && worst_outcome && kf_jint (best_kernel, "id") == kf_jint (worst_outcome, "id")
+        && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id"))
+        fprintf (f, "\nThe best kernel so far (candidate %lld, %.3fx: the run's best figure that "
+                 "counts) is the worst outcome's kernel above.\n",
+                 (long long) kf_jint (best_kernel, "id"),
+                 json_number_value (json_object_get (best_kernel, "speedup")));
+    else if (best_kernel && *kf_jstr (best_kernel, "source")
+             && kf_jint (best_kernel, "id") != kf_jint (best_outcome, "id")) {
         fprintf (f, "\n## The best kernel so far (candidate %lld, %.3fx: the run's best figure "
                     "that counts)\n",
                  (long long) kf_jint (best_kernel, "id"),

@@ -42,7 +42,9 @@
  *     said "the 72 entries this host's ... holds, measured";
  * 13. (round 35) candidate 7, handed cheaper math with streaming stores
  *     (the planner's pair), read "handed, not seen done: the code changed
- *     what other ideas are about", its stores being the pair's.
+ *     what other ideas are about", its stores being the pair's;
+ * 14. (round 33) the meta prompt showed candidate 1 in full as the worst
+ *     outcome and again, as a diff, as the best kernel so far.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -57,6 +59,7 @@
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_prompt_credit.h"
+#include "../../coordinator/kf_meta_code.h"
 #include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
@@ -448,6 +451,31 @@ test_meta_tlb (void)
     json_decref (run);
 }
 
+//  14.
+static void
+test_meta_twice (void)
+{
+    json_t *best = json_pack ("{s:i, s:s, s:f, s:s, s:s}", "id", 2, "status", "correct",
+                              "speedup", 20.0, "fidelity", "full", "source",
+                              "int kf_forward (void) { return 2; }\n");
+    json_t *worst = json_pack ("{s:i, s:s, s:f, s:s, s:s}", "id", 1, "status", "correct",
+                               "speedup", 18.0, "fidelity", "full", "source",
+                               "int kf_forward (void) { return 1; /* one */ }\n");
+    json_t *kernel = json_pack ("{s:i, s:f, s:s}", "id", 1, "speedup", 18.0, "source",
+                                "int kf_forward (void) { return 1; /* one */ }\n");
+    json_t *outcomes = json_array ();
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_meta_code (f, outcomes, kernel, best, worst, 18.0));
+    CHECK (kf_test_has (text, "The best kernel so far (candidate 1, 18.000x: the run's best "
+                              "figure that counts) is the worst outcome's kernel above."));
+    CHECK (text && !strstr (text, "## The best kernel so far"));
+    free (text);
+    json_decref (outcomes);
+    json_decref (kernel);
+    json_decref (worst);
+    json_decref (best);
+}
+
 int
 main (void)
 {
@@ -461,5 +489,6 @@ main (void)
     test_loose ();
     test_apart ();
     test_meta_tlb ();
+    test_meta_twice ();
     return kf_test_done ("test_round35");
 }
