@@ -4,9 +4,12 @@
 #ifndef KF_TEST_TEXT_H
 #define KF_TEST_TEXT_H
 
+#include "../common/kf_str.h"
 #include "../coordinator/kf_prompt_class.h"
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* What STATEMENT writes to the FILE * named F, into TEXT (a char *,
  * NULL when no stream could be opened; the caller frees). */
@@ -37,6 +40,35 @@ kf_test_idea_index (const char *const *ideas, size_t n, kf_idea_feature_t featur
         if (kf_prompt_idea_feature (ideas[i]) == feature)
             return i;
     return n;
+}
+
+/* An elementwise PyTorch task whose forward(self, x) returns RET, over
+ * one [2048][8192] f32 input (rtol 1e-2, atol 1e-5); the caller's. */
+static inline json_t *
+kf_test_ew_spec (const char *ret)
+{
+    char *src = kf_strdupf ("    def forward(self, x):\n        return %s\n", ret);
+    json_t *spec = json_pack ("{s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}", "inputs", "name", "x", "shape",
+                              2048, 8192, "dtype", "f32", "outputs", "name", "out0", "shape",
+                              2048, 8192, "dtype", "f32", "reference", "language", "pytorch",
+                              "source", src, "tolerance", "rtol", 1e-2, "atol", 1e-5);
+    free (src);
+    return spec;
+}
+
+/* The host's identity idea for kf_test_ew_spec (RET), or NULL. */
+static inline const char *
+kf_test_identity_idea (const char *ret)
+{
+    json_t *spec = kf_test_ew_spec (ret);
+    size_t n = 0;
+    const char *const *list = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    json_decref (spec);
+    for (size_t i = 0; list && i < n; i++)
+        if (strstr (list[i], "by an exact identity"))
+            return list[i];
+    return NULL;
 }
 
 #endif

@@ -182,30 +182,11 @@ test_cpu_time (void)
     json_decref (spec);
 }
 
-//  3. The identity idea of an elementwise task of forward's line RET.
-static const char *
-s_identity (const char *ret)
-{
-    char *src = kf_strdupf ("    def forward(self, x):\n        return %s\n", ret);
-    json_t *spec = json_pack ("{s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
-                              " s:{s:s, s:s}, s:{s:f, s:f}}", "inputs", "name", "x", "shape",
-                              2048, 8192, "dtype", "f32", "outputs", "name", "out0", "shape",
-                              2048, 8192, "dtype", "f32", "reference", "language", "pytorch",
-                              "source", src, "tolerance", "rtol", 1e-2, "atol", 1e-5);
-    free (src);
-    size_t n = 0;
-    const char *const *list = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    json_decref (spec);
-    for (size_t i = 0; list && i < n; i++)
-        if (strstr (list[i], "by an exact identity"))
-            return list[i];
-    return NULL;
-}
-
+//  3.
 static void
 test_identity (void)
 {
-    const char *idea = s_identity ("torch.sigmoid(2.0 * x) * torch.tanh(x) + 0.25 * "
+    const char *idea = kf_test_identity_idea ("torch.sigmoid(2.0 * x) * torch.tanh(x) + 0.25 * "
                                    "torch.cos(x)");
     printf ("identity: %s\n", idea ? idea : "(none)");
     CHECK (kf_test_has (idea, "for this task's sigmoid, tanh, cos: tanh(x) = 2 sigmoid(2x) - 1, "
@@ -213,12 +194,12 @@ test_identity (void)
     CHECK (idea && !strstr (idea, "softplus") && !strstr (idea, "sin and cos"));
     //  Round 34: softplus and tanh of one x share e^x; Mish's
     //  composition is the other case.
-    idea = s_identity ("F.softplus(x) - 0.5 * torch.tanh(x)");
+    idea = kf_test_identity_idea ("F.softplus(x) - 0.5 * torch.tanh(x)");
     CHECK (kf_test_has (idea, "tanh(x) and softplus(x) of one x from one u = e^x"));
-    idea = s_identity ("torch.sin(x) * torch.cos(x) + torch.exp(-x * x)");
+    idea = kf_test_identity_idea ("torch.sin(x) * torch.cos(x) + torch.exp(-x * x)");
     CHECK (kf_test_has (idea, "sin and cos of one argument from one range reduction"));
     //  No pair the table knows: the general kinds with their examples.
-    idea = s_identity ("torch.exp(-x * x) + torch.log1p(x * x)");
+    idea = kf_test_identity_idea ("torch.exp(-x * x) + torch.log1p(x * x)");
     CHECK (idea == NULL || kf_test_has (idea, "(sigmoid and softplus from one e^-|x|)"));
 }
 

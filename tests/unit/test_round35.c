@@ -120,24 +120,10 @@ test_threads_gain (void)
     json_decref (c);
 }
 
-//  The elementwise task of forward's line RET over one [2048][8192] input.
-static json_t *
-s_ew (const char *ret)
-{
-    char *src = kf_strdupf ("    def forward(self, x):\n        return %s\n", ret);
-    json_t *spec = json_pack ("{s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
-                              " s:{s:s, s:s}, s:{s:f, s:f}}", "inputs", "name", "x", "shape",
-                              2048, 8192, "dtype", "f32", "outputs", "name", "out0", "shape",
-                              2048, 8192, "dtype", "f32", "reference", "language", "pytorch",
-                              "source", src, "tolerance", "rtol", 1e-2, "atol", 1e-5);
-    free (src);
-    return spec;
-}
-
 static void
 test_one_sign (void)
 {
-    json_t *spec = s_ew ("F.softplus(x) - 0.5 * torch.tanh(x)");
+    json_t *spec = kf_test_ew_spec ("F.softplus(x) - 0.5 * torch.tanh(x)");
     json_t *range = json_pack ("{s:f, s:f}", "min", 0.5, "max", 8.7);
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
@@ -180,35 +166,21 @@ test_one_sign (void)
     json_decref (spec);
 }
 
-//  3. The identity idea of forward's line RET.
-static const char *
-s_identity (const char *ret)
-{
-    json_t *spec = s_ew (ret);
-    size_t n = 0;
-    const char *const *list = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    json_decref (spec);
-    for (size_t i = 0; list && i < n; i++)
-        if (strstr (list[i], "by an exact identity"))
-            return list[i];
-    return NULL;
-}
-
 static void
 test_nested (void)
 {
     kf_formula_t fm;
-    json_t *spec = s_ew ("F.softplus(x) - 0.5 * torch.tanh(x)");
+    json_t *spec = kf_test_ew_spec ("F.softplus(x) - 0.5 * torch.tanh(x)");
     CHECK (kf_prompt_formula (spec, &fm) && !fm.nested && fm.related);
     json_decref (spec);
-    spec = s_ew ("x * torch.tanh(F.softplus(x))");
+    spec = kf_test_ew_spec ("x * torch.tanh(F.softplus(x))");
     CHECK (kf_prompt_formula (spec, &fm) && fm.nested);
     json_decref (spec);
-    const char *idea = s_identity ("F.softplus(x) - 0.5 * torch.tanh(x)");
+    const char *idea = kf_test_identity_idea ("F.softplus(x) - 0.5 * torch.tanh(x)");
     printf ("identity: %s\n", idea ? idea : "(none)");
     CHECK (kf_test_has (idea, "tanh(x) and softplus(x) of one x from one u = e^x"));
     CHECK (idea && !strstr (idea, "tanh(softplus(x))"));
-    idea = s_identity ("x * torch.tanh(F.softplus(x)) + 0.1 * F.softplus(x)");
+    idea = kf_test_identity_idea ("x * torch.tanh(F.softplus(x)) + 0.1 * F.softplus(x)");
     CHECK (kf_test_has (idea, "a composition tanh(softplus(x)) = n / (n + 2)"));
 }
 
@@ -250,7 +222,7 @@ test_guess_tested (void)
     free (text);
     //  The kernel prompt writes it after the sections.
     json_object_set_new (sections, KF_META_TESTED_KEY, json_string ("\nTested since: X\n"));
-    json_t *spec = s_ew ("torch.relu(x)");
+    json_t *spec = kf_test_ew_spec ("torch.relu(x)");
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host",
                           .sections = sections };
     char *p = kf_prompt_build (&in);
