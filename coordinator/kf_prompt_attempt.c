@@ -533,7 +533,13 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     size_t i;
     json_t *a;
     int set = 0;
+    //  Round 35: the epilogue's fusion read "Held back before any try"
+    //  and "Set aside in this run" in one prompt: held back, it is said
+    //  once, below.
+    const char *small_idea = kf_jstr (json_object_get (in->ideas, "small"), "idea");
     json_array_foreach (aside, i, a) {
+        if (*small_idea && !strcmp (json_string_value (a), small_idea))
+            continue;
         //  Round 14: an idea both handed to this attempt and listed as set
         //  aside read as a contradiction; the planner hands one out only
         //  when it has none other left for the slot (kf_search_idea_fit).

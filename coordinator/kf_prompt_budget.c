@@ -181,9 +181,15 @@ kf_prompt_host_reads (FILE *f, json_t *d)
             fprintf (f, "  Every logical CPU reading from L2 at once (%s in all, a quarter of an "
                      "L2 each, let go together): %.0f GB/s, %.2fx one core's", kf_rates_bytes (
                      kf_jnum (d, "read_l2_all_cores_bytes", 0), b, sizeof b), l2_all, l2_all / l2);
+            //  Round 35: "(the logical CPUs may share a core and its L2)"
+            //  beside the topology line's "no SMT siblings".
+            bool own = kf_jnum (d, "physical_cores", 0) > 0
+                       && kf_jnum (d, "physical_cores", 0) >= kf_jnum (d, "cores", 0);
             if (l2_all < 1.3 * l2)
-                fputs ("; near one core's, so threads whose blocks stay in L2 gain little in "
-                       "their reads (the logical CPUs may share a core and its L2)", f);
+                fprintf (f, "; near one core's, so threads whose blocks stay in L2 gain little "
+                         "in their reads (%s)", own ? "this host reports no SMT siblings, but "
+                         "a virtual machine's CPUs may still share a physical core and its L2 "
+                         "beneath it" : "the logical CPUs may share a core and its L2");
             else
                 fprintf (f, "; threads whose blocks stay in L2 can draw about %.1fx one core's "
                          "reads", l2_all / l2);

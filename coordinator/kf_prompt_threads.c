@@ -249,8 +249,9 @@ kf_prompt_threads_own_text (FILE *f, double ns, double one_ns, json_t *load, dou
     if (apart)
         fprintf (f, "; in its full timing its process used %.2f CPU-seconds a second of its "
                  "calls, so its threads hardly ran side by side there (they did not start, or "
-                 "waited for CPUs other work held): the gap is not what its threads buy, and "
-                 "what they would buy with free CPUs is not measured",
+                 "waited for CPUs other work held): it ran on about one CPU at a time in both "
+                 "timings, so the gap between them is the load each met, not what its threads "
+                 "buy, and what they would buy with free CPUs is not measured",
                  cpu_per_wall);
 }
 

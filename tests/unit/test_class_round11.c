@@ -353,7 +353,10 @@ s_test_register_block (void)
     json_t *sections = kf_prompt_default_sections_for ("c", "host", spec);
     const char *st = json_string_value (json_object_get (sections, "strategies"));
     printf ("%s", st ? st : "");
-    CHECK (kf_test_has (st, "at least 8 independent vector accumulators"));
+    //  Round 35: one or two FMAs a cycle, as the core goes (the host's
+    //  measured rate was one).
+    CHECK (kf_test_has (st, "4 to 8 independent vector accumulators at least"));
+    CHECK (!kf_test_has (st, "up to two started a cycle"));
     CHECK (kf_test_has (st, "32 with AVX-512"));
     CHECK (!kf_test_has (st, "4x16"));
     json_decref (sections);

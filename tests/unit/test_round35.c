@@ -44,7 +44,9 @@
  *     (the planner's pair), read "handed, not seen done: the code changed
  *     what other ideas are about", its stores being the pair's;
  * 14. (round 33) the meta prompt showed candidate 1 in full as the worst
- *     outcome and again, as a diff, as the best kernel so far.
+ *     outcome and again, as a diff, as the best kernel so far;
+ * 15. (round 35) the epilogue's fusion read "Held back before any try" and
+ *     "Set aside in this run" in one prompt.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -387,6 +389,10 @@ test_apart (void)
     printf ("apart: %s\n", text);
     CHECK (kf_test_has (text, "its full timing took 15% more time than that"));
     CHECK (kf_test_has (text, "so its threads hardly ran side by side there"));
+    //  Round 35: a full timing 1.31x faster than one core read as a
+    //  contradiction of "the gap is not what its threads buy".
+    CHECK (kf_test_has (text, "it ran on about one CPU at a time in both timings, so the gap "
+                              "between them is the load each met"));
     CHECK (text && !strstr (text, "buy nothing"));
     free (text);
     //  Side by side: the verdict stands.
@@ -448,6 +454,33 @@ test_meta_twice (void)
     json_decref (best);
 }
 
+//  15.
+static void
+test_small_aside (void)
+{
+    json_t *spec = kf_test_ew_spec ("torch.relu(x)");
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    CHECK (n >= 3);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[s, s], s:{s:s, s:f, s:f}}", "mine", ideas[0],
+                              "notes", "aside", ideas[1], ideas[2], "small", "idea", ideas[1],
+                              "share", 0.01, "bound", 0.05);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 1,
+                          .slot = 0, .population = 3, .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
+    kf_prompt_idea_head (ideas[2], head, sizeof head);
+    CHECK (kf_test_has (p, " Set aside in this run, since no try of it timed in full beat its "
+                           "parent"));
+    CHECK (kf_test_has (p, "Held back before any try: "));
+    const char *set = p ? strstr (p, " Set aside in this run") : NULL;
+    const char *held = p ? strstr (p, "Held back before any try: ") : NULL;
+    CHECK (set && held && !memmem (set, (size_t) (held - set), ideas[1], strlen (ideas[1])));
+    free (p);
+    json_decref (plan);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -462,5 +495,6 @@ main (void)
     test_apart ();
     test_meta_tlb ();
     test_meta_twice ();
+    test_small_aside ();
     return kf_test_done ("test_round35");
 }
