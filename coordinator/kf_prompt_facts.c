@@ -230,6 +230,17 @@ s_scan_budget (FILE *f, json_t *spec, double rtol, double match)
                "the row's length times 6e-8 of the sum's size, far inside the tolerance.", f);
 }
 
+//  Whether the formula FM (READ: it was read) calls no function and
+//  neither divides nor takes a root: a matrix product's epilogue of none
+//  (its kinds are not counted), or an elementwise one counted whole.
+static bool
+s_no_math (bool read, const kf_formula_t *fm)
+{
+    unsigned costly = (1u << KF_OP_DIV) | (1u << KF_OP_SQRT);
+    return read && fm->calls == 0 && !*fm->names && !*fm->row && !*fm->col
+           && (fm->product || (fm->counted && !(fm->kinds & costly)));
+}
+
 //  Round 34: softplus(x) - 0.5 tanh(x), never below 0.5, was told its
 //  terms "can have opposite signs" and to spend less of the budget on
 //  each where they cancel, with a budget for sums near zero it never
@@ -302,6 +313,13 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
                  "that doubling) passes every probability, far looser than libm's accuracy; "
                  "a reordered summation is fine too", col_softmax ? "column" : "row",
                  col_softmax ? "column" : "row", rtol / 4);
+    //  Round 36: clamp(a @ w + bias) was told of function approximations
+    //  and erfc: a formula that calls no function and neither divides nor
+    //  takes a root (a product's epilogue of such) has none to make.
+    else if (rtol > 0 && s_no_math (read, &fm))
+        fputs ("So: this task calls no function and takes no root or reciprocal, so it has "
+               "no approximation to make; its error comes from the order of its sums, which "
+               "may be changed freely (a reordered or blocked summation is fine)", f);
     else if (rtol > 0) {
         char others[64];
         //  Round 17: "well below 0.001" read as a ceiling to stay far
@@ -324,10 +342,12 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
              "bit-identical.\n", rtol, 100 * (1 - match));
     //  Round 13: GELU's negative tail, x times 1 + erf(x / sqrt 2) where
     //  that sum cancels, needs erfc; nothing said so.
-    fprintf (f, "The relative test holds for small outputs too, down to the absolute bound: "
-             "where a factor of the result is a difference of nearly equal numbers (1 + "
-             "erf(x) for x well below 0, e^x - 1 near 0), compute that factor directly "
-             "(erfc(-x), expm1(x)), or its rounding error becomes a large relative one.");
+    if (!s_no_math (read, &fm))
+        fprintf (f, "The relative test holds for small outputs too, down to the absolute "
+                 "bound: where a factor of the result is a difference of nearly equal numbers "
+                 "(1 + erf(x) for x well below 0, e^x - 1 near 0), compute that factor "
+                 "directly (erfc(-x), expm1(x)), or its rounding error becomes a large "
+                 "relative one.");
     //  Round 20: root * tanh(b) + 0.5 * a has terms of either sign, and
     //  nothing said that an approximation's error in one term is judged
     //  against their sum.

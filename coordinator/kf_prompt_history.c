@@ -156,6 +156,11 @@ s_origin (const kf_prompt_in_t *in, json_t *c, char *buf, size_t size)
         idea = kf_prompt_idea_of (in, c);
     char added[KF_PROMPT_ADDED_MAX];
     kf_prompt_added_text (c, added, sizeof added);
+    //  Round 36: each line gave its idea in full (600 bytes, with a TLB
+    //  figure "not measured" beside the Target's measured one): its head.
+    char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
+    if (idea)
+        idea = kf_prompt_idea_head (idea, head, sizeof head);
     if (kf_jint (c, "parent_id"))
         snprintf (buf, size, "generation %d, attempt %d%s%s; from candidate %lld%s", gen,
                   slot + 1, idea ? ": " : "", idea ? idea : "",

@@ -249,8 +249,9 @@ s_test_lost (void)
                             "finished", 1, "speedup", 18.0, "fidelity", "full", "parent_id", 4,
                             "idea", ideas[pack]);
     p = kf_prompt_build (&in);
+    char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
     snprintf (want, sizeof want, "- candidate 9 (generation 0, attempt 1: %s; from candidate 4)",
-              ideas[pack]);
+              kf_prompt_idea_head (ideas[pack], head, sizeof head));
     CHECK (p && strstr (p, want));
     free (p);
     json_decref (in.history);

@@ -30,7 +30,8 @@
  *     shows the estimate loose (KF_SEARCH_IDEA_LOOSE);
  *  9. (round 35) clamp(a @ w + bias, -1, 1) was told to spend less of the
  *     budget on a term's approximation where terms cancel: it calls no
- *     function, and its terms are no approximations;
+ *     function, and its terms are no approximations (round 36: nor the
+ *     function approximations' budget, nor erfc);
  * 10. (round 35) streaming stores went with two attempts' ideas while a
  *     third candidate tried them alone: a paired idea has no try in
  *     flight (kf_search_idea_pair_free);
@@ -46,7 +47,13 @@
  * 14. (round 33) the meta prompt showed candidate 1 in full as the worst
  *     outcome and again, as a diff, as the best kernel so far;
  * 15. (round 35) the epilogue's fusion read "Held back before any try" and
- *     "Set aside in this run" in one prompt.
+ *     "Set aside in this run" in one prompt;
+ * 16. (round 36) "Other results so far" gave each candidate's idea in full
+ *     (600 bytes, one with a TLB figure "not measured" beside the Target's
+ *     measured one): by its head;
+ * 17. (round 36) "its threads buy 57% of the call (on one core it takes
+ *     2.33 times as long)" of a kernel using 2 CPUs, whose one-core time
+ *     was slower than a one-thread kernel of the same tile: flagged.
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -164,6 +171,9 @@ test_one_sign (void)
                       "rtol", 1e-2, "atol", 1e-5);
     KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, NULL));
     CHECK (text && !strstr (text, "opposite signs") && !strstr (text, "In numbers"));
+    //  Round 36: nor function approximations and erfc.
+    CHECK (kf_test_has (text, "it has no approximation to make"));
+    CHECK (text && !strstr (text, "A function approximation (") && !strstr (text, "erfc(-x)"));
     free (text);
     json_decref (spec);
 }
@@ -399,6 +409,14 @@ test_apart (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 5.63e6, 4.89e6, NULL, 1.9));
     CHECK (kf_test_has (text, "its threads buy nothing here, 15% more time with them"));
     free (text);
+    //  17. 2.33 times on 1.95 CPUs: flagged; 1.9 times: not.
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 2.75e6, 6.41e6, NULL, 1.95));
+    CHECK (kf_test_has (text, "(on one core it takes 2.33 times as long), more than the 1.95 "
+                              "CPU-seconds a second its process used can account for"));
+    free (text);
+    KF_TEST_CAPTURE (text, f, kf_prompt_threads_own_text (f, 2.75e6, 5.2e6, NULL, 1.95));
+    CHECK (text && !strstr (text, "can account for"));
+    free (text);
 }
 
 //  12. A matrix product's meta prompt on a host whose TLB was measured.
@@ -491,6 +509,20 @@ main (void)
     test_cites ();
     test_again ();
     test_head ();
+    //  16.
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:s, s:b, s:f, s:s, s:i, s:s}]", "id", 3,
+                                 "generation", 0, "slot", 0, "phase", "search", "status",
+                                 "correct", "finished", 1, "speedup", 16.12, "fidelity", "full",
+                                 "parent_id", 1, "idea", "walk the loops in i-k-j order: a k "
+                                 "block of more than 102 rows walks more pages than the TLB");
+    kf_prompt_in_t in = { .language = "c", .target = "host", .history = history,
+                          .generation = 2, .slot = 0, .population = 2 };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_other_results (f, &in));
+    CHECK (kf_test_has (text, "attempt 1: walk the loops in i-k-j order; from candidate 1"));
+    CHECK (text && !strstr (text, "102 rows"));
+    free (text);
+    json_decref (history);
     test_loose ();
     test_apart ();
     test_meta_tlb ();
