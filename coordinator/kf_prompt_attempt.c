@@ -182,8 +182,8 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
                  judged > best_judged ? ". Learn from how the other tries went: if one failed "
                                         "or lost, do it differently or say why it should pay "
                                         "now; if one won, take it further than it did."
-                                      : ": build this idea on it as this attempt's main "
-                                        "change.");
+                                      : ": make this idea this attempt's main change, "
+                                        "in the kernel to improve.");
     else if (judged)
         fputs (". Learn from how that went: if it failed or lost, do it differently or say "
                "why it should pay now; if it won, take it further than that try did.", f);

@@ -53,7 +53,10 @@
  *     measured one): by its head;
  * 17. (round 36) "its threads buy 57% of the call (on one core it takes
  *     2.33 times as long)" of a kernel using 2 CPUs, whose one-core time
- *     was slower than a one-thread kernel of the same tile: flagged.
+ *     was slower than a one-thread kernel of the same tile: flagged;
+ * 18. (round 36) the meta prompt's target line gave a bare "copy
+ *     bandwidth 25.1 GB/s" where the kernel prompts say the memory can do
+ *     at least 39.8 (a streaming copy).
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -430,8 +433,9 @@ test_meta_tlb (void)
                              "dtype", "f32", "outputs", "name", "out0", "shape", 768, 640,
                              "dtype", "f32", "reference", "language", "pytorch", "source",
                              "    def forward(self, a, w):\n        return a @ w\n");
-    json_t *hw = json_pack ("{s:[{s:s, s:i, s:i}]}", "devices", "name", "cpu", "cores", 2,
-                            "dtlb_l1_pages", 72);
+    json_t *hw = json_pack ("{s:[{s:s, s:i, s:i, s:f, s:f}]}", "devices", "name", "cpu", "cores",
+                            2, "dtlb_l1_pages", 72, "copy_bandwidth_gbs", 25.1,
+                            "copy_stream_all_cores_gbs", 39.8);
     json_t *sections = kf_prompt_default_sections_for ("c", "host", json_object_get (run,
                                                                                      "spec"));
     kf_meta_base_t base = { .number = 1, .why = "", .population = 3, .hardware = hw };
@@ -440,6 +444,10 @@ test_meta_tlb (void)
     const char *ideas = p ? strstr (p, "## Ideas") : NULL;
     CHECK (kf_test_has (ideas, "72 entries this host's first-level data TLB holds, measured"));
     CHECK (ideas && !strstr (ideas, "commonly holds"));
+    //  18.
+    CHECK (kf_test_has (p, "memcpy on every core 25.1 GB/s, below all cores' streaming copy "
+                           "(39.8 GB/s), so the memory can do at least 39.8"));
+    CHECK (p && !strstr (p, "copy bandwidth 25.1"));
     free (p);
     json_decref (outcomes);
     json_decref (sections);
