@@ -345,8 +345,8 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
 //  Round 22: and why, for the prompt ("that kernel has this attempt's
 //  idea already, a sibling ..., or it is predicted not to pay there"
 //  named three reasons where one held): "code", "built", "threads",
-//  "scalar", "premise", "arith", "cited" or "sibling"; NULL when it lacks
-//  the idea.
+//  "scalar", "premise", "arith", "cited", "inherited" or "sibling"; NULL
+//  when it lacks the idea.
 //  Round 25's notes: an idea whose text takes any other feature as given
 //  (packing "inside the cache blocks", a meta round's "keep the streaming
 //  stores but ...") goes the way of vectorised math: "premise".
@@ -361,6 +361,8 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
         return "built";
     if (kf_prompt_idea_cites (ideas[idx], id))
         return "cited";
+    if (kf_search_idea_inherited (known, id, idx))
+        return "inherited";
     if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
         return "threads";
     unsigned lacks = kf_prompt_idea_premise (ideas[idx]) & (unsigned) unfit;

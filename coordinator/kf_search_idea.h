@@ -195,7 +195,17 @@ typedef struct {
     bool chosen_arith;                   /* the same of the selected parent */
     const bool *spent;                   /* per idea: kf_search_idea_spent (not
                                             owned); NULL: none */
+    int64_t *up_ids;                     /* (round 36) kernels of the pool and
+                                            the selected parent, each with */
+    uint64_t *up_ideas;                  /* bits 1 << i of the ideas its
+                                            ancestors were written to */
+    size_t n_up;
 } kf_search_idea_known_t;
+
+/* Round 36: the register-tile idea went to candidate 8, whose parent was
+ * written to it, the code reading seeing nothing of it. Whether KNOWN
+ * says an ancestor of kernel ID was written to idea IDX (under 64). */
+bool kf_search_idea_inherited (const kf_search_idea_known_t *known, int64_t id, size_t idx);
 
 /* Round 15: streaming stores were handed out a third time after two
  * tries of it within the noise of their parents. SPENT[i] is set for an

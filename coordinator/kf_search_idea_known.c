@@ -31,6 +31,47 @@ s_idea_index (const char *const *ideas, size_t n, const char *text)
     return found;
 }
 
+//  The row of ROWS whose id is ID, or NULL.
+static json_t *
+s_row_of (json_t *rows, int64_t id)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r)
+        if (kf_jint (r, "id") == id)
+            return r;
+    return NULL;
+}
+
+//  Bits 1 << i of the ideas the ancestors of kernel ID in ROWS were
+//  written to (the task's own kernel given, not written to one).
+static uint64_t
+s_ancestry (json_t *rows, const char *const *ideas, size_t count, int64_t id)
+{
+    uint64_t bits = 0;
+    json_t *r = s_row_of (rows, id);
+    int64_t up = r ? kf_jint (r, "parent_id") : 0;
+    for (int hops = 0; up > 0 && hops < 64; hops++) {
+        json_t *p = s_row_of (rows, up);
+        if (!p)
+            break;
+        int idx = s_idea_index (ideas, count, json_string_value (json_object_get (p, "idea")));
+        if (idx >= 0 && idx < 64 && strcmp (kf_jstr (p, "generator"), "initial"))
+            bits |= (uint64_t) 1 << idx;
+        up = kf_jint (p, "parent_id");
+    }
+    return bits;
+}
+
+bool
+kf_search_idea_inherited (const kf_search_idea_known_t *known, int64_t id, size_t idx)
+{
+    for (size_t i = 0; known && idx < 64 && i < known->n_up; i++)
+        if (known->up_ids[i] == id)
+            return (known->up_ideas[i] >> idx) & 1u;
+    return false;
+}
+
 int
 kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
                            const kf_elite_t *elites, size_t n, const kf_elite_t *chosen,
@@ -42,9 +83,19 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
     //  Each row's idea, and the one paired with it (round 16).
     known->siblings = calloc (2 * json_array_size (rows) + 1, sizeof *known->siblings);
     known->pending = calloc (count + 1, sizeof *known->pending);
-    if (!known->built || !known->siblings || !known->pending) {
+    known->up_ids = calloc (n + 1, sizeof *known->up_ids);
+    known->up_ideas = calloc (n + 1, sizeof *known->up_ideas);
+    if (!known->built || !known->siblings || !known->pending || !known->up_ids
+        || !known->up_ideas) {
         kf_search_idea_known_free (known);
         return -1;
+    }
+    for (size_t e = 0; e <= n; e++) {
+        const kf_elite_t *k = e < n ? &elites[e] : chosen;
+        if (k) {
+            known->up_ids[known->n_up] = k->candidate_id;
+            known->up_ideas[known->n_up++] = s_ancestry (rows, ideas, count, k->candidate_id);
+        }
     }
     for (size_t e = 0; e < n; e++)
         known->built[e] = -1;
@@ -114,6 +165,8 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
     free (known->threads_lose);
     free (known->scalar);
     free (known->arith);
+    free (known->up_ids);
+    free (known->up_ideas);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
 }

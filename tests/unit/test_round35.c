@@ -56,7 +56,9 @@
  *     was slower than a one-thread kernel of the same tile: flagged;
  * 18. (round 36) the meta prompt's target line gave a bare "copy
  *     bandwidth 25.1 GB/s" where the kernel prompts say the memory can do
- *     at least 39.8 (a streaming copy).
+ *     at least 39.8 (a streaming copy);
+ * 19. (round 36) the register-tile idea went to candidate 8, whose parent,
+ *     candidate 3, was written to it ("inherited").
  */
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -274,6 +276,26 @@ test_cites (void)
     printf ("cites: idea %zu, pick %d\n", idx, pick);
     CHECK (!(idx == 0 && pick < 0));
     CHECK (idx != 0 || pick == 1);
+    //  19. Candidate 3 written to idea 1, candidate 8 from it to idea 0.
+    json_t *rows = json_pack ("[{s:i, s:i, s:i, s:s, s:s, s:s},"
+                              " {s:i, s:i, s:i, s:i, s:s, s:s, s:s}]",
+                              "id", 3, "generation", 0, "slot", 0, "phase", "search",
+                              "generator", "model", "idea", ideas[1],
+                              "id", 8, "generation", 1, "slot", 0, "parent_id", 3, "phase",
+                              "search", "generator", "model", "idea", ideas[0]);
+    kf_search_idea_known_t k2;
+    CHECK (kf_search_idea_known_read (rows, ideas, 2, e, 2, &e[0], 2, 0, &k2) == 0);
+    CHECK (kf_search_idea_inherited (&k2, 8, 1) && !kf_search_idea_inherited (&k2, 8, 0));
+    CHECK (!kf_search_idea_inherited (&k2, 5, 1));
+    //  The planner: idea 1 not from candidate 8 (its parent's idea).
+    size_t order1[2] = { 1, 0 };
+    pick = -1;
+    idx = kf_search_idea_fit_known (ideas, 2, order1, aside, 2, 0, e, feats, 2, -1, &e[0],
+                                    feats[0], &k2, &pick);
+    printf ("inherited: idea %zu, pick %d\n", idx, pick);
+    CHECK (!(idx == 1 && pick < 0));
+    kf_search_idea_known_free (&k2);
+    json_decref (rows);
 }
 
 //  6.
