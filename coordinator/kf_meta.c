@@ -288,7 +288,10 @@ s_queue_meta (kf_search_t *self, json_t *run, json_t *settings, int round)
     kf_meta_base_t base = { .number = kf_jint (parent, "number"), .why = why,
                             .population = (int) kf_jint (run, "population"),
                             .hardware = kf_prompt_hardware (self->db, backend, arch, run_id),
-                            .output_range = kf_prompt_output_range (self->db, run_id) };
+                            .output_range = NULL };
+    json_t *manifest = kf_prompt_manifest (self->db, run_id);
+    base.output_range = kf_prompt_output_range (manifest);
+    json_decref (manifest);
     if (best)
         kf_meta_outcomes_awaiting (outcomes, kf_jint (best, "id"), kf_jnum (best, "speedup", 0));
     char *prompt = kf_meta_prompt_text (run, sections, &base, outcomes, max_edits, best,

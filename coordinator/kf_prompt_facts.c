@@ -375,24 +375,26 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     fputs ("\n", f);
 }
 
-//  RUN_ID's reference data manifest, in a row whose "t" it is (caller's).
-static json_t *
-s_manifest (kf_db_t *db, int64_t run_id)
+json_t *
+kf_prompt_manifest (kf_db_t *db, int64_t run_id)
 {
     char id[24];
     snprintf (id, sizeof id, "%lld", (long long) run_id);
     const char *params[1] = { id };
-    return kf_db_row (db, "SELECT ref_data->'tensors' AS t FROM runs WHERE id = $1", 1, params,
-                      NULL);
+    json_t *row = kf_db_row (db, "SELECT ref_data->'tensors' AS t FROM runs WHERE id = $1", 1,
+                             params, NULL);
+    json_t *manifest = json_incref (json_object_get (row, "t"));
+    json_decref (row);
+    return manifest;
 }
 
 json_t *
-kf_prompt_output_range (kf_db_t *db, int64_t run_id)
+kf_prompt_output_range (json_t *manifest)
 {
-    json_t *row = s_manifest (db, run_id), *range = NULL;
+    json_t *range = NULL;
     size_t i;
     json_t *e;
-    json_array_foreach (json_object_get (row, "t"), i, e) {
+    json_array_foreach (manifest, i, e) {
         json_t *st = json_object_get (e, "stats");
         if (strcmp (kf_jstr (e, "role"), "output"))
             continue;
@@ -409,15 +411,12 @@ kf_prompt_output_range (kf_db_t *db, int64_t run_id)
         }
         range = json_pack ("{s:f, s:f}", "min", lo, "max", hi);
     }
-    json_decref (row);
     return range;
 }
 
 json_t *
-kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
+kf_prompt_input_stats (json_t *manifest)
 {
-    json_t *row = s_manifest (db, run_id);
-    json_t *manifest = json_object_get (row, "t");
     json_t *out = json_array ();
     bool any = false;
     static const char *const roles[] = { "input", "param", "buffer" };
@@ -434,7 +433,6 @@ kf_prompt_input_stats (kf_db_t *db, int64_t run_id)
             json_array_append (out, json_is_object (st) ? st : json_null ());
         }
     }
-    json_decref (row);
     if (!any) {
         json_decref (out);
         return NULL;

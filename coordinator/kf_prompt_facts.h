@@ -30,17 +30,21 @@ void kf_prompt_data_section (FILE *f, json_t *spec, json_t *stats);
  * kf_prompt_output_range's, or NULL. */
 void kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range);
 
-/* The smallest and largest value over every exported output of RUN_ID
- * ({"min", "max"}, from the manifest's stats), or NULL where any output
+/* The smallest and largest value over every exported output of MANIFEST
+ * ({"min", "max"}, from its entries' stats), or NULL where any output
  * was not summarised (caller's). kf_prompt_tolerance_section reads it:
  * outputs of one sign bound what a term's error costs. */
-json_t *kf_prompt_output_range (kf_db_t *db, int64_t run_id);
+json_t *kf_prompt_output_range (json_t *manifest);
 
-/* Statistics of the exported inputs of RUN_ID's PyTorch reference, in
+/* RUN_ID's reference data manifest (runs.ref_data's "tensors"), or NULL
+ * (caller's): what the two readings below take. */
+json_t *kf_prompt_manifest (kf_db_t *db, int64_t run_id);
+
+/* Statistics of the exported inputs of a PyTorch reference, in
  * spec.inputs order (args, then parameters, then buffers, as the derived
- * task lists them), from the set-0 entries of runs.ref_data's manifest
- * that carry "stats"; NULL when none does (caller's). */
-json_t *kf_prompt_input_stats (kf_db_t *db, int64_t run_id);
+ * task lists them), from the set-0 entries of MANIFEST that carry
+ * "stats"; NULL when none does (caller's). */
+json_t *kf_prompt_input_stats (json_t *manifest);
 
 /* Writes what a host kernel's call can rely on: its outputs' pages are
  * resident (the judge writes them before every call), and the stack of

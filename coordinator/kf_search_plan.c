@@ -340,8 +340,10 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                            && kf_prompt_children_changes (self->db, children,
                                                           parent->candidate_id);
     json_t *compiler = kf_prompt_compiler (self->db, backend);
-    json_t *stats = kf_prompt_input_stats (self->db, run_id);
-    json_t *range = kf_prompt_output_range (self->db, run_id);
+    json_t *manifest = kf_prompt_manifest (self->db, run_id);
+    json_t *stats = kf_prompt_input_stats (manifest);
+    json_t *range = kf_prompt_output_range (manifest);
+    json_decref (manifest);
     json_t *tune_points = kf_search_setting (self, run, "tuning_configs");
     /* What became of the run's other candidates, which kernels this
      * generation's siblings start from, and the sections' version

@@ -137,6 +137,19 @@ test_threads_gain (void)
 static void
 test_one_sign (void)
 {
+    //  The range over every output entry of the manifest, inputs left out;
+    //  none where one output has no stats.
+    json_t *manifest = json_pack ("[{s:s, s:{s:f, s:f}}, {s:s, s:i, s:{s:f, s:f}},"
+                                  " {s:s, s:i, s:{s:f, s:f}}]", "role", "input", "stats", "min",
+                                  -9.0, "max", 9.0, "role", "output", "set", 0, "stats", "min",
+                                  0.9, "max", 10.5, "role", "output", "set", 1, "stats", "min",
+                                  0.886, "max", 11.7);
+    json_t *r = kf_prompt_output_range (manifest);
+    CHECK (r && kf_jnum (r, "min", 0) == 0.886 && kf_jnum (r, "max", 0) == 11.7);
+    json_decref (r);
+    json_array_append_new (manifest, json_pack ("{s:s, s:i}", "role", "output", "set", 2));
+    CHECK (kf_prompt_output_range (manifest) == NULL);
+    json_decref (manifest);
     json_t *spec = kf_test_ew_spec ("F.softplus(x) - 0.5 * torch.tanh(x)");
     json_t *range = json_pack ("{s:f, s:f}", "min", 0.5, "max", 8.7);
     char *text;
