@@ -305,6 +305,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     bool read = kf_prompt_formula (spec, &fm);
     //  Round 32: a softmax over each column (dim 0) read "over its row".
     bool col_softmax = read && !strcmp (fm.col, "softmax") && fm.col_outer;
+    bool no_math = s_no_math (read, &fm);
     if (((read && !strcmp (fm.row, "softmax") && fm.row_outer) || col_softmax) && rtol > 0)
         fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its %s. An exp with "
                  "relative error up to e moves each probability by at most about 2e relative "
@@ -316,7 +317,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  Round 36: clamp(a @ w + bias) was told of function approximations
     //  and erfc: a formula that calls no function and neither divides nor
     //  takes a root (a product's epilogue of such) has none to make.
-    else if (rtol > 0 && s_no_math (read, &fm))
+    else if (rtol > 0 && no_math)
         fputs ("So: this task calls no function and takes no root or reciprocal, so it has "
                "no approximation to make; its error comes from the order of its sums, which "
                "may be changed freely (a reordered or blocked summation is fine)", f);
@@ -342,7 +343,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
              "bit-identical.\n", rtol, 100 * (1 - match));
     //  Round 13: GELU's negative tail, x times 1 + erf(x / sqrt 2) where
     //  that sum cancels, needs erfc; nothing said so.
-    if (!s_no_math (read, &fm))
+    if (!no_math)
         fprintf (f, "The relative test holds for small outputs too, down to the absolute "
                  "bound: where a factor of the result is a difference of nearly equal numbers "
                  "(1 + erf(x) for x well below 0, e^x - 1 near 0), compute that factor "

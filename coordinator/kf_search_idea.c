@@ -681,10 +681,10 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                                    &share, &cycles, &budget);
         at = cycles > 0 && budget > 0 ? budget / cycles : 0;
         int built = pick < 0 ? known.chosen_built : known.built ? known.built[pick] : -1;
-        with = kf_search_idea_pair_free (ideas, count, idx, bound,
-                                         kf_prompt_source_features (kf_jstr (from, "source"),
-                                                                    in.language),
-                                         built, spent, held);
+        with = kf_search_idea_pair (ideas, count, idx, bound,
+                                    kf_prompt_source_features (kf_jstr (from, "source"),
+                                                               in.language),
+                                    built, spent, held);
         json_decref (from);
     }
     out->with = with >= 0 ? ideas[with] : NULL;

@@ -331,19 +331,14 @@ double kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardwar
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
  * itself; else the first idea that cuts bytes and that the parent
  * neither does (PARENT_FEATURES, bits of kf_prompt_source_features) nor
- * was built from (PARENT_BUILT, or -1), not SPENT (may be NULL); -1 when
- * there is none (the idea then goes alone: nothing in the list would cut
- * this parent's bytes). */
+ * was built from (PARENT_BUILT, or -1), not SPENT and not HELD (with a
+ * try in flight: round 35 paired streaming stores with two attempts'
+ * ideas while a third candidate tried them alone, so no try told the
+ * ideas apart; either may be NULL); -1 when there is none (the idea then
+ * goes alone: nothing in the list would cut this parent's bytes). */
 int kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double share,
-                         unsigned parent_features, int parent_built, const bool *spent);
-
-/* Round 35: streaming stores went with two attempts' ideas while a
- * third candidate tried them alone, so no try could tell the ideas
- * apart. kf_search_idea_pair, the paired idea also none HELD (with a try
- * in flight; may be NULL); -1 when out of memory. */
-int kf_search_idea_pair_free (const char *const *ideas, size_t n, size_t idx, double share,
-                              unsigned parent_features, int parent_built, const bool *spent,
-                              const bool *held);
+                         unsigned parent_features, int parent_built, const bool *spent,
+                         const bool *held);
 
 /* Round 16: whether HANDED, the idea a planned candidate was handed (may
  * be NULL: none), is missing from IDEAS (N), the list of the prompt

@@ -18,7 +18,6 @@
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include <math.h>
-#include <stdlib.h>
 
 kf_share_t
 kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *hardware,
@@ -47,31 +46,17 @@ kf_search_idea_cuts_bytes (const char *idea)
 
 int
 kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double share,
-                     unsigned parent_features, int parent_built, const bool *spent)
+                     unsigned parent_features, int parent_built, const bool *spent,
+                     const bool *held)
 {
     if (idx >= n || share < KF_SEARCH_IDEA_BOUND || kf_search_idea_cuts_bytes (ideas[idx]))
         return -1;
     for (size_t c = 0; c < n; c++)
         if (kf_search_idea_cuts_bytes (ideas[c]) && (int) c != parent_built
             && !((parent_features >> kf_prompt_idea_feature (ideas[c])) & 1u)
-            && !(spent && spent[c]))
+            && !(spent && spent[c]) && !(held && held[c]))
             return (int) c;
     return -1;
-}
-
-int
-kf_search_idea_pair_free (const char *const *ideas, size_t n, size_t idx, double share,
-                          unsigned parent_features, int parent_built, const bool *spent,
-                          const bool *held)
-{
-    bool *busy = calloc (n ? n : 1, sizeof *busy);
-    if (!busy)
-        return -1;
-    for (size_t k = 0; k < n; k++)
-        busy[k] = (spent && spent[k]) || (held && held[k]);
-    int with = kf_search_idea_pair (ideas, n, idx, share, parent_features, parent_built, busy);
-    free (busy);
-    return with;
 }
 
 bool

@@ -77,11 +77,8 @@ kf_figures_retry_mark (json_t *dev, json_t *old)
     struct tm tm;
     if (gmtime_r (&now, &tm) && strftime (at, sizeof at, "%Y-%m-%d %H:%M UTC", &tm))
         json_object_set_new (dev, "figures_measured_again_at", json_string (at));
-    json_t *was = json_object_get (old, "thread_start_join_us");
-    json_t *now_us = json_object_get (dev, "thread_start_join_us");
-    if (json_is_number (was) && json_is_number (now_us)
-        && json_number_value (was) > 0 && json_number_value (was) < json_number_value (now_us))
-        json_object_set (dev, "thread_start_join_us", was);
+    kf_host_figures_lower_start (dev, json_number_value (json_object_get (old,
+                                                                          "thread_start_join_us")));
 }
 
 int64_t

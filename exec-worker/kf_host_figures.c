@@ -274,10 +274,15 @@ s_take (const kf_eval_ceilings_t *ceil, json_t *caps, double others, json_t *key
 static void
 s_spawn_lower (void)
 {
-    double now_us = kf_host_measure_spawn_s () * 1e6;
-    json_t *kept = json_object_get (s_caps, "thread_start_join_us");
-    if (now_us > 0 && (!kept || now_us < json_number_value (kept)))
-        json_object_set_new (s_caps, "thread_start_join_us", json_real (round (now_us * 10) / 10));
+    kf_host_figures_lower_start (s_caps, kf_host_measure_spawn_s () * 1e6);
+}
+
+void
+kf_host_figures_lower_start (json_t *caps, double us)
+{
+    json_t *kept = json_object_get (caps, "thread_start_join_us");
+    if (us > 0 && (!kept || us < json_number_value (kept)))
+        json_object_set_new (caps, "thread_start_join_us", json_real (round (us * 10) / 10));
 }
 
 static void

@@ -86,6 +86,11 @@ void kf_host_figures_use_file (const char *path, bool remeasure);
  * ones' ceilings carry `busy` (kf_eval_check.h). */
 const char *kf_host_figures_source (void);
 
+/* Sets CAPS' thread start (thread_start_join_us) to US where US is the
+ * lower, or none was kept: a start is never slower than measured, and the
+ * higher figure holds a wait for a CPU. */
+void kf_host_figures_lower_start (json_t *caps, double us);
+
 /* One try at measuring the figures again (kf_host_figures_again). */
 typedef struct {
     bool quiet;              /* taken: the figures in use (and the file's) from now on */

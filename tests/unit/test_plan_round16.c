@@ -146,16 +146,16 @@ test_bound (json_t *spec)
            && !strcmp (at.rate_name, "the measured copy bandwidth"));
     CHECK (kf_search_idea_memory_share (k, spec, hw, KF_TARGET_CUDA).share < 0.7);
     CHECK (kf_search_idea_cuts_bytes (ideas[stream]) && !kf_search_idea_cuts_bytes (ideas[simd]));
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, -1, NULL) == (int) stream);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, -1, NULL, NULL) == (int) stream);
     //  Below the bound, or the idea cuts bytes itself: alone.
-    CHECK (kf_search_idea_pair (ideas, n, simd, 0.85, 0, -1, NULL) == -1);
-    CHECK (kf_search_idea_pair (ideas, n, stream, share, 0, -1, NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, 0.85, 0, -1, NULL, NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, stream, share, 0, -1, NULL, NULL) == -1);
     //  The parent streams already, or was built from it, or it is spent.
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 1u << KF_IDEA_STREAM, -1, NULL) == -1);
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, (int) stream, NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, 1u << KF_IDEA_STREAM, -1, NULL, NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, (int) stream, NULL, NULL) == -1);
     bool spent[16] = { false };
     spent[stream] = true;
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, -1, spent) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, -1, spent, NULL) == -1);
     json_decref (k);
     //  A sibling handed the pair takes both from its parent: the one
     //  paired is in flight and taken from candidate 8 too.

@@ -89,7 +89,7 @@ test_pair (void)
     CHECK (approx < n && stream < n);
     unsigned simd = 1u << KF_IDEA_SIMD;
     if (approx < n && stream < n)
-        CHECK (kf_search_idea_pair (ideas, n, approx, bound, simd, -1, NULL) == (int) stream);
+        CHECK (kf_search_idea_pair (ideas, n, approx, bound, simd, -1, NULL, NULL) == (int) stream);
     json_decref (k);
     //  At 11.5 ms the same kernel's arithmetic binds: nothing paired.
     k = json_pack ("{s:s, s:f}", "source", s_one_thread, "candidate_ns", 11.5e6);

@@ -265,7 +265,7 @@ test_threads_aside (void)
     //  Threads for a kernel at its memory budget go with streaming stores.
     size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
     CHECK (stream < n
-           && kf_search_idea_pair (ideas, n, th, 0.99, 1u << KF_IDEA_SIMD, -1, NULL)
+           && kf_search_idea_pair (ideas, n, th, 0.99, 1u << KF_IDEA_SIMD, -1, NULL, NULL)
                   == (int) stream);
     json_decref (spec);
 }

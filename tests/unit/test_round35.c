@@ -34,7 +34,7 @@
  *     function approximations' budget, nor erfc);
  * 10. (round 35) streaming stores went with two attempts' ideas while a
  *     third candidate tried them alone: a paired idea has no try in
- *     flight (kf_search_idea_pair_free);
+ *     flight (kf_search_idea_pair's HELD);
  * 11. (round 35) "its threads buy nothing here, 15% more time with them
  *     than on one core" stood beside "its threads hardly ran side by side
  *     there ...: the gap is not what its threads buy";
@@ -401,10 +401,10 @@ test_loose (void)
     bool held[16] = { false }, spent[16] = { false };
     unsigned simd = 1u << KF_IDEA_SIMD;
     if (approx < n && stream < n && n <= 16) {
-        CHECK (kf_search_idea_pair_free (ideas, n, approx, 0.99, simd, -1, spent, held)
+        CHECK (kf_search_idea_pair (ideas, n, approx, 0.99, simd, -1, spent, held)
                == (int) stream);
         held[stream] = true;
-        CHECK (kf_search_idea_pair_free (ideas, n, approx, 0.99, simd, -1, spent, held)
+        CHECK (kf_search_idea_pair (ideas, n, approx, 0.99, simd, -1, spent, held)
                != (int) stream);
     }
     //  13. The cut idea (no feature shows it) handed with streaming stores.

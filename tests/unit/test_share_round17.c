@@ -151,7 +151,7 @@ s_test_bound (json_t *spec, json_t *hw)
         simd++;
     CHECK (simd < n);
     if (simd < n)
-        CHECK (kf_search_idea_pair (ideas, n, simd, s.share, 0, -1, NULL) == -1);
+        CHECK (kf_search_idea_pair (ideas, n, simd, s.share, 0, -1, NULL, NULL) == -1);
     json_decref (k);
 }
 
