@@ -26,8 +26,9 @@
  *  8. (round 35, found while it ran) a one-thread kernel at 16 cycles a
  *     vector against a memory budget of 27 was called bound by memory
  *     and handed streaming stores with its idea; cheaper math alone then
- *     took it from 4.69 to 3.85 ms: a kernel well under the estimate
- *     shows the estimate loose (KF_SEARCH_IDEA_LOOSE);
+ *     took it from 4.69 to 3.85 ms (the helper's own timing): a kernel
+ *     well under the estimate shows the estimate loose
+ *     (KF_SEARCH_IDEA_LOOSE);
  *  9. (round 35) clamp(a @ w + bias, -1, 1) was told to spend less of the
  *     budget on a term's approximation where terms cancel: it calls no
  *     function, and its terms are no approximations (round 36: nor the
