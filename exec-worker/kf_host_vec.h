@@ -53,4 +53,14 @@
  * measured is left out. Returns the number of keys added. */
 int kf_host_vec_costs (json_t *device);
 
+/* A ratio to a base instruction that cannot fall under LEAST (a mix of
+ * two FMAs and one X takes at least the two FMAs' time), as MEASURE (ARG)
+ * reads it: measured again, up to TRIES readings in all, while it reads
+ * under 0.95 LEAST (a neighbour on the core slowed the base's runs more
+ * than the op's; the 5% is the clock's and the pairs' room), and LEAST
+ * where every reading did. A reading of 0 or less (a run took no time)
+ * is returned as read. CI read a mix of two FMAs and vcvtps2dq at 1.78
+ * FMAs' time, and the Target section would have carried it. */
+double kf_host_vec_floored (double (*measure) (void *), void *arg, double least, int tries);
+
 #endif

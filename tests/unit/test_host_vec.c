@@ -174,9 +174,51 @@ s_this_host (void)
     json_decref (d);
 }
 
+//  Readings handed out in turn, for kf_host_vec_floored.
+typedef struct {
+    const double *reads;
+    int n, taken;
+} s_reads_t;
+
+static double
+s_next (void *arg)
+{
+    s_reads_t *r = arg;
+    return r->taken < r->n ? r->reads[r->taken++] : -1;
+}
+
+//  CI read a mix of two FMAs and one vcvtps2dq at 1.78 FMAs' time: a
+//  reading under the floor is taken again, and the floor stands for it
+//  where every reading fell under it.
+static void
+s_floor (void)
+{
+    static const double low_then_ok[] = { 1.78, 2.04, 1.5 };
+    s_reads_t r = { low_then_ok, 3, 0 };
+    CHECK (kf_host_vec_floored (s_next, &r, 2, 3) == 2.04);
+    CHECK (r.taken == 2);
+    //  Within the 5% room: kept as read, not measured again.
+    static const double near[] = { 1.92, 3.0 };
+    r = (s_reads_t) { near, 2, 0 };
+    CHECK (kf_host_vec_floored (s_next, &r, 2, 3) == 1.92 && r.taken == 1);
+    //  Every reading under the floor: the floor, after TRIES readings.
+    static const double low[] = { 1.7, 1.8, 1.6, 2.5 };
+    r = (s_reads_t) { low, 4, 0 };
+    CHECK (kf_host_vec_floored (s_next, &r, 2, 3) == 2 && r.taken == 3);
+    //  A run that took no time: 0, as read, not the floor.
+    static const double none[] = { 0, 2.5 };
+    r = (s_reads_t) { none, 2, 0 };
+    CHECK (kf_host_vec_floored (s_next, &r, 2, 3) == 0 && r.taken == 1);
+    //  No floor: one reading, whatever it is.
+    static const double any[] = { 0.3, 2.5 };
+    r = (s_reads_t) { any, 2, 0 };
+    CHECK (kf_host_vec_floored (s_next, &r, 0, 3) == 0.3 && r.taken == 1);
+}
+
 int
 main (void)
 {
+    s_floor ();
     s_this_host ();
     return kf_test_done ("test_host_vec");
 }
