@@ -367,6 +367,8 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
         { "cited", "this attempt's idea was written from that kernel's code (its words name "
                    "that kernel)" },
         { "inherited", "that kernel descends from one written to this attempt's idea" },
+        { "tried", "a try of this idea from that kernel was judged already: a second one "
+                   "from it would ask the same question" },
         { "threads", "threads are predicted to lose on that kernel (its time a call is below "
                      "what starting them costs to win back)" },
         { "scalar", "this attempt's idea takes vectorised math as given, and that kernel's "

@@ -345,7 +345,8 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
 //  Round 22: and why, for the prompt ("that kernel has this attempt's
 //  idea already, a sibling ..., or it is predicted not to pay there"
 //  named three reasons where one held): "code", "built", "threads",
-//  "scalar", "premise", "arith", "cited", "inherited" or "sibling"; NULL
+//  "scalar", "premise", "arith", "cited", "inherited", "tried" or
+//  "sibling"; NULL
 //  when it lacks the idea.
 //  Round 25's notes: an idea whose text takes any other feature as given
 //  (packing "inside the cache blocks", a meta round's "keep the streaming
@@ -363,6 +364,9 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
         return "cited";
     if (kf_search_idea_inherited (known, id, idx))
         return "inherited";
+    for (size_t t = 0; known && t < known->n_tried; t++)
+        if (known->tried[t].parent_id == id && known->tried[t].idea == idx)
+            return "tried";
     if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
         return "threads";
     unsigned lacks = kf_prompt_idea_premise (ideas[idx]) & (unsigned) unfit;
@@ -516,27 +520,6 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
 //  ---------------------------------------------------------------------
 //  What the database holds
 
-//  The run's candidates with a stored idea, as kf_search_idea_known_read
-//  reads them; NULL on a database error.
-static json_t *
-s_ideas_taken (kf_db_t *db, json_t *run)
-{
-    char id[24];
-    snprintf (id, sizeof id, "%lld", (long long) kf_jint (run, "id"));
-    const char *params[1] = { id };
-    json_t *rows = kf_db_query (db,
-                                "SELECT c.id, c.generation, c.slot, c.parent_id, c.phase,"
-                                " c.generator, c.selection->>'idea' AS idea, c.selection->>'with' AS with,"
-                                " (p.selection->>'features')::bigint AS parent_features,"
-                                " (c.finished_at IS NULL OR c.fidelity = 'pending') AS pending"
-                                " FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id"
-                                " WHERE c.run_id = $1 AND c.selection->>'idea' IS NOT NULL"
-                                " ORDER BY c.id",
-                                1, params);
-    kf_json_drop_nulls (rows);
-    return rows;
-}
-
 //  Whether one of IDEAS (N) is about FEATURE.
 static bool
 s_listed (const char *const *ideas, size_t n, kf_idea_feature_t feature)
@@ -578,7 +561,7 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     //  so far took from which kernel (round 10), what is in flight, and
     //  where threads are predicted to lose (round 11).
     kf_search_idea_known_t known = { .chosen_built = -1 };
-    json_t *rows = tries && aside && order && features ? s_ideas_taken (db, run) : NULL;
+    json_t *rows = tries && aside && order && features ? kf_search_idea_known_rows (db, kf_jint (run, "id")) : NULL;
     kf_meta_ideas_canon (sections, rows);
     json_t *threads = NULL;
     int rc = rows && !kf_search_idea_known_read (rows, ideas, count, elites, n, chosen,

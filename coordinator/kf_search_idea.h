@@ -200,6 +200,10 @@ typedef struct {
     uint64_t *up_ideas;                  /* bits 1 << i of the ideas its
                                             ancestors were written to */
     size_t n_up;
+    kf_search_idea_sibling_t *tried;     /* (round 36) judged correct search
+                                            tries: the kernel each started
+                                            from and its idea (MADE unused) */
+    size_t n_tried;
 } kf_search_idea_known_t;
 
 /* Round 36: the register-tile idea went to candidate 8, whose parent was
@@ -215,15 +219,23 @@ bool kf_search_idea_inherited (const kf_search_idea_known_t *known, int64_t id, 
  * is left to hand out at all, not as one set aside is, after the others. */
 void kf_search_idea_spent (const char *const *ideas, size_t n, json_t *tries, bool *spent);
 
+/* The run RUN_ID's candidates with a stored idea, oldest first, as
+ * kf_search_idea_known_read reads them; NULL on a database error. */
+json_t *kf_search_idea_known_rows (kf_db_t *db, int64_t run_id);
+
 /* KNOWN from ROWS, the run's candidates with a stored idea, as [{id,
  * generation, slot, parent_id, parent_features, phase, generator, idea,
- * pending}]: the
+ * with, pending, tried}]: the
  * idea each of ELITES (N) and CHOSEN was built from (none for the task's
  * own initial kernel, which no idea made), and the ideas the search
  * candidates of GENERATION other than SLOT took, with their parents, and
  * so those of other generations still pending (round 11: cache blocking
  * from candidate 6 twice in flight at once); per idea, how many search
- * candidates other than (GENERATION, SLOT) are pending; ideas not in
+ * candidates other than (GENERATION, SLOT) are pending; and (round 36)
+ * each search try judged correct (TRIED) by its parent and idea: round 36
+ * handed candidate 1 the cheaper-math idea a second time, right after a
+ * try of it from candidate 1 came out within noise, and such a kernel
+ * now has the idea as one a sibling takes from it has. Ideas not in
  * IDEAS (COUNT) are left out. Free with kf_search_idea_known_free. 0, or -1
  * when out of memory. */
 int kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,

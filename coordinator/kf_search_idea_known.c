@@ -85,8 +85,9 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
     known->pending = calloc (count + 1, sizeof *known->pending);
     known->up_ids = calloc (n + 1, sizeof *known->up_ids);
     known->up_ideas = calloc (n + 1, sizeof *known->up_ideas);
+    known->tried = calloc (json_array_size (rows) + 1, sizeof *known->tried);
     if (!known->built || !known->siblings || !known->pending || !known->up_ids
-        || !known->up_ideas) {
+        || !known->up_ideas || !known->tried) {
         kf_search_idea_known_free (known);
         return -1;
     }
@@ -120,6 +121,9 @@ kf_search_idea_known_read (json_t *rows, const char *const *ideas, size_t count,
         bool self = here && kf_jint (r, "slot") == slot;
         bool pending = json_is_true (json_object_get (r, "pending"));
         known->pending[idx] += search && pending && !self;
+        if (search && json_is_true (json_object_get (r, "tried")))
+            known->tried[known->n_tried++] = (kf_search_idea_sibling_t) {
+                .parent_id = kf_jint (r, "parent_id"), .idea = (size_t) idx };
         //  A sibling's, or one in flight from an earlier generation
         //  (round 11: candidate 12 and a sibling both took cache blocking
         //  from candidate 6).
@@ -167,6 +171,7 @@ kf_search_idea_known_free (kf_search_idea_known_t *known)
     free (known->arith);
     free (known->up_ids);
     free (known->up_ideas);
+    free (known->tried);
     memset (known, 0, sizeof *known);
     known->chosen_built = -1;
 }
@@ -198,12 +203,39 @@ kf_search_idea_known_text (const kf_search_idea_known_t *known, const kf_elite_t
         else if (named)
             fprintf (f, "=%zu,", known->siblings[s].idea);
     }
+    //  A judged try's parent likewise (round 36).
+    for (size_t t = 0; t < known->n_tried; t++)
+        for (size_t e = 0; e < n; e++)
+            if (elites[e].candidate_id == known->tried[t].parent_id)
+                fprintf (f, "t%zu=%zu,", e, known->tried[t].idea);
     fprintf (f, "c=%d", known->chosen_built);
     if (fclose (f)) {
         free (text);
         return NULL;
     }
     return text;
+}
+
+json_t *
+kf_search_idea_known_rows (kf_db_t *db, int64_t run_id)
+{
+    char id[24];
+    snprintf (id, sizeof id, "%lld", (long long) run_id);
+    const char *params[1] = { id };
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.id, c.generation, c.slot, c.parent_id, c.phase,"
+                                " c.generator, c.selection->>'idea' AS idea,"
+                                " c.selection->>'with' AS with,"
+                                " (p.selection->>'features')::bigint AS parent_features,"
+                                " (c.finished_at IS NULL OR c.fidelity = 'pending') AS pending,"
+                                " (c.finished_at IS NOT NULL AND c.fidelity IS DISTINCT FROM 'pending'"
+                                "  AND c.speedup > 0) AS tried"
+                                " FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id"
+                                " WHERE c.run_id = $1 AND c.selection->>'idea' IS NOT NULL"
+                                " ORDER BY c.id",
+                                1, params);
+    kf_json_drop_nulls (rows);
+    return rows;
 }
 
 bool

@@ -1,0 +1,77 @@
+/*  test_round37.c - what round 36 of the model in the loop (issue 15,
+ *  docs/search.md "Thirty-sixth round, a check") left open, fixed before
+ *  round 37:
+ *
+ *  1. the cheaper-math idea went to candidate 1 a second time, right
+ *     after a try of it from candidate 1 (candidate 5) came out within
+ *     noise: a kernel a judged, correct try of an idea started from has
+ *     that idea, as one a sibling takes from it has ("tried";
+ *     kf_search_idea_known_read, kf_search_idea_fit_known).
+ */
+#include "../../common/kf_json.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../kf_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  1.
+static void
+test_tried (void)
+{
+    static const char *const ideas[] = { "spend fewer instructions an element on its tanh",
+                                         "unroll the loop by four" };
+    kf_elite_t e[2] = { { .candidate_id = 1, .speedup = 57.8 },
+                        { .candidate_id = 2, .speedup = 50.1 } };
+    unsigned feats[2] = { 0, 0 };
+    size_t order[2] = { 0, 1 };
+    bool aside[2] = { false, false };
+    //  Candidate 5 tried idea 0 from candidate 1 and was judged correct;
+    //  candidate 6 tried idea 1 from candidate 2 and is in flight, and
+    //  candidate 7 tried idea 1 from candidate 1 and failed: neither of
+    //  those two counts as tried.
+    json_t *rows = json_pack ("[{s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:b, s:b},"
+                              " {s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:b, s:b},"
+                              " {s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:b, s:b}]",
+                              "id", 5, "generation", 1, "slot", 0, "parent_id", 1, "phase",
+                              "search", "generator", "model", "idea", ideas[0], "pending", 0,
+                              "tried", 1,
+                              "id", 6, "generation", 1, "slot", 1, "parent_id", 2, "phase",
+                              "search", "generator", "model", "idea", ideas[1], "pending", 1,
+                              "tried", 0,
+                              "id", 7, "generation", 1, "slot", 2, "parent_id", 1, "phase",
+                              "search", "generator", "model", "idea", ideas[1], "pending", 0,
+                              "tried", 0);
+    kf_search_idea_known_t known;
+    CHECK (kf_search_idea_known_read (rows, ideas, 2, e, 2, &e[0], 2, 0, &known) == 0);
+    CHECK (known.n_tried == 1 && known.tried[0].parent_id == 1 && known.tried[0].idea == 0);
+    //  Generation 2's first slot leans towards idea 0 from candidate 1:
+    //  it goes to candidate 2, which no try of it started from.
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, 2, order, aside, 2, 0, e, feats, 2, -1, &e[0],
+                                           feats[0], &known, &pick);
+    printf ("tried: idea %zu, pick %d\n", idx, pick);
+    CHECK (idx == 0 && pick == 1);
+    //  The fingerprint holds it by the elite's place.
+    char *text = kf_search_idea_known_text (&known, e, 2);
+    CHECK (text && strstr (text, "t0=0,"));
+    free (text);
+    kf_search_idea_known_free (&known);
+    //  Without the judged try, candidate 1 keeps its slot's idea.
+    json_object_set_new (json_array_get (rows, 0), "tried", json_false ());
+    CHECK (kf_search_idea_known_read (rows, ideas, 2, e, 2, &e[0], 2, 0, &known) == 0);
+    pick = -1;
+    idx = kf_search_idea_fit_known (ideas, 2, order, aside, 2, 0, e, feats, 2, -1, &e[0],
+                                    feats[0], &known, &pick);
+    CHECK (idx == 0 && pick == -1);
+    kf_search_idea_known_free (&known);
+    json_decref (rows);
+}
+
+int
+main (void)
+{
+    test_tried ();
+    return kf_test_done ("test_round37");
+}
