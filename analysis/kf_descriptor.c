@@ -240,9 +240,8 @@ static const s_rule_t s_c_rules[] = {
       "per-lane accumulator array", 0, 0, false },
     { DIM_MEM, 1, "\\bfor \\( \\w+ = 0 ; \\w+ \\+ ([2-9]|[1-9][0-9]+) <= \\w+ ; \\w+ \\+= \\1 \\)",
       "loop strip-mined by a constant width (vector lanes)", 0, 0, false },
-    //  Block sizes by name: TILE, BLOCK, BS, and BLAS's NB, KB, MB (BM...).
-    { DIM_MEM, 2, "\\bfor \\([^;]*;[^;]*; \\w+ \\+= (\\w*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)\\w*|[MNKIJ]B|B[MNKIJ]) \\)",
-      "loop stepping by a block size (cache blocking)", 0, 0, false },
+    //  Block sizes by name (TILE, BLOCK, BS, and BLAS's NB, KB, MB, BM...)
+    //  are read by code (s_named_rule): a loop that runs once is none.
     //  Register tiles are read by their accumulators (s_acc_rules below),
     //  not by a declaration: round 10's coefficient table, a local 2-D
     //  float array filled once, read as one (rule set 7).
@@ -356,6 +355,8 @@ static const s_rule_t s_counter_rule = {
     DIM_SYNC, 2, NULL, "dynamic work distribution (threads claim blocks from one work counter)", 0, 0, false };
 static const s_rule_t s_blocking_rule = {
     DIM_MEM, 2, NULL, "loops over blocks of a constant size around a loop nest (cache blocking)", 0, 0, false };
+static const s_rule_t s_named_rule = {
+    DIM_MEM, 2, NULL, "loop stepping by a block size (cache blocking)", 0, 0, false };
 static const s_rule_t s_lock_rule = {
     DIM_SYNC, 3, NULL, "lock across threads (guarding results, not a work index)", 0, 0, false };
 static const s_rule_t s_atomic_rule = {
@@ -686,6 +687,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
                 { &s_autovec_rule, known ? 0 : ev.autovec, ev.autovec_snip },
                 { &s_built_vec_rule, known ? vectorised_loops : 0, built },
                 { &s_packing_rule, ev.packing, ev.packing_snip },
+                { &s_named_rule, ev.named_block, ev.named_snip },
                 { &s_blocking_rule, ev.blocking, ev.blocking_snip },
                 { &s_counter_rule, ev.counter, ev.counter_snip },
                 { &s_lock_rule, ev.lock, ev.lock_snip },

@@ -60,16 +60,25 @@ static const char s_alloc_buffer_p[] =
     "[^;]*\\b[[:alnum:]_]*(alloc|scratch)[[:alnum:]_]*" W "\\(";
 
 //  A loop stepping by a constant: `for (int64_t j0 = 0; j0 < N; j0 += JW)`.
+//  Its variable: group 1, its condition: group 2, its step: group 3.
 static const char s_block_p[] =
-    "\\bfor" W "\\(" W "[^;]*\\b(" NAME ")" W "=" W "[^;=][^;]*;[^;]*;" W "\\1" W "\\+=" W
+    "\\bfor" W "\\(" W "[^;]*\\b(" NAME ")" W "=" W "[^;=][^;]*;([^;]*);" W "\\1" W "\\+=" W
     "(" NAME "|[0-9]+)[uUlL]*" W "\\)";
+//  A loop stepping by a block size by its name: TILE, BLOCK, BS, and
+//  BLAS's NB, KB, MB (BM...). Its condition: group 1, its variable: group
+//  2, its step: group 3.
+static const char s_named_p[] =
+    "\\bfor" W "\\([^;]*;([^;]*);" W "(" NAME ")" W "\\+=" W
+    "([[:alnum:]_]*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)[[:alnum:]_]*|[MNKIJ]B|B[MNKIJ])"
+    W "\\)";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
-enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_LOCK, R_COUNT };
+enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
+       R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
-    s_block_p, s_lock_p };
+    s_block_p, s_named_p, s_lock_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -290,21 +299,67 @@ s_has_nest (const char *code, const char *body, int calls)
     return kf_descriptor_any_callee (code, body, calls, s_has_nest);
 }
 
+//  The value of TOKEN in CODE: a literal's, or a name's that CODE
+//  defines as one (`#define KB 512`, `const int KB = 512;`, an enum's
+//  `KB = 512,`); 0 where not known.
+static long
+s_value (const char *code, const char *token)
+{
+    if (isdigit ((unsigned char) *token))
+        return atol (token);
+    char pattern[160];
+    snprintf (pattern, sizeof pattern,
+              "(#" W "define[[:space:]]+%s[[:space:]]+\\(?" W "|\\b%s" W "=" W ")"
+              "([0-9]+)[uUlL]*" W "\\)?" W "([,;}]|$|\n)", token, token);
+    regex_t re;
+    if (strlen (token) > 48 || regcomp (&re, pattern, REG_EXTENDED | REG_NEWLINE))
+        return 0;
+    regmatch_t m[3];
+    long v = regexec (&re, code, 3, m, 0) == 0 ? atol (code + m[2].rm_so) : 0;
+    regfree (&re);
+    return v;
+}
+
+//  Round 35: `for (kk = 0; kk < K; kk += KB)` with K and KB both 512 read
+//  as cache blocking (and the kernel as "multi-level blocking"), and the
+//  blocking idea as tried twice. Whether the loop of VAR, whose condition
+//  is COND and whose step STEP, runs once: its bound and step known, the
+//  step no smaller than the bound.
+static bool
+s_one_block (const char *code, const char *var, const char *cond, const char *step)
+{
+    char pattern[160], bound[64] = "";
+    snprintf (pattern, sizeof pattern, "^" W "%s" W "<" W "(" NAME "|[0-9]+)[uUlL]*" W "$", var);
+    regex_t re;
+    if (strlen (var) > 48 || regcomp (&re, pattern, REG_EXTENDED))
+        return false;
+    regmatch_t m[2];
+    if (regexec (&re, cond, 2, m, 0) == 0 && m[1].rm_eo - m[1].rm_so < (regoff_t) sizeof bound)
+        memcpy (bound, cond + m[1].rm_so, (size_t) (m[1].rm_eo - m[1].rm_so));
+    regfree (&re);
+    long b = *bound ? s_value (code, bound) : 0, s = s_value (code, step);
+    return b > 0 && s >= b;
+}
+
 static int
 s_blocking (const char *code, char *snip)
 {
     int count = 0;
     const char *p = code;
-    regmatch_t m[3];
-    while (*p && regexec (&s_re[R_BLOCK], p, 3, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        char var[64], step[64];
-        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so), ls = (size_t) (m[2].rm_eo - m[2].rm_so);
-        char *body = lv < sizeof var && ls < sizeof step ? s_body (p + m[0].rm_eo) : NULL;
+    regmatch_t m[4];
+    while (*p && regexec (&s_re[R_BLOCK], p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        char var[64], step[64], cond[160];
+        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so), ls = (size_t) (m[3].rm_eo - m[3].rm_so);
+        size_t lc = (size_t) (m[2].rm_eo - m[2].rm_so);
+        char *body = lv < sizeof var && ls < sizeof step && lc < sizeof cond
+                     ? s_body (p + m[0].rm_eo) : NULL;
         if (body) {
             memcpy (var, p + m[1].rm_so, lv);
             var[lv] = 0;
-            memcpy (step, p + m[2].rm_so, ls);
+            memcpy (step, p + m[3].rm_so, ls);
             step[ls] = 0;
+            memcpy (cond, p + m[2].rm_so, lc);
+            cond[lc] = 0;
             bool literal = isdigit ((unsigned char) step[0]);
             bool sized = !literal || atol (step) >= 8;
             //  The block used inside: an inner loop from VAR, or VAR + STEP.
@@ -315,10 +370,36 @@ s_blocking (const char *code, char *snip)
                 snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
                 used = kf_text_matches (body, pattern);
             }
-            if (sized && used && s_has_nest (code, body, S_CALLS) && count++ == 0)
+            if (sized && used && !s_one_block (code, var, cond, step)
+                && s_has_nest (code, body, S_CALLS) && count++ == 0)
                 s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
             free (body);
         }
+        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+    }
+    return count;
+}
+
+//  Loops stepping by a block size by its name, bar those that run once.
+static int
+s_named (const char *code, char *snip)
+{
+    int count = 0;
+    const char *p = code;
+    regmatch_t m[4];
+    while (*p && regexec (&s_re[R_NAMED], p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        char part[3][160];
+        bool fits = true;
+        for (int g = 0; g < 3; g++) {
+            size_t len = (size_t) (m[g + 1].rm_eo - m[g + 1].rm_so);
+            fits = fits && len < sizeof part[g];
+            if (fits) {
+                memcpy (part[g], p + m[g + 1].rm_so, len);
+                part[g][len] = 0;
+            }
+        }
+        if (fits && !s_one_block (code, part[1], part[0], part[2]) && count++ == 0)
+            s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
     }
     return count;
@@ -552,6 +633,7 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     ev->autovec = s_autovec (code, ev->autovec_snip);
     ev->packing = s_packing (code, ev->packing_snip);
     ev->blocking = s_blocking (code, ev->blocking_snip);
+    ev->named_block = s_named (code, ev->named_snip);
     s_atomics (code, ev);
     s_locks (code, ev);
     //  _Atomic objects used through operators only (n += 1): shared data.

@@ -10,7 +10,9 @@
  *  - is an operand copied into a local contiguous buffer (packing);
  *  - does a loop step over blocks of a constant size and run a loop nest
  *    inside each block, its own or in the functions it calls (cache
- *    blocking, whatever the constant is called);
+ *    blocking, whatever the constant is called), or by a block size's
+ *    name; neither where the loop runs once, its step no smaller than its
+ *    bound (round 35: KB = K = 512);
  *  - does a lock guard only a claimed work index (`blk = s->next++`), which
  *    is dynamic scheduling like the atomic counter, or shared results.
  *  kf_descriptor_host.c says how each is read.
@@ -29,6 +31,7 @@ typedef struct {
     int shared_atomic;            /* any other atomic operation (or _Atomic used by operators) */
     int packing;                  /* element copies into a local buffer */
     int blocking;                 /* loops over blocks of a constant size around a loop nest */
+    int named_block;              /* loops stepping by a block size by its name (KB, TILE) */
     int lock_claim;               /* locks that only guard a claimed work index (next++) */
     int lock;                     /* any other lock taken */
     char autovec_snip[KF_HOST_SNIP];
@@ -36,6 +39,7 @@ typedef struct {
     char shared_snip[KF_HOST_SNIP];
     char packing_snip[KF_HOST_SNIP];
     char blocking_snip[KF_HOST_SNIP];
+    char named_snip[KF_HOST_SNIP];
     char lock_snip[KF_HOST_SNIP];
 } kf_host_evidence_t;
 

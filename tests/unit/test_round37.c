@@ -6,9 +6,16 @@
  *     after a try of it from candidate 1 (candidate 5) came out within
  *     noise: a kernel a judged, correct try of an idea started from has
  *     that idea, as one a sibling takes from it has ("tried";
- *     kf_search_idea_known_read, kf_search_idea_fit_known).
+ *     kf_search_idea_known_read, kf_search_idea_fit_known);
+ *  2. round 35: a k loop stepping by KB = 512 over K = 512 read as cache
+ *     blocking, the kernel as "multi-level blocking", and the blocking
+ *     idea as tried twice: a loop whose step is no smaller than its bound
+ *     runs once and blocks nothing (kf_descriptor_host.c).
  */
+#include "../../analysis/kf_descriptor.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_str.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 
@@ -69,9 +76,61 @@ test_tried (void)
     json_decref (rows);
 }
 
+//  2. A 6 x 64 register tile over all of K, inside a k loop of KB; WHOLE
+//  sets KB to K's 512, else to 128.
+static char *
+s_tile_kernel (const char *kb)
+{
+    return kf_strdupf (
+        "#include <immintrin.h>\n"
+        "#define M 768\n#define K 512\n#define N 640\n#define KB %s\n"
+        "void kernel (const float *a, const float *w, const float *bias, float *out)\n"
+        "{\n"
+        "    for (int kk = 0; kk < K; kk += KB) {\n"
+        "        for (int i = 0; i < M; i += 6) {\n"
+        "            for (int j = 0; j < N; j += 64) {\n"
+        "                __m512 c0 = _mm512_setzero_ps (), c1 = _mm512_setzero_ps ();\n"
+        "                __m512 c2 = _mm512_setzero_ps (), c3 = _mm512_setzero_ps ();\n"
+        "                for (int k = kk; k < kk + KB; k++) {\n"
+        "                    __m512 av = _mm512_set1_ps (a[i * K + k]);\n"
+        "                    c0 = _mm512_fmadd_ps (av, _mm512_loadu_ps (w + k * N + j), c0);\n"
+        "                    c1 = _mm512_fmadd_ps (av, _mm512_loadu_ps (w + k * N + j + 16), c1);\n"
+        "                    c2 = _mm512_fmadd_ps (av, _mm512_loadu_ps (w + k * N + j + 32), c2);\n"
+        "                    c3 = _mm512_fmadd_ps (av, _mm512_loadu_ps (w + k * N + j + 48), c3);\n"
+        "                }\n"
+        "                _mm512_storeu_ps (out + i * N + j, c0);\n"
+        "                _mm512_storeu_ps (out + i * N + j + 16, c1);\n"
+        "                _mm512_storeu_ps (out + i * N + j + 32, c2);\n"
+        "                _mm512_storeu_ps (out + i * N + j + 48, c3);\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n", kb);
+}
+
+static void
+test_one_block (void)
+{
+    const char *kbs[] = { "512", "128", "(512)" };
+    bool blocks[3];
+    for (int i = 0; i < 3; i++) {
+        char *src = s_tile_kernel (kbs[i]);
+        kf_coords_t c;
+        char *why = NULL;
+        CHECK (kf_descriptor_classify (src, strlen (src), "c", &c, &why) == 0);
+        blocks[i] = kf_prompt_source_does (src, "c", KF_IDEA_BLOCK);
+        printf ("KB %s: memory %d, blocking %d\n%s\n", kbs[i], c.mem, blocks[i],
+                why ? why : "");
+        free (why);
+        free (src);
+    }
+    CHECK (!blocks[0] && blocks[1] && !blocks[2]);
+}
+
 int
 main (void)
 {
     test_tried ();
+    test_one_block ();
     return kf_test_done ("test_round37");
 }
