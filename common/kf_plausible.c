@@ -124,6 +124,22 @@ kf_plausible_holds (double first, double again, double tolerance, char *reason, 
     return false;
 }
 
+bool
+kf_plausible_disagree (double first, double again)
+{
+    if (!(first > 0) || !(again > 0))
+        return false;
+    double hi = first > again ? first : again, lo = first > again ? again : first;
+    return hi > KF_PLAUSIBLE_DISAGREE * lo;
+}
+
+double
+kf_plausible_middle (double a, double b, double c)
+{
+    double lo = fmin (a, b), hi = fmax (a, b);
+    return c < lo ? lo : c > hi ? hi : c;
+}
+
 static double
 s_tensor_bytes (json_t *tensors)
 {

@@ -107,6 +107,18 @@ bool kf_plausible_outlier (double speedup, double run_best, long counted,
 bool kf_plausible_new_best (double speedup, double run_best, long counted, char *reason,
                             size_t size);
 
+/* Round 36: a would-be best read 90.56x on its full timing and 63.84x
+ * timed again beside other work, and the lower counted: the load chose
+ * the figure. Where the two timings of a confirmation are further apart
+ * than KF_PLAUSIBLE_DISAGREE times (either way), a third timing decides,
+ * and the middle of the three counts: one fast timing alone never counts,
+ * and one slowed by a neighbour no longer does either. */
+#define KF_PLAUSIBLE_DISAGREE 1.1
+bool kf_plausible_disagree (double first, double again);
+
+/* The middle of three figures. */
+double kf_plausible_middle (double a, double b, double c);
+
 /* Whether a re-verified speedup AGAIN holds the first figure FIRST:
  * AGAIN >= (1 - TOLERANCE) x FIRST. False, with REASON, when not. */
 bool kf_plausible_holds (double first, double again, double tolerance, char *reason,

@@ -298,6 +298,10 @@ static const char *s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS suite_id bigint REFERENCES suites (id),"
     "  ADD COLUMN IF NOT EXISTS suite_problem text;"
     "CREATE INDEX IF NOT EXISTS runs_suite ON runs (suite_id) WHERE suite_id IS NOT NULL;",
+
+    /* 13: a third timing of a would-be best whose first two disagree
+     * (coordinator/kf_verify.c, docs/evaluation.md): its figure. */
+    "ALTER TABLE candidates ADD COLUMN IF NOT EXISTS verify_third double precision;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */

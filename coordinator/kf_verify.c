@@ -134,6 +134,33 @@ kf_verify_suspicious (kf_search_t *self, json_t *run, json_t *job, int64_t cand_
     return *reason ? 1 : 0;
 }
 
+/* Queues the evaluate job JOBID once more: the same job (task, timing,
+ * tuning configs, reference data, artifacts), a fresh seed from its own
+ * (into SEED, 24 bytes), and the worker to stay clear of (dispatch,
+ * kf_verify_lease): the one the job itself stayed clear of, else the one
+ * that ran it. Returns 0, or -1 on a database error. */
+static int
+s_again (kf_search_t *self, const char *jobid, char *seed)
+{
+    const char *jp[1] = { jobid };
+    json_t *row = kf_db_row (self->db,
+                             "SELECT (payload->>'seed')::bigint AS seed FROM jobs WHERE id = $1",
+                             1, jp, NULL);
+    if (!row)
+        return -1;
+    snprintf (seed, 24, "%lld", (long long) s_fresh_seed (kf_jint (row, "seed")));
+    json_decref (row);
+    const char *ip[2] = { jobid, seed };
+    return kf_db_exec (self->db,
+                       "INSERT INTO jobs (run_id, candidate_id, role, kind, backend, arch,"
+                       " payload, blobs, max_attempts, lease_ms, avoid_worker)"
+                       " SELECT run_id, candidate_id, role, kind, backend, arch,"
+                       "  jsonb_set(payload, '{seed}', to_jsonb($2::bigint)), blobs,"
+                       "  max_attempts, lease_ms, coalesce(avoid_worker, worker, '')"
+                       " FROM jobs WHERE id = $1",
+                       2, ip) == 1 ? 0 : -1;
+}
+
 int
 kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                  const kf_eval_result_t *result, double speedup, bool final)
@@ -166,25 +193,8 @@ kf_verify_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     if (!row)
         return failed ? -1 : 0;
     json_decref (row);
-    const char *jp[1] = { jobid };
-    row = kf_db_row (self->db, "SELECT (payload->>'seed')::bigint AS seed FROM jobs WHERE id = $1",
-                     1, jp, NULL);
-    if (!row)
-        return -1;
     char seed[24];
-    S_I64 (seed, s_fresh_seed (kf_jint (row, "seed")));
-    json_decref (row);
-    /* The same job as the full-protocol one (task, timing, tuning
-     * configs, reference data, artifacts), a fresh seed, and the worker
-     * that timed it to stay clear of (dispatch, kf_verify_lease). */
-    const char *ip[2] = { jobid, seed };
-    if (kf_db_exec (self->db,
-                    "INSERT INTO jobs (run_id, candidate_id, role, kind, backend, arch, payload,"
-                    " blobs, max_attempts, lease_ms, avoid_worker)"
-                    " SELECT run_id, candidate_id, role, kind, backend, arch,"
-                    "  jsonb_set(payload, '{seed}', to_jsonb($2::bigint)), blobs, max_attempts,"
-                    "  lease_ms, coalesce(worker, '') FROM jobs WHERE id = $1",
-                    2, ip) != 1)
+    if (s_again (self, jobid, seed))
         return -1;
     kf_info ("run %s candidate %s: %.2fx %s (%s); re-verifying with seed %s", run_id, cand,
              speedup, strncmp (reason, KF_PLAUSIBLE_CONFIRM, strlen (KF_PLAUSIBLE_CONFIRM))
@@ -226,7 +236,8 @@ kf_verify_decided (kf_search_t *self, int64_t run_id, const char *kind, json_t *
 }
 
 /* The candidate of a re-verification JOB: {run_id, verify_state,
- * verify_reason, speedup}, or NULL with *RC 1 (not a re-verification) or
+ * verify_reason, speedup, verify_speedup, verify_worker, verify_figures,
+ * first_check (its first re-verification job's id)}, or NULL with *RC 1 (not a re-verification) or
  * -1 (a database error). A candidate's first evaluation makes it final;
  * an evaluate job of a final candidate that was found suspicious is its
  * re-verification. */
@@ -234,32 +245,46 @@ static json_t *
 s_candidate (kf_search_t *self, json_t *job, int *rc)
 {
     return kf_verify_second_of (self, job,
-                                "SELECT run_id, verify_state, verify_reason, speedup FROM"
-                                " candidates WHERE id = $1 AND finished_at IS NOT NULL"
+                                "SELECT run_id, verify_state, verify_reason, speedup,"
+                                " verify_speedup, verify_worker, verify_figures,"
+                                " (SELECT min(j.id) FROM jobs j"
+                                "  WHERE j.candidate_id = c.id AND j.avoid_worker IS NOT NULL)"
+                                "  AS first_check"
+                                " FROM candidates c WHERE id = $1 AND finished_at IS NOT NULL"
                                 " AND verify_state IS NOT NULL",
                                 false, rc);
 }
 
 /* Decides the pending candidate CAND (s_candidate's row) of CAND_ID: it
  * HOLDS or not, WHAT says why not; AGAIN (NAN: none) the re-verified
- * speedup on WORKER, RESULT its figures and JOB the re-verification's job
- * (both NULL when the job failed). */
+ * speedup on WORKER, THIRD (NAN: none) a third timing's, and RESULT and
+ * JOB the figures and job of the timing that counts where it is not the
+ * first (both NULL when the job failed). */
 static int
 s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double again,
-          const char *worker, json_t *job, const kf_eval_result_t *result, const char *what)
+          double third, const char *worker, json_t *job, const kf_eval_result_t *result,
+          const char *what)
 {
     if (strcmp (kf_jstr (cand, "verify_state"), "pending"))
         return 0;   /* decided before: a late duplicate */
     int64_t run_id = kf_jint (cand, "run_id");
     double first = kf_jnum (cand, "speedup", 0);
     /* What counts is the lower of the two figures: each was measured, and
-     * the run reports only what held twice. */
-    double counted = holds && again < first ? again : first;
-    char id[24], sp[40], fit[40], vsp[40], detail[700], audit[1000];
+     * the run reports only what held twice; of three, the middle one. */
+    double counted = !holds ? first
+                     : isfinite (third) ? kf_plausible_middle (first, again, third)
+                     : again < first ? again : first;
+    char id[24], sp[40], fit[40], vsp[40], tsp[40], detail[700], audit[1000];
     snprintf (sp, sizeof sp, "%.17g", counted);
     snprintf (fit, sizeof fit, "%.17g", kf_search_fitness ("correct", counted));
     snprintf (vsp, sizeof vsp, "%.17g", again);
-    if (holds)
+    snprintf (tsp, sizeof tsp, "%.17g", third);
+    if (holds && isfinite (third))
+        snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx, over %gx apart from"
+                  " the first, so timed a third time: %.2fx (the middle figure of the three,"
+                  " %.2fx, is the one that counts)", worker, again, KF_PLAUSIBLE_DISAGREE,
+                  third, counted);
+    else if (holds)
         /* Round 16: "re-verified ...: 399.53x" beside 368.50x left the
          * model asking which figure counts. */
         snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx (the lower figure,"
@@ -270,17 +295,20 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
                   kf_jstr (cand, "verify_reason"), *worker ? " on " : "", worker, what);
     }
     char *figures = result ? json_dumps (result->json, JSON_COMPACT) : NULL;
-    const char *p[9] = { S_I64 (id, cand_id), holds ? "verified" : "failed",
-                         isfinite (again) ? vsp : NULL, *worker ? worker : NULL, figures,
-                         holds ? NULL : audit, sp, fit, detail };
+    const char *p[10] = { S_I64 (id, cand_id), holds ? "verified" : "failed",
+                          isfinite (again) ? vsp : NULL, *worker ? worker : NULL, figures,
+                          holds ? NULL : audit, sp, fit, detail,
+                          isfinite (third) ? tsp : NULL };
     bool failed = false;
     json_t *row = kf_db_row (self->db,
                              "UPDATE candidates SET verify_state = $2, verify_speedup = $3,"
-                             " verify_worker = $4, verify_figures = $5::jsonb, audit_reason = $6,"
-                             " speedup = $7, fitness = $8,"
-                             " verdict_detail = coalesce(verdict_detail, '') || $9"
+                             " verify_worker = $4,"
+                             " verify_figures = coalesce($5::jsonb, verify_figures),"
+                             " audit_reason = $6, speedup = $7, fitness = $8,"
+                             " verdict_detail = coalesce(verdict_detail, '') || $9,"
+                             " verify_third = $10::float8"
                              " WHERE id = $1 AND verify_state = 'pending' RETURNING run_id",
-                             9, p, &failed);
+                             10, p, &failed);
     free (figures);
     if (!row)
         return failed ? -1 : 0;
@@ -326,6 +354,83 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     return kf_verify_decided (self, run_id, "verify", event);
 }
 
+/* The second timing of CAND (s_candidate's row), stored while a third
+ * was queued: its job as kf_search_record_evaluation reads one ({id,
+ * worker}) into *JOB, its figures into *RESULT. Returns 0, or -1 where
+ * they cannot be read (*JOB NULL, *RESULT holding nothing). */
+static int
+s_second (json_t *cand, json_t **job, kf_eval_result_t *result)
+{
+    char why[200];
+    memset (result, 0, sizeof *result);
+    *job = NULL;
+    json_t *figures = json_object_get (cand, "verify_figures");
+    if (!json_is_object (figures) || kf_eval_result_decode (figures, result, why, sizeof why))
+        return -1;
+    *job = json_pack ("{s:I, s:s}", "id", (json_int_t) kf_jint (cand, "first_check"), "worker",
+                      kf_jstr (cand, "verify_worker"));
+    return *job ? 0 : -1;
+}
+
+/* The second timing of a would-be best, AGAIN on WORKER (JOB, RESULT),
+ * over KF_PLAUSIBLE_DISAGREE times apart from the first: stored with CAND
+ * (s_candidate's row) of CAND_ID, which stays pending, and a third timing
+ * queued. A replay finds the second stored and queues nothing. */
+static int
+s_third (kf_search_t *self, json_t *cand, int64_t cand_id, double again, const char *worker,
+         json_t *job, const kf_eval_result_t *result)
+{
+    char id[24], vsp[40], jobid[24], seed[24];
+    snprintf (vsp, sizeof vsp, "%.17g", again);
+    char *figures = json_dumps (result->json, JSON_COMPACT);
+    const char *p[4] = { S_I64 (id, cand_id), vsp, worker, figures };
+    bool failed = false;
+    json_t *row = kf_db_row (self->db,
+                             "UPDATE candidates SET verify_speedup = $2, verify_worker = $3,"
+                             " verify_figures = $4::jsonb WHERE id = $1"
+                             " AND verify_state = 'pending' AND verify_speedup IS NULL"
+                             " RETURNING run_id",
+                             4, p, &failed);
+    free (figures);
+    if (!row)
+        return failed ? -1 : 0;
+    int64_t run_id = kf_jint (row, "run_id");
+    json_decref (row);
+    if (s_again (self, S_I64 (jobid, kf_jint (job, "id")), seed))
+        return -1;
+    double first = kf_jnum (cand, "speedup", 0);
+    kf_info ("run %lld candidate %lld: timed %.2fx, then %.2fx, over %gx apart; a third timing"
+             " with seed %s decides", (long long) run_id, (long long) cand_id, first, again,
+             KF_PLAUSIBLE_DISAGREE, seed);
+    kf_search_event (self, run_id, "verify",
+                     json_pack ("{s:I, s:s, s:f, s:f}", "candidate_id", (json_int_t) cand_id,
+                                "state", "third", "speedup", first, "verify_speedup", again));
+    return 0;
+}
+
+/* A third timing, AGAIN on WORKER (JOB, RESULT), of CAND (s_candidate's
+ * row) of CAND_ID that HOLDS: the middle of the three counts, and the
+ * evaluation of record is the timing that gave it. */
+static int
+s_decide_third (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double again,
+                const char *worker, json_t *job, const kf_eval_result_t *result,
+                const char *what)
+{
+    double first = kf_jnum (cand, "speedup", 0), second = kf_jnum (cand, "verify_speedup", 0);
+    double middle = kf_plausible_middle (first, second, again);
+    if (!holds || middle != second || middle == again)
+        return s_decide (self, cand, cand_id, holds, second, holds ? again : NAN, worker, job,
+                         result, what);
+    json_t *second_job;
+    kf_eval_result_t second_result;
+    int rc = s_second (cand, &second_job, &second_result) ? -1
+             : s_decide (self, cand, cand_id, true, second, again, worker, second_job,
+                         &second_result, what);
+    json_decref (second_job);
+    kf_eval_result_free (&second_result);
+    return rc;
+}
+
 int
 kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
                     const kf_eval_result_t *result)
@@ -334,6 +439,13 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
     json_t *cand = s_candidate (self, job, &rc);
     if (!cand)
         return rc;
+    /* A second timing is stored: this job is the third, unless it is the
+     * second's own job come again (a replay: nothing to do). */
+    bool third = kf_jnum (cand, "verify_speedup", 0) > 0;
+    if (third && kf_jint (job, "id") == kf_jint (cand, "first_check")) {
+        json_decref (cand);
+        return 0;
+    }
     const char *worker = kf_jstr (job, "worker");
     const char *verdict = result->verdict;
     double again = result->speedup;
@@ -358,15 +470,27 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
             snprintf (what, sizeof what, "%s", why);
         else if (!strncmp (kf_jstr (cand, "verify_reason"), KF_PLAUSIBLE_CONFIRM,
                            strlen (KF_PLAUSIBLE_CONFIRM)))
+        {
             /* A confirmation suspected nothing: a slower second timing
-             * is what it counts, not a reason to hold the kernel. */
+             * is what it counts, not a reason to hold the kernel; one
+             * far from the first asks for a third. */
             holds = true;
+            if (!third && kf_plausible_disagree (first, again)) {
+                rc = s_third (self, cand, kf_jint (job, "candidate_id"), again, worker, job,
+                              result);
+                json_decref (cand);
+                return rc;
+            }
+        }
         else
             holds = kf_plausible_holds (first, again, self->plausible.tolerance, what,
                                         sizeof what);
     }
-    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), holds,
-                   again > 0 ? again : NAN, worker, job, result, what);
+    int64_t cand_id = kf_jint (job, "candidate_id");
+    rc = third ? s_decide_third (self, cand, cand_id, holds, again > 0 ? again : NAN, worker,
+                                 job, result, what)
+               : s_decide (self, cand, cand_id, holds, again > 0 ? again : NAN, NAN, worker,
+                           job, result, what);
     json_decref (cand);
     return rc;
 }
@@ -380,7 +504,19 @@ kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason)
         return rc;
     char what[600];
     snprintf (what, sizeof what, "job failed: %.500s", reason);
-    rc = s_decide (self, cand, kf_jint (job, "candidate_id"), false, NAN, "", NULL, NULL, what);
+    int64_t cand_id = kf_jint (job, "candidate_id");
+    /* A third timing that failed: the two before it decide, as two do. */
+    json_t *second_job = NULL;
+    kf_eval_result_t second_result;
+    if (kf_jnum (cand, "verify_speedup", 0) > 0 && kf_jint (job, "id") != kf_jint (cand, "first_check")
+        && s_second (cand, &second_job, &second_result) == 0) {
+        rc = s_decide (self, cand, cand_id, true, kf_jnum (cand, "verify_speedup", 0), NAN,
+                       kf_jstr (cand, "verify_worker"), second_job, &second_result, what);
+        json_decref (second_job);
+        kf_eval_result_free (&second_result);
+    }
+    else
+        rc = s_decide (self, cand, cand_id, false, NAN, NAN, "", NULL, NULL, what);
     json_decref (cand);
     return rc;
 }

@@ -242,11 +242,12 @@ kill_hard() {
 # and of its evaluate jobs (jobs.fidelity tells them apart) at most one
 # screen, at most two that are not re-verifications (a first evaluation
 # and the full-protocol one a screen asked for; docs/search.md,
-# "Fidelity") and at most one re-verification (an evaluate job that
-# avoids the first worker), at most one screen evaluation, at most one
+# "Fidelity") and at most two re-verifications (evaluate jobs that
+# avoid the first worker: a second timing, and a third where the first
+# two disagree), at most one screen evaluation, at most one
 # full-protocol evaluation from its own jobs and one from its
-# re-verification (recorded when that second timing is the one that
-# counts, kf_verify.c), and no job of RUN left queued or leased.
+# re-verifications (recorded when such a timing is the one that counts,
+# kf_verify.c), and no job of RUN left queued or leased.
 run_accounted() {
     local run=$1 total=$2
     [ "$(sql "SELECT count(*) FROM candidates WHERE run_id = $run AND finished_at IS NOT NULL
@@ -261,7 +262,7 @@ run_accounted() {
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
              AND j.avoid_worker IS NULL) > 2
          OR (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate' AND j.state = 'done'
-             AND j.avoid_worker IS NOT NULL) > 1
+             AND j.avoid_worker IS NOT NULL) > 2
          OR (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id AND e.fidelity = 'screen') > 1
          OR (SELECT count(*) FROM evaluations e JOIN jobs j ON j.id = e.job_id
              WHERE e.candidate_id = c.id AND e.fidelity IS DISTINCT FROM 'screen'

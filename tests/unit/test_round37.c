@@ -10,10 +10,16 @@
  *  2. round 35: a k loop stepping by KB = 512 over K = 512 read as cache
  *     blocking, the kernel as "multi-level blocking", and the blocking
  *     idea as tried twice: a loop whose step is no smaller than its bound
- *     runs once and blocks nothing (kf_descriptor_host.c).
+ *     runs once and blocks nothing (kf_descriptor_host.c);
+ *  3. round 36: a would-be best read 90.56x on its full timing and 63.84x
+ *     timed again beside other work, and the lower counted: two timings
+ *     of a confirmation over 1.1 times apart ask for a third, and the
+ *     middle of the three counts (kf_plausible_disagree,
+ *     kf_plausible_middle; kf_verify.c, test_confirm_best).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_plausible.h"
 #include "../../common/kf_str.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -127,9 +133,24 @@ test_one_block (void)
     CHECK (!blocks[0] && blocks[1] && !blocks[2]);
 }
 
+//  3.
+static void
+test_third (void)
+{
+    CHECK (kf_plausible_disagree (90.56, 63.84) && kf_plausible_disagree (63.84, 90.56));
+    CHECK (!kf_plausible_disagree (74.06, 71.41));
+    CHECK (!kf_plausible_disagree (0, 63.84) && !kf_plausible_disagree (90.56, 0));
+    //  One slow timing among two fast ones does not count, nor one fast
+    //  among two slow ones.
+    CHECK (kf_plausible_middle (90.56, 63.84, 88.2) == 88.2);
+    CHECK (kf_plausible_middle (90.56, 63.84, 62.0) == 63.84);
+    CHECK (kf_plausible_middle (90.56, 63.84, 95.0) == 90.56);
+}
+
 int
 main (void)
 {
+    test_third ();
     test_tried ();
     test_one_block ();
     return kf_test_done ("test_round37");
