@@ -237,8 +237,8 @@ kf_verify_decided (kf_search_t *self, int64_t run_id, const char *kind, json_t *
 
 /* The candidate of a re-verification JOB: {run_id, verify_state,
  * verify_reason, speedup, verify_speedup, verify_worker, verify_figures,
- * first_check (its first re-verification job's id)}, or NULL with *RC 1 (not a re-verification) or
- * -1 (a database error). A candidate's first evaluation makes it final;
+ * first_check (its first re-verification job's id)}, or NULL with *RC 1
+ * (not a re-verification) or -1 (a database error). A candidate's first evaluation makes it final;
  * an evaluate job of a final candidate that was found suspicious is its
  * re-verification. */
 static json_t *
@@ -508,7 +508,8 @@ kf_verify_job_failed (kf_search_t *self, json_t *job, const char *reason)
     /* A third timing that failed: the two before it decide, as two do. */
     json_t *second_job = NULL;
     kf_eval_result_t second_result;
-    if (kf_jnum (cand, "verify_speedup", 0) > 0 && kf_jint (job, "id") != kf_jint (cand, "first_check")
+    if (kf_jnum (cand, "verify_speedup", 0) > 0
+        && kf_jint (job, "id") != kf_jint (cand, "first_check")
         && s_second (cand, &second_job, &second_result) == 0) {
         rc = s_decide (self, cand, cand_id, true, kf_jnum (cand, "verify_speedup", 0), NAN,
                        kf_jstr (cand, "verify_worker"), second_job, &second_result, what);
