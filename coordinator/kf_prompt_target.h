@@ -227,6 +227,10 @@ bool kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardwa
 size_t kf_prompt_rank (json_t *tensor);
 long long kf_prompt_dim (json_t *tensor, size_t i);
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
+/* The same, with *BATCH the products counted (a batch's leading size, or
+ * round 37: two products of one shape sharing an operand, a @ w and
+ * a @ v of a gated unit); kf_prompt_products.c. */
+double kf_prompt_matmul_count (json_t *spec, long long *batch, long long mnk[3]);
 /* The same for a convolution (torch's convNd, not transposed): the
  * multiply-adds of its one output [B][C_out][spatial...] from a weight
  * [C_out][C_in / groups][kernel...] and an input [B][C_in][...], twice;

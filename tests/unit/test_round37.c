@@ -15,13 +15,19 @@
  *     timed again beside other work, and the lower counted: two timings
  *     of a confirmation over 1.1 times apart ask for a third, and the
  *     middle of the three counts (kf_plausible_disagree,
- *     kf_plausible_middle; kf_verify.c, test_confirm_best).
+ *     kf_plausible_middle; kf_verify.c, test_confirm_best);
+ *  4. round 37: every prompt of (a @ w) * sigmoid(a @ v) read "compute:
+ *     not known (the task gives no operation count)": three matrices, two
+ *     of one shape, and two products in the forward are two products of
+ *     one operand (kf_prompt_matmul_count).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../common/kf_json.h"
 #include "../../common/kf_plausible.h"
 #include "../../common/kf_str.h"
 #include "../../coordinator/kf_prompt_class.h"
+#include "../../common/kf_file.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 
@@ -147,9 +153,53 @@ test_third (void)
     CHECK (kf_plausible_middle (90.56, 63.84, 95.0) == 90.56);
 }
 
+//  4. The fixture as kfctl submits it: a [512][768], w and v [768][512].
+static json_t *
+s_glu (const char *forward)
+{
+    size_t n = 0;
+    char *src = kf_file_read ("tests/fixtures/pytorch/mm_glu_gate.py", 1 << 20, &n);
+    CHECK (src != NULL);
+    char *at = src ? strstr (src, "        return (a @ w)") : NULL;
+    char *eol = at ? strchr (at, '\n') : NULL;
+    CHECK (eol != NULL);
+    char *code = eol ? kf_strdupf ("%.*s%s%s", (int) (at - src), src, forward, eol)
+                     : strdup ("");
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}",
+                              "name", "mm_glu_gate", "op", "pytorch",
+                              "inputs", "name", "in0", "shape", 512, 768, "dtype", "f32",
+                              "name", "in1", "shape", 768, 512, "dtype", "f32",
+                              "name", "in2", "shape", 768, 512, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 512, 512, "dtype", "f32",
+                              "reference", "language", "pytorch", "source", code);
+    free (src);
+    free (code);
+    return spec;
+}
+
+static void
+test_glu (void)
+{
+    json_t *spec = s_glu ("        return (a @ w) * torch.sigmoid(a @ v)");
+    long long batch = 0, mnk[3] = { 0, 0, 0 };
+    double flops = kf_prompt_matmul_count (spec, &batch, mnk);
+    printf ("glu: %.0f operations, %lld products of %lld x %lld x %lld\n", flops, batch, mnk[0],
+            mnk[1], mnk[2]);
+    CHECK (flops == 2.0 * 2 * 512 * 512 * 768 && batch == 2);
+    CHECK (mnk[0] == 512 && mnk[1] == 512 && mnk[2] == 768);
+    CHECK (kf_prompt_product_flops (spec, NULL) == flops);
+    json_decref (spec);
+    //  One product of the two weights' sum: no count (a guess).
+    spec = s_glu ("        return torch.sigmoid(a @ (w + v))");
+    CHECK (kf_prompt_matmul_count (spec, &batch, mnk) == 0);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_glu ();
     test_third ();
     test_tried ();
     test_one_block ();
