@@ -127,11 +127,15 @@ typedef struct {
     bool faults_unknown;     /* a count could not be read: no figure */
     double cand_cpu_s;       /* the candidate's process's CPU time over its timed */
     double cand_wall_s;      /*   calls, and those calls' time on the judge's clock */
+    double quiet_cpu_s;      /* the same over the samples in which its threads did */
+    double quiet_wall_s;     /*   not wait for a CPU (not kf_eval_disturbed) */
 } kf_host_timing_t;
 
 /* A kernel's own one-core figure (kf_host_time_one_core). */
 typedef struct {
-    double cpu_per_wall;     /* the full timing's CPU time per second of calls */
+    double cpu_per_wall;     /* the full timing's CPU time per second of calls: over
+                                the samples its threads did not wait in where its
+                                figures are over undisturbed samples (round 37) */
     bool tried;              /* it starts threads: timed on one CPU */
     double ns;               /* the median per call on one CPU; 0: none */
     int samples, calls;

@@ -19,7 +19,12 @@
  *  4. round 37: every prompt of (a @ w) * sigmoid(a @ v) read "compute:
  *     not known (the task gives no operation count)": three matrices, two
  *     of one shape, and two products in the forward are two products of
- *     one operand (kf_prompt_matmul_count).
+ *     one operand (kf_prompt_matmul_count);
+ *  5. round 37: "used 1.00 CPU-seconds a second of its calls, so its
+ *     threads hardly ran side by side" of a kernel at 151 GFLOP/s, past
+ *     one core's 118: its figures were over the samples in which its
+ *     threads waited for no CPU, its CPU time over all of them; both are
+ *     now over the same samples (kf_host_time_one_core).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../common/kf_json.h"
@@ -28,6 +33,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../common/kf_file.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../exec-worker/kf_host_eval.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 
@@ -196,9 +202,34 @@ test_glu (void)
     json_decref (spec);
 }
 
+//  5. Candidate 5 of round 37's second run, in round figures: 2.6 s of
+//  calls, 1.3 s of which its threads spent waiting, at 1.0 CPU a second
+//  over all; over the 1.4 s of undisturbed samples, 1.9.
+static void
+test_quiet_share (void)
+{
+    double ns[1] = { 5.3e6 };
+    kf_host_timing_t full = { .cand_cpu_s = 2.6, .cand_wall_s = 2.6, .quiet_cpu_s = 2.66,
+                              .quiet_wall_s = 1.4 };
+    full.p.samples = 1;
+    full.p.cand_ns = ns;
+    full.p.undisturbed_only = true;
+    full.load.cpus_allowed = 2;
+    kf_host_eval_t e;
+    memset (&e, 0, sizeof e);
+    kf_host_one_core_t oc;
+    CHECK (kf_host_time_one_core (&e, NULL, &full, true, &oc) == 1);
+    printf ("threads' share: %.2f CPU a second of calls\n", oc.cpu_per_wall);
+    CHECK (oc.cpu_per_wall > 1.85 && oc.cpu_per_wall < 1.95);
+    //  Figures over every sample: the share over every sample.
+    full.p.undisturbed_only = false;
+    CHECK (kf_host_time_one_core (&e, NULL, &full, true, &oc) == 1 && oc.cpu_per_wall == 1.0);
+}
+
 int
 main (void)
 {
+    test_quiet_share ();
     test_glu ();
     test_third ();
     test_tried ();
