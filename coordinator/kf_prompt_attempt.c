@@ -403,11 +403,19 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         free (worded);
         //  Round 22: by its cycles a vector against the budget for the
         //  cores it runs on (kf_search_idea.c).
-        if (kf_jnum (with, "cycles", 0) > 0)
+        //  Round 37: "23 cycles a vector against a memory budget of 27
+        //  ... so its bytes take 100% of its time" read as an arithmetic
+        //  slip: under the budget, the bytes take all of its time by it.
+        double cycles = kf_jnum (with, "cycles", 0), budget = kf_jnum (with, "budget", 0);
+        if (cycles > 0 && budget >= cycles)
+            fprintf (f, "takes about %.0f cycles a vector, within the memory budget of about "
+                     "%.0f for the cores it runs on (its position line): by that budget its "
+                     "bytes take all of its time (it moves them a little faster than the "
+                     "budget reckons)", cycles, budget);
+        else if (cycles > 0)
             fprintf (f, "takes about %.0f cycles a vector against a memory budget of about %.0f "
                      "for the cores it runs on (its position line), so its bytes take %.0f%% "
-                     "of its time", kf_jnum (with, "cycles", 0), kf_jnum (with, "budget", 0),
-                     100 * kf_jnum (with, "share", 0));
+                     "of its time", cycles, budget, 100 * kf_jnum (with, "share", 0));
         else if (*kf_jstr (with, "traffic") && kf_jnum (with, "rate_gbs", 0) > 0)
             fprintf (f, "moves %s at %.0f%% of the %.1f GB/s of %s", kf_jstr (with, "traffic"),
                      100 * kf_jnum (with, "share", 0), kf_jnum (with, "rate_gbs", 0),

@@ -592,7 +592,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  prompts of a sine-and-sigmoid kernel whose arithmetic took
         //  several times its memory budget, and threads gained it 1.56-1.93x.
         //  Whether the kernel to improve is such a call, by the plan's rule.
-        double cycles, budget;
+        double cycles = 0, budget = 0;
         bool arith = in->base
                      && kf_search_idea_arith_bound (in->base, in->spec, in->hardware,
                                                     KF_TARGET_HOST, &cycles, &budget);
@@ -602,7 +602,14 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                      "about %.0f (%.1f times; the figures of its position against the peaks), so "
                      "its time is its arithmetic, which divides over the cores.", cycles, budget,
                      cycles / budget);
-        else if (s_memory_task (in->spec))
+        //  Round 37: "a call bound by memory saves at most 25%", then "a
+        //  net gain of 50% ... at best" of a kernel of atan and exp (no
+        //  memory task by its formula) that the plan called bound by
+        //  memory: such a kernel by the plan's own rule saves as memory
+        //  does.
+        else if (s_memory_task (in->spec)
+                 || (cycles > 0 && budget >= KF_SEARCH_IDEA_BOUND * cycles
+                     && budget <= KF_SEARCH_IDEA_LOOSE * cycles))
             gain = mem.all / mem.one;
     }
     //  What the run's threaded kernels did against its single-thread

@@ -24,7 +24,14 @@
  *     threads hardly ran side by side" of a kernel at 151 GFLOP/s, past
  *     one core's 118: its figures were over the samples in which its
  *     threads waited for no CPU, its CPU time over all of them; both are
- *     now over the same samples (kf_host_time_one_core).
+ *     now over the same samples (kf_host_time_one_core);
+ *  6. round 37: "a call bound by memory saves at most 25%", then "a net
+ *     gain of 50% of the call at best", of a kernel of atan and exp the
+ *     plan called bound by memory: such a kernel's threads save what the
+ *     memory's figures allow (kf_prompt_thread_cost); and "23 cycles a
+ *     vector against a memory budget of 27 ... its bytes take 100% of its
+ *     time" read as a slip: under its budget it says so
+ *     (kf_prompt_attempt.c).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../common/kf_json.h"
@@ -33,7 +40,11 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../common/kf_file.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_history.h"
+#include "../../coordinator/kf_prompt_threads.h"
 #include "../../exec-worker/kf_host_eval.h"
+#include "../kf_test_text.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test.h"
 
@@ -226,9 +237,72 @@ test_quiet_share (void)
     CHECK (kf_host_time_one_core (&e, NULL, &full, true, &oc) == 1 && oc.cpu_per_wall == 1.0);
 }
 
+//  6. The round's task and a 2-core host whose streaming copy gained
+//  1.33x on both cores.
+static void
+test_memory_bound_threads (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "atan_gauss_damp", "inputs", "name", "x", "shape", 2048,
+                              8192, "dtype", "f32", "outputs", "name", "out0", "shape", 2048,
+                              8192, "dtype", "f32", "reference", "language", "pytorch",
+                              "source", "    def forward(self, x):\n"
+                              "        return torch.atan(x) * torch.exp(-x * x / 8.0)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    json_t *hw = json_pack ("{s:s, s:s, s:[{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
+                            " s:f, s:f, s:f, s:s}]}",
+                            "backend", "host", "compile_isa", "avx512f", "devices", "name",
+                            "AMD EPYC", "cores", 2, "physical_cores", 2, "clock_mhz_measured",
+                            3700.0, "read_cold_one_core_gbs", 33.0, "read_cold_all_cores_gbs",
+                            40.0, "copy_stream_one_core_gbs", 30.0, "copy_stream_all_cores_gbs",
+                            39.8, "write_stream_one_core_gbs", 30.0,
+                            "write_stream_all_cores_gbs", 39.0, "thread_start_join_us", 42.4,
+                            "peak_gflops_one_core", 118.0, "peak_gflops_all_threads", 230.0,
+                            "isa", "avx512f");
+    const char *src = "#include <immintrin.h>\n"
+                      "int kf_forward (const float *x, float *out, long n)\n"
+                      "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    //  Its cycles a vector at 10 ms, then the time at which they come to
+    //  the budget divided by 1.1 (within the plan's memory bound).
+    json_t *base = json_pack ("{s:i, s:s, s:f}", "id", 1, "source", src, "candidate_ns", 10e6);
+    double cycles = 0, budget = 0;
+    kf_search_idea_arith_bound (base, spec, hw, KF_TARGET_HOST, &cycles, &budget);
+    CHECK (cycles > 0 && budget > 0);
+    double ns = cycles > 0 ? 10e6 * budget / 1.1 / cycles : 10e6;
+    json_object_set_new (base, "candidate_ns", json_real (ns));
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+    printf ("threads (%.2f ms, budget %.1f cycles): %s\n", ns * 1e-6, budget, text);
+    CHECK (kf_test_has (text, "a call bound by memory saves at most 25%"));
+    CHECK (kf_test_has (text, "(the memory's figures above)"));
+    CHECK (text && !strstr (text, "gain of 50%"));
+    free (text);
+    json_decref (base);
+    //  The attempt's "together with" line, 23 cycles against 27.
+    json_t *ideas = json_pack ("{s:s, s:{s:s, s:f, s:f, s:f, s:f}}", "mine",
+                               "spend fewer instructions an element", "with", "idea",
+                               "streaming (non-temporal) stores", "cycles", 23.0, "budget", 27.0,
+                               "share", 1.0, "bound", 0.9);
+    kf_prompt_in_t at = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .ideas = ideas, .generation = 1, .slot = 0, .population = 3 };
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &at));
+    CHECK (kf_test_has (text, "takes about 23 cycles a vector, within the memory budget of about "
+                              "27"));
+    CHECK (text && !strstr (text, "take 100%"));
+    free (text);
+    json_decref (ideas);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_memory_bound_threads ();
     test_quiet_share ();
     test_glu ();
     test_third ();
