@@ -127,10 +127,7 @@ kf_plausible_holds (double first, double again, double tolerance, char *reason, 
 bool
 kf_plausible_disagree (double first, double again)
 {
-    if (!(first > 0) || !(again > 0))
-        return false;
-    double hi = first > again ? first : again, lo = first > again ? again : first;
-    return hi > KF_PLAUSIBLE_DISAGREE * lo;
+    return first > 0 && again > 0 && first > KF_PLAUSIBLE_DISAGREE * again;
 }
 
 double

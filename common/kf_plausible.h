@@ -109,10 +109,12 @@ bool kf_plausible_new_best (double speedup, double run_best, long counted, char 
 
 /* Round 36: a would-be best read 90.56x on its full timing and 63.84x
  * timed again beside other work, and the lower counted: the load chose
- * the figure. Where the two timings of a confirmation are further apart
- * than KF_PLAUSIBLE_DISAGREE times (either way), a third timing decides,
+ * the figure. Where the second timing of a confirmation is below the
+ * first by more than KF_PLAUSIBLE_DISAGREE times, a third timing decides,
  * and the middle of the three counts: one fast timing alone never counts,
- * and one slowed by a neighbour no longer does either. */
+ * and one slowed by a neighbour no longer does either. The middle is
+ * never above the first (a second above it counts the first, as the
+ * lower of two), so nothing counts higher than its first figure. */
 #define KF_PLAUSIBLE_DISAGREE 1.1
 bool kf_plausible_disagree (double first, double again);
 

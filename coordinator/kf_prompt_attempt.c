@@ -350,7 +350,8 @@ s_own_in_flight (FILE *f, const kf_prompt_in_t *in, const char *idea)
                  (long long) kf_jint (c, "id"), (long long) kf_jint (c, "generation"), from,
                  *added ? added : json_is_integer (json_object_get (c, "features"))
                                   ? "; its code adds no feature this reading knows"
-                                  : "; its code is not written yet");
+                                  : "; its code was not written when this prompt was "
+                                    "made");
     }
 }
 
@@ -612,12 +613,18 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  Round 18: tries that are all this generation's siblings',
         //  named in their sentence already, made a second list of the
         //  same ideas, read as planner noise.
+        //  Round 37: "Held back ... software prefetch" beside a later
+        //  sibling named as taking it (the plan runs out of free ideas by
+        //  then): not held back from this generation, so not said.
         int mates = 0;
+        bool later = false;
         for (int k = 0; k < in->population; k++) {
             const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
-            mates += other && !strcmp (other, h) && s_sibling_planned (in, k);
+            bool same = other && !strcmp (other, h);
+            mates += same && s_sibling_planned (in, k);
+            later |= same && k > in->slot && !s_sibling_planned (in, k);
         }
-        if (tries <= mates)
+        if (tries <= mates || later)
             continue;
         //  Round 12: "held back" read as a contradiction beside a
         //  sibling of this generation that takes the idea: say where the

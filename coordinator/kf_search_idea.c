@@ -355,8 +355,11 @@ static const char *
 s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, int built,
            uint64_t unfit, const kf_search_idea_known_t *known)
 {
+    //  Every part of an idea of several (round 37: a register tile read
+    //  as "blocking, packing and micro-kernel as one change" done).
     kf_idea_feature_t f = kf_prompt_idea_feature (ideas[idx]);
-    if (f != KF_IDEA_OTHER && ((features >> f) & 1u))
+    unsigned need = kf_prompt_idea_bits (ideas[idx]);
+    if (need && (features & need) == need)
         return "code";
     if (built == (int) idx)
         return "built";

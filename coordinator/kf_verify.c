@@ -280,7 +280,7 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
     snprintf (vsp, sizeof vsp, "%.17g", again);
     snprintf (tsp, sizeof tsp, "%.17g", third);
     if (holds && isfinite (third))
-        snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx, over %gx apart from"
+        snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx, over %gx below"
                   " the first, so timed a third time: %.2fx (the middle figure of the three,"
                   " %.2fx, is the one that counts)", worker, again, KF_PLAUSIBLE_DISAGREE,
                   third, counted);
@@ -373,7 +373,7 @@ s_second (json_t *cand, json_t **job, kf_eval_result_t *result)
 }
 
 /* The second timing of a would-be best, AGAIN on WORKER (JOB, RESULT),
- * over KF_PLAUSIBLE_DISAGREE times apart from the first: stored with CAND
+ * over KF_PLAUSIBLE_DISAGREE times below the first: stored with CAND
  * (s_candidate's row) of CAND_ID, which stays pending, and a third timing
  * queued. A replay finds the second stored and queues nothing. */
 static int
@@ -399,7 +399,7 @@ s_third (kf_search_t *self, json_t *cand, int64_t cand_id, double again, const c
     if (s_again (self, S_I64 (jobid, kf_jint (job, "id")), seed))
         return -1;
     double first = kf_jnum (cand, "speedup", 0);
-    kf_info ("run %lld candidate %lld: timed %.2fx, then %.2fx, over %gx apart; a third timing"
+    kf_info ("run %lld candidate %lld: timed %.2fx, then %.2fx, over %gx below; a third timing"
              " with seed %s decides", (long long) run_id, (long long) cand_id, first, again,
              KF_PLAUSIBLE_DISAGREE, seed);
     kf_search_event (self, run_id, "verify",
@@ -473,7 +473,7 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
         {
             /* A confirmation suspected nothing: a slower second timing
              * is what it counts, not a reason to hold the kernel; one
-             * far from the first asks for a third. */
+             * far below the first asks for a third. */
             holds = true;
             if (!third && kf_plausible_disagree (first, again)) {
                 rc = s_third (self, cand, kf_jint (job, "candidate_id"), again, worker, job,

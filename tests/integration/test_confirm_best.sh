@@ -4,9 +4,9 @@
 # docs/evaluation.md, "Plausibility and re-verification"). Model round 15
 # counted a best of 588.26x from one timing; the same source timed again
 # took 2.1 times as long. Round 36 counted 63.84x of a kernel timed at
-# 90.56x, its second timing beside other work: where the two timings are
-# over 1.1 times apart, a third decides, and the middle of the three
-# counts.
+# 90.56x, its second timing beside other work: where the second timing is
+# over 1.1 times below the first, a third decides, and the middle of the
+# three counts.
 #
 # A command model answers the first prompt of each run with a slow GELU
 # (the reference's loop run 8 times over) and every later one with the
@@ -117,7 +117,7 @@ best=$(jq -r '.best_speedup // 0' <<<"$out")
 check "and the run's best is that figure ($best)" \
     [ "$(sql "SELECT abs(speedup - $best) <= 1e-6 * speedup FROM candidates WHERE id = ${fast:-0}")" = t ]
 check "its verdict says which of its three figures counts" \
-    [ "$(sql "SELECT verdict_detail LIKE '%; re-verified on %: %x, over 1.1x apart from the first, so timed a third time: %x (the middle figure of the three, %x, is the one that counts)'
+    [ "$(sql "SELECT verdict_detail LIKE '%; re-verified on %: %x, over 1.1x below the first, so timed a third time: %x (the middle figure of the three, %x, is the one that counts)'
               FROM candidates WHERE id = ${fast:-0}")" = t ]
 # The time shown is the timing whose figure counts: the evaluation of
 # record.
