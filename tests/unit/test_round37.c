@@ -19,7 +19,8 @@
  *  4. round 37: every prompt of (a @ w) * sigmoid(a @ v) read "compute:
  *     not known (the task gives no operation count)": three matrices, two
  *     of one shape, and two products in the forward are two products of
- *     one operand (kf_prompt_matmul_count);
+ *     one operand (kf_prompt_matmul_count), and the fused-epilogue idea
+ *     names the sigmoid, where it read "(bias, activation)";
  *  5. round 37: "used 1.00 CPU-seconds a second of its calls, so its
  *     threads hardly ran side by side" of a kernel at 151 GFLOP/s, past
  *     one core's 118: its figures were over the samples in which its
@@ -48,6 +49,7 @@
 #include "../../common/kf_file.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../exec-worker/kf_host_eval.h"
@@ -215,6 +217,12 @@ test_glu (void)
     CHECK (flops == 2.0 * 2 * 512 * 512 * 768 && batch == 2);
     CHECK (mnk[0] == 512 && mnk[1] == 512 && mnk[2] == 768);
     CHECK (kf_prompt_product_flops (spec, NULL) == flops);
+    //  The fused-epilogue idea then names the task's epilogue, not a
+    //  "(bias, activation)" the task has not.
+    char *epi = kf_prompt_epilogue_idea (spec);
+    printf ("epilogue idea: %s\n", epi ? epi : "(none)");
+    CHECK (kf_test_has (epi, "by fusing the epilogue (the sigmoid"));
+    free (epi);
     json_decref (spec);
     //  One product of the two weights' sum: no count (a guess).
     spec = s_glu ("        return torch.sigmoid(a @ (w + v))");
