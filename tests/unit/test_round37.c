@@ -254,19 +254,27 @@ test_quiet_share (void)
     CHECK (kf_host_time_one_core (&e, NULL, &full, true, &oc) == 1 && oc.cpu_per_wall == 1.0);
 }
 
+//  Round 37's elementwise task (tests/fixtures/pytorch/atan_gauss_damp.py)
+//  as kfctl submits it.
+static json_t *
+s_atan_spec (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "atan_gauss_damp", "inputs", "name", "x", "shape", 2048, 8192,
+                      "dtype", "f32", "outputs", "name", "out0", "shape", 2048, 8192, "dtype",
+                      "f32", "reference", "language", "pytorch", "source",
+                      "    def forward(self, x):\n"
+                      "        return torch.atan(x) * torch.exp(-x * x / 8.0)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
 //  6. The round's task and a 2-core host whose streaming copy gained
 //  1.33x on both cores.
 static void
 test_memory_bound_threads (void)
 {
-    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
-                              " s:{s:s, s:s}, s:{s:f, s:f}}",
-                              "name", "atan_gauss_damp", "inputs", "name", "x", "shape", 2048,
-                              8192, "dtype", "f32", "outputs", "name", "out0", "shape", 2048,
-                              8192, "dtype", "f32", "reference", "language", "pytorch",
-                              "source", "    def forward(self, x):\n"
-                              "        return torch.atan(x) * torch.exp(-x * x / 8.0)\n",
-                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    json_t *spec = s_atan_spec ();
     json_t *hw = json_pack ("{s:s, s:s, s:[{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
                             " s:f, s:f, s:f, s:s}]}",
                             "backend", "host", "compile_isa", "avx512f", "devices", "name",
@@ -348,14 +356,7 @@ test_every_part (void)
 static void
 test_held_later (void)
 {
-    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i, i], s:s}], s:[{s:s, s:[i, i], s:s}],"
-                              " s:{s:s, s:s}, s:{s:f, s:f}}",
-                              "name", "atan_gauss_damp", "inputs", "name", "x", "shape", 2048,
-                              8192, "dtype", "f32", "outputs", "name", "out0", "shape", 2048,
-                              8192, "dtype", "f32", "reference", "language", "pytorch",
-                              "source", "    def forward(self, x):\n"
-                              "        return torch.atan(x) * torch.exp(-x * x / 8.0)\n",
-                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    json_t *spec = s_atan_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
     size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
