@@ -421,11 +421,13 @@ s_decide_third (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, do
     if (!holds || middle != second || middle == again)
         return s_decide (self, cand, cand_id, holds, second, holds ? again : NAN, worker, job,
                          result, what);
+    /* The second's figures, where they can be read (else the third's
+     * stand for them: the figure that counts is the same). */
     json_t *second_job;
     kf_eval_result_t second_result;
-    int rc = s_second (cand, &second_job, &second_result) ? -1
-             : s_decide (self, cand, cand_id, true, second, again, worker, second_job,
-                         &second_result, what);
+    bool read = s_second (cand, &second_job, &second_result) == 0;
+    int rc = s_decide (self, cand, cand_id, true, second, again, worker,
+                       read ? second_job : job, read ? &second_result : result, what);
     json_decref (second_job);
     kf_eval_result_free (&second_result);
     return rc;
@@ -469,8 +471,7 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
         if (kf_plausible_ceiling (&f, self->plausible.margin, why, sizeof why))
             snprintf (what, sizeof what, "%s", why);
         else if (!strncmp (kf_jstr (cand, "verify_reason"), KF_PLAUSIBLE_CONFIRM,
-                           strlen (KF_PLAUSIBLE_CONFIRM)))
-        {
+                           strlen (KF_PLAUSIBLE_CONFIRM))) {
             /* A confirmation suspected nothing: a slower second timing
              * is what it counts, not a reason to hold the kernel; one
              * far below the first asks for a third. */
