@@ -104,7 +104,8 @@ kf_plausible_new_best (double speedup, double run_best, long counted, char *reas
     if (counted < 1 || !(speedup > run_best))
         return false;
     snprintf (reason, size, KF_PLAUSIBLE_CONFIRM " (%.2fx against the run's best counted"
-              " %.2fx): timed once more before it counts, at the lower figure",
+              " %.2fx): timed once more before it counts, at the lower figure (a third"
+              " time where the second is far below the first, at the middle one)",
               speedup, run_best);
     return true;
 }

@@ -622,7 +622,12 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
             bool same = other && !strcmp (other, h);
             mates += same && s_sibling_planned (in, k);
-            later |= same && k > in->slot && !s_sibling_planned (in, k);
+            //  Round 38: or an idea of several parts that holds it
+            //  ("packed operands" beside a micro-kernel "over panels
+            //  packed ...").
+            unsigned hb = kf_prompt_idea_bits (h);
+            bool part = other && hb && (kf_prompt_idea_bits (other) & hb) == hb;
+            later |= (same || part) && k > in->slot && !s_sibling_planned (in, k);
         }
         if (tries <= mates || later)
             continue;

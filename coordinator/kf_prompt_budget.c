@@ -440,10 +440,22 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
                  "at least %.3g ms at one core's measured FMA peak", mnk[0],
                  groups > 1 ? " of a group" : "", mnk[1], mnk[2],
                  groups > 1 ? " x the groups" : "", flops * 1e-6, flops / one * 1e-6);
-    else
-        fprintf (f, "  Compute floor: the product's 2 x M x N x K = %.4g million operations (M = "
-                 "%lld, N = %lld, K = %lld per product) take at least %.3g ms at one core's "
-                 "measured FMA peak", flops * 1e-6, mnk[0], mnk[1], mnk[2], flops / one * 1e-6);
+    else {
+        //  Round 38: "the product's 2 x M x N x K = 805.3 million" of two
+        //  products of 402.6 million each.
+        long long batch = 1;
+        kf_prompt_matmul_count (spec, &batch, NULL);
+        if (batch > 1)
+            fprintf (f, "  Compute floor: the %lld products' B x 2 x M x N x K = %.4g million "
+                     "operations (B = %lld; M = %lld, N = %lld, K = %lld per product) take at "
+                     "least %.3g ms at one core's measured FMA peak", batch, flops * 1e-6,
+                     batch, mnk[0], mnk[1], mnk[2], flops / one * 1e-6);
+        else
+            fprintf (f, "  Compute floor: the product's 2 x M x N x K = %.4g million operations "
+                     "(M = %lld, N = %lld, K = %lld per product) take at least %.3g ms at one "
+                     "core's measured FMA peak", flops * 1e-6, mnk[0], mnk[1], mnk[2],
+                     flops / one * 1e-6);
+    }
     if (all > one)
         fprintf (f, " and %.3g ms at every core's together (%.0f GFLOP/s)", flops / all * 1e-6,
                  all);

@@ -49,6 +49,7 @@
 #include "../../common/kf_file.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_budget.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_threads.h"
@@ -223,6 +224,16 @@ test_glu (void)
     printf ("epilogue idea: %s\n", epi ? epi : "(none)");
     CHECK (kf_test_has (epi, "by fusing the epilogue (the sigmoid"));
     free (epi);
+    //  Round 38: the Target's floor read "the product's 2 x M x N x K =
+    //  805.3 million" of the two products.
+    json_t *d = json_pack ("{s:f, s:f}", "peak_gflops_one_core", 118.0, "peak_gflops", 236.0);
+    char *floor;
+    KF_TEST_CAPTURE (floor, f, kf_prompt_task_product_line (f, spec, d));
+    printf ("%s\n", floor ? floor : "");
+    CHECK (kf_test_has (floor, "Compute floor: the 2 products' B x 2 x M x N x K = 805.3 million "
+                               "operations (B = 2; M = 512, N = 512, K = 768 per product)"));
+    free (floor);
+    json_decref (d);
     json_decref (spec);
     //  One product of the two weights' sum: no count (a guess).
     spec = s_glu ("        return torch.sigmoid(a @ (w + v))");
@@ -384,6 +395,34 @@ test_held_later (void)
     CHECK (text && !strstr (text, "Held back while an idea"));
     free (text);
     json_decref (plan);
+    json_decref (spec);
+    //  Round 38: "packed operands" held back beside a later sibling
+    //  handed the micro-kernel "over operand panels packed ...": an idea
+    //  of several parts that holds the held one takes it too.
+    spec = s_glu ("        return (a @ w) * torch.sigmoid(a @ v)");
+    ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t pack = n, micro = n, threads = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    for (size_t i = 0; i < n; i++) {
+        unsigned b = kf_prompt_idea_bits (ideas[i]);
+        if (b == 1u << KF_IDEA_PACK)
+            pack = i;
+        else if (b & 1u << KF_IDEA_PACK)
+            micro = i;
+    }
+    CHECK (pack < n && micro < n && threads < n);
+    if (pack < n && micro < n && threads < n) {
+        plan = json_pack ("{s:s, s:{}, s:[], s:{s:i}, s:[s, s, s], s:[{s:i, s:s, s:b},"
+                          " {s:i, s:s, s:b}]}", "mine", ideas[threads], "notes", "aside",
+                          "held", ideas[pack], 1, "order", ideas[threads], ideas[micro],
+                          ideas[threads], "later", "slot", 1, "idea", ideas[micro], "moved", 0,
+                          "slot", 2, "idea", ideas[threads], "moved", 0);
+        in.spec = spec;
+        in.ideas = plan;
+        KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+        CHECK (text && !strstr (text, "Held back while an idea"));
+        free (text);
+        json_decref (plan);
+    }
     json_decref (spec);
 }
 
