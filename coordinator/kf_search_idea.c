@@ -346,8 +346,7 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
 //  idea already, a sibling ..., or it is predicted not to pay there"
 //  named three reasons where one held): "code", "built", "threads",
 //  "scalar", "premise", "arith", "cited", "inherited", "tried" or
-//  "sibling"; NULL
-//  when it lacks the idea.
+//  "sibling"; NULL when it lacks the idea.
 //  Round 25's notes: an idea whose text takes any other feature as given
 //  (packing "inside the cache blocks", a meta round's "keep the streaming
 //  stores but ...") goes the way of vectorised math: "premise".
@@ -564,7 +563,9 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     //  so far took from which kernel (round 10), what is in flight, and
     //  where threads are predicted to lose (round 11).
     kf_search_idea_known_t known = { .chosen_built = -1 };
-    json_t *rows = tries && aside && order && features ? kf_search_idea_known_rows (db, kf_jint (run, "id")) : NULL;
+    json_t *rows = tries && aside && order && features
+                   ? kf_search_idea_known_rows (db, kf_jint (run, "id"))
+                   : NULL;
     kf_meta_ideas_canon (sections, rows);
     json_t *threads = NULL;
     int rc = rows && !kf_search_idea_known_read (rows, ideas, count, elites, n, chosen,

@@ -228,8 +228,8 @@ kf_search_idea_known_rows (kf_db_t *db, int64_t run_id)
                                 " c.selection->>'with' AS with,"
                                 " (p.selection->>'features')::bigint AS parent_features,"
                                 " (c.finished_at IS NULL OR c.fidelity = 'pending') AS pending,"
-                                " (c.finished_at IS NOT NULL AND c.fidelity IS DISTINCT FROM 'pending'"
-                                "  AND c.speedup > 0) AS tried"
+                                " (c.finished_at IS NOT NULL AND c.speedup > 0"
+                                "  AND c.fidelity IS DISTINCT FROM 'pending') AS tried"
                                 " FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id"
                                 " WHERE c.run_id = $1 AND c.selection->>'idea' IS NOT NULL"
                                 " ORDER BY c.id",

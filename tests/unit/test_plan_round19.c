@@ -179,7 +179,8 @@ test_own_in_flight (json_t *spec, const char *const *ideas, size_t threads, size
     //  Not written yet: said so.
     json_object_del (json_array_get (history, 0), "features");
     p = kf_prompt_build (&in);
-    CHECK (p && strstr (p, "has it in flight; its code was not written when this prompt was made."));
+    CHECK (p && strstr (p, "has it in flight; its code was not written when this prompt was "
+                           "made."));
     free (p);
     json_decref (plan);
     json_decref (base);
