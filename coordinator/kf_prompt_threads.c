@@ -651,6 +651,17 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                         kf_prompt_threads_side_by_side (in->base), cores, runs,
                         s_parent_of (in), twin, twin_ns, features);
             kf_prompt_threads_load (f, in, in->base, twin);
+            //  Round 38: no prompt offered work taken as it goes where
+            //  fixed shares hardly ran side by side; that took candidate
+            //  5's 1.02 CPU a second to candidate 11's 1.41.
+            double side = kf_prompt_threads_side_by_side (in->base);
+            if (side > 0 && side < KF_PROMPT_SIDE_BY_SIDE
+                && !kf_prompt_source_does (kf_jstr (in->base, "source"), in->language,
+                                           KF_IDEA_DYNAMIC))
+                fputs (" Its threads take fixed shares: where other work holds a CPU, a "
+                       "fixed share waits for it while the others finish early; threads that "
+                       "take chunks from a shared counter as they go let whichever CPU is "
+                       "free do the waiting share's work.", f);
         }
         else
             s_one_thread (f, start_us, cores, gain, measured, ns, even_ns);

@@ -426,9 +426,47 @@ test_held_later (void)
     json_decref (spec);
 }
 
+//  9.
+static void
+test_fixed_shares (void)
+{
+    json_t *spec = s_atan_spec ();
+    json_t *hw = json_pack ("{s:s, s:[{s:s, s:i, s:i, s:f, s:f}]}", "backend", "host",
+                            "devices", "name", "AMD EPYC", "cores", 2, "physical_cores", 2,
+                            "thread_start_join_us", 42.4, "clock_mhz_measured", 3700.0);
+    const char *fixed = "#include <pthread.h>\n"
+                        "static void *half (void *a) { return a; }\n"
+                        "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, half, 0);\n"
+                        "  pthread_join (t, 0); return 0; }\n";
+    const char *counter = "#include <pthread.h>\n#include <stdatomic.h>\n"
+                          "static atomic_long next;\n"
+                          "static void *work (void *a) { long c;\n"
+                          "  while ((c = atomic_fetch_add (&next, 1)) < 64) { } return a; }\n"
+                          "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);\n"
+                          "  work (0); pthread_join (t, 0); return 0; }\n";
+    const char *sources[2] = { fixed, counter };
+    for (int i = 0; i < 2; i++) {
+        json_t *base = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:b}}", "id", 5, "source",
+                                  sources[i], "candidate_ns", 5.3e6, "one_core", "cpu_per_wall",
+                                  1.02, "median_ns", 8.0e6, "tried", 1);
+        kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                              .base = base };
+        char *text;
+        KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+        bool said = text && strstr (text, "Its threads take fixed shares");
+        printf ("%s: fixed shares %s\n", i ? "counter" : "fixed", said ? "said" : "not said");
+        CHECK (said == (i == 0));
+        free (text);
+        json_decref (base);
+    }
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_fixed_shares ();
     test_held_later ();
     test_every_part ();
     test_memory_bound_threads ();
