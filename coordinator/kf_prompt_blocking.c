@@ -145,5 +145,17 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  "once, so an unpacked strip takes a k block of at most about %lld rows", stride,
                  rows, rows);
     s_to_shapes (f, mnk, &b);
+    //  Round 38: (a @ w) * sigmoid(a @ v) got block sizes, a working set
+    //  and ideas of one product, and the tile that reached 90% of one
+    //  core (both products' accumulators for one broadcast of a) was
+    //  never named.
+    long long products = 1;
+    json_t *out0 = json_array_get (json_object_get (spec, "outputs"), 0);
+    if (kf_prompt_matmul_count (spec, &products, NULL) > 0 && products == 2
+        && kf_prompt_rank (out0) == 2)
+        fputs (". This task holds two products of one A (A times each of two B operands of "
+               "one shape): one broadcast of A can feed both products' accumulators in one "
+               "register tile (MR rows by NR / 2 columns of each, the same registers), and "
+               "every panel of B and working set above counts twice, once for each B", f);
     fputs (". Starting points: time their neighbours.\n", f);
 }

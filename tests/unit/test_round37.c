@@ -19,8 +19,9 @@
  *  4. round 37: every prompt of (a @ w) * sigmoid(a @ v) read "compute:
  *     not known (the task gives no operation count)": three matrices, two
  *     of one shape, and two products in the forward are two products of
- *     one operand (kf_prompt_matmul_count), and the fused-epilogue idea
- *     names the sigmoid, where it read "(bias, activation)";
+ *     one operand (kf_prompt_matmul_count), the fused-epilogue idea
+ *     names the sigmoid, where it read "(bias, activation)", and (round
+ *     38) the block sizes name a tile of both products' accumulators;
  *  5. round 37: "used 1.00 CPU-seconds a second of its calls, so its
  *     threads hardly ran side by side" of a kernel at 151 GFLOP/s, past
  *     one core's 118: its figures were over the samples in which its
@@ -49,6 +50,7 @@
 #include "../../common/kf_file.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_budget.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_history.h"
@@ -232,6 +234,14 @@ test_glu (void)
     printf ("%s\n", floor ? floor : "");
     CHECK (kf_test_has (floor, "Compute floor: the 2 products' B x 2 x M x N x K = 805.3 million "
                                "operations (B = 2; M = 512, N = 512, K = 768 per product)"));
+    free (floor);
+    json_decref (d);
+    //  The block sizes name the tile of both products.
+    d = json_pack ("{s:f, s:f, s:i, s:i, s:i}", "peak_gflops_one_core", 118.0, "peak_gflops",
+                   236.0, "l1d_bytes", 32768, "l2_bytes", 1048576, "l3_bytes", 33554432);
+    KF_TEST_CAPTURE (floor, f, kf_prompt_blocking_line (f, spec, d, "avx512f"));
+    printf ("%s\n", floor ? floor : "");
+    CHECK (kf_test_has (floor, "This task holds two products of one A"));
     free (floor);
     json_decref (d);
     json_decref (spec);
