@@ -436,8 +436,13 @@ judge_sandbox() {
 # A second look at a speed case that came out faster than the rule
 # allows: on a loaded host one timing can be off by that much (an honest
 # copy of the baseline once measured 2.16 against the baseline's 0.96), so
-# the case runs again right after a fresh honest baseline and is judged
-# against it. An attack that wins, wins both times.
+# the case runs again between two fresh honest baselines and is judged
+# against the larger, as the first look is against the larger of its two,
+# up to three looks in all. An attack that wins, wins every time. A case whose fast path waits on
+# the clock (memoise.c's copies wait a sixth of its fastest computing call)
+# loses little to a neighbour, while honest work slows: CI's suite, with
+# OpenCL tests beside it, read memoise at 1.67x against one honest 0.80
+# just before it (1.33x against 0.99 on the quiet host).
 declare -A HONEST_FOR
 for mode in "${MODES[@]}"; do
     for c in "${CASES[@]}"; do
@@ -445,11 +450,20 @@ for mode in "${MODES[@]}"; do
         [ "$kind" = speed ] || continue
         judge "$mode" "$name" "$kind"
         [ "$CAUGHT" = yes ] && continue
-        say "$mode $name: $WHY; a second look beside a fresh honest baseline"
-        run_eval "$mode" honest
-        HONEST_FOR["$mode $name"]=$(field '.result | select(.verdict == "correct") | .speedup' \
-                                           "$W/$mode-honest.json")
-        run_eval "$mode" "$name"
+        for look in 2 3; do
+            say "$mode $name: $WHY; look $look between two fresh honest baselines"
+            run_eval "$mode" honest
+            before=$(field '.result | select(.verdict == "correct") | .speedup' \
+                           "$W/$mode-honest.json")
+            run_eval "$mode" "$name"
+            run_eval "$mode" honest
+            after=$(field '.result | select(.verdict == "correct") | .speedup' \
+                          "$W/$mode-honest.json")
+            say "$mode $name: honest ${before:-none} before it and ${after:-none} after"
+            HONEST_FOR["$mode $name"]=$(larger "$before" "$after")
+            judge "$mode" "$name" "$kind"
+            [ "$CAUGHT" = yes ] && break
+        done
     done
 done
 
