@@ -618,6 +618,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  then): not held back from this generation, so not said.
         int mates = 0;
         bool later = false;
+        unsigned hb = kf_prompt_idea_bits (h);
         for (int k = 0; k < in->population; k++) {
             const char *other = k == in->slot ? NULL : s_sibling_idea (in, ideas, n, k);
             bool same = other && !strcmp (other, h);
@@ -625,7 +626,6 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             //  Round 38: or an idea of several parts that holds it
             //  ("packed operands" beside a micro-kernel "over panels
             //  packed ...").
-            unsigned hb = kf_prompt_idea_bits (h);
             bool part = other && hb && (kf_prompt_idea_bits (other) & hb) == hb;
             later |= (same || part) && k > in->slot && !s_sibling_planned (in, k);
         }

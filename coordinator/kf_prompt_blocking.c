@@ -113,8 +113,9 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
     double share = s_l3_share (d);
     kf_blocking_t b;
-    long long mnk[3] = { 0, 0, 0 };
-    if (!(kf_prompt_matmul_flops (spec, mnk) > 0) || dt < 0 || kf_dtype_size (dt) != 4
+    long long mnk[3] = { 0, 0, 0 }, products = 1;
+    if (!(kf_prompt_matmul_count (spec, &products, mnk) > 0) || dt < 0
+        || kf_dtype_size (dt) != 4
         || kf_prompt_blocking (lanes, l1, l2, share, &b) != 0)
         return;
     char s1[32], s2[32], s3[32], s4[32], s5[32];
@@ -149,10 +150,8 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     //  and ideas of one product, and the tile that reached 90% of one
     //  core (both products' accumulators for one broadcast of a) was
     //  never named.
-    long long products = 1;
     json_t *out0 = json_array_get (json_object_get (spec, "outputs"), 0);
-    if (kf_prompt_matmul_count (spec, &products, NULL) > 0 && products == 2
-        && kf_prompt_rank (out0) == 2)
+    if (products == 2 && kf_prompt_rank (out0) == 2)
         fputs (". This task holds two products of one A (A times each of two B operands of "
                "one shape): one broadcast of A can feed both products' accumulators in one "
                "register tile (MR rows by NR / 2 columns of each, the same registers), and "

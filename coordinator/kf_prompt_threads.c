@@ -608,8 +608,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  memory: such a kernel by the plan's own rule saves as memory
         //  does.
         else if (s_memory_task (in->spec)
-                 || (cycles > 0 && budget >= KF_SEARCH_IDEA_BOUND * cycles
-                     && budget <= KF_SEARCH_IDEA_LOOSE * cycles))
+                 || kf_search_idea_budget_share (cycles, budget) >= KF_SEARCH_IDEA_BOUND)
             gain = mem.all / mem.one;
     }
     //  What the run's threaded kernels did against its single-thread

@@ -339,6 +339,13 @@ double kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardwar
                                    kf_target_kind_t kind, kf_share_t *share, double *cycles,
                                    double *budget);
 
+/* The share of the memory bound a kernel at CYCLES a vector is at by its
+ * memory BUDGET: BUDGET / CYCLES, 0 where either is unknown or the
+ * budget is loose for it (past KF_SEARCH_IDEA_LOOSE). The planner's
+ * reading (kf_search_idea_bound_share) and the threads paragraph's
+ * (round 37) are this one. */
+double kf_search_idea_budget_share (double cycles, double budget);
+
 /* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
  * itself; else the first idea that cuts bytes and that the parent

@@ -81,14 +81,18 @@ kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
 {
     *share = kf_search_idea_memory_share (kernel, spec, hardware, kind);
     kf_search_idea_arith_bound (kernel, spec, hardware, kind, cycles, budget);
-    double at = *cycles > 0 && *budget > 0 ? *budget / *cycles : 0;
+    return fmax (share->share, kf_search_idea_budget_share (*cycles, *budget));
+}
+
+double
+kf_search_idea_budget_share (double cycles, double budget)
+{
+    double at = cycles > 0 && budget > 0 ? budget / cycles : 0;
     //  Round 35: a one-thread kernel at 16 cycles a vector against a
     //  budget of 27 was called bound by memory ("its bytes take 100% of
     //  its time") and handed streaming stores with another idea; cheaper
     //  math alone then took it from 4.69 to 3.85 ms (the helper's own
     //  timing). Coming in well under the estimate shows the estimate
     //  loose there, not where memory binds.
-    if (at > KF_SEARCH_IDEA_LOOSE)
-        at = 0;
-    return fmax (share->share, at);
+    return at > KF_SEARCH_IDEA_LOOSE ? 0 : at;
 }
