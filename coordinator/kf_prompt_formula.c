@@ -107,21 +107,39 @@ static const struct { const char *name; int ops; unsigned kinds; } s_arith[] = {
 };
 
 //  Functions a compiler makes libm calls of, and how many a call makes
-//  (softplus: an exp and a log1p; mish: those and a tanh).
-static const struct { const char *name; int calls; } s_libm[] = {
-    { "tanh", 1 }, { "exp", 1 }, { "exp2", 1 }, { "expm1", 1 }, { "log", 1 }, { "log2", 1 },
-    { "log10", 1 }, { "log1p", 1 }, { "erf", 1 }, { "erfc", 1 }, { "sigmoid", 1 },
-    { "logsigmoid", 2 }, { "gelu", 1 }, { "silu", 1 }, { "swish", 1 }, { "softplus", 2 },
-    { "elu", 1 }, { "selu", 1 }, { "celu", 1 }, { "mish", 3 }, { "sin", 1 }, { "cos", 1 },
-    { "tan", 1 }, { "pow", 1 }, { "atan", 1 }, { "tanhshrink", 1 }, { "cosh", 1 },
-    { "sinh", 1 }, { "asinh", 1 }, { "acosh", 1 }, { "atanh", 1 }, { "asin", 1 },
-    { "acos", 1 }, { "atan2", 1 }, { "arctan2", 1 }, { "hypot", 1 }, { "cbrt", 1 },
+//  (softplus: an exp and a log1p; mish: those and a tanh); and, round
+//  38, the vector instructions a vector of them takes as SIMD code
+//  computes them near f32 precision: a range reduction and a polynomial
+//  (exp about 10: a product and rounding, two multiply-adds, six of the
+//  polynomial's, the exponent put in), a division where the function
+//  needs one (tanh, sigmoid, atan's reduction). An assumption, not
+//  measured: atan(x) * exp(-x * x / 8) came to about 30 against its
+//  kernels' 29 cycles a vector at one vector FMA a cycle.
+static const struct { const char *name; int calls, vops; } s_libm[] = {
+    { "tanh", 1, 16 }, { "exp", 1, 10 }, { "exp2", 1, 8 }, { "expm1", 1, 14 },
+    { "log", 1, 12 }, { "log2", 1, 12 }, { "log10", 1, 13 }, { "log1p", 1, 14 },
+    { "erf", 1, 16 }, { "erfc", 1, 20 }, { "sigmoid", 1, 13 }, { "logsigmoid", 2, 26 },
+    { "gelu", 1, 20 }, { "silu", 1, 14 }, { "swish", 1, 14 }, { "softplus", 2, 26 },
+    { "elu", 1, 12 }, { "selu", 1, 13 }, { "celu", 1, 13 }, { "mish", 3, 42 },
+    { "sin", 1, 16 }, { "cos", 1, 16 }, { "tan", 1, 24 }, { "pow", 1, 24 }, { "atan", 1, 16 },
+    { "tanhshrink", 1, 17 }, { "cosh", 1, 13 }, { "sinh", 1, 14 }, { "asinh", 1, 26 },
+    { "acosh", 1, 26 }, { "atanh", 1, 18 }, { "asin", 1, 18 }, { "acos", 1, 19 },
+    { "atan2", 1, 20 }, { "arctan2", 1, 20 }, { "hypot", 1, 4 }, { "cbrt", 1, 16 },
 };
 
 const char *
 kf_prompt_libm_name (size_t i)
 {
     return i < sizeof s_libm / sizeof s_libm[0] ? s_libm[i].name : NULL;
+}
+
+int
+kf_prompt_libm_vops (const char *name)
+{
+    for (size_t i = 0; name && i < sizeof s_libm / sizeof s_libm[0]; i++)
+        if (!strcmp (s_libm[i].name, name))
+            return s_libm[i].vops;
+    return 0;
 }
 
 static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addmm", "einsum",
@@ -551,7 +569,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             for (size_t i = 0; !known && i < sizeof s_libm / sizeof s_libm[0]; i++)
                 if (strlen (s_libm[i].name) == n && !strncmp (last, s_libm[i].name, n)) {
                     f->calls += s_libm[i].calls;
-                    if (n == 3 && !strncmp (last, "pow", 3) && s_pow_third (q, s_close (q, end)))
+                    bool cbrt = n == 3 && !strncmp (last, "pow", 3)
+                                && s_pow_third (q, s_close (q, end));
+                    f->call_vops += cbrt ? kf_prompt_libm_vops ("cbrt") : s_libm[i].vops;
+                    if (cbrt)
                         s_add_name (f, "cbrt", 4);
                     else
                         s_add_name (f, last, n);

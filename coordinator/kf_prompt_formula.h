@@ -58,6 +58,10 @@ typedef struct {
      * a softplus): only then does a composition's identity apply. */
     bool nested;
     char names[64];
+    /* Round 38: CALL_VOPS: the vector instructions a vector of outputs
+     * takes for the calls, each as SIMD code computes it
+     * (kf_prompt_libm_vops), summed over the calls forward makes. */
+    int call_vops;
     /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.
      * EPI_OPS: the arithmetic operations per output after the product
      * (an operator, a known function; a sign of a literal is none), as
@@ -113,6 +117,12 @@ bool kf_prompt_formula_no_identity (json_t *spec);
  * known as costly, and the prompt said the formula calls no exp, tanh,
  * erf or log and is bound by memory). */
 const char *kf_prompt_libm_name (size_t i);
+
+/* Round 38: the vector instructions a vector of NAME (a libm name of
+ * kf_prompt_libm_name's list) takes where SIMD code computes it near f32
+ * precision, a range reduction and a polynomial (exp about 10, atan
+ * about 16): an assumption, not measured; 0 for a name not in the list. */
+int kf_prompt_libm_vops (const char *name);
 
 /* KINDS as words in a list, in the order of kf_formula_op_t: "absolute
  * values, additions, divisions and products" (into BUF). */

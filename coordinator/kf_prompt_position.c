@@ -17,6 +17,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_arith.h"
 #include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_threads.h"
@@ -226,13 +227,21 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
     if (share >= 0.2)
         fprintf (f, " Scalar calls would take a large share of the time: compute %s in SIMD "
                  "registers instead, by a polynomial or rational approximation within the "
-                 "stated tolerance (What counts as correct), never a libm call per element%s.\n",
+                 "stated tolerance (What counts as correct), never a libm call per element%s.",
                  fm.names, c == KF_CLASS_MATMUL ? ", on each block of outputs while it is still "
                                                   "in registers (the product's epilogue)"
                                                 : "");
     else
         fputs (" A small share: vectorising these calls gains less than the rest of the "
-               "work.\n", f);
+               "work.", f);
+    //  Round 38: what the formula takes in SIMD registers, against the
+    //  budget line below.
+    char estimate[640];
+    if (c == KF_CLASS_ELEMENTWISE && kf_prompt_formula_arith_words (spec, d, estimate,
+                                                                     sizeof estimate))
+        fprintf (f, " In SIMD registers the formula's arithmetic is %s: set that against the "
+                 "arithmetic budget per vector below.", estimate);
+    fputs ("\n", f);
 }
 
 //  The cache that keeps a working set between timed calls, from the
@@ -515,11 +524,17 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     double count = derived > 0 ? derived : ew;
     //  Round 18: "the task gives no operation count" for atan2 * sqrt(...),
     //  where the count stops at a libm call whose cost is the kernel's.
-    char uncounted[320];
+    //  Round 38: and the helper counted atan's and exp's instructions
+    //  itself on every prompt; an estimate (kf_prompt_arith.h) says
+    //  what the formula's arithmetic takes a vector.
+    char uncounted[960], estimate[640];
     if (!(count > 0) && formula && fm.calls > 0) {
+        bool est = kind == KF_TARGET_HOST
+                   && kf_prompt_formula_arith_words (spec, dev, estimate, sizeof estimate);
         snprintf (uncounted, sizeof uncounted, "the formula calls %s, whose operations depend "
-                  "on how the kernel computes it: set its cycles per vector against the "
-                  "Target section's arithmetic budget", fm.names);
+                  "on how the kernel computes %s%s%s: set its cycles per vector against the "
+                  "Target section's arithmetic budget", fm.names, fm.calls == 1 ? "it" : "them",
+                  est ? "; " : "", est ? estimate : "");
         r.uncounted = uncounted;
     }
     if (count > 0) {

@@ -346,6 +346,22 @@ double kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardwar
  * (round 37) are this one. */
 double kf_search_idea_budget_share (double cycles, double budget);
 
+/* Round 38: the same for task SPEC on HARDWARE, 0 also where its
+ * formula's estimated arithmetic (kf_search_idea_arith_estimate) fills
+ * KF_PROMPT_ARITH_FILLS of BUDGET or more: memory does not bind such a
+ * kernel alone. The planner's reading and the threads paragraph's. */
+double kf_search_idea_budget_share_of (json_t *spec, json_t *hardware, double cycles,
+                                       double budget);
+
+/* Round 38: one core's estimated cycles a vector of SPEC's elementwise
+ * formula on HARDWARE's first device (kf_prompt_formula_arith), for a
+ * kernel at CYCLES a vector; 0 where there is none, or where the kernel
+ * comes in under KF_PROMPT_ARITH_FILLS of it (cheaper math than the
+ * estimate assumes: its own cycles say what its arithmetic costs). A
+ * kernel whose estimate is its memory budget or more is bound by its
+ * arithmetic (kf_search_idea_arith_bound). */
+double kf_search_idea_arith_estimate (json_t *spec, json_t *hardware, double cycles);
+
 /* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
  * itself; else the first idea that cuts bytes and that the parent

@@ -12,9 +12,13 @@
  *
  *  Round 21: and streaming stores, which cut bytes, are not handed to a
  *  kernel bound by its arithmetic (kf_search_idea_arith_bound).
+ *
+ *  Round 38: a formula's estimated arithmetic (kf_prompt_arith.h) counts
+ *  in both readings.
  */
 #include "kf_search_idea.h"
 #include "kf_json.h"
+#include "kf_prompt_arith.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_target.h"
 #include <math.h>
@@ -59,6 +63,16 @@ kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double shar
     return -1;
 }
 
+double
+kf_search_idea_arith_estimate (json_t *spec, json_t *hardware, double cycles)
+{
+    kf_arith_t a;
+    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
+    return kf_prompt_formula_arith (spec, d, &a) && cycles >= KF_PROMPT_ARITH_FILLS * a.cycles
+               ? a.cycles
+               : 0;
+}
+
 bool
 kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
                             kf_target_kind_t kind, double *cycles, double *budget)
@@ -71,7 +85,12 @@ kf_search_idea_arith_bound (json_t *kernel, json_t *spec, json_t *hardware,
         return false;
     *cycles = pv.cycles;
     *budget = pv.budget;
-    return pv.budget > 0 && pv.cycles >= KF_SEARCH_IDEA_ARITH * pv.budget;
+    //  Round 38: or where its formula's estimated arithmetic alone takes
+    //  longer than its bytes (atan * exp, about 30 cycles a vector
+    //  against 27: streaming stores gained nothing, cheaper math 1.5x).
+    return pv.budget > 0
+           && (pv.cycles >= KF_SEARCH_IDEA_ARITH * pv.budget
+               || kf_search_idea_arith_estimate (spec, hardware, pv.cycles) >= pv.budget);
 }
 
 double
@@ -81,7 +100,19 @@ kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
 {
     *share = kf_search_idea_memory_share (kernel, spec, hardware, kind);
     kf_search_idea_arith_bound (kernel, spec, hardware, kind, cycles, budget);
-    return fmax (share->share, kf_search_idea_budget_share (*cycles, *budget));
+    //  Round 38: a kernel near its budget whose formula's arithmetic
+    //  would fill most of that time is not bound by memory alone: its
+    //  budget says nothing of which binds (kf_prompt_arith.h).
+    return fmax (share->share, kf_search_idea_budget_share_of (spec, hardware, *cycles, *budget));
+}
+
+double
+kf_search_idea_budget_share_of (json_t *spec, json_t *hardware, double cycles, double budget)
+{
+    if (budget > 0
+        && kf_search_idea_arith_estimate (spec, hardware, cycles) >= KF_PROMPT_ARITH_FILLS * budget)
+        return 0;
+    return kf_search_idea_budget_share (cycles, budget);
 }
 
 double

@@ -1,0 +1,69 @@
+/*  kf_prompt_arith.c - an elementwise formula's estimated arithmetic a
+ *  vector of outputs (kf_prompt_arith.h).
+ */
+#include "kf_prompt_arith.h"
+#include "kf_prompt_budget.h"
+#include "kf_prompt_class.h"
+#include "kf_prompt_formula.h"
+#include "kf_json.h"
+#include <stdio.h>
+#include <string.h>
+
+double
+kf_prompt_vector_fmas (json_t *d, int lanes)
+{
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0), mhz = kf_prompt_host_mhz (d);
+    return peak > 0 && mhz > 0 && lanes > 0 ? peak * 1e3 / (2.0 * lanes * mhz) : 0;
+}
+
+bool
+kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
+{
+    memset (a, 0, sizeof *a);
+    kf_formula_t fm;
+    const char *unit = NULL;
+    if (kf_prompt_task_class (spec) != KF_CLASS_ELEMENTWISE || !kf_prompt_formula (spec, &fm)
+        || !fm.counted)
+        return false;
+    int lanes = kf_prompt_vector_lanes (d, NULL, &unit);
+    double fmas = kf_prompt_vector_fmas (d, lanes);
+    if (!(fmas > 0) || fm.ops + fm.call_vops <= 0)
+        return false;
+    *a = (kf_arith_t) { .ops = fm.ops, .call_vops = fm.call_vops, .calls = fm.calls,
+                        .instr = fm.ops + fm.call_vops, .fmas = fmas, .lanes = lanes };
+    a->cycles = a->instr / fmas;
+    snprintf (a->names, sizeof a->names, "%s", fm.names);
+    return true;
+}
+
+bool
+kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
+{
+    kf_arith_t a;
+    if (size)
+        *buf = 0;
+    if (!kf_prompt_formula_arith (spec, d, &a) || a.calls <= 0 || size < 2)
+        return false;
+    //  Each named call's cost, "atan about 16 and exp about 10".
+    char each[160] = "";
+    size_t used = 0;
+    for (const char *p = a.names; *p && used + 40 < sizeof each;) {
+        size_t n = strcspn (p, ",");
+        char name[24];
+        snprintf (name, sizeof name, "%.*s", (int) n, p);
+        int v = kf_prompt_libm_vops (name);
+        p += n;
+        p += strspn (p, ", ");
+        if (v > 0)
+            used += (size_t) snprintf (each + used, sizeof each - used, "%s%s about %d",
+                                       used ? (*p ? ", " : " and ") : "", name, v);
+    }
+    snprintf (buf, size, "estimated, not counted: about %.0f vector instructions a vector of "
+              "outputs, the formula's %d operation%s and %d for its %d call%s (%s, as SIMD code "
+              "computes them near f32 precision by a range reduction and a polynomial; an "
+              "assumption, not measured), so about %.0f cycles of one core a vector at its "
+              "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA",
+              a.instr, a.ops, a.ops == 1 ? "" : "s", a.call_vops, a.calls,
+              a.calls == 1 ? "" : "s", each, a.cycles, a.fmas);
+    return true;
+}
