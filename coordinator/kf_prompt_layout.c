@@ -218,6 +218,11 @@ s_product (s_scan_t *s, const char *a, const char *a_end, const char *b, const c
                                    : (a_t ? KF_PRODUCT_FIRST_TRANSPOSED : KF_PRODUCT_PLAIN);
     if (s->products > 1) {
         s->other |= kind != s->first.kind;
+        //  Round 38: (a @ w) * sigmoid(a @ v) named w alone where v is
+        //  the other product's second operand.
+        if (s->products == 2 && opa.known && !strcmp (opa.name, s->first.a)
+            && strcmp (opb.name, s->first.b))
+            snprintf (s->first.b2, sizeof s->first.b2, "%s", opb.name);
         return;
     }
     s->first.kind = kind;

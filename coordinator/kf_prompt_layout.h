@@ -31,6 +31,10 @@ typedef enum {
 typedef struct {
     kf_product_layout_t kind;
     char a[64], b[64];
+    /* Round 38: the second product's second operand where it has the
+     * first's first operand and another second ((a @ w) * sigmoid(a @ v):
+     * "v"); "" otherwise. */
+    char b2[64];
 } kf_product_t;
 
 /* How SPEC's reference code (comments and strings left out) multiplies:

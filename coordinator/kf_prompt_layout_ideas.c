@@ -126,8 +126,8 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
     kf_product_t p;
     kf_prompt_product_read (spec, &p);
     char ba[32], bb[32], bc[32], b1[32], b2[32];
-    fprintf (f, "  Working set of one product%s: the first operand", batch > 1.5 ? " (one "
-             "batch)" : "");
+    fprintf (f, "  Working set of one product%s: the first operand",
+             *p.b2 ? " (of the two, which share it)" : batch > 1.5 ? " (one batch)" : "");
     if (*p.a) {
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.a);
@@ -144,8 +144,16 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.b);
     }
-    fprintf (f, b_k ? " N x K = %lld x %lld, %s" : " is stored K x N = %lld x %lld (along n), "
-             "%s", b_k ? mnk[1] : k, b_k ? k : mnk[1], kf_rates_bytes (b, bb, sizeof bb));
+    //  Round 38: the other product's second operand, of the same shape.
+    if (*p.b2) {
+        fputs (" and the other product's ", f);
+        kf_prompt_product_name (f, spec, p.b2);
+        fputs (b_k ? ", each" : " are each stored", f);
+    }
+    else if (!b_k)
+        fputs (" is stored", f);
+    fprintf (f, b_k ? " N x K = %lld x %lld, %s" : " K x N = %lld x %lld (along n), %s",
+             b_k ? mnk[1] : k, b_k ? k : mnk[1], kf_rates_bytes (b, bb, sizeof bb));
     fprintf (f, "; its output M x N = %lld x %lld, %s. Against this host's L1d of %s and L2 of "
              "%s: ", mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem,
                                                       bc, sizeof bc),

@@ -9,8 +9,13 @@
  *     formula's arithmetic is estimated (kf_prompt_arith.h) and said, and
  *     a kernel whose estimate fills its budget is neither called bound
  *     by memory by its budget nor handed streaming stores.
+ *  2. the gated unit's working set named w alone ("the second in1 (w in
+ *     its code)") where a @ v reads v as well: the other product's second
+ *     operand is named with it (kf_product_t's B2).
  */
+#include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
+#include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
@@ -127,9 +132,53 @@ test_planner (void)
     json_decref (hw);
 }
 
+//  2. The round's fixture as it is.
+static void
+test_both_weights (void)
+{
+    size_t n = 0;
+    char *src = kf_file_read ("tests/fixtures/pytorch/mm_glu_gate.py", 1 << 20, &n);
+    CHECK (src != NULL);
+    json_t *spec = json_pack ("{s:s, s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}",
+                              "name", "mm_glu_gate", "op", "pytorch",
+                              "inputs", "name", "in0", "shape", 512, 768, "dtype", "f32",
+                              "name", "in1", "shape", 768, 512, "dtype", "f32",
+                              "name", "in2", "shape", 768, 512, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 512, 512, "dtype", "f32",
+                              "reference", "language", "pytorch", "source", src ? src : "");
+    free (src);
+    kf_product_t p;
+    kf_prompt_product_read (spec, &p);
+    printf ("products: kind %d, a %s, b %s, b2 %s\n", (int) p.kind, p.a, p.b, p.b2);
+    CHECK (!strcmp (p.a, "a") && !strcmp (p.b, "w") && !strcmp (p.b2, "v"));
+    json_t *d = json_pack ("{s:f, s:f}", "l1d_bytes", 32768.0, "l2_bytes", 1048576.0);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_working_set_line (f, spec, d));
+    printf ("working set: %s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "the second in1 (w in its code) and the other product's in2 (v in "
+                              "its code) are each stored K x N = 768 x 512 (along n), 1.5 MiB"));
+    free (text);
+    json_decref (spec);
+    //  One product: as before.
+    spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}", "name", "mm",
+                      "inputs", "name", "in0", "shape", 512, 768, "dtype", "f32",
+                      "name", "in1", "shape", 768, 512, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", 512, 512, "dtype", "f32",
+                      "reference", "language", "pytorch", "source",
+                      "    def forward(self, a, w):\n        return a @ w\n");
+    KF_TEST_CAPTURE (text, f, kf_prompt_working_set_line (f, spec, d));
+    CHECK (kf_test_has (text, "the second in1 (w in its code) is stored K x N = 768 x 512"));
+    free (text);
+    json_decref (spec);
+    json_decref (d);
+}
+
 int
 main (void)
 {
+    test_both_weights ();
     test_estimate ();
     test_planner ();
     return kf_test_done ("test_round39");
