@@ -301,14 +301,23 @@ kf_prompt_idea_head (const char *text, char *buf, size_t size)
             stop = i - (text[i] == '(');
             break;
         }
+    //  Round 38: "... in plain code the compiler can vectorise or in
+    //  [cut]" read as a broken sentence: a long head ends at its last
+    //  clause (a comma) within the limit, else at a word, with "...".
     bool cut = false;
     if (stop > KF_PROMPT_IDEA_HEAD_MAX) {
-        stop = KF_PROMPT_IDEA_HEAD_MAX;
-        while (stop > 24 && text[stop] != ' ')
-            stop--;
-        cut = true;
+        size_t comma = KF_PROMPT_IDEA_HEAD_MAX;
+        while (comma > 24 && text[comma] != ',')
+            comma--;
+        stop = comma;
+        if (comma <= 24) {
+            stop = KF_PROMPT_IDEA_HEAD_MAX;
+            while (stop > 24 && text[stop] != ' ')
+                stop--;
+            cut = true;
+        }
     }
-    snprintf (buf, size, "%.*s%s", (int) stop, text, cut ? " [cut]" : "");
+    snprintf (buf, size, "%.*s%s", (int) stop, text, cut ? " ..." : "");
     return buf;
 }
 

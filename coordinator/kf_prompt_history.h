@@ -57,8 +57,9 @@ void kf_prompt_direction (FILE *f, const kf_prompt_in_t *in);
 /* Round 34's notes: every sibling's idea in full made about 1.5 KB of
  * each "This attempt". The head of an idea's TEXT, as the siblings' list
  * gives it, into BUF: up to its first colon, semicolon or bracket past
- * its first few words, cut at a word past KF_PROMPT_IDEA_HEAD_MAX bytes
- * (then " [cut]" ends it); the whole text where it has no such break. */
+ * its first few words; where that is past KF_PROMPT_IDEA_HEAD_MAX bytes,
+ * up to its last comma within them (round 38), else its last word within
+ * them and " ..."; the whole text where it has no such break. */
 #define KF_PROMPT_IDEA_HEAD_MAX 150
 const char *kf_prompt_idea_head (const char *text, char *buf, size_t size);
 

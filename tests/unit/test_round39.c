@@ -11,12 +11,16 @@
  *     by memory by its budget nor handed streaming stores.
  *  2. the gated unit's working set named w alone ("the second in1 (w in
  *     its code)") where a @ v reads v as well: the other product's second
- *     operand is named with it (kf_product_t's B2).
+ *     operand is named with it (kf_product_t's B2);
+ *  3. a sibling's idea head read "... or in [cut]": a long head ends at
+ *     its last clause within the limit (kf_prompt_idea_head).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt_history.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test_text.h"
@@ -175,9 +179,38 @@ test_both_weights (void)
     json_decref (d);
 }
 
+//  3.
+static void
+test_head (void)
+{
+    json_t *spec = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)");
+    size_t n, cuts = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    char head[256];
+    for (size_t i = 0; i < n; i++) {
+        kf_prompt_idea_head (ideas[i], head, sizeof head);
+        CHECK (strlen (head) <= KF_PROMPT_IDEA_HEAD_MAX + 4 && !strstr (head, "[cut]"));
+        if (strlen (head) < strlen (ideas[i]) && !strstr (head, " ..."))
+            cuts++;
+        if (strstr (ideas[i], "expensive function, by a branch-free"))
+            CHECK (!strcmp (head, "cut the cost of each element's expensive function, by a "
+                                  "branch-free approximation within the tolerance"));
+    }
+    CHECK (cuts > 0);
+    //  No comma within the limit: a word and "...".
+    kf_prompt_idea_head ("spend fewer instructions an element on its exponentials and its "
+                         "divisions and its square roots and its arc tangents and its "
+                         "logarithms and its sines and its cosines and its error functions "
+                         "all at once", head, sizeof head);
+    printf ("head: %s\n", head);
+    CHECK (strlen (head) > 100 && strstr (head, " ...") == head + strlen (head) - 4);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_head ();
     test_both_weights ();
     test_estimate ();
     test_planner ();
