@@ -75,9 +75,26 @@ kf_search_point_coords (json_t *configs, json_t *best, int out[3], const char **
             *why = json_is_string (json_object_get (row, "coords_why"))
                        ? json_string_value (json_object_get (row, "coords_why"))
                        : "";
+        //  Round 38: a one-thread point of a threaded template sat in
+        //  "cooperating": its code starts threads at other values.
+        if (kf_search_point_one_thread (best))
+            out[2] = 0;
         return true;
     }
     return false;
+}
+
+const char *
+kf_search_point_one_thread (json_t *best)
+{
+    static const char *const names[] = { "NTHREADS", "NUM_THREADS", "N_THREADS", "THREADS" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        json_t *v = json_object_get (best, names[i]);
+        if ((json_is_integer (v) && json_integer_value (v) == 1)
+            || (json_is_string (v) && !strcmp (json_string_value (v), "1")))
+            return names[i];
+    }
+    return NULL;
 }
 
 int
@@ -102,8 +119,13 @@ kf_search_tuned_coords (kf_search_t *self, int64_t cand_id, const kf_eval_result
     if (kf_search_point_coords (json_object_get (row, "configs"), best, lv, &why)) {
         char coords[48], label[300];
         snprintf (coords, sizeof coords, "{%d,%d,%d}", lv[0], lv[1], lv[2]);
-        char *text = kf_strdupf ("the point the sweep chose (%s): %s",
-                                 kf_tune_params_label (best, label, sizeof label), why);
+        const char *one = kf_search_point_one_thread (best);
+        char *text = kf_strdupf ("the point the sweep chose (%s): %s%s%s",
+                                 kf_tune_params_label (best, label, sizeof label),
+                                 one ? one : "", one ? "=1 runs one thread, so threads 0 "
+                                                       "(single thread) whatever the code does "
+                                                       "at other values; the code read: "
+                                                     : "", why);
         const char *up[3] = { cand, coords, text };
         rc = kf_db_exec (self->db, "UPDATE candidates SET coords = $2::int[], coords_why = $3"
                                    " WHERE id = $1", 3, up) < 0 ? -1 : 0;

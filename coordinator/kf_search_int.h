@@ -133,6 +133,13 @@ int kf_search_hold (kf_search_t *self, int64_t run_id, int generation, int popul
  * params or that row has no valid coordinates. */
 bool kf_search_point_coords (json_t *configs, json_t *best, int out[3], const char **why);
 
+/* Round 38: the name of BEST's thread-count parameter (NTHREADS,
+ * NUM_THREADS, N_THREADS, THREADS: the tuning prompt's name) where its
+ * value is 1, else NULL: such a point runs one thread, so its threads
+ * coordinate is 0 (kf_search_point_coords), though the template's code
+ * starts threads at other values (it sat in "cooperating"). */
+const char *kf_search_point_one_thread (json_t *best);
+
 /* A tuned CAND_ID sits where the code of the point its sweep chose
  * belongs: its coordinates become that point's (RESULT: the evaluation,
  * with best_config; the point's coordinates from the candidate's compile

@@ -13,7 +13,10 @@
  *     its code)") where a @ v reads v as well: the other product's second
  *     operand is named with it (kf_product_t's B2);
  *  3. a sibling's idea head read "... or in [cut]": a long head ends at
- *     its last clause within the limit (kf_prompt_idea_head).
+ *     its last clause within the limit (kf_prompt_idea_head);
+ *  4. candidate 18, a tuned point with NTHREADS=1 of a threaded
+ *     template, sat in "cooperating": a point whose thread count is 1
+ *     takes threads coordinate 0 (kf_search_point_one_thread).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -23,6 +26,7 @@
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_search_idea.h"
+#include "../../coordinator/kf_search_int.h"
 #include "../kf_test_text.h"
 #include "../kf_test.h"
 
@@ -207,9 +211,38 @@ test_head (void)
     json_decref (spec);
 }
 
+//  4. A compile result's table of two points of one threaded template,
+//  each classified {1,0,2} as its code reads.
+static void
+test_one_thread_point (void)
+{
+    json_t *table = json_pack ("[{s:{s:i, s:i}, s:[i,i,i], s:s}, {s:{s:i, s:i}, s:[i,i,i], s:s}]",
+                               "params", "NTHREADS", 0, "UNROLL", 2, "coords", 1, 0, 2,
+                               "coords_why", "threads 2 (cooperating threads)", "params",
+                               "NTHREADS", 1, "UNROLL", 4, "coords", 1, 0, 2, "coords_why",
+                               "threads 2 (cooperating threads)");
+    int c[3] = { -1, -1, -1 };
+    const char *why = NULL;
+    json_t *p0 = json_object_get (json_array_get (table, 0), "params");
+    json_t *p1 = json_object_get (json_array_get (table, 1), "params");
+    CHECK (kf_search_point_coords (table, p0, c, &why) && c[0] == 1 && c[2] == 2);
+    CHECK (kf_search_point_coords (table, p1, c, &why) && c[0] == 1 && c[1] == 0 && c[2] == 0);
+    CHECK (!kf_search_point_one_thread (p0));
+    CHECK (kf_search_point_one_thread (p1) && !strcmp (kf_search_point_one_thread (p1),
+                                                       "NTHREADS"));
+    json_t *other = json_pack ("{s:i, s:s}", "UNROLL", 1, "THREADS", "1");
+    CHECK (kf_search_point_one_thread (other)
+           && !strcmp (kf_search_point_one_thread (other), "THREADS"));
+    json_object_set_new (other, "THREADS", json_integer (2));
+    CHECK (!kf_search_point_one_thread (other));
+    json_decref (other);
+    json_decref (table);
+}
+
 int
 main (void)
 {
+    test_one_thread_point ();
     test_head ();
     test_both_weights ();
     test_estimate ();
