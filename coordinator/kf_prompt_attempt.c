@@ -457,13 +457,27 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         else
             //  Round 22: "with no other idea's tricks" for a tanh, which has
             //  no vector form without an approximation (a sibling's idea).
+            //  Round 38's notes: and that approximation read as the
+            //  approximation idea itself, so all three kernels of
+            //  generation 0 had one math: the base's is near f32
+            //  precision, the idea's the cheapest the tolerance allows.
             fputs (" No kernel exists yet for this idea to build on: first write the simplest "
                    "correct vectorised form of the whole computation (each element's math in "
                    "vector registers, by the compiler or by intrinsics, with no other idea's "
-                   "tricks; where a function has no vector form, the approximation that gives "
-                   "it one is part of this base), then add this idea to it. That base is part "
-                   "of this attempt, not a sibling's idea taken.", f);
+                   "tricks; where a function has no vector form, an approximation near f32 "
+                   "precision that gives it one is part of this base, while one cheaper than "
+                   "that, trading accuracy within the tolerance, is the approximation idea's), "
+                   "then add this idea to it. That base is part of this attempt, not a "
+                   "sibling's idea taken.", f);
     }
+    else if (feat == KF_IDEA_APPROX && !(in->base && *kf_jstr (in->base, "source"))
+             && kf_prompt_task_class (in->spec) == KF_CLASS_ELEMENTWISE)
+        fputs (" Siblings that start from scratch compute these functions in vector registers "
+               "too, by an approximation near f32 precision (the base each needs); this "
+               "attempt's idea is what goes beyond that: the cheapest approximation the "
+               "tolerance leaves room for (fewer polynomial terms, a coarser reduction, a "
+               "reciprocal estimate in place of a division), set against the limits in What "
+               "counts as correct.", f);
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said

@@ -244,8 +244,8 @@ test_texts (void)
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
                           .slot = 1, .population = 3, .ideas = plan };
     p = kf_prompt_build (&in);
-    CHECK (p && strstr (p, "where a function has no vector form, the approximation that gives "
-                           "it one is part of this base"));
+    CHECK (p && strstr (p, "where a function has no vector form, an approximation near f32 "
+                           "precision that gives it one is part of this base"));
     //  The call facts: one thread a CPU as a rule.
     CHECK (p && strstr (p, "As a rule start one thread a CPU; more pay only while other work "
                            "takes CPU time"));

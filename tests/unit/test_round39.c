@@ -16,12 +16,18 @@
  *     its last clause within the limit (kf_prompt_idea_head);
  *  4. candidate 18, a tuned point with NTHREADS=1 of a threaded
  *     template, sat in "cooperating": a point whose thread count is 1
- *     takes threads coordinate 0 (kf_search_point_one_thread).
+ *     takes threads coordinate 0 (kf_search_point_one_thread);
+ *  5. generation 0's threads and streaming attempts were told the
+ *     approximation that gives a function a vector form is part of their
+ *     base, and the approximation attempt's idea read as that same
+ *     base: the base's is near f32 precision, the idea's the cheapest
+ *     the tolerance allows, and each prompt says so (kf_prompt_attempt.c).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_target.h"
@@ -239,9 +245,45 @@ test_one_thread_point (void)
     json_decref (table);
 }
 
+//  5.
+static void
+test_gen0_approx (void)
+{
+    json_t *spec = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)");
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = n, threads = n;
+    for (size_t i = 0; i < n; i++) {
+        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_APPROX && approx == n)
+            approx = i;
+        if (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS && threads == n)
+            threads = i;
+    }
+    CHECK (approx < n && threads < n);
+    for (int k = 0; k < 2 && approx < n && threads < n; k++) {
+        json_t *plan = json_pack ("{s:s, s:{}, s:[]}", "mine", ideas[k ? threads : approx],
+                                  "notes", "aside");
+        kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
+                              .slot = k, .population = 3, .ideas = plan };
+        char *p = kf_prompt_build (&in);
+        if (k == 0)
+            CHECK (kf_test_has (p, "this attempt's idea is what goes beyond that: the cheapest "
+                                   "approximation the tolerance leaves room for"));
+        else {
+            CHECK (kf_test_has (p, "an approximation near f32 precision that gives it one is "
+                                   "part of this base, while one cheaper than that"));
+            CHECK (!kf_test_has (p, "what goes beyond that"));
+        }
+        free (p);
+        json_decref (plan);
+    }
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_gen0_approx ();
     test_one_thread_point ();
     test_head ();
     test_both_weights ();
