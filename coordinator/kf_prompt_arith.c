@@ -30,7 +30,8 @@ kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
     if (!(fmas > 0) || fm.ops + fm.call_vops <= 0)
         return false;
     *a = (kf_arith_t) { .ops = fm.ops, .call_vops = fm.call_vops, .calls = fm.calls,
-                        .instr = fm.ops + fm.call_vops, .fmas = fmas, .lanes = lanes };
+                        .instr = fm.ops + fm.call_vops, .fmas = fmas, .lanes = lanes,
+                        .kinds = fm.kinds };
     a->cycles = a->instr / fmas;
     snprintf (a->names, sizeof a->names, "%s", fm.names);
     return true;
@@ -58,12 +59,17 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
             used += (size_t) snprintf (each + used, sizeof each - used, "%s%s about %d",
                                        used ? (*p ? ", " : " and ") : "", name, v);
     }
+    //  A division or square root counts as one instruction, though it
+    //  takes several FMAs' time: said where the formula has one.
+    bool slow = a.kinds & (1u << KF_OP_DIV | 1u << KF_OP_SQRT);
     snprintf (buf, size, "estimated, not counted: about %.0f vector instructions a vector of "
               "outputs, the formula's %d operation%s and %d for its %d call%s (%s, as SIMD code "
-              "computes them near f32 precision by a range reduction and a polynomial; an "
+              "computes %s near f32 precision by a range reduction and a polynomial; an "
               "assumption, not measured), so about %.0f cycles of one core a vector at its "
-              "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA",
+              "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA%s",
               a.instr, a.ops, a.ops == 1 ? "" : "s", a.call_vops, a.calls,
-              a.calls == 1 ? "" : "s", each, a.cycles, a.fmas);
+              a.calls == 1 ? "" : "s", each, strchr (a.names, ',') ? "them" : "it", a.cycles,
+              a.fmas, slow ? " (a division or square root in it counts as one here, though "
+                             "one left as a division takes several FMAs' time)" : "");
     return true;
 }

@@ -26,6 +26,7 @@ typedef struct {
     double fmas;        /* one core's measured vector FMAs a cycle */
     double cycles;      /* INSTR / FMAS: one core's cycles a vector */
     int lanes;          /* f32 lanes of the vector unit */
+    unsigned kinds;     /* the operations' kinds (kf_formula_t's) */
     char names[64];     /* the calls' names ("atan, exp") */
 } kf_arith_t;
 
