@@ -52,6 +52,14 @@ kf_fidelity_wants_full (double screened, double elite, double best, double margi
     return screened >= margin * bar;
 }
 
+double
+kf_fidelity_wait_allowance (double wait_share, bool undisturbed)
+{
+    if (undisturbed || !(wait_share > 0))
+        return 1;
+    return 1 / (1 - fmin (wait_share, KF_FIDELITY_WAIT_CAP));
+}
+
 json_t *
 kf_fidelity_screen_timing (json_t *screen, json_t *full)
 {
@@ -319,6 +327,7 @@ kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
         return -1;
     double margin = json_number_value (s_setting (self, run, "full_margin"));
     char why[500] = "";
+    double allow = kf_fidelity_wait_allowance (result->load_wait_share, result->load_undisturbed);
     if (kf_fidelity_wants_full (speedup, elite, best, margin)) {
         if (isnan (best))
             snprintf (why, sizeof why, "the run has no counted best yet");
@@ -329,6 +338,12 @@ kf_fidelity_check (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
                       elite < best ? elite : best, elite < best ? "its cell's elite"
                                                                 : "the run's best");
     }
+    else if (allow > 1 && kf_fidelity_wants_full (speedup * allow, elite, best, margin))
+        snprintf (why, sizeof why, "its screen's calls waited for a CPU %.0f%% of their time, "
+                  "so %.2fx may read as low as %.2fx: within %.2f of %.2fx (%s)",
+                  100 * fmin (result->load_wait_share, KF_FIDELITY_WAIT_CAP), speedup * allow,
+                  speedup, margin, elite < best ? elite : best,
+                  elite < best ? "its cell's elite" : "the run's best");
     else {
         /* A screen too good to believe is timed in full first; that
          * figure is then judged, and re-verified if it must be. */

@@ -44,6 +44,18 @@
  * times the lower of ELITE and BEST. Never for a speedup that is not > 0. */
 bool kf_fidelity_wants_full (double screened, double elite, double best, double margin);
 
+/* Round 38: a threaded kernel screened at 16.65x was timed at 24.71x in
+ * full, its screen's calls waiting for a CPU beside other work (a screen
+ * is too short to wait for undisturbed samples). What a screen's figure
+ * may be under-read by: 1 / (1 - W), W its calls' waits for a CPU over
+ * their time (WAIT_SHARE, summed over its threads; capped at
+ * KF_FIDELITY_WAIT_CAP), where its figures are not over undisturbed
+ * samples alone (UNDISTURBED); 1 where none waited or it is not known
+ * (WAIT_SHARE < 0). The screen is set against the bar at its figure
+ * times this: one the waits alone may have put below it is timed in full. */
+#define KF_FIDELITY_WAIT_CAP 0.5
+double kf_fidelity_wait_allowance (double wait_share, bool undisturbed);
+
 /* The screen protocol of a run whose evaluate jobs' full timing is FULL
  * (members it leaves out are the exec worker's defaults: 1 s, 10 samples,
  * 1 s, 10 calls) and whose screen_timing is SCREEN (members it leaves out

@@ -110,7 +110,7 @@ s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     if (bad)
         return kf_field_bad (why, size, "host_load", "must be an object");
     r->has_load = o != NULL;
-    r->load_runnable = r->load_others_share = -1;
+    r->load_runnable = r->load_others_share = r->load_wait_share = -1;
     if (!o)
         return 0;
     int64_t cpus = 0;
@@ -126,6 +126,8 @@ s_load (json_t *result, kf_eval_result_t *r, char *why, size_t size)
     r->load_cpus_allowed = (double) allowed;
     KF_FIELD_TRY (kf_field_bool (o, "undisturbed_only", "host_load.undisturbed_only",
                                  &r->load_undisturbed, why, size));
+    KF_FIELD_TRY (kf_field_num (o, "cand_wait_share", "host_load.cand_wait_share", 0, HUGE_VAL,
+                                -1, &r->load_wait_share, why, size));
     return 0;
 }
 

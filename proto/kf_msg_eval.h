@@ -53,6 +53,8 @@ typedef struct {
     double load_cpus, load_runnable, load_others_share;   /* runnable others, -1: absent */
     double load_cpus_allowed;      /* CPUs the candidate could run on, 0: absent */
     bool load_undisturbed;         /* its figures are over undisturbed samples only */
+    double load_wait_share;        /* the candidate's waits for a CPU over its timed
+                                      calls' time (summed over its threads), -1: absent */
     bool has_one_core;             /* one_core: the kernel timed on one CPU too */
     double one_core_ns;            /* its median per call there, 0: none (why_not) */
     double one_core_cpu_per_wall;  /* the full timing's CPU seconds a second of calls */

@@ -27,7 +27,7 @@ static const char *s_full =
     " \"phases_s\": {\"load\": 0.1},"
     " \"host_load\": {\"cpus\": 2, \"runnable_others\": 1.6, \"runnable_others_max\": 3,"
     "  \"others_cpu_share\": 0.45, \"others_cpu_s\": 0.9, \"wall_s\": 1.0,"
-    "  \"cpus_allowed\": 2, \"undisturbed_only\": true},"
+    "  \"cpus_allowed\": 2, \"undisturbed_only\": true, \"cand_wait_share\": 0.3},"
     " \"one_core\": {\"median_ns\": 1900.0, \"cpu_per_wall\": 1.9, \"samples\": 5}}";
 
 /* Decodes TEXT; returns the rc and leaves WHY. */
@@ -93,6 +93,7 @@ s_every_field (void)
     CHECK (r.load_others_share == 0.45);
     /* Round 16: the CPUs the candidate could run on travel with the load. */
     CHECK (r.load_cpus_allowed == 2 && r.load_undisturbed);
+    CHECK (r.load_wait_share == 0.3);
     /* What the spec does not name stays in the JSON, for storage. */
     CHECK (json_is_object (json_object_get (r.json, "tuning")));
 
@@ -202,6 +203,7 @@ s_refusals (void)
     s_refused ("host_load", "{\"runnable_others\": -1}", "result.host_load.runnable_others");
     s_refused ("host_load", "{\"others_cpu_share\": 1.5}", "result.host_load.others_cpu_share");
     s_refused ("host_load", "{\"cpus\": \"two\"}", "result.host_load.cpus");
+    s_refused ("host_load", "{\"cand_wait_share\": -0.5}", "result.host_load.cand_wait_share");
     s_refused ("host_load", "{\"undisturbed_only\": 1}", "result.host_load.undisturbed_only");
     s_refused ("host_load", "{\"cpus_allowed\": 1.5}", "result.host_load.cpus_allowed");
     s_refused ("one_core", "[1]", "result.one_core: must be an object");

@@ -21,10 +21,15 @@
  *     approximation that gives a function a vector form is part of their
  *     base, and the approximation attempt's idea read as that same
  *     base: the base's is near f32 precision, the idea's the cheapest
- *     the tolerance allows, and each prompt says so (kf_prompt_attempt.c).
+ *     the tolerance allows, and each prompt says so (kf_prompt_attempt.c);
+ *  6. a threaded kernel screened at 16.65x beside other work was timed at
+ *     24.71x in full: a screen whose calls waited for a CPU is set against
+ *     the bar at its figure with the waits taken out
+ *     (kf_fidelity_wait_allowance; test_msg_eval reads the share).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
+#include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt.h"
@@ -280,9 +285,27 @@ test_gen0_approx (void)
     json_decref (spec);
 }
 
+//  6.
+static void
+test_screen_waits (void)
+{
+    CHECK (kf_fidelity_wait_allowance (-1, false) == 1);
+    CHECK (kf_fidelity_wait_allowance (0, false) == 1);
+    CHECK (kf_fidelity_wait_allowance (0.3, true) == 1);
+    double a = kf_fidelity_wait_allowance (0.3, false);
+    CHECK (a > 1.428 && a < 1.429);
+    CHECK (kf_fidelity_wait_allowance (1.7, false) == 2);
+    //  Round 38's candidate 11 against a best of 24.71x, margin 0.8.
+    CHECK (!kf_fidelity_wants_full (16.65, 30.0, 24.71, 0.8));
+    CHECK (kf_fidelity_wants_full (16.65 * a, 30.0, 24.71, 0.8));
+    //  A kernel a twentieth of the best stays screened out at any wait.
+    CHECK (!kf_fidelity_wants_full (1.2 * kf_fidelity_wait_allowance (5, false), 30.0, 24.71, 0.3));
+}
+
 int
 main (void)
 {
+    test_screen_waits ();
     test_gen0_approx ();
     test_one_thread_point ();
     test_head ();
