@@ -11,6 +11,7 @@
 #include "kf_descriptor_text.h"
 #include "kf_json.h"
 #include "kf_prompt_class.h"
+#include "kf_prompt_formula.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_threads.h"
 #include "kf_retune.h"
@@ -436,6 +437,17 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
              "differ only in a parameter whose condition does not hold are one point, built "
              "with that parameter at its default, and count once against the limit.\n",
              s_when_examples[kind]);
+    //  Round 38's notes: no round offered an accuracy knob, where cheaper
+    //  math had been the run's largest step.
+    kf_formula_t fm;
+    if (kf_prompt_formula (in->spec, &fm) && fm.calls > 0)
+        fprintf (f, "The formula calls %s: where the kernel approximates %s (a polynomial, a "
+                 "reduction, Newton steps), the approximation's degree or its steps may be a "
+                 "parameter too, e.g. POLY_TERMS=6,4,5 with the kernel's own count first. Each "
+                 "point is judged against the tolerance on its own, so a cheaper point counts "
+                 "where it still passes and one that fails is dropped, not the sweep; the "
+                 "kernel's measured error (above) says how much room there is.\n",
+                 fm.names, strchr (fm.names, ',') ? "them" : "it");
     fputs ("The points after the one-parameter moves are spread evenly over the remaining "
            "combinations in a fixed order that you do not choose, so a point that changes two "
            "parameters at once may not be built; if you want such a combination timed for "

@@ -25,7 +25,9 @@
  *  6. a threaded kernel screened at 16.65x beside other work was timed at
  *     24.71x in full: a screen whose calls waited for a CPU is set against
  *     the bar at its figure with the waits taken out
- *     (kf_fidelity_wait_allowance; test_msg_eval reads the share).
+ *     (kf_fidelity_wait_allowance; test_msg_eval reads the share);
+ *  7. no tuning round offered an accuracy knob, where cheaper math had
+ *     been the run's largest step: a formula's calls name one.
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -302,9 +304,35 @@ test_screen_waits (void)
     CHECK (!kf_fidelity_wants_full (1.2 * kf_fidelity_wait_allowance (5, false), 30.0, 24.71, 0.3));
 }
 
+//  7.
+static void
+test_accuracy_knob (void)
+{
+    json_t *hw = s_host ();
+    static const char *const lines[] = { "torch.atan(x) * torch.exp(-x * x / 8.0)",
+                                         "x * 2.0 + 1.0" };
+    for (int i = 0; i < 2; i++) {
+        json_t *spec = s_spec (lines[i]);
+        json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 7, "source",
+                                  "int kf_forward (void) { return 0; }\n", "status", "correct",
+                                  "speedup", 39.4, "candidate_ns", 5.59e6);
+        kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                              .base = base, .templated = true, .tune_points = 8 };
+        char *p = kf_prompt_build (&in);
+        bool knob = kf_test_has (p, "The formula calls atan, exp: where the kernel approximates "
+                                    "them") && kf_test_has (p, "POLY_TERMS=6,4,5");
+        CHECK (i == 0 ? knob : !kf_test_has (p, "POLY_TERMS"));
+        free (p);
+        json_decref (base);
+        json_decref (spec);
+    }
+    json_decref (hw);
+}
+
 int
 main (void)
 {
+    test_accuracy_knob ();
     test_screen_waits ();
     test_gen0_approx ();
     test_one_thread_point ();
