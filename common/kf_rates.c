@@ -145,7 +145,7 @@ kf_rates_write (FILE *f, const kf_rates_t *r)
         }
     }
     else
-        fprintf (f, " compute: not known (%s)",
+        fprintf (f, " compute: %s (%s)", r->estimated ? "estimated, not counted" : "not known",
                  r->uncounted ? r->uncounted : "the task gives no operation count");
     //  Which ceiling is nearer, where both shares mean something.
     if (mem_share >= 0 && cp_share >= 0)

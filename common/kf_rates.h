@@ -53,6 +53,10 @@ typedef struct {
     const char *uncounted;   /* why no operation count, where GFLOPS is 0 (a
                               * clause); NULL: "the task gives no operation
                               * count" */
+    bool estimated;          /* UNCOUNTED holds an estimate instead: "compute:
+                              * estimated, not counted (...)" (round 39: "not
+                              * known" before an estimate read as a
+                              * contradiction) */
 } kf_rates_t;
 
 /* Whether R's working set stays in cache between calls: 1, 0, or -1 when

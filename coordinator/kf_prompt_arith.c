@@ -62,7 +62,7 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
     //  A division or square root counts as one instruction, though it
     //  takes several FMAs' time: said where the formula has one.
     bool slow = a.kinds & (1u << KF_OP_DIV | 1u << KF_OP_SQRT);
-    snprintf (buf, size, "estimated, not counted: about %.0f vector instructions a vector of "
+    snprintf (buf, size, "about %.0f vector instructions a vector of "
               "outputs, the formula's %d operation%s and %d for its %d call%s (%s, as SIMD code "
               "computes %s near f32 precision by a range reduction and a polynomial; an "
               "assumption, not measured), so about %.0f cycles of one core a vector at its "

@@ -296,11 +296,20 @@ const char *
 kf_prompt_idea_head (const char *text, char *buf, size_t size)
 {
     size_t n = strlen (text), stop = n;
-    for (size_t i = 24; i < n; i++)
+    for (size_t i = 24; i < n; i++) {
+        //  Round 39: "by non-temporal (streaming) stores" read "by
+        //  non-temporal": a bracketed word inside a phrase is kept.
+        const char *close = text[i] == '(' ? strchr (text + i, ')') : NULL;
+        if (close && close - text - (long) i < 24 && !memchr (text + i, ' ', (size_t) (close - text) - i)
+            && close[1] == ' ' && close[2] && close[2] != '(') {
+            i = (size_t) (close - text);
+            continue;
+        }
         if (text[i] == ':' || text[i] == ';' || (text[i] == '(' && text[i - 1] == ' ')) {
             stop = i - (text[i] == '(');
             break;
         }
+    }
     //  Round 38: "... in plain code the compiler can vectorise or in
     //  [cut]" read as a broken sentence: a long head ends at its last
     //  clause (a comma) within the limit, else at a word, with "...".

@@ -239,8 +239,8 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
     char estimate[640];
     if (c == KF_CLASS_ELEMENTWISE && kf_prompt_formula_arith_words (spec, d, estimate,
                                                                      sizeof estimate))
-        fprintf (f, " In SIMD registers the formula's arithmetic is %s: set that against the "
-                 "arithmetic budget per vector below.", estimate);
+        fprintf (f, " In SIMD registers the formula's arithmetic is estimated, not counted: %s; "
+                 "set that against the arithmetic budget per vector below.", estimate);
     fputs ("\n", f);
 }
 
@@ -536,6 +536,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                   "Target section's arithmetic budget", fm.names, fm.calls == 1 ? "it" : "them",
                   est ? "; " : "", est ? estimate : "");
         r.uncounted = uncounted;
+        r.estimated = est;
     }
     if (count > 0) {
         r.gflops = count / kf_jnum (k, "candidate_ns", 0);

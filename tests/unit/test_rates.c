@@ -102,6 +102,18 @@ main (void)
     CHECK (len == 0);
     free (out);
 
+    //  Round 39: an estimate in place of a count says so, not "not known".
+    kf_rates_t est = { .bytes = 8 * MIB, .gbs = 30, .copy_gbs = 100, .held = 0,
+                       .uncounted = "about 20 vector instructions a vector", .estimated = true };
+    char *w = s_words (&est);
+    CHECK (w && strstr (w, "compute: estimated, not counted (about 20 vector instructions"));
+    CHECK (w && !strstr (w, "not known"));
+    free (w);
+    est.estimated = false;
+    w = s_words (&est);
+    CHECK (w && strstr (w, "compute: not known (about 20"));
+    free (w);
+
     char b[32];
     CHECK (!strcmp (kf_rates_bytes (512 * 1024, b, sizeof b), "512 KiB"));
     CHECK (!strcmp (kf_rates_bytes (3 * 1024.0 * MIB, b, sizeof b), "3.0 GiB"));

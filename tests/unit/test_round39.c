@@ -13,7 +13,9 @@
  *     its code)") where a @ v reads v as well: the other product's second
  *     operand is named with it (kf_product_t's B2);
  *  3. a sibling's idea head read "... or in [cut]": a long head ends at
- *     its last clause within the limit (kf_prompt_idea_head);
+ *     its last clause within the limit (kf_prompt_idea_head); and (round
+ *     39) "by non-temporal (streaming) stores" read "by non-temporal": a
+ *     bracketed word inside a phrase is kept;
  *  4. candidate 18, a tuned point with NTHREADS=1 of a threaded
  *     template, sat in "cooperating": a point whose thread count is 1
  *     takes threads coordinate 0 (kf_search_point_one_thread);
@@ -214,6 +216,16 @@ test_head (void)
                                   "branch-free approximation within the tolerance"));
     }
     CHECK (cuts > 0);
+    //  Round 39: a bracketed word inside a phrase is kept; a bracket
+    //  after the phrase still ends it.
+    CHECK (!strcmp (kf_prompt_idea_head ("skip the output's write-allocate read, by non-temporal "
+                                         "(streaming) stores once each element's math is "
+                                         "vectorised (it pays only where ...)", head, sizeof head),
+                    "skip the output's write-allocate read, by non-temporal (streaming) stores "
+                    "once each element's math is vectorised"));
+    CHECK (!strcmp (kf_prompt_idea_head ("use every core, by threads over contiguous ranges "
+                                         "(one a CPU)", head, sizeof head),
+                    "use every core, by threads over contiguous ranges"));
     //  No comma within the limit: a word and "...".
     kf_prompt_idea_head ("spend fewer instructions an element on its exponentials and its "
                          "divisions and its square roots and its arc tangents and its "
