@@ -105,14 +105,14 @@ main (void)
     //  Round 39: an estimate in place of a count says so, not "not known".
     kf_rates_t est = { .bytes = 8 * MIB, .gbs = 30, .copy_gbs = 100, .held = 0,
                        .uncounted = "about 20 vector instructions a vector", .estimated = true };
-    char *w = s_words (&est);
-    CHECK (w && strstr (w, "compute: estimated, not counted (about 20 vector instructions"));
-    CHECK (w && !strstr (w, "not known"));
-    free (w);
+    char *we = s_words (&est);
+    CHECK (we && strstr (we, "compute: estimated, not counted (about 20 vector instructions"));
+    CHECK (we && !strstr (we, "not known"));
+    free (we);
     est.estimated = false;
-    w = s_words (&est);
-    CHECK (w && strstr (w, "compute: not known (about 20"));
-    free (w);
+    we = s_words (&est);
+    CHECK (we && strstr (we, "compute: not known (about 20"));
+    free (we);
 
     char b[32];
     CHECK (!strcmp (kf_rates_bytes (512 * 1024, b, sizeof b), "512 KiB"));
