@@ -97,6 +97,25 @@ s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b)
             fprintf (f, "KC = %ld takes K in %lld blocks, the last of %lld", b->kc, blocks,
                      k - (blocks - 1) * b->kc);
     }
+    //  Round 39: "MR = 14" for M = 1024 left a last tile of 2 rows, and
+    //  the helper chose 8 x 48 itself: where MR does not divide M, the
+    //  tile that does with the most accumulators its registers leave
+    //  room for (NR whole vectors that divide N; the taller on a tie).
+    if (m % b->mr != 0) {
+        int rows = 0, vecs = 0;
+        for (int r = b->mr - 1; r >= 4; r--)
+            for (int v = 4; v >= 1 && m % r == 0; v--)
+                if (r * v + v + 1 <= b->registers && n % ((long long) v * b->lanes) == 0
+                    && r * v > rows * vecs) {
+                    rows = r;
+                    vecs = v;
+                }
+        fprintf (f, "; MR = %d leaves M a last tile of %lld rows (%lld = %lld x %d + %lld)",
+                 b->mr, m % b->mr, m, m / b->mr, b->mr, m % b->mr);
+        if (rows)
+            fprintf (f, ", while %d x %d (MR = %d, NR = %d vectors: %d accumulators) divides "
+                     "both M and N", rows, vecs * b->lanes, rows, vecs, rows * vecs);
+    }
     if (b->mc >= m)
         fprintf (f, "; MC is past M, so all %lld rows of A are one block", m);
     if (b->nc >= n)

@@ -215,9 +215,11 @@ test_blocks (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, spec, d, "sse4.2 avx2 avx512f"));
     printf ("%s", text);
     CHECK (kf_test_has (text, "For this task's M = 512, N = 1024, K = 256: KC = 88 takes K in 3 "
-                              "blocks, and KC = 64 makes 4 even ones; MC is past M, so all 512 "
-                              "rows of A are one block; NC is past N, so B's panel is all 1024 "
-                              "columns."));
+                              "blocks, and KC = 64 makes 4 even ones; MR = 14 leaves M a last "
+                              "tile of 8 rows (512 = 36 x 14 + 8), while 8 x 32 (MR = 8, NR = 2 "
+                              "vectors: 16 accumulators) divides both M and N; MC is past M, so "
+                              "all 512 rows of A are one block; NC is past N, so B's panel is all "
+                              "1024 columns."));
     CHECK (!kf_test_has (text, "round them to the task's shapes"));
     //  Round 34: K = 384 read "KC = 80 makes them even" (5 x 80 is 400).
     json_t *k384 = json_pack ("{s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"

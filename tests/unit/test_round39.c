@@ -29,13 +29,17 @@
  *     the bar at its figure with the waits taken out
  *     (kf_fidelity_wait_allowance; test_msg_eval reads the share);
  *  7. no tuning round offered an accuracy knob, where cheaper math had
- *     been the run's largest step: a formula's calls name one.
+ *     been the run's largest step: a formula's calls name one;
+ *  8. round 39: "MR = 14" for M = 1024 left a last tile of 2 rows, and
+ *     the helper chose 8 x 48 itself: the block sizes name the tile that
+ *     divides M and N (kf_prompt_blocking_line).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_class.h"
@@ -341,9 +345,35 @@ test_accuracy_knob (void)
     json_decref (hw);
 }
 
+//  8. The round's mm_bt_softsign_bias: a [1024][512] by w [768][512].
+static void
+test_tile_divides (void)
+{
+    json_t *spec = json_pack ("{s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}, {s:s, s:[i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}}", "inputs", "name", "in0",
+                              "shape", 1024, 512, "dtype", "f32", "name", "in1", "shape", 768,
+                              512, "dtype", "f32", "name", "in2", "shape", 768, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 1024, 768, "dtype", "f32",
+                              "reference", "language", "pytorch", "source",
+                              "    def forward(self, a, w, b):\n        z = a @ w.t() + b\n"
+                              "        return z / (1.0 + z.abs())\n");
+    json_t *d = json_pack ("{s:i, s:f, s:f, s:s}", "cores", 2, "l1d_bytes", 32768.0, "l2_bytes",
+                           1048576.0, "isa", "sse4.2 avx2 avx512f");
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, spec, d, "sse4.2 avx2 avx512f"));
+    printf ("%s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "MR = 14 leaves M a last tile of 2 rows (1024 = 73 x 14 + 2), while "
+                              "8 x 48 (MR = 8, NR = 3 vectors: 24 accumulators) divides both M "
+                              "and N"));
+    free (text);
+    json_decref (d);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_tile_divides ();
     test_accuracy_knob ();
     test_screen_waits ();
     test_gen0_approx ();
