@@ -123,8 +123,11 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
         char within[480] = "";
         if (repeat > 0 && repeat >= noise)
             snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (the same kernel "
-                      "timed twice in this run came out within %.0f%% of itself 9 times in 10, "
-                      "a median %.0f%% apart)", 100 * band, 100 * repeat, 100 * median);
+                      "timed twice %sin this run came out within %.0f%% of itself 9 times in "
+                      "10, a median %.0f%% apart)", 100 * band,
+                      json_is_true (json_object_get (c, "repeat_full"))
+                          ? "with the full protocol " : "",
+                      100 * repeat, 100 * median);
         else if (noise > 0)
             snprintf (within, sizeof within, "; timing noise about +/-%.0f%% (how far each "
                       "median may lie from its kernel's figure, from its samples' spread and "
@@ -273,7 +276,47 @@ kf_lineage_noise (json_t *tc, json_t *tr)
 double
 kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count)
 {
+    long full = 0;
+    double band = kf_lineage_repeat_verdicts (db, run_id, NULL, &full);
+    if (full > 0) {
+        if (largest)
+            *largest = 1 + band;
+        if (count)
+            *count = full;
+        return band;
+    }
     return kf_lineage_repeat_all (db, run_id, largest, count, NULL);
+}
+
+double
+kf_lineage_repeat_verdicts (kf_db_t *db, int64_t run_id, double *median, long *full)
+{
+    char run[24];
+    const char *params[1] = { S_I64 (run, run_id) };
+    //  A confirmation's figure against its kernel's first full one.
+    json_t *rows = kf_db_query (db,
+                                "SELECT c.verify_speedup AS again,"
+                                " (SELECT e.speedup FROM evaluations e JOIN jobs j ON j.id = e.job_id"
+                                "  WHERE e.candidate_id = c.id AND e.correct"
+                                "  AND e.fidelity IS DISTINCT FROM 'screen'"
+                                "  AND j.avoid_worker IS NULL ORDER BY e.id LIMIT 1) AS first"
+                                " FROM candidates c WHERE c.run_id = $1 AND c.verify_speedup > 0",
+                                1, params);
+    size_t n = json_array_size (rows), k = 0, i;
+    double *gaps = n ? calloc (n, sizeof *gaps) : NULL;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        double a = kf_jnum (r, "again", 0), b = kf_jnum (r, "first", 0);
+        if (gaps && a > 0 && b > 0)
+            gaps[k++] = fabs (log (a / b));
+    }
+    json_decref (rows);
+    double band = k >= KF_LINEAGE_REPEATS ? kf_lineage_repeat_gaps (gaps, k, median) : 0;
+    free (gaps);
+    *full = k >= KF_LINEAGE_REPEATS ? (long) k : 0;
+    if (*full)
+        return band;
+    return kf_lineage_repeat_all (db, run_id, NULL, NULL, median);
 }
 
 static int
@@ -401,7 +444,10 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
     double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
                                         json_object_get (par, "tr")) : 0;
     double gap = 0, median = 0;
-    double repeat = kf_lineage_repeat_all (db, kf_jint (par, "run_id"), &gap, NULL, &median);
+    kf_lineage_repeat_all (db, kf_jint (par, "run_id"), &gap, NULL, &median);
+    long full_pairs = 0;
+    double repeat = kf_lineage_repeat_verdicts (db, kf_jint (par, "run_id"), &median,
+                                                &full_pairs);
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
@@ -409,6 +455,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
         json_object_set_new (c, "repeat", json_real (repeat));
         json_object_set_new (c, "repeat_median", json_real (median));
+        json_object_set_new (c, "repeat_full", json_boolean (full_pairs > 0));
         json_object_set_new (c, "screen_gap", json_real (gap));
         json_object_set_new (c, "loaded",
                              json_boolean (kf_prompt_load_busy (json_object_get (c, "tl"))
@@ -423,7 +470,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
-                                            "repeat_median", "screen_gap", "parent_fidelity",
+                                            "repeat_median", "repeat_full", "screen_gap", "parent_fidelity",
                                             "screen_points", "tl", "pl", "loaded", "oc",
                                             "poc" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)

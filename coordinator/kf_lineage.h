@@ -145,7 +145,20 @@ double kf_lineage_repeat_gaps (double *gaps, size_t n, double *median);
  * kernel's timing. Returns how many. Pure. */
 size_t kf_lineage_repeat_rows (json_t *rows, double *gaps);
 
-/* kf_lineage_repeat_all without the median. */
+/* Round 39: a +25% win of a new tile was set aside as "within noise of
+ * +/-29%", a band the screen-against-full pairs made (screens 22-31%
+ * off their full figures beside other work), while a kernel's full
+ * figure and its confirmation came 2-8% apart. The band the search's
+ * verdicts take, which set two full figures against each other: from
+ * the run's confirmations (each new best's first full figure against
+ * its second timing), as kf_lineage_repeat_all from its pairs, once
+ * there are KF_LINEAGE_REPEATS of them (*FULL their count); before that
+ * kf_lineage_repeat_all's (*FULL 0). *MEDIAN (when not NULL) as there. */
+double kf_lineage_repeat_verdicts (kf_db_t *db, int64_t run_id, double *median, long *full);
+
+/* kf_lineage_repeat_verdicts' band, with *LARGEST (1 + the band where
+ * the confirmations make it, else kf_lineage_repeat_all's largest ratio)
+ * and *COUNT (the pairs behind it). */
 double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count);
 
 /* The band within which two speedups are not told apart: the larger of

@@ -84,6 +84,16 @@ s_try_verdict (json_t *t, const char *idea)
                                       json_object_get (t, "tl"), json_object_get (t, "pl"));
 }
 
+//  Round 39: whether try T, within the noise of its parent, still came
+//  out above it by more than the run's median repeat gap (T's "lean",
+//  kf_search_idea_tries): more likely a gain than not.
+static bool
+s_leans_up (json_t *t)
+{
+    double lean = kf_jnum (t, "lean", 0), parent = kf_jnum (t, "parent_speedup", 0);
+    return lean > 0 && parent > 0 && kf_jnum (t, "speedup", 0) > parent * (1 + lean);
+}
+
 //  How try T counts for IDEA (kf_prompt_try_credit): by what its code
 //  changed, unless the run's idea_credit is off (kf_search_idea_tries'
 //  "by_change").
@@ -139,7 +149,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
     json_t *notes = json_object ();
     for (size_t i = 0; i < n; i++) {
         aside[i] = false;
-        int tried = 0, told = 0, lost = 0, won = 0, loaded = 0;
+        int tried = 0, told = 0, lost = 0, won = 0, loaded = 0, up = 0;
         size_t j;
         json_t *t;
         json_array_foreach (tries, j, t)
@@ -150,6 +160,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                 lost += v < 0;
                 won += v == 1;
                 loaded += v == 3;
+                up += v == 0 && s_leans_up (t);
             }
         if (!tried) {
             char note[320] = "";
@@ -167,7 +178,11 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
         //  and no win set the threads idea aside too (it comes back to the
         //  front once a try of it wins). Another idea's loaded tries set
         //  nothing aside (round 13: ideas set aside so won later).
-        aside[i] = (told > 0 && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0)))
+        //  Round 39: not where a try within the noise still came out above
+        //  its parent by more than the run's median repeat gap (a +25%
+        //  tile within +/-29% was set aside twice over).
+        aside[i] = (told > 0
+                    && (lost == told || (told >= KF_SEARCH_IDEA_NO_WIN && won == 0 && up == 0)))
                    || (kf_prompt_idea_feature (ideas[i]) == KF_IDEA_THREADS
                        && loaded >= KF_SEARCH_IDEA_NO_WIN && won == 0);
         //  The newest tries first, each with both figures.
@@ -185,10 +200,12 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             int v = s_try_verdict (t, ideas[i]);
             //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
             //  13% loss called even; the band that made it so is said.
-            char band[48] = "";
+            char band[112] = "";
             if (v == 0 || v == 2)
-                snprintf (band, sizeof band, " of +/-%.0f%%",
-                          100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND));
+                snprintf (band, sizeof band, " of +/-%.0f%%%s",
+                          100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND),
+                          v == 0 && s_leans_up (t) ? " but above its parent by more than the run's "
+                                                     "median repeat gap" : "");
             char whose[96] = "";
             if (by_code)
                 snprintf (whose, sizeof whose, " in candidate %lld, handed another idea",

@@ -92,7 +92,7 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
 
 /* The record of IDEAS (N) from TRIES, the run's counted tries oldest
  * first as [{id, idea, added, features, parent_features, parent_id,
- * by_change, speedup, parent_speedup, noise}]: a try counts for the idea
+ * by_change, speedup, parent_speedup, noise, lean}]: a try counts for the idea
  * it was handed and (round 14) for every idea whose feature its code
  * ADDED to its parent's (kf_prompt_source_features' bits; its note then
  * names the candidate); round 24: where its features and its parent's
@@ -102,7 +102,9 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
  * way. ASIDE[i] is set when
  * idea i was tried and every try lost, or was tried KF_SEARCH_IDEA_NO_WIN
  * times or more and none won (tries too spread to tell count for
- * neither), or (round 22) it is the threads idea, KF_SEARCH_IDEA_NO_WIN
+ * neither) and (round 39) none within the noise came out above its parent
+ * by more than its LEAN (the run's median repeat gap, where the try
+ * has one), or (round 22) it is the threads idea, KF_SEARCH_IDEA_NO_WIN
  * of its tries were timed beside other work that left them inconclusive,
  * and none won; returns {idea: note} for each idea tried, the note "tried:
  * lost (20.10x vs parent 36.20x), won (...)" over the newest

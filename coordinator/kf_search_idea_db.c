@@ -114,6 +114,12 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     long pairs = 0;
     double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), &largest, &pairs) : 0;
     repeat = kf_lineage_repeat_early (repeat, largest, pairs);
+    //  Round 39: the median repeat gap, past which a try within the noise
+    //  leans up (kf_search_idea_record).
+    double lean = 0;
+    long full = 0;
+    if (rows && repeat > 0)
+        kf_lineage_repeat_verdicts (db, kf_jint (run, "id"), &lean, &full);
     bool credit_off = json_is_false (json_object_get (json_object_get (run, "config"),
                                                       "idea_credit"));
     size_t i;
@@ -132,6 +138,8 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
         double cn = kf_lineage_noise (json_object_get (t, "tc"), json_object_get (t, "tr"));
         double pn = kf_lineage_noise (json_object_get (t, "ptc"), json_object_get (t, "ptr"));
         json_object_set_new (t, "noise", json_real (fmax (sqrt (cn * cn + pn * pn), repeat)));
+        if (lean > 0)
+            json_object_set_new (t, "lean", json_real (lean));
         //  Round 21: a threaded child's own one-core time, taken in its
         //  evaluation under the load its full timing saw.
         double one = kf_jnum (json_object_get (t, "oc"), "median_ns", 0);

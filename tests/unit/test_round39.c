@@ -32,7 +32,14 @@
  *     been the run's largest step: a formula's calls name one;
  *  8. round 39: "MR = 14" for M = 1024 left a last tile of 2 rows, and
  *     the helper chose 8 x 48 itself: the block sizes name the tile that
- *     divides M and N (kf_prompt_blocking_line).
+ *     divides M and N (kf_prompt_blocking_line);
+ *  9. round 39: a +25% win of the outer-product tile (39.41x against
+ *     31.45x) was "within noise of +/-29%" twice and its idea set aside:
+ *     a try within the noise that came out above its parent by more than
+ *     the run's median repeat gap keeps its idea in play
+ *     (kf_search_idea_record's LEAN), and the band the verdicts take
+ *     comes from full timings where confirmations give enough of them
+ *     (kf_lineage_repeat_verdicts).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -370,9 +377,41 @@ test_tile_divides (void)
     json_decref (spec);
 }
 
+//  9.
+static void
+test_leans_up (void)
+{
+    static const char *const ideas[] = { "use each loaded value several times from registers, "
+                                         "by an outer-product micro-kernel",
+                                         "unroll the loop by four" };
+    for (int with_lean = 0; with_lean < 2; with_lean++) {
+        json_t *tries = json_pack ("[{s:s, s:f, s:f, s:f}, {s:s, s:f, s:f, s:f}]", "idea",
+                                   ideas[0], "speedup", 39.41, "parent_speedup", 31.45, "noise",
+                                   0.29, "idea", ideas[0], "speedup", 31.0, "parent_speedup",
+                                   31.45, "noise", 0.29);
+        if (with_lean) {
+            json_object_set_new (json_array_get (tries, 0), "lean", json_real (0.04));
+            json_object_set_new (json_array_get (tries, 1), "lean", json_real (0.04));
+        }
+        bool aside[2] = { false, false };
+        json_t *notes = kf_search_idea_record (ideas, 2, tries, aside);
+        printf ("lean %d: aside %d (%s)\n", with_lean, aside[0],
+                json_string_value (json_object_get (notes, ideas[0])));
+        CHECK (with_lean ? !aside[0] : aside[0]);
+        json_decref (notes);
+        //  Two tries under it, or within the median gap: set aside.
+        json_object_set_new (json_array_get (tries, 0), "speedup", json_real (32.0));
+        notes = kf_search_idea_record (ideas, 2, tries, aside);
+        CHECK (aside[0]);
+        json_decref (notes);
+        json_decref (tries);
+    }
+}
+
 int
 main (void)
 {
+    test_leans_up ();
     test_tile_divides ();
     test_accuracy_knob ();
     test_screen_waits ();
