@@ -75,6 +75,12 @@ kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reas
     return false;
 }
 
+double
+kf_plausible_margin_again (double margin)
+{
+    return margin > KF_PLAUSIBLE_MARGIN_AGAIN ? margin : KF_PLAUSIBLE_MARGIN_AGAIN;
+}
+
 bool
 kf_plausible_outlier (double speedup, double run_best, long counted,
                       const kf_plausible_rules_t *rules, char *reason, size_t size)

@@ -39,6 +39,16 @@
  * ceiling the worker says it measured so binds at this margin or more. */
 #define KF_PLAUSIBLE_MARGIN_BUSY 2.0
 
+/* Round 39: a kernel that streamed its outputs from two threads moved
+ * 44 GB/s against a streaming copy measured at 40, on its first timing
+ * and again on fresh inputs in another process, correct both times, and
+ * was held for audit at 1.10x the ceiling. A copy loop is one way to
+ * move bytes, not the machine's limit; the first figure past MARGIN is
+ * timed again, and the second binds at this margin or more: a cheat
+ * that skips work or keeps data between calls comes out far past it. */
+#define KF_PLAUSIBLE_MARGIN_AGAIN 1.25
+double kf_plausible_margin_again (double margin);
+
 typedef struct {
     double margin;           /* a rate above margin x its ceiling is suspicious (>= 1) */
     double outlier_factor;   /* speedup above factor x max(run's best, 1) is

@@ -468,7 +468,8 @@ kf_verify_job_done (kf_search_t *self, json_t *run, json_t *job,
             json_decref (cand);
             return -1;
         }
-        if (kf_plausible_ceiling (&f, self->plausible.margin, why, sizeof why))
+        if (kf_plausible_ceiling (&f, kf_plausible_margin_again (self->plausible.margin), why,
+                                  sizeof why))
             snprintf (what, sizeof what, "%s", why);
         else if (!strncmp (kf_jstr (cand, "verify_reason"), KF_PLAUSIBLE_CONFIRM,
                            strlen (KF_PLAUSIBLE_CONFIRM))) {

@@ -39,10 +39,14 @@
  *     the run's median repeat gap keeps its idea in play
  *     (kf_search_idea_record's LEAN), and the band the verdicts take
  *     comes from full timings where confirmations give enough of them
- *     (kf_lineage_repeat_verdicts).
+ *     (kf_lineage_repeat_verdicts);
+ * 10. round 39: a kernel at 44 GB/s against a 40 GB/s streaming copy,
+ *     twice and correct on fresh inputs, was held for audit: a second
+ *     timing binds at KF_PLAUSIBLE_MARGIN_AGAIN (kf_verify.c).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_plausible.h"
 #include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
@@ -408,9 +412,28 @@ test_leans_up (void)
     }
 }
 
+// 10. Round 39's candidate 25: 128 MiB in 3.05 ms.
+static void
+test_ceiling_again (void)
+{
+    char why[300] = "";
+    kf_plausible_figures_t f = { .bytes = 134217728, .cand_ns = 134217728 / 44.0,
+                                 .copy_gbs = 25, .stream_gbs = 39.8, .read_gbs = 36.9,
+                                 .bw_applies = true };
+    CHECK (kf_plausible_ceiling (&f, KF_PLAUSIBLE_MARGIN, why, sizeof why));
+    CHECK (!kf_plausible_ceiling (&f, kf_plausible_margin_again (KF_PLAUSIBLE_MARGIN), why,
+                                  sizeof why));
+    //  Past it, held as before; a wider run setting stands.
+    f.cand_ns = 134217728 / 52.0;
+    CHECK (kf_plausible_ceiling (&f, kf_plausible_margin_again (KF_PLAUSIBLE_MARGIN), why,
+                                 sizeof why));
+    CHECK (kf_plausible_margin_again (1.5) == 1.5 && kf_plausible_margin_again (1.0) == 1.25);
+}
+
 int
 main (void)
 {
+    test_ceiling_again ();
     test_leans_up ();
     test_tile_divides ();
     test_accuracy_knob ();
