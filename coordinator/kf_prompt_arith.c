@@ -31,8 +31,13 @@ kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
         return false;
     *a = (kf_arith_t) { .ops = fm.ops, .call_vops = fm.call_vops, .calls = fm.calls,
                         .instr = fm.ops + fm.call_vops, .fmas = fmas, .lanes = lanes,
-                        .kinds = fm.kinds };
-    a->cycles = a->instr / fmas;
+                        .kinds = fm.kinds, .divs = fm.divs };
+    //  Round 39: a division by a value takes its measured time (6 FMAs'
+    //  on round 39's host), not one FMA's.
+    double div = kf_jnum (d, "vec_div_cycles", 0), fma = kf_jnum (d, "vec_fma_cycles", 0);
+    a->div_fmas = div > 0 && fma > 0 ? div / fma : 0;
+    a->fma_equiv = a->instr + (a->div_fmas > 1 ? a->divs * (a->div_fmas - 1) : 0);
+    a->cycles = a->fma_equiv / fmas;
     snprintf (a->names, sizeof a->names, "%s", fm.names);
     return true;
 }
@@ -59,17 +64,23 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
             used += (size_t) snprintf (each + used, sizeof each - used, "%s%s about %d",
                                        used ? (*p ? ", " : " and ") : "", name, v);
     }
-    //  A division or square root counts as one instruction, though it
-    //  takes several FMAs' time: said where the formula has one.
-    bool slow = a.kinds & (1u << KF_OP_DIV | 1u << KF_OP_SQRT);
+    //  A division by a value at its measured time (round 39); one
+    //  unmeasured, or a square root, counts as one instruction, though
+    //  it takes several FMAs' time: said where the formula has one.
+    char divs[200] = "";
+    if (a.divs > 0 && a.div_fmas > 1)
+        snprintf (divs, sizeof divs, ", its %d division%s by a value at %.1f FMAs' time each as "
+                  "measured here (%.0f FMA-times in all)", a.divs, a.divs == 1 ? "" : "s",
+                  a.div_fmas, a.fma_equiv);
+    bool slow = !*divs && (a.kinds & (1u << KF_OP_DIV | 1u << KF_OP_SQRT));
     snprintf (buf, size, "about %.0f vector instructions a vector of "
               "outputs, the formula's %d operation%s and %d for its %d call%s (%s, as SIMD code "
               "computes %s near f32 precision by a range reduction and a polynomial; an "
-              "assumption, not measured), so about %.0f cycles of one core a vector at its "
+              "assumption, not measured)%s, so about %.0f cycles of one core a vector at its "
               "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA%s",
               a.instr, a.ops, a.ops == 1 ? "" : "s", a.call_vops, a.calls,
-              a.calls == 1 ? "" : "s", each, strchr (a.names, ',') ? "them" : "it", a.cycles,
-              a.fmas, slow ? " (a division or square root in it counts as one here, though "
+              a.calls == 1 ? "" : "s", each, strchr (a.names, ',') ? "them" : "it", divs,
+              a.cycles, a.fmas, slow ? " (a division or square root in it counts as one here, though "
                              "one left as a division takes several FMAs' time)" : "");
     return true;
 }

@@ -23,8 +23,14 @@ typedef struct {
     int call_vops;      /* its calls' vector instructions a vector */
     int calls;          /* its libm calls an element */
     double instr;       /* OPS + CALL_VOPS: vector instructions a vector */
+    int divs;           /* its divisions by a value (kf_formula_t's DIVS) */
+    double div_fmas;    /* round 39: one vector division's time in FMAs'
+                           (vec_div_cycles over vec_fma_cycles), 0 where
+                           not measured */
+    double fma_equiv;   /* INSTR with each division at DIV_FMAS: the
+                           estimate CYCLES follows */
     double fmas;        /* one core's measured vector FMAs a cycle */
-    double cycles;      /* INSTR / FMAS: one core's cycles a vector */
+    double cycles;      /* FMA_EQUIV / FMAS: one core's cycles a vector */
     int lanes;          /* f32 lanes of the vector unit */
     unsigned kinds;     /* the operations' kinds (kf_formula_t's) */
     char names[64];     /* the calls' names ("atan, exp") */

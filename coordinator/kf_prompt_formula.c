@@ -11,7 +11,6 @@
 #include "kf_prompt_formula.h"
 #include "kf_json.h"
 #include <ctype.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,6 +615,14 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
             f->counted &= *p != '/';
             f->ops++;
             f->kinds |= S_BIT (DIV);
+            //  Round 39: by a value, not a literal (x / 8.0 a compiler
+            //  may make a product; sin(2x) / (1 + x * x) stays one).
+            {
+                const char *q = p;
+                while (q < end && *q == ' ')
+                    q++;
+                f->divs += q < end && !isdigit ((unsigned char) *q) && *q != '.';
+            }
             break;
         case '+': case '-':
             if (c == '-' && *p == '>') {

@@ -62,6 +62,8 @@ typedef struct {
      * takes for the calls, each as SIMD code computes it
      * (kf_prompt_libm_vops), summed over the calls forward makes. */
     int call_vops;
+    /* Round 39: DIVS: its `/` operators by a value, not a literal. */
+    int divs;
     /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.
      * EPI_OPS: the arithmetic operations per output after the product
      * (an operator, a known function; a sign of a literal is none), as

@@ -42,7 +42,10 @@
  *     (kf_lineage_repeat_verdicts);
  * 10. round 39: a kernel at 44 GB/s against a 40 GB/s streaming copy,
  *     twice and correct on fresh inputs, was held for audit: a second
- *     timing binds at KF_PLAUSIBLE_MARGIN_AGAIN (kf_verify.c).
+ *     timing binds at KF_PLAUSIBLE_MARGIN_AGAIN (kf_verify.c);
+ * 11. round 39: the estimate charged sin(2x) / (1 + x * x)'s division one
+ *     FMA's time where this host measured 6: a division by a value is
+ *     counted at its measured time (kf_prompt_formula_arith).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -430,9 +433,36 @@ test_ceiling_again (void)
     CHECK (kf_plausible_margin_again (1.5) == 1.5 && kf_plausible_margin_again (1.0) == 1.25);
 }
 
+// 11.
+static void
+test_division_cost (void)
+{
+    json_t *hw = s_host (), *d = json_array_get (json_object_get (hw, "devices"), 0);
+    json_t *sin = s_spec ("torch.sin(2.0 * x) / (1.0 + x * x)");
+    kf_arith_t a;
+    CHECK (kf_prompt_formula_arith (sin, d, &a) && a.divs == 1 && a.instr == 20);
+    CHECK (a.cycles > 19.5 && a.cycles < 20.5);   //  no division time measured
+    json_object_set_new (d, "vec_div_cycles", json_real (6.0));
+    json_object_set_new (d, "vec_fma_cycles", json_real (1.0));
+    CHECK (kf_prompt_formula_arith (sin, d, &a) && a.fma_equiv == 25);
+    CHECK (a.cycles > 24.5 && a.cycles < 25.5);
+    char words[640];
+    CHECK (kf_prompt_formula_arith_words (sin, d, words, sizeof words));
+    printf ("words: %s\n", words);
+    CHECK (strstr (words, "its 1 division by a value at 6.0 FMAs' time each as measured here "
+                          "(25 FMA-times in all), so about 25 cycles"));
+    //  x / 8.0 is no division by a value.
+    json_t *atan = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)");
+    CHECK (kf_prompt_formula_arith (atan, d, &a) && a.divs == 0 && a.fma_equiv == 30);
+    json_decref (atan);
+    json_decref (sin);
+    json_decref (hw);
+}
+
 int
 main (void)
 {
+    test_division_cost ();
     test_ceiling_again ();
     test_leans_up ();
     test_tile_divides ();
