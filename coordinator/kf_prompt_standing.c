@@ -348,6 +348,18 @@ s_kernel (FILE *f, const kf_prompt_in_t *in, const char *language, json_t *k, bo
         kf_prompt_code_block (f, language, kf_jstr (k, "source"));
 }
 
+//  Whether IN's inspirations hold kernel ID as the one that does the idea.
+static bool
+s_offered_shown (const kf_prompt_in_t *in, int64_t id)
+{
+    for (size_t i = 0; i < json_array_size (in->inspirations); i++) {
+        json_t *k = json_array_get (in->inspirations, i);
+        if (s_id (k) == id && json_is_true (json_object_get (k, "does_idea")))
+            return true;
+    }
+    return false;
+}
+
 //  Round 20: where the plan moved this attempt off the kernel the
 //  archive chose (kf_search_idea_choose's "moved"), why ("Chosen from
 //  the archive" gave no reason, and the model read the move as chance).
@@ -401,9 +413,11 @@ s_moved (FILE *f, const kf_prompt_in_t *in)
         text = premise;
     }
     fprintf (f, "The archive offered candidate %lld for this attempt; %s, so the attempt "
-             "starts from this kernel instead.\n", (long long) kf_jint (m, "from"),
+             "starts from this kernel instead%s.\n", (long long) kf_jint (m, "from"),
              text ? text
-                  : "the planner moved this idea to a kernel of the pool that lacks it");
+                  : "the planner moved this idea to a kernel of the pool that lacks it",
+             s_offered_shown (in, kf_jint (m, "from"))
+                 ? " (its code is shown below)" : "");
 }
 
 //  What the search has: the kernel to improve, whole, then the fastest
@@ -513,6 +527,12 @@ kf_prompt_standing (FILE *f, const kf_prompt_in_t *in, const char *language)
                      kf_descriptor_cell_text (in->target, kf_jstr (k, "coords"), cell, sizeof cell));
         else
             fprintf (f, "\n### Inspiration %d\n", ++listed);
+        //  Round 39: the kernel the plan moved this attempt off, since
+        //  it does the idea already: its code is how the idea was done.
+        if (json_is_true (json_object_get (k, "does_idea")))
+            fprintf (f, "Candidate %lld, the kernel the archive offered, does this attempt's "
+                     "idea already: its code below is how it was done here; take what serves "
+                     "the kernel to improve.\n", (long long) s_id (k));
         if (from_run)
             fprintf (f, "From an earlier run (run %lld, candidate %lld) of this op on this "
                      "target: %.3fx there, against that run's own timing of the reference, "

@@ -310,6 +310,24 @@ s_plan (kf_search_t *self, json_t *run, const kf_search_settings_t *st,
                   (long long) iid);
     }
     strcat (insp_ids, "}");
+    /* Round 39: the plan moved the idea off the kernel the archive chose
+     * because that kernel does it already, and the attempt rebuilt it
+     * from a description: that kernel's code comes first among the
+     * inspirations (shown only: it is not this attempt's parent). */
+    json_t *moved = json_object_get (idea.prompt, "moved");
+    const char *mwhy = kf_jstr (moved, "why");
+    int64_t mfrom = kf_jint (moved, "from");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size (inspirations); i++)
+        listed |= kf_jint (json_array_get (inspirations, i), "id") == mfrom;
+    if (mfrom > 0 && !listed
+        && (!strcmp (mwhy, "code") || !strcmp (mwhy, "built") || !strcmp (mwhy, "inherited"))) {
+        json_t *k = kf_prompt_kernel (self->db, mfrom);
+        if (k) {
+            json_object_set_new (k, "does_idea", json_true ());
+            json_array_insert_new (inspirations, 0, k);
+        }
+    }
     /* One more from an earlier run of the op (kf_memory.c): shown only,
      * never in this run's archive, so never a parent or the run's best. */
     bool memory_failed = false;

@@ -45,7 +45,11 @@
  *     timing binds at KF_PLAUSIBLE_MARGIN_AGAIN (kf_verify.c);
  * 11. round 39: the estimate charged sin(2x) / (1 + x * x)'s division one
  *     FMA's time where this host measured 6: a division by a value is
- *     counted at its measured time (kf_prompt_formula_arith).
+ *     counted at its measured time (kf_prompt_formula_arith);
+ * 12. round 39: the plan moved the outer-product idea off candidate 6,
+ *     which does it, and the attempt rebuilt it from a description: that
+ *     kernel's code comes first among the inspirations, marked so
+ *     (kf_search_plan.c; kf_prompt_standing.c).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -459,9 +463,46 @@ test_division_cost (void)
     json_decref (hw);
 }
 
+// 12.
+static void
+test_moved_shown (void)
+{
+    json_t *spec = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)");
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 5, "source",
+                              "int kf_forward (void) { return 5; }\n", "status", "correct",
+                              "speedup", 57.5, "candidate_ns", 5.57e6);
+    json_t *insp = json_pack ("[{s:i, s:s, s:s, s:f, s:f, s:b}]", "id", 6, "source",
+                              "int kf_forward (void) { return 6; }\n", "status", "correct",
+                              "speedup", 39.4, "candidate_ns", 8.46e6, "does_idea", 1);
+    json_t *plan = json_pack ("{s:s, s:{}, s:[], s:{s:i, s:s, s:i}}", "mine",
+                              "unroll the loop by four", "notes", "aside", "moved", "from", 6,
+                              "why", "code", "lacks", 0);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .inspirations = insp, .ideas = plan, .generation = 1, .slot = 0,
+                          .population = 3 };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "The archive offered candidate 6 for this attempt; that kernel's code "
+                           "does this attempt's idea already, so the attempt starts from this "
+                           "kernel instead (its code is shown below)."));
+    CHECK (kf_test_has (p, "Candidate 6, the kernel the archive offered, does this attempt's "
+                           "idea already: its code below is how it was done here"));
+    CHECK (kf_test_has (p, "return 6;"));
+    free (p);
+    //  Not marked: no such words.
+    json_object_del (json_array_get (insp, 0), "does_idea");
+    p = kf_prompt_build (&in);
+    CHECK (p && !strstr (p, "(its code is shown below)") && !strstr (p, "Candidate 6, the kernel"));
+    free (p);
+    json_decref (plan);
+    json_decref (insp);
+    json_decref (base);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_moved_shown ();
     test_division_cost ();
     test_ceiling_again ();
     test_leans_up ();
