@@ -592,7 +592,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  prompts of a sine-and-sigmoid kernel whose arithmetic took
         //  several times its memory budget, and threads gained it 1.56-1.93x.
         //  Whether the kernel to improve is such a call, by the plan's rule.
-        double cycles = 0, budget = 0;
+        double cycles = 0, budget = 0, all = 0;
         bool arith = in->base
                      && kf_search_idea_arith_bound (in->base, in->spec, in->hardware,
                                                     KF_TARGET_HOST, &cycles, &budget);
@@ -613,6 +613,22 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  memory task by its formula) that the plan called bound by
         //  memory: such a kernel by the plan's own rule saves as memory
         //  does.
+        //  Round 39: "a net gain of 49% ... at best" of a one-thread
+        //  kernel whose bytes crossed the bus at 1.02 times all cores'
+        //  cold read rate: threads share that rate.
+        else if (in->base && (all = kf_search_idea_memory_share (in->base, in->spec,
+                                                                 in->hardware,
+                                                                 KF_TARGET_HOST).share)
+                                 >= KF_SEARCH_IDEA_BOUND) {
+            gain = fmax (1, fmin (mem.all / mem.one, 1 / all));
+            fprintf (f, " The kernel to improve moves its bytes at %.0f%% of all cores' cold "
+                     "read rate already (its position line), a rate threads share, so they "
+                     "save ", 100 * all);
+            if (gain > 1.005)
+                fprintf (f, "at most %.0f%% of its time.", 100 * (1 - 1 / gain));
+            else
+                fputs ("nothing of its time.", f);
+        }
         else if (s_memory_task (in->spec)
                  || kf_search_idea_budget_share_of (in->spec, in->hardware, cycles, budget)
                         >= KF_SEARCH_IDEA_BOUND)
