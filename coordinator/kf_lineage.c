@@ -296,7 +296,8 @@ kf_lineage_repeat_verdicts (kf_db_t *db, int64_t run_id, double *median, long *f
     //  A confirmation's figure against its kernel's first full one.
     json_t *rows = kf_db_query (db,
                                 "SELECT c.verify_speedup AS again,"
-                                " (SELECT e.speedup FROM evaluations e JOIN jobs j ON j.id = e.job_id"
+                                " (SELECT e.speedup FROM evaluations e"
+                                "  JOIN jobs j ON j.id = e.job_id"
                                 "  WHERE e.candidate_id = c.id AND e.correct"
                                 "  AND e.fidelity IS DISTINCT FROM 'screen'"
                                 "  AND j.avoid_worker IS NULL ORDER BY e.id LIMIT 1) AS first"
@@ -470,7 +471,8 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
-                                            "repeat_median", "repeat_full", "screen_gap", "parent_fidelity",
+                                            "repeat_median", "repeat_full", "screen_gap",
+                                            "parent_fidelity",
                                             "screen_points", "tl", "pl", "loaded", "oc",
                                             "poc" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)

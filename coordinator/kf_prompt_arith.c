@@ -9,13 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-double
-kf_prompt_vector_fmas (json_t *d, int lanes)
-{
-    double peak = kf_jnum (d, "peak_gflops_one_core", 0), mhz = kf_prompt_host_mhz (d);
-    return peak > 0 && mhz > 0 && lanes > 0 ? peak * 1e3 / (2.0 * lanes * mhz) : 0;
-}
-
 bool
 kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
 {
@@ -80,7 +73,9 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
               "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA%s",
               a.instr, a.ops, a.ops == 1 ? "" : "s", a.call_vops, a.calls,
               a.calls == 1 ? "" : "s", each, strchr (a.names, ',') ? "them" : "it", divs,
-              a.cycles, a.fmas, slow ? " (a division or square root in it counts as one here, though "
-                             "one left as a division takes several FMAs' time)" : "");
+              a.cycles, a.fmas,
+              slow ? " (a division or square root in it counts as one here, though one left as "
+                     "a division takes several FMAs' time)"
+                   : "");
     return true;
 }

@@ -36,11 +36,6 @@ typedef struct {
     char names[64];     /* the calls' names ("atan, exp") */
 } kf_arith_t;
 
-/* One core's measured vector FMAs a cycle on host device D with LANES
- * f32 lanes: its one-core FMA peak over 2 flops x LANES x its clock; 0
- * where either is not known. */
-double kf_prompt_vector_fmas (json_t *d, int lanes);
-
 /* *A for elementwise task SPEC on host device D: false (A zeroed) where
  * the task is not elementwise, its formula is not counted
  * (kf_prompt_formula's COUNTED), or the lanes or the FMA rate are not

@@ -300,8 +300,9 @@ kf_prompt_idea_head (const char *text, char *buf, size_t size)
         //  Round 39: "by non-temporal (streaming) stores" read "by
         //  non-temporal": a bracketed word inside a phrase is kept.
         const char *close = text[i] == '(' ? strchr (text + i, ')') : NULL;
-        if (close && close - text - (long) i < 24 && !memchr (text + i, ' ', (size_t) (close - text) - i)
-            && close[1] == ' ' && close[2] && close[2] != '(') {
+        size_t inner = close ? (size_t) (close - text) - i : 0;
+        if (close && inner < 24 && !memchr (text + i, ' ', inner) && close[1] == ' ' && close[2]
+            && close[2] != '(') {
             i = (size_t) (close - text);
             continue;
         }

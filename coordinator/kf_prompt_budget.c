@@ -310,6 +310,13 @@ kf_prompt_vector_cycles (json_t *spec, json_t *d, int lanes, double ms, double t
     return ms * 1e3 * mhz * threads / ceil (outputs / lanes);
 }
 
+double
+kf_prompt_vector_fmas (json_t *d, int lanes)
+{
+    double peak = kf_jnum (d, "peak_gflops_one_core", 0), mhz = kf_prompt_host_mhz (d);
+    return peak > 0 && mhz > 0 && lanes > 0 ? peak * 1e3 / (2.0 * lanes * mhz) : 0;
+}
+
 //  A count of cycles or instructions: whole above 10, one decimal below.
 static void
 s_amount (FILE *f, double v)
@@ -375,7 +382,7 @@ kf_prompt_task_budget_line (FILE *f, json_t *spec, json_t *d, const char *isa)
     //  the FMAs a cycle do, from the peak measured with the same loop
     //  as the ceiling.
     double peak = kf_jnum (d, "peak_gflops_one_core", 0);
-    double fmas = peak > 0 ? peak * 1e3 / (2.0 * lanes * mhz) : 0;
+    double fmas = kf_prompt_vector_fmas (d, lanes);
     if (fmas > 0) {
         fprintf (f, ". One core's measured FMA peak, %.0f GFLOP/s, is %.1f vector FMAs a cycle "
                  "at that clock (peak / (2 flops x %d lanes x clock)), so the budget is about ",

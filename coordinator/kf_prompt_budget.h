@@ -64,6 +64,11 @@ int kf_prompt_vector_lanes (json_t *d, const char *isa, const char **name);
  * are both this. */
 double kf_prompt_vector_cycles (json_t *spec, json_t *d, int lanes, double ms, double threads);
 
+/* One core's measured vector FMAs a cycle on host device D with LANES
+ * f32 lanes: its one-core FMA peak over 2 flops x LANES x its clock; 0
+ * where either is not known (the budget line's and kf_prompt_arith.h's). */
+double kf_prompt_vector_fmas (json_t *d, int lanes);
+
 /* Writes one line for an elementwise task SPEC on host device D: the
  * cycles per vector of L f32 lanes (16 with AVX-512, 8 with AVX2, 4 with
  * SSE or NEON, by ISA: the extensions the kernel is compiled for, or
