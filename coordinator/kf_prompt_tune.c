@@ -313,6 +313,10 @@ s_why (FILE *f, const kf_prompt_in_t *in)
         fputs (".\n", f);
 }
 
+//  A winner's screen this many times its full figure or more is one the
+//  screens could not rank (round 39: 66.07x on the screen, 35.30x in full).
+#define S_SCREEN_DROP 1.25
+
 //  Round 22: a second tuning round swept a template whose sweep had won
 //  at its own defaults, and so built its source and points again. Such
 //  a template (IN's converged) comes to the model instead, with what
@@ -351,6 +355,20 @@ s_converged (FILE *f, const kf_prompt_in_t *in)
         fprintf (f, "That sweep was timed while other processes took %.0f-%.0f%% of the CPUs' "
                  "time, so its points' differences may be the load's: \"none faster\" is "
                  "no proof that the lists hold nothing better.\n", 100 * lo, 100 * hi);
+    //  Round 39: a winner that won on its screen (66.07x) came to 35.30x
+    //  in full, under every other point's screen, and "none faster" stood.
+    json_t *w = kf_retune_winner (configs);
+    double screen = kf_jnum (w, "speedup", 0), full = kf_jnum (w, "full_speedup", 0), other = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach (configs, i, row)
+        if (row != w && !strcmp (kf_jstr (row, "verdict"), "correct"))
+            other = fmax (other, kf_jnum (row, "speedup", 0));
+    if (full > 0 && screen >= S_SCREEN_DROP * full && other > full)
+        fprintf (f, "Its winning point won on its screen (%.2fx) and came to %.2fx in full, "
+                 "%.2f times lower and under another point's screen (%.2fx): the screens did "
+                 "not tell its points apart, so \"none faster\" is no proof either.\n", screen,
+                 full, screen / full, other);
     if (!shown) {
         fprintf (f, "Candidate %lld's sweep:\n", id);
         s_table (f, configs);

@@ -52,7 +52,10 @@
  *     (kf_search_plan.c; kf_prompt_standing.c);
  * 13. round 39: "a net gain of 49% ... at best" for threads on a
  *     one-thread kernel whose bytes crossed the bus at 1.02 times all
- *     cores' cold read rate: threads share that rate (kf_prompt_threads.c).
+ *     cores' cold read rate: threads share that rate (kf_prompt_threads.c);
+ * 14. round 39: "found none faster than its own defaults" of a sweep whose
+ *     winner won on its screen (66.07x) and came to 35.30x in full, under
+ *     other points' screens: said (kf_prompt_tune.c).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -541,9 +544,47 @@ test_threads_at_rate (void)
     json_decref (spec);
 }
 
+// 14.
+static void
+test_screen_winner (void)
+{
+    static const char tpl_src[] =
+        "/* kf-tune: JS=8,12 MR=8,4 */\n#ifndef JS\n#define JS 8\n#endif\n"
+        "#ifndef MR\n#define MR 8\n#endif\n"
+        "int kf_forward (const float *a, float *out, long n)\n"
+        "{ (void) a; (void) out; (void) n; return JS * MR; }\n";
+    for (int drop = 0; drop < 2; drop++) {
+        json_t *configs = json_pack ("[{s:{s:i, s:i}, s:s, s:f, s:s, s:f, s:f},"
+                                     " {s:{s:i, s:i}, s:s, s:f, s:s, s:f}]",
+                                     "params", "JS", 8, "MR", 8, "verdict", "correct", "speedup",
+                                     66.07, "fidelity", "screen", "median_ns", 4848e3,
+                                     "full_speedup", drop ? 35.30 : 64.0, "params", "JS", 12,
+                                     "MR", 4, "verdict", "correct", "speedup", 60.2, "fidelity",
+                                     "screen", "median_ns", 5300e3);
+        json_t *tpl = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:o}", "id", 23, "source", tpl_src,
+                                 "status", "correct", "speedup", 35.3, "candidate_ns", 9.07e6,
+                                 "configs", configs);
+        json_t *spec = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)"), *hw = s_host ();
+        kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                              .base = tpl, .best = tpl, .templated = true, .tune_points = 8,
+                              .generation = 4, .converged = tpl };
+        char *p = kf_prompt_build (&in);
+        bool said = kf_test_has (p, "Its winning point won on its screen (66.07x) and came to "
+                                    "35.30x in full, 1.87 times lower and under another point's "
+                                    "screen (60.20x)");
+        CHECK (kf_test_has (p, "found none faster than its own defaults"));
+        CHECK (drop ? said : !kf_test_has (p, "Its winning point won on its screen"));
+        free (p);
+        json_decref (hw);
+        json_decref (spec);
+        json_decref (tpl);
+    }
+}
+
 int
 main (void)
 {
+    test_screen_winner ();
     test_threads_at_rate ();
     test_moved_shown ();
     test_division_cost ();
