@@ -653,17 +653,8 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                s_unfit_chosen (&known, own), &known)
                    || s_has (ideas, plain_here, chosen->candidate_id, own, -1, 0, NULL))) {
         known.scalar = calloc (n + 1, sizeof *known.scalar);
-        for (size_t k = 0; k < n; k++) {
-            bool other = island >= 0 && elites[k].island != island;
-            bool same = elites[k].candidate_id == chosen->candidate_id;
-            int64_t id = elites[k].candidate_id;
-            features[k] = other  ? ~0u
-                          : same ? own
-                                 : kf_search_idea_features (db, cache, run_id, id, in.language);
-            if (known.scalar && !other)
-                known.scalar[k] = same ? known.chosen_scalar
-                                       : kf_search_idea_scalar (db, id, features[k]);
-        }
+        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own, &known,
+                features);
     }
     int pick = -1, plain_pick = -1;
     size_t idx = kf_search_idea_fit_known (ideas, count, order, back, population, slot, elites,
@@ -735,6 +726,14 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                         small_share, "bound", KF_SEARCH_IDEA_SMALL));
     //  Round 17: what the generation's later slots would be handed from
     //  the same kernel, so each prompt of it names the same siblings.
+    //  Round 40: from the pool's read features (unread, every kernel
+    //  looked free of every idea, and explicit SIMD was predicted for a
+    //  later sibling where every kernel had it).
+    if (chosen && !known.scalar) {
+        known.scalar = calloc (n + 1, sizeof *known.scalar);
+        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own, &known,
+                features);
+    }
     json_t *later = kf_search_idea_later (ideas, count, start, aside, &known, population, slot,
                                           idx, with, pick, elites, features, n, island, chosen,
                                           own);

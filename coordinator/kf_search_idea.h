@@ -479,6 +479,15 @@ unsigned kf_search_idea_features (kf_db_t *db, kf_search_idea_cache_t *cache, in
                                   int64_t id, const char *language);
 bool kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features);
 
+/* The features of ELITES' kernels (N) of RUN_ID into FEATURES
+ * (kf_search_idea_features), and KNOWN's scalar readings where it has
+ * room (kf_search_idea_scalar): another island's kernels as having every
+ * idea, CHOSEN's as OWN. */
+void kf_search_idea_pool (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id,
+                          const char *language, const kf_elite_t *elites, size_t n, int island,
+                          const kf_elite_t *chosen, unsigned own, kf_search_idea_known_t *known,
+                          unsigned *features);
+
 /* kf_search_idea_db.c: RUN's counted tries, oldest first, as
  * kf_search_idea_record reads them: search children timed in full against
  * parents timed in full, each with the idea it was handed, what its code

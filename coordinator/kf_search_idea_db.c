@@ -342,3 +342,21 @@ kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                                      fast_ns));
     return 0;
 }
+
+void
+kf_search_idea_pool (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id, const char *language,
+        const kf_elite_t *elites, size_t n, int island, const kf_elite_t *chosen, unsigned own,
+        kf_search_idea_known_t *known, unsigned *features)
+{
+    for (size_t k = 0; k < n; k++) {
+        bool other = island >= 0 && elites[k].island != island;
+        bool same = elites[k].candidate_id == chosen->candidate_id;
+        int64_t id = elites[k].candidate_id;
+        features[k] = other  ? ~0u
+                      : same ? own
+                             : kf_search_idea_features (db, cache, run_id, id, language);
+        if (known->scalar && !other)
+            known->scalar[k] = same ? known->chosen_scalar
+                                    : kf_search_idea_scalar (db, id, features[k]);
+    }
+}
