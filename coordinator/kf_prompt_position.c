@@ -527,10 +527,23 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  Round 38: and the helper counted atan's and exp's instructions
     //  itself on every prompt; an estimate (kf_prompt_arith.h) says
     //  what the formula's arithmetic takes a vector.
-    char uncounted[960], estimate[640];
+    char uncounted[1200], estimate[840];
     if (!(count > 0) && formula && fm.calls > 0) {
         bool est = kind == KF_TARGET_HOST
                    && kf_prompt_formula_arith_words (spec, dev, estimate, sizeof estimate);
+        //  Round 40: the estimate stood above a kernel's whole time (25
+        //  cycles against 19) with no word that the kernel beats it.
+        kf_arith_t a;
+        kf_per_vector_t pv;
+        size_t used = strlen (estimate);
+        if (est && kf_prompt_formula_arith (spec, dev, &a)
+            && kf_prompt_per_vector (k, spec, hardware, (int) kf_prompt_stores (k, spec, NULL,
+                                                                                kind), &pv)
+            && pv.cycles > 0 && pv.cycles < KF_PROMPT_ARITH_FILLS * a.cycles)
+            snprintf (estimate + used, sizeof estimate - used, "; this kernel takes about %.0f "
+                      "cycles of each core a vector in all, under the estimate: its math is "
+                      "cheaper than the estimate assumes, and its own time says what it costs",
+                      pv.cycles);
         snprintf (uncounted, sizeof uncounted, "the formula calls %s, whose operations depend "
                   "on how the kernel computes %s%s%s: set its cycles per vector against the "
                   "Target section's arithmetic budget", fm.names, fm.calls == 1 ? "it" : "them",

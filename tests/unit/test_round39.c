@@ -55,7 +55,10 @@
  *     cores' cold read rate: threads share that rate (kf_prompt_threads.c);
  * 14. round 39: "found none faster than its own defaults" of a sweep whose
  *     winner won on its screen (66.07x) and came to 35.30x in full, under
- *     other points' screens: said (kf_prompt_tune.c).
+ *     other points' screens: said (kf_prompt_tune.c);
+ * 15. round 40: the estimate (25 cycles a vector) stood above a kernel's
+ *     whole time (19) with no word that the kernel beats it: said
+ *     (kf_prompt_position.c).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -581,9 +584,42 @@ test_screen_winner (void)
     }
 }
 
+// 15. Round 40's sin task on the round's host (6.1 FMAs a division).
+static void
+test_beats_estimate (void)
+{
+    json_t *spec = s_spec ("torch.sin(2.0 * x) / (1.0 + x * x)");
+    json_t *hw = s_host (), *d = json_array_get (json_object_get (hw, "devices"), 0);
+    json_object_set_new (d, "vec_div_cycles", json_real (6.1));
+    json_object_set_new (d, "vec_fma_cycles", json_real (1.0));
+    const char *src = "#include <immintrin.h>\n"
+                      "int kf_forward (const float *x, float *out, long n)\n"
+                      "{ for (long i = 0; i < n; i += 16) _mm512_storeu_ps (out + i,\n"
+                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    for (int slow = 0; slow < 2; slow++) {
+        double cycles = slow ? 27.0 : 19.0, ns = cycles * 1048576 / 3693e3 * 1e6;
+        json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 1, "source", src,
+                               "candidate_ns", ns, "bandwidth", "candidate_gbs",
+                               134217728 / ns, "bytes", 134217728.0, "copy_gbs", 39.8);
+        char *text;
+        KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+        if (!slow)
+            printf ("position: %s", text ? text : "(none)\n");
+        CHECK (kf_test_has (text, "compute: estimated, not counted"));
+        bool said = kf_test_has (text, "this kernel takes about 19 cycles of each core a vector "
+                                       "in all, under the estimate");
+        CHECK (slow ? !kf_test_has (text, "under the estimate") : said);
+        free (text);
+        json_decref (k);
+    }
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_beats_estimate ();
     test_screen_winner ();
     test_threads_at_rate ();
     test_moved_shown ();
