@@ -58,7 +58,10 @@
  *     other points' screens: said (kf_prompt_tune.c);
  * 15. round 40: the estimate (25 cycles a vector) stood above a kernel's
  *     whole time (19) with no word that the kernel beats it: said
- *     (kf_prompt_position.c).
+ *     (kf_prompt_position.c);
+ * 16. rounds 39-40: the approximation idea spoke of a log's or exp's
+ *     range reduction alone for a sine: its reading names a sine's
+ *     (kf_prompt_idea_on_host).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -616,9 +619,35 @@ test_beats_estimate (void)
     json_decref (spec);
 }
 
+// 16.
+static void
+test_sine_reduction (void)
+{
+    static const char *const lines[] = { "torch.sin(2.0 * x) / (1.0 + x * x)",
+                                         "torch.atan(x) * torch.exp(-x * x / 8.0)" };
+    for (int i = 0; i < 2; i++) {
+        json_t *spec = s_spec (lines[i]);
+        size_t n, approx;
+        const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+        for (approx = 0; approx < n; approx++)
+            if (strstr (ideas[approx], "(the idea is the cheaper formula; "))
+                break;
+        CHECK (approx < n);
+        char *text = approx < n ? kf_prompt_idea_on_host (ideas[approx], spec, NULL) : NULL;
+        bool said = kf_test_has (text, "(the idea is the cheaper formula; a sine's or cosine's "
+                                       "range reduction takes k = x times 2/pi rounded");
+        CHECK (i == 0 ? said : !kf_test_has (text, "a sine's or cosine's"));
+        //  The list's text, the key of the idea's tries, stays as it was.
+        CHECK (approx >= n || !strstr (ideas[approx], "a sine's"));
+        free (text);
+        json_decref (spec);
+    }
+}
+
 int
 main (void)
 {
+    test_sine_reduction ();
     test_beats_estimate ();
     test_screen_winner ();
     test_threads_at_rate ();
