@@ -606,15 +606,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
     //  (kf_search_idea_small).
     json_t *small = json_object_get (in->ideas, "small");
     if (json_is_string (json_object_get (small, "idea"))) {
+        //  Round 39's notes: about 110 words, the idea in full, in every
+        //  prompt of the run, for a 0.8% effect: its head and one clause.
+        char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
         if (strcmp (kf_jstr (small, "idea"), mine))
-            fprintf (f, " Held back before any try: %s. The Epilogue line of the Target "
-                     "section estimates that work at about %.1f%% of the one-core floor, below "
-                     "the %.0f%% under which the planner hands out its fusion only when no "
-                     "other idea is left: fusing it can save no more than that share. It is "
-                     "held back as an attempt's main idea only, not forbidden: fuse it where "
-                     "it costs your kernel nothing else.",
-                     kf_jstr (small, "idea"), 100 * kf_jnum (small, "share", 0),
-                     100 * kf_jnum (small, "bound", 0));
+            fprintf (f, " Held back before any try: %s (the Target section's Epilogue line "
+                     "estimates that work at about %.1f%% of the one-core floor, below the "
+                     "%.0f%% under which the planner hands out its fusion only when no other "
+                     "idea is left; fuse it where it costs your kernel nothing else).",
+                     kf_prompt_idea_head (kf_jstr (small, "idea"), head, sizeof head),
+                     100 * kf_jnum (small, "share", 0), 100 * kf_jnum (small, "bound", 0));
         else
             fprintf (f, " This attempt's idea comes here only because no other idea is left "
                      "for it: the Epilogue line of the Target section estimates that work at "

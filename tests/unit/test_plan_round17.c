@@ -245,6 +245,8 @@ test_small_epilogue (void)
     CHECK (p && strstr (p, "estimates that work at about 0.8% of the one-core floor, below "
                            "the 5% under which the planner hands out its fusion only when no "
                            "other idea is left"));
+    //  Round 39's notes: the idea by its head, not in full.
+    CHECK (p && !strstr (p, ideas[small]));
     free (p);
     json_decref (plan);
     //  A softmax after q @ k^T with k = 64 (5 operations and an exp an
