@@ -95,7 +95,8 @@ s_example (FILE *f, kf_target_kind_t kind, json_t *hardware)
                  "Thread counts beyond the %ld cores of this host are allowed, but pay only "
                  "where the host's other work takes CPU time; a kernel that starts more keeps "
                  "its own count as the default. A count the code reads at run time (sysconf) "
-                 "is made a parameter as a factor of it, e.g. WORKERS_PER_CPU=2,1. The 1 in "
+                 "is made a parameter as a factor of it, e.g. WORKERS_PER_CPU=2,1, or as a count "
+                 "with 0 for the run-time one, e.g. NTHREADS=0,1. The 1 in "
                  "the example times the kernel's one-thread form, a point worth spending only "
                  "where that time is not measured yet: what this prompt says of the kernel's "
                  "own one-core time decides)\n", cores);
@@ -188,9 +189,13 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
                      "one-core time is measured already, so a 1 in the list spends a point on "
                      "a known answer.\n", id);
         else
+            //  Round 40's notes: read beside "worth spending only where that
+            //  time is not measured yet" as a contradiction.
             fprintf (f, " Make the thread count a parameter and put 1 among its values, after "
                      "the count candidate %lld starts (NTHREADS=2,1 for a kernel that starts "
-                     "2): a one-thread form starts no threads at all.\n", id);
+                     "2; NTHREADS=0,1 with 0 for the count it reads at run time): a one-thread "
+                     "form starts no threads at all, which the one-core time above (its threads "
+                     "started, held to one CPU) does not measure.\n", id);
         return;
     }
     if (twin > 0 && ns > 0) {

@@ -217,6 +217,11 @@ s_test_tune (void)
     at = p ? strstr (p, "## Tuning parameters") : NULL;
     CHECK (kf_test_has (at, "Make the thread count a parameter and put 1 among its values"));
     CHECK (at && !strstr (at, "measured already"));
+    //  Round 40's notes: why, beside "worth spending only where that time
+    //  is not measured yet", and how for a count read at run time.
+    CHECK (kf_test_has (at, "NTHREADS=0,1 with 0 for the count it reads at run time): a "
+                            "one-thread form starts no threads at all, which the one-core time "
+                            "above (its threads started, held to one CPU) does not measure."));
     free (p);
     json_decref (base);
     json_decref (history);
