@@ -28,8 +28,14 @@ kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
     //  Round 39: a division by a value takes its measured time (6 FMAs'
     //  on round 39's host), not one FMA's.
     double div = kf_jnum (d, "vec_div_cycles", 0), fma = kf_jnum (d, "vec_fma_cycles", 0);
+    double rcp = kf_jnum (d, "vec_rcp_cycles", 0);
     a->div_fmas = div > 0 && fma > 0 ? div / fma : 0;
-    a->fma_equiv = a->instr + (a->div_fmas > 1 ? a->divs * (a->div_fmas - 1) : 0);
+    //  Round 40: or a reciprocal estimate and one Newton step (two FMAs),
+    //  near f32 precision, where that is cheaper (the kernels' way).
+    a->div_used = a->div_fmas;
+    if (a->div_fmas > 0 && rcp > 0 && rcp / fma + 2 < a->div_fmas)
+        a->div_used = rcp / fma + 2;
+    a->fma_equiv = a->instr + (a->div_used > 1 ? a->divs * (a->div_used - 1) : 0);
     a->cycles = a->fma_equiv / fmas;
     snprintf (a->names, sizeof a->names, "%s", fm.names);
     return true;
@@ -60,8 +66,13 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
     //  A division by a value at its measured time (round 39); one
     //  unmeasured, or a square root, counts as one instruction, though
     //  it takes several FMAs' time: said where the formula has one.
-    char divs[200] = "";
-    if (a.divs > 0 && a.div_fmas > 1)
+    char divs[240] = "";
+    if (a.divs > 0 && a.div_used < a.div_fmas)
+        snprintf (divs, sizeof divs, ", its %d division%s by a value at %.1f FMAs' time each as "
+                  "a reciprocal estimate and one Newton step (the division measured %.1f "
+                  "here; %.0f FMA-times in all)", a.divs, a.divs == 1 ? "" : "s", a.div_used,
+                  a.div_fmas, a.fma_equiv);
+    else if (a.divs > 0 && a.div_fmas > 1)
         snprintf (divs, sizeof divs, ", its %d division%s by a value at %.1f FMAs' time each as "
                   "measured here (%.0f FMA-times in all)", a.divs, a.divs == 1 ? "" : "s",
                   a.div_fmas, a.fma_equiv);

@@ -27,7 +27,10 @@ typedef struct {
     double div_fmas;    /* round 39: one vector division's time in FMAs'
                            (vec_div_cycles over vec_fma_cycles), 0 where
                            not measured */
-    double fma_equiv;   /* INSTR with each division at DIV_FMAS: the
+    double div_used;    /* what a division counts: DIV_FMAS, or a
+                           reciprocal estimate (vec_rcp_cycles) and two
+                           FMAs where cheaper (round 40) */
+    double fma_equiv;   /* INSTR with each division at DIV_USED: the
                            estimate CYCLES follows */
     double fmas;        /* one core's measured vector FMAs a cycle */
     double cycles;      /* FMA_EQUIV / FMAS: one core's cycles a vector */

@@ -468,6 +468,14 @@ test_division_cost (void)
     printf ("words: %s\n", words);
     CHECK (strstr (words, "its 1 division by a value at 6.0 FMAs' time each as measured here "
                           "(25 FMA-times in all), so about 25 cycles"));
+    //  Round 40: a reciprocal estimate (1 FMA's time) and a Newton step
+    //  are cheaper than the division: 3 FMA-times.
+    json_object_set_new (d, "vec_rcp_cycles", json_real (1.0));
+    CHECK (kf_prompt_formula_arith (sin, d, &a) && a.div_used == 3 && a.fma_equiv == 22);
+    CHECK (kf_prompt_formula_arith_words (sin, d, words, sizeof words)
+           && strstr (words, "its 1 division by a value at 3.0 FMAs' time each as a reciprocal "
+                             "estimate and one Newton step (the division measured 6.0 here; 22 "
+                             "FMA-times in all)"));
     //  x / 8.0 is no division by a value.
     json_t *atan = s_spec ("torch.atan(x) * torch.exp(-x * x / 8.0)");
     CHECK (kf_prompt_formula_arith (atan, d, &a) && a.divs == 0 && a.fma_equiv == 30);
