@@ -447,6 +447,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                  "by memory: there an idea that does not cut the bytes moved can change "
                  "nothing measurable alone.", 100 * kf_jnum (with, "bound", 0));
     }
+    //  Round 40: at the bound with no idea that cuts bytes free to pair.
+    json_t *alone = json_object_get (in->ideas, "alone");
+    if (json_is_object (alone) && !json_is_string (json_object_get (with, "idea")))
+        fprintf (f, " The kernel to improve moves %s at %.0f%% of the %.1f GB/s of %s (its "
+                 "position line), at or above the %.0f%% at which the planner takes a kernel "
+                 "to be bound by memory, and no idea that cuts the bytes moved is free to go "
+                 "with this one: alone it may change little measurable, so cut bytes as well "
+                 "where this idea allows.", kf_jstr (alone, "traffic"),
+                 100 * kf_jnum (alone, "share", 0), kf_jnum (alone, "rate_gbs", 0),
+                 kf_jstr (alone, "against"), 100 * kf_jnum (alone, "bound", 0));
     //  Round 17: threads "once each element's math is vectorised" and
     //  streaming stores went to generation 0, where no kernel is
     //  vectorised yet: the attempt is to write that base as well.

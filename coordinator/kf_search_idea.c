@@ -739,17 +739,7 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                           own);
     if (later)
         json_object_set_new (out->prompt, "later", later);
-    if (out->with && at > share.share)
-        json_object_set_new (out->prompt, "with",
-                             json_pack ("{s:s, s:f, s:f, s:f, s:f}", "idea", out->with,
-                                        "cycles", cycles, "budget", budget, "share", fmin (at, 1),
-                                        "bound", KF_SEARCH_IDEA_BOUND));
-    else if (out->with)
-        json_object_set_new (out->prompt, "with",
-                             json_pack ("{s:s, s:f, s:f, s:s, s:s, s:f}", "idea", out->with,
-                                        "share", share.share, "bound", KF_SEARCH_IDEA_BOUND,
-                                        "traffic", share.traffic, "against", share.rate_name,
-                                        "rate_gbs", share.rate));
+    kf_search_idea_with_note (out->prompt, out->with, &share, at, cycles, budget);
     //  Ideas set aside change what a candidate is handed: two candidates
     //  on equal fingerprints must have seen the same ones. So do what the
     //  kernels were built from and what the siblings took, which the

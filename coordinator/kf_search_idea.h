@@ -364,6 +364,15 @@ double kf_search_idea_budget_share_of (json_t *spec, json_t *hardware, double cy
  * arithmetic (kf_search_idea_arith_bound). */
 double kf_search_idea_arith_estimate (json_t *spec, json_t *hardware, double cycles);
 
+/* The plan's words on the memory bound into PROMPT (kf_search_idea_choose's
+ * prompt object): "with" where WITH (an idea that cuts bytes, or NULL)
+ * goes with the attempt's idea, by the parent's budget over its CYCLES
+ * (AT, BUDGET) where that reading is the larger, else by SHARE; and
+ * (round 40) "alone" where no such idea is free and SHARE is at or above
+ * KF_SEARCH_IDEA_BOUND (the attempt's idea cuts no bytes). */
+void kf_search_idea_with_note (json_t *prompt, const char *with, const kf_share_t *share,
+                               double at, double cycles, double budget);
+
 /* The idea to hand with IDEAS[IDX] (N) to a parent at SHARE of the copy
  * bandwidth: -1 below KF_SEARCH_IDEA_BOUND or when IDX cuts bytes
  * itself; else the first idea that cuts bytes and that the parent

@@ -127,3 +127,23 @@ kf_search_idea_budget_share (double cycles, double budget)
     //  loose there, not where memory binds.
     return at > KF_SEARCH_IDEA_LOOSE ? 0 : at;
 }
+
+void
+kf_search_idea_with_note (json_t *prompt, const char *with, const kf_share_t *share, double at,
+                          double cycles, double budget)
+{
+    if (with && at > share->share)
+        json_object_set_new (prompt, "with",
+                             json_pack ("{s:s, s:f, s:f, s:f, s:f}", "idea", with, "cycles",
+                                        cycles, "budget", budget, "share", fmin (at, 1),
+                                        "bound", KF_SEARCH_IDEA_BOUND));
+    else if (with || share->share >= KF_SEARCH_IDEA_BOUND)
+        //  Round 40: "fewer instructions" alone to a one-thread kernel at
+        //  1.01 times all cores' cold read rate, no idea that cuts bytes
+        //  free to go with it, and no word of the bound: "alone".
+        json_object_set_new (prompt, with ? "with" : "alone",
+                             json_pack ("{s:s, s:f, s:f, s:s, s:s, s:f}", "idea",
+                                        with ? with : "", "share", share->share, "bound",
+                                        KF_SEARCH_IDEA_BOUND, "traffic", share->traffic,
+                                        "against", share->rate_name, "rate_gbs", share->rate));
+}

@@ -61,7 +61,11 @@
  *     (kf_prompt_position.c);
  * 16. rounds 39-40: the approximation idea spoke of a log's or exp's
  *     range reduction alone for a sine: its reading names a sine's
- *     (kf_prompt_idea_on_host).
+ *     (kf_prompt_idea_on_host);
+ * 17. round 40: "fewer instructions" went alone to a one-thread kernel at
+ *     1.01 times all cores' cold read rate, no idea that cuts bytes free
+ *     to go with it, with no word of the bound: said ("alone";
+ *     kf_search_idea_with_note).
  */
 #include "../../common/kf_file.h"
 #include "../../common/kf_json.h"
@@ -652,9 +656,44 @@ test_sine_reduction (void)
     }
 }
 
+// 17.
+static void
+test_alone_at_bound (void)
+{
+    kf_share_t at = { .share = 1.01, .rate = 36.9, .traffic = "N + 2M",
+                      .rate_name = "all cores' cold read rate" };
+    json_t *prompt = json_object ();
+    kf_search_idea_with_note (prompt, NULL, &at, 0, 19, 28);
+    CHECK (json_is_object (json_object_get (prompt, "alone"))
+           && !json_object_get (prompt, "with"));
+    json_t *spec = s_spec ("torch.sin(2.0 * x) / (1.0 + x * x)");
+    json_object_set_new (prompt, "mine", json_string ("spend fewer instructions an element"));
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .ideas = prompt,
+                          .generation = 1, .slot = 0, .population = 3 };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    CHECK (kf_test_has (text, "The kernel to improve moves N + 2M at 101% of the 36.9 GB/s of all "
+                              "cores' cold read rate (its position line), at or above the 90% at "
+                              "which the planner takes a kernel to be bound by memory, and no "
+                              "idea that cuts the bytes moved is free to go with this one"));
+    free (text);
+    json_decref (prompt);
+    //  Under the bound, or with a pair: no "alone".
+    prompt = json_object ();
+    at.share = 0.8;
+    kf_search_idea_with_note (prompt, NULL, &at, 0, 19, 28);
+    CHECK (json_object_size (prompt) == 0);
+    at.share = 1.01;
+    kf_search_idea_with_note (prompt, "streaming (non-temporal) stores", &at, 0, 19, 28);
+    CHECK (json_object_get (prompt, "with") && !json_object_get (prompt, "alone"));
+    json_decref (prompt);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_alone_at_bound ();
     test_sine_reduction ();
     test_beats_estimate ();
     test_screen_winner ();
