@@ -274,10 +274,10 @@ kf_lineage_noise (json_t *tc, json_t *tr)
 }
 
 double
-kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count)
+kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count, double *median)
 {
     long full = 0;
-    double band = kf_lineage_repeat_verdicts (db, run_id, NULL, &full);
+    double band = kf_lineage_repeat_verdicts (db, run_id, median, &full);
     if (full > 0) {
         if (largest)
             *largest = 1 + band;
@@ -285,7 +285,7 @@ kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count)
             *count = full;
         return band;
     }
-    return kf_lineage_repeat_all (db, run_id, largest, count, NULL);
+    return kf_lineage_repeat_all (db, run_id, largest, count, median);
 }
 
 double
@@ -312,12 +312,10 @@ kf_lineage_repeat_verdicts (kf_db_t *db, int64_t run_id, double *median, long *f
             gaps[k++] = fabs (log (a / b));
     }
     json_decref (rows);
-    double band = k >= KF_LINEAGE_REPEATS ? kf_lineage_repeat_gaps (gaps, k, median) : 0;
-    free (gaps);
     *full = k >= KF_LINEAGE_REPEATS ? (long) k : 0;
-    if (*full)
-        return band;
-    return kf_lineage_repeat_all (db, run_id, NULL, NULL, median);
+    double band = *full ? kf_lineage_repeat_gaps (gaps, k, median) : 0;
+    free (gaps);
+    return band;
 }
 
 static int
@@ -444,11 +442,18 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                              1, params, NULL);
     double pn = par ? kf_lineage_noise (json_object_get (par, "tc"),
                                         json_object_get (par, "tr")) : 0;
-    double gap = 0, median = 0;
-    kf_lineage_repeat_all (db, kf_jint (par, "run_id"), &gap, NULL, &median);
+    //  The screen-against-full gap for the lines' own words; the band
+    //  the verdicts take, the confirmations' where they make one.
+    double gap = 0, median = 0, full_median = 0;
+    double repeat = kf_lineage_repeat_all (db, kf_jint (par, "run_id"), &gap, NULL, &median);
     long full_pairs = 0;
-    double repeat = kf_lineage_repeat_verdicts (db, kf_jint (par, "run_id"), &median,
-                                                &full_pairs);
+    double full_band = kf_lineage_repeat_verdicts (db, kf_jint (par, "run_id"), &full_median,
+                                                   &full_pairs);
+    bool full = full_pairs > 0;
+    if (full) {
+        repeat = full_band;
+        median = full_median;
+    }
     size_t i;
     json_t *c;
     json_array_foreach (rows, i, c) {
@@ -456,7 +461,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         json_object_set_new (c, "noise", json_real (sqrt (cn * cn + pn * pn)));
         json_object_set_new (c, "repeat", json_real (repeat));
         json_object_set_new (c, "repeat_median", json_real (median));
-        json_object_set_new (c, "repeat_full", json_boolean (full_pairs > 0));
+        json_object_set_new (c, "repeat_full", json_boolean (full));
         json_object_set_new (c, "screen_gap", json_real (gap));
         json_object_set_new (c, "loaded",
                              json_boolean (kf_prompt_load_busy (json_object_get (c, "tl"))

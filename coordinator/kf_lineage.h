@@ -146,20 +146,22 @@ double kf_lineage_repeat_gaps (double *gaps, size_t n, double *median);
 size_t kf_lineage_repeat_rows (json_t *rows, double *gaps);
 
 /* Round 39: a +25% win of a new tile was set aside as "within noise of
- * +/-29%", a band the screen-against-full pairs made (screens 22-31%
+ * +/-29%", a band the screen-against-full pairs made (screens up to 35%
  * off their full figures beside other work), while a kernel's full
- * figure and its confirmation came 2-8% apart. The band the search's
- * verdicts take, which set two full figures against each other: from
+ * figure and its confirmation came 2% and 5% apart in that run. The
+ * band the search's verdicts take, which set two full figures against each other: from
  * the run's confirmations (each new best's first full figure against
  * its second timing), as kf_lineage_repeat_all from its pairs, once
  * there are KF_LINEAGE_REPEATS of them (*FULL their count); before that
- * kf_lineage_repeat_all's (*FULL 0). *MEDIAN (when not NULL) as there. */
+ * 0 (*FULL 0, *MEDIAN untouched). *MEDIAN (when not NULL) as there. */
 double kf_lineage_repeat_verdicts (kf_db_t *db, int64_t run_id, double *median, long *full);
 
-/* kf_lineage_repeat_verdicts' band, with *LARGEST (1 + the band where
- * the confirmations make it, else kf_lineage_repeat_all's largest ratio)
- * and *COUNT (the pairs behind it). */
-double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count);
+/* The band the verdicts take: kf_lineage_repeat_verdicts' where the
+ * confirmations make one, with *LARGEST 1 + that band and *COUNT their
+ * pairs; else kf_lineage_repeat_all's, with its largest ratio and count.
+ * *MEDIAN (when not NULL) the median of the same pairs. */
+double kf_lineage_repeat (kf_db_t *db, int64_t run_id, double *largest, long *count,
+                          double *median);
 
 /* The band within which two speedups are not told apart: the larger of
  * their NOISE (kf_lineage_noise of both, in quadrature) and the run's

@@ -47,8 +47,17 @@ kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size)
     kf_arith_t a;
     if (size)
         *buf = 0;
-    if (!kf_prompt_formula_arith (spec, d, &a) || a.calls <= 0 || size < 2)
+    return kf_prompt_formula_arith (spec, d, &a) && kf_prompt_arith_words (&a, buf, size);
+}
+
+bool
+kf_prompt_arith_words (const kf_arith_t *est, char *buf, size_t size)
+{
+    if (size)
+        *buf = 0;
+    if (est->calls <= 0 || size < 2)
         return false;
+    const kf_arith_t a = *est;
     //  Each named call's cost, "atan about 16 and exp about 10".
     char each[160] = "";
     size_t used = 0;

@@ -52,6 +52,9 @@ bool kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a);
  * kf_prompt_formula_arith gives nothing or the formula calls nothing. */
 bool kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t size);
 
+/* The same words of an estimate A already made (kf_prompt_formula_arith). */
+bool kf_prompt_arith_words (const kf_arith_t *a, char *buf, size_t size);
+
 /* Round 38: where a formula's estimated arithmetic (cycles of one core a
  * vector) is this share of a kernel's memory budget or more, memory
  * cannot be said to bind it alone: the planner does not take such a

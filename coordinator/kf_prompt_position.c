@@ -529,14 +529,14 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  what the formula's arithmetic takes a vector.
     char uncounted[1200], estimate[840];
     if (!(count > 0) && formula && fm.calls > 0) {
-        bool est = kind == KF_TARGET_HOST
-                   && kf_prompt_formula_arith_words (spec, dev, estimate, sizeof estimate);
+        kf_arith_t a;
+        bool est = kind == KF_TARGET_HOST && kf_prompt_formula_arith (spec, dev, &a)
+                   && kf_prompt_arith_words (&a, estimate, sizeof estimate);
         //  Round 40: the estimate stood above a kernel's whole time (25
         //  cycles against 19) with no word that the kernel beats it.
-        kf_arith_t a;
         kf_per_vector_t pv;
-        size_t used = strlen (estimate);
-        if (est && kf_prompt_formula_arith (spec, dev, &a)
+        size_t used = est ? strlen (estimate) : 0;
+        if (est
             && kf_prompt_per_vector (k, spec, hardware, (int) kf_prompt_stores (k, spec, NULL,
                                                                                 kind), &pv)
             && pv.cycles > 0 && pv.cycles < KF_PROMPT_ARITH_FILLS * a.cycles)

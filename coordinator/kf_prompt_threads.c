@@ -527,18 +527,18 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         bool arith = in->base
                      && kf_search_idea_arith_bound (in->base, in->spec, in->hardware,
                                                     KF_TARGET_HOST, &cycles, &budget);
-        //  Round 38: or by its formula's estimated arithmetic.
-        double est = kf_search_idea_arith_estimate (in->spec, in->hardware, cycles);
-        if (arith)
+        if (arith) {
             fprintf (f, " The kernel to improve is not such a call: its time is about %.0f "
                      "cycles of each core per vector of output against a memory budget of "
-                     "about %.0f (%.1f times; the figures of its position against the peaks)%s",
-                     cycles, budget, cycles / budget,
-                     cycles >= KF_SEARCH_IDEA_ARITH * budget ? "" : ", and its formula's ");
-        if (arith && cycles < KF_SEARCH_IDEA_ARITH * budget)
-            fprintf (f, "arithmetic alone takes about %.0f by the Target section's estimate", est);
-        if (arith)
+                     "about %.0f (%.1f times; the figures of its position against the peaks)",
+                     cycles, budget, cycles / budget);
+            //  Round 38: or by its formula's estimated arithmetic.
+            if (cycles < KF_SEARCH_IDEA_ARITH * budget)
+                fprintf (f, ", and its formula's arithmetic alone takes about %.0f by the "
+                         "Target section's estimate",
+                         kf_search_idea_arith_estimate (in->spec, in->hardware, cycles));
             fputs (", so its time is its arithmetic, which divides over the cores.", f);
+        }
         //  Round 37: "a call bound by memory saves at most 25%", then "a
         //  net gain of 50% ... at best" of a kernel of atan and exp (no
         //  memory task by its formula) that the plan called bound by

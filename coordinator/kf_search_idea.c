@@ -653,8 +653,8 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
                                s_unfit_chosen (&known, own), &known)
                    || s_has (ideas, plain_here, chosen->candidate_id, own, -1, 0, NULL))) {
         known.scalar = calloc (n + 1, sizeof *known.scalar);
-        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own, &known,
-                features);
+        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own,
+                             &known, features);
     }
     int pick = -1, plain_pick = -1;
     size_t idx = kf_search_idea_fit_known (ideas, count, order, back, population, slot, elites,
@@ -731,8 +731,8 @@ kf_search_idea_choose (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
     //  later sibling where every kernel had it).
     if (chosen && !known.scalar) {
         known.scalar = calloc (n + 1, sizeof *known.scalar);
-        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own, &known,
-                features);
+        kf_search_idea_pool (db, cache, run_id, in.language, elites, n, island, chosen, own,
+                             &known, features);
     }
     json_t *later = kf_search_idea_later (ideas, count, start, aside, &known, population, slot,
                                           idx, with, pick, elites, features, n, island, chosen,

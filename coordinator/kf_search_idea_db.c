@@ -112,14 +112,14 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
     //  (round 31: kf_lineage_repeat_early).
     double largest = 0;
     long pairs = 0;
-    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), &largest, &pairs) : 0;
-    repeat = kf_lineage_repeat_early (repeat, largest, pairs);
-    //  Round 39: the median repeat gap, past which a try within the noise
-    //  leans up (kf_search_idea_record).
+    //  Round 39: and the median repeat gap, past which a try within the
+    //  noise leans up (kf_search_idea_record).
     double lean = 0;
-    long full = 0;
-    if (rows && repeat > 0)
-        kf_lineage_repeat_verdicts (db, kf_jint (run, "id"), &lean, &full);
+    double repeat = rows ? kf_lineage_repeat (db, kf_jint (run, "id"), &largest, &pairs, &lean)
+                         : 0;
+    repeat = kf_lineage_repeat_early (repeat, largest, pairs);
+    if (!(repeat > 0))
+        lean = 0;
     bool credit_off = json_is_false (json_object_get (json_object_get (run, "config"),
                                                       "idea_credit"));
     size_t i;
@@ -344,9 +344,10 @@ kf_search_idea_timings (kf_db_t *db, kf_search_idea_cache_t *cache, json_t *run,
 }
 
 void
-kf_search_idea_pool (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id, const char *language,
-        const kf_elite_t *elites, size_t n, int island, const kf_elite_t *chosen, unsigned own,
-        kf_search_idea_known_t *known, unsigned *features)
+kf_search_idea_pool (kf_db_t *db, kf_search_idea_cache_t *cache, int64_t run_id,
+                     const char *language, const kf_elite_t *elites, size_t n, int island,
+                     const kf_elite_t *chosen, unsigned own, kf_search_idea_known_t *known,
+                     unsigned *features)
 {
     for (size_t k = 0; k < n; k++) {
         bool other = island >= 0 && elites[k].island != island;

@@ -204,7 +204,7 @@ kf_search_snapshot_load (kf_search_t *self, int64_t run_id, const kf_search_sett
         json_decref (rows);
         /* A child within the run's repeat noise of its parent moved
          * nothing, as its prompt line says (kf_lineage_verdict). */
-        double band = kf_lineage_band (0, kf_lineage_repeat (self->db, run_id, NULL, NULL));
+        double band = kf_lineage_band (0, kf_lineage_repeat (self->db, run_id, NULL, NULL, NULL));
         kf_gradient_estimate_within (snap->trans, snap->n_trans, st->decay, band, &snap->grad);
         for (size_t k = 0; k < snap->n_elites; k++)
             snap->elites[k].curiosity = kf_gradient_weight (&snap->grad, snap->trans,
