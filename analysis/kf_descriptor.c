@@ -351,6 +351,13 @@ static const s_rule_t s_built_vec_rule = {
     DIM_MEM, 1, NULL, "loops the compiler vectorised (its -fopt-info-vec report)", 0, 0, false };
 static const s_rule_t s_packing_rule = {
     DIM_MEM, 3, NULL, "operand packed into a contiguous local buffer", 0, 2, false };
+//  Round 39: an 8 x 48 tile over a K x 48 panel of B packed per call
+//  (the panel reused by every row of A, the N loop stepping by the
+//  tile's width) read "cache- or register-blocked", a 4 x 4 dot tile in
+//  blocks of 128 rows "multi-level": a packed buffer that a register tile
+//  reads is the cache block itself.
+static const s_rule_t s_packed_block_rule = {
+    DIM_MEM, 2, NULL, "operand packed into a buffer a register tile reads (a cache block)", 0, 0, false };
 static const s_rule_t s_counter_rule = {
     DIM_SYNC, 2, NULL, "dynamic work distribution (threads claim blocks from one work counter)", 0, 0, false };
 static const s_rule_t s_blocking_rule = {
@@ -652,7 +659,7 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
     free (with_strings);
 
     //  Room for every rule and every piece of evidence read by code.
-    size_t max_hits = table->n_rules + s_algo_table.n_rules + 16 + KF_ALGO_COUNT;
+    size_t max_hits = table->n_rules + s_algo_table.n_rules + 20 + KF_ALGO_COUNT;
     s_hit_t *hits = calloc (max_hits, sizeof *hits);
     if (!hits) {
         free (code);
@@ -675,9 +682,13 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
             n_hits++;
         }
     }
-    else {
+    int packed = 0;
+    char packed_snip[KF_HOST_SNIP] = "";
+    if (!strcmp (language, "c")) {
         kf_host_evidence_t ev;
         if (kf_descriptor_host (code, &ev) == 0) {
+            packed = ev.packing;
+            memcpy (packed_snip, ev.packing_snip, sizeof packed_snip);
             //  What the compiler reported beats the guess from the text.
             char built[KF_HOST_SNIP];
             snprintf (built, sizeof built, "%d loop%s", vectorised_loops,
@@ -708,6 +719,8 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
         bool host = !strcmp (language, "c");
         for (int r = 0; r < 2 && kf_descriptor_acc_is_tile (acc); r++)
             s_add_hit (hits, &n_hits, &s_acc_rules[host][r], acc->tile, acc->tile_snip);
+        if (host && kf_descriptor_acc_is_tile (acc))
+            s_add_hit (hits, &n_hits, &s_packed_block_rule, packed, packed_snip);
         kf_descriptor_flow_t flow;
         kf_descriptor_flow (code, acc, &flow);
         const struct { const s_rule_t *rule; int count; const char *snip; } found[] = {
