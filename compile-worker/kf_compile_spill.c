@@ -407,8 +407,13 @@ s_where (FILE *out, const s_func_t *fn)
     //  Why: a call keeps no vector register (the System V ABI saves none
     //  of them across one), else how many registers the loops use.
     if (fn->calls > 0)
+        //  Round 40: spills in the loop that starts threads (a call
+        //  through a pointer, two passes a call) were read as the
+        //  compute's: such a loop pays once a pass, beside its call.
         fprintf (out, "; those loops call %s%s, and no vector register keeps its value across a "
-                 "call, so every vector live across it goes to the stack and back", fn->callee,
+                 "call, so every vector live across it goes to the stack and back, once a "
+                 "pass beside the call's own cost: it matters where such a loop is the "
+                 "compute, hardly where it starts threads or hands out jobs", fn->callee,
                  fn->calls > 1 ? " and more" : "");
     else if (fn->regs > 0) {
         int have = fn->top_reg >= 16 || fn->widest == 'z' ? 32 : 16;
