@@ -72,7 +72,7 @@ s_l3_share (json_t *d)
 //  N = 1024, "round them to the task's shapes" left to the reader: the
 //  blocks as the task's M, N and K make them.
 static void
-s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b)
+s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b, double l2)
 {
     if (mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0)
         return;
@@ -90,12 +90,25 @@ s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b)
                 even = k / n;
                 many = n;
             }
-        if (even)
+        if (even == b->kc)
+            fprintf (f, "KC = %ld takes K in %lld even blocks", b->kc, blocks);
+        else if (even)
             fprintf (f, "KC = %ld takes K in %lld blocks, and KC = %lld makes %lld even ones",
                      b->kc, blocks, even, many);
         else
             fprintf (f, "KC = %ld takes K in %lld blocks, the last of %lld", b->kc, blocks,
                      k - (blocks - 1) * b->kc);
+        //  Round 40: "KC = 64 makes 8 even ones" beside "write the output
+        //  once": blocking k stores partial sums between blocks. Where a
+        //  whole K x NR panel of B sits in half the L2, say so.
+        double panel = (double) k * b->nr * S_F32;
+        char s1[32], s2[32];
+        if (l2 > 0 && panel <= l2 / 2)
+            fprintf (f, " (blocking k stores each tile's partial sums and reads them back "
+                     "between blocks, its epilogue after the last; a whole K x NR panel of B, "
+                     "%s, stays in the %s L2, so one pass over all of K with the tile in "
+                     "registers, written once, is the simpler start)",
+                     s_kib (panel, s1, sizeof s1), kf_rates_bytes (l2, s2, sizeof s2));
     }
     //  Round 39: "MR = 14" for M = 1024 left a last tile of 2 rows, and
     //  the helper chose 8 x 48 itself: where MR does not divide M, the
@@ -164,7 +177,16 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                  "in place, B's rows are %lld bytes apart and about %lld of them stay in L1 at "
                  "once, so an unpacked strip takes a k block of at most about %lld rows", stride,
                  rows, rows);
-    s_to_shapes (f, mnk, &b);
+    s_to_shapes (f, mnk, &b, l2);
+    //  Round 40: an attempt at the dot-product order (B stored [N][K],
+    //  read along k) was shown the outer-product tile alone.
+    if (kf_prompt_rows_along_k (spec))
+        fprintf (f, ". These sizes are for the outer-product order (a broadcast of A times "
+                 "vectors of B's packed rows); in the dot-product order, which reads both "
+                 "operands along k as stored, each output is one accumulator summed across "
+                 "its lanes at the end: a tile of 4 rows of A by 4 of B (16 accumulators; "
+                 "each step of %d along k loads 8 vectors for 16 FMAs), its 16 lane sums taken "
+                 "together by a transpose-and-add tree rather than one by one", b.lanes);
     //  Round 38: (a @ w) * sigmoid(a @ v) got block sizes, a working set
     //  and ideas of one product, and the tile that reached 90% of one
     //  core (both products' accumulators for one broadcast of a) was

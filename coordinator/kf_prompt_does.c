@@ -638,7 +638,10 @@ kf_prompt_feature_other_way (kf_idea_feature_t feature)
     case KF_IDEA_MICRO:
     case KF_IDEA_OUTER:
     case KF_IDEA_PACK:
-        return "another tile shape (rows x vectors) or another packed layout";
+        //  Round 40: with the try in flight's code not written, the
+        //  helper guessed its tile: the likeliest is the Target's.
+        return "another tile shape (rows x vectors) than the Target section's block sizes "
+               "name, which a try started from them likely takes, or another packed layout";
     case KF_IDEA_UNROLL:
     case KF_IDEA_ACCUMULATORS:
         return "another depth: more or fewer independent chains";

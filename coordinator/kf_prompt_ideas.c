@@ -85,11 +85,17 @@
 //  Round 26: software prefetch was logexp_where's largest gain (3.79 to
 //  3.31 ms, 96 MiB a call) and no idea offered it; GCC keeps a plain
 //  loop holding __builtin_prefetch scalar (the compiler report says so).
+//  Round 40: the output's write-allocate stream went unmentioned, and
+//  the flags (-march=x86-64 and the extensions, kf_isa.c) have no
+//  -mprfchw, so a write prefetch silently compiles as a read one.
 #define S_EW_PREFETCH                                                                      \
     "keep more memory requests in flight, by software prefetch a fixed distance ahead of " \
     "each input stream (_mm_prefetch in a loop of intrinsics; in a plain loop GCC would "   \
     "vectorise, a prefetch keeps it scalar), the distance from the Target section's load " \
-    "latency times read rate, once the loop is bound by memory"
+    "latency times read rate, once the loop is bound by memory; with ordinary stores the " \
+    "output's write-allocate read is a stream too (a write prefetch, _MM_HINT_ET0, is "     \
+    "prefetchw only where the flags enable PRFCHW, else a read prefetch, which fetches "  \
+    "the line as well), and a prefetch past an array's end does not fault"
 #define S_EW_IDENTITY_HEAD                                                               \
     "call fewer expensive functions per element, by an exact identity that shares or "  \
     "removes calls: "

@@ -24,6 +24,14 @@
 #include <string.h>
 
 
+/* Round 40: a 4 x 4 tile kept as `__m512 acc[16]`, indexed in a loop
+ * and passed to a helper, stayed in memory under GCC 12, and the
+ * registers' count alone did not warn of it. */
+#define S_TILE_ARRAY                                                                        \
+    "; an array of accumulators stays in registers only where every index is a constant "  \
+    "once loops are unrolled, so one indexed in a loop the compiler keeps, or passed to a " \
+    "function it does not inline, lives in memory: name the accumulators, or unroll."
+
 /* The flags of compile-worker/kf_toolchain_cc.c and kf_toolchain_nvcc.c,
  * in the order they pass them. */
 static const struct { const char *language, *flags; } s_flags[] = {
@@ -453,11 +461,12 @@ kf_prompt_target_section (FILE *f, const char *target, const char *language, jso
             if (kf_isa_has (on, "avx512f"))
                 fputs (" With AVX-512 a kernel has 32 vector registers of 16 floats (zmm0-31), "
                        "and 8 mask registers: a register tile of accumulators and the operands "
-                       "it loads must fit in them, or the compiler spills to the stack.", f);
+                       "it loads must fit in them, or the compiler spills to the stack" S_TILE_ARRAY,
+                       f);
             else if (kf_isa_has (on, "avx") || kf_isa_has (on, "avx2"))
                 fputs (" With AVX2 a kernel has 16 vector registers of 8 floats (ymm0-15): a "
                        "register tile of accumulators and the operands it loads must fit in "
-                       "them, or the compiler spills to the stack.", f);
+                       "them, or the compiler spills to the stack" S_TILE_ARRAY, f);
             fputs ("\n", f);
         }
         else if (!has_isa) {

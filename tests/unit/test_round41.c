@@ -1,0 +1,165 @@
+/*  test_round41.c - what round 40 of the model in the loop (issue 15,
+ *  docs/search.md "Fortieth round, a check") left open, fixed beside
+ *  round 41:
+ *
+ *  1. the prefetch idea spoke of input streams alone: with ordinary
+ *     stores the output's write-allocate read is a stream too, and the
+ *     flags (-march=x86-64 and the extensions, no -mprfchw) make a write
+ *     prefetch a read one (kf_prompt_ideas.c);
+ *  2. "KC = 64 makes 8 even ones" beside "write the output once": where a
+ *     whole K x NR panel of B sits in half the L2, blocking k is said to
+ *     store partial sums, and one pass over K the simpler start
+ *     (kf_prompt_blocking.c);
+ *  3. an attempt at the dot-product order was shown the outer-product
+ *     tile alone: where B is read along k, the line says its sizes are
+ *     for the outer-product order and gives a dot-product tile;
+ *  4. a 4 x 4 tile kept as `__m512 acc[16]` stayed in memory: the
+ *     Target's register count says an array of accumulators needs
+ *     constant indices (kf_prompt_target.c);
+ *  5. "do it another way than the try in flight (another tile shape ...)"
+ *     with that try's code not written: the tile it likely takes is the
+ *     Target's (kf_prompt_does.c).
+ *  The spill report's setup loop is in test_compile_spill, and the packed
+ *  panel read as one level of blocking in tests/fixtures/descriptors/
+ *  c_r39_outer_panel.c.
+ */
+#include "../../coordinator/kf_prompt_blocking.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_target.h"
+#include "../kf_test_text.h"
+#include "../kf_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  A product A [M][K] by B, B stored [N][K] (a @ w.t()) when ALONG_K,
+//  else [K][N].
+static json_t *
+s_product (int m, int n, int k, bool along_k)
+{
+    char src[256];
+    snprintf (src, sizeof src, "    def forward(self, a, w):\n        return torch.sigmoid(%s)\n",
+              along_k ? "a @ w.t()" : "a @ w");
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "round41", "inputs", "name", "a", "shape", m, k, "dtype", "f32",
+                      "name", "w", "shape", along_k ? n : k, along_k ? k : n, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", m, n, "dtype", "f32", "reference",
+                      "language", "pytorch", "source", src, "tolerance", "rtol", 0.01, "atol",
+                      1e-5);
+}
+
+static json_t *
+s_device (void)
+{
+    return json_pack ("{s:i, s:f, s:f, s:f, s:i, s:s}", "cores", 2, "l1d_bytes", 49152.0,
+                      "l2_bytes", 1048576.0, "l3_bytes", 33554432.0, "l3_shared_cpus", 2,
+                      "isa", "sse4.2 avx2 avx512f");
+}
+
+//  1.
+static void
+test_prefetch (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "ew", "inputs", "name", "x", "shape", 4096, 4096, "dtype",
+                              "f32", "outputs", "name", "out0", "shape", 4096, 4096, "dtype",
+                              "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, x):\n        return torch.tanh(x) * 2.0\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t at = kf_test_idea_index (ideas, n, KF_IDEA_PREFETCH);
+    CHECK (at < n);
+    if (at < n) {
+        printf ("prefetch: %s\n", ideas[at]);
+        CHECK (strstr (ideas[at], "the output's write-allocate read is a stream too"));
+        CHECK (strstr (ideas[at], "prefetchw only where the flags enable PRFCHW, else a read "
+                                  "prefetch"));
+        CHECK (strstr (ideas[at], "a prefetch past an array's end does not fault"));
+    }
+    json_decref (spec);
+}
+
+//  2. and 3.
+static void
+test_blocks (void)
+{
+    json_t *d = s_device ();
+    //  Round 40's mm_bt_softsign_bias: K = 512, KC = 136 at 48 KiB L1d.
+    json_t *bt = s_product (1024, 768, 512, true);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, bt, d, "sse4.2 avx2 avx512f"));
+    printf ("%s", text);
+    //  KC = 128 divides K = 512: not "KC = 128 makes 4 even ones" again.
+    CHECK (kf_test_has (text, "KC = 128 takes K in 4 even blocks (blocking"));
+    CHECK (kf_test_has (text, "(blocking k stores each tile's partial sums and reads them back "
+                              "between blocks, its epilogue after the last; a whole K x NR panel "
+                              "of B, 64.0 KiB, stays in the 1.0 MiB L2, so one pass over all of "
+                              "K with the tile in registers, written once, is the simpler "
+                              "start)"));
+    CHECK (kf_test_has (text, "These sizes are for the outer-product order (a broadcast of A "
+                              "times vectors of B's packed rows); in the dot-product order"));
+    CHECK (kf_test_has (text, "a tile of 4 rows of A by 4 of B (16 accumulators; each step of "
+                              "16 along k loads 8 vectors for 16 FMAs)"));
+    free (text);
+    //  B stored [K][N], read along n: no dot-product tile. A K of one KC
+    //  block: no word of k blocking.
+    json_t *kn = s_product (1024, 768, 64, false);
+    KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, kn, d, "sse4.2 avx2 avx512f"));
+    CHECK (text && !strstr (text, "dot-product order") && !strstr (text, "partial sums"));
+    CHECK (kf_test_has (text, "K fits one KC block"));
+    free (text);
+    //  A panel past half the L2 (K = 8192: 1 MiB): not said.
+    json_t *deep = s_product (256, 256, 8192, true);
+    KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, deep, d, "sse4.2 avx2 avx512f"));
+    CHECK (text && strstr (text, "KC = ") && !strstr (text, "partial sums"));
+    free (text);
+    json_decref (deep);
+    json_decref (kn);
+    json_decref (bt);
+    json_decref (d);
+}
+
+//  4.
+static void
+test_tile_array (void)
+{
+    json_t *hw = json_pack ("{s:s, s:s, s:[{s:s, s:i, s:s}]}", "backend", "host", "compile_isa",
+                            "sse4.2 avx avx2 fma avx512f", "devices", "name", "cpu", "cores", 2,
+                            "isa", "sse4.2 avx avx2 fma avx512f");
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_target_section (f, "host", "c", hw, NULL));
+    CHECK (kf_test_has (text, "or the compiler spills to the stack; an array of accumulators "
+                              "stays in registers only where every index is a constant once "
+                              "loops are unrolled"));
+    CHECK (kf_test_has (text, "name the accumulators, or unroll."));
+    free (text);
+    json_decref (hw);
+}
+
+//  5.
+static void
+test_other_tile (void)
+{
+    for (int i = 0; i < 3; i++) {
+        kf_idea_feature_t f = i == 0 ? KF_IDEA_MICRO : i == 1 ? KF_IDEA_OUTER : KF_IDEA_PACK;
+        CHECK (strstr (kf_prompt_feature_other_way (f), "another tile shape (rows x vectors) "
+                                                        "than the Target section's block sizes "
+                                                        "name, which a try started from them "
+                                                        "likely takes"));
+    }
+    CHECK (!strstr (kf_prompt_feature_other_way (KF_IDEA_THREADS), "Target section"));
+}
+
+int
+main (void)
+{
+    test_prefetch ();
+    test_blocks ();
+    test_tile_array ();
+    test_other_tile ();
+    return kf_test_done ("test_round41");
+}
