@@ -501,6 +501,14 @@ s_note_first (FILE *f, json_t *spec, const kf_product_t *p)
              "order.\n", a, b, b, b, a, a, b, b);
 }
 
+bool
+kf_prompt_product_self (json_t *spec)
+{
+    kf_product_t p;
+    return kf_prompt_product_read (spec, &p) == KF_PRODUCT_TRANSPOSED && *p.a
+           && !strcmp (p.a, p.b);
+}
+
 void
 kf_prompt_layout_note (FILE *f, json_t *spec)
 {
@@ -565,6 +573,14 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
              "product ends in a sum across its vector's lanes, one per output; the "
              "outer-product order needs none, at the price of a copy of %s's block "
              "transposed to [K][NR] panels.", in, in, in, in);
+    //  Round 41: x @ x.t() was described as any x @ W^T, and that its
+    //  product is symmetric came from the problem's docstring alone.
+    if (*p.a && !strcmp (p.a, p.b))
+        fprintf (f, " Here the first operand is %s too: the product is %s times its own "
+                 "transpose, so product[i][j] = product[j][i], and its diagonal and one "
+                 "triangle, about half the multiply-adds, give all of it (each tile off the "
+                 "diagonal computed once and stored twice, itself and its mirror transposed, an "
+                 "elementwise epilogue applied to both).", in, in);
     //  Round 16: q @ k^T with K = 64 was told dot products along k, each
     //  4 vectors long and then summed across its lanes; the model found
     //  the broadcast form over a transposed block faster, and a meta

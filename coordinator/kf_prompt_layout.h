@@ -61,6 +61,11 @@ const char *kf_prompt_product_input (json_t *spec, const char *name);
  * "in0 (a in its code)", or NAME alone where the two are one. */
 void kf_prompt_product_name (FILE *f, json_t *spec, const char *name);
 
+/* Whether SPEC's products are x @ x^T of one operand (x @ x.t(),
+ * torch.matmul(x, x.T)): a symmetric product, whose diagonal and one
+ * triangle give all of it. */
+bool kf_prompt_product_self (json_t *spec);
+
 /* Writes to F the Data section's note on the product's layout where
  * kf_prompt_product_read says an operand is used transposed or a linear
  * layer: which operand is stored how (its in[] name, shape and name in

@@ -399,12 +399,24 @@ kf_prompt_idea_on_host (const char *idea, json_t *spec, json_t *device)
     return text;
 }
 
+//  Round 41: x @ x.t() had the ideas of any x @ W^T, none about the half
+//  of its multiply-adds that symmetry saves.
+#define S_SELF                                                                               \
+    "do half the multiply-adds, by computing only the diagonal and one triangle of the "     \
+    "symmetric product (@A times its own transpose: out[i][j] = out[j][i]), each tile off "  \
+    "the diagonal stored twice, itself and its mirror transposed"
+
 const char *const *
 kf_prompt_layout_ideas (json_t *spec, size_t *count)
 {
     kf_product_t p;
     kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
-    const char *const *list = kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED
+    //  The symmetric product's idea first, then those of any x @ W^T.
+    const char *self[sizeof s_rows_k / sizeof s_rows_k[0] + 1] = { S_SELF };
+    if (kind == KF_PRODUCT_TRANSPOSED && *p.a && !strcmp (p.a, p.b))
+        memcpy (self + 1, s_rows_k, sizeof s_rows_k);
+    const char *const *list = self[1] ? self
+                              : kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED
                               ? s_rows_k
                               : kind == KF_PRODUCT_FIRST_TRANSPOSED ? s_first_t
                               : kind == KF_PRODUCT_BOTH_TRANSPOSED ? s_both_t
@@ -423,8 +435,8 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
         //  reduces over each column's rows.
         char *own = !strcmp (list[n], S_EPILOGUE) ? kf_prompt_epilogue_idea (spec)
                     : !strcmp (list[n], S_THREADS) ? kf_prompt_epilogue_threads_idea (spec, a, b)
-                    : !strcmp (list[n], S_BLOCKS) || list[n] == s_rows_k[1]
-                        ? kf_prompt_short_k_block (spec, a, b, list[n] == s_rows_k[1])
+                    : !strcmp (list[n], S_BLOCKS) || !strcmp (list[n], s_rows_k[1])
+                        ? kf_prompt_short_k_block (spec, a, b, !strcmp (list[n], s_rows_k[1]))
                         : NULL;
         texts[n] = own ? own : s_fill (list[n], a, b);
         char *at = texts[n] ? strstr (texts[n], "@S") : NULL;

@@ -513,9 +513,14 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     bool formula = (cls == KF_CLASS_ELEMENTWISE || cls == KF_CLASS_SCAN)
                    && kf_prompt_formula (spec, &fm);
     double derived = 0, ew = 0;
+    bool half = false;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
         derived = kf_prompt_conv_flops (spec, mnk, &batch);
-        derived = derived > 0 ? derived : kf_prompt_matmul_count (spec, &batch, mnk);
+        if (!(derived > 0)) {
+            double full = kf_prompt_matmul_count (spec, &batch, mnk);
+            derived = kf_prompt_matmul_needed (spec, full, mnk);
+            half = derived < full;
+        }
         if (!(derived > 0))
             derived = kf_prompt_attention_flops (spec, &heads, NULL);
         if (!(derived > 0) && formula && fm.counted && fm.calls == 0 && fm.ops > 0)
@@ -609,6 +614,12 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
                  "states no count%s", batch, batch, mnk[0], mnk[1], mnk[2],
+                 s_count (derived, b, sizeof b), rest);
+    else if (half)
+        fprintf (f, " The compute figures count the symmetric product's diagonal and one "
+                 "triangle, 2*K*M*(M+1)/2 = 2*%lld*%lld*%lld/2 = %s operations, derived from the "
+                 "shapes: half the full product's 2*M*N*K, which a kernel that computes every "
+                 "output does (the task states no count%s", mnk[2], mnk[0], mnk[0] + 1,
                  s_count (derived, b, sizeof b), rest);
     else if (derived > 0)
         fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "

@@ -7,6 +7,7 @@
 #include "kf_prompt_target.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_formula.h"
+#include "kf_prompt_layout.h"
 #include "kf_json.h"
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,12 @@ kf_prompt_matmul_count (json_t *spec, long long *batch, long long mnk[3])
             memcpy (mat, other, sizeof other[0] * 2);
             n = 2;
         }
+    }
+    //  Round 41: x @ x.t() read "compute: not known", with no block
+    //  sizes: its one matrix is both operands.
+    if (n == 1 && kf_prompt_product_self (spec)) {
+        mat[1] = mat[0];
+        n = 2;
     }
     if (n < 2)
         return 0;
@@ -218,10 +225,21 @@ kf_prompt_conv_taps (json_t *spec, long long taps[3])
 }
 
 double
+kf_prompt_matmul_needed (json_t *spec, double count, const long long mnk[3])
+{
+    if (!(count > 0) || !mnk || mnk[0] <= 0 || mnk[0] != mnk[1] || !kf_prompt_product_self (spec))
+        return count;
+    return count * (double) (mnk[0] + 1) / (2.0 * (double) mnk[0]);
+}
+
+double
 kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
 {
-    long long batch;
-    return kf_prompt_matmul_count (spec, &batch, mnk);
+    long long batch, n[3] = { 0, 0, 0 };
+    double count = kf_prompt_matmul_count (spec, &batch, n);
+    if (mnk)
+        memcpy (mnk, n, sizeof n);
+    return kf_prompt_matmul_needed (spec, count, n);
 }
 
 double

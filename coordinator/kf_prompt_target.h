@@ -227,6 +227,12 @@ bool kf_prompt_per_vector_text (FILE *f, json_t *k, json_t *spec, json_t *hardwa
 size_t kf_prompt_rank (json_t *tensor);
 long long kf_prompt_dim (json_t *tensor, size_t i);
 double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
+/* COUNT, kf_prompt_matmul_count's of SPEC with MNK, as the work a kernel
+ * needs: where the product is x @ x^T (kf_prompt_product_self) its
+ * diagonal and one triangle, COUNT x (M + 1) / 2M (round 41: a kernel
+ * that computed one triangle of a Gram matrix read as above the FMA
+ * peak); else COUNT. kf_prompt_matmul_flops counts this way. */
+double kf_prompt_matmul_needed (json_t *spec, double count, const long long mnk[3]);
 /* The same, with *BATCH the products counted (a batch's leading size, or
  * round 37: two products of one shape sharing an operand, a @ w and
  * a @ v of a gated unit); kf_prompt_products.c. */
