@@ -247,6 +247,49 @@ kf_fidelity_first_payload (kf_search_t *self, json_t *run, json_t *payload)
     return 0;
 }
 
+//  The payload config of PARAMS among CONFIGS, or NULL.
+static json_t *
+s_config_of (json_t *configs, json_t *params)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach (configs, i, c)
+        if (json_equal (json_object_get (c, "params"), params))
+            return c;
+    return NULL;
+}
+
+json_t *
+kf_fidelity_full_points (json_t *payload_configs, json_t *result_configs, json_t *best, int n)
+{
+    json_t *out = json_array ();
+    json_t *first = best ? s_config_of (payload_configs, best) : NULL;
+    if (!out || !first || n < 1)
+        return out;
+    json_array_append_new (out, json_deep_copy (first));
+    //  The others by screened speedup, highest first (a table of at most
+    //  16 rows: picked one at a time).
+    while ((int) json_array_size (out) < n) {
+        json_t *next = NULL;
+        double top = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach (result_configs, i, r) {
+            json_t *c = s_config_of (payload_configs, json_object_get (r, "params"));
+            double sp = kf_jnum (r, "speedup", 0);
+            if (c && !strcmp (kf_jstr (r, "verdict"), "correct") && sp > top
+                && !s_config_of (out, json_object_get (c, "params"))) {
+                next = c;
+                top = sp;
+            }
+        }
+        if (!next)
+            break;
+        json_array_append_new (out, json_deep_copy (next));
+    }
+    return out;
+}
+
 /* Queues the full-protocol evaluation of CAND_ID of RUN after its screen
  * JOB gave RESULT: the screen's payload (task, seed, reference data) with
  * the run's full timing; for a swept candidate, only the config the screen
@@ -270,26 +313,42 @@ s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
         json_object_del (payload, "timing");   /* the exec worker's own defaults */
     json_object_set_new (payload, "fidelity", json_string ("full"));
     char *blobs = strdup (kf_jstr (row, "blobs"));
-    json_t *configs = json_object_get (payload, "configs");
-    json_t *best = result->best_config;
-    size_t i;
-    json_t *c;
-    json_array_foreach (configs, i, c) {
-        if (!best || !json_equal (json_object_get (c, "params"), best))
-            continue;
+    //  The points to time in full, their artifacts as frames 0, 1, ...
+    //  and the reference after them; one point goes without a table.
+    json_t *points = kf_fidelity_full_points (json_object_get (payload, "configs"),
+                                              result->configs, result->best_config,
+                                              KF_FIDELITY_FULL_POINTS);
+    char *hashes = strdup ("");
+    size_t i = 0;
+    while (hashes && i < json_array_size (points)) {
+        json_t *c = json_array_get (points, i);
         char frame[24];
         const char *fp[2] = { jobid, S_I64 (frame, kf_jint (c, "frame")) };
         json_t *hash = kf_db_row (self->db, "SELECT blobs[$2::int + 1] AS h FROM jobs"
                                             " WHERE id = $1", 2, fp, NULL);
-        if (*kf_jstr (hash, "h")) {
-            const char *ref = kf_jstr (run, "ref_artifact");
-            free (blobs);
-            blobs = kf_strdupf ("{%s%s%s}", kf_jstr (hash, "h"), *ref ? "," : "", ref);
-            json_object_del (payload, "configs");
-        }
+        char *more = *kf_jstr (hash, "h")
+                     ? kf_strdupf ("%s%s%s", hashes, *hashes ? "," : "", kf_jstr (hash, "h"))
+                     : NULL;
         json_decref (hash);
-        break;
+        if (!more)
+            break;      //  the points before it go
+        free (hashes);
+        hashes = more;
+        json_object_set_new (c, "frame", json_integer ((json_int_t) i++));
     }
+    while (json_array_size (points) > i)
+        json_array_remove (points, i);
+    if (hashes && *hashes) {
+        const char *ref = kf_jstr (run, "ref_artifact");
+        free (blobs);
+        blobs = kf_strdupf ("{%s%s%s}", hashes, *ref ? "," : "", ref);
+        if (json_array_size (points) > 1)
+            json_object_set (payload, "configs", points);
+        else
+            json_object_del (payload, "configs");
+    }
+    free (hashes);
+    json_decref (points);
     int rc = kf_search_insert_job (self, kf_jint (run, "id"), cand_id, "execute", "evaluate",
                                    kf_jstr (row, "backend"), kf_jstr (row, "arch"), payload,
                                    blobs);

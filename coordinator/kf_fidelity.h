@@ -70,6 +70,19 @@ json_t *kf_fidelity_screen_timing (json_t *screen, json_t *full);
  * bounds). Returns 0, or -1 with *WHY (caller frees) naming WHERE and KEY. */
 int kf_fidelity_timing_check (json_t *v, const char *where, const char *key, char **why);
 
+/* Round 39: tuned points that won their screens fell far when timed in
+ * full (59.95x to 25.59x, 66.07x to 35.30x) while the runner-up went
+ * untimed. The points a screened sweep's full-protocol job takes: of
+ * PAYLOAD_CONFIGS (the screen job's, each {params, frame}), those the
+ * screen's table RESULT_CONFIGS found correct with a speedup, BEST (the
+ * screen's best_config) first, then the rest by screened speedup, at most
+ * N; each a copy of its payload config. Returns the array (caller's),
+ * empty where BEST is not among them. The exec worker screens them and
+ * times them in full (its sweep_full_configs), and the faster counts. */
+#define KF_FIDELITY_FULL_POINTS 2
+json_t *kf_fidelity_full_points (json_t *payload_configs, json_t *result_configs, json_t *best,
+                                 int n);
+
 /* ---- the mechanism ------------------------------------------------------ */
 
 /* A candidate's first evaluate job is about to be queued with PAYLOAD

@@ -101,6 +101,7 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                               * candidate's full-protocol job re-times one
                               * config, its best_config, and holds no table. */
                              " tb.configs, tb.best_config AS configs_best,"
+                             " e.figures->'configs' AS last_configs,"
                              " (tb.id IS DISTINCT FROM e.id) AS retimed,"
                              " e.fidelity AS eval_fidelity, e.speedup AS eval_speedup,"
                              /* A profile of the candidate (exec worker
@@ -133,9 +134,28 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
     json_t *chosen = json_object_get (row, "configs_best");
     size_t i;
     json_t *b;
-    if (json_array_size (table) > 1 && json_is_true (json_object_get (row, "retimed"))
-        && !strcmp (kf_jstr (row, "eval_fidelity"), "full") && json_is_object (chosen)
-        && json_is_number (json_object_get (row, "eval_speedup")))
+    //  Since round 41 the full job may time the screen's best points
+    //  (kf_fidelity_full_points): each of its rows timed in full goes
+    //  beside its point.
+    json_t *last = json_object_get (row, "last_configs");
+    bool again = json_array_size (table) > 1 && json_is_true (json_object_get (row, "retimed"))
+                 && !strcmp (kf_jstr (row, "eval_fidelity"), "full");
+    size_t j;
+    json_t *l;
+    if (again && json_array_size (last) > 0)
+        json_array_foreach (last, j, l) {
+            if (strcmp (kf_jstr (l, "fidelity"), "full")
+                || !json_is_number (json_object_get (l, "speedup")))
+                continue;
+            json_array_foreach (table, i, b)
+                if (json_equal (json_object_get (b, "params"), json_object_get (l, "params"))
+                    && strcmp (kf_jstr (b, "fidelity"), "full")) {
+                    json_object_set (b, "full_speedup", json_object_get (l, "speedup"));
+                    json_object_set (b, "full_median_ns", json_object_get (l, "median_ns"));
+                }
+        }
+    else if (again && json_is_object (chosen)
+             && json_is_number (json_object_get (row, "eval_speedup")))
         json_array_foreach (table, i, b)
             if (json_equal (json_object_get (b, "params"), chosen)
                 && strcmp (kf_jstr (b, "fidelity"), "full")) {
@@ -143,7 +163,7 @@ kf_prompt_kernel (kf_db_t *db, int64_t candidate_id)
                 json_object_set (b, "full_median_ns", json_object_get (row, "candidate_ns"));
             }
     static const char *const helpers[] = { "configs_best", "retimed", "eval_fidelity",
-                                           "eval_speedup" };
+                                           "eval_speedup", "last_configs" };
     for (size_t h = 0; h < sizeof helpers / sizeof helpers[0]; h++)
         json_object_del (row, helpers[h]);
     //  Absent rather than null, so the builder's tests read simply.

@@ -368,7 +368,9 @@ s_converged (FILE *f, const kf_prompt_in_t *in)
     json_t *row;
     json_array_foreach (configs, i, row)
         if (row != w && !strcmp (kf_jstr (row, "verdict"), "correct"))
-            other = fmax (other, kf_jnum (row, "speedup", 0));
+            other = fmax (other, json_is_number (json_object_get (row, "full_speedup"))
+                                     ? kf_jnum (row, "full_speedup", 0)
+                                     : kf_jnum (row, "speedup", 0));
     if (full > 0 && screen >= S_SCREEN_DROP * full && other > full)
         fprintf (f, "Its winning point won on its screen (%.2fx) and came to %.2fx in full, "
                  "%.2f times lower and under another point's screen (%.2fx): the screens did "

@@ -207,9 +207,11 @@ check "the report's curve ends at the run's best" \
         'END { d = $2 - b; if (d < 0) d = -d; exit !(d <= 1e-6) }' "$T/r.csv"
 
 # ---- a swept candidate: its screen sweeps the configs, its full
-# evaluation times the one the sweep chose, alone. The kernel declares
-# REPS=20 (its default, point 0) and REPS=1; the run's only candidate is
-# timed in full (nothing counted yet).
+# evaluation times the one the sweep chose and the runner-up (round 39:
+# screen winners fell far in full while the runner-up went untimed;
+# kf_fidelity_full_points). The kernel declares REPS=20 (its default,
+# point 0) and REPS=1; the run's only candidate is timed in full
+# (nothing counted yet).
 sed -e 's|^#define REPS @REPS@$|// kf-tune: REPS=20,1\n#ifndef REPS\n#define REPS 20\n#endif|' \
     "$T/kernel.in" >"$T/tuned.c"
 cp "$ROOT/examples/tasks/softmax/reference.c" "$T/reference.c"
@@ -227,8 +229,11 @@ evals() {   # evals CANDIDATE: its evaluate jobs, "fidelity configs blobs", in o
                 || ' ' || cardinality(blobs), ',' ORDER BY id)
          FROM jobs WHERE candidate_id = $1 AND kind = 'evaluate'"
 }
-check "its screen swept both configs; its full evaluation timed one artifact against the reference" \
-    [ "$(evals "$cand")" = "screen 2 3,full 0 2" ]
+check "its screen swept both configs; its full evaluation took both, the chosen one first" \
+    [ "$(evals "$cand")" = "screen 2 3,full 2 3" ]
+check "... and timed both in full" \
+    [ "$(sql "SELECT count(*) FROM evaluations e, jsonb_array_elements(e.figures->'configs') r
+              WHERE e.candidate_id = $cand AND e.fidelity = 'full' AND r->>'fidelity' = 'full'")" = 2 ]
 check "... the artifact of the config the sweep chose (REPS=1)" \
     [ "$(sql "SELECT f.blobs[1] = s.blobs[(SELECT (c->>'frame')::int + 1 FROM jsonb_array_elements(s.payload->'configs') c
                                           WHERE c->'params' = e.figures->'best_config')]
