@@ -30,6 +30,10 @@ kf_prompt_threads_even_ns (double start_us, double cores)
     return cores * start_us * 1e3;
 }
 
+/* The share of all cores' memory rate (kf_search_idea_memory_share) from
+ * which the threads paragraph sets a kernel's bytes against it. */
+#define S_SHARE_SAID 0.5
+
 bool
 kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded)
 {
@@ -524,6 +528,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  several times its memory budget, and threads gained it 1.56-1.93x.
         //  Whether the kernel to improve is such a call, by the plan's rule.
         double cycles = 0, budget = 0, all = 0;
+        kf_share_t sh;
         bool arith = in->base
                      && kf_search_idea_arith_bound (in->base, in->spec, in->hardware,
                                                     KF_TARGET_HOST, &cycles, &budget);
@@ -547,18 +552,25 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  Round 39: "a net gain of 49% ... at best" of a one-thread
         //  kernel whose bytes crossed the bus at 1.02 times all cores'
         //  cold read rate: threads share that rate.
-        else if (in->base && (all = kf_search_idea_memory_share (in->base, in->spec,
-                                                                 in->hardware,
-                                                                 KF_TARGET_HOST).share)
-                                 >= KF_SEARCH_IDEA_BOUND) {
-            gain = fmax (1, fmin (mem.all / mem.one, 1 / all));
-            fprintf (f, " The kernel to improve moves its bytes at %.0f%% of all cores' cold "
-                     "read rate already (its position line), a rate threads share, so they "
-                     "save ", 100 * all);
-            if (gain > 1.005)
-                fprintf (f, "at most %.0f%% of its time.", 100 * (1 - 1 / gain));
+        else if (in->base && (sh = kf_search_idea_memory_share (in->base, in->spec,
+                                                                in->hardware, KF_TARGET_HOST),
+                              (all = sh.share) >= S_SHARE_SAID)) {
+            //  Round 41: and a kernel at 90% of it, under the plan's bound,
+            //  was promised 49%: no call goes under its bytes' time at
+            //  all cores' rate, bound by memory or not.
+            gain = fmax (1, fmin (all >= KF_SEARCH_IDEA_BOUND ? mem.all / mem.one : cores,
+                                  1 / all));
+            fprintf (f, " The kernel to improve moves its bytes at %.0f%% of %s already "
+                     "(its position line), ", 100 * all, sh.rate_name);
+            //  Round 41: "so they save nothing of its time" beside "its
+            //  threads buy 22%", of a kernel whose threads made that rate.
+            if (threaded)
+                fputs ("with its threads: more threads or another split share that rate.", f);
+            else if (gain > 1.005)
+                fprintf (f, "a rate threads share, so they save at most about %.0f%% of its "
+                         "time.", 100 * (1 - 1 / gain));
             else
-                fputs ("nothing of its time.", f);
+                fputs ("a rate threads share, so they save little of its time.", f);
         }
         else if (s_memory_task (in->spec)
                  || kf_search_idea_budget_share_of (in->spec, in->hardware, cycles, budget)

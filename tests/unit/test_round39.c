@@ -552,9 +552,12 @@ test_threads_at_rate (void)
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
     printf ("threads at the rate: %s\n", text ? text : "(none)");
-    CHECK (kf_test_has (text, "The kernel to improve moves its bytes at 102% of all cores' cold "
-                              "read rate already (its position line), a rate threads share, so "
-                              "they save nothing of its time."));
+    //  Since round 41 against the faster of all cores' cold read and
+    //  their streaming copy (kf_prompt_memory_share).
+    CHECK (kf_test_has (text, "The kernel to improve moves its bytes at 95% of all cores' "
+                              "streaming copy rate (read plus written, the fastest all cores "
+                              "moved) already (its position line), a rate threads share, so "
+                              "they save at most about 5% of its time."));
     CHECK (text && !strstr (text, "gain of 49%") && !strstr (text, "gain of 50%"));
     free (text);
     json_decref (base);

@@ -22,15 +22,28 @@
  *  6. round 41: x @ x.t() was described as any x @ W^T, its symmetry
  *     known from the problem's docstring alone: the layout note says
  *     so, and its ideas open with computing one triangle
- *     (kf_prompt_layout.c, kf_prompt_layout_ideas.c).
+ *     (kf_prompt_layout.c, kf_prompt_layout_ideas.c);
+ *  7. round 39's open item: a screened sweep's full job timed the
+ *     screen's winner alone (59.95x to 25.59x in full, the runner-up
+ *     never timed): it takes the best two correct points
+ *     (kf_fidelity_full_points; test_fidelity runs it end to end);
+ *  8. round 41: "a rate threads share, so they save nothing of its time"
+ *     beside "its threads buy 22%", of a kernel whose threads made that
+ *     rate; and "save at most 3%" of a streaming kernel whose threads
+ *     then saved 9%, the bound all cores' cold read (36.9 GB/s) where
+ *     their streaming copy moved 39.8 (kf_prompt_threads.c,
+ *     kf_prompt_share.c).
  *  The spill report's setup loop is in test_compile_spill, and the packed
  *  panel read as one level of blocking in tests/fixtures/descriptors/
  *  c_r39_outer_panel.c.
  */
+#include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_prompt_threads.h"
+#include "../../coordinator/kf_prompt.h"
 #include "../kf_test_text.h"
 #include "../kf_test.h"
 
@@ -226,9 +239,123 @@ test_self_product (void)
     json_decref (gram);
 }
 
+//  7.
+static void
+test_full_points (void)
+{
+    json_t *payload = json_pack ("[{s:{s:i}, s:i}, {s:{s:i}, s:i}, {s:{s:i}, s:i}, {s:{s:i}, s:i}]",
+                                 "params", "T", 1, "frame", 0, "params", "T", 2, "frame", 1,
+                                 "params", "T", 3, "frame", 2, "params", "T", 4, "frame", 3);
+    //  T=3 won its screen; T=4 is faster still but wrong; T=1 next.
+    json_t *table = json_pack ("[{s:{s:i}, s:s, s:f}, {s:{s:i}, s:s, s:f}, {s:{s:i}, s:s, s:f},"
+                               " {s:{s:i}, s:s, s:f}]",
+                               "params", "T", 1, "verdict", "correct", "speedup", 20.0,
+                               "params", "T", 2, "verdict", "correct", "speedup", 12.0,
+                               "params", "T", 3, "verdict", "correct", "speedup", 25.0,
+                               "params", "T", 4, "verdict", "incorrect", "speedup", 40.0);
+    json_t *best = json_pack ("{s:i}", "T", 3);
+    json_t *pts = kf_fidelity_full_points (payload, table, best, KF_FIDELITY_FULL_POINTS);
+    char *text = json_dumps (pts, JSON_COMPACT | JSON_SORT_KEYS);
+    printf ("points: %s\n", text);
+    CHECK (text && !strcmp (text, "[{\"frame\":2,\"params\":{\"T\":3}},"
+                                  "{\"frame\":0,\"params\":{\"T\":1}}]"));
+    free (text);
+    json_decref (pts);
+    //  One point asked: the winner alone; a winner not in the payload:
+    //  none (the caller keeps the job as it was).
+    pts = kf_fidelity_full_points (payload, table, best, 1);
+    CHECK (json_array_size (pts) == 1);
+    json_decref (pts);
+    json_t *stranger = json_pack ("{s:i}", "T", 9);
+    pts = kf_fidelity_full_points (payload, table, stranger, 2);
+    CHECK (pts && json_array_size (pts) == 0);
+    json_decref (pts);
+    //  No other correct point: the winner alone.
+    json_t *alone = json_pack ("[{s:{s:i}, s:s, s:f}]", "params", "T", 3, "verdict", "correct",
+                               "speedup", 25.0);
+    pts = kf_fidelity_full_points (payload, alone, best, 2);
+    CHECK (json_array_size (pts) == 1);
+    json_decref (pts);
+    json_decref (alone);
+    json_decref (stranger);
+    json_decref (best);
+    json_decref (table);
+    json_decref (payload);
+}
+
+//  8. Round 41's candidates 7 (one thread, streaming stores, 5.62 ms)
+//  and 2 (two threads, ordinary stores).
+static void
+test_threads_share (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096,
+                              "dtype", "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 4096, 4096, "dtype", "f32",
+                              "reference", "language", "pytorch", "source",
+                              "    def forward(self, g, c):\n"
+                              "        return torch.sigmoid(g) * torch.tanh(c)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    json_t *hw = json_pack ("{s:s, s:s, s:[{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
+                            " s:f, s:f, s:f, s:s}]}",
+                            "backend", "host", "compile_isa", "avx512f", "devices", "name",
+                            "AMD EPYC", "cores", 2, "physical_cores", 2, "clock_mhz_measured",
+                            3693.0, "read_cold_one_core_gbs", 26.0, "read_cold_all_cores_gbs",
+                            36.9, "copy_stream_one_core_gbs", 30.0, "copy_stream_all_cores_gbs",
+                            39.8, "write_stream_one_core_gbs", 30.0,
+                            "write_stream_all_cores_gbs", 39.0, "thread_start_join_us", 43.2,
+                            "peak_gflops_one_core", 118.0, "peak_gflops_all_threads", 230.0,
+                            "isa", "avx512f");
+    const char *stream = "#include <immintrin.h>\n"
+                         "int kf_forward (const float *x, float *out, long n)\n"
+                         "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+                         "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    //  192 MiB (N + M) in 5.62 ms: 35.8 GB/s, 97% of the cold read, 90%
+    //  of the streaming copy.
+    json_t *base = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", stream,
+                              "candidate_ns", 5.62e6, "bandwidth", "candidate_gbs", 35.8,
+                              "bytes", 201326592.0, "copy_gbs", 39.8);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+    printf ("one thread, streaming: %s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "moves its bytes at 90% of all cores' streaming copy rate (read "
+                              "plus written, the fastest all cores moved) already (its position "
+                              "line), a rate threads share, so they save at most about 10% of "
+                              "its time."));
+    free (text);
+    json_decref (base);
+    //  A kernel that starts threads, at 122% of the cold read counted
+    //  N + 2M: its threads made that rate.
+    const char *threaded = "#include <pthread.h>\n#include <immintrin.h>\n"
+                           "static void *work (void *a) { return a; }\n"
+                           "int kf_forward (const float *x, float *out, long n)\n"
+                           "{ pthread_t t; pthread_create (&t, 0, work, 0);\n"
+                           "  for (long i = 0; i < n; i += 16) _mm512_storeu_ps (out + i,\n"
+                           "      _mm512_loadu_ps (x + i));\n"
+                           "  pthread_join (t, 0); return 0; }\n";
+    base = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 2, "source", threaded,
+                      "candidate_ns", 6.0e6, "bandwidth", "candidate_gbs", 33.5, "bytes",
+                      201326592.0, "copy_gbs", 39.8);
+    in.base = base;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "keep more memory requests"));
+    printf ("threaded: %s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "already (its position line), with its threads: more threads or "
+                              "another split share that rate."));
+    CHECK (text && !strstr (text, "save nothing") && !strstr (text, "save little"));
+    free (text);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_threads_share ();
+    test_full_points ();
     test_self_product ();
     test_prefetch ();
     test_blocks ();
