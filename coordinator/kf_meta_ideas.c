@@ -85,6 +85,11 @@ kf_meta_parse_idea_edits (const char *text)
             bool add = !strcmp (verbs[v].action, "add");
             if (!kf_meta_command (line, len, verbs[v].word, !add, &n, &body, &body_len))
                 continue;
+            //  Round 41: an idea is a clause the prompt goes on from
+            //  ("... this task has no bias.. No earlier candidate"): its
+            //  closing stops and blanks go.
+            while (body_len > 0 && (body[body_len - 1] == '.' || body[body_len - 1] == ' '))
+                body_len--;
             json_array_append_new (edits, json_pack ("{s:s, s:I, s:s%}", "action",
                                                      verbs[v].action, "idea", (json_int_t) n,
                                                      "text", body, body_len));

@@ -90,12 +90,20 @@ kf_prompt_arith_words (const kf_arith_t *est, char *buf, size_t size)
               "outputs, the formula's %d operation%s and %d for its %d call%s (%s, as SIMD code "
               "computes %s near f32 precision by a range reduction and a polynomial; an "
               "assumption, not measured)%s, so about %.0f cycles of one core a vector at its "
-              "measured %.1f vector FMAs a cycle, where each instruction issues like an FMA%s",
+              "measured %.1f vector FMAs a cycle, each instruction counted at an FMA's time%s: "
+              "an upper figure, as instructions beside the FMAs overlap them (the rule of "
+              "thumb above)%s",
               a.instr, a.ops, a.ops == 1 ? "" : "s", a.call_vops, a.calls,
               a.calls == 1 ? "" : "s", each, strchr (a.names, ',') ? "them" : "it", divs,
               a.cycles, a.fmas,
               slow ? " (a division or square root in it counts as one here, though one left as "
                      "a division takes several FMAs' time)"
-                   : "");
+                   : "",
+              //  Round 41: sigmoid(g) * tanh(c) at 30 cycles against a
+              //  budget of 27 read as bound by its arithmetic; its
+              //  kernels took 20-25 in all, one division for both.
+              a.calls > 1 ? " and each call is counted with its own reduction and division, "
+                            "which calls in one formula may share"
+                          : "");
     return true;
 }

@@ -202,6 +202,12 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
 #define S_THREADS "use every core, by output blocks split across threads, each thread's " \
                   "share of the operand it re-reads kept in its own L2 (by column blocks " \
                   "each reads 1/T of @B and all of @A; by row blocks 1/T of @A and all of @B)"
+//  Round 41: for x @ x.t() that read "by column blocks each reads 1/T of
+//  in0 and all of in0; by row blocks 1/T of in0 and all of in0".
+#define S_THREADS_SELF "use every core, by output blocks split across threads, each " \
+                       "thread's rows of @A kept in its own L2 (a block reads its 1/T of " \
+                       "@A's rows against all of them; where one triangle is computed, " \
+                       "split its tiles into equal work, not its rows into equal ranges)"
 #define S_EPILOGUE "write the output once, by fusing the epilogue (bias, activation) into the " \
                    "product loop" KF_PROMPT_EPILOGUE_K_CHUNKS
 #define S_BLOCKS "keep each operand's block in L1/L2 while it is reused, by cache blocking of " \
@@ -438,6 +444,8 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
                     : !strcmp (list[n], S_BLOCKS) || !strcmp (list[n], s_rows_k[1])
                         ? kf_prompt_short_k_block (spec, a, b, !strcmp (list[n], s_rows_k[1]))
                         : NULL;
+        if (!own && self[1] && !strcmp (list[n], S_THREADS))
+            own = s_fill (S_THREADS_SELF, a, b);
         texts[n] = own ? own : s_fill (list[n], a, b);
         char *at = texts[n] ? strstr (texts[n], "@S") : NULL;
         char *sets = at ? s_strip_sets (spec) : NULL;

@@ -32,15 +32,25 @@
  *     rate; and "save at most 3%" of a streaming kernel whose threads
  *     then saved 9%, the bound all cores' cold read (36.9 GB/s) where
  *     their streaming copy moved 39.8 (kf_prompt_threads.c,
- *     kf_prompt_share.c).
+ *     kf_prompt_share.c);
+ *  9. round 41: the self product's threads idea read "by column blocks
+ *     each reads 1/T of in0 and all of in0; by row blocks 1/T of in0 and
+ *     all of in0"; a meta round's idea "... no bias." printed "no
+ *     bias.."; the arithmetic estimate (30 cycles against a budget of
+ *     27) read as exact, where instructions beside the FMAs overlap them
+ *     and calls may share a division (kf_prompt_layout_ideas.c,
+ *     kf_meta_ideas.c, kf_prompt_arith.c).
  *  The spill report's setup loop is in test_compile_spill, and the packed
  *  panel read as one level of blocking in tests/fixtures/descriptors/
  *  c_r39_outer_panel.c.
  */
+#include "../../common/kf_json.h"
 #include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_meta_ideas.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_prompt.h"
@@ -351,9 +361,59 @@ test_threads_share (void)
     json_decref (spec);
 }
 
+//  9.
+static void
+test_round41_text (void)
+{
+    json_t *gram = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
+                              " s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "gram", "inputs", "name", "in0", "shape", 1024, 512, "dtype",
+                              "f32", "outputs", "name", "out0", "shape", 1024, 1024, "dtype",
+                              "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, x):\n"
+                              "        return torch.sigmoid(x @ x.t() / inner ** 0.5)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (gram, KF_TARGET_HOST, &n);
+    size_t at = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    CHECK (at < n && strstr (ideas[at], "a block reads its 1/T of in0's rows against all of "
+                                        "them; where one triangle is computed, split its tiles "
+                                        "into equal work"));
+    CHECK (at < n && !strstr (ideas[at], "1/T of in0 and all of in0"));
+    json_decref (gram);
+    json_t *edits = kf_meta_parse_idea_edits ("REWORD IDEA 6: fuse the sigmoid; this task has "
+                                              "no bias.\nADD IDEA: keep it. . \n");
+    CHECK (!strcmp (kf_jstr (json_array_get (edits, 0), "text"),
+                    "fuse the sigmoid; this task has no bias"));
+    CHECK (!strcmp (kf_jstr (json_array_get (edits, 1), "text"), "keep it"));
+    json_decref (edits);
+    json_t *cell = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096,
+                              "dtype", "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 4096, 4096, "dtype", "f32",
+                              "reference", "language", "pytorch", "source",
+                              "    def forward(self, g, c):\n"
+                              "        return torch.sigmoid(g) * torch.tanh(c)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    json_t *d = json_pack ("{s:f, s:f, s:f, s:s}", "clock_mhz_measured", 3693.0,
+                           "peak_gflops_one_core", 118.0, "vec_lanes", 16.0, "isa", "avx512f");
+    char words[1200];
+    CHECK (kf_prompt_formula_arith_words (cell, d, words, sizeof words));
+    printf ("estimate: %s\n", words);
+    CHECK (strstr (words, "each instruction counted at an FMA's time: an upper figure, as "
+                          "instructions beside the FMAs overlap them (the rule of thumb above) "
+                          "and each call is counted with its own reduction and division, which "
+                          "calls in one formula may share"));
+    CHECK (!strstr (words, "issues like an FMA"));
+    json_decref (d);
+    json_decref (cell);
+}
+
 int
 main (void)
 {
+    test_round41_text ();
     test_threads_share ();
     test_full_points ();
     test_self_product ();
