@@ -62,6 +62,10 @@ typedef struct {
     //  functions they call (a call keeps no vector register's value).
     int regs, top_reg, calls;
     char callee[S_CALLEE];
+    //  Round 41: the lines of moves whose innermost loop itself calls a
+    //  function (a scalar tail calling expf beside a tile's loop that
+    //  calls none read as "those loops call expf@plt").
+    int call_lines[S_LINES], n_call_lines;
 } s_func_t;
 
 //  The function being read: its moves by address and line, and its
@@ -179,6 +183,34 @@ s_why (s_func_t *fn, const s_scan_t *scan, const bool *holds)
         }
 }
 
+//  LINE (when known) added to LINES (*N of them) once.
+static void
+s_add_line (int *lines, int *n, int line)
+{
+    int j = 0;
+    while (j < *n && lines[j] != line)
+        j++;
+    if (line > 0 && j == *n && *n < S_LINES)
+        lines[(*n)++] = line;
+}
+
+//  Whether the innermost of SCAN's loops holding ADDR calls a function.
+static bool
+s_inner_calls (const s_scan_t *scan, unsigned long addr)
+{
+    int inner = -1;
+    for (int k = 0; k < scan->n_loops; k++)
+        if (scan->loop[k].to <= addr && addr <= scan->loop[k].from
+            && (inner < 0 || scan->loop[k].from - scan->loop[k].to
+                                 < scan->loop[inner].from - scan->loop[inner].to))
+            inner = k;
+    for (int i = 0; inner >= 0 && i < scan->n_calls; i++)
+        if (scan->loop[inner].to <= scan->call[i].addr
+            && scan->call[i].addr <= scan->loop[inner].from)
+            return true;
+    return false;
+}
+
 //  Places FN's moves of SCAN: inside a loop when between a conditional
 //  backward jump and its target with no return between them (GCC
 //  rotates loops at -O2 and above, so a loop ends in a conditional jump
@@ -205,13 +237,13 @@ s_place (s_func_t *fn, s_scan_t *scan)
             for (int o = k; o < scan->n_loops; o++)
                 holds[o] |= scan->loop[o].to <= a && a <= scan->loop[o].from;
             fn->in_loops++;
-            int line = scan->move[i].line, j = 0;
-            while (j < fn->n_lines && fn->lines[j] != line)
-                j++;
-            if (line > 0 && j == fn->n_lines && fn->n_lines < S_LINES)
-                fn->lines[fn->n_lines++] = line;
+            int line = scan->move[i].line;
+            s_add_line (fn->lines, &fn->n_lines, line);
+            if (s_inner_calls (scan, a))
+                s_add_line (fn->call_lines, &fn->n_call_lines, line);
         }
         qsort (fn->lines, (size_t) fn->n_lines, sizeof fn->lines[0], s_int_cmp);
+        qsort (fn->call_lines, (size_t) fn->n_call_lines, sizeof fn->call_lines[0], s_int_cmp);
         if (fn->in_loops > 0)
             s_why (fn, scan, holds);
     }
@@ -377,6 +409,25 @@ s_location (const char *line, size_t len, const char *source, bool *inlined)
     return at > 0 && at < 1000000 ? (int) at : 0;
 }
 
+//  LINES (N, sorted) as ranges after ONE or MANY: ", at lines 40-59, 61".
+static void
+s_lines (FILE *out, const int *lines, int n, const char *one, const char *many)
+{
+    int ranges = 0, i = 0;
+    while (i < n && ranges < S_RANGES) {
+        int j = i;
+        while (j + 1 < n && lines[j + 1] == lines[j] + 1)
+            j++;
+        fprintf (out, "%s%d", ranges ? ", " : n == 1 ? one : many, lines[i]);
+        if (j > i)
+            fprintf (out, "-%d", lines[j]);
+        ranges++;
+        i = j + 1;
+    }
+    if (i < n)
+        fprintf (out, " and %d more line%s", n - i, n - i == 1 ? "" : "s");
+}
+
 //  " (20 of them in loops, at lines 40-59)": where FN's moves are, when
 //  its loops were placed.
 static void
@@ -390,37 +441,38 @@ s_where (FILE *out, const s_func_t *fn)
         return;
     }
     fprintf (out, " (%s%d of them in loops", fn->in_loops == moves ? "all " : "", fn->in_loops);
-    int ranges = 0, i = 0;
-    while (i < fn->n_lines && ranges < S_RANGES) {
-        int j = i;
-        while (j + 1 < fn->n_lines && fn->lines[j + 1] == fn->lines[j] + 1)
-            j++;
-        fprintf (out, "%s%d", ranges ? ", " : fn->n_lines == 1 ? ", at line " : ", at lines ",
-                 fn->lines[i]);
-        if (j > i)
-            fprintf (out, "-%d", fn->lines[j]);
-        ranges++;
-        i = j + 1;
-    }
-    if (i < fn->n_lines)
-        fprintf (out, " and %d more line%s", fn->n_lines - i, fn->n_lines - i == 1 ? "" : "s");
+    s_lines (out, fn->lines, fn->n_lines, ", at line ", ", at lines ");
     //  Why: a call keeps no vector register (the System V ABI saves none
     //  of them across one), else how many registers the loops use.
-    if (fn->calls > 0)
+    //  Round 41: where the moves' own loops part call and part do not,
+    //  each part is named by its lines.
+    bool split = fn->calls > 0 && fn->n_call_lines > 0 && fn->n_call_lines < fn->n_lines;
+    bool none = fn->calls > 0 && fn->n_call_lines == 0 && fn->n_lines > 0;
+    if (split) {
+        s_lines (out, fn->call_lines, fn->n_call_lines, "; the loop at line ",
+                 "; the loops at lines ");
+        fputs (fn->n_call_lines == 1 ? " calls " : " call ", out);
+    }
+    else if (fn->calls > 0 && !none)
+        fputs ("; those loops call ", out);
+    if (fn->calls > 0 && !none)
         //  Round 40: spills in the loop that starts threads (a call
         //  through a pointer, two passes a call) were read as the
         //  compute's: such a loop pays once a pass, beside its call.
-        fprintf (out, "; those loops call %s%s, and no vector register keeps its value across a "
+        fprintf (out, "%s%s, and no vector register keeps its value across a "
                  "call, so every vector live across it goes to the stack and back, once a "
                  "pass beside the call's own cost: it matters where such a loop is the "
                  "compute, hardly where it starts threads or hands out jobs", fn->callee,
                  fn->calls > 1 ? " and more" : "");
-    else if (fn->regs > 0) {
+    if ((fn->calls == 0 || split || none) && fn->regs > 0) {
         int have = fn->top_reg >= 16 || fn->widest == 'z' ? 32 : 16;
+        const char *which = split ? "; the other loops" : "; those loops";
         if (fn->regs >= have)
-            fprintf (out, "; those loops use all %d vector registers", have);
+            fprintf (out, "%s %suse all %d vector registers", which,
+                     split || none ? "call nothing and " : "", have);
         else
-            fprintf (out, "; those loops use %d of the %s vector registers", fn->regs,
+            fprintf (out, "%s %suse %d of the %s vector registers", which,
+                     split || none ? "call nothing and " : "", fn->regs,
                      have == 32 ? "32" : "16 (or, with AVX-512, 32)");
     }
     fputc (')', out);

@@ -137,6 +137,29 @@ s_test_counting (void)
                            "cost: it matters where such a loop is the compute, hardly where it "
                            "starts threads or hands out jobs)."));
     free (r);
+    //  Round 41: a tile's loop (line 156) that calls nothing beside a
+    //  scalar tail's loop (line 163) that calls expf read as "those loops
+    //  call expf@plt": each part by its lines.
+    const char *two =
+        "0000000000001500 <kf_forward>:\n"
+        "/tmp/kf-x/kernel.c:156\n"
+        "    1500:\tvmovaps %zmm3,0x20(%rsp)\n"
+        "    1506:\tvfmadd231ps %zmm1,%zmm2,%zmm3\n"
+        "    150c:\tvmovaps 0x20(%rsp),%zmm3\n"
+        "    1512:\tjne    1500 <kf_forward>\n"
+        "/tmp/kf-x/kernel.c:163\n"
+        "    1518:\tvmovaps %zmm4,0x60(%rsp)\n"
+        "    151e:\tcall   1030 <expf@plt>\n"
+        "    1523:\tvmovaps 0x60(%rsp),%zmm4\n"
+        "    1529:\tjne    1518 <kf_forward+0x18>\n"
+        "    152b:\tret\n";
+    r = kf_compile_spill_summary (two, strlen (two), "kernel.c");
+    CHECK (r && strstr (r, "(all 4 of them in loops, at lines 156, 163; the loop at line 163 "
+                           "calls expf@plt, and no vector register keeps its value across a "
+                           "call"));
+    CHECK (r && strstr (r, "hands out jobs; the other loops call nothing and use 4 of the 32 "
+                           "vector registers)."));
+    free (r);
     char full[4096];
     int at_len = snprintf (full, sizeof full, "0000000000001400 <k>:\n"
                          "    1400:\tvmovaps %%ymm15,0x20(%%rsp)\n");
