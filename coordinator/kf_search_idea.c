@@ -200,10 +200,13 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             int v = s_try_verdict (t, ideas[i]);
             //  Round 9: "within noise (4.01x vs parent 4.53x)" read as a
             //  13% loss called even; the band that made it so is said.
-            char band[112] = "";
+            char band[160] = "";
             if (v == 0 || v == 2)
-                snprintf (band, sizeof band, " of +/-%.0f%%%s",
+                //  Round 41: one try read +/-7% in one prompt and +/-19% in
+                //  a later one: the band moves as confirmations come.
+                snprintf (band, sizeof band, " of +/-%.0f%%%s%s",
                           100 * (noise > KF_LINEAGE_SAME_BAND ? noise : KF_LINEAGE_SAME_BAND),
+                          v == 0 ? " as the run's repeats now stand" : "",
                           v == 0 && s_leans_up (t) ? " but above its parent by more than the run's "
                                                      "median repeat gap" : "");
             char whose[96] = "";

@@ -105,7 +105,7 @@ s_test_lost (void)
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[threads])),
                     "tried: won (50.00x vs parent 36.20x), lost (30.00x vs parent 36.20x)"));
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[block])),
-                    "tried: within noise of +/-5% (36.00x vs parent 36.20x)"));
+                    "tried: within noise of +/-5% as the run's repeats now stand (36.00x vs parent 36.20x)"));
     CHECK (json_object_size (notes) == 3);
     //  Round 30: a win whose code also added another feature says so
     //  (a prefetch's "won" was its streaming stores').
@@ -130,7 +130,7 @@ s_test_lost (void)
     bool aside_loaded[16] = { false };
     json_t *notes_loaded = kf_search_idea_record (ideas, n, loaded, aside_loaded);
     CHECK (!strcmp (json_string_value (json_object_get (notes_loaded, ideas[threads])),
-                    "tried: within noise of +/-15% (4.01x vs parent 4.53x)"));
+                    "tried: within noise of +/-15% as the run's repeats now stand (4.01x vs parent 4.53x)"));
     CHECK (!aside_loaded[threads]);   // one even try: not yet
     json_decref (notes_loaded);
     //  ... a second even try (round 9's gemm: threads four times in three

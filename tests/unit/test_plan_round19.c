@@ -68,8 +68,9 @@ test_best_words (json_t *spec, const char *const *ideas, size_t approx)
                               "int kf_forward (void) { return 0; }", "status", "correct",
                               "speedup", 52.76);
     json_t *plan = json_pack ("{s:s, s:{s:s}, s:[], s:{s:i}}", "mine", ideas[approx], "notes",
-                              ideas[approx], "tried: within noise of +/-27% (52.76x vs parent "
-                              "48.23x)", "aside", "verdicts", "7", 0);
+                              ideas[approx], "tried: within noise of +/-27% as the run's "
+                              "repeats now stand (52.76x vs parent 48.23x)", "aside", "verdicts",
+                              "7", 0);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
                           .best = base, .generation = 2, .slot = 0, .population = 3,
                           .ideas = plan, .history = history };
