@@ -172,8 +172,10 @@ kf_prompt_changed_text (json_t *row, char *buf, size_t size)
         snprintf (wrote, sizeof wrote, " and wrote %lld lines new", added - changed);
     snprintf (buf, size, "changed %lld of its parent's %lld lines%s (its own has %lld)%s%s",
               changed, parent_lines, wrote, lines,
+              //  Round 41: "FMAs 22 to 14" of a tile grown from 4 x 4 to 4 x
+              //  6 read as fewer FMAs: the count is of the text.
               *ops ? "; the vector operations its code writes, by kind (each call once, as "
-                     "written): "
+                     "written, not as it runs: a call in a loop or a macro counts once): "
                    : "",
               ops);
     return buf;
