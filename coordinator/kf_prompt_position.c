@@ -575,7 +575,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     }
     fputs ("Position against the peaks:", f);
     kf_rates_write (f, &r);
-    char b[48], kinds[128];
+    char b[48], kinds[128], times[32] = "";
     if (stores != KF_STORES_UNKNOWN)
         s_cold_shares (f, bw, spec, dev, stores);
     if (measured_peak > 0)
@@ -600,6 +600,8 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     double pms, ems;
     bool epilogue = derived > 0 && kf_prompt_epilogue_ms (spec, dev, &ep, &pms, &ems);
     const char *rest = epilogue ? ")." : "; the other work is not counted).";
+    if (batch > 1)
+        snprintf (times, sizeof times, "%lld*", batch);
     if (heads > 0)
         fprintf (f, " The compute figures count attention's two products, 2 x %s x "
                  "(q's and v's features) for each of the %lld (batch, head) pairs = %s "
@@ -610,16 +612,17 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                        "keys)"
                      : "queries x keys",
                  heads, s_count (derived, b, sizeof b));
+    else if (half)
+        fprintf (f, " The compute figures count the symmetric product's diagonal and one "
+                 "triangle, %s2*K*M*(M+1)/2 = %s2*%lld*%lld*%lld/2 = %s operations, derived from "
+                 "the shapes: half the full product's 2*M*N*K, which a kernel that computes "
+                 "every output does (the task states no count%s", batch > 1 ? "B*" : "",
+                 times, mnk[2], mnk[0], mnk[0] + 1,
+                 s_count (derived, b, sizeof b), rest);
     else if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
                  "states no count%s", batch, batch, mnk[0], mnk[1], mnk[2],
-                 s_count (derived, b, sizeof b), rest);
-    else if (half)
-        fprintf (f, " The compute figures count the symmetric product's diagonal and one "
-                 "triangle, 2*K*M*(M+1)/2 = 2*%lld*%lld*%lld/2 = %s operations, derived from the "
-                 "shapes: half the full product's 2*M*N*K, which a kernel that computes every "
-                 "output does (the task states no count%s", mnk[2], mnk[0], mnk[0] + 1,
                  s_count (derived, b, sizeof b), rest);
     else if (derived > 0)
         fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "

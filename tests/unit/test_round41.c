@@ -239,6 +239,19 @@ test_self_product (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, bt, hw, KF_TARGET_HOST));
     CHECK (kf_test_has (text, "The compute figures count the matrix product's 2*M*N*K"));
     free (text);
+    //  Batched: B products, each its triangle.
+    json_t *bgram = json_pack ("{s:s, s:[{s:s, s:[i,i,i], s:s}], s:[{s:s, s:[i,i,i], s:s}],"
+                               " s:{s:s, s:s}, s:{s:f, s:f}}",
+                               "name", "bgram", "inputs", "name", "in0", "shape", 4, 256, 64,
+                               "dtype", "f32", "outputs", "name", "out0", "shape", 4, 256, 256,
+                               "dtype", "f32", "reference", "language", "pytorch", "source",
+                               "    def forward(self, x):\n"
+                               "        return torch.bmm(x, x.transpose(1, 2))\n",
+                               "tolerance", "rtol", 0.01, "atol", 1e-5);
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, bgram, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "diagonal and one triangle, B*2*K*M*(M+1)/2 = 4*2*64*256*257/2 = "));
+    free (text);
+    json_decref (bgram);
     long long mnk[3];
     double full = kf_prompt_matmul_count (gram, &(long long) { 0 }, mnk);
     CHECK (full == 2.0 * 1024 * 1024 * 512
