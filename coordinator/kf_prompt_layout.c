@@ -501,12 +501,19 @@ s_note_first (FILE *f, json_t *spec, const kf_product_t *p)
              "order.\n", a, b, b, b, a, a, b, b);
 }
 
+//  Whether a product read as KIND of P is x @ x^T.
+static bool
+s_self (kf_product_layout_t kind, const kf_product_t *p)
+{
+    return kind == KF_PRODUCT_TRANSPOSED && *p->a && !strcmp (p->a, p->b);
+}
+
 bool
 kf_prompt_product_self (json_t *spec)
 {
     kf_product_t p;
-    return kf_prompt_product_read (spec, &p) == KF_PRODUCT_TRANSPOSED && *p.a
-           && !strcmp (p.a, p.b);
+    kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
+    return s_self (kind, &p);
 }
 
 void
@@ -575,7 +582,7 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
              "transposed to [K][NR] panels.", in, in, in, in);
     //  Round 41: x @ x.t() was described as any x @ W^T, and that its
     //  product is symmetric came from the problem's docstring alone.
-    if (*p.a && !strcmp (p.a, p.b))
+    if (s_self (kind, &p))
         fprintf (f, " Here the first operand is %s too: the product is %s times its own "
                  "transpose, so product[i][j] = product[j][i], and its diagonal and one "
                  "triangle, about half the multiply-adds, give all of it (each tile off the "

@@ -419,7 +419,7 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
     kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
     //  The symmetric product's idea first, then those of any x @ W^T.
     const char *self[sizeof s_rows_k / sizeof s_rows_k[0] + 1] = { S_SELF };
-    if (kind == KF_PRODUCT_TRANSPOSED && *p.a && !strcmp (p.a, p.b))
+    if (kf_prompt_product_self (spec))
         memcpy (self + 1, s_rows_k, sizeof s_rows_k);
     const char *const *list = self[1] ? self
                               : kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED

@@ -554,7 +554,8 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
         //  cold read rate: threads share that rate.
         else if (in->base && (sh = kf_search_idea_memory_share (in->base, in->spec,
                                                                 in->hardware, KF_TARGET_HOST),
-                              (all = sh.share) >= S_SHARE_SAID)) {
+                              (all = sh.share) >= (threaded ? KF_SEARCH_IDEA_BOUND
+                                                            : S_SHARE_SAID))) {
             //  Round 41: and a kernel at 90% of it, under the plan's bound,
             //  was promised 49%: no call goes under its bytes' time at
             //  all cores' rate, bound by memory or not.
