@@ -334,16 +334,7 @@ static void
 test_threads_share (void)
 {
     json_t *spec = s_cell ();
-    json_t *hw = json_pack ("{s:s, s:s, s:[{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
-                            " s:f, s:f, s:f, s:s}]}",
-                            "backend", "host", "compile_isa", "avx512f", "devices", "name",
-                            "AMD EPYC", "cores", 2, "physical_cores", 2, "clock_mhz_measured",
-                            3693.0, "read_cold_one_core_gbs", 26.0, "read_cold_all_cores_gbs",
-                            36.9, "copy_stream_one_core_gbs", 30.0, "copy_stream_all_cores_gbs",
-                            39.8, "write_stream_one_core_gbs", 30.0,
-                            "write_stream_all_cores_gbs", 39.0, "thread_start_join_us", 43.2,
-                            "peak_gflops_one_core", 118.0, "peak_gflops_all_threads", 230.0,
-                            "isa", "avx512f");
+    json_t *hw = kf_test_epyc_host ();
     const char *stream = "#include <immintrin.h>\n"
                          "int kf_forward (const float *x, float *out, long n)\n"
                          "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
