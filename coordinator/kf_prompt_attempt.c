@@ -93,6 +93,30 @@ s_not_done (FILE *f, const kf_prompt_in_t *in, const char *idea, bool by_change)
 }
 
 //  Where the run tried this attempt's idea before, and how it went.
+//  Round 41: "spend fewer instructions" went to the child of a kernel
+//  written for the approximation idea, which since round 39 asks for the
+//  cheapest form, as untried: the helper read it as that idea again. Said
+//  where the kernel to improve was handed the approximation idea.
+static void
+s_after_approx (FILE *f, const kf_prompt_in_t *in, const char *mine)
+{
+    if (!mine || strncmp (mine, "spend fewer instructions", 24) || !in->base)
+        return;
+    size_t i;
+    json_t *c;
+    json_array_foreach (in->history, i, c)
+        if (kf_prompt_same_candidate (in->base, c)) {
+            const char *its = kf_prompt_idea_of (in, c);
+            if (its && kf_prompt_idea_feature (its) == KF_IDEA_APPROX)
+                fprintf (f, " The kernel to improve (candidate %lld) was written for the "
+                         "approximation idea, the cheapest form the tolerance allows: this "
+                         "attempt counts what an element still costs in its code and cuts "
+                         "that, not the same approximation again.",
+                         (long long) kf_jint (c, "id"));
+            return;
+        }
+}
+
 static void
 s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
 {
@@ -193,8 +217,10 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
                  "attempt's idea reads for the kernel to improve; a later attempt will read how "
                  "both went.", know_code ? "the kernel it starts from and what its code added"
                                          : "the kernel it starts from");
-    else
+    else {
         fputs (" No earlier candidate of this run has tried it yet.", f);
+        s_after_approx (f, in, mine);
+    }
     s_not_done (f, in, mine, by_change);
 }
 
@@ -448,13 +474,17 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                  "nothing measurable alone.", 100 * kf_jnum (with, "bound", 0));
     }
     //  Round 40: at the bound with no idea that cuts bytes free to pair.
+    //  Round 41: "none is free ... so cut bytes as well" read as a
+    //  contradiction: whether the held ones may be added is said.
     json_t *alone = json_object_get (in->ideas, "alone");
     if (json_is_object (alone) && !json_is_string (json_object_get (with, "idea")))
         fprintf (f, " The kernel to improve moves %s at %.0f%% of the %.1f GB/s of %s (its "
                  "position line), at or above the %.0f%% at which the planner takes a kernel "
                  "to be bound by memory, and no idea that cuts the bytes moved is free to go "
-                 "with this one: alone it may change little measurable, so cut bytes as well "
-                 "where this idea allows.", kf_jstr (alone, "traffic"),
+                 "with this one (each is done by this kernel already, set aside, or another "
+                 "attempt's or a try in flight's): alone this idea may change little "
+                 "measurable. Leave those ideas to their attempts; where this idea's own change "
+                 "also moves fewer bytes, take that.", kf_jstr (alone, "traffic"),
                  100 * kf_jnum (alone, "share", 0), kf_jnum (alone, "rate_gbs", 0),
                  kf_jstr (alone, "against"), 100 * kf_jnum (alone, "bound", 0));
     //  Round 17: threads "once each element's math is vectorised" and

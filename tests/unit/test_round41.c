@@ -39,7 +39,11 @@
  *     bias.."; the arithmetic estimate (30 cycles against a budget of
  *     27) read as exact, where instructions beside the FMAs overlap them
  *     and calls may share a division (kf_prompt_layout_ideas.c,
- *     kf_meta_ideas.c, kf_prompt_arith.c).
+ *     kf_meta_ideas.c, kf_prompt_arith.c);
+ * 10. round 41: "spend fewer instructions" went to the child of a kernel
+ *     written for the approximation idea as untried, read as that idea
+ *     again; and "no idea that cuts the bytes moved is free ... so cut
+ *     bytes as well" read as a contradiction (kf_prompt_attempt.c).
  *  The spill report's setup loop is in test_compile_spill, and the packed
  *  panel read as one level of blocking in tests/fixtures/descriptors/
  *  c_r39_outer_panel.c.
@@ -54,6 +58,9 @@
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_history.h"
+#include "../../coordinator/kf_search_idea.h"
+#include "../../coordinator/kf_search_int.h"
 #include "../kf_test_text.h"
 #include "../kf_test.h"
 
@@ -413,9 +420,62 @@ test_round41_text (void)
     json_decref (cell);
 }
 
+// 10.
+static void
+test_after_approx (void)
+{
+    json_t *spec = s_cell ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), cut = n;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp (ideas[i], "spend fewer instructions", 24))
+            cut = i;
+    CHECK (approx < n && cut < n);
+    if (approx >= n || cut >= n) {
+        json_decref (spec);
+        return;
+    }
+    json_t *prompt = json_object ();
+    json_object_set_new (prompt, "mine", json_string (ideas[cut]));
+    kf_share_t at = { .share = 1.05, .rate = 36.9, .traffic = "N + 2M",
+                      .rate_name = "all cores' cold read rate" };
+    kf_search_idea_with_note (prompt, NULL, &at, 0, 24, 27);
+    json_t *base = json_pack ("{s:i, s:s}", "id", 1, "source",
+                              "int kf_forward (void) { return 0; }");
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:s, s:b}]", "id", 1, "generation", 0,
+                                 "slot", 0, "idea", ideas[approx], "phase", "search",
+                                 "finished", 1);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .ideas = prompt,
+                          .base = base, .history = history, .generation = 1, .slot = 0,
+                          .population = 3 };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    CHECK (kf_test_has (text, "No earlier candidate of this run has tried it yet. The kernel to "
+                              "improve (candidate 1) was written for the approximation idea, "
+                              "the cheapest form the tolerance allows: this attempt counts what "
+                              "an element still costs in its code and cuts that, not the same "
+                              "approximation again."));
+    CHECK (kf_test_has (text, "alone this idea may change little measurable. Leave those ideas "
+                              "to their attempts; where this idea's own change also moves fewer "
+                              "bytes, take that."));
+    CHECK (text && !strstr (text, "so cut bytes as well"));
+    free (text);
+    //  A parent written for another idea: no such line.
+    json_object_set_new (json_array_get (history, 0), "idea", json_string (ideas[cut]));
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    CHECK (text && !strstr (text, "written for the approximation idea"));
+    free (text);
+    json_decref (history);
+    json_decref (base);
+    json_decref (prompt);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_after_approx ();
     test_round41_text ();
     test_threads_share ();
     test_full_points ();
