@@ -45,13 +45,17 @@ else
     printf '        int fd = open ("$T/k/mark-%s", O_WRONLY | O_CREAT | O_EXCL, 0666);\n' "\$1"
     printf '        int fd2 = fd >= 0 ? -1 : open ("$T/k/mark2-%s", O_WRONLY | O_CREAT | O_EXCL, 0666);\n' "\$1"
     printf '        passes = fd2 >= 0 ? 3 : 1;\n        if (fd >= 0)\n            close (fd);\n'
-    printf '        if (fd2 >= 0)\n            close (fd2);\n    }\n'
+    printf '        if (fd2 >= 0)\n            close (fd2);\n'
+    # Tag "crash": the third process (after both marks) crashes.
+    [ "\$1" = crash ] && printf '        if (fd < 0 && fd2 < 0)\n            *(volatile int *) 0 = 1;\n'
+    printf '    }\n'
     printf '    for (int r = 0; r < passes; r++)\n'
     printf '        if (s_once (in, n_in, out, n_out, ctx))\n            return 1;\n    return 0;\n}\n'
 fi
 printf '\`\`\`\n'
 SH
-printf 'command_on = sh %s on\ncommand_off = sh %s off\n' "$T/kern.sh" "$T/kern.sh" >"$T/models.conf"
+printf 'command_on = sh %s on\ncommand_off = sh %s off\ncommand_crash = sh %s crash\n' \
+    "$T/kern.sh" "$T/kern.sh" "$T/kern.sh" >"$T/models.conf"
 
 db_new
 start_coordinator "${COORD_FAST[@]}"
@@ -131,6 +135,19 @@ check "its parent's move is recorded at the figure that counts" \
     [ "$(sql "SELECT count(*) FROM transitions t JOIN candidates c ON c.id = t.child_id
               WHERE t.child_id = ${fast:-0} AND t.child_fitness = c.fitness")" = 1 ]
 check "the run is accounted for" run_accounted "$run" 2
+
+# A third timing that crashes: the kernel is held for audit, at its first
+# figure, and says why (kf_verify.c, s_decide_third).
+out=$(submit crash --set confirm_best=true)
+crash=$(jq -r .run_id <<<"$out")
+say "run $crash (the third timing crashes): $(jq -c '{status, best_speedup}' <<<"$out")"
+check "the run with a crashing third timing is done" [ "$(jq -r .status <<<"$out")" = done ]
+check "its kernel was timed three times and is held for audit, the third named" \
+    [ "$(sql "SELECT verify_state = 'failed' AND verify_third IS NULL
+              AND audit_reason LIKE '%was not correct on fresh inputs: crashed%'
+              AND (SELECT count(*) FROM jobs j WHERE j.candidate_id = c.id AND j.kind = 'evaluate'
+                   AND j.avoid_worker IS NOT NULL AND j.state = 'done') = 2
+              FROM candidates c WHERE run_id = ${crash:-0} AND generation = 1")" = t ]
 
 out=$(submit off --set confirm_best=false)
 off=$(jq -r .run_id <<<"$out")
