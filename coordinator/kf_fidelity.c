@@ -16,7 +16,9 @@
 #include "kf_log.h"
 #include "kf_meta.h"
 #include "kf_repeat.h"
+#include "kf_search_int.h"
 #include "kf_str.h"
+#include "kf_tune.h"
 #include "kf_verify.h"
 
 #include <math.h>
@@ -290,6 +292,36 @@ kf_fidelity_full_points (json_t *payload_configs, json_t *result_configs, json_t
     return out;
 }
 
+char *
+kf_fidelity_points_blobs (kf_db_t *db, const char *jobid, json_t *points, const char *ref)
+{
+    char *hashes = strdup ("");
+    size_t i = 0;
+    while (hashes && i < json_array_size (points)) {
+        json_t *c = json_array_get (points, i);
+        char frame[24];
+        const char *fp[2] = { jobid, S_I64 (frame, kf_jint (c, "frame")) };
+        json_t *hash = kf_db_row (db, "SELECT blobs[$2::int + 1] AS h FROM jobs WHERE id = $1",
+                                  2, fp, NULL);
+        char *more = *kf_jstr (hash, "h")
+                     ? kf_strdupf ("%s%s%s", hashes, *hashes ? "," : "", kf_jstr (hash, "h"))
+                     : NULL;
+        json_decref (hash);
+        if (!more)
+            break;      //  the points before it go
+        free (hashes);
+        hashes = more;
+        json_object_set_new (c, "frame", json_integer ((json_int_t) i++));
+    }
+    while (json_array_size (points) > i)
+        json_array_remove (points, i);
+    char *blobs = hashes && *hashes
+                  ? kf_strdupf ("{%s%s%s}", hashes, ref && *ref ? "," : "", ref ? ref : "")
+                  : NULL;
+    free (hashes);
+    return blobs;
+}
+
 /* Queues the full-protocol evaluation of CAND_ID of RUN after its screen
  * JOB gave RESULT: the screen's payload (task, seed, reference data) with
  * the run's full timing; for a swept candidate, only the config the screen
@@ -318,36 +350,15 @@ s_queue_full (kf_search_t *self, json_t *run, json_t *job, int64_t cand_id,
     json_t *points = kf_fidelity_full_points (json_object_get (payload, "configs"),
                                               result->configs, result->best_config,
                                               KF_FIDELITY_FULL_POINTS);
-    char *hashes = strdup ("");
-    size_t i = 0;
-    while (hashes && i < json_array_size (points)) {
-        json_t *c = json_array_get (points, i);
-        char frame[24];
-        const char *fp[2] = { jobid, S_I64 (frame, kf_jint (c, "frame")) };
-        json_t *hash = kf_db_row (self->db, "SELECT blobs[$2::int + 1] AS h FROM jobs"
-                                            " WHERE id = $1", 2, fp, NULL);
-        char *more = *kf_jstr (hash, "h")
-                     ? kf_strdupf ("%s%s%s", hashes, *hashes ? "," : "", kf_jstr (hash, "h"))
-                     : NULL;
-        json_decref (hash);
-        if (!more)
-            break;      //  the points before it go
-        free (hashes);
-        hashes = more;
-        json_object_set_new (c, "frame", json_integer ((json_int_t) i++));
-    }
-    while (json_array_size (points) > i)
-        json_array_remove (points, i);
-    if (hashes && *hashes) {
-        const char *ref = kf_jstr (run, "ref_artifact");
+    char *own = kf_fidelity_points_blobs (self->db, jobid, points, kf_jstr (run, "ref_artifact"));
+    if (own) {
         free (blobs);
-        blobs = kf_strdupf ("{%s%s%s}", hashes, *ref ? "," : "", ref);
+        blobs = own;
         if (json_array_size (points) > 1)
             json_object_set (payload, "configs", points);
         else
             json_object_del (payload, "configs");
     }
-    free (hashes);
     json_decref (points);
     int rc = kf_search_insert_job (self, kf_jint (run, "id"), cand_id, "execute", "evaluate",
                                    kf_jstr (row, "backend"), kf_jstr (row, "arch"), payload,
@@ -519,11 +530,20 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
     double screened = json_number_value (json_object_get (cand, "screen_speedup"));
     int64_t run_id = kf_jint (cand, "run_id");
     json_decref (cand);
-    char id[24], sp[40], fit[40], detail[300];
+    char id[24], sp[40], fit[40], detail[600], point[400] = "";
     snprintf (sp, sizeof sp, "%.17g", full);
     snprintf (fit, sizeof fit, "%.17g", kf_search_fitness ("correct", full));
-    snprintf (detail, sizeof detail, "; full protocol%s%.100s: %.2fx (screen %.2fx)",
-              *worker ? " on " : "", worker, full, screened);
+    //  Round 42: where the full job timed the screen's best points
+    //  (kf_fidelity_full_points), the one that counts may not be the
+    //  screen's winner: its point is named, and its coordinates taken.
+    if (result->n_configs > 1 && result->best_config) {
+        char label[300];
+        snprintf (point, sizeof point, " at %s, the faster of the screen's best %zu timed in "
+                  "full", kf_tune_params_label (result->best_config, label, sizeof label),
+                  result->n_configs);
+    }
+    snprintf (detail, sizeof detail, "; full protocol%s%.100s: %.2fx%s (screen %.2fx)",
+              *worker ? " on " : "", worker, full, point, screened);
     const char *p[4] = { S_I64 (id, cand_id), sp, fit, detail };
     bool failed = false;
     json_t *row = kf_db_row (self->db,
@@ -542,6 +562,7 @@ kf_fidelity_job_done (kf_search_t *self, json_t *run, json_t *job,
          * waited for it may go now (kf_meta_waits). */
         || kf_meta_after_candidate (self, run_id, cand_id)
         || kf_repeat_follow (self, cand_id)
+        || (*point && kf_search_tuned_coords (self, cand_id, result))
         || kf_fidelity_recell (self, run_id, cand_id)
         /* A full figure is judged like any other: suspicious, it is
          * re-verified before it counts. */

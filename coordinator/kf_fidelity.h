@@ -83,6 +83,13 @@ int kf_fidelity_timing_check (json_t *v, const char *where, const char *key, cha
 json_t *kf_fidelity_full_points (json_t *payload_configs, json_t *result_configs, json_t *best,
                                  int n);
 
+/* The blobs (a text[] literal; caller frees) of a job that times POINTS
+ * alone, each {params, frame} of job JOBID's payload: their artifacts as
+ * frames 0, 1, ... (POINTS' frames renumbered so) and the run's reference
+ * artifact REF (may be empty) after them. Where a point's artifact cannot
+ * be read, POINTS is cut to those before it; NULL where none is left. */
+char *kf_fidelity_points_blobs (kf_db_t *db, const char *jobid, json_t *points, const char *ref);
+
 /* ---- the mechanism ------------------------------------------------------ */
 
 /* A candidate's first evaluate job is about to be queued with PAYLOAD

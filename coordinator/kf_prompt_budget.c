@@ -451,8 +451,17 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
         //  Round 38: "the product's 2 x M x N x K = 805.3 million" of two
         //  products of 402.6 million each.
         long long batch = 1;
-        kf_prompt_matmul_count (spec, &batch, NULL);
-        if (batch > 1)
+        double whole = kf_prompt_matmul_count (spec, &batch, NULL);
+        //  Round 42: the Gram matrix's "2 x M x N x K = 537.4 million",
+        //  the triangle's count under the full product's formula.
+        if (whole > flops)
+            fprintf (f, "  Compute floor: the symmetric product's diagonal and one triangle, "
+                     "%s2 x K x M x (M + 1) / 2 = %.4g million operations (M = N = %lld, K = "
+                     "%lld), half the full product's %.4g million, take at least %.3g ms at one "
+                     "core's measured FMA peak (a kernel that computes every output does "
+                     "twice the work: %.3g ms)", batch > 1 ? "B x " : "", flops * 1e-6, mnk[0],
+                     mnk[2], whole * 1e-6, flops / one * 1e-6, whole / one * 1e-6);
+        else if (batch > 1)
             fprintf (f, "  Compute floor: the %lld products' B x 2 x M x N x K = %.4g million "
                      "operations (B = %lld; M = %lld, N = %lld, K = %lld per product) take at "
                      "least %.3g ms at one core's measured FMA peak", batch, flops * 1e-6,

@@ -615,8 +615,9 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     else if (half)
         fprintf (f, " The compute figures count the symmetric product's diagonal and one "
                  "triangle, %s2*K*M*(M+1)/2 = %s2*%lld*%lld*%lld/2 = %s operations, derived from "
-                 "the shapes: half the full product's 2*M*N*K, which a kernel that computes "
-                 "every output does (the task states no count%s", batch > 1 ? "B*" : "",
+                 "the shapes: half the full product's 2*M*N*K; a kernel that computes every "
+                 "output does all of those, so its own rate and shares of the peaks are twice "
+                 "those above (the task states no count%s", batch > 1 ? "B*" : "",
                  times, mnk[2], mnk[0], mnk[0] + 1,
                  s_count (derived, b, sizeof b), rest);
     else if (derived > 0 && batch > 1)

@@ -144,21 +144,47 @@ s_again (kf_search_t *self, const char *jobid, char *seed)
 {
     const char *jp[1] = { jobid };
     json_t *row = kf_db_row (self->db,
-                             "SELECT (payload->>'seed')::bigint AS seed FROM jobs WHERE id = $1",
+                             "SELECT j.payload, j.result->'best_config' AS best,"
+                             " coalesce(r.ref_artifact, '') AS ref"
+                             " FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.id = $1",
                              1, jp, NULL);
     if (!row)
         return -1;
-    snprintf (seed, 24, "%lld", (long long) s_fresh_seed (kf_jint (row, "seed")));
+    json_t *payload = json_deep_copy (json_object_get (row, "payload"));
+    snprintf (seed, 24, "%lld", (long long) s_fresh_seed (kf_jint (payload, "seed")));
+    json_object_set_new (payload, "seed", json_integer (atoll (seed)));
+    //  Round 42: a swept job timed again swept again, the faster of its
+    //  points counting each time: the point that counted is timed alone.
+    char *blobs = NULL;
+    json_t *best = json_object_get (row, "best");
+    json_t *configs = json_object_get (payload, "configs");
+    if (json_array_size (configs) > 1 && json_is_object (best)) {
+        json_t *points = kf_fidelity_full_points (configs, NULL, best, 1);
+        blobs = json_array_size (points) == 1
+                ? kf_fidelity_points_blobs (self->db, jobid, points, kf_jstr (row, "ref"))
+                : NULL;
+        //  Kept as a table of one, so its evaluation names its point as
+        //  every evaluation of a swept candidate does.
+        if (blobs)
+            json_object_set (payload, "configs", points);
+        json_decref (points);
+    }
     json_decref (row);
-    const char *ip[2] = { jobid, seed };
-    return kf_db_exec (self->db,
-                       "INSERT INTO jobs (run_id, candidate_id, role, kind, backend, arch,"
-                       " payload, blobs, max_attempts, lease_ms, avoid_worker)"
-                       " SELECT run_id, candidate_id, role, kind, backend, arch,"
-                       "  jsonb_set(payload, '{seed}', to_jsonb($2::bigint)), blobs,"
-                       "  max_attempts, lease_ms, coalesce(avoid_worker, worker, '')"
-                       " FROM jobs WHERE id = $1",
-                       2, ip) == 1 ? 0 : -1;
+    char *text = json_dumps (payload, JSON_COMPACT);
+    json_decref (payload);
+    const char *ip[3] = { jobid, text, blobs };
+    int rc = text ? kf_db_exec (self->db,
+                                "INSERT INTO jobs (run_id, candidate_id, role, kind, backend,"
+                                " arch, payload, blobs, max_attempts, lease_ms, avoid_worker)"
+                                " SELECT run_id, candidate_id, role, kind, backend, arch,"
+                                "  $2::jsonb, coalesce($3::text[], blobs), max_attempts,"
+                                "  lease_ms, coalesce(avoid_worker, worker, '')"
+                                " FROM jobs WHERE id = $1",
+                                3, ip)
+                  : -1;
+    free (text);
+    free (blobs);
+    return rc == 1 ? 0 : -1;
 }
 
 int

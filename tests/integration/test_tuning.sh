@@ -82,6 +82,22 @@ check "a correct tuned candidate has the coordinates of its winning point" \
               '{' || (r->'coords'->>0) || ',' || (r->'coords'->>1) || ',' || (r->'coords'->>2) || '}'")" -eq 0 ]
 check "... and says so" \
     [ "$(sql "SELECT count(*) $winning AND c.coords_why NOT LIKE 'the point the sweep chose (%'")" -eq 0 ]
+# Round 42: a swept candidate timed again swept again, the faster of its
+# points counting each time: a re-verification times the counted point
+# alone, its artifact and the reference.
+say "re-verifications: $(sql "SELECT string_agg(j.id || ' configs ' || jsonb_array_length(coalesce(j.payload->'configs', '[]'))
+     || ' blobs ' || cardinality(j.blobs), ', ') FROM jobs j
+     WHERE j.run_id = $run AND j.kind = 'evaluate' AND j.avoid_worker IS NOT NULL")"
+check "a swept candidate was re-verified" \
+    [ "$(sql "SELECT count(*) FROM jobs j JOIN jobs f ON f.candidate_id = j.candidate_id
+              AND f.kind = 'evaluate' AND f.avoid_worker IS NULL
+              AND jsonb_array_length(coalesce(f.payload->'configs', '[]')) > 1
+              WHERE j.run_id = $run AND j.kind = 'evaluate' AND j.avoid_worker IS NOT NULL")" -ge 1 ]
+check "... its re-verification timed the counted point alone" \
+    [ "$(sql "SELECT count(*) FROM jobs j WHERE j.run_id = $run AND j.kind = 'evaluate'
+              AND j.avoid_worker IS NOT NULL
+              AND (jsonb_array_length(coalesce(j.payload->'configs', '[]')) <> 1
+                   OR cardinality(j.blobs) <> 2)")" -eq 0 ]
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
 check "the coordinator counted no malformed message" \

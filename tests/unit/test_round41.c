@@ -51,6 +51,7 @@
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_fidelity.h"
 #include "../../coordinator/kf_prompt_blocking.h"
+#include "../../coordinator/kf_prompt_budget.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_arith.h"
@@ -263,10 +264,21 @@ test_self_product (void)
     CHECK (kf_test_has (text, "The compute figures count the symmetric product's diagonal and "
                               "one triangle, 2*K*M*(M+1)/2 = 2*512*1024*1025/2 = 537 million "
                               "operations"));
+    CHECK (kf_test_has (text, "a kernel that computes every output does all of those, so its "
+                              "own rate and shares of the peaks are twice those above"));
     CHECK (text && !strstr (text, "is a lower bound"));
     free (text);
     KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, bt, hw, KF_TARGET_HOST));
     CHECK (kf_test_has (text, "The compute figures count the matrix product's 2*M*N*K"));
+    free (text);
+    //  Round 42: the Target's compute floor read "2 x M x N x K = 537.4
+    //  million" of the triangle's count.
+    KF_TEST_CAPTURE (text, f, kf_prompt_task_product_line (f, gram, d));
+    printf ("%s\n", text ? text : "");
+    CHECK (kf_test_has (text, "Compute floor: the symmetric product's diagonal and one triangle, "
+                              "2 x K x M x (M + 1) / 2 = 537.4 million operations (M = N = 1024, "
+                              "K = 512), half the full product's 1074 million"));
+    CHECK (text && !strstr (text, "2 x M x N x K"));
     free (text);
     //  Batched: B products, each its triangle.
     json_t *bgram = json_pack ("{s:s, s:[{s:s, s:[i,i,i], s:s}], s:[{s:s, s:[i,i,i], s:s}],"
