@@ -543,11 +543,19 @@ kf_compile_spill_summary (const char *disasm, size_t size, const char *source)
         if (spilling > S_SHOWN)
             fprintf (out, "; %d more function%s do%s so", spilling - S_SHOWN,
                      spilling - S_SHOWN == 1 ? "" : "s", spilling - S_SHOWN == 1 ? "es" : "");
-        fputs (". Unless the code keeps a local array of vectors, these are register spills: it "
-               "keeps more vectors live at once than the registers hold (16 ymm with AVX2, 32 zmm "
-               "with AVX-512), or keeps vectors live across a call, which no vector register "
-               "survives, so the compiler parks some on the stack and loads them again, adding "
-               "memory traffic; in a loop, on every pass.\n", out);
+        //  Round 42: "in a loop, on every pass" after "(none of them in a
+        //  loop)", and a local array zeroed by vector stores read as a
+        //  spill.
+        bool looped = false;
+        for (int i = 0; i < spilling && i < S_SHOWN; i++)
+            looped |= f[i].in_loops != 0;
+        fprintf (out, ". Unless the code keeps a local array or struct of vectors (zeroed or "
+                 "copied by vector moves), these are register spills: it keeps more vectors "
+                 "live at once than the registers hold (16 ymm with AVX2, 32 zmm with "
+                 "AVX-512), or keeps vectors live across a call, which no vector register "
+                 "survives, so the compiler parks some on the stack and loads them again, "
+                 "adding memory traffic%s.\n", looped ? "; in a loop, on every pass" : " once a "
+                 "call, outside any loop");
         if (fclose (out) != 0) {
             free (text);
             text = NULL;

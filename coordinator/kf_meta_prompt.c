@@ -581,6 +581,7 @@ kf_meta_prompt_text (json_t *run, json_t *sections, const kf_meta_base_t *base,
                  "REWORD IDEA <number>: <the idea's new text, one line of at most %d "
                  "bytes (an ASCII character is one byte)>\n"
                  "ADD IDEA: <a new idea's text, one line of at most %d bytes>\n"
+                 "Each limit counts the text after the colon, not the command before it. "
                  "A dropped idea is no longer handed to attempts. Numbers never change: a "
                  "dropped idea keeps its place, a reworded one its number, and an added one "
                  "takes the next number and is handed out in turn like the others. Drop or "

@@ -42,6 +42,21 @@ s_fill (const char *template, const char *a, const char *b)
     return text;
 }
 
+//  TEMPLATE filled for x @ x^T of the operand A: "@A and @B" is A's
+//  rows on both sides.
+static char *
+s_fill_self (const char *template, const char *a)
+{
+    const char *at = strstr (template, "@A and @B");
+    if (!at)
+        return s_fill (template, a, a);
+    char *head = kf_strdupf ("%.*s@A (both operands)%s", (int) (at - template), template,
+                             at + strlen ("@A and @B"));
+    char *text = head ? s_fill (head, a, a) : NULL;
+    free (head);
+    return text;
+}
+
 //  Round 16: q @ k^T with K = 64 was offered cache blocking "over k",
 //  where a row along k is 256 bytes. The rows of a 32 x 32 tile's two
 //  operands over all of k (64 rows) are said to fit L1 comfortably when
@@ -72,13 +87,16 @@ kf_prompt_short_k_block (json_t *spec, const char *a, const char *b, bool rows)
     double elem;
     if (!s_k (spec, &k, &elem) || S_TILE_ROWS * k * elem > S_L1_ASSUMED / 2)
         return NULL;
+    //  Round 42: "a row of in0 or in0" of x @ x.t().
+    bool one = !strcmp (a, b);
     return kf_strdupf ("keep each operand's block in L1/L2 while it is reused, by cache "
-                       "blocking over the %s, not over k: a row of %s or %s along k is %.0f "
+                       "blocking over the %s, not over k: a row of %s%s%s along k is %.0f "
                        "bytes (K = %lld), so a 32 x 32 tile's rows of both over all of k take "
                        "%.0f KiB, at most half of a 32 KiB L1 (the Target section sets the "
                        "working set against this host's caches)",
-                       rows ? "rows of both" : "rows and columns of the output", a, b,
-                       (double) k * elem, k, S_TILE_ROWS * k * elem / 1024);
+                       rows ? "rows of both" : "rows and columns of the output", a,
+                       one ? "" : " or ", one ? "" : b, (double) k * elem, k,
+                       S_TILE_ROWS * k * elem / 1024);
 }
 
 //  Round 21: the threads idea asks each thread's share of the operand it
@@ -446,6 +464,9 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
                         : NULL;
         if (!own && self[1] && !strcmp (list[n], S_THREADS))
             own = s_fill (S_THREADS_SELF, a, b);
+        //  Round 42: "keep the rows of in0 and in0" of x @ x.t().
+        if (!own && self[1] && strstr (list[n], "@A and @B"))
+            own = s_fill_self (list[n], a);
         texts[n] = own ? own : s_fill (list[n], a, b);
         char *at = texts[n] ? strstr (texts[n], "@S") : NULL;
         char *sets = at ? s_strip_sets (spec) : NULL;

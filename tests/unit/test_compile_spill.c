@@ -137,6 +137,18 @@ s_test_counting (void)
                            "cost: it matters where such a loop is the compute, hardly where it "
                            "starts threads or hands out jobs)."));
     free (r);
+    //  Round 42: "(none of them in a loop)" followed by "in a loop, on
+    //  every pass".
+    const char *flat = "0000000000001200 <g>:\n"
+                       "    1200:\tvmovaps %ymm1,-0x20(%rsp)\n"
+                       "    1206:\tvmovaps -0x20(%rsp),%ymm1\n"
+                       "    120c:\tretq\n";
+    r = kf_compile_spill_summary (flat, strlen (flat), NULL);
+    CHECK (r && strstr (r, "(none of them in a loop). Unless the code keeps a local array or "
+                           "struct of vectors (zeroed or copied by vector moves)"));
+    CHECK (r && strstr (r, "adding memory traffic once a call, outside any loop.")
+           && !strstr (r, "on every pass"));
+    free (r);
     //  Round 41: a tile's loop (line 156) that calls nothing beside a
     //  scalar tail's loop (line 163) that calls expf read as "those loops
     //  call expf@plt": each part by its lines.

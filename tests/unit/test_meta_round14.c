@@ -78,6 +78,9 @@ s_figures (void)
     //  Round 15: "characters" where the limit counts bytes.
     CHECK (kf_test_has (p, "REWORD IDEA <number>: <the idea's new text, one line of at most 320 "
                            "bytes (an ASCII character is one byte)>"));
+    //  Round 42: whether "REWORD IDEA n: " counted towards the limit.
+    CHECK (kf_test_has (p, "Each limit counts the text after the colon, not the command "
+                           "before it."));
     free (p);
 
     //  A dropped idea is shown dropped, in its place.

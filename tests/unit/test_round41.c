@@ -410,6 +410,12 @@ test_round41_text (void)
                                         "them; where one triangle is computed, split its tiles "
                                         "into equal work"));
     CHECK (at < n && !strstr (ideas[at], "1/T of in0 and all of in0"));
+    //  Round 42: nor any idea "the rows of in0 and in0".
+    for (size_t i = 0; i < n; i++)
+        CHECK (!strstr (ideas[i], "in0 and in0") && !strstr (ideas[i], "in0 or in0"));
+    size_t block = kf_test_idea_index (ideas, n, KF_IDEA_BLOCK);
+    CHECK (block < n && strstr (ideas[block], "keep the rows of in0 (both operands) that are "
+                                              "reused"));
     json_decref (gram);
     json_t *edits = kf_meta_parse_idea_edits ("REWORD IDEA 6: fuse the sigmoid; this task has "
                                               "no bias.\nADD IDEA: keep it. . \n");
