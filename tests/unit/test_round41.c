@@ -233,6 +233,8 @@ test_self_product (void)
                               "own transpose, so product[i][j] = product[j][i], and its "
                               "diagonal and one triangle, about half the multiply-adds, give "
                               "all of it"));
+    CHECK (kf_test_has (text, "transposed in registers first, it is stored as whole row "
+                              "segments like the tile."));
     free (text);
     KF_TEST_CAPTURE (text, f, kf_prompt_layout_note (f, bt));
     CHECK (text && strstr (text, "Layout of the product") && !strstr (text, "own transpose"));
