@@ -590,9 +590,9 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
                  "triangle, about half the multiply-adds, give all of it (each tile off the "
                  "diagonal computed once and stored twice, itself and its mirror transposed, an "
                  "elementwise epilogue applied to both). The mirror is a column walk where it "
-                 "is stored a value at a time (each value in another row, N floats apart); transposed "
-                 "in registers first, it is stored as whole row segments like the tile.", in,
-                 in);
+                 "is stored a value at a time (each value in another row, N floats apart); "
+                 "transposed in registers first, it is stored as whole row segments like the "
+                 "tile.", in, in);
     //  Round 16: q @ k^T with K = 64 was told dot products along k, each
     //  4 vectors long and then summed across its lanes; the model found
     //  the broadcast form over a transposed block faster, and a meta
