@@ -100,7 +100,7 @@ s_not_done (FILE *f, const kf_prompt_in_t *in, const char *idea, bool by_change)
 static void
 s_after_approx (FILE *f, const kf_prompt_in_t *in, const char *mine)
 {
-    if (!mine || strncmp (mine, "spend fewer instructions", 24) || !in->base)
+    if (!mine || strncmp (mine, KF_PROMPT_IDEA_CUT, strlen (KF_PROMPT_IDEA_CUT)) || !in->base)
         return;
     size_t i;
     json_t *c;

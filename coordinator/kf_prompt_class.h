@@ -53,6 +53,11 @@ json_t *kf_prompt_default_sections_for (const char *language, const char *target
  * the plain kernel, none "once" another is done) and differ in what they
  * change; those that build on another come after (round 6). */
 #define KF_PROMPT_IDEAS_APART 3
+
+/* The head of the elementwise idea that cuts a formula's instructions once
+ * it is in vector registers (kf_prompt_ideas.c), as the attempt's text
+ * knows it (kf_prompt_attempt.c). */
+#define KF_PROMPT_IDEA_CUT "spend fewer instructions"
 const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count);
 
 /* The same for task SPEC: an elementwise formula without costly math

@@ -367,7 +367,7 @@ s_cut_idea (json_t *spec)
     }
     char within[96];
     kf_prompt_tolerance_within (spec, within, sizeof within);
-    return kf_strdupf ("spend fewer instructions an element on %s once they are computed in "
+    return kf_strdupf (KF_PROMPT_IDEA_CUT " an element on %s once they are computed in "
                        "vector registers, by a cheaper form that stays within %s: a range "
                        "reduction to a shorter interval, a polynomial or rational form of "
                        "lower degree, a reciprocal or reciprocal square root estimate "
