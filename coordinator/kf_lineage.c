@@ -149,6 +149,24 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
                           "beside could only have narrowed this gap",
                           v == 1 ? "it" : "its parent");
         }
+        //  Round 42: "regressed beyond the timing noise" of a threaded
+        //  child beside "its threads hardly ran side by side ... the gap
+        //  is the load each met": a loss of a kernel whose threads ran on
+        //  about one CPU (a gain of a parent's) is not like for like.
+        //  Its one-core figure is tried only for a kernel that starts
+        //  threads (or ran on more than one CPU): a one-thread kernel's
+        //  1.0 CPU-seconds a second say nothing.
+        json_t *oc = json_object_get (c, v < 0 ? "oc" : "poc");
+        double apart = json_is_true (json_object_get (oc, "tried"))
+                       ? kf_jnum (oc, "cpu_per_wall", 0) : 0;
+        if ((v == 1 || v == -1) && apart > 0 && apart < KF_PROMPT_SIDE_BY_SIDE && s > 0
+            && parent_speedup > 0) {
+            snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but in %s full "
+                      "timing the threads hardly ran side by side (%.2f CPU-seconds a second of "
+                      "its calls), so the two are not compared like for like%s", s,
+                      parent_speedup, v < 0 ? "its" : "the parent's", apart, within);
+            return buf;
+        }
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
         else if (v == 3)

@@ -55,6 +55,32 @@ s_noise (void)
     kf_lineage_reason (c, 2.2, buf, sizeof buf);
     CHECK (strstr (buf, "improved beyond the timing noise: 3.00x") != NULL);
     json_decref (c);
+    //  Round 42: a threaded child whose threads ran on about one CPU
+    //  (1.03 CPU-seconds a second) did not regress like for like; one
+    //  whose threads ran side by side did.
+    c = s_child (1.5, "full", 0.12);
+    json_object_set_new (c, "oc", json_pack ("{s:f, s:b}", "cpu_per_wall", 1.03, "tried", 1));
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (strstr (buf, "correct at 1.50x against the parent's 2.20x, but in its full timing "
+                        "the threads hardly ran side by side (1.03 CPU-seconds a second of its "
+                        "calls), so the two are not compared like for like") != NULL);
+    CHECK (!strstr (buf, "regressed"));
+    json_object_set_new (c, "oc", json_pack ("{s:f, s:b}", "cpu_per_wall", 1.9, "tried", 1));
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed beyond the timing noise") != NULL);
+    //  A one-thread kernel (one-core figure not tried) at 1.0: regressed.
+    json_object_set_new (c, "oc", json_pack ("{s:f, s:b}", "cpu_per_wall", 1.0, "tried", 0));
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "regressed beyond the timing noise") != NULL);
+    //  A gain over a parent whose threads hardly ran: the parent's figure
+    //  is the one in doubt.
+    json_object_del (c, "oc");
+    json_object_set_new (c, "speedup", json_real (3.0));
+    json_object_set_new (c, "poc", json_pack ("{s:f, s:b}", "cpu_per_wall", 1.0, "tried", 1));
+    kf_lineage_reason (c, 2.2, buf, sizeof buf);
+    CHECK (strstr (buf, "but in the parent's full timing the threads hardly ran") != NULL);
+    json_decref (c);
     //  Round 9: under the heaviest load a band of +/-101% called a try
     //  "within noise"; past KF_LINEAGE_UNTOLD it tells nothing, and says so.
     c = s_child (1.2, "full", 1.01);
