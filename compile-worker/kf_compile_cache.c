@@ -27,7 +27,8 @@ kf_compile_cache_key (const char *version, char *const argv[], const void *heade
     size_t size = 0;
     FILE *f = open_memstream (&joined, &size);
     char h[65];
-    fprintf (f, "kf-compile-cache-v1\n%s\n", version ? version : "");
+    fprintf (f, "kf-compile-cache-v1 report %d\n%s\n", KF_COMPILE_REPORT_VERSION,
+             version ? version : "");
     for (int i = 0; argv[i]; i++) {
         kf_sha256_hex (argv[i], strlen (argv[i]), h);
         fprintf (f, "arg %s\n", h);

@@ -3,7 +3,8 @@
  *
  *  The key is the SHA-256 of the toolchain's version line, the complete
  *  compiler command line (flags and target arch included), the kernel
- *  contract header and the source. A hit returns the stored shared object
+ *  contract header and the source, and the version of the reports a
+ *  build's log carries (KF_COMPILE_REPORT_VERSION). A hit returns the stored shared object
  *  (or the stored compiler log of a source that did not compile) without
  *  running any compiler. Entries are written atomically (temporary file,
  *  then rename), so concurrent compiles of one key cannot tear an entry;
@@ -14,6 +15,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The version of the reports stored in a build's log (the vectoriser's
+ * summary, the register-spill report): raised whenever their text
+ * changes, so a cached build does not serve a report an older worker
+ * wrote (round 43: a source repeated from round 42 got round 42's spill
+ * report, "in a loop, on every pass" after "(none of them in a loop)"). */
+#define KF_COMPILE_REPORT_VERSION 2
 
 /* KEY (64 hex + NUL) of one compile. ARGV is the NULL-terminated command. */
 void kf_compile_cache_key (const char *version, char *const argv[], const void *header,

@@ -143,7 +143,13 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
     if (gf > 0 && one_core > 0 && peak > one_core * 1.05)
         fprintf (f, " (%.0f%% of one core's peak, all its threads' work set against one core)",
                  100 * gf / one_core);
-    if (derived > 0 && peak > 0)
+    //  Round 43: x @ x.t()'s triangle count read as "the product's
+    //  2*M*N*K" beside a kernel that computed every output.
+    if (derived > 0 && peak > 0 && kf_prompt_product_self (spec))
+        fputs (", counting the symmetric product's diagonal and one triangle from the shapes "
+               "(half the full product's 2*M*N*K: a kernel that computes every output runs at "
+               "twice these figures)", f);
+    else if (derived > 0 && peak > 0)
         fputs (", counting the product's 2*M*N*K from the shapes", f);
     if (derived > 0 && host)   //  round 16: and the softmax after it, estimated
         kf_prompt_epilogue_brief (f, spec, device);

@@ -42,19 +42,30 @@ s_fill (const char *template, const char *a, const char *b)
     return text;
 }
 
-//  TEMPLATE filled for x @ x^T of the operand A: "@A and @B" is A's
-//  rows on both sides.
+//  TEMPLATE filled for x @ x^T of the operand A, where "@A and @B" and
+//  "rows of @A against a few rows of @B" would name A twice (rounds 42,
+//  43: "the rows of in0 and in0", "a few rows of in0 against a few rows
+//  of in0").
 static char *
 s_fill_self (const char *template, const char *a)
 {
-    const char *at = strstr (template, "@A and @B");
-    if (!at)
-        return s_fill (template, a, a);
-    char *head = kf_strdupf ("%.*s@A (both operands)%s", (int) (at - template), template,
-                             at + strlen ("@A and @B"));
-    char *text = head ? s_fill (head, a, a) : NULL;
-    free (head);
-    return text;
+    static const struct { const char *from, *to; } twice[] = {
+        { "@A and @B", "@A (both operands)" },
+        { "rows of @A against a few rows of @B", "rows of @A against a few other rows of it" },
+    };
+    char *text = strdup (template);
+    for (size_t i = 0; text && i < sizeof twice / sizeof twice[0]; i++) {
+        const char *at = strstr (text, twice[i].from);
+        if (!at)
+            continue;
+        char *next = kf_strdupf ("%.*s%s%s", (int) (at - text), text, twice[i].to,
+                                 at + strlen (twice[i].from));
+        free (text);
+        text = next;
+    }
+    char *filled = text ? s_fill (text, a, a) : NULL;
+    free (text);
+    return filled;
 }
 
 //  Round 16: q @ k^T with K = 64 was offered cache blocking "over k",
@@ -465,7 +476,7 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
         if (!own && self[1] && !strcmp (list[n], S_THREADS))
             own = s_fill (S_THREADS_SELF, a, b);
         //  Round 42: "keep the rows of in0 and in0" of x @ x.t().
-        if (!own && self[1] && strstr (list[n], "@A and @B"))
+        if (!own && self[1])
             own = s_fill_self (list[n], a);
         texts[n] = own ? own : s_fill (list[n], a, b);
         char *at = texts[n] ? strstr (texts[n], "@S") : NULL;

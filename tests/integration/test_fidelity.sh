@@ -231,6 +231,9 @@ evals() {   # evals CANDIDATE: its evaluate jobs, "fidelity configs blobs", in o
 }
 check "its screen swept both configs; its full evaluation took both, the chosen one first" \
     [ "$(evals "$cand")" = "screen 2 3,full 2 3" ]
+check "... its verdict names the screen's choice as the screen's, and the point that counts" \
+    [ "$(sql "SELECT verdict_detail LIKE '%best of 2 configs on the screen: REPS=1%full protocol on %x at REPS=%, the faster of the screen''s best 2 timed in full%'
+              FROM candidates WHERE id = $cand")" = t ]
 check "... and timed both in full" \
     [ "$(sql "SELECT count(*) FROM evaluations e, jsonb_array_elements(e.figures->'configs') r
               WHERE e.candidate_id = $cand AND e.fidelity = 'full' AND r->>'fidelity' = 'full'")" = 2 ]

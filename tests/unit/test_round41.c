@@ -413,8 +413,13 @@ test_round41_text (void)
                                         "into equal work"));
     CHECK (at < n && !strstr (ideas[at], "1/T of in0 and all of in0"));
     //  Round 42: nor any idea "the rows of in0 and in0".
+    //  Round 43: nor "a few rows of in0 against a few rows of in0".
     for (size_t i = 0; i < n; i++)
-        CHECK (!strstr (ideas[i], "in0 and in0") && !strstr (ideas[i], "in0 or in0"));
+        CHECK (!strstr (ideas[i], "in0 and in0") && !strstr (ideas[i], "in0 or in0")
+               && !strstr (ideas[i], "rows of in0 against a few rows of in0"));
+    size_t micro = kf_test_idea_index (ideas, n, KF_IDEA_MICRO);
+    CHECK (micro < n && strstr (ideas[micro], "a few rows of in0 against a few other rows of "
+                                              "it at a time"));
     size_t block = kf_test_idea_index (ideas, n, KF_IDEA_BLOCK);
     CHECK (block < n && strstr (ideas[block], "keep the rows of in0 (both operands) that are "
                                               "reused"));
