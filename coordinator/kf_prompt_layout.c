@@ -501,9 +501,8 @@ s_note_first (FILE *f, json_t *spec, const kf_product_t *p)
              "order.\n", a, b, b, b, a, a, b, b);
 }
 
-//  Whether a product read as KIND of P is x @ x^T.
-static bool
-s_self (kf_product_layout_t kind, const kf_product_t *p)
+bool
+kf_prompt_product_is_self (kf_product_layout_t kind, const kf_product_t *p)
 {
     return kind == KF_PRODUCT_TRANSPOSED && *p->a && !strcmp (p->a, p->b);
 }
@@ -513,7 +512,7 @@ kf_prompt_product_self (json_t *spec)
 {
     kf_product_t p;
     kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
-    return s_self (kind, &p);
+    return kf_prompt_product_is_self (kind, &p);
 }
 
 void
@@ -584,7 +583,7 @@ kf_prompt_layout_note (FILE *f, json_t *spec)
     //  product is symmetric came from the problem's docstring alone.
     //  Round 42: the triangle kernels sat at 72-74% of one core against
     //  86% for full ones, the helper's guess the mirror's column stores.
-    if (s_self (kind, &p))
+    if (kf_prompt_product_is_self (kind, &p))
         fprintf (f, " Here the first operand is %s too: the product is %s times its own "
                  "transpose, so product[i][j] = product[j][i], and its diagonal and one "
                  "triangle, about half the multiply-adds, give all of it (each tile off the "

@@ -66,6 +66,9 @@ void kf_prompt_product_name (FILE *f, json_t *spec, const char *name);
  * triangle give all of it. */
 bool kf_prompt_product_self (json_t *spec);
 
+/* The same of a product already read as KIND with operands P. */
+bool kf_prompt_product_is_self (kf_product_layout_t kind, const kf_product_t *p);
+
 /* Writes to F the Data section's note on the product's layout where
  * kf_prompt_product_read says an operand is used transposed or a linear
  * layer: which operand is stored how (its in[] name, shape and name in

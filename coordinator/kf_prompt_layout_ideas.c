@@ -448,7 +448,7 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
     kf_product_layout_t kind = kf_prompt_product_read (spec, &p);
     //  The symmetric product's idea first, then those of any x @ W^T.
     const char *self[sizeof s_rows_k / sizeof s_rows_k[0] + 1] = { S_SELF };
-    if (kf_prompt_product_self (spec))
+    if (kf_prompt_product_is_self (kind, &p))
         memcpy (self + 1, s_rows_k, sizeof s_rows_k);
     const char *const *list = self[1] ? self
                               : kind == KF_PRODUCT_LINEAR || kind == KF_PRODUCT_TRANSPOSED
