@@ -132,10 +132,21 @@ double kf_lineage_repeat_early (double wide, double largest, long count);
  * still read as a change: 1 in 10 of unchanged kernels). */
 #define KF_LINEAGE_REPEAT_SHARE 0.9
 
+/* Repeats below which the KF_LINEAGE_REPEAT_SHARE quantile rests on the
+ * largest one alone (1 / (1 - 0.9)). */
+#define KF_LINEAGE_REPEAT_TAIL 10
+
+/* A half-normal spread's 9-in-10 point over its median (1.645 / 0.674). */
+#define KF_LINEAGE_REPEAT_TAIL_FROM_MEDIAN 2.44
+
 /* The rule of kf_lineage_repeat_all from the N repeats' GAPS (each
  * |ln(screen / full)|; sorted in place): the KF_LINEAGE_REPEAT_SHARE
  * quantile as a ratio less 1, and in *MEDIAN (when not NULL) the median
- * so; 0 for both below KF_LINEAGE_REPEATS. Pure. */
+ * so; 0 for both below KF_LINEAGE_REPEATS. Below KF_LINEAGE_REPEAT_TAIL
+ * repeats the quantile goes no wider than the larger of the same
+ * quantile without the largest repeat and
+ * KF_LINEAGE_REPEAT_TAIL_FROM_MEDIAN times the median gap, so that one
+ * outlying pair does not set the band. Pure. */
 double kf_lineage_repeat_gaps (double *gaps, size_t n, double *median);
 
 /* The gaps |ln(screen / full)| of ROWS ({screen_speedup, speedup, phase,

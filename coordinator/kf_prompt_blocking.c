@@ -90,25 +90,29 @@ s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b, double l2)
                 even = k / n;
                 many = n;
             }
+        char kc[160];
         if (even == b->kc)
-            fprintf (f, "KC = %ld takes K in %lld even blocks", b->kc, blocks);
+            snprintf (kc, sizeof kc, "KC = %ld takes K in %lld even blocks", b->kc, blocks);
         else if (even)
-            fprintf (f, "KC = %ld takes K in %lld blocks, and KC = %lld makes %lld even ones",
-                     b->kc, blocks, even, many);
+            snprintf (kc, sizeof kc, "KC = %ld takes K in %lld blocks, and KC = %lld makes "
+                      "%lld even ones", b->kc, blocks, even, many);
         else
-            fprintf (f, "KC = %ld takes K in %lld blocks, the last of %lld", b->kc, blocks,
-                     k - (blocks - 1) * b->kc);
+            snprintf (kc, sizeof kc, "KC = %ld takes K in %lld blocks, the last of %lld",
+                      b->kc, blocks, k - (blocks - 1) * b->kc);
         //  Round 40: "KC = 64 makes 8 even ones" beside "write the output
         //  once": blocking k stores partial sums between blocks. Where a
-        //  whole K x NR panel of B sits in half the L2, say so.
+        //  whole K x NR panel of B sits in half the L2, say so. Round 43:
+        //  the KC blocks first read as the plan; the one pass comes first.
         double panel = (double) k * b->nr * S_F32;
         char s1[32], s2[32];
         if (l2 > 0 && panel <= l2 / 2)
-            fprintf (f, " (blocking k stores each tile's partial sums and reads them back "
-                     "between blocks, its epilogue after the last; a whole K x NR panel of B, "
-                     "%s, stays in the %s L2, so one pass over all of K with the tile in "
-                     "registers, written once, is the simpler start)",
-                     s_kib (panel, s1, sizeof s1), kf_rates_bytes (l2, s2, sizeof s2));
+            fprintf (f, "a whole K x NR panel of B, %s, stays in the %s L2, so one pass over "
+                     "all of K with the tile in registers, written once, is the simpler start "
+                     "(blocking k instead stores each tile's partial sums and reads them back "
+                     "between blocks, its epilogue after the last: %s)",
+                     s_kib (panel, s1, sizeof s1), kf_rates_bytes (l2, s2, sizeof s2), kc);
+        else
+            fputs (kc, f);
     }
     //  Round 39: "MR = 14" for M = 1024 left a last tile of 2 rows, and
     //  the helper chose 8 x 48 itself: where MR does not divide M, the
@@ -129,10 +133,6 @@ s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b, double l2)
             fprintf (f, ", while %d x %d (MR = %d, NR = %d vectors: %d accumulators) divides "
                      "both M and N", rows, vecs * b->lanes, rows, vecs, rows * vecs);
     }
-    if (b->mc >= m)
-        fprintf (f, "; MC is past M, so all %lld rows of A are one block", m);
-    if (b->nc >= n)
-        fprintf (f, "; NC is past N, so B's panel is all %lld columns", n);
 }
 
 void
@@ -150,19 +150,34 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
         || kf_dtype_size (dt) != 4
         || kf_prompt_blocking (lanes, l1, l2, share, &b) != 0)
         return;
-    char s1[32], s2[32], s3[32], s4[32], s5[32];
+    char s1[32], s2[32], s3[32];
     fprintf (f, "  Block sizes for this host (derived from its caches and %s, f32: the MR, NR "
              "and cache blocks the ideas name): NR = %d (2 vectors of %d floats) and MR = %d "
              "(%d accumulators, B's 2 vectors and A's broadcast in the %d vector registers); "
              "KC = %ld, so a KC x NR panel of B (%s) and an MR x KC sliver of A (%s) take about "
-             "half of the %s L1d; MC = %ld, so an MC x KC block of A (%s) takes about half of "
-             "the %s L2", name, b.nr, b.lanes, b.mr, b.mr * 2, b.registers, b.kc,
+             "half of the %s L1d", name, b.nr, b.lanes, b.mr, b.mr * 2, b.registers, b.kc,
              s_kib ((double) b.kc * b.nr * S_F32, s1, sizeof s1),
              s_kib ((double) b.mr * (double) b.kc * S_F32, s2, sizeof s2),
-             kf_rates_bytes (l1, s3, sizeof s3), b.mc,
-             s_kib ((double) b.mc * (double) b.kc * S_F32, s4, sizeof s4),
-             kf_rates_bytes (l2, s5, sizeof s5));
-    if (b.nc > 0)
+             kf_rates_bytes (l1, s3, sizeof s3));
+    //  Round 43: "MC = 1484 ... NC = 23808" for M = N = 1024, then "MC
+    //  is past M" at the line's end: a block past the task's dimension is
+    //  said as the whole dimension, where it is given.
+    long long kc = mnk[2] > 0 && mnk[2] < b.kc ? mnk[2] : b.kc;
+    if (mnk[0] > 0 && b.mc >= mnk[0])
+        fprintf (f, "; all %lld rows of A make one MC block (an M x KC block of A, %s, within "
+                 "half of the %s L2)", mnk[0],
+                 s_kib ((double) mnk[0] * (double) kc * S_F32, s1, sizeof s1),
+                 kf_rates_bytes (l2, s2, sizeof s2));
+    else
+        fprintf (f, "; MC = %ld, so an MC x KC block of A (%s) takes about half of the %s L2",
+                 b.mc, s_kib ((double) b.mc * (double) b.kc * S_F32, s1, sizeof s1),
+                 kf_rates_bytes (l2, s2, sizeof s2));
+    if (b.nc > 0 && mnk[1] > 0 && b.nc >= mnk[1])
+        fprintf (f, "; all %lld columns of B make one NC panel (a KC x N panel of B, %s, within "
+                 "half of one core's %s share of the L3)", mnk[1],
+                 s_kib ((double) kc * (double) mnk[1] * S_F32, s1, sizeof s1),
+                 s_kib (share, s2, sizeof s2));
+    else if (b.nc > 0)
         fprintf (f, "; NC = %ld, so a KC x NC panel of B (%s) takes about half of one core's "
                  "%s share of the L3", b.nc, s_kib ((double) b.kc * (double) b.nc * S_F32, s1,
                                                      sizeof s1),

@@ -76,6 +76,14 @@ const char *const *kf_prompt_ideas_for (json_t *spec, kf_target_kind_t k, size_t
  * N is 0 or over 8, or the store is full. */
 const char *const *kf_prompt_ideas_kept (char **texts, size_t n);
 
+/* IDEA with the generic middle of the elementwise approximation idea
+ * (the range reductions of a log and an exp, frexpf, sqrtf) replaced by
+ * those of the functions SPEC's formula calls (a sine's, an exp's, a
+ * log's, erf's, a square root's), as the attempt reads it; NULL where
+ * IDEA holds no such middle or the formula names none of them. The
+ * list's text stays the key of the idea's tries. Caller frees. */
+char *kf_prompt_approx_on_host (const char *idea, json_t *spec);
+
 /* Whether SPEC's reference reads both operands of its matrix product
  * along the reduction dimension as stored: a linear layer (nn.Linear,
  * F.linear, weight [out][in]) or a product against an operand used

@@ -46,17 +46,20 @@
 //  contradiction, and ternaries with arithmetic on one side kept a loop
 //  scalar again (163 ms against 14 ms): the mask blend is named (GCC 12,
 //  -O3 -std=c11 -mavx2: it vectorises, c ? a : a * a * 0.5f + 1 does not).
+//  S_APPROX_BODY is the part kf_prompt_approx_on_host gives each task's
+//  own functions.
+#define S_APPROX_BODY                                                                      \
+    "in plain code the float's exponent and mantissa bits, which a log's or exp's range "   \
+    "reduction takes, go through memcpy into a uint32_t and back, where frexpf and ldexpf " \
+    "stay calls, and a choice between two computed values is a blend of their bits by a "  \
+    "mask (m = -(uint32_t) (c); (a & m) | (b & ~m)), as with -std=c11 a ?: or if with "    \
+    "arithmetic on one side keeps the loop scalar, and so does sqrtf: a square root is "   \
+    "the intrinsic's, in a loop of intrinsics, or an estimate from the bits refined by "   \
+    "Newton steps; whether the loop vectorised is the compiler's report to read"
 #define S_EW_APPROX                                                                        \
     "cut the cost of each element's expensive function, by a branch-free approximation "   \
     "within the tolerance, in plain code the compiler can vectorise or in intrinsics (the " \
-    "idea is the cheaper formula; in plain code the float's exponent and mantissa bits, "  \
-    "which a log's or exp's range reduction takes, go through memcpy into a uint32_t and " \
-    "back, where frexpf and ldexpf stay calls, and a choice between two computed values "  \
-    "is a blend of their bits by a mask (m = -(uint32_t) (c); (a & m) | (b & ~m)), as "    \
-    "with -std=c11 a ?: or if with arithmetic on one side keeps the loop scalar, and so "   \
-    "does sqrtf: a square root is the intrinsic's, in a loop of intrinsics, or an "        \
-    "estimate from the bits refined by Newton steps; whether the loop vectorised is the "  \
-    "compiler's report to read)"
+    "idea is the cheaper formula; " S_APPROX_BODY ")"
 #define S_EW_SIMD                                                                          \
     "process a full vector of elements per instruction (8 floats with AVX2, 16 with "     \
     "AVX-512, as the flags allow), by explicit SIMD intrinsics (guarded by the ISA "       \
@@ -421,6 +424,63 @@ s_identity_idea (json_t *spec)
                        "the formula's); in general one exp for every function of the same "
                        "argument, a composition in closed form, a log of a product as one log",
                        fm.names, own);
+}
+
+//  Rounds 39-43: the approximation idea spoke of a log's bits, frexpf
+//  and sqrtf to sine, sigmoid and tanh tasks, about 40% of its words.
+char *
+kf_prompt_approx_on_host (const char *idea, json_t *spec)
+{
+    static const struct { const char *names, *text; } families[] = {
+        //  Round 39-40: sin(2x) / (1 + x^2).
+        { "sin,cos,tan",
+          "a sine's or cosine's range reduction takes k = x times 2/pi rounded to an integer "
+          "(a magic-number add rounds it), r = x - k pi/2 (pi/2 in two parts where the "
+          "tolerance needs the low bits near large |x|), and the quadrant and the sign from "
+          "k's two low bits" },
+        { "exp,exp2,expm1,sigmoid,tanh,silu,swish,softplus,elu,selu,celu,mish,logsigmoid,"
+          "gelu,cosh,sinh,tanhshrink",
+          "an exp's range reduction takes x = k ln2 + r, a short polynomial for e^r, and 2^k "
+          "written into the float's exponent field (in plain code its bits go through memcpy "
+          "into a uint32_t and back, where ldexpf stays a call)" },
+        { "log,log2,log10,log1p,softplus,logsigmoid,mish,asinh,acosh,atanh",
+          "a log's range reduction takes the exponent and the mantissa from the float's bits "
+          "(in plain code through memcpy into a uint32_t, where frexpf stays a call)" },
+        { "erf,erfc,gelu",
+          "erf is +/-1 to within f32's rounding past |x| of about 4, so a polynomial or "
+          "rational fit over a clamped range serves" },
+        { "sqrt,rsqrt,hypot,asinh,acosh",
+          "sqrtf keeps a plain loop scalar: a square root is the intrinsic's, in a loop of "
+          "intrinsics, or an estimate from the bits refined by Newton steps" },
+    };
+    const char *at = idea ? strstr (idea, S_APPROX_BODY) : NULL;
+    kf_formula_t fm;
+    if (!at || !kf_prompt_formula (spec, &fm))
+        return NULL;
+    //  A square root is an operator's kind, not a call's name.
+    bool root = fm.counted && fm.kinds & 1u << KF_OP_SQRT;
+    char own[1200] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof families / sizeof families[0] && used < sizeof own; i++) {
+        bool named = root && strstr (families[i].names, "sqrt,") == families[i].names;
+        char list[160];
+        snprintf (list, sizeof list, "%s", families[i].names);
+        for (char *save = NULL, *w = strtok_r (list, ",", &save); w && !named;
+             w = strtok_r (NULL, ",", &save))
+            named = kf_prompt_formula_named (fm.names, w);
+        if (named) {
+            int w = snprintf (own + used, sizeof own - used, "%s%s", used ? "; " : "",
+                              families[i].text);
+            used = w < 0 ? sizeof own : used + (size_t) w;
+        }
+    }
+    if (!used || used >= sizeof own)
+        return NULL;
+    return kf_strdupf ("%.*s%s; a choice between two computed values is a blend of their bits "
+                       "by a mask (m = -(uint32_t) (c); (a & m) | (b & ~m)), as with -std=c11 "
+                       "a ?: or if with arithmetic on one side keeps the loop scalar; whether "
+                       "the loop vectorised is the compiler's report to read%s",
+                       (int) (at - idea), idea, own, at + strlen (S_APPROX_BODY));
 }
 
 //  The host list of a costly elementwise formula: the cut in its

@@ -414,22 +414,12 @@ kf_prompt_idea_on_host (const char *idea, json_t *spec, json_t *device)
     free (common);
     free (measured);
     //  Round 39-40: the approximation idea spoke of a log's or exp's
-    //  range reduction alone for sin(2x) / (1 + x^2).
-    static const char cheaper[] = "(the idea is the cheaper formula; ";
-    kf_formula_t fm;
-    char *in = text ? strstr (text, cheaper) : NULL;
-    if (in && kf_prompt_formula (spec, &fm)
-        && (kf_prompt_formula_named (fm.names, "sin") || kf_prompt_formula_named (fm.names, "cos")
-            || kf_prompt_formula_named (fm.names, "tan"))) {
-        in += strlen (cheaper);
-        char *more = kf_strdupf ("%.*sa sine's or cosine's range reduction takes k = x times "
-                                 "2/pi rounded to an integer (a magic-number add rounds it), "
-                                 "r = x - k pi/2 (pi/2 in two parts where the tolerance needs "
-                                 "the low bits near large |x|), and the quadrant and the sign "
-                                 "from k's two low bits; %s",
-                                 (int) (in - text), text, in);
+    //  range reduction alone for sin(2x) / (1 + x^2); round 43: of a
+    //  log's, frexpf and sqrtf for sigmoid and tanh.
+    char *own = kf_prompt_approx_on_host (text, spec);
+    if (own) {
         free (text);
-        text = more;
+        text = own;
     }
     return text;
 }

@@ -49,14 +49,17 @@ s_screen_gap (FILE *f, json_t *hardware)
     //  changed; the search's verdicts take the ratio 9 in 10 stayed within.
     double typical = kf_jnum (hardware, "screen_full_typical", 0);
     double band = kf_jnum (hardware, "screen_full_band", 0);
+    //  Round 43: below KF_LINEAGE_REPEAT_TAIL pairs one outlier does not
+    //  set the band (kf_lineage_repeat_gaps), and the text says so.
     if (typical >= 1 && band >= 1)
         fprintf (f, " The median of those ratios is %.2fx and the largest %.2fx: two timings "
                  "of one kernel in this run typically differ by %.0f%% and have differed by "
-                 "%.0f%%, 9 times in 10 by at most %.0f%%, so two kernels' figures closer than "
-                 "that are not told apart (the search calls such a child within noise of its "
-                 "parent), and a screen figure alone does not separate figures within the "
+                 "%.0f%%, 9 times in 10 by at most %.0f%%%s, so two kernels' figures closer "
+                 "than that are not told apart (the search calls such a child within noise of "
+                 "its parent), and a screen figure alone does not separate figures within the "
                  "largest.", typical, gap, 100 * (typical - 1), 100 * (gap - 1),
-                 100 * (band - 1));
+                 100 * (band - 1), n < KF_LINEAGE_REPEAT_TAIL
+                 ? " (an estimate from so few pairs, which one outlying pair does not set)" : "");
     fputs ("\n", f);
 }
 
@@ -80,12 +83,18 @@ kf_prompt_screen_sweep (FILE *f, json_t *hardware)
         fprintf (f, "%.2fx at the median and up to %.2fx", typical, gap);
     else
         fprintf (f, "%s%.2fx", n >= 2 ? "up to " : "", gap);
+    //  Round 43: "not separated within 1.34x" came from one outlying
+    //  pair beside a median of 1.02x; the band (kf_lineage_repeat_gaps)
+    //  is what one outlier does not set.
+    double band = kf_jnum (hardware, "screen_full_band", 0);
+    double apart = band >= 1 ? band : gap;
     fprintf (f, " (over the %.0f candidate%s timed both ways%s). The points of this sweep are "
              "ranked by their screen figures and only the fastest go on to the full protocol, "
-             "so points whose screen figures lie within %.2fx of each other are not separated: "
-             "which of them reaches the full protocol is as much the screen's noise as their "
-             "speed.", n, n == 1 ? "" : "s", n < 3 ? "; too few to bound the spread, which "
-             "can be larger" : "", gap);
+             "so points whose screen figures lie within %.2fx of each other%s are not "
+             "separated: which of them reaches the full protocol is as much the screen's noise "
+             "as their speed.", n, n == 1 ? "" : "s", n < 3 ? "; too few to bound the spread, "
+             "which can be larger" : "", apart, band >= 1 ? " (the ratio 9 in 10 of those "
+             "pairs stayed within)" : "");
     //  Round 34: sweeps of one-parameter steps a few per cent apart, under
     //  a 1.87x spread, were ranked by the load of the moment, and the
     //  prompt said so but still asked for small steps. Round 36: by the

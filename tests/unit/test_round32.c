@@ -214,13 +214,20 @@ test_blocks (void)
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, spec, d, "sse4.2 avx2 avx512f"));
     printf ("%s", text);
-    CHECK (kf_test_has (text, "For this task's M = 512, N = 1024, K = 256: KC = 88 takes K in 3 "
-                              "blocks, and KC = 64 makes 4 even ones"));
-    CHECK (kf_test_has (text, "is the simpler start); MR = 14 leaves M a last "
+    CHECK (kf_test_has (text, "For this task's M = 512, N = 1024, K = 256: a whole K x NR "
+                              "panel of B"));
+    CHECK (kf_test_has (text, "between blocks, its epilogue after the last: KC = 88 takes K in "
+                              "3 blocks, and KC = 64 makes 4 even ones)"));
+    CHECK (kf_test_has (text, "is the simpler start (blocking k instead"));
+    CHECK (kf_test_has (text, "4 even ones); MR = 14 leaves M a last "
                               "tile of 8 rows (512 = 36 x 14 + 8), while 8 x 32 (MR = 8, NR = 2 "
-                              "vectors: 16 accumulators) divides both M and N; MC is past M, so "
-                              "all 512 rows of A are one block; NC is past N, so B's panel is all "
-                              "1024 columns."));
+                              "vectors: 16 accumulators) divides both M and N."));
+    //  Round 43: MC and NC past M and N are said as the whole of them, in
+    //  their place, not as "MC = 1484" taken back at the line's end.
+    CHECK (kf_test_has (text, "all 512 rows of A make one MC block (an M x KC block of A, "
+                              "176.0 KiB, within half of the 1.0 MiB L2); all 1024 columns of B "
+                              "make one NC panel (a KC x N panel of B, 352.0 KiB"));
+    CHECK (!kf_test_has (text, "MC = 1484") && !kf_test_has (text, "is past"));
     CHECK (!kf_test_has (text, "round them to the task's shapes"));
     //  Round 34: K = 384 read "KC = 80 makes them even" (5 x 80 is 400).
     json_t *k384 = json_pack ("{s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
@@ -232,8 +239,7 @@ test_blocks (void)
                               "        return torch.relu(a @ w) ** 2\n");
     char *t384;
     KF_TEST_CAPTURE (t384, f, kf_prompt_blocking_line (f, k384, d, "sse4.2 avx2 avx512f"));
-    CHECK (kf_test_has (t384, "K = 384: KC = 88 takes K in 5 blocks, and KC = 64 makes 6 even "
-                              "ones"));
+    CHECK (kf_test_has (t384, "KC = 88 takes K in 5 blocks, and KC = 64 makes 6 even ones"));
     free (t384);
     json_decref (k384);
     //  Round 33: w is stored [N][K] and read along k: no "B's rows are

@@ -159,12 +159,12 @@ test_blocks (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_blocking_line (f, bt, d, "sse4.2 avx2 avx512f"));
     printf ("%s", text);
     //  KC = 128 divides K = 512: not "KC = 128 makes 4 even ones" again.
-    CHECK (kf_test_has (text, "KC = 128 takes K in 4 even blocks (blocking"));
-    CHECK (kf_test_has (text, "(blocking k stores each tile's partial sums and reads them back "
-                              "between blocks, its epilogue after the last; a whole K x NR panel "
-                              "of B, 64.0 KiB, stays in the 1.0 MiB L2, so one pass over all of "
-                              "K with the tile in registers, written once, is the simpler "
-                              "start)"));
+    CHECK (kf_test_has (text, "last: KC = 128 takes K in 4 even blocks)"));
+    CHECK (kf_test_has (text, "K = 512: a whole K x NR panel of B, 64.0 KiB, stays in the 1.0 "
+                              "MiB L2, so one pass over all of K with the tile in registers, "
+                              "written once, is the simpler start (blocking k instead stores "
+                              "each tile's partial sums and reads them back between blocks, "
+                              "its epilogue after the last: KC = 128"));
     CHECK (kf_test_has (text, "These sizes are for the outer-product order (a broadcast of A "
                               "times vectors of B's packed rows); in the dot-product order"));
     CHECK (kf_test_has (text, "a tile of 4 rows of A by 4 of B (16 accumulators; each step of "

@@ -1,0 +1,204 @@
+/*  test_round44.c - what rounds 41-43 of the model in the loop (issue 15,
+ *  docs/search.md "Forty-third round, a check") left open, fixed beside
+ *  round 44:
+ *
+ *  1. one outlying screen-against-full pair (82.93x against 121.34x,
+ *     beside pairs a median 2% apart) set a +/-18% band for every
+ *     verdict: below ten pairs one pair cannot set the band, two can
+ *     (kf_lineage_repeat_gaps), and the texts say the band is an
+ *     estimate (kf_lineage.c, kf_prompt_noise.c);
+ *  2. "Held back ...: approximate math (a polynomial or bit tricks)"
+ *     beside this attempt's own idea, "spend fewer instructions ... a
+ *     polynomial or rational form of lower degree" (kf_prompt_attempt.c);
+ *  3. the approximation idea spoke of a log's bits, frexpf and sqrtf to
+ *     sigmoid and tanh tasks: the attempt reads the range reductions of
+ *     its own functions (kf_prompt_approx_on_host);
+ *  4. "MC = 1484 ... NC = 23808" for M = N = 1024, taken back at the
+ *     line's end, is said as the whole dimension (test_round32 and
+ *     test_prompt_latency check the line).
+ */
+#include "../../common/kf_json.h"
+#include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_history.h"
+#include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_prompt_target.h"
+#include "../kf_test_text.h"
+#include "../kf_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  1.
+static void
+test_outlier_band (void)
+{
+    //  Round 43's six screen-against-full pairs: five within 3%, and
+    //  candidate 10's 82.93x screen against its 121.34x in full.
+    static const double ratios[6] = { 1.01, 1.015, 1.02, 1.025, 1.03, 121.34 / 82.93 };
+    double gaps[6], median = 0;
+    for (int i = 0; i < 6; i++)
+        gaps[i] = log (ratios[i]);
+    double band = kf_lineage_repeat_gaps (gaps, 6, &median);
+    printf ("one outlier: band %.3f, median %.3f\n", band, median);
+    //  Before: the 0.9 quantile, halfway to the outlier (+23%).
+    CHECK (band > 0.03 && band < 0.06);
+    CHECK (fabs (median - 0.0225) < 0.001);
+    //  Two outliers among six set it.
+    static const double two[6] = { 1.01, 1.015, 1.02, 1.025, 1.40, 121.34 / 82.93 };
+    for (int i = 0; i < 6; i++)
+        gaps[i] = log (two[i]);
+    band = kf_lineage_repeat_gaps (gaps, 6, &median);
+    printf ("two outliers: band %.3f\n", band);
+    CHECK (band > 0.2);
+    //  Ten pairs or more: the quantile as it is.
+    double ten[10];
+    for (int i = 0; i < 10; i++)
+        ten[i] = log (i < 9 ? 1.02 : 1.5);
+    band = kf_lineage_repeat_gaps (ten, 10, &median);
+    CHECK (band > 0.06);
+    //  The child's line says the band is an estimate of few pairs.
+    json_t *c = json_pack ("{s:s, s:f, s:s, s:s, s:f, s:f, s:f, s:i}", "status", "correct",
+                           "speedup", 110.0, "fidelity", "full", "parent_fidelity", "full",
+                           "noise", 0.01, "repeat", 0.05, "repeat_median", 0.02,
+                           "repeat_count", 6);
+    char buf[600];
+    kf_lineage_reason (c, 100.0, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (kf_test_has (buf, "improved beyond the timing noise: 110.00x against the parent's "
+                             "100.00x; timing noise about +/-5% (the same kernel timed twice in "
+                             "this run came out within 5% of itself 9 times in 10 (as its 6 "
+                             "pairs so far put it, one outlying pair not setting it), a median "
+                             "2% apart)"));
+    json_object_set_new (c, "repeat_count", json_integer (12));
+    kf_lineage_reason (c, 100.0, buf, sizeof buf);
+    CHECK (!kf_test_has (buf, "so far put it"));
+    json_decref (c);
+    //  The tuning prompt separates points by the band, not by the
+    //  largest pair.
+    json_t *hw = json_pack ("{s:f, s:i, s:f, s:f}", "screen_full_gap", 1.4632,
+                            "screen_full_count", 6, "screen_full_typical", 1.0225,
+                            "screen_full_band", 1.056);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_screen_sweep (f, hw));
+    printf ("%s", text);
+    CHECK (kf_test_has (text, "so points whose screen figures lie within 1.06x of each other "
+                              "(the ratio 9 in 10 of those pairs stayed within) are not "
+                              "separated"));
+    free (text);
+    json_decref (hw);
+}
+
+static json_t *
+s_cell (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096, "dtype",
+                      "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32", "outputs",
+                      "name", "out0", "shape", 4096, 4096, "dtype", "f32", "reference",
+                      "language", "pytorch", "source",
+                      "    def forward(self, g, c):\n"
+                      "        return torch.sigmoid(g) * torch.tanh(c)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+//  2.
+static void
+test_held_cut (void)
+{
+    json_t *spec = s_cell ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), cut = n;
+    size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp (ideas[i], "spend fewer instructions", 24))
+            cut = i;
+    CHECK (approx < n && cut < n && stream < n);
+    if (approx >= n || cut >= n || stream >= n) {
+        json_decref (spec);
+        return;
+    }
+    json_t *prompt = json_pack ("{s:s, s:{s:i, s:i}}", "mine", ideas[cut], "held",
+                                ideas[approx], 1, ideas[stream], 1);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .ideas = prompt,
+                          .generation = 1, .slot = 0, .population = 1 };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    printf ("%s", text);
+    //  The streaming stores are held back; the approximation, which this
+    //  attempt's own cheaper forms are, is not listed against it.
+    CHECK (kf_test_has (text, "Held back while an idea without a try in flight is left"));
+    CHECK (text && !strstr (text, "approximate math (a polynomial or bit tricks) (1 try"));
+    free (text);
+    //  Another attempt's reading lists it.
+    json_object_set_new (prompt, "mine", json_string (ideas[stream]));
+    json_object_del (json_object_get (prompt, "held"), ideas[stream]);
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    CHECK (kf_test_has (text, "approximate math (a polynomial or bit tricks) (1 try in flight)"));
+    free (text);
+    json_decref (prompt);
+    json_decref (spec);
+}
+
+//  The approximation idea as an attempt on the host reads it for a task
+//  whose forward returns RET (kf_test_ew_spec).
+static char *
+s_approx_read (const char *ret)
+{
+    json_t *spec = kf_test_ew_spec (ret);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    char *text = approx < n ? kf_prompt_idea_on_host (ideas[approx], spec, NULL) : NULL;
+    //  The list's text, the key of the idea's tries, stays the generic one.
+    CHECK (approx < n && strstr (ideas[approx], "frexpf and ldexpf stay calls"));
+    json_decref (spec);
+    return text;
+}
+
+//  3.
+static void
+test_approx_families (void)
+{
+    char *t = s_approx_read ("torch.sigmoid(x) * torch.tanh(2.0 * x)");
+    printf ("%s\n", t ? t : "(none)");
+    CHECK (kf_test_has (t, "(the idea is the cheaper formula; an exp's range reduction takes "
+                           "x = k ln2 + r, a short polynomial for e^r, and 2^k written into "
+                           "the float's exponent field"));
+    CHECK (kf_test_has (t, "; a choice between two computed values is a blend of their bits by "
+                           "a mask"));
+    CHECK (kf_test_has (t, "whether the loop vectorised is the compiler's report to read)"));
+    CHECK (t && !strstr (t, "frexpf") && !strstr (t, "sqrtf") && !strstr (t, "a log's"));
+    free (t);
+    t = s_approx_read ("torch.log1p(x * x)");
+    CHECK (kf_test_has (t, "a log's range reduction takes the exponent and the mantissa from "
+                           "the float's bits (in plain code through memcpy into a uint32_t, "
+                           "where frexpf stays a call)"));
+    CHECK (t && !strstr (t, "ldexpf") && !strstr (t, "sqrtf"));
+    free (t);
+    t = s_approx_read ("torch.sqrt(x * x + 1.0) * torch.exp(-x)");
+    CHECK (kf_test_has (t, "an exp's range reduction"));
+    CHECK (kf_test_has (t, "sqrtf keeps a plain loop scalar"));
+    free (t);
+    t = s_approx_read ("torch.erf(x) * 0.5");
+    CHECK (kf_test_has (t, "erf is +/-1 to within f32's rounding past |x| of about 4"));
+    free (t);
+    //  A function of no family keeps the general text.
+    t = s_approx_read ("torch.atan(x) * 0.5");
+    CHECK (kf_test_has (t, "frexpf and ldexpf stay calls"));
+    free (t);
+}
+
+int
+main (void)
+{
+    test_outlier_band ();
+    test_held_cut ();
+    test_approx_families ();
+    return kf_test_done ("test_round44");
+}
