@@ -126,7 +126,11 @@ typedef enum {
     /* Round 26: software prefetch a distance ahead of the loads
      * (_mm_prefetch, __builtin_prefetch): logexp_where's largest gain
      * (3.79 to 3.31 ms), which no idea offered. */
-    KF_IDEA_PREFETCH
+    KF_IDEA_PREFETCH,
+    /* Round 43: only the diagonal and one triangle of a symmetric product
+     * (x @ x.t()), read from loops that walk one triangle
+     * (kf_prompt_triangle.h). */
+    KF_IDEA_TRIANGLE
 } kf_idea_feature_t;
 
 /* Round 22: how a second try of an idea about FEATURE differs from one

@@ -17,6 +17,7 @@
  *  so a register tile the planner sees is one the grid sees too (round 7).
  */
 #include "kf_prompt_class.h"
+#include "kf_prompt_triangle.h"
 #include "kf_descriptor.h"
 #include "kf_descriptor_host.h"
 #include "kf_descriptor_acc.h"
@@ -53,6 +54,7 @@ kf_prompt_idea_feature (const char *idea)
         { "by several independent accumulators", KF_IDEA_ACCUMULATORS },
         { "by fusing the epilogue", KF_IDEA_EPILOGUE },
         { "by software prefetch", KF_IDEA_PREFETCH },
+        { "by computing only the diagonal and one triangle", KF_IDEA_TRIANGLE },
     };
     for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
         if (strstr (idea, map[i].word))
@@ -449,6 +451,7 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_SIMD, (strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"))
                              && kf_descriptor_simd_math (t));
     S_SET (KF_IDEA_PREFETCH, kf_text_matches (t, "\\b(_mm_prefetch|__builtin_prefetch)\\b"));
+    S_SET (KF_IDEA_TRIANGLE, kf_prompt_triangle_loops (t));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));
@@ -546,6 +549,8 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
         [KF_IDEA_DYNAMIC] = "threads that take their work as they go (chunks from a shared "
                             "counter or a dynamic schedule, not fixed shares)",
         [KF_IDEA_PREFETCH] = "software prefetch ahead of the loads",
+        [KF_IDEA_TRIANGLE] = "one triangle of a symmetric product (loops that walk the "
+                             "diagonal and one side of it)",
     };
     size_t used = 0;
     if (size)
@@ -647,6 +652,9 @@ kf_prompt_feature_other_way (kf_idea_feature_t feature)
         return "another depth: more or fewer independent chains";
     case KF_IDEA_PREFETCH:
         return "another distance, or every input stream prefetched";
+    case KF_IDEA_TRIANGLE:
+        return "another tile along the diagonal (a finer one wastes less of the diagonal "
+               "blocks' work), or the mirror stored another way";
     default:
         return "another split, order or width";
     }

@@ -116,7 +116,8 @@ s_target_section (void)
     //  Round 15: with its range, the largest ratio beside the median.
     CHECK (kf_test_has (text, "The median of those ratios is 1.16x and the largest 1.46x: two "
                               "timings of one kernel in this run typically differ by 16% and have "
-                              "differed by 46%, 9 times in 10 by at most 38%, so two kernels' "
+                              "differed by 46%, 9 times in 10 by at most 38% (an estimate from "
+                              "so few pairs, which one outlying pair does not set), so two kernels' "
                               "figures closer than that are not told apart (the search calls "
                               "such a child within noise of its parent), and a screen figure "
                               "alone does not separate figures within the largest."));

@@ -15,7 +15,12 @@
  *     its own functions (kf_prompt_approx_on_host);
  *  4. "MC = 1484 ... NC = 23808" for M = N = 1024, taken back at the
  *     line's end, is said as the whole dimension (test_round32 and
- *     test_prompt_latency check the line).
+ *     test_prompt_latency check the line);
+ *  5. rounds 42-43: one generation of x @ x.t() handed cache blocking to
+ *     the triangle kernel and the triangle to the blocked one, and both
+ *     came back as one kernel: the triangle is a feature the code's
+ *     reading knows (kf_prompt_triangle_loops), so the planner sees the
+ *     two ideas crossed (s_converges).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -24,6 +29,8 @@
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_prompt_triangle.h"
+#include "../../coordinator/kf_search_idea.h"
 #include "../kf_test_text.h"
 #include "../kf_test.h"
 
@@ -90,6 +97,19 @@ test_outlier_band (void)
                               "separated"));
     free (text);
     json_decref (hw);
+}
+
+static json_t *
+s_gram (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "gram", "inputs", "name", "in0", "shape", 1024, 512, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", 1024, 1024, "dtype", "f32",
+                      "reference", "language", "pytorch", "source",
+                      "    def forward(self, x):\n"
+                      "        return torch.sigmoid(x @ x.t() / 22.6)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
 }
 
 static json_t *
@@ -194,11 +214,71 @@ test_approx_families (void)
     free (t);
 }
 
+//  5.
+static void
+test_triangle (void)
+{
+    //  Round 43's triangle kernel (candidate 4's loops), round 41's
+    //  mirror of the blocks below the diagonal, and a lower triangle.
+    CHECK (kf_prompt_triangle_loops ("for (int64_t I = 0; I < nb; I++)\n"
+                                     "  for (int64_t s = 0; s < BS / MR; s++)\n"
+                                     "    for (int64_t J = I; J < nb; J++) { }"));
+    CHECK (kf_prompt_triangle_loops ("for (int64_t bi = 16; bi < N; bi += 16)\n"
+                                     "  for (int64_t bj = 0; bj < bi; bj += 16) mirror (bi, bj);"));
+    CHECK (kf_prompt_triangle_loops ("for (i = 0; i < n; i++) for (j = 0; j <= i; j++) { }"));
+    //  A cache block's inner loop, and round 35's sum over earlier
+    //  threads' totals, are not.
+    CHECK (!kf_prompt_triangle_loops ("for (int64_t jb = 0; jb < M; jb += NC) {\n"
+                                      "  int64_t je = jb + NC < M ? jb + NC : M;\n"
+                                      "  for (int64_t j0 = jb; j0 < je; j0 += NR) { } }"));
+    CHECK (!kf_prompt_triangle_loops ("for (int t = 0; t < nt; t++)\n"
+                                      "  for (int u = 0; u < t; u++) off += tot[u];"));
+    CHECK (!kf_prompt_triangle_loops ("for (;;) { }") && !kf_prompt_triangle_loops (""));
+    unsigned f = kf_prompt_source_features ("void f (float *o, int n) {\n"
+                                            "  for (int i = 0; i < n; i++)\n"
+                                            "    for (int j = i; j < n; j++) o[i * n + j] = 0; }",
+                                            "c");
+    CHECK ((f >> KF_IDEA_TRIANGLE) & 1u);
+    //  The planner: the triangle idea from the blocked kernel, while a
+    //  sibling takes blocking from the triangle kernel, makes one kernel
+    //  twice.
+    json_t *spec = s_gram ();
+    size_t n = 0;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t tri = kf_test_idea_index (ideas, n, KF_IDEA_TRIANGLE);
+    size_t block = kf_test_idea_index (ideas, n, KF_IDEA_BLOCK);
+    CHECK (n >= 3 && n <= 16 && tri < n && block < n);
+    if (!(n >= 3 && n <= 16 && tri < n && block < n)) {
+        json_decref (spec);
+        return;
+    }
+    unsigned tile = 1u << KF_IDEA_SIMD | 1u << KF_IDEA_MICRO;
+    kf_elite_t elites[2] = { { .candidate_id = 4, .speedup = 60 },
+                             { .candidate_id = 5, .speedup = 50 } };
+    unsigned features[2] = { tile | 1u << KF_IDEA_TRIANGLE, tile | 1u << KF_IDEA_BLOCK };
+    kf_search_idea_sibling_t sibling = { .parent_id = 4, .idea = block,
+                                         .made = features[0] | 1u << KF_IDEA_BLOCK,
+                                         .made_known = true };
+    kf_search_idea_known_t known = { .chosen_built = -1, .siblings = &sibling,
+                                     .n_siblings = 1 };
+    size_t order[16];
+    bool aside[16] = { false };
+    for (size_t k = 0; k < n; k++)
+        order[k] = (tri + k) % n;
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, elites, features, 2, -1,
+                                           &elites[1], features[1], &known, &pick);
+    printf ("crossed: idea %zu (triangle %zu), pick %d\n", idx, tri, pick);
+    CHECK (!(idx == tri && (pick < 0 || pick == 1)));
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_outlier_band ();
     test_held_cut ();
     test_approx_families ();
+    test_triangle ();
     return kf_test_done ("test_round44");
 }

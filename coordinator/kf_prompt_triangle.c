@@ -1,0 +1,132 @@
+/*  kf_prompt_triangle.c - whether a kernel's loops walk one triangle
+ *  (kf_prompt_triangle.h).
+ */
+#include "kf_prompt_triangle.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+//  Loops read per kernel; past this many the rest are not read.
+#define S_LOOPS 128
+#define S_TEXT 64
+
+typedef struct {
+    char var[S_TEXT];   //  the index the init sets
+    char init[S_TEXT];  //  what it sets it to
+    char op[3];         //  the condition's comparison: "<" or "<="
+    char bound[S_TEXT]; //  its right side
+    char step[S_TEXT];  //  what `+=` adds, "1" for `++`
+} s_loop_t;
+
+//  S[0, N) without spaces into OUT.
+static void
+s_squeeze (const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < S_TEXT; i++)
+        if (!isspace ((unsigned char) s[i]))
+            out[k++] = s[i];
+    out[k] = '\0';
+}
+
+static bool
+s_ident (const char *s)
+{
+    if (!*s || !(isalpha ((unsigned char) *s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!(isalnum ((unsigned char) *s) || *s == '_'))
+            return false;
+    return true;
+}
+
+//  The header of the for loop whose '(' is at OPEN into L; false where
+//  it is not `[type] v = init; v < bound | v <= bound; ...`.
+static bool
+s_header (const char *open, s_loop_t *l)
+{
+    const char *part[3], *end[3];
+    int depth = 0, k = 0;
+    part[0] = open + 1;
+    const char *p;
+    for (p = open; *p; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')' && --depth == 0)
+            break;
+        else if (*p == ';' && depth == 1) {
+            if (k >= 2)
+                return false;
+            end[k] = p;
+            part[++k] = p + 1;
+        }
+    }
+    if (!*p || k != 2)
+        return false;
+    end[2] = p;
+    //  The init: its last `name = expr` (a type before the name).
+    const char *eq = memchr (part[0], '=', (size_t) (end[0] - part[0]));
+    if (!eq || eq[1] == '=')
+        return false;
+    const char *v = eq;
+    while (v > part[0] && isspace ((unsigned char) v[-1]))
+        v--;
+    const char *ve = v;
+    while (v > part[0] && (isalnum ((unsigned char) v[-1]) || v[-1] == '_'))
+        v--;
+    s_squeeze (v, (size_t) (ve - v), l->var);
+    s_squeeze (eq + 1, (size_t) (end[0] - eq - 1), l->init);
+    //  The condition: the index, then < or <=, then the bound.
+    char cond[S_TEXT];
+    s_squeeze (part[1], (size_t) (end[1] - part[1]), cond);
+    size_t n = strlen (l->var);
+    if (!n || strncmp (cond, l->var, n) || cond[n] != '<')
+        return false;
+    bool le = cond[n + 1] == '=';
+    snprintf (l->op, sizeof l->op, "%s", le ? "<=" : "<");
+    snprintf (l->bound, sizeof l->bound, "%s", cond + n + 1 + le);
+    char step[S_TEXT];
+    s_squeeze (part[2], (size_t) (end[2] - part[2]), step);
+    const char *add = strstr (step, "+=");
+    snprintf (l->step, sizeof l->step, "%s", add ? add + 2 : strstr (step, "++") ? "1" : "");
+    return s_ident (l->var) && *l->bound;
+}
+
+bool
+kf_prompt_triangle_loops (const char *code)
+{
+    s_loop_t loops[S_LOOPS];
+    size_t n = 0;
+    for (const char *p = code ? strstr (code, "for") : NULL; p && n < S_LOOPS;
+         p = strstr (p + 3, "for")) {
+        if ((p > code && (isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
+            || isalnum ((unsigned char) p[3]) || p[3] == '_')
+            continue;
+        const char *open = p + 3;
+        while (isspace ((unsigned char) *open))
+            open++;
+        if (*open != '(' || !s_header (open, &loops[n]))
+            continue;
+        const s_loop_t *in = &loops[n];
+        for (size_t o = 0; o < n; o++) {
+            const s_loop_t *out = &loops[o];
+            if (!strcmp (out->var, in->var))
+                continue;
+            //  j = i to the outer loop's own bound: the upper triangle.
+            if (!strcmp (in->init, out->var) && !strcmp (in->bound, out->bound))
+                return true;
+            //  j from the start up to i itself: the lower one.
+            if (!strcmp (in->op, "<=") && !strcmp (in->bound, out->var))
+                return true;
+            //  Or short of it by blocks of one size (round 41's mirror of
+            //  the blocks below the diagonal); by ones it is as likely a
+            //  sum over earlier threads' totals (round 35's scan).
+            if (!strcmp (in->bound, out->var) && !strcmp (in->step, out->step)
+                && strcmp (in->step, "1") && *in->step)
+                return true;
+        }
+        n++;
+    }
+    return false;
+}

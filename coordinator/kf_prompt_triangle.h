@@ -1,0 +1,25 @@
+/*  kf_prompt_triangle.h - whether a kernel's loops walk one triangle of a
+ *  square iteration space: the code's reading of the symmetric product's
+ *  "diagonal and one triangle" idea (KF_IDEA_TRIANGLE).
+ *
+ *  Rounds 42 and 43 of the model in the loop: one generation of
+ *  x @ x.t() handed cache blocking to the triangle kernel and the
+ *  triangle to the blocked full product, and both came back as one
+ *  kernel: with no feature for the triangle, the planner could not see
+ *  the two ideas crossed (kf_search_idea.c, s_converges).
+ */
+#ifndef KF_PROMPT_TRIANGLE_H
+#define KF_PROMPT_TRIANGLE_H
+
+#include <stdbool.h>
+
+/* Whether CODE (comments and strings blanked) holds a loop nested in
+ * another's range that starts at the outer loop's index and runs to the
+ * same bound (`for (i = 0; i < n; ...) for (j = i; j < n; ...)`), or
+ * stops at it (`for (j = 0; j <= i; ...)`, or `j < i` where both step by
+ * one block size, not by ones); the outer one is any loop
+ * of CODE before it, by its index's name. A block's inner loop (`for (j
+ * = jb; j < je; ...)`, its bound another name) is not one. */
+bool kf_prompt_triangle_loops (const char *code);
+
+#endif
