@@ -105,7 +105,20 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
     double gf = kf_jnum (cp, "candidate_gflops", 0), peak = kf_jnum (cp, "peak_gflops", 0);
     double ns = kf_jnum (o, "candidate_ns", 0), derived = 0;
     long long mnk[3];
-    if (!(gf > 0) && ns > 0 && (derived = kf_prompt_product_flops (spec, mnk)) > 0) {
+    json_t *ft = json_object_get (o, "features");
+    //  Round 43: a kernel computing every output of x @ x.t() was set
+    //  against the triangle's count; it counts the full product's.
+    bool whole = json_is_integer (ft)
+                 && kf_prompt_product_every_output (spec, NULL,
+                                                    (unsigned) json_integer_value (ft));
+    long long batch = 1;
+    double all = whole && ns > 0 ? kf_prompt_matmul_count (spec, &batch, mnk) : 0;
+    double top = peak > 0 ? peak : kf_jnum (device, "peak_gflops", 0);
+    //  Past every core's peak, it computes a triangle the reading missed.
+    if (whole && top > 0 && all / ns > top)
+        whole = false;
+    if (!(gf > 0) && ns > 0
+        && (derived = whole ? all : kf_prompt_product_flops (spec, mnk)) > 0) {
         gf = derived / ns;
         if (!(peak > 0))
             peak = kf_jnum (device, "peak_gflops", 0);
@@ -115,7 +128,6 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
     //  where its code has no streaming stores, against all cores' cold
     //  read rate (round 17: N + 2M was set against the copy, 90% where
     //  like for like said 68%).
-    json_t *ft = json_object_get (o, "features");
     kf_stores_t stores = !host || !json_is_integer (ft) ? KF_STORES_UNKNOWN
                          : json_integer_value (ft) & (1 << KF_IDEA_STREAM) ? KF_STORES_STREAMING
                                                                              : KF_STORES_ORDINARY;
@@ -145,7 +157,14 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
                  100 * gf / one_core);
     //  Round 43: x @ x.t()'s triangle count read as "the product's
     //  2*M*N*K" beside a kernel that computed every output.
-    if (derived > 0 && peak > 0 && kf_prompt_product_self (spec))
+    if (derived > 0 && peak > 0 && whole)
+        fputs (", counting the full product's 2*M*N*K from the shapes (the product is "
+               "symmetric, but this kernel's loops walk no triangle as its code reads)", f);
+    else if (derived > 0 && peak > 0 && kf_prompt_product_self (spec) && json_is_integer (ft)
+             && (json_integer_value (ft) >> KF_IDEA_TRIANGLE) & 1)
+        fputs (", counting the symmetric product's diagonal and one triangle from the shapes, "
+               "the work of this kernel's loops (they walk one triangle as its code reads)", f);
+    else if (derived > 0 && peak > 0 && kf_prompt_product_self (spec))
         fputs (", counting the symmetric product's diagonal and one triangle from the shapes "
                "(half the full product's 2*M*N*K: a kernel that computes every output runs at "
                "twice these figures)", f);

@@ -513,13 +513,27 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     bool formula = (cls == KF_CLASS_ELEMENTWISE || cls == KF_CLASS_SCAN)
                    && kf_prompt_formula (spec, &fm);
     double derived = 0, ew = 0;
-    bool half = false;
+    bool half = false, whole = false, walks = false;
     if (!(r.gflops > 0) && kf_jhas_num (k, "candidate_ns") && kf_jnum (k, "candidate_ns", 0) > 0) {
         derived = kf_prompt_conv_flops (spec, mnk, &batch);
         if (!(derived > 0)) {
             double full = kf_prompt_matmul_count (spec, &batch, mnk);
             derived = kf_prompt_matmul_needed (spec, full, mnk);
             half = derived < full;
+            //  Round 43: a kernel computing every output does the full
+            //  product's work; its figures count that, unless they would
+            //  pass every core's measured peak (a triangle the code's
+            //  reading missed).
+            json_t *d0 = json_array_get (json_object_get (hardware, "devices"), 0);
+            double peak = r.peak_gflops > 0 ? r.peak_gflops : kf_jnum (d0, "peak_gflops", 0);
+            bool every = half && kf_prompt_product_every_output (spec, kf_jstr (k, "source"),
+                                                                 ~0u);
+            if (every && !(peak > 0 && full / kf_jnum (k, "candidate_ns", 0) > peak)) {
+                derived = full;
+                half = false;
+                whole = true;
+            }
+            walks = half && !every && *kf_jstr (k, "source");
         }
         if (!(derived > 0))
             derived = kf_prompt_attention_flops (spec, &heads, NULL);
@@ -612,14 +626,24 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                        "keys)"
                      : "queries x keys",
                  heads, s_count (derived, b, sizeof b));
+    else if (whole)
+        fprintf (f, " The compute figures count the full product's 2*M*N*K = 2*%lld*%lld*%lld = "
+                 "%s operations, derived from the shapes: the product is symmetric, but this "
+                 "kernel's loops walk no triangle as its code reads, so it computes every "
+                 "output (were it to compute one triangle after all, its own rate and shares "
+                 "of the peaks would be half those above; the task states no count%s",
+                 mnk[0], mnk[1], mnk[2], s_count (derived, b, sizeof b), rest);
     else if (half)
         fprintf (f, " The compute figures count the symmetric product's diagonal and one "
                  "triangle, %s2*K*M*(M+1)/2 = %s2*%lld*%lld*%lld/2 = %s operations, derived from "
-                 "the shapes: half the full product's 2*M*N*K; a kernel that computes every "
-                 "output does all of those, so its own rate and shares of the peaks are twice "
-                 "those above (the task states no count%s", batch > 1 ? "B*" : "",
-                 times, mnk[2], mnk[0], mnk[0] + 1,
-                 s_count (derived, b, sizeof b), rest);
+                 "the shapes: half the full product's 2*M*N*K; %s (the task states no count%s",
+                 batch > 1 ? "B*" : "", times, mnk[2], mnk[0], mnk[0] + 1,
+                 s_count (derived, b, sizeof b),
+                 walks ? "this kernel's loops walk one triangle, as its code "
+                                          "reads"
+                                        : "a kernel that computes every output does all of "
+                                          "those, so its own rate and shares of the peaks are "
+                                          "twice those above", rest);
     else if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "

@@ -232,6 +232,16 @@ kf_prompt_matmul_needed (json_t *spec, double count, const long long mnk[3])
     return count * (double) (mnk[0] + 1) / (2.0 * (double) mnk[0]);
 }
 
+bool
+kf_prompt_product_every_output (json_t *spec, const char *source, unsigned features)
+{
+    if (source && *source)
+        features = kf_prompt_source_features (source, NULL);
+    else if (features == ~0u)
+        return false;
+    return !((features >> KF_IDEA_TRIANGLE) & 1u) && kf_prompt_product_self (spec);
+}
+
 double
 kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
 {

@@ -233,6 +233,14 @@ double kf_prompt_matmul_flops (json_t *spec, long long mnk[3]);
  * that computed one triangle of a Gram matrix read as above the FMA
  * peak); else COUNT. kf_prompt_matmul_flops counts this way. */
 double kf_prompt_matmul_needed (json_t *spec, double count, const long long mnk[3]);
+
+/* Round 43: a kernel that computed every output of x @ x.t() read
+ * "counting the symmetric product's diagonal and one triangle ... runs
+ * at twice these figures". Whether SPEC's product is x @ x^T and the
+ * kernel of SOURCE (features FEATURES where SOURCE is NULL; ~0u where
+ * neither is known) computes all of it: its loops walk no triangle
+ * (KF_IDEA_TRIANGLE, kf_prompt_triangle.h). */
+bool kf_prompt_product_every_output (json_t *spec, const char *source, unsigned features);
 /* The same, with *BATCH the products counted (a batch's leading size, or
  * round 37: two products of one shape sharing an operand, a @ w and
  * a @ v of a gated unit); kf_prompt_products.c. */

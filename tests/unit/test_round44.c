@@ -20,10 +20,16 @@
  *     the triangle kernel and the triangle to the blocked one, and both
  *     came back as one kernel: the triangle is a feature the code's
  *     reading knows (kf_prompt_triangle_loops), so the planner sees the
- *     two ideas crossed (s_converges).
+ *     two ideas crossed (s_converges);
+ *  6. round 43: a kernel computing every output of x @ x.t() was set
+ *     against the triangle's count ("49.3 GFLOP/s ... a kernel that
+ *     computes every output runs at twice these figures"): the kernel
+ *     prompts and the meta prompt count what its loops do
+ *     (kf_prompt_product_every_output).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_meta_prompt.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_history.h"
@@ -273,6 +279,81 @@ test_triangle (void)
     json_decref (spec);
 }
 
+//  6.
+#define S_FULL_SRC                                                                         \
+    "void kf_forward (const float *x, float *o, int m, int k) {\n"                        \
+    "  for (int i = 0; i < m; i++)\n"                                                     \
+    "    for (int j = 0; j < m; j++) o[i * m + j] = x[i * k] * x[j * k]; }\n"
+#define S_TRI_SRC                                                                          \
+    "void kf_forward (const float *x, float *o, int m, int k) {\n"                        \
+    "  for (int i = 0; i < m; i++)\n"                                                     \
+    "    for (int j = i; j < m; j++) o[i * m + j] = o[j * m + i] = x[i * k] * x[j * k]; }\n"
+static void
+test_count_per_kernel (void)
+{
+    json_t *gram = s_gram ();
+    json_t *d = json_pack ("{s:i, s:f, s:f, s:f, s:f, s:s}", "cores", 2, "peak_gflops", 230.0,
+                           "peak_gflops_one_core", 118.0, "l1d_bytes", 49152.0, "l2_bytes",
+                           1048576.0, "isa", "avx512f");
+    json_t *hw = json_pack ("{s:[o]}", "devices", d);
+    //  Round 43's candidate 5, every output at 10.9 ms.
+    json_t *k = json_pack ("{s:f, s:f, s:s}", "candidate_ns", 10900000.0, "reference_ns",
+                           414000000.0, "source", S_FULL_SRC);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
+    printf ("%s", text);
+    CHECK (kf_test_has (text, "compute: 98.5 GFLOP/s"));
+    CHECK (kf_test_has (text, "The compute figures count the full product's 2*M*N*K = "
+                              "2*1024*1024*512 = 1.07 billion operations, derived from the "
+                              "shapes: the product is symmetric, but this kernel's loops walk "
+                              "no triangle as its code reads, so it computes every output"));
+    free (text);
+    //  A triangle kernel: its own count, no "twice".
+    json_object_set_new (k, "source", json_string (S_TRI_SRC));
+    json_object_set_new (k, "candidate_ns", json_real (4150000.0));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "= 537 million operations, derived from the shapes: half the full "
+                              "product's 2*M*N*K; this kernel's loops walk one triangle, as its "
+                              "code reads"));
+    CHECK (text && !strstr (text, "twice those above"));
+    free (text);
+    //  A full count past every core's peak: a triangle the reading missed.
+    json_object_set_new (k, "source", json_string (S_FULL_SRC));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "537 million operations") && !strstr (text, "lower bound"));
+    free (text);
+    json_decref (k);
+    //  The meta prompt's outcome lines, by each kernel's features.
+    json_t *run = json_pack ("{s:s, s:s, s:O}", "language", "c", "target", "host", "spec", gram);
+    json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "P", "strategies", "S",
+                                  "pitfalls", "F", "analysis", "A");
+    json_t *outcomes = json_pack ("[{s:i, s:i, s:i, s:s, s:f, s:s, s:f, s:i},"
+                                  " {s:i, s:i, s:i, s:s, s:f, s:s, s:f, s:i}]",
+                                  "candidate_id", 5, "generation", 1, "prompt_version", 1,
+                                  "status", "correct", "speedup", 38.0, "fidelity", "full",
+                                  "candidate_ns", 10900000.0, "features",
+                                  (int) kf_prompt_source_features (S_FULL_SRC, "c"),
+                                  "candidate_id", 4, "generation", 1, "prompt_version", 1,
+                                  "status", "correct", "speedup", 99.0, "fidelity", "full",
+                                  "candidate_ns", 4150000.0, "features",
+                                  (int) kf_prompt_source_features (S_TRI_SRC, "c"));
+    kf_meta_base_t base = { .number = 1, .why = "v1", .population = 3, .hardware = hw };
+    char *p = kf_meta_prompt_text (run, sections, &base, outcomes, 3, NULL, NULL, NULL, NULL);
+    const char *c5 = p ? strstr (p, "- candidate 5 ") : NULL;
+    const char *c4 = p ? strstr (p, "- candidate 4 ") : NULL;
+    printf ("%.*s", c5 ? (int) (strchr (c5, '\n') + 1 - c5) : 0, c5 ? c5 : "");
+    CHECK (kf_test_has (c5, "compute 98.5 GFLOP/s") && kf_test_has (c5, "counting the full "
+                                                                        "product's 2*M*N*K"));
+    CHECK (kf_test_has (c4, "compute 129.5 GFLOP/s")
+           && kf_test_has (c4, "the work of this kernel's loops (they walk one triangle"));
+    free (p);
+    json_decref (outcomes);
+    json_decref (sections);
+    json_decref (run);
+    json_decref (hw);
+    json_decref (gram);
+}
+
 int
 main (void)
 {
@@ -280,5 +361,6 @@ main (void)
     test_held_cut ();
     test_approx_families ();
     test_triangle ();
+    test_count_per_kernel ();
     return kf_test_done ("test_round44");
 }
