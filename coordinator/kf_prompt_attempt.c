@@ -60,6 +60,7 @@ s_best_words (const kf_prompt_in_t *in, int64_t best, bool *won)
     case 0: return ", but that try came out within noise of its parent";
     case 2: return ", but that try's timings were too spread to tell it from its parent";
     case 3: return ", but that try or its parent was timed beside other work";
+    case 4: return ", but the threads of that try or of its parent hardly ran side by side";
     default: return ", though that try came out below its parent";
     }
 }

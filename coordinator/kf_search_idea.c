@@ -73,7 +73,7 @@ s_by_one_core (json_t *t, const char *idea)
 //  try twice as fast under more load than its parent's was called
 //  inconclusive; kf_lineage_verdict_loaded).
 static int
-s_try_verdict (json_t *t, const char *idea)
+s_try_verdict_timed (json_t *t, const char *idea)
 {
     if (s_by_one_core (t, idea))
         return kf_search_idea_verdict (kf_jnum (t, "one_core_gain", 0), 1.0,
@@ -82,6 +82,22 @@ s_try_verdict (json_t *t, const char *idea)
                                       kf_lineage_band (kf_jnum (t, "noise", 0), 0),
                                       json_is_true (json_object_get (t, "loaded")),
                                       json_object_get (t, "tl"), json_object_get (t, "pl"));
+}
+
+//  The same, or 4 where the loss of a child whose threads hardly ran side by
+//  side in its full timing, any try of the threads idea by such a child,
+//  or the gain over such a parent is not like for like (the children's
+//  lines say so: kf_lineage_reason).
+static int
+s_try_verdict (json_t *t, const char *idea)
+{
+    int v = s_try_verdict_timed (t, idea);
+    bool threads = kf_prompt_idea_feature (idea) == KF_IDEA_THREADS;
+    if (json_is_true (json_object_get (t, "apart")) && (v < 0 || threads))
+        return 4;
+    if (json_is_true (json_object_get (t, "parent_apart")) && v == 1)
+        return 4;
+    return v;
 }
 
 //  Round 39: whether try T, within the noise of its parent, still came
@@ -228,6 +244,7 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
             const char *word = v < 0 ? "lost" : v == 1 ? "won" : v == 2
                                ? "inconclusive, timings spread"
                                : v == 3 ? "inconclusive, timed beside other work"
+                               : v == 4 ? "inconclusive, threads that hardly ran side by side"
                                         : "within noise";
             if (one)
                 snprintf (note + used, sizeof note - used, "%s %s%s%s against its own one-core "

@@ -71,6 +71,18 @@ kf_search_idea_scalar (kf_db_t *db, int64_t id, unsigned features)
     return scalar;
 }
 
+//  Whether a kernel's one-core record OC (its evaluation's "one_core")
+//  says its threads hardly ran side by side in its full timing: tried
+//  (it starts threads) and under KF_PROMPT_SIDE_BY_SIDE CPU-seconds a
+//  second of its calls.
+static bool
+s_apart (json_t *oc)
+{
+    double side = kf_jnum (oc, "cpu_per_wall", 0);
+    return json_is_true (json_object_get (oc, "tried")) && side > 0
+           && side < KF_PROMPT_SIDE_BY_SIDE;
+}
+
 //  RUN's counted tries, oldest first, as kf_search_idea_record reads
 //  them: search children timed in full, against parents timed in full,
 //  each with the idea it was handed (stored, else by its place for a
@@ -92,7 +104,7 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
                                 " ec.figures->'candidate' AS tc, ec.figures->'reference' AS tr,"
                                 " ep.figures->'candidate' AS ptc, ep.figures->'reference' AS ptr,"
                                 " ec.figures->'host_load' AS tl, ep.figures->'host_load' AS pl,"
-                                " ec.figures->'one_core' AS oc"
+                                " ec.figures->'one_core' AS oc, ep.figures->'one_core' AS poc"
                                 " FROM candidates c JOIN candidates p ON p.id = c.parent_id"
                                 " LEFT JOIN LATERAL (SELECT figures FROM evaluations"
                                 "  WHERE candidate_id = c.id AND correct"
@@ -148,7 +160,14 @@ kf_search_idea_tries (kf_db_t *db, json_t *run, const kf_prompt_in_t *in)
             json_object_set_new (t, "one_core_gain", json_real (one / full));
             json_object_set_new (t, "own_noise", json_real (cn));
         }
+        //  Round 42: whether the child's threads, or its parent's, hardly
+        //  ran side by side in its full timing (kf_lineage.c says so of
+        //  the children's lines; the records judge as they do).
+        json_object_set_new (t, "apart", json_boolean (s_apart (json_object_get (t, "oc"))));
+        json_object_set_new (t, "parent_apart",
+                             json_boolean (s_apart (json_object_get (t, "poc"))));
         json_object_del (t, "oc");
+        json_object_del (t, "poc");
         json_object_set_new (t, "loaded",
                              json_boolean (kf_prompt_load_busy (json_object_get (t, "tl"))
                                            || kf_prompt_load_busy (json_object_get (t, "pl"))));

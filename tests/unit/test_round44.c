@@ -25,7 +25,11 @@
  *     against the triangle's count ("49.3 GFLOP/s ... a kernel that
  *     computes every output runs at twice these figures"): the kernel
  *     prompts and the meta prompt count what its loops do
- *     (kf_prompt_product_every_output).
+ *     (kf_prompt_product_every_output);
+ *  7. round 42's open item: the children's lines call a loss of a child
+ *     whose threads hardly ran side by side not like for like, while the
+ *     idea records counted it lost: they judge as the lines do
+ *     (s_try_verdict's 4, kf_search_idea_record).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -354,6 +358,44 @@ test_count_per_kernel (void)
     json_decref (gram);
 }
 
+//  7.
+static void
+test_records_side_by_side (void)
+{
+    const char *ideas[] = { "use every core, by threads over contiguous ranges",
+                            "skip the output's write-allocate read, by non-temporal "
+                            "(streaming) stores" };
+    //  Round 42's candidate 10: 55.00x against its parent's 71.14x, its
+    //  threads at 0.83 CPU-seconds a second, on a quiet host.
+    json_t *tries = json_pack ("[{s:s, s:f, s:f, s:f, s:b, s:b}]", "idea", ideas[0], "speedup",
+                               55.0, "parent_speedup", 71.14, "noise", 0.05, "loaded", 0,
+                               "apart", 1);
+    bool aside[2] = { true, true };
+    json_t *notes = kf_search_idea_record (ideas, 2, tries, aside);
+    printf ("%s\n", json_string_value (json_object_get (notes, ideas[0])));
+    CHECK (!aside[0]);
+    CHECK (kf_test_has (json_string_value (json_object_get (notes, ideas[0])),
+                        "tried: inconclusive, threads that hardly ran side by side (55.00x vs "
+                        "parent 71.14x)"));
+    json_decref (notes);
+    //  Timed side by side, the same try is a loss.
+    json_object_set_new (json_array_get (tries, 0), "apart", json_false ());
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (aside[0]);
+    json_decref (notes);
+    //  A gain over a parent whose threads hardly ran side by side is not
+    //  a win of the streaming stores.
+    json_t *gain = json_pack ("{s:s, s:f, s:f, s:f, s:b, s:b}", "idea", ideas[1], "speedup",
+                              90.0, "parent_speedup", 55.0, "noise", 0.05, "loaded", 0,
+                              "parent_apart", 1);
+    json_array_append_new (tries, gain);
+    notes = kf_search_idea_record (ideas, 2, tries, aside);
+    CHECK (kf_test_has (json_string_value (json_object_get (notes, ideas[1])),
+                        "inconclusive, threads that hardly ran side by side"));
+    json_decref (notes);
+    json_decref (tries);
+}
+
 int
 main (void)
 {
@@ -362,5 +404,6 @@ main (void)
     test_approx_families ();
     test_triangle ();
     test_count_per_kernel ();
+    test_records_side_by_side ();
     return kf_test_done ("test_round44");
 }
