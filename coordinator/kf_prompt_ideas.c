@@ -432,12 +432,16 @@ char *
 kf_prompt_approx_on_host (const char *idea, json_t *spec)
 {
     static const struct { const char *names, *text; } families[] = {
-        //  Round 39-40: sin(2x) / (1 + x^2).
+        //  Round 39-40: sin(2x) / (1 + x^2). Round 44: the reduction by
+        //  pi/2 read as the one way, where a sine alone takes one by pi
+        //  and one odd polynomial, no blend of two.
         { "sin,cos,tan",
           "a sine's or cosine's range reduction takes k = x times 2/pi rounded to an integer "
           "(a magic-number add rounds it), r = x - k pi/2 (pi/2 in two parts where the "
           "tolerance needs the low bits near large |x|), and the quadrant and the sign from "
-          "k's two low bits" },
+          "k's two low bits; a sine alone can take k = x/pi rounded, r = x - k pi in [-pi/2, "
+          "pi/2], one odd polynomial in r and the sign from k's low bit, with no blend of a "
+          "sine's and a cosine's polynomial" },
         { "exp,exp2,expm1,sigmoid,tanh,silu,swish,softplus,elu,selu,celu,mish,logsigmoid,"
           "gelu,cosh,sinh,tanhshrink",
           "an exp's range reduction takes x = k ln2 + r, a short polynomial for e^r, and 2^k "

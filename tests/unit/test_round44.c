@@ -29,7 +29,10 @@
  *  7. round 42's open item: the children's lines call a loss of a child
  *     whose threads hardly ran side by side not like for like, while the
  *     idea records counted it lost: they judge as the lines do
- *     (s_try_verdict's 4, kf_search_idea_record).
+ *     (s_try_verdict's 4, kf_search_idea_record);
+ *  8. round 44's generation 0: "spend fewer instructions" from scratch
+ *     beside a sibling's cheapest approximation was one idea twice: it
+ *     waits for a kernel to cut (kf_search_idea_fit_known).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -215,6 +218,13 @@ test_approx_families (void)
     CHECK (kf_test_has (t, "an exp's range reduction"));
     CHECK (kf_test_has (t, "sqrtf keeps a plain loop scalar"));
     free (t);
+    //  Round 44: the sine's own reduction by pi beside the quadrants'.
+    t = s_approx_read ("torch.log1p(torch.exp(x)) * torch.sin(x)");
+    CHECK (kf_test_has (t, "a sine alone can take k = x/pi rounded, r = x - k pi in [-pi/2, "
+                           "pi/2], one odd polynomial in r and the sign from k's low bit"));
+    CHECK (kf_test_has (t, "an exp's range reduction") && kf_test_has (t, "a log's range "
+                                                                       "reduction"));
+    free (t);
     t = s_approx_read ("torch.erf(x) * 0.5");
     CHECK (kf_test_has (t, "erf is +/-1 to within f32's rounding past |x| of about 4"));
     free (t);
@@ -396,6 +406,38 @@ test_records_side_by_side (void)
     json_decref (tries);
 }
 
+//  8.
+static void
+test_cut_needs_kernel (void)
+{
+    json_t *spec = s_cell ();
+    size_t n, cut = 99;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp (ideas[i], "spend fewer instructions", 24))
+            cut = i;
+    CHECK (cut < n && n <= 16);
+    if (!(cut < n && n <= 16)) {
+        json_decref (spec);
+        return;
+    }
+    size_t order[16];
+    bool aside[16] = { false };
+    for (size_t k = 0; k < n; k++)
+        order[k] = (cut + k) % n;
+    int pick = -1;
+    size_t idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, NULL, NULL, 0, -1, NULL,
+                                           0, NULL, &pick);
+    CHECK (idx < n && idx != cut);
+    //  From a kernel, it is handed.
+    kf_elite_t parent = { .candidate_id = 1, .speedup = 30 };
+    unsigned simd = 1u << KF_IDEA_SIMD | 1u << KF_IDEA_APPROX;
+    idx = kf_search_idea_fit_known (ideas, n, order, aside, 3, 0, &parent, &simd, 1, -1, &parent,
+                                    simd, NULL, &pick);
+    CHECK (idx == cut);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -405,5 +447,6 @@ main (void)
     test_triangle ();
     test_count_per_kernel ();
     test_records_side_by_side ();
+    test_cut_needs_kernel ();
     return kf_test_done ("test_round44");
 }
