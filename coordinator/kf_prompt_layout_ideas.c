@@ -256,8 +256,12 @@ static const char *const s_rows_k[] = {
     "keep the rows of @A and @B that are reused in L1/L2, by cache blocking over the rows of "
     "both and over k",
     S_THREADS,
+    //  Rounds 42-44: read as at odds with a register tile, whose outputs
+    //  are independent chains already: it is the dot-product order's.
     "keep more FMAs in flight, by unrolling k so each output has several independent vector "
-    "accumulators",
+    "accumulators (in the dot-product order, where a tile of few outputs has fewer chains than "
+    "the FMA latency times its issue rate; a tile of that many outputs or more has them "
+    "already, and a second accumulator per output doubles its registers)",
     //  Round 17: every idea was a dot product, each with a lane sum.
     "use each loaded value several times from registers with no sum across lanes per output, "
     "by the outer-product order over a copy of @B's block transposed to [K][NR] panels (made "

@@ -268,6 +268,10 @@ test_triangle (void)
     size_t tri = kf_test_idea_index (ideas, n, KF_IDEA_TRIANGLE);
     size_t block = kf_test_idea_index (ideas, n, KF_IDEA_BLOCK);
     CHECK (n >= 3 && n <= 16 && tri < n && block < n);
+    //  Round 44: the unrolling idea says it is the dot-product order's.
+    size_t unroll = kf_test_idea_index (ideas, n, KF_IDEA_UNROLL);
+    CHECK (unroll < n && kf_test_has (ideas[unroll], "(in the dot-product order, where a tile "
+                                                     "of few outputs has fewer chains"));
     if (!(n >= 3 && n <= 16 && tri < n && block < n)) {
         json_decref (spec);
         return;
