@@ -184,11 +184,16 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             char other[200];
             kf_idea_feature_t of = kf_prompt_idea_feature (idea);
             kf_prompt_feature_words (of == KF_IDEA_OTHER ? 0 : 1u << of, other, sizeof other);
+            //  Round 44: an idea of no feature in full was cut mid-clause
+            //  ("a reciprocal or reciprocal ): not judged yet"): its head.
+            char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
+            const char *name = *other ? other
+                               : idea ? kf_prompt_idea_head (idea, head, sizeof head)
+                                      : "unknown";
             snprintf (handed, sizeof handed, ", handed another idea (%s), though its code "
-                      "does this one too", *other ? other : idea ? idea : "unknown");
+                      "does this one too", name);
             if (in->best && kf_prompt_same_candidate (in->best, c))
-                snprintf (best_other, sizeof best_other, "%s",
-                          *other ? other : idea ? idea : "unknown");
+                snprintf (best_other, sizeof best_other, "%s", name);
         }
         fprintf (f, "%s candidate %lld (generation %lld%s%s): %s%s", listed++ ? ";"
                  : " Tried before in this run (newest first):", (long long) kf_jint (c, "id"),

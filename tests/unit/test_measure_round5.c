@@ -76,6 +76,12 @@ s_target_section (void)
     CHECK (kf_test_has (text, "reached 88.4 GFLOP/s, above the one-core figure: if it ran on one "
                               "thread, the one-core figure is a lower bound"));
     free (text);
+    //  Round 44: not of a kernel that starts threads.
+    json_object_set_new (hw, "achieved_threaded", json_true ());
+    text = s_target (hw);
+    CHECK (text && !strstr (text, "above the one-core figure"));
+    free (text);
+    json_object_del (hw, "achieved_threaded");
     json_object_set_new (hw, "achieved_gflops", json_real (150));
     text = s_target (hw);
     CHECK (kf_test_has (text, "These peaks are lower bounds"));

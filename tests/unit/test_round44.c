@@ -32,7 +32,10 @@
  *     (s_try_verdict's 4, kf_search_idea_record);
  *  8. round 44's generation 0: "spend fewer instructions" from scratch
  *     beside a sibling's cheapest approximation was one idea twice: it
- *     waits for a kernel to cut (kf_search_idea_fit_known).
+ *     waits for a kernel to cut (kf_search_idea_fit_known);
+ *  9. round 44: a try handed an idea of no feature, named in full in
+ *     "Tried before", was cut mid-clause ("a reciprocal or reciprocal ):
+ *     not judged yet"): its head is named (kf_prompt_attempt.c).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -442,6 +445,45 @@ test_cut_needs_kernel (void)
     json_decref (spec);
 }
 
+//  9.
+static void
+test_handed_head (void)
+{
+    json_t *spec = s_cell ();
+    size_t n, cut = 99;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp (ideas[i], "spend fewer instructions", 24))
+            cut = i;
+    size_t threads = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    CHECK (cut < n && threads < n);
+    if (!(cut < n && threads < n)) {
+        json_decref (spec);
+        return;
+    }
+    //  Round 44's candidate 3: handed the cut idea, its code starting
+    //  threads, not judged yet.
+    json_t *history = json_pack ("[{s:i, s:i, s:i, s:s, s:s, s:b, s:i}]", "id", 3,
+                                 "generation", 0, "slot", 2, "idea", ideas[cut], "phase",
+                                 "search", "finished", 0, "added",
+                                 1 << KF_IDEA_THREADS | 1 << KF_IDEA_SIMD);
+    json_t *prompt = json_pack ("{s:s}", "mine", ideas[threads]);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .ideas = prompt,
+                          .history = history, .generation = 1, .slot = 1, .population = 3 };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+    const char *at = text ? strstr (text, "handed another idea (") : NULL;
+    printf ("%.400s\n", at ? at : "(none)");
+    CHECK (kf_test_has (at, "handed another idea (spend fewer instructions an element on its "
+                            "sigmoid, tanh once they are computed in vector registers), "
+                            "though its code does this one too)"));
+    CHECK (at && !strstr (at, "a reciprocal or reciprocal )"));
+    free (text);
+    json_decref (prompt);
+    json_decref (history);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -452,5 +494,6 @@ main (void)
     test_count_per_kernel ();
     test_records_side_by_side ();
     test_cut_needs_kernel ();
+    test_handed_head ();
     return kf_test_done ("test_round44");
 }
