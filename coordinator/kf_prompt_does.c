@@ -533,7 +533,10 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
     static const char *const words[] = {
         [KF_IDEA_THREADS] = "threads", [KF_IDEA_SIMD] = "explicit SIMD (intrinsics or vector types)",
         [KF_IDEA_STREAM] = "streaming (non-temporal) stores",
-        [KF_IDEA_UNROLL] = "several vectors an iteration (unrolled)",
+        //  Round 44: "several vectors an iteration" read as the
+        //  elementwise form beside a product's unrolled k.
+        [KF_IDEA_UNROLL] = "unrolled loops (several vectors, or several steps of k, an "
+                           "iteration)",
         [KF_IDEA_APPROX] = "approximate math (a polynomial or bit tricks)",
         [KF_IDEA_BLOCK] = "cache blocking", [KF_IDEA_MICRO] = "a register tile",
         [KF_IDEA_PACK] = "packed operands", [KF_IDEA_FUSED_ROW] = "one fused pass per row",

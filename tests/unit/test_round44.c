@@ -262,6 +262,11 @@ test_triangle (void)
                                             "    for (int j = i; j < n; j++) o[i * n + j] = 0; }",
                                             "c");
     CHECK ((f >> KF_IDEA_TRIANGLE) & 1u);
+    char words[KF_PROMPT_FEATURE_WORDS_MAX];
+    kf_prompt_feature_words (1u << KF_IDEA_TRIANGLE | 1u << KF_IDEA_UNROLL, words, sizeof words);
+    CHECK (kf_test_has (words, "unrolled loops (several vectors, or several steps of k, an "
+                               "iteration)"));
+    CHECK (kf_test_has (words, "one triangle of a symmetric product"));
     //  The planner: the triangle idea from the blocked kernel, while a
     //  sibling takes blocking from the triangle kernel, makes one kernel
     //  twice.
