@@ -93,6 +93,32 @@ s_header (const char *open, s_loop_t *l)
     return s_ident (l->var) && *l->bound;
 }
 
+//  Whether CODE compares A and B for (in)equality as whole names: "A !=
+//  B", "B == A" and the like, spaces aside (a diagonal's test).
+static bool
+s_compared (const char *code, const char *a, const char *b)
+{
+    static const char *const ops[] = { "!=", "==" };
+    size_t la = strlen (a), lb = strlen (b);
+    for (const char *p = code; (p = strstr (p, a)) != NULL; p += la) {
+        if (p > code && (isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + la;
+        while (isspace ((unsigned char) *q))
+            q++;
+        for (size_t o = 0; o < 2; o++) {
+            if (strncmp (q, ops[o], 2))
+                continue;
+            const char *r = q + 2;
+            while (isspace ((unsigned char) *r))
+                r++;
+            if (!strncmp (r, b, lb) && !(isalnum ((unsigned char) r[lb]) || r[lb] == '_'))
+                return true;
+        }
+    }
+    return false;
+}
+
 bool
 kf_prompt_triangle_loops (const char *code)
 {
@@ -109,6 +135,12 @@ kf_prompt_triangle_loops (const char *code)
         if (*open != '(' || !s_header (open, &loops[n]))
             continue;
         const s_loop_t *in = &loops[n];
+        //  Round 44: j from a row index the code tests against it (`for (J
+        //  = I; J < nb; J++)` beside `if (I != J)`, I from a list of row
+        //  pairs, no loop of its own): the diagonal's test says it.
+        if (s_ident (in->init) && strcmp (in->init, in->var)
+            && (s_compared (code, in->init, in->var) || s_compared (code, in->var, in->init)))
+            return true;
         for (size_t o = 0; o < n; o++) {
             const s_loop_t *out = &loops[o];
             if (!strcmp (out->var, in->var))

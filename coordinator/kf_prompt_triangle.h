@@ -18,7 +18,9 @@
  * same bound (`for (i = 0; i < n; ...) for (j = i; j < n; ...)`), or
  * stops at it (`for (j = 0; j <= i; ...)`, or `j < i` where both step by
  * one block size, not by ones); the outer one is any loop
- * of CODE before it, by its index's name. A block's inner loop (`for (j
+ * of CODE before it, by its index's name; or one that starts at a name
+ * the code tests it against for (in)equality, the diagonal's test (`for
+ * (J = I; ...)` beside `if (I != J)`). A block's inner loop (`for (j
  * = jb; j < je; ...)`, its bound another name) is not one. */
 bool kf_prompt_triangle_loops (const char *code);
 

@@ -249,6 +249,13 @@ test_triangle (void)
     CHECK (kf_prompt_triangle_loops ("for (int64_t bi = 16; bi < N; bi += 16)\n"
                                      "  for (int64_t bj = 0; bj < bi; bj += 16) mirror (bi, bj);"));
     CHECK (kf_prompt_triangle_loops ("for (i = 0; i < n; i++) for (j = 0; j <= i; j++) { }"));
+    //  Round 44's candidate 4: I from a list of row pairs, and the
+    //  diagonal's test.
+    CHECK (kf_prompt_triangle_loops ("int I = rows[q];\n"
+                                     "for (int J = I; J < nb; J++) {\n"
+                                     "  if (I != J) mirror (I, J); }"));
+    CHECK (!kf_prompt_triangle_loops ("int I = rows[q];\n"
+                                      "for (int J = I; J < nb; J++) { store (I, J); }"));
     //  A cache block's inner loop, and round 35's sum over earlier
     //  threads' totals, are not.
     CHECK (!kf_prompt_triangle_loops ("for (int64_t jb = 0; jb < M; jb += NC) {\n"
