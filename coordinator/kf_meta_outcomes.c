@@ -113,6 +113,9 @@ kf_meta_outcomes (kf_db_t *db, int64_t run_id, int limit)
 
 //  The kernels behind the best and the worst of OUTCOMES (by fitness; on
 //  equal fitness the faster, then the newer), among those with a source,
+//  the worst a correct kernel timed on the screen alone only where no
+//  other is left (round 44: one screened out under 1.2 other runnable
+//  tasks, its threads waiting 31% of its time, was shown as the worst),
 //  as prompt kernel objects into *BEST and *WORST (the caller's; NULL when
 //  there is none, *WORST also when it would be *BEST). Returns 0, or -1.
 int
@@ -145,7 +148,8 @@ kf_meta_extremes (kf_db_t *db, json_t *outcomes, json_t **best, json_t **worst)
         "  ORDER BY fitness DESC, speedup DESC NULLS LAST, id DESC LIMIT 1) AS best,"
         " (SELECT id FROM candidates WHERE id = ANY ($1::bigint[])"
         "  AND source_hash IS NOT NULL AND fitness IS NOT NULL"
-        "  ORDER BY fitness, speedup NULLS FIRST, id DESC LIMIT 1) AS worst",
+        "  ORDER BY status = 'correct' AND fidelity IS DISTINCT FROM 'full',"
+        "  fitness, speedup NULLS FIRST, id DESC LIMIT 1) AS worst",
         1, params, &failed);
     free (ids);
     if (failed)
