@@ -98,16 +98,10 @@ s_not_done (FILE *f, const kf_prompt_in_t *in, const char *idea, bool by_change)
 //  written for the approximation idea, which since round 39 asks for the
 //  cheapest form, as untried: the helper read it as that idea again. Said
 //  where the kernel to improve was handed the approximation idea.
-static bool
-s_is_cut (const char *idea)
-{
-    return idea && !strncmp (idea, KF_PROMPT_IDEA_CUT, strlen (KF_PROMPT_IDEA_CUT));
-}
-
 static void
 s_after_approx (FILE *f, const kf_prompt_in_t *in, const char *mine)
 {
-    if (!s_is_cut (mine) || !in->base)
+    if (!kf_prompt_idea_cuts_code (mine) || !in->base)
         return;
     size_t i;
     json_t *c;
@@ -700,7 +694,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  tricks)" beside this attempt's own "a polynomial or rational
         //  form of lower degree" read as a contradiction: cutting an
         //  element's instructions takes cheaper math too.
-        if (s_is_cut (mine) && kf_prompt_idea_feature (h) == KF_IDEA_APPROX)
+        if (kf_prompt_idea_cuts_code (mine) && kf_prompt_idea_feature (h) == KF_IDEA_APPROX)
             continue;
         //  Round 18: tries that are all this generation's siblings',
         //  named in their sentence already, made a second list of the

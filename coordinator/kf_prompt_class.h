@@ -58,6 +58,10 @@ json_t *kf_prompt_default_sections_for (const char *language, const char *target
  * it is in vector registers (kf_prompt_ideas.c), as the attempt's text
  * knows it (kf_prompt_attempt.c). */
 #define KF_PROMPT_IDEA_CUT "spend fewer instructions"
+
+/* Whether IDEA is the one about cutting a kernel's own instructions
+ * (it begins with KF_PROMPT_IDEA_CUT). */
+bool kf_prompt_idea_cuts_code (const char *idea);
 const char *const *kf_prompt_ideas (kf_task_class_t c, kf_target_kind_t k, size_t *count);
 
 /* The same for task SPEC: an elementwise formula without costly math

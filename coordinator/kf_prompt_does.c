@@ -583,6 +583,12 @@ kf_prompt_features_added (json_t *row)
                                : 0;
 }
 
+bool
+kf_prompt_idea_cuts_code (const char *idea)
+{
+    return idea && !strncmp (idea, KF_PROMPT_IDEA_CUT, strlen (KF_PROMPT_IDEA_CUT));
+}
+
 unsigned
 kf_prompt_idea_bits (const char *idea)
 {

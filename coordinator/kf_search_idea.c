@@ -366,14 +366,6 @@ s_unfit_elite (const kf_search_idea_known_t *known, size_t e, unsigned features)
                         | (known->arith && known->arith[e] ? S_UNFIT_ARITH : 0);
 }
 
-//  Whether IDEA is about cutting a kernel's own instructions
-//  (KF_PROMPT_IDEA_CUT), which presumes a kernel to cut.
-static bool
-s_cuts_code (const char *idea)
-{
-    return idea && !strncmp (idea, KF_PROMPT_IDEA_CUT, strlen (KF_PROMPT_IDEA_CUT));
-}
-
 //  Whether the kernel ID (with FEATURES, built from the idea BUILT) has
 //  idea IDX: its source shows it, or it was built from it, or a sibling
 //  takes it from that kernel (round 10: two siblings from candidate 4
@@ -517,7 +509,7 @@ kf_search_idea_fit_known (const char *const *ideas, size_t n, const size_t *orde
             //  sibling's cheapest approximation, made one idea twice in
             //  two wordings: it cuts what a kernel's code costs, so it
             //  waits for a kernel to cut.
-            if (!chosen && s_cuts_code (ideas[idx]))
+            if (!chosen && kf_prompt_idea_cuts_code (ideas[idx]))
                 continue;
             if (!chosen
                 || !s_taken (ideas, idx, chosen->candidate_id, chosen_features, chosen_built,
