@@ -627,23 +627,23 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
                      : "queries x keys",
                  heads, s_count (derived, b, sizeof b));
     else if (whole)
-        fprintf (f, " The compute figures count the full product's 2*M*N*K = 2*%lld*%lld*%lld = "
-                 "%s operations, derived from the shapes: the product is symmetric, but this "
+        fprintf (f, " The compute figures count the full product's %s2*M*N*K = %s2*%lld*%lld*%lld "
+                 "= %s operations, derived from the shapes: the product is symmetric, but this "
                  "kernel's loops walk no triangle as its code reads, so it computes every "
                  "output (were it to compute one triangle after all, its own rate and shares "
                  "of the peaks would be half those above; the task states no count%s",
-                 mnk[0], mnk[1], mnk[2], s_count (derived, b, sizeof b), rest);
+                 batch > 1 ? "B*" : "", times, mnk[0], mnk[1], mnk[2],
+                 s_count (derived, b, sizeof b), rest);
     else if (half)
         fprintf (f, " The compute figures count the symmetric product's diagonal and one "
                  "triangle, %s2*K*M*(M+1)/2 = %s2*%lld*%lld*%lld/2 = %s operations, derived from "
                  "the shapes: half the full product's 2*M*N*K; %s (the task states no count%s",
                  batch > 1 ? "B*" : "", times, mnk[2], mnk[0], mnk[0] + 1,
                  s_count (derived, b, sizeof b),
-                 walks ? "this kernel's loops walk one triangle, as its code "
-                                          "reads"
-                                        : "a kernel that computes every output does all of "
-                                          "those, so its own rate and shares of the peaks are "
-                                          "twice those above", rest);
+                 walks ? "this kernel's loops walk one triangle, as its code reads"
+                       : "a kernel that computes every output does all of those, so its own "
+                         "rate and shares of the peaks are twice those above",
+                 rest);
     else if (derived > 0 && batch > 1)
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
