@@ -514,8 +514,8 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
         kf_lineage_reason (c, parent_speedup, reason, sizeof reason);
         json_object_set_new (c, "reason", json_string (reason));
         static const char *const drop[] = { "log", "detail", "tc", "tr", "noise", "repeat",
-                                            "repeat_median", "repeat_count", "repeat_full", "screen_gap",
-                                            "parent_fidelity",
+                                            "repeat_median", "repeat_count", "repeat_full",
+                                            "screen_gap", "parent_fidelity",
                                             "screen_points", "tl", "pl", "loaded", "oc",
                                             "poc" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
