@@ -120,7 +120,7 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
         double noise = kf_jnum (c, "noise", 0), repeat = kf_jnum (c, "repeat", 0);
         double band = kf_lineage_band (noise, repeat);
         double median = kf_jnum (c, "repeat_median", 0);
-        char within[480] = "", few[96] = "";
+        char within[640] = "", few[96] = "";
         json_int_t pairs = json_integer_value (json_object_get (c, "repeat_count"));
         if (pairs > 0 && pairs < KF_LINEAGE_REPEAT_TAIL)
             snprintf (few, sizeof few, " (as its %lld pairs so far put it, one outlying pair "
@@ -170,6 +170,16 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
                       "its calls), so the two are not compared like for like%s", s,
                       parent_speedup, v < 0 ? "its" : "the parent's", apart, within);
             return buf;
+        }
+        //  Round 44: a child that lost on about one CPU read "the timings
+        //  are too spread to tell the two apart", its CPU figure unsaid.
+        json_t *own = json_object_get (c, "oc");
+        double side = json_is_true (json_object_get (own, "tried"))
+                      ? kf_jnum (own, "cpu_per_wall", 0) : 0;
+        if ((v == 0 || v == 2 || v == 3) && side > 0 && side < KF_PROMPT_SIDE_BY_SIDE) {
+            size_t n = strlen (within);
+            snprintf (within + n, sizeof within - n, "; its threads hardly ran side by side in "
+                      "its full timing (%.2f CPU-seconds a second of its calls)", side);
         }
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);

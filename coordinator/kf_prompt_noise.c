@@ -56,8 +56,7 @@ s_screen_gap (FILE *f, json_t *hardware)
                  "of one kernel in this run typically differ by %.0f%% and have differed by "
                  "%.0f%%, 9 times in 10 by at most %.0f%%%s, so two kernels' figures closer "
                  "than that are not told apart (the search calls such a child within noise of "
-                 "its parent), and a screen figure alone does not separate figures within the "
-                 "largest.", typical, gap, 100 * (typical - 1), 100 * (gap - 1),
+                 "its parent), and a screen figure alone can be as far off as the largest.", typical, gap, 100 * (typical - 1), 100 * (gap - 1),
                  100 * (band - 1), n < KF_LINEAGE_REPEAT_TAIL
                  ? " (an estimate from so few pairs, which one outlying pair does not set)" : "");
     fputs ("\n", f);
@@ -100,7 +99,10 @@ kf_prompt_screen_sweep (FILE *f, json_t *hardware)
     //  prompt said so but still asked for small steps. Round 36: by the
     //  median gap where there is one ("more than 74%" for a kernel at 83%
     //  of the peak came from one outlier beside a median of 1.04x).
-    double spread = typical >= 1 ? typical : gap;
+    //  Round 44: by the band where there is one: one outlier does not set
+    //  it (kf_lineage_repeat_gaps), and a +/-54% band beside a median of
+    //  1.19x left the small steps unsaid.
+    double spread = band >= 1 ? band : typical >= 1 ? typical : gap;
     if (spread >= S_SWEEP_COARSE)
         fprintf (f, " So spend the points on choices that could move the time by more than "
                  "%.0f%% (another tile shape or block size, another thread count, another loop "

@@ -311,6 +311,14 @@ s_why (FILE *f, const kf_prompt_in_t *in)
                  "run's best figure is candidate %lld's, %.3fx, and the round's other prompts "
                  "template the other cells' fastest kernels.\n", id, kf_jnum (in->base, "speedup", 0),
                  best, kf_jnum (in->best, "speedup", 0));
+    else if ((best == id || in->base_is_best) && in->best
+             && strcmp (kf_jstr (in->best, "standing"), "counted")
+             && *kf_jstr (in->best, "standing"))
+        //  Round 44: "also the run's best kernel" of a kernel the heading
+        //  called held for audit, not the run's reported result.
+        fprintf (f, ". Candidate %lld (%.3fx) is also the fastest kernel the run has, but %s: "
+                 "its figure is not yet one the run reports.\n", id,
+                 kf_jnum (in->base, "speedup", 0), kf_jstr (in->best, "standing"));
     else if (best == id || in->base_is_best)
         fprintf (f, ". Candidate %lld (%.3fx) is also the run's best kernel.\n", id,
                  kf_jnum (in->base, "speedup", 0));

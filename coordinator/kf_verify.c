@@ -314,7 +314,8 @@ s_decide (kf_search_t *self, json_t *cand, int64_t cand_id, bool holds, double a
         /* Round 16: "re-verified ...: 399.53x" beside 368.50x left the
          * model asking which figure counts. */
         snprintf (detail, sizeof detail, "; re-verified on %.100s: %.2fx (the lower figure,"
-                  " %.2fx, is the one that counts)", worker, again, counted);
+                  " %.2fx, is the one that counts: of two timings the lower, of three the"
+                  " middle)", worker, again, counted);
     else {
         snprintf (detail, sizeof detail, "; held for audit: the re-verification %.500s", what);
         snprintf (audit, sizeof audit, "%.400s; re-verification%s%.100s: %.450s",

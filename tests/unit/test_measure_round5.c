@@ -126,7 +126,7 @@ s_target_section (void)
                               "so few pairs, which one outlying pair does not set), so two kernels' "
                               "figures closer than that are not told apart (the search calls "
                               "such a child within noise of its parent), and a screen figure "
-                              "alone does not separate figures within the largest."));
+                              "alone can be as far off as the largest."));
     free (text);
     json_decref (hw);
 }

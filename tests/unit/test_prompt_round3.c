@@ -149,6 +149,13 @@ s_parents (void)
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "Candidate 5 (3.500x) is also the run's best kernel."));
     free (p);
+    //  Round 44: of a kernel held for audit, not "the run's best kernel".
+    json_object_set_new (base, "standing", json_string ("held for audit"));
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "Candidate 5 (3.500x) is also the fastest kernel the run has, but "
+                           "held for audit: its figure is not yet one the run reports."));
+    free (p);
+    json_object_del (base, "standing");
     json_decref (base);
     json_decref (best);
     json_decref (spec);

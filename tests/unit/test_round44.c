@@ -100,6 +100,19 @@ test_outlier_band (void)
     kf_lineage_reason (c, 100.0, buf, sizeof buf);
     CHECK (!kf_test_has (buf, "so far put it"));
     json_decref (c);
+    //  Round 44's candidate 8: 24.42x against 31.03x within a wide band,
+    //  its threads on about one CPU: the line says so.
+    c = json_pack ("{s:s, s:f, s:s, s:s, s:f, s:f, s:f, s:i, s:{s:f, s:b}}", "status", "correct",
+                   "speedup", 24.42, "fidelity", "full", "parent_fidelity", "full", "noise", 0.05,
+                   "repeat", 0.54, "repeat_median", 0.19, "repeat_count", 9, "oc",
+                   "cpu_per_wall", 1.12, "tried", 1);
+    kf_lineage_reason (c, 31.03, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (kf_test_has (buf, "correct at 24.42x against the parent's 31.03x, but the timings "
+                             "are too spread to tell the two apart"));
+    CHECK (kf_test_has (buf, "; its threads hardly ran side by side in its full timing (1.12 "
+                             "CPU-seconds a second of its calls)"));
+    json_decref (c);
     //  The tuning prompt separates points by the band, not by the
     //  largest pair.
     json_t *hw = json_pack ("{s:f, s:i, s:f, s:f}", "screen_full_gap", 1.4632,
@@ -111,6 +124,16 @@ test_outlier_band (void)
     CHECK (kf_test_has (text, "so points whose screen figures lie within 1.06x of each other "
                               "(the ratio 9 in 10 of those pairs stayed within) are not "
                               "separated"));
+    free (text);
+    //  Round 44: a +/-54% band beside a median of 1.19x asks for larger
+    //  moves (it went by the median, under 1.25x).
+    json_object_set_new (hw, "screen_full_gap", json_real (2.40));
+    json_object_set_new (hw, "screen_full_count", json_integer (9));
+    json_object_set_new (hw, "screen_full_typical", json_real (1.19));
+    json_object_set_new (hw, "screen_full_band", json_real (1.54));
+    KF_TEST_CAPTURE (text, f, kf_prompt_screen_sweep (f, hw));
+    CHECK (kf_test_has (text, "So spend the points on choices that could move the time by more "
+                              "than 54%"));
     free (text);
     json_decref (hw);
 }
