@@ -26,6 +26,7 @@
 #include "kf_descriptor_acc.h"
 #include "kf_descriptor_flow.h"
 #include "kf_descriptor_algo.h"
+#include "kf_descriptor_triangle.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -382,6 +383,11 @@ static const s_rule_t s_acc_rules[2][2] = {
 //  Values followed through a function (kf_descriptor_flow.c, round 10).
 static const s_rule_t s_epilogue_rule = {
     DIM_ALGO, 1, NULL, "epilogue applied to the accumulators before their store (fused epilogue)", 0, 0, false };
+//  Round 44: one triangle of x @ x^T (and its mirror) does half the
+//  multiply-adds; the archive filed it beside the full product.
+static const s_rule_t s_triangle_rule = {
+    DIM_ALGO, 2, NULL, "one triangle of a symmetric product (loops that walk the diagonal and "
+    "one side of it)", 0, 0, false };
 static const s_rule_t s_logcosh_rule = {
     DIM_ALGO, 2, NULL, S_LOGCOSH ": |x| through exp(-2|x|) and back into the sum", 0, 0, false };
 //  Algorithms that change the arithmetic, read by code on the host
@@ -707,6 +713,9 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
             for (size_t i = 0; i < N_OF (found); i++)
                 s_add_hit (hits, &n_hits, found[i].rule, found[i].count, found[i].snip);
         }
+        char tri[KF_HOST_SNIP];
+        s_add_hit (hits, &n_hits, &s_triangle_rule, kf_descriptor_triangle (code, tri, sizeof tri),
+                   tri);
         kf_descriptor_algo_t al;
         if (kf_descriptor_algo (code, &al) == 0)
             for (int i = 0; i < KF_ALGO_COUNT; i++)

@@ -133,7 +133,7 @@ typedef enum {
     KF_IDEA_PREFETCH,
     /* Round 43: only the diagonal and one triangle of a symmetric product
      * (x @ x.t()), read from loops that walk one triangle
-     * (kf_prompt_triangle.h). */
+     * (kf_descriptor_triangle.h). */
     KF_IDEA_TRIANGLE
 } kf_idea_feature_t;
 

@@ -17,7 +17,7 @@
  *  so a register tile the planner sees is one the grid sees too (round 7).
  */
 #include "kf_prompt_class.h"
-#include "kf_prompt_triangle.h"
+#include "kf_descriptor_triangle.h"
 #include "kf_descriptor.h"
 #include "kf_descriptor_host.h"
 #include "kf_descriptor_acc.h"
@@ -451,7 +451,7 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_SIMD, (strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"))
                              && kf_descriptor_simd_math (t));
     S_SET (KF_IDEA_PREFETCH, kf_text_matches (t, "\\b(_mm_prefetch|__builtin_prefetch)\\b"));
-    S_SET (KF_IDEA_TRIANGLE, kf_prompt_triangle_loops (t));
+    S_SET (KF_IDEA_TRIANGLE, kf_descriptor_triangle (t, NULL, 0));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));

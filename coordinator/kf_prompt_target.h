@@ -239,7 +239,7 @@ double kf_prompt_matmul_needed (json_t *spec, double count, const long long mnk[
  * at twice these figures". Whether SPEC's product is x @ x^T and the
  * kernel of SOURCE (features FEATURES where SOURCE is NULL; ~0u where
  * neither is known) computes all of it: its loops walk no triangle
- * (KF_IDEA_TRIANGLE, kf_prompt_triangle.h). */
+ * (KF_IDEA_TRIANGLE, kf_descriptor_triangle.h). */
 bool kf_prompt_product_every_output (json_t *spec, const char *source, unsigned features);
 /* The same, with *BATCH the products counted (a batch's leading size, or
  * round 37: two products of one shape sharing an operand, a @ w and

@@ -19,7 +19,7 @@
  *  5. rounds 42-43: one generation of x @ x.t() handed cache blocking to
  *     the triangle kernel and the triangle to the blocked one, and both
  *     came back as one kernel: the triangle is a feature the code's
- *     reading knows (kf_prompt_triangle_loops), so the planner sees the
+ *     reading knows (kf_descriptor_triangle), so the planner sees the
  *     two ideas crossed (s_converges);
  *  6. round 43: a kernel computing every output of x @ x.t() was set
  *     against the triangle's count ("49.3 GFLOP/s ... a kernel that
@@ -45,7 +45,7 @@
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_target.h"
-#include "../../coordinator/kf_prompt_triangle.h"
+#include "../../analysis/kf_descriptor_triangle.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test_text.h"
 #include "../kf_test.h"
@@ -260,33 +260,42 @@ test_approx_families (void)
     free (t);
 }
 
+static bool
+s_tri (const char *code)
+{
+    return kf_descriptor_triangle (code, NULL, 0);
+}
+
 //  5.
 static void
 test_triangle (void)
 {
     //  Round 43's triangle kernel (candidate 4's loops), round 41's
     //  mirror of the blocks below the diagonal, and a lower triangle.
-    CHECK (kf_prompt_triangle_loops ("for (int64_t I = 0; I < nb; I++)\n"
-                                     "  for (int64_t s = 0; s < BS / MR; s++)\n"
-                                     "    for (int64_t J = I; J < nb; J++) { }"));
-    CHECK (kf_prompt_triangle_loops ("for (int64_t bi = 16; bi < N; bi += 16)\n"
-                                     "  for (int64_t bj = 0; bj < bi; bj += 16) mirror (bi, bj);"));
-    CHECK (kf_prompt_triangle_loops ("for (i = 0; i < n; i++) for (j = 0; j <= i; j++) { }"));
+    char snip[96];
+    CHECK (kf_descriptor_triangle ("for (int64_t I = 0; I < nb; I++)\n"
+                                   "  for (int64_t s = 0; s < BS / MR; s++)\n"
+                                   "    for (int64_t J = I; J < nb; J++) { }",
+                                   snip, sizeof snip));
+    CHECK (!strcmp (snip, "for (J = I; J < nb; ...)"));
+    CHECK (s_tri ("for (int64_t bi = 16; bi < N; bi += 16)\n"
+                  "  for (int64_t bj = 0; bj < bi; bj += 16) mirror (bi, bj);"));
+    CHECK (s_tri ("for (i = 0; i < n; i++) for (j = 0; j <= i; j++) { }"));
     //  Round 44's candidate 4: I from a list of row pairs, and the
     //  diagonal's test.
-    CHECK (kf_prompt_triangle_loops ("int I = rows[q];\n"
-                                     "for (int J = I; J < nb; J++) {\n"
-                                     "  if (I != J) mirror (I, J); }"));
-    CHECK (!kf_prompt_triangle_loops ("int I = rows[q];\n"
-                                      "for (int J = I; J < nb; J++) { store (I, J); }"));
+    CHECK (s_tri ("int I = rows[q];\n"
+                  "for (int J = I; J < nb; J++) {\n"
+                  "  if (I != J) mirror (I, J); }"));
+    CHECK (!s_tri ("int I = rows[q];\n"
+                   "for (int J = I; J < nb; J++) { store (I, J); }"));
     //  A cache block's inner loop, and round 35's sum over earlier
     //  threads' totals, are not.
-    CHECK (!kf_prompt_triangle_loops ("for (int64_t jb = 0; jb < M; jb += NC) {\n"
-                                      "  int64_t je = jb + NC < M ? jb + NC : M;\n"
-                                      "  for (int64_t j0 = jb; j0 < je; j0 += NR) { } }"));
-    CHECK (!kf_prompt_triangle_loops ("for (int t = 0; t < nt; t++)\n"
-                                      "  for (int u = 0; u < t; u++) off += tot[u];"));
-    CHECK (!kf_prompt_triangle_loops ("for (;;) { }") && !kf_prompt_triangle_loops (""));
+    CHECK (!s_tri ("for (int64_t jb = 0; jb < M; jb += NC) {\n"
+                   "  int64_t je = jb + NC < M ? jb + NC : M;\n"
+                   "  for (int64_t j0 = jb; j0 < je; j0 += NR) { } }"));
+    CHECK (!s_tri ("for (int t = 0; t < nt; t++)\n"
+                   "  for (int u = 0; u < t; u++) off += tot[u];"));
+    CHECK (!s_tri ("for (;;) { }") && !s_tri (""));
     unsigned f = kf_prompt_source_features ("void f (float *o, int n) {\n"
                                             "  for (int i = 0; i < n; i++)\n"
                                             "    for (int j = i; j < n; j++) o[i * n + j] = 0; }",

@@ -1,7 +1,7 @@
-/*  kf_prompt_triangle.c - whether a kernel's loops walk one triangle
- *  (kf_prompt_triangle.h).
+/*  kf_descriptor_triangle.c - whether a kernel's loops walk one triangle
+ *  (kf_descriptor_triangle.h).
  */
-#include "kf_prompt_triangle.h"
+#include "kf_descriptor_triangle.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -119,9 +119,21 @@ s_compared (const char *code, const char *a, const char *b)
     return false;
 }
 
-bool
-kf_prompt_triangle_loops (const char *code)
+//  L's header, squeezed, into SNIP (SIZE bytes; none when NULL); true.
+static bool
+s_found (const s_loop_t *l, char *snip, size_t size)
 {
+    if (snip && size)
+        snprintf (snip, size, "for (%s = %s; %s %s %s; ...)", l->var, l->init, l->var, l->op,
+                  l->bound);
+    return true;
+}
+
+bool
+kf_descriptor_triangle (const char *code, char *snip, size_t size)
+{
+    if (snip && size)
+        snip[0] = '\0';
     s_loop_t loops[S_LOOPS];
     size_t n = 0;
     for (const char *p = code ? strstr (code, "for") : NULL; p && n < S_LOOPS;
@@ -140,23 +152,23 @@ kf_prompt_triangle_loops (const char *code)
         //  pairs, no loop of its own): the diagonal's test says it.
         if (s_ident (in->init) && strcmp (in->init, in->var)
             && (s_compared (code, in->init, in->var) || s_compared (code, in->var, in->init)))
-            return true;
+            return s_found (in, snip, size);
         for (size_t o = 0; o < n; o++) {
             const s_loop_t *out = &loops[o];
             if (!strcmp (out->var, in->var))
                 continue;
             //  j = i to the outer loop's own bound: the upper triangle.
             if (!strcmp (in->init, out->var) && !strcmp (in->bound, out->bound))
-                return true;
+                return s_found (in, snip, size);
             //  j from the start up to i itself: the lower one.
             if (!strcmp (in->op, "<=") && !strcmp (in->bound, out->var))
-                return true;
+                return s_found (in, snip, size);
             //  Or short of it by blocks of one size (round 41's mirror of
             //  the blocks below the diagonal); by ones it is as likely a
             //  sum over earlier threads' totals (round 35's scan).
             if (!strcmp (in->bound, out->var) && !strcmp (in->step, out->step)
                 && strcmp (in->step, "1") && *in->step)
-                return true;
+                return s_found (in, snip, size);
         }
         n++;
     }
