@@ -111,6 +111,13 @@ int kf_search_idea_verdict (double speedup, double parent_speedup, double noise)
  * KF_SEARCH_IDEA_NOTED tries (caller's). */
 json_t *kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *aside);
 
+/* Try T's verdict for IDEA as kf_search_idea_record judges it: 1 won, 0
+ * within noise, -1 lost, 2 timings too spread, 3 timed beside other work
+ * that could account for the gap, 4 (round 42) threads that hardly ran
+ * side by side in the child's or the parent's full timing
+ * (kf_search_idea_record.c). */
+int kf_search_idea_try_verdict (json_t *t, const char *idea);
+
 /* Round 11: cache blocking was handed out four times, and set aside only
  * after the fourth, because tries still in flight counted for nothing;
  * round 13 held an idea whose first try was unjudged only when that try
