@@ -17,6 +17,7 @@
  *  so a register tile the planner sees is one the grid sees too (round 7).
  */
 #include "kf_prompt_class.h"
+#include "kf_descriptor_macro.h"
 #include "kf_descriptor_triangle.h"
 #include "kf_descriptor.h"
 #include "kf_descriptor_host.h"
@@ -425,15 +426,23 @@ kf_prompt_source_features (const char *source, const char *language)
     kf_coords_t c = { 0, 0, 0 };
     char *why = NULL;
     //  The descriptors read the code with comments and strings blanked.
-    if (kf_descriptor_classify (source, strlen (source), lang, &c, &why) != 0)
-        why = NULL;
-    const char *w = why ? why : "";
     char *code = strdup (source);
     if (code) {
         kf_descriptor_strip_text (code, false);
         kf_descriptor_blank_if0 (code);
+        //  Round 44: and with the function-like macros it defines expanded
+        //  (a register tile written as `c##i##0 = _mm512_fmadd_ps (...)`
+        //  in a ROW(i) macro read as no feature).
+        char *expanded = kf_descriptor_macros (code);
+        if (expanded) {
+            free (code);
+            code = expanded;
+        }
     }
     const char *t = code ? code : source;
+    if (kf_descriptor_classify (t, strlen (t), lang, &c, &why) != 0)
+        why = NULL;
+    const char *w = why ? why : "";
     //  The accumulators as the descriptors read them (one reading for both).
     kf_descriptor_acc_t acc;
     kf_descriptor_accumulators (t, &acc);

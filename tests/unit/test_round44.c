@@ -35,7 +35,11 @@
  *     waits for a kernel to cut (kf_search_idea_fit_known);
  *  9. round 44: a try handed an idea of no feature, named in full in
  *     "Tried before", was cut mid-clause ("a reciprocal or reciprocal ):
- *     not judged yet"): its head is named (kf_prompt_attempt.c).
+ *     not judged yet"): its head is named (kf_prompt_attempt.c);
+ * 10. round 44's candidate 10: a 4 x 4 register tile written through a
+ *     ROW(i) macro (`c##i##0 = _mm512_fmadd_ps (...)`) read as no
+ *     feature: the reading expands the function-like macros a kernel
+ *     defines, bounded (kf_descriptor_macros).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -45,6 +49,7 @@
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../analysis/kf_descriptor_macro.h"
 #include "../../analysis/kf_descriptor_triangle.h"
 #include "../../coordinator/kf_search_idea.h"
 #include "../kf_test_text.h"
@@ -528,6 +533,51 @@ test_handed_head (void)
     json_decref (spec);
 }
 
+//  10.
+#define S_MACRO_TILE                                                                      \
+    "#include <immintrin.h>\n"                                                            \
+    "void tile (const float *a0, const float *a1, const float *b0, const float *b1,\n"    \
+    "           int K, float *C) {\n"                                                     \
+    "  __m512 z = _mm512_setzero_ps ();\n"                                                \
+    "  __m512 c00 = z, c01 = z, c10 = z, c11 = z;\n"                                      \
+    "  for (int k = 0; k < K; k += 16) {\n"                                               \
+    "    __m512 vb0 = _mm512_loadu_ps (b0 + k), vb1 = _mm512_loadu_ps (b1 + k), va;\n"    \
+    "#define ROW(i) va = _mm512_loadu_ps (a##i + k); \\\n"                               \
+    "    c##i##0 = _mm512_fmadd_ps (va, vb0, c##i##0); \\\n"                             \
+    "    c##i##1 = _mm512_fmadd_ps (va, vb1, c##i##1);\n"                                  \
+    "    ROW (0) ROW (1)\n"                                                               \
+    "  }\n"                                                                               \
+    "  C[0] = _mm512_reduce_add_ps (c00); C[1] = _mm512_reduce_add_ps (c01);\n"           \
+    "  C[2] = _mm512_reduce_add_ps (c10); C[3] = _mm512_reduce_add_ps (c11);\n"           \
+    "}\n"
+static void
+test_macros (void)
+{
+    char *t = kf_descriptor_macros (S_MACRO_TILE);
+    printf ("%s", t ? t : "(none)\n");
+    CHECK (kf_test_has (t, "va = _mm512_loadu_ps (a0 + k);"));
+    CHECK (kf_test_has (t, "c00 = _mm512_fmadd_ps (va, vb0, c00);"));
+    CHECK (kf_test_has (t, "c11 = _mm512_fmadd_ps (va, vb1, c11);"));
+    CHECK (t && !strstr (t, "##") && !strstr (t, "ROW"));
+    free (t);
+    unsigned f = kf_prompt_source_features (S_MACRO_TILE, "c");
+    CHECK ((f >> KF_IDEA_MICRO) & 1u);
+    //  Object-like macros stay, as do texts with no function-like one.
+    CHECK (kf_descriptor_macros ("#define NB 64\nfor (i = 0; i < n; i += NB) { }\n") == NULL);
+    t = kf_descriptor_macros ("#define NB 64\n#define SQ(x) ((x) * (x))\nint y = SQ (NB);\n");
+    CHECK (kf_test_has (t, "int y = ((NB) * (NB));"));
+    free (t);
+    //  Bounded: a macro that multiplies its text each pass stops at its
+    //  bound and the reading takes the text as it is; a call left open
+    //  and a call of the wrong arity are left as written.
+    CHECK (kf_descriptor_macros ("#define A(x) x x x x x x x x x x x x x x x x\n"
+                                 "int y = A (A (A (A (A (A (z))))));\n") == NULL);
+    t = kf_descriptor_macros ("#define F(a, b) a + b\nint y = F (1, 2) + F (3) + F (4, 5;\n");
+    CHECK (kf_test_has (t, "int y = 1 + 2 + F (3) + F (4, 5;"));
+    free (t);
+    CHECK (kf_descriptor_macros (NULL) == NULL);
+}
+
 int
 main (void)
 {
@@ -539,5 +589,6 @@ main (void)
     test_records_side_by_side ();
     test_cut_needs_kernel ();
     test_handed_head ();
+    test_macros ();
     return kf_test_done ("test_round44");
 }
