@@ -393,6 +393,13 @@ test_count_per_kernel (void)
     CHECK (kf_test_has (text, "537 million operations") && !strstr (text, "lower bound"));
     free (text);
     json_decref (k);
+    //  Round 45: the libm line's bound names the triangle's count.
+    json_object_set_new (d, "clock_mhz_measured", json_real (3693.0));
+    KF_TEST_CAPTURE (text, f, kf_prompt_task_libm_line (f, gram, d));
+    printf ("%s", text);
+    CHECK (kf_test_has (text, "for the matrix product's 537 million operations (its diagonal and "
+                              "one triangle) at one core's measured FMA peak"));
+    free (text);
     //  The meta prompt's outcome lines, by each kernel's features.
     json_t *run = json_pack ("{s:s, s:s, s:O}", "language", "c", "target", "host", "spec", gram);
     json_t *sections = json_pack ("{s:s, s:s, s:s, s:s}", "philosophy", "P", "strategies", "S",
