@@ -102,8 +102,10 @@ kf_prompt_arith_words (const kf_arith_t *est, char *buf, size_t size)
               //  Round 41: sigmoid(g) * tanh(c) at 30 cycles against a
               //  budget of 27 read as bound by its arithmetic; its
               //  kernels took 20-25 in all, one division for both.
-              a.calls > 1 ? " and each call is counted with its own reduction and division, "
-                            "which calls in one formula may share"
+              //  Round 45: "and division" of exp, log1p and sin.
+              a.calls > 1 ? " and each call is counted with its own range reduction (and "
+                            "division, where its form has one), which calls in one formula may "
+                            "share"
                           : "");
     return true;
 }

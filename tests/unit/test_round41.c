@@ -442,8 +442,9 @@ test_round41_text (void)
     printf ("estimate: %s\n", words);
     CHECK (strstr (words, "each instruction counted at an FMA's time: an upper figure, as "
                           "instructions beside the FMAs overlap them (the rule of thumb above) "
-                          "and each call is counted with its own reduction and division, which "
-                          "calls in one formula may share"));
+                          "and each call is counted with its own range reduction (and "
+                          "division, where its form has one), which calls in one formula may "
+                          "share"));
     CHECK (!strstr (words, "issues like an FMA"));
     json_decref (d);
     json_decref (cell);

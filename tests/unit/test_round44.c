@@ -256,6 +256,25 @@ test_approx_families (void)
     CHECK (kf_test_has (t, "an exp's range reduction") && kf_test_has (t, "a log's range "
                                                                        "reduction"));
     free (t);
+    //  Round 45: a kernel's position line names the Target's estimate by
+    //  its figure, not in full again.
+    json_t *spec = kf_test_ew_spec ("torch.log1p(torch.exp(x)) * torch.sin(x)");
+    json_t *hw = kf_test_epyc_host ();
+    json_object_set_new (json_array_get (json_object_get (hw, "devices"), 0), "vec_fma_cycles",
+                         json_real (1.0));
+    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 1, "source",
+                           "int kf_forward (void) { return 0; }", "candidate_ns", 9.0e6,
+                           "bandwidth", "candidate_gbs", 14.9, "bytes", 134217728.0,
+                           "copy_gbs", 39.8);
+    KF_TEST_CAPTURE (t, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    printf ("%s", t ? t : "");
+    CHECK (kf_test_has (t, "the Target section estimates them at about "));
+    CHECK (kf_test_has (t, "cycles of one core a vector of outputs (an upper figure)"));
+    CHECK (t && !strstr (t, "vector instructions a vector of outputs"));
+    free (t);
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
     t = s_approx_read ("torch.erf(x) * 0.5");
     CHECK (kf_test_has (t, "erf is +/-1 to within f32's rounding past |x| of about 4"));
     free (t);
