@@ -113,7 +113,9 @@ s_shares (FILE *f, json_t *o, json_t *spec, json_t *hardware, bool host)
                                                     (unsigned) json_integer_value (ft));
     long long batch = 1;
     double all = whole && ns > 0 ? kf_prompt_matmul_count (spec, &batch, mnk) : 0;
-    double top = peak > 0 ? peak : kf_jnum (device, "peak_gflops", 0);
+    double top = kf_prompt_compute_ceiling (o, device);
+    if (!(top > 0))
+        top = peak;
     //  Past every core's peak, it computes a triangle the reading missed.
     if (whole && top > 0 && all / ns > top)
         whole = false;

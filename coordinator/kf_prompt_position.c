@@ -528,8 +528,11 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
             //  product's work; its figures count that, unless they would
             //  pass every core's measured peak (a triangle the code's
             //  reading missed).
+            //  Round 45: against the peak of the CPUs its calls used.
             json_t *d0 = json_array_get (json_object_get (hardware, "devices"), 0);
-            double peak = r.peak_gflops > 0 ? r.peak_gflops : kf_jnum (d0, "peak_gflops", 0);
+            double peak = kf_prompt_compute_ceiling (k, d0);
+            if (!(peak > 0))
+                peak = r.peak_gflops;
             bool every = half && kf_prompt_product_every_output (spec, kf_jstr (k, "source"),
                                                                  ~0u);
             if (every && !(peak > 0 && full / kf_jnum (k, "candidate_ns", 0) > peak)) {

@@ -243,6 +243,16 @@ kf_prompt_product_every_output (json_t *spec, const char *source, unsigned featu
 }
 
 double
+kf_prompt_compute_ceiling (json_t *k, json_t *dev)
+{
+    double one = kf_jnum (dev, "peak_gflops_one_core", 0);
+    double cpus = kf_jnum (json_object_get (k, "one_core"), "cpu_per_wall", 0);
+    if (one > 0 && cpus > 0)
+        return one * (cpus > 1 ? cpus : 1) * 1.1;
+    return kf_jnum (dev, "peak_gflops", 0);
+}
+
+double
 kf_prompt_matmul_flops (json_t *spec, long long mnk[3])
 {
     long long batch, n[3] = { 0, 0, 0 };

@@ -406,6 +406,22 @@ test_count_per_kernel (void)
                               "code reads"));
     CHECK (text && !strstr (text, "twice those above"));
     free (text);
+    //  Round 45's candidate 4: a triangle the reading missed, at 6.69 ms on
+    //  1.05 CPU-seconds a second: the full count would be 136% of one
+    //  core's peak, so the triangle's is taken.
+    json_object_set_new (k, "source", json_string (S_FULL_SRC));
+    json_object_set_new (k, "candidate_ns", json_real (6690000.0));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "The compute figures count the full product's"));
+    free (text);
+    json_object_set_new (k, "one_core", json_pack ("{s:f, s:b}", "cpu_per_wall", 1.05,
+                                                   "tried", 1));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "537 million operations")
+           && !kf_test_has (text, "The compute figures count the full product's"));
+    free (text);
+    json_object_del (k, "one_core");
+    json_object_set_new (k, "candidate_ns", json_real (4150000.0));
     //  A full count past every core's peak: a triangle the reading missed.
     json_object_set_new (k, "source", json_string (S_FULL_SRC));
     KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, gram, hw, KF_TARGET_HOST));
