@@ -2,6 +2,7 @@
  *  (kf_descriptor_triangle.h).
  */
 #include "kf_descriptor_triangle.h"
+#include "kf_text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -11,11 +12,17 @@
 #define S_LOOPS 128
 #define S_TEXT 64
 
+//  Clauses of a condition read (`j < J0 + GB && j <= i`).
+#define S_CLAUSES 2
+
 typedef struct {
     char var[S_TEXT];   //  the index the init sets
     char init[S_TEXT];  //  what it sets it to
-    char op[3];         //  the condition's comparison: "<" or "<="
-    char bound[S_TEXT]; //  its right side
+    struct {
+        char op[3];         //  the clause's comparison: "<" or "<="
+        char bound[S_TEXT]; //  its right side
+    } c[S_CLAUSES];
+    int clauses;
     char step[S_TEXT];  //  what `+=` adds, "1" for `++`
 } s_loop_t;
 
@@ -77,20 +84,31 @@ s_header (const char *open, s_loop_t *l)
         v--;
     s_squeeze (v, (size_t) (ve - v), l->var);
     s_squeeze (eq + 1, (size_t) (end[0] - eq - 1), l->init);
-    //  The condition: the index, then < or <=, then the bound.
+    //  The condition: clauses joined by &&, each the index, then < or
+    //  <=, then the bound (round 45: `j0 < J0 + GB && j0 <= i0`).
     char cond[S_TEXT];
     s_squeeze (part[1], (size_t) (end[1] - part[1]), cond);
     size_t n = strlen (l->var);
-    if (!n || strncmp (cond, l->var, n) || cond[n] != '<')
+    l->clauses = 0;
+    for (char *c = cond; c && l->clauses < S_CLAUSES;) {
+        char *next = strstr (c, "&&");
+        if (next)
+            *next = '\0';
+        if (n && !strncmp (c, l->var, n) && c[n] == '<') {
+            bool le = c[n + 1] == '=';
+            snprintf (l->c[l->clauses].op, sizeof l->c[0].op, "%s", le ? "<=" : "<");
+            snprintf (l->c[l->clauses].bound, sizeof l->c[0].bound, "%s", c + n + 1 + le);
+            l->clauses += *l->c[l->clauses].bound != '\0';
+        }
+        c = next ? next + 2 : NULL;
+    }
+    if (!l->clauses)
         return false;
-    bool le = cond[n + 1] == '=';
-    snprintf (l->op, sizeof l->op, "%s", le ? "<=" : "<");
-    snprintf (l->bound, sizeof l->bound, "%s", cond + n + 1 + le);
     char step[S_TEXT];
     s_squeeze (part[2], (size_t) (end[2] - part[2]), step);
     const char *add = strstr (step, "+=");
     snprintf (l->step, sizeof l->step, "%s", add ? add + 2 : strstr (step, "++") ? "1" : "");
-    return s_ident (l->var) && *l->bound;
+    return s_ident (l->var);
 }
 
 //  Whether CODE compares A and B for (in)equality as whole names: "A !=
@@ -124,9 +142,56 @@ static bool
 s_found (const s_loop_t *l, char *snip, size_t size)
 {
     if (snip && size)
-        snprintf (snip, size, "for (%s = %s; %s %s %s; ...)", l->var, l->init, l->var, l->op,
-                  l->bound);
+        snprintf (snip, size, "for (%s = %s; %s %s %s%s; ...)", l->var, l->init, l->var,
+                  l->c[0].op, l->c[0].bound, l->clauses > 1 ? " && ..." : "");
     return true;
+}
+
+//  Whether CODE stores by rows of U and columns of V and the other way
+//  too (`y + (i0 + r) * n + j0` and `y + (j0 + c) * n + i0`): an output
+//  tile and its mirror.
+static bool
+s_mirrored (const char *code, const char *u, const char *v)
+{
+    char a[200], b[200];
+    snprintf (a, sizeof a, "\\b%s\\b[^;=]*\\)[[:space:]]*\\*[^;=]*\\+[[:space:]]*%s\\b", u, v);
+    snprintf (b, sizeof b, "\\b%s\\b[^;=]*\\)[[:space:]]*\\*[^;=]*\\+[[:space:]]*%s\\b", v, u);
+    return kf_text_matches (code, a) && kf_text_matches (code, b);
+}
+
+//  Whether TEXT names NAME as a whole word.
+static bool
+s_mentions (const char *text, const char *name)
+{
+    size_t n = strlen (name);
+    for (const char *p = text; n && (p = strstr (p, name)) != NULL; p += n)
+        if ((p == text || !(isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
+            && !(isalnum ((unsigned char) p[n]) || p[n] == '_'))
+            return true;
+    return false;
+}
+
+//  Whether IN, inside a loop OUT, walks one triangle by its clause C.
+static bool
+s_walks (const s_loop_t *in, const s_loop_t *out, int c)
+{
+    const char *op = in->c[c].op, *bound = in->c[c].bound;
+    //  j = i to the outer loop's own bound: the upper triangle; not a
+    //  block's loop clamped to the bound (`i = ii; i < ii + TILE && i <
+    //  m`), whose other clause runs from its start.
+    bool block = false;
+    for (int k = 0; k < in->clauses; k++)
+        block |= s_mentions (in->c[k].bound, in->init);
+    if (!block && !strcmp (in->init, out->var) && !strcmp (bound, out->c[0].bound))
+        return true;
+    //  j from the start up to i itself: the lower one.
+    if (!strcmp (op, "<=") && !strcmp (bound, out->var))
+        return true;
+    //  Or short of it by blocks of one size (round 41's mirror of the
+    //  blocks below the diagonal); by ones it is as likely a sum over
+    //  earlier threads' totals (round 35's scan).
+    return !strcmp (bound, out->var) && !strcmp (in->step, out->step)
+           && strcmp (in->step, "1") && *in->step;
 }
 
 bool
@@ -150,26 +215,17 @@ kf_descriptor_triangle (const char *code, char *snip, size_t size)
         //  Round 44: j from a row index the code tests against it (`for (J
         //  = I; J < nb; J++)` beside `if (I != J)`, I from a list of row
         //  pairs, no loop of its own): the diagonal's test says it.
+        //  Round 45: or from a column index whose tile the code stores
+        //  twice, as itself and as its mirror (`for (i0 = j0; i0 < n;
+        //  ...)`, j0 from a block number).
         if (s_ident (in->init) && strcmp (in->init, in->var)
-            && (s_compared (code, in->init, in->var) || s_compared (code, in->var, in->init)))
+            && (s_compared (code, in->init, in->var) || s_compared (code, in->var, in->init)
+                || s_mirrored (code, in->init, in->var)))
             return s_found (in, snip, size);
-        for (size_t o = 0; o < n; o++) {
-            const s_loop_t *out = &loops[o];
-            if (!strcmp (out->var, in->var))
-                continue;
-            //  j = i to the outer loop's own bound: the upper triangle.
-            if (!strcmp (in->init, out->var) && !strcmp (in->bound, out->bound))
-                return s_found (in, snip, size);
-            //  j from the start up to i itself: the lower one.
-            if (!strcmp (in->op, "<=") && !strcmp (in->bound, out->var))
-                return s_found (in, snip, size);
-            //  Or short of it by blocks of one size (round 41's mirror of
-            //  the blocks below the diagonal); by ones it is as likely a
-            //  sum over earlier threads' totals (round 35's scan).
-            if (!strcmp (in->bound, out->var) && !strcmp (in->step, out->step)
-                && strcmp (in->step, "1") && *in->step)
-                return s_found (in, snip, size);
-        }
+        for (size_t o = 0; o < n; o++)
+            for (int c = 0; c < in->clauses; c++)
+                if (strcmp (loops[o].var, in->var) && s_walks (in, &loops[o], c))
+                    return s_found (in, snip, size);
         n++;
     }
     return false;

@@ -312,6 +312,17 @@ test_triangle (void)
                   "  if (I != J) mirror (I, J); }"));
     CHECK (!s_tri ("int I = rows[q];\n"
                    "for (int J = I; J < nb; J++) { store (I, J); }"));
+    //  Round 45's candidate 4: i0 from a block's column, the tile stored
+    //  as itself and as its mirror; candidate 10: a second clause.
+    CHECK (s_tri ("int64_t j0 = b * NR;\n"
+                  "for (int64_t i0 = j0; i0 < n; i0 += MR) {\n"
+                  "  _mm512_storeu_ps (y + (i0 + r) * n + j0, v0);\n"
+                  "  _mm256_storeu_ps (y + (j0 + c) * n + i0, m); }"));
+    CHECK (!s_tri ("int64_t j0 = b * NR;\n"
+                   "for (int64_t i0 = j0; i0 < n; i0 += MR) {\n"
+                   "  _mm512_storeu_ps (y + (i0 + r) * n + j0, v0); }"));
+    CHECK (s_tri ("for (int64_t i0 = J0; i0 < n; i0 += TR)\n"
+                  "  for (int64_t j0 = J0; j0 < J0 + GB && j0 <= i0; j0 += TR) { }"));
     //  A cache block's inner loop, and round 35's sum over earlier
     //  threads' totals, are not.
     CHECK (!s_tri ("for (int64_t jb = 0; jb < M; jb += NC) {\n"
