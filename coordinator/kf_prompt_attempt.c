@@ -156,7 +156,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
             credit = !by_code || kf_jint (c, "parent_id");
             best_judged = !json_is_false (json_object_get (c, "finished"));
         }
-        char outcome[400], from[80] = "", added[KF_PROMPT_ADDED_MAX],
+        char outcome[KF_PROMPT_OUTCOME_MAX], from[80] = "", added[KF_PROMPT_ADDED_MAX],
             handed[300] = "";
         //  Round 21: a try this prompt shows above with its figures and
         //  code (an inspiration, most often) came twice, its figures here

@@ -110,7 +110,9 @@ kf_prompt_outcome (json_t *c, bool in_changed, char *buf, size_t size)
     //  Round 5: an outcome timed beside other work says so
     //  (kf_prompt_load_text), and so does one timed on a host whose
     //  registered workers differ from the run's other timings.
-    char load[300];
+    //  Round 45: 300 bytes cut the host's condition mid-clause ("the exec
+    //  host shared with 1 compile and").
+    char load[640];
     bool loaded = kf_prompt_load_text (json_object_get (c, "host_load"),
                                        json_object_get (c, "host_condition"), load, sizeof load);
     //  Round 28: a timing over undisturbed samples beside 5.9 other
@@ -249,7 +251,7 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
                    "not judged yet on top), that this prompt does not show above (one line each; their code is "
                    "not shown). Do not repeat an approach that failed or lost here unless you "
                    "know why it did and change that.\n", f);
-        char origin[KF_PROMPT_ADDED_MAX + 600], outcome[400];
+        char origin[KF_PROMPT_ADDED_MAX + 600], outcome[KF_PROMPT_OUTCOME_MAX];
         s_origin (in, c, origin, sizeof origin);
         kf_prompt_outcome (c, kf_prompt_conditions_differ (in->history), outcome, sizeof outcome);
         fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,

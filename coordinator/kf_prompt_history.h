@@ -93,6 +93,9 @@ void kf_prompt_added_text (json_t *c, char *buf, size_t size);
 /* Candidate C's outcome in a line in BUF (returned): "correct, 4.58 ms
  * (2.10x), screen timing only" or "did not compile: error: ..."; with the
  * host's condition when IN_CHANGED (kf_prompt_conditions_differ). */
+/* Room for kf_prompt_outcome's words, the load and a retiming said (round
+ * 45: 400 bytes cut "the exec host shared with 1 compile and"). */
+#define KF_PROMPT_OUTCOME_MAX 1200
 const char *kf_prompt_outcome (json_t *c, bool in_changed, char *buf, size_t size);
 
 /* Whether A and B are one candidate: the same id, or the same normalised

@@ -39,7 +39,9 @@
  * 10. round 44's candidate 10: a 4 x 4 register tile written through a
  *     ROW(i) macro (`c##i##0 = _mm512_fmadd_ps (...)`) read as no
  *     feature: the reading expands the function-like macros a kernel
- *     defines, bounded (kf_descriptor_macros).
+ *     defines, bounded (kf_descriptor_macros);
+ * 11. round 45: an outcome's load was cut mid-clause ("the exec host
+ *     shared with 1 compile and; timed twice, ... the exec ;").
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -631,6 +633,25 @@ test_macros (void)
     CHECK (kf_descriptor_macros (NULL) == NULL);
 }
 
+//  11.
+static void
+test_outcome_whole (void)
+{
+    json_t *c = json_pack ("{s:s, s:f, s:s, s:{s:f, s:f, s:f, s:f, s:f}, s:{s:i, s:i},"
+                           " s:{s:f, s:b, s:s}}", "status", "correct", "speedup", 32.79,
+                           "fidelity", "full", "host_load", "cpus", 2.0, "runnable_others", 1.2,
+                           "others_cpu_share", 0.55, "cand_wait_share", 0.31, "wall_s", 2.0,
+                           "host_condition", "compile_workers_beside", 1,
+                           "exec_workers_beside", 0, "retimed", "waited_s", 12.5, "quiet", 0,
+                           "kept", "second");
+    char buf[KF_PROMPT_OUTCOME_MAX];
+    kf_prompt_outcome (c, true, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (kf_test_has (buf, "the exec host shared with 1 compile and 0 other exec workers"));
+    CHECK (kf_test_has (buf, "and the second timing, the less disturbed, stands"));
+    json_decref (c);
+}
+
 int
 main (void)
 {
@@ -643,5 +664,6 @@ main (void)
     test_cut_needs_kernel ();
     test_handed_head ();
     test_macros ();
+    test_outcome_whole ();
     return kf_test_done ("test_round44");
 }
