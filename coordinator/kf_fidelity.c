@@ -183,7 +183,11 @@ s_bar (kf_search_t *self, int64_t cand_id, double *elite, double *best)
 /* The cell of CAND_ID decided again from its candidates' figures, now
  * that its own changed from the screen's to the full protocol's: its
  * elite may have been displaced by a screen figure that did not hold, or
- * the candidate may win a cell its screen lost. */
+ * the candidate may win a cell its screen lost. Round 45: and every other
+ * cell it holds, taken under coordinates it has since left (a tuned
+ * candidate takes its winning point's: kf_search_tuned_coords), at a
+ * figure it no longer has: candidate 16 held {2,1,2} at 143.27x beside
+ * {2,1,3} at the 139.43x that counts. */
 int
 kf_fidelity_recell (kf_search_t *self, int64_t run_id, int64_t cand_id)
 {
@@ -206,19 +210,32 @@ kf_fidelity_recell (kf_search_t *self, int64_t run_id, int64_t cand_id)
         if (kf_jint (c, "id") == cand_id)
             s_cell (json_object_get (c, "coords"), (int) kf_jint (c, "bins"), mine, sizeof mine);
     int rc = 0;
-    const char *dp[2] = { run, mine };
-    if (*mine && kf_db_exec (self->db, "DELETE FROM archive_cells WHERE run_id = $1"
-                                       " AND cell = $2::int[]", 2, dp) < 0)
+    char cand[24];
+    const char *dp[3] = { run, mine, S_I64 (cand, cand_id) };
+    json_t *gone = *mine ? kf_db_query (self->db, "DELETE FROM archive_cells WHERE run_id = $1"
+                                                  " AND (cell = $2::int[] OR candidate_id = $3)"
+                                                  " RETURNING cell::text AS cell", 3, dp)
+                         : NULL;
+    if (*mine && !gone)
         rc = -1;
     json_array_foreach (rows, i, c) {
         if (rc || !*mine || !s_cell (json_object_get (c, "coords"), (int) kf_jint (c, "bins"),
-                                     cell, sizeof cell) || strcmp (cell, mine))
+                                     cell, sizeof cell))
+            continue;
+        //  Every cell emptied above is decided again from its candidates.
+        bool freed = !strcmp (cell, mine);
+        size_t g;
+        json_t *cell_row;
+        json_array_foreach (gone, g, cell_row)
+            freed |= !strcmp (kf_jstr (cell_row, "cell"), cell);
+        if (!freed)
             continue;
         char sp[40], fit[40];
         snprintf (sp, sizeof sp, "%.17g", json_number_value (json_object_get (c, "speedup")));
         snprintf (fit, sizeof fit, "%.17g", json_number_value (json_object_get (c, "fitness")));
         rc = kf_search_archive_offer (self, run_id, kf_jint (c, "id"), sp, fit);
     }
+    json_decref (gone);
     json_decref (rows);
     return rc;
 }

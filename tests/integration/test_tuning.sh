@@ -98,6 +98,15 @@ check "... its re-verification timed the counted point alone" \
               AND j.avoid_worker IS NOT NULL
               AND (jsonb_array_length(coalesce(j.payload->'configs', '[]')) <> 1
                    OR cardinality(j.blobs) <> 2)")" -eq 0 ]
+# Round 45: a tuned candidate takes its winning point's coordinates, and
+# the cell it held under its template's was left with a figure it no
+# longer had (143.27x beside the 139.43x that counted).
+check "no candidate holds two archive cells" \
+    [ "$(sql "SELECT count(*) FROM (SELECT candidate_id FROM archive_cells
+              GROUP BY run_id, candidate_id HAVING count(*) > 1) x")" -eq 0 ]
+check "no archive cell holds a figure its candidate no longer has" \
+    [ "$(sql "SELECT count(*) FROM archive_cells a JOIN candidates c ON c.id = a.candidate_id
+              WHERE abs(a.speedup - c.speedup) > 1e-9 * c.speedup")" -eq 0 ]
 check "no job left queued or leased" \
     [ "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued','leased')")" -eq 0 ]
 check "the coordinator counted no malformed message" \
