@@ -71,6 +71,47 @@ kf_test_identity_idea (const char *ret)
     return NULL;
 }
 
+/* Round 41's problems: the Gram matrix of x [1024][512], sigmoid(x @ x^T
+ * / sqrt(512)), and sigmoid(g) * tanh(c) over two inputs of 4096 x 4096
+ * (rtol 1e-2, atol 1e-5); the caller's. */
+static inline json_t *
+kf_test_gram_spec (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
+                      " s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "gram", "inputs", "name", "in0", "shape", 1024, 512, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", 1024, 1024, "dtype", "f32",
+                      "reference", "language", "pytorch", "source",
+                      "    def forward(self, x):\n"
+                      "        return torch.sigmoid(x @ x.t() / inner ** 0.5)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static inline json_t *
+kf_test_cell_spec (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096, "dtype",
+                      "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32", "outputs",
+                      "name", "out0", "shape", 4096, 4096, "dtype", "f32", "reference",
+                      "language", "pytorch", "source",
+                      "    def forward(self, g, c):\n"
+                      "        return torch.sigmoid(g) * torch.tanh(c)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+/* The index in IDEAS (N) of the idea about cutting a kernel's own
+ * instructions (kf_prompt_idea_cuts_code), or N. */
+static inline size_t
+kf_test_cut_index (const char *const *ideas, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kf_prompt_idea_cuts_code (ideas[i]))
+            return i;
+    return n;
+}
+
 /* Rounds 39-41's host as its exec worker measured it: two AVX-512 cores,
  * all cores' cold read 36.9 GB/s and streaming copy 39.8. */
 static inline json_t *

@@ -86,35 +86,6 @@ s_product (int m, int n, int k, bool along_k)
                       1e-5);
 }
 
-//  Round 41's problems: the Gram matrix of x [1024][512], and
-//  sigmoid(g) * tanh(c) over two inputs of 4096 x 4096.
-static json_t *
-s_gram (void)
-{
-    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
-                      " s:{s:s, s:s}, s:{s:f, s:f}}",
-                      "name", "gram", "inputs", "name", "in0", "shape", 1024, 512, "dtype", "f32",
-                      "outputs", "name", "out0", "shape", 1024, 1024, "dtype", "f32",
-                      "reference", "language", "pytorch", "source",
-                      "    def forward(self, x):\n"
-                      "        return torch.sigmoid(x @ x.t() / inner ** 0.5)\n",
-                      "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static json_t *
-s_cell (void)
-{
-    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
-                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
-                      "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096, "dtype",
-                      "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32", "outputs",
-                      "name", "out0", "shape", 4096, 4096, "dtype", "f32", "reference",
-                      "language", "pytorch", "source",
-                      "    def forward(self, g, c):\n"
-                      "        return torch.sigmoid(g) * torch.tanh(c)\n",
-                      "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
 static json_t *
 s_device (void)
 {
@@ -223,7 +194,7 @@ test_other_tile (void)
 static void
 test_self_product (void)
 {
-    json_t *gram = s_gram ();
+    json_t *gram = kf_test_gram_spec ();
     json_t *bt = s_product (1024, 768, 512, true);
     CHECK (kf_prompt_product_self (gram) && !kf_prompt_product_self (bt));
     char *text;
@@ -358,7 +329,7 @@ test_full_points (void)
 static void
 test_threads_share (void)
 {
-    json_t *spec = s_cell ();
+    json_t *spec = kf_test_cell_spec ();
     json_t *hw = kf_test_epyc_host ();
     const char *stream = "#include <immintrin.h>\n"
                          "int kf_forward (const float *x, float *out, long n)\n"
@@ -408,7 +379,7 @@ test_threads_share (void)
 static void
 test_round41_text (void)
 {
-    json_t *gram = s_gram ();
+    json_t *gram = kf_test_gram_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (gram, KF_TARGET_HOST, &n);
     size_t at = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
@@ -434,7 +405,7 @@ test_round41_text (void)
                     "fuse the sigmoid; this task has no bias"));
     CHECK (!strcmp (kf_jstr (json_array_get (edits, 1), "text"), "keep it"));
     json_decref (edits);
-    json_t *cell = s_cell ();
+    json_t *cell = kf_test_cell_spec ();
     json_t *d = json_pack ("{s:f, s:f, s:f, s:s}", "clock_mhz_measured", 3693.0,
                            "peak_gflops_one_core", 118.0, "vec_lanes", 16.0, "isa", "avx512f");
     char words[1200];
@@ -454,13 +425,11 @@ test_round41_text (void)
 static void
 test_after_approx (void)
 {
-    json_t *spec = s_cell ();
+    json_t *spec = kf_test_cell_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), cut = n;
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp (ideas[i], "spend fewer instructions", 24))
-            cut = i;
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    size_t cut = kf_test_cut_index (ideas, n);
     CHECK (approx < n && cut < n);
     if (approx >= n || cut >= n) {
         json_decref (spec);

@@ -145,45 +145,16 @@ test_outlier_band (void)
     json_decref (hw);
 }
 
-static json_t *
-s_gram (void)
-{
-    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}],"
-                      " s:{s:s, s:s}, s:{s:f, s:f}}",
-                      "name", "gram", "inputs", "name", "in0", "shape", 1024, 512, "dtype", "f32",
-                      "outputs", "name", "out0", "shape", 1024, 1024, "dtype", "f32",
-                      "reference", "language", "pytorch", "source",
-                      "    def forward(self, x):\n"
-                      "        return torch.sigmoid(x @ x.t() / 22.6)\n",
-                      "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
-static json_t *
-s_cell (void)
-{
-    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
-                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
-                      "name", "cell", "inputs", "name", "in0", "shape", 4096, 4096, "dtype",
-                      "f32", "name", "in1", "shape", 4096, 4096, "dtype", "f32", "outputs",
-                      "name", "out0", "shape", 4096, 4096, "dtype", "f32", "reference",
-                      "language", "pytorch", "source",
-                      "    def forward(self, g, c):\n"
-                      "        return torch.sigmoid(g) * torch.tanh(c)\n",
-                      "tolerance", "rtol", 0.01, "atol", 1e-5);
-}
-
 //  2.
 static void
 test_held_cut (void)
 {
-    json_t *spec = s_cell ();
+    json_t *spec = kf_test_cell_spec ();
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX), cut = n;
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    size_t cut = kf_test_cut_index (ideas, n);
     size_t stream = kf_test_idea_index (ideas, n, KF_IDEA_STREAM);
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp (ideas[i], "spend fewer instructions", 24))
-            cut = i;
     CHECK (approx < n && cut < n && stream < n);
     if (approx >= n || cut >= n || stream >= n) {
         json_decref (spec);
@@ -346,7 +317,7 @@ test_triangle (void)
     //  The planner: the triangle idea from the blocked kernel, while a
     //  sibling takes blocking from the triangle kernel, makes one kernel
     //  twice.
-    json_t *spec = s_gram ();
+    json_t *spec = kf_test_gram_spec ();
     size_t n = 0;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
     size_t tri = kf_test_idea_index (ideas, n, KF_IDEA_TRIANGLE);
@@ -393,7 +364,7 @@ test_triangle (void)
 static void
 test_count_per_kernel (void)
 {
-    json_t *gram = s_gram ();
+    json_t *gram = kf_test_gram_spec ();
     json_t *d = json_pack ("{s:i, s:f, s:f, s:f, s:f, s:s}", "cores", 2, "peak_gflops", 230.0,
                            "peak_gflops_one_core", 118.0, "l1d_bytes", 49152.0, "l2_bytes",
                            1048576.0, "isa", "avx512f");
@@ -521,12 +492,10 @@ test_records_side_by_side (void)
 static void
 test_cut_needs_kernel (void)
 {
-    json_t *spec = s_cell ();
-    size_t n, cut = 99;
+    json_t *spec = kf_test_cell_spec ();
+    size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp (ideas[i], "spend fewer instructions", 24))
-            cut = i;
+    size_t cut = kf_test_cut_index (ideas, n);
     CHECK (cut < n && n <= 16);
     if (!(cut < n && n <= 16)) {
         json_decref (spec);
@@ -553,12 +522,10 @@ test_cut_needs_kernel (void)
 static void
 test_handed_head (void)
 {
-    json_t *spec = s_cell ();
-    size_t n, cut = 99;
+    json_t *spec = kf_test_cell_spec ();
+    size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp (ideas[i], "spend fewer instructions", 24))
-            cut = i;
+    size_t cut = kf_test_cut_index (ideas, n);
     size_t threads = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
     CHECK (cut < n && threads < n);
     if (!(cut < n && threads < n)) {
