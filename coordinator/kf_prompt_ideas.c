@@ -406,6 +406,10 @@ s_identity_idea (json_t *spec)
         { "tanh", "exp", "tanh(x) = 1 - 2 / (e^2x + 1) from the exp of 2x", false },
         { "sigmoid", "exp", "sigmoid(x) = e^x / (1 + e^x) from the exp of x", false },
         { "log", "exp", "log(e^a * b) = a + log(b), a log of a product as a sum", false },
+        //  Round 45: log1p(exp(a)) * sin(b) got other tasks' identities
+        //  alone; its own is softplus's stable form.
+        { "log1p", "exp", "log1p(e^a) = max(a, 0) + log1p(e^-|a|), one exp of a value at most 0 "
+                          "and no overflow for large a", true },
     };
     kf_formula_t fm;
     char own[400] = "";

@@ -9,6 +9,7 @@
  *  was timed under.
  */
 #include "kf_prompt_target.h"
+#include "kf_prompt_class.h"
 #include "kf_json.h"
 #include "kf_lineage.h"
 #include "kf_load_busy.h"
@@ -103,11 +104,17 @@ kf_prompt_screen_sweep (FILE *f, json_t *hardware)
     //  it (kf_lineage_repeat_gaps), and a +/-54% band beside a median of
     //  1.19x left the small steps unsaid.
     double spread = band >= 1 ? band : typical >= 1 ? typical : gap;
+    //  Round 45: the choices named a product's (tile shape, block size,
+    //  loop order) to an elementwise kernel, whose moves are its threads.
+    bool ew = kf_prompt_task_class (json_object_get (hardware, "task")) == KF_CLASS_ELEMENTWISE;
     if (spread >= S_SWEEP_COARSE)
         fprintf (f, " So spend the points on choices that could move the time by more than "
-                 "%.0f%% (another tile shape or block size, another thread count, another loop "
-                 "order), fewer of them if need be, not on small steps of one parameter: points "
-                 "a few per cent apart are ranked by the noise here.", 100 * (spread - 1));
+                 "%.0f%% (%s), fewer of them if need be, not on small steps of one parameter: "
+                 "points a few per cent apart are ranked by the noise here.", 100 * (spread - 1),
+                 ew ? "another thread count, fixed shares against chunks taken as they go, "
+                      "streaming stores on or off"
+                    : "another tile shape or block size, another thread count, another loop "
+                      "order");
     fputs ("\n", f);
 }
 

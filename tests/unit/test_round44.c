@@ -41,7 +41,10 @@
  *     feature: the reading expands the function-like macros a kernel
  *     defines, bounded (kf_descriptor_macros);
  * 11. round 45: an outcome's load was cut mid-clause ("the exec host
- *     shared with 1 compile and; timed twice, ... the exec ;").
+ *     shared with 1 compile and; timed twice, ... the exec ;");
+ * 12. round 45: log1p(exp(a)) * sin(b) was offered other tasks'
+ *     identities alone, and an elementwise sweep a product's choices
+ *     (tile shape, block size, loop order).
  */
 #include "../../common/kf_json.h"
 #include "../../coordinator/kf_lineage.h"
@@ -619,6 +622,32 @@ test_outcome_whole (void)
     json_decref (c);
 }
 
+//  12.
+static void
+test_round45_text (void)
+{
+    const char *idea = kf_test_identity_idea ("torch.log1p(torch.exp(x)) * torch.sin(x)");
+    printf ("%s\n", idea ? idea : "(none)");
+    CHECK (kf_test_has (idea, "for this task's log1p, exp, sin: log1p(e^a) = max(a, 0) + "
+                              "log1p(e^-|a|)"));
+    json_t *hw = json_pack ("{s:f, s:i, s:f, s:f, s:o}", "screen_full_gap", 2.40,
+                            "screen_full_count", 9, "screen_full_typical", 1.19,
+                            "screen_full_band", 1.64, "task",
+                            kf_test_ew_spec ("torch.log1p(torch.exp(x)) * torch.sin(x)"));
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_screen_sweep (f, hw));
+    CHECK (kf_test_has (text, "more than 64% (another thread count, fixed shares against chunks "
+                              "taken as they go, streaming stores on or off)"));
+    CHECK (text && !strstr (text, "tile shape"));
+    free (text);
+    json_object_set_new (hw, "task", kf_test_gram_spec ());
+    KF_TEST_CAPTURE (text, f, kf_prompt_screen_sweep (f, hw));
+    CHECK (kf_test_has (text, "(another tile shape or block size, another thread count, another "
+                              "loop order)"));
+    free (text);
+    json_decref (hw);
+}
+
 int
 main (void)
 {
@@ -632,5 +661,6 @@ main (void)
     test_handed_head ();
     test_macros ();
     test_outcome_whole ();
+    test_round45_text ();
     return kf_test_done ("test_round44");
 }
