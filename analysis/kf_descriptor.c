@@ -386,8 +386,7 @@ static const s_rule_t s_epilogue_rule = {
 //  Round 44: one triangle of x @ x^T (and its mirror) does half the
 //  multiply-adds; the archive filed it beside the full product.
 static const s_rule_t s_triangle_rule = {
-    DIM_ALGO, 2, NULL, "one triangle of a symmetric product (loops that walk the diagonal and "
-    "one side of it)", 0, 0, false };
+    DIM_ALGO, 2, NULL, KF_DESCRIPTOR_TRIANGLE_LABEL, 0, 0, false };
 static const s_rule_t s_logcosh_rule = {
     DIM_ALGO, 2, NULL, S_LOGCOSH ": |x| through exp(-2|x|) and back into the sum", 0, 0, false };
 //  Algorithms that change the arithmetic, read by code on the host

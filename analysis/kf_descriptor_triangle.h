@@ -27,4 +27,9 @@
  * bytes; may be NULL) gets the loop's header, white space squeezed. */
 bool kf_descriptor_triangle (const char *code, char *snip, size_t size);
 
+/* The descriptors' words for such loops (kf_descriptor.c's rule on the
+ * host, whose explanation the planner's reading takes). */
+#define KF_DESCRIPTOR_TRIANGLE_LABEL                                                       \
+    "one triangle of a symmetric product (loops that walk the diagonal and one side of it)"
+
 #endif

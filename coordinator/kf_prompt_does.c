@@ -460,7 +460,10 @@ kf_prompt_source_features (const char *source, const char *language)
     S_SET (KF_IDEA_SIMD, (strstr (w, "SIMD intrinsics") || strstr (w, "vector extension"))
                              && kf_descriptor_simd_math (t));
     S_SET (KF_IDEA_PREFETCH, kf_text_matches (t, "\\b(_mm_prefetch|__builtin_prefetch)\\b"));
-    S_SET (KF_IDEA_TRIANGLE, kf_descriptor_triangle (t, NULL, 0));
+    //  On the host the descriptors read the triangle (their explanation
+    //  says so); elsewhere it is read here.
+    S_SET (KF_IDEA_TRIANGLE, host ? strstr (w, KF_DESCRIPTOR_TRIANGLE_LABEL) != NULL
+                                  : kf_descriptor_triangle (t, NULL, 0));
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));
@@ -561,8 +564,7 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
         [KF_IDEA_DYNAMIC] = "threads that take their work as they go (chunks from a shared "
                             "counter or a dynamic schedule, not fixed shares)",
         [KF_IDEA_PREFETCH] = "software prefetch ahead of the loads",
-        [KF_IDEA_TRIANGLE] = "one triangle of a symmetric product (loops that walk the "
-                             "diagonal and one side of it)",
+        [KF_IDEA_TRIANGLE] = KF_DESCRIPTOR_TRIANGLE_LABEL,
     };
     size_t used = 0;
     if (size)

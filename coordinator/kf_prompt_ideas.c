@@ -435,29 +435,30 @@ s_identity_idea (json_t *spec)
 char *
 kf_prompt_approx_on_host (const char *idea, json_t *spec)
 {
-    static const struct { const char *names, *text; } families[] = {
+    static const struct { const char *names[20], *text; } families[] = {
         //  Round 39-40: sin(2x) / (1 + x^2). Round 44: the reduction by
         //  pi/2 read as the one way, where a sine alone takes one by pi
         //  and one odd polynomial, no blend of two.
-        { "sin,cos,tan",
+        { { "sin", "cos", "tan", NULL },
           "a sine's or cosine's range reduction takes k = x times 2/pi rounded to an integer "
           "(a magic-number add rounds it), r = x - k pi/2 (pi/2 in two parts where the "
           "tolerance needs the low bits near large |x|), and the quadrant and the sign from "
           "k's two low bits; a sine alone can take k = x/pi rounded, r = x - k pi in [-pi/2, "
           "pi/2], one odd polynomial in r and the sign from k's low bit, with no blend of a "
           "sine's and a cosine's polynomial" },
-        { "exp,exp2,expm1,sigmoid,tanh,silu,swish,softplus,elu,selu,celu,mish,logsigmoid,"
-          "gelu,cosh,sinh,tanhshrink",
+        { { "exp", "exp2", "expm1", "sigmoid", "tanh", "silu", "swish", "softplus", "elu",
+            "selu", "celu", "mish", "logsigmoid", "gelu", "cosh", "sinh", "tanhshrink", NULL },
           "an exp's range reduction takes x = k ln2 + r, a short polynomial for e^r, and 2^k "
           "written into the float's exponent field (in plain code its bits go through memcpy "
           "into a uint32_t and back, where ldexpf stays a call)" },
-        { "log,log2,log10,log1p,softplus,logsigmoid,mish,asinh,acosh,atanh",
+        { { "log", "log2", "log10", "log1p", "softplus", "logsigmoid", "mish", "asinh",
+            "acosh", "atanh", NULL },
           "a log's range reduction takes the exponent and the mantissa from the float's bits "
           "(in plain code through memcpy into a uint32_t, where frexpf stays a call)" },
-        { "erf,erfc,gelu",
+        { { "erf", "erfc", "gelu", NULL },
           "erf is +/-1 to within f32's rounding past |x| of about 4, so a polynomial or "
           "rational fit over a clamped range serves" },
-        { "sqrt,rsqrt,hypot,asinh,acosh",
+        { { "sqrt", "rsqrt", "hypot", "asinh", "acosh", NULL },
           "sqrtf keeps a plain loop scalar: a square root is the intrinsic's, in a loop of "
           "intrinsics, or an estimate from the bits refined by Newton steps" },
     };
@@ -470,12 +471,9 @@ kf_prompt_approx_on_host (const char *idea, json_t *spec)
     char own[1200] = "";
     size_t used = 0;
     for (size_t i = 0; i < sizeof families / sizeof families[0] && used < sizeof own; i++) {
-        bool named = root && strstr (families[i].names, "sqrt,") == families[i].names;
-        char list[160];
-        snprintf (list, sizeof list, "%s", families[i].names);
-        for (char *save = NULL, *w = strtok_r (list, ",", &save); w && !named;
-             w = strtok_r (NULL, ",", &save))
-            named = kf_prompt_formula_named (fm.names, w);
+        bool named = root && !strcmp (families[i].names[0], "sqrt");
+        for (const char *const *w = families[i].names; *w && !named; w++)
+            named = kf_prompt_formula_named (fm.names, *w);
         if (named) {
             int w = snprintf (own + used, sizeof own - used, "%s%s", used ? "; " : "",
                               families[i].text);

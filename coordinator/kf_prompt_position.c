@@ -533,8 +533,14 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
             double peak = kf_prompt_compute_ceiling (k, d0);
             if (!(peak > 0))
                 peak = r.peak_gflops;
-            bool every = half && kf_prompt_product_every_output (spec, kf_jstr (k, "source"),
-                                                                 ~0u);
+            //  The features the kernel's row keeps where it has them (a
+            //  history row), else its source read again.
+            json_t *kept = json_object_get (k, "features");
+            bool every = half
+                         && kf_prompt_product_every_output (
+                             spec, json_is_integer (kept) ? NULL : kf_jstr (k, "source"),
+                             json_is_integer (kept) ? (unsigned) json_integer_value (kept)
+                                                    : ~0u);
             if (every && !(peak > 0 && full / kf_jnum (k, "candidate_ns", 0) > peak)) {
                 derived = full;
                 half = false;

@@ -248,7 +248,7 @@ kf_prompt_compute_ceiling (json_t *k, json_t *dev)
     double one = kf_jnum (dev, "peak_gflops_one_core", 0);
     double cpus = kf_jnum (json_object_get (k, "one_core"), "cpu_per_wall", 0);
     if (one > 0 && cpus > 0)
-        return one * (cpus > 1 ? cpus : 1) * 1.1;
+        return one * (cpus > 1 ? cpus : 1) * KF_PROMPT_PEAK_MARGIN;
     return kf_jnum (dev, "peak_gflops", 0);
 }
 

@@ -246,9 +246,10 @@ bool kf_prompt_product_every_output (json_t *spec, const char *source, unsigned 
  * product's work, read "136% of one core's peak" beside "1.05
  * CPU-seconds a second". The most kernel K (its "one_core" record) could
  * compute: DEV's one-core FMA peak times the CPU-seconds a second its
- * calls used (at least one) where measured, with a tenth more for the
- * peak's own error; else DEV's every-core peak; 0 where neither is
- * known. */
+ * calls used (at least one) where measured, KF_PROMPT_PEAK_MARGIN times
+ * that for the peak's own error; else DEV's every-core peak; 0 where
+ * neither is known. */
+#define KF_PROMPT_PEAK_MARGIN 1.1
 double kf_prompt_compute_ceiling (json_t *k, json_t *dev);
 /* The same, with *BATCH the products counted (a batch's leading size, or
  * round 37: two products of one shape sharing an operand, a @ w and
