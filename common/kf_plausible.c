@@ -29,6 +29,15 @@ kf_plausible_gflops (const kf_plausible_figures_t *f)
     return f->cand_ns > 0 && f->flops > 0 ? f->flops / f->cand_ns : 0;  /* flops/ns = GFLOP/s */
 }
 
+double
+kf_plausible_mix_gbs (const kf_plausible_figures_t *f)
+{
+    double reads = f->read_bytes, writes = f->bytes - f->read_bytes;
+    if (!(reads > 0 && writes > 0 && f->read_gbs > 0 && f->write_gbs > 0))
+        return 0;
+    return f->bytes / fmax (reads / f->read_gbs, writes / f->write_gbs);
+}
+
 bool
 kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reason,
                       size_t size)
@@ -48,8 +57,17 @@ kf_plausible_ceiling (const kf_plausible_figures_t *f, double margin, char *reas
      * reads, and writes cost more, less so when they stream. */
     double copy = f->copy_gbs > f->stream_gbs ? f->copy_gbs : f->stream_gbs;
     double ceiling = f->read_gbs > copy ? f->read_gbs : copy;
-    if (f->bw_applies && ceiling > 0 && gbs > margin * ceiling) {
-        if (f->stream_gbs > f->copy_gbs && f->stream_gbs >= f->read_gbs)
+    double mix = kf_plausible_mix_gbs (f);
+    if (f->bw_applies && ceiling > 0 && gbs > margin * fmax (ceiling, mix)) {
+        if (mix > ceiling)
+            snprintf (reason, size,
+                      "moves its inputs and outputs at %.0f GB/s, above the %.0f GB/s its"
+                      " reads and writes allow each at its own measured rate (%.0f MB read"
+                      " at every core's cold read, %.0f GB/s, and %.0f MB written at every"
+                      " core's streaming write, %.0f GB/s; over %.2gx it; the copy: %.0f GB/s%s)",
+                      gbs, mix, f->read_bytes / 1e6, f->read_gbs,
+                      (f->bytes - f->read_bytes) / 1e6, f->write_gbs, margin, copy, busy);
+        else if (f->stream_gbs > f->copy_gbs && f->stream_gbs >= f->read_gbs)
             snprintf (reason, size,
                       "moves its inputs and outputs at %.0f GB/s, above the measured copy"
                       " with streaming stores, %.0f GB/s (over %.2gx it; the plain copy:"
@@ -170,6 +188,12 @@ kf_plausible_task_bytes (json_t *task)
 {
     return s_tensor_bytes (json_object_get (task, "inputs"))
            + s_tensor_bytes (json_object_get (task, "outputs"));
+}
+
+double
+kf_plausible_task_read_bytes (json_t *task)
+{
+    return s_tensor_bytes (json_object_get (task, "inputs"));
 }
 
 double

@@ -75,6 +75,11 @@ typedef struct {
                               * to this (round 26: honest kernels at 25-30 GB/s held
                               * against a 22 GB/s copy, with streaming copies at
                               * 29-32 GB/s) */
+    double read_bytes;       /* of BYTES, the inputs read (0: unknown) */
+    double write_gbs;        /* measured rate of every core writing with streaming
+                              * stores alone, nothing read (0: unknown): with READ_GBS
+                              * it bounds a kernel whose reads and writes are not
+                              * even, each at its own rate (kf_plausible_mix_gbs) */
     double peak_gflops;      /* measured FMA peak (0: unknown) */
     bool bw_applies;         /* the data is larger than the cache, so the
                               * copy bandwidth binds */
@@ -88,6 +93,17 @@ void kf_plausible_rules_default (kf_plausible_rules_t *rules);
 /* Achieved rates of F: GB/s and GFLOP/s (0 when not known). */
 double kf_plausible_gbs (const kf_plausible_figures_t *f);
 double kf_plausible_gflops (const kf_plausible_figures_t *f);
+
+/* Round 44: kernels reading two inputs and writing one moved 50-51 GB/s,
+ * correct on their first timing and again on fresh inputs, against a
+ * streaming copy of 39.8, every core's cold read at 36.9 and their
+ * streaming writes at 27.8 GB/s, and were held for audit: on two cores a
+ * core's reads and its streaming writes wait on different buffers, so a
+ * mix of them passes both the copy and the read alone. The bound of F's
+ * mix: its reads at READ_GBS alongside its writes at WRITE_GBS, each
+ * stream at its own measured rate, whichever takes longer; GB/s of its
+ * BYTES, or 0 where a figure is unknown. */
+double kf_plausible_mix_gbs (const kf_plausible_figures_t *f);
 
 /* The physics rule. True when F's bandwidth (where it applies) or FLOP
  * rate is above MARGIN times its ceiling (KF_PLAUSIBLE_MARGIN_BUSY times
@@ -140,6 +156,9 @@ bool kf_plausible_holds (double first, double again, double tolerance, char *rea
  * output written once, from the canonical task's shapes and dtypes (0
  * when it names no tensors). */
 double kf_plausible_task_bytes (json_t *task);
+
+/* Of those, the inputs' bytes alone. */
+double kf_plausible_task_read_bytes (json_t *task);
 
 /* TASK's declared work of one call on the main shape (flops: a number,
  * or the first of a per-case list), or 0. */

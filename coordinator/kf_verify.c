@@ -34,8 +34,11 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, const kf_eval_res
     memset (f, 0, sizeof *f);
     /* The task's own bytes and work: a result cannot shrink them. */
     f->bytes = kf_plausible_task_bytes (spec);
-    if (!(f->bytes > 0))
+    f->read_bytes = kf_plausible_task_read_bytes (spec);
+    if (!(f->bytes > 0)) {
         f->bytes = result->bytes;
+        f->read_bytes = 0;
+    }
     f->flops = kf_plausible_task_flops (spec);
     if (!(f->flops > 0))
         f->flops = result->flops;
@@ -57,6 +60,7 @@ s_figures (kf_search_t *self, json_t *run, const char *worker, const kf_eval_res
     f->read_gbs = kf_jnum (dev, "read_cold_all_cores_gbs", 0);
     f->stream_gbs = fmax (kf_jnum (dev, "copy_stream_one_core_gbs", 0),
                           kf_jnum (dev, "copy_stream_all_cores_gbs", 0));
+    f->write_gbs = kf_jnum (dev, "write_stream_all_cores_gbs", 0);
     f->peak_gflops = kf_jnum (dev, "peak_gflops", 0);
     if (!(f->peak_gflops > 0))
         f->peak_gflops = result->peak_gflops;

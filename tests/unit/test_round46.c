@@ -1,0 +1,67 @@
+/*  test_round46.c - what rounds 44-45 of the model in the loop (issue 15,
+ *  docs/search.md "Forty-fifth round, a check") left open, fixed before
+ *  round 46:
+ *
+ *  1. round 44: three kernels reading two inputs and writing one moved
+ *     50-51 GB/s, correct on fresh inputs, against a 39.8 GB/s streaming
+ *     copy, a 36.9 GB/s cold read and 27.8 GB/s of streaming writes, and
+ *     were held for audit: a mix of reads and writes is bounded by each
+ *     stream at its own measured rate (kf_plausible_mix_gbs).
+ */
+#include "../../common/kf_plausible.h"
+#include "../kf_test.h"
+
+#include <math.h>
+#include <string.h>
+
+static void
+test_mix_ceiling (void)
+{
+    char why[400] = "";
+    double in = 2.0 * 64 * 1048576, out = 64.0 * 1048576;   /* two inputs, one output */
+    kf_plausible_figures_t f = { .bytes = in + out, .read_bytes = in,
+                                 .cand_ns = (in + out) / 50.7, .copy_gbs = 17.9,
+                                 .read_gbs = 36.9, .stream_gbs = 39.8, .write_gbs = 27.8,
+                                 .bw_applies = true };
+    //  Each stream at its own rate: 128 MiB read at 36.9 takes longer than
+    //  64 MiB written at 27.8, so 201 MB in 3.64 ms: 55 GB/s.
+    CHECK (fabs (kf_plausible_mix_gbs (&f) - 55.35) < 0.05);
+    CHECK (!kf_plausible_ceiling (&f, KF_PLAUSIBLE_MARGIN, why, sizeof why));
+    CHECK (!kf_plausible_ceiling (&f, kf_plausible_margin_again (KF_PLAUSIBLE_MARGIN), why,
+                                  sizeof why));
+    //  Without the write figure the copy binds, as before: held.
+    f.write_gbs = 0;
+    CHECK (kf_plausible_mix_gbs (&f) == 0);
+    CHECK (kf_plausible_ceiling (&f, kf_plausible_margin_again (KF_PLAUSIBLE_MARGIN), why,
+                                 sizeof why));
+    CHECK (strstr (why, "above the measured copy with streaming stores, 40 GB/s"));
+    //  Past the mix's bound the rule still holds, and says which bound.
+    f.write_gbs = 27.8;
+    f.cand_ns = (in + out) / 70.0;
+    CHECK (kf_plausible_ceiling (&f, KF_PLAUSIBLE_MARGIN, why, sizeof why));
+    printf ("%s\n", why);
+    CHECK (strstr (why, "at 70 GB/s, above the 55 GB/s its reads and writes allow each at its"
+                        " own measured rate (134 MB read at every core's cold read, 37 GB/s,"
+                        " and 67 MB written at every core's streaming write, 28 GB/s"));
+    //  A kernel that writes nothing past its reads (a reduction): the read
+    //  rate binds, unchanged.
+    kf_plausible_figures_t r = { .bytes = in, .read_bytes = in, .cand_ns = in / 45.0,
+                                 .copy_gbs = 17.9, .read_gbs = 36.9, .stream_gbs = 39.8,
+                                 .write_gbs = 27.8, .bw_applies = true };
+    CHECK (kf_plausible_mix_gbs (&r) == 0);
+    CHECK (kf_plausible_ceiling (&r, KF_PLAUSIBLE_MARGIN, why, sizeof why));
+    //  The task's own split: inputs read, outputs written.
+    json_t *task = json_pack ("{s:[{s:s,s:[i]},{s:s,s:[i]}],s:[{s:s,s:[i]}]}", "inputs",
+                              "dtype", "f32", "shape", 1024, "dtype", "f32", "shape",
+                              1024, "outputs", "dtype", "f32", "shape", 1024);
+    CHECK (kf_plausible_task_read_bytes (task) == 8192);
+    CHECK (kf_plausible_task_bytes (task) == 12288);
+    json_decref (task);
+}
+
+int
+main (void)
+{
+    test_mix_ceiling ();
+    return kf_test_done ("test_round46");
+}
