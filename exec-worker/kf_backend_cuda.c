@@ -256,6 +256,7 @@ s_roofline (kf_cuda_eval_t *e, json_t *result, json_t *task, double cand_ns, dou
     double bytes = 0;
     for (int i = 0; i < e->n_in; i++)
         bytes += (double) e->in[i].bytes;
+    double read_bytes = bytes;
     for (int o = 0; o < e->n_out; o++)
         bytes += (double) e->out[o].bytes;
     json_t *fl = json_object_get (task, "flops");
@@ -264,7 +265,7 @@ s_roofline (kf_cuda_eval_t *e, json_t *result, json_t *task, double cand_ns, dou
     //  Calls inside a sample find the data left in L2 by the call before,
     //  so the DRAM ceiling binds only when the data cannot stay there.
     bool applies = bytes > (double) l2_bytes;
-    kf_eval_roofline (result, bytes, flops, cand_ns, ref_ns, ceil, applies, speedup);
+    kf_eval_roofline (result, bytes, read_bytes, flops, cand_ns, ref_ns, ceil, applies, speedup);
     json_object_set_new (result, "sync_overhead_ns", json_real (overhead_ns));
 }
 

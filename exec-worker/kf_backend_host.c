@@ -242,6 +242,7 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     double bytes = 0;
     for (int i = 0; i < e->n_in; i++)
         bytes += (double) e->in[i].bytes;
+    double read_bytes = bytes;
     for (int o = 0; o < e->n_out; o++)
         bytes += (double) e->out[o].bytes;
     json_t *fl = json_object_get (task, "flops");
@@ -252,6 +253,8 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     if (json_is_object (given)) {
         ceil.copy_gbs = kf_eval_num (given, "copy_gbs", 0);
         ceil.read_gbs = kf_eval_num (given, "read_gbs", 0);
+        ceil.stream_gbs = kf_eval_num (given, "stream_gbs", 0);
+        ceil.write_gbs = kf_eval_num (given, "write_gbs", 0);
         ceil.peak_gflops = kf_eval_num (given, "peak_gflops", 0);
         ceil.peak_source = json_string_value (json_object_get (given, "peak_source"));
         ceil.busy = json_is_true (json_object_get (given, "busy"));
@@ -262,7 +265,7 @@ s_report_timing (kf_host_eval_t *e, json_t *task, json_t *job, const kf_host_tim
     //  cache, so the memory ceiling binds only past the cache.
     long llc = sysconf (_SC_LEVEL3_CACHE_SIZE);
     bool applies = bytes > (double) (llc > 0 ? llc : 32 << 20);
-    kf_eval_roofline (result, bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
+    kf_eval_roofline (result, bytes, read_bytes, flops, cand_med, ref_med, &ceil, applies, speedup);
 }
 
 //  The result's "one_core": the full timing's CPU seconds a second of

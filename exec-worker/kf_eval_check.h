@@ -253,6 +253,8 @@ typedef struct {
     double read_gbs;         /* measured cold read of every core at once (0: none) */
     double stream_gbs;       /* measured copy with streaming stores, the faster of one
                                 core's and every core's (0: none; kf_plausible.h) */
+    double write_gbs;        /* measured streaming write of every core at once, nothing
+                                read (0: none; kf_plausible_mix_gbs) */
     double peak_gflops;      /* measured f32 FMA rate of the whole device */
     const char *peak_source; /* how PEAK_GFLOPS was found */
     bool busy;               /* measured while other work ran (kf_plausible.h's
@@ -269,7 +271,7 @@ void kf_eval_host_ceilings (kf_eval_ceilings_t *c);
 double kf_eval_measure_copy_gbs (void);
 
 /* Adds "bandwidth", "compute", "audit" and "audit_reason" to RESULT:
- * BYTES (inputs read + outputs written) and FLOPS (0: not declared) per
+ * BYTES (inputs read + outputs written), of them READ_BYTES read, FLOPS (0: not declared) per
  * call, the medians CAND_NS and REF_NS (0: no paired reference),
  * BW_APPLIES when the data is too large to stay in cache between calls,
  * SPEEDUP (not judged: beating a slow reference is no sign of anything).
@@ -277,7 +279,8 @@ double kf_eval_measure_copy_gbs (void);
  * (kf_plausible_ceiling, the rule the coordinator decides by) sets audit
  * with the reason, which is appended to RESULT's detail ("...; flagged
  * for audit: REASON"). */
-void kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
+void kf_eval_roofline (json_t *result, double bytes, double read_bytes, double flops,
+                       double cand_ns,
                        double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                        double speedup);
 

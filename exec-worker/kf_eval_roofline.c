@@ -118,17 +118,18 @@ kf_eval_measure_copy_gbs (void)
 #include "kf_plausible.h"
 
 void
-kf_eval_roofline (json_t *result, double bytes, double flops, double cand_ns,
-                  double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
+kf_eval_roofline (json_t *result, double bytes, double read_bytes, double flops,
+                  double cand_ns, double ref_ns, const kf_eval_ceilings_t *c, bool bw_applies,
                   double speedup)
 {
     //  Speed against the reference is no sign of anything by itself: a
     //  slow reference (PyTorch eager on a CPU) is honestly beaten 50x. The
     //  run's distribution, the other rule, is the coordinator's to judge.
     (void) speedup;
-    kf_plausible_figures_t f = { .bytes = bytes, .flops = flops, .cand_ns = cand_ns,
-                                 .copy_gbs = c->copy_gbs, .read_gbs = c->read_gbs,
-                                 .stream_gbs = c->stream_gbs,
+    kf_plausible_figures_t f = { .bytes = bytes, .read_bytes = read_bytes, .flops = flops,
+                                 .cand_ns = cand_ns, .copy_gbs = c->copy_gbs,
+                                 .read_gbs = c->read_gbs, .stream_gbs = c->stream_gbs,
+                                 .write_gbs = c->write_gbs,
                                  .peak_gflops = c->peak_gflops,
                                  .bw_applies = bw_applies, .ceilings_busy = c->busy };
     double cand_gbs = kf_plausible_gbs (&f);

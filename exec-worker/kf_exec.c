@@ -256,8 +256,9 @@ s_evaluate_one (const kf_exec_config_t *cfg, const char *worker, json_t *payload
         //  so every evaluation is judged against the same ceilings.
         kf_eval_ceilings_t ceil;
         kf_eval_host_ceilings (&ceil);
-        json_object_set_new (payload, "ceilings", json_pack ("{s:f, s:f, s:f, s:s, s:b}",
+        json_object_set_new (payload, "ceilings", json_pack ("{s:f, s:f, s:f, s:f, s:f, s:s, s:b}",
                              "copy_gbs", ceil.copy_gbs, "read_gbs", ceil.read_gbs,
+                             "stream_gbs", ceil.stream_gbs, "write_gbs", ceil.write_gbs,
                              "peak_gflops", ceil.peak_gflops,
                              "peak_source", ceil.peak_source ? ceil.peak_source : "none",
                              "busy", ceil.busy));

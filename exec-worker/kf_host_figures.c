@@ -325,6 +325,7 @@ kf_eval_host_ceilings (kf_eval_ceilings_t *c)
     c->read_gbs = kf_eval_num (s_caps, "read_cold_all_cores_gbs", 0);
     c->stream_gbs = fmax (kf_eval_num (s_caps, "copy_stream_one_core_gbs", 0),
                           kf_eval_num (s_caps, "copy_stream_all_cores_gbs", 0));
+    c->write_gbs = kf_eval_num (s_caps, "write_stream_all_cores_gbs", 0);
     c->busy = s_busy;
     pthread_mutex_unlock (&s_lock);
 }

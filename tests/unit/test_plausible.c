@@ -87,7 +87,7 @@ s_honest_fast (void)
     //  The worker's report of the same: a 54x speedup is no flag.
     json_t *r = json_pack ("{s:s, s:s}", "verdict", "correct", "detail", "all checks passed");
     kf_eval_ceilings_t c = { .copy_gbs = 100, .peak_gflops = 2000, .peak_source = "avx2+fma" };
-    kf_eval_roofline (r, 33554432, 5e5, 5e5, 2.7e7, &c, true, 54.31);
+    kf_eval_roofline (r, 33554432, 16777216, 5e5, 5e5, 2.7e7, &c, true, 54.31);
     CHECK (json_is_false (json_object_get (r, "audit")));
     CHECK (!json_object_get (r, "audit_reason"));
     CHECK (!strcmp (json_string_value (json_object_get (r, "detail")), "all checks passed"));
@@ -123,7 +123,7 @@ s_beyond_ceiling (void)
     //  The worker reports it, with the reason in the verdict line.
     json_t *r = json_pack ("{s:s, s:s}", "verdict", "correct", "detail", "all checks passed");
     kf_eval_ceilings_t c = { .copy_gbs = 4000, .peak_gflops = 55000, .peak_source = "fma-ptx" };
-    kf_eval_roofline (r, 1e6, 1e18, 1e6, 2e6, &c, false, 2.0);
+    kf_eval_roofline (r, 1e6, 5e5, 1e18, 1e6, 2e6, &c, false, 2.0);
     CHECK (json_is_true (json_object_get (r, "audit")));
     CHECK (strstr (json_string_value (json_object_get (r, "detail")),
                    "all checks passed; flagged for audit: computes at") != NULL);

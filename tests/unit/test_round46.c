@@ -6,9 +6,12 @@
  *     50-51 GB/s, correct on fresh inputs, against a 39.8 GB/s streaming
  *     copy, a 36.9 GB/s cold read and 27.8 GB/s of streaming writes, and
  *     were held for audit: a mix of reads and writes is bounded by each
- *     stream at its own measured rate (kf_plausible_mix_gbs).
+ *     stream at its own measured rate (kf_plausible_mix_gbs); the worker's own flag judges by
+ *     the same figures (the job's ceilings carry the streaming copy and
+ *     write).
  */
 #include "../../common/kf_plausible.h"
+#include "../../exec-worker/kf_eval_check.h"
 #include "../kf_test.h"
 
 #include <math.h>
@@ -43,6 +46,16 @@ test_mix_ceiling (void)
     CHECK (strstr (why, "at 70 GB/s, above the 55 GB/s its reads and writes allow each at its"
                         " own measured rate (134 MB read at every core's cold read, 37 GB/s,"
                         " and 67 MB written at every core's streaming write, 28 GB/s"));
+    //  The worker's own flag (kf_eval_roofline) judges by the same mix: it
+    //  adds suspicion the coordinator's rule would not.
+    kf_eval_ceilings_t c = { .copy_gbs = 17.9, .read_gbs = 36.9, .stream_gbs = 39.8,
+                             .write_gbs = 27.8, .peak_gflops = 230 };
+    json_t *res = json_object ();
+    kf_eval_roofline (res, in + out, in, 0, (in + out) / 50.7, 0, &c, true, 31.0);
+    CHECK (json_is_false (json_object_get (res, "audit")));
+    kf_eval_roofline (res, in + out, in, 0, (in + out) / 70.0, 0, &c, true, 43.0);
+    CHECK (json_is_true (json_object_get (res, "audit")));
+    json_decref (res);
     //  A kernel that writes nothing past its reads (a reduction): the read
     //  rate binds, unchanged.
     kf_plausible_figures_t r = { .bytes = in, .read_bytes = in, .cand_ns = in / 45.0,
