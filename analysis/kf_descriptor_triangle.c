@@ -171,6 +171,28 @@ s_mentions (const char *text, const char *name)
     return false;
 }
 
+//  Whether IN's clause C runs its rows up to the end of a block of
+//  columns whose start the code sets as a count of such blocks (`const
+//  int jc = bcol * NC;` before `for (ic = 0; ic < jc + NC; ic += MC)`,
+//  round 44): the lower triangle by blocks, no loop of jc's own.
+static bool
+s_to_block_end (const char *code, const s_loop_t *in, int c)
+{
+    const char *bound = in->c[c].bound, *plus = strchr (bound, '+');
+    char start[S_TEXT], size[S_TEXT];
+    if (!plus || (size_t) (plus - bound) >= sizeof start)
+        return false;
+    snprintf (start, sizeof start, "%.*s", (int) (plus - bound), bound);
+    snprintf (size, sizeof size, "%s", plus + 1);
+    if (!s_ident (start) || !s_ident (size) || !strcmp (start, in->var)
+        || s_mentions (in->init, start))
+        return false;
+    char re[3 * S_TEXT + 80];
+    snprintf (re, sizeof re, "\\b%s[[:space:]]*=[[:space:]]*[A-Za-z_0-9]+[[:space:]]*\\*[[:space:]]*%s\\b",
+              start, size);
+    return kf_text_matches (code, re);
+}
+
 //  Whether IN, inside a loop OUT, walks one triangle by its clause C.
 static bool
 s_walks (const s_loop_t *in, const s_loop_t *out, int c)
@@ -186,6 +208,14 @@ s_walks (const s_loop_t *in, const s_loop_t *out, int c)
         return true;
     //  j from the start up to i itself: the lower one.
     if (!strcmp (op, "<=") && !strcmp (bound, out->var))
+        return true;
+    //  Round 45's open item: rows up to the end of the outer loop's block
+    //  of columns (`for (ic = 0; ic < jc + NC; ic += MC)` inside `jc +=
+    //  NC`): the lower triangle by blocks, its diagonal blocks whole.
+    char block_end[2 * S_TEXT + 2];
+    snprintf (block_end, sizeof block_end, "%s+%s", out->var, out->step);
+    if (*out->step && strcmp (out->step, "1") && !strcmp (bound, block_end)
+        && !s_mentions (in->init, out->var))
         return true;
     //  Or short of it by blocks of one size (round 41's mirror of the
     //  blocks below the diagonal); by ones it is as likely a sum over
@@ -222,6 +252,9 @@ kf_descriptor_triangle (const char *code, char *snip, size_t size)
             && (s_compared (code, in->init, in->var) || s_compared (code, in->var, in->init)
                 || s_mirrored (code, in->init, in->var)))
             return s_found (in, snip, size);
+        for (int c = 0; c < in->clauses; c++)
+            if (s_to_block_end (code, in, c))
+                return s_found (in, snip, size);
         for (size_t o = 0; o < n; o++)
             for (int c = 0; c < in->clauses; c++)
                 if (strcmp (loops[o].var, in->var) && s_walks (in, &loops[o], c))

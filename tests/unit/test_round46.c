@@ -9,9 +9,13 @@
  *     stream at its own measured rate (kf_plausible_mix_gbs); the worker's own flag judges by
  *     the same figures (the job's ceilings carry the streaming copy and
  *     write).
+ *  2. round 44's triangle kernels bounded their row blocks by the end of
+ *     the column block (`ic < jc + NC`, jc = bcol * NC or a loop of step
+ *     NC) and were read as walking every output (kf_descriptor_triangle).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
+#include "../../analysis/kf_descriptor_triangle.h"
 #include "../kf_test.h"
 
 #include <math.h>
@@ -72,9 +76,44 @@ test_mix_ceiling (void)
     json_decref (task);
 }
 
+static void
+test_triangle_block_end (void)
+{
+    char snip[120];
+    //  jc set as a count of column blocks, no loop of its own.
+    const char *set =
+        "for (int bcol = t; bcol < nb; bcol += 2) {\n"
+        "    const int jc = bcol * NC;\n"
+        "    for (int ic = 0; ic < jc + NC; ic += MC)\n"
+        "        for (int pc = 0; pc < K; pc += KC) tile (ic, jc, pc);\n"
+        "}\n";
+    CHECK (kf_descriptor_triangle (set, snip, sizeof snip));
+    CHECK (!strcmp (snip, "for (ic = 0; ic < jc+NC; ...)"));
+    //  A loop of the column blocks' own step.
+    const char *loop =
+        "for (long j = 0; j < N; j += NR)\n"
+        "    for (long i = 0; i < N && i < j + NR; i += MR) tile (i, j);\n";
+    CHECK (kf_descriptor_triangle (loop, snip, sizeof snip));
+    //  Not a block's own loop clamped to its end, nor rows to a block of
+    //  another size than the columns step by, nor a start set otherwise.
+    const char *clamped =
+        "for (int ii = 0; ii < M; ii += T)\n"
+        "    for (int i = ii; i < ii + T && i < M; i++) row (i);\n";
+    CHECK (!kf_descriptor_triangle (clamped, snip, sizeof snip));
+    const char *other =
+        "for (int j = 0; j < N; j += NR)\n"
+        "    for (int i = 0; i < j + MR; i += MR) tile (i, j);\n";
+    CHECK (!kf_descriptor_triangle (other, snip, sizeof snip));
+    const char *offset =
+        "const int jc = base + NC;\n"
+        "for (int ic = 0; ic < jc + NC; ic += MC) tile (ic, jc);\n";
+    CHECK (!kf_descriptor_triangle (offset, snip, sizeof snip));
+}
+
 int
 main (void)
 {
     test_mix_ceiling ();
+    test_triangle_block_end ();
     return kf_test_done ("test_round46");
 }
