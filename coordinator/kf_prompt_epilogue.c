@@ -60,6 +60,9 @@ static const struct s_row {
       "each element less the maximum), then one log of the sum plus the maximum for the row",
       "reduced to its maximum plus the log of its sum", "the logsumexp", S_FUSE_ONLINE,
       "maxima and sums of exponentials", "maximum and sum of exponentials" },
+    //  Round 46: a row's plain sum, one value a row out.
+    { "sum", 1, 0, "an add of each element into its row's sum, one value a row out",
+      "reduced to its sum", "the row's sum", S_FUSE_STAT, "sums", "sum" },
     //  Round 30: F.normalize over the last dimension, y / max(||y||, eps).
     { "normalize", 3, 0, "a pass over its row for the sum of its squares (its Euclidean "
       "length) before any element of the row can be finished, then a multiply by "

@@ -354,7 +354,11 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  against their sum.
     //  Round 35: not for a product whose epilogue calls no function
     //  (clamp(a @ w + bias)): its terms are no approximations.
-    bool adds = read && (fm.kinds & (1u << KF_OP_ADD)) && fm.calls > 0;
+    //  Round 46: only a sum with a call among its terms, or a row's sum
+    //  of calls' results: a * rsqrt(1 + a * a) * exp(-b * b / 2) was told
+    //  of cancelling terms, tanh(x @ w / s).sum(dim=1), whose row sums
+    //  of both signs come near zero, was not.
+    bool adds = read && (fm.call_sum || !strcmp (fm.row, "sum")) && fm.calls > 0;
     if (adds && n == 1 && s_one_sign (f, output_range, rtol, atol))
         adds = false;
     if (adds)

@@ -152,10 +152,12 @@ static const char *const s_products[] = { "matmul", "mm", "bmm", "linear", "addm
 //  Round 30: and F.normalize(a @ w.t(), dim=1), each row scaled to unit
 //  length, whose fusion was offered as "(bias, activation)".
 //  Round 31: and logsumexp(a @ w.t(), dim=1), each row reduced to one value.
+//  Round 46: and tanh(x @ w / s).sum(dim=1), whose tanh was counted over
+//  the 2048 outputs, not the 2.1 million products it runs on.
 static const char *const s_row_fns[] = { "softmax", "log_softmax", "layer_norm", "mean", "amax",
-                                         "normalize", "logsumexp", NULL };
+                                         "normalize", "logsumexp", "sum", NULL };
 //  Of those, the reductions: row functions over the last dimension only.
-static const char *const s_row_reductions[] = { "mean", "amax", "logsumexp", NULL };
+static const char *const s_row_reductions[] = { "mean", "amax", "logsumexp", "sum", NULL };
 
 //  Round 24: reductions over the product's rows (each column's), which
 //  an epilogue may apply over dim 0 or -2; of them the norms take no
@@ -366,6 +368,32 @@ s_pow_third (const char *open, const char *close)
     return !strncmp (v, "0.3333", 6);
 }
 
+//  The parenthesis group around AT in [FROM, END): its '(' and ')' into
+//  *LO and *HI, or the line's ends where no parenthesis holds it.
+static void
+s_group (const char *from, const char *end, const char *at, const char **lo, const char **hi)
+{
+    int depth = 0;
+    const char *q;
+    for (q = at; q > from; q--) {
+        if (q[-1] == ')')
+            depth++;
+        else if (q[-1] == '(' && depth-- == 0)
+            break;
+        else if (q[-1] == '\n' && depth == 0)
+            break;
+    }
+    *lo = q > from ? q - 1 : from;
+    depth = 0;
+    for (q = at; q < end; q++) {
+        if (*q == '(')
+            depth++;
+        else if ((*q == ')' && depth-- == 0) || (*q == '\n' && depth == 0))
+            break;
+    }
+    *hi = q;
+}
+
 //  Whether the call whose '(' is OPEN and ')' CLOSE names the last
 //  dimension among its arguments: -1, dim=-1 or axis=-1, spaces aside.
 //  A mean over another dimension, or over the whole tensor, is no
@@ -502,6 +530,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     const char *col_at = NULL, *col_close = NULL;
     struct s_op { const char *at; unsigned kinds; } op_list[64];
     size_t n_ops = 0;
+    const char *from = p;
     while (p < end) {
         char c = *p;
         if (isspace ((unsigned char) c) || c == '(' || c == ')' || c == ',' || c == ':'
@@ -670,6 +699,17 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         }
     }
     f->product = product != NULL;
+    for (size_t i = 0; i < n_ops; i++) {
+        if (op_list[i].kinds != S_BIT (ADD))
+            continue;
+        const char *lo, *hi;
+        s_group (from, end, op_list[i].at, &lo, &hi);
+        for (size_t j = 0; j < n_spans; j++)
+            f->call_sum |= spans[j].at > lo && spans[j].at < hi;
+        for (size_t j = 0; j < n_fns; j++)
+            f->call_sum |= (fns[j].kinds & (S_BIT (SQRT) | S_BIT (DIV))) && fns[j].at > lo
+                           && fns[j].at < hi;
+    }
     for (size_t i = 0; i < n_spans; i++) {
         f->related |= spans[i].calls > 1;
         for (size_t j = 0; j < n_spans; j++) {

@@ -88,6 +88,12 @@ typedef struct {
      * square roots); COL_OUTER when it is the last thing forward does. */
     char col[16];
     int col_dim;
+    /* Round 46: a * rsqrt(1 + a * a) * exp(-b * b / 2) was told its terms
+     * can cancel, where its one sum adds a constant to a square. CALL_SUM:
+     * a binary + or - whose parenthesis group (or line) holds a libm call
+     * or a root or reciprocal, so an approximated term's error reaches a
+     * sum (1 + erf(x), sigmoid(a) - tanh(b), tanh(exp(a) - b)). */
+    bool call_sum;
     bool col_squares, col_abs, col_outer;
     unsigned col_after;
 } kf_formula_t;

@@ -183,8 +183,16 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
         fputs (" is stored", f);
     fprintf (f, b_k ? " N x K = %lld x %lld, %s" : " K x N = %lld x %lld (along n), %s",
              b_k ? mnk[1] : k, b_k ? k : mnk[1], kf_rates_bytes (b, bb, sizeof bb));
-    fprintf (f, "; its output M x N = %lld x %lld, %s. Against this host's L1d of %s and L2 of "
-             "%s: ", mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem,
+    //  Round 46: "its output M x N = 2048 x 1024, 8.0 MiB" of a product
+    //  whose rows are each reduced to one value, the task's output 8 KiB.
+    kf_epilogue_t epi;
+    bool reduced = kf_prompt_epilogue (spec, &epi) && epi.reduced;
+    fprintf (f, reduced ? "; the product M x N = %lld x %lld, %s, is never the output (each of "
+                          "its rows is reduced to one value, so a kernel need not store it)"
+                          ". Against this host's L1d of %s and L2 of %s: "
+                        : "; its output M x N = %lld x %lld, %s. Against this host's L1d of %s "
+                          "and L2 of %s: ",
+             mnk[0], mnk[1], kf_rates_bytes ((double) mnk[0] * (double) mnk[1] * elem,
                                                       bc, sizeof bc),
              kf_rates_bytes (l1, b1, sizeof b1), kf_rates_bytes (l2, b2, sizeof b2));
     if (a + b <= l2 / 2)

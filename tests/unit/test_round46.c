@@ -11,12 +11,26 @@
  *     write).
  *  2. round 44's triangle kernels bounded their row blocks by the end of
  *     the column block (`ic < jc + NC`, jc = bcol * NC or a loop of step
- *     NC) and were read as walking every output (kf_descriptor_triangle).
+ *     NC) and were read as walking every output (kf_descriptor_triangle);
+ *  3. round 46: tanh(x @ w / s).sum(dim=1) counted its tanh over the 2048
+ *     outputs, not the 2.1 million products it runs on ("0% of that
+ *     bound"), called the product "its output", held back fusing the
+ *     epilogue on that count, and lacked the cancellation paragraph its
+ *     signed row sums need, while a / sqrt(1 + a * a) * exp(-b * b / 2),
+ *     whose one sum adds a constant to a square, had it: a row's sum is
+ *     a row reduction (kf_prompt_formula), and only a sum with a call
+ *     among its terms is one (kf_formula_t's call_sum).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
 #include "../../analysis/kf_descriptor_triangle.h"
+#include "../../coordinator/kf_prompt_epilogue.h"
+#include "../../coordinator/kf_prompt_facts.h"
+#include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../kf_test.h"
+#include "../kf_test_text.h"
 
 #include <math.h>
 #include <string.h>
@@ -110,10 +124,74 @@ test_triangle_block_end (void)
     CHECK (!kf_descriptor_triangle (offset, snip, sizeof snip));
 }
 
+//  Round 46's product task: tanh(x @ w / sqrt(512)).sum(dim=1).
+static json_t *
+s_rowsum_spec (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "mm_tanh_rowsum", "inputs", "name", "in0", "shape", 2048, 512,
+                      "dtype", "f32", "name", "in1", "shape", 512, 1024, "dtype", "f32",
+                      "outputs", "name", "out0", "shape", 2048, "dtype", "f32", "reference",
+                      "language", "pytorch", "source",
+                      "    def forward(self, x, w):\n"
+                      "        return torch.tanh(x @ w / inner ** 0.5).sum(dim=1)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static void
+test_row_sum (void)
+{
+    json_t *spec = s_rowsum_spec (), *d = kf_test_epyc_host ();
+    json_t *dev = json_array_get (json_object_get (d, "devices"), 0);
+    json_object_set_new (dev, "l1d_bytes", json_real (49152));
+    json_object_set_new (dev, "l2_bytes", json_real (1048576));
+    kf_formula_t fm;
+    CHECK (kf_prompt_formula (spec, &fm) && fm.product && !strcmp (fm.row, "sum"));
+    kf_epilogue_t e;
+    CHECK (kf_prompt_epilogue (spec, &e) && e.reduced && e.outputs == 2048.0 * 1024);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_task_libm_line (f, spec, dev));
+    CHECK (kf_test_has (text, "1 libm call per element of the product, so 2.1 million in each "
+                              "kernel call (2097152 elements of the product, each row reduced "
+                              "to one output)"));
+    free (text);
+    KF_TEST_CAPTURE (text, f, kf_prompt_working_set_line (f, spec, dev));
+    CHECK (kf_test_has (text, "the product M x N = 2048 x 1024, 8.0 MiB, is never the output"));
+    CHECK (!kf_test_has (text, "its output M x N"));
+    free (text);
+    char *idea = kf_prompt_epilogue_idea (spec);
+    CHECK (kf_test_has (idea, "never store the product, by fusing the epilogue (the row's sum "
+                              "over each row)"));
+    free (idea);
+    json_t *range = json_pack ("{s:f, s:f}", "min", -61.0, "max", 58.0);
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
+    CHECK (kf_test_has (text, "adds terms that can have opposite signs"));
+    free (text);
+    json_decref (spec);
+    //  The elementwise task: its one sum adds 1 to a square.
+    spec = kf_test_ew_spec ("a * torch.rsqrt(1.0 + a * a) * torch.exp(-0.5 * b * b)");
+    CHECK (kf_prompt_formula (spec, &fm) && !fm.call_sum);
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
+    CHECK (!kf_test_has (text, "opposite signs"));
+    free (text);
+    json_decref (spec);
+    //  A sum of two terms outside the calls still is one.
+    spec = kf_test_ew_spec ("torch.sigmoid(a) - 0.5 * torch.tanh(b)");
+    CHECK (kf_prompt_formula (spec, &fm) && fm.call_sum);
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
+    CHECK (kf_test_has (text, "opposite signs"));
+    free (text);
+    json_decref (spec);
+    json_decref (range);
+    json_decref (d);
+}
+
 int
 main (void)
 {
     test_mix_ceiling ();
     test_triangle_block_end ();
+    test_row_sum ();
     return kf_test_done ("test_round46");
 }
