@@ -358,7 +358,7 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  of calls' results: a * rsqrt(1 + a * a) * exp(-b * b / 2) was told
     //  of cancelling terms, tanh(x @ w / s).sum(dim=1), whose row sums
     //  of both signs come near zero, was not.
-    bool adds = read && (fm.call_sum || !strcmp (fm.row, "sum")) && fm.calls > 0;
+    bool adds = read && kf_prompt_formula_sums_calls (&fm);
     if (adds && n == 1 && s_one_sign (f, output_range, rtol, atol))
         adds = false;
     if (adds)

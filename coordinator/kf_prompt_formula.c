@@ -368,6 +368,12 @@ s_pow_third (const char *open, const char *close)
     return !strncmp (v, "0.3333", 6);
 }
 
+bool
+kf_prompt_formula_sums_calls (const kf_formula_t *fm)
+{
+    return fm->calls > 0 && (fm->call_sum || !strcmp (fm->row, "sum"));
+}
+
 //  The parenthesis group around AT in [FROM, END): its '(' and ')' into
 //  *LO and *HI, or the line's ends where no parenthesis holds it.
 static void

@@ -98,6 +98,12 @@ typedef struct {
     unsigned col_after;
 } kf_formula_t;
 
+/* Whether FM's output sums terms that hold its calls' results, which can
+ * cancel: a sum with a call among its terms (CALL_SUM), or a row's sum
+ * of them ("sum" as ROW). An approximation's error then counts against
+ * the sum, not the term. */
+bool kf_prompt_formula_sums_calls (const kf_formula_t *fm);
+
 /* Whether WORD is a whole entry of NAMES (kf_formula_t's list, ", "
  * between): "sigmoid" is not found in "logsigmoid". */
 bool kf_prompt_formula_named (const char *names, const char *word);

@@ -479,8 +479,16 @@ kf_prompt_tune_section (FILE *f, const kf_prompt_in_t *in)
                  "parameter too, e.g. POLY_TERMS=6,4,5 with the kernel's own count first. Each "
                  "point is judged against the tolerance on its own, so a cheaper point counts "
                  "where it still passes and one that fails is dropped, not the sweep; the "
-                 "kernel's measured error (above) says how much room there is.\n",
-                 fm.names, strchr (fm.names, ',') ? "them" : "it");
+                 "kernel's measured error (above) says how much room there is.%s\n",
+                 fm.names, strchr (fm.names, ',') ? "them" : "it",
+                 //  Round 46: offered for tanh(x @ w / s).sum(dim=1), whose
+                 //  row sums of both signs come near zero, with no word of it.
+                 kf_prompt_formula_sums_calls (&fm)
+                     ? " Here the output adds such terms, which can cancel: an approximation's "
+                       "error counts against their sum, small where they nearly cancel, so a "
+                       "cheaper point may pass these input sets and fail others; move the "
+                       "degree only where the measured error leaves a wide margin."
+                     : "");
     fputs ("The points after the one-parameter moves are spread evenly over the remaining "
            "combinations in a fixed order that you do not choose, so a point that changes two "
            "parameters at once may not be built; if you want such a combination timed for "

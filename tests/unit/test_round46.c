@@ -24,6 +24,7 @@
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
 #include "../../analysis/kf_descriptor_triangle.h"
+#include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
@@ -164,6 +165,17 @@ test_row_sum (void)
     CHECK (kf_test_has (idea, "never store the product, by fusing the epilogue (the row's sum "
                               "over each row)"));
     free (idea);
+    //  A tuning prompt's accuracy knob warns of the cancelling sums.
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 12, "source",
+                              "int kf_forward (void) { return 0; }\n", "status", "correct",
+                              "speedup", 35.2, "candidate_ns", 1.0e7);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = d,
+                          .base = base, .templated = true, .tune_points = 8 };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "POLY_TERMS=6,4,5"));
+    CHECK (kf_test_has (p, "Here the output adds such terms, which can cancel"));
+    free (p);
+    json_decref (base);
     json_t *range = json_pack ("{s:f, s:f}", "min", -61.0, "max", 58.0);
     KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
     CHECK (kf_test_has (text, "adds terms that can have opposite signs"));
@@ -182,6 +194,16 @@ test_row_sum (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
     CHECK (kf_test_has (text, "opposite signs"));
     free (text);
+    json_decref (spec);
+    spec = kf_test_ew_spec ("a * torch.rsqrt(1.0 + a * a) * torch.exp(-0.5 * b * b)");
+    in.spec = spec;
+    in.base = base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 15, "source",
+                                "int kf_forward (void) { return 0; }\n", "status", "correct",
+                                "speedup", 75.2, "candidate_ns", 3.5e6);
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "POLY_TERMS=6,4,5") && !kf_test_has (p, "which can cancel"));
+    free (p);
+    json_decref (base);
     json_decref (spec);
     json_decref (range);
     json_decref (d);
