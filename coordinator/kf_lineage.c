@@ -181,8 +181,18 @@ kf_lineage_reason (json_t *c, double parent_speedup, char *buf, size_t size)
             snprintf (within + n, sizeof within - n, "; its threads hardly ran side by side in "
                       "its full timing (%.2f CPU-seconds a second of its calls)", side);
         }
+        //  Round 46: "regressed beyond the timing noise: 32.66x against the
+        //  parent's 34.55x" of a tuned child whose counted point was its
+        //  template's defaults, the parent's own code timed again.
+        bool again = !strcmp (kf_jstr (c, "phase"), "tuning")
+                     && json_is_true (json_object_get (c, "at_defaults"));
         if (!(parent_speedup > 0))
             snprintf (buf, size, "correct at %.2fx", s);
+        else if (again && (v == 1 || v == -1))
+            snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, at its "
+                      "template's defaults, which keep the parent's own values: the parent's "
+                      "design timed again, so the gap is the timing's, not a change%s", s,
+                      parent_speedup, within);
         else if (v == 3)
             snprintf (buf, size, "correct at %.2fx against the parent's %.2fx, but it or its "
                       "parent was timed beside other work, so the two are not compared like "
@@ -468,7 +478,16 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                 " c.selection->>'said' AS said,"
                                 " e.figures->'tuning'->'screened' AS screen_points,"
                                 " e.figures->'host_load' AS tl,"
-                                " e.figures->'one_core' AS oc"
+                                " e.figures->'one_core' AS oc,"
+                                //  Round 46: whether a tuned child counted its
+                                //  template's defaults (the compile's first point).
+                                " (SELECT bj.result->'best_config' FROM jobs bj"
+                                "  WHERE bj.candidate_id = c.id AND bj.kind = 'evaluate'"
+                                "  AND bj.state = 'done' ORDER BY bj.id DESC LIMIT 1)"
+                                " = (SELECT cj.result->'configs'->0->'params' FROM jobs cj"
+                                "  WHERE cj.candidate_id = c.id AND cj.kind = 'compile'"
+                                "  AND cj.state = 'done' ORDER BY cj.id DESC LIMIT 1)"
+                                " AS at_defaults"
                                 " FROM candidates c LEFT JOIN LATERAL (SELECT figures"
                                 "  FROM evaluations WHERE candidate_id = c.id AND correct"
                                 "  ORDER BY id DESC LIMIT 1) e ON true"
@@ -527,7 +546,7 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                             "repeat_median", "repeat_count", "repeat_full",
                                             "screen_gap", "parent_fidelity",
                                             "screen_points", "tl", "pl", "loaded", "oc",
-                                            "poc" };
+                                            "poc", "at_defaults" };
         for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
             json_object_del (c, drop[k]);
         if (!json_is_number (json_object_get (c, "speedup"))

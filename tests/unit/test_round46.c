@@ -24,11 +24,15 @@
  *     rate (... the fastest all cores moved)", and a one-thread kernel at
  *     96% of it was called bound by memory: a kernel's share is of its
  *     reads and writes each at their own measured rate
- *     (kf_prompt_memory_share), the audit's bound.
+ *     (kf_prompt_memory_share), the audit's bound;
+ *  5. round 46: a tuned child whose counted point was its template's
+ *     defaults, the parent's own code timed again, "regressed beyond the
+ *     timing noise" (kf_lineage_reason's at_defaults).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
 #include "../../analysis/kf_descriptor_triangle.h"
+#include "../../coordinator/kf_lineage.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -249,6 +253,29 @@ test_share_mix (void)
     json_decref (spec);
 }
 
+//  5. Round 46's candidate 23: a tuned child of candidate 17 whose counted
+//  point was its template's defaults, 32.66x against the parent's 34.55x.
+static void
+test_defaults_again (void)
+{
+    char buf[900];
+    json_t *c = json_pack ("{s:s, s:f, s:s, s:s, s:f, s:f, s:f, s:i, s:b}", "status",
+                           "correct", "speedup", 32.66, "fidelity", "full", "phase", "tuning",
+                           "noise", 0.01, "repeat", 0.02, "repeat_median", 0.004,
+                           "repeat_count", 9, "at_defaults", 1);
+    kf_lineage_reason (c, 34.55, buf, sizeof buf);
+    printf ("%s\n", buf);
+    CHECK (kf_test_has (buf, "correct at 32.66x against the parent's 34.55x, at its template's "
+                             "defaults, which keep the parent's own values: the parent's design "
+                             "timed again, so the gap is the timing's, not a change"));
+    CHECK (!kf_test_has (buf, "regressed"));
+    //  At another point it is a change, told as one.
+    json_object_set_new (c, "at_defaults", json_false ());
+    kf_lineage_reason (c, 34.55, buf, sizeof buf);
+    CHECK (kf_test_has (buf, "correct but regressed beyond the timing noise: 32.66x"));
+    json_decref (c);
+}
+
 int
 main (void)
 {
@@ -256,5 +283,6 @@ main (void)
     test_triangle_block_end ();
     test_row_sum ();
     test_share_mix ();
+    test_defaults_again ();
     return kf_test_done ("test_round46");
 }
