@@ -202,6 +202,20 @@ s_adds (const char *st, const char *name)
     return yes;
 }
 
+//  Whether an assignment to NAME (LEN bytes) with right side RHS adds
+//  into NAME: `+=` or `-=` (COMPOUND, OP the character before '='), or
+//  NAME itself among RHS's words (`s = _mm512_add_ps (s, v)`, `s = s + v`).
+static bool
+s_folds (const char *rhs, const char *name, size_t len, bool compound, char op)
+{
+    if (compound)
+        return op == '+' || op == '-';
+    for (const char *p = rhs; *p; p++)
+        if (!strncmp (p, name, len) && (p == rhs || !s_ident (p[-1])) && !s_ident (p[len]))
+            return strchr (rhs, '+') || strstr (rhs, "_add_");
+    return false;
+}
+
 //  One assignment PART (LHS op RHS, op at EQ, COMPOUND for += and the
 //  like): a store to memory, or what the name assigned follows from.
 static void
@@ -237,6 +251,14 @@ s_assignment (const char *code, const char *part, const char *eq, bool compound,
     bool act = s_first (s, rhs, F_ACT, buf, sizeof buf) || (follows && s_activation (code, rhs, S_CALLS));
     bool mag = !compound && regexec (&s_re[R_ABS], rhs, 0, NULL, 0) == 0;
     unsigned char now = (unsigned char) ((follows ? F_FOLLOWS : 0) | (act ? F_ACT : 0) | (mag ? F_MAG : 0));
+    //  Round 46: a function of the accumulators folded into a sum of its
+    //  own (`rs[r] = _mm512_add_ps (rs[r], tanh16 (_mm512_mul_ps (c00, s)))`,
+    //  rows of tanh(x @ w) summed to one value each) is an epilogue applied
+    //  in registers whose results are never stored one by one.
+    if (act && follows && s_folds (rhs, name, (size_t) (end - name), compound, eq[-1])
+        && out->epilogue++ == 0)
+        snprintf (out->epilogue_snip, sizeof out->epilogue_snip, "%.*s", (int) (end - name),
+                  name);
     //  Only names that follow from something are kept (loop counters are not).
     int at = s_find (s, name, (size_t) (end - name));
     if (at < 0 && now)

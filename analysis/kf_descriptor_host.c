@@ -370,6 +370,14 @@ s_blocking (const char *code, char *snip)
                 snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
                 used = kf_text_matches (body, pattern);
             }
+            //  Round 46: or the block's size clamped to what is left of the
+            //  range (`np = j->p1 - pb < 16 ? j->p1 - pb : 16`), a packed
+            //  kernel's block of rows in L2 that read as no blocking.
+            if (!used) {
+                char pattern[256];
+                snprintf (pattern, sizeof pattern, "-" W "%s" W "<=?" W "%s\\b", var, step);
+                used = kf_text_matches (body, pattern);
+            }
             if (sized && used && !s_one_block (code, var, cond, step)
                 && s_has_nest (code, body, S_CALLS) && count++ == 0)
                 s_snip (snip, p, m[0].rm_so, m[0].rm_eo);

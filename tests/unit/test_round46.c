@@ -27,10 +27,14 @@
  *     (kf_prompt_memory_share), the audit's bound;
  *  5. round 46: a tuned child whose counted point was its template's
  *     defaults, the parent's own code timed again, "regressed beyond the
- *     timing noise" (kf_lineage_reason's at_defaults).
+ *     timing noise" (kf_lineage_reason's at_defaults);
+ *  6. round 46: the row-sum kernels read as no fused epilogue and, for
+ *     one packed kernel, as no cache blocking (kf_descriptor_flow's
+ *     folds, kf_descriptor_host's clamped block).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
+#include "../../analysis/kf_descriptor.h"
 #include "../../analysis/kf_descriptor_triangle.h"
 #include "../../coordinator/kf_lineage.h"
 #include "../../coordinator/kf_prompt.h"
@@ -276,6 +280,52 @@ test_defaults_again (void)
     json_decref (c);
 }
 
+//  6. Round 46's row-sum kernels: the tanh of each accumulator added into
+//  the row's sum read as no fused epilogue (algorithm 0), and a packed
+//  kernel's block of rows whose size is clamped to what is left
+//  (`np = p1 - pb < 16 ? p1 - pb : 16`, the compiled source's MB) as no
+//  cache blocking.
+static const char s_rowsum_kernel[] =
+    "#include <immintrin.h>\n"
+    "static __m512 tanh16 (__m512 z) { return _mm512_div_ps (z, _mm512_add_ps (z, z)); }\n"
+    "static void tile (const float *x, const float *w, long K, __m512 *rs) {\n"
+    "    __m512 c00 = _mm512_setzero_ps (), c01 = _mm512_setzero_ps ();\n"
+    "    __m512 c10 = _mm512_setzero_ps (), c11 = _mm512_setzero_ps ();\n"
+    "    for (long k = 0; k < K; k++) {\n"
+    "        __m512 b0 = _mm512_loadu_ps (w + k * 32), b1 = _mm512_loadu_ps (w + k * 32 + 16);\n"
+    "        __m512 a = _mm512_set1_ps (x[k]);\n"
+    "        c00 = _mm512_fmadd_ps (a, b0, c00); c01 = _mm512_fmadd_ps (a, b1, c01);\n"
+    "        a = _mm512_set1_ps (x[K + k]);\n"
+    "        c10 = _mm512_fmadd_ps (a, b0, c10); c11 = _mm512_fmadd_ps (a, b1, c11);\n"
+    "    }\n"
+    "    rs[0] = _mm512_add_ps (rs[0], _mm512_add_ps (tanh16 (c00), tanh16 (c01)));\n"
+    "    rs[1] = _mm512_add_ps (rs[1], _mm512_add_ps (tanh16 (c10), tanh16 (c11)));\n"
+    "}\n"
+    "void run (const float *x, const float *w, float *y, long p0, long p1, long K) {\n"
+    "    __m512 rs[32];\n"
+    "    for (long pb = p0; pb < p1; pb += 16) {\n"
+    "        const long np = p1 - pb < 16 ? p1 - pb : 16;\n"
+    "        for (long p = 0; p < np; p++) {\n"
+    "            rs[2 * p] = rs[2 * p + 1] = _mm512_setzero_ps ();\n"
+    "            for (long s = 0; s < 32; s++) tile (x + (pb + p) * 2 * K, w + s * K * 32, K, rs + 2 * p);\n"
+    "            y[2 * (pb + p)] = _mm512_reduce_add_ps (rs[2 * p]);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static void
+test_rowsum_reading (void)
+{
+    kf_coords_t c;
+    char *why = NULL;
+    CHECK (kf_descriptor_classify (s_rowsum_kernel, strlen (s_rowsum_kernel), "c", &c, &why) == 0);
+    printf ("%s\n", why ? why : "");
+    CHECK (c.algo == 1 && kf_test_has (why, "(fused epilogue) `rs`"));
+    CHECK (kf_test_has (why, "loops over blocks of a constant size around a loop nest (cache "
+                             "blocking) `for (long pb = p0; pb < p1; pb += 16)`"));
+    free (why);
+}
+
 int
 main (void)
 {
@@ -284,5 +334,6 @@ main (void)
     test_row_sum ();
     test_share_mix ();
     test_defaults_again ();
+    test_rowsum_reading ();
     return kf_test_done ("test_round46");
 }
