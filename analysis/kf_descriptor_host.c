@@ -71,14 +71,20 @@ static const char s_named_p[] =
     "\\bfor" W "\\([^;]*;([^;]*);" W "(" NAME ")" W "\\+=" W
     "([[:alnum:]_]*(TILE|BLOCK|BLK|Tile|Block|tile|block|BS)[[:alnum:]_]*|[MNKIJ]B|B[MNKIJ])"
     W "\\)";
+//  Round 46: a loop over block numbers by ones (`for (int kb = 0; kb <
+//  nkb; kb++)`), each block's start its number times the block's size
+//  (`k0 = (int64_t) kb * KC`). Its variable: group 1.
+static const char s_block_number_p[] =
+    "\\bfor" W "\\(" W "[^;]*\\b(" NAME ")" W "=" W "[^;=][^;]*;[^;]*;" W
+    "(\\+\\+" W "(" NAME ")|(" NAME ")" W "\\+\\+)" W "\\)";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
 enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
-       R_COUNT };
+       R_BLOCK_NUMBER, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
-    s_block_p, s_named_p, s_lock_p };
+    s_block_p, s_named_p, s_lock_p, s_block_number_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -339,6 +345,57 @@ s_one_block (const char *code, const char *var, const char *cond, const char *st
     regfree (&re);
     long b = *bound ? s_value (code, bound) : 0, s = s_value (code, step);
     return b > 0 && s >= b;
+}
+
+//  Whether BODY sets a block's start from the block number VAR, `START =
+//  [(cast)] VAR * STEP`, and its end, `START + STEP`: a row's offset
+//  (`r = i * N`) has no end beside it.
+static bool
+s_block_start (const char *body, const char *var)
+{
+    char pattern[256];
+    snprintf (pattern, sizeof pattern,
+              "\\b(" NAME ")" W "=" W "(\\(" W NAME W "\\)" W ")?\\b%s" W "\\*" W "(" NAME
+              "|[0-9]+)\\b", var);
+    regex_t re;
+    if (strlen (var) > 48 || regcomp (&re, pattern, REG_EXTENDED))
+        return false;
+    bool found = false;
+    regmatch_t m[4];
+    for (const char *p = body; !found && regexec (&re, p, 4, m, p == body ? 0 : REG_NOTBOL) == 0;
+         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1) {
+        int ls = (int) (m[1].rm_eo - m[1].rm_so), lz = (int) (m[3].rm_eo - m[3].rm_so);
+        char end[200];
+        snprintf (end, sizeof end, "\\b%.*s" W "\\+" W "%.*s\\b", ls, p + m[1].rm_so, lz,
+                  p + m[3].rm_so);
+        found = ls < 64 && lz < 64 && kf_text_matches (body, end);
+    }
+    regfree (&re);
+    return found;
+}
+
+//  Loops over block numbers (s_block_number_p) whose body sets a block's
+//  start and end from the number (s_block_start) and holds a loop nest.
+static int
+s_block_numbers (const char *code, char *snip)
+{
+    int count = 0;
+    const char *p = code;
+    regmatch_t m[2];
+    while (*p && regexec (&s_re[R_BLOCK_NUMBER], p, 2, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        char var[64];
+        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so);
+        char *body = lv < sizeof var ? s_body (p + m[0].rm_eo) : NULL;
+        if (body) {
+            memcpy (var, p + m[1].rm_so, lv);
+            var[lv] = 0;
+            if (s_block_start (body, var) && s_has_nest (code, body, S_CALLS) && count++ == 0)
+                s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
+            free (body);
+        }
+        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
+    }
+    return count;
 }
 
 static int
@@ -641,6 +698,8 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     ev->autovec = s_autovec (code, ev->autovec_snip);
     ev->packing = s_packing (code, ev->packing_snip);
     ev->blocking = s_blocking (code, ev->blocking_snip);
+    if (!ev->blocking)
+        ev->blocking = s_block_numbers (code, ev->blocking_snip);
     ev->named_block = s_named (code, ev->named_snip);
     s_atomics (code, ev);
     s_locks (code, ev);

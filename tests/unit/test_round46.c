@@ -30,7 +30,10 @@
  *     timing noise" (kf_lineage_reason's at_defaults);
  *  6. round 46: the row-sum kernels read as no fused epilogue and, for
  *     one packed kernel, as no cache blocking (kf_descriptor_flow's
- *     folds, kf_descriptor_host's clamped block).
+ *     folds, kf_descriptor_host's clamped block);
+ *  7. round 46's candidate 10, k blocks by their numbers (`for (kb = 0;
+ *     kb < nkb; kb++)`, `k0 = kb * KC`), read as no blocking, so its
+ *     loss was not counted against the idea (s_block_numbers).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
@@ -323,6 +326,45 @@ test_rowsum_reading (void)
     CHECK (c.algo == 1 && kf_test_has (why, "(fused epilogue) `rs`"));
     CHECK (kf_test_has (why, "loops over blocks of a constant size around a loop nest (cache "
                              "blocking) `for (long pb = p0; pb < p1; pb += 16)`"));
+    free (why);
+    //  7. Candidate 10: k blocks by their numbers, each block's start the
+    //  number times KC, read as no blocking ("handed, not seen done").
+    static const char k_blocks[] =
+        "#define KC 128\n"
+        "void run (const float *x, const float *w, float *y, long M, long K, long N) {\n"
+        "    const int nkb = (int) ((K + KC - 1) / KC);\n"
+        "    for (int kb = 0; kb < nkb; kb++) {\n"
+        "        const long k0 = (long) kb * KC, k1 = k0 + KC < K ? k0 + KC : K;\n"
+        "        for (long i = 0; i < M; i++)\n"
+        "            for (long j = 0; j < N; j++)\n"
+        "                for (long k = k0; k < k1; k++) y[i * N + j] += x[i * K + k] * w[k * N + j];\n"
+        "    }\n"
+        "}\n";
+    CHECK (kf_descriptor_classify (k_blocks, strlen (k_blocks), "c", &c, &why) == 0);
+    CHECK (c.mem >= 2 && kf_test_has (why, "(cache blocking) `for (int kb = 0; kb < nkb; kb++)`"));
+    free (why);
+    //  A loop by ones whose body only scales its index is no block loop.
+    static const char rows[] =
+        "void run (const float *x, float *y, long M, long N) {\n"
+        "    for (long i = 0; i < M; i++) {\n"
+        "        const long r = i * N;\n"
+        "        for (long j = 0; j < N; j++) y[r + j] = x[r + j] * 2.0f;\n"
+        "    }\n"
+        "}\n";
+    CHECK (kf_descriptor_classify (rows, strlen (rows), "c", &c, &why) == 0);
+    CHECK (!kf_test_has (why, "(cache blocking) `"));
+    free (why);
+    //  Nor a naive product's row offset beside its nest (`r = i * K`).
+    static const char naive[] =
+        "void run (const float *x, const float *w, float *y, long M, long K, long N) {\n"
+        "    for (long i = 0; i < M; i++) {\n"
+        "        const long r = i * K;\n"
+        "        for (long j = 0; j < N; j++)\n"
+        "            for (long k = 0; k < K; k++) y[i * N + j] += x[r + k] * w[k * N + j];\n"
+        "    }\n"
+        "}\n";
+    CHECK (kf_descriptor_classify (naive, strlen (naive), "c", &c, &why) == 0);
+    CHECK (!kf_test_has (why, "(cache blocking) `"));
     free (why);
 }
 
