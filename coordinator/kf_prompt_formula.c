@@ -384,9 +384,7 @@ s_group (const char *from, const char *end, const char *at, const char **lo, con
     for (q = at; q > from; q--) {
         if (q[-1] == ')')
             depth++;
-        else if (q[-1] == '(' && depth-- == 0)
-            break;
-        else if (q[-1] == '\n' && depth == 0)
+        else if ((q[-1] == '(' && depth-- == 0) || (q[-1] == '\n' && depth == 0))
             break;
     }
     *lo = q > from ? q - 1 : from;
