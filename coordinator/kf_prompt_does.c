@@ -294,11 +294,39 @@ s_has_product (const kf_descriptor_acc_t *acc)
 //  (vrcp14ps, a vpermps table, getexp/getmant over candidate 1's
 //  polynomial) read only as "explicit SIMD", as approximate math was its
 //  parent's already.
+//  Round 46: an estimate refined by a Newton step (y = rsqrt14 (d), then
+//  y (1.5 - 0.5 d y^2); y = rcp14 (d), then y (2 - d y)) is near f32, the
+//  base's way to a vector form, and was tagged "cheaper math by a
+//  hardware estimate". An estimate counts unless it is assigned to a name
+//  that a multiply-add which subtracts takes next (the step's residual).
+static bool
+s_unrefined (const char *t, const char *estimate)
+{
+    char re[200];
+    snprintf (re, sizeof re, "\\b_mm(256|512)?_%s(14|28)?_(p|s)[sd]\\b", estimate);
+    if (!kf_text_matches (t, re))
+        return false;
+    snprintf (re, sizeof re, "\\b([[:alpha:]_][[:alnum:]_]*)[[:space:]]*=[[:space:]]*"
+              "_mm(256|512)?_%s(14|28)?_(p|s)[sd]\\b", estimate);
+    regex_t rx;
+    if (regcomp (&rx, re, REG_EXTENDED))
+        return true;
+    regmatch_t m[2];
+    bool refined = regexec (&rx, t, 2, m, 0) == 0 && m[1].rm_eo - m[1].rm_so < 64;
+    regfree (&rx);
+    if (!refined)
+        return true;
+    char step[200];
+    snprintf (step, sizeof step, "_(fnmadd|fmsub|sub)_p[sd][[:space:]]*\\([^;]*\\b%.*s\\b",
+              (int) (m[1].rm_eo - m[1].rm_so), t + m[1].rm_so);
+    return !kf_text_matches (t + m[1].rm_eo, step);
+}
+
 static bool
 s_estimates (const char *t)
 {
-    return kf_text_matches (t, "\\b_mm(256|512)?_(rcp|rsqrt)(14|28)?_(p|s)[sd]\\b|"
-                               "\\b_mm(256|512)?_(getexp|getmant)_(p|s)[sd]\\b|"
+    return s_unrefined (t, "rsqrt") || s_unrefined (t, "rcp")
+           || kf_text_matches (t, "\\b_mm(256|512)?_(getexp|getmant)_(p|s)[sd]\\b|"
                                "\\bv(recpe|rsqrte)q?_f(32|64)\\b|"
                                "\\b(__frcp_r[nzud]|__frsqrt_rn|__fdividef|__expf|__logf|__tanhf)\\b")
            || kf_text_matches (t, "\\b(_mm(256|512)?_permutex2?var_p[sd]|_mm256_permutevar8x32_ps|"

@@ -33,13 +33,16 @@
  *     folds, kf_descriptor_host's clamped block);
  *  7. round 46's candidate 10, k blocks by their numbers (`for (kb = 0;
  *     kb < nkb; kb++)`, `k0 = kb * KC`), read as no blocking, so its
- *     loss was not counted against the idea (s_block_numbers).
+ *     loss was not counted against the idea (s_block_numbers);
+ *  8. round 46: rsqrt14 refined by a Newton step, near f32, was tagged
+ *     "cheaper math by a hardware estimate" (s_estimates).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
 #include "../../analysis/kf_descriptor.h"
 #include "../../analysis/kf_descriptor_triangle.h"
 #include "../../coordinator/kf_lineage.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -368,6 +371,34 @@ test_rowsum_reading (void)
     free (why);
 }
 
+//  8. Round 46's candidate 2: rsqrt14 refined by one Newton step, near
+//  f32, tagged "cheaper math by a hardware estimate".
+static void
+test_refined_estimate (void)
+{
+    static const char refined[] =
+        "#include <immintrin.h>\n"
+        "static __m512 rs (__m512 d) {\n"
+        "    __m512 y = _mm512_rsqrt14_ps (d);\n"
+        "    __m512 hy = _mm512_mul_ps (_mm512_mul_ps (_mm512_set1_ps (0.5f), d), y);\n"
+        "    return _mm512_mul_ps (y, _mm512_fnmadd_ps (hy, y, _mm512_set1_ps (1.5f)));\n"
+        "}\n";
+    static const char bare[] =
+        "#include <immintrin.h>\n"
+        "static __m512 rs (__m512 d) { return _mm512_rsqrt14_ps (d); }\n";
+    CHECK (!((kf_prompt_source_features (refined, "c") >> KF_IDEA_ESTIMATE) & 1u));
+    CHECK ((kf_prompt_source_features (bare, "c") >> KF_IDEA_ESTIMATE) & 1u);
+    //  Round 32's bare estimate inside a product, beside an unrelated
+    //  subtraction, stays one.
+    static const char inline_rcp[] =
+        "#include <immintrin.h>\n"
+        "static __m512 g (__m512 u, __m512 d) {\n"
+        "    return _mm512_mul_ps (_mm512_sub_ps (_mm512_set1_ps (1.0f), u),\n"
+        "                          _mm512_rcp14_ps (_mm512_mul_ps (d, d)));\n"
+        "}\n";
+    CHECK ((kf_prompt_source_features (inline_rcp, "c") >> KF_IDEA_ESTIMATE) & 1u);
+}
+
 int
 main (void)
 {
@@ -377,5 +408,6 @@ main (void)
     test_share_mix ();
     test_defaults_again ();
     test_rowsum_reading ();
+    test_refined_estimate ();
     return kf_test_done ("test_round46");
 }
