@@ -23,6 +23,7 @@ typedef struct {
         char bound[S_TEXT]; //  its right side
     } c[S_CLAUSES];
     int clauses;
+    bool capped;        //  a clause not on the index (`np < PANELS`)
     char step[S_TEXT];  //  what `+=` adds, "1" for `++`
 } s_loop_t;
 
@@ -90,10 +91,12 @@ s_header (const char *open, s_loop_t *l)
     s_squeeze (part[1], (size_t) (end[1] - part[1]), cond);
     size_t n = strlen (l->var);
     l->clauses = 0;
+    l->capped = false;
     for (char *c = cond; c && l->clauses < S_CLAUSES;) {
         char *next = strstr (c, "&&");
         if (next)
             *next = '\0';
+        l->capped |= !(n && !strncmp (c, l->var, n) && c[n] == '<');
         if (n && !strncmp (c, l->var, n) && c[n] == '<') {
             bool le = c[n + 1] == '=';
             snprintf (l->c[l->clauses].op, sizeof l->c[0].op, "%s", le ? "<=" : "<");
@@ -201,7 +204,9 @@ s_walks (const s_loop_t *in, const s_loop_t *out, int c)
     //  j = i to the outer loop's own bound: the upper triangle; not a
     //  block's loop clamped to the bound (`i = ii; i < ii + TILE && i <
     //  m`), whose other clause runs from its start.
-    bool block = false;
+    //  Round 47: nor one capped by a second clause (`j0 = jp; j0 < N && np
+    //  < PANELS`), a block of panels that runs to the bound only at the end.
+    bool block = in->clauses > 1 || in->capped;
     for (int k = 0; k < in->clauses; k++)
         block |= s_mentions (in->c[k].bound, in->init);
     if (!block && !strcmp (in->init, out->var) && !strcmp (bound, out->c[0].bound))

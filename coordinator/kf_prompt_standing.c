@@ -6,6 +6,7 @@
 #include "kf_prompt_standing.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_diff.h"
+#include "kf_prompt_formula.h"
 #include "kf_prompt_slim.h"
 #include "kf_prompt_target.h"
 #include "kf_prompt_tune.h"
@@ -183,9 +184,17 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
                 either = true;
             }
             //  Round 17: the room left, as a factor (the parent at 1.1e-6).
-            else if (correct && (rel = kf_jnum (c, "max_rel_err", 0)) > 0 && rel * 10 <= rtol)
-                fprintf (f, " (%.0f times below the relative limit %g: room to spend on "
-                         "cheaper math)", rtol / rel, rtol);
+            else if (correct && (rel = kf_jnum (c, "max_rel_err", 0)) > 0 && rel * 10 <= rtol) {
+                //  Round 47: "room to spend on cheaper math" of row sums of
+                //  tanh that come near zero, whose error counts against
+                //  the sum (What counts as correct).
+                kf_formula_t fm;
+                fprintf (f, " (%.0f times below the relative limit %g: %s)", rtol / rel, rtol,
+                         kf_prompt_formula (in->spec, &fm) && kf_prompt_formula_sums_calls (&fm)
+                             ? "room for cheaper math only where the terms' sums stay far "
+                               "from zero, as the error counts against the sum"
+                             : "room to spend on cheaper math");
+            }
             fputs (";", f);
         }
         if (either)

@@ -35,7 +35,10 @@
  *     kb < nkb; kb++)`, `k0 = kb * KC`), read as no blocking, so its
  *     loss was not counted against the idea (s_block_numbers);
  *  8. round 46: rsqrt14 refined by a Newton step, near f32, was tagged
- *     "cheaper math by a hardware estimate" (s_estimates).
+ *     "cheaper math by a hardware estimate" (s_estimates);
+ *  9. round 47: "room to spend on cheaper math" of a parent whose row
+ *     sums can cancel (kf_prompt_standing.c); a block's panel loop
+ *     capped by a count read as a triangle (kf_descriptor_triangle).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
@@ -142,6 +145,14 @@ test_triangle_block_end (void)
         "const int jc = base + NC;\n"
         "for (int ic = 0; ic < jc + NC; ic += MC) tile (ic, jc);\n";
     CHECK (!kf_descriptor_triangle (offset, snip, sizeof snip));
+    //  9. Round 47's candidate 17: a pass over a few panels, from the
+    //  pass's start to the bound but capped by a count.
+    const char *panels =
+        "for (int64_t jp = 0; jp < N; jp += (int64_t) NR * PANELS_PER_PASS) {\n"
+        "    int np = 0;\n"
+        "    for (int64_t j0 = jp; j0 < N && np < PANELS_PER_PASS; j0 += NR, np++) pack (j0);\n"
+        "}\n";
+    CHECK (!kf_descriptor_triangle (panels, snip, sizeof snip));
 }
 
 //  Round 46's product task: tanh(x @ w / sqrt(512)).sum(dim=1).
@@ -185,14 +196,19 @@ test_row_sum (void)
                               "over each row)"));
     free (idea);
     //  A tuning prompt's accuracy knob warns of the cancelling sums.
-    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 12, "source",
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:{s:f}}", "id", 12, "source",
                               "int kf_forward (void) { return 0; }\n", "status", "correct",
-                              "speedup", 35.2, "candidate_ns", 1.0e7);
+                              "speedup", 35.2, "candidate_ns", 1.0e7, "correctness",
+                              "max_rel_err", 0.000885);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = d,
                           .base = base, .templated = true, .tune_points = 8 };
     char *p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "POLY_TERMS=6,4,5"));
     CHECK (kf_test_has (p, "Here the output adds such terms, which can cancel"));
+    //  Round 47: its measured error's room is said with the same caution.
+    CHECK (kf_test_has (p, "max rel error 0.000885 (11 times below the relative limit 0.01: "
+                           "room for cheaper math only where the terms' sums stay far from "
+                           "zero"));
     free (p);
     json_decref (base);
     json_t *range = json_pack ("{s:f, s:f}", "min", -61.0, "max", 58.0);
@@ -216,11 +232,13 @@ test_row_sum (void)
     json_decref (spec);
     spec = kf_test_ew_spec ("a * torch.rsqrt(1.0 + a * a) * torch.exp(-0.5 * b * b)");
     in.spec = spec;
-    in.base = base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 15, "source",
+    in.base = base = json_pack ("{s:i, s:s, s:s, s:f, s:f, s:{s:f}}", "id", 15, "source",
                                 "int kf_forward (void) { return 0; }\n", "status", "correct",
-                                "speedup", 75.2, "candidate_ns", 3.5e6);
+                                "speedup", 75.2, "candidate_ns", 3.5e6, "correctness",
+                                "max_rel_err", 0.000885);
     p = kf_prompt_build (&in);
     CHECK (kf_test_has (p, "POLY_TERMS=6,4,5") && !kf_test_has (p, "which can cancel"));
+    CHECK (kf_test_has (p, "room to spend on cheaper math"));
     free (p);
     json_decref (base);
     json_decref (spec);
