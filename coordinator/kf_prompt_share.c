@@ -138,10 +138,13 @@ kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stor
         bool all = against == KF_SHARE_ALL_CORES;
         double m = kf_prompt_side_bytes (spec, "outputs");
         double traffic = r.bytes > 0 ? r.bytes : 0, reads = traffic - m;
-        double rd = kf_jnum (device, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs", 0);
+        double rd = kf_jnum (device, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs",
+                             0);
         double wr = kf_prompt_write_gbs (device, all);
-        if (m > 0 && reads > 0 && rd > 0 && wr > 0 && traffic / fmax (reads / rd, m / wr) > r.rate) {
-            r.rate = traffic / fmax (reads / rd, m / wr);
+        double mix = m > 0 && reads > 0 && rd > 0 && wr > 0
+                     ? traffic / fmax (reads / rd, m / wr) : 0;
+        if (mix > r.rate) {
+            r.rate = mix;
             r.rate_name = all ? "all cores' reads and writes together (its reads at their cold "
                                 "read rate beside its writes at their streaming-store write "
                                 "rate, each stream at its own rate, whichever takes longer)"

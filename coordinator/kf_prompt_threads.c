@@ -567,9 +567,15 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             //  threads buy 22%", of a kernel whose threads made that rate.
             if (threaded)
                 fputs ("with its threads: more threads or another split share that rate.", f);
+            //  Round 47: "at most about 45%" beside "a call bound by memory
+            //  saves at most 25%" read as two bounds of one thing.
             else if (gain > 1.005)
                 fprintf (f, "a rate threads share, so they save at most about %.0f%% of its "
-                         "time.", 100 * (1 - 1 / gain));
+                         "time%s.", 100 * (1 - 1 / gain),
+                         all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one
+                             ? " (it is not bound by memory yet, so the bound above for a call "
+                               "that is does not cap it)"
+                             : "");
             else
                 fputs ("a rate threads share, so they save little of its time.", f);
         }

@@ -552,7 +552,8 @@ test_threads_at_rate (void)
                               "beside its writes at their streaming-store write rate, each "
                               "stream at its own rate, whichever takes longer) already (its "
                               "position line), a rate threads share, so they save at most "
-                              "about 32% of its time."));
+                              "about 32% of its time (it is not bound by memory yet, "
+                              "so the bound above for a call that is does not cap it)."));
     CHECK (text && !strstr (text, "gain of 49%") && !strstr (text, "gain of 50%"));
     free (text);
     json_decref (base);

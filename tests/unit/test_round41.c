@@ -352,7 +352,8 @@ test_threads_share (void)
                               "streaming-store write rate, each stream at its own rate, "
                               "whichever takes longer) already (its position line), a rate "
                               "threads share, so they save at most about 35% of "
-                              "its time."));
+                              "its time (it is not bound by memory yet, so the bound above "
+                              "for a call that is does not cap it)."));
     free (text);
     json_decref (base);
     //  A kernel that starts threads, at 122% of the cold read counted

@@ -331,7 +331,8 @@ static const char s_rowsum_kernel[] =
     "        const long np = p1 - pb < 16 ? p1 - pb : 16;\n"
     "        for (long p = 0; p < np; p++) {\n"
     "            rs[2 * p] = rs[2 * p + 1] = _mm512_setzero_ps ();\n"
-    "            for (long s = 0; s < 32; s++) tile (x + (pb + p) * 2 * K, w + s * K * 32, K, rs + 2 * p);\n"
+    "            for (long s = 0; s < 32; s++)\n"
+    "                tile (x + (pb + p) * 2 * K, w + s * K * 32, K, rs + 2 * p);\n"
     "            y[2 * (pb + p)] = _mm512_reduce_add_ps (rs[2 * p]);\n"
     "        }\n"
     "    }\n"
@@ -358,7 +359,8 @@ test_rowsum_reading (void)
         "        const long k0 = (long) kb * KC, k1 = k0 + KC < K ? k0 + KC : K;\n"
         "        for (long i = 0; i < M; i++)\n"
         "            for (long j = 0; j < N; j++)\n"
-        "                for (long k = k0; k < k1; k++) y[i * N + j] += x[i * K + k] * w[k * N + j];\n"
+        "                for (long k = k0; k < k1; k++)\n"
+        "                    y[i * N + j] += x[i * K + k] * w[k * N + j];\n"
         "    }\n"
         "}\n";
     CHECK (kf_descriptor_classify (k_blocks, strlen (k_blocks), "c", &c, &why) == 0);
