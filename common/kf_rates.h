@@ -50,6 +50,9 @@ typedef struct {
                               * calls, 0 it does not, -1 not known */
     bool cold;               /* every call starts with its data flushed from
                               * every cache (the host's timing protocol) */
+    bool mix_after;          /* the caller sets the kernel's reads and writes,
+                              * each at its own measured rate, against its
+                              * bytes after this line (round 47) */
     const char *uncounted;   /* why no operation count, where GFLOPS is 0 (a
                               * clause); NULL: "the task gives no operation
                               * count" */

@@ -615,6 +615,11 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         r.peak_gflops = r.gflops;
     }
     fputs ("Position against the peaks:", f);
+    const char *all_name = stores != KF_STORES_UNKNOWN
+                           ? kf_prompt_memory_share (bw, spec, dev, stores,
+                                                     KF_SHARE_ALL_CORES).rate_name
+                           : NULL;
+    r.mix_after = all_name && strstr (all_name, "reads and writes together");
     kf_rates_write (f, &r);
     char b[48], kinds[128], times[32] = "";
     if (stores != KF_STORES_UNKNOWN)

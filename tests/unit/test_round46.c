@@ -273,6 +273,23 @@ test_share_mix (void)
     CHECK (fabs (one.rate - 34.7) < 0.1);
     //  Without the write figures, the faster of the cold read and the
     //  streaming copy, as before.
+    //  Round 47: a kernel past the copy was told "the copy figure
+    //  understates what this memory delivers"; the mix is the bound.
+    json_t *hw = json_pack ("{s:s, s:[O]}", "backend", "host", "devices", dev);
+    json_t *k = json_pack ("{s:s, s:s, s:{s:f, s:f, s:f, s:b}}", "status", "correct", "source",
+                           "#include <immintrin.h>\nvoid f (float *o, __m512 v) "
+                           "{ _mm512_stream_ps (o, v); }\n", "bandwidth", "bytes",
+                           201326592.0, "candidate_gbs", 40.3, "copy_gbs", 39.8,
+                           "roofline_applies", 1);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    printf ("%s\n", text ? text : "");
+    CHECK (kf_test_has (text, "a copy is one mix of reads and writes, not the memory's limit"));
+    CHECK (!kf_test_has (text, "understates"));
+    CHECK (kf_test_has (text, "of all cores' reads and writes together"));
+    free (text);
+    json_decref (k);
+    json_decref (hw);
     json_object_del (dev, "write_stream_all_cores_gbs");
     all = kf_prompt_memory_share (bw, spec, dev, KF_STORES_ORDINARY, KF_SHARE_ALL_CORES);
     CHECK (all.rate == 39.8 && kf_test_has (all.rate_name, "the fastest all cores moved"));
