@@ -655,14 +655,19 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         //  Round 39's notes: about 110 words, the idea in full, in every
         //  prompt of the run, for a 0.8% effect: its head and one clause.
         char head[KF_PROMPT_IDEA_HEAD_MAX + 8];
-        if (strcmp (kf_jstr (small, "idea"), mine))
+        //  Round 47: said beside a kernel to improve whose code fuses its
+        //  epilogue already ("tanh+row sum fused in registers").
+        kf_idea_feature_t sf = kf_prompt_idea_feature (kf_jstr (small, "idea"));
+        bool done = in->base && sf != KF_IDEA_OTHER
+                    && kf_prompt_source_does (kf_jstr (in->base, "source"), in->language, sf);
+        if (strcmp (kf_jstr (small, "idea"), mine) && !done)
             fprintf (f, " Held back before any try: %s (the Target section's Epilogue line "
                      "estimates that work at about %.1f%% of the one-core floor, below the "
                      "%.0f%% under which the planner hands out its fusion only when no other "
                      "idea is left; fuse it where it costs your kernel nothing else).",
                      kf_prompt_idea_head (kf_jstr (small, "idea"), head, sizeof head),
                      100 * kf_jnum (small, "share", 0), 100 * kf_jnum (small, "bound", 0));
-        else
+        else if (!strcmp (kf_jstr (small, "idea"), mine))
             fprintf (f, " This attempt's idea comes here only because no other idea is left "
                      "for it: the Epilogue line of the Target section estimates that work at "
                      "about %.1f%% of the one-core floor, so fusing it can save no more than "

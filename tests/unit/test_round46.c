@@ -38,7 +38,9 @@
  *     "cheaper math by a hardware estimate" (s_estimates);
  *  9. round 47: "room to spend on cheaper math" of a parent whose row
  *     sums can cancel (kf_prompt_standing.c); a block's panel loop
- *     capped by a count read as a triangle (kf_descriptor_triangle).
+ *     capped by a count read as a triangle (kf_descriptor_triangle);
+ * 10. round 47: fusion "held back before any try" beside a kernel to
+ *     improve that fuses already (kf_prompt_attempt.c).
  */
 #include "../../common/kf_plausible.h"
 #include "../../exec-worker/kf_eval_check.h"
@@ -436,6 +438,40 @@ test_refined_estimate (void)
     CHECK ((kf_prompt_source_features (inline_rcp, "c") >> KF_IDEA_ESTIMATE) & 1u);
 }
 
+//  10. Round 47: "Held back before any try: never store the product, by
+//  fusing the epilogue" beside a kernel to improve that fuses it.
+static void
+test_small_done (void)
+{
+    json_t *spec = s_rowsum_spec ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t epi = kf_test_idea_index (ideas, n, KF_IDEA_EPILOGUE);
+    CHECK (epi < n);
+    if (epi >= n) {
+        json_decref (spec);
+        return;
+    }
+    json_t *plan = json_pack ("{s:s, s:{s:s, s:f, s:f}}", "mine", ideas[(epi + 1) % n],
+                              "small", "idea", ideas[epi], "share", 0.023, "bound", 0.05);
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 6, "source", s_rowsum_kernel,
+                              "status", "correct", "speedup", 17.4, "candidate_ns", 2.0e7);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 1,
+                          .slot = 0, .population = 3, .ideas = plan, .base = base };
+    char *p = kf_prompt_build (&in);
+    CHECK (!kf_test_has (p, "Held back before any try"));
+    free (p);
+    //  From scratch it is said, as before.
+    in.base = NULL;
+    in.generation = 0;
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "Held back before any try"));
+    free (p);
+    json_decref (base);
+    json_decref (plan);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -446,5 +482,6 @@ main (void)
     test_defaults_again ();
     test_rowsum_reading ();
     test_refined_estimate ();
+    test_small_done ();
     return kf_test_done ("test_round46");
 }
