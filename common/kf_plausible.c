@@ -30,12 +30,17 @@ kf_plausible_gflops (const kf_plausible_figures_t *f)
 }
 
 double
+kf_plausible_mix (double reads, double writes, double read_gbs, double write_gbs)
+{
+    if (!(reads > 0 && writes > 0 && read_gbs > 0 && write_gbs > 0))
+        return 0;
+    return (reads + writes) / fmax (reads / read_gbs, writes / write_gbs);
+}
+
+double
 kf_plausible_mix_gbs (const kf_plausible_figures_t *f)
 {
-    double reads = f->read_bytes, writes = f->bytes - f->read_bytes;
-    if (!(reads > 0 && writes > 0 && f->read_gbs > 0 && f->write_gbs > 0))
-        return 0;
-    return f->bytes / fmax (reads / f->read_gbs, writes / f->write_gbs);
+    return kf_plausible_mix (f->read_bytes, f->bytes - f->read_bytes, f->read_gbs, f->write_gbs);
 }
 
 bool

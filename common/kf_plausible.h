@@ -105,6 +105,11 @@ double kf_plausible_gflops (const kf_plausible_figures_t *f);
  * BYTES, or 0 where a figure is unknown. */
 double kf_plausible_mix_gbs (const kf_plausible_figures_t *f);
 
+/* The same bound of READS and WRITES bytes (any positive unit) at
+ * READ_GBS and WRITE_GBS: GB/s of READS + WRITES, or 0 where any figure is
+ * not positive (the prompts' shares take it too, kf_prompt_share.c). */
+double kf_plausible_mix (double reads, double writes, double read_gbs, double write_gbs);
+
 /* The physics rule. True when F's bandwidth (where it applies) or FLOP
  * rate is above MARGIN times its ceiling (KF_PLAUSIBLE_MARGIN_BUSY times
  * at least where F's ceilings were measured beside other work); then

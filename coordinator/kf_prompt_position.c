@@ -459,11 +459,13 @@ s_share (FILE *f, const kf_share_t *s)
 
 //  A host kernel's bytes as they cross the bus (N + 2M for ordinary
 //  stores) against the cold read rates the timing meets.
+//  ALL: the all-core share, which the caller has already.
 static void
-s_cold_shares (FILE *f, json_t *bw, json_t *spec, json_t *dev, kf_stores_t stores)
+s_cold_shares (FILE *f, json_t *bw, json_t *spec, json_t *dev, kf_stores_t stores,
+               const kf_share_t *all_share)
 {
     kf_share_t one = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_ONE_CORE);
-    kf_share_t all = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_ALL_CORES);
+    kf_share_t all = *all_share;
     char b[48];
     fprintf (f, " Counting %s = %s, as it crosses the memory bus (%s), it moves %.1f GB/s",
              one.traffic, kf_rates_bytes (one.bytes, b, sizeof b), one.why, one.gbs);
@@ -615,15 +617,14 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         r.peak_gflops = r.gflops;
     }
     fputs ("Position against the peaks:", f);
-    const char *all_name = stores != KF_STORES_UNKNOWN
-                           ? kf_prompt_memory_share (bw, spec, dev, stores,
-                                                     KF_SHARE_ALL_CORES).rate_name
-                           : NULL;
-    r.mix_after = all_name && strstr (all_name, "reads and writes together");
+    kf_share_t all = { .share = 0 };
+    if (stores != KF_STORES_UNKNOWN)
+        all = kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_ALL_CORES);
+    r.mix_after = all.mix;
     kf_rates_write (f, &r);
     char b[48], kinds[128], times[32] = "";
     if (stores != KF_STORES_UNKNOWN)
-        s_cold_shares (f, bw, spec, dev, stores);
+        s_cold_shares (f, bw, spec, dev, stores, &all);
     if (measured_peak > 0)
         fprintf (f, " The measured peak (%.1f GFLOP/s, taken at the worker's start beside the "
                  "host's other work) is a lower bound: this kernel reached %.1f GFLOP/s, so "

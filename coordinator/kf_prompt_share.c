@@ -17,6 +17,7 @@
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
 #include "kf_json.h"
+#include "kf_plausible.h"
 #include "kf_rates.h"
 #include <math.h>
 #include <stddef.h>
@@ -141,10 +142,10 @@ kf_prompt_memory_share (json_t *bandwidth, json_t *spec, json_t *device, kf_stor
         double rd = kf_jnum (device, all ? "read_cold_all_cores_gbs" : "read_cold_one_core_gbs",
                              0);
         double wr = kf_prompt_write_gbs (device, all);
-        double mix = m > 0 && reads > 0 && rd > 0 && wr > 0
-                     ? traffic / fmax (reads / rd, m / wr) : 0;
+        double mix = kf_plausible_mix (reads, m, rd, wr);
         if (mix > r.rate) {
             r.rate = mix;
+            r.mix = true;
             r.rate_name = all ? "all cores' reads and writes together (its reads at their cold "
                                 "read rate beside its writes at their streaming-store write "
                                 "rate, each stream at its own rate, whichever takes longer)"

@@ -96,6 +96,8 @@ typedef struct {
     const char *rate_name;  /* "the measured copy bandwidth", "one core's cold read
                              * rate", "all cores' cold read rate", "one core's copy
                              * rate counted as its whole traffic"; static text */
+    bool mix;               /* RATE is the bound of the kernel's reads and writes, each
+                             * at its own measured rate (kf_plausible_mix) */
 } kf_share_t;
 
 /* The ceiling of a copy counted N + M on host device D: COPY_GBS (the
