@@ -374,100 +374,90 @@ s_block_start (const char *body, const char *var)
     return found;
 }
 
-//  Loops over block numbers (s_block_number_p) whose body sets a block's
-//  start and end from the number (s_block_start) and holds a loop nest.
-static int
-s_block_numbers (const char *code, char *snip)
-{
-    int count = 0;
-    const char *p = code;
-    regmatch_t m[2];
-    while (*p && regexec (&s_re[R_BLOCK_NUMBER], p, 2, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        char var[64];
-        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so);
-        char *body = lv < sizeof var ? s_body (p + m[0].rm_eo) : NULL;
-        if (body) {
-            memcpy (var, p + m[1].rm_so, lv);
-            var[lv] = 0;
-            if (s_block_start (body, var) && s_has_nest (code, body, S_CALLS) && count++ == 0)
-                s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
-            free (body);
-        }
-        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
-    }
-    return count;
-}
+//  One match of a loop pattern: its first three groups, each as text, and
+//  the body of the loop whose header it ends (NULL where not asked for).
+typedef struct {
+    const char *code;
+    char group[3][160];
+    char *body;
+} s_loop_match_t;
 
+//  Counts the matches of the pattern RE in CODE that TEST accepts, taking
+//  each match's GROUPS and, where WITH_BODY, its body (a match whose
+//  groups are too long or whose body is unclosed is not counted); the
+//  first accepted goes to SNIP.
 static int
-s_blocking (const char *code, char *snip)
+s_count_loops (const regex_t *re, int groups, bool with_body, const char *code,
+               char *snip, bool (*test) (const s_loop_match_t *))
 {
     int count = 0;
     const char *p = code;
     regmatch_t m[4];
-    while (*p && regexec (&s_re[R_BLOCK], p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        char var[64], step[64], cond[160];
-        size_t lv = (size_t) (m[1].rm_eo - m[1].rm_so), ls = (size_t) (m[3].rm_eo - m[3].rm_so);
-        size_t lc = (size_t) (m[2].rm_eo - m[2].rm_so);
-        char *body = lv < sizeof var && ls < sizeof step && lc < sizeof cond
-                     ? s_body (p + m[0].rm_eo) : NULL;
-        if (body) {
-            memcpy (var, p + m[1].rm_so, lv);
-            var[lv] = 0;
-            memcpy (step, p + m[3].rm_so, ls);
-            step[ls] = 0;
-            memcpy (cond, p + m[2].rm_so, lc);
-            cond[lc] = 0;
-            bool literal = isdigit ((unsigned char) step[0]);
-            bool sized = !literal || atol (step) >= 8;
-            //  The block used inside: an inner loop from VAR, or VAR + STEP.
-            bool used = s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
-                                   "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s" W "[;<]", var, body);
-            if (!used) {
-                char pattern[256];
-                snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
-                used = kf_text_matches (body, pattern);
-            }
-            //  Round 46: or the block's size clamped to what is left of the
-            //  range (`np = j->p1 - pb < 16 ? j->p1 - pb : 16`), a packed
-            //  kernel's block of rows in L2 that read as no blocking.
-            if (!used) {
-                char pattern[256];
-                snprintf (pattern, sizeof pattern, "-" W "%s" W "<=?" W "%s\\b", var, step);
-                used = kf_text_matches (body, pattern);
-            }
-            if (sized && used && !s_one_block (code, var, cond, step)
-                && s_has_nest (code, body, S_CALLS) && count++ == 0)
-                s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
-            free (body);
-        }
-        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
-    }
-    return count;
-}
-
-//  Loops stepping by a block size by its name, bar those that run once.
-static int
-s_named (const char *code, char *snip)
-{
-    int count = 0;
-    const char *p = code;
-    regmatch_t m[4];
-    while (*p && regexec (&s_re[R_NAMED], p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        char part[3][160];
+    while (*p && regexec (re, p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
+        s_loop_match_t match = { .code = code };
         bool fits = true;
-        for (int g = 0; g < 3; g++) {
-            size_t len = (size_t) (m[g + 1].rm_eo - m[g + 1].rm_so);
-            fits = fits && len < sizeof part[g];
+        for (int g = 0; g < groups && fits; g++) {
+            size_t len = m[g + 1].rm_so < 0 ? 0 : (size_t) (m[g + 1].rm_eo - m[g + 1].rm_so);
+            fits = len < sizeof match.group[g];
             if (fits) {
-                memcpy (part[g], p + m[g + 1].rm_so, len);
-                part[g][len] = 0;
+                memcpy (match.group[g], p + m[g + 1].rm_so, len);
+                match.group[g][len] = 0;
             }
         }
-        if (fits && !s_one_block (code, part[1], part[0], part[2]) && count++ == 0)
+        if (fits && with_body)
+            fits = (match.body = s_body (p + m[0].rm_eo)) != NULL;
+        if (fits && test (&match) && count++ == 0)
             s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
+        free (match.body);
         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
     }
     return count;
+}
+
+//  A loop over block numbers (s_block_number_p) whose body sets a block's
+//  start and end from the number (s_block_start) and holds a loop nest.
+static bool
+s_block_number_loop (const s_loop_match_t *match)
+{
+    return s_block_start (match->body, match->group[0])
+           && s_has_nest (match->code, match->body, S_CALLS);
+}
+
+//  A loop stepping by a block (s_block_p: its variable, condition and
+//  step) that uses the block inside and holds a loop nest.
+static bool
+s_block_loop (const s_loop_match_t *match)
+{
+    const char *var = match->group[0], *cond = match->group[1], *step = match->group[2];
+    const char *body = match->body;
+    bool literal = isdigit ((unsigned char) step[0]);
+    bool sized = !literal || atol (step) >= 8;
+    //  The block used inside: an inner loop from VAR, or VAR + STEP.
+    bool used = s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
+                           "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s" W "[;<]", var, body);
+    if (!used) {
+        char pattern[512];
+        snprintf (pattern, sizeof pattern, "\\b%s" W "\\+" W "%s\\b", var, step);
+        used = kf_text_matches (body, pattern);
+    }
+    //  Round 46: or the block's size clamped to what is left of the
+    //  range (`np = j->p1 - pb < 16 ? j->p1 - pb : 16`), a packed
+    //  kernel's block of rows in L2 that read as no blocking.
+    if (!used) {
+        char pattern[512];
+        snprintf (pattern, sizeof pattern, "-" W "%s" W "<=?" W "%s\\b", var, step);
+        used = kf_text_matches (body, pattern);
+    }
+    return sized && used && !s_one_block (match->code, var, cond, step)
+           && s_has_nest (match->code, body, S_CALLS);
+}
+
+//  A loop stepping by a block size by its name (s_named_p: its condition,
+//  variable and step) that runs more than once.
+static bool
+s_named_loop (const s_loop_match_t *match)
+{
+    return !s_one_block (match->code, match->group[1], match->group[0], match->group[2]);
 }
 
 //  ---------------------------------------------------------------------
@@ -697,10 +687,13 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
         return -1;
     ev->autovec = s_autovec (code, ev->autovec_snip);
     ev->packing = s_packing (code, ev->packing_snip);
-    ev->blocking = s_blocking (code, ev->blocking_snip);
+    ev->blocking = s_count_loops (&s_re[R_BLOCK], 3, true, code, ev->blocking_snip,
+                                  s_block_loop);
     if (!ev->blocking)
-        ev->blocking = s_block_numbers (code, ev->blocking_snip);
-    ev->named_block = s_named (code, ev->named_snip);
+        ev->blocking = s_count_loops (&s_re[R_BLOCK_NUMBER], 1, true, code,
+                                      ev->blocking_snip, s_block_number_loop);
+    ev->named_block = s_count_loops (&s_re[R_NAMED], 3, false, code, ev->named_snip,
+                                     s_named_loop);
     s_atomics (code, ev);
     s_locks (code, ev);
     //  _Atomic objects used through operators only (n += 1): shared data.

@@ -481,14 +481,14 @@ kf_lineage_children (kf_db_t *db, int64_t parent_id, double parent_speedup, int 
                                 //  Round 46: whether a tuned child counted its
                                 //  template's defaults (the compile's first point).
                                 //  Read for tuned children alone, through the
-                                //  jobs' run index.
+                                //  jobs' candidate index (migration 14).
                                 " CASE WHEN c.phase = 'tuning' THEN"
                                 " (SELECT bj.result->'best_config' FROM jobs bj"
-                                "  WHERE bj.run_id = c.run_id AND bj.candidate_id = c.id"
+                                "  WHERE bj.candidate_id = c.id"
                                 "  AND bj.kind = 'evaluate' AND bj.state = 'done'"
                                 "  ORDER BY bj.id DESC LIMIT 1)"
                                 " = (SELECT cj.result->'configs'->0->'params' FROM jobs cj"
-                                "  WHERE cj.run_id = c.run_id AND cj.candidate_id = c.id"
+                                "  WHERE cj.candidate_id = c.id"
                                 "  AND cj.kind = 'compile' AND cj.state = 'done'"
                                 "  ORDER BY cj.id DESC LIMIT 1) END AS at_defaults"
                                 " FROM candidates c LEFT JOIN LATERAL (SELECT figures"

@@ -302,6 +302,11 @@ static const char *s_migrations[] = {
     /* 13: a third timing of a would-be best whose first two disagree
      * (coordinator/kf_verify.c, docs/evaluation.md): its figure. */
     "ALTER TABLE candidates ADD COLUMN IF NOT EXISTS verify_third double precision;",
+
+    /* 14: a candidate's jobs found without scanning its run's (the
+     * lineage's at-defaults reading, kf_search_tuned_coords). */
+    "CREATE INDEX IF NOT EXISTS jobs_candidate ON jobs (candidate_id)"
+    "  WHERE candidate_id IS NOT NULL;",
 };
 
 #define S_LOCK_KEY "7294810364"   /* arbitrary; names our advisory lock */
