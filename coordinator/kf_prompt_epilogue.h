@@ -22,8 +22,9 @@
  * row's reciprocal sum, and what forward writes besides), CALLS its libm
  * calls (a softmax's exp), NAMES those calls ("tanh"), OUTPUTS the
  * output elements, VECTOR_OPS the vector operations an element is
- * estimated at: OPS plus each call as an exp's operation count
- * (KF_PROMPT_EXP_OPS; no exp rate is measured). */
+ * estimated at: OPS plus CALL_VOPS, its calls' (round 48: each as SIMD
+ * code near f32 computes it, kf_prompt_libm_vops, a row function's exp
+ * as KF_PROMPT_EXP_OPS; no call's rate is measured). */
 typedef struct {
     char row[16];
     /* Round 24: COL, where the epilogue reduces over the product's rows
@@ -49,6 +50,7 @@ typedef struct {
     int calls;
     char names[64];
     double outputs;
+    int call_vops;
     double vector_ops;
     /* Round 31: a row function that reduces each row to one value
      * (logsumexp(a @ w.t(), dim=1)): the product is no output, and

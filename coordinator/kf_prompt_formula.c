@@ -105,15 +105,13 @@ static const struct { const char *name; int ops; unsigned kinds; } s_arith[] = {
     { "cummax", 1, S_BIT (MINMAX) }, { "cummin", 1, S_BIT (MINMAX) },
 };
 
-//  Functions a compiler makes libm calls of, and how many a call makes
-//  (softplus: an exp and a log1p; mish: those and a tanh); and, round
-//  38, the vector instructions a vector of them takes as SIMD code
-//  computes them near f32 precision: a range reduction and a polynomial
-//  (exp about 10: a product and rounding, two multiply-adds, six of the
-//  polynomial's, the exponent put in), a division where the function
-//  needs one (tanh, sigmoid, atan's reduction). An assumption, not
-//  measured: atan(x) * exp(-x * x / 8) came to about 30 against its
-//  kernels' 29 cycles a vector at one vector FMA a cycle.
+//  Functions a compiler makes libm calls of, how many a call makes
+//  (softplus: an exp and a log1p; mish: those and a tanh); round 38: the
+//  vector instructions a vector of them takes as SIMD code near f32
+//  precision: a range reduction and a polynomial (exp about 10: a product
+//  and rounding, two multiply-adds, six of the polynomial's, the exponent
+//  put in), a division where needed (tanh, sigmoid, atan's reduction).
+//  Assumed, not measured: atan(x) * exp(-x*x/8) came to 30, its kernels to 29 cycles a vector.
 static const struct { const char *name; int calls, vops; } s_libm[] = {
     { "tanh", 1, 16 }, { "exp", 1, 10 }, { "exp2", 1, 8 }, { "expm1", 1, 14 },
     { "log", 1, 12 }, { "log2", 1, 12 }, { "log10", 1, 13 }, { "log1p", 1, 14 },
@@ -515,11 +513,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         return false;
     }
     f->counted = true;
-    size_t rank = json_array_size (json_object_get (json_array_get (json_object_get (spec,
-                                                                                     "outputs"),
-                                                                    0), "shape"));
+    json_t *out0 = json_array_get (json_object_get (spec, "outputs"), 0);
+    size_t rank = json_array_size (json_object_get (out0, "shape"));
     //  The libm calls' spans, to tell an epilogue's from the product.
-    struct s_span { const char *at, *open, *close; int calls; } spans[32];
+    struct s_span { const char *at, *open, *close; int calls, vops; } spans[32];
     size_t n_spans = 0;
     //  The first product and where it ends: a call's closing ')', the
     //  end of the line of an @ (its operands are on it).
@@ -603,14 +600,15 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                     f->calls += s_libm[i].calls;
                     bool cbrt = n == 3 && !strncmp (last, "pow", 3)
                                 && s_pow_third (q, s_close (q, end));
-                    f->call_vops += cbrt ? kf_prompt_libm_vops ("cbrt") : s_libm[i].vops;
+                    int vops = cbrt ? kf_prompt_libm_vops ("cbrt") : s_libm[i].vops;
+                    f->call_vops += vops;
                     if (cbrt)
                         s_add_name (f, "cbrt", 4);
                     else
                         s_add_name (f, last, n);
                     if (n_spans < sizeof spans / sizeof spans[0])
                         spans[n_spans++] = (struct s_span) { at, q, s_close (q, end),
-                                                             s_libm[i].calls };
+                                                             s_libm[i].calls, vops };
                     known = true;
                 }
             if (s_in (last, n, s_products)) {
@@ -729,8 +727,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
     //  An epilogue's call takes the product as its argument or comes
     //  after it; one inside it works on an operand.
     for (size_t i = 0; product && i < n_spans; i++)
-        if (spans[i].at >= product_end || (spans[i].at < product && spans[i].close > product))
+        if (spans[i].at >= product_end || (spans[i].at < product && spans[i].close > product)) {
             f->after_product += spans[i].calls;
+            f->after_vops += spans[i].vops;
+        }
     for (size_t i = 0; product && i < n_fns; i++)
         if (fns[i].at >= product_end || (fns[i].at < product && fns[i].close > product))
             f->epi_ops += fns[i].ops;

@@ -62,6 +62,9 @@ typedef struct {
      * takes for the calls, each as SIMD code computes it
      * (kf_prompt_libm_vops), summed over the calls forward makes. */
     int call_vops;
+    /* Round 48: AFTER_VOPS: those of the calls AFTER_PRODUCT counts (an
+     * epilogue's tanh at its 16, not an exp's 10). */
+    int after_vops;
     /* Round 39: DIVS: its `/` operators by a value, not a literal. */
     int divs;
     /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.
