@@ -6,9 +6,16 @@
  *     element, beside the Target section's 16 for a tanh: an epilogue's
  *     calls are counted each at its own SIMD cost (kf_formula_t's
  *     after_vops, kf_epilogue_t's call_vops).
+ *  2. round 48: y = c + (b - c) * Phi(a) was told its terms cancel and
+ *     that near zero "e must stay below 1e-05 / T", not how many elements
+ *     that is, so whether a 2^-14 estimate or an rtol / 10 approximation
+ *     may stand there was left to the model: the share failing, from the
+ *     output's measured spread (kf_prompt_facts.c's s_near_zero).
  */
 #include "../../coordinator/kf_prompt_epilogue.h"
+#include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
+#include "../../common/kf_json.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 
@@ -76,9 +83,57 @@ test_epilogue_call_cost (void)
     json_decref (host);
 }
 
+static void
+test_near_zero_share (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s},"
+                              " s:{s:f, s:f}}", "name", "erf_lerp", "inputs", "name", "in0",
+                              "shape", 2048, 4096, "dtype", "f32", "name", "in1", "shape", 2048,
+                              4096, "dtype", "f32", "name", "in2", "shape", 2048, 4096, "dtype",
+                              "f32", "outputs", "name", "out0", "shape", 2048, 4096, "dtype",
+                              "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, a, b, c):\n"
+                              "        phi = 0.5 * (1.0 + torch.erf(a * 0.7071067811865476))\n"
+                              "        return c + (b - c) * phi\n", "tolerance", "rtol", 0.01,
+                              "atol", 1e-5);
+    json_t *manifest = json_pack ("[{s:s, s:{s:f, s:f, s:f, s:f}}]", "role", "output", "stats",
+                                  "min", -5.19, "max", 5.02, "mean", 0.0, "std", 1.0);
+    json_t *range = kf_prompt_output_range (manifest);
+    CHECK (kf_jnum (range, "std", 0) == 1.0);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
+    printf ("%s\n", text);
+    CHECK (kf_test_has (text, "e must stay below 1e-05 / T"));
+    CHECK (kf_test_has (text, "put about 80 x e x T / 1 of them there"));
+    CHECK (kf_test_has (text, "(e = 6.1e-05) fail about 0.49%, and an approximation at rtol / 10 "
+                              "(e = 0.001) about 8%, against the 1% allowed: an e up to about "
+                              "4.2e-05 keeps the failures within a third of that share"));
+    free (text);
+    //  An output whose spread is not known: no share.
+    json_object_del (range, "std");
+    KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
+    CHECK (kf_test_has (text, "e must stay below 1e-05 / T"));
+    CHECK (!kf_test_has (text, "How many fail"));
+    free (text);
+    //  Two outputs: no one spread.
+    json_decref (manifest);
+    manifest = json_pack ("[{s:s, s:{s:f, s:f, s:f, s:f}}, {s:s, s:{s:f, s:f, s:f, s:f}}]",
+                          "role", "output", "stats", "min", -5.19, "max", 5.02, "mean", 0.0,
+                          "std", 1.0, "role", "output", "stats", "min", -1.0, "max", 1.0,
+                          "mean", 0.0, "std", 0.5);
+    json_decref (range);
+    range = kf_prompt_output_range (manifest);
+    CHECK (!kf_jhas_num (range, "std") && kf_jnum (range, "min", 0) == -5.19);
+    json_decref (range);
+    json_decref (manifest);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_epilogue_call_cost ();
+    test_near_zero_share ();
     return kf_test_done ("test_round48");
 }
