@@ -5,6 +5,7 @@
 #include "kf_prompt_budget.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_formula.h"
+#include "kf_prompt_target.h"
 #include "kf_json.h"
 #include <stdio.h>
 #include <string.h>
@@ -108,4 +109,15 @@ kf_prompt_arith_words (const kf_arith_t *est, char *buf, size_t size)
                             "share"
                           : "");
     return true;
+}
+
+double
+kf_prompt_arith_under_memory (json_t *spec, json_t *d, kf_arith_t *a)
+{
+    if (!kf_prompt_formula_arith (spec, d, a) || a->calls <= 0)
+        return 0;
+    double n = kf_prompt_side_bytes (spec, "inputs"), m = kf_prompt_side_bytes (spec, "outputs");
+    double budget = kf_prompt_vector_cycles (spec, d, a->lanes, kf_prompt_cold_ms (n, m, d, false),
+                                             1);
+    return budget > 0 && a->cycles < budget ? budget : 0;
 }

@@ -55,6 +55,14 @@ bool kf_prompt_formula_arith_words (json_t *spec, json_t *d, char *buf, size_t s
 /* The same words of an estimate A already made (kf_prompt_formula_arith). */
 bool kf_prompt_arith_words (const kf_arith_t *a, char *buf, size_t size);
 
+/* Round 48: one core's memory budget a vector (kf_prompt_budget's
+ * Arithmetic budget line: the task's bytes with streaming stores at one
+ * core's cold read and streaming write rates), in cycles, where formula
+ * SPEC calls a function and its estimate near f32 precision (*A) is
+ * below it: by the estimates such a kernel is bound by memory before any
+ * cheaper math. 0 otherwise. */
+double kf_prompt_arith_under_memory (json_t *spec, json_t *d, kf_arith_t *a);
+
 /* Round 38: where a formula's estimated arithmetic (cycles of one core a
  * vector) is this share of a kernel's memory budget or more, memory
  * cannot be said to bind it alone: the planner does not take such a

@@ -3,6 +3,7 @@
  *  they start (kf_prompt_direction, kf_prompt_history.h). The run's
  *  candidates are put in words by kf_prompt_history.c.
  */
+#include "kf_prompt_arith.h"
 #include "kf_prompt_history.h"
 #include "kf_prompt_credit.h"
 #include "kf_prompt_layout.h"
@@ -527,13 +528,26 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
                    "sibling's idea taken.", f);
     }
     else if (feat == KF_IDEA_APPROX && !(in->base && *kf_jstr (in->base, "source"))
-             && kf_prompt_task_class (in->spec) == KF_CLASS_ELEMENTWISE)
+             && kf_prompt_task_class (in->spec) == KF_CLASS_ELEMENTWISE) {
         fputs (" Siblings that start from scratch compute these functions in vector registers "
                "too, by an approximation near f32 precision (the base each needs); this "
                "attempt's idea is what goes beyond that: the cheapest approximation the "
                "tolerance leaves room for (fewer polynomial terms, a coarser reduction, a "
                "reciprocal estimate in place of a division), set against the limits in What "
                "counts as correct.", f);
+        //  Round 48: handed beside estimates that put near-f32 math below
+        //  the memory's budget, which the prompt left unsaid.
+        kf_arith_t a;
+        double budget = kf_prompt_arith_under_memory (in->spec, device, &a);
+        if (budget > 0)
+            fprintf (f, " By the Target section's estimates the math near f32 precision takes "
+                     "about %.0f cycles a vector of one core, under the %.0f its bytes take "
+                     "there (the Arithmetic budget line): if both hold, one core is bound by "
+                     "memory already and cheaper math saves little. Both are estimates, and a "
+                     "core's loads and arithmetic need not overlap fully, so this attempt is "
+                     "the test: its timing against the siblings' near-f32 kernels says "
+                     "whether cheaper math pays on this host.", a.cycles, budget);
+    }
     //  What threads cost here (kf_prompt_threads.h).
     kf_prompt_thread_cost (f, in, mine);
     //  Round 4: the run tried this idea before and the prompt said

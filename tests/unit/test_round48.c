@@ -11,10 +11,16 @@
  *     that is, so whether a 2^-14 estimate or an rtol / 10 approximation
  *     may stand there was left to the model: the share failing, from the
  *     output's measured spread (kf_prompt_facts.c's s_near_zero).
+ *  3. round 48: generation 0's cheapest-approximation idea went out
+ *     beside estimates that put near-f32 erf (about 22 cycles a vector)
+ *     under the memory's 36, unsaid (kf_prompt_arith_under_memory).
  */
+#include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
+#include "../../coordinator/kf_prompt_history.h"
 #include "../../common/kf_json.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -83,10 +89,10 @@ test_epilogue_call_cost (void)
     json_decref (host);
 }
 
-static void
-test_near_zero_share (void)
+static json_t *
+s_erf_lerp_spec (void)
 {
-    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
                               " {s:s, s:[i,i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s},"
                               " s:{s:f, s:f}}", "name", "erf_lerp", "inputs", "name", "in0",
                               "shape", 2048, 4096, "dtype", "f32", "name", "in1", "shape", 2048,
@@ -97,6 +103,12 @@ test_near_zero_share (void)
                               "        phi = 0.5 * (1.0 + torch.erf(a * 0.7071067811865476))\n"
                               "        return c + (b - c) * phi\n", "tolerance", "rtol", 0.01,
                               "atol", 1e-5);
+}
+
+static void
+test_near_zero_share (void)
+{
+    json_t *spec = s_erf_lerp_spec ();
     json_t *manifest = json_pack ("[{s:s, s:{s:f, s:f, s:f, s:f}}]", "role", "output", "stats",
                                   "min", -5.19, "max", 5.02, "mean", 0.0, "std", 1.0);
     json_t *range = kf_prompt_output_range (manifest);
@@ -130,10 +142,52 @@ test_near_zero_share (void)
     json_decref (spec);
 }
 
+static void
+test_approx_under_memory (void)
+{
+    json_t *spec = s_erf_lerp_spec (), *hw = kf_test_epyc_host ();
+    json_t *d = json_array_get (json_object_get (hw, "devices"), 0);
+    kf_arith_t a;
+    double budget = kf_prompt_arith_under_memory (spec, d, &a);
+    printf ("erf_lerp: %.1f cycles a vector against %.1f\n", a.cycles, budget);
+    CHECK (budget > a.cycles && a.cycles > 0);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t approx = kf_test_idea_index (ideas, n, KF_IDEA_APPROX);
+    CHECK (approx < n);
+    if (approx < n) {
+        json_t *prompt = json_pack ("{s:s}", "mine", ideas[approx]);
+        kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .ideas = prompt,
+                              .hardware = hw, .generation = 0, .slot = 0, .population = 3 };
+        char *text;
+        KF_TEST_CAPTURE (text, f, kf_prompt_direction (f, &in));
+        printf ("%s\n", text);
+        CHECK (kf_test_has (text, "By the Target section's estimates the math near f32 "
+                                  "precision takes about"));
+        CHECK (kf_test_has (text, "one core is bound by memory already and cheaper math saves "
+                                  "little"));
+        free (text);
+        json_decref (prompt);
+    }
+    //  A formula whose math fills more than its bytes take: not said.
+    json_decref (spec);
+    spec = json_pack ("{s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}], s:{s:s, s:s},"
+                      " s:{s:f, s:f}}", "name", "heavy", "inputs", "name", "in0", "shape",
+                      1 << 24, "dtype", "f32", "outputs", "name", "out0", "shape", 1 << 24,
+                      "dtype", "f32", "reference", "language", "pytorch", "source",
+                      "    def forward(self, x):\n"
+                      "        return torch.atan(torch.tanh(x) * torch.erf(x)) * torch.exp(x)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+    CHECK (kf_prompt_arith_under_memory (spec, d, &a) == 0 && a.cycles > 0);
+    json_decref (spec);
+    json_decref (hw);
+}
+
 int
 main (void)
 {
     test_epilogue_call_cost ();
     test_near_zero_share ();
+    test_approx_under_memory ();
     return kf_test_done ("test_round48");
 }
