@@ -45,10 +45,12 @@ static const struct s_row {
       S_FUSE_SUMS, NULL, NULL },
     //  A row's mean (of squares, in an RMS norm), then a factor of it on
     //  each element.
+    //  Round 48: or shifted by it (z - z.mean(dim=1, keepdim=True)).
     { "mean", 3, 0, "a pass over its row for the row's mean (of its squares, for an RMS "
-      "norm) before any element of the row can be finished, then a multiply by a factor "
-      "of the row", "scaled by the factor its mean gives", "the row's mean and its factor",
-      S_FUSE_STAT, "sums (of squares or values)", "sum" },
+      "norm) before any element of the row can be finished, then each element scaled by a "
+      "factor of the mean or shifted by it", "scaled by the factor its mean gives or shifted "
+      "by its mean", "the row's mean and its factor or shift", S_FUSE_STAT,
+      "sums (of squares or values)", "sum" },
     //  Round 19: a row divided by its largest magnitude, z / amax(|z|),
     //  was told to be finished tile by tile in registers.
     { "amax", 3, 0, "a pass over its row for the row's largest value (of magnitudes, where "
@@ -481,10 +483,10 @@ kf_prompt_epilogue_idea (json_t *spec)
     if (row && row->fuse == S_FUSE_STAT)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (%s, over "
                            "each row) into the product: fold each tile into its rows' %s while "
-                           "the tile sits in registers, store the tile, and scale the finished "
-                           "row by its factor while it is still in L1 (no element can be "
-                           "finished before its whole row's %s is known, within %s)",
-                           row->label, row->folds, row->stat, within);
+                           "the tile sits in registers, store the tile, and finish the row (%s) "
+                           "while it is still in L1 (no element can be finished before its "
+                           "whole row's %s is known, within %s)",
+                           row->label, row->folds, row->finish, row->stat, within);
     if (row)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (the %s "
                            "over each row) into the product: keep each row's sum and sum of "

@@ -9,6 +9,7 @@
  *  prompt says nothing rather than a wrong figure.
  */
 #include "kf_prompt_formula.h"
+#include "kf_prompt_formula_args.h"
 #include "kf_json.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -306,66 +307,6 @@ s_other_arms (const char *code, const char *end, const char *a, const char *b)
     return false;
 }
 
-//  The top-level arguments of the call whose '(' is OPEN and ')' CLOSE,
-//  one after another: *ARG (ARG_SIZE bytes) the next one with its white
-//  space removed (cut to fit), *AT where to go on from. False past the
-//  last.
-static bool
-s_next_arg (const char **at, const char *close, char *arg, size_t arg_size)
-{
-    const char *p = *at;
-    if (p >= close)
-        return false;
-    size_t n = 0;
-    for (int depth = 0; p < close && !(*p == ',' && depth == 0); p++) {
-        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
-        if (!isspace ((unsigned char) *p) && n + 1 < arg_size)
-            arg[n++] = *p;
-    }
-    arg[n] = '\0';
-    *at = p + 1;
-    return true;
-}
-
-//  Whether the call whose '(' is OPEN and ')' CLOSE has the literal 2 as
-//  its last argument ("y.pow(2)", "torch.pow(y, 2.0)", "exponent=2"): a
-//  square, one product, no libm call (round 18: an RMS norm's
-//  y.pow(2) was costed as 524288 libm calls, 164% of the product's time,
-//  and the prompt asked for a polynomial approximation of pow).
-static bool
-s_pow_square (const char *open, const char *close)
-{
-    char arg[16] = "", last[16] = "";
-    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
-        memcpy (last, arg, sizeof last);
-    const char *v = strncmp (last, "exponent=", 9) ? last : last + 9;
-    return !strcmp (v, "2") || !strcmp (v, "2.") || !strcmp (v, "2.0");
-}
-
-//  Whether the call whose '(' is OPEN and ')' CLOSE has a third as its
-//  last argument ("x.pow(1.0 / 3.0)", "exponent=1/3", "0.3333"): a cube
-//  root, named so (round 20: "pow" said nothing of cbrtf, nor that the
-//  vector ISAs have no cube root).
-static bool
-s_pow_third (const char *open, const char *close)
-{
-    char arg[24] = "", last[24] = "", v[24];
-    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
-        memcpy (last, arg, sizeof last);
-    const char *from = strncmp (last, "exponent=", 9) ? last : last + 9;
-    size_t n = 0;
-    for (const char *c = from; *c && n + 1 < sizeof v; c++)
-        if (*c != ' ')
-            v[n++] = *c;
-    v[n] = '\0';
-    static const char *const thirds[] = { "1/3", "1./3.", "1.0/3.0", "1/3.0", "1.0/3", "1./3",
-                                          "1/3." };
-    for (size_t i = 0; i < sizeof thirds / sizeof thirds[0]; i++)
-        if (!strcmp (v, thirds[i]))
-            return true;
-    return !strncmp (v, "0.3333", 6);
-}
-
 bool
 kf_prompt_formula_sums_calls (const kf_formula_t *fm)
 {
@@ -396,43 +337,6 @@ s_group (const char *from, const char *end, const char *at, const char **lo, con
     *hi = q;
 }
 
-//  Whether the call whose '(' is OPEN and ')' CLOSE names the last
-//  dimension among its arguments: -1, dim=-1 or axis=-1, spaces aside.
-//  A mean over another dimension, or over the whole tensor, is no
-//  row function (round 18's open item: any mean after a product was).
-//  Round 31: or dim 1 where the output has RANK 1, a matrix's rows each
-//  reduced to one value (logsumexp(p, dim=1)).
-static bool
-s_last_dim (const char *open, const char *close, size_t rank)
-{
-    char arg[16];
-    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);)
-        if (!strcmp (arg, "-1") || !strcmp (arg, "dim=-1") || !strcmp (arg, "axis=-1")
-            || (rank == 1 && (!strcmp (arg, "1") || !strcmp (arg, "dim=1")
-                              || !strcmp (arg, "axis=1"))))
-            return true;
-    return false;
-}
-
-//  Whether F.normalize's call, whose '(' is OPEN and ')' CLOSE, scales
-//  each row of an output of RANK dimensions to unit Euclidean length: p
-//  2 (its default) and dim -1, or dim 1 (its default) of a matrix.
-static bool
-s_normalize_rows (const char *open, const char *close, size_t rank)
-{
-    char arg[24], p[24] = "2", dim[24] = "1";
-    int n = 0;
-    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg); n++) {
-        if (!strncmp (arg, "p=", 2) || (n == 1 && !strchr (arg, '=')))
-            snprintf (p, sizeof p, "%s", arg + (arg[0] == 'p' ? 2 : 0));
-        else if (!strncmp (arg, "dim=", 4) || (n == 2 && !strchr (arg, '=')))
-            snprintf (dim, sizeof dim, "%s", arg + (arg[0] == 'd' ? 4 : 0));
-    }
-    if (strcmp (p, "2") && strcmp (p, "2.") && strcmp (p, "2.0"))
-        return false;
-    return !strcmp (dim, "-1") || (rank == 2 && !strcmp (dim, "1"));
-}
-
 //  Whether the call whose '(' is OPEN and ')' CLOSE reduces over the
 //  rows of a matrix: dim 0 or -2 among its arguments (dim=, axis=, a
 //  one-entry tuple or list; a bare one only where POSITIONAL), into *DIM.
@@ -440,7 +344,7 @@ static bool
 s_rows_dim (const char *open, const char *close, bool positional, int *dim)
 {
     char arg[16];
-    for (const char *at = open + 1; s_next_arg (&at, close, arg, sizeof arg);) {
+    for (const char *at = open + 1; kf_formula_next_arg (&at, close, arg, sizeof arg);) {
         const char *v = !strncmp (arg, "dim=", 4) ? arg + 4 : !strncmp (arg, "axis=", 5) ? arg + 5
                         : positional ? arg : NULL;
         static const char *const zero[] = { "0", "(0,)", "[0]", NULL };
@@ -572,10 +476,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 }
             bool norm = n == 9 && !strncmp (last, "normalize", 9);
             if (s_in (last, n, s_row_fns) && !row_at
-                && (!s_in (last, n, s_row_reductions) || s_last_dim (q, s_close (q, end), rank))
+                && (!s_in (last, n, s_row_reductions) || kf_formula_last_dim (q, s_close (q, end), rank))
                 && (!s_in (last, n, s_softmaxes)
                     || !s_rows_dim (q, s_close (q, end), true, &(int) { 0 }))
-                && (!norm || s_normalize_rows (q, s_close (q, end), rank))) {
+                && (!norm || kf_formula_normalize_rows (q, s_close (q, end), rank))) {
                 row_at = at;
                 row_close = s_close (q, end);
                 snprintf (f->row, sizeof f->row, "%.*s", (int) n, last);
@@ -588,7 +492,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 col_close = s_close (q, end);
                 snprintf (f->col, sizeof f->col, "%.*s", (int) n, last);
             }
-            if (n == 3 && !strncmp (last, "pow", 3) && s_pow_square (q, s_close (q, end))) {
+            if (n == 3 && !strncmp (last, "pow", 3) && kf_formula_pow_square (q, s_close (q, end))) {
                 f->ops++;
                 f->kinds |= S_BIT (MUL);
                 if (n_fns < sizeof fns / sizeof fns[0])
@@ -599,7 +503,7 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                 if (strlen (s_libm[i].name) == n && !strncmp (last, s_libm[i].name, n)) {
                     f->calls += s_libm[i].calls;
                     bool cbrt = n == 3 && !strncmp (last, "pow", 3)
-                                && s_pow_third (q, s_close (q, end));
+                                && kf_formula_pow_third (q, s_close (q, end));
                     int vops = cbrt ? kf_prompt_libm_vops ("cbrt") : s_libm[i].vops;
                     f->call_vops += vops;
                     if (cbrt)

@@ -220,7 +220,7 @@ main (void)
     p = s_text (1, spec);
     CHECK (p && !strstr (p, "Calls of pow"));
     CHECK (p && !strstr (p, "libm call (pow)"));
-    CHECK (kf_test_has (p, "the row's mean and its factor after the product are not in that "
+    CHECK (kf_test_has (p, "the row's mean and its factor or shift after the product are not in that "
                            "count: per output element it does a pass over its row for the "
                            "row's mean"));
     //  6. Each operand by its own layout.

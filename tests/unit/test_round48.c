@@ -14,6 +14,11 @@
  *  3. round 48: generation 0's cheapest-approximation idea went out
  *     beside estimates that put near-f32 erf (about 22 cycles a vector)
  *     under the memory's 36, unsaid (kf_prompt_arith_under_memory).
+ *  4. round 48: z - z.mean(dim=1, keepdim=True) after a linear layer was
+ *     read as one operation an element, to be applied "to each tile of
+ *     outputs while it is in registers": a mean over a matrix's rows with
+ *     keepdim is a row function (kf_formula_last_dim), whose elements are
+ *     shifted by it.
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
@@ -183,11 +188,59 @@ test_approx_under_memory (void)
     json_decref (hw);
 }
 
+static void
+test_row_centre (void)
+{
+    json_t *host = kf_test_epyc_host ();
+    json_t *d = json_array_get (json_object_get (host, "devices"), 0);
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s},"
+                              " {s:s, s:[i], s:s}], s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s},"
+                              " s:{s:f, s:f}}", "name", "linear_rowcenter", "inputs", "name",
+                              "in0", "shape", 1536, 384, "dtype", "f32", "name", "weight",
+                              "shape", 2048, 384, "dtype", "f32", "name", "bias", "shape", 2048,
+                              "dtype", "f32", "outputs", "name", "out0", "shape", 1536, 2048,
+                              "dtype", "f32", "reference", "language", "pytorch", "source",
+                              "    def forward(self, x):\n"
+                              "        z = F.linear(x, self.weight, self.bias)\n"
+                              "        return z - z.mean(dim=1, keepdim=True)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    kf_formula_t fm;
+    CHECK (kf_prompt_formula (spec, &fm) && fm.product && !strcmp (fm.row, "mean"));
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_epilogue_text (f, spec, d));
+    printf ("%s\n", text);
+    CHECK (kf_test_has (text, "the row's mean"));
+    CHECK (kf_test_has (text, "then each element scaled by a factor of the mean or shifted by "
+                              "it"));
+    free (text);
+    char *idea = kf_prompt_epilogue_idea (spec);
+    printf ("%s\n", idea);
+    CHECK (kf_test_has (idea, "finish the row (scaled by the factor its mean gives or shifted "
+                              "by its mean) while it is still in L1"));
+    free (idea);
+    //  A mean over dim 1 of a batch of matrices (rank 3 kept) is not a
+    //  row's: its rows are dim 2.
+    json_decref (spec);
+    spec = json_pack ("{s:s, s:[{s:s, s:[i,i,i], s:s}, {s:s, s:[i,i,i], s:s}],"
+                      " s:[{s:s, s:[i,i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}", "name", "b",
+                      "inputs", "name", "in0", "shape", 8, 64, 32, "dtype", "f32", "name", "in1",
+                      "shape", 8, 32, 64, "dtype", "f32", "outputs", "name", "out0", "shape", 8,
+                      64, 64, "dtype", "f32", "reference", "language", "pytorch", "source",
+                      "    def forward(self, a, b):\n"
+                      "        z = torch.bmm(a, b)\n"
+                      "        return z - z.mean(dim=1, keepdim=True)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+    CHECK (kf_prompt_formula (spec, &fm) && strcmp (fm.row, "mean"));
+    json_decref (spec);
+    json_decref (host);
+}
+
 int
 main (void)
 {
     test_epilogue_call_cost ();
     test_near_zero_share ();
     test_approx_under_memory ();
+    test_row_centre ();
     return kf_test_done ("test_round48");
 }
