@@ -325,8 +325,18 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
              "of each whole output with the reference's must be at least %.6g, and NaN or "
              "Inf may appear only where the reference has them. This is checked on 5 fresh "
              "random input sets of the main shape%s, and again on the outputs of the timing "
-             "runs.\n", 100 * match, cosine,
-             cases ? " and 2 of each shape case" : "");
+             "runs.%s\n", 100 * match, cosine,
+             cases ? " and 2 of each shape case" : "",
+             //  Round 48: a kernel accurate to 8e-7 against a double
+             //  reference read "max abs error 2.1e-05 (above the absolute
+             //  limit)", the f32 reference's own rounding, unsaid.
+             !strcmp (kf_jstr (json_object_get (spec, "reference"), "language"), "pytorch")
+                 ? " The reference's outputs are PyTorch's own, computed in the outputs' "
+                   "dtype with its own order of summation: every error figure here is against "
+                   "them, not against exact values, so it includes their rounding too (for a "
+                   "sum of many terms, a few units in the last place of the larger outputs); "
+                   "an error of that size is not the kernel's to remove."
+                 : "");
     //  Round 16: a softmax's exp was held to "well below 0.001" where
     //  each probability tolerates rtol 0.01; a degree-3 exp made the
     //  run's best kernel. What the output does with the exp decides.
