@@ -569,13 +569,28 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                 fputs ("with its threads: more threads or another split share that rate.", f);
             //  Round 47: "at most about 45%" beside "a call bound by memory
             //  saves at most 25%" read as two bounds of one thing.
-            else if (gain > 1.005)
+            else if (gain > 1.005) {
                 fprintf (f, "a rate threads share, so they save at most about %.0f%% of its "
-                         "time%s.", 100 * (1 - 1 / gain),
-                         all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one
-                             ? " (it is not bound by memory yet, so the bound above for a call "
-                               "that is does not cap it)"
-                             : "");
+                         "time", 100 * (1 - 1 / gain));
+                //  Round 48: "(it is not bound by memory yet ...)" of a one-
+                //  thread kernel at 94% of one core's reads and writes.
+                json_t *dev = json_array_get (json_object_get (in->hardware, "devices"), 0);
+                kf_share_t one = kf_prompt_memory_share (
+                    json_object_get (in->base, "bandwidth"), in->spec, dev,
+                    kf_prompt_stores (in->base, in->spec, NULL, KF_TARGET_HOST),
+                    KF_SHARE_ONE_CORE);
+                if (all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one
+                    && one.share >= KF_SEARCH_IDEA_BOUND)
+                    fprintf (f, " (it is bound by one core's memory rate, at %.0f%% of %s: "
+                             "all cores' is %.2f times that by the cold figures, more than "
+                             "the %.2fx of the copies above)", 100 * one.share,
+                             one.mix ? "one core's reads and writes together" : one.rate_name,
+                             one.share / all, mem.all / mem.one);
+                else if (all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one)
+                    fputs (" (it is not bound by memory yet, so the bound above for a call "
+                           "that is does not cap it)", f);
+                fputs (".", f);
+            }
             else
                 fputs ("a rate threads share, so they save little of its time.", f);
         }
