@@ -22,6 +22,9 @@
  *  5. round 48: a kernel accurate to 8e-7 against a double reference read
  *     "max abs error 2.1e-05 (above the absolute limit 1e-05 ...)": the
  *     PyTorch reference's own f32 rounding, which the prompt did not name.
+ *  6. round 48: "(it is not bound by memory yet ...)" of a one-thread
+ *     kernel at 94% of one core's reads and writes (test_round39 and
+ *     test_round41 hold the bound case; this one the other).
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
@@ -29,6 +32,7 @@
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_history.h"
+#include "../../coordinator/kf_prompt_threads.h"
 #include "../../common/kf_json.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -245,6 +249,33 @@ test_row_centre (void)
     json_decref (host);
 }
 
+static void
+test_threads_not_bound (void)
+{
+    json_t *spec = kf_test_cell_spec ();
+    json_t *hw = kf_test_epyc_host ();
+    const char *stream = "#include <immintrin.h>\n"
+                         "int kf_forward (const float *x, float *out, long n)\n"
+                         "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+                         "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    //  test_round41's kernel at 30 GB/s, not 35.8: 77% of one core's.
+    json_t *base = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", stream,
+                              "candidate_ns", 6.7e6, "bandwidth", "candidate_gbs", 30.0,
+                              "bytes", 201326592.0, "copy_gbs", 39.8);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, "use every core, by threads"));
+    printf ("%s\n", text);
+    CHECK (kf_test_has (text, "(it is not bound by memory yet, so the bound above for a call "
+                              "that is does not cap it)"));
+    CHECK (!kf_test_has (text, "bound by one core's memory rate"));
+    free (text);
+    json_decref (base);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -252,5 +283,6 @@ main (void)
     test_near_zero_share ();
     test_approx_under_memory ();
     test_row_centre ();
+    test_threads_not_bound ();
     return kf_test_done ("test_round48");
 }
