@@ -59,13 +59,19 @@ kf_prompt_try_credit (json_t *row, const char *handed, const char *idea, bool by
                                             : kf_prompt_features_added (row);
     bool known, by_code;
     unsigned changed = by_change ? kf_prompt_features_changed (row, &known) : 0;
-    if (!by_change || !known) {
-        if (!kf_prompt_try_counts (handed, added, idea, &by_code))
-            return KF_CREDIT_NONE;
-        return by_code ? KF_CREDIT_CODE : KF_CREDIT_HANDED;
-    }
     unsigned child = (unsigned) kf_jint (row, "features");
     unsigned need = kf_prompt_idea_bits (idea), terms = kf_prompt_idea_terms (idea);
+    //  Round 48: an idea of several parts ("combine streaming stores with
+    //  threads") was "not tried yet" beside a kernel that added threads to
+    //  a parent that streamed: code that does every part, having added one
+    //  of them, completed the combination.
+    bool completes = (need & (need - 1)) && json_is_integer (json_object_get (row, "features"))
+                     && (child & need) == need && (added & need);
+    if (!by_change || !known) {
+        if (!kf_prompt_try_counts (handed, added, idea, &by_code))
+            return completes ? KF_CREDIT_CODE : KF_CREDIT_NONE;
+        return by_code ? KF_CREDIT_CODE : KF_CREDIT_HANDED;
+    }
     //  Round 35: cheaper math handed with streaming stores (the planner's
     //  pair, kf_search_idea_pair) read "not seen done: the code changed
     //  what other ideas are about", the stores being the pair's: what the
@@ -94,7 +100,7 @@ kf_prompt_try_credit (json_t *row, const char *handed, const char *idea, bool by
     }
     if (kf_prompt_try_counts (handed, added, idea, &by_code) && by_code)
         return KF_CREDIT_CODE;
-    return split ? KF_CREDIT_CODE : KF_CREDIT_NONE;
+    return split || completes ? KF_CREDIT_CODE : KF_CREDIT_NONE;
 }
 
 bool

@@ -17,6 +17,7 @@
  *  so a register tile the planner sees is one the grid sees too (round 7).
  */
 #include "kf_prompt_class.h"
+#include "kf_meta_guess.h"
 #include "kf_descriptor_macro.h"
 #include "kf_descriptor_triangle.h"
 #include "kf_descriptor.h"
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 kf_idea_feature_t
 kf_prompt_idea_feature (const char *idea)
@@ -632,7 +634,19 @@ unsigned
 kf_prompt_idea_bits (const char *idea)
 {
     kf_idea_feature_t f = kf_prompt_idea_feature (idea);
-    unsigned bits = f == KF_IDEA_OTHER ? 0 : 1u << f;
+    //  Round 48: a meta round's idea in its own words ("combine streaming
+    //  stores with threads: ...") read as about nothing, so a kernel doing
+    //  both was no try of it: a combination, "combine" and two or more
+    //  features its words name, is about them. Other free words stay as
+    //  they were: "keep the streaming stores but ..." takes the stores as
+    //  given (kf_prompt_idea_premise), and the cut idea's "reciprocal
+    //  estimate" is no approximation idea.
+    if (f == KF_IDEA_OTHER) {
+        unsigned named = idea && !strncasecmp (idea, "combine ", 8)
+                         ? kf_meta_guess_features (idea) : 0;
+        return named & (named - 1) ? named : 0;
+    }
+    unsigned bits = 1u << f;
     if (!idea || !strstr (idea, "as one change"))
         return bits;
     static const struct { const char *word; kf_idea_feature_t f; } parts[] = {

@@ -25,9 +25,14 @@
  *  6. round 48: "(it is not bound by memory yet ...)" of a one-thread
  *     kernel at 94% of one core's reads and writes (test_round39 and
  *     test_round41 hold the bound case; this one the other).
+ *  7. round 48: "combine streaming stores with threads" read "No earlier
+ *     candidate of this run has tried it yet" beside a kernel to improve
+ *     that added threads to a streaming parent (kf_prompt_try_credit's
+ *     completes).
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
 #include "../../coordinator/kf_prompt_formula.h"
@@ -276,6 +281,38 @@ test_threads_not_bound (void)
     json_decref (spec);
 }
 
+static void
+test_combination_tried (void)
+{
+    const char *combined = "combine streaming stores with threads: one contiguous range per "
+                           "CPU cut at 64-byte lines of the output, each thread peeling to its "
+                           "own aligned start, writing _mm512_stream_ps from the result "
+                           "registers";
+    unsigned need = kf_prompt_idea_bits (combined);
+    CHECK (need == (1u << KF_IDEA_STREAM | 1u << KF_IDEA_THREADS));
+    //  Candidate 9: handed threads over candidate 3, which streamed.
+    unsigned parent = 1u << KF_IDEA_STREAM | 1u << KF_IDEA_SIMD;
+    json_t *row = json_pack ("{s:i, s:i, s:i, s:s, s:s, s:i, s:i}", "id", 9, "parent_id", 3,
+                             "generation", 1, "phase", "search", "idea",
+                             "use every core, by threads over contiguous ranges", "features",
+                             parent | 1u << KF_IDEA_THREADS, "parent_features", parent);
+    CHECK (kf_prompt_try_credit (row, "use every core, by threads over contiguous ranges",
+                                 combined, true) == KF_CREDIT_CODE);
+    CHECK (kf_prompt_try_credit (row, "use every core, by threads over contiguous ranges",
+                                 combined, false) == KF_CREDIT_CODE);
+    //  A child that added neither part did not complete it.
+    json_object_set_new (row, "parent_features",
+                         json_integer (parent | 1u << KF_IDEA_THREADS));
+    CHECK (kf_prompt_try_credit (row, "use every core, by threads over contiguous ranges",
+                                 combined, true) == KF_CREDIT_NONE);
+    //  Nor one that lacks a part.
+    json_object_set_new (row, "features", json_integer (1u << KF_IDEA_THREADS));
+    json_object_set_new (row, "parent_features", json_integer (0));
+    CHECK (kf_prompt_try_credit (row, "use every core, by threads over contiguous ranges",
+                                 combined, true) == KF_CREDIT_NONE);
+    json_decref (row);
+}
+
 int
 main (void)
 {
@@ -284,5 +321,6 @@ main (void)
     test_approx_under_memory ();
     test_row_centre ();
     test_threads_not_bound ();
+    test_combination_tried ();
     return kf_test_done ("test_round48");
 }
