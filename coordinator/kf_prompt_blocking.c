@@ -214,3 +214,22 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
                "every panel of B and working set above counts twice, once for each B", f);
     fputs (". Starting points: time their neighbours.\n", f);
 }
+
+bool
+kf_prompt_k_one_pass (json_t *spec, json_t *d)
+{
+    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
+    int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
+    const char *name = NULL;
+    int lanes = kf_prompt_vector_lanes (d, NULL, &name);
+    double l2 = kf_jnum (d, "l2_bytes", 0);
+    kf_blocking_t b;
+    long long mnk[3] = { 0, 0, 0 }, products = 1;
+    if (!(kf_prompt_matmul_count (spec, &products, mnk) > 0) || dt < 0
+        || kf_dtype_size (dt) != 4
+        || kf_prompt_blocking (lanes, kf_jnum (d, "l1d_bytes", 0), l2, s_l3_share (d), &b) != 0
+        || mnk[2] <= b.kc)
+        return false;
+    //  The test of the Block sizes line (s_to_shapes).
+    return (double) mnk[2] * b.nr * S_F32 <= l2 / 2;
+}

@@ -10,6 +10,7 @@
 #define KF_PROMPT_BLOCKING_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct {
@@ -42,5 +43,11 @@ int kf_prompt_blocking (int lanes, double l1d, double l2, double l3_share, kf_bl
  * KF_PROMPT_L3_PER_CPU_MAX a CPU, counts as not known); nothing
  * otherwise. */
 void kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa);
+
+/* Round 48: whether the Block sizes line (kf_prompt_blocking_line) of
+ * task SPEC on host device D says a whole K x NR panel of B stays in the
+ * L2, so one pass over all of K is the simpler start: K is more than one
+ * KC block and the panel takes at most half the L2. */
+bool kf_prompt_k_one_pass (json_t *spec, json_t *d);
 
 #endif

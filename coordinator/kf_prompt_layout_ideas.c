@@ -7,6 +7,7 @@
  *  layout it read into ideas and figures.
  */
 #include "kf_prompt_layout.h"
+#include "kf_prompt_blocking.h"
 #include "kf_prompt_class.h"
 #include "kf_prompt_epilogue.h"
 #include "kf_prompt_formula.h"
@@ -432,6 +433,19 @@ kf_prompt_idea_on_host (const char *idea, json_t *spec, json_t *device)
     if (own) {
         free (text);
         text = own;
+    }
+    //  Round 48: "cache blocking over the rows of both and over k" beside
+    //  the Block sizes line's "one pass over all of K ... is the simpler
+    //  start" (K = 384).
+    const char *over_k = " and over k";
+    at = strstr (text, over_k);
+    if (at && !at[strlen (over_k)] && kf_prompt_k_one_pass (spec, device)) {
+        char *one = kf_strdupf ("%.*s, with k in one pass (the Block sizes line: a whole K x NR "
+                                "panel of the second operand stays in L2 here, and blocking k "
+                                "would store partial sums between blocks)",
+                                (int) (at - text), text);
+        free (text);
+        text = one;
     }
     return text;
 }

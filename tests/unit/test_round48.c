@@ -29,9 +29,14 @@
  *     candidate of this run has tried it yet" beside a kernel to improve
  *     that added threads to a streaming parent (kf_prompt_try_credit's
  *     completes).
+ *  8. round 48: "cache blocking over the rows of both and over k" beside
+ *     the Block sizes line's "one pass over all of K ... is the simpler
+ *     start" (kf_prompt_idea_on_host, kf_prompt_k_one_pass).
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt_blocking.h"
+#include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -255,6 +260,48 @@ test_row_centre (void)
 }
 
 static void
+test_blocking_k (void)
+{
+    json_t *host = kf_test_epyc_host ();
+    json_t *d = json_array_get (json_object_get (host, "devices"), 0);
+    json_object_set_new (d, "l1d_bytes", json_real (32768));
+    json_object_set_new (d, "l2_bytes", json_real (1048576));
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                              "name", "lin", "inputs", "name", "in0", "shape", 1536, 384, "dtype",
+                              "f32", "name", "weight", "shape", 2048, 384, "dtype", "f32",
+                              "outputs", "name", "out0", "shape", 1536, 2048, "dtype", "f32",
+                              "reference", "language", "pytorch", "source",
+                              "    def forward(self, x):\n"
+                              "        return F.linear(x, self.weight)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    CHECK (kf_prompt_k_one_pass (spec, d));
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t block = kf_test_idea_index (ideas, n, KF_IDEA_BLOCK);
+    CHECK (block < n && kf_test_has (ideas[block], "and over k"));
+    char *text = block < n ? kf_prompt_idea_on_host (ideas[block], spec, d) : NULL;
+    printf ("%s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "by cache blocking over the rows of both, with k in one pass (the "
+                              "Block sizes line"));
+    CHECK (!kf_test_has (text, "and over k"));
+    free (text);
+    //  A K too long for the L2's half: blocking k stays.
+    json_decref (spec);
+    spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}",
+                      "name", "lin", "inputs", "name", "in0", "shape", 256, 8192, "dtype", "f32",
+                      "name", "weight", "shape", 256, 8192, "dtype", "f32", "outputs", "name",
+                      "out0", "shape", 256, 256, "dtype", "f32", "reference", "language",
+                      "pytorch", "source", "    def forward(self, x):\n"
+                      "        return F.linear(x, self.weight)\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+    CHECK (!kf_prompt_k_one_pass (spec, d));
+    json_decref (spec);
+    json_decref (host);
+}
+
+static void
 test_threads_not_bound (void)
 {
     json_t *spec = kf_test_cell_spec ();
@@ -322,5 +369,6 @@ main (void)
     test_row_centre ();
     test_threads_not_bound ();
     test_combination_tried ();
+    test_blocking_k ();
     return kf_test_done ("test_round48");
 }
