@@ -175,12 +175,22 @@ bool kf_prompt_idea_cites (const char *idea, int64_t id);
  * (kf_search_idea_scalar), not by a feature bit. */
 #define KF_PREMISE_VECTORS (1u << 31)
 
+/* Round 48: the prefetch idea's clause for a kernel of ordinary stores,
+ * left out for one that streams (kf_prompt_idea_for_parent). */
+#define KF_PROMPT_PREFETCH_WRITE_ALLOCATE                                                 \
+    "; with ordinary stores the output's write-allocate read is a stream too (a write "   \
+    "prefetch, _MM_HINT_ET0, is prefetchw only where the flags enable PRFCHW, else a read " \
+    "prefetch, which fetches the line as well)"
+
 /* IDEA as handed to an attempt from a kernel whose code does FEATURES
  * (kf_prompt_source_features): a clause that says what to do where the
  * kernel has a feature ("in a kernel that blocks k ..., at the last k
  * chunk's store", KF_PROMPT_EPILOGUE_K_CHUNKS) left out where it lacks
  * that feature (round 25: the fused epilogue "at the last k chunk" went
- * to a kernel that blocks nothing). Caller frees; NULL for NULL. */
+ * to a kernel that blocks nothing), and one for a kernel without a
+ * feature (KF_PROMPT_PREFETCH_WRITE_ALLOCATE) left out where it has it
+ * (round 48: the write-allocate stream's prefetch for a kernel that
+ * streams its stores). Caller frees; NULL for NULL. */
 char *kf_prompt_idea_for_parent (const char *idea, unsigned features);
 
 /* Whether SOURCE (in LANGUAGE) already does F: threads (and whether they

@@ -68,12 +68,15 @@ static const char *const s_leads[] = { "once ", "keep ", "keeping ", "already ",
 static const char *const s_definite[] = { "the ", "its own ", "its ", "each ", "their " };
 
 //  Clauses that say what to do where the kernel has a feature, with that
-//  feature: left out for a kernel without it, and never a premise.
+//  feature: left out for a kernel without it, and never a premise; and
+//  (WITHOUT) where it lacks one, left out for a kernel with it.
 static const struct {
     const char *clause;
     kf_idea_feature_t feature;
+    bool without;   //  for a kernel without the feature: left out where it has it
 } s_clauses[] = {
-    { KF_PROMPT_EPILOGUE_K_CHUNKS, KF_IDEA_BLOCK },
+    { KF_PROMPT_EPILOGUE_K_CHUNKS, KF_IDEA_BLOCK, false },
+    { KF_PROMPT_PREFETCH_WRITE_ALLOCATE, KF_IDEA_STREAM, true },
 };
 
 //  Words that end a lead's clause, besides ",;:()." ("keep the streaming
@@ -123,7 +126,7 @@ s_without_clauses (const char *text, unsigned features, bool all)
 {
     char *out = strdup (text);
     for (size_t i = 0; out && i < sizeof s_clauses / sizeof s_clauses[0]; i++) {
-        if (!all && ((features >> s_clauses[i].feature) & 1u))
+        if (!all && ((features >> s_clauses[i].feature) & 1u) != s_clauses[i].without)
             continue;
         size_t len = strlen (s_clauses[i].clause);
         char *at;

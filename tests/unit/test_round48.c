@@ -32,6 +32,9 @@
  *  8. round 48: "cache blocking over the rows of both and over k" beside
  *     the Block sizes line's "one pass over all of K ... is the simpler
  *     start" (kf_prompt_idea_on_host, kf_prompt_k_one_pass).
+ *  9. round 48: the prefetch idea's "with ordinary stores the output's
+ *     write-allocate read is a stream too" went to a parent that streams
+ *     its stores (kf_prompt_idea_for_parent).
  */
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
@@ -360,6 +363,29 @@ test_combination_tried (void)
     json_decref (row);
 }
 
+static void
+test_prefetch_streaming (void)
+{
+    json_t *spec = s_erf_lerp_spec ();
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t pf = kf_test_idea_index (ideas, n, KF_IDEA_PREFETCH);
+    CHECK (pf < n && kf_test_has (ideas[pf], "write-allocate read is a stream too"));
+    if (pf < n) {
+        char *streams = kf_prompt_idea_for_parent (ideas[pf], 1u << KF_IDEA_STREAM
+                                                                  | 1u << KF_IDEA_THREADS);
+        char *ordinary = kf_prompt_idea_for_parent (ideas[pf], 1u << KF_IDEA_THREADS);
+        CHECK (!kf_test_has (streams, "write-allocate"));
+        CHECK (kf_test_has (streams, "once the loop is bound by memory; a prefetch past an "
+                                     "array's end does not fault"));
+        CHECK (kf_test_has (ordinary, "once the loop is bound by memory; with ordinary stores "
+                                      "the output's write-allocate read is a stream too"));
+        free (streams);
+        free (ordinary);
+    }
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -370,5 +396,6 @@ main (void)
     test_threads_not_bound ();
     test_combination_tried ();
     test_blocking_k ();
+    test_prefetch_streaming ();
     return kf_test_done ("test_round48");
 }
