@@ -77,14 +77,21 @@ static const char s_named_p[] =
 static const char s_block_number_p[] =
     "\\bfor" W "\\(" W "[^;]*\\b(" NAME ")" W "=" W "[^;=][^;]*;[^;]*;" W
     "(\\+\\+" W "(" NAME ")|(" NAME ")" W "\\+\\+)" W "\\)";
+//  Round 48: a block claimed from a shared counter and scaled by its
+//  size (`j0 = (int64_t) atomic_fetch_add (jb->next, 1) * NB`), the block
+//  loop of a kernel whose threads take blocks as they go. Its variable:
+//  group 1, its size: group 2.
+static const char s_claimed_block_p[] =
+    "\\b(" NAME ")" W "=" W "[^;=]*(atomic_fetch_add|__atomic_fetch_add|__sync_fetch_and_add)"
+    "[^;]*\\)" W "\\*" W "\\(?" W "(" NAME "|[0-9]+)[uUlL]*" W "\\)?" W ";";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
 enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
-       R_BLOCK_NUMBER, R_COUNT };
+       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
-    s_block_p, s_named_p, s_lock_p, s_block_number_p };
+    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -378,6 +385,7 @@ s_block_start (const char *body, const char *var)
 //  the body of the loop whose header it ends (NULL where not asked for).
 typedef struct {
     const char *code;
+    const char *end;    //  where the match ends in CODE
     char group[3][160];
     char *body;
 } s_loop_match_t;
@@ -394,7 +402,7 @@ s_count_loops (const regex_t *re, int groups, bool with_body, const char *code,
     const char *p = code;
     regmatch_t m[4];
     while (*p && regexec (re, p, 4, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        s_loop_match_t match = { .code = code };
+        s_loop_match_t match = { .code = code, .end = p + m[0].rm_eo };
         bool fits = true;
         for (int g = 0; g < groups && fits; g++) {
             size_t len = m[g + 1].rm_so < 0 ? 0 : (size_t) (m[g + 1].rm_eo - m[g + 1].rm_so);
@@ -450,6 +458,28 @@ s_block_loop (const s_loop_match_t *match)
     }
     return sized && used && !s_one_block (match->code, var, cond, step)
            && s_has_nest (match->code, body, S_CALLS);
+}
+
+//  A block claimed from a shared counter (s_claimed_block_p: its start's
+//  variable, the counter's call, its size) whose start the rest of its
+//  block begins a loop from, around a loop nest.
+static bool
+s_claimed_block (const s_loop_match_t *match)
+{
+    const char *var = match->group[0], *step = match->group[2];
+    if (isdigit ((unsigned char) step[0]) && atol (step) < 8)
+        return false;
+    int depth = 0;
+    const char *e = match->end;
+    for (; *e && depth >= 0; e++)
+        depth += (*e == '{') - (*e == '}');
+    char *rest = strndup (match->end, (size_t) (e - match->end));
+    bool found = rest
+                 && s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
+                               "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s\\b%.0s", var, rest)
+                 && s_has_nest (match->code, rest, S_CALLS);
+    free (rest);
+    return found;
 }
 
 //  A loop stepping by a block size by its name (s_named_p: its condition,
@@ -692,6 +722,9 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!ev->blocking)
         ev->blocking = s_count_loops (&s_re[R_BLOCK_NUMBER], 1, true, code,
                                       ev->blocking_snip, s_block_number_loop);
+    if (!ev->blocking)
+        ev->blocking = s_count_loops (&s_re[R_CLAIMED_BLOCK], 3, false, code,
+                                      ev->blocking_snip, s_claimed_block);
     ev->named_block = s_count_loops (&s_re[R_NAMED], 3, false, code, ev->named_snip,
                                      s_named_loop);
     s_atomics (code, ev);

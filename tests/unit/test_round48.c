@@ -35,7 +35,12 @@
  *  9. round 48: the prefetch idea's "with ordinary stores the output's
  *     write-allocate read is a stream too" went to a parent that streams
  *     its stores (kf_prompt_idea_for_parent).
+ * 10. round 48: two kernels of one register tile and one column blocking
+ *     read {3,0,1} and {2,0,2}: the second claims its blocks from a
+ *     shared counter (`j0 = atomic_fetch_add (next, 1) * NB`), which read
+ *     as no cache blocking (kf_descriptor_host's s_claimed_block).
  */
+#include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt_blocking.h"
@@ -47,6 +52,7 @@
 #include "../../coordinator/kf_prompt_history.h"
 #include "../../coordinator/kf_prompt_threads.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_str.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 
@@ -386,6 +392,49 @@ test_prefetch_streaming (void)
     json_decref (spec);
 }
 
+static const char s_claimed[] =
+    "#include <stdatomic.h>\n"
+    "#include <immintrin.h>\n"
+    "#define NB 64\n"
+    "static void tile4x4 (const float *x, const float *w, long K, float *y, long N)\n"
+    "{ __m512 c00 = _mm512_setzero_ps (); for (long k = 0; k < K; k += 16)\n"
+    "    c00 = _mm512_fmadd_ps (_mm512_loadu_ps (x + k), _mm512_loadu_ps (w + k), c00);\n"
+    "  y[0] = _mm512_reduce_add_ps (c00); }\n"
+    "static void run_job (atomic_long *next, const float *X, const float *W, float *Y,\n"
+    "                     long M, long N, long K)\n"
+    "{\n"
+    "    for (;;) {\n"
+    "        long j0 = (long) atomic_fetch_add (next, 1) * NB;\n"
+    "        if (j0 >= N)\n"
+    "            break;\n"
+    "        long j1 = j0 + NB < N ? j0 + NB : N;\n"
+    "        for (long i = 0; i < M; i += 4) {\n"
+    "            for (long j = j0; j < j1; j += 4)\n"
+    "                tile4x4 (X + i * K, W + j * K, K, Y + i * N + j, N);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static void
+test_claimed_blocks (void)
+{
+    kf_coords_t c;
+    char *why = NULL;
+    CHECK (kf_descriptor_classify (s_claimed, strlen (s_claimed), "c", &c, &why) == 0);
+    printf ("%s\n", why ? why : "");
+    CHECK (c.mem == 2 && kf_test_has (why, "(cache blocking) `j0 = (long) atomic_fetch_add"));
+    free (why);
+    //  A counter of single items (a step under 8) is no block.
+    char *one = kf_strdupf ("%s", s_claimed);
+    char *at = strstr (one, "* NB;");
+    memcpy (at, "* 2; ", 5);
+    why = NULL;
+    CHECK (kf_descriptor_classify (one, strlen (one), "c", &c, &why) == 0);
+    CHECK (c.mem == 1 && !kf_test_has (why, "(cache blocking)"));
+    free (why);
+    free (one);
+}
+
 int
 main (void)
 {
@@ -397,5 +446,6 @@ main (void)
     test_combination_tried ();
     test_blocking_k ();
     test_prefetch_streaming ();
+    test_claimed_blocks ();
     return kf_test_done ("test_round48");
 }
