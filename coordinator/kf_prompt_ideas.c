@@ -95,7 +95,8 @@
     "keep more memory requests in flight, by software prefetch a fixed distance ahead of " \
     "each input stream (_mm_prefetch in a loop of intrinsics; in a plain loop GCC would "   \
     "vectorise, a prefetch keeps it scalar), the distance from the Target section's load " \
-    "latency times read rate, once the loop is bound by memory"                            \
+    "latency times read rate (the bytes in flight for all streams together, so split "     \
+    "among them), once the loop is bound by memory"                                        \
     KF_PROMPT_PREFETCH_WRITE_ALLOCATE "; a prefetch past an array's end does not fault"
 #define S_EW_IDENTITY_HEAD                                                               \
     "call fewer expensive functions per element, by an exact identity that shares or "  \

@@ -273,8 +273,11 @@ static const char *const s_rows_k[] = {
     "already, and a second accumulator per output doubles its registers)",
     //  Round 17: every idea was a dot product, each with a lane sum.
     "use each loaded value several times from registers with no sum across lanes per output, "
-    "by the outer-product order over a copy of @B's block transposed to [K][NR] panels (made "
-    "once per call; not for unit stride, which both already have): a tile of MR x NR outputs "
+    //  Round 48: "(made once per call; not for unit stride, which both
+    //  already have)" read as "do not make the copy".
+    "by the outer-product order over a copy of @B's block transposed to [K][NR] panels (the "
+    "copy made once per call for the tile's order of reads, not for unit stride: both "
+    "operands are read along k at unit stride already): a tile of MR x NR outputs "
     "in vector registers over all of k, each @A[i][k] broadcast against the panel's row k",
     S_EPILOGUE, NULL };
 static const char *const s_first_t[] = {

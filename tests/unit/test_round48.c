@@ -39,6 +39,9 @@
  *     read {3,0,1} and {2,0,2}: the second claims its blocks from a
  *     shared counter (`j0 = atomic_fetch_add (next, 1) * NB`), which read
  *     as no cache blocking (kf_descriptor_host's s_claimed_block).
+ * 11. round 48: the outer-product idea's "(made once per call; not for
+ *     unit stride, which both already have)" read as "do not make the
+ *     copy"; the prefetch distance did not say it is for all streams.
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
@@ -295,6 +298,10 @@ test_blocking_k (void)
                               "Block sizes line"));
     CHECK (!kf_test_has (text, "and over k"));
     free (text);
+    size_t outer = kf_test_idea_index (ideas, n, KF_IDEA_OUTER);
+    CHECK (outer < n && kf_test_has (ideas[outer], "(the copy made once per call for the tile's "
+                                                   "order of reads, not for unit stride"));
+    CHECK (outer < n && !kf_test_has (ideas[outer], "which both already have"));
     //  A K too long for the L2's half: blocking k stays.
     json_decref (spec);
     spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
@@ -386,6 +393,8 @@ test_prefetch_streaming (void)
                                      "array's end does not fault"));
         CHECK (kf_test_has (ordinary, "once the loop is bound by memory; with ordinary stores "
                                       "the output's write-allocate read is a stream too"));
+        CHECK (kf_test_has (ordinary, "(the bytes in flight for all streams together, so split "
+                                      "among them)"));
         free (streams);
         free (ordinary);
     }
