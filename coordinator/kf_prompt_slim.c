@@ -101,6 +101,17 @@ kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k)
                  "design may pay with threads.\n", own, against, one, mine);
         return;
     }
+    //  Round 48: "not what its figures show did not pay" of a threaded
+    //  kernel whose threads got 0.89 CPU-seconds a second in its timing.
+    double side = kf_prompt_threads_side_by_side (k);
+    if (side > 0 && side < KF_PROMPT_SIDE_BY_SIDE) {
+        fprintf (f, "It is slower than the kernel to improve (%.3fx against %.3fx), but its "
+                 "threads hardly ran side by side in its full timing (%.2f CPU-seconds a second "
+                 "of its calls): its figure is the load it met as much as its design, so it "
+                 "shows neither that its threads pay nor that they do not; take an idea from "
+                 "it, not its whole design.\n", own, against, side);
+        return;
+    }
     fprintf (f, "It is slower than the kernel to improve (%.3fx against %.3fx): take an idea "
              "from it, not its whole design, and not what its figures show did not pay.\n", own,
              against);

@@ -42,12 +42,16 @@
  * 11. round 48: the outer-product idea's "(made once per call; not for
  *     unit stride, which both already have)" read as "do not make the
  *     copy"; the prefetch distance did not say it is for all streams.
+ * 12. round 48: an inspiration whose threads got 0.89 CPU-seconds a
+ *     second read "not what its figures show did not pay"
+ *     (kf_prompt_inspiration_behind).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_layout.h"
+#include "../../coordinator/kf_prompt_slim.h"
 #include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -444,6 +448,31 @@ test_claimed_blocks (void)
     free (one);
 }
 
+static void
+test_inspiration_loaded (void)
+{
+    json_t *base = json_pack ("{s:i, s:f, s:f}", "id", 1, "speedup", 32.373, "candidate_ns",
+                              4.8e6);
+    json_t *k = json_pack ("{s:i, s:f, s:f, s:{s:f, s:f}}", "id", 2, "speedup", 29.362,
+                           "candidate_ns", 5.3e6, "one_core", "median_ns", 5.6e6,
+                           "cpu_per_wall", 0.89);
+    kf_prompt_in_t in = { .base = base };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_inspiration_behind (f, &in, k));
+    printf ("%s", text);
+    CHECK (kf_test_has (text, "but its threads hardly ran side by side in its full timing (0.89 "
+                              "CPU-seconds a second of its calls)"));
+    CHECK (!kf_test_has (text, "not what its figures show did not pay"));
+    free (text);
+    //  Threads that ran side by side: as before.
+    json_object_set_new (json_object_get (k, "one_core"), "cpu_per_wall", json_real (1.9));
+    KF_TEST_CAPTURE (text, f, kf_prompt_inspiration_behind (f, &in, k));
+    CHECK (kf_test_has (text, "not what its figures show did not pay"));
+    free (text);
+    json_decref (k);
+    json_decref (base);
+}
+
 int
 main (void)
 {
@@ -456,5 +485,6 @@ main (void)
     test_blocking_k ();
     test_prefetch_streaming ();
     test_claimed_blocks ();
+    test_inspiration_loaded ();
     return kf_test_done ("test_round48");
 }
