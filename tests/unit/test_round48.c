@@ -45,6 +45,9 @@
  * 12. round 48: an inspiration whose threads got 0.89 CPU-seconds a
  *     second read "not what its figures show did not pay"
  *     (kf_prompt_inspiration_behind).
+ * 13. round 48: "1.07 times the 32.5 GB/s of one core's reads and writes"
+ *     of a one-thread kernel, and "1.25 times" of a two-thread one, read
+ *     as bounds broken (kf_prompt_position.c's s_cold_shares).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
@@ -52,6 +55,7 @@
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_slim.h"
+#include "../../coordinator/kf_prompt_target.h"
 #include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -473,6 +477,40 @@ test_inspiration_loaded (void)
     json_decref (base);
 }
 
+static void
+test_past_one_core (void)
+{
+    json_t *spec = kf_test_cell_spec ();
+    json_t *hw = kf_test_epyc_host ();
+    const char *one = "#include <immintrin.h>\n"
+                      "int kf_forward (const float *x, float *out, long n)\n"
+                      "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    //  test_round41's one-thread kernel at 40 GB/s, past one core's mix.
+    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", one,
+                           "candidate_ns", 201326592.0 / 40.0, "bandwidth", "candidate_gbs",
+                           40.0, "bytes", 201326592.0, "copy_gbs", 39.8);
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    printf ("%s\n", text);
+    CHECK (kf_test_has (text, "Past one core's rate on one thread: that rate was measured on one "
+                              "stream at a time"));
+    free (text);
+    //  The same figures from a kernel that starts threads.
+    char *threaded = kf_strdupf ("#include <pthread.h>\n%s\nstatic void *w (void *a) "
+                                 "{ return a; }\nvoid go (void) { pthread_t t; "
+                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", one);
+    json_object_set_new (k, "source", json_string (threaded));
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
+    CHECK (kf_test_has (text, "Past one core's rate, as its threads use more than one core."));
+    CHECK (!kf_test_has (text, "on one stream at a time"));
+    free (text);
+    free (threaded);
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -486,5 +524,6 @@ main (void)
     test_prefetch_streaming ();
     test_claimed_blocks ();
     test_inspiration_loaded ();
+    test_past_one_core ();
     return kf_test_done ("test_round48");
 }
