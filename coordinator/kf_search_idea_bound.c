@@ -60,6 +60,12 @@ kf_search_idea_pair (const char *const *ideas, size_t n, size_t idx, double shar
             && !((parent_features >> kf_prompt_idea_feature (ideas[c])) & 1u)
             && !(spent && spent[c]) && !(held && held[c]))
             return (int) c;
+    //  Round 48: else, for a parent on one thread, threads, which raise the
+    //  rate its bytes may move at from one core's to all cores'.
+    for (size_t c = 0; c < n && !(parent_features & (1u << KF_IDEA_THREADS)); c++)
+        if (c != idx && kf_prompt_idea_feature (ideas[c]) == KF_IDEA_THREADS
+            && (int) c != parent_built && !(spent && spent[c]) && !(held && held[c]))
+            return (int) c;
     return -1;
 }
 
@@ -99,6 +105,19 @@ kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
                             double *budget)
 {
     *share = kf_search_idea_memory_share (kernel, spec, hardware, kind);
+    //  Round 48: a one-thread kernel at 94% of what one core moves (76% of
+    //  all cores') was handed fewer instructions alone, twice, and gained
+    //  nothing: one thread is bound by one core's rate.
+    const char *language = *kf_jstr (kernel, "language") ? kf_jstr (kernel, "language") : "c";
+    if (kind == KF_TARGET_HOST
+        && !kf_prompt_source_does (kf_jstr (kernel, "source"), language, KF_IDEA_THREADS)) {
+        json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+        kf_share_t one = kf_prompt_memory_share (json_object_get (kernel, "bandwidth"), spec, dev,
+                                                 kf_prompt_stores (kernel, spec, NULL, kind),
+                                                 KF_SHARE_ONE_CORE);
+        if (one.share > share->share)
+            *share = one;
+    }
     kf_search_idea_arith_bound (kernel, spec, hardware, kind, cycles, budget);
     //  Round 38: a kernel near its budget whose formula's arithmetic
     //  would fill most of that time is not bound by memory alone: its

@@ -150,12 +150,16 @@ test_bound (json_t *spec)
     //  Below the bound, or the idea cuts bytes itself: alone.
     CHECK (kf_search_idea_pair (ideas, n, simd, 0.85, 0, -1, NULL, NULL) == -1);
     CHECK (kf_search_idea_pair (ideas, n, stream, share, 0, -1, NULL, NULL) == -1);
-    //  The parent streams already, or was built from it, or it is spent.
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 1u << KF_IDEA_STREAM, -1, NULL, NULL) == -1);
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, (int) stream, NULL, NULL) == -1);
+    //  The parent streams already, or was built from it, or it is spent
+    //  (a threaded parent: round 48 pairs a one-thread one with threads
+    //  where no idea that cuts bytes is left, test_round48).
+    unsigned threads = 1u << KF_IDEA_THREADS;
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, 1u << KF_IDEA_STREAM | threads, -1, NULL,
+                                NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, threads, (int) stream, NULL, NULL) == -1);
     bool spent[16] = { false };
     spent[stream] = true;
-    CHECK (kf_search_idea_pair (ideas, n, simd, share, 0, -1, spent, NULL) == -1);
+    CHECK (kf_search_idea_pair (ideas, n, simd, share, threads, -1, spent, NULL) == -1);
     json_decref (k);
     //  A sibling handed the pair takes both from its parent: the one
     //  paired is in flight and taken from candidate 8 too.

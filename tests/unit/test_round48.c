@@ -48,6 +48,11 @@
  * 13. round 48: "1.07 times the 32.5 GB/s of one core's reads and writes"
  *     of a one-thread kernel, and "1.25 times" of a two-thread one, read
  *     as bounds broken (kf_prompt_position.c's s_cold_shares).
+ * 14. round 48: one-thread kernels at 94% of one core's rate (76% of all
+ *     cores') were handed fewer instructions alone and gained nothing:
+ *     a one-thread kernel's bound is one core's (kf_search_idea_bound_share),
+ *     and threads pair with an idea where no byte-cutting one is left
+ *     (kf_search_idea_pair).
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
@@ -56,6 +61,7 @@
 #include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_slim.h"
 #include "../../coordinator/kf_prompt_target.h"
+#include "../../coordinator/kf_search_idea.h"
 #include "../../coordinator/kf_prompt_credit.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_facts.h"
@@ -511,6 +517,52 @@ test_past_one_core (void)
     json_decref (spec);
 }
 
+static void
+test_one_core_bound (void)
+{
+    json_t *spec = kf_test_cell_spec ();
+    json_t *hw = kf_test_epyc_host ();
+    const char *one = "#include <immintrin.h>\n"
+                      "int kf_forward (const float *x, float *out, long n)\n"
+                      "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+    //  test_round41's kernel: 92% of one core's, 65% of all cores'.
+    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", one,
+                           "candidate_ns", 5.62e6, "bandwidth", "candidate_gbs", 35.8, "bytes",
+                           201326592.0, "copy_gbs", 39.8);
+    kf_share_t share;
+    double cycles, budget;
+    kf_search_idea_bound_share (k, spec, hw, KF_TARGET_HOST, &share, &cycles, &budget);
+    printf ("one thread: %.2f of %s\n", share.share, share.rate_name);
+    CHECK (share.share > 0.91 && share.share < 0.93);
+    CHECK (kf_search_idea_memory_share (k, spec, hw, KF_TARGET_HOST).share < 0.7);
+    //  The same from a threaded kernel: all cores' rate, as before.
+    char *threaded = kf_strdupf ("#include <pthread.h>\n%s\nstatic void *w (void *a) "
+                                 "{ return a; }\nvoid go (void) { pthread_t t; "
+                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", one);
+    json_object_set_new (k, "source", json_string (threaded));
+    kf_search_idea_bound_share (k, spec, hw, KF_TARGET_HOST, &share, &cycles, &budget);
+    CHECK (share.share < 0.7);
+    free (threaded);
+    //  Pairing: streams done, no idea that cuts bytes left: threads, for a
+    //  parent on one thread only.
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t th = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    size_t simd = kf_test_idea_index (ideas, n, KF_IDEA_SIMD);
+    unsigned streams = 1u << KF_IDEA_STREAM | 1u << KF_IDEA_SIMD;
+    CHECK (th < n && simd < n);
+    if (th < n && simd < n) {
+        CHECK (kf_search_idea_pair (ideas, n, simd, 0.92, streams, -1, NULL, NULL) == (int) th);
+        CHECK (kf_search_idea_pair (ideas, n, simd, 0.92, streams | 1u << KF_IDEA_THREADS, -1,
+                                    NULL, NULL) == -1);
+        CHECK (kf_search_idea_pair (ideas, n, th, 0.92, streams, -1, NULL, NULL) == -1);
+    }
+    json_decref (k);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
@@ -525,5 +577,6 @@ main (void)
     test_claimed_blocks ();
     test_inspiration_loaded ();
     test_past_one_core ();
+    test_one_core_bound ();
     return kf_test_done ("test_round48");
 }
