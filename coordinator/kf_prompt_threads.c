@@ -574,11 +574,8 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                          "time", 100 * (1 - 1 / gain));
                 //  Round 48: "(it is not bound by memory yet ...)" of a one-
                 //  thread kernel at 94% of one core's reads and writes.
-                json_t *dev = json_array_get (json_object_get (in->hardware, "devices"), 0);
-                kf_share_t one = kf_prompt_memory_share (
-                    json_object_get (in->base, "bandwidth"), in->spec, dev,
-                    kf_prompt_stores (in->base, in->spec, NULL, KF_TARGET_HOST),
-                    KF_SHARE_ONE_CORE);
+                kf_share_t one = kf_search_idea_one_core_share (in->base, in->spec,
+                                                                in->hardware);
                 if (all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one
                     && one.share >= KF_SEARCH_IDEA_BOUND)
                     fprintf (f, " (it is bound by one core's memory rate, at %.0f%% of %s: "

@@ -312,6 +312,11 @@ void kf_search_idea_known_more (FILE *f, const bool *held, const bool *spent, si
 kf_share_t kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *hardware,
                                         kf_target_kind_t kind);
 
+/* Round 48: KERNEL's bytes against what one core moves (its reads at one
+ * core's cold read rate beside its writes at its streaming write rate),
+ * counted as the bytes cross the bus: a one-thread kernel's bound. */
+kf_share_t kf_search_idea_one_core_share (json_t *kernel, json_t *spec, json_t *hardware);
+
 /* Whether IDEA cuts the bytes a call moves: streaming stores (no read of
  * a line before it is written), one fused pass per row (the row read
  * once), an epilogue fused into the product (the output written once). */

@@ -41,6 +41,15 @@ kf_search_idea_memory_share (json_t *kernel, json_t *spec, json_t *hardware,
     return kf_prompt_memory_share (bw, spec, dev, stores, KF_SHARE_COPY);
 }
 
+kf_share_t
+kf_search_idea_one_core_share (json_t *kernel, json_t *spec, json_t *hardware)
+{
+    json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
+    return kf_prompt_memory_share (json_object_get (kernel, "bandwidth"), spec, dev,
+                                   kf_prompt_stores (kernel, spec, NULL, KF_TARGET_HOST),
+                                   KF_SHARE_ONE_CORE);
+}
+
 bool
 kf_search_idea_cuts_bytes (const char *idea)
 {
@@ -111,10 +120,7 @@ kf_search_idea_bound_share (json_t *kernel, json_t *spec, json_t *hardware,
     const char *language = *kf_jstr (kernel, "language") ? kf_jstr (kernel, "language") : "c";
     if (kind == KF_TARGET_HOST
         && !kf_prompt_source_does (kf_jstr (kernel, "source"), language, KF_IDEA_THREADS)) {
-        json_t *dev = json_array_get (json_object_get (hardware, "devices"), 0);
-        kf_share_t one = kf_prompt_memory_share (json_object_get (kernel, "bandwidth"), spec, dev,
-                                                 kf_prompt_stores (kernel, spec, NULL, kind),
-                                                 KF_SHARE_ONE_CORE);
+        kf_share_t one = kf_search_idea_one_core_share (kernel, spec, hardware);
         if (one.share > share->share)
             *share = one;
     }
