@@ -331,19 +331,29 @@ test_blocking_k (void)
     json_decref (host);
 }
 
+//  test_round41's kernel: one thread, streaming stores, over
+//  kf_test_cell_spec's 192 MiB (N + M), at GBS.
+static const char s_stream_one[] =
+    "#include <immintrin.h>\n"
+    "int kf_forward (const float *x, float *out, long n)\n"
+    "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
+    "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
+
+static json_t *
+s_streaming_kernel (const char *source, double gbs)
+{
+    return json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", source,
+                      "candidate_ns", 201326592.0 / gbs, "bandwidth", "candidate_gbs", gbs,
+                      "bytes", 201326592.0, "copy_gbs", 39.8);
+}
+
 static void
 test_threads_not_bound (void)
 {
     json_t *spec = kf_test_cell_spec ();
     json_t *hw = kf_test_epyc_host ();
-    const char *stream = "#include <immintrin.h>\n"
-                         "int kf_forward (const float *x, float *out, long n)\n"
-                         "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
-                         "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
     //  test_round41's kernel at 30 GB/s, not 35.8: 77% of one core's.
-    json_t *base = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", stream,
-                              "candidate_ns", 6.7e6, "bandwidth", "candidate_gbs", 30.0,
-                              "bytes", 201326592.0, "copy_gbs", 39.8);
+    json_t *base = s_streaming_kernel (s_stream_one, 30.0);
     kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
                           .base = base };
     char *text;
@@ -488,14 +498,8 @@ test_past_one_core (void)
 {
     json_t *spec = kf_test_cell_spec ();
     json_t *hw = kf_test_epyc_host ();
-    const char *one = "#include <immintrin.h>\n"
-                      "int kf_forward (const float *x, float *out, long n)\n"
-                      "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
-                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
     //  test_round41's one-thread kernel at 40 GB/s, past one core's mix.
-    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", one,
-                           "candidate_ns", 201326592.0 / 40.0, "bandwidth", "candidate_gbs",
-                           40.0, "bytes", 201326592.0, "copy_gbs", 39.8);
+    json_t *k = s_streaming_kernel (s_stream_one, 40.0);
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
     printf ("%s\n", text);
@@ -505,7 +509,7 @@ test_past_one_core (void)
     //  The same figures from a kernel that starts threads.
     char *threaded = kf_strdupf ("#include <pthread.h>\n%s\nstatic void *w (void *a) "
                                  "{ return a; }\nvoid go (void) { pthread_t t; "
-                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", one);
+                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", s_stream_one);
     json_object_set_new (k, "source", json_string (threaded));
     KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, hw, KF_TARGET_HOST));
     CHECK (kf_test_has (text, "Past one core's rate, as its threads use more than one core."));
@@ -522,14 +526,8 @@ test_one_core_bound (void)
 {
     json_t *spec = kf_test_cell_spec ();
     json_t *hw = kf_test_epyc_host ();
-    const char *one = "#include <immintrin.h>\n"
-                      "int kf_forward (const float *x, float *out, long n)\n"
-                      "{ for (long i = 0; i < n; i += 16) _mm512_stream_ps (out + i,\n"
-                      "      _mm512_loadu_ps (x + i));\n  return 0; }\n";
     //  test_round41's kernel: 92% of one core's, 65% of all cores'.
-    json_t *k = json_pack ("{s:i, s:s, s:f, s:{s:f, s:f, s:f}}", "id", 7, "source", one,
-                           "candidate_ns", 5.62e6, "bandwidth", "candidate_gbs", 35.8, "bytes",
-                           201326592.0, "copy_gbs", 39.8);
+    json_t *k = s_streaming_kernel (s_stream_one, 35.8);
     kf_share_t share;
     double cycles, budget;
     kf_search_idea_bound_share (k, spec, hw, KF_TARGET_HOST, &share, &cycles, &budget);
@@ -539,7 +537,7 @@ test_one_core_bound (void)
     //  The same from a threaded kernel: all cores' rate, as before.
     char *threaded = kf_strdupf ("#include <pthread.h>\n%s\nstatic void *w (void *a) "
                                  "{ return a; }\nvoid go (void) { pthread_t t; "
-                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", one);
+                                 "pthread_create (&t, 0, w, 0); pthread_join (t, 0); }\n", s_stream_one);
     json_object_set_new (k, "source", json_string (threaded));
     kf_search_idea_bound_share (k, spec, hw, KF_TARGET_HOST, &share, &cycles, &budget);
     CHECK (share.share < 0.7);
