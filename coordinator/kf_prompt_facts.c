@@ -455,14 +455,23 @@ kf_prompt_output_range (json_t *manifest)
             hi = fmax (hi, kf_jnum (range, "max", 0));
         }
         //  Round 48: one output's spread, for the share of its elements
-        //  near zero (s_near_zero).
-        bool first = !range;
+        //  near zero (s_near_zero): the first exported set's, where every
+        //  set has that one output (round 49: the second set's entry
+        //  dropped it).
+        json_t *spread = NULL;
+        if (!range && kf_jhas_num (st, "std") && kf_jhas_num (st, "mean"))
+            spread = json_pack ("{s:f, s:f, s:I}", "mean", kf_jnum (st, "mean", 0), "std",
+                                kf_jnum (st, "std", 0), "index", kf_jint (e, "index"));
+        else if (range && json_is_number (json_object_get (range, "std"))
+                 && kf_jint (range, "index") == kf_jint (e, "index"))
+            spread = json_pack ("{s:O, s:O, s:O}", "mean", json_object_get (range, "mean"), "std",
+                                json_object_get (range, "std"), "index",
+                                json_object_get (range, "index"));
         json_decref (range);
         range = json_pack ("{s:f, s:f}", "min", lo, "max", hi);
-        if (first && kf_jhas_num (st, "std") && kf_jhas_num (st, "mean")) {
-            json_object_set_new (range, "mean", json_real (kf_jnum (st, "mean", 0)));
-            json_object_set_new (range, "std", json_real (kf_jnum (st, "std", 0)));
-        }
+        if (spread)
+            json_object_update (range, spread);
+        json_decref (spread);
     }
     return range;
 }

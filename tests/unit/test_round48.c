@@ -157,10 +157,14 @@ static void
 test_near_zero_share (void)
 {
     json_t *spec = s_erf_lerp_spec ();
-    json_t *manifest = json_pack ("[{s:s, s:{s:f, s:f, s:f, s:f}}]", "role", "output", "stats",
-                                  "min", -5.19, "max", 5.02, "mean", 0.0, "std", 1.0);
+    //  Round 49: every exported set has its entry of the one output.
+    json_t *manifest = json_pack ("[{s:s, s:i, s:i, s:{s:f, s:f, s:f, s:f}},"
+                                  " {s:s, s:i, s:i, s:{s:f, s:f, s:f, s:f}}]", "role", "output",
+                                  "set", 0, "index", 0, "stats", "min", -5.19, "max", 5.02,
+                                  "mean", 0.0, "std", 1.0, "role", "output", "set", 1, "index", 0,
+                                  "stats", "min", -5.3, "max", 5.1, "mean", 0.01, "std", 1.01);
     json_t *range = kf_prompt_output_range (manifest);
-    CHECK (kf_jnum (range, "std", 0) == 1.0);
+    CHECK (kf_jnum (range, "std", 0) == 1.0 && kf_jnum (range, "min", 0) == -5.3);
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_tolerance_section (f, spec, range));
     printf ("%s\n", text);
@@ -185,10 +189,10 @@ test_near_zero_share (void)
     free (text);
     //  Two outputs: no one spread.
     json_decref (manifest);
-    manifest = json_pack ("[{s:s, s:{s:f, s:f, s:f, s:f}}, {s:s, s:{s:f, s:f, s:f, s:f}}]",
-                          "role", "output", "stats", "min", -5.19, "max", 5.02, "mean", 0.0,
-                          "std", 1.0, "role", "output", "stats", "min", -1.0, "max", 1.0,
-                          "mean", 0.0, "std", 0.5);
+    manifest = json_pack ("[{s:s, s:i, s:{s:f, s:f, s:f, s:f}}, {s:s, s:i, s:{s:f, s:f, s:f,"
+                          " s:f}}]", "role", "output", "index", 0, "stats", "min", -5.19, "max",
+                          5.02, "mean", 0.0, "std", 1.0, "role", "output", "index", 1, "stats",
+                          "min", -1.0, "max", 1.0, "mean", 0.0, "std", 0.5);
     json_decref (range);
     range = kf_prompt_output_range (manifest);
     CHECK (!kf_jhas_num (range, "std") && kf_jnum (range, "min", 0) == -5.19);
