@@ -134,6 +134,7 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     //  parent's; else the best does it too, and CREDIT is false.
     bool credit = true;
     int best_judged = 0;
+    int64_t best_parent = 0;
     char best_other[200] = "";
     size_t i;
     json_t *c;
@@ -154,7 +155,8 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
         judged += !json_is_false (json_object_get (c, "finished"));
         if (in->best && kf_prompt_same_candidate (in->best, c)) {
             best = kf_jint (c, "id");
-            credit = !by_code || kf_jint (c, "parent_id");
+            best_parent = kf_jint (c, "parent_id");
+            credit = !by_code || best_parent;
             best_judged = !json_is_false (json_object_get (c, "finished"));
         }
         char outcome[KF_PROMPT_OUTCOME_MAX], from[80] = "", added[KF_PROMPT_ADDED_MAX],
@@ -198,7 +200,13 @@ s_idea_tries (FILE *f, const kf_prompt_in_t *in, const char *mine)
     //  Round 10: "learn from how that went" after a try not judged yet;
     //  and "if it failed or lost" when that try is the run's best.
     bool won = true;
-    const char *how = best >= 0 ? s_best_words (in, best, &won) : "";
+    //  Round 49: "this idea won there" of a best of generation 0, which
+    //  had no parent to win against.
+    const char *how = best < 0 ? ""
+                      : best_parent ? s_best_words (in, best, &won)
+                                    : ": it was written for this idea with no kernel before it, "
+                                      "so it leads by rank, not by a gain this idea was measured "
+                                      "to make";
     if (best >= 0 && credit)
         fprintf (f, ". Candidate %lld is the run's best kernel so far%s%s take it further than "
                  "that try did (another width, depth or split)%s, or combine it with what the "
