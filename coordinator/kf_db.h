@@ -54,6 +54,11 @@ long kf_db_exec (kf_db_t *self, const char *sql, int n,
 /* The same for the commonest statement, whose one parameter $1 is an id
  * (a run's, a candidate's, a job's). */
 json_t *kf_db_query_id (kf_db_t *self, const char *sql, int64_t id);
+
+/* A json or jsonb column's TEXT as JSON (any value; JSON null where it
+ * does not parse): a number past a 64-bit integer's range, which jsonb
+ * writes out in full (1e308 as 309 digits), is read as a real. */
+json_t *kf_db_json_parse (const char *text);
 json_t *kf_db_row_id (kf_db_t *self, const char *sql, int64_t id, bool *failed);
 long kf_db_exec_id (kf_db_t *self, const char *sql, int64_t id);
 /* Runs SQL with one binary parameter (a bytea) after N-1 text ones: the

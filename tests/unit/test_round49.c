@@ -1,0 +1,93 @@
+/*  test_round49.c - what round 49 of the model in the loop (issue 15,
+ *  docs/search.md "Forty-ninth round, a check") found:
+ *
+ *  1. no erf_lerp kernel's block had an Accuracy line: its evaluation's
+ *     relative error was infinite (a reference exactly 0), written as
+ *     1e308, which jsonb stores as a 309-digit integer that no C integer
+ *     holds, so the whole correctness object failed to parse
+ *     (kf_db_json_parse), and the line says an infinite error in words.
+ *
+ *  The other round-49 fixes are checked where their texts were before:
+ *  test_plan_round15 (a best of generation 0 "leads by rank"),
+ *  test_figures_round15 and test_plan_round11 ("a gap of two kernels"),
+ *  test_round48 (the output's spread over several exported sets).
+ */
+#include "../../coordinator/kf_db.h"
+#include "../../coordinator/kf_prompt.h"
+#include "../../common/kf_json.h"
+#include "../kf_test.h"
+#include "../kf_test_text.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+test_huge_number (void)
+{
+    //  1e308 as PostgreSQL's jsonb writes it back.
+    char text[512];
+    int n = snprintf (text, sizeof text, "{\"sets\": 5, \"max_abs_err\": 2.8e-05, "
+                      "\"max_rel_err\": 1");
+    for (int i = 0; i < 308; i++)
+        text[n++] = '0';
+    snprintf (text + n, sizeof text - (size_t) n, ", \"match_fraction\": 0.999996}");
+    json_t *c = kf_db_json_parse (text);
+    CHECK (json_is_object (c));
+    CHECK (kf_jnum (c, "max_rel_err", 0) > 1e307);
+    CHECK (json_is_integer (json_object_get (c, "sets")) && kf_jint (c, "sets") == 5);
+    json_decref (c);
+    //  Ordinary values keep their kinds; what is no JSON is null.
+    c = kf_db_json_parse ("{\"id\": 9007199254740993}");
+    CHECK (json_is_integer (json_object_get (c, "id")));
+    json_decref (c);
+    //  A long digit run in a string stays text; a negative huge one a
+    //  real.
+    c = kf_db_json_parse ("{\"h\": \"12345678901234567890123\", \"x\": "
+                          "-12345678901234567890123, \"e\": 1.5e-300}");
+    CHECK (!strcmp (kf_jstr (c, "h"), "12345678901234567890123"));
+    CHECK (kf_jnum (c, "x", 0) < -1.2e22 && kf_jnum (c, "e", 1) == 1.5e-300);
+    json_decref (c);
+    c = kf_db_json_parse ("{\"id\": ");
+    CHECK (json_is_null (c));
+    json_decref (c);
+}
+
+static json_t *
+s_spec (void)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i], s:s}], s:[{s:s, s:[i], s:s}], s:{s:s, s:s},"
+                      " s:{s:f, s:f}}", "name", "ew", "inputs", "name", "in0", "shape", 1 << 20,
+                      "dtype", "f32", "outputs", "name", "out0", "shape", 1 << 20, "dtype",
+                      "f32", "reference", "language", "pytorch", "source",
+                      "    def forward(self, a):\n        return torch.erf(a) + a\n",
+                      "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static void
+test_infinite_rel (void)
+{
+    json_t *spec = s_spec ();
+    json_t *base = json_pack ("{s:i, s:s, s:s, s:f, s:{s:i, s:f, s:f, s:f, s:f}}", "id", 1,
+                              "source", "int kf_forward (void) { return 0; }", "status",
+                              "correct", "speedup", 30.0, "correctness", "sets", 5,
+                              "match_fraction", 0.999996, "max_abs_err", 2.8e-5, "max_rel_err",
+                              1e308, "cosine", 0.999999);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .base = base,
+                          .best = base, .generation = 1, .slot = 0, .population = 3 };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "max rel error infinite (the reference is exactly 0 where this output "
+                           "is not: those elements pass on the absolute limit);"));
+    CHECK (p && !strstr (p, "1e+308"));
+    free (p);
+    json_decref (base);
+    json_decref (spec);
+}
+
+int
+main (void)
+{
+    test_huge_number ();
+    test_infinite_rel ();
+    return kf_test_done ("test_round49");
+}
