@@ -9,6 +9,8 @@
  *  operation count at the FMA peak, and is said to be one.
  */
 #include "kf_prompt_epilogue.h"
+#include "kf_text.h"
+#include <regex.h>
 #include "kf_prompt_facts.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_target.h"
@@ -425,6 +427,32 @@ kf_prompt_tolerance_within (json_t *spec, char *out, size_t size)
         snprintf (out, size, "the task's tolerance");
 }
 
+//  Whether SPEC's forward takes a row's mean of a product itself: a name
+//  set from the product (`z = F.linear (...)`, `z = a @ b`) whose .mean()
+//  forward takes, no function of it in between.
+static bool
+s_linear_mean (json_t *spec)
+{
+    json_t *ref = json_object_get (spec, "reference");
+    char *code = kf_prompt_python_code (kf_jstr (ref, "source"));
+    bool linear = false;
+    regex_t re;
+    regmatch_t m[2];
+    if (code && regcomp (&re, "([[:alpha:]_][[:alnum:]_]*)[[:space:]]*=[[:space:]]*"
+                              "(F\\.linear|torch\\.matmul|torch\\.mm|torch\\.addmm|"
+                              "[[:alpha:]_][[:alnum:]_.]*[[:space:]]*@)", REG_EXTENDED) == 0) {
+        if (regexec (&re, code, 2, m, 0) == 0 && m[1].rm_eo - m[1].rm_so < 48) {
+            char pattern[160];
+            snprintf (pattern, sizeof pattern, "\\b%.*s\\.mean[[:space:]]*\\(",
+                      (int) (m[1].rm_eo - m[1].rm_so), code + m[1].rm_so);
+            linear = kf_text_matches (code, pattern);
+        }
+        regfree (&re);
+    }
+    free (code);
+    return linear;
+}
+
 char *
 kf_prompt_epilogue_idea (json_t *spec)
 {
@@ -480,6 +508,20 @@ kf_prompt_epilogue_idea (json_t *spec)
                            "the maximum grows), an exp cheaper than libm's that stays within "
                            "%s, and the finished row %s while it is still in L1",
                            e.row, e.row, within, row->finish);
+    //  Round 49: z - z.mean(dim=1, keepdim=True) of a linear layer: all
+    //  five kernels took a row's mean as a dot product with W's mean row,
+    //  and the idea spoke only of folding sums and a second pass in L1.
+    if (row && row->fuse == S_FUSE_STAT && s_linear_mean (spec))
+        return kf_strdupf ("write each row of outputs once, by fusing the epilogue (%s, over "
+                           "each row) into the product: a row's mean of the product is linear "
+                           "in it, the first operand's row dotted with the mean of the %lld "
+                           "vectors of the second operand that make the output's columns (W's "
+                           "rows in x @ W^T), plus the bias's mean where there is one, so it "
+                           "can be had before any tile of the row, as one more dot product a "
+                           "row (exact up to rounding), and each tile finished in registers; "
+                           "or fold each tile into its rows' %s and finish the row "
+                           "(%s) while it is still in L1 (within %s)",
+                           row->label, mnk[1], row->folds, row->finish, within);
     if (row && row->fuse == S_FUSE_STAT)
         return kf_strdupf ("write each row of outputs once, by fusing the epilogue (%s, over "
                            "each row) into the product: fold each tile into its rows' %s while "

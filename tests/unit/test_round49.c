@@ -5,7 +5,10 @@
  *     relative error was infinite (a reference exactly 0), written as
  *     1e308, which jsonb stores as a 309-digit integer that no C integer
  *     holds, so the whole correctness object failed to parse
- *     (kf_db_json_parse), and the line says an infinite error in words.
+ *     (kf_db_json_parse), and the line says an infinite error in words;
+ *  2. every linear_rowcenter kernel took a row's mean as one more dot
+ *     product (x_i . mean of W's rows + the bias's mean), which the
+ *     fusion idea did not name (kf_prompt_epilogue_idea).
  *
  *  The other round-49 fixes are checked where their texts were before:
  *  test_plan_round15 (a best of generation 0 "leads by rank"),
@@ -14,6 +17,7 @@
  */
 #include "../../coordinator/kf_db.h"
 #include "../../coordinator/kf_prompt.h"
+#include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../common/kf_json.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -84,10 +88,45 @@ test_infinite_rel (void)
     json_decref (spec);
 }
 
+static json_t *
+s_product (const char *forward)
+{
+    return json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                      " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}", "name", "p",
+                      "inputs", "name", "in0", "shape", 1536, 384, "dtype", "f32", "name",
+                      "weight", "shape", 2048, 384, "dtype", "f32", "outputs", "name", "out0",
+                      "shape", 1536, 2048, "dtype", "f32", "reference", "language", "pytorch",
+                      "source", forward, "tolerance", "rtol", 0.01, "atol", 1e-5);
+}
+
+static void
+test_mean_identity (void)
+{
+    json_t *spec = s_product ("    def forward(self, x):\n"
+                              "        z = F.linear(x, self.weight)\n"
+                              "        return z - z.mean(dim=1, keepdim=True)\n");
+    char *idea = kf_prompt_epilogue_idea (spec);
+    printf ("%s\n", idea ? idea : "(none)");
+    CHECK (kf_test_has (idea, "a row's mean of the product is linear in it, the first operand's "
+                              "row dotted with the mean of the 2048 vectors of the second "
+                              "operand that make the output's columns"));
+    free (idea);
+    json_decref (spec);
+    //  A mean of squares (an RMS norm) is no linear mean.
+    spec = s_product ("    def forward(self, x):\n"
+                      "        y = F.linear(x, self.weight)\n"
+                      "        return y * torch.rsqrt(y.pow(2).mean(dim=-1, keepdim=True) + 1e-6)\n");
+    idea = kf_prompt_epilogue_idea (spec);
+    CHECK (idea && !kf_test_has (idea, "is linear in it"));
+    free (idea);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_huge_number ();
     test_infinite_rel ();
+    test_mean_identity ();
     return kf_test_done ("test_round49");
 }
