@@ -305,7 +305,11 @@ s_threaded (FILE *f, double ns, double own_ns, json_t *load, double cpu_per_wall
     if (own_ns > 0) {
         fputs (", its own thread starts included; ", f);
         kf_prompt_threads_own_text (f, ns, own_ns, load, cpu_per_wall);
+        //  Round 49: "threads look to have bought about 3%" after "its
+        //  threads hardly ran side by side ... what they would buy with
+        //  free CPUs is not measured": no figure of it follows that.
         if (!kf_prompt_load_busy (load)
+            || (cpu_per_wall > 0 && cpu_per_wall < KF_PROMPT_SIDE_BY_SIDE)
             || !((twin_id > 0 && twin_ns > 0) || kf_jnum (runs, "single_ns", 0) > 0)) {
             fputs (".", f);
             return;

@@ -8,7 +8,9 @@
  *     (kf_db_json_parse), and the line says an infinite error in words;
  *  2. every linear_rowcenter kernel took a row's mean as one more dot
  *     product (x_i . mean of W's rows + the bias's mean), which the
- *     fusion idea did not name (kf_prompt_epilogue_idea).
+ *     fusion idea did not name (kf_prompt_epilogue_idea);
+ *  3. "threads look to have bought about 3%" after "its threads hardly
+ *     ran side by side ... not measured" (kf_prompt_thread_cost).
  *
  *  The other round-49 fixes are checked where their texts were before:
  *  test_plan_round15 (a best of generation 0 "leads by rank"),
@@ -18,6 +20,8 @@
 #include "../../coordinator/kf_db.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
+#include "../../coordinator/kf_prompt_class.h"
+#include "../../coordinator/kf_prompt_threads.h"
 #include "../../common/kf_json.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
@@ -122,11 +126,66 @@ test_mean_identity (void)
     json_decref (spec);
 }
 
+//  test_round22_open's loaded threaded kernel (candidate 9, its one-thread
+//  twin candidate 3), its threads now hardly side by side.
+static void
+test_apart_no_gain (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i, i], s:s}, {s:s, s:[i, i], s:s}],"
+                              " s:[{s:s, s:[i, i], s:s}], s:{s:f, s:f}}", "name", "t", "inputs",
+                              "name", "in0", "shape", 2048, 4096, "dtype", "f32", "name", "in1",
+                              "shape", 2048, 4096, "dtype", "f32", "outputs", "name", "out0",
+                              "shape", 2048, 4096, "dtype", "f32", "tolerance", "rtol", 0.01,
+                              "atol", 1e-5);
+    json_t *hw = json_pack ("{s:s, s:[{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:s}]}", "backend",
+                            "host", "devices", "name", "AMD EPYC", "cores", 2, "physical_cores",
+                            2, "clock_mhz_measured", 3243.0, "read_cold_one_core_gbs", 20.0,
+                            "read_cold_all_cores_gbs", 39.4, "thread_start_join_us", 25.3, "isa",
+                            "sse4.2 avx2");
+    json_t *busy = json_pack ("{s:i, s:i, s:f, s:f, s:f}", "cpus", 2, "cpus_allowed", 2,
+                              "runnable_others", 1.2, "others_cpu_share", 0.6, "wall_s", 2.0);
+    const char *threaded = "#include <pthread.h>\n#define NTHREADS 2\n"
+                           "static void *work (void *a) { return a; }\n"
+                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, work, 0);"
+                           " pthread_join (t, 0); return 0; }\n";
+    json_t *history = json_pack ("[{s:i, s:s, s:s, s:f, s:i, s:O},"
+                                 " {s:i, s:s, s:s, s:f, s:i}]",
+                                 "id", 9, "status", "correct", "fidelity", "full",
+                                 "candidate_ns", 6.5e6, "features",
+                                 (int) (1u << KF_IDEA_THREADS), "host_load", busy,
+                                 "id", 3, "status", "correct", "fidelity", "full",
+                                 "candidate_ns", 6.7e6, "features", 0);
+    json_t *base = json_pack ("{s:i, s:i, s:s, s:s, s:f, s:f, s:O, s:{s:f, s:f}}", "id", 9,
+                              "parent_id", 3, "source", threaded, "status", "correct",
+                              "candidate_ns", 6.5e6, "speedup", 34.5, "host_load", busy,
+                              "one_core", "median_ns", 7.0e6, "cpu_per_wall", 0.89);
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .hardware = hw,
+                          .base = base, .history = history };
+    char *text;
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, NULL));
+    printf ("%s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "its threads hardly ran side by side there"));
+    CHECK (text && !strstr (text, "threads look to have bought"));
+    CHECK (text && !strstr (text, "Its full time instead"));
+    free (text);
+    //  Threads that ran side by side: the like-design comparison follows.
+    json_object_set_new (json_object_get (base, "one_core"), "cpu_per_wall", json_real (1.8));
+    KF_TEST_CAPTURE (text, f, kf_prompt_thread_cost (f, &in, NULL));
+    CHECK (kf_test_has (text, "Its full time instead"));
+    free (text);
+    json_decref (base);
+    json_decref (history);
+    json_decref (busy);
+    json_decref (hw);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
     test_huge_number ();
     test_infinite_rel ();
     test_mean_identity ();
+    test_apart_no_gain ();
     return kf_test_done ("test_round49");
 }
