@@ -707,8 +707,11 @@ kf_prompt_feature_other_way (kf_idea_feature_t feature)
     case KF_IDEA_PACK:
         //  Round 40: with the try in flight's code not written, the
         //  helper guessed its tile: the likeliest is the Target's.
+        //  Round 49: read as steering away from the Target's shape, which
+        //  the try in flight had not taken: it is a guess, said so.
         return "another tile shape (rows x vectors) than the Target section's block sizes "
-               "name, which a try started from them likely takes, or another packed layout";
+               "name, which a try started from them likely takes (a guess: its code is not "
+               "written yet), or another packed layout";
     case KF_IDEA_UNROLL:
     case KF_IDEA_ACCUMULATORS:
         return "another depth: more or fewer independent chains";
