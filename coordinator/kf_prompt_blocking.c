@@ -135,20 +135,34 @@ s_to_shapes (FILE *f, const long long mnk[3], const kf_blocking_t *b, double l2)
     }
 }
 
-void
-kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
+//  The blocks of SPEC's f32 product on host device D for the widest
+//  vector of ISA (NULL: D's) into *B, its M, N and K into MNK, the
+//  products it makes into *PRODUCTS and the vector's name into *NAME;
+//  false where SPEC is no f32 product or D's caches are not known.
+static bool
+s_blocks (json_t *spec, json_t *d, const char *isa, kf_blocking_t *b, long long mnk[3],
+          long long *products, const char **name)
 {
     json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
     int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
+    int lanes = kf_prompt_vector_lanes (d, isa, name);
+    mnk[0] = mnk[1] = mnk[2] = 0;
+    *products = 1;
+    return kf_prompt_matmul_count (spec, products, mnk) > 0 && dt >= 0
+           && kf_dtype_size (dt) == 4
+           && kf_prompt_blocking (lanes, kf_jnum (d, "l1d_bytes", 0), kf_jnum (d, "l2_bytes", 0),
+                                  s_l3_share (d), b) == 0;
+}
+
+void
+kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
+{
     const char *name = NULL;
-    int lanes = kf_prompt_vector_lanes (d, isa, &name);
     double l1 = kf_jnum (d, "l1d_bytes", 0), l2 = kf_jnum (d, "l2_bytes", 0);
     double share = s_l3_share (d);
     kf_blocking_t b;
-    long long mnk[3] = { 0, 0, 0 }, products = 1;
-    if (!(kf_prompt_matmul_count (spec, &products, mnk) > 0) || dt < 0
-        || kf_dtype_size (dt) != 4
-        || kf_prompt_blocking (lanes, l1, l2, share, &b) != 0)
+    long long mnk[3], products;
+    if (!s_blocks (spec, d, isa, &b, mnk, &products, &name))
         return;
     char s1[32], s2[32], s3[32];
     fprintf (f, "  Block sizes for this host (derived from its caches and %s, f32: the MR, NR "
@@ -218,18 +232,10 @@ kf_prompt_blocking_line (FILE *f, json_t *spec, json_t *d, const char *isa)
 bool
 kf_prompt_k_one_pass (json_t *spec, json_t *d)
 {
-    json_t *in0 = json_array_get (json_object_get (spec, "inputs"), 0);
-    int dt = kf_dtype_from_name (kf_jstr (in0, "dtype"));
     const char *name = NULL;
-    int lanes = kf_prompt_vector_lanes (d, NULL, &name);
-    double l2 = kf_jnum (d, "l2_bytes", 0);
     kf_blocking_t b;
-    long long mnk[3] = { 0, 0, 0 }, products = 1;
-    if (!(kf_prompt_matmul_count (spec, &products, mnk) > 0) || dt < 0
-        || kf_dtype_size (dt) != 4
-        || kf_prompt_blocking (lanes, kf_jnum (d, "l1d_bytes", 0), l2, s_l3_share (d), &b) != 0
-        || mnk[2] <= b.kc)
-        return false;
+    long long mnk[3], products;
     //  The test of the Block sizes line (s_to_shapes).
-    return (double) mnk[2] * b.nr * S_F32 <= l2 / 2;
+    return s_blocks (spec, d, NULL, &b, mnk, &products, &name) && mnk[2] > b.kc
+           && (double) mnk[2] * b.nr * S_F32 <= kf_jnum (d, "l2_bytes", 0) / 2;
 }
