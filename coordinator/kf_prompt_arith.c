@@ -21,10 +21,13 @@ kf_prompt_formula_arith (json_t *spec, json_t *d, kf_arith_t *a)
         return false;
     int lanes = kf_prompt_vector_lanes (d, NULL, &unit);
     double fmas = kf_prompt_vector_fmas (d, lanes);
-    if (!(fmas > 0) || fm.ops + fm.call_vops <= 0)
+    //  Round 50: a call of a broadcast input alone is made once a value,
+    //  not per output: no part of an output's arithmetic.
+    int call_vops = fm.call_vops - fm.hoist_vops, calls = fm.calls - fm.hoist_calls;
+    if (!(fmas > 0) || fm.ops + call_vops <= 0)
         return false;
-    *a = (kf_arith_t) { .ops = fm.ops, .call_vops = fm.call_vops, .calls = fm.calls,
-                        .instr = fm.ops + fm.call_vops, .fmas = fmas, .lanes = lanes,
+    *a = (kf_arith_t) { .ops = fm.ops, .call_vops = call_vops, .calls = calls,
+                        .instr = fm.ops + call_vops, .fmas = fmas, .lanes = lanes,
                         .kinds = fm.kinds, .divs = fm.divs };
     //  Round 39: a division by a value takes its measured time (6 FMAs'
     //  on round 39's host), not one FMA's.

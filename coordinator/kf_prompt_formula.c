@@ -628,6 +628,31 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
                                          && !s_other_arms (code, end, spans[i].at, spans[j].at)));
         }
     }
+    //  Round 50: a call of a broadcast input alone is made once a value.
+    json_t *params = kf_prompt_python_params (kf_jstr (ref, "source"), "forward");
+    double outputs = rank ? 1 : 0;
+    for (size_t d = 0; d < rank; d++)
+        outputs *= (double) json_integer_value (json_array_get (json_object_get (out0, "shape"),
+                                                                d));
+    for (size_t i = 0; params && i < n_spans; i++) {
+        double values = kf_formula_arg_broadcast (spans[i].open, spans[i].close, spec, params,
+                                                  outputs);
+        if (values > 0) {
+            f->hoist_calls += spans[i].calls;
+            f->hoist_vops += spans[i].vops;
+            f->hoist_values = values > f->hoist_values ? values : f->hoist_values;
+            size_t n = strlen (f->hoist_names);
+            const char *fn = spans[i].at;
+            for (const char *d = fn; d < spans[i].open; d++)
+                if (*d == '.')
+                    fn = d + 1;
+            int len = (int) (spans[i].open - fn);
+            if (n + (size_t) len + 3 < sizeof f->hoist_names)
+                snprintf (f->hoist_names + n, sizeof f->hoist_names - n, "%s%.*s", n ? ", " : "",
+                          len, fn);
+        }
+    }
+    json_decref (params);
     //  An epilogue's call takes the product as its argument or comes
     //  after it; one inside it works on an operand.
     for (size_t i = 0; product && i < n_spans; i++)

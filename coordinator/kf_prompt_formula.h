@@ -65,6 +65,15 @@ typedef struct {
     /* Round 48: AFTER_VOPS: those of the calls AFTER_PRODUCT counts (an
      * epilogue's tanh at its 16, not an exp's 10). */
     int after_vops;
+    /* Round 50: HOIST_CALLS, HOIST_VOPS: the calls (and their vector
+     * instructions) whose argument reads only inputs smaller than the
+     * output, broadcast across it (tanh(b) of a * tanh(b), b one value a
+     * column): made once per such value, HOIST_VALUES of them at most,
+     * not once per output element; HOIST_NAMES their functions. */
+    int hoist_calls;
+    int hoist_vops;
+    double hoist_values;
+    char hoist_names[32];
     /* Round 39: DIVS: its `/` operators by a value, not a literal. */
     int divs;
     /* Round 16: softmax(q @ k^T / 8) was counted as its product alone.

@@ -2,6 +2,7 @@
  *  reader (kf_prompt_formula_args.h).
  */
 #include "kf_prompt_formula_args.h"
+#include "kf_json.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,3 +107,58 @@ kf_formula_normalize_rows (const char *open, const char *close, size_t rank)
     return !strcmp (dim, "-1") || (rank == 2 && !strcmp (dim, "1"));
 }
 
+
+//  The elements of SPEC's input I, 0 where not known.
+static double
+s_input_elements (json_t *spec, size_t i)
+{
+    json_t *shape = json_object_get (json_array_get (json_object_get (spec, "inputs"), i),
+                                     "shape");
+    double n = json_array_size (shape) ? 1 : 0;
+    size_t d;
+    json_t *v;
+    json_array_foreach (shape, d, v)
+        n *= (double) json_integer_value (v);
+    return n;
+}
+
+double
+kf_formula_arg_broadcast (const char *open, const char *close, json_t *spec, json_t *params,
+                          double outputs)
+{
+    double most = 0;
+    for (const char *p = open + 1; p < close;) {
+        if (!(isalpha ((unsigned char) *p) || *p == '_')
+            || (p > open && (isalnum ((unsigned char) p[-1]) || p[-1] == '.'))) {
+            p++;
+            continue;
+        }
+        const char *q = p;
+        while (q < close && (isalnum ((unsigned char) *q) || *q == '_' || *q == '.'))
+            q++;
+        const char *after = q;
+        while (after < close && isspace ((unsigned char) *after))
+            after++;
+        //  A function's name (torch.tanh, F.silu) is no value.
+        if (*after == '(') {
+            p = q;
+            continue;
+        }
+        size_t len = (size_t) (q - p), i;
+        json_t *name;
+        bool input = false;
+        json_array_foreach (params, i, name)
+            if (strlen (json_string_value (name)) == len
+                && !strncmp (json_string_value (name), p, len)) {
+                double n = s_input_elements (spec, i);
+                if (!(n > 0) || n >= outputs)
+                    return 0;
+                most = n > most ? n : most;
+                input = true;
+            }
+        if (!input)
+            return 0;
+        p = q;
+    }
+    return most;
+}

@@ -6,6 +6,7 @@
 #ifndef KF_PROMPT_FORMULA_ARGS_H
 #define KF_PROMPT_FORMULA_ARGS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,5 +27,13 @@ bool kf_formula_last_dim (const char *open, const char *close, size_t rank);
 /* Whether F.normalize's arguments scale each row of an output of RANK
  * dimensions to unit Euclidean length. */
 bool kf_formula_normalize_rows (const char *open, const char *close, size_t rank);
+
+/* Round 50: the values a call's argument reads where it reads only
+ * forward's tensor arguments (PARAMS, kf_prompt_python_params, in the
+ * order of SPEC's inputs) smaller than OUTPUTS elements, broadcast: the
+ * most elements among them; 0 where it reads anything else (another
+ * name, an input as large as the output) or no input at all. */
+double kf_formula_arg_broadcast (const char *open, const char *close, json_t *spec,
+                                 json_t *params, double outputs);
 
 #endif

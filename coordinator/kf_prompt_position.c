@@ -186,11 +186,32 @@ kf_prompt_task_libm_line (FILE *f, json_t *spec, json_t *d)
     if (reduced)
         outputs = e.outputs;
     char b[48];
+    //  Round 50: a * tanh(b), b one value a column, was said to make 16.8
+    //  million tanh calls: a call of a broadcast input alone is made once
+    //  a value, outside the loop over the output.
+    int hoisted = c == KF_CLASS_ELEMENTWISE ? fm.hoist_calls : 0;
+    if (hoisted > 0) {
+        char v[48];
+        fprintf (f, "  Calls of %s: %s broadcast across the output, %s values, so %s made "
+                 "once a value, %s calls in all, before the loop over the output, not once per "
+                 "output element", fm.hoist_names,
+                 hoisted == 1 ? "its argument reads only an input"
+                              : "their arguments read only inputs",
+                 s_count (fm.hoist_values, v, sizeof v), hoisted == 1 ? "it can be" : "they can be",
+                 s_count (fm.hoist_values * hoisted, b, sizeof b));
+        per -= hoisted;
+        if (per <= 0) {
+            fputs ("; an output element then costs its arithmetic and its bytes alone.\n", f);
+            return;
+        }
+        fputs (".\n", f);
+    }
     double calls = per * outputs;
     fprintf (f, "  Calls of %s: the formula makes %d libm call%s per %s, so %s in "
              "each kernel call (%.0f %s). As scalar libm calls, at about %d cycles "
              "each (an assumption, not measured on this host: glibc's scalar tanhf, expf, erff "
-             "and logf take some tens of cycles)", fm.names, per, per == 1 ? "" : "s",
+             "and logf take some tens of cycles)", hoisted ? "the others" : fm.names, per,
+             per == 1 ? "" : "s",
              reduced ? "element of the product" : "output element", s_count (calls, b, sizeof b),
              outputs, reduced ? "elements of the product, each row reduced to one output"
                               : "output elements", S_LIBM_CYCLES);
