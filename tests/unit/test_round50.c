@@ -5,9 +5,12 @@
  *     the rows, was said to make "1 libm call per output element, so 16.8
  *     million": tanh(b) reads the broadcast input alone, so it is made
  *     once a value, 4096 calls (kf_formula_t's hoist_calls), and the
- *     arithmetic an output costs leaves it out (kf_prompt_formula_arith).
+ *     arithmetic an output costs leaves it out (kf_prompt_formula_arith),
+ *     and such a task's math is no costly math (kf_prompt_costly_math:
+ *     no approximation idea for it).
  */
 #include "../../coordinator/kf_prompt_arith.h"
+#include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../common/kf_json.h"
@@ -48,11 +51,16 @@ test_broadcast_call (void)
     free (text);
     kf_arith_t a;
     CHECK (kf_prompt_formula_arith (spec, d, &a) && a.calls == 0 && a.call_vops == 0);
+    CHECK (!kf_prompt_costly_math (spec));
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    CHECK (kf_test_idea_index (ideas, n, KF_IDEA_APPROX) >= n);
     json_decref (spec);
     //  A call of the large input stays per element; one of both, too.
     spec = s_colgate ("    def forward(self, a, b):\n"
                       "        return torch.tanh(a) * b\n", 4096);
     CHECK (kf_prompt_formula (spec, &fm) && fm.hoist_calls == 0);
+    CHECK (kf_prompt_costly_math (spec));
     json_decref (spec);
     spec = s_colgate ("    def forward(self, a, b):\n"
                       "        return torch.tanh(a * b)\n", 4096);
