@@ -103,8 +103,12 @@ kf_prompt_inspiration_behind (FILE *f, const kf_prompt_in_t *in, json_t *k)
     }
     //  Round 48: "not what its figures show did not pay" of a threaded
     //  kernel whose threads got 0.89 CPU-seconds a second in its timing.
+    //  Round 50: not of a one-thread kernel, whose 1.00 CPU-seconds a
+    //  second are all it can use.
     double side = kf_prompt_threads_side_by_side (k);
-    if (side > 0 && side < KF_PROMPT_SIDE_BY_SIDE) {
+    if (side > 0 && side < KF_PROMPT_SIDE_BY_SIDE
+        && kf_prompt_source_does (kf_jstr (k, "source"), in->language ? in->language : "c",
+                                  KF_IDEA_THREADS)) {
         fprintf (f, "It is slower than the kernel to improve (%.3fx against %.3fx), but its "
                  "threads hardly ran side by side in its full timing (%.2f CPU-seconds a second "
                  "of its calls): its figure is the load it met as much as its design, so it "

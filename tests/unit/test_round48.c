@@ -477,10 +477,13 @@ test_inspiration_loaded (void)
 {
     json_t *base = json_pack ("{s:i, s:f, s:f}", "id", 1, "speedup", 32.373, "candidate_ns",
                               4.8e6);
-    json_t *k = json_pack ("{s:i, s:f, s:f, s:{s:f, s:f}}", "id", 2, "speedup", 29.362,
+    json_t *k = json_pack ("{s:i, s:s, s:f, s:f, s:{s:f, s:f}}", "id", 2, "source",
+                           "#include <pthread.h>\nstatic void *w (void *a) { return a; }\n"
+                           "int kf_forward (void) { pthread_t t; pthread_create (&t, 0, w, 0);"
+                           " pthread_join (t, 0); return 0; }\n", "speedup", 29.362,
                            "candidate_ns", 5.3e6, "one_core", "median_ns", 5.6e6,
                            "cpu_per_wall", 0.89);
-    kf_prompt_in_t in = { .base = base };
+    kf_prompt_in_t in = { .base = base, .language = "c" };
     char *text;
     KF_TEST_CAPTURE (text, f, kf_prompt_inspiration_behind (f, &in, k));
     printf ("%s", text);
@@ -488,6 +491,15 @@ test_inspiration_loaded (void)
                               "CPU-seconds a second of its calls)"));
     CHECK (!kf_test_has (text, "not what its figures show did not pay"));
     free (text);
+    //  Round 50: a one-thread kernel at 1.00 CPU-seconds a second is no
+    //  such kernel.
+    json_t *one = json_deep_copy (k);
+    json_object_set_new (one, "source", json_string ("int kf_forward (void) { return 0; }"));
+    json_object_set_new (json_object_get (one, "one_core"), "cpu_per_wall", json_real (1.0));
+    KF_TEST_CAPTURE (text, f, kf_prompt_inspiration_behind (f, &in, one));
+    CHECK (!kf_test_has (text, "hardly ran side by side"));
+    free (text);
+    json_decref (one);
     //  Threads that ran side by side: as before.
     json_object_set_new (json_object_get (k, "one_core"), "cpu_per_wall", json_real (1.9));
     KF_TEST_CAPTURE (text, f, kf_prompt_inspiration_behind (f, &in, k));
