@@ -343,7 +343,8 @@ static const char *const s_strategies_host[] = {
         "registers "
         "for the loaded operands (e.g. 6 rows x 2 vectors = 12 accumulators with AVX2, 8 rows "
         "x 3 vectors = 24 with AVX-512; pick the vectors a row so they divide the output's "
-        "columns, or handle the columns left over: 3 vectors of 16 floats do not divide 512).\n"
+        "columns, or handle the columns left over: 3 vectors of 16 floats, 48 columns, divide "
+        "no power of two).\n"
         "- Split the output into blocks across cores with threads.\n",
     [KF_CLASS_ATTENTION] =
         "- Process a block of queries at a time against blocks of keys with an online softmax, "
