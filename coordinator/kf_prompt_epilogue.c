@@ -16,6 +16,7 @@
 #include "kf_prompt_target.h"
 #include "kf_json.h"
 #include "kf_str.h"
+#include "kf_rates.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,44 @@ s_exps_only (const kf_epilogue_t *e)
     return !*e->names || !strcmp (e->names, "exp");
 }
 
+//  Round 50: (x @ w) * sigmoid(g) read g, as large as the output, at
+//  every tile's end, and the Epilogue line counted its arithmetic alone;
+//  prefetching g's tiles during the k loop gained 6%. Inputs with as
+//  many elements as the output, past the product's two operands, said
+//  with their cold read time against FLOOR_MS.
+static void
+s_epilogue_inputs (FILE *f, json_t *spec, json_t *d, double floor_ms)
+{
+    double outputs = kf_prompt_output_elements (spec), bytes = 0;
+    char names[96] = "";
+    size_t i, n = 0;
+    json_t *t;
+    json_array_foreach (json_object_get (spec, "inputs"), i, t) {
+        double elems = 1;
+        size_t k;
+        json_t *v;
+        json_array_foreach (json_object_get (t, "shape"), k, v)
+            elems *= (double) json_integer_value (v);
+        if (i < 2 || elems < outputs || !(outputs > 0))
+            continue;
+        bytes += kf_prompt_tensor_bytes (t);
+        if (n + 16 < sizeof names)
+            n += (size_t) snprintf (names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                    kf_jstr (t, "name"));
+    }
+    double gbs = kf_jnum (d, "read_cold_one_core_gbs", 0);
+    if (!(bytes > 0) || !(gbs > 0) || !(floor_ms > 0))
+        return;
+    char b[32];
+    double ms = bytes / gbs * 1e-6;
+    fprintf (f, " The epilogue also reads %s, %s as large as the output (%s), which no count "
+             "above holds: about %.3g ms at one core's cold read rate (%.1f GB/s), %.0f%% of "
+             "that floor, met at each tile's end unless its tile is prefetched ahead (during "
+             "the k loop); fusing the epilogue does not remove it.", names,
+             strchr (names, ',') ? "each" : "one", kf_rates_bytes (bytes, b, sizeof b), ms, gbs,
+             100 * ms / floor_ms);
+}
+
 void
 kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
 {
@@ -379,6 +418,7 @@ kf_prompt_epilogue_text (FILE *f, json_t *spec, json_t *d)
         s_col_strip (f, spec, d, e.mnk);
     fputs (". ", f);
     s_floor (f, product, epi);
+    s_epilogue_inputs (f, spec, d, product + epi);
 }
 
 void
