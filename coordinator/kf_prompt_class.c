@@ -81,15 +81,15 @@ s_attention_by_calls (const char *src)
     return s_count (body, softmax) >= 1 && s_count (body, products) >= 2;
 }
 
-static int64_t
-s_numel (json_t *tensor)
+double
+kf_prompt_tensor_elements (json_t *tensor)
 {
     json_t *shape = json_object_get (tensor, "shape");
-    int64_t n = 1;
+    double n = 1;
     size_t i;
     json_t *d;
     json_array_foreach (shape, i, d)
-        n *= json_integer_value (d);
+        n *= (double) json_integer_value (d);
     return n;
 }
 
@@ -159,7 +159,7 @@ kf_prompt_task_class (json_t *spec)
     size_t i;
     json_t *o;
     json_array_foreach (outs, i, o)
-        if (s_numel (o) != s_numel (in0))
+        if (kf_prompt_tensor_elements (o) != kf_prompt_tensor_elements (in0))
             return KF_CLASS_OTHER;
     return KF_CLASS_ELEMENTWISE;
 }

@@ -193,6 +193,10 @@ bool kf_prompt_idea_cites (const char *idea, int64_t id);
  * streams its stores). Caller frees; NULL for NULL. */
 char *kf_prompt_idea_for_parent (const char *idea, unsigned features);
 
+/* The elements of TENSOR (a task's input or output: its "shape"), 1 for
+ * one of no dimensions. */
+double kf_prompt_tensor_elements (json_t *tensor);
+
 /* Whether SOURCE (in LANGUAGE) already does F: threads (and whether they
  * take their work from a shared counter as they go), SIMD intrinsics,
  * streaming stores, unrolling or several accumulators, approximate math,

@@ -325,12 +325,7 @@ s_epilogue_inputs (FILE *f, json_t *spec, json_t *d, double floor_ms)
     size_t i, n = 0;
     json_t *t;
     json_array_foreach (json_object_get (spec, "inputs"), i, t) {
-        double elems = 1;
-        size_t k;
-        json_t *v;
-        json_array_foreach (json_object_get (t, "shape"), k, v)
-            elems *= (double) json_integer_value (v);
-        if (i < 2 || elems < outputs || !(outputs > 0))
+        if (i < 2 || kf_prompt_tensor_elements (t) < outputs || !(outputs > 0))
             continue;
         bytes += kf_prompt_tensor_bytes (t);
         if (n + 16 < sizeof names)

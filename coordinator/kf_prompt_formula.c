@@ -10,6 +10,7 @@
  */
 #include "kf_prompt_formula.h"
 #include "kf_prompt_formula_args.h"
+#include "kf_prompt_class.h"
 #include "kf_json.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -629,11 +630,10 @@ kf_prompt_formula (json_t *spec, kf_formula_t *f)
         }
     }
     //  Round 50: a call of a broadcast input alone is made once a value.
-    json_t *params = kf_prompt_python_params (kf_jstr (ref, "source"), "forward");
-    double outputs = rank ? 1 : 0;
-    for (size_t d = 0; d < rank; d++)
-        outputs *= (double) json_integer_value (json_array_get (json_object_get (out0, "shape"),
-                                                                d));
+    //  Forward's parameters read only where a call was found.
+    json_t *params = n_spans ? kf_prompt_python_params (kf_jstr (ref, "source"), "forward")
+                             : NULL;
+    double outputs = rank ? kf_prompt_tensor_elements (out0) : 0;
     for (size_t i = 0; params && i < n_spans; i++) {
         double values = kf_formula_arg_broadcast (spans[i].open, spans[i].close, spec, params,
                                                   outputs);

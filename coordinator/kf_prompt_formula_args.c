@@ -2,6 +2,7 @@
  *  reader (kf_prompt_formula_args.h).
  */
 #include "kf_prompt_formula_args.h"
+#include "kf_prompt_class.h"
 #include "kf_json.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -112,14 +113,8 @@ kf_formula_normalize_rows (const char *open, const char *close, size_t rank)
 static double
 s_input_elements (json_t *spec, size_t i)
 {
-    json_t *shape = json_object_get (json_array_get (json_object_get (spec, "inputs"), i),
-                                     "shape");
-    double n = json_array_size (shape) ? 1 : 0;
-    size_t d;
-    json_t *v;
-    json_array_foreach (shape, d, v)
-        n *= (double) json_integer_value (v);
-    return n;
+    json_t *t = json_array_get (json_object_get (spec, "inputs"), i);
+    return json_array_size (json_object_get (t, "shape")) ? kf_prompt_tensor_elements (t) : 0;
 }
 
 double

@@ -43,21 +43,10 @@ s_dtype_bytes (const char *dtype)
     return 4;
 }
 
-static double
-s_numel (json_t *t)
-{
-    double n = 1;
-    size_t j;
-    json_t *d;
-    json_array_foreach (json_object_get (t, "shape"), j, d)
-        n *= (double) json_integer_value (d);
-    return n;
-}
-
 double
 kf_prompt_tensor_bytes (json_t *tensor)
 {
-    return s_dtype_bytes (kf_jstr (tensor, "dtype")) * s_numel (tensor);
+    return s_dtype_bytes (kf_jstr (tensor, "dtype")) * kf_prompt_tensor_elements (tensor);
 }
 
 double
@@ -78,7 +67,7 @@ kf_prompt_output_elements (json_t *spec)
     size_t i;
     json_t *t;
     json_array_foreach (json_object_get (spec, "outputs"), i, t)
-        n += s_numel (t);
+        n += kf_prompt_tensor_elements (t);
     return n;
 }
 
@@ -359,7 +348,7 @@ s_memory_style (json_t *spec)
     size_t i;
     json_t *t;
     json_array_foreach (json_object_get (spec, "inputs"), i, t)
-        largest = fmax (largest, s_numel (t));
+        largest = fmax (largest, kf_prompt_tensor_elements (t));
     return largest > 0 && kf_prompt_output_elements (spec) >= largest;
 }
 
