@@ -69,7 +69,9 @@ kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int in
     if (round < 0 || interval <= 0 || population <= 0)
         return false;
     int64_t per_round = (int64_t) interval * population;
-    return finished >= (int64_t) (round + 1) * per_round && planned < total;
+    //  The finish that calls this plans the next candidate in the same
+    //  step, before any reply: a round pays only where one more is left.
+    return finished >= (int64_t) (round + 1) * per_round && planned + 1 < total;
 }
 
 //  "5 kernels written with it: 3 finished, 2 not finished yet" for

@@ -73,7 +73,10 @@ int kf_meta_interval (int meta_every, int generations);
  * candidates have finished, PLANNED of the main search's TOTAL are
  * planned, with INTERVAL generations of POPULATION between rounds: enough
  * have finished, and some of the main search is still to be written with
- * what it proposes. (One round at a time is the caller's rule.) */
+ * what it proposes: more than the one candidate the same finish plans
+ * at once (a 3 x 2 run's round came after its last kernel was planned,
+ * and no kernel used its version). (One round at a time is the caller's
+ * rule.) */
 bool kf_meta_due (int round, int64_t finished, int64_t planned, int64_t total, int interval,
                   int population);
 

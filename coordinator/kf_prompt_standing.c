@@ -14,6 +14,7 @@
 #include "kf_task.h"
 #include "kf_tune.h"
 #include "kf_json.h"
+#include "kf_msg_eval.h"
 #include "kf_descriptor_text.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,8 +178,9 @@ s_figures (FILE *f, const kf_prompt_in_t *in, json_t *k)
             fputs (";", f);
         }
         //  Round 49: the evaluator writes an infinite relative error (a
-        //  reference exactly 0 where the kernel's output is not) as 1e308.
-        if (kf_jnum (c, "max_rel_err", 0) >= 1e300)
+        //  reference exactly 0 where the kernel's output is not) as
+        //  KF_EVAL_ERR_INFINITE.
+        if (kf_jnum (c, "max_rel_err", 0) >= KF_EVAL_ERR_INFINITE_AT)
             fprintf (f, " max rel error infinite (the reference is exactly 0 where this output "
                      "is not%s);", correct ? ": those elements pass on the absolute limit" : "");
         else if (kf_jhas_num (c, "max_rel_err")) {

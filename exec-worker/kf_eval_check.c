@@ -11,6 +11,7 @@
  *  (kf_eval_roofline.c), exported PyTorch data (kf_eval_refdata.c).
  */
 #include "kf_eval_check.h"
+#include "kf_msg_eval.h"
 #include "kf_task.h"
 
 #include <math.h>
@@ -450,8 +451,8 @@ kf_eval_correctness_json (const kf_eval_worst_t *w)
 {
     return json_pack ("{s:i, s:f, s:f, s:f, s:f, s:I}", "sets", w->sets,
                       "match_fraction", w->match_fraction,
-                      "max_abs_err", isfinite (w->max_abs) ? w->max_abs : 1e308,
-                      "max_rel_err", isfinite (w->max_rel) ? w->max_rel : 1e308,
+                      "max_abs_err", isfinite (w->max_abs) ? w->max_abs : KF_EVAL_ERR_INFINITE,
+                      "max_rel_err", isfinite (w->max_rel) ? w->max_rel : KF_EVAL_ERR_INFINITE,
                       "cosine", isfinite (w->cosine) ? w->cosine : 0.0,
                       "nonfinite_mismatch", (json_int_t) w->nonfinite_mismatch);
 }

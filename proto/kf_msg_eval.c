@@ -65,7 +65,7 @@ s_correctness (json_t *result, kf_eval_result_t *r, char *why, size_t size)
                     &r->correctness.nonfinite_mismatch, why, size));
     KF_FIELD_TRY (kf_field_num (o, "match_fraction", "correctness.match_fraction", 0, 1, 0,
                   &r->correctness.match_fraction, why, size));
-    /* The worker writes 1e308 for an error that is not finite. */
+    /* The worker writes KF_EVAL_ERR_INFINITE for an error that is not finite. */
     KF_FIELD_TRY (kf_field_num (o, "max_abs_err", "correctness.max_abs_err", 0, HUGE_VAL, 0,
                   &r->correctness.max_abs_err, why, size));
     KF_FIELD_TRY (kf_field_num (o, "max_rel_err", "correctness.max_rel_err", 0, HUGE_VAL, 0,

@@ -18,6 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* JSON has no infinity: an error that is not finite travels as
+ * KF_EVAL_ERR_INFINITE, and any figure from KF_EVAL_ERR_INFINITE_AT up reads
+ * as infinite (jsonb may give it back a rounding away). */
+#define KF_EVAL_ERR_INFINITE 1e308
+#define KF_EVAL_ERR_INFINITE_AT 1e300
+
 /* A side's timing ("candidate", "reference"); 0 where a figure is absent. */
 typedef struct {
     double median_ns, p10_ns, p90_ns;

@@ -35,7 +35,7 @@ if grep -q '^flags' /proc/cpuinfo && [ -d /sys/devices/system/cpu/cpu0/cache ]; 
     check "and its SIMD extensions" [ -n "$isa" ]
 fi
 
-out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 2 --population 2 \
+out=$(kfctl submit "$ROOT/examples/tasks/softmax/task.json" --generations 3 --population 2 \
       --seed 21 --set tuning=true --set tuning_rounds=2 --set tuning_configs=3 \
       --set meta_every=1 --wait --json --timeout 30 2>"$T/submit.err")
 run=$(jq -r .run_id <<<"$out")
