@@ -154,8 +154,11 @@ test_cpu_time (void)
     json_t *hw = json_pack ("{s:s, s:s, s:[{s:i, s:f, s:f, s:f, s:f, s:f, s:f}]}", "backend",
                             "host", "compile_isa", "sse4.2 avx2 avx512f", "devices", "cores", 2,
                             "clock_mhz_measured", 3000.0, "read_cold_one_core_gbs", 24.2,
-                            "read_cold_all_cores_gbs", 18.3, "write_stream_one_core_gbs", 25.0,
+                            "read_cold_all_cores_gbs", 12.0, "write_stream_one_core_gbs", 25.0,
                             "write_stream_all_cores_gbs", 25.1, "thread_start_join_us", 19.1);
+    //  Round 50: all cores' reads and writes overlap (kf_prompt_cold_ms):
+    //  the all-cores read rate is set lower, so that two CPUs' budget is
+    //  still more than twice one core's, as the case needs.
     json_t *k = json_pack ("{s:s, s:f}", "source", KF_TEST_TWO_THREADS, "candidate_ns",
                            14.08e6);
     kf_per_vector_t pv;
