@@ -84,14 +84,20 @@ static const char s_block_number_p[] =
 static const char s_claimed_block_p[] =
     "\\b(" NAME ")" W "=" W "[^;=]*(atomic_fetch_add|__atomic_fetch_add|__sync_fetch_and_add)"
     "[^;]*\\)" W "\\*" W "\\(?" W "(" NAME "|[0-9]+)[uUlL]*" W "\\)?" W ";";
+//  Round 49: a block number claimed in one statement and scaled in
+//  another (`b = atomic_fetch_add (&next, 1); ... i0 = b * RB`). Its
+//  variable: group 1; the match ends at the call's name.
+static const char s_claimed_number_p[] =
+    "\\b(" NAME ")" W "=" W "(\\(" W NAME W "\\)" W ")?"
+    "(atomic_fetch_add|atomic_fetch_add_explicit|__atomic_fetch_add|__sync_fetch_and_add)\\b";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
 enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
-       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_COUNT };
+       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_CLAIMED_NUMBER, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
-    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p };
+    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p, s_claimed_number_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -460,6 +466,18 @@ s_block_loop (const s_loop_match_t *match)
            && s_has_nest (match->code, body, S_CALLS);
 }
 
+//  The rest of the block that holds the match's end: up to the brace
+//  that closes it (the caller frees it).
+static char *
+s_rest (const s_loop_match_t *match)
+{
+    int depth = 0;
+    const char *e = match->end;
+    for (; *e && depth >= 0; e++)
+        depth += (*e == '{') - (*e == '}');
+    return strndup (match->end, (size_t) (e - match->end));
+}
+
 //  A block claimed from a shared counter (s_claimed_block_p: its start's
 //  variable, the counter's call, its size) whose start the rest of its
 //  block begins a loop from, around a loop nest.
@@ -469,14 +487,23 @@ s_claimed_block (const s_loop_match_t *match)
     const char *var = match->group[0], *step = match->group[2];
     if (isdigit ((unsigned char) step[0]) && atol (step) < 8)
         return false;
-    int depth = 0;
-    const char *e = match->end;
-    for (; *e && depth >= 0; e++)
-        depth += (*e == '{') - (*e == '}');
-    char *rest = strndup (match->end, (size_t) (e - match->end));
+    char *rest = s_rest (match);
     bool found = rest
                  && s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
                                "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s\\b%.0s", var, rest)
+                 && s_has_nest (match->code, rest, S_CALLS);
+    free (rest);
+    return found;
+}
+
+//  A block number claimed from a shared counter (s_claimed_number_p: its
+//  variable) that the rest of its block scales to a block's start and
+//  end (s_block_start), around a loop nest.
+static bool
+s_claimed_number (const s_loop_match_t *match)
+{
+    char *rest = s_rest (match);
+    bool found = rest && s_block_start (rest, match->group[0])
                  && s_has_nest (match->code, rest, S_CALLS);
     free (rest);
     return found;
@@ -725,6 +752,9 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!ev->blocking)
         ev->blocking = s_count_loops (&s_re[R_CLAIMED_BLOCK], 3, false, code,
                                       ev->blocking_snip, s_claimed_block);
+    if (!ev->blocking)
+        ev->blocking = s_count_loops (&s_re[R_CLAIMED_NUMBER], 1, false, code,
+                                      ev->blocking_snip, s_claimed_number);
     ev->named_block = s_count_loops (&s_re[R_NAMED], 3, false, code, ev->named_snip,
                                      s_named_loop);
     s_atomics (code, ev);
@@ -737,50 +767,4 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!ev->shared_atomic)
         ev->shared_snip[0] = 0;
     return 0;
-}
-
-//  The intrinsics that only move data: loads and stores of every kind,
-//  setting and broadcasting values, casts between register types,
-//  fences and prefetches. Anything else computes.
-static bool
-s_moves_only (const char *name, size_t len)
-{
-    static const char *const moves[] = {
-        "load", "store", "stream", "set", "broadcast", "cast", "sfence", "lfence", "mfence",
-        "prefetch", "undefined", "lddqu", "maskload", "maskstore", "zextps", "zextsi",
-    };
-    for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
-        size_t m = strlen (moves[i]);
-        if (len >= m && !strncmp (name, moves[i], m))
-            return true;
-    }
-    return false;
-}
-
-bool
-kf_descriptor_simd_math (const char *code)
-{
-    if (!code)
-        return false;
-    for (const char *p = code; (p = strstr (p, "_mm")); p += 3) {
-        if (p > code && (isalnum ((unsigned char) p[-1]) || p[-1] == '_'))
-            continue;
-        const char *q = p + 3;
-        if (!strncmp (q, "256", 3) || !strncmp (q, "512", 3))
-            q += 3;
-        if (*q != '_')
-            continue;
-        q++;
-        size_t len = 0;
-        while (isalnum ((unsigned char) q[len]) || q[len] == '_')
-            len++;
-        const char *after = q + len;
-        while (*after == ' ' || *after == '\t' || *after == '\n')
-            after++;
-        if (len > 0 && *after == '(' && !s_moves_only (q, len))
-            return true;
-    }
-    return kf_text_matches (code, "\\b(vector_size|ext_vector_type)\\b"
-                                  "|\\b(float|int|uint)(8|16|32|64)x[0-9]+(x[0-9])?_t\\b"
-                                  "|\\bv(add|mul|fma|sub|max|min)q?_\\w+");
 }

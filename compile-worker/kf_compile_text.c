@@ -7,7 +7,7 @@
  */
 #include "kf_compile.h"
 #include "kf_descriptor.h"
-#include "kf_descriptor_host.h"
+#include "kf_descriptor_simd.h"
 #include "kf_text.h"
 
 #include <ctype.h>

@@ -21,7 +21,7 @@
 #include "kf_descriptor_macro.h"
 #include "kf_descriptor_triangle.h"
 #include "kf_descriptor.h"
-#include "kf_descriptor_host.h"
+#include "kf_descriptor_simd.h"
 #include "kf_descriptor_acc.h"
 #include "kf_descriptor_text.h"
 #include "kf_json.h"

@@ -28,7 +28,7 @@
  *     idea for vectorised code. Only intrinsics that compute count.
  */
 #include "../../common/kf_json.h"
-#include "../../analysis/kf_descriptor_host.h"
+#include "../../analysis/kf_descriptor_simd.h"
 #include "../../compile-worker/kf_compile.h"
 #include "../../coordinator/kf_prompt_blocking.h"
 #include "../../coordinator/kf_prompt_budget.h"
