@@ -345,6 +345,8 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  Round 32: a softmax over each column (dim 0) read "over its row".
     bool col_softmax = read && !strcmp (fm.col, "softmax") && fm.col_outer;
     bool no_math = s_no_math (read, &fm);
+    bool sums = kf_prompt_task_class (spec) != KF_CLASS_ELEMENTWISE || !read || *fm.row
+                || *fm.col;
     if (((read && !strcmp (fm.row, "softmax") && fm.row_outer) || col_softmax) && rtol > 0)
         fprintf (f, "So: the output is a softmax, e^(x - max) / sum over its %s. An exp with "
                  "relative error up to e moves each probability by at most about 2e relative "
@@ -356,6 +358,14 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
     //  Round 36: clamp(a @ w + bias) was told of function approximations
     //  and erfc: a formula that calls no function and neither divides nor
     //  takes a root (a product's epilogue of such) has none to make.
+    //  Round 51: a Huber loss, elementwise, was told its error "comes
+    //  from the order of its sums": it has none.
+    else if (rtol > 0 && no_math && !sums)
+        fputs ("So: this task calls no function, takes no root or reciprocal and sums "
+               "nothing, so it has no approximation to make: its error is each operation's "
+               "rounding, and any algebraically equal form of the formula (an FMA, a "
+               "reordered product, a select instead of a branch) stays far within the limits",
+               f);
     else if (rtol > 0 && no_math)
         fputs ("So: this task calls no function and takes no root or reciprocal, so it has "
                "no approximation to make; its error comes from the order of its sums, which "
@@ -371,11 +381,13 @@ kf_prompt_tolerance_section (FILE *f, json_t *spec, json_t *output_range)
                  "error is up to %g (rtol / 10, about %.0f correct bits of a float's 24) passes with "
                  "a tenfold margin where its result reaches the output without cancelling; "
                  "libm's accuracy (about 1e-7) is %.0f times tighter than that, so a shorter "
-                 "polynomial or a table with a short series stays within it; %s. A "
-                 "reordered summation is fine too", *fm.names ? "this task's " : "",
+                 "polynomial or a table with a short series stays within it; %s",
+                 *fm.names ? "this task's " : "",
                  fm.names, *fm.names ? ", or any other: " : "", s_others (fm.names, others,
                                                                        sizeof others), rtol / 10,
                  -log2 (rtol / 10), rtol / 10 / 1e-7, s_estimates (rtol / 10));
+        if (sums)
+            fputs (". A reordered summation is fine too", f);
     }
     fprintf (f, "; lower-precision storage or accumulation that moves results by about %g or "
              "more, or that fails on more than %g%% of elements, is not. Results need not be "
