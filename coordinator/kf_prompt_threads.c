@@ -115,13 +115,14 @@ kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *g)
 //  EVEN_NS: below it, the loss the planner predicts too; above it, the
 //  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
 //  most of their gain goes on starting them" at 2.4 times the break-even).
-//  GAIN: what all cores do against one at best (the cores, or the
-//  memory's measured ratio for a task bound by memory, or the run's own
-//  threaded kernel against its best on one thread where MEASURED). Round 28: "a net
-//  gain of 49%" for a scan whose copy rates gave all cores 1.33x.
+//  GAIN: what all cores do against one at best (the cores, the memory's
+//  measured ratio for a task bound by memory, the FMA peaks' for a
+//  product, or the run's own threaded kernel against its best on one
+//  thread), BASIS where it came from (NULL: the cores or the memory's).
+//  Round 28: "a net gain of 49%" for a scan whose copies gave 1.33x.
 static void
-s_one_thread (FILE *f, double start_us, double cores, double gain, bool measured, double ns,
-              double even_ns)
+s_one_thread (FILE *f, double start_us, double cores, double gain, const char *basis,
+              double ns, double even_ns)
 {
     if (kf_prompt_threads_lose (start_us, cores, ns, false)) {
         fputs (": below that, so threads started in each call lose here unless the work per "
@@ -135,8 +136,7 @@ s_one_thread (FILE *f, double start_us, double cores, double gain, bool measured
     fprintf (f, ", %.1f times that: threads save %s%s of it a call%s and pay %s to start, "
              "a net %s of %.0f%% of the call at best.", ns / even_ns,
              save_ns > 0 ? "at most " : "", save_ns > 0 ? saved : "nothing",
-             measured ? " (this run's pair above)"
-             : gain < cores ? " (the memory's figures above)" : "", cost,
+             basis ? basis : gain < cores ? " (the memory's figures above)" : "", cost,
              save_ns >= cost_ns ? "gain" : "loss", 100 * fabs (save_ns - cost_ns) / ns);
 }
 
@@ -517,8 +517,21 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     bool fma_bound = tc == KF_CLASS_MATMUL || tc == KF_CLASS_ATTENTION;
     bool memory_less = s_memory_pair (d, &mem) && mem.all < cores * mem.one;
     double gain = cores;
-    bool measured = false;
-    if (memory_less && fma_bound)
+    const char *basis = NULL;
+    //  Round 51: "a net gain of 48% ... at best" of a product where all
+    //  cores' FMA peak was 1.42 times one core's (327 against 230 GFLOP/s).
+    double peak_all = kf_jnum (d, "peak_gflops", 0), peak_one = kf_jnum (d, "peak_gflops_one_core", 0);
+    bool peaks_less = fma_bound && peak_one > 0 && peak_all > peak_one
+                      && peak_all < cores * peak_one * 0.95;
+    if (peaks_less) {
+        gain = peak_all / peak_one;
+        basis = " (the FMA peaks above)";
+        fprintf (f, " A product's time is its multiply-adds, which divide over the cores as far "
+                 "as the measured FMA peaks do: all cores' is %.0f GFLOP/s against one core's "
+                 "%.0f (%.2fx), so threads save at most about %.0f%% of a call bound by them.",
+                 peak_all, peak_one, gain, 100 * (1 - 1 / gain));
+    }
+    else if (memory_less && fma_bound)
         fputs (" A product's time is its multiply-adds, which divide over the cores; the "
                "memory's lower limit on that saving, which an elementwise call meets, is not "
                "this task's.", f);
@@ -625,7 +638,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  t_single);
         if (s_memory_task (in->spec)) {
             gain = fmin (cores, single_ns / fast_ns);
-            measured = true;
+            basis = " (this run's pair above)";
         }
     }
     //  Round 10: generation 0 has no kernel to improve, and its threads
@@ -655,7 +668,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                        "free do the waiting share's work.", f);
         }
         else
-            s_one_thread (f, start_us, cores, gain, measured, ns, even_ns);
+            s_one_thread (f, start_us, cores, gain, basis, ns, even_ns);
         //  Only near the break-even (round 13: "4.18 ms a call, so a
         //  successor of it gains even less" where a start costs 1% of it).
         double best_ns = kf_jnum (in->best, "candidate_ns", 0);
