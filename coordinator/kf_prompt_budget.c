@@ -464,7 +464,16 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
         double whole = kf_prompt_matmul_count (spec, &batch, NULL);
         //  Round 42: the Gram matrix's "2 x M x N x K = 537.4 million",
         //  the triangle's count under the full product's formula.
-        if (whole > flops)
+        long long c[4];
+        if (kf_prompt_chain_flops (spec, c) > 0)
+            fprintf (f, "  Compute floor: the chain's two products, 2 x M x K x R for the [M][R] "
+                     "intermediate (M = %lld, K = %lld, R = %lld: %.4g million) and 2 x M x R x "
+                     "N for the output (N = %lld: %.4g million), %.4g million operations in "
+                     "all, take at least %.3g ms at one core's measured FMA peak", c[0], c[1],
+                     c[2], 2e-6 * (double) c[0] * (double) c[1] * (double) c[2], c[3],
+                     2e-6 * (double) c[0] * (double) c[2] * (double) c[3], flops * 1e-6,
+                     flops / one * 1e-6);
+        else if (whole > flops)
             fprintf (f, "  Compute floor: the symmetric product's diagonal and one triangle, "
                      "%s2 x K x M x (M + 1) / 2 = %.4g million operations (M = N = %lld, K = "
                      "%lld), half the full product's %.4g million, take at least %.3g ms at one "
@@ -487,6 +496,12 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
                  all);
     fputs (": a kernel of f32 FMAs is never faster, and its time over this floor is the "
            "share of the peak it reaches.", f);
+    long long c[4];
+    if (kf_prompt_chain_flops (spec, c) > 0)
+        fprintf (f, " Where the ideas below speak of one product of in0 by in1, for this "
+                 "chain's second product the intermediate takes in0's place and in2 (rows of "
+                 "%lld floats) in1's; the first product's in1 is only %lld floats wide.",
+                 c[3], c[2]);
     //  The implicit product's second operand is no tensor: a copy of it
     //  (im2col) is the input times the taps.
     if (groups > 0 && kf_prompt_conv_flops (spec, NULL, NULL) > 0) {

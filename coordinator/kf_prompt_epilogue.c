@@ -491,6 +491,11 @@ s_linear_mean (json_t *spec)
 char *
 kf_prompt_epilogue_idea (json_t *spec)
 {
+    //  Round 51: (x @ u) @ v was handed "fusing the epilogue (bias,
+    //  activation)", which it has not: a chain's fusion is its own.
+    char *chain = kf_prompt_chain_idea (spec);
+    if (chain)
+        return chain;
     kf_epilogue_t e;
     if (!kf_prompt_epilogue (spec, &e))
         return NULL;

@@ -99,7 +99,8 @@ void kf_prompt_epilogue_brief (FILE *f, json_t *spec, json_t *d);
 /* The host idea that fuses SPEC's epilogue, naming it (a softmax: in
  * the tile while the scores are in registers, the row's maximum and sum
  * in one pass, a cheaper exp within the task's tolerance); caller frees.
- * NULL where no epilogue is read: the general text stands. */
+ * NULL where no epilogue is read: the general text stands. A chain of two
+ * products gets its own fusion idea instead (kf_prompt_chain_idea). */
 char *kf_prompt_epilogue_idea (json_t *spec);
 
 /* Round 24: for an epilogue that reduces over each column's rows (a

@@ -6,6 +6,7 @@
  */
 #include "kf_prompt_target.h"
 #include "kf_prompt_class.h"
+#include "kf_str.h"
 #include "kf_prompt_formula.h"
 #include "kf_prompt_layout.h"
 #include "kf_json.h"
@@ -41,6 +42,42 @@ s_products (json_t *spec)
         for (const char *p = strstr (from, forms[f]); p && p < end; p = strstr (p + 1, forms[f]))
             n++;
     return n;
+}
+
+double
+kf_prompt_chain_flops (json_t *spec, long long mkrn[4])
+{
+    json_t *out = json_array_get (json_object_get (spec, "outputs"), 0), *mat[3];
+    int n = 0;
+    size_t i;
+    json_t *t;
+    if (kf_prompt_task_class (spec) != KF_CLASS_MATMUL
+        || json_array_size (json_object_get (spec, "outputs")) != 1 || kf_prompt_rank (out) != 2
+        || s_products (spec) != 2)
+        return 0;
+    json_array_foreach (json_object_get (spec, "inputs"), i, t)
+        if (kf_prompt_rank (t) == 2 && (n == 3 || !(mat[n++] = t)))
+            return 0;
+    long long om = kf_prompt_dim (out, 0), on = kf_prompt_dim (out, 1);
+    for (int a = 0; n == 3 && a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            int c = 3 - a - b;
+            if (a == b || c == a || c == b)
+                continue;
+            long long k = kf_prompt_dim (mat[a], 1), r = kf_prompt_dim (mat[b], 1);
+            if (kf_prompt_dim (mat[a], 0) != om || kf_prompt_dim (mat[b], 0) != k
+                || kf_prompt_dim (mat[c], 0) != r || kf_prompt_dim (mat[c], 1) != on || k <= 0
+                || r <= 0 || om <= 0 || on <= 0)
+                continue;
+            if (mkrn) {
+                mkrn[0] = om;
+                mkrn[1] = k;
+                mkrn[2] = r;
+                mkrn[3] = on;
+            }
+            return 2.0 * (double) om * (double) r * ((double) k + (double) on);
+        }
+    return 0;
 }
 
 double
@@ -98,6 +135,17 @@ kf_prompt_matmul_count (json_t *spec, long long *batch, long long mnk[3])
                     shared = 2;
                 }
             }
+        //  Round 51: (x @ u) @ v read "compute: not known": three of a
+        //  rank-2 task whose reference writes two products, chained.
+        long long chain[4];
+        double flops = kept == 3 ? kf_prompt_chain_flops (spec, chain) : 0;
+        if (flops > 0 && mnk) {
+            mnk[0] = chain[0];
+            mnk[1] = chain[3];
+            mnk[2] = chain[2];
+        }
+        if (flops > 0)
+            return flops;
         if (kept > 2)
             return 0;
         //  Fewer: square shapes, every pair of the matrices tried.
@@ -281,4 +329,19 @@ kf_prompt_product_flops (json_t *spec, long long mnk[3])
         return att;
     }
     return kf_prompt_matmul_flops (spec, mnk);
+}
+
+char *
+kf_prompt_chain_idea (json_t *spec)
+{
+    long long c[4];
+    if (!(kf_prompt_chain_flops (spec, c) > 0))
+        return NULL;
+    return kf_strdupf ("keep the intermediate out of memory, by chaining the two products a "
+                       "block of rows at a time: a block's rows of in0 @ in1 (each row %lld "
+                       "values, R) go into a small buffer in L1 or L2 and are multiplied by "
+                       "in2 at once, so the [%lld][%lld] intermediate (%.0f KiB) is never "
+                       "written out whole and read back; in2 [R][N] is then the operand the "
+                       "output's register tile walks down",
+                       c[2], c[0], c[2], (double) c[0] * (double) c[2] * 4 / 1024);
 }

@@ -273,6 +273,17 @@ int kf_prompt_conv_taps (json_t *spec, long long taps[3]);
  * (a floor, a share of the peak), where the product's structure (its
  * operands' layout, blocks, epilogue) is kf_prompt_matmul_flops's. */
 double kf_prompt_product_flops (json_t *spec, long long mnk[3]);
+
+/* A chain of two products, (x @ u) @ v, in SPEC (a rank-2 output, three
+ * rank-2 inputs [M][K], [K][R], [R][N], a reference that writes two
+ * products): its operations, 2 M R (K + N), and MKRN {M, K, R, N}; 0
+ * where SPEC is no such chain (round 51: "compute: not known"). */
+double kf_prompt_chain_flops (json_t *spec, long long mkrn[4]);
+
+/* The fusion idea of such a chain (kf_prompt_chain_flops): a block of
+ * rows through both products, the intermediate never written out whole;
+ * NULL where SPEC is no chain. The caller frees it. */
+char *kf_prompt_chain_idea (json_t *spec);
 /* Round 27: attention's operations (its class, inputs q [..., S, D], k
  * [..., Sk, D], v [..., Sk, Dv], output [..., S, Dv], the leading sizes
  * alike): 2 x S x Sk x (D + Dv) for each of the *HEADS leading pairs
