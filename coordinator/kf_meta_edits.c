@@ -298,6 +298,29 @@ s_unsettled (json_t *outcomes, long long id)
     return s_screen_only (outcomes, id) || kf_meta_unconfirmed (outcomes, id);
 }
 
+//  Whether P begins a figure rather than a candidate's number: a number
+//  with a decimal point or followed by a unit ("2.08 ms", "31x", "40%").
+static bool
+s_figure (const char *p)
+{
+    if (*p < '0' || *p > '9')
+        return false;
+    while ((*p >= '0' && *p <= '9') || *p == '.')
+        if (*p++ == '.')
+            return true;
+    if (*p == ' ')
+        p++;
+    static const char *const units[] = { "ms", "us", "ns", "x", "%", "GB", "GFLOP", "MiB",
+                                         "KiB", "s" };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen (units[i]);
+        if (!strncmp (p, units[i], n)
+            && !((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z')))
+            return true;
+    }
+    return false;
+}
+
 //  The distinct candidates of OUTCOMES that TEXT names and WANT accepts
 //  (s_full, s_screen_only): numbers after "candidate"/"candidates" (a
 //  list: "12, 14 and 17", "12/14") or after '#'. *FIRST (may be NULL)
@@ -358,6 +381,19 @@ s_named (const char *text, json_t *outcomes, bool (*want) (json_t *, long long),
                 comma = comma || *q == ',';
             if (!list)
                 break;
+            //  Round 51: "candidates 4, 2.08 ms, and 6, 2.39 ms": a figure
+            //  after a number's comma stands between it and the next.
+            if (comma && s_figure (q)) {
+                while (*q && *q != ',' && *q != ';' && *q != '.')
+                    q++;
+                if (*q == '.' && q[1] >= '0' && q[1] <= '9')
+                    for (q++; *q && *q != ',' && *q != ';' && *q != '.'; q++)
+                        ;
+                if (*q != ',')
+                    break;
+                for (q++; *q == ' '; q++)
+                    ;
+            }
             if (!strncmp (q, "and ", 4) || !strncmp (q, "or ", 3))
                 q += *q == 'a' ? 4 : 3;
             else if (*q == '/' || *q == '&')

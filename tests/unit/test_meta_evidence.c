@@ -77,6 +77,10 @@ main (void)
                             /* Round 11: figures in brackets between the numbers. */
                             "- Read b along n: Candidates 12 (1.80 ms, full (p10 1.7)) and 14 "
                             "(1.71 ms) agree.",
+                            /* Round 51: a figure after each number's comma. */
+                            "- Pack B into panels (candidates 12, 2.08 ms, and 14, 2.39 ms, "
+                            "full protocol).",
+                            "- Pack B into panels: candidates 12, 31x, and 17.",
                             NULL };
     for (int i = 0; lists[i]; i++) {
         e = s_judge (sections, "strategies", "", lists[i], outcomes, &out);
@@ -90,6 +94,8 @@ main (void)
     const char *thin[] = { "- Pack B into panels: candidates 20 and 21 gained 2x.",
                            "- Pack B into panels (candidate 12).",
                            "- Pack B into panels (candidates 12 and 22).",
+                           /* ... but a plain number after a comma is a candidate. */
+                           "- Pack B into panels (candidates 12, 22 and 20).",
                            "- Pack B into panels.", NULL };
     for (int i = 0; thin[i]; i++) {
         e = s_judge (sections, "strategies", "", thin[i], outcomes, &out);
