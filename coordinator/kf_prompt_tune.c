@@ -184,10 +184,17 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
                                     kf_prompt_threads_side_by_side (k));
         fputs (".", f);
         kf_prompt_threads_load (f, in, k, 0);
+        //  Round 51: "a 1 in the list spends a point on a known answer"
+        //  here, and "a one-thread form ... which the one-core time above
+        //  does not measure" in another prompt of the run: the one-core
+        //  time is near a one-thread form, not the same, and each text
+        //  says so.
         if (ns < own_ns)
-            fprintf (f, " Keep the thread count candidate %lld starts as the default; its "
-                     "one-core time is measured already, so a 1 in the list spends a point on "
-                     "a known answer.\n", id);
+            fprintf (f, " Keep the thread count candidate %lld starts as the default. Its "
+                     "one-core time (its threads started, held to one CPU) is not quite a "
+                     "one-thread form, which starts none, but a start costs microseconds "
+                     "against a gap of %.0f%%: a 1 in the list would most likely spend a point "
+                     "on a known loser.\n", id, 100 * (own_ns / ns - 1));
         else
             //  Round 40's notes: read beside "worth spending only where that
             //  time is not measured yet" as a contradiction.
