@@ -484,9 +484,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         else
             fprintf (f, "moves its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
                      "measured copy bandwidth", 100 * kf_jnum (with, "share", 0));
+        //  Round 51: read as undercutting the attempt's own idea (a
+        //  prefetch, paired with threads): why the pair is said.
         fprintf (f, ", at or above the %.0f%% at which the planner takes a kernel to be bound "
                  "by memory: there an idea that does not cut the bytes moved can change "
-                 "nothing measurable alone.", 100 * kf_jnum (with, "bound", 0));
+                 "nothing measurable alone, so it comes with the one above, which %s.",
+                 100 * kf_jnum (with, "bound", 0),
+                 kf_prompt_idea_feature (kf_jstr (with, "idea")) == KF_IDEA_THREADS
+                     ? "raises the rate the bytes move at (every core's share of the memory, "
+                       "not one core's)"
+                     : "cuts the bytes moved");
     }
     //  Round 40: at the bound with no idea that cuts bytes free to pair.
     //  Round 41: "none is free ... so cut bytes as well" read as a

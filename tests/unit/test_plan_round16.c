@@ -188,6 +188,16 @@ test_bound (json_t *spec)
               "or above the 90%% at which the planner takes a kernel to be bound by memory",
               ideas[stream]);
     CHECK (p && strstr (p, want));
+    //  Round 51: why the pair, by what the paired idea does.
+    CHECK (kf_test_has (p, "can change nothing measurable alone, so it comes with the one "
+                           "above, which cuts the bytes moved."));
+    free (p);
+    size_t th = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    CHECK (th < n);
+    json_object_set_new (json_object_get (plan, "with"), "idea", json_string (ideas[th % n]));
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "so it comes with the one above, which raises the rate the bytes "
+                           "move at (every core's share of the memory, not one core's)."));
     free (p);
     json_decref (plan);
     json_decref (hw);
