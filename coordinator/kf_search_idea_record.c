@@ -195,9 +195,13 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                           v == 0 ? " as the run's repeats now stand" : "",
                           v == 0 && s_leans_up (t) ? " but above its parent by more than the run's "
                                                      "median repeat gap" : "");
+            //  Round 51: "within noise of +/-35% ... in candidate 9, handed
+            //  another idea (152.15x ...), within noise ..." read as one
+            //  try: a try done under another idea is named first, and
+            //  tries are parted by semicolons.
             char whose[96] = "";
             if (by_code)
-                snprintf (whose, sizeof whose, " in candidate %lld, handed another idea",
+                snprintf (whose, sizeof whose, " candidate %lld, handed another idea:",
                           (long long) kf_jint (t, "id"));
             //  Round 30: "won (267.95x vs parent 231.03x)" for a prefetch
             //  whose try also added streaming stores, which alone (in
@@ -217,10 +221,10 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                                : v == 4 ? "inconclusive, threads that hardly ran side by side"
                                         : "within noise";
             if (one)
-                snprintf (note + used, sizeof note - used, "%s %s%s%s against its own one-core "
+                snprintf (note + used, sizeof note - used, "%s%s %s%s against its own one-core "
                           "time, timed beside other work (its threads bought %+.0f%%; %.2fx vs "
-                          "parent %.2fx not like for like%s)", said++ ? "," : "", word, band,
-                          whose, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p, also);
+                          "parent %.2fx not like for like%s)", said++ ? ";" : "", whose, word,
+                          band, 100 * (kf_jnum (t, "one_core_gain", 1) - 1), s, p, also);
             else {
                 //  Told beside other work: the load worked against the gap
                 //  (factor 1), or could account for less than it.
@@ -236,13 +240,13 @@ kf_search_idea_record (const char *const *ideas, size_t n, json_t *tries, bool *
                     snprintf (why, sizeof why, v == 1 ? ", timed beside at least as much other "
                               "work as its parent" : ", timed beside no more other work than "
                               "its parent");
-                snprintf (note + used, sizeof note - used, "%s %s%s%s (%.2fx vs parent %.2fx%s%s)",
-                          said++ ? "," : "", word, band, whose, s, p, why, also);
+                snprintf (note + used, sizeof note - used, "%s%s %s%s (%.2fx vs parent %.2fx%s%s)",
+                          said++ ? ";" : "", whose, word, band, s, p, why, also);
             }
             used = strlen (note);
         }
         if (tried > said)
-            snprintf (note + used, sizeof note - used, ", and %d earlier tr%s", tried - said,
+            snprintf (note + used, sizeof note - used, "; and %d earlier tr%s", tried - said,
                       tried - said == 1 ? "y" : "ies");
         s_not_done (tries, ideas[i], note, strlen (note), sizeof note);
         json_object_set_new (notes, ideas[i], json_string (note));

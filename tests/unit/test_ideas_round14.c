@@ -49,7 +49,7 @@ test_by_code (const char *const *ideas, size_t n, size_t simd, size_t stream)
     bool aside[16];
     json_t *notes = kf_search_idea_record (ideas, n, tries, aside);
     const char *note = json_string_value (json_object_get (notes, ideas[stream]));
-    CHECK (note && !strcmp (note, "tried: lost in candidate 3, handed another idea (8.00x vs "
+    CHECK (note && !strcmp (note, "tried: candidate 3, handed another idea: lost (8.00x vs "
                                   "parent 10.00x)"));
     CHECK (aside[simd] && aside[stream]);
     json_decref (notes);

@@ -101,9 +101,9 @@ s_test_lost (void)
         set += aside[i];
     CHECK (set == 1);
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[pack])),
-                    "tried: lost (18.00x vs parent 36.20x), lost (20.10x vs parent 36.20x)"));
+                    "tried: lost (18.00x vs parent 36.20x); lost (20.10x vs parent 36.20x)"));
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[threads])),
-                    "tried: won (50.00x vs parent 36.20x), lost (30.00x vs parent 36.20x)"));
+                    "tried: won (50.00x vs parent 36.20x); lost (30.00x vs parent 36.20x)"));
     CHECK (!strcmp (json_string_value (json_object_get (notes, ideas[block])),
                     "tried: within noise of +/-5% as the run's repeats now stand (36.00x vs parent 36.20x)"));
     CHECK (json_object_size (notes) == 3);
@@ -159,7 +159,7 @@ s_test_lost (void)
     json_t *notes_spread = kf_search_idea_record (ideas, n, spread, aside_spread);
     CHECK (!aside_spread[block]);
     CHECK (!strcmp (json_string_value (json_object_get (notes_spread, ideas[block])),
-                    "tried: inconclusive, timings spread of +/-80% (6.00x vs parent 4.53x), "
+                    "tried: inconclusive, timings spread of +/-80% (6.00x vs parent 4.53x); "
                     "inconclusive, timings spread of +/-101% (3.00x vs parent 4.53x)"));
     json_decref (notes_spread);
     json_array_append_new (spread, json_pack ("{s:s, s:f, s:f, s:f}", "idea", ideas[block],
@@ -209,7 +209,7 @@ s_test_lost (void)
     snprintf (want, sizeof want, "Set aside in this run, since no try of it timed in full "
               "beat its parent beyond the timing noise (every try lost, or two or more did not "
               "win): %s (tried: lost (18.00x vs parent "
-              "36.20x), lost (20.10x vs parent 36.20x)). Take such an idea up again only with a "
+              "36.20x); lost (20.10x vs parent 36.20x)). Take such an idea up again only with a "
               "reason it should pay now.", ideas[pack]);
     CHECK (p && strstr (p, want));
     //  As handed with this kernel to improve, which blocks nothing: the

@@ -235,7 +235,7 @@ s_test_record (void)
     printf ("identity: %s\nthreads: %s\n", id_note, th_note);
     CHECK (!strcmp (id_note, "handed, not seen done: candidate 7 (the code changed what other "
                              "ideas are about)"));
-    CHECK (!strcmp (th_note, "tried: won in candidate 7, handed another idea (13.65x vs "
+    CHECK (!strcmp (th_note, "tried: candidate 7, handed another idea: won (13.65x vs "
                              "parent 9.30x); handed, not seen done: candidate 8 (the reading of "
                              "its code sees no change of it)"));
     //  Neither idea is set aside: the identity was not tried, and threads
