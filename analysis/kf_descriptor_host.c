@@ -84,20 +84,14 @@ static const char s_block_number_p[] =
 static const char s_claimed_block_p[] =
     "\\b(" NAME ")" W "=" W "[^;=]*(atomic_fetch_add|__atomic_fetch_add|__sync_fetch_and_add)"
     "[^;]*\\)" W "\\*" W "\\(?" W "(" NAME "|[0-9]+)[uUlL]*" W "\\)?" W ";";
-//  Round 49: a block number claimed in one statement and scaled in
-//  another (`b = atomic_fetch_add (&next, 1); ... i0 = b * RB`). Its
-//  variable: group 1; the match ends at the call's name.
-static const char s_claimed_number_p[] =
-    "\\b(" NAME ")" W "=" W "(\\(" W NAME W "\\)" W ")?"
-    "(atomic_fetch_add|atomic_fetch_add_explicit|__atomic_fetch_add|__sync_fetch_and_add)\\b";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
 enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
-       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_CLAIMED_NUMBER, R_COUNT };
+       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
-    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p, s_claimed_number_p };
+    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -228,6 +222,36 @@ s_autovec (const char *code, char *snip)
     return count;
 }
 
+//  Round 51: or filled by vectors, a store of a load (or a memcpy) into
+//  NAME or a pointer set into it (`dst = pk + p * R * 64`: v copied into
+//  64-column panels). The store's text goes to SNIP.
+static bool
+s_vector_fill (const char *code, const char *name, char *snip, bool alias)
+{
+    char pattern[320];
+    snprintf (pattern, sizeof pattern,
+              alias ? "\\b(" NAME ")" W "=" W "%s" W "\\+%.0s"
+                    : "_mm[0-9]*_store[a-z]*_p[sd]" W "\\(" W "(\\([^()]*\\))?" W "%s\\b[^;]*"
+                      "_mm[0-9]*_load[a-z]*_p[sd]|\\bmemcpy" W "\\(" W "(\\([^()]*\\))?" W
+                      "%s\\b",
+              name, name);
+    regex_t re;
+    regmatch_t m[2];
+    if (strlen (name) > 60 || regcomp (&re, pattern, REG_EXTENDED))
+        return false;
+    bool found = !alias && s_count (&re, code, snip) > 0;
+    for (const char *p = code;
+         alias && !found && regexec (&re, p, 2, m, p == code ? 0 : REG_NOTBOL) == 0;
+         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1) {
+        char to[64];
+        int len = (int) (m[1].rm_eo - m[1].rm_so);
+        snprintf (to, sizeof to, "%.*s", len < 63 ? len : 63, p + m[1].rm_so);
+        found = s_vector_fill (code, to, snip, false);
+    }
+    regfree (&re);
+    return found;
+}
+
 //  Packing: a local buffer filled element by element from an operand read
 //  at a computed (strided) position, `wp[k * NP + c] = src[cc * K + k]`,
 //  `Kp[d][j] = k[(j0 + j) * D + d] * scale`: the buffers RE declares,
@@ -250,7 +274,9 @@ s_packing_by (const regex_t *re, int group, const char *code, char *snip, int co
             regex_t fill;
             if (regcomp (&fill, pattern, REG_EXTENDED) == 0) {
                 char one[KF_HOST_SNIP];
-                if (s_count (&fill, code, one) > 0 && count++ == 0)
+                if ((s_count (&fill, code, one) > 0 || s_vector_fill (code, name, one, false)
+                     || s_vector_fill (code, name, one, true))
+                    && count++ == 0)
                     memcpy (snip, one, sizeof one);
                 regfree (&fill);
             }
@@ -491,19 +517,6 @@ s_claimed_block (const s_loop_match_t *match)
     bool found = rest
                  && s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
                                "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s\\b%.0s", var, rest)
-                 && s_has_nest (match->code, rest, S_CALLS);
-    free (rest);
-    return found;
-}
-
-//  A block number claimed from a shared counter (s_claimed_number_p: its
-//  variable) that the rest of its block scales to a block's start and
-//  end (s_block_start), around a loop nest.
-static bool
-s_claimed_number (const s_loop_match_t *match)
-{
-    char *rest = s_rest (match);
-    bool found = rest && s_block_start (rest, match->group[0])
                  && s_has_nest (match->code, rest, S_CALLS);
     free (rest);
     return found;
@@ -752,9 +765,6 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!ev->blocking)
         ev->blocking = s_count_loops (&s_re[R_CLAIMED_BLOCK], 3, false, code,
                                       ev->blocking_snip, s_claimed_block);
-    if (!ev->blocking)
-        ev->blocking = s_count_loops (&s_re[R_CLAIMED_NUMBER], 1, false, code,
-                                      ev->blocking_snip, s_claimed_number);
     ev->named_block = s_count_loops (&s_re[R_NAMED], 3, false, code, ev->named_snip,
                                      s_named_loop);
     s_atomics (code, ev);

@@ -10,20 +10,14 @@
  *     no approximation idea for it);
  *  2. (x @ w) * sigmoid(g), g as large as the output, was costed by its
  *     epilogue's arithmetic alone; g's cold reads at each tile's end were
- *     the kernels' 6% to win by prefetching (s_epilogue_inputs);
- *  3. (left open by rounds 49-50) a block number claimed from a counter
- *     in one statement and scaled to the block's start in another
- *     (`b = atomic_fetch_add (next, 1); ... i0 = b * RB`) read as no
- *     cache blocking (kf_descriptor_host's s_claimed_number).
+ *     the kernels' 6% to win by prefetching (s_epilogue_inputs).
  */
-#include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt_arith.h"
 #include "../../coordinator/kf_prompt_class.h"
 #include "../../coordinator/kf_prompt_epilogue.h"
 #include "../../coordinator/kf_prompt_formula.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../common/kf_json.h"
-#include "../../common/kf_str.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 
@@ -116,54 +110,10 @@ test_epilogue_input (void)
     json_decref (host);
 }
 
-static const char s_claimed_number[] =
-    "#include <stdatomic.h>\n"
-    "#define RB 32\n"
-    "static void row_tile (const float *x, const float *w, long K, float *y, long N)\n"
-    "{ for (long j = 0; j < N; j++) { float s = 0; for (long k = 0; k < K; k++)\n"
-    "    s += x[k] * w[j * K + k]; y[j] = s; } }\n"
-    "static void run_job (atomic_long *next, const float *X, const float *W, float *Y,\n"
-    "                     long M, long N, long K)\n"
-    "{\n"
-    "    long b;\n"
-    "    while ((b = atomic_fetch_add (next, 1)) * RB < M) {\n"
-    "        long i0 = b * RB;\n"
-    "        long i1 = i0 + RB < M ? i0 + RB : M;\n"
-    "        for (long i = i0; i < i1; i++)\n"
-    "            row_tile (X + i * K, W, K, Y + i * N, N);\n"
-    "    }\n"
-    "}\n";
-
-static void
-test_claimed_number (void)
-{
-    kf_coords_t c;
-    char *why = NULL;
-    CHECK (kf_descriptor_classify (s_claimed_number, strlen (s_claimed_number), "c", &c,
-                                   &why) == 0);
-    printf ("%s\n", why ? why : "");
-    CHECK (c.mem == 2 && kf_test_has (why, "(cache blocking) `b = atomic_fetch_add"));
-    free (why);
-    //  A claimed row number used as a row's offset alone (no block end)
-    //  is no block.
-    char *one = kf_strdupf ("%s", s_claimed_number);
-    char *at = strstr (one, "        long i1 = i0 + RB < M ? i0 + RB : M;\n");
-    memcpy (at, "        long i1 = M;", strlen ("        long i1 = M;"));
-    memset (at + strlen ("        long i1 = M;"), ' ',
-            strlen ("        long i1 = i0 + RB < M ? i0 + RB : M;") - strlen ("        long i1 = M;"));
-    why = NULL;
-    CHECK (kf_descriptor_classify (one, strlen (one), "c", &c, &why) == 0);
-    printf ("%s\n", why ? why : "");
-    CHECK (c.mem != 2 && !kf_test_has (why, "(cache blocking)"));
-    free (why);
-    free (one);
-}
-
 int
 main (void)
 {
     test_broadcast_call ();
     test_epilogue_input ();
-    test_claimed_number ();
     return kf_test_done ("test_round50");
 }

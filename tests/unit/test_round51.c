@@ -10,12 +10,18 @@
  *     floats wide and in2 is the operand the output's tile walks down:
  *     the floor line says whose place each takes;
  *  3. it was handed "fusing the epilogue (bias, activation)", which it
- *     has not: its own fusion, the chain's, takes that idea's place.
+ *     has not: its own fusion, the chain's, takes that idea's place;
+ *  4. kernels that packed v into 64-column panels by vector copies
+ *     (`dst = pk + ...; _mm512_store_ps (dst, _mm512_loadu_ps (...))`)
+ *     read as not packing, and the packing idea went out again to them
+ *     (kf_descriptor_host's s_vector_fill, rule set 19).
  */
+#include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_budget.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../common/kf_json.h"
+#include "../../common/kf_str.h"
 #include "../kf_test.h"
 #include "../kf_test_text.h"
 
@@ -80,9 +86,63 @@ test_chain (void)
     json_decref (host);
 }
 
+//  Round 51's candidate 6, cut down: v packed into panels of 64 columns
+//  by vector copies through a pointer into the buffer, a register tile
+//  of 6 rows by 64 columns reading the panels.
+static const char s_vecpack[] =
+    "#include <immintrin.h>\n"
+    "#include <stdint.h>\n"
+    "#define MR 6\n"
+    "static void tile (int rows, const float *A, int64_t lda, const float *B, int64_t K,\n"
+    "                  float *C, int64_t ldc)\n"
+    "{ __m512 acc[MR][4];\n"
+    "  for (int r = 0; r < MR; r++) for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_ps ();\n"
+    "  for (int64_t k = 0; k < K; k++) { const float *b = B + k * 64;\n"
+    "    for (int r = 0; r < rows; r++) { __m512 a = _mm512_set1_ps (A[r * lda + k]);\n"
+    "      for (int q = 0; q < 4; q++)\n"
+    "        acc[r][q] = _mm512_fmadd_ps (a, _mm512_loadu_ps (b + 16 * q), acc[r][q]); } }\n"
+    "  for (int r = 0; r < rows; r++) for (int q = 0; q < 4; q++)\n"
+    "    _mm512_storeu_ps (C + r * ldc + 16 * q, acc[r][q]); }\n"
+    "void run (const float *t, const float *v, float *y, int64_t M, int64_t R, int64_t N,\n"
+    "          float *(*scratch_alloc) (void *, unsigned long), void *st)\n"
+    "{\n"
+    "    float *pk = scratch_alloc (st, (unsigned long) (R * N) * 4);\n"
+    "    for (int64_t r = 0; r < R; r++)\n"
+    "        for (int64_t j = 0, p = 0; j < N; j += 64, p++) {\n"
+    "            float *dst = pk + p * R * 64 + r * 64;\n"
+    "            _mm512_store_ps (dst, _mm512_loadu_ps (v + r * N + j));\n"
+    "        }\n"
+    "    for (int64_t i0 = 0; i0 < M; i0 += 48)\n"
+    "        for (int64_t p = 0; p < N / 64; p++)\n"
+    "            for (int64_t i = i0; i < i0 + 48 && i < M; i += MR)\n"
+    "                tile (MR, t + i * R, R, pk + p * R * 64, R, y + i * N + p * 64, N);\n"
+    "}\n";
+
+static void
+test_vector_pack (void)
+{
+    kf_coords_t c;
+    char *why = NULL;
+    CHECK (kf_descriptor_classify (s_vecpack, strlen (s_vecpack), "c", &c, &why) == 0);
+    printf ("%s\n", why ? why : "");
+    CHECK (c.mem == 3 && kf_test_has (why, "operand packed into a contiguous local buffer "
+                                           "`_mm512_store_ps (dst, _mm512_loadu_ps"));
+    free (why);
+    //  A store of computed values into the buffer is no copy of an operand.
+    char *calc = kf_strdupf ("%s", s_vecpack);
+    char *at = strstr (calc, "_mm512_loadu_ps (v + r * N + j)");
+    memcpy (at, "_mm512_set1_ps ((float)    r * N + j)", strlen ("_mm512_loadu_ps (v + r * N + j)"));
+    why = NULL;
+    CHECK (kf_descriptor_classify (calc, strlen (calc), "c", &c, &why) == 0);
+    CHECK (!kf_test_has (why, "operand packed into"));
+    free (why);
+    free (calc);
+}
+
 int
 main (void)
 {
     test_chain ();
+    test_vector_pack ();
     return kf_test_done ("test_round51");
 }
