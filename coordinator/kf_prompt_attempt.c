@@ -484,8 +484,7 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         else
             fprintf (f, "moves its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
                      "measured copy bandwidth", 100 * kf_jnum (with, "share", 0));
-        //  Round 51: read as undercutting the attempt's own idea (a
-        //  prefetch, paired with threads): why the pair is said.
+        //  Round 51: why the pair (read as undercutting a prefetch).
         fprintf (f, ", at or above the %.0f%% at which the planner takes a kernel to be bound "
                  "by memory: there an idea that does not cut the bytes moved can change "
                  "nothing measurable alone, so it comes with the one above, which %s.",
@@ -533,14 +532,16 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
             //  approximation idea itself, so all three kernels of
             //  generation 0 had one math: the base's is near f32
             //  precision, the idea's the cheapest the tolerance allows.
-            fputs (" No kernel exists yet for this idea to build on: first write the simplest "
-                   "correct vectorised form of the whole computation (each element's math in "
-                   "vector registers, by the compiler or by intrinsics, with no other idea's "
-                   "tricks; where a function has no vector form, an approximation near f32 "
-                   "precision that gives it one is part of this base, while one cheaper than "
-                   "that, trading accuracy within the tolerance, is the approximation idea's), "
-                   "then add this idea to it. That base is part of this attempt, not a "
-                   "sibling's idea taken.", f);
+            //  Round 51: no function clause where the task calls none.
+            fprintf (f, " No kernel exists yet for this idea to build on: first write the "
+                     "simplest correct vectorised form of the whole computation (each "
+                     "element's math in vector registers, by the compiler or by intrinsics, "
+                     "with no other idea's tricks%s), then add this idea to it. That base is "
+                     "part of this attempt, not a sibling's idea taken.",
+                     kf_prompt_costly_math (in->spec)
+                         ? "; where a function has no vector form, an approximation near f32 "
+                           "precision that gives it one is part of this base, while one cheaper "
+                           "than that, within the tolerance, is the approximation idea's" : "");
     }
     else if (feat == KF_IDEA_APPROX && !(in->base && *kf_jstr (in->base, "source"))
              && kf_prompt_task_class (in->spec) == KF_CLASS_ELEMENTWISE) {

@@ -14,7 +14,10 @@
  *  4. kernels that packed v into 64-column panels by vector copies
  *     (`dst = pk + ...; _mm512_store_ps (dst, _mm512_loadu_ps (...))`)
  *     read as not packing, and the packing idea went out again to them
- *     (kf_descriptor_host's s_vector_fill, rule set 19).
+ *     (kf_descriptor_host's s_vector_fill, rule set 19);
+ *  5. generation 0's threads attempt of the Huber loss was told that
+ *     "where a function has no vector form, an approximation ... is part
+ *     of this base": it calls none.
  */
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
@@ -139,9 +142,41 @@ test_vector_pack (void)
     free (calc);
 }
 
+static void
+test_no_function_base (void)
+{
+    json_t *spec = json_pack ("{s:s, s:[{s:s, s:[i,i], s:s}, {s:s, s:[i,i], s:s}],"
+                              " s:[{s:s, s:[i,i], s:s}], s:{s:s, s:s}, s:{s:f, s:f}}", "name",
+                              "hu", "inputs", "name", "in0", "shape", 4096, 2048, "dtype", "f32",
+                              "name", "in1", "shape", 4096, 2048, "dtype", "f32", "outputs",
+                              "name", "out0", "shape", 4096, 2048, "dtype", "f32", "reference",
+                              "language", "pytorch", "source",
+                              "    def forward(self, a, b):\n"
+                              "        d = (a - b).abs()\n"
+                              "        return torch.where(d < 1.0, 0.5 * d * d, d - 0.5)\n",
+                              "tolerance", "rtol", 0.01, "atol", 1e-5);
+    size_t n;
+    const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
+    size_t th = kf_test_idea_index (ideas, n, KF_IDEA_THREADS);
+    CHECK (th < n);
+    json_t *plan = json_pack ("{s:s}", "mine", th < n ? ideas[th] : "use every core, by threads");
+    kf_prompt_in_t in = { .spec = spec, .language = "c", .target = "host", .generation = 0,
+                          .slot = 0, .population = 3, .ideas = plan };
+    char *p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "No kernel exists yet for this idea to build on: first write the "
+                           "simplest correct vectorised form of the whole computation (each "
+                           "element's math in vector registers, by the compiler or by "
+                           "intrinsics, with no other idea's tricks), then add this idea"));
+    CHECK (p && !strstr (p, "where a function has no vector form"));
+    free (p);
+    json_decref (plan);
+    json_decref (spec);
+}
+
 int
 main (void)
 {
+    test_no_function_base ();
     test_chain ();
     test_vector_pack ();
     return kf_test_done ("test_round51");
