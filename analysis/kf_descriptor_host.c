@@ -11,6 +11,7 @@
  *  the second every atomic operation compared with the counter's.
  */
 #include "kf_descriptor_host.h"
+#include "kf_descriptor_pack.h"
 #include "kf_descriptor_regex.h"
 #include "kf_descriptor_text.h"
 #include "kf_text.h"
@@ -45,20 +46,6 @@ static const char s_atomic_call_p[] = "\\b(atomic_\\w+|__atomic_\\w+|__sync_\\w+
 static const char s_atomic_type_p[] =
     "\\b(_Atomic|atomic_(bool|char|schar|uchar|short|ushort|int|uint|long|ulong|llong|"
     "ullong|size_t|ptrdiff_t|intptr_t|uintptr_t|flag))\\b";
-//  A local buffer without an initialiser, of one dimension or more:
-//  `float wp[KB * NP];`, `float Kp[DMAX][KB];` (round 28: a K^T packed
-//  into a three-dimensional buffer read as nothing). Its name: group 3.
-static const char s_buffer_p[] =
-    "(^|[;{}])" W "(float|double)[[:space:]]+(" NAME ")" W "(\\[[^];[]+\\]" W ")+"
-    "(__attribute__" W "\\(\\([^;]*\\)\\))?" W ";";
-//  A buffer taken from an allocator, the kernel's scratch or the C
-//  library's: `float *restrict kt = (float *) scratch_alloc (ctx, n)`,
-//  `double *wp = aligned_alloc (64, n)`. Its name: group 6.
-static const char s_alloc_buffer_p[] =
-    "(^|[;{}])" W "(const[[:space:]]+)?(float|double)" W "\\*" W
-    "((restrict|__restrict|__restrict__)[[:space:]]+)?(" NAME ")" W "=" W
-    "[^;]*\\b[[:alnum:]_]*(alloc|scratch)[[:alnum:]_]*" W "\\(";
-
 //  A loop stepping by a constant: `for (int64_t j0 = 0; j0 < N; j0 += JW)`.
 //  Its variable: group 1, its condition: group 2, its step: group 3.
 static const char s_block_p[] =
@@ -87,10 +74,10 @@ static const char s_claimed_block_p[] =
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
-enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BUFFER, R_ALLOC_BUFFER, R_BLOCK, R_NAMED, R_LOCK,
+enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BLOCK, R_NAMED, R_LOCK,
        R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
-    s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p, s_buffer_p, s_alloc_buffer_p,
+    s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p,
     s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
@@ -100,48 +87,6 @@ static void
 s_compile (void)
 {
     s_ok = kf_descriptor_regcomp (s_re, s_patterns, R_COUNT, "kf_descriptor_host");
-}
-
-//  Copies TEXT[so, eo) into SNIP, white space squeezed. A step may write
-//  two bytes (a space and a character), and "..." and the NUL follow:
-//  n + 5 < KF_HOST_SNIP keeps all of them inside (with n + 4 a long
-//  snippet ending on a space wrote the NUL one past the end).
-static void
-s_snip (char *snip, const char *text, regoff_t so, regoff_t eo)
-{
-    size_t n = 0;
-    bool space = false;
-    for (regoff_t k = so; k < eo && n + 5 < KF_HOST_SNIP; k++) {
-        char c = text[k];
-        if (isspace ((unsigned char) c) || (n == 0 && (c == ';' || c == '{' || c == '}'))) {
-            space = n > 0;
-            continue;
-        }
-        if (space)
-            snip[n++] = ' ';
-        space = false;
-        snip[n++] = c;
-    }
-    if (n + 5 >= KF_HOST_SNIP) {
-        memcpy (snip + n, "...", 3);
-        n += 3;
-    }
-    snip[n] = 0;
-}
-
-//  Counts matches of RE in TEXT; the first goes to SNIP when not NULL.
-static int
-s_count (const regex_t *re, const char *text, char *snip)
-{
-    int count = 0;
-    const char *p = text;
-    regmatch_t m[1];
-    while (*p && regexec (re, p, 1, m, p == text ? 0 : REG_NOTBOL) == 0) {
-        if (count++ == 0 && snip)
-            s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
-        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
-    }
-    return count;
 }
 
 //  Whether PATTERN (printf format with the name VAR once or twice)
@@ -214,83 +159,12 @@ s_autovec (const char *code, char *snip)
             bool straight = !s_matches ("\\b(for|while|do|break|return|goto|_mm\\w*|__m(128|256|512)\\w*)\\b"
                                         "|\\[" W "%s" W "[-+]", var, body);
             if (store && straight && count++ == 0)
-                s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
+                kf_descriptor_snip (snip, p, m[0].rm_so, m[0].rm_eo);
             free (body);
         }
         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
     }
     return count;
-}
-
-//  Round 51: or filled by vectors, a store of a load (or a memcpy) into
-//  NAME or a pointer set into it (`dst = pk + p * R * 64`: v copied into
-//  64-column panels). The store's text goes to SNIP.
-static bool
-s_vector_fill (const char *code, const char *name, char *snip, bool alias)
-{
-    char pattern[320];
-    snprintf (pattern, sizeof pattern,
-              alias ? "\\b(" NAME ")" W "=" W "%s" W "\\+%.0s"
-                    : "_mm[0-9]*_store[a-z]*_p[sd]" W "\\(" W "(\\([^()]*\\))?" W "%s\\b[^;]*"
-                      "_mm[0-9]*_load[a-z]*_p[sd]|\\bmemcpy" W "\\(" W "(\\([^()]*\\))?" W
-                      "%s\\b",
-              name, name);
-    regex_t re;
-    regmatch_t m[2];
-    if (strlen (name) > 60 || regcomp (&re, pattern, REG_EXTENDED))
-        return false;
-    bool found = !alias && s_count (&re, code, snip) > 0;
-    for (const char *p = code;
-         alias && !found && regexec (&re, p, 2, m, p == code ? 0 : REG_NOTBOL) == 0;
-         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1) {
-        char to[64];
-        int len = (int) (m[1].rm_eo - m[1].rm_so);
-        snprintf (to, sizeof to, "%.*s", len < 63 ? len : 63, p + m[1].rm_so);
-        found = s_vector_fill (code, to, snip, false);
-    }
-    regfree (&re);
-    return found;
-}
-
-//  Packing: a local buffer filled element by element from an operand read
-//  at a computed (strided) position, `wp[k * NP + c] = src[cc * K + k]`,
-//  `Kp[d][j] = k[(j0 + j) * D + d] * scale`: the buffers RE declares,
-//  each named by its group GROUP; the first fill's text in SNIP (when the
-//  count is 0 on entry).
-static int
-s_packing_by (const regex_t *re, int group, const char *code, char *snip, int count)
-{
-    const char *p = code;
-    regmatch_t m[8];
-    while (*p && regexec (re, p, 8, m, p == code ? 0 : REG_NOTBOL) == 0) {
-        char name[64];
-        size_t len = (size_t) (m[group].rm_eo - m[group].rm_so);
-        if (len < sizeof name) {
-            memcpy (name, p + m[group].rm_so, len);
-            name[len] = 0;
-            char pattern[256];
-            snprintf (pattern, sizeof pattern,
-                      "\\b%s" W "(\\[[^];=]*\\]" W ")+=" W NAME W "\\[[^];]*\\*[^];]*\\]", name);
-            regex_t fill;
-            if (regcomp (&fill, pattern, REG_EXTENDED) == 0) {
-                char one[KF_HOST_SNIP];
-                if ((s_count (&fill, code, one) > 0 || s_vector_fill (code, name, one, false)
-                     || s_vector_fill (code, name, one, true))
-                    && count++ == 0)
-                    memcpy (snip, one, sizeof one);
-                regfree (&fill);
-            }
-        }
-        p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
-    }
-    return count;
-}
-
-static int
-s_packing (const char *code, char *snip)
-{
-    int count = s_packing_by (&s_re[R_BUFFER], 3, code, snip, 0);
-    return s_packing_by (&s_re[R_ALLOC_BUFFER], 6, code, snip, count);
 }
 
 //  ---------------------------------------------------------------------
@@ -447,7 +321,7 @@ s_count_loops (const regex_t *re, int groups, bool with_body, const char *code,
         if (fits && with_body)
             fits = (match.body = s_body (p + m[0].rm_eo)) != NULL;
         if (fits && test (&match) && count++ == 0)
-            s_snip (snip, p, m[0].rm_so, m[0].rm_eo);
+            kf_descriptor_snip (snip, p, m[0].rm_so, m[0].rm_eo);
         free (match.body);
         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
     }
@@ -700,11 +574,11 @@ s_atomics (const char *code, kf_host_evidence_t *ev)
                 counter |= !strcmp (counters[i], name);
             if (claim && counter) {
                 if (claims++ == 0)
-                    s_snip (ev->counter_snip, call, 0, (regoff_t) (end - call) + 1);
+                    kf_descriptor_snip (ev->counter_snip, call, 0, (regoff_t) (end - call) + 1);
             }
             else if (!(setup && counter && !indexed)) {
                 if (ev->shared_atomic++ == 0)
-                    s_snip (ev->shared_snip, call, 0, (regoff_t) (end - call) + 1);
+                    kf_descriptor_snip (ev->shared_snip, call, 0, (regoff_t) (end - call) + 1);
             }
         }
     }
@@ -741,10 +615,10 @@ s_locks (const char *code, kf_host_evidence_t *ev)
         regoff_t len = m[0].rm_eo - m[0].rm_so;
         if (claim) {
             if (ev->lock_claim++ == 0 && !ev->counter_snip[0])
-                s_snip (ev->counter_snip, at, 0, len);
+                kf_descriptor_snip (ev->counter_snip, at, 0, len);
         }
         else if (ev->lock++ == 0)
-            s_snip (ev->lock_snip, at, 0, len);
+            kf_descriptor_snip (ev->lock_snip, at, 0, len);
     }
 }
 
@@ -756,7 +630,7 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!s_ok)
         return -1;
     ev->autovec = s_autovec (code, ev->autovec_snip);
-    ev->packing = s_packing (code, ev->packing_snip);
+    ev->packing = kf_descriptor_packing (code, ev->packing_snip);
     ev->blocking = s_count_loops (&s_re[R_BLOCK], 3, true, code, ev->blocking_snip,
                                   s_block_loop);
     if (!ev->blocking)
@@ -770,8 +644,8 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     s_atomics (code, ev);
     s_locks (code, ev);
     //  _Atomic objects used through operators only (n += 1): shared data.
-    if (!ev->shared_atomic && !ev->counter && s_count (&s_re[R_CALL], code, NULL) == 0)
-        ev->shared_atomic = s_count (&s_re[R_TYPE], code, ev->shared_snip);
+    if (!ev->shared_atomic && !ev->counter && kf_descriptor_count (&s_re[R_CALL], code, NULL) == 0)
+        ev->shared_atomic = kf_descriptor_count (&s_re[R_TYPE], code, ev->shared_snip);
     //  A claim under a lock is a work counter as an atomic one is.
     ev->counter += ev->lock_claim;
     if (!ev->shared_atomic)
