@@ -71,14 +71,20 @@ static const char s_block_number_p[] =
 static const char s_claimed_block_p[] =
     "\\b(" NAME ")" W "=" W "[^;=]*(atomic_fetch_add|__atomic_fetch_add|__sync_fetch_and_add)"
     "[^;]*\\)" W "\\*" W "\\(?" W "(" NAME "|[0-9]+)[uUlL]*" W "\\)?" W ";";
+//  Round 51: a block number claimed in one statement and scaled in
+//  another (`b = atomic_fetch_add (&next, 1); ... i0 = b * RB`). Its
+//  variable: group 1; the match ends at the call's name.
+static const char s_claimed_number_p[] =
+    "\\b(" NAME ")" W "=" W "(\\(" W NAME W "\\)" W ")?"
+    "(atomic_fetch_add|atomic_fetch_add_explicit|__atomic_fetch_add|__sync_fetch_and_add)\\b";
 static const char s_lock_p[] =
     "\\b(pthread_mutex_lock|pthread_spin_lock|mtx_lock|omp_set_lock)" W "\\([^;]*";
 
 enum { R_LOOP, R_LIBM, R_CALL, R_TYPE, R_BLOCK, R_NAMED, R_LOCK,
-       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_COUNT };
+       R_BLOCK_NUMBER, R_CLAIMED_BLOCK, R_CLAIMED_NUMBER, R_COUNT };
 static const char *const s_patterns[R_COUNT] = {
     s_loop_p, s_libm_p, s_atomic_call_p, s_atomic_type_p,
-    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p };
+    s_block_p, s_named_p, s_lock_p, s_block_number_p, s_claimed_block_p, s_claimed_number_p };
 static regex_t s_re[R_COUNT];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static bool s_ok;
@@ -264,7 +270,7 @@ s_one_block (const char *code, const char *var, const char *cond, const char *st
 //  [(cast)] VAR * STEP`, and its end, `START + STEP`: a row's offset
 //  (`r = i * N`) has no end beside it.
 static bool
-s_block_start (const char *body, const char *var)
+s_block_start (const char *body, const char *var, char *start, size_t size)
 {
     char pattern[256];
     snprintf (pattern, sizeof pattern,
@@ -282,6 +288,8 @@ s_block_start (const char *body, const char *var)
         snprintf (end, sizeof end, "\\b%.*s" W "\\+" W "%.*s\\b", ls, p + m[1].rm_so, lz,
                   p + m[3].rm_so);
         found = ls < 64 && lz < 64 && kf_text_matches (body, end);
+        if (found && start)
+            snprintf (start, size, "%.*s", ls, p + m[1].rm_so);
     }
     regfree (&re);
     return found;
@@ -333,7 +341,7 @@ s_count_loops (const regex_t *re, int groups, bool with_body, const char *code,
 static bool
 s_block_number_loop (const s_loop_match_t *match)
 {
-    return s_block_start (match->body, match->group[0])
+    return s_block_start (match->body, match->group[0], NULL, 0)
            && s_has_nest (match->code, match->body, S_CALLS);
 }
 
@@ -378,9 +386,50 @@ s_rest (const s_loop_match_t *match)
     return strndup (match->end, (size_t) (e - match->end));
 }
 
+//  Whether REST reuses the block that starts at VAR: a loop from VAR
+//  with a loop nest inside it (the block's rows through a product), or
+//  inside another loop of REST (round 48: a block of columns read again
+//  for every 4 rows). Round 51: an elementwise kernel's claimed chunk of
+//  rows, a loop from its start over each row's columns and no more, is
+//  no cache block.
+static bool
+s_block_reused (const char *code, const char *rest, const char *var)
+{
+    char pattern[256];
+    snprintf (pattern, sizeof pattern, "\\bfor" W "\\(" W "(" NAME W ")?" NAME W "=" W "%s\\b",
+              var);
+    regex_t re;
+    regmatch_t m[1];
+    if (strlen (var) > 60 || regcomp (&re, pattern, REG_EXTENDED))
+        return false;
+    bool found = false;
+    for (const char *p = rest; !found && regexec (&re, p, 1, m, p == rest ? 0 : REG_NOTBOL) == 0;
+         p += m[0].rm_eo > 0 ? m[0].rm_eo : 1) {
+        const char *at = p + m[0].rm_so, *close = kf_descriptor_close (strchr (at, '('));
+        char *body = close ? s_body (close + 1) : NULL;
+        found = body && s_has_nest (code, body, S_CALLS);
+        free (body);
+        //  Or a loop before it whose body holds it.
+        for (const char *q = rest; !found && close && (q = strstr (q, "for")) && q < at; q += 3) {
+            const char *h = q + 3, *end;
+            while (isspace ((unsigned char) *h))
+                h++;
+            if ((q > rest && (isalnum ((unsigned char) q[-1]) || q[-1] == '_')) || *h != '('
+                || !(end = kf_descriptor_close (h)))
+                continue;
+            char *outer = s_body (end + 1), *head = strndup (at, (size_t) (close + 1 - at));
+            found = outer && head && strstr (outer, head);
+            free (outer);
+            free (head);
+        }
+    }
+    regfree (&re);
+    return found;
+}
+
 //  A block claimed from a shared counter (s_claimed_block_p: its start's
-//  variable, the counter's call, its size) whose start the rest of its
-//  block begins a loop from, around a loop nest.
+//  variable, the counter's call, its size) that the rest of its block
+//  reuses (s_block_reused).
 static bool
 s_claimed_block (const s_loop_match_t *match)
 {
@@ -388,10 +437,20 @@ s_claimed_block (const s_loop_match_t *match)
     if (isdigit ((unsigned char) step[0]) && atol (step) < 8)
         return false;
     char *rest = s_rest (match);
-    bool found = rest
-                 && s_matches ("\\bfor" W "\\(" W "([[:alpha:]_][[:alnum:]_]*" W ")?"
-                               "[[:alpha:]_][[:alnum:]_]*" W "=" W "%s\\b%.0s", var, rest)
-                 && s_has_nest (match->code, rest, S_CALLS);
+    bool found = rest && s_block_reused (match->code, rest, var);
+    free (rest);
+    return found;
+}
+
+//  A block number claimed from a shared counter (s_claimed_number_p: its
+//  variable) that the rest of its block scales to a block's start and
+//  end (s_block_start) and reuses (s_block_reused).
+static bool
+s_claimed_number (const s_loop_match_t *match)
+{
+    char *rest = s_rest (match), start[64];
+    bool found = rest && s_block_start (rest, match->group[0], start, sizeof start)
+                 && s_block_reused (match->code, rest, start);
     free (rest);
     return found;
 }
@@ -639,6 +698,9 @@ kf_descriptor_host (const char *code, kf_host_evidence_t *ev)
     if (!ev->blocking)
         ev->blocking = s_count_loops (&s_re[R_CLAIMED_BLOCK], 3, false, code,
                                       ev->blocking_snip, s_claimed_block);
+    if (!ev->blocking)
+        ev->blocking = s_count_loops (&s_re[R_CLAIMED_NUMBER], 1, false, code,
+                                      ev->blocking_snip, s_claimed_number);
     ev->named_block = s_count_loops (&s_re[R_NAMED], 3, false, code, ev->named_snip,
                                      s_named_loop);
     s_atomics (code, ev);

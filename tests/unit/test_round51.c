@@ -15,6 +15,13 @@
  *     (`dst = pk + ...; _mm512_store_ps (dst, _mm512_loadu_ps (...))`)
  *     read as not packing, and the packing idea went out again to them
  *     (kf_descriptor_host's s_vector_fill, rule set 19);
+ *  6. (left open by rounds 49-50) a block number claimed in one
+ *     statement and scaled in another (`b = atomic_fetch_add (next, 1);
+ *     i0 = b * RB`) read as no cache blocking, and an elementwise
+ *     kernel's claimed chunk of rows (`r0 = atomic_fetch_add (next, 1) *
+ *     CHUNK`, a loop over each row's columns and no more) as cache
+ *     blocking: a claimed block is one where the rest of its code reuses
+ *     it (kf_descriptor_host's s_block_reused);
  *  5. generation 0's threads attempt of the Huber loss was told that
  *     "where a function has no vector form, an approximation ... is part
  *     of this base": it calls none.
@@ -173,9 +180,59 @@ test_no_function_base (void)
     json_decref (spec);
 }
 
+//  A product's rows claimed a block at a time, each block read again for
+//  every column (FORM 0), and an elementwise kernel's rows
+//  claimed a chunk at a time, in two statements (FORM 1) or one (FORM 2).
+static char *
+s_claimed (int form)
+{
+    const char *head = "#include <stdatomic.h>\n#define RB 32\n#define CHUNK 64\n"
+                       "void run (atomic_long *next, const float *X, const float *W, float *Y,\n"
+                       "          long M, long N, long K)\n{\n";
+    if (form == 0)
+        return kf_strdupf ("%s    long b;\n"
+                           "    while ((b = atomic_fetch_add (next, 1)) * RB < M) {\n"
+                           "        long i0 = b * RB;\n"
+                           "        long i1 = i0 + RB < M ? i0 + RB : M;\n"
+                           "        for (long j = 0; j < N; j++)\n"
+                           "            for (long i = i0; i < i1; i++) {\n"
+                           "                float s = 0;\n"
+                           "                for (long k = 0; k < K; k++) s += X[i * K + k] * W[j * K + k];\n"
+                           "                Y[i * N + j] = s; }\n"
+                           "    }\n}\n", head);
+    return kf_strdupf ("%s    for (;;) {\n%s"
+                       "        long r1 = r0 + CHUNK < M ? r0 + CHUNK : M;\n"
+                       "        if (r0 >= M) break;\n"
+                       "        for (long r = r0; r < r1; r++)\n"
+                       "            for (long j = 0; j < N; j++)\n"
+                       "                Y[r * N + j] = X[r * N + j] * W[j];\n"
+                       "    }\n}\n", head,
+                       form == 1 ? "        long c = atomic_fetch_add (next, 1);\n"
+                                   "        long r0 = c * CHUNK;\n"
+                                 : "        long r0 = atomic_fetch_add (next, 1) * CHUNK;\n");
+}
+
+static void
+test_claimed_blocks (void)
+{
+    for (int form = 0; form < 3; form++) {
+        char *src = s_claimed (form), *why = NULL;
+        kf_coords_t c;
+        CHECK (kf_descriptor_classify (src, strlen (src), "c", &c, &why) == 0);
+        printf ("form %d: %s\n", form, why ? why : "");
+        if (form == 0)
+            CHECK (c.mem == 2 && kf_test_has (why, "(cache blocking) `b = atomic_fetch_add"));
+        else
+            CHECK (!kf_test_has (why, "(cache blocking)"));
+        free (why);
+        free (src);
+    }
+}
+
 int
 main (void)
 {
+    test_claimed_blocks ();
     test_no_function_base ();
     test_chain ();
     test_vector_pack ();
