@@ -156,9 +156,15 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
     kf_product_t p;
     kf_prompt_product_read (spec, &p);
     char ba[32], bb[32], bc[32], b1[32], b2[32];
+    //  Round 52: the chain's second product's figures under the first's
+    //  names ("in0 (x in its code) is M x K = 2048 x 64").
+    bool chain = kf_prompt_chain_flops (spec, NULL) > 0;
     fprintf (f, "  Working set of one product%s: the first operand",
-             *p.b2 ? " (of the two, which share it)" : batch > 1.5 ? " (one batch)" : "");
-    if (*p.a) {
+             chain ? " (the chain's second, which makes the output)"
+             : *p.b2 ? " (of the two, which share it)" : batch > 1.5 ? " (one batch)" : "");
+    if (chain)
+        fputs (" (the intermediate, in0 @ in1)", f);
+    else if (*p.a) {
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.a);
     }
@@ -170,7 +176,9 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
     fprintf (f, a_k ? " is M x K = %lld x %lld, %s; the second" : " is stored K x M = %lld x "
              "%lld (along m), %s; the second", a_k ? mnk[0] : k, a_k ? k : mnk[0],
              kf_rates_bytes (a, ba, sizeof ba));
-    if (*p.b) {
+    if (chain)
+        fputs (" in2", f);
+    else if (*p.b) {
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.b);
     }

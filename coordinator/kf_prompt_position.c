@@ -541,7 +541,7 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
     //  known" beside "x / (1 + |x|)").
     //  A scan's too: its running sum is one addition an element (round
     //  27: "not known" for cumsum(x * sigmoid(g))).
-    long long mnk[3] = { 0, 0, 0 }, batch = 1, heads = 0;
+    long long mnk[3] = { 0, 0, 0 }, batch = 1, heads = 0, chain[4];
     kf_formula_t fm = { .counted = false };
     kf_task_class_t cls = kf_prompt_task_class (spec);
     bool formula = (cls == KF_CLASS_ELEMENTWISE || cls == KF_CLASS_SCAN)
@@ -702,6 +702,12 @@ kf_prompt_position_line (FILE *f, json_t *k, json_t *spec, json_t *hardware,
         fprintf (f, " The compute figures count the %lld matrix products' B*2*M*N*K = "
                  "%lld*2*%lld*%lld*%lld = %s operations, derived from the shapes (the task "
                  "states no count%s", batch, batch, mnk[0], mnk[1], mnk[2],
+                 s_count (derived, b, sizeof b), rest);
+    //  Round 52: the chain's count under one product's formula.
+    else if (derived > 0 && kf_prompt_chain_flops (spec, chain) > 0)
+        fprintf (f, " The compute figures count the chain's two products, 2*M*R*(K + N) = "
+                 "2*%lld*%lld*(%lld + %lld) = %s operations, derived from the shapes (the task "
+                 "states no count%s", chain[0], chain[2], chain[1], chain[3],
                  s_count (derived, b, sizeof b), rest);
     else if (derived > 0)
         fprintf (f, " The compute figures count the matrix product's 2*M*N*K = 2*%lld*%lld*%lld "

@@ -29,6 +29,7 @@
 #include "../../analysis/kf_descriptor.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_budget.h"
+#include "../../coordinator/kf_prompt_layout.h"
 #include "../../coordinator/kf_prompt_target.h"
 #include "../../common/kf_json.h"
 #include "../../common/kf_str.h"
@@ -76,6 +77,27 @@ test_chain (void)
                               "place and in2 (rows of 1024 floats) in1's; the first product's "
                               "in1 is only 64 floats wide"));
     free (text);
+    //  Round 52: the working set named the second product's operands by
+    //  the first's ("in0 (x in its code) is M x K = 2048 x 64"), and the
+    //  position line gave one product's formula for the chain's count.
+    json_object_set_new (d, "l1d_bytes", json_real (32768.0));
+    json_object_set_new (d, "l2_bytes", json_real (1048576.0));
+    KF_TEST_CAPTURE (text, f, kf_prompt_working_set_line (f, spec, d));
+    printf ("%s", text ? text : "(none)\n");
+    CHECK (kf_test_has (text, "Working set of one product (the chain's second, which makes the "
+                              "output): the first operand (the intermediate, in0 @ in1) is M x "
+                              "K = 2048 x 64"));
+    CHECK (kf_test_has (text, "; the second in2 "));
+    free (text);
+    json_t *k = json_pack ("{s:i, s:s, s:s, s:f, s:f}", "id", 4, "source",
+                           "int kf_forward (void) { return 0; }", "status", "correct",
+                           "speedup", 30.75, "candidate_ns", 2.08e6);
+    KF_TEST_CAPTURE (text, f, kf_prompt_position_line (f, k, spec, host, KF_TARGET_HOST));
+    printf ("%s\n", text ? text : "(none)");
+    CHECK (kf_test_has (text, "The compute figures count the chain's two products, 2*M*R*(K + N) "
+                              "= 2*2048*64*(512 + 1024) = 403 million operations"));
+    free (text);
+    json_decref (k);
     size_t n;
     const char *const *ideas = kf_prompt_ideas_for (spec, KF_TARGET_HOST, &n);
     bool chained = false, bias = false;
