@@ -189,7 +189,11 @@ s_one_core (FILE *f, const kf_prompt_in_t *in, kf_target_kind_t kind)
         //  does not measure" in another prompt of the run: the one-core
         //  time is near a one-thread form, not the same, and each text
         //  says so.
-        if (ns < own_ns)
+        //  Round 52: "a gap of 138%" called a known loser where the same
+        //  paragraph had put that gap down to the load (threads that hardly
+        //  ran side by side): then the one-thread form is not known.
+        double side = kf_prompt_threads_side_by_side (k);
+        if (ns < own_ns && !(side > 0 && side < KF_PROMPT_SIDE_BY_SIDE))
             fprintf (f, " Keep the thread count candidate %lld starts as the default. Its "
                      "one-core time (its threads started, held to one CPU) is not quite a "
                      "one-thread form, which starts none, but a start costs microseconds "
