@@ -332,46 +332,6 @@ s_sibling_idea (const kf_prompt_in_t *in, const char *const *ideas, size_t n, in
     return ideas[((size_t) in->generation * (size_t) in->population + (size_t) k) % n];
 }
 
-//  Round 6: an idea that had lost was offered again with no word of it.
-const char *
-kf_prompt_idea_head (const char *text, char *buf, size_t size)
-{
-    size_t n = strlen (text), stop = n;
-    for (size_t i = 24; i < n; i++) {
-        //  Round 39: "by non-temporal (streaming) stores" read "by
-        //  non-temporal": a bracketed word inside a phrase is kept.
-        const char *close = text[i] == '(' ? strchr (text + i, ')') : NULL;
-        size_t inner = close ? (size_t) (close - text) - i : 0;
-        if (close && inner < 24 && !memchr (text + i, ' ', inner) && close[1] == ' ' && close[2]
-            && close[2] != '(') {
-            i = (size_t) (close - text);
-            continue;
-        }
-        if (text[i] == ':' || text[i] == ';' || (text[i] == '(' && text[i - 1] == ' ')) {
-            stop = i - (text[i] == '(');
-            break;
-        }
-    }
-    //  Round 38: "... in plain code the compiler can vectorise or in
-    //  [cut]" read as a broken sentence: a long head ends at its last
-    //  clause (a comma) within the limit, else at a word, with "...".
-    bool cut = false;
-    if (stop > KF_PROMPT_IDEA_HEAD_MAX) {
-        size_t comma = KF_PROMPT_IDEA_HEAD_MAX;
-        while (comma > 24 && text[comma] != ',')
-            comma--;
-        stop = comma;
-        if (comma <= 24) {
-            stop = KF_PROMPT_IDEA_HEAD_MAX;
-            while (stop > 24 && text[stop] != ' ')
-                stop--;
-            cut = true;
-        }
-    }
-    snprintf (buf, size, "%.*s%s", (int) stop, text, cut ? " ..." : "");
-    return buf;
-}
-
 //  How the run's counted tries of IDEA went, in brackets: " (tried: lost
 //  (20.10x vs parent 36.20x))" (kf_search_idea_record), or nothing.
 static void
@@ -484,15 +444,20 @@ kf_prompt_direction (FILE *f, const kf_prompt_in_t *in)
         else
             fprintf (f, "moves its bytes (N + 2M where its stores are ordinary) at %.0f%% of the "
                      "measured copy bandwidth", 100 * kf_jnum (with, "share", 0));
-        //  Round 51: why the pair (read as undercutting a prefetch).
+        //  Round 51: why the pair (read as undercutting a prefetch);
+        //  round 52: and not against threads, which raise the rate.
         fprintf (f, ", at or above the %.0f%% at which the planner takes a kernel to be bound "
-                 "by memory: there an idea that does not cut the bytes moved can change "
-                 "nothing measurable alone, so it comes with the one above, which %s.",
-                 100 * kf_jnum (with, "bound", 0),
-                 kf_prompt_idea_feature (kf_jstr (with, "idea")) == KF_IDEA_THREADS
-                     ? "raises the rate the bytes move at (every core's share of the memory, "
-                       "not one core's)"
-                     : "cuts the bytes moved");
+                 "by memory: ", 100 * kf_jnum (with, "bound", 0));
+        if (kf_prompt_idea_feature (mine) == KF_IDEA_THREADS)
+            fputs ("threads raise the rate the bytes move at (every core's share of the "
+                   "memory, not one core's), and the one above cuts the bytes moved too.", f);
+        else
+            fprintf (f, "there an idea that does not cut the bytes moved can change nothing "
+                     "measurable alone, so it comes with the one above, which %s.",
+                     kf_prompt_idea_feature (kf_jstr (with, "idea")) == KF_IDEA_THREADS
+                         ? "raises the rate the bytes move at (every core's share of the "
+                           "memory, not one core's)"
+                         : "cuts the bytes moved");
     }
     //  Round 40: at the bound with no idea that cuts bytes free to pair.
     //  Round 41: "none is free ... so cut bytes as well" read as a

@@ -9,6 +9,7 @@
 #include "kf_json.h"
 #include "kf_str.h"
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,4 +258,44 @@ kf_prompt_other_results (FILE *f, const kf_prompt_in_t *in)
         fprintf (f, "- candidate %lld (%s): %s\n", (long long) kf_jint (c, "id"), origin,
                  outcome);
     }
+}
+
+//  Round 6: an idea that had lost was offered again with no word of it.
+const char *
+kf_prompt_idea_head (const char *text, char *buf, size_t size)
+{
+    size_t n = strlen (text), stop = n;
+    for (size_t i = 24; i < n; i++) {
+        //  Round 39: "by non-temporal (streaming) stores" read "by
+        //  non-temporal": a bracketed word inside a phrase is kept.
+        const char *close = text[i] == '(' ? strchr (text + i, ')') : NULL;
+        size_t inner = close ? (size_t) (close - text) - i : 0;
+        if (close && inner < 24 && !memchr (text + i, ' ', inner) && close[1] == ' ' && close[2]
+            && close[2] != '(') {
+            i = (size_t) (close - text);
+            continue;
+        }
+        if (text[i] == ':' || text[i] == ';' || (text[i] == '(' && text[i - 1] == ' ')) {
+            stop = i - (text[i] == '(');
+            break;
+        }
+    }
+    //  Round 38: "... in plain code the compiler can vectorise or in
+    //  [cut]" read as a broken sentence: a long head ends at its last
+    //  clause (a comma) within the limit, else at a word, with "...".
+    bool cut = false;
+    if (stop > KF_PROMPT_IDEA_HEAD_MAX) {
+        size_t comma = KF_PROMPT_IDEA_HEAD_MAX;
+        while (comma > 24 && text[comma] != ',')
+            comma--;
+        stop = comma;
+        if (comma <= 24) {
+            stop = KF_PROMPT_IDEA_HEAD_MAX;
+            while (stop > 24 && text[stop] != ' ')
+                stop--;
+            cut = true;
+        }
+    }
+    snprintf (buf, size, "%.*s%s", (int) stop, text, cut ? " ..." : "");
+    return buf;
 }

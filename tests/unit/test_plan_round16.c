@@ -199,6 +199,16 @@ test_bound (json_t *spec)
     CHECK (kf_test_has (p, "so it comes with the one above, which raises the rate the bytes "
                            "move at (every core's share of the memory, not one core's)."));
     free (p);
+    //  Round 52: threads as this attempt's own idea, streaming stores with
+    //  it: not "an idea that does not cut the bytes ... can change nothing".
+    json_object_set_new (plan, "mine", json_string (ideas[th % n]));
+    json_object_set_new (json_object_get (plan, "with"), "idea", json_string (ideas[stream]));
+    p = kf_prompt_build (&in);
+    CHECK (kf_test_has (p, "bound by memory: threads raise the rate the bytes move at (every "
+                           "core's share of the memory, not one core's), and the one above cuts "
+                           "the bytes moved too."));
+    CHECK (p && !strstr (p, "can change nothing measurable alone"));
+    free (p);
     json_decref (plan);
     json_decref (hw);
 }
