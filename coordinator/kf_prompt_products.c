@@ -55,9 +55,13 @@ kf_prompt_chain_flops (json_t *spec, long long mkrn[4])
         || json_array_size (json_object_get (spec, "outputs")) != 1 || kf_prompt_rank (out) != 2
         || s_products (spec) != 2)
         return 0;
-    json_array_foreach (json_object_get (spec, "inputs"), i, t)
-        if (kf_prompt_rank (t) == 2 && (n == 3 || !(mat[n++] = t)))
-            return 0;
+    json_array_foreach (json_object_get (spec, "inputs"), i, t) {
+        if (kf_prompt_rank (t) != 2)
+            continue;
+        if (n == 3)
+            return 0;   //  a fourth matrix: no chain of two
+        mat[n++] = t;
+    }
     long long om = kf_prompt_dim (out, 0), on = kf_prompt_dim (out, 1);
     for (int a = 0; n == 3 && a < 3; a++)
         for (int b = 0; b < 3; b++) {
