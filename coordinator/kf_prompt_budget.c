@@ -498,10 +498,10 @@ kf_prompt_task_product_line (FILE *f, json_t *spec, json_t *d)
            "share of the peak it reaches.", f);
     long long c[4];
     if (kf_prompt_chain_flops (spec, c) > 0)
-        fprintf (f, " Where the ideas below speak of one product of in0 by in1, for this "
-                 "chain's second product the intermediate takes in0's place and in2 (rows of "
-                 "%lld floats) in1's; the first product's in1 is only %lld floats wide.",
-                 c[3], c[2]);
+        fprintf (f, " The product ideas below speak of the one that makes the output, tmp @ in2, "
+                 "tmp being the intermediate in0 @ in1 ([%lld][%lld]) and in2 the operand whose "
+                 "rows (%lld floats) the output's tile walks down; the first product's in1 is "
+                 "only %lld floats wide.", c[0], c[2], c[3], c[2]);
     //  The implicit product's second operand is no tensor: a copy of it
     //  (im2col) is the input times the taps.
     if (groups > 0 && kf_prompt_conv_flops (spec, NULL, NULL) > 0) {

@@ -163,7 +163,7 @@ kf_prompt_working_set_line (FILE *f, json_t *spec, json_t *d)
              chain ? " (the chain's second, which makes the output)"
              : *p.b2 ? " (of the two, which share it)" : batch > 1.5 ? " (one batch)" : "");
     if (chain)
-        fputs (" (the intermediate, in0 @ in1)", f);
+        fputs (" tmp (the intermediate, in0 @ in1)", f);
     else if (*p.a) {
         fputc (' ', f);
         kf_prompt_product_name (f, spec, p.a);
@@ -485,9 +485,14 @@ kf_prompt_layout_ideas (json_t *spec, size_t *count)
                               : kind == KF_PRODUCT_PLAIN ? s_plain : NULL;
     if (!list)
         return NULL;
-    const char *a = kind == KF_PRODUCT_LINEAR ? "x" : *p.a ? kf_prompt_product_input (spec, p.a)
-                                                           : "A";
-    const char *b = kind == KF_PRODUCT_LINEAR ? "W" : kf_prompt_product_input (spec, p.b);
+    //  Round 52: a chain's ideas said in1 (64 floats wide) where in2 is
+    //  the operand the output's tile walks down: they name the product
+    //  that makes the output, tmp @ in2 (the Target section says tmp).
+    bool chain = kf_prompt_chain_flops (spec, NULL) > 0;
+    const char *a = chain ? "tmp" : kind == KF_PRODUCT_LINEAR ? "x"
+                    : *p.a ? kf_prompt_product_input (spec, p.a) : "A";
+    const char *b = chain ? "in2" : kind == KF_PRODUCT_LINEAR ? "W"
+                    : kf_prompt_product_input (spec, p.b);
     char *texts[8];
     size_t n = 0;
     for (; list[n] && n < sizeof texts / sizeof texts[0]; n++) {

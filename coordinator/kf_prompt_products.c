@@ -344,7 +344,7 @@ kf_prompt_chain_idea (json_t *spec)
     return kf_strdupf ("keep the intermediate out of memory, by chaining the two products a "
                        "block of rows at a time: a block's rows of in0 @ in1 (each row %lld "
                        "values, R) go into a small buffer in L1 or L2 and are multiplied by "
-                       "in2 at once, so the [%lld][%lld] intermediate (%.0f KiB) is never "
+                       "in2 at once, so the [%lld][%lld] intermediate tmp (%.0f KiB) is never "
                        "written out whole and read back; in2 [R][N] is then the operand the "
                        "output's register tile walks down",
                        c[2], c[0], c[2], (double) c[0] * (double) c[2] * 4 / 1024);

@@ -73,9 +73,10 @@ test_chain (void)
                               "[M][R] intermediate (M = 2048, K = 512, R = 64: 134.2 million) "
                               "and 2 x M x R x N for the output (N = 1024: 268.4 million), "
                               "402.7 million operations in all"));
-    CHECK (kf_test_has (text, "for this chain's second product the intermediate takes in0's "
-                              "place and in2 (rows of 1024 floats) in1's; the first product's "
-                              "in1 is only 64 floats wide"));
+    CHECK (kf_test_has (text, "The product ideas below speak of the one that makes the output, "
+                              "tmp @ in2, tmp being the intermediate in0 @ in1 ([2048][64]) and "
+                              "in2 the operand whose rows (1024 floats) the output's tile walks "
+                              "down; the first product's in1 is only 64 floats wide."));
     free (text);
     //  Round 52: the working set named the second product's operands by
     //  the first's ("in0 (x in its code) is M x K = 2048 x 64"), and the
@@ -85,7 +86,7 @@ test_chain (void)
     KF_TEST_CAPTURE (text, f, kf_prompt_working_set_line (f, spec, d));
     printf ("%s", text ? text : "(none)\n");
     CHECK (kf_test_has (text, "Working set of one product (the chain's second, which makes the "
-                              "output): the first operand (the intermediate, in0 @ in1) is M x "
+                              "output): the first operand tmp (the intermediate, in0 @ in1) is M x "
                               "K = 2048 x 64"));
     CHECK (kf_test_has (text, "; the second in2 "));
     free (text);
@@ -104,10 +105,16 @@ test_chain (void)
     for (size_t i = 0; i < n; i++) {
         chained |= kf_test_has (ideas[i], "by chaining the two products a block of rows at a "
                                           "time") && kf_test_has (ideas[i], "the [2048][64] "
-                                                                            "intermediate (512 KiB)");
+                                                                            "intermediate tmp (512 KiB)");
         bias |= strstr (ideas[i], "(bias, activation)") != NULL;
     }
     CHECK (chained && !bias);
+    //  Round 52: the one-product ideas name tmp and in2, never in1.
+    for (size_t i = 0; i < n; i++)
+        CHECK (ideas[i] && (strstr (ideas[i], "by chaining") || !strstr (ideas[i], "in1")));
+    CHECK (kf_test_idea_index (ideas, n, KF_IDEA_PACK) < n
+           && kf_test_has (ideas[kf_test_idea_index (ideas, n, KF_IDEA_PACK)],
+                           "by packing blocks of in2, the operand the register tile walks down"));
     json_decref (spec);
     //  One product with an epilogue input of the output's shape is no
     //  chain, nor are two products of one operand.
