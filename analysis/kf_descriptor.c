@@ -27,6 +27,7 @@
 #include "kf_descriptor_flow.h"
 #include "kf_descriptor_algo.h"
 #include "kf_descriptor_triangle.h"
+#include "kf_descriptor_chain.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -387,6 +388,8 @@ static const s_rule_t s_epilogue_rule = {
 //  multiply-adds; the archive filed it beside the full product.
 static const s_rule_t s_triangle_rule = {
     DIM_ALGO, 2, NULL, KF_DESCRIPTOR_TRIANGLE_LABEL, 0, 0, false };
+//  Round 52: (x @ u) @ v a block of rows at a time (kf_descriptor_chain.c).
+static const s_rule_t s_chain_rule = { DIM_ALGO, 1, NULL, KF_DESCRIPTOR_CHAIN_LABEL, 0, 0, false };
 static const s_rule_t s_logcosh_rule = {
     DIM_ALGO, 2, NULL, S_LOGCOSH ": |x| through exp(-2|x|) and back into the sum", 0, 0, false };
 //  Algorithms that change the arithmetic, read by code on the host
@@ -737,6 +740,10 @@ kf_descriptor_classify_built (const char *source, size_t size, const char *langu
         };
         for (size_t i = 0; i < N_OF (found); i++)
             s_add_hit (hits, &n_hits, found[i].rule, found[i].count, found[i].snip);
+        char chain[KF_HOST_SNIP] = "";
+        if (host)
+            s_add_hit (hits, &n_hits, &s_chain_rule, kf_descriptor_chain (code, acc, chain,
+                                                                           sizeof chain), chain);
         free (acc);
     }
 

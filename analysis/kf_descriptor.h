@@ -45,7 +45,7 @@ extern "C" {
 #define KF_DESCRIPTOR_LEVELS 4
 /* Bumped whenever a rule changes, so coordinates cached by the compile
  * worker under an older rule set are computed again, not reused. */
-#define KF_DESCRIPTOR_RULES 19
+#define KF_DESCRIPTOR_RULES 20
 
 typedef struct {
     int mem, algo, sync;        /* each 0..3 */

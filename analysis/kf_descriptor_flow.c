@@ -342,6 +342,26 @@ s_function_header (const char *piece)
     return close && strchr (piece, '(') && !close[1 + strspn (close + 1, " \t\n")];
 }
 
+//  A function's body starts after HEADER: what is known is the file's
+//  product accumulators, less those a parameter of the same name hides
+//  (round 52: a parameter c0, a column offset, read as another
+//  function's accumulator c0, so that a mask computed from it was
+//  "activated" and the first product's stores an epilogue).
+static void
+s_enter (s_names_t *s, const s_names_t *bases, const char *header)
+{
+    *s = *bases;
+    const char *params = strchr (header, '(');
+    for (int i = 0; params && i < s->n; i++) {
+        size_t len = strlen (s->name[i]);
+        for (const char *p = strstr (params, s->name[i]); p; p = strstr (p + 1, s->name[i]))
+            if (!s_ident (p[-1]) && !s_ident (p[len])) {
+                s->flags[i] = 0;
+                break;
+            }
+    }
+}
+
 void
 kf_descriptor_flow (const char *code, const kf_descriptor_acc_t *acc, kf_descriptor_flow_t *out)
 {
@@ -361,7 +381,7 @@ kf_descriptor_flow (const char *code, const kf_descriptor_acc_t *acc, kf_descrip
             s_statement (code, st, s, out);
             //  A function's body starts: nothing follows from its caller.
             if (p[n] == '{' && depth++ == 0 && s_function_header (st))
-                *s = *bases;
+                s_enter (s, bases, st);
             else if (p[n] == '}' && depth > 0)
                 depth--;
             p += n + (p[n] != 0);

@@ -134,7 +134,11 @@ typedef enum {
     /* Round 43: only the diagonal and one triangle of a symmetric product
      * (x @ x.t()), read from loops that walk one triangle
      * (kf_descriptor_triangle.h). */
-    KF_IDEA_TRIANGLE
+    KF_IDEA_TRIANGLE,
+    /* Round 52: a chain of two products done a block of rows at a time,
+     * the intermediate kept in a small buffer (kf_descriptor_chain.h):
+     * three candidates did it while the chain's idea read as untried. */
+    KF_IDEA_CHAIN
 } kf_idea_feature_t;
 
 /* Round 22: how a second try of an idea about FEATURE differs from one
@@ -169,6 +173,11 @@ unsigned kf_prompt_idea_premise (const char *idea);
  * code that the planner then handed to candidate 8, the idea's feature
  * being one no code reading tells. */
 bool kf_prompt_idea_cites (const char *idea, int64_t id);
+
+/* The words of the idea a plain loop the compiler vectorises is (a
+ * kernel whose build vectorised its loops without intrinsics has it:
+ * kf_search_idea.c, round 52). */
+#define KF_PROMPT_IDEA_SIMPLEST_LOOP "by the simplest loop the compiler vectorises fully"
 
 /* The premise of math computed in vector registers, by intrinsics or by
  * the compiler: held by a kernel that is not scalar

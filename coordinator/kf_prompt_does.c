@@ -20,6 +20,7 @@
 #include "kf_meta_guess.h"
 #include "kf_descriptor_macro.h"
 #include "kf_descriptor_triangle.h"
+#include "kf_descriptor_chain.h"
 #include "kf_descriptor.h"
 #include "kf_descriptor_simd.h"
 #include "kf_descriptor_acc.h"
@@ -58,6 +59,7 @@ kf_prompt_idea_feature (const char *idea)
         { "by fusing the epilogue", KF_IDEA_EPILOGUE },
         { "by software prefetch", KF_IDEA_PREFETCH },
         { "by computing only the diagonal and one triangle", KF_IDEA_TRIANGLE },
+        { "by chaining the two products", KF_IDEA_CHAIN },
     };
     for (size_t i = 0; idea && i < sizeof map / sizeof map[0]; i++)
         if (strstr (idea, map[i].word))
@@ -494,6 +496,7 @@ kf_prompt_source_features (const char *source, const char *language)
     //  says so); elsewhere it is read here.
     S_SET (KF_IDEA_TRIANGLE, host ? strstr (w, KF_DESCRIPTOR_TRIANGLE_LABEL) != NULL
                                   : kf_descriptor_triangle (t, NULL, 0));
+    S_SET (KF_IDEA_CHAIN, host && strstr (w, KF_DESCRIPTOR_CHAIN_LABEL) != NULL);
     S_SET (KF_IDEA_STREAM,
            kf_text_matches (t, "\\b_mm(256|512)?_stream_(ps|pd|si(32|64|128|256|512))\\b|"
                                "__builtin_nontemporal_store|\\b__stcs\\b|\\bst\\.global\\.cs\\b"));
@@ -595,6 +598,7 @@ kf_prompt_feature_words (unsigned features, char *buf, size_t size)
                             "counter or a dynamic schedule, not fixed shares)",
         [KF_IDEA_PREFETCH] = "software prefetch ahead of the loads",
         [KF_IDEA_TRIANGLE] = KF_DESCRIPTOR_TRIANGLE_LABEL,
+        [KF_IDEA_CHAIN] = KF_DESCRIPTOR_CHAIN_LABEL,
     };
     size_t used = 0;
     if (size)
@@ -717,6 +721,9 @@ kf_prompt_feature_other_way (kf_idea_feature_t feature)
         return "another depth: more or fewer independent chains";
     case KF_IDEA_PREFETCH:
         return "another distance, or every input stream prefetched";
+    case KF_IDEA_CHAIN:
+        return "another block of rows (how many rows of the intermediate one block keeps, in "
+               "L1 or in L2), or the second product's tile taken over the block another way";
     case KF_IDEA_TRIANGLE:
         return "another tile along the diagonal (a finer one wastes less of the diagonal "
                "blocks' work), or the mirror stored another way";

@@ -127,7 +127,7 @@ static const char *const s_ideas_host_ew_cheap[] = {
     "cache lines",
     "process a full vector per instruction with no per-element overhead, by explicit SIMD "
     "intrinsics guarded by the ISA macros",
-    "remove the per-element overhead, by the simplest loop the compiler vectorises fully",
+    "remove the per-element overhead, " KF_PROMPT_IDEA_SIMPLEST_LOOP,
     "keep more loads in flight, by unrolling so several vectors are processed per "
     "iteration", S_EW_PREFETCH, NULL };
 static const char *const s_ideas_host_rows[] = {

@@ -41,76 +41,6 @@ kf_prompt_threads_lose (double start_us, double cores, double ns, bool threaded)
            && ns < kf_prompt_threads_even_ns (start_us, cores);
 }
 
-//  The pair of figures named ONE and ALL of device D into *G, WHAT and
-//  UNIT its words; false where either is not measured.
-static bool
-s_pair (json_t *d, const char *one, const char *all, const char *what, const char *unit,
-        kf_prompt_cores_gain_t *g)
-{
-    *g = (kf_prompt_cores_gain_t) { .what = what, .unit = unit, .one = kf_jnum (d, one, 0),
-                                    .all = kf_jnum (d, all, 0), .cores = kf_jnum (d, "cores", 0) };
-    return g->one > 0 && g->all > 0 && g->cores >= 2;
-}
-
-//  The memory's pair of D: all cores' and one core's streaming copy
-//  (what a kernel that reads and writes meets), else their cold reads.
-static bool
-s_memory_pair (json_t *d, kf_prompt_cores_gain_t *g)
-{
-    return s_pair (d, "copy_stream_one_core_gbs", "copy_stream_all_cores_gbs",
-                   "copy rate with streaming stores (read plus written)", "GB/s", g)
-           || s_pair (d, "read_cold_one_core_gbs", "read_cold_all_cores_gbs", "cold read rate",
-                      "GB/s", g);
-}
-
-//  A task whose time is its bytes: plain elementwise work, a row
-//  reduction, a scan (not a product's or attention's multiply-adds, nor
-//  an elementwise formula of costly calls).
-static bool
-s_memory_task (json_t *spec)
-{
-    kf_task_class_t c = kf_prompt_task_class (spec);
-    return (c == KF_CLASS_ELEMENTWISE && !kf_prompt_costly_math (spec))
-           || c == KF_CLASS_ROW_REDUCTION || c == KF_CLASS_SCAN;
-}
-
-bool
-kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_gain_t *gain)
-{
-    json_t *d = json_array_get (json_object_get (hardware, "devices"), 0);
-    kf_prompt_cores_gain_t fma, copy;
-    bool has_fma = s_pair (d, "peak_gflops_one_core", "peak_gflops_all_threads",
-                           "f32 FMA peak", "GFLOP/s", &fma);
-    bool has_copy = s_memory_pair (d, &copy);
-    kf_task_class_t c = kf_prompt_task_class (spec);
-    bool compute = c == KF_CLASS_MATMUL || c == KF_CLASS_ATTENTION;
-    bool memory = s_memory_task (spec);
-    const kf_prompt_cores_gain_t *g;
-    if ((compute && has_fma) || !has_copy)
-        g = has_fma ? &fma : NULL;
-    else if (memory || !has_fma)
-        g = &copy;
-    else
-        g = fma.all / fma.one >= copy.all / copy.one ? &fma : &copy;
-    if (!g || g->all >= KF_PROMPT_CORES_GAIN_MIN * g->one)
-        return false;
-    if (gain)
-        *gain = *g;
-    return true;
-}
-
-void
-kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *g)
-{
-    fprintf (f, " Measured by the exec worker at start, this host's %s was %.1f %s with a "
-             "thread on each of its %.0f logical CPUs against %.1f on one core alone (%.2fx, "
-             "under the %.0f%% gain that would make threads a win to expect): whether other "
-             "work held the other CPUs then or they share one core's units, this idea is no "
-             "sure win here, and threads gain only from CPUs that are free while the kernel is "
-             "timed.", g->what, g->all, g->unit, g->cores, g->one,
-             g->all / g->one, 100 * (KF_PROMPT_CORES_GAIN_MIN - 1));
-}
-
 //  A one-thread kernel to improve of NS a call against the break-even
 //  EVEN_NS: below it, the loss the planner predicts too; above it, the
 //  ratio and the net at best (round 11: "3.4 ms: not far above 1.4 ms, so
@@ -515,7 +445,18 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     //  FMAs' (the paragraph stood in a GEMM's prompt of 604 MFLOP).
     kf_task_class_t tc = kf_prompt_task_class (in->spec);
     bool fma_bound = tc == KF_CLASS_MATMUL || tc == KF_CLASS_ATTENTION;
-    bool memory_less = s_memory_pair (d, &mem) && mem.all < cores * mem.one;
+    bool memory_less = kf_prompt_memory_pair (d, &mem) && mem.all < cores * mem.one;
+    double mem_gain = memory_less ? mem.all / mem.one : 1;
+    //  Round 52: the copies' ratio (2.1x, so no bound below the cores'
+    //  50%) stood for a memory task whose cold reads scaled 1.7x and whose
+    //  writes did not: its own bytes at the cold rates, as the Target
+    //  section estimates them, say what all cores buy it.
+    double cold_one = 0, cold_all = 0;
+    bool cold = kf_prompt_memory_cold (in->spec, d, &cold_one, &cold_all);
+    if (cold) {
+        memory_less = cold_one < cores * cold_all;
+        mem_gain = cold_one / cold_all;
+    }
     double gain = cores;
     const char *basis = NULL;
     //  Round 51: "a net gain of 48% ... at best" where all threads together
@@ -532,18 +473,33 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  "against one core's %.0f (%.2fx), so threads save at most about %.0f%% of a "
                  "call bound by them.", peak_all, peak_one, gain, 100 * (1 - 1 / gain));
     }
+    //  ... and where they take all cores' saving, the read ratio alone
+    //  (1.7x) is not this task's bound: the helper took it for one.
+    else if (cold && !memory_less)
+        fprintf (f, " This task's bytes take about %.3g ms at one core's cold rates (its reads' "
+                 "and writes' times added, as one core's line buffers carry both) and %.3g ms "
+                 "at all cores' (overlapping), %.2fx: the memory does not cap the saving below "
+                 "the cores' %.0f%%, though the cold read rates alone differ %.2fx.", cold_one,
+                 cold_all, mem_gain, 100 * (1 - 1 / cores),
+                 kf_jnum (d, "read_cold_all_cores_gbs", 0) / kf_jnum (d, "read_cold_one_core_gbs", 1));
     else if (memory_less && fma_bound)
         fputs (" A product's time is its multiply-adds, which divide over the cores; the "
                "memory's lower limit on that saving, which an elementwise call meets, is not "
                "this task's.", f);
     else if (memory_less) {
         fputs (" That is for work that divides over the cores; a call bound by memory ", f);
-        if (mem.all > mem.one)
-            fprintf (f, "saves at most %.0f%%", 100 * (1 - mem.one / mem.all));
+        if (mem_gain > 1.005)
+            fprintf (f, "saves at most %.0f%%", 100 * (1 - 1 / mem_gain));
         else
             fputs ("saves nothing", f);
-        fprintf (f, ", as all cores' %s was %.1f GB/s against one core's %.1f (%.2fx).",
-                 mem.what, mem.all, mem.one, mem.all / mem.one);
+        if (cold)
+            fprintf (f, ", as this task's bytes take about %.3g ms at one core's cold rates and "
+                     "%.3g ms at all cores' (%.2fx; the Target section's estimate, by the cold "
+                     "reads and the streaming writes, not by the copies).", cold_one, cold_all,
+                     mem_gain);
+        else
+            fprintf (f, ", as all cores' %s was %.1f GB/s against one core's %.1f (%.2fx).",
+                     mem.what, mem.all, mem.one, mem_gain);
         //  Round 31: "a call bound by memory saves nothing" stood in the
         //  prompts of a sine-and-sigmoid kernel whose arithmetic took
         //  several times its memory budget, and threads gained it 1.56-1.93x.
@@ -580,7 +536,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             //  Round 41: and a kernel at 90% of it, under the plan's bound,
             //  was promised 49%: no call goes under its bytes' time at
             //  all cores' rate, bound by memory or not.
-            gain = fmax (1, fmin (all >= KF_SEARCH_IDEA_BOUND ? mem.all / mem.one : cores,
+            gain = fmax (1, fmin (all >= KF_SEARCH_IDEA_BOUND ? mem_gain : cores,
                                   1 / all));
             fprintf (f, " The kernel to improve moves its bytes at %.0f%% of %s already "
                      "(its position line), ", 100 * all, sh.rate_name);
@@ -597,14 +553,15 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                 //  thread kernel at 94% of one core's reads and writes.
                 kf_share_t one = kf_search_idea_one_core_share (in->base, in->spec,
                                                                 in->hardware);
-                if (all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one
+                if (all < KF_SEARCH_IDEA_BOUND && gain > mem_gain
                     && one.share >= KF_SEARCH_IDEA_BOUND)
                     fprintf (f, " (it is bound by one core's memory rate, at %.0f%% of %s: "
                              "all cores' is %.2f times that by the cold figures, more than "
-                             "the %.2fx of the copies above)", 100 * one.share,
+                             "the %.2fx %s)", 100 * one.share,
                              one.mix ? "one core's reads and writes together" : one.rate_name,
-                             one.share / all, mem.all / mem.one);
-                else if (all < KF_SEARCH_IDEA_BOUND && gain > mem.all / mem.one)
+                             one.share / all, mem_gain, cold ? "of its bytes above"
+                                                            : "of the copies above");
+                else if (all < KF_SEARCH_IDEA_BOUND && gain > mem_gain)
                     fputs (" (it is not bound by memory yet, so the bound above for a call "
                            "that is does not cap it)", f);
                 fputs (".", f);
@@ -612,10 +569,10 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
             else
                 fputs ("a rate threads share, so they save little of its time.", f);
         }
-        else if (s_memory_task (in->spec)
+        else if (kf_prompt_memory_task (in->spec)
                  || kf_search_idea_budget_share_of (in->spec, in->hardware, cycles, budget)
                         >= KF_SEARCH_IDEA_BOUND)
-            gain = mem.all / mem.one;
+            gain = mem_gain;
     }
     //  What the run's threaded kernels did against its single-thread
     //  best, timed in full (round 11: every one lost, and no prompt said).
@@ -627,7 +584,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
     //  faster than its best on one thread: the host's figure is a
     //  prediction, the run's own pair a measurement of this task.
     if (memory_less && !fma_bound && single_ns > 0 && fast_ns > 0
-        && fast_ns < single_ns * (mem.all > mem.one ? mem.one / mem.all : 1) * S_BEATS) {
+        && fast_ns < single_ns * (mem_gain > 1 ? 1 / mem_gain : 1) * S_BEATS) {
         char t_fast[32], t_single[32];
         kf_prompt_time_text (fast_ns, t_fast, sizeof t_fast);
         kf_prompt_time_text (single_ns, t_single, sizeof t_single);
@@ -637,7 +594,7 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  "rates.", (long long) kf_jint (runs, "threaded_id"), t_fast,
                  100 * (1 - fast_ns / single_ns), (long long) kf_jint (runs, "single_id"),
                  t_single);
-        if (s_memory_task (in->spec)) {
+        if (kf_prompt_memory_task (in->spec)) {
             gain = fmin (cores, single_ns / fast_ns);
             basis = " (this run's pair above)";
         }

@@ -62,6 +62,22 @@ bool kf_prompt_cores_no_gain (json_t *hardware, json_t *spec, kf_prompt_cores_ga
  * (0.94x, ...): ... this idea is no sure win here ...". */
 void kf_prompt_cores_gain_text (FILE *f, const kf_prompt_cores_gain_t *gain);
 
+/* Host device D's memory pair into *G: all cores' and one core's
+ * streaming copy (what a kernel that reads and writes meets), else their
+ * cold reads; false where neither pair is measured. */
+bool kf_prompt_memory_pair (json_t *d, kf_prompt_cores_gain_t *g);
+
+/* Whether SPEC's time is its bytes: plain elementwise work, a row
+ * reduction, a scan (not a product's or attention's multiply-adds, nor an
+ * elementwise formula of costly calls). */
+bool kf_prompt_memory_task (json_t *spec);
+
+/* Round 52: a memory task's bytes (inputs read, outputs written) at D's
+ * cold rates on one core and on all (kf_prompt_cold_ms), into *ONE and
+ * *ALL, ms; false for another task or where the cold read rates or the
+ * streaming-store write rates are not measured. */
+bool kf_prompt_memory_cold (json_t *spec, json_t *d, double *one, double *all);
+
 /* The time a call must take before threads started in it can pay: CORES
  * starts' worth of START_US, in ns. */
 double kf_prompt_threads_even_ns (double start_us, double cores);

@@ -137,6 +137,13 @@ s_has_why (const char *const *ideas, size_t idx, int64_t id, unsigned features, 
             return "tried";
     if ((unfit & S_UNFIT_THREADS) && f == KF_IDEA_THREADS)
         return "threads";
+    //  Round 52: "remove the per-element overhead, by the simplest loop
+    //  the compiler vectorises fully" went to a kernel that is that loop
+    //  (its build's report: vectorised; no intrinsics). Known readings
+    //  only: without them every kernel would read as vectorised.
+    if (known && strstr (ideas[idx], KF_PROMPT_IDEA_SIMPLEST_LOOP)
+        && !(unfit & KF_PREMISE_VECTORS) && !(features & (1u << KF_IDEA_SIMD)))
+        return "code";
     unsigned lacks = kf_prompt_idea_premise (ideas[idx]) & (unsigned) unfit;
     if (lacks)
         return lacks == KF_PREMISE_VECTORS ? "scalar" : "premise";
