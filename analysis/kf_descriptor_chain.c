@@ -64,6 +64,21 @@ s_next (const s_set_t *s, const char *t, const char *p, const char *end, size_t 
     return NULL;
 }
 
+//  The name before the parenthesis OPEN (spaces between), no further back
+//  than FROM, and its length into *LEN (0 where none).
+static const char *
+s_callee (const char *from, const char *open, size_t *len)
+{
+    const char *f = open;
+    while (f > from && (f[-1] == ' ' || f[-1] == '\t'))
+        f--;
+    const char *fe = f;
+    while (f > from && s_ident (f[-1]))
+        f--;
+    *len = (size_t) (fe - f);
+    return f;
+}
+
 //  Whether [P, END) names input K of kf_forward's parameter IN ("in[1]")
 //  or a name of S.
 static bool
@@ -273,13 +288,9 @@ s_bind (s_set_t *s, const char *code, const char *in, int k)
         //  from a bound name binds dst; a call's argument naming one binds
         //  the parameter in its place.
         for (const char *p = code; (p = strchr (p, '(')); p++) {
-            const char *f = p;
-            while (f > code && (f[-1] == ' ' || f[-1] == '\t'))
-                f--;
-            const char *fe = f;
-            while (f > code && s_ident (f[-1]))
-                f--;
-            if (f == fe)
+            size_t flen;
+            const char *f = s_callee (code, p, &flen), *fe = f + flen;
+            if (!flen)
                 continue;
             const char *close = kf_descriptor_close (p);
             if (!close)
@@ -291,7 +302,6 @@ s_bind (s_set_t *s, const char *code, const char *in, int k)
                 depth -= *c0 == ')' || *c0 == ']';
                 c0++;
             }
-            size_t flen = (size_t) (fe - f);
             bool copy = (flen > 6 && s_within (f, fe, "store"))
                         || (flen == 6 && !strncmp (f, "memcpy", 6));
             if (copy && c0 < close && s_names (s, in, k, code, c0, close)) {
@@ -392,15 +402,11 @@ s_uses (const s_set_t *s, const char *in, int k, const char *code, const char *b
     if (s_names (&(s_set_t) { .n = 0 }, in, k, buf, p, end))
         return true;
     for (const char *q = p; calls > 0 && (q = memchr (q, '(', (size_t) (end - q))); q++) {
-        const char *f = q;
-        while (f > p && (f[-1] == ' ' || f[-1] == '\t'))
-            f--;
-        const char *fe = f;
-        while (f > p && s_ident (f[-1]))
-            f--;
-        if (f == fe)
+        size_t flen;
+        const char *f = s_callee (p, q, &flen);
+        if (!flen)
             continue;
-        char *body = kf_descriptor_function_body (code, f, (size_t) (fe - f));
+        char *body = kf_descriptor_function_body (code, f, flen);
         bool yes = body && s_uses (s, in, k, code, body, body, body + strlen (body), calls - 1);
         free (body);
         if (yes)
