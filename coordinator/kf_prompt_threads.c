@@ -481,7 +481,8 @@ s_cost (FILE *f, const kf_prompt_in_t *in, bool threaded, double start_us, doubl
                  "at all cores' (overlapping), %.2fx: the memory does not cap the saving below "
                  "the cores' %.0f%%, though the cold read rates alone differ %.2fx.", cold_one,
                  cold_all, mem_gain, 100 * (1 - 1 / cores),
-                 kf_jnum (d, "read_cold_all_cores_gbs", 0) / kf_jnum (d, "read_cold_one_core_gbs", 1));
+                 kf_jnum (d, "read_cold_all_cores_gbs", 0)
+                     / kf_jnum (d, "read_cold_one_core_gbs", 1));
     else if (memory_less && fma_bound)
         fputs (" A product's time is its multiply-adds, which divide over the cores; the "
                "memory's lower limit on that saving, which an elementwise call meets, is not "

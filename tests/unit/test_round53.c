@@ -94,7 +94,8 @@ static const char s_fused[] =
 //  c0 beside an accumulator c0 of another function.
 static const char s_packed[] =
     "#include \"kf_kernel.h\"\n#include <immintrin.h>\n"
-    "static __mmask16 lane (long left) { return left >= 16 ? 0xffff : (__mmask16) ((1u << left) - 1u); }\n"
+    "static __mmask16 lane (long left)\n"
+    "{ return left >= 16 ? 0xffff : (__mmask16) ((1u << left) - 1u); }\n"
     "static void first (const float *x, long K, const float *w, long R, float *t, long c0)\n{\n"
     "    __mmask16 m0 = lane (R - c0);\n"
     "    __m512 a0 = _mm512_setzero_ps (), a1 = a0, a2 = a0, a3 = a0;\n"
@@ -106,7 +107,8 @@ static const char s_packed[] =
     "        a3 = _mm512_fmadd_ps (_mm512_set1_ps (x[3 * K + k]), b0, a3);\n"
     "    }\n"
     "    _mm512_mask_storeu_ps (t + c0, m0, a0); _mm512_mask_storeu_ps (t + R + c0, m0, a1);\n"
-    "    _mm512_mask_storeu_ps (t + 2 * R + c0, m0, a2); _mm512_mask_storeu_ps (t + 3 * R + c0, m0, a3);\n"
+    "    _mm512_mask_storeu_ps (t + 2 * R + c0, m0, a2);\n"
+    "    _mm512_mask_storeu_ps (t + 3 * R + c0, m0, a3);\n"
     "}\n"
     "static void pack (const float *src, long R, long N, float *panels)\n{\n"
     "    for (long k = 0; k < R; k++)\n"
