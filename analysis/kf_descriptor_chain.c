@@ -12,6 +12,11 @@
 
 #define S_NAMES 24
 #define S_CALLS 2
+//  The loops read, and the longest code read at all: a candidate's text
+//  cannot make the reading unbounded (each loop's body and the functions
+//  it calls are read for both inputs' names).
+#define S_LOOPS 512
+#define S_CODE_MAX ((size_t) 1 << 20)
 
 typedef struct {
     char name[S_NAMES][KF_ACC_NAME];
@@ -77,6 +82,72 @@ s_callee (const char *from, const char *open, size_t *len)
         f--;
     *len = (size_t) (fe - f);
     return f;
+}
+
+//  The functions CODE defines: a name, its parameter list's parenthesis
+//  and its body's braces (at the top level), read once; a call is looked
+//  up here, not searched for in the whole text each time.
+#define S_FUNCS 128
+
+typedef struct {
+    const char *name, *params, *body, *end;
+    size_t len;
+} s_func_t;
+
+typedef struct {
+    s_func_t f[S_FUNCS];
+    int n;
+} s_funcs_t;
+
+static void
+s_functions (const char *code, s_funcs_t *fs)
+{
+    fs->n = 0;
+    int depth = 0;
+    s_func_t *open = NULL;
+    for (const char *p = code; *p; p++) {
+        if (*p == '}' && depth > 0 && --depth == 0 && open) {
+            open->end = p;
+            open = NULL;
+        }
+        if (*p != '{' || depth++ != 0 || fs->n >= S_FUNCS)
+            continue;
+        const char *q = p;
+        while (q > code && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
+            q--;
+        if (q == code || q[-1] != ')')
+            continue;
+        int d = 0;
+        const char *o = q - 1;
+        for (; o > code; o--)
+            if (*o == ')')
+                d++;
+            else if (*o == '(' && --d == 0)
+                break;
+        size_t len;
+        const char *name = s_callee (code, o, &len);
+        if (*o != '(' || !len)
+            continue;
+        static const char *const keywords[] = { "if", "for", "while", "switch", NULL };
+        bool keyword = false;
+        for (int k = 0; keywords[k]; k++)
+            keyword |= strlen (keywords[k]) == len && !strncmp (keywords[k], name, len);
+        if (keyword)
+            continue;
+        open = &fs->f[fs->n++];
+        *open = (s_func_t) { .name = name, .len = len, .params = o, .body = p, .end = p };
+    }
+}
+
+//  The function of FS named NAME (LEN bytes), or NULL.
+static const s_func_t *
+s_function (const s_funcs_t *fs, const char *name, size_t len)
+{
+    for (int i = 0; i < fs->n; i++)
+        if (fs->f[i].len == len && !strncmp (fs->f[i].name, name, len)
+            && fs->f[i].end > fs->f[i].body)
+            return &fs->f[i];
+    return NULL;
 }
 
 //  Whether [P, END) names input K of kf_forward's parameter IN ("in[1]")
@@ -277,7 +348,7 @@ s_load_one (void *ctx, const char *code, const char *lhs, const char *rhs, const
 //  Names bound to input K of kf_forward's parameter IN, through CODE's
 //  assignments, vector copies and calls, into S.
 static void
-s_bind (s_set_t *s, const char *code, const char *in, int k)
+s_bind (s_set_t *s, const char *code, const s_funcs_t *fs, const char *in, int k)
 {
     for (int pass = 0, grew = 1; grew && pass < 6; pass++) {
         grew = 0;
@@ -317,17 +388,10 @@ s_bind (s_set_t *s, const char *code, const char *in, int k)
                 grew |= s_put_source (s, code, b, (size_t) (e - b));
                 continue;
             }
-            char *body = kf_descriptor_function_body (code, f, flen);
-            if (!body)
+            const s_func_t *fn = s_function (fs, f, flen);
+            if (!fn)
                 continue;
-            //  The definition's parameter list: the text before its body.
-            const char *def = strstr (code, body);
-            free (body);
-            if (!def)
-                continue;
-            const char *popen = def;
-            while (popen > code && *popen != '(')
-                popen--;
+            const char *def = fn->body, *popen = fn->params;
             const char *arg = p + 1, *param = popen + 1;
             while (arg < close && param < def) {
                 const char *ae = arg, *pe = param;
@@ -392,24 +456,20 @@ s_handed_on (const char *t, const char *w, size_t len)
 //  Whether [P, END) uses a name of S beyond handing it on, or calls a
 //  function of CODE whose body does (CALLS levels deep).
 static bool
-s_uses (const s_set_t *s, const char *in, int k, const char *code, const char *buf,
+s_uses (const s_set_t *s, const char *in, int k, const char *code, const s_funcs_t *fs,
         const char *p, const char *end, int calls)
 {
     size_t len;
-    for (const char *w = p; (w = s_next (s, buf, w, end, &len)); w += len)
-        if (!s_handed_on (buf, w, len))
+    for (const char *w = p; (w = s_next (s, code, w, end, &len)); w += len)
+        if (!s_handed_on (code, w, len))
             return true;
-    if (s_names (&(s_set_t) { .n = 0 }, in, k, buf, p, end))
+    if (s_names (&(s_set_t) { .n = 0 }, in, k, code, p, end))
         return true;
     for (const char *q = p; calls > 0 && (q = memchr (q, '(', (size_t) (end - q))); q++) {
         size_t flen;
         const char *f = s_callee (p, q, &flen);
-        if (!flen)
-            continue;
-        char *body = kf_descriptor_function_body (code, f, flen);
-        bool yes = body && s_uses (s, in, k, code, body, body, body + strlen (body), calls - 1);
-        free (body);
-        if (yes)
+        const s_func_t *fn = flen ? s_function (fs, f, flen) : NULL;
+        if (fn && s_uses (s, in, k, code, fs, fn->body, fn->end, calls - 1))
             return true;
     }
     return false;
@@ -479,7 +539,7 @@ kf_descriptor_chain (const char *code, const kf_descriptor_acc_t *acc, char *sni
     for (int i = 0; acc && !product && i < acc->n; i++)
         product = acc->madd[i] && *acc->ops[i][0] && *acc->ops[i][1];
     const char *fw = strstr (code, "kf_forward");
-    if (!product || !fw)
+    if (!product || !fw || strlen (code) > S_CODE_MAX)
         return false;
     //  kf_forward's first parameter: the last word before its first comma.
     const char *open = strchr (fw, '('), *comma = open ? strchr (open, ',') : NULL;
@@ -492,13 +552,20 @@ kf_descriptor_chain (const char *code, const kf_descriptor_acc_t *acc, char *sni
         return false;
     snprintf (in, sizeof in, "%.*s", (int) len, in_at);
     s_set_t *sets = calloc (2, sizeof *sets);
-    if (!sets)
+    s_funcs_t *fs = calloc (1, sizeof *fs);
+    if (!sets || !fs) {
+        free (sets);
+        free (fs);
         return false;
-    s_bind (&sets[0], code, in, 1);
-    s_bind (&sets[1], code, in, 2);
+    }
+    s_functions (code, fs);
+    s_bind (&sets[0], code, fs, in, 1);
+    s_bind (&sets[1], code, fs, in, 2);
     bool chained = false;
+    int loops = 0;
     if (sets[1].n > 0 && s_factor (&sets[1], code))
-        for (const char *p = code; !chained && (p = strstr (p, "for")); p += 3) {
+        for (const char *p = code; !chained && loops < S_LOOPS && (p = strstr (p, "for"));
+             p += 3) {
             if ((p > code && s_ident (p[-1])) || s_ident (p[3]))
                 continue;
             const char *h = p + 3;
@@ -513,11 +580,13 @@ kf_descriptor_chain (const char *code, const kf_descriptor_acc_t *acc, char *sni
             const char *bend = *b == '{' ? kf_descriptor_close (b) : b + strcspn (b, ";");
             if (!bend)
                 continue;
-            chained = s_uses (&sets[0], in, 1, code, code, b, bend, S_CALLS)
-                      && s_uses (&sets[1], in, 2, code, code, b, bend, S_CALLS);
+            loops++;
+            chained = s_uses (&sets[0], in, 1, code, fs, b, bend, S_CALLS)
+                      && s_uses (&sets[1], in, 2, code, fs, b, bend, S_CALLS);
             if (chained && snip && size)
                 snprintf (snip, size, "%.*s", (int) (hclose + 1 - p < 60 ? hclose + 1 - p : 60), p);
         }
+    free (fs);
     free (sets);
     return chained;
 }
