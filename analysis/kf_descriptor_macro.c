@@ -19,6 +19,7 @@ typedef struct {
     char params[S_PARAMS][S_NAME];
     int n_params;
     char body[S_BODY];
+    size_t at;                  /* where the definition starts in the text */
 } s_macro_t;
 
 static bool
@@ -241,7 +242,7 @@ kf_descriptor_macros (const char *code)
     for (char *line = text; line && *line && n < S_MACROS;) {
         const char *end;
         if (s_define (line, &macros[n], &end)) {
-            n++;
+            macros[n++].at = (size_t) (line - text);
             for (char *c = line; c < end; c++)
                 if (*c != '\n')
                     *c = ' ';
@@ -250,18 +251,52 @@ kf_descriptor_macros (const char *code)
         line = strchr (line, '\n');
         line = line ? line + 1 : NULL;
     }
-    size_t len = strlen (code);
-    size_t limit = len * KF_MACRO_GROWTH < KF_MACRO_MAX ? len * KF_MACRO_GROWTH : KF_MACRO_MAX;
-    bool did = n > 0;
-    for (int pass = 0; text && did && pass < KF_MACRO_PASSES; pass++) {
-        char *next = s_pass (text, macros, n, limit, &did);
-        free (text);
-        text = next;
-    }
-    free (macros);
     if (!n) {
+        free (macros);
         free (text);
         return NULL;
     }
-    return text;
+    size_t len = strlen (code);
+    size_t limit = len * KF_MACRO_GROWTH < KF_MACRO_MAX ? len * KF_MACRO_GROWTH : KF_MACRO_MAX;
+    //  Round 53: a name defined three times (`#define ST(r)` a plain store,
+    //  then a streaming one, then a plain one again, each #undef'd) was
+    //  expanded everywhere by its first definition, so the streaming
+    //  stores read as none. Each stretch of the text between two
+    //  definitions is expanded with the definitions made before it, the
+    //  latest of a name winning.
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream (&out, &size);
+    s_macro_t *active = calloc (S_MACROS, sizeof *active);
+    bool ok = f && active;
+    for (size_t i = 0; ok && i <= n; i++) {
+        size_t from = i ? macros[i - 1].at : 0, to = i < n ? macros[i].at : len;
+        size_t k = 0;
+        for (size_t j = i; j-- > 0;) {
+            bool seen = false;
+            for (size_t a = 0; a < k && !seen; a++)
+                seen = !strcmp (active[a].name, macros[j].name);
+            if (!seen)
+                active[k++] = macros[j];
+        }
+        char *part = strndup (text + from, to - from);
+        bool did = k > 0;
+        for (int pass = 0; part && did && pass < KF_MACRO_PASSES; pass++) {
+            char *next = s_pass (part, active, k, limit, &did);
+            free (part);
+            part = next;
+        }
+        ok = part && fputs (part, f) >= 0 && ftell (f) <= (long) limit;
+        free (part);
+    }
+    if (f && fclose (f) != 0)
+        ok = false;
+    free (active);
+    free (macros);
+    free (text);
+    if (!ok) {
+        free (out);
+        return NULL;
+    }
+    return out;
 }

@@ -27,9 +27,15 @@
  *     build vectorised its loops without intrinsics has it;
  *  5. the compiler report explained the loop that joined the threads
  *     (line 85) as "an if or ?: here that GCC could not turn into a
- *     select": it says the call, a loop with no arithmetic.
+ *     select": it says the call, a loop with no arithmetic;
+ *  6. (round 53) a macro defined three times, `#define ST(r)` a plain
+ *     store, then a streaming one, then a plain one again, was expanded
+ *     everywhere by its first definition: four chained kernels that
+ *     streamed their output read as ordinary stores, and their children
+ *     as having "added" the streaming.
  */
 #include "../../analysis/kf_descriptor.h"
+#include "../../analysis/kf_descriptor_macro.h"
 #include "../../compile-worker/kf_compile.h"
 #include "../../coordinator/kf_prompt.h"
 #include "../../coordinator/kf_prompt_class.h"
@@ -232,14 +238,19 @@ test_memory_bound (void)
     char *text = s_memory_cost (76.0);
     CHECK (kf_test_has (text, "This task's bytes take about 3.08 ms at one core's cold rates "
                               "(its reads' and writes' times added, as one core's line buffers "
-                              "carry both) and 1.32 ms at all cores' (overlapping), 2.32x: the "
-                              "memory does not cap the saving below the cores' 50%, though the "
-                              "cold read rates alone differ 1.73x."));
+                              "carry both) and 1.32 ms at all cores' (the two overlapping): "
+                              "2.32x, more than the cores' even split, so the memory does not "
+                              "lower the cores' bound of 50%; the cold read rates alone differ "
+                              "1.73x, but one core's writes add to its time where all cores' "
+                              "hide behind their reads."));
+    CHECK (kf_test_has (text, "over 2 cores a call saves at most 50% of its time and pays"));
     CHECK (!kf_test_has (text, "copy rate with streaming stores"));
     free (text);
     //  Cold reads that scale 1.14x: 3.08 ms against 2.01, 1.53x, below the
     //  copies' 2.1x, which said nothing of it.
     text = s_memory_cost (50.0);
+    CHECK (kf_test_has (text, "over 2 cores a call saves at most 50% of its time where its work "
+                              "splits evenly (a measured rate below bounds it lower) and pays"));
     CHECK (kf_test_has (text, "a call bound by memory saves at most 35%, as this task's bytes "
                               "take about 3.08 ms at one core's cold rates and 2.01 ms at all "
                               "cores' (1.53x; the Target section's estimate, by the cold reads "
@@ -309,6 +320,24 @@ test_join_loop (void)
     free (sum);
 }
 
+static void
+test_macro_redefined (void)
+{
+    const char *src = "#include <immintrin.h>\n"
+                      "#define ST(p, v) _mm512_storeu_ps (p, v)\n"
+                      "static void a (float *t, __m512 c) { ST (t, c); }\n"
+                      "#undef ST\n"
+                      "#define ST(p, v) _mm512_stream_ps (p, v)\n"
+                      "static void b (float *y, __m512 c) { ST (y, c); }\n"
+                      "#undef ST\n";
+    char *code = kf_descriptor_macros (src);
+    printf ("expanded: %s\n", code ? code : "(none)");
+    CHECK (kf_test_has (code, "_mm512_storeu_ps (t, c)"));
+    CHECK (kf_test_has (code, "_mm512_stream_ps (y, c)"));
+    CHECK ((kf_prompt_source_features (src, "c") >> KF_IDEA_STREAM) & 1u);
+    free (code);
+}
+
 int
 main (void)
 {
@@ -330,5 +359,6 @@ main (void)
     test_memory_bound ();
     test_simplest_loop ();
     test_join_loop ();
+    test_macro_redefined ();
     return kf_test_done ("test_round53");
 }
