@@ -84,6 +84,19 @@ s_callee (const char *from, const char *open, size_t *len)
     return f;
 }
 
+//  The first identifier of [P, END) and its length into *LEN (0: none).
+static const char *
+s_first_word (const char *p, const char *end, size_t *len)
+{
+    while (p < end && !s_ident (*p))
+        p++;
+    const char *e = p;
+    while (e < end && s_ident (*e))
+        e++;
+    *len = (size_t) (e - p);
+    return p;
+}
+
 //  The functions CODE defines: a name, its parameter list's parenthesis
 //  and its body's braces (at the top level), read once; a call is looked
 //  up here, not searched for in the whole text each time.
@@ -377,15 +390,11 @@ s_bind (s_set_t *s, const char *code, const s_funcs_t *fs, const char *in, int k
                         || (flen == 6 && !strncmp (f, "memcpy", 6));
             if (copy && c0 < close && s_names (s, in, k, code, c0, close)) {
                 //  The destination's base: vp of vp + i * 16.
-                const char *b = a0;
-                while (b < c0 && !s_ident (*b))
-                    b++;
-                const char *e = b;
-                while (e < c0 && s_ident (*e))
-                    e++;
-                grew |= s_put (s, b, (size_t) (e - b));
+                size_t blen;
+                const char *b = s_first_word (a0, c0, &blen);
+                grew |= s_put (s, b, blen);
                 //  ... and the buffer it points into (vp of dst = vp + p * 32).
-                grew |= s_put_source (s, code, b, (size_t) (e - b));
+                grew |= s_put_source (s, code, b, blen);
                 continue;
             }
             const s_func_t *fn = s_function (fs, f, flen);
@@ -408,14 +417,10 @@ s_bind (s_set_t *s, const char *code, const s_funcs_t *fs, const char *in, int k
                 //  A parameter a copy fills (pack_v (v, R, N, buf)) binds the
                 //  argument that names a buffer.
                 else if (s_has (s, name, len)) {
-                    const char *an = arg;
-                    while (an < ae && !s_ident (*an))
-                        an++;
-                    const char *ane = an;
-                    while (ane < ae && s_ident (*ane))
-                        ane++;
-                    if (ane > an && ane + strspn (ane, " \t\n") == ae)
-                        grew |= s_put (s, an, (size_t) (ane - an));
+                    size_t alen;
+                    const char *an = s_first_word (arg, ae, &alen);
+                    if (alen && an + alen + strspn (an + alen, " \t\n") == ae)
+                        grew |= s_put (s, an, alen);
                 }
                 if (*pe != ',')
                     break;
